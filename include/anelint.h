@@ -1,0 +1,311 @@
+/* anelint.h: the public interface of libanelint.
+ *
+ * anelint reads Core ML models (.mlmodel, .mlpackage) and predicts, for every
+ * NeuralNetwork layer and ML Program op, whether the Apple Neural Engine (ANE)
+ * runs it or Core ML falls back to the GPU/CPU, with the rule and the reason.
+ *
+ *     al_diags *d = al_diags_new();
+ *     al_model *m = NULL;
+ *     if (al_model_open("Model.mlpackage", &m, d) == AL_OK &&
+ *         al_model_check(m, NULL, d) == AL_OK) {
+ *         for (size_t i = 0; i < al_model_count(m); i++) {
+ *             const struct al_submodel *s = al_model_get(m, i);
+ *             ... walk s->graphs[g]->nodes[k].verdict ...
+ *         }
+ *     }
+ *     al_model_free(m);   // frees every struct reached through m
+ *     al_diags_free(d);
+ *
+ * Ownership, one rule for the whole API: every pointer reached through an
+ * al_model borrows from it and lives until al_model_free(); spans never own.
+ * The library never prints and never exits; it returns a status and appends
+ * diagnostics (file, byte offset, field path, layer) to an al_diags.
+ */
+#ifndef ANELINT_H
+#define ANELINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANELINT_VERSION "0.1.0"
+/* Version of the JSON report schema (docs/json-schema.md). */
+#define ANELINT_JSON_SCHEMA_VERSION 1
+
+enum al_status {
+	AL_OK = 0,
+	AL_E_IO = -1,          /* cannot open/read/map a file */
+	AL_E_NOMEM = -2,       /* an allocation failed */
+	AL_E_FORMAT = -3,      /* the model file is malformed */
+	AL_E_UNSUPPORTED = -4, /* well-formed but not something anelint reads */
+	AL_E_INVALID_ARG = -5, /* caller error */
+};
+const char *al_status_str(enum al_status s);
+
+/* ------------------------------------------------------------------ diagnostics */
+
+enum al_severity { AL_SEV_NOTE, AL_SEV_WARNING, AL_SEV_ERROR };
+
+struct al_diag {
+	enum al_severity severity;
+	const char *file;  /* file the problem is in (may be inside a package) */
+	uint64_t offset;   /* byte offset in that file; UINT64_MAX when none */
+	const char *where; /* field path, e.g. neuralNetwork.layers[12].convolution.kernelSize */
+	const char *node;  /* layer / op name, or NULL */
+	const char *msg;   /* one line, no trailing newline */
+};
+
+typedef struct al_diags al_diags;
+al_diags *al_diags_new(void);
+void al_diags_free(al_diags *d);
+size_t al_diags_count(const al_diags *d);
+const struct al_diag *al_diags_get(const al_diags *d, size_t i);
+size_t al_diags_errors(const al_diags *d);
+
+/* ------------------------------------------------------------------ rules */
+
+enum al_unit {
+	AL_UNIT_ANE = 0,
+	AL_UNIT_GPU,
+	AL_UNIT_CPU,
+	AL_UNIT_GPU_OR_CPU,
+	AL_UNIT_NONE, /* not a compute op (e.g. a non-neural model) */
+	AL_UNIT_COUNT
+};
+const char *al_unit_name(enum al_unit u); /* "ane", "gpu", "cpu", "gpu_or_cpu", "none" */
+
+/* What firing a rule means. */
+enum al_rule_kind {
+	AL_RULE_ILLEGAL, /* the ANE cannot run it: the op falls back */
+	AL_RULE_COST,    /* legal, but Core ML's cost model is reported to keep it off the ANE */
+	AL_RULE_WARN,    /* stays on the ANE (or undecided), but costs speed or accuracy */
+	AL_RULE_KIND_COUNT
+};
+const char *al_rule_kind_name(enum al_rule_kind k); /* "illegal", "cost", "warn" */
+
+/* Which graphs a rule looks at. */
+enum al_rule_scope {
+	AL_SCOPE_NN,    /* NeuralNetwork layers */
+	AL_SCOPE_MIL,   /* ML Program ops */
+	AL_SCOPE_MODEL, /* one whole (sub-)model: inputs, precision, type */
+};
+
+struct al_rule {
+	const char *id;         /* stable: "ANE012" */
+	const char *name;       /* short kebab-case name: "pool-kernel-gt-13" */
+	const char *title;      /* one line */
+	enum al_rule_scope scope;
+	enum al_rule_kind kind;
+	enum al_unit unit;      /* where work goes when it fires (illegal/cost) */
+	char confidence;        /* 'A' Apple-documented, 'M' measured by a third party, 'G' guess */
+	const char *catalog;    /* ids in ane-rules-catalog.md, e.g. "O10" */
+	const char *provenance; /* who says so and where */
+	const char *url;        /* primary source, or NULL */
+	const char *why;        /* a paragraph: what the ANE does and why */
+	const char *fix;        /* what to do about it */
+};
+size_t al_rules_count(void);
+const struct al_rule *al_rule_at(size_t i);
+const struct al_rule *al_rule_find(const char *id_or_name);
+
+/* ------------------------------------------------------------------ model view */
+
+enum al_world { AL_WORLD_NN, AL_WORLD_MIL, AL_WORLD_OTHER };
+
+/* MIL DataType numbers (MIL.proto); NN ArrayDataType values are mapped onto them. */
+enum al_dtype {
+	AL_DT_UNKNOWN = 0, AL_DT_BOOL = 1, AL_DT_STRING = 2,
+	AL_DT_FP16 = 10, AL_DT_FP32 = 11, AL_DT_FP64 = 12, AL_DT_BF16 = 13,
+	AL_DT_INT8 = 21, AL_DT_INT16 = 22, AL_DT_INT32 = 23, AL_DT_INT64 = 24, AL_DT_INT4 = 25,
+	AL_DT_UINT8 = 31, AL_DT_UINT16 = 32, AL_DT_UINT32 = 33, AL_DT_UINT64 = 34,
+	AL_DT_UINT4 = 35, AL_DT_UINT2 = 36, AL_DT_UINT1 = 37, AL_DT_UINT6 = 38, AL_DT_UINT3 = 39,
+	AL_DT_FP8E4M3 = 40, AL_DT_FP8E5M2 = 41,
+};
+const char *al_dtype_name(int dtype); /* "fp16", "int32", ... or "?" */
+
+/* A tensor type as declared in the file. rank -1 = unknown; dims[i] -1 = unknown. */
+struct al_ttype {
+	int dtype;
+	int rank;
+	const int64_t *dims;
+	int kind; /* 0 tensor, 1 list, 2 tuple, 3 dictionary, 4 state */
+};
+
+struct al_node;
+struct al_graph;
+
+/* Per-node verdict, filled by al_model_check(). */
+struct al_verdict {
+	enum al_unit unit;
+	bool ane;
+	char confidence;               /* of the verdict as a whole */
+	const struct al_rule **rules;  /* rules that fired, table order */
+	const char **reasons;          /* one per fired rule: names parameter and value */
+	uint32_t n_rules;
+};
+
+struct al_node {
+	uint32_t index;           /* position in model order within its graph */
+	const char *name;         /* layer name, or a MIL op's first output name */
+	const char *type;         /* NN oneof field name ("convolution") or MIL op type ("conv") */
+	int kind;                 /* row in the NN layer table / MIL op table, -1 if unknown */
+	const char **inputs;      /* blob / value names (MIL: every name binding, in param order) */
+	uint32_t n_inputs;
+	const char **outputs;
+	uint32_t n_outputs;
+	const struct al_ttype *out_types; /* MIL: n_outputs declared types; NN: NULL */
+	uint64_t offset;          /* byte offset of the layer/op message in `file` */
+	const char *path;         /* field path, e.g. neuralNetwork.layers[3] */
+	struct al_graph **sub;    /* nested graphs: branch/loop bodies, cond/while blocks */
+	uint32_t n_sub;
+	struct al_graph *owner;
+	struct al_verdict verdict;
+	const void *priv;         /* loader-private (the message span); do not use */
+};
+
+struct al_graph {
+	const char *function; /* ML Program function name; NULL for NN */
+	const char *block;    /* block path: "main", "main/while_loop_0.body", "layers[4].branch.ifBranch" */
+	struct al_node *nodes;
+	uint32_t n_nodes;
+	struct al_graph *parent;
+	struct al_node *parent_node;
+	int depth;
+};
+
+enum al_feature_kind {
+	AL_FEAT_INVALID, AL_FEAT_INT64, AL_FEAT_DOUBLE, AL_FEAT_STRING, AL_FEAT_IMAGE,
+	AL_FEAT_MULTIARRAY, AL_FEAT_DICTIONARY, AL_FEAT_SEQUENCE, AL_FEAT_STATE,
+};
+const char *al_feature_kind_name(enum al_feature_kind k);
+
+enum al_flex { AL_FLEX_NONE, AL_FLEX_ENUMERATED, AL_FLEX_RANGE };
+
+struct al_feature {
+	const char *name;
+	const char *description;
+	enum al_feature_kind kind;
+	bool optional;
+	int dtype;                 /* multiarray: al_dtype; image: AL_DT_UINT8 or FP16 */
+	const int64_t *shape;      /* multiarray default shape; image: [H, W] */
+	uint32_t rank;
+	int color_space;           /* image: 10 gray, 20 RGB, 30 BGR, 40 gray fp16 */
+	enum al_flex flex;
+	/* AL_FLEX_ENUMERATED: n_shapes shapes, each `rank` long, flattened;
+	 * AL_FLEX_RANGE: rank pairs (lower, upper), upper -1 = unbounded.
+	 * For images the axes are [H, W]. */
+	const int64_t *flex_values;
+	uint32_t n_shapes;
+};
+
+struct al_keyval { const char *key, *value; };
+
+struct al_finding { /* a model-level rule that fired */
+	const struct al_rule *rule;
+	const char *reason;
+};
+
+struct al_weight_stats { /* bytes by storage type, counted from lengths only */
+	uint64_t fp32, fp16, quantized, other;
+	uint32_t n_blobs;
+};
+
+struct al_submodel {
+	const char *path;       /* "x.mlmodel", or "x.mlmodel:pipeline/model0" for a stage */
+	const char *file;       /* the file this Model message is in */
+	const char *type;       /* Model oneof field name: neuralNetwork, mlProgram, pipeline, ... */
+	enum al_world world;
+	int spec_version;
+	uint64_t offset;        /* byte offset of this Model message in `file` */
+	int depth;              /* 0 for the root, +1 per pipeline level */
+	struct al_feature *inputs, *outputs;
+	uint32_t n_inputs, n_outputs;
+	const char *predicted_feature, *predicted_probabilities;
+	/* metadata */
+	const char *short_description, *author, *license, *version_string;
+	struct al_keyval *user_defined;
+	uint32_t n_user_defined;
+	/* NeuralNetwork: 0 RANK5 / 1 EXACT array mapping; 0 RANK5 / 1 RANK4 image mapping */
+	int array_mapping, image_mapping;
+	bool is_updatable;
+	/* ML Program: one graph per function (the block of its active opset) */
+	const char **functions, **opsets;
+	uint32_t n_functions;
+	struct al_graph **graphs; /* NN: graphs[0] = the network; nested graphs hang off nodes */
+	uint32_t n_graphs;
+	struct al_weight_stats weights;
+	uint32_t n_children;      /* pipeline stages (which follow in al_model order) */
+	struct al_finding *findings;
+	uint32_t n_findings;
+};
+
+/* ------------------------------------------------------------------ models */
+
+typedef struct al_model al_model;
+
+/* Open a .mlmodel file or a .mlpackage directory. Never modifies the input.
+ * On failure *out is NULL and d holds at least one error. */
+enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
+void al_model_free(al_model *m);
+const char *al_model_path(const al_model *m);
+bool al_model_is_package(const al_model *m);
+/* The root Model first, then pipeline stages depth-first. */
+size_t al_model_count(const al_model *m);
+const struct al_submodel *al_model_get(const al_model *m, size_t i);
+
+struct al_check_opts {
+	int reserved; /* targets and policies come with the partition plan */
+};
+/* Evaluate every rule on every node and model; fills node->verdict and
+ * submodel->findings. Idempotent. */
+enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d);
+
+/* ------------------------------------------------------------------ reports
+ * A sink writes the checked models to a FILE* the caller owns (formats: "text",
+ * "json"). */
+#include <stdio.h>
+
+enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
+
+struct al_report_opts {
+	bool color;       /* ANSI colours (text sink) */
+	bool show_consts; /* list ML Program const ops in the text table */
+	enum al_fail_on fail_on;
+};
+
+/* One input path as the CLI saw it: a model, or the error that stopped it. */
+struct al_report_item {
+	const char *path;
+	al_model *model;        /* NULL when loading failed */
+	const al_diags *diags;  /* diagnostics for this path */
+	enum al_status status;
+};
+
+struct al_sink {
+	const char *name; /* --format value */
+	/* `check`: verdicts per layer/op plus summary; `info`: model description. */
+	void (*check)(FILE *out, const struct al_report_item *items, size_t n,
+		      const struct al_report_opts *o);
+	void (*info)(FILE *out, const struct al_report_item *items, size_t n,
+		     const struct al_report_opts *o);
+};
+
+/* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
+bool al_model_fails(const al_model *m, enum al_fail_on fail_on);
+
+/* The sink registered under `name`, or NULL. */
+const struct al_sink *al_sink_by_name(const char *name);
+/* Comma-separated list of sink names, for usage messages. */
+const char *al_sink_names(void);
+
+/* Minimum OS for a specification version ("iOS 13, macOS 10.15, ..."). */
+const char *al_spec_min_os(int spec_version);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,470 @@
+/* main.c: the anelint command line. Parses options from one table (which also
+ * writes --help), runs a subcommand from another table, prints through the
+ * library's report sinks, and maps outcomes to the documented exit codes.
+ * This is the only code that prints or exits; it uses only anelint.h. */
+#include "anelint.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Exit codes (README "Exit codes"; docs/anelint.1.md). */
+enum {
+	EXIT_ALL_ANE = 0,  /* every layer/op is predicted to run on the ANE */
+	EXIT_FALLBACK = 1, /* something falls back (see --fail-on) */
+	EXIT_USAGE = 2,
+	EXIT_INVALID = 3,  /* a model file is malformed or unsupported */
+	EXIT_IO = 4,       /* a file cannot be read */
+};
+
+struct cli {
+	const char *format;
+	const char *color;
+	const char *fail_on;
+	bool consts;
+	bool help;
+	bool version;
+	const char **paths;
+	int n_paths;
+};
+
+/* ================================================================ option table */
+
+enum cmd_bit { C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_ALL = 15 };
+
+struct option_row {
+	const char *name;  /* long name, without "--" */
+	char short_name;   /* 0 if none */
+	const char *arg;   /* metavariable, or NULL for a flag */
+	unsigned cmds;     /* which subcommands take it */
+	size_t offset;     /* field in struct cli: const char * for args, bool for flags */
+	const char *help;
+};
+
+#define OPT_FIELD(f) offsetof(struct cli, f)
+static const struct option_row options[] = {
+	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES, OPT_FIELD(format),
+	 "output format: text (default) or json"},
+	{"fail-on", 0, "WHEN", C_CHECK, OPT_FIELD(fail_on),
+	 "exit 1 when work falls back to: any (default), cpu, gpu, or never"},
+	{"color", 0, "WHEN", C_CHECK | C_INFO, OPT_FIELD(color),
+	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
+	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
+	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* ================================================================ subcommands */
+
+static int cmd_check(struct cli *c);
+static int cmd_info(struct cli *c);
+static int cmd_rules(struct cli *c);
+static int cmd_explain(struct cli *c);
+
+struct command_row {
+	const char *name;
+	enum cmd_bit bit;
+	int (*run)(struct cli *c);
+	int min_paths, max_paths;
+	const char *usage;
+	const char *help;
+};
+
+static const struct command_row commands[] = {
+	{"check", C_CHECK, cmd_check, 1, -1, "check [options] MODEL...",
+	 "predict for every layer/op whether the ANE runs it, with rule ids and reasons"},
+	{"info", C_INFO, cmd_info, 1, -1, "info [options] MODEL...",
+	 "describe a model: type, spec version and minimum OS, inputs/outputs, layers, weights, metadata"},
+	{"rules", C_RULES, cmd_rules, 0, 0, "rules [--format FMT]", "list every rule, one line each"},
+	{"explain", C_EXPLAIN, cmd_explain, 1, -1, "explain RULE...",
+	 "show one rule: what, why, evidence, confidence, what to do"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out, const struct command_row *only)
+{
+	fprintf(out, "anelint %s: will my Core ML model run on the Apple Neural Engine?\n\n", ANELINT_VERSION);
+	fprintf(out, "usage:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!only || only == &commands[i])
+			fprintf(out, "  anelint %-28s %s\n", commands[i].usage, commands[i].help);
+	fprintf(out, "  anelint --version\n\noptions:\n");
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_row *o = &options[i];
+		if (only && !(o->cmds & only->bit))
+			continue;
+		char left[48];
+		if (o->short_name)
+			snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(out, "  %-24s %s\n", left, o->help);
+	}
+	fprintf(out, "\nMODEL is a .mlmodel file or a .mlpackage directory; several may be given.\n"
+		     "exit codes: 0 all on the ANE, 1 something falls back (--fail-on), 2 usage,\n"
+		     "            3 invalid model, 4 I/O error\n");
+}
+
+static int usage_error(const struct command_row *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "anelint: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	fprintf(stderr, "try 'anelint %s%s--help'\n", cmd ? cmd->name : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+static const struct option_row *find_long(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (strlen(options[i].name) == len && strncmp(options[i].name, name, len) == 0)
+			return &options[i];
+	return NULL;
+}
+
+static const struct option_row *find_short(char c)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (options[i].short_name == c)
+			return &options[i];
+	return NULL;
+}
+
+/* Parse argv[first..] into c; returns EXIT_ALL_ANE or EXIT_USAGE. */
+static int parse_args(struct cli *c, const struct command_row *cmd, int argc, char **argv, int first)
+{
+	c->paths = calloc((size_t)argc, sizeof *c->paths);
+	if (!c->paths)
+		return EXIT_USAGE;
+	bool only_paths = false;
+	for (int i = first; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_paths || a[0] != '-' || a[1] == 0) {
+			c->paths[c->n_paths++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_paths = true;
+			continue;
+		}
+		const struct option_row *o;
+		const char *value = NULL;
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+			size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+			o = find_long(a + 2, len);
+			if (eq)
+				value = eq + 1;
+		} else {
+			o = find_short(a[1]);
+			if (o && a[2])
+				value = a + 2;
+		}
+		if (!o || !(o->cmds & cmd->bit))
+			return usage_error(cmd, "unknown option '%s'", a);
+		char *field = (char *)c + o->offset;
+		if (!o->arg) {
+			if (value)
+				return usage_error(cmd, "option '%s' takes no value", a);
+			*(bool *)(void *)field = true;
+			continue;
+		}
+		if (!value) {
+			if (i + 1 >= argc)
+				return usage_error(cmd, "option '%s' needs a value", a);
+			value = argv[++i];
+		}
+		*(const char **)(void *)field = value;
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* ================================================================ helpers */
+
+static const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
+{
+	const char *f = c->format ? c->format : "text";
+	const struct al_sink *s = al_sink_by_name(f);
+	if (!s)
+		*rc = usage_error(cmd, "unknown format '%s' (text, json)", f);
+	return s;
+}
+
+static bool want_color(const struct cli *c, int *rc, const struct command_row *cmd)
+{
+	const char *w = c->color ? c->color : "auto";
+	if (strcmp(w, "always") == 0)
+		return true;
+	if (strcmp(w, "never") == 0)
+		return false;
+	if (strcmp(w, "auto") != 0) {
+		*rc = usage_error(cmd, "--color takes auto, always or never, not '%s'", w);
+		return false;
+	}
+	const char *no = getenv("NO_COLOR");
+	return isatty(STDOUT_FILENO) && !(no && *no);
+}
+
+/* One line per error: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE". */
+static void print_errors(const char *path, const al_diags *d)
+{
+	bool any = false;
+	for (size_t i = 0; i < al_diags_count(d); i++) {
+		const struct al_diag *x = al_diags_get(d, i);
+		if (x->severity != AL_SEV_ERROR)
+			continue;
+		any = true;
+		fprintf(stderr, "anelint: error: %s", x->file ? x->file : path);
+		if (x->offset != UINT64_MAX)
+			fprintf(stderr, ": offset %llu", (unsigned long long)x->offset);
+		if (x->where)
+			fprintf(stderr, ": %s", x->where);
+		if (x->node)
+			fprintf(stderr, " (%s)", x->node);
+		fprintf(stderr, ": %s\n", x->msg);
+	}
+	if (!any)
+		fprintf(stderr, "anelint: error: %s: cannot load\n", path);
+}
+
+static int status_exit(enum al_status st)
+{
+	switch (st) {
+	case AL_OK: return EXIT_ALL_ANE;
+	case AL_E_IO: return EXIT_IO;
+	case AL_E_NOMEM: return EXIT_IO;
+	default: return EXIT_INVALID;
+	}
+}
+
+/* Load (and for `check`, evaluate) every path; errors dominate findings, and
+ * among errors an I/O error (4) dominates an invalid model (3). */
+static int load_all(struct cli *c, bool check, struct al_report_item *items)
+{
+	int rc = EXIT_ALL_ANE;
+	for (int i = 0; i < c->n_paths; i++) {
+		struct al_report_item *it = &items[i];
+		it->path = c->paths[i];
+		al_diags *d = al_diags_new();
+		if (!d) {
+			fprintf(stderr, "anelint: error: out of memory\n");
+			return EXIT_IO;
+		}
+		it->diags = d;
+		it->status = al_model_open(it->path, &it->model, d);
+		if (it->status == AL_OK && check) {
+			it->status = al_model_check(it->model, NULL, d);
+			if (it->status != AL_OK) {
+				al_model_free(it->model);
+				it->model = NULL;
+			}
+		}
+		if (it->status != AL_OK) {
+			print_errors(it->path, d);
+			int e = status_exit(it->status);
+			if (e > rc)
+				rc = e;
+		}
+	}
+	return rc;
+}
+
+static void free_items(struct al_report_item *items, int n)
+{
+	for (int i = 0; i < n; i++) {
+		al_model_free(items[i].model);
+		al_diags_free((al_diags *)items[i].diags);
+	}
+	free(items);
+}
+
+/* ================================================================ commands */
+
+static int run_models(struct cli *c, const struct command_row *cmd, bool check)
+{
+	int rc = EXIT_ALL_ANE;
+	const struct al_sink *sink = pick_sink(c, cmd, &rc);
+	struct al_report_opts o = {.show_consts = c->consts};
+	o.color = want_color(c, &rc, cmd);
+	if (c->fail_on) {
+		static const char *const names[] = {"any", "cpu", "gpu", "never"};
+		bool found = false;
+		for (int i = 0; i < 4; i++)
+			if (strcmp(c->fail_on, names[i]) == 0) {
+				o.fail_on = (enum al_fail_on)i;
+				found = true;
+			}
+		if (!found)
+			rc = usage_error(cmd, "--fail-on takes any, cpu, gpu or never, not '%s'", c->fail_on);
+	}
+	if (rc)
+		return rc;
+	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
+	if (!items)
+		return EXIT_IO;
+	rc = load_all(c, check, items);
+	if (check)
+		sink->check(stdout, items, (size_t)c->n_paths, &o);
+	else
+		sink->info(stdout, items, (size_t)c->n_paths, &o);
+	if (check && rc == EXIT_ALL_ANE)
+		for (int i = 0; i < c->n_paths; i++)
+			if (items[i].model && al_model_fails(items[i].model, o.fail_on))
+				rc = EXIT_FALLBACK;
+	free_items(items, c->n_paths);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "anelint: error: cannot write the output\n");
+		return EXIT_IO;
+	}
+	return rc;
+}
+
+static int cmd_check(struct cli *c)
+{
+	return run_models(c, &commands[0], true);
+}
+
+static int cmd_info(struct cli *c)
+{
+	return run_models(c, &commands[1], false);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static const char *scope_name(enum al_rule_scope s)
+{
+	return s == AL_SCOPE_NN ? "neuralnetwork" : s == AL_SCOPE_MIL ? "mlprogram" : "model";
+}
+
+static int cmd_rules(struct cli *c)
+{
+	int rc = EXIT_ALL_ANE;
+	const struct al_sink *sink = pick_sink(c, &commands[2], &rc);
+	if (!sink)
+		return rc;
+	bool json = strcmp(sink->name, "json") == 0;
+	if (json)
+		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"rules\",\n  \"rules\": [",
+		       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
+	for (size_t i = 0; i < al_rules_count(); i++) {
+		const struct al_rule *r = al_rule_at(i);
+		if (!json) {
+			printf("%-7s %-7s %c  %-10s %-13s %-30s %s\n", r->id, al_rule_kind_name(r->kind),
+			       r->confidence, al_unit_name(r->unit), scope_name(r->scope), r->name, r->title);
+			continue;
+		}
+		printf("%s\n    {\"id\": ", i ? "," : "");
+		json_str(stdout, r->id);
+		printf(", \"name\": ");
+		json_str(stdout, r->name);
+		printf(", \"scope\": \"%s\", \"kind\": \"%s\", \"unit\": \"%s\", \"confidence\": \"%c\", \"title\": ",
+		       scope_name(r->scope), al_rule_kind_name(r->kind), al_unit_name(r->unit), r->confidence);
+		json_str(stdout, r->title);
+		printf(", \"catalog\": ");
+		json_str(stdout, r->catalog);
+		printf(", \"provenance\": ");
+		json_str(stdout, r->provenance);
+		printf(", \"url\": ");
+		if (r->url)
+			json_str(stdout, r->url);
+		else
+			printf("null");
+		printf("}");
+	}
+	if (json)
+		printf("\n  ]\n}\n");
+	return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
+}
+
+static const char *conf_words(char c)
+{
+	return c == 'A' ? "A (documented or stated by Apple)"
+	     : c == 'M' ? "M (measured by a named third party)"
+			: "G (a guess or anecdote, no measurement)";
+}
+
+static int cmd_explain(struct cli *c)
+{
+	int rc = EXIT_ALL_ANE;
+	for (int i = 0; i < c->n_paths; i++) {
+		const struct al_rule *r = al_rule_find(c->paths[i]);
+		if (!r) {
+			fprintf(stderr, "anelint: unknown rule '%s' (see 'anelint rules')\n", c->paths[i]);
+			rc = EXIT_USAGE;
+			continue;
+		}
+		if (i)
+			printf("\n");
+		printf("%s  %s\n%s\n\n", r->id, r->name, r->title);
+		printf("applies to:  %s\n", scope_name(r->scope));
+		printf("verdict:     %s", al_rule_kind_name(r->kind));
+		if (r->kind != AL_RULE_WARN)
+			printf(" (work goes to: %s)", al_unit_name(r->unit));
+		printf("\nconfidence:  %s\n", conf_words(r->confidence));
+		printf("catalog:     %s\n", r->catalog ? r->catalog : "-");
+		printf("evidence:    %s\n", r->provenance ? r->provenance : "-");
+		if (r->url)
+			printf("source:      %s\n", r->url);
+		printf("\nwhy:  %s\n", r->why ? r->why : "-");
+		printf("fix:  %s\n", r->fix ? r->fix : "-");
+	}
+	return rc;
+}
+
+/* ================================================================ main */
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr, NULL);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+		printf("anelint %s (JSON schema %d)\n", ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
+		return EXIT_ALL_ANE;
+	}
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+		const struct command_row *only = NULL;
+		for (size_t i = 0; argc > 2 && i < N_COMMANDS; i++)
+			if (strcmp(commands[i].name, argv[2]) == 0)
+				only = &commands[i];
+		usage(stdout, only);
+		return EXIT_ALL_ANE;
+	}
+	const struct command_row *cmd = NULL;
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			cmd = &commands[i];
+	if (!cmd)
+		return usage_error(NULL, "unknown command '%s'", name);
+	struct cli c = {0};
+	int rc = parse_args(&c, cmd, argc, argv, 2);
+	if (rc == EXIT_ALL_ANE) {
+		if (c.help) {
+			usage(stdout, cmd);
+		} else if (c.n_paths < cmd->min_paths) {
+			rc = usage_error(cmd, "%s needs an argument", cmd->name);
+		} else if (cmd->max_paths >= 0 && c.n_paths > cmd->max_paths) {
+			rc = usage_error(cmd, "unexpected argument '%s'", c.paths[cmd->max_paths]);
+		} else {
+			rc = cmd->run(&c);
+		}
+	}
+	free(c.paths);
+	return rc;
+}

@@ -1,0 +1,195 @@
+/* internal.h: what the library's modules share and the public header hides.
+ *
+ *   memory      al_malloc (hookable, so tests can fail the Nth allocation) and
+ *               an arena per model: every IR object lives until al_model_free.
+ *   diagnostics al_diag_add: errors carry file, byte offset, field path, node.
+ *   model       struct al_model: the mappings, the arena, the sub-model list.
+ *   tables      the NeuralNetwork layer table and the MIL op table (one row each).
+ *   loaders     entry points of the format stage (mlmodel.c, mlpackage.c, mil.c).
+ */
+#ifndef ANELINT_INTERNAL_H
+#define ANELINT_INTERNAL_H
+
+#include "anelint.h"
+#include "pb.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ limits
+ * Bounds on untrusted input. Counts are also bounded by the bytes present
+ * (a layer needs at least 2 bytes, so n_layers <= file size / 2). */
+#define AL_MAX_DEPTH 32         /* nesting of pipelines / branch / loop / blocks */
+#define AL_MAX_RANK 64          /* dims kept per declared tensor type */
+#define AL_MAX_NAME 4096        /* longest name kept verbatim */
+
+/* ------------------------------------------------------------------ memory */
+
+void *al_malloc(size_t n);
+void *al_calloc(size_t n, size_t size);
+void *al_realloc(void *p, size_t n);
+void al_free(void *p);
+/* Fault injection for tests: the Nth allocation from now (1-based) and all
+ * later ones fail; 0 disables. Returns the number of allocations made since
+ * the last call. */
+unsigned long al_alloc_fail_after(unsigned long n);
+
+struct al_arena_chunk;
+struct al_arena {
+	struct al_arena_chunk *head;
+	size_t used, cap;
+	bool failed; /* an allocation failed; the owner reports AL_E_NOMEM */
+};
+void *al_arena_alloc(struct al_arena *a, size_t n);           /* zeroed, 16-aligned */
+void *al_arena_array(struct al_arena *a, size_t count, size_t size); /* overflow-checked */
+char *al_arena_strndup(struct al_arena *a, const void *s, size_t n);
+char *al_arena_span_str(struct al_arena *a, al_span s);
+char *al_arena_printf(struct al_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void al_arena_free(struct al_arena *a);
+
+/* ------------------------------------------------------------------ diagnostics */
+
+struct al_diags {
+	struct al_diag *items;
+	size_t n, cap, n_errors;
+	struct al_arena strings;
+};
+/* Append a diagnostic; strings are copied. offset UINT64_MAX = none. */
+void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+		 const char *where, const char *node, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/* ------------------------------------------------------------------ files */
+
+/* A read-only mapping of a whole file (mmap; an empty file maps to n = 0). */
+struct al_map {
+	al_span s;
+	void *base;
+	size_t len;
+};
+enum al_status al_map_file(const char *path, struct al_map *m, al_diags *d);
+void al_unmap(struct al_map *m);
+
+/* ------------------------------------------------------------------ model */
+
+#define AL_MAX_MAPS 8
+
+struct al_model {
+	char *path;
+	bool is_package;
+	struct al_arena arena;
+	struct al_map maps[AL_MAX_MAPS]; /* model.mlmodel, weight.bin, ... */
+	int n_maps;
+	struct al_submodel **subs; /* root first, then pipeline stages depth-first */
+	size_t n_subs, cap_subs;
+	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
+	al_span weights;
+	const char *weights_path;
+	void *mil_index; /* mil.c: value name -> producing node, per graph chain */
+	bool checked;
+};
+
+/* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
+struct al_submodel *al_model_add_sub(struct al_model *m);
+
+/* Per-node loader data kept for the rules (node->priv points at one). */
+struct al_node_src {
+	al_span msg;    /* the whole layer / op message */
+	al_span params; /* NN: the layer-type sub-message (e.g. ConvolutionLayerParams) */
+	const struct al_submodel *sub;
+	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
+	struct al_mil_arg *mil_args;
+	uint32_t n_mil_args;
+};
+struct al_mil_arg {
+	const char *param;
+	al_span arg; /* MILSpec.Argument message */
+};
+static inline const struct al_node_src *al_src(const struct al_node *n)
+{
+	return (const struct al_node_src *)n->priv;
+}
+
+/* ------------------------------------------------------------------ NN layer table
+ * nn_layers.def rows: AL_NN(field number, oneof name, flags). */
+enum {
+	AL_NNF_ND = 1u << 0,            /* Core ML 3+ general-rank layer (field # >= 600) */
+	AL_NNF_BROADCASTABLE = 1u << 1, /* *Broadcastable elementwise */
+	AL_NNF_RNN = 1u << 2,           /* simpleRecurrent / gru / LSTMs */
+	AL_NNF_GATHER = 1u << 3,        /* gather / gatherND / gatherAlongAxis */
+	AL_NNF_CUSTOM = 1u << 4,
+	AL_NNF_CONTROL = 1u << 5,       /* branch / loop / loopBreak / loopContinue */
+	AL_NNF_SCATTER = 1u << 6,
+	AL_NNF_RANDOM = 1u << 7,
+};
+struct al_nn_kind {
+	uint32_t field;
+	const char *name;
+	unsigned flags;
+};
+extern const struct al_nn_kind al_nn_kinds[];
+extern const size_t al_nn_kinds_count;
+int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
+
+/* ------------------------------------------------------------------ MIL op table
+ * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
+enum {
+	AL_OPF_CONST = 1u << 0,     /* const / constexpr_*: no compute */
+	AL_OPF_RNN = 1u << 1,
+	AL_OPF_GATHER = 1u << 2,
+	AL_OPF_CONTROL = 1u << 3,   /* cond / while_loop */
+	AL_OPF_LIST = 1u << 4,      /* make_list, list_* */
+	AL_OPF_CPU_ONLY = 1u << 5,  /* reported CPU-only (cumsum, fill, fill_like, range_1d) */
+	AL_OPF_SCATTER = 1u << 6,
+	AL_OPF_RANDOM = 1u << 7,
+	AL_OPF_POOL = 1u << 8,
+	AL_OPF_UPSAMPLE = 1u << 9,
+	AL_OPF_CONV = 1u << 10,
+	AL_OPF_CUSTOM = 1u << 11,
+	AL_OPF_SORT = 1u << 12,     /* topk, argsort */
+	AL_OPF_SHAPE = 1u << 13,    /* data-dependent shape producers */
+};
+struct al_mil_kind {
+	const char *name;
+	int since; /* iOS version of the opset that introduced it: 15..18 */
+	unsigned flags;
+};
+extern const struct al_mil_kind al_mil_kinds[];
+extern const size_t al_mil_kinds_count;
+int al_mil_kind_by_name(const char *name); /* row index or -1 */
+
+/* ------------------------------------------------------------------ loaders */
+
+/* Parse one serialized Model message (a .mlmodel file or the package's root
+ * model). Appends the model and its pipeline stages to m->subs.
+ * `file` names the file for diagnostics; `path` is the report path. */
+enum al_status al_load_model_message(struct al_model *m, al_span bytes, const char *file,
+				     const char *path, al_diags *d);
+/* Open a .mlpackage directory: Manifest.json, root model, weights. */
+enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d);
+/* Walk an ML Program (MILSpec.Program message) into graphs of `sub`. */
+enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
+				   uint64_t base_offset, const char *file, al_diags *d);
+
+/* ------------------------------------------------------------------ MIL value access (for rules)
+ * The const op producing value `name` as seen from node n's graph (searching
+ * enclosing graphs), or NULL. */
+const struct al_node *al_mil_producer(const struct al_node *n, const char *name);
+/* The literal or const-produced value bound to parameter `param` of op n,
+ * read as integers / floats / a string. Return the count present (may exceed
+ * max), 0 if absent, -1 if not a constant. */
+long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max);
+long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max);
+bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap);
+/* Whether parameter `param` is bound at all, and whether to a constant. */
+bool al_mil_param_present(const struct al_node *n, const char *param);
+bool al_mil_param_is_const(const struct al_node *n, const char *param);
+/* The declared type of the value bound to `param` (its producer's output type, or a
+ * function input), or NULL. */
+const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param);
+
+/* ------------------------------------------------------------------ rules */
+enum al_status al_rules_run(struct al_model *m, al_diags *d);
+
+#endif

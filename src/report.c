@@ -1,0 +1,180 @@
+/* report.c: what every report sink shares: the sink table, the walk over a
+ * checked model in model order (nested graphs depth-first, right after the
+ * node that owns them), and the per-model summary (counts per unit, share on
+ * the ANE, most frequent rules). Sinks write to a FILE* the caller owns; the
+ * library itself never chooses to print. */
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct al_sink *const al_sinks[] = {
+	&al_sink_text,
+	&al_sink_json,
+};
+const size_t al_sinks_count = sizeof al_sinks / sizeof al_sinks[0];
+
+const struct al_sink *al_sink_by_name(const char *name)
+{
+	for (size_t i = 0; i < al_sinks_count; i++)
+		if (strcmp(al_sinks[i]->name, name) == 0)
+			return al_sinks[i];
+	return NULL;
+}
+
+bool al_node_is_const(const struct al_node *n)
+{
+	if (n->kind < 0 || !n->type)
+		return false;
+	const struct al_submodel *s = al_src(n) ? al_src(n)->sub : NULL;
+	if (s && s->world != AL_WORLD_MIL)
+		return false;
+	return (al_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
+}
+
+static void walk_graph(const struct al_graph *g, al_node_fn fn, void *ctx, int guard)
+{
+	if (!g || guard > AL_MAX_DEPTH + 1)
+		return;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		fn(ctx, n);
+		for (uint32_t k = 0; k < n->n_sub; k++)
+			walk_graph(n->sub[k], fn, ctx, guard + 1);
+	}
+}
+
+void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx)
+{
+	for (uint32_t g = 0; g < s->n_graphs; g++)
+		walk_graph(s->graphs[g], fn, ctx, 0);
+}
+
+static void count_node(void *ctx, const struct al_node *n)
+{
+	struct al_summary *sum = ctx;
+	if (al_node_is_const(n)) {
+		sum->consts++;
+		return;
+	}
+	sum->nodes++;
+	if (n->verdict.ane)
+		sum->per_unit[AL_UNIT_ANE]++;
+	else if ((unsigned)n->verdict.unit < AL_UNIT_COUNT)
+		sum->per_unit[n->verdict.unit]++;
+	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
+		const struct al_rule *rule = n->verdict.rules[r];
+		uint32_t k = 0;
+		while (k < sum->n_top && sum->top[k].rule != rule)
+			k++;
+		if (k == sum->n_top) {
+			if (sum->n_top == AL_SUMMARY_TOP)
+				continue;
+			sum->top[sum->n_top].rule = rule;
+			sum->top[sum->n_top].count = 0;
+			sum->n_top++;
+		}
+		sum->top[k].count++;
+	}
+}
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct al_rule_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->rule->id, y->rule->id);
+}
+
+void al_summarize(const struct al_submodel *s, struct al_summary *sum)
+{
+	memset(sum, 0, sizeof *sum);
+	al_walk_nodes(s, count_node, sum);
+	qsort(sum->top, sum->n_top, sizeof sum->top[0], cmp_top);
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_rule *r = s->findings[i].rule;
+		if (r->kind != AL_RULE_WARN)
+			sum->model_fallback = true;
+	}
+}
+
+bool al_summary_fails(const struct al_submodel *s, const struct al_summary *sum,
+		      enum al_fail_on fail_on)
+{
+	if (fail_on == AL_FAIL_NEVER)
+		return false;
+	bool cpu = sum->per_unit[AL_UNIT_CPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
+	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_rule *r = s->findings[i].rule;
+		if (r->kind == AL_RULE_WARN)
+			continue;
+		cpu |= r->unit == AL_UNIT_CPU || r->unit == AL_UNIT_GPU_OR_CPU;
+		gpu |= r->unit == AL_UNIT_GPU || r->unit == AL_UNIT_GPU_OR_CPU;
+	}
+	switch (fail_on) {
+	case AL_FAIL_ANY: return cpu || gpu;
+	case AL_FAIL_CPU: return cpu;
+	case AL_FAIL_GPU: return gpu;
+	case AL_FAIL_NEVER: break;
+	}
+	return false;
+}
+
+/* Per-type counts for `info`: types in first-seen order. */
+static void count_type(void *ctx, const struct al_node *n)
+{
+	struct al_type_counts *tc = ctx;
+	const char *t = n->type ? n->type : "?";
+	for (uint32_t i = 0; i < tc->n; i++)
+		if (strcmp(tc->items[i].type, t) == 0) {
+			tc->items[i].count++;
+			return;
+		}
+	if (tc->n == AL_TYPE_COUNTS_MAX) {
+		tc->truncated = true;
+		return;
+	}
+	tc->items[tc->n].type = t;
+	tc->items[tc->n].count = 1;
+	tc->n++;
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+	const struct al_type_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->type, y->type);
+}
+
+void al_count_types(const struct al_submodel *s, struct al_type_counts *tc)
+{
+	memset(tc, 0, sizeof *tc);
+	al_walk_nodes(s, count_type, tc);
+	qsort(tc->items, tc->n, sizeof tc->items[0], cmp_type);
+}
+
+const char *al_sink_names(void)
+{
+	static char names[128];
+	if (!names[0])
+		for (size_t i = 0; i < al_sinks_count; i++) {
+			size_t len = strlen(names);
+			snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", al_sinks[i]->name);
+		}
+	return names;
+}
+
+bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
+{
+	for (size_t i = 0; i < al_model_count(m); i++) {
+		const struct al_submodel *s = al_model_get(m, i);
+		struct al_summary sum;
+		al_summarize(s, &sum);
+		if (al_summary_fails(s, &sum, fail_on))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,49 @@
+/* report.h: report sinks (text, JSON) and what they share. A sink turns the
+ * checked models into one output stream; all sinks see the same data, so a
+ * new format (SARIF, HTML) is one more row in al_sinks[]. */
+#ifndef ANELINT_REPORT_H
+#define ANELINT_REPORT_H
+
+#include "internal.h"
+
+/* The sink interface itself is public (anelint.h); these are the helpers. */
+extern const struct al_sink al_sink_text, al_sink_json;
+extern const struct al_sink *const al_sinks[];
+extern const size_t al_sinks_count;
+
+/* ---- shared helpers */
+typedef void (*al_node_fn)(void *ctx, const struct al_node *n);
+/* Every node of a sub-model in model order; nested graphs right after their owner. */
+void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
+bool al_node_is_const(const struct al_node *n);
+
+#define AL_SUMMARY_TOP 64
+struct al_rule_count {
+	const struct al_rule *rule;
+	uint32_t count;
+};
+struct al_summary {
+	uint32_t nodes;  /* layers / non-const ops */
+	uint32_t consts; /* ML Program const ops (not counted in nodes) */
+	uint32_t per_unit[AL_UNIT_COUNT];
+	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
+	uint32_t n_top;
+	bool model_fallback; /* a model-level rule moves work off the ANE */
+};
+void al_summarize(const struct al_submodel *s, struct al_summary *sum);
+bool al_summary_fails(const struct al_submodel *s, const struct al_summary *sum,
+		      enum al_fail_on fail_on);
+
+#define AL_TYPE_COUNTS_MAX 256
+struct al_type_count {
+	const char *type;
+	uint32_t count;
+};
+struct al_type_counts {
+	struct al_type_count items[AL_TYPE_COUNTS_MAX];
+	uint32_t n;
+	bool truncated;
+};
+void al_count_types(const struct al_submodel *s, struct al_type_counts *tc);
+
+#endif

@@ -1,0 +1,329 @@
+/* report_json.c: the JSON sink (schema in docs/json-schema.md, versioned by
+ * ANELINT_JSON_SCHEMA_VERSION). Built with json-c so that every string from a
+ * hostile file is escaped correctly; keys are written in a fixed order so the
+ * output is stable for golden tests and diffs. */
+#include "report.h"
+
+#include <json-c/json.h>
+#include <string.h>
+
+static json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *int64_array(const int64_t *v, uint32_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (uint32_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int64(v[i]));
+	return a;
+}
+
+static json_object *string_array(const char *const *v, uint32_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (uint32_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i] ? v[i] : ""));
+	return a;
+}
+
+static json_object *conf_str(char c)
+{
+	char s[2] = {c ? c : '?', 0};
+	return json_object_new_string(s);
+}
+
+static json_object *diag_json(const struct al_diag *x)
+{
+	json_object *o = json_object_new_object();
+	static const char *const sev[] = {"note", "warning", "error"};
+	json_object_object_add(o, "severity", json_object_new_string(sev[x->severity]));
+	json_object_object_add(o, "file", str_or_null(x->file));
+	json_object_object_add(o, "offset",
+			       x->offset == UINT64_MAX ? NULL : json_object_new_int64((int64_t)x->offset));
+	json_object_object_add(o, "where", str_or_null(x->where));
+	json_object_object_add(o, "node", str_or_null(x->node));
+	json_object_object_add(o, "message", json_object_new_string(x->msg));
+	return o;
+}
+
+static json_object *diags_json(const al_diags *d, bool errors_only)
+{
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < al_diags_count(d); i++) {
+		const struct al_diag *x = al_diags_get(d, i);
+		if (!errors_only || x->severity == AL_SEV_ERROR)
+			json_object_array_add(a, diag_json(x));
+	}
+	return a;
+}
+
+/* ================================================================ check */
+
+struct layers_ctx {
+	json_object *arr;
+	uint32_t row;
+};
+
+static void layer_json(void *vctx, const struct al_node *n)
+{
+	struct layers_ctx *c = vctx;
+	json_object *o = json_object_new_object();
+	const struct al_graph *g = n->owner;
+	json_object_object_add(o, "index", json_object_new_int64(c->row++));
+	json_object_object_add(o, "name", json_object_new_string(n->name ? n->name : ""));
+	json_object_object_add(o, "type", json_object_new_string(n->type ? n->type : ""));
+	json_object_object_add(o, "function", str_or_null(g ? g->function : NULL));
+	json_object_object_add(o, "block", str_or_null(g && (g->function || g->depth) ? g->block : NULL));
+	json_object_object_add(o, "depth", json_object_new_int(g ? g->depth : 0));
+	json_object_object_add(o, "ane", json_object_new_boolean(n->verdict.ane));
+	json_object_object_add(o, "unit", json_object_new_string(al_unit_name(n->verdict.unit)));
+	json_object_object_add(o, "confidence", conf_str(n->verdict.confidence));
+	json_object *rules = json_object_new_array();
+	json_object *findings = json_object_new_array();
+	size_t reason_len = 0;
+	for (uint32_t r = 0; r < n->verdict.n_rules; r++)
+		reason_len += strlen(n->verdict.reasons[r]) + 2;
+	char *reason = al_malloc(reason_len + 1);
+	if (reason)
+		reason[0] = 0;
+	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
+		const struct al_rule *rule = n->verdict.rules[r];
+		json_object_array_add(rules, json_object_new_string(rule->id));
+		json_object *f = json_object_new_object();
+		json_object_object_add(f, "rule", json_object_new_string(rule->id));
+		json_object_object_add(f, "kind", json_object_new_string(al_rule_kind_name(rule->kind)));
+		json_object_object_add(f, "confidence", conf_str(rule->confidence));
+		json_object_object_add(f, "reason", json_object_new_string(n->verdict.reasons[r]));
+		json_object_array_add(findings, f);
+		if (reason) {
+			if (r)
+				strcat(reason, "; ");
+			strcat(reason, n->verdict.reasons[r]);
+		}
+	}
+	json_object_object_add(o, "rules", rules);
+	json_object_object_add(o, "reason", json_object_new_string(reason ? reason : ""));
+	al_free(reason);
+	json_object_object_add(o, "findings", findings);
+	json_object_object_add(o, "inputs", string_array(n->inputs, n->n_inputs));
+	json_object_object_add(o, "outputs", string_array(n->outputs, n->n_outputs));
+	json_object_object_add(o, "path", str_or_null(n->path));
+	json_object_object_add(o, "offset", json_object_new_int64((int64_t)n->offset));
+	json_object_array_add(c->arr, o);
+}
+
+static json_object *summary_json(const struct al_submodel *s)
+{
+	struct al_summary sum;
+	al_summarize(s, &sum);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "layers", json_object_new_int64(sum.nodes));
+	json_object_object_add(o, "consts", json_object_new_int64(sum.consts));
+	json_object *units = json_object_new_object();
+	for (int u = 0; u < AL_UNIT_COUNT; u++)
+		if (u != AL_UNIT_NONE)
+			json_object_object_add(units, al_unit_name(u), json_object_new_int64(sum.per_unit[u]));
+	json_object_object_add(o, "units", units);
+	double share = sum.nodes ? (double)sum.per_unit[AL_UNIT_ANE] / sum.nodes : 0.0;
+	char buf[32];
+	snprintf(buf, sizeof buf, "%.4f", share);
+	json_object_object_add(o, "ane_share", json_object_new_double_s(share, buf));
+	json_object *top = json_object_new_array();
+	for (uint32_t i = 0; i < sum.n_top; i++) {
+		json_object *t = json_object_new_object();
+		json_object_object_add(t, "rule", json_object_new_string(sum.top[i].rule->id));
+		json_object_object_add(t, "count", json_object_new_int64(sum.top[i].count));
+		json_object_array_add(top, t);
+	}
+	json_object_object_add(o, "rules", top);
+	return o;
+}
+
+static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(s->path ? s->path : ""));
+	json_object_object_add(o, "file", str_or_null(s->file));
+	json_object_object_add(o, "type", json_object_new_string(s->type ? s->type : ""));
+	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
+	json_object_object_add(o, "min_os", json_object_new_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "depth", json_object_new_int(s->depth));
+	if (with_layers) {
+		json_object_object_add(o, "summary", summary_json(s));
+		json_object *f = json_object_new_array();
+		for (uint32_t i = 0; i < s->n_findings; i++) {
+			const struct al_finding *x = &s->findings[i];
+			json_object *j = json_object_new_object();
+			json_object_object_add(j, "rule", json_object_new_string(x->rule->id));
+			json_object_object_add(j, "kind", json_object_new_string(al_rule_kind_name(x->rule->kind)));
+			json_object_object_add(j, "unit", json_object_new_string(al_unit_name(x->rule->unit)));
+			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
+			json_object_object_add(j, "reason", json_object_new_string(x->reason ? x->reason : ""));
+			json_object_array_add(f, j);
+		}
+		json_object_object_add(o, "findings", f);
+		struct layers_ctx c = {.arr = json_object_new_array()};
+		al_walk_nodes(s, layer_json, &c);
+		json_object_object_add(o, "layers", c.arr);
+	}
+	return o;
+}
+
+static void emit(FILE *out, json_object *root)
+{
+	const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_SPACED |
+							       JSON_C_TO_STRING_NOSLASHESCAPE);
+	fputs(s, out);
+	fputc('\n', out);
+	json_object_put(root);
+}
+
+static json_object *root_object(const char *command)
+{
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "anelint", json_object_new_string(ANELINT_VERSION));
+	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
+	json_object_object_add(root, "command", json_object_new_string(command));
+	return root;
+}
+
+static void json_check(FILE *out, const struct al_report_item *items, size_t n,
+		       const struct al_report_opts *o)
+{
+	json_object *root = root_object("check");
+	json_object *models = json_object_new_array();
+	json_object *errors = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "path", json_object_new_string(items[i].path));
+			json_object_object_add(e, "status", json_object_new_string(al_status_str(items[i].status)));
+			json_object_object_add(e, "diagnostics", diags_json(items[i].diags, true));
+			json_object_array_add(errors, e);
+			continue;
+		}
+		for (size_t k = 0; k < al_model_count(items[i].model); k++)
+			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true));
+	}
+	json_object_object_add(root, "models", models);
+	json_object_object_add(root, "errors", errors);
+	emit(out, root);
+}
+
+/* ================================================================ info */
+
+static json_object *feature_json(const struct al_feature *f)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(f->name ? f->name : ""));
+	json_object_object_add(o, "kind", json_object_new_string(al_feature_kind_name(f->kind)));
+	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_IMAGE || f->kind == AL_FEAT_STATE) {
+		json_object_object_add(o, "dtype", json_object_new_string(al_dtype_name(f->dtype)));
+		json_object_object_add(o, "shape", int64_array(f->shape, f->rank));
+	}
+	if (f->kind == AL_FEAT_IMAGE)
+		json_object_object_add(o, "color_space", json_object_new_int(f->color_space));
+	json_object_object_add(o, "optional", json_object_new_boolean(f->optional));
+	static const char *const flex[] = {"none", "enumerated", "range"};
+	json_object_object_add(o, "flexibility", json_object_new_string(flex[f->flex]));
+	uint32_t r = f->kind == AL_FEAT_IMAGE ? 2 : f->rank;
+	if (f->flex == AL_FLEX_ENUMERATED) {
+		json_object *shapes = json_object_new_array();
+		for (uint32_t i = 0; i < f->n_shapes && r; i++)
+			json_object_array_add(shapes, int64_array(f->flex_values + (size_t)i * r, r));
+		json_object_object_add(o, "shapes", shapes);
+	} else if (f->flex == AL_FLEX_RANGE) {
+		json_object *ranges = json_object_new_array();
+		for (uint32_t i = 0; i < r; i++)
+			json_object_array_add(ranges, int64_array(f->flex_values + 2 * (size_t)i, 2));
+		json_object_object_add(o, "ranges", ranges);
+	}
+	json_object_object_add(o, "description", str_or_null(f->description));
+	return o;
+}
+
+static json_object *features_json(const struct al_feature *f, uint32_t n)
+{
+	json_object *a = json_object_new_array();
+	for (uint32_t i = 0; i < n; i++)
+		json_object_array_add(a, feature_json(&f[i]));
+	return a;
+}
+
+static json_object *info_json(const struct al_submodel *s)
+{
+	json_object *o = submodel_json(s, false);
+	json_object_object_add(o, "inputs", features_json(s->inputs, s->n_inputs));
+	json_object_object_add(o, "outputs", features_json(s->outputs, s->n_outputs));
+	if (s->world == AL_WORLD_NN) {
+		json_object_object_add(o, "array_shape_mapping",
+				       json_object_new_string(s->array_mapping ? "exact" : "rank5"));
+		json_object_object_add(o, "image_shape_mapping",
+				       json_object_new_string(s->image_mapping ? "rank4" : "rank5"));
+	}
+	json_object_object_add(o, "updatable", json_object_new_boolean(s->is_updatable));
+	json_object *fns = json_object_new_array();
+	for (uint32_t i = 0; i < s->n_functions; i++) {
+		json_object *f = json_object_new_object();
+		json_object_object_add(f, "name", json_object_new_string(s->functions[i]));
+		json_object_object_add(f, "opset", str_or_null(s->opsets[i]));
+		json_object_array_add(fns, f);
+	}
+	json_object_object_add(o, "functions", fns);
+	struct al_type_counts tc;
+	al_count_types(s, &tc);
+	json_object *types = json_object_new_object();
+	for (uint32_t t = 0; t < tc.n; t++)
+		json_object_object_add(types, tc.items[t].type, json_object_new_int64(tc.items[t].count));
+	json_object_object_add(o, "layer_types", types);
+	json_object_object_add(o, "pipeline_stages", json_object_new_int64(s->n_children));
+	json_object *w = json_object_new_object();
+	json_object_object_add(w, "fp32", json_object_new_int64((int64_t)s->weights.fp32));
+	json_object_object_add(w, "fp16", json_object_new_int64((int64_t)s->weights.fp16));
+	json_object_object_add(w, "quantized", json_object_new_int64((int64_t)s->weights.quantized));
+	json_object_object_add(w, "other", json_object_new_int64((int64_t)s->weights.other));
+	json_object_object_add(w, "tensors", json_object_new_int64(s->weights.n_blobs));
+	json_object_object_add(o, "weight_bytes", w);
+	json_object *meta = json_object_new_object();
+	json_object_object_add(meta, "short_description", str_or_null(s->short_description));
+	json_object_object_add(meta, "author", str_or_null(s->author));
+	json_object_object_add(meta, "license", str_or_null(s->license));
+	json_object_object_add(meta, "version", str_or_null(s->version_string));
+	json_object *ud = json_object_new_object();
+	for (uint32_t u = 0; u < s->n_user_defined; u++)
+		json_object_object_add(ud, s->user_defined[u].key, json_object_new_string(s->user_defined[u].value));
+	json_object_object_add(meta, "user_defined", ud);
+	json_object_object_add(o, "metadata", meta);
+	return o;
+}
+
+static void json_info(FILE *out, const struct al_report_item *items, size_t n,
+		      const struct al_report_opts *o)
+{
+	json_object *root = root_object("info");
+	json_object *models = json_object_new_array();
+	json_object *errors = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "path", json_object_new_string(items[i].path));
+			json_object_object_add(e, "diagnostics", diags_json(items[i].diags, true));
+			json_object_array_add(errors, e);
+			continue;
+		}
+		for (size_t k = 0; k < al_model_count(items[i].model); k++)
+			json_object_array_add(models, info_json(al_model_get(items[i].model, k)));
+	}
+	json_object_object_add(root, "models", models);
+	json_object_object_add(root, "errors", errors);
+	emit(out, root);
+}
+
+const struct al_sink al_sink_json = {
+	.name = "json",
+	.check = json_check,
+	.info = json_info,
+};

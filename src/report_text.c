@@ -1,0 +1,366 @@
+/* report_text.c: the human-readable sink. `check` prints one row per layer/op
+ * in model order (ML Program const ops folded into a count unless asked for),
+ * then a summary; `info` prints the model description. Names from the file are
+ * printed with control characters escaped: a model cannot drive the terminal. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define C_RESET "\033[0m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+
+static const char *col(const struct al_report_opts *o, const char *c)
+{
+	return o && o->color ? c : "";
+}
+
+/* Print s with control bytes escaped, cut to `width` columns (0 = no cut),
+ * padded to `width` when pad is set. Returns columns written. */
+static int put_clean(FILE *out, const char *s, int width, bool pad)
+{
+	int w = 0;
+	if (!s)
+		s = "";
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (width && w >= width - 1 && i + 1 < len) {
+			fputc('~', out);
+			w++;
+			break;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\x%02x", c);
+			w += 4;
+		} else {
+			fputc(c, out);
+			if ((c & 0xc0) != 0x80)
+				w++;
+		}
+	}
+	while (pad && w < width) {
+		fputc(' ', out);
+		w++;
+	}
+	return w;
+}
+
+static const char *unit_colour(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
+}
+
+static void print_header(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
+{
+	fprintf(out, "%s", col(o, C_BOLD));
+	put_clean(out, s->path, 0, false);
+	fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+		al_spec_min_os(s->spec_version));
+}
+
+/* ================================================================ check */
+
+struct table_ctx {
+	FILE *out;
+	const struct al_report_opts *o;
+	const struct al_graph *last_graph;
+	uint32_t row;
+	uint32_t hidden_consts;
+};
+
+static void print_row(void *vctx, const struct al_node *n)
+{
+	struct table_ctx *t = vctx;
+	FILE *out = t->out;
+	const struct al_report_opts *o = t->o;
+	uint32_t row = t->row++;
+	if (al_node_is_const(n) && !o->show_consts) {
+		t->hidden_consts++;
+		return;
+	}
+	if (n->owner != t->last_graph) {
+		t->last_graph = n->owner;
+		if (n->owner && (n->owner->function || n->owner->depth > 0)) {
+			fprintf(out, "%s  -- ", col(o, C_DIM));
+			put_clean(out, n->owner->block ? n->owner->block : n->owner->function, 0, false);
+			fprintf(out, " --%s\n", col(o, C_RESET));
+		}
+	}
+	int depth = n->owner ? n->owner->depth : 0;
+	fprintf(out, "%5" PRIu32 "  %*s", row, depth * 2, "");
+	put_clean(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8, true);
+	fputs("  ", out);
+	put_clean(out, n->type, 22, true);
+	fputs("  ", out);
+	const struct al_verdict *v = &n->verdict;
+	if (v->ane) {
+		fprintf(out, "%sANE%s               ", col(o, C_GREEN), col(o, C_RESET));
+	} else {
+		char unit[32];
+		snprintf(unit, sizeof unit, "-> %s", al_unit_name(v->unit));
+		fprintf(out, "%s%-18s%s", col(o, unit_colour(v->unit)), unit, col(o, C_RESET));
+	}
+	for (uint32_t r = 0; r < v->n_rules; r++) {
+		const struct al_rule *rule = v->rules[r];
+		bool warn = rule->kind == AL_RULE_WARN;
+		fprintf(out, "%s%s%s%s", r ? "; " : " ", col(o, warn ? C_YELLOW : ""), rule->id,
+			col(o, warn ? C_RESET : ""));
+		fputs(" ", out);
+		put_clean(out, v->reasons[r], 0, false);
+	}
+	fputc('\n', out);
+}
+
+static double pct(uint32_t a, uint32_t b)
+{
+	return b ? 100.0 * a / b : 0.0;
+}
+
+static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
+{
+	struct al_summary sum;
+	al_summarize(s, &sum);
+	const char *what = s->world == AL_WORLD_MIL ? "ops" : "layers";
+	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
+	uint32_t off = sum.nodes - ane;
+	fprintf(out, "summary: %" PRIu32 " %s", sum.nodes, what);
+	if (sum.consts)
+		fprintf(out, " (+%" PRIu32 " const)", sum.consts);
+	fprintf(out, ", %s%" PRIu32 " on the ANE (%.1f%%)%s", col(o, C_GREEN), ane, pct(ane, sum.nodes),
+		col(o, C_RESET));
+	if (off) {
+		fprintf(out, ", %s%" PRIu32 " fall back%s:", col(o, C_RED), off, col(o, C_RESET));
+		bool first = true;
+		for (int u = AL_UNIT_GPU; u < AL_UNIT_COUNT; u++)
+			if (sum.per_unit[u]) {
+				fprintf(out, "%s %s %" PRIu32, first ? "" : ",", al_unit_name(u),
+					sum.per_unit[u]);
+				first = false;
+			}
+	}
+	fputc('\n', out);
+	if (sum.n_top) {
+		fputs("rules fired:", out);
+		for (uint32_t i = 0; i < sum.n_top; i++)
+			fprintf(out, "%s %s x%" PRIu32 " (%s)", i ? "," : "", sum.top[i].rule->id,
+				sum.top[i].count, sum.top[i].rule->name);
+		fputc('\n', out);
+	}
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_finding *f = &s->findings[i];
+		bool warn = f->rule->kind == AL_RULE_WARN;
+		fprintf(out, "model: %s%s%s %s [%c] ", col(o, warn ? C_YELLOW : C_RED), f->rule->id,
+			col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->confidence);
+		put_clean(out, f->reason, 0, false);
+		if (!warn)
+			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
+		fputc('\n', out);
+	}
+}
+
+static void print_diags(FILE *out, const al_diags *d, const struct al_report_opts *o)
+{
+	for (size_t i = 0; i < al_diags_count(d); i++) {
+		const struct al_diag *x = al_diags_get(d, i);
+		if (x->severity != AL_SEV_WARNING)
+			continue;
+		fprintf(out, "%swarning:%s ", col(o, C_YELLOW), col(o, C_RESET));
+		put_clean(out, x->where ? x->where : "", 0, false);
+		fputs(x->where ? ": " : "", out);
+		put_clean(out, x->msg, 0, false);
+		fputc('\n', out);
+	}
+}
+
+static void text_check(FILE *out, const struct al_report_item *items, size_t n,
+		       const struct al_report_opts *o)
+{
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue; /* errors go to stderr, from the CLI */
+		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
+			const struct al_submodel *s = al_model_get(items[i].model, k);
+			if (!first)
+				fputc('\n', out);
+			first = false;
+			print_header(out, s, o);
+			if (s->n_graphs) {
+				fprintf(out, "%s%5s  %-30s  %-22s  %-18s %s%s\n", col(o, C_DIM), "#",
+					"name", "type", "unit", "rules and reasons", col(o, C_RESET));
+				struct table_ctx t = {.out = out, .o = o};
+				al_walk_nodes(s, print_row, &t);
+				if (t.hidden_consts)
+					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
+						col(o, C_DIM), t.hidden_consts, col(o, C_RESET));
+			} else if (s->n_children) {
+				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
+			}
+			if (!s->n_children || s->n_graphs)
+				print_summary(out, s, o);
+		}
+		print_diags(out, items[i].diags, o);
+	}
+}
+
+/* ================================================================ info */
+
+static void print_shape(FILE *out, const int64_t *v, uint32_t n)
+{
+	fputc('[', out);
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] < 0)
+			fprintf(out, "%s?", i ? ", " : "");
+		else
+			fprintf(out, "%s%" PRId64, i ? ", " : "", v[i]);
+	}
+	fputc(']', out);
+}
+
+static void print_feature(FILE *out, const struct al_feature *f)
+{
+	fputs("    ", out);
+	put_clean(out, f->name, 0, false);
+	fprintf(out, ": %s", al_feature_kind_name(f->kind));
+	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_STATE) {
+		fprintf(out, " %s ", al_dtype_name(f->dtype));
+		print_shape(out, f->shape, f->rank);
+	} else if (f->kind == AL_FEAT_IMAGE) {
+		const char *cs = f->color_space == 10 ? "gray" : f->color_space == 20 ? "RGB"
+			       : f->color_space == 30 ? "BGR" : f->color_space == 40 ? "gray fp16" : "?";
+		fprintf(out, " %s", cs);
+		if (f->rank == 2)
+			fprintf(out, " %" PRId64 "x%" PRId64 " (HxW)", f->shape[0], f->shape[1]);
+	}
+	if (f->flex == AL_FLEX_ENUMERATED) {
+		uint32_t r = f->kind == AL_FEAT_IMAGE ? 2 : f->rank;
+		fprintf(out, ", enumerated %" PRIu32 " shapes:", f->n_shapes);
+		for (uint32_t i = 0; i < f->n_shapes && i < 8 && r; i++) {
+			fputc(' ', out);
+			print_shape(out, f->flex_values + (size_t)i * r, r);
+		}
+		if (f->n_shapes > 8)
+			fputs(" ...", out);
+	} else if (f->flex == AL_FLEX_RANGE) {
+		uint32_t r = f->kind == AL_FEAT_IMAGE ? 2 : f->rank;
+		fputs(", range:", out);
+		for (uint32_t i = 0; i < r; i++) {
+			int64_t lo = f->flex_values[2 * i], hi = f->flex_values[2 * i + 1];
+			if (hi < 0)
+				fprintf(out, "%s %" PRId64 "..inf", i ? "," : "", lo);
+			else
+				fprintf(out, "%s %" PRId64 "..%" PRId64, i ? "," : "", lo, hi);
+		}
+	}
+	if (f->optional)
+		fputs(" (optional)", out);
+	if (f->description && *f->description) {
+		fputs("  -- ", out);
+		put_clean(out, f->description, 60, false);
+	}
+	fputc('\n', out);
+}
+
+static void print_bytes(FILE *out, const char *label, uint64_t b)
+{
+	if (!b)
+		return;
+	if (b >= 1024 * 1024)
+		fprintf(out, "  %s %.2f MB", label, b / (1024.0 * 1024.0));
+	else
+		fprintf(out, "  %s %.1f KB", label, b / 1024.0);
+}
+
+static void print_meta(FILE *out, const char *label, const char *v)
+{
+	if (!v || !*v)
+		return;
+	fprintf(out, "  %s: ", label);
+	put_clean(out, v, 0, false);
+	fputc('\n', out);
+}
+
+static void text_info(FILE *out, const struct al_report_item *items, size_t n,
+		      const struct al_report_opts *o)
+{
+	bool first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
+			const struct al_submodel *s = al_model_get(items[i].model, k);
+			if (!first)
+				fputc('\n', out);
+			first = false;
+			print_header(out, s, o);
+			fprintf(out, "  minimum OS: %s\n", al_spec_min_os(s->spec_version));
+			if (s->world == AL_WORLD_NN)
+				fprintf(out, "  shape mapping: arrays %s, images %s\n",
+					s->array_mapping ? "EXACT (rank as declared)" : "RANK5 [S,B,C,H,W]",
+					s->image_mapping ? "RANK4" : "RANK5");
+			if (s->is_updatable)
+				fputs("  updatable: yes\n", out);
+			fprintf(out, "  inputs:\n");
+			for (uint32_t f = 0; f < s->n_inputs; f++)
+				print_feature(out, &s->inputs[f]);
+			fprintf(out, "  outputs:\n");
+			for (uint32_t f = 0; f < s->n_outputs; f++)
+				print_feature(out, &s->outputs[f]);
+			for (uint32_t f = 0; f < s->n_functions; f++) {
+				fprintf(out, "  function ");
+				put_clean(out, s->functions[f], 0, false);
+				fprintf(out, " (opset ");
+				put_clean(out, s->opsets[f], 0, false);
+				fprintf(out, ")\n");
+			}
+			if (s->n_graphs) {
+				struct al_type_counts tc;
+				al_count_types(s, &tc);
+				uint32_t total = 0;
+				for (uint32_t t = 0; t < tc.n; t++)
+					total += tc.items[t].count;
+				fprintf(out, "  %s: %" PRIu32 " (", s->world == AL_WORLD_MIL ? "ops" : "layers",
+					total);
+				for (uint32_t t = 0; t < tc.n; t++) {
+					fprintf(out, "%s", t ? ", " : "");
+					put_clean(out, tc.items[t].type, 0, false);
+					fprintf(out, " %" PRIu32, tc.items[t].count);
+				}
+				fprintf(out, "%s)\n", tc.truncated ? ", ..." : "");
+			}
+			if (s->n_children)
+				fprintf(out, "  pipeline stages: %" PRIu32 "\n", s->n_children);
+			const struct al_weight_stats *w = &s->weights;
+			if (w->fp32 || w->fp16 || w->quantized || w->other) {
+				fputs("  weights:", out);
+				print_bytes(out, "fp32", w->fp32);
+				print_bytes(out, "fp16", w->fp16);
+				print_bytes(out, "quantized", w->quantized);
+				print_bytes(out, "other", w->other);
+				fprintf(out, " (%" PRIu32 " tensors)\n", w->n_blobs);
+			}
+			print_meta(out, "description", s->short_description);
+			print_meta(out, "author", s->author);
+			print_meta(out, "license", s->license);
+			print_meta(out, "version", s->version_string);
+			for (uint32_t u = 0; u < s->n_user_defined; u++) {
+				fputs("  ", out);
+				put_clean(out, s->user_defined[u].key, 0, false);
+				fputs(": ", out);
+				put_clean(out, s->user_defined[u].value, 0, false);
+				fputc('\n', out);
+			}
+		}
+	}
+}
+
+const struct al_sink al_sink_text = {
+	.name = "text",
+	.check = text_check,
+	.info = text_info,
+};
