@@ -1,0 +1,726 @@
+/* test_mlmodel.c: the Model message loader (src/mlmodel.c) on models built
+ * byte by byte here (two layers, features, metadata, weights), on every
+ * truncation of them, on garbage, on nesting bombs and under failing
+ * allocations; then on a few corpus models when the shared corpus is present.
+ * It does not cover ML Programs (mil.c) or packages (mlpackage.c). */
+#include "testutil.h"
+
+#include "internal.h"
+
+/* ================================================================ a protobuf writer */
+
+struct buf {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static void put_raw(struct buf *o, const void *p, size_t n)
+{
+	if (o->n + n > o->cap) {
+		size_t cap = o->cap ? o->cap : 256;
+		while (cap < o->n + n)
+			cap *= 2;
+		o->b = realloc(o->b, cap);
+		assert_non_null(o->b);
+		o->cap = cap;
+	}
+	if (n)
+		memcpy(o->b + o->n, p, n);
+	o->n += n;
+}
+
+static void put_varint(struct buf *o, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t k = 0;
+	do {
+		tmp[k] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			tmp[k] |= 0x80;
+		k++;
+	} while (v);
+	put_raw(o, tmp, k);
+}
+
+static void put_tag(struct buf *o, uint32_t num, unsigned wire)
+{
+	put_varint(o, (uint64_t)num << 3 | wire);
+}
+
+static void put_uint(struct buf *o, uint32_t num, uint64_t v)
+{
+	put_tag(o, num, PB_VARINT);
+	put_varint(o, v);
+}
+
+static void put_bytes(struct buf *o, uint32_t num, const void *p, size_t n)
+{
+	put_tag(o, num, PB_LEN);
+	put_varint(o, n);
+	put_raw(o, p, n);
+}
+
+static void put_str(struct buf *o, uint32_t num, const char *s)
+{
+	put_bytes(o, num, s, strlen(s));
+}
+
+/* Append m as field num and free m. */
+static void put_msg(struct buf *o, uint32_t num, struct buf *m)
+{
+	put_bytes(o, num, m->b, m->n);
+	free(m->b);
+	*m = (struct buf){0};
+}
+
+static void put_packed(struct buf *o, uint32_t num, const int64_t *v, size_t n)
+{
+	struct buf p = {0};
+	for (size_t i = 0; i < n; i++)
+		put_varint(&p, (uint64_t)v[i]);
+	put_msg(o, num, &p);
+}
+
+/* ================================================================ helpers */
+
+struct loaded {
+	struct al_model *m;
+	al_diags *d;
+	enum al_status st;
+};
+
+static struct loaded load_bytes(const uint8_t *p, size_t n)
+{
+	struct loaded r;
+	r.d = al_diags_new();
+	r.m = al_calloc(1, sizeof *r.m);
+	assert_non_null(r.d);
+	assert_non_null(r.m);
+	r.st = al_load_model_message(r.m, (al_span){p, n}, "mem.mlmodel", "mem.mlmodel", r.d);
+	return r;
+}
+
+static void unload(struct loaded *r)
+{
+	al_model_free(r->m);
+	al_diags_free(r->d);
+}
+
+/* The first diagnostic of severity sev, or NULL. */
+static const struct al_diag *first_diag(const al_diags *d, enum al_severity sev)
+{
+	for (size_t i = 0; i < al_diags_count(d); i++)
+		if (al_diags_get(d, i)->severity == sev)
+			return al_diags_get(d, i);
+	return NULL;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* ================================================================ the hand-built model */
+
+/* Layer 0: convolution with 8 fp32 weights (packed) and 4 fp16 bias values.
+ * Layer 1: ReLU activation. Kept for byte comparisons. */
+static struct buf layer0, layer1;
+
+static struct buf build_model(void)
+{
+	struct buf wt = {0}, bias = {0}, conv = {0}, act = {0}, relu = {0}, net = {0};
+	float w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	put_bytes(&wt, 1, w, sizeof w);
+	uint8_t h[8] = {0};
+	put_bytes(&bias, 2, h, sizeof h);
+	put_uint(&conv, 1, 4);
+	put_msg(&conv, 90, &wt);
+	put_msg(&conv, 91, &bias);
+
+	free(layer0.b);
+	free(layer1.b);
+	layer0 = (struct buf){0};
+	layer1 = (struct buf){0};
+	put_str(&layer0, 1, "conv");
+	put_str(&layer0, 2, "x");
+	put_str(&layer0, 3, "c");
+	put_msg(&layer0, 100, &conv);
+	put_bytes(&relu, 10, NULL, 0);
+	put_str(&layer1, 1, "relu");
+	put_str(&layer1, 2, "c");
+	put_str(&layer1, 3, "y");
+	put_msg(&act, 10, &relu); /* ActivationParams { ReLU {} } */
+	put_msg(&layer1, 130, &act);
+
+	put_bytes(&net, 1, layer0.b, layer0.n);
+	put_bytes(&net, 1, layer1.b, layer1.n);
+	put_uint(&net, 5, 1); /* EXACT_ARRAY_MAPPING */
+
+	/* input x: multiArray fp32 [1,3,8,8] with a range on H and W */
+	struct buf arr = {0}, ranges = {0}, type = {0}, feat = {0}, desc = {0};
+	int64_t shape[] = {1, 3, 8, 8};
+	put_packed(&arr, 1, shape, 4);
+	put_uint(&arr, 2, 65568);
+	for (int i = 0; i < 4; i++) {
+		struct buf r = {0};
+		put_uint(&r, 1, i < 2 ? (uint64_t)shape[i] : 8);
+		put_uint(&r, 2, i < 2 ? (uint64_t)shape[i] : (uint64_t)-1); /* -1: unbounded */
+		put_msg(&ranges, 1, &r);
+	}
+	put_msg(&arr, 31, &ranges);
+	put_msg(&type, 5, &arr);
+	put_str(&feat, 1, "x");
+	put_str(&feat, 2, "the input");
+	put_msg(&feat, 3, &type);
+	put_msg(&desc, 1, &feat);
+
+	/* input img: GRAYSCALE_FLOAT16 64x32 with two enumerated sizes, optional */
+	struct buf img = {0}, sizes = {0};
+	put_uint(&img, 1, 64);
+	put_uint(&img, 2, 32);
+	put_uint(&img, 3, 40);
+	for (int i = 1; i <= 2; i++) {
+		struct buf sz = {0};
+		put_uint(&sz, 1, 64u * (unsigned)i);
+		put_uint(&sz, 2, 32u * (unsigned)i);
+		put_msg(&sizes, 1, &sz);
+	}
+	put_msg(&img, 21, &sizes);
+	put_msg(&type, 4, &img);
+	put_uint(&type, 1000, 1);
+	put_str(&feat, 1, "img");
+	put_msg(&feat, 3, &type);
+	put_msg(&desc, 1, &feat);
+
+	/* output y: fp16 with enumerated shapes, the last one short (padded with -1) */
+	struct buf shapes = {0};
+	int64_t s0[] = {1, 4, 8, 8}, s1[] = {1, 4, 16, 16}, s2[] = {2};
+	struct buf sh = {0};
+	put_packed(&sh, 1, s0, 4);
+	put_msg(&shapes, 1, &sh);
+	put_packed(&sh, 1, s1, 4);
+	put_msg(&shapes, 1, &sh);
+	put_packed(&sh, 1, s2, 1);
+	put_msg(&shapes, 1, &sh);
+	put_packed(&arr, 1, s0, 4);
+	put_uint(&arr, 2, 65552);
+	put_msg(&arr, 21, &shapes);
+	put_msg(&type, 5, &arr);
+	put_str(&feat, 1, "y");
+	put_msg(&feat, 3, &type);
+	put_msg(&desc, 10, &feat);
+
+	struct buf meta = {0}, kv = {0};
+	put_str(&meta, 1, "a test model");
+	put_str(&meta, 3, "anelint");
+	put_str(&kv, 1, "key");
+	put_str(&kv, 2, "value");
+	put_msg(&meta, 100, &kv);
+	put_msg(&desc, 100, &meta);
+
+	struct buf model = {0};
+	put_uint(&model, 1, 4);
+	put_msg(&model, 2, &desc);
+	put_msg(&model, 500, &net);
+	return model;
+}
+
+static void test_hand_built(void **state)
+{
+	(void)state;
+	struct buf b = build_model();
+	struct loaded r = load_bytes(b.b, b.n);
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_diags_count(r.d), 0);
+	assert_int_equal(al_model_count(r.m), 1);
+	const struct al_submodel *s = al_model_get(r.m, 0);
+	assert_string_equal(s->type, "neuralNetwork");
+	assert_int_equal(s->world, AL_WORLD_NN);
+	assert_int_equal(s->spec_version, 4);
+	assert_int_equal(s->offset, 0);
+	assert_int_equal(s->depth, 0);
+	assert_string_equal(s->path, "mem.mlmodel");
+	assert_string_equal(s->file, "mem.mlmodel");
+	assert_int_equal(s->array_mapping, 1);
+	assert_int_equal(s->image_mapping, 0);
+	assert_string_equal(s->short_description, "a test model");
+	assert_string_equal(s->author, "anelint");
+	assert_null(s->license);
+	assert_int_equal(s->n_user_defined, 1);
+	assert_string_equal(s->user_defined[0].key, "key");
+	assert_string_equal(s->user_defined[0].value, "value");
+
+	/* features */
+	assert_int_equal(s->n_inputs, 2);
+	const struct al_feature *x = &s->inputs[0];
+	assert_string_equal(x->name, "x");
+	assert_string_equal(x->description, "the input");
+	assert_int_equal(x->kind, AL_FEAT_MULTIARRAY);
+	assert_int_equal(x->dtype, AL_DT_FP32);
+	assert_false(x->optional);
+	assert_int_equal(x->rank, 4);
+	assert_int_equal(x->shape[3], 8);
+	assert_int_equal(x->flex, AL_FLEX_RANGE);
+	const int64_t xr[] = {1, 1, 3, 3, 8, -1, 8, -1};
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(x->flex_values[i], xr[i]);
+	const struct al_feature *img = &s->inputs[1];
+	assert_int_equal(img->kind, AL_FEAT_IMAGE);
+	assert_true(img->optional);
+	assert_int_equal(img->dtype, AL_DT_FP16);
+	assert_int_equal(img->color_space, 40);
+	assert_int_equal(img->rank, 2);
+	assert_int_equal(img->shape[0], 32);
+	assert_int_equal(img->shape[1], 64);
+	assert_int_equal(img->flex, AL_FLEX_ENUMERATED);
+	assert_int_equal(img->n_shapes, 2);
+	const int64_t ir[] = {32, 64, 64, 128};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(img->flex_values[i], ir[i]);
+	assert_int_equal(s->n_outputs, 1);
+	const struct al_feature *y = &s->outputs[0];
+	assert_int_equal(y->dtype, AL_DT_FP16);
+	assert_int_equal(y->flex, AL_FLEX_ENUMERATED);
+	assert_int_equal(y->n_shapes, 3);
+	assert_int_equal(y->rank, 4);
+	assert_int_equal(y->flex_values[4 + 2], 16);
+	assert_int_equal(y->flex_values[8 + 0], 2);
+	assert_int_equal(y->flex_values[8 + 1], -1);
+
+	/* graph */
+	assert_int_equal(s->n_graphs, 1);
+	const struct al_graph *g = s->graphs[0];
+	assert_int_equal(g->n_nodes, 2);
+	assert_string_equal(g->block, "");
+	assert_null(g->parent);
+	assert_null(g->function);
+	const struct al_node *n0 = &g->nodes[0], *n1 = &g->nodes[1];
+	assert_string_equal(n0->name, "conv");
+	assert_string_equal(n0->type, "convolution");
+	assert_int_equal(n0->kind, al_nn_kind_by_field(100));
+	assert_int_equal(n0->n_inputs, 1);
+	assert_string_equal(n0->inputs[0], "x");
+	assert_string_equal(n0->outputs[0], "c");
+	assert_string_equal(n0->path, "neuralNetwork.layers[0]");
+	assert_ptr_equal(n0->owner, g);
+	assert_int_equal(n1->index, 1);
+	assert_string_equal(n1->type, "activation");
+	assert_string_equal(n1->path, "neuralNetwork.layers[1]");
+	/* offsets and source spans point at the layer bytes in the file */
+	assert_int_equal(al_src(n0)->msg.n, layer0.n);
+	assert_memory_equal(b.b + n0->offset, layer0.b, layer0.n);
+	assert_memory_equal(b.b + n1->offset, layer1.b, layer1.n);
+	assert_ptr_equal(al_src(n0)->sub, s);
+	uint64_t cv;
+	assert_true(pb_get_varint(al_src(n0)->params, 1, &cv)); /* outputChannels */
+	assert_int_equal(cv, 4);
+
+	/* weights: lengths only */
+	assert_int_equal(s->weights.fp32, 32);
+	assert_int_equal(s->weights.fp16, 8);
+	assert_int_equal(s->weights.quantized, 0);
+	assert_int_equal(s->weights.n_blobs, 2);
+	unload(&r);
+	free(b.b);
+}
+
+/* Every proper prefix of the model fails cleanly with an error and no crash. */
+static void test_truncated(void **state)
+{
+	(void)state;
+	struct buf b = build_model();
+	for (size_t n = 1; n < b.n; n++) {
+		uint8_t *copy = malloc(n); /* exact size, so ASan sees any overread */
+		assert_non_null(copy);
+		memcpy(copy, b.b, n);
+		struct loaded r = load_bytes(copy, n);
+		assert_int_not_equal(r.st, AL_OK);
+		assert_int_equal(r.st, AL_E_FORMAT);
+		assert_true(al_diags_errors(r.d) >= 1);
+		unload(&r);
+		free(copy);
+	}
+	/* cut inside the network: the error names the neuralNetwork field */
+	struct loaded r = load_bytes(b.b, b.n - 3);
+	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
+	assert_non_null(e);
+	assert_string_equal(e->where, "neuralNetwork");
+	assert_string_equal(e->file, "mem.mlmodel");
+	assert_non_null(strstr(e->msg, "runs past the end of the file"));
+	unload(&r);
+	free(b.b);
+}
+
+/* A layer whose convolution claims 4e9 bytes: the path goes down to the field. */
+static void test_bad_length_in_layer(void **state)
+{
+	(void)state;
+	struct buf layer = {0}, net = {0}, model = {0};
+	put_str(&layer, 1, "conv_12");
+	put_tag(&layer, 100, PB_LEN);
+	put_varint(&layer, 4000000000u);
+	put_raw(&layer, "\x08\x01", 2);
+	put_msg(&net, 1, &layer);
+	put_uint(&model, 1, 4);
+	put_msg(&model, 500, &net);
+	struct loaded r = load_bytes(model.b, model.n);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
+	assert_non_null(e);
+	assert_string_equal(e->where, "neuralNetwork.layers[0].convolution");
+	assert_string_equal(e->node, "conv_12");
+	assert_string_equal(e->msg, "truncated field (length 4000000000 runs past the end of the file)");
+	/* the offset is the convolution tag's: after the model, network and layer headers */
+	assert_int_equal(model.b[e->offset], 0xA2);
+	assert_int_equal(model.b[e->offset + 1], 0x06);
+	unload(&r);
+	free(model.b);
+}
+
+static void test_not_a_model(void **state)
+{
+	(void)state;
+	struct loaded r = load_bytes(NULL, 0);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_true(starts_with(first_diag(r.d, AL_SEV_ERROR)->msg, "not a Core ML model"));
+	assert_int_equal(al_model_count(r.m), 0);
+	unload(&r);
+
+	/* random bytes */
+	uint8_t junk[4096];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof junk; i++) {
+		x = x * 1103515245u + 12345u;
+		junk[i] = (uint8_t)(x >> 16);
+	}
+	r = load_bytes(junk, sizeof junk);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_true(starts_with(first_diag(r.d, AL_SEV_ERROR)->msg, "not a Core ML model"));
+	unload(&r);
+
+	/* text */
+	const char *text = "{\"hello\": \"this is JSON, not a model\"}\n";
+	r = load_bytes((const uint8_t *)text, strlen(text));
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_true(starts_with(first_diag(r.d, AL_SEV_ERROR)->msg, "not a Core ML model"));
+	unload(&r);
+
+	/* a version and a description but no type */
+	struct buf m = {0};
+	put_uint(&m, 1, 4);
+	put_bytes(&m, 2, NULL, 0);
+	r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "model has no type");
+	unload(&r);
+	free(m.b);
+}
+
+/* Unknown model and layer types load with warnings. */
+static void test_unknown_types(void **state)
+{
+	(void)state;
+	struct buf layer = {0}, net = {0}, m = {0};
+	put_str(&layer, 1, "future");
+	put_bytes(&layer, 9999, "\x08\x01", 2);
+	put_msg(&net, 1, &layer);
+	put_uint(&m, 1, 11);
+	put_msg(&m, 500, &net);
+	struct loaded r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_OK);
+	const struct al_node *n = &al_model_get(r.m, 0)->graphs[0]->nodes[0];
+	assert_string_equal(n->type, "unknown(9999)");
+	assert_int_equal(n->kind, -1);
+	assert_non_null(first_diag(r.d, AL_SEV_WARNING));
+	assert_int_equal(al_diags_errors(r.d), 0);
+	unload(&r);
+	free(m.b);
+
+	m = (struct buf){0};
+	put_uint(&m, 1, 11);
+	put_bytes(&m, 777, "\x08\x01", 2);
+	r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_OK);
+	assert_string_equal(al_model_get(r.m, 0)->type, "unknown(777)");
+	assert_int_equal(al_model_get(r.m, 0)->world, AL_WORLD_OTHER);
+	assert_non_null(first_diag(r.d, AL_SEV_WARNING));
+	unload(&r);
+	free(m.b);
+}
+
+/* A loop nested `levels` deep: NeuralNetwork { layer { loop { bodyNetwork ... } } }. */
+static struct buf build_deep_loops(int levels)
+{
+	struct buf net = {0};
+	put_str(&net, 99, "innermost"); /* an unknown field keeps the message non-empty */
+	for (int i = 0; i < levels; i++) {
+		struct buf loop = {0}, layer = {0}, outer = {0};
+		put_msg(&loop, 4, &net);
+		put_str(&layer, 1, "loop");
+		put_msg(&layer, 615, &loop);
+		put_msg(&outer, 1, &layer);
+		net = outer;
+	}
+	struct buf m = {0};
+	put_uint(&m, 1, 4);
+	put_msg(&m, 500, &net);
+	return m;
+}
+
+/* A pipeline nested `levels` deep, ending in an identity model. */
+static struct buf build_deep_pipelines(int levels)
+{
+	struct buf model = {0};
+	put_uint(&model, 1, 4);
+	put_bytes(&model, 900, NULL, 0);
+	for (int i = 0; i < levels; i++) {
+		struct buf pipe = {0}, outer = {0};
+		put_msg(&pipe, 1, &model);
+		put_uint(&outer, 1, 4);
+		put_msg(&outer, 202, &pipe);
+		model = outer;
+	}
+	return model;
+}
+
+static void test_nesting(void **state)
+{
+	(void)state;
+	struct buf m = build_deep_loops(AL_MAX_DEPTH);
+	struct loaded r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_OK);
+	const struct al_graph *g = al_model_get(r.m, 0)->graphs[0];
+	for (int i = 0; i < 3; i++)
+		g = g->nodes[0].sub[0];
+	assert_int_equal(g->depth, 3);
+	assert_string_equal(g->block, "layers[0].loop.bodyNetwork.layers[0].loop.bodyNetwork."
+				      "layers[0].loop.bodyNetwork");
+	assert_string_equal(g->nodes[0].path,
+			    "neuralNetwork.layers[0].loop.bodyNetwork.layers[0].loop.bodyNetwork."
+			    "layers[0].loop.bodyNetwork.layers[0]");
+	assert_ptr_equal(g->parent_node->sub[0], g);
+	unload(&r);
+	free(m.b);
+
+	m = build_deep_loops(AL_MAX_DEPTH + 1);
+	r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "nesting deeper than 32");
+	unload(&r);
+	free(m.b);
+
+	m = build_deep_pipelines(AL_MAX_DEPTH);
+	r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_model_count(r.m), AL_MAX_DEPTH + 1);
+	assert_string_equal(al_model_get(r.m, 2)->path, "mem.mlmodel:pipeline/model0:pipeline/model0");
+	assert_int_equal(al_model_get(r.m, AL_MAX_DEPTH)->depth, AL_MAX_DEPTH);
+	assert_string_equal(al_model_get(r.m, AL_MAX_DEPTH)->type, "identity");
+	unload(&r);
+	free(m.b);
+
+	m = build_deep_pipelines(AL_MAX_DEPTH + 1);
+	r = load_bytes(m.b, m.n);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "nesting deeper than 32");
+	unload(&r);
+	free(m.b);
+}
+
+/* Fail the k-th allocation for k = 1, 2, ...: always a clean status, no leak. */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	struct buf b = build_model();
+	for (unsigned long k = 1;; k++) {
+		al_diags *d = al_diags_new();
+		struct al_model *m = al_calloc(1, sizeof *m);
+		assert_non_null(d);
+		assert_non_null(m);
+		al_alloc_fail_after(k);
+		enum al_status st = al_load_model_message(m, (al_span){b.b, b.n}, "mem", "mem", d);
+		al_alloc_fail_after(0);
+		al_model_free(m);
+		al_diags_free(d);
+		if (st == AL_OK)
+			break;
+		assert_int_equal(st, AL_E_NOMEM);
+		assert_true(k < 1000);
+	}
+	free(b.b);
+}
+
+/* ================================================================ the corpus */
+
+/* "<corpus>/<rel>", or NULL when the corpus is absent. (Not testutil.h's
+ * corpus_file: gcc -O2 flags its unchecked snprintf with -Wformat-truncation.) */
+static const char *corpus_path(const char *rel)
+{
+	static char buf[4096];
+	const char *c = corpus_dir();
+	if (!c)
+		return NULL;
+	int k = snprintf(buf, sizeof buf, "%s/%s", c, rel);
+	return k > 0 && (size_t)k < sizeof buf ? buf : NULL;
+}
+
+static struct loaded open_corpus(const char *rel)
+{
+	struct loaded r = {0};
+	const char *path = corpus_path(rel);
+	struct stat st;
+	if (!path || stat(path, &st) != 0) {
+		r.st = AL_E_IO;
+		return r;
+	}
+	r.d = al_diags_new();
+	r.st = al_model_open(path, &r.m, r.d);
+	return r;
+}
+#define OPEN_OR_SKIP(r, rel)                        \
+	do {                                        \
+		r = open_corpus(rel);               \
+		if (r.st == AL_E_IO && !r.d)        \
+			skip();                     \
+	} while (0)
+
+static void test_corpus_squeezenet(void **state)
+{
+	(void)state;
+	struct loaded r;
+	OPEN_OR_SKIP(r, "converted/squeezenet1_1__nn_ios13.mlmodel");
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_diags_errors(r.d), 0);
+	assert_int_equal(al_model_count(r.m), 1);
+	const struct al_submodel *s = al_model_get(r.m, 0);
+	assert_string_equal(s->type, "neuralNetworkClassifier");
+	assert_int_equal(s->world, AL_WORLD_NN);
+	assert_string_equal(s->path, "squeezenet1_1__nn_ios13.mlmodel");
+	const struct al_graph *g = s->graphs[0];
+	assert_int_equal(g->n_nodes, 65);
+	int act = 0, conv = 0, concat = 0, pool = 0, reshape = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const char *t = g->nodes[i].type;
+		act += !strcmp(t, "activation");
+		conv += !strcmp(t, "convolution");
+		concat += !strcmp(t, "concat");
+		pool += !strcmp(t, "pooling");
+		reshape += !strcmp(t, "reshapeStatic");
+	}
+	assert_int_equal(act, 26);
+	assert_int_equal(conv, 26);
+	assert_int_equal(concat, 8);
+	assert_int_equal(pool, 4);
+	assert_int_equal(reshape, 1);
+	assert_string_equal(g->nodes[3].path, "neuralNetworkClassifier.layers[3]");
+	assert_true(s->weights.fp32 > 3000000);
+	assert_int_equal(s->weights.fp16, 0);
+	unload(&r);
+
+	/* the same bytes cut in half: an error at the network field */
+	const char *path = corpus_path("converted/squeezenet1_1__nn_ios13.mlmodel");
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size_t n = (size_t)ftell(f) / 2;
+	fseek(f, 0, SEEK_SET);
+	uint8_t *half = malloc(n);
+	assert_non_null(half);
+	assert_int_equal(fread(half, 1, n, f), n);
+	fclose(f);
+	r = load_bytes(half, n);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
+	assert_string_equal(e->where, "neuralNetworkClassifier");
+	assert_non_null(strstr(e->msg, "runs past the end of the file"));
+	unload(&r);
+	free(half);
+}
+
+static void test_corpus_gru_loop(void **state)
+{
+	(void)state;
+	struct loaded r;
+	OPEN_OR_SKIP(r, "converted/gru__nn_ios14.mlmodel");
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_diags_errors(r.d), 0);
+	const struct al_graph *g = al_model_get(r.m, 0)->graphs[0];
+	const struct al_node *loop = NULL;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		if (!strcmp(g->nodes[i].type, "loop"))
+			loop = &g->nodes[i];
+	assert_non_null(loop);
+	assert_int_equal(loop->n_sub, 2); /* conditionNetwork, bodyNetwork */
+	const struct al_graph *body = loop->sub[1];
+	char block[64];
+	snprintf(block, sizeof block, "layers[%u].loop.bodyNetwork", loop->index);
+	assert_string_equal(body->block, block);
+	assert_ptr_equal(body->parent, g);
+	assert_ptr_equal(body->parent_node, loop);
+	assert_int_equal(body->depth, 1);
+	assert_true(body->n_nodes > 0);
+	char path[96];
+	snprintf(path, sizeof path, "neuralNetwork.%s.layers[0]", block);
+	assert_string_equal(body->nodes[0].path, path);
+	assert_ptr_equal(body->nodes[0].owner, body);
+	unload(&r);
+}
+
+static void test_corpus_pipeline(void **state)
+{
+	(void)state;
+	struct loaded r;
+	OPEN_OR_SKIP(r, "real/CreateML_ImageClassifier_pipeline.mlmodel");
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_diags_errors(r.d), 0);
+	assert_int_equal(al_model_count(r.m), 3);
+	const struct al_submodel *root = al_model_get(r.m, 0);
+	assert_string_equal(root->type, "pipelineClassifier");
+	assert_int_equal(root->n_children, 2);
+	assert_int_equal(root->world, AL_WORLD_OTHER);
+	const struct al_submodel *a = al_model_get(r.m, 1), *b = al_model_get(r.m, 2);
+	assert_string_equal(a->type, "visionFeaturePrint");
+	assert_string_equal(b->type, "glmClassifier");
+	assert_int_equal(a->depth, 1);
+	assert_true(a->offset > 0 && b->offset > a->offset);
+	assert_string_equal(a->path, "CreateML_ImageClassifier_pipeline.mlmodel:pipeline/model0");
+	assert_int_equal(root->inputs[0].kind, AL_FEAT_IMAGE);
+	unload(&r);
+}
+
+static void test_corpus_tree_ensemble(void **state)
+{
+	(void)state;
+	struct loaded r;
+	OPEN_OR_SKIP(r, "real/XGBoost_TreeEnsemble_dummy_v6.mlmodel");
+	assert_int_equal(r.st, AL_OK);
+	assert_int_equal(al_diags_errors(r.d), 0);
+	const struct al_submodel *s = al_model_get(r.m, 0);
+	assert_string_equal(s->type, "treeEnsembleClassifier");
+	assert_int_equal(s->world, AL_WORLD_OTHER);
+	assert_int_equal(s->n_inputs, 303);
+	assert_int_equal(s->n_graphs, 0);
+	unload(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hand_built),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_bad_length_in_layer),
+		cmocka_unit_test(test_not_a_model),
+		cmocka_unit_test(test_unknown_types),
+		cmocka_unit_test(test_nesting),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_corpus_squeezenet),
+		cmocka_unit_test(test_corpus_gru_loop),
+		cmocka_unit_test(test_corpus_pipeline),
+		cmocka_unit_test(test_corpus_tree_ensemble),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	free(layer0.b);
+	free(layer1.b);
+	return rc;
+}
