@@ -334,7 +334,6 @@ void al_model_free(al_model *m)
 		return;
 	for (int i = 0; i < m->n_maps; i++)
 		al_unmap(&m->maps[i]);
-	al_free(m->mil_index);
 	al_arena_free(&m->arena);
 	al_free(m);
 }

@@ -86,7 +86,6 @@ struct al_model {
 	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
 	al_span weights;
 	const char *weights_path;
-	void *mil_index; /* mil.c: value name -> producing node, per graph chain */
 	bool checked;
 };
 
@@ -94,6 +93,7 @@ struct al_model {
 struct al_submodel *al_model_add_sub(struct al_model *m);
 
 /* Per-node loader data kept for the rules (node->priv points at one). */
+struct al_mil_scope; /* mil.c: the value names visible in one MIL graph */
 struct al_node_src {
 	al_span msg;    /* the whole layer / op message */
 	al_span params; /* NN: the layer-type sub-message (e.g. ConvolutionLayerParams) */
@@ -101,6 +101,8 @@ struct al_node_src {
 	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
 	struct al_mil_arg *mil_args;
 	uint32_t n_mil_args;
+	/* MIL: the scope of the op's graph, for al_mil_* lookups; NULL for NN layers */
+	const struct al_mil_scope *mil_scope;
 };
 struct al_mil_arg {
 	const char *param;
@@ -173,20 +175,27 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 				   uint64_t base_offset, const char *file, al_diags *d);
 
 /* ------------------------------------------------------------------ MIL value access (for rules)
- * The const op producing value `name` as seen from node n's graph (searching
- * enclosing graphs), or NULL. */
+ * The op producing value `name` as seen from node n's graph (earlier ops of
+ * that graph, then any op of the enclosing graphs), or NULL (also for function
+ * and block inputs). All of these return "absent" for NN nodes. */
 const struct al_node *al_mil_producer(const struct al_node *n, const char *name);
-/* The literal or const-produced value bound to parameter `param` of op n,
- * read as integers / floats / a string. Return the count present (may exceed
- * max), 0 if absent, -1 if not a constant. */
+/* The literal or const-produced value bound to parameter `param` of op n (its
+ * first binding; when n has no such input, its attribute of that name, which
+ * is where iOS16/17 constexpr_* ops and custom_layer keep their parameters),
+ * read as integers / floats / a string; scalars and tensors alike give their
+ * values flattened. Return the count present (may exceed max), 0 if absent,
+ * -1 if bound but not readable as a constant (an op output, a blob-backed
+ * const: weights are never read, or a type that does not convert, e.g. floats
+ * asked for as ints). */
 long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max);
 long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max);
 bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap);
-/* Whether parameter `param` is bound at all, and whether to a constant. */
+/* Whether parameter `param` is bound at all, and whether to a constant: a
+ * literal, or the output of a const / constexpr_* op (blob-backed included). */
 bool al_mil_param_present(const struct al_node *n, const char *param);
 bool al_mil_param_is_const(const struct al_node *n, const char *param);
 /* The declared type of the value bound to `param` (its producer's output type, or a
- * function input), or NULL. */
+ * function / block input), or NULL (also when the binding is a literal). */
 const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param);
 
 /* ------------------------------------------------------------------ rules */
