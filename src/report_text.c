@@ -99,7 +99,9 @@ static void print_row(void *vctx, const struct al_node *n)
 	fputs("  ", out);
 	const struct al_verdict *v = &n->verdict;
 	if (v->ane) {
-		fprintf(out, "%sANE%s               ", col(o, C_GREEN), col(o, C_RESET));
+		fprintf(out, "%sANE%s", col(o, C_GREEN), col(o, C_RESET));
+		if (v->n_rules)
+			fprintf(out, "%15s", "");
 	} else {
 		char unit[32];
 		snprintf(unit, sizeof unit, "-> %s", al_unit_name(v->unit));
@@ -120,6 +122,8 @@ static double pct(uint32_t a, uint32_t b)
 {
 	return b ? 100.0 * a / b : 0.0;
 }
+
+static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o);
 
 static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
@@ -151,6 +155,11 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 				sum.top[i].count, sum.top[i].rule->name);
 		fputc('\n', out);
 	}
+	print_findings(out, s, o);
+}
+
+static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
+{
 	for (uint32_t i = 0; i < s->n_findings; i++) {
 		const struct al_finding *f = &s->findings[i];
 		bool warn = f->rule->kind == AL_RULE_WARN;
@@ -201,8 +210,10 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
-			if (!s->n_children || s->n_graphs)
+			if (s->n_graphs)
 				print_summary(out, s, o);
+			else
+				print_findings(out, s, o);
 		}
 		print_diags(out, items[i].diags, o);
 	}

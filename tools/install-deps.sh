@@ -1,0 +1,18 @@
+#!/bin/sh
+# tools/install-deps.sh: installs the Debian packages anelint needs to build and test.
+# Safe to run again; skips packages already installed. Runs apt-get through sudo when not root.
+#   build:  gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
+#   tests:  libcmocka-dev (unit tests), protobuf-compiler (protoc --decode_raw cross-checks),
+#           python3 (fixture generator), clang + libclang-rt-14-dev (sanitizer build)
+set -eu
+pkgs="gcc make pkg-config libjson-c-dev libcmocka-dev protobuf-compiler python3 clang libclang-rt-14-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+echo "installing:$missing"
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
