@@ -215,7 +215,8 @@ void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t o
 enum al_status al_map_file(const char *path, struct al_map *m, al_diags *d)
 {
 	memset(m, 0, sizeof *m);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO or device must not hang; it is refused below */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot open: %s",
 			    strerror(errno));

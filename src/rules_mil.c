@@ -1,0 +1,383 @@
+/* rules_mil.c: the predicates of the ML Program rules (ANE020-039 in rules.def).
+ *
+ * Each reads one non-const op: its type (the op table row and flags), the
+ * declared types of its outputs, and constant parameters through the MIL
+ * value access of internal.h (al_mil_param_*). The engine never calls these
+ * on const / constexpr_* ops. Values that are not constants (a kernel size
+ * computed at run time) leave the rule undecided rather than guessed.
+ */
+#include "rules.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ================================================================ helpers */
+
+static bool is_type(const struct al_node *n, const char *type)
+{
+	return n->type && strcmp(n->type, type) == 0;
+}
+
+/* Integer parameter values, at most AL_RX_MAX_DIMS; 0 when absent or not constant. */
+static size_t param_ints(const struct al_node *n, const char *param, int64_t *out)
+{
+	long k = al_mil_param_ints(n, param, out, AL_RX_MAX_DIMS);
+	if (k <= 0)
+		return 0;
+	return (size_t)k < AL_RX_MAX_DIMS ? (size_t)k : AL_RX_MAX_DIMS;
+}
+
+/* One numeric parameter as a double (float or integer typed); false if absent. */
+static bool param_number(const struct al_node *n, const char *param, double *out)
+{
+	if (al_mil_param_floats(n, param, out, 1) > 0)
+		return true;
+	int64_t v;
+	if (al_mil_param_ints(n, param, &v, 1) > 0) {
+		*out = (double)v;
+		return true;
+	}
+	return false;
+}
+
+/* The declared type of output i, or NULL. */
+static const struct al_ttype *out_type(const struct al_node *n, uint32_t i)
+{
+	return n->out_types && i < n->n_outputs ? &n->out_types[i] : NULL;
+}
+
+static const char *out_name(const struct al_node *n, uint32_t i)
+{
+	return i < n->n_outputs && n->outputs[i] ? n->outputs[i] : "?";
+}
+
+/* The value name bound to `param` of n (its first Binding, when that is a
+ * name rather than a literal), copied into buf; NULL if none. n->inputs lists
+ * every bound name but in map order, not per parameter. */
+static const char *param_name(const struct al_node *n, const char *param, char *buf, size_t cap)
+{
+	const struct al_node_src *src = al_src(n);
+	if (!src || !param || cap == 0)
+		return NULL;
+	for (uint32_t i = src->n_mil_args; i-- > 0;) { /* the last map entry wins */
+		if (!src->mil_args[i].param || strcmp(src->mil_args[i].param, param) != 0)
+			continue;
+		al_span binding, name; /* Argument.arguments = 1; Binding.name = 1 */
+		if (!pb_get_bytes(src->mil_args[i].arg, 1, &binding) ||
+		    !pb_get_string(binding, 1, &name) || name.n == 0 || name.n >= cap)
+			return NULL;
+		memcpy(buf, name.p, name.n);
+		buf[name.n] = '\0';
+		return buf;
+	}
+	return NULL;
+}
+
+/* Whether value `name` seen from n is an input of the function (top-level
+ * graph, no producing op, and either a described model input or, for models
+ * without a description, simply unproduced). */
+static bool is_function_input(const struct al_node *n, const struct al_submodel *s,
+			      const char *name)
+{
+	if (!name || !n->owner || n->owner->depth != 0)
+		return false;
+	if (al_mil_producer(n, name))
+		return false;
+	return s->n_inputs == 0 || al_rx_input(s, name) != NULL;
+}
+
+/* ================================================================ ANE020-023: op types */
+
+bool al_rp_mil_cpu_only(const struct al_node *n, const struct al_submodel *s, char *reason,
+			size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
+		return false;
+	int64_t axis;
+	if (is_type(n, "cumsum") && param_ints(n, "axis", &axis))
+		return al_rx_say(reason, cap, "cumsum (axis %lld) runs on the CPU", (long long)axis);
+	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
+}
+
+bool al_rp_mil_recurrent(const struct al_node *n, const struct al_submodel *s, char *reason,
+			 size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_RNN))
+		return false;
+	char dir[32];
+	if (al_mil_param_string(n, "direction", dir, sizeof dir) && dir[0])
+		return al_rx_say(reason, cap, "%s (direction %s) runs step by step on the CPU",
+				 n->type, dir);
+	return al_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
+}
+
+bool al_rp_mil_gather(const struct al_node *n, const struct al_submodel *s, char *reason,
+		      size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_GATHER))
+		return false;
+	int64_t axis;
+	bool konst = al_mil_param_is_const(n, "indices");
+	if (!is_type(n, "gather_nd") && param_ints(n, "axis", &axis))
+		return al_rx_say(reason, cap, "%s axis %lld by %s indices", n->type, (long long)axis,
+				 konst ? "constant" : "runtime");
+	return al_rx_say(reason, cap, "%s by %s indices", n->type, konst ? "constant" : "runtime");
+}
+
+/* attributes[key] of op n as a string (Value.immediateValue.tensor.strings[0]),
+ * the way converters store custom_layer's class_name; false if absent. */
+static bool attr_string(const struct al_node *n, const char *key, char *out, size_t cap)
+{
+	const struct al_node_src *src = al_src(n);
+	if (!src || cap == 0)
+		return false;
+	struct pb_iter it;
+	struct pb_field f;
+	bool found = false;
+	pb_iter_init(&it, src->msg);
+	while (pb_next(&it, &f)) { /* Operation.attributes = 5: map<string, Value> */
+		al_span k, v, iv, tv, strs, str;
+		if (f.num != 5 || f.wire != PB_LEN || !pb_get_string(f.data, 1, &k) ||
+		    !al_span_eq(k, key) || !pb_get_bytes(f.data, 2, &v))
+			continue;
+		if (pb_get_bytes(v, 3, &iv) && pb_get_bytes(iv, 1, &tv) && pb_get_bytes(tv, 4, &strs) &&
+		    pb_get_string(strs, 1, &str) && str.n < cap) {
+			memcpy(out, str.p, str.n);
+			out[str.n] = '\0';
+			found = true;
+		}
+	}
+	return found;
+}
+
+bool al_rp_mil_custom(const struct al_node *n, const struct al_submodel *s, char *reason,
+		      size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_CUSTOM))
+		return false;
+	char cls[96];
+	if ((attr_string(n, "class_name", cls, sizeof cls) ||
+	     al_mil_param_string(n, "class_name", cls, sizeof cls)) && cls[0])
+		return al_rx_say(reason, cap, "custom_layer class_name '%s'", cls);
+	return al_rx_say(reason, cap, "custom_layer (app code)");
+}
+
+/* ================================================================ ANE024-028: parameters */
+
+bool al_rp_mil_dilated_conv(const struct al_node *n, const struct al_submodel *s, char *reason,
+			    size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_CONV))
+		return false;
+	int64_t d[AL_RX_MAX_DIMS];
+	size_t k = param_ints(n, "dilations", d);
+	for (size_t i = 0; i < k; i++) {
+		if (d[i] > 1) {
+			char b[96];
+			return al_rx_say(reason, cap, "%s dilations %s", n->type,
+					 al_rx_ints(b, sizeof b, d, k));
+		}
+	}
+	return false;
+}
+
+bool al_rp_mil_pool_kernel(const struct al_node *n, const struct al_submodel *s, char *reason,
+			   size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
+		return false;
+	int64_t k[AL_RX_MAX_DIMS];
+	size_t nk = param_ints(n, "kernel_sizes", k);
+	for (size_t i = 0; i < nk; i++) {
+		if (k[i] > 13) {
+			char b[96];
+			return al_rx_say(reason, cap, "%s kernel_sizes %s > 13", n->type,
+					 al_rx_dims(b, sizeof b, k, nk));
+		}
+	}
+	return false;
+}
+
+bool al_rp_mil_pool_stride(const struct al_node *n, const struct al_submodel *s, char *reason,
+			   size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
+		return false;
+	int64_t st[AL_RX_MAX_DIMS];
+	size_t ns = param_ints(n, "strides", st);
+	for (size_t i = 0; i < ns; i++) {
+		if (st[i] > 2 && st[i] != 4) {
+			char b[96];
+			return al_rx_say(reason, cap, "%s strides %s (ANE: 1, 2 or 4)", n->type,
+					 al_rx_dims(b, sizeof b, st, ns));
+		}
+	}
+	return false;
+}
+
+bool al_rp_mil_upsample(const struct al_node *n, const struct al_submodel *s, char *reason,
+			size_t cap)
+{
+	if (!is_type(n, "upsample_nearest_neighbor") && !is_type(n, "upsample_bilinear"))
+		return false;
+	double h = 1.0, w = 1.0; /* both default to 1 */
+	param_number(n, "scale_factor_height", &h);
+	param_number(n, "scale_factor_width", &w);
+	bool bad = h > 2.0 || w > 2.0 || h != floor(h) || w != floor(w);
+	if (!bad)
+		return false;
+	return al_rx_say(reason, cap, "%s scale factors %gx%g (only 2 is supported)", n->type, h, w);
+}
+
+bool al_rp_mil_conv_width(const struct al_node *n, const struct al_submodel *s, char *reason,
+			  size_t cap)
+{
+	if (!is_type(n, "conv") && !is_type(n, "conv_transpose"))
+		return false;
+	const struct al_ttype *t = al_mil_param_type(n, "weight");
+	if (!t || t->rank < 3 || !t->dims)
+		return false;
+	int64_t kw = t->dims[t->rank - 1]; /* [Cout, Cin/groups, (kD,) kH, kW] */
+	if (kw <= 13)
+		return false;
+	char b[160];
+	return al_rx_say(reason, cap, "%s kernel width %lld > 13 (weight %s)", n->type, (long long)kw,
+			 al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank));
+}
+
+/* ================================================================ ANE029-032: tensor types */
+
+/* A cast at the model boundary, converting to or from fp32: ANE030's case. */
+static bool io_cast(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!is_type(n, "cast"))
+		return false;
+	char xb[AL_MAX_NAME + 1];
+	const char *x = param_name(n, "x", xb, sizeof xb);
+	const struct al_ttype *in = al_mil_param_type(n, "x");
+	const struct al_ttype *out = out_type(n, 0);
+	if (in && in->dtype == AL_DT_FP32 && is_function_input(n, s, x))
+		return al_rx_say(reason, cap, "cast of fp32 model input '%s' to %s", x,
+				 out ? al_dtype_name(out->dtype) : "?");
+	if (out && out->dtype == AL_DT_FP32 && n->owner && n->owner->depth == 0 &&
+	    al_rx_output(s, out_name(n, 0)))
+		return al_rx_say(reason, cap, "cast of %s to fp32 model output '%s'",
+				 in ? al_dtype_name(in->dtype) : "?", out_name(n, 0));
+	return false;
+}
+
+bool al_rp_mil_io_cast(const struct al_node *n, const struct al_submodel *s, char *reason,
+		       size_t cap)
+{
+	return io_cast(n, s, reason, cap);
+}
+
+/* cond / while_loop outputs are values computed by the ops of their blocks,
+ * which carry their own verdicts: the tensor-type rules skip them. */
+static bool typed_op(const struct al_node *n)
+{
+	return !(al_rx_mil_flags(n) & AL_OPF_CONTROL);
+}
+
+bool al_rp_mil_fp32(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+{
+	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
+		const struct al_ttype *t = out_type(n, i);
+		if (!t || t->kind != 0 || t->dtype != AL_DT_FP32)
+			continue;
+		if (io_cast(n, s, NULL, 0))
+			return false; /* reported by ANE030 */
+		return al_rx_say(reason, cap, "output '%s' is fp32", out_name(n, i));
+	}
+	return false;
+}
+
+bool al_rp_mil_int_tensor(const struct al_node *n, const struct al_submodel *s, char *reason,
+			  size_t cap)
+{
+	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
+		const struct al_ttype *t = out_type(n, i);
+		if (!t || t->kind != 0)
+			continue;
+		if (t->dtype == AL_DT_INT32 || t->dtype == AL_DT_INT64 || t->dtype == AL_DT_UINT32 ||
+		    t->dtype == AL_DT_UINT64)
+			return al_rx_say(reason, cap, "output '%s' is %s", out_name(n, i),
+					 al_dtype_name(t->dtype));
+	}
+	return false;
+}
+
+bool al_rp_mil_rank(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+{
+	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
+		const struct al_ttype *t = out_type(n, i);
+		if (t && t->kind == 0 && t->rank > 5) {
+			char b[160];
+			return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (shape %s)",
+					 out_name(n, i), t->rank,
+					 t->dims ? al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank)
+						 : "?");
+		}
+	}
+	return false;
+}
+
+/* ================================================================ ANE033-037: ops without an ANE path */
+
+bool al_rp_mil_control_flow(const struct al_node *n, const struct al_submodel *s, char *reason,
+			    size_t cap)
+{
+	unsigned f = al_rx_mil_flags(n);
+	if (f & AL_OPF_CONTROL)
+		return al_rx_say(reason, cap, "%s is run-time control flow (%u nested block%s)", n->type,
+				 n->n_sub, n->n_sub == 1 ? "" : "s");
+	if (f & AL_OPF_LIST)
+		return al_rx_say(reason, cap, "%s operates on a dynamic list", n->type);
+	return false;
+}
+
+bool al_rp_mil_no_lowering(const struct al_node *n, const struct al_submodel *s, char *reason,
+			   size_t cap)
+{
+	static const char *const types[] = {
+		"reduce_prod", "non_zero", "sliding_windows", "one_hot", "band_part", "mod",
+		"logical_and", "logical_or", "logical_xor", "acos", "asin", "asinh", "acosh",
+		"atanh", "cosh", "sinh", "tan", "shape", "reverse_sequence", NULL};
+	unsigned f = al_rx_mil_flags(n);
+	if (n->kind < 0 || (f & AL_OPF_CONST) ||
+	    !((f & (AL_OPF_SCATTER | AL_OPF_RANDOM)) || al_rx_type_in(n, types)))
+		return false;
+	return al_rx_say(reason, cap, "%s has no ANE lowering", n->type);
+}
+
+bool al_rp_mil_sort(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!(al_rx_mil_flags(n) & AL_OPF_SORT))
+		return false;
+	int64_t k;
+	if (is_type(n, "topk") && param_ints(n, "k", &k))
+		return al_rx_say(reason, cap, "topk k=%lld leaves the ANE", (long long)k);
+	return al_rx_say(reason, cap, "%s leaves the ANE", n->type);
+}
+
+bool al_rp_mil_norm_eps(const struct al_node *n, const struct al_submodel *s, char *reason,
+			size_t cap)
+{
+	if (!is_type(n, "layer_norm") && !is_type(n, "batch_norm") && !is_type(n, "instance_norm"))
+		return false;
+	const struct al_ttype *t = out_type(n, 0);
+	if (!t || t->dtype != AL_DT_FP16)
+		return false;
+	double eps;
+	if (!param_number(n, "epsilon", &eps) || isnan(eps) || !(eps < 1e-7))
+		return false; /* absent: the MIL default 1e-5 */
+	return al_rx_say(reason, cap, "%s epsilon %g < 1e-7 in fp16", n->type, eps);
+}
+
+bool al_rp_mil_classify(const struct al_node *n, const struct al_submodel *s, char *reason,
+			size_t cap)
+{
+	if (!is_type(n, "classify"))
+		return false;
+	return al_rx_say(reason, cap, "classify maps probabilities to labels on the CPU");
+}

@@ -1,0 +1,183 @@
+/* rules_model.c: the predicates of the whole-model rules (ANE040 and up in rules.def).
+ *
+ * Each looks at one sub-model as the loaders describe it: its type, its input
+ * features (shapes and flexibility) and its weight byte counts. They read no
+ * graph; pipeline containers are left to their stages, which are sub-models of
+ * their own.
+ */
+#include "rules.h"
+
+#include <string.h>
+
+/* ================================================================ helpers */
+
+static bool in_list(const char *type, const char *const *names)
+{
+	if (!type)
+		return false;
+	for (; *names; names++)
+		if (strcmp(type, *names) == 0)
+			return true;
+	return false;
+}
+
+static bool is_neural(const struct al_submodel *s)
+{
+	return s->world == AL_WORLD_NN || s->world == AL_WORLD_MIL;
+}
+
+static const char *const containers[] = {"pipeline", "pipelineClassifier", "pipelineRegressor",
+					 NULL};
+
+static const char *const non_neural[] = {
+	"glmRegressor", "supportVectorRegressor", "treeEnsembleRegressor",
+	"bayesianProbitRegressor", "glmClassifier", "supportVectorClassifier",
+	"treeEnsembleClassifier", "kNearestNeighborsClassifier", "itemSimilarityRecommender",
+	"oneHotEncoder", "imputer", "featureVectorizer", "dictVectorizer", "scaler",
+	"categoricalMapping", "normalizer", "arrayFeatureExtractor", "nonMaximumSuppression",
+	"identity", "classConfidenceThresholding", NULL};
+
+static const char *const os_provided[] = {
+	"visionFeaturePrint", "audioFeaturePrint", "soundAnalysisPreprocessing", "textClassifier",
+	"wordTagger", "gazetteer", "wordEmbedding", NULL};
+
+/* "[1, 1..64]" from (lo, hi) pairs; hi < 0 = unbounded. */
+static void ranges_str(char *buf, size_t cap, const int64_t *v, uint32_t n)
+{
+	size_t len = 0;
+	int k = snprintf(buf, cap, "[");
+	len = k > 0 ? (size_t)k : 0;
+	for (uint32_t i = 0; i < n && i < AL_RX_MAX_DIMS && len < cap; i++) {
+		int64_t lo = v[2 * i], hi = v[2 * i + 1];
+		const char *sep = i ? ", " : "";
+		if (lo == hi)
+			k = snprintf(buf + len, cap - len, "%s%lld", sep, (long long)lo);
+		else if (hi < 0)
+			k = snprintf(buf + len, cap - len, "%s%lld..inf", sep, (long long)lo);
+		else
+			k = snprintf(buf + len, cap - len, "%s%lld..%lld", sep, (long long)lo,
+				     (long long)hi);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+	if (len < cap)
+		snprintf(buf + len, cap - len, "]");
+}
+
+/* ================================================================ ANE040-041: flexible shapes */
+
+bool al_rp_model_range_flex(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!is_neural(s))
+		return false;
+	for (uint32_t i = 0; i < s->n_inputs; i++) {
+		const struct al_feature *f = &s->inputs[i];
+		if (f->flex != AL_FLEX_RANGE || !f->flex_values)
+			continue;
+		/* images: [hlo, hhi, wlo, whi]; arrays: rank (lo, hi) pairs */
+		uint32_t axes = f->kind == AL_FEAT_IMAGE ? 2 : f->rank;
+		bool flexible = false;
+		for (uint32_t k = 0; k < axes; k++)
+			flexible |= f->flex_values[2 * k] != f->flex_values[2 * k + 1];
+		if (!flexible)
+			continue;
+		char b[256];
+		ranges_str(b, sizeof b, f->flex_values, axes);
+		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s",
+				 f->name ? f->name : "?", b, f->kind == AL_FEAT_IMAGE ? " (H, W)" : "");
+	}
+	return false;
+}
+
+bool al_rp_model_enum_multi(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!is_neural(s))
+		return false;
+	const struct al_feature *first = NULL, *second = NULL;
+	uint32_t count = 0;
+	for (uint32_t i = 0; i < s->n_inputs; i++) {
+		const struct al_feature *f = &s->inputs[i];
+		if (f->flex != AL_FLEX_ENUMERATED || f->n_shapes < 2)
+			continue; /* one enumerated shape is a fixed shape */
+		if (count == 0)
+			first = f;
+		else if (count == 1)
+			second = f;
+		count++;
+	}
+	if (count < 2)
+		return false;
+	return al_rx_say(reason, cap, "%u inputs have enumerated shapes: '%s' (%u shapes), '%s' (%u)%s",
+			 count, first->name ? first->name : "?", first->n_shapes,
+			 second->name ? second->name : "?", second->n_shapes, count > 2 ? ", ..." : "");
+}
+
+/* ================================================================ ANE042-044: model types */
+
+bool al_rp_model_non_neural(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (s->world != AL_WORLD_OTHER || !in_list(s->type, non_neural))
+		return false;
+	return al_rx_say(reason, cap, "model type %s is not a neural network; it runs on the CPU",
+			 s->type);
+}
+
+bool al_rp_model_opaque(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (s->world != AL_WORLD_OTHER || in_list(s->type, non_neural) || in_list(s->type, containers))
+		return false;
+	const char *t = s->type ? s->type : "?";
+	if (in_list(t, os_provided))
+		return al_rx_say(reason, cap, "%s is provided by the OS; its network is not in the file",
+				 t);
+	if (strcmp(t, "linkedModel") == 0)
+		return al_rx_say(reason, cap, "linkedModel: the model is in another file");
+	if (strcmp(t, "customModel") == 0)
+		return al_rx_say(reason, cap, "customModel: the app's own code, not analysable");
+	return al_rx_say(reason, cap, "model type %s: anelint cannot see its operations", t);
+}
+
+bool al_rp_model_nn_classifier(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!s->type || strcmp(s->type, "neuralNetworkClassifier") != 0)
+		return false;
+	return al_rx_say(reason, cap, "class label '%s' and probabilities '%s' are computed after "
+			 "the ANE segment", s->predicted_feature ? s->predicted_feature : "?",
+			 s->predicted_probabilities ? s->predicted_probabilities : "?");
+}
+
+/* ================================================================ ANE045-046 */
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+bool al_rp_model_weights_1g(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (in_list(s->type, containers) || s->n_children > 0)
+		return false; /* the stages carry the weights and are checked themselves */
+	const struct al_weight_stats *w = &s->weights;
+	uint64_t total = w->fp32;
+	uint64_t parts[3] = {w->fp16, w->quantized, w->other};
+	for (int i = 0; i < 3; i++)
+		total = total > UINT64_MAX - parts[i] ? UINT64_MAX : total + parts[i];
+	if (total <= (uint64_t)1 << 30)
+		return false;
+	return al_rx_say(reason, cap, "weights %.2f GiB > 1 GiB (fp32 %.2f, fp16 %.2f, quantized "
+			 "%.2f, other %.2f GiB)", (double)total / GIB, (double)w->fp32 / GIB,
+			 (double)w->fp16 / GIB, (double)w->quantized / GIB, (double)w->other / GIB);
+}
+
+bool al_rp_model_int_input(const struct al_submodel *s, char *reason, size_t cap)
+{
+	if (!is_neural(s))
+		return false;
+	for (uint32_t i = 0; i < s->n_inputs; i++) {
+		const struct al_feature *f = &s->inputs[i];
+		bool is_int = f->kind == AL_FEAT_INT64 ||
+			      (f->kind == AL_FEAT_MULTIARRAY && f->dtype == AL_DT_INT32);
+		if (is_int)
+			return al_rx_say(reason, cap, "input '%s' is %s", f->name ? f->name : "?",
+					 f->kind == AL_FEAT_INT64 ? "int64" : "int32");
+	}
+	return false;
+}

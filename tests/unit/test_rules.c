@@ -1,0 +1,969 @@
+/* test_rules.c: the rule table and engine (src/rules*.c).
+ *
+ * A data table of cases {fixture, sub-model, node, rule, fires or not} checks
+ * every rule against the fixtures in tests/data (copied converted models and
+ * the crafted ones from tools/mkfixtures.py); a rule without at least one case
+ * that fires and one that must not fire fails the coverage test. Also: the
+ * table's own consistency, lookups, how verdicts combine rules, out-of-memory
+ * handling, the > 1 GiB weights rule on a sparse file built at test time,
+ * docs/rules.md being in sync with the table (ANELINT_UPDATE_DOCS=1 rewrites
+ * it), and, when ../shared/corpus exists, a few real-model expectations.
+ */
+#include "testutil.h"
+
+#include "anelint.h"
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+/* ================================================================ fixtures */
+
+#define MAX_OPEN 48
+
+static struct {
+	char path[512];
+	al_model *m;
+} cache[MAX_OPEN];
+static int n_cache;
+
+/* Open and check tests/data/<rel> once per run; NULL (and a message) on failure. */
+static al_model *load(const char *rel)
+{
+	for (int i = 0; i < n_cache; i++)
+		if (strcmp(cache[i].path, rel) == 0)
+			return cache[i].m;
+	if (n_cache == MAX_OPEN)
+		return NULL;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	enum al_status st = al_model_open(fixture(rel), &m, d);
+	if (st == AL_OK)
+		st = al_model_check(m, NULL, d);
+	if (st != AL_OK) {
+		print_error("%s: %s\n", rel, al_status_str(st));
+		for (size_t i = 0; i < al_diags_count(d); i++)
+			print_error("  %s\n", al_diags_get(d, i)->msg);
+		al_model_free(m);
+		m = NULL;
+	}
+	al_diags_free(d);
+	snprintf(cache[n_cache].path, sizeof cache[n_cache].path, "%s", rel);
+	cache[n_cache++].m = m;
+	return m;
+}
+
+static int free_cache(void **state)
+{
+	(void)state;
+	for (int i = 0; i < n_cache; i++)
+		al_model_free(cache[i].m);
+	n_cache = 0;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(tail);
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+static bool sub_matches(const struct al_submodel *s, const char *sel)
+{
+	return !sel || ends_with(s->path, sel);
+}
+
+/* Visit every node of every graph of s (nested bodies included). */
+typedef void node_fn(const struct al_node *n, void *ctx);
+
+static void walk_graph(const struct al_graph *g, node_fn *fn, void *ctx, int depth)
+{
+	if (!g || depth > AL_MAX_DEPTH + 1)
+		return;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		fn(&g->nodes[i], ctx);
+		for (uint32_t k = 0; k < g->nodes[i].n_sub; k++)
+			walk_graph(g->nodes[i].sub[k], fn, ctx, depth + 1);
+	}
+}
+
+static void walk(const struct al_submodel *s, node_fn *fn, void *ctx)
+{
+	for (uint32_t g = 0; g < s->n_graphs; g++)
+		walk_graph(s->graphs[g], fn, ctx, 0);
+}
+
+static bool node_has(const struct al_node *n, const char *rule)
+{
+	for (uint32_t i = 0; i < n->verdict.n_rules; i++)
+		if (strcmp(n->verdict.rules[i]->id, rule) == 0)
+			return true;
+	return false;
+}
+
+static bool sub_has(const struct al_submodel *s, const char *rule)
+{
+	for (uint32_t i = 0; i < s->n_findings; i++)
+		if (strcmp(s->findings[i].rule->id, rule) == 0)
+			return true;
+	return false;
+}
+
+/* The node named `name` (or of type "@type") in the selected sub-models. */
+struct find {
+	const char *sel;
+	const char *rule;
+	const struct al_node *found;
+	unsigned matched, fired;
+};
+
+static void find_node(const struct al_node *n, void *ctx)
+{
+	struct find *f = ctx;
+	bool match = f->sel[0] == '@' ? n->type && strcmp(n->type, f->sel + 1) == 0
+				      : n->name && strcmp(n->name, f->sel) == 0;
+	if (!match)
+		return;
+	f->matched++;
+	if (!f->found)
+		f->found = n;
+	if (f->rule && node_has(n, f->rule))
+		f->fired++;
+}
+
+static const struct al_node *node_in(al_model *m, const char *sub, const char *name)
+{
+	struct find f = {.sel = name};
+	for (size_t i = 0; m && i < al_model_count(m); i++)
+		if (sub_matches(al_model_get(m, i), sub))
+			walk(al_model_get(m, i), find_node, &f);
+	return f.found;
+}
+
+/* ================================================================ the case table */
+
+struct rcase {
+	const char *fixture; /* under tests/data */
+	const char *sub;     /* sub-model path suffix, NULL = every sub-model */
+	const char *node;    /* layer/op name, "@type" = every node of that type, NULL = model finding */
+	const char *rule;
+	bool fires;
+};
+
+#define CV(f) "converted/" f
+#define CR(f) "crafted/" f
+
+static const struct rcase cases[] = {
+	/* ---- ANE001 custom layer */
+	{CV("builder__custom_layer.mlmodel"), NULL, "custom_swish", "ANE001", true},
+	{CV("builder__custom_layer.mlmodel"), NULL, "@convolution", "ANE001", false},
+	/* ---- ANE002 recurrent */
+	{CV("builder__legacy_lstm_bilstm_gru.mlmodel"), NULL, "lstm", "ANE002", true},
+	{CV("builder__legacy_lstm_bilstm_gru.mlmodel"), NULL, "bilstm", "ANE002", true},
+	{CV("builder__legacy_lstm_bilstm_gru.mlmodel"), NULL, "gru", "ANE002", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "@innerProduct", "ANE002", false},
+	/* ---- ANE003 gather */
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "gather", "ANE003", true},
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "gather_axis", "ANE003", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "gather_2", "ANE003", true}, /* inside a loop body */
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "cat", "ANE003", false},
+	/* ---- ANE004 dilated convolution (warning) */
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE004", true},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "var_42", "ANE004", true}, /* [1,3] */
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "dilconv", "ANE004", true},
+	{CR("nn_rules.mlmodel"), NULL, "conv_tall", "ANE004", false},
+	/* ---- ANE005 broadcastable */
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "addb", "ANE005", true},
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "mulb", "ANE005", true},
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "legacy_add", "ANE005", false},
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "legacy_max", "ANE005", false},
+	/* ---- ANE006 ND layers */
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "cat", "ANE006", true},
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "c", "ANE006", true},
+	{CV("broadcast_mul_chw_c11__nn_ios13.mlmodel"), NULL, "w", "ANE006", true},
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "concat", "ANE006", false},
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "k", "ANE006", false},
+	/* ---- ANE007 other general-rank layers (warning only) */
+	{CV("gru__nn_ios14.mlmodel"), NULL, "squeeze_2", "ANE007", true},
+	{CR("nn_rules.mlmodel"), NULL, "bmm_w", "ANE007", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "gather_2", "ANE007", false},     /* ANE003 decides */
+	{CV("cumsum__nn_ios14.mlmodel"), NULL, "@cumSum", "ANE007", false},   /* ANE015 decides */
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "addb", "ANE007", false},
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "cat", "ANE007", false},
+	/* ---- ANE008 / ANE009 pooling */
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "a", "ANE008", true},
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "b", "ANE008", true},
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "a", "ANE009", true},
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "pool_back", "ANE008", false},
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "pool_back", "ANE009", false},
+	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE008", false},
+	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE009", false},
+	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE009", false},
+	/* ---- ANE010 upsample */
+	{CV("upsample_x4_nearest__nn_ios13.mlmodel"), NULL, "@upsample", "ANE010", true},
+	{CR("nn_rules.mlmodel"), NULL, "up_frac", "ANE010", true},
+	{CR("nn_rules.mlmodel"), NULL, "up2", "ANE010", false},
+	/* ---- ANE011 channel-broadcast multiply */
+	{CV("broadcast_mul_chw_c11__nn_ios13.mlmodel"), NULL, "4", "ANE011", true},
+	{CV("builder__legacy_rank5_elementwise.mlmodel"), NULL, "mul_ab", "ANE011", true},
+	{CV("broadcast_mul_chw_c11__nn_ios13.mlmodel"), NULL, "5", "ANE011", false}, /* x constant */
+	{CV("builder__mixed_legacy_and_broadcastable.mlmodel"), NULL, "legacy_mul_alpha", "ANE011",
+	 false},
+	/* ---- ANE012 batchedMatmul of two runtime inputs */
+	{CR("nn_rules.mlmodel"), NULL, "bmm_dyn", "ANE012", true},
+	{CR("nn_rules.mlmodel"), NULL, "bmm_w", "ANE012", false},
+	/* ---- ANE013 batchnorm after convolution (warning) */
+	{CR("nn_rules.mlmodel"), NULL, "bn_fold", "ANE013", true},
+	{CR("nn_rules.mlmodel"), NULL, "bn_inst", "ANE013", false},
+	{CR("nn_rules.mlmodel"), NULL, "bn_eps", "ANE013", false},
+	/* ---- ANE014 convolution kernel width */
+	{CR("nn_rules.mlmodel"), NULL, "conv_wide", "ANE014", true},
+	{CR("nn_rules.mlmodel"), NULL, "conv_tall", "ANE014", false},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "@convolution", "ANE014", false},
+	/* ---- ANE015 cumSum / fill / range */
+	{CV("cumsum__nn_ios14.mlmodel"), NULL, "@cumSum", "ANE015", true},
+	{CV("arange_dynamic__nn_ios13.mlmodel"), NULL, "@rangeDynamic", "ANE015", true},
+	{CV("cumsum__nn_ios14.mlmodel"), NULL, "@add", "ANE015", false},
+	/* ---- ANE016 control flow */
+	{CV("gru__nn_ios14.mlmodel"), NULL, "while_loop_0", "ANE016", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "less_1", "ANE016", false},
+	/* ---- ANE017 no ANE lowering */
+	{CV("arange_dynamic__nn_ios13.mlmodel"), NULL, "@getShape", "ANE017", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "scatter_1", "ANE017", true},
+	{CV("gru__nn_ios14.mlmodel"), NULL, "@innerProduct", "ANE017", false},
+	/* ---- ANE018 normalization epsilon (warning) */
+	{CR("nn_rules.mlmodel"), NULL, "bn_eps", "ANE018", true},
+	{CR("nn_rules.mlmodel"), NULL, "ln_noeps", "ANE018", true},
+	{CR("nn_rules.mlmodel"), NULL, "bn_fold", "ANE018", false},
+	{CR("nn_rules.mlmodel"), NULL, "mvn_nov", "ANE018", false},
+
+	/* ---- ANE020 CPU-only ops */
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "@cumsum", "ANE020", true},
+	{CV("arange_dynamic__mlp_fp16.mlpackage"), NULL, "@range_1d", "ANE020", true},
+	{CV("full_fill_dynamic__mlp_ios17_fp16.mlpackage"), NULL, "@fill_like", "ANE020", true},
+	{CV("full_fill_dynamic__mlp_ios17_fp16.mlpackage"), NULL, "@fill", "ANE020", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "@add", "ANE020", false},
+	/* ---- ANE021 recurrent ops */
+	{CV("lstm__mlp_ios17_fp16.mlpackage"), NULL, "@lstm", "ANE021", true},
+	{CV("lstm__mlp_ios17_fp16.mlpackage"), NULL, "@linear", "ANE021", false},
+	/* ---- ANE022 gather ops */
+	{CV("gather_index_select__mlp_fp16.mlpackage"), NULL, "@gather", "ANE022", true},
+	{CV("gather_index_select__mlp_fp16.mlpackage"), NULL, "@gather_along_axis", "ANE022", true},
+	{CV("gather_index_select__mlp_fp16.mlpackage"), NULL, "@reduce_mean", "ANE022", false},
+	/* ---- ANE023 custom_layer */
+	{CR("mil_rules.mlpackage"), NULL, "custom", "ANE023", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE023", false},
+	/* ---- ANE024 dilated conv (warning) */
+	{CV("dilated_conv__mlp_ios17_fp16.mlpackage"), NULL, "@conv", "ANE024", true},
+	{CR("mil_rules.mlpackage"), NULL, "conv_tall", "ANE024", false}, /* dilations [1,1] */
+	{CR("mil_rules.mlpackage"), NULL, "conv_wide", "ANE024", false}, /* no dilations */
+	/* ---- ANE025 / ANE026 pooling */
+	{CV("pool_k15_s3__mlp_fp16.mlpackage"), NULL, "@max_pool", "ANE025", true},
+	{CV("pool_k15_s3__mlp_fp16.mlpackage"), NULL, "@avg_pool", "ANE025", true},
+	{CV("pool_k15_s3__mlp_fp16.mlpackage"), NULL, "@max_pool", "ANE026", true},
+	{CV("pool_k15_s3__mlp_fp16.mlpackage"), NULL, "@concat", "ANE025", false},
+	{CV("pool_k15_s3__mlp_fp16.mlpackage"), NULL, "@concat", "ANE026", false},
+	/* ---- ANE027 upsample */
+	{CV("upsample_x4__mlp_fp16.mlpackage"), NULL, "@upsample_nearest_neighbor", "ANE027", true},
+	{CV("upsample_x4__mlp_fp16.mlpackage"), NULL, "@upsample_bilinear", "ANE027", true},
+	{CV("upsample_x4__mlp_fp16.mlpackage"), NULL, "@conv", "ANE027", false},
+	/* ---- ANE028 conv kernel width */
+	{CR("mil_rules.mlpackage"), NULL, "conv_wide", "ANE028", true},
+	{CR("mil_rules.mlpackage"), NULL, "conv_tall", "ANE028", false},
+	{CV("dilated_conv__mlp_ios17_fp16.mlpackage"), NULL, "@conv", "ANE028", false},
+	/* ---- ANE029 fp32 compute */
+	{CV("cumsum__mlp_fp32.mlpackage"), NULL, "@add", "ANE029", true},
+	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE029", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu32", "ANE029", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE029", false},
+	{CR("mil_rules.mlpackage"), NULL, "back16", "ANE029", false},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "@cast", "ANE029", false}, /* ANE030's */
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@while_loop", "ANE029", false}, /* its blocks decide */
+	/* ---- ANE030 fp32 I/O casts */
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE030", true},
+	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE030", false},
+	{CR("mil_rules.mlpackage"), NULL, "back16", "ANE030", false},
+	{CV("broadcast_mul_chw_c11__mlp_ios17_fp16.mlpackage"), NULL, "@mul", "ANE030", false},
+	/* ---- ANE031 int32/int64 tensors */
+	{CV("arange_dynamic__mlp_fp16.mlpackage"), NULL, "@shape", "ANE031", true},
+	{CR("mil_rules.mlpackage"), NULL, "topk_values", "ANE031", true}, /* indices output */
+	{CV("arange_dynamic__mlp_fp16.mlpackage"), NULL, "@mul", "ANE031", false},
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@while_loop", "ANE031", false}, /* int32 counter */
+	/* ---- ANE032 rank > 5 */
+	{CR("mil_rules.mlpackage"), NULL, "r6", "ANE032", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE032", false},
+	/* ---- ANE033 control flow and lists */
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@while_loop", "ANE033", true},
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@less", "ANE033", false},
+	/* ---- ANE034 no ANE lowering */
+	{CR("mil_rules.mlpackage"), NULL, "mod_out", "ANE034", true},
+	{CV("arange_dynamic__mlp_fp16.mlpackage"), NULL, "@shape", "ANE034", true},
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@scatter", "ANE034", true},
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "@const", "ANE034", false},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE034", false},
+	/* ---- ANE035 topk / argsort */
+	{CR("mil_rules.mlpackage"), NULL, "topk_values", "ANE035", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE035", false},
+	/* ---- ANE036 normalization epsilon (warning) */
+	{CR("mil_rules.mlpackage"), NULL, "ln_tiny", "ANE036", true},
+	{CR("mil_rules.mlpackage"), NULL, "ln_ok", "ANE036", false},
+	/* ---- ANE037 classify */
+	{CR("mil_rules.mlpackage"), NULL, "classLabel", "ANE037", true},
+	{CR("mil_rules.mlpackage"), NULL, "relu16", "ANE037", false},
+
+	/* ---- ANE040 range flexibility */
+	{CV("arange_dynamic__nn_ios13.mlmodel"), NULL, NULL, "ANE040", true},
+	{CV("arange_dynamic__mlp_fp16.mlpackage"), NULL, NULL, "ANE040", true},
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, NULL, "ANE040", false},
+	{CR("enum_pipeline.mlmodel"), NULL, NULL, "ANE040", false},
+	/* ---- ANE041 enumerated shapes on several inputs (warning) */
+	{CR("enum_pipeline.mlmodel"), ":pipeline/two_enum", NULL, "ANE041", true},
+	{CR("enum_pipeline.mlmodel"), ":pipeline/one_enum", NULL, "ANE041", false},
+	{CR("enum_pipeline.mlmodel"), "enum_pipeline.mlmodel", NULL, "ANE041", false}, /* container */
+	/* ---- ANE042 non-neural model */
+	{CR("nonneural_pipeline.mlmodel"), ":pipeline/model1", NULL, "ANE042", true},
+	{CR("nonneural_pipeline.mlmodel"), ":pipeline/model0", NULL, "ANE042", false},
+	{CR("nonneural_pipeline.mlmodel"), "nonneural_pipeline.mlmodel", NULL, "ANE042", false},
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, NULL, "ANE042", false},
+	/* ---- ANE043 model not analysable (warning) */
+	{CR("nonneural_pipeline.mlmodel"), ":pipeline/model0", NULL, "ANE043", true},
+	{CR("nonneural_pipeline.mlmodel"), ":pipeline/model1", NULL, "ANE043", false},
+	{CR("nonneural_pipeline.mlmodel"), "nonneural_pipeline.mlmodel", NULL, "ANE043", false},
+	/* ---- ANE044 NeuralNetwork classifier (warning) */
+	{CR("nn_classifier.mlmodel"), NULL, NULL, "ANE044", true},
+	{CR("nn_rules.mlmodel"), NULL, NULL, "ANE044", false},
+	/* ---- ANE045 weights > 1 GiB: must-fire is test_weights_over_1gib (sparse file) */
+	{CV("builder__legacy_lstm_bilstm_gru.mlmodel"), NULL, NULL, "ANE045", false},
+	{CV("lstm__mlp_ios17_fp16.mlpackage"), NULL, NULL, "ANE045", false},
+	/* ---- ANE046 integer input (warning) */
+	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, NULL, "ANE046", true},
+	{CV("gather_index_select__nn_ios13.mlmodel"), NULL, NULL, "ANE046", false}, /* fp32 idx */
+	{CV("gather_index_select__mlp_fp16.mlpackage"), NULL, NULL, "ANE046", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, NULL, "ANE046", false},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+/* Rules whose must-fire case is a dedicated test rather than a table row. */
+static const char *const fired_elsewhere[] = {"ANE045", NULL};
+
+/* One case; returns false after printing why it failed. */
+static bool run_case(const struct rcase *c)
+{
+	al_model *m = load(c->fixture);
+	if (!m) {
+		print_error("case %s %s: cannot load %s\n", c->rule, c->node ? c->node : "(model)",
+			    c->fixture);
+		return false;
+	}
+	if (!al_rule_find(c->rule)) {
+		print_error("case: no rule %s\n", c->rule);
+		return false;
+	}
+	if (!c->node) {
+		unsigned subs = 0, hits = 0;
+		for (size_t i = 0; i < al_model_count(m); i++) {
+			const struct al_submodel *s = al_model_get(m, i);
+			if (!sub_matches(s, c->sub))
+				continue;
+			subs++;
+			hits += sub_has(s, c->rule);
+		}
+		if (subs == 0) {
+			print_error("%s: no sub-model %s\n", c->fixture, c->sub);
+			return false;
+		}
+		if ((hits > 0) != c->fires) {
+			print_error("%s %s: model rule %s %s\n", c->fixture, c->sub ? c->sub : "",
+				    c->rule, c->fires ? "did not fire" : "fired");
+			return false;
+		}
+		return true;
+	}
+	struct find f = {.sel = c->node, .rule = c->rule};
+	for (size_t i = 0; i < al_model_count(m); i++)
+		if (sub_matches(al_model_get(m, i), c->sub))
+			walk(al_model_get(m, i), find_node, &f);
+	if (f.matched == 0) {
+		print_error("%s: no node %s\n", c->fixture, c->node);
+		return false;
+	}
+	if ((f.fired > 0) != c->fires) {
+		print_error("%s: %s on %s %s (%u of %u matching nodes)\n", c->fixture, c->rule, c->node,
+			    c->fires ? "did not fire" : "fired", f.fired, f.matched);
+		return false;
+	}
+	return true;
+}
+
+static void test_cases(void **state)
+{
+	(void)state;
+	unsigned failed = 0;
+	for (size_t i = 0; i < N_CASES; i++)
+		failed += !run_case(&cases[i]);
+	assert_int_equal(failed, 0);
+}
+
+/* Every rule has at least one case that fires and one that must not. */
+static void test_every_rule_has_fixtures(void **state)
+{
+	(void)state;
+	unsigned missing = 0;
+	for (size_t r = 0; r < al_rules_count(); r++) {
+		const char *id = al_rule_at(r)->id;
+		bool pos = false, neg = false;
+		for (size_t i = 0; i < N_CASES; i++) {
+			if (strcmp(cases[i].rule, id) != 0)
+				continue;
+			pos |= cases[i].fires;
+			neg |= !cases[i].fires;
+		}
+		for (const char *const *e = fired_elsewhere; *e; e++)
+			pos |= strcmp(*e, id) == 0;
+		if (!pos || !neg) {
+			print_error("%s has no case that %s\n", id, !pos ? "fires" : "must not fire");
+			missing++;
+		}
+	}
+	assert_int_equal(missing, 0);
+}
+
+/* ================================================================ the table itself */
+
+static bool one_line(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20)
+			return false;
+	return true;
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	size_t n = al_rules_count();
+	assert_true(n >= 40);
+	assert_null(al_rule_at(n));
+	int prev = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct al_rule *r = al_rule_at(i);
+		assert_non_null(r);
+		int num = 0;
+		char tail = 0;
+		assert_int_equal(sscanf(r->id, "ANE%3d%c", &num, &tail), 1);
+		assert_int_equal(strlen(r->id), 6);
+		assert_true(num > prev); /* ascending, unique */
+		prev = num;
+		/* ids by scope: NN 1-19, MIL 20-39, model 40+ */
+		if (r->scope == AL_SCOPE_NN)
+			assert_true(num >= 1 && num <= 19);
+		else if (r->scope == AL_SCOPE_MIL)
+			assert_true(num >= 20 && num <= 39);
+		else
+			assert_true(r->scope == AL_SCOPE_MODEL && num >= 40);
+		for (const char *c = r->name; *c; c++)
+			assert_true(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '-');
+		for (size_t k = 0; k < i; k++)
+			assert_string_not_equal(al_rule_at(k)->name, r->name);
+		assert_true(one_line(r->title));
+		assert_true(one_line(r->provenance));
+		assert_true(one_line(r->why));
+		assert_true(one_line(r->fix));
+		assert_true(!r->catalog || one_line(r->catalog));
+		assert_true(!r->url || strncmp(r->url, "https://", 8) == 0);
+		assert_true(r->confidence == 'A' || r->confidence == 'M' || r->confidence == 'G');
+		assert_true((unsigned)r->kind < AL_RULE_KIND_COUNT);
+		assert_true((unsigned)r->unit < AL_UNIT_COUNT);
+		if (r->kind == AL_RULE_WARN)
+			assert_true(r->unit == AL_UNIT_ANE || r->unit == AL_UNIT_NONE);
+		else
+			assert_true(r->unit != AL_UNIT_ANE && r->unit != AL_UNIT_NONE);
+	}
+}
+
+static void test_find(void **state)
+{
+	(void)state;
+	const struct al_rule *r = al_rule_find("ANE008");
+	assert_non_null(r);
+	assert_string_equal(r->name, "nn-pool-kernel-gt-13");
+	assert_ptr_equal(al_rule_find("ane008"), r);
+	assert_ptr_equal(al_rule_find("nn-pool-kernel-gt-13"), r);
+	assert_ptr_equal(al_rule_find("Ane008"), r);
+	assert_null(al_rule_find("ANE999"));
+	assert_null(al_rule_find("pool"));
+	assert_null(al_rule_find(""));
+	assert_null(al_rule_find(NULL));
+	for (size_t i = 0; i < al_rules_count(); i++) {
+		assert_ptr_equal(al_rule_find(al_rule_at(i)->id), al_rule_at(i));
+		assert_ptr_equal(al_rule_find(al_rule_at(i)->name), al_rule_at(i));
+	}
+}
+
+/* ================================================================ verdicts */
+
+static void test_verdict_fallback(void **state)
+{
+	(void)state;
+	al_model *m = load(CV("pool_k15_s3__nn_ios13.mlmodel"));
+	assert_non_null(m);
+	const struct al_node *a = node_in(m, NULL, "a");
+	assert_non_null(a);
+	assert_false(a->verdict.ane);
+	assert_int_equal(a->verdict.unit, AL_UNIT_GPU_OR_CPU);
+	assert_int_equal(a->verdict.confidence, 'M');
+	assert_int_equal(a->verdict.n_rules, 2);
+	assert_string_equal(a->verdict.rules[0]->id, "ANE008"); /* table order */
+	assert_string_equal(a->verdict.rules[1]->id, "ANE009");
+	assert_non_null(strstr(a->verdict.reasons[0], "15x15 > 13"));
+	assert_non_null(strstr(a->verdict.reasons[1], "3x3"));
+	const struct al_node *cat = node_in(m, NULL, "@concat");
+	assert_non_null(cat);
+	assert_true(cat->verdict.ane);
+	assert_int_equal(cat->verdict.unit, AL_UNIT_ANE);
+	assert_int_equal(cat->verdict.confidence, 'G'); /* no known obstacle: weak evidence */
+	assert_int_equal(cat->verdict.n_rules, 0);
+}
+
+static void test_verdict_warn_only(void **state)
+{
+	(void)state;
+	al_model *m = load(CV("dilated_conv__nn_ios13.mlmodel"));
+	assert_non_null(m);
+	const struct al_node *n = node_in(m, NULL, "input.1");
+	assert_non_null(n);
+	assert_true(n->verdict.ane); /* a warning lists the rule but keeps the node on the ANE */
+	assert_int_equal(n->verdict.unit, AL_UNIT_ANE);
+	assert_int_equal(n->verdict.confidence, 'G');
+	assert_int_equal(n->verdict.n_rules, 1);
+	assert_string_equal(n->verdict.reasons[0], "convolution dilationFactor [2,2]");
+}
+
+static void test_verdict_strongest_rule(void **state)
+{
+	(void)state;
+	/* topk: ANE031 (A, gpu_or_cpu) and ANE035 (M, gpu_or_cpu) -> A wins */
+	al_model *m = load(CR("mil_rules.mlpackage"));
+	assert_non_null(m);
+	const struct al_node *t = node_in(m, NULL, "topk_values");
+	assert_non_null(t);
+	assert_false(t->verdict.ane);
+	assert_int_equal(t->verdict.confidence, 'A');
+	/* fp32 cumsum: ANE020 (M, cpu) and ANE029 (A, gpu_or_cpu) -> ANE029's unit */
+	m = load(CV("cumsum__mlp_fp32.mlpackage"));
+	assert_non_null(m);
+	const struct al_node *c = node_in(m, NULL, "@cumsum");
+	assert_non_null(c);
+	assert_int_equal(c->verdict.unit, AL_UNIT_GPU_OR_CPU);
+	assert_int_equal(c->verdict.confidence, 'A');
+	/* lstm in an fp16 program: ANE021 (A, cpu) beats nothing stronger -> cpu */
+	m = load(CV("lstm__mlp_ios17_fp16.mlpackage"));
+	assert_non_null(m);
+	const struct al_node *l = node_in(m, NULL, "@lstm");
+	assert_non_null(l);
+	assert_int_equal(l->verdict.unit, AL_UNIT_CPU);
+	assert_int_equal(l->verdict.confidence, 'A');
+}
+
+static void no_rules_on_const(const struct al_node *n, void *ctx)
+{
+	unsigned *bad = ctx;
+	if (!n->type || (strcmp(n->type, "const") != 0 && strncmp(n->type, "constexpr_", 10) != 0))
+		return;
+	if (n->verdict.n_rules != 0 || n->verdict.unit != AL_UNIT_NONE || !n->verdict.ane)
+		(*bad)++;
+}
+
+static void test_const_ops_never_fire(void **state)
+{
+	(void)state;
+	const char *pk[] = {CV("gru__mlp_fp16.mlpackage"), CV("cumsum__mlp_fp32.mlpackage"),
+			    CR("mil_rules.mlpackage")};
+	for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
+		al_model *m = load(pk[i]);
+		assert_non_null(m);
+		unsigned bad = 0;
+		for (size_t k = 0; k < al_model_count(m); k++)
+			walk(al_model_get(m, k), no_rules_on_const, &bad);
+		assert_int_equal(bad, 0);
+	}
+}
+
+/* Every reason of every fixture is one line and names something. */
+static void check_reasons(const struct al_node *n, void *ctx)
+{
+	unsigned *bad = ctx;
+	for (uint32_t i = 0; i < n->verdict.n_rules; i++)
+		if (!one_line(n->verdict.reasons[i]) || !n->verdict.rules[i])
+			(*bad)++;
+}
+
+static void test_reasons_one_line(void **state)
+{
+	(void)state;
+	unsigned bad = 0;
+	for (size_t i = 0; i < N_CASES; i++) {
+		al_model *m = load(cases[i].fixture);
+		for (size_t k = 0; m && k < al_model_count(m); k++) {
+			const struct al_submodel *s = al_model_get(m, k);
+			walk(s, check_reasons, &bad);
+			for (uint32_t f = 0; f < s->n_findings; f++)
+				bad += !one_line(s->findings[f].reason);
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+static void test_check_idempotent(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture(CV("pool_k15_s3__nn_ios13.mlmodel")), &m, d), AL_OK);
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	const struct al_node *a = node_in(m, NULL, "a");
+	const struct al_rule *const *rules = a->verdict.rules;
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	assert_ptr_equal(a->verdict.rules, rules);
+	assert_int_equal(al_diags_errors(d), 0);
+	al_model_free(m);
+	al_diags_free(d);
+	assert_int_equal(al_model_check(NULL, NULL, NULL), AL_E_INVALID_ARG);
+}
+
+/* Leave the model arena with a full chunk at its head, so that the next
+ * arena allocation (by the rules) has to malloc a new chunk. A 64 KiB request
+ * that does not fit gets a chunk of exactly that size. */
+static void fill_arena(al_model *m)
+{
+	for (int i = 0; i < 64; i++) {
+		size_t cap = m->arena.cap;
+		assert_non_null(al_arena_alloc(&m->arena, 64 * 1024));
+		if (m->arena.cap != cap)
+			return;
+	}
+	fail();
+}
+
+/* Every allocation of al_model_check may fail: it must report AL_E_NOMEM
+ * cleanly (no crash, no leak under ASan) and succeed once memory is back. */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	const char *files[] = {CR("mil_rules.mlpackage"), CR("nonneural_pipeline.mlmodel"),
+			       CV("gru__nn_ios14.mlmodel")};
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		bool succeeded = false, nomem_seen = false;
+		for (unsigned long k = 1; k < 64 && !succeeded; k++) {
+			al_diags *d = al_diags_new();
+			al_model *m = NULL;
+			assert_int_equal(al_model_open(fixture(files[f]), &m, d), AL_OK);
+			fill_arena(m);
+			al_alloc_fail_after(k);
+			enum al_status st = al_model_check(m, NULL, d);
+			al_alloc_fail_after(0);
+			assert_true(st == AL_OK || st == AL_E_NOMEM);
+			succeeded = st == AL_OK;
+			nomem_seen |= st == AL_E_NOMEM;
+			if (!succeeded) /* a later call with memory back succeeds */
+				assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+			al_model_free(m);
+			al_diags_free(d);
+		}
+		assert_true(succeeded);
+		assert_true(nomem_seen); /* the failure path was exercised */
+	}
+}
+
+/* ================================================================ > 1 GiB of weights */
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	uint8_t tmp[10];
+	return put_varint(tmp, v);
+}
+
+/* A NeuralNetwork whose only layer is a loadConstant holding `n` bytes of
+ * float16Value. The weight bytes are the file's tail, created by ftruncate as
+ * a hole, so the file costs a few hundred bytes of disk whatever n is:
+ * Model{1: 4, 500: NeuralNetwork{1: layer{1: "w", 3: "w", 290: loadConstant{
+ * 1: shape [C,1,1], 2: WeightParams{2: float16Value}}}}} */
+static bool write_big_nn(const char *path, uint64_t n)
+{
+	uint8_t head[256];
+	uint64_t c = n / 2;
+	uint8_t shape[32];
+	size_t sl = put_varint(shape, c);
+	shape[sl++] = 1;
+	shape[sl++] = 1;
+	uint64_t wp = 1 + varint_len(n) + n;                       /* tag 0x12 + len + bytes */
+	uint64_t lc = 1 + varint_len(sl) + sl + 1 + varint_len(wp) + wp;
+	uint64_t ly = 3 + 3 + 2 + varint_len(lc) + lc;             /* name, output, tag 290 */
+	uint64_t nn = 1 + varint_len(ly) + ly;
+	size_t k = 0;
+	head[k++] = 0x08; /* specificationVersion = 4 */
+	head[k++] = 4;
+	head[k++] = 0xA2; /* field 500, wire 2 */
+	head[k++] = 0x1F;
+	k += put_varint(head + k, nn);
+	head[k++] = 0x0A; /* layers = 1 */
+	k += put_varint(head + k, ly);
+	memcpy(head + k, "\x0a\x01w\x1a\x01w", 6); /* name = "w", output = "w" */
+	k += 6;
+	head[k++] = 0x92; /* field 290, wire 2 */
+	head[k++] = 0x12;
+	k += put_varint(head + k, lc);
+	head[k++] = 0x0A; /* shape = 1, packed */
+	k += put_varint(head + k, sl);
+	memcpy(head + k, shape, sl);
+	k += sl;
+	head[k++] = 0x12; /* data = 2 */
+	k += put_varint(head + k, wp);
+	head[k++] = 0x12; /* float16Value = 2 */
+	k += put_varint(head + k, n);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	bool ok = write(fd, head, k) == (ssize_t)k && ftruncate(fd, (off_t)(k + n)) == 0;
+	close(fd);
+	return ok;
+}
+
+static void test_weights_over_1gib(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/anelint-rules-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[sizeof dir + 32];
+	snprintf(path, sizeof path, "%s/big.mlmodel", dir);
+	uint64_t sizes[] = {((uint64_t)1 << 30) + 4096, (uint64_t)1 << 30};
+	bool expect[] = {true, false}; /* the limit itself is allowed */
+	for (int i = 0; i < 2; i++) {
+		if (!write_big_nn(path, sizes[i])) {
+			print_error("cannot write a sparse file in %s: %s\n", dir, strerror(errno));
+			unlink(path);
+			rmdir(dir);
+			skip();
+		}
+		al_diags *d = al_diags_new();
+		al_model *m = NULL;
+		assert_int_equal(al_model_open(path, &m, d), AL_OK);
+		assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+		const struct al_submodel *s = al_model_get(m, 0);
+		assert_int_equal(s->weights.fp16, sizes[i]);
+		assert_int_equal(sub_has(s, "ANE045"), expect[i]);
+		if (expect[i])
+			assert_non_null(strstr(s->findings[0].reason, "> 1 GiB"));
+		al_model_free(m);
+		al_diags_free(d);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ================================================================ docs/rules.md */
+
+static const char *scope_name(enum al_rule_scope s)
+{
+	return s == AL_SCOPE_NN ? "NeuralNetwork layer" : s == AL_SCOPE_MIL ? "ML Program op" : "model";
+}
+
+/* docs/rules.md, rendered from the table. */
+static void render_docs(FILE *f)
+{
+	fputs("# anelint rules\n\n"
+	      "<!-- Generated from src/rules.def by tests/unit/test_rules.c; do not edit.\n"
+	      "     Regenerate: make build/tests/test_rules && ANELINT_UPDATE_DOCS=1 "
+	      "build/tests/test_rules -->\n\n"
+	      "Every rule anelint applies, with where its claim comes from. A rule looks at one "
+	      "NeuralNetwork layer, one ML Program op, or one whole (sub-)model, and when it fires "
+	      "it gives a one-line reason naming the parameter and value.\n\n"
+	      "- **kind**: `illegal` = the ANE cannot run it and the work falls back; `cost` = "
+	      "legal, but Core ML is reported to keep it off the ANE; `warn` = stays on the ANE "
+	      "(or is undecided) but costs speed or accuracy. Warnings never change a verdict.\n"
+	      "- **unit**: where the work goes when an illegal/cost rule fires.\n"
+	      "- **confidence**: `A` Apple says so (docs, Apple repositories, Apple engineers); "
+	      "`M` measured by a named third party; `G` a guess, an anecdote or an analogy. A "
+	      "rule never claims more than its sources.\n"
+	      "- **catalog**: ids in the project's ANE rules catalog (knowledge base).\n\n"
+	      "How a node's verdict is formed: it is on the ANE when no illegal/cost rule fired. "
+	      "Otherwise its unit is that of the fired fallback rule with the highest confidence "
+	      "(the first in this table on a tie), and its confidence is that highest confidence, "
+	      "since one sufficient reason is enough. With no fallback rule the confidence is `G`: "
+	      "the absence of a known obstacle is weak evidence that the ANE runs the node. ML "
+	      "Program `const`/`constexpr_*` ops hold data and are never flagged (unit `none`). "
+	      "Model rules give findings on the sub-model and do not change node verdicts.\n\n",
+	      f);
+	fputs("| id | name | applies to | kind | unit | conf. | catalog | title |\n"
+	      "|---|---|---|---|---|---|---|---|\n", f);
+	for (size_t i = 0; i < al_rules_count(); i++) {
+		const struct al_rule *r = al_rule_at(i);
+		char anchor[16];
+		size_t k = 0;
+		for (; r->id[k] && k + 1 < sizeof anchor; k++)
+			anchor[k] = (char)tolower((unsigned char)r->id[k]);
+		anchor[k] = '\0';
+		fprintf(f, "| [%s](#%s) | `%s` | %s | %s | %s | %c | %s | %s |\n", r->id, anchor,
+			r->name, scope_name(r->scope),
+			al_rule_kind_name(r->kind), r->kind == AL_RULE_WARN ? "-" : al_unit_name(r->unit),
+			r->confidence, r->catalog ? r->catalog : "-", r->title);
+	}
+	for (size_t i = 0; i < al_rules_count(); i++) {
+		const struct al_rule *r = al_rule_at(i);
+		fprintf(f, "\n## %s\n\n", r->id);
+		fprintf(f, "**%s** (`%s`)\n\n", r->title, r->name);
+		fprintf(f, "- applies to: %s\n", scope_name(r->scope));
+		fprintf(f, "- kind: %s", al_rule_kind_name(r->kind));
+		if (r->kind != AL_RULE_WARN)
+			fprintf(f, ", work goes to: %s", al_unit_name(r->unit));
+		fprintf(f, "\n- confidence: %c\n", r->confidence);
+		fprintf(f, "- catalog: %s\n", r->catalog ? r->catalog : "-");
+		fprintf(f, "- provenance: %s\n", r->provenance);
+		if (r->url)
+			fprintf(f, "- source: <%s>\n", r->url);
+		fprintf(f, "\n**Why.** %s\n\n**Fix.** %s\n", r->why, r->fix);
+	}
+}
+
+static void test_docs_in_sync(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/docs/rules.md", repo_root());
+	char *want = NULL;
+	size_t want_n = 0;
+	FILE *mem = open_memstream(&want, &want_n);
+	assert_non_null(mem);
+	render_docs(mem);
+	fclose(mem);
+	const char *upd = getenv("ANELINT_UPDATE_DOCS");
+	if (upd && *upd && strcmp(upd, "0") != 0) {
+		FILE *out = fopen(path, "w");
+		assert_non_null(out);
+		assert_int_equal(fwrite(want, 1, want_n, out), want_n);
+		assert_int_equal(fclose(out), 0);
+	}
+	FILE *in = fopen(path, "r");
+	if (!in) {
+		print_error("%s is missing; run with ANELINT_UPDATE_DOCS=1\n", path);
+		free(want);
+		fail();
+	}
+	char *have = malloc(want_n + 2);
+	assert_non_null(have);
+	size_t have_n = fread(have, 1, want_n + 1, in);
+	fclose(in);
+	bool same = have_n == want_n && memcmp(have, want, want_n) == 0;
+	if (!same)
+		print_error("docs/rules.md is out of date; run with ANELINT_UPDATE_DOCS=1\n");
+	free(have);
+	free(want);
+	assert_true(same);
+}
+
+/* ================================================================ the shared corpus */
+
+struct real_case {
+	const char *file; /* under <corpus>/real */
+	const char *sub, *node, *rule;
+	bool fires;
+};
+
+static const struct real_case real_cases[] = {
+	{"NeuralMcNeuralNet.mlmodel", NULL, "@custom", "ANE001", true},
+	{"NeuralMcNeuralNet.mlmodel", NULL, "@convolution", "ANE001", false},
+	{"Lstsq_test-model.mlmodel", NULL, "@custom", "ANE001", true},
+	{"XGBoost_TreeEnsemble_dummy_v6.mlmodel", NULL, NULL, "ANE042", true},
+	{"CreateML_ImageClassifier_pipeline.mlmodel", ":pipeline/model0", NULL, "ANE043", true},
+	{"CreateML_ImageClassifier_pipeline.mlmodel", ":pipeline/model1", NULL, "ANE042", true},
+	{"TuriCreate_ActivityClassifier.mlmodel", NULL, NULL, "ANE044", true},
+	{"StyleTransfer_FNSCandy.mlmodel", NULL, "@batchnorm", "ANE013", false}, /* instance norm */
+	{"pytorch_controlflow_loop_branch.mlmodel", NULL, "@loop", "ANE016", true},
+	{"pytorch_controlflow_loop_branch.mlmodel", NULL, "@branch", "ANE016", true},
+	{"ActivityClassifier_GRU_mlprogram.mlpackage", NULL, "@make_list", "ANE033", true},
+	{"ActivityClassifier_GRU_mlprogram.mlpackage", NULL, "@while_loop", "ANE033", true},
+	{"DTLN_AEC_128_Part1.mlpackage", NULL, "@matmul", "ANE029", true}, /* fp32 program */
+	{"MNIST_WWDC17.mlmodel", NULL, "@convolution", "ANE014", false},
+};
+
+static void test_real_corpus(void **state)
+{
+	(void)state;
+	if (!corpus_dir())
+		skip();
+	unsigned failed = 0;
+	for (size_t i = 0; i < sizeof real_cases / sizeof real_cases[0]; i++) {
+		const struct real_case *c = &real_cases[i];
+		char rel[256];
+		snprintf(rel, sizeof rel, "real/%s", c->file);
+		const char *path = corpus_file(rel);
+		al_diags *d = al_diags_new();
+		al_model *m = NULL;
+		if (!path || al_model_open(path, &m, d) != AL_OK || al_model_check(m, NULL, d) != AL_OK) {
+			print_error("%s: cannot open or check\n", c->file);
+			failed++;
+			al_model_free(m);
+			al_diags_free(d);
+			continue;
+		}
+		bool hit = false, matched = false;
+		for (size_t k = 0; k < al_model_count(m); k++) {
+			const struct al_submodel *s = al_model_get(m, k);
+			if (!sub_matches(s, c->sub))
+				continue;
+			if (!c->node) {
+				matched = true;
+				hit |= sub_has(s, c->rule);
+				continue;
+			}
+			struct find f = {.sel = c->node, .rule = c->rule};
+			walk(s, find_node, &f);
+			matched |= f.matched > 0;
+			hit |= f.fired > 0;
+		}
+		if (!matched || hit != c->fires) {
+			print_error("real/%s %s: %s %s\n", c->file, c->node ? c->node : "(model)", c->rule,
+				    !matched ? "no such node" : c->fires ? "did not fire" : "fired");
+			failed++;
+		}
+		al_model_free(m);
+		al_diags_free(d);
+	}
+	assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_every_rule_has_fixtures),
+		cmocka_unit_test(test_verdict_fallback),
+		cmocka_unit_test(test_verdict_warn_only),
+		cmocka_unit_test(test_verdict_strongest_rule),
+		cmocka_unit_test(test_const_ops_never_fire),
+		cmocka_unit_test(test_reasons_one_line),
+		cmocka_unit_test(test_check_idempotent),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_weights_over_1gib),
+		cmocka_unit_test(test_docs_in_sync),
+		cmocka_unit_test(test_real_corpus),
+	};
+	return cmocka_run_group_tests(tests, NULL, free_cache);
+}

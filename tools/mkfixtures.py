@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""mkfixtures.py: writes the crafted Core ML fixtures of tests/data/crafted/.
+
+These are the smallest models that trigger (or must not trigger) the rules no
+converted corpus model covers: wide convolution kernels, unfolded batchnorm,
+tiny normalisation epsilons, fractional upsampling, rank-6 tensors, custom and
+topk ops, enumerated shapes on two inputs, non-neural and OS-provided pipeline
+stages, a NeuralNetwork classifier. The protobuf wire bytes are encoded by
+hand (no protobuf library); field numbers come from coremltools'
+mlmodel/format/*.proto as listed in shared/knowledge/coreml-format-facts.md.
+
+The files are committed; run `python3 tools/mkfixtures.py` from the repo root
+to regenerate them (the output is deterministic). It does not write the
+> 1 GiB weights fixture: tests/unit/test_rules.c builds that one as a sparse
+file in a temporary directory at test time.
+"""
+
+import json
+import os
+import struct
+import sys
+
+OUT = os.path.join("tests", "data", "crafted")
+
+# ---------------------------------------------------------------- wire encoder
+
+
+def varint(n):
+    if n < 0:
+        n += 1 << 64  # int32/int64 negatives: 10-byte two's complement
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def tag(field, wire):
+    return varint(field << 3 | wire)
+
+
+def f_varint(field, v):
+    return tag(field, 0) + varint(int(v))
+
+
+def f_bytes(field, b):
+    return tag(field, 2) + varint(len(b)) + b
+
+
+def f_str(field, s):
+    return f_bytes(field, s.encode())
+
+
+def f_msg(field, *parts):
+    return f_bytes(field, b"".join(parts))
+
+
+def f_float(field, x):
+    return tag(field, 5) + struct.pack("<f", x)
+
+
+def f_packed_varints(field, vals):
+    return f_bytes(field, b"".join(varint(v) for v in vals))
+
+
+def f_packed_floats(field, vals):
+    return f_bytes(field, b"".join(struct.pack("<f", v) for v in vals))
+
+
+# ---------------------------------------------------------------- Model.proto
+
+FLOAT32, FLOAT16, INT32 = 65568, 65552, 131104  # ArrayDataType
+
+
+def array_feature(name, shape, dtype=FLOAT32, enum=None):
+    """FeatureDescription{name=1, type=3 FeatureType{multiArrayType=5}}."""
+    arr = [f_packed_varints(1, shape), f_varint(2, dtype)]
+    if enum:  # EnumeratedShapes = 21 {repeated Shape shapes = 1 {shape = 1}}
+        arr.append(f_msg(21, *[f_msg(1, f_packed_varints(1, s)) for s in enum]))
+    return f_str(1, name) + f_msg(3, f_msg(5, *arr))
+
+
+def image_feature(name, w, h, color=20):
+    return f_str(1, name) + f_msg(3, f_msg(4, f_varint(1, w), f_varint(2, h), f_varint(3, color)))
+
+
+def string_feature(name):
+    return f_str(1, name) + f_msg(3, f_msg(3))
+
+
+def dict_feature(name):  # DictionaryFeatureType{stringKeyType = 2 {}}
+    return f_str(1, name) + f_msg(3, f_msg(6, f_msg(2)))
+
+
+def description(inputs, outputs, predicted=None, probs=None, short=None):
+    parts = [f_msg(1, i) for i in inputs] + [f_msg(10, o) for o in outputs]
+    if predicted:
+        parts.append(f_str(11, predicted))
+    if probs:
+        parts.append(f_str(12, probs))
+    meta = [f_str(1, short or "anelint crafted fixture"), f_str(3, "tools/mkfixtures.py"),
+            f_str(4, "generated test input, zero weights")]
+    parts.append(f_msg(100, *meta))
+    return f_msg(2, *parts)
+
+
+def model(spec, desc, type_field, body):
+    return f_varint(1, spec) + desc + f_bytes(type_field, body)
+
+
+# ---------------------------------------------------------------- NeuralNetwork.proto
+
+
+def layer(name, inputs, outputs, type_field, params):
+    parts = [f_str(1, name)] + [f_str(2, i) for i in inputs] + [f_str(3, o) for o in outputs]
+    return f_msg(1, *parts, f_bytes(type_field, params))
+
+
+def weights_f16(count):  # WeightParams.float16Value = 2 (zeros)
+    return f_bytes(2, b"\0\0" * count)
+
+
+def weights_f32(vals):  # WeightParams.floatValue = 1
+    return f_packed_floats(1, vals)
+
+
+def conv(cin, cout, kh, kw, dil=(1, 1)):
+    """ConvolutionLayerParams: outputChannels 1, kernelChannels 2, nGroups 10,
+    kernelSize 20, stride 30, dilationFactor 40, valid 50, weights 90."""
+    return b"".join([
+        f_varint(1, cout), f_varint(2, cin), f_varint(10, 1),
+        f_packed_varints(20, [kh, kw]), f_packed_varints(30, [1, 1]),
+        f_packed_varints(40, list(dil)), f_msg(50),
+        f_msg(90, weights_f16(cout * cin * kh * kw)),
+    ])
+
+
+def batchnorm(channels, eps=None, instance=False):
+    """BatchnormLayerParams: channels 1, computeMeanVar 5, instanceNormalization 6,
+    epsilon 10, gamma 15, beta 16, mean 17, variance 18."""
+    parts = [f_varint(1, channels)]
+    if instance:
+        parts += [f_varint(5, 1), f_varint(6, 1)]
+    if eps is not None:
+        parts.append(f_float(10, eps))
+    parts += [f_msg(15, weights_f32([1.0] * channels)), f_msg(16, weights_f32([0.0] * channels))]
+    if not instance:
+        parts += [f_msg(17, weights_f32([0.0] * channels)),
+                  f_msg(18, weights_f32([1.0] * channels))]
+    return b"".join(parts)
+
+
+def nn_body(layers, exact=True):
+    return b"".join(layers) + (f_varint(5, 1) if exact else b"")
+
+
+def nn_rules():
+    """One NeuralNetwork whose layers each trigger, or carefully do not
+    trigger, one NN rule (layer names say which)."""
+    x = array_feature("x", [1, 8, 16, 16])
+    layers = [
+        # ANE014 fires (kW 15); ANE014 / ANE004 do not fire on the tall one
+        layer("conv_wide", ["x"], ["conv_wide"], 100, conv(8, 1, 3, 15)),
+        layer("conv_tall", ["x"], ["conv_tall"], 100, conv(8, 1, 15, 3)),
+        # ANE013 fires on bn_fold (batchnorm right after a convolution)
+        layer("conv_a", ["x"], ["conv_a"], 100, conv(8, 8, 1, 1)),
+        layer("bn_fold", ["conv_a"], ["bn_fold"], 160, batchnorm(8, eps=1e-5)),
+        # ANE013 does not fire: instance normalisation cannot be folded
+        layer("bn_inst", ["conv_a"], ["bn_inst"], 160, batchnorm(8, eps=1e-5, instance=True)),
+        # ANE018 fires (epsilon 1e-10); ANE013 does not (input is an activation)
+        layer("relu_x", ["x"], ["relu_x"], 130, f_msg(10)),
+        layer("bn_eps", ["relu_x"], ["bn_eps"], 160, batchnorm(8, eps=1e-10)),
+        # ANE018 fires: layerNormalization without eps (protobuf default 0)
+        layer("ln_noeps", ["x"], ["ln_noeps"], 1350,
+              f_packed_varints(1, [16]) + f_msg(3, weights_f32([1.0] * 16)) +
+              f_msg(4, weights_f32([0.0] * 16))),
+        # ANE018 does not fire: mvn without variance normalisation ignores epsilon
+        layer("mvn_nov", ["x"], ["mvn_nov"], 165, b""),
+        # ANE010 fires (fractional 1.5) / does not fire (x2)
+        layer("up_frac", ["x"], ["up_frac"], 210,
+              f_varint(5, 1) + f_varint(6, 1) + f_packed_floats(7, [1.5, 1.5])),
+        layer("up2", ["x"], ["up2"], 210, f_packed_varints(1, [2, 2])),
+        # ANE008 / ANE009 do not fire: global pooling, and stride 4
+        layer("pool_global", ["x"], ["pool_global"], 120,
+              f_varint(1, 1) + f_packed_varints(10, [15, 15]) + f_packed_varints(20, [3, 3]) +
+              f_msg(30) + f_varint(60, 1)),
+        layer("pool_s4", ["x"], ["pool_s4"], 120,
+              f_packed_varints(10, [4, 4]) + f_packed_varints(20, [4, 4]) + f_msg(30)),
+        # ANE012 fires (two runtime operands) / does not fire (constant weights:
+        # weightMatrixFirstDimension 5, weightMatrixSecondDimension 6, weights 8)
+        layer("bmm_dyn", ["x", "x"], ["bmm_dyn"], 1045, b""),
+        layer("bmm_w", ["x"], ["bmm_w"], 1045,
+              f_varint(5, 16) + f_varint(6, 4) + f_msg(8, weights_f16(64))),
+    ]
+    outs = ["conv_wide", "conv_tall", "bn_fold", "bn_inst", "bn_eps", "ln_noeps", "mvn_nov",
+            "up_frac", "up2", "pool_global", "pool_s4", "bmm_dyn", "bmm_w"]
+    desc = description([x], [array_feature(o, []) for o in outs],
+                       short="NN rule fixture: ANE008-010, ANE012-014, ANE018")
+    return model(5, desc, 500, nn_body(layers))
+
+
+def nn_classifier():
+    """A neuralNetworkClassifier (ANE044): softmax, two string labels."""
+    x = array_feature("x", [2])
+    body = layer("probs", ["x"], ["probs"], 175, b"") + f_msg(100, f_str(1, "cat"), f_str(1, "dog"))
+    desc = description([x], [dict_feature("probs"), string_feature("classLabel")],
+                       predicted="classLabel", probs="probs",
+                       short="NeuralNetwork classifier fixture: ANE044")
+    return model(1, desc, 403, body)
+
+
+def enum_pipeline():
+    """pipeline: stage two_enum enumerates two inputs (ANE041 fires), stage
+    one_enum enumerates one (ANE041 does not; a single listed shape is fixed)."""
+    a = array_feature("a", [1, 3], enum=[[1, 3], [1, 5]])
+    b = array_feature("b", [1, 3], enum=[[1, 3], [1, 7]])
+    c = array_feature("c", [1, 3], enum=[[1, 3], [1, 5]])
+    d = array_feature("d", [1, 3], enum=[[1, 3]])
+    y = array_feature("y", [])
+    z = array_feature("z", [])
+    m0 = model(4, description([a, b], [y], short="two enumerated inputs"), 500,
+               nn_body([layer("y", ["a", "b"], ["y"], 880, b"")]))
+    m1 = model(4, description([c, d], [z], short="one enumerated input"), 500,
+               nn_body([layer("z", ["c", "d"], ["z"], 880, b"")]))
+    pipe = f_bytes(1, m0) + f_bytes(1, m1) + f_str(2, "two_enum") + f_str(2, "one_enum")
+    desc = description([a, b, c, d], [y, z], short="pipeline fixture: ANE041")
+    return model(4, desc, 202, pipe)
+
+
+def nonneural_pipeline():
+    """pipelineClassifier = visionFeaturePrint (ANE043) + glmClassifier (ANE042),
+    the shape of a Create ML image classifier; the bodies are empty messages."""
+    img = image_feature("image", 299, 299)
+    fp = array_feature("featurePrint", [2048])
+    vfp = model(3, description([img], [fp], short="OS feature print"), 2002, b"")
+    glm = model(1, description([fp], [dict_feature("probs"), string_feature("label")],
+                               predicted="label", probs="probs", short="linear classifier"),
+                400, b"")
+    pipe = f_msg(1, f_bytes(1, vfp), f_bytes(1, glm))
+    desc = description([img], [dict_feature("probs"), string_feature("label")],
+                       predicted="label", probs="probs",
+                       short="pipeline fixture: ANE042, ANE043")
+    return model(3, desc, 200, pipe)
+
+
+# ---------------------------------------------------------------- MIL.proto
+
+DT = {"bool": 1, "string": 2, "fp16": 10, "fp32": 11, "fp64": 12, "int32": 23}
+
+
+def ttype(dtype, dims):
+    """ValueType{tensorType = 1 {dataType 1, rank 2, dimensions 3}}."""
+    t = [f_varint(1, DT[dtype]), f_varint(2, len(dims))]
+    t += [f_msg(3, f_msg(1, f_varint(1, d))) for d in dims]
+    return f_msg(1, *t)
+
+
+def dict_type(key, val):  # ValueType{dictionaryType = 4 {keyType 1, valueType 2}}
+    return f_msg(4, f_msg(1, key), f_msg(2, val))
+
+
+def named(name, vtype):  # NamedValueType{name 1, type 2}
+    return f_str(1, name) + f_msg(2, vtype)
+
+
+def value(vtype, tensor_value):  # Value{type 2, immediateValue 3 {tensor 1}}
+    return f_msg(2, vtype) + f_msg(3, f_msg(1, tensor_value))
+
+
+def v_ints(vals, dims=None):
+    return value(ttype("int32", [len(vals)] if dims is None else dims),
+                 f_msg(2, f_packed_varints(1, vals)))
+
+
+def v_floats(vals, dims=None):
+    return value(ttype("fp32", [len(vals)] if dims is None else dims),
+                 f_msg(1, f_packed_floats(1, vals)))
+
+
+def v_string(s):
+    return value(ttype("string", []), f_msg(4, f_str(1, s)))
+
+
+def v_fp16_zeros(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return value(ttype("fp16", dims), f_msg(7, f_bytes(1, b"\0\0" * n)))
+
+
+def op(type_, inputs, outputs, attrs=None, name=None):
+    """Operation{type 1, inputs 2 map<string, Argument{arguments 1 Binding{name 1 |
+    value 2}}>, outputs 3, attributes 5 map<string, Value>}."""
+    parts = [f_str(1, type_)]
+    for param, bound in inputs:
+        binding = f_str(1, bound) if isinstance(bound, str) else f_msg(2, bound[1])
+        parts.append(f_msg(2, f_str(1, param), f_msg(2, f_msg(1, binding))))
+    parts += [f_msg(3, named(n, t)) for n, t in outputs]
+    attrs = dict(attrs or {})
+    attrs.setdefault("name", v_string(name or outputs[0][0]))
+    for k in sorted(attrs):
+        parts.append(f_msg(5, f_str(1, k), f_msg(2, attrs[k])))
+    return f_msg(3, *parts)
+
+
+def const(name, val, vtype):
+    return op("const", [], [(name, vtype)], {"val": val})
+
+
+def mil_rules():
+    """One fp16 ML Program whose ops trigger, or must not trigger, the MIL rules
+    that no converted model covers (op names say which)."""
+    X = [1, 8, 16, 16]
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        # ANE028 fires (kernel width 15) / does not fire (width 3, height 15);
+        # conv_tall has dilations [1,1]: ANE024 must not fire
+        const("w_wide", v_fp16_zeros([1, 8, 3, 15]), f16([1, 8, 3, 15])),
+        op("conv", [("x", "x"), ("weight", "w_wide")], [("conv_wide", f16([1, 1, 14, 2]))]),
+        const("w_tall", v_fp16_zeros([1, 8, 15, 3]), f16([1, 8, 15, 3])),
+        const("dil1", v_ints([1, 1]), ttype("int32", [2])),
+        op("conv", [("x", "x"), ("weight", "w_tall"), ("dilations", "dil1")],
+           [("conv_tall", f16([1, 1, 2, 14]))]),
+        # ANE023 fires
+        op("custom_layer", [("x", "x")], [("custom", f16(X))],
+           {"class_name": v_string("CraftedOp")}),
+        # ANE035 fires (and ANE031 on the int32 indices)
+        const("k3", v_ints([3], dims=[]), ttype("int32", [])),
+        op("topk", [("x", "x"), ("k", "k3")],
+           [("topk_values", f16([1, 8, 16, 3])), ("topk_indices", ttype("int32", [1, 8, 16, 3]))]),
+        # ANE034 fires
+        const("two", v_floats([2.0], dims=[]), ttype("fp32", [])),
+        op("mod", [("x", "x"), ("y", "two")], [("mod_out", f16(X))]),
+        # ANE036 fires (epsilon 1e-10 in fp16) / does not fire (1e-5)
+        const("ln_axes", v_ints([-1]), ttype("int32", [1])),
+        const("eps_tiny", v_floats([1e-10], dims=[]), ttype("fp32", [])),
+        const("eps_ok", v_floats([1e-5], dims=[]), ttype("fp32", [])),
+        op("layer_norm", [("x", "x"), ("axes", "ln_axes"), ("epsilon", "eps_tiny")],
+           [("ln_tiny", f16(X))]),
+        op("layer_norm", [("x", "x"), ("axes", "ln_axes"), ("epsilon", "eps_ok")],
+           [("ln_ok", f16(X))]),
+        # ANE032 fires (rank 6)
+        const("shape6", v_ints([1, 2, 4, 4, 4, 4]), ttype("int32", [6])),
+        op("reshape", [("x", "x"), ("shape", "shape6")], [("r6", f16([1, 2, 4, 4, 4, 4]))]),
+        # an fp32 island: ANE029 fires on x32 and relu32; ANE030 must not fire
+        # (neither cast touches a model input or output)
+        const("to32", v_string("fp32"), ttype("string", [])),
+        op("cast", [("x", "x"), ("dtype", "to32")], [("x32", ttype("fp32", X))]),
+        op("relu", [("x", "x32")], [("relu32", ttype("fp32", X))]),
+        const("to16", v_string("fp16"), ttype("string", [])),
+        op("cast", [("x", "relu32"), ("dtype", "to16")], [("back16", f16(X))]),
+        # nothing fires on a plain fp16 relu
+        op("relu", [("x", "x")], [("relu16", f16(X))]),
+        # ANE037 fires
+        const("probs", v_fp16_zeros([2]), f16([2])),
+        op("classify", [("probabilities", "probs"),
+                        ("classes", ("value", value(ttype("string", [2]),
+                                                    f_msg(4, f_str(1, "a"), f_str(1, "b")))))],
+           [("classLabel", ttype("string", [])),
+            ("classProbs", dict_type(ttype("string", []), ttype("fp64", [])))]),
+    ]
+    outs = ["conv_wide", "conv_tall", "custom", "topk_values", "mod_out", "ln_tiny", "ln_ok",
+            "r6", "back16", "relu16", "classLabel"]
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = f_msg(1, named("x", f16(X))) + f_str(2, "CoreML6") + \
+        f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
+    program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    out_feats = [array_feature(o, [], FLOAT16) for o in outs if o != "classLabel"]
+    desc = description([array_feature("x", X, FLOAT16)],
+                       out_feats + [string_feature("classLabel")],
+                       short="ML Program rule fixture: ANE023, ANE028, ANE029, ANE031, ANE032, "
+                             "ANE034-037")
+    return model(7, desc, 502, program)
+
+
+def write_package(path, model_bytes):
+    data = os.path.join(path, "Data", "com.apple.CoreML")
+    os.makedirs(data, exist_ok=True)
+    with open(os.path.join(data, "model.mlmodel"), "wb") as f:
+        f.write(model_bytes)
+    manifest = {
+        "fileFormatVersion": "1.0.0",
+        "itemInfoEntries": {
+            "00000000-0000-0000-0000-000000000001": {
+                "author": "com.apple.CoreML",
+                "description": "CoreML Model Specification",
+                "name": "model.mlmodel",
+                "path": "com.apple.CoreML/model.mlmodel",
+            },
+        },
+        "rootModelIdentifier": "00000000-0000-0000-0000-000000000001",
+    }
+    with open(os.path.join(path, "Manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=4, sort_keys=True)
+        f.write("\n")
+
+
+def main():
+    if not os.path.isdir(os.path.join("tests", "data")):
+        sys.exit("run from the repository root")
+    os.makedirs(OUT, exist_ok=True)
+    files = {
+        "nn_rules.mlmodel": nn_rules(),
+        "nn_classifier.mlmodel": nn_classifier(),
+        "enum_pipeline.mlmodel": enum_pipeline(),
+        "nonneural_pipeline.mlmodel": nonneural_pipeline(),
+    }
+    for name, data in files.items():
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+        print(f"{OUT}/{name}: {len(data)} bytes")
+    write_package(os.path.join(OUT, "mil_rules.mlpackage"), mil_rules())
+    print(f"{OUT}/mil_rules.mlpackage")
+
+
+if __name__ == "__main__":
+    main()
