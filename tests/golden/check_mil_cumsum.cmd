@@ -1,0 +1,1 @@
+check --format json tests/data/converted/cumsum__mlp_fp16.mlpackage

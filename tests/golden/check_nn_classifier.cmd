@@ -1,0 +1,1 @@
+check --format json tests/data/crafted/nn_classifier.mlmodel

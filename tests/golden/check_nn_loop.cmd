@@ -1,0 +1,1 @@
+check --format json tests/data/converted/gru__nn_ios14.mlmodel

@@ -1,0 +1,1 @@
+check --format json tests/data/converted/pool_k15_s3__nn_ios13.mlmodel

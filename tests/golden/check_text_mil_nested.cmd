@@ -1,0 +1,1 @@
+check --color never tests/data/converted/gru__mlp_fp16.mlpackage

@@ -1,0 +1,1 @@
+explain ANE008 nn-broadcastable

@@ -1,0 +1,1 @@
+info --format json tests/data/crafted/enum_pipeline.mlmodel

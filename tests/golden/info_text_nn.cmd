@@ -1,0 +1,1 @@
+info tests/data/converted/transformer_encoder__nn_ios13.mlmodel
