@@ -62,14 +62,22 @@ void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t o
 
 /* ------------------------------------------------------------------ files */
 
-/* A read-only mapping of a whole file (mmap; an empty file maps to n = 0). */
+/* A read-only mapping of a whole file (mmap; an empty file maps to n = 0).
+ * `path` is opened; diagnostics name `shown` (the path as the user gave it),
+ * or `path` when shown is NULL. */
 struct al_map {
 	al_span s;
 	void *base;
 	size_t len;
 };
-enum al_status al_map_file(const char *path, struct al_map *m, al_diags *d);
+enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
 void al_unmap(struct al_map *m);
+/* Unmap every resident page of the model's read-only file mappings (madvise
+ * MADV_DONTNEED). Nothing is lost: the mapping stays valid and a later read
+ * re-faults from the page cache. The loaders and rules call it as they go so
+ * that peak RSS follows the layer headers in use, not the weights beside them. */
+struct al_model;
+void al_model_trim(const struct al_model *m);
 
 /* ------------------------------------------------------------------ model */
 

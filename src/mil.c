@@ -549,9 +549,12 @@ static void check_blobs(struct walk *w)
 		return;
 	}
 	qsort(w->refs, w->n_refs, sizeof *w->refs, ref_cmp);
-	for (size_t i = 0; i < w->n_refs; i++)
+	for (size_t i = 0; i < w->n_refs; i++) {
 		if (i == 0 || w->refs[i].offset != w->refs[i - 1].offset)
 			check_blob(w, &w->refs[i]);
+		if (i % 16 == 15)
+			al_model_trim(w->m); /* see core.c: keep weight pages from piling up */
+	}
 }
 
 /* ================================================================ blocks and ops */

@@ -1140,9 +1140,10 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 	size_t n = 0;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
-		if (is(&f, 1, PB_LEN))
-			n++;
-		else if (depth == 0 && is(&f, 5, PB_VARINT))
+		if (is(&f, 1, PB_LEN)) {
+			if (++n % 16 == 0)
+				al_model_trim(c->m); /* counting touches every layer's tag */
+		} else if (depth == 0 && is(&f, 5, PB_VARINT))
 			s->array_mapping = (int)(int32_t)f.u;
 		else if (depth == 0 && is(&f, 6, PB_VARINT))
 			s->image_mapping = (int)(int32_t)f.u;
@@ -1174,7 +1175,8 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 		enum al_status st = load_layer(c, s, g, i, f.data, prefix, &lw);
 		if (st)
 			return st;
-		i++;
+		if (++i % 8 == 0)
+			al_model_trim(c->m); /* see core.c: keep weight pages from piling up */
 	}
 	return AL_OK;
 }

@@ -167,7 +167,7 @@ static enum al_status check_manifest(struct pkg *p, struct json_object *top, str
 static enum al_status read_manifest(struct pkg *p, struct manifest *out)
 {
 	struct al_map map;
-	enum al_status st = al_map_file(p->manifest, &map, p->d);
+	enum al_status st = al_map_file(p->manifest, NULL, &map, p->d);
 	if (st)
 		return st;
 	const char *s = (const char *)map.s.p;
@@ -255,7 +255,7 @@ static enum al_status load_weights(struct pkg *p, const char *rel, const char *d
 	if (m->n_maps >= AL_MAX_MAPS)
 		return fail(p, AL_E_IO, path, UINT64_MAX, NULL, "too many mapped files");
 	struct al_map *map = &m->maps[m->n_maps];
-	enum al_status st = al_map_file(real, map, p->d);
+	enum al_status st = al_map_file(real, path, map, p->d);
 	if (st)
 		return st;
 	m->n_maps++;
@@ -350,7 +350,7 @@ enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d)
 
 	if (m->n_maps >= AL_MAX_MAPS)
 		return fail(&p, AL_E_IO, model, UINT64_MAX, NULL, "too many mapped files");
-	st = al_map_file(real, &m->maps[m->n_maps], d);
+	st = al_map_file(real, model, &m->maps[m->n_maps], d);
 	if (st)
 		return st;
 	al_span bytes = m->maps[m->n_maps++].s;

@@ -260,6 +260,8 @@ static enum al_status check_graph(struct al_model *m, const struct al_submodel *
 		enum al_status st = check_node(m, s, n, scope);
 		if (st)
 			return st;
+		if (i % 16 == 15)
+			al_model_trim(m); /* see core.c: keep weight pages from piling up */
 		for (uint32_t k = 0; k < n->n_sub; k++)
 			if ((st = check_graph(m, s, n->sub[k], scope, depth + 1)))
 				return st;
