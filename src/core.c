@@ -177,6 +177,15 @@ static const char *dup_or_null(struct al_arena *a, const char *s)
 void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		 const char *where, const char *node, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	al_diag_vadd(d, sev, file, offset, where, node, fmt, ap);
+	va_end(ap);
+}
+
+void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+		  const char *where, const char *node, const char *fmt, va_list ap)
+{
 	if (!d)
 		return;
 	if (sev == AL_SEV_ERROR)
@@ -190,10 +199,7 @@ void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t o
 		d->cap = cap;
 	}
 	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	/* one line: control characters from hostile names become '?' */
 	for (char *c = msg; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)

@@ -59,6 +59,10 @@ struct al_diags {
 void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		 const char *where, const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
+/* The same with a va_list, for modules that wrap it with their own context. */
+void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+		  const char *where, const char *node, const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
 
 /* ------------------------------------------------------------------ files */
 

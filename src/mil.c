@@ -132,12 +132,10 @@ static void diag(struct walk *w, enum al_severity sev, const char *file, uint64_
 		return;
 	}
 	w->n_shown++;
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	al_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
 	va_end(ap);
-	al_diag_add(w->d, sev, file, off, where, node, "%s", msg);
 }
 
 static void *nomem(struct walk *w)

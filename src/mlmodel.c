@@ -173,13 +173,12 @@ __attribute__((format(printf, 5, 6)))
 static enum al_status report(struct ctx *c, enum al_severity sev, const uint8_t *at,
 			     const struct where *w, const char *fmt, ...)
 {
-	char path[1024], msg[512];
+	char path[1024];
+	where_render(w, path, sizeof path);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	al_diag_vadd(c->d, sev, c->file, offset_of(c, at), path[0] ? path : NULL, c->node, fmt, ap);
 	va_end(ap);
-	where_render(w, path, sizeof path);
-	al_diag_add(c->d, sev, c->file, offset_of(c, at), path[0] ? path : NULL, c->node, "%s", msg);
 	return sev == AL_SEV_ERROR ? AL_E_FORMAT : AL_OK;
 }
 

@@ -34,12 +34,10 @@ static enum al_status fail(struct pkg *p, enum al_status st, const char *file, u
 static enum al_status fail(struct pkg *p, enum al_status st, const char *file, uint64_t off,
 			   const char *where, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	al_diag_vadd(p->d, AL_SEV_ERROR, file, off, where, NULL, fmt, ap);
 	va_end(ap);
-	al_diag_add(p->d, AL_SEV_ERROR, file, off, where, NULL, "%s", msg);
 	return st;
 }
 
