@@ -65,6 +65,8 @@ void al_diags_free(al_diags *d);
 size_t al_diags_count(const al_diags *d);
 const struct al_diag *al_diags_get(const al_diags *d, size_t i);
 size_t al_diags_errors(const al_diags *d);
+/* Diagnostics counted but not kept (a list keeps the first 200). */
+size_t al_diags_dropped(const al_diags *d);
 
 /* ------------------------------------------------------------------ rules */
 

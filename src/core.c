@@ -164,6 +164,11 @@ size_t al_diags_errors(const al_diags *d)
 	return d ? d->n_errors : 0;
 }
 
+size_t al_diags_dropped(const al_diags *d)
+{
+	return d ? d->n_dropped : 0;
+}
+
 const struct al_diag *al_diags_get(const al_diags *d, size_t i)
 {
 	return d && i < d->n ? &d->items[i] : NULL;
@@ -190,6 +195,12 @@ void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t 
 		return;
 	if (sev == AL_SEV_ERROR)
 		d->n_errors++; /* counted even if storing fails, so callers still see it */
+	/* A hostile file can raise a warning per layer; keep the first ones, and
+	 * always the first errors, and count the rest. */
+	if (d->n >= AL_MAX_DIAGS && (sev != AL_SEV_ERROR || d->n_errors > AL_MAX_DIAGS)) {
+		d->n_dropped++;
+		return;
+	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 8;
 		struct al_diag *items = al_realloc(d->items, cap * sizeof *items);
@@ -277,12 +288,27 @@ void al_model_trim(const struct al_model *m)
 	 * clean file cache; unmapping them as we go keeps the peak near the headers. */
 	if (!m)
 		return;
+	/* Files under 64 MB cannot pile up more than that; skip the syscalls there
+	 * (a 3 MB file of 10^6 tiny layers spent a second in madvise otherwise). */
+	size_t total = 0;
+	for (int i = 0; i < m->n_maps; i++)
+		total += m->maps[i].len;
+	if (total < ((size_t)64 << 20))
+		return;
 	for (int i = 0; i < m->n_maps; i++)
 		if (m->maps[i].base)
 			(void)madvise(m->maps[i].base, m->maps[i].len, MADV_DONTNEED);
 }
 
 /* ================================================================ model handle */
+
+bool al_model_reserve_nodes(struct al_model *m, size_t n)
+{
+	if (n > AL_MAX_NODES || m->n_nodes > AL_MAX_NODES - n)
+		return false;
+	m->n_nodes += n;
+	return true;
+}
 
 struct al_submodel *al_model_add_sub(struct al_model *m)
 {

@@ -22,6 +22,10 @@
 #define AL_MAX_DEPTH 32         /* nesting of pipelines / branch / loop / blocks */
 #define AL_MAX_RANK 64          /* dims kept per declared tensor type */
 #define AL_MAX_NAME 4096        /* longest name kept verbatim */
+/* Layers + ops per opened file, all graphs and pipeline stages together. The
+ * largest published models have ~10^4 ops; a hostile file of 2-byte layers
+ * would otherwise turn 100 MB into ~10 GB of IR (about 100 bytes per node). */
+#define AL_MAX_NODES (1u << 20)
 
 /* ------------------------------------------------------------------ memory */
 
@@ -50,9 +54,11 @@ void al_arena_free(struct al_arena *a);
 
 /* ------------------------------------------------------------------ diagnostics */
 
+#define AL_MAX_DIAGS 200 /* diagnostics kept per al_diags; the rest are counted */
 struct al_diags {
 	struct al_diag *items;
 	size_t n, cap, n_errors;
+	size_t n_dropped; /* diagnostics not kept past AL_MAX_DIAGS */
 	struct al_arena strings;
 };
 /* Append a diagnostic; strings are copied. offset UINT64_MAX = none. */
@@ -98,8 +104,12 @@ struct al_model {
 	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
 	al_span weights;
 	const char *weights_path;
+	size_t n_nodes; /* layers + ops loaded so far, bounded by AL_MAX_NODES */
 	bool checked;
 };
+
+/* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
+bool al_model_reserve_nodes(struct al_model *m, size_t n);
 
 /* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
 struct al_submodel *al_model_add_sub(struct al_model *m);

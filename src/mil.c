@@ -798,6 +798,11 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	if (!parse_named_list(w, msg, 1, c[1], &bin, &bty, prefix, NULL) && w->nomem)
 		return false;
 
+	if (!al_model_reserve_nodes(w->m, c[3])) {
+		diag(w, AL_SEV_ERROR, w->file, at(w, msg.p), prefix, NULL,
+		     "more than %u ops in this file (anelint's limit)", AL_MAX_NODES);
+		return false;
+	}
 	struct al_node *nodes = NULL;
 	if (c[3] && !(nodes = al_arena_array(&w->m->arena, c[3], sizeof *nodes)))
 		return nomem(w);

@@ -1111,7 +1111,9 @@ static enum al_status load_layer(struct ctx *c, struct al_submodel *s, struct al
 		goto out;
 
 	if (!type) {
-		report(c, AL_SEV_WARNING, msg.p, w, "layer has no type");
+		/* Core ML's validator rejects a layer without its oneof; so do we, which
+		 * also stops a file of empty layers from passing as "all on the ANE". */
+		st = report(c, AL_SEV_ERROR, msg.p, w, "layer has no type");
 	} else {
 		struct where tw = {w, node->type, -1};
 		if (node->kind < 0)
@@ -1150,6 +1152,9 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 	if (it.err)
 		return wire_error(c, &it, w, network_fields);
 
+	if (!al_model_reserve_nodes(c->m, n))
+		return report(c, AL_SEV_ERROR, msg.p, w, "more than %u layers in this file (anelint's limit)",
+			      AL_MAX_NODES);
 	struct al_graph *g = al_arena_alloc(&c->m->arena, sizeof *g);
 	if (!g)
 		return AL_E_NOMEM;

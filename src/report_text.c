@@ -184,6 +184,9 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 		put_clean(out, x->msg, 0, false);
 		fputc('\n', out);
 	}
+	if (al_diags_dropped(d))
+		fprintf(out, "%s(%zu more diagnostics not shown)%s\n", col(o, C_YELLOW), al_diags_dropped(d),
+			col(o, C_RESET));
 }
 
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,

@@ -113,9 +113,16 @@ const struct al_node *al_rx_producer(const struct al_node *n, const char *name)
 	 * the body; the depth of the chain is bounded by the loaders. */
 	const struct al_graph *g = n->owner;
 	const struct al_node *upto = n;
+	/* At most PRODUCER_WINDOW layers back per graph: producers are nearly always
+	 * a few layers back, and a bound keeps a file of 10^6 layers that name no
+	 * producer from costing 10^12 comparisons. Farther producers count as unknown,
+	 * so the rules that ask (ANE011, ANE013) stay silent rather than guess. */
+	enum { PRODUCER_WINDOW = 256 };
 	for (int guard = 0; g && guard <= AL_MAX_DEPTH; guard++) {
 		if (upto >= g->nodes && upto < g->nodes + g->n_nodes) {
-			for (const struct al_node *x = upto; x-- > g->nodes;)
+			const struct al_node *stop =
+				upto - g->nodes > PRODUCER_WINDOW ? upto - PRODUCER_WINDOW : g->nodes;
+			for (const struct al_node *x = upto; x-- > stop;)
 				if (has_output(x, name))
 					return x;
 		}

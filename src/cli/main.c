@@ -220,7 +220,7 @@ static void print_errors(const char *path, const al_diags *d)
 			fprintf(stderr, ": offset %llu", (unsigned long long)x->offset);
 		if (x->where)
 			fprintf(stderr, ": %s", x->where);
-		if (x->node)
+		if (x->node && *x->node)
 			fprintf(stderr, " (%s)", x->node);
 		fprintf(stderr, ": %s\n", x->msg);
 	}
