@@ -35,7 +35,7 @@ $(BUILD)/libanelint.a: $(LIB_OBJ)
 $(BUILD)/anelint: $(CLI_OBJ) $(BUILD)/libanelint.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libanelint.a tests/unit/testutil.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libanelint.a tests/unit/testutil.h tests/unit/pbwrite.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libanelint.a $(LDLIBS) $(CMOCKA_LIBS)
 

@@ -39,7 +39,7 @@ mkdir -p "$BENCH_DIR" || exit 2
 # The synthetic model, regenerated when missing, of another size, or older
 # than its generator.
 synth=$BENCH_DIR/synthetic-${BENCH_MB}mb.mlmodel
-if [ ! -s "$synth" ] || [ -n "$(find "$root/tools/mkmodel.py" -newer "$synth")" ]; then
+if [ ! -s "$synth" ] || [ -n "$(find "$root/tools/mkmodel.py" "$root/tools/pbwire.py" -newer "$synth")" ]; then
 	echo "generating $synth (once; about $BENCH_MB MB) ..."
 	python3 "$root/tools/mkmodel.py" big "$synth" --mb "$BENCH_MB" >/dev/null || exit 2
 fi

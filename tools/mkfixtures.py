@@ -6,7 +6,7 @@ converted corpus model covers: wide convolution kernels, unfolded batchnorm,
 tiny normalisation epsilons, fractional upsampling, rank-6 tensors, custom and
 topk ops, enumerated shapes on two inputs, non-neural and OS-provided pipeline
 stages, a NeuralNetwork classifier. The protobuf wire bytes are encoded by
-hand (no protobuf library); field numbers come from coremltools'
+hand (tools/pbwire.py; no protobuf library); field numbers come from coremltools'
 mlmodel/format/*.proto as listed in shared/knowledge/coreml-format-facts.md.
 
 The files are committed; run `python3 tools/mkfixtures.py` from the repo root
@@ -17,59 +17,14 @@ file in a temporary directory at test time.
 
 import json
 import os
-import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/, whatever the cwd
+sys.dont_write_bytecode = True  # no tools/__pycache__ in the work tree
+from pbwire import (f_bytes, f_float, f_msg, f_packed_floats,  # noqa: E402
+                    f_packed_varints, f_str, f_varint)
+
 OUT = os.path.join("tests", "data", "crafted")
-
-# ---------------------------------------------------------------- wire encoder
-
-
-def varint(n):
-    if n < 0:
-        n += 1 << 64  # int32/int64 negatives: 10-byte two's complement
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def tag(field, wire):
-    return varint(field << 3 | wire)
-
-
-def f_varint(field, v):
-    return tag(field, 0) + varint(int(v))
-
-
-def f_bytes(field, b):
-    return tag(field, 2) + varint(len(b)) + b
-
-
-def f_str(field, s):
-    return f_bytes(field, s.encode())
-
-
-def f_msg(field, *parts):
-    return f_bytes(field, b"".join(parts))
-
-
-def f_float(field, x):
-    return tag(field, 5) + struct.pack("<f", x)
-
-
-def f_packed_varints(field, vals):
-    return f_bytes(field, b"".join(varint(v) for v in vals))
-
-
-def f_packed_floats(field, vals):
-    return f_bytes(field, b"".join(struct.pack("<f", v) for v in vals))
-
 
 # ---------------------------------------------------------------- Model.proto
 

@@ -2,8 +2,8 @@
 """mkmodel.py: write small (and one very large) Core ML models for anelint's
 bad-input tests and its benchmark.
 
-It has its own protobuf wire encoder (Python stdlib only; no protobuf
-library), using the field numbers of coreml-format-facts.md sections 1-9.
+Its protobuf wire encoding is tools/pbwire.py (Python stdlib only; no protobuf
+library), with the field numbers of coreml-format-facts.md sections 1-9.
 A message is a list of "parts": `bytes`, or `Fill(n)` for n bytes of filler
 that are written in chunks, so a 500 MB model never sits in memory.
 
@@ -28,9 +28,15 @@ import random
 import struct
 import sys
 
-# ---------------------------------------------------------------- wire encoder
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/, whatever the cwd
+sys.dont_write_bytecode = True  # no tools/__pycache__ in the work tree
+import pbwire  # noqa: E402
+from pbwire import I32, I64, LEN, VARINT, len_key  # noqa: E402
 
-VARINT, I64, LEN, SGROUP, EGROUP, I32 = 0, 1, 2, 3, 4, 5
+# ---------------------------------------------------------------- parts
+#
+# Each f_* here returns a field as a list of parts: pbwire's bytes, with the
+# payload of f_bytes and f_msg as parts of their own (they may hold a Fill).
 
 
 class Fill:
@@ -44,38 +50,20 @@ class Fill:
         return self.n
 
 
-def varint(v):
-    if v < 0:
-        v += 1 << 64  # int32/int64 negatives are 10-byte sign-extended varints
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def key(field, wire):
-    return varint(field << 3 | wire)
-
-
 def size(parts):
     return sum(len(p) for p in parts)
 
 
 def f_varint(field, v):
-    return [key(field, VARINT) + varint(v)]
+    return [pbwire.f_varint(field, v)]
 
 
 def f_float(field, x):
-    return [key(field, I32) + struct.pack("<f", x)]
+    return [pbwire.f_float(field, x)]
 
 
 def f_bytes(field, data):
-    return [key(field, LEN) + varint(len(data)), data]
+    return [len_key(field, len(data)), data]
 
 
 def f_str(field, s):
@@ -84,15 +72,15 @@ def f_str(field, s):
 
 def f_msg(field, parts):
     """A sub-message (also for an empty one: a set oneof member is always written)."""
-    return [key(field, LEN) + varint(size(parts))] + list(parts)
+    return [len_key(field, size(parts))] + list(parts)
 
 
 def f_packed_varints(field, values):
-    return f_bytes(field, b"".join(varint(v) for v in values))
+    return [pbwire.f_packed_varints(field, values)]
 
 
 def f_packed_floats(field, values):
-    return f_bytes(field, struct.pack("<%df" % len(values), *values))
+    return [pbwire.f_packed_floats(field, values)]
 
 
 def cat(*lists):
@@ -163,7 +151,7 @@ def weights_floats(values):
 
 def weights_fill(n_floats, chunk):
     """WeightParams.floatValue with n_floats filler floats (streamed)."""
-    return [key(1, LEN) + varint(4 * n_floats), Fill(4 * n_floats, chunk)]
+    return [len_key(1, 4 * n_floats), Fill(4 * n_floats, chunk)]
 
 
 def conv(c_out, c_in, k, weights, stride=1):

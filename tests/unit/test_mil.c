@@ -5,6 +5,7 @@
  * corpus packages, when ../shared/corpus is present, check real files; copies
  * in a temporary directory check the path-escape and truncation refusals. */
 #include "testutil.h"
+#include "pbwrite.h"
 
 #include "internal.h"
 
@@ -12,87 +13,33 @@
 #include <ftw.h>
 #include <unistd.h>
 
-/* ================================================================ a protobuf builder */
-
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const void *data, size_t n)
-{
-	if (b->n + n > b->cap) {
-		b->cap = (b->n + n) * 2 + 64;
-		b->p = realloc(b->p, b->cap);
-		assert_non_null(b->p);
-	}
-	if (n)
-		memcpy(b->p + b->n, data, n);
-	b->n += n;
-}
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-	uint8_t x[10];
-	size_t n = 0;
-	do {
-		x[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	put(b, x, n);
-}
-
-static void f_varint(struct buf *b, uint32_t field, uint64_t v)
-{
-	put_varint(b, (uint64_t)field << 3);
-	put_varint(b, v);
-}
-
-static void f_bytes(struct buf *b, uint32_t field, const void *data, size_t n)
-{
-	put_varint(b, (uint64_t)field << 3 | 2);
-	put_varint(b, n);
-	put(b, data, n);
-}
-
-static void f_str(struct buf *b, uint32_t field, const char *s)
-{
-	f_bytes(b, field, s, strlen(s));
-}
-
-/* Append sub as field `field` and free it. */
-static void f_msg(struct buf *b, uint32_t field, struct buf *sub)
-{
-	f_bytes(b, field, sub->p, sub->n);
-	free(sub->p);
-	memset(sub, 0, sizeof *sub);
-}
+/* ================================================================ MIL message builders */
 
 /* TensorType{dataType, rank, dims} inside a ValueType. */
 static struct buf tensor_type(int dtype, int rank, const int64_t *dims, int n_dims)
 {
 	struct buf tt = {0}, vt = {0};
-	f_varint(&tt, 1, (uint64_t)dtype);
-	f_varint(&tt, 2, (uint64_t)(int64_t)rank);
+	put_uint(&tt, 1, (uint64_t)dtype);
+	put_uint(&tt, 2, (uint64_t)(int64_t)rank);
 	for (int i = 0; i < n_dims; i++) {
 		struct buf dim = {0}, c = {0};
 		if (dims[i] < 0) {
-			f_bytes(&dim, 2, "", 0);
+			put_bytes(&dim, 2, "", 0);
 		} else {
-			f_varint(&c, 1, (uint64_t)dims[i]);
-			f_msg(&dim, 1, &c);
+			put_uint(&c, 1, (uint64_t)dims[i]);
+			put_msg(&dim, 1, &c);
 		}
-		f_msg(&tt, 3, &dim);
+		put_msg(&tt, 3, &dim);
 	}
-	f_msg(&vt, 1, &tt);
+	put_msg(&vt, 1, &tt);
 	return vt;
 }
 
 static struct buf named(const char *name, struct buf *type)
 {
 	struct buf nv = {0};
-	f_str(&nv, 1, name);
-	f_msg(&nv, 2, type);
+	put_str(&nv, 1, name);
+	put_msg(&nv, 2, type);
 	return nv;
 }
 
@@ -102,14 +49,14 @@ static struct buf imm_value(int dtype, int rank, const int64_t *dims, uint32_t t
 {
 	struct buf v = {0}, iv = {0}, tv = {0}, rep = {0};
 	struct buf t = tensor_type(dtype, rank, dims, rank);
-	f_msg(&v, 2, &t);
+	put_msg(&v, 2, &t);
 	if (packed_field)
-		f_bytes(&rep, 1, raw, n);
+		put_bytes(&rep, 1, raw, n);
 	else
-		put(&rep, raw, n); /* raw is already a sequence of fields */
-	f_msg(&tv, tv_field, &rep);
-	f_msg(&iv, 1, &tv);
-	f_msg(&v, 3, &iv);
+		put_raw(&rep, raw, n); /* raw is already a sequence of fields */
+	put_msg(&tv, tv_field, &rep);
+	put_msg(&iv, 1, &tv);
+	put_msg(&v, 3, &iv);
 	return v;
 }
 
@@ -117,10 +64,10 @@ static struct buf blob_value(int dtype, int64_t n, const char *file, uint64_t of
 {
 	struct buf v = {0}, bf = {0};
 	struct buf t = tensor_type(dtype, 1, &n, 1);
-	f_msg(&v, 2, &t);
-	f_str(&bf, 1, file);
-	f_varint(&bf, 2, offset);
-	f_msg(&v, 5, &bf);
+	put_msg(&v, 2, &t);
+	put_str(&bf, 1, file);
+	put_uint(&bf, 2, offset);
+	put_msg(&v, 5, &bf);
 	return v;
 }
 
@@ -128,11 +75,11 @@ static struct buf blob_value(int dtype, int64_t n, const char *file, uint64_t of
 static struct buf const_op(const char *name, struct buf *val, struct buf *type)
 {
 	struct buf op = {0}, nv = named(name, type), attr = {0};
-	f_str(&op, 1, "const");
-	f_msg(&op, 3, &nv);
-	f_str(&attr, 1, "val");
-	f_msg(&attr, 2, val);
-	f_msg(&op, 5, &attr);
+	put_str(&op, 1, "const");
+	put_msg(&op, 3, &nv);
+	put_str(&attr, 1, "val");
+	put_msg(&attr, 2, val);
+	put_msg(&op, 5, &attr);
 	return op;
 }
 
@@ -140,21 +87,21 @@ static struct buf const_op(const char *name, struct buf *val, struct buf *type)
 static void bind_name(struct buf *op, const char *param, const char *value)
 {
 	struct buf e = {0}, arg = {0}, b = {0};
-	f_str(&b, 1, value);
-	f_msg(&arg, 1, &b);
-	f_str(&e, 1, param);
-	f_msg(&e, 2, &arg);
-	f_msg(op, 2, &e);
+	put_str(&b, 1, value);
+	put_msg(&arg, 1, &b);
+	put_str(&e, 1, param);
+	put_msg(&e, 2, &arg);
+	put_msg(op, 2, &e);
 }
 
 static void bind_literal(struct buf *op, const char *param, struct buf *value)
 {
 	struct buf e = {0}, arg = {0}, b = {0};
-	f_msg(&b, 2, value);
-	f_msg(&arg, 1, &b);
-	f_str(&e, 1, param);
-	f_msg(&e, 2, &arg);
-	f_msg(op, 2, &e);
+	put_msg(&b, 2, value);
+	put_msg(&arg, 1, &b);
+	put_str(&e, 1, param);
+	put_msg(&e, 2, &arg);
+	put_msg(op, 2, &e);
 }
 
 static struct buf fp32_type(int rank, const int64_t *dims)
@@ -167,15 +114,15 @@ static struct buf program(struct buf *inputs, int n_inputs, struct buf *block)
 {
 	struct buf prog = {0}, fe = {0}, fn = {0}, be = {0};
 	for (int i = 0; i < n_inputs; i++)
-		f_msg(&fn, 1, &inputs[i]);
-	f_str(&fn, 2, "CoreML5");
-	f_str(&be, 1, "CoreML5");
-	f_msg(&be, 2, block);
-	f_msg(&fn, 3, &be);
-	f_varint(&prog, 1, 1);
-	f_str(&fe, 1, "main");
-	f_msg(&fe, 2, &fn);
-	f_msg(&prog, 2, &fe);
+		put_msg(&fn, 1, &inputs[i]);
+	put_str(&fn, 2, "CoreML5");
+	put_str(&be, 1, "CoreML5");
+	put_msg(&be, 2, block);
+	put_msg(&fn, 3, &be);
+	put_uint(&prog, 1, 1);
+	put_str(&fe, 1, "main");
+	put_msg(&fe, 2, &fn);
+	put_msg(&prog, 2, &fe);
 	return prog;
 }
 
@@ -279,7 +226,7 @@ static struct buf values_program(void)
 	ops[5] = const_op("k_long", &v, &t);
 	/* the consumer: x from the function input, literal bools */
 	struct buf op = {0};
-	f_str(&op, 1, "max_pool");
+	put_str(&op, 1, "max_pool");
 	bind_name(&op, "x", "x");
 	bind_name(&op, "kernel_sizes", "k_ints");
 	bind_name(&op, "alpha", "k_floats");
@@ -295,25 +242,25 @@ static struct buf values_program(void)
 	v = imm_value(AL_DT_FP64, 0, NULL, 6, &dd, sizeof dd, true);
 	bind_literal(&op, "dbl", &v);
 	struct buf ot = fp32_type(2, (int64_t[]){1, 4}), nv = named("y", &ot);
-	f_msg(&op, 3, &nv);
+	put_msg(&op, 3, &nv);
 	/* attributes: a parameter kept there, and the op's name */
 	struct buf attr = {0};
 	v = imm_value(AL_DT_STRING, 0, NULL, 4, "\x0a\x06in_att", 8, false);
-	f_str(&attr, 1, "mode");
-	f_msg(&attr, 2, &v);
-	f_msg(&op, 5, &attr);
+	put_str(&attr, 1, "mode");
+	put_msg(&attr, 2, &v);
+	put_msg(&op, 5, &attr);
 	v = imm_value(AL_DT_STRING, 0, NULL, 4, "\x0a\x02op", 4, false);
-	f_str(&attr, 1, "name");
-	f_msg(&attr, 2, &v);
-	f_msg(&op, 5, &attr);
+	put_str(&attr, 1, "name");
+	put_msg(&attr, 2, &v);
+	put_msg(&op, 5, &attr);
 	ops[6] = op;
 	/* a later const: not visible to the op above */
 	v = imm_value(AL_DT_INT32, 1, &two, 2, "\x01\x02", 2, true);
 	t = tensor_type(AL_DT_INT32, 1, &two, 1);
 	ops[7] = const_op("after", &v, &t);
 	for (int i = 0; i < 8; i++)
-		f_msg(&block, 3, &ops[i]);
-	f_str(&block, 2, "y");
+		put_msg(&block, 3, &ops[i]);
+	put_str(&block, 2, "y");
 	return program(&in, 1, &block);
 }
 
@@ -424,36 +371,36 @@ static struct buf nested_program(int depth_extra)
 	struct buf c0 = const_op("axis", &v, &t);
 	/* body: one op using the outer const and the block input */
 	struct buf body = {0}, bop = {0}, bt = fp32_type(1, &one), bin = named("i", &bt);
-	f_msg(&body, 1, &bin);
-	f_str(&bop, 1, "cumsum");
+	put_msg(&body, 1, &bin);
+	put_str(&bop, 1, "cumsum");
 	bind_name(&bop, "x", "i");
 	bind_name(&bop, "axis", "axis");
 	struct buf ot = fp32_type(1, &one), onv = named("s", &ot);
-	f_msg(&bop, 3, &onv);
-	f_msg(&body, 3, &bop);
-	f_str(&body, 2, "s");
+	put_msg(&bop, 3, &onv);
+	put_msg(&body, 3, &bop);
+	put_str(&body, 2, "s");
 	/* optional deep nesting inside the body */
 	for (int k = 0; k < depth_extra; k++) {
 		struct buf wrap = {0}, op = {0};
-		f_str(&op, 1, "cond");
-		f_msg(&op, 4, &body);
-		f_msg(&wrap, 3, &op);
+		put_str(&op, 1, "cond");
+		put_msg(&op, 4, &body);
+		put_msg(&wrap, 3, &op);
 		body = wrap;
 	}
 	struct buf cond = {0}, cop = {0}, ct = tensor_type(AL_DT_BOOL, 0, NULL, 0), cnv = named("c", &ct);
-	f_str(&cop, 1, "less");
+	put_str(&cop, 1, "less");
 	bind_name(&cop, "x", "x");
-	f_msg(&cop, 3, &cnv);
-	f_msg(&cond, 3, &cop);
+	put_msg(&cop, 3, &cnv);
+	put_msg(&cond, 3, &cop);
 	struct buf wl = {0}, wt = fp32_type(1, &one), wnv = named("loop_out", &wt);
-	f_str(&wl, 1, "while_loop");
+	put_str(&wl, 1, "while_loop");
 	bind_name(&wl, "loop_vars", "x");
-	f_msg(&wl, 3, &wnv);
-	f_msg(&wl, 4, &cond);
-	f_msg(&wl, 4, &body);
+	put_msg(&wl, 3, &wnv);
+	put_msg(&wl, 4, &cond);
+	put_msg(&wl, 4, &body);
 	struct buf block = {0};
-	f_msg(&block, 3, &c0);
-	f_msg(&block, 3, &wl);
+	put_msg(&block, 3, &c0);
+	put_msg(&block, 3, &wl);
 	return program(&in, 1, &block);
 }
 
@@ -512,23 +459,23 @@ static void test_unknown_and_types(void **state)
 	struct buf block = {0};
 	for (int i = 0; i < 3; i++) {
 		struct buf op = {0}, t = fp32_type(1, (int64_t[]){2}), nv = named(i ? "b" : "a", &t);
-		f_str(&op, 1, i == 2 ? "other_op" : "frobnicate");
-		f_msg(&op, 3, &nv);
-		f_msg(&block, 3, &op);
+		put_str(&op, 1, i == 2 ? "other_op" : "frobnicate");
+		put_msg(&op, 3, &nv);
+		put_msg(&block, 3, &op);
 	}
 	/* rank 3 with 2 dims: a warning */
 	struct buf op = {0}, vt = tensor_type(AL_DT_FP16, 3, (int64_t[]){5, 6}, 2), nv = named("r", &vt);
-	f_str(&op, 1, "relu");
-	f_msg(&op, 3, &nv);
-	f_msg(&block, 3, &op);
+	put_str(&op, 1, "relu");
+	put_msg(&op, 3, &nv);
+	put_msg(&block, 3, &op);
 	/* no output: named from attributes["name"] */
 	struct buf op2 = {0}, attr = {0};
 	struct buf name = imm_value(AL_DT_STRING, 0, NULL, 4, "\x0a\x05nm_op", 7, false);
-	f_str(&op2, 1, "relu");
-	f_str(&attr, 1, "name");
-	f_msg(&attr, 2, &name);
-	f_msg(&op2, 5, &attr);
-	f_msg(&block, 3, &op2);
+	put_str(&op2, 1, "relu");
+	put_str(&attr, 1, "name");
+	put_msg(&attr, 2, &name);
+	put_msg(&op2, 5, &attr);
+	put_msg(&block, 3, &op2);
 	struct buf prog = program(NULL, 0, &block);
 	struct loaded l = load_prog(&prog, NULL, 0);
 	assert_int_equal(l.st, AL_OK);
@@ -578,13 +525,13 @@ static struct buf blob_program(const char *file, uint64_t offset, int n_refs)
 		struct buf v = blob_value(AL_DT_FP16, 10, file, offset);
 		struct buf t = tensor_type(AL_DT_FP16, 1, (int64_t[]){10}, 1);
 		struct buf op = const_op(i ? "w1" : "w0", &v, &t);
-		f_msg(&block, 3, &op);
+		put_msg(&block, 3, &op);
 	}
 	struct buf op = {0}, t = fp32_type(1, (int64_t[]){10}), nv = named("y", &t);
-	f_str(&op, 1, "relu");
+	put_str(&op, 1, "relu");
 	bind_name(&op, "x", "w0");
-	f_msg(&op, 3, &nv);
-	f_msg(&block, 3, &op);
+	put_msg(&op, 3, &nv);
+	put_msg(&block, 3, &op);
 	return program(NULL, 0, &block);
 }
 

@@ -4,83 +4,9 @@
  * allocations; then on a few corpus models when the shared corpus is present.
  * It does not cover ML Programs (mil.c) or packages (mlpackage.c). */
 #include "testutil.h"
+#include "pbwrite.h"
 
 #include "internal.h"
-
-/* ================================================================ a protobuf writer */
-
-struct buf {
-	uint8_t *b;
-	size_t n, cap;
-};
-
-static void put_raw(struct buf *o, const void *p, size_t n)
-{
-	if (o->n + n > o->cap) {
-		size_t cap = o->cap ? o->cap : 256;
-		while (cap < o->n + n)
-			cap *= 2;
-		o->b = realloc(o->b, cap);
-		assert_non_null(o->b);
-		o->cap = cap;
-	}
-	if (n)
-		memcpy(o->b + o->n, p, n);
-	o->n += n;
-}
-
-static void put_varint(struct buf *o, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t k = 0;
-	do {
-		tmp[k] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			tmp[k] |= 0x80;
-		k++;
-	} while (v);
-	put_raw(o, tmp, k);
-}
-
-static void put_tag(struct buf *o, uint32_t num, unsigned wire)
-{
-	put_varint(o, (uint64_t)num << 3 | wire);
-}
-
-static void put_uint(struct buf *o, uint32_t num, uint64_t v)
-{
-	put_tag(o, num, PB_VARINT);
-	put_varint(o, v);
-}
-
-static void put_bytes(struct buf *o, uint32_t num, const void *p, size_t n)
-{
-	put_tag(o, num, PB_LEN);
-	put_varint(o, n);
-	put_raw(o, p, n);
-}
-
-static void put_str(struct buf *o, uint32_t num, const char *s)
-{
-	put_bytes(o, num, s, strlen(s));
-}
-
-/* Append m as field num and free m. */
-static void put_msg(struct buf *o, uint32_t num, struct buf *m)
-{
-	put_bytes(o, num, m->b, m->n);
-	free(m->b);
-	*m = (struct buf){0};
-}
-
-static void put_packed(struct buf *o, uint32_t num, const int64_t *v, size_t n)
-{
-	struct buf p = {0};
-	for (size_t i = 0; i < n; i++)
-		put_varint(&p, (uint64_t)v[i]);
-	put_msg(o, num, &p);
-}
 
 /* ================================================================ helpers */
 
@@ -138,8 +64,8 @@ static struct buf build_model(void)
 	put_msg(&conv, 90, &wt);
 	put_msg(&conv, 91, &bias);
 
-	free(layer0.b);
-	free(layer1.b);
+	free(layer0.p);
+	free(layer1.p);
 	layer0 = (struct buf){0};
 	layer1 = (struct buf){0};
 	put_str(&layer0, 1, "conv");
@@ -153,8 +79,8 @@ static struct buf build_model(void)
 	put_msg(&act, 10, &relu); /* ActivationParams { ReLU {} } */
 	put_msg(&layer1, 130, &act);
 
-	put_bytes(&net, 1, layer0.b, layer0.n);
-	put_bytes(&net, 1, layer1.b, layer1.n);
+	put_bytes(&net, 1, layer0.p, layer0.n);
+	put_bytes(&net, 1, layer1.p, layer1.n);
 	put_uint(&net, 5, 1); /* EXACT_ARRAY_MAPPING */
 
 	/* input x: multiArray fp32 [1,3,8,8] with a range on H and W */
@@ -230,7 +156,7 @@ static void test_hand_built(void **state)
 {
 	(void)state;
 	struct buf b = build_model();
-	struct loaded r = load_bytes(b.b, b.n);
+	struct loaded r = load_bytes(b.p, b.n);
 	assert_int_equal(r.st, AL_OK);
 	assert_int_equal(al_diags_count(r.d), 0);
 	assert_int_equal(al_model_count(r.m), 1);
@@ -309,8 +235,8 @@ static void test_hand_built(void **state)
 	assert_string_equal(n1->path, "neuralNetwork.layers[1]");
 	/* offsets and source spans point at the layer bytes in the file */
 	assert_int_equal(al_src(n0)->msg.n, layer0.n);
-	assert_memory_equal(b.b + n0->offset, layer0.b, layer0.n);
-	assert_memory_equal(b.b + n1->offset, layer1.b, layer1.n);
+	assert_memory_equal(b.p + n0->offset, layer0.p, layer0.n);
+	assert_memory_equal(b.p + n1->offset, layer1.p, layer1.n);
 	assert_ptr_equal(al_src(n0)->sub, s);
 	uint64_t cv;
 	assert_true(pb_get_varint(al_src(n0)->params, 1, &cv)); /* outputChannels */
@@ -322,7 +248,7 @@ static void test_hand_built(void **state)
 	assert_int_equal(s->weights.quantized, 0);
 	assert_int_equal(s->weights.n_blobs, 2);
 	unload(&r);
-	free(b.b);
+	free(b.p);
 }
 
 /* Every proper prefix of the model fails cleanly with an error and no crash. */
@@ -333,7 +259,7 @@ static void test_truncated(void **state)
 	for (size_t n = 1; n < b.n; n++) {
 		uint8_t *copy = malloc(n); /* exact size, so ASan sees any overread */
 		assert_non_null(copy);
-		memcpy(copy, b.b, n);
+		memcpy(copy, b.p, n);
 		struct loaded r = load_bytes(copy, n);
 		assert_int_not_equal(r.st, AL_OK);
 		assert_int_equal(r.st, AL_E_FORMAT);
@@ -342,14 +268,14 @@ static void test_truncated(void **state)
 		free(copy);
 	}
 	/* cut inside the network: the error names the neuralNetwork field */
-	struct loaded r = load_bytes(b.b, b.n - 3);
+	struct loaded r = load_bytes(b.p, b.n - 3);
 	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
 	assert_non_null(e);
 	assert_string_equal(e->where, "neuralNetwork");
 	assert_string_equal(e->file, "mem.mlmodel");
 	assert_non_null(strstr(e->msg, "runs past the end of the file"));
 	unload(&r);
-	free(b.b);
+	free(b.p);
 }
 
 /* A layer whose convolution claims 4e9 bytes: the path goes down to the field. */
@@ -364,7 +290,7 @@ static void test_bad_length_in_layer(void **state)
 	put_msg(&net, 1, &layer);
 	put_uint(&model, 1, 4);
 	put_msg(&model, 500, &net);
-	struct loaded r = load_bytes(model.b, model.n);
+	struct loaded r = load_bytes(model.p, model.n);
 	assert_int_equal(r.st, AL_E_FORMAT);
 	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
 	assert_non_null(e);
@@ -372,10 +298,10 @@ static void test_bad_length_in_layer(void **state)
 	assert_string_equal(e->node, "conv_12");
 	assert_string_equal(e->msg, "truncated field (length 4000000000 runs past the end of the file)");
 	/* the offset is the convolution tag's: after the model, network and layer headers */
-	assert_int_equal(model.b[e->offset], 0xA2);
-	assert_int_equal(model.b[e->offset + 1], 0x06);
+	assert_int_equal(model.p[e->offset], 0xA2);
+	assert_int_equal(model.p[e->offset + 1], 0x06);
 	unload(&r);
-	free(model.b);
+	free(model.p);
 }
 
 static void test_not_a_model(void **state)
@@ -410,11 +336,11 @@ static void test_not_a_model(void **state)
 	struct buf m = {0};
 	put_uint(&m, 1, 4);
 	put_bytes(&m, 2, NULL, 0);
-	r = load_bytes(m.b, m.n);
+	r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_E_FORMAT);
 	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "model has no type");
 	unload(&r);
-	free(m.b);
+	free(m.p);
 }
 
 /* Unknown model and layer types load with warnings. */
@@ -427,7 +353,7 @@ static void test_unknown_types(void **state)
 	put_msg(&net, 1, &layer);
 	put_uint(&m, 1, 11);
 	put_msg(&m, 500, &net);
-	struct loaded r = load_bytes(m.b, m.n);
+	struct loaded r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_OK);
 	const struct al_node *n = &al_model_get(r.m, 0)->graphs[0]->nodes[0];
 	assert_string_equal(n->type, "unknown(9999)");
@@ -435,18 +361,18 @@ static void test_unknown_types(void **state)
 	assert_non_null(first_diag(r.d, AL_SEV_WARNING));
 	assert_int_equal(al_diags_errors(r.d), 0);
 	unload(&r);
-	free(m.b);
+	free(m.p);
 
 	m = (struct buf){0};
 	put_uint(&m, 1, 11);
 	put_bytes(&m, 777, "\x08\x01", 2);
-	r = load_bytes(m.b, m.n);
+	r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_OK);
 	assert_string_equal(al_model_get(r.m, 0)->type, "unknown(777)");
 	assert_int_equal(al_model_get(r.m, 0)->world, AL_WORLD_OTHER);
 	assert_non_null(first_diag(r.d, AL_SEV_WARNING));
 	unload(&r);
-	free(m.b);
+	free(m.p);
 }
 
 /* A loop nested `levels` deep: NeuralNetwork { layer { loop { bodyNetwork ... } } }. */
@@ -488,7 +414,7 @@ static void test_nesting(void **state)
 {
 	(void)state;
 	struct buf m = build_deep_loops(AL_MAX_DEPTH);
-	struct loaded r = load_bytes(m.b, m.n);
+	struct loaded r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_OK);
 	const struct al_graph *g = al_model_get(r.m, 0)->graphs[0];
 	for (int i = 0; i < 3; i++)
@@ -501,31 +427,31 @@ static void test_nesting(void **state)
 			    "layers[0].loop.bodyNetwork.layers[0]");
 	assert_ptr_equal(g->parent_node->sub[0], g);
 	unload(&r);
-	free(m.b);
+	free(m.p);
 
 	m = build_deep_loops(AL_MAX_DEPTH + 1);
-	r = load_bytes(m.b, m.n);
+	r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_E_FORMAT);
 	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "nesting deeper than 32");
 	unload(&r);
-	free(m.b);
+	free(m.p);
 
 	m = build_deep_pipelines(AL_MAX_DEPTH);
-	r = load_bytes(m.b, m.n);
+	r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_OK);
 	assert_int_equal(al_model_count(r.m), AL_MAX_DEPTH + 1);
 	assert_string_equal(al_model_get(r.m, 2)->path, "mem.mlmodel:pipeline/model0:pipeline/model0");
 	assert_int_equal(al_model_get(r.m, AL_MAX_DEPTH)->depth, AL_MAX_DEPTH);
 	assert_string_equal(al_model_get(r.m, AL_MAX_DEPTH)->type, "identity");
 	unload(&r);
-	free(m.b);
+	free(m.p);
 
 	m = build_deep_pipelines(AL_MAX_DEPTH + 1);
-	r = load_bytes(m.b, m.n);
+	r = load_bytes(m.p, m.n);
 	assert_int_equal(r.st, AL_E_FORMAT);
 	assert_string_equal(first_diag(r.d, AL_SEV_ERROR)->msg, "nesting deeper than 32");
 	unload(&r);
-	free(m.b);
+	free(m.p);
 }
 
 /* Fail the k-th allocation for k = 1, 2, ...: always a clean status, no leak. */
@@ -539,7 +465,7 @@ static void test_out_of_memory(void **state)
 		assert_non_null(d);
 		assert_non_null(m);
 		al_alloc_fail_after(k);
-		enum al_status st = al_load_model_message(m, (al_span){b.b, b.n}, "mem", "mem", d);
+		enum al_status st = al_load_model_message(m, (al_span){b.p, b.n}, "mem", "mem", d);
 		al_alloc_fail_after(0);
 		al_model_free(m);
 		al_diags_free(d);
@@ -548,7 +474,7 @@ static void test_out_of_memory(void **state)
 		assert_int_equal(st, AL_E_NOMEM);
 		assert_true(k < 1000);
 	}
-	free(b.b);
+	free(b.p);
 }
 
 /* ================================================================ the corpus */
@@ -720,7 +646,7 @@ int main(void)
 		cmocka_unit_test(test_corpus_tree_ensemble),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	free(layer0.b);
-	free(layer1.b);
+	free(layer0.p);
+	free(layer1.p);
 	return rc;
 }

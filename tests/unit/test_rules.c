@@ -10,6 +10,7 @@
  * it), and, when ../shared/corpus exists, a few real-model expectations.
  */
 #include "testutil.h"
+#include "pbwrite.h"
 
 #include "anelint.h"
 #include "internal.h"
@@ -682,22 +683,6 @@ static void test_out_of_memory(void **state)
 
 /* ================================================================ > 1 GiB of weights */
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	do {
-		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	return n;
-}
-
-static size_t varint_len(uint64_t v)
-{
-	uint8_t tmp[10];
-	return put_varint(tmp, v);
-}
-
 /* A NeuralNetwork whose only layer is a loadConstant holding `n` bytes of
  * float16Value. The weight bytes are the file's tail, created by ftruncate as
  * a hole, so the file costs a few hundred bytes of disk whatever n is:
@@ -708,7 +693,7 @@ static bool write_big_nn(const char *path, uint64_t n)
 	uint8_t head[256];
 	uint64_t c = n / 2;
 	uint8_t shape[32];
-	size_t sl = put_varint(shape, c);
+	size_t sl = encode_varint(shape, c);
 	shape[sl++] = 1;
 	shape[sl++] = 1;
 	uint64_t wp = 1 + varint_len(n) + n;                       /* tag 0x12 + len + bytes */
@@ -720,22 +705,22 @@ static bool write_big_nn(const char *path, uint64_t n)
 	head[k++] = 4;
 	head[k++] = 0xA2; /* field 500, wire 2 */
 	head[k++] = 0x1F;
-	k += put_varint(head + k, nn);
+	k += encode_varint(head + k, nn);
 	head[k++] = 0x0A; /* layers = 1 */
-	k += put_varint(head + k, ly);
+	k += encode_varint(head + k, ly);
 	memcpy(head + k, "\x0a\x01w\x1a\x01w", 6); /* name = "w", output = "w" */
 	k += 6;
 	head[k++] = 0x92; /* field 290, wire 2 */
 	head[k++] = 0x12;
-	k += put_varint(head + k, lc);
+	k += encode_varint(head + k, lc);
 	head[k++] = 0x0A; /* shape = 1, packed */
-	k += put_varint(head + k, sl);
+	k += encode_varint(head + k, sl);
 	memcpy(head + k, shape, sl);
 	k += sl;
 	head[k++] = 0x12; /* data = 2 */
-	k += put_varint(head + k, wp);
+	k += encode_varint(head + k, wp);
 	head[k++] = 0x12; /* float16Value = 2 */
-	k += put_varint(head + k, n);
+	k += encode_varint(head + k, n);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		return false;

@@ -1,0 +1,93 @@
+/* pbwrite.h: a minimal protobuf wire writer into a growing byte buffer, so
+ * unit tests can build Core ML messages byte by byte. For tests only: it
+ * aborts the test (cmocka) when memory runs out; the library never uses it. */
+#ifndef ANELINT_PBWRITE_H
+#define ANELINT_PBWRITE_H
+
+#include "testutil.h"
+
+#include "pb.h"
+
+/* An owned, growing byte buffer; {0} is empty. Free p when done. */
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+/* Write v as a varint at p (room for 10 bytes); returns its length. */
+static inline size_t encode_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* How many bytes the varint of v takes. */
+static inline size_t varint_len(uint64_t v)
+{
+	uint8_t tmp[10];
+	return encode_varint(tmp, v);
+}
+
+static inline void put_raw(struct buf *o, const void *p, size_t n)
+{
+	if (o->n + n > o->cap) {
+		o->cap = (o->n + n) * 2 + 64;
+		o->p = realloc(o->p, o->cap);
+		assert_non_null(o->p);
+	}
+	if (n)
+		memcpy(o->p + o->n, p, n);
+	o->n += n;
+}
+
+static inline void put_varint(struct buf *o, uint64_t v)
+{
+	uint8_t tmp[10];
+	put_raw(o, tmp, encode_varint(tmp, v));
+}
+
+static inline void put_tag(struct buf *o, uint32_t num, enum pb_wire wire)
+{
+	put_varint(o, (uint64_t)num << 3 | wire);
+}
+
+static inline void put_uint(struct buf *o, uint32_t num, uint64_t v)
+{
+	put_tag(o, num, PB_VARINT);
+	put_varint(o, v);
+}
+
+static inline void put_bytes(struct buf *o, uint32_t num, const void *p, size_t n)
+{
+	put_tag(o, num, PB_LEN);
+	put_varint(o, n);
+	put_raw(o, p, n);
+}
+
+static inline void put_str(struct buf *o, uint32_t num, const char *s)
+{
+	put_bytes(o, num, s, strlen(s));
+}
+
+/* Append m as field num and free m. */
+static inline void put_msg(struct buf *o, uint32_t num, struct buf *m)
+{
+	put_bytes(o, num, m->p, m->n);
+	free(m->p);
+	*m = (struct buf){0};
+}
+
+/* Field num as packed varints (each v[i] as its 64-bit two's complement). */
+static inline void put_packed(struct buf *o, uint32_t num, const int64_t *v, size_t n)
+{
+	struct buf p = {0};
+	for (size_t i = 0; i < n; i++)
+		put_varint(&p, (uint64_t)v[i]);
+	put_msg(o, num, &p);
+}
+
+#endif
