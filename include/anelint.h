@@ -252,6 +252,12 @@ typedef struct al_model al_model;
 /* Open a .mlmodel file or a .mlpackage directory. Never modifies the input.
  * On failure *out is NULL and d holds at least one error. */
 enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
+/* Read a serialized Model message (the bytes of a .mlmodel, or of a package's
+ * model.mlmodel) from memory, with an optional weight.bin image for ML
+ * Programs (NULL, 0 when none). Nothing is copied: both buffers are borrowed and
+ * must outlive the model. `name` is used in paths and diagnostics. */
+enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
+				    size_t n_weights, const char *name, al_model **out, al_diags *d);
 void al_model_free(al_model *m);
 const char *al_model_path(const al_model *m);
 bool al_model_is_package(const al_model *m);

@@ -380,6 +380,41 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
 	return AL_OK;
 }
 
+enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
+				    size_t n_weights, const char *name, al_model **out, al_diags *d)
+{
+	if (!out || (!bytes && n) || (!weights && n_weights))
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	if (!name)
+		name = "(buffer)";
+	struct al_model *m = al_calloc(1, sizeof *m);
+	if (!m) {
+		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		return AL_E_NOMEM;
+	}
+	enum al_status rc = AL_E_NOMEM;
+	m->path = al_arena_strndup(&m->arena, name, strlen(name));
+	if (m->path) {
+		rc = AL_OK;
+		if (weights)
+			rc = al_weights_attach(m, (al_span){weights, n_weights},
+					       al_arena_printf(&m->arena, "%s/weights/weight.bin", name), d);
+		if (rc == AL_OK)
+			rc = al_load_model_message(m, (al_span){bytes, n}, m->path, m->path, d);
+	}
+	if (rc == AL_OK && m->arena.failed)
+		rc = AL_E_NOMEM;
+	if (rc != AL_OK) {
+		if (rc == AL_E_NOMEM)
+			al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		al_model_free(m);
+		return rc;
+	}
+	*out = m;
+	return AL_OK;
+}
+
 void al_model_free(al_model *m)
 {
 	if (!m)

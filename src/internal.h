@@ -192,6 +192,9 @@ enum al_status al_load_model_message(struct al_model *m, al_span bytes, const ch
 				     const char *path, al_diags *d);
 /* Open a .mlpackage directory: Manifest.json, root model, weights. */
 enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d);
+/* Use `bytes` as the model's weights/weight.bin (named `path` in diagnostics)
+ * after checking its storage header; the bytes must outlive the model. */
+enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d);
 /* Walk an ML Program (MILSpec.Program message) into graphs of `sub`. */
 enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
 				   uint64_t base_offset, const char *file, al_diags *d);

@@ -257,28 +257,35 @@ static enum al_status load_weights(struct pkg *p, const char *rel, const char *d
 	if (st)
 		return st;
 	m->n_maps++;
+	return al_weights_attach(m, map->s, path, p->d);
+}
+
+enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d)
+{
 	m->weights_path = path;
-	size_t n = map->s.n;
+	size_t n = bytes.n;
 	if (n == 0) {
-		al_diag_add(p->d, AL_SEV_WARNING, path, UINT64_MAX, NULL, NULL,
-			    "weight.bin is empty");
+		al_diag_add(d, AL_SEV_WARNING, path, UINT64_MAX, NULL, NULL, "weight.bin is empty");
 		return AL_OK;
 	}
-	const uint8_t *b = map->s.p;
-	if (n < STORAGE_HEADER)
-		return fail(p, AL_E_FORMAT, path, 0, NULL,
-			    "weight.bin is %zu bytes, shorter than its %d-byte header", n,
-			    STORAGE_HEADER);
+	const uint8_t *b = bytes.p;
+	if (n < STORAGE_HEADER) {
+		al_diag_add(d, AL_SEV_ERROR, path, 0, NULL, NULL,
+			    "weight.bin is %zu bytes, shorter than its %d-byte header", n, STORAGE_HEADER);
+		return AL_E_FORMAT;
+	}
 	uint32_t count = rd32(b), version = rd32(b + 4);
-	if (version != STORAGE_VERSION)
-		return fail(p, AL_E_FORMAT, path, 4, NULL,
+	if (version != STORAGE_VERSION) {
+		al_diag_add(d, AL_SEV_ERROR, path, 4, NULL, NULL,
 			    "weight.bin has storage version %u; only version %d is known", version,
 			    STORAGE_VERSION);
+		return AL_E_FORMAT;
+	}
 	if (count > (n - STORAGE_HEADER) / 64)
-		al_diag_add(p->d, AL_SEV_WARNING, path, 0, NULL, NULL,
-			    "weight.bin header counts %u blobs, but %zu bytes hold at most %zu", count,
-			    n, (n - STORAGE_HEADER) / 64);
-	m->weights = map->s;
+		al_diag_add(d, AL_SEV_WARNING, path, 0, NULL, NULL,
+			    "weight.bin header counts %u blobs, but %zu bytes hold at most %zu", count, n,
+			    (n - STORAGE_HEADER) / 64);
+	m->weights = bytes;
 	return AL_OK;
 }
 
