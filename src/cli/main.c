@@ -363,8 +363,10 @@ static int cmd_rules(struct cli *c)
 	for (size_t i = 0; i < al_rules_count(); i++) {
 		const struct al_rule *r = al_rule_at(i);
 		if (!json) {
+			/* a warning moves nothing, so it has no unit to show */
 			printf("%-7s %-7s %c  %-10s %-13s %-30s %s\n", r->id, al_rule_kind_name(r->kind),
-			       r->confidence, al_unit_name(r->unit), scope_name(r->scope), r->name, r->title);
+			       r->confidence, r->kind == AL_RULE_WARN ? "-" : al_unit_name(r->unit),
+			       scope_name(r->scope), r->name, r->title);
 			continue;
 		}
 		printf("%s\n    {\"id\": ", i ? "," : "");
