@@ -140,6 +140,27 @@ struct al_ttype {
 struct al_node;
 struct al_graph;
 
+/* ------------------------------------------------------------------ shapes and cost
+ * A shape as inferred (or, for ML Programs, as declared and checked). Dims are
+ * >= 0 when known, AL_DIM_UNKNOWN when not; dims that come from a flexible input
+ * carry its default size and are flagged in `flex` (bit i = dim i varies). */
+#define AL_SHAPE_MAX_RANK 8 /* larger ranks are kept as rank with dims unknown past 8 */
+#define AL_DIM_UNKNOWN (-1)
+struct al_shape {
+	int rank;   /* -1 = unknown rank */
+	int dtype;  /* al_dtype, AL_DT_UNKNOWN when not known */
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	uint8_t flex; /* bit i: dim i depends on a flexible input (value = its default) */
+};
+
+/* Work of one layer/op, from its shapes (estimates; see docs/cost-model.md). */
+struct al_cost {
+	double flops;          /* multiply-add = 2 FLOPs; 0 for data movement */
+	uint64_t param_bytes;  /* weights and constants the op reads, as stored */
+	uint64_t act_bytes;    /* input + output activation bytes at fp16 */
+	bool known;            /* false when a needed shape was unknown */
+};
+
 /* Per-node verdict, filled by al_model_check(). */
 struct al_verdict {
 	enum al_unit unit;
@@ -166,6 +187,8 @@ struct al_node {
 	uint32_t n_sub;
 	struct al_graph *owner;
 	struct al_verdict verdict;
+	const struct al_shape *out_shapes; /* n_outputs inferred shapes (al_model_infer_shapes), or NULL */
+	struct al_cost cost;      /* filled by al_model_infer_shapes */
 	const void *priv;         /* loader-private (the message span); do not use */
 };
 
@@ -265,12 +288,103 @@ bool al_model_is_package(const al_model *m);
 size_t al_model_count(const al_model *m);
 const struct al_submodel *al_model_get(const al_model *m, size_t i);
 
-struct al_check_opts {
-	int reserved; /* targets and policies come with the partition plan */
+/* ------------------------------------------------------------------ targets
+ * Chip families (ANE generations). One row each in src/targets.def; figures
+ * with their sources in docs/cost-model.md. */
+struct al_target {
+	const char *id;      /* "a14" */
+	const char *aliases; /* comma-separated: "m1,h13" */
+	const char *name;    /* "A14 / M1 (H13)" */
+	const char *arch;    /* ANE compiler target, "h13" */
+	/* roofline: time = overhead + max(flops / peak, bytes / bandwidth) */
+	double ane_tflops, ane_gbs, ane_overhead_us;
+	double gpu_tflops, gpu_gbs, gpu_overhead_us;
+	double cpu_tflops, cpu_gbs, cpu_overhead_us;
+	uint32_t axis_cap;    /* largest extent per axis the ANE takes (16384 / 65536) */
+	uint32_t conv_kw_cap; /* widest fp16 conv kernel (13 / 15) */
+	unsigned features;    /* AL_TF_* */
+	const char *source;   /* where the figures come from */
 };
-/* Evaluate every rule on every node and model; fills node->verdict and
- * submodel->findings. Idempotent. */
+enum { AL_TF_TEXTURE = 1u << 0 /* resize/crop_resize/resample/gather in hardware (H14+) */,
+       AL_TF_TRIG = 1u << 1 /* native sin/cos (H15+) */,
+       AL_TF_INT8_COMPUTE = 1u << 2 /* int8 x int8 (A17 Pro / M4+) */ };
+size_t al_targets_count(void);
+const struct al_target *al_target_at(size_t i);
+const struct al_target *al_target_find(const char *id_or_alias); /* case-insensitive */
+const struct al_target *al_target_default(void);
+
+/* User rules (--rules FILE): extra or overriding rules from a data file,
+ * format in docs/rules-file.md. Owned by the caller; free with al_user_rules_free. */
+typedef struct al_user_rules al_user_rules;
+enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diags *d);
+void al_user_rules_free(al_user_rules *u);
+size_t al_user_rules_count(const al_user_rules *u);
+const struct al_rule *al_user_rule_at(const al_user_rules *u, size_t i);
+
+struct al_check_opts {
+	const struct al_target *target; /* NULL: al_target_default() */
+	const al_user_rules *user_rules; /* NULL: built-in rules only */
+};
+/* Infer shapes and cost for every node (runs on its own or from al_model_check,
+ * which needs shapes for shape-dependent rules). Idempotent. */
+enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
+/* Evaluate every rule on every node and model for opts->target; fills
+ * node->verdict and submodel->findings, replacing the previous ones, so a caller
+ * can check once per target. */
 enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d);
+
+/* ------------------------------------------------------------------ partition plan
+ * How Core ML is predicted to split one (sub-)model into ANE / GPU / CPU
+ * segments, under a named policy (docs/partition.md). */
+enum al_policy {
+	AL_POLICY_AUTO,       /* NeuralNetwork: nn2020; ML Program: mlprogram */
+	AL_POLICY_NN2020,     /* hollance 2020: ANE->GPU once and stays; ANE<->CPU ping-pong */
+	AL_POLICY_MLPROGRAM,  /* a CPU-only op drags what follows onto the CPU ("fallback sticks") */
+	AL_POLICY_OPTIMISTIC, /* every fallback is its own island, then back to the ANE */
+	AL_POLICY_COUNT
+};
+const char *al_policy_name(enum al_policy p);
+bool al_policy_parse(const char *name, enum al_policy *out);
+
+struct al_plan_opts {
+	const struct al_target *target; /* NULL: default */
+	enum al_policy policy;
+	double switch_us[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* 0: the documented default */
+	uint32_t max_fixes;             /* 0: 5 */
+};
+
+struct al_segment {
+	enum al_unit unit;
+	uint32_t first, last;  /* model-order indices (the JSON "index") */
+	uint32_t n_nodes;
+	double flops, est_us;
+};
+
+struct al_fix {
+	const struct al_node *node; /* the fallback layer whose rewrite/removal merges segments */
+	const struct al_rule *rule; /* the rule that made it fall back */
+	uint32_t segments_before, segments_after;
+	double gain_us;             /* estimated time saved */
+};
+
+struct al_plan {
+	enum al_policy policy;
+	const char *policy_why;     /* which policy and why (model type, flag) */
+	const struct al_target *target;
+	const struct al_submodel *sub;
+	uint32_t n_nodes;           /* non-const nodes in model order */
+	const struct al_node **nodes;
+	enum al_unit *unit;         /* per node: the unit after partitioning */
+	struct al_segment *segments;
+	uint32_t n_segments, switches;
+	double total_flops, ane_flops, est_us;
+	struct al_fix *fixes;
+	uint32_t n_fixes;
+};
+/* Plan sub-model `i` of a checked model (al_model_check with the same target).
+ * The plan lives in the model's memory until al_model_free. */
+enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
+			     const struct al_plan **out, al_diags *d);
 
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
@@ -282,7 +396,13 @@ enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
 struct al_report_opts {
 	bool color;       /* ANSI colours (text sink) */
 	bool show_consts; /* list ML Program const ops in the text table */
+	bool shapes;      /* check: add inferred output shapes (and cost) per layer */
 	enum al_fail_on fail_on;
+	const struct al_check_opts *check; /* target and user rules the models were checked with */
+	const struct al_plan_opts *plan;   /* plan: policy, target, switch costs */
+	/* --target all: the models are checked once per target by the sink, which
+	 * prints one verdict column per target (check) or one plan per target (plan) */
+	bool all_targets;
 };
 
 /* One input path as the CLI saw it: a model, or the error that stopped it. */
@@ -299,6 +419,10 @@ struct al_sink {
 	void (*check)(FILE *out, const struct al_report_item *items, size_t n,
 		      const struct al_report_opts *o);
 	void (*info)(FILE *out, const struct al_report_item *items, size_t n,
+		     const struct al_report_opts *o);
+	/* `plan`: segments, switches, estimated time and cheapest fixes per sub-model;
+	 * calls al_model_plan on each (checked) model. */
+	void (*plan)(FILE *out, const struct al_report_item *items, size_t n,
 		     const struct al_report_opts *o);
 };
 

@@ -447,12 +447,17 @@ const struct al_submodel *al_model_get(const al_model *m, size_t i)
 
 enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d)
 {
-	(void)opts;
 	if (!m)
 		return AL_E_INVALID_ARG;
-	if (m->checked)
-		return AL_OK;
-	enum al_status rc = al_rules_run(m, d);
+	enum al_status rc = al_model_infer_shapes(m, d);
+	if (rc != AL_OK)
+		return rc;
+	struct al_check_opts o = {0};
+	if (opts)
+		o = *opts;
+	if (!o.target)
+		o.target = al_target_default();
+	rc = al_rules_run(m, &o, d);
 	if (rc == AL_OK)
 		m->checked = true;
 	return rc;

@@ -106,6 +106,8 @@ struct al_model {
 	const char *weights_path;
 	size_t n_nodes; /* layers + ops loaded so far, bounded by AL_MAX_NODES */
 	bool checked;
+	bool shapes_done; /* al_model_infer_shapes ran */
+	const struct al_target *checked_target; /* target of the last al_model_check */
 };
 
 /* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
@@ -224,6 +226,6 @@ bool al_mil_param_is_const(const struct al_node *n, const char *param);
 const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param);
 
 /* ------------------------------------------------------------------ rules */
-enum al_status al_rules_run(struct al_model *m, al_diags *d);
+enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
 
 #endif

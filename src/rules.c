@@ -307,8 +307,9 @@ static enum al_status check_model(struct al_model *m, struct al_submodel *s)
 	return AL_OK;
 }
 
-enum al_status al_rules_run(struct al_model *m, al_diags *d)
+enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d)
 {
+	(void)opts; /* STUB(plan issue): targets and user rules reach the predicates here */
 	if (!m)
 		return AL_E_INVALID_ARG;
 	enum al_status st = AL_OK;
