@@ -1,0 +1,1510 @@
+/* shapes_nn.c: output shapes of NeuralNetwork layers: one shape function per family,
+ * in a table keyed by the layer's field number. Legacy layers work on the last three
+ * axes [C, H, W] of a rank >= 3 blob (RANK5: [Seq, Batch, C, H, W]), ND layers on any
+ * rank (NeuralNetwork.proto; coreml-format-facts.md sections 4-6). Params are read
+ * from the params span, weights never. A size that is data-dependent, a custom layer
+ * or an unknown layer gives unknown dims, not a guess. Blobs are fp32. */
+#include "shapes.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAXV 16 /* values read from one repeated parameter */
+
+/* ================================================================ params */
+
+static uint64_t pu(al_span p, uint32_t f, uint64_t def)
+{
+	uint64_t v;
+	return pb_get_varint(p, f, &v) ? v : def;
+}
+
+/* An int64 / enum field (two's complement in a varint). */
+static int64_t pi(al_span p, uint32_t f, int64_t def)
+{
+	uint64_t v;
+	if (!pb_get_varint(p, f, &v))
+		return def;
+	return v <= INT64_MAX ? (int64_t)v : -(int64_t)(~v) - 1;
+}
+
+static bool pb(al_span p, uint32_t f)
+{
+	return pu(p, f, 0) != 0;
+}
+
+static float pf(al_span p, uint32_t f, float def)
+{
+	float v;
+	return pb_get_float(p, f, &v) ? v : def;
+}
+
+/* Repeated (u)int64 field f into v[0..MAXV) as signed values; the count
+ * present (may exceed MAXV; then only the first MAXV are read), 0 if absent
+ * or malformed. */
+static size_t pints(al_span p, uint32_t f, int64_t *v)
+{
+	uint64_t u[MAXV];
+	long n = pb_get_varints(p, f, u, MAXV);
+	if (n <= 0)
+		return 0;
+	for (long i = 0; i < n && i < MAXV; i++)
+		v[i] = u[i] <= INT64_MAX ? (int64_t)u[i] : -(int64_t)(~u[i]) - 1;
+	return (size_t)n;
+}
+
+static al_span psub(al_span p, uint32_t f)
+{
+	al_span s = {0};
+	pb_get_bytes(p, f, &s);
+	return s;
+}
+
+/* BorderAmounts {repeated EdgeSizes borderAmounts = 10 {start = 1, end = 2}}:
+ * [top, bottom, left, right]; absent entries are 0. */
+static void border(al_span b, int64_t pad[4])
+{
+	struct pb_iter it;
+	struct pb_field f;
+	int k = 0;
+	memset(pad, 0, 4 * sizeof pad[0]);
+	pb_iter_init(&it, b);
+	while (pb_next(&it, &f) && k < 2) {
+		if (f.num != 10 || f.wire != PB_LEN)
+			continue;
+		int64_t s = (int64_t)(pu(f.data, 1, 0) & INT64_MAX), e = (int64_t)(pu(f.data, 2, 0) & INT64_MAX);
+		pad[2 * k] = s;
+		pad[2 * k + 1] = e;
+		k++;
+	}
+}
+
+/* ================================================================ helpers */
+
+static const struct al_shape *in_at(const struct shp_node *x, uint32_t i)
+{
+	const struct al_shape *s = i < x->n_in ? x->in[i] : NULL;
+	return s && s->rank >= 0 ? s : NULL;
+}
+
+/* out[o] = input i (flex bits included), fp32. */
+static void copy_in(const struct shp_node *x, uint32_t o, uint32_t i)
+{
+	const struct al_shape *s = in_at(x, i);
+	if (o >= x->n_out || !s)
+		return;
+	x->out[o] = *s;
+	x->out[o].dtype = AL_DT_FP32;
+}
+
+/* The index of axis -k (k = 1 width, 2 height, 3 channel, 5 sequence) of s, or -1. */
+static int back(const struct al_shape *s, int k)
+{
+	return s && s->rank >= k ? s->rank - k : -1;
+}
+
+/* out[0] starts as input 0 with dims [-3..-1] to be replaced; false when the
+ * input is missing or has rank < min_rank. */
+static bool start_chw(const struct shp_node *x, int min_rank)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s || s->rank < min_rank)
+		return false;
+	x->out[0] = *s;
+	x->out[0].dtype = AL_DT_FP32;
+	return true;
+}
+
+/* Spatial output of a convolution / pooling window along one axis. */
+enum pad_kind { PAD_VALID, PAD_SAME, PAD_LAST_PIXEL };
+
+static int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t pad_a,
+			  int64_t pad_b, enum pad_kind kind)
+{
+	if (in < 0 || k <= 0 || stride <= 0 || dil <= 0)
+		return AL_DIM_UNKNOWN;
+	if (kind == PAD_SAME)
+		return dim_div_ceil(in, stride);
+	int64_t keff = dim_add(dim_mul(k - 1, dil), 1);
+	int64_t span = dim_sub(dim_add(in, dim_add(pad_a, pad_b)), keff);
+	if (kind == PAD_VALID)
+		return dim_add(dim_div_floor(span, stride), 1);
+	/* ValidCompletePadding (includeLastPixel): symmetric pad_a, last window kept */
+	int64_t o = dim_add(dim_div_ceil(span, stride), 1);
+	if (o >= 1 && pad_a > 0 && dim_mul(o - 1, stride) >= dim_add(in, pad_a))
+		o--;
+	return o;
+}
+
+/* Deconvolution output along one axis (NeuralNetwork.proto ValidPadding / SamePadding). */
+static int64_t deconv_out(int64_t in, int64_t k, int64_t stride, int64_t pads, bool same)
+{
+	if (in < 1 || k <= 0 || stride <= 0)
+		return AL_DIM_UNKNOWN;
+	if (same)
+		return dim_mul(in, stride);
+	return dim_sub(dim_add(dim_mul(in - 1, stride), k), pads);
+}
+
+/* Two values [H, W] of repeated field f, default d. */
+static void pair(al_span p, uint32_t f, int64_t d, int64_t v[2])
+{
+	int64_t t[MAXV];
+	size_t n = pints(p, f, t);
+	v[0] = n >= 1 ? t[0] : d;
+	v[1] = n >= 2 ? t[1] : n == 1 ? t[0] : d;
+}
+
+/* ================================================================ shape functions */
+
+typedef void nn_fn(const struct shp_node *x, al_span p);
+
+static void nn_same(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	copy_in(x, 0, 0);
+}
+
+static void nn_none(const struct shp_node *x, al_span p)
+{
+	(void)x;
+	(void)p;
+}
+
+/* Numpy broadcast of every input (legacy add/multiply/... broadcast the same way
+ * among the shapes they accept); a single input keeps its shape. */
+static void nn_broadcast(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	if (!x->n_out || !x->n_in)
+		return;
+	struct al_shape acc;
+	if (!x->in[0]) {
+		shp_unknown(&x->out[0]);
+		return;
+	}
+	acc = *x->in[0];
+	for (uint32_t i = 1; i < x->n_in; i++) {
+		struct al_shape t;
+		if (!shp_broadcast(&acc, x->in[i], &t) || t.rank < 0) {
+			shp_unknown(&x->out[0]);
+			return;
+		}
+		acc = t;
+	}
+	x->out[0] = acc;
+	x->out[0].dtype = AL_DT_FP32;
+}
+
+/* ConvolutionLayerParams: outputChannels = 1, nGroups = 10, kernelSize = 20,
+ * stride = 30, dilationFactor = 40, valid = 50, same = 51, isDeconvolution = 60,
+ * outputShape = 100. Input [..., C, H, W]. */
+static void nn_conv(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	struct al_shape *o = &x->out[0];
+	const struct al_shape *s = x->in[0];
+	int c = back(s, 3), h = back(s, 2), w = back(s, 1);
+	int64_t cout = (int64_t)(pu(p, 1, 0) & INT64_MAX);
+	const struct al_shape *wt = in_at(x, 1);
+	if (!cout && wt && wt->rank == 4)
+		cout = shp_dim(wt, 0);
+	shp_set(o, c, cout > 0 ? cout : AL_DIM_UNKNOWN, false);
+	int64_t k[2], st[2], dl[2], pad[4] = {0};
+	pair(p, 20, 3, k);
+	pair(p, 30, 1, st);
+	pair(p, 40, 1, dl);
+	bool same = pb_has(p, 51);
+	if (pb_has(p, 50))
+		border(psub(psub(p, 50), 1), pad);
+	if (pb(p, 60)) { /* deconvolution */
+		int64_t os[MAXV];
+		size_t no = pints(p, 100, os);
+		for (int a = 0; a < 2; a++) {
+			int ax = a ? w : h;
+			if (no >= 2)
+				shp_set(o, ax, os[a], false);
+			else
+				shp_set(o, ax, deconv_out(shp_dim(s, ax), k[a], st[a], pad[2 * a] + pad[2 * a + 1], same),
+					shp_flex(s, ax));
+		}
+		return;
+	}
+	for (int a = 0; a < 2; a++) {
+		int ax = a ? w : h;
+		shp_set(o, ax, window_out(shp_dim(s, ax), k[a], st[a], dl[a], pad[2 * a], pad[2 * a + 1],
+					  same ? PAD_SAME : PAD_VALID),
+			shp_flex(s, ax));
+	}
+}
+
+/* PoolingLayerParams: kernelSize = 10, stride = 20, valid = 30, same = 31,
+ * includeLastPixel = 32 {paddingAmounts = 10 [H, W]}, globalPooling = 60. */
+static void nn_pool(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	struct al_shape *o = &x->out[0];
+	const struct al_shape *s = x->in[0];
+	int h = back(s, 2), w = back(s, 1);
+	if (pb(p, 60)) {
+		shp_set(o, h, 1, false);
+		shp_set(o, w, 1, false);
+		return;
+	}
+	int64_t k[2], st[2], pad[4] = {0};
+	pair(p, 10, 3, k);
+	pair(p, 20, 1, st);
+	enum pad_kind kind = PAD_VALID;
+	if (pb_has(p, 31)) {
+		kind = PAD_SAME;
+	} else if (pb_has(p, 32)) {
+		int64_t pp[2];
+		pair(psub(p, 32), 10, 0, pp);
+		pad[0] = pad[1] = pp[0];
+		pad[2] = pad[3] = pp[1];
+		kind = PAD_LAST_PIXEL;
+	} else if (pb_has(p, 30)) {
+		border(psub(psub(p, 30), 1), pad);
+	}
+	for (int a = 0; a < 2; a++) {
+		int ax = a ? w : h;
+		shp_set(o, ax, window_out(shp_dim(s, ax), k[a], st[a], 1, pad[2 * a], pad[2 * a + 1], kind),
+			shp_flex(s, ax));
+	}
+}
+
+/* InnerProductLayerParams outputChannels = 2; ranks 1..5 as NeuralNetwork.proto
+ * lists them: [Cout], [x1,Cout], [x1,x2,Cout], [x1,Cout,1,1], [x1,x2,Cout,1,1]. */
+static void nn_inner_product(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s || s->rank < 1 || s->rank > 5)
+		return;
+	int64_t cout = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	struct al_shape *o = &x->out[0];
+	*o = *s;
+	o->dtype = AL_DT_FP32;
+	int c = s->rank <= 3 ? s->rank - 1 : s->rank - 3;
+	shp_set(o, c, cout ? cout : AL_DIM_UNKNOWN, false);
+	for (int i = c + 1; i < s->rank; i++)
+		shp_set(o, i, 1, false);
+}
+
+/* EmbeddingLayerParams outputChannels = 2: [x1,1,1,1] -> [x1,Cout,1,1] (rank 4 or 5). */
+static void nn_embedding(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 4))
+		return;
+	int64_t cout = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	shp_set(&x->out[0], back(x->in[0], 3), cout ? cout : AL_DIM_UNKNOWN, false);
+}
+
+/* EmbeddingNDLayerParams embeddingSize = 2: the last axis (1) becomes it. */
+static void nn_embedding_nd(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 1))
+		return;
+	int64_t e = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	shp_set(&x->out[0], back(x->in[0], 1), e ? e : AL_DIM_UNKNOWN, false);
+}
+
+/* CropLayerParams: one input, cropAmounts = 1 (BorderAmounts); two inputs,
+ * H and W of the second. */
+static void nn_crop(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	const struct al_shape *s = x->in[0], *ref = in_at(x, 1);
+	struct al_shape *o = &x->out[0];
+	int h = back(s, 2), w = back(s, 1);
+	if (x->n_in >= 2) {
+		shp_copy_dim(o, h, ref, ref ? back(ref, 2) : -1);
+		shp_copy_dim(o, w, ref, ref ? back(ref, 1) : -1);
+		return;
+	}
+	int64_t c[4];
+	border(psub(p, 1), c);
+	shp_set(o, h, dim_sub(dim_sub(shp_dim(s, h), c[0]), c[1]), shp_flex(s, h));
+	shp_set(o, w, dim_sub(dim_sub(shp_dim(s, w), c[2]), c[3]), shp_flex(s, w));
+}
+
+/* PaddingLayerParams paddingAmounts = 10 (BorderAmounts). */
+static void nn_padding(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 2))
+		return;
+	const struct al_shape *s = x->in[0];
+	struct al_shape *o = &x->out[0];
+	int h = back(s, 2), w = back(s, 1);
+	int64_t c[4];
+	border(psub(p, 10), c);
+	shp_set(o, h, dim_add(dim_add(shp_dim(s, h), c[0]), c[1]), shp_flex(s, h));
+	shp_set(o, w, dim_add(dim_add(shp_dim(s, w), c[2]), c[3]), shp_flex(s, w));
+}
+
+/* UpsampleLayerParams scalingFactor = 1 [H, W] (default 1), fractionalScalingFactor = 7. */
+static void nn_upsample(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	const struct al_shape *s = x->in[0];
+	struct al_shape *o = &x->out[0];
+	float fr[2];
+	long nf = pb_get_floats(p, 7, fr, 2);
+	int64_t sf[2];
+	pair(p, 1, 1, sf);
+	for (int a = 0; a < 2; a++) {
+		int ax = back(s, 2 - a);
+		int64_t d = shp_dim(s, ax), v;
+		if (nf >= 2) {
+			double t = d >= 0 ? floor((double)d * fr[a]) : -1;
+			v = isfinite(t) && t >= 0 && t < 9e15 ? (int64_t)t : AL_DIM_UNKNOWN;
+		} else {
+			v = sf[a] > 0 ? dim_mul(d, sf[a]) : AL_DIM_UNKNOWN;
+		}
+		shp_set(o, ax, v, shp_flex(s, ax));
+	}
+}
+
+/* ResizeBilinearLayerParams targetSize = 1 [H, W] (default [1, 1]). */
+static void nn_resize(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	int64_t t[2];
+	pair(p, 1, 1, t);
+	shp_set(&x->out[0], back(x->in[0], 2), t[0], false);
+	shp_set(&x->out[0], back(x->in[0], 1), t[1], false);
+}
+
+/* CropResizeLayerParams targetSize = 1: input [1,B,C,H,W], RoIs [N,1,4|5,1,1]
+ * -> [N, B (4 coordinates) or 1 (5), C, Ht, Wt]. */
+static void nn_crop_resize(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0), *r = in_at(x, 1);
+	if (!x->n_out || !s || s->rank != 5)
+		return;
+	int64_t t[2];
+	pair(p, 1, 1, t);
+	struct al_shape *o = &x->out[0];
+	shp_rank(o, 5, AL_DT_FP32);
+	shp_copy_dim(o, 0, r, 0);
+	int64_t rc = shp_dim(r, 2);
+	if (rc == 4)
+		shp_copy_dim(o, 1, s, 1);
+	else
+		shp_set(o, 1, rc == 5 ? 1 : AL_DIM_UNKNOWN, false);
+	shp_copy_dim(o, 2, s, 2);
+	shp_set(o, 3, t[0], false);
+	shp_set(o, 4, t[1], false);
+}
+
+/* DotProduct: [..., C, 1, 1] x2 -> [..., 1, 1, 1]. */
+static void nn_dot(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	if (!start_chw(x, 3))
+		return;
+	shp_set(&x->out[0], back(x->in[0], 3), 1, false);
+}
+
+/* ReduceLayerParams (legacy) axis = 3: CHW, HW, C, H, W -> those dims become 1. */
+static void nn_reduce_legacy(const struct shp_node *x, al_span p)
+{
+	static const int axes[5][3] = {{3, 2, 1}, {2, 1, 0}, {3, 0, 0}, {2, 0, 0}, {1, 0, 0}};
+	static const int min_rank[5] = {3, 2, 3, 2, 1};
+	int64_t a = pi(p, 3, 0);
+	if (a < 0 || a > 4 || !start_chw(x, min_rank[a]))
+		return;
+	for (int k = 0; k < 3 && axes[a][k]; k++)
+		shp_set(&x->out[0], back(x->in[0], axes[a][k]), 1, false);
+}
+
+/* LoadConstantLayerParams shape = 1 [C, H, W] -> [1, 1, C, H, W]. */
+static void nn_load_constant(const struct shp_node *x, al_span p)
+{
+	int64_t v[MAXV];
+	if (!x->n_out || pints(p, 1, v) != 3)
+		return;
+	int64_t d[5] = {1, 1, v[0], v[1], v[2]};
+	shp_from(&x->out[0], d, 5, AL_DT_FP32);
+}
+
+/* LoadConstantNDLayerParams shape = 1 (any rank). */
+static void nn_load_constant_nd(const struct shp_node *x, al_span p)
+{
+	int64_t v[MAXV];
+	size_t n = pints(p, 1, v);
+	if (!x->n_out || n == 0 || n > MAXV)
+		return;
+	shp_from(&x->out[0], v, n, AL_DT_FP32);
+}
+
+/* Fill `o` (rank r) from target t[0..r): 0 copies the input dim at that index
+ * (when `zero_copies`), one -1 takes what is left of `total` elements. */
+static void reshape_to(struct al_shape *o, const int64_t *t, size_t r, const struct al_shape *s,
+		       int64_t total, bool total_flex, bool zero_copies)
+{
+	shp_rank(o, (int)r, AL_DT_FP32);
+	int infer = -1;
+	int64_t known = 1;
+	for (size_t i = 0; i < r && i < AL_SHAPE_MAX_RANK; i++) {
+		if (t[i] == -1 && infer < 0) {
+			infer = (int)i;
+			continue;
+		}
+		if (t[i] == 0 && zero_copies) {
+			shp_copy_dim(o, (int)i, s, (int)i);
+			known = dim_mul(known, shp_dim(s, (int)i));
+			continue;
+		}
+		shp_set(o, (int)i, t[i] >= 0 ? t[i] : AL_DIM_UNKNOWN, false);
+		known = dim_mul(known, t[i] >= 0 ? t[i] : AL_DIM_UNKNOWN);
+	}
+	if (r > AL_SHAPE_MAX_RANK)
+		return;
+	if (infer >= 0) {
+		int64_t v = known > 0 && total >= 0 && total % known == 0 ? total / known : AL_DIM_UNKNOWN;
+		shp_set(o, infer, v, total_flex);
+	}
+}
+
+/* ReshapeLayerParams (legacy, rank 5) targetShape = 1: 3 values [C,H,W] keep the
+ * input's sequence length, 4 values [Seq,C,H,W] set it; the batch axis stays.
+ * One -1 takes what is left of the elements being redistributed. */
+static void nn_reshape_legacy(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	int64_t t[MAXV];
+	size_t n = pints(p, 1, t);
+	if (!x->n_out || !s || s->rank != 5 || (n != 3 && n != 4))
+		return;
+	bool fl = false;
+	int64_t total = shp_prod(s, 2, 5, &fl); /* C*H*W, times Seq when the target sets it */
+	if (n == 4) {
+		total = dim_mul(total, shp_dim(s, 0));
+		fl |= shp_flex(s, 0);
+	}
+	struct al_shape r;
+	reshape_to(&r, t, n, s, total, fl, false);
+	struct al_shape *o = &x->out[0];
+	shp_rank(o, 5, AL_DT_FP32);
+	if (n == 4)
+		shp_copy_dim(o, 0, &r, 0);
+	else
+		shp_copy_dim(o, 0, s, 0);
+	shp_copy_dim(o, 1, s, 1);
+	for (int i = 0; i < 3; i++)
+		shp_copy_dim(o, 2 + i, &r, (int)n - 3 + i);
+}
+
+/* Flatten: [..., C, H, W] -> [..., C*H*W, 1, 1]. */
+static void nn_flatten(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	if (!start_chw(x, 3))
+		return;
+	const struct al_shape *s = x->in[0];
+	bool fl = false;
+	int64_t v = shp_prod(s, s->rank - 3, s->rank, &fl);
+	shp_set(&x->out[0], s->rank - 3, v, fl);
+	shp_set(&x->out[0], s->rank - 2, 1, false);
+	shp_set(&x->out[0], s->rank - 1, 1, false);
+}
+
+/* PermuteLayerParams axis = 1: a permutation of [0,1,2,3] over [Seq, C, H, W]
+ * of a rank-5 blob; the batch axis stays. */
+static void nn_permute(const struct shp_node *x, al_span p)
+{
+	static const int pos[4] = {0, 2, 3, 4};
+	const struct al_shape *s = in_at(x, 0);
+	int64_t a[MAXV];
+	size_t n = pints(p, 1, a);
+	if (!x->n_out || !s || s->rank != 5)
+		return;
+	struct al_shape *o = &x->out[0];
+	*o = *s;
+	o->dtype = AL_DT_FP32;
+	if (n == 0)
+		return;
+	if (n != 4) {
+		shp_rank(o, 5, AL_DT_FP32);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (a[i] < 0 || a[i] > 3) {
+			shp_rank(o, 5, AL_DT_FP32);
+			return;
+		}
+		shp_copy_dim(o, pos[i], s, pos[a[i]]);
+	}
+}
+
+/* Concatenation of every input along axis `ax` of input 0 (negative = from the end). */
+static void concat_along(const struct shp_node *x, int64_t ax)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s)
+		return;
+	int a = shp_axis(s, ax);
+	if (a < 0)
+		return;
+	struct al_shape *o = &x->out[0];
+	*o = *s;
+	o->dtype = AL_DT_FP32;
+	int64_t sum = 0;
+	bool fl = false;
+	for (uint32_t i = 0; i < x->n_in; i++) {
+		const struct al_shape *t = in_at(x, i);
+		if (!t || t->rank != s->rank) {
+			sum = AL_DIM_UNKNOWN;
+			break;
+		}
+		fl |= shp_flex(t, a);
+		sum = dim_add(sum, shp_dim(t, a));
+	}
+	shp_set(o, a, sum, fl);
+}
+
+/* ConcatLayerParams sequenceConcat = 100: axis -5, else -3. */
+static void nn_concat(const struct shp_node *x, al_span p)
+{
+	concat_along(x, pb(p, 100) ? -5 : -3);
+}
+
+/* ConcatNDLayerParams axis = 1. */
+static void nn_concat_nd(const struct shp_node *x, al_span p)
+{
+	concat_along(x, pi(p, 1, 0));
+}
+
+/* Even or given split of input 0's axis `ax` into the outputs. */
+static void split_along(const struct shp_node *x, int64_t ax, const int64_t *sizes, size_t n_sizes,
+			uint64_t n_splits)
+{
+	const struct al_shape *s = in_at(x, 0);
+	int a = s ? shp_axis(s, ax) : -1;
+	if (a < 0)
+		return;
+	uint64_t n = n_splits ? n_splits : x->n_out;
+	int64_t d = shp_dim(s, a), even = n && d >= 0 && d % (int64_t)n == 0 ? d / (int64_t)n : AL_DIM_UNKNOWN;
+	for (uint32_t o = 0; o < x->n_out; o++) {
+		x->out[o] = *s;
+		x->out[o].dtype = AL_DT_FP32;
+		int64_t v = n_sizes ? (o < n_sizes && n_sizes <= MAXV ? sizes[o] : AL_DIM_UNKNOWN) : even;
+		shp_set(&x->out[o], a, v, false);
+	}
+}
+
+/* SplitLayerParams nOutputs = 1: axis -3 in equal parts. */
+static void nn_split(const struct shp_node *x, al_span p)
+{
+	split_along(x, -3, NULL, 0, pu(p, 1, 0));
+}
+
+/* SplitNDLayerParams axis = 1, numSplits = 2, splitSizes = 3. */
+static void nn_split_nd(const struct shp_node *x, al_span p)
+{
+	int64_t sz[MAXV];
+	size_t n = pints(p, 3, sz);
+	split_along(x, pi(p, 1, 0), sz, n, pu(p, 2, 0));
+}
+
+/* SequenceRepeatLayerParams nRepetitions = 1 (0 -> 1): axis -5 times n. */
+static void nn_sequence_repeat(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 5))
+		return;
+	uint64_t n = pu(p, 1, 1);
+	int a = back(x->in[0], 5);
+	shp_set(&x->out[0], a, dim_mul(shp_dim(x->in[0], a), n ? (int64_t)(n & INT64_MAX) : 1),
+		shp_flex(x->in[0], a));
+}
+
+/* ReorganizeDataLayerParams mode = 1 (SPACE_TO_DEPTH, DEPTH_TO_SPACE,
+ * PIXEL_SHUFFLE), blockSize = 2. */
+static void nn_reorganize(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 3))
+		return;
+	const struct al_shape *s = x->in[0];
+	struct al_shape *o = &x->out[0];
+	int64_t b = (int64_t)(pu(p, 2, 0) & INT64_MAX), b2 = dim_mul(b, b);
+	int c = back(s, 3), h = back(s, 2), w = back(s, 1);
+	int64_t C = shp_dim(s, c), H = shp_dim(s, h), W = shp_dim(s, w);
+	if (b < 1) {
+		shp_rank(o, s->rank, AL_DT_FP32);
+		return;
+	}
+	if (pi(p, 1, 0) == 0) {
+		shp_set(o, c, dim_mul(C, b2), shp_flex(s, c));
+		shp_set(o, h, H >= 0 && H % b == 0 ? H / b : AL_DIM_UNKNOWN, shp_flex(s, h));
+		shp_set(o, w, W >= 0 && W % b == 0 ? W / b : AL_DIM_UNKNOWN, shp_flex(s, w));
+	} else {
+		shp_set(o, c, C >= 0 && b2 > 0 && C % b2 == 0 ? C / b2 : AL_DIM_UNKNOWN, shp_flex(s, c));
+		shp_set(o, h, dim_mul(H, b), shp_flex(s, h));
+		shp_set(o, w, dim_mul(W, b), shp_flex(s, w));
+	}
+}
+
+/* Elements of a python-style slice [b:e:st] of a dim of size d (masks take the
+ * whole side); d unknown still decides the cases that do not need it. */
+static int64_t slice_count(int64_t d, int64_t b, int64_t e, int64_t st, bool bm, bool em)
+{
+	if (st == 0)
+		return AL_DIM_UNKNOWN;
+	if (d < 0) {
+		if (!bm && !em && b >= 0 && e >= b && st > 0)
+			return dim_div_ceil(e - b, st);
+		if (!bm && !em && b < 0 && e < 0 && b >= e && st < 0)
+			return dim_div_ceil(b - e, -st);
+		return AL_DIM_UNKNOWN;
+	}
+	if (st > 0) {
+		int64_t lo = bm ? 0 : b < 0 ? (b + d < 0 ? 0 : b + d) : (b > d ? d : b);
+		int64_t hi = em ? d : e < 0 ? (e + d < 0 ? 0 : e + d) : (e > d ? d : e);
+		return hi > lo ? dim_div_ceil(hi - lo, st) : 0;
+	}
+	int64_t hi = bm ? d - 1 : b < 0 ? (b + d < 0 ? -1 : b + d) : (b > d - 1 ? d - 1 : b);
+	int64_t lo = em ? -1 : e < 0 ? (e + d < 0 ? -1 : e + d) : (e > d - 1 ? d - 1 : e);
+	if (st == INT64_MIN)
+		return hi > lo ? 1 : 0;
+	return hi > lo ? dim_div_ceil(hi - lo, -st) : 0;
+}
+
+/* SliceLayerParams (legacy) startIndex = 1, endIndex = 2 (exclusive), stride =
+ * 3, axis = 4 (CHANNEL -3, HEIGHT -2, WIDTH -1). */
+static void nn_slice_legacy(const struct shp_node *x, al_span p)
+{
+	int64_t a = pi(p, 4, 0);
+	if (a < 0 || a > 2 || !start_chw(x, (int)(3 - a)))
+		return;
+	int ax = back(x->in[0], (int)(3 - a));
+	int64_t st = (int64_t)(pu(p, 3, 1) & INT64_MAX);
+	int64_t d = shp_dim(x->in[0], ax);
+	int64_t v = slice_count(d, pi(p, 1, 0), pi(p, 2, 0), st ? st : 1, false, false);
+	shp_set(&x->out[0], ax, v, false);
+}
+
+/* SliceStaticLayerParams beginIds = 1, beginMasks = 2, endIds = 3, endMasks =
+ * 4, strides = 5, squeezeMasks = 6; SliceDynamic takes begin from an input. */
+static void slice_nd(const struct shp_node *x, al_span p, bool dynamic)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s || s->rank > MAXV)
+		return;
+	int64_t b[MAXV] = {0}, e[MAXV] = {0}, st[MAXV], bm[MAXV] = {0}, em[MAXV] = {0}, sq[MAXV] = {0};
+	size_t nb = pints(p, 1, b), ne = pints(p, 3, e), ns = pints(p, 5, st);
+	pints(p, 2, bm);
+	pints(p, 4, em);
+	pints(p, 6, sq);
+	(void)nb;
+	(void)ne;
+	struct al_shape *o = &x->out[0];
+	int r = 0;
+	shp_rank(o, 0, AL_DT_FP32);
+	for (int i = 0; i < s->rank; i++) {
+		if (sq[i])
+			continue;
+		int64_t stride = (size_t)i < ns ? st[i] : 1;
+		int64_t v;
+		bool fl = false;
+		if (bm[i] && em[i] && (stride == 1 || stride == -1)) {
+			v = shp_dim(s, i);
+			fl = shp_flex(s, i);
+		} else if (dynamic && !bm[i]) {
+			v = AL_DIM_UNKNOWN;
+		} else {
+			v = slice_count(shp_dim(s, i), b[i], e[i], stride, bm[i], em[i]);
+		}
+		o->rank = r + 1;
+		shp_set(o, r++, v, fl);
+	}
+	if (r == 0) { /* everything squeezed: a scalar is kept as [1] */
+		o->rank = 1;
+		shp_set(o, 0, 1, false);
+	}
+}
+
+static void nn_slice_static(const struct shp_node *x, al_span p)
+{
+	slice_nd(x, p, false);
+}
+
+static void nn_slice_dynamic(const struct shp_node *x, al_span p)
+{
+	slice_nd(x, p, true);
+}
+
+/* SliceBySizeLayerParams size = 2, axis = 3. */
+static void nn_slice_by_size(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 1))
+		return;
+	int a = shp_axis(x->in[0], pi(p, 3, 0));
+	int64_t n = pi(p, 2, -1);
+	if (a >= 0)
+		shp_set(&x->out[0], a, n >= 0 ? n : AL_DIM_UNKNOWN, false);
+}
+
+/* Recurrent layers: input [Seq, B, I, 1, 1] -> output [Seq or 1, B, O, 1, 1]
+ * and state outputs [1, B, O, 1, 1] (bidirectional: 2*O for the output, O for
+ * each state). */
+static void rnn_outputs(const struct shp_node *x, int64_t osize, bool seq_out, int64_t mult)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!s || s->rank < 3)
+		return;
+	int c = back(s, 3);
+	for (uint32_t o = 0; o < x->n_out; o++) {
+		struct al_shape *t = &x->out[o];
+		*t = *s;
+		t->dtype = AL_DT_FP32;
+		shp_set(t, c, osize > 0 ? (o == 0 ? dim_mul(osize, mult) : osize) : AL_DIM_UNKNOWN, false);
+		for (int i = c + 1; i < s->rank; i++)
+			shp_set(t, i, 1, false);
+		if (o > 0 || !seq_out)
+			shp_set(t, 0, 1, false); /* the sequence axis of [Seq, B, C, 1, 1] */
+	}
+}
+
+/* SimpleRecurrent (sequenceOutput = 15) and GRU (15): outputVectorSize = 2. */
+static void nn_rnn(const struct shp_node *x, al_span p)
+{
+	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(p, 15), 1);
+}
+
+/* UniDirectionalLSTM / BiDirectionalLSTM: outputVectorSize = 2, params = 15
+ * (LSTMParams sequenceOutput = 10). */
+static void nn_lstm(const struct shp_node *x, al_span p)
+{
+	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(psub(p, 15), 10), 1);
+}
+
+static void nn_bilstm(const struct shp_node *x, al_span p)
+{
+	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(psub(p, 15), 10), 2);
+}
+
+/* RangeStaticLayerParams endValue = 1, startValue = 2, stepSizeValue = 3 -> [n]. */
+static void nn_range_static(const struct shp_node *x, al_span p)
+{
+	if (!x->n_out)
+		return;
+	double e = pf(p, 1, 0), b = pf(p, 2, 0), st = pf(p, 3, 1);
+	shp_rank(&x->out[0], 1, AL_DT_FP32);
+	double n = st != 0 ? ceil((e - b) / st) : -1;
+	if (isfinite(n) && n >= 0 && n < 9e15)
+		shp_set(&x->out[0], 0, (int64_t)n, false);
+}
+
+/* A rank-1 result whose length is data-dependent. */
+static void nn_rank1(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	if (x->n_out)
+		shp_rank(&x->out[0], 1, AL_DT_FP32);
+}
+
+/* TileLayerParams reps = 1 (one per axis). */
+static void nn_tile(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 1))
+		return;
+	const struct al_shape *s = x->in[0];
+	int64_t r[MAXV];
+	size_t n = pints(p, 1, r);
+	if (x->n_in > 1 || n != (size_t)s->rank) {
+		shp_rank(&x->out[0], s->rank, AL_DT_FP32);
+		return;
+	}
+	for (int i = 0; i < s->rank; i++)
+		shp_set(&x->out[0], i, dim_mul(shp_dim(s, i), r[i]), shp_flex(s, i));
+}
+
+/* Insert a new axis of size `n` at `ax` (normalized against rank + 1). */
+static void insert_axis(struct al_shape *o, const struct al_shape *s, int64_t ax, int64_t n)
+{
+	int r = s->rank + 1;
+	if (ax < 0)
+		ax += r;
+	if (ax < 0 || ax >= r) {
+		shp_rank(o, r, AL_DT_FP32);
+		return;
+	}
+	shp_rank(o, r, AL_DT_FP32);
+	for (int i = 0, j = 0; i < r; i++)
+		if (i == ax)
+			shp_set(o, i, n, false);
+		else
+			shp_copy_dim(o, i, s, j++);
+}
+
+/* StackLayerParams axis = 1: a new axis of size n_inputs. */
+static void nn_stack(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (x->n_out && s)
+		insert_axis(&x->out[0], s, pi(p, 1, 0), x->n_in);
+}
+
+/* data[:axis] + indices + data[axis+1:]. */
+static void gather_shape(struct al_shape *o, const struct al_shape *d, const struct al_shape *idx,
+			 int64_t axis)
+{
+	int a = shp_axis(d, axis);
+	if (!d || !idx || a < 0)
+		return;
+	int r = d->rank - 1 + idx->rank;
+	shp_rank(o, r, d->dtype);
+	int k = 0;
+	for (int i = 0; i < a; i++)
+		shp_copy_dim(o, k++, d, i);
+	for (int i = 0; i < idx->rank; i++)
+		shp_copy_dim(o, k++, idx, i);
+	for (int i = a + 1; i < d->rank; i++)
+		shp_copy_dim(o, k++, d, i);
+}
+
+/* GatherLayerParams axis = 1. */
+static void nn_gather(const struct shp_node *x, al_span p)
+{
+	if (x->n_out)
+		gather_shape(&x->out[0], in_at(x, 0), in_at(x, 1), pi(p, 1, 0));
+	if (x->n_out && x->out[0].rank >= 0)
+		x->out[0].dtype = AL_DT_FP32;
+}
+
+/* GatherND: indices[:-1] + data[indices[-1]:]. */
+static void nn_gather_nd(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	const struct al_shape *d = in_at(x, 0), *idx = in_at(x, 1);
+	if (!x->n_out || !d || !idx || idx->rank < 1)
+		return;
+	int64_t k = shp_dim(idx, idx->rank - 1);
+	if (k < 0 || k > d->rank)
+		return;
+	struct al_shape *o = &x->out[0];
+	shp_rank(o, idx->rank - 1 + d->rank - (int)k, AL_DT_FP32);
+	int j = 0;
+	for (int i = 0; i < idx->rank - 1; i++)
+		shp_copy_dim(o, j++, idx, i);
+	for (int i = (int)k; i < d->rank; i++)
+		shp_copy_dim(o, j++, d, i);
+}
+
+/* GatherAlongAxis: the shape of the indices. */
+static void nn_second(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	copy_in(x, 0, 1);
+}
+
+/* Permutation `perm` (n values) of s. */
+static void permute_shape(struct al_shape *o, const struct al_shape *s, const int64_t *perm, size_t n)
+{
+	if (!s || n != (size_t)s->rank || n > MAXV) {
+		if (s)
+			shp_rank(o, s->rank, s->dtype);
+		return;
+	}
+	shp_rank(o, s->rank, s->dtype);
+	unsigned seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		int a = shp_axis(s, perm[i]);
+		if (a < 0 || (seen >> a & 1)) {
+			shp_rank(o, s->rank, s->dtype);
+			return;
+		}
+		seen |= 1u << a;
+		shp_copy_dim(o, (int)i, s, a);
+	}
+}
+
+/* TransposeLayerParams axes = 1. */
+static void nn_transpose(const struct shp_node *x, al_span p)
+{
+	int64_t a[MAXV];
+	size_t n = pints(p, 1, a);
+	if (x->n_out && in_at(x, 0)) {
+		permute_shape(&x->out[0], x->in[0], a, n);
+		x->out[0].dtype = AL_DT_FP32;
+	}
+}
+
+/* SlidingWindowsLayerParams axis = 1, windowSize = 2, step = 3: [.., L, ..] ->
+ * [.., M, W, ..], M = (L - W) / step + 1. */
+static void nn_sliding_windows(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s)
+		return;
+	int a = shp_axis(s, pi(p, 1, 0));
+	int64_t w = (int64_t)(pu(p, 2, 0) & INT64_MAX), st = (int64_t)(pu(p, 3, 1) & INT64_MAX);
+	if (a < 0)
+		return;
+	struct al_shape *o = &x->out[0];
+	shp_rank(o, s->rank + 1, AL_DT_FP32);
+	for (int i = 0, j = 0; i < s->rank; i++) {
+		if (i == a) {
+			shp_set(o, j++, dim_add(dim_div_floor(dim_sub(shp_dim(s, i), w), st), 1), shp_flex(s, i));
+			shp_set(o, j++, w, false);
+		} else {
+			shp_copy_dim(o, j++, s, i);
+		}
+	}
+}
+
+/* TopKLayerParams axis = 1, K = 2 (a second input overrides K): two outputs. */
+static void nn_topk(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!s)
+		return;
+	int a = shp_axis(s, pi(p, 1, 0));
+	int64_t k = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	for (uint32_t o = 0; o < x->n_out && o < 2; o++) {
+		x->out[o] = *s;
+		x->out[o].dtype = AL_DT_FP32;
+		if (a >= 0)
+			shp_set(&x->out[o], a, k, false);
+		else
+			shp_rank(&x->out[o], s->rank, AL_DT_FP32);
+	}
+}
+
+/* Reduce the axes a[0..n) of s (negative from the end); keep them as 1 or drop
+ * them. A rank that would drop to 0 stays [1] when `min1`. */
+static void reduce_shape(struct al_shape *o, const struct al_shape *s, const int64_t *a, size_t n,
+			 bool keep, bool min1)
+{
+	if (!s)
+		return;
+	unsigned mask = 0;
+	for (size_t i = 0; i < n && i < MAXV; i++) {
+		int ax = shp_axis(s, a[i]);
+		if (ax < 0 || ax >= 32) {
+			shp_rank(o, keep ? s->rank : -1, AL_DT_FP32);
+			return;
+		}
+		mask |= 1u << ax;
+	}
+	if (s->rank > 32)
+		return;
+	shp_rank(o, 0, s->dtype);
+	int r = 0;
+	for (int i = 0; i < s->rank; i++) {
+		bool red = mask >> i & 1;
+		if (red && !keep)
+			continue;
+		o->rank = r + 1;
+		if (red)
+			shp_set(o, r++, 1, false);
+		else
+			shp_copy_dim(o, r++, s, i);
+	}
+	if (r == 0 && min1) {
+		o->rank = 1;
+		shp_set(o, 0, 1, false);
+	}
+}
+
+/* ArgMax / ArgMin: axis = 1, removeDim = 2. */
+static void nn_argreduce(const struct shp_node *x, al_span p)
+{
+	int64_t a = pi(p, 1, 0);
+	if (x->n_out)
+		reduce_shape(&x->out[0], in_at(x, 0), &a, 1, !pb(p, 2), true);
+	if (x->n_out && x->out[0].rank >= 0)
+		x->out[0].dtype = AL_DT_FP32;
+}
+
+/* Reduce{L1,L2,Max,Min,Sum,Prod,Mean,LogSum,SumSquare,LogSumExp}: axes = 1,
+ * keepDims = 2, reduceAll = 3. */
+static void nn_reduce(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s)
+		return;
+	int64_t a[MAXV];
+	size_t n = pints(p, 1, a);
+	if (pb(p, 3) || n == 0) {
+		n = (size_t)(s->rank < MAXV ? s->rank : MAXV);
+		for (size_t i = 0; i < n; i++)
+			a[i] = (int64_t)i;
+		if (s->rank > MAXV) {
+			shp_rank(&x->out[0], pb(p, 2) ? s->rank : 1, AL_DT_FP32);
+			return;
+		}
+	}
+	reduce_shape(&x->out[0], s, a, n, pb(p, 2), true);
+	if (x->out[0].rank >= 0)
+		x->out[0].dtype = AL_DT_FP32;
+}
+
+/* Matrix product of a [..., M, K] and b [..., K, N] with batch broadcasting
+ * (rank-1 operands promoted as numpy does). */
+static void matmul_shape(struct al_shape *o, const struct al_shape *a, const struct al_shape *b,
+			 bool ta, bool tb, int dtype)
+{
+	if (!a || !b || a->rank < 1 || b->rank < 1)
+		return;
+	struct al_shape A = *a, B = *b;
+	bool a1 = a->rank == 1, b1 = b->rank == 1;
+	if (a1) {
+		shp_rank(&A, 2, a->dtype);
+		shp_set(&A, 0, 1, false);
+		shp_copy_dim(&A, 1, a, 0);
+		ta = false;
+	}
+	if (b1) {
+		shp_rank(&B, 2, b->dtype);
+		shp_copy_dim(&B, 0, b, 0);
+		shp_set(&B, 1, 1, false);
+		tb = false;
+	}
+	int ar = A.rank, br = B.rank;
+	int mi = ta ? ar - 1 : ar - 2, ni = tb ? br - 2 : br - 1;
+	struct al_shape ba = A, bb = B, bo;
+	ba.rank = ar - 2;
+	bb.rank = br - 2;
+	if (!shp_broadcast(&ba, &bb, &bo) || bo.rank < 0) {
+		shp_rank(o, ar > br ? ar : br, dtype);
+		return;
+	}
+	int r = bo.rank + 2;
+	*o = bo;
+	o->rank = r;
+	o->dtype = dtype;
+	shp_copy_dim(o, r - 2, &A, mi);
+	shp_copy_dim(o, r - 1, &B, ni);
+	if (a1 && b1) {
+		shp_rank(o, 0, dtype);
+	} else if (a1) { /* drop the prepended M = 1 */
+		shp_copy_dim(o, r - 2, o, r - 1);
+		o->rank = r - 1;
+	} else if (b1) {
+		o->rank = r - 1;
+	}
+}
+
+/* BatchedMatMulLayerParams transposeA = 1, transposeB = 2,
+ * weightMatrixSecondDimension = 6 (one input: [..., X1] -> [..., X2]). */
+static void nn_batched_matmul(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *a = in_at(x, 0);
+	if (!x->n_out || !a)
+		return;
+	if (x->n_in >= 2) {
+		matmul_shape(&x->out[0], a, in_at(x, 1), pb(p, 1), pb(p, 2), AL_DT_FP32);
+		return;
+	}
+	int64_t x2 = (int64_t)(pu(p, 6, 0) & INT64_MAX);
+	x->out[0] = *a;
+	x->out[0].dtype = AL_DT_FP32;
+	shp_set(&x->out[0], a->rank - 1, x2 ? x2 : AL_DIM_UNKNOWN, false);
+}
+
+/* GetShape: [rank]. */
+static void nn_get_shape(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out)
+		return;
+	shp_rank(&x->out[0], 1, AL_DT_FP32);
+	if (s)
+		shp_set(&x->out[0], 0, s->rank, false);
+}
+
+/* A shape given as a repeated field (FillStatic targetShape = 2, random
+ * *Static outputShape, BroadcastToStatic targetShape = 1). */
+static void static_shape(const struct shp_node *x, al_span p, uint32_t f)
+{
+	int64_t v[MAXV];
+	size_t n = pints(p, f, v);
+	if (x->n_out && n && n <= MAXV)
+		shp_from(&x->out[0], v, n, AL_DT_FP32);
+}
+
+static void nn_fill_static(const struct shp_node *x, al_span p)
+{
+	static_shape(x, p, 2);
+}
+
+static void nn_random_static(const struct shp_node *x, al_span p)
+{
+	static_shape(x, p, 4);
+}
+
+static void nn_bernoulli_static(const struct shp_node *x, al_span p)
+{
+	static_shape(x, p, 3);
+}
+
+/* *Dynamic layers: the shape comes in as a rank-1 tensor (input `i`); its
+ * length is the output rank, the values are data. */
+static void dynamic_shape(const struct shp_node *x, uint32_t i)
+{
+	const struct al_shape *s = in_at(x, i);
+	if (!x->n_out)
+		return;
+	int64_t r = s && s->rank == 1 ? shp_dim(s, 0) : AL_DIM_UNKNOWN;
+	shp_rank(&x->out[0], r >= 0 && r <= 64 ? (int)r : -1, AL_DT_FP32);
+}
+
+static void nn_dynamic0(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	dynamic_shape(x, 0);
+}
+
+static void nn_dynamic1(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	dynamic_shape(x, 1);
+}
+
+/* BroadcastToLike: broadcast of the two inputs; BroadcastToStatic: of the
+ * input and targetShape = 1; BroadcastToDynamic: with a shape input. */
+static void nn_broadcast_like(const struct shp_node *x, al_span p)
+{
+	nn_broadcast(x, p);
+}
+
+static void nn_broadcast_static(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	int64_t v[MAXV];
+	size_t n = pints(p, 1, v);
+	if (!x->n_out || !s || !n || n > MAXV)
+		return;
+	struct al_shape t;
+	shp_from(&t, v, n, AL_DT_FP32);
+	if (!shp_broadcast(s, &t, &x->out[0]))
+		shp_unknown(&x->out[0]);
+	x->out[0].dtype = AL_DT_FP32;
+}
+
+static void nn_broadcast_dynamic(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	dynamic_shape(x, 1);
+	const struct al_shape *s = in_at(x, 0);
+	if (x->n_out && s && x->out[0].rank >= 0) {
+		struct al_shape t = x->out[0];
+		if (!shp_broadcast(s, &t, &x->out[0]))
+			shp_unknown(&x->out[0]);
+		x->out[0].dtype = AL_DT_FP32;
+	}
+}
+
+/* SqueezeLayerParams axes = 1, squeezeAll = 2 (rank 1 stays rank 1). */
+static void nn_squeeze(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s || s->rank > MAXV)
+		return;
+	int64_t a[MAXV];
+	size_t n = 0;
+	if (pb(p, 2)) {
+		for (int i = 0; i < s->rank; i++) {
+			int64_t d = shp_dim(s, i);
+			if (d < 0) {
+				shp_unknown(&x->out[0]);
+				return;
+			}
+			if (d == 1)
+				a[n++] = i;
+		}
+	} else {
+		n = pints(p, 1, a);
+		if (n > MAXV)
+			return;
+	}
+	reduce_shape(&x->out[0], s, a, n, false, true);
+	if (x->out[0].rank >= 0)
+		x->out[0].dtype = AL_DT_FP32;
+}
+
+/* Insert unit axes a[0..n) (normalized against the output rank). */
+static void expand_shape(struct al_shape *o, const struct al_shape *s, const int64_t *a, size_t n)
+{
+	if (!s || n > MAXV)
+		return;
+	int r = s->rank + (int)n;
+	unsigned mask = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t ax = a[i] < 0 ? a[i] + r : a[i];
+		if (ax < 0 || ax >= r || ax >= 32 || (mask >> ax & 1)) {
+			shp_rank(o, r, s->dtype);
+			return;
+		}
+		mask |= 1u << ax;
+	}
+	shp_rank(o, r, s->dtype);
+	for (int i = 0, j = 0; i < r; i++)
+		if (i < 32 && (mask >> i & 1))
+			shp_set(o, i, 1, false);
+		else
+			shp_copy_dim(o, i, s, j++);
+}
+
+/* ExpandDimsLayerParams axes = 1. */
+static void nn_expand_dims(const struct shp_node *x, al_span p)
+{
+	int64_t a[MAXV];
+	size_t n = pints(p, 1, a);
+	if (x->n_out && in_at(x, 0)) {
+		expand_shape(&x->out[0], x->in[0], a, n);
+		x->out[0].dtype = AL_DT_FP32;
+	}
+}
+
+/* FlattenTo2DLayerParams axis = 1: [prod(:axis), prod(axis:)]. */
+static void nn_flatten_2d(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s)
+		return;
+	int64_t a = pi(p, 1, 1);
+	if (a < 0)
+		a += s->rank;
+	shp_rank(&x->out[0], 2, AL_DT_FP32);
+	if (a < 0 || a > s->rank)
+		return;
+	bool f0 = false, f1 = false;
+	int64_t d0 = shp_prod(s, 0, (int)a, &f0), d1 = shp_prod(s, (int)a, s->rank, &f1);
+	shp_set(&x->out[0], 0, d0, f0);
+	shp_set(&x->out[0], 1, d1, f1);
+}
+
+/* ReshapeStatic (targetShape = 1, -1 inferred) and RankPreservingReshape (0 copies). */
+static void reshape_nd(const struct shp_node *x, al_span p, bool zero_copies)
+{
+	const struct al_shape *s = in_at(x, 0);
+	int64_t t[MAXV];
+	size_t n = pints(p, 1, t);
+	if (!x->n_out || !n || n > MAXV)
+		return;
+	bool fl = false;
+	int64_t total = s ? shp_prod(s, 0, s->rank, &fl) : AL_DIM_UNKNOWN;
+	reshape_to(&x->out[0], t, n, s, total, fl, zero_copies);
+}
+
+static void nn_reshape_static(const struct shp_node *x, al_span p)
+{
+	reshape_nd(x, p, false);
+}
+
+static void nn_reshape_rank_preserving(const struct shp_node *x, al_span p)
+{
+	reshape_nd(x, p, true);
+}
+
+/* ConstantPaddingLayerParams padAmounts = 2 ([begin, end] for the last axes),
+ * padToGivenOutputSizeMode = 3. */
+static void nn_constant_pad(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 1))
+		return;
+	const struct al_shape *s = x->in[0];
+	int64_t v[MAXV];
+	size_t n = pints(p, 2, v);
+	if (n % 2 || n / 2 > (size_t)s->rank || n > MAXV) {
+		shp_rank(&x->out[0], s->rank, AL_DT_FP32);
+		return;
+	}
+	bool to_size = pb(p, 3);
+	int first = s->rank - (int)(n / 2);
+	for (int i = first; i < s->rank; i++) {
+		int64_t b = v[2 * (i - first)], e = v[2 * (i - first) + 1];
+		if (to_size) {
+			shp_set(&x->out[0], i, b || e ? AL_DIM_UNKNOWN : shp_dim(s, i), false);
+			continue;
+		}
+		shp_set(&x->out[0], i, dim_add(dim_add(shp_dim(s, i), b), e), shp_flex(s, i));
+	}
+}
+
+/* CategoricalDistributionLayerParams numSamples = 2: the last axis. */
+static void nn_categorical(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 1))
+		return;
+	int64_t n = pi(p, 2, 0);
+	shp_set(&x->out[0], x->in[0]->rank - 1, n > 0 ? n : AL_DIM_UNKNOWN, false);
+}
+
+/* WhereNonZero: [number of non-zeros (data), rank]. */
+static void nn_where_nonzero(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out)
+		return;
+	shp_rank(&x->out[0], 2, AL_DT_FP32);
+	if (s)
+		shp_set(&x->out[0], 1, s->rank, false);
+}
+
+/* OneHotLayerParams oneHotVectorSize = 1, axis = 2 (a second input sets the size). */
+static void nn_one_hot(const struct shp_node *x, al_span p)
+{
+	const struct al_shape *s = in_at(x, 0);
+	if (!x->n_out || !s)
+		return;
+	int64_t n = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, 1, 0) & INT64_MAX);
+	insert_axis(&x->out[0], s, pi(p, 2, -1), n ? n : AL_DIM_UNKNOWN);
+}
+
+/* Pooling3DLayerParams kernel 2..4, strides 5..7, custom pads 8..13,
+ * paddingType = 15 (CUSTOM, VALID, SAME); input [B, C, D, H, W]. */
+static void nn_pool3d(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 5))
+		return;
+	const struct al_shape *s = x->in[0];
+	int64_t t = pi(p, 15, 0);
+	for (int a = 0; a < 3; a++) {
+		int ax = s->rank - 3 + a;
+		int64_t k = pi(p, 2 + (uint32_t)a, 0), st = pi(p, 5 + (uint32_t)a, 1);
+		int64_t pa = t == 0 ? pi(p, 8 + 2 * (uint32_t)a, 0) : 0, pz = t == 0 ? pi(p, 9 + 2 * (uint32_t)a, 0) : 0;
+		shp_set(&x->out[0], ax,
+			window_out(shp_dim(s, ax), k, st, 1, pa, pz, t == 2 ? PAD_SAME : PAD_VALID),
+			shp_flex(s, ax));
+	}
+}
+
+static void nn_global_pool3d(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	if (!start_chw(x, 3))
+		return;
+	for (int a = 1; a <= 3; a++)
+		shp_set(&x->out[0], back(x->in[0], a), 1, false);
+}
+
+/* Convolution3DLayerParams outputChannels = 1, kernel 20..22, stride 31..33,
+ * dilation 40..42, paddingType = 70, custom pads 80..85, isDeconvolution = 86,
+ * outputShape = 87. */
+static void nn_conv3d(const struct shp_node *x, al_span p)
+{
+	if (!start_chw(x, 5))
+		return;
+	const struct al_shape *s = x->in[0];
+	struct al_shape *o = &x->out[0];
+	int64_t cout = pi(p, 1, 0), t = pi(p, 70, 0), os[MAXV];
+	bool deconv = pb(p, 86);
+	size_t no = pints(p, 87, os);
+	shp_set(o, s->rank - 4, cout > 0 ? cout : AL_DIM_UNKNOWN, false);
+	for (int a = 0; a < 3; a++) {
+		int ax = s->rank - 3 + a;
+		int64_t k = pi(p, 20 + (uint32_t)a, 0), st = pi(p, 31 + (uint32_t)a, 1);
+		int64_t dl = pi(p, 40 + (uint32_t)a, 1);
+		int64_t pa = t == 0 ? pi(p, 80 + 2 * (uint32_t)a, 0) : 0;
+		int64_t pz = t == 0 ? pi(p, 81 + 2 * (uint32_t)a, 0) : 0;
+		int64_t d = shp_dim(s, ax), v;
+		if (deconv) {
+			if (no == 3)
+				v = os[a];
+			else if (t == 2)
+				v = dim_mul(d, st);
+			else
+				v = d >= 1 && st > 0 && k > 0 && dl > 0
+					    ? dim_sub(dim_add(dim_mul(d - 1, st), dim_add(dim_mul(k - 1, dl), 1)),
+						      dim_add(pa, pz))
+					    : AL_DIM_UNKNOWN;
+		} else {
+			v = window_out(d, k, st, dl, pa, pz, t == 2 ? PAD_SAME : PAD_VALID);
+		}
+		shp_set(o, ax, v, !deconv || no != 3 ? shp_flex(s, ax) : false);
+	}
+}
+
+/* Every output unknown (custom layers, non-maximum suppression). */
+static void nn_unknown(const struct shp_node *x, al_span p)
+{
+	(void)p;
+	for (uint32_t o = 0; o < x->n_out; o++)
+		shp_unknown(&x->out[o]);
+}
+
+/* ================================================================ the table */
+
+struct nn_row {
+	uint32_t field;
+	nn_fn *fn;
+};
+
+/* Sorted by field number (nn_layers.def order). Rows missing here: unknown shapes. */
+static const struct nn_row rows[] = {
+	{100, nn_conv}, {120, nn_pool}, {130, nn_same}, {140, nn_inner_product},
+	{150, nn_embedding}, {160, nn_same}, {165, nn_same}, {170, nn_same}, {175, nn_same},
+	{180, nn_same}, {190, nn_crop}, {200, nn_padding}, {210, nn_upsample}, {211, nn_resize},
+	{212, nn_crop_resize}, {220, nn_same}, {230, nn_broadcast}, {231, nn_broadcast},
+	{240, nn_broadcast}, {245, nn_same}, {250, nn_same}, {260, nn_broadcast},
+	{261, nn_broadcast}, {270, nn_dot}, {280, nn_reduce_legacy}, {290, nn_load_constant},
+	{300, nn_reshape_legacy}, {301, nn_flatten}, {310, nn_permute}, {320, nn_concat},
+	{330, nn_split}, {340, nn_sequence_repeat}, {345, nn_reorganize}, {350, nn_slice_legacy},
+	{400, nn_rnn}, {410, nn_rnn}, {420, nn_lstm}, {430, nn_bilstm}, {500, nn_unknown},
+	{600, nn_same}, {605, nn_none}, {615, nn_none}, {620, nn_none}, {625, nn_none},
+	{635, nn_range_static}, {640, nn_rank1}, {660, nn_same}, {665, nn_same}, {670, nn_same},
+	{680, nn_same}, {685, nn_same}, {700, nn_same}, {710, nn_same}, {715, nn_same},
+	{720, nn_same}, {730, nn_same}, {735, nn_same}, {740, nn_same}, {750, nn_same},
+	{755, nn_same}, {760, nn_same}, {770, nn_same}, {775, nn_same}, {780, nn_same},
+	{790, nn_same}, {795, nn_same}, {815, nn_broadcast}, {820, nn_broadcast},
+	{825, nn_broadcast}, {827, nn_broadcast}, {830, nn_broadcast}, {832, nn_broadcast},
+	{840, nn_broadcast}, {845, nn_broadcast}, {850, nn_same}, {855, nn_broadcast},
+	{865, nn_broadcast}, {870, nn_broadcast}, {875, nn_broadcast}, {880, nn_broadcast},
+	{885, nn_broadcast}, {890, nn_broadcast}, {895, nn_broadcast}, {900, nn_broadcast},
+	{905, nn_broadcast}, {920, nn_tile}, {925, nn_stack}, {930, nn_gather}, {935, nn_same},
+	{940, nn_gather_nd}, {945, nn_same}, {950, nn_same}, {952, nn_second}, {954, nn_same},
+	{960, nn_same}, {965, nn_same}, {975, nn_split_nd}, {980, nn_concat_nd},
+	{985, nn_transpose}, {995, nn_slice_static}, {1000, nn_slice_dynamic},
+	{1005, nn_sliding_windows}, {1015, nn_topk}, {1020, nn_argreduce}, {1025, nn_argreduce},
+	{1040, nn_embedding_nd}, {1045, nn_batched_matmul}, {1065, nn_get_shape},
+	{1070, nn_load_constant_nd}, {1080, nn_same}, {1085, nn_fill_static}, {1090, nn_dynamic0},
+	{1100, nn_broadcast_like}, {1105, nn_broadcast_static}, {1110, nn_broadcast_dynamic},
+	{1120, nn_squeeze}, {1125, nn_expand_dims}, {1130, nn_flatten_2d}, {1135, nn_second},
+	{1140, nn_reshape_static}, {1145, nn_dynamic1}, {1150, nn_reshape_rank_preserving},
+	{1155, nn_constant_pad}, {1170, nn_same}, {1175, nn_random_static}, {1180, nn_dynamic0},
+	{1190, nn_same}, {1195, nn_random_static}, {1200, nn_dynamic0}, {1210, nn_same},
+	{1215, nn_bernoulli_static}, {1220, nn_dynamic0}, {1230, nn_categorical},
+	{1250, nn_reduce}, {1255, nn_reduce}, {1260, nn_reduce}, {1265, nn_reduce},
+	{1270, nn_reduce}, {1275, nn_reduce}, {1280, nn_reduce}, {1285, nn_reduce},
+	{1290, nn_reduce}, {1295, nn_reduce}, {1313, nn_where_nonzero}, {1315, nn_same},
+	{1320, nn_same}, {1325, nn_same}, {1330, nn_broadcast}, {1350, nn_same},
+	{1400, nn_unknown}, {1450, nn_one_hot}, {1455, nn_same}, {1460, nn_same},
+	{1461, nn_same}, {1465, nn_pool3d}, {1466, nn_global_pool3d}, {1470, nn_slice_by_size},
+	{1471, nn_conv3d},
+};
+
+static nn_fn *find_fn(uint32_t field)
+{
+	size_t lo = 0, hi = sizeof rows / sizeof rows[0];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rows[mid].field == field)
+			return rows[mid].fn;
+		if (rows[mid].field < field)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void al_shapes_nn(const struct shp_node *x)
+{
+	const struct al_node *n = x->n;
+	const struct al_node_src *src = al_src(n);
+	if (n->kind < 0 || !src)
+		return;
+	nn_fn *fn = find_fn(al_nn_kinds[n->kind].field);
+	if (fn)
+		fn(x, src->params);
+}
