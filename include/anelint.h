@@ -109,10 +109,20 @@ struct al_rule {
 	const char *url;        /* primary source, or NULL */
 	const char *why;        /* a paragraph: what the ANE does and why */
 	const char *fix;        /* what to do about it */
+	uint32_t families;      /* chip families it applies to: bit i = al_target_at(i) */
+	const char *origin;     /* NULL: built in; "file:line" of a user rule (--rules FILE) */
 };
 size_t al_rules_count(void);
 const struct al_rule *al_rule_at(size_t i);
 const struct al_rule *al_rule_find(const char *id_or_name);
+
+struct al_target;
+/* Whether rule r is evaluated when checking for target t (NULL t: the default target). */
+bool al_rule_applies(const struct al_rule *r, const struct al_target *t);
+/* r's families as text, the syntax user rule files take: "all", "none", "a15+" (that
+ * family and newer), "a12..a14", or a list "a12,a16". Writes at most cap bytes,
+ * always terminated when cap > 0; returns the length of the whole text, like snprintf. */
+size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ model view */
 
@@ -153,7 +163,7 @@ struct al_shape {
 	uint8_t flex; /* bit i: dim i depends on a flexible input (value = its default) */
 };
 
-/* Work of one layer/op, from its shapes (estimates; see docs/cost-model.md). */
+/* Work of one layer/op, from its shapes (estimates; conventions in docs/shapes.md "Cost"). */
 struct al_cost {
 	double flops;          /* multiply-add = 2 FLOPs; 0 for data movement */
 	uint64_t param_bytes;  /* weights and constants the op reads, as stored */
@@ -296,11 +306,14 @@ struct al_target {
 	const char *aliases; /* comma-separated: "m1,h13" */
 	const char *name;    /* "A14 / M1 (H13)" */
 	const char *arch;    /* ANE compiler target, "h13" */
-	/* roofline: time = overhead + max(flops / peak, bytes / bandwidth) */
+	/* roofline: time = overhead + max(flops / peak, bytes / bandwidth); the
+	 * overhead is paid once per dispatched segment (one compiled program), not per
+	 * layer. Estimates: docs/cost-model.md gives each figure's source. */
 	double ane_tflops, ane_gbs, ane_overhead_us;
 	double gpu_tflops, gpu_gbs, gpu_overhead_us;
 	double cpu_tflops, cpu_gbs, cpu_overhead_us;
 	uint32_t axis_cap;    /* largest extent per axis the ANE takes (16384 / 65536) */
+	uint32_t channel_cap; /* largest extent of the channel axis (65536) */
 	uint32_t conv_kw_cap; /* widest fp16 conv kernel (13 / 15) */
 	unsigned features;    /* AL_TF_* */
 	const char *source;   /* where the figures come from */
@@ -314,12 +327,24 @@ const struct al_target *al_target_find(const char *id_or_alias); /* case-insensi
 const struct al_target *al_target_default(void);
 
 /* User rules (--rules FILE): extra or overriding rules from a data file,
- * format in docs/rules-file.md. Owned by the caller; free with al_user_rules_free. */
+ * format in docs/rules-file.md. Owned by the caller; free with al_user_rules_free,
+ * after the last use of any model checked with them (verdicts point at their rules).
+ * A file with any error loads nothing: *out is NULL, d has one error per problem
+ * (file, line), and the status is AL_E_FORMAT (AL_E_IO when unreadable). */
 typedef struct al_user_rules al_user_rules;
 enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diags *d);
+/* The same from text in memory; `name` stands for the file in diagnostics and origins. */
+enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
+				   al_user_rules **out, al_diags *d);
 void al_user_rules_free(al_user_rules *u);
+/* The file's rules in file order: new rules and overrides of built-in ones. */
 size_t al_user_rules_count(const al_user_rules *u);
 const struct al_rule *al_user_rule_at(const al_user_rules *u, size_t i);
+/* A rule by id (any case) or name as a check with u sees it: u's override of a
+ * built-in rule, u's own rule, else the built-in rule; NULL if none. u may be NULL. */
+const struct al_rule *al_user_rules_find(const al_user_rules *u, const char *id_or_name);
+/* Whether r (from al_user_rule_at) replaces the built-in rule with its id. */
+bool al_rule_is_override(const struct al_rule *r);
 
 struct al_check_opts {
 	const struct al_target *target; /* NULL: al_target_default() */
@@ -345,6 +370,8 @@ enum al_policy {
 };
 const char *al_policy_name(enum al_policy p);
 bool al_policy_parse(const char *name, enum al_policy *out);
+/* The documented default cost of a switch between two units, in µs (docs/partition.md). */
+double al_switch_default_us(enum al_unit from, enum al_unit to);
 
 struct al_plan_opts {
 	const struct al_target *target; /* NULL: default */
@@ -357,7 +384,32 @@ struct al_segment {
 	enum al_unit unit;
 	uint32_t first, last;  /* model-order indices (the JSON "index") */
 	uint32_t n_nodes;
-	double flops, est_us;
+	double flops, est_us;  /* est_us: one dispatch overhead plus the roofline of its ops */
+};
+
+/* Why a node runs where the plan puts it. */
+enum al_place {
+	AL_PLACE_VERDICT,    /* its own verdict: the ANE, or the unit its rule names */
+	AL_PLACE_RESOLVED,   /* a gpu_or_cpu verdict, resolved by the policy */
+	AL_PLACE_GPU_STICKS, /* ANE-capable, downstream of GPU work (nn2020) */
+	AL_PLACE_CPU_STICKS, /* downstream of a CPU-only op (mlprogram) */
+	AL_PLACE_OWNER,      /* in a nested graph: runs where the layer/op owning it runs */
+	AL_PLACE_MODEL,      /* a model-level rule moves the whole model off the ANE */
+	AL_PLACE_COUNT
+};
+const char *al_place_name(enum al_place p); /* "verdict", "resolved", "gpu_sticks", ... */
+
+/* A switch: data crosses from one segment to a segment on another unit. */
+struct al_switch {
+	uint32_t from, to; /* segment indices */
+	double us;         /* its cost, al_plan_opts.switch_us */
+};
+
+enum al_fix_kind {
+	AL_FIX_NODE,    /* one layer/op */
+	AL_FIX_RULE,    /* every layer/op that one rule moves off the ANE */
+	AL_FIX_SEGMENT, /* every fallback layer/op of one segment */
+	AL_FIX_MODEL,   /* the model-level rule that moves the whole model (node is NULL) */
 };
 
 struct al_fix {
@@ -365,6 +417,10 @@ struct al_fix {
 	const struct al_rule *rule; /* the rule that made it fall back */
 	uint32_t segments_before, segments_after;
 	double gain_us;             /* estimated time saved */
+	enum al_fix_kind kind;
+	const struct al_node **nodes; /* every layer the fix rewrites; nodes[0] == node */
+	uint32_t n_nodes;
+	uint32_t switches_before, switches_after;
 };
 
 struct al_plan {
@@ -380,6 +436,18 @@ struct al_plan {
 	double total_flops, ane_flops, est_us;
 	struct al_fix *fixes;
 	uint32_t n_fixes;
+	/* per node, like `unit`: model-order index (the JSON "index"), its segment, why */
+	uint32_t *index;
+	uint32_t *segment;
+	enum al_place *place;
+	double *node_us;            /* estimated time on its unit (its segment adds the dispatch overhead) */
+	struct al_switch *switch_list; /* `switches` entries */
+	double compute_us, switch_us; /* est_us = compute_us + switch_us */
+	double switch_cost[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* the costs used (defaults filled in) */
+	uint32_t ane_nodes;         /* nodes on the ANE after partitioning */
+	uint32_t n_uncosted;        /* nodes whose cost is unknown (counted as 0 FLOPs) */
+	bool timed;                 /* the target has roofline figures; else est_us = switch_us */
+	const struct al_rule *model_rule; /* model-level rule moving the whole model, or NULL */
 };
 /* Plan sub-model `i` of a checked model (al_model_check with the same target).
  * The plan lives in the model's memory until al_model_free. */

@@ -1,9 +1,8 @@
-/* rules.c: the rule table (expanded from rules.def), its lookups, and the
- * engine that evaluates it: every rule of a node's scope on every layer / op of
- * every graph (nested bodies included), then the model rules on every
- * sub-model. It fills node->verdict and submodel->findings from the model
- * arena. It does not know what any rule checks (that is rules_*.c) and it
- * does no shape inference or partitioning (that is the plan stage).
+/* rules.c: the rule table (expanded from rules.def), its lookups, and the engine
+ * that evaluates it for one chip family: the rules of a node's scope and family on
+ * every layer / op of every graph, then the model rules, with user rules
+ * (user_rules.c) overriding rows and adding their own. It fills node->verdict and
+ * submodel->findings; what a rule checks is in rules_*.c.
  */
 #include "rules.h"
 
@@ -15,14 +14,13 @@
 
 struct rule_row {
 	struct al_rule rule; /* first member: al_rule_at() hands out &row->rule */
-	al_node_pred *node;
-	al_model_pred *model;
+	al_rule_pred *pred;
 };
 
-#define AL_NODE_RULE(id, name, scope, kind, unit, conf, catalog, pred, title, prov, url, why, fix) \
-	{{id, name, title, scope, kind, unit, conf, catalog, prov, url, why, fix}, pred, NULL},
-#define AL_MODEL_RULE(id, name, scope, kind, unit, conf, catalog, pred, title, prov, url, why, fix) \
-	{{id, name, title, scope, kind, unit, conf, catalog, prov, url, why, fix}, NULL, pred},
+#define AL_NODE_RULE(id, name, scope, kind, unit, conf, fam, catalog, pred, title, prov, url, why, \
+		     fix)                                                                            \
+	{{id, name, title, scope, kind, unit, conf, catalog, prov, url, why, fix, fam, NULL}, pred},
+#define AL_MODEL_RULE AL_NODE_RULE
 static const struct rule_row rows[] = {
 #include "rules.def"
 };
@@ -173,6 +171,92 @@ bool al_rx_type_in(const struct al_node *n, const char *const *names)
 	return false;
 }
 
+/* ================================================================ shapes for predicates */
+
+bool al_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out)
+{
+	if (!t || t->kind != 0 || t->rank < 0)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->rank = t->rank;
+	out->dtype = t->dtype;
+	for (int i = 0; i < AL_SHAPE_MAX_RANK; i++)
+		out->dims[i] = i < t->rank && t->dims && t->dims[i] >= 0 ? t->dims[i] : AL_DIM_UNKNOWN;
+	return true;
+}
+
+bool al_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
+{
+	if (!n || i >= n->n_outputs)
+		return false;
+	if (n->out_shapes && n->out_shapes[i].rank >= 0) {
+		*out = n->out_shapes[i];
+		return true;
+	}
+	return n->out_types && al_rx_ttype_shape(&n->out_types[i], out);
+}
+
+bool al_rx_in_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
+{
+	if (!n || i >= n->n_inputs)
+		return false;
+	const struct al_shape *sh = al_node_in_shape(n, i);
+	if (sh && sh->rank >= 0) {
+		*out = *sh;
+		return true;
+	}
+	const struct al_node_src *src = al_src(n);
+	return src && src->mil_scope && al_rx_ttype_shape(al_mil_value_type(n, n->inputs[i]), out);
+}
+
+bool al_rx_shape_known(const struct al_shape *s)
+{
+	if (!s || s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dims[i] < 0)
+			return false;
+	return true;
+}
+
+const char *al_rx_shape_str(char *buf, size_t cap, const struct al_shape *s)
+{
+	if (!buf || cap == 0)
+		return "";
+	if (!s || s->rank < 0) {
+		snprintf(buf, cap, "[?]");
+		return buf;
+	}
+	size_t len = 0;
+	int k = snprintf(buf, cap, "[");
+	len = k > 0 ? (size_t)k : 0;
+	for (int i = 0; i < s->rank && len < cap; i++) {
+		const char *sep = i ? "," : "";
+		if (i >= AL_SHAPE_MAX_RANK) {
+			k = snprintf(buf + len, cap - len, "%s...", sep);
+			len += k > 0 ? (size_t)k : 0;
+			break;
+		}
+		if (s->dims[i] < 0)
+			k = snprintf(buf + len, cap - len, "%s?", sep);
+		else
+			k = snprintf(buf + len, cap - len, "%s%lld", sep, (long long)s->dims[i]);
+		len += k > 0 ? (size_t)k : 0;
+	}
+	if (len < cap)
+		snprintf(buf + len, cap - len, "]");
+	return buf;
+}
+
+unsigned al_rx_elem_bytes(int dtype)
+{
+	switch (dtype) {
+	case AL_DT_INT8: case AL_DT_UINT8: case AL_DT_BOOL:
+		return 1;
+	}
+	return 2;
+}
+
 /* ================================================================ the engine */
 
 #define REASON_CAP 320
@@ -192,16 +276,36 @@ static const char *keep_reason(struct al_arena *a, const char *r)
 	return p;
 }
 
-/* The verdict of one node from the rules that fired (indices into rows[]).
- * ane: no illegal/cost rule fired. unit: that of the strongest fallback rule
- * (highest confidence, then first in the table). confidence: the highest
+/* One check: the target, the rule rows in effect (a user override replaces its
+ * built-in row's metadata, the predicate stays), the user rules that match by
+ * type, and scratch space for one node's fired rules. */
+struct run {
+	struct al_model *m;
+	const struct al_target *t;
+	int fam;                         /* index of t: bit in al_rule.families */
+	const al_user_rules *u;
+	const struct al_rule *eff[N_ROWS];
+	const struct al_rule **fired;    /* cap entries */
+	char (*reasons)[REASON_CAP];     /* cap entries */
+	size_t cap;
+	struct al_rctx ctx;
+};
+
+static bool applies(const struct run *r, const struct al_rule *rule)
+{
+	return (rule->families >> r->fam) & 1u;
+}
+
+/* The verdict of one node from the rules that fired. ane: no illegal/cost
+ * rule fired. unit: that of the strongest fallback rule (highest confidence,
+ * then first fired: table order, user rules last). confidence: the highest
  * among fired fallback rules, since one sufficient reason is enough; with no
  * fallback it is 'G': the absence of a known obstacle is weak evidence. */
-static void decide(struct al_verdict *v, const size_t *fired, size_t n_fired)
+static void decide(struct al_verdict *v, const struct al_rule *const *fired, size_t n_fired)
 {
 	const struct al_rule *best = NULL;
 	for (size_t i = 0; i < n_fired; i++) {
-		const struct al_rule *r = &rows[fired[i]].rule;
+		const struct al_rule *r = fired[i];
 		if (r->kind == AL_RULE_WARN)
 			continue;
 		if (!best || conf_rank(r->confidence) > conf_rank(best->confidence))
@@ -217,9 +321,41 @@ static bool is_const_op(const struct al_node *n, enum al_rule_scope scope)
 	return scope == AL_SCOPE_MIL && (al_rx_mil_flags(n) & AL_OPF_CONST);
 }
 
-static enum al_status check_node(struct al_model *m, const struct al_submodel *s,
-				 struct al_node *n, enum al_rule_scope scope)
+/* Built-in rows of `scope` in effect for r's target; n NULL for model rules. */
+static size_t eval_builtin(struct run *r, enum al_rule_scope scope)
 {
+	size_t n_fired = 0;
+	for (size_t i = 0; i < N_ROWS; i++) {
+		const struct al_rule *rule = r->eff[i];
+		if (rows[i].rule.scope != scope || !rows[i].pred || !applies(r, rule))
+			continue;
+		r->reasons[n_fired][0] = '\0';
+		if (rows[i].pred(&r->ctx, r->reasons[n_fired], REASON_CAP))
+			r->fired[n_fired++] = rule;
+	}
+	return n_fired;
+}
+
+/* User rules of their own (not overrides) that match n's type. */
+static size_t eval_user(struct run *r, const struct al_node *n, enum al_rule_scope scope,
+			size_t n_fired)
+{
+	size_t nu = al_user_rules_count(r->u);
+	for (size_t i = 0; i < nu && n_fired < r->cap; i++) {
+		const struct al_user_rule *ur = al_user_rules_get(r->u, i);
+		if (ur->base || ur->rule.scope != scope || !applies(r, &ur->rule) ||
+		    !al_user_rule_matches(ur, n))
+			continue;
+		al_rx_say(r->reasons[n_fired], REASON_CAP, "%s: %s", n->type ? n->type : "?",
+			  ur->reason ? ur->reason : ur->rule.title);
+		r->fired[n_fired++] = &ur->rule;
+	}
+	return n_fired;
+}
+
+static enum al_status check_node(struct run *r, struct al_node *n, enum al_rule_scope scope)
+{
+	struct al_model *m = r->m;
 	struct al_verdict *v = &n->verdict;
 	memset(v, 0, sizeof *v);
 	if (is_const_op(n, scope)) { /* holds data: nothing to run, nothing to flag */
@@ -228,17 +364,10 @@ static enum al_status check_node(struct al_model *m, const struct al_submodel *s
 		v->confidence = 'A';
 		return AL_OK;
 	}
-	size_t fired[N_ROWS];
-	char reasons[N_ROWS][REASON_CAP];
-	size_t n_fired = 0;
-	for (size_t i = 0; i < N_ROWS; i++) {
-		if (rows[i].rule.scope != scope || !rows[i].node)
-			continue;
-		reasons[n_fired][0] = '\0';
-		if (rows[i].node(n, s, reasons[n_fired], REASON_CAP))
-			fired[n_fired++] = i;
-	}
-	decide(v, fired, n_fired);
+	r->ctx.n = n;
+	size_t n_fired = eval_builtin(r, scope);
+	n_fired = eval_user(r, n, scope, n_fired);
+	decide(v, r->fired, n_fired);
 	if (n_fired == 0)
 		return AL_OK;
 	const struct al_rule **rules = al_arena_array(&m->arena, n_fired, sizeof *rules);
@@ -246,8 +375,8 @@ static enum al_status check_node(struct al_model *m, const struct al_submodel *s
 	if (!rules || !why)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
-		rules[i] = &rows[fired[i]].rule;
-		why[i] = keep_reason(&m->arena, reasons[i][0] ? reasons[i] : rows[fired[i]].rule.title);
+		rules[i] = r->fired[i];
+		why[i] = keep_reason(&m->arena, r->reasons[i][0] ? r->reasons[i] : r->fired[i]->title);
 		if (!why[i])
 			return AL_E_NOMEM;
 	}
@@ -257,37 +386,30 @@ static enum al_status check_node(struct al_model *m, const struct al_submodel *s
 	return AL_OK;
 }
 
-static enum al_status check_graph(struct al_model *m, const struct al_submodel *s,
-				  struct al_graph *g, enum al_rule_scope scope, int depth)
+static enum al_status check_graph(struct run *r, struct al_graph *g, enum al_rule_scope scope,
+				  int depth)
 {
 	if (!g || depth > AL_MAX_DEPTH + 1) /* the loaders bound nesting; this is a backstop */
 		return AL_OK;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		struct al_node *n = &g->nodes[i];
-		enum al_status st = check_node(m, s, n, scope);
+		enum al_status st = check_node(r, n, scope);
 		if (st)
 			return st;
 		if (i % 16 == 15)
-			al_model_trim(m); /* see core.c: keep weight pages from piling up */
+			al_model_trim(r->m); /* see core.c: keep weight pages from piling up */
 		for (uint32_t k = 0; k < n->n_sub; k++)
-			if ((st = check_graph(m, s, n->sub[k], scope, depth + 1)))
+			if ((st = check_graph(r, n->sub[k], scope, depth + 1)))
 				return st;
 	}
 	return AL_OK;
 }
 
-static enum al_status check_model(struct al_model *m, struct al_submodel *s)
+static enum al_status check_model(struct run *r, struct al_submodel *s)
 {
-	size_t fired[N_ROWS];
-	char reasons[N_ROWS][REASON_CAP];
-	size_t n_fired = 0;
-	for (size_t i = 0; i < N_ROWS; i++) {
-		if (rows[i].rule.scope != AL_SCOPE_MODEL || !rows[i].model)
-			continue;
-		reasons[n_fired][0] = '\0';
-		if (rows[i].model(s, reasons[n_fired], REASON_CAP))
-			fired[n_fired++] = i;
-	}
+	struct al_model *m = r->m;
+	r->ctx.n = NULL;
+	size_t n_fired = eval_builtin(r, AL_SCOPE_MODEL);
 	s->findings = NULL;
 	s->n_findings = 0;
 	if (n_fired == 0)
@@ -296,9 +418,9 @@ static enum al_status check_model(struct al_model *m, struct al_submodel *s)
 	if (!f)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
-		f[i].rule = &rows[fired[i]].rule;
+		f[i].rule = r->fired[i];
 		f[i].reason = keep_reason(&m->arena,
-					  reasons[i][0] ? reasons[i] : rows[fired[i]].rule.title);
+					  r->reasons[i][0] ? r->reasons[i] : r->fired[i]->title);
 		if (!f[i].reason)
 			return AL_E_NOMEM;
 	}
@@ -307,21 +429,70 @@ static enum al_status check_model(struct al_model *m, struct al_submodel *s)
 	return AL_OK;
 }
 
+/* FLOPs of every node of g (nested graphs included); *known false when a
+ * non-const node has no cost. */
+static void graph_flops(const struct al_graph *g, enum al_rule_scope scope, double *flops,
+			bool *known, int depth)
+{
+	if (!g || depth > AL_MAX_DEPTH + 1)
+		return;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		if (!is_const_op(n, scope)) {
+			*known &= n->cost.known;
+			*flops += n->cost.flops;
+		}
+		for (uint32_t k = 0; k < n->n_sub; k++)
+			graph_flops(n->sub[k], scope, flops, known, depth + 1);
+	}
+}
+
+static void sub_totals(struct run *r, const struct al_submodel *s, enum al_rule_scope scope)
+{
+	r->ctx.sub_flops = 0;
+	r->ctx.sub_cost_known = s->n_graphs > 0;
+	for (uint32_t g = 0; g < s->n_graphs; g++)
+		graph_flops(s->graphs[g], scope, &r->ctx.sub_flops, &r->ctx.sub_cost_known, 0);
+}
+
 enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d)
 {
-	(void)opts; /* STUB(plan issue): targets and user rules reach the predicates here */
 	if (!m)
 		return AL_E_INVALID_ARG;
-	enum al_status st = AL_OK;
+	struct run r = {.m = m};
+	r.t = opts && opts->target ? opts->target : al_target_default();
+	r.fam = al_target_index(r.t);
+	if (r.fam < 0) { /* a struct the caller made, not a row of the table */
+		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+			    "unknown target '%s': use al_target_find()",
+			    r.t->id ? r.t->id : "?");
+		return AL_E_INVALID_ARG;
+	}
+	r.u = opts ? opts->user_rules : NULL;
+	for (size_t i = 0; i < N_ROWS; i++) {
+		const struct al_user_rule *ov = al_user_rules_override(r.u, &rows[i].rule);
+		r.eff[i] = ov ? &ov->rule : &rows[i].rule;
+	}
+	r.cap = N_ROWS + al_user_rules_count(r.u);
+	r.fired = al_calloc(r.cap, sizeof *r.fired);
+	r.reasons = al_calloc(r.cap, sizeof *r.reasons);
+	r.ctx.t = r.t;
+	enum al_status st = r.fired && r.reasons ? AL_OK : AL_E_NOMEM;
 	for (size_t i = 0; i < m->n_subs && st == AL_OK; i++) {
 		struct al_submodel *s = m->subs[i];
-		st = check_model(m, s);
+		enum al_rule_scope scope = s->world == AL_WORLD_NN ? AL_SCOPE_NN : AL_SCOPE_MIL;
+		r.ctx.s = s;
+		sub_totals(&r, s, scope);
+		st = check_model(&r, s);
 		if (st || s->world == AL_WORLD_OTHER)
 			continue;
-		enum al_rule_scope scope = s->world == AL_WORLD_NN ? AL_SCOPE_NN : AL_SCOPE_MIL;
 		for (uint32_t g = 0; g < s->n_graphs && st == AL_OK; g++)
-			st = check_graph(m, s, s->graphs[g], scope, 0);
+			st = check_graph(&r, s->graphs[g], scope, 0);
 	}
+	al_free(r.fired);
+	al_free(r.reasons);
+	if (st == AL_OK)
+		m->checked_target = r.t;
 	/* every allocation above is checked where it is made; m->arena.failed is
 	 * sticky and may predate this call, so it is not consulted here */
 	if (st == AL_E_NOMEM)

@@ -1,10 +1,8 @@
-/* rules_mil.c: the predicates of the ML Program rules (ANE020-039 in rules.def).
- *
- * Each reads one non-const op: its type (the op table row and flags), the
- * declared types of its outputs, and constant parameters through the MIL
- * value access of internal.h (al_mil_param_*). The engine never calls these
- * on const / constexpr_* ops. Values that are not constants (a kernel size
- * computed at run time) leave the rule undecided rather than guessed.
+/* rules_mil.c: the predicates of the ML Program rules (ANE020-039, 060, 063-064 in
+ * rules.def). Each reads one non-const op: its type (the op table row and flags),
+ * its declared and inferred shapes, the target's caps and features, and constant
+ * parameters through the MIL value access of internal.h (al_mil_param_*). Values
+ * that are not constants leave a rule undecided rather than guessed.
  */
 #include "rules.h"
 
@@ -88,9 +86,9 @@ static bool is_function_input(const struct al_node *n, const struct al_submodel 
 
 /* ================================================================ ANE020-023: op types */
 
-bool al_rp_mil_cpu_only(const struct al_node *n, const struct al_submodel *s, char *reason,
-			size_t cap)
+bool al_rp_mil_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
 		return false;
 	int64_t axis;
@@ -99,9 +97,9 @@ bool al_rp_mil_cpu_only(const struct al_node *n, const struct al_submodel *s, ch
 	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
 
-bool al_rp_mil_recurrent(const struct al_node *n, const struct al_submodel *s, char *reason,
-			 size_t cap)
+bool al_rp_mil_recurrent(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_RNN))
 		return false;
 	char dir[32];
@@ -111,9 +109,9 @@ bool al_rp_mil_recurrent(const struct al_node *n, const struct al_submodel *s, c
 	return al_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
 }
 
-bool al_rp_mil_gather(const struct al_node *n, const struct al_submodel *s, char *reason,
-		      size_t cap)
+bool al_rp_mil_gather(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_GATHER))
 		return false;
 	int64_t axis;
@@ -150,9 +148,9 @@ static bool attr_string(const struct al_node *n, const char *key, char *out, siz
 	return found;
 }
 
-bool al_rp_mil_custom(const struct al_node *n, const struct al_submodel *s, char *reason,
-		      size_t cap)
+bool al_rp_mil_custom(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_CUSTOM))
 		return false;
 	char cls[96];
@@ -164,9 +162,9 @@ bool al_rp_mil_custom(const struct al_node *n, const struct al_submodel *s, char
 
 /* ================================================================ ANE024-028: parameters */
 
-bool al_rp_mil_dilated_conv(const struct al_node *n, const struct al_submodel *s, char *reason,
-			    size_t cap)
+bool al_rp_mil_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_CONV))
 		return false;
 	int64_t d[AL_RX_MAX_DIMS];
@@ -181,9 +179,9 @@ bool al_rp_mil_dilated_conv(const struct al_node *n, const struct al_submodel *s
 	return false;
 }
 
-bool al_rp_mil_pool_kernel(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_mil_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
@@ -198,9 +196,9 @@ bool al_rp_mil_pool_kernel(const struct al_node *n, const struct al_submodel *s,
 	return false;
 }
 
-bool al_rp_mil_pool_stride(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_mil_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t st[AL_RX_MAX_DIMS];
@@ -215,9 +213,9 @@ bool al_rp_mil_pool_stride(const struct al_node *n, const struct al_submodel *s,
 	return false;
 }
 
-bool al_rp_mil_upsample(const struct al_node *n, const struct al_submodel *s, char *reason,
-			size_t cap)
+bool al_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "upsample_nearest_neighbor") && !is_type(n, "upsample_bilinear"))
 		return false;
 	double h = 1.0, w = 1.0; /* both default to 1 */
@@ -229,19 +227,20 @@ bool al_rp_mil_upsample(const struct al_node *n, const struct al_submodel *s, ch
 	return al_rx_say(reason, cap, "%s scale factors %gx%g (only 2 is supported)", n->type, h, w);
 }
 
-bool al_rp_mil_conv_width(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_mil_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "conv") && !is_type(n, "conv_transpose"))
 		return false;
 	const struct al_ttype *t = al_mil_param_type(n, "weight");
 	if (!t || t->rank < 3 || !t->dims)
 		return false;
 	int64_t kw = t->dims[t->rank - 1]; /* [Cout, Cin/groups, (kD,) kH, kW] */
-	if (kw <= 13)
+	if (kw <= (int64_t)c->t->conv_kw_cap)
 		return false;
 	char b[160];
-	return al_rx_say(reason, cap, "%s kernel width %lld > 13 (weight %s)", n->type, (long long)kw,
+	return al_rx_say(reason, cap, "%s kernel width %lld > %u on %s (weight %s)", n->type,
+			 (long long)kw, c->t->conv_kw_cap, c->t->id,
 			 al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank));
 }
 
@@ -266,9 +265,10 @@ static bool io_cast(const struct al_node *n, const struct al_submodel *s, char *
 	return false;
 }
 
-bool al_rp_mil_io_cast(const struct al_node *n, const struct al_submodel *s, char *reason,
-		       size_t cap)
+bool al_rp_mil_io_cast(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
+	const struct al_submodel *s = c->s;
 	return io_cast(n, s, reason, cap);
 }
 
@@ -279,8 +279,10 @@ static bool typed_op(const struct al_node *n)
 	return !(al_rx_mil_flags(n) & AL_OPF_CONTROL);
 }
 
-bool al_rp_mil_fp32(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
+	const struct al_submodel *s = c->s;
 	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
 		const struct al_ttype *t = out_type(n, i);
 		if (!t || t->kind != 0 || t->dtype != AL_DT_FP32)
@@ -292,9 +294,9 @@ bool al_rp_mil_fp32(const struct al_node *n, const struct al_submodel *s, char *
 	return false;
 }
 
-bool al_rp_mil_int_tensor(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_mil_int_tensor(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
 		const struct al_ttype *t = out_type(n, i);
 		if (!t || t->kind != 0)
@@ -307,26 +309,30 @@ bool al_rp_mil_int_tensor(const struct al_node *n, const struct al_submodel *s, 
 	return false;
 }
 
-bool al_rp_mil_rank(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_mil_rank(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
 		const struct al_ttype *t = out_type(n, i);
-		if (t && t->kind == 0 && t->rank > 5) {
-			char b[160];
+		char b[160];
+		if (t && t->kind == 0 && t->rank > 5)
 			return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (shape %s)",
 					 out_name(n, i), t->rank,
 					 t->dims ? al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank)
 						 : "?");
-		}
+		struct al_shape sh; /* declared rank unknown: the inferred one */
+		if ((!t || t->rank < 0) && al_rx_out_shape(n, i, &sh) && sh.rank > 5)
+			return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (inferred %s)",
+					 out_name(n, i), sh.rank, al_rx_shape_str(b, sizeof b, &sh));
 	}
 	return false;
 }
 
 /* ================================================================ ANE033-037: ops without an ANE path */
 
-bool al_rp_mil_control_flow(const struct al_node *n, const struct al_submodel *s, char *reason,
-			    size_t cap)
+bool al_rp_mil_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	unsigned f = al_rx_mil_flags(n);
 	if (f & AL_OPF_CONTROL)
 		return al_rx_say(reason, cap, "%s is run-time control flow (%u nested block%s)", n->type,
@@ -336,9 +342,9 @@ bool al_rp_mil_control_flow(const struct al_node *n, const struct al_submodel *s
 	return false;
 }
 
-bool al_rp_mil_no_lowering(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_mil_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	static const char *const types[] = {
 		"reduce_prod", "non_zero", "sliding_windows", "one_hot", "band_part", "mod",
 		"logical_and", "logical_or", "logical_xor", "acos", "asin", "asinh", "acosh",
@@ -350,8 +356,9 @@ bool al_rp_mil_no_lowering(const struct al_node *n, const struct al_submodel *s,
 	return al_rx_say(reason, cap, "%s has no ANE lowering", n->type);
 }
 
-bool al_rp_mil_sort(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_mil_flags(n) & AL_OPF_SORT))
 		return false;
 	int64_t k;
@@ -360,9 +367,9 @@ bool al_rp_mil_sort(const struct al_node *n, const struct al_submodel *s, char *
 	return al_rx_say(reason, cap, "%s leaves the ANE", n->type);
 }
 
-bool al_rp_mil_norm_eps(const struct al_node *n, const struct al_submodel *s, char *reason,
-			size_t cap)
+bool al_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "layer_norm") && !is_type(n, "batch_norm") && !is_type(n, "instance_norm"))
 		return false;
 	const struct al_ttype *t = out_type(n, 0);
@@ -374,10 +381,89 @@ bool al_rp_mil_norm_eps(const struct al_node *n, const struct al_submodel *s, ch
 	return al_rx_say(reason, cap, "%s epsilon %g < 1e-7 in fp16", n->type, eps);
 }
 
-bool al_rp_mil_classify(const struct al_node *n, const struct al_submodel *s, char *reason,
-			size_t cap)
+bool al_rp_mil_classify(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "classify"))
 		return false;
 	return al_rx_say(reason, cap, "classify maps probabilities to labels on the CPU");
+}
+
+/* ================================================================ ANE060: channel-broadcast mul */
+
+/* The shape of the value bound to `param`: inferred, else declared. */
+static bool param_shape(const struct al_node *n, const char *param, struct al_shape *out)
+{
+	return al_mil_param_shape(n, param, out) ||
+	       al_rx_ttype_shape(al_mil_param_type(n, param), out);
+}
+
+/* Dim i from the end (1 = last), known and not flexible; -1 otherwise. */
+static int64_t tail_dim(const struct al_shape *s, int i)
+{
+	int k = s->rank - i;
+	if (k < 0 || k >= AL_SHAPE_MAX_RANK || ((s->flex >> k) & 1u))
+		return -1;
+	return s->dims[k];
+}
+
+/* full is [..., C, H, W] with H or W > 1, vec is [(1, ...,) C, 1, 1] with C > 1. */
+static bool chw_by_c11(const struct al_shape *full, const struct al_shape *vec)
+{
+	if (full->rank < 3 || vec->rank < 3 || full->rank > AL_SHAPE_MAX_RANK ||
+	    vec->rank > AL_SHAPE_MAX_RANK)
+		return false;
+	int64_t c = tail_dim(vec, 3);
+	if (c <= 1 || tail_dim(vec, 2) != 1 || tail_dim(vec, 1) != 1 || tail_dim(full, 3) != c)
+		return false;
+	int64_t h = tail_dim(full, 2), w = tail_dim(full, 1);
+	if (h < 1 || w < 1 || (h == 1 && w == 1))
+		return false;
+	for (int i = 4; i <= vec->rank; i++) /* vec's leading axes broadcast only as 1s */
+		if (tail_dim(vec, i) != 1)
+			return false;
+	return true;
+}
+
+bool al_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "mul"))
+		return false;
+	struct al_shape x, y;
+	if (!param_shape(n, "x", &x) || !param_shape(n, "y", &y))
+		return false;
+	for (int swap = 0; swap < 2; swap++) {
+		const struct al_shape *full = swap ? &y : &x, *vec = swap ? &x : &y;
+		const char *vparam = swap ? "x" : "y";
+		if (al_mil_param_is_const(n, vparam) || !chw_by_c11(full, vec))
+			continue;
+		char a[96], b[96], nb[AL_MAX_NAME + 1];
+		const char *vname = param_name(n, vparam, nb, sizeof nb);
+		return al_rx_say(reason, cap, "mul of %s by non-constant %s '%s'",
+				 al_rx_shape_str(a, sizeof a, full), al_rx_shape_str(b, sizeof b, vec),
+				 vname ? vname : "?");
+	}
+	return false;
+}
+
+/* ================================================================ ANE063-064: family-gated ops */
+
+bool al_rp_mil_trig(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if ((!is_type(n, "sin") && !is_type(n, "cos")) || (c->t->features & AL_TF_TRIG))
+		return false;
+	return al_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
+			 c->t->id, c->t->arch);
+}
+
+bool al_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
+{
+	static const char *const types[] = {"crop_resize", "resample", "affine", NULL};
+	const struct al_node *n = c->n;
+	if (!al_rx_type_in(n, types) || (c->t->features & AL_TF_TEXTURE))
+		return false;
+	return al_rx_say(reason, cap, "%s needs the texture engine of H14+ (target %s, %s)", n->type,
+			 c->t->id, c->t->arch);
 }

@@ -1,9 +1,10 @@
-/* rules_model.c: the predicates of the whole-model rules (ANE040 and up in rules.def).
+/* rules_model.c: the predicates of the whole-model rules (ANE040-049, 070-079 in
+ * rules.def).
  *
  * Each looks at one sub-model as the loaders describe it: its type, its input
- * features (shapes and flexibility) and its weight byte counts. They read no
- * graph; pipeline containers are left to their stages, which are sub-models of
- * their own.
+ * features (shapes and flexibility), its weight byte counts, and (ANE070-071)
+ * its op types and the total work the cost stage computed. Pipeline containers
+ * are left to their stages, which are sub-models of their own.
  */
 #include "rules.h"
 
@@ -67,8 +68,9 @@ static void ranges_str(char *buf, size_t cap, const int64_t *v, uint32_t n)
 
 /* ================================================================ ANE040-041: flexible shapes */
 
-bool al_rp_model_range_flex(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
 		return false;
 	for (uint32_t i = 0; i < s->n_inputs; i++) {
@@ -90,8 +92,9 @@ bool al_rp_model_range_flex(const struct al_submodel *s, char *reason, size_t ca
 	return false;
 }
 
-bool al_rp_model_enum_multi(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_enum_multi(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
 		return false;
 	const struct al_feature *first = NULL, *second = NULL;
@@ -115,16 +118,18 @@ bool al_rp_model_enum_multi(const struct al_submodel *s, char *reason, size_t ca
 
 /* ================================================================ ANE042-044: model types */
 
-bool al_rp_model_non_neural(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_non_neural(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_OTHER || !in_list(s->type, non_neural))
 		return false;
 	return al_rx_say(reason, cap, "model type %s is not a neural network; it runs on the CPU",
 			 s->type);
 }
 
-bool al_rp_model_opaque(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_opaque(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_OTHER || in_list(s->type, non_neural) || in_list(s->type, containers))
 		return false;
 	const char *t = s->type ? s->type : "?";
@@ -138,8 +143,9 @@ bool al_rp_model_opaque(const struct al_submodel *s, char *reason, size_t cap)
 	return al_rx_say(reason, cap, "model type %s: anelint cannot see its operations", t);
 }
 
-bool al_rp_model_nn_classifier(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_nn_classifier(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (!s->type || strcmp(s->type, "neuralNetworkClassifier") != 0)
 		return false;
 	return al_rx_say(reason, cap, "class label '%s' and probabilities '%s' are computed after "
@@ -151,8 +157,9 @@ bool al_rp_model_nn_classifier(const struct al_submodel *s, char *reason, size_t
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-bool al_rp_model_weights_1g(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_weights_1g(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (in_list(s->type, containers) || s->n_children > 0)
 		return false; /* the stages carry the weights and are checked themselves */
 	const struct al_weight_stats *w = &s->weights;
@@ -167,8 +174,9 @@ bool al_rp_model_weights_1g(const struct al_submodel *s, char *reason, size_t ca
 			 (double)w->fp16 / GIB, (double)w->quantized / GIB, (double)w->other / GIB);
 }
 
-bool al_rp_model_int_input(const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_model_int_input(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
 		return false;
 	for (uint32_t i = 0; i < s->n_inputs; i++) {
@@ -180,4 +188,52 @@ bool al_rp_model_int_input(const struct al_submodel *s, char *reason, size_t cap
 					 f->kind == AL_FEAT_INT64 ? "int64" : "int32");
 	}
 	return false;
+}
+
+/* ================================================================ ANE070: W8A8 before int8 compute */
+
+static uint32_t count_type(const struct al_graph *g, const char *type, int depth)
+{
+	uint32_t k = 0;
+	if (!g || depth > AL_MAX_DEPTH + 1)
+		return 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		k += n->type && strcmp(n->type, type) == 0;
+		for (uint32_t j = 0; j < n->n_sub; j++)
+			k += count_type(n->sub[j], type, depth + 1);
+	}
+	return k;
+}
+
+bool al_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_submodel *s = c->s;
+	if (s->world != AL_WORLD_MIL || (c->t->features & AL_TF_INT8_COMPUTE))
+		return false;
+	uint32_t q = 0;
+	for (uint32_t g = 0; g < s->n_graphs; g++)
+		q += count_type(s->graphs[g], "quantize", 0);
+	if (q == 0)
+		return false;
+	return al_rx_say(reason, cap, "%u quantize op%s (activation quantization): no int8-int8 "
+			 "compute on %s before A17 Pro / M4", q, q == 1 ? "" : "s", c->t->id);
+}
+
+/* ================================================================ ANE071: a model too small for the ANE */
+
+/* 2 * 384^3: a single fp16 384x384x384 matmul, the largest single-op model
+ * Core ML was measured keeping on the CPU (Vx #435, M4; 512^3 went to the ANE). */
+#define TINY_MODEL_FLOPS (2.0 * 384.0 * 384.0 * 384.0)
+
+bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_submodel *s = c->s;
+	if (!is_neural(s) || !c->sub_cost_known || c->sub_flops > TINY_MODEL_FLOPS)
+		return false;
+	double f = c->sub_flops;
+	const char *unit = f >= 1e6 ? "MFLOP" : f >= 1e3 ? "kFLOP" : "FLOP";
+	double v = f >= 1e6 ? f / 1e6 : f >= 1e3 ? f / 1e3 : f;
+	return al_rx_say(reason, cap, "the whole model does %.3g %s (<= %.0f MFLOP, a 384^3 matmul "
+			 "that Core ML kept on the CPU)", v, unit, TINY_MODEL_FLOPS / 1e6);
 }

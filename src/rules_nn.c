@@ -1,10 +1,8 @@
-/* rules_nn.c: the predicates of the NeuralNetwork rules (ANE001-019 in rules.def).
- *
- * Each reads one layer: its type (the layer table row), its parameters (the
- * layer-type sub-message, read on demand with pb.h; field numbers from
- * coreml-format-facts.md section 6) and, for two rules, the layers that
- * produce its inputs. There is no shape inference here: a rule that needs
- * shapes decides only where they are declared in the file.
+/* rules_nn.c: the predicates of the NeuralNetwork rules (ANE001-019, 053-054 in
+ * rules.def). Each reads one layer: its type (the layer table row), its parameters
+ * (the layer-type sub-message, read on demand with pb.h; field numbers from
+ * coreml-format-facts.md section 6), the target's caps and features, and, for two
+ * rules, the layers and inferred shapes of its inputs (rules_shape.c has the rest).
  */
 #include "rules.h"
 
@@ -60,8 +58,9 @@ static bool ends_with_nd(const char *t)
 
 /* ================================================================ ANE001-007: layer types */
 
-bool al_rp_nn_custom(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_nn_custom(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_nn_flags(n) & AL_NNF_CUSTOM))
 		return false;
 	al_span cls; /* CustomLayerParams.className = 10 */
@@ -70,9 +69,9 @@ bool al_rp_nn_custom(const struct al_node *n, const struct al_submodel *s, char 
 	return al_rx_say(reason, cap, "custom layer (no className)");
 }
 
-bool al_rp_nn_recurrent(const struct al_node *n, const struct al_submodel *s, char *reason,
-			size_t cap)
+bool al_rp_nn_recurrent(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_nn_flags(n) & AL_NNF_RNN))
 		return false;
 	uint64_t size = 0; /* outputVectorSize = 2 in all four recurrent params */
@@ -82,8 +81,9 @@ bool al_rp_nn_recurrent(const struct al_node *n, const struct al_submodel *s, ch
 	return al_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
 }
 
-bool al_rp_nn_gather(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
+bool al_rp_nn_gather(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_nn_flags(n) & AL_NNF_GATHER))
 		return false;
 	const char *idx = n->n_inputs > 1 && n->inputs[1] ? n->inputs[1] : "?";
@@ -96,9 +96,9 @@ bool al_rp_nn_gather(const struct al_node *n, const struct al_submodel *s, char 
 	return al_rx_say(reason, cap, "%s by runtime indices '%s'", n->type, idx);
 }
 
-bool al_rp_nn_dilated_conv(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_nn_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "convolution"))
 		return false;
 	al_span p = params_of(n);
@@ -117,17 +117,17 @@ bool al_rp_nn_dilated_conv(const struct al_node *n, const struct al_submodel *s,
 	return false;
 }
 
-bool al_rp_nn_broadcastable(const struct al_node *n, const struct al_submodel *s, char *reason,
-			    size_t cap)
+bool al_rp_nn_broadcastable(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_nn_flags(n) & AL_NNF_BROADCASTABLE))
 		return false;
 	return al_rx_say(reason, cap, "layer type %s (general-rank broadcasting)", n->type);
 }
 
-bool al_rp_nn_nd_layer(const struct al_node *n, const struct al_submodel *s, char *reason,
-		       size_t cap)
+bool al_rp_nn_nd_layer(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (n->kind < 0 || !ends_with_nd(n->type))
 		return false;
 	al_span p = params_of(n);
@@ -147,16 +147,16 @@ bool al_rp_nn_nd_layer(const struct al_node *n, const struct al_submodel *s, cha
 	return al_rx_say(reason, cap, "layer type %s (general-rank)", n->type);
 }
 
-bool al_rp_nn_general_rank(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_nn_general_rank(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	unsigned f = al_rx_nn_flags(n);
 	if (!(f & AL_NNF_ND) || (f & AL_NNF_BROADCASTABLE) || ends_with_nd(n->type))
 		return false;
 	/* a layer that a specific rule already decides needs no "unverified" note */
-	if (al_rp_nn_gather(n, s, NULL, 0) || al_rp_nn_bmm_dynamic(n, s, NULL, 0) ||
-	    al_rp_nn_cpu_only(n, s, NULL, 0) || al_rp_nn_control_flow(n, s, NULL, 0) ||
-	    al_rp_nn_no_lowering(n, s, NULL, 0))
+	if (al_rp_nn_gather(c, NULL, 0) || al_rp_nn_bmm_dynamic(c, NULL, 0) ||
+	    al_rp_nn_cpu_only(c, NULL, 0) || al_rp_nn_control_flow(c, NULL, 0) ||
+	    al_rp_nn_no_lowering(c, NULL, 0) || al_rp_nn_trig(c, NULL, 0))
 		return false;
 	return al_rx_say(reason, cap, "%s is a Core ML 3 general-rank layer; ANE support unverified",
 			 n->type);
@@ -164,9 +164,9 @@ bool al_rp_nn_general_rank(const struct al_node *n, const struct al_submodel *s,
 
 /* ================================================================ ANE008-010: windows and factors */
 
-bool al_rp_nn_pool_kernel(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "pooling"))
 		return false;
 	al_span p = params_of(n);
@@ -185,9 +185,9 @@ bool al_rp_nn_pool_kernel(const struct al_node *n, const struct al_submodel *s, 
 	return false;
 }
 
-bool al_rp_nn_pool_stride(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "pooling"))
 		return false;
 	al_span p = params_of(n);
@@ -206,9 +206,9 @@ bool al_rp_nn_pool_stride(const struct al_node *n, const struct al_submodel *s, 
 	return false;
 }
 
-bool al_rp_nn_upsample(const struct al_node *n, const struct al_submodel *s, char *reason,
-		       size_t cap)
+bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "upsample"))
 		return false;
 	al_span p = params_of(n);
@@ -243,9 +243,10 @@ bool al_rp_nn_upsample(const struct al_node *n, const struct al_submodel *s, cha
 
 /* ================================================================ ANE011: channel-broadcast multiply */
 
-/* The (C, H, W) of a blob when the file declares it: a model input, or a
- * loadConstant / loadConstantND output. Legacy layers read the last three axes
- * as C, H, W (missing leading axes are 1). */
+/* The (C, H, W) of a blob: a model input or a loadConstant / loadConstantND
+ * output as the file declares it, else the shape inferred for its producer.
+ * Legacy layers read the last three axes as C, H, W (missing leading axes are
+ * 1). */
 struct chw {
 	int64_t c, h, w;
 	bool constant;
@@ -285,10 +286,23 @@ static bool input_chw(const struct al_submodel *s, const struct al_feature *f, s
 	return last3(f->shape, f->rank, out); /* EXACT: the rank passes through */
 }
 
-static bool blob_chw(const struct al_node *n, const struct al_submodel *s, const char *name,
+/* From the shape inferred for input i of n: known and not flexible in its last three axes. */
+static bool inferred_chw(const struct al_node *n, uint32_t i, struct chw *out)
+{
+	struct al_shape sh;
+	if (!al_rx_in_shape(n, i, &sh) || sh.rank < 1 || sh.rank > AL_SHAPE_MAX_RANK)
+		return false;
+	for (int k = sh.rank - 3 < 0 ? 0 : sh.rank - 3; k < sh.rank; k++)
+		if (sh.dims[k] < 0 || (sh.flex >> k) & 1u)
+			return false;
+	return last3(sh.dims, (size_t)sh.rank, out);
+}
+
+static bool blob_chw(const struct al_node *n, const struct al_submodel *s, uint32_t i,
 		     struct chw *out)
 {
 	memset(out, 0, sizeof *out);
+	const char *name = i < n->n_inputs ? n->inputs[i] : NULL;
 	if (!name)
 		return false;
 	const struct al_node *p = al_rx_producer(n, name);
@@ -305,22 +319,25 @@ static bool blob_chw(const struct al_node *n, const struct al_submodel *s, const
 		out->constant = true;
 		return last3(shape, k, out);
 	}
-	return false; /* produced by another layer: needs shape inference */
+	return inferred_chw(n, i, out); /* produced by another layer */
 }
 
-bool al_rp_nn_channel_mul(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
+	const struct al_submodel *s = c->s;
 	if (!is_type(n, "multiply") || n->n_inputs != 2)
 		return false;
 	struct chw a, b;
-	if (!blob_chw(n, s, n->inputs[0], &a) || !blob_chw(n, s, n->inputs[1], &b))
+	if (!blob_chw(n, s, 0, &a) || !blob_chw(n, s, 1, &b))
 		return false;
 	for (int swap = 0; swap < 2; swap++) {
 		const struct chw *full = swap ? &b : &a, *vec = swap ? &a : &b;
 		const char *vname = n->inputs[swap ? 0 : 1];
+		/* h, w > 0 (last3); not h * w > 1: declared dims reach 2^63 - 1 and the
+		 * product would overflow */
 		if (full->c == vec->c && vec->c > 1 && vec->h == 1 && vec->w == 1 &&
-		    full->h * full->w > 1 && !vec->constant)
+		    (full->h > 1 || full->w > 1) && !vec->constant)
 			return al_rx_say(reason, cap,
 					 "multiply %lldx%lldx%lld by non-constant %lldx1x1 '%s'",
 					 (long long)full->c, (long long)full->h, (long long)full->w,
@@ -331,18 +348,18 @@ bool al_rp_nn_channel_mul(const struct al_node *n, const struct al_submodel *s, 
 
 /* ================================================================ ANE012-014 */
 
-bool al_rp_nn_bmm_dynamic(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_nn_bmm_dynamic(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "batchedMatmul") || n->n_inputs < 2)
 		return false;
 	return al_rx_say(reason, cap, "batchedMatmul of two runtime inputs '%s' x '%s' (no weights)",
 			 n->inputs[0] ? n->inputs[0] : "?", n->inputs[1] ? n->inputs[1] : "?");
 }
 
-bool al_rp_nn_bn_after_conv(const struct al_node *n, const struct al_submodel *s, char *reason,
-			    size_t cap)
+bool al_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "batchnorm") || n->n_inputs < 1)
 		return false;
 	al_span p = params_of(n);
@@ -356,24 +373,25 @@ bool al_rp_nn_bn_after_conv(const struct al_node *n, const struct al_submodel *s
 			 prod->name ? prod->name : "?");
 }
 
-bool al_rp_nn_conv_width(const struct al_node *n, const struct al_submodel *s, char *reason,
-			 size_t cap)
+bool al_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!is_type(n, "convolution"))
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
 	size_t nk = get_dims(params_of(n), 20, k, AL_RX_MAX_DIMS, threes2, 2); /* kernelSize [H,W] */
-	if (nk < 2 || k[1] <= 13)
+	if (nk < 2 || k[1] <= (int64_t)c->t->conv_kw_cap)
 		return false;
-	return al_rx_say(reason, cap, "convolution kernel width %lld > 13 (kernelSize %lldx%lld)",
-			 (long long)k[1], (long long)k[0], (long long)k[1]);
+	return al_rx_say(reason, cap, "convolution kernel width %lld > %u on %s (kernelSize %lldx%lld)",
+			 (long long)k[1], c->t->conv_kw_cap, c->t->id, (long long)k[0],
+			 (long long)k[1]);
 }
 
 /* ================================================================ ANE015-018 */
 
-bool al_rp_nn_cpu_only(const struct al_node *n, const struct al_submodel *s, char *reason,
-		       size_t cap)
+bool al_rp_nn_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	static const char *const types[] = {"cumSum", "fillLike", "fillStatic", "fillDynamic",
 					    "rangeStatic", "rangeDynamic", NULL};
 	if (n->kind < 0 || !al_rx_type_in(n, types))
@@ -385,9 +403,9 @@ bool al_rp_nn_cpu_only(const struct al_node *n, const struct al_submodel *s, cha
 	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
 
-bool al_rp_nn_control_flow(const struct al_node *n, const struct al_submodel *s, char *reason,
-			   size_t cap)
+bool al_rp_nn_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	if (!(al_rx_nn_flags(n) & AL_NNF_CONTROL))
 		return false;
 	uint64_t iters;
@@ -399,9 +417,9 @@ bool al_rp_nn_control_flow(const struct al_node *n, const struct al_submodel *s,
 	return al_rx_say(reason, cap, "%s is run-time control flow", n->type);
 }
 
-bool al_rp_nn_no_lowering(const struct al_node *n, const struct al_submodel *s, char *reason,
-			  size_t cap)
+bool al_rp_nn_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	static const char *const types[] = {
 		"oneHot", "matrixBandPart", "whereNonZero", "getShape", "reduceProd",
 		"slidingWindows", "reverseSeq", "logicalAnd", "logicalOr", "logicalXor", "tan",
@@ -412,9 +430,9 @@ bool al_rp_nn_no_lowering(const struct al_node *n, const struct al_submodel *s, 
 	return al_rx_say(reason, cap, "%s: its ML Program counterpart has no ANE lowering", n->type);
 }
 
-bool al_rp_nn_norm_eps(const struct al_node *n, const struct al_submodel *s, char *reason,
-		       size_t cap)
+bool al_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
+	const struct al_node *n = c->n;
 	uint32_t field;
 	if (is_type(n, "batchnorm")) {
 		field = 10; /* BatchnormLayerParams.epsilon */
@@ -435,4 +453,25 @@ bool al_rp_nn_norm_eps(const struct al_node *n, const struct al_submodel *s, cha
 	if (!present)
 		return al_rx_say(reason, cap, "%s epsilon 0 (absent) < 1e-7", n->type);
 	return al_rx_say(reason, cap, "%s epsilon %g < 1e-7", n->type, (double)eps);
+}
+
+/* ================================================================ ANE053-054: family-gated layers */
+
+bool al_rp_nn_trig(const struct al_rctx *c, char *reason, size_t cap)
+{
+	static const char *const types[] = {"sin", "cos", NULL};
+	const struct al_node *n = c->n;
+	if (n->kind < 0 || !al_rx_type_in(n, types) || (c->t->features & AL_TF_TRIG))
+		return false;
+	return al_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
+			 c->t->id, c->t->arch);
+}
+
+bool al_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "cropResize") || (c->t->features & AL_TF_TEXTURE))
+		return false;
+	return al_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
+			 c->t->id, c->t->arch);
 }

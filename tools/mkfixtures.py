@@ -5,7 +5,10 @@ These are the smallest models that trigger (or must not trigger) the rules no
 converted corpus model covers: wide convolution kernels, unfolded batchnorm,
 tiny normalisation epsilons, fractional upsampling, rank-6 tensors, custom and
 topk ops, enumerated shapes on two inputs, non-neural and OS-provided pipeline
-stages, a NeuralNetwork classifier. The protobuf wire bytes are encoded by
+stages, a NeuralNetwork classifier; and for the shape- and family-dependent
+rules (nn_shapes, mil_shapes, nn_tiny, mil_tiny): channel-broadcast multiplies,
+axes over the per-family caps, short last axes, sin/cos, texture ops,
+activation quantization and models too small for the ANE. The protobuf wire bytes are encoded by
 hand (tools/pbwire.py; no protobuf library); field numbers come from coremltools'
 mlmodel/format/*.proto as listed in shared/knowledge/coreml-format-facts.md.
 
@@ -158,6 +161,57 @@ def nn_rules():
     return model(5, desc, 500, nn_body(layers))
 
 
+def pooling_global():
+    """PoolingLayerParams: type 1 AVERAGE, valid 30, globalPooling 60."""
+    return f_varint(1, 1) + f_msg(30) + f_varint(60, 1)
+
+
+def nn_shapes():
+    """NeuralNetwork (EXACT array mapping) for the rules that need inferred
+    shapes or depend on the chip family. Input shapes are declared; the rest
+    comes from shape inference. Layer names say which rule fires."""
+    feats = [array_feature("x", [1, 8, 16, 16]), array_feature("wide", [1, 1, 20000]),
+             array_feature("chan", [20000, 1, 32]), array_feature("tall", [1, 128, 256, 1]),
+             array_feature("flat", [1, 128, 1, 256]), array_feature("big", [1, 64, 128, 128])]
+    layers = [
+        # ANE011 fires: x [1,8,16,16] times its own global average [1,8,1,1] (computed)
+        layer("se_pool", ["x"], ["se_pool"], 120, pooling_global()),
+        layer("se_mul", ["x", "se_pool"], ["se_mul"], 231, b""),
+        # ANE011 does not fire: same shapes on both sides
+        layer("sq_mul", ["x", "x"], ["sq_mul"], 231, b""),
+        # ANE050 fires: reshapeStatic to rank 6 / does not fire: rank 3
+        layer("r6", ["x"], ["r6"], 1140, f_packed_varints(1, [2, 4, 4, 4, 4, 4])),
+        layer("r3", ["x"], ["r3"], 1140, f_packed_varints(1, [1, 8, 256])),
+        # ANE051 fires on a14 (last axis 20000 > 16384), not on a17 (65536);
+        # the channel axis of chan (20000) is within 65536 everywhere
+        layer("wide_relu", ["wide"], ["wide_relu"], 130, f_msg(10)),
+        layer("chan_relu", ["chan"], ["chan_relu"], 130, f_msg(10)),
+        # ANE052 fires: last axis 1 over 128x256 rows (2 MiB padded) / not: last axis 256
+        layer("tall_relu", ["tall"], ["tall_relu"], 130, f_msg(10)),
+        layer("flat_relu", ["flat"], ["flat_relu"], 130, f_msg(10)),
+        # ANE053 fires before H15 (a14, a15), not from a16
+        layer("sin_x", ["x"], ["sin_x"], 710, b""),
+        # ANE054 fires before H14 (a14), not from a15
+        layer("crop_x", ["x", "x"], ["crop_x"], 212, f_packed_varints(1, [4, 4])),
+        # enough work (1.2 GFLOP) that ANE071 (tiny model) must not fire
+        layer("big_conv", ["big"], ["big_conv"], 100, conv(64, 64, 3, 3)),
+    ]
+    outs = ["se_mul", "sq_mul", "r6", "r3", "wide_relu", "chan_relu", "tall_relu", "flat_relu",
+            "sin_x", "crop_x", "big_conv"]
+    desc = description(feats, [array_feature(o, []) for o in outs],
+                       short="NN shape/family fixture: ANE011, ANE050-054, ANE071")
+    return model(5, desc, 500, nn_body(layers))
+
+
+def nn_tiny():
+    """A NeuralNetwork that does 512 FLOPs: ANE071 (tiny model) fires."""
+    ip = f_varint(1, 16) + f_varint(2, 16) + f_msg(20, weights_f16(256))
+    body = nn_body([layer("fc", ["x"], ["y"], 140, ip)])
+    desc = description([array_feature("x", [1, 16])], [array_feature("y", [])],
+                       short="tiny NN fixture: ANE071")
+    return model(5, desc, 500, body)
+
+
 def nn_classifier():
     """A neuralNetworkClassifier (ANE044): softmax, two string labels."""
     x = array_feature("x", [2])
@@ -204,7 +258,7 @@ def nonneural_pipeline():
 
 # ---------------------------------------------------------------- MIL.proto
 
-DT = {"bool": 1, "string": 2, "fp16": 10, "fp32": 11, "fp64": 12, "int32": 23}
+DT = {"bool": 1, "string": 2, "fp16": 10, "fp32": 11, "fp64": 12, "int8": 21, "int32": 23}
 
 
 def ttype(dtype, dims):
@@ -332,6 +386,170 @@ def mil_rules():
     return model(7, desc, 502, program)
 
 
+# ---------------------------------------------------------------- partition fixtures
+# Small models whose supported (S) / unsupported (U) sequence is known, for
+# tests/unit/test_plan.c: the segments each partition policy predicts. The first
+# layer is a 1x1 convolution over 16x512x512 (134 MFLOP), so the whole-model
+# "tiny model stays on the CPU" rule (ANE071, <= 113 MFLOP) does not mask them.
+PLAN_X = [1, 16, 512, 512]
+
+
+def custom(class_name):
+    """CustomLayerParams: className 10."""
+    return f_str(10, class_name)
+
+
+def plan_nn(layers, inputs, outputs, short, spec=4):
+    desc = description(inputs, [array_feature(o, []) for o in outputs], short=short)
+    return model(spec, desc, 500, nn_body(layers))
+
+
+def plan_susus():
+    """conv, custom, conv, custom, conv: S U S U S in a chain. nn2020: ANE then
+    GPU to the end (2 segments); optimistic: five islands."""
+    x = array_feature("x", PLAN_X)
+    layers = [
+        layer("s1", ["x"], ["s1"], 100, conv(16, 16, 1, 1)),
+        layer("u1", ["s1"], ["u1"], 500, custom("PlanOpA")),
+        layer("s2", ["u1"], ["s2"], 100, conv(16, 16, 1, 1)),
+        layer("u2", ["s2"], ["u2"], 500, custom("PlanOpB")),
+        layer("s3", ["u2"], ["s3"], 100, conv(16, 16, 1, 1)),
+    ]
+    return plan_nn(layers, [x], ["s3"], "partition fixture: S U S U S (custom layers)")
+
+
+def plan_pingpong():
+    """conv, gather, conv, gather, conv: the gathers are CPU fallbacks, so under
+    nn2020 the work returns to the ANE after each (ANE CPU ANE CPU ANE)."""
+    x = array_feature("x", PLAN_X)
+    idx = array_feature("idx", [4], INT32)
+    gather = f_varint(1, 1)  # GatherLayerParams: axis 1
+    layers = [
+        layer("s1", ["x"], ["s1"], 100, conv(16, 16, 1, 1)),
+        layer("g1", ["s1", "idx"], ["g1"], 930, gather),
+        layer("s2", ["g1"], ["s2"], 100, conv(4, 4, 1, 1)),
+        layer("g2", ["s2", "idx"], ["g2"], 930, gather),
+        layer("s3", ["g2"], ["s3"], 100, conv(4, 4, 1, 1)),
+    ]
+    return plan_nn(layers, [x, idx], ["s3"], "partition fixture: ANE/CPU ping-pong (gathers)")
+
+
+def plan_branches():
+    """Two branches from x, interleaved in the list: a1 -> a2 -> a3 (convs) and
+    u1 -> u2 (custom layers), joined by an add. In list order that is A U A U A A;
+    over the dataflow the a-branch is one ANE segment the u-branch never splits."""
+    x = array_feature("x", PLAN_X)
+    layers = [
+        layer("a1", ["x"], ["a1"], 100, conv(16, 16, 1, 1)),
+        layer("u1", ["x"], ["u1"], 500, custom("PlanBranchA")),
+        layer("a2", ["a1"], ["a2"], 100, conv(16, 16, 1, 1)),
+        layer("u2", ["u1"], ["u2"], 500, custom("PlanBranchB")),
+        layer("a3", ["a2"], ["a3"], 100, conv(16, 16, 1, 1)),
+        layer("join", ["a3", "u2"], ["join"], 230, b""),  # AddLayer
+    ]
+    return plan_nn(layers, [x], ["join"], "partition fixture: parallel branches")
+
+
+def plan_mil_branches():
+    """fp16 ML Program: a 1x1 conv k, then k -> r1 -> cumsum -> r2 on one branch,
+    k -> r3 -> r4 on the other, add(r2, r4). Under mlprogram the CPU-only cumsum
+    drags r2 and the add (downstream) onto the CPU, not r3 / r4."""
+    X = PLAN_X
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        const("w", v_fp16_zeros([16, 16, 1, 1]), f16([16, 16, 1, 1])),
+        op("conv", [("x", "x"), ("weight", "w")], [("k", f16(X))]),
+        op("relu", [("x", "k")], [("r1", f16(X))]),
+        const("axis", v_ints([2], dims=[]), ttype("int32", [])),
+        op("cumsum", [("x", "r1"), ("axis", "axis")], [("c", f16(X))]),
+        op("relu", [("x", "c")], [("r2", f16(X))]),
+        op("relu", [("x", "k")], [("r3", f16(X))]),
+        op("relu", [("x", "r3")], [("r4", f16(X))]),
+        op("add", [("x", "r2"), ("y", "r4")], [("out", f16(X))]),
+    ]
+    block = f_str(2, "out") + b"".join(ops)
+    fn = f_msg(1, named("x", f16(X))) + f_str(2, "CoreML6") + \
+        f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
+    program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    desc = description([array_feature("x", X, FLOAT16)], [array_feature("out", [], FLOAT16)],
+                       short="partition fixture: cumsum on one branch of an fp16 ML Program")
+    return model(7, desc, 502, program)
+
+
+# ---------------------------------------------------------------- shape and family fixtures
+
+
+def mil_program(inputs, outs, ops, opset="CoreML7"):
+    """Program{version 1, functions 2 map{"main": Function{inputs 1, opset 2,
+    block_specializations 3 map{opset: Block{outputs 2, operations 3}}}}}."""
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = b"".join(f_msg(1, named(n, ttype("fp16", d))) for n, d in inputs) + \
+        f_str(2, opset) + f_msg(3, f_str(1, opset), f_msg(2, block))
+    return f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+
+
+def mil_shapes():
+    """An fp16 ML Program (iOS 17 opset) for the shape- and family-dependent
+    MIL rules; every op declares its output type. Op names say which fires."""
+    f16 = lambda dims: ttype("fp16", dims)
+    X, C11 = [1, 16, 8, 8], [1, 16, 1, 1]
+    inputs = [("x", X), ("wide", [1, 1, 1, 20000]), ("chan", [1, 20000, 1, 32]),
+              ("tall", [1, 128, 256, 1]), ("flat", [1, 128, 1, 256]), ("big", [1, 64, 128, 128])]
+    ops = [
+        # ANE060 fires: x times its computed per-channel mean / not: a constant vector, x * x
+        const("hw", v_ints([2, 3]), ttype("int32", [2])),
+        const("keep", value(ttype("bool", []), f_msg(3, f_packed_varints(1, [1]))),
+              ttype("bool", [])),
+        op("reduce_mean", [("x", "x"), ("axes", "hw"), ("keep_dims", "keep")],
+           [("se_mean", f16(C11))]),
+        op("mul", [("x", "x"), ("y", "se_mean")], [("se_mul", f16(X))]),
+        const("scale", v_fp16_zeros(C11), f16(C11)),
+        op("mul", [("x", "x"), ("y", "scale")], [("const_mul", f16(X))]),
+        op("mul", [("x", "x"), ("y", "x")], [("sq_mul", f16(X))]),
+        # ANE061 fires on a14 (last axis 20000 > 16384), not on a17; the channel
+        # axis (axis 1 of rank 4) of chan is 20000 <= 65536 everywhere
+        op("relu", [("x", "wide")], [("wide_relu", f16([1, 1, 1, 20000]))]),
+        op("relu", [("x", "chan")], [("chan_relu", f16([1, 20000, 1, 32]))]),
+        # ANE062 fires: [1,128,256,1] (2 MiB padded) / not: [1,128,1,256]
+        op("relu", [("x", "tall")], [("tall_relu", f16([1, 128, 256, 1]))]),
+        op("relu", [("x", "flat")], [("flat_relu", f16([1, 128, 1, 256]))]),
+        # ANE063 fires before H15 (a14, a15), not from a16
+        op("sin", [("x", "x")], [("sin_x", f16(X))]),
+        op("cos", [("x", "x")], [("cos_x", f16(X))]),
+        # ANE064 fires before H14 (a14), not from a15
+        const("roi", v_fp16_zeros([1, 1, 5, 1, 1]), f16([1, 1, 5, 1, 1])),
+        op("crop_resize", [("x", "x"), ("roi", "roi")], [("crop_x", f16([1, 1, 16, 4, 4]))]),
+        # ANE070 (model rule) fires before A17 Pro / M4: activation quantization
+        const("qscale", v_floats([0.1], dims=[]), ttype("fp32", [])),
+        const("qdtype", v_string("int8"), ttype("string", [])),
+        op("quantize", [("input", "x"), ("scale", "qscale"), ("output_dtype", "qdtype")],
+           [("x_q", ttype("int8", X))]),
+        op("dequantize", [("input", "x_q"), ("scale", "qscale")], [("x_dq", f16(X))]),
+        # 1.2 GFLOP: ANE071 (tiny model) must not fire
+        const("w_big", v_fp16_zeros([64, 64, 3, 3]), f16([64, 64, 3, 3])),
+        const("same", v_string("same"), ttype("string", [])),
+        op("conv", [("x", "big"), ("weight", "w_big"), ("pad_type", "same")],
+           [("big_conv", f16([1, 64, 128, 128]))]),
+    ]
+    outs = ["se_mul", "const_mul", "sq_mul", "wide_relu", "chan_relu", "tall_relu", "flat_relu",
+            "sin_x", "cos_x", "crop_x", "x_dq", "big_conv"]
+    desc = description([array_feature(n, d, FLOAT16) for n, d in inputs],
+                       [array_feature(o, [], FLOAT16) for o in outs],
+                       short="ML Program shape/family fixture: ANE060-064, ANE070, ANE071")
+    return model(8, desc, 502, mil_program(inputs, outs, ops))
+
+
+def mil_tiny():
+    """An fp16 ML Program with one 16x16 linear (512 FLOPs): ANE071 fires."""
+    ops = [
+        const("w", v_fp16_zeros([16, 16]), ttype("fp16", [16, 16])),
+        op("linear", [("x", "x"), ("weight", "w")], [("y", ttype("fp16", [1, 16]))]),
+    ]
+    desc = description([array_feature("x", [1, 16], FLOAT16)], [array_feature("y", [], FLOAT16)],
+                       short="tiny ML Program fixture: ANE071")
+    return model(8, desc, 502, mil_program([("x", [1, 16])], ["y"], ops))
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -363,6 +581,11 @@ def main():
         "nn_classifier.mlmodel": nn_classifier(),
         "enum_pipeline.mlmodel": enum_pipeline(),
         "nonneural_pipeline.mlmodel": nonneural_pipeline(),
+        "plan_susus.mlmodel": plan_susus(),
+        "plan_pingpong.mlmodel": plan_pingpong(),
+        "plan_branches.mlmodel": plan_branches(),
+        "nn_shapes.mlmodel": nn_shapes(),
+        "nn_tiny.mlmodel": nn_tiny(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
@@ -370,6 +593,11 @@ def main():
         print(f"{OUT}/{name}: {len(data)} bytes")
     write_package(os.path.join(OUT, "mil_rules.mlpackage"), mil_rules())
     print(f"{OUT}/mil_rules.mlpackage")
+    write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
+    print(f"{OUT}/plan_mil_branches.mlpackage")
+    for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny)):
+        write_package(os.path.join(OUT, name + ".mlpackage"), fn())
+        print(f"{OUT}/{name}.mlpackage")
 
 
 if __name__ == "__main__":
