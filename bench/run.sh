@@ -1,6 +1,6 @@
 #!/bin/sh
-# run.sh: benchmark `anelint check` on big models (not a test: nothing here is
-# asserted). See bench/README.md.
+# run.sh: benchmark `anelint check` and `anelint plan` on big models (not a test:
+# nothing here is asserted). See bench/README.md.
 #
 #   sh bench/run.sh [ANELINT]            (default build/anelint; `make bench`)
 #
@@ -12,7 +12,8 @@
 # run, then $RUNS runs: min and median wall ms), cold (3 runs, the model's
 # files dropped from the page cache first), peak RSS warm (GNU /usr/bin/time
 # -f %M) and cold (wait4), and as the baseline `cat` of the same files into
-# /dev/null, warm and cold.
+# /dev/null, warm and cold; then `anelint plan` warm (check + partition +
+# cheapest-fix search), against check.
 # Environment: RUNS (default 7), BENCH_MB (default 500), BENCH_DIR, CORPUS.
 
 # shellcheck disable=SC2046,SC2086 # timing output and file lists are split on purpose
@@ -110,7 +111,10 @@ for m in $models; do
 	# anelint cold: the model's files dropped from the page cache before each run.
 	set -- $($TIMING --runs 3 --cold "$m" -- "$ANELINT" check "$m")
 	a_cold=$2 a_cold_rss=$3
-	echo "$name $size $layers $a_rc $a_min $a_med $a_cold $c_med $c_cold $a_rss $a_cold_rss" >>"$rows"
+	# anelint plan, warm (the page cache is still warm from the runs above)
+	set -- $($TIMING --runs "$RUNS" -- "$ANELINT" plan "$m")
+	p_min=$1 p_med=$2
+	echo "$name $size $layers $a_rc $a_min $a_med $a_cold $c_med $c_cold $a_rss $a_cold_rss $p_min $p_med" >>"$rows"
 done </dev/null
 IFS=$old_ifs
 
@@ -119,15 +123,16 @@ IFS=$old_ifs
 echo
 awk '
 BEGIN {
-	fmt = "%-36s %8s %6s %4s %17s %7s %7s %8s %6s %15s\n"
+	fmt = "%-36s %8s %6s %4s %17s %7s %7s %8s %6s %15s %17s %6s\n"
 	printf fmt, "model", "size MB", "layers", "exit", "warm ms min/med", "cold ms",
-		"cat ms", "cat cold", "ratio", "RSS MB warm/cold"
+		"cat ms", "cat cold", "ratio", "RSS MB warm/cold", "plan ms min/med", "p/c"
 }
 {
 	name = $1; if (length(name) > 36) name = substr(name, 1, 33) "..."
 	ratio = ($8 > 0) ? sprintf("%.2f", $6 / $8) : "-"
+	pc = ($6 > 0) ? sprintf("%.2f", $13 / $6) : "-"
 	printf fmt, name, sprintf("%.1f", $2 / 1048576), $3, $4, $5 " / " $6, $7, $8, $9, ratio,
-		sprintf("%.1f / %.1f", $10 / 1024, $11 / 1024)
+		sprintf("%.1f / %.1f", $10 / 1024, $11 / 1024), $12 " / " $13, pc
 }' "$rows"
 
 echo
@@ -140,13 +145,17 @@ echo "      needed) before each of 3 runs; median. Caches below the kernel stay 
 echo "ratio: anelint warm median / cat warm median (cat reads every byte; anelint need not)."
 echo "RSS: peak resident set (GNU time %M / wait4 ru_maxrss). It counts the model's file pages"
 echo "     that anelint's mmap faults in, so a warm page cache (large folios) raises it."
+echo "plan: anelint plan warm (load, check, partition, cheapest-fix search; text output);"
+echo "     p/c: plan warm median / check warm median."
 echo
-echo "targets (synthetic ~500 MB model): warm <= 50 ms, peak RSS <= 64 MB"
+echo "targets (synthetic ~500 MB model): warm <= 50 ms, peak RSS <= 64 MB, plan <= 2x check"
 awk -v synth="$(basename "$synth")" '
 $1 == synth {
 	printf "  warm median %s ms: %s\n", $6, ($6 <= 50 ? "met" : "NOT met")
 	printf "  peak RSS warm %.1f MB: %s; cold %.1f MB: %s\n", $10 / 1024,
 		($10 <= 65536 ? "met" : "NOT met"), $11 / 1024, ($11 <= 65536 ? "met" : "NOT met")
+	printf "  plan warm median %s ms = %.2fx check %s ms: %s\n", $13, ($6 > 0 ? $13 / $6 : 0), $6,
+		($13 <= 2 * $6 ? "met" : "NOT met")
 }' "$rows"
 [ -n "$GNUTIME" ] || echo "  (no GNU /usr/bin/time: RSS from wait4 in bench/timing.py)"
 

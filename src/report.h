@@ -46,4 +46,21 @@ struct al_type_counts {
 };
 void al_count_types(const struct al_submodel *s, struct al_type_counts *tc);
 
+/* Print a name from a model file with control bytes escaped, cut to `width`
+ * columns when width > 0; returns the columns written (report_plan.c). */
+int al_put_name(FILE *out, const char *s, int width);
+
+/* ---- plan sinks (report_plan.c) and the --target all matrix of `check` (report_matrix.c) */
+void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o);
+void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o);
+void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o);
+/* Adds the matrix to a finished `check` JSON document: "targets" at the root and,
+ * per model, "units_by_target" (counts) and per layer "units" (target id -> unit). */
+struct json_object;
+void al_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o);
+
 #endif

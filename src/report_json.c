@@ -66,6 +66,50 @@ struct layers_ctx {
 	uint32_t row;
 };
 
+/* One inferred shape: dtype, rank and dims (null when unknown), flex (indices
+ * of the dims that follow a flexible input). */
+static json_object *shape_json(const struct al_shape *sh)
+{
+	json_object *o = json_object_new_object();
+	json_object *flex = json_object_new_array();
+	json_object_object_add(o, "dtype", sh->dtype ? json_object_new_string(al_dtype_name(sh->dtype)) : NULL);
+	json_object_object_add(o, "rank", sh->rank >= 0 ? json_object_new_int(sh->rank) : NULL);
+	json_object *dims = NULL;
+	if (sh->rank >= 0) {
+		dims = json_object_new_array_ext(sh->rank);
+		for (int i = 0; i < sh->rank; i++) {
+			bool known = i < AL_SHAPE_MAX_RANK && sh->dims[i] >= 0;
+			json_object_array_add(dims, known ? json_object_new_int64(sh->dims[i]) : NULL);
+			if (i < AL_SHAPE_MAX_RANK && (sh->flex >> i & 1))
+				json_object_array_add(flex, json_object_new_int(i));
+		}
+	}
+	json_object_object_add(o, "dims", dims);
+	json_object_object_add(o, "flex", flex);
+	return o;
+}
+
+static json_object *shapes_json(const struct al_node *n)
+{
+	if (!n->out_shapes)
+		return n->n_outputs ? NULL : json_object_new_array();
+	json_object *a = json_object_new_array_ext((int)n->n_outputs);
+	for (uint32_t i = 0; i < n->n_outputs; i++)
+		json_object_array_add(a, shape_json(&n->out_shapes[i]));
+	return a;
+}
+
+static json_object *cost_json(const struct al_cost *c)
+{
+	json_object *o = json_object_new_object();
+	double f = c->flops >= 0 && c->flops < 9e18 ? c->flops + 0.5 : 0;
+	json_object_object_add(o, "flops", json_object_new_int64((int64_t)f));
+	json_object_object_add(o, "param_bytes", json_object_new_int64((int64_t)(c->param_bytes & INT64_MAX)));
+	json_object_object_add(o, "act_bytes", json_object_new_int64((int64_t)(c->act_bytes & INT64_MAX)));
+	json_object_object_add(o, "known", json_object_new_boolean(c->known));
+	return o;
+}
+
 static void layer_json(void *vctx, const struct al_node *n)
 {
 	struct layers_ctx *c = vctx;
@@ -111,6 +155,8 @@ static void layer_json(void *vctx, const struct al_node *n)
 	json_object_object_add(o, "outputs", string_array(n->outputs, n->n_outputs));
 	json_object_object_add(o, "path", str_or_null(n->path));
 	json_object_object_add(o, "offset", json_object_new_int64((int64_t)n->offset));
+	json_object_object_add(o, "shapes", shapes_json(n));
+	json_object_object_add(o, "cost", cost_json(&n->cost));
 	json_object_array_add(c->arr, o);
 }
 
@@ -210,6 +256,8 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	}
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
+	if (o->all_targets) /* "units" per target on every layer: report_matrix.c */
+		al_json_check_matrix(root, items, n, o);
 	emit(out, root);
 }
 
@@ -326,4 +374,5 @@ const struct al_sink al_sink_json = {
 	.name = "json",
 	.check = json_check,
 	.info = json_info,
+	.plan = al_json_plan,
 };

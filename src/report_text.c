@@ -97,6 +97,12 @@ static void print_row(void *vctx, const struct al_node *n)
 	fputs("  ", out);
 	put_clean(out, n->type, 22, true);
 	fputs("  ", out);
+	if (o->shapes) { /* --shapes: the first output's inferred shape */
+		char sh[128] = "-";
+		if (n->n_outputs)
+			al_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
+		fprintf(out, "%-18s  ", sh);
+	}
 	const struct al_verdict *v = &n->verdict;
 	if (v->ane) {
 		fprintf(out, "%sANE%s", col(o, C_GREEN), col(o, C_RESET));
@@ -192,6 +198,10 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
+	if (o->all_targets) { /* one verdict column per chip family: report_matrix.c */
+		al_text_check_matrix(out, items, n, o);
+		return;
+	}
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model)
@@ -203,8 +213,10 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			first = false;
 			print_header(out, s, o);
 			if (s->n_graphs) {
-				fprintf(out, "%s%5s  %-30s  %-22s  %-18s %s%s\n", col(o, C_DIM), "#",
-					"name", "type", "unit", "rules and reasons", col(o, C_RESET));
+				fprintf(out, "%s%5s  %-30s  %-22s  ", col(o, C_DIM), "#", "name", "type");
+				if (o->shapes)
+					fprintf(out, "%-18s  ", "shape");
+				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", col(o, C_RESET));
 				struct table_ctx t = {.out = out, .o = o};
 				al_walk_nodes(s, print_row, &t);
 				if (t.hidden_consts)
@@ -377,4 +389,5 @@ const struct al_sink al_sink_text = {
 	.name = "text",
 	.check = text_check,
 	.info = text_info,
+	.plan = al_text_plan,
 };

@@ -1,9 +1,12 @@
 /* main.c: the anelint command line. Parses options from one table (which also
- * writes --help), runs a subcommand from another table, prints through the
- * library's report sinks, and maps outcomes to the documented exit codes.
- * This is the only code that prints or exits; it uses only anelint.h. */
+ * writes --help), runs a subcommand from another table, turns option values into
+ * the library's check / plan options (target, user rules, policy, switch costs),
+ * prints through the library's report sinks, and maps outcomes to the documented
+ * exit codes. This is the only code that prints or exits; it uses only anelint.h. */
 #include "anelint.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +24,13 @@ struct cli {
 	const char *format;
 	const char *color;
 	const char *fail_on;
+	const char *target;
+	const char *policy;
+	const char *switch_cost;
+	const char *max_fixes;
+	const char *rules;
 	bool consts;
+	bool shapes;
 	bool help;
 	bool version;
 	const char **paths;
@@ -30,7 +39,9 @@ struct cli {
 
 /* ================================================================ option table */
 
-enum cmd_bit { C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_ALL = 15 };
+enum cmd_bit {
+	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32, C_ALL = 63
+};
 
 struct option_row {
 	const char *name;  /* long name, without "--" */
@@ -43,13 +54,26 @@ struct option_row {
 
 #define OPT_FIELD(f) offsetof(struct cli, f)
 static const struct option_row options[] = {
-	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES, OPT_FIELD(format),
+	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS, OPT_FIELD(format),
 	 "output format: text (default) or json"},
-	{"fail-on", 0, "WHEN", C_CHECK, OPT_FIELD(fail_on),
+	{"target", 't', "ID", C_CHECK | C_PLAN, OPT_FIELD(target),
+	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
+	 "column (check) or one plan (plan) per family"},
+	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN, OPT_FIELD(rules),
+	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
+	{"policy", 0, "NAME", C_PLAN, OPT_FIELD(policy),
+	 "how Core ML is assumed to partition: auto (default: nn2020 for NeuralNetwork, mlprogram "
+	 "for ML Program), nn2020, mlprogram, optimistic (docs/partition.md)"},
+	{"switch-cost", 0, "LIST", C_PLAN, OPT_FIELD(switch_cost),
+	 "cost of a switch between units in microseconds, e.g. ane-cpu=700,ane-gpu=1200 (both "
+	 "directions; ane>cpu=700 one direction; a bare number sets all)"},
+	{"max-fixes", 0, "N", C_PLAN, OPT_FIELD(max_fixes), "list at most N cheapest fixes (1-64, default 5)"},
+	{"fail-on", 0, "WHEN", C_CHECK | C_PLAN, OPT_FIELD(fail_on),
 	 "exit 1 when work falls back to: any (default), cpu, gpu, or never"},
-	{"color", 0, "WHEN", C_CHECK | C_INFO, OPT_FIELD(color),
+	{"color", 0, "WHEN", C_CHECK | C_INFO | C_PLAN, OPT_FIELD(color),
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
+	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -58,8 +82,10 @@ static const struct option_row options[] = {
 
 static int cmd_check(struct cli *c);
 static int cmd_info(struct cli *c);
+static int cmd_plan(struct cli *c);
 static int cmd_rules(struct cli *c);
 static int cmd_explain(struct cli *c);
+static int cmd_targets(struct cli *c);
 
 struct command_row {
 	const char *name;
@@ -75,9 +101,15 @@ static const struct command_row commands[] = {
 	 "predict for every layer/op whether the ANE runs it, with rule ids and reasons"},
 	{"info", C_INFO, cmd_info, 1, -1, "info [options] MODEL...",
 	 "describe a model: type, spec version and minimum OS, inputs/outputs, layers, weights, metadata"},
-	{"rules", C_RULES, cmd_rules, 0, 0, "rules [--format FMT]", "list every rule, one line each"},
-	{"explain", C_EXPLAIN, cmd_explain, 1, -1, "explain RULE...",
+	{"plan", C_PLAN, cmd_plan, 1, -1, "plan [options] MODEL...",
+	 "predict how Core ML splits each model into ANE/GPU/CPU segments, what the switches cost "
+	 "(estimates), and the cheapest rewrites that merge segments"},
+	{"rules", C_RULES, cmd_rules, 0, 0, "rules [--format FMT] [--rules FILE]",
+	 "list every rule, one line each"},
+	{"explain", C_EXPLAIN, cmd_explain, 1, -1, "explain [--rules FILE] RULE...",
 	 "show one rule: what, why, evidence, confidence, what to do"},
+	{"targets", C_TARGETS, cmd_targets, 0, 0, "targets [--format FMT]",
+	 "list the chip families --target takes, with their roofline figures"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -87,7 +119,7 @@ static void usage(FILE *out, const struct command_row *only)
 	fprintf(out, "usage:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!only || only == &commands[i])
-			fprintf(out, "  anelint %-28s %s\n", commands[i].usage, commands[i].help);
+			fprintf(out, "  anelint %-36s %s\n", commands[i].usage, commands[i].help);
 	fprintf(out, "  anelint --version\n\noptions:\n");
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct option_row *o = &options[i];
@@ -238,9 +270,9 @@ static int status_exit(enum al_status st)
 	}
 }
 
-/* Load (and for `check`, evaluate) every path; errors dominate findings, and
- * among errors an I/O error (4) dominates an invalid model (3). */
-static int load_all(struct cli *c, bool check, struct al_report_item *items)
+/* Load (and for `check` and `plan`, evaluate) every path; errors dominate
+ * findings, and among errors an I/O error (4) dominates an invalid model (3). */
+static int load_all(struct cli *c, const struct al_check_opts *check, struct al_report_item *items)
 {
 	int rc = EXIT_ALL_ANE;
 	for (int i = 0; i < c->n_paths; i++) {
@@ -254,7 +286,7 @@ static int load_all(struct cli *c, bool check, struct al_report_item *items)
 		it->diags = d;
 		it->status = al_model_open(it->path, &it->model, d);
 		if (it->status == AL_OK && check) {
-			it->status = al_model_check(it->model, NULL, d);
+			it->status = al_model_check(it->model, check, d);
 			if (it->status != AL_OK) {
 				al_model_free(it->model);
 				it->model = NULL;
@@ -281,11 +313,161 @@ static void free_items(struct al_report_item *items, int n)
 
 /* ================================================================ commands */
 
-static int run_models(struct cli *c, const struct command_row *cmd, bool check)
+/* What the options of a run turn into: library options and loaded rules. */
+struct run {
+	struct al_check_opts check;
+	struct al_plan_opts plan;
+	al_user_rules *rules;
+	bool all_targets;
+};
+
+/* "a12, a14, ..." for messages. */
+static void target_ids(char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < al_targets_count() && len < cap; i++) {
+		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", al_target_at(i)->id);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+static bool unit_by_name(const char *s, size_t n, enum al_unit *out)
+{
+	static const enum al_unit units[] = {AL_UNIT_ANE, AL_UNIT_GPU, AL_UNIT_CPU};
+	for (size_t i = 0; i < 3; i++) {
+		const char *name = al_unit_name(units[i]);
+		if (strlen(name) == n && strncmp(name, s, n) == 0) {
+			*out = units[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* --switch-cost: "ane-cpu=700,ane-gpu=1200" (both directions), "ane>cpu=700" (one
+ * direction), or one number for every switch; microseconds, > 0. */
+static bool parse_switch_costs(const char *spec, double sw[AL_UNIT_COUNT][AL_UNIT_COUNT])
+{
+	const char *p = spec;
+	for (int guard = 0; *p && guard < 64; guard++) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		const char *num = eq ? eq + 1 : p;
+		char buf[64];
+		size_t nlen = len - (size_t)(num - p);
+		if (nlen == 0 || nlen >= sizeof buf)
+			return false;
+		memcpy(buf, num, nlen);
+		buf[nlen] = 0;
+		char *stop;
+		errno = 0;
+		double v = strtod(buf, &stop);
+		if (*stop || errno || !(v > 0) || !isfinite(v))
+			return false;
+		if (!eq) {
+			for (int a = 0; a < 3; a++)
+				for (int b = 0; b < 3; b++)
+					sw[a][b] = a == b ? 0 : v;
+		} else {
+			size_t klen = (size_t)(eq - p);
+			const char *sep = NULL;
+			bool both = true;
+			for (size_t i = 0; i < klen && !sep; i++)
+				if (p[i] == '-' || p[i] == '>') {
+					sep = p + i;
+					both = p[i] == '-';
+				}
+			enum al_unit a, b;
+			if (!sep || !unit_by_name(p, (size_t)(sep - p), &a) ||
+			    !unit_by_name(sep + 1, klen - (size_t)(sep + 1 - p), &b) || a == b)
+				return false;
+			sw[a][b] = v;
+			if (both)
+				sw[b][a] = v;
+		}
+		if (!end)
+			return true;
+		p = end + 1;
+	}
+	return *p == 0;
+}
+
+/* Turn --target, --rules, --policy, --switch-cost, --max-fixes into r. */
+static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
+{
+	memset(r, 0, sizeof *r);
+	r->plan.policy = AL_POLICY_AUTO;
+	if (c->target) {
+		if (strcmp(c->target, "all") == 0) {
+			r->all_targets = true;
+		} else if (!(r->check.target = al_target_find(c->target))) {
+			char ids[256];
+			target_ids(ids, sizeof ids);
+			fprintf(stderr, "anelint: unknown target '%s' (%s, or all)\n", c->target, ids);
+			fprintf(stderr, "try 'anelint targets'\n");
+			return EXIT_USAGE;
+		}
+		r->plan.target = r->check.target;
+	}
+	if (c->policy && !al_policy_parse(c->policy, &r->plan.policy))
+		return usage_error(cmd, "--policy takes auto, nn2020, mlprogram or optimistic, not '%s'",
+				   c->policy);
+	if (c->switch_cost && !parse_switch_costs(c->switch_cost, r->plan.switch_us))
+		return usage_error(cmd, "--switch-cost takes UNIT-UNIT=MICROSECONDS,... with units ane, gpu, "
+					"cpu and a positive number, not '%s'", c->switch_cost);
+	if (c->max_fixes) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(c->max_fixes, &end, 10);
+		if (*end || errno || n < 1 || n > 64 || c->max_fixes[0] == '-')
+			return usage_error(cmd, "--max-fixes takes a number from 1 to 64, not '%s'", c->max_fixes);
+		r->plan.max_fixes = (uint32_t)n;
+	}
+	if (c->rules) {
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		enum al_status st = al_user_rules_load(c->rules, &r->rules, d);
+		if (st != AL_OK) {
+			print_errors(c->rules, d);
+			al_diags_free(d);
+			return status_exit(st);
+		}
+		al_diags_free(d);
+		r->check.user_rules = r->rules;
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* Whether a checked model falls back, on its target or (--target all) on any. */
+static bool model_fails(al_model *m, const struct run *r, enum al_fail_on fail_on)
+{
+	if (!r->all_targets)
+		return al_model_fails(m, fail_on);
+	bool fails = false;
+	for (size_t t = 0; t < al_targets_count() && !fails; t++) {
+		struct al_check_opts co = r->check;
+		co.target = al_target_at(t);
+		al_diags *d = al_diags_new();
+		if (d && al_model_check(m, &co, d) == AL_OK)
+			fails = al_model_fails(m, fail_on);
+		al_diags_free(d);
+	}
+	return fails;
+}
+
+enum mode { M_CHECK, M_INFO, M_PLAN };
+
+static int run_models(struct cli *c, const struct command_row *cmd, enum mode mode)
 {
 	int rc = EXIT_ALL_ANE;
 	const struct al_sink *sink = pick_sink(c, cmd, &rc);
-	struct al_report_opts o = {.show_consts = c->consts};
+	struct run r;
+	struct al_report_opts o = {.show_consts = c->consts, .shapes = c->shapes};
 	o.color = want_color(c, &rc, cmd);
 	if (c->fail_on) {
 		static const char *const names[] = {"any", "cpu", "gpu", "never"};
@@ -300,19 +482,32 @@ static int run_models(struct cli *c, const struct command_row *cmd, bool check)
 	}
 	if (rc)
 		return rc;
+	rc = prepare(c, cmd, &r);
+	if (rc) {
+		al_user_rules_free(r.rules);
+		return rc;
+	}
+	o.check = &r.check;
+	o.plan = &r.plan;
+	o.all_targets = r.all_targets;
 	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
-	if (!items)
+	if (!items) {
+		al_user_rules_free(r.rules);
 		return EXIT_IO;
-	rc = load_all(c, check, items);
-	if (check)
-		sink->check(stdout, items, (size_t)c->n_paths, &o);
-	else
+	}
+	rc = load_all(c, mode == M_INFO ? NULL : &r.check, items);
+	if (mode == M_INFO)
 		sink->info(stdout, items, (size_t)c->n_paths, &o);
-	if (check && rc == EXIT_ALL_ANE)
+	else if (mode == M_PLAN)
+		sink->plan(stdout, items, (size_t)c->n_paths, &o);
+	else
+		sink->check(stdout, items, (size_t)c->n_paths, &o);
+	if (mode != M_INFO && rc == EXIT_ALL_ANE)
 		for (int i = 0; i < c->n_paths; i++)
-			if (items[i].model && al_model_fails(items[i].model, o.fail_on))
+			if (items[i].model && model_fails(items[i].model, &r, o.fail_on))
 				rc = EXIT_FALLBACK;
 	free_items(items, c->n_paths);
+	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "anelint: error: cannot write the output\n");
 		return EXIT_IO;
@@ -320,14 +515,27 @@ static int run_models(struct cli *c, const struct command_row *cmd, bool check)
 	return rc;
 }
 
+static const struct command_row *command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
 static int cmd_check(struct cli *c)
 {
-	return run_models(c, &commands[0], true);
+	return run_models(c, command("check"), M_CHECK);
 }
 
 static int cmd_info(struct cli *c)
 {
-	return run_models(c, &commands[1], false);
+	return run_models(c, command("info"), M_INFO);
+}
+
+static int cmd_plan(struct cli *c)
+{
+	return run_models(c, command("plan"), M_PLAN);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -350,23 +558,58 @@ static const char *scope_name(enum al_rule_scope s)
 	return s == AL_SCOPE_NN ? "neuralnetwork" : s == AL_SCOPE_MIL ? "mlprogram" : "model";
 }
 
+/* The rules a command sees: built-in ones (a user override in place of the rule
+ * it replaces), then the user file's new rules. */
+static size_t rule_list(const al_user_rules *u, const struct al_rule **out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < al_rules_count() && n < cap; i++) {
+		const struct al_rule *r = al_rule_at(i);
+		const struct al_rule *eff = u ? al_user_rules_find(u, r->id) : NULL;
+		out[n++] = eff ? eff : r;
+	}
+	for (size_t i = 0; i < al_user_rules_count(u) && n < cap; i++) {
+		const struct al_rule *r = al_user_rule_at(u, i);
+		if (r && !al_rule_is_override(r))
+			out[n++] = r;
+	}
+	return n;
+}
+
 static int cmd_rules(struct cli *c)
 {
+	const struct command_row *cmd = command("rules");
 	int rc = EXIT_ALL_ANE;
-	const struct al_sink *sink = pick_sink(c, &commands[2], &rc);
+	const struct al_sink *sink = pick_sink(c, cmd, &rc);
 	if (!sink)
 		return rc;
+	struct run run;
+	rc = prepare(c, cmd, &run);
+	if (rc)
+		return rc;
+	size_t cap = al_rules_count() + al_user_rules_count(run.rules);
+	const struct al_rule **list = calloc(cap ? cap : 1, sizeof *list);
+	if (!list) {
+		al_user_rules_free(run.rules);
+		return EXIT_IO;
+	}
+	size_t n = rule_list(run.rules, list, cap);
 	bool json = strcmp(sink->name, "json") == 0;
 	if (json)
 		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"rules\",\n  \"rules\": [",
 		       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
-	for (size_t i = 0; i < al_rules_count(); i++) {
-		const struct al_rule *r = al_rule_at(i);
+	for (size_t i = 0; i < n; i++) {
+		const struct al_rule *r = list[i];
+		char fam[128];
+		al_rule_families(r, fam, sizeof fam);
 		if (!json) {
 			/* a warning moves nothing, so it has no unit to show */
-			printf("%-7s %-7s %c  %-10s %-13s %-30s %s\n", r->id, al_rule_kind_name(r->kind),
+			printf("%-7s %-7s %c  %-10s %-13s %-30s %s", r->id, al_rule_kind_name(r->kind),
 			       r->confidence, r->kind == AL_RULE_WARN ? "-" : al_unit_name(r->unit),
 			       scope_name(r->scope), r->name, r->title);
+			if (r->origin)
+				printf("  [%s %s]", al_rule_is_override(r) ? "overridden in" : "from", r->origin);
+			printf("\n");
 			continue;
 		}
 		printf("%s\n    {\"id\": ", i ? "," : "");
@@ -385,10 +628,19 @@ static int cmd_rules(struct cli *c)
 			json_str(stdout, r->url);
 		else
 			printf("null");
-		printf("}");
+		printf(", \"families\": ");
+		json_str(stdout, fam);
+		printf(", \"origin\": ");
+		if (r->origin)
+			json_str(stdout, r->origin);
+		else
+			printf("null");
+		printf(", \"overrides\": %s}", r->origin && al_rule_is_override(r) ? "true" : "false");
 	}
 	if (json)
 		printf("\n  ]\n}\n");
+	free(list);
+	al_user_rules_free(run.rules);
 	return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 }
 
@@ -401,9 +653,12 @@ static const char *conf_words(char c)
 
 static int cmd_explain(struct cli *c)
 {
-	int rc = EXIT_ALL_ANE;
+	struct run run;
+	int rc = prepare(c, command("explain"), &run);
+	if (rc)
+		return rc;
 	for (int i = 0; i < c->n_paths; i++) {
-		const struct al_rule *r = al_rule_find(c->paths[i]);
+		const struct al_rule *r = al_user_rules_find(run.rules, c->paths[i]);
 		if (!r) {
 			fprintf(stderr, "anelint: unknown rule '%s' (see 'anelint rules')\n", c->paths[i]);
 			rc = EXIT_USAGE;
@@ -421,10 +676,67 @@ static int cmd_explain(struct cli *c)
 		printf("evidence:    %s\n", r->provenance ? r->provenance : "-");
 		if (r->url)
 			printf("source:      %s\n", r->url);
+		if (r->origin)
+			printf("defined in:  %s%s\n", r->origin,
+			       al_rule_is_override(r) ? " (overrides the built-in rule)" : "");
 		printf("\nwhy:  %s\n", r->why ? r->why : "-");
 		printf("fix:  %s\n", r->fix ? r->fix : "-");
 	}
+	al_user_rules_free(run.rules);
 	return rc;
+}
+
+static int cmd_targets(struct cli *c)
+{
+	const struct command_row *cmd = command("targets");
+	int rc = EXIT_ALL_ANE;
+	const struct al_sink *sink = pick_sink(c, cmd, &rc);
+	if (!sink)
+		return rc;
+	bool json = strcmp(sink->name, "json") == 0;
+	const struct al_target *def = al_target_default();
+	if (json)
+		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"targets\",\n  \"targets\": [",
+		       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
+	else
+		printf("%-5s %-22s %-22s %-5s | %-19s | %-19s | %s\n%-5s %-22s %-22s %-5s | %s | %s | %s\n", "id",
+		       "aliases", "name", "arch", "ANE", "GPU", "CPU", "", "", "", "", "TFLOPS   GB/s    us",
+		       "TFLOPS   GB/s    us", "TFLOPS   GB/s    us");
+	for (size_t i = 0; i < al_targets_count(); i++) {
+		const struct al_target *t = al_target_at(i);
+		if (!json) {
+			printf("%-5s %-22s %-22s %-5s | %6.2f %6.1f %5.0f | %6.2f %6.1f %5.0f | %6.2f %6.1f %5.0f%s\n",
+			       t->id, t->aliases ? t->aliases : "", t->name ? t->name : "",
+			       t->arch ? t->arch : "", t->ane_tflops, t->ane_gbs, t->ane_overhead_us,
+			       t->gpu_tflops, t->gpu_gbs, t->gpu_overhead_us, t->cpu_tflops, t->cpu_gbs,
+			       t->cpu_overhead_us, t == def ? "  (default)" : "");
+			continue;
+		}
+		printf("%s\n    {\"id\": ", i ? "," : "");
+		json_str(stdout, t->id);
+		printf(", \"aliases\": ");
+		json_str(stdout, t->aliases ? t->aliases : "");
+		printf(", \"name\": ");
+		json_str(stdout, t->name ? t->name : "");
+		printf(", \"arch\": ");
+		json_str(stdout, t->arch ? t->arch : "");
+		printf(", \"default\": %s", t == def ? "true" : "false");
+		printf(", \"ane\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->ane_tflops,
+		       t->ane_gbs, t->ane_overhead_us);
+		printf(", \"gpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->gpu_tflops,
+		       t->gpu_gbs, t->gpu_overhead_us);
+		printf(", \"cpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->cpu_tflops,
+		       t->cpu_gbs, t->cpu_overhead_us);
+		printf(", \"source\": ");
+		json_str(stdout, t->source ? t->source : "");
+		printf("}");
+	}
+	if (json)
+		printf("\n  ]\n}\n");
+	else
+		printf("\nroofline estimates per unit: time = overhead per segment + max(FLOPs / peak, bytes / "
+		       "bandwidth) per op\n(sources: docs/cost-model.md)\n");
+	return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 }
 
 /* ================================================================ main */

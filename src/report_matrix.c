@@ -1,0 +1,405 @@
+/* report_matrix.c: `check --target all`, the verdict of every layer/op on every
+ * chip family side by side. The model is checked once per target (al_model_check
+ * replaces the verdicts each time), the unit of every node is recorded before the
+ * next target, and the requested check is restored at the end. Text prints one
+ * mark column per family; JSON adds "units" per layer to the usual check document. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#define C_RESET "\033[0m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+
+#define MAX_TARGETS 32      /* columns; targets.def has far fewer rows */
+#define RULES_PER_NODE 8    /* distinct rules remembered per node across targets */
+#define FINDINGS_PER_SUB 32 /* distinct model-level rules remembered per sub-model */
+#define UNIT_UNKNOWN 0xff   /* the check for that target failed */
+
+static const char *col(const struct al_report_opts *o, const char *c)
+{
+	return o && o->color ? c : "";
+}
+
+/* Three-column mark per unit: upper case on the ANE, lower case off it. */
+static const char *mark(uint8_t u)
+{
+	switch (u) {
+	case AL_UNIT_ANE: return "ANE";
+	case AL_UNIT_GPU: return "gpu";
+	case AL_UNIT_CPU: return "cpu";
+	case AL_UNIT_GPU_OR_CPU: return "g/c";
+	case AL_UNIT_NONE: return "-";
+	default: return "?";
+	}
+}
+
+static const char *mark_colour(uint8_t u)
+{
+	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW
+				: u == AL_UNIT_CPU || u == AL_UNIT_GPU_OR_CPU ? C_RED : "";
+}
+
+/* const ops hold data: no unit */
+static uint8_t node_unit(const struct al_node *n)
+{
+	if (al_node_is_const(n))
+		return AL_UNIT_NONE;
+	return n->verdict.ane ? AL_UNIT_ANE : (uint8_t)n->verdict.unit;
+}
+
+static size_t n_targets(void)
+{
+	size_t n = al_targets_count();
+	return n < MAX_TARGETS ? n : MAX_TARGETS;
+}
+
+/* Check m for target t with the user rules of the requested check. */
+static enum al_status check_for(al_model *m, const struct al_target *t, const struct al_report_opts *o)
+{
+	struct al_check_opts co = {0};
+	if (o->check)
+		co = *o->check;
+	co.target = t;
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
+	al_diags_free(d);
+	return st;
+}
+
+static void restore(al_model *m, const struct al_report_opts *o)
+{
+	al_diags *d = al_diags_new();
+	if (d)
+		al_model_check(m, o->check, d);
+	al_diags_free(d);
+}
+
+/* ================================================================ recording */
+
+struct node_rec {
+	bool is_const;
+	uint8_t unit[MAX_TARGETS];
+	const struct al_rule *rules[RULES_PER_NODE];
+	uint8_t n_rules;
+};
+
+struct finding_rec {
+	const struct al_rule *rule;
+	uint32_t targets; /* bit t: fired for target t */
+};
+
+struct sub_rec {
+	struct node_rec *nodes;
+	uint32_t n_nodes; /* every node in walk order, const ops included */
+	struct finding_rec findings[FINDINGS_PER_SUB];
+	uint32_t n_findings;
+};
+
+struct rec_ctx {
+	struct sub_rec *sub;
+	size_t target;
+	uint32_t row;
+};
+
+static void count_node(void *ctx, const struct al_node *n)
+{
+	(void)n;
+	(*(uint32_t *)ctx)++;
+}
+
+static void record_node(void *vctx, const struct al_node *n)
+{
+	struct rec_ctx *c = vctx;
+	if (c->row >= c->sub->n_nodes)
+		return;
+	struct node_rec *r = &c->sub->nodes[c->row++];
+	r->is_const = al_node_is_const(n);
+	r->unit[c->target] = node_unit(n);
+	for (uint32_t k = 0; k < n->verdict.n_rules; k++) {
+		const struct al_rule *rule = n->verdict.rules[k];
+		uint8_t j = 0;
+		while (j < r->n_rules && r->rules[j] != rule)
+			j++;
+		if (j == r->n_rules && r->n_rules < RULES_PER_NODE)
+			r->rules[r->n_rules++] = rule;
+	}
+}
+
+static void record_findings(struct sub_rec *r, const struct al_submodel *s, size_t t)
+{
+	for (uint32_t k = 0; k < s->n_findings; k++) {
+		const struct al_rule *rule = s->findings[k].rule;
+		uint32_t j = 0;
+		while (j < r->n_findings && r->findings[j].rule != rule)
+			j++;
+		if (j == r->n_findings) {
+			if (r->n_findings == FINDINGS_PER_SUB)
+				continue;
+			r->findings[r->n_findings++] = (struct finding_rec){rule, 0};
+		}
+		r->findings[j].targets |= 1u << t;
+	}
+}
+
+/* Check every target and record; NULL on out of memory. Restores the verdicts of
+ * the requested check before returning. */
+static struct sub_rec *record(al_model *m, const struct al_report_opts *o)
+{
+	size_t ns = al_model_count(m), nt = n_targets();
+	struct sub_rec *subs = al_calloc(ns ? ns : 1, sizeof *subs);
+	if (!subs)
+		return NULL;
+	for (size_t k = 0; k < ns; k++) {
+		al_walk_nodes(al_model_get(m, k), count_node, &subs[k].n_nodes);
+		subs[k].nodes = al_calloc(subs[k].n_nodes ? subs[k].n_nodes : 1, sizeof *subs[k].nodes);
+		if (!subs[k].nodes) {
+			for (size_t j = 0; j <= k; j++)
+				al_free(subs[j].nodes);
+			al_free(subs);
+			return NULL;
+		}
+	}
+	for (size_t t = 0; t < nt; t++) {
+		bool ok = check_for(m, al_target_at(t), o) == AL_OK;
+		for (size_t k = 0; k < ns; k++) {
+			if (!ok) {
+				for (uint32_t j = 0; j < subs[k].n_nodes; j++)
+					subs[k].nodes[j].unit[t] = UNIT_UNKNOWN;
+				continue;
+			}
+			struct rec_ctx c = {.sub = &subs[k], .target = t};
+			al_walk_nodes(al_model_get(m, k), record_node, &c);
+			record_findings(&subs[k], al_model_get(m, k), t);
+		}
+	}
+	restore(m, o);
+	return subs;
+}
+
+static void free_record(struct sub_rec *subs, size_t ns)
+{
+	for (size_t k = 0; subs && k < ns; k++)
+		al_free(subs[k].nodes);
+	al_free(subs);
+}
+
+static bool differs(const struct node_rec *r, size_t nt)
+{
+	for (size_t t = 1; t < nt; t++)
+		if (r->unit[t] != r->unit[0])
+			return true;
+	return false;
+}
+
+/* ================================================================ text */
+
+struct row_ctx {
+	FILE *out;
+	const struct al_report_opts *o;
+	const struct sub_rec *rec;
+	const struct al_graph *last_graph;
+	uint32_t row, hidden, changed;
+};
+
+static void print_row(void *vctx, const struct al_node *n)
+{
+	struct row_ctx *c = vctx;
+	FILE *out = c->out;
+	const struct al_report_opts *o = c->o;
+	uint32_t row = c->row++;
+	if (row >= c->rec->n_nodes)
+		return;
+	const struct node_rec *r = &c->rec->nodes[row];
+	if (al_node_is_const(n) && !o->show_consts) {
+		c->hidden++;
+		return;
+	}
+	if (n->owner != c->last_graph) {
+		c->last_graph = n->owner;
+		if (n->owner && (n->owner->function || n->owner->depth > 0)) {
+			fprintf(out, "%s  -- ", col(o, C_DIM));
+			al_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
+			fprintf(out, " --%s\n", col(o, C_RESET));
+		}
+	}
+	size_t nt = n_targets();
+	bool diff = differs(r, nt);
+	c->changed += diff;
+	int depth = n->owner ? n->owner->depth : 0;
+	int width = 30 - depth * 2 > 8 ? 30 - depth * 2 : 8;
+	fprintf(out, "%5" PRIu32 "%c %*s", row, diff ? '*' : ' ', depth * 2, "");
+	int w = al_put_name(out, n->name, width);
+	fprintf(out, "%*s  ", width - w > 0 ? width - w : 0, "");
+	w = al_put_name(out, n->type, 22);
+	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");
+	for (size_t t = 0; t < nt; t++) {
+		size_t idw = strlen(al_target_at(t)->id);
+		fprintf(out, " %s%*s%s", col(o, mark_colour(r->unit[t])), (int)(idw > 3 ? idw : 3),
+			mark(r->unit[t]), col(o, C_RESET));
+	}
+	if (r->n_rules)
+		fputs(" ", out);
+	for (uint8_t k = 0; k < r->n_rules; k++)
+		fprintf(out, "%s%s", k ? "," : " ", r->rules[k]->id);
+	fputc('\n', out);
+}
+
+static void text_summary(FILE *out, const struct al_submodel *s, const struct sub_rec *rec,
+			 const struct al_report_opts *o)
+{
+	size_t nt = n_targets();
+	uint32_t layers = 0;
+	uint32_t ane[MAX_TARGETS] = {0};
+	/* rows are in walk order; const ops have unit "none" */
+	for (uint32_t j = 0; j < rec->n_nodes; j++) {
+		if (rec->nodes[j].is_const)
+			continue;
+		layers++;
+		for (size_t t = 0; t < nt; t++)
+			ane[t] += rec->nodes[j].unit[t] == AL_UNIT_ANE;
+	}
+	fprintf(out, "summary: %" PRIu32 " %s; on the ANE:", layers,
+		s->world == AL_WORLD_MIL ? "ops" : "layers");
+	for (size_t t = 0; t < nt; t++)
+		fprintf(out, "%s %s %s%" PRIu32 "%s", t ? "," : "", al_target_at(t)->id,
+			col(o, ane[t] == layers ? C_GREEN : C_RED), ane[t], col(o, C_RESET));
+	fputc('\n', out);
+}
+
+static void text_findings(FILE *out, const struct sub_rec *rec, const struct al_report_opts *o)
+{
+	size_t nt = n_targets();
+	for (uint32_t k = 0; k < rec->n_findings; k++) {
+		const struct finding_rec *f = &rec->findings[k];
+		bool warn = f->rule->kind == AL_RULE_WARN;
+		fprintf(out, "model: %s%s%s %s (%s) on", col(o, warn ? C_YELLOW : C_RED), f->rule->id,
+			col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->name);
+		if (f->targets == (nt >= 32 ? 0xffffffffu : (1u << nt) - 1)) {
+			fputs(" every target", out);
+		} else {
+			bool first = true;
+			for (size_t t = 0; t < nt; t++)
+				if (f->targets & (1u << t)) {
+					fprintf(out, "%s %s", first ? "" : ",", al_target_at(t)->id);
+					first = false;
+				}
+		}
+		if (!warn)
+			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
+		fputc('\n', out);
+	}
+}
+
+void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o)
+{
+	bool first = true;
+	size_t nt = n_targets();
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		al_model *m = items[i].model;
+		struct sub_rec *rec = record(m, o);
+		if (!rec) {
+			fputs("anelint: out of memory\n", out);
+			continue;
+		}
+		for (size_t k = 0; k < al_model_count(m); k++) {
+			const struct al_submodel *s = al_model_get(m, k);
+			if (!first)
+				fputc('\n', out);
+			first = false;
+			fprintf(out, "%s", col(o, C_BOLD));
+			al_put_name(out, s->path, 0);
+			fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+				al_spec_min_os(s->spec_version));
+			if (s->n_graphs) {
+				fprintf(out, "%s%5s  %-30s  %-22s ", col(o, C_DIM), "#", "name", "type");
+				for (size_t t = 0; t < nt; t++) {
+					size_t idw = strlen(al_target_at(t)->id);
+					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), al_target_at(t)->id);
+				}
+				fprintf(out, "  rules (any target)%s\n", col(o, C_RESET));
+				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
+				al_walk_nodes(s, print_row, &c);
+				if (c.hidden)
+					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
+						col(o, C_DIM), c.hidden, col(o, C_RESET));
+				if (c.changed)
+					fprintf(out, "%s  * the unit differs between targets: %" PRIu32 " %s%s\n",
+						col(o, C_DIM), c.changed,
+						s->world == AL_WORLD_MIL ? (c.changed == 1 ? "op" : "ops")
+									 : (c.changed == 1 ? "layer" : "layers"),
+						col(o, C_RESET));
+				text_summary(out, s, &rec[k], o);
+			} else if (s->n_children) {
+				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
+			}
+			text_findings(out, &rec[k], o);
+		}
+		free_record(rec, al_model_count(m));
+	}
+}
+
+/* ================================================================ JSON */
+
+void al_json_check_matrix(json_object *root, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o)
+{
+	size_t nt = n_targets();
+	json_object *targets = json_object_new_array();
+	for (size_t t = 0; t < nt; t++) {
+		const struct al_target *x = al_target_at(t);
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "id", json_object_new_string(x->id));
+		json_object_object_add(j, "name", json_object_new_string(x->name ? x->name : ""));
+		json_object_array_add(targets, j);
+	}
+	json_object_object_add(root, "targets", targets);
+	json_object *models = json_object_object_get(root, "models");
+	size_t mi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		al_model *m = items[i].model;
+		struct sub_rec *rec = record(m, o);
+		for (size_t k = 0; k < al_model_count(m); k++, mi++) {
+			json_object *mo = json_object_array_get_idx(models, mi);
+			json_object *layers = mo ? json_object_object_get(mo, "layers") : NULL;
+			if (!rec || !layers)
+				continue;
+			json_object *by = json_object_new_object();
+			for (size_t t = 0; t < nt; t++) {
+				uint32_t cnt[AL_UNIT_COUNT] = {0};
+				for (uint32_t j = 0; j < rec[k].n_nodes; j++)
+					if (rec[k].nodes[j].unit[t] < AL_UNIT_COUNT)
+						cnt[rec[k].nodes[j].unit[t]]++;
+				json_object *u = json_object_new_object();
+				for (int x = 0; x < AL_UNIT_COUNT; x++)
+					if (x != AL_UNIT_NONE)
+						json_object_object_add(u, al_unit_name(x),
+								       json_object_new_int64(cnt[x]));
+				json_object_object_add(by, al_target_at(t)->id, u);
+			}
+			json_object_object_add(mo, "units_by_target", by);
+			size_t nl = json_object_array_length(layers);
+			for (uint32_t j = 0; j < rec[k].n_nodes && j < nl; j++) {
+				json_object *u = json_object_new_object();
+				for (size_t t = 0; t < nt; t++) {
+					uint8_t x = rec[k].nodes[j].unit[t];
+					json_object_object_add(u, al_target_at(t)->id,
+							       json_object_new_string(x < AL_UNIT_COUNT ? al_unit_name(x)
+													: "unknown"));
+				}
+				json_object_object_add(json_object_array_get_idx(layers, j), "units", u);
+			}
+		}
+		free_record(rec, al_model_count(m));
+	}
+}

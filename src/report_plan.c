@@ -1,0 +1,649 @@
+/* report_plan.c: the `plan` output of the text and JSON sinks. For every model
+ * (and, with --target all, every chip family) it asks al_model_plan for the
+ * partition and prints the unit bar, the segments, the switches, the totals, the
+ * policy that was used and why, and the cheapest fixes. Every time is an
+ * estimate and says so; docs/partition.md explains the model behind them. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define C_RESET "\033[0m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+
+#define BAR_WIDTH 100 /* characters of the unit bar at most */
+#define TEXT_SEGMENTS 100 /* segment rows in the text table (JSON has them all) */
+#define FIX_NAMES 4 /* layer names shown per fix in text */
+
+/* One line per policy for the report; provenance in docs/partition.md. */
+static const char *const policy_text[AL_POLICY_COUNT] = {
+	[AL_POLICY_AUTO] = "NeuralNetwork: nn2020, ML Program: mlprogram",
+	[AL_POLICY_NN2020] = "work that depends on GPU work stays on the GPU; after a CPU fallback, "
+			     "back to the ANE (hollance 2020)",
+	[AL_POLICY_MLPROGRAM] = "work that depends on a CPU-only op (cumsum, fill, range_1d) stays on "
+				"the CPU; other fallbacks are islands",
+	[AL_POLICY_OPTIMISTIC] = "every fallback is an island, then back to the ANE (a lower bound)",
+};
+
+static const char *const fix_kind_names[] = {"node", "rule", "segment", "model"};
+
+static const char *col(const struct al_report_opts *o, const char *c)
+{
+	return o && o->color ? c : "";
+}
+
+static const char *unit_colour(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
+}
+
+static char unit_letter(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? 'A' : u == AL_UNIT_GPU ? 'G' : u == AL_UNIT_CPU ? 'C' : '?';
+}
+
+static const char *unit_upper(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? "ANE" : u == AL_UNIT_GPU ? "GPU" : u == AL_UNIT_CPU ? "CPU" : "?";
+}
+
+/* Print a name from the file with control bytes escaped, cut to `width`
+ * columns when width > 0. Returns the columns written. */
+int al_put_name(FILE *out, const char *s, int width)
+{
+	int w = 0;
+	if (!s)
+		s = "";
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (width > 0 && w >= width - 1 && i + 1 < len) {
+			fputc('~', out);
+			return w + 1;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\x%02x", c);
+			w += 4;
+		} else {
+			fputc(c, out);
+			w += (c & 0xc0) != 0x80;
+		}
+	}
+	return w;
+}
+
+/* 1234567 -> "1.23 M" */
+static const char *si(char *buf, size_t cap, double v)
+{
+	static const char *const pre[] = {"", " K", " M", " G", " T", " P", " E"};
+	int k = 0;
+	while (v >= 1000 && k < 6) {
+		v /= 1000;
+		k++;
+	}
+	if (k == 0)
+		snprintf(buf, cap, "%.0f", v);
+	else
+		snprintf(buf, cap, "%.2f%s", v, pre[k]);
+	return buf;
+}
+
+/* ================================================================ walking the plans */
+
+/* Model-order index of a fix's node: a plan's nodes sorted by address, looked
+ * up by binary search (a fix may name thousands of layers). */
+struct index_map {
+	struct node_pos {
+		uintptr_t node;
+		uint32_t index;
+	} *v;
+	uint32_t n;
+	const struct al_plan *p; /* linear search when v could not be allocated */
+};
+
+static int cmp_pos(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct node_pos *)a)->node, y = ((const struct node_pos *)b)->node;
+	return x < y ? -1 : x > y;
+}
+
+static void map_build(struct index_map *m, const struct al_plan *p)
+{
+	m->n = 0;
+	m->p = p;
+	m->v = p->n_fixes ? al_malloc(((size_t)p->n_nodes + 1) * sizeof *m->v) : NULL;
+	if (!m->v)
+		return;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		m->v[k] = (struct node_pos){(uintptr_t)p->nodes[k], p->index[k]};
+	m->n = p->n_nodes;
+	qsort(m->v, m->n, sizeof *m->v, cmp_pos);
+}
+
+static long node_index(const struct index_map *m, const struct al_node *n)
+{
+	struct node_pos key = {(uintptr_t)n, 0};
+	if (!m->v) {
+		for (uint32_t k = 0; n && k < m->p->n_nodes; k++)
+			if (m->p->nodes[k] == n)
+				return m->p->index[k];
+		return -1;
+	}
+	const struct node_pos *hit = n ? bsearch(&key, m->v, m->n, sizeof *m->v, cmp_pos) : NULL;
+	return hit ? (long)hit->index : -1;
+}
+
+typedef void (*plan_fn)(void *ctx, const struct al_report_item *it, const struct al_submodel *s,
+			const struct al_plan *p, const char *error);
+
+static void plan_model(const struct al_report_item *it, const struct al_target *t,
+		       const struct al_report_opts *o, plan_fn fn, void *ctx)
+{
+	struct al_plan_opts po = {0};
+	if (o->plan)
+		po = *o->plan;
+	po.target = t;
+	for (size_t k = 0; k < al_model_count(it->model); k++) {
+		const struct al_submodel *s = al_model_get(it->model, k);
+		al_diags *d = al_diags_new();
+		const struct al_plan *p = NULL;
+		enum al_status st = d ? al_model_plan(it->model, k, &po, &p, d) : AL_E_NOMEM;
+		const char *err = NULL;
+		if (st != AL_OK)
+			err = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
+		fn(ctx, it, s, st == AL_OK ? p : NULL, err);
+		al_diags_free(d);
+	}
+}
+
+/* Every plan: per model, per target (--target all checks the model again for
+ * each family, then restores the verdicts of the requested check), per sub-model. */
+static void each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
+		      plan_fn fn, void *ctx)
+{
+	const struct al_target *one = o->plan && o->plan->target ? o->plan->target
+				    : o->check && o->check->target ? o->check->target
+								   : al_target_default();
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		if (!o->all_targets) {
+			plan_model(&items[i], one, o, fn, ctx);
+			continue;
+		}
+		for (size_t t = 0; t < al_targets_count(); t++) {
+			struct al_check_opts co = {0};
+			if (o->check)
+				co = *o->check;
+			co.target = al_target_at(t);
+			al_diags *d = al_diags_new();
+			enum al_status st = d ? al_model_check(items[i].model, &co, d) : AL_E_NOMEM;
+			al_diags_free(d);
+			if (st != AL_OK) {
+				fn(ctx, &items[i], al_model_get(items[i].model, 0), NULL, al_status_str(st));
+				continue;
+			}
+			plan_model(&items[i], co.target, o, fn, ctx);
+		}
+		al_diags *d = al_diags_new();
+		if (d)
+			al_model_check(items[i].model, o->check, d);
+		al_diags_free(d);
+	}
+}
+
+/* ================================================================ text */
+
+struct text_ctx {
+	FILE *out;
+	const struct al_report_opts *o;
+	bool first;
+};
+
+static void text_bar(FILE *out, const struct al_plan *p, const struct al_report_opts *o)
+{
+	uint32_t n = p->n_nodes;
+	uint32_t group = (n + BAR_WIDTH - 1) / BAR_WIDTH;
+	if (group < 1)
+		group = 1;
+	fputs("  bar      ", out);
+	for (uint32_t a = 0; a < n; a += group) {
+		uint32_t b = a + group < n ? a + group : n;
+		uint32_t cnt[AL_UNIT_COUNT] = {0};
+		bool own[AL_UNIT_COUNT] = {0};
+		for (uint32_t k = a; k < b; k++) {
+			enum al_unit u = p->unit[k] < AL_UNIT_COUNT ? p->unit[k] : AL_UNIT_CPU;
+			cnt[u]++;
+			own[u] |= p->place[k] == AL_PLACE_VERDICT || p->place[k] == AL_PLACE_RESOLVED;
+		}
+		/* the off-ANE unit if any layer of the group is off the ANE (the commoner one) */
+		enum al_unit u = AL_UNIT_ANE;
+		if (cnt[AL_UNIT_GPU] || cnt[AL_UNIT_CPU])
+			u = cnt[AL_UNIT_CPU] >= cnt[AL_UNIT_GPU] ? AL_UNIT_CPU : AL_UNIT_GPU;
+		char c = unit_letter(u);
+		if (u != AL_UNIT_ANE && !own[u])
+			c = (char)(c - 'A' + 'a');
+		fprintf(out, "%s%c", col(o, unit_colour(u)), c);
+	}
+	fprintf(out, "%s\n", col(o, C_RESET));
+	fprintf(out, "%s           A ANE, G GPU, C CPU; lower case: moved there by the policy or a model-level rule",
+		col(o, C_DIM));
+	if (group > 1)
+		fprintf(out, "; one mark = %" PRIu32 " layers (an off-ANE unit shows if any has it)", group);
+	fprintf(out, "%s\n", col(o, C_RESET));
+}
+
+static void text_ms(FILE *out, bool timed, double us)
+{
+	if (timed)
+		fprintf(out, "%9.3f", us / 1000.0);
+	else
+		fprintf(out, "%9s", "-");
+}
+
+static void text_fix(FILE *out, const struct al_plan *p, const struct index_map *map,
+		     const struct al_fix *f, uint32_t rank, const struct al_report_opts *o)
+{
+	fprintf(out, "    %" PRIu32 ". ", rank);
+	switch (f->kind) {
+	case AL_FIX_MODEL:
+		fprintf(out, "the model-level rule %s (%s)", f->rule ? f->rule->id : "?",
+			f->rule ? f->rule->name : "?");
+		break;
+	case AL_FIX_NODE:
+		fprintf(out, "#%ld ", node_index(map, f->node));
+		al_put_name(out, f->node ? f->node->name : "", 40);
+		fputs(" (", out);
+		al_put_name(out, f->node ? f->node->type : "", 24);
+		fprintf(out, ", %s %s)", f->rule ? f->rule->id : "-", f->rule ? f->rule->name : "");
+		if (f->node && f->node->n_sub)
+			fputs(" with the layers nested in it", out);
+		break;
+	case AL_FIX_RULE:
+	case AL_FIX_SEGMENT:
+		if (f->kind == AL_FIX_RULE)
+			fprintf(out, "the %" PRIu32 " layers %s (%s) moves:", f->n_nodes,
+				f->rule ? f->rule->id : "?", f->rule ? f->rule->name : "?");
+		else
+			fprintf(out, "the %" PRIu32 " fallback layers of one segment:", f->n_nodes);
+		for (uint32_t k = 0; k < f->n_nodes && k < FIX_NAMES; k++) {
+			fprintf(out, "%s #%ld ", k ? "," : "", node_index(map, f->nodes[k]));
+			al_put_name(out, f->nodes[k]->name, 30);
+		}
+		if (f->n_nodes > FIX_NAMES)
+			fputs(", ...", out);
+		break;
+	}
+	fprintf(out, "\n         %ssegments %" PRIu32 " -> %" PRIu32 ", switches %" PRIu32 " -> %" PRIu32,
+		col(o, C_DIM), f->segments_before, f->segments_after, f->switches_before,
+		f->switches_after);
+	if (p->timed)
+		fprintf(out, ", est. gain %.3f ms", f->gain_us / 1000.0);
+	else
+		fprintf(out, ", est. gain %.3f ms in switch costs", f->gain_us / 1000.0);
+	fprintf(out, "%s\n", col(o, C_RESET));
+}
+
+static void text_one(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
+		     const struct al_plan *p, const char *error)
+{
+	struct text_ctx *c = vctx;
+	FILE *out = c->out;
+	const struct al_report_opts *o = c->o;
+	(void)it;
+	if (!c->first)
+		fputc('\n', out);
+	c->first = false;
+	fprintf(out, "%s", col(o, C_BOLD));
+	al_put_name(out, s ? s->path : "?", 0);
+	if (s)
+		fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+			al_spec_min_os(s->spec_version));
+	else
+		fprintf(out, "%s\n", col(o, C_RESET));
+	if (!p) {
+		fprintf(out, "  %splan failed:%s %s\n", col(o, C_RED), col(o, C_RESET), error ? error : "?");
+		return;
+	}
+	const struct al_target *t = p->target;
+	fprintf(out, "  target   %s, %s\n", t && t->id ? t->id : "?", t && t->name ? t->name : "?");
+	fprintf(out, "  policy   %s (%s)\n%s           %s%s\n", al_policy_name(p->policy), p->policy_why,
+		col(o, C_DIM), policy_text[p->policy < AL_POLICY_COUNT ? p->policy : 0], col(o, C_RESET));
+	if (p->model_rule)
+		fprintf(out, "  model    %s%s%s (%s) moves the whole model off the ANE (-> %s)\n",
+			col(o, C_RED), p->model_rule->id, col(o, C_RESET), p->model_rule->name,
+			al_unit_name(p->model_rule->unit));
+	if (p->n_nodes == 0) {
+		if (s->n_children)
+			fprintf(out, "  pipeline of %" PRIu32 " models (planned below)\n", s->n_children);
+		else
+			fputs("  no layers to place\n", out);
+		return;
+	}
+	text_bar(out, p, o);
+	bool flops = p->total_flops > 0;
+	char b1[32], b2[32];
+	fprintf(out, "%s  %7s  %-4s  %7s  %13s  %10s  %6s  %9s%s\n", col(o, C_DIM), "segment", "unit",
+		"layers", "first..last", "FLOPs", "share", "est. ms", col(o, C_RESET));
+	for (uint32_t k = 0; k < p->n_segments && k < TEXT_SEGMENTS; k++) {
+		const struct al_segment *g = &p->segments[k];
+		char range[32];
+		snprintf(range, sizeof range, "%" PRIu32 "..%" PRIu32, g->first, g->last);
+		fprintf(out, "  %7" PRIu32 "  %s%-4s%s  %7" PRIu32 "  %13s  %10s  ", k,
+			col(o, unit_colour(g->unit)), unit_upper(g->unit), col(o, C_RESET), g->n_nodes,
+			range, flops ? si(b1, sizeof b1, g->flops) : "-");
+		if (flops)
+			fprintf(out, "%5.1f%%", 100.0 * g->flops / p->total_flops);
+		else
+			fprintf(out, "%6s", "-");
+		fputs("  ", out);
+		text_ms(out, p->timed, g->est_us);
+		fputc('\n', out);
+	}
+	if (p->n_segments > TEXT_SEGMENTS)
+		fprintf(out, "  ... %" PRIu32 " more segments (--format json lists them all)\n",
+			p->n_segments - TEXT_SEGMENTS);
+	fprintf(out, "  switches %" PRIu32, p->switches);
+	if (p->switches) {
+		fputs(":", out);
+		uint32_t shown = 0;
+		for (uint32_t k = 0; k < p->switches && shown < 8; k++, shown++) {
+			const struct al_switch *x = &p->switch_list[k];
+			fprintf(out, "%s %s->%s (%" PRIu32 "->%" PRIu32 ", %.3f ms)", k ? "," : "",
+				unit_upper(p->segments[x->from].unit), unit_upper(p->segments[x->to].unit),
+				x->from, x->to, x->us / 1000.0);
+		}
+		if (p->switches > shown)
+			fputs(", ...", out);
+	}
+	fputc('\n', out);
+	fprintf(out, "  on ANE   ");
+	if (flops)
+		fprintf(out, "%.1f%% of the FLOPs (%s of %s)", 100.0 * p->ane_flops / p->total_flops,
+			si(b1, sizeof b1, p->ane_flops), si(b2, sizeof b2, p->total_flops));
+	else
+		fprintf(out, "%" PRIu32 " of %" PRIu32 " layers (%.1f%%; no FLOPs known, layers counted)",
+			p->ane_nodes, p->n_nodes, 100.0 * p->ane_nodes / p->n_nodes);
+	fputc('\n', out);
+	if (p->timed)
+		fprintf(out, "  estimate %.3f ms = %.3f compute + %.3f switches (roofline estimate, not a "
+			     "measurement)",
+			p->est_us / 1000.0, p->compute_us / 1000.0, p->switch_us / 1000.0);
+	else
+		fprintf(out, "  estimate %.3f ms of switches only (target %s has no roofline figures)",
+			p->switch_us / 1000.0, t && t->id ? t->id : "?");
+	if (p->n_uncosted)
+		fprintf(out, "; %" PRIu32 " of %" PRIu32 " layers without a cost", p->n_uncosted,
+			p->n_nodes);
+	fputc('\n', out);
+	if (!p->n_fixes) {
+		fprintf(out, "  fixes    %s\n",
+			p->n_segments <= 1 && p->n_nodes == p->ane_nodes ? "none needed: everything runs on the ANE"
+									  : "no rewrite of the fallback layers is estimated to save time");
+		return;
+	}
+	fputs("  cheapest fixes (rewrite the layers, or move them to the app, so they run on the ANE):\n",
+	      out);
+	struct index_map map;
+	map_build(&map, p);
+	for (uint32_t k = 0; k < p->n_fixes; k++)
+		text_fix(out, p, &map, &p->fixes[k], k + 1, o);
+	al_free(map.v);
+}
+
+void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o)
+{
+	struct text_ctx c = {.out = out, .o = o, .first = true};
+	each_plan(items, n, o, text_one, &c);
+}
+
+/* ================================================================ JSON */
+
+static json_object *fixed(double v, const char *fmt)
+{
+	char buf[64];
+	if (!isfinite(v))
+		v = 0;
+	snprintf(buf, sizeof buf, fmt, v);
+	return json_object_new_double_s(v, buf);
+}
+
+static json_object *us_json(double v)
+{
+	return fixed(v, "%.3f");
+}
+
+static json_object *share_json(double a, double b)
+{
+	return fixed(b > 0 ? a / b : 0.0, "%.4f");
+}
+
+static json_object *flops_json(double v)
+{
+	return fixed(v, "%.0f");
+}
+
+static json_object *layer_ref(const struct index_map *map, const struct al_node *n)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "index", json_object_new_int64(node_index(map, n)));
+	json_object_object_add(o, "name", json_object_new_string(n && n->name ? n->name : ""));
+	json_object_object_add(o, "type", json_object_new_string(n && n->type ? n->type : ""));
+	return o;
+}
+
+static json_object *plan_json(const struct al_submodel *s, const struct al_plan *p)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "path", json_object_new_string(s->path ? s->path : ""));
+	json_object_object_add(o, "file", s->file ? json_object_new_string(s->file) : NULL);
+	json_object_object_add(o, "type", json_object_new_string(s->type ? s->type : ""));
+	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
+	json_object_object_add(o, "min_os", json_object_new_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "depth", json_object_new_int(s->depth));
+	json_object *t = json_object_new_object();
+	json_object_object_add(t, "id", json_object_new_string(p->target && p->target->id ? p->target->id : ""));
+	json_object_object_add(t, "name",
+			       json_object_new_string(p->target && p->target->name ? p->target->name : ""));
+	json_object_object_add(o, "target", t);
+	json_object_object_add(o, "policy", json_object_new_string(al_policy_name(p->policy)));
+	json_object_object_add(o, "policy_why", json_object_new_string(p->policy_why ? p->policy_why : ""));
+	json_object_object_add(o, "model_rule",
+			       p->model_rule ? json_object_new_string(p->model_rule->id) : NULL);
+	bool flops = p->total_flops > 0;
+	json_object *est = json_object_new_object();
+	json_object_object_add(est, "timed", json_object_new_boolean(p->timed));
+	json_object_object_add(est, "share_basis", json_object_new_string(flops ? "flops" : "layers"));
+	json_object_object_add(est, "uncosted_layers", json_object_new_int64(p->n_uncosted));
+	json_object_object_add(o, "estimates", est);
+	json_object *sw = json_object_new_object();
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++) {
+			if (a == b)
+				continue;
+			char key[16];
+			snprintf(key, sizeof key, "%s-%s", al_unit_name(a), al_unit_name(b));
+			json_object_object_add(sw, key, us_json(p->switch_cost[a][b]));
+		}
+	json_object_object_add(o, "switch_costs_us", sw);
+
+	char *bar = al_malloc((size_t)p->n_nodes + 1);
+	if (bar) {
+		for (uint32_t k = 0; k < p->n_nodes; k++) {
+			char c = unit_letter(p->unit[k]);
+			bool moved = p->place[k] != AL_PLACE_VERDICT && p->place[k] != AL_PLACE_RESOLVED;
+			bar[k] = p->unit[k] != AL_UNIT_ANE && moved ? (char)(c - 'A' + 'a') : c;
+		}
+		bar[p->n_nodes] = 0;
+	}
+	json_object_object_add(o, "bar", json_object_new_string(bar ? bar : ""));
+	al_free(bar);
+
+	json_object *tot = json_object_new_object();
+	json_object_object_add(tot, "layers", json_object_new_int64(p->n_nodes));
+	json_object_object_add(tot, "ane_layers", json_object_new_int64(p->ane_nodes));
+	json_object_object_add(tot, "segments", json_object_new_int64(p->n_segments));
+	json_object_object_add(tot, "switches", json_object_new_int64(p->switches));
+	json_object_object_add(tot, "flops", flops_json(p->total_flops));
+	json_object_object_add(tot, "ane_flops", flops_json(p->ane_flops));
+	json_object_object_add(tot, "ane_share", flops ? share_json(p->ane_flops, p->total_flops)
+						       : share_json(p->ane_nodes, p->n_nodes));
+	json_object_object_add(tot, "compute_us", us_json(p->compute_us));
+	json_object_object_add(tot, "switch_us", us_json(p->switch_us));
+	json_object_object_add(tot, "est_us", us_json(p->est_us));
+	json_object_object_add(o, "totals", tot);
+
+	json_object *segs = json_object_new_array();
+	for (uint32_t k = 0; k < p->n_segments; k++) {
+		const struct al_segment *g = &p->segments[k];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "index", json_object_new_int64(k));
+		json_object_object_add(j, "unit", json_object_new_string(al_unit_name(g->unit)));
+		json_object_object_add(j, "first", json_object_new_int64(g->first));
+		json_object_object_add(j, "last", json_object_new_int64(g->last));
+		json_object_object_add(j, "layers", json_object_new_int64(g->n_nodes));
+		json_object_object_add(j, "flops", flops_json(g->flops));
+		json_object_object_add(j, "share", flops ? share_json(g->flops, p->total_flops)
+						       : share_json(g->n_nodes, p->n_nodes));
+		json_object_object_add(j, "est_us", us_json(g->est_us));
+		json_object_array_add(segs, j);
+	}
+	json_object_object_add(o, "segments", segs);
+
+	json_object *sws = json_object_new_array();
+	for (uint32_t k = 0; k < p->switches; k++) {
+		const struct al_switch *x = &p->switch_list[k];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "from", json_object_new_int64(x->from));
+		json_object_object_add(j, "to", json_object_new_int64(x->to));
+		json_object_object_add(j, "from_unit", json_object_new_string(al_unit_name(p->segments[x->from].unit)));
+		json_object_object_add(j, "to_unit", json_object_new_string(al_unit_name(p->segments[x->to].unit)));
+		json_object_object_add(j, "cost_us", us_json(x->us));
+		json_object_array_add(sws, j);
+	}
+	json_object_object_add(o, "switches", sws);
+
+	json_object *layers = json_object_new_array_ext((int)p->n_nodes);
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		const struct al_node *n = p->nodes[k];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
+		json_object_object_add(j, "name", json_object_new_string(n->name ? n->name : ""));
+		json_object_object_add(j, "type", json_object_new_string(n->type ? n->type : ""));
+		json_object_object_add(j, "verdict", json_object_new_string(n->verdict.ane ? "ane"
+						     : al_unit_name(n->verdict.unit)));
+		json_object_object_add(j, "unit", json_object_new_string(al_unit_name(p->unit[k])));
+		json_object_object_add(j, "placed", json_object_new_string(al_place_name(p->place[k])));
+		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
+		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
+		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
+		json_object_object_add(j, "est_us", us_json(p->node_us[k]));
+		json_object_array_add(layers, j);
+	}
+	json_object_object_add(o, "layers", layers);
+
+	json_object *fixes = json_object_new_array();
+	struct index_map map;
+	map_build(&map, p);
+	for (uint32_t k = 0; k < p->n_fixes; k++) {
+		const struct al_fix *f = &p->fixes[k];
+		json_object *j = json_object_new_object();
+		json_object_object_add(j, "rank", json_object_new_int64(k + 1));
+		json_object_object_add(j, "kind", json_object_new_string(fix_kind_names[f->kind]));
+		json_object_object_add(j, "rule", f->rule ? json_object_new_string(f->rule->id) : NULL);
+		json_object *ls = json_object_new_array();
+		for (uint32_t i = 0; i < f->n_nodes; i++)
+			json_object_array_add(ls, layer_ref(&map, f->nodes[i]));
+		json_object_object_add(j, "layers", ls);
+		json_object_object_add(j, "segments_before", json_object_new_int64(f->segments_before));
+		json_object_object_add(j, "segments_after", json_object_new_int64(f->segments_after));
+		json_object_object_add(j, "switches_before", json_object_new_int64(f->switches_before));
+		json_object_object_add(j, "switches_after", json_object_new_int64(f->switches_after));
+		json_object_object_add(j, "gain_us", us_json(f->gain_us));
+		json_object_array_add(fixes, j);
+	}
+	al_free(map.v);
+	json_object_object_add(o, "fixes", fixes);
+	return o;
+}
+
+struct json_ctx {
+	json_object *models, *errors;
+};
+
+static void json_one(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
+		     const struct al_plan *p, const char *error)
+{
+	struct json_ctx *c = vctx;
+	if (p) {
+		json_object_array_add(c->models, plan_json(s, p));
+		return;
+	}
+	json_object *e = json_object_new_object();
+	json_object_object_add(e, "path", json_object_new_string(s && s->path ? s->path : it->path));
+	json_object_object_add(e, "status", json_object_new_string("plan failed"));
+	json_object *d = json_object_new_array();
+	json_object *x = json_object_new_object();
+	json_object_object_add(x, "severity", json_object_new_string("error"));
+	json_object_object_add(x, "file", NULL);
+	json_object_object_add(x, "offset", NULL);
+	json_object_object_add(x, "where", NULL);
+	json_object_object_add(x, "node", NULL);
+	json_object_object_add(x, "message", json_object_new_string(error ? error : "?"));
+	json_object_array_add(d, x);
+	json_object_object_add(e, "diagnostics", d);
+	json_object_array_add(c->errors, e);
+}
+
+static json_object *diag_json(const struct al_diag *x)
+{
+	static const char *const sev[] = {"note", "warning", "error"};
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "severity", json_object_new_string(sev[x->severity]));
+	json_object_object_add(o, "file", x->file ? json_object_new_string(x->file) : NULL);
+	json_object_object_add(o, "offset",
+			       x->offset == UINT64_MAX ? NULL : json_object_new_int64((int64_t)x->offset));
+	json_object_object_add(o, "where", x->where ? json_object_new_string(x->where) : NULL);
+	json_object_object_add(o, "node", x->node ? json_object_new_string(x->node) : NULL);
+	json_object_object_add(o, "message", json_object_new_string(x->msg));
+	return o;
+}
+
+void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o)
+{
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "anelint", json_object_new_string(ANELINT_VERSION));
+	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
+	json_object_object_add(root, "command", json_object_new_string("plan"));
+	struct json_ctx c = {json_object_new_array(), json_object_new_array()};
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].model)
+			continue;
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "path", json_object_new_string(items[i].path));
+		json_object_object_add(e, "status", json_object_new_string(al_status_str(items[i].status)));
+		json_object *d = json_object_new_array();
+		for (size_t k = 0; k < al_diags_count(items[i].diags); k++)
+			if (al_diags_get(items[i].diags, k)->severity == AL_SEV_ERROR)
+				json_object_array_add(d, diag_json(al_diags_get(items[i].diags, k)));
+		json_object_object_add(e, "diagnostics", d);
+		json_object_array_add(c.errors, e);
+	}
+	each_plan(items, n, o, json_one, &c);
+	json_object_object_add(root, "models", c.models);
+	json_object_object_add(root, "errors", c.errors);
+	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE),
+	      out);
+	fputc('\n', out);
+	json_object_put(root);
+}

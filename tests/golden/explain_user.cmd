@@ -1,0 +1,1 @@
+explain --rules tests/data/rules/cli.rules USR100 ane046

@@ -1,0 +1,1 @@
+plan --format json tests/data/crafted/plan_mil_branches.mlpackage

@@ -1,0 +1,1 @@
+plan tests/data/converted/builder__custom_layer.mlmodel

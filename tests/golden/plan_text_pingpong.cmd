@@ -1,0 +1,1 @@
+plan tests/data/crafted/plan_pingpong.mlmodel

@@ -1,0 +1,1 @@
+plan --policy optimistic tests/data/crafted/plan_susus.mlmodel

@@ -1,0 +1,1 @@
+plan --target a18 --rules tests/data/rules/cli.rules tests/data/crafted/plan_pingpong.mlmodel

@@ -1,0 +1,1 @@
+rules --rules tests/data/rules/cli.rules

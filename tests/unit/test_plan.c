@@ -1,0 +1,664 @@
+/* test_plan.c: the partition simulator (src/plan.c, docs/partition.md) on small
+ * models with known supported / unsupported sequences under each policy (custom
+ * layers, ANE/CPU ping-pong, cumsum in an ML Program, parallel branches, a loop,
+ * model-level rules, a pipeline); the greedy fixes; the roofline against a test
+ * target; options and argument errors; out of memory at every allocation; and,
+ * with ../shared/corpus, invariants of every plan of every corpus model. */
+#include "testutil.h"
+
+#include "anelint.h"
+#include "internal.h"
+
+#include <dirent.h>
+#include <math.h>
+
+#define CV(x) "converted/" x
+#define CR(x) "crafted/" x
+
+/* ================================================================ helpers */
+
+static al_model *open_checked(const char *path)
+{
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	enum al_status st = al_model_open(path, &m, d);
+	if (st == AL_OK)
+		st = al_model_check(m, NULL, d);
+	if (st != AL_OK) {
+		print_error("%s: %s\n", path, al_status_str(st));
+		al_model_free(m);
+		m = NULL;
+	}
+	al_diags_free(d);
+	return m;
+}
+
+/* Drop the model-level findings, so that the partition policy decides and not a
+ * whole-model rule (the tiny-model rule fires on the small converted models). */
+static void without_model_rules(al_model *m)
+{
+	for (size_t k = 0; k < m->n_subs; k++)
+		m->subs[k]->n_findings = 0;
+}
+
+/* Every plan must hold these, whatever the model and policy. */
+static void check_invariants(const struct al_plan *p)
+{
+	uint32_t in_segments = 0;
+	for (uint32_t s = 0; s < p->n_segments; s++) {
+		const struct al_segment *g = &p->segments[s];
+		assert_true(g->n_nodes > 0);
+		assert_true(g->first <= g->last);
+		assert_true(g->unit == AL_UNIT_ANE || g->unit == AL_UNIT_GPU || g->unit == AL_UNIT_CPU);
+		in_segments += g->n_nodes;
+	}
+	assert_int_equal(in_segments, p->n_nodes);
+	uint32_t ane = 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		assert_true(p->segment[k] < p->n_segments);
+		assert_int_equal(p->segments[p->segment[k]].unit, p->unit[k]);
+		assert_true(p->index[k] >= p->segments[p->segment[k]].first);
+		assert_true(p->index[k] <= p->segments[p->segment[k]].last);
+		assert_true(p->place[k] < AL_PLACE_COUNT);
+		if (k)
+			assert_true(p->index[k] > p->index[k - 1]); /* model order */
+		ane += p->unit[k] == AL_UNIT_ANE;
+	}
+	assert_int_equal(ane, p->ane_nodes);
+	double sw = 0;
+	for (uint32_t k = 0; k < p->switches; k++) {
+		const struct al_switch *x = &p->switch_list[k];
+		assert_true(x->from < p->n_segments && x->to < p->n_segments);
+		assert_true(p->segments[x->from].unit != p->segments[x->to].unit);
+		sw += x->us;
+	}
+	assert_true(fabs(sw - p->switch_us) < 1e-6);
+	assert_true(fabs(p->est_us - (p->compute_us + p->switch_us)) < 1e-6);
+	assert_true(p->ane_flops <= p->total_flops + 1e-6);
+	for (uint32_t k = 0; k < p->n_fixes; k++) {
+		const struct al_fix *f = &p->fixes[k];
+		assert_true(f->gain_us > 0 || f->segments_after < f->segments_before);
+		assert_true(f->kind == AL_FIX_MODEL ? f->node == NULL && f->n_nodes == 0
+						    : f->node == f->nodes[0] && f->n_nodes > 0);
+		assert_non_null(f->rule);
+	}
+}
+
+/* Plans are made for a target without roofline figures, so that estimates are
+ * the switch costs alone and these tests do not depend on targets.def; the
+ * roofline has its own test (test_roofline) and the shipped targets theirs
+ * (test_default_target). */
+static const struct al_target untimed = {.id = "untimed", .name = "no roofline figures"};
+
+static const struct al_plan *plan_of(al_model *m, size_t sub, enum al_policy pol)
+{
+	struct al_plan_opts o = {.policy = pol, .target = &untimed};
+	const struct al_plan *p = NULL;
+	al_diags *d = al_diags_new();
+	assert_int_equal(al_model_plan(m, sub, &o, &p, d), AL_OK);
+	assert_int_equal(al_diags_errors(d), 0);
+	al_diags_free(d);
+	assert_non_null(p);
+	check_invariants(p);
+	return p;
+}
+
+/* Position of the node named `name` in the plan, or fail. */
+static uint32_t pos(const struct al_plan *p, const char *name)
+{
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		if (strcmp(p->nodes[k]->name, name) == 0)
+			return k;
+	fail_msg("no node '%s' in the plan", name);
+	return 0;
+}
+
+static enum al_unit unit_of(const struct al_plan *p, const char *name)
+{
+	return p->unit[pos(p, name)];
+}
+
+/* Runs of one unit in list order: what a partition that ignored the dataflow would count. */
+static uint32_t list_runs(const struct al_plan *p)
+{
+	uint32_t runs = 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		runs += k == 0 || p->unit[k] != p->unit[k - 1];
+	return runs;
+}
+
+/* "ACA..." for the plan's units in model order. */
+static const char *letters(const struct al_plan *p)
+{
+	static char buf[256];
+	uint32_t k = 0;
+	for (; k < p->n_nodes && k + 1 < sizeof buf; k++)
+		buf[k] = p->unit[k] == AL_UNIT_ANE ? 'A' : p->unit[k] == AL_UNIT_GPU ? 'G' : 'C';
+	buf[k] = 0;
+	return buf;
+}
+
+/* ================================================================ names and defaults */
+
+static void test_policy_names(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"auto", "nn2020", "mlprogram", "optimistic"};
+	for (int i = 0; i < AL_POLICY_COUNT; i++) {
+		enum al_policy p;
+		assert_true(al_policy_parse(names[i], &p));
+		assert_int_equal(p, i);
+		assert_string_equal(al_policy_name(p), names[i]);
+	}
+	enum al_policy p = AL_POLICY_NN2020;
+	assert_false(al_policy_parse("NN2020", &p));
+	assert_false(al_policy_parse("", &p));
+	assert_false(al_policy_parse(NULL, &p));
+	assert_int_equal(p, AL_POLICY_NN2020);
+	assert_string_equal(al_policy_name(AL_POLICY_COUNT), "?");
+	assert_string_equal(al_place_name(AL_PLACE_GPU_STICKS), "gpu_sticks");
+	assert_string_equal(al_place_name(AL_PLACE_COUNT), "?");
+	/* catalog C3 / C4 (docs/partition.md) */
+	assert_true(al_switch_default_us(AL_UNIT_ANE, AL_UNIT_CPU) == 720);
+	assert_true(al_switch_default_us(AL_UNIT_CPU, AL_UNIT_ANE) == 720);
+	assert_true(al_switch_default_us(AL_UNIT_ANE, AL_UNIT_GPU) == 1750);
+	assert_true(al_switch_default_us(AL_UNIT_GPU, AL_UNIT_ANE) == 1750);
+	assert_true(al_switch_default_us(AL_UNIT_GPU, AL_UNIT_CPU) == 720);
+	assert_true(al_switch_default_us(AL_UNIT_ANE, AL_UNIT_ANE) == 0);
+	assert_true(al_switch_default_us(AL_UNIT_NONE, AL_UNIT_ANE) == 0);
+}
+
+/* ================================================================ known S/U sequences */
+
+/* conv -> custom -> relu: S U S. */
+static void test_custom_layer(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CV("builder__custom_layer.mlmodel")));
+	assert_non_null(m);
+	without_model_rules(m);
+
+	/* nn2020 (the default for NeuralNetwork): the custom layer goes to the GPU
+	 * and the relu after it stays there */
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->policy, AL_POLICY_NN2020);
+	assert_non_null(strstr(p->policy_why, "NeuralNetwork"));
+	assert_int_equal(p->n_nodes, 3);
+	assert_string_equal(letters(p), "AGG");
+	assert_int_equal(p->n_segments, 2);
+	assert_int_equal(p->segments[0].unit, AL_UNIT_ANE);
+	assert_int_equal(p->segments[0].first, 0);
+	assert_int_equal(p->segments[0].last, 0);
+	assert_int_equal(p->segments[1].unit, AL_UNIT_GPU);
+	assert_int_equal(p->segments[1].first, 1);
+	assert_int_equal(p->segments[1].last, 2);
+	assert_int_equal(p->segments[1].n_nodes, 2);
+	assert_int_equal(p->switches, 1);
+	assert_true(p->switch_us == 1750);
+	assert_int_equal(p->place[pos(p, "custom_swish")], AL_PLACE_RESOLVED);
+	assert_int_equal(p->place[pos(p, "relu")], AL_PLACE_GPU_STICKS);
+	assert_int_equal(p->n_fixes, 1);
+	assert_int_equal(p->fixes[0].kind, AL_FIX_NODE);
+	assert_string_equal(p->fixes[0].node->name, "custom_swish");
+	assert_string_equal(p->fixes[0].rule->id, "ANE001");
+	assert_int_equal(p->fixes[0].segments_before, 2);
+	assert_int_equal(p->fixes[0].segments_after, 1);
+	assert_int_equal(p->fixes[0].switches_after, 0);
+	assert_true(p->fixes[0].gain_us >= 1750 - 1e-6);
+
+	/* optimistic: an island, back to the ANE */
+	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	assert_string_equal(letters(p), "ACA");
+	assert_int_equal(p->n_segments, 3);
+	assert_int_equal(p->switches, 2);
+	assert_true(p->switch_us == 1440);
+	assert_int_equal(p->n_fixes, 1);
+	assert_string_equal(p->fixes[0].node->name, "custom_swish");
+	assert_int_equal(p->fixes[0].segments_before, 3);
+	assert_int_equal(p->fixes[0].segments_after, 1);
+	al_model_free(m);
+}
+
+/* conv, custom, conv, custom, conv */
+static void test_susus(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_susus.mlmodel")));
+	assert_non_null(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_NN2020);
+	assert_string_equal(letters(p), "AGGGG"); /* ANE -> GPU once, and stays */
+	assert_int_equal(p->n_segments, 2);
+	assert_int_equal(p->switches, 1);
+	assert_int_equal(p->place[pos(p, "s2")], AL_PLACE_GPU_STICKS);
+	assert_int_equal(p->place[pos(p, "u2")], AL_PLACE_RESOLVED);
+	/* rewriting one custom layer merges nothing; both do */
+	assert_int_equal(p->n_fixes, 1);
+	assert_int_equal(p->fixes[0].kind, AL_FIX_RULE);
+	assert_int_equal(p->fixes[0].n_nodes, 2);
+	assert_string_equal(p->fixes[0].nodes[0]->name, "u1");
+	assert_string_equal(p->fixes[0].nodes[1]->name, "u2");
+	assert_int_equal(p->fixes[0].segments_after, 1);
+
+	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	assert_string_equal(letters(p), "ACACA");
+	assert_int_equal(p->n_segments, 5);
+	assert_int_equal(p->switches, 4);
+	/* both custom layers: 5 -> 1 beats one of them (5 -> 3) at the same gain per layer */
+	assert_true(p->n_fixes >= 1);
+	assert_int_equal(p->fixes[0].kind, AL_FIX_RULE);
+	assert_string_equal(p->fixes[0].rule->id, "ANE001");
+	assert_int_equal(p->fixes[0].segments_before, 5);
+	assert_int_equal(p->fixes[0].segments_after, 1);
+
+	/* mlprogram on a NeuralNetwork: custom layers are islands too (nothing CPU-only) */
+	p = plan_of(m, 0, AL_POLICY_MLPROGRAM);
+	assert_string_equal(letters(p), "ACACA");
+	al_model_free(m);
+}
+
+/* conv, gather, conv, gather, conv: CPU fallbacks ping-pong under nn2020 */
+static void test_pingpong(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_pingpong.mlmodel")));
+	assert_non_null(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->policy, AL_POLICY_NN2020);
+	assert_string_equal(letters(p), "ACACA");
+	assert_int_equal(p->n_segments, 5);
+	assert_int_equal(p->switches, 4);
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		assert_int_equal(p->place[k], AL_PLACE_VERDICT);
+	for (uint32_t k = 0; k < p->switches; k++)
+		assert_true(p->switch_list[k].us == 720);
+	assert_int_equal(p->fixes[0].kind, AL_FIX_RULE);
+	assert_string_equal(p->fixes[0].rule->id, "ANE003");
+	assert_int_equal(p->fixes[0].segments_after, 1);
+	al_model_free(m);
+}
+
+/* cumsum in an ML Program: x -> cast(cpu) -> cumsum -> cumsum -> add -> cast(cpu) */
+static void test_cumsum_mlprogram(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CV("cumsum__mlp_fp16.mlpackage")));
+	assert_non_null(m);
+	without_model_rules(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->policy, AL_POLICY_MLPROGRAM);
+	assert_non_null(strstr(p->policy_why, "ML Program"));
+	assert_int_equal(p->n_nodes, 5); /* const ops are not placed */
+	uint32_t first_cumsum = UINT32_MAX;
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		if (strcmp(p->nodes[k]->type, "cumsum") == 0 && first_cumsum == UINT32_MAX)
+			first_cumsum = p->index[k];
+		if (first_cumsum != UINT32_MAX)
+			assert_int_equal(p->unit[k], AL_UNIT_CPU);
+	}
+	assert_int_equal(first_cumsum, 5); /* the check JSON's index */
+	assert_int_equal(p->unit[pos(p, "var_9_cast_fp16")], AL_UNIT_CPU);
+	assert_int_equal(p->place[pos(p, "var_9_cast_fp16")], AL_PLACE_CPU_STICKS); /* the add */
+	assert_int_equal(p->n_segments, 1);
+	assert_int_equal(p->switches, 0);
+	assert_int_equal(p->segments[0].first, 4);
+	assert_int_equal(p->segments[0].last, 12);
+
+	/* optimistic: the add returns to the ANE */
+	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	assert_int_equal(unit_of(p, "var_9_cast_fp16"), AL_UNIT_ANE);
+	assert_int_equal(p->n_segments, 3);
+	al_model_free(m);
+}
+
+/* Two branches interleaved in the list: a1 u1 a2 u2 a3 join. */
+static void test_branches_dataflow(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_branches.mlmodel")));
+	assert_non_null(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	assert_string_equal(letters(p), "ACACAA");
+	assert_int_equal(list_runs(p), 5); /* what list order would say */
+	assert_int_equal(p->n_segments, 2);  /* the custom branch, then all the ANE work */
+	assert_int_equal(p->switches, 1);
+	uint32_t a = p->segment[pos(p, "a1")];
+	assert_int_equal(p->segment[pos(p, "a2")], a);
+	assert_int_equal(p->segment[pos(p, "a3")], a);
+	assert_int_equal(p->segment[pos(p, "join")], a);
+	assert_int_equal(p->segment[pos(p, "u1")], p->segment[pos(p, "u2")]);
+
+	/* nn2020: only what consumes GPU work stays on the GPU */
+	p = plan_of(m, 0, AL_POLICY_NN2020);
+	assert_string_equal(letters(p), "AGAGAG");
+	assert_int_equal(p->place[pos(p, "join")], AL_PLACE_GPU_STICKS);
+	assert_int_equal(p->n_segments, 2);
+	assert_int_equal(p->switches, 1);
+	assert_int_equal(p->segment[pos(p, "join")], p->segment[pos(p, "u1")]);
+	al_model_free(m);
+}
+
+/* fp16 ML Program: x -> r1 -> cumsum -> r2; x -> r3 -> r4; add(r2, r4) */
+static void test_mil_branches(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_mil_branches.mlpackage")));
+	assert_non_null(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->policy, AL_POLICY_MLPROGRAM);
+	assert_int_equal(unit_of(p, "r1"), AL_UNIT_ANE);
+	assert_int_equal(unit_of(p, "c"), AL_UNIT_CPU);
+	assert_int_equal(unit_of(p, "r2"), AL_UNIT_CPU);
+	assert_int_equal(p->place[pos(p, "r2")], AL_PLACE_CPU_STICKS);
+	assert_int_equal(unit_of(p, "r3"), AL_UNIT_ANE); /* not downstream of the cumsum */
+	assert_int_equal(unit_of(p, "r4"), AL_UNIT_ANE);
+	assert_int_equal(unit_of(p, "out"), AL_UNIT_CPU);
+	assert_int_equal(p->n_segments, 2);
+	assert_int_equal(p->switches, 1);
+	assert_int_equal(p->fixes[0].kind, AL_FIX_NODE);
+	assert_string_equal(p->fixes[0].node->name, "c");
+	assert_int_equal(p->fixes[0].segments_after, 1);
+
+	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	assert_int_equal(unit_of(p, "r2"), AL_UNIT_ANE);
+	assert_int_equal(unit_of(p, "out"), AL_UNIT_ANE);
+	assert_int_equal(p->n_segments, 3);
+	al_model_free(m);
+}
+
+/* A loop layer: its condition and body networks run where the loop runs. */
+static void test_nested_with_owner(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CV("gru__nn_ios14.mlmodel")));
+	assert_non_null(m);
+	without_model_rules(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->n_nodes, 39);
+	uint32_t loop = pos(p, "while_loop_0");
+	uint32_t nested = 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		if (p->nodes[k]->owner->depth == 0)
+			continue;
+		nested++;
+		assert_int_equal(p->place[k], AL_PLACE_OWNER);
+		assert_int_equal(p->unit[k], p->unit[loop]);
+		assert_int_equal(p->segment[k], p->segment[loop]);
+	}
+	assert_int_equal(nested, 30);
+	assert_int_equal(p->unit[loop], AL_UNIT_CPU);
+	al_model_free(m);
+}
+
+/* A model-level rule (range flexibility) moves the whole model. */
+static void test_model_level(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CV("arange_dynamic__nn_ios13.mlmodel")));
+	assert_non_null(m);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_non_null(p->model_rule);
+	assert_string_equal(p->model_rule->id, "ANE040");
+	assert_int_equal(p->n_segments, 1);
+	assert_int_equal(p->ane_nodes, 0);
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		assert_int_equal(p->place[k], AL_PLACE_MODEL);
+	al_model_free(m);
+}
+
+static void test_pipeline(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("enum_pipeline.mlmodel")));
+	assert_non_null(m);
+	assert_int_equal(al_model_count(m), 3);
+	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
+	assert_int_equal(p->n_nodes, 0); /* the pipeline itself has no layers */
+	assert_int_equal(p->n_segments, 0);
+	assert_int_equal(p->n_fixes, 0);
+	for (size_t k = 1; k < 3; k++) {
+		p = plan_of(m, k, AL_POLICY_AUTO);
+		assert_int_equal(p->n_nodes, 1);
+		assert_ptr_equal(p->sub, al_model_get(m, k));
+	}
+	al_model_free(m);
+}
+
+/* ================================================================ costs */
+
+/* The roofline against a test target with hand-set costs (independent of the
+ * shipped target figures and of shape inference). */
+static void test_roofline(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_susus.mlmodel")));
+	assert_non_null(m);
+	static const struct al_target t = {
+		.id = "test", .name = "test target",
+		.ane_tflops = 1, .ane_gbs = 100, .ane_overhead_us = 100,
+		.gpu_tflops = 0.5, .gpu_gbs = 50, .gpu_overhead_us = 50,
+		.cpu_tflops = 0.1, .cpu_gbs = 10, .cpu_overhead_us = 10,
+	};
+	const struct al_submodel *s = al_model_get(m, 0);
+	for (uint32_t k = 0; k < s->graphs[0]->n_nodes; k++) {
+		struct al_node *n = &s->graphs[0]->nodes[k];
+		n->cost = (struct al_cost){.flops = 1e9, .act_bytes = 1000000, .known = true};
+	}
+	/* per op: ANE max(1e9 / 1e12 s, 1e6 B / 100 GB/s) = max(1000, 10) us; GPU 2000 us */
+	struct al_plan_opts o = {.target = &t, .policy = AL_POLICY_NN2020};
+	const struct al_plan *p = NULL;
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	check_invariants(p);
+	assert_true(p->timed);
+	assert_ptr_equal(p->target, &t);
+	assert_int_equal(p->n_uncosted, 0);
+	assert_true(fabs(p->total_flops - 5e9) < 1);
+	assert_true(fabs(p->ane_flops - 1e9) < 1);
+	assert_true(fabs(p->segments[0].est_us - (100 + 1000)) < 1e-6);
+	assert_true(fabs(p->segments[1].est_us - (50 + 4 * 2000)) < 1e-6);
+	assert_true(fabs(p->segments[1].flops - 4e9) < 1);
+	assert_true(fabs(p->compute_us - 9150) < 1e-6);
+	assert_true(fabs(p->est_us - (9150 + 1750)) < 1e-6);
+	assert_true(fabs(p->node_us[0] - 1000) < 1e-6);
+	/* everything on the ANE: 100 + 5 * 1000 */
+	assert_true(fabs(p->fixes[0].gain_us - (9150 + 1750 - 5100)) < 1e-6);
+
+	/* memory-bound: 1 GB per op at 100 GB/s = 10 ms on the ANE */
+	for (uint32_t k = 0; k < s->graphs[0]->n_nodes; k++)
+		s->graphs[0]->nodes[k].cost.param_bytes = 1000000000ull - 1000000;
+	o.policy = AL_POLICY_OPTIMISTIC;
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	check_invariants(p);
+	assert_true(fabs(p->segments[0].est_us - (100 + 10000)) < 1e-6);
+
+	/* a target without figures times only the switches */
+	static const struct al_target bare = {.id = "bare"};
+	o.target = &bare;
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	assert_false(p->timed);
+	assert_true(p->compute_us == 0);
+	assert_true(p->est_us == p->switch_us);
+	al_model_free(m);
+}
+
+/* The shipped default target: timed when it has figures; the partition is the
+ * same as without figures (units and segments do not depend on the estimate). */
+static void test_default_target(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_susus.mlmodel")));
+	assert_non_null(m);
+	const struct al_target *t = al_target_default();
+	const struct al_plan *p = NULL, *q = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
+	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC};
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	check_invariants(p);
+	assert_ptr_equal(p->target, t);
+	assert_int_equal(p->timed, t->ane_tflops > 0 && t->gpu_tflops > 0 && t->cpu_tflops > 0);
+	assert_int_equal(p->n_segments, q->n_segments);
+	assert_memory_equal(p->unit, q->unit, p->n_nodes * sizeof *p->unit);
+	/* the fixes reach one segment, one way or another, rewriting the custom layers */
+	assert_true(p->n_fixes >= 1);
+	assert_int_equal(p->fixes[p->n_fixes - 1].segments_after, 1);
+	for (uint32_t k = 0; k < p->n_fixes; k++)
+		for (uint32_t i = 0; i < p->fixes[k].n_nodes; i++)
+			assert_string_equal(p->fixes[k].nodes[i]->type, "custom");
+	al_model_free(m);
+}
+
+static void test_switch_costs_and_fix_limit(void **state)
+{
+	(void)state;
+	al_model *m = open_checked(fixture(CR("plan_susus.mlmodel")));
+	assert_non_null(m);
+	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC};
+	o.switch_us[AL_UNIT_ANE][AL_UNIT_CPU] = 100;
+	o.switch_us[AL_UNIT_CPU][AL_UNIT_ANE] = 300;
+	const struct al_plan *p = NULL;
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	check_invariants(p);
+	assert_true(p->switch_us == 2 * 100 + 2 * 300);
+	assert_true(p->switch_cost[AL_UNIT_ANE][AL_UNIT_CPU] == 100);
+	assert_true(p->switch_cost[AL_UNIT_ANE][AL_UNIT_GPU] == 1750); /* default kept */
+	assert_true(p->switch_cost[AL_UNIT_ANE][AL_UNIT_ANE] == 0);
+
+	/* one fix at most; and with the greedy search rewriting one layer at a time
+	 * when each layer is its own rule */
+	o.max_fixes = 1;
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	assert_true(p->n_fixes <= 1);
+	al_model_free(m);
+}
+
+/* ================================================================ errors */
+
+static void test_bad_arguments(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	const struct al_plan *p = (const struct al_plan *)&p;
+	assert_int_equal(al_model_open(fixture(CV("builder__custom_layer.mlmodel")), &m, d), AL_OK);
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, d), AL_E_INVALID_ARG); /* not checked */
+	assert_null(p);
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	assert_int_equal(al_model_plan(m, 1, NULL, &p, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_model_plan(NULL, 0, NULL, &p, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_model_plan(m, 0, NULL, NULL, d), AL_E_INVALID_ARG);
+	struct al_plan_opts o = {.policy = AL_POLICY_COUNT};
+	assert_int_equal(al_model_plan(m, 0, &o, &p, d), AL_E_INVALID_ARG);
+	assert_true(al_diags_errors(d) >= 4);
+	/* NULL options: the defaults */
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_int_equal(p->policy, AL_POLICY_NN2020);
+	assert_ptr_equal(p->target, al_target_default());
+	check_invariants(p);
+	al_model_free(m);
+	al_diags_free(d);
+}
+
+/* Every allocation of a plan fails once: AL_E_NOMEM, nothing leaked (asan),
+ * and a later plan with memory back succeeds. */
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	static const char *const files[] = {CV("gru__nn_ios14.mlmodel"), CR("plan_mil_branches.mlpackage"),
+					    CR("plan_susus.mlmodel")};
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		al_model *m = open_checked(fixture(files[f]));
+		assert_non_null(m);
+		bool ok = false, nomem = false;
+		for (unsigned long k = 1; k < 100000 && !ok; k++) {
+			al_diags *d = al_diags_new();
+			const struct al_plan *p = NULL;
+			al_alloc_fail_after(k);
+			enum al_status st = al_model_plan(m, 0, NULL, &p, d);
+			unsigned long made = al_alloc_fail_after(0);
+			assert_true(st == AL_OK || st == AL_E_NOMEM);
+			if (st == AL_E_NOMEM) {
+				nomem = true;
+				assert_null(p);
+				assert_true(al_diags_errors(d) >= 1);
+			} else {
+				ok = made < k; /* succeeded without reaching the failure */
+				if (!ok)
+					check_invariants(p);
+			}
+			al_diags_free(d);
+		}
+		assert_true(ok);
+		assert_true(nomem);
+		al_model_free(m);
+	}
+}
+
+/* ================================================================ the corpus */
+
+static void plan_everything(const char *path, uint32_t *n_plans)
+{
+	al_model *m = open_checked(path);
+	if (!m)
+		return; /* test_rules / corpus.sh report models that do not load */
+	for (size_t k = 0; k < al_model_count(m); k++)
+		for (int pol = 0; pol < AL_POLICY_COUNT; pol++) {
+			const struct al_plan *a = plan_of(m, k, (enum al_policy)pol);
+			const struct al_plan *b = plan_of(m, k, (enum al_policy)pol);
+			/* deterministic */
+			assert_int_equal(a->n_segments, b->n_segments);
+			assert_int_equal(a->n_fixes, b->n_fixes);
+			assert_memory_equal(a->unit, b->unit, a->n_nodes * sizeof *a->unit);
+			(*n_plans)++;
+		}
+	al_model_free(m);
+}
+
+static void test_corpus_invariants(void **state)
+{
+	(void)state;
+	const char *dirs[] = {"converted", "real"};
+	uint32_t n_plans = 0;
+	for (size_t i = 0; i < 2; i++) {
+		const char *dir = corpus_file(dirs[i]);
+		if (!dir)
+			skip();
+		char base[8192];
+		snprintf(base, sizeof base, "%s", dir);
+		DIR *dh = opendir(base);
+		if (!dh)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(dh))) {
+			size_t len = strlen(e->d_name);
+			if (!(len > 8 && strcmp(e->d_name + len - 8, ".mlmodel") == 0) &&
+			    !(len > 10 && strcmp(e->d_name + len - 10, ".mlpackage") == 0))
+				continue;
+			char path[8192 + 512];
+			snprintf(path, sizeof path, "%s/%.500s", base, e->d_name);
+			plan_everything(path, &n_plans);
+		}
+		closedir(dh);
+	}
+	assert_true(n_plans > 100);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_names),
+		cmocka_unit_test(test_custom_layer),
+		cmocka_unit_test(test_susus),
+		cmocka_unit_test(test_pingpong),
+		cmocka_unit_test(test_cumsum_mlprogram),
+		cmocka_unit_test(test_branches_dataflow),
+		cmocka_unit_test(test_mil_branches),
+		cmocka_unit_test(test_nested_with_owner),
+		cmocka_unit_test(test_model_level),
+		cmocka_unit_test(test_pipeline),
+		cmocka_unit_test(test_roofline),
+		cmocka_unit_test(test_default_target),
+		cmocka_unit_test(test_switch_costs_and_fix_limit),
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_corpus_invariants),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
