@@ -61,6 +61,13 @@ struct al_arena_chunk {
 
 void *al_arena_alloc(struct al_arena *a, size_t n)
 {
+	/* Every arena allocation is a fault-injection point, not only the ones
+	 * that need a new chunk: that takes test_faults from a handful of failure
+	 * points per fixture to every allocation in load and check. */
+	if (alloc_should_fail()) {
+		a->failed = true;
+		return NULL;
+	}
 	n = (n + 15) & ~(size_t)15;
 	if (n == 0)
 		n = 16;

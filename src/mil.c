@@ -67,11 +67,31 @@ static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span na
 		else
 			hi = mid;
 	}
-	const struct mil_ent *best = NULL;
-	for (size_t i = lo; i < s->n && name_cmp(s->ents[i].name, name) == 0; i++)
-		if (!before || !s->ents[i].node || s->ents[i].node->index < before->index)
-			best = &s->ents[i];
-	return best;
+	/* Binary searches only: a hostile graph may define one name in every op,
+	 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
+	 * of one name are in seq order: inputs (node NULL) first, then ops by
+	 * index, so "defined before `before`" holds for a prefix of them. */
+	size_t end = s->n;
+	for (size_t l = lo; l < end;) {
+		size_t mid = l + (end - l) / 2;
+		if (name_cmp(s->ents[mid].name, name) <= 0)
+			l = mid + 1;
+		else
+			end = mid;
+	}
+	if (before) {
+		size_t l = lo, h = end;
+		while (l < h) {
+			size_t mid = l + (h - l) / 2;
+			const struct al_node *d = s->ents[mid].node;
+			if (!d || d->index < before->index)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		end = l;
+	}
+	return end > lo ? &s->ents[end - 1] : NULL;
 }
 
 static const struct al_mil_scope *scope_of(const struct al_node *n)
@@ -1374,4 +1394,12 @@ const struct al_node *al_mil_producer(const struct al_node *n, const char *name)
 		return NULL;
 	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
 	return e ? e->node : NULL;
+}
+
+const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name)
+{
+	if (!name)
+		return NULL;
+	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
+	return e ? e->type : NULL;
 }

@@ -3,9 +3,11 @@
 # Safe to run again; skips packages already installed. Runs apt-get through sudo when not root.
 #   build:  gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
 #   tests:  libcmocka-dev (unit tests), protobuf-compiler (protoc --decode_raw cross-checks),
-#           python3 (fixture generator), clang + libclang-rt-14-dev (sanitizer build)
+#           python3 (fixture generator), clang + libclang-rt-14-dev (sanitizer build),
+#           strace (tests/nowrite.sh: the input is never opened for writing),
+#           python3-jsonschema (tests/plan_corpus.sh validates JSON output against docs/schema/)
 set -eu
-pkgs="gcc make pkg-config libjson-c-dev libcmocka-dev protobuf-compiler python3 clang libclang-rt-14-dev"
+pkgs="gcc make pkg-config libjson-c-dev libcmocka-dev protobuf-compiler python3 clang libclang-rt-14-dev strace python3-jsonschema"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
