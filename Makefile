@@ -1,5 +1,6 @@
 # anelint build. `make` builds build/anelint; `make check` builds and runs every test;
 # `make asan` runs the suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# `make fuzz` / `make fuzz-long` build the libFuzzer harnesses (clang) and run them (fuzz/README.md).
 # Dependencies (Debian): libjson-c-dev (Manifest.json, JSON reports), libcmocka-dev (tests).
 
 CC      ?= cc
@@ -49,7 +50,35 @@ asan:
 bench: $(BUILD)/anelint
 	sh bench/run.sh $(BUILD)/anelint
 
-clean:
-	rm -rf build build-asan
+# libFuzzer harnesses (fuzz/*.c) over the library built with clang into build-fuzz/;
+# each runs FUZZ_SECONDS (fuzz-long: FUZZ_LONG_SECONDS, or until FUZZ_RUNS executions)
+# from the seeds of fuzz/seed.sh plus tests/regress/<harness>/. Fails on any crash,
+# leak, timeout or OOM; reproducers go to build-fuzz/artifacts/. See fuzz/README.md.
+FUZZ_CC           ?= clang
+FUZZ_SECONDS      ?= 60
+FUZZ_LONG_SECONDS ?= 1800
+FUZZ_RUNS         ?=
+FUZZ_HARNESSES    ?= mlmodel mil mlpackage
+FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-.PHONY: all check asan bench clean
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
+		$(FUZZ_HARNESSES:%=build-fuzz/fuzz_%)
+
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(BUILD)/libanelint.a
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libanelint.a $(LDLIBS)
+
+fuzz-seeds:
+	sh fuzz/seed.sh build/fuzz
+
+fuzz: fuzz-build fuzz-seeds
+	@fail=0; for h in $(FUZZ_HARNESSES); do \
+		FUZZ_RUNS=$(FUZZ_RUNS) sh fuzz/run.sh $$h $(FUZZ_SECONDS) || fail=1; done; exit $$fail
+
+fuzz-long:
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+.PHONY: all check asan bench clean fuzz fuzz-build fuzz-seeds fuzz-long

@@ -1,0 +1,269 @@
+/* fuzz_common.h: what the three libFuzzer harnesses share: run a loaded model
+ * through al_model_check and both report sinks (text and JSON, `check` and
+ * `info`), and check the promises of the public API on the way. A broken
+ * promise calls __builtin_trap(), which libFuzzer reports as a crash.
+ *
+ * Promises checked (anelint.h):
+ *   - open/check return AL_OK  <=> no error diagnostic was added;
+ *     any other status          => at least one error diagnostic (AL_E_NOMEM may
+ *                                  come without one if recording it failed);
+ *   - open: *out is non-NULL exactly when the status is AL_OK, and then holds
+ *     at least the root model;
+ *   - every diagnostic: valid severity, non-NULL one-line message (no '\n'/'\r');
+ *   - a second al_model_check of a checked model returns AL_OK too;
+ *   - every node has a valid unit, non-NULL rules and reasons, and the graph
+ *     links (owner, sub-graph parent_node) point where they should;
+ *   - the JSON sink writes one JSON document (parsed back with json-c, strict).
+ * With the shapes/targets/plan API (anelint.h defines AL_SHAPE_MAX_RANK) also:
+ * a check for a target picked from the input, al_model_plan on every sub-model
+ * (segments cover every node, indices in range, no NaN estimate), and the
+ * sinks' `plan` reports with shapes / every-target columns switched by the input.
+ */
+#ifndef ANELINT_FUZZ_COMMON_H
+#define ANELINT_FUZZ_COMMON_H
+
+#include "anelint.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_CHECK(c)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #c, __FILE__,        \
+				__LINE__);                                                         \
+			__builtin_trap();                                                          \
+		}                                                                                  \
+	} while (0)
+
+static FILE *fuzz_devnull;
+
+static void fuzz_check_diags(const al_diags *d)
+{
+	size_t errors = 0;
+	for (size_t i = 0; i < al_diags_count(d); i++) {
+		const struct al_diag *x = al_diags_get(d, i);
+		FUZZ_CHECK(x != NULL);
+		FUZZ_CHECK(x->severity == AL_SEV_NOTE || x->severity == AL_SEV_WARNING ||
+			   x->severity == AL_SEV_ERROR);
+		FUZZ_CHECK(x->msg != NULL);
+		FUZZ_CHECK(strchr(x->msg, '\n') == NULL && strchr(x->msg, '\r') == NULL);
+		if (x->file)
+			(void)strlen(x->file);
+		if (x->where)
+			(void)strlen(x->where);
+		if (x->node)
+			(void)strlen(x->node);
+		errors += x->severity == AL_SEV_ERROR;
+	}
+	/* kept errors cannot outnumber counted ones */
+	FUZZ_CHECK(errors <= al_diags_errors(d));
+}
+
+/* The status and the error count agree. `before` = errors before the call. */
+static void fuzz_check_status(enum al_status st, const al_diags *d, size_t before)
+{
+	size_t added = al_diags_errors(d) - before;
+	if (st == AL_OK)
+		FUZZ_CHECK(added == 0);
+	else
+		FUZZ_CHECK(added > 0 || st == AL_E_NOMEM);
+}
+
+static void fuzz_check_graph(const struct al_graph *g, int depth)
+{
+	FUZZ_CHECK(g != NULL);
+	FUZZ_CHECK(depth <= 64); /* AL_MAX_DEPTH is 32; anything near 64 is a loop */
+	FUZZ_CHECK(g->n_nodes == 0 || g->nodes != NULL);
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		FUZZ_CHECK(n->owner == g);
+		FUZZ_CHECK((unsigned)n->verdict.unit < AL_UNIT_COUNT);
+		FUZZ_CHECK(n->verdict.n_rules == 0 ||
+			   (n->verdict.rules != NULL && n->verdict.reasons != NULL));
+		for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
+			FUZZ_CHECK(n->verdict.rules[r] != NULL);
+			FUZZ_CHECK(n->verdict.reasons[r] != NULL);
+			(void)strlen(n->verdict.reasons[r]);
+		}
+		if (n->name)
+			(void)strlen(n->name);
+		if (n->type)
+			(void)strlen(n->type);
+		FUZZ_CHECK(n->n_inputs == 0 || n->inputs != NULL);
+		FUZZ_CHECK(n->n_outputs == 0 || n->outputs != NULL);
+		for (uint32_t k = 0; k < n->n_sub; k++) {
+			FUZZ_CHECK(n->sub[k] != NULL);
+			FUZZ_CHECK(n->sub[k]->parent_node == n);
+			fuzz_check_graph(n->sub[k], depth + 1);
+		}
+	}
+}
+
+static void fuzz_check_model(const al_model *m)
+{
+	for (size_t i = 0; i < al_model_count(m); i++) {
+		const struct al_submodel *s = al_model_get(m, i);
+		FUZZ_CHECK(s != NULL);
+		FUZZ_CHECK(s->n_graphs == 0 || s->graphs != NULL);
+		for (uint32_t g = 0; g < s->n_graphs; g++)
+			fuzz_check_graph(s->graphs[g], 0);
+		for (uint32_t f = 0; f < s->n_findings; f++)
+			FUZZ_CHECK(s->findings[f].rule != NULL);
+	}
+}
+
+#ifdef AL_SHAPE_MAX_RANK
+/* The shapes / targets / partition-plan API (present when anelint.h defines
+ * AL_SHAPE_MAX_RANK): check again for a target picked by `seed`, then plan every
+ * sub-model under a policy picked by `seed` and check the plan's own links. */
+static struct al_check_opts fuzz_copts;
+static struct al_plan_opts fuzz_popts;
+
+static void fuzz_check_plan(const struct al_plan *p)
+{
+	FUZZ_CHECK(p != NULL);
+	uint32_t sum = 0;
+	for (uint32_t s = 0; s < p->n_segments; s++) {
+		FUZZ_CHECK(p->segments[s].first <= p->segments[s].last);
+		FUZZ_CHECK((unsigned)p->segments[s].unit < AL_UNIT_COUNT);
+		sum += p->segments[s].n_nodes;
+	}
+	FUZZ_CHECK(sum == p->n_nodes);
+	for (uint32_t i = 0; i < p->n_nodes; i++) {
+		FUZZ_CHECK(p->nodes[i] != NULL);
+		FUZZ_CHECK((unsigned)p->unit[i] < AL_UNIT_COUNT);
+		FUZZ_CHECK(p->segment[i] < p->n_segments);
+		FUZZ_CHECK((unsigned)p->place[i] < AL_PLACE_COUNT);
+	}
+	for (uint32_t k = 0; k < p->switches; k++)
+		FUZZ_CHECK(p->switch_list[k].from < p->n_segments &&
+			   p->switch_list[k].to < p->n_segments);
+	for (uint32_t f = 0; f < p->n_fixes; f++)
+		FUZZ_CHECK(p->fixes[f].n_nodes == 0 || p->fixes[f].nodes != NULL);
+	FUZZ_CHECK(p->est_us == p->est_us); /* not NaN */
+}
+
+static enum al_status fuzz_plan(al_model *m, al_diags *d, unsigned seed)
+{
+	size_t nt = al_targets_count();
+	FUZZ_CHECK(nt > 0);
+	fuzz_copts = (struct al_check_opts){.target = al_target_at((seed >> 4) % nt)};
+	fuzz_popts = (struct al_plan_opts){.target = fuzz_copts.target,
+					   .policy = (enum al_policy)((seed >> 8) % AL_POLICY_COUNT)};
+	size_t before = al_diags_errors(d);
+	enum al_status st = al_model_check(m, &fuzz_copts, d);
+	fuzz_check_diags(d);
+	fuzz_check_status(st, d, before);
+	if (st != AL_OK)
+		return st;
+	fuzz_check_model(m);
+	for (size_t i = 0; i < al_model_count(m); i++) {
+		const struct al_plan *p = NULL;
+		before = al_diags_errors(d);
+		enum al_status ps = al_model_plan(m, i, &fuzz_popts, &p, d);
+		fuzz_check_diags(d);
+		fuzz_check_status(ps, d, before);
+		if (ps == AL_OK)
+			fuzz_check_plan(p);
+	}
+	return AL_OK;
+}
+#endif
+
+/* Write with `fn` into memory and parse it back as exactly one JSON value. */
+static void fuzz_json_roundtrip(void (*fn)(FILE *, const struct al_report_item *, size_t,
+					   const struct al_report_opts *),
+				const struct al_report_item *it, const struct al_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	fn(f, it, 1, o);
+	fclose(f);
+	struct json_tokener *tok = json_tokener_new();
+	FUZZ_CHECK(tok != NULL);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	struct json_object *v = json_tokener_parse_ex(tok, buf, (int)len);
+	FUZZ_CHECK(v != NULL);
+	size_t end = json_tokener_get_parse_end(tok);
+	while (end < len && (buf[end] == '\n' || buf[end] == ' '))
+		end++;
+	FUZZ_CHECK(end == len);
+	json_object_put(v);
+	json_tokener_free(tok);
+	free(buf);
+}
+
+/* A few bits from the input to pick options (report flags, target, policy). */
+static unsigned fuzz_seed(const uint8_t *p, size_t n)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)n;
+	for (size_t i = n > 8 ? n - 8 : 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h ^ h >> 16;
+}
+
+/* After al_model_open*(): check, then report, then free. `name` is the path the
+ * report shows; `seed` (fuzz_seed) picks the options. */
+static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *name,
+		     unsigned seed)
+{
+	if (!fuzz_devnull)
+		fuzz_devnull = fopen("/dev/null", "w");
+	FUZZ_CHECK(fuzz_devnull != NULL);
+	fuzz_check_diags(d);
+	fuzz_check_status(st, d, 0);
+	FUZZ_CHECK((st == AL_OK) == (m != NULL));
+
+	if (m) {
+		FUZZ_CHECK(al_model_count(m) >= 1); /* the root Model */
+		size_t before = al_diags_errors(d);
+		st = al_model_check(m, NULL, d);
+		fuzz_check_diags(d);
+		fuzz_check_status(st, d, before);
+		if (st == AL_OK) {
+			/* checking again (a caller may check once per target) succeeds too */
+			FUZZ_CHECK(al_model_check(m, NULL, d) == AL_OK);
+			fuzz_check_diags(d);
+			fuzz_check_model(m);
+			for (size_t u = 0; u < 4; u++)
+				(void)al_model_fails(m, (enum al_fail_on)u);
+		}
+#ifdef AL_SHAPE_MAX_RANK
+		if (st == AL_OK)
+			st = fuzz_plan(m, d, seed);
+#endif
+		if (st != AL_OK) {
+			al_model_free(m); /* as the CLI does: a failed check reports no model */
+			m = NULL;
+		}
+	}
+
+	struct al_report_item it = {.path = name, .model = m, .diags = d, .status = st};
+	struct al_report_opts o = {.color = seed & 1, .show_consts = (seed >> 1) & 1,
+				   .fail_on = (enum al_fail_on)((seed >> 2) & 3)};
+	const struct al_sink *text = al_sink_by_name("text"), *json = al_sink_by_name("json");
+	FUZZ_CHECK(text && json);
+#ifdef AL_SHAPE_MAX_RANK
+	o.shapes = (seed >> 10) & 1;
+	o.all_targets = ((seed >> 11) & 7) == 0; /* every target: slow, so 1 input in 8 */
+	o.check = &fuzz_copts;
+	o.plan = &fuzz_popts;
+#endif
+	text->check(fuzz_devnull, &it, 1, &o);
+	text->info(fuzz_devnull, &it, 1, &o);
+	fuzz_json_roundtrip(json->check, &it, &o);
+	fuzz_json_roundtrip(json->info, &it, &o);
+#ifdef AL_SHAPE_MAX_RANK
+	text->plan(fuzz_devnull, &it, 1, &o);
+	fuzz_json_roundtrip(json->plan, &it, &o);
+#endif
+	al_model_free(m);
+}
+
+#endif

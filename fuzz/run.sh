@@ -1,0 +1,42 @@
+#!/bin/sh
+# fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
+# once per harness, after `make fuzz-build` and fuzz/seed.sh).
+#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage
+# Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
+#              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
+# Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
+# together with build/fuzz/seeds-HARNESS/ and tests/regress/HARNESS/. Reproducers of
+# crashes, leaks, timeouts and OOMs: build-fuzz/artifacts/HARNESS-*. The whole log:
+# build-fuzz/fuzz-HARNESS.log. Exits non-zero when libFuzzer found anything.
+set -u
+h=${1:?harness}
+secs=${2:-60}
+B=build-fuzz
+bin=$B/fuzz_$h
+[ -x "$bin" ] || { echo "fuzz: $bin is missing (make fuzz-build)"; exit 2; }
+case $h in
+mlpackage) maxlen=262144 ;;
+*) maxlen=65536 ;;
+esac
+mkdir -p "$B/corpus-$h" "$B/artifacts"
+set -- "$B/corpus-$h"
+[ -d "build/fuzz/seeds-$h" ] && set -- "$@" "build/fuzz/seeds-$h"
+[ -d "tests/regress/$h" ] && set -- "$@" "tests/regress/$h"
+runs=
+[ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
+log=$B/fuzz-$h.log
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+"$bin" -max_total_time="$secs" $runs -max_len=$maxlen -rss_limit_mb=2048 \
+	-malloc_limit_mb=512 -timeout=10 -dict=fuzz/coreml.dict -print_final_stats=1 \
+	-artifact_prefix="$B/artifacts/$h-" ${FUZZ_ARGS:-} "$@" >"$log" 2>&1
+rc=$?
+stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -n 1; }
+cov=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -n 1 | sed 's/.*\(cov: [0-9]*\) \(ft: [0-9]*\) \(corp: [^ ]*\).*/\1 \2 \3/')
+n=$(ls "$B/artifacts" 2>/dev/null | grep -c "^$h-")
+echo "fuzz $h: $(stat number_of_executed_units) execs, $(stat average_exec_per_sec) exec/s," \
+	"$cov, slowest $(stat slowest_unit_time_sec) s, peak rss $(stat peak_rss_mb) MB, exit $rc, artifacts $n"
+if [ "$rc" -ne 0 ]; then
+	grep -E 'ERROR: |SUMMARY: |runtime error|fuzz invariant|Test unit written' "$log" | head -20
+	exit 1
+fi
