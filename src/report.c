@@ -178,3 +178,47 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
 	}
 	return false;
 }
+
+/* Print a name from the file with control bytes escaped, cut to `width`
+ * columns when width > 0. Returns the columns written. */
+int al_put_name(FILE *out, const char *s, int width)
+{
+	int w = 0;
+	if (!s)
+		s = "";
+	size_t len = strlen(s);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (width > 0 && w >= width - 1 && i + 1 < len) {
+			fputc('~', out);
+			return w + 1;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\x%02x", c);
+			w += 4;
+		} else {
+			fputc(c, out);
+			w += (c & 0xc0) != 0x80;
+		}
+	}
+	return w;
+}
+
+void al_put_name_padded(FILE *out, const char *s, int width)
+{
+	int w = al_put_name(out, s, width);
+	fprintf(out, "%*s", width - w > 0 ? width - w : 0, "");
+}
+
+void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
+			 const struct al_graph **last_graph)
+{
+	if (n->owner == *last_graph)
+		return;
+	*last_graph = n->owner;
+	if (n->owner && (n->owner->function || n->owner->depth > 0)) {
+		fprintf(out, "%s  -- ", al_col(o, C_DIM));
+		al_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
+		fprintf(out, " --%s\n", al_col(o, C_RESET));
+	}
+}

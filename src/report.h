@@ -46,9 +46,33 @@ struct al_type_counts {
 };
 void al_count_types(const struct al_submodel *s, struct al_type_counts *tc);
 
+/* ANSI colours of the text sinks; al_col() gives "" unless colour is on. */
+#define C_RESET "\033[0m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+
+static inline const char *al_col(const struct al_report_opts *o, const char *c)
+{
+	return o && o->color ? c : "";
+}
+
+/* The colour of a unit: ANE green, GPU yellow, anything else red. */
+static inline const char *al_unit_colour(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
+}
+
 /* Print a name from a model file with control bytes escaped, cut to `width`
- * columns when width > 0; returns the columns written (report_plan.c). */
+ * columns when width > 0; returns the columns written (report.c). */
 int al_put_name(FILE *out, const char *s, int width);
+/* al_put_name, then spaces up to `width` columns. */
+void al_put_name_padded(FILE *out, const char *s, int width);
+/* When n starts a new nested graph (function or block) print its dim header. */
+void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
+			 const struct al_graph **last_graph);
 
 /* ---- plan sinks (report_plan.c) and the --target all matrix of `check` (report_matrix.c) */
 void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,

@@ -9,22 +9,10 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#define C_RESET "\033[0m"
-#define C_GREEN "\033[32m"
-#define C_RED "\033[31m"
-#define C_YELLOW "\033[33m"
-#define C_BOLD "\033[1m"
-#define C_DIM "\033[2m"
-
 #define MAX_TARGETS 32      /* columns; targets.def has far fewer rows */
 #define RULES_PER_NODE 8    /* distinct rules remembered per node across targets */
 #define FINDINGS_PER_SUB 32 /* distinct model-level rules remembered per sub-model */
 #define UNIT_UNKNOWN 0xff   /* the check for that target failed */
-
-static const char *col(const struct al_report_opts *o, const char *c)
-{
-	return o && o->color ? c : "";
-}
 
 /* Three-column mark per unit: upper case on the ANE, lower case off it. */
 static const char *mark(uint8_t u)
@@ -220,14 +208,7 @@ static void print_row(void *vctx, const struct al_node *n)
 		c->hidden++;
 		return;
 	}
-	if (n->owner != c->last_graph) {
-		c->last_graph = n->owner;
-		if (n->owner && (n->owner->function || n->owner->depth > 0)) {
-			fprintf(out, "%s  -- ", col(o, C_DIM));
-			al_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
-			fprintf(out, " --%s\n", col(o, C_RESET));
-		}
-	}
+	al_put_graph_header(out, o, n, &c->last_graph);
 	size_t nt = n_targets();
 	bool diff = differs(r, nt);
 	c->changed += diff;
@@ -240,8 +221,8 @@ static void print_row(void *vctx, const struct al_node *n)
 	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");
 	for (size_t t = 0; t < nt; t++) {
 		size_t idw = strlen(al_target_at(t)->id);
-		fprintf(out, " %s%*s%s", col(o, mark_colour(r->unit[t])), (int)(idw > 3 ? idw : 3),
-			mark(r->unit[t]), col(o, C_RESET));
+		fprintf(out, " %s%*s%s", al_col(o, mark_colour(r->unit[t])), (int)(idw > 3 ? idw : 3),
+			mark(r->unit[t]), al_col(o, C_RESET));
 	}
 	if (r->n_rules)
 		fputs(" ", out);
@@ -268,7 +249,7 @@ static void text_summary(FILE *out, const struct al_submodel *s, const struct su
 		s->world == AL_WORLD_MIL ? "ops" : "layers");
 	for (size_t t = 0; t < nt; t++)
 		fprintf(out, "%s %s %s%" PRIu32 "%s", t ? "," : "", al_target_at(t)->id,
-			col(o, ane[t] == layers ? C_GREEN : C_RED), ane[t], col(o, C_RESET));
+			al_col(o, ane[t] == layers ? C_GREEN : C_RED), ane[t], al_col(o, C_RESET));
 	fputc('\n', out);
 }
 
@@ -278,8 +259,8 @@ static void text_findings(FILE *out, const struct sub_rec *rec, const struct al_
 	for (uint32_t k = 0; k < rec->n_findings; k++) {
 		const struct finding_rec *f = &rec->findings[k];
 		bool warn = f->rule->kind == AL_RULE_WARN;
-		fprintf(out, "model: %s%s%s %s (%s) on", col(o, warn ? C_YELLOW : C_RED), f->rule->id,
-			col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->name);
+		fprintf(out, "model: %s%s%s %s (%s) on", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
+			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->name);
 		if (f->targets == (nt >= 32 ? 0xffffffffu : (1u << nt) - 1)) {
 			fputs(" every target", out);
 		} else {
@@ -315,28 +296,28 @@ void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t 
 			if (!first)
 				fputc('\n', out);
 			first = false;
-			fprintf(out, "%s", col(o, C_BOLD));
+			fprintf(out, "%s", al_col(o, C_BOLD));
 			al_put_name(out, s->path, 0);
-			fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+			fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 				al_spec_min_os(s->spec_version));
 			if (s->n_graphs) {
-				fprintf(out, "%s%5s  %-30s  %-22s ", col(o, C_DIM), "#", "name", "type");
+				fprintf(out, "%s%5s  %-30s  %-22s ", al_col(o, C_DIM), "#", "name", "type");
 				for (size_t t = 0; t < nt; t++) {
 					size_t idw = strlen(al_target_at(t)->id);
 					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), al_target_at(t)->id);
 				}
-				fprintf(out, "  rules (any target)%s\n", col(o, C_RESET));
+				fprintf(out, "  rules (any target)%s\n", al_col(o, C_RESET));
 				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
 				al_walk_nodes(s, print_row, &c);
 				if (c.hidden)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
-						col(o, C_DIM), c.hidden, col(o, C_RESET));
+						al_col(o, C_DIM), c.hidden, al_col(o, C_RESET));
 				if (c.changed)
 					fprintf(out, "%s  * the unit differs between targets: %" PRIu32 " %s%s\n",
-						col(o, C_DIM), c.changed,
+						al_col(o, C_DIM), c.changed,
 						s->world == AL_WORLD_MIL ? (c.changed == 1 ? "op" : "ops")
 									 : (c.changed == 1 ? "layer" : "layers"),
-						col(o, C_RESET));
+						al_col(o, C_RESET));
 				text_summary(out, s, &rec[k], o);
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);

@@ -11,13 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define C_RESET "\033[0m"
-#define C_GREEN "\033[32m"
-#define C_RED "\033[31m"
-#define C_YELLOW "\033[33m"
-#define C_BOLD "\033[1m"
-#define C_DIM "\033[2m"
-
 #define BAR_WIDTH 100 /* characters of the unit bar at most */
 #define TEXT_SEGMENTS 100 /* segment rows in the text table (JSON has them all) */
 #define FIX_NAMES 4 /* layer names shown per fix in text */
@@ -34,16 +27,6 @@ static const char *const policy_text[AL_POLICY_COUNT] = {
 
 static const char *const fix_kind_names[] = {"node", "rule", "segment", "model"};
 
-static const char *col(const struct al_report_opts *o, const char *c)
-{
-	return o && o->color ? c : "";
-}
-
-static const char *unit_colour(enum al_unit u)
-{
-	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
-}
-
 static char unit_letter(enum al_unit u)
 {
 	return u == AL_UNIT_ANE ? 'A' : u == AL_UNIT_GPU ? 'G' : u == AL_UNIT_CPU ? 'C' : '?';
@@ -52,31 +35,6 @@ static char unit_letter(enum al_unit u)
 static const char *unit_upper(enum al_unit u)
 {
 	return u == AL_UNIT_ANE ? "ANE" : u == AL_UNIT_GPU ? "GPU" : u == AL_UNIT_CPU ? "CPU" : "?";
-}
-
-/* Print a name from the file with control bytes escaped, cut to `width`
- * columns when width > 0. Returns the columns written. */
-int al_put_name(FILE *out, const char *s, int width)
-{
-	int w = 0;
-	if (!s)
-		s = "";
-	size_t len = strlen(s);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (width > 0 && w >= width - 1 && i + 1 < len) {
-			fputc('~', out);
-			return w + 1;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\x%02x", c);
-			w += 4;
-		} else {
-			fputc(c, out);
-			w += (c & 0xc0) != 0x80;
-		}
-	}
-	return w;
 }
 
 /* 1234567 -> "1.23 M" */
@@ -230,14 +188,14 @@ static void text_bar(FILE *out, const struct al_plan *p, const struct al_report_
 		char c = unit_letter(u);
 		if (u != AL_UNIT_ANE && !own[u])
 			c = (char)(c - 'A' + 'a');
-		fprintf(out, "%s%c", col(o, unit_colour(u)), c);
+		fprintf(out, "%s%c", al_col(o, al_unit_colour(u)), c);
 	}
-	fprintf(out, "%s\n", col(o, C_RESET));
+	fprintf(out, "%s\n", al_col(o, C_RESET));
 	fprintf(out, "%s           A ANE, G GPU, C CPU; lower case: moved there by the policy or a model-level rule",
-		col(o, C_DIM));
+		al_col(o, C_DIM));
 	if (group > 1)
 		fprintf(out, "; one mark = %" PRIu32 " layers (an off-ANE unit shows if any has it)", group);
-	fprintf(out, "%s\n", col(o, C_RESET));
+	fprintf(out, "%s\n", al_col(o, C_RESET));
 }
 
 static void text_ms(FILE *out, bool timed, double us)
@@ -282,13 +240,13 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 		break;
 	}
 	fprintf(out, "\n         %ssegments %" PRIu32 " -> %" PRIu32 ", switches %" PRIu32 " -> %" PRIu32,
-		col(o, C_DIM), f->segments_before, f->segments_after, f->switches_before,
+		al_col(o, C_DIM), f->segments_before, f->segments_after, f->switches_before,
 		f->switches_after);
 	if (p->timed)
 		fprintf(out, ", est. gain %.3f ms", f->gain_us / 1000.0);
 	else
 		fprintf(out, ", est. gain %.3f ms in switch costs", f->gain_us / 1000.0);
-	fprintf(out, "%s\n", col(o, C_RESET));
+	fprintf(out, "%s\n", al_col(o, C_RESET));
 }
 
 static void text_one(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
@@ -301,24 +259,24 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	if (!c->first)
 		fputc('\n', out);
 	c->first = false;
-	fprintf(out, "%s", col(o, C_BOLD));
+	fprintf(out, "%s", al_col(o, C_BOLD));
 	al_put_name(out, s ? s->path : "?", 0);
 	if (s)
-		fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+		fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 			al_spec_min_os(s->spec_version));
 	else
-		fprintf(out, "%s\n", col(o, C_RESET));
+		fprintf(out, "%s\n", al_col(o, C_RESET));
 	if (!p) {
-		fprintf(out, "  %splan failed:%s %s\n", col(o, C_RED), col(o, C_RESET), error ? error : "?");
+		fprintf(out, "  %splan failed:%s %s\n", al_col(o, C_RED), al_col(o, C_RESET), error ? error : "?");
 		return;
 	}
 	const struct al_target *t = p->target;
 	fprintf(out, "  target   %s, %s\n", t && t->id ? t->id : "?", t && t->name ? t->name : "?");
 	fprintf(out, "  policy   %s (%s)\n%s           %s%s\n", al_policy_name(p->policy), p->policy_why,
-		col(o, C_DIM), policy_text[p->policy < AL_POLICY_COUNT ? p->policy : 0], col(o, C_RESET));
+		al_col(o, C_DIM), policy_text[p->policy < AL_POLICY_COUNT ? p->policy : 0], al_col(o, C_RESET));
 	if (p->model_rule)
 		fprintf(out, "  model    %s%s%s (%s) moves the whole model off the ANE (-> %s)\n",
-			col(o, C_RED), p->model_rule->id, col(o, C_RESET), p->model_rule->name,
+			al_col(o, C_RED), p->model_rule->id, al_col(o, C_RESET), p->model_rule->name,
 			al_unit_name(p->model_rule->unit));
 	if (p->n_nodes == 0) {
 		if (s->n_children)
@@ -330,14 +288,14 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	text_bar(out, p, o);
 	bool flops = p->total_flops > 0;
 	char b1[32], b2[32];
-	fprintf(out, "%s  %7s  %-4s  %7s  %13s  %10s  %6s  %9s%s\n", col(o, C_DIM), "segment", "unit",
-		"layers", "first..last", "FLOPs", "share", "est. ms", col(o, C_RESET));
+	fprintf(out, "%s  %7s  %-4s  %7s  %13s  %10s  %6s  %9s%s\n", al_col(o, C_DIM), "segment", "unit",
+		"layers", "first..last", "FLOPs", "share", "est. ms", al_col(o, C_RESET));
 	for (uint32_t k = 0; k < p->n_segments && k < TEXT_SEGMENTS; k++) {
 		const struct al_segment *g = &p->segments[k];
 		char range[32];
 		snprintf(range, sizeof range, "%" PRIu32 "..%" PRIu32, g->first, g->last);
 		fprintf(out, "  %7" PRIu32 "  %s%-4s%s  %7" PRIu32 "  %13s  %10s  ", k,
-			col(o, unit_colour(g->unit)), unit_upper(g->unit), col(o, C_RESET), g->n_nodes,
+			al_col(o, al_unit_colour(g->unit)), unit_upper(g->unit), al_col(o, C_RESET), g->n_nodes,
 			range, flops ? si(b1, sizeof b1, g->flops) : "-");
 		if (flops)
 			fprintf(out, "%5.1f%%", 100.0 * g->flops / p->total_flops);

@@ -7,59 +7,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define C_RESET "\033[0m"
-#define C_GREEN "\033[32m"
-#define C_RED "\033[31m"
-#define C_YELLOW "\033[33m"
-#define C_BOLD "\033[1m"
-#define C_DIM "\033[2m"
-
-static const char *col(const struct al_report_opts *o, const char *c)
-{
-	return o && o->color ? c : "";
-}
-
-/* Print s with control bytes escaped, cut to `width` columns (0 = no cut),
- * padded to `width` when pad is set. Returns columns written. */
-static int put_clean(FILE *out, const char *s, int width, bool pad)
-{
-	int w = 0;
-	if (!s)
-		s = "";
-	size_t len = strlen(s);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (width && w >= width - 1 && i + 1 < len) {
-			fputc('~', out);
-			w++;
-			break;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\x%02x", c);
-			w += 4;
-		} else {
-			fputc(c, out);
-			if ((c & 0xc0) != 0x80)
-				w++;
-		}
-	}
-	while (pad && w < width) {
-		fputc(' ', out);
-		w++;
-	}
-	return w;
-}
-
-static const char *unit_colour(enum al_unit u)
-{
-	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
-}
-
 static void print_header(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
-	fprintf(out, "%s", col(o, C_BOLD));
-	put_clean(out, s->path, 0, false);
-	fprintf(out, "%s  %s, spec %d (%s)\n", col(o, C_RESET), s->type, s->spec_version,
+	fprintf(out, "%s", al_col(o, C_BOLD));
+	al_put_name(out, s->path, 0);
+	fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 		al_spec_min_os(s->spec_version));
 }
 
@@ -83,19 +35,12 @@ static void print_row(void *vctx, const struct al_node *n)
 		t->hidden_consts++;
 		return;
 	}
-	if (n->owner != t->last_graph) {
-		t->last_graph = n->owner;
-		if (n->owner && (n->owner->function || n->owner->depth > 0)) {
-			fprintf(out, "%s  -- ", col(o, C_DIM));
-			put_clean(out, n->owner->block ? n->owner->block : n->owner->function, 0, false);
-			fprintf(out, " --%s\n", col(o, C_RESET));
-		}
-	}
+	al_put_graph_header(out, o, n, &t->last_graph);
 	int depth = n->owner ? n->owner->depth : 0;
 	fprintf(out, "%5" PRIu32 "  %*s", row, depth * 2, "");
-	put_clean(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8, true);
+	al_put_name_padded(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8);
 	fputs("  ", out);
-	put_clean(out, n->type, 22, true);
+	al_put_name_padded(out, n->type, 22);
 	fputs("  ", out);
 	if (o->shapes) { /* --shapes: the first output's inferred shape */
 		char sh[128] = "-";
@@ -105,21 +50,21 @@ static void print_row(void *vctx, const struct al_node *n)
 	}
 	const struct al_verdict *v = &n->verdict;
 	if (v->ane) {
-		fprintf(out, "%sANE%s", col(o, C_GREEN), col(o, C_RESET));
+		fprintf(out, "%sANE%s", al_col(o, C_GREEN), al_col(o, C_RESET));
 		if (v->n_rules)
 			fprintf(out, "%15s", "");
 	} else {
 		char unit[32];
 		snprintf(unit, sizeof unit, "-> %s", al_unit_name(v->unit));
-		fprintf(out, "%s%-18s%s", col(o, unit_colour(v->unit)), unit, col(o, C_RESET));
+		fprintf(out, "%s%-18s%s", al_col(o, al_unit_colour(v->unit)), unit, al_col(o, C_RESET));
 	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
 		bool warn = rule->kind == AL_RULE_WARN;
-		fprintf(out, "%s%s%s%s", r ? "; " : " ", col(o, warn ? C_YELLOW : ""), rule->id,
-			col(o, warn ? C_RESET : ""));
+		fprintf(out, "%s%s%s%s", r ? "; " : " ", al_col(o, warn ? C_YELLOW : ""), rule->id,
+			al_col(o, warn ? C_RESET : ""));
 		fputs(" ", out);
-		put_clean(out, v->reasons[r], 0, false);
+		al_put_name(out, v->reasons[r], 0);
 	}
 	fputc('\n', out);
 }
@@ -141,10 +86,10 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 	fprintf(out, "summary: %" PRIu32 " %s", sum.nodes, what);
 	if (sum.consts)
 		fprintf(out, " (+%" PRIu32 " const)", sum.consts);
-	fprintf(out, ", %s%" PRIu32 " on the ANE (%.1f%%)%s", col(o, C_GREEN), ane, pct(ane, sum.nodes),
-		col(o, C_RESET));
+	fprintf(out, ", %s%" PRIu32 " on the ANE (%.1f%%)%s", al_col(o, C_GREEN), ane, pct(ane, sum.nodes),
+		al_col(o, C_RESET));
 	if (off) {
-		fprintf(out, ", %s%" PRIu32 " fall back%s:", col(o, C_RED), off, col(o, C_RESET));
+		fprintf(out, ", %s%" PRIu32 " fall back%s:", al_col(o, C_RED), off, al_col(o, C_RESET));
 		bool first = true;
 		for (int u = AL_UNIT_GPU; u < AL_UNIT_COUNT; u++)
 			if (sum.per_unit[u]) {
@@ -169,9 +114,9 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 	for (uint32_t i = 0; i < s->n_findings; i++) {
 		const struct al_finding *f = &s->findings[i];
 		bool warn = f->rule->kind == AL_RULE_WARN;
-		fprintf(out, "model: %s%s%s %s [%c] ", col(o, warn ? C_YELLOW : C_RED), f->rule->id,
-			col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->confidence);
-		put_clean(out, f->reason, 0, false);
+		fprintf(out, "model: %s%s%s %s [%c] ", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
+			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->confidence);
+		al_put_name(out, f->reason, 0);
 		if (!warn)
 			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
 		fputc('\n', out);
@@ -184,15 +129,15 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 		const struct al_diag *x = al_diags_get(d, i);
 		if (x->severity != AL_SEV_WARNING)
 			continue;
-		fprintf(out, "%swarning:%s ", col(o, C_YELLOW), col(o, C_RESET));
-		put_clean(out, x->where ? x->where : "", 0, false);
+		fprintf(out, "%swarning:%s ", al_col(o, C_YELLOW), al_col(o, C_RESET));
+		al_put_name(out, x->where ? x->where : "", 0);
 		fputs(x->where ? ": " : "", out);
-		put_clean(out, x->msg, 0, false);
+		al_put_name(out, x->msg, 0);
 		fputc('\n', out);
 	}
 	if (al_diags_dropped(d))
-		fprintf(out, "%s(%zu more diagnostics not shown)%s\n", col(o, C_YELLOW), al_diags_dropped(d),
-			col(o, C_RESET));
+		fprintf(out, "%s(%zu more diagnostics not shown)%s\n", al_col(o, C_YELLOW), al_diags_dropped(d),
+			al_col(o, C_RESET));
 }
 
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
@@ -213,15 +158,15 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			first = false;
 			print_header(out, s, o);
 			if (s->n_graphs) {
-				fprintf(out, "%s%5s  %-30s  %-22s  ", col(o, C_DIM), "#", "name", "type");
+				fprintf(out, "%s%5s  %-30s  %-22s  ", al_col(o, C_DIM), "#", "name", "type");
 				if (o->shapes)
 					fprintf(out, "%-18s  ", "shape");
-				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", col(o, C_RESET));
+				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", al_col(o, C_RESET));
 				struct table_ctx t = {.out = out, .o = o};
 				al_walk_nodes(s, print_row, &t);
 				if (t.hidden_consts)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
-						col(o, C_DIM), t.hidden_consts, col(o, C_RESET));
+						al_col(o, C_DIM), t.hidden_consts, al_col(o, C_RESET));
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
@@ -251,7 +196,7 @@ static void print_shape(FILE *out, const int64_t *v, uint32_t n)
 static void print_feature(FILE *out, const struct al_feature *f)
 {
 	fputs("    ", out);
-	put_clean(out, f->name, 0, false);
+	al_put_name(out, f->name, 0);
 	fprintf(out, ": %s", al_feature_kind_name(f->kind));
 	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_STATE) {
 		fprintf(out, " %s ", al_dtype_name(f->dtype));
@@ -287,7 +232,7 @@ static void print_feature(FILE *out, const struct al_feature *f)
 		fputs(" (optional)", out);
 	if (f->description && *f->description) {
 		fputs("  -- ", out);
-		put_clean(out, f->description, 60, false);
+		al_put_name(out, f->description, 60);
 	}
 	fputc('\n', out);
 }
@@ -307,7 +252,7 @@ static void print_meta(FILE *out, const char *label, const char *v)
 	if (!v || !*v)
 		return;
 	fprintf(out, "  %s: ", label);
-	put_clean(out, v, 0, false);
+	al_put_name(out, v, 0);
 	fputc('\n', out);
 }
 
@@ -339,9 +284,9 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 				print_feature(out, &s->outputs[f]);
 			for (uint32_t f = 0; f < s->n_functions; f++) {
 				fprintf(out, "  function ");
-				put_clean(out, s->functions[f], 0, false);
+				al_put_name(out, s->functions[f], 0);
 				fprintf(out, " (opset ");
-				put_clean(out, s->opsets[f], 0, false);
+				al_put_name(out, s->opsets[f], 0);
 				fprintf(out, ")\n");
 			}
 			if (s->n_graphs) {
@@ -354,7 +299,7 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 					total);
 				for (uint32_t t = 0; t < tc.n; t++) {
 					fprintf(out, "%s", t ? ", " : "");
-					put_clean(out, tc.items[t].type, 0, false);
+					al_put_name(out, tc.items[t].type, 0);
 					fprintf(out, " %" PRIu32, tc.items[t].count);
 				}
 				fprintf(out, "%s)\n", tc.truncated ? ", ..." : "");
@@ -376,9 +321,9 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 			print_meta(out, "version", s->version_string);
 			for (uint32_t u = 0; u < s->n_user_defined; u++) {
 				fputs("  ", out);
-				put_clean(out, s->user_defined[u].key, 0, false);
+				al_put_name(out, s->user_defined[u].key, 0);
 				fputs(": ", out);
-				put_clean(out, s->user_defined[u].value, 0, false);
+				al_put_name(out, s->user_defined[u].value, 0);
 				fputc('\n', out);
 			}
 		}

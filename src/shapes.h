@@ -33,6 +33,12 @@ int shp_axis(const struct al_shape *s, int64_t a);
 /* Numpy broadcast of a and b into out (rank max of both); false (out
  * unknown) when a known pair of dims differs and neither is 1. */
 bool shp_broadcast(const struct al_shape *a, const struct al_shape *b, struct al_shape *out);
+/* Matrix product of a [..., M, K] and b [..., K, N] (transposed when ta / tb) with
+ * batch broadcasting, rank-1 operands promoted and dropped as numpy does; o gets
+ * dtype. False with o untouched when a or b is NULL or of rank < 1, false with o
+ * of rank max(a, b) and unknown dims when the batch dims do not broadcast. */
+bool shp_matmul(struct al_shape *o, const struct al_shape *a, const struct al_shape *b, bool ta, bool tb,
+		int dtype);
 /* "[1,16,32,32]", "?" for unknown dims, "64*" for flexible ones, "[?...]" for
  * an unknown rank; "[]" for a scalar. */
 void shp_format(const struct al_shape *s, char *buf, size_t cap);

@@ -290,13 +290,19 @@ static bool conv_params(const struct shp_node *x, int nsp, int64_t *st, int64_t 
 	return true;
 }
 
+/* x [N, C, *D] with 1 to 3 spatial dims and a weight of the same rank. */
+static bool conv_inputs(const struct shp_node *x, struct al_shape *s, struct al_shape *w)
+{
+	return x->n_out && P(x, "x", s) && P(x, "weight", w) && s->rank >= 3 && s->rank <= 5 &&
+	       w->rank == s->rank;
+}
+
 /* conv: x [N, Cin, *D], weight [Cout, Cin/groups, *K] -> [N, Cout, *D_out]. */
 static bool m_conv(const struct shp_node *x, const char *arg)
 {
 	struct al_shape s, w;
 	(void)arg;
-	if (!x->n_out || !P(x, "x", &s) || !P(x, "weight", &w) || s.rank < 3 || s.rank > 5 ||
-	    w.rank != s.rank)
+	if (!conv_inputs(x, &s, &w))
 		return false;
 	int nsp = s.rank - 2;
 	int64_t st[3], dl[3], pad[6];
@@ -320,8 +326,7 @@ static bool m_conv_transpose(const struct shp_node *x, const char *arg)
 {
 	struct al_shape s, w;
 	(void)arg;
-	if (!x->n_out || !P(x, "x", &s) || !P(x, "weight", &w) || s.rank < 3 || s.rank > 5 ||
-	    w.rank != s.rank)
+	if (!conv_inputs(x, &s, &w))
 		return false;
 	int nsp = s.rank - 2;
 	struct al_shape *o = &x->out[0];
@@ -386,41 +391,11 @@ static bool m_pool(const struct shp_node *x, const char *arg)
 static bool matmul_of(struct al_shape *o, const struct al_shape *a, const struct al_shape *b, bool ta,
 		      bool tb)
 {
-	if (a->rank < 1 || b->rank < 1 || a->rank > AL_SHAPE_MAX_RANK || b->rank > AL_SHAPE_MAX_RANK)
+	struct al_shape t;
+	if (a->rank > AL_SHAPE_MAX_RANK || b->rank > AL_SHAPE_MAX_RANK ||
+	    !shp_matmul(&t, a, b, ta, tb, a->dtype))
 		return false;
-	struct al_shape A = *a, B = *b;
-	bool a1 = a->rank == 1, b1 = b->rank == 1;
-	if (a1) {
-		shp_rank(&A, 2, a->dtype);
-		shp_set(&A, 0, 1, false);
-		shp_copy_dim(&A, 1, a, 0);
-		ta = false;
-	}
-	if (b1) {
-		shp_rank(&B, 2, b->dtype);
-		shp_copy_dim(&B, 0, b, 0);
-		shp_set(&B, 1, 1, false);
-		tb = false;
-	}
-	struct al_shape ba = A, bb = B, bo;
-	ba.rank -= 2;
-	bb.rank -= 2;
-	if (!shp_broadcast(&ba, &bb, &bo) || bo.rank < 0 || bo.rank + 2 > AL_SHAPE_MAX_RANK)
-		return false;
-	int r = bo.rank + 2;
-	*o = bo;
-	o->rank = r;
-	o->dtype = a->dtype;
-	shp_copy_dim(o, r - 2, &A, ta ? A.rank - 1 : A.rank - 2);
-	shp_copy_dim(o, r - 1, &B, tb ? B.rank - 2 : B.rank - 1);
-	if (a1 && b1) {
-		shp_rank(o, 0, a->dtype);
-	} else if (a1) {
-		shp_copy_dim(o, r - 2, o, r - 1);
-		o->rank = r - 1;
-	} else if (b1) {
-		o->rank = r - 1;
-	}
+	*o = t;
 	return true;
 }
 

@@ -1045,52 +1045,6 @@ static void nn_reduce(const struct shp_node *x, al_span p)
 		x->out[0].dtype = AL_DT_FP32;
 }
 
-/* Matrix product of a [..., M, K] and b [..., K, N] with batch broadcasting
- * (rank-1 operands promoted as numpy does). */
-static void matmul_shape(struct al_shape *o, const struct al_shape *a, const struct al_shape *b,
-			 bool ta, bool tb, int dtype)
-{
-	if (!a || !b || a->rank < 1 || b->rank < 1)
-		return;
-	struct al_shape A = *a, B = *b;
-	bool a1 = a->rank == 1, b1 = b->rank == 1;
-	if (a1) {
-		shp_rank(&A, 2, a->dtype);
-		shp_set(&A, 0, 1, false);
-		shp_copy_dim(&A, 1, a, 0);
-		ta = false;
-	}
-	if (b1) {
-		shp_rank(&B, 2, b->dtype);
-		shp_copy_dim(&B, 0, b, 0);
-		shp_set(&B, 1, 1, false);
-		tb = false;
-	}
-	int ar = A.rank, br = B.rank;
-	int mi = ta ? ar - 1 : ar - 2, ni = tb ? br - 2 : br - 1;
-	struct al_shape ba = A, bb = B, bo;
-	ba.rank = ar - 2;
-	bb.rank = br - 2;
-	if (!shp_broadcast(&ba, &bb, &bo) || bo.rank < 0) {
-		shp_rank(o, ar > br ? ar : br, dtype);
-		return;
-	}
-	int r = bo.rank + 2;
-	*o = bo;
-	o->rank = r;
-	o->dtype = dtype;
-	shp_copy_dim(o, r - 2, &A, mi);
-	shp_copy_dim(o, r - 1, &B, ni);
-	if (a1 && b1) {
-		shp_rank(o, 0, dtype);
-	} else if (a1) { /* drop the prepended M = 1 */
-		shp_copy_dim(o, r - 2, o, r - 1);
-		o->rank = r - 1;
-	} else if (b1) {
-		o->rank = r - 1;
-	}
-}
-
 /* BatchedMatMulLayerParams transposeA = 1, transposeB = 2,
  * weightMatrixSecondDimension = 6 (one input: [..., X1] -> [..., X2]). */
 static void nn_batched_matmul(const struct shp_node *x, al_span p)
@@ -1099,7 +1053,7 @@ static void nn_batched_matmul(const struct shp_node *x, al_span p)
 	if (!x->n_out || !a)
 		return;
 	if (x->n_in >= 2) {
-		matmul_shape(&x->out[0], a, in_at(x, 1), pb(p, 1), pb(p, 2), AL_DT_FP32);
+		shp_matmul(&x->out[0], a, in_at(x, 1), pb(p, 1), pb(p, 2), AL_DT_FP32);
 		return;
 	}
 	int64_t x2 = (int64_t)(pu(p, 6, 0) & INT64_MAX);

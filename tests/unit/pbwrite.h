@@ -90,4 +90,13 @@ static inline void put_packed(struct buf *o, uint32_t num, const int64_t *v, siz
 	put_msg(o, num, &p);
 }
 
+/* MIL NamedValueType{name, type}; frees type. */
+static inline struct buf named(const char *name, struct buf *type)
+{
+	struct buf nv = {0};
+	put_str(&nv, 1, name);
+	put_msg(&nv, 2, type);
+	return nv;
+}
+
 #endif

@@ -1142,19 +1142,6 @@ static void put_str_file(const char *path, const char *s)
 	spew(path, s, strlen(s));
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Put the package back as copied: every file, directory and permission. */
 static void pkg_restore(struct pkg *k)
 {

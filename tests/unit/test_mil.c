@@ -35,14 +35,6 @@ static struct buf tensor_type(int dtype, int rank, const int64_t *dims, int n_di
 	return vt;
 }
 
-static struct buf named(const char *name, struct buf *type)
-{
-	struct buf nv = {0};
-	put_str(&nv, 1, name);
-	put_msg(&nv, 2, type);
-	return nv;
-}
-
 /* Value{type, immediateValue{tensor{<field>{values = 1: raw}}}} */
 static struct buf imm_value(int dtype, int rank, const int64_t *dims, uint32_t tv_field,
 			    const void *raw, size_t n, bool packed_field)
@@ -870,19 +862,6 @@ static void test_corpus_lists(void **state)
 /* ================================================================ damaged packages */
 
 static char tmp_root[64];
-
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void copy_file(const char *from, const char *to)
 {

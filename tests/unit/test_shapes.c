@@ -674,14 +674,6 @@ static struct buf tensor_type(int dtype, int rank, const int64_t *dims)
 	return vt;
 }
 
-static struct buf named(const char *name, struct buf *type)
-{
-	struct buf nv = {0};
-	put_str(&nv, 1, name);
-	put_msg(&nv, 2, type);
-	return nv;
-}
-
 /* A const op `name` holding int32 values (immediate). */
 static void const_ints(struct buf *block, const char *name, const int64_t *v, int n, bool scalar)
 {

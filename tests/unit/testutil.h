@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 
 /* Repo root: $ANELINT_ROOT, else the current directory (make runs tests there). */
@@ -56,6 +57,20 @@ static inline const char *corpus_file(const char *rel)
 		return NULL;
 	int n = snprintf(buf, sizeof buf, "%s/%s", c, rel);
 	return n > 0 && (size_t)n < sizeof buf ? buf : NULL;
+}
+
+static inline int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Remove path and everything below it (no links followed). */
+static inline void rm_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif
