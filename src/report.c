@@ -5,6 +5,7 @@
  * library itself never chooses to print. */
 #include "report.h"
 
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,4 +222,60 @@ void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct
 		al_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
 		fprintf(out, " --%s\n", al_col(o, C_RESET));
 	}
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there are not
+ * one (overlong forms, surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+	if (!n || (n == 3 && c > 0xef))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+	    (c == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+json_object *al_json_string(const char *s)
+{
+	/* Names come from hostile files and json-c copies bytes as they are; a JSON
+	 * document must be UTF-8, so each invalid byte becomes U+FFFD. */
+	if (!s)
+		s = "";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), bad = 0;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(u + i);
+		bad += n == 0;
+		i += n ? n : 1;
+	}
+	if (!bad)
+		return json_object_new_string(s);
+	char *fixed = al_malloc(len + 2 * bad + 1);
+	if (!fixed)
+		return json_object_new_string("");
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq(u + i);
+		if (n) {
+			memcpy(fixed + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(fixed + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	fixed[o] = 0;
+	json_object *j = json_object_new_string(fixed);
+	al_free(fixed);
+	return j;
 }

@@ -87,4 +87,8 @@ struct json_object;
 void al_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o);
 
+/* A JSON string for text from a model file: invalid UTF-8 bytes become U+FFFD. */
+struct json_object;
+struct json_object *al_json_string(const char *s);
+
 #endif

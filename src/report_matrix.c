@@ -338,8 +338,8 @@ void al_json_check_matrix(json_object *root, const struct al_report_item *items,
 	for (size_t t = 0; t < nt; t++) {
 		const struct al_target *x = al_target_at(t);
 		json_object *j = json_object_new_object();
-		json_object_object_add(j, "id", json_object_new_string(x->id));
-		json_object_object_add(j, "name", json_object_new_string(x->name ? x->name : ""));
+		json_object_object_add(j, "id", al_json_string(x->id));
+		json_object_object_add(j, "name", al_json_string(x->name ? x->name : ""));
 		json_object_array_add(targets, j);
 	}
 	json_object_object_add(root, "targets", targets);
@@ -375,7 +375,7 @@ void al_json_check_matrix(json_object *root, const struct al_report_item *items,
 				for (size_t t = 0; t < nt; t++) {
 					uint8_t x = rec[k].nodes[j].unit[t];
 					json_object_object_add(u, al_target_at(t)->id,
-							       json_object_new_string(x < AL_UNIT_COUNT ? al_unit_name(x)
+							       al_json_string(x < AL_UNIT_COUNT ? al_unit_name(x)
 													: "unknown"));
 				}
 				json_object_object_add(json_object_array_get_idx(layers, j), "units", u);

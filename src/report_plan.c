@@ -393,33 +393,33 @@ static json_object *layer_ref(const struct index_map *map, const struct al_node 
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "index", json_object_new_int64(node_index(map, n)));
-	json_object_object_add(o, "name", json_object_new_string(n && n->name ? n->name : ""));
-	json_object_object_add(o, "type", json_object_new_string(n && n->type ? n->type : ""));
+	json_object_object_add(o, "name", al_json_string(n && n->name ? n->name : ""));
+	json_object_object_add(o, "type", al_json_string(n && n->type ? n->type : ""));
 	return o;
 }
 
 static json_object *plan_json(const struct al_submodel *s, const struct al_plan *p)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", json_object_new_string(s->path ? s->path : ""));
-	json_object_object_add(o, "file", s->file ? json_object_new_string(s->file) : NULL);
-	json_object_object_add(o, "type", json_object_new_string(s->type ? s->type : ""));
+	json_object_object_add(o, "path", al_json_string(s->path ? s->path : ""));
+	json_object_object_add(o, "file", s->file ? al_json_string(s->file) : NULL);
+	json_object_object_add(o, "type", al_json_string(s->type ? s->type : ""));
 	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
-	json_object_object_add(o, "min_os", json_object_new_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "min_os", al_json_string(al_spec_min_os(s->spec_version)));
 	json_object_object_add(o, "depth", json_object_new_int(s->depth));
 	json_object *t = json_object_new_object();
-	json_object_object_add(t, "id", json_object_new_string(p->target && p->target->id ? p->target->id : ""));
+	json_object_object_add(t, "id", al_json_string(p->target && p->target->id ? p->target->id : ""));
 	json_object_object_add(t, "name",
-			       json_object_new_string(p->target && p->target->name ? p->target->name : ""));
+			       al_json_string(p->target && p->target->name ? p->target->name : ""));
 	json_object_object_add(o, "target", t);
-	json_object_object_add(o, "policy", json_object_new_string(al_policy_name(p->policy)));
-	json_object_object_add(o, "policy_why", json_object_new_string(p->policy_why ? p->policy_why : ""));
+	json_object_object_add(o, "policy", al_json_string(al_policy_name(p->policy)));
+	json_object_object_add(o, "policy_why", al_json_string(p->policy_why ? p->policy_why : ""));
 	json_object_object_add(o, "model_rule",
-			       p->model_rule ? json_object_new_string(p->model_rule->id) : NULL);
+			       p->model_rule ? al_json_string(p->model_rule->id) : NULL);
 	bool flops = p->total_flops > 0;
 	json_object *est = json_object_new_object();
 	json_object_object_add(est, "timed", json_object_new_boolean(p->timed));
-	json_object_object_add(est, "share_basis", json_object_new_string(flops ? "flops" : "layers"));
+	json_object_object_add(est, "share_basis", al_json_string(flops ? "flops" : "layers"));
 	json_object_object_add(est, "uncosted_layers", json_object_new_int64(p->n_uncosted));
 	json_object_object_add(o, "estimates", est);
 	json_object *sw = json_object_new_object();
@@ -442,7 +442,7 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		}
 		bar[p->n_nodes] = 0;
 	}
-	json_object_object_add(o, "bar", json_object_new_string(bar ? bar : ""));
+	json_object_object_add(o, "bar", al_json_string(bar ? bar : ""));
 	al_free(bar);
 
 	json_object *tot = json_object_new_object();
@@ -464,7 +464,7 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		const struct al_segment *g = &p->segments[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "index", json_object_new_int64(k));
-		json_object_object_add(j, "unit", json_object_new_string(al_unit_name(g->unit)));
+		json_object_object_add(j, "unit", al_json_string(al_unit_name(g->unit)));
 		json_object_object_add(j, "first", json_object_new_int64(g->first));
 		json_object_object_add(j, "last", json_object_new_int64(g->last));
 		json_object_object_add(j, "layers", json_object_new_int64(g->n_nodes));
@@ -482,8 +482,8 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "from", json_object_new_int64(x->from));
 		json_object_object_add(j, "to", json_object_new_int64(x->to));
-		json_object_object_add(j, "from_unit", json_object_new_string(al_unit_name(p->segments[x->from].unit)));
-		json_object_object_add(j, "to_unit", json_object_new_string(al_unit_name(p->segments[x->to].unit)));
+		json_object_object_add(j, "from_unit", al_json_string(al_unit_name(p->segments[x->from].unit)));
+		json_object_object_add(j, "to_unit", al_json_string(al_unit_name(p->segments[x->to].unit)));
 		json_object_object_add(j, "cost_us", us_json(x->us));
 		json_object_array_add(sws, j);
 	}
@@ -494,12 +494,12 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		const struct al_node *n = p->nodes[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
-		json_object_object_add(j, "name", json_object_new_string(n->name ? n->name : ""));
-		json_object_object_add(j, "type", json_object_new_string(n->type ? n->type : ""));
-		json_object_object_add(j, "verdict", json_object_new_string(n->verdict.ane ? "ane"
+		json_object_object_add(j, "name", al_json_string(n->name ? n->name : ""));
+		json_object_object_add(j, "type", al_json_string(n->type ? n->type : ""));
+		json_object_object_add(j, "verdict", al_json_string(n->verdict.ane ? "ane"
 						     : al_unit_name(n->verdict.unit)));
-		json_object_object_add(j, "unit", json_object_new_string(al_unit_name(p->unit[k])));
-		json_object_object_add(j, "placed", json_object_new_string(al_place_name(p->place[k])));
+		json_object_object_add(j, "unit", al_json_string(al_unit_name(p->unit[k])));
+		json_object_object_add(j, "placed", al_json_string(al_place_name(p->place[k])));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
 		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
@@ -515,8 +515,8 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		const struct al_fix *f = &p->fixes[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "rank", json_object_new_int64(k + 1));
-		json_object_object_add(j, "kind", json_object_new_string(fix_kind_names[f->kind]));
-		json_object_object_add(j, "rule", f->rule ? json_object_new_string(f->rule->id) : NULL);
+		json_object_object_add(j, "kind", al_json_string(fix_kind_names[f->kind]));
+		json_object_object_add(j, "rule", f->rule ? al_json_string(f->rule->id) : NULL);
 		json_object *ls = json_object_new_array();
 		for (uint32_t i = 0; i < f->n_nodes; i++)
 			json_object_array_add(ls, layer_ref(&map, f->nodes[i]));
@@ -546,16 +546,16 @@ static void json_one(void *vctx, const struct al_report_item *it, const struct a
 		return;
 	}
 	json_object *e = json_object_new_object();
-	json_object_object_add(e, "path", json_object_new_string(s && s->path ? s->path : it->path));
-	json_object_object_add(e, "status", json_object_new_string("plan failed"));
+	json_object_object_add(e, "path", al_json_string(s && s->path ? s->path : it->path));
+	json_object_object_add(e, "status", al_json_string("plan failed"));
 	json_object *d = json_object_new_array();
 	json_object *x = json_object_new_object();
-	json_object_object_add(x, "severity", json_object_new_string("error"));
+	json_object_object_add(x, "severity", al_json_string("error"));
 	json_object_object_add(x, "file", NULL);
 	json_object_object_add(x, "offset", NULL);
 	json_object_object_add(x, "where", NULL);
 	json_object_object_add(x, "node", NULL);
-	json_object_object_add(x, "message", json_object_new_string(error ? error : "?"));
+	json_object_object_add(x, "message", al_json_string(error ? error : "?"));
 	json_object_array_add(d, x);
 	json_object_object_add(e, "diagnostics", d);
 	json_object_array_add(c->errors, e);
@@ -565,13 +565,13 @@ static json_object *diag_json(const struct al_diag *x)
 {
 	static const char *const sev[] = {"note", "warning", "error"};
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "severity", json_object_new_string(sev[x->severity]));
-	json_object_object_add(o, "file", x->file ? json_object_new_string(x->file) : NULL);
+	json_object_object_add(o, "severity", al_json_string(sev[x->severity]));
+	json_object_object_add(o, "file", x->file ? al_json_string(x->file) : NULL);
 	json_object_object_add(o, "offset",
 			       x->offset == UINT64_MAX ? NULL : json_object_new_int64((int64_t)x->offset));
-	json_object_object_add(o, "where", x->where ? json_object_new_string(x->where) : NULL);
-	json_object_object_add(o, "node", x->node ? json_object_new_string(x->node) : NULL);
-	json_object_object_add(o, "message", json_object_new_string(x->msg));
+	json_object_object_add(o, "where", x->where ? al_json_string(x->where) : NULL);
+	json_object_object_add(o, "node", x->node ? al_json_string(x->node) : NULL);
+	json_object_object_add(o, "message", al_json_string(x->msg));
 	return o;
 }
 
@@ -579,16 +579,16 @@ void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o)
 {
 	json_object *root = json_object_new_object();
-	json_object_object_add(root, "anelint", json_object_new_string(ANELINT_VERSION));
+	json_object_object_add(root, "anelint", al_json_string(ANELINT_VERSION));
 	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
-	json_object_object_add(root, "command", json_object_new_string("plan"));
+	json_object_object_add(root, "command", al_json_string("plan"));
 	struct json_ctx c = {json_object_new_array(), json_object_new_array()};
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].model)
 			continue;
 		json_object *e = json_object_new_object();
-		json_object_object_add(e, "path", json_object_new_string(items[i].path));
-		json_object_object_add(e, "status", json_object_new_string(al_status_str(items[i].status)));
+		json_object_object_add(e, "path", al_json_string(items[i].path));
+		json_object_object_add(e, "status", al_json_string(al_status_str(items[i].status)));
 		json_object *d = json_object_new_array();
 		for (size_t k = 0; k < al_diags_count(items[i].diags); k++)
 			if (al_diags_get(items[i].diags, k)->severity == AL_SEV_ERROR)

@@ -1,0 +1,1 @@
+check --format json tests/data/crafted/invalid_utf8_name.mlmodel
