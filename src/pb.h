@@ -6,11 +6,12 @@
  * so reading a layer header never touches the weights that follow it.
  *
  * Why hand-written rather than protobuf-c (Debian libprotobuf-c): protobuf-c
- * unpacks whole messages and copies every `bytes` field (weights included),
- * and on malformed input returns NULL with no offset or field. Measured on
- * mobilenet_v2__nn_ios13.mlmodel (9.35 MB): a full unpack must allocate and
- * copy ~9 MB of weights, where this reader walks the layer headers only and
- * touches a few KB. Errors here carry the byte offset of the failing field.
+ * unpacks whole messages and copies every `bytes` field (weights included:
+ * 9.34 MB of fp32 weights in mobilenet_v2__nn_ios13.mlmodel, counted by this
+ * loader from span lengths), and on malformed input returns NULL with no offset
+ * or field. Measured with this reader (bench/run.sh): `anelint check` of a 495 MB
+ * model takes 6 ms warm and 21 ms cold with 10 MB peak RSS cold, against 29 ms /
+ * 332 ms for `cat` of the same file; errors carry the failing field's offset.
  *
  * Every length is bounded by the bytes actually present; no function reads
  * outside [span.p, span.p + span.n).
