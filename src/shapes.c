@@ -709,3 +709,33 @@ bool shp_matmul(struct al_shape *o, const struct al_shape *a, const struct al_sh
 	}
 	return true;
 }
+
+/* Elements of a python-style slice [b:e:st] of a dim of size d (masks take the
+ * whole side). With d unknown it still decides the cases that do not need d;
+ * `masked_begin_ok` also decides [:e:st] with e > 0 as ceil(e/st), as
+ * coremltools does for ML Programs. */
+int64_t shp_slice_count(int64_t d, int64_t b, int64_t e, int64_t st, bool bm, bool em,
+			bool masked_begin_ok)
+{
+	if (st == 0)
+		return AL_DIM_UNKNOWN;
+	if (d < 0) {
+		if (!bm && !em && b >= 0 && e >= b && st > 0)
+			return dim_div_ceil(e - b, st);
+		if (!bm && !em && b < 0 && e < 0 && b >= e && st < 0 && st != INT64_MIN)
+			return dim_div_ceil(b - e, -st);
+		if (masked_begin_ok && bm && !em && e > 0 && st > 0)
+			return dim_div_ceil(e, st);
+		return AL_DIM_UNKNOWN;
+	}
+	if (st > 0) {
+		int64_t lo = bm ? 0 : b < 0 ? (b + d < 0 ? 0 : b + d) : (b > d ? d : b);
+		int64_t hi = em ? d : e < 0 ? (e + d < 0 ? 0 : e + d) : (e > d ? d : e);
+		return hi > lo ? dim_div_ceil(hi - lo, st) : 0;
+	}
+	int64_t hi = bm ? d - 1 : b < 0 ? (b + d < 0 ? -1 : b + d) : (b > d - 1 ? d - 1 : b);
+	int64_t lo = em ? -1 : e < 0 ? (e + d < 0 ? -1 : e + d) : (e > d - 1 ? d - 1 : e);
+	if (st == INT64_MIN)
+		return hi > lo ? 1 : 0;
+	return hi > lo ? dim_div_ceil(hi - lo, -st) : 0;
+}

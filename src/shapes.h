@@ -50,6 +50,8 @@ int64_t dim_sub(int64_t a, int64_t b);
 int64_t dim_mul(int64_t a, int64_t b);
 int64_t dim_div_floor(int64_t a, int64_t b); /* b > 0 */
 int64_t dim_div_ceil(int64_t a, int64_t b);  /* b > 0 */
+int64_t shp_slice_count(int64_t d, int64_t b, int64_t e, int64_t st, bool bm, bool em,
+			bool masked_begin_ok);
 
 /* ---------------------------------------------------------------- per node
  * What a shape function sees: the input shapes (NULL = unknown) in

@@ -664,31 +664,9 @@ static bool m_resize(const struct shp_node *x, const char *arg)
  * side); d unknown still decides the cases coremltools decides without it. */
 static int64_t slice_len(int64_t d, bool hb, int64_t b, bool he, int64_t e, int64_t st, bool bm, bool em)
 {
-	if (st == 0 || st == INT64_MIN)
+	if (st == INT64_MIN)
 		return AL_DIM_UNKNOWN;
-	if (!hb)
-		bm = true;
-	if (!he)
-		em = true;
-	if (d < 0) {
-		if (bm && em && (st == 1 || st == -1))
-			return AL_DIM_UNKNOWN; /* the whole (unknown) axis: caller copies it */
-		if (!bm && !em && b >= 0 && e >= b && st > 0)
-			return dim_div_ceil(e - b, st);
-		if (!bm && !em && b < 0 && e < 0 && b >= e && st < 0)
-			return dim_div_ceil(b - e, -st);
-		if (bm && !em && e > 0 && st > 0)
-			return dim_div_ceil(e, st);
-		return AL_DIM_UNKNOWN;
-	}
-	if (st > 0) {
-		int64_t lo = bm ? 0 : b < 0 ? (b + d < 0 ? 0 : b + d) : (b > d ? d : b);
-		int64_t hi = em ? d : e < 0 ? (e + d < 0 ? 0 : e + d) : (e > d ? d : e);
-		return hi > lo ? dim_div_ceil(hi - lo, st) : 0;
-	}
-	int64_t hi = bm ? d - 1 : b < 0 ? (b + d < 0 ? -1 : b + d) : (b > d - 1 ? d - 1 : b);
-	int64_t lo = em ? -1 : e < 0 ? (e + d < 0 ? -1 : e + d) : (e > d - 1 ? d - 1 : e);
-	return hi > lo ? dim_div_ceil(hi - lo, -st) : 0;
+	return shp_slice_count(d, b, e, st, bm || !hb, em || !he, true);
 }
 
 /* slice_by_index: begin, end, stride, begin_mask, end_mask, squeeze_mask (consts). */

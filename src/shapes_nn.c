@@ -649,31 +649,6 @@ static void nn_reorganize(const struct shp_node *x, al_span p)
 	}
 }
 
-/* Elements of a python-style slice [b:e:st] of a dim of size d (masks take the
- * whole side); d unknown still decides the cases that do not need it. */
-static int64_t slice_count(int64_t d, int64_t b, int64_t e, int64_t st, bool bm, bool em)
-{
-	if (st == 0)
-		return AL_DIM_UNKNOWN;
-	if (d < 0) {
-		if (!bm && !em && b >= 0 && e >= b && st > 0)
-			return dim_div_ceil(e - b, st);
-		if (!bm && !em && b < 0 && e < 0 && b >= e && st < 0)
-			return dim_div_ceil(b - e, -st);
-		return AL_DIM_UNKNOWN;
-	}
-	if (st > 0) {
-		int64_t lo = bm ? 0 : b < 0 ? (b + d < 0 ? 0 : b + d) : (b > d ? d : b);
-		int64_t hi = em ? d : e < 0 ? (e + d < 0 ? 0 : e + d) : (e > d ? d : e);
-		return hi > lo ? dim_div_ceil(hi - lo, st) : 0;
-	}
-	int64_t hi = bm ? d - 1 : b < 0 ? (b + d < 0 ? -1 : b + d) : (b > d - 1 ? d - 1 : b);
-	int64_t lo = em ? -1 : e < 0 ? (e + d < 0 ? -1 : e + d) : (e > d - 1 ? d - 1 : e);
-	if (st == INT64_MIN)
-		return hi > lo ? 1 : 0;
-	return hi > lo ? dim_div_ceil(hi - lo, -st) : 0;
-}
-
 /* SliceLayerParams (legacy) startIndex = 1, endIndex = 2 (exclusive), stride =
  * 3, axis = 4 (CHANNEL -3, HEIGHT -2, WIDTH -1). */
 static void nn_slice_legacy(const struct shp_node *x, al_span p)
@@ -684,7 +659,7 @@ static void nn_slice_legacy(const struct shp_node *x, al_span p)
 	int ax = back(x->in[0], (int)(3 - a));
 	int64_t st = (int64_t)(pu(p, 3, 1) & INT64_MAX);
 	int64_t d = shp_dim(x->in[0], ax);
-	int64_t v = slice_count(d, pi(p, 1, 0), pi(p, 2, 0), st ? st : 1, false, false);
+	int64_t v = shp_slice_count(d, pi(p, 1, 0), pi(p, 2, 0), st ? st : 1, false, false, false);
 	shp_set(&x->out[0], ax, v, false);
 }
 
@@ -717,7 +692,7 @@ static void slice_nd(const struct shp_node *x, al_span p, bool dynamic)
 		} else if (dynamic && !bm[i]) {
 			v = AL_DIM_UNKNOWN;
 		} else {
-			v = slice_count(shp_dim(s, i), b[i], e[i], stride, bm[i], em[i]);
+			v = shp_slice_count(shp_dim(s, i), b[i], e[i], stride, bm[i], em[i], false);
 		}
 		o->rank = r + 1;
 		shp_set(o, r++, v, fl);
