@@ -231,6 +231,49 @@ const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *pa
  * function / block input), or NULL. */
 const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name);
 
+/* ------------------------------------------------------------------ MIL values (for the interpreter)
+ * The interface of an ML Program graph's block: its inputs (a function's
+ * inputs, or the loop-carried names of a while_loop block) and the names it
+ * returns. False (io zeroed) for a graph that is not an ML Program's. */
+struct al_mil_block_io {
+	const char *const *inputs;
+	const struct al_ttype *in_types;
+	uint32_t n_inputs;
+	const char *const *outputs;
+	uint32_t n_outputs;
+};
+bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io);
+/* Binding k of parameter `param` of op n: 1 = a name (*out the name), 2 = a
+ * literal (*out the Value message), 0 = none. al_mil_param_count: how many. */
+int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out);
+uint32_t al_mil_param_count(const struct al_node *n, const char *param);
+/* attributes[key] of MIL op n (a Value message): a const's `val`, the
+ * parameters of the iOS16/17 constexpr_* ops. */
+bool al_mil_attr(const struct al_node *n, const char *key, al_span *val);
+/* What a Value message holds. dims are those declared (rank -1: unknown or
+ * more than AL_SHAPE_MAX_RANK). False when the message is malformed. */
+enum { AL_MV_NONE, AL_MV_TENSOR, AL_MV_STRINGS, AL_MV_BLOB, AL_MV_LIST, AL_MV_OTHER };
+struct al_mil_value {
+	int kind;
+	int dtype;
+	int rank;
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	uint64_t blob_offset;   /* AL_MV_BLOB: of the blob_metadata record */
+	bool blob_in_weights;   /* ... in @model_path/weights/weight.bin */
+};
+bool al_mil_value_read(al_span v, struct al_mil_value *out);
+/* The numbers of an immediate tensor Value (every TensorValue encoding), at most
+ * max stored; returns the count present, -1 when not a numeric tensor. */
+long al_mil_value_floats(al_span v, float *out, size_t max);
+/* The strings of a strings tensor Value, or of a list/tuple of scalar string
+ * Values (classify's classes); -1 otherwise. al_mil_value_list_ints: a list of
+ * scalar integer Values. */
+long al_mil_value_strings(al_span v, al_span *out, size_t max);
+long al_mil_value_list_ints(al_span v, int64_t *out, size_t max);
+/* The data bytes and MIL dtype of the blob whose metadata is at `offset` of m's
+ * weight.bin; NULL, else why not (one phrase). */
+const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype);
+
 /* ------------------------------------------------------------------ targets
  * Chip families in targets.def order; a rule's `families` is a bit set over them
  * (bit i = al_target_at(i)). AL_FAM_FROM(a15) = a15 and newer, AL_FAM_UPTO(a14) =

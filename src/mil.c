@@ -1,8 +1,11 @@
 /* mil.c: walks an ML Program (MIL.proto) into graphs: one per function, one
- * node per op, child graphs for cond / while_loop blocks, a value-name scope per
- * graph; checks each blob reference against weight.bin's 64-byte metadata (the
- * weight data is never read); answers the rules' al_mil_* parameter questions.
- * It does not infer shapes, check ops against their opset, or evaluate any op.
+ * node per op, child graphs for cond / while_loop blocks, a value-name scope and
+ * the block interface (inputs, returned names) per graph; checks each blob
+ * reference against weight.bin's 64-byte metadata (the weight data is never
+ * read); answers the rules' al_mil_* parameter questions and the interpreter's
+ * (bindings, attributes, immediate values decoded to floats or strings, where
+ * a blob's bytes are). It does not infer shapes, check ops against their
+ * opset, or evaluate any op.
  */
 #include "internal.h"
 
@@ -577,6 +580,13 @@ static void check_blobs(struct walk *w)
 
 /* ================================================================ blocks and ops */
 
+/* Every ML Program graph is allocated as a mil_graph (al_mil_block_io reads
+ * the block interface the view struct has no room for). */
+struct mil_graph {
+	struct al_graph g;
+	struct al_mil_block_io io;
+};
+
 static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const char *prefix,
 			const struct al_mil_scope *parent, const char **xin, const struct al_ttype *xty,
 			size_t n_xin);
@@ -779,7 +789,8 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	while (pb_next(&it, &f) && j < c[4]) {
 		if (f.num != 4)
 			continue;
-		struct al_graph *cg = al_arena_alloc(&w->m->arena, sizeof *cg);
+		struct mil_graph *mg = al_arena_alloc(&w->m->arena, sizeof *mg);
+		struct al_graph *cg = mg ? &mg->g : NULL;
 		char *bp = al_arena_printf(&w->m->arena, "%s.blocks[%u]", n->path, j);
 		if (cg)
 			cg->block = al_arena_printf(&w->m->arena, "%s/%s.blocks[%u]", g->block, n->name, j);
@@ -817,6 +828,26 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	struct al_ttype *bty;
 	if (!parse_named_list(w, msg, 1, c[1], &bin, &bty, prefix, NULL) && w->nomem)
 		return false;
+	if (!count_ok(w, c[2], msg.p, prefix, "block outputs"))
+		return false;
+	struct al_mil_block_io *io = &((struct mil_graph *)g)->io;
+	io->inputs = n_xin ? xin : bin;
+	io->in_types = n_xin ? xty : bty;
+	io->n_inputs = (uint32_t)(n_xin ? n_xin : c[1]);
+	if (c[2]) { /* outputs = 2: the names the block returns */
+		const char **outs = al_arena_array(&w->m->arena, c[2], sizeof *outs);
+		struct pb_iter oi;
+		struct pb_field of;
+		if (!outs)
+			return nomem(w);
+		uint32_t k = 0;
+		pb_iter_init(&oi, msg);
+		while (pb_next(&oi, &of) && k < c[2])
+			if (of.num == 2 && !(outs[k++] = dup_span(w, of.data)))
+				return false;
+		io->outputs = outs;
+		io->n_outputs = k;
+	}
 
 	if (!al_model_reserve_nodes(w->m, c[3])) {
 		diag(w, AL_SEV_ERROR, w->file, at(w, msg.p), prefix, NULL,
@@ -960,7 +991,8 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 		al_span key = {0}, fn = {0};
 		pb_get_bytes(f.data, 1, &key);
 		pb_get_bytes(f.data, 2, &fn);
-		struct al_graph *g = al_arena_alloc(&m->arena, sizeof *g);
+		struct mil_graph *mg = al_arena_alloc(&m->arena, sizeof *mg);
+		struct al_graph *g = mg ? &mg->g : NULL;
 		const char *name = dup_span(&w, key);
 		if (!g || !name)
 			break;
@@ -1127,10 +1159,11 @@ static double half_to_double(uint32_t h)
 	return h & 0x8000 ? -v : v;
 }
 
-/* Output of the element readers: ints or doubles. */
+/* Output of the element readers: ints, doubles or floats (the interpreter). */
 struct sink {
 	int64_t *i;
 	double *d;
+	float *f;
 	size_t max, n;
 };
 
@@ -1139,6 +1172,8 @@ static void put_int(struct sink *s, int64_t v)
 	if (s->n < s->max) {
 		if (s->i)
 			s->i[s->n] = v;
+		else if (s->f)
+			s->f[s->n] = (float)v;
 		else
 			s->d[s->n] = (double)v;
 	}
@@ -1147,8 +1182,12 @@ static void put_int(struct sink *s, int64_t v)
 
 static void put_double(struct sink *s, double v)
 {
-	if (s->n < s->max)
-		s->d[s->n] = v;
+	if (s->n < s->max) {
+		if (s->f)
+			s->f[s->n] = (float)v;
+		else
+			s->d[s->n] = v;
+	}
 	s->n++;
 }
 
@@ -1274,7 +1313,7 @@ static bool read_bytes(const struct tval *t, struct sink *s)
 	case AL_DT_UINT6: bits = 6; break;
 	default: return false;
 	}
-	if (flt && !s->d)
+	if (flt && !s->d && !s->f)
 		return false;
 	al_span raw = {0};
 	pb_get_bytes(t->rep, 1, &raw);
@@ -1315,26 +1354,34 @@ static bool read_bytes(const struct tval *t, struct sink *s)
 	return true;
 }
 
-static long read_param(const struct al_node *n, const char *param, struct sink *s)
+/* The numbers of an immediate tensor Value into s; -1 when not readable. */
+static long read_tensor(al_span val, struct sink *s)
 {
-	al_span val;
-	bool is_const;
 	struct tval t;
-	int k = param_value(n, param, &val, &is_const);
-	if (k == CV_ABSENT)
-		return 0;
-	if (k != CV_VALUE || !tensor_of(val, &t))
+	if (!tensor_of(val, &t))
 		return -1;
-	bool ok;
+	bool ok, fl = s->d || s->f;
 	switch (t.field) {
 	case 2: case 3: case 5: ok = read_varints(t.rep, t.field, s); break;
-	case 1: ok = s->d && read_fixed(t.rep, 4, s); break;
-	case 6: ok = s->d && read_fixed(t.rep, 8, s); break;
+	case 1: ok = fl && read_fixed(t.rep, 4, s); break;
+	case 6: ok = fl && read_fixed(t.rep, 8, s); break;
 	case 7: ok = read_bytes(&t, s); break;
 	case 0: ok = true; break; /* an empty tensor */
 	default: ok = false; break;
 	}
 	return ok && s->n <= LONG_MAX ? (long)s->n : -1;
+}
+
+static long read_param(const struct al_node *n, const char *param, struct sink *s)
+{
+	al_span val;
+	bool is_const;
+	int k = param_value(n, param, &val, &is_const);
+	if (k == CV_ABSENT)
+		return 0;
+	if (k != CV_VALUE)
+		return -1;
+	return read_tensor(val, s);
 }
 
 long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
@@ -1402,4 +1449,206 @@ const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *na
 		return NULL;
 	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
 	return e ? e->type : NULL;
+}
+
+/* ================================================================ values for the interpreter */
+
+bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
+{
+	memset(io, 0, sizeof *io);
+	if (!g || !g->function) /* not an ML Program graph (mil.c allocates those) */
+		return false;
+	*io = ((const struct mil_graph *)g)->io;
+	return true;
+}
+
+int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
+{
+	al_span arg;
+	if (!find_arg(n, param, &arg))
+		return 0;
+	struct pb_iter it, bi;
+	struct pb_field f, b;
+	uint32_t j = 0;
+	pb_iter_init(&it, arg);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN || j++ != k)
+			continue;
+		int kind = 0;
+		pb_iter_init(&bi, f.data); /* the last oneof member wins */
+		while (pb_next(&bi, &b))
+			if ((b.num == 1 || b.num == 2) && b.wire == PB_LEN) {
+				kind = (int)b.num;
+				*out = b.data;
+			}
+		return kind;
+	}
+	return 0;
+}
+
+uint32_t al_mil_param_count(const struct al_node *n, const char *param)
+{
+	al_span arg;
+	uint32_t k = 0;
+	if (!find_arg(n, param, &arg))
+		return 0;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, arg);
+	while (pb_next(&it, &f))
+		k += f.num == 1 && f.wire == PB_LEN;
+	return k;
+}
+
+bool al_mil_attr(const struct al_node *n, const char *key, al_span *val)
+{
+	return find_attr(n, key, val);
+}
+
+bool al_mil_value_read(al_span v, struct al_mil_value *out)
+{
+	al_span vt, tt, x;
+	uint64_t u;
+	memset(out, 0, sizeof *out);
+	out->rank = -1;
+	if (pb_get_bytes(v, 2, &vt) && pb_get_bytes(vt, 1, &tt)) { /* ValueType.tensorType */
+		if (pb_get_varint(tt, 1, &u) && u <= INT_MAX)
+			out->dtype = (int)u;
+		struct pb_iter it;
+		struct pb_field f;
+		int r = 0;
+		bool known = true;
+		pb_iter_init(&it, tt);
+		while (pb_next(&it, &f)) {
+			if (f.num != 3 || f.wire != PB_LEN)
+				continue;
+			al_span c;
+			uint64_t size = 0;
+			if (pb_get_bytes(f.data, 1, &c) && !pb_has(f.data, 2))
+				pb_get_varint(c, 1, &size);
+			else
+				known = false;
+			if (r < AL_SHAPE_MAX_RANK)
+				out->dims[r] = size <= INT64_MAX ? (int64_t)size : -1;
+			r++;
+		}
+		if (it.err)
+			return false;
+		bool variadic = pb_get_varint(tt, 2, &u) && u2i(u) < 0;
+		out->rank = known && !variadic && r <= AL_SHAPE_MAX_RANK ? r : -1;
+	}
+	if (pb_get_bytes(v, 5, &x)) { /* blobFileValue {fileName = 1, offset = 2} */
+		al_span name = {0};
+		out->kind = AL_MV_BLOB;
+		pb_get_bytes(x, 1, &name);
+		pb_get_varint(x, 2, &out->blob_offset);
+		out->blob_in_weights = al_span_eq(name, WEIGHTS_FILE);
+		return true;
+	}
+	al_span iv;
+	if (!pb_get_bytes(v, 3, &iv))
+		return true; /* AL_MV_NONE */
+	struct tval t;
+	if (pb_get_bytes(iv, 1, &x)) {
+		if (!tensor_of(v, &t))
+			return false;
+		out->kind = t.field == 4 ? AL_MV_STRINGS : AL_MV_TENSOR;
+	} else if (pb_get_bytes(iv, 3, &x) || pb_get_bytes(iv, 2, &x)) {
+		out->kind = AL_MV_LIST;
+	} else {
+		out->kind = AL_MV_OTHER;
+	}
+	return true;
+}
+
+long al_mil_value_floats(al_span v, float *out, size_t max)
+{
+	float dummy;
+	struct sink s = {.f = out ? out : &dummy, .max = out ? max : 0};
+	return read_tensor(v, &s);
+}
+
+/* One string or number of a scalar Value (a list element) as text. */
+long al_mil_value_strings(al_span v, al_span *out, size_t max)
+{
+	struct tval t;
+	al_span iv, lv;
+	size_t n = 0;
+	if (pb_get_bytes(v, 3, &iv) && !pb_has(iv, 1) &&
+	    (pb_get_bytes(iv, 3, &lv) || pb_get_bytes(iv, 2, &lv))) {
+		/* ListValue / TupleValue: values = 1, each a scalar string Value */
+		struct pb_iter it;
+		struct pb_field f;
+		pb_iter_init(&it, lv);
+		while (pb_next(&it, &f)) {
+			al_span s;
+			if (f.num != 1 || f.wire != PB_LEN)
+				continue;
+			if (!tensor_of(f.data, &t) || t.field != 4 || !pb_get_bytes(t.rep, 1, &s))
+				return -1;
+			if (n < max)
+				out[n] = s;
+			n++;
+		}
+		return !it.err && n <= LONG_MAX ? (long)n : -1;
+	}
+	if (!tensor_of(v, &t) || t.field != 4)
+		return -1;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, t.rep); /* RepeatedStrings: values = 1 */
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN)
+			continue;
+		if (n < max)
+			out[n] = f.data;
+		n++;
+	}
+	return !it.err && n <= LONG_MAX ? (long)n : -1;
+}
+
+long al_mil_value_list_ints(al_span v, int64_t *out, size_t max)
+{
+	al_span iv, lv;
+	size_t n = 0;
+	if (!pb_get_bytes(v, 3, &iv) || pb_has(iv, 1) ||
+	    !(pb_get_bytes(iv, 3, &lv) || pb_get_bytes(iv, 2, &lv)))
+		return -1;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, lv);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN)
+			continue;
+		int64_t x;
+		struct sink s = {.i = &x, .max = 1};
+		if (read_tensor(f.data, &s) != 1)
+			return -1;
+		if (n < max)
+			out[n] = x;
+		n++;
+	}
+	return !it.err && n <= LONG_MAX ? (long)n : -1;
+}
+
+const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype)
+{
+	const uint8_t *p = m->weights.p;
+	size_t size = m->weights.n;
+	if (!size)
+		return "weights/weight.bin is absent or empty";
+	if (offset > size || size - offset < BLOB_META)
+		return "the blob metadata runs past the end of weight.bin";
+	const uint8_t *md = p + offset;
+	uint32_t bdt = rd32(md + 4);
+	if (rd32(md) != BLOB_SENTINEL)
+		return "no blob at that offset of weight.bin (bad sentinel)";
+	if (bdt < 1 || bdt > 17)
+		return "the blob has an unknown data type";
+	uint64_t n = rd64(md + 8), at_ = rd64(md + 16);
+	if (at_ > size || n > size - at_)
+		return "the blob data runs past the end of weight.bin";
+	*data = (al_span){p + at_, (size_t)n};
+	*dtype = blob_mil_dtype[bdt];
+	return NULL;
 }

@@ -221,6 +221,42 @@ static void test_many_diagnostics(void **state)
 }
 
 /* Real models, when ../shared/corpus is present. */
+/* The report sinks (html, sarif, markdown, dot) with the Nth allocation of
+ * their own run failing, for N = 1, 2, ... until a run reaches none: the model
+ * is loaded and checked first, without failures, so the loop stays short. Each
+ * run must finish (a shorter document) and free what it took; LeakSanitizer
+ * checks that under `make asan`. */
+static void test_report_sinks(void **state)
+{
+	(void)state;
+	static const char *const models[] = {"crafted/hostile_names.mlmodel", "crafted/enum_pipeline.mlmodel",
+					     "crafted/plan_mil_branches.mlpackage", "converted/gru__nn_ios14.mlmodel"};
+	static const char *const names[] = {"html", "sarif", "markdown", "dot"};
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		al_diags *d = al_diags_new();
+		al_model *m = NULL;
+		assert_non_null(d);
+		assert_int_equal(al_model_open(fixture(models[i]), &m, d), AL_OK);
+		assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+		struct al_report_item it = {.path = models[i], .model = m, .diags = d, .status = AL_OK};
+		struct al_report_opts o = {.shapes = true};
+		for (int k = 0; k < 4; k++) {
+			const struct al_sink *snk = al_sink_by_name(names[k]);
+			assert_non_null(snk);
+			unsigned long n;
+			for (n = 1; n < MAX_ALLOCS; n++) {
+				al_alloc_fail_after(n);
+				snk->check(devnull, &it, 1, &o);
+				if (al_alloc_fail_after(0) < n)
+					break;
+			}
+			assert_true(n > 1); /* each sink allocates */
+		}
+		al_model_free(m);
+		al_diags_free(d);
+	}
+}
+
 static void test_corpus(void **state)
 {
 	(void)state;
@@ -263,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_package_buffer),
 		cmocka_unit_test(test_many_diagnostics),
 		cmocka_unit_test(test_corpus),
+		cmocka_unit_test(test_report_sinks),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -220,7 +220,8 @@ static void report_failure(const char *what, const char *why, enum al_status st,
 
 /* The sinks on one item, into /dev/null: the text sink's check() every time,
  * the JSON sink's check() every JSON_EVERY-th time, both sinks' info() and
- * plan() every EXTRA_EVERY-th time. Most of a case's time is report building,
+ * plan() every EXTRA_EVERY-th time, the report sinks (html, sarif, markdown, dot)
+ * every 4 * EXTRA_EVERY-th time. Most of a case's time is report building,
  * mostly json-c; under ASan the JSON sink runs on every 2nd case to keep `make
  * asan` within its few minutes. While all_sinks is set, every sink runs. */
 #if UNDER_ASAN
@@ -249,6 +250,14 @@ static void run_sinks(const char *path, al_model *m, const al_diags *d, enum al_
 			both[i]->info(devnull, &it, 1, &o);
 			if (both[i]->plan) /* the partition plan */
 				both[i]->plan(devnull, &it, 1, &o);
+		}
+	}
+	if (all_sinks || calls % (4 * EXTRA_EVERY) == 0) { /* the reports */
+		static const char *const reports[] = {"html", "sarif", "markdown", "dot"};
+		for (int i = 0; i < 4; i++) {
+			const struct al_sink *r = al_sink_by_name(reports[i]);
+			assert_non_null(r);
+			r->check(devnull, &it, 1, &o);
 		}
 	}
 	calls++;

@@ -1,0 +1,523 @@
+/* interp.c: al_model_run, the reference interpreter's driver.
+ *
+ * It binds the caller's inputs to the model's input features (checking names,
+ * shapes and flexible ranges; images become float [1,C,H,W] pixels 0..255 in the
+ * channel order the model declares), runs the right executor (NeuralNetwork,
+ * ML Program, or a pipeline's stages in order), rounds every op's floating output
+ * to fp16 in fp16 mode, shows each op's outputs to the caller's observer, and
+ * hands back the output features. What fp16 mode emulates is in
+ * docs/interpreter.md; it does not know the layers themselves (interp_nn.c,
+ * interp_mil.c) nor the maths (kernels.c). */
+#include "interp.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DEFAULT_MAX_BYTES (UINT64_C(8) << 30)
+#define DEFAULT_MAX_STEPS UINT64_C(10000000)
+
+enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
+			    const char *fmt, ...)
+{
+	if (!x || !x->d)
+		return status;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	al_diag_add(x->d, AL_SEV_ERROR, x->sub ? x->sub->file : NULL,
+		    n ? n->offset : UINT64_MAX, n ? n->path : NULL, n ? n->name : NULL, "run: %s",
+		    msg);
+	return status;
+}
+
+static bool is_float(int dtype)
+{
+	return dtype == AL_DT_FP16 || dtype == AL_DT_FP32 || dtype == AL_DT_FP64 ||
+	       dtype == AL_DT_BF16 || dtype == AL_DT_UNKNOWN;
+}
+
+static void round_tensor(struct al_tensor *t, int depth)
+{
+	if (!t || depth > AL_MAX_DEPTH)
+		return;
+	if (t->kind == AL_TK_LIST) {
+		for (size_t i = 0; i < t->n_items; i++)
+			round_tensor(t->items[i], depth + 1);
+		return;
+	}
+	if (t->f && !t->borrowed && is_float(t->dtype))
+		al_f16_round_array(t->f, t->n);
+}
+
+enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
+				 struct al_tensor *const *outs, uint32_t n_outs)
+{
+	if (x->fp16)
+		for (uint32_t i = 0; i < n_outs; i++)
+			round_tensor(outs[i], 0);
+	if (x->opts->observe)
+		x->opts->observe(x->opts->observe_ctx, n, (al_tensor *const *)outs, n_outs);
+	return AL_OK;
+}
+
+bool al_exec_step(struct al_exec *x, const struct al_node *n)
+{
+	if (++x->steps <= x->max_steps)
+		return true;
+	al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than %llu loop iterations (a loop that does not end?)",
+		     (unsigned long long)x->max_steps);
+	return false;
+}
+
+static size_t dtype_size(int dtype)
+{
+	switch (dtype) {
+	case AL_DT_FP32: case AL_DT_INT32: case AL_DT_UINT32: return 4;
+	case AL_DT_FP16: case AL_DT_BF16: case AL_DT_INT16: case AL_DT_UINT16: return 2;
+	case AL_DT_INT8: case AL_DT_UINT8: case AL_DT_BOOL: return 1;
+	case AL_DT_FP64: case AL_DT_INT64: case AL_DT_UINT64: return 8;
+	default: return 0;
+	}
+}
+
+static float load_elem(const uint8_t *p, int dtype)
+{
+	uint64_t u = 0;
+	size_t size = dtype_size(dtype);
+	for (size_t i = 0; i < size; i++)
+		u |= (uint64_t)p[i] << (8 * i);
+	switch (dtype) {
+	case AL_DT_FP32: {
+		float f;
+		uint32_t w = (uint32_t)u;
+		memcpy(&f, &w, 4);
+		return f;
+	}
+	case AL_DT_FP16: return al_f16_to_f32((uint16_t)u);
+	case AL_DT_BF16: {
+		float f;
+		uint32_t w = (uint32_t)u << 16;
+		memcpy(&f, &w, 4);
+		return f;
+	}
+	case AL_DT_FP64: {
+		double v;
+		memcpy(&v, &u, 8);
+		return (float)v;
+	}
+	case AL_DT_INT8: return (float)(int8_t)u;
+	case AL_DT_INT16: return (float)(int16_t)u;
+	case AL_DT_INT32: return (float)(int32_t)u;
+	case AL_DT_INT64: return (float)(int64_t)u;
+	case AL_DT_BOOL: return u ? 1.0f : 0.0f;
+	default: return (float)u;
+	}
+}
+
+struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
+				 int dtype, int rank, const int64_t *dims)
+{
+	size_t count, size = dtype_size(dtype);
+	if (!size) {
+		al_exec_fail(x, n, AL_E_UNSUPPORTED, "weights of type %s are not supported",
+			     al_dtype_name(dtype));
+		return NULL;
+	}
+	if (!al_dims_count(rank, dims, &count) || count > bytes.n / size || count * size != bytes.n) {
+		al_exec_fail(x, n, AL_E_FORMAT, "weights hold %zu bytes; %zu values of %s are %s",
+			     bytes.n, count, al_dtype_name(dtype),
+			     al_dims_count(rank, dims, &count) ? "a different size" : "too many");
+		return NULL;
+	}
+	int out_dtype = dtype == AL_DT_FP16 || dtype == AL_DT_BF16 || dtype == AL_DT_FP64 ? AL_DT_FP32 : dtype;
+	if (dtype == AL_DT_FP32 && !x->fp16 && ((uintptr_t)bytes.p & 3) == 0)
+		return al_tensor_borrow(x, n, AL_DT_FP32, rank, dims, (const float *)(const void *)bytes.p);
+	struct al_tensor *t = al_tensor_alloc(x, n, out_dtype, rank, dims);
+	if (!t)
+		return NULL;
+	if (dtype == AL_DT_FP32 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && count)
+		memcpy(t->f, bytes.p, count * 4); /* unaligned: 12% of mobilenet's run went to a per-byte load */
+	else
+		for (size_t i = 0; i < count; i++)
+			t->f[i] = load_elem(bytes.p + i * size, dtype);
+	if (x->fp16 && is_float(dtype))
+		al_f16_round_array(t->f, count);
+	return t;
+}
+
+/* ================================================================ inputs */
+
+static const struct al_named_tensor *find_input(const struct al_named_tensor *in, size_t n,
+						const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (in[i].name && strcmp(in[i].name, name) == 0)
+			return &in[i];
+	return NULL;
+}
+
+static void fmt_dims(char *buf, size_t cap, int rank, const int64_t *dims)
+{
+	size_t k = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < rank && k < cap; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)dims[i]);
+	if (k < cap)
+		snprintf(buf + k, cap - k, "]");
+}
+
+/* Whether dims fit feature f's declared shape or flexibility. */
+static bool shape_fits(const struct al_feature *f, int rank, const int64_t *dims)
+{
+	if (f->flex == AL_FLEX_RANGE) {
+		if ((uint32_t)rank != f->rank)
+			return false;
+		for (int i = 0; i < rank; i++) {
+			int64_t lo = f->flex_values[2 * i], hi = f->flex_values[2 * i + 1];
+			if (dims[i] < lo || (hi >= 0 && dims[i] > hi))
+				return false;
+		}
+		return true;
+	}
+	if (f->flex == AL_FLEX_ENUMERATED) {
+		if ((uint32_t)rank != f->rank)
+			return false;
+		for (uint32_t s = 0; s < f->n_shapes; s++) {
+			bool ok = true;
+			for (int i = 0; i < rank; i++)
+				ok &= f->flex_values[s * f->rank + (uint32_t)i] == dims[i];
+			if (ok)
+				return true;
+		}
+		return f->n_shapes == 0;
+	}
+	if (f->rank == 0) /* no declared shape (NN files often) */
+		return true;
+	if ((uint32_t)rank != f->rank)
+		return false;
+	for (int i = 0; i < rank; i++)
+		if (f->shape[i] >= 0 && f->shape[i] != dims[i])
+			return false;
+	return true;
+}
+
+/* An image input: [H,W,C], [1,C,H,W] or [C,H,W] pixels (uint8 or float, RGB order
+ * for colour) -> float [1,C,H,W] in the model's channel order. */
+static struct al_tensor *bind_image(struct al_exec *x, const struct al_feature *f,
+				    const struct al_tensor *t)
+{
+	int64_t want_c = f->color_space == 20 || f->color_space == 30 ? 3 : 1;
+	int64_t h, w, c;
+	bool hwc;
+	if (t->rank == 3 && t->dims[2] == want_c) {
+		h = t->dims[0], w = t->dims[1], c = t->dims[2], hwc = true;
+	} else if (t->rank == 2 && want_c == 1) {
+		h = t->dims[0], w = t->dims[1], c = 1, hwc = true;
+	} else if ((t->rank == 4 && t->dims[0] == 1 && t->dims[1] == want_c) ||
+		   (t->rank == 3 && t->dims[0] == want_c)) {
+		int o = t->rank - 3;
+		c = t->dims[o], h = t->dims[o + 1], w = t->dims[o + 2], hwc = false;
+	} else {
+		char got[128];
+		fmt_dims(got, sizeof got, t->rank, t->dims);
+		al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+			     "image input '%s' wants [H,W,%lld] or [1,%lld,H,W] pixels, got %s", f->name,
+			     (long long)want_c, (long long)want_c, got);
+		return NULL;
+	}
+	int64_t hw[2] = {h, w};
+	if (f->rank == 2 && !shape_fits(f, 2, hw)) {
+		al_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is %lldx%lld (HxW); the model "
+			     "takes %lldx%lld", f->name, (long long)h, (long long)w,
+			     (long long)f->shape[0], (long long)f->shape[1]);
+		return NULL;
+	}
+	int64_t dims[4] = {1, c, h, w};
+	struct al_tensor *r = al_tensor_alloc(x, NULL, AL_DT_FP32, 4, dims);
+	if (!r)
+		return NULL;
+	bool bgr = f->color_space == 30;
+	for (int64_t ch = 0; ch < c; ch++) {
+		int64_t src_ch = bgr ? c - 1 - ch : ch; /* pixels come as RGB */
+		for (int64_t i = 0; i < h * w; i++)
+			r->f[ch * h * w + i] = hwc ? t->f[i * c + src_ch] : t->f[src_ch * h * w + i];
+	}
+	return r;
+}
+
+static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tensor *in, size_t n_in)
+{
+	const struct al_submodel *s = x->sub;
+	for (size_t i = 0; i < n_in; i++) {
+		bool known = false;
+		for (uint32_t k = 0; k < s->n_inputs && !known; k++)
+			known = in[i].name && strcmp(s->inputs[k].name, in[i].name) == 0;
+		if (!known) {
+			char names[256] = "";
+			size_t len = 0;
+			for (uint32_t k = 0; k < s->n_inputs && len < sizeof names; k++)
+				len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
+							s->inputs[k].name);
+			return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+					    "the model has no input '%s' (its inputs: %s)",
+					    in[i].name ? in[i].name : "(null)", names);
+		}
+	}
+	for (uint32_t k = 0; k < s->n_inputs; k++) {
+		const struct al_feature *f = &s->inputs[k];
+		const struct al_named_tensor *nt = find_input(in, n_in, f->name);
+		if (!nt || !nt->t) {
+			if (f->optional)
+				continue;
+			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
+		}
+		const struct al_tensor *t = nt->t;
+		if (t->kind != AL_TK_TENSOR || (t->dtype == AL_DT_STRING) != (f->kind == AL_FEAT_STRING))
+			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' has the wrong kind of value",
+					    f->name);
+		struct al_tensor *b;
+		if (f->kind == AL_FEAT_IMAGE) {
+			b = bind_image(x, f, t);
+		} else {
+			if (f->kind == AL_FEAT_MULTIARRAY && !shape_fits(f, t->rank, t->dims)) {
+				char got[128], want[128];
+				fmt_dims(got, sizeof got, t->rank, t->dims);
+				fmt_dims(want, sizeof want, (int)f->rank, f->shape);
+				return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+						    "input '%s' has shape %s; the model takes %s%s", f->name, got,
+						    want, f->flex ? " (flexible: see 'anelint info')" : "");
+			}
+			b = al_tensor_reshaped(x, NULL, t, t->rank, t->dims);
+			if (b && f->dtype && f->kind == AL_FEAT_MULTIARRAY)
+				b->dtype = f->dtype;
+		}
+		if (!b)
+			return AL_E_NOMEM;
+		if (x->fp16 && b->f && is_float(b->dtype))
+			al_f16_round_array(b->f, b->n);
+		if (!al_env_put(x->env, f->name, b))
+			return AL_E_NOMEM;
+	}
+	return AL_OK;
+}
+
+/* ================================================================ sub-models */
+
+static enum al_status run_sub(struct al_exec *x, size_t index, int depth);
+
+/* A pipeline's stages are the sub-models after it one level deeper. */
+static enum al_status run_pipeline(struct al_exec *x, size_t index, int depth)
+{
+	const struct al_submodel *p = al_model_get(x->m, index);
+	uint32_t done = 0;
+	for (size_t i = index + 1; i < al_model_count(x->m) && done < p->n_children; i++) {
+		const struct al_submodel *s = al_model_get(x->m, i);
+		if (s->depth <= p->depth)
+			break;
+		if (s->depth != p->depth + 1)
+			continue;
+		enum al_status st = run_sub(x, i, depth + 1);
+		if (st != AL_OK)
+			return st;
+		done++;
+	}
+	return AL_OK;
+}
+
+static enum al_status run_sub(struct al_exec *x, size_t index, int depth)
+{
+	const struct al_submodel *s = al_model_get(x->m, index);
+	if (depth > AL_MAX_DEPTH)
+		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED, "pipelines nested deeper than %d",
+				    AL_MAX_DEPTH);
+	const struct al_submodel *saved = x->sub;
+	x->sub = s;
+	enum al_status st;
+	if (s->world == AL_WORLD_NN)
+		st = al_nn_exec(x);
+	else if (s->world == AL_WORLD_MIL)
+		st = al_mil_exec(x);
+	else if (s->n_children > 0 || (s->type && strncmp(s->type, "pipeline", 8) == 0))
+		st = run_pipeline(x, index, depth);
+	else
+		st = al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+				  "%s models are not supported by the interpreter (it runs "
+				  "NeuralNetwork and ML Program models and pipelines of them)",
+				  s->type ? s->type : "this kind of");
+	x->sub = saved;
+	return st;
+}
+
+/* ================================================================ the public call */
+
+static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
+{
+	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy */
+	struct al_tensor *c = al_tensor_reshaped(x, NULL, t, t->rank, t->dims);
+	if (c) {
+		c->owner = NULL;
+		x->bytes_live -= c->bytes <= x->bytes_live ? c->bytes : x->bytes_live;
+	}
+	return c;
+}
+
+enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
+			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
+			    size_t *n_outputs, al_diags *d)
+{
+	if (!m || !outputs || !n_outputs || !d || (n_inputs && !inputs))
+		return AL_E_INVALID_ARG;
+	*outputs = NULL;
+	*n_outputs = 0;
+	static const struct al_run_opts defaults = {0};
+	if (!opts)
+		opts = &defaults;
+	if (opts->threads > 0)
+		al_kernels_set_threads(opts->threads);
+	struct al_exec x = {
+		.m = m,
+		.sub = al_model_get(m, 0),
+		.opts = opts,
+		.fp16 = opts->precision == AL_PREC_FP16,
+		.d = d,
+		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
+		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
+	};
+	const struct al_submodel *root = x.sub;
+	if (!root)
+		return AL_E_INVALID_ARG;
+	x.env = al_env_new(&x, NULL);
+	if (!x.env)
+		return AL_E_NOMEM;
+	size_t errors = al_diags_errors(d);
+	enum al_status st = bind_inputs(&x, inputs, n_inputs);
+	if (st == AL_OK)
+		st = run_sub(&x, 0, 0);
+	x.sub = root;
+	struct al_named_tensor *outs = NULL;
+	if (st == AL_OK && root->n_outputs) {
+		outs = al_calloc(root->n_outputs, sizeof *outs);
+		if (!outs)
+			st = al_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
+	}
+	for (uint32_t k = 0; st == AL_OK && k < root->n_outputs; k++) {
+		struct al_tensor *t = al_env_get(x.env, root->outputs[k].name);
+		if (!t || t->kind != AL_TK_TENSOR) {
+			st = al_exec_fail(&x, NULL, AL_E_FORMAT, "output '%s' was not produced",
+					  root->outputs[k].name);
+			break;
+		}
+		outs[k].name = root->outputs[k].name;
+		if (!(outs[k].t = detach(&x, t)))
+			st = AL_E_NOMEM;
+	}
+	al_env_free(x.env);
+	if (st == AL_OK && al_diags_errors(d) > errors)
+		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
+	if (st != AL_OK) {
+		al_outputs_free(outs, root->n_outputs);
+		if (al_diags_errors(d) == errors)
+			al_exec_fail(&x, NULL, st, "%s", al_status_str(st));
+		return st;
+	}
+	*outputs = outs;
+	*n_outputs = root->n_outputs;
+	return AL_OK;
+}
+
+void al_outputs_free(struct al_named_tensor *outs, size_t n)
+{
+	if (!outs)
+		return;
+	for (size_t i = 0; i < n; i++)
+		al_tensor_unref(outs[i].t);
+	al_free(outs);
+}
+
+/* ================================================================ random inputs */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static uint64_t name_hash64(const char *s)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_tensor **out,
+			       al_diags *d)
+{
+	if (!f || !out || !d)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	int rank = 0, dtype = AL_DT_FP32;
+	switch (f->kind) {
+	case AL_FEAT_IMAGE:
+		if (f->rank != 2) {
+			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "image input without a size");
+			return AL_E_UNSUPPORTED;
+		}
+		dims[0] = f->shape[0], dims[1] = f->shape[1];
+		dims[2] = f->color_space == 20 || f->color_space == 30 ? 3 : 1;
+		rank = 3;
+		dtype = f->color_space == 40 ? AL_DT_FP16 : AL_DT_UINT8;
+		break;
+	case AL_FEAT_MULTIARRAY:
+		if (f->rank > AL_TENSOR_MAX_RANK) {
+			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "input of rank %u",
+				    f->rank);
+			return AL_E_UNSUPPORTED;
+		}
+		rank = (int)f->rank;
+		for (int i = 0; i < rank; i++) {
+			dims[i] = f->shape[i] >= 0 ? f->shape[i] : 1;
+			if (f->flex == AL_FLEX_RANGE && dims[i] < f->flex_values[2 * i])
+				dims[i] = f->flex_values[2 * i];
+		}
+		if (f->flex == AL_FLEX_ENUMERATED && f->n_shapes && rank)
+			for (int i = 0; i < rank; i++)
+				dims[i] = f->flex_values[i];
+		dtype = f->dtype ? f->dtype : AL_DT_FP32;
+		break;
+	case AL_FEAT_INT64:
+		dtype = AL_DT_INT64;
+		break;
+	case AL_FEAT_DOUBLE:
+		dtype = AL_DT_FP64;
+		break;
+	default:
+		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+			    "cannot make a random %s input", al_feature_kind_name(f->kind));
+		return AL_E_UNSUPPORTED;
+	}
+	al_tensor *t = al_tensor_new(dtype, rank, dims);
+	if (!t) {
+		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+			    "random input too large or out of memory");
+		return AL_E_NOMEM;
+	}
+	uint64_t s = seed ^ name_hash64(f->name);
+	for (size_t i = 0; i < t->n; i++) {
+		uint64_t r = splitmix(&s);
+		if (dtype == AL_DT_UINT8)
+			t->f[i] = (float)(r >> 56);
+		else if (dtype == AL_DT_BOOL)
+			t->f[i] = (float)(r >> 63);
+		else if (!is_float(dtype))
+			t->f[i] = (float)((r >> 32) % 10);
+		else
+			t->f[i] = (float)((double)(r >> 40) / (double)(UINT64_C(1) << 24));
+	}
+	*out = t;
+	return AL_OK;
+}

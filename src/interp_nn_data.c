@@ -1,0 +1,1735 @@
+/* interp_nn_data.c: the NeuralNetwork data-movement and shape layers: concat /
+ * split / slice / crop / padding / resampling, reshape, flatten, permute and
+ * transpose, constants, fills and ranges, gather / scatter, tile / stack / reverse,
+ * masks and one-hot, legacy (last three axes of a rank >= 3 blob) and ND. Semantics
+ * from the comments of coremltools' NeuralNetwork.proto.
+ *
+ * Every index, size and count read from the params or from an index tensor is
+ * bounded before use; an index out of range is an error, never clamped (slices
+ * clamp python-style, as NeuralNetwork.proto defines them).
+ */
+#include "interp_nn.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ================================================================ data movement */
+
+/* Concatenation of ins[0..n) along axis a (same rank, same dims elsewhere). */
+static enum al_status concat_axis(struct nn_layer *l, struct al_tensor *const *ins, uint32_t n, int a)
+{
+	const struct al_tensor *x0 = ins[0];
+	int64_t od[AL_TENSOR_MAX_RANK], sum = 0;
+	memcpy(od, x0->dims, sizeof od);
+	int64_t *sizes = al_malloc(n * sizeof *sizes);
+	const float **xs = al_malloc(n * sizeof *xs);
+	if (!sizes || !xs) {
+		al_free(sizes);
+		al_free(xs);
+		return nn_fail(l, AL_E_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct al_tensor *t = ins[i];
+		bool ok = t->rank == x0->rank;
+		for (int k = 0; ok && k < t->rank; k++)
+			ok = k == a || t->dims[k] == x0->dims[k];
+		if (!ok) {
+			char b0[160], b1[160];
+			al_free(sizes);
+			al_free(xs);
+			return nn_fail(l, AL_E_FORMAT, "inputs of shapes %s and %s do not concatenate along "
+				       "axis %d", nn_dims_str(b0, sizeof b0, x0->rank, x0->dims),
+				       nn_dims_str(b1, sizeof b1, t->rank, t->dims), a);
+		}
+		sizes[i] = t->dims[a];
+		xs[i] = t->f;
+		sum += t->dims[a];
+	}
+	od[a] = sum;
+	struct al_tensor *y = nn_alloc(l, x0->rank, od);
+	if (y && y->n)
+		al_concat(xs, sizes, (int)n, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a + 1, x0->rank), y->f);
+	al_free(sizes);
+	al_free(xs);
+	if (!y)
+		return AL_E_NOMEM;
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ConcatLayerParams sequenceConcat = 100: axis -5, else -3. */
+enum al_status nn_l_concat(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 0, 1, 1);
+	if (st)
+		return st;
+	int back = nn_pb(l->p, 100) ? 5 : 3;
+	if ((st = nn_need_rank(l, l->in[0], back, AL_TENSOR_MAX_RANK)) != AL_OK)
+		return st;
+	return concat_axis(l, l->in, l->n_in, l->in[0]->rank - back);
+}
+
+/* ConcatNDLayerParams axis = 1, interleave = 2. */
+enum al_status nn_l_concat_nd(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 0, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x0 = l->in[0];
+	int a = nn_axis(nn_pi(l->p, 1, 0), x0->rank);
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+			       x0->rank);
+	if (!nn_pb(l->p, 2))
+		return concat_axis(l, l->in, l->n_in, a);
+	/* interleave: inputs of one shape; y[.., i*n + k, ..] = x_k[.., i, ..] */
+	for (uint32_t i = 1; i < l->n_in; i++)
+		if (l->in[i]->rank != x0->rank ||
+		    memcmp(l->in[i]->dims, x0->dims, (size_t)x0->rank * sizeof *x0->dims) != 0)
+			return nn_fail(l, AL_E_FORMAT, "interleave takes inputs of one shape");
+	int64_t od[AL_TENSOR_MAX_RANK];
+	memcpy(od, x0->dims, sizeof od);
+	od[a] = x0->dims[a] * (int64_t)l->n_in;
+	struct al_tensor *y = nn_alloc(l, x0->rank, od);
+	int64_t *sizes = al_malloc(l->n_in * sizeof *sizes);
+	const float **xs = al_malloc(l->n_in * sizeof *xs);
+	if (y && sizes && xs) {
+		for (uint32_t i = 0; i < l->n_in; i++) {
+			sizes[i] = 1;
+			xs[i] = l->in[i]->f;
+		}
+		if (y->n)
+			al_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a + 1), 
+				  nn_prod(x0->dims, a + 1, x0->rank), y->f);
+	}
+	al_free(sizes);
+	al_free(xs);
+	if (!y || !sizes || !xs) {
+		al_tensor_unref(y);
+		return y ? nn_fail(l, AL_E_NOMEM, "out of memory") : AL_E_NOMEM;
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* Split x along axis a into the outputs with the given sizes (summing to the axis). */
+static enum al_status split_axis(struct nn_layer *l, const struct al_tensor *x, int a,
+				 const int64_t *sizes)
+{
+	float **ys = al_calloc(l->n_out, sizeof *ys);
+	if (!ys)
+		return nn_fail(l, AL_E_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < l->n_out; i++) {
+		int64_t od[AL_TENSOR_MAX_RANK];
+		memcpy(od, x->dims, sizeof od);
+		od[a] = sizes[i];
+		if (!(l->out[i] = nn_alloc(l, x->rank, od))) {
+			al_free(ys);
+			return AL_E_NOMEM;
+		}
+		ys[i] = l->out[i]->f;
+	}
+	if (x->n)
+		al_split(x->f, sizes, (int)l->n_out, nn_prod(x->dims, 0, a), nn_prod(x->dims, a + 1, x->rank),
+			 ys);
+	al_free(ys);
+	return AL_OK;
+}
+
+/* `n` equal parts of axis a, into the layer's outputs. */
+static enum al_status split_even(struct nn_layer *l, const struct al_tensor *x, int a, uint64_t n)
+{
+	if (n != l->n_out)
+		return nn_fail(l, AL_E_FORMAT, "%llu parts for %u outputs", (unsigned long long)n, l->n_out);
+	if (x->dims[a] % (int64_t)n)
+		return nn_fail(l, AL_E_FORMAT, "an axis of %lld does not split into %llu equal parts",
+			       (long long)x->dims[a], (unsigned long long)n);
+	int64_t *sizes = al_malloc(n * sizeof *sizes);
+	if (!sizes)
+		return nn_fail(l, AL_E_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		sizes[i] = x->dims[a] / (int64_t)n;
+	enum al_status st = split_axis(l, x, a, sizes);
+	al_free(sizes);
+	return st;
+}
+
+/* SplitLayerParams nOutputs = 1: axis -3 in equal parts. */
+enum al_status nn_l_split(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 0);
+	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
+		return st;
+	uint64_t n = nn_pu(l->p, 1, 0);
+	return split_even(l, l->in[0], l->in[0]->rank - 3, n ? n : l->n_out);
+}
+
+/* SplitNDLayerParams axis = 1, numSplits = 2, splitSizes = 3. */
+enum al_status nn_l_split_nd(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 0);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+			       x->rank);
+	int64_t sz[NN_MAXV];
+	long n = nn_pints(l->p, 3, sz);
+	if (n == 0) {
+		uint64_t k = nn_pu(l->p, 2, 0);
+		return split_even(l, x, a, k ? k : l->n_out);
+	}
+	if (n < 0 || (uint64_t)n != l->n_out || n > NN_MAXV)
+		return nn_fail(l, AL_E_FORMAT, "%ld splitSizes for %u outputs", n, l->n_out);
+	int64_t sum = 0;
+	for (long i = 0; i < n; i++) {
+		if (sz[i] < 0 || sz[i] > x->dims[a])
+			return nn_fail(l, AL_E_FORMAT, "split size %lld", (long long)sz[i]);
+		sum += sz[i];
+	}
+	if (sum != x->dims[a])
+		return nn_fail(l, AL_E_FORMAT, "split sizes add up to %lld, the axis is %lld", (long long)sum,
+			       (long long)x->dims[a]);
+	return split_axis(l, x, a, sz);
+}
+
+/* One axis of a python slice [b:e:st] (masks take the whole side) of a dim d: the
+ * first index and the count. st != 0 and |st| < 2^62. */
+static void slice_axis(int64_t d, int64_t b, int64_t e, int64_t st, bool bm, bool em, int64_t *begin,
+		       int64_t *count)
+{
+	if (st > 0) {
+		int64_t lo = bm ? 0 : b < 0 ? (b + d < 0 ? 0 : b + d) : (b > d ? d : b);
+		int64_t hi = em ? d : e < 0 ? (e + d < 0 ? 0 : e + d) : (e > d ? d : e);
+		*begin = lo;
+		*count = hi > lo ? (hi - lo + st - 1) / st : 0;
+	} else {
+		int64_t hi = bm ? d - 1 : b < 0 ? (b + d < 0 ? -1 : b + d) : (b > d - 1 ? d - 1 : b);
+		int64_t lo = em ? -1 : e < 0 ? (e + d < 0 ? -1 : e + d) : (e > d - 1 ? d - 1 : e);
+		*begin = hi;
+		*count = hi > lo ? (hi - lo + (-st) - 1) / (-st) : 0;
+	}
+	if (*count == 0)
+		*begin = 0;
+}
+
+/* y = x[begin + i*stride] per axis, shaped [out rank odims] (same count as cnt). */
+static enum al_status slice_to(struct nn_layer *l, const struct al_tensor *x, const int64_t *begin,
+			       const int64_t *stride, const int64_t *cnt, int orank, const int64_t *odims,
+			       uint32_t o)
+{
+	struct al_tensor *y = nn_alloc(l, orank, odims);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n)
+		al_slice(x->f, x->rank, x->dims, begin, stride, cnt, y->f);
+	l->out[o] = y;
+	return AL_OK;
+}
+
+/* SliceLayerParams startIndex = 1, endIndex = 2 (exclusive), stride = 3 (0 -> 1),
+ * axis = 4 (CHANNEL -3, HEIGHT -2, WIDTH -1). */
+enum al_status nn_l_slice(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t axis = nn_pi(l->p, 4, 0);
+	if (axis < 0 || axis > 2)
+		return nn_unsupported(l, "slice axis %lld", (long long)axis);
+	if ((st = nn_need_rank(l, x, (int)(3 - axis), AL_TENSOR_MAX_RANK)) != AL_OK)
+		return st;
+	int a = x->rank - (int)(3 - axis);
+	uint64_t su = nn_pu(l->p, 3, 1);
+	if (su == 0)
+		su = 1;
+	if (su > (uint64_t)NN_BIG)
+		return nn_fail(l, AL_E_FORMAT, "stride %llu", (unsigned long long)su);
+	int64_t begin[AL_TENSOR_MAX_RANK] = {0}, stride[AL_TENSOR_MAX_RANK], cnt[AL_TENSOR_MAX_RANK];
+	for (int i = 0; i < x->rank; i++) {
+		stride[i] = 1;
+		cnt[i] = x->dims[i];
+	}
+	stride[a] = (int64_t)su;
+	slice_axis(x->dims[a], nn_pi(l->p, 1, 0), nn_pi(l->p, 2, 0), stride[a], false, false, &begin[a],
+		   &cnt[a]);
+	return slice_to(l, x, begin, stride, cnt, x->rank, cnt, 0);
+}
+
+/* The strided slice of SliceStatic / SliceDynamic: per axis begin, end, stride and
+ * the three masks (arrays of the input's rank). */
+static enum al_status slice_nd(struct nn_layer *l, const struct al_tensor *x, const int64_t *b,
+			       const int64_t *e, const int64_t *s, const int64_t *bm, const int64_t *em,
+			       const int64_t *sq)
+{
+	int64_t begin[AL_TENSOR_MAX_RANK], stride[AL_TENSOR_MAX_RANK], cnt[AL_TENSOR_MAX_RANK];
+	int64_t od[AL_TENSOR_MAX_RANK];
+	int orank = 0;
+	for (int i = 0; i < x->rank; i++) {
+		int64_t d = x->dims[i];
+		if (sq[i]) {
+			int64_t bi = b[i] < 0 ? b[i] + d : b[i];
+			if (bi < 0 || bi >= d)
+				return nn_fail(l, AL_E_FORMAT, "squeezed index %lld of an axis of %lld",
+					       (long long)b[i], (long long)d);
+			begin[i] = bi, stride[i] = 1, cnt[i] = 1;
+			continue;
+		}
+		if (s[i] == 0 || s[i] > NN_BIG || s[i] < -NN_BIG)
+			return nn_fail(l, AL_E_FORMAT, "stride %lld", (long long)s[i]);
+		stride[i] = s[i];
+		slice_axis(d, b[i], e[i], s[i], bm[i] != 0, em[i] != 0, &begin[i], &cnt[i]);
+		od[orank++] = cnt[i];
+	}
+	if (orank == 0)
+		od[orank++] = 1;
+	return slice_to(l, x, begin, stride, cnt, orank, od, 0);
+}
+
+/* Repeated field f of the params into v[0..rank) with default d (fewer values: the
+ * rest default); error when more values than the rank. */
+static enum al_status per_axis(struct nn_layer *l, uint32_t f, const char *what, int rank, int64_t d,
+			       int64_t *v)
+{
+	int64_t t[NN_MAXV];
+	long n = nn_pints(l->p, f, t);
+	if (n < 0 || n > rank)
+		return nn_fail(l, AL_E_FORMAT, "%s has %ld values for a rank-%d input", what, n, rank);
+	for (int i = 0; i < rank; i++)
+		v[i] = i < n ? t[i] : d;
+	return AL_OK;
+}
+
+/* SliceStaticLayerParams beginIds = 1, beginMasks = 2, endIds = 3, endMasks = 4,
+ * strides = 5, squeezeMasks = 6. */
+enum al_status nn_l_slice_static(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int r = x->rank;
+	int64_t b[AL_TENSOR_MAX_RANK], e[AL_TENSOR_MAX_RANK], s[AL_TENSOR_MAX_RANK];
+	int64_t bm[AL_TENSOR_MAX_RANK], em[AL_TENSOR_MAX_RANK], sq[AL_TENSOR_MAX_RANK];
+	if ((st = per_axis(l, 1, "beginIds", r, 0, b)) || (st = per_axis(l, 2, "beginMasks", r, 0, bm)) ||
+	    (st = per_axis(l, 3, "endIds", r, 0, e)) || (st = per_axis(l, 4, "endMasks", r, 0, em)) ||
+	    (st = per_axis(l, 5, "strides", r, 1, s)) || (st = per_axis(l, 6, "squeezeMasks", r, 0, sq)))
+		return st;
+	int64_t tmp[NN_MAXV];
+	for (long i = nn_pints(l->p, 3, tmp); i < r; i++) /* no endId: to the end */
+		em[i] = 1;
+	return slice_nd(l, x, b, e, s, bm, em, sq);
+}
+
+/* Input i's values (one per axis), or the params' field f. */
+static enum al_status dyn_axis(struct nn_layer *l, uint32_t i, uint32_t f, const char *what, int rank,
+			       int64_t d, int64_t *v)
+{
+	if (i >= l->n_in)
+		return per_axis(l, f, what, rank, d, v);
+	size_t n;
+	int64_t t[NN_MAXV];
+	enum al_status st = nn_tensor_ints(l, l->in[i], what, t, (size_t)rank, &n);
+	if (st)
+		return st;
+	for (int k = 0; k < rank; k++)
+		v[k] = (size_t)k < n ? t[k] : d;
+	return AL_OK;
+}
+
+/* SliceDynamicLayerParams beginMasks = 2, endIds = 3, endMasks = 4, strides = 5,
+ * squeezeMasks = 6; inputs: data, begin, then optionally end, strides, beginMasks,
+ * endMasks, squeezeMasks. */
+enum al_status nn_l_slice_dynamic(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 7, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int r = x->rank;
+	int64_t b[AL_TENSOR_MAX_RANK], e[AL_TENSOR_MAX_RANK], s[AL_TENSOR_MAX_RANK];
+	int64_t bm[AL_TENSOR_MAX_RANK], em[AL_TENSOR_MAX_RANK], sq[AL_TENSOR_MAX_RANK];
+	if ((st = dyn_axis(l, 1, 0, "begin", r, 0, b)) || (st = dyn_axis(l, 2, 3, "end", r, 0, e)) ||
+	    (st = dyn_axis(l, 3, 5, "strides", r, 1, s)) ||
+	    (st = dyn_axis(l, 4, 2, "beginMasks", r, 0, bm)) ||
+	    (st = dyn_axis(l, 5, 4, "endMasks", r, 0, em)) ||
+	    (st = dyn_axis(l, 6, 6, "squeezeMasks", r, 0, sq)))
+		return st;
+	int64_t tmp[NN_MAXV];
+	long ne = l->n_in > 2 ? (long)l->in[2]->n : nn_pints(l->p, 3, tmp);
+	for (long i = ne < 0 ? 0 : ne; i < r; i++) /* no end: to the end */
+		em[i] = 1;
+	return slice_nd(l, x, b, e, s, bm, em, sq);
+}
+
+/* SliceBySizeLayerParams size = 2, axis = 3; the second input is the begin index. */
+enum al_status nn_l_slice_by_size(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int a = nn_axis(nn_pi(l->p, 3, 0), x->rank);
+	int64_t size = nn_pi(l->p, 2, 0), b;
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 3, 0),
+			       x->rank);
+	if (l->in[1]->n < 1 || !nn_f2i(l->in[1]->f[0], &b))
+		return nn_fail(l, AL_E_FORMAT, "the begin input holds no index");
+	if (b < 0)
+		b += x->dims[a];
+	if (size < 0 || b < 0 || b > x->dims[a] || size > x->dims[a] - b)
+		return nn_fail(l, AL_E_FORMAT, "[%lld, +%lld) is outside an axis of %lld", (long long)b,
+			       (long long)size, (long long)x->dims[a]);
+	int64_t begin[AL_TENSOR_MAX_RANK] = {0}, stride[AL_TENSOR_MAX_RANK], cnt[AL_TENSOR_MAX_RANK];
+	for (int i = 0; i < x->rank; i++)
+		stride[i] = 1, cnt[i] = x->dims[i];
+	begin[a] = b;
+	cnt[a] = size;
+	return slice_to(l, x, begin, stride, cnt, x->rank, cnt, 0);
+}
+
+/* CropLayerParams cropAmounts = 1 (one input), offset = 5 [H, W] (two inputs: the
+ * size is the second input's H, W). */
+enum al_status nn_l_crop(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 2, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int r = x->rank;
+	int64_t H = x->dims[r - 2], W = x->dims[r - 1], t, lft, oh, ow;
+	if (l->n_in == 2) {
+		const struct al_tensor *ref = l->in[1];
+		int64_t off[2];
+		if (ref->rank < 2 || !nn_pair(l->p, 5, 0, off))
+			return nn_fail(l, AL_E_FORMAT, "bad reference input or offset");
+		t = off[0], lft = off[1];
+		oh = ref->dims[ref->rank - 2], ow = ref->dims[ref->rank - 1];
+	} else {
+		int64_t c[4];
+		if (!nn_border(nn_psub(l->p, 1), c))
+			return nn_fail(l, AL_E_FORMAT, "bad cropAmounts");
+		t = c[0], lft = c[2];
+		oh = H - c[0] - c[1], ow = W - c[2] - c[3];
+	}
+	if (t < 0 || lft < 0 || oh < 0 || ow < 0 || t > H - oh || lft > W - ow)
+		return nn_fail(l, AL_E_FORMAT, "cropping %lldx%lld at (%lld, %lld) out of %lldx%lld",
+			       (long long)oh, (long long)ow, (long long)t, (long long)lft, (long long)H,
+			       (long long)W);
+	int64_t begin[AL_TENSOR_MAX_RANK] = {0}, stride[AL_TENSOR_MAX_RANK], cnt[AL_TENSOR_MAX_RANK];
+	for (int i = 0; i < r; i++)
+		stride[i] = 1, cnt[i] = x->dims[i];
+	begin[r - 2] = t, begin[r - 1] = lft, cnt[r - 2] = oh, cnt[r - 1] = ow;
+	return slice_to(l, x, begin, stride, cnt, r, cnt, 0);
+}
+
+/* x padded by before[] / after[] per axis into out[0]. */
+static enum al_status pad_to(struct nn_layer *l, const struct al_tensor *x, const int64_t *before,
+			     const int64_t *after, enum al_pad_mode mode, float value)
+{
+	int64_t od[AL_TENSOR_MAX_RANK];
+	for (int i = 0; i < x->rank; i++) {
+		if (before[i] < 0 || after[i] < 0 || before[i] > NN_BIG || after[i] > NN_BIG)
+			return nn_fail(l, AL_E_FORMAT, "padding %lld, %lld", (long long)before[i],
+				       (long long)after[i]);
+		if (mode == AL_PAD_REFLECT && (before[i] > x->dims[i] - 1 || after[i] > x->dims[i] - 1) &&
+		    (before[i] || after[i]))
+			return nn_fail(l, AL_E_FORMAT, "reflection padding %lld, %lld of an axis of %lld",
+				       (long long)before[i], (long long)after[i], (long long)x->dims[i]);
+		if (mode == AL_PAD_REPLICATE && x->dims[i] == 0 && (before[i] || after[i]))
+			return nn_fail(l, AL_E_FORMAT, "replication padding of an empty axis");
+		od[i] = x->dims[i] + before[i] + after[i];
+	}
+	struct al_tensor *y = nn_alloc(l, x->rank, od);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n)
+		al_pad(x->f, x->rank, x->dims, before, after, mode, value, y->f);
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* PaddingLayerParams constant = 1 {value = 1}, reflection = 2, replication = 3,
+ * paddingAmounts = 10 (BorderAmounts [H, W]): the last two axes. */
+enum al_status nn_l_padding(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 2, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	enum al_pad_mode mode;
+	float value = 0.0f;
+	if (pb_has(l->p, 1)) {
+		mode = AL_PAD_CONSTANT;
+		value = nn_pf(nn_psub(l->p, 1), 1, 0.0f);
+	} else if (pb_has(l->p, 2)) {
+		mode = AL_PAD_REFLECT;
+	} else if (pb_has(l->p, 3)) {
+		mode = AL_PAD_REPLICATE;
+	} else {
+		return nn_unsupported(l, "a padding layer without a padding type");
+	}
+	int64_t c[4], before[AL_TENSOR_MAX_RANK] = {0}, after[AL_TENSOR_MAX_RANK] = {0};
+	if (!nn_border(nn_psub(l->p, 10), c))
+		return nn_fail(l, AL_E_FORMAT, "bad paddingAmounts");
+	before[x->rank - 2] = c[0], after[x->rank - 2] = c[1];
+	before[x->rank - 1] = c[2], after[x->rank - 1] = c[3];
+	return pad_to(l, x, before, after, mode, value);
+}
+
+/* ConstantPaddingLayerParams value = 1, padAmounts = 2 ([before, after] for the last
+ * axes; a second input gives them), padToGivenOutputSizeMode = 3. */
+enum al_status nn_l_constant_pad(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t v[NN_MAXV];
+	size_t n;
+	if (l->n_in == 2) {
+		if ((st = nn_tensor_ints(l, l->in[1], "padAmounts", v, NN_MAXV, &n)) != AL_OK)
+			return st;
+	} else {
+		long k = nn_pints(l->p, 2, v);
+		if (k < 0 || k > NN_MAXV)
+			return nn_fail(l, AL_E_FORMAT, "bad padAmounts");
+		n = (size_t)k;
+	}
+	if (n % 2 || n / 2 > (size_t)x->rank)
+		return nn_fail(l, AL_E_FORMAT, "%zu padAmounts for a rank-%d input", n, x->rank);
+	int64_t before[AL_TENSOR_MAX_RANK] = {0}, after[AL_TENSOR_MAX_RANK] = {0};
+	int first = x->rank - (int)(n / 2);
+	bool to_size = nn_pb(l->p, 3);
+	for (int i = first; i < x->rank; i++) {
+		int64_t b = v[2 * (i - first)], e = v[2 * (i - first) + 1];
+		if (to_size) {
+			if (b && e)
+				return nn_fail(l, AL_E_FORMAT, "padToGivenOutputSizeMode with both sides set");
+			b = b ? (b > x->dims[i] ? b - x->dims[i] : 0) : 0;
+			e = e ? (e > x->dims[i] ? e - x->dims[i] : 0) : 0;
+		}
+		before[i] = b, after[i] = e;
+	}
+	return pad_to(l, x, before, after, AL_PAD_CONSTANT, nn_pf(l->p, 1, 0.0f));
+}
+
+/* Resampling of the last two axes of x to oh x ow with the kernel's source
+ * coordinate dst * s + o per axis. */
+static enum al_status resample(struct nn_layer *l, const struct al_tensor *x, int64_t oh, int64_t ow,
+			       bool bilinear, double sy, double oy, double sx, double ox)
+{
+	int r = x->rank;
+	int64_t od[AL_TENSOR_MAX_RANK];
+	memcpy(od, x->dims, sizeof od);
+	od[r - 2] = oh, od[r - 1] = ow;
+	struct al_tensor *y = nn_alloc(l, r, od);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t nc = nn_prod(x->dims, 0, r - 2), h = x->dims[r - 2], w = x->dims[r - 1];
+	if (y->n && h > 0 && w > 0) {
+		if (bilinear)
+			al_resize_bilinear(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+		else
+			al_resize_nearest(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* UpsampleLayerParams scalingFactor = 1 [H, W], fractionalScalingFactor = 7, mode =
+ * 5 (NN, BILINEAR), linearUpsampleMode = 6 (DEFAULT, ALIGN_CORNERS_TRUE,
+ * ALIGN_CORNERS_FALSE); grids as NeuralNetwork.proto gives them. */
+enum al_status nn_l_upsample(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t mode = nn_pi(l->p, 5, 0), lin = nn_pi(l->p, 6, 0);
+	if (mode != 0 && mode != 1)
+		return nn_unsupported(l, "interpolation mode %lld", (long long)mode);
+	if (lin < 0 || lin > 2)
+		return nn_unsupported(l, "linearUpsampleMode %lld", (long long)lin);
+	float fr[2];
+	long nf = pb_get_floats(l->p, 7, fr, 2);
+	int64_t sf[2];
+	if (nf != 0 && nf != 2)
+		return nn_fail(l, AL_E_FORMAT, "fractionalScalingFactor takes [H, W]");
+	if (!nn_pair(l->p, 1, 1, sf))
+		return nn_fail(l, AL_E_FORMAT, "scalingFactor takes [H, W]");
+	int64_t in[2] = {x->dims[x->rank - 2], x->dims[x->rank - 1]}, out[2];
+	double s[2], o[2];
+	for (int a = 0; a < 2; a++) {
+		double f;
+		if (nf == 2) {
+			double t = (double)in[a] * fr[a];
+			if (!(fr[a] > 0.0f) || !(t < 9e15))
+				return nn_fail(l, AL_E_FORMAT, "fractional scaling factor %g", (double)fr[a]);
+			out[a] = (int64_t)floor(t);
+			f = fr[a];
+		} else {
+			if (!nn_in_range(sf[a], 1, NN_BIG) || (in[a] && sf[a] > NN_BIG / in[a]))
+				return nn_fail(l, AL_E_FORMAT, "scaling factor %lld", (long long)sf[a]);
+			out[a] = in[a] * sf[a];
+			f = (double)sf[a];
+		}
+		if (out[a] < 1 || out[a] > NN_BIG)
+			return nn_fail(l, AL_E_FORMAT, "output size %lld", (long long)out[a]);
+		double X = (double)in[a], N = (double)out[a];
+		if (mode == 0) { /* nearest: floor(dst / f); the +0.5/f keeps integer factors exact */
+			s[a] = 1.0 / f;
+			o[a] = nf == 2 ? 0.0 : 0.5 / f;
+		} else if (lin == 0) {
+			s[a] = out[a] > 1 ? (X - X / N) / (N - 1) : 0.0;
+			o[a] = 0.0;
+		} else if (lin == 1) {
+			s[a] = out[a] > 1 ? (X - 1) / (N - 1) : 0.0;
+			o[a] = 0.0;
+		} else {
+			s[a] = X / N;
+			o[a] = 0.5 * s[a] - 0.5;
+		}
+	}
+	return resample(l, x, out[0], out[1], mode == 1, s[0], o[0], s[1], o[1]);
+}
+
+/* ResizeBilinearLayerParams targetSize = 1 [H, W], mode = 2 {samplingMethod = 1:
+ * STRICT_ALIGN_ENDPOINTS, ALIGN_ENDPOINTS, UPSAMPLE, ROI_ALIGN}. */
+enum al_status nn_l_resize_bilinear(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t t[2];
+	if (!nn_pair(l->p, 1, 1, t) || !nn_in_range(t[0], 1, NN_BIG) || !nn_in_range(t[1], 1, NN_BIG))
+		return nn_fail(l, AL_E_FORMAT, "bad targetSize");
+	int64_t m = nn_pi(nn_psub(l->p, 2), 1, 0);
+	if (m < 0 || m > 3)
+		return nn_unsupported(l, "sampling mode %lld", (long long)m);
+	double s[2], o[2];
+	for (int a = 0; a < 2; a++) {
+		double X = (double)x->dims[x->rank - 2 + a], N = (double)t[a];
+		o[a] = 0.0;
+		if (m == 0 || m == 1) {
+			s[a] = N > 1 ? (X - 1) / (N - 1) : 0.0;
+			if (m == 1 && N == 1)
+				o[a] = (X - 1) / 2;
+		} else if (m == 2) {
+			s[a] = N > 1 ? (X - X / N) / (N - 1) : 0.0;
+		} else {
+			s[a] = (X - 1 > 1 ? X - 1 : 1) / N;
+			o[a] = 0.5 * s[a];
+		}
+	}
+	return resample(l, x, t[0], t[1], true, s[0], o[0], s[1], o[1]);
+}
+
+/* LoadConstantLayerParams shape = 1 [C, H, W], data = 2 -> [1, 1, C, H, W]. */
+enum al_status nn_l_load_constant(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 0, 0, 1, 1);
+	if (st)
+		return st;
+	int64_t v[NN_MAXV];
+	if (nn_pints(l->p, 1, v) != 3)
+		return nn_fail(l, AL_E_FORMAT, "shape must be [C, H, W]");
+	int64_t d[5] = {1, 1, v[0], v[1], v[2]};
+	for (int i = 2; i < 5; i++)
+		if (d[i] < 0)
+			return nn_fail(l, AL_E_FORMAT, "shape [%lld,%lld,%lld]", (long long)v[0], (long long)v[1],
+				       (long long)v[2]);
+	return nn_weight(l, l->p, 2, "data", 5, d, true, &l->out[0]);
+}
+
+/* LoadConstantNDLayerParams shape = 1, data = 2. */
+enum al_status nn_l_load_constant_nd(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 0, 0, 1, 1);
+	if (st)
+		return st;
+	int64_t v[NN_MAXV];
+	long n = nn_pints(l->p, 1, v);
+	if (n < 1 || n > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "a constant of rank %ld", n);
+	for (long i = 0; i < n; i++)
+		if (v[i] < 0)
+			return nn_fail(l, AL_E_FORMAT, "negative dimension %lld", (long long)v[i]);
+	return nn_weight(l, l->p, 2, "data", (int)n, v, true, &l->out[0]);
+}
+
+/* CopyLayerParams {}: the same tensor under a new name (tensors are immutable). */
+enum al_status nn_l_copy(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	l->out[0] = al_tensor_ref(l->in[0]);
+	return AL_OK;
+}
+
+/* x's data under another shape (count checked). */
+static enum al_status reshape_out(struct nn_layer *l, const struct al_tensor *x, int rank,
+				  const int64_t *dims)
+{
+	size_t count;
+	if (rank < 0 || rank > AL_TENSOR_MAX_RANK || !al_dims_count(rank, dims, &count) || count != x->n) {
+		char b0[160], b1[160];
+		return nn_fail(l, AL_E_FORMAT, "cannot reshape %s to %s",
+			       nn_dims_str(b0, sizeof b0, x->rank, x->dims),
+			       nn_dims_str(b1, sizeof b1, rank < 0 ? 0 : rank > 8 ? 8 : rank, dims));
+	}
+	l->out[0] = nn_reshaped(l, x, rank, dims);
+	return l->out[0] ? AL_OK : AL_E_NOMEM;
+}
+
+/* A target shape t[0..n) for `total` elements: one -1 takes what is left; a 0
+ * copies the input's dim at that index when zero_copies. */
+static enum al_status target_shape(struct nn_layer *l, const struct al_tensor *x, const int64_t *t,
+				   long n, size_t total, bool zero_copies, int64_t *od)
+{
+	if (n < 0 || n > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "a target shape of rank %ld", n);
+	int infer = -1;
+	int64_t known = 1;
+	for (long i = 0; i < n; i++) {
+		int64_t v = t[i];
+		if (v == 0 && zero_copies) {
+			if (i >= x->rank)
+				return nn_fail(l, AL_E_FORMAT, "0 at axis %ld of a rank-%d input", i, x->rank);
+			v = x->dims[i];
+		}
+		if (v == -1 && infer < 0) {
+			infer = (int)i;
+			od[i] = 1;
+			continue;
+		}
+		if (v < 0 || v > NN_BIG)
+			return nn_fail(l, AL_E_FORMAT, "target dimension %lld", (long long)t[i]);
+		od[i] = v;
+		if (v && known > (INT64_C(1) << 62) / v)
+			return nn_fail(l, AL_E_FORMAT, "target shape too large");
+		known *= v;
+	}
+	if (infer >= 0) {
+		if (known == 0 || (int64_t)total % known)
+			return nn_fail(l, AL_E_FORMAT, "cannot infer the -1 of the target shape for %zu elements",
+				       total);
+		od[infer] = (int64_t)total / known;
+	}
+	return AL_OK;
+}
+
+/* ReshapeStaticLayerParams targetShape = 1 (-1 inferred). */
+enum al_status nn_l_reshape_static(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	int64_t t[NN_MAXV], od[AL_TENSOR_MAX_RANK];
+	long n = nn_pints(l->p, 1, t);
+	if ((st = target_shape(l, l->in[0], t, n, l->in[0]->n, false, od)) != AL_OK)
+		return st;
+	return reshape_out(l, l->in[0], (int)n, od);
+}
+
+/* RankPreservingReshapeLayerParams targetShape = 1 (0 copies, -1 inferred). */
+enum al_status nn_l_rank_preserving_reshape(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	int64_t t[NN_MAXV], od[AL_TENSOR_MAX_RANK];
+	long n = nn_pints(l->p, 1, t);
+	if (n != l->in[0]->rank)
+		return nn_fail(l, AL_E_FORMAT, "targetShape of %ld axes for a rank-%d input", n, l->in[0]->rank);
+	if ((st = target_shape(l, l->in[0], t, n, l->in[0]->n, true, od)) != AL_OK)
+		return st;
+	return reshape_out(l, l->in[0], (int)n, od);
+}
+
+/* ReshapeDynamic: the second input holds the target shape. */
+enum al_status nn_l_reshape_dynamic(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	int64_t t[NN_MAXV], od[AL_TENSOR_MAX_RANK];
+	size_t n;
+	if ((st = nn_tensor_ints(l, l->in[1], "the shape", t, AL_TENSOR_MAX_RANK, &n)) ||
+	    (st = target_shape(l, l->in[0], t, (long)n, l->in[0]->n, false, od)))
+		return st;
+	return reshape_out(l, l->in[0], (int)n, od);
+}
+
+/* ReshapeLike: the second input's shape. */
+enum al_status nn_l_reshape_like(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	return st ? st : reshape_out(l, l->in[0], l->in[1]->rank, l->in[1]->dims);
+}
+
+/* FlattenTo2DLayerParams axis = 1: [prod(:axis), prod(axis:)]. */
+enum al_status nn_l_flatten_to_2d(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t a = nn_pi(l->p, 1, 1);
+	if (a < 0)
+		a += x->rank;
+	if (a < 0 || a > x->rank)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 1),
+			       x->rank);
+	int64_t od[2] = {nn_prod(x->dims, 0, (int)a), nn_prod(x->dims, (int)a, x->rank)};
+	return reshape_out(l, x, 2, od);
+}
+
+/* SqueezeLayerParams axes = 1, squeezeAll = 2 (rank 1 stays [1]). */
+enum al_status nn_l_squeeze(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	uint32_t mask = 0;
+	if (nn_pb(l->p, 2)) {
+		for (int i = 0; i < x->rank; i++)
+			if (x->dims[i] == 1)
+				mask |= 1u << i;
+	} else {
+		int64_t a[NN_MAXV];
+		long n = nn_pints(l->p, 1, a);
+		if (n < 0 || n > NN_MAXV)
+			return nn_fail(l, AL_E_FORMAT, "bad axes");
+		for (long i = 0; i < n; i++) {
+			int ax = nn_axis(a[i], x->rank);
+			if (ax < 0)
+				return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)a[i],
+					       x->rank);
+			if (x->dims[ax] != 1)
+				return nn_fail(l, AL_E_FORMAT, "axis %d has size %lld, not 1", ax,
+					       (long long)x->dims[ax]);
+			mask |= 1u << ax;
+		}
+	}
+	int64_t od[AL_TENSOR_MAX_RANK];
+	int r = 0;
+	for (int i = 0; i < x->rank; i++)
+		if (!(mask >> i & 1))
+			od[r++] = x->dims[i];
+	if (r == 0)
+		od[r++] = 1;
+	return reshape_out(l, x, r, od);
+}
+
+/* ExpandDimsLayerParams axes = 1 (against the output rank). */
+enum al_status nn_l_expand_dims(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t a[NN_MAXV];
+	long n = nn_pints(l->p, 1, a);
+	if (n < 1 || x->rank + n > AL_TENSOR_MAX_RANK)
+		return nn_fail(l, AL_E_FORMAT, "%ld axes added to a rank-%d input", n, x->rank);
+	int r = x->rank + (int)n;
+	uint32_t mask = 0;
+	for (long i = 0; i < n; i++) {
+		int ax = nn_axis(a[i], r);
+		if (ax < 0 || (mask >> ax & 1))
+			return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)a[i]);
+		mask |= 1u << ax;
+	}
+	int64_t od[AL_TENSOR_MAX_RANK];
+	for (int i = 0, j = 0; i < r; i++)
+		od[i] = mask >> i & 1 ? 1 : x->dims[j++];
+	return reshape_out(l, x, r, od);
+}
+
+/* y = x with axes permuted (out dims[i] = x dims[perm[i]]) into out[o]. */
+static enum al_status transpose_to(struct nn_layer *l, const struct al_tensor *x, int rank,
+				   const int64_t *dims, const int *perm, int orank, const int64_t *odims,
+				   uint32_t o)
+{
+	struct al_tensor *y = nn_alloc(l, orank, odims);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n)
+		al_transpose(x->f, rank, dims, perm, y->f);
+	l->out[o] = y;
+	return AL_OK;
+}
+
+/* TransposeLayerParams axes = 1. */
+enum al_status nn_l_transpose(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t a[NN_MAXV], od[AL_TENSOR_MAX_RANK];
+	int perm[AL_TENSOR_MAX_RANK];
+	long n = nn_pints(l->p, 1, a);
+	if (n != x->rank)
+		return nn_fail(l, AL_E_FORMAT, "%ld axes for a rank-%d input", n, x->rank);
+	uint32_t seen = 0;
+	for (int i = 0; i < x->rank; i++) {
+		if (a[i] < 0 || a[i] >= x->rank || (seen >> a[i] & 1))
+			return nn_fail(l, AL_E_FORMAT, "axes are not a permutation");
+		seen |= 1u << a[i];
+		perm[i] = (int)a[i];
+		od[i] = x->dims[a[i]];
+	}
+	return transpose_to(l, x, x->rank, x->dims, perm, x->rank, od, 0);
+}
+
+/* PermuteLayerParams axis = 1: a permutation of [0,1,2,3] over [Seq, C, H, W] of a
+ * rank-5 blob; the batch axis stays. */
+enum al_status nn_l_permute(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 5, 5)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	static const int pos[4] = {0, 2, 3, 4};
+	int64_t a[NN_MAXV], od[5];
+	long n = nn_pints(l->p, 1, a);
+	if (n == 0)
+		return reshape_out(l, x, 5, x->dims);
+	if (n != 4)
+		return nn_fail(l, AL_E_FORMAT, "axis must have 4 values");
+	int perm[5] = {0, 1, 2, 3, 4};
+	uint32_t seen = 0;
+	for (int i = 0; i < 4; i++) {
+		if (a[i] < 0 || a[i] > 3 || (seen >> a[i] & 1))
+			return nn_fail(l, AL_E_FORMAT, "axis is not a permutation of [0,1,2,3]");
+		seen |= 1u << a[i];
+		perm[pos[i]] = pos[a[i]];
+	}
+	for (int i = 0; i < 5; i++)
+		od[i] = x->dims[perm[i]];
+	return transpose_to(l, x, 5, x->dims, perm, 5, od, 0);
+}
+
+/* FlattenLayerParams mode = 1 (CHANNEL_FIRST, CHANNEL_LAST):
+ * [..., C, H, W] -> [..., C*H*W, 1, 1]; CHANNEL_LAST flattens in H, W, C order. */
+enum al_status nn_l_flatten(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	struct nn_chw g;
+	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
+		return st;
+	int64_t mode = nn_pi(l->p, 1, 0);
+	if (mode != 0 && mode != 1)
+		return nn_unsupported(l, "flatten mode %lld", (long long)mode);
+	int64_t od[AL_TENSOR_MAX_RANK];
+	memcpy(od, x->dims, sizeof od);
+	od[x->rank - 3] = g.c * g.h * g.w, od[x->rank - 2] = 1, od[x->rank - 1] = 1;
+	if (mode == 0)
+		return reshape_out(l, x, x->rank, od);
+	int64_t d4[4] = {g.n, g.c, g.h, g.w};
+	int perm[4] = {0, 2, 3, 1};
+	return transpose_to(l, x, 4, d4, perm, x->rank, od, 0);
+}
+
+/* ReshapeLayerParams targetShape = 1 ([C,H,W], or [Seq,C,H,W]), mode = 2
+ * (CHANNEL_FIRST, CHANNEL_LAST) of a rank-5 [Seq, B, C, H, W] blob. */
+enum al_status nn_l_reshape(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 5, 5)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t t[NN_MAXV], r[4];
+	long n = nn_pints(l->p, 1, t);
+	int64_t mode = nn_pi(l->p, 2, 0);
+	if (n != 3 && n != 4)
+		return nn_fail(l, AL_E_FORMAT, "targetShape must have 3 or 4 values");
+	if (mode != 0 && mode != 1)
+		return nn_unsupported(l, "reshape mode %lld", (long long)mode);
+	int64_t S = x->dims[0], B = x->dims[1], nn_chw = nn_prod(x->dims, 2, 5);
+	if (n == 4 && B != 1 && t[0] != S)
+		return nn_unsupported(l, "a new sequence length with a batch of %lld", (long long)B);
+	size_t per = (size_t)(n == 4 ? S * nn_chw : nn_chw);
+	if ((st = target_shape(l, x, t, n, per, false, r)) != AL_OK)
+		return st;
+	int64_t od[5] = {n == 4 ? r[0] : S, B, r[n - 3], r[n - 2], r[n - 1]};
+	if (mode == 0)
+		return reshape_out(l, x, 5, od);
+	/* CHANNEL_LAST: [S*B, C, H, W] -> [S*B, H, W, C], reinterpreted as
+	 * [S'*B, H', W', C'] -> [S'*B, C', H', W'] */
+	int64_t d4[4] = {S * B, x->dims[2], x->dims[3], x->dims[4]}, t4[4];
+	int p1[4] = {0, 2, 3, 1}, p2[4] = {0, 3, 1, 2};
+	struct al_tensor *tmp = nn_alloc(l, 4, (int64_t[4]){d4[0], d4[2], d4[3], d4[1]});
+	size_t cnt;
+	if (!tmp)
+		return AL_E_NOMEM;
+	if (!al_dims_count(5, od, &cnt) || cnt != x->n) {
+		al_tensor_unref(tmp);
+		return nn_fail(l, AL_E_FORMAT, "the target shape does not hold the input");
+	}
+	if (x->n)
+		al_transpose(x->f, 4, d4, p1, tmp->f);
+	t4[0] = od[0] * od[1], t4[1] = od[3], t4[2] = od[4], t4[3] = od[2];
+	st = transpose_to(l, tmp, 4, t4, p2, 5, od, 0);
+	al_tensor_unref(tmp);
+	return st;
+}
+
+/* ReorganizeDataLayerParams mode = 1 (SPACE_TO_DEPTH, DEPTH_TO_SPACE,
+ * PIXEL_SHUFFLE), blockSize = 2, as permutations of a rank-6 view. */
+enum al_status nn_l_reorganize(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	struct nn_chw g;
+	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
+		return st;
+	int64_t mode = nn_pi(l->p, 1, 0);
+	uint64_t bu = nn_pu(l->p, 2, 0);
+	if (mode < 0 || mode > 2)
+		return nn_unsupported(l, "reorganization mode %lld", (long long)mode);
+	if (bu < 1 || bu > 65536)
+		return nn_fail(l, AL_E_FORMAT, "blockSize %llu", (unsigned long long)bu);
+	int64_t b = (int64_t)bu, d6[6], od[AL_TENSOR_MAX_RANK];
+	if (g.c > NN_BIG / (b * b) || g.h > NN_BIG / b || g.w > NN_BIG / b)
+		return nn_fail(l, AL_E_FORMAT, "blockSize %lld is too large", (long long)b);
+	int perm[6];
+	memcpy(od, x->dims, sizeof od);
+	int r = x->rank;
+	if (mode == 0) {
+		if (g.h % b || g.w % b)
+			return nn_fail(l, AL_E_FORMAT, "blockSize %lld does not divide %lldx%lld", (long long)b,
+				       (long long)g.h, (long long)g.w);
+		/* [N, C, H/b, b, W/b, b] -> [N, b, b, C, H/b, W/b] */
+		int64_t v[6] = {g.n, g.c, g.h / b, b, g.w / b, b};
+		int p[6] = {0, 3, 5, 1, 2, 4};
+		memcpy(d6, v, sizeof d6);
+		memcpy(perm, p, sizeof perm);
+		od[r - 3] = g.c * b * b, od[r - 2] = g.h / b, od[r - 1] = g.w / b;
+	} else {
+		if (g.c % (b * b))
+			return nn_fail(l, AL_E_FORMAT, "blockSize^2 = %lld does not divide %lld channels",
+				       (long long)(b * b), (long long)g.c);
+		int64_t co = g.c / (b * b);
+		if (mode == 1) { /* [N, b, b, C', H, W] -> [N, C', H, b, W, b] */
+			int64_t v[6] = {g.n, b, b, co, g.h, g.w};
+			int p[6] = {0, 3, 4, 1, 5, 2};
+			memcpy(d6, v, sizeof d6);
+			memcpy(perm, p, sizeof perm);
+		} else { /* [N, C', b, b, H, W] -> [N, C', H, b, W, b] */
+			int64_t v[6] = {g.n, co, b, b, g.h, g.w};
+			int p[6] = {0, 1, 4, 2, 5, 3};
+			memcpy(d6, v, sizeof d6);
+			memcpy(perm, p, sizeof perm);
+		}
+		od[r - 3] = co, od[r - 2] = g.h * b, od[r - 1] = g.w * b;
+	}
+	return transpose_to(l, x, 6, d6, perm, r, od, 0);
+}
+
+/* SequenceRepeatLayerParams nRepetitions = 1 (0 -> 1): axis -5 repeated. */
+enum al_status nn_l_sequence_repeat(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 5, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	uint64_t n = nn_pu(l->p, 1, 1);
+	if (n == 0)
+		n = 1;
+	int a = x->rank - 5;
+	if (n > (uint64_t)NN_BIG || (x->dims[a] && (int64_t)n > NN_BIG / x->dims[a]))
+		return nn_fail(l, AL_E_UNSUPPORTED, "%llu repetitions", (unsigned long long)n);
+	int64_t od[AL_TENSOR_MAX_RANK];
+	memcpy(od, x->dims, sizeof od);
+	od[a] = x->dims[a] * (int64_t)n;
+	struct al_tensor *y = nn_alloc(l, x->rank, od);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t outer = nn_prod(x->dims, 0, a), block = nn_prod(x->dims, a, x->rank);
+	for (int64_t o = 0; o < outer; o++)
+		for (uint64_t k = 0; k < n; k++)
+			memcpy(y->f + (o * (int64_t)n + (int64_t)k) * block, x->f + o * block,
+			       (size_t)block * sizeof(float));
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ================================================================ generators */
+
+/* arange(start, end, step) into out[0]. */
+static enum al_status arange(struct nn_layer *l, float start, float end, float step)
+{
+	if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step == 0.0f)
+		return nn_fail(l, AL_E_FORMAT, "range %g to %g by %g", (double)start, (double)end, (double)step);
+	double n = ceil(((double)end - (double)start) / (double)step);
+	if (n < 0)
+		n = 0;
+	if (n > (double)NN_BIG)
+		return nn_fail(l, AL_E_UNSUPPORTED, "a range of %.0f values", n);
+	int64_t d = (int64_t)n;
+	struct al_tensor *y = nn_alloc(l, 1, &d);
+	if (!y)
+		return AL_E_NOMEM;
+	for (int64_t i = 0; i < d; i++)
+		y->f[i] = (float)((double)start + (double)i * (double)step);
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* RangeStaticLayerParams endValue = 1, startValue = 2, stepSizeValue = 3. */
+enum al_status nn_l_range_static(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 0, 0, 1, 1);
+	return st ? st : arange(l, nn_pf(l->p, 2, 0.0f), nn_pf(l->p, 1, 0.0f), nn_pf(l->p, 3, 0.0f));
+}
+
+/* RangeDynamicLayerParams startValue = 2, stepSizeValue = 3; inputs: end, then
+ * optionally start and step. */
+enum al_status nn_l_range_dynamic(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 3, 1, 1);
+	if (st)
+		return st;
+	for (uint32_t i = 0; i < l->n_in; i++)
+		if (l->in[i]->n != 1)
+			return nn_fail(l, AL_E_FORMAT, "input %u must hold one value", i);
+	float end = l->in[0]->f[0];
+	float start = l->n_in > 1 ? l->in[1]->f[0] : nn_pf(l->p, 2, 0.0f);
+	float step = l->n_in > 2 ? l->in[2]->f[0] : nn_pf(l->p, 3, 0.0f);
+	return arange(l, start, end, step);
+}
+
+/* out[0] of shape dims filled with v. */
+static enum al_status fill(struct nn_layer *l, int rank, const int64_t *dims, float v)
+{
+	struct al_tensor *y = nn_alloc(l, rank, dims);
+	if (!y)
+		return AL_E_NOMEM;
+	for (size_t i = 0; i < y->n; i++)
+		y->f[i] = v;
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* A shape from tensor t's values (each >= 0). */
+static enum al_status shape_input(struct nn_layer *l, const struct al_tensor *t, int64_t *dims, int *rank)
+{
+	size_t n;
+	enum al_status st = nn_tensor_ints(l, t, "the shape", dims, AL_TENSOR_MAX_RANK, &n);
+	if (st)
+		return st;
+	for (size_t i = 0; i < n; i++)
+		if (dims[i] < 0)
+			return nn_fail(l, AL_E_FORMAT, "negative dimension %lld", (long long)dims[i]);
+	*rank = (int)n;
+	return AL_OK;
+}
+
+/* FillLikeLayerParams value = 1. */
+enum al_status nn_l_fill_like(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	return st ? st : fill(l, l->in[0]->rank, l->in[0]->dims, nn_pf(l->p, 1, 0.0f));
+}
+
+/* FillStaticLayerParams value = 1, targetShape = 2. */
+enum al_status nn_l_fill_static(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 0, 0, 1, 1);
+	if (st)
+		return st;
+	int64_t v[NN_MAXV];
+	long n = nn_pints(l->p, 2, v);
+	if (n < 1 || n > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "a target shape of rank %ld", n);
+	for (long i = 0; i < n; i++)
+		if (v[i] < 0)
+			return nn_fail(l, AL_E_FORMAT, "negative dimension %lld", (long long)v[i]);
+	return fill(l, (int)n, v, nn_pf(l->p, 1, 0.0f));
+}
+
+/* FillDynamicLayerParams value = 1; the input holds the shape. */
+enum al_status nn_l_fill_dynamic(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	int64_t d[NN_MAXV];
+	int r;
+	if ((st = shape_input(l, l->in[0], d, &r)) != AL_OK)
+		return st;
+	return fill(l, r, d, nn_pf(l->p, 1, 0.0f));
+}
+
+/* GetShape: [rank] holding the input's dims. */
+enum al_status nn_l_get_shape(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t d = x->rank;
+	struct al_tensor *y = nn_alloc(l, 1, &d);
+	if (!y)
+		return AL_E_NOMEM;
+	for (int i = 0; i < x->rank; i++)
+		y->f[i] = (float)x->dims[i];
+	y->dtype = AL_DT_INT32; /* a shape: never rounded to fp16 */
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* x broadcast against shape (rank r dims d) into out[0]. */
+static enum al_status broadcast_to(struct nn_layer *l, const struct al_tensor *x, int r, const int64_t *d)
+{
+	int ry;
+	int64_t dy[AL_TENSOR_MAX_RANK];
+	if (!al_broadcast_shape(x->rank, x->dims, r, d, &ry, dy) || ry > AL_TENSOR_MAX_RANK) {
+		char b0[160], b1[160];
+		return nn_fail(l, AL_E_FORMAT, "%s does not broadcast to %s",
+			       nn_dims_str(b0, sizeof b0, x->rank, x->dims), nn_dims_str(b1, sizeof b1, r, d));
+	}
+	struct al_tensor *y = nn_alloc(l, ry, dy);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n)
+		al_broadcast_to(x->f, x->rank, x->dims, y->f, ry, dy);
+	l->out[0] = y;
+	return AL_OK;
+}
+
+enum al_status nn_l_broadcast_to_like(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	return st ? st : broadcast_to(l, l->in[0], l->in[1]->rank, l->in[1]->dims);
+}
+
+/* BroadcastToStaticLayerParams targetShape = 1. */
+enum al_status nn_l_broadcast_to_static(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	int64_t v[NN_MAXV];
+	long n = nn_pints(l->p, 1, v);
+	if (n < 0 || n > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "a target shape of rank %ld", n);
+	return broadcast_to(l, l->in[0], (int)n, v);
+}
+
+enum al_status nn_l_broadcast_to_dynamic(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	int64_t d[NN_MAXV];
+	int r;
+	if ((st = shape_input(l, l->in[1], d, &r)) != AL_OK)
+		return st;
+	return broadcast_to(l, l->in[0], r, d);
+}
+
+/* TileLayerParams reps = 1 (fewer than the rank: 1s prepended); a second input
+ * gives the reps. x [.., d_i, ..] is broadcast as [.., r_i, d_i, ..] (axes with r_i
+ * = 1 merged into their neighbours). */
+enum al_status nn_l_tile(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t reps[NN_MAXV], rr[AL_TENSOR_MAX_RANK];
+	size_t n;
+	if (l->n_in == 2) {
+		if ((st = nn_tensor_ints(l, l->in[1], "reps", reps, AL_TENSOR_MAX_RANK, &n)) != AL_OK)
+			return st;
+	} else {
+		long k = nn_pints(l->p, 1, reps);
+		if (k < 0 || k > NN_MAXV)
+			return nn_fail(l, AL_E_FORMAT, "bad reps");
+		n = (size_t)k;
+	}
+	if (n < 1 || n > (size_t)x->rank)
+		return nn_fail(l, AL_E_FORMAT, "%zu reps for a rank-%d input", n, x->rank);
+	int64_t od[AL_TENSOR_MAX_RANK], src[2 * AL_TENSOR_MAX_RANK], dst[2 * AL_TENSOR_MAX_RANK];
+	int k = 0;
+	for (int i = 0; i < x->rank; i++) {
+		int j = i - (x->rank - (int)n);
+		rr[i] = j >= 0 ? reps[j] : 1;
+		if (rr[i] < 1 || rr[i] > NN_BIG || (x->dims[i] && rr[i] > NN_BIG / x->dims[i]))
+			return nn_fail(l, AL_E_FORMAT, "reps %lld", (long long)rr[i]);
+		od[i] = x->dims[i] * rr[i];
+		if (rr[i] > 1) {
+			src[k] = 1, dst[k] = rr[i], k++;
+			src[k] = x->dims[i], dst[k] = x->dims[i], k++;
+		} else if (k > 0 && src[k - 1] == dst[k - 1]) { /* merge into the previous kept axis */
+			src[k - 1] *= x->dims[i], dst[k - 1] *= x->dims[i];
+		} else {
+			src[k] = dst[k] = x->dims[i], k++;
+		}
+	}
+	if (k > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "tiling this many axes (%d after merging)", k);
+	struct al_tensor *y = nn_alloc(l, x->rank, od);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n)
+		al_broadcast_to(x->f, k, src, y->f, k, dst);
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* StackLayerParams axis = 1: inputs of one shape along a new axis. */
+enum al_status nn_l_stack(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 0, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x0 = l->in[0];
+	if (x0->rank + 1 > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "stacking rank-%d inputs", x0->rank);
+	int a = nn_axis(nn_pi(l->p, 1, 0), x0->rank + 1);
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, 1, 0));
+	for (uint32_t i = 1; i < l->n_in; i++)
+		if (l->in[i]->rank != x0->rank ||
+		    memcmp(l->in[i]->dims, x0->dims, (size_t)x0->rank * sizeof *x0->dims) != 0)
+			return nn_fail(l, AL_E_FORMAT, "stack takes inputs of one shape");
+	int64_t od[AL_TENSOR_MAX_RANK];
+	for (int i = 0, j = 0; i <= x0->rank; i++)
+		od[i] = i == a ? (int64_t)l->n_in : x0->dims[j++];
+	struct al_tensor *y = nn_alloc(l, x0->rank + 1, od);
+	int64_t *sizes = al_malloc(l->n_in * sizeof *sizes);
+	const float **xs = al_malloc(l->n_in * sizeof *xs);
+	if (y && sizes && xs) {
+		for (uint32_t i = 0; i < l->n_in; i++)
+			sizes[i] = 1, xs[i] = l->in[i]->f;
+		if (y->n)
+			al_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a, x0->rank),
+				  y->f);
+	}
+	al_free(sizes);
+	al_free(xs);
+	if (!y || !sizes || !xs) {
+		al_tensor_unref(y);
+		return y ? nn_fail(l, AL_E_NOMEM, "out of memory") : AL_E_NOMEM;
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ================================================================ gather / scatter */
+
+/* GatherLayerParams axis = 1: data[..., idx, ...] with the indices' shape in place
+ * of the axis. */
+enum al_status nn_l_gather(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1];
+	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+			       x->rank);
+	int orank = x->rank - 1 + idx->rank;
+	if (orank > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "an output of rank %d", orank);
+	int64_t od[AL_TENSOR_MAX_RANK];
+	int k = 0;
+	for (int i = 0; i < a; i++)
+		od[k++] = x->dims[i];
+	for (int i = 0; i < idx->rank; i++)
+		od[k++] = idx->dims[i];
+	for (int i = a + 1; i < x->rank; i++)
+		od[k++] = x->dims[i];
+	struct al_tensor *y = nn_alloc(l, orank, od);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n && !al_gather(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
+			       idx->f, (int64_t)idx->n, y->f)) {
+		al_tensor_unref(y);
+		return nn_fail(l, AL_E_FORMAT, "an index is not an integer in [-%lld, %lld)",
+			       (long long)x->dims[a], (long long)x->dims[a]);
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ScatterMode (UPDATE, ADD, SUB, MUL, DIV, MAX, MIN) -> kernels op. */
+static bool scatter_op(int64_t mode, enum al_binop *op)
+{
+	static const enum al_binop ops[7] = {
+		AL_BIN_COUNT, AL_BIN_ADD, AL_BIN_SUB, AL_BIN_MUL, AL_BIN_DIV, AL_BIN_MAX, AL_BIN_MIN,
+	};
+	if (mode < 0 || mode > 6)
+		return false;
+	*op = ops[mode];
+	return true;
+}
+
+static float scatter_apply(enum al_binop op, float a, float b)
+{
+	switch (op) {
+	case AL_BIN_ADD: return a + b;
+	case AL_BIN_SUB: return a - b;
+	case AL_BIN_MUL: return a * b;
+	case AL_BIN_DIV: return a / b;
+	case AL_BIN_MAX: return a > b ? a : b;
+	case AL_BIN_MIN: return a < b ? a : b;
+	default: return b;
+	}
+}
+
+/* ScatterLayerParams axis = 1, mode = 2: inputs container, indices, updates
+ * (container[:axis] + indices.shape + container[axis+1:]). */
+enum al_status nn_l_scatter(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 3, 3, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1], *upd = l->in[2];
+	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	enum al_binop op;
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+			       x->rank);
+	if (!scatter_op(nn_pi(l->p, 2, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 2, 0));
+	int64_t outer = nn_prod(x->dims, 0, a), inner = nn_prod(x->dims, a + 1, x->rank);
+	if ((int64_t)upd->n != outer * (int64_t)idx->n * inner)
+		return nn_fail(l, AL_E_FORMAT, "%zu updates for %zu indices", upd->n, idx->n);
+	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n && !al_scatter(y->f, outer, x->dims[a], inner, idx->f, (int64_t)idx->n, upd->f, op)) {
+		al_tensor_unref(y);
+		return nn_fail(l, AL_E_FORMAT, "an index is outside the axis of %lld", (long long)x->dims[a]);
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* GatherND: params [rank r], indices [..., K] -> indices.shape[:-1] + params.shape[K:]. */
+enum al_status nn_l_gather_nd(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1];
+	if (idx->rank < 1)
+		return nn_fail(l, AL_E_FORMAT, "the indices must have rank >= 1");
+	int64_t K = idx->dims[idx->rank - 1];
+	if (K < 1 || K > x->rank)
+		return nn_fail(l, AL_E_FORMAT, "index tuples of %lld for a rank-%d input", (long long)K, x->rank);
+	int orank = idx->rank - 1 + x->rank - (int)K;
+	if (orank > AL_TENSOR_MAX_RANK)
+		return nn_unsupported(l, "an output of rank %d", orank);
+	int64_t od[AL_TENSOR_MAX_RANK];
+	int k = 0;
+	for (int i = 0; i < idx->rank - 1; i++)
+		od[k++] = idx->dims[i];
+	for (int i = (int)K; i < x->rank; i++)
+		od[k++] = x->dims[i];
+	if (k == 0)
+		od[k++] = 1;
+	struct al_tensor *y = nn_alloc(l, k, od);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n && !al_gather_nd(x->f, x->rank, x->dims, idx->f, (int64_t)idx->n / K, (int)K, y->f)) {
+		al_tensor_unref(y);
+		return nn_fail(l, AL_E_FORMAT, "an index is out of range");
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ScatterNDLayerParams mode = 1: container, indices [..., K], updates
+ * [indices.shape[:-1] + container.shape[K:]]. */
+enum al_status nn_l_scatter_nd(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 3, 3, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1], *upd = l->in[2];
+	enum al_binop op;
+	if (!scatter_op(nn_pi(l->p, 1, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 1, 0));
+	if (idx->rank < 1)
+		return nn_fail(l, AL_E_FORMAT, "the indices must have rank >= 1");
+	int64_t K = idx->dims[idx->rank - 1];
+	if (K < 1 || K > x->rank)
+		return nn_fail(l, AL_E_FORMAT, "index tuples of %lld for a rank-%d input", (long long)K, x->rank);
+	int64_t m = (int64_t)idx->n / K, slice = nn_prod(x->dims, (int)K, x->rank);
+	if ((int64_t)upd->n != m * slice)
+		return nn_fail(l, AL_E_FORMAT, "%zu updates for %lld slices of %lld", upd->n, (long long)m,
+			       (long long)slice);
+	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	for (int64_t j = 0; j < m; j++) {
+		int64_t off = 0;
+		for (int64_t k = 0; k < K; k++) {
+			int64_t v, d = x->dims[k];
+			if (!nn_f2i(idx->f[j * K + k], &v) || v < -d || v >= d) {
+				al_tensor_unref(y);
+				return nn_fail(l, AL_E_FORMAT, "an index is out of range");
+			}
+			off = off * d + (v < 0 ? v + d : v);
+		}
+		for (int64_t i = 0; i < slice; i++)
+			y->f[off * slice + i] = scatter_apply(op, y->f[off * slice + i], upd->f[j * slice + i]);
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* data and indices of one rank, equal dims except axis a. */
+static enum al_status along_axis_shapes(struct nn_layer *l, const struct al_tensor *x,
+					const struct al_tensor *idx, int *a)
+{
+	*a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	if (*a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+			       x->rank);
+	bool ok = idx->rank == x->rank;
+	for (int i = 0; ok && i < x->rank; i++)
+		ok = i == *a || idx->dims[i] == x->dims[i];
+	if (!ok) {
+		char b0[160], b1[160];
+		return nn_fail(l, AL_E_FORMAT, "indices of shape %s do not fit data of shape %s",
+			       nn_dims_str(b0, sizeof b0, idx->rank, idx->dims),
+			       nn_dims_str(b1, sizeof b1, x->rank, x->dims));
+	}
+	return AL_OK;
+}
+
+/* GatherAlongAxisLayerParams axis = 1. */
+enum al_status nn_l_gather_along_axis(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1];
+	int a;
+	if ((st = along_axis_shapes(l, x, idx, &a)) != AL_OK)
+		return st;
+	struct al_tensor *y = nn_alloc(l, idx->rank, idx->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	if (y->n && !al_gather_along_axis(x->f, nn_prod(x->dims, 0, a), x->dims[a],
+					  nn_prod(x->dims, a + 1, x->rank), idx->f, idx->dims[a], y->f)) {
+		al_tensor_unref(y);
+		return nn_fail(l, AL_E_FORMAT, "an index is not an integer in [-%lld, %lld)",
+			       (long long)x->dims[a], (long long)x->dims[a]);
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ScatterAlongAxisLayerParams axis = 1, mode = 2: container, indices, updates (of
+ * the indices' shape). */
+enum al_status nn_l_scatter_along_axis(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 3, 3, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *idx = l->in[1], *upd = l->in[2];
+	int a;
+	enum al_binop op;
+	if ((st = along_axis_shapes(l, x, idx, &a)) != AL_OK)
+		return st;
+	if (!scatter_op(nn_pi(l->p, 2, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 2, 0));
+	if (upd->n != idx->n)
+		return nn_fail(l, AL_E_FORMAT, "%zu updates for %zu indices", upd->n, idx->n);
+	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t outer = nn_prod(x->dims, 0, a), inner = nn_prod(x->dims, a + 1, x->rank);
+	int64_t d = x->dims[a], n = idx->dims[a];
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < n; j++)
+			for (int64_t i = 0; i < inner; i++) {
+				int64_t q = (o * n + j) * inner + i, v;
+				if (!nn_f2i(idx->f[q], &v) || v < -d || v >= d) {
+					al_tensor_unref(y);
+					return nn_fail(l, AL_E_FORMAT, "an index is outside the axis of %lld",
+						       (long long)d);
+				}
+				float *t = &y->f[(o * d + (v < 0 ? v + d : v)) * inner + i];
+				*t = scatter_apply(op, *t, upd->f[q]);
+			}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ReverseLayerParams reverseDim = 1 (one bool per axis). */
+enum al_status nn_l_reverse(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t rd[AL_TENSOR_MAX_RANK], begin[AL_TENSOR_MAX_RANK], stride[AL_TENSOR_MAX_RANK];
+	if ((st = per_axis(l, 1, "reverseDim", x->rank, 0, rd)) != AL_OK)
+		return st;
+	for (int i = 0; i < x->rank; i++) {
+		bool r = rd[i] && x->dims[i] > 0;
+		begin[i] = r ? x->dims[i] - 1 : 0;
+		stride[i] = r ? -1 : 1;
+	}
+	return slice_to(l, x, begin, stride, x->dims, x->rank, x->dims, 0);
+}
+
+/* ReverseSeqLayerParams batchAxis = 1, sequenceAxis = 2; the second input holds the
+ * lengths [B] to reverse per batch element. */
+enum al_status nn_l_reverse_seq(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 2, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0], *len = l->in[1];
+	int ba = nn_axis(nn_pi(l->p, 1, 0), x->rank), sa = nn_axis(nn_pi(l->p, 2, 0), x->rank);
+	if (ba < 0 || sa < 0 || ba >= sa)
+		return nn_fail(l, AL_E_FORMAT, "batchAxis %lld, sequenceAxis %lld",
+			       (long long)nn_pi(l->p, 1, 0), (long long)nn_pi(l->p, 2, 0));
+	if ((int64_t)len->n != x->dims[ba])
+		return nn_fail(l, AL_E_FORMAT, "%zu lengths for a batch of %lld", len->n, (long long)x->dims[ba]);
+	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t o1 = nn_prod(x->dims, 0, ba), B = x->dims[ba], mid = nn_prod(x->dims, ba + 1, sa);
+	int64_t S = x->dims[sa], inner = nn_prod(x->dims, sa + 1, x->rank);
+	for (int64_t b = 0; b < B; b++) {
+		int64_t n;
+		if (!nn_f2i(len->f[b], &n) || n < 0 || n > S) {
+			al_tensor_unref(y);
+			return nn_fail(l, AL_E_FORMAT, "sequence length %g of an axis of %lld", (double)len->f[b],
+				       (long long)S);
+		}
+		for (int64_t o = 0; o < o1; o++)
+			for (int64_t m = 0; m < mid; m++) {
+				int64_t base = ((o * B + b) * mid + m) * S;
+				for (int64_t s = 0; s < n; s++)
+					memcpy(y->f + (base + s) * inner, x->f + (base + n - 1 - s) * inner,
+					       (size_t)inner * sizeof(float));
+			}
+	}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* ================================================================ masks and indices */
+
+/* WhereNonZero: [number of non-zeros, rank] of their indices. */
+enum al_status nn_l_where_nonzero(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t nz = 0;
+	for (size_t i = 0; i < x->n; i++)
+		nz += x->f[i] != 0.0f;
+	int64_t od[2] = {nz, x->rank};
+	struct al_tensor *y = nn_alloc(l, 2, od);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t k = 0;
+	for (size_t i = 0; i < x->n; i++) {
+		if (x->f[i] == 0.0f)
+			continue;
+		size_t rem = i;
+		for (int a = x->rank - 1; a >= 0; a--) {
+			y->f[k * x->rank + a] = (float)(rem % (size_t)x->dims[a]);
+			rem /= (size_t)x->dims[a];
+		}
+		k++;
+	}
+	y->dtype = AL_DT_INT32;
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* MatrixBandPart (numLower = 1, numUpper = 2), LowerTriangular (k = 1),
+ * UpperTriangular (k = 1): zero outside a band of the last two axes. */
+enum al_status nn_l_band_part(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 1, 1);
+	if (st || (st = nn_need_rank(l, l->in[0], 2, AL_TENSOR_MAX_RANK)))
+		return st;
+	const struct al_tensor *x = l->in[0];
+	uint32_t f = nn_field(l);
+	int64_t lo = nn_pi(l->p, 1, 0), hi = nn_pi(l->p, 2, 0), k = nn_pi(l->p, 1, 0);
+	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t M = x->dims[x->rank - 2], N = x->dims[x->rank - 1];
+	int64_t outer = M * N != 0 ? (int64_t)x->n / (M * N) : 0;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < M; i++)
+			for (int64_t j = 0; j < N; j++) {
+				bool keep;
+				if (f == 1315)
+					keep = (lo < 0 || i - j <= lo) && (hi < 0 || j - i <= hi);
+				else if (f == 1320)
+					keep = j - i <= k;
+				else
+					keep = j - i >= k;
+				int64_t q = (o * M + i) * N + j;
+				y->f[q] = keep ? x->f[q] : 0.0f;
+			}
+	l->out[0] = y;
+	return AL_OK;
+}
+
+/* OneHotLayerParams oneHotVectorSize = 1, axis = 2 (of the output), onValue = 3,
+ * offValue = 4; a second input gives the size. */
+enum al_status nn_l_one_hot(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 2, 1, 1);
+	if (st)
+		return st;
+	const struct al_tensor *x = l->in[0];
+	int64_t depth = (int64_t)(nn_pu(l->p, 1, 0) & INT64_MAX);
+	if (l->n_in == 2 && (l->in[1]->n < 1 || !nn_f2i(l->in[1]->f[0], &depth)))
+		return nn_fail(l, AL_E_FORMAT, "the size input holds no size");
+	if (depth < 1 || depth > NN_BIG || x->rank + 1 > AL_TENSOR_MAX_RANK)
+		return nn_fail(l, AL_E_FORMAT, "one-hot size %lld for a rank-%d input", (long long)depth, x->rank);
+	int a = nn_axis(nn_pi(l->p, 2, -1), x->rank + 1);
+	if (a < 0)
+		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, 2, -1));
+	int64_t od[AL_TENSOR_MAX_RANK];
+	for (int i = 0, j = 0; i <= x->rank; i++)
+		od[i] = i == a ? depth : x->dims[j++];
+	float on = nn_pf(l->p, 3, 0.0f), off = nn_pf(l->p, 4, 0.0f);
+	struct al_tensor *y = nn_alloc(l, x->rank + 1, od);
+	if (!y)
+		return AL_E_NOMEM;
+	int64_t outer = nn_prod(x->dims, 0, a), inner = nn_prod(x->dims, a, x->rank);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			int64_t v = -1;
+			bool ok = nn_f2i(x->f[o * inner + i], &v);
+			for (int64_t d = 0; d < depth; d++)
+				y->f[(o * depth + d) * inner + i] = ok && v == d ? on : off;
+		}
+	l->out[0] = y;
+	return AL_OK;
+}

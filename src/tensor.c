@@ -1,0 +1,393 @@
+/* tensor.c: the interpreter's values. A tensor is refcounted and, once an op has
+ * produced it, never written again (fp16 rounding in interp.c is the one
+ * exception: it runs before anyone else sees the tensor). The environment maps
+ * value names to tensors, with a parent chain for nested blocks.
+ *
+ * Every allocation goes through al_malloc (fault injection reaches it) and is
+ * counted against the run's byte budget (al_exec.max_bytes), so a hostile shape
+ * in a 1 KB file is a clean error, never gigabytes. Nothing here does maths. */
+#include "interp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool al_dims_count(int rank, const int64_t *dims, size_t *out)
+{
+	if (rank < 0 || rank > AL_TENSOR_MAX_RANK)
+		return false;
+	size_t n = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0 || (uint64_t)dims[i] > AL_TENSOR_MAX_ELEMS)
+			return false;
+		if (dims[i] != 0 && n > AL_TENSOR_MAX_ELEMS / (size_t)dims[i])
+			return false;
+		n *= (size_t)dims[i];
+	}
+	*out = n;
+	return true;
+}
+
+/* Reserve `bytes` of the run's budget; false (with a diagnostic) when over it. */
+static bool budget_take(struct al_exec *x, const struct al_node *n, size_t bytes)
+{
+	if (!x)
+		return true;
+	if (x->bytes_live + bytes > x->max_bytes) {
+		if (!x->over_budget)
+			al_exec_fail(x, n, AL_E_UNSUPPORTED,
+				     "needs more than the %llu MB of activations allowed "
+				     "(%llu MB live, %llu MB more asked)",
+				     (unsigned long long)(x->max_bytes >> 20),
+				     (unsigned long long)(x->bytes_live >> 20),
+				     (unsigned long long)(bytes >> 20));
+		x->over_budget = true;
+		return false;
+	}
+	x->bytes_live += bytes;
+	if (x->bytes_live > x->bytes_peak)
+		x->bytes_peak = x->bytes_live;
+	return true;
+}
+
+static struct al_tensor *shell(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+			       const int64_t *dims, size_t *count)
+{
+	if (!al_dims_count(rank, dims, count)) {
+		if (x)
+			al_exec_fail(x, n, AL_E_UNSUPPORTED, "a tensor of rank %d with these dims is "
+					 "too large or invalid (at most 2^32 elements, rank <= %d)",
+				     rank, AL_TENSOR_MAX_RANK);
+		return NULL;
+	}
+	struct al_tensor *t = al_calloc(1, sizeof *t);
+	if (!t) {
+		if (x)
+			al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	t->kind = AL_TK_TENSOR;
+	t->dtype = dtype ? dtype : AL_DT_FP32;
+	t->rank = rank;
+	for (int i = 0; i < rank; i++)
+		t->dims[i] = dims[i];
+	t->n = *count;
+	t->refs = 1;
+	return t;
+}
+
+struct al_tensor *al_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+				  const int64_t *dims)
+{
+	size_t count;
+	struct al_tensor *t = shell(x, n, dtype, rank, dims, &count);
+	if (!t)
+		return NULL;
+	size_t each = t->dtype == AL_DT_STRING ? sizeof(char *) : sizeof(float);
+	size_t bytes = (count ? count : 1) * each;
+	if (!budget_take(x, n, bytes)) {
+		al_free(t);
+		return NULL;
+	}
+	t->bytes = bytes;
+	t->owner = x;
+	if (t->dtype == AL_DT_STRING)
+		t->s = al_calloc(count ? count : 1, sizeof(char *));
+	else
+		t->f = al_calloc(count ? count : 1, sizeof(float));
+	if (!t->s && !t->f) {
+		if (x)
+			al_exec_fail(x, n, AL_E_NOMEM, "out of memory (%zu bytes)", bytes);
+		al_tensor_unref(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct al_tensor *al_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+				   const int64_t *dims, const float *data)
+{
+	size_t count;
+	struct al_tensor *t = shell(x, n, dtype, rank, dims, &count);
+	if (!t)
+		return NULL;
+	t->f = (float *)data; /* never written: borrowed tensors are weights */
+	t->borrowed = true;
+	return t;
+}
+
+struct al_tensor *al_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype)
+{
+	size_t count;
+	struct al_tensor *t = shell(x, n, AL_DT_UNKNOWN, 0, NULL, &count);
+	if (!t)
+		return NULL;
+	t->kind = AL_TK_LIST;
+	t->elem_dtype = elem_dtype;
+	return t;
+}
+
+bool al_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_tensor *list,
+			size_t i, struct al_tensor *item)
+{
+	if (list->kind != AL_TK_LIST)
+		return al_exec_fail(x, n, AL_E_FORMAT, "not a list"), false;
+	if (i > AL_TENSOR_MAX_ELEMS)
+		return al_exec_fail(x, n, AL_E_UNSUPPORTED, "list index %zu too large", i), false;
+	if (i >= list->cap_items) {
+		size_t cap = list->cap_items ? list->cap_items : 4;
+		while (cap <= i)
+			cap *= 2;
+		if (!budget_take(x, n, (cap - list->cap_items) * sizeof *list->items))
+			return false;
+		struct al_tensor **items = al_realloc(list->items, cap * sizeof *items);
+		if (!items)
+			return al_exec_fail(x, n, AL_E_NOMEM, "out of memory"), false;
+		memset(items + list->cap_items, 0, (cap - list->cap_items) * sizeof *items);
+		list->bytes += (cap - list->cap_items) * sizeof *items;
+		list->owner = x;
+		list->items = items;
+		list->cap_items = cap;
+	}
+	struct al_tensor *old = list->items[i];
+	list->items[i] = al_tensor_ref(item);
+	al_tensor_unref(old);
+	if (i >= list->n_items)
+		list->n_items = i + 1;
+	return true;
+}
+
+struct al_tensor *al_tensor_ref(struct al_tensor *t)
+{
+	if (t)
+		t->refs++;
+	return t;
+}
+
+void al_tensor_unref(struct al_tensor *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	if (t->s)
+		for (size_t i = 0; i < t->n; i++)
+			al_free(t->s[i]);
+	al_free(t->s);
+	if (!t->borrowed)
+		al_free(t->f);
+	for (size_t i = 0; i < t->n_items; i++)
+		al_tensor_unref(t->items[i]);
+	al_free(t->items);
+	if (t->owner)
+		t->owner->bytes_live -= t->bytes <= t->owner->bytes_live ? t->bytes : t->owner->bytes_live;
+	al_free(t);
+}
+
+struct al_tensor *al_tensor_reshaped(struct al_exec *x, const struct al_node *n,
+				     const struct al_tensor *t, int rank, const int64_t *dims)
+{
+	size_t count;
+	if (!al_dims_count(rank, dims, &count) || count != t->n || t->kind != AL_TK_TENSOR) {
+		al_exec_fail(x, n, AL_E_FORMAT, "cannot reshape %zu elements to this shape", t->n);
+		return NULL;
+	}
+	struct al_tensor *r = al_tensor_alloc(x, n, t->dtype, rank, dims);
+	if (!r)
+		return NULL;
+	if (t->s) {
+		for (size_t i = 0; i < count; i++)
+			if (t->s[i] && !(r->s[i] = al_strdup(t->s[i]))) {
+				al_tensor_unref(r);
+				al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+				return NULL;
+			}
+	} else if (count) {
+		memcpy(r->f, t->f, count * sizeof(float));
+	}
+	r->labels = t->labels;
+	return r;
+}
+
+char *al_strdup(const char *s)
+{
+	size_t len = strlen(s);
+	char *c = al_malloc(len + 1);
+	if (c)
+		memcpy(c, s, len + 1);
+	return c;
+}
+
+/* ================================================================ environment
+ * Open addressing over (name, tensor) slots; names are copied. */
+struct env_slot {
+	char *name;
+	struct al_tensor *t;
+	uint32_t hash;
+};
+struct al_env {
+	struct al_exec *x;
+	struct al_env *parent;
+	struct env_slot *slots;
+	size_t cap, used;
+};
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+struct al_env *al_env_new(struct al_exec *x, struct al_env *parent)
+{
+	struct al_env *e = al_calloc(1, sizeof *e);
+	if (!e) {
+		if (x)
+			al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	e->x = x;
+	e->parent = parent;
+	return e;
+}
+
+void al_env_free(struct al_env *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->cap; i++)
+		if (e->slots[i].name) {
+			al_free(e->slots[i].name);
+			al_tensor_unref(e->slots[i].t);
+		}
+	al_free(e->slots);
+	al_free(e);
+}
+
+static struct env_slot *find_slot(const struct al_env *e, const char *name, uint32_t h)
+{
+	if (!e->cap)
+		return NULL;
+	for (size_t i = h & (e->cap - 1), k = 0; k < e->cap; k++, i = (i + 1) & (e->cap - 1)) {
+		struct env_slot *s = &e->slots[i];
+		if (!s->name)
+			return NULL;
+		if (s->hash == h && strcmp(s->name, name) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+struct al_tensor *al_env_get(const struct al_env *e, const char *name)
+{
+	if (!name)
+		return NULL;
+	uint32_t h = name_hash(name);
+	for (; e; e = e->parent) {
+		struct env_slot *s = find_slot(e, name, h);
+		if (s)
+			return s->t;
+	}
+	return NULL;
+}
+
+static bool grow(struct al_env *e)
+{
+	size_t cap = e->cap ? e->cap * 2 : 64;
+	struct env_slot *slots = al_calloc(cap, sizeof *slots);
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < e->cap; i++) {
+		struct env_slot *s = &e->slots[i];
+		if (!s->name)
+			continue;
+		size_t j = s->hash & (cap - 1);
+		while (slots[j].name)
+			j = (j + 1) & (cap - 1);
+		slots[j] = *s;
+	}
+	al_free(e->slots);
+	e->slots = slots;
+	e->cap = cap;
+	return true;
+}
+
+bool al_env_put(struct al_env *e, const char *name, struct al_tensor *t)
+{
+	if (!name || !t) {
+		al_tensor_unref(t);
+		return false;
+	}
+	uint32_t h = name_hash(name);
+	struct env_slot *s = find_slot(e, name, h);
+	if (s) {
+		al_tensor_unref(s->t);
+		s->t = t;
+		return true;
+	}
+	if ((e->used + 1) * 2 > e->cap && !grow(e)) {
+		al_tensor_unref(t);
+		if (e->x)
+			al_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
+		return false;
+	}
+	char *copy = al_strdup(name);
+	if (!copy) {
+		al_tensor_unref(t);
+		if (e->x)
+			al_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
+		return false;
+	}
+	size_t j = h & (e->cap - 1);
+	while (e->slots[j].name)
+		j = (j + 1) & (e->cap - 1);
+	e->slots[j] = (struct env_slot){copy, t, h};
+	e->used++;
+	return true;
+}
+
+/* ================================================================ public accessors */
+
+al_tensor *al_tensor_new(int dtype, int rank, const int64_t *dims)
+{
+	return al_tensor_alloc(NULL, NULL, dtype, rank, dims);
+}
+
+void al_tensor_free(al_tensor *t)
+{
+	al_tensor_unref(t);
+}
+
+int al_tensor_dtype(const al_tensor *t)
+{
+	return t ? t->dtype : AL_DT_UNKNOWN;
+}
+
+int al_tensor_rank(const al_tensor *t)
+{
+	return t ? t->rank : -1;
+}
+
+const int64_t *al_tensor_dims(const al_tensor *t)
+{
+	return t ? t->dims : NULL;
+}
+
+size_t al_tensor_count(const al_tensor *t)
+{
+	return t ? t->n : 0;
+}
+
+float *al_tensor_data(al_tensor *t)
+{
+	return t && t->kind == AL_TK_TENSOR && !t->borrowed ? t->f : NULL;
+}
+
+const char *al_tensor_string(const al_tensor *t, size_t i)
+{
+	return t && t->s && i < t->n ? t->s[i] : NULL;
+}
+
+const char *al_tensor_label(const al_tensor *t, size_t i)
+{
+	return t && t->labels && i < t->n ? t->labels[i] : NULL;
+}
