@@ -9,10 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const struct al_sink *const al_sinks[] = {
 	&al_sink_text,
 	&al_sink_json,
+	&al_sink_html,
+	&al_sink_sarif,
+	&al_sink_markdown,
+	&al_sink_dot,
 };
 const size_t al_sinks_count = sizeof al_sinks / sizeof al_sinks[0];
 
@@ -21,6 +26,24 @@ const struct al_sink *al_sink_by_name(const char *name)
 	for (size_t i = 0; i < al_sinks_count; i++)
 		if (strcmp(al_sinks[i]->name, name) == 0)
 			return al_sinks[i];
+	return NULL;
+}
+
+const struct al_sink *al_sink_by_extension(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+	if (!dot || strchr(dot, '/') || !dot[1])
+		return NULL;
+	size_t len = strlen(dot + 1);
+	for (size_t i = 0; i < al_sinks_count; i++) {
+		const char *e = al_sinks[i]->extensions;
+		while (e && *e) {
+			size_t n = strcspn(e, ",");
+			if (n == len && strncasecmp(e, dot + 1, n) == 0)
+				return al_sinks[i];
+			e += n + (e[n] == ',');
+		}
+	}
 	return NULL;
 }
 
@@ -278,4 +301,189 @@ json_object *al_json_string(const char *s)
 	json_object *j = json_object_new_string(fixed);
 	al_free(fixed);
 	return j;
+}
+
+/* ================================================================ escaping */
+
+static void put_visible(FILE *out, unsigned cp, enum al_esc esc)
+{
+	/* "\x01" / "\u202e": the backslash is markup in Markdown and DOT */
+	const char *bs = esc == AL_ESC_MD || esc == AL_ESC_DOT ? "\\\\" : "\\";
+	if (cp < 0x100)
+		fprintf(out, "%sx%02x", bs, cp);
+	else
+		fprintf(out, "%su%04x", bs, cp);
+}
+
+static bool invisible(unsigned cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
+{
+	if (!s)
+		s = "";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t chars = 0;
+	for (size_t i = 0; u[i];) {
+		size_t n = utf8_seq(u + i), step = n ? n : 1;
+		unsigned cp = u[i];
+		if (n == 2)
+			cp = (u[i] & 0x1fu) << 6 | (u[i + 1] & 0x3fu);
+		else if (n == 3)
+			cp = (u[i] & 0x0fu) << 12 | (u[i + 1] & 0x3fu) << 6 | (u[i + 2] & 0x3fu);
+		bool shown = n && n <= 3 && invisible(cp);
+		size_t w = shown ? (cp < 0x100 ? 4 : 6) : 1; /* "\x01", "\u202e" */
+		/* cut: the last character only if it fits, else room for the mark */
+		if (max && chars + w > (u[i + step] ? max - 1 : max)) {
+			fputs("\xe2\x80\xa6", out);
+			return chars + 1;
+		}
+		chars += w;
+		if (!n) {
+			fputs("\xef\xbf\xbd", out);
+			i++;
+			continue;
+		}
+		if (shown) {
+			put_visible(out, cp, esc);
+			i += n;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(u + i, 1, n, out);
+			i += n;
+			continue;
+		}
+		char c = (char)u[i++];
+		switch (esc) {
+		case AL_ESC_HTML:
+			switch (c) {
+			case '&': fputs("&amp;", out); continue;
+			case '<': fputs("&lt;", out); continue;
+			case '>': fputs("&gt;", out); continue;
+			case '"': fputs("&quot;", out); continue;
+			case '\'': fputs("&#39;", out); continue;
+			}
+			break;
+		case AL_ESC_MD:
+			if (strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c))
+				fputc('\\', out);
+			break;
+		case AL_ESC_DOT:
+			if (c == '"' || c == '\\')
+				fputc('\\', out);
+			break;
+		case AL_ESC_TEXT:
+			break;
+		}
+		fputc(c, out);
+	}
+	return chars;
+}
+
+/* ================================================================ plans */
+
+const char *al_unit_upper(enum al_unit u)
+{
+	switch (u) {
+	case AL_UNIT_ANE: return "ANE";
+	case AL_UNIT_GPU: return "GPU";
+	case AL_UNIT_CPU: return "CPU";
+	case AL_UNIT_GPU_OR_CPU: return "GPU/CPU";
+	default: return "-";
+	}
+}
+
+const char *al_si(char *buf, size_t cap, double v)
+{
+	static const char *const pre[] = {"", " K", " M", " G", " T", " P", " E"};
+	int k = 0;
+	if (!(v >= 0) || v > 1e30)
+		v = 0;
+	while (v >= 1000 && k < 6) {
+		v /= 1000;
+		k++;
+	}
+	if (k == 0)
+		snprintf(buf, cap, "%.0f", v);
+	else
+		snprintf(buf, cap, "%.2f%s", v, pre[k]);
+	return buf;
+}
+
+static void plan_model(const struct al_report_item *it, const struct al_target *t,
+		       const struct al_report_opts *o, al_plan_fn fn, void *ctx)
+{
+	struct al_plan_opts po = {0};
+	if (o->plan)
+		po = *o->plan;
+	po.target = t;
+	for (size_t k = 0; k < al_model_count(it->model); k++) {
+		const struct al_submodel *s = al_model_get(it->model, k);
+		al_diags *d = al_diags_new();
+		const struct al_plan *p = NULL;
+		enum al_status st = d ? al_model_plan(it->model, k, &po, &p, d) : AL_E_NOMEM;
+		const char *err = NULL;
+		if (st != AL_OK)
+			err = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
+		fn(ctx, it, s, st == AL_OK ? p : NULL, err);
+		al_diags_free(d);
+	}
+}
+
+void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
+		  al_plan_fn fn, void *ctx)
+{
+	const struct al_target *one = o->plan && o->plan->target ? o->plan->target
+				    : o->check && o->check->target ? o->check->target
+								   : al_target_default();
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		if (!o->all_targets) {
+			plan_model(&items[i], one, o, fn, ctx);
+			continue;
+		}
+		for (size_t t = 0; t < al_targets_count(); t++) {
+			struct al_check_opts co = {0};
+			if (o->check)
+				co = *o->check;
+			co.target = al_target_at(t);
+			al_diags *d = al_diags_new();
+			enum al_status st = d ? al_model_check(items[i].model, &co, d) : AL_E_NOMEM;
+			al_diags_free(d);
+			if (st != AL_OK) {
+				fn(ctx, &items[i], al_model_get(items[i].model, 0), NULL, al_status_str(st));
+				continue;
+			}
+			plan_model(&items[i], co.target, o, fn, ctx);
+		}
+		al_diags *d = al_diags_new();
+		if (d)
+			al_model_check(items[i].model, o->check, d);
+		al_diags_free(d);
+	}
+}
+
+size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out)
+{
+	size_t cap = al_rules_count() + al_user_rules_count(u), n = 0;
+	const struct al_rule **v = al_calloc(cap ? cap : 1, sizeof *v);
+	*out = v;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < al_rules_count() && n < cap; i++) {
+		const struct al_rule *r = al_rule_at(i);
+		const struct al_rule *eff = u ? al_user_rules_find(u, r->id) : NULL;
+		v[n++] = eff ? eff : r;
+	}
+	for (size_t i = 0; i < al_user_rules_count(u) && n < cap; i++) {
+		const struct al_rule *r = al_user_rule_at(u, i);
+		if (r && !al_rule_is_override(r))
+			v[n++] = r;
+	}
+	return n;
 }

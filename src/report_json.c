@@ -375,4 +375,5 @@ const struct al_sink al_sink_json = {
 	.check = json_check,
 	.info = json_info,
 	.plan = al_json_plan,
+	.extensions = "json",
 };

@@ -37,22 +37,6 @@ static const char *unit_upper(enum al_unit u)
 	return u == AL_UNIT_ANE ? "ANE" : u == AL_UNIT_GPU ? "GPU" : u == AL_UNIT_CPU ? "CPU" : "?";
 }
 
-/* 1234567 -> "1.23 M" */
-static const char *si(char *buf, size_t cap, double v)
-{
-	static const char *const pre[] = {"", " K", " M", " G", " T", " P", " E"};
-	int k = 0;
-	while (v >= 1000 && k < 6) {
-		v /= 1000;
-		k++;
-	}
-	if (k == 0)
-		snprintf(buf, cap, "%.0f", v);
-	else
-		snprintf(buf, cap, "%.2f%s", v, pre[k]);
-	return buf;
-}
-
 /* ================================================================ walking the plans */
 
 /* Model-order index of a fix's node: a plan's nodes sorted by address, looked
@@ -96,65 +80,6 @@ static long node_index(const struct index_map *m, const struct al_node *n)
 	}
 	const struct node_pos *hit = n ? bsearch(&key, m->v, m->n, sizeof *m->v, cmp_pos) : NULL;
 	return hit ? (long)hit->index : -1;
-}
-
-typedef void (*plan_fn)(void *ctx, const struct al_report_item *it, const struct al_submodel *s,
-			const struct al_plan *p, const char *error);
-
-static void plan_model(const struct al_report_item *it, const struct al_target *t,
-		       const struct al_report_opts *o, plan_fn fn, void *ctx)
-{
-	struct al_plan_opts po = {0};
-	if (o->plan)
-		po = *o->plan;
-	po.target = t;
-	for (size_t k = 0; k < al_model_count(it->model); k++) {
-		const struct al_submodel *s = al_model_get(it->model, k);
-		al_diags *d = al_diags_new();
-		const struct al_plan *p = NULL;
-		enum al_status st = d ? al_model_plan(it->model, k, &po, &p, d) : AL_E_NOMEM;
-		const char *err = NULL;
-		if (st != AL_OK)
-			err = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
-		fn(ctx, it, s, st == AL_OK ? p : NULL, err);
-		al_diags_free(d);
-	}
-}
-
-/* Every plan: per model, per target (--target all checks the model again for
- * each family, then restores the verdicts of the requested check), per sub-model. */
-static void each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
-		      plan_fn fn, void *ctx)
-{
-	const struct al_target *one = o->plan && o->plan->target ? o->plan->target
-				    : o->check && o->check->target ? o->check->target
-								   : al_target_default();
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i].model)
-			continue;
-		if (!o->all_targets) {
-			plan_model(&items[i], one, o, fn, ctx);
-			continue;
-		}
-		for (size_t t = 0; t < al_targets_count(); t++) {
-			struct al_check_opts co = {0};
-			if (o->check)
-				co = *o->check;
-			co.target = al_target_at(t);
-			al_diags *d = al_diags_new();
-			enum al_status st = d ? al_model_check(items[i].model, &co, d) : AL_E_NOMEM;
-			al_diags_free(d);
-			if (st != AL_OK) {
-				fn(ctx, &items[i], al_model_get(items[i].model, 0), NULL, al_status_str(st));
-				continue;
-			}
-			plan_model(&items[i], co.target, o, fn, ctx);
-		}
-		al_diags *d = al_diags_new();
-		if (d)
-			al_model_check(items[i].model, o->check, d);
-		al_diags_free(d);
-	}
 }
 
 /* ================================================================ text */
@@ -296,7 +221,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 		snprintf(range, sizeof range, "%" PRIu32 "..%" PRIu32, g->first, g->last);
 		fprintf(out, "  %7" PRIu32 "  %s%-4s%s  %7" PRIu32 "  %13s  %10s  ", k,
 			al_col(o, al_unit_colour(g->unit)), unit_upper(g->unit), al_col(o, C_RESET), g->n_nodes,
-			range, flops ? si(b1, sizeof b1, g->flops) : "-");
+			range, flops ? al_si(b1, sizeof b1, g->flops) : "-");
 		if (flops)
 			fprintf(out, "%5.1f%%", 100.0 * g->flops / p->total_flops);
 		else
@@ -325,7 +250,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	fprintf(out, "  on ANE   ");
 	if (flops)
 		fprintf(out, "%.1f%% of the FLOPs (%s of %s)", 100.0 * p->ane_flops / p->total_flops,
-			si(b1, sizeof b1, p->ane_flops), si(b2, sizeof b2, p->total_flops));
+			al_si(b1, sizeof b1, p->ane_flops), al_si(b2, sizeof b2, p->total_flops));
 	else
 		fprintf(out, "%" PRIu32 " of %" PRIu32 " layers (%.1f%%; no FLOPs known, layers counted)",
 			p->ane_nodes, p->n_nodes, 100.0 * p->ane_nodes / p->n_nodes);
@@ -360,7 +285,7 @@ void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o)
 {
 	struct text_ctx c = {.out = out, .o = o, .first = true};
-	each_plan(items, n, o, text_one, &c);
+	al_each_plan(items, n, o, text_one, &c);
 }
 
 /* ================================================================ JSON */
@@ -596,7 +521,7 @@ void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		json_object_object_add(e, "diagnostics", d);
 		json_object_array_add(c.errors, e);
 	}
-	each_plan(items, n, o, json_one, &c);
+	al_each_plan(items, n, o, json_one, &c);
 	json_object_object_add(root, "models", c.models);
 	json_object_object_add(root, "errors", c.errors);
 	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |

@@ -335,4 +335,5 @@ const struct al_sink al_sink_text = {
 	.check = text_check,
 	.info = text_info,
 	.plan = al_text_plan,
+	.extensions = "txt",
 };

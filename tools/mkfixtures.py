@@ -476,6 +476,46 @@ def plan_mil_branches():
     return model(7, desc, 502, program)
 
 
+def layer_b(name, inputs, outputs, type_field, params):
+    """layer() with names as bytes (not necessarily UTF-8)."""
+    parts = [f_bytes(1, name)] + [f_bytes(2, i) for i in inputs] + [f_bytes(3, o) for o in outputs]
+    return f_msg(1, *parts, f_bytes(type_field, params))
+
+
+# Names that break an escaper: HTML/SVG, Markdown tables, Graphviz strings, JSON,
+# terminals (control bytes), invalid UTF-8 and a bidi override.
+HOSTILE = [
+    b'<script>alert("x")</script>',
+    b'"\'><img src=x onerror=alert(1)>&amp;',
+    b'| pipe | **bold** [link](javascript:alert(1)) @someone #1 `tick` www.example.com',
+    b'line1\nline2\x01\x1b[31mred\x7f',
+    b'bad\xff\xfe\xc0\xafutf8 abc\xe2\x80\xaedcba',
+    b'"}; digraph x { a -> b [label="\\N\\"',
+    b'--> ]]> </style></script><!-- ' + b'long' * 70,
+]
+
+
+def hostile_names():
+    """NeuralNetwork (spec 4): convs and custom layers (CPU/GPU fallbacks) in a
+    chain joined by an add, every layer and blob named with HOSTILE text; a
+    hostile description and output name. For the report escaping tests."""
+    x = array_feature("x", [1, 16, 64, 64])
+    h = HOSTILE
+    blob = [b"x"] + [b"blob " + n for n in h]
+    layers = [
+        layer_b(h[0], [blob[0]], [blob[1]], 100, conv(16, 16, 1, 1)),
+        layer_b(h[1], [blob[1]], [blob[2]], 500, custom("Evil</code><b>")),
+        layer_b(h[2], [blob[2]], [blob[3]], 100, conv(16, 16, 1, 1)),
+        layer_b(h[3], [blob[3]], [blob[4]], 500, custom("Ctl\x1b[0m")),
+        layer_b(h[4], [blob[4]], [blob[5]], 100, conv(16, 16, 1, 1)),
+        layer_b(h[5], [blob[5]], [blob[6]], 100, conv(16, 16, 1, 1)),
+        layer_b(h[6], [blob[6], blob[1]], [b"out<>&"], 230, b""),  # AddLayer
+    ]
+    desc = description([x], [array_feature("out<>&", [])],
+                       short='<i>hostile</i> "names" | fixture & `escapes`')
+    return model(4, desc, 500, nn_body(layers))
+
+
 # ---------------------------------------------------------------- shape and family fixtures
 
 
@@ -586,6 +626,7 @@ def main():
         "plan_branches.mlmodel": plan_branches(),
         "nn_shapes.mlmodel": nn_shapes(),
         "nn_tiny.mlmodel": nn_tiny(),
+        "hostile_names.mlmodel": hostile_names(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -1,0 +1,274 @@
+/* report_markdown.c: a short Markdown summary for a pull-request comment
+ * (`--format markdown`, GitHub-flavoured tables). A heading with the verdict, one
+ * table row per model (layers on the ANE, segments, switches, FLOP share,
+ * estimate), then per model with fallbacks the first MD_FALLBACKS of them with
+ * rule ids and reasons, the cheapest fixes, and the rules that fired in a
+ * collapsed <details>. Every text from a model (or a user rules file) is
+ * escaped with AL_ESC_MD: no markup, link, mention, HTML or table cell break
+ * can come from a name. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MD_FALLBACKS 20 /* fallback rows listed per model */
+#define MD_FIXES 3
+#define MD_NAME 60 /* characters of a name in a table */
+
+struct md {
+	FILE *out;
+	const struct al_report_opts *o;
+	bool summary_done;
+	const struct al_rule **fired;
+	size_t n_fired, cap_fired;
+	uint32_t models, failing;
+};
+
+static void md(FILE *out, const char *s, size_t max)
+{
+	al_put_esc(out, s, AL_ESC_MD, max);
+}
+
+static void note_rule(struct md *c, const struct al_rule *r)
+{
+	for (size_t i = 0; i < c->n_fired; i++)
+		if (c->fired[i] == r)
+			return;
+	if (c->n_fired == c->cap_fired) {
+		size_t nc = c->cap_fired ? 2 * c->cap_fired : 16;
+		const struct al_rule **v = al_realloc(c->fired, nc * sizeof *v);
+		if (!v)
+			return;
+		c->fired = v;
+		c->cap_fired = nc;
+	}
+	c->fired[c->n_fired++] = r;
+}
+
+/* Pass 1: the table of models. */
+static void summary_row(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
+			const struct al_plan *p, const char *error)
+{
+	struct md *c = vctx;
+	FILE *out = c->out;
+	(void)it;
+	struct al_summary sum;
+	al_summarize(s, &sum);
+	c->models++;
+	if (al_summary_fails(s, &sum, AL_FAIL_ANY))
+		c->failing++;
+	fputs("| ", out);
+	md(out, s->path, MD_NAME);
+	fputs(" | ", out);
+	md(out, p && p->target ? p->target->id : "-", 0);
+	fputs(" | ", out);
+	if (!s->n_graphs) {
+		if (s->n_children)
+			fprintf(out, "pipeline of %" PRIu32 " | | | | | |\n", s->n_children);
+		else
+			fputs("no layers | | | | | |\n", out);
+		return;
+	}
+	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
+	fprintf(out, "%" PRIu32 " | %" PRIu32 " (%.1f%%) | ", sum.nodes, ane, sum.nodes ? 100.0 * ane / sum.nodes : 0.0);
+	if (!p) {
+		fputs("plan failed: ", out);
+		md(out, error ? error : "?", 0);
+		fputs(" | | |\n", out);
+		return;
+	}
+	fprintf(out, "%" PRIu32 " / %" PRIu32 " | ", p->n_segments, p->switches);
+	if (p->total_flops > 0)
+		fprintf(out, "%.1f%% | ", 100.0 * p->ane_flops / p->total_flops);
+	else
+		fputs("\\- | ", out);
+	if (p->timed)
+		fprintf(out, "%.3f ms |\n", isfinite(p->est_us) ? p->est_us / 1000.0 : 0.0);
+	else
+		fputs("\\- |\n", out);
+}
+
+static void fix_line(FILE *out, const struct al_fix *f, uint32_t rank)
+{
+	fprintf(out, "%" PRIu32 ". ", rank);
+	if (f->kind == AL_FIX_MODEL) {
+		fprintf(out, "the model-level rule %s", f->rule ? f->rule->id : "?");
+	} else {
+		if (f->kind == AL_FIX_RULE)
+			fprintf(out, "the %" PRIu32 " layers %s moves: ", f->n_nodes, f->rule ? f->rule->id : "?");
+		else if (f->kind == AL_FIX_SEGMENT)
+			fprintf(out, "the %" PRIu32 " fallback layers of one segment: ", f->n_nodes);
+		for (uint32_t i = 0; i < f->n_nodes && i < 4; i++) {
+			fputs(i ? ", " : "", out);
+			md(out, f->nodes[i] ? f->nodes[i]->name : "", MD_NAME);
+		}
+		if (f->n_nodes > 4)
+			fputs(", …", out);
+		if (f->kind == AL_FIX_NODE && f->node) {
+			fputs(" (", out);
+			md(out, f->node->type, 0);
+			fprintf(out, ", %s)", f->rule ? f->rule->id : "?");
+		}
+	}
+	fprintf(out, ": segments %" PRIu32 " → %" PRIu32 ", switches %" PRIu32 " → %" PRIu32
+		     ", est. gain %.3f ms\n",
+		f->segments_before, f->segments_after, f->switches_before, f->switches_after,
+		isfinite(f->gain_us) ? f->gain_us / 1000.0 : 0.0);
+}
+
+/* Pass 2: the fallbacks and fixes of each model that has any. */
+static void details(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
+		    const struct al_plan *p, const char *error)
+{
+	struct md *c = vctx;
+	FILE *out = c->out;
+	(void)it;
+	(void)error;
+	for (uint32_t i = 0; i < s->n_findings; i++)
+		note_rule(c, s->findings[i].rule);
+	struct al_summary sum;
+	al_summarize(s, &sum);
+	uint32_t off = sum.nodes - sum.per_unit[AL_UNIT_ANE];
+	bool findings = false;
+	for (uint32_t i = 0; i < s->n_findings; i++)
+		findings |= s->findings[i].rule->kind != AL_RULE_WARN;
+	if (!off && !findings)
+		return;
+	fputs("\n#### ", out);
+	md(out, s->path, 0);
+	if (p && p->target && c->o->all_targets) {
+		fputs(" on ", out);
+		md(out, p->target->id, 0);
+	}
+	fputc('\n', out);
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_finding *f = &s->findings[i];
+		fprintf(out, "\n- model: **%s** ", f->rule->id);
+		md(out, f->reason, 0);
+		if (f->rule->kind != AL_RULE_WARN)
+			fprintf(out, " (→ %s)", al_unit_name(f->rule->unit));
+	}
+	if (s->n_findings)
+		fputc('\n', out);
+	struct al_dag g;
+	if (off && al_dag_build(s, p, &g)) {
+		fputs("\n| # | layer | type | unit | rules and reasons |\n|--:|---|---|---|---|\n", out);
+		uint32_t shown = 0;
+		for (uint32_t r = 0; r < g.n_rows; r++) {
+			const struct al_node *n = g.rows[r].node;
+			if (n->verdict.ane || al_node_is_const(n))
+				continue;
+			for (uint32_t k = 0; k < n->verdict.n_rules; k++)
+				note_rule(c, n->verdict.rules[k]);
+			if (shown++ >= MD_FALLBACKS)
+				continue;
+			fprintf(out, "| %" PRIu32 " | ", g.rows[r].index);
+			md(out, n->name, MD_NAME);
+			fputs(" | ", out);
+			md(out, n->type, 0);
+			fprintf(out, " | %s", al_unit_name(n->verdict.unit));
+			enum al_unit u = al_row_unit(&g.rows[r], p);
+			if (p && u != n->verdict.unit)
+				fprintf(out, " → %s", al_unit_upper(u));
+			fputs(" |", out);
+			for (uint32_t k = 0; k < n->verdict.n_rules; k++) {
+				fprintf(out, "%s **%s** ", k ? ";" : "", n->verdict.rules[k]->id);
+				md(out, n->verdict.reasons[k], 120);
+			}
+			fputs(" |\n", out);
+		}
+		if (shown > MD_FALLBACKS)
+			fprintf(out, "\n… and %" PRIu32 " more (the HTML or SARIF report lists them all).\n",
+				shown - MD_FALLBACKS);
+		al_dag_free(&g);
+	}
+	if (p && p->n_fixes) {
+		fputs("\n**Cheapest fixes** (estimates):\n\n", out);
+		for (uint32_t k = 0; k < p->n_fixes && k < MD_FIXES; k++)
+			fix_line(out, &p->fixes[k], k + 1);
+	}
+}
+
+static void md_report(FILE *out, const struct al_report_item *items, size_t n, const struct al_report_opts *o)
+{
+	struct md c = {.out = out, .o = o};
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += !items[i].model;
+	/* the heading needs the counts: a first walk into nowhere would re-plan every
+	 * model, so the table goes first into memory */
+	char *table = NULL;
+	size_t table_len = 0;
+	FILE *t = open_memstream(&table, &table_len);
+	c.out = t ? t : out;
+	if (!t)
+		fputs("### anelint\n\n", out);
+	fputs("| model | target | layers | on the ANE | segments / switches | ANE FLOPs | est. |\n"
+	      "|---|---|--:|--:|--:|--:|--:|\n",
+	      c.out);
+	al_each_plan(items, n, o, summary_row, &c);
+	if (t) {
+		fclose(t);
+		if (c.failing)
+			fprintf(out, "### ⚠️ anelint: %" PRIu32 " of %" PRIu32 " model%s fall%s back from the Neural "
+				     "Engine\n\n",
+				c.failing, c.models, c.models == 1 ? "" : "s", c.failing == 1 ? "s" : "");
+		else if (c.models)
+			fprintf(out, "### ✅ anelint: %s predicted to run on the Neural Engine\n\n",
+				c.models == 1 ? "the model is" : "every model is");
+		else
+			fputs("### anelint: no model could be read\n\n", out);
+		fputs(table ? table : "", out);
+	}
+	free(table);
+	c.out = out;
+	if (bad) {
+		fputs("\nCould not be read:\n\n", out);
+		for (size_t i = 0; i < n; i++)
+			if (!items[i].model) {
+				fputs("- ", out);
+				md(out, items[i].path, 0);
+				fputs(": ", out);
+				md(out, al_status_str(items[i].status), 0);
+				for (size_t k = 0; k < al_diags_count(items[i].diags); k++) {
+					const struct al_diag *x = al_diags_get(items[i].diags, k);
+					if (x->severity == AL_SEV_ERROR) {
+						fputs(": ", out);
+						md(out, x->msg, 200);
+						break;
+					}
+				}
+				fputc('\n', out);
+			}
+	}
+	al_each_plan(items, n, o, details, &c);
+	if (c.n_fired) {
+		fputs("\n<details><summary>Rules that fired</summary>\n\n", out);
+		for (size_t i = 0; i < c.n_fired; i++) {
+			const struct al_rule *r = c.fired[i];
+			fprintf(out, "- **%s** ", r->id);
+			md(out, r->name, 0);
+			fprintf(out, " (%s, confidence %c): ", al_rule_kind_name(r->kind), r->confidence ? r->confidence : '?');
+			md(out, r->title, 0);
+			if (r->fix) {
+				fputs(". Fix: ", out);
+				md(out, r->fix, 0);
+			}
+			fputc('\n', out);
+		}
+		fputs("\n</details>\n", out);
+	}
+	al_free(c.fired);
+	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
+		     "measurements.</sub>\n",
+		ANELINT_VERSION);
+}
+
+const struct al_sink al_sink_markdown = {
+	.name = "markdown",
+	.check = md_report,
+	.plan = md_report,
+	.extensions = "md,markdown",
+};

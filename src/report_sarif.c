@@ -1,0 +1,575 @@
+/* report_sarif.c: SARIF 2.1.0 (`--format sarif`), for code-scanning CI. One run
+ * of the tool "anelint"; tool.driver.rules holds every rule in the order of
+ * `anelint rules` (a user override in place of the rule it replaces, then the
+ * user file's new rules), each with its id, name, title, why, fix, evidence and
+ * source link. Results, in model order:
+ *   - one per layer/op whose verdict falls back: the first rule that moved it
+ *     (illegal: "error", cost: "warning"), every reason in the message;
+ *   - one per warning rule on a layer/op ("note");
+ *   - one per model-level rule (its kind's level).
+ * A result is located in the model file (the artifact, with the byte range of the
+ * layer/op message as its region) and by name (a logical location: the layer or
+ * op name, fully qualified with the field path). Models that could not be read
+ * are tool execution notifications, and make executionSuccessful false. The
+ * mapping is in docs/reports.md; json-c writes every string, al_json_string
+ * keeps it valid UTF-8. */
+#include "report.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SARIF_SCHEMA "https://json.schemastore.org/sarif-2.1.0.json"
+
+struct sarif {
+	const struct al_report_opts *o;
+	const struct al_rule **rules;
+	size_t n_rules;
+	json_object *driver_rules; /* rules added past the list (not expected) go here too */
+	json_object *artifacts, *results, *models;
+	char **files; /* artifact i's path, for the index */
+	size_t n_files, cap_files;
+};
+
+static json_object *str(const char *s)
+{
+	return al_json_string(s ? s : "");
+}
+
+static json_object *text_obj(const char *s)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "text", str(s));
+	return o;
+}
+
+/* A URI reference for a file path: relative stays relative, absolute becomes
+ * file://; every byte other than unreserved characters and "/" percent-encoded
+ * (so a ':' cannot pass for a scheme, nor a space or a non-UTF-8 byte break it). */
+static char *uri_of(const char *path)
+{
+	size_t len = strlen(path);
+	bool abs = path[0] == '/';
+	char *u = al_malloc(3 * len + 8 + 1);
+	if (!u)
+		return NULL;
+	size_t o = 0;
+	if (abs) {
+		memcpy(u, "file://", 7);
+		o = 7;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)path[i];
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c)) {
+			u[o++] = (char)c;
+		} else {
+			static const char hex[] = "0123456789ABCDEF";
+			u[o++] = '%';
+			u[o++] = hex[c >> 4];
+			u[o++] = hex[c & 15];
+		}
+	}
+	u[o] = 0;
+	return u;
+}
+
+/* A link safe to give as a "uri": http(s), printable ASCII without spaces,
+ * quotes or angle brackets. */
+static bool plain_url(const char *u)
+{
+	if (!u || (strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0))
+		return false;
+	for (; *u; u++)
+		if ((unsigned char)*u <= 0x20 || (unsigned char)*u >= 0x7f || strchr("\"<>\\^`{|}", *u))
+			return false;
+	return true;
+}
+
+/* The artifact index of a file, adding it on first use; -1 when out of memory. */
+static int64_t artifact(struct sarif *c, const char *file)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		if (strcmp(c->files[i], file) == 0)
+			return (int64_t)i;
+	if (c->n_files == c->cap_files) {
+		size_t nc = c->cap_files ? 2 * c->cap_files : 8;
+		char **v = al_realloc(c->files, nc * sizeof *v);
+		if (!v)
+			return -1;
+		c->files = v;
+		c->cap_files = nc;
+	}
+	size_t len = strlen(file);
+	char *copy = al_malloc(len + 1);
+	char *uri = uri_of(file);
+	if (!copy || !uri) {
+		al_free(copy);
+		al_free(uri);
+		return -1;
+	}
+	memcpy(copy, file, len + 1);
+	c->files[c->n_files] = copy;
+	json_object *a = json_object_new_object(), *loc = json_object_new_object();
+	json_object_object_add(loc, "uri", str(uri));
+	al_free(uri);
+	json_object_object_add(a, "location", loc);
+	json_object *roles = json_object_new_array();
+	json_object_array_add(roles, str("analysisTarget"));
+	json_object_object_add(a, "roles", roles);
+	json_object_array_add(c->artifacts, a);
+	return (int64_t)c->n_files++;
+}
+
+static json_object *artifact_location(struct sarif *c, const char *file)
+{
+	json_object *o = json_object_new_object();
+	char *uri = uri_of(file ? file : "");
+	json_object_object_add(o, "uri", str(uri ? uri : ""));
+	al_free(uri);
+	int64_t idx = artifact(c, file ? file : "");
+	if (idx >= 0)
+		json_object_object_add(o, "index", json_object_new_int64(idx));
+	return o;
+}
+
+static const char *level_of(const struct al_rule *r)
+{
+	return r->kind == AL_RULE_ILLEGAL ? "error" : r->kind == AL_RULE_COST ? "warning" : "note";
+}
+
+static const char *precision_of(char confidence)
+{
+	return confidence == 'A' ? "high" : confidence == 'M' ? "medium" : "low";
+}
+
+static const char *scope_name(enum al_rule_scope s)
+{
+	return s == AL_SCOPE_NN ? "neuralnetwork" : s == AL_SCOPE_MIL ? "mlprogram" : "model";
+}
+
+/* The message of a result, built in memory: names shown with control
+ * characters visible (al_put_esc), then made a JSON string. */
+struct msg {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *msg_open(struct msg *m)
+{
+	m->buf = NULL;
+	m->len = 0;
+	m->f = open_memstream(&m->buf, &m->len);
+	return m->f;
+}
+
+static json_object *msg_close(struct msg *m)
+{
+	json_object *o = json_object_new_object();
+	if (m->f && fclose(m->f) == 0 && m->buf)
+		json_object_object_add(o, "text", str(m->buf));
+	else
+		json_object_object_add(o, "text", str("(out of memory)"));
+	free(m->buf);
+	return o;
+}
+
+static json_object *rule_json(const struct al_rule *r)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "id", str(r->id));
+	json_object_object_add(o, "name", str(r->name));
+	json_object_object_add(o, "shortDescription", text_obj(r->title));
+	json_object_object_add(o, "fullDescription", text_obj(r->why ? r->why : r->title));
+	/* help: what to do; the markdown adds the evidence and its link */
+	json_object *help_o = json_object_new_object();
+	json_object_object_add(help_o, "text", str(r->fix ? r->fix : r->title));
+	struct msg m;
+	if (msg_open(&m)) {
+		fputs("**Fix:** ", m.f);
+		al_put_esc(m.f, r->fix ? r->fix : "-", AL_ESC_MD, 0);
+		fputs("\n\n**Evidence:** ", m.f);
+		al_put_esc(m.f, r->provenance ? r->provenance : "-", AL_ESC_MD, 0);
+		fprintf(m.f, " (confidence %c)", r->confidence ? r->confidence : '?');
+		if (plain_url(r->url))
+			fprintf(m.f, " <%s>", r->url);
+		json_object *t = msg_close(&m);
+		json_object_object_add(help_o, "markdown", json_object_get(json_object_object_get(t, "text")));
+		json_object_put(t);
+	}
+	json_object_object_add(o, "help", help_o);
+	if (plain_url(r->url))
+		json_object_object_add(o, "helpUri", str(r->url));
+	json_object *cfg = json_object_new_object();
+	json_object_object_add(cfg, "level", str(level_of(r)));
+	json_object_object_add(o, "defaultConfiguration", cfg);
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "kind", str(al_rule_kind_name(r->kind)));
+	json_object_object_add(p, "unit", str(r->kind == AL_RULE_WARN ? "none" : al_unit_name(r->unit)));
+	char conf[2] = {r->confidence ? r->confidence : '?', 0};
+	json_object_object_add(p, "confidence", str(conf));
+	json_object_object_add(p, "precision", str(precision_of(r->confidence)));
+	json_object_object_add(p, "scope", str(scope_name(r->scope)));
+	json_object_object_add(p, "catalog", r->catalog ? str(r->catalog) : NULL);
+	json_object_object_add(p, "provenance", r->provenance ? str(r->provenance) : NULL);
+	if (r->url && !plain_url(r->url))
+		json_object_object_add(p, "source", str(r->url));
+	char fam[128];
+	al_rule_families(r, fam, sizeof fam);
+	json_object_object_add(p, "families", str(fam));
+	json_object_object_add(p, "origin", r->origin ? str(r->origin) : NULL);
+	json_object *tags = json_object_new_array();
+	json_object_array_add(tags, str("performance"));
+	json_object_array_add(tags, str("apple-neural-engine"));
+	json_object_array_add(tags, str(al_rule_kind_name(r->kind)));
+	json_object_object_add(p, "tags", tags);
+	json_object_object_add(o, "properties", p);
+	return o;
+}
+
+/* The index of r in tool.driver.rules, adding it when it is not there. */
+static int64_t rule_index(struct sarif *c, const struct al_rule *r)
+{
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (c->rules[i] == r)
+			return (int64_t)i;
+	size_t n = json_object_array_length(c->driver_rules);
+	for (size_t i = c->n_rules; i < n; i++) {
+		json_object *id = json_object_object_get(json_object_array_get_idx(c->driver_rules, i), "id");
+		if (id && strcmp(json_object_get_string(id), r->id) == 0)
+			return (int64_t)i;
+	}
+	json_object_array_add(c->driver_rules, rule_json(r));
+	return (int64_t)n;
+}
+
+static json_object *node_location(struct sarif *c, const struct al_submodel *s, const struct al_node *n)
+{
+	json_object *loc = json_object_new_object(), *phys = json_object_new_object();
+	json_object_object_add(phys, "artifactLocation", artifact_location(c, s->file ? s->file : s->path));
+	json_object *region = json_object_new_object();
+	json_object_object_add(region, "byteOffset", json_object_new_int64((int64_t)(n->offset & INT64_MAX)));
+	const struct al_node_src *src = al_src(n);
+	if (src && src->msg.n)
+		json_object_object_add(region, "byteLength", json_object_new_int64((int64_t)src->msg.n));
+	json_object_object_add(phys, "region", region);
+	json_object_object_add(loc, "physicalLocation", phys);
+	json_object *logicals = json_object_new_array(), *lg = json_object_new_object();
+	json_object_object_add(lg, "name", str(n->name));
+	struct msg fq;
+	if (msg_open(&fq)) {
+		al_put_esc(fq.f, s->path, AL_ESC_TEXT, 0);
+		fputc('/', fq.f);
+		al_put_esc(fq.f, n->path ? n->path : n->name, AL_ESC_TEXT, 0);
+		json_object *t = msg_close(&fq);
+		json_object_object_add(lg, "fullyQualifiedName", json_object_get(json_object_object_get(t, "text")));
+		json_object_put(t);
+	}
+	json_object_object_add(lg, "kind", str("function"));
+	json_object_array_add(logicals, lg);
+	json_object_object_add(loc, "logicalLocations", logicals);
+	json_object *locs = json_object_new_array();
+	json_object_array_add(locs, loc);
+	return locs;
+}
+
+static json_object *model_location(struct sarif *c, const struct al_submodel *s)
+{
+	json_object *loc = json_object_new_object(), *phys = json_object_new_object();
+	json_object_object_add(phys, "artifactLocation", artifact_location(c, s->file ? s->file : s->path));
+	json_object *region = json_object_new_object();
+	json_object_object_add(region, "byteOffset", json_object_new_int64((int64_t)(s->offset & INT64_MAX)));
+	json_object_object_add(phys, "region", region);
+	json_object_object_add(loc, "physicalLocation", phys);
+	json_object *logicals = json_object_new_array(), *lg = json_object_new_object();
+	json_object_object_add(lg, "name", str(s->path));
+	json_object_object_add(lg, "kind", str("module"));
+	json_object_array_add(logicals, lg);
+	json_object_object_add(loc, "logicalLocations", logicals);
+	json_object *locs = json_object_new_array();
+	json_object_array_add(locs, loc);
+	return locs;
+}
+
+static json_object *fingerprint(const struct al_submodel *s, const struct al_node *n, const struct al_rule *r,
+				const struct al_plan *p)
+{
+	json_object *o = json_object_new_object();
+	struct msg m;
+	if (msg_open(&m)) {
+		al_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
+		fputc('/', m.f);
+		if (n) {
+			al_put_esc(m.f, n->path ? n->path : "", AL_ESC_TEXT, 0);
+			fputc('/', m.f);
+			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			fputc('/', m.f);
+		}
+		fputs(r->id, m.f);
+		if (p && p->target && p->target->id)
+			fprintf(m.f, "@%s", p->target->id);
+		json_object *t = msg_close(&m);
+		json_object_object_add(o, "anelintLocation/v1", json_object_get(json_object_object_get(t, "text")));
+		json_object_put(t);
+	}
+	return o;
+}
+
+static void add_result(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
+		       const struct al_plan *p, const struct al_rule *r, json_object *message)
+{
+	json_object *res = json_object_new_object();
+	json_object_object_add(res, "ruleId", str(r->id));
+	json_object_object_add(res, "ruleIndex", json_object_new_int64(rule_index(c, r)));
+	json_object_object_add(res, "level", str(level_of(r)));
+	json_object_object_add(res, "message", message);
+	const struct al_node *n = row ? row->node : NULL;
+	json_object_object_add(res, "locations", n ? node_location(c, s, n) : model_location(c, s));
+	json_object_object_add(res, "partialFingerprints", fingerprint(s, n, r, p));
+	json_object *props = json_object_new_object();
+	json_object_object_add(props, "model", str(s->path));
+	if (p && p->target)
+		json_object_object_add(props, "target", str(p->target->id));
+	if (n) {
+		json_object_object_add(props, "index", json_object_new_int64(row->index));
+		json_object_object_add(props, "type", str(n->type));
+		json_object_object_add(props, "verdict", str(n->verdict.ane ? "ane" : al_unit_name(n->verdict.unit)));
+		json_object_object_add(props, "unit", str(al_unit_name(al_row_unit(row, p))));
+		if (p && row->plan >= 0)
+			json_object_object_add(props, "segment", json_object_new_int64(p->segment[row->plan]));
+		json_object *ids = json_object_new_array();
+		for (uint32_t k = 0; k < n->verdict.n_rules; k++)
+			json_object_array_add(ids, str(n->verdict.rules[k]->id));
+		json_object_object_add(props, "rules", ids);
+	} else {
+		json_object_object_add(props, "unit", str(r->kind == AL_RULE_WARN ? "none" : al_unit_name(r->unit)));
+	}
+	json_object_object_add(res, "properties", props);
+	json_object_array_add(c->results, res);
+}
+
+static void node_results(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
+			 const struct al_plan *p)
+{
+	const struct al_node *n = row->node;
+	const struct al_verdict *v = &n->verdict;
+	const char *what = s->world == AL_WORLD_MIL ? "Op" : "Layer";
+	const struct al_rule *first = NULL;
+	for (uint32_t k = 0; k < v->n_rules && !first; k++)
+		if (v->rules[k]->kind != AL_RULE_WARN)
+			first = v->rules[k];
+	if (!v->ane && first) {
+		struct msg m;
+		if (msg_open(&m)) {
+			fprintf(m.f, "%s '", what);
+			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			fputs("' (", m.f);
+			al_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
+			fprintf(m.f, ") falls back from the ANE to %s", al_unit_name(v->unit));
+			enum al_unit u = al_row_unit(row, p);
+			if (p && u != v->unit)
+				fprintf(m.f, " (the plan puts it on the %s)", al_unit_upper(u));
+			fputs(":", m.f);
+			for (uint32_t k = 0; k < v->n_rules; k++) {
+				if (v->rules[k]->kind == AL_RULE_WARN)
+					continue;
+				fprintf(m.f, "%s %s ", k ? ";" : "", v->rules[k]->id);
+				al_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
+			}
+			fputs(".", m.f);
+		}
+		add_result(c, s, row, p, first, msg_close(&m));
+	}
+	for (uint32_t k = 0; k < v->n_rules; k++) {
+		const struct al_rule *r = v->rules[k];
+		if (r->kind != AL_RULE_WARN)
+			continue;
+		struct msg m;
+		if (msg_open(&m)) {
+			fprintf(m.f, "%s '", what);
+			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			fputs("' (", m.f);
+			al_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
+			fputs("): ", m.f);
+			al_put_esc(m.f, r->title, AL_ESC_TEXT, 0);
+			fputs(": ", m.f);
+			al_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
+			fputs(".", m.f);
+		}
+		add_result(c, s, row, p, r, msg_close(&m));
+	}
+}
+
+static json_object *fixed(double v, const char *fmt)
+{
+	char buf[64];
+	if (!isfinite(v))
+		v = 0;
+	snprintf(buf, sizeof buf, fmt, v);
+	return json_object_new_double_s(v, buf);
+}
+
+static void sarif_model(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
+			const struct al_plan *p, const char *error)
+{
+	struct sarif *c = vctx;
+	(void)it;
+	(void)error;
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_finding *f = &s->findings[i];
+		struct msg m;
+		if (msg_open(&m)) {
+			fputs("Model '", m.f);
+			al_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
+			fputs("': ", m.f);
+			al_put_esc(m.f, f->rule->title, AL_ESC_TEXT, 0);
+			fputs(": ", m.f);
+			al_put_esc(m.f, f->reason, AL_ESC_TEXT, 0);
+			if (f->rule->kind != AL_RULE_WARN)
+				fprintf(m.f, " (the whole model goes to %s)", al_unit_name(f->rule->unit));
+			fputs(".", m.f);
+		}
+		add_result(c, s, NULL, p, f->rule, msg_close(&m));
+	}
+	struct al_summary sum;
+	al_summarize(s, &sum);
+	json_object *mo = json_object_new_object();
+	json_object_object_add(mo, "path", str(s->path));
+	json_object_object_add(mo, "type", str(s->type));
+	json_object_object_add(mo, "target", p && p->target ? str(p->target->id) : NULL);
+	json_object_object_add(mo, "layers", json_object_new_int64(sum.nodes));
+	json_object_object_add(mo, "ane_layers", json_object_new_int64(sum.per_unit[AL_UNIT_ANE]));
+	if (p) {
+		json_object_object_add(mo, "policy", str(al_policy_name(p->policy)));
+		json_object_object_add(mo, "segments", json_object_new_int64(p->n_segments));
+		json_object_object_add(mo, "switches", json_object_new_int64(p->switches));
+		json_object_object_add(mo, "ane_flop_share",
+				       fixed(p->total_flops > 0 ? p->ane_flops / p->total_flops : 0, "%.4f"));
+		json_object_object_add(mo, "est_us", fixed(p->est_us, "%.3f"));
+	} else {
+		json_object_object_add(mo, "plan_error", str(error ? error : "?"));
+	}
+	json_object_array_add(c->models, mo);
+	if (!s->n_graphs)
+		return;
+	struct al_dag g;
+	if (!al_dag_build(s, p, &g))
+		return;
+	for (uint32_t r = 0; r < g.n_rows; r++)
+		if (!al_node_is_const(g.rows[r].node))
+			node_results(c, s, &g.rows[r], p);
+	al_dag_free(&g);
+}
+
+static void sarif_report(FILE *out, const struct al_report_item *items, size_t n,
+			 const struct al_report_opts *o)
+{
+	struct sarif c = {.o = o};
+	c.n_rules = al_rule_list(o->check ? o->check->user_rules : NULL, &c.rules);
+	c.driver_rules = json_object_new_array();
+	for (size_t i = 0; i < c.n_rules; i++)
+		json_object_array_add(c.driver_rules, rule_json(c.rules[i]));
+	c.artifacts = json_object_new_array();
+	c.results = json_object_new_array();
+	c.models = json_object_new_array();
+
+	json_object *notes = json_object_new_array();
+	bool ok = true;
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].model) {
+			for (size_t k = 0; k < al_model_count(items[i].model); k++) {
+				const struct al_submodel *s = al_model_get(items[i].model, k);
+				artifact(&c, s->file ? s->file : s->path);
+			}
+			continue;
+		}
+		ok = false;
+		for (size_t k = 0; k < al_diags_count(items[i].diags) || k == 0; k++) {
+			const struct al_diag *x = k < al_diags_count(items[i].diags) ? al_diags_get(items[i].diags, k) : NULL;
+			if (x && x->severity != AL_SEV_ERROR)
+				continue;
+			json_object *note = json_object_new_object();
+			json_object_object_add(note, "level", str("error"));
+			struct msg m;
+			if (msg_open(&m)) {
+				al_put_esc(m.f, items[i].path, AL_ESC_TEXT, 0);
+				fputs(": ", m.f);
+				al_put_esc(m.f, al_status_str(items[i].status), AL_ESC_TEXT, 0);
+				if (x) {
+					fputs(": ", m.f);
+					if (x->where) {
+						al_put_esc(m.f, x->where, AL_ESC_TEXT, 0);
+						fputs(": ", m.f);
+					}
+					al_put_esc(m.f, x->msg, AL_ESC_TEXT, 0);
+				}
+				fputs(".", m.f);
+			}
+			json_object_object_add(note, "message", msg_close(&m));
+			json_object *loc = json_object_new_object(), *phys = json_object_new_object();
+			json_object_object_add(phys, "artifactLocation",
+					       artifact_location(&c, x && x->file ? x->file : items[i].path));
+			if (x && x->offset != UINT64_MAX) {
+				json_object *region = json_object_new_object();
+				json_object_object_add(region, "byteOffset",
+						       json_object_new_int64((int64_t)(x->offset & INT64_MAX)));
+				json_object_object_add(phys, "region", region);
+			}
+			json_object_object_add(loc, "physicalLocation", phys);
+			json_object *locs = json_object_new_array();
+			json_object_array_add(locs, loc);
+			json_object_object_add(note, "locations", locs);
+			json_object_array_add(notes, note);
+			if (!x)
+				break;
+		}
+	}
+	al_each_plan(items, n, o, sarif_model, &c);
+
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "$schema", str(SARIF_SCHEMA));
+	json_object_object_add(root, "version", str("2.1.0"));
+	json_object *runs = json_object_new_array(), *run = json_object_new_object();
+	json_object *tool = json_object_new_object(), *driver = json_object_new_object();
+	json_object_object_add(driver, "name", str("anelint"));
+	json_object_object_add(driver, "fullName", str("anelint " ANELINT_VERSION
+						       ": will a Core ML model run on the Apple Neural Engine?"));
+	json_object_object_add(driver, "version", str(ANELINT_VERSION));
+	json_object_object_add(driver, "semanticVersion", str(ANELINT_VERSION));
+	json_object_object_add(driver, "rules", c.driver_rules);
+	json_object_object_add(tool, "driver", driver);
+	json_object_object_add(run, "tool", tool);
+	json_object *inv = json_object_new_object(), *invs = json_object_new_array();
+	json_object_object_add(inv, "executionSuccessful", json_object_new_boolean(ok));
+	if (json_object_array_length(notes))
+		json_object_object_add(inv, "toolExecutionNotifications", notes);
+	else
+		json_object_put(notes);
+	json_object_array_add(invs, inv);
+	json_object_object_add(run, "invocations", invs);
+	json_object_object_add(run, "artifacts", c.artifacts);
+	json_object_object_add(run, "results", c.results);
+	json_object *props = json_object_new_object();
+	json_object_object_add(props, "models", c.models);
+	json_object_object_add(run, "properties", props);
+	json_object_array_add(runs, run);
+	json_object_object_add(root, "runs", runs);
+	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE),
+	      out);
+	fputc('\n', out);
+	json_object_put(root);
+	for (size_t i = 0; i < c.n_files; i++)
+		al_free(c.files[i]);
+	al_free(c.files);
+	al_free(c.rules);
+}
+
+const struct al_sink al_sink_sarif = {
+	.name = "sarif",
+	.check = sarif_report,
+	.plan = sarif_report,
+	.extensions = "sarif",
+};

@@ -1,0 +1,1 @@
+report --format dot tests/data/crafted/plan_branches.mlmodel

@@ -1,0 +1,1 @@
+report --format dot tests/data/crafted/hostile_names.mlmodel

@@ -1,0 +1,1 @@
+report tests/data/crafted/hostile_names.mlmodel

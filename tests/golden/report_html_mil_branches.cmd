@@ -1,0 +1,1 @@
+report --format html tests/data/crafted/plan_mil_branches.mlpackage

@@ -1,0 +1,1 @@
+check --format markdown tests/data/crafted/hostile_names.mlmodel

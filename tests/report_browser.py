@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""report_browser.py: the HTML report in headless Chromium (tests/report_browser.sh runs it).
+
+    python3 tests/report_browser.py CHROMIUM ANELINT OUTDIR NAME=MODEL...
+
+For each model: `anelint report MODEL -o OUTDIR/NAME.html`, plus `anelint plan` and
+`anelint check` as JSON for what the page must show. Then, in Chromium:
+  1. one harness page loads every report in an iframe and inspects its DOM: per model
+     section the partition bar's segments, the table rows, the fallback rows, graph
+     nodes and pages; that the page holds exactly one script and no event-handler
+     attribute or javascript: link (a hostile name must stay text); then it drives the
+     filters: "only fallbacks" must leave the fallback rows, a search by a layer's name
+     must find it. Every figure is compared with anelint's JSON.
+  2. the names in the table of every report equal the model's names as anelint shows
+     them (control characters as \\xNN, invalid UTF-8 as U+FFFD): escaping loses nothing.
+  3. with JavaScript off (a copy of the page whose CSP allows no script: Chromium's
+     own switch also stops --dump-dom) the table and bar are all there, the search box
+     stays hidden and "only fallbacks" still works (it is CSS).
+  4. load time: the report of the model named LARGEST (env) opened alone, five times:
+     from adding its iframe to its load event plus a forced layout, in ms. The best run
+     must be under LIMIT_MS (env, default 1000): the best, because the other runs
+     measure the machine's load too; the median is printed beside it. Written to
+     OUTDIR/timing.txt.
+  5. a screenshot of each report: OUTDIR/NAME.png.
+Prints "ok ..." / "FAIL ..." lines and ends with "N passed, M failed".
+"""
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PASS = FAIL = 0
+
+
+def ok(msg):
+    global PASS
+    PASS += 1
+    print("ok " + msg)
+
+
+def fail(msg):
+    global FAIL
+    FAIL += 1
+    print("FAIL " + msg)
+
+
+def chromium(exe, args, url, timeout=120):
+    profile = tempfile.mkdtemp(prefix="anelint-chromium.")
+    try:
+        cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+               "--user-data-dir=" + profile] + args + [url]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        return r.stdout.decode("utf-8", "replace")
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def visible(name):
+    """A name as the report shows it (report.c al_put_esc)."""
+    out = []
+    for ch in name:
+        cp = ord(ch)
+        if cp < 0x20 or cp == 0x7F or 0x80 <= cp < 0xA0:
+            out.append("\\x%02x" % cp)
+        elif 0x202A <= cp <= 0x202E or 0x2066 <= cp <= 0x2069:
+            out.append("\\u%04x" % cp)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+INSPECT = r"""
+function inspect(d) {
+  var r = {title: d.title, scripts: d.scripts.length, bad: [], sections: []};
+  var all = d.getElementsByTagName('*');
+  for (var i = 0; i < all.length; i++) {
+    var at = all[i].attributes;
+    for (var k = 0; k < at.length; k++) {
+      if (/^on/i.test(at[k].name)) r.bad.push(all[i].tagName + ' ' + at[k].name);
+      if (/^\s*javascript:/i.test(at[k].value)) r.bad.push(all[i].tagName + ' ' + at[k].name + '=' + at[k].value);
+    }
+  }
+  if (d.querySelector('img,iframe,object,embed,link,base,form')) r.bad.push('unexpected element');
+  var secs = d.querySelectorAll('section.model');
+  for (var s = 0; s < secs.length; s++) {
+    var S = secs[s], names = [];
+    var cells = S.querySelectorAll('table.layers tbody tr td.name');
+    for (var c = 0; c < cells.length; c++) names.push(cells[c].firstChild.textContent);
+    r.sections.push({
+      segments: S.querySelectorAll('.bar.layers > .seg').length,
+      rows: S.querySelectorAll('table.layers tbody tr').length,
+      fb: S.querySelectorAll('table.layers tbody tr.fb').length,
+      off: S.querySelectorAll('table.layers tbody tr.fb, table.layers tbody tr.mv').length,
+      nodes: S.querySelectorAll('svg .n').length,
+      pages: S.querySelectorAll('details.page').length,
+      open_pages: S.querySelectorAll('details.page[open]').length,
+      names: names});
+  }
+  function shown() {
+    var rows = d.querySelectorAll('table.layers tbody tr'), n = 0;
+    for (var i = 0; i < rows.length; i++) if (rows[i].getClientRects().length) n++;
+    return n;
+  }
+  var q = d.getElementById('q'), cb = d.getElementById('only-fb'), ev = d.defaultView;
+  r.search_visible = !!q && !q.hidden;
+  r.shown_all = shown();
+  if (cb) {
+    cb.checked = true; cb.dispatchEvent(new ev.Event('change'));
+    r.shown_only_fb = shown();
+    cb.checked = false; cb.dispatchEvent(new ev.Event('change'));
+  }
+  var first = d.querySelector('table.layers tbody tr td.name');
+  if (q && first) {
+    var name = first.firstChild.textContent;
+    q.value = name; q.dispatchEvent(new ev.Event('input'));
+    r.search_for = name;
+    r.shown_search = shown();
+    var rows = d.querySelectorAll('table.layers tbody tr'), expect = 0;
+    for (var i = 0; i < rows.length; i++)
+      if (rows[i].querySelector('td.name').firstChild.textContent.toLowerCase().indexOf(name.toLowerCase()) >= 0) expect++;
+    r.search_expect = expect;
+    q.value = ''; q.dispatchEvent(new ev.Event('input'));
+  }
+  return r;
+}
+"""
+
+HARNESS = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<pre id="out">pending</pre>
+<script>%s
+var names = %s, res = {}, left = names.length;
+names.forEach(function (n) {
+  var f = document.createElement('iframe');
+  f.style.width = '1400px'; f.style.height = '900px';
+  f.onload = function () {
+    try { res[n] = inspect(f.contentDocument); } catch (e) { res[n] = {error: String(e)}; }
+    if (--left === 0) document.getElementById('out').textContent = JSON.stringify(res);
+  };
+  f.src = n + '.html';
+  document.body.appendChild(f);
+});
+</script></body></html>
+"""
+
+TIMER = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<pre id="out">pending</pre>
+<script>
+var t0 = performance.now(), f = document.createElement('iframe');
+f.style.width = '1400px'; f.style.height = '900px';
+f.onload = function () {
+  var h = f.contentDocument.body.offsetHeight;  /* forces style and layout */
+  var t1 = performance.now();
+  var nav = f.contentWindow.performance.getEntriesByType('navigation')[0];
+  document.getElementById('out').textContent = JSON.stringify({
+    ms: t1 - t0, dom_ms: nav ? nav.domContentLoadedEventEnd : null, load_ms: nav ? nav.loadEventEnd : null,
+    height: h});
+};
+f.src = %s;
+document.body.appendChild(f);
+</script></body></html>
+"""
+
+
+def is_const(t):
+    return t == "const" or t.startswith("constexpr_")
+
+
+def harness_result(dom):
+    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    if not m:
+        return None
+    try:
+        return json.loads(html.unescape(m.group(1)))
+    except ValueError:
+        return None
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    exe, anelint, outdir = sys.argv[1:4]
+    models = [a.split("=", 1) for a in sys.argv[4:]]
+    os.makedirs(outdir, exist_ok=True)
+    expect = {}
+    for name, path in models:
+        page = os.path.join(outdir, name + ".html")
+        r = subprocess.run([anelint, "report", path, "-o", page], stderr=subprocess.PIPE)
+        if r.returncode > 1 or r.stderr or not os.path.exists(page):
+            fail("%s: anelint report exit %d: %s" % (name, r.returncode, r.stderr[:300]))
+            continue
+        plan = json.loads(subprocess.run([anelint, "plan", "--format", "json", path],
+                                         stdout=subprocess.PIPE).stdout)
+        check = json.loads(subprocess.run([anelint, "check", "--format", "json", path],
+                                          stdout=subprocess.PIPE).stdout)
+        expect[name] = (plan, check)
+
+    names = [n for n, _ in models if n in expect]
+    nojs = names[:1] + [n for n in names[1:] if n.startswith("hostile")]
+    for n in nojs:
+        with open(os.path.join(outdir, n + ".html")) as f:
+            page = f.read()
+        page, k = re.subn(r"script-src 'sha256-[A-Za-z0-9+/=]+'", "script-src 'none'", page)
+        if k != 1:
+            fail("%s: no script hash in the page's CSP" % n)
+        with open(os.path.join(outdir, n + "_nojs.html"), "w") as f:
+            f.write(page)
+    with open(os.path.join(outdir, "harness.html"), "w") as f:
+        f.write(HARNESS % (INSPECT, json.dumps(names + [n + "_nojs" for n in nojs])))
+    dom = chromium(exe, ["--allow-file-access-from-files", "--dump-dom"],
+                   "file://" + os.path.abspath(os.path.join(outdir, "harness.html")))
+    res = harness_result(dom)
+    if res is None:
+        fail("harness: no result from Chromium (%d bytes of DOM)" % len(dom))
+        res = {}
+    for name in names:
+        plan, check = expect[name]
+        r = res.get(name)
+        if not r or "error" in r:
+            fail("%s: not inspected: %s" % (name, r and r.get("error")))
+            continue
+        why = []
+        if r["scripts"] != 1:
+            why.append("%d script elements" % r["scripts"])
+        if r["bad"]:
+            why.append("active markup: %s" % r["bad"][:3])
+        secs, pm, cm = r["sections"], plan["models"], check["models"]
+        if len(secs) != len(pm) or len(pm) != len(cm):
+            why.append("%d sections for %d models" % (len(secs), len(pm)))
+        for s, p, c in zip(secs, pm, cm):
+            layers = c["layers"]
+            fb = c["summary"]["layers"] - c["summary"]["units"]["ane"]
+            if s["segments"] != p["totals"]["segments"]:
+                why.append("%s: %d segments in the bar, plan has %d" % (p["path"], s["segments"], p["totals"]["segments"]))
+            if s["rows"] != c["summary"]["layers"]:
+                why.append("%s: %d rows, %d layers" % (p["path"], s["rows"], c["summary"]["layers"]))
+            if s["fb"] != fb:
+                why.append("%s: %d fallback rows, check has %d" % (p["path"], s["fb"], fb))
+            if s["rows"] and not (0 < s["nodes"] <= s["rows"]):
+                why.append("%s: %d graph nodes for %d rows" % (p["path"], s["nodes"], s["rows"]))
+            if s["nodes"] and (s["pages"] != (s["nodes"] + 199) // 200 or s["open_pages"] != 1):
+                why.append("%s: %d graph pages (%d open) for %d nodes" % (p["path"], s["pages"], s["open_pages"], s["nodes"]))
+            want = [visible(x["name"]) for x in layers if not is_const(x["type"])]
+            if s["names"] != want:
+                bad = [(a, b) for a, b in zip(s["names"], want) if a != b]
+                why.append("%s: the table's names differ from the model's: %r" % (p["path"], bad[:2] or len(want)))
+        total_off = sum(s["off"] for s in secs)
+        if not r["search_visible"]:
+            why.append("the search box is hidden with JavaScript on")
+        if r.get("shown_only_fb") != total_off:
+            why.append("only fallbacks shows %s rows, want %d" % (r.get("shown_only_fb"), total_off))
+        if r.get("search_for") is not None and r.get("shown_search") != r.get("search_expect"):
+            why.append("search for %r shows %s rows, want %s" % (r["search_for"], r.get("shown_search"), r.get("search_expect")))
+        if r.get("shown_all") != sum(s["rows"] for s in secs):
+            why.append("%s of %d rows shown after the filters were reset" % (r.get("shown_all"), sum(s["rows"] for s in secs)))
+        if why:
+            fail("%s: %s" % (name, "; ".join(why)))
+        else:
+            ok("%s: %d section(s), %s segments, %d fallback rows, %d graph nodes; filters and search work"
+               % (name, len(secs), "+".join(str(s["segments"]) for s in secs), sum(s["fb"] for s in secs),
+                  sum(s["nodes"] for s in secs)))
+
+    # 3. JavaScript off: the essentials are static HTML and CSS
+    for name in nojs:
+        r = res.get(name + "_nojs") or {}
+        secs = r.get("sections", [])
+        rows = sum(x["rows"] for x in secs)
+        off = sum(x["off"] for x in secs)
+        want = sum(m["summary"]["layers"] for m in expect[name][1]["models"])
+        if (rows == want and not r.get("search_visible") and r.get("shown_only_fb") == off and
+                r.get("shown_all") == rows and all(x["segments"] or not x["rows"] for x in secs)):
+            ok("%s without JavaScript: %d rows and the bar; only fallbacks leaves %d; no search box"
+               % (name, rows, off))
+        else:
+            fail("%s without JavaScript: %d rows (want %d), search box shown %s, only fallbacks "
+                 "leaves %s of %d" % (name, rows, want, r.get("search_visible"), r.get("shown_only_fb"), off))
+
+    # 4. time to open the largest report
+    largest = os.environ.get("LARGEST")
+    limit = float(os.environ.get("LIMIT_MS", "1000"))
+    if largest in names:
+        with open(os.path.join(outdir, "timer.html"), "w") as f:
+            f.write(TIMER % json.dumps(largest + ".html"))
+        runs = []
+        for _ in range(5):
+            t = harness_result(chromium(exe, ["--allow-file-access-from-files", "--dump-dom"],
+                                        "file://" + os.path.abspath(os.path.join(outdir, "timer.html"))))
+            if t and t.get("ms") is not None:
+                runs.append(t)
+        if not runs:
+            fail("timing %s: no result" % largest)
+        else:
+            runs.sort(key=lambda t: t["ms"])
+            best, med = runs[0], runs[len(runs) // 2]
+            size = os.path.getsize(os.path.join(outdir, largest + ".html"))
+            rows = sum(m["summary"]["layers"] for m in expect[largest][1]["models"])
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else -1
+            line = ("%s: %d layers, %d bytes: opened in %.0f ms (best of %d; median %.0f ms; the page's "
+                    "load event at %.0f ms in its own clock; load average %.1f on %d cores)"
+                    % (largest, rows, size, best["ms"], len(runs), med["ms"], best["load_ms"] or 0, load,
+                       os.cpu_count() or 0))
+            with open(os.path.join(outdir, "timing.txt"), "w") as f:
+                f.write(line + "\n")
+            (ok if best["ms"] < limit else fail)("timing " + line + (" (limit %.0f ms)" % limit))
+
+    # 5. screenshots
+    for name in names:
+        png = os.path.abspath(os.path.join(outdir, name + ".png"))
+        if os.path.exists(png):
+            os.unlink(png)
+        chromium(exe, ["--window-size=1400,1600", "--screenshot=" + png],
+                 "file://" + os.path.abspath(os.path.join(outdir, name + ".html")))
+        (ok if os.path.exists(png) and os.path.getsize(png) > 1000 else fail)("%s: screenshot %s" % (name, png))
+
+    print("%d passed, %d failed" % (PASS, FAIL))
+    sys.exit(1 if FAIL else 0)
+
+
+if __name__ == "__main__":
+    main()
