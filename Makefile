@@ -1,7 +1,8 @@
 # anelint build. `make` builds build/anelint; `make check` builds and runs every test;
 # `make asan` runs the suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # `make fuzz` / `make fuzz-long` build the libFuzzer harnesses (clang) and run them (fuzz/README.md).
-# Dependencies (Debian): libjson-c-dev (Manifest.json, JSON reports), libcmocka-dev (tests).
+# Dependencies (Debian): libjson-c-dev (Manifest.json, JSON reports), libcmocka-dev (tests),
+# libopenblas-dev (optional: fast matmul/conv for `anelint run`; BLAS=0 to build without).
 
 CC      ?= cc
 BUILD   ?= build
@@ -13,8 +14,18 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow 
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(CFLAGS)
-LDLIBS  = $(JSON_LIBS) -lm
+# BLAS (al_gemm -> cblas_sgemm): on by default when OpenBLAS is installed
+# (libopenblas-dev); `make BLAS=0` builds the portable loops instead. After
+# switching, `make clean` (objects do not track the flag).
+BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \
+		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo 1; else echo 0; fi)
+ifeq ($(BLAS),1)
+BLAS_CFLAGS := -DANELINT_BLAS=1 $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
+		echo -lopenblas)
+endif
+override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
+LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm
 
 LIB_SRC := $(wildcard src/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -28,6 +39,13 @@ all: $(BUILD)/anelint
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*.def src/cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The interpreter's kernels at -O3 when the build is -O2: GCC 12's -O2 only
+# vectorises loops of known trip count; -O3 makes the portable gemm loop 4x
+# faster (1000^3: 510 -> 120 ms) and vectorises the conv, pool and fp16 loops.
+KERNEL_OPT := $(if $(filter -O2,$(OPT)),-O3)
+$(BUILD)/src/kernels.o: override CFLAGS += $(KERNEL_OPT)
+$(BUILD)/src/kernels_%.o: override CFLAGS += $(KERNEL_OPT)
 
 $(BUILD)/libanelint.a: $(LIB_OBJ)
 	@rm -f $@
@@ -49,6 +67,14 @@ asan:
 
 bench: $(BUILD)/anelint
 	sh bench/run.sh $(BUILD)/anelint
+
+# The interpreter against PyTorch (Debian python3-torch): bench/interp.py, bench/README.md.
+$(BUILD)/bench/interp_bench: bench/interp_bench.c $(BUILD)/libanelint.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libanelint.a $(LDLIBS)
+
+bench-interp: $(BUILD)/bench/interp_bench
+	/usr/bin/python3 bench/interp.py $(BUILD)/bench/interp_bench
 
 # libFuzzer harnesses (fuzz/*.c) over the library built with clang into build-fuzz/;
 # each runs FUZZ_SECONDS (fuzz-long: FUZZ_LONG_SECONDS, or until FUZZ_RUNS executions)
@@ -81,4 +107,4 @@ fuzz-long:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all check asan bench clean fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: all check asan bench bench-interp clean fuzz fuzz-build fuzz-seeds fuzz-long

@@ -18,7 +18,8 @@
  * a check for a target picked from the input, al_model_plan on every sub-model
  * (segments cover every node, indices in range, no NaN estimate), and the
  * sinks' `plan` reports with shapes / every-target columns switched by the input.
- * With FUZZ_QUICK=1 in the environment the plan and the reports run for 1 input
+ * Then the reference interpreter runs small models on random inputs (fuzz_interp).
+ * With FUZZ_QUICK=1 in the environment the plan, the run and the reports run for 1 input
  * in 64 (loading and check for every input), for the long runs.
  */
 #ifndef ANELINT_FUZZ_COMMON_H
@@ -175,6 +176,61 @@ static enum al_status fuzz_plan(al_model *m, al_diags *d, unsigned seed)
 }
 #endif
 
+/* The reference interpreter (al_model_run): run a checked model on random inputs
+ * when its estimated work is small (<= 2e7 FLOPs, every cost known), with a 64 MB
+ * activation budget and 2000 loop iterations, in fp32 or fp16 picked by `seed`.
+ * Promises: the status agrees with the diagnostics, outputs exist exactly on
+ * AL_OK, and each output has a sane count. */
+static void fuzz_interp(al_model *m, al_diags *d, unsigned seed)
+{
+	const struct al_submodel *root = al_model_get(m, 0);
+	double flops = 0;
+	for (size_t i = 0; i < al_model_count(m); i++) {
+		const struct al_submodel *s = al_model_get(m, i);
+		for (uint32_t g = 0; g < s->n_graphs; g++)
+			for (uint32_t k = 0; k < s->graphs[g]->n_nodes; k++) {
+				const struct al_node *n = &s->graphs[g]->nodes[k];
+				if (!n->cost.known && n->type && strcmp(n->type, "const") != 0)
+					return;
+				flops += n->cost.flops;
+			}
+	}
+	if (flops > 2e7 || root->n_inputs > 16)
+		return;
+	struct al_named_tensor in[16];
+	size_t n_in = 0;
+	for (uint32_t i = 0; i < root->n_inputs; i++) {
+		al_tensor *t = NULL;
+		if (al_random_input(&root->inputs[i], seed, &t, d) != AL_OK)
+			continue; /* a missing input is the run's error to report */
+		if (al_tensor_count(t) > (1u << 22)) {
+			al_tensor_free(t);
+			continue;
+		}
+		in[n_in].name = root->inputs[i].name;
+		in[n_in++].t = t;
+	}
+	struct al_run_opts o = {.precision = (seed >> 20) & 1 ? AL_PREC_FP16 : AL_PREC_FP32,
+				.max_bytes = 64u << 20, .max_steps = 2000};
+	struct al_named_tensor *out = (struct al_named_tensor *)1;
+	size_t n_out = 7, before = al_diags_errors(d);
+	enum al_status st = al_model_run(m, in, n_in, &o, &out, &n_out, d);
+	fuzz_check_diags(d);
+	fuzz_check_status(st, d, before);
+	if (st == AL_OK) {
+		FUZZ_CHECK(n_out == root->n_outputs);
+		for (size_t i = 0; i < n_out; i++) {
+			FUZZ_CHECK(out[i].t != NULL && out[i].name != NULL);
+			FUZZ_CHECK(al_tensor_count(out[i].t) <= (64u << 20) / 4);
+		}
+		al_outputs_free(out, n_out);
+	} else {
+		FUZZ_CHECK(out == NULL && n_out == 0);
+	}
+	for (size_t i = 0; i < n_in; i++)
+		al_tensor_free(in[i].t);
+}
+
 /* Write with `fn` into memory and parse it back as exactly one JSON value. */
 static void fuzz_json_roundtrip(void (*fn)(FILE *, const struct al_report_item *, size_t,
 					   const struct al_report_opts *),
@@ -249,6 +305,8 @@ static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *na
 		if (st == AL_OK && !light)
 			st = fuzz_plan(m, d, seed);
 #endif
+		if (st == AL_OK && !light)
+			fuzz_interp(m, d, seed);
 		if (st != AL_OK) {
 			al_model_free(m); /* as the CLI does: a failed check reports no model */
 			m = NULL;

@@ -456,7 +456,7 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
- * "json"). */
+ * "json"; the reports "html", "sarif", "markdown", "dot": docs/reports.md). */
 #include <stdio.h>
 
 enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
@@ -483,7 +483,9 @@ struct al_report_item {
 
 struct al_sink {
 	const char *name; /* --format value */
-	/* `check`: verdicts per layer/op plus summary; `info`: model description. */
+	/* `check`: verdicts per layer/op plus summary; `info`: model description
+	 * (NULL when the format has none: the reports). The report sinks write the
+	 * same whole report (verdicts and plan) from `check` and from `plan`. */
 	void (*check)(FILE *out, const struct al_report_item *items, size_t n,
 		      const struct al_report_opts *o);
 	void (*info)(FILE *out, const struct al_report_item *items, size_t n,
@@ -492,6 +494,9 @@ struct al_sink {
 	 * calls al_model_plan on each (checked) model. */
 	void (*plan)(FILE *out, const struct al_report_item *items, size_t n,
 		     const struct al_report_opts *o);
+	/* File name extensions that pick this sink for `-o FILE` when no --format is
+	 * given, comma-separated without dots ("html,htm"); NULL for none. */
+	const char *extensions;
 };
 
 /* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
@@ -499,11 +504,130 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on);
 
 /* The sink registered under `name`, or NULL. */
 const struct al_sink *al_sink_by_name(const char *name);
+/* The sink whose extensions include the one of `path` (case-insensitive), or NULL. */
+const struct al_sink *al_sink_by_extension(const char *path);
 /* Comma-separated list of sink names, for usage messages. */
 const char *al_sink_names(void);
 
+/* ------------------------------------------------------------------ running models
+ * A reference interpreter (docs/interpreter.md): runs a NeuralNetwork or ML
+ * Program on the CPU in fp32, or emulating the ANE's fp16 numerics. */
+typedef struct al_tensor al_tensor;
+
+/* A new zero-filled tensor (numeric dtypes; values are held as float). NULL on OOM
+ * or a size over 2^32 elements. Free with al_tensor_free. */
+al_tensor *al_tensor_new(int dtype, int rank, const int64_t *dims);
+void al_tensor_free(al_tensor *t); /* drops one reference; NULL is fine */
+int al_tensor_dtype(const al_tensor *t);
+int al_tensor_rank(const al_tensor *t);
+const int64_t *al_tensor_dims(const al_tensor *t);
+size_t al_tensor_count(const al_tensor *t);
+float *al_tensor_data(al_tensor *t);            /* count values; NULL for strings */
+const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, else NULL */
+/* Classifier probabilities: the class label of value i, or NULL. */
+const char *al_tensor_label(const al_tensor *t, size_t i);
+
+/* NumPy .npy files (format 1.0-3.0, C order; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4
+ * u8 b1, and <U strings for labels). */
+enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d);
+enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name, al_tensor **out,
+				  al_diags *d);
+/* Write t as `dtype` (AL_DT_FP32, FP16, FP64, INT32, ...; 0 = t's own dtype). */
+enum al_status al_npy_write(FILE *out, const al_tensor *t, int dtype);
+
+enum al_precision { AL_PREC_FP32, AL_PREC_FP16 };
+
+struct al_named_tensor {
+	const char *name;
+	al_tensor *t;
+};
+
+struct al_run_opts {
+	enum al_precision precision;
+	/* Called after every layer/op with its outputs (after fp16 rounding); the
+	 * tensors are borrowed for the call (al_tensor_ref is not public: copy what
+	 * you keep). NULL: none. */
+	void (*observe)(void *ctx, const struct al_node *n, al_tensor *const *outs,
+			uint32_t n_outs);
+	void *observe_ctx;
+	uint64_t max_bytes;  /* live activation bytes allowed; 0 = 8 GiB */
+	uint64_t max_steps;  /* loop iterations allowed; 0 = 10^7 */
+	int threads;         /* BLAS threads; 0 = the library's default */
+};
+
+/* Run the model on `inputs` (matched to the model's input features by name; image
+ * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is
+ * an array of *n_outputs named tensors in the model's output order; free it with
+ * al_outputs_free. An op the interpreter does not implement is AL_E_UNSUPPORTED with
+ * a diagnostic naming it; nothing is ever guessed. */
+enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
+			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
+			    size_t *n_outputs, al_diags *d);
+void al_outputs_free(struct al_named_tensor *outs, size_t n);
+/* A random input for feature f: its default shape (flexible dims at their default
+ * size), uniform [0,1) floats (images: uint8 pixels [H,W,C]; int features: 0..9),
+ * deterministic in seed. */
+enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_tensor **out,
+			       al_diags *d);
+
 /* Minimum OS for a specification version ("iOS 13, macOS 10.15, ..."). */
 const char *al_spec_min_os(int spec_version);
+
+
+/* ------------------------------------------------------------------ surgery
+ * Rewrite a NeuralNetwork .mlmodel so that more of it runs on the ANE
+ * (docs/surgery.md). Each rewrite is a row of the pass table: the rule it
+ * answers, and its equivalence class. The output copies every byte no rewrite
+ * touched; with nothing to rewrite it is the input, byte for byte. */
+enum al_equiv {
+	AL_EQ_EXACT,       /* bit-identical results */
+	AL_EQ_REASSOCIATE, /* the same maths, rounded differently */
+	AL_EQ_APPROXIMATE, /* changes results: opt-in only */
+};
+const char *al_equiv_name(enum al_equiv e); /* "exact", "reassociate", "approximate" */
+bool al_equiv_parse(const char *s, enum al_equiv *out);
+
+struct al_pass {
+	const char *name;  /* "add-broadcastable-to-add" */
+	const char *rule;  /* the rule id it answers, "ANE005" */
+	enum al_equiv equiv;
+	const char *from;  /* the layer type it rewrites */
+	const char *what;  /* one line: before -> after */
+};
+size_t al_passes_count(void);
+const struct al_pass *al_pass_at(size_t i);
+
+struct al_rewrite {
+	const struct al_pass *pass;
+	const struct al_node *node; /* the layer in the input model */
+	bool applied;
+	const char *after;          /* applied: the new layer(s), e.g. "activation(linear -1) + add" */
+	const char *why_not;        /* not applied: why (conditions, class not allowed, skipped) */
+	const char **layers;        /* applied: names of the output's layers it produced */
+	uint32_t n_layers;
+};
+
+struct al_surgery_opts {
+	enum al_equiv allow;      /* the highest class applied (AL_EQ_EXACT by default) */
+	const char *const *skip;  /* layer names left as they are */
+	size_t n_skip;
+};
+
+typedef struct al_surgery al_surgery;
+/* Plan the rewrites of model m (shapes are inferred if needed). The plan
+ * borrows m, which must outlive it. Only NeuralNetwork .mlmodel files are
+ * rewritten; for others every candidate is reported as not applied. */
+enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+			       al_diags *d);
+size_t al_surgery_count(const al_surgery *s);
+const struct al_rewrite *al_surgery_get(const al_surgery *s, size_t i);
+size_t al_surgery_applied(const al_surgery *s);
+/* The rewritten model file in memory (free() it). */
+enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d);
+/* Write the rewritten model to path: a temporary file in its directory, then
+ * rename. The input is never opened for writing. */
+enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d);
+void al_surgery_free(al_surgery *s);
 
 #ifdef __cplusplus
 }

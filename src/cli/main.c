@@ -3,44 +3,23 @@
  * the library's check / plan options (target, user rules, policy, switch costs),
  * prints through the library's report sinks, and maps outcomes to the documented
  * exit codes. This is the only code that prints or exits; it uses only anelint.h. */
-#include "anelint.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <signal.h>
 #include <unistd.h>
 
-/* Exit codes (README "Exit codes"; docs/anelint.1.md). */
-enum {
-	EXIT_ALL_ANE = 0,  /* every layer/op is predicted to run on the ANE */
-	EXIT_FALLBACK = 1, /* something falls back (see --fail-on) */
-	EXIT_USAGE = 2,
-	EXIT_INVALID = 3,  /* a model file is malformed or unsupported */
-	EXIT_IO = 4,       /* a file cannot be read */
-};
-
-struct cli {
-	const char *format;
-	const char *color;
-	const char *fail_on;
-	const char *target;
-	const char *policy;
-	const char *switch_cost;
-	const char *max_fixes;
-	const char *rules;
-	bool consts;
-	bool shapes;
-	bool help;
-	bool version;
-	const char **paths;
-	int n_paths;
-};
 
 /* ================================================================ option table */
 
 enum cmd_bit {
-	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32, C_ALL = 63
+	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
+	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
+	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_ALL = 2047
 };
 
 struct option_row {
@@ -48,32 +27,59 @@ struct option_row {
 	char short_name;   /* 0 if none */
 	const char *arg;   /* metavariable, or NULL for a flag */
 	unsigned cmds;     /* which subcommands take it */
-	size_t offset;     /* field in struct cli: const char * for args, bool for flags */
+	size_t offset;     /* field in struct cli: const char * for args, bool for flags,
+			    * struct cli_list for options that may repeat (REPEATS) */
 	const char *help;
 };
+/* Options whose field is a struct cli_list: each use appends a value. */
+#define REPEATS(o) ((o)->offset == OPT_FIELD(input))
 
 #define OPT_FIELD(f) offsetof(struct cli, f)
 static const struct option_row options[] = {
-	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS, OPT_FIELD(format),
-	 "output format: text (default) or json"},
-	{"target", 't', "ID", C_CHECK | C_PLAN, OPT_FIELD(target),
+	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX, OPT_FIELD(format),
+	 "output format: text (default) or json; check, plan and report also take the reports html, "
+	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names)"},
+	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
 	 "column (check) or one plan (plan) per family"},
-	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN, OPT_FIELD(rules),
+	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT, OPT_FIELD(rules),
 	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
-	{"policy", 0, "NAME", C_PLAN, OPT_FIELD(policy),
+	{"policy", 0, "NAME", C_PLAN | C_REPORT, OPT_FIELD(policy),
 	 "how Core ML is assumed to partition: auto (default: nn2020 for NeuralNetwork, mlprogram "
 	 "for ML Program), nn2020, mlprogram, optimistic (docs/partition.md)"},
-	{"switch-cost", 0, "LIST", C_PLAN, OPT_FIELD(switch_cost),
+	{"switch-cost", 0, "LIST", C_PLAN | C_REPORT, OPT_FIELD(switch_cost),
 	 "cost of a switch between units in microseconds, e.g. ane-cpu=700,ane-gpu=1200 (both "
 	 "directions; ane>cpu=700 one direction; a bare number sets all)"},
-	{"max-fixes", 0, "N", C_PLAN, OPT_FIELD(max_fixes), "list at most N cheapest fixes (1-64, default 5)"},
-	{"fail-on", 0, "WHEN", C_CHECK | C_PLAN, OPT_FIELD(fail_on),
+	{"max-fixes", 0, "N", C_PLAN | C_REPORT, OPT_FIELD(max_fixes), "list at most N cheapest fixes (1-64, default 5)"},
+	{"fail-on", 0, "WHEN", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(fail_on),
 	 "exit 1 when work falls back to: any (default), cpu, gpu, or never"},
 	{"color", 0, "WHEN", C_CHECK | C_INFO | C_PLAN, OPT_FIELD(color),
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
 	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
+	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(output),
+	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
+	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt"},
+	{"input", 'i', "NAME=FILE", C_RUN | C_VERIFY | C_FP16, OPT_FIELD(input),
+	 "an input from a .npy file (repeat for each input)"},
+	{"inputs", 0, "DIR", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(inputs),
+	 "read each input NAME from DIR/NAME.npy"},
+	{"random", 0, NULL, C_RUN | C_VERIFY | C_FP16, OPT_FIELD(random),
+	 "draw the inputs not given from the declared shapes (uniform [0,1), images 0-255)"},
+	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(seed), "seed of --random (default 1)"},
+	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
+	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
+	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
+	{"expect", 0, "DIR", C_RUN, OPT_FIELD(expect),
+	 "compare each output with DIR/NAME.npy; exit 1 when one differs beyond --tol"},
+	{"tol", 0, "T", C_RUN | C_VERIFY, OPT_FIELD(tol),
+	 "pass when max|a-b| <= T * max|b| per output (default 1e-4; 0 = bit-identical)"},
+	{"top", 0, "N", C_FP16, OPT_FIELD(top), "list the N layers that add the most fp16 error (default 10)"},
+	{"dry-run", 0, NULL, C_FIX, OPT_FIELD(dry_run), "fix: report the rewrites and their proof, write nothing"},
+	{"allow", 0, "CLASS", C_FIX, OPT_FIELD(allow),
+	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
+	 "differently), approximate (changes results); default exact only"},
+	{"in-place", 0, NULL, C_FIX, OPT_FIELD(in_place), "fix: allow -o to name the input (replaced by rename)"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -83,12 +89,13 @@ static const struct option_row options[] = {
 static int cmd_check(struct cli *c);
 static int cmd_info(struct cli *c);
 static int cmd_plan(struct cli *c);
+static int cmd_report(struct cli *c);
 static int cmd_rules(struct cli *c);
 static int cmd_explain(struct cli *c);
 static int cmd_targets(struct cli *c);
 
 struct command_row {
-	const char *name;
+	const char *name;  /* subcommand */
 	enum cmd_bit bit;
 	int (*run)(struct cli *c);
 	int min_paths, max_paths;
@@ -104,12 +111,24 @@ static const struct command_row commands[] = {
 	{"plan", C_PLAN, cmd_plan, 1, -1, "plan [options] MODEL...",
 	 "predict how Core ML splits each model into ANE/GPU/CPU segments, what the switches cost "
 	 "(estimates), and the cheapest rewrites that merge segments"},
+	{"report", C_REPORT, cmd_report, 1, -1, "report [options] MODEL... [-o FILE]",
+	 "write a report: a self-contained HTML page (default), SARIF for code scanning, a Markdown "
+	 "summary or a Graphviz graph (docs/reports.md)"},
 	{"rules", C_RULES, cmd_rules, 0, 0, "rules [--format FMT] [--rules FILE]",
 	 "list every rule, one line each"},
 	{"explain", C_EXPLAIN, cmd_explain, 1, -1, "explain [--rules FILE] RULE...",
 	 "show one rule: what, why, evidence, confidence, what to do"},
 	{"targets", C_TARGETS, cmd_targets, 0, 0, "targets [--format FMT]",
 	 "list the chip families --target takes, with their roofline figures"},
+	{"run", C_RUN, cmd_run, 1, 1, "run [options] MODEL",
+	 "run the model on Linux in the reference interpreter (fp32, or ANE-like fp16)"},
+	{"verify", C_VERIFY, cmd_verify, 2, 2, "verify [options] MODEL_A MODEL_B",
+	 "run two models on the same inputs and compare every output"},
+	{"fix", C_FIX, cmd_fix, 1, 1, "fix [options] MODEL -o OUT",
+	 "rewrite a NeuralNetwork model so more of it runs on the ANE, prove each rewrite in the "
+	 "interpreter, and report before -> after (docs/surgery.md)"},
+	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
+	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -138,7 +157,7 @@ static void usage(FILE *out, const struct command_row *only)
 		     "            3 invalid model, 4 I/O error\n");
 }
 
-static int usage_error(const struct command_row *cmd, const char *fmt, const char *arg)
+int usage_error(const struct command_row *cmd, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "anelint: ");
 	fprintf(stderr, fmt, arg);
@@ -196,6 +215,18 @@ static int parse_args(struct cli *c, const struct command_row *cmd, int argc, ch
 		if (!o || !(o->cmds & cmd->bit))
 			return usage_error(cmd, "unknown option '%s'", a);
 		char *field = (char *)c + o->offset;
+		if (REPEATS(o)) {
+			struct cli_list *l = (struct cli_list *)(void *)field;
+			if (!value) {
+				if (i + 1 >= argc)
+					return usage_error(cmd, "option '%s' needs a value", a);
+				value = argv[++i];
+			}
+			if (!l->v && !(l->v = calloc((size_t)argc, sizeof *l->v)))
+				return EXIT_USAGE;
+			l->v[l->n++] = value;
+			continue;
+		}
 		if (!o->arg) {
 			if (value)
 				return usage_error(cmd, "option '%s' takes no value", a);
@@ -216,14 +247,31 @@ static int parse_args(struct cli *c, const struct command_row *cmd, int argc, ch
 
 static const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
 {
-	const char *f = c->format ? c->format : "text";
-	const struct al_sink *s = al_sink_by_name(f);
-	if (!s)
-		*rc = usage_error(cmd, "unknown format '%s' (text, json)", f);
+	const struct al_sink *s = NULL;
+	if (c->format)
+		s = al_sink_by_name(c->format);
+	else if (!(c->output && (s = al_sink_by_extension(c->output))))
+		s = al_sink_by_name(cmd->bit == C_REPORT ? "html" : "text");
+	char why[160];
+	if (!s) {
+		snprintf(why, sizeof why, "unknown format '%s' (%s)", c->format, al_sink_names());
+		*rc = usage_error(cmd, "%s", why);
+		return NULL;
+	}
+	/* the reports have no `info`; rules and targets print text or JSON themselves */
+	bool has = cmd->bit == C_INFO ? s->info != NULL
+		 : cmd->bit == C_PLAN ? s->plan != NULL
+		 : cmd->bit == C_CHECK || cmd->bit == C_REPORT ? s->check != NULL
+		 : strcmp(s->name, "text") == 0 || strcmp(s->name, "json") == 0;
+	if (!has) {
+		snprintf(why, sizeof why, "%s has no %s format (text, json)", cmd->name, s->name);
+		*rc = usage_error(cmd, "%s", why);
+		return NULL;
+	}
 	return s;
 }
 
-static bool want_color(const struct cli *c, int *rc, const struct command_row *cmd)
+bool want_color(const struct cli *c, int *rc, const struct command_row *cmd)
 {
 	const char *w = c->color ? c->color : "auto";
 	if (strcmp(w, "always") == 0)
@@ -235,11 +283,11 @@ static bool want_color(const struct cli *c, int *rc, const struct command_row *c
 		return false;
 	}
 	const char *no = getenv("NO_COLOR");
-	return isatty(STDOUT_FILENO) && !(no && *no);
+	return !c->output && isatty(STDOUT_FILENO) && !(no && *no);
 }
 
 /* One line per error: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE". */
-static void print_errors(const char *path, const al_diags *d)
+void print_errors(const char *path, const al_diags *d)
 {
 	bool any = false;
 	for (size_t i = 0; i < al_diags_count(d); i++) {
@@ -260,7 +308,7 @@ static void print_errors(const char *path, const al_diags *d)
 		fprintf(stderr, "anelint: error: %s: cannot load\n", path);
 }
 
-static int status_exit(enum al_status st)
+int status_exit(enum al_status st)
 {
 	switch (st) {
 	case AL_OK: return EXIT_ALL_ANE;
@@ -309,6 +357,80 @@ static void free_items(struct al_report_item *items, int n)
 		al_diags_free((al_diags *)items[i].diags);
 	}
 	free(items);
+}
+
+/* -o FILE: the output goes to a temporary file beside FILE, renamed over it when
+ * complete, so FILE is never partial; on an error, or a signal, the temporary
+ * file is removed and FILE is left as it was. */
+static char out_tmp[4096];
+
+static void out_signal(int sig)
+{
+	if (out_tmp[0])
+		unlink(out_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static FILE *out_open(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path + 1) : 0;
+	if (snprintf(out_tmp, sizeof out_tmp, "%.*s.%s.XXXXXX", dir, path, slash ? slash + 1 : path) >=
+	    (int)sizeof out_tmp) {
+		out_tmp[0] = 0;
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	signal(SIGINT, out_signal);
+	signal(SIGTERM, out_signal);
+	signal(SIGHUP, out_signal);
+	int fd = mkstemp(out_tmp);
+	if (fd < 0) {
+		out_tmp[0] = 0;
+		return NULL;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask); /* as a plain create would: mkstemp gives 0600 */
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(out_tmp);
+		out_tmp[0] = 0;
+	}
+	return f;
+}
+
+/* Finish (ok) or abandon the output; false, with errno, when it could not be written. */
+static bool out_close(FILE *f, const char *path, bool ok)
+{
+	if (f == stdout)
+		return ok && fflush(stdout) == 0 && !ferror(stdout);
+	bool good = ok && fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+	int e = errno;
+	good = fclose(f) == 0 && good;
+	if (good && rename(out_tmp, path) != 0) {
+		e = errno;
+		good = false;
+	}
+	if (!good)
+		unlink(out_tmp);
+	out_tmp[0] = 0;
+	errno = e;
+	return good;
+}
+
+/* Whether -o FILE names one of the inputs (it would be replaced). */
+static bool output_is_input(const struct cli *c)
+{
+	struct stat o, m;
+	if (!c->output || stat(c->output, &o) != 0)
+		return false;
+	for (int i = 0; i < c->n_paths; i++)
+		if (stat(c->paths[i], &m) == 0 && m.st_dev == o.st_dev && m.st_ino == o.st_ino)
+			return true;
+	return false;
 }
 
 /* ================================================================ commands */
@@ -490,32 +612,45 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	o.check = &r.check;
 	o.plan = &r.plan;
 	o.all_targets = r.all_targets;
+	if (output_is_input(c)) {
+		al_user_rules_free(r.rules);
+		return usage_error(cmd, "-o %s is one of the models: it would be replaced", c->output);
+	}
 	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
 	if (!items) {
 		al_user_rules_free(r.rules);
 		return EXIT_IO;
 	}
 	rc = load_all(c, mode == M_INFO ? NULL : &r.check, items);
-	if (mode == M_INFO)
-		sink->info(stdout, items, (size_t)c->n_paths, &o);
-	else if (mode == M_PLAN)
-		sink->plan(stdout, items, (size_t)c->n_paths, &o);
-	else
-		sink->check(stdout, items, (size_t)c->n_paths, &o);
+	/* an error (a model that cannot be read) leaves no output file */
+	FILE *out = !c->output ? stdout : rc < EXIT_USAGE ? out_open(c->output) : NULL;
+	if (c->output && rc < EXIT_USAGE && !out) {
+		fprintf(stderr, "anelint: error: %s: cannot write: %s\n", c->output, strerror(errno));
+		rc = EXIT_IO;
+	}
+	if (out && mode == M_INFO)
+		sink->info(out, items, (size_t)c->n_paths, &o);
+	else if (out && mode == M_PLAN)
+		sink->plan(out, items, (size_t)c->n_paths, &o);
+	else if (out)
+		sink->check(out, items, (size_t)c->n_paths, &o);
 	if (mode != M_INFO && rc == EXIT_ALL_ANE)
 		for (int i = 0; i < c->n_paths; i++)
 			if (items[i].model && model_fails(items[i].model, &r, o.fail_on))
 				rc = EXIT_FALLBACK;
 	free_items(items, c->n_paths);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "anelint: error: cannot write the output\n");
+	if (out && !out_close(out, c->output, true)) {
+		if (c->output)
+			fprintf(stderr, "anelint: error: %s: cannot write: %s\n", c->output, strerror(errno));
+		else
+			fprintf(stderr, "anelint: error: cannot write the output\n");
 		return EXIT_IO;
 	}
 	return rc;
 }
 
-static const struct command_row *command(const char *name)
+const struct command_row *command(const char *name)
 {
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
@@ -536,6 +671,12 @@ static int cmd_info(struct cli *c)
 static int cmd_plan(struct cli *c)
 {
 	return run_models(c, command("plan"), M_PLAN);
+}
+
+/* report: check + plan in a report format (html by default); exit codes as check */
+static int cmd_report(struct cli *c)
+{
+	return run_models(c, command("report"), M_CHECK);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -780,5 +921,6 @@ int main(int argc, char **argv)
 		}
 	}
 	free(c.paths);
+	free(c.input.v);
 	return rc;
 }

@@ -1,0 +1,64 @@
+/* cli.h: what the command line's files share (main.c: options, commands, the
+ * check/plan/report commands; run.c: run, verify, fp16). Only the CLI prints. */
+#ifndef ANELINT_CLI_H
+#define ANELINT_CLI_H
+
+#include "anelint.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes (README "Exit codes"). */
+enum {
+	EXIT_ALL_ANE = 0,  /* every layer/op is predicted to run on the ANE; run/verify: passed */
+	EXIT_FALLBACK = 1, /* something falls back (see --fail-on); verify/run --expect: differs */
+	EXIT_USAGE = 2,
+	EXIT_INVALID = 3,  /* a model file is malformed or unsupported */
+	EXIT_IO = 4,       /* a file cannot be read or written */
+};
+
+/* Values of an option that may repeat (--input). */
+struct cli_list {
+	const char **v;
+	int n;
+};
+
+struct cli {
+	const char *format;
+	const char *color;
+	const char *fail_on;
+	const char *target;
+	const char *policy;
+	const char *switch_cost;
+	const char *max_fixes;
+	const char *rules;
+	const char *output;
+	bool consts;
+	bool shapes;
+	bool help;
+	bool version;
+	/* run, verify, fp16 */
+	struct cli_list input;
+	const char *inputs, *seed, *precision, *out, *expect, *tol, *top;
+	bool random;
+	/* fix */
+	const char *allow;
+	bool dry_run, in_place;
+	const char **paths;
+	int n_paths;
+};
+
+struct command_row;
+const struct command_row *command(const char *name);
+int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
+/* One line per error diagnostic on stderr. */
+void print_errors(const char *path, const al_diags *d);
+int status_exit(enum al_status st);
+bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
+
+int cmd_run(struct cli *c);
+int cmd_verify(struct cli *c);
+int cmd_fp16(struct cli *c);
+int cmd_fix(struct cli *c);
+
+#endif

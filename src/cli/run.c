@@ -1,0 +1,992 @@
+/* run.c: the commands that execute models in the reference interpreter.
+ *
+ *   run     one model on inputs from .npy files or drawn at random; prints a
+ *           summary of each output, writes them as .npy (--out), compares them
+ *           with expected .npy files (--expect)
+ *   verify  two models on the same inputs; per output the max abs / relative
+ *           error and cosine similarity, pass or fail against --tol
+ *   fp16    one model in fp32 and in ANE-like fp16; ranks layers by the error
+ *           they add and flags overflow, underflow, subnormals, tiny constants
+ *
+ * Errors are relative to the scale of the reference output (max |ref|), the
+ * convention of ../shared/corpus/reference (element-wise relative errors blow
+ * up near zero and say little). Output files are written to temporary names and
+ * renamed only when every output was written. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ================================================================ helpers */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void put_shape(FILE *out, const al_tensor *t)
+{
+	fputc('[', out);
+	for (int i = 0; i < al_tensor_rank(t); i++)
+		fprintf(out, "%s%lld", i ? "," : "", (long long)al_tensor_dims(t)[i]);
+	fputc(']', out);
+}
+
+static void put_json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+/* A JSON number, or null for NaN / inf. */
+static void put_num(FILE *out, double v)
+{
+	if (isfinite(v))
+		fprintf(out, "%.9g", v);
+	else
+		fprintf(out, "null");
+}
+
+static bool is_json(const struct cli *c, const struct command_row *cmd, int *rc)
+{
+	if (!c->format || strcmp(c->format, "text") == 0)
+		return false;
+	if (strcmp(c->format, "json") == 0)
+		return true;
+	*rc = usage_error(cmd, "unknown format '%s' (text, json)", c->format);
+	return false;
+}
+
+/* ================================================================ inputs */
+
+struct inputs {
+	struct al_named_tensor *v;
+	size_t n;
+	char **how; /* per input: "x.npy", "random (seed 1)" */
+};
+
+static void inputs_free(struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		al_tensor_free(in->v[i].t);
+		free(in->how[i]);
+	}
+	free(in->v);
+	free(in->how);
+	memset(in, 0, sizeof *in);
+}
+
+static char *dupstr(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *c = malloc(n);
+	if (c)
+		memcpy(c, s, n);
+	return c;
+}
+
+static int load_npy(const char *path, al_tensor **out)
+{
+	al_diags *d = al_diags_new();
+	if (!d)
+		return EXIT_IO;
+	enum al_status st = al_npy_read(path, out, d);
+	if (st != AL_OK)
+		print_errors(path, d);
+	al_diags_free(d);
+	return st == AL_OK ? EXIT_ALL_ANE : st == AL_E_IO ? EXIT_IO : EXIT_USAGE;
+}
+
+/* The inputs of the root model `s`: --input NAME=FILE first, then --inputs DIR,
+ * then --random (or `random_default`) for the rest. */
+static int gather_inputs(const struct cli *c, const struct command_row *cmd,
+			 const struct al_submodel *s, bool random_default, struct inputs *in)
+{
+	memset(in, 0, sizeof *in);
+	in->v = calloc(s->n_inputs + 1, sizeof *in->v);
+	in->how = calloc(s->n_inputs + 1, sizeof *in->how);
+	if (!in->v || !in->how)
+		return EXIT_IO;
+	uint64_t seed = 1;
+	if (c->seed && !parse_u64(c->seed, &seed))
+		return usage_error(cmd, "--seed takes a non-negative integer, not '%s'", c->seed);
+	for (int k = 0; k < c->input.n; k++) {
+		const char *eq = strchr(c->input.v[k], '=');
+		if (!eq || eq == c->input.v[k] || !eq[1])
+			return usage_error(cmd, "--input takes NAME=FILE.npy, not '%s'", c->input.v[k]);
+		bool found = false;
+		for (uint32_t i = 0; i < s->n_inputs; i++)
+			found |= strlen(s->inputs[i].name) == (size_t)(eq - c->input.v[k]) &&
+				 strncmp(s->inputs[i].name, c->input.v[k], (size_t)(eq - c->input.v[k])) == 0;
+		if (!found)
+			return usage_error(cmd, "--input %s: the model has no input of that name "
+						"(see 'anelint info')", c->input.v[k]);
+	}
+	for (uint32_t i = 0; i < s->n_inputs; i++) {
+		const struct al_feature *f = &s->inputs[i];
+		const char *file = NULL;
+		char path[4096];
+		for (int k = 0; k < c->input.n; k++) {
+			const char *eq = strchr(c->input.v[k], '=');
+			if (strlen(f->name) == (size_t)(eq - c->input.v[k]) &&
+			    strncmp(f->name, c->input.v[k], (size_t)(eq - c->input.v[k])) == 0)
+				file = eq + 1;
+		}
+		if (!file && c->inputs) {
+			snprintf(path, sizeof path, "%s/%s.npy", c->inputs, f->name);
+			if (access(path, F_OK) == 0)
+				file = path;
+		}
+		al_tensor *t = NULL;
+		int rc;
+		if (file) {
+			if ((rc = load_npy(file, &t)) != EXIT_ALL_ANE)
+				return rc;
+			in->how[in->n] = dupstr(file);
+		} else if (c->random || random_default) {
+			al_diags *d = al_diags_new();
+			if (!d)
+				return EXIT_IO;
+			enum al_status st = al_random_input(f, seed, &t, d);
+			if (st != AL_OK)
+				print_errors(f->name, d);
+			al_diags_free(d);
+			if (st != AL_OK)
+				return status_exit(st);
+			char how[64];
+			snprintf(how, sizeof how, "random (seed %llu)", (unsigned long long)seed);
+			in->how[in->n] = dupstr(how);
+		} else if (f->optional) {
+			continue;
+		} else {
+			fprintf(stderr, "anelint: error: no value for input '%s' (%s); give --input %s=FILE.npy, "
+					"--inputs DIR or --random\n",
+				f->name, al_feature_kind_name(f->kind), f->name);
+			return EXIT_USAGE;
+		}
+		in->v[in->n].name = f->name;
+		in->v[in->n].t = t;
+		in->n++;
+		if (!in->how[in->n - 1])
+			return EXIT_IO;
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* ================================================================ comparing */
+
+struct diff {
+	bool comparable;   /* same shape / count and kind */
+	const char *why;   /* when not comparable */
+	bool identical;    /* bit for bit (strings: equal) */
+	double max_abs, scale, rel, cosine;
+	size_t n_nan;      /* NaN in a where b has none */
+	bool pass;
+};
+
+/* Whether the dims agree, ignoring dims of size 1 (NN outputs keep rank-5 blobs). */
+static bool same_shape(const al_tensor *a, const al_tensor *b)
+{
+	int i = 0, j = 0, ra = al_tensor_rank(a), rb = al_tensor_rank(b);
+	const int64_t *da = al_tensor_dims(a), *db = al_tensor_dims(b);
+	for (;;) {
+		while (i < ra && da[i] == 1)
+			i++;
+		while (j < rb && db[j] == 1)
+			j++;
+		if (i == ra || j == rb)
+			return i == ra && j == rb;
+		if (da[i++] != db[j++])
+			return false;
+	}
+}
+
+static struct diff compare(al_tensor *a, al_tensor *b, double tol)
+{
+	struct diff r = {0};
+	bool sa = al_tensor_string(a, 0) != NULL, sb = al_tensor_string(b, 0) != NULL;
+	if (sa || sb) {
+		if (sa != sb || al_tensor_count(a) != al_tensor_count(b)) {
+			r.why = "one is text, the other numbers";
+			return r;
+		}
+		r.comparable = r.identical = true;
+		for (size_t i = 0; i < al_tensor_count(a); i++)
+			r.identical &= strcmp(al_tensor_string(a, i), al_tensor_string(b, i)) == 0;
+		r.pass = r.identical;
+		r.cosine = r.identical ? 1 : 0;
+		return r;
+	}
+	if (al_tensor_count(a) != al_tensor_count(b) || !same_shape(a, b)) {
+		r.why = "shapes differ";
+		return r;
+	}
+	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
+	size_t n = al_tensor_count(a);
+	if (!x || !y) {
+		r.why = "no data";
+		return r;
+	}
+	r.comparable = true;
+	r.identical = memcmp(x, y, n * sizeof *x) == 0;
+	double dot = 0, na = 0, nb = 0;
+	for (size_t i = 0; i < n; i++) {
+		double p = x[i], q = y[i];
+		if (isnan(p) && !isnan(q)) {
+			r.n_nan++;
+			continue;
+		}
+		if (isnan(q))
+			continue;
+		double e = (isinf(p) || isinf(q)) ? (p == q ? 0 : INFINITY) : fabs(p - q);
+		if (e > r.max_abs)
+			r.max_abs = e;
+		if (isfinite(q) && fabs(q) > r.scale)
+			r.scale = fabs(q);
+		if (isfinite(p) && isfinite(q)) {
+			dot += p * q;
+			na += p * p;
+			nb += q * q;
+		}
+	}
+	r.rel = r.scale > 0 ? r.max_abs / r.scale : r.max_abs > 0 ? INFINITY : 0;
+	r.cosine = na > 0 && nb > 0 ? dot / (sqrt(na) * sqrt(nb)) : (na == nb ? 1 : 0);
+	r.pass = r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale ||
+						  r.max_abs == 0);
+	return r;
+}
+
+static void print_diff_text(const char *name, const struct diff *df, double tol)
+{
+	if (!df->comparable) {
+		printf("  %-24s FAIL: %s\n", name, df->why);
+		return;
+	}
+	printf("  %-24s %s  max abs %.3g, max rel %.3g (of max|ref| %.3g), cosine %.6f%s%s", name,
+	       df->pass ? "pass" : "FAIL", df->max_abs, df->rel, df->scale, df->cosine,
+	       df->identical ? ", bit-identical" : "", df->n_nan ? ", NaN" : "");
+	printf(" (tol %g)\n", tol);
+}
+
+static void print_diff_json(FILE *out, const char *name, const struct diff *df)
+{
+	fprintf(out, "{\"name\": ");
+	put_json_str(out, name);
+	fprintf(out, ", \"comparable\": %s", df->comparable ? "true" : "false");
+	if (!df->comparable) {
+		fprintf(out, ", \"why\": ");
+		put_json_str(out, df->why);
+	} else {
+		fprintf(out, ", \"max_abs\": ");
+		put_num(out, df->max_abs);
+		fprintf(out, ", \"max_rel\": ");
+		put_num(out, df->rel);
+		fprintf(out, ", \"scale\": ");
+		put_num(out, df->scale);
+		fprintf(out, ", \"cosine\": ");
+		put_num(out, df->cosine);
+		fprintf(out, ", \"identical\": %s, \"nan\": %zu", df->identical ? "true" : "false",
+			df->n_nan);
+	}
+	fprintf(out, ", \"pass\": %s}", df->pass ? "true" : "false");
+}
+
+/* ================================================================ running */
+
+struct loaded {
+	al_model *m;
+	al_diags *d;
+};
+
+static int open_model(const char *path, struct loaded *l)
+{
+	l->m = NULL;
+	l->d = al_diags_new();
+	if (!l->d)
+		return EXIT_IO;
+	enum al_status st = al_model_open(path, &l->m, l->d);
+	if (st != AL_OK) {
+		print_errors(path, l->d);
+		return status_exit(st);
+	}
+	return EXIT_ALL_ANE;
+}
+
+static void close_model(struct loaded *l)
+{
+	al_model_free(l->m);
+	al_diags_free(l->d);
+}
+
+static int precision_of(const struct cli *c, const struct command_row *cmd, enum al_precision *p)
+{
+	*p = AL_PREC_FP32;
+	if (!c->precision || strcmp(c->precision, "fp32") == 0)
+		return EXIT_ALL_ANE;
+	if (strcmp(c->precision, "fp16") == 0) {
+		*p = AL_PREC_FP16;
+		return EXIT_ALL_ANE;
+	}
+	return usage_error(cmd, "--precision takes fp32 or fp16, not '%s'", c->precision);
+}
+
+static int run_once(struct loaded *l, const char *path, const struct inputs *in,
+		    const struct al_run_opts *o, struct al_named_tensor **outs, size_t *n_outs,
+		    double *ms)
+{
+	double t0 = now_ms();
+	enum al_status st = al_model_run(l->m, in->v, in->n, o, outs, n_outs, l->d);
+	*ms = now_ms() - t0;
+	if (st != AL_OK) {
+		print_errors(path, l->d);
+		return st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* A file name from an output name: '/', control bytes and a leading '.' become '_'. */
+static void file_name(char *buf, size_t cap, const char *name)
+{
+	size_t k = 0;
+	for (const char *p = name; *p && k + 1 < cap && k < 200; p++, k++) {
+		unsigned char ch = (unsigned char)*p;
+		buf[k] = ch == '/' || ch == '\\' || ch < 0x20 || ch == 0x7f || (k == 0 && ch == '.') ? '_' : *p;
+	}
+	if (k == 0)
+		buf[k++] = '_';
+	buf[k] = 0;
+}
+
+/* Write every output to DIR/NAME.npy: all to temporary files first, then rename;
+ * on any failure remove the temporaries and leave DIR as it was. */
+static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n)
+{
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "anelint: error: %s: cannot create the directory: %s\n", dir, strerror(errno));
+		return EXIT_IO;
+	}
+	char (*tmp)[4352] = calloc(n ? n : 1, sizeof *tmp);
+	char (*dst)[4352] = calloc(n ? n : 1, sizeof *dst);
+	if (!tmp || !dst) {
+		free(tmp);
+		free(dst);
+		return EXIT_IO;
+	}
+	int rc = EXIT_ALL_ANE;
+	size_t made = 0;
+	for (size_t i = 0; i < n && rc == EXIT_ALL_ANE; i++) {
+		char fn[256];
+		file_name(fn, sizeof fn, outs[i].name);
+		snprintf(dst[i], sizeof dst[i], "%s/%s.npy", dir, fn);
+		snprintf(tmp[i], sizeof tmp[i], "%s/.%s.npy.XXXXXX", dir, fn);
+		int fd = mkstemp(tmp[i]);
+		if (fd < 0) {
+			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+			rc = EXIT_IO;
+			break;
+		}
+		made++;
+		FILE *f = fdopen(fd, "wb");
+		if (!f || al_npy_write(f, outs[i].t, 0) != AL_OK || fflush(f) != 0 || fsync(fd) != 0) {
+			fprintf(stderr, "anelint: error: %s: cannot write\n", dst[i]);
+			rc = EXIT_IO;
+		}
+		if (f ? fclose(f) != 0 : close(fd) != 0)
+			rc = EXIT_IO;
+	}
+	for (size_t i = 0; i < made; i++) {
+		if (rc == EXIT_ALL_ANE && rename(tmp[i], dst[i]) != 0) {
+			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+			rc = EXIT_IO;
+		}
+		if (rc != EXIT_ALL_ANE)
+			unlink(tmp[i]);
+	}
+	free(tmp);
+	free(dst);
+	return rc;
+}
+
+static void summarize(FILE *out, al_tensor *t)
+{
+	size_t n = al_tensor_count(t);
+	if (al_tensor_string(t, 0)) {
+		fprintf(out, "\"%s\"", al_tensor_string(t, 0));
+		return;
+	}
+	const float *v = al_tensor_data(t);
+	double lo = INFINITY, hi = -INFINITY, sum = 0;
+	size_t bad = 0;
+	for (size_t i = 0; v && i < n; i++) {
+		if (!isfinite(v[i])) {
+			bad++;
+			continue;
+		}
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+		sum += v[i];
+	}
+	if (n > bad)
+		fprintf(out, "min %.6g max %.6g mean %.6g", lo, hi, sum / (double)(n - bad));
+	if (bad)
+		fprintf(out, "%s%zu NaN/inf", n > bad ? ", " : "", bad);
+	if (al_tensor_label(t, 0)) {
+		size_t best = 0;
+		for (size_t i = 1; i < n; i++)
+			if (v[i] > v[best])
+				best = i;
+		fprintf(out, ", top class \"%s\" (%.4g)", al_tensor_label(t, best), v[best]);
+	}
+}
+
+int cmd_run(struct cli *c)
+{
+	const struct command_row *cmd = command("run");
+	int rc = EXIT_ALL_ANE;
+	bool json = is_json(c, cmd, &rc);
+	enum al_precision prec;
+	double tol = 1e-4;
+	if (rc || (rc = precision_of(c, cmd, &prec)))
+		return rc;
+	if (c->tol && !parse_double(c->tol, &tol))
+		return usage_error(cmd, "--tol takes a non-negative number, not '%s'", c->tol);
+	struct loaded l;
+	if ((rc = open_model(c->paths[0], &l)) != EXIT_ALL_ANE) {
+		close_model(&l);
+		return rc;
+	}
+	struct inputs in;
+	const struct al_submodel *root = al_model_get(l.m, 0);
+	rc = gather_inputs(c, cmd, root, false, &in);
+	struct al_named_tensor *outs = NULL;
+	size_t n_outs = 0;
+	double ms = 0;
+	struct al_run_opts o = {.precision = prec};
+	if (rc == EXIT_ALL_ANE)
+		rc = run_once(&l, c->paths[0], &in, &o, &outs, &n_outs, &ms);
+	if (rc == EXIT_ALL_ANE && c->out)
+		rc = write_outputs(c->out, outs, n_outs);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	if (json)
+		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"run\",\n  \"model\": ", ANELINT_VERSION);
+	else
+		printf("%s: ran in %s, %.1f ms\n", c->paths[0], prec == AL_PREC_FP16 ? "fp16 (ANE-like)" : "fp32",
+		       ms);
+	if (json) {
+		put_json_str(stdout, c->paths[0]);
+		printf(",\n  \"precision\": \"%s\",\n  \"ms\": %.3f,\n  \"inputs\": [",
+		       prec == AL_PREC_FP16 ? "fp16" : "fp32", ms);
+	}
+	for (size_t i = 0; i < in.n; i++) {
+		if (json) {
+			printf("%s{\"name\": ", i ? ", " : "");
+			put_json_str(stdout, in.v[i].name);
+			printf(", \"from\": ");
+			put_json_str(stdout, in.how[i]);
+			printf(", \"shape\": ");
+			put_shape(stdout, in.v[i].t);
+			printf("}");
+		} else {
+			printf("  input  %-24s %-6s ", in.v[i].name, al_dtype_name(al_tensor_dtype(in.v[i].t)));
+			put_shape(stdout, in.v[i].t);
+			printf("  from %s\n", in.how[i]);
+		}
+	}
+	if (json)
+		printf("],\n  \"outputs\": [");
+	bool all_pass = true;
+	for (size_t i = 0; i < n_outs; i++) {
+		al_tensor *t = outs[i].t;
+		struct diff df = {0};
+		bool have_ref = false;
+		if (c->expect) {
+			char fn[256], path[4352];
+			file_name(fn, sizeof fn, outs[i].name);
+			snprintf(path, sizeof path, "%s/%s.npy", c->expect, fn);
+			al_tensor *ref = NULL;
+			int e = load_npy(path, &ref);
+			if (e != EXIT_ALL_ANE) {
+				rc = e;
+				goto done;
+			}
+			df = compare(t, ref, tol);
+			have_ref = true;
+			all_pass &= df.pass;
+			al_tensor_free(ref);
+		}
+		if (json) {
+			printf("%s\n    {\"name\": ", i ? "," : "");
+			put_json_str(stdout, outs[i].name);
+			printf(", \"dtype\": \"%s\", \"shape\": ", al_dtype_name(al_tensor_dtype(t)));
+			put_shape(stdout, t);
+			char *sum = NULL;
+			size_t sum_len = 0;
+			FILE *mem = open_memstream(&sum, &sum_len);
+			if (mem) {
+				summarize(mem, t);
+				fclose(mem);
+			}
+			printf(", \"summary\": ");
+			put_json_str(stdout, sum ? sum : "");
+			free(sum);
+			if (have_ref) {
+				printf(", \"expect\": ");
+				print_diff_json(stdout, outs[i].name, &df);
+			}
+			printf("}");
+		} else {
+			printf("  output %-24s %-6s ", outs[i].name, al_dtype_name(al_tensor_dtype(t)));
+			put_shape(stdout, t);
+			printf("  ");
+			summarize(stdout, t);
+			printf("\n");
+			if (have_ref)
+				print_diff_text("  vs expected", &df, tol);
+		}
+	}
+	if (json)
+		printf("\n  ],\n  \"pass\": %s\n}\n", all_pass ? "true" : "false");
+	else if (c->out)
+		printf("wrote %zu output%s to %s/\n", n_outs, n_outs == 1 ? "" : "s", c->out);
+	if (!all_pass)
+		rc = EXIT_FALLBACK;
+done:
+	al_outputs_free(outs, n_outs);
+	inputs_free(&in);
+	close_model(&l);
+	if (fflush(stdout) != 0)
+		return EXIT_IO;
+	return rc;
+}
+
+/* ================================================================ verify */
+
+int cmd_verify(struct cli *c)
+{
+	const struct command_row *cmd = command("verify");
+	int rc = EXIT_ALL_ANE;
+	bool json = is_json(c, cmd, &rc);
+	enum al_precision prec;
+	double tol = 1e-4;
+	if (rc || (rc = precision_of(c, cmd, &prec)))
+		return rc;
+	if (c->tol && !parse_double(c->tol, &tol))
+		return usage_error(cmd, "--tol takes a non-negative number, not '%s'", c->tol);
+	struct loaded a = {0}, b = {0};
+	struct inputs in = {0};
+	struct al_named_tensor *oa = NULL, *ob = NULL;
+	size_t na = 0, nb = 0;
+	double ma = 0, mb = 0;
+	if ((rc = open_model(c->paths[0], &a)) || (rc = open_model(c->paths[1], &b)))
+		goto done;
+	/* inputs by the first model's names; random unless given */
+	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
+		goto done;
+	struct al_run_opts o = {.precision = prec};
+	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)) ||
+	    (rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
+		goto done;
+	bool all = true;
+	if (json) {
+		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"verify\",\n  \"a\": ", ANELINT_VERSION);
+		put_json_str(stdout, c->paths[0]);
+		printf(",\n  \"b\": ");
+		put_json_str(stdout, c->paths[1]);
+		printf(",\n  \"precision\": \"%s\",\n  \"tol\": %g,\n  \"outputs\": [",
+		       prec == AL_PREC_FP16 ? "fp16" : "fp32", tol);
+	} else {
+		printf("verify %s (%.1f ms) against %s (%.1f ms), %s, %zu input%s (%s)\n", c->paths[1], mb,
+		       c->paths[0], ma, prec == AL_PREC_FP16 ? "fp16" : "fp32", in.n, in.n == 1 ? "" : "s",
+		       in.n ? in.how[0] : "none");
+	}
+	for (size_t i = 0; i < na; i++) {
+		const struct al_named_tensor *match = NULL;
+		for (size_t k = 0; k < nb && !match; k++)
+			if (strcmp(ob[k].name, oa[i].name) == 0)
+				match = &ob[k];
+		if (!match && na == nb)
+			match = &ob[i]; /* renamed outputs: compare by position */
+		struct diff df = {.why = "no output of that name in the second model"};
+		if (match)
+			df = compare(match->t, oa[i].t, tol);
+		all &= df.pass;
+		if (json) {
+			printf("%s\n    ", i ? "," : "");
+			print_diff_json(stdout, oa[i].name, &df);
+		} else {
+			print_diff_text(oa[i].name, &df, tol);
+		}
+	}
+	if (na != nb)
+		all = false;
+	if (json)
+		printf("\n  ],\n  \"pass\": %s\n}\n", all ? "true" : "false");
+	else
+		printf("%s\n", all ? "PASS" : na != nb ? "FAIL: the models have different numbers of outputs"
+						       : "FAIL");
+	rc = all ? EXIT_ALL_ANE : EXIT_FALLBACK;
+done:
+	al_outputs_free(oa, na);
+	al_outputs_free(ob, nb);
+	inputs_free(&in);
+	close_model(&a);
+	close_model(&b);
+	if (fflush(stdout) != 0)
+		return EXIT_IO;
+	return rc;
+}
+
+/* ================================================================ fp16
+ * Pass 1 (fp32) keeps a copy of every op's outputs in execution order; pass 2
+ * (fp16) compares op k with record k, as long as both runs take the same path. */
+
+#define FP16_MAX_KEEP (UINT64_C(2) << 30) /* bytes of fp32 values kept for the comparison */
+
+struct rec {
+	const struct al_node *n;
+	float *v;          /* first output's fp32 values (NULL when not kept) */
+	size_t count;
+	/* fp32 statistics of the first float output */
+	size_t overflow;   /* finite |x| > 65504: inf in fp16 */
+	size_t underflow;  /* 0 < |x| < 2^-25: 0 in fp16 */
+	size_t subnormal;  /* 2^-25 <= |x| < 2^-14: fp16 subnormal, few bits left */
+	size_t nonzero;
+	double max_abs32;
+	bool tiny_const;   /* a constant with 0 < |x| < 2^-24 (an epsilon that becomes 0) */
+	bool mask_const;   /* a constant <= -65504 or -inf (an attention mask: -inf in fp16) */
+	/* pass 2 */
+	bool compared;
+	double err;        /* max|y16 - y32| / max|y32| */
+	double err_in;     /* largest err among the ops feeding it */
+	size_t nonfinite16;
+};
+
+struct fp16_run {
+	struct rec *r;
+	size_t n, cap, pos;
+	uint64_t kept;
+	bool diverged, oom;
+};
+
+static bool is_const_node(const struct al_node *n)
+{
+	return n->type && (strcmp(n->type, "const") == 0 || strncmp(n->type, "constexpr_", 10) == 0 ||
+			   strncmp(n->type, "loadConstant", 12) == 0);
+}
+
+static void observe32(void *ctx, const struct al_node *n, al_tensor *const *outs, uint32_t n_outs)
+{
+	struct fp16_run *f = ctx;
+	if (f->oom)
+		return;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 256;
+		struct rec *r = realloc(f->r, cap * sizeof *r);
+		if (!r) {
+			f->oom = true;
+			return;
+		}
+		f->r = r;
+		f->cap = cap;
+	}
+	struct rec *r = &f->r[f->n++];
+	memset(r, 0, sizeof *r);
+	r->n = n;
+	if (!n_outs || !outs[0])
+		return;
+	al_tensor *t = outs[0];
+	const float *v = al_tensor_data(t);
+	size_t count = al_tensor_count(t);
+	int dt = al_tensor_dtype(t);
+	bool fl = dt == AL_DT_FP32 || dt == AL_DT_FP16 || dt == AL_DT_FP64 || dt == AL_DT_UNKNOWN;
+	if (!v || !fl)
+		return;
+	bool cnst = is_const_node(n);
+	for (size_t i = 0; i < count; i++) {
+		float a = fabsf(v[i]);
+		if (v[i] != 0 && isfinite(v[i]))
+			r->nonzero++;
+		if (isfinite(v[i]) && a > 65504.0f)
+			r->overflow++;
+		else if (a > 0 && a < 2.98023224e-08f)
+			r->underflow++;
+		else if (a >= 2.98023224e-08f && a < 6.103515625e-05f)
+			r->subnormal++;
+		if (isfinite(a) && a > r->max_abs32)
+			r->max_abs32 = a;
+		if (cnst && count <= 64 && a > 0 && a < 5.9604645e-08f)
+			r->tiny_const = true;
+		if (cnst && (v[i] <= -65504.0f))
+			r->mask_const = true;
+	}
+	if (f->kept + count * sizeof(float) <= FP16_MAX_KEEP && (r->v = malloc(count * sizeof(float) + 1))) {
+		memcpy(r->v, v, count * sizeof(float));
+		r->count = count;
+		f->kept += count * sizeof(float);
+	}
+}
+
+static void observe16(void *ctx, const struct al_node *n, al_tensor *const *outs, uint32_t n_outs)
+{
+	struct fp16_run *f = ctx;
+	if (f->diverged || f->pos >= f->n) {
+		f->diverged = true;
+		return;
+	}
+	struct rec *r = &f->r[f->pos++];
+	if (r->n != n) {
+		f->diverged = true; /* the fp16 run took another path (a loop ran a different count) */
+		return;
+	}
+	if (!n_outs || !outs[0] || !r->v)
+		return;
+	const float *v = al_tensor_data(outs[0]);
+	if (!v || al_tensor_count(outs[0]) != r->count)
+		return;
+	double m = 0;
+	for (size_t i = 0; i < r->count; i++) {
+		if (!isfinite(v[i])) {
+			r->nonfinite16++;
+			continue;
+		}
+		double e = fabs((double)v[i] - r->v[i]);
+		if (e > m)
+			m = e;
+	}
+	r->compared = true;
+	r->err = r->max_abs32 > 0 ? m / r->max_abs32 : m;
+	/* the error its inputs brought: the largest among the ops that produced them */
+	for (uint32_t k = 0; k < n->n_inputs; k++)
+		for (size_t j = f->pos - 1; j-- > 0;) {
+			const struct rec *p = &f->r[j];
+			bool produced = false;
+			for (uint32_t o = 0; o < p->n->n_outputs && !produced; o++)
+				produced = p->n->outputs[o] && n->inputs[k] &&
+					   strcmp(p->n->outputs[o], n->inputs[k]) == 0;
+			if (produced) {
+				if (p->compared && p->err > r->err_in)
+					r->err_in = p->err;
+				break;
+			}
+		}
+}
+
+static int cmp_added(const void *pa, const void *pb)
+{
+	const struct rec *a = *(const struct rec *const *)pa, *b = *(const struct rec *const *)pb;
+	double x = a->err - a->err_in, y = b->err - b->err_in;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void put_node(FILE *out, const struct al_node *n, bool json)
+{
+	if (json) {
+		fprintf(out, "\"name\": ");
+		put_json_str(out, n->name ? n->name : "");
+		fprintf(out, ", \"type\": ");
+		put_json_str(out, n->type ? n->type : "");
+	} else {
+		fprintf(out, "%-28.28s %-18.18s", n->name ? n->name : "", n->type ? n->type : "");
+	}
+}
+
+int cmd_fp16(struct cli *c)
+{
+	const struct command_row *cmd = command("fp16");
+	int rc = EXIT_ALL_ANE;
+	bool json = is_json(c, cmd, &rc);
+	uint64_t top = 10;
+	if (rc)
+		return rc;
+	if (c->top && (!parse_u64(c->top, &top) || top < 1 || top > 100000))
+		return usage_error(cmd, "--top takes a number from 1 on, not '%s'", c->top);
+	struct loaded l;
+	struct inputs in = {0};
+	struct fp16_run f = {0};
+	struct al_named_tensor *o32 = NULL, *o16 = NULL;
+	size_t n32 = 0, n16 = 0;
+	const struct rec **order = NULL;
+	double ms32 = 0, ms16 = 0;
+	if ((rc = open_model(c->paths[0], &l)))
+		goto done;
+	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
+		goto done;
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .observe = observe32, .observe_ctx = &f};
+	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
+		goto done;
+	if (f.oom) {
+		fprintf(stderr, "anelint: error: out of memory\n");
+		rc = EXIT_IO;
+		goto done;
+	}
+	o.precision = AL_PREC_FP16;
+	o.observe = observe16;
+	if ((rc = run_once(&l, c->paths[0], &in, &o, &o16, &n16, &ms16)))
+		goto done;
+	order = calloc(f.n + 1, sizeof *order);
+	if (!order) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	size_t n_order = 0;
+	size_t overflow = 0, underflow = 0, subnormal = 0, nonzero = 0, nonfinite = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		if (f.r[i].compared && !is_const_node(f.r[i].n))
+			order[n_order++] = &f.r[i];
+		overflow += f.r[i].overflow;
+		underflow += f.r[i].underflow;
+		subnormal += f.r[i].subnormal;
+		nonzero += f.r[i].nonzero;
+		nonfinite += f.r[i].nonfinite16;
+	}
+	qsort(order, n_order, sizeof *order, cmp_added);
+	if (json) {
+		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"fp16\",\n  \"model\": ", ANELINT_VERSION);
+		put_json_str(stdout, c->paths[0]);
+		printf(",\n  \"ops_run\": %zu,\n  \"ops_compared\": %zu,\n  \"diverged\": %s,\n  \"outputs\": [",
+		       f.n, n_order, f.diverged ? "true" : "false");
+	} else {
+		printf("%s: fp32 %.1f ms, fp16 %.1f ms; %zu ops run, %zu compared%s\n", c->paths[0], ms32, ms16,
+		       f.n, n_order, f.diverged ? " (the fp16 run took another path: later ops not compared)" : "");
+		printf("outputs, fp16 against fp32:\n");
+	}
+	for (size_t i = 0; i < n32 && i < n16; i++) {
+		struct diff df = compare(o16[i].t, o32[i].t, 1e-2);
+		if (json) {
+			printf("%s\n    ", i ? "," : "");
+			print_diff_json(stdout, o32[i].name, &df);
+		} else {
+			print_diff_text(o32[i].name, &df, 1e-2);
+		}
+	}
+	if (json)
+		printf("\n  ],\n  \"values\": {\"nonzero\": %zu, \"overflow\": %zu, \"underflow\": %zu, "
+		       "\"subnormal\": %zu, \"nonfinite_fp16\": %zu},\n  \"layers\": [",
+		       nonzero, overflow, underflow, subnormal, nonfinite);
+	else
+		printf("values in fp32 (all ops): %zu nonzero; %zu beyond 65504 (inf in fp16), %zu below 2^-25 "
+		       "(0 in fp16), %zu subnormal in fp16; %zu NaN/inf in the fp16 run\n",
+		       nonzero, overflow, underflow, subnormal, nonfinite);
+	if (!json)
+		printf("\nlayers adding the most error (max|fp16-fp32| / max|fp32| of the output, minus the "
+		       "largest of its inputs):\n  %-5s %-28s %-18s %10s %10s %10s  flags\n", "#", "name", "type",
+		       "in", "out", "added");
+	for (size_t i = 0; i < n_order && i < top; i++) {
+		const struct rec *r = order[i];
+		size_t idx = (size_t)(r - f.r);
+		double sub = r->nonzero ? (double)r->subnormal / (double)r->nonzero : 0;
+		double und = r->nonzero ? (double)r->underflow / (double)r->nonzero : 0;
+		if (json) {
+			printf("%s\n    {\"order\": %zu, ", i ? "," : "", idx);
+			put_node(stdout, r->n, true);
+			printf(", \"err_in\": ");
+			put_num(stdout, r->err_in);
+			printf(", \"err_out\": ");
+			put_num(stdout, r->err);
+			printf(", \"overflow\": %zu, \"underflow\": %zu, \"subnormal\": %zu, \"nonfinite_fp16\": %zu}",
+			       r->overflow, r->underflow, r->subnormal, r->nonfinite16);
+			continue;
+		}
+		printf("  %-5zu ", idx);
+		put_node(stdout, r->n, false);
+		printf(" %10.3g %10.3g %10.3g ", r->err_in, r->err, r->err - r->err_in);
+		if (r->overflow)
+			printf(" overflow(%zu)", r->overflow);
+		if (und > 0)
+			printf(" underflow(%.0f%%)", und * 100);
+		if (sub >= 0.01)
+			printf(" subnormal(%.0f%%)", sub * 100);
+		if (r->nonfinite16)
+			printf(" nan/inf(%zu)", r->nonfinite16);
+		printf("\n");
+	}
+	if (json)
+		printf("\n  ],\n  \"flags\": [");
+	else
+		printf("\nflags:\n");
+	size_t n_flags = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		const struct rec *r = &f.r[i];
+		const char *what = r->overflow ? "overflow: values beyond 65504 become inf in fp16"
+			: r->mask_const ? "mask constant <= -65504 becomes -inf in fp16 (a fully masked row "
+					  "gives NaN in softmax)"
+			: r->tiny_const ? "constant below 2^-24 (an epsilon?) becomes 0 in fp16"
+			: r->nonzero && r->underflow * 10 >= r->nonzero ? "underflow: 10% or more of the values "
+									   "become 0 in fp16"
+			: r->nonfinite16 && !r->overflow ? "NaN/inf in the fp16 run" : NULL;
+		if (!what)
+			continue;
+		if (n_flags++ >= 200)
+			continue;
+		if (json) {
+			printf("%s\n    {\"order\": %zu, ", n_flags > 1 ? "," : "", i);
+			put_node(stdout, r->n, true);
+			printf(", \"flag\": ");
+			put_json_str(stdout, what);
+			printf("}");
+		} else {
+			printf("  %-5zu ", i);
+			put_node(stdout, r->n, false);
+			printf(" %s\n", what);
+		}
+	}
+	if (json)
+		printf("\n  ]\n}\n");
+	else if (!n_flags)
+		printf("  none: no overflow, underflow, tiny constants or masks\n");
+	else if (n_flags > 200)
+		printf("  ... %zu more\n", n_flags - 200);
+done:
+	free(order);
+	for (size_t i = 0; i < f.n; i++)
+		free(f.r[i].v);
+	free(f.r);
+	al_outputs_free(o32, n32);
+	al_outputs_free(o16, n16);
+	inputs_free(&in);
+	close_model(&l);
+	if (fflush(stdout) != 0)
+		return EXIT_IO;
+	return rc;
+}
