@@ -570,6 +570,10 @@ void al_outputs_free(struct al_named_tensor *outs, size_t n);
 enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_tensor **out,
 			       al_diags *d);
 
+/* Write s as one JSON string (quotes included): escaped as JSON needs, and valid
+ * UTF-8 whatever the bytes (each invalid byte becomes U+FFFD). */
+void al_json_put_string(FILE *out, const char *s);
+
 /* Minimum OS for a specification version ("iOS 13, macOS 10.15, ..."). */
 const char *al_spec_min_os(int spec_version);
 

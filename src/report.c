@@ -266,6 +266,14 @@ static size_t utf8_seq(const unsigned char *s)
 	return n;
 }
 
+void al_json_put_string(FILE *out, const char *s)
+{
+	json_object *j = al_json_string(s);
+	fputs(j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+		: "\"\"", out);
+	json_object_put(j);
+}
+
 json_object *al_json_string(const char *s)
 {
 	/* Names come from hostile files and json-c copies bytes as they are; a JSON

@@ -54,21 +54,6 @@ static void summarize_model(al_model *m, struct summary *s)
 	al_diags_free(d);
 }
 
-static void put_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 /* A layer of `m` by name (all graphs of every sub-model), or NULL. */
 static const struct al_node *find_layer(const al_model *m, const char *name)
 {
@@ -421,10 +406,10 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 static void report_json(const struct fix *f, const char *out, bool written, bool refused)
 {
 	printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"fix\",\n  \"input\": ", ANELINT_VERSION);
-	put_json_str(stdout, f->in);
+	al_json_put_string(stdout, f->in);
 	printf(",\n  \"output\": ");
 	if (out)
-		put_json_str(stdout, out);
+		al_json_put_string(stdout, out);
 	else
 		printf("null");
 	printf(",\n  \"allow\": \"%s\",\n  \"rewrites\": [", al_equiv_name(f->allow));
@@ -432,18 +417,18 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
 		const char *why = r->applied ? NULL : dropped_why(f, r->node->name);
 		printf("%s\n    {\"layer\": ", i ? "," : "");
-		put_json_str(stdout, r->node->name);
+		al_json_put_string(stdout, r->node->name);
 		printf(", \"type\": ");
-		put_json_str(stdout, r->node->type);
+		al_json_put_string(stdout, r->node->type);
 		printf(", \"pass\": \"%s\", \"rule\": \"%s\", \"class\": \"%s\", \"applied\": %s, ",
 		       r->pass->name, r->pass->rule, al_equiv_name(r->pass->equiv),
 		       r->applied ? "true" : "false");
 		if (r->applied) {
 			printf("\"after\": ");
-			put_json_str(stdout, r->after);
+			al_json_put_string(stdout, r->after);
 		} else {
 			printf("\"why_not\": ");
-			put_json_str(stdout, why ? why : r->why_not);
+			al_json_put_string(stdout, why ? why : r->why_not);
 		}
 		printf("}");
 	}
@@ -461,14 +446,14 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 	} else {
 		printf("{\"proved\": %s, \"pass\": %s, \"inputs\": ", f->proved ? "true" : "false",
 		       f->proof_ok ? "true" : "false");
-		put_json_str(stdout, f->inputs_how);
+		al_json_put_string(stdout, f->inputs_how);
 		printf(", \"note\": ");
-		put_json_str(stdout, f->proof_why);
+		al_json_put_string(stdout, f->proof_why);
 		printf(", \"outputs\": [");
 		for (size_t i = 0; i < f->n_diffs; i++) {
 			const struct outdiff *df = &f->diffs[i];
 			printf("%s\n    {\"name\": ", i ? "," : "");
-			put_json_str(stdout, df->name);
+			al_json_put_string(stdout, df->name);
 			printf(", \"identical\": %s, \"max_abs\": %.9g, \"max_ref\": %.9g, \"rel\": %.9g, "
 			       "\"pass\": %s}",
 			       df->identical ? "true" : "false", isfinite(df->max_abs) ? df->max_abs : -1,

@@ -679,21 +679,6 @@ static int cmd_report(struct cli *c)
 	return run_models(c, command("report"), M_CHECK);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 static const char *scope_name(enum al_rule_scope s)
 {
 	return s == AL_SCOPE_NN ? "neuralnetwork" : s == AL_SCOPE_MIL ? "mlprogram" : "model";
@@ -754,26 +739,26 @@ static int cmd_rules(struct cli *c)
 			continue;
 		}
 		printf("%s\n    {\"id\": ", i ? "," : "");
-		json_str(stdout, r->id);
+		al_json_put_string(stdout, r->id);
 		printf(", \"name\": ");
-		json_str(stdout, r->name);
+		al_json_put_string(stdout, r->name);
 		printf(", \"scope\": \"%s\", \"kind\": \"%s\", \"unit\": \"%s\", \"confidence\": \"%c\", \"title\": ",
 		       scope_name(r->scope), al_rule_kind_name(r->kind), al_unit_name(r->unit), r->confidence);
-		json_str(stdout, r->title);
+		al_json_put_string(stdout, r->title);
 		printf(", \"catalog\": ");
-		json_str(stdout, r->catalog);
+		al_json_put_string(stdout, r->catalog);
 		printf(", \"provenance\": ");
-		json_str(stdout, r->provenance);
+		al_json_put_string(stdout, r->provenance);
 		printf(", \"url\": ");
 		if (r->url)
-			json_str(stdout, r->url);
+			al_json_put_string(stdout, r->url);
 		else
 			printf("null");
 		printf(", \"families\": ");
-		json_str(stdout, fam);
+		al_json_put_string(stdout, fam);
 		printf(", \"origin\": ");
 		if (r->origin)
-			json_str(stdout, r->origin);
+			al_json_put_string(stdout, r->origin);
 		else
 			printf("null");
 		printf(", \"overrides\": %s}", r->origin && al_rule_is_override(r) ? "true" : "false");
@@ -854,13 +839,13 @@ static int cmd_targets(struct cli *c)
 			continue;
 		}
 		printf("%s\n    {\"id\": ", i ? "," : "");
-		json_str(stdout, t->id);
+		al_json_put_string(stdout, t->id);
 		printf(", \"aliases\": ");
-		json_str(stdout, t->aliases ? t->aliases : "");
+		al_json_put_string(stdout, t->aliases ? t->aliases : "");
 		printf(", \"name\": ");
-		json_str(stdout, t->name ? t->name : "");
+		al_json_put_string(stdout, t->name ? t->name : "");
 		printf(", \"arch\": ");
-		json_str(stdout, t->arch ? t->arch : "");
+		al_json_put_string(stdout, t->arch ? t->arch : "");
 		printf(", \"default\": %s", t == def ? "true" : "false");
 		printf(", \"ane\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->ane_tflops,
 		       t->ane_gbs, t->ane_overhead_us);
@@ -869,7 +854,7 @@ static int cmd_targets(struct cli *c)
 		printf(", \"cpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->cpu_tflops,
 		       t->cpu_gbs, t->cpu_overhead_us);
 		printf(", \"source\": ");
-		json_str(stdout, t->source ? t->source : "");
+		al_json_put_string(stdout, t->source ? t->source : "");
 		printf("}");
 	}
 	if (json)

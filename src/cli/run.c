@@ -63,21 +63,6 @@ static void put_shape(FILE *out, const al_tensor *t)
 	fputc(']', out);
 }
 
-static void put_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 /* A JSON number, or null for NaN / inf. */
 static void put_num(FILE *out, double v)
 {
@@ -311,11 +296,11 @@ static void print_diff_text(const char *name, const struct diff *df, double tol)
 static void print_diff_json(FILE *out, const char *name, const struct diff *df)
 {
 	fprintf(out, "{\"name\": ");
-	put_json_str(out, name);
+	al_json_put_string(out, name);
 	fprintf(out, ", \"comparable\": %s", df->comparable ? "true" : "false");
 	if (!df->comparable) {
 		fprintf(out, ", \"why\": ");
-		put_json_str(out, df->why);
+		al_json_put_string(out, df->why);
 	} else {
 		fprintf(out, ", \"max_abs\": ");
 		put_num(out, df->max_abs);
@@ -514,16 +499,16 @@ int cmd_run(struct cli *c)
 		printf("%s: ran in %s, %.1f ms\n", c->paths[0], prec == AL_PREC_FP16 ? "fp16 (ANE-like)" : "fp32",
 		       ms);
 	if (json) {
-		put_json_str(stdout, c->paths[0]);
+		al_json_put_string(stdout, c->paths[0]);
 		printf(",\n  \"precision\": \"%s\",\n  \"ms\": %.3f,\n  \"inputs\": [",
 		       prec == AL_PREC_FP16 ? "fp16" : "fp32", ms);
 	}
 	for (size_t i = 0; i < in.n; i++) {
 		if (json) {
 			printf("%s{\"name\": ", i ? ", " : "");
-			put_json_str(stdout, in.v[i].name);
+			al_json_put_string(stdout, in.v[i].name);
 			printf(", \"from\": ");
-			put_json_str(stdout, in.how[i]);
+			al_json_put_string(stdout, in.how[i]);
 			printf(", \"shape\": ");
 			put_shape(stdout, in.v[i].t);
 			printf("}");
@@ -557,7 +542,7 @@ int cmd_run(struct cli *c)
 		}
 		if (json) {
 			printf("%s\n    {\"name\": ", i ? "," : "");
-			put_json_str(stdout, outs[i].name);
+			al_json_put_string(stdout, outs[i].name);
 			printf(", \"dtype\": \"%s\", \"shape\": ", al_dtype_name(al_tensor_dtype(t)));
 			put_shape(stdout, t);
 			char *sum = NULL;
@@ -568,7 +553,7 @@ int cmd_run(struct cli *c)
 				fclose(mem);
 			}
 			printf(", \"summary\": ");
-			put_json_str(stdout, sum ? sum : "");
+			al_json_put_string(stdout, sum ? sum : "");
 			free(sum);
 			if (have_ref) {
 				printf(", \"expect\": ");
@@ -630,9 +615,9 @@ int cmd_verify(struct cli *c)
 	bool all = true;
 	if (json) {
 		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"verify\",\n  \"a\": ", ANELINT_VERSION);
-		put_json_str(stdout, c->paths[0]);
+		al_json_put_string(stdout, c->paths[0]);
 		printf(",\n  \"b\": ");
-		put_json_str(stdout, c->paths[1]);
+		al_json_put_string(stdout, c->paths[1]);
 		printf(",\n  \"precision\": \"%s\",\n  \"tol\": %g,\n  \"outputs\": [",
 		       prec == AL_PREC_FP16 ? "fp16" : "fp32", tol);
 	} else {
@@ -823,9 +808,9 @@ static void put_node(FILE *out, const struct al_node *n, bool json)
 {
 	if (json) {
 		fprintf(out, "\"name\": ");
-		put_json_str(out, n->name ? n->name : "");
+		al_json_put_string(out, n->name ? n->name : "");
 		fprintf(out, ", \"type\": ");
-		put_json_str(out, n->type ? n->type : "");
+		al_json_put_string(out, n->type ? n->type : "");
 	} else {
 		fprintf(out, "%-28.28s %-18.18s", n->name ? n->name : "", n->type ? n->type : "");
 	}
@@ -883,7 +868,7 @@ int cmd_fp16(struct cli *c)
 	qsort(order, n_order, sizeof *order, cmp_added);
 	if (json) {
 		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"fp16\",\n  \"model\": ", ANELINT_VERSION);
-		put_json_str(stdout, c->paths[0]);
+		al_json_put_string(stdout, c->paths[0]);
 		printf(",\n  \"ops_run\": %zu,\n  \"ops_compared\": %zu,\n  \"diverged\": %s,\n  \"outputs\": [",
 		       f.n, n_order, f.diverged ? "true" : "false");
 	} else {
@@ -963,7 +948,7 @@ int cmd_fp16(struct cli *c)
 			printf("%s\n    {\"order\": %zu, ", n_flags > 1 ? "," : "", i);
 			put_node(stdout, r->n, true);
 			printf(", \"flag\": ");
-			put_json_str(stdout, what);
+			al_json_put_string(stdout, what);
 			printf("}");
 		} else {
 			printf("  %-5zu ", i);
