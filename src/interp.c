@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <threads.h>
 
 #define DEFAULT_MAX_BYTES (UINT64_C(8) << 30)
 #define DEFAULT_MAX_STEPS UINT64_C(10000000)
@@ -116,6 +117,14 @@ static float load_elem(const uint8_t *p, int dtype)
 	}
 }
 
+static float f16_table[65536];
+static once_flag f16_once = ONCE_FLAG_INIT;
+static void f16_table_init(void)
+{
+	for (uint32_t h = 0; h < 65536; h++)
+		f16_table[h] = al_f16_to_f32((uint16_t)h);
+}
+
 struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
 				 int dtype, int rank, const int64_t *dims)
 {
@@ -137,9 +146,16 @@ struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_
 	struct al_tensor *t = al_tensor_alloc(x, n, out_dtype, rank, dims);
 	if (!t)
 		return NULL;
-	if (dtype == AL_DT_FP32 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && count)
+	if (dtype == AL_DT_FP32 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && count) {
 		memcpy(t->f, bytes.p, count * 4); /* unaligned: 12% of mobilenet's run went to a per-byte load */
-	else
+	} else if (dtype == AL_DT_FP16) {
+		/* a table of all 65536 halves: widening went from 30% of resnet18_full's
+		 * fp32 run (fp16 weights, per-byte loads + al_f16_to_f32) to a lookup */
+		call_once(&f16_once, f16_table_init);
+		for (size_t i = 0; i < count; i++)
+			t->f[i] = f16_table[bytes.p[2 * i] | (unsigned)bytes.p[2 * i + 1] << 8];
+		return t; /* already fp16 values: nothing to round */
+	} else
 		for (size_t i = 0; i < count; i++)
 			t->f[i] = load_elem(bytes.p + i * size, dtype);
 	if (x->fp16 && is_float(dtype))
