@@ -268,7 +268,7 @@ static unsigned fuzz_seed(const uint8_t *p, size_t n)
 
 /* After al_model_open*(): check, then report, then free. `name` is the path the
  * report shows; `seed` (fuzz_seed) picks the options. */
-static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *name,
+__attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *name,
 		     unsigned seed)
 {
 	/* FUZZ_QUICK=1 (the long runs): loading and check run for every input, the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
 # once per harness, after `make fuzz-build` and fuzz/seed.sh).
-#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage
+#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix
 # Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
 #              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
 # Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
@@ -20,7 +20,9 @@ mlpackage) maxlen=262144 ;;
 esac
 mkdir -p "$B/corpus-$h" "$B/artifacts"
 set -- "$B/corpus-$h"
-[ -d "build/fuzz/seeds-$h" ] && set -- "$@" "build/fuzz/seeds-$h"
+seeds=$h
+[ "$h" = fix ] && seeds=mlmodel # fix takes .mlmodel files too
+[ -d "build/fuzz/seeds-$seeds" ] && set -- "$@" "build/fuzz/seeds-$seeds"
 [ -d "tests/regress/$h" ] && set -- "$@" "tests/regress/$h"
 runs=
 [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
