@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 			fclose(f);
 			if (al_npy_read(path, &in[i].t, d) != AL_OK)
 				fail("cannot read an input", d);
-		} else if (al_random_input(&s->inputs[i], 1, &in[i].t, d) != AL_OK) {
+		} else if (al_random_input(&s->inputs[i], 1, 0, &in[i].t, d) != AL_OK) {
 			fail("cannot make a random input", d);
 		}
 	}

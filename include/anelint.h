@@ -550,7 +550,7 @@ struct al_run_opts {
 	void (*observe)(void *ctx, const struct al_node *n, al_tensor *const *outs,
 			uint32_t n_outs);
 	void *observe_ctx;
-	uint64_t max_bytes;  /* live activation bytes allowed; 0 = 8 GiB */
+	uint64_t max_bytes;  /* live activation bytes allowed; 0 = 2 GiB */
 	uint64_t max_steps;  /* loop iterations allowed; 0 = 10^7 */
 	int threads;         /* BLAS threads; 0 = the library's default */
 };
@@ -566,9 +566,11 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 void al_outputs_free(struct al_named_tensor *outs, size_t n);
 /* A random input for feature f: its default shape (flexible dims at their default
  * size), uniform [0,1) floats (images: uint8 pixels [H,W,C]; int features: 0..9),
- * deterministic in seed. */
-enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_tensor **out,
-			       al_diags *d);
+ * deterministic in seed. A shape whose values would take more than max_bytes (0: the
+ * interpreter's default budget, as al_run_opts) is AL_E_UNSUPPORTED before any allocation:
+ * a few declared dims must not make a small file allocate gigabytes. */
+enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
+			       al_tensor **out, al_diags *d);
 
 /* Write s as one JSON string (quotes included): escaped as JSON needs, and valid
  * UTF-8 whatever the bytes (each invalid byte becomes U+FFFD). */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <threads.h>
 
-#define DEFAULT_MAX_BYTES (UINT64_C(8) << 30)
+#define DEFAULT_MAX_BYTES (UINT64_C(2) << 30)
 #define DEFAULT_MAX_STEPS UINT64_C(10000000)
 
 enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
@@ -469,8 +469,8 @@ static uint64_t name_hash64(const char *s)
 	return h;
 }
 
-enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_tensor **out,
-			       al_diags *d)
+enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
+			       al_tensor **out, al_diags *d)
 {
 	if (!f || !out || !d)
 		return AL_E_INVALID_ARG;
@@ -515,6 +515,18 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, al_ten
 		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
 			    "cannot make a random %s input", al_feature_kind_name(f->kind));
 		return AL_E_UNSUPPORTED;
+	}
+	if (!max_bytes)
+		max_bytes = DEFAULT_MAX_BYTES;
+	uint64_t count = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0 || (dims[i] && count > max_bytes / sizeof(float) / (uint64_t)dims[i])) {
+			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+				    "a random input of this shape needs more than the %llu MB allowed",
+				    (unsigned long long)(max_bytes >> 20));
+			return AL_E_UNSUPPORTED;
+		}
+		count *= (uint64_t)dims[i];
 	}
 	al_tensor *t = al_tensor_new(dtype, rank, dims);
 	if (!t) {

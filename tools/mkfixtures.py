@@ -212,6 +212,17 @@ def nn_tiny():
     return model(5, desc, 500, body)
 
 
+def huge_input():
+    """A 200-byte model declaring an unused 1x3x18000x18000 input (3.9 GB of fp32)
+    next to a tiny one: `run --random` must refuse it before allocating (found by
+    fuzz_mlmodel in CI: the model's work is tiny, so the harness ran it)."""
+    body = nn_body([layer("relu", ["a"], ["y"], 130, f_msg(10))])
+    desc = description([array_feature("a", [1, 4]), array_feature("x", [1, 3, 18000, 18000])],
+                       [array_feature("y", [])],
+                       short="huge declared input: the interpreter's budget")
+    return model(4, desc, 500, body)
+
+
 def nn_classifier():
     """A neuralNetworkClassifier (ANE044): softmax, two string labels."""
     x = array_feature("x", [2])
@@ -626,6 +637,7 @@ def main():
         "plan_branches.mlmodel": plan_branches(),
         "nn_shapes.mlmodel": nn_shapes(),
         "nn_tiny.mlmodel": nn_tiny(),
+        "huge_input.mlmodel": huge_input(),
         "hostile_names.mlmodel": hostile_names(),
     }
     for name, data in files.items():

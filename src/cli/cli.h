@@ -39,7 +39,7 @@ struct cli {
 	bool version;
 	/* run, verify, fp16 */
 	struct cli_list input;
-	const char *inputs, *seed, *precision, *out, *expect, *tol, *top;
+	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory;
 	bool random;
 	/* fix */
 	const char *allow;
@@ -54,6 +54,10 @@ int usage_error(const struct command_row *cmd, const char *fmt, const char *arg)
 /* One line per error diagnostic on stderr. */
 void print_errors(const char *path, const al_diags *d);
 int status_exit(enum al_status st);
+/* --seed (default 1) and --max-memory in bytes (default 0: the library's budget);
+ * EXIT_ALL_ANE, or the usage error's exit code. */
+int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
+		 uint64_t *max_bytes);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
 
 int cmd_run(struct cli *c);

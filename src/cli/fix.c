@@ -215,7 +215,7 @@ static int round_once(struct fix *f, bool *again)
 /* ---------------------------------------------------------------- proof */
 
 static int make_inputs(struct fix *f, const struct al_submodel *s, struct al_named_tensor *v,
-		       size_t *n, uint64_t seed)
+		       size_t *n, uint64_t seed, uint64_t max_bytes)
 {
 	*n = 0;
 	int from_dir = 0;
@@ -232,7 +232,7 @@ static int make_inputs(struct fix *f, const struct al_submodel *s, struct al_nam
 			st = al_npy_read(path, &t, d);
 			from_dir++;
 		} else if (!ft->optional) {
-			st = al_random_input(ft, seed, &t, d);
+			st = al_random_input(ft, seed, max_bytes, &t, d);
 		}
 		if (st != AL_OK) {
 			print_errors(ft->name, d);
@@ -262,27 +262,21 @@ static bool shapes_equal(al_tensor *a, al_tensor *b)
 /* Run both models; fill f->diffs. Returns an exit code for I/O trouble only. */
 static int prove(struct fix *f)
 {
-	uint64_t seed = 1;
-	if (f->c->seed) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(f->c->seed, &end, 10);
-		if (errno || *end || end == f->c->seed)
-			return usage_error(command("fix"), "--seed takes a non-negative integer, not '%s'",
-					   f->c->seed);
-		seed = v;
-	}
+	uint64_t seed, max_bytes;
+	int rc0 = run_settings(f->c, command("fix"), &seed, &max_bytes);
+	if (rc0 != EXIT_ALL_ANE)
+		return rc0;
 	const struct al_submodel *s = al_model_get(f->m, 0);
 	struct al_named_tensor *in = calloc(s->n_inputs + 1, sizeof *in);
 	if (!in)
 		return EXIT_IO;
 	size_t n_in = 0;
-	int rc = make_inputs(f, s, in, &n_in, seed);
+	int rc = make_inputs(f, s, in, &n_in, seed, max_bytes);
 	struct al_named_tensor *oa = NULL, *ob = NULL;
 	size_t na = 0, nb = 0;
 	f->proof_run = true;
 	if (rc == EXIT_ALL_ANE) {
-		struct al_run_opts o = {.precision = AL_PREC_FP32};
+		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_run(f->m, in, n_in, &o, &oa, &na, d) : AL_E_NOMEM;
 		if (st == AL_OK)

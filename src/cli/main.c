@@ -67,6 +67,8 @@ static const struct option_row options[] = {
 	{"random", 0, NULL, C_RUN | C_VERIFY | C_FP16, OPT_FIELD(random),
 	 "draw the inputs not given from the declared shapes (uniform [0,1), images 0-255)"},
 	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(seed), "seed of --random (default 1)"},
+	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(max_memory),
+	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
 	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
@@ -306,6 +308,34 @@ void print_errors(const char *path, const al_diags *d)
 	}
 	if (!any)
 		fprintf(stderr, "anelint: error: %s: cannot load\n", path);
+}
+
+static bool parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!*s || *s == '-')
+		return false;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
+		 uint64_t *max_bytes)
+{
+	*seed = 1;
+	*max_bytes = 0;
+	if (c->seed && !parse_count(c->seed, seed))
+		return usage_error(cmd, "--seed takes a non-negative integer, not '%s'", c->seed);
+	uint64_t mb = 0;
+	if (c->max_memory && (!parse_count(c->max_memory, &mb) || mb == 0 || mb > (UINT64_C(1) << 40)))
+		return usage_error(cmd, "--max-memory takes a number of megabytes (1 or more), not '%s'",
+				   c->max_memory);
+	*max_bytes = mb << 20;
+	return EXIT_ALL_ANE;
 }
 
 int status_exit(enum al_status st)

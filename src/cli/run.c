@@ -88,6 +88,7 @@ struct inputs {
 	struct al_named_tensor *v;
 	size_t n;
 	char **how; /* per input: "x.npy", "random (seed 1)" */
+	uint64_t max_bytes; /* --max-memory, 0 = the library's budget */
 };
 
 static void inputs_free(struct inputs *in)
@@ -132,9 +133,10 @@ static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 	in->how = calloc(s->n_inputs + 1, sizeof *in->how);
 	if (!in->v || !in->how)
 		return EXIT_IO;
-	uint64_t seed = 1;
-	if (c->seed && !parse_u64(c->seed, &seed))
-		return usage_error(cmd, "--seed takes a non-negative integer, not '%s'", c->seed);
+	uint64_t seed;
+	int rc0 = run_settings(c, cmd, &seed, &in->max_bytes);
+	if (rc0 != EXIT_ALL_ANE)
+		return rc0;
 	for (int k = 0; k < c->input.n; k++) {
 		const char *eq = strchr(c->input.v[k], '=');
 		if (!eq || eq == c->input.v[k] || !eq[1])
@@ -172,7 +174,7 @@ static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 			al_diags *d = al_diags_new();
 			if (!d)
 				return EXIT_IO;
-			enum al_status st = al_random_input(f, seed, &t, d);
+			enum al_status st = al_random_input(f, seed, in->max_bytes, &t, d);
 			if (st != AL_OK)
 				print_errors(f->name, d);
 			al_diags_free(d);
@@ -486,7 +488,7 @@ int cmd_run(struct cli *c)
 	struct al_named_tensor *outs = NULL;
 	size_t n_outs = 0;
 	double ms = 0;
-	struct al_run_opts o = {.precision = prec};
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
 	if (rc == EXIT_ALL_ANE)
 		rc = run_once(&l, c->paths[0], &in, &o, &outs, &n_outs, &ms);
 	if (rc == EXIT_ALL_ANE && c->out)
@@ -608,7 +610,7 @@ int cmd_verify(struct cli *c)
 	/* inputs by the first model's names; random unless given */
 	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = prec};
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
 	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)) ||
 	    (rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
 		goto done;
@@ -837,7 +839,8 @@ int cmd_fp16(struct cli *c)
 		goto done;
 	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .observe = observe32, .observe_ctx = &f};
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes,
+				  .observe = observe32, .observe_ctx = &f};
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
 		goto done;
 	if (f.oom) {

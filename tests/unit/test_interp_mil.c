@@ -1512,7 +1512,7 @@ static void test_mutations(void **state)
 				size_t n_in = 0;
 				for (uint32_t j = 0; j < s->n_inputs && n_in < 4; j++) {
 					al_tensor *t = NULL;
-					if (al_random_input(&s->inputs[j], 1, &t, d) == AL_OK)
+					if (al_random_input(&s->inputs[j], 1, 0, &t, d) == AL_OK)
 						in[n_in++] = IN(s->inputs[j].name, t);
 				}
 				struct al_run_opts o = {.max_bytes = 1 << 24, .max_steps = 1000};
