@@ -572,6 +572,56 @@ void al_outputs_free(struct al_named_tensor *outs, size_t n);
 enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
 			       al_tensor **out, al_diags *d);
 
+/* Running a region: some top-level layers / ops of the root NeuralNetwork or ML
+ * Program (not a pipeline), on tensors given for the values they read, returning
+ * values they produce. Its cost follows the region, not the model: `anelint fix`
+ * proves a rewrite on the rewritten layers alone (docs/surgery.md). Names are
+ * value names (NeuralNetwork blobs in the network's own layout: a RANK5 model's
+ * [C,H,W] input is the [1,1,C,H,W] blob, as al_model_infer_shapes gives it), not
+ * feature names; no preprocessing, output reshaping or classifier step runs. */
+struct al_region {
+	const char *const *nodes;   /* layer names (NN) / op names, the first output (MIL) */
+	size_t n_nodes;             /* every top-level node of that name runs, in model order */
+	/* Also run the constant producers (loadConstant, loadConstantND, MIL const) whose
+	 * values the nodes read, so constants are the model's, not drawn at random. */
+	bool constants;
+	const char *const *outputs; /* values to return, in this order; each produced by a node */
+	size_t n_outputs;
+};
+
+/* A value the region reads and does not produce before it reads it: its name
+ * (borrowed from the model) and its inferred shape (rank -1 when unknown). */
+struct al_region_value {
+	const char *name;
+	struct al_shape shape;
+};
+
+/* The values region r of m needs as inputs, in first-read order (shapes are
+ * inferred if needed). *out is an al_region_values_free array of *n. Errors:
+ * AL_E_INVALID_ARG a node or output the region does not name / produce;
+ * AL_E_UNSUPPORTED a region the executors cannot isolate: a pipeline, a node
+ * inside a nested graph or owning one (branch, loop, cond, while), or a name read
+ * with two different values (redefined between the region's nodes). A caller
+ * meeting AL_E_UNSUPPORTED runs the whole model instead. */
+enum al_status al_region_inputs(al_model *m, const struct al_region *r,
+				struct al_region_value **out, size_t *n, al_diags *d);
+void al_region_values_free(struct al_region_value *v);
+/* Run region r of m: `inputs` are matched by value name and must be exactly the
+ * values al_region_inputs lists (shapes are the caller's: the layers check them).
+ * On success *outputs holds r->n_outputs tensors named as r->outputs (free with
+ * al_outputs_free). The observer, precision and budgets of opts apply as in
+ * al_model_run; errors as al_region_inputs, and the interpreter's. */
+enum al_status al_model_run_region(al_model *m, const struct al_region *r,
+				   const struct al_named_tensor *inputs, size_t n_inputs,
+				   const struct al_run_opts *opts, struct al_named_tensor **outputs,
+				   size_t *n_outputs, al_diags *d);
+/* A random tensor of a fully known shape (every dim >= 0; else AL_E_UNSUPPORTED),
+ * deterministic in (seed, name): floating dtypes (and unknown) uniform [-1,1) as
+ * float, integer dtypes 0..9, bool 0/1. Over max_bytes (0: the interpreter's
+ * default budget) is AL_E_UNSUPPORTED before any allocation. */
+enum al_status al_random_tensor(const struct al_shape *s, const char *name, uint64_t seed,
+				uint64_t max_bytes, al_tensor **out, al_diags *d);
+
 /* Write s as one JSON string (quotes included): escaped as JSON needs, and valid
  * UTF-8 whatever the bytes (each invalid byte becomes U+FFFD). */
 void al_json_put_string(FILE *out, const char *s);
@@ -581,10 +631,11 @@ const char *al_spec_min_os(int spec_version);
 
 
 /* ------------------------------------------------------------------ surgery
- * Rewrite a NeuralNetwork .mlmodel so that more of it runs on the ANE
- * (docs/surgery.md). Each rewrite is a row of the pass table: the rule it
- * answers, and its equivalence class. The output copies every byte no rewrite
- * touched; with nothing to rewrite it is the input, byte for byte. */
+ * Rewrite a NeuralNetwork .mlmodel, or a NeuralNetwork / ML Program .mlpackage,
+ * so that more of it runs on the ANE (docs/surgery.md). Each rewrite is a row of
+ * the pass table: the rule it answers, and its equivalence class. The output
+ * copies every byte no rewrite touched; with nothing to rewrite it is the input,
+ * byte for byte (a package: every file). */
 enum al_equiv {
 	AL_EQ_EXACT,       /* bit-identical results */
 	AL_EQ_REASSOCIATE, /* the same maths, rounded differently */
@@ -621,19 +672,102 @@ struct al_surgery_opts {
 
 typedef struct al_surgery al_surgery;
 /* Plan the rewrites of model m (shapes are inferred if needed). The plan
- * borrows m, which must outlive it. Only NeuralNetwork .mlmodel files are
- * rewritten; for others every candidate is reported as not applied. */
+ * borrows m, which must outlive it. NeuralNetwork models (.mlmodel or package)
+ * and ML Programs opened from their .mlpackage are rewritten; for others every
+ * candidate is reported as not applied. */
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d);
 size_t al_surgery_count(const al_surgery *s);
 const struct al_rewrite *al_surgery_get(const al_surgery *s, size_t i);
 size_t al_surgery_applied(const al_surgery *s);
-/* The rewritten model file in memory (free() it). */
+/* The rewritten model file in memory (free() it): a package's model.mlmodel. */
 enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d);
-/* Write the rewritten model to path: a temporary file in its directory, then
- * rename. The input is never opened for writing. */
+/* The rewritten package's weight.bin image (for al_model_open_buffer): the
+ * input's with the new constants appended (blob count raised), or the input's
+ * own bytes when no blob was added; NULL, 0 when there is none. Owned by s. */
+enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al_diags *d);
+/* Write the rewritten model to path. A .mlmodel input: a temporary file in
+ * path's directory, then rename. A .mlpackage input: a whole new package
+ * (every file copied, model.mlmodel spliced, weight.bin with the new blobs
+ * appended) built in a temporary directory next to path, re-opened with
+ * anelint's loader, and only then renamed into place; an existing package at
+ * path is replaced only then (a path that exists and is not a package, or
+ * lies inside the input, is refused). The input is never opened for writing. */
 enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d);
 void al_surgery_free(al_surgery *s);
+
+/* ------------------------------------------------------------------ split
+ * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
+ * given top-level layers / ops into parts that run
+ * one after the other, each a complete model, or one pipeline of them
+ * (docs/split.md). Layers are copied byte for byte (weights included); a
+ * tensor produced in one part and read in a later one (a boundary tensor)
+ * becomes an output of the first and an input of the second, typed as a
+ * multi-array of its inferred static shape (fp32) in the network's rank
+ * convention (ML Program: the type the program declares). A constant layer / op
+ * is copied into each later part reading it instead. Anything that cannot be cut
+ * is refused with a reason. */
+enum al_split_role {
+	AL_SPLIT_MODEL_INPUT,  /* an input of the original model (its description copied) */
+	AL_SPLIT_MODEL_OUTPUT, /* an output of the original model (its description copied) */
+	AL_SPLIT_BOUNDARY,     /* a tensor passed from an earlier part to a later one */
+};
+
+struct al_split_tensor {
+	const char *name;
+	enum al_split_role role;
+	int from_part;        /* inputs: the part producing it, -1 for a model input */
+	/* The type written: a model feature's declared type, or for a boundary tensor
+	 * the multi-array shape declared (RANK5 networks: [C,H,W] of a [1,1,C,H,W] blob)
+	 * and its dtype (fp32); rank 0 when a model feature's description is copied. */
+	int dtype;
+	int rank;
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	struct al_shape inferred; /* boundary: the blob's inferred shape */
+};
+
+struct al_split_part {
+	uint32_t first, last;   /* top-level layer indices (inclusive), model order */
+	const char *first_layer, *last_layer;
+	const char *type;       /* the Model type written: neuralNetwork, neuralNetworkClassifier, ... */
+	int spec_version;
+	struct al_split_tensor *inputs, *outputs;
+	uint32_t n_inputs, n_outputs;
+};
+
+struct al_split_opts {
+	const char *const *at;  /* cut after each of these top-level layers (any order) */
+	size_t n_at;
+	/* Also cut wherever the predicted unit changes between consecutive top-level
+	 * layers (al_model_plan of the root model, after al_model_check with check). */
+	bool segments;
+	const struct al_check_opts *check;
+	const struct al_plan_opts *plan;
+};
+
+typedef struct al_splitter al_splitter;
+/* Plan the cut of m (shapes are inferred; borrowed: m must outlive the split).
+ * Refusals are AL_E_INVALID_ARG (no such layer, a cut leaving an empty part) or
+ * AL_E_UNSUPPORTED (not a NeuralNetwork .mlmodel, a cut inside a branch/loop, a
+ * boundary tensor without a static shape, ...), with one error saying why. */
+enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_splitter **out,
+			     al_diags *d);
+size_t al_split_count(const al_splitter *s);
+const struct al_split_part *al_split_get(const al_splitter *s, size_t i);
+/* Model file of part i (0-based), or with i == al_split_count(s) of the pipeline
+ * holding every part, in memory (free() it). */
+enum al_status al_split_bytes(al_splitter *s, size_t i, uint8_t **out, size_t *n, al_diags *d);
+/* ML Program: the weights/weight.bin bytes each part and the pipeline carry (the
+ * input's, byte for byte; borrowed from the model); NULL, 0 for a NeuralNetwork. */
+void al_split_weights(const al_splitter *s, const void **p, size_t *n);
+/* Write the parts to paths[0..n_paths) (n_paths 0 or al_split_count) and/or the
+ * pipeline to `pipeline` (NULL: none): all or nothing, each through a temporary
+ * file (ML Program: a .mlpackage directory, which must not exist yet) in its
+ * directory renamed at the end. A path naming the input model, or two equal
+ * paths, is AL_E_INVALID_ARG before anything is written. */
+enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n_paths,
+			      const char *pipeline, al_diags *d);
+void al_split_free(al_splitter *s);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,11 @@ struct cli {
 	bool random;
 	/* fix */
 	const char *allow;
+	const char *proof; /* --proof auto|whole|region */
 	bool dry_run, in_place;
+	/* split: --at (repeats), -o once per part, --pipeline */
+	struct cli_list at, outputs;
+	const char *pipeline;
 	const char **paths;
 	int n_paths;
 };
@@ -64,5 +68,6 @@ int cmd_run(struct cli *c);
 int cmd_verify(struct cli *c);
 int cmd_fp16(struct cli *c);
 int cmd_fix(struct cli *c);
+int cmd_split(struct cli *c);
 
 #endif

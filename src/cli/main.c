@@ -19,7 +19,7 @@
 enum cmd_bit {
 	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
 	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
-	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_ALL = 2047
+	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */ C_ALL = 4095
 };
 
 struct option_row {
@@ -28,15 +28,16 @@ struct option_row {
 	const char *arg;   /* metavariable, or NULL for a flag */
 	unsigned cmds;     /* which subcommands take it */
 	size_t offset;     /* field in struct cli: const char * for args, bool for flags,
-			    * struct cli_list for options that may repeat (REPEATS) */
+			    * struct cli_list for options that may repeat (repeats()) */
 	const char *help;
 };
-/* Options whose field is a struct cli_list: each use appends a value. */
-#define REPEATS(o) ((o)->offset == OPT_FIELD(input))
+/* Options whose values are kept in a struct cli_list, each use appending one:
+ * always (--input, --at), or for some commands only (split's -o). NULL: not. */
+static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsigned cmd);
 
 #define OPT_FIELD(f) offsetof(struct cli, f)
 static const struct option_row options[] = {
-	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX, OPT_FIELD(format),
+	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
 	 "output format: text (default) or json; check, plan and report also take the reports html, "
 	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names)"},
 	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(target),
@@ -57,17 +58,18 @@ static const struct option_row options[] = {
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
 	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
-	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(output),
+	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
 	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
-	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt"},
+	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt; "
+	 "split: once per part, in order"},
 	{"input", 'i', "NAME=FILE", C_RUN | C_VERIFY | C_FP16, OPT_FIELD(input),
 	 "an input from a .npy file (repeat for each input)"},
-	{"inputs", 0, "DIR", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(inputs),
+	{"inputs", 0, "DIR", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(inputs),
 	 "read each input NAME from DIR/NAME.npy"},
 	{"random", 0, NULL, C_RUN | C_VERIFY | C_FP16, OPT_FIELD(random),
 	 "draw the inputs not given from the declared shapes (uniform [0,1), images 0-255)"},
-	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(seed), "seed of --random (default 1)"},
-	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(max_memory),
+	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed), "seed of --random (default 1)"},
+	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_memory),
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
@@ -82,6 +84,13 @@ static const struct option_row options[] = {
 	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
 	 "differently), approximate (changes results); default exact only"},
 	{"in-place", 0, NULL, C_FIX, OPT_FIELD(in_place), "fix: allow -o to name the input (replaced by rename)"},
+	{"proof", 0, "KIND", C_FIX, OPT_FIELD(proof),
+	 "fix: how the rewrites are proved: auto (default: the whole models when cheap or with "
+	 "--inputs, else the rewritten region), whole, or region (docs/surgery.md)"},
+	{"at", 0, "LAYER", C_SPLIT, OPT_FIELD(at),
+	 "split: cut after this top-level layer (repeat for more cuts), or 'segments': at every "
+	 "change of predicted unit (docs/split.md)"},
+	{"pipeline", 0, "FILE", C_SPLIT, OPT_FIELD(pipeline), "split: write the parts as one pipeline model"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -129,6 +138,10 @@ static const struct command_row commands[] = {
 	{"fix", C_FIX, cmd_fix, 1, 1, "fix [options] MODEL -o OUT",
 	 "rewrite a NeuralNetwork model so more of it runs on the ANE, prove each rewrite in the "
 	 "interpreter, and report before -> after (docs/surgery.md)"},
+	{"split", C_SPLIT, cmd_split, 1, 1, "split MODEL --at LAYER -o P1 -o P2",
+	 "cut a NeuralNetwork model (or an ML Program package) after a layer into two models (or "
+	 "--pipeline OUT), the boundary tensors typed from inferred shapes; proved in the interpreter "
+	 "(docs/split.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
 	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision"},
 };
@@ -217,8 +230,8 @@ static int parse_args(struct cli *c, const struct command_row *cmd, int argc, ch
 		if (!o || !(o->cmds & cmd->bit))
 			return usage_error(cmd, "unknown option '%s'", a);
 		char *field = (char *)c + o->offset;
-		if (REPEATS(o)) {
-			struct cli_list *l = (struct cli_list *)(void *)field;
+		struct cli_list *l = repeats(c, o, cmd->bit);
+		if (l) {
 			if (!value) {
 				if (i + 1 >= argc)
 					return usage_error(cmd, "option '%s' needs a value", a);
@@ -243,6 +256,22 @@ static int parse_args(struct cli *c, const struct command_row *cmd, int argc, ch
 		*(const char **)(void *)field = value;
 	}
 	return EXIT_ALL_ANE;
+}
+
+static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsigned cmd)
+{
+	static const struct {
+		size_t option, list;
+		unsigned cmds;
+	} rows[] = {
+		{OPT_FIELD(input), OPT_FIELD(input), C_ALL},
+		{OPT_FIELD(at), OPT_FIELD(at), C_ALL},
+		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (o->offset == rows[i].option && (rows[i].cmds & cmd))
+			return (struct cli_list *)(void *)((char *)c + rows[i].list);
+	return NULL;
 }
 
 /* ================================================================ helpers */
@@ -937,5 +966,7 @@ int main(int argc, char **argv)
 	}
 	free(c.paths);
 	free(c.input.v);
+	free(c.at.v);
+	free(c.outputs.v);
 	return rc;
 }
