@@ -451,6 +451,337 @@ void al_outputs_free(struct al_named_tensor *outs, size_t n)
 	al_free(outs);
 }
 
+/* ================================================================ regions */
+
+const struct al_graph *al_exec_top_graph(const struct al_submodel *s)
+{
+	if (!s || !s->n_graphs || !s->graphs)
+		return NULL;
+	if (s->world == AL_WORLD_NN)
+		return s->graphs[0];
+	for (uint32_t i = 0; i < s->n_functions && i < s->n_graphs; i++)
+		if (s->functions[i] && strcmp(s->functions[i], "main") == 0)
+			return s->graphs[i];
+	return s->n_graphs == 1 ? s->graphs[0] : NULL;
+}
+
+/* Node types whose outputs come from the file alone (al_region.constants). */
+static const char *const const_types[] = {"loadConstant", "loadConstantND", "const"};
+
+static bool is_const_type(const struct al_node *n)
+{
+	for (size_t i = 0; i < sizeof const_types / sizeof const_types[0]; i++)
+		if (n->type && strcmp(n->type, const_types[i]) == 0)
+			return n->n_sub == 0;
+	return false;
+}
+
+/* Which top-level nodes run, and what they read from outside. */
+struct region_plan {
+	const struct al_graph *g;
+	bool *sel;                   /* g->n_nodes flags */
+	struct al_region_value *in;  /* n_in values read and not produced before */
+	long *in_from;               /* the node producing each (-1: a model / function input) */
+	size_t n_in;
+};
+
+static void region_plan_free(struct region_plan *p)
+{
+	al_free(p->sel);
+	al_free(p->in);
+	al_free(p->in_from);
+	memset(p, 0, sizeof *p);
+}
+
+static enum al_status region_fail(al_diags *d, const struct al_submodel *s, const struct al_node *n,
+				  enum al_status st, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static enum al_status region_fail(al_diags *d, const struct al_submodel *s, const struct al_node *n,
+				  enum al_status st, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	al_diag_add(d, AL_SEV_ERROR, s ? s->file : NULL, n ? n->offset : UINT64_MAX, n ? n->path : NULL,
+		    n ? n->name : NULL, "region: %s", msg);
+	return st;
+}
+
+/* The last node before index i of g that produces name, or -1. */
+static long producer(const struct al_graph *g, uint32_t i, const char *name)
+{
+	for (uint32_t j = i; j-- > 0;)
+		for (uint32_t k = 0; k < g->nodes[j].n_outputs; k++)
+			if (g->nodes[j].outputs[k] && strcmp(g->nodes[j].outputs[k], name) == 0)
+				return (long)j;
+	return -1;
+}
+
+/* A node named name in a graph nested in g (any depth up to AL_MAX_DEPTH), or NULL. */
+static const struct al_node *find_nested(const struct al_graph *g, const char *name, int depth)
+{
+	for (uint32_t i = 0; g && depth < AL_MAX_DEPTH && i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		if (depth > 0 && n->name && strcmp(n->name, name) == 0)
+			return n;
+		for (uint32_t k = 0; k < n->n_sub; k++) {
+			const struct al_node *f = find_nested(n->sub[k], name, depth + 1);
+			if (f)
+				return f;
+		}
+	}
+	return NULL;
+}
+
+static bool produces(const struct al_node *n, const char *name)
+{
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->outputs[k] && strcmp(n->outputs[k], name) == 0)
+			return true;
+	return false;
+}
+
+static enum al_status region_plan(al_model *m, const struct al_region *r, struct region_plan *p,
+				  al_diags *d)
+{
+	memset(p, 0, sizeof *p);
+	if (!m || !r || !d || (r->n_nodes && !r->nodes) || (r->n_outputs && !r->outputs))
+		return AL_E_INVALID_ARG;
+	const struct al_submodel *s = al_model_get(m, 0);
+	if (!s)
+		return AL_E_INVALID_ARG;
+	if (s->world != AL_WORLD_NN && s->world != AL_WORLD_MIL)
+		return region_fail(d, s, NULL, AL_E_UNSUPPORTED,
+				   "a region runs in a NeuralNetwork or ML Program model, not in a %s",
+				   s->type ? s->type : "model of this kind");
+	enum al_status st = al_model_infer_shapes(m, d);
+	if (st != AL_OK)
+		return st;
+	const struct al_graph *g = p->g = al_exec_top_graph(s);
+	if (!g)
+		return region_fail(d, s, NULL, AL_E_UNSUPPORTED, "the model has no top-level graph to run");
+	if (!r->n_nodes)
+		return region_fail(d, s, NULL, AL_E_INVALID_ARG, "the region names no nodes");
+	if (!(p->sel = al_calloc(g->n_nodes + 1u, sizeof *p->sel)))
+		return AL_E_NOMEM;
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const char *name = r->nodes[i];
+		bool found = false;
+		for (uint32_t k = 0; name && k < g->n_nodes; k++)
+			if (g->nodes[k].name && strcmp(g->nodes[k].name, name) == 0)
+				found = p->sel[k] = true;
+		if (found)
+			continue;
+		const struct al_node *nested = name ? find_nested(g, name, 0) : NULL;
+		st = nested ? region_fail(d, s, nested, AL_E_UNSUPPORTED,
+					  "'%.100s' is inside a nested graph (a branch / loop body or a "
+					  "block): a region is made of top-level nodes", name)
+			    : region_fail(d, s, NULL, AL_E_INVALID_ARG, "no top-level node is named '%.100s'",
+					  name ? name : "(null)");
+		region_plan_free(p);
+		return st;
+	}
+	/* the constant producers the region reads: descending, so a producer added
+	 * below i is itself looked at later in the same pass */
+	for (uint32_t i = g->n_nodes; r->constants && i-- > 0;) {
+		if (!p->sel[i])
+			continue;
+		for (uint32_t k = 0; k < g->nodes[i].n_inputs; k++) {
+			const char *name = g->nodes[i].inputs[k];
+			long j = name ? producer(g, i, name) : -1;
+			if (j >= 0 && !p->sel[j] && is_const_type(&g->nodes[j]))
+				p->sel[j] = true;
+		}
+	}
+	size_t cap = 1;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		if (!p->sel[i])
+			continue;
+		if (g->nodes[i].n_sub) {
+			st = region_fail(d, s, &g->nodes[i], AL_E_UNSUPPORTED,
+					 "%s owns nested graphs (branch / loop bodies, blocks): the executors do "
+					 "not run part of a model around them", g->nodes[i].type ? g->nodes[i].type : "it");
+			region_plan_free(p);
+			return st;
+		}
+		cap += g->nodes[i].n_inputs;
+	}
+	p->in = al_calloc(cap, sizeof *p->in);
+	p->in_from = al_calloc(cap, sizeof *p->in_from);
+	if (!p->in || !p->in_from) {
+		region_plan_free(p);
+		return AL_E_NOMEM;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		for (uint32_t k = 0; p->sel[i] && k < n->n_inputs; k++) {
+			const char *name = n->inputs[k];
+			if (!name || !*name)
+				continue;
+			long j = producer(g, i, name);
+			if (j >= 0 && p->sel[j])
+				continue; /* produced inside the region */
+			bool again = false, clash = false;
+			for (size_t e = 0; e < p->n_in && !again; e++)
+				if (strcmp(p->in[e].name, name) == 0) {
+					again = true;
+					clash = p->in_from[e] != j;
+				}
+			for (uint32_t e = 0; e < i && !clash; e++)
+				clash = p->sel[e] && produces(&g->nodes[e], name);
+			if (clash) {
+				st = region_fail(d, s, n, AL_E_UNSUPPORTED,
+						 "'%.100s' is read with two different values (it is redefined "
+						 "between the region's nodes)", name);
+				region_plan_free(p);
+				return st;
+			}
+			if (again)
+				continue;
+			const struct al_shape *sh = al_node_in_shape(n, k);
+			p->in[p->n_in].name = name;
+			p->in[p->n_in].shape = sh ? *sh : (struct al_shape){.rank = -1};
+			p->in_from[p->n_in++] = j;
+		}
+	}
+	for (size_t o = 0; o < r->n_outputs; o++) {
+		bool made = false;
+		for (uint32_t i = 0; r->outputs[o] && i < g->n_nodes && !made; i++)
+			made = p->sel[i] && produces(&g->nodes[i], r->outputs[o]);
+		if (!made) {
+			st = region_fail(d, s, NULL, AL_E_INVALID_ARG,
+					 "no node of the region produces '%.100s'",
+					 r->outputs[o] ? r->outputs[o] : "(null)");
+			region_plan_free(p);
+			return st;
+		}
+	}
+	return AL_OK;
+}
+
+enum al_status al_region_inputs(al_model *m, const struct al_region *r,
+				struct al_region_value **out, size_t *n, al_diags *d)
+{
+	if (!out || !n)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	*n = 0;
+	struct region_plan p;
+	enum al_status st = region_plan(m, r, &p, d);
+	if (st != AL_OK)
+		return st;
+	*out = p.in;
+	*n = p.n_in;
+	p.in = NULL;
+	region_plan_free(&p);
+	return AL_OK;
+}
+
+void al_region_values_free(struct al_region_value *v)
+{
+	al_free(v);
+}
+
+enum al_status al_model_run_region(al_model *m, const struct al_region *r,
+				   const struct al_named_tensor *inputs, size_t n_inputs,
+				   const struct al_run_opts *opts, struct al_named_tensor **outputs,
+				   size_t *n_outputs, al_diags *d)
+{
+	if (!outputs || !n_outputs || (n_inputs && !inputs))
+		return AL_E_INVALID_ARG;
+	*outputs = NULL;
+	*n_outputs = 0;
+	size_t errors = d ? al_diags_errors(d) : 0;
+	struct region_plan p;
+	enum al_status st = region_plan(m, r, &p, d);
+	if (st != AL_OK)
+		return st;
+	static const struct al_run_opts defaults = {0};
+	if (!opts)
+		opts = &defaults;
+	if (opts->threads > 0)
+		al_kernels_set_threads(opts->threads);
+	struct al_exec x = {
+		.m = m,
+		.sub = al_model_get(m, 0),
+		.opts = opts,
+		.fp16 = opts->precision == AL_PREC_FP16,
+		.d = d,
+		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
+		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
+		.sel = p.sel,
+		.region_out = r->outputs,
+		.n_region_out = r->n_outputs,
+	};
+	const struct al_submodel *root = x.sub;
+	x.env = al_env_new(&x, NULL);
+	if (!x.env) {
+		region_plan_free(&p);
+		return AL_E_NOMEM;
+	}
+	for (size_t i = 0; st == AL_OK && i < n_inputs; i++) {
+		const char *name = inputs[i].name;
+		const struct al_tensor *t = inputs[i].t;
+		bool known = false;
+		for (size_t e = 0; name && e < p.n_in && !known; e++)
+			known = strcmp(p.in[e].name, name) == 0;
+		if (!known)
+			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a value the "
+					  "region reads (al_region_inputs lists them)", name ? name : "(null)");
+		else if (al_env_get(x.env, name))
+			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is given twice", name);
+		else if (!t || t->kind != AL_TK_TENSOR || !t->f)
+			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a numeric tensor",
+					  name);
+		if (st != AL_OK)
+			break;
+		struct al_tensor *b = al_tensor_reshaped(&x, NULL, t, t->rank, t->dims);
+		if (!b) {
+			st = AL_E_NOMEM;
+			break;
+		}
+		if (x.fp16 && is_float(b->dtype))
+			al_f16_round_array(b->f, b->n);
+		if (!al_env_put(x.env, name, b))
+			st = AL_E_NOMEM;
+	}
+	for (size_t e = 0; st == AL_OK && e < p.n_in; e++)
+		if (!al_env_get(x.env, p.in[e].name))
+			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: input '%.100s' is missing",
+					  p.in[e].name);
+	if (st == AL_OK)
+		st = root->world == AL_WORLD_NN ? al_nn_exec(&x) : al_mil_exec(&x);
+	struct al_named_tensor *outs = NULL;
+	if (st == AL_OK && r->n_outputs && !(outs = al_calloc(r->n_outputs, sizeof *outs)))
+		st = al_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
+	for (size_t k = 0; st == AL_OK && k < r->n_outputs; k++) {
+		struct al_tensor *t = al_env_get(x.env, r->outputs[k]);
+		if (!t || t->kind != AL_TK_TENSOR) {
+			st = al_exec_fail(&x, NULL, AL_E_FORMAT, "region: '%.100s' was not produced",
+					  r->outputs[k]);
+			break;
+		}
+		outs[k].name = r->outputs[k];
+		if (!(outs[k].t = detach(&x, t)))
+			st = AL_E_NOMEM;
+	}
+	al_env_free(x.env);
+	region_plan_free(&p);
+	if (st == AL_OK && al_diags_errors(d) > errors)
+		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
+	if (st != AL_OK) {
+		al_outputs_free(outs, r->n_outputs);
+		if (al_diags_errors(d) == errors)
+			al_exec_fail(&x, NULL, st, "%s", al_status_str(st));
+		return st;
+	}
+	*outputs = outs;
+	*n_outputs = r->n_outputs;
+	return AL_OK;
+}
+
 /* ================================================================ random inputs */
 
 static uint64_t splitmix(uint64_t *s)
@@ -545,6 +876,55 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 			t->f[i] = (float)((r >> 32) % 10);
 		else
 			t->f[i] = (float)((double)(r >> 40) / (double)(UINT64_C(1) << 24));
+	}
+	*out = t;
+	return AL_OK;
+}
+
+enum al_status al_random_tensor(const struct al_shape *sh, const char *name, uint64_t seed,
+				uint64_t max_bytes, al_tensor **out, al_diags *d)
+{
+	if (!sh || !out || !d)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	if (sh->rank < 0 || sh->rank > AL_TENSOR_MAX_RANK || sh->rank > AL_SHAPE_MAX_RANK) {
+		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+			    "cannot draw a random value of unknown rank");
+		return AL_E_UNSUPPORTED;
+	}
+	if (!max_bytes)
+		max_bytes = DEFAULT_MAX_BYTES;
+	uint64_t count = 1;
+	for (int i = 0; i < sh->rank; i++) {
+		if (sh->dims[i] < 0) {
+			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+				    "cannot draw a random value: dim %d is unknown", i);
+			return AL_E_UNSUPPORTED;
+		}
+		if (sh->dims[i] && count > max_bytes / sizeof(float) / (uint64_t)sh->dims[i]) {
+			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+				    "a random value of this shape needs more than the %llu MB allowed",
+				    (unsigned long long)(max_bytes >> 20));
+			return AL_E_UNSUPPORTED;
+		}
+		count *= (uint64_t)sh->dims[i];
+	}
+	int dtype = sh->dtype ? sh->dtype : AL_DT_FP32;
+	al_tensor *t = al_tensor_new(dtype == AL_DT_STRING ? AL_DT_FP32 : dtype, sh->rank, sh->dims);
+	if (!t) {
+		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+			    "random value too large or out of memory");
+		return AL_E_NOMEM;
+	}
+	uint64_t s = seed ^ name_hash64(name);
+	for (size_t i = 0; i < t->n; i++) {
+		uint64_t r = splitmix(&s);
+		if (dtype == AL_DT_BOOL)
+			t->f[i] = (float)(r >> 63);
+		else if (!is_float(dtype))
+			t->f[i] = (float)((r >> 32) % 10);
+		else /* [-1, 1): both signs, 24 bits */
+			t->f[i] = (float)((double)(r >> 40) / (double)(UINT64_C(1) << 23) - 1.0);
 	}
 	*out = t;
 	return AL_OK;

@@ -96,7 +96,18 @@ struct al_exec {
 	bool over_budget;                 /* an allocation was refused by the budget */
 	uint32_t depth;                   /* nesting of loops / blocks (AL_MAX_DEPTH) */
 	uint64_t steps, max_steps;        /* loop iterations run, and the bound */
+	/* al_model_run_region: which nodes of the top-level graph (al_exec_top_graph)
+	 * run, by index; NULL = the whole model. With it the executors bind no input
+	 * features (the region's values are in env), drop no values, and leave every
+	 * name in region_out bound in env instead of the output features. */
+	const bool *sel;
+	const char *const *region_out;
+	size_t n_region_out;
 };
+
+/* The graph an executor runs: NN graphs[0]; ML Program function `main` (or the
+ * only function); NULL when there is none. */
+const struct al_graph *al_exec_top_graph(const struct al_submodel *s);
 
 /* An error diagnostic about node n (file, offset, name from the node): "run: ...".
  * Returns status for `return al_exec_fail(...)`. */

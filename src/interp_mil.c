@@ -1237,24 +1237,15 @@ static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, s
 	return d.ok;
 }
 
-/* The graph of function `main` (or of the only function). */
-static const struct al_graph *main_graph(const struct al_submodel *s)
-{
-	for (uint32_t i = 0; i < s->n_functions && i < s->n_graphs; i++)
-		if (s->functions[i] && strcmp(s->functions[i], "main") == 0)
-			return s->graphs[i];
-	return s->n_graphs == 1 ? s->graphs[0] : NULL;
-}
-
 enum al_status al_mil_exec(struct al_exec *x)
 {
 	const struct al_submodel *s = x->sub;
-	const struct al_graph *g = main_graph(s);
+	const struct al_graph *g = al_exec_top_graph(s);
 	struct al_mil_block_io io;
 	if (!g || !al_mil_block_io(g, &io))
 		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
 				    "the ML Program has no function 'main' (the interpreter runs 'main')");
-	for (uint32_t i = 0; i < io.n_inputs; i++)
+	for (uint32_t i = 0; !x->sel && i < io.n_inputs; i++)
 		if (!al_env_get(x->env, io.inputs[i]))
 			return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
 					    "function input '%.100s' is not bound (no model input of that "
@@ -1265,16 +1256,24 @@ enum al_status al_mil_exec(struct al_exec *x)
 	struct al_env *env = al_env_new(x, x->env);
 	struct al_tensor *empty = env ? al_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
 	enum al_status st = empty ? AL_OK : AL_E_NOMEM;
-	if (st == AL_OK)
-		lt_build(&lt, g, &io); /* without it, values live to the end */
+	if (st == AL_OK && !x->sel)
+		lt_build(&lt, g, &io); /* without it (and in a region), values live to the end */
 	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
+		if (x->sel && !x->sel[i])
+			continue;
 		st = run_op(&r, &g->nodes[i], env);
 		if (st == AL_OK && !lt_after(&lt, &g->nodes[i], i, env, empty))
 			st = AL_E_NOMEM;
 	}
+	/* a region (al_model_run_region): its values as the ops left them */
+	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
+		struct al_tensor *t = al_env_get(env, x->region_out[i]);
+		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+			st = AL_E_NOMEM;
+	}
 	/* The function's outputs under the model's output names: by name, else by
 	 * position when the counts agree. */
-	for (uint32_t k = 0; k < s->n_outputs && st == AL_OK; k++) {
+	for (uint32_t k = 0; !x->sel && k < s->n_outputs && st == AL_OK; k++) {
 		const char *want = s->outputs[k].name;
 		const char *have = NULL;
 		for (uint32_t j = 0; j < io.n_outputs && !have; j++)

@@ -390,14 +390,14 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 			return nn_fail(l, AL_E_FORMAT, "%s: %zu bytes of fp16 values; the shape needs %zu "
 				       "values", what, w.f16.n, count);
 		*out = al_exec_weight(l->r->x, l->n, w.f16, AL_DT_FP16, rank, dims);
-		return *out ? AL_OK : AL_E_FORMAT;
+		return *out ? AL_OK : AL_E_NOMEM; /* the size was checked: out of memory or budget */
 	}
 	if (w.n_f32_fields == 1 && w.f32.n) { /* one packed run: borrow it */
 		if (w.f32.n != count * 4)
 			return nn_fail(l, AL_E_FORMAT, "%s: %zu fp32 values; the shape needs %zu", what,
 				       w.f32.n / 4, count);
 		*out = al_exec_weight(l->r->x, l->n, w.f32, AL_DT_FP32, rank, dims);
-		return *out ? AL_OK : AL_E_FORMAT;
+		return *out ? AL_OK : AL_E_NOMEM; /* the size was checked: out of memory or budget */
 	}
 	/* unpacked or split floatValue: gather them */
 	long n = pb_get_floats(wp, 1, NULL, 0);
@@ -882,9 +882,12 @@ static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int 
 		return al_exec_fail(r->x, g->parent_node, AL_E_UNSUPPORTED,
 				    "branch / loop bodies nested deeper than %d", AL_MAX_DEPTH);
 	struct last_use u = {0};
-	bool drop = depth == 0 && r->tomb && last_use_build(&u, g);
+	const bool *sel = depth == 0 ? r->x->sel : NULL; /* a region: only its layers, no drops */
+	bool drop = depth == 0 && !sel && r->tomb && last_use_build(&u, g);
 	enum al_status st = AL_OK;
 	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
+		if (sel && !sel[i])
+			continue;
 		st = run_layer(r, &g->nodes[i], depth);
 		if (st == AL_OK && drop) {
 			struct drop_ctx c = {r, &u, i, false};
@@ -1272,15 +1275,21 @@ enum al_status al_nn_exec(struct al_exec *x)
 	for (uint32_t i = 0; i < s->n_inputs; i++)
 		n_images += s->inputs[i].kind == AL_FEAT_IMAGE;
 	enum al_status st = AL_OK;
-	for (uint32_t i = 0; st == AL_OK && i < s->n_inputs; i++)
+	for (uint32_t i = 0; !x->sel && st == AL_OK && i < s->n_inputs; i++)
 		st = bind_input(&r, body, &s->inputs[i], n_images);
 	if (st == AL_OK)
 		st = run_graph(&r, s->graphs[0], 0);
 	if (st == AL_OK && r.flow != NN_FLOW_NONE)
 		st = al_exec_fail(x, NULL, AL_E_FORMAT, "loopBreak / loopContinue outside a loop");
-	if (st == AL_OK && classifier)
+	/* a region (al_model_run_region): its values as the layers left them */
+	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
+		struct al_tensor *t = al_env_get(r.env, x->region_out[i]);
+		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+			st = AL_E_NOMEM;
+	}
+	if (st == AL_OK && classifier && !x->sel)
 		st = classify(&r, body);
-	for (uint32_t i = 0; st == AL_OK && i < s->n_outputs; i++) {
+	for (uint32_t i = 0; !x->sel && st == AL_OK && i < s->n_outputs; i++) {
 		const struct al_feature *f = &s->outputs[i];
 		if (classifier && ((s->predicted_feature && strcmp(f->name, s->predicted_feature) == 0) ||
 				   (s->predicted_probabilities &&
