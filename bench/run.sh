@@ -160,17 +160,26 @@ $1 == synth {
 [ -n "$GNUTIME" ] || echo "  (no GNU /usr/bin/time: RSS from wait4 in bench/timing.py)"
 
 # fix (docs/surgery.md) against cp of the same file, warm. fix plans the rewrites,
-# writes the file (copy_file_range for the untouched bytes), re-checks it and
-# runs both models in the reference interpreter to prove the rewrites.
+# writes the rewritten file to a temporary file next to OUT (copy_file_range for
+# the untouched bytes), re-checks and proves it mapped from there, then renames. The synthetic model's
+# estimated work (~27 GFLOP) is above the 2 GFLOP threshold, so `--proof auto`
+# runs the region proof (the rewritten layers of both models, 4 random input
+# sets); `--proof whole` (both 500 MB models end to end) is timed for comparison.
 fixout=$BENCH_DIR/fix-out.mlmodel
 set -- $($TIMING --runs 3 -- "$ANELINT" fix "$synth" -o "$fixout")
 fix_ms=$2
+set -- $($TIMING --runs 3 -- "$ANELINT" fix "$synth" -o "$fixout" --proof whole)
+whole_ms=$2
+set -- $($TIMING --runs 3 -- "$ANELINT" fix "$synth" --dry-run)
+dry_ms=$2
 set -- $($TIMING --runs 3 -- cp "$synth" "$fixout")
 cp_ms=$2
 rm -f "$fixout"
 echo
-echo "fix vs cp ($(basename "$synth"), warm median of 3): fix $fix_ms ms, cp $cp_ms ms"
-awk -v f="$fix_ms" -v c="$cp_ms" 'BEGIN { r = c > 0 ? f / c : 0;
-	printf "  ratio %.2fx (target <= 1.5x): %s\n", r, (r <= 1.5 ? "met" : "NOT met: the proof runs both models in the interpreter") }'
+echo "fix vs cp ($(basename "$synth"), warm median of 3): fix $fix_ms ms (region proof; --dry-run $dry_ms ms),"
+echo "  fix --proof whole $whole_ms ms, cp $cp_ms ms"
+awk -v f="$fix_ms" -v c="$cp_ms" -v w="$whole_ms" 'BEGIN { r = c > 0 ? f / c : 0;
+	printf "  ratio %.2fx (whole-model proof %.2fx; target <= 1.5x): %s\n", r, (c > 0 ? w / c : 0),
+		(r <= 1.5 ? "met" : "NOT met (bench/README.md)") }'
 
 exit 0

@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/fix.sh: `anelint fix` (docs/surgery.md) on real models: the fallback count
-# drops, the proof passes, refusals write nothing, every model that needs no
+# drops, the proof passes, refusals write nothing, each NeuralNetwork pass applies
+# on its crafted fixture (tests/data/crafted/fix_*) and refuses what it must with
+# its reason, every model that needs no
 # rewrite round-trips byte for byte, every output parses (protoc --decode_raw
 # when installed) and re-loads, and hostile input is refused with exit 3.
 # Corpus parts skip when ../shared/corpus is absent.
@@ -29,7 +31,7 @@ n=$("$ANELINT" check "$T/up.mlmodel" | grep -c ' upsample ')
 "$ANELINT" fix $D/builder__mixed_legacy_and_broadcastable.mlmodel -o "$T/mixed.mlmodel" >"$T/mixed.txt"
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'changed  addb .*addBroadcastable -> add' "$T/mixed.txt" &&
-	grep -q 'left     mulb .*ANE011' "$T/mixed.txt" &&
+	grep -q 'left     mulb .*ANE011.*\[mulb-to-multiply\]$' "$T/mixed.txt" &&
 	grep -q 'check before: 5 layers, 2 fall back' "$T/mixed.txt" &&
 	grep -q 'check after:  5 layers, 1 fall back' "$T/mixed.txt" &&
 	grep -q 'bit-identical' "$T/mixed.txt"; then ok; else bad "mixed (rc $rc)"; cat "$T/mixed.txt"; fi
@@ -66,7 +68,7 @@ if [ $rc -eq 2 ] && cmp -s "$T/self.mlmodel" $D/upsample_x4_nearest__nn_ios13.ml
 "$ANELINT" fix "$T/self.mlmodel" --in-place >/dev/null
 rc=$?
 if [ $rc -eq 0 ] && cmp -s "$T/self.mlmodel" "$T/up.mlmodel"; then ok; else bad "--in-place (rc $rc)"; fi
-ls "$T" | grep -q tmp && bad "temporary file left behind" || ok
+ls "$T" | grep -Eq "tmp|\.fix" && bad "temporary file left behind" || ok
 
 # 6. --dry-run writes nothing; no -o is a usage error
 "$ANELINT" fix $D/upsample_x4_nearest__nn_ios13.mlmodel -o "$T/dry.mlmodel" --dry-run >/dev/null
@@ -77,7 +79,121 @@ if [ $rc -eq 0 ] && [ ! -e "$T/dry.mlmodel" ]; then ok; else bad "dry run (rc $r
 "$ANELINT" fix $D/upsample_x4_nearest__nn_ios13.mlmodel --dry-run --allow bogus >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "--allow bogus"
 
-# 7. every model: no rewrite -> byte-identical; rewritten -> parses and re-loads;
+# 7. each NeuralNetwork pass on its crafted fixture (tools/mkfixtures.py, fix_*):
+#    the pass is applied (JSON report), the fallbacks drop to the expected
+#    count, the proof passes within the class (exact: bit-identical), the
+#    output is written, parses with protoc --decode_raw and re-loads; and the
+#    layers a pass must refuse are left with their reason.
+F=tests/data/crafted
+# npy FILE SHAPE PYEXPR: an fp32 .npy of SHAPE ("1,8,4,4") holding the list PYEXPR
+npy() {
+	python3 -c '
+import struct, sys
+shape = tuple(int(d) for d in sys.argv[2].split(","))
+vals = eval(sys.argv[3])
+n = 1
+for d in shape:
+    n *= d
+assert len(vals) == n
+h = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: %s, }" % (shape,)
+h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() +
+                              struct.pack("<%df" % n, *vals))' "$@"
+}
+# applies NAME BEFORE AFTER CLASS PASS... (extra fix arguments in $FIXARGS)
+applies() {
+	name=$1 want_b=$2 want_a=$3 cls=$4
+	shift 4
+	out="$T/fx_$name.mlmodel" js="$T/fx_$name.json"
+	rm -f "$out"
+	"$ANELINT" fix "$F/fix_$name.mlmodel" -o "$out" --format json $FIXARGS >"$js" 2>"$T/fx.err"
+	rc=$?
+	why=""
+	[ $rc -eq 0 ] || why="$why exit $rc;"
+	[ "$(fallbacks before "$js")" = "$want_b" ] && [ "$(fallbacks after "$js")" = "$want_a" ] ||
+		why="$why fallbacks $(fallbacks before "$js") -> $(fallbacks after "$js"), not $want_b -> $want_a;"
+	for p in "$@"; do
+		grep -q "\"pass\": \"$p\", \"rule\": \"[A-Z0-9]*\", \"class\": \"$cls\", \"applied\": true" "$js" ||
+			why="$why $p not applied;"
+	done
+	grep -q '"proof": {.*"proved": true, "pass": true' "$js" || why="$why proof;"
+	if [ "$cls" = exact ]; then
+		! grep -q '"identical": false' "$js" && grep -q '"identical": true' "$js" || why="$why not bit-identical;"
+	fi
+	grep -q '"written": true' "$js" && [ -s "$out" ] || why="$why not written;"
+	protoc --decode_raw <"$out" >/dev/null 2>&1 || why="$why protoc --decode_raw fails;"
+	"$ANELINT" check "$out" >"$T/fx_$name.check" 2>&1
+	[ $? -le 1 ] || why="$why does not re-load;"
+	dup=$(awk '$1 ~ /^[0-9]+$/ { print $2 }' "$T/fx_$name.check" | sort | uniq -d)
+	[ -z "$dup" ] || why="$why layer names twice: $dup;"
+	if [ -z "$why" ]; then ok; else bad "fix_$name:$why"; cat "$js"; fi
+}
+# left NAME LAYER TEXT: the JSON report of the last `applies NAME` leaves LAYER with TEXT in its reason
+left() {
+	grep -q "{\"layer\": \"$2\", .*\"applied\": false, \"why_not\": \".*$3" "$T/fx_$1.json" && ok ||
+		bad "fix_$1: $2 not left with '$3'"
+}
+# has NAME COUNT TYPE: the re-loaded output of `applies NAME` has COUNT layers of TYPE
+has() {
+	n=$(grep -c " $3 " "$T/fx_$1.check")
+	[ "$n" -eq "$2" ] && ok || bad "fix_$1: $n $3 layers in the output ($2 expected)"
+}
+FIXARGS=
+applies subb 1 0 exact subb-to-neg-add
+has subb 1 activation
+has subb 1 add
+applies concatnd 1 0 exact concatnd-to-concat
+has concatnd 1 concat
+applies mulb 1 0 exact mulb-to-multiply
+has mulb 1 multiply
+applies maxpool 2 0 exact maxpool-cascade
+has maxpool 6 pooling
+applies mulconst 6 2 exact mulb-const-to-scale mulb-scalar-to-linear
+has mulconst 1 scale
+has mulconst 1 activation
+has mulconst 1 loadConstantND
+left mulconst mul_h 'a 8x4x1 constant is not a scale shape'
+left mulconst h 'shape \[8,4,1\]: loadConstant.s result is rank 5'
+applies lcnd 6 2 exact loadconstnd-to-loadconst mulb-const-to-scale
+has lcnd 2 loadConstant
+has lcnd 1 loadConstantND
+has lcnd 1 scale
+left lcnd g5 "its only reader 'mul5' (multiplyBroadcastable) takes the constant"
+left lcnd k3 'shape \[8,4,4\]: loadConstant.s result is rank 5'
+left lcnd mul6 'mulb-const-to-scale: a 8x4x1 constant is not a scale shape'
+FIXARGS="--allow reassociate"
+applies divconst 7 3 reassociate divb-const-to-reciprocal
+has divconst 1 scale
+has divconst 1 activation
+left divconst div_z "the divisor 'z' holds 0 at 2"
+left divconst div_w "the divisor 'w' is not a loadConstant"
+applies avgpool 4 1 reassociate avgpool-cascade
+has avgpool 9 pooling
+left avgpool avg15 'stride 3x3 != kernel 15x15: overlapping windows'
+# without --allow reassociate: nothing applied, the reason says what it would be, a byte copy
+for name in divconst avgpool; do
+	"$ANELINT" fix "$F/fix_$name.mlmodel" -o "$T/fx_noallow.mlmodel" --format json >"$T/fx_$name.json"
+	rc=$?
+	if [ $rc -eq 0 ] && cmp -s "$F/fix_$name.mlmodel" "$T/fx_noallow.mlmodel" &&
+		! grep -q '"applied": true' "$T/fx_$name.json"; then ok; else bad "fix_$name without --allow (rc $rc)"; fi
+done
+left divconst div_d 'needs --allow reassociate (it would be: scale'
+left avgpool avg16 'needs --allow reassociate (it would be: average pools 4x4 + 4x4'
+# signed zeros: a - (+0) is -0 for a = -0 (the negation must add -0.0, not +0.0),
+# and c * x is -0 for x = -0, c > 0 (the linear activation likewise)
+mkdir -p "$T/z"
+npy "$T/z/a.npy" 1,8,4,4 '[-0.0, 0.0, -0.0, 1.5] * 32'
+npy "$T/z/b.npy" 1,8,1,1 '[0.0, -0.0, 0.0, 2.0] * 2'
+FIXARGS="--inputs $T/z"
+applies subb 1 0 exact subb-to-neg-add
+grep -q '"inputs": "2 from' "$T/fx_subb.json" && ok || bad "fix_subb: the signed-zero inputs were not read"
+rm -f "$T"/z/*.npy
+npy "$T/z/x.npy" 1,8,4,4 '[-0.0, 0.0, 0.25, -0.0] * 32'
+applies mulconst 6 2 exact mulb-const-to-scale mulb-scalar-to-linear
+grep -q '"inputs": "1 from' "$T/fx_mulconst.json" && ok || bad "fix_mulconst: the signed-zero input was not read"
+FIXARGS=
+
+# 8. every model: no rewrite -> byte-identical; rewritten -> parses and re-loads;
 #    malformed -> exit 3 with one line on stderr, nothing written
 roundtrip() {
 	for m in "$@"; do

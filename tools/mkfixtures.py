@@ -20,6 +20,7 @@ file in a temporary directory at test time.
 
 import json
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/, whatever the cwd
@@ -54,14 +55,15 @@ def dict_feature(name):  # DictionaryFeatureType{stringKeyType = 2 {}}
     return f_str(1, name) + f_msg(3, f_msg(6, f_msg(2)))
 
 
-def description(inputs, outputs, predicted=None, probs=None, short=None):
+def description(inputs, outputs, predicted=None, probs=None, short=None,
+                weights="generated test input, zero weights"):
     parts = [f_msg(1, i) for i in inputs] + [f_msg(10, o) for o in outputs]
     if predicted:
         parts.append(f_str(11, predicted))
     if probs:
         parts.append(f_str(12, probs))
     meta = [f_str(1, short or "anelint crafted fixture"), f_str(3, "tools/mkfixtures.py"),
-            f_str(4, "generated test input, zero weights")]
+            f_str(4, weights)]
     parts.append(f_msg(100, *meta))
     return f_msg(2, *parts)
 
@@ -601,6 +603,152 @@ def mil_tiny():
     return model(8, desc, 502, mil_program([("x", [1, 16])], ["y"], ops))
 
 
+# ---------------------------------------------------------------- `anelint fix` fixtures
+# tests/fix.sh: each NeuralNetwork rewrite pass of src/surgery.c applies on one of
+# these (spec 4, EXACT array mapping) and lowers the fallbacks; some layers are
+# built so that a pass must refuse them, with its reason. Constants are non-zero
+# so that a proof by running both models means something.
+FIX_NOTE = "generated test input, non-zero constants"
+
+
+def fix_model(layers, inputs, outputs, short):
+    desc = description(inputs, [array_feature(o, []) for o in outputs], short=short,
+                       weights=FIX_NOTE)
+    return model(4, desc, 500, nn_body(layers))
+
+
+def const_nd(shape, vals, fp16=False):
+    """LoadConstantNDLayerParams: shape 1, data 2 (WeightParams floatValue 1 /
+    float16Value 2). LoadConstantLayerParams has the same two fields."""
+    data = f_bytes(2, struct.pack("<%de" % len(vals), *vals)) if fp16 else weights_f32(vals)
+    return f_packed_varints(1, shape) + f_msg(2, data)
+
+
+def ramp(n, lo=-2.0, step=0.375):
+    """n non-zero values (no value is 0: the ramp skips it)."""
+    out, v = [], lo
+    while len(out) < n:
+        if v != 0.0:
+            out.append(v)
+        v += step
+        if v > 3.0:
+            v = lo + step / 3
+    return out
+
+
+def pool(kind, k, s):
+    """PoolingLayerParams: type 1 (MAX 0 is the default, not written),
+    kernelSize 10, stride 20, valid 30 (empty: no padding)."""
+    return (f_varint(1, kind) if kind else b"") + f_packed_varints(10, k) + \
+        f_packed_varints(20, s) + f_msg(30)
+
+
+def fix_subb():
+    """subtractBroadcastable a [1,8,4,4] - b [1,8,1,1] (a legacy Cx1x1 broadcast):
+    subb-to-neg-add."""
+    ins = [array_feature("a", [1, 8, 4, 4]), array_feature("b", [1, 8, 1, 1])]
+    layers = [layer("sub", ["a", "b"], ["y"], 905, b"")]
+    return fix_model(layers, ins, ["y"], "fix fixture: subtractBroadcastable")
+
+
+def fix_concatnd():
+    """concatND on axis -3 of [1,4,4,4] and [1,2,4,4]: concatnd-to-concat."""
+    ins = [array_feature("a", [1, 4, 4, 4]), array_feature("b", [1, 2, 4, 4])]
+    layers = [layer("cat", ["a", "b"], ["y"], 980, f_varint(1, -3))]
+    return fix_model(layers, ins, ["y"], "fix fixture: concatND on the channel axis")
+
+
+def fix_mulb():
+    """multiplyBroadcastable a [1,8,4,4] * b [1,1,4,4] (1xHxW, computed: ANE011
+    does not apply to it): mulb-to-multiply."""
+    ins = [array_feature("a", [1, 8, 4, 4]), array_feature("b", [1, 1, 4, 4])]
+    layers = [layer("mulb", ["a", "b"], ["y"], 900, b"")]
+    return fix_model(layers, ins, ["y"], "fix fixture: multiplyBroadcastable by a 1xHxW input")
+
+
+def fix_maxpool():
+    """max pooling on [1,4,48,48], no padding: kernel 15 stride 2 (legal) ->
+    13 then 3; kernel 40x5 stride 1 -> 13x5, 13x1, 13x1, 4x1 (three helper
+    layers, each needing its own name)."""
+    layers = [layer("pool15", ["x"], ["y"], 120, pool(0, [15, 15], [2, 2])),
+              layer("pool40", ["x"], ["z"], 120, pool(0, [40, 5], [1, 1]))]
+    return fix_model(layers, [array_feature("x", [1, 4, 48, 48])], ["y", "z"],
+                     "fix fixture: max pooling kernels 15 and 40x5")
+
+
+def fix_mulconst():
+    """x [1,8,4,4] times a constant [8,1,1] (fp16 values) -> scale, then a
+    constant scalar [1] times that -> activation linear; both constants
+    (loadConstantND, read by nothing else) go. And x times a constant [8,4,1]
+    (not a scale shape) stays."""
+    ins = [array_feature("x", [1, 8, 4, 4])]
+    layers = [
+        layer("g", [], ["g"], 1070,
+              const_nd([8, 1, 1], [0.5, -1.25, 2.0, 3.5, -0.75, 1.5, 4.0, -2.0], fp16=True)),
+        layer("s", [], ["s"], 1070, const_nd([1], [-1.5])),
+        layer("mul_g", ["x", "g"], ["xg"], 900, b""),
+        layer("mul_s", ["s", "xg"], ["y"], 900, b""),
+        layer("h", [], ["h"], 1070, const_nd([8, 4, 1], ramp(32))),
+        layer("mul_h", ["x", "h"], ["z"], 900, b""),
+    ]
+    return fix_model(layers, ins, ["y", "z"], "fix fixture: multiplyBroadcastable by constants")
+
+
+def fix_divconst():
+    """x [1,8,4,4] / a constant [1,8,1,1] -> scale by the reciprocals, then / a
+    constant scalar 3 -> linear(1/3) (--allow reassociate). Left: x / a constant
+    holding a 0, x / the input w."""
+    ins = [array_feature("x", [1, 8, 4, 4]), array_feature("w", [1, 8, 4, 4])]
+    layers = [
+        layer("d", [], ["d"], 1070, const_nd([1, 8, 1, 1], [3.0, -7.0, 0.1, 1.5, -2.5, 9.0, 0.3, 11.0])),
+        layer("r", [], ["r"], 1070, const_nd([1], [3.0])),
+        layer("div_d", ["x", "d"], ["xd"], 890, b""),
+        layer("div_r", ["xd", "r"], ["y"], 890, b""),
+        layer("z", [], ["z"], 1070, const_nd([8, 1, 1], [1.0, 2.0, 0.0, 4.0, 5.0, 6.0, 7.0, 8.0])),
+        layer("div_z", ["x", "z"], ["yz"], 890, b""),
+        layer("div_w", ["x", "w"], ["yw"], 890, b""),
+    ]
+    return fix_model(layers, ins, ["y", "yz", "yw"],
+                     "fix fixture: divideBroadcastable by constants and by an input")
+
+
+def fix_lcnd():
+    """loadConstantND [1,1,8,4,4] added (legacy add) to a rank-5 input ->
+    loadConstant [8,4,4]; [1,1,8,1,1] read only by a multiplyBroadcastable (which
+    takes it into a scale layer); [8,4,4] (rank 3: loadConstant would give rank
+    5) stays; [1,1,8,4,1] read only by a multiplyBroadcastable that cannot take it
+    (8x4x1 is no scale shape) -> loadConstant [8,4,1]."""
+    ins = [array_feature("x5", [1, 1, 8, 4, 4]), array_feature("x3", [8, 4, 4])]
+    layers = [
+        layer("k5", [], ["k5"], 1070, const_nd([1, 1, 8, 4, 4], ramp(128))),
+        layer("add5", ["x5", "k5"], ["y5"], 230, b""),
+        layer("g5", [], ["g5"], 1070, const_nd([1, 1, 8, 1, 1], ramp(8, 0.25, 0.5))),
+        layer("mul5", ["y5", "g5"], ["m5"], 900, b""),
+        layer("k3", [], ["k3"], 1070, const_nd([8, 4, 4], ramp(128, -1.0, 0.25))),
+        layer("add3", ["x3", "k3"], ["y3"], 230, b""),
+        layer("g6", [], ["g6"], 1070, const_nd([1, 1, 8, 4, 1], ramp(32, 0.5, 0.25))),
+        layer("mul6", ["x5", "g6"], ["m6"], 900, b""),
+    ]
+    return fix_model(layers, ins, ["m5", "y3", "m6"],
+                     "fix fixture: loadConstantND of ranks 5 and 3")
+
+
+def fix_avgpool():
+    """average pooling on [1,4,32,32]: kernel 16 stride 16 -> 4x4/4 twice; kernel 8
+    stride 8 (stride illegal) -> 4x4/4 then 2x2/2; kernel 15 stride 3 stays
+    (overlapping windows). On [1,2,128,64]: kernel 128x32 = stride -> 4x4, 4x4,
+    4x2, 2x1 (three helper layers, each needing its own name)."""
+    x = array_feature("x", [1, 4, 32, 32])
+    x64 = array_feature("x64", [1, 2, 128, 64])
+    layers = [
+        layer("avg16", ["x"], ["a16"], 120, pool(1, [16, 16], [16, 16])),
+        layer("avg8", ["x"], ["a8"], 120, pool(1, [8, 8], [8, 8])),
+        layer("avg15", ["x"], ["a15"], 120, pool(1, [15, 15], [3, 3])),
+        layer("avg128", ["x64"], ["a128"], 120, pool(1, [128, 32], [128, 32])),
+    ]
+    return fix_model(layers, [x, x64], ["a16", "a8", "a15", "a128"], "fix fixture: average pooling")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -639,6 +787,14 @@ def main():
         "nn_tiny.mlmodel": nn_tiny(),
         "huge_input.mlmodel": huge_input(),
         "hostile_names.mlmodel": hostile_names(),
+        "fix_subb.mlmodel": fix_subb(),
+        "fix_concatnd.mlmodel": fix_concatnd(),
+        "fix_mulb.mlmodel": fix_mulb(),
+        "fix_maxpool.mlmodel": fix_maxpool(),
+        "fix_mulconst.mlmodel": fix_mulconst(),
+        "fix_divconst.mlmodel": fix_divconst(),
+        "fix_lcnd.mlmodel": fix_lcnd(),
+        "fix_avgpool.mlmodel": fix_avgpool(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

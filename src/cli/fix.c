@@ -1,13 +1,19 @@
 /* fix.c: `anelint fix IN -o OUT`: model surgery (docs/surgery.md).
  *
  *   1. load and check IN; its plan summary is "before"
- *   2. plan the rewrites (the library's pass table), build the new file in
- *      memory, load and check it; a rewrite whose layers still fall back is
- *      dropped and the plan redone (at most 4 rounds)
- *   3. run IN and the rewritten model in the reference interpreter on the same
- *      seeded random inputs (and --inputs DIR); an exact rewrite must be
- *      bit-identical, a reassociating one within 1e-5 * max|ref| per output
- *   4. write OUT (temporary file + rename) unless --dry-run or refused
+ *   2. plan the rewrites (the library's pass table), build the new file, load
+ *      and check it; a rewrite whose layers still fall back is dropped and the
+ *      plan redone (at most 4 rounds). A .mlmodel with -o is written straight to
+ *      a temporary file next to OUT and mapped from there (no in-memory copy of
+ *      the weights: fix costs about one cp, bench/README.md); packages and
+ *      --dry-run are built in memory
+ *   3. prove it in the reference interpreter: the whole models on the same seeded
+ *      random inputs (and --inputs DIR) when they are cheap or the user gave
+ *      inputs, else the rewritten region of each (al_model_run_region) on 4 seeded
+ *      random sets of region inputs; an exact rewrite must be bit-identical, a
+ *      reassociating one within 1e-5 * max|ref| per output (--proof picks)
+ *   4. rename the temporary file to OUT (packages: write them, temporary
+ *      directory + rename) unless --dry-run or refused; else delete it
  *
  * Exit codes: 0 written (or would be, --dry-run); 1 refused: a rewritten model
  * differs from the original or cannot be run to prove it (nothing written);
@@ -24,6 +30,15 @@
 
 #define REASSOC_TOL 1e-5
 #define MAX_ROUNDS 4
+/* --proof auto runs the whole models when the original's estimated work
+ * (node->cost, docs/shapes.md) is at most this. On the 2-core benchmark machine
+ * the interpreter ran the synthetic model's convolutions at ~20 GFLOP/s (2 x 27
+ * GFLOP in ~2.5 s), layers without sgemm several times slower: two runs of a
+ * 2 GFLOP model take 0.2-1 s, which nobody waits for, and the whole-model proof
+ * is the stronger one (real values through every layer). Above it the whole
+ * proof grows with the model and the region proof stays ~10 ms (bench/README.md). */
+#define WHOLE_MAX_FLOPS 2e9
+#define REGION_RUNS 4 /* random sets of region inputs: a region is cheap */
 
 struct summary {
 	uint32_t nodes, ane, segments, switches;
@@ -85,6 +100,7 @@ struct fix {
 	uint8_t *bytes;
 	size_t n_bytes;
 	al_model *out_m;
+	char *tmp;      /* the rewritten .mlmodel written next to OUT, not yet renamed */
 	struct dropped *drop;
 	size_t n_drop;
 	const char **skip;
@@ -93,12 +109,20 @@ struct fix {
 	/* proof */
 	bool proved, proof_ok, proof_run;
 	char proof_why[256];
+	const char *proof_kind;  /* "whole" or "region" */
+	int proof_runs;          /* input sets run through both */
+	double flops;            /* the original's estimated work (known nodes) */
+	char proof_note[320];    /* why this kind: threshold, --inputs, a region that fell back */
+	const char **region_a, **region_b; /* region: layers named in the original / the output */
+	size_t n_region_a, n_region_b;
 	struct outdiff {
 		char *name;
 		bool identical;
 		double max_abs, ref_max, rel;
 		bool pass;
 		const char *why;
+		bool why_seen;   /* a run met a non-numeric / mismatched value */
+		int runs;        /* numeric comparisons accumulated */
 	} *diffs;
 	size_t n_diffs;
 	char inputs_how[128];
@@ -107,6 +131,9 @@ struct fix {
 static void fix_free(struct fix *f)
 {
 	al_model_free(f->out_m);
+	if (f->tmp)
+		unlink(f->tmp); /* refused, failed or dry: never left behind */
+	free(f->tmp);
 	free(f->bytes);
 	al_surgery_free(f->sg);
 	al_model_free(f->m);
@@ -120,6 +147,8 @@ static void fix_free(struct fix *f)
 	for (size_t i = 0; i < f->n_diffs; i++)
 		free(f->diffs[i].name);
 	free(f->diffs);
+	free(f->region_a);
+	free(f->region_b);
 }
 
 static char *fx_dup(const char *s)
@@ -160,14 +189,29 @@ static int round_once(struct fix *f, bool *again)
 	}
 	if (al_surgery_applied(f->sg) == 0)
 		return EXIT_ALL_ANE;
-	if ((st = al_surgery_bytes(f->sg, &f->bytes, &f->n_bytes, f->d)) != AL_OK) {
-		print_errors(f->in, f->d);
-		return status_exit(st);
-	}
 	al_diags *d2 = al_diags_new();
 	if (!d2)
 		return EXIT_IO;
-	st = al_model_open_buffer(f->bytes, f->n_bytes, NULL, 0, f->in, &f->out_m, d2);
+	if (f->tmp) {
+		/* written where it will stay; al_surgery_write replaces f->tmp by
+		 * rename, so a mapping of an earlier round stays valid until freed */
+		if ((st = al_surgery_write(f->sg, f->tmp, f->d)) != AL_OK) {
+			al_diags_free(d2);
+			print_errors(f->tmp, f->d);
+			return status_exit(st);
+		}
+		st = al_model_open(f->tmp, &f->out_m, d2);
+	} else {
+		const void *w = NULL; /* a package's weight.bin, with any new constants */
+		size_t wn = 0;
+		if ((st = al_surgery_bytes(f->sg, &f->bytes, &f->n_bytes, f->d)) != AL_OK ||
+		    (st = al_surgery_weights(f->sg, &w, &wn, f->d)) != AL_OK) {
+			al_diags_free(d2);
+			print_errors(f->in, f->d);
+			return status_exit(st);
+		}
+		st = al_model_open_buffer(f->bytes, f->n_bytes, w, wn, f->in, &f->out_m, d2);
+	}
 	if (st == AL_OK)
 		st = al_model_check(f->out_m, NULL, d2);
 	if (st != AL_OK) {
@@ -259,13 +303,109 @@ static bool shapes_equal(al_tensor *a, al_tensor *b)
 		      (size_t)al_tensor_rank(a) * sizeof(int64_t)) == 0;
 }
 
-/* Run both models; fill f->diffs. Returns an exit code for I/O trouble only. */
-static int prove(struct fix *f)
+/* Compare one output (or region value) of a run of both models into df, which
+ * accumulates over runs: identical while every run was, the largest differences. */
+static void compare(struct outdiff *df, const char *name_a, al_tensor *a, const char *name_b,
+		    al_tensor *b)
 {
-	uint64_t seed, max_bytes;
-	int rc0 = run_settings(f->c, command("fix"), &seed, &max_bytes);
-	if (rc0 != EXIT_ALL_ANE)
-		return rc0;
+	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
+	size_t n = al_tensor_count(a);
+	if (!x || !y || n != al_tensor_count(b) || !shapes_equal(a, b) || strcmp(name_a, name_b) != 0) {
+		df->why = !x || !y ? "not numeric" : "shapes or names differ";
+		bool same = x == NULL && y == NULL && n == al_tensor_count(b);
+		for (size_t k = 0; same && k < n; k++) {
+			const char *sa = al_tensor_string(a, k), *sb = al_tensor_string(b, k);
+			same = sa && sb && strcmp(sa, sb) == 0;
+		}
+		df->identical = false;
+		df->pass = same && (df->pass || !df->why_seen);
+		df->why_seen = true;
+		return;
+	}
+	bool ident = memcmp(x, y, n * sizeof *x) == 0;
+	df->identical = df->runs ? df->identical && ident : ident;
+	for (size_t k = 0; k < n; k++) {
+		double e = fabs((double)x[k] - (double)y[k]);
+		if (isnan(x[k]) != isnan(y[k]))
+			e = INFINITY;
+		else if (isnan(x[k]))
+			e = 0;
+		if (e > df->max_abs)
+			df->max_abs = e;
+		if (isfinite(x[k]) && fabs(x[k]) > df->ref_max)
+			df->ref_max = fabs(x[k]);
+	}
+	df->runs++;
+}
+
+/* Set every diff's verdict from what was accumulated, and f->proof_ok. */
+static void judge(struct fix *f)
+{
+	for (size_t i = 0; i < f->n_diffs; i++) {
+		struct outdiff *df = &f->diffs[i];
+		if (df->why_seen) {
+			f->proof_ok &= df->pass;
+			continue;
+		}
+		df->rel = df->ref_max > 0 ? df->max_abs / df->ref_max : df->max_abs > 0 ? INFINITY : 0;
+		df->pass = f->highest == AL_EQ_EXACT ? df->identical
+		       : f->highest == AL_EQ_REASSOCIATE ? df->rel <= REASSOC_TOL
+							 : true;
+		f->proof_ok &= df->pass;
+	}
+}
+
+/* The diff slot of name, added when new; NULL on OOM. */
+static struct outdiff *diff_for(struct fix *f, const char *name, size_t cap)
+{
+	for (size_t i = 0; i < f->n_diffs; i++)
+		if (strcmp(f->diffs[i].name, name) == 0)
+			return &f->diffs[i];
+	if (f->n_diffs >= cap)
+		return NULL;
+	struct outdiff *df = &f->diffs[f->n_diffs];
+	if (!(df->name = fx_dup(name)))
+		return NULL;
+	f->n_diffs++;
+	return df;
+}
+
+/* The last error of d as "node: message", for the report. */
+static void last_error(char *buf, size_t cap, const char *lead, const al_diags *d, enum al_status st)
+{
+	const struct al_diag *e = d && al_diags_count(d) ? al_diags_get(d, al_diags_count(d) - 1) : NULL;
+	snprintf(buf, cap, "%s%s%s%s", lead, e && e->node ? e->node : "", e && e->node ? ": " : "",
+		 e ? e->msg : al_status_str(st));
+}
+
+/* Estimated work of every node of m with a known cost (nested graphs once). */
+static double graph_flops(const struct al_graph *g, int depth)
+{
+	double t = 0;
+	for (uint32_t i = 0; g && depth < 64 && i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		if (n->cost.known && n->cost.flops > 0)
+			t += n->cost.flops;
+		for (uint32_t k = 0; k < n->n_sub; k++)
+			t += graph_flops(n->sub[k], depth + 1);
+	}
+	return t;
+}
+
+static double model_flops(const al_model *m)
+{
+	double t = 0;
+	for (size_t i = 0; i < al_model_count(m); i++) {
+		const struct al_submodel *s = al_model_get(m, i);
+		for (uint32_t g = 0; g < s->n_graphs; g++)
+			t += graph_flops(s->graphs[g], 0);
+	}
+	return t;
+}
+
+/* The whole models on the same inputs. Returns an exit code for I/O trouble only. */
+static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
+{
 	const struct al_submodel *s = al_model_get(f->m, 0);
 	struct al_named_tensor *in = calloc(s->n_inputs + 1, sizeof *in);
 	if (!in)
@@ -274,7 +414,7 @@ static int prove(struct fix *f)
 	int rc = make_inputs(f, s, in, &n_in, seed, max_bytes);
 	struct al_named_tensor *oa = NULL, *ob = NULL;
 	size_t na = 0, nb = 0;
-	f->proof_run = true;
+	f->proof_kind = "whole";
 	if (rc == EXIT_ALL_ANE) {
 		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
 		al_diags *d = al_diags_new();
@@ -282,54 +422,24 @@ static int prove(struct fix *f)
 		if (st == AL_OK)
 			st = al_model_run(f->out_m, in, n_in, &o, &ob, &nb, d);
 		if (st != AL_OK) {
-			const struct al_diag *e = d && al_diags_count(d) ? al_diags_get(d, al_diags_count(d) - 1)
-								       : NULL;
-			snprintf(f->proof_why, sizeof f->proof_why, "the interpreter cannot run it: %s%s%s",
-				 e && e->node ? e->node : "", e && e->node ? ": " : "",
-				 e ? e->msg : al_status_str(st));
+			last_error(f->proof_why, sizeof f->proof_why, "the interpreter cannot run it: ", d, st);
 			f->proved = false;
 		} else {
 			f->proved = true;
 			f->proof_ok = na == nb;
+			f->proof_runs = 1;
 			if (na != nb)
 				snprintf(f->proof_why, sizeof f->proof_why, "%zu outputs against %zu", nb, na);
 			f->diffs = calloc(na ? na : 1, sizeof *f->diffs);
 			for (size_t i = 0; f->diffs && i < na && i < nb; i++) {
 				struct outdiff *df = &f->diffs[f->n_diffs++];
-				df->name = fx_dup(oa[i].name);
-				al_tensor *a = oa[i].t, *b = ob[i].t;
-				const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-				size_t n = al_tensor_count(a);
-				if (!x || !y || n != al_tensor_count(b) || !shapes_equal(a, b) ||
-				    strcmp(oa[i].name, ob[i].name) != 0) {
-					df->why = !x || !y ? "not numeric" : "shapes or names differ";
-					df->pass = x == NULL && y == NULL && n == al_tensor_count(b);
-					if (df->pass)
-						for (size_t k = 0; k < n; k++)
-							df->pass &= strcmp(al_tensor_string(a, k),
-									   al_tensor_string(b, k)) == 0;
-					f->proof_ok &= df->pass;
-					continue;
+				if (!(df->name = fx_dup(oa[i].name))) {
+					rc = EXIT_IO;
+					break;
 				}
-				df->identical = memcmp(x, y, n * sizeof *x) == 0;
-				for (size_t k = 0; k < n; k++) {
-					double e = fabs((double)x[k] - (double)y[k]);
-					if (isnan(x[k]) != isnan(y[k]))
-						e = INFINITY;
-					else if (isnan(x[k]))
-						e = 0;
-					if (e > df->max_abs)
-						df->max_abs = e;
-					if (isfinite(x[k]) && fabs(x[k]) > df->ref_max)
-						df->ref_max = fabs(x[k]);
-				}
-				df->rel = df->ref_max > 0 ? df->max_abs / df->ref_max
-							  : df->max_abs > 0 ? INFINITY : 0;
-				df->pass = f->highest == AL_EQ_EXACT ? df->identical
-				       : f->highest == AL_EQ_REASSOCIATE ? df->rel <= REASSOC_TOL
-									 : true;
-				f->proof_ok &= df->pass;
+				compare(df, oa[i].name, oa[i].t, ob[i].name, ob[i].t);
 			}
+			judge(f);
 			if (!f->diffs)
 				rc = EXIT_IO;
 		}
@@ -341,6 +451,247 @@ static int prove(struct fix *f)
 		al_tensor_free(in[i].t);
 	free(in);
 	return rc;
+}
+
+static const struct al_region_value *find_value(const struct al_region_value *v, size_t n,
+						const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
+/* Values that random draws never give and exact rewrites must keep: signed
+ * zeros (a - b against a + (-b)), the fp16 range ends and its smallest subnormal. */
+static const float special_values[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 65504.0f,
+					-65504.0f, 5.9604645e-8f, -5.9604645e-8f};
+#define SPECIAL_RUN 1 /* the run whose floating values are one third special values */
+
+/* Every third value of t becomes a special value. Value number k of the region
+ * shifts the pattern by k more each period, so two values read together meet
+ * every ordered pair of special values (a = -0 with b = +0 included) once the
+ * tensors hold 3 x 10 x 10 values. */
+static void sprinkle(al_tensor *t, size_t k)
+{
+	int dt = al_tensor_dtype(t);
+	float *v = al_tensor_data(t);
+	if (!v || !(dt == AL_DT_FP32 || dt == AL_DT_FP16 || dt == AL_DT_UNKNOWN))
+		return;
+	size_t n_sp = sizeof special_values / sizeof special_values[0];
+	for (size_t i = 0; i < al_tensor_count(t); i += 3) {
+		size_t j = i / 3;
+		v[i] = special_values[(j + k * (j / n_sp)) % n_sp];
+	}
+}
+
+/* The inputs of one region run: a random tensor per value of va (shapes of the
+ * original), reused by name for vb; vb's own values drawn from its shapes. */
+static enum al_status region_draw(const struct al_region_value *va, size_t nva,
+				  const struct al_region_value *vb, size_t nvb, uint64_t seed, bool special,
+				  uint64_t max_bytes, struct al_named_tensor *ta, struct al_named_tensor *tb,
+				  al_diags *d, char *why, size_t cap)
+{
+	for (size_t i = 0; i < nva; i++) {
+		ta[i].name = va[i].name;
+		enum al_status st = al_random_tensor(&va[i].shape, va[i].name, seed, max_bytes, &ta[i].t, d);
+		if (st != AL_OK)
+			return st;
+		if (special)
+			sprinkle(ta[i].t, i);
+	}
+	for (size_t i = 0; i < nvb; i++) {
+		tb[i].name = vb[i].name;
+		const struct al_region_value *a = find_value(va, nva, vb[i].name);
+		size_t k = a ? (size_t)(a - va) : nva + i; /* the same pattern as in the original */
+		if (a && (a->shape.rank != vb[i].shape.rank ||
+			  memcmp(a->shape.dims, vb[i].shape.dims,
+				 (size_t)(a->shape.rank > 0 ? a->shape.rank : 0) * sizeof a->shape.dims[0]))) {
+			snprintf(why, cap, "%.100s: the two models infer different shapes for it", vb[i].name);
+			return AL_E_UNSUPPORTED;
+		}
+		enum al_status st = al_random_tensor(&vb[i].shape, vb[i].name, seed, max_bytes, &tb[i].t, d);
+		if (st != AL_OK)
+			return st;
+		if (special)
+			sprinkle(tb[i].t, k);
+	}
+	return AL_OK;
+}
+
+/* The rewritten region of both models on REGION_RUNS random input sets. *ran is
+ * false (with f->proof_note saying why) when the region cannot be isolated or
+ * run: the caller proves on the whole models instead. An exit code for I/O
+ * trouble only. */
+static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran)
+{
+	*ran = false;
+	size_t cap_a = 0, cap_b = 0, cap_o = 0;
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->applied)
+			cap_a++, cap_b += r->n_layers, cap_o += r->node->n_outputs;
+	}
+	const char **outs = calloc(cap_o + 1, sizeof *outs);
+	f->region_a = calloc(cap_a + 1, sizeof *f->region_a);
+	f->region_b = calloc(cap_b + 1, sizeof *f->region_b);
+	f->diffs = calloc(cap_o + 1, sizeof *f->diffs);
+	if (!outs || !f->region_a || !f->region_b || !f->diffs) {
+		free(outs);
+		return EXIT_IO;
+	}
+	size_t n_o = 0;
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (!r->applied)
+			continue;
+		f->region_a[f->n_region_a++] = r->node->name;
+		for (uint32_t k = 0; k < r->n_layers; k++)
+			f->region_b[f->n_region_b++] = r->layers[k];
+		for (uint32_t k = 0; k < r->node->n_outputs; k++)
+			outs[n_o++] = r->node->outputs[k];
+	}
+	struct al_region ra = {f->region_a, f->n_region_a, true, outs, n_o};
+	struct al_region rb = {f->region_b, f->n_region_b, true, outs, n_o};
+	struct al_region_value *va = NULL, *vb = NULL;
+	size_t nva = 0, nvb = 0;
+	struct al_named_tensor *ta = NULL, *tb = NULL, *oa = NULL, *ob = NULL;
+	size_t na = 0, nb = 0;
+	int rc = EXIT_ALL_ANE;
+	char why[160] = "";
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? AL_OK : AL_E_NOMEM;
+	if (st == AL_OK && !n_o) { /* nothing to compare would prove nothing */
+		snprintf(why, sizeof why, "the rewritten layers produce no values");
+		st = AL_E_UNSUPPORTED;
+	}
+	if (st == AL_OK)
+		st = al_region_inputs(f->m, &ra, &va, &nva, d);
+	if (st == AL_OK)
+		st = al_region_inputs(f->out_m, &rb, &vb, &nvb, d);
+	if (st == AL_OK) {
+		ta = calloc(nva + 1, sizeof *ta);
+		tb = calloc(nvb + 1, sizeof *tb);
+		if (!ta || !tb)
+			st = AL_E_NOMEM;
+	}
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
+	/* special values where bit-identity is asked; a reassociating rewrite's rounding
+	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
+	bool exact = f->highest == AL_EQ_EXACT;
+	for (int run = 0; st == AL_OK && run < REGION_RUNS; run++) {
+		st = region_draw(va, nva, vb, nvb, seed + (uint64_t)run, run == SPECIAL_RUN && exact,
+				 max_bytes, ta, tb, d, why, sizeof why);
+		if (st == AL_OK)
+			st = al_model_run_region(f->m, &ra, ta, nva, &o, &oa, &na, d);
+		if (st == AL_OK)
+			st = al_model_run_region(f->out_m, &rb, tb, nvb, &o, &ob, &nb, d);
+		for (size_t i = 0; st == AL_OK && i < na && i < nb; i++) {
+			struct outdiff *df = diff_for(f, oa[i].name, cap_o);
+			if (!df) {
+				rc = EXIT_IO;
+				break;
+			}
+			compare(df, oa[i].name, oa[i].t, ob[i].name, ob[i].t);
+		}
+		al_outputs_free(oa, na);
+		al_outputs_free(ob, nb);
+		oa = ob = NULL;
+		na = nb = 0;
+		for (size_t i = 0; i < nva; i++)
+			al_tensor_free(ta[i].t), ta[i].t = NULL;
+		for (size_t i = 0; i < nvb; i++)
+			al_tensor_free(tb[i].t), tb[i].t = NULL;
+		if (rc != EXIT_ALL_ANE)
+			break;
+		f->proof_runs = run + 1;
+	}
+	if (st == AL_E_NOMEM)
+		rc = EXIT_IO;
+	bool differs = false; /* a difference already found is never retried on the whole models */
+	if (rc == EXIT_ALL_ANE && st != AL_OK && f->n_diffs) {
+		f->proof_ok = true;
+		judge(f);
+		differs = !f->proof_ok;
+		if (differs)
+			snprintf(f->proof_why, sizeof f->proof_why,
+				 "run %d of the region failed after a difference was found", f->proof_runs + 1);
+	}
+	if (rc == EXIT_ALL_ANE && st != AL_OK && !differs) {
+		/* not isolable or not runnable on random values: the whole models prove it */
+		char before[sizeof f->proof_note];
+		if (!why[0])
+			last_error(why, sizeof why, "", d, st);
+		snprintf(before, sizeof before, "%s", f->proof_note);
+		snprintf(f->proof_note, sizeof f->proof_note,
+			 "%.90s%sthe region proof could not run (%.150s): the whole models ran instead", before,
+			 before[0] ? "; " : "", why);
+		for (size_t i = 0; i < f->n_diffs; i++)
+			free(f->diffs[i].name);
+		free(f->diffs);
+		f->diffs = NULL;
+		f->n_diffs = 0;
+		f->proof_runs = 0;
+	} else if (rc == EXIT_ALL_ANE) {
+		*ran = true;
+		f->proof_kind = "region";
+		f->proved = true;
+		f->proof_ok = true;
+		judge(f);
+		f->proof_ok &= !differs;
+		if (exact)
+			snprintf(f->inputs_how, sizeof f->inputs_how,
+				 "%zu region value%s, random (seeds %llu-%llu; run %d also +-0, +-1, +-0.5, "
+				 "+-65504, +-2^-24)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
+				 (unsigned long long)(seed + REGION_RUNS - 1), SPECIAL_RUN + 1);
+		else
+			snprintf(f->inputs_how, sizeof f->inputs_how, "%zu region value%s, random (seeds "
+				 "%llu-%llu)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
+				 (unsigned long long)(seed + REGION_RUNS - 1));
+	}
+	free(ta);
+	free(tb);
+	al_region_values_free(va);
+	al_region_values_free(vb);
+	al_diags_free(d);
+	free(outs);
+	return rc;
+}
+
+/* Prove the rewrites (--proof, docs/surgery.md "Proof"): fill f->diffs. Returns
+ * an exit code for usage or I/O trouble only. */
+static int prove(struct fix *f)
+{
+	uint64_t seed, max_bytes;
+	int rc0 = run_settings(f->c, command("fix"), &seed, &max_bytes);
+	if (rc0 != EXIT_ALL_ANE)
+		return rc0;
+	const char *want = f->c->proof ? f->c->proof : "auto";
+	f->proof_run = true;
+	f->flops = model_flops(f->m);
+	bool region;
+	if (strcmp(want, "whole") == 0) {
+		region = false;
+		snprintf(f->proof_note, sizeof f->proof_note, "--proof whole");
+	} else if (strcmp(want, "region") == 0) {
+		region = true;
+		snprintf(f->proof_note, sizeof f->proof_note, "--proof region");
+	} else if (f->c->inputs) {
+		region = false;
+		snprintf(f->proof_note, sizeof f->proof_note,
+			 "--inputs: the given values run through the whole models");
+	} else {
+		region = f->flops > WHOLE_MAX_FLOPS;
+		snprintf(f->proof_note, sizeof f->proof_note, "the model's estimated work, %.3g GFLOP, is %s %.3g",
+			 f->flops / 1e9, region ? "above" : "at most", WHOLE_MAX_FLOPS / 1e9);
+	}
+	if (region) {
+		bool ran;
+		int rc = prove_region(f, seed, max_bytes, &ran);
+		if (rc != EXIT_ALL_ANE || ran)
+			return rc;
+	}
+	return prove_whole(f, seed, max_bytes);
 }
 
 /* ---------------------------------------------------------------- report */
@@ -356,14 +707,24 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 			printf("  changed  %-24s %s -> %s  [%s, %s, answers %s]\n", r->node->name, r->node->type,
 			       r->after, r->pass->name, al_equiv_name(r->pass->equiv), r->pass->rule);
 	}
+	size_t quiet = 0; /* left as they were and already on the ANE: not worth a line */
 	for (size_t i = 0; f->sg && i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
 		if (r->applied)
 			continue;
 		const char *why = dropped_why(f, r->node->name);
+		if (!why && r->node->verdict.ane) {
+			quiet++;
+			continue;
+		}
 		printf("  left     %-24s %s: %s  [%s]\n", r->node->name, r->node->type,
 		       why ? why : r->why_not, r->pass->name);
 	}
+	if (quiet)
+		printf("  (%zu more layer%s of these types already run%s on the ANE and %s left as %s: "
+		       "--format json lists why)\n",
+		       quiet, quiet == 1 ? "" : "s", quiet == 1 ? "s" : "", quiet == 1 ? "is" : "are",
+		       quiet == 1 ? "it was" : "they were");
 	const struct summary *ss[2] = {&f->before, &f->after};
 	for (int k = 0; k < 2; k++)
 		printf("check %s %u layers, %u fall back by their own verdict, %u on the ANE after "
@@ -371,7 +732,16 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 		       k ? "after: " : "before:", ss[k]->nodes, ss[k]->fallbacks, ss[k]->ane,
 		       ss[k]->segments, ss[k]->switches);
 	if (f->proof_run) {
-		printf("proof (reference interpreter, fp32, inputs: %s):\n", f->inputs_how);
+		if (f->proof_kind && strcmp(f->proof_kind, "region") == 0) {
+			printf("proof: region (reference interpreter, fp32): %zu layer%s of the input against "
+			       "%zu of the output, with the constants they read; %d run%s on %s:\n",
+			       f->n_region_a, f->n_region_a == 1 ? "" : "s", f->n_region_b, f->proof_runs,
+			       f->proof_runs == 1 ? "" : "s", f->inputs_how);
+		} else {
+			printf("proof: whole model (reference interpreter, fp32, inputs: %s):\n", f->inputs_how);
+		}
+		if (f->proof_note[0])
+			printf("  (%s)\n", f->proof_note);
 		for (size_t i = 0; i < f->n_diffs; i++) {
 			const struct outdiff *df = &f->diffs[i];
 			if (df->why)
@@ -438,9 +808,28 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 	if (!f->proof_run) {
 		printf("null");
 	} else {
-		printf("{\"proved\": %s, \"pass\": %s, \"inputs\": ", f->proved ? "true" : "false",
-		       f->proof_ok ? "true" : "false");
+		printf("{\"kind\": \"%s\", \"proved\": %s, \"pass\": %s, \"runs\": %d, "
+		       "\"flops\": %.6g, \"inputs\": ",
+		       f->proof_kind ? f->proof_kind : "whole", f->proved ? "true" : "false",
+		       f->proof_ok ? "true" : "false", f->proof_runs, f->flops);
 		al_json_put_string(stdout, f->inputs_how);
+		printf(", \"why\": ");
+		al_json_put_string(stdout, f->proof_note);
+		printf(", \"region\": ");
+		if (f->proof_kind && strcmp(f->proof_kind, "region") == 0) {
+			const char **ls[2] = {f->region_a, f->region_b};
+			size_t ns[2] = {f->n_region_a, f->n_region_b};
+			for (int k = 0; k < 2; k++) {
+				printf("%s", k ? "], \"output_layers\": [" : "{\"input_layers\": [");
+				for (size_t i = 0; i < ns[k]; i++) {
+					printf("%s", i ? ", " : "");
+					al_json_put_string(stdout, ls[k][i]);
+				}
+			}
+			printf("]}");
+		} else {
+			printf("null");
+		}
 		printf(", \"note\": ");
 		al_json_put_string(stdout, f->proof_why);
 		printf(", \"outputs\": [");
@@ -480,6 +869,12 @@ int cmd_fix(struct cli *c)
 		return usage_error(cmd, "--format takes text or json, not '%s'", c->format);
 	if (c->allow && !al_equiv_parse(c->allow, &f.allow))
 		return usage_error(cmd, "--allow takes reassociate or approximate, not '%s'", c->allow);
+	if (c->proof && strcmp(c->proof, "auto") != 0 && strcmp(c->proof, "whole") != 0 &&
+	    strcmp(c->proof, "region") != 0)
+		return usage_error(cmd, "--proof takes auto, whole or region, not '%s'", c->proof);
+	if (c->proof && strcmp(c->proof, "region") == 0 && c->inputs)
+		return usage_error(cmd, "--proof region cannot use --inputs (%s): given inputs run through "
+				   "the whole models", c->inputs);
 	const char *out = c->output;
 	if (!out && c->in_place)
 		out = f.in;
@@ -498,6 +893,24 @@ int cmd_fix(struct cli *c)
 	}
 	summarize_model(f.m, &f.before);
 	f.after = f.before;
+	if (out && !c->dry_run && !al_model_is_package(f.m)) {
+		/* the .mlmodel is written once, next to OUT, and proved from there */
+		size_t ol = strlen(out);
+		if (!(f.tmp = malloc(ol + 16))) {
+			rc = EXIT_IO;
+			goto done;
+		}
+		snprintf(f.tmp, ol + 16, "%s.fixXXXXXX", out);
+		int fd = mkstemp(f.tmp);
+		if (fd < 0) {
+			fprintf(stderr, "anelint: error: cannot create %s: %s\n", f.tmp, strerror(errno));
+			free(f.tmp);
+			f.tmp = NULL;
+			rc = EXIT_IO;
+			goto done;
+		}
+		close(fd);
+	}
 	bool again = true;
 	for (int round = 0; round < MAX_ROUNDS && again; round++)
 		if ((rc = round_once(&f, &again)) != EXIT_ALL_ANE)
@@ -521,10 +934,27 @@ int cmd_fix(struct cli *c)
 			goto done;
 		refused = !f.proved || !f.proof_ok;
 	}
-	if (!refused && out && !c->dry_run) {
+	if (!refused && out && !c->dry_run && f.tmp && !applied) {
+		unlink(f.tmp); /* nothing rewritten: the input's bytes, written below */
+		free(f.tmp);
+		f.tmp = NULL;
+	}
+	if (!refused && out && !c->dry_run && f.tmp) {
+		if (rename(f.tmp, out) != 0) {
+			fprintf(stderr, "anelint: error: cannot rename %s to %s: %s\n", f.tmp, out,
+				strerror(errno));
+			rc = EXIT_IO;
+			goto done;
+		}
+		free(f.tmp);
+		f.tmp = NULL;
+		written = true;
+	} else if (!refused && out && !c->dry_run) {
 		if ((st = al_surgery_write(f.sg, out, f.d)) != AL_OK) {
 			print_errors(out, f.d);
-			rc = status_exit(st);
+			/* a destination the library refuses (a package over a file or
+			 * into itself, a .mlmodel name for a package) is a usage error */
+			rc = st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
 			goto done;
 		}
 		written = true;

@@ -1,0 +1,1305 @@
+/* surgery_mil.c: the ML Program passes of `anelint fix`, new constants in
+ * weight.bin, and the .mlpackage writer.
+ *
+ * Passes (rows of AL_PASSES in surgery.c):
+ *   range_1d / fill / fill_like whose result is known when the file is read
+ *     (constant inputs, a static ref_tensor shape) -> a const op of the same
+ *     value, same output name (exact);
+ *   cumsum on one of the last two axes of a static shape -> matmul with a
+ *     constant 0/1 triangle (reassociate: the same sums, added in another order).
+ * A const with 10 or more fp16 / fp32 values goes into weight.bin as a new blob
+ * (storage v2, docs in coreml-format-facts section 8) appended after the
+ * existing ones at a 64-byte aligned offset; smaller ones are immediate.
+ *
+ * The package writer builds the new package in a temporary directory next to
+ * the destination (every file copied, model.mlmodel spliced, weight.bin with the
+ * new blobs appended and its header count raised), opens it with anelint's own
+ * loader, and only then renames it into place.
+ */
+#include "surgery_int.h"
+#include "kernels.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define WEIGHTS_FILE "@model_path/weights/weight.bin"
+#define BLOB_ALIGN 64
+#define BLOB_META 64
+#define BLOB_MIN_ELEMS 10          /* coremltools: a const of >= 10 values goes to weight.bin */
+#define MAX_CONST_ELEMS (1u << 24) /* a folded constant larger than this is refused */
+#define MAX_TRIANGLE 1024          /* cumsum axis length: an N x N constant, N^2 MACs per row */
+
+/* MIL.proto field numbers (coreml-format-facts section 7). */
+enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5, BLOCK_OPS = 3 };
+enum { V_TYPE = 2, V_IMMEDIATE = 3, V_BLOB = 5 };
+
+static bool say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool say(struct al_mil_pass *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof c->why, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* ------------------------------------------------------------------ names */
+
+static bool graph_has(const struct al_graph *g, const char *name, int depth)
+{
+	struct al_mil_block_io io;
+	if (!g || depth > AL_MAX_DEPTH)
+		return false;
+	if (al_mil_block_io(g, &io))
+		for (uint32_t i = 0; i < io.n_inputs; i++)
+			if (io.inputs[i] && strcmp(io.inputs[i], name) == 0)
+				return true;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *n = &g->nodes[k];
+		for (uint32_t j = 0; j < n->n_outputs; j++)
+			if (n->outputs[j] && strcmp(n->outputs[j], name) == 0)
+				return true;
+		for (uint32_t j = 0; j < n->n_sub; j++)
+			if (graph_has(n->sub[j], name, depth + 1))
+				return true;
+	}
+	return false;
+}
+
+/* A value name no op of the program defines and no earlier rewrite took. */
+static const char *fresh(struct al_mil_pass *c, const char *base, const char *suffix)
+{
+	const struct al_submodel *sub = c->src->sub;
+	for (int k = 0; k < 100; k++) {
+		char *nm = k ? al_arena_printf(&c->s->arena, "%s_%s%d", base, suffix, k)
+			     : al_arena_printf(&c->s->arena, "%s_%s", base, suffix);
+		if (!nm)
+			return NULL;
+		bool taken = false;
+		for (uint32_t i = 0; i < sub->n_inputs && !taken; i++)
+			taken = strcmp(sub->inputs[i].name, nm) == 0;
+		for (uint32_t g = 0; g < sub->n_graphs && !taken; g++)
+			taken = graph_has(sub->graphs[g], nm, 0);
+		for (size_t i = 0; i < c->s->n_newnames && !taken; i++)
+			taken = strcmp(c->s->newnames[i], nm) == 0;
+		if (taken)
+			continue;
+		const char **nn = al_realloc(c->s->newnames, (c->s->n_newnames + 1) * sizeof *nn);
+		if (!nn)
+			return NULL;
+		c->s->newnames = nn;
+		nn[c->s->n_newnames++] = nm;
+		return nm;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ weight.bin */
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint64_t al_surgery_wsize(const struct al_surgery *s)
+{
+	return (uint64_t)s->m->weights.n + s->wtail.n;
+}
+
+/* Append one blob (metadata + data) to the new weight.bin; its metadata offset
+ * (what BlobFileValue.offset names), or UINT64_MAX when out of memory. */
+static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n)
+{
+	static const uint8_t zeros[BLOB_ALIGN];
+	struct al_buf *t = &s->wtail;
+	if (al_surgery_wsize(s) == 0) { /* no weight.bin yet: a storage header, count patched later */
+		uint8_t h[64] = {0};
+		le32(h + 4, 2);
+		al_buf_put(t, h, sizeof h);
+	}
+	uint64_t end = al_surgery_wsize(s);
+	uint64_t meta = (end + BLOB_ALIGN - 1) / BLOB_ALIGN * BLOB_ALIGN;
+	al_buf_put(t, zeros, (size_t)(meta - end));
+	uint8_t md[BLOB_META] = {0};
+	le32(md, 0xDEADBEEFu);
+	le32(md + 4, blob_dtype);
+	le64(md + 8, n);
+	le64(md + 16, meta + BLOB_META);
+	al_buf_put(t, md, sizeof md);
+	al_buf_put(t, data, n);
+	if (t->failed)
+		return UINT64_MAX;
+	s->wcount++;
+	return meta;
+}
+
+/* The first 4 bytes of the new weight.bin: the blob count. */
+static uint32_t new_count(const struct al_surgery *s)
+{
+	uint32_t old = s->m->weights.n >= 4 ? rd32(s->m->weights.p) : 0;
+	return old + s->wcount;
+}
+
+enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al_diags *d)
+{
+	if (!s || !out || !n)
+		return AL_E_INVALID_ARG;
+	*out = s->m->weights.n ? s->m->weights.p : NULL;
+	*n = s->m->weights.n;
+	if (s->wtail.failed) {
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+		return AL_E_NOMEM;
+	}
+	if (!s->wcount)
+		return AL_OK;
+	if (!s->wimage) {
+		size_t a = s->m->weights.n, total = a + s->wtail.n;
+		uint8_t *p = al_malloc(total ? total : 1);
+		if (!p) {
+			al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+			return AL_E_NOMEM;
+		}
+		if (a)
+			memcpy(p, s->m->weights.p, a);
+		memcpy(p + a, s->wtail.p, s->wtail.n);
+		le32(p, new_count(s));
+		s->wimage = p;
+		s->wimage_n = total;
+	}
+	*out = s->wimage;
+	*n = s->wimage_n;
+	return AL_OK;
+}
+
+/* ------------------------------------------------------------------ values */
+
+/* ValueType{tensorType{dataType 1, rank 2, dimensions 3 {constant 1 {size 1}}}} */
+static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
+{
+	struct al_buf tt = {0};
+	al_buf_uint(&tt, 1, (uint64_t)dtype);
+	al_buf_uint(&tt, 2, (uint64_t)rank);
+	for (int i = 0; i < rank; i++) {
+		struct al_buf cd = {0}, dim = {0};
+		al_buf_uint(&cd, 1, (uint64_t)dims[i]);
+		al_buf_len(&dim, 1, cd.p, cd.n);
+		al_buf_len(&tt, 3, dim.p, dim.n);
+		tt.failed |= cd.failed || dim.failed;
+		al_buf_free(&cd);
+		al_buf_free(&dim);
+	}
+	b->failed |= tt.failed;
+	al_buf_len(b, 1, tt.p, tt.n);
+	al_buf_free(&tt);
+}
+
+/* attributes entry {key 1, value 2} */
+static void put_attr(struct al_buf *op, const char *key, const void *val, size_t n)
+{
+	struct al_buf e = {0};
+	al_buf_str(&e, 1, key);
+	al_buf_len(&e, 2, val, n);
+	op->failed |= e.failed;
+	al_buf_len(op, OP_ATTRS, e.p, e.n);
+	al_buf_free(&e);
+}
+
+/* A scalar string Value (an op's "name" attribute). */
+static void put_string_value(struct al_buf *v, const char *s)
+{
+	struct al_buf vt = {0}, rs = {0}, tv = {0}, iv = {0};
+	put_vtype(&vt, AL_DT_STRING, 0, NULL);
+	al_buf_str(&rs, 1, s);
+	al_buf_len(&tv, 4, rs.p, rs.n);
+	al_buf_len(&iv, 1, tv.p, tv.n);
+	al_buf_len(v, V_TYPE, vt.p, vt.n);
+	al_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	v->failed |= vt.failed || rs.failed || tv.failed || iv.failed;
+	al_buf_free(&vt);
+	al_buf_free(&rs);
+	al_buf_free(&tv);
+	al_buf_free(&iv);
+}
+
+/* Whether x is exactly a value of dtype (fp16 / fp32 / int32 / bool). */
+static bool exact_in(int dtype, double x)
+{
+	switch (dtype) {
+	case AL_DT_FP32: return isnan(x) || (double)(float)x == x;
+	case AL_DT_FP16: {
+		float f = (float)x;
+		return isnan(x) || ((double)f == x && al_f16_to_f32(al_f16_from_f32(f)) == f);
+	}
+	case AL_DT_INT32: return x == floor(x) && x >= -2147483648.0 && x <= 2147483647.0;
+	case AL_DT_BOOL: return x == 0 || x == 1;
+	}
+	return false;
+}
+
+/* A tensor Value of dtype and shape holding x[0..n): fp16 / fp32 with >= 10
+ * values as a new weight.bin blob, else immediate. Values must be exact_in. */
+static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank,
+			     const int64_t *dims, const double *x, size_t n, bool *blob)
+{
+	struct al_buf vt = {0}, rep = {0}, tv = {0}, iv = {0};
+	put_vtype(&vt, dtype, rank, dims);
+	al_buf_len(v, V_TYPE, vt.p, vt.n);
+	v->failed |= vt.failed;
+	al_buf_free(&vt);
+	*blob = (dtype == AL_DT_FP16 || dtype == AL_DT_FP32) && n >= BLOB_MIN_ELEMS;
+	size_t w = dtype == AL_DT_FP16 ? 2 : 4;
+	if (dtype == AL_DT_FP16 || dtype == AL_DT_FP32) {
+		uint8_t *raw = al_malloc(n * w + 1);
+		if (!raw) {
+			v->failed = true;
+			return say(c, "out of memory");
+		}
+		for (size_t i = 0; i < n; i++) {
+			float f = (float)x[i];
+			if (dtype == AL_DT_FP16) {
+				uint16_t h = al_f16_from_f32(f);
+				raw[2 * i] = (uint8_t)h;
+				raw[2 * i + 1] = (uint8_t)(h >> 8);
+			} else {
+				uint32_t u;
+				memcpy(&u, &f, 4);
+				le32(raw + 4 * i, u);
+			}
+		}
+		if (*blob) {
+			uint64_t off = add_blob(c->s, dtype == AL_DT_FP16 ? 1 : 2, raw, n * w);
+			al_free(raw);
+			if (off == UINT64_MAX) {
+				v->failed = true;
+				return say(c, "out of memory");
+			}
+			struct al_buf bf = {0};
+			al_buf_str(&bf, 1, WEIGHTS_FILE);
+			al_buf_uint(&bf, 2, off);
+			al_buf_len(v, V_BLOB, bf.p, bf.n);
+			v->failed |= bf.failed;
+			al_buf_free(&bf);
+			return !v->failed || say(c, "out of memory");
+		}
+		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
+			al_buf_len(&rep, 1, raw, n * w);
+			al_buf_len(&tv, 7, rep.p, rep.n);
+		} else { /* TensorValue.floats = 1 {values = 1 packed} */
+			al_buf_len(&rep, 1, raw, n * w);
+			al_buf_len(&tv, 1, rep.p, rep.n);
+		}
+		al_free(raw);
+	} else if (dtype == AL_DT_INT32 || dtype == AL_DT_BOOL) {
+		uint64_t *u = al_malloc(n * sizeof *u + 1);
+		if (!u) {
+			v->failed = true;
+			return say(c, "out of memory");
+		}
+		for (size_t i = 0; i < n; i++)
+			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
+		al_buf_packed(&rep, 1, u, n);
+		al_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
+		al_free(u);
+	} else {
+		return say(c, "a %s constant is not written", al_dtype_name(dtype));
+	}
+	al_buf_len(&iv, 1, tv.p, tv.n);
+	al_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	v->failed |= rep.failed || tv.failed || iv.failed;
+	al_buf_free(&rep);
+	al_buf_free(&tv);
+	al_buf_free(&iv);
+	return !v->failed || say(c, "out of memory");
+}
+
+/* The op's own "name" attribute (copied), else one naming `fallback`. */
+static void put_name_attr(struct al_mil_pass *c, struct al_buf *op, const char *fallback)
+{
+	al_span val;
+	if (c && al_mil_attr(c->n, "name", &val)) {
+		put_attr(op, "name", val.p, val.n);
+		return;
+	}
+	struct al_buf v = {0};
+	put_string_value(&v, fallback);
+	op->failed |= v.failed;
+	put_attr(op, "name", v.p, v.n);
+	al_buf_free(&v);
+}
+
+/* A const op (Operation message) with output `name` holding value v of type vt. */
+static void put_const_op(struct al_buf *op, const char *name, const struct al_buf *vt,
+			 const struct al_buf *v, struct al_mil_pass *keep_name)
+{
+	struct al_buf nv = {0};
+	al_buf_str(op, OP_TYPE, "const");
+	al_buf_str(&nv, 1, name);
+	al_buf_len(&nv, 2, vt->p, vt->n);
+	al_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
+	op->failed |= nv.failed;
+	al_buf_free(&nv);
+	put_name_attr(keep_name, op, name);
+	put_attr(op, "val", v->p, v->n);
+}
+
+/* Replace op c->n by a const of the given value (its output name kept). */
+static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int64_t *dims, const double *x,
+			  size_t n)
+{
+	struct al_buf v = {0}, vt = {0};
+	bool blob = false;
+	if (!put_tensor_value(c, &v, dtype, rank, dims, x, n, &blob)) {
+		al_buf_free(&v);
+		return false;
+	}
+	put_vtype(&vt, dtype, rank, dims);
+	put_const_op(&c->layer, c->n->outputs[0], &vt, &v, c);
+	al_buf_free(&v);
+	al_buf_free(&vt);
+	if (c->layer.failed)
+		return say(c, "out of memory");
+	char sh[96];
+	struct al_shape s = {.rank = rank, .dtype = dtype};
+	for (int i = 0; i < rank; i++)
+		s.dims[i] = dims[i];
+	al_shape_format(&s, sh, sizeof sh);
+	snprintf(c->after, sizeof c->after, "const %s %s (%s)", al_dtype_name(dtype), sh,
+		 blob ? "a new blob in weight.bin" : "immediate");
+	c->names[c->n_names++] = c->n->name;
+	return true;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+static bool mil_op(struct al_mil_pass *c)
+{
+	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
+		return say(c, "not an ML Program op");
+	if (!c->s->m->is_package)
+		return say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
+	if (c->n->n_outputs != 1 || !c->n->out_types)
+		return say(c, "%u outputs (1 expected)", c->n->n_outputs);
+	return true;
+}
+
+/* Why parameter p of n is not a constant: "'end' comes from gather_0 (computed
+ * at run time)". */
+static bool not_const(struct al_mil_pass *c, const char *p)
+{
+	al_span b;
+	if (al_mil_param_binding(c->n, p, 0, &b) == 1)
+		return say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
+			   (int)(b.n < 80 ? b.n : 80), (const char *)b.p);
+	return say(c, "'%s' is not an immediate constant (a blob or another type)", p);
+}
+
+/* A scalar numeric constant parameter into *x (def when absent and def_ok). */
+static bool const_scalar(struct al_mil_pass *c, const char *p, double *x, bool def_ok, double def)
+{
+	double v[2];
+	long k = al_mil_param_floats(c->n, p, v, 2);
+	if (k == 0 && def_ok) {
+		*x = def;
+		return true;
+	}
+	if (k == 0)
+		return say(c, "'%s' is missing", p);
+	if (k < 0)
+		return not_const(c, p);
+	if (k != 1)
+		return say(c, "'%s' has %ld values (one expected)", p, k);
+	*x = v[0];
+	return true;
+}
+
+static int out_dtype(const struct al_mil_pass *c)
+{
+	return c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
+}
+
+static bool dtype_ok(struct al_mil_pass *c, int dt)
+{
+	if (dt != AL_DT_FP16 && dt != AL_DT_FP32 && dt != AL_DT_INT32 && dt != AL_DT_BOOL)
+		return say(c, "output dtype %s: only fp16, fp32, int32 and bool constants are written",
+			   al_dtype_name(dt));
+	return true;
+}
+
+static bool static_shape(const struct al_shape *s)
+{
+	if (s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK || s->flex)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dims[i] < 0)
+			return false;
+	return true;
+}
+
+/* A constant of `count` values of x (all the same when x_one). */
+static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *dims, double val)
+{
+	uint64_t count = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0)
+			return say(c, "dim %d is %lld", i, (long long)dims[i]);
+		if (dims[i] && count > MAX_CONST_ELEMS / (uint64_t)dims[i])
+			return say(c, "more than %u values: too large to fold", MAX_CONST_ELEMS);
+		count *= (uint64_t)dims[i];
+	}
+	if (!exact_in(dt, val))
+		return say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
+	double *x = al_malloc((size_t)count * sizeof *x + 1);
+	if (!x)
+		return say(c, "out of memory");
+	for (uint64_t i = 0; i < count; i++)
+		x[i] = val;
+	bool ok = fold_to_const(c, dt, rank, dims, x, (size_t)count);
+	al_free(x);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ passes */
+
+static bool mil_range(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	double v[3];
+	static const char *const nm[3] = {"start", "end", "step"};
+	for (int i = 0; i < 3; i++)
+		if (!const_scalar(c, nm[i], &v[i], false, 0))
+			return false;
+	if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+		return say(c, "range_1d(%g, %g, %g) is not a finite range", v[0], v[1], v[2]);
+	int dt = out_dtype(c);
+	if (!dtype_ok(c, dt) || dt == AL_DT_BOOL)
+		return dt == AL_DT_BOOL ? say(c, "a bool range") : false;
+	double cnt = ceil((v[1] - v[0]) / v[2]);
+	if (cnt < 0)
+		cnt = 0;
+	if (cnt > MAX_CONST_ELEMS)
+		return say(c, "%g values: too large to fold", cnt);
+	int64_t n = (int64_t)cnt;
+	double *x = al_malloc((size_t)n * sizeof *x + 1);
+	if (!x)
+		return say(c, "out of memory");
+	for (int64_t i = 0; i < n; i++) {
+		/* the MIL definition start + i * step, which must be exact in the
+		 * output dtype (so that no implementation can round it otherwise);
+		 * integers up to 2^24, where the fp32 interpreter holds them exactly */
+		x[i] = v[0] + (double)i * v[2];
+		if (!exact_in(dt, x[i]) || (dt == AL_DT_INT32 && fabs(x[i]) > 16777216.0)) {
+			double bad = x[i];
+			al_free(x);
+			return say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
+				   al_dtype_name(dt));
+		}
+	}
+	bool ok = fold_to_const(c, dt, 1, &n, x, (size_t)n);
+	al_free(x);
+	return ok;
+}
+
+static bool mil_fill(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	int64_t dims[AL_SHAPE_MAX_RANK + 1];
+	long r = al_mil_param_ints(c->n, "shape", dims, AL_SHAPE_MAX_RANK + 1);
+	if (r < 0)
+		return not_const(c, "shape");
+	if (r == 0 && !al_mil_param_present(c->n, "shape"))
+		return say(c, "'shape' is missing");
+	if (r > AL_SHAPE_MAX_RANK)
+		return say(c, "a result of rank %ld", r);
+	double val;
+	if (!const_scalar(c, "value", &val, true, 0.0))
+		return false;
+	int dt = out_dtype(c);
+	if (!dtype_ok(c, dt))
+		return false;
+	return fold_filled(c, dt, (int)r, dims, val);
+}
+
+static bool mil_fill_like(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	struct al_shape s;
+	if (!al_mil_param_shape(c->n, "ref_tensor", &s))
+		return say(c, "the shape of 'ref_tensor' is not known");
+	if (!static_shape(&s)) {
+		char sh[96];
+		al_shape_format(&s, sh, sizeof sh);
+		return say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
+	}
+	double val;
+	if (!const_scalar(c, "value", &val, true, 0.0))
+		return false;
+	int dt = out_dtype(c);
+	if (!dtype_ok(c, dt))
+		return false;
+	return fold_filled(c, dt, s.rank, s.dims, val);
+}
+
+/* Inputs map entry {key 1, value 2 Argument{arguments 1 Binding{name 1}}}. */
+static void put_input(struct al_buf *op, const char *param, const char *name)
+{
+	struct al_buf b = {0}, a = {0}, e = {0};
+	al_buf_str(&b, 1, name);
+	al_buf_len(&a, 1, b.p, b.n);
+	al_buf_str(&e, 1, param);
+	al_buf_len(&e, 2, a.p, a.n);
+	al_buf_len(op, OP_INPUTS, e.p, e.n);
+	op->failed |= b.failed || a.failed || e.failed;
+	al_buf_free(&b);
+	al_buf_free(&a);
+	al_buf_free(&e);
+}
+
+/* A new const op (a whole Block.operations field) before c->n. */
+static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
+		      const double *x, size_t n, bool *blob)
+{
+	struct al_buf v = {0}, vt = {0}, op = {0};
+	if (!put_tensor_value(c, &v, dt, rank, dims, x, n, blob)) {
+		al_buf_free(&v);
+		return false;
+	}
+	put_vtype(&vt, dt, rank, dims);
+	put_const_op(&op, name, &vt, &v, NULL);
+	c->pre.failed |= op.failed;
+	al_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	al_buf_free(&v);
+	al_buf_free(&vt);
+	al_buf_free(&op);
+	if (c->n_names < 15)
+		c->names[c->n_names++] = name;
+	return !c->pre.failed || say(c, "out of memory");
+}
+
+static bool mil_cumsum(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	al_span xb;
+	if (al_mil_param_binding(c->n, "x", 0, &xb) != 1)
+		return say(c, "'x' is not a named value");
+	struct al_shape s;
+	char sh[96];
+	if (!al_mil_param_shape(c->n, "x", &s) || !static_shape(&s)) {
+		if (!al_mil_param_shape(c->n, "x", &s))
+			s.rank = -1;
+		al_shape_format(&s, sh, sizeof sh);
+		return say(c, "'x' has shape %s, not static", sh);
+	}
+	al_shape_format(&s, sh, sizeof sh);
+	int dt = s.dtype ? s.dtype : out_dtype(c);
+	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
+		return say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
+	if (s.rank < 1)
+		return say(c, "'x' is a scalar");
+	double ax, ex, rev;
+	if (!const_scalar(c, "axis", &ax, true, 0) || !const_scalar(c, "exclusive", &ex, true, 0) ||
+	    !const_scalar(c, "reverse", &rev, true, 0))
+		return false;
+	if (ax != floor(ax) || ax < -s.rank || ax >= s.rank)
+		return say(c, "axis %g out of range for rank %d", ax, s.rank);
+	int a = (int)ax < 0 ? (int)ax + s.rank : (int)ax;
+	if (a != s.rank - 1 && a != s.rank - 2)
+		return say(c, "axis %d of %s is not one of the last two (a matmul sums over those only)",
+			   a, sh);
+	int64_t N = s.dims[a];
+	if (N < 1 || N > MAX_TRIANGLE)
+		return say(c, "axis %d has length %lld; the triangle is built for 1..%d", a,
+			   (long long)N, MAX_TRIANGLE);
+	bool last = a == s.rank - 1;
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "matmul by a %lldx%lld 0/1 triangle", (long long)N,
+			 (long long)N);
+		return true;
+	}
+	/* last: y = x @ T, T[j][i] = 1 when x[j] goes into y[i]; else y = T' @ x with
+	 * T'[i][j] the same condition. */
+	double *t = al_malloc((size_t)(N * N) * sizeof *t);
+	if (!t)
+		return say(c, "out of memory");
+	for (int64_t r = 0; r < N; r++)
+		for (int64_t q = 0; q < N; q++) {
+			int64_t j = last ? r : q, i = last ? q : r; /* j contributes to i */
+			bool in = rev ? (ex ? j > i : j >= i) : (ex ? j < i : j <= i);
+			t[r * N + q] = in ? 1.0 : 0.0;
+		}
+	const char *base = c->n->outputs[0];
+	const char *tri = fresh(c, base, "triangle"), *tx = fresh(c, base, "transpose_x"),
+		   *ty = fresh(c, base, "transpose_y");
+	if (!tri || !tx || !ty) {
+		al_free(t);
+		return say(c, "no free value name");
+	}
+	int64_t td[2] = {N, N};
+	double zero = 0;
+	bool blob = false, b2;
+	bool ok = pre_const(c, tri, dt, 2, td, t, (size_t)(N * N), &blob) &&
+		  pre_const(c, tx, AL_DT_BOOL, 0, NULL, &zero, 1, &b2) &&
+		  pre_const(c, ty, AL_DT_BOOL, 0, NULL, &zero, 1, &b2);
+	al_free(t);
+	if (!ok)
+		return false;
+	char *xname = al_arena_strndup(&c->s->arena, xb.p, xb.n);
+	if (!xname)
+		return say(c, "out of memory");
+	/* the matmul: type, inputs, the cumsum's outputs and name attribute */
+	al_buf_str(&c->layer, OP_TYPE, "matmul");
+	put_input(&c->layer, "x", last ? xname : tri);
+	put_input(&c->layer, "y", last ? tri : xname);
+	put_input(&c->layer, "transpose_x", tx);
+	put_input(&c->layer, "transpose_y", ty);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS)
+			al_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+	if (it.err)
+		return say(c, "the op message could not be re-read");
+	put_name_attr(c, &c->layer, base);
+	if (c->layer.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "matmul(%s) with T a %lldx%lld 0/1 triangle%s%s (%s)",
+		 last ? "x, T" : "T, x", (long long)N, (long long)N,
+		 ex ? ", exclusive" : "", rev ? ", reverse" : "",
+		 blob ? "a new blob in weight.bin" : "immediate");
+	return true;
+}
+
+/* ------------------------------------------------------------------ fp32 model I/O -> fp16
+ * cast(fp32 input -> fp16) and cast(fp16 -> fp32 output) at the model boundary
+ * run on the CPU (ANE030). With fp16 I/O (spec >= 7, iOS 16) they become
+ * identity ops: the model's inputs / outputs are rounded to fp16 by the caller
+ * instead (approximate). */
+
+enum { MODEL_SPEC = 1, MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, DESC_OUTPUT = 10 };
+enum { ARRAY_FP32 = 65568, ARRAY_FP16 = 65552 };
+
+/* The first field `num` of msg (its payload, and its [start, end) in msg). */
+static bool field_at(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num) {
+			if (data)
+				*data = f.data;
+			if (start)
+				*start = f.start;
+			if (end)
+				*end = it.pos;
+			return true;
+		}
+	return false;
+}
+
+/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *out)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	al_span nm;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && al_span_eq(nm, name)) {
+			*out = f.data;
+			return true;
+		}
+	return false;
+}
+
+/* msg with its varint field `num` set to v (other fields copied). */
+static void with_varint(struct al_buf *b, al_span msg, uint32_t num, uint64_t v)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	al_buf_uint(b, num, v);
+	pb_iter_init(&it, msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != num)
+			al_buf_put(b, msg.p + start, it.pos - start);
+}
+
+/* A NamedValueType with its tensor dtype set to dt. */
+static bool retyped(al_span nvt, int dt, struct al_buf *out)
+{
+	al_span vt, tt;
+	if (!pb_get_bytes(nvt, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+		return false;
+	struct al_buf t = {0}, v = {0};
+	with_varint(&t, tt, 1, (uint64_t)dt);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	al_buf_len(&v, 1, t.p, t.n);
+	pb_iter_init(&it, vt);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != 1)
+			al_buf_put(&v, vt.p + start, it.pos - start);
+	pb_iter_init(&it, nvt);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != 2)
+			al_buf_put(out, nvt.p + start, it.pos - start);
+	al_buf_len(out, 2, v.p, v.n);
+	out->failed |= t.failed || v.failed;
+	al_buf_free(&t);
+	al_buf_free(&v);
+	return true;
+}
+
+/* How many inputs of the ops of g (and nested graphs) read value `name`. */
+static uint32_t readers_of(const struct al_graph *g, const char *name, int depth)
+{
+	uint32_t r = 0;
+	if (!g || depth > AL_MAX_DEPTH)
+		return 1000;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *n = &g->nodes[k];
+		for (uint32_t i = 0; i < n->n_inputs; i++)
+			r += n->inputs[i] && strcmp(n->inputs[i], name) == 0;
+		for (uint32_t j = 0; j < n->n_sub; j++)
+			r += readers_of(n->sub[j], name, depth + 1);
+	}
+	return r;
+}
+
+/* Edit 1 (description feature dataType) of the fp16 I/O pass, as a splice. */
+static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char *name)
+{
+	al_span desc, fd, ft, arr;
+	size_t a, b;
+	if (!field_at(s->root, MODEL_DESC, &desc, NULL, NULL) || !named_entry(desc, list, name, &fd) ||
+	    !field_at(fd, 3, &ft, NULL, NULL) || !field_at(ft, 5, &arr, NULL, NULL) ||
+	    !field_at(arr, 2, NULL, &a, &b))
+		return AL_E_FORMAT;
+	struct al_buf f = {0};
+	al_buf_uint(&f, 2, ARRAY_FP16);
+	enum al_status st = f.failed ? AL_E_NOMEM : al_splice_replace(s->sp, arr, arr.p + a, b - a, f.p, f.n);
+	al_buf_free(&f);
+	return st;
+}
+
+static bool mil_io_fp16(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	const struct al_node *n = c->n;
+	const struct al_submodel *sub = c->src->sub;
+	/* casts that are no model I/O cast are no candidates: an empty reason
+	 * keeps them out of the report */
+	if (sub != c->s->m->subs[0] || sub->world != AL_WORLD_MIL || n->owner->depth != 0)
+		return c->why[0] = '\0', false;
+	al_span xb;
+	if (al_mil_param_binding(n, "x", 0, &xb) != 1)
+		return c->why[0] = '\0', false;
+	char *x = al_arena_strndup(&c->s->arena, xb.p, xb.n);
+	const struct al_ttype *in = al_mil_param_type(n, "x"), *out = &n->out_types[0];
+	if (!x || !in)
+		return say(c, "the type of 'x' is not known");
+	const char *y = n->outputs[0];
+	const struct al_feature *fi = NULL, *fo = NULL;
+	bool fin_read_once = false;
+	for (uint32_t i = 0; i < sub->n_inputs; i++)
+		if (strcmp(sub->inputs[i].name, x) == 0)
+			fi = &sub->inputs[i];
+	for (uint32_t i = 0; i < sub->n_outputs; i++)
+		if (strcmp(sub->outputs[i].name, y) == 0)
+			fo = &sub->outputs[i];
+	bool is_in = fi && in->dtype == AL_DT_FP32 && out->dtype == AL_DT_FP16;
+	bool is_out = fo && in->dtype == AL_DT_FP16 && out->dtype == AL_DT_FP32;
+	if (!is_in && !is_out)
+		return c->why[0] = '\0', false;
+	const struct al_feature *ft = is_in ? fi : fo;
+	if (sub->n_functions != 1)
+		return say(c, "a program with %u functions", sub->n_functions);
+	if (ft->kind != AL_FEAT_MULTIARRAY || ft->dtype != AL_DT_FP32)
+		return say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
+			    ft->name);
+	for (uint32_t i = 0; is_in && i < sub->n_outputs; i++)
+		if (strcmp(sub->outputs[i].name, x) == 0)
+			return say(c, "input '%s' is also a model output", x);
+	fin_read_once = readers_of(sub->graphs[0], is_in ? x : y, 0) == (is_in ? 1 : 0);
+	if (!fin_read_once)
+		return say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
+			   is_in ? x : y);
+	/* the new op: identity(x) -> y, y typed fp16 */
+	al_span nvt;
+	if (!field_at(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
+		return say(c, "the op has no output type");
+	al_buf_str(&c->layer, OP_TYPE, "identity");
+	put_input(&c->layer, "x", x);
+	struct al_buf o = {0};
+	if (!retyped(nvt, AL_DT_FP16, &o)) {
+		al_buf_free(&o);
+		return say(c, "the output type is not a tensor type");
+	}
+	al_buf_len(&c->layer, OP_OUTPUTS, o.p, o.n);
+	c->layer.failed |= o.failed;
+	al_buf_free(&o);
+	put_name_attr(c, &c->layer, y);
+	if (c->layer.failed)
+		return say(c, "out of memory");
+	/* the other edits: the feature's dataType, the function input's type, spec >= 7 */
+	uint64_t spec = 0;
+	al_span prog, fe, fn, fin = {0}, vt, tt;
+	size_t a = 0, b = 0, sa = 0, sb = 0;
+	bool have_spec = field_at(c->s->root, MODEL_SPEC, NULL, &sa, &sb) && pb_get_varint(c->s->root, MODEL_SPEC, &spec);
+	if (!have_spec)
+		return say(c, "no specificationVersion");
+	if (is_in && !(field_at(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
+		       field_at(prog, 2, &fe, NULL, NULL) && field_at(fe, 2, &fn, NULL, NULL) &&
+		       named_entry(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
+		       pb_get_bytes(vt, 1, &tt) && field_at(tt, 1, NULL, &a, &b)))
+		return say(c, "the function input '%s' has no tensor type", x);
+	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'",
+			 is_in ? "input" : "output", ft->name);
+		return true;
+	}
+	enum al_status st = desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
+	if (st == AL_OK && is_in) {
+		struct al_buf d = {0};
+		al_buf_uint(&d, 1, AL_DT_FP16);
+		st = d.failed ? AL_E_NOMEM : al_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
+		al_buf_free(&d);
+	}
+	bool raise = spec < 7 && !c->s->spec_raised;
+	if (st == AL_OK && raise) {
+		struct al_buf d = {0};
+		al_buf_uint(&d, MODEL_SPEC, 7);
+		st = d.failed ? AL_E_NOMEM
+			      : al_splice_replace(c->s->sp, c->s->root, c->s->root.p + sa, sb - sa, d.p, d.n);
+		al_buf_free(&d);
+		c->s->spec_raised = st == AL_OK;
+	}
+	if (st != AL_OK)
+		return say(c, "the model description could not be rewritten (%s)", al_status_str(st));
+	c->names[c->n_names++] = n->name;
+	snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'%s",
+		 is_in ? "input" : "output", ft->name,
+		 spec < 7 ? " (specificationVersion 7: iOS 16 / macOS 13)" : "");
+	return true;
+}
+
+/* Run pass fn; when it does not apply, weight.bin is left as it was. */
+static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
+{
+	size_t tn = c->s->wtail.n;
+	uint32_t wc = c->s->wcount;
+	bool ok = fn(c);
+	if (!ok) {
+		c->s->wtail.n = tn;
+		c->s->wcount = wc;
+	}
+	return ok;
+}
+
+bool al_pass_mil_range(struct al_mil_pass *c)
+{
+	return run(c, mil_range);
+}
+
+bool al_pass_mil_fill(struct al_mil_pass *c)
+{
+	return run(c, mil_fill);
+}
+
+bool al_pass_mil_fill_like(struct al_mil_pass *c)
+{
+	return run(c, mil_fill_like);
+}
+
+bool al_pass_mil_cumsum(struct al_mil_pass *c)
+{
+	return run(c, mil_cumsum);
+}
+
+bool al_pass_mil_io_fp16(struct al_mil_pass *c)
+{
+	return run(c, mil_io_fp16);
+}
+
+/* ------------------------------------------------------------------ the package writer */
+
+struct pw {
+	struct al_surgery *s;
+	al_diags *d;
+	const char *dest;
+	char in_real[PATH_MAX];
+	char model_real[PATH_MAX];
+	char weights_real[PATH_MAX];
+	bool have_weights, wrote_model, wrote_weights;
+};
+
+static enum al_status pw_fail(struct pw *w, enum al_status st, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static enum al_status pw_fail(struct pw *w, enum al_status st, const char *file, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	al_diag_vadd(w->d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		b += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* n bytes of in_fd from offset off onto out_fd (in-kernel where possible). */
+static bool copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
+{
+	loff_t o = (loff_t)off;
+	while (n) {
+		size_t chunk = n > (1u << 30) ? (1u << 30) : (size_t)n;
+		ssize_t k = copy_file_range(in_fd, &o, out_fd, NULL, chunk, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n -= (uint64_t)k;
+	}
+	uint8_t buf[1 << 16];
+	while (n) {
+		size_t chunk = n > sizeof buf ? sizeof buf : (size_t)n;
+		ssize_t k = pread(in_fd, buf, chunk, o);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0 || !write_all(out_fd, buf, (size_t)k))
+			return false;
+		o += k;
+		n -= (uint64_t)k;
+	}
+	return true;
+}
+
+static int open_out(const char *path, mode_t mode)
+{
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777 ? mode & 0777 : 0644);
+}
+
+/* The new model.mlmodel: the splice over the input's bytes. */
+static enum al_status write_model(struct pw *w, const char *src, const char *dst, mode_t mode)
+{
+	int fd = open_out(dst, mode);
+	if (fd < 0)
+		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(errno));
+	int in_fd = open(src, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != w->s->root.n)) {
+		close(in_fd); /* changed since it was mapped: copy from the mapping */
+		in_fd = -1;
+	}
+	enum al_status st = al_splice_to_fd(w->s->sp, in_fd, fd);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (close(fd) != 0 && st == AL_OK)
+		st = AL_E_IO;
+	if (st)
+		return pw_fail(w, st, dst, "cannot write: %s",
+			       st == AL_E_IO ? strerror(errno) : al_status_str(st));
+	w->wrote_model = true;
+	return AL_OK;
+}
+
+/* The new weight.bin: the input's bytes with the blob count raised, then the
+ * new blobs (or a copy when none were added). src NULL: none existed. */
+static enum al_status write_weights(struct pw *w, const char *src, const char *dst, mode_t mode)
+{
+	struct al_surgery *s = w->s;
+	int fd = open_out(dst, mode);
+	if (fd < 0)
+		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(errno));
+	bool ok = true;
+	uint64_t a = s->m->weights.n;
+	int in_fd = src ? open(src, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat sb;
+	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != a)) {
+		close(in_fd);
+		in_fd = -1;
+	}
+	if (a && s->wcount) {
+		uint8_t cnt[4];
+		le32(cnt, new_count(s));
+		ok = write_all(fd, cnt, 4);
+		if (ok && in_fd >= 0)
+			ok = copy_range(in_fd, 4, a - 4, fd);
+		else if (ok)
+			ok = write_all(fd, s->m->weights.p + 4, a - 4);
+		ok = ok && write_all(fd, s->wtail.p, s->wtail.n);
+	} else if (a) {
+		ok = in_fd >= 0 ? copy_range(in_fd, 0, a, fd) : write_all(fd, s->m->weights.p, a);
+	} else if (s->wcount) { /* a fresh file: the tail starts with the header */
+		uint8_t h[4];
+		le32(h, new_count(s));
+		ok = write_all(fd, h, 4) && write_all(fd, s->wtail.p + 4, s->wtail.n - 4);
+	} else if (src && in_fd >= 0) {
+		ok = copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+	}
+	int e = errno;
+	if (in_fd >= 0)
+		close(in_fd);
+	if (close(fd) != 0)
+		ok = false;
+	if (!ok)
+		return pw_fail(w, AL_E_IO, dst, "cannot write: %s", strerror(e));
+	w->wrote_weights = true;
+	return AL_OK;
+}
+
+static enum al_status copy_file(struct pw *w, const char *src, const char *dst, mode_t mode)
+{
+	int in_fd = open(src, O_RDONLY | O_CLOEXEC);
+	if (in_fd < 0)
+		return pw_fail(w, AL_E_IO, src, "cannot open: %s", strerror(errno));
+	struct stat sb;
+	int fd = fstat(in_fd, &sb) == 0 ? open_out(dst, mode) : -1;
+	if (fd < 0) {
+		int e = errno;
+		close(in_fd);
+		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(e));
+	}
+	bool ok = copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+	int e = errno;
+	close(in_fd);
+	if (close(fd) != 0)
+		ok = false;
+	return ok ? AL_OK : pw_fail(w, AL_E_IO, dst, "cannot write: %s", strerror(e));
+}
+
+static bool inside(const char *base, const char *s)
+{
+	size_t n = strlen(base);
+	return strncmp(s, base, n) == 0 && (s[n] == '/' || s[n] == '\0');
+}
+
+/* Copy directory src (inside the input package) to dst, which exists. */
+static enum al_status copy_tree(struct pw *w, const char *src, const char *dst, int depth)
+{
+	if (depth > AL_MAX_DEPTH)
+		return pw_fail(w, AL_E_FORMAT, src, "directories nested deeper than %d levels",
+			       AL_MAX_DEPTH);
+	DIR *dir = opendir(src);
+	if (!dir)
+		return pw_fail(w, AL_E_IO, src, "cannot open: %s", strerror(errno));
+	enum al_status st = AL_OK;
+	struct dirent *e;
+	while (st == AL_OK && (errno = 0, e = readdir(dir))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char sp[PATH_MAX], dp[PATH_MAX], real[PATH_MAX];
+		if ((size_t)snprintf(sp, sizeof sp, "%s/%s", src, e->d_name) >= sizeof sp ||
+		    (size_t)snprintf(dp, sizeof dp, "%s/%s", dst, e->d_name) >= sizeof dp) {
+			st = pw_fail(w, AL_E_IO, src, "a path in the package is too long");
+			break;
+		}
+		struct stat lb, sb;
+		if (lstat(sp, &lb) != 0 || !realpath(sp, real) || stat(real, &sb) != 0) {
+			st = pw_fail(w, AL_E_IO, sp, "cannot read: %s", strerror(errno));
+			break;
+		}
+		if (!inside(w->in_real, real)) {
+			st = pw_fail(w, AL_E_FORMAT, sp, "resolves to %.200s, outside the package", real);
+			break;
+		}
+		if (S_ISDIR(lb.st_mode)) {
+			if (mkdir(dp, (lb.st_mode & 0777) | 0700) != 0)
+				st = pw_fail(w, AL_E_IO, dp, "cannot create: %s", strerror(errno));
+			else
+				st = copy_tree(w, sp, dp, depth + 1);
+		} else if (S_ISLNK(lb.st_mode) && S_ISDIR(sb.st_mode)) {
+			st = pw_fail(w, AL_E_UNSUPPORTED, sp, "a symbolic link to a directory is not copied");
+		} else if (!S_ISREG(sb.st_mode)) {
+			st = pw_fail(w, AL_E_UNSUPPORTED, sp, "not a regular file or directory");
+		} else if (strcmp(real, w->model_real) == 0) {
+			st = write_model(w, real, dp, sb.st_mode);
+		} else if (w->have_weights && strcmp(real, w->weights_real) == 0) {
+			st = write_weights(w, real, dp, sb.st_mode);
+		} else {
+			st = copy_file(w, real, dp, sb.st_mode);
+		}
+	}
+	if (st == AL_OK && errno)
+		st = pw_fail(w, AL_E_IO, src, "cannot list: %s", strerror(errno));
+	closedir(dir);
+	return st;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+static void remove_tree(const char *p)
+{
+	(void)nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* mkdir -p of dst/rel's directories (rel relative, '/'-separated). */
+static enum al_status make_dirs(struct pw *w, const char *dst, const char *rel)
+{
+	char p[PATH_MAX];
+	if ((size_t)snprintf(p, sizeof p, "%s/%s", dst, rel) >= sizeof p)
+		return pw_fail(w, AL_E_IO, dst, "a path in the package is too long");
+	for (char *q = p + strlen(dst) + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return pw_fail(w, AL_E_IO, p, "cannot create: %s", strerror(errno));
+		*q = '/';
+	}
+	return AL_OK;
+}
+
+enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d)
+{
+	struct pw w = {.s = s, .d = d, .dest = path};
+	al_model *m = s->m;
+	if (!m->n_subs || !m->subs[0]->file)
+		return AL_E_INVALID_ARG;
+	if (!realpath(m->path, w.in_real))
+		return pw_fail(&w, AL_E_IO, m->path, "cannot open: %s", strerror(errno));
+	if (!realpath(m->subs[0]->file, w.model_real))
+		return pw_fail(&w, AL_E_IO, m->subs[0]->file, "cannot open: %s", strerror(errno));
+	w.have_weights = m->weights_path && realpath(m->weights_path, w.weights_real);
+	/* the destination: path without trailing slashes; its directory must exist */
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n == 0 || n >= PATH_MAX - 32)
+		return pw_fail(&w, AL_E_INVALID_ARG, path, "bad output path");
+	if (n >= 8 && memcmp(path + n - 8, ".mlmodel", 8) == 0)
+		return pw_fail(&w, AL_E_INVALID_ARG, path,
+			       "the input is a package: the output is a package too (name it .mlpackage)");
+	char dest[PATH_MAX], parent[PATH_MAX], preal[PATH_MAX], tmp[PATH_MAX + 32];
+	memcpy(dest, path, n);
+	dest[n] = '\0';
+	struct stat db;
+	bool exists = lstat(dest, &db) == 0;
+	if (exists && S_ISDIR(db.st_mode) && !realpath(path, dest)) /* ".", "..": its real name */
+		return pw_fail(&w, AL_E_IO, path, "cannot open: %s", strerror(errno));
+	n = strlen(dest);
+	memcpy(parent, dest, n + 1);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		strcpy(parent, ".");
+	else if (slash == parent)
+		parent[1] = '\0';
+	else
+		*slash = '\0';
+	if (!realpath(parent, preal))
+		return pw_fail(&w, AL_E_IO, dest, "cannot write: %s: %s", parent, strerror(errno));
+	if (inside(w.in_real, preal))
+		return pw_fail(&w, AL_E_INVALID_ARG, dest, "the output would be inside the input package");
+	if (exists) {
+		char dreal[PATH_MAX], mf[PATH_MAX + 32];
+		struct stat mb;
+		if (!S_ISDIR(db.st_mode))
+			return pw_fail(&w, AL_E_INVALID_ARG, dest,
+				       "exists and is not a directory; a package is written as one");
+		snprintf(mf, sizeof mf, "%s/Manifest.json", dest);
+		if (stat(mf, &mb) != 0)
+			return pw_fail(&w, AL_E_INVALID_ARG, dest,
+				       "exists and is not a model package (no Manifest.json): not replaced");
+		if (realpath(dest, dreal) && inside(dreal, w.in_real) && strcmp(dreal, w.in_real) != 0)
+			return pw_fail(&w, AL_E_INVALID_ARG, dest, "the input package is inside it");
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", dest);
+	if (!mkdtemp(tmp))
+		return pw_fail(&w, AL_E_IO, dest, "cannot create %s: %s", tmp, strerror(errno));
+	(void)chmod(tmp, 0755);
+	enum al_status st = copy_tree(&w, w.in_real, tmp, 0);
+	if (st == AL_OK && !w.wrote_model)
+		st = pw_fail(&w, AL_E_FORMAT, m->subs[0]->file, "the root model is not inside the package");
+	if (st == AL_OK && s->wcount && !w.wrote_weights) {
+		/* no weight.bin in the input: "@model_path/weights/weight.bin", next to the model */
+		const char *rel = w.model_real + strlen(w.in_real) + 1;
+		char wrel[PATH_MAX], wp[PATH_MAX];
+		const char *ms = strrchr(rel, '/');
+		int dl = ms ? (int)(ms - rel) : 0;
+		snprintf(wrel, sizeof wrel, "%.*s%sweights/weight.bin", dl, rel, ms ? "/" : "");
+		st = make_dirs(&w, tmp, wrel);
+		if (st == AL_OK && (size_t)snprintf(wp, sizeof wp, "%s/%s", tmp, wrel) >= sizeof wp)
+			st = pw_fail(&w, AL_E_IO, dest, "a path in the package is too long");
+		if (st == AL_OK)
+			st = write_weights(&w, NULL, wp, 0644);
+	}
+	if (st == AL_OK) { /* it must load before it replaces anything */
+		al_diags *d2 = al_diags_new();
+		al_model *chk = NULL;
+		enum al_status cs = d2 ? al_model_open(tmp, &chk, d2) : AL_E_NOMEM;
+		if (cs != AL_OK) {
+			const struct al_diag *e = d2 && al_diags_count(d2) ? al_diags_get(d2, 0) : NULL;
+			st = pw_fail(&w, AL_E_FORMAT, dest, "the new package does not load: %s",
+				     e ? e->msg : al_status_str(cs));
+		}
+		al_model_free(chk);
+		al_diags_free(d2);
+	}
+	if (st == AL_OK && !exists && rename(tmp, dest) != 0)
+		st = pw_fail(&w, AL_E_IO, dest, "cannot rename %s into place: %s", tmp, strerror(errno));
+	if (st == AL_OK && exists) {
+		/* swap the new package with the old one, then remove the old */
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_EXCHANGE) != 0) {
+			char old[PATH_MAX + 32];
+			snprintf(old, sizeof old, "%s.oldXXXXXX", dest);
+			if (!mkdtemp(old) || rmdir(old) != 0 || rename(dest, old) != 0) {
+				st = pw_fail(&w, AL_E_IO, dest, "cannot replace it: %s", strerror(errno));
+			} else if (rename(tmp, dest) != 0) {
+				int e = errno;
+				(void)rename(old, dest);
+				st = pw_fail(&w, AL_E_IO, dest, "cannot replace it: %s", strerror(e));
+			} else {
+				remove_tree(old);
+			}
+		}
+	}
+	remove_tree(tmp); /* on success: the old package (swapped), or nothing */
+	return st;
+}

@@ -1,0 +1,322 @@
+#!/bin/sh
+# tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
+# range_1d / fill / fill_like -> const, cumsum -> matmul and fp32 I/O -> fp16
+# passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof
+# (bit-identical for exact, within tolerance for reassociate), the output
+# package re-loads, model.mlmodel parses (protoc --decode_raw when installed),
+# weight.bin's header and every blob record are valid and every blob reference
+# points at one, untouched ops / files / weight bytes are the input's. Refusals
+# give their reason; nothing to rewrite gives byte-identical files; a failed
+# write leaves no output and no temporary directory; the inputs never change.
+# Corpus parts skip when ../shared/corpus is absent.
+set -u
+: "${ANELINT:=build/anelint}"
+C=tests/data/crafted
+D=tests/data/converted
+CORPUS=${ANELINT_CORPUS:-../shared/corpus}
+T=$(mktemp -d)
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+fallbacks() { sed -n "s/.*\"$1\": {[^}]*\"fallbacks\": \([0-9]*\).*/\1/p" "$2"; }
+applied() { grep -c '"applied": true' "$1"; }
+
+# sha256 of every file under the inputs, to show they never change
+inputs_sum() { find $C/fix_mil_*.mlpackage $D/cumsum__mlp_fp16.mlpackage $D/cumsum__mlp_fp32.mlpackage \
+	$D/full_fill_dynamic__mlp_ios17_fp16.mlpackage $D/arange_dynamic__mlp_fp16.mlpackage -type f |
+	sort | xargs sha256sum; }
+inputs_sum >"$T/inputs.before"
+
+# pkgcheck IN OUT REWRITTEN...: the structure of OUT against IN (python, stdlib only)
+pkgcheck() {
+	python3 - "$@" <<'EOF'
+import os, struct, sys
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        if i >= len(b):
+            raise ValueError("truncated varint")
+        c = b[i]; i += 1
+        v |= (c & 0x7F) << s; s += 7
+        if not c & 0x80:
+            return v, i
+
+def fields(b):
+    i = 0
+    while i < len(b):
+        k, i = varint(b, i)
+        num, w = k >> 3, k & 7
+        if w == 0:
+            v, i = varint(b, i)
+        elif w == 1:
+            v = b[i:i + 8]; i += 8
+        elif w == 5:
+            v = b[i:i + 4]; i += 4
+        elif w == 2:
+            n, i = varint(b, i)
+            if i + n > len(b):
+                raise ValueError("field runs past its message")
+            v = b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % w)
+        yield num, v
+
+def get(b, num):
+    return [v for n, v in fields(b) if n == num]
+
+def ops(block, out):  # Block.operations = 3; Operation.blocks = 4
+    for op in get(block, 3):
+        name = ""
+        for nv in get(op, 3):
+            name = get(nv, 1)[0].decode(); break
+        out.append((name, op))
+        for blk in get(op, 4):
+            ops(blk, out)
+
+def program_ops(model):
+    out = []
+    for prog in get(model, 502):
+        for fe in get(prog, 2):
+            for fn in get(fe, 2):
+                for be in get(fn, 3):
+                    for blk in get(be, 2):
+                        ops(blk, out)
+    return out
+
+def blob_refs(op):
+    refs = []
+    for e in get(op, 5):
+        for v in get(e, 2):
+            for bf in get(v, 5):
+                refs.append(get(bf, 2)[0] if get(bf, 2) else 0)
+    return refs
+
+def blobs(w):  # storage v2: every record at a multiple of 64
+    assert len(w) >= 64, "weight.bin shorter than its header"
+    count, version = struct.unpack_from("<II", w, 0)
+    assert version == 2, "storage version %d" % version
+    assert w[8:64] == bytes(56), "reserved header bytes not zero"
+    found, off = {}, 64
+    while off + 64 <= len(w):
+        sent, dt, size, data = struct.unpack_from("<IIQQ", w, off)
+        assert sent == 0xDEADBEEF, "no sentinel at %d" % off
+        assert 1 <= dt <= 17, "blob dtype %d at %d" % (dt, off)
+        assert data == off + 64, "data offset %d for metadata at %d" % (data, off)
+        assert data + size <= len(w), "blob at %d runs past the end" % off
+        found[off] = (dt, size)
+        off = (data + size + 63) // 64 * 64
+    assert count == len(found), "header counts %d blobs, %d found" % (count, len(found))
+    return found
+
+src, dst, rewritten = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+def files(root):
+    r = []
+    for d, _, fs in os.walk(root):
+        r += [os.path.relpath(os.path.join(d, f), root) for f in fs]
+    return set(r)
+M = os.path.join("Data", "com.apple.CoreML", "model.mlmodel")
+W = os.path.join("Data", "com.apple.CoreML", "weights", "weight.bin")
+fi, fo = files(src), files(dst)
+assert fi - fo == set(), "files missing from the output: %s" % (fi - fo)
+assert fo - fi <= {W}, "unexpected new files: %s" % (fo - fi - {W})
+for f in fi - {M, W}:
+    assert open(os.path.join(src, f), "rb").read() == open(os.path.join(dst, f), "rb").read(), f
+mi = open(os.path.join(src, M), "rb").read()
+mo = open(os.path.join(dst, M), "rb").read()
+oi, oo = program_ops(mi), program_ops(mo)
+old = {n: op for n, op in oi}
+new = dict(oo)
+for n, op in oi:  # every op not rewritten is byte for byte the input's, in order
+    if n not in rewritten:
+        assert new.get(n) == op, "op %s changed" % n
+for n in rewritten:
+    assert n in new and new[n] != old[n], "op %s not rewritten" % n
+assert [n for n, _ in oo if n in old] == [n for n, _ in oi], "op order changed"
+wi = open(os.path.join(src, W), "rb").read() if W in fi else b""
+wo = open(os.path.join(dst, W), "rb").read() if W in fo else b""
+if wo:
+    bo = blobs(wo)
+    if wi:
+        bi = blobs(wi)
+        assert wo[4:len(wi)] == wi[4:], "existing weight.bin bytes changed"
+        assert all(bo[k] == v for k, v in bi.items()), "existing blobs moved"
+    for n, op in oo:
+        for r in blob_refs(op):
+            assert r in bo, "op %s refers to offset %d, no blob there" % (n, r)
+    print("blobs %d -> %d" % (len(blobs(wi)) if wi else 0, len(bo)))
+else:
+    assert not wi
+    print("blobs 0 -> 0")
+EOF
+}
+
+# loads: `anelint check` opens it (exit 0 or 1: fallbacks), and protoc parses the model
+loads() {
+	"$ANELINT" check "$1" >/dev/null 2>"$T/check.err"
+	rc=$?
+	[ $rc -le 1 ] || { echo "check exit $rc: $(cat "$T/check.err")"; return 1; }
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$1/Data/com.apple.CoreML/model.mlmodel" >/dev/null || return 1
+	fi
+	return 0
+}
+
+# fixcase NAME IN OUTNAME BEFORE AFTER CLASS REWRITTEN [fix options...]
+fixcase() {
+	name=$1 in=$2 out="$T/$3.mlpackage" before=$4 after=$5 class=$6 rew=$7
+	shift 7
+	"$ANELINT" fix "$in" -o "$out" --format json "$@" >"$T/$name.json" 2>"$T/$name.err"
+	rc=$?
+	nrew=$(echo "$rew" | wc -w)
+	if [ $rc -eq 0 ] && [ "$(applied "$T/$name.json")" -eq "$nrew" ] &&
+		[ "$(fallbacks before "$T/$name.json")" = "$before" ] &&
+		[ "$(fallbacks after "$T/$name.json")" = "$after" ] && [ "$before" -gt "$after" ] &&
+		grep -q '"written": true' "$T/$name.json"; then ok; else
+		bad "$name: rc $rc, applied $(applied "$T/$name.json"), fallbacks $(fallbacks before "$T/$name.json") -> $(fallbacks after "$T/$name.json")"
+		cat "$T/$name.json" "$T/$name.err"
+	fi
+	# the proof: exact -> every output bit-identical; reassociate -> every output passes
+	if [ "$class" = exact ]; then
+		if grep -q '"identical": true' "$T/$name.json" && ! grep -q '"identical": false' "$T/$name.json"
+		then ok; else bad "$name: not bit-identical"; fi
+	else
+		if grep -q '"pass": true, "runs"\|"proved": true, "pass": true' "$T/$name.json" &&
+			! grep -q '"pass": false' "$T/$name.json"; then ok; else bad "$name: proof"; fi
+	fi
+	loads "$out" && ok || bad "$name: the output does not load"
+	# shellcheck disable=SC2086
+	pkgcheck "$in" "$out" $rew >"$T/$name.pkg" 2>&1 && ok || { bad "$name: package check"; cat "$T/$name.pkg"; }
+}
+
+# 1. range_1d of constants: r16 -> blob, r4 -> immediate; r3 not exact in fp16
+fixcase range $C/fix_mil_range.mlpackage range 3 1 exact "r16 r4"
+grep -q '"layer": "r3".*"why_not": "value 3 (0.299926758) is not exact in fp16"' "$T/range.json" && ok ||
+	bad "range: r3 reason"
+grep -q 'blobs 0 -> 1' "$T/range.pkg" && ok || bad "range: $(cat "$T/range.pkg") (1 new blob expected)"
+"$ANELINT" check --consts "$T/range.mlpackage" | grep -q ' r16 .*const' && ok || bad "range: r16 is not a const"
+
+# 2. fill of constants, into a package whose weight.bin already has a blob
+fixcase fill $C/fix_mil_fill.mlpackage fill 2 1 exact "f"
+grep -q '"layer": "g".*"why_not": "'"'"'value'"'"' is vmax, computed at run time: the result is dynamic"' "$T/fill.json" &&
+	ok || bad "fill: the dynamic fill's reason"
+grep -q 'blobs 1 -> 2' "$T/fill.pkg" && ok || bad "fill: $(cat "$T/fill.pkg") (1 -> 2 expected)"
+
+# 3. fill_like of a static shape (one with the default value 0.0, fp32)
+fixcase fill_like $C/fix_mil_fill_like.mlpackage fill_like 4 2 exact "f g"
+
+# 4. cumsum variants (exclusive, reverse, both; axis 0 refused)
+fixcase cumsum $C/fix_mil_cumsum.mlpackage cumsum 4 1 reassociate "c0 c1 c2" --allow reassociate
+grep -q '"layer": "c3".*not one of the last two' "$T/cumsum.json" && ok || bad "cumsum: c3 reason"
+grep -q 'blobs 0 -> 3' "$T/cumsum.pkg" && ok || bad "cumsum: $(cat "$T/cumsum.pkg")"
+# the reassociation is visible: some output is not bit-identical, yet within tolerance
+grep -q '"identical": false' "$T/cumsum.json" && ok || bad "cumsum: every output bit-identical (a matmul that did not change anything?)"
+
+# 5. converted cumsum (fp16 program, fp32 I/O casts stay)
+fixcase cumsum_conv $D/cumsum__mlp_fp16.mlpackage cumsum_conv 4 2 reassociate "var_4_cast_fp16 var_7_cast_fp16" --allow reassociate
+n=$("$ANELINT" check "$T/cumsum_conv.mlpackage" | grep -cE '^ +[0-9]+ +var_[47]_cast_fp16 +matmul +ANE')
+[ "$n" -eq 2 ] && ok || bad "cumsum_conv: $n matmul ops (2 expected)"
+
+# 5b. fp32 model I/O -> fp16 (approximate, opt-in): the boundary casts become
+#     identity ops, the description and the function input fp16, spec 6 -> 7
+fixcase io $D/cumsum__mlp_fp16.mlpackage io 4 0 approximate "x_to_fp16 var_4_cast_fp16 var_7_cast_fp16 var_9" --allow approximate
+"$ANELINT" info "$T/io.mlpackage" >"$T/io.info"
+grep -q 'spec 7 ' "$T/io.info" && grep -q 'x: multiArray fp16 \[1, 16, 32\]' "$T/io.info" &&
+	grep -q 'var_9: multiArray fp16' "$T/io.info" && grep -q 'identity 2' "$T/io.info" && ok ||
+	{ bad "io: the description"; cat "$T/io.info"; }
+grep -q '"layer": "x_to_fp16".*"why_not": "changes results: needs --allow approximate' "$T/cumsum_conv.json" &&
+	ok || bad "io: not refused without --allow approximate"
+
+# 6. nothing to rewrite -> byte-identical copies: reassociate not allowed, fp32
+#    matmuls that would still fall back, and the dynamic converted models
+same_tree() { diff -r "$1" "$2" >/dev/null && [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ]; }
+"$ANELINT" fix $D/cumsum__mlp_fp16.mlpackage -o "$T/noallow.mlpackage" >"$T/noallow.txt"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'needs --allow reassociate' "$T/noallow.txt" && same_tree $D/cumsum__mlp_fp16.mlpackage "$T/noallow.mlpackage" &&
+	ok || { bad "cumsum without --allow (rc $rc)"; cat "$T/noallow.txt"; }
+"$ANELINT" fix $D/cumsum__mlp_fp32.mlpackage -o "$T/fp32.mlpackage" --allow reassociate >"$T/fp32.txt"
+rc=$?
+[ $rc -eq 0 ] && grep -q "left .*var_4 .*would still fall back: ANE029" "$T/fp32.txt" &&
+	same_tree $D/cumsum__mlp_fp32.mlpackage "$T/fp32.mlpackage" && ok || { bad "cumsum fp32 (rc $rc)"; cat "$T/fp32.txt"; }
+"$ANELINT" fix $D/full_fill_dynamic__mlp_ios17_fp16.mlpackage -o "$T/ffd.mlpackage" >"$T/ffd.txt"
+rc=$?
+[ $rc -eq 0 ] && grep -q "left .*f_cast_fp16 .*fill: 'shape' is concat_0, computed at run time" "$T/ffd.txt" &&
+	grep -q "left .*fill_like_0_cast_fp16 .*'ref_tensor' has shape \[1,16\*\], not static" "$T/ffd.txt" &&
+	same_tree $D/full_fill_dynamic__mlp_ios17_fp16.mlpackage "$T/ffd.mlpackage" && ok || { bad "full_fill_dynamic (rc $rc)"; cat "$T/ffd.txt"; }
+"$ANELINT" fix $D/arange_dynamic__mlp_fp16.mlpackage -o "$T/ar.mlpackage" >"$T/ar.txt"
+rc=$?
+[ $rc -eq 0 ] && grep -q "left .*var_10 .*range_1d: 'end' is gather_0, computed at run time" "$T/ar.txt" &&
+	same_tree $D/arange_dynamic__mlp_fp16.mlpackage "$T/ar.mlpackage" && ok || { bad "arange_dynamic (rc $rc)"; cat "$T/ar.txt"; }
+
+# 7. destinations: -o = input is a usage error; --dry-run writes nothing; -o
+#    inside the input is refused; an existing package is replaced; an existing
+#    directory that is no package is left alone; --in-place replaces the input
+cp -R $C/fix_mil_fill.mlpackage "$T/mine.mlpackage"
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/mine.mlpackage" >/dev/null 2>&1
+[ $? -eq 2 ] && same_tree $C/fix_mil_fill.mlpackage "$T/mine.mlpackage" && ok || bad "-o = input not refused"
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/dry.mlpackage" --dry-run >/dev/null 2>&1
+[ $? -eq 0 ] && [ ! -e "$T/dry.mlpackage" ] && ok || bad "--dry-run wrote something"
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/mine.mlpackage/Data/x.mlpackage" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ ! -e "$T/mine.mlpackage/Data/x.mlpackage" ] && same_tree $C/fix_mil_fill.mlpackage "$T/mine.mlpackage" &&
+	[ -z "$(ls "$T/mine.mlpackage/Data" | grep tmp)" ] && ok || bad "-o inside the input (rc $rc)"
+cp -R $C/fix_mil_range.mlpackage "$T/old.mlpackage"
+touch "$T/old.mlpackage/marker"
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/old.mlpackage" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ ! -e "$T/old.mlpackage/marker" ] && pkgcheck "$T/mine.mlpackage" "$T/old.mlpackage" f >/dev/null &&
+	[ -z "$(ls "$T" | grep '\.tmp\|\.old')" ] && ok || bad "replacing an existing package (rc $rc)"
+mkdir "$T/notpkg.mlpackage" && touch "$T/notpkg.mlpackage/keep"
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/notpkg.mlpackage" >"$T/np.txt" 2>&1
+rc=$?
+[ $rc -eq 2 ] && [ -e "$T/notpkg.mlpackage/keep" ] && [ ! -e "$T/notpkg.mlpackage/Manifest.json" ] &&
+	grep -q 'not a model package' "$T/np.txt" && [ -z "$(ls "$T" | grep '\.tmp')" ] && ok ||
+	{ bad "existing non-package -o (rc $rc)"; cat "$T/np.txt"; }
+"$ANELINT" fix "$T/mine.mlpackage" --in-place >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && pkgcheck $C/fix_mil_fill.mlpackage "$T/mine.mlpackage" f >/dev/null && loads "$T/mine.mlpackage" &&
+	[ -z "$(ls "$T" | grep '\.tmp\|\.old')" ] && ok || bad "--in-place (rc $rc)"
+
+"$ANELINT" fix "$T/mine.mlpackage" -o "$T/named.mlmodel" >/dev/null 2>&1
+[ $? -eq 2 ] && [ ! -e "$T/named.mlmodel" ] && ok || bad "a package written under a .mlmodel name"
+cp -R $C/fix_mil_fill_like.mlpackage "$T/here.mlpackage"
+case $ANELINT in */*) A=$(cd "$(dirname "$ANELINT")" && pwd)/$(basename "$ANELINT") ;; *) A=$ANELINT ;; esac
+(cd "$T/here.mlpackage" && "$A" fix . --in-place >/dev/null 2>&1)
+rc=$?
+[ $rc -eq 0 ] && pkgcheck $C/fix_mil_fill_like.mlpackage "$T/here.mlpackage" f g >/dev/null &&
+	[ -z "$(ls "$T" | grep '\.tmp\|\.old')" ] && ok || bad "--in-place on '.' (rc $rc)"
+
+# 8. a write that fails half way (a symbolic link leaving the package) leaves
+#    neither the output nor a temporary directory
+cp -R $C/fix_mil_range.mlpackage "$T/evil.mlpackage"
+echo secret >"$T/outside.txt"
+ln -s "$T/outside.txt" "$T/evil.mlpackage/Data/leak.txt"
+mkdir "$T/dst"
+"$ANELINT" fix "$T/evil.mlpackage" -o "$T/dst/out.mlpackage" >"$T/evil.txt" 2>&1
+rc=$?
+[ $rc -ne 0 ] && [ -z "$(ls -A "$T/dst")" ] && grep -q 'outside the package' "$T/evil.txt" && ok ||
+	{ bad "failed write left something (rc $rc)"; ls -la "$T/dst"; cat "$T/evil.txt"; }
+
+# 9. the inputs never changed
+inputs_sum >"$T/inputs.after"
+cmp -s "$T/inputs.before" "$T/inputs.after" && ok || bad "an input file changed"
+
+# 10. corpus (skips without ../shared): the real GRU's fill zeros (shape from the
+#     input's shape) are refused and copied; the iOS17 fp16-I/O cumsum goes 2 -> 0
+if [ -d "$CORPUS/real" ] && [ -d "$CORPUS/converted" ]; then
+	g=$CORPUS/real/ActivityClassifier_GRU_mlprogram.mlpackage
+	"$ANELINT" fix "$g" -o "$T/gru.mlpackage" >"$T/gru.txt" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "fill: 'shape' is sequential_gru_zeros_packed, computed at run time" "$T/gru.txt" &&
+		same_tree "$g" "$T/gru.mlpackage" && ok || { bad "corpus GRU (rc $rc)"; cat "$T/gru.txt"; }
+	fixcase c17 "$CORPUS/converted/cumsum__mlp_ios17_fp16.mlpackage" c17 2 0 reassociate \
+		"var_4_cast_fp16 var_7_cast_fp16" --allow reassociate
+else
+	skip=$((skip + 5))
+	echo "skip: $CORPUS absent"
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

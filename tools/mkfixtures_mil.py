@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""mkfixtures_mil.py: writes the ML Program fixtures of `anelint fix`
+(tests/data/crafted/fix_mil_*.mlpackage, docs/surgery.md).
+
+Small fp16 ML Programs (spec 8, iOS 17 opset) whose CPU-only ops have results
+known when the file is read, so that the ML Program passes can fold them:
+
+  fix_mil_range      range_1d of constant start/end/step: a 16-value fp16 range
+                     (folded into a new weight.bin blob), a 4-value one
+                     (immediate), and one whose values are not exact in fp16
+                     (0 to 0.35 in 0.1 steps: refused)
+  fix_mil_fill       fill of a constant shape and value, in a package that
+                     already has a weight.bin with one blob (the new blob goes
+                     after it), plus a fill whose value is computed (refused)
+  fix_mil_fill_like  fill_like of a static ref_tensor, and one of the default
+                     value (0.0)
+  fix_mil_cumsum     cumsum variants on a static [2,8,12] fp16 input: axis -1
+                     exclusive, axis -2 reverse, axis -1 exclusive+reverse, and
+                     axis 0 (not one of the last two: refused)
+
+The protobuf bytes are written by hand with the helpers of tools/mkfixtures.py
+(field numbers from coremltools' MIL.proto, coreml-format-facts.md section 7);
+weight.bin follows storage v2 (section 8). Deterministic: run
+`python3 tools/mkfixtures_mil.py` from the repository root.
+"""
+
+import json
+import os
+import shutil
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
+from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
+                        mil_program, model, op, ttype, v_ints, value)
+
+OUT = os.path.join("tests", "data", "crafted")
+
+
+def f16(dims):
+    return ttype("fp16", dims)
+
+
+def v_half(vals, dims):
+    """An immediate fp16 tensor: TensorValue.bytes = 7 {values = 1}."""
+    return value(f16(dims), f_msg(7, f_bytes(1, struct.pack("<%de" % len(vals), *vals))))
+
+
+def v_half_scalar(x):
+    return v_half([x], [])
+
+
+def v_int_scalar(x):
+    return v_ints([x], [])
+
+
+def v_bool(x):
+    return value(ttype("bool", []), f_msg(3, f_bytes(1, bytes([1 if x else 0]))))
+
+
+def v_blob(dtype, dims, offset):
+    """Value{type, blobFileValue = 5 {fileName 1, offset 2}}."""
+    return f_msg(2, ttype(dtype, dims)) + \
+        f_msg(5, f_str(1, "@model_path/weights/weight.bin"), f_varint(2, offset))
+
+
+def weight_bin(blobs):
+    """Storage v2: 64-byte header {count, version 2}, then per blob 64-byte
+    metadata {0xDEADBEEF, dtype, size, data offset} and the data, each record
+    at a multiple of 64. Returns the bytes and the metadata offsets."""
+    out = bytearray(struct.pack("<II", len(blobs), 2) + b"\0" * 56)
+    offs = []
+    for dtype, data in blobs:
+        while len(out) % 64:
+            out.append(0)
+        meta = len(out)
+        offs.append(meta)
+        out += struct.pack("<IIQQ", 0xDEADBEEF, dtype, len(data), meta + 64) + b"\0" * 40
+        out += data
+    return bytes(out), offs
+
+
+def write_package(path, model_bytes, weights=None):
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    data = os.path.join(path, "Data", "com.apple.CoreML")
+    os.makedirs(data)
+    with open(os.path.join(data, "model.mlmodel"), "wb") as f:
+        f.write(model_bytes)
+    if weights is not None:
+        os.makedirs(os.path.join(data, "weights"))
+        with open(os.path.join(data, "weights", "weight.bin"), "wb") as f:
+            f.write(weights)
+    manifest = {
+        "fileFormatVersion": "1.0.0",
+        "itemInfoEntries": {
+            "00000000-0000-0000-0000-00000000000a": {
+                "author": "com.apple.CoreML",
+                "description": "CoreML Model Specification",
+                "name": "model.mlmodel",
+                "path": "com.apple.CoreML/model.mlmodel",
+            },
+            "00000000-0000-0000-0000-00000000000b": {
+                "author": "com.apple.CoreML",
+                "description": "CoreML Model Weights",
+                "name": "weights",
+                "path": "com.apple.CoreML/weights",
+            },
+        },
+        "rootModelIdentifier": "00000000-0000-0000-0000-00000000000a",
+    }
+    with open(os.path.join(path, "Manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=4, sort_keys=True)
+        f.write("\n")
+
+
+def program(inputs, outputs, ops, short):
+    """inputs/outputs: [(name, dims)], all fp16."""
+    desc = description([array_feature(n, d, FLOAT16) for n, d in inputs],
+                       [array_feature(n, d, FLOAT16) for n, d in outputs], short=short)
+    return model(8, desc, 502, mil_program(inputs, [n for n, _ in outputs], ops))
+
+
+def fix_mil_range():
+    ops = [
+        const("s0", v_half_scalar(0.0), f16([])),
+        const("e16", v_half_scalar(16.0), f16([])),
+        const("one", v_half_scalar(1.0), f16([])),
+        op("range_1d", [("start", "s0"), ("end", "e16"), ("step", "one")], [("r16", f16([16]))]),
+        op("mul", [("x", "x"), ("y", "r16")], [("y", f16([1, 16]))]),
+        const("e2", v_half_scalar(2.0), f16([])),
+        const("half", v_half_scalar(0.5), f16([])),
+        op("range_1d", [("start", "s0"), ("end", "e2"), ("step", "half")], [("r4", f16([4]))]),
+        op("add", [("x", "v"), ("y", "r4")], [("z", f16([4]))]),
+        # fp16 0.1 = 1638 * 2^-14: 3 * that needs 13 significant bits -> refused
+        const("e035", v_half_scalar(0.35), f16([])),
+        const("tenth", v_half_scalar(0.1), f16([])),
+        op("range_1d", [("start", "s0"), ("end", "e035"), ("step", "tenth")], [("r3", f16([4]))]),
+        op("add", [("x", "u"), ("y", "r3")], [("w", f16([4]))]),
+    ]
+    return program([("x", [1, 16]), ("v", [4]), ("u", [4])], [("y", [1, 16]), ("z", [4]), ("w", [4])],
+                   ops, "fix fixture: range_1d of constants -> const")
+
+
+def fix_mil_fill():
+    weights, (w_off,) = weight_bin([(1, struct.pack("<16e", *[0.25 * i for i in range(16)]))])
+    ops = [
+        const("w", v_blob("fp16", [1, 16], w_off), f16([1, 16])),
+        op("mul", [("x", "x"), ("y", "w")], [("xw", f16([1, 16]))]),
+        const("shape", v_ints([1, 16]), ttype("int32", [2])),
+        const("two", v_half_scalar(2.0), f16([])),
+        op("fill", [("shape", "shape"), ("value", "two")], [("f", f16([1, 16]))]),
+        op("add", [("x", "xw"), ("y", "f")], [("y", f16([1, 16]))]),
+        # a fill whose value is computed at run time: refused
+        const("shape4", v_ints([4]), ttype("int32", [1])),
+        const("ax", v_ints([0], []), ttype("int32", [])),
+        const("kd", v_bool(False), ttype("bool", [])),
+        op("reduce_max", [("x", "v"), ("keep_dims", "kd")], [("vmax", f16([]))]),
+        op("fill", [("shape", "shape4"), ("value", "vmax")], [("g", f16([4]))]),
+        op("add", [("x", "v"), ("y", "g")], [("z", f16([4]))]),
+    ]
+    return program([("x", [1, 16]), ("v", [4])], [("y", [1, 16]), ("z", [4])], ops,
+                   "fix fixture: fill of constants -> const (weight.bin has a blob)"), weights
+
+
+def fix_mil_fill_like():
+    ops = [
+        const("three", v_half_scalar(3.0), f16([])),
+        op("fill_like", [("ref_tensor", "x"), ("value", "three")], [("f", f16([2, 8]))]),
+        op("mul", [("x", "x"), ("y", "f")], [("y", f16([2, 8]))]),
+        op("fill_like", [("ref_tensor", "v")], [("g", ttype("fp32", [3]))]),
+        op("cast", [("x", "v"), ("dtype", "fp32name")], [("v32", ttype("fp32", [3]))]),
+        op("add", [("x", "v32"), ("y", "g")], [("z32", ttype("fp32", [3]))]),
+        op("cast", [("x", "z32"), ("dtype", "fp16name")], [("z", f16([3]))]),
+    ]
+    ops.insert(3, const("fp32name", value(ttype("string", []), f_msg(4, f_str(1, "fp32"))),
+                        ttype("string", [])))
+    ops.insert(4, const("fp16name", value(ttype("string", []), f_msg(4, f_str(1, "fp16"))),
+                        ttype("string", [])))
+    return program([("x", [2, 8]), ("v", [3])], [("y", [2, 8]), ("z", [3])], ops,
+                   "fix fixture: fill_like of a static shape -> const")
+
+
+def fix_mil_cumsum():
+    ops = []
+    outs = []
+    for i, (axis, ex, rev) in enumerate([(-1, True, False), (-2, False, True), (2, True, True),
+                                         (0, False, False)]):
+        ops += [
+            const("ax%d" % i, v_int_scalar(axis), ttype("int32", [])),
+            const("ex%d" % i, v_bool(ex), ttype("bool", [])),
+            const("rev%d" % i, v_bool(rev), ttype("bool", [])),
+            op("cumsum", [("x", "x"), ("axis", "ax%d" % i), ("exclusive", "ex%d" % i),
+                          ("reverse", "rev%d" % i)], [("c%d" % i, f16([2, 8, 12]))]),
+        ]
+        outs.append("c%d" % i)
+    ops += [op("add", [("x", "c0"), ("y", "c1")], [("s01", f16([2, 8, 12]))]),
+            op("add", [("x", "s01"), ("y", "c2")], [("y", f16([2, 8, 12]))]),
+            op("add", [("x", "c3"), ("y", "x")], [("z", f16([2, 8, 12]))])]
+    return program([("x", [2, 8, 12])], [("y", [2, 8, 12]), ("z", [2, 8, 12])], ops,
+                   "fix fixture: cumsum variants -> matmul by a triangle")
+
+
+def main():
+    if not os.path.isdir(os.path.join("tests", "data")):
+        sys.exit("run from the repository root")
+    os.makedirs(OUT, exist_ok=True)
+    fill, fill_w = fix_mil_fill()
+    for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
+                        ("fix_mil_fill_like", fix_mil_fill_like(), None),
+                        ("fix_mil_cumsum", fix_mil_cumsum(), None)):
+        write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
+        print(f"{OUT}/{name}.mlpackage")
+
+
+if __name__ == "__main__":
+    main()
