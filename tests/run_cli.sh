@@ -38,10 +38,17 @@ expect 2 "an input of the wrong shape" -- "$ANELINT" run "$gru" \
 	--input x=tests/data/reference/transformer_encoder/x.npy
 expect 3 "a custom layer cannot run" -- "$ANELINT" run tests/data/converted/builder__custom_layer.mlmodel --random
 huge=tests/data/crafted/huge_input.mlmodel
+# A 1 GB address-space limit proves nothing was allocated; AddressSanitizer reserves
+# terabytes of shadow memory at start-up and cannot run under it, so the sanitizer
+# build runs the same commands without the limit (the budget refuses before allocating).
+limit="ulimit -v 1048576;"
+if grep -q __asan_init "$ANELINT" 2>/dev/null; then limit=; fi
 expect 3 "a 200-byte model declaring a 3.9 GB input is refused before allocating" -- \
-	sh -c "ulimit -v 1048576; exec \"\$0\" run $huge --random" "$ANELINT"
-expect 4 "--max-memory 30000 lets it try: out of memory under a 1 GB ulimit, one line" -- \
-	sh -c "ulimit -v 1048576; exec \"\$0\" run $huge --random --max-memory 30000" "$ANELINT"
+	sh -c "$limit exec \"\$0\" run $huge --random" "$ANELINT"
+if [ -n "$limit" ]; then
+	expect 4 "--max-memory 30000 lets it try: out of memory under a 1 GB ulimit, one line" -- \
+		sh -c "$limit exec \"\$0\" run $huge --random --max-memory 30000" "$ANELINT"
+fi
 expect 2 "--max-memory takes megabytes" -- "$ANELINT" run "$gru" --random --max-memory lots
 expect 2 "--precision takes fp32 or fp16" -- "$ANELINT" run "$gru" --random --precision fp8
 expect 4 "--out in a directory that cannot be made" -- "$ANELINT" run "$gru" --random --out /proc/no/such
