@@ -1,10 +1,13 @@
-/* fuzz_fix.c: libFuzzer harness for model surgery (surgery.c, pbsplice.c). The
- * input is the bytes of a .mlmodel file. It is opened from memory; when it loads,
+/* fuzz_fix.c: libFuzzer harness for model surgery (surgery.c, surgery_mil.c,
+ * pbsplice.c). The input is the bytes of a .mlmodel file, or an ML Program in
+ * fuzz_mil's framing (below). It is opened from memory; when it loads,
  * the rewrites are planned (up to the equivalence class picked by input bits) and
  * the rewritten file is produced in memory. Promises checked:
  *   - every status agrees with the diagnostics (fuzz_common.h);
- *   - with no rewrite applied, the output is the input, byte for byte;
- *   - with rewrites applied, the output loads again and checks without error;
+ *   - with no rewrite applied, the output is the input, byte for byte, and so
+ *     is the weight image;
+ *   - with rewrites applied, the output loads again (with the new weight image:
+ *     appended blobs) and checks without error;
  *   - every rewrite names its pass and node, and a reason when not applied.
  * The interpreter proof of `anelint fix` is not run here (fuzz_common's
  * fuzz_interp covers the interpreter). */
@@ -12,17 +15,64 @@
 
 #include <stdint.h>
 
+/* An input that starts with 08 (Model.specificationVersion) is a .mlmodel; any
+ * other is framed as fuzz_mil's: [u16 LE L][L bytes weight.bin][MILSpec.Program],
+ * the program wrapped in Model{specificationVersion 6, mlProgram}, so the ML
+ * Program passes (and their new weight.bin blobs) are fed too. */
+static uint8_t *mil_frame(const uint8_t *data, size_t size, uint8_t **w, size_t *wlen, size_t *n)
+{
+	*wlen = 0;
+	if (size >= 2) {
+		*wlen = (size_t)data[0] | (size_t)data[1] << 8;
+		data += 2;
+		size -= 2;
+		if (*wlen > size)
+			*wlen = size;
+	}
+	*w = NULL;
+	if (*wlen) {
+		*w = malloc(*wlen);
+		FUZZ_CHECK(*w != NULL);
+		memcpy(*w, data, *wlen);
+	}
+	size_t plen = size - *wlen;
+	uint8_t *model = malloc(plen + 16);
+	FUZZ_CHECK(model != NULL);
+	size_t k = 0;
+	model[k++] = 0x08;
+	model[k++] = 6;
+	model[k++] = 0xB2; /* field 502, length-delimited */
+	model[k++] = 0x1F;
+	for (size_t v = plen;; v >>= 7) {
+		model[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		if (v <= 0x7f)
+			break;
+	}
+	if (plen)
+		memcpy(model + k, data + *wlen, plen);
+	*n = k + plen;
+	return model;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	uint8_t *framed = NULL, *w = NULL;
+	size_t wlen = 0;
+	if (size && data[0] != 0x08) {
+		framed = mil_frame(data, size, &w, &wlen, &size);
+		data = framed;
+	}
 	al_diags *d = al_diags_new();
 	FUZZ_CHECK(d != NULL);
 	al_model *m = (al_model *)1;
-	enum al_status st = al_model_open_buffer(data, size, NULL, 0, "fuzz.mlmodel", &m, d);
+	enum al_status st = al_model_open_buffer(data, size, w, wlen, "fuzz.mlmodel", &m, d);
 	fuzz_check_diags(d);
 	fuzz_check_status(st, d, 0);
 	if (st != AL_OK) {
 		FUZZ_CHECK(m == NULL);
 		al_diags_free(d);
+		free(framed);
+		free(w);
 		return 0;
 	}
 	unsigned seed = fuzz_seed(data, size);
@@ -46,12 +96,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_diags(d);
 		fuzz_check_status(st, d, before);
 		if (st == AL_OK) {
+			const void *w2 = NULL;
+			size_t w2n = 0;
+			FUZZ_CHECK(al_surgery_weights(s, &w2, &w2n, d) == AL_OK);
 			if (al_surgery_applied(s) == 0) {
 				FUZZ_CHECK(n == size && (size == 0 || memcmp(out, data, size) == 0));
+				FUZZ_CHECK(w2n == wlen && (wlen == 0 || memcmp(w2, w, wlen) == 0));
 			} else {
 				al_diags *d2 = al_diags_new();
 				al_model *m2 = NULL;
-				FUZZ_CHECK(al_model_open_buffer(out, n, NULL, 0, "fixed.mlmodel", &m2, d2) == AL_OK);
+				FUZZ_CHECK(al_model_open_buffer(out, n, w2, w2n, "fixed.mlmodel", &m2, d2) == AL_OK);
 				FUZZ_CHECK(al_model_check(m2, NULL, d2) == AL_OK);
 				al_model_free(m2);
 				al_diags_free(d2);
@@ -62,5 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	al_model_free(m);
 	al_diags_free(d);
+	free(framed);
+	free(w);
 	return 0;
 }

@@ -23,6 +23,8 @@ set -- "$B/corpus-$h"
 seeds=$h
 [ "$h" = fix ] && seeds=mlmodel # fix takes .mlmodel files too
 [ -d "build/fuzz/seeds-$seeds" ] && set -- "$@" "build/fuzz/seeds-$seeds"
+# fix also reads ML Programs in fuzz_mil's framing (fuzz/fuzz_fix.c)
+[ "$h" = fix ] && [ -d build/fuzz/seeds-mil ] && set -- "$@" build/fuzz/seeds-mil
 [ -d "tests/regress/$h" ] && set -- "$@" "tests/regress/$h"
 runs=
 [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"

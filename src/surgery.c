@@ -1245,7 +1245,9 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	}
 	for (size_t i = 0; i < m->n_subs && !st; i++) {
 		const struct al_submodel *sub = m->subs[i];
-		bool world = sub->world == AL_WORLD_NN || (sub->world == AL_WORLD_MIL && m->is_package);
+		/* ML Programs: from a package, or from memory (al_surgery_bytes +
+		 * al_surgery_weights); al_surgery_write refuses new blobs without a package */
+		bool world = sub->world == AL_WORLD_NN || sub->world == AL_WORLD_MIL;
 		for (uint32_t g = 0; g < sub->n_graphs && !st; g++) {
 			const struct al_graph *gr = sub->graphs[g];
 			for (uint32_t k = 0; k < gr->n_nodes && !st; k++)
@@ -1322,6 +1324,11 @@ enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d)
 	}
 	if (s->m->is_package)
 		return al_surgery_write_package(s, path, d);
+	if (s->wcount) {
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+			    "the rewrites add constants to weight.bin: only a .mlpackage can hold them");
+		return AL_E_UNSUPPORTED;
+	}
 	size_t pl = strlen(path);
 	char *tmp = al_malloc(pl + 16);
 	if (!tmp)

@@ -305,6 +305,14 @@ cmp -s "$T/inputs.before" "$T/inputs.after" && ok || bad "an input file changed"
 
 # 10. corpus (skips without ../shared): the real GRU's fill zeros (shape from the
 #     input's shape) are refused and copied; the iOS17 fp16-I/O cumsum goes 2 -> 0
+# An ML Program model.mlmodel taken out of its package: the passes that would add
+# constants say why not, and the output is a byte-identical copy.
+lone=$C/fix_mil_range.mlpackage/Data/com.apple.CoreML/model.mlmodel
+"$ANELINT" fix "$lone" -o "$T/lone.mlmodel" >"$T/lone.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "left .*outside its .mlpackage: new constants need its weight.bin" "$T/lone.txt" &&
+	cmp -s "$lone" "$T/lone.mlmodel" && ok || { bad "lone model.mlmodel (rc $rc)"; cat "$T/lone.txt"; }
+
 if [ -d "$CORPUS/real" ] && [ -d "$CORPUS/converted" ]; then
 	g=$CORPUS/real/ActivityClassifier_GRU_mlprogram.mlpackage
 	"$ANELINT" fix "$g" -o "$T/gru.mlpackage" >"$T/gru.txt" 2>&1
