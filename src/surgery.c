@@ -257,6 +257,31 @@ static void new_layer(struct pctx *c, const char *name, const char *const *input
 		c->names[c->n_names++] = name;
 }
 
+/* One step of a chain that replaces a layer (upsample x2 chain, pooling
+ * cascades): before the last step a new layer `<layer>__<stem>`,
+ * `<layer>__<stem>_1`, ... reading *prev; the last step is the layer itself,
+ * rebuilt to read *prev. Frees params. */
+static bool chain_step(struct pctx *c, bool last, bool first, const char *stem, uint32_t pfield,
+		       struct al_buf *params, const char **prev)
+{
+	bool ok = true;
+	if (!last) {
+		char suffix[16];
+		snprintf(suffix, sizeof suffix, first ? "%s" : "%s_", stem);
+		const char *nm = fresh_name(c, c->n->name, suffix);
+		if (!nm) {
+			ok = say(c, "no free name");
+		} else {
+			new_layer(c, nm, prev, 1, nm, pfield, params);
+			*prev = nm;
+		}
+	} else {
+		ok = rebuild_layer(c, pfield, params, prev, 1);
+	}
+	al_buf_free(params);
+	return ok;
+}
+
 /* Legacy add / multiply broadcast only among [B,1,1,1], [B,C,1,1], [B,1,H,W] and
  * [B,C,H,W]-style shapes (the format facts): equal ranks, equal leading axes,
  * and the smaller operand's (C, H, W) one of 1x1x1, Cx1x1, 1xHxW, CxHxW. */
@@ -433,19 +458,8 @@ static bool p_upsample(struct pctx *c)
 		struct al_buf up = {0};
 		uint64_t f2[2] = {i < eh ? 2u : 1u, i < ew ? 2u : 1u};
 		al_buf_packed(&up, 1, f2, 2);
-		if (i < steps - 1) {
-			const char *nm = fresh_name(c, c->n->name, i ? "x2_" : "x2");
-			if (!nm) {
-				al_buf_free(&up);
-				return say(c, "no free name");
-			}
-			new_layer(c, nm, &prev, 1, nm, F_UPSAMPLE, &up);
-			prev = nm;
-		} else if (!rebuild_layer(c, F_UPSAMPLE, &up, &prev, 1)) {
-			al_buf_free(&up);
+		if (!chain_step(c, i == steps - 1, i == 0, "x2", F_UPSAMPLE, &up, &prev))
 			return false;
-		}
-		al_buf_free(&up);
 	}
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%d upsample x2 layers", steps);
@@ -520,13 +534,6 @@ static bool p_maxpool(struct pctx *c)
 			al_buf_packed(&pp, 10, k, 2);
 			al_buf_packed(&pp, 20, one, 2);
 			al_buf_len(&pp, 30, NULL, 0);
-			const char *nm = fresh_name(c, c->n->name, i ? "pool_" : "pool");
-			if (!nm) {
-				al_buf_free(&pp);
-				return say(c, "no free name");
-			}
-			new_layer(c, nm, &prev, 1, nm, F_POOLING, &pp);
-			prev = nm;
 		} else {
 			/* the layer's own params with the last kernel */
 			struct pb_iter it;
@@ -537,12 +544,13 @@ static bool p_maxpool(struct pctx *c)
 				if (f.num != 10)
 					al_buf_put(&pp, p.p + start, it.pos - start);
 			al_buf_packed(&pp, 10, k, 2);
-			if (it.err || !rebuild_layer(c, F_POOLING, &pp, &prev, 1)) {
+			if (it.err) {
 				al_buf_free(&pp);
 				return say(c, "the pooling message could not be re-read");
 			}
 		}
-		al_buf_free(&pp);
+		if (!chain_step(c, i == steps - 1, i == 0, "pool", F_POOLING, &pp, &prev))
+			return false;
 	}
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "max pools %s (stride %llux%llu on the last)", desc,
@@ -1034,19 +1042,8 @@ static bool p_avgpool(struct pctx *c)
 			al_buf_free(&pp);
 			return say(c, "the pooling message could not be re-read");
 		}
-		if (i < steps - 1) {
-			const char *nm = fresh_name(c, c->n->name, i ? "avg_" : "avg");
-			if (!nm) {
-				al_buf_free(&pp);
-				return say(c, "no free name");
-			}
-			new_layer(c, nm, &prev, 1, nm, F_POOLING, &pp);
-			prev = nm;
-		} else if (!rebuild_layer(c, F_POOLING, &pp, &prev, 1)) {
-			al_buf_free(&pp);
+		if (!chain_step(c, i == steps - 1, i == 0, "avg", F_POOLING, &pp, &prev))
 			return false;
-		}
-		al_buf_free(&pp);
 	}
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "average pools %s (stride = kernel)", desc);
