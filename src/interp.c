@@ -378,20 +378,15 @@ static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
 	return c;
 }
 
-enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
-			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
-			    size_t *n_outputs, al_diags *d)
+/* The executor state of one run: options defaulted, budgets set. */
+static struct al_exec exec_new(al_model *m, const struct al_run_opts *opts, al_diags *d)
 {
-	if (!m || !outputs || !n_outputs || !d || (n_inputs && !inputs))
-		return AL_E_INVALID_ARG;
-	*outputs = NULL;
-	*n_outputs = 0;
 	static const struct al_run_opts defaults = {0};
 	if (!opts)
 		opts = &defaults;
 	if (opts->threads > 0)
 		al_kernels_set_threads(opts->threads);
-	struct al_exec x = {
+	return (struct al_exec){
 		.m = m,
 		.sub = al_model_get(m, 0),
 		.opts = opts,
@@ -400,6 +395,17 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
 		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
 	};
+}
+
+enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
+			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
+			    size_t *n_outputs, al_diags *d)
+{
+	if (!m || !outputs || !n_outputs || !d || (n_inputs && !inputs))
+		return AL_E_INVALID_ARG;
+	*outputs = NULL;
+	*n_outputs = 0;
+	struct al_exec x = exec_new(m, opts, d);
 	const struct al_submodel *root = x.sub;
 	if (!root)
 		return AL_E_INVALID_ARG;
@@ -698,23 +704,10 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 	enum al_status st = region_plan(m, r, &p, d);
 	if (st != AL_OK)
 		return st;
-	static const struct al_run_opts defaults = {0};
-	if (!opts)
-		opts = &defaults;
-	if (opts->threads > 0)
-		al_kernels_set_threads(opts->threads);
-	struct al_exec x = {
-		.m = m,
-		.sub = al_model_get(m, 0),
-		.opts = opts,
-		.fp16 = opts->precision == AL_PREC_FP16,
-		.d = d,
-		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
-		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
-		.sel = p.sel,
-		.region_out = r->outputs,
-		.n_region_out = r->n_outputs,
-	};
+	struct al_exec x = exec_new(m, opts, d);
+	x.sel = p.sel;
+	x.region_out = r->outputs;
+	x.n_region_out = r->n_outputs;
 	const struct al_submodel *root = x.sub;
 	x.env = al_env_new(&x, NULL);
 	if (!x.env) {
