@@ -22,22 +22,6 @@
 
 /* ================================================================ program builder */
 
-/* ValueType{tensorType{dataType, rank, dims}}; rank < 0: dtype only. */
-static struct buf vtype(int dtype, int rank, const int64_t *dims)
-{
-	struct buf tt = {0}, vt = {0};
-	put_uint(&tt, 1, (uint64_t)dtype);
-	if (rank >= 0)
-		put_uint(&tt, 2, (uint64_t)rank);
-	for (int i = 0; i < rank; i++) {
-		struct buf dim = {0}, c = {0};
-		put_uint(&c, 1, (uint64_t)dims[i]);
-		put_msg(&dim, 1, &c);
-		put_msg(&tt, 3, &dim);
-	}
-	put_msg(&vt, 1, &tt);
-	return vt;
-}
 
 /* A list type (for a while_loop block input carrying a list). */
 static struct buf ltype(int dtype)

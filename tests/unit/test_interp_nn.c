@@ -54,32 +54,6 @@ static struct buf plain_feature(const char *name, uint32_t type)
 	return f;
 }
 
-/* One NeuralNetworkLayer; inputs and outputs are space-separated names. */
-static void layer(struct buf *net, const char *name, const char *ins, const char *outs,
-		  uint32_t field, struct buf *params)
-{
-	struct buf l = {0};
-	char tmp[256];
-	put_str(&l, 1, name);
-	for (int pass = 0; pass < 2; pass++) {
-		const char *s = pass ? outs : ins;
-		while (s && *s) {
-			size_t k = strcspn(s, " ");
-			memcpy(tmp, s, k);
-			tmp[k] = '\0';
-			if (k)
-				put_str(&l, pass ? 3 : 2, tmp);
-			s += k + (s[k] == ' ');
-		}
-	}
-	if (params && params->n)
-		put_msg(&l, field, params);
-	else
-		put_bytes(&l, field, "", 0);
-	if (params)
-		free(params->p), *params = (struct buf){0};
-	put_msg(net, 1, &l);
-}
 
 /* WeightParams {floatValue = v} as field f of p. */
 static void wfloats(struct buf *p, uint32_t f, const float *v, size_t n)

@@ -32,32 +32,6 @@ static struct buf array_feature(const char *name, const int64_t *shape, int rank
 	return f;
 }
 
-/* One NeuralNetworkLayer; inputs and outputs are space-separated names. */
-static void layer(struct buf *net, const char *name, const char *ins, const char *outs,
-		  uint32_t field, struct buf *params)
-{
-	struct buf l = {0};
-	char tmp[256];
-	put_str(&l, 1, name);
-	for (int pass = 0; pass < 2; pass++) {
-		const char *s = pass ? outs : ins;
-		while (s && *s) {
-			size_t k = strcspn(s, " ");
-			memcpy(tmp, s, k);
-			tmp[k] = '\0';
-			if (k)
-				put_str(&l, pass ? 3 : 2, tmp);
-			s += k + (s[k] == ' ');
-		}
-	}
-	if (params && params->n)
-		put_msg(&l, field, params);
-	else
-		put_bytes(&l, field, "", 0);
-	if (params)
-		free(params->p), *params = (struct buf){0};
-	put_msg(net, 1, &l);
-}
 
 /* loadConstantND [n] of the values v. */
 static void constant(struct buf *net, const char *name, const float *v, size_t n)
@@ -107,21 +81,6 @@ static struct buf nn_model(struct buf *net)
 
 /* ================================================================ ML Program builders */
 
-static struct buf vtype(int dtype, int rank, const int64_t *dims)
-{
-	struct buf tt = {0}, vt = {0};
-	put_uint(&tt, 1, (uint64_t)dtype);
-	if (rank >= 0)
-		put_uint(&tt, 2, (uint64_t)rank);
-	for (int i = 0; i < rank; i++) {
-		struct buf dim = {0}, c = {0};
-		put_uint(&c, 1, (uint64_t)dims[i]);
-		put_msg(&dim, 1, &c);
-		put_msg(&tt, 3, &dim);
-	}
-	put_msg(&vt, 1, &tt);
-	return vt;
-}
 
 /* Operation{type, outputs (declared [3] fp32), inputs "p=a q=b"}. */
 static void op(struct buf *blk, const char *type, const char *outname, const char *ins)

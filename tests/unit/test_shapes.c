@@ -204,31 +204,6 @@ static struct buf image_feature(const char *name, int h, int w, int color)
 	return f;
 }
 
-/* One NeuralNetworkLayer: inputs and outputs are space-separated names. */
-static void layer(struct buf *net, const char *name, const char *ins, const char *outs,
-		  uint32_t field, struct buf *params)
-{
-	struct buf l = {0};
-	char tmp[256];
-	put_str(&l, 1, name);
-	for (int pass = 0; pass < 2; pass++) {
-		const char *s = pass ? outs : ins;
-		while (s && *s) {
-			size_t k = strcspn(s, " ");
-			memcpy(tmp, s, k);
-			tmp[k] = '\0';
-			if (k)
-				put_str(&l, pass ? 3 : 2, tmp);
-			s += k + (s[k] == ' ');
-		}
-	}
-	if (params && params->n)
-		put_msg(&l, field, params);
-	else
-		put_bytes(&l, field, "", 0);
-	put_msg(net, 1, &l);
-}
-
 static struct buf nn_model(struct buf *features, int n_features, struct buf *net, int array_mapping,
 			   int image_mapping)
 {
