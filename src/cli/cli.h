@@ -60,6 +60,8 @@ void print_errors(const char *path, const al_diags *d);
 int status_exit(enum al_status st);
 /* --seed (default 1) and --max-memory in bytes (default 0: the library's budget);
  * EXIT_ALL_ANE, or the usage error's exit code. */
+/* A non-negative decimal integer, the whole string. */
+bool parse_count(const char *s, uint64_t *out);
 int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
 		 uint64_t *max_bytes);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);

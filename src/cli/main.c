@@ -339,7 +339,7 @@ void print_errors(const char *path, const al_diags *d)
 		fprintf(stderr, "anelint: error: %s: cannot load\n", path);
 }
 
-static bool parse_count(const char *s, uint64_t *out)
+bool parse_count(const char *s, uint64_t *out)
 {
 	char *end;
 	errno = 0;

@@ -42,19 +42,6 @@ static bool parse_double(const char *s, double *out)
 	return true;
 }
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!*s || *s == '-')
-		return false;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno)
-		return false;
-	*out = v;
-	return true;
-}
-
 static void put_shape(FILE *out, const al_tensor *t)
 {
 	fputc('[', out);
@@ -826,7 +813,7 @@ int cmd_fp16(struct cli *c)
 	uint64_t top = 10;
 	if (rc)
 		return rc;
-	if (c->top && (!parse_u64(c->top, &top) || top < 1 || top > 100000))
+	if (c->top && (!parse_count(c->top, &top) || top < 1 || top > 100000))
 		return usage_error(cmd, "--top takes a number from 1 on, not '%s'", c->top);
 	struct loaded l;
 	struct inputs in = {0};
