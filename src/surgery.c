@@ -56,6 +56,7 @@ static bool p_mil_fill(struct pctx *c);
 static bool p_mil_fill_like(struct pctx *c);
 static bool p_mil_cumsum(struct pctx *c);
 static bool p_mil_io_fp16(struct pctx *c);
+static bool p_mil_island(struct pctx *c);
 
 /* The pass table: name, rule answered, class, layer type, before -> after, function.
  * Rows of the same layer type are tried in order; the first that applies wins. */
@@ -96,7 +97,10 @@ static bool p_mil_io_fp16(struct pctx *c);
 	  "(ML Program)", p_mil_cumsum)                                                                  \
 	X("mil-io-fp16", "ANE030", AL_EQ_APPROXIMATE, "cast",                                           \
 	  "cast at an fp32 model input / output -> identity, the model I/O fp16 (ML Program)",           \
-	  p_mil_io_fp16)
+	  p_mil_io_fp16)                                                                                 \
+	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
+	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
+	  "(ML Program)", p_mil_island)
 
 static const struct al_pass passes[] = {
 #define ROW(nm, rule, eq, from, what, fn) {nm, rule, eq, from, what},
@@ -1092,6 +1096,11 @@ static bool p_mil_cumsum(struct pctx *c)
 static bool p_mil_io_fp16(struct pctx *c)
 {
 	return mil_pass(c, al_pass_mil_io_fp16);
+}
+
+static bool p_mil_island(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_island);
 }
 
 /* ------------------------------------------------------------------ plan */

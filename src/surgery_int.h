@@ -48,6 +48,7 @@ bool al_pass_mil_fill(struct al_mil_pass *c);
 bool al_pass_mil_fill_like(struct al_mil_pass *c);
 bool al_pass_mil_cumsum(struct al_mil_pass *c);
 bool al_pass_mil_io_fp16(struct al_mil_pass *c);
+bool al_pass_mil_island(struct al_mil_pass *c);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t al_surgery_wsize(const struct al_surgery *s);

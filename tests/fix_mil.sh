@@ -229,9 +229,32 @@ grep -q 'spec 7 ' "$T/io.info" && grep -q 'x: multiArray fp16 \[1, 16, 32\]' "$T
 grep -q '"layer": "x_to_fp16".*"why_not": "changes results: needs --allow approximate' "$T/cumsum_conv.json" &&
 	ok || bad "io: not refused without --allow approximate"
 
+same_tree() { diff -r "$1" "$2" >/dev/null && [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ]; }
+# 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
+#     add typed fp16, the cast back -> identity; the island reading an fp32
+#     constant is left with its reason; without --allow approximate nothing changes
+# (one rewrite changes four ops: fixcase's count of rewrites does not fit)
+"$ANELINT" fix $C/fix_mil_island.mlpackage -o "$T/island.mlpackage" --format json --allow approximate \
+	>"$T/island.json" 2>"$T/island.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(applied "$T/island.json")" -eq 1 ] && [ "$(fallbacks before "$T/island.json")" = 5 ] &&
+	[ "$(fallbacks after "$T/island.json")" = 2 ] && grep -q '"proved": true, "pass": true' "$T/island.json" &&
+	ok || { bad "island (rc $rc)"; cat "$T/island.json" "$T/island.err"; }
+loads "$T/island.mlpackage" && ok || bad "island: the output does not load"
+pkgcheck $C/fix_mil_island.mlpackage "$T/island.mlpackage" a32 r32 s32 y >"$T/island.pkg" 2>&1 && ok ||
+	{ bad "island: package check"; cat "$T/island.pkg"; }
+grep -q '"layer": "b32".*"why_not": "'"'"'m32'"'"' (mul) also reads '"'"'k32'"'"'' "$T/island.json" && ok ||
+	bad "island: the constant island's reason"
+"$ANELINT" check "$T/island.mlpackage" >"$T/island.chk"
+grep -qE '^ +[0-9]+ +a32 +identity +ANE' "$T/island.chk" && grep -qE '^ +[0-9]+ +r32 +relu +ANE' "$T/island.chk" &&
+	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> gpu_or_cpu +ANE029' "$T/island.chk" &&
+	ok || { bad "island: the rewritten ops"; cat "$T/island.chk"; }
+"$ANELINT" fix $C/fix_mil_island.mlpackage -o "$T/island0.mlpackage" >"$T/island0.txt"
+[ $? -eq 0 ] && same_tree $C/fix_mil_island.mlpackage "$T/island0.mlpackage" && ok ||
+	{ bad "island without --allow approximate"; cat "$T/island0.txt"; }
+
 # 6. nothing to rewrite -> byte-identical copies: reassociate not allowed, fp32
 #    matmuls that would still fall back, and the dynamic converted models
-same_tree() { diff -r "$1" "$2" >/dev/null && [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ]; }
 "$ANELINT" fix $D/cumsum__mlp_fp16.mlpackage -o "$T/noallow.mlpackage" >"$T/noallow.txt"
 rc=$?
 [ $rc -eq 0 ] && grep -q 'needs --allow reassociate' "$T/noallow.txt" && same_tree $D/cumsum__mlp_fp16.mlpackage "$T/noallow.mlpackage" &&

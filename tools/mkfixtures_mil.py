@@ -17,6 +17,10 @@ known when the file is read, so that the ML Program passes can fold them:
   fix_mil_cumsum     cumsum variants on a static [2,8,12] fp16 input: axis -1
                      exclusive, axis -2 reverse, axis -1 exclusive+reverse, and
                      axis 0 (not one of the last two: refused)
+  fix_mil_island     two fp32 islands in an fp16 program: cast up, relu, add,
+                     cast back (rewritten with --allow approximate), and cast
+                     up, mul by an fp32 constant, cast back (refused: the
+                     constant would need converting)
 
 The protobuf bytes are written by hand with the helpers of tools/mkfixtures.py
 (field numbers from coremltools' MIL.proto, coreml-format-facts.md section 7);
@@ -34,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
 from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
-                        mil_program, model, op, ttype, v_ints, value)
+                        mil_program, model, op, ttype, v_floats, v_ints, v_string, value)
 
 OUT = os.path.join("tests", "data", "crafted")
 
@@ -203,6 +207,25 @@ def fix_mil_cumsum():
                    "fix fixture: cumsum variants -> matmul by a triangle")
 
 
+def fix_mil_island():
+    X = [1, 8, 4, 4]
+    f32 = lambda dims: ttype("fp32", dims)
+    ops = [
+        const("to32", v_string("fp32"), ttype("string", [])),
+        const("to16", v_string("fp16"), ttype("string", [])),
+        op("cast", [("x", "x"), ("dtype", "to32")], [("a32", f32(X))]),
+        op("relu", [("x", "a32")], [("r32", f32(X))]),
+        op("add", [("x", "r32"), ("y", "a32")], [("s32", f32(X))]),
+        op("cast", [("x", "s32"), ("dtype", "to16")], [("y", f16(X))]),
+        op("cast", [("x", "x"), ("dtype", "to32")], [("b32", f32(X))]),
+        const("k32", v_floats([0.5]), f32([1])),
+        op("mul", [("x", "b32"), ("y", "k32")], [("m32", f32(X))]),
+        op("cast", [("x", "m32"), ("dtype", "to16")], [("z", f16(X))]),
+    ]
+    return program([("x", X)], [("y", X), ("z", X)], ops,
+                   "fix fixture: fp32 islands -> fp16 (one rewritten, one refused)")
+
+
 def main():
     if not os.path.isdir(os.path.join("tests", "data")):
         sys.exit("run from the repository root")
@@ -210,7 +233,8 @@ def main():
     fill, fill_w = fix_mil_fill()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
-                        ("fix_mil_cumsum", fix_mil_cumsum(), None)):
+                        ("fix_mil_cumsum", fix_mil_cumsum(), None),
+                        ("fix_mil_island", fix_mil_island(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
 
