@@ -20,6 +20,8 @@
 enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
 			    const char *fmt, ...)
 {
+	if (x)
+		x->last_fail = status;
 	if (!x || !x->d)
 		return status;
 	char msg[512];

@@ -94,6 +94,7 @@ struct al_exec {
 					   * the executor leaves its outputs here */
 	uint64_t bytes_live, bytes_peak, max_bytes;
 	bool over_budget;                 /* an allocation was refused by the budget */
+	enum al_status last_fail;         /* the status of the last al_exec_fail (0: none) */
 	uint32_t depth;                   /* nesting of loops / blocks (AL_MAX_DEPTH) */
 	uint64_t steps, max_steps;        /* loop iterations run, and the bound */
 	/* al_model_run_region: which nodes of the top-level graph (al_exec_top_graph)

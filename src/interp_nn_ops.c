@@ -46,6 +46,16 @@ static struct al_tensor *binary_new(struct nn_layer *l, enum al_binop op, const 
 	return y;
 }
 
+/* l's output y, or when y is NULL the status of the failure that made it so
+ * (a broadcast error is FORMAT, the budget UNSUPPORTED, an allocation NOMEM). */
+static enum al_status produced(struct nn_layer *l, struct al_tensor *y)
+{
+	l->out[0] = y;
+	if (y)
+		return AL_OK;
+	return l->r->x->last_fail ? l->r->x->last_fail : AL_E_NOMEM;
+}
+
 /* A scalar tensor [1] holding v (for single-input comparisons). */
 static void scalar_view(struct al_tensor *s, float *v)
 {
@@ -945,8 +955,7 @@ static enum al_status fold(struct nn_layer *l, enum al_binop op, bool single_alp
 		}
 		struct al_tensor s;
 		scalar_view(&s, &alpha);
-		l->out[0] = binary_new(l, op, l->in[0], &s);
-		return l->out[0] ? AL_OK : AL_E_NOMEM;
+		return produced(l, binary_new(l, op, l->in[0], &s));
 	}
 	struct al_tensor *acc = binary_new(l, op, l->in[0], l->in[1]);
 	for (uint32_t i = 2; acc && i < l->n_in; i++) {
@@ -962,10 +971,7 @@ static enum al_status fold(struct nn_layer *l, enum al_binop op, bool single_alp
 		al_tensor_unref(acc);
 		acc = n;
 	}
-	if (!acc)
-		return al_diags_errors(l->r->x->d) ? AL_E_FORMAT : AL_E_NOMEM;
-	l->out[0] = acc;
-	return AL_OK;
+	return produced(l, acc);
 }
 
 /* AddLayerParams alpha = 1 (added when there is one input). */
@@ -1064,9 +1070,9 @@ enum al_status nn_l_bias(struct nn_layer *l)
 	struct al_tensor *b = NULL;
 	if ((st = chw_param(l, l->in[0], 1, 2, "bias", &b)) != AL_OK)
 		return st;
-	l->out[0] = binary_new(l, AL_BIN_ADD, l->in[0], b);
+	enum al_status st2 = produced(l, binary_new(l, AL_BIN_ADD, l->in[0], b));
 	al_tensor_unref(b);
-	return l->out[0] ? AL_OK : AL_E_NOMEM;
+	return st2;
 }
 
 /* DotProductLayerParams cosineSimilarity = 1: [..., C, 1, 1] x2 -> [..., 1, 1, 1]. */
@@ -1218,8 +1224,7 @@ enum al_status nn_l_compare(struct nn_layer *l)
 	float alpha = nn_pf(l->p, fa, 0.0f);
 	struct al_tensor s;
 	scalar_view(&s, &alpha);
-	l->out[0] = binary_new(l, op, l->in[0], l->n_in == 2 ? l->in[1] : &s);
-	return l->out[0] ? AL_OK : AL_E_FORMAT;
+	return produced(l, binary_new(l, op, l->in[0], l->n_in == 2 ? l->in[1] : &s));
 }
 
 /* LogicalOr / LogicalXor / LogicalAnd: two inputs, non-zero is true. */
@@ -1230,8 +1235,7 @@ enum al_status nn_l_logical(struct nn_layer *l)
 		return st;
 	uint32_t f = nn_field(l);
 	enum al_binop op = f == 840 ? AL_BIN_OR : f == 845 ? AL_BIN_XOR : AL_BIN_AND;
-	l->out[0] = binary_new(l, op, l->in[0], l->in[1]);
-	return l->out[0] ? AL_OK : AL_E_FORMAT;
+	return produced(l, binary_new(l, op, l->in[0], l->in[1]));
 }
 
 enum al_status nn_l_logical_not(struct nn_layer *l)
@@ -1258,8 +1262,7 @@ enum al_status nn_l_broadcastable(struct nn_layer *l)
 	case 900: op = AL_BIN_MUL; break;
 	default: op = AL_BIN_SUB; break;
 	}
-	l->out[0] = binary_new(l, op, l->in[0], l->in[1]);
-	return l->out[0] ? AL_OK : AL_E_FORMAT;
+	return produced(l, binary_new(l, op, l->in[0], l->in[1]));
 }
 
 /* WhereBroadcastable: cond ? a : b, the three broadcast. */
