@@ -143,4 +143,17 @@ static inline struct buf vtype(int dtype, int rank, const int64_t *dims)
 	return vt;
 }
 
+/* FeatureDescription{name, type: imageType{width, height, colorSpace}}. */
+static inline struct buf image_feature(const char *name, int h, int w, int color)
+{
+	struct buf f = {0}, ft = {0}, it = {0};
+	put_str(&f, 1, name);
+	put_uint(&it, 1, (uint64_t)w);
+	put_uint(&it, 2, (uint64_t)h);
+	put_uint(&it, 3, (uint64_t)color);
+	put_msg(&ft, 4, &it);
+	put_msg(&f, 3, &ft);
+	return f;
+}
+
 #endif

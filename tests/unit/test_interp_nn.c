@@ -29,18 +29,6 @@ static struct buf array_feature(const char *name, const int64_t *shape, int rank
 	return f;
 }
 
-static struct buf image_feature(const char *name, int h, int w, int color)
-{
-	struct buf f = {0}, ft = {0}, it = {0};
-	put_str(&f, 1, name);
-	put_uint(&it, 1, (uint64_t)w);
-	put_uint(&it, 2, (uint64_t)h);
-	put_uint(&it, 3, (uint64_t)color);
-	put_msg(&ft, 4, &it);
-	put_msg(&f, 3, &ft);
-	return f;
-}
-
 /* A feature of an empty type message at FeatureType field `type` (3 string, 1
  * int64, 6 dictionary with string keys when `dict_keys`). */
 static struct buf plain_feature(const char *name, uint32_t type)

@@ -192,18 +192,6 @@ static struct buf enum_feature(const char *name, const int64_t *shapes, int rank
 	return f;
 }
 
-static struct buf image_feature(const char *name, int h, int w, int color)
-{
-	struct buf f = {0}, ft = {0}, it = {0};
-	put_str(&f, 1, name);
-	put_uint(&it, 1, (uint64_t)w);
-	put_uint(&it, 2, (uint64_t)h);
-	put_uint(&it, 3, (uint64_t)color);
-	put_msg(&ft, 4, &it);
-	put_msg(&f, 3, &ft);
-	return f;
-}
-
 static struct buf nn_model(struct buf *features, int n_features, struct buf *net, int array_mapping,
 			   int image_mapping)
 {
