@@ -16,13 +16,20 @@ static bool is_type(const struct al_node *n, const char *type)
 	return n->type && strcmp(n->type, type) == 0;
 }
 
-/* Integer parameter values, at most AL_RX_MAX_DIMS; 0 when absent or not constant. */
-static size_t param_ints(const struct al_node *n, const char *param, int64_t *out)
+/* Integer parameter values into out[max]; how many were stored (at most max),
+ * 0 when absent or not constant. */
+static size_t param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
 {
-	long k = al_mil_param_ints(n, param, out, AL_RX_MAX_DIMS);
+	long k = al_mil_param_ints(n, param, out, max);
 	if (k <= 0)
 		return 0;
-	return (size_t)k < AL_RX_MAX_DIMS ? (size_t)k : AL_RX_MAX_DIMS;
+	return (size_t)k < max ? (size_t)k : max;
+}
+
+/* A parameter holding exactly one integer (a hostile file may give a list). */
+static bool param_int(const struct al_node *n, const char *param, int64_t *out)
+{
+	return al_mil_param_ints(n, param, out, 1) == 1;
 }
 
 /* One numeric parameter as a double (float or integer typed); false if absent. */
@@ -92,7 +99,7 @@ bool al_rp_mil_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(al_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
 		return false;
 	int64_t axis;
-	if (is_type(n, "cumsum") && param_ints(n, "axis", &axis))
+	if (is_type(n, "cumsum") && param_int(n, "axis", &axis))
 		return al_rx_say(reason, cap, "cumsum (axis %lld) runs on the CPU", (long long)axis);
 	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
@@ -116,7 +123,7 @@ bool al_rp_mil_gather(const struct al_rctx *c, char *reason, size_t cap)
 		return false;
 	int64_t axis;
 	bool konst = al_mil_param_is_const(n, "indices");
-	if (!is_type(n, "gather_nd") && param_ints(n, "axis", &axis))
+	if (!is_type(n, "gather_nd") && param_int(n, "axis", &axis))
 		return al_rx_say(reason, cap, "%s axis %lld by %s indices", n->type, (long long)axis,
 				 konst ? "constant" : "runtime");
 	return al_rx_say(reason, cap, "%s by %s indices", n->type, konst ? "constant" : "runtime");
@@ -168,7 +175,7 @@ bool al_rp_mil_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(al_rx_mil_flags(n) & AL_OPF_CONV))
 		return false;
 	int64_t d[AL_RX_MAX_DIMS];
-	size_t k = param_ints(n, "dilations", d);
+	size_t k = param_ints(n, "dilations", d, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < k; i++) {
 		if (d[i] > 1) {
 			char b[96];
@@ -185,7 +192,7 @@ bool al_rp_mil_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
-	size_t nk = param_ints(n, "kernel_sizes", k);
+	size_t nk = param_ints(n, "kernel_sizes", k, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < nk; i++) {
 		if (k[i] > 13) {
 			char b[96];
@@ -202,7 +209,7 @@ bool al_rp_mil_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t st[AL_RX_MAX_DIMS];
-	size_t ns = param_ints(n, "strides", st);
+	size_t ns = param_ints(n, "strides", st, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < ns; i++) {
 		if (st[i] > 2 && st[i] != 4) {
 			char b[96];
@@ -362,7 +369,7 @@ bool al_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(al_rx_mil_flags(n) & AL_OPF_SORT))
 		return false;
 	int64_t k;
-	if (is_type(n, "topk") && param_ints(n, "k", &k))
+	if (is_type(n, "topk") && param_int(n, "k", &k))
 		return al_rx_say(reason, cap, "topk k=%lld leaves the ANE", (long long)k);
 	return al_rx_say(reason, cap, "%s leaves the ANE", n->type);
 }
