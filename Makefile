@@ -84,7 +84,7 @@ FUZZ_CC           ?= clang
 FUZZ_SECONDS      ?= 60
 FUZZ_LONG_SECONDS ?= 1800
 FUZZ_RUNS         ?=
-FUZZ_HARNESSES    ?= mlmodel mil mlpackage fix
+FUZZ_HARNESSES    ?= mlmodel mil mlpackage fix rules
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 fuzz-build:

@@ -262,20 +262,18 @@ static unsigned fuzz_seed(const uint8_t *p, size_t n)
 	return h ^ h >> 16;
 }
 
-/* After al_model_open*(): check, then report, then free. `name` is the path the
- * report shows; `seed` (fuzz_seed) picks the options. */
-__attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *name,
-		     unsigned seed)
+/* FUZZ_QUICK=N (the long runs): whether this input takes the heavy steps, which
+ * then run for 1 input in N only (N = 1: 1 in 64); without FUZZ_QUICK, always.
+ * In fuzz_run loading and check run for every input; the plan (its fix search
+ * re-partitions once per candidate), the reports (json-c parses each JSON
+ * report back) and the interpreter are the heavy steps. Measured on fuzz_mil at
+ * 1 in 64, the JSON round trip alone still took 56% of the time (perf).
+ * The choice counts calls and ignores the input: picked by input bits, the
+ * heavy steps' rarer coverage made libFuzzer favour the inputs that chose them
+ * (43% of fuzz_mlpackage's time at 1 in 1024). The first call is heavy, so a
+ * reproducer run on its own takes every step. */
+static bool fuzz_heavy(void)
 {
-	/* FUZZ_QUICK=N (the long runs): loading and check run for every input, the
-	 * plan (its fix search re-partitions once per candidate), the reports
-	 * (json-c parses each JSON report back) and the interpreter for 1 input in N
-	 * only (N = 1: 1 in 64). Measured on fuzz_mil at 1 in 64, the JSON round
-	 * trip alone still took 56% of the time (perf).
-	 * The choice counts calls and ignores the input: picked by input bits, the
-	 * heavy steps' rarer coverage made libFuzzer favour the inputs that chose
-	 * them (43% of fuzz_mlpackage's time at 1 in 1024). The first call is
-	 * heavy, so a reproducer run on its own takes every step. */
 	static unsigned every = 0;
 	static unsigned long calls = 0;
 	if (!every) {
@@ -283,7 +281,15 @@ __attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_
 		long v = q && *q ? strtol(q, NULL, 10) : 0;
 		every = v <= 0 ? 1 : v == 1 ? 64 : v > 65536 ? 65536 : (unsigned)v;
 	}
-	bool light = every > 1 && (calls++ % every) != 0;
+	return every == 1 || (calls++ % every) == 0;
+}
+
+/* After al_model_open*(): check, then report, then free. `name` is the path the
+ * report shows; `seed` (fuzz_seed) picks the options. */
+__attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_diags *d, const char *name,
+		     unsigned seed)
+{
+	bool light = !fuzz_heavy();
 	if (!fuzz_devnull)
 		fuzz_devnull = fopen("/dev/null", "w");
 	FUZZ_CHECK(fuzz_devnull != NULL);

@@ -16,7 +16,10 @@ Models are made small enough for -max_len without losing their structure:
     at most 16 data bytes, records stay 64-aligned, and the blobFileValue
     offsets in the program are rewritten to the new positions.
 Whatever is still longer than the harness's max_len is cut to it (libFuzzer
-would do the same). Python 3 standard library only.
+would do the same). OUTDIR/seeds-rules (user rule files, fuzz_rules.c) gets every
+*.rules file under the SOURCE_DIRs, the example of docs/rules-file.md whole and
+block by block, and a few hand-made files (continuations, CRLF, every key).
+Python 3 standard library only.
 """
 import hashlib
 import json
@@ -24,7 +27,7 @@ import os
 import struct
 import sys
 
-MAXLEN = {"mlmodel": 65536, "mil": 65536, "mlpackage": 262144}
+MAXLEN = {"mlmodel": 65536, "mil": 65536, "mlpackage": 262144, "rules": 16384}
 SHRINK_OVER = 256
 KEEP = 16
 
@@ -273,11 +276,46 @@ class Out:
         self.count[harness] += 1
 
 
+RULES_HANDMADE = [
+    # every key of a new rule, a continuation line, CRLF line ends
+    b"id: USR900\r\nop: gather, conv, not_an_op\r\nfamilies: a12..a14, a17+\r\n"
+    b"kind: illegal\r\nunit: gpu_or_cpu\r\nconfidence: M\r\ntitle: t\r\n"
+    b"reason: r\r\nprovenance: p\r\n  continued\r\nsource: https://example.com/x\r\n"
+    b"why: w\r\nfix: f\r\ncatalog: O10\r\nname: my-rule\r\n",
+    # NeuralNetwork layers, a warn rule, an override that changes the kind
+    b"id: USR901\nlayer: convolution, innerProduct, activation\nkind: warn\nconfidence: G\n"
+    b"title: t\nsource: http://example.com\n\nid: ane012\nkind: cost\nfamilies: none\n"
+    b"provenance: p\n",
+    # overrides of many built-in rules at once
+    b"".join(b"id: ANE%03d\nfamilies: m1\nprovenance: p\n\n" % i for i in range(1, 80)),
+]
+
+
+def rules_seeds(out, roots):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in roots:
+        for dirpath, _, filenames in os.walk(root):
+            for f in sorted(filenames):
+                if f.endswith(".rules"):
+                    out.put("rules", f, read(os.path.join(dirpath, f)))
+    try:
+        doc = read(os.path.join(here, "..", "docs", "rules-file.md"))
+        example = doc.split(b"<!-- example", 1)[1].split(b"```", 2)[1].split(b"\n", 1)[1]
+        out.put("rules", "doc_example", example)
+        for i, block in enumerate(example.split(b"\n\n")):
+            out.put("rules", "doc_block%d" % i, block + b"\n")
+    except (OSError, IndexError) as e:
+        print("mkseeds: no rules example from docs/rules-file.md: %s" % e, file=sys.stderr)
+    for i, text in enumerate(RULES_HANDMADE):
+        out.put("rules", "handmade%d" % i, text)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     out = Out(sys.argv[1])
     synthetic(out)
+    rules_seeds(out, [r for r in sys.argv[2:] if os.path.isdir(r)])
     for kind, path in find_models([r for r in sys.argv[2:] if os.path.isdir(r)]):
         tag = os.path.basename(os.path.dirname(path)) + "__" + os.path.basename(path)
         try:

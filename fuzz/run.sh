@@ -1,7 +1,7 @@
 #!/bin/sh
 # fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
 # once per harness, after `make fuzz-build` and fuzz/seed.sh).
-#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix
+#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules
 # Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
 #              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
 # Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
@@ -14,8 +14,10 @@ secs=${2:-60}
 B=build-fuzz
 bin=$B/fuzz_$h
 [ -x "$bin" ] || { echo "fuzz: $bin is missing (make fuzz-build)"; exit 2; }
+dict=fuzz/coreml.dict
 case $h in
 mlpackage) maxlen=262144 ;;
+rules) maxlen=16384 dict=fuzz/rules.dict ;;
 *) maxlen=65536 ;;
 esac
 mkdir -p "$B/corpus-$h" "$B/artifacts"
@@ -32,7 +34,7 @@ log=$B/fuzz-$h.log
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 "$bin" -max_total_time="$secs" $runs -max_len=$maxlen -rss_limit_mb=2048 \
-	-malloc_limit_mb=512 -timeout=10 -dict=fuzz/coreml.dict -print_final_stats=1 \
+	-malloc_limit_mb=512 -timeout=10 -dict=$dict -print_final_stats=1 \
 	-artifact_prefix="$B/artifacts/$h-" ${FUZZ_ARGS:-} "$@" >"$log" 2>&1
 rc=$?
 stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -n 1; }

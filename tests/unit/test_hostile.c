@@ -1508,6 +1508,7 @@ static void test_manifest(void **state)
  *                into Model{specificationVersion 6, mlProgram}
  *     mlpackage  [u32 A][Manifest.json][u32 B][model.mlmodel][rest: weight.bin],
  *                written out as a package directory
+ *     rules      the text of a user rules file (al_user_rules_parse)
  * (lengths little-endian, clamped to the bytes present). Anything else, e.g. a
  * *.mlmodel directly in tests/regress/, is a Model message. README*, *.md and
  * dot files are skipped. Each must end in AL_OK or a clean error. */
@@ -1605,7 +1606,18 @@ static int replay_one(const char *path, const struct stat *st, int flag, struct 
 	uint8_t *bytes = slurp(path, &n);
 	assert_non_null(bytes);
 	struct seed s = {.label = rel + 1};
-	if (strcmp(harness, "mil") == 0) {
+	if (strcmp(harness, "rules") == 0) {
+		al_diags *d = al_diags_new();
+		assert_non_null(d);
+		al_user_rules *u = NULL;
+		enum al_status rs = al_user_rules_parse((const char *)bytes, n, rel + 1, &u, d);
+		assert_true(rs == AL_OK || rs == AL_E_FORMAT);
+		assert_true((rs == AL_OK) == (u != NULL));
+		assert_true((rs == AL_OK) == (al_diags_errors(d) == 0));
+		regress_total.n[rs == AL_OK ? OUT_OK : OUT_FORMAT]++;
+		al_user_rules_free(u);
+		al_diags_free(d);
+	} else if (strcmp(harness, "mil") == 0) {
 		replay_mil(&s, bytes, n, &regress_total);
 	} else if (strcmp(harness, "mlpackage") == 0) {
 		replay_package(bytes, n, rel + 1, &regress_total);
