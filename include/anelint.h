@@ -355,7 +355,8 @@ struct al_check_opts {
 enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
 /* Evaluate every rule on every node and model for opts->target; fills
  * node->verdict and submodel->findings, replacing the previous ones, so a caller
- * can check once per target. */
+ * can check once per target. The previous verdicts' rules/reasons arrays are
+ * freed (copy what you keep); checking again takes no more memory. */
 enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d);
 
 /* ------------------------------------------------------------------ partition plan

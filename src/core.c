@@ -428,6 +428,7 @@ void al_model_free(al_model *m)
 		return;
 	for (int i = 0; i < m->n_maps; i++)
 		al_unmap(&m->maps[i]);
+	al_arena_free(&m->verdicts);
 	al_arena_free(&m->arena);
 	al_free(m);
 }

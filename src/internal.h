@@ -97,6 +97,9 @@ struct al_model {
 	char *path;
 	bool is_package;
 	struct al_arena arena;
+	/* the verdicts and findings of the last al_model_check (rules.c): emptied by
+	 * the next check, so checking a model again and again takes no more memory */
+	struct al_arena verdicts;
 	struct al_map maps[AL_MAX_MAPS]; /* model.mlmodel, weight.bin, ... */
 	int n_maps;
 	struct al_submodel **subs; /* root first, then pipeline stages depth-first */

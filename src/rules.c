@@ -370,13 +370,13 @@ static enum al_status check_node(struct run *r, struct al_node *n, enum al_rule_
 	decide(v, r->fired, n_fired);
 	if (n_fired == 0)
 		return AL_OK;
-	const struct al_rule **rules = al_arena_array(&m->arena, n_fired, sizeof *rules);
-	const char **why = al_arena_array(&m->arena, n_fired, sizeof *why);
+	const struct al_rule **rules = al_arena_array(&m->verdicts, n_fired, sizeof *rules);
+	const char **why = al_arena_array(&m->verdicts, n_fired, sizeof *why);
 	if (!rules || !why)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
 		rules[i] = r->fired[i];
-		why[i] = keep_reason(&m->arena, r->reasons[i][0] ? r->reasons[i] : r->fired[i]->title);
+		why[i] = keep_reason(&m->verdicts, r->reasons[i][0] ? r->reasons[i] : r->fired[i]->title);
 		if (!why[i])
 			return AL_E_NOMEM;
 	}
@@ -414,12 +414,12 @@ static enum al_status check_model(struct run *r, struct al_submodel *s)
 	s->n_findings = 0;
 	if (n_fired == 0)
 		return AL_OK;
-	struct al_finding *f = al_arena_array(&m->arena, n_fired, sizeof *f);
+	struct al_finding *f = al_arena_array(&m->verdicts, n_fired, sizeof *f);
 	if (!f)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
 		f[i].rule = r->fired[i];
-		f[i].reason = keep_reason(&m->arena,
+		f[i].reason = keep_reason(&m->verdicts,
 					  r->reasons[i][0] ? r->reasons[i] : r->fired[i]->title);
 		if (!f[i].reason)
 			return AL_E_NOMEM;
@@ -427,6 +427,31 @@ static enum al_status check_model(struct run *r, struct al_submodel *s)
 	s->findings = f;
 	s->n_findings = (uint32_t)n_fired;
 	return AL_OK;
+}
+
+/* Forget the verdicts of the previous check before its memory is reused: a
+ * check that stops early must not leave nodes pointing into it. */
+static void clear_graph(struct al_graph *g, int depth)
+{
+	if (!g || depth > AL_MAX_DEPTH + 1)
+		return;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		memset(&g->nodes[i].verdict, 0, sizeof g->nodes[i].verdict);
+		for (uint32_t k = 0; k < g->nodes[i].n_sub; k++)
+			clear_graph(g->nodes[i].sub[k], depth + 1);
+	}
+}
+
+static void clear_verdicts(struct al_model *m)
+{
+	for (size_t i = 0; i < m->n_subs; i++) {
+		struct al_submodel *s = m->subs[i];
+		s->findings = NULL;
+		s->n_findings = 0;
+		for (uint32_t g = 0; g < s->n_graphs; g++)
+			clear_graph(s->graphs[g], 0);
+	}
+	al_arena_free(&m->verdicts);
 }
 
 /* FLOPs of every node of g (nested graphs included); *known false when a
@@ -473,6 +498,8 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 		const struct al_user_rule *ov = al_user_rules_override(r.u, &rows[i].rule);
 		r.eff[i] = ov ? &ov->rule : &rows[i].rule;
 	}
+	clear_verdicts(m);
+	m->checked = false;
 	r.cap = N_ROWS + al_user_rules_count(r.u);
 	r.fired = al_calloc(r.cap, sizeof *r.fired);
 	r.reasons = al_calloc(r.cap, sizeof *r.reasons);

@@ -792,6 +792,43 @@ static void test_check_idempotent(void **state)
 	assert_int_equal(al_model_check(NULL, NULL, NULL), AL_E_INVALID_ARG);
 }
 
+/* Checking a model again and again (a tool that re-checks per target, per rules
+ * file, per request) reuses the memory of the previous verdicts: the model's
+ * memory after 500 checks is what it was after the first, and every check gives
+ * the same verdicts. Before, each check added its verdicts to the model arena
+ * (about 0.8 KB per check of this fixture, unbounded). */
+static void test_check_memory_bounded(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture(CR("nn_rules.mlmodel")), &m, d), AL_OK);
+	const struct al_target *other = al_target_find("a12");
+	assert_non_null(other);
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	size_t model_cap = m->arena.cap, verdict_cap = m->verdicts.cap;
+	assert_true(verdict_cap > 0);
+	const struct al_graph *g = al_model_get(m, 0)->graphs[0];
+	uint32_t fired = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		fired += g->nodes[i].verdict.n_rules;
+	assert_true(fired >= 5); /* 8 rules fire for the default target */
+	for (int k = 0; k < 500; k++) {
+		struct al_check_opts o = {.target = k % 2 ? other : NULL};
+		assert_int_equal(al_model_check(m, &o, d), AL_OK);
+	}
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	assert_int_equal(m->arena.cap, model_cap);
+	assert_int_equal(m->verdicts.cap, verdict_cap);
+	uint32_t again = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		again += g->nodes[i].verdict.n_rules;
+	assert_int_equal(again, fired);
+	assert_int_equal(al_diags_errors(d), 0);
+	al_model_free(m);
+	al_diags_free(d);
+}
+
 /* Leave the model arena with a full chunk at its head, so that the next
  * arena allocation (by the rules) has to malloc a new chunk. A 64 KiB request
  * that does not fit gets a chunk of exactly that size. */
@@ -1191,6 +1228,7 @@ int main(void)
 		cmocka_unit_test(test_const_ops_never_fire),
 		cmocka_unit_test(test_reasons_one_line),
 		cmocka_unit_test(test_check_idempotent),
+		cmocka_unit_test(test_check_memory_bounded),
 		cmocka_unit_test(test_family_verdicts),
 		cmocka_unit_test(test_rule_families),
 		cmocka_unit_test(test_out_of_memory),
