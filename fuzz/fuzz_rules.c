@@ -64,16 +64,11 @@ static void check_rule(const al_user_rules *u, const struct al_rule *r)
 	FUZZ_CHECK((unsigned)r->unit < AL_UNIT_COUNT);
 	FUZZ_CHECK(al_user_rules_find(u, r->id) == r);
 	FUZZ_CHECK(al_rule_is_override(r) == (al_rule_find(r->id) != NULL));
-	if (r->provenance)
-		(void)strlen(r->provenance);
-	if (r->url)
-		(void)strlen(r->url);
-	if (r->why)
-		(void)strlen(r->why);
-	if (r->fix)
-		(void)strlen(r->fix);
-	if (r->catalog)
-		(void)strlen(r->catalog);
+	fuzz_read_str(r->provenance);
+	fuzz_read_str(r->url);
+	fuzz_read_str(r->why);
+	fuzz_read_str(r->fix);
+	fuzz_read_str(r->catalog);
 	check_families(r);
 }
 
