@@ -9,8 +9,12 @@ BUILD   ?= build
 WERROR  ?= -Werror
 OPT     ?= -O2
 SAN     ?=
+# The library's stages, lowest first: a file may include headers of its own
+# stage and of those below it (tests/architecture.sh checks this and that no
+# two library objects use each other's symbols in a circle).
+STAGES  = base format analysis interp rewrite report cli
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
-              -Wno-unused-parameter -Iinclude -Isrc $(SAN)
+              -Wno-unused-parameter -Iinclude $(STAGES:%=-Isrc/%) $(SAN)
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
@@ -27,7 +31,7 @@ endif
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm
 
-LIB_SRC := $(wildcard src/*.c)
+LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -36,7 +40,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/anelint
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*.def src/cli/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*.def)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -44,8 +48,8 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*.def src/cli/*.h)
 # vectorises loops of known trip count; -O3 makes the portable gemm loop 4x
 # faster (1000^3: 510 -> 120 ms) and vectorises the conv, pool and fp16 loops.
 KERNEL_OPT := $(if $(filter -O2,$(OPT)),-O3)
-$(BUILD)/src/kernels.o: override CFLAGS += $(KERNEL_OPT)
-$(BUILD)/src/kernels_%.o: override CFLAGS += $(KERNEL_OPT)
+$(BUILD)/src/interp/kernels.o: override CFLAGS += $(KERNEL_OPT)
+$(BUILD)/src/interp/kernels_%.o: override CFLAGS += $(KERNEL_OPT)
 
 $(BUILD)/libanelint.a: $(LIB_OBJ)
 	@rm -f $@

@@ -1,0 +1,46 @@
+/* analysis.h: what the analysis stage (shapes, cost, rules, targets, check,
+ * plan) shares with the stages above it, beyond the public header. */
+#ifndef ANELINT_ANALYSIS_H
+#define ANELINT_ANALYSIS_H
+
+#include "model.h"
+
+/* ------------------------------------------------------------------ targets
+ * Chip families in targets.def order; a rule's `families` is a bit set over them
+ * (bit i = al_target_at(i)). AL_FAM_FROM(a15) = a15 and newer, AL_FAM_UPTO(a14) =
+ * a14 and older. */
+enum {
+#define AL_TARGET(id, ...) AL_FAMIDX_##id,
+#include "targets.def"
+#undef AL_TARGET
+	AL_FAM_COUNT
+};
+#define AL_FAM(id) (1u << AL_FAMIDX_##id)
+#define AL_FAM_ALL ((1u << AL_FAM_COUNT) - 1u)
+#define AL_FAM_FROM(id) (AL_FAM_ALL & ~(AL_FAM(id) - 1u))
+#define AL_FAM_UPTO(id) ((AL_FAM(id) << 1) - 1u)
+/* Index of t in the table, or -1 when t is not one of its rows. */
+int al_target_index(const struct al_target *t);
+/* Parse a families list ("all", "none", "a15+", "a12..a14", "m1, a16", ...) into a
+ * bit set; false (and *out untouched) on an unknown name or bad syntax, with the
+ * offending word in bad (may be NULL). */
+bool al_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
+
+/* ------------------------------------------------------------------ shapes (shapes.c)
+ * Valid after al_model_infer_shapes (al_model_check runs it first). Output
+ * shapes are node->out_shapes; these give the inputs. */
+/* The shape of input i of node n (n->inputs[i]), or NULL when unknown. */
+const struct al_shape *al_node_in_shape(const struct al_node *n, uint32_t i);
+/* MIL: the shape of the value bound to parameter `param` of op n (its first
+ * binding; a literal binding gives its declared type). False when absent or
+ * the rank is unknown. */
+bool al_mil_param_shape(const struct al_node *n, const char *param, struct al_shape *out);
+/* "[1,16,32,32]": "?" for an unknown dim, "64*" for a flexible one, "[?...]"
+ * for an unknown rank (s NULL included), "[]" for a scalar. */
+void al_shape_format(const struct al_shape *s, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ rules */
+enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
+
+
+#endif

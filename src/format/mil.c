@@ -1,0 +1,1654 @@
+/* mil.c: walks an ML Program (MIL.proto) into graphs: one per function, one
+ * node per op, child graphs for cond / while_loop blocks, a value-name scope and
+ * the block interface (inputs, returned names) per graph; checks each blob
+ * reference against weight.bin's 64-byte metadata (the weight data is never
+ * read); answers the rules' al_mil_* parameter questions and the interpreter's
+ * (bindings, attributes, immediate values decoded to floats or strings, where
+ * a blob's bytes are). It does not infer shapes, check ops against their
+ * opset, or evaluate any op.
+ */
+#include "model.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIAGS 100      /* stored per program; the rest are counted in one note */
+#define MAX_VALUE_DEPTH 8  /* list / tuple / dictionary Values searched for blobs */
+#define MAX_UNKNOWN 256    /* distinct unknown op types noted per program */
+#define NF 8               /* fields 1..NF-1 counted by scan() */
+#define LEN(n) (1u << (n)) /* scan() masks */
+#define WEIGHTS_FILE "@model_path/weights/weight.bin"
+#define WEIGHTS_DIR "@model_path/weights/"
+#define BLOB_SENTINEL 0xDEADBEEFu
+#define BLOB_META 64 /* bytes in the storage header and in each blob_metadata */
+
+/* ================================================================ scopes */
+
+/* One value name visible in a graph: an op output or a function/block input. */
+struct mil_ent {
+	const char *name;
+	const struct al_node *node; /* producer; NULL for an input */
+	const struct al_ttype *type;
+	uint32_t seq;               /* definition order in the graph (inputs first) */
+};
+
+struct al_mil_scope {
+	const struct al_mil_scope *parent; /* the enclosing graph's scope */
+	struct mil_ent *ents;              /* sorted by (name, seq) */
+	uint32_t n;
+};
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct mil_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* strcmp(a, b) for a span b; the same order as ent_cmp on NUL-free names. */
+static int name_cmp(const char *a, al_span b)
+{
+	size_t an = strlen(a), k = an < b.n ? an : b.n;
+	int c = k ? memcmp(a, b.p, k) : 0;
+	if (c)
+		return c;
+	return an < b.n ? -1 : an > b.n;
+}
+
+/* The last definition of `name` in s; with `before` (an op of s's graph), only
+ * inputs and ops that come before it count. */
+static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span name,
+					const struct al_node *before)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (name_cmp(s->ents[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Binary searches only: a hostile graph may define one name in every op,
+	 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
+	 * of one name are in seq order: inputs (node NULL) first, then ops by
+	 * index, so "defined before `before`" holds for a prefix of them. */
+	size_t end = s->n;
+	for (size_t l = lo; l < end;) {
+		size_t mid = l + (end - l) / 2;
+		if (name_cmp(s->ents[mid].name, name) <= 0)
+			l = mid + 1;
+		else
+			end = mid;
+	}
+	if (before) {
+		size_t l = lo, h = end;
+		while (l < h) {
+			size_t mid = l + (h - l) / 2;
+			const struct al_node *d = s->ents[mid].node;
+			if (!d || d->index < before->index)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		end = l;
+	}
+	return end > lo ? &s->ents[end - 1] : NULL;
+}
+
+static const struct al_mil_scope *scope_of(const struct al_node *n)
+{
+	const struct al_node_src *s = n ? al_src(n) : NULL;
+	return s ? s->mil_scope : NULL;
+}
+
+static const struct mil_ent *resolve(const struct al_node *n, al_span name)
+{
+	const struct al_mil_scope *s = scope_of(n);
+	if (!s)
+		return NULL;
+	const struct mil_ent *e = scope_find(s, name, n);
+	for (s = s->parent; !e && s; s = s->parent) /* at most AL_MAX_DEPTH levels */
+		e = scope_find(s, name, NULL);
+	return e;
+}
+
+/* ================================================================ the walk */
+
+struct blob_ref {
+	uint64_t offset;            /* of the blob_metadata record in weight.bin */
+	const struct al_node *node; /* the op whose Value refers to it */
+	const char *where;          /* field path of that Value */
+	int dtype;                  /* declared MIL dtype of the Value, 0 if none */
+	size_t seq;
+};
+
+struct walk {
+	struct al_model *m;
+	struct al_submodel *sub;
+	al_span prog;   /* the Program message */
+	uint64_t base;  /* offset of prog.p in `file` */
+	const char *file;
+	al_diags *d;
+	size_t n_errors, n_unsupported; /* errors added; of those, unsupported blob files */
+	size_t n_shown, n_hidden;        /* diagnostics stored in d / only counted */
+	bool nomem;
+	struct blob_ref *refs;
+	size_t n_refs, cap_refs;
+	const char *unknown[MAX_UNKNOWN];
+	size_t n_unknown;
+};
+
+static uint64_t at(const struct walk *w, const uint8_t *p)
+{
+	return w->base + (uint64_t)(p - w->prog.p);
+}
+
+__attribute__((format(printf, 7, 8)))
+static void diag(struct walk *w, enum al_severity sev, const char *file, uint64_t off,
+		 const char *where, const char *node, const char *fmt, ...)
+{
+	bool first_error = sev == AL_SEV_ERROR && w->n_errors++ == 0;
+	if (w->n_shown >= MAX_DIAGS && !first_error) { /* the first error is always shown */
+		w->n_hidden++;
+		return;
+	}
+	w->n_shown++;
+	va_list ap;
+	va_start(ap, fmt);
+	al_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
+	va_end(ap);
+}
+
+static void *nomem(struct walk *w)
+{
+	w->nomem = true;
+	return NULL;
+}
+
+/* Two's complement without an implementation-defined conversion. */
+static int64_t u2i(uint64_t u)
+{
+	return u <= INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* A name or string from the file, NUL-terminated in the model arena. */
+static const char *dup_span(struct walk *w, al_span s)
+{
+	char *p = al_arena_strndup(&w->m->arena, s.p, s.n < AL_MAX_NAME ? s.n : AL_MAX_NAME);
+	return p ? p : nomem(w);
+}
+
+/* One validating pass over msg: counts fields 1..NF-1 into cnt, checks that
+ * fields in `lens` are length-delimited and those in `vars` varints. Reports
+ * and returns false if msg is malformed; later passes over it cannot fail. */
+static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		 const char *where, const char *node)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	memset(cnt, 0, NF * sizeof cnt[0]);
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f)) {
+		if (f.num >= NF)
+			continue;
+		unsigned bit = 1u << f.num;
+		if (((lens & bit) && f.wire != PB_LEN) || ((vars & bit) && f.wire != PB_VARINT)) {
+			diag(w, AL_SEV_ERROR, w->file, at(w, msg.p + f.start), where, node,
+			     "field %u has wire type %d, expected %s", f.num, (int)f.wire,
+			     (lens & bit) ? "a length-delimited field" : "a varint");
+			return false;
+		}
+		cnt[f.num]++;
+	}
+	if (it.err) {
+		diag(w, AL_SEV_ERROR, w->file, at(w, msg.p + it.err_pos), where, node,
+		     "malformed protobuf: %s", pb_err_str(it.err));
+		return false;
+	}
+	return true;
+}
+
+/* A repeated count that must fit the uint32_t counts of the view. */
+static bool count_ok(struct walk *w, size_t n, const uint8_t *p, const char *where, const char *what)
+{
+	if (n <= UINT32_MAX / 2)
+		return true;
+	diag(w, AL_SEV_ERROR, w->file, at(w, p), where, NULL, "too many %s (%zu)", what, n);
+	return false;
+}
+
+/* Value.immediateValue.tensor.strings.values[0], if that is what v holds. */
+static bool value_string(al_span v, al_span *out)
+{
+	al_span iv, tv, rs;
+	return pb_get_bytes(v, 3, &iv) && pb_get_bytes(iv, 1, &tv) && pb_get_bytes(tv, 4, &rs) &&
+	       pb_get_bytes(rs, 1, out);
+}
+
+/* ================================================================ types */
+
+/* TensorType: dataType = 1, rank = 2, dimensions = 3, attributes = 4.
+ * Dimension: oneof { constant = 1 {size = 1}, unknown = 2 {variadic = 1} }. */
+static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, const char *where,
+			      const char *node)
+{
+	size_t c[NF];
+	if (!scan(w, msg, LEN(3) | LEN(4), LEN(1) | LEN(2), c, where, node))
+		return false;
+	uint64_t v;
+	t->dtype = pb_get_varint(msg, 1, &v) ? (v <= INT_MAX ? (int)v : -1) : AL_DT_UNKNOWN;
+	int64_t rank = pb_get_varint(msg, 2, &v) ? u2i(v) : 0; /* 10-byte -1 reads as -1 */
+	size_t nd = c[3], keep = nd < AL_MAX_RANK ? nd : AL_MAX_RANK;
+	int64_t *dims = NULL;
+	if (keep && !(dims = al_arena_array(&w->m->arena, keep, sizeof *dims)))
+		return nomem(w);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t i = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && i < keep) {
+		if (f.num != 3)
+			continue;
+		size_t dc[NF];
+		if (!scan(w, f.data, LEN(1) | LEN(2), 0, dc, where, node))
+			return false;
+		al_span cst;
+		uint64_t size = 0;
+		dims[i] = -1;
+		if (pb_get_bytes(f.data, 1, &cst) && !pb_has(f.data, 2)) {
+			pb_get_varint(cst, 1, &size); /* absent = 0 */
+			dims[i] = size <= INT64_MAX ? (int64_t)size : -1;
+		}
+		i++;
+	}
+	t->dims = dims;
+	t->rank = (int)keep;
+	if (rank < -1 || rank > AL_MAX_RANK) {
+		diag(w, AL_SEV_WARNING, w->file, at(w, msg.p), where, node,
+		     "tensor rank %lld is out of range; treated as unknown", (long long)rank);
+		t->rank = -1;
+		t->dims = NULL;
+	} else if (rank == -1) {
+		if (nd)
+			diag(w, AL_SEV_WARNING, w->file, at(w, msg.p), where, node,
+			     "variable-rank tensor type lists %zu dimensions; ignored", nd);
+		t->rank = -1;
+		t->dims = NULL;
+	} else if ((uint64_t)rank != nd) {
+		diag(w, AL_SEV_WARNING, w->file, at(w, msg.p), where, node,
+		     "tensor type says rank %lld but lists %zu dimensions; using the dimensions",
+		     (long long)rank, nd);
+		if (nd > AL_MAX_RANK) {
+			t->rank = -1;
+			t->dims = NULL;
+		}
+	}
+	return true;
+}
+
+/* ValueType: oneof { tensorType = 1, listType = 2, tupleType = 3,
+ * dictionaryType = 4, stateType = 5 }. Lists and states keep the element /
+ * wrapped tensor's dtype (and a state its shape). */
+static bool parse_value_type(struct walk *w, al_span msg, struct al_ttype *t, const char *where,
+			     const char *node)
+{
+	size_t c[NF];
+	t->kind = 0;
+	t->dtype = AL_DT_UNKNOWN;
+	t->rank = -1;
+	t->dims = NULL;
+	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, where, node))
+		return false;
+	al_span x, inner, tt;
+	uint64_t dt;
+	if (pb_get_bytes(msg, 1, &x))
+		return parse_tensor_type(w, x, t, where, node);
+	if (pb_get_bytes(msg, 2, &x)) { /* ListType: type = 1 (ValueType), length = 2 */
+		t->kind = 1;
+		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt) &&
+		    pb_get_varint(tt, 1, &dt) && dt <= INT_MAX)
+			t->dtype = (int)dt;
+		return true;
+	}
+	if (pb_get_bytes(msg, 3, &x)) {
+		t->kind = 2;
+		return true;
+	}
+	if (pb_get_bytes(msg, 4, &x)) {
+		t->kind = 3;
+		return true;
+	}
+	if (pb_get_bytes(msg, 5, &x)) { /* StateType: wrappedType = 1 (ValueType) */
+		bool ok = true;
+		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt))
+			ok = parse_tensor_type(w, tt, t, where, node);
+		t->kind = 4;
+		return ok;
+	}
+	return true; /* no type given: unknown */
+}
+
+/* NamedValueType: name = 1, type = 2. */
+static bool parse_named(struct walk *w, al_span msg, const char **name, struct al_ttype *t,
+			const char *where, const char *node)
+{
+	size_t c[NF];
+	t->rank = -1;
+	*name = "";
+	if (!scan(w, msg, LEN(1) | LEN(2), 0, c, where, node))
+		return false;
+	al_span s = {0};
+	pb_get_bytes(msg, 1, &s);
+	if (!(*name = dup_span(w, s)))
+		return false;
+	if (pb_get_bytes(msg, 2, &s))
+		return parse_value_type(w, s, t, where, node);
+	return true;
+}
+
+/* The NamedValueTypes (field `num`) of msg, `n` of them, into new arrays. */
+static bool parse_named_list(struct walk *w, al_span msg, uint32_t num, size_t n, const char ***names,
+			     struct al_ttype **types, const char *where, const char *node)
+{
+	*names = NULL;
+	*types = NULL;
+	if (!n)
+		return true;
+	if (!(*names = al_arena_array(&w->m->arena, n, sizeof **names)) ||
+	    !(*types = al_arena_array(&w->m->arena, n, sizeof **types)))
+		return nomem(w);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t i = 0;
+	bool ok = true;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && i < n)
+		if (f.num == num) {
+			ok &= parse_named(w, f.data, &(*names)[i], &(*types)[i], where, node);
+			i++;
+		}
+	return ok;
+}
+
+/* ================================================================ blob references */
+
+static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value, al_span bfv,
+			 const char *where)
+{
+	size_t c[NF];
+	if (!scan(w, bfv, LEN(1), LEN(2), c, where, n->name))
+		return;
+	al_span fname = {0};
+	uint64_t off = 0;
+	pb_get_bytes(bfv, 1, &fname);
+	pb_get_varint(bfv, 2, &off);
+	if (!al_span_eq(fname, WEIGHTS_FILE)) {
+		int len = fname.n < 200 ? (int)fname.n : 200;
+		bool in_dir = fname.n > strlen(WEIGHTS_DIR) &&
+			      memcmp(fname.p, WEIGHTS_DIR, strlen(WEIGHTS_DIR)) == 0;
+		w->n_unsupported += in_dir;
+		diag(w, AL_SEV_ERROR, w->file, at(w, bfv.p), where, n->name,
+		     in_dir ? "op %s: blob file '%.*s' is not supported; anelint reads "
+			      WEIGHTS_FILE " only"
+			    : "op %s: blob file '%.*s' is not under " WEIGHTS_DIR,
+		     n->name, len, (const char *)fname.p);
+		return;
+	}
+	al_span ty, tt;
+	uint64_t dt = 0;
+	if (pb_get_bytes(value, 2, &ty) && pb_get_bytes(ty, 1, &tt))
+		pb_get_varint(tt, 1, &dt);
+	if (w->n_refs == w->cap_refs) {
+		size_t cap = w->cap_refs ? w->cap_refs * 2 : 64;
+		struct blob_ref *r = cap <= SIZE_MAX / sizeof *r ? al_realloc(w->refs, cap * sizeof *r) : NULL;
+		if (!r) {
+			nomem(w);
+			return;
+		}
+		w->refs = r;
+		w->cap_refs = cap;
+	}
+	struct blob_ref *r = &w->refs[w->n_refs];
+	r->offset = off;
+	r->node = n;
+	r->where = al_arena_printf(&w->m->arena, "%s.blobFileValue", where);
+	r->dtype = dt <= INT_MAX ? (int)dt : 0;
+	r->seq = w->n_refs;
+	if (!r->where) {
+		nomem(w);
+		return;
+	}
+	w->n_refs++;
+}
+
+static void scan_value(struct walk *w, const struct al_node *n, al_span v, const char *where,
+		       int depth);
+
+/* ImmediateValue: oneof { tensor = 1, tuple = 2, list = 3, dictionary = 4 };
+ * Tuple/ListValue: values = 1 (Value); DictionaryValue: values = 1
+ * (KeyValuePair{key = 1, value = 2}). Only the nesting is walked. */
+static void scan_immediate(struct walk *w, const struct al_node *n, al_span iv, const char *where,
+			   int depth)
+{
+	size_t c[NF];
+	if (!scan(w, iv, LEN(1) | LEN(2) | LEN(3) | LEN(4), 0, c, where, n->name))
+		return;
+	if (!(c[2] || c[3] || c[4]) || depth >= MAX_VALUE_DEPTH)
+		return;
+	struct pb_iter it, vi;
+	struct pb_field f, g;
+	pb_iter_init(&it, iv);
+	while (pb_next(&it, &f)) {
+		if (f.num < 2 || f.num > 4)
+			continue;
+		if (!scan(w, f.data, LEN(1), 0, c, where, n->name))
+			continue;
+		pb_iter_init(&vi, f.data);
+		while (pb_next(&vi, &g)) {
+			if (g.num != 1)
+				continue;
+			if (f.num != 4) {
+				scan_value(w, n, g.data, where, depth + 1);
+				continue;
+			}
+			al_span k, v;
+			if (!scan(w, g.data, LEN(1) | LEN(2), 0, c, where, n->name))
+				continue;
+			if (pb_get_bytes(g.data, 1, &k))
+				scan_value(w, n, k, where, depth + 1);
+			if (pb_get_bytes(g.data, 2, &v))
+				scan_value(w, n, v, where, depth + 1);
+		}
+	}
+}
+
+/* Value: docString = 1, type = 2, immediateValue = 3, blobFileValue = 5. */
+static void scan_value(struct walk *w, const struct al_node *n, al_span v, const char *where,
+		       int depth)
+{
+	size_t c[NF];
+	if (!scan(w, v, LEN(1) | LEN(2) | LEN(3) | LEN(5), 0, c, where, n->name))
+		return;
+	al_span x;
+	if (c[5] && pb_get_bytes(v, 5, &x))
+		add_blob_ref(w, n, v, x, where);
+	if (c[3] && pb_get_bytes(v, 3, &x))
+		scan_immediate(w, n, x, where, depth);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* BlobDataType (MILBlob BlobDataType.hpp) -> MIL DataType, index 1..17. */
+static const int blob_mil_dtype[18] = {
+	[1] = AL_DT_FP16, [2] = AL_DT_FP32, [3] = AL_DT_UINT8, [4] = AL_DT_INT8,
+	[5] = AL_DT_BF16, [6] = AL_DT_INT16, [7] = AL_DT_UINT16, [8] = AL_DT_INT4,
+	[9] = AL_DT_UINT1, [10] = AL_DT_UINT2, [11] = AL_DT_UINT4, [12] = AL_DT_UINT3,
+	[13] = AL_DT_UINT6, [14] = AL_DT_INT32, [15] = AL_DT_UINT32, [16] = AL_DT_FP8E4M3,
+	[17] = AL_DT_FP8E5M2,
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct blob_ref *x = a, *y = b;
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Check one blob_metadata record (section 8 of coreml-format-facts.md) and
+ * count its data bytes. Reads 64 bytes of weight.bin, nothing else. */
+static void check_blob(struct walk *w, const struct blob_ref *r)
+{
+	const uint8_t *p = w->m->weights.p;
+	size_t size = w->m->weights.n;
+	const char *wf = w->m->weights_path ? w->m->weights_path : "weights/weight.bin";
+	const char *op = r->node->name;
+	uint64_t o = r->offset;
+	if (o > size || size - o < BLOB_META) {
+		diag(w, AL_SEV_ERROR, wf, o, r->where, op,
+		     "op %s: blob metadata at offset %llu runs past the end of weight.bin (%zu bytes)",
+		     op, (unsigned long long)o, size);
+		return;
+	}
+	const uint8_t *md = p + o;
+	uint32_t sentinel = rd32(md), bdt = rd32(md + 4);
+	if (sentinel != BLOB_SENTINEL) {
+		diag(w, AL_SEV_ERROR, wf, o, r->where, op,
+		     "op %s: no blob at offset %llu of weight.bin (sentinel 0x%08x, expected 0x%08x)",
+		     op, (unsigned long long)o, sentinel, BLOB_SENTINEL);
+		return;
+	}
+	if (bdt < 1 || bdt > 17) {
+		diag(w, AL_SEV_ERROR, wf, o + 4, r->where, op,
+		     "op %s: blob at offset %llu of weight.bin has unknown data type %u", op,
+		     (unsigned long long)o, bdt);
+		return;
+	}
+	uint64_t n = rd64(md + 8), data = rd64(md + 16);
+	if (data > size || n > size - data) {
+		diag(w, AL_SEV_ERROR, wf, o + 16, r->where, op,
+		     "op %s: blob at offset %llu of weight.bin: data [%llu, +%llu) runs past the "
+		     "end of the file (%zu bytes)",
+		     op, (unsigned long long)o, (unsigned long long)data, (unsigned long long)n, size);
+		return;
+	}
+	if (r->dtype && r->dtype != blob_mil_dtype[bdt])
+		diag(w, AL_SEV_WARNING, wf, o + 4, r->where, op,
+		     "op %s: blob at offset %llu of weight.bin holds %s, the value is declared %s", op,
+		     (unsigned long long)o, al_dtype_name(blob_mil_dtype[bdt]), al_dtype_name(r->dtype));
+	struct al_weight_stats *ws = &w->sub->weights;
+	switch (bdt) {
+	case 2: ws->fp32 += n; break;
+	case 1: ws->fp16 += n; break;
+	case 5: case 16: case 17: ws->other += n; break;
+	default: ws->quantized += n; break; /* (u)int 1..32 bits */
+	}
+	ws->n_blobs++;
+}
+
+/* Every distinct blob offset once, reported against the first op using it. */
+static void check_blobs(struct walk *w)
+{
+	if (!w->n_refs)
+		return;
+	if (w->m->weights.n == 0) {
+		const struct blob_ref *r = &w->refs[0];
+		diag(w, AL_SEV_ERROR, w->file, r->node->offset, r->where, r->node->name,
+		     "op %s references weights/weight.bin, which is %s%s", r->node->name,
+		     w->m->weights_path ? "empty" : "absent",
+		     w->m->is_package ? "" : " (open the .mlpackage that holds this model)");
+		return;
+	}
+	qsort(w->refs, w->n_refs, sizeof *w->refs, ref_cmp);
+	for (size_t i = 0; i < w->n_refs; i++) {
+		if (i == 0 || w->refs[i].offset != w->refs[i - 1].offset)
+			check_blob(w, &w->refs[i]);
+		if (i % 16 == 15)
+			al_model_trim(w->m); /* see core.c: keep weight pages from piling up */
+	}
+}
+
+/* ================================================================ blocks and ops */
+
+/* Every ML Program graph is allocated as a mil_graph (al_mil_block_io reads
+ * the block interface the view struct has no room for). */
+struct mil_graph {
+	struct al_graph g;
+	struct al_mil_block_io io;
+};
+
+static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const char *prefix,
+			const struct al_mil_scope *parent, const char **xin, const struct al_ttype *xty,
+			size_t n_xin);
+
+static void note_unknown(struct walk *w, const struct al_node *n)
+{
+	for (size_t i = 0; i < w->n_unknown; i++)
+		if (strcmp(w->unknown[i], n->type) == 0)
+			return;
+	if (w->n_unknown == MAX_UNKNOWN)
+		return;
+	w->unknown[w->n_unknown++] = n->type;
+	diag(w, AL_SEV_NOTE, w->file, n->offset, n->path, n->name,
+	     "op type '%s' is not in anelint's MIL op table; no rule checks it", n->type);
+}
+
+/* Operation.inputs: map<string, Argument>; Argument: arguments = 1 (Binding);
+ * Binding: oneof { name = 1, value = 2 }. Fills src->mil_args with the valid
+ * entries and n->inputs with every name binding, in file order. */
+static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *src, al_span msg,
+			 size_t n_entries)
+{
+	if (!n_entries)
+		return;
+	struct al_mil_arg *args = al_arena_array(&w->m->arena, n_entries, sizeof *args);
+	if (!args) {
+		nomem(w);
+		return;
+	}
+	src->mil_args = args;
+	struct pb_iter it, ai, bi;
+	struct pb_field f, a, b;
+	size_t c[NF], n_names = 0;
+	uint32_t k = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && k < n_entries) {
+		if (f.num != 2)
+			continue;
+		if (!scan(w, f.data, LEN(1) | LEN(2), 0, c, n->path, n->name))
+			continue;
+		al_span key = {0}, arg = {0};
+		pb_get_bytes(f.data, 1, &key);
+		pb_get_bytes(f.data, 2, &arg);
+		const char *param = dup_span(w, key);
+		if (!param)
+			return;
+		char where[512];
+		snprintf(where, sizeof where, "%s.inputs[%s]", n->path, param);
+		if (!scan(w, arg, LEN(1), 0, c, where, n->name))
+			continue;
+		bool ok = true;
+		size_t names = 0;
+		pb_iter_init(&ai, arg);
+		while (ok && pb_next(&ai, &a)) {
+			if (a.num != 1)
+				continue;
+			ok = scan(w, a.data, LEN(1) | LEN(2), 0, c, where, n->name);
+			names += ok && c[1];
+			pb_iter_init(&bi, a.data);
+			while (ok && pb_next(&bi, &b))
+				if (b.num == 2)
+					scan_value(w, n, b.data, where, 0);
+		}
+		if (!ok)
+			continue;
+		args[k].param = param;
+		args[k].arg = arg;
+		k++;
+		n_names += names;
+	}
+	src->n_mil_args = k;
+	if (!n_names || !count_ok(w, n_names, msg.p, n->path, "input bindings"))
+		return;
+	const char **in = al_arena_array(&w->m->arena, n_names, sizeof *in);
+	if (!in) {
+		nomem(w);
+		return;
+	}
+	uint32_t j = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		pb_iter_init(&ai, args[i].arg);
+		while (pb_next(&ai, &a)) {
+			if (a.num != 1)
+				continue;
+			al_span name = {0};
+			bool is_name = false;
+			pb_iter_init(&bi, a.data); /* the last oneof member wins */
+			while (pb_next(&bi, &b))
+				if (b.num == 1 || b.num == 2) {
+					is_name = b.num == 1;
+					name = b.data;
+				}
+			if (is_name && j < n_names && !(in[j++] = dup_span(w, name)))
+				return;
+		}
+	}
+	n->inputs = in;
+	n->n_inputs = j;
+}
+
+/* Operation: type = 1, inputs = 2, outputs = 3, blocks = 4, attributes = 5. */
+static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_span msg,
+		     uint32_t idx, const char *prefix, const struct al_mil_scope *scope)
+{
+	n->index = idx;
+	n->owner = g;
+	n->kind = -1;
+	n->type = "";
+	n->offset = at(w, msg.p);
+	n->path = al_arena_printf(&w->m->arena, "%s.operations[%u]", prefix, idx);
+	struct al_node_src *src = al_arena_alloc(&w->m->arena, sizeof *src);
+	if (!n->path || !src) {
+		nomem(w);
+		return;
+	}
+	n->name = n->path; /* until a better name is known */
+	src->msg = msg;
+	src->sub = w->sub;
+	src->mil_scope = scope;
+	n->priv = src;
+
+	size_t c[NF];
+	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, n->path, NULL))
+		return;
+	if (!count_ok(w, c[2] + c[3] + c[4] + c[5], msg.p, n->path, "op fields"))
+		return;
+
+	/* name: the first output, else attributes["name"] */
+	const char **outs;
+	struct al_ttype *otypes;
+	if (!parse_named_list(w, msg, 3, c[3], &outs, &otypes, n->path, NULL))
+		return;
+	n->outputs = outs;
+	n->out_types = otypes;
+	n->n_outputs = (uint32_t)c[3];
+	if (c[3] && outs[0][0]) {
+		n->name = outs[0];
+	} else {
+		struct pb_iter it;
+		struct pb_field f;
+		al_span key, val, s;
+		pb_iter_init(&it, msg);
+		while (pb_next(&it, &f))
+			if (f.num == 5 && pb_get_bytes(f.data, 1, &key) && al_span_eq(key, "name") &&
+			    pb_get_bytes(f.data, 2, &val) && value_string(val, &s) && s.n &&
+			    !(n->name = dup_span(w, s)))
+				return;
+	}
+
+	al_span ty;
+	if (pb_get_bytes(msg, 1, &ty) && ty.n) {
+		if (!(n->type = dup_span(w, ty)))
+			return;
+		n->kind = al_mil_kind_by_name(n->type);
+		if (n->kind < 0)
+			note_unknown(w, n);
+	} else {
+		diag(w, AL_SEV_ERROR, w->file, n->offset, n->path, n->name, "operation has no type");
+	}
+
+	parse_inputs(w, n, src, msg, c[2]);
+
+	/* attributes: map<string, Value>, searched for blob references */
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f)) {
+		if (f.num != 5)
+			continue;
+		size_t ec[NF];
+		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name))
+			continue;
+		al_span key = {0}, val;
+		pb_get_bytes(f.data, 1, &key);
+		if (!pb_get_bytes(f.data, 2, &val))
+			continue;
+		int klen = key.n < 200 ? (int)key.n : 200;
+		char where[512];
+		snprintf(where, sizeof where, "%s.attributes[%.*s]", n->path, klen,
+			 (const char *)key.p);
+		scan_value(w, n, val, where, 0);
+	}
+
+	/* nested blocks: one child graph each */
+	if (!c[4])
+		return;
+	if (g->depth + 1 > AL_MAX_DEPTH) {
+		diag(w, AL_SEV_ERROR, w->file, n->offset, n->path, n->name,
+		     "blocks nested deeper than %d levels", AL_MAX_DEPTH);
+		return;
+	}
+	struct al_graph **subs = al_arena_array(&w->m->arena, c[4], sizeof *subs);
+	if (!subs) {
+		nomem(w);
+		return;
+	}
+	n->sub = subs;
+	uint32_t j = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && j < c[4]) {
+		if (f.num != 4)
+			continue;
+		struct mil_graph *mg = al_arena_alloc(&w->m->arena, sizeof *mg);
+		struct al_graph *cg = mg ? &mg->g : NULL;
+		char *bp = al_arena_printf(&w->m->arena, "%s.blocks[%u]", n->path, j);
+		if (cg)
+			cg->block = al_arena_printf(&w->m->arena, "%s/%s.blocks[%u]", g->block, n->name, j);
+		if (!cg || !bp || !cg->block) {
+			nomem(w);
+			return;
+		}
+		cg->function = g->function;
+		cg->parent = g;
+		cg->parent_node = n;
+		cg->depth = g->depth + 1;
+		subs[j++] = cg;
+		n->n_sub = j;
+		if (!parse_block(w, cg, f.data, bp, scope, NULL, NULL, 0) && w->nomem)
+			return;
+	}
+}
+
+/* Block: inputs = 1, outputs = 2, operations = 3, attributes = 4. `xin` are
+ * extra inputs visible in the block (a function's inputs). */
+static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const char *prefix,
+			const struct al_mil_scope *parent, const char **xin, const struct al_ttype *xty,
+			size_t n_xin)
+{
+	struct al_mil_scope *scope = al_arena_alloc(&w->m->arena, sizeof *scope);
+	if (!scope)
+		return nomem(w);
+	scope->parent = parent;
+	size_t c[NF];
+	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4), 0, c, prefix, NULL))
+		return false;
+	if (!count_ok(w, c[1] + c[3], msg.p, prefix, "block inputs and operations"))
+		return false;
+	const char **bin;
+	struct al_ttype *bty;
+	if (!parse_named_list(w, msg, 1, c[1], &bin, &bty, prefix, NULL) && w->nomem)
+		return false;
+	if (!count_ok(w, c[2], msg.p, prefix, "block outputs"))
+		return false;
+	struct al_mil_block_io *io = &((struct mil_graph *)g)->io;
+	io->inputs = n_xin ? xin : bin;
+	io->in_types = n_xin ? xty : bty;
+	io->n_inputs = (uint32_t)(n_xin ? n_xin : c[1]);
+	if (c[2]) { /* outputs = 2: the names the block returns */
+		const char **outs = al_arena_array(&w->m->arena, c[2], sizeof *outs);
+		struct pb_iter oi;
+		struct pb_field of;
+		if (!outs)
+			return nomem(w);
+		uint32_t k = 0;
+		pb_iter_init(&oi, msg);
+		while (pb_next(&oi, &of) && k < c[2])
+			if (of.num == 2 && !(outs[k++] = dup_span(w, of.data)))
+				return false;
+		io->outputs = outs;
+		io->n_outputs = k;
+	}
+
+	if (!al_model_reserve_nodes(w->m, c[3])) {
+		diag(w, AL_SEV_ERROR, w->file, at(w, msg.p), prefix, NULL,
+		     "more than %u ops in this file (anelint's limit)", AL_MAX_NODES);
+		return false;
+	}
+	struct al_node *nodes = NULL;
+	if (c[3] && !(nodes = al_arena_array(&w->m->arena, c[3], sizeof *nodes)))
+		return nomem(w);
+	g->nodes = nodes;
+	struct pb_iter it;
+	struct pb_field f;
+	uint32_t i = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && i < c[3]) {
+		if (f.num != 3)
+			continue;
+		g->n_nodes = i + 1;
+		parse_op(w, g, &nodes[i], f.data, i, prefix, scope);
+		if (w->nomem)
+			return false;
+		i++;
+	}
+
+	/* the scope: inputs first, then every op output in order */
+	size_t n = n_xin + c[1];
+	for (i = 0; i < g->n_nodes; i++)
+		n += nodes[i].n_outputs;
+	if (!count_ok(w, n, msg.p, prefix, "values"))
+		return false;
+	struct mil_ent *e = n ? al_arena_array(&w->m->arena, n, sizeof *e) : NULL;
+	if (n && !e)
+		return nomem(w);
+	uint32_t k = 0;
+	for (size_t j = 0; j < n_xin; j++, k++)
+		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k};
+	for (size_t j = 0; j < c[1]; j++, k++)
+		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k};
+	for (i = 0; i < g->n_nodes; i++)
+		for (uint32_t o = 0; o < nodes[i].n_outputs; o++, k++)
+			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k};
+	if (k)
+		qsort(e, k, sizeof *e, ent_cmp);
+	scope->ents = e;
+	scope->n = k;
+	return true;
+}
+
+/* Function: inputs = 1, opset = 2, block_specializations = 3 (map<string,
+ * Block>), attributes = 4. The block whose key is the opset is read, else the
+ * first one. */
+static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, const char **opset)
+{
+	char *where = al_arena_printf(&w->m->arena, "mlProgram.functions[%s]", g->function);
+	char *prefix = al_arena_printf(&w->m->arena, "mlProgram.functions[%s].block", g->function);
+	if (!where || !prefix)
+		return nomem(w);
+	*opset = "";
+	size_t c[NF];
+	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4), 0, c, where, NULL))
+		return false;
+	al_span s = {0};
+	pb_get_bytes(msg, 2, &s);
+	if (!(*opset = dup_span(w, s)))
+		return false;
+	const char **in;
+	struct al_ttype *ity;
+	if (!count_ok(w, c[1], msg.p, where, "function inputs"))
+		return false;
+	if (!parse_named_list(w, msg, 1, c[1], &in, &ity, where, NULL) && w->nomem)
+		return false;
+
+	struct pb_iter it;
+	struct pb_field f;
+	al_span block = {0}, first_key = {0};
+	bool found = false, any = false;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f)) {
+		size_t ec[NF];
+		al_span k = {0}, b = {0};
+		if (f.num != 3 || !scan(w, f.data, LEN(1) | LEN(2), 0, ec, where, NULL))
+			continue;
+		pb_get_bytes(f.data, 1, &k);
+		pb_get_bytes(f.data, 2, &b);
+		if (!any) {
+			any = true;
+			first_key = k;
+			block = b;
+		}
+		if (k.n == s.n && (!k.n || memcmp(k.p, s.p, k.n) == 0)) {
+			found = true;
+			block = b;
+		}
+	}
+	if (!any) {
+		diag(w, AL_SEV_WARNING, w->file, at(w, msg.p), where, NULL,
+		     "function %s has no block", g->function);
+		return parse_block(w, g, (al_span){0}, prefix, NULL, in, ity, c[1]);
+	}
+	if (!found) {
+		int a = first_key.n < 100 ? (int)first_key.n : 100, b = s.n < 100 ? (int)s.n : 100;
+		diag(w, AL_SEV_WARNING, w->file, at(w, msg.p), where, NULL,
+		     "function %s has no block for its opset '%.*s'; reading block '%.*s'",
+		     g->function, b, (const char *)s.p, a, (const char *)first_key.p);
+	}
+	return parse_block(w, g, block, prefix, NULL, in, ity, c[1]);
+}
+
+enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
+				   uint64_t base_offset, const char *file, al_diags *d)
+{
+	if (!m || !sub || !file)
+		return AL_E_INVALID_ARG;
+	struct walk w = {.m = m, .sub = sub, .prog = program, .base = base_offset, .file = file, .d = d};
+	size_t c[NF];
+	if (!scan(&w, program, LEN(2) | LEN(3) | LEN(4), LEN(1), c, "mlProgram", NULL))
+		return AL_E_FORMAT;
+	uint64_t version = 0;
+	if (pb_get_varint(program, 1, &version) && version != 1)
+		diag(&w, AL_SEV_WARNING, file, base_offset, "mlProgram.version", NULL,
+		     "ML Program version %llu; anelint knows version 1", (unsigned long long)version);
+	size_t nf = c[2];
+	if (!nf)
+		diag(&w, AL_SEV_WARNING, file, base_offset, "mlProgram", NULL,
+		     "ML Program has no functions");
+	if (nf) {
+		sub->functions = al_arena_array(&m->arena, nf, sizeof *sub->functions);
+		sub->opsets = al_arena_array(&m->arena, nf, sizeof *sub->opsets);
+		sub->graphs = al_arena_array(&m->arena, nf, sizeof *sub->graphs);
+		if (!sub->functions || !sub->opsets || !sub->graphs)
+			return AL_E_NOMEM;
+	}
+	struct pb_iter it;
+	struct pb_field f;
+	uint32_t i = 0;
+	pb_iter_init(&it, program);
+	while (!w.nomem && pb_next(&it, &f) && i < nf) {
+		size_t ec[NF];
+		if (f.num != 2 || !scan(&w, f.data, LEN(1) | LEN(2), 0, ec, "mlProgram.functions", NULL))
+			continue;
+		al_span key = {0}, fn = {0};
+		pb_get_bytes(f.data, 1, &key);
+		pb_get_bytes(f.data, 2, &fn);
+		struct mil_graph *mg = al_arena_alloc(&m->arena, sizeof *mg);
+		struct al_graph *g = mg ? &mg->g : NULL;
+		const char *name = dup_span(&w, key);
+		if (!g || !name)
+			break;
+		g->function = name;
+		g->block = name;
+		sub->functions[i] = name;
+		sub->opsets[i] = "";
+		sub->graphs[i] = g;
+		sub->n_functions = sub->n_graphs = ++i;
+		parse_function(&w, fn, g, &sub->opsets[i - 1]);
+	}
+	if (!w.nomem)
+		check_blobs(&w);
+	al_free(w.refs);
+	if (w.n_hidden)
+		al_diag_add(d, AL_SEV_NOTE, file, UINT64_MAX, "mlProgram", NULL,
+			    "%zu further diagnostics not shown", w.n_hidden);
+	if (w.nomem || m->arena.failed)
+		return AL_E_NOMEM;
+	if (w.n_errors)
+		return w.n_unsupported == w.n_errors ? AL_E_UNSUPPORTED : AL_E_FORMAT;
+	return AL_OK;
+}
+
+/* ================================================================ value access */
+
+/* The Argument bound to `param` of MIL op n (the last map entry wins). */
+static bool find_arg(const struct al_node *n, const char *param, al_span *arg)
+{
+	const struct al_node_src *s = n ? al_src(n) : NULL;
+	bool found = false;
+	if (!s || !s->mil_scope || !param)
+		return false;
+	for (uint32_t i = 0; i < s->n_mil_args; i++)
+		if (strcmp(s->mil_args[i].param, param) == 0) {
+			*arg = s->mil_args[i].arg;
+			found = true;
+		}
+	return found;
+}
+
+/* The first Binding of an Argument: 1 = a name, 2 = a literal Value, 0 = none. */
+static int first_binding(al_span arg, al_span *out)
+{
+	struct pb_iter it, bi;
+	struct pb_field f, b;
+	pb_iter_init(&it, arg);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN)
+			continue;
+		int kind = 0;
+		pb_iter_init(&bi, f.data);
+		while (pb_next(&bi, &b))
+			if ((b.num == 1 || b.num == 2) && b.wire == PB_LEN) {
+				kind = (int)b.num;
+				*out = b.data;
+			}
+		return kind;
+	}
+	return 0;
+}
+
+/* attributes[key] of MIL op p (the last map entry wins). */
+static bool find_attr(const struct al_node *p, const char *key, al_span *val)
+{
+	const struct al_node_src *s = p ? al_src(p) : NULL;
+	struct pb_iter it;
+	struct pb_field f;
+	al_span k;
+	bool found = false;
+	if (!s || !s->mil_scope || !key)
+		return false;
+	pb_iter_init(&it, s->msg);
+	while (pb_next(&it, &f))
+		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&
+		    al_span_eq(k, key) && pb_get_bytes(f.data, 2, val))
+			found = true;
+	return found;
+}
+
+static bool is_const_op(const struct al_node *p)
+{
+	if (p->kind >= 0)
+		return (al_mil_kinds[p->kind].flags & AL_OPF_CONST) != 0;
+	return strncmp(p->type, "constexpr_", 10) == 0;
+}
+
+enum { CV_ABSENT, CV_OPAQUE, CV_BLOB, CV_VALUE };
+
+/* What `param` of n is bound to; for CV_VALUE / CV_BLOB *val is the Value.
+ * An op input of that name, else an attribute (constexpr_* ops of the
+ * iOS16/17 opsets and custom_layer keep their parameters there). */
+static int param_value(const struct al_node *n, const char *param, al_span *val, bool *is_const)
+{
+	al_span arg, b;
+	int k;
+	*is_const = false;
+	if (find_arg(n, param, &arg)) {
+		k = first_binding(arg, &b);
+	} else {
+		k = find_attr(n, param, &b) ? 2 : 0;
+		if (k && strcmp(param, "name") == 0)
+			k = 0; /* the op's own name is not a parameter */
+	}
+	if (k == 0)
+		return CV_ABSENT;
+	if (k == 2) {
+		*is_const = true;
+		*val = b;
+	} else {
+		const struct mil_ent *e = resolve(n, b);
+		if (!e || !e->node)
+			return CV_OPAQUE;
+		*is_const = is_const_op(e->node);
+		if (strcmp(e->node->type, "const") != 0 || !find_attr(e->node, "val", val))
+			return CV_OPAQUE;
+	}
+	if (pb_has(*val, 5))
+		return CV_BLOB;
+	return pb_has(*val, 3) ? CV_VALUE : CV_OPAQUE;
+}
+
+/* An immediate tensor: which TensorValue member holds it (floats = 1, ints = 2,
+ * bools = 3, strings = 4, longInts = 5, doubles = 6, bytes = 7), the
+ * Repeated* message, and the declared TensorType. */
+struct tval {
+	uint32_t field;
+	al_span rep;
+	int dtype;
+	al_span ttype;
+};
+
+static bool tensor_of(al_span val, struct tval *t)
+{
+	al_span ty, iv, tv;
+	uint64_t dt;
+	memset(t, 0, sizeof *t);
+	if (pb_get_bytes(val, 2, &ty) && pb_get_bytes(ty, 1, &t->ttype) &&
+	    pb_get_varint(t->ttype, 1, &dt) && dt <= INT_MAX)
+		t->dtype = (int)dt;
+	if (!pb_get_bytes(val, 3, &iv) || !pb_get_bytes(iv, 1, &tv))
+		return false;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, tv);
+	while (pb_next(&it, &f))
+		if (f.num >= 1 && f.num <= 7 && f.wire == PB_LEN) { /* oneof: the last wins */
+			t->field = f.num;
+			t->rep = f.data;
+		}
+	return !it.err;
+}
+
+static double half_to_double(uint32_t h)
+{
+	int e = (int)(h >> 10 & 0x1f);
+	double f = (double)(h & 0x3ff), v;
+	if (e == 0)
+		v = ldexp(f, -24);
+	else if (e == 31)
+		v = f != 0 ? NAN : INFINITY;
+	else
+		v = ldexp(f + 1024, e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+/* Output of the element readers: ints, doubles or floats (the interpreter). */
+struct sink {
+	int64_t *i;
+	double *d;
+	float *f;
+	size_t max, n;
+};
+
+static void put_int(struct sink *s, int64_t v)
+{
+	if (s->n < s->max) {
+		if (s->i)
+			s->i[s->n] = v;
+		else if (s->f)
+			s->f[s->n] = (float)v;
+		else
+			s->d[s->n] = (double)v;
+	}
+	s->n++;
+}
+
+static void put_double(struct sink *s, double v)
+{
+	if (s->n < s->max) {
+		if (s->f)
+			s->f[s->n] = (float)v;
+		else
+			s->d[s->n] = v;
+	}
+	s->n++;
+}
+
+/* One varint of Repeated{Floats = 1, Ints = 2, Bools = 3, LongInts = 5}. */
+static void put_varint(struct sink *s, uint32_t field, uint64_t u)
+{
+	if (field == 2) /* int32: 10-byte sign-extended, or 5-byte */
+		put_int(s, u2i(u & 0x80000000u ? u | ~(uint64_t)0xffffffffu : u & 0xffffffffu));
+	else if (field == 3)
+		put_int(s, u != 0);
+	else
+		put_int(s, u2i(u));
+}
+
+/* Repeated{Ints,LongInts,Bools}: values = 1, packed or not. */
+static bool read_varints(al_span rep, uint32_t field, struct sink *s)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, rep);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1)
+			continue;
+		if (f.wire == PB_VARINT) {
+			put_varint(s, field, f.u);
+			continue;
+		}
+		if (f.wire != PB_LEN)
+			return false;
+		for (size_t pos = 0; pos < f.data.n;) {
+			uint64_t u;
+			if (pb_varint(f.data.p, f.data.n, &pos, &u))
+				return false;
+			put_varint(s, field, u);
+		}
+	}
+	return !it.err;
+}
+
+/* One little-endian IEEE value of `width` bytes (bits in u). */
+static void put_fixed(struct sink *s, uint64_t u, unsigned width)
+{
+	if (width == 4) {
+		uint32_t b = (uint32_t)u;
+		float x;
+		memcpy(&x, &b, 4);
+		put_double(s, x);
+	} else {
+		double x;
+		memcpy(&x, &u, 8);
+		put_double(s, x);
+	}
+}
+
+/* Repeated{Floats,Doubles}: values = 1, packed or not. */
+static bool read_fixed(al_span rep, unsigned width, struct sink *s)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	enum pb_wire single = width == 4 ? PB_FIXED32 : PB_FIXED64;
+	pb_iter_init(&it, rep);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1)
+			continue;
+		if (f.wire == single) {
+			put_fixed(s, f.u, width);
+			continue;
+		}
+		if (f.wire != PB_LEN || f.data.n % width)
+			return false;
+		for (size_t i = 0; i < f.data.n; i += width)
+			put_fixed(s, width == 4 ? rd32(f.data.p + i) : rd64(f.data.p + i), width);
+	}
+	return !it.err;
+}
+
+/* Elements in a TensorType's shape, or -1 if not all dimensions are known. */
+static long long shape_count(al_span tt)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	long long n = 1;
+	al_span cst;
+	uint64_t size;
+	pb_iter_init(&it, tt);
+	while (pb_next(&it, &f)) {
+		if (f.num != 3 || f.wire != PB_LEN)
+			continue;
+		if (!pb_get_bytes(f.data, 1, &cst))
+			return -1;
+		size = 0;
+		pb_get_varint(cst, 1, &size);
+		if (size && (unsigned long long)n > (unsigned long long)LLONG_MAX / size)
+			return -1;
+		n *= (long long)size;
+	}
+	return it.err ? -1 : n;
+}
+
+/* RepeatedBytes (values = 1, one bytes field): a raw little-endian array of
+ * the declared dtype; sub-byte types packed LSB-first. */
+static bool read_bytes(const struct tval *t, struct sink *s)
+{
+	int bits, sgn = 0, flt = 0;
+	switch (t->dtype) {
+	case AL_DT_BOOL: case AL_DT_UINT8: bits = 8; break;
+	case AL_DT_INT8: bits = 8; sgn = 1; break;
+	case AL_DT_UINT16: bits = 16; break;
+	case AL_DT_INT16: bits = 16; sgn = 1; break;
+	case AL_DT_UINT32: bits = 32; break;
+	case AL_DT_INT32: bits = 32; sgn = 1; break;
+	case AL_DT_UINT64: bits = 64; break;
+	case AL_DT_INT64: bits = 64; sgn = 1; break;
+	case AL_DT_FP16: bits = 16; flt = 1; break;
+	case AL_DT_BF16: bits = 16; flt = 2; break;
+	case AL_DT_FP32: bits = 32; flt = 1; break;
+	case AL_DT_FP64: bits = 64; flt = 1; break;
+	case AL_DT_INT4: bits = 4; sgn = 1; break;
+	case AL_DT_UINT4: bits = 4; break;
+	case AL_DT_UINT1: bits = 1; break;
+	case AL_DT_UINT2: bits = 2; break;
+	case AL_DT_UINT3: bits = 3; break;
+	case AL_DT_UINT6: bits = 6; break;
+	default: return false;
+	}
+	if (flt && !s->d && !s->f)
+		return false;
+	al_span raw = {0};
+	pb_get_bytes(t->rep, 1, &raw);
+	if (bits >= 8) {
+		unsigned w = (unsigned)bits / 8;
+		if (raw.n % w)
+			return false;
+		for (size_t i = 0; i < raw.n; i += w) {
+			uint64_t u = w == 1 ? raw.p[i] : w == 2 ? (uint64_t)(raw.p[i] | raw.p[i + 1] << 8)
+				   : w == 4 ? rd32(raw.p + i) : rd64(raw.p + i);
+			if (flt == 2)
+				put_fixed(s, u << 16, 4); /* bfloat16: the top half of an fp32 */
+			else if (flt && bits == 16)
+				put_double(s, half_to_double((uint32_t)u));
+			else if (flt)
+				put_fixed(s, u, w);
+			else if (sgn && bits < 64 && (u >> (bits - 1) & 1))
+				put_int(s, -(int64_t)((((uint64_t)1 << bits) - u)));
+			else
+				put_int(s, sgn ? u2i(u) : (int64_t)(u > INT64_MAX ? INT64_MAX : u));
+		}
+		return true;
+	}
+	unsigned long long cap = (unsigned long long)raw.n * 8 / (unsigned)bits;
+	long long want = shape_count(t->ttype);
+	unsigned long long n = want >= 0 && (unsigned long long)want <= cap ? (unsigned long long)want : cap;
+	for (unsigned long long i = 0; i < n; i++) {
+		uint64_t u = 0;
+		for (int b = 0; b < bits; b++) {
+			unsigned long long pos = i * (unsigned)bits + (unsigned)b;
+			u |= (uint64_t)(raw.p[pos / 8] >> (pos % 8) & 1) << b;
+		}
+		if (sgn && (u >> (bits - 1) & 1))
+			put_int(s, (int64_t)u - ((int64_t)1 << bits));
+		else
+			put_int(s, (int64_t)u);
+	}
+	return true;
+}
+
+/* The numbers of an immediate tensor Value into s; -1 when not readable. */
+static long read_tensor(al_span val, struct sink *s)
+{
+	struct tval t;
+	if (!tensor_of(val, &t))
+		return -1;
+	bool ok, fl = s->d || s->f;
+	switch (t.field) {
+	case 2: case 3: case 5: ok = read_varints(t.rep, t.field, s); break;
+	case 1: ok = fl && read_fixed(t.rep, 4, s); break;
+	case 6: ok = fl && read_fixed(t.rep, 8, s); break;
+	case 7: ok = read_bytes(&t, s); break;
+	case 0: ok = true; break; /* an empty tensor */
+	default: ok = false; break;
+	}
+	return ok && s->n <= LONG_MAX ? (long)s->n : -1;
+}
+
+static long read_param(const struct al_node *n, const char *param, struct sink *s)
+{
+	al_span val;
+	bool is_const;
+	int k = param_value(n, param, &val, &is_const);
+	if (k == CV_ABSENT)
+		return 0;
+	if (k != CV_VALUE)
+		return -1;
+	return read_tensor(val, s);
+}
+
+long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
+{
+	int64_t dummy;
+	struct sink s = {.i = out ? out : &dummy, .max = out ? max : 0};
+	return read_param(n, param, &s);
+}
+
+long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max)
+{
+	double dummy;
+	struct sink s = {.d = out ? out : &dummy, .max = out ? max : 0};
+	return read_param(n, param, &s);
+}
+
+bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap)
+{
+	al_span val, str;
+	bool is_const;
+	struct tval t;
+	if (!out || !cap || param_value(n, param, &val, &is_const) != CV_VALUE ||
+	    !tensor_of(val, &t) || t.field != 4 || !pb_get_bytes(t.rep, 1, &str) || str.n >= cap)
+		return false;
+	memcpy(out, str.p, str.n);
+	out[str.n] = '\0';
+	return true;
+}
+
+bool al_mil_param_present(const struct al_node *n, const char *param)
+{
+	al_span val;
+	bool is_const;
+	return param_value(n, param, &val, &is_const) != CV_ABSENT;
+}
+
+bool al_mil_param_is_const(const struct al_node *n, const char *param)
+{
+	al_span val;
+	bool is_const;
+	param_value(n, param, &val, &is_const);
+	return is_const;
+}
+
+const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param)
+{
+	al_span arg, b;
+	const struct mil_ent *e;
+	if (!find_arg(n, param, &arg) || first_binding(arg, &b) != 1 || !(e = resolve(n, b)))
+		return NULL;
+	return e->type;
+}
+
+const struct al_node *al_mil_producer(const struct al_node *n, const char *name)
+{
+	if (!name)
+		return NULL;
+	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
+	return e ? e->node : NULL;
+}
+
+const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name)
+{
+	if (!name)
+		return NULL;
+	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
+	return e ? e->type : NULL;
+}
+
+/* ================================================================ values for the interpreter */
+
+bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
+{
+	memset(io, 0, sizeof *io);
+	if (!g || !g->function) /* not an ML Program graph (mil.c allocates those) */
+		return false;
+	*io = ((const struct mil_graph *)g)->io;
+	return true;
+}
+
+int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
+{
+	al_span arg;
+	if (!find_arg(n, param, &arg))
+		return 0;
+	struct pb_iter it, bi;
+	struct pb_field f, b;
+	uint32_t j = 0;
+	pb_iter_init(&it, arg);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN || j++ != k)
+			continue;
+		int kind = 0;
+		pb_iter_init(&bi, f.data); /* the last oneof member wins */
+		while (pb_next(&bi, &b))
+			if ((b.num == 1 || b.num == 2) && b.wire == PB_LEN) {
+				kind = (int)b.num;
+				*out = b.data;
+			}
+		return kind;
+	}
+	return 0;
+}
+
+uint32_t al_mil_param_count(const struct al_node *n, const char *param)
+{
+	al_span arg;
+	uint32_t k = 0;
+	if (!find_arg(n, param, &arg))
+		return 0;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, arg);
+	while (pb_next(&it, &f))
+		k += f.num == 1 && f.wire == PB_LEN;
+	return k;
+}
+
+bool al_mil_attr(const struct al_node *n, const char *key, al_span *val)
+{
+	return find_attr(n, key, val);
+}
+
+bool al_mil_value_read(al_span v, struct al_mil_value *out)
+{
+	al_span vt, tt, x;
+	uint64_t u;
+	memset(out, 0, sizeof *out);
+	out->rank = -1;
+	if (pb_get_bytes(v, 2, &vt) && pb_get_bytes(vt, 1, &tt)) { /* ValueType.tensorType */
+		if (pb_get_varint(tt, 1, &u) && u <= INT_MAX)
+			out->dtype = (int)u;
+		struct pb_iter it;
+		struct pb_field f;
+		int r = 0;
+		bool known = true;
+		pb_iter_init(&it, tt);
+		while (pb_next(&it, &f)) {
+			if (f.num != 3 || f.wire != PB_LEN)
+				continue;
+			al_span c;
+			uint64_t size = 0;
+			if (pb_get_bytes(f.data, 1, &c) && !pb_has(f.data, 2))
+				pb_get_varint(c, 1, &size);
+			else
+				known = false;
+			if (r < AL_SHAPE_MAX_RANK)
+				out->dims[r] = size <= INT64_MAX ? (int64_t)size : -1;
+			r++;
+		}
+		if (it.err)
+			return false;
+		bool variadic = pb_get_varint(tt, 2, &u) && u2i(u) < 0;
+		out->rank = known && !variadic && r <= AL_SHAPE_MAX_RANK ? r : -1;
+	}
+	if (pb_get_bytes(v, 5, &x)) { /* blobFileValue {fileName = 1, offset = 2} */
+		al_span name = {0};
+		out->kind = AL_MV_BLOB;
+		pb_get_bytes(x, 1, &name);
+		pb_get_varint(x, 2, &out->blob_offset);
+		out->blob_in_weights = al_span_eq(name, WEIGHTS_FILE);
+		return true;
+	}
+	al_span iv;
+	if (!pb_get_bytes(v, 3, &iv))
+		return true; /* AL_MV_NONE */
+	struct tval t;
+	if (pb_get_bytes(iv, 1, &x)) {
+		if (!tensor_of(v, &t))
+			return false;
+		out->kind = t.field == 4 ? AL_MV_STRINGS : AL_MV_TENSOR;
+	} else if (pb_get_bytes(iv, 3, &x) || pb_get_bytes(iv, 2, &x)) {
+		out->kind = AL_MV_LIST;
+	} else {
+		out->kind = AL_MV_OTHER;
+	}
+	return true;
+}
+
+long al_mil_value_floats(al_span v, float *out, size_t max)
+{
+	float dummy;
+	struct sink s = {.f = out ? out : &dummy, .max = out ? max : 0};
+	return read_tensor(v, &s);
+}
+
+/* One string or number of a scalar Value (a list element) as text. */
+long al_mil_value_strings(al_span v, al_span *out, size_t max)
+{
+	struct tval t;
+	al_span iv, lv;
+	size_t n = 0;
+	if (pb_get_bytes(v, 3, &iv) && !pb_has(iv, 1) &&
+	    (pb_get_bytes(iv, 3, &lv) || pb_get_bytes(iv, 2, &lv))) {
+		/* ListValue / TupleValue: values = 1, each a scalar string Value */
+		struct pb_iter it;
+		struct pb_field f;
+		pb_iter_init(&it, lv);
+		while (pb_next(&it, &f)) {
+			al_span s;
+			if (f.num != 1 || f.wire != PB_LEN)
+				continue;
+			if (!tensor_of(f.data, &t) || t.field != 4 || !pb_get_bytes(t.rep, 1, &s))
+				return -1;
+			if (n < max)
+				out[n] = s;
+			n++;
+		}
+		return !it.err && n <= LONG_MAX ? (long)n : -1;
+	}
+	if (!tensor_of(v, &t) || t.field != 4)
+		return -1;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, t.rep); /* RepeatedStrings: values = 1 */
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN)
+			continue;
+		if (n < max)
+			out[n] = f.data;
+		n++;
+	}
+	return !it.err && n <= LONG_MAX ? (long)n : -1;
+}
+
+long al_mil_value_list_ints(al_span v, int64_t *out, size_t max)
+{
+	al_span iv, lv;
+	size_t n = 0;
+	if (!pb_get_bytes(v, 3, &iv) || pb_has(iv, 1) ||
+	    !(pb_get_bytes(iv, 3, &lv) || pb_get_bytes(iv, 2, &lv)))
+		return -1;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, lv);
+	while (pb_next(&it, &f)) {
+		if (f.num != 1 || f.wire != PB_LEN)
+			continue;
+		int64_t x;
+		struct sink s = {.i = &x, .max = 1};
+		if (read_tensor(f.data, &s) != 1)
+			return -1;
+		if (n < max)
+			out[n] = x;
+		n++;
+	}
+	return !it.err && n <= LONG_MAX ? (long)n : -1;
+}
+
+const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype)
+{
+	const uint8_t *p = m->weights.p;
+	size_t size = m->weights.n;
+	if (!size)
+		return "weights/weight.bin is absent or empty";
+	if (offset > size || size - offset < BLOB_META)
+		return "the blob metadata runs past the end of weight.bin";
+	const uint8_t *md = p + offset;
+	uint32_t bdt = rd32(md + 4);
+	if (rd32(md) != BLOB_SENTINEL)
+		return "no blob at that offset of weight.bin (bad sentinel)";
+	if (bdt < 1 || bdt > 17)
+		return "the blob has an unknown data type";
+	uint64_t n = rd64(md + 8), at_ = rd64(md + 16);
+	if (at_ > size || n > size - at_)
+		return "the blob data runs past the end of weight.bin";
+	*data = (al_span){p + at_, (size_t)n};
+	*dtype = blob_mil_dtype[bdt];
+	return NULL;
+}

@@ -1,0 +1,136 @@
+/* model.c: the model handle. al_model_open maps a .mlmodel file or opens a
+ * .mlpackage directory and hands the bytes to the loaders (mlmodel.c,
+ * mlpackage.c, mil.c); the handle owns the mappings and the arena every IR
+ * object lives in, until al_model_free.
+ *
+ * Path through this file:
+ *   al_model_open         stat, then open_file (mmap + al_load_model_message)
+ *                         or al_load_package (mlpackage.c)
+ *   al_model_open_buffer  al_weights_attach, then al_load_model_message
+ *   al_model_free         unmap, free the arenas */
+#include "model.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+
+/* ================================================================ model handle */
+
+static enum al_status open_file(struct al_model *m, const char *path, al_diags *d)
+{
+	enum al_status st = al_map_file(path, NULL, &m->maps[0], d);
+	if (st)
+		return st;
+	m->n_maps = 1;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return al_load_model_message(m, m->maps[0].s, path, base, d);
+}
+
+enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
+{
+	if (!out || !path)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot open: %s",
+			    strerror(errno));
+		return AL_E_IO;
+	}
+	struct al_model *m = al_calloc(1, sizeof *m);
+	if (!m) {
+		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
+		return AL_E_NOMEM;
+	}
+	m->path = al_arena_strndup(&m->arena, path, strlen(path));
+	enum al_status rc;
+	if (!m->path) {
+		rc = AL_E_NOMEM;
+	} else if (S_ISDIR(st.st_mode)) {
+		m->is_package = true;
+		rc = al_load_package(m, path, d);
+	} else {
+		rc = open_file(m, path, d);
+	}
+	if (rc == AL_OK && m->arena.failed)
+		rc = AL_E_NOMEM;
+	if (rc != AL_OK) {
+		if (rc == AL_E_NOMEM)
+			al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
+		else if (al_diags_errors(d) == 0)
+			al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "%s",
+				    al_status_str(rc));
+		al_model_free(m);
+		return rc;
+	}
+	*out = m;
+	return AL_OK;
+}
+
+enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
+				    size_t n_weights, const char *name, al_model **out, al_diags *d)
+{
+	if (!out || (!bytes && n) || (!weights && n_weights))
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	if (!name)
+		name = "(buffer)";
+	struct al_model *m = al_calloc(1, sizeof *m);
+	if (!m) {
+		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		return AL_E_NOMEM;
+	}
+	enum al_status rc = AL_E_NOMEM;
+	m->path = al_arena_strndup(&m->arena, name, strlen(name));
+	if (m->path) {
+		rc = AL_OK;
+		if (weights)
+			rc = al_weights_attach(m, (al_span){weights, n_weights},
+					       al_arena_printf(&m->arena, "%s/weights/weight.bin", name), d);
+		if (rc == AL_OK)
+			rc = al_load_model_message(m, (al_span){bytes, n}, m->path, m->path, d);
+	}
+	if (rc == AL_OK && m->arena.failed)
+		rc = AL_E_NOMEM;
+	if (rc != AL_OK) {
+		if (rc == AL_E_NOMEM)
+			al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		al_model_free(m);
+		return rc;
+	}
+	*out = m;
+	return AL_OK;
+}
+
+void al_model_free(al_model *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->n_maps; i++)
+		al_unmap(&m->maps[i]);
+	al_arena_free(&m->verdicts);
+	al_arena_free(&m->arena);
+	al_free(m);
+}
+
+const char *al_model_path(const al_model *m)
+{
+	return m->path;
+}
+
+bool al_model_is_package(const al_model *m)
+{
+	return m->is_package;
+}
+
+size_t al_model_count(const al_model *m)
+{
+	return m ? m->n_subs : 0;
+}
+
+const struct al_submodel *al_model_get(const al_model *m, size_t i)
+{
+	return m && i < m->n_subs ? m->subs[i] : NULL;
+}

@@ -1,0 +1,231 @@
+/* model.h: the format stage's model IR, shared by every stage above it.
+ *
+ *   limits      bounds on untrusted input.
+ *   model       struct al_model: the mappings, the arena, the sub-model list
+ *               (model.c).
+ *   tables      the NeuralNetwork layer table and the MIL op table (one row each,
+ *               tables.c from nn_layers.def and mil_ops.def).
+ *   loaders     entry points of the format stage (mlmodel.c, mlpackage.c, mil.c).
+ *   MIL values  access to an ML Program op's parameters and values (mil.c).
+ */
+#ifndef ANELINT_MODEL_H
+#define ANELINT_MODEL_H
+
+#include "base.h"
+#include "pb.h"
+
+/* ------------------------------------------------------------------ limits
+ * Bounds on untrusted input. Counts are also bounded by the bytes present
+ * (a layer needs at least 2 bytes, so n_layers <= file size / 2). */
+#define AL_MAX_DEPTH 32         /* nesting of pipelines / branch / loop / blocks */
+#define AL_MAX_RANK 64          /* dims kept per declared tensor type */
+/* Layers + ops per opened file, all graphs and pipeline stages together. The
+ * largest published models have ~10^4 ops; a hostile file of 2-byte layers
+ * would otherwise turn 100 MB into ~10 GB of IR (about 100 bytes per node). */
+#define AL_MAX_NODES (1u << 20)
+
+/* Unmap every resident page of the model's read-only file mappings (madvise
+ * MADV_DONTNEED). Nothing is lost: the mapping stays valid and a later read
+ * re-faults from the page cache. The loaders and rules call it as they go so
+ * that peak RSS follows the layer headers in use, not the weights beside them. */
+struct al_model;
+void al_model_trim(const struct al_model *m);
+
+/* ------------------------------------------------------------------ model */
+
+#define AL_MAX_MAPS 8
+
+struct al_model {
+	char *path;
+	bool is_package;
+	struct al_arena arena;
+	/* the verdicts and findings of the last al_model_check (rules.c): emptied by
+	 * the next check, so checking a model again and again takes no more memory */
+	struct al_arena verdicts;
+	struct al_map maps[AL_MAX_MAPS]; /* model.mlmodel, weight.bin, ... */
+	int n_maps;
+	struct al_submodel **subs; /* root first, then pipeline stages depth-first */
+	size_t n_subs, cap_subs;
+	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
+	al_span weights;
+	const char *weights_path;
+	size_t n_nodes; /* layers + ops loaded so far, bounded by AL_MAX_NODES */
+	bool checked;
+	bool shapes_done; /* al_model_infer_shapes ran */
+	const struct al_target *checked_target; /* target of the last al_model_check */
+};
+
+/* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
+bool al_model_reserve_nodes(struct al_model *m, size_t n);
+
+/* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
+struct al_submodel *al_model_add_sub(struct al_model *m);
+
+/* Per-node loader data kept for the rules (node->priv points at one). */
+struct al_mil_scope; /* mil.c: the value names visible in one MIL graph */
+struct al_node_src {
+	al_span msg;    /* the whole layer / op message */
+	al_span params; /* NN: the layer-type sub-message (e.g. ConvolutionLayerParams) */
+	const struct al_submodel *sub;
+	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
+	struct al_mil_arg *mil_args;
+	uint32_t n_mil_args;
+	/* MIL: the scope of the op's graph, for al_mil_* lookups; NULL for NN layers */
+	const struct al_mil_scope *mil_scope;
+	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
+	 * al_model_infer_shapes ran. Read it with al_node_in_shape. */
+	const struct al_shape *const *in_shapes;
+};
+struct al_mil_arg {
+	const char *param;
+	al_span arg; /* MILSpec.Argument message */
+};
+static inline const struct al_node_src *al_src(const struct al_node *n)
+{
+	return (const struct al_node_src *)n->priv;
+}
+
+/* ------------------------------------------------------------------ walking the graph (ir.c) */
+
+typedef void (*al_node_fn)(void *ctx, const struct al_node *n);
+/* Every node of a sub-model in model order; nested graphs right after their
+ * owner, at most AL_MAX_DEPTH deep. */
+void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
+/* Whether n is an ML Program const / constexpr_* op (no compute). */
+bool al_node_is_const(const struct al_node *n);
+
+/* ------------------------------------------------------------------ NN layer table
+ * nn_layers.def rows: AL_NN(field number, oneof name, flags). */
+enum {
+	AL_NNF_ND = 1u << 0,            /* Core ML 3+ general-rank layer (field # >= 600) */
+	AL_NNF_BROADCASTABLE = 1u << 1, /* *Broadcastable elementwise */
+	AL_NNF_RNN = 1u << 2,           /* simpleRecurrent / gru / LSTMs */
+	AL_NNF_GATHER = 1u << 3,        /* gather / gatherND / gatherAlongAxis */
+	AL_NNF_CUSTOM = 1u << 4,
+	AL_NNF_CONTROL = 1u << 5,       /* branch / loop / loopBreak / loopContinue */
+	AL_NNF_SCATTER = 1u << 6,
+	AL_NNF_RANDOM = 1u << 7,
+};
+struct al_nn_kind {
+	uint32_t field;
+	const char *name;
+	unsigned flags;
+};
+extern const struct al_nn_kind al_nn_kinds[];
+extern const size_t al_nn_kinds_count;
+int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
+
+/* ------------------------------------------------------------------ MIL op table
+ * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
+enum {
+	AL_OPF_CONST = 1u << 0,     /* const / constexpr_*: no compute */
+	AL_OPF_RNN = 1u << 1,
+	AL_OPF_GATHER = 1u << 2,
+	AL_OPF_CONTROL = 1u << 3,   /* cond / while_loop */
+	AL_OPF_LIST = 1u << 4,      /* make_list, list_* */
+	AL_OPF_CPU_ONLY = 1u << 5,  /* reported CPU-only (cumsum, fill, fill_like, range_1d) */
+	AL_OPF_SCATTER = 1u << 6,
+	AL_OPF_RANDOM = 1u << 7,
+	AL_OPF_POOL = 1u << 8,
+	AL_OPF_UPSAMPLE = 1u << 9,
+	AL_OPF_CONV = 1u << 10,
+	AL_OPF_CUSTOM = 1u << 11,
+	AL_OPF_SORT = 1u << 12,     /* topk, argsort */
+	AL_OPF_SHAPE = 1u << 13,    /* data-dependent shape producers */
+};
+struct al_mil_kind {
+	const char *name;
+	int since; /* iOS version of the opset that introduced it: 15..18 */
+	unsigned flags;
+};
+extern const struct al_mil_kind al_mil_kinds[];
+extern const size_t al_mil_kinds_count;
+int al_mil_kind_by_name(const char *name); /* row index or -1 */
+
+/* ------------------------------------------------------------------ loaders */
+
+/* Parse one serialized Model message (a .mlmodel file or the package's root
+ * model). Appends the model and its pipeline stages to m->subs.
+ * `file` names the file for diagnostics; `path` is the report path. */
+enum al_status al_load_model_message(struct al_model *m, al_span bytes, const char *file,
+				     const char *path, al_diags *d);
+/* Open a .mlpackage directory: Manifest.json, root model, weights. */
+enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d);
+/* Use `bytes` as the model's weights/weight.bin (named `path` in diagnostics)
+ * after checking its storage header; the bytes must outlive the model. */
+enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d);
+/* Walk an ML Program (MILSpec.Program message) into graphs of `sub`. */
+enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
+				   uint64_t base_offset, const char *file, al_diags *d);
+
+/* ------------------------------------------------------------------ MIL value access (for rules)
+ * The op producing value `name` as seen from node n's graph (earlier ops of
+ * that graph, then any op of the enclosing graphs), or NULL (also for function
+ * and block inputs). All of these return "absent" for NN nodes. */
+const struct al_node *al_mil_producer(const struct al_node *n, const char *name);
+/* The literal or const-produced value bound to parameter `param` of op n (its
+ * first binding; when n has no such input, its attribute of that name, which
+ * is where iOS16/17 constexpr_* ops and custom_layer keep their parameters),
+ * read as integers / floats / a string; scalars and tensors alike give their
+ * values flattened. Return the count present (may exceed max), 0 if absent,
+ * -1 if bound but not readable as a constant (an op output, a blob-backed
+ * const: weights are never read, or a type that does not convert, e.g. floats
+ * asked for as ints). */
+long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max);
+long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max);
+bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap);
+/* Whether parameter `param` is bound at all, and whether to a constant: a
+ * literal, or the output of a const / constexpr_* op (blob-backed included). */
+bool al_mil_param_present(const struct al_node *n, const char *param);
+bool al_mil_param_is_const(const struct al_node *n, const char *param);
+/* The declared type of the value bound to `param` (its producer's output type, or a
+ * function / block input), or NULL (also when the binding is a literal). */
+const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param);
+/* The declared type of value `name` as seen from op n (an op output, or a
+ * function / block input), or NULL. */
+const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name);
+
+/* ------------------------------------------------------------------ MIL values (for the interpreter)
+ * The interface of an ML Program graph's block: its inputs (a function's
+ * inputs, or the loop-carried names of a while_loop block) and the names it
+ * returns. False (io zeroed) for a graph that is not an ML Program's. */
+struct al_mil_block_io {
+	const char *const *inputs;
+	const struct al_ttype *in_types;
+	uint32_t n_inputs;
+	const char *const *outputs;
+	uint32_t n_outputs;
+};
+bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io);
+/* Binding k of parameter `param` of op n: 1 = a name (*out the name), 2 = a
+ * literal (*out the Value message), 0 = none. al_mil_param_count: how many. */
+int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out);
+uint32_t al_mil_param_count(const struct al_node *n, const char *param);
+/* attributes[key] of MIL op n (a Value message): a const's `val`, the
+ * parameters of the iOS16/17 constexpr_* ops. */
+bool al_mil_attr(const struct al_node *n, const char *key, al_span *val);
+/* What a Value message holds. dims are those declared (rank -1: unknown or
+ * more than AL_SHAPE_MAX_RANK). False when the message is malformed. */
+enum { AL_MV_NONE, AL_MV_TENSOR, AL_MV_STRINGS, AL_MV_BLOB, AL_MV_LIST, AL_MV_OTHER };
+struct al_mil_value {
+	int kind;
+	int dtype;
+	int rank;
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	uint64_t blob_offset;   /* AL_MV_BLOB: of the blob_metadata record */
+	bool blob_in_weights;   /* ... in @model_path/weights/weight.bin */
+};
+bool al_mil_value_read(al_span v, struct al_mil_value *out);
+/* The numbers of an immediate tensor Value (every TensorValue encoding), at most
+ * max stored; returns the count present, -1 when not a numeric tensor. */
+long al_mil_value_floats(al_span v, float *out, size_t max);
+/* The strings of a strings tensor Value, or of a list/tuple of scalar string
+ * Values (classify's classes); -1 otherwise. al_mil_value_list_ints: a list of
+ * scalar integer Values. */
+long al_mil_value_strings(al_span v, al_span *out, size_t max);
+long al_mil_value_list_ints(al_span v, int64_t *out, size_t max);
+/* The data bytes and MIL dtype of the blob whose metadata is at `offset` of m's
+ * weight.bin; NULL, else why not (one phrase). */
+const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype);
+
+#endif

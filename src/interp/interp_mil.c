@@ -1,0 +1,841 @@
+/* interp_mil.c: al_mil_exec, the ML Program (MIL) executor's driver.
+ *
+ * It runs the program's `main` function: its inputs are already bound by
+ * interp.c under the feature names, every op is evaluated in block order in the
+ * environment of its block (nested cond / while_loop blocks get a child scope),
+ * each op's outputs go to al_exec_node_done (fp16 rounding, the observer) and
+ * are then bound under their names; values of the main block are dropped after
+ * their last reader; the function's outputs are left bound in x->env under the
+ * model's output feature names. It holds the op table (op name -> function),
+ * the access to op parameters (a name binding is looked up, a literal Value
+ * decoded), const ops (immediate values and weight.bin blobs through
+ * al_exec_weight), the iOS16/17 constexpr_* ops (both cached per run), cond
+ * and while_loop. The other ops are in interp_mil_ops.c, interp_mil_data.c,
+ * interp_mil_list.c and interp_mil_nn.c. An op that is not in the table, or a
+ * parameter value an op does not implement, is AL_E_UNSUPPORTED naming it: the
+ * executor never guesses. It does not check declared output types against what
+ * it computes (shapes.c does that for the static shapes), nor run functions
+ * other than `main`, nor stateful programs (read_state / write_state).
+ */
+#include "interp_mil.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================ per-run state */
+
+struct cache_slot {
+	const struct al_node *n;
+	struct al_tensor *t;
+};
+
+/* Const ops evaluated once per run (loop bodies run them every iteration). */
+struct mx_run {
+	struct al_exec *x;
+	struct cache_slot *slots;
+	size_t cap, used;
+};
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	uintptr_t u = (uintptr_t)p;
+	u ^= u >> 17;
+	u *= (uintptr_t)0x9E3779B97F4A7C15u;
+	return (size_t)(u >> 7) & (cap - 1);
+}
+
+static struct al_tensor *cache_get(const struct mx_run *r, const struct al_node *n)
+{
+	if (!r->cap)
+		return NULL;
+	for (size_t i = ptr_hash(n, r->cap);; i = (i + 1) & (r->cap - 1)) {
+		if (!r->slots[i].n)
+			return NULL;
+		if (r->slots[i].n == n)
+			return r->slots[i].t;
+	}
+}
+
+/* Keeps a reference to t; a failure to grow only loses the caching. */
+static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tensor *t)
+{
+	if ((r->used + 1) * 2 > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct cache_slot *s = al_calloc(cap, sizeof *s);
+		if (!s)
+			return;
+		for (size_t i = 0; i < r->cap; i++) {
+			if (!r->slots[i].n)
+				continue;
+			size_t j = ptr_hash(r->slots[i].n, cap);
+			while (s[j].n)
+				j = (j + 1) & (cap - 1);
+			s[j] = r->slots[i];
+		}
+		al_free(r->slots);
+		r->slots = s;
+		r->cap = cap;
+	}
+	size_t j = ptr_hash(n, r->cap);
+	while (r->slots[j].n)
+		j = (j + 1) & (r->cap - 1);
+	r->slots[j] = (struct cache_slot){n, al_tensor_ref(t)};
+	r->used++;
+}
+
+static void cache_free(struct mx_run *r)
+{
+	for (size_t i = 0; i < r->cap; i++)
+		al_tensor_unref(r->slots[i].t);
+	al_free(r->slots);
+}
+
+/* ================================================================ blocks */
+
+static enum al_status run_graph(struct mx_run *r, const struct al_graph *g, struct al_env *env);
+
+/* Run nested block g in a child scope of c's with its inputs bound to in[];
+ * outs[0..n_outs) get new references to what it returns. */
+static enum al_status run_block(struct mx *c, const struct al_graph *g, struct al_tensor *const *in,
+				uint32_t n_in, struct al_tensor **outs, uint32_t n_outs)
+{
+	struct al_mil_block_io io;
+	if (!al_mil_block_io(g, &io))
+		return mx_fail(c, AL_E_FORMAT, "a nested block that is not an ML Program block");
+	if (io.n_inputs != n_in)
+		return mx_fail(c, AL_E_FORMAT, "block %s takes %u inputs; the op gives %u", g->block,
+			       io.n_inputs, n_in);
+	if (io.n_outputs != n_outs)
+		return mx_fail(c, AL_E_FORMAT, "block %s returns %u values; the op needs %u", g->block,
+			       io.n_outputs, n_outs);
+	if (c->x->depth >= AL_MAX_DEPTH)
+		return mx_fail(c, AL_E_UNSUPPORTED, "blocks nested deeper than %d", AL_MAX_DEPTH);
+	struct al_env *env = al_env_new(c->x, c->env);
+	if (!env)
+		return c->st = AL_E_NOMEM;
+	enum al_status st = AL_OK;
+	for (uint32_t i = 0; i < n_in && st == AL_OK; i++)
+		if (!al_env_put(env, io.inputs[i], al_tensor_ref(in[i])))
+			st = AL_E_NOMEM;
+	c->x->depth++;
+	if (st == AL_OK)
+		st = run_graph(c->run, g, env);
+	c->x->depth--;
+	for (uint32_t i = 0; i < n_outs && st == AL_OK; i++) {
+		struct al_tensor *t = al_env_get(env, io.outputs[i]);
+		if (!t) {
+			st = AL_E_FORMAT;
+			al_exec_fail(c->x, c->n, st, "op %s: block %s returns '%.100s', which it does not "
+				     "define", c->n->type, g->block, io.outputs[i]);
+			break;
+		}
+		outs[i] = al_tensor_ref(t);
+	}
+	al_env_free(env);
+	if (st != AL_OK) {
+		for (uint32_t i = 0; i < n_outs; i++) {
+			al_tensor_unref(outs[i]);
+			outs[i] = NULL;
+		}
+		if (c->st == AL_OK)
+			c->st = st; /* the nested op has reported it */
+	}
+	return st;
+}
+
+static bool truth(struct mx *c, const struct al_tensor *p, const char *what)
+{
+	if (!p || p->kind != AL_TK_TENSOR || !p->f || p->n != 1) {
+		mx_fail(c, AL_E_FORMAT, "%s must be a single boolean", what);
+		return false;
+	}
+	return true;
+}
+
+static enum al_status op_cond(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *p = mx_req(c, "pred");
+	if (!p || !truth(c, p, "pred"))
+		return c->st;
+	if (c->n->n_sub != 2)
+		return mx_fail(c, AL_E_FORMAT, "cond has %u blocks (2 expected)", c->n->n_sub);
+	return run_block(c, c->n->sub[p->f[0] != 0 ? 0 : 1], NULL, 0, c->out, c->n_out);
+}
+
+static void unref_all(struct al_tensor **v, uint32_t n)
+{
+	for (uint32_t i = 0; v && i < n; i++) {
+		al_tensor_unref(v[i]);
+		v[i] = NULL;
+	}
+}
+
+static enum al_status op_while_loop(struct mx *c, int arg)
+{
+	(void)arg;
+	uint32_t k = mx_count(c, "loop_vars");
+	if (c->n->n_sub != 2)
+		return mx_fail(c, AL_E_FORMAT, "while_loop has %u blocks (2 expected)", c->n->n_sub);
+	if (k != c->n_out)
+		return mx_fail(c, AL_E_FORMAT, "while_loop has %u loop_vars and %u outputs", k, c->n_out);
+	struct al_tensor **vars = al_calloc(k ? k : 1, sizeof *vars);
+	struct al_tensor **next = al_calloc(k ? k : 1, sizeof *next);
+	if (!vars || !next) {
+		al_free(vars);
+		al_free(next);
+		return mx_fail(c, AL_E_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < k && c->st == AL_OK; i++) {
+		struct al_tensor *t = mx_in_k(c, "loop_vars", i);
+		if (t)
+			vars[i] = al_tensor_ref(t);
+		else if (c->st == AL_OK)
+			mx_fail(c, AL_E_FORMAT, "loop_vars[%u] is not bound", i);
+	}
+	while (c->st == AL_OK) {
+		struct al_tensor *p = NULL;
+		if (run_block(c, c->n->sub[0], vars, k, &p, 1) != AL_OK)
+			break;
+		bool ok = truth(c, p, "the while_loop condition"), go = ok && p->f[0] != 0;
+		al_tensor_unref(p);
+		if (!go)
+			break;
+		if (!al_exec_step(c->x, c->n)) {
+			c->st = AL_E_UNSUPPORTED;
+			break;
+		}
+		if (run_block(c, c->n->sub[1], vars, k, next, k) != AL_OK)
+			break;
+		unref_all(vars, k);
+		memcpy(vars, next, k * sizeof *vars);
+		memset(next, 0, k * sizeof *next);
+	}
+	for (uint32_t i = 0; i < k && c->st == AL_OK; i++)
+		mx_set(c, i, vars[i]);
+	unref_all(vars, k);
+	unref_all(next, k);
+	al_free(vars);
+	al_free(next);
+	return c->st;
+}
+
+/* ================================================================ const */
+
+static enum al_status op_const(struct mx *c, int arg)
+{
+	(void)arg;
+	al_span v;
+	if (c->n_out != 1)
+		return mx_fail(c, AL_E_FORMAT, "a const has %u outputs", c->n_out);
+	struct al_tensor *t = cache_get(c->run, c->n);
+	if (t) {
+		mx_set(c, 0, t);
+		return AL_OK;
+	}
+	if (!al_mil_attr(c->n, "val", &v))
+		return mx_fail(c, AL_E_FORMAT, "const without a value");
+	if (!(t = mx_value_tensor(c, v)))
+		return c->st ? c->st : AL_E_FORMAT;
+	cache_put(c->run, c->n, t);
+	c->out[0] = t;
+	return AL_OK;
+}
+
+/* ================================================================ constexpr (iOS16 / iOS17)
+ * Compressed constants, expanded once per run (cached like const): the
+ * parameters are attributes in the iOS16/17 opsets, input bindings from
+ * iOS18. The iOS18 forms with other parameters (constexpr_lut_to_dense with
+ * vector_axis, constexpr_blockwise_shift_scale ...) are refused. */
+
+static struct al_tensor *cx_param(struct mx *c, const char *param)
+{
+	al_span v;
+	if (mx_present(c, param))
+		return mx_req(c, param);
+	if (c->st != AL_OK)
+		return NULL;
+	if (!al_mil_attr(c->n, param, &v)) {
+		mx_fail(c, AL_E_UNSUPPORTED, "parameter '%s' is missing (a form of %s the interpreter "
+			"does not read)", param, c->n->type);
+		return NULL;
+	}
+	if (c->n_tmp == MX_MAX_TMP) {
+		mx_fail(c, AL_E_UNSUPPORTED, "more than %d literal inputs", MX_MAX_TMP);
+		return NULL;
+	}
+	struct al_tensor *t = mx_value_tensor(c, v);
+	if (t && (t->kind != AL_TK_TENSOR || !t->f)) {
+		al_tensor_unref(t);
+		mx_fail(c, AL_E_FORMAT, "parameter '%s' is not numeric", param);
+		return NULL;
+	}
+	if (t)
+		c->tmp[c->n_tmp++] = t;
+	return t;
+}
+
+/* The `shape` parameter as dims; false with a diagnostic. */
+static bool cx_shape(struct mx *c, int *rank, int64_t *dims)
+{
+	const struct al_tensor *s = cx_param(c, "shape");
+	if (!s)
+		return false;
+	if (s->n > AL_TENSOR_MAX_RANK)
+		return mx_fail(c, AL_E_UNSUPPORTED, "a shape of rank %zu", s->n), false;
+	for (size_t i = 0; i < s->n; i++)
+		if (!mx_f2i(s->f[i], &dims[i]) || dims[i] < 0)
+			return mx_fail(c, AL_E_FORMAT, "shape holds %g", (double)s->f[i]), false;
+	*rank = (int)s->n;
+	return true;
+}
+
+/* A cached result, or run fn and cache it. */
+static enum al_status cx_cached(struct mx *c, mx_fn *fn)
+{
+	struct al_tensor *t = cache_get(c->run, c->n);
+	if (t) {
+		mx_set(c, 0, t);
+		return AL_OK;
+	}
+	if (c->n_out != 1)
+		return mx_fail(c, AL_E_FORMAT, "has %u outputs (1 expected)", c->n_out);
+	if (fn(c, 0) == AL_OK && c->st == AL_OK && c->out[0])
+		cache_put(c->run, c->n, c->out[0]);
+	return c->st;
+}
+
+static enum al_status cx_affine(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *q = cx_param(c, "quantized_data"), *zp = q ? cx_param(c, "zero_point") : NULL;
+	const struct al_tensor *sc = zp ? cx_param(c, "scale") : NULL, *ax = sc ? cx_param(c, "axis") : NULL;
+	int64_t a;
+	if (!ax)
+		return c->st;
+	if (ax->n != 1 || !mx_f2i(ax->f[0], &a) || mx_axis(c, a, q->rank, 0) < 0)
+		return c->st ? c->st : mx_fail(c, AL_E_FORMAT, "axis must be a single integer");
+	int axis = mx_axis(c, a, q->rank, 0);
+	int64_t d = q->dims[axis], inner = mx_prod(q->dims, axis + 1, q->rank);
+	if ((sc->n != 1 && sc->n != (size_t)d) || (zp->n != 1 && zp->n != (size_t)d))
+		return mx_fail(c, AL_E_FORMAT, "scale and zero_point must hold 1 or %lld values", (long long)d);
+	struct al_tensor *y = mx_alloc(c, 0, sc->dtype, q->rank, q->dims);
+	for (size_t i = 0; y && i < q->n; i++) {
+		size_t k = (size_t)(((int64_t)i / inner) % d);
+		float s = sc->f[sc->n == 1 ? 0 : k], z = zp->f[zp->n == 1 ? 0 : k];
+		y->f[i] = s * (q->f[i] - z);
+	}
+	return c->st;
+}
+
+static enum al_status cx_cast(struct mx *c, int arg)
+{
+	(void)arg;
+	char dt[16];
+	const struct al_tensor *v = cx_param(c, "source_val");
+	if (!v || !mx_str(c, "output_dtype", "", dt, sizeof dt))
+		return c->st;
+	if (strcmp(dt, "fp32") != 0)
+		return mx_unsupported(c, "output_dtype", dt);
+	struct al_tensor *y = mx_alloc(c, 0, AL_DT_FP32, v->rank, v->dims);
+	if (y && v->n)
+		memcpy(y->f, v->f, v->n * sizeof(float));
+	return c->st;
+}
+
+/* Bit i of packed bytes b (LSB first). */
+static unsigned bit_at(const float *b, size_t i)
+{
+	return ((unsigned)b[i / 8] >> (i % 8)) & 1u;
+}
+
+static enum al_status cx_lut(struct mx *c, int arg)
+{
+	(void)arg;
+	int rank;
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	size_t count;
+	const struct al_tensor *idx = cx_param(c, "indices"), *lut = idx ? cx_param(c, "lut") : NULL;
+	if (!lut || !cx_shape(c, &rank, dims))
+		return c->st;
+	unsigned nbits = 0;
+	while ((1u << nbits) < lut->n && nbits < 9)
+		nbits++;
+	if (lut->rank != 1 || (1u << nbits) != lut->n || nbits < 1 || nbits > 8 || nbits == 3 ||
+	    nbits == 5 || nbits == 7)
+		return mx_unsupported(c, "a lut of that size", "(not 2, 4, 16, 64 or 256 entries)");
+	if (!al_dims_count(rank, dims, &count) || idx->n < (count * nbits + 7) / 8)
+		return mx_fail(c, AL_E_FORMAT, "%zu index bytes for that shape", idx->n);
+	for (size_t i = 0; i < idx->n; i++)
+		if (!(idx->f[i] >= 0 && idx->f[i] <= 255))
+			return mx_fail(c, AL_E_FORMAT, "indices must be bytes");
+	struct al_tensor *y = mx_alloc(c, 0, lut->dtype, rank, dims);
+	for (size_t i = 0; y && i < count; i++) {
+		unsigned k = 0;
+		for (unsigned b = 0; b < nbits; b++)
+			k |= bit_at(idx->f, i * nbits + b) << b;
+		y->f[i] = lut->f[k];
+	}
+	return c->st;
+}
+
+static enum al_status cx_sparse(struct mx *c, int arg)
+{
+	(void)arg;
+	int rank;
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	size_t count, used = 0;
+	const struct al_tensor *nz = cx_param(c, "nonzero_data"), *mask = nz ? cx_param(c, "mask") : NULL;
+	if (!mask || !cx_shape(c, &rank, dims))
+		return c->st;
+	if (!al_dims_count(rank, dims, &count) || mask->n < (count + 7) / 8)
+		return mx_fail(c, AL_E_FORMAT, "%zu mask bytes for that shape", mask->n);
+	for (size_t i = 0; i < mask->n; i++)
+		if (!(mask->f[i] >= 0 && mask->f[i] <= 255))
+			return mx_fail(c, AL_E_FORMAT, "mask must be bytes");
+	struct al_tensor *y = mx_alloc(c, 0, nz->dtype, rank, dims);
+	for (size_t i = 0; y && i < count; i++) {
+		if (!bit_at(mask->f, i))
+			continue;
+		if (used == nz->n)
+			return mx_fail(c, AL_E_FORMAT, "the mask sets more bits than nonzero_data holds");
+		y->f[i] = nz->f[used++];
+	}
+	return c->st;
+}
+
+static enum al_status op_constexpr(struct mx *c, int kind)
+{
+	static mx_fn *const fns[] = {cx_affine, cx_cast, cx_lut, cx_sparse};
+	return cx_cached(c, fns[kind]);
+}
+
+/* ================================================================ unsupported */
+
+static enum al_status op_refuse(struct mx *c, int arg)
+{
+	(void)arg;
+	c->st = AL_E_UNSUPPORTED;
+	return al_exec_fail(c->x, c->n, c->st, "op %s is not supported by the interpreter",
+			    c->n->type[0] ? c->n->type : "(without a type)");
+}
+
+/* ================================================================ the op table */
+
+struct mx_op {
+	const char *name;
+	mx_fn *fn;
+	int arg;
+};
+
+/* Sorted by name (bsearch). arg: the kernel's operation code, where one
+ * function serves several ops. */
+static const struct mx_op ops[] = {
+	{"abs", mx_unary, AL_UN_ABS},
+	{"acos", mx_unary, AL_UN_ACOS},
+	{"add", mx_binary, AL_BIN_ADD},
+	{"argsort", mx_argsort, 0},
+	{"asin", mx_unary, AL_UN_ASIN},
+	{"atan", mx_unary, AL_UN_ATAN},
+	{"atanh", mx_unary, AL_UN_ATANH},
+	{"avg_pool", mx_pool, 1},
+	{"band_part", mx_band_part, 0},
+	{"batch_norm", mx_batch_norm, 0},
+	{"cast", mx_cast, 0},
+	{"ceil", mx_unary, AL_UN_CEIL},
+	{"clamped_relu", mx_clamped_relu, 0},
+	{"classify", mx_classify, 0},
+	{"clip", mx_unary_ab, AL_UN_CLIP},
+	{"concat", mx_concat, 0},
+	{"cond", op_cond, 0},
+	{"const", op_const, 0},
+	{"constexpr_affine_dequantize", op_constexpr, 0},
+	{"constexpr_cast", op_constexpr, 1},
+	{"constexpr_lut_to_dense", op_constexpr, 2},
+	{"constexpr_sparse_to_dense", op_constexpr, 3},
+	{"conv", mx_conv, 0},
+	{"conv_transpose", mx_conv_transpose, 0},
+	{"cos", mx_unary, AL_UN_COS},
+	{"cosh", mx_unary, AL_UN_COSH},
+	{"crop", mx_crop, 0},
+	{"cumsum", mx_cumsum, 0},
+	{"depth_to_space", mx_space_depth, 0},
+	{"dequantize", mx_quantize, 0},
+	{"elu", mx_unary_ab, AL_UN_ELU},
+	{"equal", mx_binary, AL_BIN_EQ},
+	{"erf", mx_unary, AL_UN_ERF},
+	{"exp", mx_unary, AL_UN_EXP},
+	{"exp2", mx_unary, AL_UN_EXP2},
+	{"expand_dims", mx_expand_dims, 0},
+	{"fill", mx_fill, 0},
+	{"fill_like", mx_fill_like, 0},
+	{"flatten2d", mx_flatten2d, 0},
+	{"floor", mx_unary, AL_UN_FLOOR},
+	{"floor_div", mx_binary, AL_BIN_FLOOR_DIV},
+	{"gather", mx_gather, 0},
+	{"gather_along_axis", mx_gather_along_axis, 0},
+	{"gather_nd", mx_gather_nd, 0},
+	{"gelu", mx_gelu, 0},
+	{"greater", mx_binary, AL_BIN_GT},
+	{"greater_equal", mx_binary, AL_BIN_GE},
+	{"gru", mx_gru, 0},
+	{"identity", mx_identity, 0},
+	{"instance_norm", mx_instance_norm, 0},
+	{"inverse", mx_unary_eps, AL_UN_INVERSE_EPS},
+	{"l2_norm", mx_l2_norm, 0},
+	{"l2_pool", mx_pool, 2},
+	{"layer_norm", mx_layer_norm, 0},
+	{"leaky_relu", mx_unary_ab, AL_UN_LEAKY_RELU},
+	{"less", mx_binary, AL_BIN_LT},
+	{"less_equal", mx_binary, AL_BIN_LE},
+	{"linear", mx_linear, 0},
+	{"linear_activation", mx_unary_ab, AL_UN_LINEAR},
+	{"list_gather", mx_list_gather, 0},
+	{"list_length", mx_list_length, 0},
+	{"list_read", mx_list_read, 0},
+	{"list_scatter", mx_list_scatter, 0},
+	{"list_write", mx_list_write, 0},
+	{"local_response_norm", mx_lrn, 0},
+	{"log", mx_unary_eps, AL_UN_LOG_EPS},
+	{"logical_and", mx_binary, AL_BIN_AND},
+	{"logical_not", mx_unary, AL_UN_LOGICAL_NOT},
+	{"logical_or", mx_binary, AL_BIN_OR},
+	{"logical_xor", mx_binary, AL_BIN_XOR},
+	{"lstm", mx_lstm, 0},
+	{"make_list", mx_make_list, 0},
+	{"matmul", mx_matmul, 0},
+	{"max_pool", mx_pool, 0},
+	{"maximum", mx_binary, AL_BIN_MAX},
+	{"minimum", mx_binary, AL_BIN_MIN},
+	{"mod", mx_binary, AL_BIN_MOD},
+	{"mul", mx_binary, AL_BIN_MUL},
+	{"not_equal", mx_binary, AL_BIN_NE},
+	{"one_hot", mx_one_hot, 0},
+	{"pad", mx_pad, 0},
+	{"pixel_shuffle", mx_space_depth, 2},
+	{"pixel_unshuffle", mx_space_depth, 3},
+	{"pow", mx_binary, AL_BIN_POW},
+	{"prelu", mx_prelu, 0},
+	{"quantize", mx_quantize, 1},
+	{"range_1d", mx_range_1d, 0},
+	{"real_div", mx_binary, AL_BIN_DIV},
+	{"reduce_argmax", mx_argreduce, AL_RED_ARGMAX},
+	{"reduce_argmin", mx_argreduce, AL_RED_ARGMIN},
+	{"reduce_l1_norm", mx_reduce, AL_RED_L1},
+	{"reduce_l2_norm", mx_reduce, AL_RED_L2},
+	{"reduce_log_sum", mx_reduce, AL_RED_LOGSUM},
+	{"reduce_log_sum_exp", mx_reduce, AL_RED_LOGSUMEXP},
+	{"reduce_max", mx_reduce, AL_RED_MAX},
+	{"reduce_mean", mx_reduce, AL_RED_MEAN},
+	{"reduce_min", mx_reduce, AL_RED_MIN},
+	{"reduce_prod", mx_reduce, AL_RED_PROD},
+	{"reduce_sum", mx_reduce, AL_RED_SUM},
+	{"reduce_sum_square", mx_reduce, AL_RED_SUMSQUARE},
+	{"relu", mx_unary, AL_UN_RELU},
+	{"relu6", mx_unary, -1},
+	{"reshape", mx_reshape, 0},
+	{"resize_bilinear", mx_resize, 1},
+	{"resize_nearest_neighbor", mx_resize, 0},
+	{"reverse", mx_reverse, 0},
+	{"reverse_sequence", mx_reverse_sequence, 0},
+	{"rnn", mx_rnn, 0},
+	{"round", mx_round, 0},
+	{"rsqrt", mx_unary_eps, AL_UN_RSQRT_EPS},
+	{"scaled_dot_product_attention", mx_sdpa, 0},
+	{"scaled_tanh", mx_unary_ab, AL_UN_SCALED_TANH},
+	{"scatter", mx_scatter, 0},
+	{"scatter_along_axis", mx_scatter_along_axis, 0},
+	{"scatter_nd", mx_scatter_nd, 0},
+	{"select", mx_select, 0},
+	{"shape", mx_shape, 0},
+	{"sigmoid", mx_unary, AL_UN_SIGMOID},
+	{"sigmoid_hard", mx_unary_ab, AL_UN_SIGMOID_HARD},
+	{"sign", mx_unary, AL_UN_SIGN},
+	{"silu", mx_unary, AL_UN_SILU},
+	{"sin", mx_unary, AL_UN_SIN},
+	{"sinh", mx_unary, AL_UN_SINH},
+	{"slice_by_index", mx_slice_by_index, 0},
+	{"slice_by_size", mx_slice_by_size, 0},
+	{"slice_update", mx_slice_update, 0},
+	{"softmax", mx_softmax, 0},
+	{"softplus", mx_unary, AL_UN_SOFTPLUS},
+	{"softplus_parametric", mx_softplus_parametric, 0},
+	{"softsign", mx_unary, AL_UN_SOFTSIGN},
+	{"space_to_depth", mx_space_depth, 1},
+	{"split", mx_split, 0},
+	{"sqrt", mx_unary, AL_UN_SQRT},
+	{"square", mx_unary, AL_UN_SQUARE},
+	{"squeeze", mx_squeeze, 0},
+	{"stack", mx_stack, 0},
+	{"sub", mx_binary, AL_BIN_SUB},
+	{"tan", mx_unary, AL_UN_TAN},
+	{"tanh", mx_unary, AL_UN_TANH},
+	{"threshold", mx_unary_ab, AL_UN_THRESHOLD},
+	{"thresholded_relu", mx_unary_ab, AL_UN_THRESHOLDED_RELU},
+	{"tile", mx_tile, 0},
+	{"topk", mx_topk, 0},
+	{"transpose", mx_transpose, 0},
+	{"upsample_bilinear", mx_upsample, 1},
+	{"upsample_nearest_neighbor", mx_upsample, 0},
+	{"while_loop", op_while_loop, 0},
+};
+
+static int op_cmp(const void *key, const void *row)
+{
+	return strcmp((const char *)key, ((const struct mx_op *)row)->name);
+}
+
+/* bsearch; a miss (an op the table lacks, so rare) is confirmed by a scan, so
+ * that a row out of order costs time, never a refusal. */
+static const struct mx_op *find_op(const char *type)
+{
+	size_t n = sizeof ops / sizeof ops[0];
+	const struct mx_op *r = type ? bsearch(type, ops, n, sizeof ops[0], op_cmp) : NULL;
+	for (size_t i = 0; !r && type && i < n; i++)
+		if (strcmp(ops[i].name, type) == 0)
+			r = &ops[i];
+	return r;
+}
+
+/* ================================================================ running */
+
+static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct al_env *env)
+{
+	struct al_exec *x = r->x;
+	const struct mx_op *op = find_op(n->type);
+	struct mx c = {.x = x, .run = r, .n = n, .env = env, .n_out = n->n_outputs};
+	mx_fn *fn = op ? op->fn : op_refuse;
+	if (!n->n_outputs)
+		return al_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
+	if (!(c.out = al_calloc(n->n_outputs, sizeof *c.out)))
+		return al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+	enum al_status st = fn(&c, op ? op->arg : 0);
+	if (st == AL_OK)
+		st = c.st;
+	for (uint32_t i = 0; i < c.n_out && st == AL_OK; i++)
+		if (!c.out[i])
+			st = mx_fail(&c, AL_E_FORMAT, "declares %u outputs; the op gives fewer", c.n_out);
+	if (st == AL_OK)
+		st = al_exec_node_done(x, n, c.out, c.n_out);
+	for (uint32_t i = 0; i < c.n_out && st == AL_OK; i++) {
+		struct al_tensor *t = c.out[i];
+		c.out[i] = NULL;
+		if (!al_env_put(env, n->outputs[i], t))
+			st = AL_E_NOMEM;
+	}
+	unref_all(c.out, c.n_out);
+	unref_all(c.tmp, c.n_tmp);
+	al_free(c.out);
+	if (st != AL_OK && al_diags_errors(x->d) == 0)
+		al_exec_fail(x, n, st, "op %s failed", n->type);
+	return st;
+}
+
+static enum al_status run_graph(struct mx_run *r, const struct al_graph *g, struct al_env *env)
+{
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		enum al_status st = run_op(r, &g->nodes[i], env);
+		if (st != AL_OK)
+			return st;
+	}
+	return AL_OK;
+}
+
+/* ---------------------------------------------------------------- value lifetimes
+ * In the main block, a value is dropped after the last op that reads it
+ * (reads inside an op's nested blocks, and names those blocks return, count for
+ * that op), so peak memory follows the live values. The environment has no
+ * unbind: a dropped name is rebound to a shared empty tensor. Function outputs
+ * and names no op of the block defines are never dropped. */
+struct lifetimes {
+	const char **name;
+	uint32_t *last;  /* index of the last op reading it */
+	bool *own;       /* an op of the block defines it, and it is not an output */
+	size_t cap;
+};
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static size_t lt_slot(const struct lifetimes *u, const char *name)
+{
+	size_t i = str_hash(name) & (u->cap - 1);
+	while (u->name[i] && strcmp(u->name[i], name) != 0)
+		i = (i + 1) & (u->cap - 1);
+	return i;
+}
+
+/* fn(ctx, name, index) for every name op n reads, nested blocks included. */
+static void each_use(const struct al_node *n, int depth, void (*fn)(void *, const char *, uint32_t),
+		     void *ctx, uint32_t index)
+{
+	for (uint32_t i = 0; i < n->n_inputs; i++)
+		fn(ctx, n->inputs[i], index);
+	for (uint32_t s = 0; depth < AL_MAX_DEPTH && s < n->n_sub; s++) {
+		struct al_mil_block_io io;
+		if (!n->sub[s])
+			continue;
+		al_mil_block_io(n->sub[s], &io);
+		for (uint32_t k = 0; k < io.n_outputs; k++)
+			fn(ctx, io.outputs[k], index);
+		for (uint32_t k = 0; k < n->sub[s]->n_nodes; k++)
+			each_use(&n->sub[s]->nodes[k], depth + 1, fn, ctx, index);
+	}
+}
+
+static void lt_count(void *ctx, const char *name, uint32_t index)
+{
+	(void)name, (void)index;
+	(*(size_t *)ctx)++;
+}
+
+static void lt_note(void *ctx, const char *name, uint32_t index)
+{
+	struct lifetimes *u = ctx;
+	size_t i = lt_slot(u, name);
+	u->name[i] = name;
+	u->last[i] = index;
+}
+
+static void lt_free(struct lifetimes *u)
+{
+	al_free(u->name);
+	al_free(u->last);
+	al_free(u->own);
+	memset(u, 0, sizeof *u);
+}
+
+/* False on OOM (then nothing is dropped). */
+static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct al_mil_block_io *io)
+{
+	size_t n = io->n_outputs;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		each_use(&g->nodes[i], 0, lt_count, &n, i);
+		n += g->nodes[i].n_outputs;
+	}
+	u->cap = 16;
+	while (u->cap < 2 * n + 2)
+		u->cap *= 2;
+	u->name = al_calloc(u->cap, sizeof *u->name);
+	u->last = al_calloc(u->cap, sizeof *u->last);
+	u->own = al_calloc(u->cap, sizeof *u->own);
+	if (!u->name || !u->last || !u->own) {
+		lt_free(u);
+		return false;
+	}
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		each_use(&g->nodes[i], 0, lt_note, u, i);
+		for (uint32_t k = 0; k < g->nodes[i].n_outputs; k++) {
+			size_t j = lt_slot(u, g->nodes[i].outputs[k]);
+			if (!u->name[j]) { /* defined, never read */
+				u->name[j] = g->nodes[i].outputs[k];
+				u->last[j] = i;
+			}
+			u->own[j] = true;
+		}
+	}
+	for (uint32_t k = 0; k < io->n_outputs; k++) {
+		size_t j = lt_slot(u, io->outputs[k]);
+		u->name[j] = io->outputs[k];
+		u->own[j] = false;
+	}
+	return true;
+}
+
+struct drop_ctx {
+	struct lifetimes *u;
+	struct al_env *env;
+	struct al_tensor *empty;
+	bool ok;
+};
+
+static void lt_drop(void *ctx, const char *name, uint32_t index)
+{
+	struct drop_ctx *d = ctx;
+	size_t j = lt_slot(d->u, name);
+	if (d->ok && d->u->name[j] && d->u->own[j] && d->u->last[j] == index) {
+		d->u->own[j] = false; /* once */
+		d->ok = al_env_put(d->env, name, al_tensor_ref(d->empty));
+	}
+}
+
+/* After op i of the main block: drop what it read last, and its outputs that
+ * nothing reads. */
+static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, struct al_env *env,
+		     struct al_tensor *empty)
+{
+	struct drop_ctx d = {u, env, empty, true};
+	if (!u->cap)
+		return true;
+	each_use(n, 0, lt_drop, &d, i);
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		lt_drop(&d, n->outputs[k], i);
+	return d.ok;
+}
+
+enum al_status al_mil_exec(struct al_exec *x)
+{
+	const struct al_submodel *s = x->sub;
+	const struct al_graph *g = al_exec_top_graph(s);
+	struct al_mil_block_io io;
+	if (!g || !al_mil_block_io(g, &io))
+		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+				    "the ML Program has no function 'main' (the interpreter runs 'main')");
+	for (uint32_t i = 0; !x->sel && i < io.n_inputs; i++)
+		if (!al_env_get(x->env, io.inputs[i]))
+			return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+					    "function input '%.100s' is not bound (no model input of that "
+					    "name was given)", io.inputs[i]);
+	struct mx_run r = {.x = x};
+	struct lifetimes lt = {0};
+	int64_t zero = 0;
+	struct al_env *env = al_env_new(x, x->env);
+	struct al_tensor *empty = env ? al_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
+	enum al_status st = empty ? AL_OK : AL_E_NOMEM;
+	if (st == AL_OK && !x->sel)
+		lt_build(&lt, g, &io); /* without it (and in a region), values live to the end */
+	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
+		if (x->sel && !x->sel[i])
+			continue;
+		st = run_op(&r, &g->nodes[i], env);
+		if (st == AL_OK && !lt_after(&lt, &g->nodes[i], i, env, empty))
+			st = AL_E_NOMEM;
+	}
+	/* a region (al_model_run_region): its values as the ops left them */
+	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
+		struct al_tensor *t = al_env_get(env, x->region_out[i]);
+		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+			st = AL_E_NOMEM;
+	}
+	/* The function's outputs under the model's output names: by name, else by
+	 * position when the counts agree. */
+	for (uint32_t k = 0; !x->sel && k < s->n_outputs && st == AL_OK; k++) {
+		const char *want = s->outputs[k].name;
+		const char *have = NULL;
+		for (uint32_t j = 0; j < io.n_outputs && !have; j++)
+			if (strcmp(io.outputs[j], want) == 0)
+				have = io.outputs[j];
+		if (!have && io.n_outputs == s->n_outputs)
+			have = io.outputs[k];
+		struct al_tensor *t = have ? al_env_get(env, have) : NULL;
+		if (!t) {
+			st = al_exec_fail(x, NULL, AL_E_FORMAT, "the program does not produce output '%.100s'",
+					  want);
+			break;
+		}
+		if (!al_env_put(x->env, want, al_tensor_ref(t)))
+			st = AL_E_NOMEM;
+	}
+	al_env_free(env);
+	al_tensor_unref(empty);
+	lt_free(&lt);
+	cache_free(&r);
+	return st;
+}

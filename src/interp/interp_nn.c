@@ -1,0 +1,912 @@
+/* interp_nn.c: al_nn_exec, the NeuralNetwork executor.
+ *
+ * It maps the model's inputs to the network's blob layout (images get the
+ * NeuralNetworkPreprocessing scaler / mean image; RANK5 array mapping turns a [C] or
+ * [C,H,W] multi-array into [1,1,C,H,W], RANK5 image mapping an image into
+ * [1,1,C,H,W]), runs the layers in file order in a scope of its own (branch and loop
+ * bodies share it, as NeuralNetwork.proto says their blobs are visible to the whole
+ * network), and leaves the output features in x->env: reshaped to the declared shape
+ * when the file declares one, the classifier's label and probability dictionary
+ * built from the class labels. The layers live in interp_nn_ops.c, interp_nn_data.c
+ * and interp_nn_rnn.c; this file holds the table that maps a layer's oneof field
+ * number to its function, the weight reader and the helpers the layers share.
+ *
+ * It does not: run custom layers, random layers, NonMaximumSuppression, cropResize,
+ * 3-D convolution / pooling or slidingWindows (AL_E_UNSUPPORTED naming the layer),
+ * nor the int8DynamicQuantize path of innerProduct / batchedMatmul.
+ */
+#include "interp_nn.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ================================================================ the model message */
+
+/* The NeuralNetwork / NeuralNetworkClassifier / NeuralNetworkRegressor message of
+ * sub-model s. The loader keeps only the layers' spans; the message around them is
+ * found again from the Model message at s->offset, reading only bytes before the
+ * first layer (which are in the buffer: that layer is). Empty when s has no layers. */
+static al_span nn_body(const struct al_submodel *s)
+{
+	al_span none = {0};
+	if (!s || s->n_graphs < 1 || !s->graphs[0] || s->graphs[0]->n_nodes == 0)
+		return none;
+	const struct al_node *n0 = &s->graphs[0]->nodes[0];
+	const struct al_node_src *src = al_src(n0);
+	if (!src || !src->msg.p || n0->offset < s->offset)
+		return none;
+	const uint8_t *layer = src->msg.p;
+	const uint8_t *model = layer - (n0->offset - s->offset);
+	size_t lim = (size_t)(n0->offset - s->offset), pos = 0;
+	while (pos < lim) {
+		uint64_t tag, len = 0;
+		if (pb_varint(model, lim, &pos, &tag) != PB_OK)
+			return none;
+		uint32_t num = (uint32_t)(tag >> 3);
+		switch (tag & 7) {
+		case PB_VARINT:
+			if (pb_varint(model, lim, &pos, &len) != PB_OK)
+				return none;
+			break;
+		case PB_FIXED64:
+			pos += 8;
+			break;
+		case PB_FIXED32:
+			pos += 4;
+			break;
+		case PB_LEN:
+			if (pb_varint(model, lim, &pos, &len) != PB_OK)
+				return none;
+			if (len > lim - pos) { /* runs past the first layer: it holds the layers */
+				if (num == 500 || num == 403 || num == 303)
+					return (al_span){model + pos, (size_t)len};
+				return none;
+			}
+			pos += (size_t)len;
+			break;
+		default:
+			return none;
+		}
+	}
+	return none;
+}
+
+/* The nested graph of node n whose block path ends with `which` ("ifBranch", ...). */
+static const struct al_graph *sub_graph(const struct al_node *n, const char *which)
+{
+	size_t wl = strlen(which);
+	for (uint32_t i = 0; i < n->n_sub; i++) {
+		const char *b = n->sub[i] ? n->sub[i]->block : NULL;
+		size_t bl = b ? strlen(b) : 0;
+		if (bl >= wl && strcmp(b + bl - wl, which) == 0 && (bl == wl || b[bl - wl - 1] == '.'))
+			return n->sub[i];
+	}
+	return NULL;
+}
+
+/* ================================================================ the layer table */
+
+static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int depth);
+
+static bool truthy(const struct al_tensor *t)
+{
+	return t && t->f && t->n >= 1 && fabsf(t->f[0]) > 1e-6f;
+}
+
+/* BranchLayerParams: ifBranch = 1, elseBranch = 2; input: the condition scalar. */
+static enum al_status nn_l_branch(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 1, 1, 0, 0);
+	if (st)
+		return st;
+	const struct al_graph *g = sub_graph(l->n, truthy(l->in[0]) ? "ifBranch" : "elseBranch");
+	if (!g && truthy(l->in[0]))
+		return nn_fail(l, AL_E_FORMAT, "the ifBranch network is missing");
+	return g ? run_graph(l->r, g, l->depth + 1) : AL_OK;
+}
+
+/* LoopLayerParams: maxLoopIterations = 1, conditionVar = 2, conditionNetwork = 3,
+ * bodyNetwork = 4; an optional input overrides maxLoopIterations. */
+static enum al_status nn_l_loop(struct nn_layer *l)
+{
+	enum al_status st = nn_arity(l, 0, 1, 0, 0);
+	if (st)
+		return st;
+	struct nn_run *r = l->r;
+	const struct al_graph *cond = sub_graph(l->n, "conditionNetwork");
+	const struct al_graph *body = sub_graph(l->n, "bodyNetwork");
+	if (!body)
+		return nn_fail(l, AL_E_FORMAT, "the bodyNetwork is missing");
+	uint64_t max = nn_pu(l->p, 1, 0);
+	if (l->n_in == 1) {
+		float v = l->in[0]->n ? l->in[0]->f[0] : 0.0f;
+		max = !(v >= 1.0f) ? 0 : v >= 1e18f ? UINT64_MAX : (uint64_t)v;
+	}
+	al_span cvs = {0};
+	pb_get_string(l->p, 2, &cvs);
+	char *cvar = NULL;
+	if (cvs.n) {
+		cvar = al_malloc(cvs.n + 1);
+		if (!cvar)
+			return nn_fail(l, AL_E_NOMEM, "out of memory");
+		memcpy(cvar, cvs.p, cvs.n);
+		cvar[cvs.n] = '\0';
+	}
+	bool has_cond = cond || cvar;
+	if (cond && !cvar) {
+		al_free(cvar);
+		return nn_fail(l, AL_E_FORMAT, "a conditionNetwork without a conditionVar");
+	}
+	bool bounded = l->n_in == 1 || max > 0 || !has_cond;
+	r->loops++;
+	for (uint64_t i = 0; st == AL_OK; i++) {
+		if (bounded && i >= max)
+			break;
+		if (has_cond) {
+			if (cond && (st = run_graph(r, cond, l->depth + 1)) != AL_OK)
+				break;
+			const struct al_tensor *c = al_env_get(r->env, cvar);
+			if (!c || c->kind != AL_TK_TENSOR || !c->f) {
+				st = nn_fail(l, AL_E_FORMAT, "the condition '%s' is not produced", cvar);
+				break;
+			}
+			if (!truthy(c))
+				break;
+		}
+		if (!al_exec_step(r->x, l->n)) {
+			st = AL_E_UNSUPPORTED;
+			break;
+		}
+		st = run_graph(r, body, l->depth + 1);
+		if (r->flow == NN_FLOW_BREAK) {
+			r->flow = NN_FLOW_NONE;
+			break;
+		}
+		r->flow = NN_FLOW_NONE;
+	}
+	r->loops--;
+	al_free(cvar);
+	return st;
+}
+
+static enum al_status flow(struct nn_layer *l, enum nn_flow f)
+{
+	enum al_status st = nn_arity(l, 0, 0, 0, 0);
+	if (st)
+		return st;
+	if (!l->r->loops)
+		return nn_fail(l, AL_E_FORMAT, "outside a loop");
+	l->r->flow = f;
+	return AL_OK;
+}
+
+static enum al_status nn_l_loop_break(struct nn_layer *l)
+{
+	return flow(l, NN_FLOW_BREAK);
+}
+
+static enum al_status nn_l_loop_continue(struct nn_layer *l)
+{
+	return flow(l, NN_FLOW_CONTINUE);
+}
+
+struct nn_row {
+	uint32_t field;
+	nn_fn *fn;
+};
+
+/* Sorted by field number (nn_layers.def order). Layers missing here are reported
+ * as unsupported, naming them. */
+static const struct nn_row rows[] = {
+	{100, nn_l_conv}, {120, nn_l_pool}, {130, nn_l_activation}, {140, nn_l_inner_product},
+	{150, nn_l_embedding}, {160, nn_l_batchnorm}, {165, nn_l_mvn}, {170, nn_l_l2normalize},
+	{175, nn_l_softmax}, {180, nn_l_lrn}, {190, nn_l_crop}, {200, nn_l_padding},
+	{210, nn_l_upsample}, {211, nn_l_resize_bilinear}, {220, nn_l_unary}, {230, nn_l_add},
+	{231, nn_l_multiply}, {240, nn_l_average}, {245, nn_l_scale}, {250, nn_l_bias},
+	{260, nn_l_max}, {261, nn_l_min}, {270, nn_l_dot}, {280, nn_l_reduce},
+	{290, nn_l_load_constant}, {300, nn_l_reshape}, {301, nn_l_flatten}, {310, nn_l_permute},
+	{320, nn_l_concat}, {330, nn_l_split}, {340, nn_l_sequence_repeat},
+	{345, nn_l_reorganize}, {350, nn_l_slice}, {400, nn_l_simple_rnn}, {410, nn_l_gru},
+	{420, nn_l_lstm}, {430, nn_l_bilstm}, {600, nn_l_copy}, {605, nn_l_branch},
+	{615, nn_l_loop}, {620, nn_l_loop_break}, {625, nn_l_loop_continue},
+	{635, nn_l_range_static}, {640, nn_l_range_dynamic}, {660, nn_l_clip},
+	{665, nn_l_unary_nd}, {670, nn_l_unary_nd}, {680, nn_l_unary_nd}, {685, nn_l_unary_nd},
+	{700, nn_l_unary_nd}, {710, nn_l_unary_nd}, {715, nn_l_unary_nd}, {720, nn_l_unary_nd},
+	{730, nn_l_unary_nd}, {735, nn_l_unary_nd}, {740, nn_l_unary_nd}, {750, nn_l_unary_nd},
+	{755, nn_l_unary_nd}, {760, nn_l_unary_nd}, {770, nn_l_unary_nd}, {775, nn_l_unary_nd},
+	{780, nn_l_unary_nd}, {790, nn_l_unary_nd}, {795, nn_l_gelu}, {815, nn_l_compare},
+	{820, nn_l_compare}, {825, nn_l_compare}, {827, nn_l_compare}, {830, nn_l_compare},
+	{832, nn_l_compare}, {840, nn_l_logical}, {845, nn_l_logical}, {850, nn_l_logical_not},
+	{855, nn_l_logical}, {865, nn_l_broadcastable}, {870, nn_l_broadcastable},
+	{875, nn_l_broadcastable}, {880, nn_l_broadcastable}, {885, nn_l_broadcastable},
+	{890, nn_l_broadcastable}, {895, nn_l_broadcastable}, {900, nn_l_broadcastable},
+	{905, nn_l_broadcastable}, {920, nn_l_tile}, {925, nn_l_stack}, {930, nn_l_gather},
+	{935, nn_l_scatter}, {940, nn_l_gather_nd}, {945, nn_l_scatter_nd},
+	{950, nn_l_softmax_nd}, {952, nn_l_gather_along_axis}, {954, nn_l_scatter_along_axis},
+	{960, nn_l_reverse}, {965, nn_l_reverse_seq}, {975, nn_l_split_nd},
+	{980, nn_l_concat_nd}, {985, nn_l_transpose}, {995, nn_l_slice_static},
+	{1000, nn_l_slice_dynamic}, {1015, nn_l_topk}, {1020, nn_l_argminmax},
+	{1025, nn_l_argminmax}, {1040, nn_l_embedding_nd}, {1045, nn_l_batched_matmul},
+	{1065, nn_l_get_shape}, {1070, nn_l_load_constant_nd}, {1080, nn_l_fill_like},
+	{1085, nn_l_fill_static}, {1090, nn_l_fill_dynamic}, {1100, nn_l_broadcast_to_like},
+	{1105, nn_l_broadcast_to_static}, {1110, nn_l_broadcast_to_dynamic},
+	{1120, nn_l_squeeze}, {1125, nn_l_expand_dims}, {1130, nn_l_flatten_to_2d},
+	{1135, nn_l_reshape_like}, {1140, nn_l_reshape_static}, {1145, nn_l_reshape_dynamic},
+	{1150, nn_l_rank_preserving_reshape}, {1155, nn_l_constant_pad},
+	{1250, nn_l_reduce_nd}, {1255, nn_l_reduce_nd}, {1260, nn_l_reduce_nd},
+	{1265, nn_l_reduce_nd}, {1270, nn_l_reduce_nd}, {1275, nn_l_reduce_nd},
+	{1280, nn_l_reduce_nd}, {1285, nn_l_reduce_nd}, {1290, nn_l_reduce_nd},
+	{1295, nn_l_reduce_nd}, {1313, nn_l_where_nonzero}, {1315, nn_l_band_part},
+	{1320, nn_l_band_part}, {1325, nn_l_band_part}, {1330, nn_l_where},
+	{1350, nn_l_layer_norm}, {1450, nn_l_one_hot}, {1455, nn_l_cumsum},
+	{1460, nn_l_clamped_relu}, {1461, nn_l_argsort}, {1466, nn_l_global_pool3d},
+	{1470, nn_l_slice_by_size},
+};
+
+static nn_fn *find_fn(uint32_t field)
+{
+	size_t lo = 0, hi = sizeof rows / sizeof rows[0];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rows[mid].field == field)
+			return rows[mid].fn;
+		if (rows[mid].field < field)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Why a layer without a row is not run. */
+static const char *why_not(uint32_t field)
+{
+	switch (field) {
+	case 500: return " (custom layers run code that is not in the model file)";
+	case 1170: case 1175: case 1180: case 1190: case 1195: case 1200: case 1210: case 1215:
+	case 1220: case 1230: return " (Core ML's random number generator cannot be reproduced)";
+	default: return "";
+	}
+}
+
+/* ================================================================ running layers */
+
+static bool int_dtype(int dt)
+{
+	return dt == AL_DT_INT8 || dt == AL_DT_INT16 || dt == AL_DT_INT32 || dt == AL_DT_INT64 ||
+	       dt == AL_DT_UINT8 || dt == AL_DT_UINT16 || dt == AL_DT_UINT32 || dt == AL_DT_UINT64 ||
+	       dt == AL_DT_BOOL;
+}
+
+/* Layers whose output holds integers when their inputs do (data movement, and
+ * integer arithmetic): such outputs keep an integer dtype, so fp16 mode does not
+ * round shape and index values (docs/interpreter.md). */
+static bool keeps_ints(uint32_t field)
+{
+	static const uint16_t fields[] = {
+		230, 231, 260, 261, 300, 301, 310, 320, 330, 350, 600, 865, 870, 875, 880, 895, 900,
+		905, 920, 925, 930, 940, 952, 960, 975, 980, 985, 995, 1000, 1100, 1105, 1110, 1120,
+		1125, 1130, 1135, 1140, 1145, 1150, 1470,
+	};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (fields[i] == field)
+			return true;
+	return false;
+}
+
+/* After layer n ran: integer outputs for integer inputs (see keeps_ints). */
+static void int_outputs(const struct nn_layer *l, uint32_t field)
+{
+	if (!l->n_in || !keeps_ints(field))
+		return;
+	/* gathers, dynamic slices / reshapes / broadcasts: input 0 holds the values */
+	bool first_only = field == 920 || field == 930 || field == 940 || field == 952 ||
+			  field == 1000 || field == 1100 || field == 1110 || field == 1135 ||
+			  field == 1145 || field == 1470;
+	for (uint32_t i = 0; i < (first_only ? 1 : l->n_in); i++)
+		if (!int_dtype(l->in[i]->dtype))
+			return;
+	if ((field == 230 || field == 231) && l->n_in == 1) { /* x + alpha, x * alpha */
+		float a = nn_pf(l->p, 1, 0.0f);
+		if (a != floorf(a))
+			return;
+	}
+	for (uint32_t i = 0; i < l->n_out; i++)
+		if (l->out[i] && l->out[i] != l->in[0])
+			l->out[i]->dtype = AL_DT_INT32;
+}
+
+static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int depth)
+{
+	struct al_exec *x = r->x;
+	uint32_t field = n->kind >= 0 ? al_nn_kinds[n->kind].field : 0;
+	nn_fn *fn = n->kind >= 0 ? find_fn(field) : NULL;
+	if (!fn)
+		return al_exec_fail(x, n, AL_E_UNSUPPORTED,
+				    "layer type %s is not supported by the interpreter%s", nn_type_of(n),
+				    why_not(field));
+	const struct al_node_src *src = al_src(n);
+	struct nn_layer l = {r, n, src ? src->params : (al_span){0}, depth, NULL, n->n_inputs,
+			     NULL, n->n_outputs, false};
+	enum al_status st = AL_OK;
+	l.in = al_calloc(n->n_inputs + 1u, sizeof *l.in);
+	l.out = al_calloc(n->n_outputs + 1u, sizeof *l.out);
+	if (!l.in || !l.out) {
+		st = al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		struct al_tensor *t = al_env_get(r->env, n->inputs[i]);
+		if (!t) {
+			st = al_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s is not defined (no "
+					  "model input or earlier layer produces it)", n->inputs[i],
+					  nn_type_of(n));
+			goto out;
+		}
+		if (t == r->tomb) {
+			st = al_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s was dropped after its "
+					  "last use (interpreter bug)", n->inputs[i], nn_type_of(n));
+			goto out;
+		}
+		if (t->kind != AL_TK_TENSOR || !t->f) {
+			st = al_exec_fail(x, n, AL_E_UNSUPPORTED, "input '%s' of layer %s is not a numeric "
+					  "tensor", n->inputs[i], nn_type_of(n));
+			goto out;
+		}
+		l.in[i] = t;
+	}
+	st = fn(&l);
+	if (st == AL_E_NOMEM && (l.too_big || x->over_budget))
+		st = AL_E_UNSUPPORTED; /* a size over the limits, not a failed malloc */
+	if (st != AL_OK) {
+		if (al_diags_errors(x->d) == 0)
+			al_exec_fail(x, n, st, "layer type %s failed", nn_type_of(n));
+		goto out;
+	}
+	for (uint32_t i = 0; i < n->n_outputs; i++)
+		if (!l.out[i]) {
+			st = al_exec_fail(x, n, AL_E_FORMAT, "layer type %s did not produce output %u",
+					  nn_type_of(n), i);
+			goto out;
+		}
+	int_outputs(&l, field);
+	st = al_exec_node_done(x, n, l.out, n->n_outputs);
+	for (uint32_t i = 0; st == AL_OK && i < n->n_outputs; i++) {
+		struct al_tensor *t = l.out[i];
+		l.out[i] = NULL;
+		if (!al_env_put(r->env, n->outputs[i], t))
+			st = AL_E_NOMEM;
+	}
+out:
+	for (uint32_t i = 0; l.out && i < n->n_outputs; i++)
+		al_tensor_unref(l.out[i]);
+	al_free(l.in);
+	al_free(l.out);
+	return st;
+}
+
+/* ---------------------------------------------------------------- blob lifetimes
+ * The top network's blobs are dropped after the last top-level layer that reads
+ * them (reads inside a branch / loop count for the layer holding it), so peak
+ * memory follows the live activations, not all of them. A dropped blob is bound to
+ * a shared empty tensor (the environment has no unbind). */
+struct last_use {
+	const char **name;
+	uint32_t *last;
+	size_t cap;
+};
+
+static uint32_t str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot of name (existing or empty). */
+static size_t lu_slot(const struct last_use *u, const char *name)
+{
+	size_t i = str_hash(name) & (u->cap - 1);
+	while (u->name[i] && strcmp(u->name[i], name) != 0)
+		i = (i + 1) & (u->cap - 1);
+	return i;
+}
+
+/* Call fn(ctx, name) for every input of n and of the layers nested in it. */
+static void each_input(const struct al_node *n, int depth, void (*fn)(void *, const char *), void *ctx)
+{
+	for (uint32_t i = 0; i < n->n_inputs; i++)
+		fn(ctx, n->inputs[i]);
+	for (uint32_t s = 0; depth < AL_MAX_DEPTH && s < n->n_sub; s++)
+		for (uint32_t k = 0; n->sub[s] && k < n->sub[s]->n_nodes; k++)
+			each_input(&n->sub[s]->nodes[k], depth + 1, fn, ctx);
+}
+
+static void count_one(void *ctx, const char *name)
+{
+	(void)name;
+	(*(size_t *)ctx)++;
+}
+
+struct lu_ctx {
+	struct last_use *u;
+	uint32_t index;
+};
+
+static void note_one(void *ctx, const char *name)
+{
+	struct lu_ctx *c = ctx;
+	size_t i = lu_slot(c->u, name);
+	c->u->name[i] = name;
+	c->u->last[i] = c->index;
+}
+
+static bool last_use_build(struct last_use *u, const struct al_graph *g)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < g->n_nodes; i++)
+		each_input(&g->nodes[i], 0, count_one, &n);
+	u->cap = 16;
+	while (u->cap < 2 * n + 2)
+		u->cap *= 2;
+	u->name = al_calloc(u->cap, sizeof *u->name);
+	u->last = al_calloc(u->cap, sizeof *u->last);
+	if (!u->name || !u->last)
+		return false;
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		struct lu_ctx c = {u, i};
+		each_input(&g->nodes[i], 0, note_one, &c);
+	}
+	return true;
+}
+
+struct drop_ctx {
+	struct nn_run *r;
+	const struct last_use *u;
+	uint32_t index;
+	bool failed;
+};
+
+static void drop_one(void *ctx, const char *name)
+{
+	struct drop_ctx *c = ctx;
+	struct nn_run *r = c->r;
+	size_t i = lu_slot(c->u, name);
+	if (!c->u->name[i] || c->u->last[i] != c->index)
+		return;
+	for (uint32_t k = 0; k < r->n_keep; k++)
+		if (strcmp(r->keep[k], name) == 0)
+			return;
+	struct al_tensor *t = al_env_get(r->env, name);
+	if (t && t != r->tomb && !al_env_put(r->env, name, al_tensor_ref(r->tomb)))
+		c->failed = true;
+}
+
+static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int depth)
+{
+	if (depth > AL_MAX_DEPTH)
+		return al_exec_fail(r->x, g->parent_node, AL_E_UNSUPPORTED,
+				    "branch / loop bodies nested deeper than %d", AL_MAX_DEPTH);
+	struct last_use u = {0};
+	const bool *sel = depth == 0 ? r->x->sel : NULL; /* a region: only its layers, no drops */
+	bool drop = depth == 0 && !sel && r->tomb && last_use_build(&u, g);
+	enum al_status st = AL_OK;
+	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
+		if (sel && !sel[i])
+			continue;
+		st = run_layer(r, &g->nodes[i], depth);
+		if (st == AL_OK && drop) {
+			struct drop_ctx c = {r, &u, i, false};
+			each_input(&g->nodes[i], 0, drop_one, &c);
+			if (c.failed)
+				st = AL_E_NOMEM;
+		}
+		if (r->flow != NN_FLOW_NONE)
+			break; /* loopBreak / loopContinue: the enclosing loop takes it */
+	}
+	al_free(u.name);
+	al_free(u.last);
+	return st;
+}
+
+/* ================================================================ inputs */
+
+/* NeuralNetworkPreprocessing {featureName = 1, scaler = 10 {channelScale = 10,
+ * blueBias = 20, greenBias = 21, redBias = 22, grayBias = 30}, meanImage = 11
+ * {meanImage = 1}} applied to image t [1,C,H,W] (channels in the model's order). */
+static enum al_status preprocess(struct nn_run *r, al_span body, const struct al_feature *f,
+				 uint32_t n_images, struct al_tensor *t)
+{
+	struct pb_iter it;
+	struct pb_field fl;
+	pb_iter_init(&it, body);
+	while (pb_next(&it, &fl)) {
+		if (fl.num != 2 || fl.wire != PB_LEN)
+			continue;
+		al_span name = {0};
+		pb_get_string(fl.data, 1, &name);
+		if (!(name.n ? al_span_eq(name, f->name) : n_images == 1))
+			continue;
+		int64_t c = t->dims[1], hw = t->dims[2] * t->dims[3];
+		if (pb_has(fl.data, 10)) {
+			al_span sc = nn_psub(fl.data, 10);
+			/* channelScale absent: 1 (coremltools always writes it) */
+			float scale = nn_pf(sc, 10, 1.0f), bias[3];
+			if (c == 1) {
+				bias[0] = nn_pf(sc, 30, 0.0f);
+			} else {
+				float blue = nn_pf(sc, 20, 0.0f), green = nn_pf(sc, 21, 0.0f);
+				float red = nn_pf(sc, 22, 0.0f);
+				bool bgr = f->color_space == 30;
+				bias[0] = bgr ? blue : red;
+				bias[1] = green;
+				bias[2] = bgr ? red : blue;
+			}
+			for (int64_t ch = 0; ch < c && ch < 3; ch++)
+				for (int64_t i = 0; i < hw; i++)
+					t->f[ch * hw + i] = t->f[ch * hw + i] * scale + bias[ch];
+		} else if (pb_has(fl.data, 11)) {
+			al_span mi = nn_psub(fl.data, 11);
+			long n = pb_get_floats(mi, 1, NULL, 0);
+			if (n < 0 || (size_t)n != t->n)
+				return al_exec_fail(r->x, NULL, AL_E_FORMAT,
+						    "preprocessing of '%s': the mean image has %ld values, "
+						    "the image %zu", f->name, n, t->n);
+			float *mean = al_malloc(t->n * sizeof *mean);
+			if (!mean)
+				return al_exec_fail(r->x, NULL, AL_E_NOMEM, "out of memory");
+			pb_get_floats(mi, 1, mean, t->n);
+			for (size_t i = 0; i < t->n; i++)
+				t->f[i] -= mean[i];
+			al_free(mean);
+		}
+		if (r->x->fp16)
+			al_f16_round_array(t->f, t->n);
+	}
+	return AL_OK;
+}
+
+/* Bind input feature f (as interp.c bound it in x->env) in the network's scope, in
+ * the network's layout. */
+static enum al_status bind_input(struct nn_run *r, al_span body, const struct al_feature *f,
+				 uint32_t n_images)
+{
+	struct al_exec *x = r->x;
+	const struct al_tensor *t = al_env_get(x->env, f->name);
+	if (!t)
+		return f->optional ? AL_OK
+				   : al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
+	if (t->kind != AL_TK_TENSOR || !t->f)
+		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED, "input '%s' is not a numeric tensor "
+				    "(NeuralNetwork inputs are images and multi-arrays)", f->name);
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	int rank = t->rank;
+	memcpy(dims, t->dims, sizeof dims);
+	if (f->kind == AL_FEAT_IMAGE) {
+		if (t->rank != 4 || t->dims[0] != 1)
+			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is not [1,C,H,W]",
+					    f->name);
+		if (r->x->sub->image_mapping == 0) { /* RANK5: [1,1,C,H,W] */
+			rank = 5;
+			dims[0] = 1;
+			memcpy(dims + 1, t->dims, 4 * sizeof *dims);
+		}
+	} else if (r->rank5) {
+		/* [C] -> [1,1,C,1,1], [C,H,W] -> [1,1,C,H,W]; [Seq,B,C,H,W] as given */
+		if (t->rank == 1 || t->rank == 3) {
+			int64_t c = t->dims[0], h = t->rank == 3 ? t->dims[1] : 1, w = t->rank == 3 ? t->dims[2] : 1;
+			int64_t d5[5] = {1, 1, c, h, w};
+			memcpy(dims, d5, sizeof d5);
+			rank = 5;
+		} else if (t->rank != 5) {
+			char b[160];
+			return al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+					    "input '%s' has shape %s; with the rank-5 array mapping the "
+					    "network takes [C], [C,H,W] or [Seq,B,C,H,W]", f->name,
+					    nn_dims_str(b, sizeof b, t->rank, t->dims));
+		}
+	}
+	struct al_tensor *b = al_tensor_reshaped(x, NULL, t, rank, dims);
+	if (!b)
+		return AL_E_NOMEM;
+	if (!int_dtype(b->dtype))
+		b->dtype = AL_DT_FP32;
+	enum al_status st = AL_OK;
+	if (f->kind == AL_FEAT_IMAGE) {
+		struct al_tensor view = *b; /* [1,C,H,W] view of the same data */
+		view.rank = 4;
+		memcpy(view.dims, t->dims, 4 * sizeof *view.dims);
+		st = preprocess(r, body, f, n_images, &view);
+	}
+	if (st != AL_OK) {
+		al_tensor_unref(b);
+		return st;
+	}
+	return al_env_put(r->env, f->name, b) ? AL_OK : AL_E_NOMEM;
+}
+
+/* ================================================================ outputs */
+
+/* A string scalar tensor holding s. */
+static struct al_tensor *string_scalar(struct al_exec *x, const char *s)
+{
+	struct al_tensor *t = al_tensor_alloc(x, NULL, AL_DT_STRING, 0, NULL);
+	if (!t)
+		return NULL;
+	if (!(t->s[0] = al_strdup(s))) {
+		al_tensor_unref(t);
+		al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	return t;
+}
+
+/* NeuralNetworkClassifier: stringClassLabels = 100 {vector = 1}, int64ClassLabels =
+ * 101 {vector = 1}, labelProbabilityLayerName = 200. Binds the predicted label
+ * (string, or int64 for integer classes) and the probability dictionary. */
+static enum al_status classify(struct nn_run *r, al_span body)
+{
+	struct al_exec *x = r->x;
+	const struct al_submodel *s = x->sub;
+	bool strings = pb_has(body, 100), ints = pb_has(body, 101);
+	if (!strings && !ints)
+		return al_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
+	al_span vec = nn_psub(body, strings ? 100 : 101);
+	size_t n = strings ? pb_count(vec, 1) : 0;
+	long ni = ints ? pb_get_varints(vec, 1, NULL, 0) : 0;
+	if (ints) {
+		if (ni < 0)
+			return al_exec_fail(x, NULL, AL_E_FORMAT, "malformed int64ClassLabels");
+		n = (size_t)ni;
+	}
+	if (n == 0)
+		return al_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
+	/* the probabilities: labelProbabilityLayerName, else the last layer's first output */
+	char *pname = NULL;
+	al_span ps = {0};
+	if (pb_get_string(body, 200, &ps) && ps.n) {
+		pname = al_malloc(ps.n + 1);
+		if (!pname)
+			return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		memcpy(pname, ps.p, ps.n);
+		pname[ps.n] = '\0';
+	}
+	const struct al_graph *g = s->graphs[0];
+	const struct al_node *last = g->n_nodes ? &g->nodes[g->n_nodes - 1] : NULL;
+	const char *prob_blob = pname ? pname : last && last->n_outputs ? last->outputs[0] : NULL;
+	const struct al_tensor *p = prob_blob ? al_env_get(r->env, prob_blob) : NULL;
+	enum al_status st = AL_OK;
+	if (!p || !p->f) {
+		st = al_exec_fail(x, NULL, AL_E_FORMAT, "the class probabilities '%s' are not produced",
+				  prob_blob ? prob_blob : "?");
+		goto out;
+	}
+	if (p->n != n) {
+		st = al_exec_fail(x, NULL, AL_E_FORMAT, "'%s' holds %zu probabilities for %zu classes",
+				  prob_blob, p->n, n);
+		goto out;
+	}
+	/* the labels as strings, in the model's memory (the dictionary borrows them) */
+	char **labels = al_arena_array(&x->m->arena, n, sizeof *labels);
+	if (!labels) {
+		st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		goto out;
+	}
+	int64_t *ivals = NULL;
+	if (ints) {
+		ivals = al_malloc(n * sizeof *ivals);
+		if (!ivals) {
+			st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+			goto out;
+		}
+		uint64_t *u = (uint64_t *)ivals;
+		pb_get_varints(vec, 1, u, n);
+		for (size_t i = 0; i < n; i++)
+			labels[i] = al_arena_printf(&x->m->arena, "%lld", (long long)(int64_t)u[i]);
+	} else {
+		struct pb_iter it;
+		struct pb_field f;
+		size_t i = 0;
+		pb_iter_init(&it, vec);
+		while (i < n && pb_next(&it, &f))
+			if (f.num == 1 && f.wire == PB_LEN)
+				labels[i++] = al_arena_span_str(&x->m->arena, f.data);
+	}
+	if (x->m->arena.failed) {
+		al_free(ivals);
+		st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		goto out;
+	}
+	size_t best = 0;
+	for (size_t i = 1; i < n; i++)
+		if (p->f[i] > p->f[best] || (isnan(p->f[best]) && !isnan(p->f[i])))
+			best = i;
+	if (s->predicted_probabilities && *s->predicted_probabilities) {
+		int64_t d1 = (int64_t)n;
+		struct al_tensor *dict = al_tensor_reshaped(x, NULL, p, 1, &d1);
+		if (!dict) {
+			al_free(ivals);
+			st = AL_E_NOMEM;
+			goto out;
+		}
+		dict->dtype = AL_DT_FP64;
+		dict->labels = (const char *const *)labels;
+		if (!al_env_put(x->env, s->predicted_probabilities, dict)) {
+			al_free(ivals);
+			st = AL_E_NOMEM;
+			goto out;
+		}
+	}
+	if (s->predicted_feature && *s->predicted_feature) {
+		struct al_tensor *lab;
+		if (ints) {
+			lab = al_tensor_alloc(x, NULL, AL_DT_INT64, 0, NULL);
+			if (lab)
+				lab->f[0] = (float)ivals[best];
+		} else {
+			lab = string_scalar(x, labels[best]);
+		}
+		if (!lab || !al_env_put(x->env, s->predicted_feature, lab))
+			st = AL_E_NOMEM;
+	}
+	al_free(ivals);
+out:
+	al_free(pname);
+	return st;
+}
+
+/* An image output: the blob [..,C,H,W] as [H,W,C] pixels (RGB order), rounded and
+ * clamped to 0..255 (what Core ML writes into the pixel buffer). */
+static struct al_tensor *image_output(struct al_exec *x, const struct al_feature *f,
+				      const struct al_tensor *t)
+{
+	int64_t c = t->rank >= 3 ? t->dims[t->rank - 3] : 0;
+	int64_t h = t->rank >= 3 ? t->dims[t->rank - 2] : 0, w = t->rank >= 3 ? t->dims[t->rank - 1] : 0;
+	if (t->rank < 3 || (c != 1 && c != 3) || (size_t)(c * h * w) != t->n) {
+		char b[160];
+		al_exec_fail(x, NULL, AL_E_FORMAT, "image output '%s' has shape %s, not [C,H,W]", f->name,
+			     nn_dims_str(b, sizeof b, t->rank, t->dims));
+		return NULL;
+	}
+	int64_t dims[3] = {h, w, c};
+	struct al_tensor *r = al_tensor_alloc(x, NULL, AL_DT_UINT8, 3, dims);
+	if (!r)
+		return NULL;
+	bool bgr = f->color_space == 30;
+	for (int64_t ch = 0; ch < c; ch++) {
+		int64_t src = bgr ? c - 1 - ch : ch;
+		for (int64_t i = 0; i < h * w; i++) {
+			float v = t->f[src * h * w + i];
+			v = !(v > 0.0f) ? 0.0f : v > 255.0f ? 255.0f : roundf(v);
+			r->f[i * c + ch] = v;
+		}
+	}
+	return r;
+}
+
+/* Output feature f from the network's blob of that name into x->env. */
+static enum al_status bind_output(struct nn_run *r, const struct al_feature *f)
+{
+	struct al_exec *x = r->x;
+	const struct al_tensor *t = al_env_get(r->env, f->name);
+	if (!t)
+		return al_exec_fail(x, NULL, AL_E_FORMAT, "output '%s' was not produced by any layer",
+				    f->name);
+	struct al_tensor *o;
+	if (f->kind == AL_FEAT_IMAGE) {
+		o = image_output(x, f, t);
+	} else {
+		int rank = t->rank;
+		int64_t dims[AL_TENSOR_MAX_RANK];
+		memcpy(dims, t->dims, sizeof dims);
+		size_t count;
+		if (f->kind == AL_FEAT_MULTIARRAY && f->rank > 0 && f->rank <= AL_TENSOR_MAX_RANK &&
+		    f->flex == AL_FLEX_NONE) {
+			bool known = true;
+			for (uint32_t i = 0; i < f->rank; i++)
+				known &= f->shape[i] >= 0;
+			if (known && al_dims_count((int)f->rank, f->shape, &count) && count == t->n) {
+				rank = (int)f->rank;
+				memcpy(dims, f->shape, f->rank * sizeof *dims);
+			}
+		}
+		if (f->kind == AL_FEAT_MULTIARRAY && f->rank > 0 && (int)f->rank < rank) {
+			/* a legacy [1,1,C,H,W] blob of a declared [C,H,W] (flexible) output */
+			int drop = rank - (int)f->rank;
+			bool ones = true;
+			for (int i = 0; i < drop; i++)
+				ones &= dims[i] == 1;
+			if (ones) {
+				memmove(dims, dims + drop, (size_t)(rank - drop) * sizeof *dims);
+				rank -= drop;
+			}
+		}
+		o = al_tensor_reshaped(x, NULL, t, rank, dims);
+		if (o && f->kind == AL_FEAT_MULTIARRAY && f->dtype) {
+			o->dtype = f->dtype;
+			if (f->dtype == AL_DT_FP16)
+				al_f16_round_array(o->f, o->n);
+		} else if (o && (f->kind == AL_FEAT_DOUBLE || f->kind == AL_FEAT_INT64)) {
+			o->dtype = f->dtype;
+		}
+	}
+	if (!o)
+		return AL_E_NOMEM;
+	return al_env_put(x->env, f->name, o) ? AL_OK : AL_E_NOMEM;
+}
+
+/* ================================================================ the executor */
+
+enum al_status al_nn_exec(struct al_exec *x)
+{
+	const struct al_submodel *s = x->sub;
+	if (!s || s->n_graphs < 1 || !s->graphs[0])
+		return al_exec_fail(x, NULL, AL_E_FORMAT, "the neural network has no layers");
+	bool classifier = s->type && strcmp(s->type, "neuralNetworkClassifier") == 0;
+	al_span body = nn_body(s);
+	if (!body.p && s->graphs[0]->n_nodes)
+		return al_exec_fail(x, NULL, AL_E_FORMAT, "cannot find the neural network message");
+	struct nn_run r = {.x = x, .rank5 = s->array_mapping == 0};
+	r.env = al_env_new(x, x->env);
+	if (!r.env)
+		return AL_E_NOMEM;
+	/* never dropped: the output features and the class probabilities */
+	r.keep = al_calloc(s->n_outputs + 2u, sizeof *r.keep);
+	r.tomb = al_tensor_alloc(x, NULL, AL_DT_FP32, 1, (int64_t[1]){0});
+	if (!r.keep || !r.tomb) {
+		al_free(r.keep);
+		al_tensor_unref(r.tomb);
+		al_env_free(r.env);
+		return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < s->n_outputs; i++)
+		r.keep[r.n_keep++] = s->outputs[i].name;
+	const struct al_graph *g0 = s->graphs[0];
+	if (classifier && g0->n_nodes && g0->nodes[g0->n_nodes - 1].n_outputs)
+		r.keep[r.n_keep++] = g0->nodes[g0->n_nodes - 1].outputs[0];
+	char *lpl = NULL;
+	al_span lps = {0};
+	if (classifier && pb_get_string(body, 200, &lps) && lps.n) {
+		if (!(lpl = al_malloc(lps.n + 1))) {
+			al_free(r.keep);
+			al_tensor_unref(r.tomb);
+			al_env_free(r.env);
+			return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		}
+		memcpy(lpl, lps.p, lps.n);
+		lpl[lps.n] = '\0';
+		r.keep[r.n_keep++] = lpl;
+	}
+	uint32_t n_images = 0;
+	for (uint32_t i = 0; i < s->n_inputs; i++)
+		n_images += s->inputs[i].kind == AL_FEAT_IMAGE;
+	enum al_status st = AL_OK;
+	for (uint32_t i = 0; !x->sel && st == AL_OK && i < s->n_inputs; i++)
+		st = bind_input(&r, body, &s->inputs[i], n_images);
+	if (st == AL_OK)
+		st = run_graph(&r, s->graphs[0], 0);
+	if (st == AL_OK && r.flow != NN_FLOW_NONE)
+		st = al_exec_fail(x, NULL, AL_E_FORMAT, "loopBreak / loopContinue outside a loop");
+	/* a region (al_model_run_region): its values as the layers left them */
+	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
+		struct al_tensor *t = al_env_get(r.env, x->region_out[i]);
+		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+			st = AL_E_NOMEM;
+	}
+	if (st == AL_OK && classifier && !x->sel)
+		st = classify(&r, body);
+	for (uint32_t i = 0; !x->sel && st == AL_OK && i < s->n_outputs; i++) {
+		const struct al_feature *f = &s->outputs[i];
+		if (classifier && ((s->predicted_feature && strcmp(f->name, s->predicted_feature) == 0) ||
+				   (s->predicted_probabilities &&
+				    strcmp(f->name, s->predicted_probabilities) == 0)))
+			continue;
+		st = bind_output(&r, f);
+	}
+	al_env_free(r.env);
+	al_tensor_unref(r.tomb);
+	al_free(r.keep);
+	al_free(lpl);
+	return st;
+}

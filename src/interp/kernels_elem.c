@@ -1,0 +1,765 @@
+/* kernels_elem.c: elementwise kernels (unary ops, broadcasting binary ops,
+ * select, broadcast_to), reductions over any set of axes, and the
+ * normalisations (softmax, layer norm, channel affine, l2 normalise, LRN).
+ * Contract: kernels.h.
+ *
+ * Broadcasting never divides per element: the shapes are collapsed (size-1
+ * axes dropped, axes merged where every operand is contiguous across them) and
+ * walked with an odometer over all axes but the last; the last axis is a run
+ * whose operand strides are 0 or 1, special-cased in the inner loops.
+ * Reductions accumulate in double; they and the softmaxes process 64 lanes of
+ * the contiguous inner axis at a time from stack buffers, so nothing here
+ * allocates and nothing can fail.
+ */
+#include "kernels.h"
+#include "analysis.h"
+
+#include <math.h>
+#include <string.h>
+
+#define AL_BC_MAX 8 /* largest rank al_broadcast_shape accepts */
+#define AL_BC_WALK AL_MAX_RANK /* largest rank the walk handles (beyond: no-op) */
+
+/* ================================================================== unary */
+
+static float sigmoidf(float v)
+{
+	return 1.0f / (1.0f + expf(-v));
+}
+
+static float softplusf(float v)
+{
+	/* log(1 + e^v) without overflow: v + log1p(e^-v) for v > 0. */
+	return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+}
+
+void al_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n)
+{
+#define UN(EXPR)                                 \
+	for (size_t i = 0; i < n; i++) {         \
+		float v = x[i];                  \
+		y[i] = (EXPR);                   \
+	}                                        \
+	break
+	switch (op) {
+	case AL_UN_IDENTITY: UN(v);
+	case AL_UN_RELU: UN(v < 0.0f ? 0.0f : v);
+	case AL_UN_SIGMOID: UN(sigmoidf(v));
+	case AL_UN_TANH: UN(tanhf(v));
+	case AL_UN_EXP: UN(expf(v));
+	case AL_UN_EXP2: UN(exp2f(v));
+	case AL_UN_LOG: UN(logf(v));
+	case AL_UN_SQRT: UN(sqrtf(v));
+	case AL_UN_RSQRT: UN(1.0f / sqrtf(v));
+	case AL_UN_ABS: UN(fabsf(v));
+	case AL_UN_NEG: UN(-v);
+	case AL_UN_RECIP: UN(1.0f / v);
+	case AL_UN_FLOOR: UN(floorf(v));
+	case AL_UN_CEIL: UN(ceilf(v));
+	case AL_UN_ROUND: UN(roundf(v));
+	case AL_UN_SIGN: UN(v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v);
+	case AL_UN_SIN: UN(sinf(v));
+	case AL_UN_COS: UN(cosf(v));
+	case AL_UN_TAN: UN(tanf(v));
+	case AL_UN_ASIN: UN(asinf(v));
+	case AL_UN_ACOS: UN(acosf(v));
+	case AL_UN_ATAN: UN(atanf(v));
+	case AL_UN_SINH: UN(sinhf(v));
+	case AL_UN_COSH: UN(coshf(v));
+	case AL_UN_ASINH: UN(asinhf(v));
+	case AL_UN_ACOSH: UN(acoshf(v));
+	case AL_UN_ATANH: UN(atanhf(v));
+	case AL_UN_ERF: UN(erff(v));
+	case AL_UN_SQUARE: UN(v * v);
+	case AL_UN_CUBE: UN(v * v * v);
+	case AL_UN_LOGICAL_NOT: UN(v == 0.0f ? 1.0f : 0.0f);
+	case AL_UN_GELU_ERF: UN(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
+	case AL_UN_GELU_TANH:
+		UN(0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v))));
+	case AL_UN_GELU_SIGMOID: UN(v * sigmoidf(1.702f * v));
+	case AL_UN_SILU: UN(v * sigmoidf(v));
+	case AL_UN_SOFTPLUS: UN(softplusf(v));
+	case AL_UN_SOFTSIGN: UN(v / (1.0f + fabsf(v)));
+	case AL_UN_LINEAR: UN(a * v + b);
+	case AL_UN_LEAKY_RELU: UN(v >= 0.0f ? v : a * v);
+	case AL_UN_ELU: UN(v >= 0.0f ? v : a * expm1f(v));
+	case AL_UN_THRESHOLDED_RELU: UN(v > a ? v : 0.0f);
+	case AL_UN_SCALED_TANH: UN(a * tanhf(b * v));
+	case AL_UN_SIGMOID_HARD: {
+		UN(fminf(fmaxf(a * v + b, 0.0f), 1.0f));
+	}
+	case AL_UN_CLIP: UN(v < a ? a : v > b ? b : v);
+	case AL_UN_POW: UN(powf(v, a));
+	case AL_UN_SOFTPLUS_PARAM: UN(a * softplusf(b * v));
+	case AL_UN_THRESHOLD: UN(v < a ? a : v);
+	case AL_UN_INVERSE_EPS: UN(1.0f / (v + a));
+	case AL_UN_LOG_EPS: UN(logf(v + a));
+	case AL_UN_RSQRT_EPS: UN(1.0f / sqrtf(v + a));
+	case AL_UN_COUNT:
+	default:
+		/* not an op: copy, so the output is at least defined */
+		UN(v);
+	}
+#undef UN
+}
+
+/* ================================================================== broadcasting */
+
+bool al_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ry,
+			int64_t *dy)
+{
+	if (ra < 0 || rb < 0 || ra > AL_BC_MAX || rb > AL_BC_MAX)
+		return false;
+	int r = ra > rb ? ra : rb;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - ra), ib = i - (r - rb);
+		int64_t a = ia >= 0 ? da[ia] : 1, b = ib >= 0 ? db[ib] : 1;
+		if (a == b || b == 1)
+			dy[i] = a;
+		else if (a == 1)
+			dy[i] = b;
+		else
+			return false;
+	}
+	*ry = r;
+	return true;
+}
+
+/* A collapsed broadcast walk over up to 3 operands. */
+struct bcast {
+	int r;                 /* >= 1 */
+	int64_t dims[AL_BC_WALK];
+	int64_t st[3][AL_BC_WALK]; /* element strides of each operand per axis (0 = broadcast) */
+	size_t outer;          /* product of dims[0 .. r-2] */
+	int64_t inner;         /* dims[r-1] */
+};
+
+/* False when the output is empty. */
+static bool bc_setup(struct bcast *bc, int nops, const int *rk, const int64_t *const *dk, int ry,
+		     const int64_t *dy)
+{
+	int64_t st[3][AL_BC_WALK];
+	if (ry < 0 || ry > AL_BC_WALK)
+		return false;
+	for (int k = 0; k < nops; k++)
+		if (rk[k] < 0 || rk[k] > ry)
+			return false;
+	for (int i = 0; i < ry; i++)
+		if (dy[i] <= 0)
+			return false;
+	for (int k = 0; k < nops; k++) {
+		int64_t s = 1;
+		for (int i = ry - 1; i >= 0; i--) {
+			int j = i - (ry - rk[k]);
+			int64_t d = j >= 0 ? dk[k][j] : 1;
+			st[k][i] = d == 1 ? 0 : s;
+			s *= d;
+		}
+	}
+	int r = 0;
+	for (int i = 0; i < ry; i++) {
+		if (dy[i] == 1)
+			continue;
+		bool merge = r > 0;
+		for (int k = 0; k < nops && merge; k++)
+			merge = st[k][i] * dy[i] == bc->st[k][r - 1] ||
+				(st[k][i] == 0 && bc->st[k][r - 1] == 0);
+		if (merge && r > 0) {
+			/* axis r-1 then i, both contiguous-compatible: one axis */
+			bc->dims[r - 1] *= dy[i];
+			for (int k = 0; k < nops; k++)
+				bc->st[k][r - 1] = st[k][i];
+			continue;
+		}
+		bc->dims[r] = dy[i];
+		for (int k = 0; k < nops; k++)
+			bc->st[k][r] = st[k][i];
+		r++;
+	}
+	if (r == 0) {
+		bc->dims[0] = 1;
+		for (int k = 0; k < nops; k++)
+			bc->st[k][0] = 0;
+		r = 1;
+	}
+	bc->r = r;
+	bc->outer = 1;
+	for (int i = 0; i + 1 < r; i++)
+		bc->outer *= (size_t)bc->dims[i];
+	bc->inner = bc->dims[r - 1];
+	return true;
+}
+
+/* Advance the odometer over axes 0 .. r-2, keeping each operand's offset. */
+static void bc_next(const struct bcast *bc, int nops, int64_t *idx, int64_t *off)
+{
+	for (int ax = bc->r - 2; ax >= 0; ax--) {
+		idx[ax]++;
+		for (int k = 0; k < nops; k++)
+			off[k] += bc->st[k][ax];
+		if (idx[ax] < bc->dims[ax])
+			return;
+		for (int k = 0; k < nops; k++)
+			off[k] -= bc->st[k][ax] * bc->dims[ax];
+		idx[ax] = 0;
+	}
+}
+
+static float fmod_floor(float u, float v)
+{
+	float r = fmodf(u, v);
+	if (r != 0.0f && ((r < 0.0f) != (v < 0.0f)))
+		r += v;
+	return r;
+}
+
+/* y[i] = a[i*sa] op b[i*sb] for i < n; sa, sb in {0, 1} get their own loops. */
+static void bin_run(enum al_binop op, const float *a, int64_t sa, const float *b, int64_t sb,
+		    float *y, int64_t n)
+{
+#define BIN(EXPR)                                                        \
+	if (sa == 1 && sb == 1) {                                        \
+		for (int64_t i = 0; i < n; i++) {                        \
+			float u = a[i], v = b[i];                        \
+			y[i] = (EXPR);                                   \
+		}                                                        \
+	} else if (sa == 0 && sb == 1) {                                 \
+		float u = a[0];                                          \
+		for (int64_t i = 0; i < n; i++) {                        \
+			float v = b[i];                                  \
+			y[i] = (EXPR);                                   \
+		}                                                        \
+	} else if (sa == 1 && sb == 0) {                                 \
+		float v = b[0];                                          \
+		for (int64_t i = 0; i < n; i++) {                        \
+			float u = a[i];                                  \
+			y[i] = (EXPR);                                   \
+		}                                                        \
+	} else {                                                         \
+		for (int64_t i = 0; i < n; i++) {                        \
+			float u = a[i * sa], v = b[i * sb];              \
+			y[i] = (EXPR);                                   \
+		}                                                        \
+	}                                                                \
+	break
+	switch (op) {
+	case AL_BIN_ADD: BIN(u + v);
+	case AL_BIN_SUB: BIN(u - v);
+	case AL_BIN_MUL: BIN(u * v);
+	case AL_BIN_DIV: BIN(u / v);
+	case AL_BIN_FLOOR_DIV: BIN(floorf(u / v));
+	case AL_BIN_MOD: BIN(fmod_floor(u, v));
+	case AL_BIN_POW: BIN(powf(u, v));
+	case AL_BIN_MAX: BIN(u > v || isnan(u) ? u : v);
+	case AL_BIN_MIN: BIN(u < v || isnan(u) ? u : v);
+	case AL_BIN_EQ: BIN(u == v ? 1.0f : 0.0f);
+	case AL_BIN_NE: BIN(u != v ? 1.0f : 0.0f);
+	case AL_BIN_LT: BIN(u < v ? 1.0f : 0.0f);
+	case AL_BIN_LE: BIN(u <= v ? 1.0f : 0.0f);
+	case AL_BIN_GT: BIN(u > v ? 1.0f : 0.0f);
+	case AL_BIN_GE: BIN(u >= v ? 1.0f : 0.0f);
+	case AL_BIN_AND: BIN(u != 0.0f && v != 0.0f ? 1.0f : 0.0f);
+	case AL_BIN_OR: BIN(u != 0.0f || v != 0.0f ? 1.0f : 0.0f);
+	case AL_BIN_XOR: BIN((u != 0.0f) != (v != 0.0f) ? 1.0f : 0.0f);
+	case AL_BIN_COUNT:
+	default:
+		BIN(u + 0.0f * v);
+	}
+#undef BIN
+}
+
+void al_binary(enum al_binop op, const float *a, int ra, const int64_t *da, const float *b,
+	       int rb, const int64_t *db, float *y, int ry, const int64_t *dy)
+{
+	struct bcast bc;
+	const int rk[2] = {ra, rb};
+	const int64_t *dk[2] = {da, db};
+	if (!bc_setup(&bc, 2, rk, dk, ry, dy))
+		return;
+	int64_t idx[AL_BC_WALK] = {0}, off[2] = {0, 0};
+	for (size_t o = 0; o < bc.outer; o++) {
+		bin_run(op, a + off[0], bc.st[0][bc.r - 1], b + off[1], bc.st[1][bc.r - 1], y,
+			bc.inner);
+		y += bc.inner;
+		bc_next(&bc, 2, idx, off);
+	}
+}
+
+void al_select(const float *cond, int rc, const int64_t *dc, const float *a, int ra,
+	       const int64_t *da, const float *b, int rb, const int64_t *db, float *y, int ry,
+	       const int64_t *dy)
+{
+	struct bcast bc;
+	const int rk[3] = {rc, ra, rb};
+	const int64_t *dk[3] = {dc, da, db};
+	if (!bc_setup(&bc, 3, rk, dk, ry, dy))
+		return;
+	int64_t idx[AL_BC_WALK] = {0}, off[3] = {0, 0, 0};
+	int64_t sc = bc.st[0][bc.r - 1], sa = bc.st[1][bc.r - 1], sb = bc.st[2][bc.r - 1];
+	for (size_t o = 0; o < bc.outer; o++) {
+		const float *c = cond + off[0], *u = a + off[1], *v = b + off[2];
+		for (int64_t i = 0; i < bc.inner; i++)
+			y[i] = c[i * sc] != 0.0f ? u[i * sa] : v[i * sb];
+		y += bc.inner;
+		bc_next(&bc, 3, idx, off);
+	}
+}
+
+void al_broadcast_to(const float *x, int rx, const int64_t *dx, float *y, int ry,
+		     const int64_t *dy)
+{
+	struct bcast bc;
+	const int rk[1] = {rx};
+	const int64_t *dk[1] = {dx};
+	if (!bc_setup(&bc, 1, rk, dk, ry, dy))
+		return;
+	int64_t idx[AL_BC_WALK] = {0}, off[1] = {0};
+	int64_t s = bc.st[0][bc.r - 1];
+	for (size_t o = 0; o < bc.outer; o++) {
+		const float *u = x + off[0];
+		if (s == 1) {
+			memcpy(y, u, (size_t)bc.inner * sizeof *y);
+		} else {
+			float v = u[0];
+			for (int64_t i = 0; i < bc.inner; i++)
+				y[i] = v;
+		}
+		y += bc.inner;
+		bc_next(&bc, 1, idx, off);
+	}
+}
+
+/* ================================================================== reductions */
+
+#define LANES 64
+#define RED_SUMEXP AL_RED_COUNT /* internal: sum of exp(x - shift) */
+
+/* Reduced axes after collapsing, and how to walk them. */
+struct red_geom {
+	int nr;                  /* reduced groups walked by the odometer */
+	int64_t rd[AL_MAX_RANK], rs[AL_MAX_RANK]; /* their sizes and x strides */
+	int64_t run;             /* > 1: the innermost reduced group is contiguous and
+				  * walked as a run (only with one lane) */
+	size_t count;            /* number of odometer positions */
+};
+
+static void red_init(int op, double *acc, int64_t *ai, int n)
+{
+	double v0 = op == AL_RED_PROD ? 1.0 : op == AL_RED_MAX ? -INFINITY
+					       : op == AL_RED_MIN ? INFINITY : 0.0;
+	for (int l = 0; l < n; l++) {
+		acc[l] = v0;
+		ai[l] = -1;
+	}
+}
+
+/* Accumulate xs[0 .. len) (contiguous) into the single accumulator *acc;
+ * index base for argmax/argmin. */
+static void red_run(int op, double *acc, int64_t *ai, const float *xs, int64_t len, int64_t base,
+		    double shift)
+{
+	double s = *acc;
+	switch (op) {
+	case AL_RED_SUM:
+	case AL_RED_MEAN:
+		for (int64_t j = 0; j < len; j++)
+			s += xs[j];
+		break;
+	case AL_RED_PROD:
+		for (int64_t j = 0; j < len; j++)
+			s *= xs[j];
+		break;
+	case AL_RED_MAX:
+		for (int64_t j = 0; j < len; j++)
+			if (xs[j] > s || isnan(xs[j]))
+				s = xs[j];
+		break;
+	case AL_RED_MIN:
+		for (int64_t j = 0; j < len; j++)
+			if (xs[j] < s || isnan(xs[j]))
+				s = xs[j];
+		break;
+	case AL_RED_L1:
+		for (int64_t j = 0; j < len; j++)
+			s += fabsf(xs[j]);
+		break;
+	case AL_RED_L2:
+	case AL_RED_SUMSQUARE:
+		for (int64_t j = 0; j < len; j++)
+			s += (double)xs[j] * xs[j];
+		break;
+	case AL_RED_LOGSUM:
+		for (int64_t j = 0; j < len; j++)
+			s += xs[j];
+		break;
+	case RED_SUMEXP:
+		for (int64_t j = 0; j < len; j++)
+			s += exp((double)xs[j] - shift);
+		break;
+	case AL_RED_ARGMAX:
+	case AL_RED_ARGMIN:
+		for (int64_t j = 0; j < len; j++) {
+			double v = xs[j];
+			bool take = *ai < 0 || (isnan(v) && !isnan(s)) ||
+				    (op == AL_RED_ARGMAX ? v > s : v < s);
+			if (take) {
+				s = v;
+				*ai = base + j;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	*acc = s;
+}
+
+/* Accumulate n lanes xs[0 .. n) into acc[0 .. n); r is the reduced position. */
+static void red_lanes(int op, double *acc, int64_t *ai, const float *xs, int n, int64_t r,
+		      const double *shift)
+{
+	switch (op) {
+	case AL_RED_SUM:
+	case AL_RED_MEAN:
+	case AL_RED_LOGSUM:
+		for (int l = 0; l < n; l++)
+			acc[l] += xs[l];
+		break;
+	case AL_RED_PROD:
+		for (int l = 0; l < n; l++)
+			acc[l] *= xs[l];
+		break;
+	case AL_RED_L1:
+		for (int l = 0; l < n; l++)
+			acc[l] += fabsf(xs[l]);
+		break;
+	case AL_RED_L2:
+	case AL_RED_SUMSQUARE:
+		for (int l = 0; l < n; l++)
+			acc[l] += (double)xs[l] * xs[l];
+		break;
+	case RED_SUMEXP:
+		for (int l = 0; l < n; l++)
+			acc[l] += exp((double)xs[l] - shift[l]);
+		break;
+	default: /* max, min, argmax, argmin */
+		for (int l = 0; l < n; l++)
+			red_run(op, &acc[l], &ai[l], xs + l, 1, r, 0.0);
+		break;
+	}
+}
+
+/* Walk every reduced position for lanes [0, n) starting at xb. */
+static void red_block(int op, const struct red_geom *g, const float *xb, int n, double *acc,
+		      int64_t *ai, const double *shift)
+{
+	int64_t idx[AL_MAX_RANK] = {0};
+	int64_t off = 0;
+	int64_t run = g->run > 1 ? g->run : 1;
+	for (size_t r = 0; r < g->count; r++) {
+		if (g->run > 1)
+			red_run(op, acc, ai, xb + off, run, (int64_t)r * run, shift[0]);
+		else
+			red_lanes(op, acc, ai, xb + off, n, (int64_t)r, shift);
+		for (int ax = g->nr - 1; ax >= 0; ax--) {
+			idx[ax]++;
+			off += g->rs[ax];
+			if (idx[ax] < g->rd[ax])
+				break;
+			off -= g->rs[ax] * g->rd[ax];
+			idx[ax] = 0;
+		}
+	}
+}
+
+void al_reduce(enum al_redop op, const float *x, int rank, const int64_t *dims, uint32_t axes,
+	       float *y)
+{
+	if (rank < 0 || rank > AL_MAX_RANK)
+		return;
+	/* collapse: drop size-1 axes, merge neighbours of the same kind */
+	int64_t gd[AL_MAX_RANK + 1];
+	bool gred[AL_MAX_RANK + 1];
+	int G = 0;
+	int64_t kept_n = 1, red_n = 1;
+	for (int i = 0; i < rank; i++) {
+		bool red = i < 32 && (axes >> i & 1u);
+		if (red)
+			red_n *= dims[i];
+		else
+			kept_n *= dims[i];
+		if (dims[i] == 1)
+			continue;
+		if (G > 0 && gred[G - 1] == red) {
+			gd[G - 1] *= dims[i];
+			continue;
+		}
+		gd[G] = dims[i];
+		gred[G] = red;
+		G++;
+	}
+	if (kept_n == 0)
+		return;
+	if (G == 0 || gred[G - 1]) {
+		gd[G] = 1;
+		gred[G] = false;
+		G++;
+	}
+	/* x strides per group */
+	int64_t gs[AL_MAX_RANK + 1];
+	int64_t s = 1;
+	for (int i = G - 1; i >= 0; i--) {
+		gs[i] = s;
+		s *= gd[i];
+	}
+	int64_t L = gd[G - 1];
+	struct red_geom g = {.nr = 0, .run = 0, .count = 1};
+	int nk = 0;
+	int64_t kd[AL_MAX_RANK + 1], ks[AL_MAX_RANK + 1];
+	for (int i = 0; i < G - 1; i++) {
+		if (gred[i]) {
+			g.rd[g.nr] = gd[i];
+			g.rs[g.nr] = gs[i];
+			g.nr++;
+			g.count *= (size_t)gd[i];
+		} else {
+			kd[nk] = gd[i];
+			ks[nk] = gs[i];
+			nk++;
+		}
+	}
+	if (red_n == 0)
+		g.count = 0;
+	/* one lane and the innermost reduced group contiguous: walk it as a run */
+	if (L == 1 && g.nr > 0 && g.rs[g.nr - 1] == 1 && g.count > 0) {
+		g.run = g.rd[g.nr - 1];
+		g.count /= (size_t)g.run;
+		g.nr--;
+	}
+	size_t outer = 1;
+	for (int i = 0; i < nk; i++)
+		outer *= (size_t)kd[i];
+	int64_t kidx[AL_MAX_RANK + 1] = {0};
+	int64_t xoff = 0;
+	double acc[LANES], shift[LANES];
+	int64_t ai[LANES];
+	for (size_t o = 0; o < outer; o++) {
+		for (int64_t c0 = 0; c0 < L; c0 += LANES) {
+			int n = L - c0 < LANES ? (int)(L - c0) : LANES;
+			const float *xb = x + xoff + c0;
+			float *yb = y + (int64_t)o * L + c0;
+			if (op == AL_RED_LOGSUMEXP) {
+				red_init(AL_RED_MAX, shift, ai, n);
+				red_block(AL_RED_MAX, &g, xb, n, shift, ai, shift);
+				double sh[LANES];
+				for (int l = 0; l < n; l++)
+					sh[l] = isinf(shift[l]) ? 0.0 : shift[l];
+				red_init(RED_SUMEXP, acc, ai, n);
+				red_block(RED_SUMEXP, &g, xb, n, acc, ai, sh);
+				for (int l = 0; l < n; l++)
+					yb[l] = isinf(shift[l]) ? (float)shift[l] : (float)(sh[l] + log(acc[l]));
+				continue;
+			}
+			red_init(op, acc, ai, n);
+			for (int l = 0; l < n; l++)
+				shift[l] = 0.0;
+			red_block(op, &g, xb, n, acc, ai, shift);
+			size_t cnt = g.count * (size_t)(g.run > 1 ? g.run : 1);
+			for (int l = 0; l < n; l++) {
+				double v = acc[l];
+				switch (op) {
+				case AL_RED_MEAN: v = cnt ? v / (double)cnt : NAN; break;
+				case AL_RED_L2: v = sqrt(v); break;
+				case AL_RED_LOGSUM: v = log(v); break;
+				case AL_RED_ARGMAX:
+				case AL_RED_ARGMIN: v = ai[l] < 0 ? 0.0 : (double)ai[l]; break;
+				default: break;
+				}
+				yb[l] = (float)v;
+			}
+		}
+		for (int ax = nk - 1; ax >= 0; ax--) {
+			kidx[ax]++;
+			xoff += ks[ax];
+			if (kidx[ax] < kd[ax])
+				break;
+			xoff -= ks[ax] * kd[ax];
+			kidx[ax] = 0;
+		}
+	}
+}
+
+/* ================================================================== normalisation */
+
+static void softmax_impl(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y,
+			 bool log_out)
+{
+	float m[LANES], s[LANES];
+	if (inner == 1) {
+		/* contiguous rows: the lane loops below would run one lane at a time
+		 * (measured 12.4 ms for 800 rows of 1000 vs 3.3 ms here) */
+		for (int64_t o = 0; o < outer; o++) {
+			const float *xr = x + o * axis; /* y may be x */
+			float *yr = y + o * axis;
+			float mx = -INFINITY, sum = 0.0f;
+			for (int64_t a = 0; a < axis; a++)
+				mx = xr[a] > mx ? xr[a] : mx;
+			if (log_out) {
+				for (int64_t a = 0; a < axis; a++)
+					sum += expf(xr[a] - mx);
+				float ls = logf(sum);
+				for (int64_t a = 0; a < axis; a++)
+					yr[a] = (xr[a] - mx) - ls;
+			} else {
+				for (int64_t a = 0; a < axis; a++) {
+					float e = expf(xr[a] - mx);
+					yr[a] = e;
+					sum += e;
+				}
+				float inv = 1.0f / sum;
+				for (int64_t a = 0; a < axis; a++)
+					yr[a] *= inv;
+			}
+		}
+		return;
+	}
+	for (int64_t o = 0; o < outer; o++) {
+		const float *xo = x + o * axis * inner;
+		float *yo = y + o * axis * inner;
+		for (int64_t c0 = 0; c0 < inner; c0 += LANES) {
+			int n = inner - c0 < LANES ? (int)(inner - c0) : LANES;
+			for (int l = 0; l < n; l++) {
+				m[l] = -INFINITY;
+				s[l] = 0.0f;
+			}
+			for (int64_t a = 0; a < axis; a++) {
+				const float *xr = xo + a * inner + c0;
+				for (int l = 0; l < n; l++)
+					m[l] = xr[l] > m[l] ? xr[l] : m[l];
+			}
+			for (int64_t a = 0; a < axis; a++) {
+				const float *xr = xo + a * inner + c0;
+				float *yr = yo + a * inner + c0;
+				for (int l = 0; l < n; l++) {
+					float e = expf(xr[l] - m[l]);
+					s[l] += e;
+					if (!log_out)
+						yr[l] = e;
+				}
+			}
+			/* log: (x - m) - log s, not x - (m + log s), which rounds m + log s
+			 * at the magnitude of x (1000 + 0.4 loses 5 digits) */
+			for (int l = 0; l < n; l++)
+				s[l] = log_out ? logf(s[l]) : 1.0f / s[l];
+			for (int64_t a = 0; a < axis; a++) {
+				const float *xr = xo + a * inner + c0;
+				float *yr = yo + a * inner + c0;
+				if (log_out)
+					for (int l = 0; l < n; l++)
+						yr[l] = (xr[l] - m[l]) - s[l];
+				else
+					for (int l = 0; l < n; l++)
+						yr[l] *= s[l];
+			}
+		}
+	}
+}
+
+void al_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
+{
+	softmax_impl(x, outer, axis, inner, y, false);
+}
+
+void al_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
+{
+	softmax_impl(x, outer, axis, inner, y, true);
+}
+
+void al_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
+		   const float *beta, float eps, bool normalize_variance, float *y)
+{
+	if (inner <= 0)
+		return;
+	for (int64_t o = 0; o < outer; o++) {
+		const float *xr = x + o * inner;
+		float *yr = y + o * inner;
+		double sum = 0.0;
+		for (int64_t j = 0; j < inner; j++)
+			sum += xr[j];
+		double mean = sum / (double)inner, var = 0.0;
+		for (int64_t j = 0; j < inner; j++) {
+			double d = xr[j] - mean;
+			var += d * d;
+		}
+		var /= (double)inner;
+		float scale = normalize_variance ? (float)(1.0 / sqrt(var + eps)) : 1.0f;
+		float fm = (float)mean;
+		for (int64_t j = 0; j < inner; j++) {
+			float v = (xr[j] - fm) * scale;
+			if (gamma)
+				v *= gamma[j];
+			if (beta)
+				v += beta[j];
+			yr[j] = v;
+		}
+	}
+}
+
+void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
+		       const float *bias, float *y)
+{
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t ch = 0; ch < c; ch++) {
+			const float *xr = x + (b * c + ch) * inner;
+			float *yr = y + (b * c + ch) * inner;
+			float sc = scale ? scale[ch] : 1.0f, bi = bias ? bias[ch] : 0.0f;
+			for (int64_t j = 0; j < inner; j++)
+				yr[j] = xr[j] * sc + bi;
+		}
+}
+
+void al_l2_normalize(const float *x, int64_t outer, int64_t inner, float eps, float *y)
+{
+	for (int64_t o = 0; o < outer; o++) {
+		const float *xr = x + o * inner;
+		float *yr = y + o * inner;
+		double s = 0.0;
+		for (int64_t j = 0; j < inner; j++)
+			s += (double)xr[j] * xr[j];
+		double nrm = sqrt(s);
+		if (nrm < eps)
+			nrm = eps;
+		float inv = (float)(1.0 / nrm);
+		for (int64_t j = 0; j < inner; j++)
+			yr[j] = xr[j] * inv;
+	}
+}
+
+void al_lrn(const float *x, int64_t n, int64_t c, int64_t inner, int64_t size, float alpha,
+	    float beta, float k, float *y)
+{
+	int64_t before = (size - 1) / 2, after = size - 1 - before;
+	float scale = alpha / (float)size;
+	double acc[LANES];
+	/* 64 positions of the inner axis at a time, so each channel row is read
+	 * contiguously */
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t j0 = 0; j0 < inner; j0 += LANES) {
+			int nl = inner - j0 < LANES ? (int)(inner - j0) : LANES;
+			for (int64_t ch = 0; ch < c; ch++) {
+				int64_t c0 = ch - before < 0 ? 0 : ch - before;
+				int64_t c1 = ch + after >= c ? c - 1 : ch + after;
+				for (int l = 0; l < nl; l++)
+					acc[l] = 0.0;
+				for (int64_t q = c0; q <= c1; q++) {
+					const float *xq = x + (b * c + q) * inner + j0;
+					for (int l = 0; l < nl; l++)
+						acc[l] += (double)xq[l] * xq[l];
+				}
+				const float *xr = x + (b * c + ch) * inner + j0;
+				float *yr = y + (b * c + ch) * inner + j0;
+				for (int l = 0; l < nl; l++)
+					yr[l] = xr[l] / powf(k + scale * (float)acc[l], beta);
+			}
+		}
+}

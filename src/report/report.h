@@ -1,0 +1,165 @@
+/* report.h: report sinks (text, JSON) and what they share. A sink turns the
+ * checked models into one output stream; all sinks see the same data, so a
+ * new format (SARIF, HTML) is one more row in al_sinks[]. */
+#ifndef ANELINT_REPORT_H
+#define ANELINT_REPORT_H
+
+#include "analysis.h"
+
+/* The sink interface itself is public (anelint.h); these are the helpers. */
+extern const struct al_sink al_sink_text, al_sink_json;
+/* The report sinks (anelint report): one file each, all over al_each_plan. */
+extern const struct al_sink al_sink_html, al_sink_sarif, al_sink_markdown, al_sink_dot;
+extern const struct al_sink *const al_sinks[];
+extern const size_t al_sinks_count;
+
+/* ---- shared helpers */
+
+#define AL_SUMMARY_TOP 64
+struct al_rule_count {
+	const struct al_rule *rule;
+	uint32_t count;
+};
+struct al_summary {
+	uint32_t nodes;  /* layers / non-const ops */
+	uint32_t consts; /* ML Program const ops (not counted in nodes) */
+	uint32_t per_unit[AL_UNIT_COUNT];
+	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
+	uint32_t n_top;
+	bool model_fallback; /* a model-level rule moves work off the ANE */
+};
+void al_summarize(const struct al_submodel *s, struct al_summary *sum);
+bool al_summary_fails(const struct al_submodel *s, const struct al_summary *sum,
+		      enum al_fail_on fail_on);
+
+#define AL_TYPE_COUNTS_MAX 256
+struct al_type_count {
+	const char *type;
+	uint32_t count;
+};
+struct al_type_counts {
+	struct al_type_count items[AL_TYPE_COUNTS_MAX];
+	uint32_t n;
+	bool truncated;
+};
+void al_count_types(const struct al_submodel *s, struct al_type_counts *tc);
+
+/* ANSI colours of the text sinks; al_col() gives "" unless colour is on. */
+#define C_RESET "\033[0m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_DIM "\033[2m"
+
+static inline const char *al_col(const struct al_report_opts *o, const char *c)
+{
+	return o && o->color ? c : "";
+}
+
+/* The colour of a unit: ANE green, GPU yellow, anything else red. */
+static inline const char *al_unit_colour(enum al_unit u)
+{
+	return u == AL_UNIT_ANE ? C_GREEN : u == AL_UNIT_GPU ? C_YELLOW : C_RED;
+}
+
+/* Print a name from a model file with control bytes escaped, cut to `width`
+ * columns when width > 0; returns the columns written (report.c). */
+int al_put_name(FILE *out, const char *s, int width);
+/* al_put_name, then spaces up to `width` columns. */
+void al_put_name_padded(FILE *out, const char *s, int width);
+/* When n starts a new nested graph (function or block) print its dim header. */
+void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
+			 const struct al_graph **last_graph);
+
+/* ---- plan sinks (report_plan.c) and the --target all matrix of `check` (report_matrix.c) */
+void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o);
+void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
+		  const struct al_report_opts *o);
+void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o);
+/* Adds the matrix to a finished `check` JSON document: "targets" at the root and,
+ * per model, "units_by_target" (counts) and per layer "units" (target id -> unit). */
+struct json_object;
+void al_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
+			  const struct al_report_opts *o);
+
+/* A JSON string for text from a model file: invalid UTF-8 bytes become U+FFFD. */
+struct json_object;
+struct json_object *al_json_string(const char *s);
+
+/* ---- text from a model file in a document format (report.c)
+ * Names, types, reasons and user rule texts are untrusted: any bytes. al_put_esc
+ * writes s as valid UTF-8 (each invalid byte U+FFFD), shows control characters
+ * (C0, DEL, C1) and the bidirectional overrides (U+202A-202E, U+2066-2069) as
+ * visible "\xNN" / "\uNNNN" text, and escapes what the format needs:
+ *   AL_ESC_TEXT  nothing more (terminal text, like al_put_name)
+ *   AL_ESC_HTML  & < > " ' as character references (element text and quoted
+ *                attribute values, also inside inline SVG)
+ *   AL_ESC_MD    every ASCII punctuation character backslash-escaped (CommonMark
+ *                and GitHub tables: no markup, link, mention, HTML or cell break)
+ *   AL_ESC_DOT   " and \ backslash-escaped (a double-quoted Graphviz string)
+ * At most `max` characters shown when max > 0 (an escape shown as "\\x01" counts
+ * 4; U+2026 ends a cut text). Returns the characters shown. */
+enum al_esc { AL_ESC_TEXT, AL_ESC_HTML, AL_ESC_MD, AL_ESC_DOT };
+size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max);
+
+/* ---- every plan of a report (report.c): per model, per target (--target all
+ * checks the model again for each family, then restores the verdicts of the
+ * requested check), per sub-model. `p` is NULL when planning failed (`error`
+ * says why); the node verdicts are those of p's target during the call. */
+typedef void (*al_plan_fn)(void *ctx, const struct al_report_item *it, const struct al_submodel *s,
+			   const struct al_plan *p, const char *error);
+void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
+		  al_plan_fn fn, void *ctx);
+
+/* "ANE", "GPU", "CPU", "GPU/CPU", "-" */
+const char *al_unit_upper(enum al_unit u);
+/* 1234567 -> "1.23 M" */
+const char *al_si(char *buf, size_t cap, double v);
+/* The rules a report lists, in the order of `anelint rules`: every built-in rule
+ * (a user override in its place), then the user file's new rules. *out is
+ * al_malloc'd (NULL and 0 when that fails); al_free it. */
+size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out);
+
+/* ---- a planned sub-model as rows and as a graph (report_graph.c) */
+struct al_row {
+	const struct al_node *node;
+	uint32_t index;  /* model order (the JSON "index"), nested graphs included */
+	int32_t plan;    /* index into the plan's per-node arrays, -1 if not planned (const ops) */
+	int32_t dag;     /* node of the collapsed graph it is drawn as (itself, or the
+			    top-level layer/op it is nested in), -1 when not drawn (const) */
+};
+/* The collapsed dataflow graph: the top-level layers/ops of every function
+ * (const ops and loadConstant layers left out, nested graphs folded into the
+ * layer/op that owns them),
+ * in model order, and an edge wherever one reads what another wrote. */
+struct al_dag {
+	struct al_row *rows;   /* every node in model order */
+	uint32_t n_rows, n_consts; /* n_consts: ML Program const ops (not layers) */
+	uint32_t n_hidden;     /* layers left out of the graph (loadConstant) */
+	uint32_t *top;         /* rows[] index of each graph node */
+	uint32_t *nested;      /* nodes folded into each graph node */
+	uint32_t n;
+	struct al_edge {
+		uint32_t from, to; /* graph nodes, from < to; sorted by `to` */
+	} *edges;
+	uint32_t n_edges;
+	struct al_row_ref {
+		uintptr_t node;
+		uint32_t row;
+	} *by_node; /* rows sorted by node address, for al_dag_row_of */
+};
+/* Build it for s and its plan (p may be NULL: no plan indices). False when out
+ * of memory (then nothing is held). */
+bool al_dag_build(const struct al_submodel *s, const struct al_plan *p, struct al_dag *g);
+void al_dag_free(struct al_dag *g);
+/* The rows[] index of node n, -1 if it is not in g. */
+long al_dag_row_of(const struct al_dag *g, const struct al_node *n);
+/* The unit the plan places row r on (its verdict when unplanned). */
+enum al_unit al_row_unit(const struct al_row *r, const struct al_plan *p);
+/* Whether the plan moved row r off the ANE though its own verdict keeps it there. */
+bool al_row_moved(const struct al_row *r, const struct al_plan *p);
+
+#endif

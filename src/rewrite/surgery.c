@@ -1,0 +1,1371 @@
+/* surgery.c: the pass table of `anelint fix` and the rewritten model file.
+ *
+ * Each pass looks at one NeuralNetwork layer, decides from its inferred shapes
+ * and parameters whether its rewrite keeps the results (exact) or only the
+ * maths (reassociate), and if so builds the new layer bytes. The new layers go
+ * into the file with pbsplice: the rewritten layer replaces the old one's
+ * payload, helper layers are inserted just before it; every other byte is the
+ * input's. Proving a rewrite (running both models) and checking that it
+ * reduces fallbacks is the caller's job (src/cli/fix.c).
+ */
+#include "analysis.h"
+#include "pbsplice.h"
+#include "surgery_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* NeuralNetworkLayer fields, and the layer types the passes emit. */
+enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, L_INPUT_TENSOR = 4, NN_LAYERS = 1 };
+enum { F_POOLING = 120, F_ACTIVATION = 130, F_UPSAMPLE = 210, F_ADD = 230, F_MULTIPLY = 231,
+       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320 };
+
+struct pctx {
+	struct al_surgery *s;
+	const struct al_node *n;
+	const struct al_node_src *src;
+	char why[200];
+	char after[160];
+	struct al_buf pre;     /* whole layers fields inserted before the layer */
+	struct al_buf layer;   /* the layer's new payload */
+	const char *names[16]; /* names of the output layers produced */
+	uint32_t n_names;
+	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
+};
+
+typedef bool (*pass_fn)(struct pctx *c);
+
+static bool p_addb(struct pctx *c);
+static bool p_mulb(struct pctx *c);
+static bool p_subb(struct pctx *c);
+static bool p_concatnd(struct pctx *c);
+static bool p_upsample(struct pctx *c);
+static bool p_maxpool(struct pctx *c);
+static bool p_mul_scalar(struct pctx *c);
+static bool p_mul_const(struct pctx *c);
+static bool p_div_const(struct pctx *c);
+static bool p_lcnd(struct pctx *c);
+static bool p_avgpool(struct pctx *c);
+static bool p_mil_range(struct pctx *c);
+static bool p_mil_fill(struct pctx *c);
+static bool p_mil_fill_like(struct pctx *c);
+static bool p_mil_cumsum(struct pctx *c);
+static bool p_mil_io_fp16(struct pctx *c);
+static bool p_mil_island(struct pctx *c);
+
+/* The pass table: name, rule answered, class, layer type, before -> after, function.
+ * Rows of the same layer type are tried in order; the first that applies wins. */
+#define AL_PASSES(X)                                                                                    \
+	X("addb-to-add", "ANE005", AL_EQ_EXACT, "addBroadcastable",                                     \
+	  "addBroadcastable -> add (legacy broadcast shapes only)", p_addb)                             \
+	X("mulb-scalar-to-linear", "ANE005", AL_EQ_EXACT, "multiplyBroadcastable",                      \
+	  "multiplyBroadcastable by a constant scalar c -> activation linear(alpha c, beta -0.0)",       \
+	  p_mul_scalar)                                                                                 \
+	X("mulb-const-to-scale", "ANE005", AL_EQ_EXACT, "multiplyBroadcastable",                        \
+	  "multiplyBroadcastable by a constant C/1xHxW or Cx1x1 -> scale (gamma = the constant)",       \
+	  p_mul_const)                                                                                  \
+	X("mulb-to-multiply", "ANE005", AL_EQ_EXACT, "multiplyBroadcastable",                           \
+	  "multiplyBroadcastable -> multiply (legacy broadcast shapes only)", p_mulb)                   \
+	X("subb-to-neg-add", "ANE005", AL_EQ_EXACT, "subtractBroadcastable",                            \
+	  "subtractBroadcastable a-b -> activation linear(alpha -1, beta -0.0) on b + add", p_subb)     \
+	X("concatnd-to-concat", "ANE006", AL_EQ_EXACT, "concatND",                                      \
+	  "concatND on the channel axis (-3) -> concat", p_concatnd)                                    \
+	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
+	  "nearest upsample x4 / x8 -> a chain of x2 upsamples", p_upsample)                            \
+	X("maxpool-cascade", "ANE008", AL_EQ_EXACT, "pooling",                                          \
+	  "max pooling kernel > 13 -> a cascade of stride-1 pools with kernels <= 13", p_maxpool)      \
+	X("avgpool-cascade", "ANE008", AL_EQ_REASSOCIATE, "pooling",                                    \
+	  "average pooling kernel = stride 2^k -> a cascade of 4x4 / 2x2 average pools", p_avgpool)    \
+	X("divb-const-to-reciprocal", "ANE005", AL_EQ_REASSOCIATE, "divideBroadcastable",               \
+	  "divideBroadcastable by a constant c -> scale / linear by 1/c", p_div_const)                  \
+	X("loadconstnd-to-loadconst", "ANE006", AL_EQ_EXACT, "loadConstantND",                          \
+	  "loadConstantND of shape [1,1,C,H,W] -> loadConstant [C,H,W]", p_lcnd)                       \
+	X("mil-range-to-const", "ANE020", AL_EQ_EXACT, "range_1d",                                      \
+	  "range_1d of constant start / end / step -> const (ML Program)", p_mil_range)                  \
+	X("mil-fill-to-const", "ANE020", AL_EQ_EXACT, "fill",                                           \
+	  "fill of a constant shape and value -> const (ML Program)", p_mil_fill)                        \
+	X("mil-fill-like-to-const", "ANE020", AL_EQ_EXACT, "fill_like",                                 \
+	  "fill_like of a static ref_tensor shape, constant value -> const (ML Program)",                \
+	  p_mil_fill_like)                                                                              \
+	X("mil-cumsum-to-matmul", "ANE020", AL_EQ_REASSOCIATE, "cumsum",                                \
+	  "cumsum on one of the last two axes of a static shape -> matmul by a 0/1 triangle "            \
+	  "(ML Program)", p_mil_cumsum)                                                                  \
+	X("mil-io-fp16", "ANE030", AL_EQ_APPROXIMATE, "cast",                                           \
+	  "cast at an fp32 model input / output -> identity, the model I/O fp16 (ML Program)",           \
+	  p_mil_io_fp16)                                                                                 \
+	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
+	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
+	  "(ML Program)", p_mil_island)
+
+static const struct al_pass passes[] = {
+#define ROW(nm, rule, eq, from, what, fn) {nm, rule, eq, from, what},
+	AL_PASSES(ROW)
+#undef ROW
+};
+static const pass_fn pass_fns[] = {
+#define FN(nm, rule, eq, from, what, fn) fn,
+	AL_PASSES(FN)
+#undef FN
+};
+#define N_PASSES (sizeof passes / sizeof passes[0])
+
+size_t al_passes_count(void)
+{
+	return N_PASSES;
+}
+
+const struct al_pass *al_pass_at(size_t i)
+{
+	return i < N_PASSES ? &passes[i] : NULL;
+}
+
+const char *al_equiv_name(enum al_equiv e)
+{
+	switch (e) {
+	case AL_EQ_EXACT: return "exact";
+	case AL_EQ_REASSOCIATE: return "reassociate";
+	case AL_EQ_APPROXIMATE: return "approximate";
+	}
+	return "?";
+}
+
+bool al_equiv_parse(const char *s, enum al_equiv *out)
+{
+	for (int e = AL_EQ_EXACT; e <= AL_EQ_APPROXIMATE; e++)
+		if (s && strcmp(s, al_equiv_name((enum al_equiv)e)) == 0) {
+			*out = (enum al_equiv)e;
+			return true;
+		}
+	return false;
+}
+
+
+/* ------------------------------------------------------------------ helpers */
+
+static bool say(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool say(struct pctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof c->why, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static bool shape_known(const struct al_shape *s)
+{
+	if (!s || s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK || s->flex)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dims[i] < 0)
+			return false;
+	return true;
+}
+
+static void fmt_shape(const struct al_shape *s, char *buf, size_t cap)
+{
+	al_shape_format(s, buf, cap);
+}
+
+/* Whether a name is already a blob or layer name of n's model. */
+static bool name_taken(const struct al_node *n, const char *name)
+{
+	const struct al_submodel *sub = al_src(n)->sub;
+	for (uint32_t i = 0; i < sub->n_inputs; i++)
+		if (strcmp(sub->inputs[i].name, name) == 0)
+			return true;
+	const struct al_graph *g = n->owner;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *m = &g->nodes[k];
+		if (m->name && strcmp(m->name, name) == 0)
+			return true;
+		for (uint32_t j = 0; j < m->n_outputs; j++)
+			if (strcmp(m->outputs[j], name) == 0)
+				return true;
+	}
+	return false;
+}
+
+static const char *fresh_name(struct pctx *c, const char *base, const char *suffix)
+{
+	for (int k = 0; k < 100; k++) {
+		char *nm = k ? al_arena_printf(&c->s->arena, "%s__%s%d", base, suffix, k)
+			     : al_arena_printf(&c->s->arena, "%s__%s", base, suffix);
+		if (!nm)
+			return NULL;
+		bool mine = false; /* a helper this pass already named */
+		for (uint32_t i = 0; i < c->n_names; i++)
+			mine |= strcmp(c->names[i], nm) == 0;
+		if (!mine && !name_taken(c->n, nm))
+			return nm;
+	}
+	return NULL;
+}
+
+/* The new payload of c->n: its fields in order, the params field replaced by
+ * field `pfield` with payload params, and (when inputs) its inputs replaced
+ * (dropping the inputTensor ranks, which described the old inputs). */
+static bool rebuild_layer(struct pctx *c, uint32_t pfield, const struct al_buf *params,
+			  const char *const *inputs, uint32_t n_inputs)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	bool inputs_done = false, params_done = false;
+	pb_iter_init(&it, c->src->msg);
+	size_t start = 0;
+	while ((start = it.pos, pb_next(&it, &f))) {
+		const uint8_t *raw = c->src->msg.p + start;
+		size_t rawn = it.pos - start;
+		if (f.wire == PB_LEN && f.data.p == c->src->params.p && f.data.n == c->src->params.n) {
+			al_buf_len(&c->layer, pfield, params->p, params->n);
+			params_done = true;
+		} else if (inputs && f.num == L_INPUT) {
+			if (!inputs_done)
+				for (uint32_t i = 0; i < n_inputs; i++)
+					al_buf_str(&c->layer, L_INPUT, inputs[i]);
+			inputs_done = true;
+		} else if (inputs && f.num == L_INPUT_TENSOR) {
+			continue;
+		} else {
+			al_buf_put(&c->layer, raw, rawn);
+		}
+	}
+	if (it.err || !params_done)
+		return say(c, "the layer message could not be re-read");
+	if (inputs && !inputs_done)
+		return say(c, "the layer has no inputs");
+	return !c->layer.failed || say(c, "out of memory");
+}
+
+/* A whole `layers` field holding a new layer: name, inputs, output, params. */
+static void new_layer(struct pctx *c, const char *name, const char *const *inputs, uint32_t n_in,
+		      const char *output, uint32_t pfield, const struct al_buf *params)
+{
+	struct al_buf l = {0};
+	al_buf_str(&l, L_NAME, name);
+	for (uint32_t i = 0; i < n_in; i++)
+		al_buf_str(&l, L_INPUT, inputs[i]);
+	al_buf_str(&l, L_OUTPUT, output);
+	al_buf_len(&l, pfield, params->p, params->n);
+	if (l.failed)
+		c->pre.failed = true;
+	else
+		al_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+	al_buf_free(&l);
+	if (c->n_names < 15)
+		c->names[c->n_names++] = name;
+}
+
+/* One step of a chain that replaces a layer (upsample x2 chain, pooling
+ * cascades): before the last step a new layer `<layer>__<stem>`,
+ * `<layer>__<stem>_1`, ... reading *prev; the last step is the layer itself,
+ * rebuilt to read *prev. Frees params. */
+static bool chain_step(struct pctx *c, bool last, bool first, const char *stem, uint32_t pfield,
+		       struct al_buf *params, const char **prev)
+{
+	bool ok = true;
+	if (!last) {
+		char suffix[16];
+		snprintf(suffix, sizeof suffix, first ? "%s" : "%s_", stem);
+		const char *nm = fresh_name(c, c->n->name, suffix);
+		if (!nm) {
+			ok = say(c, "no free name");
+		} else {
+			new_layer(c, nm, prev, 1, nm, pfield, params);
+			*prev = nm;
+		}
+	} else {
+		ok = rebuild_layer(c, pfield, params, prev, 1);
+	}
+	al_buf_free(params);
+	return ok;
+}
+
+/* Legacy add / multiply broadcast only among [B,1,1,1], [B,C,1,1], [B,1,H,W] and
+ * [B,C,H,W]-style shapes (the format facts): equal ranks, equal leading axes,
+ * and the smaller operand's (C, H, W) one of 1x1x1, Cx1x1, 1xHxW, CxHxW. */
+static bool legacy_broadcast(struct pctx *c, const struct al_shape *a, const struct al_shape *b)
+{
+	char sa[64], sb[64];
+	fmt_shape(a, sa, sizeof sa);
+	fmt_shape(b, sb, sizeof sb);
+	if (!shape_known(a) || !shape_known(b))
+		return say(c, "input shapes %s, %s not known statically", sa, sb);
+	if (a->rank != b->rank)
+		return say(c, "input ranks differ (%s, %s): legacy layers do not broadcast ranks", sa, sb);
+	if (a->rank < 1 || a->rank > 5)
+		return say(c, "rank %d: legacy layers take ranks 1 to 5", a->rank);
+	if (memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) == 0)
+		return true;
+	if (a->rank < 3)
+		return say(c, "broadcast of %s with %s below rank 3", sa, sb);
+	int r = a->rank;
+	for (int i = 0; i < r - 3; i++)
+		if (a->dims[i] != b->dims[i])
+			return say(c, "%s and %s differ in a leading (batch) axis", sa, sb);
+	for (int side = 0; side < 2; side++) {
+		const struct al_shape *full = side ? b : a, *x = side ? a : b;
+		int64_t C = full->dims[r - 3], H = full->dims[r - 2], W = full->dims[r - 1];
+		int64_t c3 = x->dims[r - 3], h3 = x->dims[r - 2], w3 = x->dims[r - 1];
+		bool cok = c3 == C || c3 == 1, hw_one = h3 == 1 && w3 == 1, hw_full = h3 == H && w3 == W;
+		if (cok && (hw_one || hw_full))
+			return true;
+	}
+	return say(c, "%s with %s is not a legacy broadcast (1x1x1, Cx1x1, 1xHxW, CxHxW)", sa, sb);
+}
+
+static bool top_level(struct pctx *c)
+{
+	if (c->n->owner->depth != 0)
+		return say(c, "layer in a nested network (branch / loop body)");
+	if (!c->src->msg.p || !c->src->params.p)
+		return say(c, "no layer message");
+	return true;
+}
+
+/* ------------------------------------------------------------------ passes */
+
+static bool elementwise(struct pctx *c, uint32_t field, const char *to)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 2)
+		return say(c, "%u inputs (2 expected)", c->n->n_inputs);
+	if (!legacy_broadcast(c, al_node_in_shape(c->n, 0), al_node_in_shape(c->n, 1)))
+		return false;
+	struct al_buf empty = {0};
+	if (!rebuild_layer(c, field, &empty, NULL, 0))
+		return false;
+	snprintf(c->after, sizeof c->after, "%s", to);
+	c->names[c->n_names++] = c->n->name;
+	return true;
+}
+
+static bool p_addb(struct pctx *c)
+{
+	return elementwise(c, F_ADD, "add");
+}
+
+static bool p_mulb(struct pctx *c)
+{
+	return elementwise(c, F_MULTIPLY, "multiply");
+}
+
+/* a - b == a + (-b) exactly in IEEE arithmetic (negation is exact). The
+ * negation is linear(alpha -1, beta -0.0): with beta +0.0 it would give +0.0
+ * for b = +0.0, and a + (+0.0) is +0.0 where a - (+0.0) is -0.0 (a = -0.0). */
+static bool p_subb(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 2)
+		return say(c, "%u inputs (2 expected)", c->n->n_inputs);
+	if (!legacy_broadcast(c, al_node_in_shape(c->n, 0), al_node_in_shape(c->n, 1)))
+		return false;
+	const char *neg = fresh_name(c, c->n->name, "neg");
+	if (!neg)
+		return say(c, "no free name for the negation");
+	struct al_buf lin = {0}, act = {0}, empty = {0};
+	al_buf_float(&lin, 1, -1.0f);
+	al_buf_float(&lin, 2, -0.0f); /* -1 * (+0) + (+0) would be +0, not -0: a - (+0) for a = -0 */
+	al_buf_len(&act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	const char *in_b = c->n->inputs[1];
+	new_layer(c, neg, &in_b, 1, neg, F_ACTIVATION, &act);
+	al_buf_free(&lin);
+	al_buf_free(&act);
+	const char *ins[2] = {c->n->inputs[0], neg};
+	if (!rebuild_layer(c, F_ADD, &empty, ins, 2))
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "activation linear(-1, -0.0) '%s' + add", neg);
+	return true;
+}
+
+/* concatND along axis rank-3 of equal-rank inputs is the legacy channel concat. */
+static bool p_concatnd(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	if (pb_get_varint(c->src->params, 2, &v) && v)
+		return say(c, "interleave is set");
+	if (c->n->n_inputs < 2)
+		return say(c, "%u inputs", c->n->n_inputs);
+	int rank = -1;
+	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+		const struct al_shape *s = al_node_in_shape(c->n, i);
+		if (!shape_known(s))
+			return say(c, "input %u shape not known statically", i);
+		if (rank >= 0 && s->rank != rank)
+			return say(c, "inputs of different ranks");
+		rank = s->rank;
+	}
+	if (rank < 3 || rank > 5)
+		return say(c, "rank %d (concat takes ranks 3 to 5)", rank);
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of rank-%d inputs", (long long)axis, rank);
+	struct al_buf empty = {0};
+	if (!rebuild_layer(c, F_CONCAT, &empty, NULL, 0))
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "concat");
+	return true;
+}
+
+static int log2_exact(uint64_t f)
+{
+	if (f == 0 || (f & (f - 1)))
+		return -1;
+	int k = 0;
+	while (f > 1) {
+		f >>= 1;
+		k++;
+	}
+	return k;
+}
+
+/* Nearest-neighbour upsampling by 2^a x 2^b is a chain of x2 (or x1) steps. */
+static bool p_upsample(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	al_span p = c->src->params;
+	uint64_t v, sf[4] = {1, 1};
+	if (pb_get_varint(p, 5, &v) && v != 0)
+		return say(c, "mode is bilinear (only nearest is exact as a chain)");
+	if (pb_has(p, 7))
+		return say(c, "fractional scaling factor");
+	if (pb_get_varint(p, 6, &v) && v != 0)
+		return say(c, "linearUpsampleMode is set");
+	long k = pb_get_varints(p, 1, sf, 4);
+	if (k != 2)
+		return say(c, "scalingFactor has %ld values", k);
+	int eh = log2_exact(sf[0]), ew = log2_exact(sf[1]);
+	if (eh < 0 || ew < 0 || eh > 6 || ew > 6)
+		return say(c, "scalingFactor %llux%llu is not a power of two", (unsigned long long)sf[0],
+			   (unsigned long long)sf[1]);
+	int steps = eh > ew ? eh : ew;
+	if (steps < 2)
+		return say(c, "scalingFactor %llux%llu needs no chain", (unsigned long long)sf[0],
+			   (unsigned long long)sf[1]);
+	const char *prev = c->n->inputs && c->n->n_inputs == 1 ? c->n->inputs[0] : NULL;
+	if (!prev)
+		return say(c, "%u inputs", c->n->n_inputs);
+	for (int i = 0; i < steps; i++) {
+		struct al_buf up = {0};
+		uint64_t f2[2] = {i < eh ? 2u : 1u, i < ew ? 2u : 1u};
+		al_buf_packed(&up, 1, f2, 2);
+		if (!chain_step(c, i == steps - 1, i == 0, "x2", F_UPSAMPLE, &up, &prev))
+			return false;
+	}
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%d upsample x2 layers", steps);
+	return true;
+}
+
+/* Whether a padding message (ValidPadding) pads nothing. */
+static bool zero_padding(al_span valid)
+{
+	al_span border;
+	if (!pb_get_bytes(valid, 1, &border))
+		return true;
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, border);
+	while (pb_next(&it, &f)) {
+		if (f.num != 10 || f.wire != PB_LEN)
+			continue;
+		uint64_t v;
+		if ((pb_get_varint(f.data, 1, &v) && v) || (pb_get_varint(f.data, 2, &v) && v))
+			return false;
+	}
+	return it.err == 0;
+}
+
+/* max over a K window == max over K1 then over K2 windows when K1 + K2 - 1 = K
+ * (the first with stride 1, the last with the layer's stride), no padding. */
+static bool p_maxpool(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	al_span p = c->src->params, valid;
+	uint64_t v, ks[4] = {3, 3}, st[4] = {1, 1};
+	if (pb_get_varint(p, 1, &v) && v != 0)
+		return say(c, "%s pooling (only max decomposes exactly)", v == 1 ? "average" : "L2");
+	if (pb_get_varint(p, 60, &v) && v)
+		return say(c, "global pooling");
+	if (pb_has(p, 31) || pb_has(p, 32) || !pb_get_bytes(p, 30, &valid))
+		return say(c, "padding is not valid (same / includeLastPixel change the windows)");
+	if (!zero_padding(valid))
+		return say(c, "valid padding with non-zero amounts");
+	if (pb_has(p, 10) && pb_get_varints(p, 10, ks, 4) != 2)
+		return say(c, "kernelSize is not [H, W]");
+	if (pb_has(p, 20) && pb_get_varints(p, 20, st, 4) != 2)
+		return say(c, "stride is not [H, W]");
+	if (ks[0] <= 13 && ks[1] <= 13)
+		return say(c, "kernel %llux%llu already <= 13", (unsigned long long)ks[0],
+			   (unsigned long long)ks[1]);
+	if (ks[0] == 0 || ks[1] == 0 || ks[0] > 1024 || ks[1] > 1024)
+		return say(c, "kernel %llux%llu out of range", (unsigned long long)ks[0],
+			   (unsigned long long)ks[1]);
+	if (c->n->n_inputs != 1)
+		return say(c, "%u inputs", c->n->n_inputs);
+	uint64_t rest[2] = {ks[0] - 1, ks[1] - 1}; /* sum of (k_i - 1) still to cover */
+	int steps = (int)(((rest[0] > rest[1] ? rest[0] : rest[1]) + 11) / 12);
+	const char *prev = c->n->inputs[0];
+	char desc[96] = "";
+	size_t dl = 0;
+	for (int i = 0; i < steps; i++) {
+		uint64_t k[2];
+		for (int a = 0; a < 2; a++) {
+			uint64_t take = rest[a] > 12 ? 12 : rest[a];
+			k[a] = take + 1;
+			rest[a] -= take;
+		}
+		if (dl < sizeof desc)
+			dl += (size_t)snprintf(desc + dl, sizeof desc - dl, "%s%llux%llu", i ? " + " : "",
+					       (unsigned long long)k[0], (unsigned long long)k[1]);
+		struct al_buf pp = {0};
+		if (i < steps - 1) {
+			uint64_t one[2] = {1, 1};
+			al_buf_packed(&pp, 10, k, 2);
+			al_buf_packed(&pp, 20, one, 2);
+			al_buf_len(&pp, 30, NULL, 0);
+		} else {
+			/* the layer's own params with the last kernel */
+			struct pb_iter it;
+			struct pb_field f;
+			size_t start;
+			pb_iter_init(&it, p);
+			while ((start = it.pos, pb_next(&it, &f)))
+				if (f.num != 10)
+					al_buf_put(&pp, p.p + start, it.pos - start);
+			al_buf_packed(&pp, 10, k, 2);
+			if (it.err) {
+				al_buf_free(&pp);
+				return say(c, "the pooling message could not be re-read");
+			}
+		}
+		if (!chain_step(c, i == steps - 1, i == 0, "pool", F_POOLING, &pp, &prev))
+			return false;
+	}
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "max pools %s (stride %llux%llu on the last)", desc,
+		 (unsigned long long)st[0], (unsigned long long)st[1]);
+	return true;
+}
+
+/* ------------------------------------------------------------------ constants */
+
+#define CONST_MAX_VALUES (1u << 20) /* a constant taken into a layer: at most 4 MiB of fp32 */
+
+struct cval {
+	const struct al_node *p; /* the loadConstant / loadConstantND layer */
+	int rank;                /* of its result: loadConstant [1,1,C,H,W] is rank 5 */
+	int64_t dims[5];
+	size_t count;
+	float *v;                /* count values, in the arena */
+};
+
+/* The top-level layer before n that produces blob, or NULL (a model input). */
+static const struct al_node *producer(const struct al_node *n, const char *blob)
+{
+	const struct al_graph *g = n->owner;
+	const struct al_node *found = NULL;
+	for (uint32_t k = 0; k < g->n_nodes && &g->nodes[k] != n; k++)
+		for (uint32_t j = 0; j < g->nodes[k].n_outputs; j++)
+			if (g->nodes[k].outputs[j] && strcmp(g->nodes[k].outputs[j], blob) == 0)
+				found = &g->nodes[k];
+	return found;
+}
+
+/* How many inputs of the layers of g (and of the graphs nested in them) read blob. */
+static uint32_t readers(const struct al_graph *g, const char *blob, int depth)
+{
+	uint32_t r = 0;
+	if (!g || depth > 64)
+		return 1000; /* too deep to tell: count it as read */
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *m = &g->nodes[k];
+		for (uint32_t i = 0; i < m->n_inputs; i++)
+			r += m->inputs[i] && strcmp(m->inputs[i], blob) == 0;
+		for (uint32_t j = 0; j < m->n_sub; j++)
+			r += readers(m->sub[j], blob, depth + 1);
+	}
+	return r;
+}
+
+/* Whether blob is read only by n, once, and is not a model output. */
+static bool only_reader(const struct al_node *n, const char *blob)
+{
+	const struct al_submodel *sub = al_src(n)->sub;
+	for (uint32_t i = 0; i < sub->n_outputs; i++)
+		if (strcmp(sub->outputs[i].name, blob) == 0)
+			return false;
+	const struct al_graph *root = n->owner;
+	while (root->parent)
+		root = root->parent;
+	uint32_t mine = 0;
+	for (uint32_t i = 0; i < n->n_inputs; i++)
+		mine += n->inputs[i] && strcmp(n->inputs[i], blob) == 0;
+	return mine == 1 && readers(root, blob, 0) == 1;
+}
+
+/* IEEE binary16 -> binary32 (exact). */
+static float half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+	if (e == 0x1f) {
+		u = sign | 0x7f800000u | m << 13;
+	} else if (e) {
+		u = sign | (e + 112) << 23 | m << 13;
+	} else if (m) { /* subnormal: m * 2^-24 */
+		float f = (float)m * 0x1p-24f;
+		memcpy(&u, &f, 4);
+		u |= sign;
+	} else {
+		u = sign;
+	}
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static bool is_const_layer(const struct al_node *p)
+{
+	return p && p->type &&
+	       (strcmp(p->type, "loadConstant") == 0 || strcmp(p->type, "loadConstantND") == 0);
+}
+
+/* The values of a loadConstant / loadConstantND layer: fp32 (floatValue) or
+ * fp16 (float16Value) weights only, every dimension >= 1, at most
+ * CONST_MAX_VALUES values. */
+static bool const_values(struct pctx *c, const struct al_node *p, struct cval *cv)
+{
+	const struct al_node_src *ps = al_src(p);
+	const char *nm = p->name ? p->name : "?";
+	if (!ps || !ps->params.p || p->owner->depth != 0)
+		return say(c, "constant '%s' has no layer message", nm);
+	bool legacy = strcmp(p->type, "loadConstant") == 0;
+	uint64_t sh[6];
+	long k = pb_get_varints(ps->params, 1, sh, 6);
+	if (legacy ? k != 3 : (k < 1 || k > 5))
+		return say(c, "constant '%s' has a shape of %ld dimensions", nm, k);
+	memset(cv, 0, sizeof *cv);
+	cv->p = p;
+	cv->rank = legacy ? 5 : (int)k;
+	for (int i = 0; i < cv->rank; i++)
+		cv->dims[i] = 1;
+	size_t count = 1;
+	for (long i = 0; i < k; i++) {
+		if (sh[i] < 1 || sh[i] > CONST_MAX_VALUES || count * sh[i] > CONST_MAX_VALUES)
+			return say(c, "constant '%s': a dimension is 0 or it has more than %u values",
+				   nm, CONST_MAX_VALUES);
+		count *= (size_t)sh[i];
+		cv->dims[cv->rank - k + i] = (int64_t)sh[i];
+	}
+	al_span wp, h = {0};
+	if (!pb_get_bytes(ps->params, 2, &wp))
+		return say(c, "constant '%s' has no data", nm);
+	if (pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40))
+		return say(c, "constant '%s' is stored as raw or quantized bytes (fp32 / fp16 values only)",
+			   nm);
+	long n32 = pb_get_floats(wp, 1, NULL, 0);
+	bool has16 = pb_get_bytes(wp, 2, &h) && h.n;
+	if (n32 < 0 || (n32 > 0 && has16))
+		return say(c, "constant '%s': malformed weights", nm);
+	if (has16 ? h.n != 2 * count : (size_t)n32 != count)
+		return say(c, "constant '%s': %zu values for a shape of %zu", nm,
+			   has16 ? h.n / 2 : (size_t)n32, count);
+	cv->v = al_arena_array(&c->s->arena, count, sizeof *cv->v);
+	if (!cv->v)
+		return say(c, "out of memory");
+	cv->count = count;
+	if (has16)
+		for (size_t i = 0; i < count; i++)
+			cv->v[i] = half_to_float((uint16_t)(h.p[2 * i] | h.p[2 * i + 1] << 8));
+	else
+		pb_get_floats(wp, 1, cv->v, count);
+	return true;
+}
+
+static bool same_shape(const struct al_shape *a, const struct al_shape *b)
+{
+	return shape_known(a) && shape_known(b) && a->rank == b->rank &&
+	       memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]) == 0;
+}
+
+/* x (*|/) constant, the constant produced by a top-level loadConstant(ND): which
+ * input is x, the constant's values, and x's shape. The result must have x's
+ * shape (the constant broadcasts into x, never x into it). A divide takes its
+ * constant as the divisor only. */
+struct constop {
+	uint32_t xi;
+	struct cval cv;
+	const struct al_shape *xs;
+};
+
+static bool const_operand(struct pctx *c, bool divide, struct constop *o)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 2 || c->n->n_outputs != 1)
+		return say(c, "%u inputs, %u outputs (2 and 1 expected)", c->n->n_inputs, c->n->n_outputs);
+	const struct al_node *p = NULL;
+	int ci = -1;
+	for (int i = 1; i >= (divide ? 1 : 0) && ci < 0; i--) {
+		p = c->n->inputs[i] ? producer(c->n, c->n->inputs[i]) : NULL;
+		if (is_const_layer(p))
+			ci = i;
+	}
+	if (ci < 0)
+		return say(c, divide ? "the divisor '%s' is not a loadConstant / loadConstantND output"
+				     : "neither input is a loadConstant / loadConstantND output (%s)",
+			   c->n->inputs[1] ? c->n->inputs[1] : "?");
+	o->xi = (uint32_t)(1 - ci);
+	if (!c->n->inputs[0] || !c->n->inputs[1] || strcmp(c->n->inputs[0], c->n->inputs[1]) == 0)
+		return say(c, "both inputs are the constant");
+	if (!const_values(c, p, &o->cv))
+		return false;
+	o->xs = al_node_in_shape(c->n, o->xi);
+	char sx[64], so[64];
+	fmt_shape(o->xs, sx, sizeof sx);
+	if (!shape_known(o->xs))
+		return say(c, "input shape %s not known statically", sx);
+	const struct al_shape *ys = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
+	fmt_shape(ys, so, sizeof so);
+	if (!same_shape(o->xs, ys))
+		return say(c, "the result %s is not the shape of '%s' %s (the constant would broadcast it)",
+			   so, c->n->inputs[o->xi], sx);
+	if (o->cv.rank > o->xs->rank)
+		return say(c, "the constant has rank %d > %d", o->cv.rank, o->xs->rank);
+	return true;
+}
+
+/* The constant as a scale layer's gamma: its last three axes (C', H', W') one
+ * of 1x1x1, Cx1x1, 1xHxW, CxHxW of x's last three, and 1 on every other axis. */
+static bool scale_shape(struct pctx *c, const struct constop *o, uint64_t *shp, size_t *n_shp)
+{
+	const struct al_shape *xs = o->xs;
+	const struct cval *cv = &o->cv;
+	if (xs->rank < 3 || xs->rank > 5)
+		return say(c, "input rank %d (scale takes ranks 3 to 5)", xs->rank);
+	for (int i = 0; i < cv->rank - 3; i++)
+		if (cv->dims[i] != 1)
+			return say(c, "the constant is not 1 on its leading axes");
+	int64_t d3[3] = {1, 1, 1}, x3[3];
+	for (int i = 0; i < 3; i++) {
+		x3[i] = xs->dims[xs->rank - 3 + i];
+		if (cv->rank - 3 + i >= 0)
+			d3[i] = cv->dims[cv->rank - 3 + i];
+	}
+	bool hw1 = d3[1] == 1 && d3[2] == 1, hwx = d3[1] == x3[1] && d3[2] == x3[2];
+	if (!(d3[0] == 1 || d3[0] == x3[0]) || !(hw1 || hwx))
+		return say(c, "a %lldx%lldx%lld constant is not a scale shape (1, C, 1xHxW, CxHxW)",
+			   (long long)d3[0], (long long)d3[1], (long long)d3[2]);
+	if (hw1) {
+		shp[0] = (uint64_t)d3[0];
+		*n_shp = 1;
+	} else {
+		for (int i = 0; i < 3; i++)
+			shp[i] = (uint64_t)d3[i];
+		*n_shp = 3;
+	}
+	return true;
+}
+
+/* The rewritten layer reads x only; the constant's layer goes when nothing else reads it. */
+static bool finish_const(struct pctx *c, const struct constop *o, uint32_t field,
+			 const struct al_buf *params, const char *what)
+{
+	const char *x = c->n->inputs[o->xi];
+	if (!rebuild_layer(c, field, params, &x, 1))
+		return false;
+	const char *cname = c->n->inputs[1 - o->xi];
+	bool gone = only_reader(c->n, cname);
+	if (gone)
+		c->drop = al_src(o->cv.p)->msg;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%s%s%s%s", what, gone ? " (constant layer '" : "",
+		 gone && o->cv.p->name ? o->cv.p->name : "", gone ? "' removed)" : "");
+	return true;
+}
+
+static void linear_params(struct al_buf *act, float alpha)
+{
+	struct al_buf lin = {0};
+	al_buf_float(&lin, 1, alpha);
+	al_buf_float(&lin, 2, -0.0f); /* a * x + (-0.0) == a * x for every x, -0.0 included */
+	al_buf_len(act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	if (lin.failed)
+		act->failed = true;
+	al_buf_free(&lin);
+}
+
+static void scale_params(struct al_buf *sp, const uint64_t *shp, size_t n_shp, const float *v,
+			 size_t count)
+{
+	struct al_buf w = {0};
+	al_buf_packed(sp, 1, shp, n_shp); /* shapeScale */
+	al_buf_tag(&w, 1, PB_LEN);        /* WeightParams.floatValue, packed */
+	al_buf_varint(&w, (uint64_t)count * 4);
+	for (size_t i = 0; i < count; i++) {
+		uint32_t u;
+		memcpy(&u, &v[i], 4);
+		uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+		al_buf_put(&w, b, 4);
+	}
+	al_buf_len(sp, 2, w.p, w.n); /* scale */
+	if (w.failed)
+		sp->failed = true;
+	al_buf_free(&w);
+}
+
+/* x * c == c * x == alpha * x + (-0.0) bit for bit (IEEE multiplication
+ * commutes; adding -0.0 keeps every value, -0.0 included; +0.0 would turn a
+ * -0.0 product into +0.0). */
+static bool p_mul_scalar(struct pctx *c)
+{
+	struct constop o;
+	if (!const_operand(c, false, &o))
+		return false;
+	if (o.cv.count != 1)
+		return say(c, "the constant '%s' has %zu values (not a scalar)",
+			   o.cv.p->name ? o.cv.p->name : "?", o.cv.count);
+	struct al_buf act = {0};
+	linear_params(&act, o.cv.v[0]);
+	char what[96];
+	snprintf(what, sizeof what, "activation linear(alpha %.9g, beta -0.0)", (double)o.cv.v[0]);
+	bool ok = !act.failed && finish_const(c, &o, F_ACTIVATION, &act, what);
+	al_buf_free(&act);
+	if (!ok && !c->why[0])
+		say(c, "out of memory");
+	return ok;
+}
+
+/* x * gamma with gamma broadcast over x's last three axes is the scale layer
+ * without bias (the interpreter computes x * gamma; multiplication commutes). */
+static bool p_mul_const(struct pctx *c)
+{
+	struct constop o;
+	uint64_t shp[3];
+	size_t n_shp;
+	if (!const_operand(c, false, &o) || !scale_shape(c, &o, shp, &n_shp))
+		return false;
+	struct al_buf sp = {0};
+	scale_params(&sp, shp, n_shp, o.cv.v, o.cv.count);
+	bool ok = !sp.failed && finish_const(c, &o, F_SCALE, &sp, "scale (gamma = the constant)");
+	al_buf_free(&sp);
+	if (!ok && !c->why[0])
+		say(c, "out of memory");
+	return ok;
+}
+
+/* x / c -> x * (1/c): 1/c rounds once and the product once more, so the result
+ * may differ from x / c in the last bit (reassociate). c must be finite and
+ * non-zero with a normal reciprocal. A scalar becomes a linear activation, any
+ * other scale-shaped constant a scale layer. */
+static bool p_div_const(struct pctx *c)
+{
+	struct constop o;
+	if (!const_operand(c, true, &o))
+		return false;
+	float *r = al_arena_array(&c->s->arena, o.cv.count, sizeof *r);
+	if (!r)
+		return say(c, "out of memory");
+	for (size_t i = 0; i < o.cv.count; i++) {
+		float v = o.cv.v[i];
+		r[i] = 1.0f / v;
+		if (!isfinite(v) || v == 0.0f || !isnormal(r[i]))
+			return say(c, "the divisor '%s' holds %g at %zu (finite, non-zero values with a normal "
+				   "reciprocal only)", o.cv.p->name ? o.cv.p->name : "?", (double)v, i);
+	}
+	struct al_buf b = {0};
+	bool ok;
+	if (o.cv.count == 1) {
+		linear_params(&b, r[0]);
+		char what[96];
+		snprintf(what, sizeof what, "activation linear(alpha 1/%.9g, beta -0.0)", (double)o.cv.v[0]);
+		ok = !b.failed && finish_const(c, &o, F_ACTIVATION, &b, what);
+	} else {
+		uint64_t shp[3];
+		size_t n_shp;
+		if (!scale_shape(c, &o, shp, &n_shp))
+			return false;
+		scale_params(&b, shp, n_shp, r, o.cv.count);
+		ok = !b.failed && finish_const(c, &o, F_SCALE, &b, "scale (gamma = 1 / the constant)");
+	}
+	al_buf_free(&b);
+	if (!ok && !c->why[0])
+		say(c, "out of memory");
+	return ok;
+}
+
+/* Whether a pass of m (the only reader of c's constant) would take the constant
+ * into m's own layer and delete c's layer, whatever --allow says: then c's
+ * layer must stay as it is (two edits of one layer would overlap). */
+static bool takes_in(struct pctx *c, const struct al_node *m)
+{
+	bool (*const fns[3])(struct pctx *) = {p_mul_scalar, p_mul_const, p_div_const};
+	bool divide = strcmp(m->type, "divideBroadcastable") == 0, takes = false;
+	for (int i = divide ? 2 : 0; i < (divide ? 3 : 2) && !takes; i++) {
+		struct pctx r = {.s = c->s, .n = m, .src = al_src(m)};
+		takes = r.src && fns[i](&r) && r.drop.p == c->src->msg.p;
+		al_buf_free(&r.pre);
+		al_buf_free(&r.layer);
+	}
+	return takes;
+}
+
+/* loadConstantND of shape [1,1,C,H,W] is loadConstant [C,H,W]: the interpreter
+ * (and the format) give loadConstant a rank-5 [1,1,C,H,W] result, so any other
+ * rank would change the ranks its consumers see. */
+static bool p_lcnd(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	uint64_t sh[6];
+	long k = pb_get_varints(c->src->params, 1, sh, 6);
+	if (k < 1 || k > 5)
+		return say(c, "shape of %ld dimensions", k);
+	char s[96] = "";
+	size_t sl = 0;
+	for (long i = 0; i < k && sl < sizeof s; i++)
+		sl += (size_t)snprintf(s + sl, sizeof s - sl, "%s%llu", i ? "," : "", (unsigned long long)sh[i]);
+	if (k != 5 || sh[0] != 1 || sh[1] != 1)
+		return say(c, "shape [%s]: loadConstant's result is rank 5 [1,1,C,H,W], so its consumers "
+			   "would see another rank (rank-5 [1,1,C,H,W] constants only)", s);
+	if (c->n->n_outputs != 1 || !c->n->outputs[0])
+		return say(c, "%u outputs", c->n->n_outputs);
+	const struct al_node *m = NULL; /* the first top-level layer reading it */
+	for (uint32_t k2 = 0; k2 < c->n->owner->n_nodes && !m; k2++)
+		for (uint32_t i = 0; i < c->n->owner->nodes[k2].n_inputs && !m; i++)
+			if (c->n->owner->nodes[k2].inputs[i] &&
+			    strcmp(c->n->owner->nodes[k2].inputs[i], c->n->outputs[0]) == 0)
+				m = &c->n->owner->nodes[k2];
+	if (m && m->type &&
+	    (strcmp(m->type, "multiplyBroadcastable") == 0 || strcmp(m->type, "divideBroadcastable") == 0) &&
+	    only_reader(m, c->n->outputs[0]) && takes_in(c, m))
+		return say(c, "its only reader '%s' (%s) takes the constant into its own layer",
+			   m->name ? m->name : "?", m->type);
+	struct al_buf p = {0};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	al_buf_packed(&p, 1, sh + 2, 3);
+	pb_iter_init(&it, c->src->params);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != 1)
+			al_buf_put(&p, c->src->params.p + start, it.pos - start);
+	bool ok = !it.err && !p.failed && rebuild_layer(c, F_LOAD_CONSTANT, &p, NULL, 0);
+	al_buf_free(&p);
+	if (!ok)
+		return c->why[0] ? false : say(c, "the layer message could not be re-read");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "loadConstant [%llu,%llu,%llu]", (unsigned long long)sh[2],
+		 (unsigned long long)sh[3], (unsigned long long)sh[4]);
+	return true;
+}
+
+/* Average pooling over non-overlapping K windows (stride = kernel, no padding)
+ * is the average of averages over non-overlapping K1 then K2 windows when
+ * K = K1 * K2: every element keeps the weight 1/K, and the output sizes agree
+ * (floor(floor(H / K1) / K2) = floor(H / K)). The sums are grouped
+ * differently, so the last bits may differ (reassociate). Steps of 4 and 2
+ * keep each kernel <= 13 and each stride legal (1, 2 or 4): K must be a power
+ * of two. Overlapping windows (stride != kernel) weight elements unequally in
+ * any cascade of averages: refused. */
+static bool p_avgpool(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	al_span p = c->src->params, valid;
+	uint64_t v = 0, ks[4] = {3, 3}, st[4] = {1, 1};
+	if (!pb_get_varint(p, 1, &v) || v != 1)
+		return say(c, "%s pooling (the cascade is for average pooling)", v == 2 ? "L2" : "max");
+	if (pb_get_varint(p, 60, &v) && v)
+		return say(c, "global pooling");
+	if (pb_has(p, 31) || pb_has(p, 32) || !pb_get_bytes(p, 30, &valid) || !zero_padding(valid))
+		return say(c, "padding is not valid with zero amounts");
+	if (pb_has(p, 10) && pb_get_varints(p, 10, ks, 4) != 2)
+		return say(c, "kernelSize is not [H, W]");
+	if (pb_has(p, 20) && pb_get_varints(p, 20, st, 4) != 2)
+		return say(c, "stride is not [H, W]");
+	bool legal_st = (st[0] <= 2 || st[0] == 4) && (st[1] <= 2 || st[1] == 4);
+	if (ks[0] <= 13 && ks[1] <= 13 && legal_st)
+		return say(c, "kernel %llux%llu <= 13 and stride %llux%llu legal already",
+			   (unsigned long long)ks[0], (unsigned long long)ks[1], (unsigned long long)st[0],
+			   (unsigned long long)st[1]);
+	if (ks[0] != st[0] || ks[1] != st[1])
+		return say(c, "stride %llux%llu != kernel %llux%llu: overlapping windows weight elements "
+			   "unequally in any cascade of averages", (unsigned long long)st[0],
+			   (unsigned long long)st[1], (unsigned long long)ks[0], (unsigned long long)ks[1]);
+	int e[2] = {log2_exact(ks[0]), log2_exact(ks[1])};
+	if (e[0] < 0 || e[1] < 0 || e[0] > 10 || e[1] > 10)
+		return say(c, "kernel %llux%llu is not a power of two up to 1024 (steps of 4 and 2 only)",
+			   (unsigned long long)ks[0], (unsigned long long)ks[1]);
+	if (c->n->n_inputs != 1 || !c->n->inputs[0])
+		return say(c, "%u inputs", c->n->n_inputs);
+	const struct al_shape *xs = al_node_in_shape(c->n, 0);
+	if (!shape_known(xs) || xs->rank < 3 || xs->dims[xs->rank - 2] < (int64_t)ks[0] ||
+	    xs->dims[xs->rank - 1] < (int64_t)ks[1])
+		return say(c, "input shape unknown or smaller than the kernel");
+	int steps_a[2] = {(e[0] + 1) / 2, (e[1] + 1) / 2};
+	int steps = steps_a[0] > steps_a[1] ? steps_a[0] : steps_a[1];
+	const char *prev = c->n->inputs[0];
+	char desc[96] = "";
+	size_t dl = 0;
+	for (int i = 0; i < steps; i++) {
+		uint64_t k[2];
+		for (int a = 0; a < 2; a++) {
+			int take = e[a] >= 2 ? 2 : e[a];
+			e[a] -= take;
+			k[a] = 1u << take;
+		}
+		if (dl < sizeof desc)
+			dl += (size_t)snprintf(desc + dl, sizeof desc - dl, "%s%llux%llu", i ? " + " : "",
+					       (unsigned long long)k[0], (unsigned long long)k[1]);
+		struct al_buf pp = {0};
+		struct pb_iter it;
+		struct pb_field f;
+		size_t start;
+		pb_iter_init(&it, p);
+		while ((start = it.pos, pb_next(&it, &f)))
+			if (f.num != 10 && f.num != 20)
+				al_buf_put(&pp, p.p + start, it.pos - start);
+		al_buf_packed(&pp, 10, k, 2);
+		al_buf_packed(&pp, 20, k, 2);
+		if (it.err || pp.failed) {
+			al_buf_free(&pp);
+			return say(c, "the pooling message could not be re-read");
+		}
+		if (!chain_step(c, i == steps - 1, i == 0, "avg", F_POOLING, &pp, &prev))
+			return false;
+	}
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "average pools %s (stride = kernel)", desc);
+	return true;
+}
+
+/* ------------------------------------------------------------------ ML Program passes
+ * (surgery_mil.c fills an al_mil_pass; its results are copied into c) */
+
+static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
+{
+	struct al_mil_pass m = {.s = c->s, .n = c->n, .src = c->src};
+	bool ok = fn(&m);
+	snprintf(c->why, sizeof c->why, "%s", m.why);
+	snprintf(c->after, sizeof c->after, "%s", m.after);
+	al_buf_free(&c->pre);
+	al_buf_free(&c->layer);
+	c->pre = m.pre;
+	c->layer = m.layer;
+	c->n_names = 0;
+	for (uint32_t i = 0; i < m.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
+		c->names[c->n_names++] = m.names[i];
+	return ok;
+}
+
+static bool p_mil_range(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_range);
+}
+
+static bool p_mil_fill(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_fill);
+}
+
+static bool p_mil_fill_like(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_fill_like);
+}
+
+static bool p_mil_cumsum(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_cumsum);
+}
+
+static bool p_mil_io_fp16(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_io_fp16);
+}
+
+static bool p_mil_island(struct pctx *c)
+{
+	return mil_pass(c, al_pass_mil_island);
+}
+
+/* ------------------------------------------------------------------ plan */
+
+static bool skipped(const struct al_surgery_opts *o, const char *name)
+{
+	for (size_t i = 0; o && i < o->n_skip; i++)
+		if (o->skip[i] && name && strcmp(o->skip[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The root Model bytes of m: the mapping holding its layer / op messages (in a
+ * package, the one that is not weight.bin). */
+static bool find_root(const al_model *m, al_span *root)
+{
+	for (int i = 0; i < m->n_maps; i++) {
+		if (m->is_package && m->weights.n && m->maps[i].s.p == m->weights.p)
+			continue;
+		*root = m->maps[i].s;
+		return root->p != NULL;
+	}
+	return false;
+}
+
+static enum al_status add_rw(struct al_surgery *s, const struct al_pass *p, const struct al_node *n,
+			     bool applied, const char *after, const char *why, const char *const *names,
+			     uint32_t n_names)
+{
+	struct al_rewrite *r = al_realloc(s->rw, (s->n_rw + 1) * sizeof *r);
+	if (!r)
+		return AL_E_NOMEM;
+	s->rw = r;
+	r = &s->rw[s->n_rw++];
+	memset(r, 0, sizeof *r);
+	r->pass = p;
+	r->node = n;
+	r->applied = applied;
+	r->after = after ? al_arena_strndup(&s->arena, after, strlen(after)) : NULL;
+	r->why_not = why ? al_arena_strndup(&s->arena, why, strlen(why)) : NULL;
+	if (n_names) {
+		r->layers = al_arena_array(&s->arena, n_names, sizeof *r->layers);
+		if (r->layers)
+			for (uint32_t i = 0; i < n_names; i++)
+				r->layers[i] = names[i];
+		r->n_layers = r->layers ? n_names : 0;
+	}
+	if (applied)
+		s->n_applied++;
+	return s->arena.failed ? AL_E_NOMEM : AL_OK;
+}
+
+static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_opts *o,
+				const struct al_node *n, bool can_write)
+{
+	/* the rows of n's type in order: the first that applies wins; when none
+	 * does, one "left" entry with the reason of each row tried */
+	const struct al_pass *last = NULL;
+	char why[800] = "", first[200] = "";
+	int tried = 0;
+	for (size_t k = 0; k < N_PASSES; k++) {
+		if (!n->type || strcmp(n->type, passes[k].from) != 0)
+			continue;
+		const struct al_pass *p = &passes[k];
+		if (!can_write)
+			return add_rw(s, p, n, false, NULL,
+				      "only NeuralNetwork and ML Program models opened from their file "
+				      "(.mlmodel / .mlpackage) are rewritten", NULL, 0);
+		struct pctx c = {.s = s, .n = n, .src = al_src(n)};
+		bool allowed = p->equiv <= (o ? o->allow : AL_EQ_EXACT);
+		/* a pass above --allow, or of a skipped layer, runs only to say whether
+		 * it would apply (which pass a skipped layer's entry names), and only
+		 * when it has no side effect (NN passes; ML Program passes, which may
+		 * append to weight.bin, build nothing above --allow: see s->opts) */
+		bool nn = c.src && c.src->sub && c.src->sub->world == AL_WORLD_NN;
+		bool pure = nn || (c.src && c.src->sub && c.src->sub->world == AL_WORLD_MIL);
+		bool skip = skipped(o, n->name);
+		if (skip && !nn)
+			return add_rw(s, p, n, false, NULL, "left as it was (skipped)", NULL, 0);
+		bool ok = c.src && (allowed || pure) && pass_fns[k](&c);
+		if (ok && skip) {
+			al_buf_free(&c.pre);
+			al_buf_free(&c.layer);
+			return add_rw(s, p, n, false, NULL, "left as it was (skipped)", NULL, 0);
+		}
+		if (!ok && pure && !c.why[0]) { /* not a candidate at all (an ML Program cast
+						 * inside the model): not reported */
+			al_buf_free(&c.pre);
+			al_buf_free(&c.layer);
+			continue;
+		}
+		if (!allowed && !ok && !pure)
+			snprintf(c.why, sizeof c.why, "%s",
+				 p->equiv == AL_EQ_REASSOCIATE ? "rounds differently: needs --allow reassociate"
+							       : "changes results: needs --allow approximate");
+		if (ok && !allowed) {
+			snprintf(c.why, sizeof c.why, "%s (it would be: %.100s)",
+				 p->equiv == AL_EQ_REASSOCIATE ? "rounds differently: needs --allow reassociate"
+							       : "changes results: needs --allow approximate",
+				 c.after);
+			ok = false;
+		}
+		enum al_status st = AL_OK;
+		if (ok && (c.pre.failed || c.layer.failed))
+			st = AL_E_NOMEM;
+		if (ok && !st && c.pre.n)
+			st = al_splice_insert_before(s->sp, c.src->msg, c.pre.p, c.pre.n);
+		if (ok && !st)
+			st = al_splice_replace(s->sp, c.src->msg, c.src->msg.p, c.src->msg.n, c.layer.p,
+					       c.layer.n);
+		if (ok && !st && c.drop.p)
+			st = al_splice_delete(s->sp, c.drop);
+		al_buf_free(&c.pre);
+		al_buf_free(&c.layer);
+		if (st)
+			return st;
+		if (ok)
+			return add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
+		size_t wl = strlen(why);
+		snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "", p->name, c.why);
+		if (!tried++)
+			snprintf(first, sizeof first, "%s", c.why);
+		last = p;
+	}
+	if (!last)
+		return AL_OK;
+	return add_rw(s, last, n, false, NULL, tried > 1 ? why : first, NULL, 0);
+}
+
+enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+			       al_diags *d)
+{
+	if (!m || !out)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	enum al_status st = al_model_infer_shapes(m, d);
+	if (st)
+		return st;
+	struct al_surgery *s = al_calloc(1, sizeof *s);
+	if (!s)
+		return AL_E_NOMEM;
+	s->m = m;
+	s->opts = o;
+	bool can_write = find_root(m, &s->root);
+	if (can_write && !(s->sp = al_splice_new(s->root))) {
+		al_free(s);
+		return AL_E_NOMEM;
+	}
+	for (size_t i = 0; i < m->n_subs && !st; i++) {
+		const struct al_submodel *sub = m->subs[i];
+		/* ML Programs: from a package, or from memory (al_surgery_bytes +
+		 * al_surgery_weights); al_surgery_write refuses new blobs without a package */
+		bool world = sub->world == AL_WORLD_NN || sub->world == AL_WORLD_MIL;
+		for (uint32_t g = 0; g < sub->n_graphs && !st; g++) {
+			const struct al_graph *gr = sub->graphs[g];
+			for (uint32_t k = 0; k < gr->n_nodes && !st; k++)
+				st = plan_node(s, o, &gr->nodes[k], can_write && world);
+		}
+	}
+	s->opts = NULL;
+	if (st == AL_OK && s->wtail.failed)
+		st = AL_E_NOMEM;
+	if (st == AL_OK && s->sp)
+		st = al_splice_finish(s->sp, NULL);
+	if (st) {
+		if (st == AL_E_INVALID_ARG || st == AL_E_FORMAT)
+			al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+				    "the rewrites could not be placed in the file (%s)", al_status_str(st));
+		al_surgery_free(s);
+		return st == AL_E_INVALID_ARG ? AL_E_FORMAT : st;
+	}
+	*out = s;
+	return AL_OK;
+}
+
+size_t al_surgery_count(const al_surgery *s)
+{
+	return s ? s->n_rw : 0;
+}
+
+const struct al_rewrite *al_surgery_get(const al_surgery *s, size_t i)
+{
+	return s && i < s->n_rw ? &s->rw[i] : NULL;
+}
+
+size_t al_surgery_applied(const al_surgery *s)
+{
+	return s ? s->n_applied : 0;
+}
+
+void al_surgery_free(al_surgery *s)
+{
+	if (!s)
+		return;
+	al_splice_free(s->sp);
+	al_free(s->rw);
+	al_buf_free(&s->wtail);
+	al_free(s->wimage);
+	al_free(s->newnames);
+	al_arena_free(&s->arena);
+	al_free(s);
+}
+
+enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d)
+{
+	if (!s || !out || !n)
+		return AL_E_INVALID_ARG;
+	if (!s->sp) {
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+			    "the model file could not be found to rewrite it");
+		return AL_E_UNSUPPORTED;
+	}
+	enum al_status st = al_splice_to_buffer(s->sp, out, n);
+	if (st == AL_E_NOMEM)
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+	return st;
+}
+
+enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d)
+{
+	if (!s || !path)
+		return AL_E_INVALID_ARG;
+	if (!s->sp) {
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+			    "the model file could not be found to rewrite it");
+		return AL_E_UNSUPPORTED;
+	}
+	if (s->m->is_package)
+		return al_surgery_write_package(s, path, d);
+	if (s->wcount) {
+		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+			    "the rewrites add constants to weight.bin: only a .mlpackage can hold them");
+		return AL_E_UNSUPPORTED;
+	}
+	size_t pl = strlen(path);
+	char *tmp = al_malloc(pl + 16);
+	if (!tmp)
+		return AL_E_NOMEM;
+	snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot create %s: %s", tmp,
+			    strerror(errno));
+		al_free(tmp);
+		return AL_E_IO;
+	}
+	(void)fchmod(fd, 0644);
+	int in_fd = open(s->m->path, O_RDONLY | O_CLOEXEC);
+	struct stat sb;
+	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != s->root.n)) {
+		close(in_fd); /* changed since it was mapped: copy from the mapping */
+		in_fd = -1;
+	}
+	enum al_status st = al_splice_to_fd(s->sp, in_fd, fd);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (close(fd) != 0 && st == AL_OK)
+		st = AL_E_IO;
+	if (st == AL_OK && rename(tmp, path) != 0)
+		st = AL_E_IO;
+	if (st != AL_OK) {
+		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot write %s: %s", path,
+			    st == AL_E_IO ? strerror(errno) : al_status_str(st));
+		unlink(tmp);
+	}
+	al_free(tmp);
+	return st;
+}

@@ -1,0 +1,58 @@
+/* surgery_int.h: what surgery.c (the pass table, NeuralNetwork passes, the
+ * writer) and surgery_mil.c (ML Program passes, new weight.bin blobs, the
+ * .mlpackage writer) share. */
+#ifndef ANELINT_SURGERY_INT_H
+#define ANELINT_SURGERY_INT_H
+
+#include "analysis.h"
+#include "pbsplice.h"
+
+struct al_surgery {
+	al_model *m;
+	al_span root;
+	struct al_arena arena;
+	struct al_rewrite *rw;
+	size_t n_rw, n_applied;
+	struct al_splice *sp;
+	const struct al_surgery_opts *opts; /* of al_surgery_plan, during it */
+	/* ML Program constants appended to weight.bin: the new file is the input's
+	 * weight.bin (m->weights, or a fresh 64-byte storage header when it has none)
+	 * with its blob count raised by wcount, then wtail. */
+	struct al_buf wtail;
+	uint32_t wcount;
+	uint8_t *wimage; /* the whole new weight.bin, built by al_surgery_weights */
+	size_t wimage_n;
+	const char **newnames; /* value names the ML Program passes created */
+	bool spec_raised;      /* an fp16 I/O rewrite raised specificationVersion to 7 */
+	size_t n_newnames;
+};
+
+/* What an ML Program pass fills (surgery.c copies it into its own pass context). */
+struct al_mil_pass {
+	struct al_surgery *s;
+	const struct al_node *n;
+	const struct al_node_src *src;
+	char why[200];
+	char after[160];
+	struct al_buf pre;     /* whole Block.operations fields inserted before the op */
+	struct al_buf layer;   /* the op's new Operation payload */
+	const char *names[16]; /* names of the ops produced (their first outputs) */
+	uint32_t n_names;
+};
+
+/* ML Program passes (surgery_mil.c). */
+/* ML Program passes (surgery_mil.c). Each either fills the context and returns
+ * true, or says why not (and leaves weight.bin as it was). */
+bool al_pass_mil_range(struct al_mil_pass *c);
+bool al_pass_mil_fill(struct al_mil_pass *c);
+bool al_pass_mil_fill_like(struct al_mil_pass *c);
+bool al_pass_mil_cumsum(struct al_mil_pass *c);
+bool al_pass_mil_io_fp16(struct al_mil_pass *c);
+bool al_pass_mil_island(struct al_mil_pass *c);
+
+/* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
+uint64_t al_surgery_wsize(const struct al_surgery *s);
+/* Write the new package to `path` (surgery_mil.c). */
+enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d);
+
+#endif

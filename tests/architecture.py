@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""tests/architecture.py: the layering of src/ is checked, not just drawn.
+
+1. Includes: a file under src/STAGE/ may include headers of its own stage and of
+   the stages below it (base < format < analysis < interp < rewrite < report <
+   cli), never one above.
+2. Symbols: among the library's objects (BUILD/libanelint.a), draw an edge
+   a.o -> b.o when a.o uses a symbol b.o defines (nm), and find the strongly
+   connected components (Tarjan): none may hold more than one file.
+Prints one line per violation and closes with "N passed, M failed".
+Usage: python3 tests/architecture.py [BUILD]   (from the repository root)."""
+import collections, os, re, subprocess, sys
+
+STAGES = ["base", "format", "analysis", "interp", "rewrite", "report", "cli"]
+RANK = {s: i for i, s in enumerate(STAGES)}
+passed = failed = 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", what)
+
+
+def header_stage():
+    where = {}
+    for st in STAGES:
+        for f in os.listdir(os.path.join("src", st)):
+            if f.endswith((".h", ".def")):
+                check(f not in where, f"header name {f} is unique across src/")
+                where[f] = st
+    return where
+
+
+def includes():
+    where = header_stage()
+    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+    for st in STAGES:
+        for f in sorted(os.listdir(os.path.join("src", st))):
+            if not f.endswith((".c", ".h", ".def")):
+                continue
+            path = os.path.join("src", st, f)
+            bad = []
+            for no, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+                m = inc.match(line)
+                if m and m.group(1) in where and RANK[where[m.group(1)]] > RANK[st]:
+                    bad.append(f"{path}:{no} includes {m.group(1)} of src/{where[m.group(1)]}/")
+            check(not bad, "; ".join(bad) or path)
+
+
+def symbols(build):
+    lib = os.path.join(build, "libanelint.a")
+    names = subprocess.run(["ar", "t", lib], capture_output=True, text=True, check=True).stdout.split()
+    check(len(names) == len(set(names)), "object file names are unique across src/")
+    defs, uses = {}, {}
+    out = subprocess.run(["nm", lib], capture_output=True, text=True, check=True).stdout
+    cur = None
+    for line in out.splitlines():
+        if line.endswith(".o:"):
+            cur = line[:-1]
+            defs[cur], uses[cur] = set(), set()
+            continue
+        p = line.split()
+        if cur is None:
+            continue
+        if len(p) == 3 and p[1] in "TDBRCV":
+            defs[cur].add(p[2])
+        elif len(p) == 2 and p[0] == "U":
+            uses[cur].add(p[1])
+    owner = {s: o for o, ds in defs.items() for s in ds}
+    graph = collections.defaultdict(set)
+    for o, us in uses.items():
+        for s in us:
+            if s in owner and owner[s] != o:
+                graph[o].add(owner[s])
+    # Tarjan's strongly connected components, iteratively.
+    index, low, stack, on, comps, counter = {}, {}, [], set(), [], [0]
+    for root in defs:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]; counter[0] += 1
+        stack.append(root); on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]; counter[0] += 1
+                    stack.append(w); on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop(); on.discard(w); comp.append(w)
+                    if w == v:
+                        break
+                comps.append(comp)
+    for c in comps:
+        check(len(c) == 1, "a circle of library objects: " + " ".join(sorted(c)))
+    print(f"# {len(defs)} library objects, {sum(len(v) for v in graph.values())} file edges, "
+          f"{sum(1 for c in comps if len(c) > 1)} circles")
+
+
+if __name__ == "__main__":
+    includes()
+    symbols(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build"))
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
