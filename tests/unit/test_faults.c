@@ -30,7 +30,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h"
+#include "analysis.h"
 
 #include <unistd.h>
 

@@ -43,7 +43,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h"
+#include "analysis.h"
 
 #include <fcntl.h>
 #include <ftw.h>

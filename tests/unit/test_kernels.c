@@ -7,7 +7,7 @@
  * reductions and transposes against brute-force index arithmetic written here. */
 #include "testutil.h"
 
-#include "internal.h"
+#include "analysis.h"
 #include "kernels.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h"
+#include "analysis.h"
 
 #include <errno.h>
 #include <ftw.h>

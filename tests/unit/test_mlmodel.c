@@ -6,7 +6,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h"
+#include "analysis.h"
 
 /* ================================================================ helpers */
 

@@ -4,7 +4,7 @@
  * Also the layer/op tables: sorted, so the binary searches find every row. */
 #include "testutil.h"
 
-#include "internal.h"
+#include "analysis.h"
 #include "pb.h"
 
 #define SPAN(a) ((al_span){(const uint8_t *)(a), sizeof(a) - 1})

@@ -7,7 +7,7 @@
 #include "testutil.h"
 
 #include "anelint.h"
-#include "internal.h"
+#include "analysis.h"
 
 #include <dirent.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h" /* al_alloc_fail_after */
+#include "analysis.h" /* al_alloc_fail_after */
 
 #include <math.h>
 

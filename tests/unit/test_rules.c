@@ -8,7 +8,7 @@
 #include "pbwrite.h"
 
 #include "anelint.h"
-#include "internal.h"
+#include "analysis.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "internal.h"
+#include "analysis.h"
 
 #include <dirent.h>
 #include <limits.h>

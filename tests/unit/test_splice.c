@@ -2,7 +2,7 @@
  * plan built on it (src/surgery.c). */
 #include "testutil.h"
 
-#include "internal.h"
+#include "analysis.h"
 #include "pbsplice.h"
 
 #include <dirent.h>

@@ -9,7 +9,7 @@
 #include "testutil.h"
 
 #include "anelint.h"
-#include "internal.h"
+#include "analysis.h"
 
 #include <unistd.h>
 
