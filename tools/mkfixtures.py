@@ -604,7 +604,7 @@ def mil_tiny():
 
 
 # ---------------------------------------------------------------- `anelint fix` fixtures
-# tests/fix.sh: each NeuralNetwork rewrite pass of src/surgery.c applies on one of
+# tests/fix.sh: each NeuralNetwork rewrite pass of src/rewrite/surgery.c applies on one of
 # these (spec 4, EXACT array mapping) and lowers the fallbacks; some layers are
 # built so that a pass must refuse them, with its reason. Constants are non-zero
 # so that a proof by running both models means something.
