@@ -108,7 +108,20 @@ fuzz: fuzz-build fuzz-seeds
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
+# Agreement of the predictions with placement observed on real devices (tests/observed/,
+# docs/fidelity.md): fails below FIDELITY_MIN percent; also checks that the committed
+# fidelity models are what tools/mkobserved.py generates.
+FIDELITY_MIN ?= 95
+fidelity: $(BUILD)/anelint observed-models
+	python3 tools/mkobserved.py --check
+	python3 tests/fidelity.py --anelint $(BUILD)/anelint --models $(BUILD)/observed/models \
+		--min $(FIDELITY_MIN)
+
+# The fidelity models (78 MB, mostly zero weights) are generated, never committed: 3 s.
+observed-models:
+	python3 tools/mkobserved.py --out $(BUILD)/observed >/dev/null
+
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all check asan bench bench-interp clean fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: all check asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
