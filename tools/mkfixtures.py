@@ -399,6 +399,37 @@ def mil_rules():
     return model(7, desc, 502, program)
 
 
+def mil_releases():
+    """One fp16 ML Program with the ops whose placement the evidence shows moving
+    between OS releases or chips: softplus (ANE066, A15/M2 from iOS 17) and
+    resample, what grid_sample converts to (ANE065, A15/M2 on iOS 18)."""
+    X = [1, 8, 16, 16]
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        op("softplus", [("x", "x")], [("softplus_out", f16(X))]),
+        const("grid", v_fp16_zeros([1, 8, 8, 2]), f16([1, 8, 8, 2])),
+        const("mode", v_string("bilinear"), ttype("string", [])),
+        const("pad_mode", v_string("zeros"), ttype("string", [])),
+        const("pad_value", v_floats([0.0], dims=[]), ttype("fp32", [])),
+        const("coord_mode", v_string("normalized_minus_one_to_one"), ttype("string", [])),
+        const("align", value(ttype("bool", []), f_msg(3, f_varint(1, 0))), ttype("bool", [])),
+        op("resample", [("x", "x"), ("coordinates", "grid"), ("sampling_mode", "mode"),
+                        ("padding_mode", "pad_mode"), ("padding_value", "pad_value"),
+                        ("coordinates_mode", "coord_mode"), ("align_corners", "align")],
+           [("resample_out", f16([1, 8, 8, 8]))]),
+        op("relu", [("x", "x")], [("relu_out", f16(X))]),
+    ]
+    outs = ["softplus_out", "resample_out", "relu_out"]
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = f_msg(1, named("x", f16(X))) + f_str(2, "CoreML6") + \
+        f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
+    program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    desc = description([array_feature("x", X, FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in outs],
+                       short="ML Program release/chip rule fixture: ANE065, ANE066")
+    return model(7, desc, 502, program)
+
+
 # ---------------------------------------------------------------- partition fixtures
 # Small models whose supported (S) / unsupported (U) sequence is known, for
 # tests/unit/test_plan.c: the segments each partition policy predicts. The first
@@ -804,7 +835,8 @@ def main():
     print(f"{OUT}/mil_rules.mlpackage")
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
-    for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny)):
+    for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
+                     ("mil_releases", mil_releases)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
 

@@ -474,3 +474,20 @@ bool al_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
 	return al_rx_say(reason, cap, "%s needs the texture engine of H14+ (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
 }
+
+bool al_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "resample"))
+		return false;
+	return al_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
+			 c->t->name, c->os->name);
+}
+
+bool al_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "softplus"))
+		return false;
+	return al_rx_say(reason, cap, "softplus on %s: reported on the CPU", c->t->name);
+}

@@ -185,17 +185,22 @@ bool al_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 	return false;
 }
 
-bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+/* The strides of a pooling layer that is not global; 0 when n is not one. */
+static size_t pool_strides(const struct al_node *n, int64_t st[AL_RX_MAX_DIMS])
 {
-	const struct al_node *n = c->n;
 	if (!is_type(n, "pooling"))
-		return false;
+		return 0;
 	al_span p = params_of(n);
 	uint64_t global = 0;
 	if (pb_get_varint(p, 60, &global) && global)
-		return false;
+		return 0;
+	return get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
+}
+
+bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+{
 	int64_t st[AL_RX_MAX_DIMS];
-	size_t ns = get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
+	size_t ns = pool_strides(c->n, st);
 	for (size_t i = 0; i < ns; i++) {
 		if (st[i] > 2 && st[i] != 4) {
 			char b[96];
@@ -204,6 +209,22 @@ bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 		}
 	}
 	return false;
+}
+
+/* Stride 4 where every other stride is one the ANE takes (ANE009 has the rest). */
+bool al_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
+{
+	int64_t st[AL_RX_MAX_DIMS];
+	size_t ns = pool_strides(c->n, st);
+	bool four = false;
+	for (size_t i = 0; i < ns; i++) {
+		if (st[i] > 2 && st[i] != 4)
+			return false;
+		four |= st[i] == 4;
+	}
+	char b[96];
+	return four && al_rx_say(reason, cap, "pooling stride %s (%s: stride > 2 refused)",
+				 al_rx_dims(b, sizeof b, st, ns), c->os->name);
 }
 
 bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
