@@ -401,8 +401,10 @@ def mil_rules():
 
 def mil_releases():
     """One fp16 ML Program with the ops whose placement the evidence shows moving
-    between OS releases or chips: softplus (ANE066, A15/M2 from iOS 17) and
-    resample, what grid_sample converts to (ANE065, A15/M2 on iOS 18)."""
+    between OS releases or chips: softplus (ANE066, A15/M2 from iOS 17),
+    resample, what grid_sample converts to (ANE065, A15/M2 on iOS 18), and
+    weights palettized with a per-channel scale (ANE039, from iOS 26), beside a
+    per-channel int8 weight (ANE038 must not fire)."""
     X = [1, 8, 16, 16]
     f16 = lambda dims: ttype("fp16", dims)
     ops = [
@@ -418,15 +420,30 @@ def mil_releases():
                         ("coordinates_mode", "coord_mode"), ("align_corners", "align")],
            [("resample_out", f16([1, 8, 8, 8]))]),
         op("relu", [("x", "x")], [("relu_out", f16(X))]),
+        # ANE039 (from iOS 26): a 1x1 conv whose weight is a LUT rescaled per channel
+        const("lut_indices", v_ints([0] * 64, dims=[8, 8, 1, 1]), ttype("int32", [8, 8, 1, 1])),
+        const("lut", v_fp16_zeros([1, 1, 16, 1]), f16([1, 1, 16, 1])),
+        op("constexpr_lut_to_dense", [("indices", "lut_indices"), ("lut", "lut")],
+           [("w_pal", f16([8, 8, 1, 1]))]),
+        const("w_scale", v_fp16_zeros([8, 1, 1, 1]), f16([8, 1, 1, 1])),
+        op("constexpr_blockwise_shift_scale", [("data", "w_pal"), ("scale", "w_scale")],
+           [("w_pal_scaled", f16([8, 8, 1, 1]))]),
+        op("conv", [("x", "x"), ("weight", "w_pal_scaled")], [("conv_pal_scaled", f16(X))]),
+        # ANE038 does not fire: per-channel scale on an int8 weight
+        const("w_int8", v_ints([0] * 64, dims=[8, 8, 1, 1]), ttype("int8", [8, 8, 1, 1])),
+        const("w_int8_scale", v_fp16_zeros([8, 1, 1, 1]), f16([8, 1, 1, 1])),
+        op("constexpr_blockwise_shift_scale", [("data", "w_int8"), ("scale", "w_int8_scale")],
+           [("w_channel", f16([8, 8, 1, 1]))]),
+        op("conv", [("x", "x"), ("weight", "w_channel")], [("conv_per_channel", f16(X))]),
     ]
-    outs = ["softplus_out", "resample_out", "relu_out"]
+    outs = ["softplus_out", "resample_out", "relu_out", "conv_pal_scaled", "conv_per_channel"]
     block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
     fn = f_msg(1, named("x", f16(X))) + f_str(2, "CoreML6") + \
         f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
     program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
     desc = description([array_feature("x", X, FLOAT16)],
                        [array_feature(o, [], FLOAT16) for o in outs],
-                       short="ML Program release/chip rule fixture: ANE065, ANE066")
+                       short="ML Program release/chip rule fixture: ANE038, ANE039, ANE065, ANE066")
     return model(7, desc, 502, program)
 
 

@@ -182,6 +182,7 @@ struct rcase {
 
 #define CV(f) "converted/" f
 #define CR(f) "crafted/" f
+#define MO(f) "modern/" f
 
 /* Rows leave out the trailing fields they do not need (target, needs). */
 #pragma GCC diagnostic push
@@ -246,6 +247,16 @@ static const struct rcase cases[] = {
 	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE055", false},
 	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE055", false, "@ios14"},
 	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "a", "ANE055", false, "@ios13"}, /* ANE009's */
+	/* ---- ANE038 per-block quantized weights, ANE039 palettized with a per-channel scale */
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "linear_0_cast_fp16", "ANE038", true},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "y", "ANE038", true},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "input_3_cast_fp16", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_per_channel", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", true},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", true, "@macos26"},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", false, "@macos15"},
+	{CR("mil_releases.mlpackage"), NULL, "conv_per_channel", "ANE039", false},
 	/* ---- ANE065 resample on A15/M2 under iOS 18, ANE066 softplus on A15/M2 */
 	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", true, "m2@macos15"},
 	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", false, "m2@macos14"},
