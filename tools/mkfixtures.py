@@ -214,6 +214,28 @@ def nn_tiny():
     return model(5, desc, 500, body)
 
 
+def nn_releases():
+    """A NeuralNetwork whose layers' placement depends on the OS release: a
+    convolution feeding a global average pool with VALID padding over 16x16
+    (ANE056 on both, iOS 13/14), the same with SAME padding (nothing fires), and
+    a global max pool with VALID padding (nothing fires)."""
+    x = array_feature("x", [1, 8, 16, 16])
+    gap = lambda pad, kind=1: (f_varint(1, kind) + f_packed_varints(10, [1, 1]) +
+                               f_packed_varints(20, [1, 1]) + f_msg(pad) + f_varint(60, 1))
+    layers = [
+        layer("conv_v", ["x"], ["conv_v"], 100, conv(8, 8, 3, 3)),
+        layer("gap_valid", ["conv_v"], ["gap_valid"], 120, gap(30)),
+        layer("conv_s", ["x"], ["conv_s"], 100, conv(8, 8, 3, 3)),
+        layer("gap_same", ["conv_s"], ["gap_same"], 120, gap(31)),
+        layer("conv_m", ["x"], ["conv_m"], 100, conv(8, 8, 3, 3)),
+        layer("gmp_valid", ["conv_m"], ["gmp_valid"], 120, gap(30, kind=0)),
+    ]
+    outs = ["gap_valid", "gap_same", "gmp_valid"]
+    desc = description([x], [array_feature(o, []) for o in outs],
+                       short="NN release rule fixture: ANE056")
+    return model(4, desc, 500, nn_body(layers))
+
+
 def huge_input():
     """A 200-byte model declaring an unused 1x3x18000x18000 input (3.9 GB of fp32)
     next to a tiny one: `run --random` must refuse it before allocating (found by
@@ -833,6 +855,7 @@ def main():
         "plan_branches.mlmodel": plan_branches(),
         "nn_shapes.mlmodel": nn_shapes(),
         "nn_tiny.mlmodel": nn_tiny(),
+        "nn_releases.mlmodel": nn_releases(),
         "huge_input.mlmodel": huge_input(),
         "hostile_names.mlmodel": hostile_names(),
         "fix_subb.mlmodel": fix_subb(),

@@ -496,3 +496,46 @@ bool al_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
 	return al_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
 			 c->t->id, c->t->arch);
 }
+
+/* hollance #1: a global AVERAGE pool with VALID padding over more than 13 x 13
+ * (its window is the whole input) failed ANE validation ("kernel size > 13") and
+ * kept the convolution before it off the ANE too. Fires on the pool and on the
+ * layer whose output it pools; the input's spatial size comes from shape
+ * inference (no rule when unknown). */
+static bool is_global_avg_valid(const struct al_node *n, int64_t *h, int64_t *w)
+{
+	if (!is_type(n, "pooling"))
+		return false;
+	al_span p = params_of(n);
+	uint64_t global = 0, type = 0;
+	if (!pb_get_varint(p, 60, &global) || !global || (pb_get_varint(p, 1, &type) && type != 1))
+		return false; /* type AVERAGE = 1; MAX = 0 is the protobuf default */
+	if (!pb_has(p, 1) || !pb_has(p, 30)) /* padding oneof: valid = 30 */
+		return false;
+	struct al_shape s;
+	if (!al_rx_in_shape(n, 0, &s) || s.rank < 2)
+		return false;
+	*h = s.dims[s.rank - 2];
+	*w = s.dims[s.rank - 1];
+	return (*h > 13 || *w > 13);
+}
+
+bool al_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	int64_t h = 0, w = 0;
+	if (is_global_avg_valid(n, &h, &w))
+		return al_rx_say(reason, cap, "global average pooling with VALID padding over %lldx%lld "
+				 "(window > 13)", (long long)h, (long long)w);
+	const struct al_graph *g = n->owner;
+	for (uint32_t i = n->index + 1; g && i < g->n_nodes; i++) {
+		const struct al_node *x = &g->nodes[i];
+		if (x->n_inputs == 0 || n->n_outputs == 0 || !x->inputs[0] ||
+		    strcmp(x->inputs[0], n->outputs[0]) != 0 || !is_global_avg_valid(x, &h, &w))
+			continue;
+		return al_rx_say(reason, cap, "feeds '%s', a global average pooling with VALID padding "
+				 "over %lldx%lld that pulls its producer off the ANE", x->name ? x->name : "?",
+				 (long long)h, (long long)w);
+	}
+	return false;
+}

@@ -247,6 +247,16 @@ static const struct rcase cases[] = {
 	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE055", false},
 	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE055", false, "@ios14"},
 	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "a", "ANE055", false, "@ios13"}, /* ANE009's */
+	/* ---- ANE056 global average pooling with VALID padding, and its producer (iOS 13/14) */
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", true, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_v", "ANE056", true, "@macos11"},
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", false, "@ios15"},
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", false},
+	{CR("nn_releases.mlmodel"), NULL, "gap_same", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_s", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "gmp_valid", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_m", "ANE056", false, "@ios13"},
+	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE056", true, "@ios14"}, /* 16x16 input */
 	/* ---- ANE038 per-block quantized weights, ANE039 palettized with a per-channel scale */
 	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "linear_0_cast_fp16", "ANE038", true},
 	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "y", "ANE038", true},
