@@ -553,3 +553,27 @@ bool al_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t c
 			 "(constexpr_lut_to_dense, then constexpr_blockwise_shift_scale): failed to "
 			 "load on the ANE on %s", q->name ? q->name : "?", c->os->name);
 }
+
+/* vx-lang/Vx #437: single-op SDPA sweeps put Q/K/V below about 2M elements on the CPU. */
+#define SDPA_ANE_MIN_ELEMENTS (INT64_C(1) << 21)
+
+bool al_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	struct al_shape q;
+	if (!is_type(n, "scaled_dot_product_attention") || !al_mil_param_shape(n, "query", &q) ||
+	    q.rank < 1)
+		return false;
+	int64_t e = 1;
+	for (int i = 0; i < q.rank; i++) {
+		if (q.dims[i] < 0)
+			return false;
+		e *= q.dims[i];
+	}
+	if (e >= SDPA_ANE_MIN_ELEMENTS)
+		return false;
+	char b[96];
+	return al_rx_say(reason, cap, "scaled_dot_product_attention of a %s query (%lld elements < "
+			 "2M): Core ML preferred the CPU for this little work",
+			 al_rx_shape_str(b, sizeof b, &q), (long long)e);
+}

@@ -183,6 +183,7 @@ struct rcase {
 #define CV(f) "converted/" f
 #define CR(f) "crafted/" f
 #define MO(f) "modern/" f
+#define OB(f) "../observed/models/" f /* tests/observed: cases rebuilt from placement reports */
 
 /* Rows leave out the trailing fields they do not need (target, needs). */
 #pragma GCC diagnostic push
@@ -267,6 +268,21 @@ static const struct rcase cases[] = {
 	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", true, "@macos26"},
 	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", false, "@macos15"},
 	{CR("mil_releases.mlpackage"), NULL, "conv_per_channel", "ANE039", false},
+	/* ---- ANE047 state width not a multiple of 32, ANE049 rank-5 scatter */
+	{OB("state_width270.mlpackage"), NULL, NULL, "ANE047", true},
+	{OB("state_width256.mlpackage"), NULL, NULL, "ANE047", false},
+	{OB("state_width270.mlpackage"), NULL, NULL, "ANE047", false, "@ios17"},
+	{OB("kv_rank5_scatter.mlpackage"), NULL, NULL, "ANE049", true},
+	{OB("kv_rank4_scatter.mlpackage"), NULL, NULL, "ANE049", false},
+	/* ---- ANE048 KV cache state updated in the graph with linear projections */
+	{OB("state_kv_seq16_conv.mlpackage"), NULL, NULL, "ANE048", false},
+	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", true},
+	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", false, "@ios17"},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, NULL, "ANE048", false}, /* no state */
+	/* ---- ANE067 small scaled_dot_product_attention */
+	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", true},
+	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", false,
+	 "@ios17"},
 	/* ---- ANE065 resample on A15/M2 under iOS 18, ANE066 softplus on A15/M2 */
 	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", true, "m2@macos15"},
 	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", false, "m2@macos14"},
