@@ -110,6 +110,7 @@ struct al_rule {
 	const char *why;        /* a paragraph: what the ANE does and why */
 	const char *fix;        /* what to do about it */
 	uint32_t families;      /* chip families it applies to: bit i = al_target_at(i) */
+	uint32_t releases;      /* OS releases it applies to: bit i = al_release_at(i) */
 	const char *origin;     /* NULL: built in; "file:line" of a user rule (--rules FILE) */
 };
 size_t al_rules_count(void);
@@ -123,6 +124,26 @@ bool al_rule_applies(const struct al_rule *r, const struct al_target *t);
  * family and newer), "a12..a14", or a list "a12,a16". Writes at most cap bytes,
  * always terminated when cap > 0; returns the length of the whole text, like snprintf. */
 size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap);
+
+/* OS releases (releases.def): Core ML ships with the OS, so a prediction is for
+ * a chip family and a release. Every platform's release maps onto the iOS
+ * release with the same Core ML: macos14 = ios17, watchos10 = ios17, visionos2 =
+ * ios18, macos26 = ios26, ... */
+struct al_release {
+	const char *id;      /* "ios17" */
+	int ios;             /* 17 */
+	const char *name;    /* "iOS 17" */
+	const char *aliases; /* comma-separated: "macos14,tvos17,watchos10,visionos1" */
+};
+size_t al_releases_count(void);
+const struct al_release *al_release_at(size_t i);
+const struct al_release *al_release_find(const char *id_or_alias); /* case-insensitive */
+const struct al_release *al_release_default(void);                 /* the newest */
+/* Whether rule r is evaluated for target t on release os (NULL: the defaults). */
+bool al_rule_applies_at(const struct al_rule *r, const struct al_target *t,
+			const struct al_release *os);
+/* r's releases as text, in the families syntax: "all", "ios15+", "ios13..ios14". */
+size_t al_rule_releases(const struct al_rule *r, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ model view */
 
@@ -348,6 +369,7 @@ bool al_rule_is_override(const struct al_rule *r);
 
 struct al_check_opts {
 	const struct al_target *target; /* NULL: al_target_default() */
+	const struct al_release *os;    /* NULL: al_release_default(), the newest */
 	const al_user_rules *user_rules; /* NULL: built-in rules only */
 };
 /* Infer shapes and cost for every node (runs on its own or from al_model_check,

@@ -214,6 +214,28 @@ def nn_tiny():
     return model(5, desc, 500, body)
 
 
+def nn_releases():
+    """A NeuralNetwork whose layers' placement depends on the OS release: a
+    convolution feeding a global average pool with VALID padding over 16x16
+    (ANE056 on both, iOS 13/14), the same with SAME padding (nothing fires), and
+    a global max pool with VALID padding (nothing fires)."""
+    x = array_feature("x", [1, 8, 16, 16])
+    gap = lambda pad, kind=1: (f_varint(1, kind) + f_packed_varints(10, [1, 1]) +
+                               f_packed_varints(20, [1, 1]) + f_msg(pad) + f_varint(60, 1))
+    layers = [
+        layer("conv_v", ["x"], ["conv_v"], 100, conv(8, 8, 3, 3)),
+        layer("gap_valid", ["conv_v"], ["gap_valid"], 120, gap(30)),
+        layer("conv_s", ["x"], ["conv_s"], 100, conv(8, 8, 3, 3)),
+        layer("gap_same", ["conv_s"], ["gap_same"], 120, gap(31)),
+        layer("conv_m", ["x"], ["conv_m"], 100, conv(8, 8, 3, 3)),
+        layer("gmp_valid", ["conv_m"], ["gmp_valid"], 120, gap(30, kind=0)),
+    ]
+    outs = ["gap_valid", "gap_same", "gmp_valid"]
+    desc = description([x], [array_feature(o, []) for o in outs],
+                       short="NN release rule fixture: ANE056")
+    return model(4, desc, 500, nn_body(layers))
+
+
 def huge_input():
     """A 200-byte model declaring an unused 1x3x18000x18000 input (3.9 GB of fp32)
     next to a tiny one: `run --random` must refuse it before allocating (found by
@@ -396,6 +418,54 @@ def mil_rules():
                        out_feats + [string_feature("classLabel")],
                        short="ML Program rule fixture: ANE023, ANE028, ANE029, ANE031, ANE032, "
                              "ANE034-037")
+    return model(7, desc, 502, program)
+
+
+def mil_releases():
+    """One fp16 ML Program with the ops whose placement the evidence shows moving
+    between OS releases or chips: softplus (ANE066, A15/M2 from iOS 17),
+    resample, what grid_sample converts to (ANE065, A15/M2 on iOS 18), and
+    weights palettized with a per-channel scale (ANE039, from iOS 26), beside a
+    per-channel int8 weight (ANE038 must not fire)."""
+    X = [1, 8, 16, 16]
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        op("softplus", [("x", "x")], [("softplus_out", f16(X))]),
+        const("grid", v_fp16_zeros([1, 8, 8, 2]), f16([1, 8, 8, 2])),
+        const("mode", v_string("bilinear"), ttype("string", [])),
+        const("pad_mode", v_string("zeros"), ttype("string", [])),
+        const("pad_value", v_floats([0.0], dims=[]), ttype("fp32", [])),
+        const("coord_mode", v_string("normalized_minus_one_to_one"), ttype("string", [])),
+        const("align", value(ttype("bool", []), f_msg(3, f_varint(1, 0))), ttype("bool", [])),
+        op("resample", [("x", "x"), ("coordinates", "grid"), ("sampling_mode", "mode"),
+                        ("padding_mode", "pad_mode"), ("padding_value", "pad_value"),
+                        ("coordinates_mode", "coord_mode"), ("align_corners", "align")],
+           [("resample_out", f16([1, 8, 8, 8]))]),
+        op("relu", [("x", "x")], [("relu_out", f16(X))]),
+        # ANE039 (from iOS 26): a 1x1 conv whose weight is a LUT rescaled per channel
+        const("lut_indices", v_ints([0] * 64, dims=[8, 8, 1, 1]), ttype("int32", [8, 8, 1, 1])),
+        const("lut", v_fp16_zeros([1, 1, 16, 1]), f16([1, 1, 16, 1])),
+        op("constexpr_lut_to_dense", [("indices", "lut_indices"), ("lut", "lut")],
+           [("w_pal", f16([8, 8, 1, 1]))]),
+        const("w_scale", v_fp16_zeros([8, 1, 1, 1]), f16([8, 1, 1, 1])),
+        op("constexpr_blockwise_shift_scale", [("data", "w_pal"), ("scale", "w_scale")],
+           [("w_pal_scaled", f16([8, 8, 1, 1]))]),
+        op("conv", [("x", "x"), ("weight", "w_pal_scaled")], [("conv_pal_scaled", f16(X))]),
+        # ANE038 does not fire: per-channel scale on an int8 weight
+        const("w_int8", v_ints([0] * 64, dims=[8, 8, 1, 1]), ttype("int8", [8, 8, 1, 1])),
+        const("w_int8_scale", v_fp16_zeros([8, 1, 1, 1]), f16([8, 1, 1, 1])),
+        op("constexpr_blockwise_shift_scale", [("data", "w_int8"), ("scale", "w_int8_scale")],
+           [("w_channel", f16([8, 8, 1, 1]))]),
+        op("conv", [("x", "x"), ("weight", "w_channel")], [("conv_per_channel", f16(X))]),
+    ]
+    outs = ["softplus_out", "resample_out", "relu_out", "conv_pal_scaled", "conv_per_channel"]
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = f_msg(1, named("x", f16(X))) + f_str(2, "CoreML6") + \
+        f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
+    program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    desc = description([array_feature("x", X, FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in outs],
+                       short="ML Program release/chip rule fixture: ANE038, ANE039, ANE065, ANE066")
     return model(7, desc, 502, program)
 
 
@@ -785,6 +855,7 @@ def main():
         "plan_branches.mlmodel": plan_branches(),
         "nn_shapes.mlmodel": nn_shapes(),
         "nn_tiny.mlmodel": nn_tiny(),
+        "nn_releases.mlmodel": nn_releases(),
         "huge_input.mlmodel": huge_input(),
         "hostile_names.mlmodel": hostile_names(),
         "fix_subb.mlmodel": fix_subb(),
@@ -804,7 +875,8 @@ def main():
     print(f"{OUT}/mil_rules.mlpackage")
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
-    for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny)):
+    for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
+                     ("mil_releases", mil_releases)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
 

@@ -26,6 +26,38 @@ int al_target_index(const struct al_target *t);
  * offending word in bad (may be NULL). */
 bool al_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
 
+/* ------------------------------------------------------------------ OS releases
+ * Releases in releases.def order; a rule's `releases` is a bit set over them (bit
+ * i = al_release_at(i)). AL_REL_FROM(ios15) = iOS 15 and newer, AL_REL_UPTO(ios14)
+ * = iOS 14 and older. */
+enum {
+#define AL_RELEASE(id, ...) AL_RELIDX_##id,
+#include "releases.def"
+#undef AL_RELEASE
+	AL_REL_COUNT
+};
+#define AL_REL(id) (1u << AL_RELIDX_##id)
+#define AL_REL_ALL ((1u << AL_REL_COUNT) - 1u)
+#define AL_REL_FROM(id) (AL_REL_ALL & ~(AL_REL(id) - 1u))
+#define AL_REL_UPTO(id) ((AL_REL(id) << 1) - 1u)
+int al_release_index(const struct al_release *r);
+bool al_releases_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
+
+/* ------------------------------------------------------------------ id sets (idset.c)
+ * A set of rows of a small table named by id or alias (families, releases). */
+struct al_idset {
+	size_t n;                                /* rows, at most 32 */
+	const char *(*id)(size_t i);             /* row i's id */
+	int (*find)(const char *s, size_t n);    /* row of an id or alias, or -1 */
+};
+/* Whether `word` (n bytes) is one of the comma-separated names in list. */
+bool al_idset_in_list(const char *list, const char *word, size_t n);
+/* The set as text: "all", "none", "x+", "x..y", or "x,y"; snprintf-like. */
+size_t al_idset_format(const struct al_idset *t, uint32_t bits, char *buf, size_t cap);
+/* Parse a comma-separated list of "all", "none", "x", "x+", "x..y"; false (and
+ * *out untouched) on an unknown name or bad syntax, the offending word in bad. */
+bool al_idset_parse(const struct al_idset *t, const char *s, uint32_t *out, char *bad, size_t bad_cap);
+
 /* ------------------------------------------------------------------ shapes (shapes.c)
  * Valid after al_model_infer_shapes (al_model_check runs it first). Output
  * shapes are node->out_shapes; these give the inputs. */

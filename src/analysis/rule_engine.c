@@ -37,6 +37,8 @@ struct run {
 	struct al_model *m;
 	const struct al_target *t;
 	int fam;                         /* index of t: bit in al_rule.families */
+	const struct al_release *os;
+	int rel;                         /* index of os: bit in al_rule.releases */
 	const al_user_rules *u;
 	const struct al_rule *eff[AL_N_RULES];
 	const struct al_rule **fired;    /* cap entries */
@@ -47,7 +49,7 @@ struct run {
 
 static bool applies(const struct run *r, const struct al_rule *rule)
 {
-	return (rule->families >> r->fam) & 1u;
+	return (rule->families >> r->fam) & 1u && (rule->releases >> r->rel) & 1u;
 }
 
 /* The verdict of one node from the rules that fired. ane: no illegal/cost
@@ -248,6 +250,14 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 			    r.t->id ? r.t->id : "?");
 		return AL_E_INVALID_ARG;
 	}
+	r.os = opts && opts->os ? opts->os : al_release_default();
+	r.rel = al_release_index(r.os);
+	if (r.rel < 0) {
+		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+			    "unknown OS release '%s': use al_release_find()",
+			    r.os->id ? r.os->id : "?");
+		return AL_E_INVALID_ARG;
+	}
 	r.u = opts ? opts->user_rules : NULL;
 	for (size_t i = 0; i < AL_N_RULES; i++) {
 		const struct al_user_rule *ov = al_user_rules_override(r.u, al_rule_at(i));
@@ -259,6 +269,7 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 	r.fired = al_calloc(r.cap, sizeof *r.fired);
 	r.reasons = al_calloc(r.cap, sizeof *r.reasons);
 	r.ctx.t = r.t;
+	r.ctx.os = r.os;
 	enum al_status st = r.fired && r.reasons ? AL_OK : AL_E_NOMEM;
 	for (size_t i = 0; i < m->n_subs && st == AL_OK; i++) {
 		struct al_submodel *s = m->subs[i];
@@ -273,8 +284,10 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 	}
 	al_free(r.fired);
 	al_free(r.reasons);
-	if (st == AL_OK)
+	if (st == AL_OK) {
 		m->checked_target = r.t;
+		m->checked_os = r.os;
+	}
 	/* every allocation above is checked where it is made; m->arena.failed is
 	 * sticky and may predate this call, so it is not consulted here */
 	if (st == AL_E_NOMEM)

@@ -12,9 +12,12 @@ struct rule_row {
 	al_rule_pred *pred;
 };
 
-#define AL_NODE_RULE(id, name, scope, kind, unit, conf, fam, catalog, pred, title, prov, url, why, \
-		     fix)                                                                            \
-	{{id, name, title, scope, kind, unit, conf, catalog, prov, url, why, fix, fam, NULL}, pred},
+#define AL_NODE_RULE(id_, name_, scope_, kind_, unit_, conf, fam, rel, catalog_, pred_, title_, prov, \
+		     url_, why_, fix_)                                                                 \
+	{{.id = id_, .name = name_, .title = title_, .scope = scope_, .kind = kind_, .unit = unit_,   \
+	  .confidence = conf, .catalog = catalog_, .provenance = prov, .url = url_, .why = why_,     \
+	  .fix = fix_, .families = fam, .releases = rel},                                          \
+	 pred_},
 #define AL_MODEL_RULE AL_NODE_RULE
 static const struct rule_row rows[] = {
 #include "rules.def"

@@ -19,6 +19,7 @@ struct al_rctx {
 	const struct al_node *n;
 	const struct al_submodel *s;
 	const struct al_target *t;
+	const struct al_release *os; /* the OS release being checked, never NULL */
 	double sub_flops;    /* FLOPs of every node of s (nested graphs included) */
 	bool sub_cost_known; /* every non-const node of s has a known cost */
 };
@@ -26,8 +27,8 @@ typedef bool al_rule_pred(const struct al_rctx *c, char *reason, size_t cap);
 typedef al_rule_pred al_node_pred;
 typedef al_rule_pred al_model_pred;
 
-#define AL_NODE_RULE(id, name, scope, kind, unit, conf, fam, catalog, pred, ...) al_node_pred pred;
-#define AL_MODEL_RULE(id, name, scope, kind, unit, conf, fam, catalog, pred, ...) al_model_pred pred;
+#define AL_NODE_RULE(id, name, scope, kind, unit, conf, fam, rel, catalog, pred, ...) al_node_pred pred;
+#define AL_MODEL_RULE(id, name, scope, kind, unit, conf, fam, rel, catalog, pred, ...) al_model_pred pred;
 #include "rules.def"
 #undef AL_NODE_RULE
 #undef AL_MODEL_RULE

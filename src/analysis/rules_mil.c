@@ -474,3 +474,106 @@ bool al_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
 	return al_rx_say(reason, cap, "%s needs the texture engine of H14+ (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
 }
+
+bool al_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "resample"))
+		return false;
+	return al_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
+			 c->t->name, c->os->name);
+}
+
+bool al_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (!is_type(n, "softplus"))
+		return false;
+	return al_rx_say(reason, cap, "softplus on %s: reported on the CPU", c->t->name);
+}
+
+/* The granularity of constexpr_blockwise_shift_scale op q from its data and
+ * scale shapes: "per-block" when on some axis the scale has more than one and
+ * fewer than the data's entries (a block is a run of more than one element),
+ * else "per-channel" / "per-tensor"; NULL when a shape is unknown. */
+static const char *quant_granularity(const struct al_node *q, int64_t *block, int *axis, int *dtype)
+{
+	struct al_shape d, s;
+	if (!al_mil_param_shape(q, "data", &d) || !al_mil_param_shape(q, "scale", &s) ||
+	    d.rank < 0 || s.rank != d.rank)
+		return NULL;
+	*dtype = d.dtype;
+	bool channel = false;
+	for (int i = 0; i < d.rank; i++) {
+		if (d.dims[i] < 0 || s.dims[i] < 0)
+			return NULL;
+		if (s.dims[i] > 1 && s.dims[i] < d.dims[i]) {
+			*block = s.dims[i] ? d.dims[i] / s.dims[i] : 0;
+			*axis = i;
+			return "per-block";
+		}
+		channel |= s.dims[i] > 1;
+	}
+	return channel ? "per-channel" : "per-tensor";
+}
+
+/* The first input of n produced by an op of `type` (seen through nothing else). */
+static const struct al_node *input_from(const struct al_node *n, const char *type)
+{
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		const struct al_node *p = al_mil_producer(n, n->inputs[i]);
+		if (p && is_type(p, type))
+			return p;
+	}
+	return NULL;
+}
+
+bool al_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
+	int64_t block = 0;
+	int axis = -1, dtype = AL_DT_UNKNOWN;
+	const char *g = q ? quant_granularity(q, &block, &axis, &dtype) : NULL;
+	if (!g || strcmp(g, "per-block") != 0)
+		return false;
+	return al_rx_say(reason, cap, "weight '%s' is %s per-block quantized (blocks of %lld along "
+			 "axis %d): the ANE takes per-channel or per-tensor scales only",
+			 q->name ? q->name : "?", dtype ? al_dtype_name(dtype) : "integer",
+			 (long long)block, axis);
+}
+
+bool al_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
+	if (!q || !input_from(q, "constexpr_lut_to_dense"))
+		return false;
+	return al_rx_say(reason, cap, "weight '%s' is palettized with a per-channel scale "
+			 "(constexpr_lut_to_dense, then constexpr_blockwise_shift_scale): failed to "
+			 "load on the ANE on %s", q->name ? q->name : "?", c->os->name);
+}
+
+/* vx-lang/Vx #437: single-op SDPA sweeps put Q/K/V below about 2M elements on the CPU. */
+#define SDPA_ANE_MIN_ELEMENTS (INT64_C(1) << 21)
+
+bool al_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	struct al_shape q;
+	if (!is_type(n, "scaled_dot_product_attention") || !al_mil_param_shape(n, "query", &q) ||
+	    q.rank < 1)
+		return false;
+	int64_t e = 1;
+	for (int i = 0; i < q.rank; i++) {
+		if (q.dims[i] < 0)
+			return false;
+		e *= q.dims[i];
+	}
+	if (e >= SDPA_ANE_MIN_ELEMENTS)
+		return false;
+	char b[96];
+	return al_rx_say(reason, cap, "scaled_dot_product_attention of a %s query (%lld elements < "
+			 "2M): Core ML preferred the CPU for this little work",
+			 al_rx_shape_str(b, sizeof b, &q), (long long)e);
+}

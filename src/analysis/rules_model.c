@@ -237,3 +237,99 @@ bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	return al_rx_say(reason, cap, "the whole model does %.3g %s (<= %.0f MFLOP, a 384^3 matmul "
 			 "that Core ML kept on the CPU)", v, unit, TINY_MODEL_FLOPS / 1e6);
 }
+
+/* ================================================================ ANE047-049: whole-graph rejections */
+
+/* Whether some op of s (top-level graphs; nested blocks included through
+ * al_walk_nodes) satisfies fn. */
+struct any_ctx {
+	bool (*fn)(const struct al_node *n, const void *arg);
+	const void *arg;
+	const struct al_node *hit;
+};
+
+static void any_visit(void *ctx, const struct al_node *n)
+{
+	struct any_ctx *a = ctx;
+	if (!a->hit && a->fn(n, a->arg))
+		a->hit = n;
+}
+
+static const struct al_node *find_op(const struct al_submodel *s,
+				     bool (*fn)(const struct al_node *, const void *), const void *arg)
+{
+	struct any_ctx a = {fn, arg, NULL};
+	al_walk_nodes(s, any_visit, &a);
+	return a.hit;
+}
+
+static bool type_is(const struct al_node *n, const void *type)
+{
+	return n->type && strcmp(n->type, type) == 0;
+}
+
+bool al_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_submodel *s = c->s;
+	for (uint32_t i = 0; i < s->n_inputs; i++) {
+		const struct al_feature *f = &s->inputs[i];
+		if (f->kind != AL_FEAT_STATE || f->rank == 0 || !f->shape)
+			continue;
+		int64_t w = f->shape[f->rank - 1];
+		if (w > 0 && w % 32 != 0)
+			return al_rx_say(reason, cap, "state '%s' has a last axis of %lld, not a multiple "
+					 "of 32", f->name ? f->name : "?", (long long)w);
+	}
+	return false;
+}
+
+/* slice_update whose data is a read_state: a KV cache updated inside the graph. */
+static bool state_slice_update(const struct al_node *n, const void *arg)
+{
+	(void)arg;
+	al_span name;
+	char buf[256];
+	if (!type_is(n, "slice_update") || al_mil_param_binding(n, "x", 0, &name) != 1 ||
+	    name.n >= sizeof buf)
+		return false;
+	memcpy(buf, name.p, name.n);
+	buf[name.n] = '\0';
+	const struct al_node *p = al_mil_producer(n, buf);
+	return p && type_is(p, "read_state");
+}
+
+bool al_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_submodel *s = c->s;
+	if (s->world != AL_WORLD_MIL)
+		return false;
+	const struct al_node *u = find_op(s, state_slice_update, NULL);
+	const struct al_node *l = u ? find_op(s, type_is, "linear") : NULL;
+	if (!l)
+		return false;
+	return al_rx_say(reason, cap, "KV cache state updated in the graph ('%s', slice_update of a "
+			 "read_state) with linear projections ('%s'): the ANE compiler rejected such "
+			 "graphs", u->name ? u->name : "?", l->name ? l->name : "?");
+}
+
+/* scatter* writing a rank-5 tensor. */
+static bool rank5_scatter(const struct al_node *n, const void *arg)
+{
+	(void)arg;
+	if (!n->type || strncmp(n->type, "scatter", 7) != 0 || n->n_outputs == 0)
+		return false;
+	struct al_shape sh;
+	return al_rx_out_shape(n, 0, &sh) && sh.rank == 5;
+}
+
+bool al_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_submodel *s = c->s;
+	if (s->world != AL_WORLD_MIL)
+		return false;
+	const struct al_node *n = find_op(s, rank5_scatter, NULL);
+	if (!n)
+		return false;
+	return al_rx_say(reason, cap, "'%s' (%s) updates a rank-5 tensor: the ANE compiler rejects "
+			 "the whole graph", n->name ? n->name : "?", n->type);
+}

@@ -185,17 +185,22 @@ bool al_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 	return false;
 }
 
-bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+/* The strides of a pooling layer that is not global; 0 when n is not one. */
+static size_t pool_strides(const struct al_node *n, int64_t st[AL_RX_MAX_DIMS])
 {
-	const struct al_node *n = c->n;
 	if (!is_type(n, "pooling"))
-		return false;
+		return 0;
 	al_span p = params_of(n);
 	uint64_t global = 0;
 	if (pb_get_varint(p, 60, &global) && global)
-		return false;
+		return 0;
+	return get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
+}
+
+bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+{
 	int64_t st[AL_RX_MAX_DIMS];
-	size_t ns = get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
+	size_t ns = pool_strides(c->n, st);
 	for (size_t i = 0; i < ns; i++) {
 		if (st[i] > 2 && st[i] != 4) {
 			char b[96];
@@ -204,6 +209,22 @@ bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 		}
 	}
 	return false;
+}
+
+/* Stride 4 where every other stride is one the ANE takes (ANE009 has the rest). */
+bool al_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
+{
+	int64_t st[AL_RX_MAX_DIMS];
+	size_t ns = pool_strides(c->n, st);
+	bool four = false;
+	for (size_t i = 0; i < ns; i++) {
+		if (st[i] > 2 && st[i] != 4)
+			return false;
+		four |= st[i] == 4;
+	}
+	char b[96];
+	return four && al_rx_say(reason, cap, "pooling stride %s (%s: stride > 2 refused)",
+				 al_rx_dims(b, sizeof b, st, ns), c->os->name);
 }
 
 bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
@@ -474,4 +495,47 @@ bool al_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
 		return false;
 	return al_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
 			 c->t->id, c->t->arch);
+}
+
+/* hollance #1: a global AVERAGE pool with VALID padding over more than 13 x 13
+ * (its window is the whole input) failed ANE validation ("kernel size > 13") and
+ * kept the convolution before it off the ANE too. Fires on the pool and on the
+ * layer whose output it pools; the input's spatial size comes from shape
+ * inference (no rule when unknown). */
+static bool is_global_avg_valid(const struct al_node *n, int64_t *h, int64_t *w)
+{
+	if (!is_type(n, "pooling"))
+		return false;
+	al_span p = params_of(n);
+	uint64_t global = 0, type = 0;
+	if (!pb_get_varint(p, 60, &global) || !global || (pb_get_varint(p, 1, &type) && type != 1))
+		return false; /* type AVERAGE = 1; MAX = 0 is the protobuf default */
+	if (!pb_has(p, 1) || !pb_has(p, 30)) /* padding oneof: valid = 30 */
+		return false;
+	struct al_shape s;
+	if (!al_rx_in_shape(n, 0, &s) || s.rank < 2)
+		return false;
+	*h = s.dims[s.rank - 2];
+	*w = s.dims[s.rank - 1];
+	return (*h > 13 || *w > 13);
+}
+
+bool al_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	int64_t h = 0, w = 0;
+	if (is_global_avg_valid(n, &h, &w))
+		return al_rx_say(reason, cap, "global average pooling with VALID padding over %lldx%lld "
+				 "(window > 13)", (long long)h, (long long)w);
+	const struct al_graph *g = n->owner;
+	for (uint32_t i = n->index + 1; g && i < g->n_nodes; i++) {
+		const struct al_node *x = &g->nodes[i];
+		if (x->n_inputs == 0 || n->n_outputs == 0 || !x->inputs[0] ||
+		    strcmp(x->inputs[0], n->outputs[0]) != 0 || !is_global_avg_valid(x, &h, &w))
+			continue;
+		return al_rx_say(reason, cap, "feeds '%s', a global average pooling with VALID padding "
+				 "over %lldx%lld that pulls its producer off the ANE", x->name ? x->name : "?",
+				 (long long)h, (long long)w);
+	}
+	return false;
 }

@@ -1,12 +1,11 @@
 /* targets.c: the chip-family table (expanded from targets.def), its lookups by
- * id or alias, the default target, and the families bit sets that rules carry:
- * parsing a list such as "a15+" or "m1, a16" and formatting one back. The
+ * id or alias, the default target, and the families bit sets that rules carry
+ * (parsed and formatted by idset.c: "a15+", "m1, a16"). The
  * figures themselves, and where each comes from, are in targets.def and
  * docs/cost-model.md; nothing here computes with them.
  */
 #include "analysis.h"
 
-#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -55,26 +54,13 @@ int al_target_index(const struct al_target *t)
 	return -1;
 }
 
-/* Whether `word` (n bytes) is one of the comma-separated names in list. */
-static bool in_list(const char *list, const char *word, size_t n)
-{
-	for (const char *p = list; p && *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && strncasecmp(p, word, n) == 0)
-			return true;
-		p = e ? e + 1 : NULL;
-	}
-	return false;
-}
-
 static const struct al_target *find_n(const char *s, size_t n)
 {
 	if (!s || n == 0)
 		return NULL;
 	for (size_t i = 0; i < N_TARGETS; i++)
 		if ((strlen(targets[i].id) == n && strncasecmp(targets[i].id, s, n) == 0) ||
-		    in_list(targets[i].aliases, s, n))
+		    al_idset_in_list(targets[i].aliases, s, n))
 			return &targets[i];
 	return NULL;
 }
@@ -92,144 +78,24 @@ bool al_rule_applies(const struct al_rule *r, const struct al_target *t)
 	return r && i >= 0 && (r->families >> i) & 1u;
 }
 
-/* snprintf-like append: len counts what the whole text needs. */
-static void put(char *buf, size_t cap, size_t *len, const char *s)
+static int find_index(const char *s, size_t n)
 {
-	size_t n = strlen(s);
-	if (*len < cap) {
-		size_t room = cap - *len - 1, k = n < room ? n : room;
-		memcpy(buf + *len, s, k);
-		buf[*len + k] = '\0';
-	}
-	*len += n;
+	return al_target_index(find_n(s, n));
 }
+
+static const char *id_at(size_t i)
+{
+	return targets[i].id;
+}
+
+static const struct al_idset families = {N_TARGETS, id_at, find_index};
 
 size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap)
 {
-	uint32_t f = r ? r->families & AL_FAM_ALL : 0;
-	size_t len = 0;
-	if (buf && cap)
-		buf[0] = '\0';
-	if (!buf)
-		cap = 0;
-	if (f == AL_FAM_ALL || f == 0) {
-		put(buf, cap, &len, f ? "all" : "none");
-		return len;
-	}
-	int lo = __builtin_ctz(f), hi = 31 - __builtin_clz(f);
-	uint32_t run = (hi == 31 ? ~0u : (1u << (hi + 1)) - 1u) & ~((1u << lo) - 1u);
-	if (f == run && hi == (int)N_TARGETS - 1) { /* this family and every newer one */
-		put(buf, cap, &len, targets[lo].id);
-		put(buf, cap, &len, "+");
-		return len;
-	}
-	if (f == run && hi - lo >= 2) {
-		put(buf, cap, &len, targets[lo].id);
-		put(buf, cap, &len, "..");
-		put(buf, cap, &len, targets[hi].id);
-		return len;
-	}
-	bool first = true;
-	for (size_t i = 0; i < N_TARGETS; i++) {
-		if (!((f >> i) & 1u))
-			continue;
-		if (!first)
-			put(buf, cap, &len, ",");
-		put(buf, cap, &len, targets[i].id);
-		first = false;
-	}
-	return len;
-}
-
-static void set_bad(char *bad, size_t cap, const char *s, size_t n)
-{
-	if (!bad || cap == 0)
-		return;
-	size_t k = n < cap - 1 ? n : cap - 1;
-	memcpy(bad, s, k);
-	bad[k] = '\0';
-}
-
-/* One item: "all", "none", "x", "x+", "x..y". */
-static bool parse_item(const char *s, size_t n, uint32_t *acc, char *bad, size_t bad_cap)
-{
-	if (n == 3 && strncasecmp(s, "all", 3) == 0) {
-		*acc |= AL_FAM_ALL;
-		return true;
-	}
-	if (n == 4 && strncasecmp(s, "none", 4) == 0)
-		return true;
-	const char *dots = NULL;
-	for (size_t i = 0; i + 1 < n; i++)
-		if (s[i] == '.' && s[i + 1] == '.') {
-			dots = s + i;
-			break;
-		}
-	if (dots) {
-		const struct al_target *a = find_n(s, (size_t)(dots - s));
-		const struct al_target *b = find_n(dots + 2, n - (size_t)(dots - s) - 2);
-		if (!a || !b) {
-			set_bad(bad, bad_cap, s, n);
-			return false;
-		}
-		int i = al_target_index(a), j = al_target_index(b);
-		if (i > j) {
-			int t = i;
-			i = j;
-			j = t;
-		}
-		for (int k = i; k <= j; k++)
-			*acc |= 1u << k;
-		return true;
-	}
-	bool plus = n > 1 && s[n - 1] == '+';
-	const struct al_target *t = find_n(s, plus ? n - 1 : n);
-	if (!t) {
-		set_bad(bad, bad_cap, s, n);
-		return false;
-	}
-	int i = al_target_index(t);
-	*acc |= plus ? AL_FAM_ALL & ~((1u << i) - 1u) : 1u << i;
-	return true;
+	return al_idset_format(&families, r ? r->families : 0, buf, cap);
 }
 
 bool al_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
 {
-	if (bad && bad_cap)
-		bad[0] = '\0';
-	if (!s)
-		return false;
-	uint32_t acc = 0;
-	size_t items = 0;
-	while (*s) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		const char *e = s;
-		while (*e && *e != ',')
-			e++;
-		const char *t = e;
-		while (t > s && (t[-1] == ' ' || t[-1] == '\t'))
-			t--;
-		if (t == s) { /* empty item: ",," or a trailing comma */
-			set_bad(bad, bad_cap, ",", 1);
-			return false;
-		}
-		for (const char *c = s; c < t; c++)
-			if (isspace((unsigned char)*c)) { /* "a14 a15": a missing comma */
-				set_bad(bad, bad_cap, s, (size_t)(t - s));
-				return false;
-			}
-		if (!parse_item(s, (size_t)(t - s), &acc, bad, bad_cap))
-			return false;
-		items++;
-		s = *e ? e + 1 : e;
-		if (*e && !*s) {
-			set_bad(bad, bad_cap, ",", 1);
-			return false;
-		}
-	}
-	if (items == 0)
-		return false;
-	*out = acc;
-	return true;
+	return al_idset_parse(&families, s, out, bad, bad_cap);
 }

@@ -31,11 +31,11 @@ struct al_user_rules {
 /* ================================================================ keys */
 
 enum key {
-	K_ID, K_NAME, K_LAYER, K_OP, K_FAMILIES, K_KIND, K_UNIT, K_CONFIDENCE, K_TITLE, K_REASON,
+	K_ID, K_NAME, K_LAYER, K_OP, K_FAMILIES, K_RELEASES, K_KIND, K_UNIT, K_CONFIDENCE, K_TITLE, K_REASON,
 	K_PROVENANCE, K_SOURCE, K_WHY, K_FIX, K_CATALOG, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
-	"id", "name", "layer", "op", "families", "kind", "unit", "confidence", "title", "reason",
+	"id", "name", "layer", "op", "families", "releases", "kind", "unit", "confidence", "title", "reason",
 	"provenance", "source", "why", "fix", "catalog"};
 
 /* What an override of a built-in rule may not change: what it matches and how it is named. */
@@ -278,6 +278,18 @@ static bool apply_common(struct parser *p, const struct block *b, struct al_rule
 			r->families = f;
 		}
 	}
+	if ((v = b->val[K_RELEASES])) {
+		char bad[64];
+		uint32_t f;
+		if (!al_releases_parse(v, &f, bad, sizeof bad)) {
+			report(p, AL_SEV_ERROR, b->line[K_RELEASES],
+			       "releases: '%s' is not an OS release (%s), all, none, X+ or X..Y",
+			       bad[0] ? bad : v, "ios13 ... ios18, ios26, ios27, or macos11 ... macos27");
+			ok = false;
+		} else {
+			r->releases = f;
+		}
+	}
 	enum al_rule_kind kind = r->kind;
 	if ((v = b->val[K_KIND]) && !parse_kind(v, &kind)) {
 		report(p, AL_SEV_ERROR, b->line[K_KIND],
@@ -407,6 +419,7 @@ static void block_end(struct parser *p, struct block *b)
 		}
 		ur.rule.scope = b->val[K_LAYER] ? AL_SCOPE_NN : AL_SCOPE_MIL;
 		ur.rule.families = AL_FAM_ALL;
+		ur.rule.releases = AL_REL_ALL;
 		ur.rule.kind = AL_RULE_ILLEGAL;
 		ur.rule.unit = AL_UNIT_GPU_OR_CPU;
 		ur.rule.confidence = 'G';
@@ -545,7 +558,8 @@ static void parse_line(struct parser *p, struct block *b, const char *s, size_t 
 	}
 	if (k < 0) {
 		report(p, AL_SEV_ERROR, line, "unknown key '%.*s' (keys: id, name, layer, op, "
-		       "families, kind, unit, confidence, title, reason, provenance, source, why, fix, "
+		       "families, releases, kind, unit, confidence, title, reason, provenance, source, "
+		       "why, fix, "
 		       "catalog)", (int)(kn > 40 ? 40 : kn), t);
 		b->last = -1;
 		return;

@@ -28,6 +28,7 @@ struct cli {
 	const char *color;
 	const char *fail_on;
 	const char *target;
+	const char *os;
 	const char *policy;
 	const char *switch_cost;
 	const char *max_fixes;

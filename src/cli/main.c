@@ -43,6 +43,10 @@ static const struct option_row options[] = {
 	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
 	 "column (check) or one plan (plan) per family"},
+	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(os),
+	 "OS release to predict for: ios13 ... ios18, ios26, ios27, or the same release by another "
+	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
+	 "...); default: the newest (see 'anelint targets')"},
 	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT, OPT_FIELD(rules),
 	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
 	{"policy", 0, "NAME", C_PLAN | C_REPORT, OPT_FIELD(policy),
@@ -130,7 +134,7 @@ static const struct command_row commands[] = {
 	{"explain", C_EXPLAIN, cmd_explain, 1, -1, "explain [--rules FILE] RULE...",
 	 "show one rule: what, why, evidence, confidence, what to do"},
 	{"targets", C_TARGETS, cmd_targets, 0, 0, "targets [--format FMT]",
-	 "list the chip families --target takes, with their roofline figures"},
+	 "list the chip families --target takes, with their roofline figures, and the OS releases --os takes"},
 	{"run", C_RUN, cmd_run, 1, 1, "run [options] MODEL",
 	 "run the model on Linux in the reference interpreter (fp32, or ANE-like fp16)"},
 	{"verify", C_VERIFY, cmd_verify, 2, 2, "verify [options] MODEL_A MODEL_B",
@@ -515,6 +519,19 @@ static void target_ids(char *buf, size_t cap)
 	}
 }
 
+/* "ios13, ios14, ..." for messages. */
+static void release_ids(char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < al_releases_count() && len < cap; i++) {
+		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", al_release_at(i)->id);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
 static bool unit_by_name(const char *s, size_t n, enum al_unit *out)
 {
 	static const enum al_unit units[] = {AL_UNIT_ANE, AL_UNIT_GPU, AL_UNIT_CPU};
@@ -593,6 +610,14 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 			return EXIT_USAGE;
 		}
 		r->plan.target = r->check.target;
+	}
+	if (c->os && !(r->check.os = al_release_find(c->os))) {
+		char ids[256];
+		release_ids(ids, sizeof ids);
+		fprintf(stderr, "anelint: unknown OS release '%s' (%s, or macos11 ... macos27)\n",
+			c->os, ids);
+		fprintf(stderr, "try 'anelint targets'\n");
+		return EXIT_USAGE;
 	}
 	if (c->policy && !al_policy_parse(c->policy, &r->plan.policy))
 		return usage_error(cmd, "--policy takes auto, nn2020, mlprogram or optimistic, not '%s'",
@@ -785,8 +810,9 @@ static int cmd_rules(struct cli *c)
 		       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
 	for (size_t i = 0; i < n; i++) {
 		const struct al_rule *r = list[i];
-		char fam[128];
+		char fam[128], rel[128];
 		al_rule_families(r, fam, sizeof fam);
+		al_rule_releases(r, rel, sizeof rel);
 		if (!json) {
 			/* a warning moves nothing, so it has no unit to show */
 			printf("%-7s %-7s %c  %-10s %-13s %-30s %s", r->id, al_rule_kind_name(r->kind),
@@ -815,6 +841,8 @@ static int cmd_rules(struct cli *c)
 			printf("null");
 		printf(", \"families\": ");
 		al_json_put_string(stdout, fam);
+		printf(", \"releases\": ");
+		al_json_put_string(stdout, rel);
 		printf(", \"origin\": ");
 		if (r->origin)
 			al_json_put_string(stdout, r->origin);
@@ -856,7 +884,12 @@ static int cmd_explain(struct cli *c)
 		printf("verdict:     %s", al_rule_kind_name(r->kind));
 		if (r->kind != AL_RULE_WARN)
 			printf(" (work goes to: %s)", al_unit_name(r->unit));
+		char fam[128], rel[128];
+		al_rule_families(r, fam, sizeof fam);
+		al_rule_releases(r, rel, sizeof rel);
 		printf("\nconfidence:  %s\n", conf_words(r->confidence));
+		printf("families:    %s\n", fam);
+		printf("releases:    %s\n", rel);
 		printf("catalog:     %s\n", r->catalog ? r->catalog : "-");
 		printf("evidence:    %s\n", r->provenance ? r->provenance : "-");
 		if (r->url)
@@ -916,11 +949,30 @@ static int cmd_targets(struct cli *c)
 		al_json_put_string(stdout, t->source ? t->source : "");
 		printf("}");
 	}
+	const struct al_release *newest = al_release_default();
 	if (json)
-		printf("\n  ]\n}\n");
+		printf("\n  ],\n  \"releases\": [");
 	else
 		printf("\nroofline estimates per unit: time = overhead per segment + max(FLOPs / peak, bytes / "
-		       "bandwidth) per op\n(sources: docs/cost-model.md)\n");
+		       "bandwidth) per op\n(sources: docs/cost-model.md)\n\n%-7s %-8s %s\n", "release",
+		       "name", "also named (--os takes any of these)");
+	for (size_t i = 0; i < al_releases_count(); i++) {
+		const struct al_release *rl = al_release_at(i);
+		if (!json) {
+			printf("%-7s %-8s %s%s\n", rl->id, rl->name, rl->aliases,
+			       rl == newest ? "  (default)" : "");
+			continue;
+		}
+		printf("%s\n    {\"id\": ", i ? "," : "");
+		al_json_put_string(stdout, rl->id);
+		printf(", \"ios\": %d, \"name\": ", rl->ios);
+		al_json_put_string(stdout, rl->name);
+		printf(", \"aliases\": ");
+		al_json_put_string(stdout, rl->aliases);
+		printf(", \"default\": %s}", rl == newest ? "true" : "false");
+	}
+	if (json)
+		printf("\n  ]\n}\n");
 	return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 }
 

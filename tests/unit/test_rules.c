@@ -40,8 +40,14 @@ static al_model *load_for(const char *rel, const char *target)
 			return cache[i].m;
 	if (n_cache == MAX_OPEN)
 		return NULL;
-	struct al_check_opts opts = {.target = target ? al_target_find(target) : NULL};
-	if (target && !opts.target) {
+	/* "a15@ios18": a chip family and an OS release; "@ios14": the default family */
+	char fam[32] = "";
+	const char *at = target ? strchr(target, '@') : NULL;
+	if (target)
+		snprintf(fam, sizeof fam, "%.*s", at ? (int)(at - target) : (int)strlen(target), target);
+	struct al_check_opts opts = {.target = fam[0] ? al_target_find(fam) : NULL,
+				     .os = at ? al_release_find(at + 1) : NULL};
+	if ((fam[0] && !opts.target) || (at && !opts.os)) {
 		print_error("no target %s\n", target);
 		return NULL;
 	}
@@ -167,7 +173,8 @@ struct rcase {
 	const char *node;    /* layer/op name, "@type" = every node of that type, NULL = model finding */
 	const char *rule;
 	bool fires;
-	const char *target;  /* chip family id or alias; NULL = al_target_default() */
+	const char *target;  /* chip family id or alias, optionally "@" and an OS release
+			      * ("a15@ios18", "@ios14"); NULL = the defaults */
 	int needs;           /* NEEDS_SHAPES: inferred NN shapes; NEEDS_COST: every layer's cost */
 };
 #define SHAPES NULL, NEEDS_SHAPES
@@ -175,6 +182,8 @@ struct rcase {
 
 #define CV(f) "converted/" f
 #define CR(f) "crafted/" f
+#define MO(f) "modern/" f
+#define OB(f) "observed/" f /* models of tests/observed (tools/mkobserved.py) */
 
 /* Rows leave out the trailing fields they do not need (target, needs). */
 #pragma GCC diagnostic push
@@ -193,6 +202,14 @@ static const struct rcase cases[] = {
 	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "gather_axis", "ANE003", true},
 	{CV("gru__nn_ios14.mlmodel"), NULL, "gather_2", "ANE003", true}, /* inside a loop body */
 	{CV("builder__nd_broadcastable_gather.mlmodel"), NULL, "cat", "ANE003", false},
+	/* ---- ANE019 dilated convolution on iOS 13/14 (fallback), ANE004 from iOS 15 (warning) */
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE019", true, "@ios13"},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE019", true, "@macos11"},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE004", false, "@ios14"},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE019", false, "@ios15"},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE004", true, "@ios15"},
+	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE019", false},
+	{CR("nn_rules.mlmodel"), NULL, "conv_tall", "ANE019", false, "@ios13"},
 	/* ---- ANE004 dilated convolution (warning) */
 	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "input.1", "ANE004", true},
 	{CV("dilated_conv__nn_ios13.mlmodel"), NULL, "var_42", "ANE004", true}, /* [1,3] */
@@ -225,6 +242,56 @@ static const struct rcase cases[] = {
 	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE008", false},
 	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE009", false},
 	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE009", false},
+	/* ---- ANE055 pooling stride 4 on iOS 13/14 */
+	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE055", true, "@ios14"},
+	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE055", false, "@ios15"},
+	{CR("nn_rules.mlmodel"), NULL, "pool_s4", "ANE055", false},
+	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE055", false, "@ios14"},
+	{CV("pool_k15_s3__nn_ios13.mlmodel"), NULL, "a", "ANE055", false, "@ios13"}, /* ANE009's */
+	/* ---- ANE056 global average pooling with VALID padding, and its producer (iOS 13/14) */
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", true, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_v", "ANE056", true, "@macos11"},
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", false, "@ios15"},
+	{CR("nn_releases.mlmodel"), NULL, "gap_valid", "ANE056", false},
+	{CR("nn_releases.mlmodel"), NULL, "gap_same", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_s", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "gmp_valid", "ANE056", false, "@ios13"},
+	{CR("nn_releases.mlmodel"), NULL, "conv_m", "ANE056", false, "@ios13"},
+	{CR("nn_rules.mlmodel"), NULL, "pool_global", "ANE056", true, "@ios14"}, /* 16x16 input */
+	/* ---- ANE038 per-block quantized weights, ANE039 palettized with a per-channel scale */
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "linear_0_cast_fp16", "ANE038", true},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "y", "ANE038", true},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, "input_3_cast_fp16", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_per_channel", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE038", false},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", true},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", true, "@macos26"},
+	{CR("mil_releases.mlpackage"), NULL, "conv_pal_scaled", "ANE039", false, "@macos15"},
+	{CR("mil_releases.mlpackage"), NULL, "conv_per_channel", "ANE039", false},
+	/* ---- ANE047 state width not a multiple of 32, ANE049 rank-5 scatter */
+	{OB("state_width270.mlpackage"), NULL, NULL, "ANE047", true},
+	{OB("state_width256.mlpackage"), NULL, NULL, "ANE047", false},
+	{OB("state_width270.mlpackage"), NULL, NULL, "ANE047", false, "@ios17"},
+	{OB("kv_rank5_scatter.mlpackage"), NULL, NULL, "ANE049", true},
+	{OB("kv_rank4_scatter.mlpackage"), NULL, NULL, "ANE049", false},
+	/* ---- ANE048 KV cache state updated in the graph with linear projections */
+	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", true},
+	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", false, "@ios17"},
+	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, NULL, "ANE048", false}, /* no state */
+	/* ---- ANE067 small scaled_dot_product_attention */
+	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", true},
+	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", false,
+	 "@ios17"},
+	/* ---- ANE065 resample on A15/M2 under iOS 18, ANE066 softplus on A15/M2 */
+	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", true, "m2@macos15"},
+	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", false, "m2@macos14"},
+	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", false, "m2@ios26"},
+	{CR("mil_releases.mlpackage"), NULL, "resample_out", "ANE065", false, "m3@ios18"},
+	{CR("mil_releases.mlpackage"), NULL, "relu_out", "ANE065", false, "m2@ios18"},
+	{CR("mil_releases.mlpackage"), NULL, "softplus_out", "ANE066", true, "a15@ios17"},
+	{CR("mil_releases.mlpackage"), NULL, "softplus_out", "ANE066", true, "a15"},
+	{CR("mil_releases.mlpackage"), NULL, "softplus_out", "ANE066", false, "a15@ios16"},
+	{CR("mil_releases.mlpackage"), NULL, "softplus_out", "ANE066", false, "a16"},
 	/* ---- ANE010 upsample */
 	{CV("upsample_x4_nearest__nn_ios13.mlmodel"), NULL, "@upsample", "ANE010", true},
 	{CR("nn_rules.mlmodel"), NULL, "up_frac", "ANE010", true},
@@ -1025,14 +1092,65 @@ static void test_rule_families(void **state)
 	assert_false(al_rule_applies(r, al_target_find("m3")));
 	assert_true(al_rule_applies(r, NULL)); /* the default, a14 */
 	assert_false(al_rule_applies(NULL, NULL));
-	/* every rule's text parses back to its set */
+	/* every rule's text parses back to its set, families and releases */
 	for (size_t i = 0; i < al_rules_count(); i++) {
 		const struct al_rule *x = al_rule_at(i);
 		uint32_t f = 0;
 		al_rule_families(x, buf, sizeof buf);
 		assert_true(al_families_parse(buf, &f, NULL, 0));
 		assert_int_equal(f, x->families);
+		al_rule_releases(x, buf, sizeof buf);
+		assert_true(al_releases_parse(buf, &f, NULL, 0));
+		assert_int_equal(f, x->releases);
+		assert_true(x->releases != 0);
 	}
+}
+
+/* The OS releases: names, aliases of other platforms, sets, and what applies. */
+static void test_rule_releases(void **state)
+{
+	(void)state;
+	char buf[64];
+	assert_int_equal(al_releases_count(), 8);
+	assert_ptr_equal(al_release_default(), al_release_find("ios27"));
+	assert_ptr_equal(al_release_find("macos14"), al_release_find("ios17"));
+	assert_ptr_equal(al_release_find("MacOS15"), al_release_find("ios18"));
+	assert_ptr_equal(al_release_find("macos26"), al_release_find("ios26"));
+	assert_ptr_equal(al_release_find("macos11"), al_release_find("ios14"));
+	assert_ptr_equal(al_release_find("watchos10"), al_release_find("ios17"));
+	assert_ptr_equal(al_release_find("visionos2"), al_release_find("ios18"));
+	assert_null(al_release_find("ios19"));
+	assert_null(al_release_find("macos"));
+	assert_null(al_release_find(NULL));
+	al_rule_releases(al_rule_find("ANE019"), buf, sizeof buf);
+	assert_string_equal(buf, "ios13,ios14");
+	al_rule_releases(al_rule_find("ANE004"), buf, sizeof buf);
+	assert_string_equal(buf, "ios15+");
+	al_rule_releases(al_rule_find("ANE065"), buf, sizeof buf);
+	assert_string_equal(buf, "ios18");
+	al_rule_releases(al_rule_find("ANE001"), buf, sizeof buf);
+	assert_string_equal(buf, "all");
+	uint32_t f = 0;
+	assert_true(al_releases_parse("macos13..ios17, ios26+", &f, NULL, 0));
+	assert_int_equal(f, (1u << 3) | (1u << 4) | (1u << 6) | (1u << 7));
+	char bad[16];
+	assert_false(al_releases_parse("ios14, a15", &f, bad, sizeof bad));
+	assert_string_equal(bad, "a15");
+	/* what applies: family and release together */
+	const struct al_rule *r = al_rule_find("ANE065");
+	assert_true(al_rule_applies_at(r, al_target_find("m2"), al_release_find("macos15")));
+	assert_false(al_rule_applies_at(r, al_target_find("m2"), al_release_find("macos14")));
+	assert_false(al_rule_applies_at(r, al_target_find("m3"), al_release_find("macos15")));
+	assert_false(al_rule_applies_at(r, al_target_find("m2"), NULL)); /* the newest */
+	/* a release struct that is not a row of the table is refused */
+	struct al_release fake = *al_release_default();
+	struct al_check_opts bad_opts = {.os = &fake};
+	al_model *m = NULL;
+	al_diags *d = al_diags_new();
+	assert_int_equal(al_model_open(fixture("crafted/nn_rules.mlmodel"), &m, d), AL_OK);
+	assert_int_equal(al_model_check(m, &bad_opts, d), AL_E_INVALID_ARG);
+	al_model_free(m);
+	al_diags_free(d);
 }
 
 /* ================================================================ docs/rules.md */
@@ -1064,7 +1182,12 @@ static void render_docs(FILE *f)
 	      "--target`; the families and their figures are in docs/cost-model.md): `all`, one "
 	      "family and every newer one (`a15+`), a range (`a12..a14`) or a list. A rule may "
 	      "also read the target's caps (kernel width, axis extents) for the rest. The default "
-	      "target is a14 (A14 / M1).\n\n"
+	      "target is a14 (A14 / M1).\n"
+	      "- **releases**: the OS releases the rule is evaluated for (`anelint check --os`; "
+	      "every platform's release maps onto the iOS one with the same Core ML: macos14 = "
+	      "ios17, macos15 = ios18, macos26 = ios26), in the same syntax (`ios15+`, "
+	      "`ios13..ios14`). Where sources disagree between releases, a construct has one rule "
+	      "per side. The default release is the newest (ios27).\n\n"
 	      "How a node's verdict is formed: it is on the ANE when no illegal/cost rule fired. "
 	      "Otherwise its unit is that of the fired fallback rule with the highest confidence "
 	      "(the first in this table on a tie), and its confidence is that highest confidence, "
@@ -1073,18 +1196,19 @@ static void render_docs(FILE *f)
 	      "Program `const`/`constexpr_*` ops hold data and are never flagged (unit `none`). "
 	      "Model rules give findings on the sub-model and do not change node verdicts.\n\n",
 	      f);
-	fputs("| id | name | applies to | families | kind | unit | conf. | catalog | title |\n"
-	      "|---|---|---|---|---|---|---|---|---|\n", f);
+	fputs("| id | name | applies to | families | releases | kind | unit | conf. | catalog | title |\n"
+	      "|---|---|---|---|---|---|---|---|---|---|\n", f);
 	for (size_t i = 0; i < al_rules_count(); i++) {
 		const struct al_rule *r = al_rule_at(i);
-		char anchor[16], fam[64];
+		char anchor[16], fam[64], rel[64];
 		size_t k = 0;
 		for (; r->id[k] && k + 1 < sizeof anchor; k++)
 			anchor[k] = (char)tolower((unsigned char)r->id[k]);
 		anchor[k] = '\0';
 		al_rule_families(r, fam, sizeof fam);
-		fprintf(f, "| [%s](#%s) | `%s` | %s | %s | %s | %s | %c | %s | %s |\n", r->id, anchor,
-			r->name, scope_name(r->scope), fam,
+		al_rule_releases(r, rel, sizeof rel);
+		fprintf(f, "| [%s](#%s) | `%s` | %s | %s | %s | %s | %s | %c | %s | %s |\n", r->id, anchor,
+			r->name, scope_name(r->scope), fam, rel,
 			al_rule_kind_name(r->kind), r->kind == AL_RULE_WARN ? "-" : al_unit_name(r->unit),
 			r->confidence, r->catalog ? r->catalog : "-", r->title);
 	}
@@ -1092,10 +1216,12 @@ static void render_docs(FILE *f)
 		const struct al_rule *r = al_rule_at(i);
 		fprintf(f, "\n## %s\n\n", r->id);
 		fprintf(f, "**%s** (`%s`)\n\n", r->title, r->name);
-		char fam[64];
+		char fam[64], rel[64];
 		al_rule_families(r, fam, sizeof fam);
+		al_rule_releases(r, rel, sizeof rel);
 		fprintf(f, "- applies to: %s\n", scope_name(r->scope));
 		fprintf(f, "- families: %s\n", fam);
+		fprintf(f, "- releases: %s\n", rel);
 		fprintf(f, "- kind: %s", al_rule_kind_name(r->kind));
 		if (r->kind != AL_RULE_WARN)
 			fprintf(f, ", work goes to: %s", al_unit_name(r->unit));
@@ -1231,6 +1357,7 @@ int main(void)
 		cmocka_unit_test(test_check_memory_bounded),
 		cmocka_unit_test(test_family_verdicts),
 		cmocka_unit_test(test_rule_families),
+		cmocka_unit_test(test_rule_releases),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_weights_over_1gib),
 		cmocka_unit_test(test_docs_in_sync),

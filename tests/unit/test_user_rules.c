@@ -229,6 +229,25 @@ static void test_doc_example(void **state)
 
 #define NEW_OK "id: U1\nop: relu\nkind: illegal\nconfidence: M\ntitle: t\nprovenance: p\n"
 
+/* releases: the OS releases a rule applies to, in the families syntax, any
+ * platform's name of a release; an override may narrow a built-in rule's. */
+static void test_parse_releases(void **state)
+{
+	(void)state;
+	al_user_rules *u = parse_ok("id: U1\nop: relu\nkind: illegal\nconfidence: M\ntitle: t\n"
+				    "provenance: p\nreleases: macos14..ios18\n\n"
+				    "id: ANE022\nreleases: ios26+\nprovenance: p\n\n"
+				    "id: U2\nop: relu\nkind: warn\nconfidence: G\ntitle: t\nprovenance: p\n");
+	assert_int_equal(al_user_rules_count(u), 3);
+	assert_int_equal(al_user_rule_at(u, 0)->releases, AL_REL(ios17) | AL_REL(ios18));
+	assert_int_equal(al_user_rule_at(u, 1)->releases, AL_REL_FROM(ios26));
+	assert_int_equal(al_user_rule_at(u, 2)->releases, AL_REL_ALL); /* default: all */
+	char buf[32];
+	al_rule_releases(al_user_rule_at(u, 1), buf, sizeof buf);
+	assert_string_equal(buf, "ios26+");
+	al_user_rules_free(u);
+}
+
 static void test_parse_errors(void **state)
 {
 	(void)state;
@@ -248,6 +267,8 @@ static void test_parse_errors(void **state)
 	parse_bad("id: U1\nop: relu\nkind: illegal\nconfidence: M\ntitle: t\n", 1,
 		  "neither 'provenance:' nor 'source:'");
 	parse_bad(NEW_OK "families: a14, a99\n", 7, "'a99' is not a chip family");
+	parse_bad(NEW_OK "releases: ios14, ios19\n", 7, "'ios19' is not an OS release");
+	parse_bad(NEW_OK "releases: a14\n", 7, "'a14' is not an OS release");
 	parse_bad(NEW_OK "unit: npu\n", 7, "'npu' is not cpu");
 	parse_bad("id: U1\nop: relu\nkind: warn\nunit: cpu\nconfidence: M\ntitle: t\nprovenance: p\n",
 		  4, "a warn rule moves nothing");
@@ -489,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_parse_empty),
 		cmocka_unit_test(test_doc_example),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_releases),
 		cmocka_unit_test(test_many_errors),
 		cmocka_unit_test(test_unknown_type_warns),
 		cmocka_unit_test(test_user_rule_fires),
