@@ -176,6 +176,7 @@ static enum al_status fuzz_plan(al_model *m, al_diags *d, unsigned seed)
 		fuzz_check_status(ps, d, before);
 		if (ps == AL_OK)
 			fuzz_check_plan(p);
+		al_plan_free(p);
 	}
 	return AL_OK;
 }

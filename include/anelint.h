@@ -18,6 +18,8 @@
  *
  * Ownership, one rule for the whole API: every pointer reached through an
  * al_model borrows from it and lives until al_model_free(); spans never own.
+ * What a function returns through an out-pointer (a plan, a surgery, ...) is
+ * owned by the caller and has its own free function, named beside it.
  * The library never prints and never exits; it returns a status and appends
  * diagnostics (file, byte offset, field path, layer) to an al_diags.
  */
@@ -451,9 +453,14 @@ struct al_plan {
 	const struct al_rule *model_rule; /* model-level rule moving the whole model, or NULL */
 };
 /* Plan sub-model `i` of a checked model (al_model_check with the same target).
- * The plan lives in the model's memory until al_model_free. */
+ * Returns an owned plan: free it with al_plan_free. Its arrays are its own (the
+ * model's memory does not grow per plan); its node, sub-model and rule pointers
+ * borrow from m (and the user rules m was checked with), so free the plan before
+ * the model. A plan does not change when m is checked again. */
 enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
 			     const struct al_plan **out, al_diags *d);
+/* Free a plan from al_model_plan and everything it holds; NULL is fine. */
+void al_plan_free(const struct al_plan *p);
 
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",

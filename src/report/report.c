@@ -361,6 +361,7 @@ static void plan_model(const struct al_report_item *it, const struct al_target *
 		if (st != AL_OK)
 			err = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
 		fn(ctx, it, s, st == AL_OK ? p : NULL, err);
+		al_plan_free(p);
 		al_diags_free(d);
 	}
 }

@@ -153,6 +153,7 @@ static void test_dag(void **state)
 	}
 	assert_int_equal(al_dag_row_of(&g, NULL), -1);
 	al_dag_free(&g);
+	al_plan_free(p);
 	al_model_free(m);
 	al_diags_free(d);
 }
