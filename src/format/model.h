@@ -95,7 +95,21 @@ void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
 bool al_node_is_const(const struct al_node *n);
 
 /* ------------------------------------------------------------------ NN layer table
- * nn_layers.def rows: AL_NN(field number, oneof name, flags). */
+ * nn_layers.def rows: AL_NN(oneof name, field number, flags). */
+
+/* The NN kinds: AL_NNK_<name> is the row of al_nn_kinds (al_node.kind of a layer). */
+enum al_nn_kind_id {
+#define AL_NN(name, field, flags) AL_NNK_##name,
+#include "nn_layers.def"
+#undef AL_NN
+	AL_NNK_COUNT
+};
+/* The NN layer types' field numbers in NeuralNetworkLayer: AL_NN_FIELD_<name>. */
+enum al_nn_field {
+#define AL_NN(name, field, flags) AL_NN_FIELD_##name = field,
+#include "nn_layers.def"
+#undef AL_NN
+};
 enum {
 	AL_NNF_ND = 1u << 0,            /* Core ML 3+ general-rank layer (field # >= 600) */
 	AL_NNF_BROADCASTABLE = 1u << 1, /* *Broadcastable elementwise */
@@ -111,12 +125,20 @@ struct al_nn_kind {
 	const char *name;
 	unsigned flags;
 };
-extern const struct al_nn_kind al_nn_kinds[];
+extern const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT];
 extern const size_t al_nn_kinds_count;
 int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
 
 /* ------------------------------------------------------------------ MIL op table
  * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
+
+/* The MIL kinds: AL_MILK_<name> is the row of al_mil_kinds (al_node.kind of an op). */
+enum al_mil_kind_id {
+#define AL_OP(name, since, flags) AL_MILK_##name,
+#include "mil_ops.def"
+#undef AL_OP
+	AL_MILK_COUNT
+};
 enum {
 	AL_OPF_CONST = 1u << 0,     /* const / constexpr_*: no compute */
 	AL_OPF_RNN = 1u << 1,
@@ -138,7 +160,7 @@ struct al_mil_kind {
 	int since; /* iOS version of the opset that introduced it: 15..18 */
 	unsigned flags;
 };
-extern const struct al_mil_kind al_mil_kinds[];
+extern const struct al_mil_kind al_mil_kinds[AL_MILK_COUNT];
 extern const size_t al_mil_kinds_count;
 int al_mil_kind_by_name(const char *name); /* row index or -1 */
 
