@@ -129,6 +129,21 @@ extern const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT];
 extern const size_t al_nn_kinds_count;
 int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
 
+/* Where NN weights live (coreml-format-facts.md section 6; NeuralNetwork.proto):
+ * al_nn_weight_sites[kind] lists the fields of the layer's params message that
+ * are a WeightParams (holder AL_WH_NONE) or a message whose fields are
+ * (PReLU, ParametricSoftplus, LSTMWeightParams), ended by a row with field 0;
+ * NULL when the kind has none. Repeated fields (custom weights, biLSTM) count
+ * per occurrence. The one source for mlmodel.c (weight statistics, field names
+ * in paths) and cost.c (weight bytes). */
+enum al_weight_holder { AL_WH_NONE, AL_WH_PRELU, AL_WH_SOFTPLUS, AL_WH_LSTM };
+struct al_weight_site {
+	uint32_t field;
+	const char *name;
+	enum al_weight_holder holder;
+};
+extern const struct al_weight_site *const al_nn_weight_sites[AL_NNK_COUNT];
+
 /* ------------------------------------------------------------------ MIL op table
  * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
 
