@@ -38,21 +38,9 @@ struct field_name {
 static const struct field_name model_fields[] = {
 	{1, "specificationVersion"}, {2, "description"}, {10, "isUpdatable"},
 	/* oneof Type */
-	{200, "pipelineClassifier"}, {201, "pipelineRegressor"}, {202, "pipeline"},
-	{300, "glmRegressor"}, {301, "supportVectorRegressor"}, {302, "treeEnsembleRegressor"},
-	{303, "neuralNetworkRegressor"}, {304, "bayesianProbitRegressor"},
-	{400, "glmClassifier"}, {401, "supportVectorClassifier"}, {402, "treeEnsembleClassifier"},
-	{403, "neuralNetworkClassifier"}, {404, "kNearestNeighborsClassifier"},
-	{500, "neuralNetwork"}, {501, "itemSimilarityRecommender"}, {502, "mlProgram"},
-	{555, "customModel"}, {556, "linkedModel"}, {560, "classConfidenceThresholding"},
-	{600, "oneHotEncoder"}, {601, "imputer"}, {602, "featureVectorizer"},
-	{603, "dictVectorizer"}, {604, "scaler"}, {606, "categoricalMapping"},
-	{607, "normalizer"}, {609, "arrayFeatureExtractor"}, {610, "nonMaximumSuppression"},
-	{900, "identity"},
-	{2000, "textClassifier"}, {2001, "wordTagger"}, {2002, "visionFeaturePrint"},
-	{2003, "soundAnalysisPreprocessing"}, {2004, "gazetteer"}, {2005, "wordEmbedding"},
-	{2006, "audioFeaturePrint"},
-	{3000, "serializedModel"},
+#define AL_MODEL(name, field) {field, #name},
+#include "model_types.def"
+#undef AL_MODEL
 	{0, NULL},
 };
 #define MODEL_TYPE_MIN 200 /* Model fields >= this are members of oneof Type */
@@ -1240,8 +1228,9 @@ static enum al_status load_pipeline_holder(struct ctx *c, struct al_submodel *s,
 static enum al_world world_of(uint32_t type)
 {
 	switch (type) {
-	case 500: case 403: case 303: return AL_WORLD_NN;
-	case 502: return AL_WORLD_MIL;
+	case AL_MODEL_FIELD_neuralNetwork: case AL_MODEL_FIELD_neuralNetworkClassifier:
+	case AL_MODEL_FIELD_neuralNetworkRegressor: return AL_WORLD_NN;
+	case AL_MODEL_FIELD_mlProgram: return AL_WORLD_MIL;
 	}
 	return AL_WORLD_OTHER;
 }
@@ -1318,13 +1307,14 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 		return st;
 	struct where tw = {w, s->type, -1};
 	switch (type) {
-	case 500: case 403: case 303:
+	case AL_MODEL_FIELD_neuralNetwork: case AL_MODEL_FIELD_neuralNetworkClassifier:
+	case AL_MODEL_FIELD_neuralNetworkRegressor:
 		return load_nn(c, s, body, &tw);
-	case 502:
+	case AL_MODEL_FIELD_mlProgram:
 		return al_load_mil_program(c->m, s, body, offset_of(c, body.p), c->file, c->d);
-	case 202:
+	case AL_MODEL_FIELD_pipeline:
 		return load_pipeline(c, s, body, depth, &tw);
-	case 200: case 201:
+	case AL_MODEL_FIELD_pipelineClassifier: case AL_MODEL_FIELD_pipelineRegressor:
 		return load_pipeline_holder(c, s, body, depth, &tw);
 	}
 	return AL_OK;

@@ -94,6 +94,14 @@ void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
 /* Whether n is an ML Program const / constexpr_* op (no compute). */
 bool al_node_is_const(const struct al_node *n);
 
+/* ------------------------------------------------------------------ model types
+ * model_types.def rows: AL_MODEL(oneof name, field number of Model). */
+enum al_model_field {
+#define AL_MODEL(name, field) AL_MODEL_FIELD_##name = field,
+#include "model_types.def"
+#undef AL_MODEL
+};
+
 /* ------------------------------------------------------------------ NN layer table
  * nn_layers.def rows: AL_NN(oneof name, field number, flags). */
 
