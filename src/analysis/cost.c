@@ -211,7 +211,8 @@ static uint64_t nn_param_bytes(int kind, al_span p)
 	while (pb_next(&it, &f)) {
 		if (f.wire != PB_LEN)
 			continue;
-		for (const struct al_weight_site *ws = al_nn_weight_sites[kind]; ws && ws->field; ws++) {
+		const struct al_weight_site *ws = al_nn_weight_sites[kind];
+		for (; ws && ws->field; ws++) {
 			if (ws->field != f.num)
 				continue;
 			if (ws->holder == AL_WH_NONE) {
