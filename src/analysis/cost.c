@@ -15,6 +15,7 @@
 
 /* How an op's FLOPs are counted. */
 enum cls {
+	K_ABSENT,  /* no row for this kind (see nn_rows / mil_rows) */
 	K_NONE,    /* no arithmetic: data movement, constants, control flow */
 	K_EW,      /* k per output element */
 	K_EWN,     /* k per output element per extra input (legacy n-ary add, ...) */
@@ -31,153 +32,156 @@ enum cls {
 };
 
 struct cost_row {
-	const char *name; /* MIL op type, or NULL for NN rows */
-	uint32_t field;   /* NN layer field number */
 	enum cls cls;
 	int k;
 };
 
-/* NeuralNetwork layers by field number; absent rows are K_NONE. */
-static const struct cost_row nn_rows[] = {
-	{NULL, 100, K_CONV, 0}, {NULL, 120, K_POOL, 0}, {NULL, 130, K_EW, 1},
-	{NULL, 140, K_FC, 0}, {NULL, 160, K_EW, 2}, {NULL, 165, K_EW, 5},
-	{NULL, 170, K_EW, 3}, {NULL, 175, K_EW, 5}, {NULL, 180, K_EW, 5},
-	{NULL, 210, K_RESIZE, 0}, {NULL, 211, K_EW, 4}, {NULL, 212, K_EW, 4},
-	{NULL, 220, K_EW, 1}, {NULL, 230, K_EWN, 1}, {NULL, 231, K_EWN, 1},
-	{NULL, 240, K_EWN, 1}, {NULL, 245, K_EW, 1}, {NULL, 250, K_EW, 1},
-	{NULL, 260, K_EWN, 1}, {NULL, 261, K_EWN, 1}, {NULL, 270, K_IN, 2},
-	{NULL, 280, K_IN, 1}, {NULL, 400, K_RNN, 1}, {NULL, 410, K_RNN, 3},
-	{NULL, 420, K_RNN, 4}, {NULL, 430, K_RNN, 4}, {NULL, 500, K_UNKNOWN, 0},
-	{NULL, 660, K_EW, 1}, {NULL, 665, K_EW, 1}, {NULL, 670, K_EW, 1},
-	{NULL, 680, K_EW, 1}, {NULL, 685, K_EW, 1}, {NULL, 700, K_EW, 1},
-	{NULL, 710, K_EW, 1}, {NULL, 715, K_EW, 1}, {NULL, 720, K_EW, 1},
-	{NULL, 730, K_EW, 1}, {NULL, 735, K_EW, 1}, {NULL, 740, K_EW, 1},
-	{NULL, 750, K_EW, 1}, {NULL, 755, K_EW, 1}, {NULL, 760, K_EW, 1},
-	{NULL, 770, K_EW, 1}, {NULL, 775, K_EW, 1}, {NULL, 780, K_EW, 1},
-	{NULL, 790, K_EW, 1}, {NULL, 795, K_EW, 1}, {NULL, 815, K_EW, 1},
-	{NULL, 820, K_EW, 1}, {NULL, 825, K_EW, 1}, {NULL, 827, K_EW, 1},
-	{NULL, 830, K_EW, 1}, {NULL, 832, K_EW, 1}, {NULL, 840, K_EW, 1},
-	{NULL, 845, K_EW, 1}, {NULL, 850, K_EW, 1}, {NULL, 855, K_EW, 1},
-	{NULL, 865, K_EW, 1}, {NULL, 870, K_EW, 1}, {NULL, 875, K_EW, 1},
-	{NULL, 880, K_EW, 1}, {NULL, 885, K_EW, 1}, {NULL, 890, K_EW, 1},
-	{NULL, 895, K_EW, 1}, {NULL, 900, K_EW, 1}, {NULL, 905, K_EW, 1},
-	{NULL, 950, K_EW, 5}, {NULL, 1015, K_IN, 1}, {NULL, 1020, K_IN, 1},
-	{NULL, 1025, K_IN, 1}, {NULL, 1045, K_MATMUL, 0}, {NULL, 1170, K_EW, 1},
-	{NULL, 1175, K_EW, 1}, {NULL, 1180, K_EW, 1}, {NULL, 1190, K_EW, 1},
-	{NULL, 1195, K_EW, 1}, {NULL, 1200, K_EW, 1}, {NULL, 1210, K_EW, 1},
-	{NULL, 1215, K_EW, 1}, {NULL, 1220, K_EW, 1}, {NULL, 1230, K_IN, 1},
-	{NULL, 1250, K_IN, 1}, {NULL, 1255, K_IN, 1}, {NULL, 1260, K_IN, 1},
-	{NULL, 1265, K_IN, 1}, {NULL, 1270, K_IN, 1}, {NULL, 1275, K_IN, 1},
-	{NULL, 1280, K_IN, 1}, {NULL, 1285, K_IN, 1}, {NULL, 1290, K_IN, 1},
-	{NULL, 1295, K_IN, 1}, {NULL, 1313, K_IN, 1}, {NULL, 1315, K_EW, 1},
-	{NULL, 1320, K_EW, 1}, {NULL, 1325, K_EW, 1}, {NULL, 1330, K_EW, 1},
-	{NULL, 1350, K_EW, 5}, {NULL, 1400, K_UNKNOWN, 0}, {NULL, 1455, K_EW, 1},
-	{NULL, 1460, K_EW, 1}, {NULL, 1461, K_IN, 1}, {NULL, 1465, K_POOL, 0},
-	{NULL, 1466, K_IN, 1}, {NULL, 1471, K_CONV, 0},
+/* NeuralNetwork layers by kind; kinds without a row (K_ABSENT) are K_NONE. */
+static const struct cost_row nn_rows[AL_NNK_COUNT] = {
+	[AL_NNK_convolution] = {K_CONV, 0}, [AL_NNK_pooling] = {K_POOL, 0},
+	[AL_NNK_activation] = {K_EW, 1}, [AL_NNK_innerProduct] = {K_FC, 0},
+	[AL_NNK_batchnorm] = {K_EW, 2}, [AL_NNK_mvn] = {K_EW, 5}, [AL_NNK_l2normalize] = {K_EW, 3},
+	[AL_NNK_softmax] = {K_EW, 5}, [AL_NNK_lrn] = {K_EW, 5}, [AL_NNK_upsample] = {K_RESIZE, 0},
+	[AL_NNK_resizeBilinear] = {K_EW, 4}, [AL_NNK_cropResize] = {K_EW, 4},
+	[AL_NNK_unary] = {K_EW, 1}, [AL_NNK_add] = {K_EWN, 1}, [AL_NNK_multiply] = {K_EWN, 1},
+	[AL_NNK_average] = {K_EWN, 1}, [AL_NNK_scale] = {K_EW, 1}, [AL_NNK_bias] = {K_EW, 1},
+	[AL_NNK_max] = {K_EWN, 1}, [AL_NNK_min] = {K_EWN, 1}, [AL_NNK_dot] = {K_IN, 2},
+	[AL_NNK_reduce] = {K_IN, 1}, [AL_NNK_simpleRecurrent] = {K_RNN, 1},
+	[AL_NNK_gru] = {K_RNN, 3}, [AL_NNK_uniDirectionalLSTM] = {K_RNN, 4},
+	[AL_NNK_biDirectionalLSTM] = {K_RNN, 4}, [AL_NNK_custom] = {K_UNKNOWN, 0},
+	[AL_NNK_clip] = {K_EW, 1}, [AL_NNK_ceil] = {K_EW, 1}, [AL_NNK_floor] = {K_EW, 1},
+	[AL_NNK_sign] = {K_EW, 1}, [AL_NNK_round] = {K_EW, 1}, [AL_NNK_exp2] = {K_EW, 1},
+	[AL_NNK_sin] = {K_EW, 1}, [AL_NNK_cos] = {K_EW, 1}, [AL_NNK_tan] = {K_EW, 1},
+	[AL_NNK_asin] = {K_EW, 1}, [AL_NNK_acos] = {K_EW, 1}, [AL_NNK_atan] = {K_EW, 1},
+	[AL_NNK_sinh] = {K_EW, 1}, [AL_NNK_cosh] = {K_EW, 1}, [AL_NNK_tanh] = {K_EW, 1},
+	[AL_NNK_asinh] = {K_EW, 1}, [AL_NNK_acosh] = {K_EW, 1}, [AL_NNK_atanh] = {K_EW, 1},
+	[AL_NNK_erf] = {K_EW, 1}, [AL_NNK_gelu] = {K_EW, 1}, [AL_NNK_equal] = {K_EW, 1},
+	[AL_NNK_notEqual] = {K_EW, 1}, [AL_NNK_lessThan] = {K_EW, 1},
+	[AL_NNK_lessEqual] = {K_EW, 1}, [AL_NNK_greaterThan] = {K_EW, 1},
+	[AL_NNK_greaterEqual] = {K_EW, 1}, [AL_NNK_logicalOr] = {K_EW, 1},
+	[AL_NNK_logicalXor] = {K_EW, 1}, [AL_NNK_logicalNot] = {K_EW, 1},
+	[AL_NNK_logicalAnd] = {K_EW, 1}, [AL_NNK_modBroadcastable] = {K_EW, 1},
+	[AL_NNK_minBroadcastable] = {K_EW, 1}, [AL_NNK_maxBroadcastable] = {K_EW, 1},
+	[AL_NNK_addBroadcastable] = {K_EW, 1}, [AL_NNK_powBroadcastable] = {K_EW, 1},
+	[AL_NNK_divideBroadcastable] = {K_EW, 1}, [AL_NNK_floorDivBroadcastable] = {K_EW, 1},
+	[AL_NNK_multiplyBroadcastable] = {K_EW, 1}, [AL_NNK_subtractBroadcastable] = {K_EW, 1},
+	[AL_NNK_softmaxND] = {K_EW, 5}, [AL_NNK_topK] = {K_IN, 1}, [AL_NNK_argMin] = {K_IN, 1},
+	[AL_NNK_argMax] = {K_IN, 1}, [AL_NNK_batchedMatmul] = {K_MATMUL, 0},
+	[AL_NNK_randomNormalLike] = {K_EW, 1}, [AL_NNK_randomNormalStatic] = {K_EW, 1},
+	[AL_NNK_randomNormalDynamic] = {K_EW, 1}, [AL_NNK_randomUniformLike] = {K_EW, 1},
+	[AL_NNK_randomUniformStatic] = {K_EW, 1}, [AL_NNK_randomUniformDynamic] = {K_EW, 1},
+	[AL_NNK_randomBernoulliLike] = {K_EW, 1}, [AL_NNK_randomBernoulliStatic] = {K_EW, 1},
+	[AL_NNK_randomBernoulliDynamic] = {K_EW, 1}, [AL_NNK_categoricalDistribution] = {K_IN, 1},
+	[AL_NNK_reduceL1] = {K_IN, 1}, [AL_NNK_reduceL2] = {K_IN, 1},
+	[AL_NNK_reduceMax] = {K_IN, 1}, [AL_NNK_reduceMin] = {K_IN, 1},
+	[AL_NNK_reduceSum] = {K_IN, 1}, [AL_NNK_reduceProd] = {K_IN, 1},
+	[AL_NNK_reduceMean] = {K_IN, 1}, [AL_NNK_reduceLogSum] = {K_IN, 1},
+	[AL_NNK_reduceSumSquare] = {K_IN, 1}, [AL_NNK_reduceLogSumExp] = {K_IN, 1},
+	[AL_NNK_whereNonZero] = {K_IN, 1}, [AL_NNK_matrixBandPart] = {K_EW, 1},
+	[AL_NNK_lowerTriangular] = {K_EW, 1}, [AL_NNK_upperTriangular] = {K_EW, 1},
+	[AL_NNK_whereBroadcastable] = {K_EW, 1}, [AL_NNK_layerNormalization] = {K_EW, 5},
+	[AL_NNK_NonMaximumSuppression] = {K_UNKNOWN, 0}, [AL_NNK_cumSum] = {K_EW, 1},
+	[AL_NNK_clampedReLU] = {K_EW, 1}, [AL_NNK_argSort] = {K_IN, 1},
+	[AL_NNK_pooling3d] = {K_POOL, 0}, [AL_NNK_globalPooling3d] = {K_IN, 1},
+	[AL_NNK_convolution3d] = {K_CONV, 0},
 };
+_Static_assert(sizeof nn_rows / sizeof nn_rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
-/* ML Program ops by type (sorted); absent rows are K_UNKNOWN. */
-static const struct cost_row mil_rows[] = {
-	{"abs", 0, K_EW, 1}, {"acos", 0, K_EW, 1}, {"add", 0, K_EW, 1}, {"affine", 0, K_EW, 4},
-	{"argsort", 0, K_IN, 1}, {"asin", 0, K_EW, 1}, {"atan", 0, K_EW, 1}, {"atanh", 0, K_EW, 1},
-	{"avg_pool", 0, K_POOL, 0}, {"band_part", 0, K_EW, 1}, {"batch_norm", 0, K_EW, 2},
-	{"batch_to_space", 0, K_NONE, 0}, {"cast", 0, K_NONE, 0}, {"ceil", 0, K_EW, 1},
-	{"clamped_relu", 0, K_EW, 1}, {"classify", 0, K_NONE, 0}, {"clip", 0, K_EW, 1},
-	{"concat", 0, K_NONE, 0}, {"cond", 0, K_NONE, 0}, {"const", 0, K_NONE, 0},
-	{"constexpr_affine_dequantize", 0, K_NONE, 0}, {"constexpr_blockwise_shift_scale", 0, K_NONE, 0},
-	{"constexpr_cast", 0, K_NONE, 0}, {"constexpr_lut_to_dense", 0, K_NONE, 0},
-	{"constexpr_lut_to_sparse", 0, K_NONE, 0},
-	{"constexpr_sparse_blockwise_shift_scale", 0, K_NONE, 0},
-	{"constexpr_sparse_to_dense", 0, K_NONE, 0}, {"conv", 0, K_CONV, 0},
-	{"conv_quantized", 0, K_CONV, 0}, {"conv_transpose", 0, K_DECONV, 0}, {"cos", 0, K_EW, 1},
-	{"cosh", 0, K_EW, 1}, {"crop", 0, K_NONE, 0}, {"crop_resize", 0, K_EW, 4},
-	{"cumsum", 0, K_EW, 1}, {"depth_to_space", 0, K_NONE, 0}, {"dequantize", 0, K_EW, 2},
-	{"elu", 0, K_EW, 1}, {"equal", 0, K_EW, 1}, {"erf", 0, K_EW, 1}, {"exp", 0, K_EW, 1},
-	{"exp2", 0, K_EW, 1}, {"expand_dims", 0, K_NONE, 0}, {"fill", 0, K_NONE, 0},
-	{"fill_like", 0, K_NONE, 0}, {"flatten2d", 0, K_NONE, 0}, {"floor", 0, K_EW, 1},
-	{"floor_div", 0, K_EW, 1}, {"gather", 0, K_NONE, 0}, {"gather_along_axis", 0, K_NONE, 0},
-	{"gather_nd", 0, K_NONE, 0}, {"gelu", 0, K_EW, 1}, {"greater", 0, K_EW, 1},
-	{"greater_equal", 0, K_EW, 1}, {"gru", 0, K_RNN, 3}, {"identity", 0, K_NONE, 0},
-	{"instance_norm", 0, K_EW, 5}, {"inverse", 0, K_EW, 1}, {"l2_norm", 0, K_EW, 3},
-	{"l2_pool", 0, K_POOL, 0}, {"layer_norm", 0, K_EW, 5}, {"leaky_relu", 0, K_EW, 1},
-	{"less", 0, K_EW, 1}, {"less_equal", 0, K_EW, 1}, {"linear", 0, K_FC, 0},
-	{"linear_activation", 0, K_EW, 1}, {"list_gather", 0, K_NONE, 0},
-	{"list_length", 0, K_NONE, 0}, {"list_read", 0, K_NONE, 0}, {"list_scatter", 0, K_NONE, 0},
-	{"list_write", 0, K_NONE, 0}, {"local_response_norm", 0, K_EW, 5}, {"log", 0, K_EW, 1},
-	{"logical_and", 0, K_EW, 1}, {"logical_not", 0, K_EW, 1}, {"logical_or", 0, K_EW, 1},
-	{"logical_xor", 0, K_EW, 1}, {"lstm", 0, K_RNN, 4}, {"make_list", 0, K_NONE, 0},
-	{"matmul", 0, K_MATMUL, 0}, {"max_pool", 0, K_POOL, 0}, {"maximum", 0, K_EW, 1},
-	{"minimum", 0, K_EW, 1}, {"mod", 0, K_EW, 1}, {"mul", 0, K_EW, 1},
-	{"non_zero", 0, K_IN, 1}, {"not_equal", 0, K_EW, 1}, {"one_hot", 0, K_NONE, 0},
-	{"pad", 0, K_NONE, 0}, {"pixel_shuffle", 0, K_NONE, 0}, {"pixel_unshuffle", 0, K_NONE, 0},
-	{"pow", 0, K_EW, 1}, {"prelu", 0, K_EW, 1}, {"quantize", 0, K_EW, 2},
-	{"random_bernoulli", 0, K_EW, 1}, {"random_categorical", 0, K_IN, 1},
-	{"random_normal", 0, K_EW, 1}, {"random_uniform", 0, K_EW, 1}, {"range_1d", 0, K_NONE, 0},
-	{"read_state", 0, K_NONE, 0}, {"real_div", 0, K_EW, 1}, {"reduce_argmax", 0, K_IN, 1},
-	{"reduce_argmin", 0, K_IN, 1}, {"reduce_l1_norm", 0, K_IN, 1}, {"reduce_l2_norm", 0, K_IN, 1},
-	{"reduce_log_sum", 0, K_IN, 1}, {"reduce_log_sum_exp", 0, K_IN, 1},
-	{"reduce_max", 0, K_IN, 1}, {"reduce_mean", 0, K_IN, 1}, {"reduce_min", 0, K_IN, 1},
-	{"reduce_prod", 0, K_IN, 1}, {"reduce_sum", 0, K_IN, 1}, {"reduce_sum_square", 0, K_IN, 1},
-	{"relu", 0, K_EW, 1}, {"relu6", 0, K_EW, 1}, {"resample", 0, K_EW, 4},
-	{"reshape", 0, K_NONE, 0}, {"reshape_like", 0, K_NONE, 0}, {"resize", 0, K_RESIZE, 0},
-	{"resize_bilinear", 0, K_EW, 4}, {"resize_nearest_neighbor", 0, K_NONE, 0},
-	{"reverse", 0, K_NONE, 0}, {"reverse_sequence", 0, K_NONE, 0}, {"rnn", 0, K_RNN, 1},
-	{"round", 0, K_EW, 1}, {"rsqrt", 0, K_EW, 1}, {"scaled_dot_product_attention", 0, K_SDPA, 0},
-	{"scaled_tanh", 0, K_EW, 1}, {"scatter", 0, K_NONE, 0}, {"scatter_along_axis", 0, K_NONE, 0},
-	{"scatter_nd", 0, K_NONE, 0}, {"select", 0, K_EW, 1}, {"shape", 0, K_NONE, 0},
-	{"sigmoid", 0, K_EW, 1}, {"sigmoid_hard", 0, K_EW, 1}, {"sign", 0, K_EW, 1},
-	{"silu", 0, K_EW, 1}, {"sin", 0, K_EW, 1}, {"sinh", 0, K_EW, 1},
-	{"slice_by_index", 0, K_NONE, 0}, {"slice_by_size", 0, K_NONE, 0},
-	{"slice_update", 0, K_NONE, 0}, {"sliding_windows", 0, K_NONE, 0}, {"softmax", 0, K_EW, 5},
-	{"softplus", 0, K_EW, 1}, {"softplus_parametric", 0, K_EW, 1}, {"softsign", 0, K_EW, 1},
-	{"space_to_batch", 0, K_NONE, 0}, {"space_to_depth", 0, K_NONE, 0}, {"split", 0, K_NONE, 0},
-	{"sqrt", 0, K_EW, 1}, {"square", 0, K_EW, 1}, {"squeeze", 0, K_NONE, 0},
-	{"stack", 0, K_NONE, 0}, {"sub", 0, K_EW, 1}, {"tan", 0, K_EW, 1}, {"tanh", 0, K_EW, 1},
-	{"threshold", 0, K_EW, 1}, {"thresholded_relu", 0, K_EW, 1}, {"tile", 0, K_NONE, 0},
-	{"topk", 0, K_IN, 1}, {"transpose", 0, K_NONE, 0}, {"upsample_bilinear", 0, K_EW, 4},
-	{"upsample_nearest_neighbor", 0, K_NONE, 0}, {"while_loop", 0, K_NONE, 0},
-	{"write_state", 0, K_NONE, 0},
+/* ML Program ops by kind; kinds without a row (K_ABSENT) are K_UNKNOWN. */
+static const struct cost_row mil_rows[AL_MILK_COUNT] = {
+	[AL_MILK_abs] = {K_EW, 1}, [AL_MILK_acos] = {K_EW, 1}, [AL_MILK_add] = {K_EW, 1},
+	[AL_MILK_affine] = {K_EW, 4}, [AL_MILK_argsort] = {K_IN, 1}, [AL_MILK_asin] = {K_EW, 1},
+	[AL_MILK_atan] = {K_EW, 1}, [AL_MILK_atanh] = {K_EW, 1}, [AL_MILK_avg_pool] = {K_POOL, 0},
+	[AL_MILK_band_part] = {K_EW, 1}, [AL_MILK_batch_norm] = {K_EW, 2},
+	[AL_MILK_batch_to_space] = {K_NONE, 0}, [AL_MILK_cast] = {K_NONE, 0},
+	[AL_MILK_ceil] = {K_EW, 1}, [AL_MILK_clamped_relu] = {K_EW, 1},
+	[AL_MILK_classify] = {K_NONE, 0}, [AL_MILK_clip] = {K_EW, 1},
+	[AL_MILK_concat] = {K_NONE, 0}, [AL_MILK_cond] = {K_NONE, 0}, [AL_MILK_const] = {K_NONE, 0},
+	[AL_MILK_constexpr_affine_dequantize] = {K_NONE, 0},
+	[AL_MILK_constexpr_blockwise_shift_scale] = {K_NONE, 0},
+	[AL_MILK_constexpr_cast] = {K_NONE, 0}, [AL_MILK_constexpr_lut_to_dense] = {K_NONE, 0},
+	[AL_MILK_constexpr_lut_to_sparse] = {K_NONE, 0},
+	[AL_MILK_constexpr_sparse_blockwise_shift_scale] = {K_NONE, 0},
+	[AL_MILK_constexpr_sparse_to_dense] = {K_NONE, 0}, [AL_MILK_conv] = {K_CONV, 0},
+	[AL_MILK_conv_quantized] = {K_CONV, 0}, [AL_MILK_conv_transpose] = {K_DECONV, 0},
+	[AL_MILK_cos] = {K_EW, 1}, [AL_MILK_cosh] = {K_EW, 1}, [AL_MILK_crop] = {K_NONE, 0},
+	[AL_MILK_crop_resize] = {K_EW, 4}, [AL_MILK_cumsum] = {K_EW, 1},
+	[AL_MILK_depth_to_space] = {K_NONE, 0}, [AL_MILK_dequantize] = {K_EW, 2},
+	[AL_MILK_elu] = {K_EW, 1}, [AL_MILK_equal] = {K_EW, 1}, [AL_MILK_erf] = {K_EW, 1},
+	[AL_MILK_exp] = {K_EW, 1}, [AL_MILK_exp2] = {K_EW, 1}, [AL_MILK_expand_dims] = {K_NONE, 0},
+	[AL_MILK_fill] = {K_NONE, 0}, [AL_MILK_fill_like] = {K_NONE, 0},
+	[AL_MILK_flatten2d] = {K_NONE, 0}, [AL_MILK_floor] = {K_EW, 1},
+	[AL_MILK_floor_div] = {K_EW, 1}, [AL_MILK_gather] = {K_NONE, 0},
+	[AL_MILK_gather_along_axis] = {K_NONE, 0}, [AL_MILK_gather_nd] = {K_NONE, 0},
+	[AL_MILK_gelu] = {K_EW, 1}, [AL_MILK_greater] = {K_EW, 1},
+	[AL_MILK_greater_equal] = {K_EW, 1}, [AL_MILK_gru] = {K_RNN, 3},
+	[AL_MILK_identity] = {K_NONE, 0}, [AL_MILK_instance_norm] = {K_EW, 5},
+	[AL_MILK_inverse] = {K_EW, 1}, [AL_MILK_l2_norm] = {K_EW, 3},
+	[AL_MILK_l2_pool] = {K_POOL, 0}, [AL_MILK_layer_norm] = {K_EW, 5},
+	[AL_MILK_leaky_relu] = {K_EW, 1}, [AL_MILK_less] = {K_EW, 1},
+	[AL_MILK_less_equal] = {K_EW, 1}, [AL_MILK_linear] = {K_FC, 0},
+	[AL_MILK_linear_activation] = {K_EW, 1}, [AL_MILK_list_gather] = {K_NONE, 0},
+	[AL_MILK_list_length] = {K_NONE, 0}, [AL_MILK_list_read] = {K_NONE, 0},
+	[AL_MILK_list_scatter] = {K_NONE, 0}, [AL_MILK_list_write] = {K_NONE, 0},
+	[AL_MILK_local_response_norm] = {K_EW, 5}, [AL_MILK_log] = {K_EW, 1},
+	[AL_MILK_logical_and] = {K_EW, 1}, [AL_MILK_logical_not] = {K_EW, 1},
+	[AL_MILK_logical_or] = {K_EW, 1}, [AL_MILK_logical_xor] = {K_EW, 1},
+	[AL_MILK_lstm] = {K_RNN, 4}, [AL_MILK_make_list] = {K_NONE, 0},
+	[AL_MILK_matmul] = {K_MATMUL, 0}, [AL_MILK_max_pool] = {K_POOL, 0},
+	[AL_MILK_maximum] = {K_EW, 1}, [AL_MILK_minimum] = {K_EW, 1}, [AL_MILK_mod] = {K_EW, 1},
+	[AL_MILK_mul] = {K_EW, 1}, [AL_MILK_non_zero] = {K_IN, 1}, [AL_MILK_not_equal] = {K_EW, 1},
+	[AL_MILK_one_hot] = {K_NONE, 0}, [AL_MILK_pad] = {K_NONE, 0},
+	[AL_MILK_pixel_shuffle] = {K_NONE, 0}, [AL_MILK_pixel_unshuffle] = {K_NONE, 0},
+	[AL_MILK_pow] = {K_EW, 1}, [AL_MILK_prelu] = {K_EW, 1}, [AL_MILK_quantize] = {K_EW, 2},
+	[AL_MILK_random_bernoulli] = {K_EW, 1}, [AL_MILK_random_categorical] = {K_IN, 1},
+	[AL_MILK_random_normal] = {K_EW, 1}, [AL_MILK_random_uniform] = {K_EW, 1},
+	[AL_MILK_range_1d] = {K_NONE, 0}, [AL_MILK_read_state] = {K_NONE, 0},
+	[AL_MILK_real_div] = {K_EW, 1}, [AL_MILK_reduce_argmax] = {K_IN, 1},
+	[AL_MILK_reduce_argmin] = {K_IN, 1}, [AL_MILK_reduce_l1_norm] = {K_IN, 1},
+	[AL_MILK_reduce_l2_norm] = {K_IN, 1}, [AL_MILK_reduce_log_sum] = {K_IN, 1},
+	[AL_MILK_reduce_log_sum_exp] = {K_IN, 1}, [AL_MILK_reduce_max] = {K_IN, 1},
+	[AL_MILK_reduce_mean] = {K_IN, 1}, [AL_MILK_reduce_min] = {K_IN, 1},
+	[AL_MILK_reduce_prod] = {K_IN, 1}, [AL_MILK_reduce_sum] = {K_IN, 1},
+	[AL_MILK_reduce_sum_square] = {K_IN, 1}, [AL_MILK_relu] = {K_EW, 1},
+	[AL_MILK_relu6] = {K_EW, 1}, [AL_MILK_resample] = {K_EW, 4},
+	[AL_MILK_reshape] = {K_NONE, 0}, [AL_MILK_reshape_like] = {K_NONE, 0},
+	[AL_MILK_resize] = {K_RESIZE, 0}, [AL_MILK_resize_bilinear] = {K_EW, 4},
+	[AL_MILK_resize_nearest_neighbor] = {K_NONE, 0}, [AL_MILK_reverse] = {K_NONE, 0},
+	[AL_MILK_reverse_sequence] = {K_NONE, 0}, [AL_MILK_rnn] = {K_RNN, 1},
+	[AL_MILK_round] = {K_EW, 1}, [AL_MILK_rsqrt] = {K_EW, 1},
+	[AL_MILK_scaled_dot_product_attention] = {K_SDPA, 0}, [AL_MILK_scaled_tanh] = {K_EW, 1},
+	[AL_MILK_scatter] = {K_NONE, 0}, [AL_MILK_scatter_along_axis] = {K_NONE, 0},
+	[AL_MILK_scatter_nd] = {K_NONE, 0}, [AL_MILK_select] = {K_EW, 1},
+	[AL_MILK_shape] = {K_NONE, 0}, [AL_MILK_sigmoid] = {K_EW, 1},
+	[AL_MILK_sigmoid_hard] = {K_EW, 1}, [AL_MILK_sign] = {K_EW, 1}, [AL_MILK_silu] = {K_EW, 1},
+	[AL_MILK_sin] = {K_EW, 1}, [AL_MILK_sinh] = {K_EW, 1},
+	[AL_MILK_slice_by_index] = {K_NONE, 0}, [AL_MILK_slice_by_size] = {K_NONE, 0},
+	[AL_MILK_slice_update] = {K_NONE, 0}, [AL_MILK_sliding_windows] = {K_NONE, 0},
+	[AL_MILK_softmax] = {K_EW, 5}, [AL_MILK_softplus] = {K_EW, 1},
+	[AL_MILK_softplus_parametric] = {K_EW, 1}, [AL_MILK_softsign] = {K_EW, 1},
+	[AL_MILK_space_to_batch] = {K_NONE, 0}, [AL_MILK_space_to_depth] = {K_NONE, 0},
+	[AL_MILK_split] = {K_NONE, 0}, [AL_MILK_sqrt] = {K_EW, 1}, [AL_MILK_square] = {K_EW, 1},
+	[AL_MILK_squeeze] = {K_NONE, 0}, [AL_MILK_stack] = {K_NONE, 0}, [AL_MILK_sub] = {K_EW, 1},
+	[AL_MILK_tan] = {K_EW, 1}, [AL_MILK_tanh] = {K_EW, 1}, [AL_MILK_threshold] = {K_EW, 1},
+	[AL_MILK_thresholded_relu] = {K_EW, 1}, [AL_MILK_tile] = {K_NONE, 0},
+	[AL_MILK_topk] = {K_IN, 1}, [AL_MILK_transpose] = {K_NONE, 0},
+	[AL_MILK_upsample_bilinear] = {K_EW, 4}, [AL_MILK_upsample_nearest_neighbor] = {K_NONE, 0},
+	[AL_MILK_while_loop] = {K_NONE, 0}, [AL_MILK_write_state] = {K_NONE, 0},
 };
+_Static_assert(sizeof mil_rows / sizeof mil_rows[0] == AL_MILK_COUNT, "one row per MIL kind");
 
-static const struct cost_row *nn_row(uint32_t field)
+/* Whether a kind has a cost row (for tests/unit/test_kinds.c). */
+bool al_cost_nn_has(int k)
 {
-	for (size_t i = 0; i < sizeof nn_rows / sizeof nn_rows[0]; i++)
-		if (nn_rows[i].field == field)
-			return &nn_rows[i];
-	return NULL;
+	return k >= 0 && k < AL_NNK_COUNT && nn_rows[k].cls != K_ABSENT;
 }
 
-static int mil_cmp(const void *key, const void *row)
+bool al_cost_mil_has(int k)
 {
-	return strcmp((const char *)key, ((const struct cost_row *)row)->name);
-}
-
-static const struct cost_row *mil_row(const char *type)
-{
-	return type ? bsearch(type, mil_rows, sizeof mil_rows / sizeof mil_rows[0], sizeof mil_rows[0],
-			      mil_cmp)
-		    : NULL;
+	return k >= 0 && k < AL_MILK_COUNT && mil_rows[k].cls != K_ABSENT;
 }
 
 /* ================================================================ parameter bytes */
-
-/* Where NeuralNetwork weights live: WeightParams at field `field` of the
- * params of layer `layer`; `holder` marks messages (PReLU, LSTMWeightParams,
- * repeated for biLSTM) whose length-delimited fields are WeightParams. */
-struct wsite {
-	uint32_t layer, field;
-	bool holder;
-};
-static const struct wsite wsites[] = {
-	{100, 90, false}, {100, 91, false}, {130, 25, true}, {130, 71, true}, {140, 20, false},
-	{140, 21, false}, {150, 20, false}, {150, 21, false}, {160, 15, false}, {160, 16, false},
-	{160, 17, false}, {160, 18, false}, {245, 2, false}, {245, 5, false}, {250, 2, false},
-	{290, 2, false}, {400, 30, false}, {400, 31, false}, {400, 32, false}, {410, 30, false},
-	{410, 31, false}, {410, 32, false}, {410, 50, false}, {410, 51, false}, {410, 52, false},
-	{410, 70, false}, {410, 71, false}, {410, 72, false}, {420, 20, true}, {430, 20, true},
-	{500, 20, false}, {1040, 20, false}, {1040, 21, false}, {1045, 8, false}, {1045, 9, false},
-	{1070, 2, false}, {1350, 3, false}, {1350, 4, false}, {1471, 60, false}, {1471, 61, false},
-};
 
 /* WeightParams: floatValue = 1 (packed, or fixed32 each), float16Value = 2,
  * rawValue = 30, int8RawValue = 31; lengths only. */
@@ -196,7 +200,9 @@ static uint64_t weight_bytes(al_span w)
 	return n;
 }
 
-static uint64_t nn_param_bytes(uint32_t layer, al_span p)
+/* Weight bytes of an NN layer of kind `kind`: its weight sites (al_nn_weight_sites);
+ * a holder counts every length-delimited field it holds. */
+static uint64_t nn_param_bytes(int kind, al_span p)
 {
 	struct pb_iter it, jt;
 	struct pb_field f, g;
@@ -205,10 +211,11 @@ static uint64_t nn_param_bytes(uint32_t layer, al_span p)
 	while (pb_next(&it, &f)) {
 		if (f.wire != PB_LEN)
 			continue;
-		for (size_t i = 0; i < sizeof wsites / sizeof wsites[0]; i++) {
-			if (wsites[i].layer != layer || wsites[i].field != f.num)
+		const struct al_weight_site *ws = al_nn_weight_sites[kind];
+		for (; ws && ws->field; ws++) {
+			if (ws->field != f.num)
 				continue;
-			if (!wsites[i].holder) {
+			if (ws->holder == AL_WH_NONE) {
 				n += weight_bytes(f.data);
 				break;
 			}
@@ -450,21 +457,21 @@ static void nn_conv_flops(struct cx *c, al_span p, bool is3d)
 		c->flops += term(c, numel(o));
 }
 
-static void nn_flops(struct cx *c, const struct cost_row *r, al_span p)
+static void nn_flops(struct cx *c, int kind, const struct cost_row *r, al_span p)
 {
 	const struct al_shape *s = in0(c), *o = out0(c);
 	uint64_t v;
 	switch (r->cls) {
 	case K_CONV:
-		nn_conv_flops(c, p, r->field == 1471);
+		nn_conv_flops(c, p, kind == AL_NNK_convolution3d);
 		return;
 	case K_POOL: {
-		if (r->field == 120 && pb_get_varint(p, 60, &v) && v) { /* global */
+		if (kind == AL_NNK_pooling && pb_get_varint(p, 60, &v) && v) { /* global */
 			c->flops = term(c, numel(s));
 			return;
 		}
 		int64_t kernel = 1;
-		if (r->field == 1465) {
+		if (kind == AL_NNK_pooling3d) {
 			for (uint32_t f = 2; f <= 4; f++)
 				kernel = dim_mul(kernel, pb_get_varint(p, f, &v) ? (int64_t)(v & 0x7fffffff) : 1);
 		} else {
@@ -504,7 +511,7 @@ static void nn_flops(struct cx *c, const struct cost_row *r, al_span p)
 		int64_t in_sz = pb_get_varint(p, 1, &v) && v <= INT64_MAX ? (int64_t)v : -1;
 		int64_t h = pb_get_varint(p, 2, &v) && v <= INT64_MAX ? (int64_t)v : -1;
 		int64_t steps = in_sz > 0 && numel(s) >= 0 ? numel(s) / in_sz : -1;
-		double dirs = r->field == 430 ? 2 : 1;
+		double dirs = kind == AL_NNK_biDirectionalLSTM ? 2 : 1;
 		c->flops = dirs * term(c, steps) * r->k * term(c, h) *
 			   (2 * (term(c, in_sz) + term(c, h)) + 3);
 		return;
@@ -603,7 +610,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 }
 
 /* Per-element classes, shared by both worlds. */
-static void simple_flops(struct cx *c, const struct cost_row *r)
+static void simple_flops(struct cx *c, bool mil, const struct cost_row *r)
 {
 	switch (r->cls) {
 	case K_EW:
@@ -614,7 +621,7 @@ static void simple_flops(struct cx *c, const struct cost_row *r)
 		return;
 	case K_IN: {
 		struct al_shape x; /* ML Program: the op's `x`, not whatever binding comes first */
-		const struct al_shape *s = !r->name ? in0(c) : mil_shape(c, "x", &x) ? &x : NULL;
+		const struct al_shape *s = !mil ? in0(c) : mil_shape(c, "x", &x) ? &x : NULL;
 		c->flops = r->k * term(c, numel(s));
 		return;
 	}
@@ -640,25 +647,24 @@ void al_cost_node(struct al_node *n, const struct al_model *m, const struct al_s
 	if (mil && is_const_like(n))
 		return; /* data, not work: its bytes count where it is read */
 
+	static const struct cost_row none = {K_NONE, 0}, unknown = {K_UNKNOWN, 0};
 	const struct cost_row *r = NULL;
-	if (mil) {
-		r = mil_row(n->type);
-	} else if (n->kind >= 0) {
-		uint32_t field = al_nn_kinds[n->kind].field;
-		r = nn_row(field);
-		n->cost.param_bytes = nn_param_bytes(field, src->params);
-		static const struct cost_row none = {NULL, 0, K_NONE, 0};
-		if (!r)
-			r = &none;
+	if (mil) { /* an op type not in mil_ops.def (kind -1) is not estimated */
+		r = n->kind >= 0 && n->kind < AL_MILK_COUNT ? &mil_rows[n->kind] : NULL;
+		if (r && r->cls == K_ABSENT)
+			r = &unknown;
+	} else if (n->kind >= 0 && n->kind < AL_NNK_COUNT) {
+		r = nn_rows[n->kind].cls != K_ABSENT ? &nn_rows[n->kind] : &none;
+		n->cost.param_bytes = nn_param_bytes(n->kind, src->params);
 	}
 	if (!r) {
 		c.known = false;
 	} else if (r->cls == K_EW || r->cls == K_EWN || r->cls == K_IN || r->cls == K_UNKNOWN) {
-		simple_flops(&c, r);
+		simple_flops(&c, mil, r);
 	} else if (mil) {
 		mil_flops(&c, r);
 	} else {
-		nn_flops(&c, r, src->params);
+		nn_flops(&c, n->kind, r, src->params);
 	}
 
 	/* activations: inputs that are not constants, and every output, at 2 bytes */

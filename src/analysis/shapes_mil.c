@@ -965,77 +965,90 @@ static bool m_sdpa(const struct shp_node *x, const char *arg)
 /* ================================================================ the table */
 
 struct mil_row {
-	const char *op;
 	mil_fn *fn;
 	const char *arg;
 };
 
-/* Sorted by op name (bsearch). */
-static const struct mil_row rows[] = {
-	{"abs", m_same, NULL}, {"acos", m_same, NULL}, {"add", m_binary, NULL},
-	{"argsort", m_same, NULL}, {"asin", m_same, NULL}, {"atan", m_same, NULL},
-	{"atanh", m_same, NULL}, {"avg_pool", m_pool, NULL}, {"band_part", m_same, NULL},
-	{"batch_norm", m_same, NULL}, {"cast", m_cast, NULL}, {"ceil", m_same, NULL},
-	{"clamped_relu", m_same, NULL}, {"clip", m_same, NULL}, {"concat", m_concat, NULL},
-	{"conv", m_conv, NULL}, {"conv_transpose", m_conv_transpose, NULL}, {"cos", m_same, NULL},
-	{"cosh", m_same, NULL}, {"crop", m_crop, NULL}, {"cumsum", m_same, NULL},
-	{"depth_to_space", m_block, "up"}, {"elu", m_same, NULL}, {"equal", m_binary, "bool"},
-	{"erf", m_same, NULL}, {"exp", m_same, NULL}, {"exp2", m_same, NULL},
-	{"expand_dims", m_expand_dims, NULL}, {"fill_like", m_same, "ref_tensor"},
-	{"flatten2d", m_flatten2d, NULL}, {"floor", m_same, NULL}, {"floor_div", m_binary, NULL},
-	{"gather", m_gather, NULL}, {"gather_along_axis", m_gather_along_axis, NULL},
-	{"gelu", m_same, NULL}, {"greater", m_binary, "bool"}, {"greater_equal", m_binary, "bool"},
-	{"identity", m_same, NULL}, {"instance_norm", m_same, NULL}, {"inverse", m_same, NULL},
-	{"l2_norm", m_same, NULL}, {"l2_pool", m_pool, NULL}, {"layer_norm", m_same, NULL},
-	{"leaky_relu", m_same, NULL}, {"less", m_binary, "bool"}, {"less_equal", m_binary, "bool"},
-	{"linear", m_linear, NULL}, {"linear_activation", m_same, NULL},
-	{"local_response_norm", m_same, NULL}, {"log", m_same, NULL},
-	{"logical_and", m_binary, "bool"}, {"logical_not", m_same, NULL},
-	{"logical_or", m_binary, "bool"}, {"logical_xor", m_binary, "bool"},
-	{"matmul", m_matmul, NULL}, {"max_pool", m_pool, NULL}, {"maximum", m_binary, NULL},
-	{"minimum", m_binary, NULL}, {"mod", m_binary, NULL}, {"mul", m_binary, NULL},
-	{"not_equal", m_binary, "bool"}, {"pad", m_pad, NULL}, {"pixel_shuffle", m_block, "up"},
-	{"pixel_unshuffle", m_block, "down"}, {"pow", m_binary, NULL}, {"prelu", m_same, NULL},
-	{"real_div", m_binary, NULL}, {"reduce_argmax", m_argreduce, NULL},
-	{"reduce_argmin", m_argreduce, NULL}, {"reduce_l1_norm", m_reduce, NULL},
-	{"reduce_l2_norm", m_reduce, NULL}, {"reduce_log_sum", m_reduce, NULL},
-	{"reduce_log_sum_exp", m_reduce, NULL}, {"reduce_max", m_reduce, NULL},
-	{"reduce_mean", m_reduce, NULL}, {"reduce_min", m_reduce, NULL},
-	{"reduce_prod", m_reduce, NULL}, {"reduce_sum", m_reduce, NULL},
-	{"reduce_sum_square", m_reduce, NULL}, {"relu", m_same, NULL}, {"relu6", m_same, NULL},
-	{"reshape", m_reshape, NULL}, {"resize_bilinear", m_resize, NULL},
-	{"resize_nearest_neighbor", m_resize, NULL}, {"reverse", m_same, NULL},
-	{"reverse_sequence", m_same, NULL}, {"round", m_same, NULL}, {"rsqrt", m_same, NULL},
-	{"scaled_dot_product_attention", m_sdpa, NULL}, {"scaled_tanh", m_same, NULL},
-	{"scatter", m_same, "data"}, {"scatter_along_axis", m_same, "data"},
-	{"scatter_nd", m_same, "data"}, {"select", m_select, NULL}, {"shape", m_shape, NULL},
-	{"sigmoid", m_same, NULL}, {"sigmoid_hard", m_same, NULL}, {"sign", m_same, NULL},
-	{"silu", m_same, NULL}, {"sin", m_same, NULL}, {"sinh", m_same, NULL},
-	{"slice_by_index", m_slice_by_index, NULL}, {"slice_by_size", m_slice_by_size, NULL},
-	{"softmax", m_same, NULL}, {"softplus", m_same, NULL}, {"softplus_parametric", m_same, NULL},
-	{"softsign", m_same, NULL}, {"space_to_depth", m_block, "down"}, {"split", m_split, NULL},
-	{"sqrt", m_same, NULL}, {"square", m_same, NULL}, {"squeeze", m_squeeze, NULL},
-	{"stack", m_stack, NULL}, {"sub", m_binary, NULL}, {"tan", m_same, NULL},
-	{"tanh", m_same, NULL}, {"threshold", m_same, NULL}, {"thresholded_relu", m_same, NULL},
-	{"tile", m_tile, NULL}, {"topk", m_topk, NULL}, {"transpose", m_transpose, NULL},
-	{"upsample_bilinear", m_upsample, NULL}, {"upsample_nearest_neighbor", m_upsample, NULL},
+/* Indexed by kind. Kinds without a row (fn NULL): the declared types stand alone
+ * (tests/unit/test_kinds.c lists them). */
+static const struct mil_row rows[AL_MILK_COUNT] = {
+	[AL_MILK_abs] = {m_same, NULL}, [AL_MILK_acos] = {m_same, NULL},
+	[AL_MILK_add] = {m_binary, NULL}, [AL_MILK_argsort] = {m_same, NULL},
+	[AL_MILK_asin] = {m_same, NULL}, [AL_MILK_atan] = {m_same, NULL},
+	[AL_MILK_atanh] = {m_same, NULL}, [AL_MILK_avg_pool] = {m_pool, NULL},
+	[AL_MILK_band_part] = {m_same, NULL}, [AL_MILK_batch_norm] = {m_same, NULL},
+	[AL_MILK_cast] = {m_cast, NULL}, [AL_MILK_ceil] = {m_same, NULL},
+	[AL_MILK_clamped_relu] = {m_same, NULL}, [AL_MILK_clip] = {m_same, NULL},
+	[AL_MILK_concat] = {m_concat, NULL}, [AL_MILK_conv] = {m_conv, NULL},
+	[AL_MILK_conv_transpose] = {m_conv_transpose, NULL}, [AL_MILK_cos] = {m_same, NULL},
+	[AL_MILK_cosh] = {m_same, NULL}, [AL_MILK_crop] = {m_crop, NULL},
+	[AL_MILK_cumsum] = {m_same, NULL}, [AL_MILK_depth_to_space] = {m_block, "up"},
+	[AL_MILK_elu] = {m_same, NULL}, [AL_MILK_equal] = {m_binary, "bool"},
+	[AL_MILK_erf] = {m_same, NULL}, [AL_MILK_exp] = {m_same, NULL},
+	[AL_MILK_exp2] = {m_same, NULL}, [AL_MILK_expand_dims] = {m_expand_dims, NULL},
+	[AL_MILK_fill_like] = {m_same, "ref_tensor"}, [AL_MILK_flatten2d] = {m_flatten2d, NULL},
+	[AL_MILK_floor] = {m_same, NULL}, [AL_MILK_floor_div] = {m_binary, NULL},
+	[AL_MILK_gather] = {m_gather, NULL},
+	[AL_MILK_gather_along_axis] = {m_gather_along_axis, NULL}, [AL_MILK_gelu] = {m_same, NULL},
+	[AL_MILK_greater] = {m_binary, "bool"}, [AL_MILK_greater_equal] = {m_binary, "bool"},
+	[AL_MILK_identity] = {m_same, NULL}, [AL_MILK_instance_norm] = {m_same, NULL},
+	[AL_MILK_inverse] = {m_same, NULL}, [AL_MILK_l2_norm] = {m_same, NULL},
+	[AL_MILK_l2_pool] = {m_pool, NULL}, [AL_MILK_layer_norm] = {m_same, NULL},
+	[AL_MILK_leaky_relu] = {m_same, NULL}, [AL_MILK_less] = {m_binary, "bool"},
+	[AL_MILK_less_equal] = {m_binary, "bool"}, [AL_MILK_linear] = {m_linear, NULL},
+	[AL_MILK_linear_activation] = {m_same, NULL},
+	[AL_MILK_local_response_norm] = {m_same, NULL}, [AL_MILK_log] = {m_same, NULL},
+	[AL_MILK_logical_and] = {m_binary, "bool"}, [AL_MILK_logical_not] = {m_same, NULL},
+	[AL_MILK_logical_or] = {m_binary, "bool"}, [AL_MILK_logical_xor] = {m_binary, "bool"},
+	[AL_MILK_matmul] = {m_matmul, NULL}, [AL_MILK_max_pool] = {m_pool, NULL},
+	[AL_MILK_maximum] = {m_binary, NULL}, [AL_MILK_minimum] = {m_binary, NULL},
+	[AL_MILK_mod] = {m_binary, NULL}, [AL_MILK_mul] = {m_binary, NULL},
+	[AL_MILK_not_equal] = {m_binary, "bool"}, [AL_MILK_pad] = {m_pad, NULL},
+	[AL_MILK_pixel_shuffle] = {m_block, "up"}, [AL_MILK_pixel_unshuffle] = {m_block, "down"},
+	[AL_MILK_pow] = {m_binary, NULL}, [AL_MILK_prelu] = {m_same, NULL},
+	[AL_MILK_real_div] = {m_binary, NULL}, [AL_MILK_reduce_argmax] = {m_argreduce, NULL},
+	[AL_MILK_reduce_argmin] = {m_argreduce, NULL}, [AL_MILK_reduce_l1_norm] = {m_reduce, NULL},
+	[AL_MILK_reduce_l2_norm] = {m_reduce, NULL}, [AL_MILK_reduce_log_sum] = {m_reduce, NULL},
+	[AL_MILK_reduce_log_sum_exp] = {m_reduce, NULL}, [AL_MILK_reduce_max] = {m_reduce, NULL},
+	[AL_MILK_reduce_mean] = {m_reduce, NULL}, [AL_MILK_reduce_min] = {m_reduce, NULL},
+	[AL_MILK_reduce_prod] = {m_reduce, NULL}, [AL_MILK_reduce_sum] = {m_reduce, NULL},
+	[AL_MILK_reduce_sum_square] = {m_reduce, NULL}, [AL_MILK_relu] = {m_same, NULL},
+	[AL_MILK_relu6] = {m_same, NULL}, [AL_MILK_reshape] = {m_reshape, NULL},
+	[AL_MILK_resize_bilinear] = {m_resize, NULL},
+	[AL_MILK_resize_nearest_neighbor] = {m_resize, NULL}, [AL_MILK_reverse] = {m_same, NULL},
+	[AL_MILK_reverse_sequence] = {m_same, NULL}, [AL_MILK_round] = {m_same, NULL},
+	[AL_MILK_rsqrt] = {m_same, NULL}, [AL_MILK_scaled_dot_product_attention] = {m_sdpa, NULL},
+	[AL_MILK_scaled_tanh] = {m_same, NULL}, [AL_MILK_scatter] = {m_same, "data"},
+	[AL_MILK_scatter_along_axis] = {m_same, "data"}, [AL_MILK_scatter_nd] = {m_same, "data"},
+	[AL_MILK_select] = {m_select, NULL}, [AL_MILK_shape] = {m_shape, NULL},
+	[AL_MILK_sigmoid] = {m_same, NULL}, [AL_MILK_sigmoid_hard] = {m_same, NULL},
+	[AL_MILK_sign] = {m_same, NULL}, [AL_MILK_silu] = {m_same, NULL},
+	[AL_MILK_sin] = {m_same, NULL}, [AL_MILK_sinh] = {m_same, NULL},
+	[AL_MILK_slice_by_index] = {m_slice_by_index, NULL},
+	[AL_MILK_slice_by_size] = {m_slice_by_size, NULL}, [AL_MILK_softmax] = {m_same, NULL},
+	[AL_MILK_softplus] = {m_same, NULL}, [AL_MILK_softplus_parametric] = {m_same, NULL},
+	[AL_MILK_softsign] = {m_same, NULL}, [AL_MILK_space_to_depth] = {m_block, "down"},
+	[AL_MILK_split] = {m_split, NULL}, [AL_MILK_sqrt] = {m_same, NULL},
+	[AL_MILK_square] = {m_same, NULL}, [AL_MILK_squeeze] = {m_squeeze, NULL},
+	[AL_MILK_stack] = {m_stack, NULL}, [AL_MILK_sub] = {m_binary, NULL},
+	[AL_MILK_tan] = {m_same, NULL}, [AL_MILK_tanh] = {m_same, NULL},
+	[AL_MILK_threshold] = {m_same, NULL}, [AL_MILK_thresholded_relu] = {m_same, NULL},
+	[AL_MILK_tile] = {m_tile, NULL}, [AL_MILK_topk] = {m_topk, NULL},
+	[AL_MILK_transpose] = {m_transpose, NULL}, [AL_MILK_upsample_bilinear] = {m_upsample, NULL},
+	[AL_MILK_upsample_nearest_neighbor] = {m_upsample, NULL},
 };
+_Static_assert(sizeof rows / sizeof rows[0] == AL_MILK_COUNT, "one row per MIL kind");
 
-static int row_cmp(const void *key, const void *row)
+/* Whether MIL kind k has a shape function (for tests/unit/test_kinds.c). */
+bool al_shapes_mil_has(int k)
 {
-	return strcmp((const char *)key, ((const struct mil_row *)row)->op);
-}
-
-static const struct mil_row *find_row(const char *type)
-{
-	if (!type)
-		return NULL;
-	return bsearch(type, rows, sizeof rows / sizeof rows[0], sizeof rows[0], row_cmp);
+	return k >= 0 && k < AL_MILK_COUNT && rows[k].fn;
 }
 
 bool al_shapes_mil(const struct shp_node *x)
 {
-	const struct mil_row *r = find_row(x->n->type);
+	int k = x->n->kind;
+	const struct mil_row *r = k >= 0 && k < AL_MILK_COUNT && rows[k].fn ? &rows[k] : NULL;
 	if (!r || !x->n_out)
 		return false;
 	for (uint32_t o = 0; o < x->n_out; o++)

@@ -1,5 +1,5 @@
 /* shapes_nn.c: output shapes of NeuralNetwork layers: one shape function per family,
- * in a table keyed by the layer's field number. Legacy layers work on the last three
+ * in a table indexed by the layer's kind. Legacy layers work on the last three
  * axes [C, H, W] of a rank >= 3 blob (RANK5: [Seq, Batch, C, H, W]), ND layers on any
  * rank (NeuralNetwork.proto; coreml-format-facts.md sections 4-6). Params are read
  * from the params span, weights never. A size that is data-dependent, a custom layer
@@ -1364,76 +1364,98 @@ static void nn_unknown(const struct shp_node *x, al_span p)
 
 /* ================================================================ the table */
 
-struct nn_row {
-	uint32_t field;
-	nn_fn *fn;
+/* Indexed by kind. Kinds without a row: unknown shapes (tests/unit/test_kinds.c
+ * lists them). */
+static nn_fn *const rows[AL_NNK_COUNT] = {
+	[AL_NNK_convolution] = nn_conv, [AL_NNK_pooling] = nn_pool, [AL_NNK_activation] = nn_same,
+	[AL_NNK_innerProduct] = nn_inner_product, [AL_NNK_embedding] = nn_embedding,
+	[AL_NNK_batchnorm] = nn_same, [AL_NNK_mvn] = nn_same, [AL_NNK_l2normalize] = nn_same,
+	[AL_NNK_softmax] = nn_same, [AL_NNK_lrn] = nn_same, [AL_NNK_crop] = nn_crop,
+	[AL_NNK_padding] = nn_padding, [AL_NNK_upsample] = nn_upsample,
+	[AL_NNK_resizeBilinear] = nn_resize, [AL_NNK_cropResize] = nn_crop_resize,
+	[AL_NNK_unary] = nn_same, [AL_NNK_add] = nn_broadcast, [AL_NNK_multiply] = nn_broadcast,
+	[AL_NNK_average] = nn_broadcast, [AL_NNK_scale] = nn_same, [AL_NNK_bias] = nn_same,
+	[AL_NNK_max] = nn_broadcast, [AL_NNK_min] = nn_broadcast, [AL_NNK_dot] = nn_dot,
+	[AL_NNK_reduce] = nn_reduce_legacy, [AL_NNK_loadConstant] = nn_load_constant,
+	[AL_NNK_reshape] = nn_reshape_legacy, [AL_NNK_flatten] = nn_flatten,
+	[AL_NNK_permute] = nn_permute, [AL_NNK_concat] = nn_concat, [AL_NNK_split] = nn_split,
+	[AL_NNK_sequenceRepeat] = nn_sequence_repeat, [AL_NNK_reorganizeData] = nn_reorganize,
+	[AL_NNK_slice] = nn_slice_legacy, [AL_NNK_simpleRecurrent] = nn_rnn, [AL_NNK_gru] = nn_rnn,
+	[AL_NNK_uniDirectionalLSTM] = nn_lstm, [AL_NNK_biDirectionalLSTM] = nn_bilstm,
+	[AL_NNK_custom] = nn_unknown, [AL_NNK_copy] = nn_same, [AL_NNK_branch] = nn_none,
+	[AL_NNK_loop] = nn_none, [AL_NNK_loopBreak] = nn_none, [AL_NNK_loopContinue] = nn_none,
+	[AL_NNK_rangeStatic] = nn_range_static, [AL_NNK_rangeDynamic] = nn_rank1,
+	[AL_NNK_clip] = nn_same, [AL_NNK_ceil] = nn_same, [AL_NNK_floor] = nn_same,
+	[AL_NNK_sign] = nn_same, [AL_NNK_round] = nn_same, [AL_NNK_exp2] = nn_same,
+	[AL_NNK_sin] = nn_same, [AL_NNK_cos] = nn_same, [AL_NNK_tan] = nn_same,
+	[AL_NNK_asin] = nn_same, [AL_NNK_acos] = nn_same, [AL_NNK_atan] = nn_same,
+	[AL_NNK_sinh] = nn_same, [AL_NNK_cosh] = nn_same, [AL_NNK_tanh] = nn_same,
+	[AL_NNK_asinh] = nn_same, [AL_NNK_acosh] = nn_same, [AL_NNK_atanh] = nn_same,
+	[AL_NNK_erf] = nn_same, [AL_NNK_gelu] = nn_same, [AL_NNK_equal] = nn_broadcast,
+	[AL_NNK_notEqual] = nn_broadcast, [AL_NNK_lessThan] = nn_broadcast,
+	[AL_NNK_lessEqual] = nn_broadcast, [AL_NNK_greaterThan] = nn_broadcast,
+	[AL_NNK_greaterEqual] = nn_broadcast, [AL_NNK_logicalOr] = nn_broadcast,
+	[AL_NNK_logicalXor] = nn_broadcast, [AL_NNK_logicalNot] = nn_same,
+	[AL_NNK_logicalAnd] = nn_broadcast, [AL_NNK_modBroadcastable] = nn_broadcast,
+	[AL_NNK_minBroadcastable] = nn_broadcast, [AL_NNK_maxBroadcastable] = nn_broadcast,
+	[AL_NNK_addBroadcastable] = nn_broadcast, [AL_NNK_powBroadcastable] = nn_broadcast,
+	[AL_NNK_divideBroadcastable] = nn_broadcast, [AL_NNK_floorDivBroadcastable] = nn_broadcast,
+	[AL_NNK_multiplyBroadcastable] = nn_broadcast,
+	[AL_NNK_subtractBroadcastable] = nn_broadcast, [AL_NNK_tile] = nn_tile,
+	[AL_NNK_stack] = nn_stack, [AL_NNK_gather] = nn_gather, [AL_NNK_scatter] = nn_same,
+	[AL_NNK_gatherND] = nn_gather_nd, [AL_NNK_scatterND] = nn_same,
+	[AL_NNK_softmaxND] = nn_same, [AL_NNK_gatherAlongAxis] = nn_second,
+	[AL_NNK_scatterAlongAxis] = nn_same, [AL_NNK_reverse] = nn_same,
+	[AL_NNK_reverseSeq] = nn_same, [AL_NNK_splitND] = nn_split_nd,
+	[AL_NNK_concatND] = nn_concat_nd, [AL_NNK_transpose] = nn_transpose,
+	[AL_NNK_sliceStatic] = nn_slice_static, [AL_NNK_sliceDynamic] = nn_slice_dynamic,
+	[AL_NNK_slidingWindows] = nn_sliding_windows, [AL_NNK_topK] = nn_topk,
+	[AL_NNK_argMin] = nn_argreduce, [AL_NNK_argMax] = nn_argreduce,
+	[AL_NNK_embeddingND] = nn_embedding_nd, [AL_NNK_batchedMatmul] = nn_batched_matmul,
+	[AL_NNK_getShape] = nn_get_shape, [AL_NNK_loadConstantND] = nn_load_constant_nd,
+	[AL_NNK_fillLike] = nn_same, [AL_NNK_fillStatic] = nn_fill_static,
+	[AL_NNK_fillDynamic] = nn_dynamic0, [AL_NNK_broadcastToLike] = nn_broadcast_like,
+	[AL_NNK_broadcastToStatic] = nn_broadcast_static,
+	[AL_NNK_broadcastToDynamic] = nn_broadcast_dynamic, [AL_NNK_squeeze] = nn_squeeze,
+	[AL_NNK_expandDims] = nn_expand_dims, [AL_NNK_flattenTo2D] = nn_flatten_2d,
+	[AL_NNK_reshapeLike] = nn_second, [AL_NNK_reshapeStatic] = nn_reshape_static,
+	[AL_NNK_reshapeDynamic] = nn_dynamic1,
+	[AL_NNK_rankPreservingReshape] = nn_reshape_rank_preserving,
+	[AL_NNK_constantPad] = nn_constant_pad, [AL_NNK_randomNormalLike] = nn_same,
+	[AL_NNK_randomNormalStatic] = nn_random_static, [AL_NNK_randomNormalDynamic] = nn_dynamic0,
+	[AL_NNK_randomUniformLike] = nn_same, [AL_NNK_randomUniformStatic] = nn_random_static,
+	[AL_NNK_randomUniformDynamic] = nn_dynamic0, [AL_NNK_randomBernoulliLike] = nn_same,
+	[AL_NNK_randomBernoulliStatic] = nn_bernoulli_static,
+	[AL_NNK_randomBernoulliDynamic] = nn_dynamic0,
+	[AL_NNK_categoricalDistribution] = nn_categorical, [AL_NNK_reduceL1] = nn_reduce,
+	[AL_NNK_reduceL2] = nn_reduce, [AL_NNK_reduceMax] = nn_reduce,
+	[AL_NNK_reduceMin] = nn_reduce, [AL_NNK_reduceSum] = nn_reduce,
+	[AL_NNK_reduceProd] = nn_reduce, [AL_NNK_reduceMean] = nn_reduce,
+	[AL_NNK_reduceLogSum] = nn_reduce, [AL_NNK_reduceSumSquare] = nn_reduce,
+	[AL_NNK_reduceLogSumExp] = nn_reduce, [AL_NNK_whereNonZero] = nn_where_nonzero,
+	[AL_NNK_matrixBandPart] = nn_same, [AL_NNK_lowerTriangular] = nn_same,
+	[AL_NNK_upperTriangular] = nn_same, [AL_NNK_whereBroadcastable] = nn_broadcast,
+	[AL_NNK_layerNormalization] = nn_same, [AL_NNK_NonMaximumSuppression] = nn_unknown,
+	[AL_NNK_oneHot] = nn_one_hot, [AL_NNK_cumSum] = nn_same, [AL_NNK_clampedReLU] = nn_same,
+	[AL_NNK_argSort] = nn_same, [AL_NNK_pooling3d] = nn_pool3d,
+	[AL_NNK_globalPooling3d] = nn_global_pool3d, [AL_NNK_sliceBySize] = nn_slice_by_size,
+	[AL_NNK_convolution3d] = nn_conv3d,
 };
+_Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
-/* Sorted by field number (nn_layers.def order). Rows missing here: unknown shapes. */
-static const struct nn_row rows[] = {
-	{100, nn_conv}, {120, nn_pool}, {130, nn_same}, {140, nn_inner_product},
-	{150, nn_embedding}, {160, nn_same}, {165, nn_same}, {170, nn_same}, {175, nn_same},
-	{180, nn_same}, {190, nn_crop}, {200, nn_padding}, {210, nn_upsample}, {211, nn_resize},
-	{212, nn_crop_resize}, {220, nn_same}, {230, nn_broadcast}, {231, nn_broadcast},
-	{240, nn_broadcast}, {245, nn_same}, {250, nn_same}, {260, nn_broadcast},
-	{261, nn_broadcast}, {270, nn_dot}, {280, nn_reduce_legacy}, {290, nn_load_constant},
-	{300, nn_reshape_legacy}, {301, nn_flatten}, {310, nn_permute}, {320, nn_concat},
-	{330, nn_split}, {340, nn_sequence_repeat}, {345, nn_reorganize}, {350, nn_slice_legacy},
-	{400, nn_rnn}, {410, nn_rnn}, {420, nn_lstm}, {430, nn_bilstm}, {500, nn_unknown},
-	{600, nn_same}, {605, nn_none}, {615, nn_none}, {620, nn_none}, {625, nn_none},
-	{635, nn_range_static}, {640, nn_rank1}, {660, nn_same}, {665, nn_same}, {670, nn_same},
-	{680, nn_same}, {685, nn_same}, {700, nn_same}, {710, nn_same}, {715, nn_same},
-	{720, nn_same}, {730, nn_same}, {735, nn_same}, {740, nn_same}, {750, nn_same},
-	{755, nn_same}, {760, nn_same}, {770, nn_same}, {775, nn_same}, {780, nn_same},
-	{790, nn_same}, {795, nn_same}, {815, nn_broadcast}, {820, nn_broadcast},
-	{825, nn_broadcast}, {827, nn_broadcast}, {830, nn_broadcast}, {832, nn_broadcast},
-	{840, nn_broadcast}, {845, nn_broadcast}, {850, nn_same}, {855, nn_broadcast},
-	{865, nn_broadcast}, {870, nn_broadcast}, {875, nn_broadcast}, {880, nn_broadcast},
-	{885, nn_broadcast}, {890, nn_broadcast}, {895, nn_broadcast}, {900, nn_broadcast},
-	{905, nn_broadcast}, {920, nn_tile}, {925, nn_stack}, {930, nn_gather}, {935, nn_same},
-	{940, nn_gather_nd}, {945, nn_same}, {950, nn_same}, {952, nn_second}, {954, nn_same},
-	{960, nn_same}, {965, nn_same}, {975, nn_split_nd}, {980, nn_concat_nd},
-	{985, nn_transpose}, {995, nn_slice_static}, {1000, nn_slice_dynamic},
-	{1005, nn_sliding_windows}, {1015, nn_topk}, {1020, nn_argreduce}, {1025, nn_argreduce},
-	{1040, nn_embedding_nd}, {1045, nn_batched_matmul}, {1065, nn_get_shape},
-	{1070, nn_load_constant_nd}, {1080, nn_same}, {1085, nn_fill_static}, {1090, nn_dynamic0},
-	{1100, nn_broadcast_like}, {1105, nn_broadcast_static}, {1110, nn_broadcast_dynamic},
-	{1120, nn_squeeze}, {1125, nn_expand_dims}, {1130, nn_flatten_2d}, {1135, nn_second},
-	{1140, nn_reshape_static}, {1145, nn_dynamic1}, {1150, nn_reshape_rank_preserving},
-	{1155, nn_constant_pad}, {1170, nn_same}, {1175, nn_random_static}, {1180, nn_dynamic0},
-	{1190, nn_same}, {1195, nn_random_static}, {1200, nn_dynamic0}, {1210, nn_same},
-	{1215, nn_bernoulli_static}, {1220, nn_dynamic0}, {1230, nn_categorical},
-	{1250, nn_reduce}, {1255, nn_reduce}, {1260, nn_reduce}, {1265, nn_reduce},
-	{1270, nn_reduce}, {1275, nn_reduce}, {1280, nn_reduce}, {1285, nn_reduce},
-	{1290, nn_reduce}, {1295, nn_reduce}, {1313, nn_where_nonzero}, {1315, nn_same},
-	{1320, nn_same}, {1325, nn_same}, {1330, nn_broadcast}, {1350, nn_same},
-	{1400, nn_unknown}, {1450, nn_one_hot}, {1455, nn_same}, {1460, nn_same},
-	{1461, nn_same}, {1465, nn_pool3d}, {1466, nn_global_pool3d}, {1470, nn_slice_by_size},
-	{1471, nn_conv3d},
-};
-
-static nn_fn *find_fn(uint32_t field)
+/* Whether kind k has a shape function (for tests/unit/test_kinds.c). */
+bool al_shapes_nn_has(int k)
 {
-	size_t lo = 0, hi = sizeof rows / sizeof rows[0];
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rows[mid].field == field)
-			return rows[mid].fn;
-		if (rows[mid].field < field)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return k >= 0 && k < AL_NNK_COUNT && rows[k];
 }
 
 void al_shapes_nn(const struct shp_node *x)
 {
 	const struct al_node *n = x->n;
 	const struct al_node_src *src = al_src(n);
-	if (n->kind < 0 || !src)
+	if (n->kind < 0 || n->kind >= AL_NNK_COUNT || !src)
 		return;
-	nn_fn *fn = find_fn(al_nn_kinds[n->kind].field);
+	nn_fn *fn = rows[n->kind];
 	if (fn)
 		fn(x, src->params);
 }

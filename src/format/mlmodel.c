@@ -38,21 +38,9 @@ struct field_name {
 static const struct field_name model_fields[] = {
 	{1, "specificationVersion"}, {2, "description"}, {10, "isUpdatable"},
 	/* oneof Type */
-	{200, "pipelineClassifier"}, {201, "pipelineRegressor"}, {202, "pipeline"},
-	{300, "glmRegressor"}, {301, "supportVectorRegressor"}, {302, "treeEnsembleRegressor"},
-	{303, "neuralNetworkRegressor"}, {304, "bayesianProbitRegressor"},
-	{400, "glmClassifier"}, {401, "supportVectorClassifier"}, {402, "treeEnsembleClassifier"},
-	{403, "neuralNetworkClassifier"}, {404, "kNearestNeighborsClassifier"},
-	{500, "neuralNetwork"}, {501, "itemSimilarityRecommender"}, {502, "mlProgram"},
-	{555, "customModel"}, {556, "linkedModel"}, {560, "classConfidenceThresholding"},
-	{600, "oneHotEncoder"}, {601, "imputer"}, {602, "featureVectorizer"},
-	{603, "dictVectorizer"}, {604, "scaler"}, {606, "categoricalMapping"},
-	{607, "normalizer"}, {609, "arrayFeatureExtractor"}, {610, "nonMaximumSuppression"},
-	{900, "identity"},
-	{2000, "textClassifier"}, {2001, "wordTagger"}, {2002, "visionFeaturePrint"},
-	{2003, "soundAnalysisPreprocessing"}, {2004, "gazetteer"}, {2005, "wordEmbedding"},
-	{2006, "audioFeaturePrint"},
-	{3000, "serializedModel"},
+#define AL_MODEL(name, field) {field, #name},
+#include "model_types.def"
+#undef AL_MODEL
 	{0, NULL},
 };
 #define MODEL_TYPE_MIN 200 /* Model fields >= this are members of oneof Type */
@@ -836,17 +824,8 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 
 /* ================================================================ NeuralNetwork */
 
-/* Where NN weights live. A row says: field `field` of the params of layer type
- * `layer` is a WeightParams, or, when `inner` is set, a message whose fields
- * listed in `inner` are. Repeated fields (custom weights, biLSTM) are counted
- * per occurrence. coreml-format-facts.md section 6; NeuralNetwork.proto. */
-struct weight_site {
-	uint32_t layer;
-	uint32_t field;
-	const char *name;
-	const struct field_name *inner;
-};
-
+/* Where NN weights live: al_nn_weight_sites (tables.c). A holder's fields that
+ * are WeightParams, by holder (ended by {0, NULL}). */
 static const struct field_name prelu_weights[] = {{1, "alpha"}, {0, NULL}};
 static const struct field_name softplus_weights[] = {{1, "alpha"}, {2, "beta"}, {0, NULL}};
 static const struct field_name lstm_weights[] = { /* LSTMWeightParams */
@@ -859,47 +838,28 @@ static const struct field_name lstm_weights[] = { /* LSTMWeightParams */
 	{60, "inputGatePeepholeVector"}, {61, "forgetGatePeepholeVector"},
 	{62, "outputGatePeepholeVector"}, {0, NULL},
 };
-
-static const struct weight_site weight_sites[] = {
-	{100, 90, "weights", NULL}, {100, 91, "bias", NULL},            /* convolution */
-	{130, 25, "PReLU", prelu_weights},                              /* activation */
-	{130, 71, "parametricSoftplus", softplus_weights},
-	{140, 20, "weights", NULL}, {140, 21, "bias", NULL},            /* innerProduct */
-	{150, 20, "weights", NULL}, {150, 21, "bias", NULL},            /* embedding */
-	{160, 15, "gamma", NULL}, {160, 16, "beta", NULL},              /* batchnorm */
-	{160, 17, "mean", NULL}, {160, 18, "variance", NULL},
-	{245, 2, "scale", NULL}, {245, 5, "bias", NULL},                /* scale */
-	{250, 2, "bias", NULL},                                         /* bias */
-	{290, 2, "data", NULL},                                         /* loadConstant */
-	{400, 30, "weightMatrix", NULL}, {400, 31, "recursionMatrix", NULL}, /* simpleRecurrent */
-	{400, 32, "biasVector", NULL},
-	{410, 30, "updateGateWeightMatrix", NULL}, {410, 31, "resetGateWeightMatrix", NULL}, /* gru */
-	{410, 32, "outputGateWeightMatrix", NULL}, {410, 50, "updateGateRecursionMatrix", NULL},
-	{410, 51, "resetGateRecursionMatrix", NULL}, {410, 52, "outputGateRecursionMatrix", NULL},
-	{410, 70, "updateGateBiasVector", NULL}, {410, 71, "resetGateBiasVector", NULL},
-	{410, 72, "outputGateBiasVector", NULL},
-	{420, 20, "weightParams", lstm_weights},                        /* uniDirectionalLSTM */
-	{430, 20, "weightParams", lstm_weights},                        /* biDirectionalLSTM */
-	{500, 20, "weights", NULL},                                     /* custom */
-	{1040, 20, "weights", NULL}, {1040, 21, "bias", NULL},          /* embeddingND */
-	{1045, 8, "weights", NULL}, {1045, 9, "bias", NULL},            /* batchedMatmul */
-	{1070, 2, "data", NULL},                                        /* loadConstantND */
-	{1350, 3, "gamma", NULL}, {1350, 4, "beta", NULL},              /* layerNormalization */
-	{1471, 60, "weights", NULL}, {1471, 61, "bias", NULL},          /* convolution3d */
+static const struct field_name *const holder_fields[] = {
+	[AL_WH_NONE] = NULL, [AL_WH_PRELU] = prelu_weights, [AL_WH_SOFTPLUS] = softplus_weights,
+	[AL_WH_LSTM] = lstm_weights,
 };
 
-/* Nested NeuralNetwork messages: branch (605) and loop (615). */
-static const struct weight_site network_sites[] = {
-	{605, 1, "ifBranch", NULL}, {605, 2, "elseBranch", NULL},
-	{615, 3, "conditionNetwork", NULL}, {615, 4, "bodyNetwork", NULL},
+/* Nested NeuralNetwork messages of branch and loop, by kind (ended by {0}). */
+static const struct al_weight_site branch_nets[] = {
+	{1, "ifBranch", AL_WH_NONE}, {2, "elseBranch", AL_WH_NONE}, {0}};
+static const struct al_weight_site loop_nets[] = {
+	{3, "conditionNetwork", AL_WH_NONE}, {4, "bodyNetwork", AL_WH_NONE}, {0}};
+static const struct al_weight_site *const network_sites[AL_NNK_COUNT] = {
+	[AL_NNK_branch] = branch_nets, [AL_NNK_loop] = loop_nets,
 };
+_Static_assert(sizeof network_sites / sizeof network_sites[0] == AL_NNK_COUNT,
+	       "one row per NN kind");
 
-static const struct weight_site *find_site(const struct weight_site *t, size_t n, uint32_t layer,
-					   uint32_t field)
+/* The row for params field `field` in a per-kind site list (NULL: none). */
+static const struct al_weight_site *find_site(const struct al_weight_site *t, uint32_t field)
 {
-	for (size_t i = 0; i < n; i++)
-		if (t[i].layer == layer && t[i].field == field)
-			return &t[i];
+	for (; t && t->field; t++)
+		if (t->field == field)
+			return t;
 	return NULL;
 }
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -964,17 +924,16 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 
 /* A wire error in layer params: the fields named are the ones this file knows
  * (weights, nested networks); the rest get "#<num>". */
-static enum al_status params_wire_error(struct ctx *c, const struct pb_iter *it, uint32_t layer,
+static enum al_status params_wire_error(struct ctx *c, const struct pb_iter *it, int kind,
 					const struct where *w)
 {
 	struct field_name names[24];
 	size_t k = 0;
-	for (size_t i = 0; i < N_OF(weight_sites) && k + 1 < N_OF(names); i++)
-		if (weight_sites[i].layer == layer)
-			names[k++] = (struct field_name){weight_sites[i].field, weight_sites[i].name};
-	for (size_t i = 0; i < N_OF(network_sites) && k + 1 < N_OF(names); i++)
-		if (network_sites[i].layer == layer)
-			names[k++] = (struct field_name){network_sites[i].field, network_sites[i].name};
+	const struct al_weight_site *t;
+	for (t = al_nn_weight_sites[kind]; t && t->field && k + 1 < N_OF(names); t++)
+		names[k++] = (struct field_name){t->field, t->name};
+	for (t = network_sites[kind]; t && t->field && k + 1 < N_OF(names); t++)
+		names[k++] = (struct field_name){t->field, t->name};
 	names[k] = (struct field_name){0, NULL};
 	return wire_error(c, it, w, names);
 }
@@ -982,7 +941,7 @@ static enum al_status params_wire_error(struct ctx *c, const struct pb_iter *it,
 /* The params of one layer (e.g. ConvolutionLayerParams): walked once for wire
  * errors, weight sizes and nested networks; the rules read the rest. */
 static enum al_status load_params(struct ctx *c, struct al_submodel *s, struct al_node *node,
-				  uint32_t layer, al_span msg, const struct where *w)
+				  int kind, al_span msg, const struct where *w)
 {
 	struct pb_iter it;
 	struct pb_field f;
@@ -992,21 +951,21 @@ static enum al_status load_params(struct ctx *c, struct al_submodel *s, struct a
 	while (pb_next(&it, &f)) {
 		if (f.wire != PB_LEN)
 			continue;
-		if (find_site(network_sites, N_OF(network_sites), layer, f.num)) {
+		if (find_site(network_sites[kind], f.num)) {
 			n_sub++;
 			continue;
 		}
-		const struct weight_site *ws = find_site(weight_sites, N_OF(weight_sites), layer, f.num);
+		const struct al_weight_site *ws = find_site(al_nn_weight_sites[kind], f.num);
 		if (!ws)
 			continue;
 		struct where fw = {w, ws->name, -1};
-		st = ws->inner ? load_weight_holder(c, s, f.data, ws->inner, &fw)
+		st = ws->holder ? load_weight_holder(c, s, f.data, holder_fields[ws->holder], &fw)
 			       : load_weight_params(c, s, f.data, &fw);
 		if (st)
 			return st;
 	}
 	if (it.err)
-		return params_wire_error(c, &it, layer, w);
+		return params_wire_error(c, &it, kind, w);
 	if (n_sub == 0)
 		return AL_OK;
 
@@ -1015,8 +974,8 @@ static enum al_status load_params(struct ctx *c, struct al_submodel *s, struct a
 		return AL_E_NOMEM;
 	pb_iter_init(&it, msg);
 	while (node->n_sub < n_sub && pb_next(&it, &f)) {
-		const struct weight_site *ns =
-			f.wire == PB_LEN ? find_site(network_sites, N_OF(network_sites), layer, f.num) : NULL;
+		const struct al_weight_site *ns =
+			f.wire == PB_LEN ? find_site(network_sites[kind], f.num) : NULL;
 		if (!ns)
 			continue;
 		const char *prefix = al_arena_printf(&c->m->arena, "%s.%s.%s", node->path, node->type,
@@ -1119,7 +1078,7 @@ static enum al_status load_layer(struct ctx *c, struct al_submodel *s, struct al
 		if (node->kind < 0)
 			report(c, AL_SEV_WARNING, params.p, &tw, "unknown layer type (field %u)", type);
 		else
-			st = load_params(c, s, node, type, params, &tw);
+			st = load_params(c, s, node, node->kind, params, &tw);
 	}
 out:
 	c->node = outer_node;
@@ -1269,8 +1228,9 @@ static enum al_status load_pipeline_holder(struct ctx *c, struct al_submodel *s,
 static enum al_world world_of(uint32_t type)
 {
 	switch (type) {
-	case 500: case 403: case 303: return AL_WORLD_NN;
-	case 502: return AL_WORLD_MIL;
+	case AL_MODEL_FIELD_neuralNetwork: case AL_MODEL_FIELD_neuralNetworkClassifier:
+	case AL_MODEL_FIELD_neuralNetworkRegressor: return AL_WORLD_NN;
+	case AL_MODEL_FIELD_mlProgram: return AL_WORLD_MIL;
 	}
 	return AL_WORLD_OTHER;
 }
@@ -1347,13 +1307,14 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 		return st;
 	struct where tw = {w, s->type, -1};
 	switch (type) {
-	case 500: case 403: case 303:
+	case AL_MODEL_FIELD_neuralNetwork: case AL_MODEL_FIELD_neuralNetworkClassifier:
+	case AL_MODEL_FIELD_neuralNetworkRegressor:
 		return load_nn(c, s, body, &tw);
-	case 502:
+	case AL_MODEL_FIELD_mlProgram:
 		return al_load_mil_program(c->m, s, body, offset_of(c, body.p), c->file, c->d);
-	case 202:
+	case AL_MODEL_FIELD_pipeline:
 		return load_pipeline(c, s, body, depth, &tw);
-	case 200: case 201:
+	case AL_MODEL_FIELD_pipelineClassifier: case AL_MODEL_FIELD_pipelineRegressor:
 		return load_pipeline_holder(c, s, body, depth, &tw);
 	}
 	return AL_OK;

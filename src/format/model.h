@@ -95,8 +95,30 @@ void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
 /* Whether n is an ML Program const / constexpr_* op (no compute). */
 bool al_node_is_const(const struct al_node *n);
 
+/* ------------------------------------------------------------------ model types
+ * model_types.def rows: AL_MODEL(oneof name, field number of Model). */
+enum al_model_field {
+#define AL_MODEL(name, field) AL_MODEL_FIELD_##name = field,
+#include "model_types.def"
+#undef AL_MODEL
+};
+
 /* ------------------------------------------------------------------ NN layer table
- * nn_layers.def rows: AL_NN(field number, oneof name, flags). */
+ * nn_layers.def rows: AL_NN(oneof name, field number, flags). */
+
+/* The NN kinds: AL_NNK_<name> is the row of al_nn_kinds (al_node.kind of a layer). */
+enum al_nn_kind_id {
+#define AL_NN(name, field, flags) AL_NNK_##name,
+#include "nn_layers.def"
+#undef AL_NN
+	AL_NNK_COUNT
+};
+/* The NN layer types' field numbers in NeuralNetworkLayer: AL_NN_FIELD_<name>. */
+enum al_nn_field {
+#define AL_NN(name, field, flags) AL_NN_FIELD_##name = field,
+#include "nn_layers.def"
+#undef AL_NN
+};
 enum {
 	AL_NNF_ND = 1u << 0,            /* Core ML 3+ general-rank layer (field # >= 600) */
 	AL_NNF_BROADCASTABLE = 1u << 1, /* *Broadcastable elementwise */
@@ -112,12 +134,35 @@ struct al_nn_kind {
 	const char *name;
 	unsigned flags;
 };
-extern const struct al_nn_kind al_nn_kinds[];
+extern const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT];
 extern const size_t al_nn_kinds_count;
 int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
 
+/* Where NN weights live (coreml-format-facts.md section 6; NeuralNetwork.proto):
+ * al_nn_weight_sites[kind] lists the fields of the layer's params message that
+ * are a WeightParams (holder AL_WH_NONE) or a message whose fields are
+ * (PReLU, ParametricSoftplus, LSTMWeightParams), ended by a row with field 0;
+ * NULL when the kind has none. Repeated fields (custom weights, biLSTM) count
+ * per occurrence. The one source for mlmodel.c (weight statistics, field names
+ * in paths) and cost.c (weight bytes). */
+enum al_weight_holder { AL_WH_NONE, AL_WH_PRELU, AL_WH_SOFTPLUS, AL_WH_LSTM };
+struct al_weight_site {
+	uint32_t field;
+	const char *name;
+	enum al_weight_holder holder;
+};
+extern const struct al_weight_site *const al_nn_weight_sites[AL_NNK_COUNT];
+
 /* ------------------------------------------------------------------ MIL op table
  * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
+
+/* The MIL kinds: AL_MILK_<name> is the row of al_mil_kinds (al_node.kind of an op). */
+enum al_mil_kind_id {
+#define AL_OP(name, since, flags) AL_MILK_##name,
+#include "mil_ops.def"
+#undef AL_OP
+	AL_MILK_COUNT
+};
 enum {
 	AL_OPF_CONST = 1u << 0,     /* const / constexpr_*: no compute */
 	AL_OPF_RNN = 1u << 1,
@@ -139,7 +184,7 @@ struct al_mil_kind {
 	int since; /* iOS version of the opset that introduced it: 15..18 */
 	unsigned flags;
 };
-extern const struct al_mil_kind al_mil_kinds[];
+extern const struct al_mil_kind al_mil_kinds[AL_MILK_COUNT];
 extern const size_t al_mil_kinds_count;
 int al_mil_kind_by_name(const char *name); /* row index or -1 */
 

@@ -5,8 +5,8 @@
  *   npy.c        NumPy .npy read/write (the public al_npy_* calls)
  *   interp.c     al_model_run: binds the inputs, picks the executor, pipelines,
  *                fp16 rounding after every op, the per-op observer, outputs
- *   interp_nn.c  al_nn_exec: NeuralNetwork layers (table: field -> function)
- *   interp_mil.c al_mil_exec: ML Program ops (table: op name -> function)
+ *   interp_nn.c  al_nn_exec: NeuralNetwork layers (table: kind -> function)
+ *   interp_mil.c al_mil_exec: ML Program ops (table: kind -> function)
  *   kernels.c    the maths over float arrays (kernels.h)
  *
  * Numbers: every numeric tensor is stored as float (int and bool values too,

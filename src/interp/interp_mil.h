@@ -40,6 +40,9 @@ struct mx {
 
 typedef enum al_status mx_fn(struct mx *c, int arg);
 
+/* Whether the executor runs MIL kind k (else the op is refused, naming it). */
+bool al_mil_exec_has(int k);
+
 /* ---- failures: an error diagnostic naming the op ("op conv: ..."); returns st */
 enum al_status mx_fail(struct mx *c, enum al_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -8,8 +8,8 @@
  * network), and leaves the output features in x->env: reshaped to the declared shape
  * when the file declares one, the classifier's label and probability dictionary
  * built from the class labels. The layers live in interp_nn_ops.c, interp_nn_data.c
- * and interp_nn_rnn.c; this file holds the table that maps a layer's oneof field
- * number to its function, the weight reader and the helpers the layers share.
+ * and interp_nn_rnn.c; this file holds the table that maps a layer's kind to its
+ * function, the weight reader and the helpers the layers share.
  *
  * It does not: run custom layers, random layers, NonMaximumSuppression, cropResize,
  * 3-D convolution / pooling or slidingWindows (AL_E_UNSUPPORTED naming the layer),
@@ -190,83 +190,134 @@ static enum al_status nn_l_loop_continue(struct nn_layer *l)
 	return flow(l, NN_FLOW_CONTINUE);
 }
 
+/* Layers whose output holds integers when their inputs do (data movement, and
+ * integer arithmetic): such outputs keep an integer dtype, so fp16 mode does not
+ * round shape and index values (docs/interpreter.md). NN_INTS: when every input
+ * holds integers; NN_INTS0: when input 0 does (gathers, dynamic slices / reshapes /
+ * broadcasts: input 0 holds the values). */
+enum { NN_INTS = 1, NN_INTS0 = 2 };
+#define WHY_CUSTOM " (custom layers run code that is not in the model file)"
+#define WHY_RANDOM " (Core ML's random number generator cannot be reproduced)"
+
 struct nn_row {
-	uint32_t field;
-	nn_fn *fn;
+	nn_fn *fn;        /* NULL: not run, reported as unsupported naming the layer */
+	unsigned ints;    /* NN_INTS, NN_INTS0 or 0 */
+	const char *why;  /* why a layer without fn is not run ("" when not said) */
 };
 
-/* Sorted by field number (nn_layers.def order). Layers missing here are reported
- * as unsupported, naming them. */
-static const struct nn_row rows[] = {
-	{100, nn_l_conv}, {120, nn_l_pool}, {130, nn_l_activation}, {140, nn_l_inner_product},
-	{150, nn_l_embedding}, {160, nn_l_batchnorm}, {165, nn_l_mvn}, {170, nn_l_l2normalize},
-	{175, nn_l_softmax}, {180, nn_l_lrn}, {190, nn_l_crop}, {200, nn_l_padding},
-	{210, nn_l_upsample}, {211, nn_l_resize_bilinear}, {220, nn_l_unary}, {230, nn_l_add},
-	{231, nn_l_multiply}, {240, nn_l_average}, {245, nn_l_scale}, {250, nn_l_bias},
-	{260, nn_l_max}, {261, nn_l_min}, {270, nn_l_dot}, {280, nn_l_reduce},
-	{290, nn_l_load_constant}, {300, nn_l_reshape}, {301, nn_l_flatten}, {310, nn_l_permute},
-	{320, nn_l_concat}, {330, nn_l_split}, {340, nn_l_sequence_repeat},
-	{345, nn_l_reorganize}, {350, nn_l_slice}, {400, nn_l_simple_rnn}, {410, nn_l_gru},
-	{420, nn_l_lstm}, {430, nn_l_bilstm}, {600, nn_l_copy}, {605, nn_l_branch},
-	{615, nn_l_loop}, {620, nn_l_loop_break}, {625, nn_l_loop_continue},
-	{635, nn_l_range_static}, {640, nn_l_range_dynamic}, {660, nn_l_clip},
-	{665, nn_l_unary_nd}, {670, nn_l_unary_nd}, {680, nn_l_unary_nd}, {685, nn_l_unary_nd},
-	{700, nn_l_unary_nd}, {710, nn_l_unary_nd}, {715, nn_l_unary_nd}, {720, nn_l_unary_nd},
-	{730, nn_l_unary_nd}, {735, nn_l_unary_nd}, {740, nn_l_unary_nd}, {750, nn_l_unary_nd},
-	{755, nn_l_unary_nd}, {760, nn_l_unary_nd}, {770, nn_l_unary_nd}, {775, nn_l_unary_nd},
-	{780, nn_l_unary_nd}, {790, nn_l_unary_nd}, {795, nn_l_gelu}, {815, nn_l_compare},
-	{820, nn_l_compare}, {825, nn_l_compare}, {827, nn_l_compare}, {830, nn_l_compare},
-	{832, nn_l_compare}, {840, nn_l_logical}, {845, nn_l_logical}, {850, nn_l_logical_not},
-	{855, nn_l_logical}, {865, nn_l_broadcastable}, {870, nn_l_broadcastable},
-	{875, nn_l_broadcastable}, {880, nn_l_broadcastable}, {885, nn_l_broadcastable},
-	{890, nn_l_broadcastable}, {895, nn_l_broadcastable}, {900, nn_l_broadcastable},
-	{905, nn_l_broadcastable}, {920, nn_l_tile}, {925, nn_l_stack}, {930, nn_l_gather},
-	{935, nn_l_scatter}, {940, nn_l_gather_nd}, {945, nn_l_scatter_nd},
-	{950, nn_l_softmax_nd}, {952, nn_l_gather_along_axis}, {954, nn_l_scatter_along_axis},
-	{960, nn_l_reverse}, {965, nn_l_reverse_seq}, {975, nn_l_split_nd},
-	{980, nn_l_concat_nd}, {985, nn_l_transpose}, {995, nn_l_slice_static},
-	{1000, nn_l_slice_dynamic}, {1015, nn_l_topk}, {1020, nn_l_argminmax},
-	{1025, nn_l_argminmax}, {1040, nn_l_embedding_nd}, {1045, nn_l_batched_matmul},
-	{1065, nn_l_get_shape}, {1070, nn_l_load_constant_nd}, {1080, nn_l_fill_like},
-	{1085, nn_l_fill_static}, {1090, nn_l_fill_dynamic}, {1100, nn_l_broadcast_to_like},
-	{1105, nn_l_broadcast_to_static}, {1110, nn_l_broadcast_to_dynamic},
-	{1120, nn_l_squeeze}, {1125, nn_l_expand_dims}, {1130, nn_l_flatten_to_2d},
-	{1135, nn_l_reshape_like}, {1140, nn_l_reshape_static}, {1145, nn_l_reshape_dynamic},
-	{1150, nn_l_rank_preserving_reshape}, {1155, nn_l_constant_pad},
-	{1250, nn_l_reduce_nd}, {1255, nn_l_reduce_nd}, {1260, nn_l_reduce_nd},
-	{1265, nn_l_reduce_nd}, {1270, nn_l_reduce_nd}, {1275, nn_l_reduce_nd},
-	{1280, nn_l_reduce_nd}, {1285, nn_l_reduce_nd}, {1290, nn_l_reduce_nd},
-	{1295, nn_l_reduce_nd}, {1313, nn_l_where_nonzero}, {1315, nn_l_band_part},
-	{1320, nn_l_band_part}, {1325, nn_l_band_part}, {1330, nn_l_where},
-	{1350, nn_l_layer_norm}, {1450, nn_l_one_hot}, {1455, nn_l_cumsum},
-	{1460, nn_l_clamped_relu}, {1461, nn_l_argsort}, {1466, nn_l_global_pool3d},
-	{1470, nn_l_slice_by_size},
+/* Indexed by kind (tests/unit/test_kinds.c lists the kinds without fn). */
+static const struct nn_row rows[AL_NNK_COUNT] = {
+	[AL_NNK_convolution] = {nn_l_conv, 0}, [AL_NNK_pooling] = {nn_l_pool, 0},
+	[AL_NNK_activation] = {nn_l_activation, 0}, [AL_NNK_innerProduct] = {nn_l_inner_product, 0},
+	[AL_NNK_embedding] = {nn_l_embedding, 0}, [AL_NNK_batchnorm] = {nn_l_batchnorm, 0},
+	[AL_NNK_mvn] = {nn_l_mvn, 0}, [AL_NNK_l2normalize] = {nn_l_l2normalize, 0},
+	[AL_NNK_softmax] = {nn_l_softmax, 0}, [AL_NNK_lrn] = {nn_l_lrn, 0},
+	[AL_NNK_crop] = {nn_l_crop, 0}, [AL_NNK_padding] = {nn_l_padding, 0},
+	[AL_NNK_upsample] = {nn_l_upsample, 0}, [AL_NNK_resizeBilinear] = {nn_l_resize_bilinear, 0},
+	[AL_NNK_unary] = {nn_l_unary, 0}, [AL_NNK_add] = {nn_l_add, NN_INTS},
+	[AL_NNK_multiply] = {nn_l_multiply, NN_INTS}, [AL_NNK_average] = {nn_l_average, 0},
+	[AL_NNK_scale] = {nn_l_scale, 0}, [AL_NNK_bias] = {nn_l_bias, 0},
+	[AL_NNK_max] = {nn_l_max, NN_INTS}, [AL_NNK_min] = {nn_l_min, NN_INTS},
+	[AL_NNK_dot] = {nn_l_dot, 0}, [AL_NNK_reduce] = {nn_l_reduce, 0},
+	[AL_NNK_loadConstant] = {nn_l_load_constant, 0}, [AL_NNK_reshape] = {nn_l_reshape, NN_INTS},
+	[AL_NNK_flatten] = {nn_l_flatten, NN_INTS}, [AL_NNK_permute] = {nn_l_permute, NN_INTS},
+	[AL_NNK_concat] = {nn_l_concat, NN_INTS}, [AL_NNK_split] = {nn_l_split, NN_INTS},
+	[AL_NNK_sequenceRepeat] = {nn_l_sequence_repeat, 0},
+	[AL_NNK_reorganizeData] = {nn_l_reorganize, 0}, [AL_NNK_slice] = {nn_l_slice, NN_INTS},
+	[AL_NNK_simpleRecurrent] = {nn_l_simple_rnn, 0}, [AL_NNK_gru] = {nn_l_gru, 0},
+	[AL_NNK_uniDirectionalLSTM] = {nn_l_lstm, 0}, [AL_NNK_biDirectionalLSTM] = {nn_l_bilstm, 0},
+	[AL_NNK_copy] = {nn_l_copy, NN_INTS}, [AL_NNK_branch] = {nn_l_branch, 0},
+	[AL_NNK_loop] = {nn_l_loop, 0}, [AL_NNK_loopBreak] = {nn_l_loop_break, 0},
+	[AL_NNK_loopContinue] = {nn_l_loop_continue, 0},
+	[AL_NNK_rangeStatic] = {nn_l_range_static, 0},
+	[AL_NNK_rangeDynamic] = {nn_l_range_dynamic, 0}, [AL_NNK_clip] = {nn_l_clip, 0},
+	[AL_NNK_ceil] = {nn_l_unary_nd, 0}, [AL_NNK_floor] = {nn_l_unary_nd, 0},
+	[AL_NNK_sign] = {nn_l_unary_nd, 0}, [AL_NNK_round] = {nn_l_unary_nd, 0},
+	[AL_NNK_exp2] = {nn_l_unary_nd, 0}, [AL_NNK_sin] = {nn_l_unary_nd, 0},
+	[AL_NNK_cos] = {nn_l_unary_nd, 0}, [AL_NNK_tan] = {nn_l_unary_nd, 0},
+	[AL_NNK_asin] = {nn_l_unary_nd, 0}, [AL_NNK_acos] = {nn_l_unary_nd, 0},
+	[AL_NNK_atan] = {nn_l_unary_nd, 0}, [AL_NNK_sinh] = {nn_l_unary_nd, 0},
+	[AL_NNK_cosh] = {nn_l_unary_nd, 0}, [AL_NNK_tanh] = {nn_l_unary_nd, 0},
+	[AL_NNK_asinh] = {nn_l_unary_nd, 0}, [AL_NNK_acosh] = {nn_l_unary_nd, 0},
+	[AL_NNK_atanh] = {nn_l_unary_nd, 0}, [AL_NNK_erf] = {nn_l_unary_nd, 0},
+	[AL_NNK_gelu] = {nn_l_gelu, 0}, [AL_NNK_equal] = {nn_l_compare, 0},
+	[AL_NNK_notEqual] = {nn_l_compare, 0}, [AL_NNK_lessThan] = {nn_l_compare, 0},
+	[AL_NNK_lessEqual] = {nn_l_compare, 0}, [AL_NNK_greaterThan] = {nn_l_compare, 0},
+	[AL_NNK_greaterEqual] = {nn_l_compare, 0}, [AL_NNK_logicalOr] = {nn_l_logical, 0},
+	[AL_NNK_logicalXor] = {nn_l_logical, 0}, [AL_NNK_logicalNot] = {nn_l_logical_not, 0},
+	[AL_NNK_logicalAnd] = {nn_l_logical, 0},
+	[AL_NNK_modBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_minBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_maxBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_addBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_powBroadcastable] = {nn_l_broadcastable, 0},
+	[AL_NNK_divideBroadcastable] = {nn_l_broadcastable, 0},
+	[AL_NNK_floorDivBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_multiplyBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_subtractBroadcastable] = {nn_l_broadcastable, NN_INTS},
+	[AL_NNK_tile] = {nn_l_tile, NN_INTS0}, [AL_NNK_stack] = {nn_l_stack, NN_INTS},
+	[AL_NNK_gather] = {nn_l_gather, NN_INTS0}, [AL_NNK_scatter] = {nn_l_scatter, 0},
+	[AL_NNK_gatherND] = {nn_l_gather_nd, NN_INTS0}, [AL_NNK_scatterND] = {nn_l_scatter_nd, 0},
+	[AL_NNK_softmaxND] = {nn_l_softmax_nd, 0},
+	[AL_NNK_gatherAlongAxis] = {nn_l_gather_along_axis, NN_INTS0},
+	[AL_NNK_scatterAlongAxis] = {nn_l_scatter_along_axis, 0},
+	[AL_NNK_reverse] = {nn_l_reverse, NN_INTS}, [AL_NNK_reverseSeq] = {nn_l_reverse_seq, 0},
+	[AL_NNK_splitND] = {nn_l_split_nd, NN_INTS}, [AL_NNK_concatND] = {nn_l_concat_nd, NN_INTS},
+	[AL_NNK_transpose] = {nn_l_transpose, NN_INTS},
+	[AL_NNK_sliceStatic] = {nn_l_slice_static, NN_INTS},
+	[AL_NNK_sliceDynamic] = {nn_l_slice_dynamic, NN_INTS0}, [AL_NNK_topK] = {nn_l_topk, 0},
+	[AL_NNK_argMin] = {nn_l_argminmax, 0}, [AL_NNK_argMax] = {nn_l_argminmax, 0},
+	[AL_NNK_embeddingND] = {nn_l_embedding_nd, 0},
+	[AL_NNK_batchedMatmul] = {nn_l_batched_matmul, 0}, [AL_NNK_getShape] = {nn_l_get_shape, 0},
+	[AL_NNK_loadConstantND] = {nn_l_load_constant_nd, 0},
+	[AL_NNK_fillLike] = {nn_l_fill_like, 0}, [AL_NNK_fillStatic] = {nn_l_fill_static, 0},
+	[AL_NNK_fillDynamic] = {nn_l_fill_dynamic, 0},
+	[AL_NNK_broadcastToLike] = {nn_l_broadcast_to_like, NN_INTS0},
+	[AL_NNK_broadcastToStatic] = {nn_l_broadcast_to_static, NN_INTS},
+	[AL_NNK_broadcastToDynamic] = {nn_l_broadcast_to_dynamic, NN_INTS0},
+	[AL_NNK_squeeze] = {nn_l_squeeze, NN_INTS},
+	[AL_NNK_expandDims] = {nn_l_expand_dims, NN_INTS},
+	[AL_NNK_flattenTo2D] = {nn_l_flatten_to_2d, NN_INTS},
+	[AL_NNK_reshapeLike] = {nn_l_reshape_like, NN_INTS0},
+	[AL_NNK_reshapeStatic] = {nn_l_reshape_static, NN_INTS},
+	[AL_NNK_reshapeDynamic] = {nn_l_reshape_dynamic, NN_INTS0},
+	[AL_NNK_rankPreservingReshape] = {nn_l_rank_preserving_reshape, NN_INTS},
+	[AL_NNK_constantPad] = {nn_l_constant_pad, 0}, [AL_NNK_reduceL1] = {nn_l_reduce_nd, 0},
+	[AL_NNK_reduceL2] = {nn_l_reduce_nd, 0}, [AL_NNK_reduceMax] = {nn_l_reduce_nd, 0},
+	[AL_NNK_reduceMin] = {nn_l_reduce_nd, 0}, [AL_NNK_reduceSum] = {nn_l_reduce_nd, 0},
+	[AL_NNK_reduceProd] = {nn_l_reduce_nd, 0}, [AL_NNK_reduceMean] = {nn_l_reduce_nd, 0},
+	[AL_NNK_reduceLogSum] = {nn_l_reduce_nd, 0}, [AL_NNK_reduceSumSquare] = {nn_l_reduce_nd, 0},
+	[AL_NNK_reduceLogSumExp] = {nn_l_reduce_nd, 0},
+	[AL_NNK_whereNonZero] = {nn_l_where_nonzero, 0},
+	[AL_NNK_matrixBandPart] = {nn_l_band_part, 0},
+	[AL_NNK_lowerTriangular] = {nn_l_band_part, 0},
+	[AL_NNK_upperTriangular] = {nn_l_band_part, 0},
+	[AL_NNK_whereBroadcastable] = {nn_l_where, 0},
+	[AL_NNK_layerNormalization] = {nn_l_layer_norm, 0}, [AL_NNK_oneHot] = {nn_l_one_hot, 0},
+	[AL_NNK_cumSum] = {nn_l_cumsum, 0}, [AL_NNK_clampedReLU] = {nn_l_clamped_relu, 0},
+	[AL_NNK_argSort] = {nn_l_argsort, 0}, [AL_NNK_globalPooling3d] = {nn_l_global_pool3d, 0},
+	[AL_NNK_sliceBySize] = {nn_l_slice_by_size, NN_INTS0},
+	[AL_NNK_custom] = {NULL, 0, WHY_CUSTOM}, [AL_NNK_randomNormalLike] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomNormalStatic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomNormalDynamic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomUniformLike] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomUniformStatic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomUniformDynamic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomBernoulliLike] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomBernoulliStatic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_randomBernoulliDynamic] = {NULL, 0, WHY_RANDOM},
+	[AL_NNK_categoricalDistribution] = {NULL, 0, WHY_RANDOM},
 };
+_Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
-static nn_fn *find_fn(uint32_t field)
+bool al_nn_exec_has(int k)
 {
-	size_t lo = 0, hi = sizeof rows / sizeof rows[0];
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rows[mid].field == field)
-			return rows[mid].fn;
-		if (rows[mid].field < field)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return k >= 0 && k < AL_NNK_COUNT && rows[k].fn;
 }
 
-/* Why a layer without a row is not run. */
-static const char *why_not(uint32_t field)
+const char *al_nn_exec_why_not(int k)
 {
-	switch (field) {
-	case 500: return " (custom layers run code that is not in the model file)";
-	case 1170: case 1175: case 1180: case 1190: case 1195: case 1200: case 1210: case 1215:
-	case 1220: case 1230: return " (Core ML's random number generator cannot be reproduced)";
-	default: return "";
-	}
+	return k >= 0 && k < AL_NNK_COUNT && !rows[k].fn && rows[k].why ? rows[k].why : "";
 }
 
 /* ================================================================ running layers */
@@ -278,35 +329,17 @@ static bool int_dtype(int dt)
 	       dt == AL_DT_BOOL;
 }
 
-/* Layers whose output holds integers when their inputs do (data movement, and
- * integer arithmetic): such outputs keep an integer dtype, so fp16 mode does not
- * round shape and index values (docs/interpreter.md). */
-static bool keeps_ints(uint32_t field)
+/* After layer n ran: integer outputs for integer inputs (see NN_INTS). */
+static void int_outputs(const struct nn_layer *l, int kind)
 {
-	static const uint16_t fields[] = {
-		230, 231, 260, 261, 300, 301, 310, 320, 330, 350, 600, 865, 870, 875, 880, 895, 900,
-		905, 920, 925, 930, 940, 952, 960, 975, 980, 985, 995, 1000, 1100, 1105, 1110, 1120,
-		1125, 1130, 1135, 1140, 1145, 1150, 1470,
-	};
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-		if (fields[i] == field)
-			return true;
-	return false;
-}
-
-/* After layer n ran: integer outputs for integer inputs (see keeps_ints). */
-static void int_outputs(const struct nn_layer *l, uint32_t field)
-{
-	if (!l->n_in || !keeps_ints(field))
+	if (!l->n_in || !rows[kind].ints)
 		return;
-	/* gathers, dynamic slices / reshapes / broadcasts: input 0 holds the values */
-	bool first_only = field == 920 || field == 930 || field == 940 || field == 952 ||
-			  field == 1000 || field == 1100 || field == 1110 || field == 1135 ||
-			  field == 1145 || field == 1470;
+	bool first_only = rows[kind].ints == NN_INTS0;
 	for (uint32_t i = 0; i < (first_only ? 1 : l->n_in); i++)
 		if (!int_dtype(l->in[i]->dtype))
 			return;
-	if ((field == 230 || field == 231) && l->n_in == 1) { /* x + alpha, x * alpha */
+	/* x + alpha, x * alpha */
+	if ((kind == AL_NNK_add || kind == AL_NNK_multiply) && l->n_in == 1) {
 		float a = nn_pf(l->p, 1, 0.0f);
 		if (a != floorf(a))
 			return;
@@ -319,12 +352,11 @@ static void int_outputs(const struct nn_layer *l, uint32_t field)
 static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int depth)
 {
 	struct al_exec *x = r->x;
-	uint32_t field = n->kind >= 0 ? al_nn_kinds[n->kind].field : 0;
-	nn_fn *fn = n->kind >= 0 ? find_fn(field) : NULL;
+	nn_fn *fn = al_nn_exec_has(n->kind) ? rows[n->kind].fn : NULL;
 	if (!fn)
 		return al_exec_fail(x, n, AL_E_UNSUPPORTED,
 				    "layer type %s is not supported by the interpreter%s", nn_type_of(n),
-				    why_not(field));
+				    al_nn_exec_why_not(n->kind));
 	const struct al_node_src *src = al_src(n);
 	struct nn_layer l = {r, n, src ? src->params : (al_span){0}, depth, NULL, n->n_inputs,
 			     NULL, n->n_outputs, false};
@@ -369,7 +401,7 @@ static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int d
 					  nn_type_of(n), i);
 			goto out;
 		}
-	int_outputs(&l, field);
+	int_outputs(&l, n->kind);
 	st = al_exec_node_done(x, n, l.out, n->n_outputs);
 	for (uint32_t i = 0; st == AL_OK && i < n->n_outputs; i++) {
 		struct al_tensor *t = l.out[i];

@@ -99,6 +99,10 @@ enum al_status nn_arity(struct nn_layer *l, uint32_t in_lo, uint32_t in_hi, uint
 /* "[1,2,3]" into buf. */
 const char *nn_dims_str(char *buf, size_t cap, int rank, const int64_t *dims);
 
+/* Whether the executor runs NN kind k; why it does not (" (...)", or ""). */
+bool al_nn_exec_has(int k);
+const char *al_nn_exec_why_not(int k);
+
 /* ---------------------------------------------------------------- layer helpers */
 #define NN_BIG (INT64_C(1) << 32) /* bound on sizes read from params (kernels, strides ...) */
 
@@ -107,8 +111,6 @@ static inline bool nn_in_range(int64_t v, int64_t lo, int64_t hi)
 	return v >= lo && v <= hi;
 }
 
-/* The layer's oneof field number (nn_layers.def). */
-uint32_t nn_field(const struct nn_layer *l);
 /* A float holding an index or a size -> int64; false unless it is an integer of
  * magnitude <= 9e15 (NaN, inf and fractions are not indices). */
 bool nn_f2i(float v, int64_t *o);

@@ -112,11 +112,6 @@ int64_t nn_prod(const int64_t *dims, int from, int to)
 /* ---------------------------------------------------------------- helpers of the layers
  * (interp_nn.h says what each does) */
 
-uint32_t nn_field(const struct nn_layer *l)
-{
-	return l->n->kind >= 0 ? al_nn_kinds[l->n->kind].field : 0;
-}
-
 bool nn_f2i(float v, int64_t *o)
 {
 	if (!(v >= -9.0e15f && v <= 9.0e15f) || v != floorf(v))

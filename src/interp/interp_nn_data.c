@@ -1675,7 +1675,7 @@ enum al_status nn_l_band_part(struct nn_layer *l)
 	if (st || (st = nn_need_rank(l, l->in[0], 2, AL_TENSOR_MAX_RANK)))
 		return st;
 	const struct al_tensor *x = l->in[0];
-	uint32_t f = nn_field(l);
+	int kind = l->n->kind;
 	int64_t lo = nn_pi(l->p, 1, 0), hi = nn_pi(l->p, 2, 0), k = nn_pi(l->p, 1, 0);
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (!y)
@@ -1686,9 +1686,9 @@ enum al_status nn_l_band_part(struct nn_layer *l)
 		for (int64_t i = 0; i < M; i++)
 			for (int64_t j = 0; j < N; j++) {
 				bool keep;
-				if (f == 1315)
+				if (kind == AL_NNK_matrixBandPart)
 					keep = (lo < 0 || i - j <= lo) && (hi < 0 || j - i <= hi);
-				else if (f == 1320)
+				else if (kind == AL_NNK_lowerTriangular)
 					keep = j - i <= k;
 				else
 					keep = j - i >= k;

@@ -1168,26 +1168,30 @@ enum al_status nn_l_clamped_relu(struct nn_layer *l)
 	return AL_OK;
 }
 
-/* The parameterless ND unary layers, by field number. */
+/* The parameterless ND unary layers, by kind. */
 enum al_status nn_l_unary_nd(struct nn_layer *l)
 {
 	static const struct {
-		uint32_t field;
+		bool ok;
 		enum al_unop op;
-	} map[] = {
-		{665, AL_UN_CEIL}, {670, AL_UN_FLOOR}, {680, AL_UN_SIGN}, {685, AL_UN_ROUND},
-		{700, AL_UN_EXP2}, {710, AL_UN_SIN}, {715, AL_UN_COS}, {720, AL_UN_TAN},
-		{730, AL_UN_ASIN}, {735, AL_UN_ACOS}, {740, AL_UN_ATAN}, {750, AL_UN_SINH},
-		{755, AL_UN_COSH}, {760, AL_UN_TANH}, {770, AL_UN_ASINH}, {775, AL_UN_ACOSH},
-		{780, AL_UN_ATANH}, {790, AL_UN_ERF},
+	} map[AL_NNK_COUNT] = {
+		[AL_NNK_ceil] = {true, AL_UN_CEIL}, [AL_NNK_floor] = {true, AL_UN_FLOOR},
+		[AL_NNK_sign] = {true, AL_UN_SIGN}, [AL_NNK_round] = {true, AL_UN_ROUND},
+		[AL_NNK_exp2] = {true, AL_UN_EXP2}, [AL_NNK_sin] = {true, AL_UN_SIN},
+		[AL_NNK_cos] = {true, AL_UN_COS}, [AL_NNK_tan] = {true, AL_UN_TAN},
+		[AL_NNK_asin] = {true, AL_UN_ASIN}, [AL_NNK_acos] = {true, AL_UN_ACOS},
+		[AL_NNK_atan] = {true, AL_UN_ATAN}, [AL_NNK_sinh] = {true, AL_UN_SINH},
+		[AL_NNK_cosh] = {true, AL_UN_COSH}, [AL_NNK_tanh] = {true, AL_UN_TANH},
+		[AL_NNK_asinh] = {true, AL_UN_ASINH}, [AL_NNK_acosh] = {true, AL_UN_ACOSH},
+		[AL_NNK_atanh] = {true, AL_UN_ATANH}, [AL_NNK_erf] = {true, AL_UN_ERF},
 	};
+	_Static_assert(sizeof map / sizeof map[0] == AL_NNK_COUNT, "one row per NN kind");
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
 	if (st)
 		return st;
-	uint32_t f = nn_field(l);
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (map[i].field == f)
-			return unary_out(l, map[i].op, 0.0f, 0.0f);
+	int k = l->n->kind;
+	if (k >= 0 && k < AL_NNK_COUNT && map[k].ok)
+		return unary_out(l, map[k].op, 0.0f, 0.0f);
 	return nn_unsupported(l, "this unary layer");
 }
 
@@ -1213,12 +1217,12 @@ enum al_status nn_l_compare(struct nn_layer *l)
 		return st;
 	enum al_binop op;
 	uint32_t fa = 2;
-	switch (nn_field(l)) {
-	case 815: op = AL_BIN_EQ, fa = 1; break;
-	case 820: op = AL_BIN_NE, fa = 1; break;
-	case 825: op = AL_BIN_LT; break;
-	case 827: op = AL_BIN_LE; break;
-	case 830: op = AL_BIN_GT; break;
+	switch (l->n->kind) {
+	case AL_NNK_equal: op = AL_BIN_EQ, fa = 1; break;
+	case AL_NNK_notEqual: op = AL_BIN_NE, fa = 1; break;
+	case AL_NNK_lessThan: op = AL_BIN_LT; break;
+	case AL_NNK_lessEqual: op = AL_BIN_LE; break;
+	case AL_NNK_greaterThan: op = AL_BIN_GT; break;
 	default: op = AL_BIN_GE; break;
 	}
 	float alpha = nn_pf(l->p, fa, 0.0f);
@@ -1233,8 +1237,9 @@ enum al_status nn_l_logical(struct nn_layer *l)
 	enum al_status st = nn_arity(l, 2, 2, 1, 1);
 	if (st)
 		return st;
-	uint32_t f = nn_field(l);
-	enum al_binop op = f == 840 ? AL_BIN_OR : f == 845 ? AL_BIN_XOR : AL_BIN_AND;
+	int k = l->n->kind;
+	enum al_binop op = k == AL_NNK_logicalOr ? AL_BIN_OR
+			   : k == AL_NNK_logicalXor ? AL_BIN_XOR : AL_BIN_AND;
 	return produced(l, binary_new(l, op, l->in[0], l->in[1]));
 }
 
@@ -1251,15 +1256,15 @@ enum al_status nn_l_broadcastable(struct nn_layer *l)
 	if (st)
 		return st;
 	enum al_binop op;
-	switch (nn_field(l)) {
-	case 865: op = AL_BIN_MOD; break;
-	case 870: op = AL_BIN_MIN; break;
-	case 875: op = AL_BIN_MAX; break;
-	case 880: op = AL_BIN_ADD; break;
-	case 885: op = AL_BIN_POW; break;
-	case 890: op = AL_BIN_DIV; break;
-	case 895: op = AL_BIN_FLOOR_DIV; break;
-	case 900: op = AL_BIN_MUL; break;
+	switch (l->n->kind) {
+	case AL_NNK_modBroadcastable: op = AL_BIN_MOD; break;
+	case AL_NNK_minBroadcastable: op = AL_BIN_MIN; break;
+	case AL_NNK_maxBroadcastable: op = AL_BIN_MAX; break;
+	case AL_NNK_addBroadcastable: op = AL_BIN_ADD; break;
+	case AL_NNK_powBroadcastable: op = AL_BIN_POW; break;
+	case AL_NNK_divideBroadcastable: op = AL_BIN_DIV; break;
+	case AL_NNK_floorDivBroadcastable: op = AL_BIN_FLOOR_DIV; break;
+	case AL_NNK_multiplyBroadcastable: op = AL_BIN_MUL; break;
 	default: op = AL_BIN_SUB; break;
 	}
 	return produced(l, binary_new(l, op, l->in[0], l->in[1]));
@@ -1367,16 +1372,16 @@ enum al_status nn_l_reduce_nd(struct nn_layer *l)
 	if (st)
 		return st;
 	enum al_redop op;
-	switch (nn_field(l)) {
-	case 1250: op = AL_RED_L1; break;
-	case 1255: op = AL_RED_L2; break;
-	case 1260: op = AL_RED_MAX; break;
-	case 1265: op = AL_RED_MIN; break;
-	case 1270: op = AL_RED_SUM; break;
-	case 1275: op = AL_RED_PROD; break;
-	case 1280: op = AL_RED_MEAN; break;
-	case 1285: op = AL_RED_LOGSUM; break;
-	case 1290: op = AL_RED_SUMSQUARE; break;
+	switch (l->n->kind) {
+	case AL_NNK_reduceL1: op = AL_RED_L1; break;
+	case AL_NNK_reduceL2: op = AL_RED_L2; break;
+	case AL_NNK_reduceMax: op = AL_RED_MAX; break;
+	case AL_NNK_reduceMin: op = AL_RED_MIN; break;
+	case AL_NNK_reduceSum: op = AL_RED_SUM; break;
+	case AL_NNK_reduceProd: op = AL_RED_PROD; break;
+	case AL_NNK_reduceMean: op = AL_RED_MEAN; break;
+	case AL_NNK_reduceLogSum: op = AL_RED_LOGSUM; break;
+	case AL_NNK_reduceSumSquare: op = AL_RED_SUMSQUARE; break;
 	default: op = AL_RED_LOGSUMEXP; break;
 	}
 	const struct al_tensor *x = l->in[0];
@@ -1410,8 +1415,8 @@ enum al_status nn_l_argminmax(struct nn_layer *l)
 	if (a < 0)
 		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
 			       x->rank);
-	enum al_status st2 = reduce_mask(l, x, nn_field(l) == 1020 ? AL_RED_ARGMIN : AL_RED_ARGMAX,
-					 1u << a, !nn_pb(l->p, 2), false, 0.0f);
+	enum al_redop op = l->n->kind == AL_NNK_argMin ? AL_RED_ARGMIN : AL_RED_ARGMAX;
+	enum al_status st2 = reduce_mask(l, x, op, 1u << a, !nn_pb(l->p, 2), false, 0.0f);
 	if (st2 == AL_OK)
 		l->out[0]->dtype = AL_DT_INT32; /* indices: never rounded to fp16 */
 	return st2;

@@ -65,15 +65,17 @@ static const struct io_type *io_type(int dtype)
 static const struct nn_type {
 	uint32_t field;
 	const char *name;
-	uint32_t pipeline;     /* Model field of the pipeline: 202 pipeline, 200/201 holders */
+	uint32_t pipeline;     /* Model field of the pipeline: pipeline, or the two holders */
 	bool holder;           /* the pipeline sits in PipelineClassifier/Regressor.pipeline */
 } nn_types[] = {
-	{500, "neuralNetwork", 202, false},
-	{403, "neuralNetworkClassifier", 200, true},
-	{303, "neuralNetworkRegressor", 201, true},
-	{502, "mlProgram", 202, false},
+	{AL_MODEL_FIELD_neuralNetwork, "neuralNetwork", AL_MODEL_FIELD_pipeline, false},
+	{AL_MODEL_FIELD_neuralNetworkClassifier, "neuralNetworkClassifier",
+	 AL_MODEL_FIELD_pipelineClassifier, true},
+	{AL_MODEL_FIELD_neuralNetworkRegressor, "neuralNetworkRegressor",
+	 AL_MODEL_FIELD_pipelineRegressor, true},
+	{AL_MODEL_FIELD_mlProgram, "mlProgram", AL_MODEL_FIELD_pipeline, false},
 };
-#define MIL_TYPE 502
+#define MIL_TYPE AL_MODEL_FIELD_mlProgram
 #define N_NN_TYPES (sizeof nn_types / sizeof nn_types[0])
 
 /* Which parts get a field of the network message (layers are cut separately). */
@@ -436,7 +438,7 @@ static bool has_nd(const struct al_node *n, int depth)
 
 static bool is_head(const struct al_splitter *s, const char *name)
 {
-	return s->type->field == 403 && name &&
+	return s->type->field == AL_MODEL_FIELD_neuralNetworkClassifier && name &&
 	       ((s->sub->predicted_feature && strcmp(name, s->sub->predicted_feature) == 0) ||
 		(s->sub->predicted_probabilities && strcmp(name, s->sub->predicted_probabilities) == 0));
 }
@@ -799,7 +801,7 @@ static enum al_status plan_parts(struct al_splitter *s, const uint8_t *cut)
 			if (st)
 				return st;
 		}
-		if (p + 1 == n && s->type->field == 403) {
+		if (p + 1 == n && s->type->field == AL_MODEL_FIELD_neuralNetworkClassifier) {
 			/* the class probabilities: labelProbabilityLayerName, when it names one */
 			al_span lp;
 			if (pb_get_string(s->net, NET_PROB_LAYER, &lp) && lp.n) {
@@ -1180,7 +1182,7 @@ static enum al_status build_part(struct al_splitter *s, size_t p, struct al_buf 
 		put_feature(&desc, D_OUTPUT, &pt->outputs[k], x->out_raw[k]);
 	/* a classifier's predicted feature names: with the classifier (NN: the last
 	 * part; ML Program: the part writing the predicted feature) */
-	bool head = s->type->field == 403 && last;
+	bool head = s->type->field == AL_MODEL_FIELD_neuralNetworkClassifier && last;
 	for (uint32_t k = 0; s->mil && s->sub->predicted_feature && k < pt->n_outputs; k++)
 		head |= strcmp(pt->outputs[k].name, s->sub->predicted_feature) == 0;
 	if (head) {

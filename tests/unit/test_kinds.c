@@ -1,0 +1,187 @@
+/* test_kinds.c: every per-kind table, checked against the kind lists.
+ *
+ * The layer and op kinds come from nn_layers.def and mil_ops.def; each stage keeps
+ * one table indexed by kind (shape functions, cost rows, weight sites, executors).
+ * For each table this names the kinds without an entry and compares them with the
+ * list written here, which is what each stage leaves out today: a kind that loses
+ * its entry (a row deleted or misplaced, a new kind without one) fails with both
+ * lists printed. A kind that gains an entry fails too, until its line here goes:
+ * what a stage does not cover is decided in this file, never silently. */
+#include "testutil.h"
+
+#include "analysis.h"
+#include "interp.h"
+#include "interp_mil.h"
+#include "interp_nn.h"
+#include "shapes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef bool has_fn(int k);
+
+/* The names of the kinds of [0, n) for which has(k) is false, space-separated. */
+static const char *missing(has_fn *has, int n, bool nn)
+{
+	static char buf[8192];
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < n; k++) {
+		if (has(k))
+			continue;
+		const char *name = nn ? al_nn_kinds[k].name : al_mil_kinds[k].name;
+		int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", name);
+		assert_true(w > 0 && (size_t)w < sizeof buf - len);
+		len += (size_t)w;
+	}
+	return buf;
+}
+
+static void expect_missing(has_fn *has, bool nn, const char *table, const char *want)
+{
+	const char *got = missing(has, nn ? AL_NNK_COUNT : AL_MILK_COUNT, nn);
+	if (strcmp(got, want) != 0)
+		print_error("%s: the kinds without an entry changed\n  want: %s\n  got:  %s\n", table, want,
+			    got);
+	assert_string_equal(got, want);
+	/* the accessors refuse what is not a kind */
+	assert_false(has(-1));
+	assert_false(has(nn ? AL_NNK_COUNT : AL_MILK_COUNT));
+}
+
+/* The generated names agree with the tables and the lookups. */
+static void test_generated_names(void **state)
+{
+	(void)state;
+	assert_int_equal(al_nn_kinds_count, AL_NNK_COUNT);
+	assert_int_equal(al_mil_kinds_count, AL_MILK_COUNT);
+#define AL_NN(id, num, fl)                                                      \
+	assert_int_equal(al_nn_kinds[AL_NNK_##id].field, AL_NN_FIELD_##id);      \
+	assert_int_equal(AL_NN_FIELD_##id, num);                                 \
+	assert_string_equal(al_nn_kinds[AL_NNK_##id].name, #id);                 \
+	assert_int_equal(al_nn_kinds[AL_NNK_##id].flags, fl);                    \
+	assert_int_equal(al_nn_kind_by_field(AL_NN_FIELD_##id), AL_NNK_##id);
+#include "nn_layers.def"
+#undef AL_NN
+#define AL_OP(id, first, fl)                                                    \
+	assert_string_equal(al_mil_kinds[AL_MILK_##id].name, #id);               \
+	assert_int_equal(al_mil_kinds[AL_MILK_##id].since, first);               \
+	assert_int_equal(al_mil_kinds[AL_MILK_##id].flags, fl);                  \
+	assert_int_equal(al_mil_kind_by_name(#id), AL_MILK_##id);
+#include "mil_ops.def"
+#undef AL_OP
+	/* spot checks against the proto, independent of the .def expansion */
+	assert_int_equal(AL_NN_FIELD_convolution, 100);
+	assert_int_equal(AL_NN_FIELD_sliceBySize, 1470);
+	assert_int_equal(AL_NNK_convolution, 0);
+	assert_string_equal(al_nn_kinds[AL_NNK_COUNT - 1].name, "convolution3d");
+	assert_int_equal(AL_MODEL_FIELD_neuralNetworkClassifier, 403);
+	assert_int_equal(AL_MODEL_FIELD_mlProgram, 502);
+}
+
+static void test_nn_shapes(void **state)
+{
+	(void)state;
+	expect_missing(al_shapes_nn_has, true, "shapes_nn.c rows", "");
+}
+
+static void test_mil_shapes(void **state)
+{
+	(void)state;
+	expect_missing(al_shapes_mil_has, false, "shapes_mil.c rows", "affine batch_to_space classify cond const constexpr_affine_dequantize "
+		       "constexpr_blockwise_shift_scale constexpr_cast constexpr_lut_to_dense "
+		       "constexpr_lut_to_sparse constexpr_sparse_blockwise_shift_scale "
+		       "constexpr_sparse_to_dense conv_quantized crop_resize custom_layer dequantize "
+		       "einsum fill gather_nd gru list_gather list_length list_read list_scatter "
+		       "list_write lstm make_list non_maximum_suppression non_zero one_hot quantize "
+		       "random_bernoulli random_categorical random_normal random_uniform range_1d "
+		       "read_state resample reshape_like resize rnn slice_update sliding_windows "
+		       "space_to_batch while_loop write_state");
+}
+
+static void test_nn_cost(void **state)
+{
+	(void)state;
+	/* without a row: no arithmetic (data movement, control flow, constants) */
+	expect_missing(al_cost_nn_has, true, "cost.c nn_rows", "embedding crop padding loadConstant reshape flatten permute concat split "
+		       "sequenceRepeat reorganizeData slice copy branch loop loopBreak loopContinue "
+		       "rangeStatic rangeDynamic tile stack gather scatter gatherND scatterND "
+		       "gatherAlongAxis scatterAlongAxis reverse reverseSeq splitND concatND transpose "
+		       "sliceStatic sliceDynamic slidingWindows embeddingND getShape loadConstantND "
+		       "fillLike fillStatic fillDynamic broadcastToLike broadcastToStatic "
+		       "broadcastToDynamic squeeze expandDims flattenTo2D reshapeLike reshapeStatic "
+		       "reshapeDynamic rankPreservingReshape constantPad oneHot sliceBySize");
+}
+
+static void test_mil_cost(void **state)
+{
+	(void)state;
+	/* without a row: cost not estimated (known = false) */
+	expect_missing(al_cost_mil_has, false, "cost.c mil_rows", "custom_layer einsum non_maximum_suppression");
+}
+
+/* True for the kinds WITHOUT weight sites, so that the list names those with. */
+static bool no_weights(int k)
+{
+	return k < 0 || k >= AL_NNK_COUNT || !al_nn_weight_sites[k] || !al_nn_weight_sites[k][0].field;
+}
+
+static void test_weight_sites(void **state)
+{
+	(void)state;
+	/* the kinds WITH weight sites (the same for mlmodel.c and cost.c) */
+	size_t n = 0;
+	for (int k = 0; k < AL_NNK_COUNT; k++)
+		n += !no_weights(k);
+	assert_int_equal(n, 18);
+	assert_string_equal(missing(no_weights, AL_NNK_COUNT, true),
+			    "convolution activation innerProduct embedding batchnorm scale bias loadConstant "
+			    "simpleRecurrent gru uniDirectionalLSTM biDirectionalLSTM custom embeddingND "
+			    "batchedMatmul loadConstantND layerNormalization convolution3d");
+	/* every list ends, and names each field once */
+	for (int k = 0; k < AL_NNK_COUNT; k++)
+		for (const struct al_weight_site *a = al_nn_weight_sites[k]; a && a->field; a++) {
+			assert_non_null(a->name);
+			for (const struct al_weight_site *b = a + 1; b->field; b++)
+				assert_int_not_equal(a->field, b->field);
+		}
+}
+
+static void test_nn_exec(void **state)
+{
+	(void)state;
+	expect_missing(al_nn_exec_has, true, "interp_nn.c rows", "cropResize custom slidingWindows randomNormalLike randomNormalStatic "
+		       "randomNormalDynamic randomUniformLike randomUniformStatic randomUniformDynamic "
+		       "randomBernoulliLike randomBernoulliStatic randomBernoulliDynamic "
+		       "categoricalDistribution NonMaximumSuppression pooling3d convolution3d");
+	/* custom and random layers are refused with their reason, others say nothing more */
+	for (int k = 0; k < AL_NNK_COUNT; k++) {
+		const char *why = al_nn_exec_why_not(k);
+		bool told = al_nn_kinds[k].flags & (AL_NNF_CUSTOM | AL_NNF_RANDOM);
+		assert_int_equal(why[0] != '\0', told);
+	}
+	assert_non_null(strstr(al_nn_exec_why_not(AL_NNK_custom), "custom layers"));
+	assert_non_null(strstr(al_nn_exec_why_not(AL_NNK_randomNormalLike), "random"));
+	assert_string_equal(al_nn_exec_why_not(-1), "");
+}
+
+static void test_mil_exec(void **state)
+{
+	(void)state;
+	expect_missing(al_mil_exec_has, false, "interp_mil.c ops", "affine batch_to_space constexpr_blockwise_shift_scale constexpr_lut_to_sparse "
+		       "constexpr_sparse_blockwise_shift_scale conv_quantized crop_resize custom_layer "
+		       "einsum non_maximum_suppression non_zero random_bernoulli random_categorical "
+		       "random_normal random_uniform read_state resample reshape_like resize "
+		       "sliding_windows space_to_batch write_state");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_generated_names), cmocka_unit_test(test_nn_shapes),
+		cmocka_unit_test(test_mil_shapes),      cmocka_unit_test(test_nn_cost),
+		cmocka_unit_test(test_mil_cost),        cmocka_unit_test(test_weight_sites),
+		cmocka_unit_test(test_nn_exec),         cmocka_unit_test(test_mil_exec),
+	};
+	return cmocka_run_group_tests_name("kinds", tests, NULL, NULL);
+}
