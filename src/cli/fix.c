@@ -20,6 +20,7 @@
  * 2 usage; 3 the input is malformed or unsupported; 4 I/O.
  */
 #include "cli.h"
+#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <math.h>
@@ -101,6 +102,7 @@ struct fix {
 	size_t n_bytes;
 	al_model *out_m;
 	char *tmp;      /* the rewritten .mlmodel written next to OUT, not yet renamed */
+	struct al_atomic out_file; /* owns tmp: renamed over OUT by al_atomic_commit */
 	struct dropped *drop;
 	size_t n_drop;
 	const char **skip;
@@ -131,9 +133,8 @@ struct fix {
 static void fix_free(struct fix *f)
 {
 	al_model_free(f->out_m);
-	if (f->tmp)
-		unlink(f->tmp); /* refused, failed or dry: never left behind */
-	free(f->tmp);
+	al_atomic_abort(&f->out_file); /* refused, failed or dry: never left behind */
+	f->tmp = NULL;
 	free(f->bytes);
 	al_surgery_free(f->sg);
 	al_model_free(f->m);
@@ -895,21 +896,14 @@ int cmd_fix(struct cli *c)
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {
 		/* the .mlmodel is written once, next to OUT, and proved from there */
-		size_t ol = strlen(out);
-		if (!(f.tmp = malloc(ol + 16))) {
-			rc = EXIT_IO;
+		if ((st = al_atomic_begin(&f.out_file, out, false, f.d)) != AL_OK) {
+			print_errors(out, f.d);
+			rc = status_exit(st);
 			goto done;
 		}
-		snprintf(f.tmp, ol + 16, "%s.fixXXXXXX", out);
-		int fd = mkstemp(f.tmp);
-		if (fd < 0) {
-			fprintf(stderr, "anelint: error: cannot create %s: %s\n", f.tmp, strerror(errno));
-			free(f.tmp);
-			f.tmp = NULL;
-			rc = EXIT_IO;
-			goto done;
-		}
-		close(fd);
+		close(f.out_file.fd); /* al_surgery_write replaces the file, atomically too */
+		f.out_file.fd = -1;
+		f.tmp = f.out_file.tmp;
 	}
 	bool again = true;
 	for (int round = 0; round < MAX_ROUNDS && again; round++)
@@ -935,19 +929,16 @@ int cmd_fix(struct cli *c)
 		refused = !f.proved || !f.proof_ok;
 	}
 	if (!refused && out && !c->dry_run && f.tmp && !applied) {
-		unlink(f.tmp); /* nothing rewritten: the input's bytes, written below */
-		free(f.tmp);
+		al_atomic_abort(&f.out_file); /* nothing rewritten: the input's bytes, written below */
 		f.tmp = NULL;
 	}
 	if (!refused && out && !c->dry_run && f.tmp) {
-		if (rename(f.tmp, out) != 0) {
-			fprintf(stderr, "anelint: error: cannot rename %s to %s: %s\n", f.tmp, out,
-				strerror(errno));
+		f.tmp = NULL;
+		if ((st = al_atomic_commit(&f.out_file, f.d)) != AL_OK) {
+			print_errors(out, f.d);
 			rc = EXIT_IO;
 			goto done;
 		}
-		free(f.tmp);
-		f.tmp = NULL;
 		written = true;
 	} else if (!refused && out && !c->dry_run) {
 		if ((st = al_surgery_write(f.sg, out, f.d)) != AL_OK) {
