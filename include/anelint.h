@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* FILE, for the report sinks */
 
 #ifdef __cplusplus
 extern "C" {
@@ -458,7 +459,6 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
  * "json"; the reports "html", "sarif", "markdown", "dot": docs/reports.md). */
-#include <stdio.h>
 
 enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
 
