@@ -528,6 +528,37 @@ const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, els
 /* Classifier probabilities: the class label of value i, or NULL. */
 const char *al_tensor_label(const al_tensor *t, size_t i);
 
+/* How far tensor a is from the reference `ref`: the one comparison behind run
+ * --expect, verify, fp16 and the fix / split proofs (al_prove_equivalent).
+ *
+ * "Same shape" (comparable): the same element count, and the same dims once
+ * every dim of 1 is dropped, so [1,1,3,1,1] matches [3] and [1,3]. That is
+ * what the users need in common: NeuralNetwork blobs are rank 5 while the
+ * declared output and a user's .npy are not, and both models of a proof run
+ * the same interpreter. same_dims says whether rank and dims are equal too;
+ * the proofs require it (a rewrite must not change an output's shape). Text
+ * tensors (AL_DT_STRING) are comparable with text of the same count.
+ *
+ * Numbers: NaN is never a difference of size; a NaN in one where the other
+ * has none is counted (nan_a, nan_ref) and the position skipped; an infinity
+ * against anything but the same infinity is an infinite difference. */
+struct al_tensor_diff {
+	bool comparable;     /* same shape as above, and same kind (numbers / text) */
+	const char *why;     /* when not: "shapes differ", ... (static) */
+	bool text;           /* both are text */
+	bool same_dims;      /* rank and every dim equal */
+	bool identical;      /* comparable and bit for bit equal (text: every string) */
+	bool labels_equal;   /* classifier labels: both none, or equal at every index */
+	double max_abs;      /* max |a - ref| over positions where neither is NaN */
+	double ref_max;      /* max |ref| over finite values */
+	double rel;          /* max_abs / ref_max; 0 when both 0, inf when only ref_max is 0 */
+	double cosine;       /* over positions where both are finite; 1 when both are all 0 */
+	size_t nan_a, nan_ref; /* NaN in one where the other has none */
+	size_t inf_a, inf_ref; /* infinities in each */
+};
+/* Fill *out; AL_E_INVALID_ARG (and comparable false) when a tensor is NULL. */
+enum al_status al_tensor_compare(const al_tensor *a, const al_tensor *ref, struct al_tensor_diff *out);
+
 /* NumPy .npy files (format 1.0-3.0, C order; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4
  * u8 b1, and <U strings for labels). */
 enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d);

@@ -199,75 +199,19 @@ struct diff {
 	bool pass;
 };
 
-/* Whether the dims agree, ignoring dims of size 1 (NN outputs keep rank-5 blobs). */
-static bool same_shape(const al_tensor *a, const al_tensor *b)
-{
-	int i = 0, j = 0, ra = al_tensor_rank(a), rb = al_tensor_rank(b);
-	const int64_t *da = al_tensor_dims(a), *db = al_tensor_dims(b);
-	for (;;) {
-		while (i < ra && da[i] == 1)
-			i++;
-		while (j < rb && db[j] == 1)
-			j++;
-		if (i == ra || j == rb)
-			return i == ra && j == rb;
-		if (da[i++] != db[j++])
-			return false;
-	}
-}
-
+/* a against the reference b (al_tensor_compare: "same shape" ignores dims of
+ * 1, as NN outputs keep rank-5 blobs), and the verdict against tol. */
 static struct diff compare(al_tensor *a, al_tensor *b, double tol)
 {
-	struct diff r = {0};
-	bool sa = al_tensor_string(a, 0) != NULL, sb = al_tensor_string(b, 0) != NULL;
-	if (sa || sb) {
-		if (sa != sb || al_tensor_count(a) != al_tensor_count(b)) {
-			r.why = "one is text, the other numbers";
-			return r;
-		}
-		r.comparable = r.identical = true;
-		for (size_t i = 0; i < al_tensor_count(a); i++)
-			r.identical &= strcmp(al_tensor_string(a, i), al_tensor_string(b, i)) == 0;
-		r.pass = r.identical;
-		r.cosine = r.identical ? 1 : 0;
+	struct al_tensor_diff t;
+	al_tensor_compare(a, b, &t);
+	struct diff r = {.comparable = t.comparable, .why = t.why, .identical = t.identical,
+			 .max_abs = t.max_abs, .scale = t.ref_max, .rel = t.rel, .cosine = t.cosine,
+			 .n_nan = t.nan_a};
+	if (!t.comparable)
 		return r;
-	}
-	if (al_tensor_count(a) != al_tensor_count(b) || !same_shape(a, b)) {
-		r.why = "shapes differ";
-		return r;
-	}
-	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-	size_t n = al_tensor_count(a);
-	if (!x || !y) {
-		r.why = "no data";
-		return r;
-	}
-	r.comparable = true;
-	r.identical = memcmp(x, y, n * sizeof *x) == 0;
-	double dot = 0, na = 0, nb = 0;
-	for (size_t i = 0; i < n; i++) {
-		double p = x[i], q = y[i];
-		if (isnan(p) && !isnan(q)) {
-			r.n_nan++;
-			continue;
-		}
-		if (isnan(q))
-			continue;
-		double e = (isinf(p) || isinf(q)) ? (p == q ? 0 : INFINITY) : fabs(p - q);
-		if (e > r.max_abs)
-			r.max_abs = e;
-		if (isfinite(q) && fabs(q) > r.scale)
-			r.scale = fabs(q);
-		if (isfinite(p) && isfinite(q)) {
-			dot += p * q;
-			na += p * p;
-			nb += q * q;
-		}
-	}
-	r.rel = r.scale > 0 ? r.max_abs / r.scale : r.max_abs > 0 ? INFINITY : 0;
-	r.cosine = na > 0 && nb > 0 ? dot / (sqrt(na) * sqrt(nb)) : (na == nb ? 1 : 0);
-	r.pass = r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale ||
-						  r.max_abs == 0);
+	r.pass = t.text ? r.identical
+			: r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale || r.max_abs == 0);
 	return r;
 }
 

@@ -110,29 +110,11 @@ static int build(struct job *j, size_t i)
 
 /* ---------------------------------------------------------------- proof */
 
+/* Bit-identical: same dims, same bits (or strings), same labels. */
 static bool same_tensor(al_tensor *a, al_tensor *b)
 {
-	if (!a || !b || al_tensor_rank(a) != al_tensor_rank(b) || al_tensor_count(a) != al_tensor_count(b))
-		return false;
-	if (memcmp(al_tensor_dims(a), al_tensor_dims(b), (size_t)al_tensor_rank(a) * sizeof(int64_t)))
-		return false;
-	size_t n = al_tensor_count(a);
-	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-	if ((x == NULL) != (y == NULL))
-		return false;
-	if (x && memcmp(x, y, n * sizeof *x) != 0)
-		return false;
-	for (size_t k = 0; !x && k < n; k++) {
-		const char *p = al_tensor_string(a, k), *q = al_tensor_string(b, k);
-		if (!p || !q || strcmp(p, q) != 0)
-			return false;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const char *p = al_tensor_label(a, k), *q = al_tensor_label(b, k);
-		if ((p == NULL) != (q == NULL) || (p && strcmp(p, q) != 0))
-			return false;
-	}
-	return true;
+	struct al_tensor_diff t;
+	return al_tensor_compare(b, a, &t) == AL_OK && t.same_dims && t.identical && t.labels_equal;
 }
 
 static al_tensor *find_named(const struct al_named_tensor *v, size_t n, const char *name)
