@@ -110,13 +110,6 @@ static int build(struct job *j, size_t i)
 
 /* ---------------------------------------------------------------- proof */
 
-/* Bit-identical: same dims, same bits (or strings), same labels. */
-static bool same_tensor(al_tensor *a, al_tensor *b)
-{
-	struct al_tensor_diff t;
-	return al_tensor_compare(b, a, &t) == AL_OK && t.same_dims && t.identical && t.labels_equal;
-}
-
 static al_tensor *find_named(const struct al_named_tensor *v, size_t n, const char *name)
 {
 	for (size_t i = n; i-- > 0;)
@@ -125,22 +118,23 @@ static al_tensor *find_named(const struct al_named_tensor *v, size_t n, const ch
 	return NULL;
 }
 
-/* Every output of the original, found by name in got[0..n), bit-identical? */
+/* Every output of the original, found by name in got[0..n), bit-identical?
+ * (al_prove_outputs with the exact class: same dims, bits, labels.) */
 static bool outputs_match(const struct al_named_tensor *ref, size_t nr,
 			  const struct al_named_tensor *got, size_t n, char *why, size_t cap)
 {
-	for (size_t i = 0; i < nr; i++) {
-		al_tensor *t = find_named(got, n, ref[i].name);
-		if (!t) {
-			snprintf(why, cap, "output '%s' is missing", ref[i].name);
-			return false;
+	struct al_proof p = {0};
+	bool ok = al_prove_outputs(ref, nr, got, n, AL_EQ_EXACT, &p) == AL_OK && p.ok;
+	for (size_t i = 0; !ok && i < p.n_diffs; i++)
+		if (!p.diffs[i].pass) {
+			bool missing = p.diffs[i].why && strcmp(p.diffs[i].why, "missing") == 0;
+			snprintf(why, cap, "output '%s' %s", p.diffs[i].name, missing ? "is missing" : "differs");
+			break;
 		}
-		if (!same_tensor(ref[i].t, t)) {
-			snprintf(why, cap, "output '%s' differs", ref[i].name);
-			return false;
-		}
-	}
-	return true;
+	if (!ok && p.n_diffs == 0 && nr)
+		snprintf(why, cap, "out of memory while comparing outputs");
+	al_proof_clear(&p);
+	return ok;
 }
 
 static void last_error(al_diags *d, enum al_status st, char *why, size_t cap, const char *what)
