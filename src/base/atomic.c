@@ -260,16 +260,14 @@ bool al_file_is_sparse(const struct stat *st)
 	       (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size;
 }
 
-/* Plain copy of n bytes from in_fd at o to out_fd's position. */
+/* Plain copy of n bytes from in_fd at o to out_fd's position (a buffer on the
+ * stack: a copy must not fail for want of memory, nor count against it). */
 static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
 {
-	static const size_t chunk_max = 1 << 16;
-	uint8_t *buf = al_malloc(chunk_max);
-	if (!buf)
-		return errno = ENOMEM, false;
+	uint8_t buf[1 << 16];
 	bool ok = true;
 	while (ok && n) {
-		size_t chunk = n > chunk_max ? chunk_max : (size_t)n;
+		size_t chunk = n > sizeof buf ? sizeof buf : (size_t)n;
 		ssize_t k = pread(in_fd, buf, chunk, (off_t)o);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -283,7 +281,6 @@ static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
 		o += (uint64_t)k;
 		n -= (uint64_t)k;
 	}
-	al_free(buf);
 	return ok;
 }
 

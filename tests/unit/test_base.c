@@ -216,6 +216,12 @@ static void test_copy_holes(void **state)
 		skip(); /* a file system without holes */
 	}
 	bool was = al_copy_force_dense(false);
+#ifdef AL_NO_SEEK_HOLE
+	assert_false(al_copy_keeps_holes()); /* the build flag forces the plain copy */
+	assert_true(was);
+#elif defined(SEEK_DATA) && defined(SEEK_HOLE)
+	assert_true(al_copy_keeps_holes()); /* and here the system has them */
+#endif
 	for (int dense = 0; dense < 2; dense++) {
 		if (!dense && !al_copy_keeps_holes())
 			continue; /* built with -DAL_NO_SEEK_HOLE */
