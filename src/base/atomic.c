@@ -209,7 +209,9 @@ enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d)
 		if (st == AL_OK)
 			sync_parent(a->dest);
 	}
+	int e = errno;
 	al_atomic_abort(a); /* the temporary on failure, the old directory after a swap */
+	errno = e;          /* the failure's, for callers that print strerror */
 	return st;
 }
 

@@ -2,7 +2,8 @@
  * writes --help), runs a subcommand from another table, turns option values into
  * the library's check / plan options (target, user rules, policy, switch costs),
  * prints through the library's report sinks, and maps outcomes to the documented
- * exit codes. This is the only code that prints or exits; it uses only anelint.h. */
+ * exit codes. This is the only code that prints or exits; it uses anelint.h, and
+ * base.h for the library's atomic writer (shared, as curl's tool shares curlx_). */
 #include "cli.h"
 #include "base.h" /* al_atomic_*: the library's one atomic writer */
 
