@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* FILE, for the report sinks */
 
 #ifdef __cplusplus
 extern "C" {
@@ -487,7 +488,6 @@ void al_plan_free(const struct al_plan *p);
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
  * "json"; the reports "html", "sarif", "markdown", "dot": docs/reports.md). */
-#include <stdio.h>
 
 enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
 
@@ -584,6 +584,37 @@ float *al_tensor_data(al_tensor *t);            /* count values; NULL for string
 const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, else NULL */
 /* Classifier probabilities: the class label of value i, or NULL. */
 const char *al_tensor_label(const al_tensor *t, size_t i);
+
+/* How far tensor a is from the reference `ref`: the one comparison behind run
+ * --expect, verify, fp16 and the fix / split proofs (al_prove_equivalent).
+ *
+ * "Same shape" (comparable): the same element count, and the same dims once
+ * every dim of 1 is dropped, so [1,1,3,1,1] matches [3] and [1,3]. That is
+ * what the users need in common: NeuralNetwork blobs are rank 5 while the
+ * declared output and a user's .npy are not, and both models of a proof run
+ * the same interpreter. same_dims says whether rank and dims are equal too;
+ * the proofs require it (a rewrite must not change an output's shape). Text
+ * tensors (AL_DT_STRING) are comparable with text of the same count.
+ *
+ * Numbers: NaN is never a difference of size; a NaN in one where the other
+ * has none is counted (nan_a, nan_ref) and the position skipped; an infinity
+ * against anything but the same infinity is an infinite difference. */
+struct al_tensor_diff {
+	bool comparable;     /* same shape as above, and same kind (numbers / text) */
+	const char *why;     /* when not: "shapes differ", ... (static) */
+	bool text;           /* both are text */
+	bool same_dims;      /* rank and every dim equal */
+	bool identical;      /* comparable and bit for bit equal (text: every string) */
+	bool labels_equal;   /* classifier labels: both none, or equal at every index */
+	double max_abs;      /* max |a - ref| over positions where neither is NaN */
+	double ref_max;      /* max |ref| over finite values */
+	double rel;          /* max_abs / ref_max; 0 when both 0, inf when only ref_max is 0 */
+	double cosine;       /* over positions where both are finite; 1 when both are all 0 */
+	size_t nan_a, nan_ref; /* NaN in one where the other has none */
+	size_t inf_a, inf_ref; /* infinities in each */
+};
+/* Fill *out; AL_E_INVALID_ARG (and comparable false) when a tensor is NULL. */
+enum al_status al_tensor_compare(const al_tensor *a, const al_tensor *ref, struct al_tensor_diff *out);
 
 /* NumPy .npy files (format 1.0-3.0, C order; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4
  * u8 b1, and <U strings for labels). */
@@ -753,6 +784,68 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
  * lies inside the input, is refused). The input is never opened for writing. */
 enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d);
 void al_surgery_free(al_surgery *s);
+
+/* ------------------------------------------------------------------ proof
+ * Whether model b computes what model a does, on the reference interpreter in
+ * fp32: what `fix` and `split` check before they write (docs/surgery.md
+ * "Proof"). Each output (or region value) is compared with al_tensor_compare
+ * and judged by the class of the change:
+ *   AL_EQ_EXACT        bit-identical, same dims, same classifier labels;
+ *   AL_EQ_REASSOCIATE  max|diff| <= 1e-5 x max|ref| (AL_PROOF_REASSOC_TOL);
+ *   AL_EQ_APPROXIMATE  always passes (the differences are reported).
+ * A NaN on one side only is an infinite difference; text outputs pass when
+ * their strings are equal. The caller's storage: al_proof_clear frees it. */
+#define AL_PROOF_REASSOC_TOL 1e-5
+#define AL_PROOF_REGION_RUNS 4 /* random input sets of a region proof */
+#define AL_PROOF_SPECIAL_RUN 1  /* the run (from 0) that also feeds special values */
+struct al_proof_diff {
+	char *name;          /* the output / region value (owned) */
+	bool identical;      /* bit for bit in every run */
+	double max_abs;      /* largest |b - a| over the runs */
+	double ref_max;      /* largest finite |a| */
+	double rel;          /* max_abs / ref_max */
+	bool pass;
+	const char *why;     /* not compared as numbers: "not numeric", "shapes or names differ", "missing" */
+	bool why_seen;
+	int runs;            /* numeric comparisons accumulated */
+};
+struct al_proof {
+	bool proved;         /* both models ran and were compared: the verdict is ok */
+	bool ok;             /* every diff passes */
+	int runs;            /* input sets run through both */
+	size_t n_values;     /* region proof: the values drawn per run */
+	char why[256];       /* not proved: why; proved: a note ("2 outputs against 3"), or "" */
+	struct al_proof_diff *diffs;
+	size_t n_diffs;
+};
+struct al_proof_opts {
+	enum al_equiv equiv;                    /* the highest class applied */
+	const struct al_named_tensor *inputs;   /* whole proof: values given (borrowed) */
+	size_t n_inputs;                        /* the other required inputs are random */
+	uint64_t seed;                          /* random inputs: al_random_input / al_random_tensor */
+	uint64_t max_bytes;                     /* interpreter budget (0: its default) */
+};
+/* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
+ * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the
+ * status of al_random_input when an input cannot be drawn (diagnostics in d). */
+enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_proof_opts *o,
+				   struct al_proof *p, al_diags *d);
+/* Region ra of a against region rb of b (al_model_run_region) on
+ * AL_PROOF_REGION_RUNS random sets of the values they read; with AL_EQ_EXACT
+ * one run also feeds +-0, +-1, +-0.5, +-65504, +-2^-24 (values random draws
+ * never give and exact rewrites must keep). The regions' outputs must be the
+ * same value names. AL_OK when decided (p->proved); AL_E_NOMEM; otherwise the
+ * status why the region could not be isolated or run, p->why saying it: the
+ * caller proves on the whole models instead. */
+enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model *b,
+			       const struct al_region *rb, const struct al_proof_opts *o,
+			       struct al_proof *p, al_diags *d);
+/* Judge outputs `got` against `ref` (matched by name) as the proofs do; for
+ * callers that run the models themselves (split's chain of parts). */
+enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
+				const struct al_named_tensor *got, size_t n_got, enum al_equiv e,
+				struct al_proof *p);
+void al_proof_clear(struct al_proof *p);
 
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after

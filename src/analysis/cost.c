@@ -229,11 +229,6 @@ static uint64_t nn_param_bytes(int kind, al_span p)
 	return n;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* Bits per element of a MIL dtype (0 when not a fixed-size number). */
 static unsigned dtype_bits(int dt)
 {
@@ -264,9 +259,9 @@ static uint64_t value_bytes(const struct al_model *m, al_span v)
 		pb_get_varint(bfv, 2, &off);
 		const uint8_t *w = m->weights.p;
 		size_t size = m->weights.n;
-		if (!w || off > size || size - off < 64 || rd32(w + off) != 0xDEADBEEFu)
+		if (!w || off > size || size - off < 64 || al_rd32le(w + off) != 0xDEADBEEFu)
 			return 0;
-		uint64_t n = (uint64_t)rd32(w + off + 8) | (uint64_t)rd32(w + off + 12) << 32;
+		uint64_t n = al_rd64le(w + off + 8);
 		return n <= size ? n : 0;
 	}
 	if (!pb_get_bytes(v, 3, &iv))

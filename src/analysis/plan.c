@@ -266,12 +266,11 @@ struct slot {
 	uint32_t graph, item;
 };
 
+/* A name within one graph: the shared hash, the graph's number mixed in. */
 static uint32_t name_hash(const char *s, uint32_t graph)
 {
-	uint32_t h = 2166136261u ^ (graph * 0x9e3779b1u);
-	for (size_t i = 0; s[i] && i < AL_MAX_NAME + 1; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	uint64_t h = al_hash_str(s) ^ (graph * UINT64_C(0x9e3779b97f4a7c15));
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static struct slot *slot_find(struct slot *tab, uint32_t mask, const char *name, uint32_t graph)

@@ -31,14 +31,6 @@ struct scope {
 	size_t cap, n; /* cap is 0 or a power of two */
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static const struct al_shape *scope_own(const struct scope *sc, const char *name, uint64_t h)
 {
 	if (!sc->cap)
@@ -57,7 +49,7 @@ static const struct al_shape *scope_get(const struct scope *sc, const char *name
 {
 	if (!name)
 		return NULL;
-	uint64_t h = hash_str(name);
+	uint64_t h = al_hash_str(name);
 	for (; sc; sc = sc->parent) { /* at most AL_MAX_DEPTH + 1 levels */
 		const struct al_shape *s = scope_own(sc, name, h);
 		if (s)
@@ -103,7 +95,7 @@ static bool scope_put(struct scope *sc, const char *name, const struct al_shape 
 		sc->cap = cap;
 		sc->n = n;
 	}
-	slot_put(sc->slots, sc->cap, name, hash_str(name), shape, &sc->n);
+	slot_put(sc->slots, sc->cap, name, al_hash_str(name), shape, &sc->n);
 	return true;
 }
 

@@ -663,19 +663,11 @@ enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diag
 	*out = NULL;
 	if (!path)
 		return AL_E_INVALID_ARG;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot open rules file: %s",
-			    strerror(errno));
-		return AL_E_IO;
-	}
+	int fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
-			    "rules file is not a regular file");
-		close(fd);
-		return AL_E_IO;
-	}
+	enum al_status ost = al_open_regular(path, NULL, &fd, &st, d); /* a FIFO must not hang */
+	if (ost != AL_OK)
+		return ost;
 	if (st.st_size > (off_t)MAX_FILE) {
 		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
 			    "rules file larger than %u bytes", MAX_FILE);

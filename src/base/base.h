@@ -4,7 +4,11 @@
  *               arenas (alloc.c).
  *   diagnostics al_diag_add: errors carry file, byte offset, field path, node
  *               (diag.c).
- *   files       al_map_file: read-only mappings of regular files (file.c).
+ *   files       al_open_regular: the one way a file is opened for reading;
+ *               al_map_file: read-only mappings of regular files (file.c).
+ *               al_write_all, al_atomic_*: the one way an output is written:
+ *               a temporary beside it, fsync, rename (atomic.c).
+ *   utilities   al_hash_str (FNV-1a 64), al_rd32le (hash.c).
  */
 #ifndef ANELINT_BASE_H
 #define ANELINT_BASE_H
@@ -13,6 +17,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 /* Longest name (of a file, field path or node) kept verbatim in a diagnostic. */
 #define AL_MAX_NAME 4096        /* longest name kept verbatim */
@@ -78,5 +84,84 @@ struct al_map {
 };
 enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
 void al_unmap(struct al_map *m);
+/* Open `path` for reading (O_RDONLY | O_NOCTTY | O_CLOEXEC; opened O_NONBLOCK,
+ * then cleared) and fstat it into *st (when not NULL). Anything but a regular
+ * file (FIFO, device, directory) is refused: AL_E_IO with a diagnostic naming
+ * `shown` (or `path`). On success *fd is open and owned by the caller. */
+enum al_status al_open_regular(const char *path, const char *shown, int *fd, struct stat *st,
+			       al_diags *d);
+
+/* ------------------------------------------------------------------ outputs */
+
+/* Write all n bytes to fd, retrying short writes and EINTR; false with errno. */
+bool al_write_all(int fd, const void *p, size_t n);
+
+/* An output made atomically: a temporary file (or directory) in the target's
+ * directory, filled by the caller, fsynced and renamed over the target by
+ * al_atomic_commit. Modes are those of a plain create: files 0666 & ~umask,
+ * directories 0777 & ~umask. On any failure al_atomic_abort removes the
+ * temporary (recursively for a directory), so no partial output is left. */
+struct al_atomic {
+	char *dest;   /* owned copy of the target path */
+	char *tmp;    /* owned path of the temporary; NULL once committed or aborted */
+	int fd;       /* the temporary file, or -1 (a directory, or closed) */
+	bool dir;
+	bool replace; /* commit may replace an existing target directory */
+};
+/* Begin: create the temporary. dir: a directory, else a file opened on a->fd. */
+enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d);
+/* Finish: fsync and close the file (or sync the directory's files), rename
+ * over dest. An existing dest directory is replaced only when a->replace is
+ * set (moved aside, then removed once the new one is in place). On failure
+ * the temporary is removed and the target left as it was. */
+enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d);
+/* Abandon: remove the temporary (no-op after commit, and on a zeroed struct).
+ * Safe to call twice. */
+void al_atomic_abort(struct al_atomic *a);
+/* Write one file atomically: fill(fd, ctx) writes its bytes (returns false,
+ * with errno, on failure). */
+enum al_status al_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
+			       al_diags *d);
+/* Copy n bytes of in_fd from offset off to out_fd's current position,
+ * keeping the input's holes as holes (SEEK_DATA/SEEK_HOLE) where the system
+ * has them; false with errno on failure (a short input is an error). */
+bool al_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd);
+/* Whether copies keep holes: false when built with -DAL_NO_SEEK_HOLE, on a
+ * system without SEEK_DATA, or after al_copy_force_dense(true) (for tests;
+ * returns the previous setting). */
+bool al_copy_keeps_holes(void);
+bool al_copy_force_dense(bool on);
+/* A file with fewer bytes allocated than its size (holes). */
+bool al_file_is_sparse(const struct stat *st);
+/* Whether writing n_out dense bytes for the sparse input `in` is within
+ * budget: a copy that cannot keep holes writes at most AL_DENSE_BUDGET bytes
+ * or 16 times what the input really holds, so an 8 GB file of 28 KB on disk
+ * does not fill the disk. Always true when holes are kept or `in` is dense. */
+#define AL_DENSE_BUDGET (UINT64_C(64) << 20)
+bool al_copy_dense_ok(const struct stat *in, uint64_t n_out);
+/* Remove a file or a directory tree (best effort; does not follow links). */
+void al_remove_tree(const char *path);
+
+/* ------------------------------------------------------------------ utilities */
+
+/* The one string hash: FNV-1a, 64 bit, of the bytes before the NUL (NULL
+ * hashes as ""). Hash tables take the low bits; al_random_input's seeds per
+ * input name depend on its exact values. The offset basis is the one the
+ * copies it replaces used, 1469598103934665603: a tenth (one digit short) of
+ * FNV's 14695981039346656037. It mixes as well; it is kept because changing
+ * it would change every random input, and so golden outputs. */
+uint64_t al_hash_str(const char *s);
+/* The same over n bytes, continuing from h (start with AL_HASH_INIT). */
+#define AL_HASH_INIT UINT64_C(1469598103934665603)
+uint64_t al_hash_bytes(uint64_t h, const void *p, size_t n);
+/* Little-endian unsigned 32 and 64-bit reads from unaligned bytes. */
+static inline uint32_t al_rd32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t al_rd64le(const uint8_t *p)
+{
+	return (uint64_t)al_rd32le(p) | (uint64_t)al_rd32le(p + 4) << 32;
+}
 
 #endif

@@ -1,6 +1,8 @@
-/* file.c: read-only mappings of whole files. Every model, Manifest and weight
- * file the library reads goes through al_map_file, which refuses what is not a
- * regular file (a FIFO or a device must not hang a run). */
+/* file.c: opening files for reading, and read-only mappings of whole files.
+ * Every file anelint reads (model, Manifest, weights, .npy, rules file, the
+ * source of a copy) is opened by al_open_regular, which refuses what is not a
+ * regular file: a FIFO or a device must not hang a run. al_map_file maps what
+ * it opened. */
 #include "base.h"
 
 #include <errno.h>
@@ -12,11 +14,13 @@
 
 /* ================================================================ files */
 
-enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
+enum al_status al_open_regular(const char *path, const char *shown, int *fd_out, struct stat *st_out,
+			       al_diags *d)
 {
-	memset(m, 0, sizeof *m);
+	*fd_out = -1;
 	const char *name = shown ? shown : path;
-	/* O_NONBLOCK: opening a FIFO or device must not hang; it is refused below */
+	/* O_NONBLOCK: opening a FIFO (no writer) or a device must not block; it
+	 * is refused below, and cleared again for a regular file. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
@@ -29,6 +33,28 @@ enum al_status al_map_file(const char *path, const char *shown, struct al_map *m
 		close(fd);
 		return AL_E_IO;
 	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
+			    strerror(errno));
+		close(fd);
+		return AL_E_IO;
+	}
+	if (st_out)
+		*st_out = st;
+	*fd_out = fd;
+	return AL_OK;
+}
+
+enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
+{
+	memset(m, 0, sizeof *m);
+	const char *name = shown ? shown : path;
+	int fd;
+	struct stat st;
+	enum al_status rc = al_open_regular(path, shown, &fd, &st, d);
+	if (rc != AL_OK)
+		return rc;
 	if (st.st_size > 0) {
 		if ((uint64_t)st.st_size > SIZE_MAX) {
 			close(fd);

@@ -20,6 +20,7 @@
  * 2 usage; 3 the input is malformed or unsupported; 4 I/O.
  */
 #include "cli.h"
+#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <math.h>
@@ -28,7 +29,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REASSOC_TOL 1e-5
 #define MAX_ROUNDS 4
 /* --proof auto runs the whole models when the original's estimated work
  * (node->cost, docs/shapes.md) is at most this. On the 2-core benchmark machine
@@ -38,7 +38,6 @@
  * is the stronger one (real values through every layer). Above it the whole
  * proof grows with the model and the region proof stays ~10 ms (bench/README.md). */
 #define WHOLE_MAX_FLOPS 2e9
-#define REGION_RUNS 4 /* random sets of region inputs: a region is cheap */
 
 struct summary {
 	uint32_t nodes, ane, segments, switches;
@@ -102,6 +101,7 @@ struct fix {
 	size_t n_bytes;
 	al_model *out_m;
 	char *tmp;      /* the rewritten .mlmodel written next to OUT, not yet renamed */
+	struct al_atomic out_file; /* owns tmp: renamed over OUT by al_atomic_commit */
 	struct dropped *drop;
 	size_t n_drop;
 	const char **skip;
@@ -116,15 +116,8 @@ struct fix {
 	char proof_note[320];    /* why this kind: threshold, --inputs, a region that fell back */
 	const char **region_a, **region_b; /* region: layers named in the original / the output */
 	size_t n_region_a, n_region_b;
-	struct outdiff {
-		char *name;
-		bool identical;
-		double max_abs, ref_max, rel;
-		bool pass;
-		const char *why;
-		bool why_seen;   /* a run met a non-numeric / mismatched value */
-		int runs;        /* numeric comparisons accumulated */
-	} *diffs;
+	struct al_proof proof;         /* al_prove_equivalent / al_prove_region: owns diffs */
+	const struct al_proof_diff *diffs;
 	size_t n_diffs;
 	char inputs_how[128];
 };
@@ -132,9 +125,8 @@ struct fix {
 static void fix_free(struct fix *f)
 {
 	al_model_free(f->out_m);
-	if (f->tmp)
-		unlink(f->tmp); /* refused, failed or dry: never left behind */
-	free(f->tmp);
+	al_atomic_abort(&f->out_file); /* refused, failed or dry: never left behind */
+	f->tmp = NULL;
 	free(f->bytes);
 	al_surgery_free(f->sg);
 	al_model_free(f->m);
@@ -145,9 +137,7 @@ static void fix_free(struct fix *f)
 	}
 	free(f->drop);
 	free(f->skip);
-	for (size_t i = 0; i < f->n_diffs; i++)
-		free(f->diffs[i].name);
-	free(f->diffs);
+	al_proof_clear(&f->proof);
 	free(f->region_a);
 	free(f->region_b);
 }
@@ -296,87 +286,15 @@ static int make_inputs(struct fix *f, const struct al_submodel *s, struct al_nam
 	return EXIT_ALL_ANE;
 }
 
-static bool shapes_equal(al_tensor *a, al_tensor *b)
+/* The library's verdict into the fields the reports read. */
+static void take_proof(struct fix *f)
 {
-	if (al_tensor_rank(a) != al_tensor_rank(b))
-		return false;
-	return memcmp(al_tensor_dims(a), al_tensor_dims(b),
-		      (size_t)al_tensor_rank(a) * sizeof(int64_t)) == 0;
-}
-
-/* Compare one output (or region value) of a run of both models into df, which
- * accumulates over runs: identical while every run was, the largest differences. */
-static void compare(struct outdiff *df, const char *name_a, al_tensor *a, const char *name_b,
-		    al_tensor *b)
-{
-	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-	size_t n = al_tensor_count(a);
-	if (!x || !y || n != al_tensor_count(b) || !shapes_equal(a, b) || strcmp(name_a, name_b) != 0) {
-		df->why = !x || !y ? "not numeric" : "shapes or names differ";
-		bool same = x == NULL && y == NULL && n == al_tensor_count(b);
-		for (size_t k = 0; same && k < n; k++) {
-			const char *sa = al_tensor_string(a, k), *sb = al_tensor_string(b, k);
-			same = sa && sb && strcmp(sa, sb) == 0;
-		}
-		df->identical = false;
-		df->pass = same && (df->pass || !df->why_seen);
-		df->why_seen = true;
-		return;
-	}
-	bool ident = memcmp(x, y, n * sizeof *x) == 0;
-	df->identical = df->runs ? df->identical && ident : ident;
-	for (size_t k = 0; k < n; k++) {
-		double e = fabs((double)x[k] - (double)y[k]);
-		if (isnan(x[k]) != isnan(y[k]))
-			e = INFINITY;
-		else if (isnan(x[k]))
-			e = 0;
-		if (e > df->max_abs)
-			df->max_abs = e;
-		if (isfinite(x[k]) && fabs(x[k]) > df->ref_max)
-			df->ref_max = fabs(x[k]);
-	}
-	df->runs++;
-}
-
-/* Set every diff's verdict from what was accumulated, and f->proof_ok. */
-static void judge(struct fix *f)
-{
-	for (size_t i = 0; i < f->n_diffs; i++) {
-		struct outdiff *df = &f->diffs[i];
-		if (df->why_seen) {
-			f->proof_ok &= df->pass;
-			continue;
-		}
-		df->rel = df->ref_max > 0 ? df->max_abs / df->ref_max : df->max_abs > 0 ? INFINITY : 0;
-		df->pass = f->highest == AL_EQ_EXACT ? df->identical
-		       : f->highest == AL_EQ_REASSOCIATE ? df->rel <= REASSOC_TOL
-							 : true;
-		f->proof_ok &= df->pass;
-	}
-}
-
-/* The diff slot of name, added when new; NULL on OOM. */
-static struct outdiff *diff_for(struct fix *f, const char *name, size_t cap)
-{
-	for (size_t i = 0; i < f->n_diffs; i++)
-		if (strcmp(f->diffs[i].name, name) == 0)
-			return &f->diffs[i];
-	if (f->n_diffs >= cap)
-		return NULL;
-	struct outdiff *df = &f->diffs[f->n_diffs];
-	if (!(df->name = fx_dup(name)))
-		return NULL;
-	f->n_diffs++;
-	return df;
-}
-
-/* The last error of d as "node: message", for the report. */
-static void last_error(char *buf, size_t cap, const char *lead, const al_diags *d, enum al_status st)
-{
-	const struct al_diag *e = d && al_diags_count(d) ? al_diags_get(d, al_diags_count(d) - 1) : NULL;
-	snprintf(buf, cap, "%s%s%s%s", lead, e && e->node ? e->node : "", e && e->node ? ": " : "",
-		 e ? e->msg : al_status_str(st));
+	f->proved = f->proof.proved;
+	f->proof_ok = f->proof.ok;
+	f->proof_runs = f->proof.runs;
+	snprintf(f->proof_why, sizeof f->proof_why, "%s", f->proof.why);
+	f->diffs = f->proof.diffs;
+	f->n_diffs = f->proof.n_diffs;
 }
 
 /* Estimated work of every node of m with a known cost (nested graphs once). */
@@ -404,7 +322,8 @@ static double model_flops(const al_model *m)
 	return t;
 }
 
-/* The whole models on the same inputs. Returns an exit code for I/O trouble only. */
+/* The whole models on the same inputs (al_prove_equivalent). Returns an exit
+ * code for I/O trouble only. */
 static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 {
 	const struct al_submodel *s = al_model_get(f->m, 0);
@@ -413,117 +332,31 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 		return EXIT_IO;
 	size_t n_in = 0;
 	int rc = make_inputs(f, s, in, &n_in, seed, max_bytes);
-	struct al_named_tensor *oa = NULL, *ob = NULL;
-	size_t na = 0, nb = 0;
 	f->proof_kind = "whole";
 	if (rc == EXIT_ALL_ANE) {
-		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
+		struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in,
+					  .seed = seed, .max_bytes = max_bytes};
 		al_diags *d = al_diags_new();
-		enum al_status st = d ? al_model_run(f->m, in, n_in, &o, &oa, &na, d) : AL_E_NOMEM;
-		if (st == AL_OK)
-			st = al_model_run(f->out_m, in, n_in, &o, &ob, &nb, d);
-		if (st != AL_OK) {
-			last_error(f->proof_why, sizeof f->proof_why, "the interpreter cannot run it: ", d, st);
-			f->proved = false;
+		enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &f->proof, d) : AL_E_NOMEM;
+		if (st == AL_OK) {
+			take_proof(f);
+		} else if (st == AL_E_NOMEM) {
+			rc = EXIT_IO;
 		} else {
-			f->proved = true;
-			f->proof_ok = na == nb;
-			f->proof_runs = 1;
-			if (na != nb)
-				snprintf(f->proof_why, sizeof f->proof_why, "%zu outputs against %zu", nb, na);
-			f->diffs = calloc(na ? na : 1, sizeof *f->diffs);
-			for (size_t i = 0; f->diffs && i < na && i < nb; i++) {
-				struct outdiff *df = &f->diffs[f->n_diffs++];
-				if (!(df->name = fx_dup(oa[i].name))) {
-					rc = EXIT_IO;
-					break;
-				}
-				compare(df, oa[i].name, oa[i].t, ob[i].name, ob[i].t);
-			}
-			judge(f);
-			if (!f->diffs)
-				rc = EXIT_IO;
+			print_errors(f->in, d);
+			rc = status_exit(st);
 		}
 		al_diags_free(d);
 	}
-	al_outputs_free(oa, na);
-	al_outputs_free(ob, nb);
 	for (size_t i = 0; i < n_in; i++)
 		al_tensor_free(in[i].t);
 	free(in);
 	return rc;
 }
 
-static const struct al_region_value *find_value(const struct al_region_value *v, size_t n,
-						const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i].name, name) == 0)
-			return &v[i];
-	return NULL;
-}
-
-/* Values that random draws never give and exact rewrites must keep: signed
- * zeros (a - b against a + (-b)), the fp16 range ends and its smallest subnormal. */
-static const float special_values[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 65504.0f,
-					-65504.0f, 5.9604645e-8f, -5.9604645e-8f};
-#define SPECIAL_RUN 1 /* the run whose floating values are one third special values */
-
-/* Every third value of t becomes a special value. Value number k of the region
- * shifts the pattern by k more each period, so two values read together meet
- * every ordered pair of special values (a = -0 with b = +0 included) once the
- * tensors hold 3 x 10 x 10 values. */
-static void sprinkle(al_tensor *t, size_t k)
-{
-	int dt = al_tensor_dtype(t);
-	float *v = al_tensor_data(t);
-	if (!v || !(dt == AL_DT_FP32 || dt == AL_DT_FP16 || dt == AL_DT_UNKNOWN))
-		return;
-	size_t n_sp = sizeof special_values / sizeof special_values[0];
-	for (size_t i = 0; i < al_tensor_count(t); i += 3) {
-		size_t j = i / 3;
-		v[i] = special_values[(j + k * (j / n_sp)) % n_sp];
-	}
-}
-
-/* The inputs of one region run: a random tensor per value of va (shapes of the
- * original), reused by name for vb; vb's own values drawn from its shapes. */
-static enum al_status region_draw(const struct al_region_value *va, size_t nva,
-				  const struct al_region_value *vb, size_t nvb, uint64_t seed, bool special,
-				  uint64_t max_bytes, struct al_named_tensor *ta, struct al_named_tensor *tb,
-				  al_diags *d, char *why, size_t cap)
-{
-	for (size_t i = 0; i < nva; i++) {
-		ta[i].name = va[i].name;
-		enum al_status st = al_random_tensor(&va[i].shape, va[i].name, seed, max_bytes, &ta[i].t, d);
-		if (st != AL_OK)
-			return st;
-		if (special)
-			sprinkle(ta[i].t, i);
-	}
-	for (size_t i = 0; i < nvb; i++) {
-		tb[i].name = vb[i].name;
-		const struct al_region_value *a = find_value(va, nva, vb[i].name);
-		size_t k = a ? (size_t)(a - va) : nva + i; /* the same pattern as in the original */
-		if (a && (a->shape.rank != vb[i].shape.rank ||
-			  memcmp(a->shape.dims, vb[i].shape.dims,
-				 (size_t)(a->shape.rank > 0 ? a->shape.rank : 0) * sizeof a->shape.dims[0]))) {
-			snprintf(why, cap, "%.100s: the two models infer different shapes for it", vb[i].name);
-			return AL_E_UNSUPPORTED;
-		}
-		enum al_status st = al_random_tensor(&vb[i].shape, vb[i].name, seed, max_bytes, &tb[i].t, d);
-		if (st != AL_OK)
-			return st;
-		if (special)
-			sprinkle(tb[i].t, k);
-	}
-	return AL_OK;
-}
-
-/* The rewritten region of both models on REGION_RUNS random input sets. *ran is
- * false (with f->proof_note saying why) when the region cannot be isolated or
- * run: the caller proves on the whole models instead. An exit code for I/O
- * trouble only. */
+/* The rewritten region of both models (al_prove_region). *ran is false (with
+ * f->proof_note saying why) when the region cannot be isolated or run: the
+ * caller proves on the whole models instead. An exit code for I/O trouble only. */
 static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran)
 {
 	*ran = false;
@@ -536,8 +369,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	const char **outs = calloc(cap_o + 1, sizeof *outs);
 	f->region_a = calloc(cap_a + 1, sizeof *f->region_a);
 	f->region_b = calloc(cap_b + 1, sizeof *f->region_b);
-	f->diffs = calloc(cap_o + 1, sizeof *f->diffs);
-	if (!outs || !f->region_a || !f->region_b || !f->diffs) {
+	if (!outs || !f->region_a || !f->region_b) {
 		free(outs);
 		return EXIT_IO;
 	}
@@ -554,109 +386,37 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	}
 	struct al_region ra = {f->region_a, f->n_region_a, true, outs, n_o};
 	struct al_region rb = {f->region_b, f->n_region_b, true, outs, n_o};
-	struct al_region_value *va = NULL, *vb = NULL;
-	size_t nva = 0, nvb = 0;
-	struct al_named_tensor *ta = NULL, *tb = NULL, *oa = NULL, *ob = NULL;
-	size_t na = 0, nb = 0;
-	int rc = EXIT_ALL_ANE;
-	char why[160] = "";
+	struct al_proof_opts o = {.equiv = f->highest, .seed = seed, .max_bytes = max_bytes};
 	al_diags *d = al_diags_new();
-	enum al_status st = d ? AL_OK : AL_E_NOMEM;
-	if (st == AL_OK && !n_o) { /* nothing to compare would prove nothing */
-		snprintf(why, sizeof why, "the rewritten layers produce no values");
-		st = AL_E_UNSUPPORTED;
-	}
-	if (st == AL_OK)
-		st = al_region_inputs(f->m, &ra, &va, &nva, d);
-	if (st == AL_OK)
-		st = al_region_inputs(f->out_m, &rb, &vb, &nvb, d);
-	if (st == AL_OK) {
-		ta = calloc(nva + 1, sizeof *ta);
-		tb = calloc(nvb + 1, sizeof *tb);
-		if (!ta || !tb)
-			st = AL_E_NOMEM;
-	}
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
-	/* special values where bit-identity is asked; a reassociating rewrite's rounding
-	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
-	bool exact = f->highest == AL_EQ_EXACT;
-	for (int run = 0; st == AL_OK && run < REGION_RUNS; run++) {
-		st = region_draw(va, nva, vb, nvb, seed + (uint64_t)run, run == SPECIAL_RUN && exact,
-				 max_bytes, ta, tb, d, why, sizeof why);
-		if (st == AL_OK)
-			st = al_model_run_region(f->m, &ra, ta, nva, &o, &oa, &na, d);
-		if (st == AL_OK)
-			st = al_model_run_region(f->out_m, &rb, tb, nvb, &o, &ob, &nb, d);
-		for (size_t i = 0; st == AL_OK && i < na && i < nb; i++) {
-			struct outdiff *df = diff_for(f, oa[i].name, cap_o);
-			if (!df) {
-				rc = EXIT_IO;
-				break;
-			}
-			compare(df, oa[i].name, oa[i].t, ob[i].name, ob[i].t);
-		}
-		al_outputs_free(oa, na);
-		al_outputs_free(ob, nb);
-		oa = ob = NULL;
-		na = nb = 0;
-		for (size_t i = 0; i < nva; i++)
-			al_tensor_free(ta[i].t), ta[i].t = NULL;
-		for (size_t i = 0; i < nvb; i++)
-			al_tensor_free(tb[i].t), tb[i].t = NULL;
-		if (rc != EXIT_ALL_ANE)
-			break;
-		f->proof_runs = run + 1;
-	}
+	enum al_status st = d ? al_prove_region(f->m, &ra, f->out_m, &rb, &o, &f->proof, d) : AL_E_NOMEM;
+	al_diags_free(d);
+	free(outs);
 	if (st == AL_E_NOMEM)
-		rc = EXIT_IO;
-	bool differs = false; /* a difference already found is never retried on the whole models */
-	if (rc == EXIT_ALL_ANE && st != AL_OK && f->n_diffs) {
-		f->proof_ok = true;
-		judge(f);
-		differs = !f->proof_ok;
-		if (differs)
-			snprintf(f->proof_why, sizeof f->proof_why,
-				 "run %d of the region failed after a difference was found", f->proof_runs + 1);
-	}
-	if (rc == EXIT_ALL_ANE && st != AL_OK && !differs) {
+		return EXIT_IO;
+	if (st != AL_OK) {
 		/* not isolable or not runnable on random values: the whole models prove it */
 		char before[sizeof f->proof_note];
-		if (!why[0])
-			last_error(why, sizeof why, "", d, st);
 		snprintf(before, sizeof before, "%s", f->proof_note);
 		snprintf(f->proof_note, sizeof f->proof_note,
 			 "%.90s%sthe region proof could not run (%.150s): the whole models ran instead", before,
-			 before[0] ? "; " : "", why);
-		for (size_t i = 0; i < f->n_diffs; i++)
-			free(f->diffs[i].name);
-		free(f->diffs);
-		f->diffs = NULL;
-		f->n_diffs = 0;
-		f->proof_runs = 0;
-	} else if (rc == EXIT_ALL_ANE) {
-		*ran = true;
-		f->proof_kind = "region";
-		f->proved = true;
-		f->proof_ok = true;
-		judge(f);
-		f->proof_ok &= !differs;
-		if (exact)
-			snprintf(f->inputs_how, sizeof f->inputs_how,
-				 "%zu region value%s, random (seeds %llu-%llu; run %d also +-0, +-1, +-0.5, "
-				 "+-65504, +-2^-24)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
-				 (unsigned long long)(seed + REGION_RUNS - 1), SPECIAL_RUN + 1);
-		else
-			snprintf(f->inputs_how, sizeof f->inputs_how, "%zu region value%s, random (seeds "
-				 "%llu-%llu)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
-				 (unsigned long long)(seed + REGION_RUNS - 1));
+			 before[0] ? "; " : "", f->proof.why);
+		al_proof_clear(&f->proof);
+		return EXIT_ALL_ANE;
 	}
-	free(ta);
-	free(tb);
-	al_region_values_free(va);
-	al_region_values_free(vb);
-	al_diags_free(d);
-	free(outs);
-	return rc;
+	*ran = true;
+	f->proof_kind = "region";
+	take_proof(f);
+	size_t nva = f->proof.n_values;
+	if (f->highest == AL_EQ_EXACT)
+		snprintf(f->inputs_how, sizeof f->inputs_how,
+			 "%zu region value%s, random (seeds %llu-%llu; run %d also +-0, +-1, +-0.5, "
+			 "+-65504, +-2^-24)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
+			 (unsigned long long)(seed + AL_PROOF_REGION_RUNS - 1), AL_PROOF_SPECIAL_RUN + 1);
+	else
+		snprintf(f->inputs_how, sizeof f->inputs_how, "%zu region value%s, random (seeds "
+			 "%llu-%llu)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
+			 (unsigned long long)(seed + AL_PROOF_REGION_RUNS - 1));
+	return EXIT_ALL_ANE;
 }
 
 /* Prove the rewrites (--proof, docs/surgery.md "Proof"): fill f->diffs. Returns
@@ -744,7 +504,7 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 		if (f->proof_note[0])
 			printf("  (%s)\n", f->proof_note);
 		for (size_t i = 0; i < f->n_diffs; i++) {
-			const struct outdiff *df = &f->diffs[i];
+			const struct al_proof_diff *df = &f->diffs[i];
 			if (df->why)
 				printf("  %-24s %s  %s\n", df->name, df->why, df->pass ? "ok" : "DIFFERS");
 			else
@@ -835,7 +595,7 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 		al_json_put_string(stdout, f->proof_why);
 		printf(", \"outputs\": [");
 		for (size_t i = 0; i < f->n_diffs; i++) {
-			const struct outdiff *df = &f->diffs[i];
+			const struct al_proof_diff *df = &f->diffs[i];
 			printf("%s\n    {\"name\": ", i ? "," : "");
 			al_json_put_string(stdout, df->name);
 			printf(", \"identical\": %s, \"max_abs\": %.9g, \"max_ref\": %.9g, \"rel\": %.9g, "
@@ -896,21 +656,14 @@ int cmd_fix(struct cli *c)
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {
 		/* the .mlmodel is written once, next to OUT, and proved from there */
-		size_t ol = strlen(out);
-		if (!(f.tmp = malloc(ol + 16))) {
-			rc = EXIT_IO;
+		if ((st = al_atomic_begin(&f.out_file, out, false, f.d)) != AL_OK) {
+			print_errors(out, f.d);
+			rc = status_exit(st);
 			goto done;
 		}
-		snprintf(f.tmp, ol + 16, "%s.fixXXXXXX", out);
-		int fd = mkstemp(f.tmp);
-		if (fd < 0) {
-			fprintf(stderr, "anelint: error: cannot create %s: %s\n", f.tmp, strerror(errno));
-			free(f.tmp);
-			f.tmp = NULL;
-			rc = EXIT_IO;
-			goto done;
-		}
-		close(fd);
+		close(f.out_file.fd); /* al_surgery_write replaces the file, atomically too */
+		f.out_file.fd = -1;
+		f.tmp = f.out_file.tmp;
 	}
 	bool again = true;
 	for (int round = 0; round < MAX_ROUNDS && again; round++)
@@ -936,19 +689,16 @@ int cmd_fix(struct cli *c)
 		refused = !f.proved || !f.proof_ok;
 	}
 	if (!refused && out && !c->dry_run && f.tmp && !applied) {
-		unlink(f.tmp); /* nothing rewritten: the input's bytes, written below */
-		free(f.tmp);
+		al_atomic_abort(&f.out_file); /* nothing rewritten: the input's bytes, written below */
 		f.tmp = NULL;
 	}
 	if (!refused && out && !c->dry_run && f.tmp) {
-		if (rename(f.tmp, out) != 0) {
-			fprintf(stderr, "anelint: error: cannot rename %s to %s: %s\n", f.tmp, out,
-				strerror(errno));
+		f.tmp = NULL;
+		if ((st = al_atomic_commit(&f.out_file, f.d)) != AL_OK) {
+			print_errors(out, f.d);
 			rc = EXIT_IO;
 			goto done;
 		}
-		free(f.tmp);
-		f.tmp = NULL;
 		written = true;
 	} else if (!refused && out && !c->dry_run) {
 		if ((st = al_surgery_write(f.sg, out, f.d)) != AL_OK) {

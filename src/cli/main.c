@@ -2,8 +2,10 @@
  * writes --help), runs a subcommand from another table, turns option values into
  * the library's check / plan options (target, user rules, policy, switch costs),
  * prints through the library's report sinks, and maps outcomes to the documented
- * exit codes. This is the only code that prints or exits; it uses only anelint.h. */
+ * exit codes. This is the only code that prints or exits; it uses anelint.h, and
+ * base.h for the library's atomic writer (shared, as curl's tool shares curlx_). */
 #include "cli.h"
+#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <math.h>
@@ -436,32 +438,29 @@ static void out_signal(int sig)
 	raise(sig);
 }
 
+static struct al_atomic out_file;
+
 static FILE *out_open(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path + 1) : 0;
-	if (snprintf(out_tmp, sizeof out_tmp, "%.*s.%s.XXXXXX", dir, path, slash ? slash + 1 : path) >=
-	    (int)sizeof out_tmp) {
-		out_tmp[0] = 0;
+	if (strlen(path) + 16 > sizeof out_tmp) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	signal(SIGINT, out_signal);
 	signal(SIGTERM, out_signal);
 	signal(SIGHUP, out_signal);
-	int fd = mkstemp(out_tmp);
-	if (fd < 0) {
-		out_tmp[0] = 0;
-		return NULL;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask); /* as a plain create would: mkstemp gives 0600 */
-	FILE *f = fdopen(fd, "w");
+	if (al_atomic_begin(&out_file, path, false, NULL) != AL_OK)
+		return NULL; /* errno from the create */
+	snprintf(out_tmp, sizeof out_tmp, "%s", out_file.tmp);
+	int fd = dup(out_file.fd); /* the FILE's own; out_file.fd is fsynced and closed on commit */
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
-		close(fd);
-		unlink(out_tmp);
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		al_atomic_abort(&out_file);
 		out_tmp[0] = 0;
+		errno = e;
 	}
 	return f;
 }
@@ -471,15 +470,16 @@ static bool out_close(FILE *f, const char *path, bool ok)
 {
 	if (f == stdout)
 		return ok && fflush(stdout) == 0 && !ferror(stdout);
-	bool good = ok && fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+	bool good = ok && fflush(f) == 0 && !ferror(f);
 	int e = errno;
 	good = fclose(f) == 0 && good;
-	if (good && rename(out_tmp, path) != 0) {
-		e = errno;
-		good = false;
+	if (good) { /* fsync, rename over path */
+		al_diags *d = al_diags_new();
+		good = d && al_atomic_commit(&out_file, d) == AL_OK;
+		e = good ? e : !d ? ENOMEM : errno;
+		al_diags_free(d);
 	}
-	if (!good)
-		unlink(out_tmp);
+	al_atomic_abort(&out_file); /* the temporary, unless committed */
 	out_tmp[0] = 0;
 	errno = e;
 	return good;

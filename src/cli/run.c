@@ -13,6 +13,7 @@
  * up near zero and say little). Output files are written to temporary names and
  * renamed only when every output was written. */
 #include "cli.h"
+#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <math.h>
@@ -198,75 +199,19 @@ struct diff {
 	bool pass;
 };
 
-/* Whether the dims agree, ignoring dims of size 1 (NN outputs keep rank-5 blobs). */
-static bool same_shape(const al_tensor *a, const al_tensor *b)
-{
-	int i = 0, j = 0, ra = al_tensor_rank(a), rb = al_tensor_rank(b);
-	const int64_t *da = al_tensor_dims(a), *db = al_tensor_dims(b);
-	for (;;) {
-		while (i < ra && da[i] == 1)
-			i++;
-		while (j < rb && db[j] == 1)
-			j++;
-		if (i == ra || j == rb)
-			return i == ra && j == rb;
-		if (da[i++] != db[j++])
-			return false;
-	}
-}
-
+/* a against the reference b (al_tensor_compare: "same shape" ignores dims of
+ * 1, as NN outputs keep rank-5 blobs), and the verdict against tol. */
 static struct diff compare(al_tensor *a, al_tensor *b, double tol)
 {
-	struct diff r = {0};
-	bool sa = al_tensor_string(a, 0) != NULL, sb = al_tensor_string(b, 0) != NULL;
-	if (sa || sb) {
-		if (sa != sb || al_tensor_count(a) != al_tensor_count(b)) {
-			r.why = "one is text, the other numbers";
-			return r;
-		}
-		r.comparable = r.identical = true;
-		for (size_t i = 0; i < al_tensor_count(a); i++)
-			r.identical &= strcmp(al_tensor_string(a, i), al_tensor_string(b, i)) == 0;
-		r.pass = r.identical;
-		r.cosine = r.identical ? 1 : 0;
+	struct al_tensor_diff t;
+	al_tensor_compare(a, b, &t);
+	struct diff r = {.comparable = t.comparable, .why = t.why, .identical = t.identical,
+			 .max_abs = t.max_abs, .scale = t.ref_max, .rel = t.rel, .cosine = t.cosine,
+			 .n_nan = t.nan_a};
+	if (!t.comparable)
 		return r;
-	}
-	if (al_tensor_count(a) != al_tensor_count(b) || !same_shape(a, b)) {
-		r.why = "shapes differ";
-		return r;
-	}
-	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-	size_t n = al_tensor_count(a);
-	if (!x || !y) {
-		r.why = "no data";
-		return r;
-	}
-	r.comparable = true;
-	r.identical = memcmp(x, y, n * sizeof *x) == 0;
-	double dot = 0, na = 0, nb = 0;
-	for (size_t i = 0; i < n; i++) {
-		double p = x[i], q = y[i];
-		if (isnan(p) && !isnan(q)) {
-			r.n_nan++;
-			continue;
-		}
-		if (isnan(q))
-			continue;
-		double e = (isinf(p) || isinf(q)) ? (p == q ? 0 : INFINITY) : fabs(p - q);
-		if (e > r.max_abs)
-			r.max_abs = e;
-		if (isfinite(q) && fabs(q) > r.scale)
-			r.scale = fabs(q);
-		if (isfinite(p) && isfinite(q)) {
-			dot += p * q;
-			na += p * p;
-			nb += q * q;
-		}
-	}
-	r.rel = r.scale > 0 ? r.max_abs / r.scale : r.max_abs > 0 ? INFINITY : 0;
-	r.cosine = na > 0 && nb > 0 ? dot / (sqrt(na) * sqrt(nb)) : (na == nb ? 1 : 0);
-	r.pass = r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale ||
-						  r.max_abs == 0);
+	r.pass = t.text ? r.identical
+			: r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale || r.max_abs == 0);
 	return r;
 }
 
@@ -371,52 +316,72 @@ static void file_name(char *buf, size_t cap, const char *name)
 	buf[k] = 0;
 }
 
-/* Write every output to DIR/NAME.npy: all to temporary files first, then rename;
- * on any failure remove the temporaries and leave DIR as it was. */
+/* One .npy onto fd (borrowed); false when it cannot be written. */
+static bool npy_to_fd(int fd, const al_tensor *t)
+{
+	int fd2 = dup(fd);
+	FILE *f = fd2 >= 0 ? fdopen(fd2, "wb") : NULL;
+	if (!f) {
+		if (fd2 >= 0)
+			close(fd2);
+		return false;
+	}
+	bool ok = al_npy_write(f, t, 0) == AL_OK && fflush(f) == 0 && !ferror(f);
+	return fclose(f) == 0 && ok;
+}
+
+/* Write every output to DIR/NAME.npy through the library's atomic writer.
+ * A new DIR is made whole under a temporary name and renamed into place; in
+ * an existing DIR every file is written to a temporary first, then renamed.
+ * On any failure nothing new is left: no partial file, no directory made.
+ * Modes as a plain create: files 0666, a directory 0777, less the umask. */
 static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n)
 {
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "anelint: error: %s: cannot create the directory: %s\n", dir, strerror(errno));
-		return EXIT_IO;
+	struct stat sb;
+	bool fresh = lstat(dir, &sb) != 0 && errno == ENOENT;
+	al_diags *d = al_diags_new();
+	struct al_atomic top = {.fd = -1}, *files = calloc(n ? n : 1, sizeof *files);
+	char *dst = malloc(strlen(dir) + 300);
+	int rc = d && files && dst ? EXIT_ALL_ANE : EXIT_IO;
+	const char *base = dir;
+	if (rc == EXIT_ALL_ANE && fresh) {
+		if (al_atomic_begin(&top, dir, true, d) != AL_OK)
+			rc = EXIT_IO;
+		base = top.tmp;
 	}
-	char (*tmp)[4352] = calloc(n ? n : 1, sizeof *tmp);
-	char (*dst)[4352] = calloc(n ? n : 1, sizeof *dst);
-	if (!tmp || !dst) {
-		free(tmp);
-		free(dst);
-		return EXIT_IO;
-	}
-	int rc = EXIT_ALL_ANE;
-	size_t made = 0;
+	for (size_t i = 0; files && i < n; i++)
+		files[i].fd = -1;
 	for (size_t i = 0; i < n && rc == EXIT_ALL_ANE; i++) {
 		char fn[256];
 		file_name(fn, sizeof fn, outs[i].name);
-		snprintf(dst[i], sizeof dst[i], "%s/%s.npy", dir, fn);
-		snprintf(tmp[i], sizeof tmp[i], "%s/.%s.npy.XXXXXX", dir, fn);
-		int fd = mkstemp(tmp[i]);
-		if (fd < 0) {
-			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+		sprintf(dst, "%s/%s.npy", dir, fn);
+		char *at = malloc(strlen(base) + 300);
+		if (!at) {
 			rc = EXIT_IO;
 			break;
 		}
-		made++;
-		FILE *f = fdopen(fd, "wb");
-		if (!f || al_npy_write(f, outs[i].t, 0) != AL_OK || fflush(f) != 0 || fsync(fd) != 0) {
-			fprintf(stderr, "anelint: error: %s: cannot write\n", dst[i]);
+		sprintf(at, "%s/%s.npy", base, fn);
+		if (al_atomic_begin(&files[i], at, false, d) != AL_OK) {
+			rc = EXIT_IO;
+		} else if (!npy_to_fd(files[i].fd, outs[i].t)) {
+			al_diag_add(d, AL_SEV_ERROR, dst, UINT64_MAX, NULL, NULL, "cannot write: %s",
+				    strerror(errno ? errno : EIO));
 			rc = EXIT_IO;
 		}
-		if (f ? fclose(f) != 0 : close(fd) != 0)
-			rc = EXIT_IO;
+		free(at);
 	}
-	for (size_t i = 0; i < made; i++) {
-		if (rc == EXIT_ALL_ANE && rename(tmp[i], dst[i]) != 0) {
-			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+	for (size_t i = 0; i < n && rc == EXIT_ALL_ANE; i++)
+		if (al_atomic_commit(&files[i], d) != AL_OK)
 			rc = EXIT_IO;
-		}
-		if (rc != EXIT_ALL_ANE)
-			unlink(tmp[i]);
-	}
-	free(tmp);
+	if (rc == EXIT_ALL_ANE && fresh && al_atomic_commit(&top, d) != AL_OK)
+		rc = EXIT_IO;
+	for (size_t i = 0; files && i < n; i++)
+		al_atomic_abort(&files[i]); /* what was not committed */
+	al_atomic_abort(&top);
+	if (rc != EXIT_ALL_ANE && d)
+		print_errors(dir, d);
+	al_diags_free(d);
+	free(files);
 	free(dst);
 	return rc;
 }

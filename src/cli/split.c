@@ -111,31 +111,6 @@ static int build(struct job *j, size_t i)
 
 /* ---------------------------------------------------------------- proof */
 
-static bool same_tensor(al_tensor *a, al_tensor *b)
-{
-	if (!a || !b || al_tensor_rank(a) != al_tensor_rank(b) || al_tensor_count(a) != al_tensor_count(b))
-		return false;
-	if (memcmp(al_tensor_dims(a), al_tensor_dims(b), (size_t)al_tensor_rank(a) * sizeof(int64_t)))
-		return false;
-	size_t n = al_tensor_count(a);
-	const float *x = al_tensor_data(a), *y = al_tensor_data(b);
-	if ((x == NULL) != (y == NULL))
-		return false;
-	if (x && memcmp(x, y, n * sizeof *x) != 0)
-		return false;
-	for (size_t k = 0; !x && k < n; k++) {
-		const char *p = al_tensor_string(a, k), *q = al_tensor_string(b, k);
-		if (!p || !q || strcmp(p, q) != 0)
-			return false;
-	}
-	for (size_t k = 0; k < n; k++) {
-		const char *p = al_tensor_label(a, k), *q = al_tensor_label(b, k);
-		if ((p == NULL) != (q == NULL) || (p && strcmp(p, q) != 0))
-			return false;
-	}
-	return true;
-}
-
 static al_tensor *find_named(const struct al_named_tensor *v, size_t n, const char *name)
 {
 	for (size_t i = n; i-- > 0;)
@@ -144,22 +119,23 @@ static al_tensor *find_named(const struct al_named_tensor *v, size_t n, const ch
 	return NULL;
 }
 
-/* Every output of the original, found by name in got[0..n), bit-identical? */
+/* Every output of the original, found by name in got[0..n), bit-identical?
+ * (al_prove_outputs with the exact class: same dims, bits, labels.) */
 static bool outputs_match(const struct al_named_tensor *ref, size_t nr,
 			  const struct al_named_tensor *got, size_t n, char *why, size_t cap)
 {
-	for (size_t i = 0; i < nr; i++) {
-		al_tensor *t = find_named(got, n, ref[i].name);
-		if (!t) {
-			snprintf(why, cap, "output '%s' is missing", ref[i].name);
-			return false;
+	struct al_proof p = {0};
+	bool ok = al_prove_outputs(ref, nr, got, n, AL_EQ_EXACT, &p) == AL_OK && p.ok;
+	for (size_t i = 0; !ok && i < p.n_diffs; i++)
+		if (!p.diffs[i].pass) {
+			bool missing = p.diffs[i].why && strcmp(p.diffs[i].why, "missing") == 0;
+			snprintf(why, cap, "output '%s' %s", p.diffs[i].name, missing ? "is missing" : "differs");
+			break;
 		}
-		if (!same_tensor(ref[i].t, t)) {
-			snprintf(why, cap, "output '%s' differs", ref[i].name);
-			return false;
-		}
-	}
-	return true;
+	if (!ok && p.n_diffs == 0 && nr)
+		snprintf(why, cap, "out of memory while comparing outputs");
+	al_proof_clear(&p);
+	return ok;
 }
 
 static void last_error(al_diags *d, enum al_status st, char *why, size_t cap, const char *what)

@@ -478,16 +478,6 @@ static void scan_value(struct walk *w, const struct al_node *n, al_span v, const
 		scan_immediate(w, n, x, where, depth);
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 /* BlobDataType (MILBlob BlobDataType.hpp) -> MIL DataType, index 1..17. */
 static const int blob_mil_dtype[18] = {
 	[1] = AL_DT_FP16, [2] = AL_DT_FP32, [3] = AL_DT_UINT8, [4] = AL_DT_INT8,
@@ -521,7 +511,7 @@ static void check_blob(struct walk *w, const struct blob_ref *r)
 		return;
 	}
 	const uint8_t *md = p + o;
-	uint32_t sentinel = rd32(md), bdt = rd32(md + 4);
+	uint32_t sentinel = al_rd32le(md), bdt = al_rd32le(md + 4);
 	if (sentinel != BLOB_SENTINEL) {
 		diag(w, AL_SEV_ERROR, wf, o, r->where, op,
 		     "op %s: no blob at offset %llu of weight.bin (sentinel 0x%08x, expected 0x%08x)",
@@ -534,7 +524,7 @@ static void check_blob(struct walk *w, const struct blob_ref *r)
 		     (unsigned long long)o, bdt);
 		return;
 	}
-	uint64_t n = rd64(md + 8), data = rd64(md + 16);
+	uint64_t n = al_rd64le(md + 8), data = al_rd64le(md + 16);
 	if (data > size || n > size - data) {
 		diag(w, AL_SEV_ERROR, wf, o + 16, r->where, op,
 		     "op %s: blob at offset %llu of weight.bin: data [%llu, +%llu) runs past the "
@@ -1259,7 +1249,7 @@ static bool read_fixed(al_span rep, unsigned width, struct sink *s)
 		if (f.wire != PB_LEN || f.data.n % width)
 			return false;
 		for (size_t i = 0; i < f.data.n; i += width)
-			put_fixed(s, width == 4 ? rd32(f.data.p + i) : rd64(f.data.p + i), width);
+			put_fixed(s, width == 4 ? al_rd32le(f.data.p + i) : al_rd64le(f.data.p + i), width);
 	}
 	return !it.err;
 }
@@ -1323,7 +1313,7 @@ static bool read_bytes(const struct tval *t, struct sink *s)
 			return false;
 		for (size_t i = 0; i < raw.n; i += w) {
 			uint64_t u = w == 1 ? raw.p[i] : w == 2 ? (uint64_t)(raw.p[i] | raw.p[i + 1] << 8)
-				   : w == 4 ? rd32(raw.p + i) : rd64(raw.p + i);
+				   : w == 4 ? al_rd32le(raw.p + i) : al_rd64le(raw.p + i);
 			if (flt == 2)
 				put_fixed(s, u << 16, 4); /* bfloat16: the top half of an fp32 */
 			else if (flt && bits == 16)
@@ -1640,12 +1630,12 @@ const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data
 	if (offset > size || size - offset < BLOB_META)
 		return "the blob metadata runs past the end of weight.bin";
 	const uint8_t *md = p + offset;
-	uint32_t bdt = rd32(md + 4);
-	if (rd32(md) != BLOB_SENTINEL)
+	uint32_t bdt = al_rd32le(md + 4);
+	if (al_rd32le(md) != BLOB_SENTINEL)
 		return "no blob at that offset of weight.bin (bad sentinel)";
 	if (bdt < 1 || bdt > 17)
 		return "the blob has an unknown data type";
-	uint64_t n = rd64(md + 8), at_ = rd64(md + 16);
+	uint64_t n = al_rd64le(md + 8), at_ = al_rd64le(md + 16);
 	if (at_ > size || n > size - at_)
 		return "the blob data runs past the end of weight.bin";
 	*data = (al_span){p + at_, (size_t)n};

@@ -226,11 +226,6 @@ static bool resolve(const char *path, char real[PATH_MAX])
 
 /* ================================================================ weight.bin */
 
-static uint32_t rd32(const uint8_t *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
 /* Map <Data>/<weights item>/weight.bin if it exists (absent is fine: mil.c
  * reports ops that refer to it) and check the storage header. */
 static enum al_status load_weights(struct pkg *p, const char *rel, const char *data_real)
@@ -274,7 +269,7 @@ enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *
 			    "weight.bin is %zu bytes, shorter than its %d-byte header", n, STORAGE_HEADER);
 		return AL_E_FORMAT;
 	}
-	uint32_t count = rd32(b), version = rd32(b + 4);
+	uint32_t count = al_rd32le(b), version = al_rd32le(b + 4);
 	if (version != STORAGE_VERSION) {
 		al_diag_add(d, AL_SEV_ERROR, path, 4, NULL, NULL,
 			    "weight.bin has storage version %u; only version %d is known", version,

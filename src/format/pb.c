@@ -232,8 +232,7 @@ long pb_get_floats(al_span msg, uint32_t num, float *out, size_t max)
 				return -1;
 			for (size_t i = 0; i < f.data.n; i += 4, c++)
 				if (c < max) {
-					uint32_t b = (uint32_t)f.data.p[i] | (uint32_t)f.data.p[i + 1] << 8 |
-						     (uint32_t)f.data.p[i + 2] << 16 | (uint32_t)f.data.p[i + 3] << 24;
+					uint32_t b = al_rd32le(f.data.p + i);
 					memcpy(&out[c], &b, 4);
 				}
 		} else {

@@ -70,12 +70,6 @@ bool pb_next(struct pb_iter *it, struct pb_field *f);
 /* Decode a varint at *pos inside [p, p+n); advances *pos. Returns PB_OK or an error. */
 int pb_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *out);
 
-/* Offset of `inner` inside `outer` (both spans of one buffer). */
-static inline size_t pb_offset_in(al_span outer, al_span inner)
-{
-	return (size_t)(inner.p - outer.p);
-}
-
 /* ---- convenience lookups on one message (last occurrence wins for scalars,
  *      as protobuf readers do). Each returns false if the field is absent or
  *      the message is malformed; malformed input is reported by the loaders,

@@ -166,11 +166,6 @@ void al_splice_free(struct al_splice *s)
 	al_free(s);
 }
 
-size_t al_splice_edits(const struct al_splice *s)
-{
-	return s ? s->ne : 0;
-}
-
 static bool grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
@@ -437,21 +432,6 @@ enum al_status al_splice_to_buffer(struct al_splice *s, uint8_t **out, size_t *n
 	return AL_OK;
 }
 
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return false;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
 /* Bytes [from, from + n) of the root onto out_fd: in-kernel when possible. */
 static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_t from, size_t n,
 		       int out_fd)
@@ -468,7 +448,7 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		from += (size_t)k;
 		n -= (size_t)k;
 	}
-	return write_all(out_fd, s->root.p + from, n);
+	return al_write_all(out_fd, s->root.p + from, n);
 }
 
 enum al_status al_splice_to_fd(struct al_splice *s, int in_fd, int out_fd)
@@ -481,7 +461,7 @@ enum al_status al_splice_to_fd(struct al_splice *s, int in_fd, int out_fd)
 	for (size_t i = 0; i < s->np; i++) {
 		const struct sp_edit *p = &s->pieces[i];
 		if (!copy_range(s, in_fd, &cfr, pos, p->at - pos, out_fd) ||
-		    !write_all(out_fd, piece_bytes(s, p), p->n))
+		    !al_write_all(out_fd, piece_bytes(s, p), p->n))
 			return AL_E_IO;
 		pos = p->at + p->len;
 	}

@@ -50,7 +50,6 @@ enum al_status al_splice_replace(struct al_splice *s, al_span parent, const uint
 enum al_status al_splice_insert_before(struct al_splice *s, al_span msg, const void *bytes, size_t n);
 /* Delete the whole field (tag, length, payload) whose payload is msg. */
 enum al_status al_splice_delete(struct al_splice *s, al_span msg);
-size_t al_splice_edits(const struct al_splice *s);
 /* Resolve lengths; AL_E_INVALID_ARG when edits overlap. Then the output size. */
 enum al_status al_splice_finish(struct al_splice *s, size_t *out_size);
 /* The output into a new buffer (al_free it) or onto fd. in_fd >= 0: the root

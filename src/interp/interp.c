@@ -627,14 +627,6 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static uint64_t name_hash64(const char *s)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
 enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
 			       al_tensor **out, al_diags *d)
 {
@@ -700,7 +692,7 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 			    "random input too large or out of memory");
 		return AL_E_NOMEM;
 	}
-	uint64_t s = seed ^ name_hash64(f->name);
+	uint64_t s = seed ^ al_hash_str(f->name);
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t r = splitmix(&s);
 		if (dtype == AL_DT_UINT8)
@@ -751,7 +743,7 @@ enum al_status al_random_tensor(const struct al_shape *sh, const char *name, uin
 			    "random value too large or out of memory");
 		return AL_E_NOMEM;
 	}
-	uint64_t s = seed ^ name_hash64(name);
+	uint64_t s = seed ^ al_hash_str(name);
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t r = splitmix(&s);
 		if (dtype == AL_DT_BOOL)

@@ -38,6 +38,8 @@ struct mx_run {
 	size_t cap, used;
 };
 
+/* Keys are node addresses, not names: a multiplicative mix of the pointer,
+ * cheaper than hashing bytes and different in kind from al_hash_str. */
 static size_t ptr_hash(const void *p, size_t cap)
 {
 	uintptr_t u = (uintptr_t)p;
@@ -644,17 +646,9 @@ struct lifetimes {
 	size_t cap;
 };
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 static size_t lt_slot(const struct lifetimes *u, const char *name)
 {
-	size_t i = str_hash(name) & (u->cap - 1);
+	size_t i = al_hash_str(name) & (u->cap - 1);
 	while (u->name[i] && strcmp(u->name[i], name) != 0)
 		i = (i + 1) & (u->cap - 1);
 	return i;

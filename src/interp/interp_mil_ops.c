@@ -463,15 +463,8 @@ enum al_status mx_l2_norm(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "x must have rank 3 or more");
 	int64_t inner = mx_prod(x->dims, x->rank - 3, x->rank), outer = mx_prod(x->dims, 0, x->rank - 3);
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
-	for (int64_t o = 0; y && o < outer; o++) {
-		const float *xs = x->f + o * inner;
-		double s = 0;
-		for (int64_t i = 0; i < inner; i++)
-			s += (double)xs[i] * xs[i];
-		double d = sqrt(s + eps);
-		for (int64_t i = 0; i < inner; i++)
-			y->f[o * inner + i] = (float)(xs[i] / d);
-	}
+	if (y)
+		al_l2_normalize(x->f, outer, inner, eps, y->f);
 	return c->st;
 }
 

@@ -428,18 +428,10 @@ struct last_use {
 	size_t cap;
 };
 
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* The slot of name (existing or empty). */
 static size_t lu_slot(const struct last_use *u, const char *name)
 {
-	size_t i = str_hash(name) & (u->cap - 1);
+	size_t i = al_hash_str(name) & (u->cap - 1);
 	while (u->name[i] && strcmp(u->name[i], name) != 0)
 		i = (i + 1) & (u->cap - 1);
 	return i;

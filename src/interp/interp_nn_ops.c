@@ -829,16 +829,7 @@ enum al_status nn_l_l2normalize(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (!y)
 		return AL_E_NOMEM;
-	int64_t inner = g.c * g.h * g.w;
-	for (int64_t n = 0; n < g.n; n++) {
-		const float *xp = x->f + n * inner;
-		double s = 0;
-		for (int64_t i = 0; i < inner; i++)
-			s += (double)xp[i] * xp[i];
-		float r = (float)(1.0 / sqrt(s + (double)eps));
-		for (int64_t i = 0; i < inner; i++)
-			y->f[n * inner + i] = xp[i] * r;
-	}
+	al_l2_normalize(x->f, g.n, g.c * g.h * g.w, (double)eps, y->f);
 	l->out[0] = y;
 	return AL_OK;
 }

@@ -197,8 +197,9 @@ void al_layer_norm(const float *x, int64_t outer, int64_t inner, const float *ga
  * Batch norm with folded statistics and NN scale/bias layers use it. */
 void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
 		       const float *bias, float *y);
-/* NN l2normalize / MIL l2_norm: x / max(sqrt(sum x^2), eps) over each block of inner. */
-void al_l2_normalize(const float *x, int64_t outer, int64_t inner, float eps, float *y);
+/* NN l2normalize / MIL l2_norm: y = x / sqrt(sum x^2 + eps) over each block of
+ * inner (the sum and the division in double, rounded once). */
+void al_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y);
 /* Local response normalisation across channels, x [n, c, inner]:
  * y = x / (k + alpha/size * sum_{window of `size` channels} x^2)^beta; the window
  * of channel j is j - (size-1)/2 .. j + size/2, clipped (Caffe; the same as

@@ -718,20 +718,17 @@ void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, cons
 		}
 }
 
-void al_l2_normalize(const float *x, int64_t outer, int64_t inner, float eps, float *y)
+void al_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y)
 {
 	for (int64_t o = 0; o < outer; o++) {
 		const float *xr = x + o * inner;
 		float *yr = y + o * inner;
-		double s = 0.0;
+		double s = 0.0; /* in double: a sum of 10^6 squares keeps its digits */
 		for (int64_t j = 0; j < inner; j++)
 			s += (double)xr[j] * xr[j];
-		double nrm = sqrt(s);
-		if (nrm < eps)
-			nrm = eps;
-		float inv = (float)(1.0 / nrm);
+		double nrm = sqrt(s + eps);
 		for (int64_t j = 0; j < inner; j++)
-			yr[j] = xr[j] * inv;
+			yr[j] = (float)(xr[j] / nrm);
 	}
 }
 

@@ -153,8 +153,7 @@ static char *utf32_to_utf8(const uint8_t *p, int chars)
 		return NULL;
 	size_t k = 0;
 	for (int i = 0; i < chars; i++) {
-		uint32_t c = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-			     (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
+		uint32_t c = al_rd32le(p + 4 * i);
 		if (c == 0)
 			break;
 		if (c > 0x10FFFF || (c >= 0xD800 && c < 0xE000))
@@ -198,7 +197,7 @@ enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name,
 	} else if (major == 2 || major == 3) {
 		if (n < 12)
 			return npy_err(d, name, 6, ".npy header cut short");
-		hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+		hlen = al_rd32le(b + 8);
 		hoff = 12;
 	} else {
 		return npy_err(d, name, 6, "unsupported .npy format version (1.0-3.0 are read)");

@@ -229,14 +229,6 @@ struct al_env {
 	size_t cap, used;
 };
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 struct al_env *al_env_new(struct al_exec *x, struct al_env *parent)
 {
 	struct al_env *e = al_calloc(1, sizeof *e);
@@ -281,7 +273,7 @@ struct al_tensor *al_env_get(const struct al_env *e, const char *name)
 {
 	if (!name)
 		return NULL;
-	uint32_t h = name_hash(name);
+	uint32_t h = (uint32_t)al_hash_str(name);
 	for (; e; e = e->parent) {
 		struct env_slot *s = find_slot(e, name, h);
 		if (s)
@@ -317,7 +309,7 @@ bool al_env_put(struct al_env *e, const char *name, struct al_tensor *t)
 		al_tensor_unref(t);
 		return false;
 	}
-	uint32_t h = name_hash(name);
+	uint32_t h = (uint32_t)al_hash_str(name);
 	struct env_slot *s = find_slot(e, name, h);
 	if (s) {
 		al_tensor_unref(s->t);

@@ -19,14 +19,6 @@ struct name_map {
 	size_t cap; /* power of two, at least twice the names put */
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static bool map_init(struct name_map *m, size_t names)
 {
 	m->cap = 16;
@@ -46,7 +38,7 @@ static void map_put(struct name_map *m, const char *k, uint32_t v)
 {
 	if (!k || !*k)
 		return;
-	size_t i = (size_t)hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)al_hash_str(k) & (m->cap - 1);
 	while (m->key[i] && strcmp(m->key[i], k) != 0)
 		i = (i + 1) & (m->cap - 1);
 	m->key[i] = k;
@@ -57,7 +49,7 @@ static bool map_get(const struct name_map *m, const char *k, uint32_t *v)
 {
 	if (!k || !*k)
 		return false;
-	size_t i = (size_t)hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)al_hash_str(k) & (m->cap - 1);
 	while (m->key[i]) {
 		if (strcmp(m->key[i], k) == 0) {
 			*v = m->val[i];

@@ -167,17 +167,9 @@ static enum al_status refuse(struct al_splitter *s, enum al_status st, const str
 
 /* ------------------------------------------------------------------ names */
 
-static uint64_t hash_str(const char *z)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *z; z++)
-		h = (h ^ (uint8_t)*z) * 1099511628211ull;
-	return h;
-}
-
 static struct name *name_get(struct al_splitter *s, const char *z)
 {
-	size_t mask = s->cap_names - 1, i = (size_t)hash_str(z) & mask;
+	size_t mask = s->cap_names - 1, i = (size_t)al_hash_str(z) & mask;
 	for (size_t k = 0; k < s->cap_names; k++, i = (i + 1) & mask) {
 		struct name *e = &s->names[i];
 		if (!e->s) {
@@ -1294,27 +1286,14 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-/* A new file `path` (which must not exist) holding n bytes; errno set on failure. */
+/* A new file `path` (which must not exist) holding n bytes, on disk (fsync);
+ * its mode 0666 & ~umask. errno set on failure. */
 static bool write_new(const char *path, const void *p, size_t n)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return false;
-	bool ok = write_all(fd, p, n);
+	bool ok = al_write_all(fd, p, n) && fsync(fd) == 0;
 	int e = errno;
 	if (close(fd) != 0 && ok) {
 		ok = false;
@@ -1359,21 +1338,6 @@ static const char manifest[] =
 	"    \"rootModelIdentifier\": \"a1e7b2c0-5d1f-4c3e-9b8a-000000000001\"\n"
 	"}\n";
 
-/* Remove what pkg_write made under dir (and dir itself). */
-static void pkg_remove(const char *dir)
-{
-	char p[4096];
-	for (size_t i = N_PKG_ENTRIES; i-- > 0;) {
-		if (snprintf(p, sizeof p, "%s/%s", dir, pkg_entries[i].path) >= (int)sizeof p)
-			continue;
-		if (pkg_entries[i].what == PK_DIR)
-			rmdir(p);
-		else
-			unlink(p);
-	}
-	rmdir(dir);
-}
-
 /* Fill the (new, empty) directory dir as a package holding model bytes and weights. */
 static bool pkg_write(const char *dir, const uint8_t *model, size_t n, al_span weights)
 {
@@ -1384,7 +1348,7 @@ static bool pkg_write(const char *dir, const uint8_t *model, size_t n, al_span w
 			errno = ENAMETOOLONG;
 			return false;
 		}
-		bool ok = e->what == PK_DIR	 ? mkdir(p, 0755) == 0
+		bool ok = e->what == PK_DIR	 ? mkdir(p, 0777) == 0
 			: e->what == PK_MANIFEST ? write_new(p, manifest, sizeof manifest - 1)
 			: e->what == PK_MODEL	 ? write_new(p, model, n)
 			: weights.n		 ? write_new(p, weights.p, weights.n)
@@ -1401,15 +1365,6 @@ void al_split_weights(const al_splitter *s, const void **p, size_t *n)
 	*n = s && s->mil ? s->weights.n : 0;
 }
 
-/* Remove output i: a temporary or renamed file, or package directory. */
-static void remove_out(const struct al_splitter *s, const char *path)
-{
-	if (s->mil)
-		pkg_remove(path);
-	else
-		unlink(path);
-}
-
 enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n_paths,
 			      const char *pipeline, al_diags *d)
 {
@@ -1417,9 +1372,9 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 		return AL_E_INVALID_ARG;
 	size_t n = n_paths + (pipeline ? 1 : 0);
 	const char **dst = al_calloc(n, sizeof *dst);
-	char **tmp = al_calloc(n, sizeof *tmp);
+	struct al_atomic *out = al_calloc(n, sizeof *out);
 	bool *renamed = al_calloc(n, sizeof *renamed);
-	enum al_status st = dst && tmp && renamed ? AL_OK : AL_E_NOMEM;
+	enum al_status st = dst && out && renamed ? AL_OK : AL_E_NOMEM;
 	for (size_t i = 0; !st && i < n; i++) {
 		dst[i] = i < n_paths ? paths[i] : pipeline;
 		if (!dst[i] || !*dst[i])
@@ -1443,68 +1398,40 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 				st = AL_E_INVALID_ARG;
 			}
 	}
-	/* every output complete under a temporary name first, then the renames */
+	/* every output complete under a temporary name first (al_atomic_begin:
+	 * a file, or a package directory), then the renames */
+	for (size_t i = 0; out && i < n; i++)
+		out[i].fd = -1;
 	for (size_t i = 0; !st && i < n; i++) {
 		uint8_t *bytes = NULL;
 		size_t nb = 0;
 		if ((st = al_split_bytes(s, i < n_paths ? i : s->n_parts, &bytes, &nb, d)))
 			break;
-		size_t pl = strlen(dst[i]);
-		if (!(tmp[i] = al_malloc(pl + 16))) {
+		if ((st = al_atomic_begin(&out[i], dst[i], s->mil, d))) {
 			al_free(bytes);
-			st = AL_E_NOMEM;
 			break;
 		}
-		snprintf(tmp[i], pl + 16, "%s.tmpXXXXXX", dst[i]);
-		bool ok;
-		if (s->mil) {
-			ok = mkdtemp(tmp[i]) != NULL;
-			if (ok && !(ok = pkg_write(tmp[i], bytes, nb, s->weights))) {
-				int e = errno;
-				pkg_remove(tmp[i]);
-				errno = e;
-			}
-		} else {
-			int fd = mkstemp(tmp[i]);
-			ok = fd >= 0;
-			if (ok) {
-				(void)fchmod(fd, 0644);
-				ok = write_all(fd, bytes, nb);
-				int e = errno;
-				if (close(fd) != 0 && ok) {
-					ok = false;
-					e = errno;
-				}
-				if (!ok)
-					unlink(tmp[i]);
-				errno = e;
-			}
-		}
+		bool ok = s->mil ? pkg_write(out[i].tmp, bytes, nb, s->weights)
+				 : al_write_all(out[i].fd, bytes, nb);
 		al_free(bytes);
 		if (!ok) {
 			al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL, "cannot write %s: %s",
 				    dst[i], strerror(errno));
-			al_free(tmp[i]);
-			tmp[i] = NULL;
 			st = AL_E_IO;
 		}
 	}
 	for (size_t i = 0; !st && i < n; i++) {
-		if (rename(tmp[i], dst[i]) != 0) {
-			al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL, "cannot write %s: %s",
-				    dst[i], strerror(errno));
-			st = AL_E_IO;
+		if ((st = al_atomic_commit(&out[i], d)))
 			break;
-		}
 		renamed[i] = true;
 	}
-	for (size_t i = 0; tmp && i < n; i++) {
-		if (tmp[i] && st)
-			remove_out(s, renamed[i] ? dst[i] : tmp[i]); /* take back what was written */
-		al_free(tmp[i]);
+	for (size_t i = 0; out && i < n; i++) {
+		if (renamed[i] && st)
+			al_remove_tree(dst[i]); /* take back what was written */
+		al_atomic_abort(&out[i]);
 	}
 	al_free(dst);
-	al_free(tmp);
+	al_free(out);
 	al_free(renamed);
 	return st;
 }

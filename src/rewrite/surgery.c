@@ -1335,37 +1335,25 @@ enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d)
 			    "the rewrites add constants to weight.bin: only a .mlpackage can hold them");
 		return AL_E_UNSUPPORTED;
 	}
-	size_t pl = strlen(path);
-	char *tmp = al_malloc(pl + 16);
-	if (!tmp)
-		return AL_E_NOMEM;
-	snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot create %s: %s", tmp,
-			    strerror(errno));
-		al_free(tmp);
-		return AL_E_IO;
-	}
-	(void)fchmod(fd, 0644);
-	int in_fd = open(s->m->path, O_RDONLY | O_CLOEXEC);
+	struct al_atomic out;
+	enum al_status st = al_atomic_begin(&out, path, false, d);
+	if (st != AL_OK)
+		return st;
+	int in_fd;
 	struct stat sb;
-	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != s->root.n)) {
+	if (al_open_regular(s->m->path, NULL, &in_fd, &sb, NULL) == AL_OK &&
+	    (uint64_t)sb.st_size != s->root.n) {
 		close(in_fd); /* changed since it was mapped: copy from the mapping */
 		in_fd = -1;
 	}
-	enum al_status st = al_splice_to_fd(s->sp, in_fd, fd);
+	st = al_splice_to_fd(s->sp, in_fd, out.fd);
 	if (in_fd >= 0)
 		close(in_fd);
-	if (close(fd) != 0 && st == AL_OK)
-		st = AL_E_IO;
-	if (st == AL_OK && rename(tmp, path) != 0)
-		st = AL_E_IO;
 	if (st != AL_OK) {
 		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot write %s: %s", path,
 			    st == AL_E_IO ? strerror(errno) : al_status_str(st));
-		unlink(tmp);
+		al_atomic_abort(&out);
+		return st;
 	}
-	al_free(tmp);
-	return st;
+	return al_atomic_commit(&out, d); /* fsync, rename; the temporary removed on failure */
 }

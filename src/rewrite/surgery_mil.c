@@ -105,11 +105,6 @@ static const char *fresh(struct al_mil_pass *c, const char *base, const char *su
 
 /* ------------------------------------------------------------------ weight.bin */
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -157,7 +152,7 @@ static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *
 /* The first 4 bytes of the new weight.bin: the blob count. */
 static uint32_t new_count(const struct al_surgery *s)
 {
-	uint32_t old = s->m->weights.n >= 4 ? rd32(s->m->weights.p) : 0;
+	uint32_t old = s->m->weights.n >= 4 ? al_rd32le(s->m->weights.p) : 0;
 	return old + s->wcount;
 }
 
@@ -1161,45 +1156,23 @@ static enum al_status pw_fail(struct pw *w, enum al_status st, const char *file,
 	return st;
 }
 
-static bool write_all(int fd, const void *p, size_t n)
+/* The input file src, opened for a copy (-1 when it cannot be: the caller
+ * copies from the mapping). Through al_open_regular: a FIFO must not hang. */
+static int open_in(const char *src, struct stat *sb)
 {
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		b += k;
-		n -= (size_t)k;
-	}
-	return true;
+	int fd;
+	return src && al_open_regular(src, NULL, &fd, sb, NULL) == AL_OK ? fd : -1;
 }
 
-/* n bytes of in_fd from offset off onto out_fd (in-kernel where possible). */
-static bool copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
+/* A copy of n bytes of the sparse file `in` that cannot keep its holes would
+ * write them all: refuse past the budget (al_copy_dense_ok). */
+static bool dense_refused(struct pw *w, const struct stat *in, uint64_t n, const char *src)
 {
-	loff_t o = (loff_t)off;
-	while (n) {
-		size_t chunk = n > (1u << 30) ? (1u << 30) : (size_t)n;
-		ssize_t k = copy_file_range(in_fd, &o, out_fd, NULL, chunk, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n -= (uint64_t)k;
-	}
-	uint8_t buf[1 << 16];
-	while (n) {
-		size_t chunk = n > sizeof buf ? sizeof buf : (size_t)n;
-		ssize_t k = pread(in_fd, buf, chunk, o);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0 || !write_all(out_fd, buf, (size_t)k))
-			return false;
-		o += k;
-		n -= (uint64_t)k;
-	}
+	if (al_copy_dense_ok(in, n))
+		return false;
+	pw_fail(w, AL_E_IO, src,
+		"sparse (%llu bytes, %llu on disk): a copy without its holes would write them all; refused",
+		(unsigned long long)in->st_size, (unsigned long long)in->st_blocks * 512);
 	return true;
 }
 
@@ -1214,15 +1187,17 @@ static enum al_status write_model(struct pw *w, const char *src, const char *dst
 	int fd = open_out(dst, mode);
 	if (fd < 0)
 		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(errno));
-	int in_fd = open(src, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
-	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != w->s->root.n)) {
+	int in_fd = open_in(src, &sb);
+	if (in_fd >= 0 && (uint64_t)sb.st_size != w->s->root.n) {
 		close(in_fd); /* changed since it was mapped: copy from the mapping */
 		in_fd = -1;
 	}
 	enum al_status st = al_splice_to_fd(w->s->sp, in_fd, fd);
 	if (in_fd >= 0)
 		close(in_fd);
+	if (st == AL_OK && fsync(fd) != 0)
+		st = AL_E_IO;
 	if (close(fd) != 0 && st == AL_OK)
 		st = AL_E_IO;
 	if (st)
@@ -1242,31 +1217,40 @@ static enum al_status write_weights(struct pw *w, const char *src, const char *d
 		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(errno));
 	bool ok = true;
 	uint64_t a = s->m->weights.n;
-	int in_fd = src ? open(src, O_RDONLY | O_CLOEXEC) : -1;
 	struct stat sb;
-	if (in_fd >= 0 && (fstat(in_fd, &sb) != 0 || (uint64_t)sb.st_size != a)) {
+	int in_fd = open_in(src, &sb);
+	if (in_fd >= 0 && (uint64_t)sb.st_size != a) {
 		close(in_fd);
 		in_fd = -1;
+	}
+	if (in_fd >= 0 && dense_refused(w, &sb, (uint64_t)sb.st_size, src)) {
+		close(in_fd);
+		close(fd);
+		return AL_E_IO;
 	}
 	if (a && s->wcount) {
 		uint8_t cnt[4];
 		le32(cnt, new_count(s));
-		ok = write_all(fd, cnt, 4);
+		ok = al_write_all(fd, cnt, 4);
 		if (ok && in_fd >= 0)
-			ok = copy_range(in_fd, 4, a - 4, fd);
+			ok = al_copy_range(in_fd, 4, a - 4, fd);
 		else if (ok)
-			ok = write_all(fd, s->m->weights.p + 4, a - 4);
-		ok = ok && write_all(fd, s->wtail.p, s->wtail.n);
+			ok = al_write_all(fd, s->m->weights.p + 4, a - 4);
+		ok = ok && al_write_all(fd, s->wtail.p, s->wtail.n);
 	} else if (a) {
-		ok = in_fd >= 0 ? copy_range(in_fd, 0, a, fd) : write_all(fd, s->m->weights.p, a);
+		ok = in_fd >= 0 ? al_copy_range(in_fd, 0, a, fd) : al_write_all(fd, s->m->weights.p, a);
 	} else if (s->wcount) { /* a fresh file: the tail starts with the header */
 		uint8_t h[4];
 		le32(h, new_count(s));
-		ok = write_all(fd, h, 4) && write_all(fd, s->wtail.p + 4, s->wtail.n - 4);
+		ok = al_write_all(fd, h, 4) && al_write_all(fd, s->wtail.p + 4, s->wtail.n - 4);
 	} else if (src && in_fd >= 0) {
-		ok = copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+		ok = al_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	}
 	int e = errno;
+	if (ok && fsync(fd) != 0) {
+		ok = false;
+		e = errno;
+	}
 	if (in_fd >= 0)
 		close(in_fd);
 	if (close(fd) != 0)
@@ -1279,18 +1263,26 @@ static enum al_status write_weights(struct pw *w, const char *src, const char *d
 
 static enum al_status copy_file(struct pw *w, const char *src, const char *dst, mode_t mode)
 {
-	int in_fd = open(src, O_RDONLY | O_CLOEXEC);
-	if (in_fd < 0)
-		return pw_fail(w, AL_E_IO, src, "cannot open: %s", strerror(errno));
 	struct stat sb;
-	int fd = fstat(in_fd, &sb) == 0 ? open_out(dst, mode) : -1;
+	int in_fd;
+	if (al_open_regular(src, NULL, &in_fd, &sb, w->d) != AL_OK)
+		return AL_E_IO;
+	if (dense_refused(w, &sb, (uint64_t)sb.st_size, src)) {
+		close(in_fd);
+		return AL_E_IO;
+	}
+	int fd = open_out(dst, mode);
 	if (fd < 0) {
 		int e = errno;
 		close(in_fd);
 		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(e));
 	}
-	bool ok = copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+	bool ok = al_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	int e = errno;
+	if (ok && fsync(fd) != 0) {
+		ok = false;
+		e = errno;
+	}
 	close(in_fd);
 	if (close(fd) != 0)
 		ok = false;
@@ -1355,18 +1347,6 @@ static enum al_status copy_tree(struct pw *w, const char *src, const char *dst, 
 	return st;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static void remove_tree(const char *p)
-{
-	(void)nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* mkdir -p of dst/rel's directories (rel relative, '/'-separated). */
 static enum al_status make_dirs(struct pw *w, const char *dst, const char *rel)
 {
@@ -1404,7 +1384,7 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 	if (n >= 8 && memcmp(path + n - 8, ".mlmodel", 8) == 0)
 		return pw_fail(&w, AL_E_INVALID_ARG, path,
 			       "the input is a package: the output is a package too (name it .mlpackage)");
-	char dest[PATH_MAX], parent[PATH_MAX], preal[PATH_MAX], tmp[PATH_MAX + 32];
+	char dest[PATH_MAX], parent[PATH_MAX], preal[PATH_MAX];
 	memcpy(dest, path, n);
 	dest[n] = '\0';
 	struct stat db;
@@ -1437,11 +1417,13 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 		if (realpath(dest, dreal) && inside(dreal, w.in_real) && strcmp(dreal, w.in_real) != 0)
 			return pw_fail(&w, AL_E_INVALID_ARG, dest, "the input package is inside it");
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", dest);
-	if (!mkdtemp(tmp))
-		return pw_fail(&w, AL_E_IO, dest, "cannot create %s: %s", tmp, strerror(errno));
-	(void)chmod(tmp, 0755);
-	enum al_status st = copy_tree(&w, w.in_real, tmp, 0);
+	struct al_atomic out;
+	enum al_status st = al_atomic_begin(&out, dest, true, d);
+	if (st != AL_OK)
+		return st;
+	out.replace = exists; /* checked above: a package, not the input's parent */
+	const char *tmp = out.tmp;
+	st = copy_tree(&w, w.in_real, tmp, 0);
 	if (st == AL_OK && !w.wrote_model)
 		st = pw_fail(&w, AL_E_FORMAT, m->subs[0]->file, "the root model is not inside the package");
 	if (st == AL_OK && s->wcount && !w.wrote_weights) {
@@ -1469,24 +1451,8 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 		al_model_free(chk);
 		al_diags_free(d2);
 	}
-	if (st == AL_OK && !exists && rename(tmp, dest) != 0)
-		st = pw_fail(&w, AL_E_IO, dest, "cannot rename %s into place: %s", tmp, strerror(errno));
-	if (st == AL_OK && exists) {
-		/* swap the new package with the old one, then remove the old */
-		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dest, RENAME_EXCHANGE) != 0) {
-			char old[PATH_MAX + 32];
-			snprintf(old, sizeof old, "%s.oldXXXXXX", dest);
-			if (!mkdtemp(old) || rmdir(old) != 0 || rename(dest, old) != 0) {
-				st = pw_fail(&w, AL_E_IO, dest, "cannot replace it: %s", strerror(errno));
-			} else if (rename(tmp, dest) != 0) {
-				int e = errno;
-				(void)rename(old, dest);
-				st = pw_fail(&w, AL_E_IO, dest, "cannot replace it: %s", strerror(e));
-			} else {
-				remove_tree(old);
-			}
-		}
-	}
-	remove_tree(tmp); /* on success: the old package (swapped), or nothing */
+	if (st == AL_OK) /* renamed into place, or swapped with the old package */
+		return al_atomic_commit(&out, d);
+	al_atomic_abort(&out);
 	return st;
 }

@@ -1178,11 +1178,16 @@ static void test_norms(void **state)
 	al_channel_affine(x, 2, 1, 2, NULL, bi, y);
 	const float want5[4] = {2, 3, 4, 5};
 	CLOSE(y, want5, 0);
-	/* l2 normalise: [3 4] -> [.6 .8]; zeros stay 0 with eps */
+	/* l2 normalise: [3 4] -> [.6 .8]; zeros stay 0 with eps; eps inside the root:
+	 * [0 1e-3] with eps 3e-6 -> 1e-3 / sqrt(1e-6 + 3e-6) = 0.5 */
 	const float x3[4] = {3, 4, 0, 0};
-	al_l2_normalize(x3, 2, 2, 1e-6f, y);
+	al_l2_normalize(x3, 2, 2, 1e-6, y);
 	const float want6[4] = {0.6f, 0.8f, 0, 0};
-	CLOSE(y, want6, 1e-7f);
+	CLOSE(y, want6, 1e-6f);
+	const float x3b[2] = {0, 1e-3f};
+	al_l2_normalize(x3b, 1, 2, 3e-6, y);
+	const float want6b[2] = {0, 0.5f};
+	CLOSE(y, want6b, 1e-6f);
 	/* LRN, c = 3, size 3, alpha 3 (alpha/size = 1), beta 1, k 1:
 	 * y_c = x_c / (1 + sum of squares over channels c-1..c+1) */
 	const float xl[3] = {1, 2, 3};

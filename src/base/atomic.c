@@ -1,0 +1,341 @@
+/* atomic.c: the one way anelint writes an output (check/report -o, run --out,
+ * fix, split, the .mlpackage writer). Path through this file:
+ *   al_atomic_begin    a temporary "<dest>.tmpXXXXXX" beside the target (so
+ *                      the rename stays on one file system), file or directory,
+ *                      with the mode of a plain create (0666 or 0777 & ~umask;
+ *                      mkstemp/mkdtemp alone would give 0600/0700)
+ *   (the caller fills it: a->fd, or files inside a->tmp)
+ *   al_atomic_commit   fsync, rename over the target; a directory target is
+ *                      replaced only on request (RENAME_EXCHANGE where the
+ *                      system has it, else move aside, rename, remove)
+ *   al_atomic_abort    remove the temporary (recursively): no partial output
+ * al_write_atomic wraps the three for one file; al_write_all and al_remove_tree
+ * are the shared helpers. Nothing here prints. */
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool al_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n > 0) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
+			return false;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+void al_remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (!S_ISDIR(st.st_mode))
+		(void)unlink(path);
+	else
+		(void)nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0); /* POSIX has no way to read it without setting it */
+	umask(m);
+	return m;
+}
+
+static enum al_status io_fail(al_diags *d, const char *file, const char *what, int e)
+{
+	al_diag_add(d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, "cannot %s: %s", what, strerror(e));
+	errno = e; /* for callers that print strerror themselves */
+	return AL_E_IO;
+}
+
+enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d)
+{
+	memset(a, 0, sizeof *a);
+	a->fd = -1;
+	a->dir = dir;
+	size_t n = dest ? strlen(dest) : 0;
+	while (n > 1 && dest[n - 1] == '/') /* "out/" names the directory "out" */
+		n--;
+	if (n == 0)
+		return AL_E_INVALID_ARG;
+	a->dest = al_malloc(n + 1);
+	a->tmp = al_malloc(n + 16);
+	if (!a->dest || !a->tmp) {
+		al_free(a->dest);
+		al_free(a->tmp);
+		memset(a, 0, sizeof *a);
+		a->fd = -1;
+		return AL_E_NOMEM;
+	}
+	memcpy(a->dest, dest, n);
+	a->dest[n] = '\0';
+	snprintf(a->tmp, n + 16, "%s.tmpXXXXXX", a->dest);
+	mode_t mask = current_umask();
+	if (dir) {
+		if (!mkdtemp(a->tmp) || chmod(a->tmp, 0777 & ~mask) != 0) {
+			int e = errno;
+			al_remove_tree(a->tmp);
+			al_free(a->tmp);
+			a->tmp = NULL;
+			return io_fail(d, a->dest, "create a directory beside it", e);
+		}
+		return AL_OK;
+	}
+	a->fd = mkstemp(a->tmp);
+	if (a->fd < 0 || fchmod(a->fd, 0666 & ~mask) != 0) {
+		int e = errno;
+		if (a->fd >= 0) {
+			close(a->fd);
+			unlink(a->tmp);
+		}
+		a->fd = -1;
+		al_free(a->tmp);
+		a->tmp = NULL;
+		return io_fail(d, a->dest, "create a file beside it", e);
+	}
+	return AL_OK;
+}
+
+void al_atomic_abort(struct al_atomic *a)
+{
+	if (a->tmp && a->fd >= 0) /* a zeroed struct (fd 0) owns nothing */
+		close(a->fd);
+	a->fd = -1;
+	if (a->tmp)
+		al_remove_tree(a->tmp);
+	al_free(a->tmp);
+	al_free(a->dest);
+	a->tmp = a->dest = NULL;
+}
+
+/* fsync the directory holding path, so the rename itself is durable (best effort). */
+static void sync_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char buf[4096];
+	const char *dir = ".";
+	if (slash && (size_t)(slash - path) < sizeof buf) {
+		size_t k = slash == path ? 1 : (size_t)(slash - path);
+		memcpy(buf, path, k);
+		buf[k] = '\0';
+		dir = buf;
+	}
+	int fd = open(dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+/* Move the existing directory a->dest away and a->tmp into its place. */
+static int replace_dir(struct al_atomic *a)
+{
+#ifdef RENAME_EXCHANGE
+	if (renameat2(AT_FDCWD, a->tmp, AT_FDCWD, a->dest, RENAME_EXCHANGE) == 0)
+		return 0; /* a->tmp now holds the old one: removed by the caller */
+#endif
+	size_t n = strlen(a->dest) + 16;
+	char *old = al_malloc(n);
+	if (!old)
+		return errno = ENOMEM, -1;
+	snprintf(old, n, "%s.oldXXXXXX", a->dest);
+	int rc = -1;
+	if (mkdtemp(old) && rmdir(old) == 0 && rename(a->dest, old) == 0) {
+		if (rename(a->tmp, a->dest) == 0) {
+			memcpy(a->tmp, old, strlen(old) + 1); /* same length as the tmp name */
+			rc = 0;
+		} else {
+			int e = errno;
+			(void)rename(old, a->dest);
+			errno = e;
+		}
+	}
+	al_free(old);
+	return rc;
+}
+
+enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d)
+{
+	if (!a->tmp)
+		return AL_E_INVALID_ARG;
+	enum al_status st = AL_OK;
+	if (a->fd >= 0) {
+		bool ok = fsync(a->fd) == 0;
+		int e = errno;
+		ok = close(a->fd) == 0 && ok;
+		if (!ok && !e)
+			e = errno;
+		a->fd = -1;
+		if (!ok)
+			st = io_fail(d, a->dest, "write", e);
+	} else if (a->dir) {
+		int fd = open(a->tmp, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+		if (fd >= 0) {
+			(void)fsync(fd);
+			close(fd);
+		}
+	}
+	struct stat sb;
+	if (st == AL_OK) {
+		bool swap = a->dir && a->replace && lstat(a->dest, &sb) == 0 && S_ISDIR(sb.st_mode);
+		if (swap ? replace_dir(a) != 0 : rename(a->tmp, a->dest) != 0)
+			st = io_fail(d, a->dest, "rename into place", errno);
+		else if (!swap) {
+			al_free(a->tmp);
+			a->tmp = NULL;
+		}
+		if (st == AL_OK)
+			sync_parent(a->dest);
+	}
+	int e = errno;
+	al_atomic_abort(a); /* the temporary on failure, the old directory after a swap */
+	errno = e;          /* the failure's, for callers that print strerror */
+	return st;
+}
+
+enum al_status al_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
+			       al_diags *d)
+{
+	struct al_atomic a;
+	enum al_status st = al_atomic_begin(&a, path, false, d);
+	if (st != AL_OK)
+		return st;
+	if (!fill(a.fd, ctx)) {
+		int e = errno;
+		al_atomic_abort(&a);
+		return io_fail(d, path, "write", e);
+	}
+	return al_atomic_commit(&a, d);
+}
+
+/* ================================================================ copies */
+
+/* SEEK_DATA/SEEK_HOLE (Linux, FreeBSD, Solaris, macOS 10.15+) find a sparse
+ * file's holes, so a copy can keep them instead of writing zeros: an 8 GB
+ * weight.bin with 28 KB of data stays 28 KB. Built with -DAL_NO_SEEK_HOLE, or
+ * where the system lacks them, copies are plain reads and writes, and
+ * al_copy_dense_budget refuses a dense copy of a sparse input past a budget. */
+#if defined(SEEK_DATA) && defined(SEEK_HOLE) && !defined(AL_NO_SEEK_HOLE)
+#define HAVE_SEEK_HOLE 1
+#else
+#define HAVE_SEEK_HOLE 0
+#endif
+static bool force_dense;
+
+bool al_copy_force_dense(bool on)
+{
+	bool was = force_dense || !HAVE_SEEK_HOLE;
+	force_dense = on;
+	return was;
+}
+
+bool al_copy_keeps_holes(void)
+{
+	return HAVE_SEEK_HOLE && !force_dense;
+}
+
+bool al_file_is_sparse(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_size > 0 &&
+	       (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size;
+}
+
+/* Plain copy of n bytes from in_fd at o to out_fd's position (a buffer on the
+ * stack: a copy must not fail for want of memory, nor count against it). */
+static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
+{
+	uint8_t buf[1 << 16];
+	bool ok = true;
+	while (ok && n) {
+		size_t chunk = n > sizeof buf ? sizeof buf : (size_t)n;
+		ssize_t k = pread(in_fd, buf, chunk, (off_t)o);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO; /* the file shrank under us */
+			ok = false;
+			break;
+		}
+		ok = al_write_all(out_fd, buf, (size_t)k);
+		o += (uint64_t)k;
+		n -= (uint64_t)k;
+	}
+	return ok;
+}
+
+bool al_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
+{
+	if (!al_copy_keeps_holes())
+		return copy_plain(in_fd, off, n, out_fd);
+#if HAVE_SEEK_HOLE
+	uint64_t end = off + n;
+	bool hole_last = false;
+	while (off < end) {
+		off_t data = lseek(in_fd, (off_t)off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO) /* only a hole to the end of the file */
+			data = (off_t)end;
+		else if (data < 0) /* no hole support on this file system */
+			return copy_plain(in_fd, off, end - off, out_fd);
+		if ((uint64_t)data > end)
+			data = (off_t)end;
+		if ((uint64_t)data > off) { /* a hole: skip it in the output too */
+			if (lseek(out_fd, (off_t)((uint64_t)data - off), SEEK_CUR) < 0)
+				return false;
+			hole_last = true;
+			off = (uint64_t)data;
+			continue;
+		}
+		off_t hole = lseek(in_fd, (off_t)off, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end)
+			hole = (off_t)end;
+		if ((uint64_t)hole <= off) /* cannot happen for a regular file; stay safe */
+			hole = (off_t)end;
+		if (!copy_plain(in_fd, off, (uint64_t)hole - off, out_fd))
+			return false;
+		hole_last = false;
+		off = (uint64_t)hole;
+	}
+	if (hole_last) { /* a trailing hole: give the file its length */
+		off_t pos = lseek(out_fd, 0, SEEK_CUR);
+		struct stat st;
+		if (pos < 0 || fstat(out_fd, &st) != 0)
+			return false;
+		if (st.st_size < pos && ftruncate(out_fd, pos) != 0)
+			return false;
+	}
+	return true;
+#else
+	return copy_plain(in_fd, off, n, out_fd);
+#endif
+}
+
+bool al_copy_dense_ok(const struct stat *in, uint64_t n_out)
+{
+	if (al_copy_keeps_holes() || !al_file_is_sparse(in))
+		return true;
+	uint64_t on_disk = (uint64_t)in->st_blocks * 512;
+	return n_out <= AL_DENSE_BUDGET || n_out / 16 <= on_disk;
+}
