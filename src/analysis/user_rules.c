@@ -181,14 +181,6 @@ static bool parse_unit(const char *s, enum al_unit *out)
 	return false;
 }
 
-static bool nn_type_known(const char *t)
-{
-	for (size_t i = 0; i < al_nn_kinds_count; i++)
-		if (strcmp(al_nn_kinds[i].name, t) == 0)
-			return true;
-	return false;
-}
-
 /* The comma-separated types of a `layer:` / `op:` value into the arena. */
 static bool parse_types(struct parser *p, const struct block *b, int k, struct al_user_rule *ur)
 {
@@ -231,7 +223,7 @@ static bool parse_types(struct parser *p, const struct block *b, int k, struct a
 			return false;
 		}
 		ur->types[i] = t;
-		bool known = k == K_LAYER ? nn_type_known(t) : al_mil_kind_by_name(t) >= 0;
+		bool known = (k == K_LAYER ? al_nn_kind_by_name(t) : al_mil_kind_by_name(t)) >= 0;
 		if (!known)
 			report(p, AL_SEV_WARNING, b->line[k],
 			       "'%s' is not a %s anelint knows; the rule matches it by name anyway", t,

@@ -137,6 +137,7 @@ struct al_nn_kind {
 extern const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT];
 extern const size_t al_nn_kinds_count;
 int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
+int al_nn_kind_by_name(const char *name); /* row index or -1 (user rules name layers) */
 
 /* Where NN weights live (coreml-format-facts.md section 6; NeuralNetwork.proto):
  * al_nn_weight_sites[kind] lists the fields of the layer's params message that

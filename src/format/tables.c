@@ -84,6 +84,14 @@ int al_nn_kind_by_field(uint32_t field)
 	return -1;
 }
 
+int al_nn_kind_by_name(const char *name)
+{
+	for (int k = 0; name && k < AL_NNK_COUNT; k++) /* rows are sorted by field: a scan */
+		if (strcmp(al_nn_kinds[k].name, name) == 0)
+			return k;
+	return -1;
+}
+
 int al_mil_kind_by_name(const char *name)
 {
 	size_t lo = 0, hi = al_mil_kinds_count; /* rows are sorted by name */

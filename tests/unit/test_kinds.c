@@ -60,7 +60,8 @@ static void test_generated_names(void **state)
 	assert_int_equal(AL_NN_FIELD_##id, num);                                 \
 	assert_string_equal(al_nn_kinds[AL_NNK_##id].name, #id);                 \
 	assert_int_equal(al_nn_kinds[AL_NNK_##id].flags, fl);                    \
-	assert_int_equal(al_nn_kind_by_field(AL_NN_FIELD_##id), AL_NNK_##id);
+	assert_int_equal(al_nn_kind_by_field(AL_NN_FIELD_##id), AL_NNK_##id);    \
+	assert_int_equal(al_nn_kind_by_name(#id), AL_NNK_##id);
 #include "nn_layers.def"
 #undef AL_NN
 #define AL_OP(id, first, fl)                                                    \
@@ -70,6 +71,8 @@ static void test_generated_names(void **state)
 	assert_int_equal(al_mil_kind_by_name(#id), AL_MILK_##id);
 #include "mil_ops.def"
 #undef AL_OP
+	assert_int_equal(al_nn_kind_by_name("conv"), -1); /* a MIL op, not a layer */
+	assert_int_equal(al_nn_kind_by_name(NULL), -1);
 	/* spot checks against the proto, independent of the .def expansion */
 	assert_int_equal(AL_NN_FIELD_convolution, 100);
 	assert_int_equal(AL_NN_FIELD_sliceBySize, 1470);
