@@ -186,7 +186,7 @@ static enum al_status run_chain(struct job *j, const struct al_named_tensor *in,
 	for (size_t p = 0; !st && p < j->n_parts; p++) {
 		const struct al_submodel *sub = al_model_get(j->b[p].m, 0);
 		size_t nf = 0;
-		for (uint32_t k = 0; k < sub->n_inputs; k++) {
+		for (uint32_t k = 0; k < sub->n_inputs && nf < cap; k++) {
 			al_tensor *t = find_named(v, n, sub->inputs[k].name);
 			if (t)
 				feed[nf++] = (struct al_named_tensor){sub->inputs[k].name, t};
