@@ -28,6 +28,13 @@ fuzzer find whose artifact stayed on the CI machine (tests/regress/README.md).
       An ML Program (fuzz_mil framing) whose function declares its input x
       twice.
 
+  mlmodel/diag-injection-layer-name.mlmodel
+  mlmodel/diag-binary-layer-name.mlmodel
+      A one-layer NeuralNetwork whose layer is malformed (a field of wire type
+      7), so the error names the layer: "a\n anelint: error: forged\x1b[2J",
+      or 4,000 bytes of binary holding 250 newlines. The CLI printed the name
+      raw: a forged second error line, a cleared terminal, pages of binary.
+
 Deterministic: run `python3 tools/mkregress.py` from the repository root.
 """
 
@@ -112,6 +119,14 @@ def duplicate_function_inputs():
     return struct.pack("<H", 0) + mil_program([("x", X), ("x", X)], ["y"], ops)
 
 
+def malformed_layer(name):
+    """Model{spec 4, x -> y, neuralNetwork{layers[0]{name, x, y, field 130 of wire
+    type 7}}}: the loader's error names the layer."""
+    lay = f_bytes(1, name) + f_str(2, "x") + f_str(3, "y") + bytes([0x97, 0x08])
+    desc = f_msg(2, f_msg(1, array_feature("x", [4])), f_msg(10, array_feature("y", [4])))
+    return model(4, desc, 500, f_msg(1, lay))
+
+
 FILES = [
     ("mil/stack-overflow-scalar-param-list", scalar_param_list),
     ("mlmodel/split-duplicate-outputs.mlmodel", lambda: two_relus(["x"], ["y"] * 3)),
@@ -122,6 +137,10 @@ FILES = [
     ("mlpackage/split-duplicate-outputs-mlprogram",
      lambda: package_framing(mlprogram_repeated_outputs(100))),
     ("mil/duplicate-function-inputs", duplicate_function_inputs),
+    ("mlmodel/diag-injection-layer-name.mlmodel",
+     lambda: malformed_layer(b"a\n anelint: error: forged\x1b[2J")),
+    ("mlmodel/diag-binary-layer-name.mlmodel",
+     lambda: malformed_layer(bytes((i * 7 + 3) % 256 if i % 16 else 10 for i in range(4000)))),
 ]
 
 

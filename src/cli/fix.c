@@ -215,8 +215,7 @@ static int round_once(struct fix *f, bool *again)
 	if (st == AL_OK)
 		st = al_model_check(f->out_m, NULL, d2);
 	if (st != AL_OK) {
-		fprintf(stderr, "anelint: error: %s: the rewritten model does not load (a bug in a pass); "
-				"nothing written\n", f->in);
+		error_at(f->in, "the rewritten model does not load (a bug in a pass); nothing written");
 		print_errors(f->in, d2);
 		al_diags_free(d2);
 		return EXIT_INVALID;
@@ -903,7 +902,10 @@ int cmd_fix(struct cli *c)
 		snprintf(f.tmp, ol + 16, "%s.fixXXXXXX", out);
 		int fd = mkstemp(f.tmp);
 		if (fd < 0) {
-			fprintf(stderr, "anelint: error: cannot create %s: %s\n", f.tmp, strerror(errno));
+			int e = errno;
+			fputs("anelint: error: cannot create ", stderr);
+			put_text(stderr, f.tmp, CLI_NAME_MAX);
+			fprintf(stderr, ": %s\n", strerror(e));
 			free(f.tmp);
 			f.tmp = NULL;
 			rc = EXIT_IO;
@@ -916,7 +918,7 @@ int cmd_fix(struct cli *c)
 		if ((rc = round_once(&f, &again)) != EXIT_ALL_ANE)
 			goto done;
 	if (again) { /* still dropping after the last round: keep nothing */
-		fprintf(stderr, "anelint: error: %s: the rewrites did not settle; nothing written\n", f.in);
+		error_at(f.in, "the rewrites did not settle; nothing written");
 		rc = EXIT_FALLBACK;
 		goto done;
 	}
@@ -941,8 +943,12 @@ int cmd_fix(struct cli *c)
 	}
 	if (!refused && out && !c->dry_run && f.tmp) {
 		if (rename(f.tmp, out) != 0) {
-			fprintf(stderr, "anelint: error: cannot rename %s to %s: %s\n", f.tmp, out,
-				strerror(errno));
+			int e = errno;
+			fputs("anelint: error: cannot rename ", stderr);
+			put_text(stderr, f.tmp, CLI_NAME_MAX);
+			fputs(" to ", stderr);
+			put_text(stderr, out, CLI_NAME_MAX);
+			fprintf(stderr, ": %s\n", strerror(e));
 			rc = EXIT_IO;
 			goto done;
 		}

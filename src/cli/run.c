@@ -173,9 +173,11 @@ static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 		} else if (f->optional) {
 			continue;
 		} else {
-			fprintf(stderr, "anelint: error: no value for input '%s' (%s); give --input %s=FILE.npy, "
-					"--inputs DIR or --random\n",
-				f->name, al_feature_kind_name(f->kind), f->name);
+			fputs("anelint: error: no value for input '", stderr);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, "' (%s); give --input ", al_feature_kind_name(f->kind));
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fputs("=FILE.npy, --inputs DIR or --random\n", stderr);
 			return EXIT_USAGE;
 		}
 		in->v[in->n].name = f->name;
@@ -376,7 +378,7 @@ static void file_name(char *buf, size_t cap, const char *name)
 static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n)
 {
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		fprintf(stderr, "anelint: error: %s: cannot create the directory: %s\n", dir, strerror(errno));
+		error_at(dir, "cannot create the directory: %s", strerror(errno));
 		return EXIT_IO;
 	}
 	char (*tmp)[4352] = calloc(n ? n : 1, sizeof *tmp);
@@ -395,14 +397,14 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 		snprintf(tmp[i], sizeof tmp[i], "%s/.%s.npy.XXXXXX", dir, fn);
 		int fd = mkstemp(tmp[i]);
 		if (fd < 0) {
-			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+			error_at(dst[i], "%s", strerror(errno));
 			rc = EXIT_IO;
 			break;
 		}
 		made++;
 		FILE *f = fdopen(fd, "wb");
 		if (!f || al_npy_write(f, outs[i].t, 0) != AL_OK || fflush(f) != 0 || fsync(fd) != 0) {
-			fprintf(stderr, "anelint: error: %s: cannot write\n", dst[i]);
+			error_at(dst[i], "cannot write");
 			rc = EXIT_IO;
 		}
 		if (f ? fclose(f) != 0 : close(fd) != 0)
@@ -410,7 +412,7 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 	}
 	for (size_t i = 0; i < made; i++) {
 		if (rc == EXIT_ALL_ANE && rename(tmp[i], dst[i]) != 0) {
-			fprintf(stderr, "anelint: error: %s: %s\n", dst[i], strerror(errno));
+			error_at(dst[i], "%s", strerror(errno));
 			rc = EXIT_IO;
 		}
 		if (rc != EXIT_ALL_ANE)
