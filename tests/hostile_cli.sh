@@ -159,6 +159,20 @@ while IFS= read -r in; do
 done <"$T/inputs"
 [ "$n_inputs" -ge 50 ] && pass=$((pass + 1)) || bad "only $n_inputs inputs made"
 
+# ---- a package whose Manifest puts the weights elsewhere (found by fuzz_pkgwrite):
+# fix adds a constant to weight.bin, and writes it where the loader reads it
+pw=$T/in/regress-mlpackage-pkgwrite-weights-item-elsewhere.mlpackage
+rm -rf "$T/o" && mkdir "$T/o"
+"$ANELINT" fix "$pw" -o "$T/o/pw.mlpackage" --allow reassociate >"$T/out" 2>"$T/err"
+rc=$?
+"$ANELINT" check "$T/o/pw.mlpackage" >/dev/null 2>&1
+rc2=$?
+if [ "$rc" -eq 0 ] && [ -f "$T/o/pw.mlpackage/Data/com.apple.CoreML/blobs/weight.bin" ] && [ "$rc2" -le 1 ]; then
+	pass=$((pass + 1))
+else
+	bad "fix of a package with its weights item elsewhere: exit $rc, check $rc2, $(head -c 200 "$T/err")"
+fi
+
 # ---- the injection cases by name (issue 14 item 5): exactly one clean line
 # one_line LABEL WANT -- CMD...: exit WANT, stderr one line, no control character
 one_line() {

@@ -35,9 +35,18 @@ fuzzer find whose artifact stayed on the CI machine (tests/regress/README.md).
       or 4,000 bytes of binary holding 250 newlines. The CLI printed the name
       raw: a forged second error line, a cleared terminal, pages of binary.
 
+  mlpackage/pkgwrite-weights-item-elsewhere
+      tests/data/crafted/fix_mil_cumsum.mlpackage (no weight.bin) under a
+      Manifest whose weights item is com.apple.CoreML/blobs. `fix --allow
+      reassociate` turns the cumsum into a matmul by a new triangular constant
+      in weight.bin; the package writer put it next to the model, where the
+      loader does not look, and refused its own output ("the new package does
+      not load"). Found by fuzz_pkgwrite.
+
 Deterministic: run `python3 tools/mkregress.py` from the repository root.
 """
 
+import json
 import os
 import struct
 import sys
@@ -127,6 +136,26 @@ def malformed_layer(name):
     return model(4, desc, 500, f_msg(1, lay))
 
 
+def weights_item_elsewhere():
+    src = os.path.join("tests", "data", "crafted", "fix_mil_cumsum.mlpackage", "Data",
+                       "com.apple.CoreML", "model.mlmodel")
+    with open(src, "rb") as f:
+        model_bytes = f.read()
+    items = {
+        "00000000-0000-0000-0000-000000000001": {
+            "author": "com.apple.CoreML", "description": "CoreML Model Specification",
+            "name": "model.mlmodel", "path": "com.apple.CoreML/model.mlmodel"},
+        "00000000-0000-0000-0000-000000000002": {
+            "author": "com.apple.CoreML", "description": "CoreML Model Weights",
+            "name": "weights", "path": "com.apple.CoreML/blobs"},
+    }
+    manifest = json.dumps({"fileFormatVersion": "1.0.0", "itemInfoEntries": items,
+                           "rootModelIdentifier": "00000000-0000-0000-0000-000000000001"},
+                          indent=4, sort_keys=True).encode() + b"\n"
+    return (struct.pack("<I", len(manifest)) + manifest + struct.pack("<I", len(model_bytes)) +
+            model_bytes)
+
+
 FILES = [
     ("mil/stack-overflow-scalar-param-list", scalar_param_list),
     ("mlmodel/split-duplicate-outputs.mlmodel", lambda: two_relus(["x"], ["y"] * 3)),
@@ -139,6 +168,7 @@ FILES = [
     ("mil/duplicate-function-inputs", duplicate_function_inputs),
     ("mlmodel/diag-injection-layer-name.mlmodel",
      lambda: malformed_layer(b"a\n anelint: error: forged\x1b[2J")),
+    ("mlpackage/pkgwrite-weights-item-elsewhere", weights_item_elsewhere),
     ("mlmodel/diag-binary-layer-name.mlmodel",
      lambda: malformed_layer(bytes((i * 7 + 3) % 256 if i % 16 else 10 for i in range(4000)))),
 ]
