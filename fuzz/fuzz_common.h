@@ -1,4 +1,4 @@
-/* fuzz_common.h: what the three libFuzzer harnesses share: run a loaded model
+/* fuzz_common.h: what the libFuzzer harnesses share: run a loaded model
  * through al_model_check and both report sinks (text and JSON, `check` and
  * `info`), and check the promises of the public API on the way. A broken
  * promise calls __builtin_trap(), which libFuzzer reports as a crash.
@@ -27,10 +27,15 @@
 
 #include "anelint.h"
 
+#include <fcntl.h>
+#include <ftw.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define FUZZ_CHECK(c)                                                                              \
 	do {                                                                                       \
@@ -288,6 +293,150 @@ static bool fuzz_heavy(void)
 		every = v <= 0 ? 1 : v == 1 ? 64 : v > 65536 ? 65536 : (unsigned)v;
 	}
 	return every == 1 || (calls++ % every) == 0;
+}
+
+/* ---- files, for the harnesses that open from (and write to) a directory */
+
+/* Take one [u32 LE len][bytes] part off the front of *p: the length clamped to
+ * the bytes present, a header cut short counts as 0 (fuzz_mlpackage's framing). */
+__attribute__((unused)) static void fuzz_take(const uint8_t **p, size_t *n, const uint8_t **part,
+					      size_t *len)
+{
+	*part = *p;
+	*len = 0;
+	if (*n < 4) {
+		*p += *n;
+		*n = 0;
+		return;
+	}
+	size_t l = (size_t)(*p)[0] | (size_t)(*p)[1] << 8 | (size_t)(*p)[2] << 16 |
+		   (size_t)(*p)[3] << 24;
+	*p += 4;
+	*n -= 4;
+	if (l > *n)
+		l = *n;
+	*part = *p;
+	*len = l;
+	*p += l;
+	*n -= l;
+}
+
+/* path := p[0..n), created or truncated. */
+__attribute__((unused)) static void fuzz_put_file(const char *path, const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FUZZ_CHECK(fd >= 0);
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		FUZZ_CHECK(k > 0);
+		p += k;
+		n -= (size_t)k;
+	}
+	FUZZ_CHECK(close(fd) == 0);
+}
+
+static int fuzz_rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(p) : unlink(p);
+}
+
+/* rm -rf path (never following symbolic links). */
+__attribute__((unused)) static void fuzz_rm_tree(const char *path)
+{
+	(void)nftw(path, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A per-process scratch directory under $TMPDIR, else /dev/shm, else /tmp
+ * (anelint-fuzz.XXXXXX), removed at exit; a crash leaves it behind. */
+static char fuzz_dir[512];
+
+static void fuzz_dir_remove(void)
+{
+	fuzz_rm_tree(fuzz_dir);
+}
+
+__attribute__((unused)) static const char *fuzz_scratch_dir(void)
+{
+	if (!fuzz_dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+		if (!tmp || !*tmp)
+			tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+		snprintf(fuzz_dir, sizeof fuzz_dir, "%s/anelint-fuzz.XXXXXX", tmp);
+		FUZZ_CHECK(mkdtemp(fuzz_dir) != NULL);
+		atexit(fuzz_dir_remove);
+	}
+	return fuzz_dir;
+}
+
+/* A package directory `dir` (which must not exist): Manifest.json, the root
+ * model and, when wn > 0, weights/weight.bin, as coremltools lays them out. */
+__attribute__((unused)) static void fuzz_put_package(const char *dir, const uint8_t *manifest,
+						     size_t mn, const uint8_t *model, size_t n,
+						     const uint8_t *w, size_t wn)
+{
+	static const char *const dirs[] = {"", "/Data", "/Data/com.apple.CoreML",
+					   "/Data/com.apple.CoreML/weights"};
+	char p[700];
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof p, "%s%s", dir, dirs[i]);
+		FUZZ_CHECK(mkdir(p, 0700) == 0);
+	}
+	snprintf(p, sizeof p, "%s/Manifest.json", dir);
+	fuzz_put_file(p, manifest, mn);
+	snprintf(p, sizeof p, "%s/Data/com.apple.CoreML/model.mlmodel", dir);
+	fuzz_put_file(p, model, n);
+	if (wn) {
+		snprintf(p, sizeof p, "%s/Data/com.apple.CoreML/weights/weight.bin", dir);
+		fuzz_put_file(p, w, wn);
+	}
+}
+
+/* The Manifest.json coremltools writes for a package holding one model. */
+__attribute__((unused)) static const char fuzz_manifest[] =
+	"{\"fileFormatVersion\": \"1.0.0\", \"itemInfoEntries\": {\"00000000-0000-0000-0000-000000000001\": "
+	"{\"author\": \"com.apple.CoreML\", \"description\": \"CoreML Model Specification\", "
+	"\"name\": \"model.mlmodel\", \"path\": \"com.apple.CoreML/model.mlmodel\"}}, "
+	"\"rootModelIdentifier\": \"00000000-0000-0000-0000-000000000001\"}\n";
+
+/* fuzz_mil's framing [u16 LE L][L bytes weight.bin][MILSpec.Program]: the
+ * weight image (malloc'd, exact size; NULL when L is 0) and the program wrapped
+ * as Model{specificationVersion 6, mlProgram} (malloc'd, *n bytes). */
+__attribute__((unused)) static uint8_t *fuzz_mil_frame(const uint8_t *data, size_t size, uint8_t **w,
+						       size_t *wlen, size_t *n)
+{
+	*wlen = 0;
+	if (size >= 2) {
+		*wlen = (size_t)data[0] | (size_t)data[1] << 8;
+		data += 2;
+		size -= 2;
+		if (*wlen > size)
+			*wlen = size;
+	}
+	*w = NULL;
+	if (*wlen) {
+		*w = malloc(*wlen);
+		FUZZ_CHECK(*w != NULL);
+		memcpy(*w, data, *wlen);
+	}
+	size_t plen = size - *wlen;
+	uint8_t *model = malloc(plen + 16);
+	FUZZ_CHECK(model != NULL);
+	size_t k = 0;
+	model[k++] = 0x08;
+	model[k++] = 6;
+	model[k++] = 0xB2; /* field 502, length-delimited */
+	model[k++] = 0x1F;
+	for (size_t v = plen;; v >>= 7) {
+		model[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		if (v <= 0x7f)
+			break;
+	}
+	if (plen)
+		memcpy(model + k, data + *wlen, plen);
+	*n = k + plen;
+	return model;
 }
 
 /* After al_model_open*(): check, then report, then free. `name` is the path the

@@ -16,50 +16,14 @@
 #include <stdint.h>
 
 /* An input that starts with 08 (Model.specificationVersion) is a .mlmodel; any
- * other is framed as fuzz_mil's: [u16 LE L][L bytes weight.bin][MILSpec.Program],
- * the program wrapped in Model{specificationVersion 6, mlProgram}, so the ML
- * Program passes (and their new weight.bin blobs) are fed too. */
-static uint8_t *mil_frame(const uint8_t *data, size_t size, uint8_t **w, size_t *wlen, size_t *n)
-{
-	*wlen = 0;
-	if (size >= 2) {
-		*wlen = (size_t)data[0] | (size_t)data[1] << 8;
-		data += 2;
-		size -= 2;
-		if (*wlen > size)
-			*wlen = size;
-	}
-	*w = NULL;
-	if (*wlen) {
-		*w = malloc(*wlen);
-		FUZZ_CHECK(*w != NULL);
-		memcpy(*w, data, *wlen);
-	}
-	size_t plen = size - *wlen;
-	uint8_t *model = malloc(plen + 16);
-	FUZZ_CHECK(model != NULL);
-	size_t k = 0;
-	model[k++] = 0x08;
-	model[k++] = 6;
-	model[k++] = 0xB2; /* field 502, length-delimited */
-	model[k++] = 0x1F;
-	for (size_t v = plen;; v >>= 7) {
-		model[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		if (v <= 0x7f)
-			break;
-	}
-	if (plen)
-		memcpy(model + k, data + *wlen, plen);
-	*n = k + plen;
-	return model;
-}
-
+ * other is framed as fuzz_mil's (fuzz_mil_frame), so the ML Program passes (and
+ * their new weight.bin blobs) are fed too. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *framed = NULL, *w = NULL;
 	size_t wlen = 0;
 	if (size && data[0] != 0x08) {
-		framed = mil_frame(data, size, &w, &wlen, &size);
+		framed = fuzz_mil_frame(data, size, &w, &wlen, &size);
 		data = framed;
 	}
 	al_diags *d = al_diags_new();

@@ -21,19 +21,6 @@
 
 static char root[512], pkg[600], manifest[700], model[700], weights[700];
 
-static void put_file(const char *path, const uint8_t *p, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	FUZZ_CHECK(fd >= 0);
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		FUZZ_CHECK(k > 0);
-		p += k;
-		n -= (size_t)k;
-	}
-	FUZZ_CHECK(close(fd) == 0);
-}
-
 static void cleanup(void)
 {
 	unlink(weights);
@@ -73,38 +60,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Take one [u32 len][bytes] part off the front of *p. */
-static void take(const uint8_t **p, size_t *n, const uint8_t **part, size_t *len)
-{
-	*part = *p;
-	*len = 0;
-	if (*n < 4) {
-		*p += *n;
-		*n = 0;
-		return;
-	}
-	size_t l = (size_t)(*p)[0] | (size_t)(*p)[1] << 8 | (size_t)(*p)[2] << 16 |
-		   (size_t)(*p)[3] << 24;
-	*p += 4;
-	*n -= 4;
-	if (l > *n)
-		l = *n;
-	*part = *p;
-	*len = l;
-	*p += l;
-	*n -= l;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *mf, *mm;
 	size_t mf_n, mm_n;
-	take(&data, &size, &mf, &mf_n);
-	take(&data, &size, &mm, &mm_n);
-	put_file(manifest, mf, mf_n);
-	put_file(model, mm, mm_n);
+	fuzz_take(&data, &size, &mf, &mf_n);
+	fuzz_take(&data, &size, &mm, &mm_n);
+	fuzz_put_file(manifest, mf, mf_n);
+	fuzz_put_file(model, mm, mm_n);
 	if (size)
-		put_file(weights, data, size);
+		fuzz_put_file(weights, data, size);
 	else
 		unlink(weights);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
 # once per harness, after `make fuzz-build` and fuzz/seed.sh).
-#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules
+#   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules |
+#                                                  split | pkgwrite
 # Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
 #              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
 # Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
@@ -16,18 +17,27 @@ bin=$B/fuzz_$h
 [ -x "$bin" ] || { echo "fuzz: $bin is missing (make fuzz-build)"; exit 2; }
 dict=fuzz/coreml.dict
 case $h in
-mlpackage) maxlen=262144 ;;
+mlpackage | pkgwrite) maxlen=262144 ;;
 rules) maxlen=16384 dict=fuzz/rules.dict ;;
 *) maxlen=65536 ;;
 esac
 mkdir -p "$B/corpus-$h" "$B/artifacts"
 set -- "$B/corpus-$h"
-seeds=$h
-[ "$h" = fix ] && seeds=mlmodel # fix takes .mlmodel files too
-[ -d "build/fuzz/seeds-$seeds" ] && set -- "$@" "build/fuzz/seeds-$seeds"
-# fix also reads ML Programs in fuzz_mil's framing (fuzz/fuzz_fix.c)
-[ "$h" = fix ] && [ -d build/fuzz/seeds-mil ] && set -- "$@" build/fuzz/seeds-mil
-[ -d "tests/regress/$h" ] && set -- "$@" "tests/regress/$h"
+# fix and split take .mlmodel files and ML Programs in fuzz_mil's framing
+# (fuzz/fuzz_fix.c, fuzz/fuzz_split.c); pkgwrite takes fuzz_mlpackage's framing
+case $h in
+fix | split) seeds="mlmodel mil" ;;
+pkgwrite) seeds=mlpackage ;;
+*) seeds=$h ;;
+esac
+# the seeds and the regress inputs of those framings, and the harness's own
+case " $seeds " in *" $h "*) ;; *) regress="$seeds $h" ;; esac
+for s in $seeds; do
+	[ -d "build/fuzz/seeds-$s" ] && set -- "$@" "build/fuzz/seeds-$s"
+done
+for s in ${regress:-$seeds}; do
+	[ -d "tests/regress/$s" ] && set -- "$@" "tests/regress/$s"
+done
 runs=
 [ -n "${FUZZ_RUNS:-}" ] && runs="-runs=$FUZZ_RUNS"
 log=$B/fuzz-$h.log

@@ -714,6 +714,12 @@ enum al_status al_random_tensor(const struct al_shape *s, const char *name, uint
 /* Write s as one JSON string (quotes included): escaped as JSON needs, and valid
  * UTF-8 whatever the bytes (each invalid byte becomes U+FFFD). */
 void al_json_put_string(FILE *out, const char *s);
+/* Write s (a name from a model file, a path, any bytes) as one line of terminal
+ * text: control characters (C0, DEL, C1) and the bidirectional overrides shown
+ * as "\xNN" / "\uNNNN", each invalid UTF-8 byte as U+FFFD, at most max
+ * characters when max > 0 (then U+2026 ends the cut text). Returns the
+ * characters shown. The escaping of the text reports, for diagnostics. */
+size_t al_put_escaped(FILE *out, const char *s, size_t max);
 
 /* Minimum OS for a specification version ("iOS 13, macOS 10.15, ..."). */
 const char *al_spec_min_os(int spec_version);

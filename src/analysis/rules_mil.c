@@ -1,7 +1,7 @@
 /* rules_mil.c: the predicates of the ML Program rules (ANE020-039, 060, 063-064 in
  * rules.def). Each reads one non-const op: its type (the op table row and flags),
  * its declared and inferred shapes, the target's caps and features, and constant
- * parameters through the MIL value access of internal.h (al_mil_param_*). Values
+ * parameters through the MIL value access of model.h (al_mil_param_*). Values
  * that are not constants leave a rule undecided rather than guessed.
  */
 #include "rules.h"

@@ -54,6 +54,13 @@ char *al_arena_printf(struct al_arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void al_arena_free(struct al_arena *a);
 
+/* ------------------------------------------------------------------ names (names.c)
+ * The first name of names[0..n) that repeats an earlier one: *again its index
+ * (the smallest such), *first the index of its first occurrence; both SIZE_MAX
+ * when every name is distinct. O(n log n); AL_E_NOMEM when the scratch array
+ * cannot be allocated. */
+enum al_status al_first_repeat(const al_span *names, size_t n, size_t *first, size_t *again);
+
 /* ------------------------------------------------------------------ diagnostics */
 
 #define AL_MAX_DIAGS 200 /* diagnostics kept per al_diags; the rest are counted */

@@ -56,6 +56,17 @@ struct cli {
 struct command_row;
 const struct command_row *command(const char *name);
 int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
+/* The one way untrusted text reaches stderr (and the CLI's own text lines): a
+ * name from a model file, a path or an argument from the command line, a
+ * diagnostic's message. Control characters and bidirectional overrides shown as
+ * \xNN / \uNNNN, invalid UTF-8 as U+FFFD (the text reports' escaping,
+ * al_put_escaped), at most max characters, then an ellipsis. */
+#define CLI_NAME_MAX 200 /* a name, a path, an argument */
+#define CLI_MSG_MAX 600  /* a library message (the library keeps 511 bytes) */
+void put_text(FILE *out, const char *s, size_t max);
+/* "anelint: error: SUBJECT: " + fmt (whose arguments are the CLI's own text,
+ * e.g. strerror) + newline, SUBJECT (a path, a name) through put_text. */
+void error_at(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line per error diagnostic on stderr. */
 void print_errors(const char *path, const al_diags *d);
 int status_exit(enum al_status st);

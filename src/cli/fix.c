@@ -206,8 +206,7 @@ static int round_once(struct fix *f, bool *again)
 	if (st == AL_OK)
 		st = al_model_check(f->out_m, NULL, d2);
 	if (st != AL_OK) {
-		fprintf(stderr, "anelint: error: %s: the rewritten model does not load (a bug in a pass); "
-				"nothing written\n", f->in);
+		error_at(f->in, "the rewritten model does not load (a bug in a pass); nothing written");
 		print_errors(f->in, d2);
 		al_diags_free(d2);
 		return EXIT_INVALID;
@@ -670,7 +669,7 @@ int cmd_fix(struct cli *c)
 		if ((rc = round_once(&f, &again)) != EXIT_ALL_ANE)
 			goto done;
 	if (again) { /* still dropping after the last round: keep nothing */
-		fprintf(stderr, "anelint: error: %s: the rewrites did not settle; nothing written\n", f.in);
+		error_at(f.in, "the rewrites did not settle; nothing written");
 		rc = EXIT_FALLBACK;
 		goto done;
 	}

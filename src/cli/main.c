@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <unistd.h>
 
 
@@ -178,10 +179,18 @@ static void usage(FILE *out, const struct command_row *only)
 		     "            3 invalid model, 4 I/O error\n");
 }
 
+/* fmt holds one "%s", the argument: printed escaped (put_text). */
 int usage_error(const struct command_row *cmd, const char *fmt, const char *arg)
 {
+	const char *conv = strstr(fmt, "%s");
 	fprintf(stderr, "anelint: ");
-	fprintf(stderr, fmt, arg);
+	if (conv) {
+		fwrite(fmt, 1, (size_t)(conv - fmt), stderr);
+		put_text(stderr, arg, CLI_NAME_MAX);
+		fputs(conv + 2, stderr);
+	} else {
+		fputs(fmt, stderr);
+	}
 	fprintf(stderr, "\n");
 	fprintf(stderr, "try 'anelint %s%s--help'\n", cmd ? cmd->name : "", cmd ? " " : "");
 	return EXIT_USAGE;
@@ -323,7 +332,25 @@ bool want_color(const struct cli *c, int *rc, const struct command_row *cmd)
 	return !c->output && isatty(STDOUT_FILENO) && !(no && *no);
 }
 
-/* One line per error: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE". */
+void put_text(FILE *out, const char *s, size_t max)
+{
+	al_put_escaped(out, s, max);
+}
+
+void error_at(const char *subject, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("anelint: error: ", stderr);
+	put_text(stderr, subject, CLI_NAME_MAX);
+	fputs(": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+}
+
+/* One line per error: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE",
+ * every part from the file or the command line escaped and cut (put_text). */
 void print_errors(const char *path, const al_diags *d)
 {
 	bool any = false;
@@ -332,17 +359,28 @@ void print_errors(const char *path, const al_diags *d)
 		if (x->severity != AL_SEV_ERROR)
 			continue;
 		any = true;
-		fprintf(stderr, "anelint: error: %s", x->file ? x->file : path);
+		fputs("anelint: error: ", stderr);
+		put_text(stderr, x->file ? x->file : path, CLI_NAME_MAX);
 		if (x->offset != UINT64_MAX)
 			fprintf(stderr, ": offset %llu", (unsigned long long)x->offset);
-		if (x->where)
-			fprintf(stderr, ": %s", x->where);
-		if (x->node && *x->node)
-			fprintf(stderr, " (%s)", x->node);
-		fprintf(stderr, ": %s\n", x->msg);
+		if (x->where) {
+			fputs(": ", stderr);
+			put_text(stderr, x->where, CLI_NAME_MAX);
+		}
+		if (x->node && *x->node) {
+			fputs(" (", stderr);
+			put_text(stderr, x->node, CLI_NAME_MAX);
+			fputs(")", stderr);
+		}
+		fputs(": ", stderr);
+		put_text(stderr, x->msg, CLI_MSG_MAX);
+		fputs("\n", stderr);
 	}
-	if (!any)
-		fprintf(stderr, "anelint: error: %s: cannot load\n", path);
+	if (!any) {
+		fputs("anelint: error: ", stderr);
+		put_text(stderr, path, CLI_NAME_MAX);
+		fputs(": cannot load\n", stderr);
+	}
 }
 
 bool parse_count(const char *s, uint64_t *out)
@@ -606,7 +644,9 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 		} else if (!(r->check.target = al_target_find(c->target))) {
 			char ids[256];
 			target_ids(ids, sizeof ids);
-			fprintf(stderr, "anelint: unknown target '%s' (%s, or all)\n", c->target, ids);
+			fputs("anelint: unknown target '", stderr);
+			put_text(stderr, c->target, CLI_NAME_MAX);
+			fprintf(stderr, "' (%s, or all)\n", ids);
 			fprintf(stderr, "try 'anelint targets'\n");
 			return EXIT_USAGE;
 		}
@@ -727,7 +767,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	/* an error (a model that cannot be read) leaves no output file */
 	FILE *out = !c->output ? stdout : rc < EXIT_USAGE ? out_open(c->output) : NULL;
 	if (c->output && rc < EXIT_USAGE && !out) {
-		fprintf(stderr, "anelint: error: %s: cannot write: %s\n", c->output, strerror(errno));
+		error_at(c->output, "cannot write: %s", strerror(errno));
 		rc = EXIT_IO;
 	}
 	if (out && mode == M_INFO)
@@ -744,7 +784,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
 	if (out && !out_close(out, c->output, true)) {
 		if (c->output)
-			fprintf(stderr, "anelint: error: %s: cannot write: %s\n", c->output, strerror(errno));
+			error_at(c->output, "cannot write: %s", strerror(errno));
 		else
 			fprintf(stderr, "anelint: error: cannot write the output\n");
 		return EXIT_IO;
@@ -891,7 +931,9 @@ static int cmd_explain(struct cli *c)
 	for (int i = 0; i < c->n_paths; i++) {
 		const struct al_rule *r = al_user_rules_find(run.rules, c->paths[i]);
 		if (!r) {
-			fprintf(stderr, "anelint: unknown rule '%s' (see 'anelint rules')\n", c->paths[i]);
+			fputs("anelint: unknown rule '", stderr);
+			put_text(stderr, c->paths[i], CLI_NAME_MAX);
+			fputs("' (see 'anelint rules')\n", stderr);
 			rc = EXIT_USAGE;
 			continue;
 		}

@@ -174,9 +174,11 @@ static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 		} else if (f->optional) {
 			continue;
 		} else {
-			fprintf(stderr, "anelint: error: no value for input '%s' (%s); give --input %s=FILE.npy, "
-					"--inputs DIR or --random\n",
-				f->name, al_feature_kind_name(f->kind), f->name);
+			fputs("anelint: error: no value for input '", stderr);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, "' (%s); give --input ", al_feature_kind_name(f->kind));
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fputs("=FILE.npy, --inputs DIR or --random\n", stderr);
 			return EXIT_USAGE;
 		}
 		in->v[in->n].name = f->name;

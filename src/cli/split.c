@@ -98,8 +98,7 @@ static int build(struct job *j, size_t i)
 	if (st == AL_OK)
 		st = al_model_check(b->m, NULL, d);
 	if (st != AL_OK) {
-		fprintf(stderr, "anelint: error: %s: the %s does not load (a bug in split); nothing written\n",
-			j->in, name);
+		error_at(j->in, "the %s does not load (a bug in split); nothing written", name);
 		print_errors(name, d);
 		al_diags_free(d);
 		return EXIT_INVALID;
@@ -163,7 +162,7 @@ static enum al_status run_chain(struct job *j, const struct al_named_tensor *in,
 	for (size_t p = 0; !st && p < j->n_parts; p++) {
 		const struct al_submodel *sub = al_model_get(j->b[p].m, 0);
 		size_t nf = 0;
-		for (uint32_t k = 0; k < sub->n_inputs; k++) {
+		for (uint32_t k = 0; k < sub->n_inputs && nf < cap; k++) {
 			al_tensor *t = find_named(v, n, sub->inputs[k].name);
 			if (t)
 				feed[nf++] = (struct al_named_tensor){sub->inputs[k].name, t};
@@ -432,12 +431,16 @@ int cmd_split(struct cli *c)
 			continue;
 		/* refusals rather than syntax errors: one line, no hint */
 		if (same_path(o, j.in)) {
-			fprintf(stderr, "anelint: error: %s is the input model: it would be replaced\n", o);
+			fputs("anelint: error: ", stderr);
+			put_text(stderr, o, CLI_NAME_MAX);
+			fputs(" is the input model: it would be replaced\n", stderr);
 			return EXIT_USAGE;
 		}
 		for (int k = 0; k < i; k++)
 			if (same_path(o, outs->v[k])) {
-				fprintf(stderr, "anelint: error: %s is named twice as an output\n", o);
+				fputs("anelint: error: ", stderr);
+				put_text(stderr, o, CLI_NAME_MAX);
+				fputs(" is named twice as an output\n", stderr);
 				return EXIT_USAGE;
 			}
 	}
@@ -498,7 +501,7 @@ int cmd_split(struct cli *c)
 			al_model *back = NULL;
 			al_diags *d = o ? al_diags_new() : NULL;
 			if (o && (!d || al_model_open(o, &back, d) != AL_OK || al_model_check(back, NULL, d) != AL_OK)) {
-				fprintf(stderr, "anelint: error: %s: written, but does not re-load\n", o);
+				error_at(o, "written, but does not re-load");
 				rc = EXIT_INVALID;
 			}
 			al_model_free(back);

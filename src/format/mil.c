@@ -886,6 +886,44 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	return true;
 }
 
+/* Names that key a scope (a function's inputs, the program's functions) must
+ * be distinct: Core ML keys them by name (its validator then no longer finds
+ * the model's inputs one for one). names[i] is the i-th field `num` of msg; an
+ * error at the first that repeats an earlier one. False when one repeats. */
+static bool distinct_names(struct walk *w, al_span msg, uint32_t num, const char *const *names,
+			   size_t n, const char *where, const char *what)
+{
+	if (n < 2)
+		return true;
+	al_span *v = al_malloc(n * sizeof *v); /* n <= the fields in msg */
+	if (!v)
+		return nomem(w);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (al_span){(const uint8_t *)names[i], names[i] ? strlen(names[i]) : 0};
+	size_t first, again;
+	enum al_status st = al_first_repeat(v, n, &first, &again);
+	al_free(v);
+	if (st != AL_OK)
+		return nomem(w);
+	if (again == SIZE_MAX)
+		return true;
+	struct pb_iter it;
+	struct pb_field f;
+	const uint8_t *p = msg.p;
+	size_t k = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && k++ == again) {
+			p = msg.p + f.start;
+			break;
+		}
+	diag(w, AL_SEV_ERROR, w->file, at(w, p), where, NULL,
+	     "%s %zu '%.200s%s' repeats the name of %s %zu: names must be distinct "
+	     "(Core ML refuses the model)", what, again, names[again] ? names[again] : "",
+	     names[again] && strlen(names[again]) > 200 ? "..." : "", what, first);
+	return false;
+}
+
 /* Function: inputs = 1, opset = 2, block_specializations = 3 (map<string,
  * Block>), attributes = 4. The block whose key is the opset is read, else the
  * first one. */
@@ -907,8 +945,12 @@ static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, cons
 	struct al_ttype *ity;
 	if (!count_ok(w, c[1], msg.p, where, "function inputs"))
 		return false;
-	if (!parse_named_list(w, msg, 1, c[1], &in, &ity, where, NULL) && w->nomem)
+	if (!parse_named_list(w, msg, 1, c[1], &in, &ity, where, NULL)) {
+		if (w->nomem)
+			return false;
+	} else if (!distinct_names(w, msg, 1, in, c[1], where, "function input") && w->nomem) {
 		return false;
+	}
 
 	struct pb_iter it;
 	struct pb_field f;
@@ -994,6 +1036,8 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 		sub->n_functions = sub->n_graphs = ++i;
 		parse_function(&w, fn, g, &sub->opsets[i - 1]);
 	}
+	if (!w.nomem && i == nf)
+		distinct_names(&w, program, 2, sub->functions, nf, "mlProgram.functions", "function");
 	if (!w.nomem)
 		check_blobs(&w);
 	al_free(w.refs);

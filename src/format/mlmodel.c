@@ -691,6 +691,89 @@ static enum al_status load_features(struct ctx *c, al_span msg, uint32_t num, si
 
 /* ================================================================ description */
 
+/* Feature names are keys: a model's inputs, outputs and states need distinct
+ * names. Core ML refuses a repeat: its NeuralNetwork validator matches each
+ * declared output to a blob once (a second 'y' is "not produced by any layer"),
+ * refuses an output that only names an input and a layer writing an input's
+ * name; its ML Program validator keys the main function's inputs by name, so a
+ * repeated input no longer matches the model's count. Tables sized by the
+ * distinct names (split's parts, run's outputs) rely on it. `nums`: the field
+ * numbers of the inputs, outputs and states in msg (a ModelDescription or a
+ * FunctionDescription); names compared as kept (AL_MAX_NAME bytes). */
+static enum al_status check_feature_names(struct ctx *c, al_span msg, const uint32_t nums[3],
+					  const struct where *w)
+{
+	static const char *const kinds[3] = {"input", "output", "state"};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t n = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		n += f.wire == PB_LEN && (f.num == nums[0] || f.num == nums[1] || f.num == nums[2]);
+	if (n < 2)
+		return AL_OK;
+	al_span *names = al_malloc(n * sizeof *names); /* n <= msg.n / 2 */
+	if (!names) {
+		c->m->arena.failed = true;
+		return AL_E_NOMEM;
+	}
+	size_t k = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && k < n) {
+		if (f.wire != PB_LEN || (f.num != nums[0] && f.num != nums[1] && f.num != nums[2]))
+			continue;
+		struct pb_iter ft;
+		struct pb_field g;
+		al_span name = {0};
+		pb_iter_init(&ft, f.data); /* the last name field wins, as load_feature reads it */
+		while (pb_next(&ft, &g))
+			if (is(&g, 1, PB_LEN))
+				name = g.data;
+		if (name.n > AL_MAX_NAME)
+			name.n = AL_MAX_NAME;
+		names[k++] = name;
+	}
+	size_t first, again;
+	enum al_status st = al_first_repeat(names, k, &first, &again);
+	al_free(names);
+	if (st != AL_OK) {
+		c->m->arena.failed = true;
+		return st;
+	}
+	if (again == SIZE_MAX)
+		return AL_OK;
+	/* the kind and per-kind index of both, and where the repeat is */
+	int kind[2] = {0, 0};
+	long index[2] = {0, 0};
+	const uint8_t *at = NULL;
+	al_span name = {0};
+	long per[3] = {0, 0, 0};
+	k = 0;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f) && k <= again) {
+		int kk = f.wire != PB_LEN ? -1 : f.num == nums[0] ? 0 : f.num == nums[1] ? 1 : f.num == nums[2] ? 2 : -1;
+		if (kk < 0)
+			continue;
+		if (k == first || k == again) {
+			kind[k == again] = kk;
+			index[k == again] = per[kk];
+		}
+		if (k == again) {
+			at = msg.p + f.start;
+			pb_get_bytes(f.data, 1, &name);
+		}
+		per[kk]++;
+		k++;
+	}
+	struct where fw = {w, kinds[kind[1]], index[1]};
+	int shown = name.n < 200 ? (int)name.n : 200;
+	return report(c, AL_SEV_ERROR, at, &fw,
+		      "%s '%.*s%s' repeats the name of %s %ld: a model's inputs, outputs and states "
+		      "need distinct names (Core ML refuses the model)",
+		      kinds[kind[1]], shown, (const char *)name.p, name.n > 200 ? "..." : "",
+		      kinds[kind[0]], index[0]);
+}
+
 /* Metadata: shortDescription = 1, versionString = 2, author = 3, license = 4,
  * map<string, string> userDefined = 100. */
 static enum al_status load_metadata(struct ctx *c, struct al_submodel *s, al_span msg,
@@ -768,8 +851,9 @@ static enum al_status load_function(struct ctx *c, struct al_submodel *s, al_spa
 		return wire_error(c, &it, w, function_fields);
 	if (oom(c))
 		return AL_E_NOMEM;
-	enum al_status st = AL_OK;
-	if (s->n_inputs == 0)
+	static const uint32_t names[3] = {2, 3, 6}; /* input, output, state */
+	enum al_status st = check_feature_names(c, msg, names, w);
+	if (!st && s->n_inputs == 0)
 		st = load_features(c, msg, 2, n_in, w, "input", &s->inputs, &s->n_inputs);
 	if (!st && s->n_outputs == 0)
 		st = load_features(c, msg, 3, n_out, w, "output", &s->outputs, &s->n_outputs);
@@ -808,7 +892,10 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 		return wire_error(c, &it, w, description_fields);
 	if (oom(c))
 		return AL_E_NOMEM;
-	enum al_status st = load_features(c, msg, 1, n_in, w, "input", &s->inputs, &s->n_inputs);
+	static const uint32_t names[3] = {1, 10, 13}; /* input, output, state */
+	enum al_status st = check_feature_names(c, msg, names, w);
+	if (!st)
+		st = load_features(c, msg, 1, n_in, w, "input", &s->inputs, &s->n_inputs);
 	if (!st)
 		st = load_features(c, msg, 10, n_out, w, "output", &s->outputs, &s->n_outputs);
 	if (!st && n_fn > 0 && (n_in == 0 || n_out == 0)) {

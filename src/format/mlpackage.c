@@ -233,7 +233,9 @@ static enum al_status load_weights(struct pkg *p, const char *rel, const char *d
 	struct al_model *m = p->m;
 	const char *path = al_arena_printf(&m->arena, "%s/Data/%s%sweight.bin", p->join, rel,
 					   rel[strlen(rel) - 1] == '/' ? "" : "/");
-	if (!path)
+	m->weights_rel = al_arena_printf(&m->arena, "Data/%s%sweight.bin", rel,
+					 rel[strlen(rel) - 1] == '/' ? "" : "/");
+	if (!path || !m->weights_rel)
 		return AL_E_NOMEM;
 	char real[PATH_MAX];
 	if (!resolve(path, real)) {

@@ -49,6 +49,9 @@ struct al_model {
 	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
 	al_span weights;
 	const char *weights_path;
+	/* a package: where its weight.bin is read, relative to the package
+	 * ("Data/<Manifest weights item>/weight.bin"), whether it exists or not */
+	const char *weights_rel;
 	size_t n_nodes; /* layers + ops loaded so far, bounded by AL_MAX_NODES */
 	bool checked;
 	bool shapes_done; /* al_model_infer_shapes ran */

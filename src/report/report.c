@@ -328,6 +328,11 @@ size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 	return chars;
 }
 
+size_t al_put_escaped(FILE *out, const char *s, size_t max)
+{
+	return al_put_esc(out, s, AL_ESC_TEXT, max);
+}
+
 /* ================================================================ plans */
 
 const char *al_unit_upper(enum al_unit u)

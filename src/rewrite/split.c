@@ -112,6 +112,7 @@ struct name {
 	int exported_by;                 /* part that lists it as an output; -1 none */
 	int stamp;                       /* last part that listed it as an input; -1 none */
 	int input;                       /* model input index, -1 */
+	bool placed;                     /* a model output of that name was placed */
 };
 
 struct xpart { /* the byte spans behind a part's features (p NULL: built) */
@@ -671,7 +672,9 @@ static bool feature_static_array(const struct al_feature *f)
 	return true;
 }
 
-/* Model outputs to the part that writes them last; the classifier's to the last. */
+/* Model outputs to the part that writes them last; the classifier's to the last.
+ * A name declared twice (the loader refuses that; a model built another way may
+ * not) is placed once: each part lists an output name at most once. */
 static enum al_status place_outputs(struct al_splitter *s)
 {
 	const struct al_submodel *sub = s->sub;
@@ -679,14 +682,17 @@ static enum al_status place_outputs(struct al_splitter *s)
 	al_span none = {0};
 	for (uint32_t i = 0; i < sub->n_outputs; i++) {
 		const struct al_feature *f = &sub->outputs[i];
+		struct name *e = name_get(s, f->name);
+		if (!e)
+			return refuse(s, AL_E_NOMEM, NULL, "out of memory");
+		if (e->placed)
+			continue;
+		e->placed = true;
 		if (is_head(s, f->name)) {
 			if (!add_tensor(s, last, true, f->name, AL_SPLIT_MODEL_OUTPUT, (int)last, s->out_desc[i]))
 				return s->refused;
 			continue;
 		}
-		struct name *e = name_get(s, f->name);
-		if (!e)
-			return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 		if (e->part < 0)
 			return refuse(s, AL_E_UNSUPPORTED, NULL,
 				      "cannot split: the model output '%s' is not written by any layer", f->name);
@@ -720,25 +726,30 @@ static enum al_status place_outputs(struct al_splitter *s)
 				memcpy(in->dims, f->shape, f->rank * sizeof in->dims[0]);
 			}
 	}
-	/* model outputs first (model order), then boundary tensors (first-read order) */
+	/* model outputs first (model order), then boundary tensors (first-read order):
+	 * a permutation, each of the part's n outputs taken once whatever the
+	 * description repeats, so w never passes n */
 	for (size_t p = 0; p < s->n_parts; p++) {
 		struct al_split_part *pt = &s->parts[p];
 		struct xpart *x = &s->x[p];
 		uint32_t n = pt->n_outputs, w = 0;
 		struct al_split_tensor *tv = al_arena_array(&s->arena, n + 1u, sizeof *tv);
 		al_span *rv = al_arena_array(&s->arena, n + 1u, sizeof *rv);
-		if (!tv || !rv)
+		bool *taken = al_arena_array(&s->arena, n + 1u, sizeof *taken);
+		if (!tv || !rv || !taken)
 			return refuse(s, AL_E_NOMEM, NULL, "out of memory");
-		for (uint32_t i = 0; i < sub->n_outputs; i++)
+		for (uint32_t i = 0; i < sub->n_outputs && w < n; i++)
 			for (uint32_t k = 0; k < n; k++)
-				if (pt->outputs[k].role == AL_SPLIT_MODEL_OUTPUT &&
+				if (!taken[k] && pt->outputs[k].role == AL_SPLIT_MODEL_OUTPUT &&
 				    strcmp(pt->outputs[k].name, sub->outputs[i].name) == 0) {
+					taken[k] = true;
 					tv[w] = pt->outputs[k];
 					rv[w++] = x->out_raw[k];
 					break;
 				}
-		for (uint32_t k = 0; k < n; k++)
-			if (pt->outputs[k].role != AL_SPLIT_MODEL_OUTPUT) {
+		for (uint32_t k = 0; k < n && w < n; k++)
+			if (!taken[k]) {
+				taken[k] = true;
 				tv[w] = pt->outputs[k];
 				rv[w++] = x->out_raw[k];
 			}

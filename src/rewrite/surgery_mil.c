@@ -1427,12 +1427,19 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 	if (st == AL_OK && !w.wrote_model)
 		st = pw_fail(&w, AL_E_FORMAT, m->subs[0]->file, "the root model is not inside the package");
 	if (st == AL_OK && s->wcount && !w.wrote_weights) {
-		/* no weight.bin in the input: "@model_path/weights/weight.bin", next to the model */
-		const char *rel = w.model_real + strlen(w.in_real) + 1;
+		/* no weight.bin in the input: where the loader reads it, the Manifest's
+		 * weights item (Data/com.apple.CoreML/weights unless it says otherwise:
+		 * a package whose item points elsewhere got its new blobs next to the
+		 * model, which the new package then did not load; found by fuzz_pkgwrite) */
 		char wrel[PATH_MAX], wp[PATH_MAX];
-		const char *ms = strrchr(rel, '/');
-		int dl = ms ? (int)(ms - rel) : 0;
-		snprintf(wrel, sizeof wrel, "%.*s%sweights/weight.bin", dl, rel, ms ? "/" : "");
+		if (m->weights_rel) {
+			snprintf(wrel, sizeof wrel, "%s", m->weights_rel);
+		} else {
+			const char *rel = w.model_real + strlen(w.in_real) + 1;
+			const char *ms = strrchr(rel, '/');
+			int dl = ms ? (int)(ms - rel) : 0;
+			snprintf(wrel, sizeof wrel, "%.*s%sweights/weight.bin", dl, rel, ms ? "/" : "");
+		}
 		st = make_dirs(&w, tmp, wrel);
 		if (st == AL_OK && (size_t)snprintf(wp, sizeof wp, "%s/%s", tmp, wrel) >= sizeof wp)
 			st = pw_fail(&w, AL_E_IO, dest, "a path in the package is too long");
@@ -1444,7 +1451,10 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 		al_model *chk = NULL;
 		enum al_status cs = d2 ? al_model_open(tmp, &chk, d2) : AL_E_NOMEM;
 		if (cs != AL_OK) {
-			const struct al_diag *e = d2 && al_diags_count(d2) ? al_diags_get(d2, 0) : NULL;
+			const struct al_diag *e = NULL; /* the first error, not a warning before it */
+			for (size_t i = 0; d2 && i < al_diags_count(d2) && !e; i++)
+				if (al_diags_get(d2, i)->severity == AL_SEV_ERROR)
+					e = al_diags_get(d2, i);
 			st = pw_fail(&w, AL_E_FORMAT, dest, "the new package does not load: %s",
 				     e ? e->msg : al_status_str(cs));
 		}

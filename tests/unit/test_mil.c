@@ -659,6 +659,54 @@ static void test_damaged(void **state)
 	}
 }
 
+/* A function's inputs, and the program's functions, are keyed by name: one
+ * given twice is an error at the repeat (tests/regress/mil/duplicate-function-inputs). */
+static void test_repeated_names(void **state)
+{
+	(void)state;
+	int64_t d4[1] = {4};
+	struct buf ins[3], block = {0};
+	const char *names[3] = {"x", "z", "x"};
+	for (int i = 0; i < 3; i++) {
+		struct buf t = fp32_type(1, d4);
+		ins[i] = named(names[i], &t);
+	}
+	put_str(&block, 2, "x");
+	struct buf prog = program(ins, 3, &block);
+	struct loaded l = load_prog(&prog, NULL, 0);
+	assert_int_equal(l.st, AL_E_FORMAT);
+	assert_int_equal(count_sev(l.d, AL_SEV_ERROR), 1);
+	const struct al_diag *e = al_diags_get(l.d, 0);
+	assert_string_equal(e->where, "mlProgram.functions[main]");
+	assert_non_null(strstr(e->msg, "function input 2 'x' repeats the name of function input 0"));
+	/* at the third inputs field: 100 (the program's offset) + its place */
+	assert_true(e->offset > 100 && e->offset < 100 + prog.n);
+	assert_int_equal(prog.p[e->offset - 100], 0x0a); /* Function.inputs, field 1 */
+	unload(&l);
+	free(prog.p);
+
+	/* two functions named main */
+	struct buf one = {0}, two = {0};
+	put_str(&one, 2, "x");
+	put_str(&two, 2, "x");
+	struct buf in1 = fp32_type(1, d4), in2 = fp32_type(1, d4);
+	struct buf a1 = named("x", &in1), a2 = named("x", &in2);
+	struct buf p1 = program(&a1, 1, &one), p2 = program(&a2, 1, &two), both = {0};
+	put_raw(&both, p1.p, p1.n);
+	put_raw(&both, p2.p + 2, p2.n - 2); /* the second without its version field */
+	l = load_prog(&both, NULL, 0);
+	assert_int_equal(l.st, AL_E_FORMAT);
+	assert_int_equal(count_sev(l.d, AL_SEV_ERROR), 1);
+	e = al_diags_get(l.d, 0);
+	assert_string_equal(e->where, "mlProgram.functions");
+	assert_non_null(strstr(e->msg, "function 1 'main' repeats the name of function 0"));
+	assert_int_equal(e->offset, 100 + p1.n);
+	unload(&l);
+	free(p1.p);
+	free(p2.p);
+	free(both.p);
+}
+
 /* Allocation failures: AL_E_NOMEM (or success), no leak, no crash. */
 static void test_nomem(void **state)
 {
@@ -1079,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_and_types),
 		cmocka_unit_test(test_blobs),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_repeated_names),
 		cmocka_unit_test(test_nomem),
 		cmocka_unit_test(test_corpus_pool),
 		cmocka_unit_test(test_corpus_dilated),

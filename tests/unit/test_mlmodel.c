@@ -630,6 +630,141 @@ static void test_corpus_tree_ensemble(void **state)
 	unload(&r);
 }
 
+/* ================================================================ feature names */
+
+/* FeatureDescription{name, multiArrayType{shape [4], FLOAT32}} as field num of o. */
+static void put_feature4(struct buf *o, uint32_t num, const char *name)
+{
+	struct buf f = {0}, ft = {0}, at = {0};
+	int64_t shape[1] = {4};
+	put_packed(&at, 1, shape, 1);
+	put_uint(&at, 2, 65568);
+	put_msg(&ft, 5, &at);
+	put_str(&f, 1, name);
+	put_msg(&f, 3, &ft);
+	put_msg(o, num, &f);
+}
+
+/* Model{spec, description (consumed), neuralNetwork{relu x -> y}}: loaded. */
+static struct loaded load_with_desc(struct buf *desc, struct buf *model)
+{
+	struct buf net = {0}, act = {0};
+	put_bytes(&act, 10, "", 0);
+	layer(&net, "r", "x", "y", 130, &act);
+	*model = (struct buf){0};
+	put_uint(model, 1, 9);
+	put_msg(model, 2, desc);
+	put_msg(model, 500, &net);
+	return load_bytes(model->p, model->n);
+}
+
+/* One case: features (kind letter i/o/s/I/O/S: top level / in functions[0],
+ * name) -> the error's field path and message start, or NULL for none. */
+static void feature_case(const char *const *feats, size_t n, const char *where, const char *msg)
+{
+	struct buf desc = {0}, fn = {0}, model;
+	bool in_fn = false;
+	for (size_t i = 0; i < n; i++) {
+		char k = feats[i][0];
+		const char *name = feats[i] + 1;
+		if (k == 'i' || k == 'o' || k == 's')
+			put_feature4(&desc, k == 'i' ? 1 : k == 'o' ? 10 : 13, name);
+		else
+			put_feature4(&fn, k == 'I' ? 2 : k == 'O' ? 3 : 6, name), in_fn = true;
+	}
+	if (in_fn) {
+		put_str(&fn, 1, "main");
+		put_msg(&desc, 20, &fn);
+	}
+	struct loaded r = load_with_desc(&desc, &model);
+	if (!where) {
+		assert_int_equal(r.st, AL_OK);
+		assert_int_equal(al_diags_errors(r.d), 0);
+	} else {
+		assert_int_equal(r.st, AL_E_FORMAT);
+		assert_int_equal(al_diags_errors(r.d), 1);
+		const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
+		assert_string_equal(e->where, where);
+		if (!starts_with(e->msg, msg))
+			fail_msg("'%s' does not start with '%s'", e->msg, msg);
+		assert_non_null(strstr(e->msg, "need distinct names"));
+		/* the offset is the repeated feature's field: its name is in the next bytes */
+		assert_true(e->offset < model.n);
+		const char *name = strchr(e->msg, '\'') + 1;
+		size_t len = (size_t)(strchr(name, '\'') - name);
+		assert_non_null(memmem(model.p + e->offset, len + 8, name, len));
+	}
+	unload(&r);
+	free(model.p);
+}
+
+/* Inputs, outputs and states of one description need distinct names (Core ML
+ * refuses the rest, and split's per-part tables rely on it). */
+static void test_feature_names(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {"ix", "oy", "sz", "ox2"};
+	feature_case(ok, 4, NULL, NULL);
+	static const char *const outs3[] = {"ix", "oy", "oy", "oy"};
+	feature_case(outs3, 4, "description.output[1]", "output 'y' repeats the name of output 0");
+	static const char *const ytyt[] = {"ix", "oy", "ot", "oy", "ot"};
+	feature_case(ytyt, 5, "description.output[2]", "output 'y' repeats the name of output 0");
+	static const char *const ins[] = {"ix", "ix", "oy"};
+	feature_case(ins, 3, "description.input[1]", "input 'x' repeats the name of input 0");
+	static const char *const io[] = {"ix", "oy", "ox"};
+	feature_case(io, 3, "description.output[1]", "output 'x' repeats the name of input 0");
+	static const char *const oi[] = {"oy", "ix", "iy"}; /* reported at the later field */
+	feature_case(oi, 3, "description.input[1]", "input 'y' repeats the name of output 0");
+	static const char *const st[] = {"ix", "oy", "sx"};
+	feature_case(st, 3, "description.state[0]", "state 'x' repeats the name of input 0");
+	static const char *const fn[] = {"Ix", "Oy", "Oy"};
+	feature_case(fn, 3, "description.functions[0].output[1]",
+		     "output 'y' repeats the name of output 0");
+	static const char *const fns[] = {"Ix", "Oy", "Sy"};
+	feature_case(fns, 3, "description.functions[0].state[0]",
+		     "state 'y' repeats the name of output 0");
+
+	/* many distinct names, then one repeat at the end: found, in n log n */
+	enum { N = 20000 };
+	const char **many = calloc(N + 2, sizeof *many);
+	char (*names)[16] = calloc(N + 2, sizeof *names);
+	assert_non_null(many);
+	assert_non_null(names);
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof names[i], "i%d", i);
+		many[i] = names[i];
+	}
+	strcpy(names[N], "oy");
+	many[N] = names[N];
+	feature_case(many, N + 1, NULL, NULL);
+	strcpy(names[N + 1], "o12345");
+	many[N + 1] = names[N + 1];
+	feature_case(many, N + 2, "description.output[1]", "output '12345' repeats the name of input 12345");
+	free(many);
+	free(names);
+
+	/* a long name is cut in the message, which stays one line */
+	char *lng = malloc(6002);
+	assert_non_null(lng);
+	lng[0] = 'o';
+	for (int i = 1; i < 6001; i++)
+		lng[i] = i % 50 == 0 ? '\n' : 'a';
+	lng[6001] = '\0';
+	const char *const longs[] = {"ix", lng, lng};
+	struct buf desc = {0}, model;
+	for (int i = 0; i < 3; i++)
+		put_feature4(&desc, longs[i][0] == 'i' ? 1 : 10, longs[i] + 1);
+	struct loaded r = load_with_desc(&desc, &model);
+	assert_int_equal(r.st, AL_E_FORMAT);
+	const struct al_diag *e = first_diag(r.d, AL_SEV_ERROR);
+	assert_non_null(strstr(e->msg, "...' repeats the name of output 0"));
+	assert_true(strlen(e->msg) < 400);
+	assert_null(strchr(e->msg, '\n'));
+	unload(&r);
+	free(model.p);
+	free(lng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_types),
 		cmocka_unit_test(test_nesting),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_feature_names),
 		cmocka_unit_test(test_corpus_squeezenet),
 		cmocka_unit_test(test_corpus_gru_loop),
 		cmocka_unit_test(test_corpus_pipeline),

@@ -5,6 +5,7 @@
 
 #include "anelint.h"
 #include "analysis.h"
+#include "pbwrite.h"
 
 #include <unistd.h>
 
@@ -481,6 +482,85 @@ static void test_alloc_failures(void **state)
 	al_diags_free(d);
 }
 
+/* FeatureDescription{name, multiArrayType{shape [4], FLOAT32}} as field num of desc. */
+static void put_array4(struct buf *desc, uint32_t num, const char *name)
+{
+	struct buf f = {0}, ft = {0}, at = {0};
+	int64_t shape[1] = {4};
+	put_packed(&at, 1, shape, 1);
+	put_uint(&at, 2, 65568);
+	put_msg(&ft, 5, &at);
+	put_str(&f, 1, name);
+	put_msg(&f, 3, &ft);
+	put_msg(desc, num, &f);
+}
+
+/* Output names a model declares twice (y, t, y, t, y, t; the loader refuses such
+ * a file, tests/regress/mlmodel/split-duplicate-outputs-interleaved.mlmodel):
+ * were they to reach the split, each part lists each name once, and building
+ * every part and the pipeline stays inside its arrays (this test under ASan was
+ * a heap-buffer-overflow in put_feature). The names are made equal in the
+ * loaded IR, as a loader without the check would leave them. */
+static void test_duplicate_outputs(void **state)
+{
+	(void)state;
+	static const char *const outs[6] = {"y", "t", "o2", "o3", "o4", "o5"};
+	struct buf desc = {0}, net = {0}, act = {0}, model = {0};
+	put_array4(&desc, 1, "x");
+	for (int i = 0; i < 6; i++)
+		put_array4(&desc, 10, outs[i]);
+	put_bytes(&act, 10, "", 0); /* ActivationParams.ReLU */
+	layer(&net, "a", "x", "t", 130, &act);
+	put_bytes(&act, 10, "", 0);
+	layer(&net, "b", "t", "y", 130, &act);
+	put_uint(&net, 5, 1); /* EXACT_ARRAY_MAPPING */
+	put_uint(&model, 1, 4);
+	put_msg(&model, 2, &desc);
+	put_msg(&model, 500, &net);
+	char dir[] = "/tmp/anelint_split_XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/dup.mlmodel", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(model.p, 1, model.n, f), model.n);
+	assert_int_equal(fclose(f), 0);
+	free(model.p);
+
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(path, &m, d), AL_OK);
+	struct al_submodel *sub = (struct al_submodel *)al_model_get(m, 0);
+	assert_int_equal(sub->n_outputs, 6);
+	for (uint32_t i = 2; i < 6; i++) /* y, t, y, t, y, t */
+		sub->outputs[i].name = sub->outputs[i % 2].name;
+	al_splitter *s = plan_at(m, "a", d, AL_OK);
+	assert_int_equal(al_split_count(s), 2);
+	const struct al_split_part *p1 = al_split_get(s, 0), *p2 = al_split_get(s, 1);
+	for (size_t i = 0; i <= al_split_count(s); i++) {
+		uint8_t *bytes = NULL;
+		size_t n = 0;
+		assert_int_equal(al_split_bytes(s, i, &bytes, &n, d), AL_OK);
+		if (i < al_split_count(s)) { /* each part loads, one output of its own */
+			al_model *pm = NULL;
+			assert_int_equal(al_model_open_buffer(bytes, n, NULL, 0, "part", &pm, d), AL_OK);
+			assert_int_equal(al_model_get(pm, 0)->n_outputs, 1);
+			al_model_free(pm);
+		}
+		free(bytes);
+	}
+	assert_int_equal(p1->n_outputs, 1);
+	assert_string_equal(p1->outputs[0].name, "t");
+	assert_int_equal(p1->outputs[0].role, AL_SPLIT_MODEL_OUTPUT);
+	assert_int_equal(p2->n_inputs, 1);
+	assert_string_equal(p2->inputs[0].name, "t");
+	assert_int_equal(p2->n_outputs, 1);
+	assert_string_equal(p2->outputs[0].name, "y");
+	al_split_free(s);
+	al_model_free(m);
+	al_diags_free(d);
+	rm_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_classifier),     cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_segments),       cmocka_unit_test(test_write),
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mil),
+		cmocka_unit_test(test_duplicate_outputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
