@@ -551,10 +551,25 @@ struct al_run_opts {
 	void (*observe)(void *ctx, const struct al_node *n, al_tensor *const *outs,
 			uint32_t n_outs);
 	void *observe_ctx;
-	uint64_t max_bytes;  /* live activation bytes allowed; 0 = 2 GiB */
-	uint64_t max_steps;  /* loop iterations allowed; 0 = 10^7 */
+	uint64_t max_bytes;  /* live activation bytes allowed; 0 = AL_RUN_MAX_BYTES */
+	uint64_t max_steps;  /* loop iterations allowed; 0 = AL_RUN_MAX_STEPS */
 	int threads;         /* BLAS threads; 0 = the library's default */
+	/* Work allowed, in element operations: every value a layer/op writes counts
+	 * one, and a matmul / convolution / inner product also its multiply-adds (from
+	 * the cost model, docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
+	 * whose work or iteration count is known to exceed a bound stops before it
+	 * starts; any other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
+	uint64_t max_work;
+	/* Bytes the caller holds while the run goes on and counts against the same
+	 * max_bytes (its inputs, the outputs of an earlier run, what the observer
+	 * keeps); read at every allocation, so an observer may raise it. NULL: none.
+	 * A caller running several models at once (verify, fp16) shares one budget
+	 * this way. */
+	const uint64_t *held_bytes;
 };
+#define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
+#define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
+#define AL_RUN_MAX_WORK  UINT64_C(50000000000) /* default max_work: 5 * 10^10 */
 
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is

@@ -39,7 +39,7 @@ struct cli {
 	bool version;
 	/* run, verify, fp16 */
 	struct cli_list input;
-	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory;
+	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory, *max_work;
 	bool random;
 	/* fix */
 	const char *allow;
@@ -64,6 +64,9 @@ int status_exit(enum al_status st);
 bool parse_count(const char *s, uint64_t *out);
 int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
 		 uint64_t *max_bytes);
+/* --max-work in element operations; 0 when not given (the library's default) or
+ * invalid (run_settings refuses that with a usage error). */
+uint64_t max_work_of(const struct cli *c);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
 
 int cmd_run(struct cli *c);

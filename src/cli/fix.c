@@ -416,7 +416,7 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 	size_t na = 0, nb = 0;
 	f->proof_kind = "whole";
 	if (rc == EXIT_ALL_ANE) {
-		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
+		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c)};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_run(f->m, in, n_in, &o, &oa, &na, d) : AL_E_NOMEM;
 		if (st == AL_OK)
@@ -575,7 +575,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 		if (!ta || !tb)
 			st = AL_E_NOMEM;
 	}
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes};
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c)};
 	/* special values where bit-identity is asked; a reassociating rewrite's rounding
 	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
 	bool exact = f->highest == AL_EQ_EXACT;

@@ -71,6 +71,9 @@ static const struct option_row options[] = {
 	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed), "seed of --random (default 1)"},
 	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_memory),
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
+	{"max-work", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_work),
+	 "stop a run that would do more than N element operations (values written plus multiply-adds; "
+	 "e.g. 1e9; default 5e10), so a loop that does not end stops by itself"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
 	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
@@ -364,7 +367,20 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
 		return usage_error(cmd, "--max-memory takes a number of megabytes (1 or more), not '%s'",
 				   c->max_memory);
 	*max_bytes = mb << 20;
+	if (c->max_work && !max_work_of(c))
+		return usage_error(cmd, "--max-work takes a number of element operations (1 or more, e.g. "
+				   "1e9), not '%s'", c->max_work);
 	return EXIT_ALL_ANE;
+}
+
+uint64_t max_work_of(const struct cli *c)
+{
+	char *end;
+	errno = 0;
+	double v = c->max_work && *c->max_work && *c->max_work != '-' ? strtod(c->max_work, &end) : 0;
+	if (!c->max_work || errno || *end || !(v >= 1) || v >= 1.8e19)
+		return 0;
+	return (uint64_t)v;
 }
 
 int status_exit(enum al_status st)

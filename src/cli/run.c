@@ -475,7 +475,7 @@ int cmd_run(struct cli *c)
 	struct al_named_tensor *outs = NULL;
 	size_t n_outs = 0;
 	double ms = 0;
-	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c)};
 	if (rc == EXIT_ALL_ANE)
 		rc = run_once(&l, c->paths[0], &in, &o, &outs, &n_outs, &ms);
 	if (rc == EXIT_ALL_ANE && c->out)
@@ -597,7 +597,7 @@ int cmd_verify(struct cli *c)
 	/* inputs by the first model's names; random unless given */
 	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c)};
 	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)) ||
 	    (rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
 		goto done;
@@ -826,7 +826,7 @@ int cmd_fp16(struct cli *c)
 		goto done;
 	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes,
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
 				  .observe = observe32, .observe_ctx = &f};
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
 		goto done;

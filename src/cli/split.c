@@ -243,7 +243,7 @@ static int prove(struct job *j)
 	}
 	struct al_named_tensor *ref = NULL, *pipe = NULL, *chain = NULL;
 	size_t nr = 0, np = 0, nc = 0;
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = j->max_bytes};
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = j->max_bytes, .max_work = max_work_of(j->c)};
 	al_diags *d = al_diags_new();
 	if (rc == EXIT_ALL_ANE && d) {
 		enum al_status st = al_model_run(j->m, in, n_in, &o, &ref, &nr, d);
