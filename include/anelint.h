@@ -555,8 +555,9 @@ struct al_run_opts {
 	uint64_t max_steps;  /* loop iterations allowed; 0 = AL_RUN_MAX_STEPS */
 	int threads;         /* BLAS threads; 0 = the library's default */
 	/* Work allowed, in element operations: every value a layer/op writes counts
-	 * one, and a matmul / convolution / inner product also its multiply-adds (from
-	 * the cost model, docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
+	 * one (two when an observer is set: it reads them), and a matmul /
+	 * convolution / inner product also its multiply-adds (from the cost model,
+	 * docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
 	 * whose work or iteration count is known to exceed a bound stops before it
 	 * starts; any other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
 	uint64_t max_work;
@@ -569,7 +570,7 @@ struct al_run_opts {
 };
 #define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
 #define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
-#define AL_RUN_MAX_WORK  UINT64_C(50000000000) /* default max_work: 5 * 10^10 */
+#define AL_RUN_MAX_WORK  UINT64_C(20000000000) /* default max_work: 2 * 10^10 */
 
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is

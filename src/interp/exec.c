@@ -65,8 +65,12 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs)
 {
 	uint64_t work = macs_of(n);
-	for (uint32_t i = 0; i < n_outs; i++)
-		work = add_sat(work, values_of(outs[i], 0));
+	for (uint32_t i = 0; i < n_outs; i++) {
+		uint64_t v = values_of(outs[i], 0);
+		/* an observer reads every value it is shown (anelint fp16 scans and copies
+		 * them): that is work of the run too */
+		work = add_sat(work, x->opts->observe ? add_sat(v, v) : v);
+	}
 	x->work = add_sat(x->work, work);
 	if (x->work > x->max_work)
 		return al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than the %llu element operations of work "

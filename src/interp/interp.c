@@ -307,6 +307,8 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 			st = AL_E_NOMEM;
 	}
 	al_env_free(x.env);
+	if (st == AL_E_NOMEM && x.over_budget)
+		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
 	if (st == AL_OK && al_diags_errors(d) > errors)
 		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
 	if (st != AL_OK) {
@@ -622,6 +624,8 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 	}
 	al_env_free(x.env);
 	region_plan_free(&p);
+	if (st == AL_E_NOMEM && x.over_budget)
+		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
 	if (st == AL_OK && al_diags_errors(d) > errors)
 		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
 	if (st != AL_OK) {

@@ -32,8 +32,18 @@ static bool budget_take(struct al_exec *x, const struct al_node *n, size_t bytes
 {
 	if (!x)
 		return true;
-	if (x->bytes_live + bytes > x->max_bytes) {
-		if (!x->over_budget)
+	/* what the caller holds meanwhile (inputs, an earlier run's outputs, the values
+	 * its observer keeps) shares the budget: al_run_opts.held_bytes */
+	uint64_t held = x->opts && x->opts->held_bytes ? *x->opts->held_bytes : 0;
+	if (held > x->max_bytes || x->bytes_live + bytes > x->max_bytes - held) {
+		if (!x->over_budget && held)
+			al_exec_fail(x, n, AL_E_UNSUPPORTED,
+				     "needs more than the %llu MB of activations allowed "
+				     "(%llu MB live, %llu MB held by the caller, %llu MB more asked)",
+				     (unsigned long long)(x->max_bytes >> 20),
+				     (unsigned long long)(x->bytes_live >> 20),
+				     (unsigned long long)(held >> 20), (unsigned long long)(bytes >> 20));
+		else if (!x->over_budget)
 			al_exec_fail(x, n, AL_E_UNSUPPORTED,
 				     "needs more than the %llu MB of activations allowed "
 				     "(%llu MB live, %llu MB more asked)",
