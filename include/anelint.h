@@ -292,6 +292,18 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
 enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
 void al_model_free(al_model *m);
+/* Models opened from files read them through read-only mappings. If another
+ * process truncates such a file while a model is open, reading a lost page
+ * raises SIGBUS (on Linux and macOS) wherever the read happens: analysis, the
+ * interpreter reading weights, surgery copying them. The library installs no
+ * signal handler (it never exits); a program that may meet shrinking files
+ * installs one for SIGBUS (sigaction with SA_SIGINFO) and asks this function
+ * about info->si_addr: the file (as the caller named it to al_model_open) whose
+ * live mapping holds addr, or NULL when addr is not in one (a real bug: restore
+ * the previous handler and return, so the fault repeats there). It is
+ * async-signal-safe and may be called from any thread. The anelint CLI's
+ * handler prints one line naming the file and exits 4 (src/cli/main.c). */
+const char *al_mapped_file_at(const void *addr);
 const char *al_model_path(const al_model *m);
 bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */

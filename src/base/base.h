@@ -4,7 +4,8 @@
  *               arenas (alloc.c).
  *   diagnostics al_diag_add: errors carry file, byte offset, field path, node
  *               (diag.c).
- *   files       al_map_file: read-only mappings of regular files (file.c).
+ *   files       al_map_file: read-only mappings of regular files (file.c), and
+ *               the registry that tells a fault on one from a bug (guard.c).
  */
 #ifndef ANELINT_BASE_H
 #define ANELINT_BASE_H
@@ -78,5 +79,9 @@ struct al_map {
 };
 enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
 void al_unmap(struct al_map *m);
+/* The registry of live mappings (guard.c) behind al_mapped_file_at: al_map_file
+ * adds each mapping under the name its diagnostics use, al_unmap removes it. */
+void al_guard_add(const void *base, size_t len, const char *name);
+void al_guard_remove(const void *base);
 
 #endif

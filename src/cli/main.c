@@ -447,6 +447,49 @@ static void out_signal(int sig)
 	raise(sig);
 }
 
+/* SIGBUS on a model's mapping: another process truncated the file while it was
+ * read (al_mapped_file_at). One line, the -o temporary removed, exit 4, from any
+ * thread; only async-signal-safe calls. A fault anywhere else goes back to the
+ * previous handler (the default, or a sanitizer's) and repeats there. */
+static struct sigaction bus_previous;
+
+static void bus_write(const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t k = write(STDERR_FILENO, s, n);
+		if (k <= 0)
+			return;
+		s += k, n -= (size_t)k;
+	}
+}
+
+static void on_sigbus(int sig, siginfo_t *info, void *uc)
+{
+	(void)uc;
+	const char *file = info ? al_mapped_file_at(info->si_addr) : NULL;
+	if (!file) {
+		sigaction(sig, &bus_previous, NULL);
+		return;
+	}
+	if (out_tmp[0])
+		unlink(out_tmp);
+	bus_write("anelint: error: ");
+	bus_write(file);
+	bus_write(": the file shrank while it was being read (changed by another process?)\n");
+	_exit(EXIT_IO);
+}
+
+static void guard_mappings(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &bus_previous);
+}
+
 static FILE *out_open(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -968,6 +1011,7 @@ int main(int argc, char **argv)
 	if (!cmd)
 		return usage_error(NULL, "unknown command '%s'", name);
 	struct cli c = {0};
+	guard_mappings();
 	int rc = parse_args(&c, cmd, argc, argv, 2);
 	if (rc == EXIT_ALL_ANE) {
 		if (c.help) {
