@@ -64,6 +64,9 @@ int status_exit(enum al_status st);
 bool parse_count(const char *s, uint64_t *out);
 int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
 		 uint64_t *max_bytes);
+/* Bytes the values of n named tensors take, for al_run_opts.held_bytes: what a
+ * command holds while a run goes on shares the run's memory budget. */
+uint64_t values_bytes(const struct al_named_tensor *v, size_t n);
 /* --max-work in element operations; 0 when not given (the library's default) or
  * invalid (run_settings refuses that with a usage error). */
 uint64_t max_work_of(const struct cli *c);

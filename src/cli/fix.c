@@ -416,9 +416,12 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 	size_t na = 0, nb = 0;
 	f->proof_kind = "whole";
 	if (rc == EXIT_ALL_ANE) {
-		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c)};
+		uint64_t held = values_bytes(in, n_in); /* one budget: inputs, then also oa */
+		struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c),
+					.held_bytes = &held};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_run(f->m, in, n_in, &o, &oa, &na, d) : AL_E_NOMEM;
+		held += values_bytes(oa, na);
 		if (st == AL_OK)
 			st = al_model_run(f->out_m, in, n_in, &o, &ob, &nb, d);
 		if (st != AL_OK) {
@@ -575,15 +578,19 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 		if (!ta || !tb)
 			st = AL_E_NOMEM;
 	}
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c)};
+	uint64_t held = 0; /* one budget: both regions' inputs, then also oa */
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = max_bytes, .max_work = max_work_of(f->c),
+				.held_bytes = &held};
 	/* special values where bit-identity is asked; a reassociating rewrite's rounding
 	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
 	bool exact = f->highest == AL_EQ_EXACT;
 	for (int run = 0; st == AL_OK && run < REGION_RUNS; run++) {
 		st = region_draw(va, nva, vb, nvb, seed + (uint64_t)run, run == SPECIAL_RUN && exact,
 				 max_bytes, ta, tb, d, why, sizeof why);
+		held = values_bytes(ta, nva) + values_bytes(tb, nvb);
 		if (st == AL_OK)
 			st = al_model_run_region(f->m, &ra, ta, nva, &o, &oa, &na, d);
+		held += values_bytes(oa, na);
 		if (st == AL_OK)
 			st = al_model_run_region(f->out_m, &rb, tb, nvb, &o, &ob, &nb, d);
 		for (size_t i = 0; st == AL_OK && i < na && i < nb; i++) {

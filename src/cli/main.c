@@ -373,6 +373,16 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
 	return EXIT_ALL_ANE;
 }
 
+uint64_t values_bytes(const struct al_named_tensor *v, size_t n)
+{
+	uint64_t b = 0;
+	for (size_t i = 0; v && i < n; i++)
+		if (v[i].t) /* numbers are held as float, strings as pointers */
+			b += (uint64_t)al_tensor_count(v[i].t) *
+			     (al_tensor_data(v[i].t) ? sizeof(float) : sizeof(char *));
+	return b;
+}
+
 uint64_t max_work_of(const struct cli *c)
 {
 	char *end;

@@ -69,21 +69,6 @@ static bool is_json(const struct cli *c, const struct command_row *cmd, int *rc)
 	return false;
 }
 
-/* Bytes the values of t take (numbers are held as float; strings as pointers). */
-static uint64_t value_bytes(const al_tensor *t)
-{
-	return t ? (uint64_t)al_tensor_count(t) * (al_tensor_data((al_tensor *)t) ? sizeof(float)
-											: sizeof(char *)) : 0;
-}
-
-static uint64_t outputs_bytes(const struct al_named_tensor *v, size_t n)
-{
-	uint64_t b = 0;
-	for (size_t i = 0; v && i < n; i++)
-		b += value_bytes(v[i].t);
-	return b;
-}
-
 /* ================================================================ inputs */
 
 struct inputs {
@@ -491,7 +476,7 @@ int cmd_run(struct cli *c)
 	size_t n_outs = 0;
 	double ms = 0;
 	/* the inputs stay allocated beside the run's own copies: one budget */
-	uint64_t held = outputs_bytes(in.v, in.n);
+	uint64_t held = values_bytes(in.v, in.n);
 	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
 				.held_bytes = &held};
 	if (rc == EXIT_ALL_ANE)
@@ -617,12 +602,12 @@ int cmd_verify(struct cli *c)
 		goto done;
 	/* one budget for both runs: the inputs, and the first model's outputs while
 	 * the second runs */
-	uint64_t held = outputs_bytes(in.v, in.n);
+	uint64_t held = values_bytes(in.v, in.n);
 	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
 				.held_bytes = &held};
 	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)))
 		goto done;
-	held += outputs_bytes(oa, na);
+	held += values_bytes(oa, na);
 	if ((rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
 		goto done;
 	bool all = true;
@@ -858,7 +843,7 @@ int cmd_fp16(struct cli *c)
 		goto done;
 	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
 		goto done;
-	f.held = outputs_bytes(in.v, in.n);
+	f.held = values_bytes(in.v, in.n);
 	f.max_keep = (in.max_bytes ? in.max_bytes : AL_RUN_MAX_BYTES) / 4;
 	if (f.max_keep > FP16_MAX_KEEP)
 		f.max_keep = FP16_MAX_KEEP;
@@ -871,7 +856,7 @@ int cmd_fp16(struct cli *c)
 		rc = EXIT_IO;
 		goto done;
 	}
-	f.held += outputs_bytes(o32, n32);
+	f.held += values_bytes(o32, n32);
 	o.precision = AL_PREC_FP16;
 	o.observe = observe16;
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o16, &n16, &ms16)))
