@@ -567,8 +567,8 @@ struct al_run_opts {
 	uint64_t max_steps;  /* loop iterations allowed; 0 = AL_RUN_MAX_STEPS */
 	int threads;         /* BLAS threads; 0 = the library's default */
 	/* Work allowed, in element operations: every value a layer/op writes counts
-	 * one (two when an observer is set: it reads them), and a matmul /
-	 * convolution / inner product also its multiply-adds (from the cost model,
+	 * one (four when an observer is set: it reads them), and a matmul /
+	 * convolution / inner product also a quarter per multiply-add (cost model,
 	 * docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
 	 * whose work or iteration count is known to exceed a bound stops before it
 	 * starts; any other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
@@ -582,7 +582,7 @@ struct al_run_opts {
 };
 #define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
 #define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
-#define AL_RUN_MAX_WORK  UINT64_C(20000000000) /* default max_work: 2 * 10^10 */
+#define AL_RUN_MAX_WORK  UINT64_C(100000000000) /* default max_work: 10^11 */
 
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is

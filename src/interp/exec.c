@@ -49,13 +49,17 @@ static uint64_t values_of(const struct al_tensor *t, int depth)
 	return v;
 }
 
-/* The multiply-adds of n by the cost model (0 when unknown, and for a node owning
- * nested graphs: their nodes count themselves). */
+/* The multiply-adds of n by the cost model, in element operations: a quarter
+ * each, since the gemm / convolution kernels do them about 5 times faster than
+ * the element-wise loops write values (BLAS sgemm ~25e9 multiply-adds/s against
+ * ~5e9 values/s here), so a bound in element operations is a bound in time
+ * whatever the model does. 0 when unknown, and for a node owning nested graphs
+ * (their nodes count themselves). */
 static uint64_t macs_of(const struct al_node *n)
 {
 	if (n->n_sub || !n->cost.known || !(n->cost.flops > 0))
 		return 0;
-	double m = n->cost.flops / 2;
+	double m = n->cost.flops / 8; /* FLOPs / 2 = multiply-adds, / 4 each */
 	return m >= 1.8e19 ? UINT64_MAX : (uint64_t)m;
 }
 
@@ -67,9 +71,9 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 	uint64_t work = macs_of(n);
 	for (uint32_t i = 0; i < n_outs; i++) {
 		uint64_t v = values_of(outs[i], 0);
-		/* an observer reads every value it is shown (anelint fp16 scans and copies
-		 * them): that is work of the run too */
-		work = add_sat(work, x->opts->observe ? add_sat(v, v) : v);
+		/* an observer reads every value it is shown: work of the run too. anelint
+		 * fp16's scans and copies each one, about 3 times the cost of writing it */
+		work = add_sat(work, x->opts->observe && v <= UINT64_MAX / 4 ? 4 * v : v);
 	}
 	x->work = add_sat(x->work, work);
 	if (x->work > x->max_work)

@@ -125,7 +125,7 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 /* Count a loop iteration; false (with a diagnostic) past opts->max_steps. */
 bool al_exec_step(struct al_exec *x, const struct al_node *n);
 /* Work (opts->max_work): al_exec_node_done counts every op's work as it finishes
- * (the values it wrote, plus half the FLOPs of the cost model: its multiply-adds).
+ * (the values it wrote, plus a quarter of its multiply-adds: cost model FLOPs / 8).
  * al_exec_graph_work is a lower bound of one run of graph g counted the same way
  * from the inferred shapes: nodes whose shapes are unknown or follow a flexible
  * input count 0, nested graphs are not entered. */
