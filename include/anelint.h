@@ -316,6 +316,18 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
 enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
 void al_model_free(al_model *m);
+/* Models opened from files read them through read-only mappings. If another
+ * process truncates such a file while a model is open, reading a lost page
+ * raises SIGBUS (on Linux and macOS) wherever the read happens: analysis, the
+ * interpreter reading weights, surgery copying them. The library installs no
+ * signal handler (it never exits); a program that may meet shrinking files
+ * installs one for SIGBUS (sigaction with SA_SIGINFO) and asks this function
+ * about info->si_addr: the file (as the caller named it to al_model_open) whose
+ * live mapping holds addr, or NULL when addr is not in one (a real bug: restore
+ * the previous handler and return, so the fault repeats there). It is
+ * async-signal-safe and may be called from any thread. The anelint CLI's
+ * handler prints one line naming the file and exits 4 (src/cli/main.c). */
+const char *al_mapped_file_at(const void *addr);
 const char *al_model_path(const al_model *m);
 bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */
@@ -581,6 +593,10 @@ int al_tensor_rank(const al_tensor *t);
 const int64_t *al_tensor_dims(const al_tensor *t);
 size_t al_tensor_count(const al_tensor *t);
 float *al_tensor_data(al_tensor *t);            /* count values; NULL for strings */
+/* The bytes the values of v[0..n) hold (numbers as float, strings as pointers):
+ * what a caller holding them adds to al_run_opts.held_bytes. */
+struct al_named_tensor;
+uint64_t al_values_bytes(const struct al_named_tensor *v, size_t n);
 const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, else NULL */
 /* Classifier probabilities: the class label of value i, or NULL. */
 const char *al_tensor_label(const al_tensor *t, size_t i);
@@ -639,10 +655,26 @@ struct al_run_opts {
 	void (*observe)(void *ctx, const struct al_node *n, al_tensor *const *outs,
 			uint32_t n_outs);
 	void *observe_ctx;
-	uint64_t max_bytes;  /* live activation bytes allowed; 0 = 2 GiB */
-	uint64_t max_steps;  /* loop iterations allowed; 0 = 10^7 */
+	uint64_t max_bytes;  /* live activation bytes allowed; 0 = AL_RUN_MAX_BYTES */
+	uint64_t max_steps;  /* loop iterations allowed; 0 = AL_RUN_MAX_STEPS */
 	int threads;         /* BLAS threads; 0 = the library's default */
+	/* Work allowed, in element operations: every value a layer/op writes counts
+	 * one (four when an observer is set: it reads them), and a matmul /
+	 * convolution / inner product also a quarter per multiply-add (cost model,
+	 * docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
+	 * whose work or iteration count is known to exceed a bound stops before it
+	 * starts; any other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
+	uint64_t max_work;
+	/* Bytes the caller holds while the run goes on and counts against the same
+	 * max_bytes (its inputs, the outputs of an earlier run, what the observer
+	 * keeps); read at every allocation, so an observer may raise it. NULL: none.
+	 * A caller running several models at once (verify, fp16) shares one budget
+	 * this way. */
+	const uint64_t *held_bytes;
 };
+#define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
+#define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
+#define AL_RUN_MAX_WORK  UINT64_C(100000000000) /* default max_work: 10^11 */
 
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is
@@ -829,7 +861,9 @@ struct al_proof_opts {
 	const struct al_named_tensor *inputs;   /* whole proof: values given (borrowed) */
 	size_t n_inputs;                        /* the other required inputs are random */
 	uint64_t seed;                          /* random inputs: al_random_input / al_random_tensor */
-	uint64_t max_bytes;                     /* interpreter budget (0: its default) */
+	uint64_t max_bytes;                     /* interpreter budget (0: its default), for
+						 * everything the proof holds at once */
+	uint64_t max_work;                      /* interpreter work bound per run (0: its default) */
 };
 /* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
  * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the

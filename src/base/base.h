@@ -9,6 +9,7 @@
  *               al_write_all, al_atomic_*: the one way an output is written:
  *               a temporary beside it, fsync, rename (atomic.c).
  *   utilities   al_hash_str (FNV-1a 64), al_rd32le (hash.c).
+ *               the registry that tells a fault on a mapping from a bug (guard.c).
  */
 #ifndef ANELINT_BASE_H
 #define ANELINT_BASE_H
@@ -170,5 +171,10 @@ static inline uint64_t al_rd64le(const uint8_t *p)
 {
 	return (uint64_t)al_rd32le(p) | (uint64_t)al_rd32le(p + 4) << 32;
 }
+
+/* The registry of live mappings (guard.c) behind al_mapped_file_at: al_map_file
+ * adds each mapping under the name its diagnostics use, al_unmap removes it. */
+void al_guard_add(const void *base, size_t len, const char *name);
+void al_guard_remove(const void *base);
 
 #endif

@@ -73,6 +73,7 @@ enum al_status al_map_file(const char *path, const char *shown, struct al_map *m
 		 * a cold check took 376 ms with default readahead, ~10 ms with MADV_RANDOM.
 		 * A stage that streams every weight (the interpreter) re-advises. */
 		(void)madvise(p, (size_t)st.st_size, MADV_RANDOM);
+		al_guard_add(p, (size_t)st.st_size, name);
 		m->base = p;
 		m->len = (size_t)st.st_size;
 		m->s.p = p;
@@ -84,6 +85,7 @@ enum al_status al_map_file(const char *path, const char *shown, struct al_map *m
 
 void al_unmap(struct al_map *m)
 {
+	al_guard_remove(m->base);
 	if (m->base)
 		munmap(m->base, m->len);
 	memset(m, 0, sizeof *m);

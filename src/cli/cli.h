@@ -40,7 +40,7 @@ struct cli {
 	bool version;
 	/* run, verify, fp16 */
 	struct cli_list input;
-	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory;
+	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory, *max_work;
 	bool random;
 	/* fix */
 	const char *allow;
@@ -76,6 +76,11 @@ int status_exit(enum al_status st);
 bool parse_count(const char *s, uint64_t *out);
 int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
 		 uint64_t *max_bytes);
+/* Bytes the values of n named tensors take, for al_run_opts.held_bytes: what a
+ * command holds while a run goes on shares the run's memory budget. */
+/* --max-work in element operations; 0 when not given (the library's default) or
+ * invalid (run_settings refuses that with a usage error). */
+uint64_t max_work_of(const struct cli *c);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
 
 int cmd_run(struct cli *c);

@@ -334,7 +334,8 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 	f->proof_kind = "whole";
 	if (rc == EXIT_ALL_ANE) {
 		struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in,
-					  .seed = seed, .max_bytes = max_bytes};
+					  .seed = seed, .max_bytes = max_bytes,
+					  .max_work = max_work_of(f->c)};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &f->proof, d) : AL_E_NOMEM;
 		if (st == AL_OK) {
@@ -385,7 +386,8 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	}
 	struct al_region ra = {f->region_a, f->n_region_a, true, outs, n_o};
 	struct al_region rb = {f->region_b, f->n_region_b, true, outs, n_o};
-	struct al_proof_opts o = {.equiv = f->highest, .seed = seed, .max_bytes = max_bytes};
+	struct al_proof_opts o = {.equiv = f->highest, .seed = seed, .max_bytes = max_bytes,
+				  .max_work = max_work_of(f->c)};
 	al_diags *d = al_diags_new();
 	enum al_status st = d ? al_prove_region(f->m, &ra, f->out_m, &rb, &o, &f->proof, d) : AL_E_NOMEM;
 	al_diags_free(d);

@@ -78,6 +78,9 @@ static const struct option_row options[] = {
 	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed), "seed of --random (default 1)"},
 	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_memory),
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
+	{"max-work", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_work),
+	 "stop a run that would do more than N element operations (values written plus a quarter per multiply-add; "
+	 "e.g. 1e9; default 1e11), so a loop that does not end stops by itself"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
 	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
@@ -408,7 +411,20 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
 		return usage_error(cmd, "--max-memory takes a number of megabytes (1 or more), not '%s'",
 				   c->max_memory);
 	*max_bytes = mb << 20;
+	if (c->max_work && !max_work_of(c))
+		return usage_error(cmd, "--max-work takes a number of element operations (1 or more, e.g. "
+				   "1e9), not '%s'", c->max_work);
 	return EXIT_ALL_ANE;
+}
+
+uint64_t max_work_of(const struct cli *c)
+{
+	char *end;
+	errno = 0;
+	double v = c->max_work && *c->max_work && *c->max_work != '-' ? strtod(c->max_work, &end) : 0;
+	if (!c->max_work || errno || *end || !(v >= 1) || v >= 1.8e19)
+		return 0;
+	return (uint64_t)v;
 }
 
 int status_exit(enum al_status st)
@@ -477,6 +493,49 @@ static void out_signal(int sig)
 }
 
 static struct al_atomic out_file;
+
+/* SIGBUS on a model's mapping: another process truncated the file while it was
+ * read (al_mapped_file_at). One line, the -o temporary removed, exit 4, from any
+ * thread; only async-signal-safe calls. A fault anywhere else goes back to the
+ * previous handler (the default, or a sanitizer's) and repeats there. */
+static struct sigaction bus_previous;
+
+static void bus_write(const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t k = write(STDERR_FILENO, s, n);
+		if (k <= 0)
+			return;
+		s += k, n -= (size_t)k;
+	}
+}
+
+static void on_sigbus(int sig, siginfo_t *info, void *uc)
+{
+	(void)uc;
+	const char *file = info ? al_mapped_file_at(info->si_addr) : NULL;
+	if (!file) {
+		sigaction(sig, &bus_previous, NULL);
+		return;
+	}
+	if (out_tmp[0])
+		unlink(out_tmp);
+	bus_write("anelint: error: ");
+	bus_write(file);
+	bus_write(": the file shrank while it was being read (changed by another process?)\n");
+	_exit(EXIT_IO);
+}
+
+static void guard_mappings(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &bus_previous);
+}
 
 static FILE *out_open(const char *path)
 {
@@ -1064,6 +1123,7 @@ int main(int argc, char **argv)
 	if (!cmd)
 		return usage_error(NULL, "unknown command '%s'", name);
 	struct cli c = {0};
+	guard_mappings();
 	int rc = parse_args(&c, cmd, argc, argv, 2);
 	if (rc == EXIT_ALL_ANE) {
 		if (c.help) {

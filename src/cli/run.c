@@ -442,7 +442,10 @@ int cmd_run(struct cli *c)
 	struct al_named_tensor *outs = NULL;
 	size_t n_outs = 0;
 	double ms = 0;
-	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
+	/* the inputs stay allocated beside the run's own copies: one budget */
+	uint64_t held = al_values_bytes(in.v, in.n);
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
+				.held_bytes = &held};
 	if (rc == EXIT_ALL_ANE)
 		rc = run_once(&l, c->paths[0], &in, &o, &outs, &n_outs, &ms);
 	if (rc == EXIT_ALL_ANE && c->out)
@@ -564,9 +567,15 @@ int cmd_verify(struct cli *c)
 	/* inputs by the first model's names; random unless given */
 	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes};
-	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)) ||
-	    (rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
+	/* one budget for both runs: the inputs, and the first model's outputs while
+	 * the second runs */
+	uint64_t held = al_values_bytes(in.v, in.n);
+	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
+				.held_bytes = &held};
+	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)))
+		goto done;
+	held += al_values_bytes(oa, na);
+	if ((rc = run_once(&b, c->paths[1], &in, &o, &ob, &nb, &mb)))
 		goto done;
 	bool all = true;
 	if (json) {
@@ -622,7 +631,9 @@ done:
  * Pass 1 (fp32) keeps a copy of every op's outputs in execution order; pass 2
  * (fp16) compares op k with record k, as long as both runs take the same path. */
 
-#define FP16_MAX_KEEP (UINT64_C(2) << 30) /* bytes of fp32 values kept for the comparison */
+/* Bytes of fp32 values kept for the comparison: at most a quarter of the run
+ * budget (--max-memory), which they share with both runs, and 2 GB. */
+#define FP16_MAX_KEEP (UINT64_C(2) << 30)
 
 struct rec {
 	const struct al_node *n;
@@ -646,7 +657,8 @@ struct rec {
 struct fp16_run {
 	struct rec *r;
 	size_t n, cap, pos;
-	uint64_t kept;
+	uint64_t kept, max_keep;
+	uint64_t held; /* al_run_opts.held_bytes: the inputs, the kept values, the fp32 outputs */
 	bool diverged, oom;
 };
 
@@ -701,10 +713,11 @@ static void observe32(void *ctx, const struct al_node *n, al_tensor *const *outs
 		if (cnst && (v[i] <= -65504.0f))
 			r->mask_const = true;
 	}
-	if (f->kept + count * sizeof(float) <= FP16_MAX_KEEP && (r->v = malloc(count * sizeof(float) + 1))) {
+	if (f->kept + count * sizeof(float) <= f->max_keep && (r->v = malloc(count * sizeof(float) + 1))) {
 		memcpy(r->v, v, count * sizeof(float));
 		r->count = count;
 		f->kept += count * sizeof(float);
+		f->held += count * sizeof(float);
 	}
 }
 
@@ -737,6 +750,10 @@ static void observe16(void *ctx, const struct al_node *n, al_tensor *const *outs
 	}
 	r->compared = true;
 	r->err = r->max_abs32 > 0 ? m / r->max_abs32 : m;
+	/* compared: its fp32 values are no longer needed, and leave the budget */
+	free(r->v);
+	r->v = NULL;
+	f->held -= r->count * sizeof(float);
 	/* the error its inputs brought: the largest among the ops that produced them */
 	for (uint32_t k = 0; k < n->n_inputs; k++)
 		for (size_t j = f->pos - 1; j-- > 0;) {
@@ -793,8 +810,12 @@ int cmd_fp16(struct cli *c)
 		goto done;
 	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
 		goto done;
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes,
-				  .observe = observe32, .observe_ctx = &f};
+	f.held = al_values_bytes(in.v, in.n);
+	f.max_keep = (in.max_bytes ? in.max_bytes : AL_RUN_MAX_BYTES) / 4;
+	if (f.max_keep > FP16_MAX_KEEP)
+		f.max_keep = FP16_MAX_KEEP;
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
+				  .observe = observe32, .observe_ctx = &f, .held_bytes = &f.held};
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
 		goto done;
 	if (f.oom) {
@@ -802,6 +823,7 @@ int cmd_fp16(struct cli *c)
 		rc = EXIT_IO;
 		goto done;
 	}
+	f.held += al_values_bytes(o32, n32);
 	o.precision = AL_PREC_FP16;
 	o.observe = observe16;
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o16, &n16, &ms16)))

@@ -219,16 +219,20 @@ static int prove(struct job *j)
 	}
 	struct al_named_tensor *ref = NULL, *pipe = NULL, *chain = NULL;
 	size_t nr = 0, np = 0, nc = 0;
-	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = j->max_bytes};
+	uint64_t held = al_values_bytes(in, n_in); /* one budget: inputs, then the outputs kept */
+	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = j->max_bytes, .max_work = max_work_of(j->c),
+				.held_bytes = &held};
 	al_diags *d = al_diags_new();
 	if (rc == EXIT_ALL_ANE && d) {
 		enum al_status st = al_model_run(j->m, in, n_in, &o, &ref, &nr, d);
+		held += al_values_bytes(ref, nr);
 		if (st != AL_OK) {
 			last_error(d, st, j->pr.why, sizeof j->pr.why, "the interpreter cannot run the model");
 		} else {
 			j->pr.run = true;
 			j->pr.n_outputs = nr;
 			st = al_model_run(j->b[j->n_parts].m, in, n_in, &o, &pipe, &np, d);
+			held += al_values_bytes(pipe, np);
 			if (st != AL_OK)
 				last_error(d, st, j->pr.why, sizeof j->pr.why, "the pipeline does not run");
 			else

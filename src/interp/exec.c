@@ -31,9 +31,54 @@ static void round_tensor(struct al_tensor *t, int depth)
 		al_f16_round_array(t->f, t->n);
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Values held by t (a list: by its items). */
+static uint64_t values_of(const struct al_tensor *t, int depth)
+{
+	if (!t || depth > AL_MAX_DEPTH)
+		return 0;
+	if (t->kind != AL_TK_LIST)
+		return t->n;
+	uint64_t v = 0;
+	for (size_t i = 0; i < t->n_items; i++)
+		v = add_sat(v, values_of(t->items[i], depth + 1));
+	return v;
+}
+
+/* The multiply-adds of n by the cost model, in element operations: a quarter
+ * each, since the gemm / convolution kernels do them about 5 times faster than
+ * the element-wise loops write values (BLAS sgemm ~25e9 multiply-adds/s against
+ * ~5e9 values/s here), so a bound in element operations is a bound in time
+ * whatever the model does. 0 when unknown, and for a node owning nested graphs
+ * (their nodes count themselves). */
+static uint64_t macs_of(const struct al_node *n)
+{
+	if (n->n_sub || !n->cost.known || !(n->cost.flops > 0))
+		return 0;
+	double m = n->cost.flops / 8; /* FLOPs / 2 = multiply-adds, / 4 each */
+	return m >= 1.8e19 ? UINT64_MAX : (uint64_t)m;
+}
+
+static const char *work_hint = "a loop that does not end? --max-work changes the bound";
+
 enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs)
 {
+	uint64_t work = macs_of(n);
+	for (uint32_t i = 0; i < n_outs; i++) {
+		uint64_t v = values_of(outs[i], 0);
+		/* an observer reads every value it is shown: work of the run too. anelint
+		 * fp16's scans and copies each one, about 3 times the cost of writing it */
+		work = add_sat(work, x->opts->observe && v <= UINT64_MAX / 4 ? 4 * v : v);
+	}
+	x->work = add_sat(x->work, work);
+	if (x->work > x->max_work)
+		return al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than the %llu element operations of work "
+				    "allowed (%s)", (unsigned long long)x->max_work, work_hint);
 	if (x->fp16)
 		for (uint32_t i = 0; i < n_outs; i++)
 			round_tensor(outs[i], 0);
@@ -49,6 +94,54 @@ bool al_exec_step(struct al_exec *x, const struct al_node *n)
 	al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than %llu loop iterations (a loop that does not end?)",
 		     (unsigned long long)x->max_steps);
 	return false;
+}
+
+uint64_t al_exec_graph_work(const struct al_graph *g)
+{
+	uint64_t w = 0;
+	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		uint64_t nw = 0;
+		bool known = n->out_shapes != NULL;
+		for (uint32_t k = 0; known && k < n->n_outputs; k++) {
+			const struct al_shape *sh = &n->out_shapes[k];
+			/* a dim of a flexible input is inferred at its default: the run may be smaller */
+			known = sh->rank >= 0 && sh->rank <= AL_SHAPE_MAX_RANK && !sh->flex;
+			uint64_t v = 1;
+			for (int d = 0; known && d < sh->rank; d++) {
+				uint64_t dim = (uint64_t)sh->dims[d];
+				if (sh->dims[d] < 0)
+					known = false;
+				else
+					v = dim && v > UINT64_MAX / dim ? UINT64_MAX : v * dim;
+			}
+			nw = add_sat(nw, v);
+		}
+		if (known)
+			w = add_sat(w, add_sat(nw, macs_of(n)));
+	}
+	return w;
+}
+
+bool al_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
+		       const struct al_graph *body)
+{
+	uint64_t steps_left = x->max_steps > x->steps ? x->max_steps - x->steps : 0;
+	if (iterations > steps_left) {
+		al_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations: more than the %llu loop "
+			     "iterations allowed", (unsigned long long)iterations,
+			     (unsigned long long)x->max_steps);
+		return false;
+	}
+	uint64_t each, left = x->max_work > x->work ? x->max_work - x->work : 0;
+	if (iterations && (each = al_exec_graph_work(body)) > left / iterations) {
+		al_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations of about %llu element "
+			     "operations each: more than the %llu allowed (--max-work changes the bound)",
+			     (unsigned long long)iterations, (unsigned long long)each,
+			     (unsigned long long)x->max_work);
+		return false;
+	}
+	return true;
 }
 
 static size_t dtype_size(int dtype)

@@ -13,8 +13,9 @@
 #include <math.h>
 #include <string.h>
 
-#define DEFAULT_MAX_BYTES (UINT64_C(2) << 30)
-#define DEFAULT_MAX_STEPS UINT64_C(10000000)
+#define DEFAULT_MAX_BYTES AL_RUN_MAX_BYTES
+#define DEFAULT_MAX_STEPS AL_RUN_MAX_STEPS
+#define DEFAULT_MAX_WORK AL_RUN_MAX_WORK
 
 
 /* ================================================================ inputs */
@@ -248,7 +249,22 @@ static struct al_exec exec_new(al_model *m, const struct al_run_opts *opts, al_d
 		.d = d,
 		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
 		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
+		.max_work = opts->max_work ? opts->max_work : DEFAULT_MAX_WORK,
 	};
+}
+
+/* The cost model's shapes and FLOPs, which the work count (al_exec_node_done)
+ * and the loops' estimates (al_exec_loop_fits) read: inferred here if no one
+ * did. Its diagnostics are not the run's; without them the executors count the
+ * values they write only. */
+static enum al_status infer_costs(struct al_exec *x)
+{
+	al_diags *scratch = al_diags_new();
+	if (!scratch)
+		return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+	(void)al_model_infer_shapes(x->m, scratch);
+	al_diags_free(scratch);
+	return AL_OK;
 }
 
 enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
@@ -268,6 +284,8 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 		return AL_E_NOMEM;
 	size_t errors = al_diags_errors(d);
 	enum al_status st = bind_inputs(&x, inputs, n_inputs);
+	if (st == AL_OK)
+		st = infer_costs(&x);
 	if (st == AL_OK)
 		st = run_sub(&x, 0, 0);
 	x.sub = root;
@@ -289,6 +307,8 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 			st = AL_E_NOMEM;
 	}
 	al_env_free(x.env);
+	if (st == AL_E_NOMEM && x.over_budget)
+		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
 	if (st == AL_OK && al_diags_errors(d) > errors)
 		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
 	if (st != AL_OK) {
@@ -604,6 +624,8 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 	}
 	al_env_free(x.env);
 	region_plan_free(&p);
+	if (st == AL_E_NOMEM && x.over_budget)
+		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
 	if (st == AL_OK && al_diags_errors(d) > errors)
 		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
 	if (st != AL_OK) {

@@ -97,6 +97,7 @@ struct al_exec {
 	enum al_status last_fail;         /* the status of the last al_exec_fail (0: none) */
 	uint32_t depth;                   /* nesting of loops / blocks (AL_MAX_DEPTH) */
 	uint64_t steps, max_steps;        /* loop iterations run, and the bound */
+	uint64_t work, max_work;          /* element operations done (al_exec_node_done), and the bound */
 	/* al_model_run_region: which nodes of the top-level graph (al_exec_top_graph)
 	 * run, by index; NULL = the whole model. With it the executors bind no input
 	 * features (the region's values are in env), drop no values, and leave every
@@ -123,6 +124,17 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs);
 /* Count a loop iteration; false (with a diagnostic) past opts->max_steps. */
 bool al_exec_step(struct al_exec *x, const struct al_node *n);
+/* Work (opts->max_work): al_exec_node_done counts every op's work as it finishes
+ * (the values it wrote, plus a quarter of its multiply-adds: cost model FLOPs / 8).
+ * al_exec_graph_work is a lower bound of one run of graph g counted the same way
+ * from the inferred shapes: nodes whose shapes are unknown or follow a flexible
+ * input count 0, nested graphs are not entered. */
+uint64_t al_exec_graph_work(const struct al_graph *g);
+/* Before a loop of node n that is known to run `iterations` times over `body`:
+ * false (with a diagnostic) when that many iterations, or their estimated work,
+ * would pass what is left of the bounds, so the run stops before it starts. */
+bool al_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
+		       const struct al_graph *body);
 
 /* Weights: `n_values` values stored in `bytes` as `dtype` (AL_DT_FP32 little-endian,
  * AL_DT_FP16, AL_DT_INT8 / UINT8 ...) as a tensor of the given dims. fp32 at an

@@ -175,6 +175,38 @@ static void unref_all(struct al_tensor **v, uint32_t n)
 	}
 }
 
+/* Whether the condition block g computes its result without reading the loop
+ * variables (its inputs), a random op, a state or a nested block: then it gives
+ * the same value on every iteration, and a loop it lets start never ends. Blocks
+ * of more than 256 ops are not looked at (false). */
+static bool cond_invariant(const struct al_graph *g)
+{
+	struct al_mil_block_io io;
+	if (!al_mil_block_io(g, &io) || io.n_outputs != 1 || !io.outputs[0] || g->n_nodes > 256)
+		return false;
+	const char *varies[1024];
+	size_t n_varies = 0;
+	for (uint32_t i = 0; i < io.n_inputs && n_varies < 1024; i++)
+		varies[n_varies++] = io.inputs[i];
+	for (uint32_t i = 0; i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		bool v = n->n_sub || !n->type || strncmp(n->type, "random", 6) == 0 ||
+			 strstr(n->type, "state");
+		for (uint32_t k = 0; k < n->n_inputs && !v; k++)
+			for (size_t j = 0; j < n_varies && !v; j++)
+				v = n->inputs[k] && varies[j] && strcmp(n->inputs[k], varies[j]) == 0;
+		for (uint32_t k = 0; v && k < n->n_outputs; k++) {
+			if (n_varies == 1024)
+				return false;
+			varies[n_varies++] = n->outputs[k];
+		}
+	}
+	for (size_t j = 0; j < n_varies; j++)
+		if (varies[j] && strcmp(varies[j], io.outputs[0]) == 0)
+			return false;
+	return true;
+}
+
 static enum al_status op_while_loop(struct mx *c, int arg)
 {
 	(void)arg;
@@ -197,6 +229,7 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 		else if (c->st == AL_OK)
 			mx_fail(c, AL_E_FORMAT, "loop_vars[%u] is not bound", i);
 	}
+	uint64_t steps0 = c->x->steps;
 	while (c->st == AL_OK) {
 		struct al_tensor *p = NULL;
 		if (run_block(c, c->n->sub[0], vars, k, &p, 1) != AL_OK)
@@ -205,6 +238,11 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 		al_tensor_unref(p);
 		if (!go)
 			break;
+		if (c->x->steps == steps0 && cond_invariant(c->n->sub[0])) {
+			mx_fail(c, AL_E_UNSUPPORTED, "the while_loop condition is true and does not depend on "
+				"the loop variables: the loop never ends");
+			break;
+		}
 		if (!al_exec_step(c->x, c->n)) {
 			c->st = AL_E_UNSUPPORTED;
 			break;

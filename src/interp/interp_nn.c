@@ -105,6 +105,20 @@ static enum al_status nn_l_branch(struct nn_layer *l)
 	return g ? run_graph(l->r, g, l->depth + 1) : AL_OK;
 }
 
+/* Whether g or a graph nested in it holds a loopBreak (which may end a loop early). */
+static bool has_break(const struct al_graph *g, int depth)
+{
+	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		if (depth > AL_MAX_DEPTH || (n->type && strcmp(n->type, "loopBreak") == 0))
+			return true;
+		for (uint32_t k = 0; k < n->n_sub; k++)
+			if (has_break(n->sub[k], depth + 1))
+				return true;
+	}
+	return false;
+}
+
 /* LoopLayerParams: maxLoopIterations = 1, conditionVar = 2, conditionNetwork = 3,
  * bodyNetwork = 4; an optional input overrides maxLoopIterations. */
 static enum al_status nn_l_loop(struct nn_layer *l)
@@ -138,6 +152,11 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 		return nn_fail(l, AL_E_FORMAT, "a conditionNetwork without a conditionVar");
 	}
 	bool bounded = l->n_in == 1 || max > 0 || !has_cond;
+	/* no condition and no break: exactly max iterations, known before the first */
+	if (bounded && !has_cond && !has_break(body, 0) && !al_exec_loop_fits(r->x, l->n, max, body)) {
+		al_free(cvar);
+		return AL_E_UNSUPPORTED;
+	}
 	r->loops++;
 	for (uint64_t i = 0; st == AL_OK; i++) {
 		if (bounded && i >= max)

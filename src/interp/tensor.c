@@ -32,8 +32,18 @@ static bool budget_take(struct al_exec *x, const struct al_node *n, size_t bytes
 {
 	if (!x)
 		return true;
-	if (x->bytes_live + bytes > x->max_bytes) {
-		if (!x->over_budget)
+	/* what the caller holds meanwhile (inputs, an earlier run's outputs, the values
+	 * its observer keeps) shares the budget: al_run_opts.held_bytes */
+	uint64_t held = x->opts && x->opts->held_bytes ? *x->opts->held_bytes : 0;
+	if (held > x->max_bytes || x->bytes_live + bytes > x->max_bytes - held) {
+		if (!x->over_budget && held)
+			al_exec_fail(x, n, AL_E_UNSUPPORTED,
+				     "needs more than the %llu MB of activations allowed "
+				     "(%llu MB live, %llu MB held by the caller, %llu MB more asked)",
+				     (unsigned long long)(x->max_bytes >> 20),
+				     (unsigned long long)(x->bytes_live >> 20),
+				     (unsigned long long)(held >> 20), (unsigned long long)(bytes >> 20));
+		else if (!x->over_budget)
 			al_exec_fail(x, n, AL_E_UNSUPPORTED,
 				     "needs more than the %llu MB of activations allowed "
 				     "(%llu MB live, %llu MB more asked)",
@@ -382,4 +392,13 @@ const char *al_tensor_string(const al_tensor *t, size_t i)
 const char *al_tensor_label(const al_tensor *t, size_t i)
 {
 	return t && t->labels && i < t->n ? t->labels[i] : NULL;
+}
+
+uint64_t al_values_bytes(const struct al_named_tensor *v, size_t n)
+{
+	uint64_t b = 0;
+	for (size_t i = 0; v && i < n; i++)
+		if (v[i].t) /* numbers are held as float, strings as pointers */
+			b += (uint64_t)v[i].t->n * (v[i].t->f ? sizeof(float) : sizeof(char *));
+	return b;
 }

@@ -169,9 +169,12 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 	struct al_named_tensor *oa = NULL, *ob = NULL;
 	size_t na = 0, nb = 0;
 	if (st == AL_OK) {
-		struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes};
+		uint64_t held = al_values_bytes(in, n_in); /* one budget: inputs, then also oa */
+		struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+					 .max_work = o->max_work, .held_bytes = &held};
 		al_diags *rd = al_diags_new();
 		enum al_status rs = rd ? al_model_run(a, in, n_in, &ro, &oa, &na, rd) : AL_E_NOMEM;
+		held += al_values_bytes(oa, na);
 		if (rs == AL_OK)
 			rs = al_model_run(b, in, n_in, &ro, &ob, &nb, rd);
 		if (!rd) {
@@ -300,15 +303,19 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 		if (!ta || !tb)
 			st = AL_E_NOMEM;
 	}
-	struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes};
+	uint64_t held = 0; /* one budget: both regions' inputs, then also oa */
+	struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+				 .max_work = o->max_work, .held_bytes = &held};
 	/* special values where bit-identity is asked; a reassociating rewrite's rounding
 	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
 	bool exact = o->equiv == AL_EQ_EXACT;
 	for (int run = 0; st == AL_OK && run < AL_PROOF_REGION_RUNS; run++) {
 		st = region_draw(va, nva, vb, nvb, o->seed + (uint64_t)run, run == SPECIAL_RUN && exact,
 				 o->max_bytes, ta, tb, rd, why, sizeof why);
+		held = al_values_bytes(ta, nva) + al_values_bytes(tb, nvb);
 		if (st == AL_OK)
 			st = al_model_run_region(a, ra, ta, nva, &ro, &oa, &na, rd);
+		held += al_values_bytes(oa, na);
 		if (st == AL_OK)
 			st = al_model_run_region(b, rb, tb, nvb, &ro, &ob, &nb, rd);
 		if (st == AL_OK && compare_outputs(oa, na, ob, nb, p, cap) != AL_OK)

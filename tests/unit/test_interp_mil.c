@@ -819,12 +819,13 @@ static void test_while_loop(void **state)
 	expect(&r, "acc", 1, D(1), F(32), 0);
 	done(&r);
 
-	/* a loop that never ends stops at max_steps */
+	/* a loop that never ends stops at max_steps (its condition reads the loop
+	 * variable, which the body never changes) */
 	p = (struct prog){0};
 	p_input(&p, "x", AL_DT_FP32, 1, D(1));
-	cb1(&p.ops, "yes", true);
+	cf1(&p.ops, "big", 1e9f);
 	cops = (struct buf){0}, bops = (struct buf){0};
-	op(&cops, "identity", "go", "x=yes");
+	op(&cops, "less", "go", "x=cv y=big");
 	op(&bops, "identity", "same", "x=bv");
 	cblk = nested("cv", "go", &cops), bblk = nested("bv", "same", &bops);
 	op_blocks(&p.ops, "while_loop", "out", "loop_vars=x", &cblk, &bblk);
@@ -834,6 +835,41 @@ static void test_while_loop(void **state)
 	r = run_opts(&p, in2, 1, &o);
 	assert_int_equal(r.st, AL_E_UNSUPPORTED);
 	assert_true(diag_has(r.d, "loop iterations"));
+	done(&r);
+
+	/* the same loop under a work bound: 1 value written per iteration by the
+	 * condition and 1 by the body, so 500 element operations stop it at once */
+	p = (struct prog){0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(1));
+	cf1(&p.ops, "big", 1e9f);
+	cops = (struct buf){0}, bops = (struct buf){0};
+	op(&cops, "less", "go", "x=cv y=big");
+	op(&bops, "identity", "same", "x=bv");
+	cblk = nested("cv", "go", &cops), bblk = nested("bv", "same", &bops);
+	op_blocks(&p.ops, "while_loop", "out", "loop_vars=x", &cblk, &bblk);
+	p_output(&p, "out");
+	struct al_named_tensor in4[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(1)))};
+	struct al_run_opts ow = {.max_work = 500};
+	r = run_opts(&p, in4, 1, &ow);
+	assert_int_equal(r.st, AL_E_UNSUPPORTED);
+	assert_true(diag_has(r.d, "element operations of work"));
+	done(&r);
+
+	/* a condition that is true and reads no loop variable (a constant) never
+	 * changes: refused on the first iteration, not after max_steps */
+	p = (struct prog){0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(1));
+	cb1(&p.ops, "yes", true);
+	cops = (struct buf){0}, bops = (struct buf){0};
+	op(&cops, "identity", "go", "x=yes");
+	op(&bops, "identity", "same", "x=bv");
+	cblk = nested("cv", "go", &cops), bblk = nested("bv", "same", &bops);
+	op_blocks(&p.ops, "while_loop", "out", "loop_vars=x", &cblk, &bblk);
+	p_output(&p, "out");
+	struct al_named_tensor in3[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(1)))};
+	r = run_opts(&p, in3, 1, &o);
+	assert_int_equal(r.st, AL_E_UNSUPPORTED);
+	assert_true(diag_has(r.d, "the loop never ends"));
 	done(&r);
 }
 

@@ -680,6 +680,19 @@ static void constant(struct buf *net, const char *name, float v)
 	layer(net, name, "", name, 1070, &p);
 }
 
+/* x [1024]; a loop of 1000 iterations (no condition) of x = x + x; y = x */
+static struct buf counted_loop_model(void)
+{
+	struct buf net = {0}, body = {0}, p = {0};
+	layer(&body, "twice", "x x", "t", 230, NULL);
+	layer(&body, "back", "t", "x", 600, NULL);
+	put_uint(&p, 1, 1000);
+	put_msg(&p, 4, &body);
+	layer(&net, "counted", "", "", 615, &p);
+	layer(&net, "out", "x", "y", 600, NULL);
+	return simple_model((int64_t[]){1024}, 1, "y", &net);
+}
+
 static void test_control_flow(void **state)
 {
 	(void)state;
@@ -757,6 +770,31 @@ static void test_control_flow(void **state)
 	expect_fail(&r, AL_E_UNSUPPORTED, "loop iterations", NULL);
 	run_free(&r);
 	al_tensor_free(x);
+
+	/* a loop without a condition or break runs exactly maxLoopIterations: one
+	 * over max_steps, or whose body's work times its count is over max_work,
+	 * is refused before its first iteration (no layer of the body runs). Work per
+	 * iteration: add writes 1024 values plus a quarter of 512 multiply-adds (the
+	 * cost model's 1024 FLOPs / 8), copy writes 1024: 2176; the final copy 1024. */
+	for (int bound = 0; bound < 2; bound++) {
+		float zeros[1024] = {0};
+		m = counted_loop_model();
+		x = tensor(zeros, 1, (int64_t[]){1024});
+		in = (struct al_named_tensor){"x", x};
+		struct al_run_opts o = {.max_steps = bound ? 999 : 0, .max_work = bound ? 0 : 1000000};
+		r = run_model_opts(&m, &in, 1, &o);
+		expect_fail(&r, AL_E_UNSUPPORTED, bound ? "a loop of 1000 iterations: more than the 999"
+						 : "a loop of 1000 iterations of about 2176 element operations",
+			    NULL);
+		run_free(&r);
+		/* with room for it, the same loop runs */
+		m = counted_loop_model();
+		struct al_run_opts roomy = {.max_steps = 1000, .max_work = 2176 * 1000 + 1024};
+		r = run_model_opts(&m, &in, 1, &roomy);
+		assert_int_equal(r.st, AL_OK);
+		run_free(&r);
+		al_tensor_free(x);
+	}
 }
 
 /* ================================================================ preprocessing */
