@@ -7,7 +7,15 @@
  * to fp16 in fp16 mode, shows each op's outputs to the caller's observer, and
  * hands back the output features. What fp16 mode emulates is in
  * docs/interpreter.md; it does not know the layers themselves (interp_nn.c,
- * interp_mil.c) nor the maths (kernels.c). */
+ * interp_mil.c) nor the maths (kernels.c).
+ *
+ * Path through this file:
+ *   al_model_run    exec_new (budgets, the run's environment), bind_inputs
+ *                   (bind_image for images), infer_costs (the work bound needs
+ *                   each op's cost), run_sub (run_pipeline for a pipeline, else
+ *                   al_nn_exec / al_mil_exec), then detach the outputs
+ *   al_model_run_region  region_plan (the nodes and the values they read),
+ *                   then al_mil_exec / al_nn_exec over the region only */
 #include "interp.h"
 
 #include <math.h>

@@ -16,6 +16,14 @@
  * executor never guesses. It does not check declared output types against what
  * it computes (shapes.c does that for the static shapes), nor run functions
  * other than `main`, nor stateful programs (read_state / write_state).
+ *
+ * Path through this file:
+ *   al_mil_exec   lt_build (each value's last reader, so it is freed after it),
+ *                 then run_op per op of `main` in block order: find the op's row
+ *                 in the kind-indexed table, call it (interp_mil_*.c; cond,
+ *                 while_loop and const here), al_exec_node_done, bind the
+ *                 outputs, lt_after; nested blocks go through run_block ->
+ *                 run_graph with a child scope
  */
 #include "interp_mil.h"
 

@@ -14,6 +14,14 @@
  * It does not: run custom layers, random layers, NonMaximumSuppression, cropResize,
  * 3-D convolution / pooling or slidingWindows (AL_E_UNSUPPORTED naming the layer),
  * nor the int8DynamicQuantize path of innerProduct / batchedMatmul.
+ *
+ * Path through this file:
+ *   al_nn_exec   bind_input per input feature (preprocess: scaler / mean
+ *                image), last_use_build, run_graph: run_layer per layer (the
+ *                kind-indexed table, al_exec_node_done, blob lifetimes; branch
+ *                and loop bodies through run_graph again), then bind_output per
+ *                output feature (reshape, image outputs, classify for a
+ *                classifier's label and probabilities)
  */
 #include "interp_nn.h"
 
