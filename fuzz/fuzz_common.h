@@ -176,6 +176,7 @@ static enum al_status fuzz_plan(al_model *m, al_diags *d, unsigned seed)
 		fuzz_check_status(ps, d, before);
 		if (ps == AL_OK)
 			fuzz_check_plan(p);
+		al_plan_free(p);
 	}
 	return AL_OK;
 }
@@ -344,6 +345,11 @@ __attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_
 	o.check = &fuzz_copts;
 	o.plan = &fuzz_popts;
 #endif
+	o.plans = true;
+	size_t before = al_diags_errors(d);
+	enum al_status as = al_report_analyze(&it, 1, &o, d); /* what the sinks show */
+	fuzz_check_diags(d);
+	fuzz_check_status(as, d, before);
 	text->check(fuzz_devnull, &it, 1, &o);
 	text->info(fuzz_devnull, &it, 1, &o);
 	fuzz_json_roundtrip(json->check, &it, &o);
@@ -352,6 +358,7 @@ __attribute__((unused)) static void fuzz_run(enum al_status st, al_model *m, al_
 	text->plan(fuzz_devnull, &it, 1, &o);
 	fuzz_json_roundtrip(json->plan, &it, &o);
 #endif
+	al_analysis_free(it.analysis);
 	al_model_free(m);
 }
 

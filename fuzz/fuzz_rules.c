@@ -77,7 +77,11 @@ static void report(al_model *m, const char *path, al_diags *d, const struct al_c
 {
 	struct al_report_item it = {.path = path, .model = m, .diags = d, .status = AL_OK};
 	struct al_report_opts o = {.color = seed & 1, .shapes = (seed >> 1) & 1,
-				   .fail_on = (enum al_fail_on)((seed >> 2) & 3), .check = copts};
+				   .fail_on = (enum al_fail_on)((seed >> 2) & 3), .check = copts, .plans = true};
+	size_t before = al_diags_errors(d);
+	enum al_status st = al_report_analyze(&it, 1, &o, d); /* what the sinks show */
+	fuzz_check_diags(d);
+	fuzz_check_status(st, d, before);
 	static const char *const text_sinks[] = {"text", "markdown", "html", "dot"};
 	for (size_t i = 0; i < sizeof text_sinks / sizeof *text_sinks; i++) {
 		const struct al_sink *s = al_sink_by_name(text_sinks[i]);
@@ -86,6 +90,7 @@ static void report(al_model *m, const char *path, al_diags *d, const struct al_c
 	}
 	fuzz_json_roundtrip(al_sink_by_name("json")->check, &it, &o);
 	fuzz_json_roundtrip(al_sink_by_name("sarif")->check, &it, &o);
+	al_analysis_free(it.analysis);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

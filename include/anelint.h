@@ -18,6 +18,8 @@
  *
  * Ownership, one rule for the whole API: every pointer reached through an
  * al_model borrows from it and lives until al_model_free(); spans never own.
+ * What a function returns through an out-pointer (a plan, a surgery, ...) is
+ * owned by the caller and has its own free function, named beside it.
  * The library never prints and never exits; it returns a status and appends
  * diagnostics (file, byte offset, field path, layer) to an al_diags.
  */
@@ -473,9 +475,14 @@ struct al_plan {
 	const struct al_rule *model_rule; /* model-level rule moving the whole model, or NULL */
 };
 /* Plan sub-model `i` of a checked model (al_model_check with the same target).
- * The plan lives in the model's memory until al_model_free. */
+ * Returns an owned plan: free it with al_plan_free. Its arrays are its own (the
+ * model's memory does not grow per plan); its node, sub-model and rule pointers
+ * borrow from m (and the user rules m was checked with), so free the plan before
+ * the model. A plan does not change when m is checked again. */
 enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
 			     const struct al_plan **out, al_diags *d);
+/* Free a plan from al_model_plan and everything it holds; NULL is fine. */
+void al_plan_free(const struct al_plan *p);
 
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
@@ -491,10 +498,19 @@ struct al_report_opts {
 	enum al_fail_on fail_on;
 	const struct al_check_opts *check; /* target and user rules the models were checked with */
 	const struct al_plan_opts *plan;   /* plan: policy, target, switch costs */
-	/* --target all: the models are checked once per target by the sink, which
-	 * prints one verdict column per target (check) or one plan per target (plan) */
+	/* --target all: al_report_analyze checks the models once per target, and the
+	 * sinks print one verdict column per target (check) or one plan per target (plan) */
 	bool all_targets;
+	/* al_report_analyze plans every sub-model too: for a sink's `plan`, and for
+	 * its `check` when al_sink.shows_plans */
+	bool plans;
 };
+
+/* What a report shows of one model, computed once by al_report_analyze: for each
+ * target it shows, per sub-model, the verdicts and model findings of that
+ * target's check and (opts.plans) the plan. Owned by the item; free with
+ * al_analysis_free before the model. */
+typedef struct al_analysis al_analysis;
 
 /* One input path as the CLI saw it: a model, or the error that stopped it. */
 struct al_report_item {
@@ -502,6 +518,7 @@ struct al_report_item {
 	al_model *model;        /* NULL when loading failed */
 	const al_diags *diags;  /* diagnostics for this path */
 	enum al_status status;
+	al_analysis *analysis;  /* set by al_report_analyze; NULL before */
 };
 
 struct al_sink {
@@ -513,14 +530,32 @@ struct al_sink {
 		      const struct al_report_opts *o);
 	void (*info)(FILE *out, const struct al_report_item *items, size_t n,
 		     const struct al_report_opts *o);
-	/* `plan`: segments, switches, estimated time and cheapest fixes per sub-model;
-	 * calls al_model_plan on each (checked) model. */
+	/* `plan`: segments, switches, estimated time and cheapest fixes per sub-model,
+	 * from the plans of al_report_analyze. */
 	void (*plan)(FILE *out, const struct al_report_item *items, size_t n,
 		     const struct al_report_opts *o);
 	/* File name extensions that pick this sink for `-o FILE` when no --format is
 	 * given, comma-separated without dots ("html,htm"); NULL for none. */
 	const char *extensions;
+	/* `check` shows the plans as well (the reports): analyse with opts.plans. */
+	bool shows_plans;
 };
+
+/* Analyse every loaded model of items for a report with opts o, before any sink
+ * runs: the sinks only read items[i].analysis, they never check or plan. With
+ * o->all_targets each model is checked for every target in turn (its verdicts
+ * copied each time), then checked again with o->check, so it is left as the
+ * caller checked it; otherwise the model's own check is used (made with o->check
+ * if it has none). With o->plans each sub-model is planned (o->plan) for each
+ * target. A failure is added to d, becomes the item's status (when it was
+ * AL_OK) and is shown by the sinks where that plan or target would be; the
+ * status returned is the first failure. A previous analysis is freed. */
+enum al_status al_report_analyze(struct al_report_item *items, size_t n,
+				 const struct al_report_opts *o, al_diags *d);
+void al_analysis_free(al_analysis *a);
+/* Whether any analysed target's check of the model has work off the ANE that
+ * `fail_on` counts (al_model_fails over every target of --target all). */
+bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on);
 
 /* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
 bool al_model_fails(const al_model *m, enum al_fail_on fail_on);

@@ -7,6 +7,9 @@
 2. Symbols: among the library's objects (BUILD/libanelint.a), draw an edge
    a.o -> b.o when a.o uses a symbol b.o defines (nm), and find the strongly
    connected components (Tarjan): none may hold more than one file.
+3. Sinks only read: no object of src/report/ but report_analyze.o (the driver
+   the caller runs first) uses al_model_check, al_model_plan,
+   al_model_infer_shapes or al_report_analyze.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root)."""
 import collections, os, re, subprocess, sys
@@ -107,6 +110,11 @@ def symbols(build):
                 comps.append(comp)
     for c in comps:
         check(len(c) == 1, "a circle of library objects: " + " ".join(sorted(c)))
+    analysis = {"al_model_check", "al_model_plan", "al_model_infer_shapes", "al_report_analyze"}
+    for o in sorted(defs):
+        if o.startswith("report") and o != "report_analyze.o":
+            ran = sorted(uses[o] & analysis)
+            check(not ran, f"{o} only reads what it shows" + (f", but uses {', '.join(ran)}" if ran else ""))
     print(f"# {len(defs)} library objects, {sum(len(v) for v in graph.values())} file edges, "
           f"{sum(1 for c in comps if len(c) > 1)} circles")
 

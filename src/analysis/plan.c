@@ -3,7 +3,19 @@
  * CPU segments under a named policy, following the dataflow (value names) and
  * not the list order; estimates time with a per-unit roofline plus a cost per
  * switch; and searches greedily for the fewest rewrites that merge segments.
- * Scratch memory is freed before returning; the plan itself lives in the model's arena. */
+ * Scratch memory is freed before returning; the plan lives in an arena of its
+ * own (struct owned_plan), freed by al_plan_free: planning a model again and
+ * again takes no more of the model's memory.
+ *
+ * Path through this file:
+ *   al_model_plan   an owned_plan (its own arena), then plan_sub:
+ *                   policy and switch costs, count_node + alloc_work + fill_node
+ *                   (the items: top-level nodes with their nested graphs),
+ *                   build_edges (the dataflow), evaluate (assign_units, asap /
+ *                   alap, segment, switch_cost), write_plan (segments, switches,
+ *                   per-node units), find_fixes (greedy: gen_cands, apply,
+ *                   evaluate, undo)
+ *   al_plan_free    frees the plan's arena and the plan */
 #include "analysis.h"
 
 #include <math.h>
@@ -936,7 +948,7 @@ static const char *policy_why(enum al_policy asked, const struct al_submodel *s)
 	return "default (no layers to place)";
 }
 
-static enum al_status plan_sub(struct al_model *m, const struct al_submodel *s,
+static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel *s,
 			       const struct al_plan_opts *opts, struct al_plan *p)
 {
 	struct work w = {.s = s};
@@ -986,7 +998,6 @@ static enum al_status plan_sub(struct al_model *m, const struct al_submodel *s,
 		al_walk_nodes(s, fill_node, &w);
 		st = w.n_items == n_items ? build_edges(&w) : AL_E_INVALID_ARG;
 	}
-	struct al_arena *arena = &m->arena;
 	uint8_t *units = al_malloc((size_t)w.n_items + 1);
 	size_t nn = w.n_nodes ? w.n_nodes : 1;
 	if (st == AL_OK) {
@@ -1025,6 +1036,13 @@ static enum al_status plan_sub(struct al_model *m, const struct al_submodel *s,
 	return st;
 }
 
+/* A plan and the arena its arrays live in; al_plan_free gets it back from the
+ * plan pointer (the first member). */
+struct owned_plan {
+	struct al_plan plan;
+	struct al_arena arena;
+};
+
 enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
 			     const struct al_plan **out, al_diags *d)
 {
@@ -1040,18 +1058,30 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 			    "al_model_plan: check the model (al_model_check) before planning it");
 		return AL_E_INVALID_ARG;
 	}
-	struct al_plan *p = al_arena_alloc(&m->arena, sizeof *p);
-	if (!p) {
+	struct owned_plan *o = al_calloc(1, sizeof *o);
+	if (!o) {
 		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "out of memory while planning");
 		return AL_E_NOMEM;
 	}
+	struct al_plan *p = &o->plan;
 	p->sub = m->subs[i];
-	enum al_status st = plan_sub(m, m->subs[i], opts, p);
+	enum al_status st = plan_sub(&o->arena, m->subs[i], opts, p);
 	if (st != AL_OK) {
 		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
 			    st == AL_E_NOMEM ? "out of memory" : "internal error", p->sub->path);
+		al_plan_free(p);
 		return st;
 	}
 	*out = p;
 	return AL_OK;
+}
+
+void al_plan_free(const struct al_plan *p)
+{
+	if (!p)
+		return;
+	/* p is the first member of the owned_plan al_model_plan allocated */
+	struct owned_plan *o = (struct owned_plan *)(uintptr_t)p;
+	al_arena_free(&o->arena);
+	al_free(o);
 }

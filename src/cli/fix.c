@@ -64,6 +64,7 @@ static void summarize_model(al_model *m, struct summary *s)
 			s->switches += p->switches;
 			for (uint32_t k = 0; k < p->n_nodes; k++)
 				s->fallbacks += !p->nodes[k]->verdict.ane;
+			al_plan_free(p);
 		}
 	}
 	al_diags_free(d);

@@ -416,6 +416,7 @@ static int load_all(struct cli *c, const struct al_check_opts *check, struct al_
 static void free_items(struct al_report_item *items, int n)
 {
 	for (int i = 0; i < n; i++) {
+		al_analysis_free(items[i].analysis);
 		al_model_free(items[i].model);
 		al_diags_free((al_diags *)items[i].diags);
 	}
@@ -649,21 +650,35 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 	return EXIT_ALL_ANE;
 }
 
-/* Whether a checked model falls back, on its target or (--target all) on any. */
-static bool model_fails(al_model *m, const struct run *r, enum al_fail_on fail_on)
+/* Whether an analysed model falls back, on its target or (--target all) on any. */
+static bool model_fails(const struct al_report_item *it, enum al_fail_on fail_on)
 {
-	if (!r->all_targets)
-		return al_model_fails(m, fail_on);
-	bool fails = false;
-	for (size_t t = 0; t < al_targets_count() && !fails; t++) {
-		struct al_check_opts co = r->check;
-		co.target = al_target_at(t);
+	return it->analysis ? al_analysis_fails(it->analysis, fail_on) : al_model_fails(it->model, fail_on);
+}
+
+/* Check (per target) and plan what the sink shows, once, before it runs: sinks
+ * only read. A model that cannot be analysed is an error, like one that cannot
+ * be read; the sink shows the failure where its plan or target would be. */
+static int analyze_all(struct cli *c, struct al_report_item *items, const struct al_report_opts *o,
+		       int rc)
+{
+	for (int i = 0; i < c->n_paths; i++) {
+		if (!items[i].model)
+			continue;
 		al_diags *d = al_diags_new();
-		if (d && al_model_check(m, &co, d) == AL_OK)
-			fails = al_model_fails(m, fail_on);
+		enum al_status st = d ? al_report_analyze(&items[i], 1, o, d) : AL_E_NOMEM;
+		if (st != AL_OK) {
+			if (d)
+				print_errors(items[i].path, d);
+			else
+				fprintf(stderr, "anelint: error: out of memory\n");
+			int e = status_exit(st);
+			if (e > rc)
+				rc = e;
+		}
 		al_diags_free(d);
 	}
-	return fails;
+	return rc;
 }
 
 enum mode { M_CHECK, M_INFO, M_PLAN };
@@ -706,6 +721,9 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		return EXIT_IO;
 	}
 	rc = load_all(c, mode == M_INFO ? NULL : &r.check, items);
+	o.plans = mode == M_PLAN || sink->shows_plans;
+	if (mode != M_INFO)
+		rc = analyze_all(c, items, &o, rc);
 	/* an error (a model that cannot be read) leaves no output file */
 	FILE *out = !c->output ? stdout : rc < EXIT_USAGE ? out_open(c->output) : NULL;
 	if (c->output && rc < EXIT_USAGE && !out) {
@@ -720,7 +738,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		sink->check(out, items, (size_t)c->n_paths, &o);
 	if (mode != M_INFO && rc == EXIT_ALL_ANE)
 		for (int i = 0; i < c->n_paths; i++)
-			if (items[i].model && model_fails(items[i].model, &r, o.fail_on))
+			if (items[i].model && model_fails(&items[i], o.fail_on))
 				rc = EXIT_FALLBACK;
 	free_items(items, c->n_paths);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */

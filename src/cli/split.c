@@ -69,6 +69,7 @@ static void summarize(struct built *b)
 		b->segments += p->n_segments;
 		for (uint32_t k = 0; k < p->n_nodes; k++)
 			b->fallbacks += !p->nodes[k]->verdict.ane;
+		al_plan_free(p);
 	}
 	al_diags_free(d);
 }

@@ -1,6 +1,7 @@
 /* report.c: what every report sink shares: the per-model summary (counts per unit, share on
- * the ANE, most frequent rules). Sinks write to a FILE* the caller owns; the
- * library itself never chooses to print. */
+ * the ANE, most frequent rules), and the reading side of what al_report_analyze
+ * computed (the views: per target and sub-model, the verdicts and the plan). Sinks
+ * write to a FILE* the caller owns; the library itself never chooses to print. */
 #include "report.h"
 
 #include <json-c/json.h>
@@ -9,20 +10,27 @@
 #include <string.h>
 #include <strings.h>
 
+struct count_ctx {
+	struct al_summary *sum;
+	const struct al_view *v;
+};
+
 static void count_node(void *ctx, const struct al_node *n)
 {
-	struct al_summary *sum = ctx;
+	struct count_ctx *c = ctx;
+	struct al_summary *sum = c->sum;
 	if (al_node_is_const(n)) {
 		sum->consts++;
 		return;
 	}
+	const struct al_verdict *v = al_view_verdict(c->v, n);
 	sum->nodes++;
-	if (n->verdict.ane)
+	if (v->ane)
 		sum->per_unit[AL_UNIT_ANE]++;
-	else if ((unsigned)n->verdict.unit < AL_UNIT_COUNT)
-		sum->per_unit[n->verdict.unit]++;
-	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
-		const struct al_rule *rule = n->verdict.rules[r];
+	else if ((unsigned)v->unit < AL_UNIT_COUNT)
+		sum->per_unit[v->unit]++;
+	for (uint32_t r = 0; r < v->n_rules; r++) {
+		const struct al_rule *rule = v->rules[r];
 		uint32_t k = 0;
 		while (k < sum->n_top && sum->top[k].rule != rule)
 			k++;
@@ -45,27 +53,32 @@ static int cmp_top(const void *a, const void *b)
 	return strcmp(x->rule->id, y->rule->id);
 }
 
-void al_summarize(const struct al_submodel *s, struct al_summary *sum)
+void al_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	al_walk_nodes(s, count_node, sum);
+	struct count_ctx c = {sum, v};
+	al_walk_nodes(s, count_node, &c);
 	qsort(sum->top, sum->n_top, sizeof sum->top[0], cmp_top);
-	for (uint32_t i = 0; i < s->n_findings; i++) {
-		const struct al_rule *r = s->findings[i].rule;
+	const struct al_finding *f;
+	uint32_t nf = al_view_findings(v, s, &f);
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct al_rule *r = f[i].rule;
 		if (r->kind != AL_RULE_WARN)
 			sum->model_fallback = true;
 	}
 }
 
-bool al_summary_fails(const struct al_submodel *s, const struct al_summary *sum,
-		      enum al_fail_on fail_on)
+bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
+		      const struct al_summary *sum, enum al_fail_on fail_on)
 {
 	if (fail_on == AL_FAIL_NEVER)
 		return false;
 	bool cpu = sum->per_unit[AL_UNIT_CPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
 	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
-	for (uint32_t i = 0; i < s->n_findings; i++) {
-		const struct al_rule *r = s->findings[i].rule;
+	const struct al_finding *f;
+	uint32_t nf = al_view_findings(v, s, &f);
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct al_rule *r = f[i].rule;
 		if (r->kind == AL_RULE_WARN)
 			continue;
 		cpu |= r->unit == AL_UNIT_CPU || r->unit == AL_UNIT_GPU_OR_CPU;
@@ -119,8 +132,8 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
 	for (size_t i = 0; i < al_model_count(m); i++) {
 		const struct al_submodel *s = al_model_get(m, i);
 		struct al_summary sum;
-		al_summarize(s, &sum);
-		if (al_summary_fails(s, &sum, fail_on))
+		al_summarize(s, NULL, &sum);
+		if (al_summary_fails(s, NULL, &sum, fail_on))
 			return true;
 	}
 	return false;
@@ -345,58 +358,99 @@ const char *al_si(char *buf, size_t cap, double v)
 	return buf;
 }
 
-static void plan_model(const struct al_report_item *it, const struct al_target *t,
-		       const struct al_report_opts *o, al_plan_fn fn, void *ctx)
+/* ================================================================ what the sinks show
+ * The views al_report_analyze (report_analyze.c) computed, as the sinks read them. */
+
+const struct al_verdict al_no_verdict = {.unit = AL_UNIT_NONE};
+
+/* An analysis whose tables could be allocated (else it only says so). */
+static bool complete(const al_analysis *a)
 {
-	struct al_plan_opts po = {0};
-	if (o->plan)
-		po = *o->plan;
-	po.target = t;
-	for (size_t k = 0; k < al_model_count(it->model); k++) {
-		const struct al_submodel *s = al_model_get(it->model, k);
-		al_diags *d = al_diags_new();
-		const struct al_plan *p = NULL;
-		enum al_status st = d ? al_model_plan(it->model, k, &po, &p, d) : AL_E_NOMEM;
-		const char *err = NULL;
-		if (st != AL_OK)
-			err = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
-		fn(ctx, it, s, st == AL_OK ? p : NULL, err);
-		al_diags_free(d);
+	return a && a->check && a->views && a->index;
+}
+
+int al_graph_slot_cmp(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct graph_slot *)a)->graph, y = ((const struct graph_slot *)b)->graph;
+	return x < y ? -1 : x > y;
+}
+
+static const struct graph_slot *find_graph(const struct sub_index *ix, const struct al_graph *g)
+{
+	if (!ix || !g)
+		return NULL;
+	struct graph_slot key = {(uintptr_t)g, 0};
+	return bsearch(&key, ix->graphs, ix->n_graphs, sizeof key, al_graph_slot_cmp);
+}
+
+const struct al_verdict *al_view_verdict(const struct al_view *v, const struct al_node *n)
+{
+	if (!v || !v->verdicts)
+		return &n->verdict;
+	const struct al_graph *g = n->owner;
+	const struct graph_slot *slot = find_graph(v->index, g);
+	if (!slot || n < g->nodes || n >= g->nodes + g->n_nodes)
+		return &al_no_verdict;
+	return &v->verdicts[slot->base + (uint32_t)(n - g->nodes)];
+}
+
+uint32_t al_view_findings(const struct al_view *v, const struct al_submodel *s,
+			  const struct al_finding **out)
+{
+	if (!v || !v->verdicts) {
+		*out = s->findings;
+		return s->n_findings;
 	}
+	*out = v->findings;
+	return v->n_findings;
 }
 
 void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
 		  al_plan_fn fn, void *ctx)
 {
-	const struct al_target *one = o->plan && o->plan->target ? o->plan->target
-				    : o->check && o->check->target ? o->check->target
-								   : al_target_default();
+	(void)o;
 	for (size_t i = 0; i < n; i++) {
+		const al_analysis *a = items[i].analysis;
 		if (!items[i].model)
 			continue;
-		if (!o->all_targets) {
-			plan_model(&items[i], one, o, fn, ctx);
+		if (!complete(a)) { /* not analysed, or out of memory: nothing to show but that */
+			struct al_view v = {.s = al_model_get(items[i].model, 0),
+					    .error = a ? al_status_str(AL_E_NOMEM) : "not analysed (al_report_analyze)"};
+			fn(ctx, &items[i], &v);
 			continue;
 		}
-		for (size_t t = 0; t < al_targets_count(); t++) {
-			struct al_check_opts co = {0};
-			if (o->check)
-				co = *o->check;
-			co.target = al_target_at(t);
-			al_diags *d = al_diags_new();
-			enum al_status st = d ? al_model_check(items[i].model, &co, d) : AL_E_NOMEM;
-			al_diags_free(d);
-			if (st != AL_OK) {
-				fn(ctx, &items[i], al_model_get(items[i].model, 0), NULL, al_status_str(st));
+		for (size_t t = 0; t < a->n_targets; t++) {
+			if (a->check[t] != AL_OK) { /* one error for the target's whole model */
+				fn(ctx, &items[i], &a->views[t * a->n_subs]);
 				continue;
 			}
-			plan_model(&items[i], co.target, o, fn, ctx);
+			for (size_t k = 0; k < a->n_subs; k++)
+				fn(ctx, &items[i], &a->views[t * a->n_subs + k]);
 		}
-		al_diags *d = al_diags_new();
-		if (d)
-			al_model_check(items[i].model, o->check, d);
-		al_diags_free(d);
 	}
+}
+
+const struct al_view *al_analysis_view(const al_analysis *a, size_t t, size_t k)
+{
+	if (!complete(a) || t >= a->n_targets || k >= a->n_subs || a->check[t] != AL_OK)
+		return NULL;
+	return &a->views[t * a->n_subs + k];
+}
+
+bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on)
+{
+	for (size_t t = 0; complete(a) && t < a->n_targets; t++) {
+		if (a->check[t] != AL_OK)
+			continue;
+		for (size_t k = 0; k < a->n_subs; k++) {
+			const struct al_view *v = &a->views[t * a->n_subs + k];
+			struct al_summary sum;
+			al_summarize(v->s, v, &sum);
+			if (al_summary_fails(v->s, v, &sum, fail_on))
+				return true;
+		}
+	}
+	return false;
 }
 
 size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out)

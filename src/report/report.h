@@ -28,9 +28,11 @@ struct al_summary {
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
 };
-void al_summarize(const struct al_submodel *s, struct al_summary *sum);
-bool al_summary_fails(const struct al_submodel *s, const struct al_summary *sum,
-		      enum al_fail_on fail_on);
+/* v: the view of s to count (NULL: the model's own verdicts and findings). */
+struct al_view;
+void al_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
+bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
+		      const struct al_summary *sum, enum al_fail_on fail_on);
 
 #define AL_TYPE_COUNTS_MAX 256
 struct al_type_count {
@@ -105,12 +107,67 @@ struct json_object *al_json_string(const char *s);
 enum al_esc { AL_ESC_TEXT, AL_ESC_HTML, AL_ESC_MD, AL_ESC_DOT };
 size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max);
 
-/* ---- every plan of a report (report.c): per model, per target (--target all
- * checks the model again for each family, then restores the verdicts of the
- * requested check), per sub-model. `p` is NULL when planning failed (`error`
- * says why); the node verdicts are those of p's target during the call. */
-typedef void (*al_plan_fn)(void *ctx, const struct al_report_item *it, const struct al_submodel *s,
-			   const struct al_plan *p, const char *error);
+/* ---- what the sinks show (report_analyze.c)
+ * One sub-model as al_report_analyze saw it for one target: its plan, and the
+ * verdicts and model findings of that target's check. Sinks read a node's
+ * verdict through al_view_verdict, never node->verdict, since with --target all
+ * the model holds only the requested target's. */
+struct sub_index;
+struct al_view {
+	const struct al_submodel *s;
+	const struct al_target *target;
+	const struct al_plan *plan; /* owned by the analysis; NULL: not planned (error says why) */
+	const char *error;          /* why the check for this target, or the plan, failed */
+	/* NULL: the model's own (the requested check's); else one per node of the
+	 * graphs of `index`, copied after the target's check */
+	const struct al_verdict *verdicts;
+	const struct al_finding *findings; /* with verdicts: the target's model findings */
+	uint32_t n_findings;
+	const struct sub_index *index;
+};
+/* Where the verdicts of one graph start in a view's verdict array. */
+struct graph_slot {
+	uintptr_t graph;
+	uint32_t base;
+};
+
+/* The graphs of one sub-model (every node's owner), sorted by address: a
+ * snapshot keeps a verdict per node of each, in the graph's own order. */
+struct sub_index {
+	struct graph_slot *graphs;
+	uint32_t n_graphs;
+	uint32_t n_slots;
+};
+
+/* What al_report_analyze computed for one model (report_analyze.c writes it,
+ * report.c reads it for the sinks). */
+struct al_analysis {
+	size_t n_targets, n_subs;
+	bool all_targets;
+	enum al_status *check; /* per target: the status of its check */
+	struct al_view *views; /* [t * n_subs + k] */
+	struct sub_index *index;
+	struct al_arena arena; /* views, indexes, verdict copies, messages */
+};
+
+/* Compares two graph_slot by graph address (the order of sub_index.graphs). */
+int al_graph_slot_cmp(const void *a, const void *b);
+/* The verdict of a node a snapshot has no slot for: none. */
+extern const struct al_verdict al_no_verdict;
+
+/* The verdict of node n (of v->s) in v; v NULL: n's own. */
+const struct al_verdict *al_view_verdict(const struct al_view *v, const struct al_node *n);
+/* The model-level findings of s in v (v NULL: s's own); their count. */
+uint32_t al_view_findings(const struct al_view *v, const struct al_submodel *s,
+			  const struct al_finding **out);
+/* The view of sub-model k for target t (the analysed targets: every family with
+ * --target all, else the requested one), or NULL when that target's check failed. */
+const struct al_view *al_analysis_view(const al_analysis *a, size_t t, size_t k);
+
+/* Every view of a report, in order: per model, per target, per sub-model. A
+ * target whose check failed is one call, for the first sub-model, with
+ * v->plan NULL and v->error set; so is a model never analysed. */
+typedef void (*al_plan_fn)(void *ctx, const struct al_report_item *it, const struct al_view *v);
 void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
 		  al_plan_fn fn, void *ctx);
 
@@ -126,6 +183,7 @@ size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out);
 /* ---- a planned sub-model as rows and as a graph (report_graph.c) */
 struct al_row {
 	const struct al_node *node;
+	const struct al_verdict *verdict; /* the node's, in the view the graph was built for */
 	uint32_t index;  /* model order (the JSON "index"), nested graphs included */
 	int32_t plan;    /* index into the plan's per-node arrays, -1 if not planned (const ops) */
 	int32_t dag;     /* node of the collapsed graph it is drawn as (itself, or the
@@ -151,9 +209,9 @@ struct al_dag {
 		uint32_t row;
 	} *by_node; /* rows sorted by node address, for al_dag_row_of */
 };
-/* Build it for s and its plan (p may be NULL: no plan indices). False when out
- * of memory (then nothing is held). */
-bool al_dag_build(const struct al_submodel *s, const struct al_plan *p, struct al_dag *g);
+/* Build it for the sub-model of v, its plan (NULL: no plan indices) and its
+ * verdicts. False when out of memory (then nothing is held). */
+bool al_dag_build(const struct al_view *v, struct al_dag *g);
 void al_dag_free(struct al_dag *g);
 /* The rows[] index of node n, -1 if it is not in g. */
 long al_dag_row_of(const struct al_dag *g, const struct al_node *n);

@@ -44,6 +44,7 @@ static void node_stmt(struct dot *c, uint32_t m, const struct al_dag *g, uint32_
 	FILE *out = c->out;
 	const struct al_row *row = &g->rows[g->top[i]];
 	const struct al_node *n = row->node;
+	const struct al_verdict *v = row->verdict;
 	enum al_unit u = al_row_unit(row, p);
 	fprintf(out, "    m%" PRIu32 "_%" PRIu32 " [label=\"", m, row->index);
 	q(out, n->name, DOT_LABEL);
@@ -53,7 +54,7 @@ static void node_stmt(struct dot *c, uint32_t m, const struct al_dag *g, uint32_
 	if (g->nested[i])
 		fprintf(out, ", +%" PRIu32 " nested", g->nested[i]);
 	fprintf(out, ")\", fillcolor=\"%s\", color=\"%s\"", fill_of(u), line_of(u));
-	if (!n->verdict.ane)
+	if (!v->ane)
 		fputs(", penwidth=3", out);
 	else if (al_row_moved(row, p))
 		fputs(", style=\"rounded,filled,dashed\", penwidth=2", out);
@@ -62,17 +63,19 @@ static void node_stmt(struct dot *c, uint32_t m, const struct al_dag *g, uint32_
 	fputs(" (", out);
 	q(out, n->type, 0);
 	fputs(")", out);
-	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
-		fprintf(out, "; %s ", n->verdict.rules[r]->id);
-		q(out, n->verdict.reasons[r], 0);
+	for (uint32_t r = 0; r < v->n_rules; r++) {
+		fprintf(out, "; %s ", v->rules[r]->id);
+		q(out, v->reasons[r], 0);
 	}
 	fputs("\"];\n", out);
 }
 
-static void dot_model(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-		      const struct al_plan *p, const char *error)
+static void dot_model(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct dot *c = vctx;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	const char *error = v->error;
 	FILE *out = c->out;
 	(void)it;
 	uint32_t m = c->models++;
@@ -91,7 +94,7 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 	}
 	fputs(")\";\n    style=\"rounded\"; color=\"#999999\";\n", out);
 	struct al_dag g;
-	if (!s->n_graphs || !al_dag_build(s, p, &g)) {
+	if (!s->n_graphs || !al_dag_build(v, &g)) {
 		fprintf(out, "    m%" PRIu32 "_empty [label=\"%s\", shape=plaintext, style=\"\"];\n  }\n", m,
 			s->n_children ? "pipeline: its models follow" : "no layers");
 		return;
@@ -174,4 +177,5 @@ const struct al_sink al_sink_dot = {
 	.check = dot_report,
 	.plan = dot_report,
 	.extensions = "dot,gv",
+	.shows_plans = true,
 };

@@ -73,13 +73,15 @@ struct collect {
 	struct al_row *rows;
 	uint32_t n, cap;
 	size_t names;
+	const struct al_view *v;
 };
 
 static void collect_row(void *vctx, const struct al_node *n)
 {
 	struct collect *c = vctx;
 	if (c->n < c->cap) {
-		c->rows[c->n] = (struct al_row){.node = n, .index = c->n, .plan = -1, .dag = -1};
+		c->rows[c->n] = (struct al_row){.node = n, .verdict = al_view_verdict(c->v, n), .index = c->n,
+						.plan = -1, .dag = -1};
 		c->names += n->n_outputs;
 	}
 	c->n++;
@@ -139,12 +141,14 @@ long al_dag_row_of(const struct al_dag *g, const struct al_node *n)
 	return hit ? (long)hit->row : -1;
 }
 
-bool al_dag_build(const struct al_submodel *s, const struct al_plan *p, struct al_dag *g)
+bool al_dag_build(const struct al_view *v, struct al_dag *g)
 {
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
 	memset(g, 0, sizeof *g);
 	uint32_t total = 0;
 	al_walk_nodes(s, count_row, &total);
-	struct collect c = {.cap = total};
+	struct collect c = {.cap = total, .v = v};
 	c.rows = al_calloc(total ? total : 1, sizeof *c.rows);
 	g->top = al_calloc(total ? total : 1, sizeof *g->top);
 	g->nested = al_calloc(total ? total : 1, sizeof *g->nested);
@@ -231,7 +235,7 @@ enum al_unit al_row_unit(const struct al_row *r, const struct al_plan *p)
 {
 	if (p && r->plan >= 0 && (uint32_t)r->plan < p->n_nodes)
 		return p->unit[r->plan];
-	return r->node->verdict.ane ? AL_UNIT_ANE : r->node->verdict.unit;
+	return r->verdict->ane ? AL_UNIT_ANE : r->verdict->unit;
 }
 
 bool al_row_moved(const struct al_row *r, const struct al_plan *p)

@@ -693,10 +693,11 @@ static void graph_node(struct html *h, uint32_t sec, const struct al_dag *g, con
 	FILE *out = h->out;
 	const struct al_row *row = &g->rows[g->top[pg->first + i]];
 	const struct al_node *n = row->node;
+	const struct al_verdict *v = row->verdict;
 	enum al_unit u = al_row_unit(row, p);
 	double x = pg->x[i], y = pg->y[i];
 	fprintf(out, "<a href=\"#r%" PRIu32 "-%" PRIu32 "\"><g class=\"n %s%s%s\">", sec, row->index,
-		unit_class(u), n->verdict.ane ? "" : " fb", al_row_moved(row, p) ? " mv" : "");
+		unit_class(u), v->ane ? "" : " fb", al_row_moved(row, p) ? " mv" : "");
 	if (stub)
 		fprintf(out, "<path class=\"stub\" d=\"M%.0f %.0f v14\"/>", x + NODE_W / 2.0, y - 14);
 	fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" rx=\"5\"/>", x, y, NODE_W, NODE_H);
@@ -712,11 +713,11 @@ static void graph_node(struct html *h, uint32_t sec, const struct al_dag *g, con
 	fputs(" (", out);
 	esc(out, n->type);
 	fprintf(out, "): %s", al_unit_upper(u));
-	if (!n->verdict.ane)
-		fprintf(out, ", its verdict %s", al_unit_name(n->verdict.unit));
-	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
-		fprintf(out, "; %s ", n->verdict.rules[r]->id);
-		esc(out, n->verdict.reasons[r]);
+	if (!v->ane)
+		fprintf(out, ", its verdict %s", al_unit_name(v->unit));
+	for (uint32_t r = 0; r < v->n_rules; r++) {
+		fprintf(out, "; %s ", v->rules[r]->id);
+		esc(out, v->reasons[r]);
 	}
 	if (g->nested[pg->first + i])
 		fprintf(out, "; %" PRIu32 " nested layers/ops folded in", g->nested[pg->first + i]);
@@ -803,7 +804,7 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 {
 	FILE *out = h->out;
 	const struct al_node *n = row->node;
-	const struct al_verdict *v = &n->verdict;
+	const struct al_verdict *v = row->verdict;
 	enum al_unit u = al_row_unit(row, p);
 	bool moved = al_row_moved(row, p);
 	const char *cls = !v->ane ? "fb" : moved ? "mv" : u != AL_UNIT_ANE ? "mv" : "ok";
@@ -935,14 +936,16 @@ static void item_warnings(struct html *h, const struct al_report_item *it)
 		fputs("</ul>\n", out);
 }
 
-static void html_model(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-		       const struct al_plan *p, const char *error)
+static void html_model(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct html *h = vctx;
 	FILE *out = h->out;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	const char *error = v->error;
 	uint32_t sec = h->sections++;
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, v, &sum);
 	fprintf(out, "<section class=\"model\" id=\"m%" PRIu32 "\" data-layers=\"%" PRIu32 "\">\n<h2>", sec,
 		sum.nodes);
 	esc(out, s->path);
@@ -966,10 +969,12 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 		fputs("</p>\n", out);
 	}
 	facts(h, s, p, &sum);
-	if (s->n_findings) {
+	const struct al_finding *findings;
+	uint32_t n_findings = al_view_findings(v, s, &findings);
+	if (n_findings) {
 		fputs("<h3>Model-level findings</h3>\n<ul>\n", out);
-		for (uint32_t i = 0; i < s->n_findings; i++) {
-			const struct al_finding *f = &s->findings[i];
+		for (uint32_t i = 0; i < n_findings; i++) {
+			const struct al_finding *f = &findings[i];
 			note_rule(h, f->rule);
 			fputs("<li>", out);
 			rule_link(out, f->rule);
@@ -991,7 +996,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 		return;
 	}
 	struct al_dag g;
-	if (!al_dag_build(s, p, &g)) {
+	if (!al_dag_build(v, &g)) {
 		fputs("<p class=\"err\">out of memory: no graph or table</p>\n</section>\n", out);
 		return;
 	}
@@ -1151,4 +1156,5 @@ const struct al_sink al_sink_html = {
 	.check = html_report,
 	.plan = html_report,
 	.extensions = "html,htm",
+	.shows_plans = true,
 };

@@ -163,7 +163,7 @@ static void layer_json(void *vctx, const struct al_node *n)
 static json_object *summary_json(const struct al_submodel *s)
 {
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, NULL, &sum);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "layers", json_object_new_int64(sum.nodes));
 	json_object_object_add(o, "consts", json_object_new_int64(sum.consts));

@@ -48,16 +48,18 @@ static void note_rule(struct md *c, const struct al_rule *r)
 }
 
 /* Pass 1: the table of models. */
-static void summary_row(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-			const struct al_plan *p, const char *error)
+static void summary_row(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct md *c = vctx;
 	FILE *out = c->out;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	const char *error = v->error;
 	(void)it;
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, v, &sum);
 	c->models++;
-	if (al_summary_fails(s, &sum, AL_FAIL_ANY))
+	if (al_summary_fails(s, v, &sum, AL_FAIL_ANY))
 		c->failing++;
 	fputs("| ", out);
 	md(out, s->path, MD_NAME);
@@ -119,21 +121,23 @@ static void fix_line(FILE *out, const struct al_fix *f, uint32_t rank)
 }
 
 /* Pass 2: the fallbacks and fixes of each model that has any. */
-static void details(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-		    const struct al_plan *p, const char *error)
+static void details(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct md *c = vctx;
 	FILE *out = c->out;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
 	(void)it;
-	(void)error;
-	for (uint32_t i = 0; i < s->n_findings; i++)
-		note_rule(c, s->findings[i].rule);
+	const struct al_finding *fs;
+	uint32_t n_fs = al_view_findings(v, s, &fs);
+	for (uint32_t i = 0; i < n_fs; i++)
+		note_rule(c, fs[i].rule);
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, v, &sum);
 	uint32_t off = sum.nodes - sum.per_unit[AL_UNIT_ANE];
 	bool findings = false;
-	for (uint32_t i = 0; i < s->n_findings; i++)
-		findings |= s->findings[i].rule->kind != AL_RULE_WARN;
+	for (uint32_t i = 0; i < n_fs; i++)
+		findings |= fs[i].rule->kind != AL_RULE_WARN;
 	if (!off && !findings)
 		return;
 	fputs("\n#### ", out);
@@ -143,39 +147,40 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 		md(out, p->target->id, 0);
 	}
 	fputc('\n', out);
-	for (uint32_t i = 0; i < s->n_findings; i++) {
-		const struct al_finding *f = &s->findings[i];
+	for (uint32_t i = 0; i < n_fs; i++) {
+		const struct al_finding *f = &fs[i];
 		fprintf(out, "\n- model: **%s** ", f->rule->id);
 		md(out, f->reason, 0);
 		if (f->rule->kind != AL_RULE_WARN)
 			fprintf(out, " (→ %s)", al_unit_name(f->rule->unit));
 	}
-	if (s->n_findings)
+	if (n_fs)
 		fputc('\n', out);
 	struct al_dag g;
-	if (off && al_dag_build(s, p, &g)) {
+	if (off && al_dag_build(v, &g)) {
 		fputs("\n| # | layer | type | unit | rules and reasons |\n|--:|---|---|---|---|\n", out);
 		uint32_t shown = 0;
 		for (uint32_t r = 0; r < g.n_rows; r++) {
 			const struct al_node *n = g.rows[r].node;
-			if (n->verdict.ane || al_node_is_const(n))
+			const struct al_verdict *nv = g.rows[r].verdict;
+			if (nv->ane || al_node_is_const(n))
 				continue;
-			for (uint32_t k = 0; k < n->verdict.n_rules; k++)
-				note_rule(c, n->verdict.rules[k]);
+			for (uint32_t k = 0; k < nv->n_rules; k++)
+				note_rule(c, nv->rules[k]);
 			if (shown++ >= MD_FALLBACKS)
 				continue;
 			fprintf(out, "| %" PRIu32 " | ", g.rows[r].index);
 			md(out, n->name, MD_NAME);
 			fputs(" | ", out);
 			md(out, n->type, 0);
-			fprintf(out, " | %s", al_unit_name(n->verdict.unit));
+			fprintf(out, " | %s", al_unit_name(nv->unit));
 			enum al_unit u = al_row_unit(&g.rows[r], p);
-			if (p && u != n->verdict.unit)
+			if (p && u != nv->unit)
 				fprintf(out, " → %s", al_unit_upper(u));
 			fputs(" |", out);
-			for (uint32_t k = 0; k < n->verdict.n_rules; k++) {
-				fprintf(out, "%s **%s** ", k ? ";" : "", n->verdict.rules[k]->id);
-				md(out, n->verdict.reasons[k], 120);
+			for (uint32_t k = 0; k < nv->n_rules; k++) {
+				fprintf(out, "%s **%s** ", k ? ";" : "", nv->rules[k]->id);
+				md(out, nv->reasons[k], 120);
 			}
 			fputs(" |\n", out);
 		}
@@ -197,8 +202,8 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 	size_t bad = 0;
 	for (size_t i = 0; i < n; i++)
 		bad += !items[i].model;
-	/* the heading needs the counts: a first walk into nowhere would re-plan every
-	 * model, so the table goes first into memory */
+	/* the heading needs the counts, known once the table is written: the table
+	 * goes first into memory */
 	char *table = NULL;
 	size_t table_len = 0;
 	FILE *t = open_memstream(&table, &table_len);
@@ -271,4 +276,5 @@ const struct al_sink al_sink_markdown = {
 	.check = md_report,
 	.plan = md_report,
 	.extensions = "md,markdown",
+	.shows_plans = true,
 };

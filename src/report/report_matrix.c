@@ -1,8 +1,8 @@
 /* report_matrix.c: `check --target all`, the verdict of every layer/op on every
- * chip family side by side. The model is checked once per target (al_model_check
- * replaces the verdicts each time), the unit of every node is recorded before the
- * next target, and the requested check is restored at the end. Text prints one
- * mark column per family; JSON adds "units" per layer to the usual check document. */
+ * chip family side by side, from the per-target verdicts al_report_analyze kept
+ * (the model itself holds only the requested target's): the unit of every node
+ * per target is recorded, then printed. Text prints one mark column per family;
+ * JSON adds "units" per layer to the usual check document. */
 #include "report.h"
 
 #include <inttypes.h>
@@ -34,38 +34,17 @@ static const char *mark_colour(uint8_t u)
 }
 
 /* const ops hold data: no unit */
-static uint8_t node_unit(const struct al_node *n)
+static uint8_t node_unit(const struct al_node *n, const struct al_verdict *v)
 {
 	if (al_node_is_const(n))
 		return AL_UNIT_NONE;
-	return n->verdict.ane ? AL_UNIT_ANE : (uint8_t)n->verdict.unit;
+	return v->ane ? AL_UNIT_ANE : (uint8_t)v->unit;
 }
 
 static size_t n_targets(void)
 {
 	size_t n = al_targets_count();
 	return n < MAX_TARGETS ? n : MAX_TARGETS;
-}
-
-/* Check m for target t with the user rules of the requested check. */
-static enum al_status check_for(al_model *m, const struct al_target *t, const struct al_report_opts *o)
-{
-	struct al_check_opts co = {0};
-	if (o->check)
-		co = *o->check;
-	co.target = t;
-	al_diags *d = al_diags_new();
-	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
-	al_diags_free(d);
-	return st;
-}
-
-static void restore(al_model *m, const struct al_report_opts *o)
-{
-	al_diags *d = al_diags_new();
-	if (d)
-		al_model_check(m, o->check, d);
-	al_diags_free(d);
 }
 
 /* ================================================================ recording */
@@ -91,6 +70,7 @@ struct sub_rec {
 
 struct rec_ctx {
 	struct sub_rec *sub;
+	const struct al_view *view;
 	size_t target;
 	uint32_t row;
 };
@@ -107,10 +87,11 @@ static void record_node(void *vctx, const struct al_node *n)
 	if (c->row >= c->sub->n_nodes)
 		return;
 	struct node_rec *r = &c->sub->nodes[c->row++];
+	const struct al_verdict *v = al_view_verdict(c->view, n);
 	r->is_const = al_node_is_const(n);
-	r->unit[c->target] = node_unit(n);
-	for (uint32_t k = 0; k < n->verdict.n_rules; k++) {
-		const struct al_rule *rule = n->verdict.rules[k];
+	r->unit[c->target] = node_unit(n, v);
+	for (uint32_t k = 0; k < v->n_rules; k++) {
+		const struct al_rule *rule = v->rules[k];
 		uint8_t j = 0;
 		while (j < r->n_rules && r->rules[j] != rule)
 			j++;
@@ -119,10 +100,12 @@ static void record_node(void *vctx, const struct al_node *n)
 	}
 }
 
-static void record_findings(struct sub_rec *r, const struct al_submodel *s, size_t t)
+static void record_findings(struct sub_rec *r, const struct al_view *v, size_t t)
 {
-	for (uint32_t k = 0; k < s->n_findings; k++) {
-		const struct al_rule *rule = s->findings[k].rule;
+	const struct al_finding *f;
+	uint32_t nf = al_view_findings(v, v->s, &f);
+	for (uint32_t k = 0; k < nf; k++) {
+		const struct al_rule *rule = f[k].rule;
 		uint32_t j = 0;
 		while (j < r->n_findings && r->findings[j].rule != rule)
 			j++;
@@ -135,9 +118,9 @@ static void record_findings(struct sub_rec *r, const struct al_submodel *s, size
 	}
 }
 
-/* Check every target and record; NULL on out of memory. Restores the verdicts of
- * the requested check before returning. */
-static struct sub_rec *record(al_model *m, const struct al_report_opts *o)
+/* Record every target's verdicts from the analysis a of m (a target whose check
+ * failed, or was not analysed, is UNIT_UNKNOWN); NULL on out of memory. */
+static struct sub_rec *record(const al_model *m, const al_analysis *a)
 {
 	size_t ns = al_model_count(m), nt = n_targets();
 	struct sub_rec *subs = al_calloc(ns ? ns : 1, sizeof *subs);
@@ -154,19 +137,18 @@ static struct sub_rec *record(al_model *m, const struct al_report_opts *o)
 		}
 	}
 	for (size_t t = 0; t < nt; t++) {
-		bool ok = check_for(m, al_target_at(t), o) == AL_OK;
 		for (size_t k = 0; k < ns; k++) {
-			if (!ok) {
+			const struct al_view *v = al_analysis_view(a, t, k);
+			if (!v || v->target != al_target_at(t)) {
 				for (uint32_t j = 0; j < subs[k].n_nodes; j++)
 					subs[k].nodes[j].unit[t] = UNIT_UNKNOWN;
 				continue;
 			}
-			struct rec_ctx c = {.sub = &subs[k], .target = t};
+			struct rec_ctx c = {.sub = &subs[k], .view = v, .target = t};
 			al_walk_nodes(al_model_get(m, k), record_node, &c);
-			record_findings(&subs[k], al_model_get(m, k), t);
+			record_findings(&subs[k], v, t);
 		}
 	}
-	restore(m, o);
 	return subs;
 }
 
@@ -286,7 +268,7 @@ void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t 
 		if (!items[i].model)
 			continue;
 		al_model *m = items[i].model;
-		struct sub_rec *rec = record(m, o);
+		struct sub_rec *rec = record(m, items[i].analysis);
 		if (!rec) {
 			fputs("anelint: out of memory\n", out);
 			continue;
@@ -349,7 +331,7 @@ void al_json_check_matrix(json_object *root, const struct al_report_item *items,
 		if (!items[i].model)
 			continue;
 		al_model *m = items[i].model;
-		struct sub_rec *rec = record(m, o);
+		struct sub_rec *rec = record(m, items[i].analysis);
 		for (size_t k = 0; k < al_model_count(m); k++, mi++) {
 			json_object *mo = json_object_array_get_idx(models, mi);
 			json_object *layers = mo ? json_object_object_get(mo, "layers") : NULL;

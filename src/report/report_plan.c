@@ -1,6 +1,6 @@
 /* report_plan.c: the `plan` output of the text and JSON sinks. For every model
- * (and, with --target all, every chip family) it asks al_model_plan for the
- * partition and prints the unit bar, the segments, the switches, the totals, the
+ * (and, with --target all, every chip family) it takes the plan al_report_analyze
+ * made and prints the unit bar, the segments, the switches, the totals, the
  * policy that was used and why, and the cheapest fixes. Every time is an
  * estimate and says so; docs/partition.md explains the model behind them. */
 #include "report.h"
@@ -174,10 +174,12 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 	fprintf(out, "%s\n", al_col(o, C_RESET));
 }
 
-static void text_one(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-		     const struct al_plan *p, const char *error)
+static void text_one(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct text_ctx *c = vctx;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	const char *error = v->error;
 	FILE *out = c->out;
 	const struct al_report_opts *o = c->o;
 	(void)it;
@@ -323,8 +325,10 @@ static json_object *layer_ref(const struct index_map *map, const struct al_node 
 	return o;
 }
 
-static json_object *plan_json(const struct al_submodel *s, const struct al_plan *p)
+static json_object *plan_json(const struct al_view *v)
 {
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "path", al_json_string(s->path ? s->path : ""));
 	json_object_object_add(o, "file", s->file ? al_json_string(s->file) : NULL);
@@ -421,8 +425,8 @@ static json_object *plan_json(const struct al_submodel *s, const struct al_plan 
 		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
 		json_object_object_add(j, "name", al_json_string(n->name ? n->name : ""));
 		json_object_object_add(j, "type", al_json_string(n->type ? n->type : ""));
-		json_object_object_add(j, "verdict", al_json_string(n->verdict.ane ? "ane"
-						     : al_unit_name(n->verdict.unit)));
+		const struct al_verdict *nv = al_view_verdict(v, n);
+		json_object_object_add(j, "verdict", al_json_string(nv->ane ? "ane" : al_unit_name(nv->unit)));
 		json_object_object_add(j, "unit", al_json_string(al_unit_name(p->unit[k])));
 		json_object_object_add(j, "placed", al_json_string(al_place_name(p->place[k])));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
@@ -462,12 +466,13 @@ struct json_ctx {
 	json_object *models, *errors;
 };
 
-static void json_one(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-		     const struct al_plan *p, const char *error)
+static void json_one(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct json_ctx *c = vctx;
-	if (p) {
-		json_object_array_add(c->models, plan_json(s, p));
+	const struct al_submodel *s = v->s;
+	const char *error = v->error;
+	if (v->plan) {
+		json_object_array_add(c->models, plan_json(v));
 		return;
 	}
 	json_object *e = json_object_new_object();

@@ -335,13 +335,13 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 	if (n) {
 		json_object_object_add(props, "index", json_object_new_int64(row->index));
 		json_object_object_add(props, "type", str(n->type));
-		json_object_object_add(props, "verdict", str(n->verdict.ane ? "ane" : al_unit_name(n->verdict.unit)));
+		json_object_object_add(props, "verdict", str(row->verdict->ane ? "ane" : al_unit_name(row->verdict->unit)));
 		json_object_object_add(props, "unit", str(al_unit_name(al_row_unit(row, p))));
 		if (p && row->plan >= 0)
 			json_object_object_add(props, "segment", json_object_new_int64(p->segment[row->plan]));
 		json_object *ids = json_object_new_array();
-		for (uint32_t k = 0; k < n->verdict.n_rules; k++)
-			json_object_array_add(ids, str(n->verdict.rules[k]->id));
+		for (uint32_t k = 0; k < row->verdict->n_rules; k++)
+			json_object_array_add(ids, str(row->verdict->rules[k]->id));
 		json_object_object_add(props, "rules", ids);
 	} else {
 		json_object_object_add(props, "unit", str(r->kind == AL_RULE_WARN ? "none" : al_unit_name(r->unit)));
@@ -354,7 +354,7 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 			 const struct al_plan *p)
 {
 	const struct al_node *n = row->node;
-	const struct al_verdict *v = &n->verdict;
+	const struct al_verdict *v = row->verdict;
 	const char *what = s->world == AL_WORLD_MIL ? "Op" : "Layer";
 	const struct al_rule *first = NULL;
 	for (uint32_t k = 0; k < v->n_rules && !first; k++)
@@ -411,14 +411,17 @@ static json_object *fixed(double v, const char *fmt)
 	return json_object_new_double_s(v, buf);
 }
 
-static void sarif_model(void *vctx, const struct al_report_item *it, const struct al_submodel *s,
-			const struct al_plan *p, const char *error)
+static void sarif_model(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct sarif *c = vctx;
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	const char *error = v->error;
 	(void)it;
-	(void)error;
-	for (uint32_t i = 0; i < s->n_findings; i++) {
-		const struct al_finding *f = &s->findings[i];
+	const struct al_finding *fs;
+	uint32_t n_fs = al_view_findings(v, s, &fs);
+	for (uint32_t i = 0; i < n_fs; i++) {
+		const struct al_finding *f = &fs[i];
 		struct msg m;
 		if (msg_open(&m)) {
 			fputs("Model '", m.f);
@@ -434,7 +437,7 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 		add_result(c, s, NULL, p, f->rule, msg_close(&m));
 	}
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, v, &sum);
 	json_object *mo = json_object_new_object();
 	json_object_object_add(mo, "path", str(s->path));
 	json_object_object_add(mo, "type", str(s->type));
@@ -455,7 +458,7 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 	if (!s->n_graphs)
 		return;
 	struct al_dag g;
-	if (!al_dag_build(s, p, &g))
+	if (!al_dag_build(v, &g))
 		return;
 	for (uint32_t r = 0; r < g.n_rows; r++)
 		if (!al_node_is_const(g.rows[r].node))
@@ -572,4 +575,5 @@ const struct al_sink al_sink_sarif = {
 	.check = sarif_report,
 	.plan = sarif_report,
 	.extensions = "sarif",
+	.shows_plans = true,
 };

@@ -79,7 +79,7 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
 	struct al_summary sum;
-	al_summarize(s, &sum);
+	al_summarize(s, NULL, &sum);
 	const char *what = s->world == AL_WORLD_MIL ? "ops" : "layers";
 	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
 	uint32_t off = sum.nodes - ane;

@@ -634,8 +634,10 @@ static enum al_status find_cuts(struct al_splitter *s, const struct al_split_opt
 	/* the unit of each top-level layer: its own, else (a branch / loop the plan
 	 * does not list) that of the first layer of its bodies the plan lists */
 	int *units = al_malloc(g->n_nodes * sizeof *units);
-	if (!units)
+	if (!units) {
+		al_plan_free(p);
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
+	}
 	for (uint32_t k = 0; k < g->n_nodes; k++)
 		units[k] = -1;
 	for (int pass = 0; pass < 2; pass++)
@@ -649,6 +651,7 @@ static enum al_status find_cuts(struct al_splitter *s, const struct al_split_opt
 			if ((pass == 0 && n == p->nodes[j]) || (pass == 1 && units[n->index] < 0))
 				units[n->index] = (int)p->unit[j];
 		}
+	al_plan_free(p);
 	int prev_unit = -1;
 	uint32_t prev_k = 0;
 	for (uint32_t k = 0; k < g->n_nodes; k++) {

@@ -237,10 +237,15 @@ static void run_sinks(const char *path, al_model *m, const al_diags *d, enum al_
 {
 	static unsigned long calls;
 	struct al_report_item it = {.path = path, .model = m, .diags = d, .status = st};
-	struct al_report_opts o = {.show_consts = true, .shapes = true, .color = true};
+	struct al_report_opts o = {.show_consts = true, .shapes = true, .color = true, .plans = true};
 	const struct al_sink *text = al_sink_by_name("text"), *json = al_sink_by_name("json");
 	assert_non_null(text);
 	assert_non_null(json);
+	al_diags *ad = al_diags_new(); /* what the sinks show, computed first */
+	assert_non_null(ad);
+	enum al_status as = al_report_analyze(&it, 1, &o, ad);
+	assert_true(as == AL_OK || al_diags_errors(ad) >= 1);
+	al_diags_free(ad);
 	text->check(devnull, &it, 1, &o);
 	if (all_sinks || calls % JSON_EVERY == 0)
 		json->check(devnull, &it, 1, &o);
@@ -263,6 +268,7 @@ static void run_sinks(const char *path, al_model *m, const al_diags *d, enum al_
 	calls++;
 	if (m)
 		(void)al_model_fails(m, AL_FAIL_ANY);
+	al_analysis_free(it.analysis);
 }
 
 /* Load + check + sinks; the status it ended with. */

@@ -207,6 +207,7 @@ static void test_custom_layer(void **state)
 	assert_true(p->fixes[0].gain_us >= 1750 - 1e-6);
 
 	/* optimistic: an island, back to the ANE */
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
 	assert_string_equal(letters(p), "ACA");
 	assert_int_equal(p->n_segments, 3);
@@ -216,6 +217,7 @@ static void test_custom_layer(void **state)
 	assert_string_equal(p->fixes[0].node->name, "custom_swish");
 	assert_int_equal(p->fixes[0].segments_before, 3);
 	assert_int_equal(p->fixes[0].segments_after, 1);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -239,6 +241,7 @@ static void test_susus(void **state)
 	assert_string_equal(p->fixes[0].nodes[1]->name, "u2");
 	assert_int_equal(p->fixes[0].segments_after, 1);
 
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
 	assert_string_equal(letters(p), "ACACA");
 	assert_int_equal(p->n_segments, 5);
@@ -251,8 +254,10 @@ static void test_susus(void **state)
 	assert_int_equal(p->fixes[0].segments_after, 1);
 
 	/* mlprogram on a NeuralNetwork: custom layers are islands too (nothing CPU-only) */
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_MLPROGRAM);
 	assert_string_equal(letters(p), "ACACA");
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -274,6 +279,7 @@ static void test_pingpong(void **state)
 	assert_int_equal(p->fixes[0].kind, AL_FIX_RULE);
 	assert_string_equal(p->fixes[0].rule->id, "ANE003");
 	assert_int_equal(p->fixes[0].segments_after, 1);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -304,9 +310,11 @@ static void test_cumsum_mlprogram(void **state)
 	assert_int_equal(p->segments[0].last, 12);
 
 	/* optimistic: the add returns to the ANE */
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
 	assert_int_equal(unit_of(p, "var_9_cast_fp16"), AL_UNIT_ANE);
 	assert_int_equal(p->n_segments, 3);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -328,12 +336,14 @@ static void test_branches_dataflow(void **state)
 	assert_int_equal(p->segment[pos(p, "u1")], p->segment[pos(p, "u2")]);
 
 	/* nn2020: only what consumes GPU work stays on the GPU */
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_NN2020);
 	assert_string_equal(letters(p), "AGAGAG");
 	assert_int_equal(p->place[pos(p, "join")], AL_PLACE_GPU_STICKS);
 	assert_int_equal(p->n_segments, 2);
 	assert_int_equal(p->switches, 1);
 	assert_int_equal(p->segment[pos(p, "join")], p->segment[pos(p, "u1")]);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -358,10 +368,12 @@ static void test_mil_branches(void **state)
 	assert_string_equal(p->fixes[0].node->name, "c");
 	assert_int_equal(p->fixes[0].segments_after, 1);
 
+	al_plan_free(p);
 	p = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
 	assert_int_equal(unit_of(p, "r2"), AL_UNIT_ANE);
 	assert_int_equal(unit_of(p, "out"), AL_UNIT_ANE);
 	assert_int_equal(p->n_segments, 3);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -386,6 +398,7 @@ static void test_nested_with_owner(void **state)
 	}
 	assert_int_equal(nested, 30);
 	assert_int_equal(p->unit[loop], AL_UNIT_CPU);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -402,6 +415,7 @@ static void test_model_level(void **state)
 	assert_int_equal(p->ane_nodes, 0);
 	for (uint32_t k = 0; k < p->n_nodes; k++)
 		assert_int_equal(p->place[k], AL_PLACE_MODEL);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -416,10 +430,12 @@ static void test_pipeline(void **state)
 	assert_int_equal(p->n_segments, 0);
 	assert_int_equal(p->n_fixes, 0);
 	for (size_t k = 1; k < 3; k++) {
+		al_plan_free(p);
 		p = plan_of(m, k, AL_POLICY_AUTO);
 		assert_int_equal(p->n_nodes, 1);
 		assert_ptr_equal(p->sub, al_model_get(m, k));
 	}
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -446,6 +462,7 @@ static void test_roofline(void **state)
 	/* per op: ANE max(1e9 / 1e12 s, 1e6 B / 100 GB/s) = max(1000, 10) us; GPU 2000 us */
 	struct al_plan_opts o = {.target = &t, .policy = AL_POLICY_NN2020};
 	const struct al_plan *p = NULL;
+	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	check_invariants(p);
 	assert_true(p->timed);
@@ -466,6 +483,7 @@ static void test_roofline(void **state)
 	for (uint32_t k = 0; k < s->graphs[0]->n_nodes; k++)
 		s->graphs[0]->nodes[k].cost.param_bytes = 1000000000ull - 1000000;
 	o.policy = AL_POLICY_OPTIMISTIC;
+	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	check_invariants(p);
 	assert_true(fabs(p->segments[0].est_us - (100 + 10000)) < 1e-6);
@@ -473,10 +491,12 @@ static void test_roofline(void **state)
 	/* a target without figures times only the switches */
 	static const struct al_target bare = {.id = "bare"};
 	o.target = &bare;
+	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	assert_false(p->timed);
 	assert_true(p->compute_us == 0);
 	assert_true(p->est_us == p->switch_us);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -502,6 +522,8 @@ static void test_default_target(void **state)
 	for (uint32_t k = 0; k < p->n_fixes; k++)
 		for (uint32_t i = 0; i < p->fixes[k].n_nodes; i++)
 			assert_string_equal(p->fixes[k].nodes[i]->type, "custom");
+	al_plan_free(p);
+	al_plan_free(q);
 	al_model_free(m);
 }
 
@@ -514,6 +536,7 @@ static void test_switch_costs_and_fix_limit(void **state)
 	o.switch_us[AL_UNIT_ANE][AL_UNIT_CPU] = 100;
 	o.switch_us[AL_UNIT_CPU][AL_UNIT_ANE] = 300;
 	const struct al_plan *p = NULL;
+	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	check_invariants(p);
 	assert_true(p->switch_us == 2 * 100 + 2 * 300);
@@ -524,8 +547,10 @@ static void test_switch_costs_and_fix_limit(void **state)
 	/* one fix at most; and with the greedy search rewriting one layer at a time
 	 * when each layer is its own rule */
 	o.max_fixes = 1;
+	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	assert_true(p->n_fixes <= 1);
+	al_plan_free(p);
 	al_model_free(m);
 }
 
@@ -552,8 +577,48 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(p->policy, AL_POLICY_NN2020);
 	assert_ptr_equal(p->target, al_target_default());
 	check_invariants(p);
+	al_plan_free(p);
 	al_model_free(m);
 	al_diags_free(d);
+}
+
+/* A plan owns its memory: planning one model 10,000 times, freeing each plan,
+ * leaves the model's arenas exactly as they were (the plan arrays used to be
+ * carved from the model's arena, about 2 KB per plan of this model), and a plan
+ * outlives a later check of its model for another target. */
+static void test_plans_own_their_memory(void **state)
+{
+	(void)state;
+	static const char *const files[] = {CR("plan_susus.mlmodel"), CR("plan_mil_branches.mlpackage")};
+	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+		al_model *m = open_checked(fixture(files[f]));
+		assert_non_null(m);
+		const struct al_plan *first = plan_of(m, 0, AL_POLICY_AUTO);
+		size_t used = m->arena.used, cap = m->arena.cap;
+		size_t vused = m->verdicts.used, vcap = m->verdicts.cap;
+		for (int i = 0; i < 10000; i++) {
+			const struct al_plan *p = NULL;
+			assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+			assert_int_equal(p->n_segments, first->n_segments);
+			al_plan_free(p);
+		}
+		assert_int_equal(m->arena.used, used);
+		assert_int_equal(m->arena.cap, cap);
+		assert_int_equal(m->verdicts.used, vused);
+		assert_int_equal(m->verdicts.cap, vcap);
+		/* checking again (another target) empties the verdicts: the plan keeps its own */
+		enum al_unit *units = malloc(first->n_nodes * sizeof *units + 1);
+		assert_non_null(units);
+		memcpy(units, first->unit, first->n_nodes * sizeof *units);
+		struct al_check_opts co = {.target = al_target_at(0)};
+		assert_int_equal(al_model_check(m, &co, NULL), AL_OK);
+		check_invariants(first);
+		assert_memory_equal(units, first->unit, first->n_nodes * sizeof *units);
+		free(units);
+		al_plan_free(first);
+		al_plan_free(NULL);
+		al_model_free(m);
+	}
 }
 
 /* Every allocation of a plan fails once: AL_E_NOMEM, nothing leaked (asan),
@@ -582,6 +647,7 @@ static void test_out_of_memory(void **state)
 				ok = made < k; /* succeeded without reaching the failure */
 				if (!ok)
 					check_invariants(p);
+				al_plan_free(p);
 			}
 			al_diags_free(d);
 		}
@@ -606,6 +672,8 @@ static void plan_everything(const char *path, uint32_t *n_plans)
 			assert_int_equal(a->n_segments, b->n_segments);
 			assert_int_equal(a->n_fixes, b->n_fixes);
 			assert_memory_equal(a->unit, b->unit, a->n_nodes * sizeof *a->unit);
+			al_plan_free(a);
+			al_plan_free(b);
 			(*n_plans)++;
 		}
 	al_model_free(m);
@@ -657,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_default_target),
 		cmocka_unit_test(test_switch_costs_and_fix_limit),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_plans_own_their_memory),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_corpus_invariants),
 	};

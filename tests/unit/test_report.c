@@ -137,7 +137,8 @@ static void test_dag(void **state)
 	const struct al_plan *p = NULL;
 	assert_int_equal(al_model_plan(m, 0, NULL, &p, d), AL_OK);
 	struct al_dag g;
-	assert_true(al_dag_build(al_model_get(m, 0), p, &g));
+	struct al_view v = {.s = al_model_get(m, 0), .plan = p};
+	assert_true(al_dag_build(&v, &g));
 	assert_int_equal(g.n_rows, 6);
 	assert_int_equal(g.n, 6);
 	static const uint32_t want[][2] = {{0, 2}, {1, 3}, {2, 4}, {4, 5}, {3, 5}};
@@ -153,7 +154,127 @@ static void test_dag(void **state)
 	}
 	assert_int_equal(al_dag_row_of(&g, NULL), -1);
 	al_dag_free(&g);
+	al_plan_free(p);
 	al_model_free(m);
+	al_diags_free(d);
+}
+
+/* ================================================================ sinks only read */
+
+/* Everything a sink writes for these items, as one string the test frees. */
+static char *sink_output(const struct al_sink *sink, bool plan, const struct al_report_item *it,
+			 const struct al_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	if (plan)
+		sink->plan(f, it, 1, o);
+	else
+		sink->check(f, it, 1, o);
+	fclose(f);
+	return buf;
+}
+
+/* --target all: al_report_analyze checks the model once per target and keeps
+ * each target's verdicts; then no sink checks or plans it. The model is left
+ * checked for a12 (not the requested target) on purpose: a sink that re-checked
+ * it, even restoring "the requested check" afterwards, would move its
+ * checked_target and empty its verdict arena; and the outputs, which show
+ * every target, must not depend on which one the model was last checked for. */
+static void test_sinks_do_not_analyse(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	struct al_report_item it = {.path = fixture("converted/upsample_x4_nearest__nn_ios13.mlmodel"),
+				    .diags = d};
+	assert_int_equal(al_model_open(it.path, &it.model, d), AL_OK);
+	al_model *m = it.model;
+	struct al_check_opts requested = {.target = al_target_find("a14")};
+	struct al_check_opts a12 = {.target = al_target_find("a12")};
+	struct al_plan_opts po = {0};
+	struct al_report_opts o = {.check = &requested, .plan = &po, .all_targets = true, .plans = true};
+	assert_int_equal(al_model_check(m, &requested, d), AL_OK);
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_OK);
+	assert_int_equal(it.status, AL_OK);
+	assert_non_null(it.analysis);
+	assert_ptr_equal(m->checked_target, requested.target); /* left as requested */
+	/* the upsample layer: off the ANE on a12/a14, on it from a15; the views keep both */
+	const struct al_node *up = &al_model_get(m, 0)->graphs[0]->nodes[1];
+	const struct al_view *v12 = al_analysis_view(it.analysis, (size_t)al_target_index(a12.target), 0);
+	const struct al_view *v15 = al_analysis_view(it.analysis, (size_t)al_target_index(al_target_find("a15")), 0);
+	assert_non_null(v12);
+	assert_non_null(v15);
+	assert_false(al_view_verdict(v12, up)->ane);
+	assert_true(al_view_verdict(v15, up)->ane);
+	assert_non_null(v12->plan);
+	assert_ptr_equal(v15->plan->target, v15->target);
+
+	static const char *const names[] = {"text", "json", "html", "sarif", "markdown", "dot"};
+	char *out[2][6][2] = {{{0}}};
+	for (int state_i = 0; state_i < 2; state_i++) {
+		/* state 0: the model as the caller checked it; state 1: checked for a12 */
+		if (state_i == 1)
+			assert_int_equal(al_model_check(m, &a12, d), AL_OK);
+		const struct al_target *checked = m->checked_target;
+		const void *arena_head = m->verdicts.head;
+		size_t arena_used = m->verdicts.used;
+		const struct al_rule *const *rules = up->verdict.rules;
+		for (int k = 0; k < 6; k++)
+			for (int plan = 0; plan < 2; plan++) {
+				const struct al_sink *sink = al_sink_by_name(names[k]);
+				assert_non_null(sink);
+				out[state_i][k][plan] = sink_output(sink, plan, &it, &o);
+				assert_ptr_equal(m->checked_target, checked);
+				assert_ptr_equal(m->verdicts.head, arena_head);
+				assert_int_equal(m->verdicts.used, arena_used);
+				assert_ptr_equal(up->verdict.rules, rules);
+			}
+	}
+	for (int k = 0; k < 6; k++)
+		for (int plan = 0; plan < 2; plan++) {
+			/* the JSON check document lists the model's own verdicts, then the matrix */
+			if (!(k == 1 && !plan))
+				assert_string_equal(out[0][k][plan], out[1][k][plan]);
+			free(out[0][k][plan]);
+			free(out[1][k][plan]);
+		}
+	/* analysing again replaces the analysis (asan: the first is freed) */
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_OK);
+	assert_true(al_analysis_fails(it.analysis, AL_FAIL_ANY));
+	assert_int_equal(al_diags_errors(d), 0);
+	al_analysis_free(it.analysis);
+	al_model_free(m);
+	al_diags_free(d);
+}
+
+/* A failure while analysing is the item's status and an error in d, and the
+ * sinks show it where the plan would be; a sink given a model nobody analysed
+ * says so instead of planning it. */
+static void test_analyse_failure(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	struct al_report_item it = {.path = fixture("crafted/plan_branches.mlmodel"), .diags = d};
+	assert_int_equal(al_model_open(it.path, &it.model, d), AL_OK);
+	const struct al_sink *text = al_sink_by_name("text");
+	struct al_report_opts o = {.plans = true};
+	char *shown = sink_output(text, true, &it, &o);
+	assert_non_null(strstr(shown, "plan failed: not analysed (al_report_analyze)"));
+	free(shown);
+	/* not checked yet, and for a target that is not a row of the table */
+	static const struct al_target fake = {.id = "fake"};
+	struct al_check_opts co = {.target = &fake};
+	o.check = &co;
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_E_INVALID_ARG);
+	assert_int_equal(it.status, AL_E_INVALID_ARG);
+	assert_true(al_diags_errors(d) >= 1);
+	shown = sink_output(text, true, &it, &o);
+	assert_non_null(strstr(shown, "plan failed: invalid argument"));
+	free(shown);
+	al_analysis_free(it.analysis);
+	al_model_free(it.model);
 	al_diags_free(d);
 }
 
@@ -167,6 +288,8 @@ int main(void)
 		cmocka_unit_test(test_escape_cut),
 		cmocka_unit_test(test_sink_by_extension),
 		cmocka_unit_test(test_dag),
+		cmocka_unit_test(test_sinks_do_not_analyse),
+		cmocka_unit_test(test_analyse_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,318 @@
+/* report_analyze.c: what a report shows, computed once by its caller before any
+ * sink runs. al_report_analyze checks and plans each model for the targets the
+ * report shows (the requested one, or with --target all every chip family),
+ * keeps each target's verdicts and model findings (a copy: the next check
+ * empties them) and its plans, and turns every failure into the item's status
+ * and an error. The sinks only read the result (report.c: al_each_plan,
+ * al_view_verdict) and never link to this file: no sink checks or plans.
+ *
+ * Path through this file:
+ *   al_report_analyze  per loaded model: the analysis and its arena, then
+ *                      analyze_item:
+ *                        one target: the model's own check (check_for when it
+ *                        was not checked), then plan_sub per sub-model;
+ *                        --target all: index_sub per sub-model, then per target
+ *                        check_for (al_model_check), snapshot (copy_verdict per
+ *                        node, the findings) and plan_sub (al_model_plan); last,
+ *                        check_for with the requested options, so the model is
+ *                        left as the caller checked it
+ *   al_analysis_free   the plans (al_plan_free), then the arena */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void al_analysis_free(al_analysis *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; a->views && i < a->n_targets * a->n_subs; i++)
+		al_plan_free(a->views[i].plan);
+	struct al_arena arena = a->arena;
+	al_arena_free(&arena); /* a itself lives in it */
+}
+
+/* ================================================================ snapshots */
+
+struct index_ctx {
+	struct graph_slot *graphs;
+	uint32_t n, cap;
+	const struct al_graph *last;
+	bool nomem;
+};
+
+static void add_owner(void *vctx, const struct al_node *n)
+{
+	struct index_ctx *c = vctx;
+	if (n->owner == c->last || !n->owner)
+		return;
+	c->last = n->owner;
+	if (c->n == c->cap) {
+		uint32_t cap = c->cap ? 2 * c->cap : 16;
+		struct graph_slot *g = cap > c->cap ? al_realloc(c->graphs, (size_t)cap * sizeof *g) : NULL;
+		if (!g) {
+			c->nomem = true;
+			return;
+		}
+		c->graphs = g;
+		c->cap = cap;
+	}
+	c->graphs[c->n++] = (struct graph_slot){(uintptr_t)n->owner, 0};
+}
+
+/* The graphs of s sorted by address, each given n_nodes slots. */
+static enum al_status index_sub(struct al_arena *arena, const struct al_submodel *s,
+				struct sub_index *ix)
+{
+	struct index_ctx c = {0};
+	al_walk_nodes(s, add_owner, &c);
+	if (c.nomem) {
+		al_free(c.graphs);
+		return AL_E_NOMEM;
+	}
+	qsort(c.graphs, c.n, sizeof *c.graphs, al_graph_slot_cmp);
+	uint32_t n = 0;
+	uint64_t slots = 0;
+	for (uint32_t i = 0; i < c.n; i++) {
+		if (n && c.graphs[n - 1].graph == c.graphs[i].graph)
+			continue;
+		c.graphs[n] = c.graphs[i];
+		c.graphs[n].base = (uint32_t)slots;
+		slots += ((const struct al_graph *)c.graphs[i].graph)->n_nodes;
+		n++;
+	}
+	ix->graphs = al_arena_array(arena, n ? n : 1, sizeof *ix->graphs);
+	if (!ix->graphs || slots > UINT32_MAX) {
+		al_free(c.graphs);
+		return AL_E_NOMEM;
+	}
+	if (n)
+		memcpy(ix->graphs, c.graphs, n * sizeof *ix->graphs);
+	ix->n_graphs = n;
+	ix->n_slots = (uint32_t)slots;
+	al_free(c.graphs);
+	return AL_OK;
+}
+
+struct copy_ctx {
+	struct al_arena *arena;
+	struct al_view *v;
+	struct al_verdict *out;
+	bool nomem;
+};
+
+static void copy_verdict(void *vctx, const struct al_node *n)
+{
+	struct copy_ctx *c = vctx;
+	const struct al_verdict *src = &n->verdict;
+	struct al_verdict *dst = (struct al_verdict *)al_view_verdict(c->v, n);
+	if (dst == &al_no_verdict)
+		return;
+	*dst = *src;
+	dst->rules = NULL;
+	dst->reasons = NULL;
+	if (!src->n_rules)
+		return;
+	const struct al_rule **rules = al_arena_array(c->arena, src->n_rules, sizeof *rules);
+	const char **reasons = al_arena_array(c->arena, src->n_rules, sizeof *reasons);
+	if (!rules || !reasons) {
+		c->nomem = true;
+		dst->n_rules = 0;
+		return;
+	}
+	for (uint32_t r = 0; r < src->n_rules; r++) {
+		rules[r] = src->rules[r];
+		reasons[r] = src->reasons && src->reasons[r]
+				     ? al_arena_strndup(c->arena, src->reasons[r], strlen(src->reasons[r]))
+				     : "";
+		if (!reasons[r])
+			c->nomem = true;
+	}
+	dst->rules = rules;
+	dst->reasons = reasons;
+}
+
+/* Copy what the last check left on s (verdicts and findings) into v. */
+static enum al_status snapshot(struct al_arena *arena, const struct al_submodel *s,
+			       const struct sub_index *ix, struct al_view *v)
+{
+	struct al_verdict *verdicts = al_arena_array(arena, ix->n_slots ? ix->n_slots : 1, sizeof *verdicts);
+	if (!verdicts)
+		return AL_E_NOMEM;
+	for (uint32_t i = 0; i < ix->n_slots; i++)
+		verdicts[i] = al_no_verdict;
+	v->verdicts = verdicts;
+	v->index = ix;
+	struct copy_ctx c = {.arena = arena, .v = v, .out = verdicts};
+	al_walk_nodes(s, copy_verdict, &c);
+	if (c.nomem)
+		return AL_E_NOMEM;
+	if (s->n_findings) {
+		struct al_finding *f = al_arena_array(arena, s->n_findings, sizeof *f);
+		if (!f)
+			return AL_E_NOMEM;
+		for (uint32_t i = 0; i < s->n_findings; i++) {
+			f[i] = s->findings[i];
+			if (f[i].reason && !(f[i].reason = al_arena_strndup(arena, f[i].reason,
+									    strlen(f[i].reason))))
+				return AL_E_NOMEM;
+		}
+		v->findings = f;
+	}
+	v->n_findings = s->n_findings;
+	return AL_OK;
+}
+
+/* ================================================================ analysing */
+
+/* The message of a failed step: its first diagnostic, else the status. */
+static const char *failure(struct al_arena *arena, const al_diags *d, enum al_status st)
+{
+	const char *msg = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
+	const char *kept = al_arena_strndup(arena, msg, strlen(msg));
+	return kept ? kept : al_status_str(st);
+}
+
+/* Plan sub-model k of m into v (for v->target). */
+static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const struct al_report_opts *o,
+			       struct al_view *v, al_diags *d)
+{
+	struct al_plan_opts po = {0};
+	if (o->plan)
+		po = *o->plan;
+	po.target = v->target;
+	al_diags *pd = al_diags_new();
+	enum al_status st = pd ? al_model_plan(m, k, &po, &v->plan, pd) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		v->plan = NULL;
+		v->error = failure(&a->arena, pd, st);
+		al_diag_add(d, AL_SEV_ERROR, v->s->path, UINT64_MAX, NULL, NULL, "cannot plan for %s: %s",
+			    v->target->id ? v->target->id : "?", v->error);
+	}
+	al_diags_free(pd);
+	return st;
+}
+
+/* Check m with o's user rules for target t (NULL: o's own target). The sinks
+ * show a failed check as its status (*error); d gets the reason. */
+static enum al_status check_for(al_model *m, const struct al_report_opts *o, const struct al_target *t,
+				const char **error, al_diags *d)
+{
+	struct al_check_opts co = {0};
+	if (o->check)
+		co = *o->check;
+	if (t)
+		co.target = t;
+	al_diags *cd = al_diags_new();
+	enum al_status st = cd ? al_model_check(m, &co, cd) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		*error = al_status_str(st);
+		al_diag_add(d, AL_SEV_ERROR, al_model_path(m), UINT64_MAX, NULL, NULL, "cannot check%s%s: %s",
+			    t ? " for " : "", t && t->id ? t->id : "",
+			    cd && al_diags_count(cd) ? al_diags_get(cd, 0)->msg : *error);
+	}
+	al_diags_free(cd);
+	return st;
+}
+
+static enum al_status worse(enum al_status a, enum al_status b)
+{
+	return a != AL_OK ? a : b;
+}
+
+static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_report_opts *o,
+				   al_diags *d)
+{
+	size_t ns = a->n_subs, nt = a->n_targets;
+	a->check = al_arena_array(&a->arena, nt, sizeof *a->check);
+	a->views = al_arena_array(&a->arena, nt * ns > 0 ? nt * ns : 1, sizeof *a->views);
+	a->index = al_arena_array(&a->arena, ns ? ns : 1, sizeof *a->index);
+	if (!a->check || !a->views || !a->index)
+		return AL_E_NOMEM;
+	const struct al_target *one = o->plan && o->plan->target   ? o->plan->target
+				    : o->check && o->check->target ? o->check->target
+								   : al_target_default();
+	/* every view is shown, whatever fails below */
+	for (size_t t = 0; t < nt; t++) {
+		a->check[t] = AL_E_NOMEM;
+		for (size_t k = 0; k < ns; k++)
+			a->views[t * ns + k] = (struct al_view){
+				.s = al_model_get(m, k), .target = a->all_targets ? al_target_at(t) : one,
+				.error = al_status_str(AL_E_NOMEM), .index = &a->index[k]};
+	}
+	enum al_status st = AL_OK;
+	if (!a->all_targets) {
+		const char *error = NULL;
+		a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, &error, d);
+		for (size_t k = 0; k < ns; k++) {
+			struct al_view *v = &a->views[k];
+			v->error = error;
+			if (a->check[0] == AL_OK && o->plans)
+				st = worse(st, plan_sub(a, m, k, o, v, d));
+		}
+		return worse(a->check[0], st);
+	}
+	for (size_t k = 0; k < ns && st == AL_OK; k++)
+		st = index_sub(&a->arena, al_model_get(m, k), &a->index[k]);
+	for (size_t t = 0; t < nt && st != AL_E_NOMEM; t++) {
+		const char *error = NULL;
+		a->check[t] = check_for(m, o, al_target_at(t), &error, d);
+		st = worse(st, a->check[t]);
+		for (size_t k = 0; k < ns; k++) {
+			struct al_view *v = &a->views[t * ns + k];
+			v->error = error;
+			if (a->check[t] != AL_OK)
+				continue;
+			enum al_status sst = snapshot(&a->arena, v->s, &a->index[k], v);
+			if (sst != AL_OK) { /* shown as a failed check of the target */
+				a->check[t] = sst;
+				v->error = a->views[t * ns].error = al_status_str(sst);
+				st = worse(st, sst);
+				break;
+			}
+			if (o->plans)
+				st = worse(st, plan_sub(a, m, k, o, v, d));
+		}
+	}
+	/* leave the model with the verdicts of the requested check */
+	const char *error = NULL;
+	return worse(st, check_for(m, o, NULL, &error, d));
+}
+
+enum al_status al_report_analyze(struct al_report_item *items, size_t n, const struct al_report_opts *o,
+				 al_diags *d)
+{
+	static const struct al_report_opts none = {0};
+	if (!o)
+		o = &none;
+	enum al_status worst = AL_OK;
+	for (size_t i = 0; i < n; i++) {
+		struct al_report_item *it = &items[i];
+		al_analysis_free(it->analysis);
+		it->analysis = NULL;
+		if (!it->model)
+			continue;
+		struct al_arena arena = {0};
+		al_analysis *a = al_arena_alloc(&arena, sizeof *a);
+		enum al_status st = AL_E_NOMEM;
+		if (a) {
+			a->arena = arena;
+			a->all_targets = o->all_targets;
+			a->n_targets = o->all_targets ? al_targets_count() : 1;
+			a->n_subs = al_model_count(it->model);
+			st = analyze_item(a, it->model, o, d);
+			it->analysis = a;
+		} else {
+			al_arena_free(&arena);
+		}
+		if (st != AL_OK) {
+			if (st == AL_E_NOMEM)
+				al_diag_add(d, AL_SEV_ERROR, it->path, UINT64_MAX, NULL, NULL,
+					    "out of memory while analysing the model");
+			if (it->status == AL_OK)
+				it->status = st;
+			worst = worse(worst, st);
+		}
+	}
+	return worst;
+}
