@@ -74,5 +74,24 @@ void al_shape_format(const struct al_shape *s, char *buf, size_t cap);
 /* ------------------------------------------------------------------ rules */
 enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
 
+/* ------------------------------------------------------------------ the work floor
+ * Too little work for the ANE (docs/partition.md "Too little work", calibrated on
+ * tests/observed): an ANE segment, or a whole model (ANE071), that does less than
+ * FLOOR_FLOPS and reads less than FLOOR_WEIGHT_BYTES of weights stays on the CPU,
+ * unless it holds FLOOR_MANY_OPS or more ops doing FLOOR_MANY_FLOPS in all. */
+struct al_work {
+	double flops, weight_bytes;
+	uint32_t ops;
+	bool known; /* every op's cost is known */
+};
+void al_work_add(struct al_work *w, const struct al_cost *c);
+bool al_work_too_little(const struct al_work *w);
+/* Whether the partition applies the floor (ANE072) for target t and release os
+ * (NULL: the defaults) under the user rules u (NULL: built-in only): a rules
+ * file can switch it off like any rule. Callers set al_plan_opts.no_work_floor
+ * from it, so that check and plan place the same way. */
+bool al_work_floor_applies(const al_user_rules *u, const struct al_target *t,
+			   const struct al_release *os);
+
 
 #endif
