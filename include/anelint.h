@@ -425,6 +425,7 @@ struct al_plan_opts {
 	uint32_t max_fixes;             /* 0: 5 */
 	bool no_fixes;                  /* skip the cheapest-fix search (al_model_check uses it) */
 	bool no_work_floor;             /* do not move small ANE segments to the CPU (ANE072 off) */
+	const struct al_release *os;    /* the OS release (the work floor depends on it); NULL: newest */
 };
 
 struct al_segment {

@@ -35,7 +35,7 @@ static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
-				  .no_work_floor = !al_work_floor_applies(o->user_rules, o->target, o->os)};
+				  .os = o->os, .no_work_floor = !al_work_floor_applies(o->user_rules, o->target, o->os)};
 	for (size_t i = 0; i < m->n_subs; i++) {
 		al_walk_nodes(m->subs[i], own_placement, NULL);
 		const struct al_plan *p;

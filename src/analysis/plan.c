@@ -136,6 +136,7 @@ struct work {
 	uint32_t *preds, *succs;
 	bool forced;                  /* a model-level rule moves everything */
 	bool floor;                   /* apply the work floor (ANE072) */
+	const struct al_release *os;  /* for the work floor */
 	uint8_t forced_unit;
 	const struct al_rule *model_rule;
 	/* per item, rewritten by every evaluation */
@@ -429,11 +430,12 @@ static void work_floor(struct work *w)
 		const struct al_work *x = &w->items[i].work;
 		r->flops += x->flops;
 		r->weight_bytes += x->weight_bytes;
+		r->act_bytes += x->act_bytes;
 		r->ops += x->ops;
 		r->known = r->known && x->known;
 	}
 	for (uint32_t i = 0; i < w->n_items; i++)
-		if (w->fin[i] == U_ANE && al_work_too_little(&w->region[uf_root(w->uf, i)])) {
+		if (w->fin[i] == U_ANE && al_work_too_little(&w->region[uf_root(w->uf, i)], w->os)) {
 			w->fin[i] = U_CPU;
 			w->place[i] = AL_PLACE_SMALL;
 		}
@@ -1021,6 +1023,7 @@ static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel 
 	w.pol = &policies[pol];
 	w.target = opts && opts->target ? opts->target : al_target_default();
 	w.floor = !(opts && opts->no_work_floor);
+	w.os = opts ? opts->os : NULL;
 	p->target = w.target;
 	p->timed = target_timed(w.target);
 	w.overhead[U_ANE] = w.target->ane_overhead_us > 0 ? w.target->ane_overhead_us : 0;

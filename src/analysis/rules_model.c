@@ -237,7 +237,7 @@ bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 		return false;
 	struct al_work w = {.known = true};
 	al_walk_nodes(s, add_work, &w);
-	if (!al_work_too_little(&w))
+	if (!al_work_too_little(&w, c->os))
 		return false;
 	double f = w.flops;
 	const char *unit = f >= 1e6 ? "MFLOP" : f >= 1e3 ? "kFLOP" : "FLOP";
@@ -246,8 +246,9 @@ bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	const char *bu = b >= 1e6 ? "MB" : b >= 1e3 ? "kB" : "bytes";
 	double bv = b >= 1e6 ? b / 1e6 : b >= 1e3 ? b / 1e3 : b;
 	return al_rx_say(reason, cap, "the whole model does %.3g %s and reads %.3g %s of weights "
-			 "(under 200 MFLOP and 2.2 MB, and not 8 ops doing 20 MFLOP): too little "
-			 "work for the ANE", v, unit, bv, bu);
+			 "(under 200 MFLOP and %.3g MB on %s, and not 8 ops doing 20 MFLOP): too "
+			 "little work for the ANE", v, unit, bv, bu, al_work_floor_weights(c->os) / 1e6,
+			 c->os->id);
 }
 
 /* ================================================================ ANE047-049: whole-graph rejections */
