@@ -86,7 +86,8 @@ bool al_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		char b[256];
 		ranges_str(b, sizeof b, f->flex_values, axes);
-		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s",
+		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s: the whole model off "
+				 "the ANE at non-default shapes, and at the default one in ct1764",
 				 f->name ? f->name : "?", b, f->kind == AL_FEAT_IMAGE ? " (H, W)" : "");
 	}
 	return false;
