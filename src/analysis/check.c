@@ -34,8 +34,9 @@ static void own_placement(void *ctx, const struct al_node *n)
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
+	m->checked_floor_off = !al_work_floor_applies(o->user_rules, o->target, o->os);
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
-				  .os = o->os, .no_work_floor = !al_work_floor_applies(o->user_rules, o->target, o->os)};
+				  .os = o->os};
 	for (size_t i = 0; i < m->n_subs; i++) {
 		al_walk_nodes(m->subs[i], own_placement, NULL);
 		const struct al_plan *p;

@@ -1009,7 +1009,7 @@ static const char *policy_why(enum al_policy asked, const struct al_submodel *s)
 	return "default (no layers to place)";
 }
 
-static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel *s,
+static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const struct al_submodel *s,
 			       const struct al_plan_opts *opts, struct al_plan *p)
 {
 	struct work w = {.s = s};
@@ -1022,8 +1022,10 @@ static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel 
 	p->policy = pol;
 	w.pol = &policies[pol];
 	w.target = opts && opts->target ? opts->target : al_target_default();
-	w.floor = !(opts && opts->no_work_floor);
-	w.os = opts ? opts->os : NULL;
+	/* the work floor as the model was checked: its release, and off when the
+	 * check's user rules switched ANE072 off (or the caller asks) */
+	w.floor = !(opts && opts->no_work_floor) && !m->checked_floor_off;
+	w.os = opts && opts->os ? opts->os : m->checked_os;
 	p->target = w.target;
 	p->timed = target_timed(w.target);
 	w.overhead[U_ANE] = w.target->ane_overhead_us > 0 ? w.target->ane_overhead_us : 0;
@@ -1129,7 +1131,7 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 	}
 	struct al_plan *p = &o->plan;
 	p->sub = m->subs[i];
-	enum al_status st = plan_sub(&o->arena, m->subs[i], opts, p);
+	enum al_status st = plan_sub(&o->arena, m, m->subs[i], opts, p);
 	if (st != AL_OK) {
 		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
 			    st == AL_E_NOMEM ? "out of memory" : "internal error", p->sub->path);
