@@ -37,7 +37,7 @@ extern "C" {
 
 #define ANELINT_VERSION "0.1.0"
 /* Version of the JSON report schema (docs/json-schema.md). */
-#define ANELINT_JSON_SCHEMA_VERSION 1
+#define ANELINT_JSON_SCHEMA_VERSION 2
 
 enum al_status {
 	AL_OK = 0,
@@ -195,10 +195,30 @@ struct al_cost {
 	bool known;            /* false when a needed shape was unknown */
 };
 
-/* Per-node verdict, filled by al_model_check(). */
+/* Why a node runs where the plan puts it. */
+enum al_place {
+	AL_PLACE_VERDICT,    /* its own verdict: the ANE, or the unit its rule names */
+	AL_PLACE_RESOLVED,   /* a gpu_or_cpu verdict, resolved by the policy */
+	AL_PLACE_GPU_STICKS, /* ANE-capable, downstream of GPU work (nn2020) */
+	AL_PLACE_CPU_STICKS, /* downstream of a CPU-only op (mlprogram) */
+	AL_PLACE_OWNER,      /* in a nested graph: runs where the layer/op owning it runs */
+	AL_PLACE_MODEL,      /* a model-level rule moves the whole model off the ANE */
+	AL_PLACE_SMALL,      /* its ANE segment does too little work: kept on the CPU (ANE072) */
+	AL_PLACE_COUNT
+};
+/* Per-node verdict, filled by al_model_check(). unit / ane: the op's own
+ * eligibility (the rules on the op); placed / placed_ane: where the partition of
+ * its sub-model finally puts it (al_model_plan, policy auto, as `plan` does),
+ * after model-level and whole-graph decisions. */
 struct al_verdict {
 	enum al_unit unit;
 	bool ane;
+	enum al_unit placed;           /* AL_UNIT_ANE, GPU or CPU; a const op: its own unit */
+	bool placed_ane;
+	enum al_place place;           /* why it is placed there */
+	/* the rule that moved it (model-level or partition rule) when place is
+	 * AL_PLACE_MODEL or AL_PLACE_SMALL; NULL otherwise (the policy moved it) */
+	const struct al_rule *moved_by;
 	char confidence;               /* of the verdict as a whole */
 	const struct al_rule **rules;  /* rules that fired, table order */
 	const char **reasons;          /* one per fired rule: names parameter and value */
@@ -416,6 +436,9 @@ struct al_plan_opts {
 	enum al_policy policy;
 	double switch_us[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* 0: the documented default */
 	uint32_t max_fixes;             /* 0: 5 */
+	bool no_fixes;                  /* skip the cheapest-fix search (al_model_check uses it) */
+	bool no_work_floor;             /* do not move small ANE segments to the CPU (ANE072 off) */
+	const struct al_release *os;    /* the OS release (the work floor depends on it); NULL: newest */
 };
 
 struct al_segment {
@@ -425,16 +448,6 @@ struct al_segment {
 	double flops, est_us;  /* est_us: one dispatch overhead plus the roofline of its ops */
 };
 
-/* Why a node runs where the plan puts it. */
-enum al_place {
-	AL_PLACE_VERDICT,    /* its own verdict: the ANE, or the unit its rule names */
-	AL_PLACE_RESOLVED,   /* a gpu_or_cpu verdict, resolved by the policy */
-	AL_PLACE_GPU_STICKS, /* ANE-capable, downstream of GPU work (nn2020) */
-	AL_PLACE_CPU_STICKS, /* downstream of a CPU-only op (mlprogram) */
-	AL_PLACE_OWNER,      /* in a nested graph: runs where the layer/op owning it runs */
-	AL_PLACE_MODEL,      /* a model-level rule moves the whole model off the ANE */
-	AL_PLACE_COUNT
-};
 const char *al_place_name(enum al_place p); /* "verdict", "resolved", "gpu_sticks", ... */
 
 /* A switch: data crosses from one segment to a segment on another unit. */

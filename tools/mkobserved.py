@@ -576,7 +576,7 @@ def _lstm_net():
 def _kokoro(dtype):
     def fn():
         p = Prog("CoreML8")
-        C, T = 128, 256
+        C, T = 512, 1024  # the generator of an 82M-parameter TTS model, not a toy: 3.2 GFLOP of convs
         x = p.inp("x", dtype, [1, C, 1, T])
         y = conv(p, "gen_conv1", x, C, C, 3, [1, T], dtype=dtype)
         y = unary(p, "leaky_relu", "gen_act", y, [1, C, 1, T], dtype)
@@ -602,7 +602,8 @@ case("kokoro_fp32", "fa-kokoro-fp32-vs-fp16-lstm", ["R1", "R6"], "a17", "macos26
      os_assumed=True)(_kokoro("fp32"))
 case("kokoro_fp16", "fa-kokoro-fp32-vs-fp16-lstm", ["R1", "R6"], "a17", "macos26",
      "compute_precision FLOAT16 (.all): 833 ops (BERT layers, generator convs) move to the ANE; the 6 lstm ops "
-     "stay on the CPU; the reshape/transpose feeding the lstm are not reported", "ane",
+     "stay on the CPU; the reshape/transpose feeding the lstm are not reported. Scaled: the generator convs "
+     "are 512 channels over 1024 frames (3.2 GFLOP), the order of the 833 ops the report moved", "ane",
      {"dur_in": "unknown", "dur_seq": "unknown", "dur_lstm": "cpu"}, os_assumed=True)(_kokoro("fp16"))
 
 
@@ -995,7 +996,9 @@ case("estimator_fixed_L128", "fa-rangedim-vs-fixed-buckets", ["R2"], "a18", "mac
 def _cohere(flex):
     def fn():
         p = Prog("CoreML8")
-        C, S = 256, 108
+        # Scaled: a decoder step of the report's model reads all of its decoder's weights (far
+        # above the work floor); one 2048-wide q projection (8.4 MB) stands for them
+        C, S, H, D = 2048, 108, 16, 128
         x = p.inp("x", "fp16", [1, 1, C])
         if flex:
             m = p.inp("attention_mask", "fp16", [1, 1, 1, None], rng=[(1, 1), (1, 1), (1, 1), (1, 108)])
@@ -1003,23 +1006,25 @@ def _cohere(flex):
         else:
             m = p.inp("attention_mask", "fp16", [1, 1, 1, S])
             L = S
-        kc = p.inp("k_cache", "fp16", [1, 4, L, 64])
+        kc = p.inp("k_cache", "fp16", [1, H, L, D])
         q = lin(p, "q", x, [1, 1, C], C, C)
-        q = reshape(p, "q_heads", q, [1, 1, 4, 64])
-        q = transpose(p, "q_t", q, [0, 2, 1, 3], [1, 4, 1, 64])
-        s = matmul(p, "scores", q, kc, [1, 4, 1, L], ty=True)
-        s = binary(p, "add", "masked", s, m, [1, 4, 1, L])
-        softmax(p, "attn", s, [1, 4, 1, L])
-        return p, [("attn", "fp16", [1, 4, 1, L])], "decoder step with a %s attention mask" % (
+        q = reshape(p, "q_heads", q, [1, 1, H, D])
+        q = transpose(p, "q_t", q, [0, 2, 1, 3], [1, H, 1, D])
+        s = matmul(p, "scores", q, kc, [1, H, 1, L], ty=True)
+        s = binary(p, "add", "masked", s, m, [1, H, 1, L])
+        softmax(p, "attn", s, [1, H, 1, L])
+        return p, [("attn", "fp16", [1, H, 1, L])], "decoder step with a %s attention mask" % (
             "RangeDim(1,108)" if flex else "fixed [1,1,1,108]")
     return fn
 
 
 case("decoder_mask_rangedim", "fa-cohere-rangedim-mask", ["R2"], "a18", "macos26",
-     "attention_mask declared RangeDim(1,108): the decoder leaves the ANE (statement + timing)", "gpu_or_cpu",
+     "attention_mask declared RangeDim(1,108): the decoder leaves the ANE (statement + timing). Scaled as "
+     "decoder_mask_fixed", "gpu_or_cpu",
      chip_assumed=True, os_assumed=True)(_cohere(True))
 case("decoder_mask_fixed", "fa-cohere-rangedim-mask", ["R2"], "a18", "macos26",
-     "fixed [1,1,1,108] mask with a position input: runs on the ANE (statement + timing)", "ane",
+     "fixed [1,1,1,108] mask with a position input: runs on the ANE (statement + timing). Scaled: the "
+     "step's q projection is 2048 wide (8.4 MB) to stand for the decoder weights each step reads", "ane",
      chip_assumed=True, os_assumed=True)(_cohere(False))
 
 
@@ -1086,8 +1091,10 @@ case("quant_per_block_int4", "ct2510-per-block-quant", ["R8"], "a17", "macos15",
      "int4 per_block (constexpr_blockwise_shift_scale): refused by the ANE, the consumer runs on the CPU", "cpu",
      {"act": "unknown"}, chip_assumed=True, os_assumed=True, conf="exact")(_quant_linear("per_block_int4"))
 case("quant_per_channel_int8_m5", "fa-int8-encoder-ane", ["R8"], "a18", "macos26",
-     "int8 weight-quantized encoder: all on the ANE (MLComputePlan per-op tally)", "ane",
-     conf="exact")(_quant_linear("per_channel_int8"))
+     "int8 weight-quantized encoder: all on the ANE (MLComputePlan per-op tally). Scaled: the report's encoder "
+     "holds 568 MB of int8 weights, so one 4096x4096 int8 linear (16 MB, 2.1 GFLOP) stands for it instead of "
+     "a 1024-wide one far below the work floor", "ane",
+     conf="exact")(_quant_linear("per_channel_int8", C=4096))
 case("quant_int8_constexpr_m4", "stablehlo-quant-constexpr-cpu", ["R8"], "a17", "ios18",
      "linear whose weight is an int8 constexpr: 'supported=[CPU]' from MLComputePlan, never on the ANE at any "
      "depth, also with an iOS 26 target (granularity not stated; rebuilt per-channel)", "cpu",
@@ -1097,8 +1104,10 @@ case("quant_int4_constexpr_m4", "stablehlo-quant-constexpr-cpu", ["R8"], "a17", 
      "depth, also with an iOS 26 target (rebuilt per-channel)", "cpu", {"act": "unknown"},
      conf="exact")(_quant_linear("per_channel_int4"))
 case("palettized_6bit", "gigastt-fixed-shape-palettized", ["R8", "R2"], "a14", "macos26",
-     "fixed-shape 6-bit palettized encoder: resident on the ANE (MLComputePlan)", "ane", os_assumed=True,
-     conf="exact")(_quant_linear("pal6"))
+     "fixed-shape 6-bit palettized encoder: resident on the ANE (MLComputePlan). Scaled: a whole speech "
+     "encoder, rebuilt as one 4096x4096 6-bit linear (12.6 MB, 2.1 GFLOP) to carry an encoder's order of "
+     "work", "ane", os_assumed=True,
+     conf="exact")(_quant_linear("pal6", C=4096))
 case("palettized_per_channel_scale", "ct-pr2688-palettize-per-channel-scale", ["R8"], "a18", "macos26",
      "lut_to_dense wrapped by a per-channel blockwise_shift_scale: fails to load on the ANE path", "not_ane",
      {"act": "unknown"}, chip_assumed=True)(_quant_linear("pal4_scale"))
@@ -1121,11 +1130,12 @@ def _sourcegen():
 
 
 @case("silu_fp32_island", "coreai-rule-silu-swish-fp32", ["R1"], "a18", "ios27",
-      "silu lowered to cast(fp32) + swish(fp32) + cast(fp16): '3 invalid ops' off the ANE; the fp16 convs stay",
+      "silu lowered to cast(fp32) + swish(fp32) + cast(fp16): '3 invalid ops' off the ANE; the fp16 convs stay."
+      "Scaled to a layer of a real model (T = 2048, 268 MFLOP per conv), which the rule is about",
       "ane", {"to_fp32": "not_ane", "silu_fp32": "not_ane", "to_fp16": "not_ane"}, chip_assumed=True)
 def _silu():
     p = Prog("CoreML8")
-    C, T = 256, 64
+    C, T = 256, 2048  # a layer of a real model (Apple's rule is about them): 268 MFLOP per conv
     x = p.inp("x", "fp16", [1, C, 1, T])
     y = conv(p, "conv_in", x, C, C, 1, [1, T])
     y = cast(p, "to_fp32", y, "fp32", [1, C, 1, T])
@@ -1136,12 +1146,13 @@ def _silu():
 
 
 @case("fp32_exp_literal", "coreai-rule-fp32", ["R1"], "a18", "ios27",
-      "an fp32 constant / fp32 exp in an fp16 graph: those ops leave the ANE; the fp16 conv stays", "ane",
+      "an fp32 constant / fp32 exp in an fp16 graph: those ops leave the ANE; the fp16 conv stays."
+      " Scaled to a layer of a real model (T = 2048, 268 MFLOP per conv), which the rule is about", "ane",
       {"x_fp32": "not_ane", "scaled_fp32": "not_ane", "exp_fp32": "not_ane", "back_fp16": "not_ane"},
       chip_assumed=True)
 def _fp32_exp():
     p = Prog("CoreML8")
-    C, T = 256, 64
+    C, T = 256, 2048  # a layer of a real model (Apple's rule is about them): 268 MFLOP for the conv
     x = p.inp("x", "fp16", [1, C, 1, T])
     y = conv(p, "conv_in", x, C, C, 1, [1, T])
     y = cast(p, "x_fp32", y, "fp32", [1, C, 1, T])
@@ -1154,16 +1165,18 @@ def _fp32_exp():
 # R5 rank >= 6 and gather_nd RoPE (Apple coreai-models rules)
 
 @case("rank6_intermediate", "coreai-rule-rank-gathernd", ["R5"], "a18", "ios27",
-      "any intermediate of rank >= 6 falls back; the rank-4 conv stays", "ane",
+      "any intermediate of rank >= 6 falls back; the rank-4 conv stays. Scaled to a layer of a real model "
+      "(128 channels at 64x64, 1.2 GFLOP), which the rule is about", "ane",
       {"split6": "not_ane", "perm6": "not_ane"}, chip_assumed=True)
 def _rank6():
     p = Prog("CoreML8")
-    x = p.inp("x", "fp16", [1, 64, 32, 32])
-    y = conv(p, "conv_in", x, 64, 64, 3, [32, 32])
-    r = reshape(p, "split6", y, [1, 4, 16, 2, 16, 32])
-    r = transpose(p, "perm6", r, [0, 2, 1, 3, 4, 5], [1, 16, 4, 2, 16, 32])
-    reshape(p, "merge4", r, [1, 64, 32, 32])
-    return p, [("merge4", "fp16", [1, 64, 32, 32])], "rank-6 intermediate"
+    # a layer of a real model (Apple's rule is about them): 128 channels at 64x64, 1.2 GFLOP
+    x = p.inp("x", "fp16", [1, 128, 64, 64])
+    y = conv(p, "conv_in", x, 128, 128, 3, [64, 64])
+    r = reshape(p, "split6", y, [1, 4, 32, 2, 32, 64])
+    r = transpose(p, "perm6", r, [0, 2, 1, 3, 4, 5], [1, 32, 4, 2, 32, 64])
+    reshape(p, "merge4", r, [1, 128, 64, 64])
+    return p, [("merge4", "fp16", [1, 128, 64, 64])], "rank-6 intermediate"
 
 
 @case("rope_gather_nd", "coreai-rule-rank-gathernd", ["R5", "R6"], "a18", "ios27",
@@ -1212,18 +1225,21 @@ case("nn_pool_stride4_2026", "coreai-rule-strides", ["O10"], "a18", "ios27",
 def _nn_gap(same):
     def fn():
         nn = NN()
-        nn.add("conv", ["x"], 100, nn_conv(64, 128, 3), "convolution")
+        # the report's model was a whole image network: 64 -> 256 channels at 56x56 (0.9 GFLOP)
+        nn.add("conv", ["x"], 100, nn_conv(64, 256, 3), "convolution")
         nn.add("gap", ["conv"], 120, nn_pool(1, 1, 1, same=same, glob=True), "pooling")
-        return nn, [nn_feature("x", [64, 28, 28])], ["gap"], "conv + global average pool, %s padding" % (
+        return nn, [nn_feature("x", [64, 56, 56])], ["gap"], "conv + global average pool, %s padding" % (
             "SAME" if same else "VALID")
     return fn
 
 
 case("nn_gap_valid", "hollance-1-gap-valid", ["O10", "hollance"], "a12", "ios13",
-     "global average pool with padding VALID after a conv kept the conv (and the pool) off the ANE", "not_ane",
+     "global average pool with padding VALID after a conv kept the conv (and the pool) off the ANE. Scaled: "
+     "the report's model was a whole image network, rebuilt as 64 -> 256 channels at 56x56 (0.9 GFLOP)",
+     "not_ane",
      chip_assumed=True, conf="close")(_nn_gap(False))
 case("nn_gap_same", "hollance-1-gap-valid", ["O10", "hollance"], "a12", "ios13",
-     "the same with padding SAME worked on the ANE", "ane", chip_assumed=True, conf="close")(_nn_gap(True))
+     "the same with padding SAME worked on the ANE (scaled as nn_gap_valid)", "ane", chip_assumed=True, conf="close")(_nn_gap(True))
 
 
 # softplus topologies (coremltools #2687, M1-M4, macOS 14+) and M2 Pro (#2814)

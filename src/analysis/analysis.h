@@ -74,5 +74,27 @@ void al_shape_format(const struct al_shape *s, char *buf, size_t cap);
 /* ------------------------------------------------------------------ rules */
 enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
 
+/* ------------------------------------------------------------------ the work floor
+ * Too little work for the ANE (work_floor.c; docs/partition.md "Too little work",
+ * calibrated on tests/observed): an ANE segment (ANE072), or a whole model
+ * (ANE071), that does less than 200 MFLOP, reads fewer weight bytes than the
+ * release's floor (2.2 MB up to iOS 18, 6 MB from iOS 26) and moves less than
+ * 128 MB of activations stays on the CPU, unless it holds 8 or more ops doing
+ * 20 MFLOP in all. */
+struct al_work {
+	double flops, weight_bytes, act_bytes;
+	uint32_t ops;
+	bool known; /* every op's cost is known */
+};
+void al_work_add(struct al_work *w, const struct al_cost *c);
+bool al_work_too_little(const struct al_work *w, const struct al_release *os);
+double al_work_floor_weights(const struct al_release *os); /* bytes */
+/* Whether the partition applies the floor (ANE072) for target t and release os
+ * (NULL: the defaults) under the user rules u (NULL: built-in only): a rules
+ * file can switch it off like any rule. Callers set al_plan_opts.no_work_floor
+ * from it, so that check and plan place the same way. */
+bool al_work_floor_applies(const al_user_rules *u, const struct al_target *t,
+			   const struct al_release *os);
+
 
 #endif

@@ -77,7 +77,7 @@ bool al_policy_parse(const char *name, enum al_policy *out)
 }
 
 static const char *const place_names[AL_PLACE_COUNT] = {
-	"verdict", "resolved", "gpu_sticks", "cpu_sticks", "owner", "model",
+	"verdict", "resolved", "gpu_sticks", "cpu_sticks", "owner", "model", "small_segment",
 };
 
 const char *al_place_name(enum al_place p)
@@ -114,6 +114,7 @@ struct item {
 	const struct al_rule *rule; /* the rule moving it off the ANE, or NULL */
 	double flops;
 	double t[N_U];           /* estimated µs on each unit */
+	struct al_work work;     /* for the work floor (work_floor.c) */
 };
 
 struct eval {
@@ -134,10 +135,14 @@ struct work {
 	struct item *items;
 	uint32_t *preds, *succs;
 	bool forced;                  /* a model-level rule moves everything */
+	bool floor;                   /* apply the work floor (ANE072) */
+	const struct al_release *os;  /* for the work floor */
 	uint8_t forced_unit;
 	const struct al_rule *model_rule;
 	/* per item, rewritten by every evaluation */
 	uint8_t *req, *fin, *place, *gt, *ct;
+	uint32_t *uf;             /* the work floor: ANE regions (union-find) */
+	struct al_work *region;   /* their work, at the root */
 	uint32_t *stage, *stage2, *seg, *seg2, *keymap;
 	uint64_t *pairs, *pairs2; /* switches of the chosen layering / of the other one */
 	/* the walk */
@@ -243,6 +248,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 		struct item *it = &w->items[w->n_items++];
 		it->node0 = k;
 		it->graph = w->cur_graph;
+		it->work.known = true;
 	}
 	struct item *it = &w->items[w->n_items - 1];
 	it->n_nodes++;
@@ -257,6 +263,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 	for (int u = 0; u < N_U; u++)
 		it->t[u] += t[u];
 	it->flops += op_flops(&n->cost);
+	al_work_add(&it->work, &n->cost);
 }
 
 /* ---- producers by value name: open addressing on (graph, name) */
@@ -385,6 +392,54 @@ static void decide(const struct policy_row *p, uint8_t req, bool gt, bool ct, ui
 	}
 }
 
+static uint32_t uf_root(uint32_t *uf, uint32_t i)
+{
+	while (uf[i] != i) {
+		uf[i] = uf[uf[i]];
+		i = uf[i];
+	}
+	return i;
+}
+
+/* The work floor (ANE072, docs/partition.md "Too little work"): the ANE
+ * regions (items on the ANE joined by dataflow edges) whose work is below the
+ * floor go to the CPU. Glue squeezed between CPU work is such a region too. */
+static void work_floor(struct work *w)
+{
+	for (uint32_t i = 0; i < w->n_items; i++) {
+		w->uf[i] = i;
+		w->region[i] = (struct al_work){.known = true};
+	}
+	for (uint32_t i = 0; i < w->n_items; i++) {
+		if (w->fin[i] != U_ANE)
+			continue;
+		for (uint32_t k = w->items[i].pred0; k < w->items[i].pred1; k++) {
+			uint32_t q = w->preds[k];
+			if (w->fin[q] != U_ANE)
+				continue;
+			uint32_t a = uf_root(w->uf, i), b = uf_root(w->uf, q);
+			if (a != b)
+				w->uf[a > b ? a : b] = a < b ? a : b;
+		}
+	}
+	for (uint32_t i = 0; i < w->n_items; i++) {
+		if (w->fin[i] != U_ANE)
+			continue;
+		struct al_work *r = &w->region[uf_root(w->uf, i)];
+		const struct al_work *x = &w->items[i].work;
+		r->flops += x->flops;
+		r->weight_bytes += x->weight_bytes;
+		r->act_bytes += x->act_bytes;
+		r->ops += x->ops;
+		r->known = r->known && x->known;
+	}
+	for (uint32_t i = 0; i < w->n_items; i++)
+		if (w->fin[i] == U_ANE && al_work_too_little(&w->region[uf_root(w->uf, i)], w->os)) {
+			w->fin[i] = U_CPU;
+			w->place[i] = AL_PLACE_SMALL;
+		}
+}
+
 /* Units after the policy, in dataflow order (producers come first). gt / ct:
  * the item is downstream of GPU work / of a CPU-only op. */
 static void assign_units(struct work *w)
@@ -409,6 +464,8 @@ static void assign_units(struct work *w)
 			decide(p, w->req[i], gt, ct, &w->fin[i], &w->place[i]);
 		}
 	}
+	if (!w->forced && w->floor)
+		work_floor(w);
 }
 
 /* Layering: a segment is the items of one unit on one stage of one graph, where
@@ -898,6 +955,8 @@ static void free_work(struct work *w)
 	al_free(w->place);
 	al_free(w->gt);
 	al_free(w->ct);
+	al_free(w->uf);
+	al_free(w->region);
 	al_free(w->stage);
 	al_free(w->stage2);
 	al_free(w->seg);
@@ -920,6 +979,8 @@ static enum al_status alloc_work(struct work *w)
 	w->place = al_malloc(ni);
 	w->gt = al_malloc(ni);
 	w->ct = al_malloc(ni);
+	w->uf = al_malloc(ni * sizeof *w->uf);
+	w->region = al_malloc(ni * sizeof *w->region);
 	w->stage = al_malloc(ni * sizeof *w->stage);
 	w->stage2 = al_malloc(ni * sizeof *w->stage2);
 	w->seg = al_malloc(ni * sizeof *w->seg);
@@ -928,7 +989,7 @@ static enum al_status alloc_work(struct work *w)
 	w->pairs = al_malloc(ne * sizeof *w->pairs);
 	w->pairs2 = al_malloc(ne * sizeof *w->pairs2);
 	if (!w->nodes || !w->index || !w->items || !w->preds || !w->succs ||
-	    !w->req || !w->fin || !w->place || !w->gt || !w->ct || !w->stage || !w->stage2 ||
+	    !w->req || !w->fin || !w->place || !w->gt || !w->ct || !w->uf || !w->region || !w->stage || !w->stage2 ||
 	    !w->seg || !w->seg2 || !w->keymap || !w->pairs || !w->pairs2)
 		return AL_E_NOMEM;
 	for (size_t k = 0; k < ni * N_U; k++)
@@ -947,7 +1008,7 @@ static const char *policy_why(enum al_policy asked, const struct al_submodel *s)
 	return "default (no layers to place)";
 }
 
-static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel *s,
+static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const struct al_submodel *s,
 			       const struct al_plan_opts *opts, struct al_plan *p)
 {
 	struct work w = {.s = s};
@@ -960,6 +1021,10 @@ static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel 
 	p->policy = pol;
 	w.pol = &policies[pol];
 	w.target = opts && opts->target ? opts->target : al_target_default();
+	/* the work floor as the model was checked: its release, and off when the
+	 * check's user rules switched ANE072 off (or the caller asks) */
+	w.floor = !(opts && opts->no_work_floor) && !m->checked_floor_off;
+	w.os = opts && opts->os ? opts->os : m->checked_os;
 	p->target = w.target;
 	p->timed = target_timed(w.target);
 	w.overhead[U_ANE] = w.target->ane_overhead_us > 0 ? w.target->ane_overhead_us : 0;
@@ -1027,7 +1092,8 @@ static enum al_status plan_sub(struct al_arena *arena, const struct al_submodel 
 			/* evaluate again: write_plan used `units` as scratch */
 			evaluate(&w, &e, units);
 			uint32_t mf = opts && opts->max_fixes ? opts->max_fixes : DEFAULT_FIXES;
-			st = find_fixes(&w, p, mf < MAX_FIXES ? mf : MAX_FIXES, &e, arena, units);
+			if (!(opts && opts->no_fixes))
+				st = find_fixes(&w, p, mf < MAX_FIXES ? mf : MAX_FIXES, &e, arena, units);
 		}
 	}
 	al_free(units);
@@ -1064,7 +1130,7 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 	}
 	struct al_plan *p = &o->plan;
 	p->sub = m->subs[i];
-	enum al_status st = plan_sub(&o->arena, m->subs[i], opts, p);
+	enum al_status st = plan_sub(&o->arena, m, m->subs[i], opts, p);
 	if (st != AL_OK) {
 		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
 			    st == AL_E_NOMEM ? "out of memory" : "internal error", p->sub->path);

@@ -298,6 +298,17 @@ bool al_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 			return false; /* reported by ANE030 */
 		return al_rx_say(reason, cap, "output '%s' is fp32", out_name(n, i));
 	}
+	/* the cast that closes an fp32 island reads fp32: it is one of the island's
+	 * invalid ops (Apple coreai-models rules: cast, swish, cast = "3 invalid ops";
+	 * smpanaro: the cast back after an fp32 mask add ran on the CPU) */
+	if (typed_op(n) && is_type(n, "cast") && !io_cast(n, s, NULL, 0)) {
+		char xb[AL_MAX_NAME + 1];
+		const char *x = param_name(n, "x", xb, sizeof xb);
+		const struct al_ttype *in = al_mil_param_type(n, "x");
+		if (in && in->kind == 0 && in->dtype == AL_DT_FP32)
+			return al_rx_say(reason, cap, "cast of fp32 '%s' back to %s closes an fp32 island",
+					 x, out_type(n, 0) ? al_dtype_name(out_type(n, 0)->dtype) : "?");
+	}
 	return false;
 }
 

@@ -86,7 +86,8 @@ bool al_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		char b[256];
 		ranges_str(b, sizeof b, f->flex_values, axes);
-		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s",
+		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s: the whole model off "
+				 "the ANE at non-default shapes, and at the default one in ct1764",
 				 f->name ? f->name : "?", b, f->kind == AL_FEAT_IMAGE ? " (H, W)" : "");
 	}
 	return false;
@@ -222,20 +223,33 @@ bool al_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 
 /* ================================================================ ANE071: a model too small for the ANE */
 
-/* 2 * 384^3: a single fp16 384x384x384 matmul, the largest single-op model
- * Core ML was measured keeping on the CPU (Vx #435, M4; 512^3 went to the ANE). */
-#define TINY_MODEL_FLOPS (2.0 * 384.0 * 384.0 * 384.0)
+static void add_work(void *ctx, const struct al_node *n)
+{
+	if (!al_node_is_const(n))
+		al_work_add(ctx, &n->cost);
+}
 
+/* The whole model under the work floor (work_floor.c, shared with the
+ * partition's per-segment ANE072): docs/partition.md "Too little work". */
 bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
-	if (!is_neural(s) || !c->sub_cost_known || c->sub_flops > TINY_MODEL_FLOPS)
+	if (!is_neural(s) || !c->sub_cost_known)
 		return false;
-	double f = c->sub_flops;
+	struct al_work w = {.known = true};
+	al_walk_nodes(s, add_work, &w);
+	if (!al_work_too_little(&w, c->os))
+		return false;
+	double f = w.flops;
 	const char *unit = f >= 1e6 ? "MFLOP" : f >= 1e3 ? "kFLOP" : "FLOP";
 	double v = f >= 1e6 ? f / 1e6 : f >= 1e3 ? f / 1e3 : f;
-	return al_rx_say(reason, cap, "the whole model does %.3g %s (<= %.0f MFLOP, a 384^3 matmul "
-			 "that Core ML kept on the CPU)", v, unit, TINY_MODEL_FLOPS / 1e6);
+	double b = w.weight_bytes;
+	const char *bu = b >= 1e6 ? "MB" : b >= 1e3 ? "kB" : "bytes";
+	double bv = b >= 1e6 ? b / 1e6 : b >= 1e3 ? b / 1e3 : b;
+	return al_rx_say(reason, cap, "the whole model does %.3g %s and reads %.3g %s of weights "
+			 "(under 200 MFLOP and %.3g MB on %s, and not 8 ops doing 20 MFLOP): too "
+			 "little work for the ANE", v, unit, bv, bu, al_work_floor_weights(c->os) / 1e6,
+			 c->os->id);
 }
 
 /* ================================================================ ANE047-049: whole-graph rejections */
@@ -332,4 +346,15 @@ bool al_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap
 		return false;
 	return al_rx_say(reason, cap, "'%s' (%s) updates a rank-5 tensor: the ANE compiler rejects "
 			 "the whole graph", n->name ? n->name : "?", n->type);
+}
+
+/* ================================================================ partition rules */
+
+/* A partition rule (ANE072) is decided by the partition (plan.c), which names it
+ * as the rule that moved a node (al_verdict.moved_by); per node or per model it
+ * never fires. */
+bool al_rp_partition(const struct al_rctx *c, char *reason, size_t cap)
+{
+	(void)c, (void)reason, (void)cap;
+	return false;
 }

@@ -50,7 +50,7 @@ static const struct option_row options[] = {
 	 "OS release to predict for: ios13 ... ios18, ios26, ios27, or the same release by another "
 	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
 	 "...); default: the newest (see 'anelint targets')"},
-	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT, OPT_FIELD(rules),
+	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT | C_SPLIT, OPT_FIELD(rules),
 	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
 	{"policy", 0, "NAME", C_PLAN | C_REPORT, OPT_FIELD(policy),
 	 "how Core ML is assumed to partition: auto (default: nn2020 for NeuralNetwork, mlprogram "

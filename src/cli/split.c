@@ -462,9 +462,21 @@ int cmd_split(struct cli *c)
 		else
 			at[n_at++] = c->at.v[i];
 	}
-	enum al_status st = at ? al_model_open(j.in, &j.m, j.d) : AL_E_NOMEM;
+	/* --rules: the segments are cut where check and plan, with the same rules, see
+	 * the unit change (a rules file can, e.g., switch the work floor off) */
+	al_user_rules *rules = NULL;
+	enum al_status st = at ? AL_OK : AL_E_NOMEM;
+	if (st == AL_OK && c->rules && (st = al_user_rules_load(c->rules, &rules, j.d)) != AL_OK) {
+		free(at);
+		print_errors(c->rules, j.d);
+		rc = status_exit(st);
+		goto done;
+	}
+	struct al_check_opts co = {.user_rules = rules};
+	if (st == AL_OK)
+		st = al_model_open(j.in, &j.m, j.d);
 	if (st == AL_OK) {
-		struct al_split_opts so = {.at = at, .n_at = n_at, .segments = segments};
+		struct al_split_opts so = {.at = at, .n_at = n_at, .segments = segments, .check = &co};
 		st = al_split_plan(j.m, &so, &j.s, j.d);
 	}
 	free(at);
@@ -527,6 +539,7 @@ done:
 	free(j.b);
 	al_split_free(j.s);
 	al_model_free(j.m);
+	al_user_rules_free(rules); /* after the model: its verdicts may point at them */
 	al_diags_free(j.d);
 	if (fflush(stdout) != 0)
 		return EXIT_IO;

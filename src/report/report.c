@@ -26,9 +26,16 @@ static void count_node(void *ctx, const struct al_node *n)
 	const struct al_verdict *v = al_view_verdict(c->v, n);
 	sum->nodes++;
 	if (v->ane)
+		sum->eligible++;
+	if (v->placed_ane)
 		sum->per_unit[AL_UNIT_ANE]++;
-	else if ((unsigned)v->unit < AL_UNIT_COUNT)
-		sum->per_unit[v->unit]++;
+	else if ((unsigned)v->placed < AL_UNIT_COUNT)
+		sum->per_unit[v->placed]++;
+	if (al_verdict_moved(v)) {
+		sum->moved++;
+		if (v->moved_by && !sum->moved_by)
+			sum->moved_by = v->moved_by;
+	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
 		uint32_t k = 0;
@@ -43,6 +50,18 @@ static void count_node(void *ctx, const struct al_node *n)
 		}
 		sum->top[k].count++;
 	}
+}
+
+const char *al_moved_by(const struct al_verdict *v)
+{
+	return v->moved_by ? v->moved_by->id : al_place_name(v->place);
+}
+
+bool al_verdict_moved(const struct al_verdict *v)
+{
+	if (v->placed_ane != v->ane)
+		return true;
+	return !v->ane && (v->unit == AL_UNIT_GPU || v->unit == AL_UNIT_CPU) && v->placed != v->unit;
 }
 
 static int cmp_top(const void *a, const void *b)
@@ -73,10 +92,12 @@ bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
 {
 	if (fail_on == AL_FAIL_NEVER)
 		return false;
+	/* the final placement (after model-level and partition decisions) */
 	bool cpu = sum->per_unit[AL_UNIT_CPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
 	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
+	/* a model-level rule on a model without nodes (a non-neural model) */
 	const struct al_finding *f;
-	uint32_t nf = al_view_findings(v, s, &f);
+	uint32_t nf = sum->nodes ? 0 : al_view_findings(v, s, &f);
 	for (uint32_t i = 0; i < nf; i++) {
 		const struct al_rule *r = f[i].rule;
 		if (r->kind == AL_RULE_WARN)

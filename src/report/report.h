@@ -23,13 +23,22 @@ struct al_rule_count {
 struct al_summary {
 	uint32_t nodes;  /* layers / non-const ops */
 	uint32_t consts; /* ML Program const ops (not counted in nodes) */
-	uint32_t per_unit[AL_UNIT_COUNT];
+	uint32_t per_unit[AL_UNIT_COUNT]; /* by final placement (al_verdict.placed) */
+	uint32_t eligible;                /* ANE-eligible by their own verdict (al_verdict.ane) */
+	uint32_t moved;                   /* placed elsewhere than their own verdict says */
+	const struct al_rule *moved_by;   /* the rule that moved most of them, or NULL */
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
 };
 /* v: the view of s to count (NULL: the model's own verdicts and findings). */
 struct al_view;
+/* Who moved a node off its own verdict: the rule's id, or the policy's reason
+ * ("cpu_sticks", "resolved", ...). */
+const char *al_moved_by(const struct al_verdict *v);
+/* Whether the final placement differs from the op's own verdict (a resolved
+ * gpu_or_cpu does not count). */
+bool al_verdict_moved(const struct al_verdict *v);
 void al_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
 bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);

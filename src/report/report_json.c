@@ -121,8 +121,13 @@ static void layer_json(void *vctx, const struct al_node *n)
 	json_object_object_add(o, "function", str_or_null(g ? g->function : NULL));
 	json_object_object_add(o, "block", str_or_null(g && (g->function || g->depth) ? g->block : NULL));
 	json_object_object_add(o, "depth", json_object_new_int(g ? g->depth : 0));
-	json_object_object_add(o, "ane", json_object_new_boolean(n->verdict.ane));
-	json_object_object_add(o, "unit", al_json_string(al_unit_name(n->verdict.unit)));
+	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
+	json_object_object_add(o, "ane", json_object_new_boolean(n->verdict.placed_ane));
+	json_object_object_add(o, "unit", al_json_string(al_unit_name(n->verdict.placed)));
+	json_object_object_add(o, "op_ane", json_object_new_boolean(n->verdict.ane));
+	json_object_object_add(o, "op_unit", al_json_string(al_unit_name(n->verdict.unit)));
+	if (n->verdict.place != AL_PLACE_VERDICT)
+		json_object_object_add(o, "moved_by", al_json_string(al_moved_by(&n->verdict)));
 	json_object_object_add(o, "confidence", conf_str(n->verdict.confidence));
 	json_object *rules = json_object_new_array();
 	json_object *findings = json_object_new_array();
@@ -172,6 +177,7 @@ static json_object *summary_json(const struct al_submodel *s)
 		if (u != AL_UNIT_NONE)
 			json_object_object_add(units, al_unit_name(u), json_object_new_int64(sum.per_unit[u]));
 	json_object_object_add(o, "units", units);
+	json_object_object_add(o, "ane_eligible", json_object_new_int64(sum.eligible));
 	double share = sum.nodes ? (double)sum.per_unit[AL_UNIT_ANE] / sum.nodes : 0.0;
 	char buf[32];
 	snprintf(buf, sizeof buf, "%.4f", share);

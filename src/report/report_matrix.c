@@ -38,7 +38,7 @@ static uint8_t node_unit(const struct al_node *n, const struct al_verdict *v)
 {
 	if (al_node_is_const(n))
 		return AL_UNIT_NONE;
-	return v->ane ? AL_UNIT_ANE : (uint8_t)v->unit;
+	return v->placed_ane ? AL_UNIT_ANE : (uint8_t)v->placed; /* the final placement */
 }
 
 static size_t n_targets(void)

@@ -48,15 +48,19 @@ static void print_row(void *vctx, const struct al_node *n)
 			al_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
 		fprintf(out, "%-18s  ", sh);
 	}
+	/* the unit column: the final placement, marked `*` when the partition or a
+	 * model-level rule moved it away from the op's own verdict */
 	const struct al_verdict *v = &n->verdict;
-	if (v->ane) {
-		fprintf(out, "%sANE%s", al_col(o, C_GREEN), al_col(o, C_RESET));
-		if (v->n_rules)
-			fprintf(out, "%15s", "");
+	bool moved = al_verdict_moved(v);
+	bool any = v->n_rules || moved;
+	if (v->placed_ane) {
+		fprintf(out, "%sANE%s%s", al_col(o, C_GREEN), moved ? "*" : "", al_col(o, C_RESET));
+		if (any)
+			fprintf(out, "%*s", moved ? 14 : 15, "");
 	} else {
 		char unit[32];
-		snprintf(unit, sizeof unit, "-> %s", al_unit_name(v->unit));
-		fprintf(out, "%s%-18s%s", al_col(o, al_unit_colour(v->unit)), unit, al_col(o, C_RESET));
+		snprintf(unit, sizeof unit, "-> %s%s", al_unit_name(v->placed), moved ? "*" : "");
+		fprintf(out, "%s%-18s%s", al_col(o, al_unit_colour(v->placed)), unit, al_col(o, C_RESET));
 	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
@@ -66,6 +70,9 @@ static void print_row(void *vctx, const struct al_node *n)
 		fputs(" ", out);
 		al_put_name(out, v->reasons[r], 0);
 	}
+	if (moved)
+		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", al_moved_by(v),
+			v->ane ? "ANE" : al_unit_name(v->unit));
 	fputc('\n', out);
 }
 
@@ -86,8 +93,13 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 	fprintf(out, "summary: %" PRIu32 " %s", sum.nodes, what);
 	if (sum.consts)
 		fprintf(out, " (+%" PRIu32 " const)", sum.consts);
-	fprintf(out, ", %s%" PRIu32 " on the ANE (%.1f%%)%s", al_col(o, C_GREEN), ane, pct(ane, sum.nodes),
-		al_col(o, C_RESET));
+	if (sum.moved) /* the op's own eligibility, then the final placement */
+		fprintf(out, ", %" PRIu32 " ANE-eligible", sum.eligible);
+	fprintf(out, ", %s%" PRIu32 " %s the ANE (%.1f%%)%s", al_col(o, C_GREEN), ane,
+		sum.moved ? "placed on" : "on", pct(ane, sum.nodes), al_col(o, C_RESET));
+	if (sum.moved)
+		fprintf(out, ": %" PRIu32 " moved by %s", sum.moved,
+			sum.moved_by ? sum.moved_by->id : "the partition policy");
 	if (off) {
 		fprintf(out, ", %s%" PRIu32 " fall back%s:", al_col(o, C_RED), off, al_col(o, C_RESET));
 		bool first = true;

@@ -17,13 +17,23 @@
 
 /* ================================================================ helpers */
 
+/* The policy fixtures are tiny: the work floor (ANE071 per model, ANE072 per
+ * segment) would put all of them on the CPU, so they are checked with it
+ * switched off, as a rules file can; test_work_floor tests the floor. */
+static const char no_floor[] = "id: ANE071\nfamilies: none\nprovenance: policy tests\n\n"
+			       "id: ANE072\nfamilies: none\nprovenance: policy tests\n";
+
 static al_model *open_checked(const char *path)
 {
 	al_diags *d = al_diags_new();
 	al_model *m = NULL;
-	enum al_status st = al_model_open(path, &m, d);
+	al_user_rules *u = NULL;
+	enum al_status st = al_user_rules_parse(no_floor, sizeof no_floor - 1, "no_floor", &u, d);
 	if (st == AL_OK)
-		st = al_model_check(m, NULL, d);
+		st = al_model_open(path, &m, d);
+	if (st == AL_OK)
+		st = al_model_check(m, &(struct al_check_opts){.user_rules = u}, d);
+	al_user_rules_free(u);
 	if (st != AL_OK) {
 		print_error("%s: %s\n", path, al_status_str(st));
 		al_model_free(m);
@@ -92,7 +102,8 @@ static const struct al_target untimed = {.id = "untimed", .name = "no roofline f
 
 static const struct al_plan *plan_of(al_model *m, size_t sub, enum al_policy pol)
 {
-	struct al_plan_opts o = {.policy = pol, .target = &untimed};
+	/* the policy alone: these fixtures are far below the work floor (ANE072) */
+	struct al_plan_opts o = {.policy = pol, .target = &untimed, .no_work_floor = true};
 	const struct al_plan *p = NULL;
 	al_diags *d = al_diags_new();
 	assert_int_equal(al_model_plan(m, sub, &o, &p, d), AL_OK);
@@ -460,7 +471,7 @@ static void test_roofline(void **state)
 		n->cost = (struct al_cost){.flops = 1e9, .act_bytes = 1000000, .known = true};
 	}
 	/* per op: ANE max(1e9 / 1e12 s, 1e6 B / 100 GB/s) = max(1000, 10) us; GPU 2000 us */
-	struct al_plan_opts o = {.target = &t, .policy = AL_POLICY_NN2020};
+	struct al_plan_opts o = {.target = &t, .policy = AL_POLICY_NN2020, .no_work_floor = true};
 	const struct al_plan *p = NULL;
 	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
@@ -509,7 +520,7 @@ static void test_default_target(void **state)
 	assert_non_null(m);
 	const struct al_target *t = al_target_default();
 	const struct al_plan *p = NULL, *q = plan_of(m, 0, AL_POLICY_OPTIMISTIC);
-	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC};
+	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC, .no_work_floor = true};
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	check_invariants(p);
 	assert_ptr_equal(p->target, t);
@@ -532,7 +543,7 @@ static void test_switch_costs_and_fix_limit(void **state)
 	(void)state;
 	al_model *m = open_checked(fixture(CR("plan_susus.mlmodel")));
 	assert_non_null(m);
-	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC};
+	struct al_plan_opts o = {.policy = AL_POLICY_OPTIMISTIC, .no_work_floor = true};
 	o.switch_us[AL_UNIT_ANE][AL_UNIT_CPU] = 100;
 	o.switch_us[AL_UNIT_CPU][AL_UNIT_ANE] = 300;
 	const struct al_plan *p = NULL;
@@ -598,7 +609,7 @@ static void test_plans_own_their_memory(void **state)
 		size_t vused = m->verdicts.used, vcap = m->verdicts.cap;
 		for (int i = 0; i < 10000; i++) {
 			const struct al_plan *p = NULL;
-			assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+			assert_int_equal(al_model_plan(m, 0, &(struct al_plan_opts){.no_work_floor = true}, &p, NULL), AL_OK);
 			assert_int_equal(p->n_segments, first->n_segments);
 			al_plan_free(p);
 		}
@@ -708,6 +719,137 @@ static void test_corpus_invariants(void **state)
 	assert_true(n_plans > 100);
 }
 
+/* ================================================================ check and plan tell one story */
+
+/* For every target: check's final placement of every node (al_verdict.placed)
+ * equals plan's unit under the default policy, with the built-in rules
+ * (work floor included); a node moved by a rule names it. */
+static uint32_t check_agrees_with_plan(const char *path, bool fixes)
+{
+	al_model *m = NULL;
+	if (al_model_open(path, &m, NULL) != AL_OK)
+		return 0; /* test_rules / corpus.sh report models that do not load */
+	uint32_t n = 0;
+	for (size_t t = 0; t < al_targets_count(); t++) {
+		const struct al_target *tg = al_target_at(t);
+		assert_int_equal(al_model_check(m, &(struct al_check_opts){.target = tg}, NULL), AL_OK);
+		for (size_t k = 0; k < al_model_count(m); k++) {
+			struct al_plan_opts o = {.target = tg, .policy = AL_POLICY_AUTO, .no_fixes = !fixes};
+			const struct al_plan *p = NULL;
+			assert_int_equal(al_model_plan(m, k, &o, &p, NULL), AL_OK);
+			for (uint32_t i = 0; i < p->n_nodes; i++) {
+				const struct al_verdict *v = &p->nodes[i]->verdict;
+				if (v->placed != p->unit[i] || v->place != p->place[i])
+					fail_msg("%s, %s: node %s: check places it on %s (%s), plan on %s (%s)",
+						 path, tg->id, p->nodes[i]->name, al_unit_name(v->placed),
+						 al_place_name(v->place), al_unit_name(p->unit[i]),
+						 al_place_name(p->place[i]));
+				assert_int_equal(v->placed_ane, p->unit[i] == AL_UNIT_ANE);
+				if (p->place[i] == AL_PLACE_MODEL)
+					assert_ptr_equal(v->moved_by, p->model_rule);
+				else if (p->place[i] == AL_PLACE_SMALL)
+					assert_string_equal(v->moved_by->id, "ANE072");
+				else
+					assert_null(v->moved_by);
+				n++;
+			}
+			al_plan_free(p);
+		}
+	}
+	al_model_free(m);
+	return n;
+}
+
+static uint32_t agree_in_dir(const char *dir, bool fixes)
+{
+	uint32_t n = 0;
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(dh))) {
+		size_t len = strlen(e->d_name);
+		if (!(len > 8 && strcmp(e->d_name + len - 8, ".mlmodel") == 0) &&
+		    !(len > 10 && strcmp(e->d_name + len - 10, ".mlpackage") == 0))
+			continue;
+		char path[8192 + 512];
+		snprintf(path, sizeof path, "%.8000s/%.500s", dir, e->d_name);
+		n += check_agrees_with_plan(path, fixes);
+	}
+	closedir(dh);
+	return n;
+}
+
+static void test_check_agrees_with_plan(void **state)
+{
+	(void)state;
+	static const char *const dirs[] = {"converted", "crafted", "modern", "observed", "rules"};
+	uint32_t n = 0;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		n += agree_in_dir(fixture(dirs[i]), true);
+	assert_true(n > 1000);
+}
+
+static void test_corpus_check_agrees_with_plan(void **state)
+{
+	(void)state;
+	static const char *const dirs[] = {"converted", "real", "modern", "compiled"};
+	uint32_t n = 0;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		const char *dir = corpus_file(dirs[i]);
+		if (!dir)
+			skip();
+		char base[8192];
+		snprintf(base, sizeof base, "%s", dir);
+		n += agree_in_dir(base, false);
+	}
+	assert_true(n > 0);
+}
+
+/* The work floor: conv, gather, conv, gather, conv (a few kFLOP). Per model
+ * (ANE071, a model-level rule) everything goes to the CPU; with ANE071 off,
+ * per segment (ANE072) each ANE island between the CPU gathers does. */
+static void test_work_floor(void **state)
+{
+	(void)state;
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture(CR("plan_pingpong.mlmodel")), &m, NULL), AL_OK);
+	assert_int_equal(al_model_check(m, NULL, NULL), AL_OK);
+	const struct al_plan *p = NULL;
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_non_null(p->model_rule);
+	assert_string_equal(p->model_rule->id, "ANE071");
+	assert_string_equal(letters(p), "CCCCC");
+	assert_int_equal(p->n_segments, 1);
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		assert_int_equal(p->place[k], AL_PLACE_MODEL);
+		assert_int_equal(p->nodes[k]->verdict.placed, AL_UNIT_CPU);
+		assert_ptr_equal(p->nodes[k]->verdict.moved_by, p->model_rule);
+	}
+	al_plan_free(p);
+
+	static const char only_segments[] = "id: ANE071\nfamilies: none\nprovenance: test\n";
+	al_user_rules *u = NULL;
+	assert_int_equal(al_user_rules_parse(only_segments, sizeof only_segments - 1, "t", &u, NULL),
+			 AL_OK);
+	assert_int_equal(al_model_check(m, &(struct al_check_opts){.user_rules = u}, NULL), AL_OK);
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_null(p->model_rule);
+	assert_string_equal(letters(p), "CCCCC");
+	assert_int_equal(p->place[pos(p, "s2")], AL_PLACE_SMALL);
+	assert_int_equal(p->nodes[pos(p, "s2")]->verdict.place, AL_PLACE_SMALL);
+	assert_string_equal(p->nodes[pos(p, "s2")]->verdict.moved_by->id, "ANE072");
+	assert_string_equal(al_place_name(AL_PLACE_SMALL), "small_segment");
+	al_plan_free(p);
+	/* without the floor the islands stay on the ANE */
+	assert_int_equal(al_model_plan(m, 0, &(struct al_plan_opts){.no_work_floor = true}, &p, NULL),
+			 AL_OK);
+	assert_string_equal(letters(p), "ACACA");
+	al_plan_free(p);
+	al_user_rules_free(u);
+	al_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +870,9 @@ int main(void)
 		cmocka_unit_test(test_plans_own_their_memory),
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_corpus_invariants),
+		cmocka_unit_test(test_work_floor),
+		cmocka_unit_test(test_check_agrees_with_plan),
+		cmocka_unit_test(test_corpus_check_agrees_with_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

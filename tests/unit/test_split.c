@@ -9,6 +9,34 @@
 
 #include <unistd.h>
 
+/* The fixtures are tiny: the work floor (ANE071 per model, ANE072 per ANE
+ * segment) would put all of them on the CPU, with no unit change to cut at and
+ * no part without a fallback. These tests are about the cut, so they check and
+ * plan with the floor switched off, as a rules file can. */
+static const char no_floor_text[] = "id: ANE071\nfamilies: none\nprovenance: tiny fixtures\n\n"
+				    "id: ANE072\nfamilies: none\nprovenance: tiny fixtures\n";
+static al_user_rules *no_floor_rules;
+
+static const struct al_check_opts *no_floor(void)
+{
+	static struct al_check_opts o;
+	if (!no_floor_rules)
+		assert_int_equal(al_user_rules_parse(no_floor_text, sizeof no_floor_text - 1, "no-floor",
+						     &no_floor_rules, NULL), AL_OK);
+	o.user_rules = no_floor_rules;
+	return &o;
+}
+
+static const struct al_plan_opts no_floor_plan = {.no_work_floor = true};
+
+static int free_no_floor(void **state)
+{
+	(void)state;
+	al_user_rules_free(no_floor_rules);
+	no_floor_rules = NULL;
+	return 0;
+}
+
 static al_model *open_fixture(const char *name, al_diags *d)
 {
 	al_model *m = NULL;
@@ -84,7 +112,7 @@ static void test_rank5_custom(void **state)
 	assert_int_equal(al_split_bytes(s, 0, &bytes, &n, d), AL_OK);
 	al_model *m1 = NULL;
 	assert_int_equal(al_model_open_buffer(bytes, n, NULL, 0, "part1", &m1, d), AL_OK);
-	assert_int_equal(al_model_check(m1, NULL, d), AL_OK);
+	assert_int_equal(al_model_check(m1, no_floor(), d), AL_OK);
 	assert_false(al_model_fails(m1, AL_FAIL_ANY));
 	const struct al_submodel *s1 = al_model_get(m1, 0);
 	assert_int_equal(s1->n_outputs, 1);
@@ -359,7 +387,7 @@ static void test_segments(void **state)
 	(void)state;
 	al_diags *d = al_diags_new();
 	al_model *m = open_fixture("converted/gru__nn_ios14.mlmodel", d);
-	struct al_split_opts o = {.segments = true};
+	struct al_split_opts o = {.segments = true, .check = no_floor(), .plan = &no_floor_plan};
 	al_splitter *s = NULL;
 	assert_int_equal(al_split_plan(m, &o, &s, d), AL_OK);
 	assert_int_equal(al_split_count(s), 2);
@@ -456,8 +484,8 @@ static void test_alloc_failures(void **state)
 	/* the same for an ML Program (constants copied, package weights) */
 	m = open_fixture("converted/gru__mlp_fp16.mlpackage", d);
 	assert_int_equal(al_model_infer_shapes(m, d), AL_OK);
-	struct al_split_opts so = {.segments = true};
-	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	struct al_split_opts so = {.segments = true, .check = no_floor(), .plan = &no_floor_plan};
+	assert_int_equal(al_model_check(m, no_floor(), d), AL_OK);
 	done = false;
 	for (unsigned long k = 1; k < 20000 && !done; k++) {
 		al_diags *dd = al_diags_new();
@@ -570,5 +598,5 @@ int main(void)
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mil),
 		cmocka_unit_test(test_duplicate_outputs),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, free_no_floor);
 }
