@@ -18,7 +18,7 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow 
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# BLAS (al_gemm -> cblas_sgemm): on by default when OpenBLAS is installed
+# BLAS (ali_gemm -> cblas_sgemm): on by default when OpenBLAS is installed
 # (libopenblas-dev); `make BLAS=0` builds the portable loops instead. After
 # switching, `make clean` (objects do not track the flag).
 BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \

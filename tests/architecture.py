@@ -10,6 +10,9 @@
 3. Sinks only read: no object of src/report/ but report_analyze.o (the driver
    the caller runs first) uses al_model_check, al_model_plan,
    al_model_infer_shapes or al_report_analyze.
+4. Names: the prefix says what is public. Every global symbol of the library
+   that starts with al_ is declared in include/anelint.h; internal functions
+   and data shared between files start with ali_ (SQLite's sqlite3_ / sqlite3).
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root)."""
 import collections, os, re, subprocess, sys
@@ -119,8 +122,23 @@ def symbols(build):
           f"{sum(1 for c in comps if len(c) > 1)} circles")
 
 
+def names(build):
+    lib = os.path.join(build, "libanelint.a")
+    out = subprocess.run(["nm", "-g", "--defined-only", lib], capture_output=True, text=True,
+                         check=True).stdout
+    public = set(re.findall(r"\bal_\w+", open(os.path.join("include", "anelint.h")).read()))
+    exported = sorted({p[2] for p in (l.split() for l in out.splitlines())
+                       if len(p) == 3 and p[2].startswith("al_")})
+    for name in exported:
+        check(name in public, f"{name} is exported with the public prefix al_ but not declared "
+                              "in include/anelint.h: an internal name starts with ali_")
+    check(len(exported) > 0, "the library exports its public al_ API")
+
+
 if __name__ == "__main__":
     includes()
-    symbols(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build"))
+    build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
+    symbols(build)
+    names(build)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -62,7 +62,7 @@ def chromium(exe, args, url, timeout=120):
 
 
 def visible(name):
-    """A name as the report shows it (report.c al_put_esc)."""
+    """A name as the report shows it (report.c ali_put_esc)."""
     out = []
     for ch in name:
         cp = ord(ch)

@@ -14,7 +14,7 @@ fuzzer find whose artifact stayed on the CI machine (tests/regress/README.md).
       description declares the output y three times (110 bytes), or the outputs
       y, t, y, t, y, t. The old loader accepted them; `split --at a` put the
       model outputs first by appending one tensor per declared output, past
-      arrays sized for the distinct names (heap-buffer-overflow in al_buf_put
+      arrays sized for the distinct names (heap-buffer-overflow in ali_buf_put
       <- put_feature <- build_part).
   mlmodel/duplicate-input-names.mlmodel
   mlmodel/input-output-same-name.mlmodel

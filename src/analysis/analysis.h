@@ -20,11 +20,11 @@ enum {
 #define AL_FAM_FROM(id) (AL_FAM_ALL & ~(AL_FAM(id) - 1u))
 #define AL_FAM_UPTO(id) ((AL_FAM(id) << 1) - 1u)
 /* Index of t in the table, or -1 when t is not one of its rows. */
-int al_target_index(const struct al_target *t);
+int ali_target_index(const struct al_target *t);
 /* Parse a families list ("all", "none", "a15+", "a12..a14", "m1, a16", ...) into a
  * bit set; false (and *out untouched) on an unknown name or bad syntax, with the
  * offending word in bad (may be NULL). */
-bool al_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
+bool ali_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
 
 /* ------------------------------------------------------------------ OS releases
  * Releases in releases.def order; a rule's `releases` is a bit set over them (bit
@@ -40,8 +40,8 @@ enum {
 #define AL_REL_ALL ((1u << AL_REL_COUNT) - 1u)
 #define AL_REL_FROM(id) (AL_REL_ALL & ~(AL_REL(id) - 1u))
 #define AL_REL_UPTO(id) ((AL_REL(id) << 1) - 1u)
-int al_release_index(const struct al_release *r);
-bool al_releases_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
+int ali_release_index(const struct al_release *r);
+bool ali_releases_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap);
 
 /* ------------------------------------------------------------------ id sets (idset.c)
  * A set of rows of a small table named by id or alias (families, releases). */
@@ -51,28 +51,28 @@ struct al_idset {
 	int (*find)(const char *s, size_t n);    /* row of an id or alias, or -1 */
 };
 /* Whether `word` (n bytes) is one of the comma-separated names in list. */
-bool al_idset_in_list(const char *list, const char *word, size_t n);
+bool ali_idset_in_list(const char *list, const char *word, size_t n);
 /* The set as text: "all", "none", "x+", "x..y", or "x,y"; snprintf-like. */
-size_t al_idset_format(const struct al_idset *t, uint32_t bits, char *buf, size_t cap);
+size_t ali_idset_format(const struct al_idset *t, uint32_t bits, char *buf, size_t cap);
 /* Parse a comma-separated list of "all", "none", "x", "x+", "x..y"; false (and
  * *out untouched) on an unknown name or bad syntax, the offending word in bad. */
-bool al_idset_parse(const struct al_idset *t, const char *s, uint32_t *out, char *bad, size_t bad_cap);
+bool ali_idset_parse(const struct al_idset *t, const char *s, uint32_t *out, char *bad, size_t bad_cap);
 
 /* ------------------------------------------------------------------ shapes (shapes.c)
  * Valid after al_model_infer_shapes (al_model_check runs it first). Output
  * shapes are node->out_shapes; these give the inputs. */
 /* The shape of input i of node n (n->inputs[i]), or NULL when unknown. */
-const struct al_shape *al_node_in_shape(const struct al_node *n, uint32_t i);
+const struct al_shape *ali_node_in_shape(const struct al_node *n, uint32_t i);
 /* MIL: the shape of the value bound to parameter `param` of op n (its first
  * binding; a literal binding gives its declared type). False when absent or
  * the rank is unknown. */
-bool al_mil_param_shape(const struct al_node *n, const char *param, struct al_shape *out);
+bool ali_mil_param_shape(const struct al_node *n, const char *param, struct al_shape *out);
 /* "[1,16,32,32]": "?" for an unknown dim, "64*" for a flexible one, "[?...]"
  * for an unknown rank (s NULL included), "[]" for a scalar. */
-void al_shape_format(const struct al_shape *s, char *buf, size_t cap);
+void ali_shape_format(const struct al_shape *s, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ rules */
-enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
+enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d);
 
 /* ------------------------------------------------------------------ the work floor
  * Too little work for the ANE (work_floor.c; docs/partition.md "Too little work",
@@ -86,14 +86,14 @@ struct al_work {
 	uint32_t ops;
 	bool known; /* every op's cost is known */
 };
-void al_work_add(struct al_work *w, const struct al_cost *c);
-bool al_work_too_little(const struct al_work *w, const struct al_release *os);
-double al_work_floor_weights(const struct al_release *os); /* bytes */
+void ali_work_add(struct al_work *w, const struct al_cost *c);
+bool ali_work_too_little(const struct al_work *w, const struct al_release *os);
+double ali_work_floor_weights(const struct al_release *os); /* bytes */
 /* Whether the partition applies the floor (ANE072) for target t and release os
  * (NULL: the defaults) under the user rules u (NULL: built-in only): a rules
  * file can switch it off like any rule. Callers set al_plan_opts.no_work_floor
  * from it, so that check and plan place the same way. */
-bool al_work_floor_applies(const al_user_rules *u, const struct al_target *t,
+bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 			   const struct al_release *os);
 
 

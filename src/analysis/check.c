@@ -2,7 +2,7 @@
  *
  * Path through this file:
  *   al_model_check   al_model_infer_shapes (shape_infer.c: shapes and cost of
- *                    every node), then al_rules_run (rule_engine.c: a verdict
+ *                    every node), then ali_rules_run (rule_engine.c: a verdict
  *                    per node and the model findings, for one target), then
  *                    place: every node's final unit, from the partition of its
  *                    sub-model (al_model_plan, plan.c: policy auto, no fix
@@ -12,12 +12,12 @@
 
 /* (here and not in work_floor.c, which the rule predicates use: the user rules
  * use the rule table, so work_floor.o must not use them) */
-bool al_work_floor_applies(const al_user_rules *u, const struct al_target *t,
+bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 			   const struct al_release *os)
 {
 	const struct al_rule *r = al_user_rules_find(u, "ANE072");
-	int ti = al_target_index(t ? t : al_target_default());
-	int ri = al_release_index(os ? os : al_release_default());
+	int ti = ali_target_index(t ? t : al_target_default());
+	int ri = ali_release_index(os ? os : al_release_default());
 	return r && ti >= 0 && ri >= 0 && (r->families >> ti & 1u) && (r->releases >> ri & 1u);
 }
 
@@ -34,11 +34,11 @@ static void own_placement(void *ctx, const struct al_node *n)
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
-	m->checked_floor_off = !al_work_floor_applies(o->user_rules, o->target, o->os);
+	m->checked_floor_off = !ali_work_floor_applies(o->user_rules, o->target, o->os);
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
 				  .os = o->os};
 	for (size_t i = 0; i < m->n_subs; i++) {
-		al_walk_nodes(m->subs[i], own_placement, NULL);
+		ali_walk_nodes(m->subs[i], own_placement, NULL);
 		const struct al_plan *p;
 		enum al_status rc = al_model_plan(m, i, &po, &p, d);
 		if (rc != AL_OK)
@@ -69,7 +69,7 @@ enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_
 	if (!o.target)
 		o.target = al_target_default();
 	m->checked = false;
-	rc = al_rules_run(m, &o, d);
+	rc = ali_rules_run(m, &o, d);
 	if (rc != AL_OK)
 		return rc;
 	m->checked = true; /* al_model_plan needs the verdicts */

@@ -171,12 +171,12 @@ static const struct cost_row mil_rows[AL_MILK_COUNT] = {
 _Static_assert(sizeof mil_rows / sizeof mil_rows[0] == AL_MILK_COUNT, "one row per MIL kind");
 
 /* Whether a kind has a cost row (for tests/unit/test_kinds.c). */
-bool al_cost_nn_has(int k)
+bool ali_cost_nn_has(int k)
 {
 	return k >= 0 && k < AL_NNK_COUNT && nn_rows[k].cls != K_ABSENT;
 }
 
-bool al_cost_mil_has(int k)
+bool ali_cost_mil_has(int k)
 {
 	return k >= 0 && k < AL_MILK_COUNT && mil_rows[k].cls != K_ABSENT;
 }
@@ -200,7 +200,7 @@ static uint64_t weight_bytes(al_span w)
 	return n;
 }
 
-/* Weight bytes of an NN layer of kind `kind`: its weight sites (al_nn_weight_sites);
+/* Weight bytes of an NN layer of kind `kind`: its weight sites (ali_nn_weight_sites);
  * a holder counts every length-delimited field it holds. */
 static uint64_t nn_param_bytes(int kind, al_span p)
 {
@@ -211,7 +211,7 @@ static uint64_t nn_param_bytes(int kind, al_span p)
 	while (pb_next(&it, &f)) {
 		if (f.wire != PB_LEN)
 			continue;
-		const struct al_weight_site *ws = al_nn_weight_sites[kind];
+		const struct al_weight_site *ws = ali_nn_weight_sites[kind];
 		for (; ws && ws->field; ws++) {
 			if (ws->field != f.num)
 				continue;
@@ -316,7 +316,7 @@ static bool op_attr(const struct al_node *n, const char *key, al_span *val)
 	pb_iter_init(&it, s->msg);
 	while (pb_next(&it, &f)) {
 		al_span k;
-		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) && al_span_eq(k, key) &&
+		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) && ali_span_eq(k, key) &&
 		    pb_get_bytes(f.data, 2, val))
 			found = true;
 	}
@@ -341,7 +341,7 @@ static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, i
 	while (pb_next(&it, &f)) {
 		al_span k;
 		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&
-		    !al_span_eq(k, "name") && pb_get_bytes(f.data, 2, &v))
+		    !ali_span_eq(k, "name") && pb_get_bytes(f.data, 2, &v))
 			n += value_bytes(m, v);
 	}
 	for (uint32_t i = 0; i < s->n_mil_args; i++) {
@@ -357,7 +357,7 @@ static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, i
 					char name[AL_MAX_NAME];
 					memcpy(name, h.data.p, h.data.n);
 					name[h.data.n] = '\0';
-					const struct al_node *q = al_mil_producer(p, name);
+					const struct al_node *q = ali_mil_producer(p, name);
 					if (is_const_like(q))
 						n += const_bytes(m, q, depth + 1);
 				}
@@ -410,7 +410,7 @@ static bool mil_shape(const struct cx *c, const char *param, struct al_shape *s)
 static int64_t mil_int(const struct cx *c, const char *param, int64_t def)
 {
 	int64_t v[MAXV];
-	long k = al_mil_param_ints(c->n, param, v, MAXV);
+	long k = ali_mil_param_ints(c->n, param, v, MAXV);
 	return k == 1 ? v[0] : def;
 }
 
@@ -532,7 +532,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 		}
 		c->flops = 2 * term(c, r->cls == K_CONV ? numel(o) : shp_numel(&x)) *
 			   term(c, shp_prod(&w, 1, w.rank, NULL));
-		if (al_mil_param_present(c->n, "bias"))
+		if (ali_mil_param_present(c->n, "bias"))
 			c->flops += term(c, numel(o));
 		return;
 	case K_FC: /* linear: weight [Dout, Din] */
@@ -541,7 +541,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 			return;
 		}
 		c->flops = 2 * term(c, numel(o)) * term(c, shp_dim(&w, 1));
-		if (al_mil_param_present(c->n, "bias"))
+		if (ali_mil_param_present(c->n, "bias"))
 			c->flops += term(c, numel(o));
 		return;
 	case K_MATMUL: {
@@ -556,7 +556,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 	}
 	case K_POOL: {
 		int64_t k[MAXV], kernel = 1;
-		long nk = al_mil_param_ints(c->n, "kernel_sizes", k, MAXV);
+		long nk = ali_mil_param_ints(c->n, "kernel_sizes", k, MAXV);
 		if (nk <= 0 || nk > MAXV) {
 			c->known = false;
 			return;
@@ -573,7 +573,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 			return;
 		}
 		char dir[32];
-		double dirs = al_mil_param_string(c->n, "direction", dir, sizeof dir) &&
+		double dirs = ali_mil_param_string(c->n, "direction", dir, sizeof dir) &&
 				      strcmp(dir, "bidirectional") == 0 ? 2 : 1;
 		int64_t h = shp_dim(&hh, 1), in_sz = shp_dim(&x, 2);
 		c->flops = dirs * term(c, shp_prod(&x, 0, 2, NULL)) * r->k * term(c, h) *
@@ -594,7 +594,7 @@ static void mil_flops(struct cx *c, const struct cost_row *r)
 	}
 	case K_RESIZE: {
 		char mode[32];
-		bool lin = al_mil_param_string(c->n, "resize_mode", mode, sizeof mode) &&
+		bool lin = ali_mil_param_string(c->n, "resize_mode", mode, sizeof mode) &&
 			   strcmp(mode, "NEAREST_NEIGHBOR") != 0;
 		c->flops = lin ? 4 * term(c, numel(o)) : 0;
 		return;
@@ -630,7 +630,7 @@ static void simple_flops(struct cx *c, bool mil, const struct cost_row *r)
 
 /* ================================================================ the node */
 
-void al_cost_node(struct al_node *n, const struct al_model *m, const struct al_shape *const *in,
+void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_shape *const *in,
 		  uint32_t n_in)
 {
 	const struct al_node_src *src = al_src(n);
@@ -666,7 +666,7 @@ void al_cost_node(struct al_node *n, const struct al_model *m, const struct al_s
 	uint64_t act = 0;
 	bool act_known = true;
 	for (uint32_t i = 0; i < n_in; i++) {
-		const struct al_node *p = mil ? al_mil_producer(n, n->inputs[i]) : NULL;
+		const struct al_node *p = mil ? ali_mil_producer(n, n->inputs[i]) : NULL;
 		if (mil && is_const_like(p)) {
 			n->cost.param_bytes += const_bytes(m, p, 0);
 			continue;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-bool al_idset_in_list(const char *list, const char *word, size_t n)
+bool ali_idset_in_list(const char *list, const char *word, size_t n)
 {
 	for (const char *p = list; p && *p;) {
 		const char *e = strchr(p, ',');
@@ -34,7 +34,7 @@ static void put(char *buf, size_t cap, size_t *len, const char *s)
 	*len += n;
 }
 
-size_t al_idset_format(const struct al_idset *t, uint32_t bits, char *buf, size_t cap)
+size_t ali_idset_format(const struct al_idset *t, uint32_t bits, char *buf, size_t cap)
 {
 	uint32_t all = t->n >= 32 ? ~0u : (1u << t->n) - 1u;
 	uint32_t f = bits & all;
@@ -124,7 +124,7 @@ static bool parse_item(const struct al_idset *t, const char *s, size_t n, uint32
 	return true;
 }
 
-bool al_idset_parse(const struct al_idset *t, const char *s, uint32_t *out, char *bad, size_t bad_cap)
+bool ali_idset_parse(const struct al_idset *t, const char *s, uint32_t *out, char *bad, size_t bad_cap)
 {
 	if (bad && bad_cap)
 		bad[0] = '\0';

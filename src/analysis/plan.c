@@ -222,7 +222,7 @@ static bool target_timed(const struct al_target *t)
 static void count_node(void *ctx, const struct al_node *n)
 {
 	struct work *w = ctx;
-	if (al_node_is_const(n))
+	if (ali_node_is_const(n))
 		return;
 	w->n_nodes++;
 	w->outputs_seen += n->n_outputs;
@@ -235,7 +235,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 {
 	struct work *w = ctx;
 	uint32_t row = w->row++;
-	if (al_node_is_const(n))
+	if (ali_node_is_const(n))
 		return;
 	uint32_t k = w->n_nodes++;
 	w->nodes[k] = n;
@@ -263,7 +263,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 	for (int u = 0; u < N_U; u++)
 		it->t[u] += t[u];
 	it->flops += op_flops(&n->cost);
-	al_work_add(&it->work, &n->cost);
+	ali_work_add(&it->work, &n->cost);
 }
 
 /* ---- producers by value name: open addressing on (graph, name) */
@@ -276,7 +276,7 @@ struct slot {
 /* A name within one graph: the shared hash, the graph's number mixed in. */
 static uint32_t name_hash(const char *s, uint32_t graph)
 {
-	uint64_t h = al_hash_str(s) ^ (graph * UINT64_C(0x9e3779b97f4a7c15));
+	uint64_t h = ali_hash_str(s) ^ (graph * UINT64_C(0x9e3779b97f4a7c15));
 	return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -300,13 +300,13 @@ static enum al_status build_edges(struct work *w)
 	uint32_t cap = 16;
 	while (cap < 2 * (uint64_t)w->n_outputs + 2 && cap < (1u << 30))
 		cap <<= 1;
-	struct slot *tab = al_calloc(cap, sizeof *tab);
-	uint32_t *stamp = al_malloc(((size_t)w->n_items + 1) * sizeof *stamp);
-	uint32_t *n_succ = al_calloc((size_t)w->n_items + 1, sizeof *n_succ);
+	struct slot *tab = ali_calloc(cap, sizeof *tab);
+	uint32_t *stamp = ali_malloc(((size_t)w->n_items + 1) * sizeof *stamp);
+	uint32_t *n_succ = ali_calloc((size_t)w->n_items + 1, sizeof *n_succ);
 	if (!tab || !stamp || !n_succ) {
-		al_free(tab);
-		al_free(stamp);
-		al_free(n_succ);
+		ali_free(tab);
+		ali_free(stamp);
+		ali_free(n_succ);
 		return AL_E_NOMEM;
 	}
 	for (uint32_t i = 0; i < w->n_items; i++)
@@ -355,9 +355,9 @@ static enum al_status build_edges(struct work *w)
 			struct item *p = &w->items[w->preds[k]];
 			w->succs[p->succ1++] = i;
 		}
-	al_free(tab);
-	al_free(stamp);
-	al_free(n_succ);
+	ali_free(tab);
+	ali_free(stamp);
+	ali_free(n_succ);
 	return AL_OK;
 }
 
@@ -434,7 +434,7 @@ static void work_floor(struct work *w)
 		r->known = r->known && x->known;
 	}
 	for (uint32_t i = 0; i < w->n_items; i++)
-		if (w->fin[i] == U_ANE && al_work_too_little(&w->region[uf_root(w->uf, i)], w->os)) {
+		if (w->fin[i] == U_ANE && ali_work_too_little(&w->region[uf_root(w->uf, i)], w->os)) {
 			w->fin[i] = U_CPU;
 			w->place[i] = AL_PLACE_SMALL;
 		}
@@ -636,13 +636,13 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 				 struct al_arena *arena, uint8_t *units)
 {
 	uint32_t ns = e->n_segments;
-	p->segments = al_arena_array(arena, ns ? ns : 1, sizeof *p->segments);
-	p->switch_list = al_arena_array(arena, e->n_switches ? e->n_switches : 1, sizeof *p->switch_list);
-	struct seg_order *ord = al_calloc(ns ? ns : 1, sizeof *ord);
-	uint32_t *remap = al_malloc((ns ? ns : 1) * sizeof *remap);
+	p->segments = ali_arena_array(arena, ns ? ns : 1, sizeof *p->segments);
+	p->switch_list = ali_arena_array(arena, e->n_switches ? e->n_switches : 1, sizeof *p->switch_list);
+	struct seg_order *ord = ali_calloc(ns ? ns : 1, sizeof *ord);
+	uint32_t *remap = ali_malloc((ns ? ns : 1) * sizeof *remap);
 	if (!p->segments || !p->switch_list || !ord || !remap) {
-		al_free(ord);
-		al_free(remap);
+		ali_free(ord);
+		ali_free(remap);
 		return AL_E_NOMEM;
 	}
 	for (uint32_t s = 0; s < ns; s++)
@@ -713,8 +713,8 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 	p->compute_us = e->compute_us;
 	p->switch_us = e->switch_us;
 	p->est_us = total(e);
-	al_free(ord);
-	al_free(remap);
+	ali_free(ord);
+	ali_free(remap);
 	return AL_OK;
 }
 
@@ -865,14 +865,14 @@ static enum al_status find_fixes(struct work *w, struct al_plan *p, uint32_t max
 {
 	struct search s = {0};
 	size_t n = (size_t)w->n_items + 1;
-	s.pool = al_malloc(3 * n * sizeof *s.pool);
-	s.cands = al_malloc((3 * n + 1) * sizeof *s.cands);
-	s.saved = al_malloc(n);
-	s.by_seg = al_malloc(n * sizeof *s.by_seg);
-	s.seg_start = al_malloc((n + 1) * sizeof *s.seg_start);
-	s.rules = al_malloc(n * sizeof *s.rules);
-	s.rule_count = al_malloc(n * sizeof *s.rule_count);
-	p->fixes = al_arena_array(arena, max_fixes, sizeof *p->fixes);
+	s.pool = ali_malloc(3 * n * sizeof *s.pool);
+	s.cands = ali_malloc((3 * n + 1) * sizeof *s.cands);
+	s.saved = ali_malloc(n);
+	s.by_seg = ali_malloc(n * sizeof *s.by_seg);
+	s.seg_start = ali_malloc((n + 1) * sizeof *s.seg_start);
+	s.rules = ali_malloc(n * sizeof *s.rules);
+	s.rule_count = ali_malloc(n * sizeof *s.rule_count);
+	p->fixes = ali_arena_array(arena, max_fixes, sizeof *p->fixes);
 	enum al_status st = AL_OK;
 	if (!s.pool || !s.cands || !s.saved || !s.by_seg || !s.seg_start || !s.rules ||
 	    !s.rule_count || !p->fixes) {
@@ -918,7 +918,7 @@ static enum al_status find_fixes(struct work *w, struct al_plan *p, uint32_t max
 		f->switches_after = be.n_switches;
 		f->gain_us = total(&cur) - total(&be);
 		f->n_nodes = c->n;
-		f->nodes = al_arena_array(arena, c->n ? c->n : 1, sizeof *f->nodes);
+		f->nodes = ali_arena_array(arena, c->n ? c->n : 1, sizeof *f->nodes);
 		if (!f->nodes) {
 			st = AL_E_NOMEM;
 			goto out;
@@ -931,13 +931,13 @@ static enum al_status find_fixes(struct work *w, struct al_plan *p, uint32_t max
 		evaluate(w, &cur, units);
 	}
 out:
-	al_free(s.pool);
-	al_free(s.cands);
-	al_free(s.saved);
-	al_free(s.by_seg);
-	al_free(s.seg_start);
-	al_free(s.rules);
-	al_free(s.rule_count);
+	ali_free(s.pool);
+	ali_free(s.cands);
+	ali_free(s.saved);
+	ali_free(s.by_seg);
+	ali_free(s.seg_start);
+	ali_free(s.rules);
+	ali_free(s.rule_count);
 	return st;
 }
 
@@ -945,49 +945,49 @@ out:
 
 static void free_work(struct work *w)
 {
-	al_free(w->nodes);
-	al_free(w->index);
-	al_free(w->items);
-	al_free(w->preds);
-	al_free(w->succs);
-	al_free(w->req);
-	al_free(w->fin);
-	al_free(w->place);
-	al_free(w->gt);
-	al_free(w->ct);
-	al_free(w->uf);
-	al_free(w->region);
-	al_free(w->stage);
-	al_free(w->stage2);
-	al_free(w->seg);
-	al_free(w->seg2);
-	al_free(w->keymap);
-	al_free(w->pairs);
-	al_free(w->pairs2);
+	ali_free(w->nodes);
+	ali_free(w->index);
+	ali_free(w->items);
+	ali_free(w->preds);
+	ali_free(w->succs);
+	ali_free(w->req);
+	ali_free(w->fin);
+	ali_free(w->place);
+	ali_free(w->gt);
+	ali_free(w->ct);
+	ali_free(w->uf);
+	ali_free(w->region);
+	ali_free(w->stage);
+	ali_free(w->stage2);
+	ali_free(w->seg);
+	ali_free(w->seg2);
+	ali_free(w->keymap);
+	ali_free(w->pairs);
+	ali_free(w->pairs2);
 }
 
 static enum al_status alloc_work(struct work *w)
 {
 	size_t nn = (size_t)w->n_nodes + 1, ni = (size_t)w->n_items + 1, ne = (size_t)w->n_preds + 1;
-	w->nodes = al_malloc(nn * sizeof *w->nodes);
-	w->index = al_malloc(nn * sizeof *w->index);
-	w->items = al_calloc(ni, sizeof *w->items);
-	w->preds = al_malloc(ne * sizeof *w->preds);
-	w->succs = al_malloc(ne * sizeof *w->succs);
-	w->req = al_malloc(ni);
-	w->fin = al_malloc(ni);
-	w->place = al_malloc(ni);
-	w->gt = al_malloc(ni);
-	w->ct = al_malloc(ni);
-	w->uf = al_malloc(ni * sizeof *w->uf);
-	w->region = al_malloc(ni * sizeof *w->region);
-	w->stage = al_malloc(ni * sizeof *w->stage);
-	w->stage2 = al_malloc(ni * sizeof *w->stage2);
-	w->seg = al_malloc(ni * sizeof *w->seg);
-	w->seg2 = al_malloc(ni * sizeof *w->seg2);
-	w->keymap = al_malloc(ni * N_U * sizeof *w->keymap);
-	w->pairs = al_malloc(ne * sizeof *w->pairs);
-	w->pairs2 = al_malloc(ne * sizeof *w->pairs2);
+	w->nodes = ali_malloc(nn * sizeof *w->nodes);
+	w->index = ali_malloc(nn * sizeof *w->index);
+	w->items = ali_calloc(ni, sizeof *w->items);
+	w->preds = ali_malloc(ne * sizeof *w->preds);
+	w->succs = ali_malloc(ne * sizeof *w->succs);
+	w->req = ali_malloc(ni);
+	w->fin = ali_malloc(ni);
+	w->place = ali_malloc(ni);
+	w->gt = ali_malloc(ni);
+	w->ct = ali_malloc(ni);
+	w->uf = ali_malloc(ni * sizeof *w->uf);
+	w->region = ali_malloc(ni * sizeof *w->region);
+	w->stage = ali_malloc(ni * sizeof *w->stage);
+	w->stage2 = ali_malloc(ni * sizeof *w->stage2);
+	w->seg = ali_malloc(ni * sizeof *w->seg);
+	w->seg2 = ali_malloc(ni * sizeof *w->seg2);
+	w->keymap = ali_malloc(ni * N_U * sizeof *w->keymap);
+	w->pairs = ali_malloc(ne * sizeof *w->pairs);
+	w->pairs2 = ali_malloc(ne * sizeof *w->pairs2);
 	if (!w->nodes || !w->index || !w->items || !w->preds || !w->succs ||
 	    !w->req || !w->fin || !w->place || !w->gt || !w->ct || !w->uf || !w->region || !w->stage || !w->stage2 ||
 	    !w->seg || !w->seg2 || !w->keymap || !w->pairs || !w->pairs2)
@@ -1049,7 +1049,7 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 			      : u == AL_UNIT_ANE ? U_ANE : w.pol->either;
 	}
 
-	al_walk_nodes(s, count_node, &w);
+	ali_walk_nodes(s, count_node, &w);
 	/* edges <= inputs; a loaded model has at most 2^20 nodes, but not of bounded arity */
 	if (w.inputs_seen > (1u << 30) || w.outputs_seen > (1u << 29))
 		return AL_E_NOMEM;
@@ -1059,19 +1059,19 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 	enum al_status st = alloc_work(&w);
 	if (st == AL_OK) {
 		w.n_nodes = w.n_items = 0;
-		al_walk_nodes(s, fill_node, &w);
+		ali_walk_nodes(s, fill_node, &w);
 		st = w.n_items == n_items ? build_edges(&w) : AL_E_INVALID_ARG;
 	}
-	uint8_t *units = al_malloc((size_t)w.n_items + 1);
+	uint8_t *units = ali_malloc((size_t)w.n_items + 1);
 	size_t nn = w.n_nodes ? w.n_nodes : 1;
 	if (st == AL_OK) {
 		p->n_nodes = w.n_nodes;
-		p->nodes = al_arena_array(arena, nn, sizeof *p->nodes);
-		p->unit = al_arena_array(arena, nn, sizeof *p->unit);
-		p->index = al_arena_array(arena, nn, sizeof *p->index);
-		p->segment = al_arena_array(arena, nn, sizeof *p->segment);
-		p->place = al_arena_array(arena, nn, sizeof *p->place);
-		p->node_us = al_arena_array(arena, nn, sizeof *p->node_us);
+		p->nodes = ali_arena_array(arena, nn, sizeof *p->nodes);
+		p->unit = ali_arena_array(arena, nn, sizeof *p->unit);
+		p->index = ali_arena_array(arena, nn, sizeof *p->index);
+		p->segment = ali_arena_array(arena, nn, sizeof *p->segment);
+		p->place = ali_arena_array(arena, nn, sizeof *p->place);
+		p->node_us = ali_arena_array(arena, nn, sizeof *p->node_us);
 		if (!units || !p->nodes || !p->unit || !p->index || !p->segment || !p->place ||
 		    !p->node_us)
 			st = AL_E_NOMEM;
@@ -1096,7 +1096,7 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 				st = find_fixes(&w, p, mf < MAX_FIXES ? mf : MAX_FIXES, &e, arena, units);
 		}
 	}
-	al_free(units);
+	ali_free(units);
 	free_work(&w);
 	return st;
 }
@@ -1114,25 +1114,25 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 	if (out)
 		*out = NULL;
 	if (!m || !out || i >= m->n_subs) {
-		al_diag_add(d, AL_SEV_ERROR, m ? m->path : NULL, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m ? m->path : NULL, UINT64_MAX, NULL, NULL,
 			    "al_model_plan: no model, no result pointer, or no sub-model %zu", i);
 		return AL_E_INVALID_ARG;
 	}
 	if (!m->checked) {
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 			    "al_model_plan: check the model (al_model_check) before planning it");
 		return AL_E_INVALID_ARG;
 	}
-	struct owned_plan *o = al_calloc(1, sizeof *o);
+	struct owned_plan *o = ali_calloc(1, sizeof *o);
 	if (!o) {
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "out of memory while planning");
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "out of memory while planning");
 		return AL_E_NOMEM;
 	}
 	struct al_plan *p = &o->plan;
 	p->sub = m->subs[i];
 	enum al_status st = plan_sub(&o->arena, m, m->subs[i], opts, p);
 	if (st != AL_OK) {
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
 			    st == AL_E_NOMEM ? "out of memory" : "internal error", p->sub->path);
 		al_plan_free(p);
 		return st;
@@ -1147,6 +1147,6 @@ void al_plan_free(const struct al_plan *p)
 		return;
 	/* p is the first member of the owned_plan al_model_plan allocated */
 	struct owned_plan *o = (struct owned_plan *)(uintptr_t)p;
-	al_arena_free(&o->arena);
-	al_free(o);
+	ali_arena_free(&o->arena);
+	ali_free(o);
 }

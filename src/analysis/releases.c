@@ -34,7 +34,7 @@ const struct al_release *al_release_default(void)
 	return &releases[N_RELEASES - 1];
 }
 
-int al_release_index(const struct al_release *r)
+int ali_release_index(const struct al_release *r)
 {
 	if (!r)
 		return -1;
@@ -50,7 +50,7 @@ static int find_index(const char *s, size_t n)
 		return -1;
 	for (size_t i = 0; i < N_RELEASES; i++)
 		if ((strlen(releases[i].id) == n && strncasecmp(releases[i].id, s, n) == 0) ||
-		    al_idset_in_list(releases[i].aliases, s, n))
+		    ali_idset_in_list(releases[i].aliases, s, n))
 			return (int)i;
 	return -1;
 }
@@ -71,16 +71,16 @@ static const struct al_idset release_set = {N_RELEASES, id_at, find_index};
 bool al_rule_applies_at(const struct al_rule *r, const struct al_target *t,
 			const struct al_release *os)
 {
-	int i = al_release_index(os ? os : al_release_default());
+	int i = ali_release_index(os ? os : al_release_default());
 	return al_rule_applies(r, t) && i >= 0 && (r->releases >> i) & 1u;
 }
 
 size_t al_rule_releases(const struct al_rule *r, char *buf, size_t cap)
 {
-	return al_idset_format(&release_set, r ? r->releases : 0, buf, cap);
+	return ali_idset_format(&release_set, r ? r->releases : 0, buf, cap);
 }
 
-bool al_releases_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
+bool ali_releases_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
 {
-	return al_idset_parse(&release_set, s, out, bad, bad_cap);
+	return ali_idset_parse(&release_set, s, out, bad, bad_cap);
 }

@@ -7,7 +7,7 @@
 
 /* ================================================================ helpers for predicates */
 
-bool al_rx_say(char *reason, size_t cap, const char *fmt, ...)
+bool ali_rx_say(char *reason, size_t cap, const char *fmt, ...)
 {
 	if (!reason || cap == 0)
 		return true;
@@ -39,12 +39,12 @@ static const char *join(char *buf, size_t cap, const int64_t *v, size_t n, const
 	return buf;
 }
 
-const char *al_rx_ints(char *buf, size_t cap, const int64_t *v, size_t n)
+const char *ali_rx_ints(char *buf, size_t cap, const int64_t *v, size_t n)
 {
 	return join(buf, cap, v, n, "[", ",", "]");
 }
 
-const char *al_rx_dims(char *buf, size_t cap, const int64_t *v, size_t n)
+const char *ali_rx_dims(char *buf, size_t cap, const int64_t *v, size_t n)
 {
 	return join(buf, cap, v, n, "", "x", "");
 }
@@ -57,7 +57,7 @@ static bool has_output(const struct al_node *x, const char *name)
 	return false;
 }
 
-const struct al_node *al_rx_producer(const struct al_node *n, const char *name)
+const struct al_node *ali_rx_producer(const struct al_node *n, const char *name)
 {
 	if (!n || !name)
 		return NULL;
@@ -95,27 +95,27 @@ static const struct al_feature *find_feature(const struct al_feature *f, uint32_
 	return NULL;
 }
 
-const struct al_feature *al_rx_input(const struct al_submodel *s, const char *name)
+const struct al_feature *ali_rx_input(const struct al_submodel *s, const char *name)
 {
 	return s ? find_feature(s->inputs, s->n_inputs, name) : NULL;
 }
 
-const struct al_feature *al_rx_output(const struct al_submodel *s, const char *name)
+const struct al_feature *ali_rx_output(const struct al_submodel *s, const char *name)
 {
 	return s ? find_feature(s->outputs, s->n_outputs, name) : NULL;
 }
 
-unsigned al_rx_nn_flags(const struct al_node *n)
+unsigned ali_rx_nn_flags(const struct al_node *n)
 {
-	return n->kind >= 0 && (size_t)n->kind < al_nn_kinds_count ? al_nn_kinds[n->kind].flags : 0;
+	return n->kind >= 0 && (size_t)n->kind < ali_nn_kinds_count ? ali_nn_kinds[n->kind].flags : 0;
 }
 
-unsigned al_rx_mil_flags(const struct al_node *n)
+unsigned ali_rx_mil_flags(const struct al_node *n)
 {
-	return n->kind >= 0 && (size_t)n->kind < al_mil_kinds_count ? al_mil_kinds[n->kind].flags : 0;
+	return n->kind >= 0 && (size_t)n->kind < ali_mil_kinds_count ? ali_mil_kinds[n->kind].flags : 0;
 }
 
-bool al_rx_type_in(const struct al_node *n, const char *const *names)
+bool ali_rx_type_in(const struct al_node *n, const char *const *names)
 {
 	if (!n->type)
 		return false;
@@ -127,7 +127,7 @@ bool al_rx_type_in(const struct al_node *n, const char *const *names)
 
 /* ================================================================ shapes for predicates */
 
-bool al_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out)
+bool ali_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out)
 {
 	if (!t || t->kind != 0 || t->rank < 0)
 		return false;
@@ -139,7 +139,7 @@ bool al_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out)
 	return true;
 }
 
-bool al_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
+bool ali_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
 {
 	if (!n || i >= n->n_outputs)
 		return false;
@@ -147,23 +147,23 @@ bool al_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
 		*out = n->out_shapes[i];
 		return true;
 	}
-	return n->out_types && al_rx_ttype_shape(&n->out_types[i], out);
+	return n->out_types && ali_rx_ttype_shape(&n->out_types[i], out);
 }
 
-bool al_rx_in_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
+bool ali_rx_in_shape(const struct al_node *n, uint32_t i, struct al_shape *out)
 {
 	if (!n || i >= n->n_inputs)
 		return false;
-	const struct al_shape *sh = al_node_in_shape(n, i);
+	const struct al_shape *sh = ali_node_in_shape(n, i);
 	if (sh && sh->rank >= 0) {
 		*out = *sh;
 		return true;
 	}
 	const struct al_node_src *src = al_src(n);
-	return src && src->mil_scope && al_rx_ttype_shape(al_mil_value_type(n, n->inputs[i]), out);
+	return src && src->mil_scope && ali_rx_ttype_shape(ali_mil_value_type(n, n->inputs[i]), out);
 }
 
-bool al_rx_shape_known(const struct al_shape *s)
+bool ali_rx_shape_known(const struct al_shape *s)
 {
 	if (!s || s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK)
 		return false;
@@ -173,7 +173,7 @@ bool al_rx_shape_known(const struct al_shape *s)
 	return true;
 }
 
-const char *al_rx_shape_str(char *buf, size_t cap, const struct al_shape *s)
+const char *ali_rx_shape_str(char *buf, size_t cap, const struct al_shape *s)
 {
 	if (!buf || cap == 0)
 		return "";
@@ -202,7 +202,7 @@ const char *al_rx_shape_str(char *buf, size_t cap, const struct al_shape *s)
 	return buf;
 }
 
-unsigned al_rx_elem_bytes(int dtype)
+unsigned ali_rx_elem_bytes(int dtype)
 {
 	switch (dtype) {
 	case AL_DT_INT8: case AL_DT_UINT8: case AL_DT_BOOL:

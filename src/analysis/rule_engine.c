@@ -4,7 +4,7 @@
  * rows and adding their own. It fills node->verdict and submodel->findings.
  *
  * Path through this file:
- *   al_rules_run   clear_verdicts (the last check's arena), then check_model per
+ *   ali_rules_run   clear_verdicts (the last check's arena), then check_model per
  *                  sub-model: sub_totals, check_graph -> check_node per node
  *                  (eval_builtin, eval_user, decide), then the model rules */
 #include "rules.h"
@@ -23,7 +23,7 @@ static int conf_rank(char c)
 /* Reasons are one line: control characters (from hostile names) become '?'. */
 static const char *keep_reason(struct al_arena *a, const char *r)
 {
-	char *p = al_arena_strndup(a, r, strnlen(r, REASON_CAP));
+	char *p = ali_arena_strndup(a, r, strnlen(r, REASON_CAP));
 	for (char *c = p; c && *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';
@@ -74,7 +74,7 @@ static void decide(struct al_verdict *v, const struct al_rule *const *fired, siz
 
 static bool is_const_op(const struct al_node *n, enum al_rule_scope scope)
 {
-	return scope == AL_SCOPE_MIL && (al_rx_mil_flags(n) & AL_OPF_CONST);
+	return scope == AL_SCOPE_MIL && (ali_rx_mil_flags(n) & AL_OPF_CONST);
 }
 
 /* Built-in rows of `scope` in effect for r's target; n NULL for model rules. */
@@ -83,7 +83,7 @@ static size_t eval_builtin(struct run *r, enum al_rule_scope scope)
 	size_t n_fired = 0;
 	for (size_t i = 0; i < AL_N_RULES; i++) {
 		const struct al_rule *rule = r->eff[i];
-		al_rule_pred *pred = al_rule_pred_at(i);
+		al_rule_pred *pred = ali_rule_pred_at(i);
 		if (al_rule_at(i)->scope != scope || !pred || !applies(r, rule))
 			continue;
 		r->reasons[n_fired][0] = '\0';
@@ -99,11 +99,11 @@ static size_t eval_user(struct run *r, const struct al_node *n, enum al_rule_sco
 {
 	size_t nu = al_user_rules_count(r->u);
 	for (size_t i = 0; i < nu && n_fired < r->cap; i++) {
-		const struct al_user_rule *ur = al_user_rules_get(r->u, i);
+		const struct al_user_rule *ur = ali_user_rules_get(r->u, i);
 		if (ur->base || ur->rule.scope != scope || !applies(r, &ur->rule) ||
-		    !al_user_rule_matches(ur, n))
+		    !ali_user_rule_matches(ur, n))
 			continue;
-		al_rx_say(r->reasons[n_fired], REASON_CAP, "%s: %s", n->type ? n->type : "?",
+		ali_rx_say(r->reasons[n_fired], REASON_CAP, "%s: %s", n->type ? n->type : "?",
 			  ur->reason ? ur->reason : ur->rule.title);
 		r->fired[n_fired++] = &ur->rule;
 	}
@@ -127,8 +127,8 @@ static enum al_status check_node(struct run *r, struct al_node *n, enum al_rule_
 	decide(v, r->fired, n_fired);
 	if (n_fired == 0)
 		return AL_OK;
-	const struct al_rule **rules = al_arena_array(&m->verdicts, n_fired, sizeof *rules);
-	const char **why = al_arena_array(&m->verdicts, n_fired, sizeof *why);
+	const struct al_rule **rules = ali_arena_array(&m->verdicts, n_fired, sizeof *rules);
+	const char **why = ali_arena_array(&m->verdicts, n_fired, sizeof *why);
 	if (!rules || !why)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
@@ -154,7 +154,7 @@ static enum al_status check_graph(struct run *r, struct al_graph *g, enum al_rul
 		if (st)
 			return st;
 		if (i % 16 == 15)
-			al_model_trim(r->m); /* see core.c: keep weight pages from piling up */
+			ali_model_trim(r->m); /* see core.c: keep weight pages from piling up */
 		for (uint32_t k = 0; k < n->n_sub; k++)
 			if ((st = check_graph(r, n->sub[k], scope, depth + 1)))
 				return st;
@@ -171,7 +171,7 @@ static enum al_status check_model(struct run *r, struct al_submodel *s)
 	s->n_findings = 0;
 	if (n_fired == 0)
 		return AL_OK;
-	struct al_finding *f = al_arena_array(&m->verdicts, n_fired, sizeof *f);
+	struct al_finding *f = ali_arena_array(&m->verdicts, n_fired, sizeof *f);
 	if (!f)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n_fired; i++) {
@@ -208,7 +208,7 @@ static void clear_verdicts(struct al_model *m)
 		for (uint32_t g = 0; g < s->n_graphs; g++)
 			clear_graph(s->graphs[g], 0);
 	}
-	al_arena_free(&m->verdicts);
+	ali_arena_free(&m->verdicts);
 }
 
 /* FLOPs of every node of g (nested graphs included); *known false when a
@@ -237,37 +237,37 @@ static void sub_totals(struct run *r, const struct al_submodel *s, enum al_rule_
 		graph_flops(s->graphs[g], scope, &r->ctx.sub_flops, &r->ctx.sub_cost_known, 0);
 }
 
-enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d)
+enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opts, al_diags *d)
 {
 	if (!m)
 		return AL_E_INVALID_ARG;
 	struct run r = {.m = m};
 	r.t = opts && opts->target ? opts->target : al_target_default();
-	r.fam = al_target_index(r.t);
+	r.fam = ali_target_index(r.t);
 	if (r.fam < 0) { /* a struct the caller made, not a row of the table */
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 			    "unknown target '%s': use al_target_find()",
 			    r.t->id ? r.t->id : "?");
 		return AL_E_INVALID_ARG;
 	}
 	r.os = opts && opts->os ? opts->os : al_release_default();
-	r.rel = al_release_index(r.os);
+	r.rel = ali_release_index(r.os);
 	if (r.rel < 0) {
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 			    "unknown OS release '%s': use al_release_find()",
 			    r.os->id ? r.os->id : "?");
 		return AL_E_INVALID_ARG;
 	}
 	r.u = opts ? opts->user_rules : NULL;
 	for (size_t i = 0; i < AL_N_RULES; i++) {
-		const struct al_user_rule *ov = al_user_rules_override(r.u, al_rule_at(i));
+		const struct al_user_rule *ov = ali_user_rules_override(r.u, al_rule_at(i));
 		r.eff[i] = ov ? &ov->rule : al_rule_at(i);
 	}
 	clear_verdicts(m);
 	m->checked = false;
 	r.cap = AL_N_RULES + al_user_rules_count(r.u);
-	r.fired = al_calloc(r.cap, sizeof *r.fired);
-	r.reasons = al_calloc(r.cap, sizeof *r.reasons);
+	r.fired = ali_calloc(r.cap, sizeof *r.fired);
+	r.reasons = ali_calloc(r.cap, sizeof *r.reasons);
 	r.ctx.t = r.t;
 	r.ctx.os = r.os;
 	enum al_status st = r.fired && r.reasons ? AL_OK : AL_E_NOMEM;
@@ -282,8 +282,8 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 		for (uint32_t g = 0; g < s->n_graphs && st == AL_OK; g++)
 			st = check_graph(&r, s->graphs[g], scope, 0);
 	}
-	al_free(r.fired);
-	al_free(r.reasons);
+	ali_free(r.fired);
+	ali_free(r.reasons);
 	if (st == AL_OK) {
 		m->checked_target = r.t;
 		m->checked_os = r.os;
@@ -291,7 +291,7 @@ enum al_status al_rules_run(struct al_model *m, const struct al_check_opts *opts
 	/* every allocation above is checked where it is made; m->arena.failed is
 	 * sticky and may predate this call, so it is not consulted here */
 	if (st == AL_E_NOMEM)
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 			    "out of memory while checking rules");
 	return st;
 }

@@ -51,7 +51,7 @@ const struct al_rule *al_rule_find(const char *id_or_name)
 }
 
 
-al_rule_pred *al_rule_pred_at(size_t i)
+al_rule_pred *ali_rule_pred_at(size_t i)
 {
 	return i < N_ROWS ? rows[i].pred : NULL;
 }

@@ -42,54 +42,54 @@ enum { AL_N_RULES = 0
 #undef AL_NODE_RULE
 #undef AL_MODEL_RULE
 /* The predicate of built-in row i (rule_table.c), or NULL past the end. */
-al_rule_pred *al_rule_pred_at(size_t i);
+al_rule_pred *ali_rule_pred_at(size_t i);
 
 /* Bound on values read from one repeated parameter (kernel sizes, shapes, ...). */
 #define AL_RX_MAX_DIMS 16
 
 /* snprintf into reason; always terminates, truncates silently. Returns true so a
- * predicate can end with `return al_rx_say(...)`. */
-bool al_rx_say(char *reason, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ * predicate can end with `return ali_rx_say(...)`. */
+bool ali_rx_say(char *reason, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* "[2,2]" for n values (at most AL_RX_MAX_DIMS shown, then ",..."). */
-const char *al_rx_ints(char *buf, size_t cap, const int64_t *v, size_t n);
+const char *ali_rx_ints(char *buf, size_t cap, const int64_t *v, size_t n);
 /* "15x15" for n values. */
-const char *al_rx_dims(char *buf, size_t cap, const int64_t *v, size_t n);
+const char *ali_rx_dims(char *buf, size_t cap, const int64_t *v, size_t n);
 
 /* The node of n's graph (or an enclosing graph) whose outputs include `name`,
  * searching only nodes before n in model order; NULL if none (a model or block
  * input). Linear in the graph size: for the few rules that need it. */
-const struct al_node *al_rx_producer(const struct al_node *n, const char *name);
+const struct al_node *ali_rx_producer(const struct al_node *n, const char *name);
 
 /* Whether name is a model input / output of s (description features). */
-const struct al_feature *al_rx_input(const struct al_submodel *s, const char *name);
-const struct al_feature *al_rx_output(const struct al_submodel *s, const char *name);
+const struct al_feature *ali_rx_input(const struct al_submodel *s, const char *name);
+const struct al_feature *ali_rx_output(const struct al_submodel *s, const char *name);
 
 /* NN layer-table flags of n (0 when the layer type is unknown). */
-unsigned al_rx_nn_flags(const struct al_node *n);
+unsigned ali_rx_nn_flags(const struct al_node *n);
 /* MIL op-table flags of n (0 when the op type is unknown). */
-unsigned al_rx_mil_flags(const struct al_node *n);
+unsigned ali_rx_mil_flags(const struct al_node *n);
 /* Whether n's type is one of the NULL-terminated names. */
-bool al_rx_type_in(const struct al_node *n, const char *const *names);
+bool ali_rx_type_in(const struct al_node *n, const char *const *names);
 
 /* ---------------------------------------------------------------- shapes
- * Shapes come from al_model_infer_shapes (node->out_shapes, al_node_in_shape),
+ * Shapes come from al_model_infer_shapes (node->out_shapes, ali_node_in_shape),
  * else, for ML Programs, from the declared types. An unknown shape makes a shape
  * rule stay silent: it never guesses. */
 
 /* The shape of n's output i; false if unknown (rank unknown). */
-bool al_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out);
+bool ali_rx_out_shape(const struct al_node *n, uint32_t i, struct al_shape *out);
 /* The shape of n's input i (n->inputs[i]); false if unknown. */
-bool al_rx_in_shape(const struct al_node *n, uint32_t i, struct al_shape *out);
+bool ali_rx_in_shape(const struct al_node *n, uint32_t i, struct al_shape *out);
 /* A declared type as a shape (tensor types only); false for none or a list/dict. */
-bool al_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out);
+bool ali_rx_ttype_shape(const struct al_ttype *t, struct al_shape *out);
 /* Whether s has a known rank and every dim known. */
-bool al_rx_shape_known(const struct al_shape *s);
+bool ali_rx_shape_known(const struct al_shape *s);
 /* "[1,16,32,32]" ('?' for unknown dims, "[?]" for an unknown rank). */
-const char *al_rx_shape_str(char *buf, size_t cap, const struct al_shape *s);
+const char *ali_rx_shape_str(char *buf, size_t cap, const struct al_shape *s);
 /* Bytes per element as the ANE stores a tensor of this dtype: 1 for 8-bit
  * integer types, else 2 (fp16: NeuralNetwork blobs and fp32 values alike). */
-unsigned al_rx_elem_bytes(int dtype);
+unsigned ali_rx_elem_bytes(int dtype);
 
 /* ---------------------------------------------------------------- user rules
  * user_rules.c, for the engine. A user rule either overrides a built-in rule
@@ -104,11 +104,11 @@ struct al_user_rule {
 	uint32_t line;              /* where it starts in its file */
 };
 /* Rule i of u in file order (u may be NULL: none). */
-const struct al_user_rule *al_user_rules_get(const al_user_rules *u, size_t i);
+const struct al_user_rule *ali_user_rules_get(const al_user_rules *u, size_t i);
 /* u's override of built-in rule `builtin`, or NULL. */
-const struct al_user_rule *al_user_rules_override(const al_user_rules *u,
+const struct al_user_rule *ali_user_rules_override(const al_user_rules *u,
 						  const struct al_rule *builtin);
 /* Whether n's type is one of ur's types. */
-bool al_user_rule_matches(const struct al_user_rule *ur, const struct al_node *n);
+bool ali_user_rule_matches(const struct al_user_rule *ur, const struct al_node *n);
 
 #endif

@@ -20,7 +20,7 @@ static bool is_type(const struct al_node *n, const char *type)
  * 0 when absent or not constant. */
 static size_t param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
 {
-	long k = al_mil_param_ints(n, param, out, max);
+	long k = ali_mil_param_ints(n, param, out, max);
 	if (k <= 0)
 		return 0;
 	return (size_t)k < max ? (size_t)k : max;
@@ -29,16 +29,16 @@ static size_t param_ints(const struct al_node *n, const char *param, int64_t *ou
 /* A parameter holding exactly one integer (a hostile file may give a list). */
 static bool param_int(const struct al_node *n, const char *param, int64_t *out)
 {
-	return al_mil_param_ints(n, param, out, 1) == 1;
+	return ali_mil_param_ints(n, param, out, 1) == 1;
 }
 
 /* One numeric parameter as a double (float or integer typed); false if absent. */
 static bool param_number(const struct al_node *n, const char *param, double *out)
 {
-	if (al_mil_param_floats(n, param, out, 1) > 0)
+	if (ali_mil_param_floats(n, param, out, 1) > 0)
 		return true;
 	int64_t v;
-	if (al_mil_param_ints(n, param, &v, 1) > 0) {
+	if (ali_mil_param_ints(n, param, &v, 1) > 0) {
 		*out = (double)v;
 		return true;
 	}
@@ -86,47 +86,47 @@ static bool is_function_input(const struct al_node *n, const struct al_submodel 
 {
 	if (!name || !n->owner || n->owner->depth != 0)
 		return false;
-	if (al_mil_producer(n, name))
+	if (ali_mil_producer(n, name))
 		return false;
-	return s->n_inputs == 0 || al_rx_input(s, name) != NULL;
+	return s->n_inputs == 0 || ali_rx_input(s, name) != NULL;
 }
 
 /* ================================================================ ANE020-023: op types */
 
-bool al_rp_mil_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
 		return false;
 	int64_t axis;
 	if (is_type(n, "cumsum") && param_int(n, "axis", &axis))
-		return al_rx_say(reason, cap, "cumsum (axis %lld) runs on the CPU", (long long)axis);
-	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
+		return ali_rx_say(reason, cap, "cumsum (axis %lld) runs on the CPU", (long long)axis);
+	return ali_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
 
-bool al_rp_mil_recurrent(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_recurrent(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_RNN))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_RNN))
 		return false;
 	char dir[32];
-	if (al_mil_param_string(n, "direction", dir, sizeof dir) && dir[0])
-		return al_rx_say(reason, cap, "%s (direction %s) runs step by step on the CPU",
+	if (ali_mil_param_string(n, "direction", dir, sizeof dir) && dir[0])
+		return ali_rx_say(reason, cap, "%s (direction %s) runs step by step on the CPU",
 				 n->type, dir);
-	return al_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
+	return ali_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
 }
 
-bool al_rp_mil_gather(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_gather(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_GATHER))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_GATHER))
 		return false;
 	int64_t axis;
-	bool konst = al_mil_param_is_const(n, "indices");
+	bool konst = ali_mil_param_is_const(n, "indices");
 	if (!is_type(n, "gather_nd") && param_int(n, "axis", &axis))
-		return al_rx_say(reason, cap, "%s axis %lld by %s indices", n->type, (long long)axis,
+		return ali_rx_say(reason, cap, "%s axis %lld by %s indices", n->type, (long long)axis,
 				 konst ? "constant" : "runtime");
-	return al_rx_say(reason, cap, "%s by %s indices", n->type, konst ? "constant" : "runtime");
+	return ali_rx_say(reason, cap, "%s by %s indices", n->type, konst ? "constant" : "runtime");
 }
 
 /* attributes[key] of op n as a string (Value.immediateValue.tensor.strings[0]),
@@ -143,7 +143,7 @@ static bool attr_string(const struct al_node *n, const char *key, char *out, siz
 	while (pb_next(&it, &f)) { /* Operation.attributes = 5: map<string, Value> */
 		al_span k, v, iv, tv, strs, str;
 		if (f.num != 5 || f.wire != PB_LEN || !pb_get_string(f.data, 1, &k) ||
-		    !al_span_eq(k, key) || !pb_get_bytes(f.data, 2, &v))
+		    !ali_span_eq(k, key) || !pb_get_bytes(f.data, 2, &v))
 			continue;
 		if (pb_get_bytes(v, 3, &iv) && pb_get_bytes(iv, 1, &tv) && pb_get_bytes(tv, 4, &strs) &&
 		    pb_get_string(strs, 1, &str) && str.n < cap) {
@@ -155,72 +155,72 @@ static bool attr_string(const struct al_node *n, const char *key, char *out, siz
 	return found;
 }
 
-bool al_rp_mil_custom(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_custom(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_CUSTOM))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_CUSTOM))
 		return false;
 	char cls[96];
 	if ((attr_string(n, "class_name", cls, sizeof cls) ||
-	     al_mil_param_string(n, "class_name", cls, sizeof cls)) && cls[0])
-		return al_rx_say(reason, cap, "custom_layer class_name '%s'", cls);
-	return al_rx_say(reason, cap, "custom_layer (app code)");
+	     ali_mil_param_string(n, "class_name", cls, sizeof cls)) && cls[0])
+		return ali_rx_say(reason, cap, "custom_layer class_name '%s'", cls);
+	return ali_rx_say(reason, cap, "custom_layer (app code)");
 }
 
 /* ================================================================ ANE024-028: parameters */
 
-bool al_rp_mil_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_CONV))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_CONV))
 		return false;
 	int64_t d[AL_RX_MAX_DIMS];
 	size_t k = param_ints(n, "dilations", d, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < k; i++) {
 		if (d[i] > 1) {
 			char b[96];
-			return al_rx_say(reason, cap, "%s dilations %s", n->type,
-					 al_rx_ints(b, sizeof b, d, k));
+			return ali_rx_say(reason, cap, "%s dilations %s", n->type,
+					 ali_rx_ints(b, sizeof b, d, k));
 		}
 	}
 	return false;
 }
 
-bool al_rp_mil_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
 	size_t nk = param_ints(n, "kernel_sizes", k, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < nk; i++) {
 		if (k[i] > 13) {
 			char b[96];
-			return al_rx_say(reason, cap, "%s kernel_sizes %s > 13", n->type,
-					 al_rx_dims(b, sizeof b, k, nk));
+			return ali_rx_say(reason, cap, "%s kernel_sizes %s > 13", n->type,
+					 ali_rx_dims(b, sizeof b, k, nk));
 		}
 	}
 	return false;
 }
 
-bool al_rp_mil_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_POOL))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_POOL))
 		return false;
 	int64_t st[AL_RX_MAX_DIMS];
 	size_t ns = param_ints(n, "strides", st, AL_RX_MAX_DIMS);
 	for (size_t i = 0; i < ns; i++) {
 		if (st[i] > 2 && st[i] != 4) {
 			char b[96];
-			return al_rx_say(reason, cap, "%s strides %s (ANE: 1, 2 or 4)", n->type,
-					 al_rx_dims(b, sizeof b, st, ns));
+			return ali_rx_say(reason, cap, "%s strides %s (ANE: 1, 2 or 4)", n->type,
+					 ali_rx_dims(b, sizeof b, st, ns));
 		}
 	}
 	return false;
 }
 
-bool al_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "upsample_nearest_neighbor") && !is_type(n, "upsample_bilinear"))
@@ -231,24 +231,24 @@ bool al_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
 	bool bad = h > 2.0 || w > 2.0 || h != floor(h) || w != floor(w);
 	if (!bad)
 		return false;
-	return al_rx_say(reason, cap, "%s scale factors %gx%g (only 2 is supported)", n->type, h, w);
+	return ali_rx_say(reason, cap, "%s scale factors %gx%g (only 2 is supported)", n->type, h, w);
 }
 
-bool al_rp_mil_conv_width(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "conv") && !is_type(n, "conv_transpose"))
 		return false;
-	const struct al_ttype *t = al_mil_param_type(n, "weight");
+	const struct al_ttype *t = ali_mil_param_type(n, "weight");
 	if (!t || t->rank < 3 || !t->dims)
 		return false;
 	int64_t kw = t->dims[t->rank - 1]; /* [Cout, Cin/groups, (kD,) kH, kW] */
 	if (kw <= (int64_t)c->t->conv_kw_cap)
 		return false;
 	char b[160];
-	return al_rx_say(reason, cap, "%s kernel width %lld > %u on %s (weight %s)", n->type,
+	return ali_rx_say(reason, cap, "%s kernel width %lld > %u on %s (weight %s)", n->type,
 			 (long long)kw, c->t->conv_kw_cap, c->t->id,
-			 al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank));
+			 ali_rx_ints(b, sizeof b, t->dims, (size_t)t->rank));
 }
 
 /* ================================================================ ANE029-032: tensor types */
@@ -260,19 +260,19 @@ static bool io_cast(const struct al_node *n, const struct al_submodel *s, char *
 		return false;
 	char xb[AL_MAX_NAME + 1];
 	const char *x = param_name(n, "x", xb, sizeof xb);
-	const struct al_ttype *in = al_mil_param_type(n, "x");
+	const struct al_ttype *in = ali_mil_param_type(n, "x");
 	const struct al_ttype *out = out_type(n, 0);
 	if (in && in->dtype == AL_DT_FP32 && is_function_input(n, s, x))
-		return al_rx_say(reason, cap, "cast of fp32 model input '%s' to %s", x,
+		return ali_rx_say(reason, cap, "cast of fp32 model input '%s' to %s", x,
 				 out ? al_dtype_name(out->dtype) : "?");
 	if (out && out->dtype == AL_DT_FP32 && n->owner && n->owner->depth == 0 &&
-	    al_rx_output(s, out_name(n, 0)))
-		return al_rx_say(reason, cap, "cast of %s to fp32 model output '%s'",
+	    ali_rx_output(s, out_name(n, 0)))
+		return ali_rx_say(reason, cap, "cast of %s to fp32 model output '%s'",
 				 in ? al_dtype_name(in->dtype) : "?", out_name(n, 0));
 	return false;
 }
 
-bool al_rp_mil_io_cast(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_io_cast(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_submodel *s = c->s;
@@ -283,10 +283,10 @@ bool al_rp_mil_io_cast(const struct al_rctx *c, char *reason, size_t cap)
  * which carry their own verdicts: the tensor-type rules skip them. */
 static bool typed_op(const struct al_node *n)
 {
-	return !(al_rx_mil_flags(n) & AL_OPF_CONTROL);
+	return !(ali_rx_mil_flags(n) & AL_OPF_CONTROL);
 }
 
-bool al_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_submodel *s = c->s;
@@ -296,7 +296,7 @@ bool al_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		if (io_cast(n, s, NULL, 0))
 			return false; /* reported by ANE030 */
-		return al_rx_say(reason, cap, "output '%s' is fp32", out_name(n, i));
+		return ali_rx_say(reason, cap, "output '%s' is fp32", out_name(n, i));
 	}
 	/* the cast that closes an fp32 island reads fp32: it is one of the island's
 	 * invalid ops (Apple coreai-models rules: cast, swish, cast = "3 invalid ops";
@@ -304,15 +304,15 @@ bool al_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 	if (typed_op(n) && is_type(n, "cast") && !io_cast(n, s, NULL, 0)) {
 		char xb[AL_MAX_NAME + 1];
 		const char *x = param_name(n, "x", xb, sizeof xb);
-		const struct al_ttype *in = al_mil_param_type(n, "x");
+		const struct al_ttype *in = ali_mil_param_type(n, "x");
 		if (in && in->kind == 0 && in->dtype == AL_DT_FP32)
-			return al_rx_say(reason, cap, "cast of fp32 '%s' back to %s closes an fp32 island",
+			return ali_rx_say(reason, cap, "cast of fp32 '%s' back to %s closes an fp32 island",
 					 x, out_type(n, 0) ? al_dtype_name(out_type(n, 0)->dtype) : "?");
 	}
 	return false;
 }
 
-bool al_rp_mil_int_tensor(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_int_tensor(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
@@ -321,71 +321,71 @@ bool al_rp_mil_int_tensor(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		if (t->dtype == AL_DT_INT32 || t->dtype == AL_DT_INT64 || t->dtype == AL_DT_UINT32 ||
 		    t->dtype == AL_DT_UINT64)
-			return al_rx_say(reason, cap, "output '%s' is %s", out_name(n, i),
+			return ali_rx_say(reason, cap, "output '%s' is %s", out_name(n, i),
 					 al_dtype_name(t->dtype));
 	}
 	return false;
 }
 
-bool al_rp_mil_rank(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_rank(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	for (uint32_t i = 0; typed_op(n) && i < n->n_outputs; i++) {
 		const struct al_ttype *t = out_type(n, i);
 		char b[160];
 		if (t && t->kind == 0 && t->rank > 5)
-			return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (shape %s)",
+			return ali_rx_say(reason, cap, "output '%s' has rank %d > 5 (shape %s)",
 					 out_name(n, i), t->rank,
-					 t->dims ? al_rx_ints(b, sizeof b, t->dims, (size_t)t->rank)
+					 t->dims ? ali_rx_ints(b, sizeof b, t->dims, (size_t)t->rank)
 						 : "?");
 		struct al_shape sh; /* declared rank unknown: the inferred one */
-		if ((!t || t->rank < 0) && al_rx_out_shape(n, i, &sh) && sh.rank > 5)
-			return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (inferred %s)",
-					 out_name(n, i), sh.rank, al_rx_shape_str(b, sizeof b, &sh));
+		if ((!t || t->rank < 0) && ali_rx_out_shape(n, i, &sh) && sh.rank > 5)
+			return ali_rx_say(reason, cap, "output '%s' has rank %d > 5 (inferred %s)",
+					 out_name(n, i), sh.rank, ali_rx_shape_str(b, sizeof b, &sh));
 	}
 	return false;
 }
 
 /* ================================================================ ANE033-037: ops without an ANE path */
 
-bool al_rp_mil_control_flow(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	unsigned f = al_rx_mil_flags(n);
+	unsigned f = ali_rx_mil_flags(n);
 	if (f & AL_OPF_CONTROL)
-		return al_rx_say(reason, cap, "%s is run-time control flow (%u nested block%s)", n->type,
+		return ali_rx_say(reason, cap, "%s is run-time control flow (%u nested block%s)", n->type,
 				 n->n_sub, n->n_sub == 1 ? "" : "s");
 	if (f & AL_OPF_LIST)
-		return al_rx_say(reason, cap, "%s operates on a dynamic list", n->type);
+		return ali_rx_say(reason, cap, "%s operates on a dynamic list", n->type);
 	return false;
 }
 
-bool al_rp_mil_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	static const char *const types[] = {
 		"reduce_prod", "non_zero", "sliding_windows", "one_hot", "band_part", "mod",
 		"logical_and", "logical_or", "logical_xor", "acos", "asin", "asinh", "acosh",
 		"atanh", "cosh", "sinh", "tan", "shape", "reverse_sequence", NULL};
-	unsigned f = al_rx_mil_flags(n);
+	unsigned f = ali_rx_mil_flags(n);
 	if (n->kind < 0 || (f & AL_OPF_CONST) ||
-	    !((f & (AL_OPF_SCATTER | AL_OPF_RANDOM)) || al_rx_type_in(n, types)))
+	    !((f & (AL_OPF_SCATTER | AL_OPF_RANDOM)) || ali_rx_type_in(n, types)))
 		return false;
-	return al_rx_say(reason, cap, "%s has no ANE lowering", n->type);
+	return ali_rx_say(reason, cap, "%s has no ANE lowering", n->type);
 }
 
-bool al_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_mil_flags(n) & AL_OPF_SORT))
+	if (!(ali_rx_mil_flags(n) & AL_OPF_SORT))
 		return false;
 	int64_t k;
 	if (is_type(n, "topk") && param_int(n, "k", &k))
-		return al_rx_say(reason, cap, "topk k=%lld leaves the ANE", (long long)k);
-	return al_rx_say(reason, cap, "%s leaves the ANE", n->type);
+		return ali_rx_say(reason, cap, "topk k=%lld leaves the ANE", (long long)k);
+	return ali_rx_say(reason, cap, "%s leaves the ANE", n->type);
 }
 
-bool al_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "layer_norm") && !is_type(n, "batch_norm") && !is_type(n, "instance_norm"))
@@ -396,15 +396,15 @@ bool al_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 	double eps;
 	if (!param_number(n, "epsilon", &eps) || isnan(eps) || !(eps < 1e-7))
 		return false; /* absent: the MIL default 1e-5 */
-	return al_rx_say(reason, cap, "%s epsilon %g < 1e-7 in fp16", n->type, eps);
+	return ali_rx_say(reason, cap, "%s epsilon %g < 1e-7 in fp16", n->type, eps);
 }
 
-bool al_rp_mil_classify(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_classify(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "classify"))
 		return false;
-	return al_rx_say(reason, cap, "classify maps probabilities to labels on the CPU");
+	return ali_rx_say(reason, cap, "classify maps probabilities to labels on the CPU");
 }
 
 /* ================================================================ ANE060: channel-broadcast mul */
@@ -412,8 +412,8 @@ bool al_rp_mil_classify(const struct al_rctx *c, char *reason, size_t cap)
 /* The shape of the value bound to `param`: inferred, else declared. */
 static bool param_shape(const struct al_node *n, const char *param, struct al_shape *out)
 {
-	return al_mil_param_shape(n, param, out) ||
-	       al_rx_ttype_shape(al_mil_param_type(n, param), out);
+	return ali_mil_param_shape(n, param, out) ||
+	       ali_rx_ttype_shape(ali_mil_param_type(n, param), out);
 }
 
 /* Dim i from the end (1 = last), known and not flexible; -1 otherwise. */
@@ -443,7 +443,7 @@ static bool chw_by_c11(const struct al_shape *full, const struct al_shape *vec)
 	return true;
 }
 
-bool al_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "mul"))
@@ -454,12 +454,12 @@ bool al_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 	for (int swap = 0; swap < 2; swap++) {
 		const struct al_shape *full = swap ? &y : &x, *vec = swap ? &x : &y;
 		const char *vparam = swap ? "x" : "y";
-		if (al_mil_param_is_const(n, vparam) || !chw_by_c11(full, vec))
+		if (ali_mil_param_is_const(n, vparam) || !chw_by_c11(full, vec))
 			continue;
 		char a[96], b[96], nb[AL_MAX_NAME + 1];
 		const char *vname = param_name(n, vparam, nb, sizeof nb);
-		return al_rx_say(reason, cap, "mul of %s by non-constant %s '%s'",
-				 al_rx_shape_str(a, sizeof a, full), al_rx_shape_str(b, sizeof b, vec),
+		return ali_rx_say(reason, cap, "mul of %s by non-constant %s '%s'",
+				 ali_rx_shape_str(a, sizeof a, full), ali_rx_shape_str(b, sizeof b, vec),
 				 vname ? vname : "?");
 	}
 	return false;
@@ -467,40 +467,40 @@ bool al_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 
 /* ================================================================ ANE063-064: family-gated ops */
 
-bool al_rp_mil_trig(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_trig(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if ((!is_type(n, "sin") && !is_type(n, "cos")) || (c->t->features & AL_TF_TRIG))
 		return false;
-	return al_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
+	return ali_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
 }
 
-bool al_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
 {
 	static const char *const types[] = {"crop_resize", "resample", "affine", NULL};
 	const struct al_node *n = c->n;
-	if (!al_rx_type_in(n, types) || (c->t->features & AL_TF_TEXTURE))
+	if (!ali_rx_type_in(n, types) || (c->t->features & AL_TF_TEXTURE))
 		return false;
-	return al_rx_say(reason, cap, "%s needs the texture engine of H14+ (target %s, %s)", n->type,
+	return ali_rx_say(reason, cap, "%s needs the texture engine of H14+ (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
 }
 
-bool al_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "resample"))
 		return false;
-	return al_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
+	return ali_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
 			 c->t->name, c->os->name);
 }
 
-bool al_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "softplus"))
 		return false;
-	return al_rx_say(reason, cap, "softplus on %s: reported on the CPU", c->t->name);
+	return ali_rx_say(reason, cap, "softplus on %s: reported on the CPU", c->t->name);
 }
 
 /* The granularity of constexpr_blockwise_shift_scale op q from its data and
@@ -510,7 +510,7 @@ bool al_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
 static const char *quant_granularity(const struct al_node *q, int64_t *block, int *axis, int *dtype)
 {
 	struct al_shape d, s;
-	if (!al_mil_param_shape(q, "data", &d) || !al_mil_param_shape(q, "scale", &s) ||
+	if (!ali_mil_param_shape(q, "data", &d) || !ali_mil_param_shape(q, "scale", &s) ||
 	    d.rank < 0 || s.rank != d.rank)
 		return NULL;
 	*dtype = d.dtype;
@@ -532,14 +532,14 @@ static const char *quant_granularity(const struct al_node *q, int64_t *block, in
 static const struct al_node *input_from(const struct al_node *n, const char *type)
 {
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		const struct al_node *p = al_mil_producer(n, n->inputs[i]);
+		const struct al_node *p = ali_mil_producer(n, n->inputs[i]);
 		if (p && is_type(p, type))
 			return p;
 	}
 	return NULL;
 }
 
-bool al_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
@@ -548,19 +548,19 @@ bool al_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
 	const char *g = q ? quant_granularity(q, &block, &axis, &dtype) : NULL;
 	if (!g || strcmp(g, "per-block") != 0)
 		return false;
-	return al_rx_say(reason, cap, "weight '%s' is %s per-block quantized (blocks of %lld along "
+	return ali_rx_say(reason, cap, "weight '%s' is %s per-block quantized (blocks of %lld along "
 			 "axis %d): the ANE takes per-channel or per-tensor scales only",
 			 q->name ? q->name : "?", dtype ? al_dtype_name(dtype) : "integer",
 			 (long long)block, axis);
 }
 
-bool al_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
 	if (!q || !input_from(q, "constexpr_lut_to_dense"))
 		return false;
-	return al_rx_say(reason, cap, "weight '%s' is palettized with a per-channel scale "
+	return ali_rx_say(reason, cap, "weight '%s' is palettized with a per-channel scale "
 			 "(constexpr_lut_to_dense, then constexpr_blockwise_shift_scale): failed to "
 			 "load on the ANE on %s", q->name ? q->name : "?", c->os->name);
 }
@@ -568,11 +568,11 @@ bool al_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t c
 /* vx-lang/Vx #437: single-op SDPA sweeps put Q/K/V below about 2M elements on the CPU. */
 #define SDPA_ANE_MIN_ELEMENTS (INT64_C(1) << 21)
 
-bool al_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	struct al_shape q;
-	if (!is_type(n, "scaled_dot_product_attention") || !al_mil_param_shape(n, "query", &q) ||
+	if (!is_type(n, "scaled_dot_product_attention") || !ali_mil_param_shape(n, "query", &q) ||
 	    q.rank < 1)
 		return false;
 	int64_t e = 1;
@@ -584,7 +584,7 @@ bool al_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
 	if (e >= SDPA_ANE_MIN_ELEMENTS)
 		return false;
 	char b[96];
-	return al_rx_say(reason, cap, "scaled_dot_product_attention of a %s query (%lld elements < "
+	return ali_rx_say(reason, cap, "scaled_dot_product_attention of a %s query (%lld elements < "
 			 "2M): Core ML preferred the CPU for this little work",
-			 al_rx_shape_str(b, sizeof b, &q), (long long)e);
+			 ali_rx_shape_str(b, sizeof b, &q), (long long)e);
 }

@@ -68,7 +68,7 @@ static void ranges_str(char *buf, size_t cap, const int64_t *v, uint32_t n)
 
 /* ================================================================ ANE040-041: flexible shapes */
 
-bool al_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
@@ -86,14 +86,14 @@ bool al_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		char b[256];
 		ranges_str(b, sizeof b, f->flex_values, axes);
-		return al_rx_say(reason, cap, "input '%s' has a shape range %s%s: the whole model off "
+		return ali_rx_say(reason, cap, "input '%s' has a shape range %s%s: the whole model off "
 				 "the ANE at non-default shapes, and at the default one in ct1764",
 				 f->name ? f->name : "?", b, f->kind == AL_FEAT_IMAGE ? " (H, W)" : "");
 	}
 	return false;
 }
 
-bool al_rp_model_enum_multi(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_enum_multi(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
@@ -112,44 +112,44 @@ bool al_rp_model_enum_multi(const struct al_rctx *c, char *reason, size_t cap)
 	}
 	if (count < 2)
 		return false;
-	return al_rx_say(reason, cap, "%u inputs have enumerated shapes: '%s' (%u shapes), '%s' (%u)%s",
+	return ali_rx_say(reason, cap, "%u inputs have enumerated shapes: '%s' (%u shapes), '%s' (%u)%s",
 			 count, first->name ? first->name : "?", first->n_shapes,
 			 second->name ? second->name : "?", second->n_shapes, count > 2 ? ", ..." : "");
 }
 
 /* ================================================================ ANE042-044: model types */
 
-bool al_rp_model_non_neural(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_non_neural(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_OTHER || !in_list(s->type, non_neural))
 		return false;
-	return al_rx_say(reason, cap, "model type %s is not a neural network; it runs on the CPU",
+	return ali_rx_say(reason, cap, "model type %s is not a neural network; it runs on the CPU",
 			 s->type);
 }
 
-bool al_rp_model_opaque(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_opaque(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_OTHER || in_list(s->type, non_neural) || in_list(s->type, containers))
 		return false;
 	const char *t = s->type ? s->type : "?";
 	if (in_list(t, os_provided))
-		return al_rx_say(reason, cap, "%s is provided by the OS; its network is not in the file",
+		return ali_rx_say(reason, cap, "%s is provided by the OS; its network is not in the file",
 				 t);
 	if (strcmp(t, "linkedModel") == 0)
-		return al_rx_say(reason, cap, "linkedModel: the model is in another file");
+		return ali_rx_say(reason, cap, "linkedModel: the model is in another file");
 	if (strcmp(t, "customModel") == 0)
-		return al_rx_say(reason, cap, "customModel: the app's own code, not analysable");
-	return al_rx_say(reason, cap, "model type %s: anelint cannot see its operations", t);
+		return ali_rx_say(reason, cap, "customModel: the app's own code, not analysable");
+	return ali_rx_say(reason, cap, "model type %s: anelint cannot see its operations", t);
 }
 
-bool al_rp_model_nn_classifier(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_nn_classifier(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (!s->type || strcmp(s->type, "neuralNetworkClassifier") != 0)
 		return false;
-	return al_rx_say(reason, cap, "class label '%s' and probabilities '%s' are computed after "
+	return ali_rx_say(reason, cap, "class label '%s' and probabilities '%s' are computed after "
 			 "the ANE segment", s->predicted_feature ? s->predicted_feature : "?",
 			 s->predicted_probabilities ? s->predicted_probabilities : "?");
 }
@@ -158,7 +158,7 @@ bool al_rp_model_nn_classifier(const struct al_rctx *c, char *reason, size_t cap
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-bool al_rp_model_weights_1g(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_weights_1g(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (in_list(s->type, containers) || s->n_children > 0)
@@ -170,12 +170,12 @@ bool al_rp_model_weights_1g(const struct al_rctx *c, char *reason, size_t cap)
 		total = total > UINT64_MAX - parts[i] ? UINT64_MAX : total + parts[i];
 	if (total <= (uint64_t)1 << 30)
 		return false;
-	return al_rx_say(reason, cap, "weights %.2f GiB > 1 GiB (fp32 %.2f, fp16 %.2f, quantized "
+	return ali_rx_say(reason, cap, "weights %.2f GiB > 1 GiB (fp32 %.2f, fp16 %.2f, quantized "
 			 "%.2f, other %.2f GiB)", (double)total / GIB, (double)w->fp32 / GIB,
 			 (double)w->fp16 / GIB, (double)w->quantized / GIB, (double)w->other / GIB);
 }
 
-bool al_rp_model_int_input(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_int_input(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s))
@@ -185,7 +185,7 @@ bool al_rp_model_int_input(const struct al_rctx *c, char *reason, size_t cap)
 		bool is_int = f->kind == AL_FEAT_INT64 ||
 			      (f->kind == AL_FEAT_MULTIARRAY && f->dtype == AL_DT_INT32);
 		if (is_int)
-			return al_rx_say(reason, cap, "input '%s' is %s", f->name ? f->name : "?",
+			return ali_rx_say(reason, cap, "input '%s' is %s", f->name ? f->name : "?",
 					 f->kind == AL_FEAT_INT64 ? "int64" : "int32");
 	}
 	return false;
@@ -207,7 +207,7 @@ static uint32_t count_type(const struct al_graph *g, const char *type, int depth
 	return k;
 }
 
-bool al_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_MIL || (c->t->features & AL_TF_INT8_COMPUTE))
@@ -217,7 +217,7 @@ bool al_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 		q += count_type(s->graphs[g], "quantize", 0);
 	if (q == 0)
 		return false;
-	return al_rx_say(reason, cap, "%u quantize op%s (activation quantization): no int8-int8 "
+	return ali_rx_say(reason, cap, "%u quantize op%s (activation quantization): no int8-int8 "
 			 "compute on %s before A17 Pro / M4", q, q == 1 ? "" : "s", c->t->id);
 }
 
@@ -225,20 +225,20 @@ bool al_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 
 static void add_work(void *ctx, const struct al_node *n)
 {
-	if (!al_node_is_const(n))
-		al_work_add(ctx, &n->cost);
+	if (!ali_node_is_const(n))
+		ali_work_add(ctx, &n->cost);
 }
 
 /* The whole model under the work floor (work_floor.c, shared with the
  * partition's per-segment ANE072): docs/partition.md "Too little work". */
-bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s) || !c->sub_cost_known)
 		return false;
 	struct al_work w = {.known = true};
-	al_walk_nodes(s, add_work, &w);
-	if (!al_work_too_little(&w, c->os))
+	ali_walk_nodes(s, add_work, &w);
+	if (!ali_work_too_little(&w, c->os))
 		return false;
 	double f = w.flops;
 	const char *unit = f >= 1e6 ? "MFLOP" : f >= 1e3 ? "kFLOP" : "FLOP";
@@ -246,16 +246,16 @@ bool al_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	double b = w.weight_bytes;
 	const char *bu = b >= 1e6 ? "MB" : b >= 1e3 ? "kB" : "bytes";
 	double bv = b >= 1e6 ? b / 1e6 : b >= 1e3 ? b / 1e3 : b;
-	return al_rx_say(reason, cap, "the whole model does %.3g %s and reads %.3g %s of weights "
+	return ali_rx_say(reason, cap, "the whole model does %.3g %s and reads %.3g %s of weights "
 			 "(under 200 MFLOP and %.3g MB on %s, and not 8 ops doing 20 MFLOP): too "
-			 "little work for the ANE", v, unit, bv, bu, al_work_floor_weights(c->os) / 1e6,
+			 "little work for the ANE", v, unit, bv, bu, ali_work_floor_weights(c->os) / 1e6,
 			 c->os->id);
 }
 
 /* ================================================================ ANE047-049: whole-graph rejections */
 
 /* Whether some op of s (top-level graphs; nested blocks included through
- * al_walk_nodes) satisfies fn. */
+ * ali_walk_nodes) satisfies fn. */
 struct any_ctx {
 	bool (*fn)(const struct al_node *n, const void *arg);
 	const void *arg;
@@ -273,7 +273,7 @@ static const struct al_node *find_op(const struct al_submodel *s,
 				     bool (*fn)(const struct al_node *, const void *), const void *arg)
 {
 	struct any_ctx a = {fn, arg, NULL};
-	al_walk_nodes(s, any_visit, &a);
+	ali_walk_nodes(s, any_visit, &a);
 	return a.hit;
 }
 
@@ -282,7 +282,7 @@ static bool type_is(const struct al_node *n, const void *type)
 	return n->type && strcmp(n->type, type) == 0;
 }
 
-bool al_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	for (uint32_t i = 0; i < s->n_inputs; i++) {
@@ -291,7 +291,7 @@ bool al_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)
 			continue;
 		int64_t w = f->shape[f->rank - 1];
 		if (w > 0 && w % 32 != 0)
-			return al_rx_say(reason, cap, "state '%s' has a last axis of %lld, not a multiple "
+			return ali_rx_say(reason, cap, "state '%s' has a last axis of %lld, not a multiple "
 					 "of 32", f->name ? f->name : "?", (long long)w);
 	}
 	return false;
@@ -303,16 +303,16 @@ static bool state_slice_update(const struct al_node *n, const void *arg)
 	(void)arg;
 	al_span name;
 	char buf[256];
-	if (!type_is(n, "slice_update") || al_mil_param_binding(n, "x", 0, &name) != 1 ||
+	if (!type_is(n, "slice_update") || ali_mil_param_binding(n, "x", 0, &name) != 1 ||
 	    name.n >= sizeof buf)
 		return false;
 	memcpy(buf, name.p, name.n);
 	buf[name.n] = '\0';
-	const struct al_node *p = al_mil_producer(n, buf);
+	const struct al_node *p = ali_mil_producer(n, buf);
 	return p && type_is(p, "read_state");
 }
 
-bool al_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_MIL)
@@ -321,7 +321,7 @@ bool al_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t c
 	const struct al_node *l = u ? find_op(s, type_is, "linear") : NULL;
 	if (!l)
 		return false;
-	return al_rx_say(reason, cap, "KV cache state updated in the graph ('%s', slice_update of a "
+	return ali_rx_say(reason, cap, "KV cache state updated in the graph ('%s', slice_update of a "
 			 "read_state) with linear projections ('%s'): the ANE compiler rejected such "
 			 "graphs", u->name ? u->name : "?", l->name ? l->name : "?");
 }
@@ -333,10 +333,10 @@ static bool rank5_scatter(const struct al_node *n, const void *arg)
 	if (!n->type || strncmp(n->type, "scatter", 7) != 0 || n->n_outputs == 0)
 		return false;
 	struct al_shape sh;
-	return al_rx_out_shape(n, 0, &sh) && sh.rank == 5;
+	return ali_rx_out_shape(n, 0, &sh) && sh.rank == 5;
 }
 
-bool al_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_MIL)
@@ -344,7 +344,7 @@ bool al_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap
 	const struct al_node *n = find_op(s, rank5_scatter, NULL);
 	if (!n)
 		return false;
-	return al_rx_say(reason, cap, "'%s' (%s) updates a rank-5 tensor: the ANE compiler rejects "
+	return ali_rx_say(reason, cap, "'%s' (%s) updates a rank-5 tensor: the ANE compiler rejects "
 			 "the whole graph", n->name ? n->name : "?", n->type);
 }
 
@@ -353,7 +353,7 @@ bool al_rp_model_rank5_scatter(const struct al_rctx *c, char *reason, size_t cap
 /* A partition rule (ANE072) is decided by the partition (plan.c), which names it
  * as the rule that moved a node (al_verdict.moved_by); per node or per model it
  * never fires. */
-bool al_rp_partition(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_partition(const struct al_rctx *c, char *reason, size_t cap)
 {
 	(void)c, (void)reason, (void)cap;
 	return false;

@@ -58,45 +58,45 @@ static bool ends_with_nd(const char *t)
 
 /* ================================================================ ANE001-007: layer types */
 
-bool al_rp_nn_custom(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_custom(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_nn_flags(n) & AL_NNF_CUSTOM))
+	if (!(ali_rx_nn_flags(n) & AL_NNF_CUSTOM))
 		return false;
 	al_span cls; /* CustomLayerParams.className = 10 */
 	if (pb_get_string(params_of(n), 10, &cls) && cls.n)
-		return al_rx_say(reason, cap, "custom layer className '%.*s'", SPAN_ARGS(cls));
-	return al_rx_say(reason, cap, "custom layer (no className)");
+		return ali_rx_say(reason, cap, "custom layer className '%.*s'", SPAN_ARGS(cls));
+	return ali_rx_say(reason, cap, "custom layer (no className)");
 }
 
-bool al_rp_nn_recurrent(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_recurrent(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_nn_flags(n) & AL_NNF_RNN))
+	if (!(ali_rx_nn_flags(n) & AL_NNF_RNN))
 		return false;
 	uint64_t size = 0; /* outputVectorSize = 2 in all four recurrent params */
 	if (pb_get_varint(params_of(n), 2, &size))
-		return al_rx_say(reason, cap, "%s outputVectorSize %llu runs step by step on the CPU",
+		return ali_rx_say(reason, cap, "%s outputVectorSize %llu runs step by step on the CPU",
 				 n->type, (unsigned long long)size);
-	return al_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
+	return ali_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
 }
 
-bool al_rp_nn_gather(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_gather(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_nn_flags(n) & AL_NNF_GATHER))
+	if (!(ali_rx_nn_flags(n) & AL_NNF_GATHER))
 		return false;
 	const char *idx = n->n_inputs > 1 && n->inputs[1] ? n->inputs[1] : "?";
 	uint64_t axis = 0; /* gather / gatherAlongAxis: axis = 1 (int64) */
 	if (!is_type(n, "gatherND")) {
 		pb_get_varint(params_of(n), 1, &axis);
-		return al_rx_say(reason, cap, "%s axis %lld by runtime indices '%s'", n->type,
+		return ali_rx_say(reason, cap, "%s axis %lld by runtime indices '%s'", n->type,
 				 (long long)(int64_t)axis, idx);
 	}
-	return al_rx_say(reason, cap, "%s by runtime indices '%s'", n->type, idx);
+	return ali_rx_say(reason, cap, "%s by runtime indices '%s'", n->type, idx);
 }
 
-bool al_rp_nn_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "convolution"))
@@ -110,22 +110,22 @@ bool al_rp_nn_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 	for (size_t i = 0; i < nd; i++) {
 		if (d[i] > 1) {
 			char b[96];
-			return al_rx_say(reason, cap, "convolution dilationFactor %s",
-					 al_rx_ints(b, sizeof b, d, nd));
+			return ali_rx_say(reason, cap, "convolution dilationFactor %s",
+					 ali_rx_ints(b, sizeof b, d, nd));
 		}
 	}
 	return false;
 }
 
-bool al_rp_nn_broadcastable(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_broadcastable(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_nn_flags(n) & AL_NNF_BROADCASTABLE))
+	if (!(ali_rx_nn_flags(n) & AL_NNF_BROADCASTABLE))
 		return false;
-	return al_rx_say(reason, cap, "layer type %s (general-rank broadcasting)", n->type);
+	return ali_rx_say(reason, cap, "layer type %s (general-rank broadcasting)", n->type);
 }
 
-bool al_rp_nn_nd_layer(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_nd_layer(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (n->kind < 0 || !ends_with_nd(n->type))
@@ -134,37 +134,37 @@ bool al_rp_nn_nd_layer(const struct al_rctx *c, char *reason, size_t cap)
 	uint64_t axis = 0; /* axis = 1 (int64); absent = 0 */
 	if (is_type(n, "concatND") || is_type(n, "splitND") || is_type(n, "softmaxND")) {
 		pb_get_varint(p, 1, &axis);
-		return al_rx_say(reason, cap, "layer type %s (axis %lld)", n->type,
+		return ali_rx_say(reason, cap, "layer type %s (axis %lld)", n->type,
 				 (long long)(int64_t)axis);
 	}
 	if (is_type(n, "loadConstantND")) {
 		int64_t shape[AL_RX_MAX_DIMS];
 		char b[160];
 		size_t k = get_dims(p, 1, shape, AL_RX_MAX_DIMS, NULL, 0);
-		return al_rx_say(reason, cap, "layer type loadConstantND (shape %s)",
-				 al_rx_ints(b, sizeof b, shape, k));
+		return ali_rx_say(reason, cap, "layer type loadConstantND (shape %s)",
+				 ali_rx_ints(b, sizeof b, shape, k));
 	}
-	return al_rx_say(reason, cap, "layer type %s (general-rank)", n->type);
+	return ali_rx_say(reason, cap, "layer type %s (general-rank)", n->type);
 }
 
-bool al_rp_nn_general_rank(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_general_rank(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	unsigned f = al_rx_nn_flags(n);
+	unsigned f = ali_rx_nn_flags(n);
 	if (!(f & AL_NNF_ND) || (f & AL_NNF_BROADCASTABLE) || ends_with_nd(n->type))
 		return false;
 	/* a layer that a specific rule already decides needs no "unverified" note */
-	if (al_rp_nn_gather(c, NULL, 0) || al_rp_nn_bmm_dynamic(c, NULL, 0) ||
-	    al_rp_nn_cpu_only(c, NULL, 0) || al_rp_nn_control_flow(c, NULL, 0) ||
-	    al_rp_nn_no_lowering(c, NULL, 0) || al_rp_nn_trig(c, NULL, 0))
+	if (ali_rp_nn_gather(c, NULL, 0) || ali_rp_nn_bmm_dynamic(c, NULL, 0) ||
+	    ali_rp_nn_cpu_only(c, NULL, 0) || ali_rp_nn_control_flow(c, NULL, 0) ||
+	    ali_rp_nn_no_lowering(c, NULL, 0) || ali_rp_nn_trig(c, NULL, 0))
 		return false;
-	return al_rx_say(reason, cap, "%s is a Core ML 3 general-rank layer; ANE support unverified",
+	return ali_rx_say(reason, cap, "%s is a Core ML 3 general-rank layer; ANE support unverified",
 			 n->type);
 }
 
 /* ================================================================ ANE008-010: windows and factors */
 
-bool al_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "pooling"))
@@ -178,8 +178,8 @@ bool al_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 	for (size_t i = 0; i < nk; i++) {
 		if (k[i] > 13) {
 			char b[96];
-			return al_rx_say(reason, cap, "pooling kernel %s > 13",
-					 al_rx_dims(b, sizeof b, k, nk));
+			return ali_rx_say(reason, cap, "pooling kernel %s > 13",
+					 ali_rx_dims(b, sizeof b, k, nk));
 		}
 	}
 	return false;
@@ -197,22 +197,22 @@ static size_t pool_strides(const struct al_node *n, int64_t st[AL_RX_MAX_DIMS])
 	return get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
 }
 
-bool al_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 {
 	int64_t st[AL_RX_MAX_DIMS];
 	size_t ns = pool_strides(c->n, st);
 	for (size_t i = 0; i < ns; i++) {
 		if (st[i] > 2 && st[i] != 4) {
 			char b[96];
-			return al_rx_say(reason, cap, "pooling stride %s (ANE: 1, 2 or 4)",
-					 al_rx_dims(b, sizeof b, st, ns));
+			return ali_rx_say(reason, cap, "pooling stride %s (ANE: 1, 2 or 4)",
+					 ali_rx_dims(b, sizeof b, st, ns));
 		}
 	}
 	return false;
 }
 
 /* Stride 4 where every other stride is one the ANE takes (ANE009 has the rest). */
-bool al_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
 {
 	int64_t st[AL_RX_MAX_DIMS];
 	size_t ns = pool_strides(c->n, st);
@@ -223,11 +223,11 @@ bool al_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
 		four |= st[i] == 4;
 	}
 	char b[96];
-	return four && al_rx_say(reason, cap, "pooling stride %s (%s: stride > 2 refused)",
-				 al_rx_dims(b, sizeof b, st, ns), c->os->name);
+	return four && ali_rx_say(reason, cap, "pooling stride %s (%s: stride > 2 refused)",
+				 ali_rx_dims(b, sizeof b, st, ns), c->os->name);
 }
 
-bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "upsample"))
@@ -240,10 +240,10 @@ bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 		for (size_t i = 0; i < k; i++) {
 			if (fr[i] > 2.0f || fr[i] != floorf(fr[i])) {
 				if (k >= 2)
-					return al_rx_say(reason, cap,
+					return ali_rx_say(reason, cap,
 							 "upsample fractionalScalingFactor %gx%g (only 2 is "
 							 "supported)", (double)fr[0], (double)fr[1]);
-				return al_rx_say(reason, cap,
+				return ali_rx_say(reason, cap,
 						 "upsample fractionalScalingFactor %g (only 2 is supported)",
 						 (double)fr[0]);
 			}
@@ -255,8 +255,8 @@ bool al_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 	for (size_t i = 0; i < k; i++) {
 		if (f[i] > 2) {
 			char b[96];
-			return al_rx_say(reason, cap, "upsample scalingFactor %s (only 2 is supported)",
-					 al_rx_dims(b, sizeof b, f, k));
+			return ali_rx_say(reason, cap, "upsample scalingFactor %s (only 2 is supported)",
+					 ali_rx_dims(b, sizeof b, f, k));
 		}
 	}
 	return false;
@@ -311,7 +311,7 @@ static bool input_chw(const struct al_submodel *s, const struct al_feature *f, s
 static bool inferred_chw(const struct al_node *n, uint32_t i, struct chw *out)
 {
 	struct al_shape sh;
-	if (!al_rx_in_shape(n, i, &sh) || sh.rank < 1 || sh.rank > AL_SHAPE_MAX_RANK)
+	if (!ali_rx_in_shape(n, i, &sh) || sh.rank < 1 || sh.rank > AL_SHAPE_MAX_RANK)
 		return false;
 	for (int k = sh.rank - 3 < 0 ? 0 : sh.rank - 3; k < sh.rank; k++)
 		if (sh.dims[k] < 0 || (sh.flex >> k) & 1u)
@@ -326,9 +326,9 @@ static bool blob_chw(const struct al_node *n, const struct al_submodel *s, uint3
 	const char *name = i < n->n_inputs ? n->inputs[i] : NULL;
 	if (!name)
 		return false;
-	const struct al_node *p = al_rx_producer(n, name);
+	const struct al_node *p = ali_rx_producer(n, name);
 	if (!p) {
-		const struct al_feature *f = n->owner && n->owner->depth == 0 ? al_rx_input(s, name)
+		const struct al_feature *f = n->owner && n->owner->depth == 0 ? ali_rx_input(s, name)
 									       : NULL;
 		return f && input_chw(s, f, out);
 	}
@@ -343,7 +343,7 @@ static bool blob_chw(const struct al_node *n, const struct al_submodel *s, uint3
 	return inferred_chw(n, i, out); /* produced by another layer */
 }
 
-bool al_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_submodel *s = c->s;
@@ -359,7 +359,7 @@ bool al_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 		 * product would overflow */
 		if (full->c == vec->c && vec->c > 1 && vec->h == 1 && vec->w == 1 &&
 		    (full->h > 1 || full->w > 1) && !vec->constant)
-			return al_rx_say(reason, cap,
+			return ali_rx_say(reason, cap,
 					 "multiply %lldx%lldx%lld by non-constant %lldx1x1 '%s'",
 					 (long long)full->c, (long long)full->h, (long long)full->w,
 					 (long long)vec->c, vname);
@@ -369,16 +369,16 @@ bool al_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 
 /* ================================================================ ANE012-014 */
 
-bool al_rp_nn_bmm_dynamic(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_bmm_dynamic(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "batchedMatmul") || n->n_inputs < 2)
 		return false;
-	return al_rx_say(reason, cap, "batchedMatmul of two runtime inputs '%s' x '%s' (no weights)",
+	return ali_rx_say(reason, cap, "batchedMatmul of two runtime inputs '%s' x '%s' (no weights)",
 			 n->inputs[0] ? n->inputs[0] : "?", n->inputs[1] ? n->inputs[1] : "?");
 }
 
-bool al_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "batchnorm") || n->n_inputs < 1)
@@ -387,14 +387,14 @@ bool al_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
 	uint64_t v = 0; /* computeMeanVar = 5, instanceNormalization = 6: not foldable */
 	if ((pb_get_varint(p, 5, &v) && v) || (pb_get_varint(p, 6, &v) && v))
 		return false;
-	const struct al_node *prod = al_rx_producer(n, n->inputs[0]);
+	const struct al_node *prod = ali_rx_producer(n, n->inputs[0]);
 	if (!prod || !is_type(prod, "convolution"))
 		return false;
-	return al_rx_say(reason, cap, "batchnorm follows convolution '%s' without being folded",
+	return ali_rx_say(reason, cap, "batchnorm follows convolution '%s' without being folded",
 			 prod->name ? prod->name : "?");
 }
 
-bool al_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "convolution"))
@@ -403,55 +403,55 @@ bool al_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 	size_t nk = get_dims(params_of(n), 20, k, AL_RX_MAX_DIMS, threes2, 2); /* kernelSize [H,W] */
 	if (nk < 2 || k[1] <= (int64_t)c->t->conv_kw_cap)
 		return false;
-	return al_rx_say(reason, cap, "convolution kernel width %lld > %u on %s (kernelSize %lldx%lld)",
+	return ali_rx_say(reason, cap, "convolution kernel width %lld > %u on %s (kernelSize %lldx%lld)",
 			 (long long)k[1], c->t->conv_kw_cap, c->t->id, (long long)k[0],
 			 (long long)k[1]);
 }
 
 /* ================================================================ ANE015-018 */
 
-bool al_rp_nn_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	static const char *const types[] = {"cumSum", "fillLike", "fillStatic", "fillDynamic",
 					    "rangeStatic", "rangeDynamic", NULL};
-	if (n->kind < 0 || !al_rx_type_in(n, types))
+	if (n->kind < 0 || !ali_rx_type_in(n, types))
 		return false;
 	uint64_t axis;
 	if (is_type(n, "cumSum") && pb_get_varint(params_of(n), 1, &axis))
-		return al_rx_say(reason, cap, "cumSum axis %lld runs on the CPU",
+		return ali_rx_say(reason, cap, "cumSum axis %lld runs on the CPU",
 				 (long long)(int64_t)axis);
-	return al_rx_say(reason, cap, "%s runs on the CPU", n->type);
+	return ali_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
 
-bool al_rp_nn_control_flow(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!(al_rx_nn_flags(n) & AL_NNF_CONTROL))
+	if (!(ali_rx_nn_flags(n) & AL_NNF_CONTROL))
 		return false;
 	uint64_t iters;
 	if (is_type(n, "loop") && pb_get_varint(params_of(n), 1, &iters))
-		return al_rx_say(reason, cap, "loop (maxLoopIterations %llu) is run-time control flow",
+		return ali_rx_say(reason, cap, "loop (maxLoopIterations %llu) is run-time control flow",
 				 (unsigned long long)iters);
 	if (is_type(n, "branch") && n->n_inputs > 0 && n->inputs[0])
-		return al_rx_say(reason, cap, "branch on '%s' is run-time control flow", n->inputs[0]);
-	return al_rx_say(reason, cap, "%s is run-time control flow", n->type);
+		return ali_rx_say(reason, cap, "branch on '%s' is run-time control flow", n->inputs[0]);
+	return ali_rx_say(reason, cap, "%s is run-time control flow", n->type);
 }
 
-bool al_rp_nn_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	static const char *const types[] = {
 		"oneHot", "matrixBandPart", "whereNonZero", "getShape", "reduceProd",
 		"slidingWindows", "reverseSeq", "logicalAnd", "logicalOr", "logicalXor", "tan",
 		"asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "topK", "argSort", NULL};
-	unsigned f = al_rx_nn_flags(n);
-	if (n->kind < 0 || !((f & (AL_NNF_SCATTER | AL_NNF_RANDOM)) || al_rx_type_in(n, types)))
+	unsigned f = ali_rx_nn_flags(n);
+	if (n->kind < 0 || !((f & (AL_NNF_SCATTER | AL_NNF_RANDOM)) || ali_rx_type_in(n, types)))
 		return false;
-	return al_rx_say(reason, cap, "%s: its ML Program counterpart has no ANE lowering", n->type);
+	return ali_rx_say(reason, cap, "%s: its ML Program counterpart has no ANE lowering", n->type);
 }
 
-bool al_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	uint32_t field;
@@ -472,28 +472,28 @@ bool al_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(eps < 1e-7f) || isnan(eps))
 		return false;
 	if (!present)
-		return al_rx_say(reason, cap, "%s epsilon 0 (absent) < 1e-7", n->type);
-	return al_rx_say(reason, cap, "%s epsilon %g < 1e-7", n->type, (double)eps);
+		return ali_rx_say(reason, cap, "%s epsilon 0 (absent) < 1e-7", n->type);
+	return ali_rx_say(reason, cap, "%s epsilon %g < 1e-7", n->type, (double)eps);
 }
 
 /* ================================================================ ANE053-054: family-gated layers */
 
-bool al_rp_nn_trig(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_trig(const struct al_rctx *c, char *reason, size_t cap)
 {
 	static const char *const types[] = {"sin", "cos", NULL};
 	const struct al_node *n = c->n;
-	if (n->kind < 0 || !al_rx_type_in(n, types) || (c->t->features & AL_TF_TRIG))
+	if (n->kind < 0 || !ali_rx_type_in(n, types) || (c->t->features & AL_TF_TRIG))
 		return false;
-	return al_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
+	return ali_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
 }
 
-bool al_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	if (!is_type(n, "cropResize") || (c->t->features & AL_TF_TEXTURE))
 		return false;
-	return al_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
+	return ali_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
 			 c->t->id, c->t->arch);
 }
 
@@ -513,19 +513,19 @@ static bool is_global_avg_valid(const struct al_node *n, int64_t *h, int64_t *w)
 	if (!pb_has(p, 1) || !pb_has(p, 30)) /* padding oneof: valid = 30 */
 		return false;
 	struct al_shape s;
-	if (!al_rx_in_shape(n, 0, &s) || s.rank < 2)
+	if (!ali_rx_in_shape(n, 0, &s) || s.rank < 2)
 		return false;
 	*h = s.dims[s.rank - 2];
 	*w = s.dims[s.rank - 1];
 	return (*h > 13 || *w > 13);
 }
 
-bool al_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	int64_t h = 0, w = 0;
 	if (is_global_avg_valid(n, &h, &w))
-		return al_rx_say(reason, cap, "global average pooling with VALID padding over %lldx%lld "
+		return ali_rx_say(reason, cap, "global average pooling with VALID padding over %lldx%lld "
 				 "(window > 13)", (long long)h, (long long)w);
 	const struct al_graph *g = n->owner;
 	for (uint32_t i = n->index + 1; g && i < g->n_nodes; i++) {
@@ -533,7 +533,7 @@ bool al_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t cap
 		if (x->n_inputs == 0 || n->n_outputs == 0 || !x->inputs[0] ||
 		    strcmp(x->inputs[0], n->outputs[0]) != 0 || !is_global_avg_valid(x, &h, &w))
 			continue;
-		return al_rx_say(reason, cap, "feeds '%s', a global average pooling with VALID padding "
+		return ali_rx_say(reason, cap, "feeds '%s', a global average pooling with VALID padding "
 				 "over %lldx%lld that pulls its producer off the ANE", x->name ? x->name : "?",
 				 (long long)h, (long long)w);
 	}

@@ -20,16 +20,16 @@ static const char *in_name(const struct al_node *n, uint32_t i)
 
 /* ================================================================ ANE050: rank > 5 (NN) */
 
-bool al_rp_nn_rank(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_rank(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	for (uint32_t i = 0; i < n->n_outputs; i++) {
 		struct al_shape sh;
-		if (!al_rx_out_shape(n, i, &sh) || sh.rank <= 5)
+		if (!ali_rx_out_shape(n, i, &sh) || sh.rank <= 5)
 			continue;
 		char b[160];
-		return al_rx_say(reason, cap, "output '%s' has rank %d > 5 (inferred %s)",
-				 out_name(n, i), sh.rank, al_rx_shape_str(b, sizeof b, &sh));
+		return ali_rx_say(reason, cap, "output '%s' has rank %d > 5 (inferred %s)",
+				 out_name(n, i), sh.rank, ali_rx_shape_str(b, sizeof b, &sh));
 	}
 	return false;
 }
@@ -70,11 +70,11 @@ static bool const_input(const struct al_node *n, uint32_t i, bool mil)
 	const char *name = i < n->n_inputs ? n->inputs[i] : NULL;
 	if (!name)
 		return true;
-	const struct al_node *p = mil ? al_mil_producer(n, name) : al_rx_producer(n, name);
+	const struct al_node *p = mil ? ali_mil_producer(n, name) : ali_rx_producer(n, name);
 	if (!p || !p->type)
 		return false;
 	if (mil)
-		return (al_rx_mil_flags(p) & AL_OPF_CONST) != 0;
+		return (ali_rx_mil_flags(p) & AL_OPF_CONST) != 0;
 	return strcmp(p->type, "loadConstant") == 0 || strcmp(p->type, "loadConstantND") == 0;
 }
 
@@ -86,28 +86,28 @@ static bool axis_caps(const struct al_rctx *c, bool mil, char *reason, size_t ca
 	uint32_t limit;
 	char b[160];
 	for (uint32_t i = 0; i < n->n_outputs; i++)
-		if (al_rx_out_shape(n, i, &sh) && over_cap(c->t, &sh, mil, &axis, &limit))
-			return al_rx_say(reason, cap, "output '%s' %s: axis %d extent %lld > %u on %s",
-					 out_name(n, i), al_rx_shape_str(b, sizeof b, &sh), axis,
+		if (ali_rx_out_shape(n, i, &sh) && over_cap(c->t, &sh, mil, &axis, &limit))
+			return ali_rx_say(reason, cap, "output '%s' %s: axis %d extent %lld > %u on %s",
+					 out_name(n, i), ali_rx_shape_str(b, sizeof b, &sh), axis,
 					 (long long)sh.dims[axis], limit, c->t->id);
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
 		/* the producer lookup last: it is the costly test */
-		if (!al_rx_in_shape(n, i, &sh) || !over_cap(c->t, &sh, mil, &axis, &limit) ||
+		if (!ali_rx_in_shape(n, i, &sh) || !over_cap(c->t, &sh, mil, &axis, &limit) ||
 		    const_input(n, i, mil))
 			continue;
-		return al_rx_say(reason, cap, "input '%s' %s: axis %d extent %lld > %u on %s",
-				 in_name(n, i), al_rx_shape_str(b, sizeof b, &sh), axis,
+		return ali_rx_say(reason, cap, "input '%s' %s: axis %d extent %lld > %u on %s",
+				 in_name(n, i), ali_rx_shape_str(b, sizeof b, &sh), axis,
 				 (long long)sh.dims[axis], limit, c->t->id);
 	}
 	return false;
 }
 
-bool al_rp_nn_axis_cap(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_axis_cap(const struct al_rctx *c, char *reason, size_t cap)
 {
 	return axis_caps(c, false, reason, cap);
 }
 
-bool al_rp_mil_axis_cap(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_axis_cap(const struct al_rctx *c, char *reason, size_t cap)
 {
 	return axis_caps(c, true, reason, cap);
 }
@@ -129,11 +129,11 @@ static bool short_last_axis(const struct al_rctx *c, char *reason, size_t cap)
 	const struct al_node *n = c->n;
 	for (uint32_t i = 0; i < n->n_outputs; i++) {
 		struct al_shape sh;
-		if (!al_rx_out_shape(n, i, &sh) || !al_rx_shape_known(&sh) || sh.rank < 1)
+		if (!ali_rx_out_shape(n, i, &sh) || !ali_rx_shape_known(&sh) || sh.rank < 1)
 			continue;
 		int last = sh.rank - 1;
 		int64_t w = sh.dims[last];
-		unsigned eb = al_rx_elem_bytes(sh.dtype);
+		unsigned eb = ali_rx_elem_bytes(sh.dtype);
 		if (w <= 0 || (sh.flex >> last) & 1u || (uint64_t)w * eb * MIN_INFLATION > ROW_BYTES)
 			continue;
 		double rows = 1.0; /* in double: dims are known but may be huge */
@@ -143,21 +143,21 @@ static bool short_last_axis(const struct al_rctx *c, char *reason, size_t cap)
 		if (padded < MIN_PADDED_BYTES)
 			continue;
 		char b[160];
-		return al_rx_say(reason, cap,
+		return ali_rx_say(reason, cap,
 				 "output '%s' %s: last axis of %lld x %u B fills %lld of %d bytes per row "
 				 "(%.1f MiB padded, %.2f MiB of data)",
-				 out_name(n, i), al_rx_shape_str(b, sizeof b, &sh), (long long)w, eb,
+				 out_name(n, i), ali_rx_shape_str(b, sizeof b, &sh), (long long)w, eb,
 				 (long long)(w * eb), ROW_BYTES, padded / MIB, dense / MIB);
 	}
 	return false;
 }
 
-bool al_rp_nn_last_axis(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_nn_last_axis(const struct al_rctx *c, char *reason, size_t cap)
 {
 	return short_last_axis(c, reason, cap);
 }
 
-bool al_rp_mil_last_axis(const struct al_rctx *c, char *reason, size_t cap)
+bool ali_rp_mil_last_axis(const struct al_rctx *c, char *reason, size_t cap)
 {
 	return short_last_axis(c, reason, cap);
 }

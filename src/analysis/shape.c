@@ -207,7 +207,7 @@ void shp_from_ttype(struct al_shape *s, const struct al_ttype *t)
 
 /* ================================================================ accessors */
 
-const struct al_shape *al_node_in_shape(const struct al_node *n, uint32_t i)
+const struct al_shape *ali_node_in_shape(const struct al_node *n, uint32_t i)
 {
 	const struct al_node_src *src = n ? al_src(n) : NULL;
 	if (!src || !src->in_shapes || i >= n->n_inputs)
@@ -215,7 +215,7 @@ const struct al_shape *al_node_in_shape(const struct al_node *n, uint32_t i)
 	return src->in_shapes[i];
 }
 
-void al_shape_format(const struct al_shape *s, char *buf, size_t cap)
+void ali_shape_format(const struct al_shape *s, char *buf, size_t cap)
 {
 	shp_format(s, buf, cap);
 }

@@ -8,8 +8,8 @@
  * Path through this file:
  *   al_model_infer_shapes  infer_sub per sub-model: its inputs (nn_input_shape,
  *                          mil_input_shape), then infer_graph
- *   infer_graph            infer_node per node (al_shapes_nn / al_shapes_mil,
- *                          mil_outputs to merge the declared types, al_cost_node),
+ *   infer_graph            infer_node per node (ali_shapes_nn / ali_shapes_mil,
+ *                          mil_outputs to merge the declared types, ali_cost_node),
  *                          nested graphs with a child scope (export_names) */
 #include "shapes.h"
 
@@ -49,7 +49,7 @@ static const struct al_shape *scope_get(const struct scope *sc, const char *name
 {
 	if (!name)
 		return NULL;
-	uint64_t h = al_hash_str(name);
+	uint64_t h = ali_hash_str(name);
 	for (; sc; sc = sc->parent) { /* at most AL_MAX_DEPTH + 1 levels */
 		const struct al_shape *s = scope_own(sc, name, h);
 		if (s)
@@ -83,19 +83,19 @@ static bool scope_put(struct scope *sc, const char *name, const struct al_shape 
 		size_t cap = sc->cap ? sc->cap * 2 : 16;
 		if (cap > SIZE_MAX / sizeof(struct slot))
 			return false;
-		struct slot *ns = al_calloc(cap, sizeof *ns);
+		struct slot *ns = ali_calloc(cap, sizeof *ns);
 		if (!ns)
 			return false;
 		size_t n = 0;
 		for (size_t i = 0; i < sc->cap; i++)
 			if (sc->slots[i].name)
 				slot_put(ns, cap, sc->slots[i].name, sc->slots[i].hash, sc->slots[i].shape, &n);
-		al_free(sc->slots);
+		ali_free(sc->slots);
 		sc->slots = ns;
 		sc->cap = cap;
 		sc->n = n;
 	}
-	slot_put(sc->slots, sc->cap, name, al_hash_str(name), shape, &sc->n);
+	slot_put(sc->slots, sc->cap, name, ali_hash_str(name), shape, &sc->n);
 	return true;
 }
 
@@ -115,7 +115,7 @@ static void *arena_array(struct ctx *c, size_t count, size_t size)
 {
 	if (!count)
 		return NULL;
-	void *p = al_arena_array(&c->m->arena, count, size);
+	void *p = ali_arena_array(&c->m->arena, count, size);
 	if (!p)
 		c->nomem = true;
 	return p;
@@ -200,7 +200,7 @@ static const struct al_feature *find_input(const struct al_submodel *s, const ch
 static const struct al_shape *mil_input_shape(struct ctx *c, const struct al_node *n,
 					      const char *name)
 {
-	const struct al_ttype *t = al_mil_value_type(n, name);
+	const struct al_ttype *t = ali_mil_value_type(n, name);
 	struct al_shape *sh = arena_array(c, 1, sizeof *sh);
 	if (!sh)
 		return NULL;
@@ -265,7 +265,7 @@ static void mil_outputs(struct ctx *c, const struct shp_node *x)
 {
 	const struct al_node *n = x->n;
 	struct al_shape local[8], *inf = local;
-	if (x->n_out > 8 && !(inf = al_malloc(x->n_out * sizeof *inf))) {
+	if (x->n_out > 8 && !(inf = ali_malloc(x->n_out * sizeof *inf))) {
 		c->nomem = true;
 		return;
 	}
@@ -273,7 +273,7 @@ static void mil_outputs(struct ctx *c, const struct shp_node *x)
 		shp_unknown(&inf[o]);
 	struct shp_node y = *x;
 	y.out = inf;
-	bool ran = al_shapes_mil(&y);
+	bool ran = ali_shapes_mil(&y);
 	for (uint32_t o = 0; o < x->n_out; o++) {
 		struct al_shape d;
 		shp_from_ttype(&d, n->out_types ? &n->out_types[o] : NULL);
@@ -288,12 +288,12 @@ static void mil_outputs(struct ctx *c, const struct shp_node *x)
 		char a[128], b[128];
 		shp_format(&d, a, sizeof a);
 		shp_format(&inf[o], b, sizeof b);
-		al_diag_add(c->d, AL_SEV_WARNING, c->s->file, n->offset, n->path, n->name,
+		ali_diag_add(c->d, AL_SEV_WARNING, c->s->file, n->offset, n->path, n->name,
 			    "op %s (%s): output '%s' is declared %s but its inputs give %s",
 			    n->name, n->type, n->outputs[o] ? n->outputs[o] : "", a, b);
 	}
 	if (inf != local)
-		al_free(inf);
+		ali_free(inf);
 }
 
 static void infer_node(struct ctx *c, struct al_node *n, struct scope *sc)
@@ -318,11 +318,11 @@ static void infer_node(struct ctx *c, struct al_node *n, struct scope *sc)
 	if (mil)
 		mil_outputs(c, &x);
 	else
-		al_shapes_nn(&x);
+		ali_shapes_nn(&x);
 	n->out_shapes = out;
 	if (src)
 		src->in_shapes = in;
-	al_cost_node(n, c->m, in, n->n_inputs);
+	ali_cost_node(n, c->m, in, n->n_inputs);
 }
 
 static bool same_shape(const struct al_shape *a, const struct al_shape *b)
@@ -377,13 +377,13 @@ static void infer_graph(struct ctx *c, struct al_graph *g, struct scope *sc)
 			infer_graph(c, n->sub[j], &child); /* depth bounded by the loaders */
 			if (nn)
 				export_names(c, &child, sc);
-			al_free(child.slots);
+			ali_free(child.slots);
 		}
 		for (uint32_t o = 0; o < n->n_outputs && n->out_shapes && !c->nomem; o++)
 			if (!scope_put(sc, n->outputs[o], &n->out_shapes[o]))
 				c->nomem = true;
 		if (k % 32 == 31)
-			al_model_trim(c->m); /* NN params were read near the weights */
+			ali_model_trim(c->m); /* NN params were read near the weights */
 	}
 }
 
@@ -403,18 +403,18 @@ static void infer_sub(struct ctx *c, struct al_submodel *s)
 		}
 		if (!c->nomem)
 			infer_graph(c, s->graphs[0], &sc);
-		al_free(sc.slots);
+		ali_free(sc.slots);
 	} else if (s->world == AL_WORLD_MIL) {
 		for (uint32_t g = 0; g < s->n_graphs && !c->nomem; g++) {
 			if (!s->graphs[g])
 				continue;
 			struct scope sc = {0};
 			infer_graph(c, s->graphs[g], &sc);
-			al_free(sc.slots);
+			ali_free(sc.slots);
 		}
 	}
 	if (c->mismatches > MAX_MISMATCH_DIAGS)
-		al_diag_add(c->d, AL_SEV_NOTE, s->file, UINT64_MAX, NULL, NULL,
+		ali_diag_add(c->d, AL_SEV_NOTE, s->file, UINT64_MAX, NULL, NULL,
 			    "%u more declared/inferred shape mismatches not shown",
 			    c->mismatches - MAX_MISMATCH_DIAGS);
 }
@@ -429,11 +429,11 @@ enum al_status al_model_infer_shapes(al_model *m, al_diags *d)
 	for (size_t i = 0; i < m->n_subs && !c.nomem; i++)
 		if (m->subs[i])
 			infer_sub(&c, m->subs[i]);
-	al_model_trim(m);
+	ali_model_trim(m);
 	/* every allocation is checked where it is made (c.nomem); m->arena.failed
 	 * is sticky and may predate this call, so it is not consulted */
 	if (c.nomem) {
-		al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 			    "out of memory while inferring shapes");
 		return AL_E_NOMEM;
 	}

@@ -66,14 +66,14 @@ struct shp_node {
 };
 
 /* NeuralNetwork layer (shapes_nn.c): fills x->out; blobs are fp32. */
-void al_shapes_nn(const struct shp_node *x);
+void ali_shapes_nn(const struct shp_node *x);
 /* Whether NN kind k has a shape function (else its shapes are unknown). */
-bool al_shapes_nn_has(int k);
+bool ali_shapes_nn_has(int k);
 /* ML Program op (shapes_mil.c): infers x->out where it knows how; returns
  * false when it does not (the declared types then stand alone). */
-bool al_shapes_mil(const struct shp_node *x);
+bool ali_shapes_mil(const struct shp_node *x);
 /* Whether MIL kind k has a shape function. */
-bool al_shapes_mil_has(int k);
+bool ali_shapes_mil_has(int k);
 
 /* MIL: the shape of the value bound to `param` of op n (its k-th binding):
  * a name binding gives in[i] of its position in n->inputs, a literal binding
@@ -87,10 +87,10 @@ void shp_from_ttype(struct al_shape *s, const struct al_ttype *t);
 
 /* ---------------------------------------------------------------- cost (cost.c) */
 /* Fill n->cost from the node's shapes; `m` gives weight.bin for blob sizes. */
-void al_cost_node(struct al_node *n, const struct al_model *m, const struct al_shape *const *in,
+void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_shape *const *in,
 		  uint32_t n_in);
 /* Whether NN / MIL kind k has a cost row (else: NN no FLOPs, MIL not estimated). */
-bool al_cost_nn_has(int k);
-bool al_cost_mil_has(int k);
+bool ali_cost_nn_has(int k);
+bool ali_cost_mil_has(int k);
 
 #endif

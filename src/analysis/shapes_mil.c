@@ -1,5 +1,5 @@
 /* shapes_mil.c: output shapes of the main ML Program ops, inferred from the
- * input shapes and the ops' const parameters (al_mil_param_ints & co.), so that
+ * input shapes and the ops' const parameters (ali_mil_param_ints & co.), so that
  * shapes.c can check them against the types the file declares and fill in
  * declared dims that are unknown. The formulas follow the MIL op definitions
  * (coremltools ops/defs iOS15..iOS18). An op not in the table, or a parameter
@@ -148,7 +148,7 @@ static bool P(const struct shp_node *x, const char *param, struct al_shape *s)
  * constant or longer than MAXV. An absent param gives true with *n = 0. */
 static bool ints(const struct shp_node *x, const char *param, int64_t *v, size_t *n)
 {
-	long k = al_mil_param_ints(x->n, param, v, MAXV);
+	long k = ali_mil_param_ints(x->n, param, v, MAXV);
 	*n = k > 0 ? (size_t)k : 0;
 	return k >= 0 && k <= MAXV;
 }
@@ -210,7 +210,7 @@ static int64_t window(int64_t in, int64_t k, int64_t st, int64_t dil, int64_t pa
 
 static void pad_type_of(const struct shp_node *x, char *buf, size_t cap)
 {
-	if (!al_mil_param_string(x->n, "pad_type", buf, cap))
+	if (!ali_mil_param_string(x->n, "pad_type", buf, cap))
 		snprintf(buf, cap, "valid");
 }
 
@@ -235,7 +235,7 @@ static bool m_cast(const struct shp_node *x, const char *arg)
 	(void)arg;
 	if (!m_same(x, "x"))
 		return false;
-	if (al_mil_param_string(x->n, "dtype", dt, sizeof dt))
+	if (ali_mil_param_string(x->n, "dtype", dt, sizeof dt))
 		x->out[0].dtype = dtype_named(dt);
 	return true;
 }
@@ -426,7 +426,7 @@ static bool m_reshape(const struct shp_node *x, const char *arg)
 	int64_t t[MAXV];
 	size_t n;
 	(void)arg;
-	if (!x->n_out || !P(x, "x", &s) || !ints(x, "shape", t, &n) || !al_mil_param_present(x->n, "shape"))
+	if (!x->n_out || !P(x, "x", &s) || !ints(x, "shape", t, &n) || !ali_mil_param_present(x->n, "shape"))
 		return false;
 	struct al_shape *o = &x->out[0];
 	shp_rank(o, (int)n, s.dtype);
@@ -579,7 +579,7 @@ static bool m_reduce(const struct shp_node *x, const char *arg)
 	if (!x->n_out || !P(x, "x", &s) || s.rank > AL_SHAPE_MAX_RANK || !ints(x, "axes", a, &n))
 		return false;
 	unsigned m = 0;
-	if (!al_mil_param_present(x->n, "axes"))
+	if (!ali_mil_param_present(x->n, "axes"))
 		m = (1u << s.rank) - 1;
 	for (size_t i = 0; i < n; i++) {
 		int ax = shp_axis(&s, a[i]);
@@ -609,7 +609,7 @@ static bool m_argreduce(const struct shp_node *x, const char *arg)
 static bool scale_of(const struct shp_node *x, const char *param, double *v)
 {
 	double d[2];
-	long k = al_mil_param_floats(x->n, param, d, 2);
+	long k = ali_mil_param_floats(x->n, param, d, 2);
 	if (k == 0) {
 		*v = 1;
 		return true;
@@ -684,7 +684,7 @@ static bool m_slice_by_index(const struct shp_node *x, const char *arg)
 	if ((nb && nb != r) || (ne && ne != r) || (ns && ns != r) || (nbm && nbm != r) ||
 	    (nem && nem != r) || (nsq && nsq != r))
 		return false;
-	if ((!nb && al_mil_param_present(x->n, "begin")) || (!ne && al_mil_param_present(x->n, "end")))
+	if ((!nb && ali_mil_param_present(x->n, "begin")) || (!ne && ali_mil_param_present(x->n, "end")))
 		return false; /* bound but not constant */
 	struct al_shape *o = &x->out[0];
 	shp_rank(o, 0, s.dtype);
@@ -764,7 +764,7 @@ static bool m_squeeze(const struct shp_node *x, const char *arg)
 		return false;
 	unsigned m = 0;
 	if (!n) {
-		if (al_mil_param_present(x->n, "axes"))
+		if (ali_mil_param_present(x->n, "axes"))
 			return false;
 		for (int i = 0; i < s.rank; i++) {
 			if (shp_dim(&s, i) < 0)
@@ -1040,12 +1040,12 @@ static const struct mil_row rows[AL_MILK_COUNT] = {
 _Static_assert(sizeof rows / sizeof rows[0] == AL_MILK_COUNT, "one row per MIL kind");
 
 /* Whether MIL kind k has a shape function (for tests/unit/test_kinds.c). */
-bool al_shapes_mil_has(int k)
+bool ali_shapes_mil_has(int k)
 {
 	return k >= 0 && k < AL_MILK_COUNT && rows[k].fn;
 }
 
-bool al_shapes_mil(const struct shp_node *x)
+bool ali_shapes_mil(const struct shp_node *x)
 {
 	int k = x->n->kind;
 	const struct mil_row *r = k >= 0 && k < AL_MILK_COUNT && rows[k].fn ? &rows[k] : NULL;
@@ -1060,7 +1060,7 @@ bool al_shapes_mil(const struct shp_node *x)
 	return false;
 }
 
-bool al_mil_param_shape(const struct al_node *n, const char *param, struct al_shape *out)
+bool ali_mil_param_shape(const struct al_node *n, const char *param, struct al_shape *out)
 {
 	const struct al_node_src *src = n ? al_src(n) : NULL;
 	if (!src || !src->mil_scope || !out)

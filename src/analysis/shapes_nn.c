@@ -1444,12 +1444,12 @@ static nn_fn *const rows[AL_NNK_COUNT] = {
 _Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
 /* Whether kind k has a shape function (for tests/unit/test_kinds.c). */
-bool al_shapes_nn_has(int k)
+bool ali_shapes_nn_has(int k)
 {
 	return k >= 0 && k < AL_NNK_COUNT && rows[k];
 }
 
-void al_shapes_nn(const struct shp_node *x)
+void ali_shapes_nn(const struct shp_node *x)
 {
 	const struct al_node *n = x->n;
 	const struct al_node_src *src = al_src(n);

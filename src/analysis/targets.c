@@ -44,7 +44,7 @@ const struct al_target *al_target_default(void)
 	return &targets[DEFAULT_TARGET];
 }
 
-int al_target_index(const struct al_target *t)
+int ali_target_index(const struct al_target *t)
 {
 	if (!t)
 		return -1;
@@ -60,7 +60,7 @@ static const struct al_target *find_n(const char *s, size_t n)
 		return NULL;
 	for (size_t i = 0; i < N_TARGETS; i++)
 		if ((strlen(targets[i].id) == n && strncasecmp(targets[i].id, s, n) == 0) ||
-		    al_idset_in_list(targets[i].aliases, s, n))
+		    ali_idset_in_list(targets[i].aliases, s, n))
 			return &targets[i];
 	return NULL;
 }
@@ -74,13 +74,13 @@ const struct al_target *al_target_find(const char *id_or_alias)
 
 bool al_rule_applies(const struct al_rule *r, const struct al_target *t)
 {
-	int i = al_target_index(t ? t : al_target_default());
+	int i = ali_target_index(t ? t : al_target_default());
 	return r && i >= 0 && (r->families >> i) & 1u;
 }
 
 static int find_index(const char *s, size_t n)
 {
-	return al_target_index(find_n(s, n));
+	return ali_target_index(find_n(s, n));
 }
 
 static const char *id_at(size_t i)
@@ -92,10 +92,10 @@ static const struct al_idset families = {N_TARGETS, id_at, find_index};
 
 size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap)
 {
-	return al_idset_format(&families, r ? r->families : 0, buf, cap);
+	return ali_idset_format(&families, r ? r->families : 0, buf, cap);
 }
 
-bool al_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
+bool ali_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
 {
-	return al_idset_parse(&families, s, out, bad, bad_cap);
+	return ali_idset_parse(&families, s, out, bad, bad_cap);
 }

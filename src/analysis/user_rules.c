@@ -71,14 +71,14 @@ static void report(struct parser *p, enum al_severity sev, uint32_t line, const 
 	snprintf(where, sizeof where, "line %u", line);
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(p->d, sev, p->name, UINT64_MAX, where, NULL, fmt, ap);
+	ali_diag_vadd(p->d, sev, p->name, UINT64_MAX, where, NULL, fmt, ap);
 	va_end(ap);
 }
 
 static void block_clear(struct block *b)
 {
 	for (int k = 0; k < K_COUNT; k++)
-		al_free(b->val[k]);
+		ali_free(b->val[k]);
 	memset(b, 0, sizeof *b);
 	b->last = -1;
 }
@@ -93,7 +93,7 @@ static bool block_append(struct parser *p, struct block *b, int k, const char *t
 		       MAX_VALUE);
 		return false;
 	}
-	char *v = al_realloc(b->val[k], old + add + 1);
+	char *v = ali_realloc(b->val[k], old + add + 1);
 	if (!v) {
 		p->nomem = true;
 		return false;
@@ -211,19 +211,19 @@ static bool parse_types(struct parser *p, const struct block *b, int k, struct a
 			break;
 		s = e + 1;
 	}
-	ur->types = al_arena_array(&p->u->arena, n, sizeof *ur->types);
+	ur->types = ali_arena_array(&p->u->arena, n, sizeof *ur->types);
 	if (!ur->types) {
 		p->nomem = true;
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char *t = al_arena_strndup(&p->u->arena, list[i], lens[i]);
+		char *t = ali_arena_strndup(&p->u->arena, list[i], lens[i]);
 		if (!t) {
 			p->nomem = true;
 			return false;
 		}
 		ur->types[i] = t;
-		bool known = (k == K_LAYER ? al_nn_kind_by_name(t) : al_mil_kind_by_name(t)) >= 0;
+		bool known = (k == K_LAYER ? ali_nn_kind_by_name(t) : ali_mil_kind_by_name(t)) >= 0;
 		if (!known)
 			report(p, AL_SEV_WARNING, b->line[k],
 			       "'%s' is not a %s anelint knows; the rule matches it by name anyway", t,
@@ -235,7 +235,7 @@ static bool parse_types(struct parser *p, const struct block *b, int k, struct a
 
 static const char *keep(struct parser *p, const char *s)
 {
-	char *c = al_arena_strndup(&p->u->arena, s, strlen(s));
+	char *c = ali_arena_strndup(&p->u->arena, s, strlen(s));
 	if (!c)
 		p->nomem = true;
 	return c;
@@ -261,7 +261,7 @@ static bool apply_common(struct parser *p, const struct block *b, struct al_rule
 	if ((v = b->val[K_FAMILIES])) {
 		char bad[64];
 		uint32_t f;
-		if (!al_families_parse(v, &f, bad, sizeof bad)) {
+		if (!ali_families_parse(v, &f, bad, sizeof bad)) {
 			report(p, AL_SEV_ERROR, b->line[K_FAMILIES],
 			       "families: '%s' is not a chip family (%s), all, none, X+ or X..Y",
 			       bad[0] ? bad : v, "a12, a14 / m1, a15 / m2, a16 / m3, a17 / m4, a18 / m5");
@@ -273,7 +273,7 @@ static bool apply_common(struct parser *p, const struct block *b, struct al_rule
 	if ((v = b->val[K_RELEASES])) {
 		char bad[64];
 		uint32_t f;
-		if (!al_releases_parse(v, &f, bad, sizeof bad)) {
+		if (!ali_releases_parse(v, &f, bad, sizeof bad)) {
 			report(p, AL_SEV_ERROR, b->line[K_RELEASES],
 			       "releases: '%s' is not an OS release (%s), all, none, X+ or X..Y",
 			       bad[0] ? bad : v, "ios13 ... ios18, ios26, ios27, or macos11 ... macos27");
@@ -457,14 +457,14 @@ static void block_end(struct parser *p, struct block *b)
 		ur.rule.provenance = ur.rule.url;
 	if (!ur.rule.why)
 		ur.rule.why = ur.rule.title;
-	ur.rule.origin = al_arena_printf(&p->u->arena, "%s:%u", p->name, b->first_line);
+	ur.rule.origin = ali_arena_printf(&p->u->arena, "%s:%u", p->name, b->first_line);
 	if (!ur.rule.origin) {
 		p->nomem = true;
 		return;
 	}
 	if (p->u->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 16;
-		struct al_user_rule *r = al_realloc(p->u->rules, cap * sizeof *r);
+		struct al_user_rule *r = ali_realloc(p->u->rules, cap * sizeof *r);
 		if (!r) {
 			p->nomem = true;
 			return;
@@ -569,7 +569,7 @@ static void parse_line(struct parser *p, struct block *b, const char *s, size_t 
 	b->line[k] = line;
 	b->last = k;
 	if (vn == 0) { /* the value may follow on indented lines */
-		b->val[k] = al_calloc(1, 1);
+		b->val[k] = ali_calloc(1, 1);
 		if (!b->val[k])
 			p->nomem = true;
 		return;
@@ -583,7 +583,7 @@ static void check_empty(struct parser *p, struct block *b)
 	for (int k = 0; k < K_COUNT; k++)
 		if (b->val[k] && b->len[k] == 0) {
 			report(p, AL_SEV_ERROR, b->line[k], "'%s' has no value", key_names[k]);
-			al_free(b->val[k]);
+			ali_free(b->val[k]);
 			b->val[k] = NULL;
 			b->first_line = b->first_line ? b->first_line : b->line[k];
 		}
@@ -602,9 +602,9 @@ enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
 		report(&p, AL_SEV_ERROR, 1, "rules file larger than %u bytes", MAX_FILE);
 		return AL_E_FORMAT;
 	}
-	p.u = al_calloc(1, sizeof *p.u);
+	p.u = ali_calloc(1, sizeof *p.u);
 	if (!p.u) {
-		al_diag_add(d, AL_SEV_ERROR, p.name, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, p.name, UINT64_MAX, NULL, NULL,
 			    "out of memory while reading rules");
 		return AL_E_NOMEM;
 	}
@@ -632,14 +632,14 @@ enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
 	block_end(&p, &b);
 	block_clear(&b);
 	if (p.nomem || p.u->arena.failed) {
-		al_diag_add(d, AL_SEV_ERROR, p.name, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, p.name, UINT64_MAX, NULL, NULL,
 			    "out of memory while reading rules");
 		al_user_rules_free(p.u);
 		return AL_E_NOMEM;
 	}
 	if (p.errors) {
 		if (p.errors > MAX_ERRORS)
-			al_diag_add(d, AL_SEV_NOTE, p.name, UINT64_MAX, NULL, NULL,
+			ali_diag_add(d, AL_SEV_NOTE, p.name, UINT64_MAX, NULL, NULL,
 				    "%u more errors not shown", p.errors - MAX_ERRORS);
 		al_user_rules_free(p.u);
 		return AL_E_FORMAT;
@@ -657,20 +657,20 @@ enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diag
 		return AL_E_INVALID_ARG;
 	int fd;
 	struct stat st;
-	enum al_status ost = al_open_regular(path, NULL, &fd, &st, d); /* a FIFO must not hang */
+	enum al_status ost = ali_open_regular(path, NULL, &fd, &st, d); /* a FIFO must not hang */
 	if (ost != AL_OK)
 		return ost;
 	if (st.st_size > (off_t)MAX_FILE) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
 			    "rules file larger than %u bytes", MAX_FILE);
 		close(fd);
 		return AL_E_FORMAT;
 	}
 	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = al_malloc(cap);
+	char *buf = ali_malloc(cap);
 	if (!buf) {
 		close(fd);
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL,
 			    "out of memory while reading rules");
 		return AL_E_NOMEM;
 	}
@@ -678,7 +678,7 @@ enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diag
 		if (n == cap) {
 			if (cap > MAX_FILE)
 				break;
-			char *nb = al_realloc(buf, cap * 2 > MAX_FILE + 1 ? MAX_FILE + 1 : cap * 2);
+			char *nb = ali_realloc(buf, cap * 2 > MAX_FILE + 1 ? MAX_FILE + 1 : cap * 2);
 			if (!nb)
 				break;
 			buf = nb;
@@ -693,7 +693,7 @@ enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diag
 	}
 	close(fd);
 	enum al_status rc = al_user_rules_parse(buf, n, path, out, d);
-	al_free(buf);
+	ali_free(buf);
 	return rc;
 }
 
@@ -703,9 +703,9 @@ void al_user_rules_free(al_user_rules *u)
 {
 	if (!u)
 		return;
-	al_free(u->rules);
-	al_arena_free(&u->arena);
-	al_free(u);
+	ali_free(u->rules);
+	ali_arena_free(&u->arena);
+	ali_free(u);
 }
 
 size_t al_user_rules_count(const al_user_rules *u)
@@ -713,18 +713,18 @@ size_t al_user_rules_count(const al_user_rules *u)
 	return u ? u->n : 0;
 }
 
-const struct al_user_rule *al_user_rules_get(const al_user_rules *u, size_t i)
+const struct al_user_rule *ali_user_rules_get(const al_user_rules *u, size_t i)
 {
 	return u && i < u->n ? &u->rules[i] : NULL;
 }
 
 const struct al_rule *al_user_rule_at(const al_user_rules *u, size_t i)
 {
-	const struct al_user_rule *ur = al_user_rules_get(u, i);
+	const struct al_user_rule *ur = ali_user_rules_get(u, i);
 	return ur ? &ur->rule : NULL;
 }
 
-const struct al_user_rule *al_user_rules_override(const al_user_rules *u,
+const struct al_user_rule *ali_user_rules_override(const al_user_rules *u,
 						  const struct al_rule *builtin)
 {
 	for (size_t i = 0; u && builtin && i < u->n; i++)
@@ -733,7 +733,7 @@ const struct al_user_rule *al_user_rules_override(const al_user_rules *u,
 	return NULL;
 }
 
-bool al_user_rule_matches(const struct al_user_rule *ur, const struct al_node *n)
+bool ali_user_rule_matches(const struct al_user_rule *ur, const struct al_node *n)
 {
 	if (!ur || !n || !n->type)
 		return false;

@@ -15,7 +15,7 @@
 #define FLOOR_MANY_OPS 8u            /* ... stays on the CPU, unless it holds this many ops ... */
 #define FLOOR_MANY_FLOPS 20e6        /* ... doing at least this much work in all */
 
-void al_work_add(struct al_work *w, const struct al_cost *c)
+void ali_work_add(struct al_work *w, const struct al_cost *c)
 {
 	if (!c->known)
 		w->known = false;
@@ -26,15 +26,15 @@ void al_work_add(struct al_work *w, const struct al_cost *c)
 	w->ops++;
 }
 
-double al_work_floor_weights(const struct al_release *os)
+double ali_work_floor_weights(const struct al_release *os)
 {
 	const struct al_release *r = os ? os : al_release_default();
 	return r->ios >= 26 ? FLOOR_WEIGHTS_IOS26 : FLOOR_WEIGHTS_IOS18;
 }
 
-bool al_work_too_little(const struct al_work *w, const struct al_release *os)
+bool ali_work_too_little(const struct al_work *w, const struct al_release *os)
 {
-	return w->known && w->flops < FLOOR_FLOPS && w->weight_bytes < al_work_floor_weights(os) &&
+	return w->known && w->flops < FLOOR_FLOPS && w->weight_bytes < ali_work_floor_weights(os) &&
 	       w->act_bytes < FLOOR_ACT_BYTES &&
 	       !(w->ops >= FLOOR_MANY_OPS && w->flops >= FLOOR_MANY_FLOPS);
 }

@@ -10,7 +10,7 @@
 
 static unsigned long alloc_count, alloc_fail_at;
 
-unsigned long al_alloc_fail_after(unsigned long n)
+unsigned long ali_alloc_fail_after(unsigned long n)
 {
 	unsigned long made = alloc_count;
 	alloc_count = 0;
@@ -24,22 +24,22 @@ static bool alloc_should_fail(void)
 	return alloc_fail_at && alloc_count >= alloc_fail_at;
 }
 
-void *al_malloc(size_t n)
+void *ali_malloc(size_t n)
 {
 	return alloc_should_fail() ? NULL : malloc(n ? n : 1);
 }
 
-void *al_calloc(size_t n, size_t size)
+void *ali_calloc(size_t n, size_t size)
 {
 	return alloc_should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
 }
 
-void *al_realloc(void *p, size_t n)
+void *ali_realloc(void *p, size_t n)
 {
 	return alloc_should_fail() ? NULL : realloc(p, n ? n : 1);
 }
 
-void al_free(void *p)
+void ali_free(void *p)
 {
 	free(p);
 }
@@ -54,7 +54,7 @@ struct al_arena_chunk {
 
 #define ARENA_CHUNK (64 * 1024)
 
-void *al_arena_alloc(struct al_arena *a, size_t n)
+void *ali_arena_alloc(struct al_arena *a, size_t n)
 {
 	/* Every arena allocation is a fault-injection point, not only the ones
 	 * that need a new chunk: that takes test_faults from a handful of failure
@@ -73,7 +73,7 @@ void *al_arena_alloc(struct al_arena *a, size_t n)
 			a->failed = true;
 			return NULL;
 		}
-		c = al_malloc(sizeof *c + cap);
+		c = ali_malloc(sizeof *c + cap);
 		if (!c) {
 			a->failed = true;
 			return NULL;
@@ -91,50 +91,50 @@ void *al_arena_alloc(struct al_arena *a, size_t n)
 	return p;
 }
 
-void *al_arena_array(struct al_arena *a, size_t count, size_t size)
+void *ali_arena_array(struct al_arena *a, size_t count, size_t size)
 {
 	if (size && count > SIZE_MAX / size) {
 		a->failed = true;
 		return NULL;
 	}
-	return al_arena_alloc(a, count * size);
+	return ali_arena_alloc(a, count * size);
 }
 
-char *al_arena_strndup(struct al_arena *a, const void *s, size_t n)
+char *ali_arena_strndup(struct al_arena *a, const void *s, size_t n)
 {
 	if (n == SIZE_MAX)
 		return NULL;
-	char *p = al_arena_alloc(a, n + 1);
+	char *p = ali_arena_alloc(a, n + 1);
 	if (p && n)
 		memcpy(p, s, n);
 	return p;
 }
 
-char *al_arena_span_str(struct al_arena *a, al_span s)
+char *ali_arena_span_str(struct al_arena *a, al_span s)
 {
-	return al_arena_strndup(a, s.p, s.n);
+	return ali_arena_strndup(a, s.p, s.n);
 }
 
-char *al_arena_printf(struct al_arena *a, const char *fmt, ...)
+char *ali_arena_printf(struct al_arena *a, const char *fmt, ...)
 {
 	va_list ap, ap2;
 	va_start(ap, fmt);
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	char *p = n < 0 ? NULL : al_arena_alloc(a, (size_t)n + 1);
+	char *p = n < 0 ? NULL : ali_arena_alloc(a, (size_t)n + 1);
 	if (p)
 		vsnprintf(p, (size_t)n + 1, fmt, ap2);
 	va_end(ap2);
 	return p;
 }
 
-void al_arena_free(struct al_arena *a)
+void ali_arena_free(struct al_arena *a)
 {
 	struct al_arena_chunk *c = a->head;
 	while (c) {
 		struct al_arena_chunk *next = c->next;
-		al_free(c);
+		ali_free(c);
 		c = next;
 	}
 	memset(a, 0, sizeof *a);

@@ -1,15 +1,15 @@
 /* atomic.c: the one way anelint writes an output (check/report -o, run --out,
  * fix, split, the .mlpackage writer). Path through this file:
- *   al_atomic_begin    a temporary "<dest>.tmpXXXXXX" beside the target (so
+ *   ali_atomic_begin    a temporary "<dest>.tmpXXXXXX" beside the target (so
  *                      the rename stays on one file system), file or directory,
  *                      with the mode of a plain create (0666 or 0777 & ~umask;
  *                      mkstemp/mkdtemp alone would give 0600/0700)
  *   (the caller fills it: a->fd, or files inside a->tmp)
- *   al_atomic_commit   fsync, rename over the target; a directory target is
+ *   ali_atomic_commit   fsync, rename over the target; a directory target is
  *                      replaced only on request (RENAME_EXCHANGE where the
  *                      system has it, else move aside, rename, remove)
- *   al_atomic_abort    remove the temporary (recursively): no partial output
- * al_write_atomic wraps the three for one file; al_write_all and al_remove_tree
+ *   ali_atomic_abort    remove the temporary (recursively): no partial output
+ * ali_write_atomic wraps the three for one file; ali_write_all and ali_remove_tree
  * are the shared helpers. Nothing here prints. */
 #include "base.h"
 
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-bool al_write_all(int fd, const void *p, size_t n)
+bool ali_write_all(int fd, const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	while (n > 0) {
@@ -45,7 +45,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 	return flag == FTW_DP ? rmdir(p) : unlink(p);
 }
 
-void al_remove_tree(const char *path)
+void ali_remove_tree(const char *path)
 {
 	struct stat st;
 	if (lstat(path, &st) != 0)
@@ -65,12 +65,12 @@ static mode_t current_umask(void)
 
 static enum al_status io_fail(al_diags *d, const char *file, const char *what, int e)
 {
-	al_diag_add(d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, "cannot %s: %s", what, strerror(e));
+	ali_diag_add(d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, "cannot %s: %s", what, strerror(e));
 	errno = e; /* for callers that print strerror themselves */
 	return AL_E_IO;
 }
 
-enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d)
+enum al_status ali_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d)
 {
 	memset(a, 0, sizeof *a);
 	a->fd = -1;
@@ -80,11 +80,11 @@ enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, 
 		n--;
 	if (n == 0)
 		return AL_E_INVALID_ARG;
-	a->dest = al_malloc(n + 1);
-	a->tmp = al_malloc(n + 16);
+	a->dest = ali_malloc(n + 1);
+	a->tmp = ali_malloc(n + 16);
 	if (!a->dest || !a->tmp) {
-		al_free(a->dest);
-		al_free(a->tmp);
+		ali_free(a->dest);
+		ali_free(a->tmp);
 		memset(a, 0, sizeof *a);
 		a->fd = -1;
 		return AL_E_NOMEM;
@@ -96,8 +96,8 @@ enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, 
 	if (dir) {
 		if (!mkdtemp(a->tmp) || chmod(a->tmp, 0777 & ~mask) != 0) {
 			int e = errno;
-			al_remove_tree(a->tmp);
-			al_free(a->tmp);
+			ali_remove_tree(a->tmp);
+			ali_free(a->tmp);
 			a->tmp = NULL;
 			return io_fail(d, a->dest, "create a directory beside it", e);
 		}
@@ -111,22 +111,22 @@ enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, 
 			unlink(a->tmp);
 		}
 		a->fd = -1;
-		al_free(a->tmp);
+		ali_free(a->tmp);
 		a->tmp = NULL;
 		return io_fail(d, a->dest, "create a file beside it", e);
 	}
 	return AL_OK;
 }
 
-void al_atomic_abort(struct al_atomic *a)
+void ali_atomic_abort(struct al_atomic *a)
 {
 	if (a->tmp && a->fd >= 0) /* a zeroed struct (fd 0) owns nothing */
 		close(a->fd);
 	a->fd = -1;
 	if (a->tmp)
-		al_remove_tree(a->tmp);
-	al_free(a->tmp);
-	al_free(a->dest);
+		ali_remove_tree(a->tmp);
+	ali_free(a->tmp);
+	ali_free(a->dest);
 	a->tmp = a->dest = NULL;
 }
 
@@ -157,7 +157,7 @@ static int replace_dir(struct al_atomic *a)
 		return 0; /* a->tmp now holds the old one: removed by the caller */
 #endif
 	size_t n = strlen(a->dest) + 16;
-	char *old = al_malloc(n);
+	char *old = ali_malloc(n);
 	if (!old)
 		return errno = ENOMEM, -1;
 	snprintf(old, n, "%s.oldXXXXXX", a->dest);
@@ -172,11 +172,11 @@ static int replace_dir(struct al_atomic *a)
 			errno = e;
 		}
 	}
-	al_free(old);
+	ali_free(old);
 	return rc;
 }
 
-enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d)
+enum al_status ali_atomic_commit(struct al_atomic *a, al_diags *d)
 {
 	if (!a->tmp)
 		return AL_E_INVALID_ARG;
@@ -203,31 +203,31 @@ enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d)
 		if (swap ? replace_dir(a) != 0 : rename(a->tmp, a->dest) != 0)
 			st = io_fail(d, a->dest, "rename into place", errno);
 		else if (!swap) {
-			al_free(a->tmp);
+			ali_free(a->tmp);
 			a->tmp = NULL;
 		}
 		if (st == AL_OK)
 			sync_parent(a->dest);
 	}
 	int e = errno;
-	al_atomic_abort(a); /* the temporary on failure, the old directory after a swap */
+	ali_atomic_abort(a); /* the temporary on failure, the old directory after a swap */
 	errno = e;          /* the failure's, for callers that print strerror */
 	return st;
 }
 
-enum al_status al_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
+enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
 			       al_diags *d)
 {
 	struct al_atomic a;
-	enum al_status st = al_atomic_begin(&a, path, false, d);
+	enum al_status st = ali_atomic_begin(&a, path, false, d);
 	if (st != AL_OK)
 		return st;
 	if (!fill(a.fd, ctx)) {
 		int e = errno;
-		al_atomic_abort(&a);
+		ali_atomic_abort(&a);
 		return io_fail(d, path, "write", e);
 	}
-	return al_atomic_commit(&a, d);
+	return ali_atomic_commit(&a, d);
 }
 
 /* ================================================================ copies */
@@ -244,19 +244,19 @@ enum al_status al_write_atomic(const char *path, bool (*fill)(int fd, void *ctx)
 #endif
 static bool force_dense;
 
-bool al_copy_force_dense(bool on)
+bool ali_copy_force_dense(bool on)
 {
 	bool was = force_dense || !HAVE_SEEK_HOLE;
 	force_dense = on;
 	return was;
 }
 
-bool al_copy_keeps_holes(void)
+bool ali_copy_keeps_holes(void)
 {
 	return HAVE_SEEK_HOLE && !force_dense;
 }
 
-bool al_file_is_sparse(const struct stat *st)
+bool ali_file_is_sparse(const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && st->st_size > 0 &&
 	       (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size;
@@ -279,16 +279,16 @@ static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
 			ok = false;
 			break;
 		}
-		ok = al_write_all(out_fd, buf, (size_t)k);
+		ok = ali_write_all(out_fd, buf, (size_t)k);
 		o += (uint64_t)k;
 		n -= (uint64_t)k;
 	}
 	return ok;
 }
 
-bool al_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
+bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 {
-	if (!al_copy_keeps_holes())
+	if (!ali_copy_keeps_holes())
 		return copy_plain(in_fd, off, n, out_fd);
 #if HAVE_SEEK_HOLE
 	uint64_t end = off + n;
@@ -332,9 +332,9 @@ bool al_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 #endif
 }
 
-bool al_copy_dense_ok(const struct stat *in, uint64_t n_out)
+bool ali_copy_dense_ok(const struct stat *in, uint64_t n_out)
 {
-	if (al_copy_keeps_holes() || !al_file_is_sparse(in))
+	if (ali_copy_keeps_holes() || !ali_file_is_sparse(in))
 		return true;
 	uint64_t on_disk = (uint64_t)in->st_blocks * 512;
 	return n_out <= AL_DENSE_BUDGET || n_out / 16 <= on_disk;

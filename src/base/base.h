@@ -1,14 +1,14 @@
 /* base.h: the ground floor every module stands on, and knows nothing of Core ML.
  *
- *   memory      al_malloc (hookable, so tests can fail the Nth allocation) and
+ *   memory      ali_malloc (hookable, so tests can fail the Nth allocation) and
  *               arenas (alloc.c).
- *   diagnostics al_diag_add: errors carry file, byte offset, field path, node
+ *   diagnostics ali_diag_add: errors carry file, byte offset, field path, node
  *               (diag.c).
- *   files       al_open_regular: the one way a file is opened for reading;
- *               al_map_file: read-only mappings of regular files (file.c).
- *               al_write_all, al_atomic_*: the one way an output is written:
+ *   files       ali_open_regular: the one way a file is opened for reading;
+ *               ali_map_file: read-only mappings of regular files (file.c).
+ *               ali_write_all, al_atomic_*: the one way an output is written:
  *               a temporary beside it, fsync, rename (atomic.c).
- *   utilities   al_hash_str (FNV-1a 64), al_rd32le (hash.c).
+ *   utilities   ali_hash_str (FNV-1a 64), al_rd32le (hash.c).
  *               the registry that tells a fault on a mapping from a bug (guard.c).
  */
 #ifndef ANELINT_BASE_H
@@ -32,14 +32,14 @@ typedef struct al_span {
 
 /* ------------------------------------------------------------------ memory */
 
-void *al_malloc(size_t n);
-void *al_calloc(size_t n, size_t size);
-void *al_realloc(void *p, size_t n);
-void al_free(void *p);
+void *ali_malloc(size_t n);
+void *ali_calloc(size_t n, size_t size);
+void *ali_realloc(void *p, size_t n);
+void ali_free(void *p);
 /* Fault injection for tests: the Nth allocation from now (1-based) and all
  * later ones fail; 0 disables. Returns the number of allocations made since
  * the last call. */
-unsigned long al_alloc_fail_after(unsigned long n);
+unsigned long ali_alloc_fail_after(unsigned long n);
 
 struct al_arena_chunk;
 struct al_arena {
@@ -47,20 +47,20 @@ struct al_arena {
 	size_t used, cap;
 	bool failed; /* an allocation failed; the owner reports AL_E_NOMEM */
 };
-void *al_arena_alloc(struct al_arena *a, size_t n);           /* zeroed, 16-aligned */
-void *al_arena_array(struct al_arena *a, size_t count, size_t size); /* overflow-checked */
-char *al_arena_strndup(struct al_arena *a, const void *s, size_t n);
-char *al_arena_span_str(struct al_arena *a, al_span s);
-char *al_arena_printf(struct al_arena *a, const char *fmt, ...)
+void *ali_arena_alloc(struct al_arena *a, size_t n);           /* zeroed, 16-aligned */
+void *ali_arena_array(struct al_arena *a, size_t count, size_t size); /* overflow-checked */
+char *ali_arena_strndup(struct al_arena *a, const void *s, size_t n);
+char *ali_arena_span_str(struct al_arena *a, al_span s);
+char *ali_arena_printf(struct al_arena *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void al_arena_free(struct al_arena *a);
+void ali_arena_free(struct al_arena *a);
 
 /* ------------------------------------------------------------------ names (names.c)
  * The first name of names[0..n) that repeats an earlier one: *again its index
  * (the smallest such), *first the index of its first occurrence; both SIZE_MAX
  * when every name is distinct. O(n log n); AL_E_NOMEM when the scratch array
  * cannot be allocated. */
-enum al_status al_first_repeat(const al_span *names, size_t n, size_t *first, size_t *again);
+enum al_status ali_first_repeat(const al_span *names, size_t n, size_t *first, size_t *again);
 
 /* ------------------------------------------------------------------ diagnostics */
 
@@ -72,11 +72,11 @@ struct al_diags {
 	struct al_arena strings;
 };
 /* Append a diagnostic; strings are copied. offset UINT64_MAX = none. */
-void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+void ali_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		 const char *where, const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 /* The same with a va_list, for modules that wrap it with their own context. */
-void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+void ali_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		  const char *where, const char *node, const char *fmt, va_list ap)
 	__attribute__((format(printf, 7, 0)));
 
@@ -90,24 +90,24 @@ struct al_map {
 	void *base;
 	size_t len;
 };
-enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
-void al_unmap(struct al_map *m);
+enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
+void ali_unmap(struct al_map *m);
 /* Open `path` for reading (O_RDONLY | O_NOCTTY | O_CLOEXEC; opened O_NONBLOCK,
  * then cleared) and fstat it into *st (when not NULL). Anything but a regular
  * file (FIFO, device, directory) is refused: AL_E_IO with a diagnostic naming
  * `shown` (or `path`). On success *fd is open and owned by the caller. */
-enum al_status al_open_regular(const char *path, const char *shown, int *fd, struct stat *st,
+enum al_status ali_open_regular(const char *path, const char *shown, int *fd, struct stat *st,
 			       al_diags *d);
 
 /* ------------------------------------------------------------------ outputs */
 
 /* Write all n bytes to fd, retrying short writes and EINTR; false with errno. */
-bool al_write_all(int fd, const void *p, size_t n);
+bool ali_write_all(int fd, const void *p, size_t n);
 
 /* An output made atomically: a temporary file (or directory) in the target's
  * directory, filled by the caller, fsynced and renamed over the target by
- * al_atomic_commit. Modes are those of a plain create: files 0666 & ~umask,
- * directories 0777 & ~umask. On any failure al_atomic_abort removes the
+ * ali_atomic_commit. Modes are those of a plain create: files 0666 & ~umask,
+ * directories 0777 & ~umask. On any failure ali_atomic_abort removes the
  * temporary (recursively for a directory), so no partial output is left. */
 struct al_atomic {
 	char *dest;   /* owned copy of the target path */
@@ -117,38 +117,38 @@ struct al_atomic {
 	bool replace; /* commit may replace an existing target directory */
 };
 /* Begin: create the temporary. dir: a directory, else a file opened on a->fd. */
-enum al_status al_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d);
+enum al_status ali_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d);
 /* Finish: fsync and close the file (or sync the directory's files), rename
  * over dest. An existing dest directory is replaced only when a->replace is
  * set (moved aside, then removed once the new one is in place). On failure
  * the temporary is removed and the target left as it was. */
-enum al_status al_atomic_commit(struct al_atomic *a, al_diags *d);
+enum al_status ali_atomic_commit(struct al_atomic *a, al_diags *d);
 /* Abandon: remove the temporary (no-op after commit, and on a zeroed struct).
  * Safe to call twice. */
-void al_atomic_abort(struct al_atomic *a);
+void ali_atomic_abort(struct al_atomic *a);
 /* Write one file atomically: fill(fd, ctx) writes its bytes (returns false,
  * with errno, on failure). */
-enum al_status al_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
+enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
 			       al_diags *d);
 /* Copy n bytes of in_fd from offset off to out_fd's current position,
  * keeping the input's holes as holes (SEEK_DATA/SEEK_HOLE) where the system
  * has them; false with errno on failure (a short input is an error). */
-bool al_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd);
+bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd);
 /* Whether copies keep holes: false when built with -DAL_NO_SEEK_HOLE, on a
- * system without SEEK_DATA, or after al_copy_force_dense(true) (for tests;
+ * system without SEEK_DATA, or after ali_copy_force_dense(true) (for tests;
  * returns the previous setting). */
-bool al_copy_keeps_holes(void);
-bool al_copy_force_dense(bool on);
+bool ali_copy_keeps_holes(void);
+bool ali_copy_force_dense(bool on);
 /* A file with fewer bytes allocated than its size (holes). */
-bool al_file_is_sparse(const struct stat *st);
+bool ali_file_is_sparse(const struct stat *st);
 /* Whether writing n_out dense bytes for the sparse input `in` is within
  * budget: a copy that cannot keep holes writes at most AL_DENSE_BUDGET bytes
  * or 16 times what the input really holds, so an 8 GB file of 28 KB on disk
  * does not fill the disk. Always true when holes are kept or `in` is dense. */
 #define AL_DENSE_BUDGET (UINT64_C(64) << 20)
-bool al_copy_dense_ok(const struct stat *in, uint64_t n_out);
+bool ali_copy_dense_ok(const struct stat *in, uint64_t n_out);
 /* Remove a file or a directory tree (best effort; does not follow links). */
-void al_remove_tree(const char *path);
+void ali_remove_tree(const char *path);
 
 /* ------------------------------------------------------------------ utilities */
 
@@ -158,10 +158,10 @@ void al_remove_tree(const char *path);
  * copies it replaces used, 1469598103934665603: a tenth (one digit short) of
  * FNV's 14695981039346656037. It mixes as well; it is kept because changing
  * it would change every random input, and so golden outputs. */
-uint64_t al_hash_str(const char *s);
+uint64_t ali_hash_str(const char *s);
 /* The same over n bytes, continuing from h (start with AL_HASH_INIT). */
 #define AL_HASH_INIT UINT64_C(1469598103934665603)
-uint64_t al_hash_bytes(uint64_t h, const void *p, size_t n);
+uint64_t ali_hash_bytes(uint64_t h, const void *p, size_t n);
 /* Little-endian unsigned 32 and 64-bit reads from unaligned bytes. */
 static inline uint32_t al_rd32le(const uint8_t *p)
 {
@@ -172,9 +172,9 @@ static inline uint64_t al_rd64le(const uint8_t *p)
 	return (uint64_t)al_rd32le(p) | (uint64_t)al_rd32le(p + 4) << 32;
 }
 
-/* The registry of live mappings (guard.c) behind al_mapped_file_at: al_map_file
- * adds each mapping under the name its diagnostics use, al_unmap removes it. */
-void al_guard_add(const void *base, size_t len, const char *name);
-void al_guard_remove(const void *base);
+/* The registry of live mappings (guard.c) behind al_mapped_file_at: ali_map_file
+ * adds each mapping under the name its diagnostics use, ali_unmap removes it. */
+void ali_guard_add(const void *base, size_t len, const char *name);
+void ali_guard_remove(const void *base);
 
 #endif

@@ -10,16 +10,16 @@
 
 al_diags *al_diags_new(void)
 {
-	return al_calloc(1, sizeof(al_diags));
+	return ali_calloc(1, sizeof(al_diags));
 }
 
 void al_diags_free(al_diags *d)
 {
 	if (!d)
 		return;
-	al_free(d->items);
-	al_arena_free(&d->strings);
-	al_free(d);
+	ali_free(d->items);
+	ali_arena_free(&d->strings);
+	ali_free(d);
 }
 
 size_t al_diags_count(const al_diags *d)
@@ -44,19 +44,19 @@ const struct al_diag *al_diags_get(const al_diags *d, size_t i)
 
 static const char *dup_or_null(struct al_arena *a, const char *s)
 {
-	return s ? al_arena_strndup(a, s, strnlen(s, AL_MAX_NAME)) : NULL;
+	return s ? ali_arena_strndup(a, s, strnlen(s, AL_MAX_NAME)) : NULL;
 }
 
-void al_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+void ali_diag_add(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		 const char *where, const char *node, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(d, sev, file, offset, where, node, fmt, ap);
+	ali_diag_vadd(d, sev, file, offset, where, node, fmt, ap);
 	va_end(ap);
 }
 
-void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
+void ali_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t offset,
 		  const char *where, const char *node, const char *fmt, va_list ap)
 {
 	if (!d)
@@ -71,7 +71,7 @@ void al_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t 
 	}
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 8;
-		struct al_diag *items = al_realloc(d->items, cap * sizeof *items);
+		struct al_diag *items = ali_realloc(d->items, cap * sizeof *items);
 		if (!items)
 			return;
 		d->items = items;

@@ -1,7 +1,7 @@
 /* file.c: opening files for reading, and read-only mappings of whole files.
  * Every file anelint reads (model, Manifest, weights, .npy, rules file, the
- * source of a copy) is opened by al_open_regular, which refuses what is not a
- * regular file: a FIFO or a device must not hang a run. al_map_file maps what
+ * source of a copy) is opened by ali_open_regular, which refuses what is not a
+ * regular file: a FIFO or a device must not hang a run. ali_map_file maps what
  * it opened. */
 #include "base.h"
 
@@ -14,7 +14,7 @@
 
 /* ================================================================ files */
 
-enum al_status al_open_regular(const char *path, const char *shown, int *fd_out, struct stat *st_out,
+enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out, struct stat *st_out,
 			       al_diags *d)
 {
 	*fd_out = -1;
@@ -23,19 +23,19 @@ enum al_status al_open_regular(const char *path, const char *shown, int *fd_out,
 	 * is refused below, and cleared again for a regular file. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
 			    strerror(errno));
 		return AL_E_IO;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "not a regular file");
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "not a regular file");
 		close(fd);
 		return AL_E_IO;
 	}
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
-		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot open: %s",
 			    strerror(errno));
 		close(fd);
 		return AL_E_IO;
@@ -46,24 +46,24 @@ enum al_status al_open_regular(const char *path, const char *shown, int *fd_out,
 	return AL_OK;
 }
 
-enum al_status al_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
+enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
 {
 	memset(m, 0, sizeof *m);
 	const char *name = shown ? shown : path;
 	int fd;
 	struct stat st;
-	enum al_status rc = al_open_regular(path, shown, &fd, &st, d);
+	enum al_status rc = ali_open_regular(path, shown, &fd, &st, d);
 	if (rc != AL_OK)
 		return rc;
 	if (st.st_size > 0) {
 		if ((uint64_t)st.st_size > SIZE_MAX) {
 			close(fd);
-			al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "file too large");
+			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "file too large");
 			return AL_E_IO;
 		}
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
-			al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot map: %s",
+			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot map: %s",
 				    strerror(errno));
 			close(fd);
 			return AL_E_IO;
@@ -73,7 +73,7 @@ enum al_status al_map_file(const char *path, const char *shown, struct al_map *m
 		 * a cold check took 376 ms with default readahead, ~10 ms with MADV_RANDOM.
 		 * A stage that streams every weight (the interpreter) re-advises. */
 		(void)madvise(p, (size_t)st.st_size, MADV_RANDOM);
-		al_guard_add(p, (size_t)st.st_size, name);
+		ali_guard_add(p, (size_t)st.st_size, name);
 		m->base = p;
 		m->len = (size_t)st.st_size;
 		m->s.p = p;
@@ -83,9 +83,9 @@ enum al_status al_map_file(const char *path, const char *shown, struct al_map *m
 	return AL_OK;
 }
 
-void al_unmap(struct al_map *m)
+void ali_unmap(struct al_map *m)
 {
-	al_guard_remove(m->base);
+	ali_guard_remove(m->base);
 	if (m->base)
 		munmap(m->base, m->len);
 	memset(m, 0, sizeof *m);

@@ -5,8 +5,8 @@
  * address lies in a mapping of ours and, if so, which file it was.
  *
  * The lookup runs inside a signal handler, on any thread: no locks and no
- * allocation, only lock-free atomics over a fixed table. al_map_file adds a
- * mapping, al_unmap removes it; a process with more than AL_GUARD_SLOTS mappings
+ * allocation, only lock-free atomics over a fixed table. ali_map_file adds a
+ * mapping, ali_unmap removes it; a process with more than AL_GUARD_SLOTS mappings
  * live at once leaves the extra ones unregistered (a fault there stays a fault). */
 #include "base.h"
 
@@ -23,7 +23,7 @@ static struct slot {
 	char name[AL_GUARD_NAME];
 } slots[AL_GUARD_SLOTS];
 
-void al_guard_add(const void *base, size_t len, const char *name)
+void ali_guard_add(const void *base, size_t len, const char *name)
 {
 	if (!base || !len)
 		return;
@@ -43,7 +43,7 @@ void al_guard_add(const void *base, size_t len, const char *name)
 	}
 }
 
-void al_guard_remove(const void *base)
+void ali_guard_remove(const void *base)
 {
 	if (!base)
 		return;

@@ -4,7 +4,7 @@
  * table that keys on pointers hashes the address instead (interp_mil.c). */
 #include "base.h"
 
-uint64_t al_hash_bytes(uint64_t h, const void *p, size_t n)
+uint64_t ali_hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	for (size_t i = 0; i < n; i++)
@@ -12,7 +12,7 @@ uint64_t al_hash_bytes(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-uint64_t al_hash_str(const char *s)
+uint64_t ali_hash_str(const char *s)
 {
 	uint64_t h = AL_HASH_INIT;
 	for (; s && *s; s++)

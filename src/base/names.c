@@ -1,4 +1,4 @@
-/* names.c: al_first_repeat, which finds a name given twice in a list (the
+/* names.c: ali_first_repeat, which finds a name given twice in a list (the
  * features of a model description, a function's inputs, the functions of a
  * program) in n log n, so the loaders can refuse what Core ML refuses. */
 #include "base.h"
@@ -28,13 +28,13 @@ static int name_at_cmp(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-enum al_status al_first_repeat(const al_span *names, size_t n, size_t *first, size_t *again)
+enum al_status ali_first_repeat(const al_span *names, size_t n, size_t *first, size_t *again)
 {
 	*first = *again = SIZE_MAX;
 	if (n < 2)
 		return AL_OK;
 	/* n is bounded by the bytes holding the names */
-	struct name_at *v = n <= SIZE_MAX / sizeof *v ? al_malloc(n * sizeof *v) : NULL;
+	struct name_at *v = n <= SIZE_MAX / sizeof *v ? ali_malloc(n * sizeof *v) : NULL;
 	if (!v)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -51,7 +51,7 @@ enum al_status al_first_repeat(const al_span *names, size_t n, size_t *first, si
 		}
 		start = k;
 	}
-	al_free(v);
+	ali_free(v);
 	return AL_OK;
 }
 

@@ -101,7 +101,7 @@ struct fix {
 	size_t n_bytes;
 	al_model *out_m;
 	char *tmp;      /* the rewritten .mlmodel written next to OUT, not yet renamed */
-	struct al_atomic out_file; /* owns tmp: renamed over OUT by al_atomic_commit */
+	struct al_atomic out_file; /* owns tmp: renamed over OUT by ali_atomic_commit */
 	struct dropped *drop;
 	size_t n_drop;
 	const char **skip;
@@ -125,7 +125,7 @@ struct fix {
 static void fix_free(struct fix *f)
 {
 	al_model_free(f->out_m);
-	al_atomic_abort(&f->out_file); /* refused, failed or dry: never left behind */
+	ali_atomic_abort(&f->out_file); /* refused, failed or dry: never left behind */
 	f->tmp = NULL;
 	free(f->bytes);
 	al_surgery_free(f->sg);
@@ -657,7 +657,7 @@ int cmd_fix(struct cli *c)
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {
 		/* the .mlmodel is written once, next to OUT, and proved from there */
-		if ((st = al_atomic_begin(&f.out_file, out, false, f.d)) != AL_OK) {
+		if ((st = ali_atomic_begin(&f.out_file, out, false, f.d)) != AL_OK) {
 			print_errors(out, f.d);
 			rc = status_exit(st);
 			goto done;
@@ -690,12 +690,12 @@ int cmd_fix(struct cli *c)
 		refused = !f.proved || !f.proof_ok;
 	}
 	if (!refused && out && !c->dry_run && f.tmp && !applied) {
-		al_atomic_abort(&f.out_file); /* nothing rewritten: the input's bytes, written below */
+		ali_atomic_abort(&f.out_file); /* nothing rewritten: the input's bytes, written below */
 		f.tmp = NULL;
 	}
 	if (!refused && out && !c->dry_run && f.tmp) {
 		f.tmp = NULL;
-		if ((st = al_atomic_commit(&f.out_file, f.d)) != AL_OK) {
+		if ((st = ali_atomic_commit(&f.out_file, f.d)) != AL_OK) {
 			print_errors(out, f.d);
 			rc = EXIT_IO;
 			goto done;

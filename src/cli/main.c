@@ -546,7 +546,7 @@ static FILE *out_open(const char *path)
 	signal(SIGINT, out_signal);
 	signal(SIGTERM, out_signal);
 	signal(SIGHUP, out_signal);
-	if (al_atomic_begin(&out_file, path, false, NULL) != AL_OK)
+	if (ali_atomic_begin(&out_file, path, false, NULL) != AL_OK)
 		return NULL; /* errno from the create */
 	snprintf(out_tmp, sizeof out_tmp, "%s", out_file.tmp);
 	int fd = dup(out_file.fd); /* the FILE's own; out_file.fd is fsynced and closed on commit */
@@ -555,7 +555,7 @@ static FILE *out_open(const char *path)
 		int e = errno;
 		if (fd >= 0)
 			close(fd);
-		al_atomic_abort(&out_file);
+		ali_atomic_abort(&out_file);
 		out_tmp[0] = 0;
 		errno = e;
 	}
@@ -572,11 +572,11 @@ static bool out_close(FILE *f, const char *path, bool ok)
 	good = fclose(f) == 0 && good;
 	if (good) { /* fsync, rename over path */
 		al_diags *d = al_diags_new();
-		good = d && al_atomic_commit(&out_file, d) == AL_OK;
+		good = d && ali_atomic_commit(&out_file, d) == AL_OK;
 		e = good ? e : !d ? ENOMEM : errno;
 		al_diags_free(d);
 	}
-	al_atomic_abort(&out_file); /* the temporary, unless committed */
+	ali_atomic_abort(&out_file); /* the temporary, unless committed */
 	out_tmp[0] = 0;
 	errno = e;
 	return good;

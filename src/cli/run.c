@@ -347,7 +347,7 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 	int rc = d && files && dst ? EXIT_ALL_ANE : EXIT_IO;
 	const char *base = dir;
 	if (rc == EXIT_ALL_ANE && fresh) {
-		if (al_atomic_begin(&top, dir, true, d) != AL_OK)
+		if (ali_atomic_begin(&top, dir, true, d) != AL_OK)
 			rc = EXIT_IO;
 		base = top.tmp;
 	}
@@ -363,23 +363,23 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 			break;
 		}
 		sprintf(at, "%s/%s.npy", base, fn);
-		if (al_atomic_begin(&files[i], at, false, d) != AL_OK) {
+		if (ali_atomic_begin(&files[i], at, false, d) != AL_OK) {
 			rc = EXIT_IO;
 		} else if (!npy_to_fd(files[i].fd, outs[i].t)) {
-			al_diag_add(d, AL_SEV_ERROR, dst, UINT64_MAX, NULL, NULL, "cannot write: %s",
+			ali_diag_add(d, AL_SEV_ERROR, dst, UINT64_MAX, NULL, NULL, "cannot write: %s",
 				    strerror(errno ? errno : EIO));
 			rc = EXIT_IO;
 		}
 		free(at);
 	}
 	for (size_t i = 0; i < n && rc == EXIT_ALL_ANE; i++)
-		if (al_atomic_commit(&files[i], d) != AL_OK)
+		if (ali_atomic_commit(&files[i], d) != AL_OK)
 			rc = EXIT_IO;
-	if (rc == EXIT_ALL_ANE && fresh && al_atomic_commit(&top, d) != AL_OK)
+	if (rc == EXIT_ALL_ANE && fresh && ali_atomic_commit(&top, d) != AL_OK)
 		rc = EXIT_IO;
 	for (size_t i = 0; files && i < n; i++)
-		al_atomic_abort(&files[i]); /* what was not committed */
-	al_atomic_abort(&top);
+		ali_atomic_abort(&files[i]); /* what was not committed */
+	ali_atomic_abort(&top);
 	if (rc != EXIT_ALL_ANE && d)
 		print_errors(dir, d);
 	al_diags_free(d);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-void al_model_trim(const struct al_model *m)
+void ali_model_trim(const struct al_model *m)
 {
 	/* Why: on each fault the kernel maps a whole page-cache folio, often hundreds
 	 * of KB, so reading the tag after every weight array of a warm 495 MB model
@@ -26,7 +26,7 @@ void al_model_trim(const struct al_model *m)
 			(void)madvise(m->maps[i].base, m->maps[i].len, MADV_DONTNEED);
 }
 
-bool al_model_reserve_nodes(struct al_model *m, size_t n)
+bool ali_model_reserve_nodes(struct al_model *m, size_t n)
 {
 	if (n > AL_MAX_NODES || m->n_nodes > AL_MAX_NODES - n)
 		return false;
@@ -34,11 +34,11 @@ bool al_model_reserve_nodes(struct al_model *m, size_t n)
 	return true;
 }
 
-struct al_submodel *al_model_add_sub(struct al_model *m)
+struct al_submodel *ali_model_add_sub(struct al_model *m)
 {
 	if (m->n_subs == m->cap_subs) {
 		size_t cap = m->cap_subs ? m->cap_subs * 2 : 4;
-		struct al_submodel **subs = al_arena_array(&m->arena, cap, sizeof *subs);
+		struct al_submodel **subs = ali_arena_array(&m->arena, cap, sizeof *subs);
 		if (!subs)
 			return NULL;
 		if (m->n_subs)
@@ -46,7 +46,7 @@ struct al_submodel *al_model_add_sub(struct al_model *m)
 		m->subs = subs;
 		m->cap_subs = cap;
 	}
-	struct al_submodel *s = al_arena_alloc(&m->arena, sizeof *s);
+	struct al_submodel *s = ali_arena_alloc(&m->arena, sizeof *s);
 	if (s)
 		m->subs[m->n_subs++] = s;
 	return s;
@@ -132,14 +132,14 @@ const char *al_spec_min_os(int v)
 	return v >= 1 && v <= 10 ? os[v] : "unknown";
 }
 
-bool al_node_is_const(const struct al_node *n)
+bool ali_node_is_const(const struct al_node *n)
 {
 	if (n->kind < 0 || !n->type)
 		return false;
 	const struct al_submodel *s = al_src(n) ? al_src(n)->sub : NULL;
 	if (s && s->world != AL_WORLD_MIL)
 		return false;
-	return (al_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
+	return (ali_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
 }
 
 static void walk_graph(const struct al_graph *g, al_node_fn fn, void *ctx, int guard)
@@ -154,7 +154,7 @@ static void walk_graph(const struct al_graph *g, al_node_fn fn, void *ctx, int g
 	}
 }
 
-void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx)
+void ali_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx)
 {
 	for (uint32_t g = 0; g < s->n_graphs; g++)
 		walk_graph(s->graphs[g], fn, ctx, 0);

@@ -157,7 +157,7 @@ static void diag(struct walk *w, enum al_severity sev, const char *file, uint64_
 	w->n_shown++;
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
+	ali_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
 	va_end(ap);
 }
 
@@ -176,7 +176,7 @@ static int64_t u2i(uint64_t u)
 /* A name or string from the file, NUL-terminated in the model arena. */
 static const char *dup_span(struct walk *w, al_span s)
 {
-	char *p = al_arena_strndup(&w->m->arena, s.p, s.n < AL_MAX_NAME ? s.n : AL_MAX_NAME);
+	char *p = ali_arena_strndup(&w->m->arena, s.p, s.n < AL_MAX_NAME ? s.n : AL_MAX_NAME);
 	return p ? p : nomem(w);
 }
 
@@ -242,7 +242,7 @@ static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, c
 	int64_t rank = pb_get_varint(msg, 2, &v) ? u2i(v) : 0; /* 10-byte -1 reads as -1 */
 	size_t nd = c[3], keep = nd < AL_MAX_RANK ? nd : AL_MAX_RANK;
 	int64_t *dims = NULL;
-	if (keep && !(dims = al_arena_array(&w->m->arena, keep, sizeof *dims)))
+	if (keep && !(dims = ali_arena_array(&w->m->arena, keep, sizeof *dims)))
 		return nomem(w);
 	struct pb_iter it;
 	struct pb_field f;
@@ -356,8 +356,8 @@ static bool parse_named_list(struct walk *w, al_span msg, uint32_t num, size_t n
 	*types = NULL;
 	if (!n)
 		return true;
-	if (!(*names = al_arena_array(&w->m->arena, n, sizeof **names)) ||
-	    !(*types = al_arena_array(&w->m->arena, n, sizeof **types)))
+	if (!(*names = ali_arena_array(&w->m->arena, n, sizeof **names)) ||
+	    !(*types = ali_arena_array(&w->m->arena, n, sizeof **types)))
 		return nomem(w);
 	struct pb_iter it;
 	struct pb_field f;
@@ -384,7 +384,7 @@ static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value,
 	uint64_t off = 0;
 	pb_get_bytes(bfv, 1, &fname);
 	pb_get_varint(bfv, 2, &off);
-	if (!al_span_eq(fname, WEIGHTS_FILE)) {
+	if (!ali_span_eq(fname, WEIGHTS_FILE)) {
 		int len = fname.n < 200 ? (int)fname.n : 200;
 		bool in_dir = fname.n > strlen(WEIGHTS_DIR) &&
 			      memcmp(fname.p, WEIGHTS_DIR, strlen(WEIGHTS_DIR)) == 0;
@@ -402,7 +402,7 @@ static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value,
 		pb_get_varint(tt, 1, &dt);
 	if (w->n_refs == w->cap_refs) {
 		size_t cap = w->cap_refs ? w->cap_refs * 2 : 64;
-		struct blob_ref *r = cap <= SIZE_MAX / sizeof *r ? al_realloc(w->refs, cap * sizeof *r) : NULL;
+		struct blob_ref *r = cap <= SIZE_MAX / sizeof *r ? ali_realloc(w->refs, cap * sizeof *r) : NULL;
 		if (!r) {
 			nomem(w);
 			return;
@@ -413,7 +413,7 @@ static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value,
 	struct blob_ref *r = &w->refs[w->n_refs];
 	r->offset = off;
 	r->node = n;
-	r->where = al_arena_printf(&w->m->arena, "%s.blobFileValue", where);
+	r->where = ali_arena_printf(&w->m->arena, "%s.blobFileValue", where);
 	r->dtype = dt <= INT_MAX ? (int)dt : 0;
 	r->seq = w->n_refs;
 	if (!r->where) {
@@ -564,7 +564,7 @@ static void check_blobs(struct walk *w)
 		if (i == 0 || w->refs[i].offset != w->refs[i - 1].offset)
 			check_blob(w, &w->refs[i]);
 		if (i % 16 == 15)
-			al_model_trim(w->m); /* see core.c: keep weight pages from piling up */
+			ali_model_trim(w->m); /* see core.c: keep weight pages from piling up */
 	}
 }
 
@@ -601,7 +601,7 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 {
 	if (!n_entries)
 		return;
-	struct al_mil_arg *args = al_arena_array(&w->m->arena, n_entries, sizeof *args);
+	struct al_mil_arg *args = ali_arena_array(&w->m->arena, n_entries, sizeof *args);
 	if (!args) {
 		nomem(w);
 		return;
@@ -650,7 +650,7 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 	src->n_mil_args = k;
 	if (!n_names || !count_ok(w, n_names, msg.p, n->path, "input bindings"))
 		return;
-	const char **in = al_arena_array(&w->m->arena, n_names, sizeof *in);
+	const char **in = ali_arena_array(&w->m->arena, n_names, sizeof *in);
 	if (!in) {
 		nomem(w);
 		return;
@@ -686,8 +686,8 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	n->kind = -1;
 	n->type = "";
 	n->offset = at(w, msg.p);
-	n->path = al_arena_printf(&w->m->arena, "%s.operations[%u]", prefix, idx);
-	struct al_node_src *src = al_arena_alloc(&w->m->arena, sizeof *src);
+	n->path = ali_arena_printf(&w->m->arena, "%s.operations[%u]", prefix, idx);
+	struct al_node_src *src = ali_arena_alloc(&w->m->arena, sizeof *src);
 	if (!n->path || !src) {
 		nomem(w);
 		return;
@@ -720,7 +720,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		al_span key, val, s;
 		pb_iter_init(&it, msg);
 		while (pb_next(&it, &f))
-			if (f.num == 5 && pb_get_bytes(f.data, 1, &key) && al_span_eq(key, "name") &&
+			if (f.num == 5 && pb_get_bytes(f.data, 1, &key) && ali_span_eq(key, "name") &&
 			    pb_get_bytes(f.data, 2, &val) && value_string(val, &s) && s.n &&
 			    !(n->name = dup_span(w, s)))
 				return;
@@ -730,7 +730,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	if (pb_get_bytes(msg, 1, &ty) && ty.n) {
 		if (!(n->type = dup_span(w, ty)))
 			return;
-		n->kind = al_mil_kind_by_name(n->type);
+		n->kind = ali_mil_kind_by_name(n->type);
 		if (n->kind < 0)
 			note_unknown(w, n);
 	} else {
@@ -768,7 +768,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		     "blocks nested deeper than %d levels", AL_MAX_DEPTH);
 		return;
 	}
-	struct al_graph **subs = al_arena_array(&w->m->arena, c[4], sizeof *subs);
+	struct al_graph **subs = ali_arena_array(&w->m->arena, c[4], sizeof *subs);
 	if (!subs) {
 		nomem(w);
 		return;
@@ -779,11 +779,11 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	while (pb_next(&it, &f) && j < c[4]) {
 		if (f.num != 4)
 			continue;
-		struct mil_graph *mg = al_arena_alloc(&w->m->arena, sizeof *mg);
+		struct mil_graph *mg = ali_arena_alloc(&w->m->arena, sizeof *mg);
 		struct al_graph *cg = mg ? &mg->g : NULL;
-		char *bp = al_arena_printf(&w->m->arena, "%s.blocks[%u]", n->path, j);
+		char *bp = ali_arena_printf(&w->m->arena, "%s.blocks[%u]", n->path, j);
 		if (cg)
-			cg->block = al_arena_printf(&w->m->arena, "%s/%s.blocks[%u]", g->block, n->name, j);
+			cg->block = ali_arena_printf(&w->m->arena, "%s/%s.blocks[%u]", g->block, n->name, j);
 		if (!cg || !bp || !cg->block) {
 			nomem(w);
 			return;
@@ -805,7 +805,7 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 			const struct al_mil_scope *parent, const char **xin, const struct al_ttype *xty,
 			size_t n_xin)
 {
-	struct al_mil_scope *scope = al_arena_alloc(&w->m->arena, sizeof *scope);
+	struct al_mil_scope *scope = ali_arena_alloc(&w->m->arena, sizeof *scope);
 	if (!scope)
 		return nomem(w);
 	scope->parent = parent;
@@ -825,7 +825,7 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	io->in_types = n_xin ? xty : bty;
 	io->n_inputs = (uint32_t)(n_xin ? n_xin : c[1]);
 	if (c[2]) { /* outputs = 2: the names the block returns */
-		const char **outs = al_arena_array(&w->m->arena, c[2], sizeof *outs);
+		const char **outs = ali_arena_array(&w->m->arena, c[2], sizeof *outs);
 		struct pb_iter oi;
 		struct pb_field of;
 		if (!outs)
@@ -839,13 +839,13 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		io->n_outputs = k;
 	}
 
-	if (!al_model_reserve_nodes(w->m, c[3])) {
+	if (!ali_model_reserve_nodes(w->m, c[3])) {
 		diag(w, AL_SEV_ERROR, w->file, at(w, msg.p), prefix, NULL,
 		     "more than %u ops in this file (anelint's limit)", AL_MAX_NODES);
 		return false;
 	}
 	struct al_node *nodes = NULL;
-	if (c[3] && !(nodes = al_arena_array(&w->m->arena, c[3], sizeof *nodes)))
+	if (c[3] && !(nodes = ali_arena_array(&w->m->arena, c[3], sizeof *nodes)))
 		return nomem(w);
 	g->nodes = nodes;
 	struct pb_iter it;
@@ -868,7 +868,7 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		n += nodes[i].n_outputs;
 	if (!count_ok(w, n, msg.p, prefix, "values"))
 		return false;
-	struct mil_ent *e = n ? al_arena_array(&w->m->arena, n, sizeof *e) : NULL;
+	struct mil_ent *e = n ? ali_arena_array(&w->m->arena, n, sizeof *e) : NULL;
 	if (n && !e)
 		return nomem(w);
 	uint32_t k = 0;
@@ -895,14 +895,14 @@ static bool distinct_names(struct walk *w, al_span msg, uint32_t num, const char
 {
 	if (n < 2)
 		return true;
-	al_span *v = al_malloc(n * sizeof *v); /* n <= the fields in msg */
+	al_span *v = ali_malloc(n * sizeof *v); /* n <= the fields in msg */
 	if (!v)
 		return nomem(w);
 	for (size_t i = 0; i < n; i++)
 		v[i] = (al_span){(const uint8_t *)names[i], names[i] ? strlen(names[i]) : 0};
 	size_t first, again;
-	enum al_status st = al_first_repeat(v, n, &first, &again);
-	al_free(v);
+	enum al_status st = ali_first_repeat(v, n, &first, &again);
+	ali_free(v);
 	if (st != AL_OK)
 		return nomem(w);
 	if (again == SIZE_MAX)
@@ -929,8 +929,8 @@ static bool distinct_names(struct walk *w, al_span msg, uint32_t num, const char
  * first one. */
 static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, const char **opset)
 {
-	char *where = al_arena_printf(&w->m->arena, "mlProgram.functions[%s]", g->function);
-	char *prefix = al_arena_printf(&w->m->arena, "mlProgram.functions[%s].block", g->function);
+	char *where = ali_arena_printf(&w->m->arena, "mlProgram.functions[%s]", g->function);
+	char *prefix = ali_arena_printf(&w->m->arena, "mlProgram.functions[%s].block", g->function);
 	if (!where || !prefix)
 		return nomem(w);
 	*opset = "";
@@ -988,7 +988,7 @@ static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, cons
 	return parse_block(w, g, block, prefix, NULL, in, ity, c[1]);
 }
 
-enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
+enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
 				   uint64_t base_offset, const char *file, al_diags *d)
 {
 	if (!m || !sub || !file)
@@ -1006,9 +1006,9 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 		diag(&w, AL_SEV_WARNING, file, base_offset, "mlProgram", NULL,
 		     "ML Program has no functions");
 	if (nf) {
-		sub->functions = al_arena_array(&m->arena, nf, sizeof *sub->functions);
-		sub->opsets = al_arena_array(&m->arena, nf, sizeof *sub->opsets);
-		sub->graphs = al_arena_array(&m->arena, nf, sizeof *sub->graphs);
+		sub->functions = ali_arena_array(&m->arena, nf, sizeof *sub->functions);
+		sub->opsets = ali_arena_array(&m->arena, nf, sizeof *sub->opsets);
+		sub->graphs = ali_arena_array(&m->arena, nf, sizeof *sub->graphs);
 		if (!sub->functions || !sub->opsets || !sub->graphs)
 			return AL_E_NOMEM;
 	}
@@ -1023,7 +1023,7 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 		al_span key = {0}, fn = {0};
 		pb_get_bytes(f.data, 1, &key);
 		pb_get_bytes(f.data, 2, &fn);
-		struct mil_graph *mg = al_arena_alloc(&m->arena, sizeof *mg);
+		struct mil_graph *mg = ali_arena_alloc(&m->arena, sizeof *mg);
 		struct al_graph *g = mg ? &mg->g : NULL;
 		const char *name = dup_span(&w, key);
 		if (!g || !name)
@@ -1040,9 +1040,9 @@ enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, 
 		distinct_names(&w, program, 2, sub->functions, nf, "mlProgram.functions", "function");
 	if (!w.nomem)
 		check_blobs(&w);
-	al_free(w.refs);
+	ali_free(w.refs);
 	if (w.n_hidden)
-		al_diag_add(d, AL_SEV_NOTE, file, UINT64_MAX, "mlProgram", NULL,
+		ali_diag_add(d, AL_SEV_NOTE, file, UINT64_MAX, "mlProgram", NULL,
 			    "%zu further diagnostics not shown", w.n_hidden);
 	if (w.nomem || m->arena.failed)
 		return AL_E_NOMEM;
@@ -1102,7 +1102,7 @@ static bool find_attr(const struct al_node *p, const char *key, al_span *val)
 	pb_iter_init(&it, s->msg);
 	while (pb_next(&it, &f))
 		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&
-		    al_span_eq(k, key) && pb_get_bytes(f.data, 2, val))
+		    ali_span_eq(k, key) && pb_get_bytes(f.data, 2, val))
 			found = true;
 	return found;
 }
@@ -1110,7 +1110,7 @@ static bool find_attr(const struct al_node *p, const char *key, al_span *val)
 static bool is_const_op(const struct al_node *p)
 {
 	if (p->kind >= 0)
-		return (al_mil_kinds[p->kind].flags & AL_OPF_CONST) != 0;
+		return (ali_mil_kinds[p->kind].flags & AL_OPF_CONST) != 0;
 	return strncmp(p->type, "constexpr_", 10) == 0;
 }
 
@@ -1418,21 +1418,21 @@ static long read_param(const struct al_node *n, const char *param, struct sink *
 	return read_tensor(val, s);
 }
 
-long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
+long ali_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max)
 {
 	int64_t dummy;
 	struct sink s = {.i = out ? out : &dummy, .max = out ? max : 0};
 	return read_param(n, param, &s);
 }
 
-long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max)
+long ali_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max)
 {
 	double dummy;
 	struct sink s = {.d = out ? out : &dummy, .max = out ? max : 0};
 	return read_param(n, param, &s);
 }
 
-bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap)
+bool ali_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap)
 {
 	al_span val, str;
 	bool is_const;
@@ -1445,14 +1445,14 @@ bool al_mil_param_string(const struct al_node *n, const char *param, char *out, 
 	return true;
 }
 
-bool al_mil_param_present(const struct al_node *n, const char *param)
+bool ali_mil_param_present(const struct al_node *n, const char *param)
 {
 	al_span val;
 	bool is_const;
 	return param_value(n, param, &val, &is_const) != CV_ABSENT;
 }
 
-bool al_mil_param_is_const(const struct al_node *n, const char *param)
+bool ali_mil_param_is_const(const struct al_node *n, const char *param)
 {
 	al_span val;
 	bool is_const;
@@ -1460,7 +1460,7 @@ bool al_mil_param_is_const(const struct al_node *n, const char *param)
 	return is_const;
 }
 
-const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param)
+const struct al_ttype *ali_mil_param_type(const struct al_node *n, const char *param)
 {
 	al_span arg, b;
 	const struct mil_ent *e;
@@ -1469,7 +1469,7 @@ const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *pa
 	return e->type;
 }
 
-const struct al_node *al_mil_producer(const struct al_node *n, const char *name)
+const struct al_node *ali_mil_producer(const struct al_node *n, const char *name)
 {
 	if (!name)
 		return NULL;
@@ -1477,7 +1477,7 @@ const struct al_node *al_mil_producer(const struct al_node *n, const char *name)
 	return e ? e->node : NULL;
 }
 
-const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name)
+const struct al_ttype *ali_mil_value_type(const struct al_node *n, const char *name)
 {
 	if (!name)
 		return NULL;
@@ -1487,7 +1487,7 @@ const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *na
 
 /* ================================================================ values for the interpreter */
 
-bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
+bool ali_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
 {
 	memset(io, 0, sizeof *io);
 	if (!g || !g->function) /* not an ML Program graph (mil.c allocates those) */
@@ -1496,7 +1496,7 @@ bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
 	return true;
 }
 
-int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
+int ali_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
 {
 	al_span arg;
 	if (!find_arg(n, param, &arg))
@@ -1520,7 +1520,7 @@ int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k,
 	return 0;
 }
 
-uint32_t al_mil_param_count(const struct al_node *n, const char *param)
+uint32_t ali_mil_param_count(const struct al_node *n, const char *param)
 {
 	al_span arg;
 	uint32_t k = 0;
@@ -1534,12 +1534,12 @@ uint32_t al_mil_param_count(const struct al_node *n, const char *param)
 	return k;
 }
 
-bool al_mil_attr(const struct al_node *n, const char *key, al_span *val)
+bool ali_mil_attr(const struct al_node *n, const char *key, al_span *val)
 {
 	return find_attr(n, key, val);
 }
 
-bool al_mil_value_read(al_span v, struct al_mil_value *out)
+bool ali_mil_value_read(al_span v, struct al_mil_value *out)
 {
 	al_span vt, tt, x;
 	uint64_t u;
@@ -1576,7 +1576,7 @@ bool al_mil_value_read(al_span v, struct al_mil_value *out)
 		out->kind = AL_MV_BLOB;
 		pb_get_bytes(x, 1, &name);
 		pb_get_varint(x, 2, &out->blob_offset);
-		out->blob_in_weights = al_span_eq(name, WEIGHTS_FILE);
+		out->blob_in_weights = ali_span_eq(name, WEIGHTS_FILE);
 		return true;
 	}
 	al_span iv;
@@ -1595,7 +1595,7 @@ bool al_mil_value_read(al_span v, struct al_mil_value *out)
 	return true;
 }
 
-long al_mil_value_floats(al_span v, float *out, size_t max)
+long ali_mil_value_floats(al_span v, float *out, size_t max)
 {
 	float dummy;
 	struct sink s = {.f = out ? out : &dummy, .max = out ? max : 0};
@@ -1603,7 +1603,7 @@ long al_mil_value_floats(al_span v, float *out, size_t max)
 }
 
 /* One string or number of a scalar Value (a list element) as text. */
-long al_mil_value_strings(al_span v, al_span *out, size_t max)
+long ali_mil_value_strings(al_span v, al_span *out, size_t max)
 {
 	struct tval t;
 	al_span iv, lv;
@@ -1641,7 +1641,7 @@ long al_mil_value_strings(al_span v, al_span *out, size_t max)
 	return !it.err && n <= LONG_MAX ? (long)n : -1;
 }
 
-long al_mil_value_list_ints(al_span v, int64_t *out, size_t max)
+long ali_mil_value_list_ints(al_span v, int64_t *out, size_t max)
 {
 	al_span iv, lv;
 	size_t n = 0;
@@ -1665,7 +1665,7 @@ long al_mil_value_list_ints(al_span v, int64_t *out, size_t max)
 	return !it.err && n <= LONG_MAX ? (long)n : -1;
 }
 
-const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype)
+const char *ali_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype)
 {
 	const uint8_t *p = m->weights.p;
 	size_t size = m->weights.n;

@@ -95,7 +95,7 @@ static const struct field_name network_fields[] = {
 	{6, "imageInputShapeMapping"}, {10, "updateParams"}, {100, "stringClassLabels"},
 	{101, "int64ClassLabels"}, {200, "labelProbabilityLayerName"}, {0, NULL},
 };
-/* NeuralNetworkLayer; its oneof members (>= 100) come from al_nn_kinds. */
+/* NeuralNetworkLayer; its oneof members (>= 100) come from ali_nn_kinds. */
 static const struct field_name layer_fields[] = {
 	{1, "name"}, {2, "input"}, {3, "output"}, {4, "inputTensor"}, {5, "outputTensor"},
 	{10, "isUpdatable"}, {0, NULL},
@@ -120,8 +120,8 @@ static const char *field_label(const struct field_name *t, uint32_t num, char *b
 {
 	const char *s = lookup_name(t, num);
 	if (!s && t == layer_fields) {
-		int k = al_nn_kind_by_field(num);
-		s = k >= 0 ? al_nn_kinds[k].name : NULL;
+		int k = ali_nn_kind_by_field(num);
+		s = k >= 0 ? ali_nn_kinds[k].name : NULL;
 	}
 	if (s)
 		return s;
@@ -165,7 +165,7 @@ static enum al_status report(struct ctx *c, enum al_severity sev, const uint8_t 
 	where_render(w, path, sizeof path);
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(c->d, sev, c->file, offset_of(c, at), path[0] ? path : NULL, c->node, fmt, ap);
+	ali_diag_vadd(c->d, sev, c->file, offset_of(c, at), path[0] ? path : NULL, c->node, fmt, ap);
 	va_end(ap);
 	return sev == AL_SEV_ERROR ? AL_E_FORMAT : AL_OK;
 }
@@ -221,13 +221,13 @@ static const char *copy_str(struct ctx *c, al_span s)
 {
 	if (s.n > AL_MAX_NAME)
 		s.n = AL_MAX_NAME;
-	return al_arena_span_str(&c->m->arena, s);
+	return ali_arena_span_str(&c->m->arena, s);
 }
 
 /* count elements of `size` bytes; NULL for count 0 (not an error). */
 static void *alloc_array(struct ctx *c, size_t count, size_t size)
 {
-	return count ? al_arena_array(&c->m->arena, count, size) : NULL;
+	return count ? ali_arena_array(&c->m->arena, count, size) : NULL;
 }
 
 static bool oom(const struct ctx *c)
@@ -712,7 +712,7 @@ static enum al_status check_feature_names(struct ctx *c, al_span msg, const uint
 		n += f.wire == PB_LEN && (f.num == nums[0] || f.num == nums[1] || f.num == nums[2]);
 	if (n < 2)
 		return AL_OK;
-	al_span *names = al_malloc(n * sizeof *names); /* n <= msg.n / 2 */
+	al_span *names = ali_malloc(n * sizeof *names); /* n <= msg.n / 2 */
 	if (!names) {
 		c->m->arena.failed = true;
 		return AL_E_NOMEM;
@@ -734,8 +734,8 @@ static enum al_status check_feature_names(struct ctx *c, al_span msg, const uint
 		names[k++] = name;
 	}
 	size_t first, again;
-	enum al_status st = al_first_repeat(names, k, &first, &again);
-	al_free(names);
+	enum al_status st = ali_first_repeat(names, k, &first, &again);
+	ali_free(names);
 	if (st != AL_OK) {
 		c->m->arena.failed = true;
 		return st;
@@ -911,7 +911,7 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 
 /* ================================================================ NeuralNetwork */
 
-/* Where NN weights live: al_nn_weight_sites (tables.c). A holder's fields that
+/* Where NN weights live: ali_nn_weight_sites (tables.c). A holder's fields that
  * are WeightParams, by holder (ended by {0, NULL}). */
 static const struct field_name prelu_weights[] = {{1, "alpha"}, {0, NULL}};
 static const struct field_name softplus_weights[] = {{1, "alpha"}, {2, "beta"}, {0, NULL}};
@@ -1017,7 +1017,7 @@ static enum al_status params_wire_error(struct ctx *c, const struct pb_iter *it,
 	struct field_name names[24];
 	size_t k = 0;
 	const struct al_weight_site *t;
-	for (t = al_nn_weight_sites[kind]; t && t->field && k + 1 < N_OF(names); t++)
+	for (t = ali_nn_weight_sites[kind]; t && t->field && k + 1 < N_OF(names); t++)
 		names[k++] = (struct field_name){t->field, t->name};
 	for (t = network_sites[kind]; t && t->field && k + 1 < N_OF(names); t++)
 		names[k++] = (struct field_name){t->field, t->name};
@@ -1042,7 +1042,7 @@ static enum al_status load_params(struct ctx *c, struct al_submodel *s, struct a
 			n_sub++;
 			continue;
 		}
-		const struct al_weight_site *ws = find_site(al_nn_weight_sites[kind], f.num);
+		const struct al_weight_site *ws = find_site(ali_nn_weight_sites[kind], f.num);
 		if (!ws)
 			continue;
 		struct where fw = {w, ws->name, -1};
@@ -1065,7 +1065,7 @@ static enum al_status load_params(struct ctx *c, struct al_submodel *s, struct a
 			f.wire == PB_LEN ? find_site(network_sites[kind], f.num) : NULL;
 		if (!ns)
 			continue;
-		const char *prefix = al_arena_printf(&c->m->arena, "%s.%s.%s", node->path, node->type,
+		const char *prefix = ali_arena_printf(&c->m->arena, "%s.%s.%s", node->path, node->type,
 						     ns->name);
 		if (!prefix)
 			return AL_E_NOMEM;
@@ -1135,15 +1135,15 @@ static enum al_status load_layer(struct ctx *c, struct al_submodel *s, struct al
 	node->index = index;
 	node->owner = g;
 	node->offset = offset_of(c, msg.p);
-	node->path = al_arena_printf(&c->m->arena, "%s.layers[%u]", prefix, index);
-	node->kind = type ? al_nn_kind_by_field(type) : -1;
+	node->path = ali_arena_printf(&c->m->arena, "%s.layers[%u]", prefix, index);
+	node->kind = type ? ali_nn_kind_by_field(type) : -1;
 	if (node->kind >= 0)
-		node->type = al_nn_kinds[node->kind].name;
+		node->type = ali_nn_kinds[node->kind].name;
 	else if (type)
-		node->type = al_arena_printf(&c->m->arena, "unknown(%u)", type);
+		node->type = ali_arena_printf(&c->m->arena, "unknown(%u)", type);
 	else
 		node->type = "none";
-	struct al_node_src *src = al_arena_alloc(&c->m->arena, sizeof *src);
+	struct al_node_src *src = ali_arena_alloc(&c->m->arena, sizeof *src);
 	if (!node->path || !node->type || !src) {
 		st = AL_E_NOMEM;
 		goto out;
@@ -1189,7 +1189,7 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 	while (pb_next(&it, &f)) {
 		if (is(&f, 1, PB_LEN)) {
 			if (++n % 16 == 0)
-				al_model_trim(c->m); /* counting touches every layer's tag */
+				ali_model_trim(c->m); /* counting touches every layer's tag */
 		} else if (depth == 0 && is(&f, 5, PB_VARINT))
 			s->array_mapping = (int)(int32_t)f.u;
 		else if (depth == 0 && is(&f, 6, PB_VARINT))
@@ -1198,10 +1198,10 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 	if (it.err)
 		return wire_error(c, &it, w, network_fields);
 
-	if (!al_model_reserve_nodes(c->m, n))
+	if (!ali_model_reserve_nodes(c->m, n))
 		return report(c, AL_SEV_ERROR, msg.p, w, "more than %u layers in this file (anelint's limit)",
 			      AL_MAX_NODES);
-	struct al_graph *g = al_arena_alloc(&c->m->arena, sizeof *g);
+	struct al_graph *g = ali_arena_alloc(&c->m->arena, sizeof *g);
 	if (!g)
 		return AL_E_NOMEM;
 	/* block: the prefix without the model type, "" for the top network */
@@ -1226,7 +1226,7 @@ static enum al_status load_network(struct ctx *c, struct al_submodel *s, al_span
 		if (st)
 			return st;
 		if (++i % 8 == 0)
-			al_model_trim(c->m); /* see core.c: keep weight pages from piling up */
+			ali_model_trim(c->m); /* see core.c: keep weight pages from piling up */
 	}
 	return AL_OK;
 }
@@ -1280,10 +1280,10 @@ static enum al_status load_pipeline(struct ctx *c, struct al_submodel *s, al_spa
 		const char *path;
 		if (i < n_names && names[i].n > 0) {
 			size_t nl = names[i].n > AL_MAX_NAME ? AL_MAX_NAME : names[i].n;
-			path = al_arena_printf(&c->m->arena, "%s:pipeline/%.*s", s->path, (int)nl,
+			path = ali_arena_printf(&c->m->arena, "%s:pipeline/%.*s", s->path, (int)nl,
 					       (const char *)names[i].p);
 		} else {
-			path = al_arena_printf(&c->m->arena, "%s:pipeline/model%zu", s->path, i);
+			path = ali_arena_printf(&c->m->arena, "%s:pipeline/model%zu", s->path, i);
 		}
 		if (!path)
 			return AL_E_NOMEM;
@@ -1369,7 +1369,7 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 	if (!type)
 		return report(c, AL_SEV_ERROR, msg.p, w, "model has no type");
 
-	struct al_submodel *s = al_model_add_sub(c->m);
+	struct al_submodel *s = ali_model_add_sub(c->m);
 	if (!s)
 		return AL_E_NOMEM;
 	s->path = path;
@@ -1379,7 +1379,7 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 	s->depth = depth;
 	s->is_updatable = updatable;
 	s->world = world_of(type);
-	s->type = type_name ? type_name : al_arena_printf(&c->m->arena, "unknown(%u)", type);
+	s->type = type_name ? type_name : ali_arena_printf(&c->m->arena, "unknown(%u)", type);
 	if (!s->type)
 		return AL_E_NOMEM;
 	if (!type_name)
@@ -1398,7 +1398,7 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 	case AL_MODEL_FIELD_neuralNetworkRegressor:
 		return load_nn(c, s, body, &tw);
 	case AL_MODEL_FIELD_mlProgram:
-		return al_load_mil_program(c->m, s, body, offset_of(c, body.p), c->file, c->d);
+		return ali_load_mil_program(c->m, s, body, offset_of(c, body.p), c->file, c->d);
 	case AL_MODEL_FIELD_pipeline:
 		return load_pipeline(c, s, body, depth, &tw);
 	case AL_MODEL_FIELD_pipelineClassifier: case AL_MODEL_FIELD_pipelineRegressor:
@@ -1407,14 +1407,14 @@ static enum al_status load_model(struct ctx *c, al_span msg, const char *path, i
 	return AL_OK;
 }
 
-enum al_status al_load_model_message(struct al_model *m, al_span bytes, const char *file,
+enum al_status ali_load_model_message(struct al_model *m, al_span bytes, const char *file,
 				     const char *path, al_diags *d)
 {
 	if (!m || !file)
 		return AL_E_INVALID_ARG;
 	struct ctx c = {.m = m, .d = d, .base = bytes.p, .size = bytes.n};
-	c.file = al_arena_strndup(&m->arena, file, strlen(file));
-	const char *root = path ? al_arena_strndup(&m->arena, path, strlen(path)) : c.file;
+	c.file = ali_arena_strndup(&m->arena, file, strlen(file));
+	const char *root = path ? ali_arena_strndup(&m->arena, path, strlen(path)) : c.file;
 	if (!c.file || !root)
 		return AL_E_NOMEM;
 	if (bytes.n == 0)

@@ -1,7 +1,7 @@
 /* mlpackage.c: opens a .mlpackage directory: validates Manifest.json (json-c),
  * refuses item paths that leave the package (absolute, "..", empty components,
  * or a realpath outside <package>/Data), maps weights/weight.bin and checks its
- * storage header, then loads the root model with al_load_model_message.
+ * storage header, then loads the root model with ali_load_model_message.
  * Read-only; it never reads blob data (mil.c checks blob references).
  */
 #include "model.h"
@@ -36,7 +36,7 @@ static enum al_status fail(struct pkg *p, enum al_status st, const char *file, u
 {
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(p->d, AL_SEV_ERROR, file, off, where, NULL, fmt, ap);
+	ali_diag_vadd(p->d, AL_SEV_ERROR, file, off, where, NULL, fmt, ap);
 	va_end(ap);
 	return st;
 }
@@ -116,7 +116,7 @@ static enum al_status check_manifest(struct pkg *p, struct json_object *top, str
 		return fail(p, AL_E_FORMAT, mf, UINT64_MAX, "fileFormatVersion",
 			    "fileFormatVersion '%.40s' is not major.minor.patch", ver);
 	if (v[0] > 1 || (v[0] == 1 && (v[1] || v[2])))
-		al_diag_add(p->d, AL_SEV_WARNING, mf, UINT64_MAX, "fileFormatVersion", NULL,
+		ali_diag_add(p->d, AL_SEV_WARNING, mf, UINT64_MAX, "fileFormatVersion", NULL,
 			    "fileFormatVersion %s is newer than 1.0.0, the newest anelint knows; "
 			    "reading it anyway", ver);
 
@@ -155,23 +155,23 @@ static enum al_status check_manifest(struct pkg *p, struct json_object *top, str
 		return fail(p, AL_E_FORMAT, mf, UINT64_MAX, "rootModelIdentifier",
 			    "rootModelIdentifier '%.80s' names no item of itemInfoEntries", root_id);
 	const char *rp = get_str(root, "path", &len);
-	out->root = al_arena_strndup(&p->m->arena, rp, len);
+	out->root = ali_arena_strndup(&p->m->arena, rp, len);
 	if (!weights)
 		weights = DEFAULT_WEIGHTS;
-	out->weights = al_arena_strndup(&p->m->arena, weights, strlen(weights));
+	out->weights = ali_arena_strndup(&p->m->arena, weights, strlen(weights));
 	return out->root && out->weights ? AL_OK : AL_E_NOMEM;
 }
 
 static enum al_status read_manifest(struct pkg *p, struct manifest *out)
 {
 	struct al_map map;
-	enum al_status st = al_map_file(p->manifest, NULL, &map, p->d);
+	enum al_status st = ali_map_file(p->manifest, NULL, &map, p->d);
 	if (st)
 		return st;
 	const char *s = (const char *)map.s.p;
 	size_t n = map.s.n;
 	if (n == 0 || n > MANIFEST_MAX) {
-		al_unmap(&map);
+		ali_unmap(&map);
 		if (n == 0)
 			return fail(p, AL_E_FORMAT, p->manifest, UINT64_MAX, NULL,
 				    "Manifest.json is empty");
@@ -181,7 +181,7 @@ static enum al_status read_manifest(struct pkg *p, struct manifest *out)
 	size_t skip = n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0; /* UTF-8 BOM */
 	struct json_tokener *tok = json_tokener_new_ex(MANIFEST_DEPTH);
 	if (!tok) {
-		al_unmap(&map);
+		ali_unmap(&map);
 		return AL_E_NOMEM;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -190,7 +190,7 @@ static enum al_status read_manifest(struct pkg *p, struct manifest *out)
 	size_t end = skip + json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
 	if (!top) {
-		al_unmap(&map);
+		ali_unmap(&map);
 		return fail(p, AL_E_FORMAT, p->manifest, end, NULL, "invalid JSON: %s",
 			    jerr == json_tokener_continue ? "unexpected end of file"
 							  : json_tokener_error_desc(jerr));
@@ -203,7 +203,7 @@ static enum al_status read_manifest(struct pkg *p, struct manifest *out)
 	else
 		st = check_manifest(p, top, out);
 	json_object_put(top);
-	al_unmap(&map);
+	ali_unmap(&map);
 	return st;
 }
 
@@ -231,9 +231,9 @@ static bool resolve(const char *path, char real[PATH_MAX])
 static enum al_status load_weights(struct pkg *p, const char *rel, const char *data_real)
 {
 	struct al_model *m = p->m;
-	const char *path = al_arena_printf(&m->arena, "%s/Data/%s%sweight.bin", p->join, rel,
+	const char *path = ali_arena_printf(&m->arena, "%s/Data/%s%sweight.bin", p->join, rel,
 					   rel[strlen(rel) - 1] == '/' ? "" : "/");
-	m->weights_rel = al_arena_printf(&m->arena, "Data/%s%sweight.bin", rel,
+	m->weights_rel = ali_arena_printf(&m->arena, "Data/%s%sweight.bin", rel,
 					 rel[strlen(rel) - 1] == '/' ? "" : "/");
 	if (!path || !m->weights_rel)
 		return AL_E_NOMEM;
@@ -250,36 +250,36 @@ static enum al_status load_weights(struct pkg *p, const char *rel, const char *d
 	if (m->n_maps >= AL_MAX_MAPS)
 		return fail(p, AL_E_IO, path, UINT64_MAX, NULL, "too many mapped files");
 	struct al_map *map = &m->maps[m->n_maps];
-	enum al_status st = al_map_file(real, path, map, p->d);
+	enum al_status st = ali_map_file(real, path, map, p->d);
 	if (st)
 		return st;
 	m->n_maps++;
-	return al_weights_attach(m, map->s, path, p->d);
+	return ali_weights_attach(m, map->s, path, p->d);
 }
 
-enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d)
+enum al_status ali_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d)
 {
 	m->weights_path = path;
 	size_t n = bytes.n;
 	if (n == 0) {
-		al_diag_add(d, AL_SEV_WARNING, path, UINT64_MAX, NULL, NULL, "weight.bin is empty");
+		ali_diag_add(d, AL_SEV_WARNING, path, UINT64_MAX, NULL, NULL, "weight.bin is empty");
 		return AL_OK;
 	}
 	const uint8_t *b = bytes.p;
 	if (n < STORAGE_HEADER) {
-		al_diag_add(d, AL_SEV_ERROR, path, 0, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, path, 0, NULL, NULL,
 			    "weight.bin is %zu bytes, shorter than its %d-byte header", n, STORAGE_HEADER);
 		return AL_E_FORMAT;
 	}
 	uint32_t count = al_rd32le(b), version = al_rd32le(b + 4);
 	if (version != STORAGE_VERSION) {
-		al_diag_add(d, AL_SEV_ERROR, path, 4, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, path, 4, NULL, NULL,
 			    "weight.bin has storage version %u; only version %d is known", version,
 			    STORAGE_VERSION);
 		return AL_E_FORMAT;
 	}
 	if (count > (n - STORAGE_HEADER) / 64)
-		al_diag_add(d, AL_SEV_WARNING, path, 0, NULL, NULL,
+		ali_diag_add(d, AL_SEV_WARNING, path, 0, NULL, NULL,
 			    "weight.bin header counts %u blobs, but %zu bytes hold at most %zu", count, n,
 			    (n - STORAGE_HEADER) / 64);
 	m->weights = bytes;
@@ -288,7 +288,7 @@ enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *
 
 /* ================================================================ the package */
 
-enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d)
+enum al_status ali_load_package(struct al_model *m, const char *dir, al_diags *d)
 {
 	if (!m || !dir || !*dir)
 		return AL_E_INVALID_ARG;
@@ -296,10 +296,10 @@ enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d)
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
 	struct pkg p = {.m = m, .d = d};
-	p.dir = al_arena_strndup(&m->arena, dir, len);
+	p.dir = ali_arena_strndup(&m->arena, dir, len);
 	p.join = p.dir && strcmp(p.dir, "/") == 0 ? "" : p.dir;
-	p.manifest = p.dir ? al_arena_printf(&m->arena, "%s/Manifest.json", p.join) : NULL;
-	const char *data = p.dir ? al_arena_printf(&m->arena, "%s/Data", p.join) : NULL;
+	p.manifest = p.dir ? ali_arena_printf(&m->arena, "%s/Manifest.json", p.join) : NULL;
+	const char *data = p.dir ? ali_arena_printf(&m->arena, "%s/Data", p.join) : NULL;
 	if (!p.manifest || !data)
 		return AL_E_NOMEM;
 	char dir_real[PATH_MAX], data_real[PATH_MAX], real[PATH_MAX];
@@ -335,7 +335,7 @@ enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d)
 			    "Data resolves to %.200s, outside the package", data_real);
 
 	/* the root model */
-	const char *model = al_arena_printf(&m->arena, "%s/Data/%s", p.join, mf.root);
+	const char *model = ali_arena_printf(&m->arena, "%s/Data/%s", p.join, mf.root);
 	if (!model)
 		return AL_E_NOMEM;
 	if (!resolve(model, real))
@@ -352,9 +352,9 @@ enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d)
 
 	if (m->n_maps >= AL_MAX_MAPS)
 		return fail(&p, AL_E_IO, model, UINT64_MAX, NULL, "too many mapped files");
-	st = al_map_file(real, model, &m->maps[m->n_maps], d);
+	st = ali_map_file(real, model, &m->maps[m->n_maps], d);
 	if (st)
 		return st;
 	al_span bytes = m->maps[m->n_maps++].s;
-	return al_load_model_message(m, bytes, model, base, d);
+	return ali_load_model_message(m, bytes, model, base, d);
 }

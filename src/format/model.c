@@ -4,9 +4,9 @@
  * object lives in, until al_model_free.
  *
  * Path through this file:
- *   al_model_open         stat, then open_file (mmap + al_load_model_message)
- *                         or al_load_package (mlpackage.c)
- *   al_model_open_buffer  al_weights_attach, then al_load_model_message
+ *   al_model_open         stat, then open_file (mmap + ali_load_model_message)
+ *                         or ali_load_package (mlpackage.c)
+ *   al_model_open_buffer  ali_weights_attach, then ali_load_model_message
  *   al_model_free         unmap, free the arenas */
 #include "model.h"
 
@@ -19,13 +19,13 @@
 
 static enum al_status open_file(struct al_model *m, const char *path, al_diags *d)
 {
-	enum al_status st = al_map_file(path, NULL, &m->maps[0], d);
+	enum al_status st = ali_map_file(path, NULL, &m->maps[0], d);
 	if (st)
 		return st;
 	m->n_maps = 1;
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return al_load_model_message(m, m->maps[0].s, path, base, d);
+	return ali_load_model_message(m, m->maps[0].s, path, base, d);
 }
 
 enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
@@ -35,22 +35,22 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
 	*out = NULL;
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot open: %s",
+		ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot open: %s",
 			    strerror(errno));
 		return AL_E_IO;
 	}
-	struct al_model *m = al_calloc(1, sizeof *m);
+	struct al_model *m = ali_calloc(1, sizeof *m);
 	if (!m) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
+		ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
 		return AL_E_NOMEM;
 	}
-	m->path = al_arena_strndup(&m->arena, path, strlen(path));
+	m->path = ali_arena_strndup(&m->arena, path, strlen(path));
 	enum al_status rc;
 	if (!m->path) {
 		rc = AL_E_NOMEM;
 	} else if (S_ISDIR(st.st_mode)) {
 		m->is_package = true;
-		rc = al_load_package(m, path, d);
+		rc = ali_load_package(m, path, d);
 	} else {
 		rc = open_file(m, path, d);
 	}
@@ -58,9 +58,9 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
 		rc = AL_E_NOMEM;
 	if (rc != AL_OK) {
 		if (rc == AL_E_NOMEM)
-			al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
+			ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "out of memory");
 		else if (al_diags_errors(d) == 0)
-			al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "%s",
+			ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "%s",
 				    al_status_str(rc));
 		al_model_free(m);
 		return rc;
@@ -77,26 +77,26 @@ enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *wei
 	*out = NULL;
 	if (!name)
 		name = "(buffer)";
-	struct al_model *m = al_calloc(1, sizeof *m);
+	struct al_model *m = ali_calloc(1, sizeof *m);
 	if (!m) {
-		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
 		return AL_E_NOMEM;
 	}
 	enum al_status rc = AL_E_NOMEM;
-	m->path = al_arena_strndup(&m->arena, name, strlen(name));
+	m->path = ali_arena_strndup(&m->arena, name, strlen(name));
 	if (m->path) {
 		rc = AL_OK;
 		if (weights)
-			rc = al_weights_attach(m, (al_span){weights, n_weights},
-					       al_arena_printf(&m->arena, "%s/weights/weight.bin", name), d);
+			rc = ali_weights_attach(m, (al_span){weights, n_weights},
+					       ali_arena_printf(&m->arena, "%s/weights/weight.bin", name), d);
 		if (rc == AL_OK)
-			rc = al_load_model_message(m, (al_span){bytes, n}, m->path, m->path, d);
+			rc = ali_load_model_message(m, (al_span){bytes, n}, m->path, m->path, d);
 	}
 	if (rc == AL_OK && m->arena.failed)
 		rc = AL_E_NOMEM;
 	if (rc != AL_OK) {
 		if (rc == AL_E_NOMEM)
-			al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
 		al_model_free(m);
 		return rc;
 	}
@@ -109,10 +109,10 @@ void al_model_free(al_model *m)
 	if (!m)
 		return;
 	for (int i = 0; i < m->n_maps; i++)
-		al_unmap(&m->maps[i]);
-	al_arena_free(&m->verdicts);
-	al_arena_free(&m->arena);
-	al_free(m);
+		ali_unmap(&m->maps[i]);
+	ali_arena_free(&m->verdicts);
+	ali_arena_free(&m->arena);
+	ali_free(m);
 }
 
 const char *al_model_path(const al_model *m)

@@ -29,7 +29,7 @@
  * re-faults from the page cache. The loaders and rules call it as they go so
  * that peak RSS follows the layer headers in use, not the weights beside them. */
 struct al_model;
-void al_model_trim(const struct al_model *m);
+void ali_model_trim(const struct al_model *m);
 
 /* ------------------------------------------------------------------ model */
 
@@ -61,10 +61,10 @@ struct al_model {
 };
 
 /* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
-bool al_model_reserve_nodes(struct al_model *m, size_t n);
+bool ali_model_reserve_nodes(struct al_model *m, size_t n);
 
 /* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
-struct al_submodel *al_model_add_sub(struct al_model *m);
+struct al_submodel *ali_model_add_sub(struct al_model *m);
 
 /* Per-node loader data kept for the rules (node->priv points at one). */
 struct al_mil_scope; /* mil.c: the value names visible in one MIL graph */
@@ -78,7 +78,7 @@ struct al_node_src {
 	/* MIL: the scope of the op's graph, for al_mil_* lookups; NULL for NN layers */
 	const struct al_mil_scope *mil_scope;
 	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
-	 * al_model_infer_shapes ran. Read it with al_node_in_shape. */
+	 * al_model_infer_shapes ran. Read it with ali_node_in_shape. */
 	const struct al_shape *const *in_shapes;
 };
 struct al_mil_arg {
@@ -95,9 +95,9 @@ static inline const struct al_node_src *al_src(const struct al_node *n)
 typedef void (*al_node_fn)(void *ctx, const struct al_node *n);
 /* Every node of a sub-model in model order; nested graphs right after their
  * owner, at most AL_MAX_DEPTH deep. */
-void al_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
+void ali_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
 /* Whether n is an ML Program const / constexpr_* op (no compute). */
-bool al_node_is_const(const struct al_node *n);
+bool ali_node_is_const(const struct al_node *n);
 
 /* ------------------------------------------------------------------ model types
  * model_types.def rows: AL_MODEL(oneof name, field number of Model). */
@@ -110,7 +110,7 @@ enum al_model_field {
 /* ------------------------------------------------------------------ NN layer table
  * nn_layers.def rows: AL_NN(oneof name, field number, flags). */
 
-/* The NN kinds: AL_NNK_<name> is the row of al_nn_kinds (al_node.kind of a layer). */
+/* The NN kinds: AL_NNK_<name> is the row of ali_nn_kinds (al_node.kind of a layer). */
 enum al_nn_kind_id {
 #define AL_NN(name, field, flags) AL_NNK_##name,
 #include "nn_layers.def"
@@ -138,13 +138,13 @@ struct al_nn_kind {
 	const char *name;
 	unsigned flags;
 };
-extern const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT];
-extern const size_t al_nn_kinds_count;
-int al_nn_kind_by_field(uint32_t field); /* row index or -1 */
-int al_nn_kind_by_name(const char *name); /* row index or -1 (user rules name layers) */
+extern const struct al_nn_kind ali_nn_kinds[AL_NNK_COUNT];
+extern const size_t ali_nn_kinds_count;
+int ali_nn_kind_by_field(uint32_t field); /* row index or -1 */
+int ali_nn_kind_by_name(const char *name); /* row index or -1 (user rules name layers) */
 
 /* Where NN weights live (coreml-format-facts.md section 6; NeuralNetwork.proto):
- * al_nn_weight_sites[kind] lists the fields of the layer's params message that
+ * ali_nn_weight_sites[kind] lists the fields of the layer's params message that
  * are a WeightParams (holder AL_WH_NONE) or a message whose fields are
  * (PReLU, ParametricSoftplus, LSTMWeightParams), ended by a row with field 0;
  * NULL when the kind has none. Repeated fields (custom weights, biLSTM) count
@@ -156,12 +156,12 @@ struct al_weight_site {
 	const char *name;
 	enum al_weight_holder holder;
 };
-extern const struct al_weight_site *const al_nn_weight_sites[AL_NNK_COUNT];
+extern const struct al_weight_site *const ali_nn_weight_sites[AL_NNK_COUNT];
 
 /* ------------------------------------------------------------------ MIL op table
  * mil_ops.def rows: AL_OP(name, first opset (15..18), flags). */
 
-/* The MIL kinds: AL_MILK_<name> is the row of al_mil_kinds (al_node.kind of an op). */
+/* The MIL kinds: AL_MILK_<name> is the row of ali_mil_kinds (al_node.kind of an op). */
 enum al_mil_kind_id {
 #define AL_OP(name, since, flags) AL_MILK_##name,
 #include "mil_ops.def"
@@ -189,31 +189,31 @@ struct al_mil_kind {
 	int since; /* iOS version of the opset that introduced it: 15..18 */
 	unsigned flags;
 };
-extern const struct al_mil_kind al_mil_kinds[AL_MILK_COUNT];
-extern const size_t al_mil_kinds_count;
-int al_mil_kind_by_name(const char *name); /* row index or -1 */
+extern const struct al_mil_kind ali_mil_kinds[AL_MILK_COUNT];
+extern const size_t ali_mil_kinds_count;
+int ali_mil_kind_by_name(const char *name); /* row index or -1 */
 
 /* ------------------------------------------------------------------ loaders */
 
 /* Parse one serialized Model message (a .mlmodel file or the package's root
  * model). Appends the model and its pipeline stages to m->subs.
  * `file` names the file for diagnostics; `path` is the report path. */
-enum al_status al_load_model_message(struct al_model *m, al_span bytes, const char *file,
+enum al_status ali_load_model_message(struct al_model *m, al_span bytes, const char *file,
 				     const char *path, al_diags *d);
 /* Open a .mlpackage directory: Manifest.json, root model, weights. */
-enum al_status al_load_package(struct al_model *m, const char *dir, al_diags *d);
+enum al_status ali_load_package(struct al_model *m, const char *dir, al_diags *d);
 /* Use `bytes` as the model's weights/weight.bin (named `path` in diagnostics)
  * after checking its storage header; the bytes must outlive the model. */
-enum al_status al_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d);
+enum al_status ali_weights_attach(struct al_model *m, al_span bytes, const char *path, al_diags *d);
 /* Walk an ML Program (MILSpec.Program message) into graphs of `sub`. */
-enum al_status al_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
+enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
 				   uint64_t base_offset, const char *file, al_diags *d);
 
 /* ------------------------------------------------------------------ MIL value access (for rules)
  * The op producing value `name` as seen from node n's graph (earlier ops of
  * that graph, then any op of the enclosing graphs), or NULL (also for function
  * and block inputs). All of these return "absent" for NN nodes. */
-const struct al_node *al_mil_producer(const struct al_node *n, const char *name);
+const struct al_node *ali_mil_producer(const struct al_node *n, const char *name);
 /* The literal or const-produced value bound to parameter `param` of op n (its
  * first binding; when n has no such input, its attribute of that name, which
  * is where iOS16/17 constexpr_* ops and custom_layer keep their parameters),
@@ -222,19 +222,19 @@ const struct al_node *al_mil_producer(const struct al_node *n, const char *name)
  * -1 if bound but not readable as a constant (an op output, a blob-backed
  * const: weights are never read, or a type that does not convert, e.g. floats
  * asked for as ints). */
-long al_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max);
-long al_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max);
-bool al_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap);
+long ali_mil_param_ints(const struct al_node *n, const char *param, int64_t *out, size_t max);
+long ali_mil_param_floats(const struct al_node *n, const char *param, double *out, size_t max);
+bool ali_mil_param_string(const struct al_node *n, const char *param, char *out, size_t cap);
 /* Whether parameter `param` is bound at all, and whether to a constant: a
  * literal, or the output of a const / constexpr_* op (blob-backed included). */
-bool al_mil_param_present(const struct al_node *n, const char *param);
-bool al_mil_param_is_const(const struct al_node *n, const char *param);
+bool ali_mil_param_present(const struct al_node *n, const char *param);
+bool ali_mil_param_is_const(const struct al_node *n, const char *param);
 /* The declared type of the value bound to `param` (its producer's output type, or a
  * function / block input), or NULL (also when the binding is a literal). */
-const struct al_ttype *al_mil_param_type(const struct al_node *n, const char *param);
+const struct al_ttype *ali_mil_param_type(const struct al_node *n, const char *param);
 /* The declared type of value `name` as seen from op n (an op output, or a
  * function / block input), or NULL. */
-const struct al_ttype *al_mil_value_type(const struct al_node *n, const char *name);
+const struct al_ttype *ali_mil_value_type(const struct al_node *n, const char *name);
 
 /* ------------------------------------------------------------------ MIL values (for the interpreter)
  * The interface of an ML Program graph's block: its inputs (a function's
@@ -247,14 +247,14 @@ struct al_mil_block_io {
 	const char *const *outputs;
 	uint32_t n_outputs;
 };
-bool al_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io);
+bool ali_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io);
 /* Binding k of parameter `param` of op n: 1 = a name (*out the name), 2 = a
- * literal (*out the Value message), 0 = none. al_mil_param_count: how many. */
-int al_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out);
-uint32_t al_mil_param_count(const struct al_node *n, const char *param);
+ * literal (*out the Value message), 0 = none. ali_mil_param_count: how many. */
+int ali_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out);
+uint32_t ali_mil_param_count(const struct al_node *n, const char *param);
 /* attributes[key] of MIL op n (a Value message): a const's `val`, the
  * parameters of the iOS16/17 constexpr_* ops. */
-bool al_mil_attr(const struct al_node *n, const char *key, al_span *val);
+bool ali_mil_attr(const struct al_node *n, const char *key, al_span *val);
 /* What a Value message holds. dims are those declared (rank -1: unknown or
  * more than AL_SHAPE_MAX_RANK). False when the message is malformed. */
 enum { AL_MV_NONE, AL_MV_TENSOR, AL_MV_STRINGS, AL_MV_BLOB, AL_MV_LIST, AL_MV_OTHER };
@@ -266,17 +266,17 @@ struct al_mil_value {
 	uint64_t blob_offset;   /* AL_MV_BLOB: of the blob_metadata record */
 	bool blob_in_weights;   /* ... in @model_path/weights/weight.bin */
 };
-bool al_mil_value_read(al_span v, struct al_mil_value *out);
+bool ali_mil_value_read(al_span v, struct al_mil_value *out);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */
-long al_mil_value_floats(al_span v, float *out, size_t max);
+long ali_mil_value_floats(al_span v, float *out, size_t max);
 /* The strings of a strings tensor Value, or of a list/tuple of scalar string
- * Values (classify's classes); -1 otherwise. al_mil_value_list_ints: a list of
+ * Values (classify's classes); -1 otherwise. ali_mil_value_list_ints: a list of
  * scalar integer Values. */
-long al_mil_value_strings(al_span v, al_span *out, size_t max);
-long al_mil_value_list_ints(al_span v, int64_t *out, size_t max);
+long ali_mil_value_strings(al_span v, al_span *out, size_t max);
+long ali_mil_value_list_ints(al_span v, int64_t *out, size_t max);
 /* The data bytes and MIL dtype of the blob whose metadata is at `offset` of m's
  * weight.bin; NULL, else why not (one phrase). */
-const char *al_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype);
+const char *ali_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype);
 
 #endif

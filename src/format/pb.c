@@ -242,7 +242,7 @@ long pb_get_floats(al_span msg, uint32_t num, float *out, size_t max)
 	return it.err ? -1 : (long)c;
 }
 
-bool al_span_eq(al_span s, const char *z)
+bool ali_span_eq(al_span s, const char *z)
 {
 	size_t n = strlen(z);
 	return s.n == n && (n == 0 || memcmp(s.p, z, n) == 0);

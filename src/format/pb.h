@@ -95,6 +95,6 @@ static inline bool pb_get_string(al_span msg, uint32_t num, al_span *out)
 }
 
 /* Equality of a span with a C string. */
-bool al_span_eq(al_span s, const char *z);
+bool ali_span_eq(al_span s, const char *z);
 
 #endif

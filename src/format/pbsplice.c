@@ -9,13 +9,13 @@
 
 /* ------------------------------------------------------------------ writer */
 
-void al_buf_free(struct al_buf *b)
+void ali_buf_free(struct al_buf *b)
 {
-	al_free(b->p);
+	ali_free(b->p);
 	memset(b, 0, sizeof *b);
 }
 
-void al_buf_put(struct al_buf *b, const void *p, size_t n)
+void ali_buf_put(struct al_buf *b, const void *p, size_t n)
 {
 	if (b->failed || n == 0)
 		return;
@@ -27,7 +27,7 @@ void al_buf_put(struct al_buf *b, const void *p, size_t n)
 		size_t cap = b->cap ? b->cap : 64;
 		while (cap < b->n + n)
 			cap *= 2;
-		uint8_t *q = al_realloc(b->p, cap);
+		uint8_t *q = ali_realloc(b->p, cap);
 		if (!q) {
 			b->failed = true;
 			return;
@@ -39,7 +39,7 @@ void al_buf_put(struct al_buf *b, const void *p, size_t n)
 	b->n += n;
 }
 
-size_t al_varint_size(uint64_t v)
+size_t ali_varint_size(uint64_t v)
 {
 	size_t k = 1;
 	while (v >= 0x80) {
@@ -60,53 +60,53 @@ static size_t varint_enc(uint64_t v, uint8_t out[10])
 	return k;
 }
 
-void al_buf_varint(struct al_buf *b, uint64_t v)
+void ali_buf_varint(struct al_buf *b, uint64_t v)
 {
 	uint8_t t[10];
-	al_buf_put(b, t, varint_enc(v, t));
+	ali_buf_put(b, t, varint_enc(v, t));
 }
 
-void al_buf_tag(struct al_buf *b, uint32_t field, enum pb_wire w)
+void ali_buf_tag(struct al_buf *b, uint32_t field, enum pb_wire w)
 {
-	al_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)w);
+	ali_buf_varint(b, ((uint64_t)field << 3) | (uint64_t)w);
 }
 
-void al_buf_len(struct al_buf *b, uint32_t field, const void *p, size_t n)
+void ali_buf_len(struct al_buf *b, uint32_t field, const void *p, size_t n)
 {
-	al_buf_tag(b, field, PB_LEN);
-	al_buf_varint(b, n);
-	al_buf_put(b, p, n);
+	ali_buf_tag(b, field, PB_LEN);
+	ali_buf_varint(b, n);
+	ali_buf_put(b, p, n);
 }
 
-void al_buf_str(struct al_buf *b, uint32_t field, const char *s)
+void ali_buf_str(struct al_buf *b, uint32_t field, const char *s)
 {
-	al_buf_len(b, field, s, strlen(s));
+	ali_buf_len(b, field, s, strlen(s));
 }
 
-void al_buf_uint(struct al_buf *b, uint32_t field, uint64_t v)
+void ali_buf_uint(struct al_buf *b, uint32_t field, uint64_t v)
 {
-	al_buf_tag(b, field, PB_VARINT);
-	al_buf_varint(b, v);
+	ali_buf_tag(b, field, PB_VARINT);
+	ali_buf_varint(b, v);
 }
 
-void al_buf_float(struct al_buf *b, uint32_t field, float v)
+void ali_buf_float(struct al_buf *b, uint32_t field, float v)
 {
 	uint32_t u;
 	memcpy(&u, &v, 4);
 	uint8_t le[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-	al_buf_tag(b, field, PB_FIXED32);
-	al_buf_put(b, le, 4);
+	ali_buf_tag(b, field, PB_FIXED32);
+	ali_buf_put(b, le, 4);
 }
 
-void al_buf_packed(struct al_buf *b, uint32_t field, const uint64_t *v, size_t n)
+void ali_buf_packed(struct al_buf *b, uint32_t field, const uint64_t *v, size_t n)
 {
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++)
-		len += al_varint_size(v[i]);
-	al_buf_tag(b, field, PB_LEN);
-	al_buf_varint(b, len);
+		len += ali_varint_size(v[i]);
+	ali_buf_tag(b, field, PB_LEN);
+	ali_buf_varint(b, len);
 	for (size_t i = 0; i < n; i++)
-		al_buf_varint(b, v[i]);
+		ali_buf_varint(b, v[i]);
 }
 
 /* ------------------------------------------------------------------ splice */
@@ -146,24 +146,24 @@ struct al_splice {
 	bool finished;
 };
 
-struct al_splice *al_splice_new(al_span root)
+struct al_splice *ali_splice_new(al_span root)
 {
-	struct al_splice *s = al_calloc(1, sizeof *s);
+	struct al_splice *s = ali_calloc(1, sizeof *s);
 	if (s)
 		s->root = root;
 	return s;
 }
 
-void al_splice_free(struct al_splice *s)
+void ali_splice_free(struct al_splice *s)
 {
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->ne; i++)
-		al_free(s->e[i].bytes);
-	al_free(s->e);
-	al_free(s->f);
-	al_free(s->pieces);
-	al_free(s);
+		ali_free(s->e[i].bytes);
+	ali_free(s->e);
+	ali_free(s->f);
+	ali_free(s->pieces);
+	ali_free(s);
 }
 
 static bool grow(void **p, size_t *cap, size_t need, size_t size)
@@ -173,7 +173,7 @@ static bool grow(void **p, size_t *cap, size_t need, size_t size)
 	size_t c = *cap ? *cap * 2 : 16;
 	while (c < need)
 		c *= 2;
-	void *q = al_realloc(*p, c * size);
+	void *q = ali_realloc(*p, c * size);
 	if (!q)
 		return false;
 	*p = q;
@@ -259,7 +259,7 @@ static enum al_status add_edit(struct al_splice *s, size_t parent, size_t at, si
 		return AL_E_INVALID_ARG;
 	if (!grow((void **)&s->e, &s->cape, s->ne + 1, sizeof *s->e))
 		return AL_E_NOMEM;
-	uint8_t *copy = al_malloc(n ? n : 1);
+	uint8_t *copy = ali_malloc(n ? n : 1);
 	if (!copy)
 		return AL_E_NOMEM;
 	if (n)
@@ -270,7 +270,7 @@ static enum al_status add_edit(struct al_splice *s, size_t parent, size_t at, si
 	return AL_OK;
 }
 
-enum al_status al_splice_replace(struct al_splice *s, al_span parent, const uint8_t *at, size_t len,
+enum al_status ali_splice_replace(struct al_splice *s, al_span parent, const uint8_t *at, size_t len,
 				 const void *bytes, size_t n)
 {
 	if (!s || (!bytes && n) || !within(parent, at, len))
@@ -282,7 +282,7 @@ enum al_status al_splice_replace(struct al_splice *s, al_span parent, const uint
 	return add_edit(s, idx, (size_t)(at - s->root.p), len, bytes, n);
 }
 
-enum al_status al_splice_insert_before(struct al_splice *s, al_span msg, const void *bytes, size_t n)
+enum al_status ali_splice_insert_before(struct al_splice *s, al_span msg, const void *bytes, size_t n)
 {
 	if (!s || (!bytes && n))
 		return AL_E_INVALID_ARG;
@@ -295,7 +295,7 @@ enum al_status al_splice_insert_before(struct al_splice *s, al_span msg, const v
 	return add_edit(s, s->f[idx].parent, s->f[idx].tag_pos, 0, bytes, n);
 }
 
-enum al_status al_splice_delete(struct al_splice *s, al_span msg)
+enum al_status ali_splice_delete(struct al_splice *s, al_span msg)
 {
 	if (!s)
 		return AL_E_INVALID_ARG;
@@ -327,7 +327,7 @@ static int cmp_depth(const void *a, const void *b, void *ctx)
 	return db - da; /* deepest first */
 }
 
-enum al_status al_splice_finish(struct al_splice *s, size_t *out_size)
+enum al_status ali_splice_finish(struct al_splice *s, size_t *out_size)
 {
 	if (!s)
 		return AL_E_INVALID_ARG;
@@ -346,7 +346,7 @@ enum al_status al_splice_finish(struct al_splice *s, size_t *out_size)
 		else
 			s->f[s->e[i].parent].delta += d;
 	}
-	size_t *order = al_malloc((s->nf ? s->nf : 1) * sizeof *order);
+	size_t *order = ali_malloc((s->nf ? s->nf : 1) * sizeof *order);
 	if (!order)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < s->nf; i++)
@@ -359,7 +359,7 @@ enum al_status al_splice_finish(struct al_splice *s, size_t *out_size)
 			continue;
 		int64_t nl = (int64_t)f->old_len + f->delta;
 		if (nl < 0) {
-			al_free(order);
+			ali_free(order);
 			return AL_E_INVALID_ARG;
 		}
 		f->enc_len = varint_enc((uint64_t)nl, f->enc);
@@ -370,9 +370,9 @@ enum al_status al_splice_finish(struct al_splice *s, size_t *out_size)
 			s->f[f->parent].delta += grow_by;
 		n_changed++;
 	}
-	al_free(order);
+	ali_free(order);
 	size_t np = s->ne + n_changed;
-	s->pieces = al_malloc((np ? np : 1) * sizeof *s->pieces);
+	s->pieces = ali_malloc((np ? np : 1) * sizeof *s->pieces);
 	if (!s->pieces)
 		return AL_E_NOMEM;
 	size_t k = 0;
@@ -403,16 +403,16 @@ static const uint8_t *piece_bytes(const struct al_splice *s, const struct sp_edi
 	return p->fi == NONE ? p->bytes : s->f[p->fi].enc;
 }
 
-enum al_status al_splice_to_buffer(struct al_splice *s, uint8_t **out, size_t *n)
+enum al_status ali_splice_to_buffer(struct al_splice *s, uint8_t **out, size_t *n)
 {
 	if (!out || !n)
 		return AL_E_INVALID_ARG;
 	*out = NULL;
 	*n = 0;
-	enum al_status st = al_splice_finish(s, NULL);
+	enum al_status st = ali_splice_finish(s, NULL);
 	if (st)
 		return st;
-	uint8_t *o = al_malloc(s->out_size ? s->out_size : 1);
+	uint8_t *o = ali_malloc(s->out_size ? s->out_size : 1);
 	if (!o)
 		return AL_E_NOMEM;
 	size_t pos = 0, w = 0;
@@ -448,12 +448,12 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		from += (size_t)k;
 		n -= (size_t)k;
 	}
-	return al_write_all(out_fd, s->root.p + from, n);
+	return ali_write_all(out_fd, s->root.p + from, n);
 }
 
-enum al_status al_splice_to_fd(struct al_splice *s, int in_fd, int out_fd)
+enum al_status ali_splice_to_fd(struct al_splice *s, int in_fd, int out_fd)
 {
-	enum al_status st = al_splice_finish(s, NULL);
+	enum al_status st = ali_splice_finish(s, NULL);
 	if (st)
 		return st;
 	bool cfr = true;
@@ -461,7 +461,7 @@ enum al_status al_splice_to_fd(struct al_splice *s, int in_fd, int out_fd)
 	for (size_t i = 0; i < s->np; i++) {
 		const struct sp_edit *p = &s->pieces[i];
 		if (!copy_range(s, in_fd, &cfr, pos, p->at - pos, out_fd) ||
-		    !al_write_all(out_fd, piece_bytes(s, p), p->n))
+		    !ali_write_all(out_fd, piece_bytes(s, p), p->n))
 			return AL_E_IO;
 		pos = p->at + p->len;
 	}

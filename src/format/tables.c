@@ -7,20 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-const struct al_nn_kind al_nn_kinds[AL_NNK_COUNT] = {
+const struct al_nn_kind ali_nn_kinds[AL_NNK_COUNT] = {
 #define AL_NN(name, field, flags) [AL_NNK_##name] = {field, #name, flags},
 #include "nn_layers.def"
 #undef AL_NN
 };
-const size_t al_nn_kinds_count = AL_NNK_COUNT;
+const size_t ali_nn_kinds_count = AL_NNK_COUNT;
 _Static_assert(AL_NNK_COUNT == 158, "nn_layers.def: 158 NeuralNetworkLayer members");
 
-const struct al_mil_kind al_mil_kinds[AL_MILK_COUNT] = {
+const struct al_mil_kind ali_mil_kinds[AL_MILK_COUNT] = {
 #define AL_OP(name, since, flags) [AL_MILK_##name] = {#name, since, flags},
 #include "mil_ops.def"
 #undef AL_OP
 };
-const size_t al_mil_kinds_count = AL_MILK_COUNT;
+const size_t ali_mil_kinds_count = AL_MILK_COUNT;
 _Static_assert(AL_MILK_COUNT == 169, "mil_ops.def: 169 ML Program op types");
 
 /* Weight sites per NN kind (model.h): field, name, holder; ended by {0}. */
@@ -55,7 +55,7 @@ static const struct al_weight_site ws_layer_norm[] = {
 static const struct al_weight_site ws_convolution3d[] = {
 	{60, "weights", AL_WH_NONE}, {61, "bias", AL_WH_NONE}, {0}};
 
-const struct al_weight_site *const al_nn_weight_sites[AL_NNK_COUNT] = {
+const struct al_weight_site *const ali_nn_weight_sites[AL_NNK_COUNT] = {
 	[AL_NNK_convolution] = ws_convolution, [AL_NNK_activation] = ws_activation,
 	[AL_NNK_innerProduct] = ws_inner_product, [AL_NNK_embedding] = ws_inner_product,
 	[AL_NNK_batchnorm] = ws_batchnorm, [AL_NNK_scale] = ws_scale, [AL_NNK_bias] = ws_bias,
@@ -66,17 +66,17 @@ const struct al_weight_site *const al_nn_weight_sites[AL_NNK_COUNT] = {
 	[AL_NNK_loadConstantND] = ws_load_constant, [AL_NNK_layerNormalization] = ws_layer_norm,
 	[AL_NNK_convolution3d] = ws_convolution3d,
 };
-_Static_assert(sizeof al_nn_weight_sites / sizeof al_nn_weight_sites[0] == AL_NNK_COUNT,
+_Static_assert(sizeof ali_nn_weight_sites / sizeof ali_nn_weight_sites[0] == AL_NNK_COUNT,
 	       "one row per NN kind");
 
-int al_nn_kind_by_field(uint32_t field)
+int ali_nn_kind_by_field(uint32_t field)
 {
-	size_t lo = 0, hi = al_nn_kinds_count; /* rows are sorted by field number */
+	size_t lo = 0, hi = ali_nn_kinds_count; /* rows are sorted by field number */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (al_nn_kinds[mid].field == field)
+		if (ali_nn_kinds[mid].field == field)
 			return (int)mid;
-		if (al_nn_kinds[mid].field < field)
+		if (ali_nn_kinds[mid].field < field)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -84,20 +84,20 @@ int al_nn_kind_by_field(uint32_t field)
 	return -1;
 }
 
-int al_nn_kind_by_name(const char *name)
+int ali_nn_kind_by_name(const char *name)
 {
 	for (int k = 0; name && k < AL_NNK_COUNT; k++) /* rows are sorted by field: a scan */
-		if (strcmp(al_nn_kinds[k].name, name) == 0)
+		if (strcmp(ali_nn_kinds[k].name, name) == 0)
 			return k;
 	return -1;
 }
 
-int al_mil_kind_by_name(const char *name)
+int ali_mil_kind_by_name(const char *name)
 {
-	size_t lo = 0, hi = al_mil_kinds_count; /* rows are sorted by name */
+	size_t lo = 0, hi = ali_mil_kinds_count; /* rows are sorted by name */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(al_mil_kinds[mid].name, name);
+		int c = strcmp(ali_mil_kinds[mid].name, name);
 		if (c == 0)
 			return (int)mid;
 		if (c < 0)

@@ -12,7 +12,7 @@
 static float f16_table[65536];
 static once_flag f16_once = ONCE_FLAG_INIT;
 
-bool al_exec_float_dtype(int dtype)
+bool ali_exec_float_dtype(int dtype)
 {
 	return dtype == AL_DT_FP16 || dtype == AL_DT_FP32 || dtype == AL_DT_FP64 ||
 	       dtype == AL_DT_BF16 || dtype == AL_DT_UNKNOWN;
@@ -27,8 +27,8 @@ static void round_tensor(struct al_tensor *t, int depth)
 			round_tensor(t->items[i], depth + 1);
 		return;
 	}
-	if (t->f && !t->borrowed && al_exec_float_dtype(t->dtype))
-		al_f16_round_array(t->f, t->n);
+	if (t->f && !t->borrowed && ali_exec_float_dtype(t->dtype))
+		ali_f16_round_array(t->f, t->n);
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -65,7 +65,7 @@ static uint64_t macs_of(const struct al_node *n)
 
 static const char *work_hint = "a loop that does not end? --max-work changes the bound";
 
-enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
+enum al_status ali_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs)
 {
 	uint64_t work = macs_of(n);
@@ -77,7 +77,7 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 	}
 	x->work = add_sat(x->work, work);
 	if (x->work > x->max_work)
-		return al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than the %llu element operations of work "
+		return ali_exec_fail(x, n, AL_E_UNSUPPORTED, "more than the %llu element operations of work "
 				    "allowed (%s)", (unsigned long long)x->max_work, work_hint);
 	if (x->fp16)
 		for (uint32_t i = 0; i < n_outs; i++)
@@ -87,16 +87,16 @@ enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
 	return AL_OK;
 }
 
-bool al_exec_step(struct al_exec *x, const struct al_node *n)
+bool ali_exec_step(struct al_exec *x, const struct al_node *n)
 {
 	if (++x->steps <= x->max_steps)
 		return true;
-	al_exec_fail(x, n, AL_E_UNSUPPORTED, "more than %llu loop iterations (a loop that does not end?)",
+	ali_exec_fail(x, n, AL_E_UNSUPPORTED, "more than %llu loop iterations (a loop that does not end?)",
 		     (unsigned long long)x->max_steps);
 	return false;
 }
 
-uint64_t al_exec_graph_work(const struct al_graph *g)
+uint64_t ali_exec_graph_work(const struct al_graph *g)
 {
 	uint64_t w = 0;
 	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
@@ -123,19 +123,19 @@ uint64_t al_exec_graph_work(const struct al_graph *g)
 	return w;
 }
 
-bool al_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
+bool ali_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
 		       const struct al_graph *body)
 {
 	uint64_t steps_left = x->max_steps > x->steps ? x->max_steps - x->steps : 0;
 	if (iterations > steps_left) {
-		al_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations: more than the %llu loop "
+		ali_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations: more than the %llu loop "
 			     "iterations allowed", (unsigned long long)iterations,
 			     (unsigned long long)x->max_steps);
 		return false;
 	}
 	uint64_t each, left = x->max_work > x->work ? x->max_work - x->work : 0;
-	if (iterations && (each = al_exec_graph_work(body)) > left / iterations) {
-		al_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations of about %llu element "
+	if (iterations && (each = ali_exec_graph_work(body)) > left / iterations) {
+		ali_exec_fail(x, n, AL_E_UNSUPPORTED, "a loop of %llu iterations of about %llu element "
 			     "operations each: more than the %llu allowed (--max-work changes the bound)",
 			     (unsigned long long)iterations, (unsigned long long)each,
 			     (unsigned long long)x->max_work);
@@ -168,7 +168,7 @@ static float load_elem(const uint8_t *p, int dtype)
 		memcpy(&f, &w, 4);
 		return f;
 	}
-	case AL_DT_FP16: return al_f16_to_f32((uint16_t)u);
+	case AL_DT_FP16: return ali_f16_to_f32((uint16_t)u);
 	case AL_DT_BF16: {
 		float f;
 		uint32_t w = (uint32_t)u << 16;
@@ -192,35 +192,35 @@ static float load_elem(const uint8_t *p, int dtype)
 static void f16_table_init(void)
 {
 	for (uint32_t h = 0; h < 65536; h++)
-		f16_table[h] = al_f16_to_f32((uint16_t)h);
+		f16_table[h] = ali_f16_to_f32((uint16_t)h);
 }
 
-struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
+struct al_tensor *ali_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
 				 int dtype, int rank, const int64_t *dims)
 {
 	size_t count, size = dtype_size(dtype);
 	if (!size) {
-		al_exec_fail(x, n, AL_E_UNSUPPORTED, "weights of type %s are not supported",
+		ali_exec_fail(x, n, AL_E_UNSUPPORTED, "weights of type %s are not supported",
 			     al_dtype_name(dtype));
 		return NULL;
 	}
-	if (!al_dims_count(rank, dims, &count) || count > bytes.n / size || count * size != bytes.n) {
-		al_exec_fail(x, n, AL_E_FORMAT, "weights hold %zu bytes; %zu values of %s are %s",
+	if (!ali_dims_count(rank, dims, &count) || count > bytes.n / size || count * size != bytes.n) {
+		ali_exec_fail(x, n, AL_E_FORMAT, "weights hold %zu bytes; %zu values of %s are %s",
 			     bytes.n, count, al_dtype_name(dtype),
-			     al_dims_count(rank, dims, &count) ? "a different size" : "too many");
+			     ali_dims_count(rank, dims, &count) ? "a different size" : "too many");
 		return NULL;
 	}
 	int out_dtype = dtype == AL_DT_FP16 || dtype == AL_DT_BF16 || dtype == AL_DT_FP64 ? AL_DT_FP32 : dtype;
 	if (dtype == AL_DT_FP32 && !x->fp16 && ((uintptr_t)bytes.p & 3) == 0)
-		return al_tensor_borrow(x, n, AL_DT_FP32, rank, dims, (const float *)(const void *)bytes.p);
-	struct al_tensor *t = al_tensor_alloc(x, n, out_dtype, rank, dims);
+		return ali_tensor_borrow(x, n, AL_DT_FP32, rank, dims, (const float *)(const void *)bytes.p);
+	struct al_tensor *t = ali_tensor_alloc(x, n, out_dtype, rank, dims);
 	if (!t)
 		return NULL;
 	if (dtype == AL_DT_FP32 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && count) {
 		memcpy(t->f, bytes.p, count * 4); /* unaligned: 12% of mobilenet's run went to a per-byte load */
 	} else if (dtype == AL_DT_FP16) {
 		/* a table of all 65536 halves: widening went from 30% of resnet18_full's
-		 * fp32 run (fp16 weights, per-byte loads + al_f16_to_f32) to a lookup */
+		 * fp32 run (fp16 weights, per-byte loads + ali_f16_to_f32) to a lookup */
 		call_once(&f16_once, f16_table_init);
 		for (size_t i = 0; i < count; i++)
 			t->f[i] = f16_table[bytes.p[2 * i] | (unsigned)bytes.p[2 * i + 1] << 8];
@@ -228,12 +228,12 @@ struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_
 	} else
 		for (size_t i = 0; i < count; i++)
 			t->f[i] = load_elem(bytes.p + i * size, dtype);
-	if (x->fp16 && al_exec_float_dtype(dtype))
-		al_f16_round_array(t->f, count);
+	if (x->fp16 && ali_exec_float_dtype(dtype))
+		ali_f16_round_array(t->f, count);
 	return t;
 }
 
-const struct al_graph *al_exec_top_graph(const struct al_submodel *s)
+const struct al_graph *ali_exec_top_graph(const struct al_submodel *s)
 {
 	if (!s || !s->n_graphs || !s->graphs)
 		return NULL;

@@ -1,4 +1,4 @@
-/* exec_fail.c: al_exec_fail, how every part of a run (the tensor allocator, the
+/* exec_fail.c: ali_exec_fail, how every part of a run (the tensor allocator, the
  * executors, the driver) reports a failed op: the status is remembered for the
  * run and a diagnostic names the op. It sits below tensor.c and exec.c, which
  * both report through it. */
@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
+enum al_status ali_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
 			    const char *fmt, ...)
 {
 	if (x)
@@ -19,7 +19,7 @@ enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	al_diag_add(x->d, AL_SEV_ERROR, x->sub ? x->sub->file : NULL,
+	ali_diag_add(x->d, AL_SEV_ERROR, x->sub ? x->sub->file : NULL,
 		    n ? n->offset : UINT64_MAX, n ? n->path : NULL, n ? n->name : NULL, "run: %s",
 		    msg);
 	return status;

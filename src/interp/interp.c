@@ -13,9 +13,9 @@
  *   al_model_run    exec_new (budgets, the run's environment), bind_inputs
  *                   (bind_image for images), infer_costs (the work bound needs
  *                   each op's cost), run_sub (run_pipeline for a pipeline, else
- *                   al_nn_exec / al_mil_exec), then detach the outputs
+ *                   ali_nn_exec / ali_mil_exec), then detach the outputs
  *   al_model_run_region  region_plan (the nodes and the values they read),
- *                   then al_mil_exec / al_nn_exec over the region only */
+ *                   then ali_mil_exec / ali_nn_exec over the region only */
 #include "interp.h"
 
 #include <math.h>
@@ -100,20 +100,20 @@ static struct al_tensor *bind_image(struct al_exec *x, const struct al_feature *
 	} else {
 		char got[128];
 		fmt_dims(got, sizeof got, t->rank, t->dims);
-		al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+		ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 			     "image input '%s' wants [H,W,%lld] or [1,%lld,H,W] pixels, got %s", f->name,
 			     (long long)want_c, (long long)want_c, got);
 		return NULL;
 	}
 	int64_t hw[2] = {h, w};
 	if (f->rank == 2 && !shape_fits(f, 2, hw)) {
-		al_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is %lldx%lld (HxW); the model "
+		ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is %lldx%lld (HxW); the model "
 			     "takes %lldx%lld", f->name, (long long)h, (long long)w,
 			     (long long)f->shape[0], (long long)f->shape[1]);
 		return NULL;
 	}
 	int64_t dims[4] = {1, c, h, w};
-	struct al_tensor *r = al_tensor_alloc(x, NULL, AL_DT_FP32, 4, dims);
+	struct al_tensor *r = ali_tensor_alloc(x, NULL, AL_DT_FP32, 4, dims);
 	if (!r)
 		return NULL;
 	bool bgr = f->color_space == 30;
@@ -138,7 +138,7 @@ static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tenso
 			for (uint32_t k = 0; k < s->n_inputs && len < sizeof names; k++)
 				len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
 							s->inputs[k].name);
-			return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 					    "the model has no input '%s' (its inputs: %s)",
 					    in[i].name ? in[i].name : "(null)", names);
 		}
@@ -149,11 +149,11 @@ static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tenso
 		if (!nt || !nt->t) {
 			if (f->optional)
 				continue;
-			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
+			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
 		}
 		const struct al_tensor *t = nt->t;
 		if (t->kind != AL_TK_TENSOR || (t->dtype == AL_DT_STRING) != (f->kind == AL_FEAT_STRING))
-			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' has the wrong kind of value",
+			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' has the wrong kind of value",
 					    f->name);
 		struct al_tensor *b;
 		if (f->kind == AL_FEAT_IMAGE) {
@@ -163,19 +163,19 @@ static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tenso
 				char got[128], want[128];
 				fmt_dims(got, sizeof got, t->rank, t->dims);
 				fmt_dims(want, sizeof want, (int)f->rank, f->shape);
-				return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+				return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 						    "input '%s' has shape %s; the model takes %s%s", f->name, got,
 						    want, f->flex ? " (flexible: see 'anelint info')" : "");
 			}
-			b = al_tensor_reshaped(x, NULL, t, t->rank, t->dims);
+			b = ali_tensor_reshaped(x, NULL, t, t->rank, t->dims);
 			if (b && f->dtype && f->kind == AL_FEAT_MULTIARRAY)
 				b->dtype = f->dtype;
 		}
 		if (!b)
 			return AL_E_NOMEM;
-		if (x->fp16 && b->f && al_exec_float_dtype(b->dtype))
-			al_f16_round_array(b->f, b->n);
-		if (!al_env_put(x->env, f->name, b))
+		if (x->fp16 && b->f && ali_exec_float_dtype(b->dtype))
+			ali_f16_round_array(b->f, b->n);
+		if (!ali_env_put(x->env, f->name, b))
 			return AL_E_NOMEM;
 	}
 	return AL_OK;
@@ -208,19 +208,19 @@ static enum al_status run_sub(struct al_exec *x, size_t index, int depth)
 {
 	const struct al_submodel *s = al_model_get(x->m, index);
 	if (depth > AL_MAX_DEPTH)
-		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED, "pipelines nested deeper than %d",
+		return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED, "pipelines nested deeper than %d",
 				    AL_MAX_DEPTH);
 	const struct al_submodel *saved = x->sub;
 	x->sub = s;
 	enum al_status st;
 	if (s->world == AL_WORLD_NN)
-		st = al_nn_exec(x);
+		st = ali_nn_exec(x);
 	else if (s->world == AL_WORLD_MIL)
-		st = al_mil_exec(x);
+		st = ali_mil_exec(x);
 	else if (s->n_children > 0 || (s->type && strncmp(s->type, "pipeline", 8) == 0))
 		st = run_pipeline(x, index, depth);
 	else
-		st = al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+		st = ali_exec_fail(x, NULL, AL_E_UNSUPPORTED,
 				  "%s models are not supported by the interpreter (it runs "
 				  "NeuralNetwork and ML Program models and pipelines of them)",
 				  s->type ? s->type : "this kind of");
@@ -233,7 +233,7 @@ static enum al_status run_sub(struct al_exec *x, size_t index, int depth)
 static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
 {
 	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy */
-	struct al_tensor *c = al_tensor_reshaped(x, NULL, t, t->rank, t->dims);
+	struct al_tensor *c = ali_tensor_reshaped(x, NULL, t, t->rank, t->dims);
 	if (c) {
 		c->owner = NULL;
 		x->bytes_live -= c->bytes <= x->bytes_live ? c->bytes : x->bytes_live;
@@ -248,7 +248,7 @@ static struct al_exec exec_new(al_model *m, const struct al_run_opts *opts, al_d
 	if (!opts)
 		opts = &defaults;
 	if (opts->threads > 0)
-		al_kernels_set_threads(opts->threads);
+		ali_kernels_set_threads(opts->threads);
 	return (struct al_exec){
 		.m = m,
 		.sub = al_model_get(m, 0),
@@ -261,15 +261,15 @@ static struct al_exec exec_new(al_model *m, const struct al_run_opts *opts, al_d
 	};
 }
 
-/* The cost model's shapes and FLOPs, which the work count (al_exec_node_done)
- * and the loops' estimates (al_exec_loop_fits) read: inferred here if no one
+/* The cost model's shapes and FLOPs, which the work count (ali_exec_node_done)
+ * and the loops' estimates (ali_exec_loop_fits) read: inferred here if no one
  * did. Its diagnostics are not the run's; without them the executors count the
  * values they write only. */
 static enum al_status infer_costs(struct al_exec *x)
 {
 	al_diags *scratch = al_diags_new();
 	if (!scratch)
-		return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		return ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 	(void)al_model_infer_shapes(x->m, scratch);
 	al_diags_free(scratch);
 	return AL_OK;
@@ -287,7 +287,7 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	const struct al_submodel *root = x.sub;
 	if (!root)
 		return AL_E_INVALID_ARG;
-	x.env = al_env_new(&x, NULL);
+	x.env = ali_env_new(&x, NULL);
 	if (!x.env)
 		return AL_E_NOMEM;
 	size_t errors = al_diags_errors(d);
@@ -299,14 +299,14 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	x.sub = root;
 	struct al_named_tensor *outs = NULL;
 	if (st == AL_OK && root->n_outputs) {
-		outs = al_calloc(root->n_outputs, sizeof *outs);
+		outs = ali_calloc(root->n_outputs, sizeof *outs);
 		if (!outs)
-			st = al_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
+			st = ali_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
 	}
 	for (uint32_t k = 0; st == AL_OK && k < root->n_outputs; k++) {
-		struct al_tensor *t = al_env_get(x.env, root->outputs[k].name);
+		struct al_tensor *t = ali_env_get(x.env, root->outputs[k].name);
 		if (!t || t->kind != AL_TK_TENSOR) {
-			st = al_exec_fail(&x, NULL, AL_E_FORMAT, "output '%s' was not produced",
+			st = ali_exec_fail(&x, NULL, AL_E_FORMAT, "output '%s' was not produced",
 					  root->outputs[k].name);
 			break;
 		}
@@ -314,7 +314,7 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 		if (!(outs[k].t = detach(&x, t)))
 			st = AL_E_NOMEM;
 	}
-	al_env_free(x.env);
+	ali_env_free(x.env);
 	if (st == AL_E_NOMEM && x.over_budget)
 		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
 	if (st == AL_OK && al_diags_errors(d) > errors)
@@ -322,7 +322,7 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	if (st != AL_OK) {
 		al_outputs_free(outs, root->n_outputs);
 		if (al_diags_errors(d) == errors)
-			al_exec_fail(&x, NULL, st, "%s", al_status_str(st));
+			ali_exec_fail(&x, NULL, st, "%s", al_status_str(st));
 		return st;
 	}
 	*outputs = outs;
@@ -335,8 +335,8 @@ void al_outputs_free(struct al_named_tensor *outs, size_t n)
 	if (!outs)
 		return;
 	for (size_t i = 0; i < n; i++)
-		al_tensor_unref(outs[i].t);
-	al_free(outs);
+		ali_tensor_unref(outs[i].t);
+	ali_free(outs);
 }
 
 /* ================================================================ regions */
@@ -363,9 +363,9 @@ struct region_plan {
 
 static void region_plan_free(struct region_plan *p)
 {
-	al_free(p->sel);
-	al_free(p->in);
-	al_free(p->in_from);
+	ali_free(p->sel);
+	ali_free(p->in);
+	ali_free(p->in_from);
 	memset(p, 0, sizeof *p);
 }
 
@@ -380,7 +380,7 @@ static enum al_status region_fail(al_diags *d, const struct al_submodel *s, cons
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	al_diag_add(d, AL_SEV_ERROR, s ? s->file : NULL, n ? n->offset : UINT64_MAX, n ? n->path : NULL,
+	ali_diag_add(d, AL_SEV_ERROR, s ? s->file : NULL, n ? n->offset : UINT64_MAX, n ? n->path : NULL,
 		    n ? n->name : NULL, "region: %s", msg);
 	return st;
 }
@@ -435,12 +435,12 @@ static enum al_status region_plan(al_model *m, const struct al_region *r, struct
 	enum al_status st = al_model_infer_shapes(m, d);
 	if (st != AL_OK)
 		return st;
-	const struct al_graph *g = p->g = al_exec_top_graph(s);
+	const struct al_graph *g = p->g = ali_exec_top_graph(s);
 	if (!g)
 		return region_fail(d, s, NULL, AL_E_UNSUPPORTED, "the model has no top-level graph to run");
 	if (!r->n_nodes)
 		return region_fail(d, s, NULL, AL_E_INVALID_ARG, "the region names no nodes");
-	if (!(p->sel = al_calloc(g->n_nodes + 1u, sizeof *p->sel)))
+	if (!(p->sel = ali_calloc(g->n_nodes + 1u, sizeof *p->sel)))
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const char *name = r->nodes[i];
@@ -484,8 +484,8 @@ static enum al_status region_plan(al_model *m, const struct al_region *r, struct
 		}
 		cap += g->nodes[i].n_inputs;
 	}
-	p->in = al_calloc(cap, sizeof *p->in);
-	p->in_from = al_calloc(cap, sizeof *p->in_from);
+	p->in = ali_calloc(cap, sizeof *p->in);
+	p->in_from = ali_calloc(cap, sizeof *p->in_from);
 	if (!p->in || !p->in_from) {
 		region_plan_free(p);
 		return AL_E_NOMEM;
@@ -516,7 +516,7 @@ static enum al_status region_plan(al_model *m, const struct al_region *r, struct
 			}
 			if (again)
 				continue;
-			const struct al_shape *sh = al_node_in_shape(n, k);
+			const struct al_shape *sh = ali_node_in_shape(n, k);
 			p->in[p->n_in].name = name;
 			p->in[p->n_in].shape = sh ? *sh : (struct al_shape){.rank = -1};
 			p->in_from[p->n_in++] = j;
@@ -557,7 +557,7 @@ enum al_status al_region_inputs(al_model *m, const struct al_region *r,
 
 void al_region_values_free(struct al_region_value *v)
 {
-	al_free(v);
+	ali_free(v);
 }
 
 enum al_status al_model_run_region(al_model *m, const struct al_region *r,
@@ -579,7 +579,7 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 	x.region_out = r->outputs;
 	x.n_region_out = r->n_outputs;
 	const struct al_submodel *root = x.sub;
-	x.env = al_env_new(&x, NULL);
+	x.env = ali_env_new(&x, NULL);
 	if (!x.env) {
 		region_plan_free(&p);
 		return AL_E_NOMEM;
@@ -591,38 +591,38 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 		for (size_t e = 0; name && e < p.n_in && !known; e++)
 			known = strcmp(p.in[e].name, name) == 0;
 		if (!known)
-			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a value the "
+			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a value the "
 					  "region reads (al_region_inputs lists them)", name ? name : "(null)");
-		else if (al_env_get(x.env, name))
-			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is given twice", name);
+		else if (ali_env_get(x.env, name))
+			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is given twice", name);
 		else if (!t || t->kind != AL_TK_TENSOR || !t->f)
-			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a numeric tensor",
+			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: '%.100s' is not a numeric tensor",
 					  name);
 		if (st != AL_OK)
 			break;
-		struct al_tensor *b = al_tensor_reshaped(&x, NULL, t, t->rank, t->dims);
+		struct al_tensor *b = ali_tensor_reshaped(&x, NULL, t, t->rank, t->dims);
 		if (!b) {
 			st = AL_E_NOMEM;
 			break;
 		}
-		if (x.fp16 && al_exec_float_dtype(b->dtype))
-			al_f16_round_array(b->f, b->n);
-		if (!al_env_put(x.env, name, b))
+		if (x.fp16 && ali_exec_float_dtype(b->dtype))
+			ali_f16_round_array(b->f, b->n);
+		if (!ali_env_put(x.env, name, b))
 			st = AL_E_NOMEM;
 	}
 	for (size_t e = 0; st == AL_OK && e < p.n_in; e++)
-		if (!al_env_get(x.env, p.in[e].name))
-			st = al_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: input '%.100s' is missing",
+		if (!ali_env_get(x.env, p.in[e].name))
+			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: input '%.100s' is missing",
 					  p.in[e].name);
 	if (st == AL_OK)
-		st = root->world == AL_WORLD_NN ? al_nn_exec(&x) : al_mil_exec(&x);
+		st = root->world == AL_WORLD_NN ? ali_nn_exec(&x) : ali_mil_exec(&x);
 	struct al_named_tensor *outs = NULL;
-	if (st == AL_OK && r->n_outputs && !(outs = al_calloc(r->n_outputs, sizeof *outs)))
-		st = al_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
+	if (st == AL_OK && r->n_outputs && !(outs = ali_calloc(r->n_outputs, sizeof *outs)))
+		st = ali_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
 	for (size_t k = 0; st == AL_OK && k < r->n_outputs; k++) {
-		struct al_tensor *t = al_env_get(x.env, r->outputs[k]);
+		struct al_tensor *t = ali_env_get(x.env, r->outputs[k]);
 		if (!t || t->kind != AL_TK_TENSOR) {
-			st = al_exec_fail(&x, NULL, AL_E_FORMAT, "region: '%.100s' was not produced",
+			st = ali_exec_fail(&x, NULL, AL_E_FORMAT, "region: '%.100s' was not produced",
 					  r->outputs[k]);
 			break;
 		}
@@ -630,7 +630,7 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 		if (!(outs[k].t = detach(&x, t)))
 			st = AL_E_NOMEM;
 	}
-	al_env_free(x.env);
+	ali_env_free(x.env);
 	region_plan_free(&p);
 	if (st == AL_E_NOMEM && x.over_budget)
 		st = AL_E_UNSUPPORTED; /* the budget refused it (a property of the model), not malloc */
@@ -639,7 +639,7 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 	if (st != AL_OK) {
 		al_outputs_free(outs, r->n_outputs);
 		if (al_diags_errors(d) == errors)
-			al_exec_fail(&x, NULL, st, "%s", al_status_str(st));
+			ali_exec_fail(&x, NULL, st, "%s", al_status_str(st));
 		return st;
 	}
 	*outputs = outs;
@@ -668,7 +668,7 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 	switch (f->kind) {
 	case AL_FEAT_IMAGE:
 		if (f->rank != 2) {
-			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "image input without a size");
+			ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "image input without a size");
 			return AL_E_UNSUPPORTED;
 		}
 		dims[0] = f->shape[0], dims[1] = f->shape[1];
@@ -678,7 +678,7 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 		break;
 	case AL_FEAT_MULTIARRAY:
 		if (f->rank > AL_TENSOR_MAX_RANK) {
-			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "input of rank %u",
+			ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name, "input of rank %u",
 				    f->rank);
 			return AL_E_UNSUPPORTED;
 		}
@@ -700,7 +700,7 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 		dtype = AL_DT_FP64;
 		break;
 	default:
-		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+		ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
 			    "cannot make a random %s input", al_feature_kind_name(f->kind));
 		return AL_E_UNSUPPORTED;
 	}
@@ -709,7 +709,7 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 	uint64_t count = 1;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 0 || (dims[i] && count > max_bytes / sizeof(float) / (uint64_t)dims[i])) {
-			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+			ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
 				    "a random input of this shape needs more than the %llu MB allowed",
 				    (unsigned long long)(max_bytes >> 20));
 			return AL_E_UNSUPPORTED;
@@ -718,18 +718,18 @@ enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64
 	}
 	al_tensor *t = al_tensor_new(dtype, rank, dims);
 	if (!t) {
-		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
+		ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, f->name,
 			    "random input too large or out of memory");
 		return AL_E_NOMEM;
 	}
-	uint64_t s = seed ^ al_hash_str(f->name);
+	uint64_t s = seed ^ ali_hash_str(f->name);
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t r = splitmix(&s);
 		if (dtype == AL_DT_UINT8)
 			t->f[i] = (float)(r >> 56);
 		else if (dtype == AL_DT_BOOL)
 			t->f[i] = (float)(r >> 63);
-		else if (!al_exec_float_dtype(dtype))
+		else if (!ali_exec_float_dtype(dtype))
 			t->f[i] = (float)((r >> 32) % 10);
 		else
 			t->f[i] = (float)((double)(r >> 40) / (double)(UINT64_C(1) << 24));
@@ -745,7 +745,7 @@ enum al_status al_random_tensor(const struct al_shape *sh, const char *name, uin
 		return AL_E_INVALID_ARG;
 	*out = NULL;
 	if (sh->rank < 0 || sh->rank > AL_TENSOR_MAX_RANK || sh->rank > AL_SHAPE_MAX_RANK) {
-		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+		ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
 			    "cannot draw a random value of unknown rank");
 		return AL_E_UNSUPPORTED;
 	}
@@ -754,12 +754,12 @@ enum al_status al_random_tensor(const struct al_shape *sh, const char *name, uin
 	uint64_t count = 1;
 	for (int i = 0; i < sh->rank; i++) {
 		if (sh->dims[i] < 0) {
-			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+			ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
 				    "cannot draw a random value: dim %d is unknown", i);
 			return AL_E_UNSUPPORTED;
 		}
 		if (sh->dims[i] && count > max_bytes / sizeof(float) / (uint64_t)sh->dims[i]) {
-			al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+			ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
 				    "a random value of this shape needs more than the %llu MB allowed",
 				    (unsigned long long)(max_bytes >> 20));
 			return AL_E_UNSUPPORTED;
@@ -769,16 +769,16 @@ enum al_status al_random_tensor(const struct al_shape *sh, const char *name, uin
 	int dtype = sh->dtype ? sh->dtype : AL_DT_FP32;
 	al_tensor *t = al_tensor_new(dtype == AL_DT_STRING ? AL_DT_FP32 : dtype, sh->rank, sh->dims);
 	if (!t) {
-		al_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
+		ali_diag_add(d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, name,
 			    "random value too large or out of memory");
 		return AL_E_NOMEM;
 	}
-	uint64_t s = seed ^ al_hash_str(name);
+	uint64_t s = seed ^ ali_hash_str(name);
 	for (size_t i = 0; i < t->n; i++) {
 		uint64_t r = splitmix(&s);
 		if (dtype == AL_DT_BOOL)
 			t->f[i] = (float)(r >> 63);
-		else if (!al_exec_float_dtype(dtype))
+		else if (!ali_exec_float_dtype(dtype))
 			t->f[i] = (float)((r >> 32) % 10);
 		else /* [-1, 1): both signs, 24 bits */
 			t->f[i] = (float)((double)(r >> 40) / (double)(UINT64_C(1) << 23) - 1.0);

@@ -5,18 +5,18 @@
  *   npy.c        NumPy .npy read/write (the public al_npy_* calls)
  *   interp.c     al_model_run: binds the inputs, picks the executor, pipelines,
  *                fp16 rounding after every op, the per-op observer, outputs
- *   interp_nn.c  al_nn_exec: NeuralNetwork layers (table: kind -> function)
- *   interp_mil.c al_mil_exec: ML Program ops (table: kind -> function)
+ *   interp_nn.c  ali_nn_exec: NeuralNetwork layers (table: kind -> function)
+ *   interp_mil.c ali_mil_exec: ML Program ops (table: kind -> function)
  *   kernels.c    the maths over float arrays (kernels.h)
  *
  * Numbers: every numeric tensor is stored as float (int and bool values too,
  * exact up to 2^24); `dtype` keeps the declared type (fp16 / fp32 / int32 /
  * bool / ...) for casts, integer division and the output files. Strings (class
  * labels) are separate. In fp16 mode interp.c rounds every floating output of every
- * op to fp16 (al_f16_round) as soon as the op returns; the executors round the
+ * op to fp16 (ali_f16_round) as soon as the op returns; the executors round the
  * weights they read with al_exec_weight_f32 (it does that for them).
  *
- * Memory: tensors are al_malloc'd (fault injection reaches them) and counted
+ * Memory: tensors are ali_malloc'd (fault injection reaches them) and counted
  * against al_run_opts.max_bytes; a weight stored as little-endian fp32 at a
  * 4-byte aligned offset of a mapped file is borrowed, not copied.
  */
@@ -37,7 +37,7 @@ struct al_tensor {
 	int64_t dims[AL_TENSOR_MAX_RANK];
 	size_t n;                           /* element count (1 for a scalar) */
 	float *f;                           /* n values (numeric dtypes) */
-	char **s;                           /* n strings (AL_DT_STRING), each al_malloc'd */
+	char **s;                           /* n strings (AL_DT_STRING), each ali_malloc'd */
 	/* AL_TK_LIST (MIL make_list ...): n_items element tensors (NULL = unset) */
 	struct al_tensor **items;
 	size_t n_items, cap_items;
@@ -53,35 +53,35 @@ struct al_tensor {
 /* ---- tensors (tensor.c). A NULL return means out of memory or over budget; the
  * *_x variants then add an error diagnostic naming node n (may be NULL). */
 struct al_exec;
-struct al_tensor *al_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
+struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
 				  int rank, const int64_t *dims); /* zero-filled */
 /* A tensor over borrowed float data (weights in a mapping). */
-struct al_tensor *al_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype,
+struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype,
 				   int rank, const int64_t *dims, const float *data);
-struct al_tensor *al_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype);
+struct al_tensor *ali_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype);
 /* Append / set item i of a list (takes a reference to item). */
-bool al_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_tensor *list,
+bool ali_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_tensor *list,
 			size_t i, struct al_tensor *item);
 struct al_tensor *al_tensor_ref(struct al_tensor *t);
-void al_tensor_unref(struct al_tensor *t);
+void ali_tensor_unref(struct al_tensor *t);
 /* A tensor with t's data and other dims (same count): shares nothing, copies the data. */
-struct al_tensor *al_tensor_reshaped(struct al_exec *x, const struct al_node *n,
+struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n,
 				     const struct al_tensor *t, int rank, const int64_t *dims);
-/* A heap copy of s (al_malloc; free with al_free), or NULL. */
-char *al_strdup(const char *s);
+/* A heap copy of s (ali_malloc; free with ali_free), or NULL. */
+char *ali_strdup(const char *s);
 /* Product of dims; false on overflow or above AL_TENSOR_MAX_ELEMS. */
 #define AL_TENSOR_MAX_ELEMS ((size_t)1 << 32)
-bool al_dims_count(int rank, const int64_t *dims, size_t *out);
+bool ali_dims_count(int rank, const int64_t *dims, size_t *out);
 
 /* ---- the value environment: name -> tensor, a scope chain for nested blocks */
 struct al_env;
-struct al_env *al_env_new(struct al_exec *x, struct al_env *parent);
-void al_env_free(struct al_env *e); /* drops its references */
+struct al_env *ali_env_new(struct al_exec *x, struct al_env *parent);
+void ali_env_free(struct al_env *e); /* drops its references */
 /* The tensor bound to name in e or its parents (borrowed), or NULL. */
-struct al_tensor *al_env_get(const struct al_env *e, const char *name);
+struct al_tensor *ali_env_get(const struct al_env *e, const char *name);
 /* Bind name in e (not the parents), replacing an earlier binding; takes over the
  * caller's reference to t (also on failure, when it is released). */
-bool al_env_put(struct al_env *e, const char *name, struct al_tensor *t);
+bool ali_env_put(struct al_env *e, const char *name, struct al_tensor *t);
 
 /* ---- one run */
 struct al_exec {
@@ -94,11 +94,11 @@ struct al_exec {
 					   * the executor leaves its outputs here */
 	uint64_t bytes_live, bytes_peak, max_bytes;
 	bool over_budget;                 /* an allocation was refused by the budget */
-	enum al_status last_fail;         /* the status of the last al_exec_fail (0: none) */
+	enum al_status last_fail;         /* the status of the last ali_exec_fail (0: none) */
 	uint32_t depth;                   /* nesting of loops / blocks (AL_MAX_DEPTH) */
 	uint64_t steps, max_steps;        /* loop iterations run, and the bound */
-	uint64_t work, max_work;          /* element operations done (al_exec_node_done), and the bound */
-	/* al_model_run_region: which nodes of the top-level graph (al_exec_top_graph)
+	uint64_t work, max_work;          /* element operations done (ali_exec_node_done), and the bound */
+	/* al_model_run_region: which nodes of the top-level graph (ali_exec_top_graph)
 	 * run, by index; NULL = the whole model. With it the executors bind no input
 	 * features (the region's values are in env), drop no values, and leave every
 	 * name in region_out bound in env instead of the output features. */
@@ -109,31 +109,31 @@ struct al_exec {
 
 /* The graph an executor runs: NN graphs[0]; ML Program function `main` (or the
  * only function); NULL when there is none. */
-const struct al_graph *al_exec_top_graph(const struct al_submodel *s);
+const struct al_graph *ali_exec_top_graph(const struct al_submodel *s);
 
 /* An error diagnostic about node n (file, offset, name from the node): "run: ...".
- * Returns status for `return al_exec_fail(...)`. */
+ * Returns status for `return ali_exec_fail(...)`. */
 /* Whether values of dtype are floating point (AL_DT_UNKNOWN counts: the
  * interpreter computes in float), so fp16 mode rounds them. */
-bool al_exec_float_dtype(int dtype);
-enum al_status al_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
+bool ali_exec_float_dtype(int dtype);
+enum al_status ali_exec_fail(struct al_exec *x, const struct al_node *n, enum al_status status,
 			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* The executors call this after each layer/op with its outputs (in output order):
  * fp16 mode rounds their floating values, then the observer sees them. */
-enum al_status al_exec_node_done(struct al_exec *x, const struct al_node *n,
+enum al_status ali_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs);
 /* Count a loop iteration; false (with a diagnostic) past opts->max_steps. */
-bool al_exec_step(struct al_exec *x, const struct al_node *n);
-/* Work (opts->max_work): al_exec_node_done counts every op's work as it finishes
+bool ali_exec_step(struct al_exec *x, const struct al_node *n);
+/* Work (opts->max_work): ali_exec_node_done counts every op's work as it finishes
  * (the values it wrote, plus a quarter of its multiply-adds: cost model FLOPs / 8).
- * al_exec_graph_work is a lower bound of one run of graph g counted the same way
+ * ali_exec_graph_work is a lower bound of one run of graph g counted the same way
  * from the inferred shapes: nodes whose shapes are unknown or follow a flexible
  * input count 0, nested graphs are not entered. */
-uint64_t al_exec_graph_work(const struct al_graph *g);
+uint64_t ali_exec_graph_work(const struct al_graph *g);
 /* Before a loop of node n that is known to run `iterations` times over `body`:
  * false (with a diagnostic) when that many iterations, or their estimated work,
  * would pass what is left of the bounds, so the run stops before it starts. */
-bool al_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
+bool ali_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,
 		       const struct al_graph *body);
 
 /* Weights: `n_values` values stored in `bytes` as `dtype` (AL_DT_FP32 little-endian,
@@ -141,12 +141,12 @@ bool al_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iter
  * aligned address is borrowed (fp32 mode); otherwise converted into a new tensor.
  * In fp16 mode the values are rounded to fp16. NULL with a diagnostic when the
  * byte count does not match. */
-struct al_tensor *al_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
+struct al_tensor *ali_exec_weight(struct al_exec *x, const struct al_node *n, al_span bytes,
 				 int dtype, int rank, const int64_t *dims);
 
 /* The executors: run x->sub with its inputs bound in x->env, leave every output
  * feature bound there under its name. */
-enum al_status al_nn_exec(struct al_exec *x);
-enum al_status al_mil_exec(struct al_exec *x);
+enum al_status ali_nn_exec(struct al_exec *x);
+enum al_status ali_mil_exec(struct al_exec *x);
 
 #endif

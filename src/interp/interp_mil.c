@@ -1,15 +1,15 @@
-/* interp_mil.c: al_mil_exec, the ML Program (MIL) executor's driver.
+/* interp_mil.c: ali_mil_exec, the ML Program (MIL) executor's driver.
  *
  * It runs the program's `main` function: its inputs are already bound by
  * interp.c under the feature names, every op is evaluated in block order in the
  * environment of its block (nested cond / while_loop blocks get a child scope),
- * each op's outputs go to al_exec_node_done (fp16 rounding, the observer) and
+ * each op's outputs go to ali_exec_node_done (fp16 rounding, the observer) and
  * are then bound under their names; values of the main block are dropped after
  * their last reader; the function's outputs are left bound in x->env under the
  * model's output feature names. It holds the op table (kind -> function),
  * the access to op parameters (a name binding is looked up, a literal Value
  * decoded), const ops (immediate values and weight.bin blobs through
- * al_exec_weight), the iOS16/17 constexpr_* ops (both cached per run), cond
+ * ali_exec_weight), the iOS16/17 constexpr_* ops (both cached per run), cond
  * and while_loop. The other ops are in interp_mil_ops.c, interp_mil_data.c,
  * interp_mil_list.c and interp_mil_nn.c. An op that is not in the table, or a
  * parameter value an op does not implement, is AL_E_UNSUPPORTED naming it: the
@@ -18,10 +18,10 @@
  * other than `main`, nor stateful programs (read_state / write_state).
  *
  * Path through this file:
- *   al_mil_exec   lt_build (each value's last reader, so it is freed after it),
+ *   ali_mil_exec   lt_build (each value's last reader, so it is freed after it),
  *                 then run_op per op of `main` in block order: find the op's row
  *                 in the kind-indexed table, call it (interp_mil_*.c; cond,
- *                 while_loop and const here), al_exec_node_done, bind the
+ *                 while_loop and const here), ali_exec_node_done, bind the
  *                 outputs, lt_after; nested blocks go through run_block ->
  *                 run_graph with a child scope
  */
@@ -47,7 +47,7 @@ struct mx_run {
 };
 
 /* Keys are node addresses, not names: a multiplicative mix of the pointer,
- * cheaper than hashing bytes and different in kind from al_hash_str. */
+ * cheaper than hashing bytes and different in kind from ali_hash_str. */
 static size_t ptr_hash(const void *p, size_t cap)
 {
 	uintptr_t u = (uintptr_t)p;
@@ -73,7 +73,7 @@ static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tenso
 {
 	if ((r->used + 1) * 2 > r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct cache_slot *s = al_calloc(cap, sizeof *s);
+		struct cache_slot *s = ali_calloc(cap, sizeof *s);
 		if (!s)
 			return;
 		for (size_t i = 0; i < r->cap; i++) {
@@ -84,7 +84,7 @@ static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tenso
 				j = (j + 1) & (cap - 1);
 			s[j] = r->slots[i];
 		}
-		al_free(r->slots);
+		ali_free(r->slots);
 		r->slots = s;
 		r->cap = cap;
 	}
@@ -98,8 +98,8 @@ static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tenso
 static void cache_free(struct mx_run *r)
 {
 	for (size_t i = 0; i < r->cap; i++)
-		al_tensor_unref(r->slots[i].t);
-	al_free(r->slots);
+		ali_tensor_unref(r->slots[i].t);
+	ali_free(r->slots);
 }
 
 /* ================================================================ blocks */
@@ -112,7 +112,7 @@ static enum al_status run_block(struct mx *c, const struct al_graph *g, struct a
 				uint32_t n_in, struct al_tensor **outs, uint32_t n_outs)
 {
 	struct al_mil_block_io io;
-	if (!al_mil_block_io(g, &io))
+	if (!ali_mil_block_io(g, &io))
 		return mx_fail(c, AL_E_FORMAT, "a nested block that is not an ML Program block");
 	if (io.n_inputs != n_in)
 		return mx_fail(c, AL_E_FORMAT, "block %s takes %u inputs; the op gives %u", g->block,
@@ -122,31 +122,31 @@ static enum al_status run_block(struct mx *c, const struct al_graph *g, struct a
 			       io.n_outputs, n_outs);
 	if (c->x->depth >= AL_MAX_DEPTH)
 		return mx_fail(c, AL_E_UNSUPPORTED, "blocks nested deeper than %d", AL_MAX_DEPTH);
-	struct al_env *env = al_env_new(c->x, c->env);
+	struct al_env *env = ali_env_new(c->x, c->env);
 	if (!env)
 		return c->st = AL_E_NOMEM;
 	enum al_status st = AL_OK;
 	for (uint32_t i = 0; i < n_in && st == AL_OK; i++)
-		if (!al_env_put(env, io.inputs[i], al_tensor_ref(in[i])))
+		if (!ali_env_put(env, io.inputs[i], al_tensor_ref(in[i])))
 			st = AL_E_NOMEM;
 	c->x->depth++;
 	if (st == AL_OK)
 		st = run_graph(c->run, g, env);
 	c->x->depth--;
 	for (uint32_t i = 0; i < n_outs && st == AL_OK; i++) {
-		struct al_tensor *t = al_env_get(env, io.outputs[i]);
+		struct al_tensor *t = ali_env_get(env, io.outputs[i]);
 		if (!t) {
 			st = AL_E_FORMAT;
-			al_exec_fail(c->x, c->n, st, "op %s: block %s returns '%.100s', which it does not "
+			ali_exec_fail(c->x, c->n, st, "op %s: block %s returns '%.100s', which it does not "
 				     "define", c->n->type, g->block, io.outputs[i]);
 			break;
 		}
 		outs[i] = al_tensor_ref(t);
 	}
-	al_env_free(env);
+	ali_env_free(env);
 	if (st != AL_OK) {
 		for (uint32_t i = 0; i < n_outs; i++) {
-			al_tensor_unref(outs[i]);
+			ali_tensor_unref(outs[i]);
 			outs[i] = NULL;
 		}
 		if (c->st == AL_OK)
@@ -178,7 +178,7 @@ static enum al_status op_cond(struct mx *c, int arg)
 static void unref_all(struct al_tensor **v, uint32_t n)
 {
 	for (uint32_t i = 0; v && i < n; i++) {
-		al_tensor_unref(v[i]);
+		ali_tensor_unref(v[i]);
 		v[i] = NULL;
 	}
 }
@@ -190,7 +190,7 @@ static void unref_all(struct al_tensor **v, uint32_t n)
 static bool cond_invariant(const struct al_graph *g)
 {
 	struct al_mil_block_io io;
-	if (!al_mil_block_io(g, &io) || io.n_outputs != 1 || !io.outputs[0] || g->n_nodes > 256)
+	if (!ali_mil_block_io(g, &io) || io.n_outputs != 1 || !io.outputs[0] || g->n_nodes > 256)
 		return false;
 	const char *varies[1024];
 	size_t n_varies = 0;
@@ -223,11 +223,11 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "while_loop has %u blocks (2 expected)", c->n->n_sub);
 	if (k != c->n_out)
 		return mx_fail(c, AL_E_FORMAT, "while_loop has %u loop_vars and %u outputs", k, c->n_out);
-	struct al_tensor **vars = al_calloc(k ? k : 1, sizeof *vars);
-	struct al_tensor **next = al_calloc(k ? k : 1, sizeof *next);
+	struct al_tensor **vars = ali_calloc(k ? k : 1, sizeof *vars);
+	struct al_tensor **next = ali_calloc(k ? k : 1, sizeof *next);
 	if (!vars || !next) {
-		al_free(vars);
-		al_free(next);
+		ali_free(vars);
+		ali_free(next);
 		return mx_fail(c, AL_E_NOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < k && c->st == AL_OK; i++) {
@@ -243,7 +243,7 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 		if (run_block(c, c->n->sub[0], vars, k, &p, 1) != AL_OK)
 			break;
 		bool ok = truth(c, p, "the while_loop condition"), go = ok && p->f[0] != 0;
-		al_tensor_unref(p);
+		ali_tensor_unref(p);
 		if (!go)
 			break;
 		if (c->x->steps == steps0 && cond_invariant(c->n->sub[0])) {
@@ -251,7 +251,7 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 				"the loop variables: the loop never ends");
 			break;
 		}
-		if (!al_exec_step(c->x, c->n)) {
+		if (!ali_exec_step(c->x, c->n)) {
 			c->st = AL_E_UNSUPPORTED;
 			break;
 		}
@@ -265,8 +265,8 @@ static enum al_status op_while_loop(struct mx *c, int arg)
 		mx_set(c, i, vars[i]);
 	unref_all(vars, k);
 	unref_all(next, k);
-	al_free(vars);
-	al_free(next);
+	ali_free(vars);
+	ali_free(next);
 	return c->st;
 }
 
@@ -283,7 +283,7 @@ static enum al_status op_const(struct mx *c, int arg)
 		mx_set(c, 0, t);
 		return AL_OK;
 	}
-	if (!al_mil_attr(c->n, "val", &v))
+	if (!ali_mil_attr(c->n, "val", &v))
 		return mx_fail(c, AL_E_FORMAT, "const without a value");
 	if (!(t = mx_value_tensor(c, v)))
 		return c->st ? c->st : AL_E_FORMAT;
@@ -305,7 +305,7 @@ static struct al_tensor *cx_param(struct mx *c, const char *param)
 		return mx_req(c, param);
 	if (c->st != AL_OK)
 		return NULL;
-	if (!al_mil_attr(c->n, param, &v)) {
+	if (!ali_mil_attr(c->n, param, &v)) {
 		mx_fail(c, AL_E_UNSUPPORTED, "parameter '%s' is missing (a form of %s the interpreter "
 			"does not read)", param, c->n->type);
 		return NULL;
@@ -316,7 +316,7 @@ static struct al_tensor *cx_param(struct mx *c, const char *param)
 	}
 	struct al_tensor *t = mx_value_tensor(c, v);
 	if (t && (t->kind != AL_TK_TENSOR || !t->f)) {
-		al_tensor_unref(t);
+		ali_tensor_unref(t);
 		mx_fail(c, AL_E_FORMAT, "parameter '%s' is not numeric", param);
 		return NULL;
 	}
@@ -414,7 +414,7 @@ static enum al_status cx_lut(struct mx *c, int arg)
 	if (lut->rank != 1 || (1u << nbits) != lut->n || nbits < 1 || nbits > 8 || nbits == 3 ||
 	    nbits == 5 || nbits == 7)
 		return mx_unsupported(c, "a lut of that size", "(not 2, 4, 16, 64 or 256 entries)");
-	if (!al_dims_count(rank, dims, &count) || idx->n < (count * nbits + 7) / 8)
+	if (!ali_dims_count(rank, dims, &count) || idx->n < (count * nbits + 7) / 8)
 		return mx_fail(c, AL_E_FORMAT, "%zu index bytes for that shape", idx->n);
 	for (size_t i = 0; i < idx->n; i++)
 		if (!(idx->f[i] >= 0 && idx->f[i] <= 255))
@@ -438,7 +438,7 @@ static enum al_status cx_sparse(struct mx *c, int arg)
 	const struct al_tensor *nz = cx_param(c, "nonzero_data"), *mask = nz ? cx_param(c, "mask") : NULL;
 	if (!mask || !cx_shape(c, &rank, dims))
 		return c->st;
-	if (!al_dims_count(rank, dims, &count) || mask->n < (count + 7) / 8)
+	if (!ali_dims_count(rank, dims, &count) || mask->n < (count + 7) / 8)
 		return mx_fail(c, AL_E_FORMAT, "%zu mask bytes for that shape", mask->n);
 	for (size_t i = 0; i < mask->n; i++)
 		if (!(mask->f[i] >= 0 && mask->f[i] <= 255))
@@ -466,7 +466,7 @@ static enum al_status op_refuse(struct mx *c, int arg)
 {
 	(void)arg;
 	c->st = AL_E_UNSUPPORTED;
-	return al_exec_fail(c->x, c->n, c->st, "op %s is not supported by the interpreter",
+	return ali_exec_fail(c->x, c->n, c->st, "op %s is not supported by the interpreter",
 			    c->n->type[0] ? c->n->type : "(without a type)");
 }
 
@@ -630,7 +630,7 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 };
 _Static_assert(sizeof ops / sizeof ops[0] == AL_MILK_COUNT, "one row per MIL kind");
 
-bool al_mil_exec_has(int k)
+bool ali_mil_exec_has(int k)
 {
 	return k >= 0 && k < AL_MILK_COUNT && ops[k].fn;
 }
@@ -640,13 +640,13 @@ bool al_mil_exec_has(int k)
 static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct al_env *env)
 {
 	struct al_exec *x = r->x;
-	const struct mx_op *op = al_mil_exec_has(n->kind) ? &ops[n->kind] : NULL;
+	const struct mx_op *op = ali_mil_exec_has(n->kind) ? &ops[n->kind] : NULL;
 	struct mx c = {.x = x, .run = r, .n = n, .env = env, .n_out = n->n_outputs};
 	mx_fn *fn = op ? op->fn : op_refuse;
 	if (!n->n_outputs)
-		return al_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
-	if (!(c.out = al_calloc(n->n_outputs, sizeof *c.out)))
-		return al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+		return ali_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
+	if (!(c.out = ali_calloc(n->n_outputs, sizeof *c.out)))
+		return ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 	enum al_status st = fn(&c, op ? op->arg : 0);
 	if (st == AL_OK)
 		st = c.st;
@@ -654,18 +654,18 @@ static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct a
 		if (!c.out[i])
 			st = mx_fail(&c, AL_E_FORMAT, "declares %u outputs; the op gives fewer", c.n_out);
 	if (st == AL_OK)
-		st = al_exec_node_done(x, n, c.out, c.n_out);
+		st = ali_exec_node_done(x, n, c.out, c.n_out);
 	for (uint32_t i = 0; i < c.n_out && st == AL_OK; i++) {
 		struct al_tensor *t = c.out[i];
 		c.out[i] = NULL;
-		if (!al_env_put(env, n->outputs[i], t))
+		if (!ali_env_put(env, n->outputs[i], t))
 			st = AL_E_NOMEM;
 	}
 	unref_all(c.out, c.n_out);
 	unref_all(c.tmp, c.n_tmp);
-	al_free(c.out);
+	ali_free(c.out);
 	if (st != AL_OK && al_diags_errors(x->d) == 0)
-		al_exec_fail(x, n, st, "op %s failed", n->type);
+		ali_exec_fail(x, n, st, "op %s failed", n->type);
 	return st;
 }
 
@@ -694,7 +694,7 @@ struct lifetimes {
 
 static size_t lt_slot(const struct lifetimes *u, const char *name)
 {
-	size_t i = al_hash_str(name) & (u->cap - 1);
+	size_t i = ali_hash_str(name) & (u->cap - 1);
 	while (u->name[i] && strcmp(u->name[i], name) != 0)
 		i = (i + 1) & (u->cap - 1);
 	return i;
@@ -710,7 +710,7 @@ static void each_use(const struct al_node *n, int depth, void (*fn)(void *, cons
 		struct al_mil_block_io io;
 		if (!n->sub[s])
 			continue;
-		al_mil_block_io(n->sub[s], &io);
+		ali_mil_block_io(n->sub[s], &io);
 		for (uint32_t k = 0; k < io.n_outputs; k++)
 			fn(ctx, io.outputs[k], index);
 		for (uint32_t k = 0; k < n->sub[s]->n_nodes; k++)
@@ -734,9 +734,9 @@ static void lt_note(void *ctx, const char *name, uint32_t index)
 
 static void lt_free(struct lifetimes *u)
 {
-	al_free(u->name);
-	al_free(u->last);
-	al_free(u->own);
+	ali_free(u->name);
+	ali_free(u->last);
+	ali_free(u->own);
 	memset(u, 0, sizeof *u);
 }
 
@@ -751,9 +751,9 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 	u->cap = 16;
 	while (u->cap < 2 * n + 2)
 		u->cap *= 2;
-	u->name = al_calloc(u->cap, sizeof *u->name);
-	u->last = al_calloc(u->cap, sizeof *u->last);
-	u->own = al_calloc(u->cap, sizeof *u->own);
+	u->name = ali_calloc(u->cap, sizeof *u->name);
+	u->last = ali_calloc(u->cap, sizeof *u->last);
+	u->own = ali_calloc(u->cap, sizeof *u->own);
 	if (!u->name || !u->last || !u->own) {
 		lt_free(u);
 		return false;
@@ -790,7 +790,7 @@ static void lt_drop(void *ctx, const char *name, uint32_t index)
 	size_t j = lt_slot(d->u, name);
 	if (d->ok && d->u->name[j] && d->u->own[j] && d->u->last[j] == index) {
 		d->u->own[j] = false; /* once */
-		d->ok = al_env_put(d->env, name, al_tensor_ref(d->empty));
+		d->ok = ali_env_put(d->env, name, al_tensor_ref(d->empty));
 	}
 }
 
@@ -808,24 +808,24 @@ static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, s
 	return d.ok;
 }
 
-enum al_status al_mil_exec(struct al_exec *x)
+enum al_status ali_mil_exec(struct al_exec *x)
 {
 	const struct al_submodel *s = x->sub;
-	const struct al_graph *g = al_exec_top_graph(s);
+	const struct al_graph *g = ali_exec_top_graph(s);
 	struct al_mil_block_io io;
-	if (!g || !al_mil_block_io(g, &io))
-		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+	if (!g || !ali_mil_block_io(g, &io))
+		return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED,
 				    "the ML Program has no function 'main' (the interpreter runs 'main')");
 	for (uint32_t i = 0; !x->sel && i < io.n_inputs; i++)
-		if (!al_env_get(x->env, io.inputs[i]))
-			return al_exec_fail(x, NULL, AL_E_INVALID_ARG,
+		if (!ali_env_get(x->env, io.inputs[i]))
+			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 					    "function input '%.100s' is not bound (no model input of that "
 					    "name was given)", io.inputs[i]);
 	struct mx_run r = {.x = x};
 	struct lifetimes lt = {0};
 	int64_t zero = 0;
-	struct al_env *env = al_env_new(x, x->env);
-	struct al_tensor *empty = env ? al_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
+	struct al_env *env = ali_env_new(x, x->env);
+	struct al_tensor *empty = env ? ali_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
 	enum al_status st = empty ? AL_OK : AL_E_NOMEM;
 	if (st == AL_OK && !x->sel)
 		lt_build(&lt, g, &io); /* without it (and in a region), values live to the end */
@@ -838,8 +838,8 @@ enum al_status al_mil_exec(struct al_exec *x)
 	}
 	/* a region (al_model_run_region): its values as the ops left them */
 	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
-		struct al_tensor *t = al_env_get(env, x->region_out[i]);
-		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+		struct al_tensor *t = ali_env_get(env, x->region_out[i]);
+		if (t && !ali_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
 			st = AL_E_NOMEM;
 	}
 	/* The function's outputs under the model's output names: by name, else by
@@ -852,17 +852,17 @@ enum al_status al_mil_exec(struct al_exec *x)
 				have = io.outputs[j];
 		if (!have && io.n_outputs == s->n_outputs)
 			have = io.outputs[k];
-		struct al_tensor *t = have ? al_env_get(env, have) : NULL;
+		struct al_tensor *t = have ? ali_env_get(env, have) : NULL;
 		if (!t) {
-			st = al_exec_fail(x, NULL, AL_E_FORMAT, "the program does not produce output '%.100s'",
+			st = ali_exec_fail(x, NULL, AL_E_FORMAT, "the program does not produce output '%.100s'",
 					  want);
 			break;
 		}
-		if (!al_env_put(x->env, want, al_tensor_ref(t)))
+		if (!ali_env_put(x->env, want, al_tensor_ref(t)))
 			st = AL_E_NOMEM;
 	}
-	al_env_free(env);
-	al_tensor_unref(empty);
+	ali_env_free(env);
+	ali_tensor_unref(empty);
 	lt_free(&lt);
 	cache_free(&r);
 	return st;

@@ -1,6 +1,6 @@
 /* interp_mil.h: what the ML Program executor's files share.
  *
- *   interp_mil.c      al_mil_exec: blocks, the op table, value and parameter
+ *   interp_mil.c      ali_mil_exec: blocks, the op table, value and parameter
  *                     access, const / cond / while_loop / list ops
  *   interp_mil_ops.c  the compute ops (elementwise, reductions, normalisation,
  *                     matmul / linear, quantization, attention)
@@ -14,7 +14,7 @@
  * bound to a name is looked up in the environment, a literal binding is decoded),
  * fills c->out[0..n_out) and returns AL_OK, or fails through mx_fail (which
  * names the op). It never binds names itself; the driver does that after
- * al_exec_node_done. */
+ * ali_exec_node_done. */
 #ifndef ANELINT_INTERP_MIL_H
 #define ANELINT_INTERP_MIL_H
 
@@ -41,7 +41,7 @@ struct mx {
 typedef enum al_status mx_fn(struct mx *c, int arg);
 
 /* Whether the executor runs MIL kind k (else the op is refused, naming it). */
-bool al_mil_exec_has(int k);
+bool ali_mil_exec_has(int k);
 
 /* ---- failures: an error diagnostic naming the op ("op conv: ..."); returns st */
 enum al_status mx_fail(struct mx *c, enum al_status st, const char *fmt, ...)
@@ -51,7 +51,7 @@ enum al_status mx_unsupported(struct mx *c, const char *what, const char *value)
 /* ---- inputs. A tensor bound to `param` (its k-th binding): NULL when absent, or
  * on failure (c->st set). mx_req: a numeric tensor that must be present. */
 /* A new tensor holding a literal MIL Value (every TensorValue encoding, or a
- * weight.bin blob through al_exec_weight); NULL after mx_fail. */
+ * weight.bin blob through ali_exec_weight); NULL after mx_fail. */
 struct al_tensor *mx_value_tensor(struct mx *c, al_span v);
 struct al_tensor *mx_in_k(struct mx *c, const char *param, uint32_t k);
 struct al_tensor *mx_in(struct mx *c, const char *param);

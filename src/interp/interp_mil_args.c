@@ -20,7 +20,7 @@ enum al_status mx_fail(struct mx *c, enum al_status st, const char *fmt, ...)
 	va_end(ap);
 	if (c->st == AL_OK) { /* one diagnostic per op: the first cause */
 		c->st = st;
-		al_exec_fail(c->x, c->n, st, "op %s: %s", c->n->type, msg);
+		ali_exec_fail(c->x, c->n, st, "op %s: %s", c->n->type, msg);
 	}
 	return c->st;
 }
@@ -137,7 +137,7 @@ static bool value_dims(struct mx *c, const struct al_mil_value *mv, size_t count
 		return true;
 	}
 	size_t want;
-	if (!al_dims_count(mv->rank, mv->dims, &want)) {
+	if (!ali_dims_count(mv->rank, mv->dims, &want)) {
 		mx_fail(c, AL_E_UNSUPPORTED, "a value of rank %d with these dims is too large",
 			mv->rank);
 		return false;
@@ -151,7 +151,7 @@ static bool value_dims(struct mx *c, const struct al_mil_value *mv, size_t count
 	return true;
 }
 
-/* Bytes per value of the blob types the interpreter reads (al_exec_weight's). */
+/* Bytes per value of the blob types the interpreter reads (ali_exec_weight's). */
 static size_t blob_size(int dtype)
 {
 	switch (dtype) {
@@ -168,12 +168,12 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 	struct al_mil_value mv;
 	int rank;
 	int64_t dims[AL_TENSOR_MAX_RANK];
-	if (!al_mil_value_read(v, &mv)) {
+	if (!ali_mil_value_read(v, &mv)) {
 		mx_fail(c, AL_E_FORMAT, "malformed value");
 		return NULL;
 	}
 	if (mv.kind == AL_MV_TENSOR) {
-		long cnt = al_mil_value_floats(v, NULL, 0);
+		long cnt = ali_mil_value_floats(v, NULL, 0);
 		if (cnt < 0) {
 			mx_fail(c, AL_E_UNSUPPORTED, "a %s value that the interpreter cannot read",
 				al_dtype_name(mv.dtype));
@@ -184,26 +184,26 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 		int dt = mv.dtype && mv.dtype != AL_DT_STRING ? mv.dtype : AL_DT_FP32;
 		struct al_tensor *t = mx_alloc(c, UINT32_MAX, dt, rank, dims);
 		if (t)
-			al_mil_value_floats(v, t->f, t->n);
+			ali_mil_value_floats(v, t->f, t->n);
 		return t;
 	}
 	if (mv.kind == AL_MV_STRINGS) {
-		long cnt = al_mil_value_strings(v, NULL, 0);
+		long cnt = ali_mil_value_strings(v, NULL, 0);
 		if (cnt < 0 || !value_dims(c, &mv, (size_t)cnt, &rank, dims))
 			return NULL;
-		al_span *sp = cnt ? al_calloc((size_t)cnt, sizeof *sp) : NULL;
+		al_span *sp = cnt ? ali_calloc((size_t)cnt, sizeof *sp) : NULL;
 		struct al_tensor *t = (!cnt || sp) ? mx_alloc(c, UINT32_MAX, AL_DT_STRING, rank, dims) : NULL;
 		if (!t) {
 			if (cnt && !sp)
 				mx_fail(c, AL_E_NOMEM, "out of memory");
-			al_free(sp);
+			ali_free(sp);
 			return NULL;
 		}
-		al_mil_value_strings(v, sp, (size_t)cnt);
+		ali_mil_value_strings(v, sp, (size_t)cnt);
 		for (size_t i = 0; i < t->n && i < (size_t)cnt; i++) {
-			if (!(t->s[i] = al_malloc(sp[i].n + 1))) {
-				al_free(sp);
-				al_tensor_unref(t);
+			if (!(t->s[i] = ali_malloc(sp[i].n + 1))) {
+				ali_free(sp);
+				ali_tensor_unref(t);
 				mx_fail(c, AL_E_NOMEM, "out of memory");
 				return NULL;
 			}
@@ -211,7 +211,7 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 				memcpy(t->s[i], sp[i].p, sp[i].n);
 			t->s[i][sp[i].n] = '\0';
 		}
-		al_free(sp);
+		ali_free(sp);
 		return t;
 	}
 	if (mv.kind == AL_MV_BLOB) {
@@ -222,7 +222,7 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 			mx_fail(c, AL_E_UNSUPPORTED, "weights outside weights/weight.bin are not supported");
 			return NULL;
 		}
-		if ((why = al_mil_blob(c->x->m, mv.blob_offset, &data, &bdt))) {
+		if ((why = ali_mil_blob(c->x->m, mv.blob_offset, &data, &bdt))) {
 			mx_fail(c, AL_E_FORMAT, "blob at offset %llu: %s",
 				(unsigned long long)mv.blob_offset, why);
 			return NULL;
@@ -239,14 +239,14 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 		}
 		if (!value_dims(c, &mv, data.n / each, &rank, dims))
 			return NULL;
-		if (!al_dims_count(rank, dims, &count) || count * each != data.n) {
+		if (!ali_dims_count(rank, dims, &count) || count * each != data.n) {
 			mx_fail(c, AL_E_FORMAT, "the blob holds %zu bytes, not %zu values of %s", data.n,
 				count, al_dtype_name(bdt));
 			return NULL;
 		}
 		/* checked: a failure now is memory or the run's budget */
 		bool over = c->x->over_budget;
-		struct al_tensor *t = al_exec_weight(c->x, c->n, data, bdt, rank, dims);
+		struct al_tensor *t = ali_exec_weight(c->x, c->n, data, bdt, rank, dims);
 		if (!t) {
 			c->st = !over && c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 			return NULL;
@@ -264,12 +264,12 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 
 uint32_t mx_count(const struct mx *c, const char *param)
 {
-	return al_mil_param_count(c->n, param);
+	return ali_mil_param_count(c->n, param);
 }
 
 bool mx_present(const struct mx *c, const char *param)
 {
-	return al_mil_param_count(c->n, param) > 0;
+	return ali_mil_param_count(c->n, param) > 0;
 }
 
 struct al_tensor *mx_in_k(struct mx *c, const char *param, uint32_t k)
@@ -277,7 +277,7 @@ struct al_tensor *mx_in_k(struct mx *c, const char *param, uint32_t k)
 	al_span b;
 	if (c->st != AL_OK)
 		return NULL;
-	int kind = al_mil_param_binding(c->n, param, k, &b);
+	int kind = ali_mil_param_binding(c->n, param, k, &b);
 	if (kind == 0)
 		return NULL;
 	if (kind == 1) {
@@ -285,7 +285,7 @@ struct al_tensor *mx_in_k(struct mx *c, const char *param, uint32_t k)
 		size_t len = b.n < AL_MAX_NAME ? b.n : AL_MAX_NAME; /* as mil.c keeps names */
 		memcpy(name, b.p, len);
 		name[len] = '\0';
-		struct al_tensor *t = al_env_get(c->env, name);
+		struct al_tensor *t = ali_env_get(c->env, name);
 		if (!t)
 			mx_fail(c, AL_E_FORMAT, "input %s = '%.100s' is not defined", param, name);
 		return t;
@@ -393,7 +393,7 @@ bool mx_str(struct mx *c, const char *param, const char *def, char *buf, size_t 
 {
 	if (c->st != AL_OK)
 		return false;
-	if (al_mil_param_string(c->n, param, buf, cap))
+	if (ali_mil_param_string(c->n, param, buf, cap))
 		return true;
 	if (!mx_present(c, param)) {
 		snprintf(buf, cap, "%s", def);
@@ -417,20 +417,20 @@ struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const 
 	size_t count;
 	if (c->st != AL_OK)
 		return NULL;
-	if (!al_dims_count(rank, dims, &count)) {
+	if (!ali_dims_count(rank, dims, &count)) {
 		mx_fail(c, AL_E_UNSUPPORTED, "a result of rank %d with these dims is too large or invalid "
 			"(at most 2^32 elements, rank <= %d)", rank, AL_TENSOR_MAX_RANK);
 		return NULL;
 	}
 	bool over = c->x->over_budget;
-	struct al_tensor *t = al_tensor_alloc(c->x, c->n, dtype, rank, dims);
+	struct al_tensor *t = ali_tensor_alloc(c->x, c->n, dtype, rank, dims);
 	if (!t) {
-		/* al_tensor_alloc has reported it */
+		/* ali_tensor_alloc has reported it */
 		c->st = !over && c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 		return NULL;
 	}
 	if (i != UINT32_MAX && i < c->n_out) {
-		al_tensor_unref(c->out[i]);
+		ali_tensor_unref(c->out[i]);
 		c->out[i] = t;
 	}
 	return t;
@@ -440,14 +440,14 @@ void mx_set(struct mx *c, uint32_t i, struct al_tensor *t)
 {
 	if (i >= c->n_out)
 		return;
-	al_tensor_unref(c->out[i]);
+	ali_tensor_unref(c->out[i]);
 	c->out[i] = al_tensor_ref(t);
 }
 
 bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank, const int64_t *dims)
 {
 	size_t count;
-	if (!al_dims_count(rank, dims, &count) || count != t->n) {
+	if (!ali_dims_count(rank, dims, &count) || count != t->n) {
 		mx_fail(c, AL_E_FORMAT, "cannot hold %zu values in the requested shape", t->n);
 		return false;
 	}
@@ -456,7 +456,7 @@ bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank, 
 		return false;
 	if (t->s) {
 		for (size_t k = 0; k < count; k++)
-			if (t->s[k] && !(r->s[k] = al_strdup(t->s[k]))) {
+			if (t->s[k] && !(r->s[k] = ali_strdup(t->s[k]))) {
 				mx_fail(c, AL_E_NOMEM, "out of memory");
 				return false;
 			}

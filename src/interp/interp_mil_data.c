@@ -79,7 +79,7 @@ enum al_status mx_transpose(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, dims);
 	if (y && x->n)
-		al_transpose(x->f, x->rank, x->dims, perm, y->f);
+		ali_transpose(x->f, x->rank, x->dims, perm, y->f);
 	return c->st;
 }
 
@@ -160,7 +160,7 @@ static uint32_t variadic(struct mx *c, const char *param, struct al_tensor ***ou
 		mx_fail(c, AL_E_FORMAT, "'%s' is empty", param);
 		return 0;
 	}
-	struct al_tensor **v = al_calloc(k, sizeof *v);
+	struct al_tensor **v = ali_calloc(k, sizeof *v);
 	if (!v) {
 		mx_fail(c, AL_E_NOMEM, "out of memory");
 		return 0;
@@ -170,7 +170,7 @@ static uint32_t variadic(struct mx *c, const char *param, struct al_tensor ***ou
 		if (v[i] && (v[i]->kind != AL_TK_TENSOR || !v[i]->f))
 			mx_fail(c, AL_E_FORMAT, "%s[%u] is not a numeric tensor", param, i);
 		if (!v[i] || c->st != AL_OK) {
-			al_free(v);
+			ali_free(v);
 			if (c->st == AL_OK)
 				mx_fail(c, AL_E_FORMAT, "%s[%u] is not bound", param, i);
 			return 0;
@@ -200,8 +200,8 @@ enum al_status mx_concat(struct mx *c, int arg)
 	int64_t one = 1;
 	const int64_t *fd = f->rank ? f->dims : &one;
 	int a = mx_axis(c, ax, rank, 0);
-	int64_t *sizes = al_calloc(k, sizeof *sizes);
-	const float **xs = al_calloc(k, sizeof *xs);
+	int64_t *sizes = ali_calloc(k, sizeof *sizes);
+	const float **xs = ali_calloc(k, sizeof *xs);
 	if (a >= 0 && (!sizes || !xs))
 		mx_fail(c, AL_E_NOMEM, "out of memory");
 	int64_t total = 0, dims[AL_TENSOR_MAX_RANK];
@@ -224,11 +224,11 @@ enum al_status mx_concat(struct mx *c, int arg)
 		dims[a] = total;
 		struct al_tensor *y = mx_alloc(c, 0, f->dtype, rank, dims);
 		if (y && y->n)
-			al_concat(xs, sizes, (int)k, mx_prod(fd, 0, a), mx_prod(fd, a + 1, rank), y->f);
+			ali_concat(xs, sizes, (int)k, mx_prod(fd, 0, a), mx_prod(fd, a + 1, rank), y->f);
 	}
-	al_free(sizes);
-	al_free(xs);
-	al_free(v);
+	ali_free(sizes);
+	ali_free(xs);
+	ali_free(v);
 	return c->st;
 }
 
@@ -246,8 +246,8 @@ enum al_status mx_stack(struct mx *c, int arg)
 		return c->st;
 	const struct al_tensor *f = v[0];
 	int a = mx_axis(c, ax, f->rank, 1);
-	int64_t *sizes = al_calloc(k, sizeof *sizes);
-	const float **xs = al_calloc(k, sizeof *xs);
+	int64_t *sizes = ali_calloc(k, sizeof *sizes);
+	const float **xs = ali_calloc(k, sizeof *xs);
 	if (a >= 0 && (!sizes || !xs))
 		mx_fail(c, AL_E_NOMEM, "out of memory");
 	if (a >= 0 && f->rank + 1 > AL_TENSOR_MAX_RANK)
@@ -264,12 +264,12 @@ enum al_status mx_stack(struct mx *c, int arg)
 			dims[i] = i == a ? (int64_t)k : f->dims[j++];
 		struct al_tensor *y = mx_alloc(c, 0, f->dtype, f->rank + 1, dims);
 		if (y && y->n)
-			al_concat(xs, sizes, (int)k, mx_prod(f->dims, 0, a), mx_prod(f->dims, a, f->rank),
+			ali_concat(xs, sizes, (int)k, mx_prod(f->dims, 0, a), mx_prod(f->dims, a, f->rank),
 				  y->f);
 	}
-	al_free(sizes);
-	al_free(xs);
-	al_free(v);
+	ali_free(sizes);
+	ali_free(xs);
+	ali_free(v);
 	return c->st;
 }
 
@@ -287,11 +287,11 @@ enum al_status mx_split(struct mx *c, int arg)
 	if (a < 0)
 		return c->st;
 	uint32_t k = c->n_out;
-	int64_t *sizes = al_calloc(k, sizeof *sizes);
-	float **ys = al_calloc(k, sizeof *ys);
+	int64_t *sizes = ali_calloc(k, sizeof *sizes);
+	float **ys = ali_calloc(k, sizeof *ys);
 	if (!sizes || !ys) {
-		al_free(sizes);
-		al_free(ys);
+		ali_free(sizes);
+		ali_free(ys);
 		return mx_fail(c, AL_E_NOMEM, "out of memory");
 	}
 	int64_t d = x->dims[a], sum = 0;
@@ -325,9 +325,9 @@ enum al_status mx_split(struct mx *c, int arg)
 			ys[i] = y->f;
 	}
 	if (c->st == AL_OK && x->n)
-		al_split(x->f, sizes, (int)k, mx_prod(x->dims, 0, a), mx_prod(x->dims, a + 1, x->rank), ys);
-	al_free(sizes);
-	al_free(ys);
+		ali_split(x->f, sizes, (int)k, mx_prod(x->dims, 0, a), mx_prod(x->dims, a + 1, x->rank), ys);
+	ali_free(sizes);
+	ali_free(ys);
 	return c->st;
 }
 
@@ -420,7 +420,7 @@ enum al_status mx_slice_by_index(struct mx *c, int arg)
 		return c->st;
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, ro, dims);
 	if (y && y->n && x->n)
-		al_slice(x->f, x->rank, x->dims, first, stride, cnt, y->f);
+		ali_slice(x->f, x->rank, x->dims, first, stride, cnt, y->f);
 	return c->st;
 }
 
@@ -514,7 +514,7 @@ enum al_status mx_slice_by_size(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, sz);
 	if (y && y->n)
-		al_slice(x->f, x->rank, x->dims, b, one, sz, y->f);
+		ali_slice(x->f, x->rank, x->dims, b, one, sz, y->f);
 	return c->st;
 }
 
@@ -540,7 +540,7 @@ enum al_status mx_reverse(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, x->dims);
 	if (y && x->n)
-		al_slice(x->f, x->rank, x->dims, first, stride, x->dims, y->f);
+		ali_slice(x->f, x->rank, x->dims, first, stride, x->dims, y->f);
 	return c->st;
 }
 
@@ -568,7 +568,7 @@ enum al_status mx_crop(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, dims);
 	if (y && y->n)
-		al_slice(x->f, x->rank, x->dims, first, one, dims, y->f);
+		ali_slice(x->f, x->rank, x->dims, first, one, dims, y->f);
 	return c->st;
 }
 
@@ -598,7 +598,7 @@ enum al_status mx_gather(struct mx *c, int arg)
 		dims[k++] = x->dims[i];
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, r, dims);
 	if (y && y->n &&
-	    !al_gather(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), idx->f,
+	    !ali_gather(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), idx->f,
 		       (int64_t)idx->n, y->f))
 		mx_fail(c, AL_E_FORMAT, "an index is out of range for axis %d of size %lld", a,
 			(long long)x->dims[a]);
@@ -633,7 +633,7 @@ enum al_status mx_gather_along_axis(struct mx *c, int arg)
 		return c->st;
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, idx->rank, idx->dims);
 	if (y && y->n &&
-	    !al_gather_along_axis(x->f, mx_prod(x->dims, 0, a), x->dims[a],
+	    !ali_gather_along_axis(x->f, mx_prod(x->dims, 0, a), x->dims[a],
 				  mx_prod(x->dims, a + 1, x->rank), idx->f, idx->dims[a], y->f))
 		mx_fail(c, AL_E_FORMAT, "an index is out of range for axis %d of size %lld", a,
 			(long long)x->dims[a]);
@@ -660,7 +660,7 @@ enum al_status mx_gather_nd(struct mx *c, int arg)
 	if (r > AL_TENSOR_MAX_RANK)
 		return mx_fail(c, AL_E_UNSUPPORTED, "a result of rank %d", r);
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, r, dims);
-	if (y && y->n && !al_gather_nd(x->f, x->rank, x->dims, idx->f, (int64_t)idx->n / k, k, y->f))
+	if (y && y->n && !ali_gather_nd(x->f, x->rank, x->dims, idx->f, (int64_t)idx->n / k, k, y->f))
 		mx_fail(c, AL_E_FORMAT, "an index is out of range");
 	return c->st;
 }
@@ -738,7 +738,7 @@ enum al_status mx_scatter(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "updates must be data's shape with %zu along axis %d",
 			       idx->n, a);
 	struct al_tensor *y = copy_of(c, d);
-	if (y && !al_scatter(y->f, mx_prod(d->dims, 0, a), d->dims[a], mx_prod(d->dims, a + 1, d->rank),
+	if (y && !ali_scatter(y->f, mx_prod(d->dims, 0, a), d->dims[a], mx_prod(d->dims, a + 1, d->rank),
 			     idx->f, (int64_t)idx->n, u->f, op))
 		mx_fail(c, AL_E_FORMAT, "an index is out of range for axis %d of size %lld", a,
 			(long long)d->dims[a]);
@@ -877,7 +877,7 @@ enum al_status mx_pad(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, dims);
 	if (y && y->n)
-		al_pad(x->f, x->rank, x->dims, before, after, pm, (float)val, y->f);
+		ali_pad(x->f, x->rank, x->dims, before, after, pm, (float)val, y->f);
 	return c->st;
 }
 
@@ -893,7 +893,7 @@ enum al_status mx_cumsum(struct mx *c, int arg)
 	int a = mx_axis(c, ax, x->rank, 0);
 	struct al_tensor *y = a >= 0 ? mx_alloc(c, 0, x->dtype, x->rank, x->dims) : NULL;
 	if (y && y->n)
-		al_cumsum(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), ex,
+		ali_cumsum(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), ex,
 			  rev, y->f);
 	return c->st;
 }
@@ -1011,10 +1011,10 @@ enum al_status mx_topk(struct mx *c, int arg)
 	struct al_tensor *i = c->n_out > 1 ? mx_alloc(c, 1, AL_DT_INT32, x->rank, dims)
 					   : mx_alloc(c, UINT32_MAX, AL_DT_INT32, x->rank, dims);
 	if (v && i && v->n)
-		al_topk(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), k,
+		ali_topk(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank), k,
 			!asc, v->f, i->f);
 	if (c->n_out == 1)
-		al_tensor_unref(i);
+		ali_tensor_unref(i);
 	return c->st;
 }
 
@@ -1032,9 +1032,9 @@ enum al_status mx_argsort(struct mx *c, int arg)
 	struct al_tensor *i = mx_alloc(c, 0, AL_DT_INT32, x->rank, x->dims);
 	struct al_tensor *v = i ? mx_alloc(c, UINT32_MAX, x->dtype, x->rank, x->dims) : NULL;
 	if (v && v->n)
-		al_topk(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank),
+		ali_topk(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank),
 			x->dims[a], !asc, v->f, i->f);
-	al_tensor_unref(v);
+	ali_tensor_unref(v);
 	return c->st;
 }
 

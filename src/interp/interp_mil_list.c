@@ -26,7 +26,7 @@ static struct al_tensor *req_list(struct mx *c, const char *param)
 
 static struct al_tensor *list_new(struct mx *c, int elem_dtype, int rank, const int64_t *dims)
 {
-	struct al_tensor *l = al_tensor_list_new(c->x, c->n, elem_dtype);
+	struct al_tensor *l = ali_tensor_list_new(c->x, c->n, elem_dtype);
 	if (!l) {
 		c->st = AL_E_NOMEM;
 		return NULL;
@@ -44,13 +44,13 @@ static struct al_tensor *list_copy(struct mx *c, const struct al_tensor *ls, siz
 	size_t n = ls->n_items > len ? ls->n_items : len;
 	if (!l)
 		return NULL;
-	if (n && !al_tensor_list_set(c->x, c->n, l, n - 1, n - 1 < ls->n_items ? ls->items[n - 1] : NULL)) {
-		al_tensor_unref(l);
+	if (n && !ali_tensor_list_set(c->x, c->n, l, n - 1, n - 1 < ls->n_items ? ls->items[n - 1] : NULL)) {
+		ali_tensor_unref(l);
 		c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 		return NULL;
 	}
 	for (size_t i = 0; i + 1 < n && i < ls->n_items; i++)
-		al_tensor_list_set(c->x, c->n, l, i, ls->items[i]); /* capacity is there: cannot fail */
+		ali_tensor_list_set(c->x, c->n, l, i, ls->items[i]); /* capacity is there: cannot fail */
 	return l;
 }
 
@@ -88,7 +88,7 @@ enum al_status mx_make_list(struct mx *c, int arg)
 	for (uint32_t i = 0; i < ne && rank >= 0; i++) {
 		al_span b;
 		dims[i] = -1; /* a symbolic (string) dim */
-		if (al_mil_param_binding(c->n, "elem_shape", i, &b) == 1) {
+		if (ali_mil_param_binding(c->n, "elem_shape", i, &b) == 1) {
 			const struct al_tensor *t = mx_in_k(c, "elem_shape", i);
 			int64_t d;
 			if (!t)
@@ -101,7 +101,7 @@ enum al_status mx_make_list(struct mx *c, int arg)
 	if (!l)
 		return c->st;
 	c->out[0] = l;
-	if (len && !al_tensor_list_set(c->x, c->n, l, (size_t)len - 1, NULL))
+	if (len && !ali_tensor_list_set(c->x, c->n, l, (size_t)len - 1, NULL))
 		c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 	return c->st;
 }
@@ -128,7 +128,7 @@ enum al_status mx_list_write(struct mx *c, int arg)
 	if (!l)
 		return c->st;
 	c->out[0] = l;
-	if (!al_tensor_list_set(c->x, c->n, l, i, v))
+	if (!ali_tensor_list_set(c->x, c->n, l, i, v))
 		c->st = AL_E_NOMEM;
 	return c->st;
 }
@@ -175,7 +175,7 @@ enum al_status mx_list_gather(struct mx *c, int arg)
 	if (!idx)
 		return c->st;
 	size_t k = idx->n;
-	struct al_tensor **items = al_calloc(k ? k : 1, sizeof *items);
+	struct al_tensor **items = ali_calloc(k ? k : 1, sizeof *items);
 	if (!items)
 		return mx_fail(c, AL_E_NOMEM, "out of memory");
 	for (size_t j = 0; j < k && c->st == AL_OK; j++) {
@@ -211,8 +211,8 @@ enum al_status mx_list_gather(struct mx *c, int arg)
 		}
 	}
 	for (size_t j = 0; j < k; j++)
-		al_tensor_unref(items[j]);
-	al_free(items);
+		ali_tensor_unref(items[j]);
+	ali_free(items);
 	return c->st;
 }
 
@@ -245,9 +245,9 @@ enum al_status mx_list_scatter(struct mx *c, int arg)
 			break;
 		if (each)
 			memcpy(it->f, v->f + j * each, each * sizeof(float));
-		if (!al_tensor_list_set(c->x, c->n, l, (size_t)idx->f[j], it))
+		if (!ali_tensor_list_set(c->x, c->n, l, (size_t)idx->f[j], it))
 			c->st = AL_E_NOMEM;
-		al_tensor_unref(it);
+		ali_tensor_unref(it);
 	}
 	return c->st;
 }

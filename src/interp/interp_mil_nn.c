@@ -196,7 +196,7 @@ enum al_status mx_conv(struct mx *c, int arg)
 	as2d(&w, t, w.pb, 0), p.pt = t[0], p.pl = t[1];
 	as2d(&w, t, w.pa, 0), p.pb = t[0], p.pr = t[1];
 	as2d(&w, t, w.out, 1), p.oh = t[0], p.ow = t[1];
-	if (!al_conv2d(&p, x->f, wt->f, bias, y->f))
+	if (!ali_conv2d(&p, x->f, wt->f, bias, y->f))
 		return mx_fail(c, AL_E_NOMEM, "out of memory (convolution scratch)");
 	return AL_OK;
 }
@@ -261,7 +261,7 @@ enum al_status mx_conv_transpose(struct mx *c, int arg)
 	as2d(&w, t, w.pb, 0), p.pt = t[0], p.pl = t[1];
 	as2d(&w, t, w.pa, 0), p.pb = t[0], p.pr = t[1];
 	as2d(&w, t, w.out, 1), p.oh = t[0], p.ow = t[1];
-	if (!al_conv2d_transpose(&p, x->f, wt->f, bias, y->f))
+	if (!ali_conv2d_transpose(&p, x->f, wt->f, bias, y->f))
 		return mx_fail(c, AL_E_NOMEM, "out of memory (convolution scratch)");
 	return AL_OK;
 }
@@ -303,11 +303,11 @@ enum al_status mx_pool(struct mx *c, int kind)
 	as2d(&w, t, w.pa, 0), p.pb = t[0], p.pr = t[1];
 	as2d(&w, t, w.out, 1), p.oh = t[0], p.ow = t[1];
 	if (kind == 0)
-		al_maxpool2d(&p, x->f, y->f);
+		ali_maxpool2d(&p, x->f, y->f);
 	else if (kind == 1)
-		al_avgpool2d(&p, x->f, y->f);
+		ali_avgpool2d(&p, x->f, y->f);
 	else
-		al_l2pool2d(&p, x->f, y->f);
+		ali_l2pool2d(&p, x->f, y->f);
 	return AL_OK;
 }
 
@@ -328,9 +328,9 @@ static enum al_status resample(struct mx *c, const struct al_tensor *x, int64_t 
 		return c->st;
 	int64_t h = x->dims[x->rank - 2], w = x->dims[x->rank - 1], nc = mx_prod(x->dims, 0, x->rank - 2);
 	if (bilinear)
-		al_resize_bilinear(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+		ali_resize_bilinear(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
 	else
-		al_resize_nearest(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+		ali_resize_nearest(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
 	return AL_OK;
 }
 
@@ -553,7 +553,7 @@ static float *scratch(struct mx *c, size_t n)
 		mx_fail(c, AL_E_UNSUPPORTED, "a recurrent state of %zu values", n);
 		return NULL;
 	}
-	float *p = al_calloc(n ? n : 1, sizeof(float));
+	float *p = ali_calloc(n ? n : 1, sizeof(float));
 	if (!p)
 		mx_fail(c, AL_E_NOMEM, "out of memory");
 	return p;
@@ -593,15 +593,15 @@ enum al_status mx_lstm(struct mx *c, int arg)
 		ys[1] = scratch(c, yn);
 	if (c->st == AL_OK && rnn_state(c, &r, "initial_h", h) && rnn_state(c, &r, "initial_c", cs)) {
 		for (int d = 0; d < r.dirs && c->st == AL_OK; d++)
-			if (!al_lstm_run(&p[d], r.x->f, h + d * r.B * H, cs + d * r.B * H, ys[d]))
+			if (!ali_lstm_run(&p[d], r.x->f, h + d * r.B * H, cs + d * r.B * H, ys[d]))
 				mx_fail(c, AL_E_NOMEM, "out of memory (lstm scratch)");
 		if (c->st == AL_OK)
 			rnn_outputs(c, &r, ys, h, cs);
 	}
-	al_free(h);
-	al_free(cs);
-	al_free(ys[0]);
-	al_free(ys[1]);
+	ali_free(h);
+	ali_free(cs);
+	ali_free(ys[0]);
+	ali_free(ys[1]);
 	return c->st;
 }
 
@@ -647,15 +647,15 @@ enum al_status mx_gru(struct mx *c, int arg)
 		p.wx = w, p.wh = w + nx, p.bias = bi, p.bias_h = after ? bh : NULL;
 		p.reverse = r.reverse, p.reset_after = after;
 		if (rnn_state(c, &r, "initial_h", h)) {
-			if (!al_gru_run(&p, r.x->f, h, ys[0]))
+			if (!ali_gru_run(&p, r.x->f, h, ys[0]))
 				mx_fail(c, AL_E_NOMEM, "out of memory (gru scratch)");
 			else
 				rnn_outputs(c, &r, ys, h, NULL);
 		}
 	}
-	al_free(w);
-	al_free(h);
-	al_free(ys[0]);
+	ali_free(w);
+	ali_free(h);
+	ali_free(ys[0]);
 	return c->st;
 }
 
@@ -676,13 +676,13 @@ enum al_status mx_rnn(struct mx *c, int arg)
 	float *h = scratch(c, (size_t)(r.B * r.H));
 	float *ys[2] = {h ? scratch(c, (size_t)(r.T * r.B * r.H)) : NULL, NULL};
 	if (c->st == AL_OK && rnn_state(c, &r, "initial_h", h)) {
-		if (!al_rnn_run(&p, r.x->f, h, ys[0]))
+		if (!ali_rnn_run(&p, r.x->f, h, ys[0]))
 			mx_fail(c, AL_E_NOMEM, "out of memory (rnn scratch)");
 		else
 			rnn_outputs(c, &r, ys, h, NULL);
 	}
-	al_free(h);
-	al_free(ys[0]);
+	ali_free(h);
+	ali_free(ys[0]);
 	return c->st;
 }
 
@@ -699,29 +699,29 @@ enum al_status mx_classify(struct mx *c, int arg)
 	struct al_tensor *pr = mx_req(c, "probabilities");
 	if (!pr)
 		return c->st;
-	if (al_mil_param_binding(c->n, "classes", 0, &v) != 2)
+	if (ali_mil_param_binding(c->n, "classes", 0, &v) != 2)
 		return mx_fail(c, AL_E_UNSUPPORTED, "classes must be a literal list");
-	long ns = al_mil_value_strings(v, NULL, 0), ni = ns < 0 ? al_mil_value_list_ints(v, NULL, 0) : -1;
+	long ns = ali_mil_value_strings(v, NULL, 0), ni = ns < 0 ? ali_mil_value_list_ints(v, NULL, 0) : -1;
 	long n = ns >= 0 ? ns : ni;
 	if (n < 0)
 		return mx_fail(c, AL_E_UNSUPPORTED, "classes must be strings or integers");
 	if ((size_t)n != pr->n || n == 0)
 		return mx_fail(c, AL_E_FORMAT, "%ld classes for %zu probabilities", n, pr->n);
 	struct al_arena *ar = &c->x->m->arena;
-	char **labels = al_arena_array(ar, (size_t)n, sizeof *labels);
-	al_span *sp = ns >= 0 ? al_calloc((size_t)n, sizeof *sp) : NULL;
-	int64_t *iv = ns < 0 ? al_calloc((size_t)n, sizeof *iv) : NULL;
+	char **labels = ali_arena_array(ar, (size_t)n, sizeof *labels);
+	al_span *sp = ns >= 0 ? ali_calloc((size_t)n, sizeof *sp) : NULL;
+	int64_t *iv = ns < 0 ? ali_calloc((size_t)n, sizeof *iv) : NULL;
 	if (!labels || (!sp && !iv)) {
-		al_free(sp);
-		al_free(iv);
+		ali_free(sp);
+		ali_free(iv);
 		return mx_fail(c, AL_E_NOMEM, "out of memory");
 	}
 	if (sp)
-		al_mil_value_strings(v, sp, (size_t)n);
+		ali_mil_value_strings(v, sp, (size_t)n);
 	else
-		al_mil_value_list_ints(v, iv, (size_t)n);
+		ali_mil_value_list_ints(v, iv, (size_t)n);
 	for (long i = 0; i < n && c->st == AL_OK; i++) {
-		labels[i] = sp ? al_arena_span_str(ar, sp[i]) : al_arena_printf(ar, "%lld", (long long)iv[i]);
+		labels[i] = sp ? ali_arena_span_str(ar, sp[i]) : ali_arena_printf(ar, "%lld", (long long)iv[i]);
 		if (!labels[i])
 			mx_fail(c, AL_E_NOMEM, "out of memory");
 	}
@@ -731,7 +731,7 @@ enum al_status mx_classify(struct mx *c, int arg)
 			best = i;
 	if (c->st == AL_OK) {
 		struct al_tensor *lab = mx_alloc(c, 0, sp ? AL_DT_STRING : AL_DT_INT64, 0, NULL);
-		if (lab && sp && !(lab->s[0] = al_strdup(labels[best])))
+		if (lab && sp && !(lab->s[0] = ali_strdup(labels[best])))
 			mx_fail(c, AL_E_NOMEM, "out of memory");
 		else if (lab && !sp)
 			lab->f[0] = (float)iv[best];
@@ -744,7 +744,7 @@ enum al_status mx_classify(struct mx *c, int arg)
 			d->labels = (const char *const *)labels;
 		}
 	}
-	al_free(sp);
-	al_free(iv);
+	ali_free(sp);
+	ali_free(iv);
 	return c->st;
 }

@@ -27,9 +27,9 @@ enum al_status mx_unary(struct mx *c, int op)
 	if (!y)
 		return c->st;
 	if (op < 0) /* relu6 */
-		al_unary(AL_UN_CLIP, 0, 6, x->f, y->f, x->n);
+		ali_unary(AL_UN_CLIP, 0, 6, x->f, y->f, x->n);
 	else
-		al_unary((enum al_unop)op, 0, 0, x->f, y->f, x->n);
+		ali_unary((enum al_unop)op, 0, 0, x->f, y->f, x->n);
 	return AL_OK;
 }
 
@@ -42,7 +42,7 @@ enum al_status mx_unary_eps(struct mx *c, int op)
 		return c->st;
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y)
-		al_unary((enum al_unop)op, (float)eps, 0, x->f, y->f, x->n);
+		ali_unary((enum al_unop)op, (float)eps, 0, x->f, y->f, x->n);
 	return c->st;
 }
 
@@ -68,7 +68,7 @@ enum al_status mx_unary_ab(struct mx *c, int op)
 		return mx_fail(c, AL_E_FORMAT, "parameter 'beta' is missing");
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, x->dims);
 	if (y)
-		al_unary((enum al_unop)op, (float)a, (float)b, x->f, y->f, x->n);
+		ali_unary((enum al_unop)op, (float)a, (float)b, x->f, y->f, x->n);
 	return c->st;
 }
 
@@ -90,7 +90,7 @@ enum al_status mx_gelu(struct mx *c, int arg)
 		return mx_unsupported(c, "gelu mode", mode);
 	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, x->dims);
 	if (y)
-		al_unary(op, 0, 0, x->f, y->f, x->n);
+		ali_unary(op, 0, 0, x->f, y->f, x->n);
 	return c->st;
 }
 
@@ -168,7 +168,7 @@ enum al_status mx_softplus_parametric(struct mx *c, int arg)
 	for (int64_t o = 0; o < outer; o++)
 		for (int64_t ch = 0; ch < C; ch++) {
 			size_t k = (size_t)((o * C + ch) * inner);
-			al_unary(AL_UN_SOFTPLUS_PARAM, a->f[ch], b->f[ch], x->f + k, y->f + k,
+			ali_unary(AL_UN_SOFTPLUS_PARAM, a->f[ch], b->f[ch], x->f + k, y->f + k,
 				 (size_t)inner);
 		}
 	return AL_OK;
@@ -177,7 +177,7 @@ enum al_status mx_softplus_parametric(struct mx *c, int arg)
 static bool broadcast(struct mx *c, const struct al_tensor *a, const struct al_tensor *b, int *ry,
 		      int64_t *dy)
 {
-	if (al_broadcast_shape(a->rank, a->dims, b->rank, b->dims, ry, dy))
+	if (ali_broadcast_shape(a->rank, a->dims, b->rank, b->dims, ry, dy))
 		return true;
 	char s1[96], s2[96];
 	mx_fail(c, AL_E_FORMAT, "shapes %s and %s do not broadcast", mx_dims_str(a, s1, sizeof s1),
@@ -205,7 +205,7 @@ enum al_status mx_binary(struct mx *c, int op)
 		dt = a->dtype;
 	struct al_tensor *y = mx_alloc(c, 0, dt, ry, dy);
 	if (y)
-		al_binary((enum al_binop)op, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, ry, dy);
+		ali_binary((enum al_binop)op, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, ry, dy);
 	return c->st;
 }
 
@@ -218,11 +218,11 @@ enum al_status mx_select(struct mx *c, int arg)
 	int64_t d1[AL_TENSOR_MAX_RANK], dy[AL_TENSOR_MAX_RANK];
 	if (!b || !broadcast(c, p, a, &r1, d1))
 		return c->st;
-	if (!al_broadcast_shape(r1, d1, b->rank, b->dims, &ry, dy))
+	if (!ali_broadcast_shape(r1, d1, b->rank, b->dims, &ry, dy))
 		return mx_fail(c, AL_E_FORMAT, "cond, a and b do not broadcast");
 	struct al_tensor *y = mx_alloc(c, 0, a->dtype, ry, dy);
 	if (y)
-		al_select(p->f, p->rank, p->dims, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f,
+		ali_select(p->f, p->rank, p->dims, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f,
 			  ry, dy);
 	return c->st;
 }
@@ -297,9 +297,9 @@ enum al_status mx_reduce(struct mx *c, int op)
 	if (y) {
 		int64_t one = 1;
 		if (x->rank)
-			al_reduce((enum al_redop)op, x->f, x->rank, x->dims, mask, y->f);
+			ali_reduce((enum al_redop)op, x->f, x->rank, x->dims, mask, y->f);
 		else
-			al_reduce((enum al_redop)op, x->f, 1, &one, 0, y->f);
+			ali_reduce((enum al_redop)op, x->f, 1, &one, 0, y->f);
 	}
 	return c->st;
 }
@@ -319,7 +319,7 @@ enum al_status mx_argreduce(struct mx *c, int op)
 	int r = mx_reduced_dims(x, 1u << a, keep, dims);
 	struct al_tensor *y = mx_alloc(c, 0, AL_DT_INT32, r, dims);
 	if (y)
-		al_reduce((enum al_redop)op, x->f, x->rank, x->dims, 1u << a, y->f);
+		ali_reduce((enum al_redop)op, x->f, x->rank, x->dims, 1u << a, y->f);
 	return c->st;
 }
 
@@ -335,7 +335,7 @@ enum al_status mx_softmax(struct mx *c, int arg)
 	int a = mx_axis(c, ax, x->rank, 0);
 	struct al_tensor *y = a >= 0 ? mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims) : NULL;
 	if (y && x->n)
-		al_softmax(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank),
+		ali_softmax(x->f, mx_prod(x->dims, 0, a), x->dims[a], mx_prod(x->dims, a + 1, x->rank),
 			   y->f);
 	return c->st;
 }
@@ -386,7 +386,7 @@ enum al_status mx_layer_norm(struct mx *c, int arg)
 		return c->st;
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y && inner)
-		al_layer_norm(x->f, outer, inner, g, b, (float)eps, true, y->f);
+		ali_layer_norm(x->f, outer, inner, g, b, (float)eps, true, y->f);
 	return c->st;
 }
 
@@ -415,8 +415,8 @@ enum al_status mx_instance_norm(struct mx *c, int arg)
 		return c->st;
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y && inner) {
-		al_layer_norm(x->f, n * ch, inner, NULL, NULL, (float)eps, true, y->f);
-		al_channel_affine(y->f, n, ch, inner, g, b, y->f);
+		ali_layer_norm(x->f, n * ch, inner, NULL, NULL, (float)eps, true, y->f);
+		ali_channel_affine(y->f, n, ch, inner, g, b, y->f);
 	}
 	return c->st;
 }
@@ -434,7 +434,7 @@ enum al_status mx_batch_norm(struct mx *c, int arg)
 		return c->st;
 	if (!mean || !var)
 		return mx_fail(c, AL_E_FORMAT, "mean and variance are required");
-	float *scale = al_malloc((size_t)(ch ? ch : 1) * 2 * sizeof(float));
+	float *scale = ali_malloc((size_t)(ch ? ch : 1) * 2 * sizeof(float));
 	if (!scale)
 		return mx_fail(c, AL_E_NOMEM, "out of memory");
 	float *bias = scale + ch;
@@ -445,8 +445,8 @@ enum al_status mx_batch_norm(struct mx *c, int arg)
 	}
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y)
-		al_channel_affine(x->f, n, ch, inner, scale, bias, y->f);
-	al_free(scale);
+		ali_channel_affine(x->f, n, ch, inner, scale, bias, y->f);
+	ali_free(scale);
 	return c->st;
 }
 
@@ -464,7 +464,7 @@ enum al_status mx_l2_norm(struct mx *c, int arg)
 	int64_t inner = mx_prod(x->dims, x->rank - 3, x->rank), outer = mx_prod(x->dims, 0, x->rank - 3);
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y)
-		al_l2_normalize(x->f, outer, inner, eps, y->f);
+		ali_l2_normalize(x->f, outer, inner, eps, y->f);
 	return c->st;
 }
 
@@ -481,7 +481,7 @@ enum al_status mx_lrn(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "size %lld must be positive", (long long)size);
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y)
-		al_lrn(x->f, n, ch, inner, size, (float)a, (float)b, (float)k, y->f);
+		ali_lrn(x->f, n, ch, inner, size, (float)a, (float)b, (float)k, y->f);
 	return c->st;
 }
 
@@ -507,7 +507,7 @@ enum al_status mx_linear(struct mx *c, int arg)
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
 	if (!y || !m || !dout)
 		return c->st;
-	al_gemm(false, true, (size_t)m, (size_t)dout, (size_t)din, 1.0f, x->f, (size_t)din, w->f,
+	ali_gemm(false, true, (size_t)m, (size_t)dout, (size_t)din, 1.0f, x->f, (size_t)din, w->f,
 		(size_t)din, 0.0f, y->f, (size_t)dout);
 	if (bias)
 		for (int64_t i = 0; i < m; i++)
@@ -545,7 +545,7 @@ enum al_status mx_matmul(struct mx *c, int arg)
 			       (long long)K2);
 	int rby;
 	int64_t by[AL_TENSOR_MAX_RANK], dims[AL_TENSOR_MAX_RANK + 2];
-	if (!al_broadcast_shape(ra - 2, ad, rb - 2, bd, &rby, by))
+	if (!ali_broadcast_shape(ra - 2, ad, rb - 2, bd, &rby, by))
 		return mx_fail(c, AL_E_FORMAT, "batch dimensions do not broadcast");
 	int r = 0;
 	for (int i = 0; i < rby; i++)
@@ -573,7 +573,7 @@ enum al_status mx_matmul(struct mx *c, int arg)
 				ob = ob * bd[ib] + (bd[ib] == 1 ? 0 : idx[i]);
 		}
 		if (K)
-			al_gemm(tx, ty, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f + oa * sa,
+			ali_gemm(tx, ty, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f + oa * sa,
 				(size_t)(tx ? M : K), b->f + ob * sb, (size_t)(ty ? K : N), 0.0f,
 				y->f + bi * M * N, (size_t)N);
 		for (int i = rby - 1; i >= 0; i--) { /* next batch index */
@@ -668,33 +668,33 @@ enum al_status mx_sdpa(struct mx *c, int arg)
 	od[r - 1] = EV;
 	int rm;
 	int64_t dm[AL_TENSOR_MAX_RANK];
-	if (m && (!al_broadcast_shape(m->rank, m->dims, r, sd, &rm, dm) || !mx_same_dims_raw(rm, dm, r, sd)))
+	if (m && (!ali_broadcast_shape(m->rank, m->dims, r, sd, &rm, dm) || !mx_same_dims_raw(rm, dm, r, sd)))
 		return mx_fail(c, AL_E_FORMAT, "attn_mask does not broadcast to the scores");
 	struct al_tensor *sc = mx_alloc(c, UINT32_MAX, AL_DT_FP32, r, sd);
 	struct al_tensor *y = sc ? mx_alloc(c, 0, mx_fdtype(q), r, od) : NULL;
 	if (!y) {
-		al_tensor_unref(sc);
+		ali_tensor_unref(sc);
 		return c->st;
 	}
 	int64_t B = mx_prod(q->dims, 0, r - 2);
 	float alpha = E ? (float)(1.0 / sqrt((double)E)) : 1.0f;
 	for (int64_t b = 0; b < B && L && S; b++)
 		if (E)
-			al_gemm(false, true, (size_t)L, (size_t)S, (size_t)E, alpha, q->f + b * L * E, (size_t)E,
+			ali_gemm(false, true, (size_t)L, (size_t)S, (size_t)E, alpha, q->f + b * L * E, (size_t)E,
 				k->f + b * S * E, (size_t)E, 0.0f, sc->f + b * L * S, (size_t)S);
 	if (m && m->dtype == AL_DT_BOOL) {
 		float ninf = -INFINITY;
 		int64_t one = 1;
-		al_select(m->f, m->rank, m->dims, sc->f, r, sd, &ninf, 1, &one, sc->f, r, sd);
+		ali_select(m->f, m->rank, m->dims, sc->f, r, sd, &ninf, 1, &one, sc->f, r, sd);
 	} else if (m) {
-		al_binary(AL_BIN_ADD, sc->f, r, sd, m->f, m->rank, m->dims, sc->f, r, sd);
+		ali_binary(AL_BIN_ADD, sc->f, r, sd, m->f, m->rank, m->dims, sc->f, r, sd);
 	}
 	if (sc->n)
-		al_softmax(sc->f, B * L, S, 1, sc->f);
+		ali_softmax(sc->f, B * L, S, 1, sc->f);
 	for (int64_t b = 0; b < B && L && EV; b++)
 		if (S)
-			al_gemm(false, false, (size_t)L, (size_t)EV, (size_t)S, 1.0f, sc->f + b * L * S, (size_t)S,
+			ali_gemm(false, false, (size_t)L, (size_t)EV, (size_t)S, 1.0f, sc->f + b * L * S, (size_t)S,
 				v->f + b * S * EV, (size_t)EV, 0.0f, y->f + b * L * EV, (size_t)EV);
-	al_tensor_unref(sc);
+	ali_tensor_unref(sc);
 	return c->st;
 }

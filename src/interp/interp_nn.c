@@ -1,4 +1,4 @@
-/* interp_nn.c: al_nn_exec, the NeuralNetwork executor.
+/* interp_nn.c: ali_nn_exec, the NeuralNetwork executor.
  *
  * It maps the model's inputs to the network's blob layout (images get the
  * NeuralNetworkPreprocessing scaler / mean image; RANK5 array mapping turns a [C] or
@@ -16,9 +16,9 @@
  * nor the int8DynamicQuantize path of innerProduct / batchedMatmul.
  *
  * Path through this file:
- *   al_nn_exec   bind_input per input feature (preprocess: scaler / mean
+ *   ali_nn_exec   bind_input per input feature (preprocess: scaler / mean
  *                image), last_use_build, run_graph: run_layer per layer (the
- *                kind-indexed table, al_exec_node_done, blob lifetimes; branch
+ *                kind-indexed table, ali_exec_node_done, blob lifetimes; branch
  *                and loop bodies through run_graph again), then bind_output per
  *                output feature (reshape, image outputs, classify for a
  *                classifier's label and probabilities)
@@ -148,7 +148,7 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 	pb_get_string(l->p, 2, &cvs);
 	char *cvar = NULL;
 	if (cvs.n) {
-		cvar = al_malloc(cvs.n + 1);
+		cvar = ali_malloc(cvs.n + 1);
 		if (!cvar)
 			return nn_fail(l, AL_E_NOMEM, "out of memory");
 		memcpy(cvar, cvs.p, cvs.n);
@@ -156,13 +156,13 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 	}
 	bool has_cond = cond || cvar;
 	if (cond && !cvar) {
-		al_free(cvar);
+		ali_free(cvar);
 		return nn_fail(l, AL_E_FORMAT, "a conditionNetwork without a conditionVar");
 	}
 	bool bounded = l->n_in == 1 || max > 0 || !has_cond;
 	/* no condition and no break: exactly max iterations, known before the first */
-	if (bounded && !has_cond && !has_break(body, 0) && !al_exec_loop_fits(r->x, l->n, max, body)) {
-		al_free(cvar);
+	if (bounded && !has_cond && !has_break(body, 0) && !ali_exec_loop_fits(r->x, l->n, max, body)) {
+		ali_free(cvar);
 		return AL_E_UNSUPPORTED;
 	}
 	r->loops++;
@@ -172,7 +172,7 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 		if (has_cond) {
 			if (cond && (st = run_graph(r, cond, l->depth + 1)) != AL_OK)
 				break;
-			const struct al_tensor *c = al_env_get(r->env, cvar);
+			const struct al_tensor *c = ali_env_get(r->env, cvar);
 			if (!c || c->kind != AL_TK_TENSOR || !c->f) {
 				st = nn_fail(l, AL_E_FORMAT, "the condition '%s' is not produced", cvar);
 				break;
@@ -180,7 +180,7 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 			if (!truthy(c))
 				break;
 		}
-		if (!al_exec_step(r->x, l->n)) {
+		if (!ali_exec_step(r->x, l->n)) {
 			st = AL_E_UNSUPPORTED;
 			break;
 		}
@@ -192,7 +192,7 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 		r->flow = NN_FLOW_NONE;
 	}
 	r->loops--;
-	al_free(cvar);
+	ali_free(cvar);
 	return st;
 }
 
@@ -337,12 +337,12 @@ static const struct nn_row rows[AL_NNK_COUNT] = {
 };
 _Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
-bool al_nn_exec_has(int k)
+bool ali_nn_exec_has(int k)
 {
 	return k >= 0 && k < AL_NNK_COUNT && rows[k].fn;
 }
 
-const char *al_nn_exec_why_not(int k)
+const char *ali_nn_exec_why_not(int k)
 {
 	return k >= 0 && k < AL_NNK_COUNT && !rows[k].fn && rows[k].why ? rows[k].why : "";
 }
@@ -379,36 +379,36 @@ static void int_outputs(const struct nn_layer *l, int kind)
 static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int depth)
 {
 	struct al_exec *x = r->x;
-	nn_fn *fn = al_nn_exec_has(n->kind) ? rows[n->kind].fn : NULL;
+	nn_fn *fn = ali_nn_exec_has(n->kind) ? rows[n->kind].fn : NULL;
 	if (!fn)
-		return al_exec_fail(x, n, AL_E_UNSUPPORTED,
+		return ali_exec_fail(x, n, AL_E_UNSUPPORTED,
 				    "layer type %s is not supported by the interpreter%s", nn_type_of(n),
-				    al_nn_exec_why_not(n->kind));
+				    ali_nn_exec_why_not(n->kind));
 	const struct al_node_src *src = al_src(n);
 	struct nn_layer l = {r, n, src ? src->params : (al_span){0}, depth, NULL, n->n_inputs,
 			     NULL, n->n_outputs, false};
 	enum al_status st = AL_OK;
-	l.in = al_calloc(n->n_inputs + 1u, sizeof *l.in);
-	l.out = al_calloc(n->n_outputs + 1u, sizeof *l.out);
+	l.in = ali_calloc(n->n_inputs + 1u, sizeof *l.in);
+	l.out = ali_calloc(n->n_outputs + 1u, sizeof *l.out);
 	if (!l.in || !l.out) {
-		st = al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+		st = ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		struct al_tensor *t = al_env_get(r->env, n->inputs[i]);
+		struct al_tensor *t = ali_env_get(r->env, n->inputs[i]);
 		if (!t) {
-			st = al_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s is not defined (no "
+			st = ali_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s is not defined (no "
 					  "model input or earlier layer produces it)", n->inputs[i],
 					  nn_type_of(n));
 			goto out;
 		}
 		if (t == r->tomb) {
-			st = al_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s was dropped after its "
+			st = ali_exec_fail(x, n, AL_E_FORMAT, "input '%s' of layer %s was dropped after its "
 					  "last use (interpreter bug)", n->inputs[i], nn_type_of(n));
 			goto out;
 		}
 		if (t->kind != AL_TK_TENSOR || !t->f) {
-			st = al_exec_fail(x, n, AL_E_UNSUPPORTED, "input '%s' of layer %s is not a numeric "
+			st = ali_exec_fail(x, n, AL_E_UNSUPPORTED, "input '%s' of layer %s is not a numeric "
 					  "tensor", n->inputs[i], nn_type_of(n));
 			goto out;
 		}
@@ -419,28 +419,28 @@ static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int d
 		st = AL_E_UNSUPPORTED; /* a size over the limits, not a failed malloc */
 	if (st != AL_OK) {
 		if (al_diags_errors(x->d) == 0)
-			al_exec_fail(x, n, st, "layer type %s failed", nn_type_of(n));
+			ali_exec_fail(x, n, st, "layer type %s failed", nn_type_of(n));
 		goto out;
 	}
 	for (uint32_t i = 0; i < n->n_outputs; i++)
 		if (!l.out[i]) {
-			st = al_exec_fail(x, n, AL_E_FORMAT, "layer type %s did not produce output %u",
+			st = ali_exec_fail(x, n, AL_E_FORMAT, "layer type %s did not produce output %u",
 					  nn_type_of(n), i);
 			goto out;
 		}
 	int_outputs(&l, n->kind);
-	st = al_exec_node_done(x, n, l.out, n->n_outputs);
+	st = ali_exec_node_done(x, n, l.out, n->n_outputs);
 	for (uint32_t i = 0; st == AL_OK && i < n->n_outputs; i++) {
 		struct al_tensor *t = l.out[i];
 		l.out[i] = NULL;
-		if (!al_env_put(r->env, n->outputs[i], t))
+		if (!ali_env_put(r->env, n->outputs[i], t))
 			st = AL_E_NOMEM;
 	}
 out:
 	for (uint32_t i = 0; l.out && i < n->n_outputs; i++)
-		al_tensor_unref(l.out[i]);
-	al_free(l.in);
-	al_free(l.out);
+		ali_tensor_unref(l.out[i]);
+	ali_free(l.in);
+	ali_free(l.out);
 	return st;
 }
 
@@ -458,7 +458,7 @@ struct last_use {
 /* The slot of name (existing or empty). */
 static size_t lu_slot(const struct last_use *u, const char *name)
 {
-	size_t i = al_hash_str(name) & (u->cap - 1);
+	size_t i = ali_hash_str(name) & (u->cap - 1);
 	while (u->name[i] && strcmp(u->name[i], name) != 0)
 		i = (i + 1) & (u->cap - 1);
 	return i;
@@ -501,8 +501,8 @@ static bool last_use_build(struct last_use *u, const struct al_graph *g)
 	u->cap = 16;
 	while (u->cap < 2 * n + 2)
 		u->cap *= 2;
-	u->name = al_calloc(u->cap, sizeof *u->name);
-	u->last = al_calloc(u->cap, sizeof *u->last);
+	u->name = ali_calloc(u->cap, sizeof *u->name);
+	u->last = ali_calloc(u->cap, sizeof *u->last);
 	if (!u->name || !u->last)
 		return false;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
@@ -529,15 +529,15 @@ static void drop_one(void *ctx, const char *name)
 	for (uint32_t k = 0; k < r->n_keep; k++)
 		if (strcmp(r->keep[k], name) == 0)
 			return;
-	struct al_tensor *t = al_env_get(r->env, name);
-	if (t && t != r->tomb && !al_env_put(r->env, name, al_tensor_ref(r->tomb)))
+	struct al_tensor *t = ali_env_get(r->env, name);
+	if (t && t != r->tomb && !ali_env_put(r->env, name, al_tensor_ref(r->tomb)))
 		c->failed = true;
 }
 
 static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int depth)
 {
 	if (depth > AL_MAX_DEPTH)
-		return al_exec_fail(r->x, g->parent_node, AL_E_UNSUPPORTED,
+		return ali_exec_fail(r->x, g->parent_node, AL_E_UNSUPPORTED,
 				    "branch / loop bodies nested deeper than %d", AL_MAX_DEPTH);
 	struct last_use u = {0};
 	const bool *sel = depth == 0 ? r->x->sel : NULL; /* a region: only its layers, no drops */
@@ -556,8 +556,8 @@ static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int 
 		if (r->flow != NN_FLOW_NONE)
 			break; /* loopBreak / loopContinue: the enclosing loop takes it */
 	}
-	al_free(u.name);
-	al_free(u.last);
+	ali_free(u.name);
+	ali_free(u.last);
 	return st;
 }
 
@@ -577,7 +577,7 @@ static enum al_status preprocess(struct nn_run *r, al_span body, const struct al
 			continue;
 		al_span name = {0};
 		pb_get_string(fl.data, 1, &name);
-		if (!(name.n ? al_span_eq(name, f->name) : n_images == 1))
+		if (!(name.n ? ali_span_eq(name, f->name) : n_images == 1))
 			continue;
 		int64_t c = t->dims[1], hw = t->dims[2] * t->dims[3];
 		if (pb_has(fl.data, 10)) {
@@ -601,19 +601,19 @@ static enum al_status preprocess(struct nn_run *r, al_span body, const struct al
 			al_span mi = nn_psub(fl.data, 11);
 			long n = pb_get_floats(mi, 1, NULL, 0);
 			if (n < 0 || (size_t)n != t->n)
-				return al_exec_fail(r->x, NULL, AL_E_FORMAT,
+				return ali_exec_fail(r->x, NULL, AL_E_FORMAT,
 						    "preprocessing of '%s': the mean image has %ld values, "
 						    "the image %zu", f->name, n, t->n);
-			float *mean = al_malloc(t->n * sizeof *mean);
+			float *mean = ali_malloc(t->n * sizeof *mean);
 			if (!mean)
-				return al_exec_fail(r->x, NULL, AL_E_NOMEM, "out of memory");
+				return ali_exec_fail(r->x, NULL, AL_E_NOMEM, "out of memory");
 			pb_get_floats(mi, 1, mean, t->n);
 			for (size_t i = 0; i < t->n; i++)
 				t->f[i] -= mean[i];
-			al_free(mean);
+			ali_free(mean);
 		}
 		if (r->x->fp16)
-			al_f16_round_array(t->f, t->n);
+			ali_f16_round_array(t->f, t->n);
 	}
 	return AL_OK;
 }
@@ -624,19 +624,19 @@ static enum al_status bind_input(struct nn_run *r, al_span body, const struct al
 				 uint32_t n_images)
 {
 	struct al_exec *x = r->x;
-	const struct al_tensor *t = al_env_get(x->env, f->name);
+	const struct al_tensor *t = ali_env_get(x->env, f->name);
 	if (!t)
 		return f->optional ? AL_OK
-				   : al_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
+				   : ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "input '%s' is missing", f->name);
 	if (t->kind != AL_TK_TENSOR || !t->f)
-		return al_exec_fail(x, NULL, AL_E_UNSUPPORTED, "input '%s' is not a numeric tensor "
+		return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED, "input '%s' is not a numeric tensor "
 				    "(NeuralNetwork inputs are images and multi-arrays)", f->name);
 	int64_t dims[AL_TENSOR_MAX_RANK];
 	int rank = t->rank;
 	memcpy(dims, t->dims, sizeof dims);
 	if (f->kind == AL_FEAT_IMAGE) {
 		if (t->rank != 4 || t->dims[0] != 1)
-			return al_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is not [1,C,H,W]",
+			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "image input '%s' is not [1,C,H,W]",
 					    f->name);
 		if (r->x->sub->image_mapping == 0) { /* RANK5: [1,1,C,H,W] */
 			rank = 5;
@@ -652,13 +652,13 @@ static enum al_status bind_input(struct nn_run *r, al_span body, const struct al
 			rank = 5;
 		} else if (t->rank != 5) {
 			char b[160];
-			return al_exec_fail(x, NULL, AL_E_UNSUPPORTED,
+			return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED,
 					    "input '%s' has shape %s; with the rank-5 array mapping the "
 					    "network takes [C], [C,H,W] or [Seq,B,C,H,W]", f->name,
 					    nn_dims_str(b, sizeof b, t->rank, t->dims));
 		}
 	}
-	struct al_tensor *b = al_tensor_reshaped(x, NULL, t, rank, dims);
+	struct al_tensor *b = ali_tensor_reshaped(x, NULL, t, rank, dims);
 	if (!b)
 		return AL_E_NOMEM;
 	if (!int_dtype(b->dtype))
@@ -671,10 +671,10 @@ static enum al_status bind_input(struct nn_run *r, al_span body, const struct al
 		st = preprocess(r, body, f, n_images, &view);
 	}
 	if (st != AL_OK) {
-		al_tensor_unref(b);
+		ali_tensor_unref(b);
 		return st;
 	}
-	return al_env_put(r->env, f->name, b) ? AL_OK : AL_E_NOMEM;
+	return ali_env_put(r->env, f->name, b) ? AL_OK : AL_E_NOMEM;
 }
 
 /* ================================================================ outputs */
@@ -682,12 +682,12 @@ static enum al_status bind_input(struct nn_run *r, al_span body, const struct al
 /* A string scalar tensor holding s. */
 static struct al_tensor *string_scalar(struct al_exec *x, const char *s)
 {
-	struct al_tensor *t = al_tensor_alloc(x, NULL, AL_DT_STRING, 0, NULL);
+	struct al_tensor *t = ali_tensor_alloc(x, NULL, AL_DT_STRING, 0, NULL);
 	if (!t)
 		return NULL;
-	if (!(t->s[0] = al_strdup(s))) {
-		al_tensor_unref(t);
-		al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+	if (!(t->s[0] = ali_strdup(s))) {
+		ali_tensor_unref(t);
+		ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	return t;
@@ -702,59 +702,59 @@ static enum al_status classify(struct nn_run *r, al_span body)
 	const struct al_submodel *s = x->sub;
 	bool strings = pb_has(body, 100), ints = pb_has(body, 101);
 	if (!strings && !ints)
-		return al_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
+		return ali_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
 	al_span vec = nn_psub(body, strings ? 100 : 101);
 	size_t n = strings ? pb_count(vec, 1) : 0;
 	long ni = ints ? pb_get_varints(vec, 1, NULL, 0) : 0;
 	if (ints) {
 		if (ni < 0)
-			return al_exec_fail(x, NULL, AL_E_FORMAT, "malformed int64ClassLabels");
+			return ali_exec_fail(x, NULL, AL_E_FORMAT, "malformed int64ClassLabels");
 		n = (size_t)ni;
 	}
 	if (n == 0)
-		return al_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
+		return ali_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
 	/* the probabilities: labelProbabilityLayerName, else the last layer's first output */
 	char *pname = NULL;
 	al_span ps = {0};
 	if (pb_get_string(body, 200, &ps) && ps.n) {
-		pname = al_malloc(ps.n + 1);
+		pname = ali_malloc(ps.n + 1);
 		if (!pname)
-			return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+			return ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		memcpy(pname, ps.p, ps.n);
 		pname[ps.n] = '\0';
 	}
 	const struct al_graph *g = s->graphs[0];
 	const struct al_node *last = g->n_nodes ? &g->nodes[g->n_nodes - 1] : NULL;
 	const char *prob_blob = pname ? pname : last && last->n_outputs ? last->outputs[0] : NULL;
-	const struct al_tensor *p = prob_blob ? al_env_get(r->env, prob_blob) : NULL;
+	const struct al_tensor *p = prob_blob ? ali_env_get(r->env, prob_blob) : NULL;
 	enum al_status st = AL_OK;
 	if (!p || !p->f) {
-		st = al_exec_fail(x, NULL, AL_E_FORMAT, "the class probabilities '%s' are not produced",
+		st = ali_exec_fail(x, NULL, AL_E_FORMAT, "the class probabilities '%s' are not produced",
 				  prob_blob ? prob_blob : "?");
 		goto out;
 	}
 	if (p->n != n) {
-		st = al_exec_fail(x, NULL, AL_E_FORMAT, "'%s' holds %zu probabilities for %zu classes",
+		st = ali_exec_fail(x, NULL, AL_E_FORMAT, "'%s' holds %zu probabilities for %zu classes",
 				  prob_blob, p->n, n);
 		goto out;
 	}
 	/* the labels as strings, in the model's memory (the dictionary borrows them) */
-	char **labels = al_arena_array(&x->m->arena, n, sizeof *labels);
+	char **labels = ali_arena_array(&x->m->arena, n, sizeof *labels);
 	if (!labels) {
-		st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		st = ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		goto out;
 	}
 	int64_t *ivals = NULL;
 	if (ints) {
-		ivals = al_malloc(n * sizeof *ivals);
+		ivals = ali_malloc(n * sizeof *ivals);
 		if (!ivals) {
-			st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+			st = ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 			goto out;
 		}
 		uint64_t *u = (uint64_t *)ivals;
 		pb_get_varints(vec, 1, u, n);
 		for (size_t i = 0; i < n; i++)
-			labels[i] = al_arena_printf(&x->m->arena, "%lld", (long long)(int64_t)u[i]);
+			labels[i] = ali_arena_printf(&x->m->arena, "%lld", (long long)(int64_t)u[i]);
 	} else {
 		struct pb_iter it;
 		struct pb_field f;
@@ -762,11 +762,11 @@ static enum al_status classify(struct nn_run *r, al_span body)
 		pb_iter_init(&it, vec);
 		while (i < n && pb_next(&it, &f))
 			if (f.num == 1 && f.wire == PB_LEN)
-				labels[i++] = al_arena_span_str(&x->m->arena, f.data);
+				labels[i++] = ali_arena_span_str(&x->m->arena, f.data);
 	}
 	if (x->m->arena.failed) {
-		al_free(ivals);
-		st = al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		ali_free(ivals);
+		st = ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		goto out;
 	}
 	size_t best = 0;
@@ -775,16 +775,16 @@ static enum al_status classify(struct nn_run *r, al_span body)
 			best = i;
 	if (s->predicted_probabilities && *s->predicted_probabilities) {
 		int64_t d1 = (int64_t)n;
-		struct al_tensor *dict = al_tensor_reshaped(x, NULL, p, 1, &d1);
+		struct al_tensor *dict = ali_tensor_reshaped(x, NULL, p, 1, &d1);
 		if (!dict) {
-			al_free(ivals);
+			ali_free(ivals);
 			st = AL_E_NOMEM;
 			goto out;
 		}
 		dict->dtype = AL_DT_FP64;
 		dict->labels = (const char *const *)labels;
-		if (!al_env_put(x->env, s->predicted_probabilities, dict)) {
-			al_free(ivals);
+		if (!ali_env_put(x->env, s->predicted_probabilities, dict)) {
+			ali_free(ivals);
 			st = AL_E_NOMEM;
 			goto out;
 		}
@@ -792,18 +792,18 @@ static enum al_status classify(struct nn_run *r, al_span body)
 	if (s->predicted_feature && *s->predicted_feature) {
 		struct al_tensor *lab;
 		if (ints) {
-			lab = al_tensor_alloc(x, NULL, AL_DT_INT64, 0, NULL);
+			lab = ali_tensor_alloc(x, NULL, AL_DT_INT64, 0, NULL);
 			if (lab)
 				lab->f[0] = (float)ivals[best];
 		} else {
 			lab = string_scalar(x, labels[best]);
 		}
-		if (!lab || !al_env_put(x->env, s->predicted_feature, lab))
+		if (!lab || !ali_env_put(x->env, s->predicted_feature, lab))
 			st = AL_E_NOMEM;
 	}
-	al_free(ivals);
+	ali_free(ivals);
 out:
-	al_free(pname);
+	ali_free(pname);
 	return st;
 }
 
@@ -816,12 +816,12 @@ static struct al_tensor *image_output(struct al_exec *x, const struct al_feature
 	int64_t h = t->rank >= 3 ? t->dims[t->rank - 2] : 0, w = t->rank >= 3 ? t->dims[t->rank - 1] : 0;
 	if (t->rank < 3 || (c != 1 && c != 3) || (size_t)(c * h * w) != t->n) {
 		char b[160];
-		al_exec_fail(x, NULL, AL_E_FORMAT, "image output '%s' has shape %s, not [C,H,W]", f->name,
+		ali_exec_fail(x, NULL, AL_E_FORMAT, "image output '%s' has shape %s, not [C,H,W]", f->name,
 			     nn_dims_str(b, sizeof b, t->rank, t->dims));
 		return NULL;
 	}
 	int64_t dims[3] = {h, w, c};
-	struct al_tensor *r = al_tensor_alloc(x, NULL, AL_DT_UINT8, 3, dims);
+	struct al_tensor *r = ali_tensor_alloc(x, NULL, AL_DT_UINT8, 3, dims);
 	if (!r)
 		return NULL;
 	bool bgr = f->color_space == 30;
@@ -840,9 +840,9 @@ static struct al_tensor *image_output(struct al_exec *x, const struct al_feature
 static enum al_status bind_output(struct nn_run *r, const struct al_feature *f)
 {
 	struct al_exec *x = r->x;
-	const struct al_tensor *t = al_env_get(r->env, f->name);
+	const struct al_tensor *t = ali_env_get(r->env, f->name);
 	if (!t)
-		return al_exec_fail(x, NULL, AL_E_FORMAT, "output '%s' was not produced by any layer",
+		return ali_exec_fail(x, NULL, AL_E_FORMAT, "output '%s' was not produced by any layer",
 				    f->name);
 	struct al_tensor *o;
 	if (f->kind == AL_FEAT_IMAGE) {
@@ -857,7 +857,7 @@ static enum al_status bind_output(struct nn_run *r, const struct al_feature *f)
 			bool known = true;
 			for (uint32_t i = 0; i < f->rank; i++)
 				known &= f->shape[i] >= 0;
-			if (known && al_dims_count((int)f->rank, f->shape, &count) && count == t->n) {
+			if (known && ali_dims_count((int)f->rank, f->shape, &count) && count == t->n) {
 				rank = (int)f->rank;
 				memcpy(dims, f->shape, f->rank * sizeof *dims);
 			}
@@ -873,43 +873,43 @@ static enum al_status bind_output(struct nn_run *r, const struct al_feature *f)
 				rank -= drop;
 			}
 		}
-		o = al_tensor_reshaped(x, NULL, t, rank, dims);
+		o = ali_tensor_reshaped(x, NULL, t, rank, dims);
 		if (o && f->kind == AL_FEAT_MULTIARRAY && f->dtype) {
 			o->dtype = f->dtype;
 			if (f->dtype == AL_DT_FP16)
-				al_f16_round_array(o->f, o->n);
+				ali_f16_round_array(o->f, o->n);
 		} else if (o && (f->kind == AL_FEAT_DOUBLE || f->kind == AL_FEAT_INT64)) {
 			o->dtype = f->dtype;
 		}
 	}
 	if (!o)
 		return AL_E_NOMEM;
-	return al_env_put(x->env, f->name, o) ? AL_OK : AL_E_NOMEM;
+	return ali_env_put(x->env, f->name, o) ? AL_OK : AL_E_NOMEM;
 }
 
 /* ================================================================ the executor */
 
-enum al_status al_nn_exec(struct al_exec *x)
+enum al_status ali_nn_exec(struct al_exec *x)
 {
 	const struct al_submodel *s = x->sub;
 	if (!s || s->n_graphs < 1 || !s->graphs[0])
-		return al_exec_fail(x, NULL, AL_E_FORMAT, "the neural network has no layers");
+		return ali_exec_fail(x, NULL, AL_E_FORMAT, "the neural network has no layers");
 	bool classifier = s->type && strcmp(s->type, "neuralNetworkClassifier") == 0;
 	al_span body = nn_body(s);
 	if (!body.p && s->graphs[0]->n_nodes)
-		return al_exec_fail(x, NULL, AL_E_FORMAT, "cannot find the neural network message");
+		return ali_exec_fail(x, NULL, AL_E_FORMAT, "cannot find the neural network message");
 	struct nn_run r = {.x = x, .rank5 = s->array_mapping == 0};
-	r.env = al_env_new(x, x->env);
+	r.env = ali_env_new(x, x->env);
 	if (!r.env)
 		return AL_E_NOMEM;
 	/* never dropped: the output features and the class probabilities */
-	r.keep = al_calloc(s->n_outputs + 2u, sizeof *r.keep);
-	r.tomb = al_tensor_alloc(x, NULL, AL_DT_FP32, 1, (int64_t[1]){0});
+	r.keep = ali_calloc(s->n_outputs + 2u, sizeof *r.keep);
+	r.tomb = ali_tensor_alloc(x, NULL, AL_DT_FP32, 1, (int64_t[1]){0});
 	if (!r.keep || !r.tomb) {
-		al_free(r.keep);
-		al_tensor_unref(r.tomb);
-		al_env_free(r.env);
-		return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		ali_free(r.keep);
+		ali_tensor_unref(r.tomb);
+		ali_env_free(r.env);
+		return ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < s->n_outputs; i++)
 		r.keep[r.n_keep++] = s->outputs[i].name;
@@ -919,11 +919,11 @@ enum al_status al_nn_exec(struct al_exec *x)
 	char *lpl = NULL;
 	al_span lps = {0};
 	if (classifier && pb_get_string(body, 200, &lps) && lps.n) {
-		if (!(lpl = al_malloc(lps.n + 1))) {
-			al_free(r.keep);
-			al_tensor_unref(r.tomb);
-			al_env_free(r.env);
-			return al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+		if (!(lpl = ali_malloc(lps.n + 1))) {
+			ali_free(r.keep);
+			ali_tensor_unref(r.tomb);
+			ali_env_free(r.env);
+			return ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		}
 		memcpy(lpl, lps.p, lps.n);
 		lpl[lps.n] = '\0';
@@ -938,11 +938,11 @@ enum al_status al_nn_exec(struct al_exec *x)
 	if (st == AL_OK)
 		st = run_graph(&r, s->graphs[0], 0);
 	if (st == AL_OK && r.flow != NN_FLOW_NONE)
-		st = al_exec_fail(x, NULL, AL_E_FORMAT, "loopBreak / loopContinue outside a loop");
+		st = ali_exec_fail(x, NULL, AL_E_FORMAT, "loopBreak / loopContinue outside a loop");
 	/* a region (al_model_run_region): its values as the layers left them */
 	for (size_t i = 0; x->sel && st == AL_OK && i < x->n_region_out; i++) {
-		struct al_tensor *t = al_env_get(r.env, x->region_out[i]);
-		if (t && !al_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
+		struct al_tensor *t = ali_env_get(r.env, x->region_out[i]);
+		if (t && !ali_env_put(x->env, x->region_out[i], al_tensor_ref(t)))
 			st = AL_E_NOMEM;
 	}
 	if (st == AL_OK && classifier && !x->sel)
@@ -955,9 +955,9 @@ enum al_status al_nn_exec(struct al_exec *x)
 			continue;
 		st = bind_output(&r, f);
 	}
-	al_env_free(r.env);
-	al_tensor_unref(r.tomb);
-	al_free(r.keep);
-	al_free(lpl);
+	ali_env_free(r.env);
+	ali_tensor_unref(r.tomb);
+	ali_free(r.keep);
+	ali_free(lpl);
 	return st;
 }

@@ -1,6 +1,6 @@
 /* interp_nn.h: what the NeuralNetwork executor's files share.
  *
- *   interp_nn.c      al_nn_exec: input mapping and preprocessing, the layer loop,
+ *   interp_nn.c      ali_nn_exec: input mapping and preprocessing, the layer loop,
  *                    branch / loop, outputs and classifiers, weights, the table
  *   interp_nn_ops.c  elementwise maths, convolution, pooling, dense, normalisation,
  *                    reductions
@@ -100,8 +100,8 @@ enum al_status nn_arity(struct nn_layer *l, uint32_t in_lo, uint32_t in_hi, uint
 const char *nn_dims_str(char *buf, size_t cap, int rank, const int64_t *dims);
 
 /* Whether the executor runs NN kind k; why it does not (" (...)", or ""). */
-bool al_nn_exec_has(int k);
-const char *al_nn_exec_why_not(int k);
+bool ali_nn_exec_has(int k);
+const char *ali_nn_exec_why_not(int k);
 
 /* ---------------------------------------------------------------- layer helpers */
 #define NN_BIG (INT64_C(1) << 32) /* bound on sizes read from params (kernels, strides ...) */
@@ -144,7 +144,7 @@ int64_t nn_prod(const int64_t *dims, int from, int to);
 /* ---------------------------------------------------------------- weights
  * The WeightParams message at field `field` of msg as a tensor of the given dims:
  * floatValue, float16Value, rawValue with linear or lookup-table quantization
- * (1..8 bits, MSB first), through al_exec_weight. *out NULL when the field is
+ * (1..8 bits, MSB first), through ali_exec_weight. *out NULL when the field is
  * absent or empty and not `required`. Every length is checked against dims. */
 enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const char *what,
 			 int rank, const int64_t *dims, bool required, struct al_tensor **out);

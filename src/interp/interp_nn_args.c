@@ -31,7 +31,7 @@ enum al_status nn_fail(struct nn_layer *l, enum al_status st, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return al_exec_fail(l->r->x, l->n, st, "%s: %s", nn_type_of(l->n), msg);
+	return ali_exec_fail(l->r->x, l->n, st, "%s: %s", nn_type_of(l->n), msg);
 }
 
 enum al_status nn_unsupported(struct nn_layer *l, const char *fmt, ...)
@@ -41,7 +41,7 @@ enum al_status nn_unsupported(struct nn_layer *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return al_exec_fail(l->r->x, l->n, AL_E_UNSUPPORTED,
+	return ali_exec_fail(l->r->x, l->n, AL_E_UNSUPPORTED,
 			    "layer type %s: %s is not supported by the interpreter", nn_type_of(l->n), msg);
 }
 
@@ -87,15 +87,15 @@ const char *nn_dims_str(char *buf, size_t cap, int rank, const int64_t *dims)
 struct al_tensor *nn_alloc(struct nn_layer *l, int rank, const int64_t *dims)
 {
 	size_t count;
-	if (!al_dims_count(rank, dims, &count))
-		l->too_big = true; /* al_tensor_alloc reports it */
-	return al_tensor_alloc(l->r->x, l->n, AL_DT_FP32, rank, dims);
+	if (!ali_dims_count(rank, dims, &count))
+		l->too_big = true; /* ali_tensor_alloc reports it */
+	return ali_tensor_alloc(l->r->x, l->n, AL_DT_FP32, rank, dims);
 }
 
 struct al_tensor *nn_reshaped(struct nn_layer *l, const struct al_tensor *t, int rank,
 			      const int64_t *dims)
 {
-	struct al_tensor *r = al_tensor_reshaped(l->r->x, l->n, t, rank, dims);
+	struct al_tensor *r = ali_tensor_reshaped(l->r->x, l->n, t, rank, dims);
 	if (r)
 		r->dtype = AL_DT_FP32;
 	return r;
@@ -293,7 +293,7 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 			return nn_fail(l, AL_E_FORMAT, "%s: %ld scales and %ld biases do not fit %zu values",
 				       what, n_scale, n_bias, count);
 	}
-	float *table = al_calloc(has_lin ? (size_t)(n_scale + n_bias + 1) : (size_t)n_lut + 1,
+	float *table = ali_calloc(has_lin ? (size_t)(n_scale + n_bias + 1) : (size_t)n_lut + 1,
 				 sizeof(float));
 	if (!table)
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
@@ -305,7 +305,7 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 	}
 	struct al_tensor *t = nn_alloc(l, rank, dims);
 	if (!t) {
-		al_free(table);
+		ali_free(table);
 		return AL_E_NOMEM;
 	}
 	size_t per_s = has_lin && n_scale > 1 ? count / (size_t)n_scale : count;
@@ -330,9 +330,9 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 		}
 		t->f[i] = v;
 	}
-	al_free(table);
+	ali_free(table);
 	if (l->r->x->fp16)
-		al_f16_round_array(t->f, t->n);
+		ali_f16_round_array(t->f, t->n);
 	*out = t;
 	return AL_OK;
 }
@@ -348,7 +348,7 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 		return nn_fail(l, AL_E_FORMAT, "%s: malformed WeightParams", what);
 	if (!present || (!w.n_f32_fields && !w.f16.n && !w.raw.n)) {
 		size_t count = 0;
-		if (!required || (al_dims_count(rank, dims, &count) && count == 0)) {
+		if (!required || (ali_dims_count(rank, dims, &count) && count == 0)) {
 			if (!required)
 				return AL_OK;
 			*out = nn_alloc(l, rank, dims);
@@ -357,7 +357,7 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 		return nn_fail(l, AL_E_FORMAT, "%s: the weights are missing", what);
 	}
 	size_t count;
-	if (!al_dims_count(rank, dims, &count)) {
+	if (!ali_dims_count(rank, dims, &count)) {
 		char b[160];
 		return nn_fail(l, AL_E_UNSUPPORTED, "%s: weights of shape %s are too large", what,
 			       nn_dims_str(b, sizeof b, rank, dims));
@@ -372,14 +372,14 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 		if (w.f16.n != count * 2)
 			return nn_fail(l, AL_E_FORMAT, "%s: %zu bytes of fp16 values; the shape needs %zu "
 				       "values", what, w.f16.n, count);
-		*out = al_exec_weight(l->r->x, l->n, w.f16, AL_DT_FP16, rank, dims);
+		*out = ali_exec_weight(l->r->x, l->n, w.f16, AL_DT_FP16, rank, dims);
 		return *out ? AL_OK : AL_E_NOMEM; /* the size was checked: out of memory or budget */
 	}
 	if (w.n_f32_fields == 1 && w.f32.n) { /* one packed run: borrow it */
 		if (w.f32.n != count * 4)
 			return nn_fail(l, AL_E_FORMAT, "%s: %zu fp32 values; the shape needs %zu", what,
 				       w.f32.n / 4, count);
-		*out = al_exec_weight(l->r->x, l->n, w.f32, AL_DT_FP32, rank, dims);
+		*out = ali_exec_weight(l->r->x, l->n, w.f32, AL_DT_FP32, rank, dims);
 		return *out ? AL_OK : AL_E_NOMEM; /* the size was checked: out of memory or budget */
 	}
 	/* unpacked or split floatValue: gather them */
@@ -391,7 +391,7 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 		return AL_E_NOMEM;
 	pb_get_floats(wp, 1, t->f, count);
 	if (l->r->x->fp16)
-		al_f16_round_array(t->f, t->n);
+		ali_f16_round_array(t->f, t->n);
 	*out = t;
 	return AL_OK;
 }

@@ -21,11 +21,11 @@ static enum al_status concat_axis(struct nn_layer *l, struct al_tensor *const *i
 	const struct al_tensor *x0 = ins[0];
 	int64_t od[AL_TENSOR_MAX_RANK], sum = 0;
 	memcpy(od, x0->dims, sizeof od);
-	int64_t *sizes = al_malloc(n * sizeof *sizes);
-	const float **xs = al_malloc(n * sizeof *xs);
+	int64_t *sizes = ali_malloc(n * sizeof *sizes);
+	const float **xs = ali_malloc(n * sizeof *xs);
 	if (!sizes || !xs) {
-		al_free(sizes);
-		al_free(xs);
+		ali_free(sizes);
+		ali_free(xs);
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -35,8 +35,8 @@ static enum al_status concat_axis(struct nn_layer *l, struct al_tensor *const *i
 			ok = k == a || t->dims[k] == x0->dims[k];
 		if (!ok) {
 			char b0[160], b1[160];
-			al_free(sizes);
-			al_free(xs);
+			ali_free(sizes);
+			ali_free(xs);
 			return nn_fail(l, AL_E_FORMAT, "inputs of shapes %s and %s do not concatenate along "
 				       "axis %d", nn_dims_str(b0, sizeof b0, x0->rank, x0->dims),
 				       nn_dims_str(b1, sizeof b1, t->rank, t->dims), a);
@@ -48,9 +48,9 @@ static enum al_status concat_axis(struct nn_layer *l, struct al_tensor *const *i
 	od[a] = sum;
 	struct al_tensor *y = nn_alloc(l, x0->rank, od);
 	if (y && y->n)
-		al_concat(xs, sizes, (int)n, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a + 1, x0->rank), y->f);
-	al_free(sizes);
-	al_free(xs);
+		ali_concat(xs, sizes, (int)n, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a + 1, x0->rank), y->f);
+	ali_free(sizes);
+	ali_free(xs);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -91,21 +91,21 @@ enum al_status nn_l_concat_nd(struct nn_layer *l)
 	memcpy(od, x0->dims, sizeof od);
 	od[a] = x0->dims[a] * (int64_t)l->n_in;
 	struct al_tensor *y = nn_alloc(l, x0->rank, od);
-	int64_t *sizes = al_malloc(l->n_in * sizeof *sizes);
-	const float **xs = al_malloc(l->n_in * sizeof *xs);
+	int64_t *sizes = ali_malloc(l->n_in * sizeof *sizes);
+	const float **xs = ali_malloc(l->n_in * sizeof *xs);
 	if (y && sizes && xs) {
 		for (uint32_t i = 0; i < l->n_in; i++) {
 			sizes[i] = 1;
 			xs[i] = l->in[i]->f;
 		}
 		if (y->n)
-			al_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a + 1), 
+			ali_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a + 1), 
 				  nn_prod(x0->dims, a + 1, x0->rank), y->f);
 	}
-	al_free(sizes);
-	al_free(xs);
+	ali_free(sizes);
+	ali_free(xs);
 	if (!y || !sizes || !xs) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		return y ? nn_fail(l, AL_E_NOMEM, "out of memory") : AL_E_NOMEM;
 	}
 	l->out[0] = y;
@@ -116,7 +116,7 @@ enum al_status nn_l_concat_nd(struct nn_layer *l)
 static enum al_status split_axis(struct nn_layer *l, const struct al_tensor *x, int a,
 				 const int64_t *sizes)
 {
-	float **ys = al_calloc(l->n_out, sizeof *ys);
+	float **ys = ali_calloc(l->n_out, sizeof *ys);
 	if (!ys)
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < l->n_out; i++) {
@@ -124,15 +124,15 @@ static enum al_status split_axis(struct nn_layer *l, const struct al_tensor *x, 
 		memcpy(od, x->dims, sizeof od);
 		od[a] = sizes[i];
 		if (!(l->out[i] = nn_alloc(l, x->rank, od))) {
-			al_free(ys);
+			ali_free(ys);
 			return AL_E_NOMEM;
 		}
 		ys[i] = l->out[i]->f;
 	}
 	if (x->n)
-		al_split(x->f, sizes, (int)l->n_out, nn_prod(x->dims, 0, a), nn_prod(x->dims, a + 1, x->rank),
+		ali_split(x->f, sizes, (int)l->n_out, nn_prod(x->dims, 0, a), nn_prod(x->dims, a + 1, x->rank),
 			 ys);
-	al_free(ys);
+	ali_free(ys);
 	return AL_OK;
 }
 
@@ -144,13 +144,13 @@ static enum al_status split_even(struct nn_layer *l, const struct al_tensor *x, 
 	if (x->dims[a] % (int64_t)n)
 		return nn_fail(l, AL_E_FORMAT, "an axis of %lld does not split into %llu equal parts",
 			       (long long)x->dims[a], (unsigned long long)n);
-	int64_t *sizes = al_malloc(n * sizeof *sizes);
+	int64_t *sizes = ali_malloc(n * sizeof *sizes);
 	if (!sizes)
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
 	for (uint64_t i = 0; i < n; i++)
 		sizes[i] = x->dims[a] / (int64_t)n;
 	enum al_status st = split_axis(l, x, a, sizes);
-	al_free(sizes);
+	ali_free(sizes);
 	return st;
 }
 
@@ -224,7 +224,7 @@ static enum al_status slice_to(struct nn_layer *l, const struct al_tensor *x, co
 	if (!y)
 		return AL_E_NOMEM;
 	if (y->n)
-		al_slice(x->f, x->rank, x->dims, begin, stride, cnt, y->f);
+		ali_slice(x->f, x->rank, x->dims, begin, stride, cnt, y->f);
 	l->out[o] = y;
 	return AL_OK;
 }
@@ -448,7 +448,7 @@ static enum al_status pad_to(struct nn_layer *l, const struct al_tensor *x, cons
 	if (!y)
 		return AL_E_NOMEM;
 	if (y->n)
-		al_pad(x->f, x->rank, x->dims, before, after, mode, value, y->f);
+		ali_pad(x->f, x->rank, x->dims, before, after, mode, value, y->f);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -533,9 +533,9 @@ static enum al_status resample(struct nn_layer *l, const struct al_tensor *x, in
 	int64_t nc = nn_prod(x->dims, 0, r - 2), h = x->dims[r - 2], w = x->dims[r - 1];
 	if (y->n && h > 0 && w > 0) {
 		if (bilinear)
-			al_resize_bilinear(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+			ali_resize_bilinear(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
 		else
-			al_resize_nearest(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
+			ali_resize_nearest(nc, h, w, oh, ow, sy, oy, sx, ox, x->f, y->f);
 	}
 	l->out[0] = y;
 	return AL_OK;
@@ -678,7 +678,7 @@ static enum al_status reshape_out(struct nn_layer *l, const struct al_tensor *x,
 				  const int64_t *dims)
 {
 	size_t count;
-	if (rank < 0 || rank > AL_TENSOR_MAX_RANK || !al_dims_count(rank, dims, &count) || count != x->n) {
+	if (rank < 0 || rank > AL_TENSOR_MAX_RANK || !ali_dims_count(rank, dims, &count) || count != x->n) {
 		char b0[160], b1[160];
 		return nn_fail(l, AL_E_FORMAT, "cannot reshape %s to %s",
 			       nn_dims_str(b0, sizeof b0, x->rank, x->dims),
@@ -863,7 +863,7 @@ static enum al_status transpose_to(struct nn_layer *l, const struct al_tensor *x
 	if (!y)
 		return AL_E_NOMEM;
 	if (y->n)
-		al_transpose(x->f, rank, dims, perm, y->f);
+		ali_transpose(x->f, rank, dims, perm, y->f);
 	l->out[o] = y;
 	return AL_OK;
 }
@@ -975,15 +975,15 @@ enum al_status nn_l_reshape(struct nn_layer *l)
 	size_t cnt;
 	if (!tmp)
 		return AL_E_NOMEM;
-	if (!al_dims_count(5, od, &cnt) || cnt != x->n) {
-		al_tensor_unref(tmp);
+	if (!ali_dims_count(5, od, &cnt) || cnt != x->n) {
+		ali_tensor_unref(tmp);
 		return nn_fail(l, AL_E_FORMAT, "the target shape does not hold the input");
 	}
 	if (x->n)
-		al_transpose(x->f, 4, d4, p1, tmp->f);
+		ali_transpose(x->f, 4, d4, p1, tmp->f);
 	t4[0] = od[0] * od[1], t4[1] = od[3], t4[2] = od[4], t4[3] = od[2];
 	st = transpose_to(l, tmp, 4, t4, p2, 5, od, 0);
-	al_tensor_unref(tmp);
+	ali_tensor_unref(tmp);
 	return st;
 }
 
@@ -1199,7 +1199,7 @@ static enum al_status broadcast_to(struct nn_layer *l, const struct al_tensor *x
 {
 	int ry;
 	int64_t dy[AL_TENSOR_MAX_RANK];
-	if (!al_broadcast_shape(x->rank, x->dims, r, d, &ry, dy) || ry > AL_TENSOR_MAX_RANK) {
+	if (!ali_broadcast_shape(x->rank, x->dims, r, d, &ry, dy) || ry > AL_TENSOR_MAX_RANK) {
 		char b0[160], b1[160];
 		return nn_fail(l, AL_E_FORMAT, "%s does not broadcast to %s",
 			       nn_dims_str(b0, sizeof b0, x->rank, x->dims), nn_dims_str(b1, sizeof b1, r, d));
@@ -1208,7 +1208,7 @@ static enum al_status broadcast_to(struct nn_layer *l, const struct al_tensor *x
 	if (!y)
 		return AL_E_NOMEM;
 	if (y->n)
-		al_broadcast_to(x->f, x->rank, x->dims, y->f, ry, dy);
+		ali_broadcast_to(x->f, x->rank, x->dims, y->f, ry, dy);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -1289,7 +1289,7 @@ enum al_status nn_l_tile(struct nn_layer *l)
 	if (!y)
 		return AL_E_NOMEM;
 	if (y->n)
-		al_broadcast_to(x->f, k, src, y->f, k, dst);
+		ali_broadcast_to(x->f, k, src, y->f, k, dst);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -1314,19 +1314,19 @@ enum al_status nn_l_stack(struct nn_layer *l)
 	for (int i = 0, j = 0; i <= x0->rank; i++)
 		od[i] = i == a ? (int64_t)l->n_in : x0->dims[j++];
 	struct al_tensor *y = nn_alloc(l, x0->rank + 1, od);
-	int64_t *sizes = al_malloc(l->n_in * sizeof *sizes);
-	const float **xs = al_malloc(l->n_in * sizeof *xs);
+	int64_t *sizes = ali_malloc(l->n_in * sizeof *sizes);
+	const float **xs = ali_malloc(l->n_in * sizeof *xs);
 	if (y && sizes && xs) {
 		for (uint32_t i = 0; i < l->n_in; i++)
 			sizes[i] = 1, xs[i] = l->in[i]->f;
 		if (y->n)
-			al_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a, x0->rank),
+			ali_concat(xs, sizes, (int)l->n_in, nn_prod(x0->dims, 0, a), nn_prod(x0->dims, a, x0->rank),
 				  y->f);
 	}
-	al_free(sizes);
-	al_free(xs);
+	ali_free(sizes);
+	ali_free(xs);
 	if (!y || !sizes || !xs) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		return y ? nn_fail(l, AL_E_NOMEM, "out of memory") : AL_E_NOMEM;
 	}
 	l->out[0] = y;
@@ -1361,9 +1361,9 @@ enum al_status nn_l_gather(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, orank, od);
 	if (!y)
 		return AL_E_NOMEM;
-	if (y->n && !al_gather(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
+	if (y->n && !ali_gather(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
 			       idx->f, (int64_t)idx->n, y->f)) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		return nn_fail(l, AL_E_FORMAT, "an index is not an integer in [-%lld, %lld)",
 			       (long long)x->dims[a], (long long)x->dims[a]);
 	}
@@ -1417,8 +1417,8 @@ enum al_status nn_l_scatter(struct nn_layer *l)
 	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
 	if (!y)
 		return AL_E_NOMEM;
-	if (y->n && !al_scatter(y->f, outer, x->dims[a], inner, idx->f, (int64_t)idx->n, upd->f, op)) {
-		al_tensor_unref(y);
+	if (y->n && !ali_scatter(y->f, outer, x->dims[a], inner, idx->f, (int64_t)idx->n, upd->f, op)) {
+		ali_tensor_unref(y);
 		return nn_fail(l, AL_E_FORMAT, "an index is outside the axis of %lld", (long long)x->dims[a]);
 	}
 	l->out[0] = y;
@@ -1451,8 +1451,8 @@ enum al_status nn_l_gather_nd(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, k, od);
 	if (!y)
 		return AL_E_NOMEM;
-	if (y->n && !al_gather_nd(x->f, x->rank, x->dims, idx->f, (int64_t)idx->n / K, (int)K, y->f)) {
-		al_tensor_unref(y);
+	if (y->n && !ali_gather_nd(x->f, x->rank, x->dims, idx->f, (int64_t)idx->n / K, (int)K, y->f)) {
+		ali_tensor_unref(y);
 		return nn_fail(l, AL_E_FORMAT, "an index is out of range");
 	}
 	l->out[0] = y;
@@ -1487,7 +1487,7 @@ enum al_status nn_l_scatter_nd(struct nn_layer *l)
 		for (int64_t k = 0; k < K; k++) {
 			int64_t v, d = x->dims[k];
 			if (!nn_f2i(idx->f[j * K + k], &v) || v < -d || v >= d) {
-				al_tensor_unref(y);
+				ali_tensor_unref(y);
 				return nn_fail(l, AL_E_FORMAT, "an index is out of range");
 			}
 			off = off * d + (v < 0 ? v + d : v);
@@ -1532,9 +1532,9 @@ enum al_status nn_l_gather_along_axis(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, idx->rank, idx->dims);
 	if (!y)
 		return AL_E_NOMEM;
-	if (y->n && !al_gather_along_axis(x->f, nn_prod(x->dims, 0, a), x->dims[a],
+	if (y->n && !ali_gather_along_axis(x->f, nn_prod(x->dims, 0, a), x->dims[a],
 					  nn_prod(x->dims, a + 1, x->rank), idx->f, idx->dims[a], y->f)) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		return nn_fail(l, AL_E_FORMAT, "an index is not an integer in [-%lld, %lld)",
 			       (long long)x->dims[a], (long long)x->dims[a]);
 	}
@@ -1568,7 +1568,7 @@ enum al_status nn_l_scatter_along_axis(struct nn_layer *l)
 			for (int64_t i = 0; i < inner; i++) {
 				int64_t q = (o * n + j) * inner + i, v;
 				if (!nn_f2i(idx->f[q], &v) || v < -d || v >= d) {
-					al_tensor_unref(y);
+					ali_tensor_unref(y);
 					return nn_fail(l, AL_E_FORMAT, "an index is outside the axis of %lld",
 						       (long long)d);
 				}
@@ -1619,7 +1619,7 @@ enum al_status nn_l_reverse_seq(struct nn_layer *l)
 	for (int64_t b = 0; b < B; b++) {
 		int64_t n;
 		if (!nn_f2i(len->f[b], &n) || n < 0 || n > S) {
-			al_tensor_unref(y);
+			ali_tensor_unref(y);
 			return nn_fail(l, AL_E_FORMAT, "sequence length %g of an axis of %lld", (double)len->f[b],
 				       (long long)S);
 		}

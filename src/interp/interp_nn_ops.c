@@ -23,7 +23,7 @@ static enum al_status unary_out(struct nn_layer *l, enum al_unop op, float a, fl
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (!y)
 		return AL_E_NOMEM;
-	al_unary(op, a, b, x->f, y->f, x->n);
+	ali_unary(op, a, b, x->f, y->f, x->n);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -34,7 +34,7 @@ static struct al_tensor *binary_new(struct nn_layer *l, enum al_binop op, const 
 {
 	int ry;
 	int64_t dy[AL_TENSOR_MAX_RANK];
-	if (!al_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &ry, dy) || ry > AL_TENSOR_MAX_RANK) {
+	if (!ali_broadcast_shape(a->rank, a->dims, b->rank, b->dims, &ry, dy) || ry > AL_TENSOR_MAX_RANK) {
 		char ba[160], bb[160];
 		nn_fail(l, AL_E_FORMAT, "shapes %s and %s do not broadcast",
 			nn_dims_str(ba, sizeof ba, a->rank, a->dims), nn_dims_str(bb, sizeof bb, b->rank, b->dims));
@@ -42,7 +42,7 @@ static struct al_tensor *binary_new(struct nn_layer *l, enum al_binop op, const 
 	}
 	struct al_tensor *y = nn_alloc(l, ry, dy);
 	if (y)
-		al_binary(op, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, ry, dy);
+		ali_binary(op, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, ry, dy);
 	return y;
 }
 
@@ -173,7 +173,7 @@ enum al_status nn_l_activation(struct nn_layer *l)
 	if ((st = nn_weight(l, p, 1, "alpha", 1, &da, true, &alpha)) != AL_OK)
 		return st;
 	if (m == 71 && (st = nn_weight(l, p, 2, "beta", 1, &db, true, &beta)) != AL_OK) {
-		al_tensor_unref(alpha);
+		ali_tensor_unref(alpha);
 		return st;
 	}
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
@@ -187,13 +187,13 @@ enum al_status nn_l_activation(struct nn_layer *l)
 				float b = m == 71 ? beta->f[nb == 1 ? 0 : ch] : 0.0f;
 				size_t off = (size_t)((o * cc + ch) * inner);
 				if (m == 25)
-					al_unary(AL_UN_LEAKY_RELU, a, 0.0f, x->f + off, y->f + off, (size_t)inner);
+					ali_unary(AL_UN_LEAKY_RELU, a, 0.0f, x->f + off, y->f + off, (size_t)inner);
 				else
-					al_unary(AL_UN_SOFTPLUS_PARAM, a, b, x->f + off, y->f + off, (size_t)inner);
+					ali_unary(AL_UN_SOFTPLUS_PARAM, a, b, x->f + off, y->f + off, (size_t)inner);
 			}
 	}
-	al_tensor_unref(alpha);
-	al_tensor_unref(beta);
+	ali_tensor_unref(alpha);
+	ali_tensor_unref(beta);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -316,7 +316,7 @@ enum al_status nn_l_conv(struct nn_layer *l)
 		return st;
 	}
 	if (has_bias && (st = nn_weight(l, p, 91, "bias", 1, &Co, true, &b)) != AL_OK) {
-		al_tensor_unref(w);
+		ali_tensor_unref(w);
 		return st;
 	}
 	int64_t od[AL_TENSOR_MAX_RANK];
@@ -331,17 +331,17 @@ enum al_status nn_l_conv(struct nn_layer *l)
 			.groups = G, .sh = s[0], .sw = s[1], .dh = d[0], .dw = d[1],
 			.pt = pad[0], .pb = pad[1], .pl = pad[2], .pr = pad[3], .oh = out[0], .ow = out[1],
 		};
-		bool ok = deconv ? al_conv2d_transpose(&c, x->f, w->f, b ? b->f : NULL, y->f)
-				 : al_conv2d(&c, x->f, w->f, b ? b->f : NULL, y->f);
+		bool ok = deconv ? ali_conv2d_transpose(&c, x->f, w->f, b ? b->f : NULL, y->f)
+				 : ali_conv2d(&c, x->f, w->f, b ? b->f : NULL, y->f);
 		(void)extra;
 		if (!ok) {
-			al_tensor_unref(y);
+			ali_tensor_unref(y);
 			y = NULL;
 			nn_fail(l, AL_E_NOMEM, "out of memory (convolution scratch)");
 		}
 	}
-	al_tensor_unref(w);
-	al_tensor_unref(b);
+	ali_tensor_unref(w);
+	ali_tensor_unref(b);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -432,11 +432,11 @@ enum al_status nn_l_pool(struct nn_layer *l)
 	};
 	if (y->n) {
 		if (type == 0)
-			al_maxpool2d(&pp, x->f, y->f);
+			ali_maxpool2d(&pp, x->f, y->f);
 		else if (type == 1)
-			al_avgpool2d(&pp, x->f, y->f);
+			ali_avgpool2d(&pp, x->f, y->f);
 		else
-			al_l2pool2d(&pp, x->f, y->f);
+			ali_l2pool2d(&pp, x->f, y->f);
 	}
 	l->out[0] = y;
 	return AL_OK;
@@ -458,7 +458,7 @@ enum al_status nn_l_global_pool3d(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, 5, od);
 	if (!y)
 		return AL_E_NOMEM;
-	al_reduce(type == 0 ? AL_RED_MAX : AL_RED_MEAN, x->f, 5, x->dims, 0x1cu, y->f);
+	ali_reduce(type == 0 ? AL_RED_MAX : AL_RED_MEAN, x->f, 5, x->dims, 0x1cu, y->f);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -494,7 +494,7 @@ enum al_status nn_l_inner_product(struct nn_layer *l)
 	if ((st = nn_weight(l, l->p, 20, "weights", 2, wd, true, &w)) != AL_OK)
 		return st;
 	if (nn_pb(l->p, 10) && (st = nn_weight(l, l->p, 21, "bias", 1, &co, true, &b)) != AL_OK) {
-		al_tensor_unref(w);
+		ali_tensor_unref(w);
 		return st;
 	}
 	int64_t od[5];
@@ -504,15 +504,15 @@ enum al_status nn_l_inner_product(struct nn_layer *l)
 		od[i] = 1;
 	struct al_tensor *y = nn_alloc(l, r, od);
 	if (y && m > 0) {
-		al_gemm(false, true, (size_t)m, (size_t)co, (size_t)k, 1.0f, x->f, (size_t)k, w->f,
+		ali_gemm(false, true, (size_t)m, (size_t)co, (size_t)k, 1.0f, x->f, (size_t)k, w->f,
 			(size_t)k, 0.0f, y->f, (size_t)co);
 		if (b)
 			for (int64_t i = 0; i < m; i++)
 				for (int64_t j = 0; j < co; j++)
 					y->f[i * co + j] += b->f[j];
 	}
-	al_tensor_unref(w);
-	al_tensor_unref(b);
+	ali_tensor_unref(w);
+	ali_tensor_unref(b);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -562,7 +562,7 @@ static enum al_status embedding_common(struct nn_layer *l, uint32_t f_vocab, uin
 	if ((st = nn_weight(l, l->p, 20, "weights", 2, wd, true, &w)) != AL_OK)
 		return st;
 	if (nn_pb(l->p, f_bias_flag) && (st = nn_weight(l, l->p, 21, "bias", 1, &E, true, &b)) != AL_OK) {
-		al_tensor_unref(w);
+		ali_tensor_unref(w);
 		return st;
 	}
 	int64_t od[AL_TENSOR_MAX_RANK];
@@ -570,11 +570,11 @@ static enum al_status embedding_common(struct nn_layer *l, uint32_t f_vocab, uin
 	od[ax] = E;
 	struct al_tensor *y = nn_alloc(l, x->rank, od);
 	if (y && (st = embed(l, x->f, x->n, w, b, V, E, y->f)) != AL_OK) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		y = NULL;
 	}
-	al_tensor_unref(w);
-	al_tensor_unref(b);
+	ali_tensor_unref(w);
+	ali_tensor_unref(b);
 	if (!y)
 		return st ? st : AL_E_NOMEM;
 	l->out[0] = y;
@@ -623,7 +623,7 @@ static enum al_status matmul2(struct nn_layer *l, const struct al_tensor *a, con
 			       (long long)K2);
 	int rbat;
 	int64_t bat[AL_TENSOR_MAX_RANK];
-	if (!al_broadcast_shape(ra - 2, da, rb - 2, db, &rbat, bat) || rbat + 2 > AL_TENSOR_MAX_RANK)
+	if (!ali_broadcast_shape(ra - 2, da, rb - 2, db, &rbat, bat) || rbat + 2 > AL_TENSOR_MAX_RANK)
 		return nn_fail(l, AL_E_FORMAT, "batch axes do not broadcast");
 	int64_t od[AL_TENSOR_MAX_RANK];
 	memcpy(od, bat, (size_t)rbat * sizeof *od);
@@ -644,7 +644,7 @@ static enum al_status matmul2(struct nn_layer *l, const struct al_tensor *a, con
 				ob = ob * db[jb] + (db[jb] == 1 ? 0 : idx[j]);
 		}
 		if (M > 0 && N > 0)
-			al_gemm(ta, tb, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f + oa * sa,
+			ali_gemm(ta, tb, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f + oa * sa,
 				(size_t)(ta ? M : K), b->f + ob * sb, (size_t)(tb ? K : N), 0.0f,
 				y->f + i * M * N, (size_t)N);
 		for (int j = rbat - 1; j >= 0; j--) {
@@ -682,7 +682,7 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 	if ((st = nn_weight(l, l->p, 8, "weights", 2, wd, true, &w)) != AL_OK)
 		return st;
 	if (nn_pb(l->p, 7) && (st = nn_weight(l, l->p, 9, "bias", 1, &N, true, &b)) != AL_OK) {
-		al_tensor_unref(w);
+		ali_tensor_unref(w);
 		return st;
 	}
 	int64_t od[AL_TENSOR_MAX_RANK];
@@ -691,15 +691,15 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, a->rank, od);
 	int64_t M = K ? (int64_t)a->n / K : 0;
 	if (y && M > 0) {
-		al_gemm(false, true, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f, (size_t)K, w->f, (size_t)K,
+		ali_gemm(false, true, (size_t)M, (size_t)N, (size_t)K, 1.0f, a->f, (size_t)K, w->f, (size_t)K,
 			0.0f, y->f, (size_t)N);
 		if (b)
 			for (int64_t i = 0; i < M; i++)
 				for (int64_t j = 0; j < N; j++)
 					y->f[i * N + j] += b->f[j];
 	}
-	al_tensor_unref(w);
-	al_tensor_unref(b);
+	ali_tensor_unref(w);
+	ali_tensor_unref(b);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -734,7 +734,7 @@ enum al_status nn_l_batchnorm(struct nn_layer *l)
 		st = nn_weight(l, l->p, 15 + (uint32_t)i, names[i], 1, &C, true, &w[i]);
 	struct al_tensor *y = NULL;
 	int64_t groups = compute && instance ? g.n * C : C;
-	double *sc = st == AL_OK ? al_calloc((size_t)groups * 2 + 1, sizeof *sc) : NULL;
+	double *sc = st == AL_OK ? ali_calloc((size_t)groups * 2 + 1, sizeof *sc) : NULL;
 	if (st == AL_OK && !sc)
 		st = nn_fail(l, AL_E_NOMEM, "out of memory");
 	if (st == AL_OK && !(y = nn_alloc(l, x->rank, x->dims)))
@@ -775,11 +775,11 @@ enum al_status nn_l_batchnorm(struct nn_layer *l)
 					yp[i] = xp[i] * a + b;
 			}
 	}
-	al_free(sc);
+	ali_free(sc);
 	for (int i = 0; i < 4; i++)
-		al_tensor_unref(w[i]);
+		ali_tensor_unref(w[i]);
 	if (st != AL_OK) {
-		al_tensor_unref(y);
+		ali_tensor_unref(y);
 		return st;
 	}
 	l->out[0] = y;
@@ -807,7 +807,7 @@ enum al_status nn_l_mvn(struct nn_layer *l)
 	if (!y)
 		return AL_E_NOMEM;
 	if (inner > 0)
-		al_layer_norm(x->f, outer, inner, NULL, NULL, eps, nn_pb(l->p, 2), y->f);
+		ali_layer_norm(x->f, outer, inner, NULL, NULL, eps, nn_pb(l->p, 2), y->f);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -829,7 +829,7 @@ enum al_status nn_l_l2normalize(struct nn_layer *l)
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (!y)
 		return AL_E_NOMEM;
-	al_l2_normalize(x->f, g.n, g.c * g.h * g.w, (double)eps, y->f);
+	ali_l2_normalize(x->f, g.n, g.c * g.h * g.w, (double)eps, y->f);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -843,7 +843,7 @@ static enum al_status softmax_axis(struct nn_layer *l, const struct al_tensor *x
 	int64_t d = x->dims[a], inner = nn_prod(x->dims, a + 1, x->rank);
 	int64_t outer = nn_prod(x->dims, 0, a);
 	if (x->n)
-		al_softmax(x->f, outer, d, inner, y->f);
+		ali_softmax(x->f, outer, d, inner, y->f);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -890,7 +890,7 @@ enum al_status nn_l_lrn(struct nn_layer *l)
 	if (!y)
 		return AL_E_NOMEM;
 	if (x->n)
-		al_lrn(x->f, g.n, g.c, g.h * g.w, (int64_t)size, nn_pf(l->p, 1, 0.0f), nn_pf(l->p, 2, 0.0f),
+		ali_lrn(x->f, g.n, g.c, g.h * g.w, (int64_t)size, nn_pf(l->p, 1, 0.0f), nn_pf(l->p, 2, 0.0f),
 		       k, y->f);
 	l->out[0] = y;
 	return AL_OK;
@@ -916,15 +916,15 @@ enum al_status nn_l_layer_norm(struct nn_layer *l)
 	if ((st = nn_weight(l, l->p, 3, "gamma", (int)nn, ns, false, &gm)) != AL_OK)
 		return st;
 	if ((st = nn_weight(l, l->p, 4, "beta", (int)nn, ns, false, &bt)) != AL_OK) {
-		al_tensor_unref(gm);
+		ali_tensor_unref(gm);
 		return st;
 	}
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (y && inner > 0)
-		al_layer_norm(x->f, outer, inner, gm ? gm->f : NULL, bt ? bt->f : NULL,
+		ali_layer_norm(x->f, outer, inner, gm ? gm->f : NULL, bt ? bt->f : NULL,
 			      nn_pf(l->p, 2, 0.0f), true, y->f);
-	al_tensor_unref(gm);
-	al_tensor_unref(bt);
+	ali_tensor_unref(gm);
+	ali_tensor_unref(bt);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -953,13 +953,13 @@ static enum al_status fold(struct nn_layer *l, enum al_binop op, bool single_alp
 		const struct al_tensor *b = l->in[i];
 		int ry;
 		int64_t dy[AL_TENSOR_MAX_RANK];
-		if (al_broadcast_shape(acc->rank, acc->dims, b->rank, b->dims, &ry, dy) && ry == acc->rank &&
+		if (ali_broadcast_shape(acc->rank, acc->dims, b->rank, b->dims, &ry, dy) && ry == acc->rank &&
 		    memcmp(dy, acc->dims, (size_t)ry * sizeof *dy) == 0) {
-			al_binary(op, acc->f, acc->rank, acc->dims, b->f, b->rank, b->dims, acc->f, ry, dy);
+			ali_binary(op, acc->f, acc->rank, acc->dims, b->f, b->rank, b->dims, acc->f, ry, dy);
 			continue;
 		}
 		struct al_tensor *n = binary_new(l, op, acc, b);
-		al_tensor_unref(acc);
+		ali_tensor_unref(acc);
 		acc = n;
 	}
 	return produced(l, acc);
@@ -992,7 +992,7 @@ enum al_status nn_l_average(struct nn_layer *l)
 	enum al_status st = fold(l, AL_BIN_ADD, false, 0.0f);
 	if (st == AL_OK && l->n_in > 1) {
 		struct al_tensor *y = l->out[0];
-		al_unary(AL_UN_LINEAR, 1.0f / (float)l->n_in, 0.0f, y->f, y->f, y->n);
+		ali_unary(AL_UN_LINEAR, 1.0f / (float)l->n_in, 0.0f, y->f, y->f, y->n);
 	}
 	return st;
 }
@@ -1038,14 +1038,14 @@ enum al_status nn_l_scale(struct nn_layer *l)
 	if ((st = chw_param(l, x, 1, 2, "scale", &s)) != AL_OK)
 		return st;
 	if (nn_pb(l->p, 3) && (st = chw_param(l, x, 4, 5, "bias", &b)) != AL_OK) {
-		al_tensor_unref(s);
+		ali_tensor_unref(s);
 		return st;
 	}
 	struct al_tensor *y = binary_new(l, AL_BIN_MUL, x, s);
 	if (y && b)
-		al_binary(AL_BIN_ADD, y->f, y->rank, y->dims, b->f, b->rank, b->dims, y->f, y->rank, y->dims);
-	al_tensor_unref(s);
-	al_tensor_unref(b);
+		ali_binary(AL_BIN_ADD, y->f, y->rank, y->dims, b->f, b->rank, b->dims, y->f, y->rank, y->dims);
+	ali_tensor_unref(s);
+	ali_tensor_unref(b);
 	if (!y)
 		return AL_E_NOMEM;
 	l->out[0] = y;
@@ -1062,7 +1062,7 @@ enum al_status nn_l_bias(struct nn_layer *l)
 	if ((st = chw_param(l, l->in[0], 1, 2, "bias", &b)) != AL_OK)
 		return st;
 	enum al_status st2 = produced(l, binary_new(l, AL_BIN_ADD, l->in[0], b));
-	al_tensor_unref(b);
+	ali_tensor_unref(b);
 	return st2;
 }
 
@@ -1127,11 +1127,11 @@ enum al_status nn_l_unary(struct nn_layer *l)
 		return AL_E_NOMEM;
 	const float *src = x->f;
 	if (scale != 1.0f || shift != 0.0f) {
-		al_unary(AL_UN_LINEAR, scale, shift, x->f, y->f, x->n);
+		ali_unary(AL_UN_LINEAR, scale, shift, x->f, y->f, x->n);
 		src = y->f;
 	}
 	float a = type == 1 || type == 2 ? eps : alpha;
-	al_unary(ops[type], a, 0.0f, src, y->f, x->n);
+	ali_unary(ops[type], a, 0.0f, src, y->f, x->n);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -1270,13 +1270,13 @@ enum al_status nn_l_where(struct nn_layer *l)
 	const struct al_tensor *c = l->in[0], *a = l->in[1], *b = l->in[2];
 	int r1, r2;
 	int64_t d1[AL_TENSOR_MAX_RANK], d2[AL_TENSOR_MAX_RANK];
-	if (!al_broadcast_shape(c->rank, c->dims, a->rank, a->dims, &r1, d1) ||
-	    !al_broadcast_shape(r1, d1, b->rank, b->dims, &r2, d2) || r2 > AL_TENSOR_MAX_RANK)
+	if (!ali_broadcast_shape(c->rank, c->dims, a->rank, a->dims, &r1, d1) ||
+	    !ali_broadcast_shape(r1, d1, b->rank, b->dims, &r2, d2) || r2 > AL_TENSOR_MAX_RANK)
 		return nn_fail(l, AL_E_FORMAT, "the three inputs do not broadcast");
 	struct al_tensor *y = nn_alloc(l, r2, d2);
 	if (!y)
 		return AL_E_NOMEM;
-	al_select(c->f, c->rank, c->dims, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, r2, d2);
+	ali_select(c->f, c->rank, c->dims, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, r2, d2);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -1306,17 +1306,17 @@ static enum al_status reduce_mask(struct nn_layer *l, const struct al_tensor *x,
 	const float *src = x->f;
 	float *tmp = NULL;
 	if (legacy_logsum) {
-		tmp = al_malloc((x->n ? x->n : 1) * sizeof *tmp);
+		tmp = ali_malloc((x->n ? x->n : 1) * sizeof *tmp);
 		if (!tmp) {
-			al_tensor_unref(y);
+			ali_tensor_unref(y);
 			return nn_fail(l, AL_E_NOMEM, "out of memory");
 		}
-		al_unary(AL_UN_LOG_EPS, eps, 0.0f, x->f, tmp, x->n);
+		ali_unary(AL_UN_LOG_EPS, eps, 0.0f, x->f, tmp, x->n);
 		src = tmp;
 	}
 	if (x->n)
-		al_reduce(op, src, x->rank, x->dims, mask, y->f);
-	al_free(tmp);
+		ali_reduce(op, src, x->rank, x->dims, mask, y->f);
+	ali_free(tmp);
 	l->out[0] = y;
 	return AL_OK;
 }
@@ -1431,7 +1431,7 @@ enum al_status nn_l_cumsum(struct nn_layer *l)
 	if (!y)
 		return AL_E_NOMEM;
 	if (x->n)
-		al_cumsum(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
+		ali_cumsum(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
 			  nn_pb(l->p, 2), nn_pb(l->p, 3), y->f);
 	l->out[0] = y;
 	return AL_OK;
@@ -1459,10 +1459,10 @@ enum al_status nn_l_topk(struct nn_layer *l)
 	od[a] = k;
 	struct al_tensor *v = nn_alloc(l, x->rank, od), *i = v ? nn_alloc(l, x->rank, od) : NULL;
 	if (!i) {
-		al_tensor_unref(v);
+		ali_tensor_unref(v);
 		return AL_E_NOMEM;
 	}
-	al_topk(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank), k,
+	ali_topk(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank), k,
 		!nn_pb(l->p, 3), v->f, i->f);
 	i->dtype = AL_DT_INT32;
 	l->out[0] = v;
@@ -1483,13 +1483,13 @@ enum al_status nn_l_argsort(struct nn_layer *l)
 			       x->rank);
 	struct al_tensor *v = nn_alloc(l, x->rank, x->dims), *i = v ? nn_alloc(l, x->rank, x->dims) : NULL;
 	if (!i) {
-		al_tensor_unref(v);
+		ali_tensor_unref(v);
 		return AL_E_NOMEM;
 	}
 	if (x->n)
-		al_topk(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
+		ali_topk(x->f, nn_prod(x->dims, 0, a), x->dims[a], nn_prod(x->dims, a + 1, x->rank),
 			x->dims[a], nn_pb(l->p, 2), v->f, i->f);
-	al_tensor_unref(v);
+	ali_tensor_unref(v);
 	i->dtype = AL_DT_INT32;
 	l->out[0] = i;
 	return AL_OK;

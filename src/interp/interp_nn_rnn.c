@@ -3,7 +3,7 @@
  * blobs with optional initial states [1, Batch, outputVectorSize, 1, 1].
  *
  * The per-gate weight matrices are gathered into the kernels' layouts (kernels.h
- * al_lstm_run: gates i, f, o, z; al_gru_run: z, r, o with the reset applied before
+ * ali_lstm_run: gates i, f, o, z; ali_gru_run: z, r, o with the reset applied before
  * the recurrent product, as NeuralNetwork.proto defines the GRU) and run by the
  * kernels. NeuralNetwork.proto clips every gate's pre-activation to [-50, 50]: that
  * changes nothing for the saturating activations and is folded into identity and
@@ -54,7 +54,7 @@ static enum al_status rnn_state(struct nn_layer *l, uint32_t i, const struct rnn
 }
 
 /* A scratch buffer of n floats counted against the run's budget (a tensor), or
- * NULL with a diagnostic; release with al_tensor_unref(*t). */
+ * NULL with a diagnostic; release with ali_tensor_unref(*t). */
 static float *scratch(struct nn_layer *l, int64_t n, struct al_tensor **t)
 {
 	*t = nn_alloc(l, 1, &n);
@@ -158,7 +158,7 @@ static enum al_status stack_weights(struct nn_layer *l, al_span msg, const uint3
 	if (!any && !required)
 		return AL_OK;
 	size_t each = (size_t)(rows * cols);
-	float *buf = al_malloc((n * each + 1) * sizeof *buf);
+	float *buf = ali_malloc((n * each + 1) * sizeof *buf);
 	if (!buf)
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -166,11 +166,11 @@ static enum al_status stack_weights(struct nn_layer *l, al_span msg, const uint3
 		struct al_tensor *w;
 		enum al_status st = nn_weight(l, msg, fields[i], names[i], cols == 1 ? 1 : 2, d, true, &w);
 		if (st) {
-			al_free(buf);
+			ali_free(buf);
 			return st;
 		}
 		memcpy(buf + i * each, w->f, each * sizeof *buf);
-		al_tensor_unref(w);
+		ali_tensor_unref(w);
 	}
 	*out = buf;
 	return AL_OK;
@@ -204,7 +204,7 @@ enum al_status nn_l_simple_rnn(struct nn_layer *l)
 			st = AL_E_NOMEM;
 		else if (!(st = rnn_state(l, 1, &s, h))) {
 			p.wx = wx, p.wh = wh, p.bias = b;
-			if (!al_rnn_run(&p, l->in[0]->f, h, y))
+			if (!ali_rnn_run(&p, l->in[0]->f, h, y))
 				st = nn_fail(l, AL_E_NOMEM, "out of memory");
 		}
 	}
@@ -214,11 +214,11 @@ enum al_status nn_l_simple_rnn(struct nn_layer *l)
 		if (st == AL_OK)
 			st = rnn_out(l, 1, 1, s.B, s.H, h);
 	}
-	al_free(wx);
-	al_free(wh);
-	al_free(b);
-	al_tensor_unref(th);
-	al_tensor_unref(ty);
+	ali_free(wx);
+	ali_free(wh);
+	ali_free(b);
+	ali_tensor_unref(th);
+	ali_tensor_unref(ty);
 	return st;
 }
 
@@ -256,7 +256,7 @@ enum al_status nn_l_gru(struct nn_layer *l)
 			st = AL_E_NOMEM;
 		else if (!(st = rnn_state(l, 1, &s, h))) {
 			p.wx = wx, p.wh = wh, p.bias = b;
-			if (!al_gru_run(&p, l->in[0]->f, h, y))
+			if (!ali_gru_run(&p, l->in[0]->f, h, y))
 				st = nn_fail(l, AL_E_NOMEM, "out of memory");
 		}
 	}
@@ -266,11 +266,11 @@ enum al_status nn_l_gru(struct nn_layer *l)
 		if (st == AL_OK)
 			st = rnn_out(l, 1, 1, s.B, s.H, h);
 	}
-	al_free(wx);
-	al_free(wh);
-	al_free(b);
-	al_tensor_unref(th);
-	al_tensor_unref(ty);
+	ali_free(wx);
+	ali_free(wh);
+	ali_free(b);
+	ali_tensor_unref(th);
+	ali_tensor_unref(ty);
 	return st;
 }
 
@@ -317,7 +317,7 @@ static enum al_status lstm_weights(struct nn_layer *l, al_span w, const struct r
 		return st;
 	if (o->forget_bias) {
 		if (!bufs[2]) {
-			bufs[2] = al_calloc((size_t)(4 * s->H), sizeof *bufs[2]);
+			bufs[2] = ali_calloc((size_t)(4 * s->H), sizeof *bufs[2]);
 			if (!bufs[2])
 				return nn_fail(l, AL_E_NOMEM, "out of memory");
 		}
@@ -357,7 +357,7 @@ enum al_status nn_l_lstm(struct nn_layer *l)
 		if (!h || !c || !y)
 			st = AL_E_NOMEM;
 		else if (!(st = rnn_state(l, 1, &s, h)) && !(st = rnn_state(l, 2, &s, c)) &&
-			 !al_lstm_run(&p, l->in[0]->f, h, c, y))
+			 !ali_lstm_run(&p, l->in[0]->f, h, c, y))
 			st = nn_fail(l, AL_E_NOMEM, "out of memory");
 	}
 	if (st == AL_OK)
@@ -367,10 +367,10 @@ enum al_status nn_l_lstm(struct nn_layer *l)
 	if (st == AL_OK)
 		st = rnn_out(l, 2, 1, s.B, s.H, c);
 	for (int i = 0; i < 4; i++)
-		al_free(bufs[i]);
-	al_tensor_unref(th);
-	al_tensor_unref(tc);
-	al_tensor_unref(ty);
+		ali_free(bufs[i]);
+	ali_tensor_unref(th);
+	ali_tensor_unref(tc);
+	ali_tensor_unref(ty);
 	return st;
 }
 
@@ -420,7 +420,7 @@ enum al_status nn_l_bilstm(struct nn_layer *l)
 		if ((st = rnn_state(l, 1 + 2 * (uint32_t)d, &s, h[d])) ||
 		    (st = rnn_state(l, 2 + 2 * (uint32_t)d, &s, c[d])))
 			break;
-		if (!al_lstm_run(&p[d], l->in[0]->f, h[d], c[d], y[d]))
+		if (!ali_lstm_run(&p[d], l->in[0]->f, h[d], c[d], y[d]))
 			st = nn_fail(l, AL_E_NOMEM, "out of memory");
 	}
 	int64_t rows = o.seq ? s.T : 1;
@@ -440,8 +440,8 @@ enum al_status nn_l_bilstm(struct nn_layer *l)
 	}
 	for (int d = 0; d < 2; d++)
 		for (int i = 0; i < 4; i++)
-			al_free(bufs[d][i]);
+			ali_free(bufs[d][i]);
 	for (int i = 0; i < 7; i++)
-		al_tensor_unref(tt[i]);
+		ali_tensor_unref(tt[i]);
 	return st;
 }

@@ -1,10 +1,10 @@
 /* kernels.c: the interpreter's dense maths: fp16 rounding, matrix product
  * (OpenBLAS when built with ANELINT_BLAS=1, else a blocked loop), 2-D
- * convolution and its transpose (im2col / col2im around al_gemm, depthwise as a
+ * convolution and its transpose (im2col / col2im around ali_gemm, depthwise as a
  * direct loop), pooling and resampling. The contract is kernels.h.
  *
  * Threads: OpenBLAS's, plus the depthwise convolution's own (C11 threads, one
- * band of planes each) when al_kernels_set_threads asked for more than one.
+ * band of planes each) when ali_kernels_set_threads asked for more than one.
  * Does not: check shapes (the executors do) or know about Core ML. Elementwise ops and
  * reductions are in kernels_elem.c, data movement in kernels_data.c, recurrent
  * layers in kernels_rnn.c.
@@ -25,7 +25,7 @@
 #endif
 
 #define AL_MAX_THREADS 64
-/* Threads the kernels that thread themselves may use (al_kernels_set_threads);
+/* Threads the kernels that thread themselves may use (ali_kernels_set_threads);
  * set before running a model, read-only while kernels run. */
 static int kernel_threads = 1;
 
@@ -45,7 +45,7 @@ static float bits_f32(uint32_t u)
 	return x;
 }
 
-uint16_t al_f16_from_f32(float x)
+uint16_t ali_f16_from_f32(float x)
 {
 	uint32_t u = f32_bits(x);
 	uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
@@ -80,7 +80,7 @@ uint16_t al_f16_from_f32(float x)
 	return (uint16_t)(sign | h);
 }
 
-float al_f16_to_f32(uint16_t h)
+float ali_f16_to_f32(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
 	uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
@@ -93,13 +93,13 @@ float al_f16_to_f32(uint16_t h)
 	return bits_f32(sign | ((e - 15 + 127) << 23) | (m << 13));
 }
 
-float al_f16_round(float x)
+float ali_f16_round(float x)
 {
-	return al_f16_to_f32(al_f16_from_f32(x));
+	return ali_f16_to_f32(ali_f16_from_f32(x));
 }
 
 /* The same rounding without going through the 16-bit encoding, branch-free so
- * it vectorises (800k values: 2.2 ms through al_f16_round, 0.4 ms here; the
+ * it vectorises (800k values: 2.2 ms through ali_f16_round, 0.4 ms here; the
  * tests compare the two on every float of a dense sample):
  *   |x| >= 2^-14 (half normals): round the float's mantissa to 10 bits, ties to
  *     even, in the bit pattern; a carry moves into the exponent; >= 65520 comes
@@ -107,7 +107,7 @@ float al_f16_round(float x)
  *   |x| < 2^-14 (half subnormals): (|x| + 0.5) - 0.5 rounds to a multiple of
  *     2^-24 (the ulp of floats in [0.5, 1)) in the FPU's round-to-nearest-even.
  *   NaN and inf pass unchanged. */
-void al_f16_round_array(float *x, size_t n)
+void ali_f16_round_array(float *x, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u = f32_bits(x[i]);
@@ -130,7 +130,7 @@ void al_f16_round_array(float *x, size_t n)
 #define A_AT(i, p) (ta ? A[(size_t)(p) * lda + (i)] : A[(size_t)(i) * lda + (p)])
 #define B_AT(p, j) (tb ? B[(size_t)(j) * ldb + (p)] : B[(size_t)(p) * ldb + (j)])
 
-void al_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
 	for (size_t i = 0; i < M; i++) {
@@ -192,7 +192,7 @@ void al_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, 
 #undef A_AT
 #undef B_AT
 
-void al_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
 #if AL_HAVE_BLAS
@@ -208,15 +208,15 @@ void al_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const 
 		return;
 	}
 #endif
-	al_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	ali_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-bool al_gemm_has_blas(void)
+bool ali_gemm_has_blas(void)
 {
 	return AL_HAVE_BLAS;
 }
 
-void al_kernels_set_threads(int n)
+void ali_kernels_set_threads(int n)
 {
 	kernel_threads = n < 1 ? 1 : n > AL_MAX_THREADS ? AL_MAX_THREADS : n;
 #if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
@@ -251,7 +251,7 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t n_out
 	*hi = h;
 }
 
-bool al_conv2d_naive(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
+bool ali_conv2d_naive(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 		     float *y)
 {
 	if (!conv_params_ok(p))
@@ -426,7 +426,7 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 		nt = 1;
 	if (padn > SIZE_MAX / sizeof(float) / (size_t)nt)
 		return false;
-	float *pad = al_malloc(padn * (size_t)nt * sizeof *pad);
+	float *pad = ali_malloc(padn * (size_t)nt * sizeof *pad);
 	if (!pad)
 		return false;
 	struct dw_job jobs[AL_MAX_THREADS];
@@ -444,7 +444,7 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 		else
 			dw_planes(&jobs[t]); /* could not start a thread: do it here */
 	}
-	al_free(pad);
+	ali_free(pad);
 	return true;
 }
 
@@ -485,7 +485,7 @@ static void im2col(const struct al_conv2d *p, const float *xg, int64_t cig, int6
  * output rows so scratch stays bounded. */
 #define AL_COL_BUDGET ((size_t)1 << 22)
 
-bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
+bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y)
 {
 	if (!conv_params_ok(p))
@@ -509,7 +509,7 @@ bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const 
 			band = (int64_t)rows;
 		if (K > SIZE_MAX / sizeof(float) / ((size_t)band * (size_t)p->ow))
 			return false;
-		col = al_malloc(K * (size_t)band * (size_t)p->ow * sizeof *col);
+		col = ali_malloc(K * (size_t)band * (size_t)p->ow * sizeof *col);
 		if (!col)
 			return false;
 	}
@@ -519,7 +519,7 @@ bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const 
 			const float *wg = w + (size_t)(g * cog) * K;
 			float *yg = y + (size_t)(n * p->cout + g * cog) * oplane;
 			if (direct) {
-				al_gemm(false, false, (size_t)cog, oplane, K, 1.0f, wg, K, xg, plane, 0.0f, yg,
+				ali_gemm(false, false, (size_t)cog, oplane, K, 1.0f, wg, K, xg, plane, 0.0f, yg,
 					oplane);
 				continue;
 			}
@@ -527,11 +527,11 @@ bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const 
 				int64_t r1 = r0 + band < p->oh ? r0 + band : p->oh;
 				size_t nc = (size_t)(r1 - r0) * (size_t)p->ow;
 				im2col(p, xg, cig, r0, r1, col);
-				al_gemm(false, false, (size_t)cog, nc, K, 1.0f, wg, K, col, nc, 0.0f,
+				ali_gemm(false, false, (size_t)cog, nc, K, 1.0f, wg, K, col, nc, 0.0f,
 					yg + (size_t)r0 * (size_t)p->ow, oplane);
 			}
 		}
-	al_free(col);
+	ali_free(col);
 	if (bias)
 		for (int64_t n = 0; n < p->n; n++)
 			for (int64_t co = 0; co < p->cout; co++) {
@@ -543,7 +543,7 @@ bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const 
 	return true;
 }
 
-bool al_conv2d_transpose_naive(const struct al_conv2d *p, const float *x, const float *w,
+bool ali_conv2d_transpose_naive(const struct al_conv2d *p, const float *x, const float *w,
 			       const float *bias, float *y)
 {
 	if (!conv_params_ok(p))
@@ -582,7 +582,7 @@ bool al_conv2d_transpose_naive(const struct al_conv2d *p, const float *x, const 
 
 /* Transposed convolution: col [cog*kh*kw, rows*w] = W_g^T x_g (one gemm per band
  * of input rows), then col2im scatters each column into the output. */
-bool al_conv2d_transpose(const struct al_conv2d *p, const float *x, const float *w,
+bool ali_conv2d_transpose(const struct al_conv2d *p, const float *x, const float *w,
 			 const float *bias, float *y)
 {
 	if (!conv_params_ok(p))
@@ -609,7 +609,7 @@ bool al_conv2d_transpose(const struct al_conv2d *p, const float *x, const float 
 		band = (int64_t)rows;
 	if (M > SIZE_MAX / sizeof(float) / ((size_t)band * (size_t)p->w))
 		return false;
-	float *col = al_malloc(M * (size_t)band * (size_t)p->w * sizeof *col);
+	float *col = ali_malloc(M * (size_t)band * (size_t)p->w * sizeof *col);
 	if (!col)
 		return false;
 	for (int64_t n = 0; n < p->n; n++)
@@ -620,7 +620,7 @@ bool al_conv2d_transpose(const struct al_conv2d *p, const float *x, const float 
 			for (int64_t r0 = 0; r0 < p->h; r0 += band) {
 				int64_t r1 = r0 + band < p->h ? r0 + band : p->h;
 				size_t nc = (size_t)(r1 - r0) * (size_t)p->w;
-				al_gemm(true, false, M, nc, (size_t)cig, 1.0f, wg, M,
+				ali_gemm(true, false, M, nc, (size_t)cig, 1.0f, wg, M,
 					xg + (size_t)r0 * (size_t)p->w, plane, 0.0f, col, nc);
 				for (int64_t c = 0; c < cog; c++)
 					for (int64_t ky = 0; ky < p->kh; ky++)
@@ -642,7 +642,7 @@ bool al_conv2d_transpose(const struct al_conv2d *p, const float *x, const float 
 						}
 			}
 		}
-	al_free(col);
+	ali_free(col);
 	return true;
 }
 
@@ -732,17 +732,17 @@ static void pool2d(const struct al_pool2d *p, const float *x, float *y, enum poo
 	}
 }
 
-void al_maxpool2d(const struct al_pool2d *p, const float *x, float *y)
+void ali_maxpool2d(const struct al_pool2d *p, const float *x, float *y)
 {
 	pool2d(p, x, y, POOL_MAX);
 }
 
-void al_avgpool2d(const struct al_pool2d *p, const float *x, float *y)
+void ali_avgpool2d(const struct al_pool2d *p, const float *x, float *y)
 {
 	pool2d(p, x, y, POOL_AVG);
 }
 
-void al_l2pool2d(const struct al_pool2d *p, const float *x, float *y)
+void ali_l2pool2d(const struct al_pool2d *p, const float *x, float *y)
 {
 	pool2d(p, x, y, POOL_L2);
 }
@@ -776,7 +776,7 @@ static void src_coord(int64_t d, double s, double o, int64_t n, int64_t *i0, int
 	*frac = (float)(v - f);
 }
 
-void al_resize_nearest(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
+void ali_resize_nearest(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
 		       double oy, double sx, double ox, const float *x, float *y)
 {
 	if (h <= 0 || w <= 0)
@@ -793,7 +793,7 @@ void al_resize_nearest(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow,
 	}
 }
 
-void al_resize_bilinear(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
+void ali_resize_bilinear(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
 			double oy, double sx, double ox, const float *x, float *y)
 {
 	if (h <= 0 || w <= 0)

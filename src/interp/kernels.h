@@ -7,18 +7,18 @@
  * W). Integers and booleans flow through the interpreter as float values (exact
  * up to 2^24), so one set of kernels serves every dtype.
  *
- * fp16: the ANE computes in IEEE binary16. al_f16_round() rounds a float to the
+ * fp16: the ANE computes in IEEE binary16. ali_f16_round() rounds a float to the
  * nearest fp16 value (ties to even), overflow to +-inf, subnormals kept.
  *
  * Aliasing: an output may be the same array as an input (in place) only where a
- * comment says so: al_unary, al_binary / al_select (same shape), al_softmax,
- * al_log_softmax, al_layer_norm, al_channel_affine, al_l2_normalize, al_cumsum,
- * al_f16_round_array. Everything else needs distinct arrays.
+ * comment says so: ali_unary, ali_binary / ali_select (same shape), ali_softmax,
+ * ali_log_softmax, ali_layer_norm, ali_channel_affine, ali_l2_normalize, ali_cumsum,
+ * ali_f16_round_array. Everything else needs distinct arrays.
  *
- * BLAS: al_gemm() uses cblas_sgemm when the library was built with BLAS
- * (ANELINT_BLAS=1, OpenBLAS from Debian), else al_gemm_naive(); both are kept so
+ * BLAS: ali_gemm() uses cblas_sgemm when the library was built with BLAS
+ * (ANELINT_BLAS=1, OpenBLAS from Debian), else ali_gemm_naive(); both are kept so
  * tests can compare them. Kernels that need scratch memory take it from
- * al_malloc (hookable) and return false when it fails; the others cannot fail.
+ * ali_malloc (hookable) and return false when it fails; the others cannot fail.
  */
 #ifndef ANELINT_KERNELS_H
 #define ANELINT_KERNELS_H
@@ -28,10 +28,10 @@
 #include <stdint.h>
 
 /* ------------------------------------------------------------------ fp16 */
-uint16_t al_f16_from_f32(float x); /* round to nearest even; NaN stays NaN */
-float al_f16_to_f32(uint16_t h);
-float al_f16_round(float x);       /* al_f16_to_f32(al_f16_from_f32(x)) */
-void al_f16_round_array(float *x, size_t n);
+uint16_t ali_f16_from_f32(float x); /* round to nearest even; NaN stays NaN */
+float ali_f16_to_f32(uint16_t h);
+float ali_f16_round(float x);       /* ali_f16_to_f32(ali_f16_from_f32(x)) */
+void ali_f16_round_array(float *x, size_t n);
 #define AL_F16_MAX 65504.0f
 #define AL_F16_MIN_NORMAL 6.103515625e-05f    /* 2^-14 */
 #define AL_F16_MIN_SUBNORMAL 5.9604644775390625e-08f /* 2^-24 */
@@ -40,16 +40,16 @@ void al_f16_round_array(float *x, size_t n);
  * C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, row-major; op = transpose
  * when ta/tb. lda/ldb/ldc: row strides of A, B, C as stored. beta 0 ignores C's
  * old contents (NaN included). */
-void al_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
-void al_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
-bool al_gemm_has_blas(void);
+bool ali_gemm_has_blas(void);
 /* Threads the kernels may use (1 = single-threaded): OpenBLAS's threads, and
  * the depthwise convolution's own (C11 threads). Until it is called, OpenBLAS
  * uses its own default (OPENBLAS_NUM_THREADS, else every core) and the kernels'
  * own threading is off. Call it before running, not while kernels run. */
-void al_kernels_set_threads(int n);
+void ali_kernels_set_threads(int n);
 
 /* ------------------------------------------------------------------ convolution
  * 2-D convolution, NCHW (1-D: h = kh = 1). Caller fills every field, the output
@@ -66,20 +66,20 @@ struct al_conv2d {
 /* x [n,cin,h,w], w [cout, cin/groups, kh, kw], bias [cout] or NULL -> y [n,cout,oh,ow].
  * False when scratch allocation failed, or on parameters no caller should pass
  * (groups, strides or dilations < 1, negative sizes or padding). */
-bool al_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
+bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y);
 /* Transposed convolution (the gradient of al_conv2d with the same fields, cin the
  * input channels and cout the output channels): x [n,cin,h,w],
  * w [cin, cout/groups, kh, kw], bias [cout] or NULL -> y [n,cout,oh,ow], where
  *   oh = (h-1)*sh - pt - pb + dh*(kh-1) + 1 (+ any output padding, which the caller
  * adds to oh/ow; the extra rows get the bias only). */
-bool al_conv2d_transpose(const struct al_conv2d *p, const float *x, const float *w,
+bool ali_conv2d_transpose(const struct al_conv2d *p, const float *x, const float *w,
 			 const float *bias, float *y);
 /* Reference versions (direct loops, double accumulation for conv2d), same
  * contract; the tests cross-check the fast ones against them. */
-bool al_conv2d_naive(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
+bool ali_conv2d_naive(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 		     float *y);
-bool al_conv2d_transpose_naive(const struct al_conv2d *p, const float *x, const float *w,
+bool ali_conv2d_transpose_naive(const struct al_conv2d *p, const float *x, const float *w,
 			       const float *bias, float *y);
 
 /* ------------------------------------------------------------------ pooling
@@ -96,10 +96,10 @@ struct al_pool2d {
 	int64_t oh, ow;
 	bool exclude_pad;
 };
-void al_maxpool2d(const struct al_pool2d *p, const float *x, float *y);
-void al_avgpool2d(const struct al_pool2d *p, const float *x, float *y);
+void ali_maxpool2d(const struct al_pool2d *p, const float *x, float *y);
+void ali_avgpool2d(const struct al_pool2d *p, const float *x, float *y);
 /* L2 pooling: sqrt of the sum of squares in the window. */
-void al_l2pool2d(const struct al_pool2d *p, const float *x, float *y);
+void ali_l2pool2d(const struct al_pool2d *p, const float *x, float *y);
 
 /* ------------------------------------------------------------------ resampling
  * x [nc, h, w] -> y [nc, oh, ow] (nc = n*c planes).
@@ -108,9 +108,9 @@ void al_l2pool2d(const struct al_pool2d *p, const float *x, float *y);
  * the two neighbours. The executors pick (sy, oy) per mode, e.g. PyTorch
  * align_corners=False: sy = h/oh, oy = 0.5*sy - 0.5; align_corners=True:
  * sy = (h-1)/(oh-1), oy = 0. */
-void al_resize_nearest(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
+void ali_resize_nearest(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
 		       double oy, double sx, double ox, const float *x, float *y);
-void al_resize_bilinear(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
+void ali_resize_bilinear(int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow, double sy,
 			double oy, double sx, double ox, const float *x, float *y);
 
 /* ------------------------------------------------------------------ elementwise */
@@ -143,7 +143,7 @@ enum al_unop {
 	AL_UN_RSQRT_EPS,    /* 1 / sqrt(x + a) */
 	AL_UN_COUNT
 };
-void al_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n);
+void ali_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n);
 
 enum al_binop {
 	AL_BIN_ADD, AL_BIN_SUB, AL_BIN_MUL, AL_BIN_DIV, AL_BIN_FLOOR_DIV, AL_BIN_MOD,
@@ -155,19 +155,19 @@ enum al_binop {
 /* NumPy broadcasting of a [ra dims] and b [rb dims] (dims aligned at the right).
  * False when they do not broadcast; else the result shape in (ry, dy), rank max(ra, rb)
  * (at most 8). */
-bool al_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ry,
+bool ali_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ry,
 			int64_t *dy);
-/* y[dy] = a op b with broadcasting; dy from al_broadcast_shape. y may alias a or b
+/* y[dy] = a op b with broadcasting; dy from ali_broadcast_shape. y may alias a or b
  * when it has the same shape. MOD takes the sign of the divisor (Python %, MIL
  * mod); FLOOR_DIV is floor(a / b); MAX/MIN propagate NaN. */
-void al_binary(enum al_binop op, const float *a, int ra, const int64_t *da, const float *b,
+void ali_binary(enum al_binop op, const float *a, int ra, const int64_t *da, const float *b,
 	       int rb, const int64_t *db, float *y, int ry, const int64_t *dy);
 /* y = cond ? a : b, the three broadcast to dy. */
-void al_select(const float *cond, int rc, const int64_t *dc, const float *a, int ra,
+void ali_select(const float *cond, int rc, const int64_t *dc, const float *a, int ra,
 	       const int64_t *da, const float *b, int rb, const int64_t *db, float *y, int ry,
 	       const int64_t *dy);
 /* Copy x [rx dims] broadcast to y [ry dims] (tile / broadcast_to). */
-void al_broadcast_to(const float *x, int rx, const int64_t *dx, float *y, int ry,
+void ali_broadcast_to(const float *x, int rx, const int64_t *dx, float *y, int ry,
 		     const int64_t *dy);
 
 /* ------------------------------------------------------------------ reductions
@@ -181,74 +181,74 @@ enum al_redop {
 	AL_RED_SUMSQUARE, AL_RED_LOGSUM, AL_RED_LOGSUMEXP, AL_RED_ARGMAX, AL_RED_ARGMIN,
 	AL_RED_COUNT
 };
-void al_reduce(enum al_redop op, const float *x, int rank, const int64_t *dims, uint32_t axes,
+void ali_reduce(enum al_redop op, const float *x, int rank, const int64_t *dims, uint32_t axes,
 	       float *y);
 
 /* ------------------------------------------------------------------ normalisation
  * The tensor seen as [outer, axis, inner] (inner contiguous). */
-void al_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y);
-void al_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y);
+void ali_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y);
+void ali_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y);
 /* Normalise each of `outer` contiguous blocks of `inner` values:
  * y = (x - mean) / sqrt(var + eps) * gamma[j] + beta[j] (gamma/beta [inner] or NULL;
  * biased variance). With normalize_variance false: y = x - mean (NN mvn). */
-void al_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
+void ali_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
 		   const float *beta, float eps, bool normalize_variance, float *y);
 /* Per-channel affine: x [n, c, inner] -> y = x * scale[c] + bias[c] (either NULL = 1 / 0).
  * Batch norm with folded statistics and NN scale/bias layers use it. */
-void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
+void ali_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
 		       const float *bias, float *y);
 /* NN l2normalize / MIL l2_norm: y = x / sqrt(sum x^2 + eps) over each block of
  * inner (the sum and the division in double, rounded once). */
-void al_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y);
+void ali_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y);
 /* Local response normalisation across channels, x [n, c, inner]:
  * y = x / (k + alpha/size * sum_{window of `size` channels} x^2)^beta; the window
  * of channel j is j - (size-1)/2 .. j + size/2, clipped (Caffe; the same as
  * PyTorch for odd sizes). */
-void al_lrn(const float *x, int64_t n, int64_t c, int64_t inner, int64_t size, float alpha,
+void ali_lrn(const float *x, int64_t n, int64_t c, int64_t inner, int64_t size, float alpha,
 	    float beta, float k, float *y);
 
 /* ------------------------------------------------------------------ data movement */
 /* y = x with axes permuted: y.dims[i] = x.dims[perm[i]]. */
-void al_transpose(const float *x, int rank, const int64_t *dims, const int *perm, float *y);
+void ali_transpose(const float *x, int rank, const int64_t *dims, const int *perm, float *y);
 /* Strided slice: y[i] = x[begin + i*stride] per axis, out_dims given (strides may
  * be negative; the caller has bounded every index). */
-void al_slice(const float *x, int rank, const int64_t *dims, const int64_t *begin,
+void ali_slice(const float *x, int rank, const int64_t *dims, const int64_t *begin,
 	      const int64_t *stride, const int64_t *out_dims, float *y);
 /* Concatenate n tensors seen as [outer, sizes[k], inner] along the middle axis. */
-void al_concat(const float *const *xs, const int64_t *sizes, int n, int64_t outer,
+void ali_concat(const float *const *xs, const int64_t *sizes, int n, int64_t outer,
 	       int64_t inner, float *y);
 /* The inverse: split x [outer, sum sizes, inner] into ys[k] [outer, sizes[k], inner]. */
-void al_split(const float *x, const int64_t *sizes, int n, int64_t outer, int64_t inner,
+void ali_split(const float *x, const int64_t *sizes, int n, int64_t outer, int64_t inner,
 	      float *const *ys);
 /* Gather along the middle axis of x [outer, axis, inner] with n_idx indices (as
  * floats, negative counts from the end) -> y [outer, n_idx, inner]. False when an
  * index is out of range, NaN or not an integer (y is then partly written); the
  * same for every index-taking kernel below. */
-bool al_gather(const float *x, int64_t outer, int64_t axis, int64_t inner, const float *idx,
+bool ali_gather(const float *x, int64_t outer, int64_t axis, int64_t inner, const float *idx,
 	       int64_t n_idx, float *y);
 /* gather_along_axis: x [outer, axis, inner], idx [outer, n, inner] -> y [outer, n, inner]. */
-bool al_gather_along_axis(const float *x, int64_t outer, int64_t axis, int64_t inner,
+bool ali_gather_along_axis(const float *x, int64_t outer, int64_t axis, int64_t inner,
 			  const float *idx, int64_t n, float *y);
 /* gather_nd: x [rank dims], idx [m, k] (k <= rank leading coordinates per row) ->
  * y [m, slice] where slice = product of dims[k..]. */
-bool al_gather_nd(const float *x, int rank, const int64_t *dims, const float *idx, int64_t m,
+bool ali_gather_nd(const float *x, int rank, const int64_t *dims, const float *idx, int64_t m,
 		  int k, float *y);
-/* scatter (along the middle axis, like al_gather): y starts as a copy of x (the
+/* scatter (along the middle axis, like ali_gather): y starts as a copy of x (the
  * caller copies); rows idx[j] of y [outer, axis, inner] get op(y, upd[outer, j, inner]),
  * op one of ADD/SUB/MUL/DIV/MAX/MIN, or AL_BIN_COUNT for plain update. */
-bool al_scatter(float *y, int64_t outer, int64_t axis, int64_t inner, const float *idx,
+bool ali_scatter(float *y, int64_t outer, int64_t axis, int64_t inner, const float *idx,
 		int64_t n_idx, const float *upd, enum al_binop op);
 enum al_pad_mode { AL_PAD_CONSTANT, AL_PAD_REFLECT, AL_PAD_REPLICATE };
 /* y [dims[i] + before[i] + after[i]] = x padded (negative before/after crop). */
-void al_pad(const float *x, int rank, const int64_t *dims, const int64_t *before,
+void ali_pad(const float *x, int rank, const int64_t *dims, const int64_t *before,
 	    const int64_t *after, enum al_pad_mode mode, float value, float *y);
 /* Running sum along the middle axis of [outer, axis, inner]. */
-void al_cumsum(const float *x, int64_t outer, int64_t axis, int64_t inner, bool exclusive,
+void ali_cumsum(const float *x, int64_t outer, int64_t axis, int64_t inner, bool exclusive,
 	       bool reverse, float *y);
 /* Top k along the middle axis: values and indices [outer, k, inner]; largest first
  * when descending (ties: lower index first; NaN ranks above every number, as in
  * PyTorch). k <= axis (slots past axis get NaN / -1). Indices are exact below 2^24. */
-void al_topk(const float *x, int64_t outer, int64_t axis, int64_t inner, int64_t k,
+void ali_topk(const float *x, int64_t outer, int64_t axis, int64_t inner, int64_t k,
 	     bool descending, float *values, float *indices);
 
 /* ------------------------------------------------------------------ recurrent layers
@@ -273,7 +273,7 @@ struct al_lstm {
 	float clip;
 	bool reverse, coupled_input_forget;
 };
-bool al_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, float *y);
+bool ali_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, float *y);
 /* GRU, gate order z, r, o (update, reset, candidate): wx [3H, I], wh [3H, H], bias
  * [3H] (input side) or NULL, bias_h [3H] (recurrent side) or NULL.
  *   z = f1(Wz x + Rz h + bz + bhz), r = f1(Wr x + Rr h + br + bhr)
@@ -286,7 +286,7 @@ struct al_gru {
 	struct al_rnn_acts f1, f2;
 	bool reverse, reset_after;
 };
-bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y);
+bool ali_gru_run(const struct al_gru *p, const float *x, float *h, float *y);
 /* Simple RNN: h' = f(W x + R h + b); wx [H, I], wh [H, H]. */
 struct al_rnn {
 	int64_t T, B, I, H;
@@ -294,6 +294,6 @@ struct al_rnn {
 	struct al_rnn_acts f;
 	bool reverse;
 };
-bool al_rnn_run(const struct al_rnn *p, const float *x, float *h, float *y);
+bool ali_rnn_run(const struct al_rnn *p, const float *x, float *h, float *y);
 
 #endif

@@ -16,7 +16,7 @@
 
 #define TILE 32
 
-void al_transpose(const float *x, int rank, const int64_t *dims, const int *perm, float *y)
+void ali_transpose(const float *x, int rank, const int64_t *dims, const int *perm, float *y)
 {
 	if (rank < 0 || rank > AL_MAX_RANK)
 		return;
@@ -128,7 +128,7 @@ void al_transpose(const float *x, int rank, const int64_t *dims, const int *perm
 
 /* ================================================================== slice */
 
-void al_slice(const float *x, int rank, const int64_t *dims, const int64_t *begin,
+void ali_slice(const float *x, int rank, const int64_t *dims, const int64_t *begin,
 	      const int64_t *stride, const int64_t *out_dims, float *y)
 {
 	if (rank < 0 || rank > AL_MAX_RANK)
@@ -172,7 +172,7 @@ void al_slice(const float *x, int rank, const int64_t *dims, const int64_t *begi
 
 /* ================================================================== concat / split */
 
-void al_concat(const float *const *xs, const int64_t *sizes, int n, int64_t outer,
+void ali_concat(const float *const *xs, const int64_t *sizes, int n, int64_t outer,
 	       int64_t inner, float *y)
 {
 	for (int64_t o = 0; o < outer; o++)
@@ -184,7 +184,7 @@ void al_concat(const float *const *xs, const int64_t *sizes, int n, int64_t oute
 		}
 }
 
-void al_split(const float *x, const int64_t *sizes, int n, int64_t outer, int64_t inner,
+void ali_split(const float *x, const int64_t *sizes, int n, int64_t outer, int64_t inner,
 	      float *const *ys)
 {
 	for (int64_t o = 0; o < outer; o++)
@@ -209,7 +209,7 @@ static bool to_index(float v, int64_t n, int64_t *out)
 	return true;
 }
 
-bool al_gather(const float *x, int64_t outer, int64_t axis, int64_t inner, const float *idx,
+bool ali_gather(const float *x, int64_t outer, int64_t axis, int64_t inner, const float *idx,
 	       int64_t n_idx, float *y)
 {
 	for (int64_t j = 0; j < n_idx; j++) {
@@ -223,7 +223,7 @@ bool al_gather(const float *x, int64_t outer, int64_t axis, int64_t inner, const
 	return true;
 }
 
-bool al_gather_along_axis(const float *x, int64_t outer, int64_t axis, int64_t inner,
+bool ali_gather_along_axis(const float *x, int64_t outer, int64_t axis, int64_t inner,
 			  const float *idx, int64_t n, float *y)
 {
 	for (int64_t o = 0; o < outer; o++)
@@ -241,7 +241,7 @@ bool al_gather_along_axis(const float *x, int64_t outer, int64_t axis, int64_t i
 	return true;
 }
 
-bool al_gather_nd(const float *x, int rank, const int64_t *dims, const float *idx, int64_t m,
+bool ali_gather_nd(const float *x, int rank, const int64_t *dims, const float *idx, int64_t m,
 		  int k, float *y)
 {
 	if (k < 0 || k > rank)
@@ -262,7 +262,7 @@ bool al_gather_nd(const float *x, int rank, const int64_t *dims, const float *id
 	return true;
 }
 
-bool al_scatter(float *y, int64_t outer, int64_t axis, int64_t inner, const float *idx,
+bool ali_scatter(float *y, int64_t outer, int64_t axis, int64_t inner, const float *idx,
 		int64_t n_idx, const float *upd, enum al_binop op)
 {
 	for (int64_t j = 0; j < n_idx; j++) {
@@ -328,7 +328,7 @@ static int64_t pad_src(int64_t s, int64_t d, enum al_pad_mode mode)
 	return m >= d ? p - m : m;
 }
 
-void al_pad(const float *x, int rank, const int64_t *dims, const int64_t *before,
+void ali_pad(const float *x, int rank, const int64_t *dims, const int64_t *before,
 	    const int64_t *after, enum al_pad_mode mode, float value, float *y)
 {
 	if (rank < 0 || rank > AL_MAX_RANK)
@@ -393,7 +393,7 @@ void al_pad(const float *x, int rank, const int64_t *dims, const int64_t *before
 
 #define LANES 64
 
-void al_cumsum(const float *x, int64_t outer, int64_t axis, int64_t inner, bool exclusive,
+void ali_cumsum(const float *x, int64_t outer, int64_t axis, int64_t inner, bool exclusive,
 	       bool reverse, float *y)
 {
 	double acc[LANES];
@@ -457,7 +457,7 @@ static void tk_sift_down(float *v, float *ix, int64_t st, int64_t n, int64_t i, 
 	}
 }
 
-void al_topk(const float *x, int64_t outer, int64_t axis, int64_t inner, int64_t k,
+void ali_topk(const float *x, int64_t outer, int64_t axis, int64_t inner, int64_t k,
 	     bool descending, float *values, float *indices)
 {
 	int64_t kk = k < axis ? k : axis;

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#define AL_BC_MAX 8 /* largest rank al_broadcast_shape accepts */
+#define AL_BC_MAX 8 /* largest rank ali_broadcast_shape accepts */
 #define AL_BC_WALK AL_MAX_RANK /* largest rank the walk handles (beyond: no-op) */
 
 /* ================================================================== unary */
@@ -33,7 +33,7 @@ static float softplusf(float v)
 	return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
 }
 
-void al_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n)
+void ali_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n)
 {
 #define UN(EXPR)                                 \
 	for (size_t i = 0; i < n; i++) {         \
@@ -105,7 +105,7 @@ void al_unary(enum al_unop op, float a, float b, const float *x, float *y, size_
 
 /* ================================================================== broadcasting */
 
-bool al_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ry,
+bool ali_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *ry,
 			int64_t *dy)
 {
 	if (ra < 0 || rb < 0 || ra > AL_BC_MAX || rb > AL_BC_MAX)
@@ -268,7 +268,7 @@ static void bin_run(enum al_binop op, const float *a, int64_t sa, const float *b
 #undef BIN
 }
 
-void al_binary(enum al_binop op, const float *a, int ra, const int64_t *da, const float *b,
+void ali_binary(enum al_binop op, const float *a, int ra, const int64_t *da, const float *b,
 	       int rb, const int64_t *db, float *y, int ry, const int64_t *dy)
 {
 	struct bcast bc;
@@ -285,7 +285,7 @@ void al_binary(enum al_binop op, const float *a, int ra, const int64_t *da, cons
 	}
 }
 
-void al_select(const float *cond, int rc, const int64_t *dc, const float *a, int ra,
+void ali_select(const float *cond, int rc, const int64_t *dc, const float *a, int ra,
 	       const int64_t *da, const float *b, int rb, const int64_t *db, float *y, int ry,
 	       const int64_t *dy)
 {
@@ -305,7 +305,7 @@ void al_select(const float *cond, int rc, const int64_t *dc, const float *a, int
 	}
 }
 
-void al_broadcast_to(const float *x, int rx, const int64_t *dx, float *y, int ry,
+void ali_broadcast_to(const float *x, int rx, const int64_t *dx, float *y, int ry,
 		     const int64_t *dy)
 {
 	struct bcast bc;
@@ -472,7 +472,7 @@ static void red_block(int op, const struct red_geom *g, const float *xb, int n, 
 	}
 }
 
-void al_reduce(enum al_redop op, const float *x, int rank, const int64_t *dims, uint32_t axes,
+void ali_reduce(enum al_redop op, const float *x, int rank, const int64_t *dims, uint32_t axes,
 	       float *y)
 {
 	if (rank < 0 || rank > AL_MAX_RANK)
@@ -665,17 +665,17 @@ static void softmax_impl(const float *x, int64_t outer, int64_t axis, int64_t in
 	}
 }
 
-void al_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
+void ali_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
 {
 	softmax_impl(x, outer, axis, inner, y, false);
 }
 
-void al_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
+void ali_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
 {
 	softmax_impl(x, outer, axis, inner, y, true);
 }
 
-void al_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
+void ali_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
 		   const float *beta, float eps, bool normalize_variance, float *y)
 {
 	if (inner <= 0)
@@ -705,7 +705,7 @@ void al_layer_norm(const float *x, int64_t outer, int64_t inner, const float *ga
 	}
 }
 
-void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
+void ali_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, const float *scale,
 		       const float *bias, float *y)
 {
 	for (int64_t b = 0; b < n; b++)
@@ -718,7 +718,7 @@ void al_channel_affine(const float *x, int64_t n, int64_t c, int64_t inner, cons
 		}
 }
 
-void al_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y)
+void ali_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, float *y)
 {
 	for (int64_t o = 0; o < outer; o++) {
 		const float *xr = x + o * inner;
@@ -732,7 +732,7 @@ void al_l2_normalize(const float *x, int64_t outer, int64_t inner, double eps, f
 	}
 }
 
-void al_lrn(const float *x, int64_t n, int64_t c, int64_t inner, int64_t size, float alpha,
+void ali_lrn(const float *x, int64_t n, int64_t c, int64_t inner, int64_t size, float alpha,
 	    float beta, float k, float *y)
 {
 	int64_t before = (size - 1) / 2, after = size - 1 - before;

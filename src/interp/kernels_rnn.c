@@ -3,7 +3,7 @@
  *
  * The input projection of every step is one gemm up front ([T*B, I] x W^T,
  * input bias folded in); each step then adds the recurrent gemm and applies the
- * gate activations through al_unary. Bidirectional layers are two calls by the
+ * gate activations through ali_unary. Bidirectional layers are two calls by the
  * executor; sequence lengths / masks are not handled here.
  */
 #include "kernels.h"
@@ -16,26 +16,26 @@ static float *scratch(size_t a, size_t b)
 {
 	if (a && b > SIZE_MAX / sizeof(float) / a)
 		return NULL;
-	return al_malloc(a * b * sizeof(float) + 1);
+	return ali_malloc(a * b * sizeof(float) + 1);
 }
 
 static void act(const struct al_rnn_acts *f, float *v, size_t n)
 {
-	al_unary(f->op, f->a, f->b, v, v, n);
+	ali_unary(f->op, f->a, f->b, v, v, n);
 }
 
 /* gx[T*B, G] = x[T*B, I] * wx[G, I]^T + bias[G] (bias may be NULL) */
 static void input_proj(const float *x, size_t TB, size_t I, const float *wx, const float *bias,
 		       size_t G, float *gx)
 {
-	al_gemm(false, true, TB, G, I, 1.0f, x, I, wx, I, 0.0f, gx, G);
+	ali_gemm(false, true, TB, G, I, 1.0f, x, I, wx, I, 0.0f, gx, G);
 	if (bias)
 		for (size_t r = 0; r < TB; r++)
 			for (size_t j = 0; j < G; j++)
 				gx[r * G + j] += bias[j];
 }
 
-bool al_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, float *y)
+bool ali_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, float *y)
 {
 	size_t T = (size_t)p->T, B = (size_t)p->B, I = (size_t)p->I, H = (size_t)p->H;
 	size_t G = 4 * H;
@@ -43,8 +43,8 @@ bool al_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, fl
 		return true;
 	float *gx = scratch(T * B, G), *g = scratch(B, G + H);
 	if (!gx || !g) {
-		al_free(gx);
-		al_free(g);
+		ali_free(gx);
+		ali_free(g);
 		return false;
 	}
 	float *tmp = g + B * G;
@@ -54,7 +54,7 @@ bool al_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, fl
 	for (size_t s = 0; s < T; s++) {
 		size_t t = p->reverse ? T - 1 - s : s;
 		memcpy(g, gx + t * B * G, B * G * sizeof *g);
-		al_gemm(false, true, B, G, H, 1.0f, h, H, p->wh, H, 1.0f, g, G);
+		ali_gemm(false, true, B, G, H, 1.0f, h, H, p->wh, H, 1.0f, g, G);
 		for (size_t b = 0; b < B; b++) {
 			float *gi = g + b * G, *gf = gi + H, *go = gi + 2 * H, *gz = gi + 3 * H;
 			float *cb = c + b * H, *hb = h + b * H;
@@ -88,12 +88,12 @@ bool al_lstm_run(const struct al_lstm *p, const float *x, float *h, float *c, fl
 		if (y)
 			memcpy(y + t * B * H, h, B * H * sizeof *y);
 	}
-	al_free(gx);
-	al_free(g);
+	ali_free(gx);
+	ali_free(g);
 	return true;
 }
 
-bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
+bool ali_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
 {
 	size_t T = (size_t)p->T, B = (size_t)p->B, I = (size_t)p->I, H = (size_t)p->H;
 	size_t G = 3 * H;
@@ -101,8 +101,8 @@ bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
 		return true;
 	float *gx = scratch(T * B, G), *gh = scratch(B, G + H);
 	if (!gx || !gh) {
-		al_free(gx);
-		al_free(gh);
+		ali_free(gx);
+		ali_free(gh);
 		return false;
 	}
 	float *rh = gh + B * G;
@@ -113,7 +113,7 @@ bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
 		const float *gxt = gx + t * B * G;
 		/* recurrent z and r (and o when reset_after): gh = h Wh^T + bias_h */
 		size_t ng = p->reset_after ? G : 2 * H;
-		al_gemm(false, true, B, ng, H, 1.0f, h, H, p->wh, H, 0.0f, gh, G);
+		ali_gemm(false, true, B, ng, H, 1.0f, h, H, p->wh, H, 0.0f, gh, G);
 		if (bh)
 			for (size_t b = 0; b < B; b++)
 				for (size_t j = 0; j < ng; j++)
@@ -130,7 +130,7 @@ bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
 		}
 		if (!p->reset_after) {
 			/* o's recurrent part from r*h */
-			al_gemm(false, true, B, H, H, 1.0f, rh, H, p->wh + 2 * H * H, H, 0.0f,
+			ali_gemm(false, true, B, H, H, 1.0f, rh, H, p->wh + 2 * H * H, H, 0.0f,
 				gh + 2 * H, G);
 			if (bh)
 				for (size_t b = 0; b < B; b++)
@@ -154,33 +154,33 @@ bool al_gru_run(const struct al_gru *p, const float *x, float *h, float *y)
 		if (y)
 			memcpy(y + t * B * H, h, B * H * sizeof *y);
 	}
-	al_free(gx);
-	al_free(gh);
+	ali_free(gx);
+	ali_free(gh);
 	return true;
 }
 
-bool al_rnn_run(const struct al_rnn *p, const float *x, float *h, float *y)
+bool ali_rnn_run(const struct al_rnn *p, const float *x, float *h, float *y)
 {
 	size_t T = (size_t)p->T, B = (size_t)p->B, I = (size_t)p->I, H = (size_t)p->H;
 	if (T == 0 || B == 0 || H == 0)
 		return true;
 	float *gx = scratch(T * B, H), *g = scratch(B, H);
 	if (!gx || !g) {
-		al_free(gx);
-		al_free(g);
+		ali_free(gx);
+		ali_free(g);
 		return false;
 	}
 	input_proj(x, T * B, I, p->wx, p->bias, H, gx);
 	for (size_t s = 0; s < T; s++) {
 		size_t t = p->reverse ? T - 1 - s : s;
 		memcpy(g, gx + t * B * H, B * H * sizeof *g);
-		al_gemm(false, true, B, H, H, 1.0f, h, H, p->wh, H, 1.0f, g, H);
+		ali_gemm(false, true, B, H, H, 1.0f, h, H, p->wh, H, 1.0f, g, H);
 		act(&p->f, g, B * H);
 		memcpy(h, g, B * H * sizeof *h);
 		if (y)
 			memcpy(y + t * B * H, h, B * H * sizeof *y);
 	}
-	al_free(gx);
-	al_free(g);
+	ali_free(gx);
+	ali_free(g);
 	return true;
 }

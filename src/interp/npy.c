@@ -18,7 +18,7 @@
 
 static enum al_status npy_err(al_diags *d, const char *name, uint64_t off, const char *msg)
 {
-	al_diag_add(d, AL_SEV_ERROR, name, off, NULL, NULL, "%s", msg);
+	ali_diag_add(d, AL_SEV_ERROR, name, off, NULL, NULL, "%s", msg);
 	return AL_E_FORMAT;
 }
 
@@ -123,7 +123,7 @@ static double read_elem(const uint8_t *p, const struct npy_type *t)
 	switch (t->kind) {
 	case 'f':
 		if (t->size == 2)
-			return al_f16_to_f32((uint16_t)u);
+			return ali_f16_to_f32((uint16_t)u);
 		if (t->size == 4) {
 			float f;
 			uint32_t w = (uint32_t)u;
@@ -148,7 +148,7 @@ static double read_elem(const uint8_t *p, const struct npy_type *t)
 /* A NUL-terminated UTF-8 copy of a UTF-32LE field of `chars` code points. */
 static char *utf32_to_utf8(const uint8_t *p, int chars)
 {
-	char *s = al_malloc((size_t)chars * 4 + 1);
+	char *s = ali_malloc((size_t)chars * 4 + 1);
 	if (!s)
 		return NULL;
 	size_t k = 0;
@@ -218,7 +218,7 @@ enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name,
 	if (!v || !parse_shape(v, hend, &rank, dims))
 		return npy_err(d, name, hoff, ".npy shape missing, malformed or of rank > 8");
 	size_t count;
-	if (!al_dims_count(rank, dims, &count))
+	if (!ali_dims_count(rank, dims, &count))
 		return npy_err(d, name, hoff, ".npy shape too large");
 	if (fortran) {
 		int big = 0;
@@ -233,7 +233,7 @@ enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name,
 		return npy_err(d, name, data, ".npy data is shorter than its shape says");
 	al_tensor *tt = al_tensor_new(t.dtype, rank, dims);
 	if (!tt) {
-		al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
 		return AL_E_NOMEM;
 	}
 	const uint8_t *p = b + data;
@@ -241,7 +241,7 @@ enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name,
 		if (t.kind == 'U') {
 			if (!(tt->s[i] = utf32_to_utf8(p, t.size / 4))) {
 				al_tensor_free(tt);
-				al_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
+				ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "out of memory");
 				return AL_E_NOMEM;
 			}
 		} else {
@@ -258,11 +258,11 @@ enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d)
 		return AL_E_INVALID_ARG;
 	*out = NULL;
 	struct al_map m;
-	enum al_status st = al_map_file(path, NULL, &m, d);
+	enum al_status st = ali_map_file(path, NULL, &m, d);
 	if (st != AL_OK)
 		return st;
 	st = al_npy_read_buffer(m.s.p, m.s.n, path, out, d);
-	al_unmap(&m);
+	ali_unmap(&m);
 	return st;
 }
 
@@ -374,7 +374,7 @@ enum al_status al_npy_write(FILE *out, const al_tensor *t, int dtype)
 		float v = t->f[i];
 		switch (dtype) {
 		case AL_DT_FP16:
-			put_le(out, al_f16_from_f32(v), 2);
+			put_le(out, ali_f16_from_f32(v), 2);
 			break;
 		case AL_DT_FP64: {
 			double dv = v;

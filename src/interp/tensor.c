@@ -3,7 +3,7 @@
  * exception: it runs before anyone else sees the tensor). The environment maps
  * value names to tensors, with a parent chain for nested blocks.
  *
- * Every allocation goes through al_malloc (fault injection reaches it) and is
+ * Every allocation goes through ali_malloc (fault injection reaches it) and is
  * counted against the run's byte budget (al_exec.max_bytes), so a hostile shape
  * in a 1 KB file is a clean error, never gigabytes. Nothing here does maths. */
 #include "interp.h"
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool al_dims_count(int rank, const int64_t *dims, size_t *out)
+bool ali_dims_count(int rank, const int64_t *dims, size_t *out)
 {
 	if (rank < 0 || rank > AL_TENSOR_MAX_RANK)
 		return false;
@@ -37,14 +37,14 @@ static bool budget_take(struct al_exec *x, const struct al_node *n, size_t bytes
 	uint64_t held = x->opts && x->opts->held_bytes ? *x->opts->held_bytes : 0;
 	if (held > x->max_bytes || x->bytes_live + bytes > x->max_bytes - held) {
 		if (!x->over_budget && held)
-			al_exec_fail(x, n, AL_E_UNSUPPORTED,
+			ali_exec_fail(x, n, AL_E_UNSUPPORTED,
 				     "needs more than the %llu MB of activations allowed "
 				     "(%llu MB live, %llu MB held by the caller, %llu MB more asked)",
 				     (unsigned long long)(x->max_bytes >> 20),
 				     (unsigned long long)(x->bytes_live >> 20),
 				     (unsigned long long)(held >> 20), (unsigned long long)(bytes >> 20));
 		else if (!x->over_budget)
-			al_exec_fail(x, n, AL_E_UNSUPPORTED,
+			ali_exec_fail(x, n, AL_E_UNSUPPORTED,
 				     "needs more than the %llu MB of activations allowed "
 				     "(%llu MB live, %llu MB more asked)",
 				     (unsigned long long)(x->max_bytes >> 20),
@@ -62,17 +62,17 @@ static bool budget_take(struct al_exec *x, const struct al_node *n, size_t bytes
 static struct al_tensor *shell(struct al_exec *x, const struct al_node *n, int dtype, int rank,
 			       const int64_t *dims, size_t *count)
 {
-	if (!al_dims_count(rank, dims, count)) {
+	if (!ali_dims_count(rank, dims, count)) {
 		if (x)
-			al_exec_fail(x, n, AL_E_UNSUPPORTED, "a tensor of rank %d with these dims is "
+			ali_exec_fail(x, n, AL_E_UNSUPPORTED, "a tensor of rank %d with these dims is "
 					 "too large or invalid (at most 2^32 elements, rank <= %d)",
 				     rank, AL_TENSOR_MAX_RANK);
 		return NULL;
 	}
-	struct al_tensor *t = al_calloc(1, sizeof *t);
+	struct al_tensor *t = ali_calloc(1, sizeof *t);
 	if (!t) {
 		if (x)
-			al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+			ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	t->kind = AL_TK_TENSOR;
@@ -85,7 +85,7 @@ static struct al_tensor *shell(struct al_exec *x, const struct al_node *n, int d
 	return t;
 }
 
-struct al_tensor *al_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
 				  const int64_t *dims)
 {
 	size_t count;
@@ -95,25 +95,25 @@ struct al_tensor *al_tensor_alloc(struct al_exec *x, const struct al_node *n, in
 	size_t each = t->dtype == AL_DT_STRING ? sizeof(char *) : sizeof(float);
 	size_t bytes = (count ? count : 1) * each;
 	if (!budget_take(x, n, bytes)) {
-		al_free(t);
+		ali_free(t);
 		return NULL;
 	}
 	t->bytes = bytes;
 	t->owner = x;
 	if (t->dtype == AL_DT_STRING)
-		t->s = al_calloc(count ? count : 1, sizeof(char *));
+		t->s = ali_calloc(count ? count : 1, sizeof(char *));
 	else
-		t->f = al_calloc(count ? count : 1, sizeof(float));
+		t->f = ali_calloc(count ? count : 1, sizeof(float));
 	if (!t->s && !t->f) {
 		if (x)
-			al_exec_fail(x, n, AL_E_NOMEM, "out of memory (%zu bytes)", bytes);
-		al_tensor_unref(t);
+			ali_exec_fail(x, n, AL_E_NOMEM, "out of memory (%zu bytes)", bytes);
+		ali_tensor_unref(t);
 		return NULL;
 	}
 	return t;
 }
 
-struct al_tensor *al_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype, int rank,
 				   const int64_t *dims, const float *data)
 {
 	size_t count;
@@ -125,7 +125,7 @@ struct al_tensor *al_tensor_borrow(struct al_exec *x, const struct al_node *n, i
 	return t;
 }
 
-struct al_tensor *al_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype)
+struct al_tensor *ali_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype)
 {
 	size_t count;
 	struct al_tensor *t = shell(x, n, AL_DT_UNKNOWN, 0, NULL, &count);
@@ -136,22 +136,22 @@ struct al_tensor *al_tensor_list_new(struct al_exec *x, const struct al_node *n,
 	return t;
 }
 
-bool al_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_tensor *list,
+bool ali_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_tensor *list,
 			size_t i, struct al_tensor *item)
 {
 	if (list->kind != AL_TK_LIST)
-		return al_exec_fail(x, n, AL_E_FORMAT, "not a list"), false;
+		return ali_exec_fail(x, n, AL_E_FORMAT, "not a list"), false;
 	if (i > AL_TENSOR_MAX_ELEMS)
-		return al_exec_fail(x, n, AL_E_UNSUPPORTED, "list index %zu too large", i), false;
+		return ali_exec_fail(x, n, AL_E_UNSUPPORTED, "list index %zu too large", i), false;
 	if (i >= list->cap_items) {
 		size_t cap = list->cap_items ? list->cap_items : 4;
 		while (cap <= i)
 			cap *= 2;
 		if (!budget_take(x, n, (cap - list->cap_items) * sizeof *list->items))
 			return false;
-		struct al_tensor **items = al_realloc(list->items, cap * sizeof *items);
+		struct al_tensor **items = ali_realloc(list->items, cap * sizeof *items);
 		if (!items)
-			return al_exec_fail(x, n, AL_E_NOMEM, "out of memory"), false;
+			return ali_exec_fail(x, n, AL_E_NOMEM, "out of memory"), false;
 		memset(items + list->cap_items, 0, (cap - list->cap_items) * sizeof *items);
 		list->bytes += (cap - list->cap_items) * sizeof *items;
 		list->owner = x;
@@ -160,7 +160,7 @@ bool al_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_te
 	}
 	struct al_tensor *old = list->items[i];
 	list->items[i] = al_tensor_ref(item);
-	al_tensor_unref(old);
+	ali_tensor_unref(old);
 	if (i >= list->n_items)
 		list->n_items = i + 1;
 	return true;
@@ -173,40 +173,40 @@ struct al_tensor *al_tensor_ref(struct al_tensor *t)
 	return t;
 }
 
-void al_tensor_unref(struct al_tensor *t)
+void ali_tensor_unref(struct al_tensor *t)
 {
 	if (!t || --t->refs > 0)
 		return;
 	if (t->s)
 		for (size_t i = 0; i < t->n; i++)
-			al_free(t->s[i]);
-	al_free(t->s);
+			ali_free(t->s[i]);
+	ali_free(t->s);
 	if (!t->borrowed)
-		al_free(t->f);
+		ali_free(t->f);
 	for (size_t i = 0; i < t->n_items; i++)
-		al_tensor_unref(t->items[i]);
-	al_free(t->items);
+		ali_tensor_unref(t->items[i]);
+	ali_free(t->items);
 	if (t->owner)
 		t->owner->bytes_live -= t->bytes <= t->owner->bytes_live ? t->bytes : t->owner->bytes_live;
-	al_free(t);
+	ali_free(t);
 }
 
-struct al_tensor *al_tensor_reshaped(struct al_exec *x, const struct al_node *n,
+struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n,
 				     const struct al_tensor *t, int rank, const int64_t *dims)
 {
 	size_t count;
-	if (!al_dims_count(rank, dims, &count) || count != t->n || t->kind != AL_TK_TENSOR) {
-		al_exec_fail(x, n, AL_E_FORMAT, "cannot reshape %zu elements to this shape", t->n);
+	if (!ali_dims_count(rank, dims, &count) || count != t->n || t->kind != AL_TK_TENSOR) {
+		ali_exec_fail(x, n, AL_E_FORMAT, "cannot reshape %zu elements to this shape", t->n);
 		return NULL;
 	}
-	struct al_tensor *r = al_tensor_alloc(x, n, t->dtype, rank, dims);
+	struct al_tensor *r = ali_tensor_alloc(x, n, t->dtype, rank, dims);
 	if (!r)
 		return NULL;
 	if (t->s) {
 		for (size_t i = 0; i < count; i++)
-			if (t->s[i] && !(r->s[i] = al_strdup(t->s[i]))) {
-				al_tensor_unref(r);
-				al_exec_fail(x, n, AL_E_NOMEM, "out of memory");
+			if (t->s[i] && !(r->s[i] = ali_strdup(t->s[i]))) {
+				ali_tensor_unref(r);
+				ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 				return NULL;
 			}
 	} else if (count) {
@@ -216,10 +216,10 @@ struct al_tensor *al_tensor_reshaped(struct al_exec *x, const struct al_node *n,
 	return r;
 }
 
-char *al_strdup(const char *s)
+char *ali_strdup(const char *s)
 {
 	size_t len = strlen(s);
-	char *c = al_malloc(len + 1);
+	char *c = ali_malloc(len + 1);
 	if (c)
 		memcpy(c, s, len + 1);
 	return c;
@@ -239,12 +239,12 @@ struct al_env {
 	size_t cap, used;
 };
 
-struct al_env *al_env_new(struct al_exec *x, struct al_env *parent)
+struct al_env *ali_env_new(struct al_exec *x, struct al_env *parent)
 {
-	struct al_env *e = al_calloc(1, sizeof *e);
+	struct al_env *e = ali_calloc(1, sizeof *e);
 	if (!e) {
 		if (x)
-			al_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
+			ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
 		return NULL;
 	}
 	e->x = x;
@@ -252,17 +252,17 @@ struct al_env *al_env_new(struct al_exec *x, struct al_env *parent)
 	return e;
 }
 
-void al_env_free(struct al_env *e)
+void ali_env_free(struct al_env *e)
 {
 	if (!e)
 		return;
 	for (size_t i = 0; i < e->cap; i++)
 		if (e->slots[i].name) {
-			al_free(e->slots[i].name);
-			al_tensor_unref(e->slots[i].t);
+			ali_free(e->slots[i].name);
+			ali_tensor_unref(e->slots[i].t);
 		}
-	al_free(e->slots);
-	al_free(e);
+	ali_free(e->slots);
+	ali_free(e);
 }
 
 static struct env_slot *find_slot(const struct al_env *e, const char *name, uint32_t h)
@@ -279,11 +279,11 @@ static struct env_slot *find_slot(const struct al_env *e, const char *name, uint
 	return NULL;
 }
 
-struct al_tensor *al_env_get(const struct al_env *e, const char *name)
+struct al_tensor *ali_env_get(const struct al_env *e, const char *name)
 {
 	if (!name)
 		return NULL;
-	uint32_t h = (uint32_t)al_hash_str(name);
+	uint32_t h = (uint32_t)ali_hash_str(name);
 	for (; e; e = e->parent) {
 		struct env_slot *s = find_slot(e, name, h);
 		if (s)
@@ -295,7 +295,7 @@ struct al_tensor *al_env_get(const struct al_env *e, const char *name)
 static bool grow(struct al_env *e)
 {
 	size_t cap = e->cap ? e->cap * 2 : 64;
-	struct env_slot *slots = al_calloc(cap, sizeof *slots);
+	struct env_slot *slots = ali_calloc(cap, sizeof *slots);
 	if (!slots)
 		return false;
 	for (size_t i = 0; i < e->cap; i++) {
@@ -307,36 +307,36 @@ static bool grow(struct al_env *e)
 			j = (j + 1) & (cap - 1);
 		slots[j] = *s;
 	}
-	al_free(e->slots);
+	ali_free(e->slots);
 	e->slots = slots;
 	e->cap = cap;
 	return true;
 }
 
-bool al_env_put(struct al_env *e, const char *name, struct al_tensor *t)
+bool ali_env_put(struct al_env *e, const char *name, struct al_tensor *t)
 {
 	if (!name || !t) {
-		al_tensor_unref(t);
+		ali_tensor_unref(t);
 		return false;
 	}
-	uint32_t h = (uint32_t)al_hash_str(name);
+	uint32_t h = (uint32_t)ali_hash_str(name);
 	struct env_slot *s = find_slot(e, name, h);
 	if (s) {
-		al_tensor_unref(s->t);
+		ali_tensor_unref(s->t);
 		s->t = t;
 		return true;
 	}
 	if ((e->used + 1) * 2 > e->cap && !grow(e)) {
-		al_tensor_unref(t);
+		ali_tensor_unref(t);
 		if (e->x)
-			al_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
+			ali_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
 		return false;
 	}
-	char *copy = al_strdup(name);
+	char *copy = ali_strdup(name);
 	if (!copy) {
-		al_tensor_unref(t);
+		ali_tensor_unref(t);
 		if (e->x)
-			al_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
+			ali_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
 		return false;
 	}
 	size_t j = h & (e->cap - 1);
@@ -351,12 +351,12 @@ bool al_env_put(struct al_env *e, const char *name, struct al_tensor *t)
 
 al_tensor *al_tensor_new(int dtype, int rank, const int64_t *dims)
 {
-	return al_tensor_alloc(NULL, NULL, dtype, rank, dims);
+	return ali_tensor_alloc(NULL, NULL, dtype, rank, dims);
 }
 
 void al_tensor_free(al_tensor *t)
 {
-	al_tensor_unref(t);
+	ali_tensor_unref(t);
 }
 
 int al_tensor_dtype(const al_tensor *t)

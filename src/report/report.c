@@ -19,11 +19,11 @@ static void count_node(void *ctx, const struct al_node *n)
 {
 	struct count_ctx *c = ctx;
 	struct al_summary *sum = c->sum;
-	if (al_node_is_const(n)) {
+	if (ali_node_is_const(n)) {
 		sum->consts++;
 		return;
 	}
-	const struct al_verdict *v = al_view_verdict(c->v, n);
+	const struct al_verdict *v = ali_view_verdict(c->v, n);
 	sum->nodes++;
 	if (v->ane)
 		sum->eligible++;
@@ -31,7 +31,7 @@ static void count_node(void *ctx, const struct al_node *n)
 		sum->per_unit[AL_UNIT_ANE]++;
 	else if ((unsigned)v->placed < AL_UNIT_COUNT)
 		sum->per_unit[v->placed]++;
-	if (al_verdict_moved(v)) {
+	if (ali_verdict_moved(v)) {
 		sum->moved++;
 		if (v->moved_by && !sum->moved_by)
 			sum->moved_by = v->moved_by;
@@ -52,12 +52,12 @@ static void count_node(void *ctx, const struct al_node *n)
 	}
 }
 
-const char *al_moved_by(const struct al_verdict *v)
+const char *ali_moved_by(const struct al_verdict *v)
 {
 	return v->moved_by ? v->moved_by->id : al_place_name(v->place);
 }
 
-bool al_verdict_moved(const struct al_verdict *v)
+bool ali_verdict_moved(const struct al_verdict *v)
 {
 	if (v->placed_ane != v->ane)
 		return true;
@@ -72,14 +72,14 @@ static int cmp_top(const void *a, const void *b)
 	return strcmp(x->rule->id, y->rule->id);
 }
 
-void al_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum)
+void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
 	struct count_ctx c = {sum, v};
-	al_walk_nodes(s, count_node, &c);
+	ali_walk_nodes(s, count_node, &c);
 	qsort(sum->top, sum->n_top, sizeof sum->top[0], cmp_top);
 	const struct al_finding *f;
-	uint32_t nf = al_view_findings(v, s, &f);
+	uint32_t nf = ali_view_findings(v, s, &f);
 	for (uint32_t i = 0; i < nf; i++) {
 		const struct al_rule *r = f[i].rule;
 		if (r->kind != AL_RULE_WARN)
@@ -87,7 +87,7 @@ void al_summarize(const struct al_submodel *s, const struct al_view *v, struct a
 	}
 }
 
-bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
+bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on)
 {
 	if (fail_on == AL_FAIL_NEVER)
@@ -97,7 +97,7 @@ bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
 	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
 	/* a model-level rule on a model without nodes (a non-neural model) */
 	const struct al_finding *f;
-	uint32_t nf = sum->nodes ? 0 : al_view_findings(v, s, &f);
+	uint32_t nf = sum->nodes ? 0 : ali_view_findings(v, s, &f);
 	for (uint32_t i = 0; i < nf; i++) {
 		const struct al_rule *r = f[i].rule;
 		if (r->kind == AL_RULE_WARN)
@@ -141,10 +141,10 @@ static int cmp_type(const void *a, const void *b)
 	return strcmp(x->type, y->type);
 }
 
-void al_count_types(const struct al_submodel *s, struct al_type_counts *tc)
+void ali_count_types(const struct al_submodel *s, struct al_type_counts *tc)
 {
 	memset(tc, 0, sizeof *tc);
-	al_walk_nodes(s, count_type, tc);
+	ali_walk_nodes(s, count_type, tc);
 	qsort(tc->items, tc->n, sizeof tc->items[0], cmp_type);
 }
 
@@ -153,8 +153,8 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
 	for (size_t i = 0; i < al_model_count(m); i++) {
 		const struct al_submodel *s = al_model_get(m, i);
 		struct al_summary sum;
-		al_summarize(s, NULL, &sum);
-		if (al_summary_fails(s, NULL, &sum, fail_on))
+		ali_summarize(s, NULL, &sum);
+		if (ali_summary_fails(s, NULL, &sum, fail_on))
 			return true;
 	}
 	return false;
@@ -162,7 +162,7 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
 
 /* Print a name from the file with control bytes escaped, cut to `width`
  * columns when width > 0. Returns the columns written. */
-int al_put_name(FILE *out, const char *s, int width)
+int ali_put_name(FILE *out, const char *s, int width)
 {
 	int w = 0;
 	if (!s)
@@ -185,13 +185,13 @@ int al_put_name(FILE *out, const char *s, int width)
 	return w;
 }
 
-void al_put_name_padded(FILE *out, const char *s, int width)
+void ali_put_name_padded(FILE *out, const char *s, int width)
 {
-	int w = al_put_name(out, s, width);
+	int w = ali_put_name(out, s, width);
 	fprintf(out, "%*s", width - w > 0 ? width - w : 0, "");
 }
 
-void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
+void ali_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
 			 const struct al_graph **last_graph)
 {
 	if (n->owner == *last_graph)
@@ -199,7 +199,7 @@ void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct
 	*last_graph = n->owner;
 	if (n->owner && (n->owner->function || n->owner->depth > 0)) {
 		fprintf(out, "%s  -- ", al_col(o, C_DIM));
-		al_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
+		ali_put_name(out, n->owner->block ? n->owner->block : n->owner->function, 0);
 		fprintf(out, " --%s\n", al_col(o, C_RESET));
 	}
 }
@@ -225,13 +225,13 @@ static size_t utf8_seq(const unsigned char *s)
 
 void al_json_put_string(FILE *out, const char *s)
 {
-	json_object *j = al_json_string(s);
+	json_object *j = ali_json_string(s);
 	fputs(j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 		: "\"\"", out);
 	json_object_put(j);
 }
 
-json_object *al_json_string(const char *s)
+json_object *ali_json_string(const char *s)
 {
 	/* Names come from hostile files and json-c copies bytes as they are; a JSON
 	 * document must be UTF-8, so each invalid byte becomes U+FFFD. */
@@ -246,7 +246,7 @@ json_object *al_json_string(const char *s)
 	}
 	if (!bad)
 		return json_object_new_string(s);
-	char *fixed = al_malloc(len + 2 * bad + 1);
+	char *fixed = ali_malloc(len + 2 * bad + 1);
 	if (!fixed)
 		return json_object_new_string("");
 	size_t o = 0;
@@ -264,7 +264,7 @@ json_object *al_json_string(const char *s)
 	}
 	fixed[o] = 0;
 	json_object *j = json_object_new_string(fixed);
-	al_free(fixed);
+	ali_free(fixed);
 	return j;
 }
 
@@ -286,7 +286,7 @@ static bool invisible(unsigned cp)
 	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
-size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
+size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 {
 	if (!s)
 		s = "";
@@ -351,12 +351,12 @@ size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 
 size_t al_put_escaped(FILE *out, const char *s, size_t max)
 {
-	return al_put_esc(out, s, AL_ESC_TEXT, max);
+	return ali_put_esc(out, s, AL_ESC_TEXT, max);
 }
 
 /* ================================================================ plans */
 
-const char *al_unit_upper(enum al_unit u)
+const char *ali_unit_upper(enum al_unit u)
 {
 	switch (u) {
 	case AL_UNIT_ANE: return "ANE";
@@ -367,7 +367,7 @@ const char *al_unit_upper(enum al_unit u)
 	}
 }
 
-const char *al_si(char *buf, size_t cap, double v)
+const char *ali_si(char *buf, size_t cap, double v)
 {
 	static const char *const pre[] = {"", " K", " M", " G", " T", " P", " E"};
 	int k = 0;
@@ -387,7 +387,7 @@ const char *al_si(char *buf, size_t cap, double v)
 /* ================================================================ what the sinks show
  * The views al_report_analyze (report_analyze.c) computed, as the sinks read them. */
 
-const struct al_verdict al_no_verdict = {.unit = AL_UNIT_NONE};
+const struct al_verdict ali_no_verdict = {.unit = AL_UNIT_NONE};
 
 /* An analysis whose tables could be allocated (else it only says so). */
 static bool complete(const al_analysis *a)
@@ -395,7 +395,7 @@ static bool complete(const al_analysis *a)
 	return a && a->check && a->views && a->index;
 }
 
-int al_graph_slot_cmp(const void *a, const void *b)
+int ali_graph_slot_cmp(const void *a, const void *b)
 {
 	uintptr_t x = ((const struct graph_slot *)a)->graph, y = ((const struct graph_slot *)b)->graph;
 	return x < y ? -1 : x > y;
@@ -406,21 +406,21 @@ static const struct graph_slot *find_graph(const struct sub_index *ix, const str
 	if (!ix || !g)
 		return NULL;
 	struct graph_slot key = {(uintptr_t)g, 0};
-	return bsearch(&key, ix->graphs, ix->n_graphs, sizeof key, al_graph_slot_cmp);
+	return bsearch(&key, ix->graphs, ix->n_graphs, sizeof key, ali_graph_slot_cmp);
 }
 
-const struct al_verdict *al_view_verdict(const struct al_view *v, const struct al_node *n)
+const struct al_verdict *ali_view_verdict(const struct al_view *v, const struct al_node *n)
 {
 	if (!v || !v->verdicts)
 		return &n->verdict;
 	const struct al_graph *g = n->owner;
 	const struct graph_slot *slot = find_graph(v->index, g);
 	if (!slot || n < g->nodes || n >= g->nodes + g->n_nodes)
-		return &al_no_verdict;
+		return &ali_no_verdict;
 	return &v->verdicts[slot->base + (uint32_t)(n - g->nodes)];
 }
 
-uint32_t al_view_findings(const struct al_view *v, const struct al_submodel *s,
+uint32_t ali_view_findings(const struct al_view *v, const struct al_submodel *s,
 			  const struct al_finding **out)
 {
 	if (!v || !v->verdicts) {
@@ -431,7 +431,7 @@ uint32_t al_view_findings(const struct al_view *v, const struct al_submodel *s,
 	return v->n_findings;
 }
 
-void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
+void ali_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
 		  al_plan_fn fn, void *ctx)
 {
 	(void)o;
@@ -456,7 +456,7 @@ void al_each_plan(const struct al_report_item *items, size_t n, const struct al_
 	}
 }
 
-const struct al_view *al_analysis_view(const al_analysis *a, size_t t, size_t k)
+const struct al_view *ali_analysis_view(const al_analysis *a, size_t t, size_t k)
 {
 	if (!complete(a) || t >= a->n_targets || k >= a->n_subs || a->check[t] != AL_OK)
 		return NULL;
@@ -471,18 +471,18 @@ bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on)
 		for (size_t k = 0; k < a->n_subs; k++) {
 			const struct al_view *v = &a->views[t * a->n_subs + k];
 			struct al_summary sum;
-			al_summarize(v->s, v, &sum);
-			if (al_summary_fails(v->s, v, &sum, fail_on))
+			ali_summarize(v->s, v, &sum);
+			if (ali_summary_fails(v->s, v, &sum, fail_on))
 				return true;
 		}
 	}
 	return false;
 }
 
-size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out)
+size_t ali_rule_list(const al_user_rules *u, const struct al_rule ***out)
 {
 	size_t cap = al_rules_count() + al_user_rules_count(u), n = 0;
-	const struct al_rule **v = al_calloc(cap ? cap : 1, sizeof *v);
+	const struct al_rule **v = ali_calloc(cap ? cap : 1, sizeof *v);
 	*out = v;
 	if (!v)
 		return 0;

@@ -1,17 +1,17 @@
 /* report.h: report sinks (text, JSON) and what they share. A sink turns the
  * checked models into one output stream; all sinks see the same data, so a
- * new format (SARIF, HTML) is one more row in al_sinks[]. */
+ * new format (SARIF, HTML) is one more row in ali_sinks[]. */
 #ifndef ANELINT_REPORT_H
 #define ANELINT_REPORT_H
 
 #include "analysis.h"
 
 /* The sink interface itself is public (anelint.h); these are the helpers. */
-extern const struct al_sink al_sink_text, al_sink_json;
-/* The report sinks (anelint report): one file each, all over al_each_plan. */
-extern const struct al_sink al_sink_html, al_sink_sarif, al_sink_markdown, al_sink_dot;
-extern const struct al_sink *const al_sinks[];
-extern const size_t al_sinks_count;
+extern const struct al_sink ali_sink_text, ali_sink_json;
+/* The report sinks (anelint report): one file each, all over ali_each_plan. */
+extern const struct al_sink ali_sink_html, ali_sink_sarif, ali_sink_markdown, ali_sink_dot;
+extern const struct al_sink *const ali_sinks[];
+extern const size_t ali_sinks_count;
 
 /* ---- shared helpers */
 
@@ -35,12 +35,12 @@ struct al_summary {
 struct al_view;
 /* Who moved a node off its own verdict: the rule's id, or the policy's reason
  * ("cpu_sticks", "resolved", ...). */
-const char *al_moved_by(const struct al_verdict *v);
+const char *ali_moved_by(const struct al_verdict *v);
 /* Whether the final placement differs from the op's own verdict (a resolved
  * gpu_or_cpu does not count). */
-bool al_verdict_moved(const struct al_verdict *v);
-void al_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
-bool al_summary_fails(const struct al_submodel *s, const struct al_view *v,
+bool ali_verdict_moved(const struct al_verdict *v);
+void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
+bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);
 
 #define AL_TYPE_COUNTS_MAX 256
@@ -53,7 +53,7 @@ struct al_type_counts {
 	uint32_t n;
 	bool truncated;
 };
-void al_count_types(const struct al_submodel *s, struct al_type_counts *tc);
+void ali_count_types(const struct al_submodel *s, struct al_type_counts *tc);
 
 /* ANSI colours of the text sinks; al_col() gives "" unless colour is on. */
 #define C_RESET "\033[0m"
@@ -76,36 +76,36 @@ static inline const char *al_unit_colour(enum al_unit u)
 
 /* Print a name from a model file with control bytes escaped, cut to `width`
  * columns when width > 0; returns the columns written (report.c). */
-int al_put_name(FILE *out, const char *s, int width);
-/* al_put_name, then spaces up to `width` columns. */
-void al_put_name_padded(FILE *out, const char *s, int width);
+int ali_put_name(FILE *out, const char *s, int width);
+/* ali_put_name, then spaces up to `width` columns. */
+void ali_put_name_padded(FILE *out, const char *s, int width);
 /* When n starts a new nested graph (function or block) print its dim header. */
-void al_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
+void ali_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,
 			 const struct al_graph **last_graph);
 
 /* ---- plan sinks (report_plan.c) and the --target all matrix of `check` (report_matrix.c) */
-void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
+void ali_text_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o);
-void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
+void ali_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o);
-void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
+void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o);
 /* Adds the matrix to a finished `check` JSON document: "targets" at the root and,
  * per model, "units_by_target" (counts) and per layer "units" (target id -> unit). */
 struct json_object;
-void al_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
+void ali_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o);
 
 /* A JSON string for text from a model file: invalid UTF-8 bytes become U+FFFD. */
 struct json_object;
-struct json_object *al_json_string(const char *s);
+struct json_object *ali_json_string(const char *s);
 
 /* ---- text from a model file in a document format (report.c)
- * Names, types, reasons and user rule texts are untrusted: any bytes. al_put_esc
+ * Names, types, reasons and user rule texts are untrusted: any bytes. ali_put_esc
  * writes s as valid UTF-8 (each invalid byte U+FFFD), shows control characters
  * (C0, DEL, C1) and the bidirectional overrides (U+202A-202E, U+2066-2069) as
  * visible "\xNN" / "\uNNNN" text, and escapes what the format needs:
- *   AL_ESC_TEXT  nothing more (terminal text, like al_put_name)
+ *   AL_ESC_TEXT  nothing more (terminal text, like ali_put_name)
  *   AL_ESC_HTML  & < > " ' as character references (element text and quoted
  *                attribute values, also inside inline SVG)
  *   AL_ESC_MD    every ASCII punctuation character backslash-escaped (CommonMark
@@ -114,12 +114,12 @@ struct json_object *al_json_string(const char *s);
  * At most `max` characters shown when max > 0 (an escape shown as "\\x01" counts
  * 4; U+2026 ends a cut text). Returns the characters shown. */
 enum al_esc { AL_ESC_TEXT, AL_ESC_HTML, AL_ESC_MD, AL_ESC_DOT };
-size_t al_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max);
+size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max);
 
 /* ---- what the sinks show (report_analyze.c)
  * One sub-model as al_report_analyze saw it for one target: its plan, and the
  * verdicts and model findings of that target's check. Sinks read a node's
- * verdict through al_view_verdict, never node->verdict, since with --target all
+ * verdict through ali_view_verdict, never node->verdict, since with --target all
  * the model holds only the requested target's. */
 struct sub_index;
 struct al_view {
@@ -160,34 +160,34 @@ struct al_analysis {
 };
 
 /* Compares two graph_slot by graph address (the order of sub_index.graphs). */
-int al_graph_slot_cmp(const void *a, const void *b);
+int ali_graph_slot_cmp(const void *a, const void *b);
 /* The verdict of a node a snapshot has no slot for: none. */
-extern const struct al_verdict al_no_verdict;
+extern const struct al_verdict ali_no_verdict;
 
 /* The verdict of node n (of v->s) in v; v NULL: n's own. */
-const struct al_verdict *al_view_verdict(const struct al_view *v, const struct al_node *n);
+const struct al_verdict *ali_view_verdict(const struct al_view *v, const struct al_node *n);
 /* The model-level findings of s in v (v NULL: s's own); their count. */
-uint32_t al_view_findings(const struct al_view *v, const struct al_submodel *s,
+uint32_t ali_view_findings(const struct al_view *v, const struct al_submodel *s,
 			  const struct al_finding **out);
 /* The view of sub-model k for target t (the analysed targets: every family with
  * --target all, else the requested one), or NULL when that target's check failed. */
-const struct al_view *al_analysis_view(const al_analysis *a, size_t t, size_t k);
+const struct al_view *ali_analysis_view(const al_analysis *a, size_t t, size_t k);
 
 /* Every view of a report, in order: per model, per target, per sub-model. A
  * target whose check failed is one call, for the first sub-model, with
  * v->plan NULL and v->error set; so is a model never analysed. */
 typedef void (*al_plan_fn)(void *ctx, const struct al_report_item *it, const struct al_view *v);
-void al_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
+void ali_each_plan(const struct al_report_item *items, size_t n, const struct al_report_opts *o,
 		  al_plan_fn fn, void *ctx);
 
 /* "ANE", "GPU", "CPU", "GPU/CPU", "-" */
-const char *al_unit_upper(enum al_unit u);
+const char *ali_unit_upper(enum al_unit u);
 /* 1234567 -> "1.23 M" */
-const char *al_si(char *buf, size_t cap, double v);
+const char *ali_si(char *buf, size_t cap, double v);
 /* The rules a report lists, in the order of `anelint rules`: every built-in rule
  * (a user override in its place), then the user file's new rules. *out is
- * al_malloc'd (NULL and 0 when that fails); al_free it. */
-size_t al_rule_list(const al_user_rules *u, const struct al_rule ***out);
+ * ali_malloc'd (NULL and 0 when that fails); ali_free it. */
+size_t ali_rule_list(const al_user_rules *u, const struct al_rule ***out);
 
 /* ---- a planned sub-model as rows and as a graph (report_graph.c) */
 struct al_row {
@@ -216,17 +216,17 @@ struct al_dag {
 	struct al_row_ref {
 		uintptr_t node;
 		uint32_t row;
-	} *by_node; /* rows sorted by node address, for al_dag_row_of */
+	} *by_node; /* rows sorted by node address, for ali_dag_row_of */
 };
 /* Build it for the sub-model of v, its plan (NULL: no plan indices) and its
  * verdicts. False when out of memory (then nothing is held). */
-bool al_dag_build(const struct al_view *v, struct al_dag *g);
-void al_dag_free(struct al_dag *g);
+bool ali_dag_build(const struct al_view *v, struct al_dag *g);
+void ali_dag_free(struct al_dag *g);
 /* The rows[] index of node n, -1 if it is not in g. */
-long al_dag_row_of(const struct al_dag *g, const struct al_node *n);
+long ali_dag_row_of(const struct al_dag *g, const struct al_node *n);
 /* The unit the plan places row r on (its verdict when unplanned). */
-enum al_unit al_row_unit(const struct al_row *r, const struct al_plan *p);
+enum al_unit ali_row_unit(const struct al_row *r, const struct al_plan *p);
 /* Whether the plan moved row r off the ANE though its own verdict keeps it there. */
-bool al_row_moved(const struct al_row *r, const struct al_plan *p);
+bool ali_row_moved(const struct al_row *r, const struct al_plan *p);
 
 #endif

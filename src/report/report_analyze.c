@@ -3,8 +3,8 @@
  * report shows (the requested one, or with --target all every chip family),
  * keeps each target's verdicts and model findings (a copy: the next check
  * empties them) and its plans, and turns every failure into the item's status
- * and an error. The sinks only read the result (report.c: al_each_plan,
- * al_view_verdict) and never link to this file: no sink checks or plans.
+ * and an error. The sinks only read the result (report.c: ali_each_plan,
+ * ali_view_verdict) and never link to this file: no sink checks or plans.
  *
  * Path through this file:
  *   al_report_analyze  per loaded model: the analysis and its arena, then
@@ -29,7 +29,7 @@ void al_analysis_free(al_analysis *a)
 	for (size_t i = 0; a->views && i < a->n_targets * a->n_subs; i++)
 		al_plan_free(a->views[i].plan);
 	struct al_arena arena = a->arena;
-	al_arena_free(&arena); /* a itself lives in it */
+	ali_arena_free(&arena); /* a itself lives in it */
 }
 
 /* ================================================================ snapshots */
@@ -49,7 +49,7 @@ static void add_owner(void *vctx, const struct al_node *n)
 	c->last = n->owner;
 	if (c->n == c->cap) {
 		uint32_t cap = c->cap ? 2 * c->cap : 16;
-		struct graph_slot *g = cap > c->cap ? al_realloc(c->graphs, (size_t)cap * sizeof *g) : NULL;
+		struct graph_slot *g = cap > c->cap ? ali_realloc(c->graphs, (size_t)cap * sizeof *g) : NULL;
 		if (!g) {
 			c->nomem = true;
 			return;
@@ -65,12 +65,12 @@ static enum al_status index_sub(struct al_arena *arena, const struct al_submodel
 				struct sub_index *ix)
 {
 	struct index_ctx c = {0};
-	al_walk_nodes(s, add_owner, &c);
+	ali_walk_nodes(s, add_owner, &c);
 	if (c.nomem) {
-		al_free(c.graphs);
+		ali_free(c.graphs);
 		return AL_E_NOMEM;
 	}
-	qsort(c.graphs, c.n, sizeof *c.graphs, al_graph_slot_cmp);
+	qsort(c.graphs, c.n, sizeof *c.graphs, ali_graph_slot_cmp);
 	uint32_t n = 0;
 	uint64_t slots = 0;
 	for (uint32_t i = 0; i < c.n; i++) {
@@ -81,16 +81,16 @@ static enum al_status index_sub(struct al_arena *arena, const struct al_submodel
 		slots += ((const struct al_graph *)c.graphs[i].graph)->n_nodes;
 		n++;
 	}
-	ix->graphs = al_arena_array(arena, n ? n : 1, sizeof *ix->graphs);
+	ix->graphs = ali_arena_array(arena, n ? n : 1, sizeof *ix->graphs);
 	if (!ix->graphs || slots > UINT32_MAX) {
-		al_free(c.graphs);
+		ali_free(c.graphs);
 		return AL_E_NOMEM;
 	}
 	if (n)
 		memcpy(ix->graphs, c.graphs, n * sizeof *ix->graphs);
 	ix->n_graphs = n;
 	ix->n_slots = (uint32_t)slots;
-	al_free(c.graphs);
+	ali_free(c.graphs);
 	return AL_OK;
 }
 
@@ -105,16 +105,16 @@ static void copy_verdict(void *vctx, const struct al_node *n)
 {
 	struct copy_ctx *c = vctx;
 	const struct al_verdict *src = &n->verdict;
-	struct al_verdict *dst = (struct al_verdict *)al_view_verdict(c->v, n);
-	if (dst == &al_no_verdict)
+	struct al_verdict *dst = (struct al_verdict *)ali_view_verdict(c->v, n);
+	if (dst == &ali_no_verdict)
 		return;
 	*dst = *src;
 	dst->rules = NULL;
 	dst->reasons = NULL;
 	if (!src->n_rules)
 		return;
-	const struct al_rule **rules = al_arena_array(c->arena, src->n_rules, sizeof *rules);
-	const char **reasons = al_arena_array(c->arena, src->n_rules, sizeof *reasons);
+	const struct al_rule **rules = ali_arena_array(c->arena, src->n_rules, sizeof *rules);
+	const char **reasons = ali_arena_array(c->arena, src->n_rules, sizeof *reasons);
 	if (!rules || !reasons) {
 		c->nomem = true;
 		dst->n_rules = 0;
@@ -123,7 +123,7 @@ static void copy_verdict(void *vctx, const struct al_node *n)
 	for (uint32_t r = 0; r < src->n_rules; r++) {
 		rules[r] = src->rules[r];
 		reasons[r] = src->reasons && src->reasons[r]
-				     ? al_arena_strndup(c->arena, src->reasons[r], strlen(src->reasons[r]))
+				     ? ali_arena_strndup(c->arena, src->reasons[r], strlen(src->reasons[r]))
 				     : "";
 		if (!reasons[r])
 			c->nomem = true;
@@ -136,24 +136,24 @@ static void copy_verdict(void *vctx, const struct al_node *n)
 static enum al_status snapshot(struct al_arena *arena, const struct al_submodel *s,
 			       const struct sub_index *ix, struct al_view *v)
 {
-	struct al_verdict *verdicts = al_arena_array(arena, ix->n_slots ? ix->n_slots : 1, sizeof *verdicts);
+	struct al_verdict *verdicts = ali_arena_array(arena, ix->n_slots ? ix->n_slots : 1, sizeof *verdicts);
 	if (!verdicts)
 		return AL_E_NOMEM;
 	for (uint32_t i = 0; i < ix->n_slots; i++)
-		verdicts[i] = al_no_verdict;
+		verdicts[i] = ali_no_verdict;
 	v->verdicts = verdicts;
 	v->index = ix;
 	struct copy_ctx c = {.arena = arena, .v = v, .out = verdicts};
-	al_walk_nodes(s, copy_verdict, &c);
+	ali_walk_nodes(s, copy_verdict, &c);
 	if (c.nomem)
 		return AL_E_NOMEM;
 	if (s->n_findings) {
-		struct al_finding *f = al_arena_array(arena, s->n_findings, sizeof *f);
+		struct al_finding *f = ali_arena_array(arena, s->n_findings, sizeof *f);
 		if (!f)
 			return AL_E_NOMEM;
 		for (uint32_t i = 0; i < s->n_findings; i++) {
 			f[i] = s->findings[i];
-			if (f[i].reason && !(f[i].reason = al_arena_strndup(arena, f[i].reason,
+			if (f[i].reason && !(f[i].reason = ali_arena_strndup(arena, f[i].reason,
 									    strlen(f[i].reason))))
 				return AL_E_NOMEM;
 		}
@@ -169,7 +169,7 @@ static enum al_status snapshot(struct al_arena *arena, const struct al_submodel 
 static const char *failure(struct al_arena *arena, const al_diags *d, enum al_status st)
 {
 	const char *msg = d && al_diags_count(d) ? al_diags_get(d, 0)->msg : al_status_str(st);
-	const char *kept = al_arena_strndup(arena, msg, strlen(msg));
+	const char *kept = ali_arena_strndup(arena, msg, strlen(msg));
 	return kept ? kept : al_status_str(st);
 }
 
@@ -183,7 +183,7 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 	po.target = v->target;
 	/* the work floor as the check saw it (ANE072 may be switched off) */
 	const struct al_check_opts *co = o->check;
-	po.no_work_floor = !al_work_floor_applies(co ? co->user_rules : NULL, v->target,
+	po.no_work_floor = !ali_work_floor_applies(co ? co->user_rules : NULL, v->target,
 						  co ? co->os : NULL);
 	po.os = co ? co->os : NULL;
 	al_diags *pd = al_diags_new();
@@ -191,7 +191,7 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 	if (st != AL_OK) {
 		v->plan = NULL;
 		v->error = failure(&a->arena, pd, st);
-		al_diag_add(d, AL_SEV_ERROR, v->s->path, UINT64_MAX, NULL, NULL, "cannot plan for %s: %s",
+		ali_diag_add(d, AL_SEV_ERROR, v->s->path, UINT64_MAX, NULL, NULL, "cannot plan for %s: %s",
 			    v->target->id ? v->target->id : "?", v->error);
 	}
 	al_diags_free(pd);
@@ -212,7 +212,7 @@ static enum al_status check_for(al_model *m, const struct al_report_opts *o, con
 	enum al_status st = cd ? al_model_check(m, &co, cd) : AL_E_NOMEM;
 	if (st != AL_OK) {
 		*error = al_status_str(st);
-		al_diag_add(d, AL_SEV_ERROR, al_model_path(m), UINT64_MAX, NULL, NULL, "cannot check%s%s: %s",
+		ali_diag_add(d, AL_SEV_ERROR, al_model_path(m), UINT64_MAX, NULL, NULL, "cannot check%s%s: %s",
 			    t ? " for " : "", t && t->id ? t->id : "",
 			    cd && al_diags_count(cd) ? al_diags_get(cd, 0)->msg : *error);
 	}
@@ -229,9 +229,9 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 				   al_diags *d)
 {
 	size_t ns = a->n_subs, nt = a->n_targets;
-	a->check = al_arena_array(&a->arena, nt, sizeof *a->check);
-	a->views = al_arena_array(&a->arena, nt * ns > 0 ? nt * ns : 1, sizeof *a->views);
-	a->index = al_arena_array(&a->arena, ns ? ns : 1, sizeof *a->index);
+	a->check = ali_arena_array(&a->arena, nt, sizeof *a->check);
+	a->views = ali_arena_array(&a->arena, nt * ns > 0 ? nt * ns : 1, sizeof *a->views);
+	a->index = ali_arena_array(&a->arena, ns ? ns : 1, sizeof *a->index);
 	if (!a->check || !a->views || !a->index)
 		return AL_E_NOMEM;
 	const struct al_target *one = o->plan && o->plan->target   ? o->plan->target
@@ -298,7 +298,7 @@ enum al_status al_report_analyze(struct al_report_item *items, size_t n, const s
 		if (!it->model)
 			continue;
 		struct al_arena arena = {0};
-		al_analysis *a = al_arena_alloc(&arena, sizeof *a);
+		al_analysis *a = ali_arena_alloc(&arena, sizeof *a);
 		enum al_status st = AL_E_NOMEM;
 		if (a) {
 			a->arena = arena;
@@ -308,11 +308,11 @@ enum al_status al_report_analyze(struct al_report_item *items, size_t n, const s
 			st = analyze_item(a, it->model, o, d);
 			it->analysis = a;
 		} else {
-			al_arena_free(&arena);
+			ali_arena_free(&arena);
 		}
 		if (st != AL_OK) {
 			if (st == AL_E_NOMEM)
-				al_diag_add(d, AL_SEV_ERROR, it->path, UINT64_MAX, NULL, NULL,
+				ali_diag_add(d, AL_SEV_ERROR, it->path, UINT64_MAX, NULL, NULL,
 					    "out of memory while analysing the model");
 			if (it->status == AL_OK)
 				it->status = st;

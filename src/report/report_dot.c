@@ -36,7 +36,7 @@ static const char *cluster_fill(enum al_unit u)
 
 static void q(FILE *out, const char *s, size_t max)
 {
-	al_put_esc(out, s, AL_ESC_DOT, max);
+	ali_put_esc(out, s, AL_ESC_DOT, max);
 }
 
 static void node_stmt(struct dot *c, uint32_t m, const struct al_dag *g, uint32_t i, const struct al_plan *p)
@@ -45,18 +45,18 @@ static void node_stmt(struct dot *c, uint32_t m, const struct al_dag *g, uint32_
 	const struct al_row *row = &g->rows[g->top[i]];
 	const struct al_node *n = row->node;
 	const struct al_verdict *v = row->verdict;
-	enum al_unit u = al_row_unit(row, p);
+	enum al_unit u = ali_row_unit(row, p);
 	fprintf(out, "    m%" PRIu32 "_%" PRIu32 " [label=\"", m, row->index);
 	q(out, n->name, DOT_LABEL);
 	fputs("\\n", out);
 	q(out, n->type, DOT_LABEL);
-	fprintf(out, " (%s", al_unit_upper(u));
+	fprintf(out, " (%s", ali_unit_upper(u));
 	if (g->nested[i])
 		fprintf(out, ", +%" PRIu32 " nested", g->nested[i]);
 	fprintf(out, ")\", fillcolor=\"%s\", color=\"%s\"", fill_of(u), line_of(u));
 	if (!v->ane)
 		fputs(", penwidth=3", out);
-	else if (al_row_moved(row, p))
+	else if (ali_row_moved(row, p))
 		fputs(", style=\"rounded,filled,dashed\", penwidth=2", out);
 	fprintf(out, ", tooltip=\"#%" PRIu32 " ", row->index);
 	q(out, n->name, 0);
@@ -94,7 +94,7 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 	}
 	fputs(")\";\n    style=\"rounded\"; color=\"#999999\";\n", out);
 	struct al_dag g;
-	if (!s->n_graphs || !al_dag_build(v, &g)) {
+	if (!s->n_graphs || !ali_dag_build(v, &g)) {
 		fprintf(out, "    m%" PRIu32 "_empty [label=\"%s\", shape=plaintext, style=\"\"];\n  }\n", m,
 			s->n_children ? "pipeline: its models follow" : "no layers");
 		return;
@@ -104,8 +104,8 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 	/* one cluster per segment (graph nodes bucketed by segment); the nodes of
 	 * no segment (no plan, or out of memory) go in the model's cluster */
 	uint32_t n_seg = p ? p->n_segments : 0;
-	uint32_t *start = n_seg ? al_calloc((size_t)n_seg + 1, sizeof *start) : NULL;
-	uint32_t *by_seg = start ? al_calloc(g.n ? g.n : 1, sizeof *by_seg) : NULL;
+	uint32_t *start = n_seg ? ali_calloc((size_t)n_seg + 1, sizeof *start) : NULL;
+	uint32_t *by_seg = start ? ali_calloc(g.n ? g.n : 1, sizeof *by_seg) : NULL;
 	if (!by_seg)
 		n_seg = 0;
 	for (uint32_t i = 0; i < g.n && n_seg; i++) {
@@ -128,8 +128,8 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 			fprintf(out, "    subgraph cluster_m%" PRIu32 "_s%" PRIu32 " {\n      label=\"segment %" PRIu32
 				     ": %s, %" PRIu32 " layers #%" PRIu32 "..#%" PRIu32 ", %s FLOPs\";\n"
 				     "      style=\"filled,rounded\"; fillcolor=\"%s\"; color=\"%s\";\n",
-				m, k, k, al_unit_upper(sg->unit), sg->n_nodes, sg->first, sg->last,
-				al_si(buf, sizeof buf, sg->flops), cluster_fill(sg->unit), line_of(sg->unit));
+				m, k, k, ali_unit_upper(sg->unit), sg->n_nodes, sg->first, sg->last,
+				ali_si(buf, sizeof buf, sg->flops), cluster_fill(sg->unit), line_of(sg->unit));
 			for (uint32_t j = a; j < b; j++) {
 				fputs("  ", out);
 				node_stmt(c, m, &g, by_seg[j], p);
@@ -143,16 +143,16 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 		if (!n_seg || row->plan < 0 || p->segment[row->plan] >= n_seg)
 			node_stmt(c, m, &g, i, p);
 	}
-	al_free(start);
-	al_free(by_seg);
+	ali_free(start);
+	ali_free(by_seg);
 	for (uint32_t e = 0; e < g.n_edges; e++) {
 		const struct al_row *a = &g.rows[g.top[g.edges[e].from]], *b = &g.rows[g.top[g.edges[e].to]];
 		fprintf(out, "    m%" PRIu32 "_%" PRIu32 " -> m%" PRIu32 "_%" PRIu32, m, a->index, m, b->index);
-		if (al_row_unit(a, p) != al_row_unit(b, p))
+		if (ali_row_unit(a, p) != ali_row_unit(b, p))
 			fputs(" [color=\"#c62828\", penwidth=2, style=dashed]", out);
 		fputs(";\n", out);
 	}
-	al_dag_free(&g);
+	ali_dag_free(&g);
 	fputs("  }\n", out);
 }
 
@@ -168,11 +168,11 @@ static void dot_report(FILE *out, const struct al_report_item *items, size_t n, 
 		     "height=0.3];\n"
 		     "  edge [color=\"#888888\", arrowsize=0.6];\n",
 		ANELINT_VERSION);
-	al_each_plan(items, n, o, dot_model, &c);
+	ali_each_plan(items, n, o, dot_model, &c);
 	fputs("}\n", out);
 }
 
-const struct al_sink al_sink_dot = {
+const struct al_sink ali_sink_dot = {
 	.name = "dot",
 	.check = dot_report,
 	.plan = dot_report,

@@ -24,8 +24,8 @@ static bool map_init(struct name_map *m, size_t names)
 	m->cap = 16;
 	while (m->cap < 2 * names + 2)
 		m->cap *= 2;
-	m->key = al_calloc(m->cap, sizeof *m->key);
-	m->val = al_calloc(m->cap, sizeof *m->val);
+	m->key = ali_calloc(m->cap, sizeof *m->key);
+	m->val = ali_calloc(m->cap, sizeof *m->val);
 	return m->key && m->val;
 }
 
@@ -38,7 +38,7 @@ static void map_put(struct name_map *m, const char *k, uint32_t v)
 {
 	if (!k || !*k)
 		return;
-	size_t i = (size_t)al_hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)ali_hash_str(k) & (m->cap - 1);
 	while (m->key[i] && strcmp(m->key[i], k) != 0)
 		i = (i + 1) & (m->cap - 1);
 	m->key[i] = k;
@@ -49,7 +49,7 @@ static bool map_get(const struct name_map *m, const char *k, uint32_t *v)
 {
 	if (!k || !*k)
 		return false;
-	size_t i = (size_t)al_hash_str(k) & (m->cap - 1);
+	size_t i = (size_t)ali_hash_str(k) & (m->cap - 1);
 	while (m->key[i]) {
 		if (strcmp(m->key[i], k) == 0) {
 			*v = m->val[i];
@@ -72,7 +72,7 @@ static void collect_row(void *vctx, const struct al_node *n)
 {
 	struct collect *c = vctx;
 	if (c->n < c->cap) {
-		c->rows[c->n] = (struct al_row){.node = n, .verdict = al_view_verdict(c->v, n), .index = c->n,
+		c->rows[c->n] = (struct al_row){.node = n, .verdict = ali_view_verdict(c->v, n), .index = c->n,
 						.plan = -1, .dag = -1};
 		c->names += n->n_outputs;
 	}
@@ -108,7 +108,7 @@ static bool add_edge(struct al_dag *g, uint32_t *cap, uint32_t *mark, uint32_t f
 	mark[from] = to + 1;
 	if (g->n_edges == *cap) {
 		uint32_t nc = *cap ? *cap * 2 : 64;
-		struct al_edge *v = al_realloc(g->edges, (size_t)nc * sizeof *v);
+		struct al_edge *v = ali_realloc(g->edges, (size_t)nc * sizeof *v);
 		if (!v)
 			return false;
 		g->edges = v;
@@ -124,7 +124,7 @@ static int cmp_ref(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-long al_dag_row_of(const struct al_dag *g, const struct al_node *n)
+long ali_dag_row_of(const struct al_dag *g, const struct al_node *n)
 {
 	if (!n || !g->by_node)
 		return -1;
@@ -133,22 +133,22 @@ long al_dag_row_of(const struct al_dag *g, const struct al_node *n)
 	return hit ? (long)hit->row : -1;
 }
 
-bool al_dag_build(const struct al_view *v, struct al_dag *g)
+bool ali_dag_build(const struct al_view *v, struct al_dag *g)
 {
 	const struct al_submodel *s = v->s;
 	const struct al_plan *p = v->plan;
 	memset(g, 0, sizeof *g);
 	uint32_t total = 0;
-	al_walk_nodes(s, count_row, &total);
+	ali_walk_nodes(s, count_row, &total);
 	struct collect c = {.cap = total, .v = v};
-	c.rows = al_calloc(total ? total : 1, sizeof *c.rows);
-	g->top = al_calloc(total ? total : 1, sizeof *g->top);
-	g->nested = al_calloc(total ? total : 1, sizeof *g->nested);
-	uint32_t *mark = al_calloc(total ? total : 1, sizeof *mark);
+	c.rows = ali_calloc(total ? total : 1, sizeof *c.rows);
+	g->top = ali_calloc(total ? total : 1, sizeof *g->top);
+	g->nested = ali_calloc(total ? total : 1, sizeof *g->nested);
+	uint32_t *mark = ali_calloc(total ? total : 1, sizeof *mark);
 	struct name_map map = {0};
 	if (!c.rows || !g->top || !g->nested || !mark)
 		goto fail;
-	al_walk_nodes(s, collect_row, &c);
+	ali_walk_nodes(s, collect_row, &c);
 	g->rows = c.rows;
 	g->n_rows = total;
 	if (!map_init(&map, c.names))
@@ -162,7 +162,7 @@ bool al_dag_build(const struct al_view *v, struct al_dag *g)
 	for (uint32_t r = 0; r < total; r++) {
 		struct al_row *row = &g->rows[r];
 		const struct al_node *n = row->node;
-		if (al_node_is_const(n)) {
+		if (ali_node_is_const(n)) {
 			g->n_consts++;
 			continue;
 		}
@@ -191,12 +191,12 @@ bool al_dag_build(const struct al_view *v, struct al_dag *g)
 		for (uint32_t i = 0; i < n->n_outputs; i++)
 			map_put(&map, n->outputs[i], to);
 	}
-	al_free(map.key);
-	al_free(map.val);
-	al_free(mark);
-	g->by_node = al_calloc(total ? total : 1, sizeof *g->by_node);
+	ali_free(map.key);
+	ali_free(map.val);
+	ali_free(mark);
+	g->by_node = ali_calloc(total ? total : 1, sizeof *g->by_node);
 	if (!g->by_node) {
-		al_dag_free(g);
+		ali_dag_free(g);
 		return false;
 	}
 	for (uint32_t r = 0; r < total; r++)
@@ -204,33 +204,33 @@ bool al_dag_build(const struct al_view *v, struct al_dag *g)
 	qsort(g->by_node, total, sizeof *g->by_node, cmp_ref);
 	return true;
 fail:
-	al_free(map.key);
-	al_free(map.val);
-	al_free(mark);
-	al_free(c.rows);
+	ali_free(map.key);
+	ali_free(map.val);
+	ali_free(mark);
+	ali_free(c.rows);
 	g->rows = NULL;
-	al_dag_free(g);
+	ali_dag_free(g);
 	return false;
 }
 
-void al_dag_free(struct al_dag *g)
+void ali_dag_free(struct al_dag *g)
 {
-	al_free(g->rows);
-	al_free(g->top);
-	al_free(g->nested);
-	al_free(g->edges);
-	al_free(g->by_node);
+	ali_free(g->rows);
+	ali_free(g->top);
+	ali_free(g->nested);
+	ali_free(g->edges);
+	ali_free(g->by_node);
 	memset(g, 0, sizeof *g);
 }
 
-enum al_unit al_row_unit(const struct al_row *r, const struct al_plan *p)
+enum al_unit ali_row_unit(const struct al_row *r, const struct al_plan *p)
 {
 	if (p && r->plan >= 0 && (uint32_t)r->plan < p->n_nodes)
 		return p->unit[r->plan];
 	return r->verdict->ane ? AL_UNIT_ANE : r->verdict->unit;
 }
 
-bool al_row_moved(const struct al_row *r, const struct al_plan *p)
+bool ali_row_moved(const struct al_row *r, const struct al_plan *p)
 {
 	if (!p || r->plan < 0 || (uint32_t)r->plan >= p->n_nodes)
 		return false;

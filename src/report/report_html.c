@@ -10,7 +10,7 @@
  * that CSS acts on; the one inline script adds the search by layer name. The
  * page's Content-Security-Policy allows no fetch at all and only that script,
  * by its SHA-256, so markup that a hostile name might smuggle past the escaping
- * could still not run. Every text from the model goes through al_put_esc.
+ * could still not run. Every text from the model goes through ali_put_esc.
  *
  * The graph stays readable for models of thousands of layers: const ops are
  * left out and nested graphs folded into their owner (report_graph.c), and it
@@ -264,7 +264,7 @@ struct html {
 
 static void esc(FILE *out, const char *s)
 {
-	al_put_esc(out, s, AL_ESC_HTML, 0);
+	ali_put_esc(out, s, AL_ESC_HTML, 0);
 }
 
 static const char *unit_class(enum al_unit u)
@@ -280,7 +280,7 @@ static const char *unit_class(enum al_unit u)
 
 static void put_unit(FILE *out, enum al_unit u)
 {
-	fprintf(out, "<span class=\"unit %s\">%s</span>", unit_class(u), al_unit_upper(u));
+	fprintf(out, "<span class=\"unit %s\">%s</span>", unit_class(u), ali_unit_upper(u));
 }
 
 static void note_rule(struct html *h, const struct al_rule *r)
@@ -290,7 +290,7 @@ static void note_rule(struct html *h, const struct al_rule *r)
 			return;
 	if (h->n_fired == h->cap_fired) {
 		size_t nc = h->cap_fired ? 2 * h->cap_fired : 32;
-		const struct al_rule **v = al_realloc(h->fired, nc * sizeof *v);
+		const struct al_rule **v = ali_realloc(h->fired, nc * sizeof *v);
 		if (!v)
 			return; /* the rules section then lists fewer: the table still names them */
 		h->fired = v;
@@ -358,8 +358,8 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 			p->switches, p->switches == 1 ? "" : "es");
 		if (p->total_flops > 0)
 			fprintf(out, "<dt>FLOPs on the ANE</dt><dd>%.1f%% (%s of %s)</dd>\n",
-				100.0 * p->ane_flops / p->total_flops, al_si(b1, sizeof b1, p->ane_flops),
-				al_si(b2, sizeof b2, p->total_flops));
+				100.0 * p->ane_flops / p->total_flops, ali_si(b1, sizeof b1, p->ane_flops),
+				ali_si(b2, sizeof b2, p->total_flops));
 		else
 			fputs("<dt>FLOPs on the ANE</dt><dd>no FLOPs known</dd>\n", out);
 		fputs("<dt>estimate</dt><dd>", out);
@@ -395,8 +395,8 @@ static void seg_title(FILE *out, const struct al_plan *p, uint32_t k)
 	const struct al_segment *g = &p->segments[k];
 	char b[32];
 	fprintf(out, "segment %" PRIu32 ": %s, %" PRIu32 " layer%s #%" PRIu32 "..#%" PRIu32 ", %s FLOPs", k,
-		al_unit_upper(g->unit), g->n_nodes, g->n_nodes == 1 ? "" : "s", g->first, g->last,
-		al_si(b, sizeof b, g->flops));
+		ali_unit_upper(g->unit), g->n_nodes, g->n_nodes == 1 ? "" : "s", g->first, g->last,
+		ali_si(b, sizeof b, g->flops));
 }
 
 static void partition(struct html *h, uint32_t sec, const struct al_plan *p)
@@ -441,7 +441,7 @@ static void partition(struct html *h, uint32_t sec, const struct al_plan *p)
 		fprintf(out, "</td><td class=\"num\">%" PRIu32 "</td><td class=\"num\"><a href=\"#r%" PRIu32
 			     "-%" PRIu32 "\">#%" PRIu32 "</a>..#%" PRIu32 "</td><td class=\"num\">%s</td>"
 			     "<td class=\"num\">%.1f%%</td><td class=\"num\">",
-			g->n_nodes, sec, g->first, g->first, g->last, al_si(b, sizeof b, g->flops),
+			g->n_nodes, sec, g->first, g->first, g->last, ali_si(b, sizeof b, g->flops),
 			p->total_flops > 0 ? 100.0 * g->flops / p->total_flops : 0.0);
 		if (p->timed)
 			ms(out, g->est_us);
@@ -454,8 +454,8 @@ static void partition(struct html *h, uint32_t sec, const struct al_plan *p)
 		fprintf(out, "<p class=\"note\">switches:");
 		for (uint32_t k = 0; k < p->switches && k < 12; k++) {
 			const struct al_switch *x = &p->switch_list[k];
-			fprintf(out, "%s %s&rarr;%s (", k ? "," : "", al_unit_upper(p->segments[x->from].unit),
-				al_unit_upper(p->segments[x->to].unit));
+			fprintf(out, "%s %s&rarr;%s (", k ? "," : "", ali_unit_upper(p->segments[x->from].unit),
+				ali_unit_upper(p->segments[x->to].unit));
 			ms(out, x->us);
 			fputs(")", out);
 		}
@@ -495,12 +495,12 @@ static void fixes(struct html *h, uint32_t sec, const struct al_plan *p, const s
 			}
 			for (uint32_t i = 0; i < f->n_nodes && i < 6; i++) {
 				const struct al_node *n = f->nodes[i];
-				long idx = al_dag_row_of(g, n); /* rows[r].index == r */
+				long idx = ali_dag_row_of(g, n); /* rows[r].index == r */
 				fputs(i ? ", " : "", out);
 				if (idx >= 0)
 					fprintf(out, "<a href=\"#r%" PRIu32 "-%ld\">#%ld</a> ", sec, idx, idx);
 				fputs("<code>", out);
-				al_put_esc(out, n ? n->name : "", AL_ESC_HTML, 60);
+				ali_put_esc(out, n ? n->name : "", AL_ESC_HTML, 60);
 				fputs("</code>", out);
 				if (f->kind == AL_FIX_NODE) {
 					fputs(" (", out);
@@ -610,7 +610,7 @@ static void layout(const struct al_dag *g, struct page *pg, double *width, doubl
 	}
 	/* the readers of each node on the page (CSR); without memory, no move down
 	 * and no upward sweep */
-	al_free(pg->cadj);
+	ali_free(pg->cadj);
 	pg->cadj = NULL;
 	uint32_t m = 0;
 	for (uint32_t i = 0; i <= n; i++)
@@ -620,7 +620,7 @@ static void layout(const struct al_dag *g, struct page *pg, double *width, doubl
 			pg->cstart[g->edges[e].from - pg->first + 1]++;
 			m++;
 		}
-	pg->cadj = al_malloc((size_t)(m ? m : 1) * sizeof *pg->cadj);
+	pg->cadj = ali_malloc((size_t)(m ? m : 1) * sizeof *pg->cadj);
 	if (pg->cadj) {
 		for (uint32_t i = 0; i < n; i++)
 			pg->cstart[i + 1] += pg->cstart[i];
@@ -694,25 +694,25 @@ static void graph_node(struct html *h, uint32_t sec, const struct al_dag *g, con
 	const struct al_row *row = &g->rows[g->top[pg->first + i]];
 	const struct al_node *n = row->node;
 	const struct al_verdict *v = row->verdict;
-	enum al_unit u = al_row_unit(row, p);
+	enum al_unit u = ali_row_unit(row, p);
 	double x = pg->x[i], y = pg->y[i];
 	fprintf(out, "<a href=\"#r%" PRIu32 "-%" PRIu32 "\"><g class=\"n %s%s%s\">", sec, row->index,
-		unit_class(u), v->ane ? "" : " fb", al_row_moved(row, p) ? " mv" : "");
+		unit_class(u), v->ane ? "" : " fb", ali_row_moved(row, p) ? " mv" : "");
 	if (stub)
 		fprintf(out, "<path class=\"stub\" d=\"M%.0f %.0f v14\"/>", x + NODE_W / 2.0, y - 14);
 	fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" rx=\"5\"/>", x, y, NODE_W, NODE_H);
 	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">", x + 7, y + 15);
-	al_put_esc(out, n->name, AL_ESC_HTML, LABEL_CHARS);
+	ali_put_esc(out, n->name, AL_ESC_HTML, LABEL_CHARS);
 	fprintf(out, "</text><text class=\"t2\" x=\"%.0f\" y=\"%.0f\">", x + 7, y + 29);
-	al_put_esc(out, n->type, AL_ESC_HTML, 18);
-	fprintf(out, " &middot; %s", al_unit_upper(u));
+	ali_put_esc(out, n->type, AL_ESC_HTML, 18);
+	fprintf(out, " &middot; %s", ali_unit_upper(u));
 	if (g->nested[pg->first + i])
 		fprintf(out, " &middot; +%" PRIu32, g->nested[pg->first + i]);
 	fprintf(out, "</text><title>#%" PRIu32 " ", row->index);
 	esc(out, n->name);
 	fputs(" (", out);
 	esc(out, n->type);
-	fprintf(out, "): %s", al_unit_upper(u));
+	fprintf(out, "): %s", ali_unit_upper(u));
 	if (!v->ane)
 		fprintf(out, ", its verdict %s", al_unit_name(v->unit));
 	for (uint32_t r = 0; r < v->n_rules; r++) {
@@ -745,14 +745,14 @@ static void graph(struct html *h, uint32_t sec, const struct al_dag *g, const st
 		fprintf(out, " on %" PRIu32 " pages of up to %d", pages, GRAPH_PAGE);
 	fputs(". Click a node for its row.</p>\n", out);
 	struct page pg = {0};
-	pg.level = al_calloc(GRAPH_PAGE, sizeof *pg.level);
-	pg.order = al_calloc(GRAPH_PAGE, sizeof *pg.order);
-	pg.lstart = al_calloc(GRAPH_PAGE + 1, sizeof *pg.lstart);
-	pg.cstart = al_calloc(GRAPH_PAGE + 1, sizeof *pg.cstart);
-	pg.x = al_calloc(GRAPH_PAGE, sizeof *pg.x);
-	pg.y = al_calloc(GRAPH_PAGE, sizeof *pg.y);
-	pg.key = al_calloc(GRAPH_PAGE, sizeof *pg.key);
-	bool *stub = al_calloc(GRAPH_PAGE, sizeof *stub);
+	pg.level = ali_calloc(GRAPH_PAGE, sizeof *pg.level);
+	pg.order = ali_calloc(GRAPH_PAGE, sizeof *pg.order);
+	pg.lstart = ali_calloc(GRAPH_PAGE + 1, sizeof *pg.lstart);
+	pg.cstart = ali_calloc(GRAPH_PAGE + 1, sizeof *pg.cstart);
+	pg.x = ali_calloc(GRAPH_PAGE, sizeof *pg.x);
+	pg.y = ali_calloc(GRAPH_PAGE, sizeof *pg.y);
+	pg.key = ali_calloc(GRAPH_PAGE, sizeof *pg.key);
+	bool *stub = ali_calloc(GRAPH_PAGE, sizeof *stub);
 	if (!pg.level || !pg.order || !pg.lstart || !pg.cstart || !pg.x || !pg.y || !pg.key || !stub) {
 		fputs("<p class=\"err\">out of memory: no graph</p>\n", out);
 		goto done;
@@ -778,7 +778,7 @@ static void graph(struct html *h, uint32_t sec, const struct al_dag *g, const st
 				continue;
 			}
 			const struct al_row *ra = &g->rows[g->top[x->from]], *rb = &g->rows[g->top[x->to]];
-			bool sw = al_row_unit(ra, p) != al_row_unit(rb, p);
+			bool sw = ali_row_unit(ra, p) != ali_row_unit(rb, p);
 			edge_path(out, &pg, x->from - first, x->to - first, sw);
 		}
 		fputc('\n', out);
@@ -787,15 +787,15 @@ static void graph(struct html *h, uint32_t sec, const struct al_dag *g, const st
 		fputs("</svg></div></details>\n", out);
 	}
 done:
-	al_free(pg.level);
-	al_free(pg.order);
-	al_free(pg.lstart);
-	al_free(pg.cstart);
-	al_free(pg.cadj);
-	al_free(pg.x);
-	al_free(pg.y);
-	al_free(pg.key);
-	al_free(stub);
+	ali_free(pg.level);
+	ali_free(pg.order);
+	ali_free(pg.lstart);
+	ali_free(pg.cstart);
+	ali_free(pg.cadj);
+	ali_free(pg.x);
+	ali_free(pg.y);
+	ali_free(pg.key);
+	ali_free(stub);
 }
 
 /* ---------------------------------------------------------------- the layer table */
@@ -805,8 +805,8 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	FILE *out = h->out;
 	const struct al_node *n = row->node;
 	const struct al_verdict *v = row->verdict;
-	enum al_unit u = al_row_unit(row, p);
-	bool moved = al_row_moved(row, p);
+	enum al_unit u = ali_row_unit(row, p);
+	bool moved = ali_row_moved(row, p);
 	const char *cls = !v->ane ? "fb" : moved ? "mv" : u != AL_UNIT_ANE ? "mv" : "ok";
 	fprintf(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"><td class=\"num\">%" PRIu32
 		     "</td><td class=\"name\">",
@@ -840,16 +840,16 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	}
 	char sh[128] = "-";
 	if (n->n_outputs && n->out_shapes)
-		al_shape_format(&n->out_shapes[0], sh, sizeof sh);
+		ali_shape_format(&n->out_shapes[0], sh, sizeof sh);
 	fputs("</td><td>", out);
 	esc(out, sh);
 	if (n->n_outputs > 1)
 		fprintf(out, " <span class=\"note\">+%" PRIu32 "</span>", n->n_outputs - 1);
 	char b[32];
 	fprintf(out, "</td><td class=\"num\">%s</td><td class=\"num\">",
-		n->cost.known ? al_si(b, sizeof b, n->cost.flops) : "?");
+		n->cost.known ? ali_si(b, sizeof b, n->cost.flops) : "?");
 	if (n->cost.param_bytes)
-		fprintf(out, "%s", al_si(b, sizeof b, (double)n->cost.param_bytes));
+		fprintf(out, "%s", ali_si(b, sizeof b, (double)n->cost.param_bytes));
 	else
 		fputs("-", out);
 	fputs("</td><td class=\"reasons\">", out);
@@ -889,7 +889,7 @@ static void layer_table(struct html *h, uint32_t sec, const struct al_dag *g, co
 	fputs("<h3>Layers</h3>\n", out);
 	uint32_t shown = 0, total = g->n_rows - g->n_consts;
 	for (uint32_t r = 0; r < g->n_rows; r++) {
-		if (al_node_is_const(g->rows[r].node))
+		if (ali_node_is_const(g->rows[r].node))
 			continue;
 		if (shown % TABLE_CHUNK == 0) {
 			uint32_t rows = total - shown < TABLE_CHUNK ? total - shown : TABLE_CHUNK;
@@ -945,7 +945,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 	const char *error = v->error;
 	uint32_t sec = h->sections++;
 	struct al_summary sum;
-	al_summarize(s, v, &sum);
+	ali_summarize(s, v, &sum);
 	fprintf(out, "<section class=\"model\" id=\"m%" PRIu32 "\" data-layers=\"%" PRIu32 "\">\n<h2>", sec,
 		sum.nodes);
 	esc(out, s->path);
@@ -960,7 +960,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 	}
 	if (s->short_description && *s->short_description) {
 		fputs("<p class=\"note\">", out);
-		al_put_esc(out, s->short_description, AL_ESC_HTML, 300);
+		ali_put_esc(out, s->short_description, AL_ESC_HTML, 300);
 		fputs("</p>\n", out);
 	}
 	if (!p) {
@@ -970,7 +970,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 	}
 	facts(h, s, p, &sum);
 	const struct al_finding *findings;
-	uint32_t n_findings = al_view_findings(v, s, &findings);
+	uint32_t n_findings = ali_view_findings(v, s, &findings);
 	if (n_findings) {
 		fputs("<h3>Model-level findings</h3>\n<ul>\n", out);
 		for (uint32_t i = 0; i < n_findings; i++) {
@@ -996,7 +996,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 		return;
 	}
 	struct al_dag g;
-	if (!al_dag_build(v, &g)) {
+	if (!ali_dag_build(v, &g)) {
 		fputs("<p class=\"err\">out of memory: no graph or table</p>\n</section>\n", out);
 		return;
 	}
@@ -1006,7 +1006,7 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 	}
 	graph(h, sec, &g, p);
 	layer_table(h, sec, &g, p);
-	al_dag_free(&g);
+	ali_dag_free(&g);
 	fputs("</section>\n", out);
 }
 
@@ -1025,7 +1025,7 @@ static void rules_section(struct html *h)
 	fputs("<section class=\"rules\" id=\"rules\">\n<h2>Rules that fired</h2>\n", out);
 	/* in table order */
 	const struct al_rule **list = NULL;
-	size_t n = al_rule_list(h->o->check ? h->o->check->user_rules : NULL, &list);
+	size_t n = ali_rule_list(h->o->check ? h->o->check->user_rules : NULL, &list);
 	for (size_t pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < (pass ? h->n_fired : n); i++) {
 			const struct al_rule *r = pass ? h->fired[i] : list[i];
@@ -1080,7 +1080,7 @@ static void rules_section(struct html *h)
 			}
 			fputs("</p></div>\n", out);
 		}
-	al_free(list);
+	ali_free(list);
 	fputs("</section>\n", out);
 }
 
@@ -1100,7 +1100,7 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if (items[i].model && models++ == 0) {
 			fputs(": ", out);
-			al_put_esc(out, items[i].path, AL_ESC_HTML, 80);
+			ali_put_esc(out, items[i].path, AL_ESC_HTML, 80);
 		}
 	if (models > 1)
 		fprintf(out, " and %zu more", models - 1);
@@ -1142,16 +1142,16 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	}
 	if (errors)
 		fputs("</ul></section>\n", out);
-	al_each_plan(items, n, o, html_model, &h);
+	ali_each_plan(items, n, o, html_model, &h);
 	rules_section(&h);
-	al_free(h.fired);
+	ali_free(h.fired);
 	fprintf(out, "</main>\n<footer>anelint %s &middot; estimates come from a roofline model and "
 		     "published switch costs, not from a device; see the rules' evidence for how sure each "
 		     "verdict is.</footer>\n<script>%s</script>\n</body>\n</html>\n",
 		ANELINT_VERSION, script);
 }
 
-const struct al_sink al_sink_html = {
+const struct al_sink ali_sink_html = {
 	.name = "html",
 	.check = html_report,
 	.plan = html_report,

@@ -9,7 +9,7 @@
 
 static json_object *str_or_null(const char *s)
 {
-	return s ? al_json_string(s) : NULL;
+	return s ? ali_json_string(s) : NULL;
 }
 
 static json_object *int64_array(const int64_t *v, uint32_t n)
@@ -24,27 +24,27 @@ static json_object *string_array(const char *const *v, uint32_t n)
 {
 	json_object *a = json_object_new_array_ext((int)n);
 	for (uint32_t i = 0; i < n; i++)
-		json_object_array_add(a, al_json_string(v[i] ? v[i] : ""));
+		json_object_array_add(a, ali_json_string(v[i] ? v[i] : ""));
 	return a;
 }
 
 static json_object *conf_str(char c)
 {
 	char s[2] = {c ? c : '?', 0};
-	return al_json_string(s);
+	return ali_json_string(s);
 }
 
 static json_object *diag_json(const struct al_diag *x)
 {
 	json_object *o = json_object_new_object();
 	static const char *const sev[] = {"note", "warning", "error"};
-	json_object_object_add(o, "severity", al_json_string(sev[x->severity]));
+	json_object_object_add(o, "severity", ali_json_string(sev[x->severity]));
 	json_object_object_add(o, "file", str_or_null(x->file));
 	json_object_object_add(o, "offset",
 			       x->offset == UINT64_MAX ? NULL : json_object_new_int64((int64_t)x->offset));
 	json_object_object_add(o, "where", str_or_null(x->where));
 	json_object_object_add(o, "node", str_or_null(x->node));
-	json_object_object_add(o, "message", al_json_string(x->msg));
+	json_object_object_add(o, "message", ali_json_string(x->msg));
 	return o;
 }
 
@@ -72,7 +72,7 @@ static json_object *shape_json(const struct al_shape *sh)
 {
 	json_object *o = json_object_new_object();
 	json_object *flex = json_object_new_array();
-	json_object_object_add(o, "dtype", sh->dtype ? al_json_string(al_dtype_name(sh->dtype)) : NULL);
+	json_object_object_add(o, "dtype", sh->dtype ? ali_json_string(al_dtype_name(sh->dtype)) : NULL);
 	json_object_object_add(o, "rank", sh->rank >= 0 ? json_object_new_int(sh->rank) : NULL);
 	json_object *dims = NULL;
 	if (sh->rank >= 0) {
@@ -116,35 +116,35 @@ static void layer_json(void *vctx, const struct al_node *n)
 	json_object *o = json_object_new_object();
 	const struct al_graph *g = n->owner;
 	json_object_object_add(o, "index", json_object_new_int64(c->row++));
-	json_object_object_add(o, "name", al_json_string(n->name ? n->name : ""));
-	json_object_object_add(o, "type", al_json_string(n->type ? n->type : ""));
+	json_object_object_add(o, "name", ali_json_string(n->name ? n->name : ""));
+	json_object_object_add(o, "type", ali_json_string(n->type ? n->type : ""));
 	json_object_object_add(o, "function", str_or_null(g ? g->function : NULL));
 	json_object_object_add(o, "block", str_or_null(g && (g->function || g->depth) ? g->block : NULL));
 	json_object_object_add(o, "depth", json_object_new_int(g ? g->depth : 0));
 	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
 	json_object_object_add(o, "ane", json_object_new_boolean(n->verdict.placed_ane));
-	json_object_object_add(o, "unit", al_json_string(al_unit_name(n->verdict.placed)));
+	json_object_object_add(o, "unit", ali_json_string(al_unit_name(n->verdict.placed)));
 	json_object_object_add(o, "op_ane", json_object_new_boolean(n->verdict.ane));
-	json_object_object_add(o, "op_unit", al_json_string(al_unit_name(n->verdict.unit)));
+	json_object_object_add(o, "op_unit", ali_json_string(al_unit_name(n->verdict.unit)));
 	if (n->verdict.place != AL_PLACE_VERDICT)
-		json_object_object_add(o, "moved_by", al_json_string(al_moved_by(&n->verdict)));
+		json_object_object_add(o, "moved_by", ali_json_string(ali_moved_by(&n->verdict)));
 	json_object_object_add(o, "confidence", conf_str(n->verdict.confidence));
 	json_object *rules = json_object_new_array();
 	json_object *findings = json_object_new_array();
 	size_t reason_len = 0;
 	for (uint32_t r = 0; r < n->verdict.n_rules; r++)
 		reason_len += strlen(n->verdict.reasons[r]) + 2;
-	char *reason = al_malloc(reason_len + 1);
+	char *reason = ali_malloc(reason_len + 1);
 	if (reason)
 		reason[0] = 0;
 	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
 		const struct al_rule *rule = n->verdict.rules[r];
-		json_object_array_add(rules, al_json_string(rule->id));
+		json_object_array_add(rules, ali_json_string(rule->id));
 		json_object *f = json_object_new_object();
-		json_object_object_add(f, "rule", al_json_string(rule->id));
-		json_object_object_add(f, "kind", al_json_string(al_rule_kind_name(rule->kind)));
+		json_object_object_add(f, "rule", ali_json_string(rule->id));
+		json_object_object_add(f, "kind", ali_json_string(al_rule_kind_name(rule->kind)));
 		json_object_object_add(f, "confidence", conf_str(rule->confidence));
-		json_object_object_add(f, "reason", al_json_string(n->verdict.reasons[r]));
+		json_object_object_add(f, "reason", ali_json_string(n->verdict.reasons[r]));
 		json_object_array_add(findings, f);
 		if (reason) {
 			if (r)
@@ -153,8 +153,8 @@ static void layer_json(void *vctx, const struct al_node *n)
 		}
 	}
 	json_object_object_add(o, "rules", rules);
-	json_object_object_add(o, "reason", al_json_string(reason ? reason : ""));
-	al_free(reason);
+	json_object_object_add(o, "reason", ali_json_string(reason ? reason : ""));
+	ali_free(reason);
 	json_object_object_add(o, "findings", findings);
 	json_object_object_add(o, "inputs", string_array(n->inputs, n->n_inputs));
 	json_object_object_add(o, "outputs", string_array(n->outputs, n->n_outputs));
@@ -168,7 +168,7 @@ static void layer_json(void *vctx, const struct al_node *n)
 static json_object *summary_json(const struct al_submodel *s)
 {
 	struct al_summary sum;
-	al_summarize(s, NULL, &sum);
+	ali_summarize(s, NULL, &sum);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "layers", json_object_new_int64(sum.nodes));
 	json_object_object_add(o, "consts", json_object_new_int64(sum.consts));
@@ -185,7 +185,7 @@ static json_object *summary_json(const struct al_submodel *s)
 	json_object *top = json_object_new_array();
 	for (uint32_t i = 0; i < sum.n_top; i++) {
 		json_object *t = json_object_new_object();
-		json_object_object_add(t, "rule", al_json_string(sum.top[i].rule->id));
+		json_object_object_add(t, "rule", ali_json_string(sum.top[i].rule->id));
 		json_object_object_add(t, "count", json_object_new_int64(sum.top[i].count));
 		json_object_array_add(top, t);
 	}
@@ -196,11 +196,11 @@ static json_object *summary_json(const struct al_submodel *s)
 static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", al_json_string(s->path ? s->path : ""));
+	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
 	json_object_object_add(o, "file", str_or_null(s->file));
-	json_object_object_add(o, "type", al_json_string(s->type ? s->type : ""));
+	json_object_object_add(o, "type", ali_json_string(s->type ? s->type : ""));
 	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
-	json_object_object_add(o, "min_os", al_json_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "min_os", ali_json_string(al_spec_min_os(s->spec_version)));
 	json_object_object_add(o, "depth", json_object_new_int(s->depth));
 	if (with_layers) {
 		json_object_object_add(o, "summary", summary_json(s));
@@ -208,16 +208,16 @@ static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
 		for (uint32_t i = 0; i < s->n_findings; i++) {
 			const struct al_finding *x = &s->findings[i];
 			json_object *j = json_object_new_object();
-			json_object_object_add(j, "rule", al_json_string(x->rule->id));
-			json_object_object_add(j, "kind", al_json_string(al_rule_kind_name(x->rule->kind)));
-			json_object_object_add(j, "unit", al_json_string(al_unit_name(x->rule->unit)));
+			json_object_object_add(j, "rule", ali_json_string(x->rule->id));
+			json_object_object_add(j, "kind", ali_json_string(al_rule_kind_name(x->rule->kind)));
+			json_object_object_add(j, "unit", ali_json_string(al_unit_name(x->rule->unit)));
 			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
-			json_object_object_add(j, "reason", al_json_string(x->reason ? x->reason : ""));
+			json_object_object_add(j, "reason", ali_json_string(x->reason ? x->reason : ""));
 			json_object_array_add(f, j);
 		}
 		json_object_object_add(o, "findings", f);
 		struct layers_ctx c = {.arr = json_object_new_array()};
-		al_walk_nodes(s, layer_json, &c);
+		ali_walk_nodes(s, layer_json, &c);
 		json_object_object_add(o, "layers", c.arr);
 	}
 	return o;
@@ -236,9 +236,9 @@ static void emit(FILE *out, json_object *root)
 static json_object *root_object(const char *command)
 {
 	json_object *root = json_object_new_object();
-	json_object_object_add(root, "anelint", al_json_string(ANELINT_VERSION));
+	json_object_object_add(root, "anelint", ali_json_string(ANELINT_VERSION));
 	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
-	json_object_object_add(root, "command", al_json_string(command));
+	json_object_object_add(root, "command", ali_json_string(command));
 	return root;
 }
 
@@ -251,8 +251,8 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model) {
 			json_object *e = json_object_new_object();
-			json_object_object_add(e, "path", al_json_string(items[i].path));
-			json_object_object_add(e, "status", al_json_string(al_status_str(items[i].status)));
+			json_object_object_add(e, "path", ali_json_string(items[i].path));
+			json_object_object_add(e, "status", ali_json_string(al_status_str(items[i].status)));
 			json_object_object_add(e, "diagnostics", diags_json(items[i].diags, true));
 			json_object_array_add(errors, e);
 			continue;
@@ -263,7 +263,7 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
 	if (o->all_targets) /* "units" per target on every layer: report_matrix.c */
-		al_json_check_matrix(root, items, n, o);
+		ali_json_check_matrix(root, items, n, o);
 	emit(out, root);
 }
 
@@ -272,17 +272,17 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 static json_object *feature_json(const struct al_feature *f)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "name", al_json_string(f->name ? f->name : ""));
-	json_object_object_add(o, "kind", al_json_string(al_feature_kind_name(f->kind)));
+	json_object_object_add(o, "name", ali_json_string(f->name ? f->name : ""));
+	json_object_object_add(o, "kind", ali_json_string(al_feature_kind_name(f->kind)));
 	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_IMAGE || f->kind == AL_FEAT_STATE) {
-		json_object_object_add(o, "dtype", al_json_string(al_dtype_name(f->dtype)));
+		json_object_object_add(o, "dtype", ali_json_string(al_dtype_name(f->dtype)));
 		json_object_object_add(o, "shape", int64_array(f->shape, f->rank));
 	}
 	if (f->kind == AL_FEAT_IMAGE)
 		json_object_object_add(o, "color_space", json_object_new_int(f->color_space));
 	json_object_object_add(o, "optional", json_object_new_boolean(f->optional));
 	static const char *const flex[] = {"none", "enumerated", "range"};
-	json_object_object_add(o, "flexibility", al_json_string(flex[f->flex]));
+	json_object_object_add(o, "flexibility", ali_json_string(flex[f->flex]));
 	uint32_t r = f->kind == AL_FEAT_IMAGE ? 2 : f->rank;
 	if (f->flex == AL_FLEX_ENUMERATED) {
 		json_object *shapes = json_object_new_array();
@@ -314,21 +314,21 @@ static json_object *info_json(const struct al_submodel *s)
 	json_object_object_add(o, "outputs", features_json(s->outputs, s->n_outputs));
 	if (s->world == AL_WORLD_NN) {
 		json_object_object_add(o, "array_shape_mapping",
-				       al_json_string(s->array_mapping ? "exact" : "rank5"));
+				       ali_json_string(s->array_mapping ? "exact" : "rank5"));
 		json_object_object_add(o, "image_shape_mapping",
-				       al_json_string(s->image_mapping ? "rank4" : "rank5"));
+				       ali_json_string(s->image_mapping ? "rank4" : "rank5"));
 	}
 	json_object_object_add(o, "updatable", json_object_new_boolean(s->is_updatable));
 	json_object *fns = json_object_new_array();
 	for (uint32_t i = 0; i < s->n_functions; i++) {
 		json_object *f = json_object_new_object();
-		json_object_object_add(f, "name", al_json_string(s->functions[i]));
+		json_object_object_add(f, "name", ali_json_string(s->functions[i]));
 		json_object_object_add(f, "opset", str_or_null(s->opsets[i]));
 		json_object_array_add(fns, f);
 	}
 	json_object_object_add(o, "functions", fns);
 	struct al_type_counts tc;
-	al_count_types(s, &tc);
+	ali_count_types(s, &tc);
 	json_object *types = json_object_new_object();
 	for (uint32_t t = 0; t < tc.n; t++)
 		json_object_object_add(types, tc.items[t].type, json_object_new_int64(tc.items[t].count));
@@ -348,7 +348,7 @@ static json_object *info_json(const struct al_submodel *s)
 	json_object_object_add(meta, "version", str_or_null(s->version_string));
 	json_object *ud = json_object_new_object();
 	for (uint32_t u = 0; u < s->n_user_defined; u++)
-		json_object_object_add(ud, s->user_defined[u].key, al_json_string(s->user_defined[u].value));
+		json_object_object_add(ud, s->user_defined[u].key, ali_json_string(s->user_defined[u].value));
 	json_object_object_add(meta, "user_defined", ud);
 	json_object_object_add(o, "metadata", meta);
 	return o;
@@ -363,7 +363,7 @@ static void json_info(FILE *out, const struct al_report_item *items, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model) {
 			json_object *e = json_object_new_object();
-			json_object_object_add(e, "path", al_json_string(items[i].path));
+			json_object_object_add(e, "path", ali_json_string(items[i].path));
 			json_object_object_add(e, "diagnostics", diags_json(items[i].diags, true));
 			json_object_array_add(errors, e);
 			continue;
@@ -376,10 +376,10 @@ static void json_info(FILE *out, const struct al_report_item *items, size_t n,
 	emit(out, root);
 }
 
-const struct al_sink al_sink_json = {
+const struct al_sink ali_sink_json = {
 	.name = "json",
 	.check = json_check,
 	.info = json_info,
-	.plan = al_json_plan,
+	.plan = ali_json_plan,
 	.extensions = "json",
 };

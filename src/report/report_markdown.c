@@ -28,7 +28,7 @@ struct md {
 
 static void md(FILE *out, const char *s, size_t max)
 {
-	al_put_esc(out, s, AL_ESC_MD, max);
+	ali_put_esc(out, s, AL_ESC_MD, max);
 }
 
 static void note_rule(struct md *c, const struct al_rule *r)
@@ -38,7 +38,7 @@ static void note_rule(struct md *c, const struct al_rule *r)
 			return;
 	if (c->n_fired == c->cap_fired) {
 		size_t nc = c->cap_fired ? 2 * c->cap_fired : 16;
-		const struct al_rule **v = al_realloc(c->fired, nc * sizeof *v);
+		const struct al_rule **v = ali_realloc(c->fired, nc * sizeof *v);
 		if (!v)
 			return;
 		c->fired = v;
@@ -57,9 +57,9 @@ static void summary_row(void *vctx, const struct al_report_item *it, const struc
 	const char *error = v->error;
 	(void)it;
 	struct al_summary sum;
-	al_summarize(s, v, &sum);
+	ali_summarize(s, v, &sum);
 	c->models++;
-	if (al_summary_fails(s, v, &sum, AL_FAIL_ANY))
+	if (ali_summary_fails(s, v, &sum, AL_FAIL_ANY))
 		c->failing++;
 	fputs("| ", out);
 	md(out, s->path, MD_NAME);
@@ -129,11 +129,11 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 	const struct al_plan *p = v->plan;
 	(void)it;
 	const struct al_finding *fs;
-	uint32_t n_fs = al_view_findings(v, s, &fs);
+	uint32_t n_fs = ali_view_findings(v, s, &fs);
 	for (uint32_t i = 0; i < n_fs; i++)
 		note_rule(c, fs[i].rule);
 	struct al_summary sum;
-	al_summarize(s, v, &sum);
+	ali_summarize(s, v, &sum);
 	uint32_t off = sum.nodes - sum.per_unit[AL_UNIT_ANE];
 	bool findings = false;
 	for (uint32_t i = 0; i < n_fs; i++)
@@ -157,13 +157,13 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 	if (n_fs)
 		fputc('\n', out);
 	struct al_dag g;
-	if (off && al_dag_build(v, &g)) {
+	if (off && ali_dag_build(v, &g)) {
 		fputs("\n| # | layer | type | unit | rules and reasons |\n|--:|---|---|---|---|\n", out);
 		uint32_t shown = 0;
 		for (uint32_t r = 0; r < g.n_rows; r++) {
 			const struct al_node *n = g.rows[r].node;
 			const struct al_verdict *nv = g.rows[r].verdict;
-			if (nv->ane || al_node_is_const(n))
+			if (nv->ane || ali_node_is_const(n))
 				continue;
 			for (uint32_t k = 0; k < nv->n_rules; k++)
 				note_rule(c, nv->rules[k]);
@@ -174,9 +174,9 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 			fputs(" | ", out);
 			md(out, n->type, 0);
 			fprintf(out, " | %s", al_unit_name(nv->unit));
-			enum al_unit u = al_row_unit(&g.rows[r], p);
+			enum al_unit u = ali_row_unit(&g.rows[r], p);
 			if (p && u != nv->unit)
-				fprintf(out, " → %s", al_unit_upper(u));
+				fprintf(out, " → %s", ali_unit_upper(u));
 			fputs(" |", out);
 			for (uint32_t k = 0; k < nv->n_rules; k++) {
 				fprintf(out, "%s **%s** ", k ? ";" : "", nv->rules[k]->id);
@@ -187,7 +187,7 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 		if (shown > MD_FALLBACKS)
 			fprintf(out, "\n… and %" PRIu32 " more (the HTML or SARIF report lists them all).\n",
 				shown - MD_FALLBACKS);
-		al_dag_free(&g);
+		ali_dag_free(&g);
 	}
 	if (p && p->n_fixes) {
 		fputs("\n**Cheapest fixes** (estimates):\n\n", out);
@@ -213,7 +213,7 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 	fputs("| model | target | layers | on the ANE | segments / switches | ANE FLOPs | est. |\n"
 	      "|---|---|--:|--:|--:|--:|--:|\n",
 	      c.out);
-	al_each_plan(items, n, o, summary_row, &c);
+	ali_each_plan(items, n, o, summary_row, &c);
 	if (t) {
 		fclose(t);
 		if (c.failing)
@@ -248,7 +248,7 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 				fputc('\n', out);
 			}
 	}
-	al_each_plan(items, n, o, details, &c);
+	ali_each_plan(items, n, o, details, &c);
 	if (c.n_fired) {
 		fputs("\n<details><summary>Rules that fired</summary>\n\n", out);
 		for (size_t i = 0; i < c.n_fired; i++) {
@@ -265,13 +265,13 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 		}
 		fputs("\n</details>\n", out);
 	}
-	al_free(c.fired);
+	ali_free(c.fired);
 	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
 		     "measurements.</sub>\n",
 		ANELINT_VERSION);
 }
 
-const struct al_sink al_sink_markdown = {
+const struct al_sink ali_sink_markdown = {
 	.name = "markdown",
 	.check = md_report,
 	.plan = md_report,

@@ -36,7 +36,7 @@ static const char *mark_colour(uint8_t u)
 /* const ops hold data: no unit */
 static uint8_t node_unit(const struct al_node *n, const struct al_verdict *v)
 {
-	if (al_node_is_const(n))
+	if (ali_node_is_const(n))
 		return AL_UNIT_NONE;
 	return v->placed_ane ? AL_UNIT_ANE : (uint8_t)v->placed; /* the final placement */
 }
@@ -87,8 +87,8 @@ static void record_node(void *vctx, const struct al_node *n)
 	if (c->row >= c->sub->n_nodes)
 		return;
 	struct node_rec *r = &c->sub->nodes[c->row++];
-	const struct al_verdict *v = al_view_verdict(c->view, n);
-	r->is_const = al_node_is_const(n);
+	const struct al_verdict *v = ali_view_verdict(c->view, n);
+	r->is_const = ali_node_is_const(n);
 	r->unit[c->target] = node_unit(n, v);
 	for (uint32_t k = 0; k < v->n_rules; k++) {
 		const struct al_rule *rule = v->rules[k];
@@ -103,7 +103,7 @@ static void record_node(void *vctx, const struct al_node *n)
 static void record_findings(struct sub_rec *r, const struct al_view *v, size_t t)
 {
 	const struct al_finding *f;
-	uint32_t nf = al_view_findings(v, v->s, &f);
+	uint32_t nf = ali_view_findings(v, v->s, &f);
 	for (uint32_t k = 0; k < nf; k++) {
 		const struct al_rule *rule = f[k].rule;
 		uint32_t j = 0;
@@ -123,29 +123,29 @@ static void record_findings(struct sub_rec *r, const struct al_view *v, size_t t
 static struct sub_rec *record(const al_model *m, const al_analysis *a)
 {
 	size_t ns = al_model_count(m), nt = n_targets();
-	struct sub_rec *subs = al_calloc(ns ? ns : 1, sizeof *subs);
+	struct sub_rec *subs = ali_calloc(ns ? ns : 1, sizeof *subs);
 	if (!subs)
 		return NULL;
 	for (size_t k = 0; k < ns; k++) {
-		al_walk_nodes(al_model_get(m, k), count_node, &subs[k].n_nodes);
-		subs[k].nodes = al_calloc(subs[k].n_nodes ? subs[k].n_nodes : 1, sizeof *subs[k].nodes);
+		ali_walk_nodes(al_model_get(m, k), count_node, &subs[k].n_nodes);
+		subs[k].nodes = ali_calloc(subs[k].n_nodes ? subs[k].n_nodes : 1, sizeof *subs[k].nodes);
 		if (!subs[k].nodes) {
 			for (size_t j = 0; j <= k; j++)
-				al_free(subs[j].nodes);
-			al_free(subs);
+				ali_free(subs[j].nodes);
+			ali_free(subs);
 			return NULL;
 		}
 	}
 	for (size_t t = 0; t < nt; t++) {
 		for (size_t k = 0; k < ns; k++) {
-			const struct al_view *v = al_analysis_view(a, t, k);
+			const struct al_view *v = ali_analysis_view(a, t, k);
 			if (!v || v->target != al_target_at(t)) {
 				for (uint32_t j = 0; j < subs[k].n_nodes; j++)
 					subs[k].nodes[j].unit[t] = UNIT_UNKNOWN;
 				continue;
 			}
 			struct rec_ctx c = {.sub = &subs[k], .view = v, .target = t};
-			al_walk_nodes(al_model_get(m, k), record_node, &c);
+			ali_walk_nodes(al_model_get(m, k), record_node, &c);
 			record_findings(&subs[k], v, t);
 		}
 	}
@@ -155,8 +155,8 @@ static struct sub_rec *record(const al_model *m, const al_analysis *a)
 static void free_record(struct sub_rec *subs, size_t ns)
 {
 	for (size_t k = 0; subs && k < ns; k++)
-		al_free(subs[k].nodes);
-	al_free(subs);
+		ali_free(subs[k].nodes);
+	ali_free(subs);
 }
 
 static bool differs(const struct node_rec *r, size_t nt)
@@ -186,20 +186,20 @@ static void print_row(void *vctx, const struct al_node *n)
 	if (row >= c->rec->n_nodes)
 		return;
 	const struct node_rec *r = &c->rec->nodes[row];
-	if (al_node_is_const(n) && !o->show_consts) {
+	if (ali_node_is_const(n) && !o->show_consts) {
 		c->hidden++;
 		return;
 	}
-	al_put_graph_header(out, o, n, &c->last_graph);
+	ali_put_graph_header(out, o, n, &c->last_graph);
 	size_t nt = n_targets();
 	bool diff = differs(r, nt);
 	c->changed += diff;
 	int depth = n->owner ? n->owner->depth : 0;
 	int width = 30 - depth * 2 > 8 ? 30 - depth * 2 : 8;
 	fprintf(out, "%5" PRIu32 "%c %*s", row, diff ? '*' : ' ', depth * 2, "");
-	int w = al_put_name(out, n->name, width);
+	int w = ali_put_name(out, n->name, width);
 	fprintf(out, "%*s  ", width - w > 0 ? width - w : 0, "");
-	w = al_put_name(out, n->type, 22);
+	w = ali_put_name(out, n->type, 22);
 	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");
 	for (size_t t = 0; t < nt; t++) {
 		size_t idw = strlen(al_target_at(t)->id);
@@ -259,7 +259,7 @@ static void text_findings(FILE *out, const struct sub_rec *rec, const struct al_
 	}
 }
 
-void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
+void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o)
 {
 	bool first = true;
@@ -279,7 +279,7 @@ void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t 
 				fputc('\n', out);
 			first = false;
 			fprintf(out, "%s", al_col(o, C_BOLD));
-			al_put_name(out, s->path, 0);
+			ali_put_name(out, s->path, 0);
 			fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 				al_spec_min_os(s->spec_version));
 			if (s->n_graphs) {
@@ -290,7 +290,7 @@ void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t 
 				}
 				fprintf(out, "  rules (any target)%s\n", al_col(o, C_RESET));
 				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
-				al_walk_nodes(s, print_row, &c);
+				ali_walk_nodes(s, print_row, &c);
 				if (c.hidden)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
 						al_col(o, C_DIM), c.hidden, al_col(o, C_RESET));
@@ -312,7 +312,7 @@ void al_text_check_matrix(FILE *out, const struct al_report_item *items, size_t 
 
 /* ================================================================ JSON */
 
-void al_json_check_matrix(json_object *root, const struct al_report_item *items, size_t n,
+void ali_json_check_matrix(json_object *root, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o)
 {
 	size_t nt = n_targets();
@@ -320,8 +320,8 @@ void al_json_check_matrix(json_object *root, const struct al_report_item *items,
 	for (size_t t = 0; t < nt; t++) {
 		const struct al_target *x = al_target_at(t);
 		json_object *j = json_object_new_object();
-		json_object_object_add(j, "id", al_json_string(x->id));
-		json_object_object_add(j, "name", al_json_string(x->name ? x->name : ""));
+		json_object_object_add(j, "id", ali_json_string(x->id));
+		json_object_object_add(j, "name", ali_json_string(x->name ? x->name : ""));
 		json_object_array_add(targets, j);
 	}
 	json_object_object_add(root, "targets", targets);
@@ -357,7 +357,7 @@ void al_json_check_matrix(json_object *root, const struct al_report_item *items,
 				for (size_t t = 0; t < nt; t++) {
 					uint8_t x = rec[k].nodes[j].unit[t];
 					json_object_object_add(u, al_target_at(t)->id,
-							       al_json_string(x < AL_UNIT_COUNT ? al_unit_name(x)
+							       ali_json_string(x < AL_UNIT_COUNT ? al_unit_name(x)
 													: "unknown"));
 				}
 				json_object_object_add(json_object_array_get_idx(layers, j), "units", u);

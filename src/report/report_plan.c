@@ -60,7 +60,7 @@ static void map_build(struct index_map *m, const struct al_plan *p)
 {
 	m->n = 0;
 	m->p = p;
-	m->v = p->n_fixes ? al_malloc(((size_t)p->n_nodes + 1) * sizeof *m->v) : NULL;
+	m->v = p->n_fixes ? ali_malloc(((size_t)p->n_nodes + 1) * sizeof *m->v) : NULL;
 	if (!m->v)
 		return;
 	for (uint32_t k = 0; k < p->n_nodes; k++)
@@ -142,9 +142,9 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 		break;
 	case AL_FIX_NODE:
 		fprintf(out, "#%ld ", node_index(map, f->node));
-		al_put_name(out, f->node ? f->node->name : "", 40);
+		ali_put_name(out, f->node ? f->node->name : "", 40);
 		fputs(" (", out);
-		al_put_name(out, f->node ? f->node->type : "", 24);
+		ali_put_name(out, f->node ? f->node->type : "", 24);
 		fprintf(out, ", %s %s)", f->rule ? f->rule->id : "-", f->rule ? f->rule->name : "");
 		if (f->node && f->node->n_sub)
 			fputs(" with the layers nested in it", out);
@@ -158,7 +158,7 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 			fprintf(out, "the %" PRIu32 " fallback layers of one segment:", f->n_nodes);
 		for (uint32_t k = 0; k < f->n_nodes && k < FIX_NAMES; k++) {
 			fprintf(out, "%s #%ld ", k ? "," : "", node_index(map, f->nodes[k]));
-			al_put_name(out, f->nodes[k]->name, 30);
+			ali_put_name(out, f->nodes[k]->name, 30);
 		}
 		if (f->n_nodes > FIX_NAMES)
 			fputs(", ...", out);
@@ -187,7 +187,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 		fputc('\n', out);
 	c->first = false;
 	fprintf(out, "%s", al_col(o, C_BOLD));
-	al_put_name(out, s ? s->path : "?", 0);
+	ali_put_name(out, s ? s->path : "?", 0);
 	if (s)
 		fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 			al_spec_min_os(s->spec_version));
@@ -223,7 +223,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 		snprintf(range, sizeof range, "%" PRIu32 "..%" PRIu32, g->first, g->last);
 		fprintf(out, "  %7" PRIu32 "  %s%-4s%s  %7" PRIu32 "  %13s  %10s  ", k,
 			al_col(o, al_unit_colour(g->unit)), unit_upper(g->unit), al_col(o, C_RESET), g->n_nodes,
-			range, flops ? al_si(b1, sizeof b1, g->flops) : "-");
+			range, flops ? ali_si(b1, sizeof b1, g->flops) : "-");
 		if (flops)
 			fprintf(out, "%5.1f%%", 100.0 * g->flops / p->total_flops);
 		else
@@ -252,7 +252,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	fprintf(out, "  on ANE   ");
 	if (flops)
 		fprintf(out, "%.1f%% of the FLOPs (%s of %s)", 100.0 * p->ane_flops / p->total_flops,
-			al_si(b1, sizeof b1, p->ane_flops), al_si(b2, sizeof b2, p->total_flops));
+			ali_si(b1, sizeof b1, p->ane_flops), ali_si(b2, sizeof b2, p->total_flops));
 	else
 		fprintf(out, "%" PRIu32 " of %" PRIu32 " layers (%.1f%%; no FLOPs known, layers counted)",
 			p->ane_nodes, p->n_nodes, 100.0 * p->ane_nodes / p->n_nodes);
@@ -280,14 +280,14 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	map_build(&map, p);
 	for (uint32_t k = 0; k < p->n_fixes; k++)
 		text_fix(out, p, &map, &p->fixes[k], k + 1, o);
-	al_free(map.v);
+	ali_free(map.v);
 }
 
-void al_text_plan(FILE *out, const struct al_report_item *items, size_t n,
+void ali_text_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o)
 {
 	struct text_ctx c = {.out = out, .o = o, .first = true};
-	al_each_plan(items, n, o, text_one, &c);
+	ali_each_plan(items, n, o, text_one, &c);
 }
 
 /* ================================================================ JSON */
@@ -320,8 +320,8 @@ static json_object *layer_ref(const struct index_map *map, const struct al_node 
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "index", json_object_new_int64(node_index(map, n)));
-	json_object_object_add(o, "name", al_json_string(n && n->name ? n->name : ""));
-	json_object_object_add(o, "type", al_json_string(n && n->type ? n->type : ""));
+	json_object_object_add(o, "name", ali_json_string(n && n->name ? n->name : ""));
+	json_object_object_add(o, "type", ali_json_string(n && n->type ? n->type : ""));
 	return o;
 }
 
@@ -330,25 +330,25 @@ static json_object *plan_json(const struct al_view *v)
 	const struct al_submodel *s = v->s;
 	const struct al_plan *p = v->plan;
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", al_json_string(s->path ? s->path : ""));
-	json_object_object_add(o, "file", s->file ? al_json_string(s->file) : NULL);
-	json_object_object_add(o, "type", al_json_string(s->type ? s->type : ""));
+	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
+	json_object_object_add(o, "file", s->file ? ali_json_string(s->file) : NULL);
+	json_object_object_add(o, "type", ali_json_string(s->type ? s->type : ""));
 	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
-	json_object_object_add(o, "min_os", al_json_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "min_os", ali_json_string(al_spec_min_os(s->spec_version)));
 	json_object_object_add(o, "depth", json_object_new_int(s->depth));
 	json_object *t = json_object_new_object();
-	json_object_object_add(t, "id", al_json_string(p->target && p->target->id ? p->target->id : ""));
+	json_object_object_add(t, "id", ali_json_string(p->target && p->target->id ? p->target->id : ""));
 	json_object_object_add(t, "name",
-			       al_json_string(p->target && p->target->name ? p->target->name : ""));
+			       ali_json_string(p->target && p->target->name ? p->target->name : ""));
 	json_object_object_add(o, "target", t);
-	json_object_object_add(o, "policy", al_json_string(al_policy_name(p->policy)));
-	json_object_object_add(o, "policy_why", al_json_string(p->policy_why ? p->policy_why : ""));
+	json_object_object_add(o, "policy", ali_json_string(al_policy_name(p->policy)));
+	json_object_object_add(o, "policy_why", ali_json_string(p->policy_why ? p->policy_why : ""));
 	json_object_object_add(o, "model_rule",
-			       p->model_rule ? al_json_string(p->model_rule->id) : NULL);
+			       p->model_rule ? ali_json_string(p->model_rule->id) : NULL);
 	bool flops = p->total_flops > 0;
 	json_object *est = json_object_new_object();
 	json_object_object_add(est, "timed", json_object_new_boolean(p->timed));
-	json_object_object_add(est, "share_basis", al_json_string(flops ? "flops" : "layers"));
+	json_object_object_add(est, "share_basis", ali_json_string(flops ? "flops" : "layers"));
 	json_object_object_add(est, "uncosted_layers", json_object_new_int64(p->n_uncosted));
 	json_object_object_add(o, "estimates", est);
 	json_object *sw = json_object_new_object();
@@ -362,7 +362,7 @@ static json_object *plan_json(const struct al_view *v)
 		}
 	json_object_object_add(o, "switch_costs_us", sw);
 
-	char *bar = al_malloc((size_t)p->n_nodes + 1);
+	char *bar = ali_malloc((size_t)p->n_nodes + 1);
 	if (bar) {
 		for (uint32_t k = 0; k < p->n_nodes; k++) {
 			char c = unit_letter(p->unit[k]);
@@ -371,8 +371,8 @@ static json_object *plan_json(const struct al_view *v)
 		}
 		bar[p->n_nodes] = 0;
 	}
-	json_object_object_add(o, "bar", al_json_string(bar ? bar : ""));
-	al_free(bar);
+	json_object_object_add(o, "bar", ali_json_string(bar ? bar : ""));
+	ali_free(bar);
 
 	json_object *tot = json_object_new_object();
 	json_object_object_add(tot, "layers", json_object_new_int64(p->n_nodes));
@@ -393,7 +393,7 @@ static json_object *plan_json(const struct al_view *v)
 		const struct al_segment *g = &p->segments[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "index", json_object_new_int64(k));
-		json_object_object_add(j, "unit", al_json_string(al_unit_name(g->unit)));
+		json_object_object_add(j, "unit", ali_json_string(al_unit_name(g->unit)));
 		json_object_object_add(j, "first", json_object_new_int64(g->first));
 		json_object_object_add(j, "last", json_object_new_int64(g->last));
 		json_object_object_add(j, "layers", json_object_new_int64(g->n_nodes));
@@ -411,8 +411,8 @@ static json_object *plan_json(const struct al_view *v)
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "from", json_object_new_int64(x->from));
 		json_object_object_add(j, "to", json_object_new_int64(x->to));
-		json_object_object_add(j, "from_unit", al_json_string(al_unit_name(p->segments[x->from].unit)));
-		json_object_object_add(j, "to_unit", al_json_string(al_unit_name(p->segments[x->to].unit)));
+		json_object_object_add(j, "from_unit", ali_json_string(al_unit_name(p->segments[x->from].unit)));
+		json_object_object_add(j, "to_unit", ali_json_string(al_unit_name(p->segments[x->to].unit)));
 		json_object_object_add(j, "cost_us", us_json(x->us));
 		json_object_array_add(sws, j);
 	}
@@ -423,12 +423,12 @@ static json_object *plan_json(const struct al_view *v)
 		const struct al_node *n = p->nodes[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
-		json_object_object_add(j, "name", al_json_string(n->name ? n->name : ""));
-		json_object_object_add(j, "type", al_json_string(n->type ? n->type : ""));
-		const struct al_verdict *nv = al_view_verdict(v, n);
-		json_object_object_add(j, "verdict", al_json_string(nv->ane ? "ane" : al_unit_name(nv->unit)));
-		json_object_object_add(j, "unit", al_json_string(al_unit_name(p->unit[k])));
-		json_object_object_add(j, "placed", al_json_string(al_place_name(p->place[k])));
+		json_object_object_add(j, "name", ali_json_string(n->name ? n->name : ""));
+		json_object_object_add(j, "type", ali_json_string(n->type ? n->type : ""));
+		const struct al_verdict *nv = ali_view_verdict(v, n);
+		json_object_object_add(j, "verdict", ali_json_string(nv->ane ? "ane" : al_unit_name(nv->unit)));
+		json_object_object_add(j, "unit", ali_json_string(al_unit_name(p->unit[k])));
+		json_object_object_add(j, "placed", ali_json_string(al_place_name(p->place[k])));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
 		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
@@ -444,8 +444,8 @@ static json_object *plan_json(const struct al_view *v)
 		const struct al_fix *f = &p->fixes[k];
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "rank", json_object_new_int64(k + 1));
-		json_object_object_add(j, "kind", al_json_string(fix_kind_names[f->kind]));
-		json_object_object_add(j, "rule", f->rule ? al_json_string(f->rule->id) : NULL);
+		json_object_object_add(j, "kind", ali_json_string(fix_kind_names[f->kind]));
+		json_object_object_add(j, "rule", f->rule ? ali_json_string(f->rule->id) : NULL);
 		json_object *ls = json_object_new_array();
 		for (uint32_t i = 0; i < f->n_nodes; i++)
 			json_object_array_add(ls, layer_ref(&map, f->nodes[i]));
@@ -457,7 +457,7 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_object_add(j, "gain_us", us_json(f->gain_us));
 		json_object_array_add(fixes, j);
 	}
-	al_free(map.v);
+	ali_free(map.v);
 	json_object_object_add(o, "fixes", fixes);
 	return o;
 }
@@ -476,16 +476,16 @@ static void json_one(void *vctx, const struct al_report_item *it, const struct a
 		return;
 	}
 	json_object *e = json_object_new_object();
-	json_object_object_add(e, "path", al_json_string(s && s->path ? s->path : it->path));
-	json_object_object_add(e, "status", al_json_string("plan failed"));
+	json_object_object_add(e, "path", ali_json_string(s && s->path ? s->path : it->path));
+	json_object_object_add(e, "status", ali_json_string("plan failed"));
 	json_object *d = json_object_new_array();
 	json_object *x = json_object_new_object();
-	json_object_object_add(x, "severity", al_json_string("error"));
+	json_object_object_add(x, "severity", ali_json_string("error"));
 	json_object_object_add(x, "file", NULL);
 	json_object_object_add(x, "offset", NULL);
 	json_object_object_add(x, "where", NULL);
 	json_object_object_add(x, "node", NULL);
-	json_object_object_add(x, "message", al_json_string(error ? error : "?"));
+	json_object_object_add(x, "message", ali_json_string(error ? error : "?"));
 	json_object_array_add(d, x);
 	json_object_object_add(e, "diagnostics", d);
 	json_object_array_add(c->errors, e);
@@ -495,30 +495,30 @@ static json_object *diag_json(const struct al_diag *x)
 {
 	static const char *const sev[] = {"note", "warning", "error"};
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "severity", al_json_string(sev[x->severity]));
-	json_object_object_add(o, "file", x->file ? al_json_string(x->file) : NULL);
+	json_object_object_add(o, "severity", ali_json_string(sev[x->severity]));
+	json_object_object_add(o, "file", x->file ? ali_json_string(x->file) : NULL);
 	json_object_object_add(o, "offset",
 			       x->offset == UINT64_MAX ? NULL : json_object_new_int64((int64_t)x->offset));
-	json_object_object_add(o, "where", x->where ? al_json_string(x->where) : NULL);
-	json_object_object_add(o, "node", x->node ? al_json_string(x->node) : NULL);
-	json_object_object_add(o, "message", al_json_string(x->msg));
+	json_object_object_add(o, "where", x->where ? ali_json_string(x->where) : NULL);
+	json_object_object_add(o, "node", x->node ? ali_json_string(x->node) : NULL);
+	json_object_object_add(o, "message", ali_json_string(x->msg));
 	return o;
 }
 
-void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
+void ali_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o)
 {
 	json_object *root = json_object_new_object();
-	json_object_object_add(root, "anelint", al_json_string(ANELINT_VERSION));
+	json_object_object_add(root, "anelint", ali_json_string(ANELINT_VERSION));
 	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
-	json_object_object_add(root, "command", al_json_string("plan"));
+	json_object_object_add(root, "command", ali_json_string("plan"));
 	struct json_ctx c = {json_object_new_array(), json_object_new_array()};
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].model)
 			continue;
 		json_object *e = json_object_new_object();
-		json_object_object_add(e, "path", al_json_string(items[i].path));
-		json_object_object_add(e, "status", al_json_string(al_status_str(items[i].status)));
+		json_object_object_add(e, "path", ali_json_string(items[i].path));
+		json_object_object_add(e, "status", ali_json_string(al_status_str(items[i].status)));
 		json_object *d = json_object_new_array();
 		for (size_t k = 0; k < al_diags_count(items[i].diags); k++)
 			if (al_diags_get(items[i].diags, k)->severity == AL_SEV_ERROR)
@@ -526,7 +526,7 @@ void al_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		json_object_object_add(e, "diagnostics", d);
 		json_object_array_add(c.errors, e);
 	}
-	al_each_plan(items, n, o, json_one, &c);
+	ali_each_plan(items, n, o, json_one, &c);
 	json_object_object_add(root, "models", c.models);
 	json_object_object_add(root, "errors", c.errors);
 	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |

@@ -11,7 +11,7 @@
  * layer/op message as its region) and by name (a logical location: the layer or
  * op name, fully qualified with the field path). Models that could not be read
  * are tool execution notifications, and make executionSuccessful false. The
- * mapping is in docs/reports.md; json-c writes every string, al_json_string
+ * mapping is in docs/reports.md; json-c writes every string, ali_json_string
  * keeps it valid UTF-8. */
 #include "report.h"
 
@@ -34,7 +34,7 @@ struct sarif {
 
 static json_object *str(const char *s)
 {
-	return al_json_string(s ? s : "");
+	return ali_json_string(s ? s : "");
 }
 
 static json_object *text_obj(const char *s)
@@ -51,7 +51,7 @@ static char *uri_of(const char *path)
 {
 	size_t len = strlen(path);
 	bool abs = path[0] == '/';
-	char *u = al_malloc(3 * len + 8 + 1);
+	char *u = ali_malloc(3 * len + 8 + 1);
 	if (!u)
 		return NULL;
 	size_t o = 0;
@@ -95,25 +95,25 @@ static int64_t artifact(struct sarif *c, const char *file)
 			return (int64_t)i;
 	if (c->n_files == c->cap_files) {
 		size_t nc = c->cap_files ? 2 * c->cap_files : 8;
-		char **v = al_realloc(c->files, nc * sizeof *v);
+		char **v = ali_realloc(c->files, nc * sizeof *v);
 		if (!v)
 			return -1;
 		c->files = v;
 		c->cap_files = nc;
 	}
 	size_t len = strlen(file);
-	char *copy = al_malloc(len + 1);
+	char *copy = ali_malloc(len + 1);
 	char *uri = uri_of(file);
 	if (!copy || !uri) {
-		al_free(copy);
-		al_free(uri);
+		ali_free(copy);
+		ali_free(uri);
 		return -1;
 	}
 	memcpy(copy, file, len + 1);
 	c->files[c->n_files] = copy;
 	json_object *a = json_object_new_object(), *loc = json_object_new_object();
 	json_object_object_add(loc, "uri", str(uri));
-	al_free(uri);
+	ali_free(uri);
 	json_object_object_add(a, "location", loc);
 	json_object *roles = json_object_new_array();
 	json_object_array_add(roles, str("analysisTarget"));
@@ -127,7 +127,7 @@ static json_object *artifact_location(struct sarif *c, const char *file)
 	json_object *o = json_object_new_object();
 	char *uri = uri_of(file ? file : "");
 	json_object_object_add(o, "uri", str(uri ? uri : ""));
-	al_free(uri);
+	ali_free(uri);
 	int64_t idx = artifact(c, file ? file : "");
 	if (idx >= 0)
 		json_object_object_add(o, "index", json_object_new_int64(idx));
@@ -150,7 +150,7 @@ static const char *scope_name(enum al_rule_scope s)
 }
 
 /* The message of a result, built in memory: names shown with control
- * characters visible (al_put_esc), then made a JSON string. */
+ * characters visible (ali_put_esc), then made a JSON string. */
 struct msg {
 	char *buf;
 	size_t len;
@@ -189,9 +189,9 @@ static json_object *rule_json(const struct al_rule *r)
 	struct msg m;
 	if (msg_open(&m)) {
 		fputs("**Fix:** ", m.f);
-		al_put_esc(m.f, r->fix ? r->fix : "-", AL_ESC_MD, 0);
+		ali_put_esc(m.f, r->fix ? r->fix : "-", AL_ESC_MD, 0);
 		fputs("\n\n**Evidence:** ", m.f);
-		al_put_esc(m.f, r->provenance ? r->provenance : "-", AL_ESC_MD, 0);
+		ali_put_esc(m.f, r->provenance ? r->provenance : "-", AL_ESC_MD, 0);
 		fprintf(m.f, " (confidence %c)", r->confidence ? r->confidence : '?');
 		if (plain_url(r->url))
 			fprintf(m.f, " <%s>", r->url);
@@ -260,9 +260,9 @@ static json_object *node_location(struct sarif *c, const struct al_submodel *s, 
 	json_object_object_add(lg, "name", str(n->name));
 	struct msg fq;
 	if (msg_open(&fq)) {
-		al_put_esc(fq.f, s->path, AL_ESC_TEXT, 0);
+		ali_put_esc(fq.f, s->path, AL_ESC_TEXT, 0);
 		fputc('/', fq.f);
-		al_put_esc(fq.f, n->path ? n->path : n->name, AL_ESC_TEXT, 0);
+		ali_put_esc(fq.f, n->path ? n->path : n->name, AL_ESC_TEXT, 0);
 		json_object *t = msg_close(&fq);
 		json_object_object_add(lg, "fullyQualifiedName", json_object_get(json_object_object_get(t, "text")));
 		json_object_put(t);
@@ -299,12 +299,12 @@ static json_object *fingerprint(const struct al_submodel *s, const struct al_nod
 	json_object *o = json_object_new_object();
 	struct msg m;
 	if (msg_open(&m)) {
-		al_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
+		ali_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
 		fputc('/', m.f);
 		if (n) {
-			al_put_esc(m.f, n->path ? n->path : "", AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->path ? n->path : "", AL_ESC_TEXT, 0);
 			fputc('/', m.f);
-			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
 			fputc('/', m.f);
 		}
 		fputs(r->id, m.f);
@@ -336,7 +336,7 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 		json_object_object_add(props, "index", json_object_new_int64(row->index));
 		json_object_object_add(props, "type", str(n->type));
 		json_object_object_add(props, "verdict", str(row->verdict->ane ? "ane" : al_unit_name(row->verdict->unit)));
-		json_object_object_add(props, "unit", str(al_unit_name(al_row_unit(row, p))));
+		json_object_object_add(props, "unit", str(al_unit_name(ali_row_unit(row, p))));
 		if (p && row->plan >= 0)
 			json_object_object_add(props, "segment", json_object_new_int64(p->segment[row->plan]));
 		json_object *ids = json_object_new_array();
@@ -364,19 +364,19 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 		struct msg m;
 		if (msg_open(&m)) {
 			fprintf(m.f, "%s '", what);
-			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
 			fputs("' (", m.f);
-			al_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
 			fprintf(m.f, ") falls back from the ANE to %s", al_unit_name(v->unit));
-			enum al_unit u = al_row_unit(row, p);
+			enum al_unit u = ali_row_unit(row, p);
 			if (p && u != v->unit)
-				fprintf(m.f, " (the plan puts it on the %s)", al_unit_upper(u));
+				fprintf(m.f, " (the plan puts it on the %s)", ali_unit_upper(u));
 			fputs(":", m.f);
 			for (uint32_t k = 0; k < v->n_rules; k++) {
 				if (v->rules[k]->kind == AL_RULE_WARN)
 					continue;
 				fprintf(m.f, "%s %s ", k ? ";" : "", v->rules[k]->id);
-				al_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
+				ali_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
 			}
 			fputs(".", m.f);
 		}
@@ -389,13 +389,13 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 		struct msg m;
 		if (msg_open(&m)) {
 			fprintf(m.f, "%s '", what);
-			al_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
 			fputs("' (", m.f);
-			al_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
 			fputs("): ", m.f);
-			al_put_esc(m.f, r->title, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, r->title, AL_ESC_TEXT, 0);
 			fputs(": ", m.f);
-			al_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
 			fputs(".", m.f);
 		}
 		add_result(c, s, row, p, r, msg_close(&m));
@@ -419,17 +419,17 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 	const char *error = v->error;
 	(void)it;
 	const struct al_finding *fs;
-	uint32_t n_fs = al_view_findings(v, s, &fs);
+	uint32_t n_fs = ali_view_findings(v, s, &fs);
 	for (uint32_t i = 0; i < n_fs; i++) {
 		const struct al_finding *f = &fs[i];
 		struct msg m;
 		if (msg_open(&m)) {
 			fputs("Model '", m.f);
-			al_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, s->path, AL_ESC_TEXT, 0);
 			fputs("': ", m.f);
-			al_put_esc(m.f, f->rule->title, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, f->rule->title, AL_ESC_TEXT, 0);
 			fputs(": ", m.f);
-			al_put_esc(m.f, f->reason, AL_ESC_TEXT, 0);
+			ali_put_esc(m.f, f->reason, AL_ESC_TEXT, 0);
 			if (f->rule->kind != AL_RULE_WARN)
 				fprintf(m.f, " (the whole model goes to %s)", al_unit_name(f->rule->unit));
 			fputs(".", m.f);
@@ -437,7 +437,7 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 		add_result(c, s, NULL, p, f->rule, msg_close(&m));
 	}
 	struct al_summary sum;
-	al_summarize(s, v, &sum);
+	ali_summarize(s, v, &sum);
 	json_object *mo = json_object_new_object();
 	json_object_object_add(mo, "path", str(s->path));
 	json_object_object_add(mo, "type", str(s->type));
@@ -458,19 +458,19 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 	if (!s->n_graphs)
 		return;
 	struct al_dag g;
-	if (!al_dag_build(v, &g))
+	if (!ali_dag_build(v, &g))
 		return;
 	for (uint32_t r = 0; r < g.n_rows; r++)
-		if (!al_node_is_const(g.rows[r].node))
+		if (!ali_node_is_const(g.rows[r].node))
 			node_results(c, s, &g.rows[r], p);
-	al_dag_free(&g);
+	ali_dag_free(&g);
 }
 
 static void sarif_report(FILE *out, const struct al_report_item *items, size_t n,
 			 const struct al_report_opts *o)
 {
 	struct sarif c = {.o = o};
-	c.n_rules = al_rule_list(o->check ? o->check->user_rules : NULL, &c.rules);
+	c.n_rules = ali_rule_list(o->check ? o->check->user_rules : NULL, &c.rules);
 	c.driver_rules = json_object_new_array();
 	for (size_t i = 0; i < c.n_rules; i++)
 		json_object_array_add(c.driver_rules, rule_json(c.rules[i]));
@@ -497,16 +497,16 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 			json_object_object_add(note, "level", str("error"));
 			struct msg m;
 			if (msg_open(&m)) {
-				al_put_esc(m.f, items[i].path, AL_ESC_TEXT, 0);
+				ali_put_esc(m.f, items[i].path, AL_ESC_TEXT, 0);
 				fputs(": ", m.f);
-				al_put_esc(m.f, al_status_str(items[i].status), AL_ESC_TEXT, 0);
+				ali_put_esc(m.f, al_status_str(items[i].status), AL_ESC_TEXT, 0);
 				if (x) {
 					fputs(": ", m.f);
 					if (x->where) {
-						al_put_esc(m.f, x->where, AL_ESC_TEXT, 0);
+						ali_put_esc(m.f, x->where, AL_ESC_TEXT, 0);
 						fputs(": ", m.f);
 					}
-					al_put_esc(m.f, x->msg, AL_ESC_TEXT, 0);
+					ali_put_esc(m.f, x->msg, AL_ESC_TEXT, 0);
 				}
 				fputs(".", m.f);
 			}
@@ -529,7 +529,7 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 				break;
 		}
 	}
-	al_each_plan(items, n, o, sarif_model, &c);
+	ali_each_plan(items, n, o, sarif_model, &c);
 
 	json_object *root = json_object_new_object();
 	json_object_object_add(root, "$schema", str(SARIF_SCHEMA));
@@ -565,12 +565,12 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 	fputc('\n', out);
 	json_object_put(root);
 	for (size_t i = 0; i < c.n_files; i++)
-		al_free(c.files[i]);
-	al_free(c.files);
-	al_free(c.rules);
+		ali_free(c.files[i]);
+	ali_free(c.files);
+	ali_free(c.rules);
 }
 
-const struct al_sink al_sink_sarif = {
+const struct al_sink ali_sink_sarif = {
 	.name = "sarif",
 	.check = sarif_report,
 	.plan = sarif_report,

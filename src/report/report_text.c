@@ -10,7 +10,7 @@
 static void print_header(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
 	fprintf(out, "%s", al_col(o, C_BOLD));
-	al_put_name(out, s->path, 0);
+	ali_put_name(out, s->path, 0);
 	fprintf(out, "%s  %s, spec %d (%s)\n", al_col(o, C_RESET), s->type, s->spec_version,
 		al_spec_min_os(s->spec_version));
 }
@@ -31,27 +31,27 @@ static void print_row(void *vctx, const struct al_node *n)
 	FILE *out = t->out;
 	const struct al_report_opts *o = t->o;
 	uint32_t row = t->row++;
-	if (al_node_is_const(n) && !o->show_consts) {
+	if (ali_node_is_const(n) && !o->show_consts) {
 		t->hidden_consts++;
 		return;
 	}
-	al_put_graph_header(out, o, n, &t->last_graph);
+	ali_put_graph_header(out, o, n, &t->last_graph);
 	int depth = n->owner ? n->owner->depth : 0;
 	fprintf(out, "%5" PRIu32 "  %*s", row, depth * 2, "");
-	al_put_name_padded(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8);
+	ali_put_name_padded(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8);
 	fputs("  ", out);
-	al_put_name_padded(out, n->type, 22);
+	ali_put_name_padded(out, n->type, 22);
 	fputs("  ", out);
 	if (o->shapes) { /* --shapes: the first output's inferred shape */
 		char sh[128] = "-";
 		if (n->n_outputs)
-			al_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
+			ali_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
 		fprintf(out, "%-18s  ", sh);
 	}
 	/* the unit column: the final placement, marked `*` when the partition or a
 	 * model-level rule moved it away from the op's own verdict */
 	const struct al_verdict *v = &n->verdict;
-	bool moved = al_verdict_moved(v);
+	bool moved = ali_verdict_moved(v);
 	bool any = v->n_rules || moved;
 	if (v->placed_ane) {
 		fprintf(out, "%sANE%s%s", al_col(o, C_GREEN), moved ? "*" : "", al_col(o, C_RESET));
@@ -68,10 +68,10 @@ static void print_row(void *vctx, const struct al_node *n)
 		fprintf(out, "%s%s%s%s", r ? "; " : " ", al_col(o, warn ? C_YELLOW : ""), rule->id,
 			al_col(o, warn ? C_RESET : ""));
 		fputs(" ", out);
-		al_put_name(out, v->reasons[r], 0);
+		ali_put_name(out, v->reasons[r], 0);
 	}
 	if (moved)
-		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", al_moved_by(v),
+		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", ali_moved_by(v),
 			v->ane ? "ANE" : al_unit_name(v->unit));
 	fputc('\n', out);
 }
@@ -86,7 +86,7 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
 	struct al_summary sum;
-	al_summarize(s, NULL, &sum);
+	ali_summarize(s, NULL, &sum);
 	const char *what = s->world == AL_WORLD_MIL ? "ops" : "layers";
 	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
 	uint32_t off = sum.nodes - ane;
@@ -128,7 +128,7 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 		bool warn = f->rule->kind == AL_RULE_WARN;
 		fprintf(out, "model: %s%s%s %s [%c] ", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
 			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->confidence);
-		al_put_name(out, f->reason, 0);
+		ali_put_name(out, f->reason, 0);
 		if (!warn)
 			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
 		fputc('\n', out);
@@ -142,9 +142,9 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 		if (x->severity != AL_SEV_WARNING)
 			continue;
 		fprintf(out, "%swarning:%s ", al_col(o, C_YELLOW), al_col(o, C_RESET));
-		al_put_name(out, x->where ? x->where : "", 0);
+		ali_put_name(out, x->where ? x->where : "", 0);
 		fputs(x->where ? ": " : "", out);
-		al_put_name(out, x->msg, 0);
+		ali_put_name(out, x->msg, 0);
 		fputc('\n', out);
 	}
 	if (al_diags_dropped(d))
@@ -156,7 +156,7 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
 	if (o->all_targets) { /* one verdict column per chip family: report_matrix.c */
-		al_text_check_matrix(out, items, n, o);
+		ali_text_check_matrix(out, items, n, o);
 		return;
 	}
 	bool first = true;
@@ -175,7 +175,7 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 					fprintf(out, "%-18s  ", "shape");
 				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", al_col(o, C_RESET));
 				struct table_ctx t = {.out = out, .o = o};
-				al_walk_nodes(s, print_row, &t);
+				ali_walk_nodes(s, print_row, &t);
 				if (t.hidden_consts)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
 						al_col(o, C_DIM), t.hidden_consts, al_col(o, C_RESET));
@@ -208,7 +208,7 @@ static void print_shape(FILE *out, const int64_t *v, uint32_t n)
 static void print_feature(FILE *out, const struct al_feature *f)
 {
 	fputs("    ", out);
-	al_put_name(out, f->name, 0);
+	ali_put_name(out, f->name, 0);
 	fprintf(out, ": %s", al_feature_kind_name(f->kind));
 	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_STATE) {
 		fprintf(out, " %s ", al_dtype_name(f->dtype));
@@ -244,7 +244,7 @@ static void print_feature(FILE *out, const struct al_feature *f)
 		fputs(" (optional)", out);
 	if (f->description && *f->description) {
 		fputs("  -- ", out);
-		al_put_name(out, f->description, 60);
+		ali_put_name(out, f->description, 60);
 	}
 	fputc('\n', out);
 }
@@ -264,7 +264,7 @@ static void print_meta(FILE *out, const char *label, const char *v)
 	if (!v || !*v)
 		return;
 	fprintf(out, "  %s: ", label);
-	al_put_name(out, v, 0);
+	ali_put_name(out, v, 0);
 	fputc('\n', out);
 }
 
@@ -296,14 +296,14 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 				print_feature(out, &s->outputs[f]);
 			for (uint32_t f = 0; f < s->n_functions; f++) {
 				fprintf(out, "  function ");
-				al_put_name(out, s->functions[f], 0);
+				ali_put_name(out, s->functions[f], 0);
 				fprintf(out, " (opset ");
-				al_put_name(out, s->opsets[f], 0);
+				ali_put_name(out, s->opsets[f], 0);
 				fprintf(out, ")\n");
 			}
 			if (s->n_graphs) {
 				struct al_type_counts tc;
-				al_count_types(s, &tc);
+				ali_count_types(s, &tc);
 				uint32_t total = 0;
 				for (uint32_t t = 0; t < tc.n; t++)
 					total += tc.items[t].count;
@@ -311,7 +311,7 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 					total);
 				for (uint32_t t = 0; t < tc.n; t++) {
 					fprintf(out, "%s", t ? ", " : "");
-					al_put_name(out, tc.items[t].type, 0);
+					ali_put_name(out, tc.items[t].type, 0);
 					fprintf(out, " %" PRIu32, tc.items[t].count);
 				}
 				fprintf(out, "%s)\n", tc.truncated ? ", ..." : "");
@@ -333,19 +333,19 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 			print_meta(out, "version", s->version_string);
 			for (uint32_t u = 0; u < s->n_user_defined; u++) {
 				fputs("  ", out);
-				al_put_name(out, s->user_defined[u].key, 0);
+				ali_put_name(out, s->user_defined[u].key, 0);
 				fputs(": ", out);
-				al_put_name(out, s->user_defined[u].value, 0);
+				ali_put_name(out, s->user_defined[u].value, 0);
 				fputc('\n', out);
 			}
 		}
 	}
 }
 
-const struct al_sink al_sink_text = {
+const struct al_sink ali_sink_text = {
 	.name = "text",
 	.check = text_check,
 	.info = text_info,
-	.plan = al_text_plan,
+	.plan = ali_text_plan,
 	.extensions = "txt",
 };

@@ -7,21 +7,21 @@
 #include <string.h>
 #include <strings.h>
 
-const struct al_sink *const al_sinks[] = {
-	&al_sink_text,
-	&al_sink_json,
-	&al_sink_html,
-	&al_sink_sarif,
-	&al_sink_markdown,
-	&al_sink_dot,
+const struct al_sink *const ali_sinks[] = {
+	&ali_sink_text,
+	&ali_sink_json,
+	&ali_sink_html,
+	&ali_sink_sarif,
+	&ali_sink_markdown,
+	&ali_sink_dot,
 };
-const size_t al_sinks_count = sizeof al_sinks / sizeof al_sinks[0];
+const size_t ali_sinks_count = sizeof ali_sinks / sizeof ali_sinks[0];
 
 const struct al_sink *al_sink_by_name(const char *name)
 {
-	for (size_t i = 0; i < al_sinks_count; i++)
-		if (strcmp(al_sinks[i]->name, name) == 0)
-			return al_sinks[i];
+	for (size_t i = 0; i < ali_sinks_count; i++)
+		if (strcmp(ali_sinks[i]->name, name) == 0)
+			return ali_sinks[i];
 	return NULL;
 }
 
@@ -31,12 +31,12 @@ const struct al_sink *al_sink_by_extension(const char *path)
 	if (!dot || strchr(dot, '/') || !dot[1])
 		return NULL;
 	size_t len = strlen(dot + 1);
-	for (size_t i = 0; i < al_sinks_count; i++) {
-		const char *e = al_sinks[i]->extensions;
+	for (size_t i = 0; i < ali_sinks_count; i++) {
+		const char *e = ali_sinks[i]->extensions;
 		while (e && *e) {
 			size_t n = strcspn(e, ",");
 			if (n == len && strncasecmp(e, dot + 1, n) == 0)
-				return al_sinks[i];
+				return ali_sinks[i];
 			e += n + (e[n] == ',');
 		}
 	}
@@ -47,9 +47,9 @@ const char *al_sink_names(void)
 {
 	static char names[128];
 	if (!names[0])
-		for (size_t i = 0; i < al_sinks_count; i++) {
+		for (size_t i = 0; i < ali_sinks_count; i++) {
 			size_t len = strlen(names);
-			snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", al_sinks[i]->name);
+			snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", ali_sinks[i]->name);
 		}
 	return names;
 }

@@ -21,8 +21,8 @@ void al_proof_clear(struct al_proof *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n_diffs; i++)
-		al_free(p->diffs[i].name);
-	al_free(p->diffs);
+		ali_free(p->diffs[i].name);
+	ali_free(p->diffs);
 	memset(p, 0, sizeof *p);
 }
 
@@ -35,7 +35,7 @@ static struct al_proof_diff *diff_for(struct al_proof *p, const char *name, size
 	if (p->n_diffs >= cap)
 		return NULL;
 	struct al_proof_diff *df = &p->diffs[p->n_diffs];
-	if (!(df->name = al_strdup(name)))
+	if (!(df->name = ali_strdup(name)))
 		return NULL;
 	p->n_diffs++;
 	return df;
@@ -122,7 +122,7 @@ enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
 	if (!p || (n_ref && !ref) || (n_got && !got))
 		return AL_E_INVALID_ARG;
 	al_proof_clear(p);
-	if (!(p->diffs = al_calloc(n_ref + 1, sizeof *p->diffs)))
+	if (!(p->diffs = ali_calloc(n_ref + 1, sizeof *p->diffs)))
 		return AL_E_NOMEM;
 	enum al_status st = compare_outputs(ref, n_ref, got, n_got, p, n_ref);
 	if (st != AL_OK)
@@ -151,8 +151,8 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 		return AL_E_INVALID_ARG;
 	al_proof_clear(p);
 	const struct al_submodel *s = al_model_get(a, 0);
-	struct al_named_tensor *in = al_calloc(s->n_inputs + 1, sizeof *in);
-	al_tensor **drawn = al_calloc(s->n_inputs + 1, sizeof *drawn);
+	struct al_named_tensor *in = ali_calloc(s->n_inputs + 1, sizeof *in);
+	al_tensor **drawn = ali_calloc(s->n_inputs + 1, sizeof *drawn);
 	enum al_status st = in && drawn ? AL_OK : AL_E_NOMEM;
 	size_t n_in = 0;
 	for (uint32_t i = 0; st == AL_OK && i < s->n_inputs; i++) {
@@ -181,7 +181,7 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 			st = AL_E_NOMEM;
 		} else if (rs != AL_OK) { /* not proved: the caller reports why */
 			last_error(p->why, sizeof p->why, "the interpreter cannot run it: ", rd, rs);
-		} else if (!(p->diffs = al_calloc(na + 1, sizeof *p->diffs))) {
+		} else if (!(p->diffs = ali_calloc(na + 1, sizeof *p->diffs))) {
 			st = AL_E_NOMEM;
 		} else {
 			p->proved = true;
@@ -198,8 +198,8 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 	al_outputs_free(ob, nb);
 	for (uint32_t i = 0; drawn && i < s->n_inputs; i++)
 		al_tensor_free(drawn[i]);
-	al_free(drawn);
-	al_free(in);
+	ali_free(drawn);
+	ali_free(in);
 	return st;
 }
 
@@ -287,7 +287,7 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 	char why[160] = "";
 	bool oom = false;
 	al_diags *rd = al_diags_new();
-	p->diffs = al_calloc(cap + 1, sizeof *p->diffs);
+	p->diffs = ali_calloc(cap + 1, sizeof *p->diffs);
 	enum al_status st = rd && p->diffs ? AL_OK : AL_E_NOMEM;
 	if (st == AL_OK && !cap) { /* nothing to compare would prove nothing */
 		snprintf(why, sizeof why, "the rewritten layers produce no values");
@@ -298,8 +298,8 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 	if (st == AL_OK)
 		st = al_region_inputs(b, rb, &vb, &nvb, rd);
 	if (st == AL_OK) {
-		ta = al_calloc(nva + 1, sizeof *ta);
-		tb = al_calloc(nvb + 1, sizeof *tb);
+		ta = ali_calloc(nva + 1, sizeof *ta);
+		tb = ali_calloc(nvb + 1, sizeof *tb);
 		if (!ta || !tb)
 			st = AL_E_NOMEM;
 	}
@@ -357,8 +357,8 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 		al_proof_clear(p);
 		snprintf(p->why, sizeof p->why, "%s", why);
 	}
-	al_free(ta);
-	al_free(tb);
+	ali_free(ta);
+	ali_free(tb);
 	al_region_values_free(va);
 	al_region_values_free(vb);
 	al_diags_free(rd);

@@ -158,7 +158,7 @@ static enum al_status refuse(struct al_splitter *s, enum al_status st, const str
 	va_list ap;
 	va_start(ap, fmt);
 	if (!s->refused)
-		al_diag_vadd(s->d, AL_SEV_ERROR, s->m->path, n ? n->offset : UINT64_MAX,
+		ali_diag_vadd(s->d, AL_SEV_ERROR, s->m->path, n ? n->offset : UINT64_MAX,
 			     n ? n->path : NULL, n ? n->name : NULL, fmt, ap);
 	va_end(ap);
 	if (!s->refused)
@@ -170,7 +170,7 @@ static enum al_status refuse(struct al_splitter *s, enum al_status st, const str
 
 static struct name *name_get(struct al_splitter *s, const char *z)
 {
-	size_t mask = s->cap_names - 1, i = (size_t)al_hash_str(z) & mask;
+	size_t mask = s->cap_names - 1, i = (size_t)ali_hash_str(z) & mask;
 	for (size_t k = 0; k < s->cap_names; k++, i = (i + 1) & mask) {
 		struct name *e = &s->names[i];
 		if (!e->s) {
@@ -208,9 +208,9 @@ static struct al_split_tensor *add_tensor(struct al_splitter *s, size_t p, bool 
 	al_span **r = out ? &x->out_raw : &x->in_raw;
 	if (*n == *cap) {
 		uint32_t nc = *cap ? *cap * 2 : 8;
-		struct al_split_tensor *nv = al_arena_array(&s->arena, nc, sizeof *nv);
-		al_span *nr = al_arena_array(&s->arena, nc, sizeof *nr);
-		const struct al_node **nw = out ? NULL : al_arena_array(&s->arena, nc, sizeof *nw);
+		struct al_split_tensor *nv = ali_arena_array(&s->arena, nc, sizeof *nv);
+		al_span *nr = ali_arena_array(&s->arena, nc, sizeof *nr);
+		const struct al_node **nw = out ? NULL : ali_arena_array(&s->arena, nc, sizeof *nw);
 		if (!nv || !nr || (!out && !nw)) {
 			refuse(s, AL_E_NOMEM, NULL, "out of memory");
 			return NULL;
@@ -291,7 +291,7 @@ static enum al_status declare(struct al_splitter *s, const struct al_node *w, co
 		if (strcmp(w->outputs[j], name) == 0 && w->out_shapes)
 			sh = &w->out_shapes[j];
 	char b[96];
-	al_shape_format(sh, b, sizeof b);
+	ali_shape_format(sh, b, sizeof b);
 	if (s->mil)
 		return declare_mil(s, w, name, sh, t);
 	if (!shape_static(sh))
@@ -330,7 +330,7 @@ static bool is_const(const struct al_splitter *s, const struct al_node *w)
 	if (!w || w->owner != s->g || w->n_sub)
 		return false;
 	if (s->mil)
-		return w->kind >= 0 && (al_mil_kinds[w->kind].flags & AL_OPF_CONST);
+		return w->kind >= 0 && (ali_mil_kinds[w->kind].flags & AL_OPF_CONST);
 	for (size_t i = 0; i < sizeof nn_const_types / sizeof nn_const_types[0]; i++)
 		if (w->n_inputs == 0 && w->type && strcmp(w->type, nn_const_types[i]) == 0)
 			return true;
@@ -418,7 +418,7 @@ static enum al_status visit(struct al_splitter *s, int p, const struct al_node *
 
 static bool has_nd(const struct al_node *n, int depth)
 {
-	if (n->kind >= 0 && (al_nn_kinds[n->kind].flags & AL_NNF_ND))
+	if (n->kind >= 0 && (ali_nn_kinds[n->kind].flags & AL_NNF_ND))
 		return true;
 	for (uint32_t j = 0; j < n->n_sub && depth < AL_MAX_DEPTH; j++)
 		for (uint32_t k = 0; k < n->sub[j]->n_nodes; k++)
@@ -480,14 +480,14 @@ static enum al_status index_mil(struct al_splitter *s)
 	}
 	if (!s->blk_entry.p)
 		return refuse(s, AL_E_FORMAT, NULL, "the ML Program function has no block");
-	s->fn_in = al_arena_array(&s->arena, sub->n_inputs + 1u, sizeof *s->fn_in);
+	s->fn_in = ali_arena_array(&s->arena, sub->n_inputs + 1u, sizeof *s->fn_in);
 	if (!s->fn_in)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 	for (size_t i = 0; nth_field(s->fn, 1, i, &val, NULL); i++) {
 		al_span nm = {0};
 		pb_get_string(val, 1, &nm);
 		for (uint32_t k = 0; k < sub->n_inputs; k++)
-			if (al_span_eq(nm, sub->inputs[k].name))
+			if (ali_span_eq(nm, sub->inputs[k].name))
 				s->fn_in[k] = val;
 	}
 	for (uint32_t k = 0; k < sub->n_inputs; k++)
@@ -528,9 +528,9 @@ static enum al_status index_bytes(struct al_splitter *s)
 	if (it.err || !s->net.p)
 		return refuse(s, AL_E_FORMAT, NULL, "cannot find the %s message", s->type->name);
 	const struct al_submodel *sub = s->sub;
-	s->in_desc = al_arena_array(&s->arena, sub->n_inputs + 1u, sizeof *s->in_desc);
-	s->out_desc = al_arena_array(&s->arena, sub->n_outputs + 1u, sizeof *s->out_desc);
-	s->layer_raw = al_arena_array(&s->arena, s->g->n_nodes + 1u, sizeof *s->layer_raw);
+	s->in_desc = ali_arena_array(&s->arena, sub->n_inputs + 1u, sizeof *s->in_desc);
+	s->out_desc = ali_arena_array(&s->arena, sub->n_outputs + 1u, sizeof *s->out_desc);
+	s->layer_raw = ali_arena_array(&s->arena, s->g->n_nodes + 1u, sizeof *s->layer_raw);
 	if (!s->in_desc || !s->out_desc || !s->layer_raw)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 	uint32_t ni = 0, no = 0, nl = 0;
@@ -628,7 +628,7 @@ static enum al_status find_cuts(struct al_splitter *s, const struct al_split_opt
 		return refuse(s, st, NULL, "cannot plan the model's segments (%s)", al_status_str(st));
 	/* the unit of each top-level layer: its own, else (a branch / loop the plan
 	 * does not list) that of the first layer of its bodies the plan lists */
-	int *units = al_malloc(g->n_nodes * sizeof *units);
+	int *units = ali_malloc(g->n_nodes * sizeof *units);
 	if (!units) {
 		al_plan_free(p);
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
@@ -658,7 +658,7 @@ static enum al_status find_cuts(struct al_splitter *s, const struct al_split_opt
 		prev_unit = unit;
 		prev_k = k;
 	}
-	al_free(units);
+	ali_free(units);
 	return AL_OK;
 }
 
@@ -733,9 +733,9 @@ static enum al_status place_outputs(struct al_splitter *s)
 		struct al_split_part *pt = &s->parts[p];
 		struct xpart *x = &s->x[p];
 		uint32_t n = pt->n_outputs, w = 0;
-		struct al_split_tensor *tv = al_arena_array(&s->arena, n + 1u, sizeof *tv);
-		al_span *rv = al_arena_array(&s->arena, n + 1u, sizeof *rv);
-		bool *taken = al_arena_array(&s->arena, n + 1u, sizeof *taken);
+		struct al_split_tensor *tv = ali_arena_array(&s->arena, n + 1u, sizeof *tv);
+		al_span *rv = ali_arena_array(&s->arena, n + 1u, sizeof *rv);
+		bool *taken = ali_arena_array(&s->arena, n + 1u, sizeof *taken);
 		if (!tv || !rv || !taken)
 			return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 		for (uint32_t i = 0; i < sub->n_outputs && w < n; i++)
@@ -769,13 +769,13 @@ static enum al_status plan_parts(struct al_splitter *s, const uint8_t *cut)
 	for (uint32_t k = 0; k < g->n_nodes; k++)
 		n += IS_CUT(cut[k]);
 	s->n_parts = n;
-	s->parts = al_arena_array(&s->arena, n, sizeof *s->parts);
-	s->x = al_arena_array(&s->arena, n, sizeof *s->x);
+	s->parts = ali_arena_array(&s->arena, n, sizeof *s->parts);
+	s->x = ali_arena_array(&s->arena, n, sizeof *s->x);
 	size_t cap = 16;
 	size_t want = count_names(g) + sub->n_inputs + sub->n_outputs + 2;
 	while (cap < 2 * want)
 		cap *= 2;
-	s->names = al_calloc(cap, sizeof *s->names);
+	s->names = ali_calloc(cap, sizeof *s->names);
 	s->cap_names = cap;
 	if (!s->parts || !s->x || !s->names)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
@@ -797,7 +797,7 @@ static enum al_status plan_parts(struct al_splitter *s, const uint8_t *cut)
 		pt->last_layer = g->nodes[last].name;
 		pt->type = p + 1 == n || s->mil ? s->type->name : "neuralNetwork";
 		pt->spec_version = s->spec;
-		if (!(s->x[p].copy = al_arena_alloc(&s->arena, g->n_nodes)))
+		if (!(s->x[p].copy = ali_arena_alloc(&s->arena, g->n_nodes)))
 			return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 		for (uint32_t k = first; k <= last; k++) {
 			enum al_status st = visit(s, (int)p, &g->nodes[k], 0);
@@ -808,7 +808,7 @@ static enum al_status plan_parts(struct al_splitter *s, const uint8_t *cut)
 			/* the class probabilities: labelProbabilityLayerName, when it names one */
 			al_span lp;
 			if (pb_get_string(s->net, NET_PROB_LAYER, &lp) && lp.n) {
-				char *z = al_arena_span_str(&s->arena, lp);
+				char *z = ali_arena_span_str(&s->arena, lp);
 				if (!z)
 					return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 				enum al_status st = read_name(s, (int)p, z);
@@ -871,7 +871,7 @@ static enum al_status segment_cuts(struct al_splitter *s, uint8_t *cut)
 		s->d = scratch;
 		s->refused = AL_OK;
 		enum al_status st = plan_parts(s, cut);
-		al_free(s->names);
+		ali_free(s->names);
 		s->names = NULL;
 		s->d = real;
 		s->refused = AL_OK;
@@ -883,7 +883,7 @@ static enum al_status segment_cuts(struct al_splitter *s, uint8_t *cut)
 			cut[k] = CUT_NONE;
 			const struct al_diag *e = al_diags_count(scratch) ? al_diags_get(scratch, 0) : NULL;
 			const struct al_node *n = &s->g->nodes[k];
-			al_diag_add(real, AL_SEV_WARNING, s->m->path, n->offset, n->path, n->name,
+			ali_diag_add(real, AL_SEV_WARNING, s->m->path, n->offset, n->path, n->name,
 				    "segment boundary after '%s' not cut: %s", n->name, e ? e->msg : al_status_str(st));
 			if (!first[0])
 				snprintf(first, sizeof first, "after '%s': %s", n->name,
@@ -903,7 +903,7 @@ enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_spli
 	if (!m || !o || !out)
 		return AL_E_INVALID_ARG;
 	*out = NULL;
-	struct al_splitter *s = al_calloc(1, sizeof *s);
+	struct al_splitter *s = ali_calloc(1, sizeof *s);
 	if (!s)
 		return AL_E_NOMEM;
 	s->m = m;
@@ -964,7 +964,7 @@ enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_spli
 	}
 	if ((st = al_model_infer_shapes(m, d)) || (st = index_bytes(s)))
 		goto out;
-	cut = al_calloc(s->g->n_nodes, 1);
+	cut = ali_calloc(s->g->n_nodes, 1);
 	if (!cut) {
 		st = AL_E_NOMEM;
 		goto out;
@@ -983,8 +983,8 @@ enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_spli
 	if (!st)
 		st = plan_parts(s, cut);
 out:
-	al_free(cut);
-	al_free(s->names);
+	ali_free(cut);
+	ali_free(s->names);
 	s->names = NULL;
 	s->d = NULL;
 	if (!st && s->arena.failed)
@@ -1011,9 +1011,9 @@ void al_split_free(al_splitter *s)
 {
 	if (!s)
 		return;
-	al_free(s->names);
-	al_arena_free(&s->arena);
-	al_free(s);
+	ali_free(s->names);
+	ali_arena_free(&s->arena);
+	ali_free(s);
 }
 
 /* ------------------------------------------------------------------ writing */
@@ -1021,26 +1021,26 @@ void al_split_free(al_splitter *s)
 static void put_feature(struct al_buf *b, uint32_t field, const struct al_split_tensor *t, al_span raw)
 {
 	if (raw.p) {
-		al_buf_len(b, field, raw.p, raw.n);
+		ali_buf_len(b, field, raw.p, raw.n);
 		return;
 	}
 	struct al_buf at = {0}, ft = {0}, fd = {0};
 	uint64_t dims[AL_SHAPE_MAX_RANK];
 	for (int i = 0; i < t->rank; i++)
 		dims[i] = (uint64_t)t->dims[i];
-	al_buf_packed(&at, AT_SHAPE, dims, (size_t)t->rank);
+	ali_buf_packed(&at, AT_SHAPE, dims, (size_t)t->rank);
 	const struct io_type *ty = io_type(t->dtype);
-	al_buf_uint(&at, AT_DTYPE, ty ? ty->array : ARRAY_FP32);
-	al_buf_len(&ft, FT_MULTIARRAY, at.p, at.n);
-	al_buf_str(&fd, FD_NAME, t->name);
-	al_buf_len(&fd, FD_TYPE, ft.p, ft.n);
+	ali_buf_uint(&at, AT_DTYPE, ty ? ty->array : ARRAY_FP32);
+	ali_buf_len(&ft, FT_MULTIARRAY, at.p, at.n);
+	ali_buf_str(&fd, FD_NAME, t->name);
+	ali_buf_len(&fd, FD_TYPE, ft.p, ft.n);
 	if (at.failed || ft.failed || fd.failed)
 		b->failed = true;
 	else
-		al_buf_len(b, field, fd.p, fd.n);
-	al_buf_free(&at);
-	al_buf_free(&ft);
-	al_buf_free(&fd);
+		ali_buf_len(b, field, fd.p, fd.n);
+	ali_buf_free(&at);
+	ali_buf_free(&ft);
+	ali_buf_free(&fd);
 }
 
 /* Whether preprocessing entry `pre` applies to a model input of part p: the
@@ -1054,7 +1054,7 @@ static bool pre_wanted(const struct al_splitter *s, size_t p, al_span pre)
 		const struct al_split_tensor *t = &pt->inputs[k];
 		if (t->role != AL_SPLIT_MODEL_INPUT)
 			continue;
-		if (fname.n && al_span_eq(fname, t->name))
+		if (fname.n && ali_span_eq(fname, t->name))
 			return true;
 		for (uint32_t i = 0; !fname.n && i < s->sub->n_inputs; i++)
 			if (strcmp(s->sub->inputs[i].name, t->name) == 0 &&
@@ -1070,7 +1070,7 @@ static bool op_output_type(const struct al_node *w, const char *name, al_span *o
 	al_span v;
 	for (size_t i = 0; nth_field(al_src(w)->msg, 3, i, &v, NULL); i++) {
 		al_span nm = {0};
-		if (pb_get_string(v, 1, &nm) && al_span_eq(nm, name)) {
+		if (pb_get_string(v, 1, &nm) && ali_span_eq(nm, name)) {
 			*out = v;
 			return true;
 		}
@@ -1090,19 +1090,19 @@ static enum al_status build_block(struct al_splitter *s, size_t p, struct al_buf
 		bool more = pb_next(&it, &f);
 		if ((!more || f.num == 2) && !outs) {
 			for (uint32_t k = 0; k < pt->n_outputs; k++)
-				al_buf_str(out, 2, pt->outputs[k].name);
+				ali_buf_str(out, 2, pt->outputs[k].name);
 			outs = true;
 		}
 		if ((!more || f.num == 3) && !ops) {
 			for (uint32_t k = 0; k <= pt->last; k++)
 				if (k >= pt->first || s->x[p].copy[k])
-					al_buf_put(out, s->layer_raw[k].p, s->layer_raw[k].n);
+					ali_buf_put(out, s->layer_raw[k].p, s->layer_raw[k].n);
 			ops = true;
 		}
 		if (!more)
 			break;
 		if (f.num != 2 && f.num != 3)
-			al_buf_put(out, s->blk.p + f.start, it.pos - f.start);
+			ali_buf_put(out, s->blk.p + f.start, it.pos - f.start);
 	}
 	return it.err ? AL_E_FORMAT : AL_OK;
 }
@@ -1130,7 +1130,7 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 				const struct al_node *w = s->x[p].in_w[k];
 				if (t->role != AL_SPLIT_MODEL_INPUT && (!w || !op_output_type(w, t->name, &v)))
 					st = AL_E_FORMAT;
-				al_buf_len(&fn, 1, v.p, v.n);
+				ali_buf_len(&fn, 1, v.p, v.n);
 			}
 			ins = true;
 		}
@@ -1140,12 +1140,12 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 			if (f.data.p + f.data.n == s->blk_entry.p + s->blk_entry.n) {
 				al_span key = {0};
 				pb_get_bytes(f.data, 1, &key);
-				al_buf_len(&ent, 1, key.p, key.n);
-				al_buf_len(&ent, 2, blk.p, blk.n);
-				al_buf_len(&fn, 3, ent.p, ent.n);
+				ali_buf_len(&ent, 1, key.p, key.n);
+				ali_buf_len(&ent, 2, blk.p, blk.n);
+				ali_buf_len(&fn, 3, ent.p, ent.n);
 			}
 		} else if (f.num != 1) {
-			al_buf_put(&fn, s->fn.p + f.start, it.pos - f.start);
+			ali_buf_put(&fn, s->fn.p + f.start, it.pos - f.start);
 		}
 	}
 	if (it.err)
@@ -1153,23 +1153,23 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 	pb_iter_init(&it, s->net);
 	while (pb_next(&it, &f)) {
 		if (f.num != 2) {
-			al_buf_put(out, s->net.p + f.start, it.pos - f.start);
+			ali_buf_put(out, s->net.p + f.start, it.pos - f.start);
 		} else if (f.data.p + f.data.n == s->fn_entry.p + s->fn_entry.n) {
 			al_span key = {0};
 			pb_get_bytes(f.data, 1, &key);
-			al_buf_len(&fent, 1, key.p, key.n);
-			al_buf_len(&fent, 2, fn.p, fn.n);
-			al_buf_len(out, 2, fent.p, fent.n);
+			ali_buf_len(&fent, 1, key.p, key.n);
+			ali_buf_len(&fent, 2, fn.p, fn.n);
+			ali_buf_len(out, 2, fent.p, fent.n);
 		}
 	}
 	if (it.err)
 		st = AL_E_FORMAT;
 	if (fn.failed || blk.failed || ent.failed || fent.failed)
 		out->failed = true;
-	al_buf_free(&fn);
-	al_buf_free(&blk);
-	al_buf_free(&ent);
-	al_buf_free(&fent);
+	ali_buf_free(&fn);
+	ali_buf_free(&blk);
+	ali_buf_free(&ent);
+	ali_buf_free(&fent);
 	return st;
 }
 
@@ -1189,19 +1189,19 @@ static enum al_status build_part(struct al_splitter *s, size_t p, struct al_buf 
 	for (uint32_t k = 0; s->mil && s->sub->predicted_feature && k < pt->n_outputs; k++)
 		head |= strcmp(pt->outputs[k].name, s->sub->predicted_feature) == 0;
 	if (head) {
-		al_buf_put(&desc, s->predicted.p, s->predicted.n);
-		al_buf_put(&desc, s->probs.p, s->probs.n);
+		ali_buf_put(&desc, s->predicted.p, s->predicted.n);
+		ali_buf_put(&desc, s->probs.p, s->probs.n);
 	}
-	al_buf_put(&desc, s->metadata.p, s->metadata.n);
+	ali_buf_put(&desc, s->metadata.p, s->metadata.n);
 	if (s->mil) {
 		enum al_status st = build_program(s, p, &net);
-		al_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)pt->spec_version);
-		al_buf_len(b, M_DESC, desc.p, desc.n);
-		al_buf_len(b, MIL_TYPE, net.p, net.n);
+		ali_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)pt->spec_version);
+		ali_buf_len(b, M_DESC, desc.p, desc.n);
+		ali_buf_len(b, MIL_TYPE, net.p, net.n);
 		if (desc.failed || net.failed)
 			b->failed = true;
-		al_buf_free(&desc);
-		al_buf_free(&net);
+		ali_buf_free(&desc);
+		ali_buf_free(&net);
 		return st ? st : b->failed ? AL_E_NOMEM : AL_OK;
 	}
 	struct pb_iter it;
@@ -1215,23 +1215,23 @@ static enum al_status build_part(struct al_splitter *s, size_t p, struct al_buf 
 			if (!layers_done) /* constants of earlier parts it reads, then its own */
 				for (uint32_t k = 0; k <= pt->last; k++)
 					if (k >= pt->first || s->x[p].copy[k])
-						al_buf_put(&net, s->layer_raw[k].p, s->layer_raw[k].n);
+						ali_buf_put(&net, s->layer_raw[k].p, s->layer_raw[k].n);
 			layers_done = true;
 			continue;
 		}
 		enum who w = net_who(f.num);
 		if (w == W_ALL || (w == W_LAST && last) ||
 		    (w == W_INPUTS && f.wire == PB_LEN && pre_wanted(s, p, f.data)))
-			al_buf_put(&net, raw, rawn);
+			ali_buf_put(&net, raw, rawn);
 	}
 	uint32_t type = last ? s->type->field : nn_types[0].field;
-	al_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)pt->spec_version);
-	al_buf_len(b, M_DESC, desc.p, desc.n);
-	al_buf_len(b, type, net.p, net.n);
+	ali_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)pt->spec_version);
+	ali_buf_len(b, M_DESC, desc.p, desc.n);
+	ali_buf_len(b, type, net.p, net.n);
 	if (desc.failed || net.failed)
 		b->failed = true;
-	al_buf_free(&desc);
-	al_buf_free(&net);
+	ali_buf_free(&desc);
+	ali_buf_free(&net);
 	return it.err ? AL_E_FORMAT : b->failed ? AL_E_NOMEM : AL_OK;
 }
 
@@ -1243,30 +1243,30 @@ static enum al_status build_pipeline(struct al_splitter *s, struct al_buf *b)
 	for (size_t p = 0; p < s->n_parts && !st; p++) {
 		part.n = 0;
 		st = build_part(s, p, &part);
-		al_buf_len(&pl, PL_MODELS, part.p, part.n);
+		ali_buf_len(&pl, PL_MODELS, part.p, part.n);
 		if (s->parts[p].spec_version > spec)
 			spec = s->parts[p].spec_version;
 	}
 	for (size_t p = 0; p < s->n_parts && !st; p++) {
 		char nm[32];
 		snprintf(nm, sizeof nm, "part%zu", p + 1);
-		al_buf_str(&pl, PL_NAMES, nm);
+		ali_buf_str(&pl, PL_NAMES, nm);
 	}
 	if (!st) {
-		al_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)(spec > 1 ? spec : 1));
-		al_buf_len(b, M_DESC, s->desc.p, s->desc.n);
+		ali_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)(spec > 1 ? spec : 1));
+		ali_buf_len(b, M_DESC, s->desc.p, s->desc.n);
 		if (s->type->holder) {
-			al_buf_len(&holder, PLH_PIPELINE, pl.p, pl.n);
-			al_buf_len(b, s->type->pipeline, holder.p, holder.n);
+			ali_buf_len(&holder, PLH_PIPELINE, pl.p, pl.n);
+			ali_buf_len(b, s->type->pipeline, holder.p, holder.n);
 		} else {
-			al_buf_len(b, s->type->pipeline, pl.p, pl.n);
+			ali_buf_len(b, s->type->pipeline, pl.p, pl.n);
 		}
 		if (pl.failed || part.failed || holder.failed || b->failed)
 			st = AL_E_NOMEM;
 	}
-	al_buf_free(&pl);
-	al_buf_free(&part);
-	al_buf_free(&holder);
+	ali_buf_free(&pl);
+	ali_buf_free(&part);
+	ali_buf_free(&holder);
 	return st;
 }
 
@@ -1279,12 +1279,12 @@ enum al_status al_split_bytes(al_splitter *s, size_t i, uint8_t **out, size_t *n
 	struct al_buf b = {0};
 	enum al_status st = i == s->n_parts ? build_pipeline(s, &b) : build_part(s, i, &b);
 	if (st) {
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
 			    st == AL_E_NOMEM ? "out of memory" : "the model could not be re-read");
-		al_buf_free(&b);
+		ali_buf_free(&b);
 		return st;
 	}
-	*out = b.p ? b.p : al_malloc(1);
+	*out = b.p ? b.p : ali_malloc(1);
 	*n = b.n;
 	return *out ? AL_OK : AL_E_NOMEM;
 }
@@ -1304,7 +1304,7 @@ static bool write_new(const char *path, const void *p, size_t n)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return false;
-	bool ok = al_write_all(fd, p, n) && fsync(fd) == 0;
+	bool ok = ali_write_all(fd, p, n) && fsync(fd) == 0;
 	int e = errno;
 	if (close(fd) != 0 && ok) {
 		ok = false;
@@ -1382,9 +1382,9 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 	if (!s || (n_paths && (!paths || n_paths != s->n_parts)) || (!n_paths && !pipeline))
 		return AL_E_INVALID_ARG;
 	size_t n = n_paths + (pipeline ? 1 : 0);
-	const char **dst = al_calloc(n, sizeof *dst);
-	struct al_atomic *out = al_calloc(n, sizeof *out);
-	bool *renamed = al_calloc(n, sizeof *renamed);
+	const char **dst = ali_calloc(n, sizeof *dst);
+	struct al_atomic *out = ali_calloc(n, sizeof *out);
+	bool *renamed = ali_calloc(n, sizeof *renamed);
 	enum al_status st = dst && out && renamed ? AL_OK : AL_E_NOMEM;
 	for (size_t i = 0; !st && i < n; i++) {
 		dst[i] = i < n_paths ? paths[i] : pipeline;
@@ -1394,22 +1394,22 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 	for (size_t i = 0; !st && i < n; i++) {
 		struct stat sb;
 		if (same_file(dst[i], s->m->path)) {
-			al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
+			ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
 				    "%s is the input model: it would be replaced", dst[i]);
 			st = AL_E_INVALID_ARG;
 		} else if (s->mil && lstat(dst[i], &sb) == 0) {
-			al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
+			ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
 				    "%s exists: a package is a directory, not replaced; remove it first", dst[i]);
 			st = AL_E_INVALID_ARG;
 		}
 		for (size_t j = 0; !st && j < i; j++)
 			if (same_file(dst[i], dst[j])) {
-				al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
+				ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
 					    "%s is named twice as an output", dst[i]);
 				st = AL_E_INVALID_ARG;
 			}
 	}
-	/* every output complete under a temporary name first (al_atomic_begin:
+	/* every output complete under a temporary name first (ali_atomic_begin:
 	 * a file, or a package directory), then the renames */
 	for (size_t i = 0; out && i < n; i++)
 		out[i].fd = -1;
@@ -1418,31 +1418,31 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 		size_t nb = 0;
 		if ((st = al_split_bytes(s, i < n_paths ? i : s->n_parts, &bytes, &nb, d)))
 			break;
-		if ((st = al_atomic_begin(&out[i], dst[i], s->mil, d))) {
-			al_free(bytes);
+		if ((st = ali_atomic_begin(&out[i], dst[i], s->mil, d))) {
+			ali_free(bytes);
 			break;
 		}
 		bool ok = s->mil ? pkg_write(out[i].tmp, bytes, nb, s->weights)
-				 : al_write_all(out[i].fd, bytes, nb);
-		al_free(bytes);
+				 : ali_write_all(out[i].fd, bytes, nb);
+		ali_free(bytes);
 		if (!ok) {
-			al_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL, "cannot write %s: %s",
+			ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL, "cannot write %s: %s",
 				    dst[i], strerror(errno));
 			st = AL_E_IO;
 		}
 	}
 	for (size_t i = 0; !st && i < n; i++) {
-		if ((st = al_atomic_commit(&out[i], d)))
+		if ((st = ali_atomic_commit(&out[i], d)))
 			break;
 		renamed[i] = true;
 	}
 	for (size_t i = 0; out && i < n; i++) {
 		if (renamed[i] && st)
-			al_remove_tree(dst[i]); /* take back what was written */
-		al_atomic_abort(&out[i]);
+			ali_remove_tree(dst[i]); /* take back what was written */
+		ali_atomic_abort(&out[i]);
 	}
-	al_free(dst);
-	al_free(out);
-	al_free(renamed);
+	ali_free(dst);
+	ali_free(out);
+	ali_free(renamed);
 	return st;
 }

@@ -169,7 +169,7 @@ static bool shape_known(const struct al_shape *s)
 
 static void fmt_shape(const struct al_shape *s, char *buf, size_t cap)
 {
-	al_shape_format(s, buf, cap);
+	ali_shape_format(s, buf, cap);
 }
 
 /* Whether a name is already a blob or layer name of n's model. */
@@ -194,8 +194,8 @@ static bool name_taken(const struct al_node *n, const char *name)
 static const char *fresh_name(struct pctx *c, const char *base, const char *suffix)
 {
 	for (int k = 0; k < 100; k++) {
-		char *nm = k ? al_arena_printf(&c->s->arena, "%s__%s%d", base, suffix, k)
-			     : al_arena_printf(&c->s->arena, "%s__%s", base, suffix);
+		char *nm = k ? ali_arena_printf(&c->s->arena, "%s__%s%d", base, suffix, k)
+			     : ali_arena_printf(&c->s->arena, "%s__%s", base, suffix);
 		if (!nm)
 			return NULL;
 		bool mine = false; /* a helper this pass already named */
@@ -222,17 +222,17 @@ static bool rebuild_layer(struct pctx *c, uint32_t pfield, const struct al_buf *
 		const uint8_t *raw = c->src->msg.p + start;
 		size_t rawn = it.pos - start;
 		if (f.wire == PB_LEN && f.data.p == c->src->params.p && f.data.n == c->src->params.n) {
-			al_buf_len(&c->layer, pfield, params->p, params->n);
+			ali_buf_len(&c->layer, pfield, params->p, params->n);
 			params_done = true;
 		} else if (inputs && f.num == L_INPUT) {
 			if (!inputs_done)
 				for (uint32_t i = 0; i < n_inputs; i++)
-					al_buf_str(&c->layer, L_INPUT, inputs[i]);
+					ali_buf_str(&c->layer, L_INPUT, inputs[i]);
 			inputs_done = true;
 		} else if (inputs && f.num == L_INPUT_TENSOR) {
 			continue;
 		} else {
-			al_buf_put(&c->layer, raw, rawn);
+			ali_buf_put(&c->layer, raw, rawn);
 		}
 	}
 	if (it.err || !params_done)
@@ -247,16 +247,16 @@ static void new_layer(struct pctx *c, const char *name, const char *const *input
 		      const char *output, uint32_t pfield, const struct al_buf *params)
 {
 	struct al_buf l = {0};
-	al_buf_str(&l, L_NAME, name);
+	ali_buf_str(&l, L_NAME, name);
 	for (uint32_t i = 0; i < n_in; i++)
-		al_buf_str(&l, L_INPUT, inputs[i]);
-	al_buf_str(&l, L_OUTPUT, output);
-	al_buf_len(&l, pfield, params->p, params->n);
+		ali_buf_str(&l, L_INPUT, inputs[i]);
+	ali_buf_str(&l, L_OUTPUT, output);
+	ali_buf_len(&l, pfield, params->p, params->n);
 	if (l.failed)
 		c->pre.failed = true;
 	else
-		al_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
-	al_buf_free(&l);
+		ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+	ali_buf_free(&l);
 	if (c->n_names < 15)
 		c->names[c->n_names++] = name;
 }
@@ -282,7 +282,7 @@ static bool chain_step(struct pctx *c, bool last, bool first, const char *stem, 
 	} else {
 		ok = rebuild_layer(c, pfield, params, prev, 1);
 	}
-	al_buf_free(params);
+	ali_buf_free(params);
 	return ok;
 }
 
@@ -336,7 +336,7 @@ static bool elementwise(struct pctx *c, uint32_t field, const char *to)
 		return false;
 	if (c->n->n_inputs != 2)
 		return say(c, "%u inputs (2 expected)", c->n->n_inputs);
-	if (!legacy_broadcast(c, al_node_in_shape(c->n, 0), al_node_in_shape(c->n, 1)))
+	if (!legacy_broadcast(c, ali_node_in_shape(c->n, 0), ali_node_in_shape(c->n, 1)))
 		return false;
 	struct al_buf empty = {0};
 	if (!rebuild_layer(c, field, &empty, NULL, 0))
@@ -365,19 +365,19 @@ static bool p_subb(struct pctx *c)
 		return false;
 	if (c->n->n_inputs != 2)
 		return say(c, "%u inputs (2 expected)", c->n->n_inputs);
-	if (!legacy_broadcast(c, al_node_in_shape(c->n, 0), al_node_in_shape(c->n, 1)))
+	if (!legacy_broadcast(c, ali_node_in_shape(c->n, 0), ali_node_in_shape(c->n, 1)))
 		return false;
 	const char *neg = fresh_name(c, c->n->name, "neg");
 	if (!neg)
 		return say(c, "no free name for the negation");
 	struct al_buf lin = {0}, act = {0}, empty = {0};
-	al_buf_float(&lin, 1, -1.0f);
-	al_buf_float(&lin, 2, -0.0f); /* -1 * (+0) + (+0) would be +0, not -0: a - (+0) for a = -0 */
-	al_buf_len(&act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	ali_buf_float(&lin, 1, -1.0f);
+	ali_buf_float(&lin, 2, -0.0f); /* -1 * (+0) + (+0) would be +0, not -0: a - (+0) for a = -0 */
+	ali_buf_len(&act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
 	const char *in_b = c->n->inputs[1];
 	new_layer(c, neg, &in_b, 1, neg, F_ACTIVATION, &act);
-	al_buf_free(&lin);
-	al_buf_free(&act);
+	ali_buf_free(&lin);
+	ali_buf_free(&act);
 	const char *ins[2] = {c->n->inputs[0], neg};
 	if (!rebuild_layer(c, F_ADD, &empty, ins, 2))
 		return false;
@@ -399,7 +399,7 @@ static bool p_concatnd(struct pctx *c)
 		return say(c, "%u inputs", c->n->n_inputs);
 	int rank = -1;
 	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
-		const struct al_shape *s = al_node_in_shape(c->n, i);
+		const struct al_shape *s = ali_node_in_shape(c->n, i);
 		if (!shape_known(s))
 			return say(c, "input %u shape not known statically", i);
 		if (rank >= 0 && s->rank != rank)
@@ -461,7 +461,7 @@ static bool p_upsample(struct pctx *c)
 	for (int i = 0; i < steps; i++) {
 		struct al_buf up = {0};
 		uint64_t f2[2] = {i < eh ? 2u : 1u, i < ew ? 2u : 1u};
-		al_buf_packed(&up, 1, f2, 2);
+		ali_buf_packed(&up, 1, f2, 2);
 		if (!chain_step(c, i == steps - 1, i == 0, "x2", F_UPSAMPLE, &up, &prev))
 			return false;
 	}
@@ -535,9 +535,9 @@ static bool p_maxpool(struct pctx *c)
 		struct al_buf pp = {0};
 		if (i < steps - 1) {
 			uint64_t one[2] = {1, 1};
-			al_buf_packed(&pp, 10, k, 2);
-			al_buf_packed(&pp, 20, one, 2);
-			al_buf_len(&pp, 30, NULL, 0);
+			ali_buf_packed(&pp, 10, k, 2);
+			ali_buf_packed(&pp, 20, one, 2);
+			ali_buf_len(&pp, 30, NULL, 0);
 		} else {
 			/* the layer's own params with the last kernel */
 			struct pb_iter it;
@@ -546,10 +546,10 @@ static bool p_maxpool(struct pctx *c)
 			pb_iter_init(&it, p);
 			while ((start = it.pos, pb_next(&it, &f)))
 				if (f.num != 10)
-					al_buf_put(&pp, p.p + start, it.pos - start);
-			al_buf_packed(&pp, 10, k, 2);
+					ali_buf_put(&pp, p.p + start, it.pos - start);
+			ali_buf_packed(&pp, 10, k, 2);
 			if (it.err) {
-				al_buf_free(&pp);
+				ali_buf_free(&pp);
 				return say(c, "the pooling message could not be re-read");
 			}
 		}
@@ -684,7 +684,7 @@ static bool const_values(struct pctx *c, const struct al_node *p, struct cval *c
 	if (has16 ? h.n != 2 * count : (size_t)n32 != count)
 		return say(c, "constant '%s': %zu values for a shape of %zu", nm,
 			   has16 ? h.n / 2 : (size_t)n32, count);
-	cv->v = al_arena_array(&c->s->arena, count, sizeof *cv->v);
+	cv->v = ali_arena_array(&c->s->arena, count, sizeof *cv->v);
 	if (!cv->v)
 		return say(c, "out of memory");
 	cv->count = count;
@@ -734,7 +734,7 @@ static bool const_operand(struct pctx *c, bool divide, struct constop *o)
 		return say(c, "both inputs are the constant");
 	if (!const_values(c, p, &o->cv))
 		return false;
-	o->xs = al_node_in_shape(c->n, o->xi);
+	o->xs = ali_node_in_shape(c->n, o->xi);
 	char sx[64], so[64];
 	fmt_shape(o->xs, sx, sizeof sx);
 	if (!shape_known(o->xs))
@@ -801,31 +801,31 @@ static bool finish_const(struct pctx *c, const struct constop *o, uint32_t field
 static void linear_params(struct al_buf *act, float alpha)
 {
 	struct al_buf lin = {0};
-	al_buf_float(&lin, 1, alpha);
-	al_buf_float(&lin, 2, -0.0f); /* a * x + (-0.0) == a * x for every x, -0.0 included */
-	al_buf_len(act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	ali_buf_float(&lin, 1, alpha);
+	ali_buf_float(&lin, 2, -0.0f); /* a * x + (-0.0) == a * x for every x, -0.0 included */
+	ali_buf_len(act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
 	if (lin.failed)
 		act->failed = true;
-	al_buf_free(&lin);
+	ali_buf_free(&lin);
 }
 
 static void scale_params(struct al_buf *sp, const uint64_t *shp, size_t n_shp, const float *v,
 			 size_t count)
 {
 	struct al_buf w = {0};
-	al_buf_packed(sp, 1, shp, n_shp); /* shapeScale */
-	al_buf_tag(&w, 1, PB_LEN);        /* WeightParams.floatValue, packed */
-	al_buf_varint(&w, (uint64_t)count * 4);
+	ali_buf_packed(sp, 1, shp, n_shp); /* shapeScale */
+	ali_buf_tag(&w, 1, PB_LEN);        /* WeightParams.floatValue, packed */
+	ali_buf_varint(&w, (uint64_t)count * 4);
 	for (size_t i = 0; i < count; i++) {
 		uint32_t u;
 		memcpy(&u, &v[i], 4);
 		uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
-		al_buf_put(&w, b, 4);
+		ali_buf_put(&w, b, 4);
 	}
-	al_buf_len(sp, 2, w.p, w.n); /* scale */
+	ali_buf_len(sp, 2, w.p, w.n); /* scale */
 	if (w.failed)
 		sp->failed = true;
-	al_buf_free(&w);
+	ali_buf_free(&w);
 }
 
 /* x * c == c * x == alpha * x + (-0.0) bit for bit (IEEE multiplication
@@ -844,7 +844,7 @@ static bool p_mul_scalar(struct pctx *c)
 	char what[96];
 	snprintf(what, sizeof what, "activation linear(alpha %.9g, beta -0.0)", (double)o.cv.v[0]);
 	bool ok = !act.failed && finish_const(c, &o, F_ACTIVATION, &act, what);
-	al_buf_free(&act);
+	ali_buf_free(&act);
 	if (!ok && !c->why[0])
 		say(c, "out of memory");
 	return ok;
@@ -862,7 +862,7 @@ static bool p_mul_const(struct pctx *c)
 	struct al_buf sp = {0};
 	scale_params(&sp, shp, n_shp, o.cv.v, o.cv.count);
 	bool ok = !sp.failed && finish_const(c, &o, F_SCALE, &sp, "scale (gamma = the constant)");
-	al_buf_free(&sp);
+	ali_buf_free(&sp);
 	if (!ok && !c->why[0])
 		say(c, "out of memory");
 	return ok;
@@ -877,7 +877,7 @@ static bool p_div_const(struct pctx *c)
 	struct constop o;
 	if (!const_operand(c, true, &o))
 		return false;
-	float *r = al_arena_array(&c->s->arena, o.cv.count, sizeof *r);
+	float *r = ali_arena_array(&c->s->arena, o.cv.count, sizeof *r);
 	if (!r)
 		return say(c, "out of memory");
 	for (size_t i = 0; i < o.cv.count; i++) {
@@ -902,7 +902,7 @@ static bool p_div_const(struct pctx *c)
 		scale_params(&b, shp, n_shp, r, o.cv.count);
 		ok = !b.failed && finish_const(c, &o, F_SCALE, &b, "scale (gamma = 1 / the constant)");
 	}
-	al_buf_free(&b);
+	ali_buf_free(&b);
 	if (!ok && !c->why[0])
 		say(c, "out of memory");
 	return ok;
@@ -918,8 +918,8 @@ static bool takes_in(struct pctx *c, const struct al_node *m)
 	for (int i = divide ? 2 : 0; i < (divide ? 3 : 2) && !takes; i++) {
 		struct pctx r = {.s = c->s, .n = m, .src = al_src(m)};
 		takes = r.src && fns[i](&r) && r.drop.p == c->src->msg.p;
-		al_buf_free(&r.pre);
-		al_buf_free(&r.layer);
+		ali_buf_free(&r.pre);
+		ali_buf_free(&r.layer);
 	}
 	return takes;
 }
@@ -959,13 +959,13 @@ static bool p_lcnd(struct pctx *c)
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	al_buf_packed(&p, 1, sh + 2, 3);
+	ali_buf_packed(&p, 1, sh + 2, 3);
 	pb_iter_init(&it, c->src->params);
 	while ((start = it.pos, pb_next(&it, &f)))
 		if (f.num != 1)
-			al_buf_put(&p, c->src->params.p + start, it.pos - start);
+			ali_buf_put(&p, c->src->params.p + start, it.pos - start);
 	bool ok = !it.err && !p.failed && rebuild_layer(c, F_LOAD_CONSTANT, &p, NULL, 0);
-	al_buf_free(&p);
+	ali_buf_free(&p);
 	if (!ok)
 		return c->why[0] ? false : say(c, "the layer message could not be re-read");
 	c->names[c->n_names++] = c->n->name;
@@ -1013,7 +1013,7 @@ static bool p_avgpool(struct pctx *c)
 			   (unsigned long long)ks[0], (unsigned long long)ks[1]);
 	if (c->n->n_inputs != 1 || !c->n->inputs[0])
 		return say(c, "%u inputs", c->n->n_inputs);
-	const struct al_shape *xs = al_node_in_shape(c->n, 0);
+	const struct al_shape *xs = ali_node_in_shape(c->n, 0);
 	if (!shape_known(xs) || xs->rank < 3 || xs->dims[xs->rank - 2] < (int64_t)ks[0] ||
 	    xs->dims[xs->rank - 1] < (int64_t)ks[1])
 		return say(c, "input shape unknown or smaller than the kernel");
@@ -1039,11 +1039,11 @@ static bool p_avgpool(struct pctx *c)
 		pb_iter_init(&it, p);
 		while ((start = it.pos, pb_next(&it, &f)))
 			if (f.num != 10 && f.num != 20)
-				al_buf_put(&pp, p.p + start, it.pos - start);
-		al_buf_packed(&pp, 10, k, 2);
-		al_buf_packed(&pp, 20, k, 2);
+				ali_buf_put(&pp, p.p + start, it.pos - start);
+		ali_buf_packed(&pp, 10, k, 2);
+		ali_buf_packed(&pp, 20, k, 2);
 		if (it.err || pp.failed) {
-			al_buf_free(&pp);
+			ali_buf_free(&pp);
 			return say(c, "the pooling message could not be re-read");
 		}
 		if (!chain_step(c, i == steps - 1, i == 0, "avg", F_POOLING, &pp, &prev))
@@ -1063,8 +1063,8 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	bool ok = fn(&m);
 	snprintf(c->why, sizeof c->why, "%s", m.why);
 	snprintf(c->after, sizeof c->after, "%s", m.after);
-	al_buf_free(&c->pre);
-	al_buf_free(&c->layer);
+	ali_buf_free(&c->pre);
+	ali_buf_free(&c->layer);
 	c->pre = m.pre;
 	c->layer = m.layer;
 	c->n_names = 0;
@@ -1075,32 +1075,32 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 
 static bool p_mil_range(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_range);
+	return mil_pass(c, ali_pass_mil_range);
 }
 
 static bool p_mil_fill(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_fill);
+	return mil_pass(c, ali_pass_mil_fill);
 }
 
 static bool p_mil_fill_like(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_fill_like);
+	return mil_pass(c, ali_pass_mil_fill_like);
 }
 
 static bool p_mil_cumsum(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_cumsum);
+	return mil_pass(c, ali_pass_mil_cumsum);
 }
 
 static bool p_mil_io_fp16(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_io_fp16);
+	return mil_pass(c, ali_pass_mil_io_fp16);
 }
 
 static bool p_mil_island(struct pctx *c)
 {
-	return mil_pass(c, al_pass_mil_island);
+	return mil_pass(c, ali_pass_mil_island);
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -1130,7 +1130,7 @@ static enum al_status add_rw(struct al_surgery *s, const struct al_pass *p, cons
 			     bool applied, const char *after, const char *why, const char *const *names,
 			     uint32_t n_names)
 {
-	struct al_rewrite *r = al_realloc(s->rw, (s->n_rw + 1) * sizeof *r);
+	struct al_rewrite *r = ali_realloc(s->rw, (s->n_rw + 1) * sizeof *r);
 	if (!r)
 		return AL_E_NOMEM;
 	s->rw = r;
@@ -1139,10 +1139,10 @@ static enum al_status add_rw(struct al_surgery *s, const struct al_pass *p, cons
 	r->pass = p;
 	r->node = n;
 	r->applied = applied;
-	r->after = after ? al_arena_strndup(&s->arena, after, strlen(after)) : NULL;
-	r->why_not = why ? al_arena_strndup(&s->arena, why, strlen(why)) : NULL;
+	r->after = after ? ali_arena_strndup(&s->arena, after, strlen(after)) : NULL;
+	r->why_not = why ? ali_arena_strndup(&s->arena, why, strlen(why)) : NULL;
 	if (n_names) {
-		r->layers = al_arena_array(&s->arena, n_names, sizeof *r->layers);
+		r->layers = ali_arena_array(&s->arena, n_names, sizeof *r->layers);
 		if (r->layers)
 			for (uint32_t i = 0; i < n_names; i++)
 				r->layers[i] = names[i];
@@ -1182,14 +1182,14 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 			return add_rw(s, p, n, false, NULL, "left as it was (skipped)", NULL, 0);
 		bool ok = c.src && (allowed || pure) && pass_fns[k](&c);
 		if (ok && skip) {
-			al_buf_free(&c.pre);
-			al_buf_free(&c.layer);
+			ali_buf_free(&c.pre);
+			ali_buf_free(&c.layer);
 			return add_rw(s, p, n, false, NULL, "left as it was (skipped)", NULL, 0);
 		}
 		if (!ok && pure && !c.why[0]) { /* not a candidate at all (an ML Program cast
 						 * inside the model): not reported */
-			al_buf_free(&c.pre);
-			al_buf_free(&c.layer);
+			ali_buf_free(&c.pre);
+			ali_buf_free(&c.layer);
 			continue;
 		}
 		if (!allowed && !ok && !pure)
@@ -1207,14 +1207,14 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 		if (ok && (c.pre.failed || c.layer.failed))
 			st = AL_E_NOMEM;
 		if (ok && !st && c.pre.n)
-			st = al_splice_insert_before(s->sp, c.src->msg, c.pre.p, c.pre.n);
+			st = ali_splice_insert_before(s->sp, c.src->msg, c.pre.p, c.pre.n);
 		if (ok && !st)
-			st = al_splice_replace(s->sp, c.src->msg, c.src->msg.p, c.src->msg.n, c.layer.p,
+			st = ali_splice_replace(s->sp, c.src->msg, c.src->msg.p, c.src->msg.n, c.layer.p,
 					       c.layer.n);
 		if (ok && !st && c.drop.p)
-			st = al_splice_delete(s->sp, c.drop);
-		al_buf_free(&c.pre);
-		al_buf_free(&c.layer);
+			st = ali_splice_delete(s->sp, c.drop);
+		ali_buf_free(&c.pre);
+		ali_buf_free(&c.layer);
 		if (st)
 			return st;
 		if (ok)
@@ -1239,14 +1239,14 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	enum al_status st = al_model_infer_shapes(m, d);
 	if (st)
 		return st;
-	struct al_surgery *s = al_calloc(1, sizeof *s);
+	struct al_surgery *s = ali_calloc(1, sizeof *s);
 	if (!s)
 		return AL_E_NOMEM;
 	s->m = m;
 	s->opts = o;
 	bool can_write = find_root(m, &s->root);
-	if (can_write && !(s->sp = al_splice_new(s->root))) {
-		al_free(s);
+	if (can_write && !(s->sp = ali_splice_new(s->root))) {
+		ali_free(s);
 		return AL_E_NOMEM;
 	}
 	for (size_t i = 0; i < m->n_subs && !st; i++) {
@@ -1264,10 +1264,10 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	if (st == AL_OK && s->wtail.failed)
 		st = AL_E_NOMEM;
 	if (st == AL_OK && s->sp)
-		st = al_splice_finish(s->sp, NULL);
+		st = ali_splice_finish(s->sp, NULL);
 	if (st) {
 		if (st == AL_E_INVALID_ARG || st == AL_E_FORMAT)
-			al_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
+			ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL,
 				    "the rewrites could not be placed in the file (%s)", al_status_str(st));
 		al_surgery_free(s);
 		return st == AL_E_INVALID_ARG ? AL_E_FORMAT : st;
@@ -1295,13 +1295,13 @@ void al_surgery_free(al_surgery *s)
 {
 	if (!s)
 		return;
-	al_splice_free(s->sp);
-	al_free(s->rw);
-	al_buf_free(&s->wtail);
-	al_free(s->wimage);
-	al_free(s->newnames);
-	al_arena_free(&s->arena);
-	al_free(s);
+	ali_splice_free(s->sp);
+	ali_free(s->rw);
+	ali_buf_free(&s->wtail);
+	ali_free(s->wimage);
+	ali_free(s->newnames);
+	ali_arena_free(&s->arena);
+	ali_free(s);
 }
 
 enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d)
@@ -1309,13 +1309,13 @@ enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diag
 	if (!s || !out || !n)
 		return AL_E_INVALID_ARG;
 	if (!s->sp) {
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
 			    "the model file could not be found to rewrite it");
 		return AL_E_UNSUPPORTED;
 	}
-	enum al_status st = al_splice_to_buffer(s->sp, out, n);
+	enum al_status st = ali_splice_to_buffer(s->sp, out, n);
 	if (st == AL_E_NOMEM)
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
 	return st;
 }
 
@@ -1324,36 +1324,36 @@ enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d)
 	if (!s || !path)
 		return AL_E_INVALID_ARG;
 	if (!s->sp) {
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
 			    "the model file could not be found to rewrite it");
 		return AL_E_UNSUPPORTED;
 	}
 	if (s->m->is_package)
-		return al_surgery_write_package(s, path, d);
+		return ali_surgery_write_package(s, path, d);
 	if (s->wcount) {
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL,
 			    "the rewrites add constants to weight.bin: only a .mlpackage can hold them");
 		return AL_E_UNSUPPORTED;
 	}
 	struct al_atomic out;
-	enum al_status st = al_atomic_begin(&out, path, false, d);
+	enum al_status st = ali_atomic_begin(&out, path, false, d);
 	if (st != AL_OK)
 		return st;
 	int in_fd;
 	struct stat sb;
-	if (al_open_regular(s->m->path, NULL, &in_fd, &sb, NULL) == AL_OK &&
+	if (ali_open_regular(s->m->path, NULL, &in_fd, &sb, NULL) == AL_OK &&
 	    (uint64_t)sb.st_size != s->root.n) {
 		close(in_fd); /* changed since it was mapped: copy from the mapping */
 		in_fd = -1;
 	}
-	st = al_splice_to_fd(s->sp, in_fd, out.fd);
+	st = ali_splice_to_fd(s->sp, in_fd, out.fd);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (st != AL_OK) {
-		al_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot write %s: %s", path,
+		ali_diag_add(d, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "cannot write %s: %s", path,
 			    st == AL_E_IO ? strerror(errno) : al_status_str(st));
-		al_atomic_abort(&out);
+		ali_atomic_abort(&out);
 		return st;
 	}
-	return al_atomic_commit(&out, d); /* fsync, rename; the temporary removed on failure */
+	return ali_atomic_commit(&out, d); /* fsync, rename; the temporary removed on failure */
 }

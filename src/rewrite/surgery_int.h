@@ -43,16 +43,16 @@ struct al_mil_pass {
 /* ML Program passes (surgery_mil.c). */
 /* ML Program passes (surgery_mil.c). Each either fills the context and returns
  * true, or says why not (and leaves weight.bin as it was). */
-bool al_pass_mil_range(struct al_mil_pass *c);
-bool al_pass_mil_fill(struct al_mil_pass *c);
-bool al_pass_mil_fill_like(struct al_mil_pass *c);
-bool al_pass_mil_cumsum(struct al_mil_pass *c);
-bool al_pass_mil_io_fp16(struct al_mil_pass *c);
-bool al_pass_mil_island(struct al_mil_pass *c);
+bool ali_pass_mil_range(struct al_mil_pass *c);
+bool ali_pass_mil_fill(struct al_mil_pass *c);
+bool ali_pass_mil_fill_like(struct al_mil_pass *c);
+bool ali_pass_mil_cumsum(struct al_mil_pass *c);
+bool ali_pass_mil_io_fp16(struct al_mil_pass *c);
+bool ali_pass_mil_island(struct al_mil_pass *c);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
-uint64_t al_surgery_wsize(const struct al_surgery *s);
+uint64_t ali_surgery_wsize(const struct al_surgery *s);
 /* Write the new package to `path` (surgery_mil.c). */
-enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d);
+enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d);
 
 #endif

@@ -59,7 +59,7 @@ static bool graph_has(const struct al_graph *g, const char *name, int depth)
 	struct al_mil_block_io io;
 	if (!g || depth > AL_MAX_DEPTH)
 		return false;
-	if (al_mil_block_io(g, &io))
+	if (ali_mil_block_io(g, &io))
 		for (uint32_t i = 0; i < io.n_inputs; i++)
 			if (io.inputs[i] && strcmp(io.inputs[i], name) == 0)
 				return true;
@@ -80,8 +80,8 @@ static const char *fresh(struct al_mil_pass *c, const char *base, const char *su
 {
 	const struct al_submodel *sub = c->src->sub;
 	for (int k = 0; k < 100; k++) {
-		char *nm = k ? al_arena_printf(&c->s->arena, "%s_%s%d", base, suffix, k)
-			     : al_arena_printf(&c->s->arena, "%s_%s", base, suffix);
+		char *nm = k ? ali_arena_printf(&c->s->arena, "%s_%s%d", base, suffix, k)
+			     : ali_arena_printf(&c->s->arena, "%s_%s", base, suffix);
 		if (!nm)
 			return NULL;
 		bool taken = false;
@@ -93,7 +93,7 @@ static const char *fresh(struct al_mil_pass *c, const char *base, const char *su
 			taken = strcmp(c->s->newnames[i], nm) == 0;
 		if (taken)
 			continue;
-		const char **nn = al_realloc(c->s->newnames, (c->s->n_newnames + 1) * sizeof *nn);
+		const char **nn = ali_realloc(c->s->newnames, (c->s->n_newnames + 1) * sizeof *nn);
 		if (!nn)
 			return NULL;
 		c->s->newnames = nn;
@@ -117,7 +117,7 @@ static void le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-uint64_t al_surgery_wsize(const struct al_surgery *s)
+uint64_t ali_surgery_wsize(const struct al_surgery *s)
 {
 	return (uint64_t)s->m->weights.n + s->wtail.n;
 }
@@ -128,21 +128,21 @@ static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *
 {
 	static const uint8_t zeros[BLOB_ALIGN];
 	struct al_buf *t = &s->wtail;
-	if (al_surgery_wsize(s) == 0) { /* no weight.bin yet: a storage header, count patched later */
+	if (ali_surgery_wsize(s) == 0) { /* no weight.bin yet: a storage header, count patched later */
 		uint8_t h[64] = {0};
 		le32(h + 4, 2);
-		al_buf_put(t, h, sizeof h);
+		ali_buf_put(t, h, sizeof h);
 	}
-	uint64_t end = al_surgery_wsize(s);
+	uint64_t end = ali_surgery_wsize(s);
 	uint64_t meta = (end + BLOB_ALIGN - 1) / BLOB_ALIGN * BLOB_ALIGN;
-	al_buf_put(t, zeros, (size_t)(meta - end));
+	ali_buf_put(t, zeros, (size_t)(meta - end));
 	uint8_t md[BLOB_META] = {0};
 	le32(md, 0xDEADBEEFu);
 	le32(md + 4, blob_dtype);
 	le64(md + 8, n);
 	le64(md + 16, meta + BLOB_META);
-	al_buf_put(t, md, sizeof md);
-	al_buf_put(t, data, n);
+	ali_buf_put(t, md, sizeof md);
+	ali_buf_put(t, data, n);
 	if (t->failed)
 		return UINT64_MAX;
 	s->wcount++;
@@ -163,16 +163,16 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
 	*out = s->m->weights.n ? s->m->weights.p : NULL;
 	*n = s->m->weights.n;
 	if (s->wtail.failed) {
-		al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+		ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
 		return AL_E_NOMEM;
 	}
 	if (!s->wcount)
 		return AL_OK;
 	if (!s->wimage) {
 		size_t a = s->m->weights.n, total = a + s->wtail.n;
-		uint8_t *p = al_malloc(total ? total : 1);
+		uint8_t *p = ali_malloc(total ? total : 1);
 		if (!p) {
-			al_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
+			ali_diag_add(d, AL_SEV_ERROR, s->m->path, UINT64_MAX, NULL, NULL, "out of memory");
 			return AL_E_NOMEM;
 		}
 		if (a)
@@ -193,31 +193,31 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
 static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
 {
 	struct al_buf tt = {0};
-	al_buf_uint(&tt, 1, (uint64_t)dtype);
-	al_buf_uint(&tt, 2, (uint64_t)rank);
+	ali_buf_uint(&tt, 1, (uint64_t)dtype);
+	ali_buf_uint(&tt, 2, (uint64_t)rank);
 	for (int i = 0; i < rank; i++) {
 		struct al_buf cd = {0}, dim = {0};
-		al_buf_uint(&cd, 1, (uint64_t)dims[i]);
-		al_buf_len(&dim, 1, cd.p, cd.n);
-		al_buf_len(&tt, 3, dim.p, dim.n);
+		ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
+		ali_buf_len(&dim, 1, cd.p, cd.n);
+		ali_buf_len(&tt, 3, dim.p, dim.n);
 		tt.failed |= cd.failed || dim.failed;
-		al_buf_free(&cd);
-		al_buf_free(&dim);
+		ali_buf_free(&cd);
+		ali_buf_free(&dim);
 	}
 	b->failed |= tt.failed;
-	al_buf_len(b, 1, tt.p, tt.n);
-	al_buf_free(&tt);
+	ali_buf_len(b, 1, tt.p, tt.n);
+	ali_buf_free(&tt);
 }
 
 /* attributes entry {key 1, value 2} */
 static void put_attr(struct al_buf *op, const char *key, const void *val, size_t n)
 {
 	struct al_buf e = {0};
-	al_buf_str(&e, 1, key);
-	al_buf_len(&e, 2, val, n);
+	ali_buf_str(&e, 1, key);
+	ali_buf_len(&e, 2, val, n);
 	op->failed |= e.failed;
-	al_buf_len(op, OP_ATTRS, e.p, e.n);
-	al_buf_free(&e);
+	ali_buf_len(op, OP_ATTRS, e.p, e.n);
+	ali_buf_free(&e);
 }
 
 /* A scalar string Value (an op's "name" attribute). */
@@ -225,16 +225,16 @@ static void put_string_value(struct al_buf *v, const char *s)
 {
 	struct al_buf vt = {0}, rs = {0}, tv = {0}, iv = {0};
 	put_vtype(&vt, AL_DT_STRING, 0, NULL);
-	al_buf_str(&rs, 1, s);
-	al_buf_len(&tv, 4, rs.p, rs.n);
-	al_buf_len(&iv, 1, tv.p, tv.n);
-	al_buf_len(v, V_TYPE, vt.p, vt.n);
-	al_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	ali_buf_str(&rs, 1, s);
+	ali_buf_len(&tv, 4, rs.p, rs.n);
+	ali_buf_len(&iv, 1, tv.p, tv.n);
+	ali_buf_len(v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
 	v->failed |= vt.failed || rs.failed || tv.failed || iv.failed;
-	al_buf_free(&vt);
-	al_buf_free(&rs);
-	al_buf_free(&tv);
-	al_buf_free(&iv);
+	ali_buf_free(&vt);
+	ali_buf_free(&rs);
+	ali_buf_free(&tv);
+	ali_buf_free(&iv);
 }
 
 /* Whether x is exactly a value of dtype (fp16 / fp32 / int32 / bool). */
@@ -244,7 +244,7 @@ static bool exact_in(int dtype, double x)
 	case AL_DT_FP32: return isnan(x) || (double)(float)x == x;
 	case AL_DT_FP16: {
 		float f = (float)x;
-		return isnan(x) || ((double)f == x && al_f16_to_f32(al_f16_from_f32(f)) == f);
+		return isnan(x) || ((double)f == x && ali_f16_to_f32(ali_f16_from_f32(f)) == f);
 	}
 	case AL_DT_INT32: return x == floor(x) && x >= -2147483648.0 && x <= 2147483647.0;
 	case AL_DT_BOOL: return x == 0 || x == 1;
@@ -259,13 +259,13 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 {
 	struct al_buf vt = {0}, rep = {0}, tv = {0}, iv = {0};
 	put_vtype(&vt, dtype, rank, dims);
-	al_buf_len(v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(v, V_TYPE, vt.p, vt.n);
 	v->failed |= vt.failed;
-	al_buf_free(&vt);
+	ali_buf_free(&vt);
 	*blob = (dtype == AL_DT_FP16 || dtype == AL_DT_FP32) && n >= BLOB_MIN_ELEMS;
 	size_t w = dtype == AL_DT_FP16 ? 2 : 4;
 	if (dtype == AL_DT_FP16 || dtype == AL_DT_FP32) {
-		uint8_t *raw = al_malloc(n * w + 1);
+		uint8_t *raw = ali_malloc(n * w + 1);
 		if (!raw) {
 			v->failed = true;
 			return say(c, "out of memory");
@@ -273,7 +273,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		for (size_t i = 0; i < n; i++) {
 			float f = (float)x[i];
 			if (dtype == AL_DT_FP16) {
-				uint16_t h = al_f16_from_f32(f);
+				uint16_t h = ali_f16_from_f32(f);
 				raw[2 * i] = (uint8_t)h;
 				raw[2 * i + 1] = (uint8_t)(h >> 8);
 			} else {
@@ -284,47 +284,47 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		}
 		if (*blob) {
 			uint64_t off = add_blob(c->s, dtype == AL_DT_FP16 ? 1 : 2, raw, n * w);
-			al_free(raw);
+			ali_free(raw);
 			if (off == UINT64_MAX) {
 				v->failed = true;
 				return say(c, "out of memory");
 			}
 			struct al_buf bf = {0};
-			al_buf_str(&bf, 1, WEIGHTS_FILE);
-			al_buf_uint(&bf, 2, off);
-			al_buf_len(v, V_BLOB, bf.p, bf.n);
+			ali_buf_str(&bf, 1, WEIGHTS_FILE);
+			ali_buf_uint(&bf, 2, off);
+			ali_buf_len(v, V_BLOB, bf.p, bf.n);
 			v->failed |= bf.failed;
-			al_buf_free(&bf);
+			ali_buf_free(&bf);
 			return !v->failed || say(c, "out of memory");
 		}
 		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
-			al_buf_len(&rep, 1, raw, n * w);
-			al_buf_len(&tv, 7, rep.p, rep.n);
+			ali_buf_len(&rep, 1, raw, n * w);
+			ali_buf_len(&tv, 7, rep.p, rep.n);
 		} else { /* TensorValue.floats = 1 {values = 1 packed} */
-			al_buf_len(&rep, 1, raw, n * w);
-			al_buf_len(&tv, 1, rep.p, rep.n);
+			ali_buf_len(&rep, 1, raw, n * w);
+			ali_buf_len(&tv, 1, rep.p, rep.n);
 		}
-		al_free(raw);
+		ali_free(raw);
 	} else if (dtype == AL_DT_INT32 || dtype == AL_DT_BOOL) {
-		uint64_t *u = al_malloc(n * sizeof *u + 1);
+		uint64_t *u = ali_malloc(n * sizeof *u + 1);
 		if (!u) {
 			v->failed = true;
 			return say(c, "out of memory");
 		}
 		for (size_t i = 0; i < n; i++)
 			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
-		al_buf_packed(&rep, 1, u, n);
-		al_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
-		al_free(u);
+		ali_buf_packed(&rep, 1, u, n);
+		ali_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
+		ali_free(u);
 	} else {
 		return say(c, "a %s constant is not written", al_dtype_name(dtype));
 	}
-	al_buf_len(&iv, 1, tv.p, tv.n);
-	al_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	ali_buf_len(&iv, 1, tv.p, tv.n);
+	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
 	v->failed |= rep.failed || tv.failed || iv.failed;
-	al_buf_free(&rep);
-	al_buf_free(&tv);
-	al_buf_free(&iv);
+	ali_buf_free(&rep);
+	ali_buf_free(&tv);
+	ali_buf_free(&iv);
 	return !v->failed || say(c, "out of memory");
 }
 
@@ -332,7 +332,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 static void put_name_attr(struct al_mil_pass *c, struct al_buf *op, const char *fallback)
 {
 	al_span val;
-	if (c && al_mil_attr(c->n, "name", &val)) {
+	if (c && ali_mil_attr(c->n, "name", &val)) {
 		put_attr(op, "name", val.p, val.n);
 		return;
 	}
@@ -340,7 +340,7 @@ static void put_name_attr(struct al_mil_pass *c, struct al_buf *op, const char *
 	put_string_value(&v, fallback);
 	op->failed |= v.failed;
 	put_attr(op, "name", v.p, v.n);
-	al_buf_free(&v);
+	ali_buf_free(&v);
 }
 
 /* A const op (Operation message) with output `name` holding value v of type vt. */
@@ -348,12 +348,12 @@ static void put_const_op(struct al_buf *op, const char *name, const struct al_bu
 			 const struct al_buf *v, struct al_mil_pass *keep_name)
 {
 	struct al_buf nv = {0};
-	al_buf_str(op, OP_TYPE, "const");
-	al_buf_str(&nv, 1, name);
-	al_buf_len(&nv, 2, vt->p, vt->n);
-	al_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
+	ali_buf_str(op, OP_TYPE, "const");
+	ali_buf_str(&nv, 1, name);
+	ali_buf_len(&nv, 2, vt->p, vt->n);
+	ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
 	op->failed |= nv.failed;
-	al_buf_free(&nv);
+	ali_buf_free(&nv);
 	put_name_attr(keep_name, op, name);
 	put_attr(op, "val", v->p, v->n);
 }
@@ -365,20 +365,20 @@ static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int6
 	struct al_buf v = {0}, vt = {0};
 	bool blob = false;
 	if (!put_tensor_value(c, &v, dtype, rank, dims, x, n, &blob)) {
-		al_buf_free(&v);
+		ali_buf_free(&v);
 		return false;
 	}
 	put_vtype(&vt, dtype, rank, dims);
 	put_const_op(&c->layer, c->n->outputs[0], &vt, &v, c);
-	al_buf_free(&v);
-	al_buf_free(&vt);
+	ali_buf_free(&v);
+	ali_buf_free(&vt);
 	if (c->layer.failed)
 		return say(c, "out of memory");
 	char sh[96];
 	struct al_shape s = {.rank = rank, .dtype = dtype};
 	for (int i = 0; i < rank; i++)
 		s.dims[i] = dims[i];
-	al_shape_format(&s, sh, sizeof sh);
+	ali_shape_format(&s, sh, sizeof sh);
 	snprintf(c->after, sizeof c->after, "const %s %s (%s)", al_dtype_name(dtype), sh,
 		 blob ? "a new blob in weight.bin" : "immediate");
 	c->names[c->n_names++] = c->n->name;
@@ -406,7 +406,7 @@ static bool mil_op(struct al_mil_pass *c)
 static bool not_const(struct al_mil_pass *c, const char *p)
 {
 	al_span b;
-	if (al_mil_param_binding(c->n, p, 0, &b) == 1)
+	if (ali_mil_param_binding(c->n, p, 0, &b) == 1)
 		return say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
 			   (int)(b.n < 80 ? b.n : 80), (const char *)b.p);
 	return say(c, "'%s' is not an immediate constant (a blob or another type)", p);
@@ -416,7 +416,7 @@ static bool not_const(struct al_mil_pass *c, const char *p)
 static bool const_scalar(struct al_mil_pass *c, const char *p, double *x, bool def_ok, double def)
 {
 	double v[2];
-	long k = al_mil_param_floats(c->n, p, v, 2);
+	long k = ali_mil_param_floats(c->n, p, v, 2);
 	if (k == 0 && def_ok) {
 		*x = def;
 		return true;
@@ -467,13 +467,13 @@ static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *
 	}
 	if (!exact_in(dt, val))
 		return say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
-	double *x = al_malloc((size_t)count * sizeof *x + 1);
+	double *x = ali_malloc((size_t)count * sizeof *x + 1);
 	if (!x)
 		return say(c, "out of memory");
 	for (uint64_t i = 0; i < count; i++)
 		x[i] = val;
 	bool ok = fold_to_const(c, dt, rank, dims, x, (size_t)count);
-	al_free(x);
+	ali_free(x);
 	return ok;
 }
 
@@ -499,7 +499,7 @@ static bool mil_range(struct al_mil_pass *c)
 	if (cnt > MAX_CONST_ELEMS)
 		return say(c, "%g values: too large to fold", cnt);
 	int64_t n = (int64_t)cnt;
-	double *x = al_malloc((size_t)n * sizeof *x + 1);
+	double *x = ali_malloc((size_t)n * sizeof *x + 1);
 	if (!x)
 		return say(c, "out of memory");
 	for (int64_t i = 0; i < n; i++) {
@@ -509,13 +509,13 @@ static bool mil_range(struct al_mil_pass *c)
 		x[i] = v[0] + (double)i * v[2];
 		if (!exact_in(dt, x[i]) || (dt == AL_DT_INT32 && fabs(x[i]) > 16777216.0)) {
 			double bad = x[i];
-			al_free(x);
+			ali_free(x);
 			return say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
 				   al_dtype_name(dt));
 		}
 	}
 	bool ok = fold_to_const(c, dt, 1, &n, x, (size_t)n);
-	al_free(x);
+	ali_free(x);
 	return ok;
 }
 
@@ -524,10 +524,10 @@ static bool mil_fill(struct al_mil_pass *c)
 	if (!mil_op(c))
 		return false;
 	int64_t dims[AL_SHAPE_MAX_RANK + 1];
-	long r = al_mil_param_ints(c->n, "shape", dims, AL_SHAPE_MAX_RANK + 1);
+	long r = ali_mil_param_ints(c->n, "shape", dims, AL_SHAPE_MAX_RANK + 1);
 	if (r < 0)
 		return not_const(c, "shape");
-	if (r == 0 && !al_mil_param_present(c->n, "shape"))
+	if (r == 0 && !ali_mil_param_present(c->n, "shape"))
 		return say(c, "'shape' is missing");
 	if (r > AL_SHAPE_MAX_RANK)
 		return say(c, "a result of rank %ld", r);
@@ -545,11 +545,11 @@ static bool mil_fill_like(struct al_mil_pass *c)
 	if (!mil_op(c))
 		return false;
 	struct al_shape s;
-	if (!al_mil_param_shape(c->n, "ref_tensor", &s))
+	if (!ali_mil_param_shape(c->n, "ref_tensor", &s))
 		return say(c, "the shape of 'ref_tensor' is not known");
 	if (!static_shape(&s)) {
 		char sh[96];
-		al_shape_format(&s, sh, sizeof sh);
+		ali_shape_format(&s, sh, sizeof sh);
 		return say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
 	}
 	double val;
@@ -565,15 +565,15 @@ static bool mil_fill_like(struct al_mil_pass *c)
 static void put_input(struct al_buf *op, const char *param, const char *name)
 {
 	struct al_buf b = {0}, a = {0}, e = {0};
-	al_buf_str(&b, 1, name);
-	al_buf_len(&a, 1, b.p, b.n);
-	al_buf_str(&e, 1, param);
-	al_buf_len(&e, 2, a.p, a.n);
-	al_buf_len(op, OP_INPUTS, e.p, e.n);
+	ali_buf_str(&b, 1, name);
+	ali_buf_len(&a, 1, b.p, b.n);
+	ali_buf_str(&e, 1, param);
+	ali_buf_len(&e, 2, a.p, a.n);
+	ali_buf_len(op, OP_INPUTS, e.p, e.n);
 	op->failed |= b.failed || a.failed || e.failed;
-	al_buf_free(&b);
-	al_buf_free(&a);
-	al_buf_free(&e);
+	ali_buf_free(&b);
+	ali_buf_free(&a);
+	ali_buf_free(&e);
 }
 
 /* A new const op (a whole Block.operations field) before c->n. */
@@ -582,16 +582,16 @@ static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank,
 {
 	struct al_buf v = {0}, vt = {0}, op = {0};
 	if (!put_tensor_value(c, &v, dt, rank, dims, x, n, blob)) {
-		al_buf_free(&v);
+		ali_buf_free(&v);
 		return false;
 	}
 	put_vtype(&vt, dt, rank, dims);
 	put_const_op(&op, name, &vt, &v, NULL);
 	c->pre.failed |= op.failed;
-	al_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
-	al_buf_free(&v);
-	al_buf_free(&vt);
-	al_buf_free(&op);
+	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&v);
+	ali_buf_free(&vt);
+	ali_buf_free(&op);
 	if (c->n_names < 15)
 		c->names[c->n_names++] = name;
 	return !c->pre.failed || say(c, "out of memory");
@@ -602,17 +602,17 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	if (!mil_op(c))
 		return false;
 	al_span xb;
-	if (al_mil_param_binding(c->n, "x", 0, &xb) != 1)
+	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
 		return say(c, "'x' is not a named value");
 	struct al_shape s;
 	char sh[96];
-	if (!al_mil_param_shape(c->n, "x", &s) || !static_shape(&s)) {
-		if (!al_mil_param_shape(c->n, "x", &s))
+	if (!ali_mil_param_shape(c->n, "x", &s) || !static_shape(&s)) {
+		if (!ali_mil_param_shape(c->n, "x", &s))
 			s.rank = -1;
-		al_shape_format(&s, sh, sizeof sh);
+		ali_shape_format(&s, sh, sizeof sh);
 		return say(c, "'x' has shape %s, not static", sh);
 	}
-	al_shape_format(&s, sh, sizeof sh);
+	ali_shape_format(&s, sh, sizeof sh);
 	int dt = s.dtype ? s.dtype : out_dtype(c);
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
 		return say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
@@ -640,7 +640,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	}
 	/* last: y = x @ T, T[j][i] = 1 when x[j] goes into y[i]; else y = T' @ x with
 	 * T'[i][j] the same condition. */
-	double *t = al_malloc((size_t)(N * N) * sizeof *t);
+	double *t = ali_malloc((size_t)(N * N) * sizeof *t);
 	if (!t)
 		return say(c, "out of memory");
 	for (int64_t r = 0; r < N; r++)
@@ -653,7 +653,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	const char *tri = fresh(c, base, "triangle"), *tx = fresh(c, base, "transpose_x"),
 		   *ty = fresh(c, base, "transpose_y");
 	if (!tri || !tx || !ty) {
-		al_free(t);
+		ali_free(t);
 		return say(c, "no free value name");
 	}
 	int64_t td[2] = {N, N};
@@ -662,14 +662,14 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	bool ok = pre_const(c, tri, dt, 2, td, t, (size_t)(N * N), &blob) &&
 		  pre_const(c, tx, AL_DT_BOOL, 0, NULL, &zero, 1, &b2) &&
 		  pre_const(c, ty, AL_DT_BOOL, 0, NULL, &zero, 1, &b2);
-	al_free(t);
+	ali_free(t);
 	if (!ok)
 		return false;
-	char *xname = al_arena_strndup(&c->s->arena, xb.p, xb.n);
+	char *xname = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	if (!xname)
 		return say(c, "out of memory");
 	/* the matmul: type, inputs, the cumsum's outputs and name attribute */
-	al_buf_str(&c->layer, OP_TYPE, "matmul");
+	ali_buf_str(&c->layer, OP_TYPE, "matmul");
 	put_input(&c->layer, "x", last ? xname : tri);
 	put_input(&c->layer, "y", last ? tri : xname);
 	put_input(&c->layer, "transpose_x", tx);
@@ -680,7 +680,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	pb_iter_init(&it, c->src->msg);
 	while ((start = it.pos, pb_next(&it, &f)))
 		if (f.num == OP_OUTPUTS)
-			al_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
 		return say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
@@ -730,7 +730,7 @@ static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *ou
 	al_span nm;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && al_span_eq(nm, name)) {
+		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
 			*out = f.data;
 			return true;
 		}
@@ -743,11 +743,11 @@ static void with_varint(struct al_buf *b, al_span msg, uint32_t num, uint64_t v)
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	al_buf_uint(b, num, v);
+	ali_buf_uint(b, num, v);
 	pb_iter_init(&it, msg);
 	while ((start = it.pos, pb_next(&it, &f)))
 		if (f.num != num)
-			al_buf_put(b, msg.p + start, it.pos - start);
+			ali_buf_put(b, msg.p + start, it.pos - start);
 }
 
 /* A NamedValueType with its tensor dtype set to dt. */
@@ -761,19 +761,19 @@ static bool retyped(al_span nvt, int dt, struct al_buf *out)
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	al_buf_len(&v, 1, t.p, t.n);
+	ali_buf_len(&v, 1, t.p, t.n);
 	pb_iter_init(&it, vt);
 	while ((start = it.pos, pb_next(&it, &f)))
 		if (f.num != 1)
-			al_buf_put(&v, vt.p + start, it.pos - start);
+			ali_buf_put(&v, vt.p + start, it.pos - start);
 	pb_iter_init(&it, nvt);
 	while ((start = it.pos, pb_next(&it, &f)))
 		if (f.num != 2)
-			al_buf_put(out, nvt.p + start, it.pos - start);
-	al_buf_len(out, 2, v.p, v.n);
+			ali_buf_put(out, nvt.p + start, it.pos - start);
+	ali_buf_len(out, 2, v.p, v.n);
 	out->failed |= t.failed || v.failed;
-	al_buf_free(&t);
-	al_buf_free(&v);
+	ali_buf_free(&t);
+	ali_buf_free(&v);
 	return true;
 }
 
@@ -803,9 +803,9 @@ static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char 
 	    !field_at(arr, 2, NULL, &a, &b))
 		return AL_E_FORMAT;
 	struct al_buf f = {0};
-	al_buf_uint(&f, 2, ARRAY_FP16);
-	enum al_status st = f.failed ? AL_E_NOMEM : al_splice_replace(s->sp, arr, arr.p + a, b - a, f.p, f.n);
-	al_buf_free(&f);
+	ali_buf_uint(&f, 2, ARRAY_FP16);
+	enum al_status st = f.failed ? AL_E_NOMEM : ali_splice_replace(s->sp, arr, arr.p + a, b - a, f.p, f.n);
+	ali_buf_free(&f);
 	return st;
 }
 
@@ -820,10 +820,10 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 	if (sub != c->s->m->subs[0] || sub->world != AL_WORLD_MIL || n->owner->depth != 0)
 		return c->why[0] = '\0', false;
 	al_span xb;
-	if (al_mil_param_binding(n, "x", 0, &xb) != 1)
+	if (ali_mil_param_binding(n, "x", 0, &xb) != 1)
 		return c->why[0] = '\0', false;
-	char *x = al_arena_strndup(&c->s->arena, xb.p, xb.n);
-	const struct al_ttype *in = al_mil_param_type(n, "x"), *out = &n->out_types[0];
+	char *x = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
+	const struct al_ttype *in = ali_mil_param_type(n, "x"), *out = &n->out_types[0];
 	if (!x || !in)
 		return say(c, "the type of 'x' is not known");
 	const char *y = n->outputs[0];
@@ -856,16 +856,16 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 	al_span nvt;
 	if (!field_at(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
 		return say(c, "the op has no output type");
-	al_buf_str(&c->layer, OP_TYPE, "identity");
+	ali_buf_str(&c->layer, OP_TYPE, "identity");
 	put_input(&c->layer, "x", x);
 	struct al_buf o = {0};
 	if (!retyped(nvt, AL_DT_FP16, &o)) {
-		al_buf_free(&o);
+		ali_buf_free(&o);
 		return say(c, "the output type is not a tensor type");
 	}
-	al_buf_len(&c->layer, OP_OUTPUTS, o.p, o.n);
+	ali_buf_len(&c->layer, OP_OUTPUTS, o.p, o.n);
 	c->layer.failed |= o.failed;
-	al_buf_free(&o);
+	ali_buf_free(&o);
 	put_name_attr(c, &c->layer, y);
 	if (c->layer.failed)
 		return say(c, "out of memory");
@@ -889,17 +889,17 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 	enum al_status st = desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
 	if (st == AL_OK && is_in) {
 		struct al_buf d = {0};
-		al_buf_uint(&d, 1, AL_DT_FP16);
-		st = d.failed ? AL_E_NOMEM : al_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
-		al_buf_free(&d);
+		ali_buf_uint(&d, 1, AL_DT_FP16);
+		st = d.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
+		ali_buf_free(&d);
 	}
 	bool raise = spec < 7 && !c->s->spec_raised;
 	if (st == AL_OK && raise) {
 		struct al_buf d = {0};
-		al_buf_uint(&d, MODEL_SPEC, 7);
+		ali_buf_uint(&d, MODEL_SPEC, 7);
 		st = d.failed ? AL_E_NOMEM
-			      : al_splice_replace(c->s->sp, c->s->root, c->s->root.p + sa, sb - sa, d.p, d.n);
-		al_buf_free(&d);
+			      : ali_splice_replace(c->s->sp, c->s->root, c->s->root.p + sa, sb - sa, d.p, d.n);
+		ali_buf_free(&d);
 		c->s->spec_raised = st == AL_OK;
 	}
 	if (st != AL_OK)
@@ -940,10 +940,10 @@ static const char *cast_of(struct al_mil_pass *c, const struct al_node *n, int f
 	al_span xb;
 	const struct al_ttype *in;
 	if (!n->type || strcmp(n->type, "cast") != 0 || n->n_outputs != 1 || !n->out_types ||
-	    n->out_types[0].dtype != to || !(in = al_mil_param_type(n, "x")) || in->dtype != from ||
-	    al_mil_param_binding(n, "x", 0, &xb) != 1)
+	    n->out_types[0].dtype != to || !(in = ali_mil_param_type(n, "x")) || in->dtype != from ||
+	    ali_mil_param_binding(n, "x", 0, &xb) != 1)
 		return NULL;
-	return al_arena_strndup(&c->s->arena, xb.p, xb.n);
+	return ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 }
 
 static bool in_set(const char *const *v, size_t n, const char *name)
@@ -961,17 +961,17 @@ static bool identity_of(struct al_mil_pass *c, const struct al_node *n, const ch
 	al_span nvt, val;
 	if (!field_at(al_src(n)->msg, OP_OUTPUTS, &nvt, NULL, NULL))
 		return say(c, "'%s' has no output type", n->outputs[0]);
-	al_buf_str(op, OP_TYPE, "identity");
+	ali_buf_str(op, OP_TYPE, "identity");
 	put_input(op, "x", x);
 	struct al_buf o = {0};
 	bool ok = retyped(nvt, AL_DT_FP16, &o);
 	if (ok)
-		al_buf_len(op, OP_OUTPUTS, o.p, o.n);
+		ali_buf_len(op, OP_OUTPUTS, o.p, o.n);
 	op->failed |= o.failed;
-	al_buf_free(&o);
+	ali_buf_free(&o);
 	if (!ok)
 		return say(c, "the output type of '%s' is not a tensor type", n->outputs[0]);
-	if (al_mil_attr(n, "name", &val))
+	if (ali_mil_attr(n, "name", &val))
 		put_attr(op, "name", val.p, val.n);
 	return !op->failed || say(c, "out of memory");
 }
@@ -1056,13 +1056,13 @@ static bool mil_island(struct al_mil_pass *c)
 		struct al_buf t = {0};
 		ok = field_at(msg, OP_OUTPUTS, &nvt, &a, &b) && retyped(nvt, AL_DT_FP16, &t);
 		if (ok) {
-			al_buf_len(&bufs[nb], OP_OUTPUTS, t.p, t.n);
+			ali_buf_len(&bufs[nb], OP_OUTPUTS, t.p, t.n);
 			in_msg[nb] = msg;
 			at[nb++] = (al_span){msg.p + a, b - a};
 		} else {
 			say(c, "the output type of '%s' is not a tensor type", ops[i]->outputs[0]);
 		}
-		al_buf_free(&t);
+		ali_buf_free(&t);
 	}
 	for (size_t i = 0; i < ne && ok; i++) {
 		const char *ex = cast_of(c, exits[i], AL_DT_FP32, AL_DT_FP16);
@@ -1075,9 +1075,9 @@ static bool mil_island(struct al_mil_pass *c)
 	for (size_t i = 0; i < nb && ok; i++)
 		ok = !bufs[i].failed || say(c, "out of memory");
 	for (size_t i = 0; i < nb && ok && st == AL_OK; i++)
-		st = al_splice_replace(c->s->sp, in_msg[i], at[i].p, at[i].n, bufs[i].p, bufs[i].n);
+		st = ali_splice_replace(c->s->sp, in_msg[i], at[i].p, at[i].n, bufs[i].p, bufs[i].n);
 	for (size_t i = 0; i < nb; i++)
-		al_buf_free(&bufs[i]);
+		ali_buf_free(&bufs[i]);
 	if (!ok)
 		return false;
 	if (st != AL_OK)
@@ -1103,32 +1103,32 @@ static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
 	return ok;
 }
 
-bool al_pass_mil_range(struct al_mil_pass *c)
+bool ali_pass_mil_range(struct al_mil_pass *c)
 {
 	return run(c, mil_range);
 }
 
-bool al_pass_mil_fill(struct al_mil_pass *c)
+bool ali_pass_mil_fill(struct al_mil_pass *c)
 {
 	return run(c, mil_fill);
 }
 
-bool al_pass_mil_fill_like(struct al_mil_pass *c)
+bool ali_pass_mil_fill_like(struct al_mil_pass *c)
 {
 	return run(c, mil_fill_like);
 }
 
-bool al_pass_mil_cumsum(struct al_mil_pass *c)
+bool ali_pass_mil_cumsum(struct al_mil_pass *c)
 {
 	return run(c, mil_cumsum);
 }
 
-bool al_pass_mil_io_fp16(struct al_mil_pass *c)
+bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 {
 	return run(c, mil_io_fp16);
 }
 
-bool al_pass_mil_island(struct al_mil_pass *c)
+bool ali_pass_mil_island(struct al_mil_pass *c)
 {
 	return run(c, mil_island);
 }
@@ -1151,24 +1151,24 @@ static enum al_status pw_fail(struct pw *w, enum al_status st, const char *file,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	al_diag_vadd(w->d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, fmt, ap);
+	ali_diag_vadd(w->d, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL, fmt, ap);
 	va_end(ap);
 	return st;
 }
 
 /* The input file src, opened for a copy (-1 when it cannot be: the caller
- * copies from the mapping). Through al_open_regular: a FIFO must not hang. */
+ * copies from the mapping). Through ali_open_regular: a FIFO must not hang. */
 static int open_in(const char *src, struct stat *sb)
 {
 	int fd;
-	return src && al_open_regular(src, NULL, &fd, sb, NULL) == AL_OK ? fd : -1;
+	return src && ali_open_regular(src, NULL, &fd, sb, NULL) == AL_OK ? fd : -1;
 }
 
 /* A copy of n bytes of the sparse file `in` that cannot keep its holes would
- * write them all: refuse past the budget (al_copy_dense_ok). */
+ * write them all: refuse past the budget (ali_copy_dense_ok). */
 static bool dense_refused(struct pw *w, const struct stat *in, uint64_t n, const char *src)
 {
-	if (al_copy_dense_ok(in, n))
+	if (ali_copy_dense_ok(in, n))
 		return false;
 	pw_fail(w, AL_E_IO, src,
 		"sparse (%llu bytes, %llu on disk): a copy without its holes would write them all; refused",
@@ -1193,7 +1193,7 @@ static enum al_status write_model(struct pw *w, const char *src, const char *dst
 		close(in_fd); /* changed since it was mapped: copy from the mapping */
 		in_fd = -1;
 	}
-	enum al_status st = al_splice_to_fd(w->s->sp, in_fd, fd);
+	enum al_status st = ali_splice_to_fd(w->s->sp, in_fd, fd);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (st == AL_OK && fsync(fd) != 0)
@@ -1231,20 +1231,20 @@ static enum al_status write_weights(struct pw *w, const char *src, const char *d
 	if (a && s->wcount) {
 		uint8_t cnt[4];
 		le32(cnt, new_count(s));
-		ok = al_write_all(fd, cnt, 4);
+		ok = ali_write_all(fd, cnt, 4);
 		if (ok && in_fd >= 0)
-			ok = al_copy_range(in_fd, 4, a - 4, fd);
+			ok = ali_copy_range(in_fd, 4, a - 4, fd);
 		else if (ok)
-			ok = al_write_all(fd, s->m->weights.p + 4, a - 4);
-		ok = ok && al_write_all(fd, s->wtail.p, s->wtail.n);
+			ok = ali_write_all(fd, s->m->weights.p + 4, a - 4);
+		ok = ok && ali_write_all(fd, s->wtail.p, s->wtail.n);
 	} else if (a) {
-		ok = in_fd >= 0 ? al_copy_range(in_fd, 0, a, fd) : al_write_all(fd, s->m->weights.p, a);
+		ok = in_fd >= 0 ? ali_copy_range(in_fd, 0, a, fd) : ali_write_all(fd, s->m->weights.p, a);
 	} else if (s->wcount) { /* a fresh file: the tail starts with the header */
 		uint8_t h[4];
 		le32(h, new_count(s));
-		ok = al_write_all(fd, h, 4) && al_write_all(fd, s->wtail.p + 4, s->wtail.n - 4);
+		ok = ali_write_all(fd, h, 4) && ali_write_all(fd, s->wtail.p + 4, s->wtail.n - 4);
 	} else if (src && in_fd >= 0) {
-		ok = al_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+		ok = ali_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	}
 	int e = errno;
 	if (ok && fsync(fd) != 0) {
@@ -1265,7 +1265,7 @@ static enum al_status copy_file(struct pw *w, const char *src, const char *dst, 
 {
 	struct stat sb;
 	int in_fd;
-	if (al_open_regular(src, NULL, &in_fd, &sb, w->d) != AL_OK)
+	if (ali_open_regular(src, NULL, &in_fd, &sb, w->d) != AL_OK)
 		return AL_E_IO;
 	if (dense_refused(w, &sb, (uint64_t)sb.st_size, src)) {
 		close(in_fd);
@@ -1277,7 +1277,7 @@ static enum al_status copy_file(struct pw *w, const char *src, const char *dst, 
 		close(in_fd);
 		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(e));
 	}
-	bool ok = al_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
+	bool ok = ali_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	int e = errno;
 	if (ok && fsync(fd) != 0) {
 		ok = false;
@@ -1364,7 +1364,7 @@ static enum al_status make_dirs(struct pw *w, const char *dst, const char *rel)
 	return AL_OK;
 }
 
-enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d)
+enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d)
 {
 	struct pw w = {.s = s, .d = d, .dest = path};
 	al_model *m = s->m;
@@ -1418,7 +1418,7 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 			return pw_fail(&w, AL_E_INVALID_ARG, dest, "the input package is inside it");
 	}
 	struct al_atomic out;
-	enum al_status st = al_atomic_begin(&out, dest, true, d);
+	enum al_status st = ali_atomic_begin(&out, dest, true, d);
 	if (st != AL_OK)
 		return st;
 	out.replace = exists; /* checked above: a package, not the input's parent */
@@ -1462,7 +1462,7 @@ enum al_status al_surgery_write_package(struct al_surgery *s, const char *path, 
 		al_diags_free(d2);
 	}
 	if (st == AL_OK) /* renamed into place, or swapped with the old package */
-		return al_atomic_commit(&out, d);
-	al_atomic_abort(&out);
+		return ali_atomic_commit(&out, d);
+	ali_atomic_abort(&out);
 	return st;
 }

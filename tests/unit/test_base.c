@@ -1,5 +1,5 @@
 /* test_base.c: the shared utilities of src/base: the one string hash (FNV-1a
- * 64 test vectors), the little-endian reads, al_open_regular refusing FIFOs
+ * 64 test vectors), the little-endian reads, ali_open_regular refusing FIFOs
  * without blocking, the atomic writer (modes from the umask, nothing left on
  * failure, directories renamed whole, a package replaced), and copies that
  * keep holes (and, forced dense, the budget on sparse inputs), down to the
@@ -66,14 +66,14 @@ static void test_hash(void **state)
 	/* FNV-1a 64 steps from anelint's offset basis (see base.h: a tenth of
 	 * the standard one, kept so that seeds per input name do not change) */
 	const uint64_t prime = UINT64_C(1099511628211);
-	assert_true(al_hash_str("") == UINT64_C(1469598103934665603));
-	assert_true(al_hash_str(NULL) == UINT64_C(1469598103934665603));
-	assert_true(al_hash_str("a") == ((UINT64_C(1469598103934665603) ^ 'a') * prime));
-	assert_true(al_hash_str("ab") == ((((UINT64_C(1469598103934665603) ^ 'a') * prime) ^ 'b') * prime));
-	assert_true(al_hash_bytes(AL_HASH_INIT, "foobar", 6) == al_hash_str("foobar"));
+	assert_true(ali_hash_str("") == UINT64_C(1469598103934665603));
+	assert_true(ali_hash_str(NULL) == UINT64_C(1469598103934665603));
+	assert_true(ali_hash_str("a") == ((UINT64_C(1469598103934665603) ^ 'a') * prime));
+	assert_true(ali_hash_str("ab") == ((((UINT64_C(1469598103934665603) ^ 'a') * prime) ^ 'b') * prime));
+	assert_true(ali_hash_bytes(AL_HASH_INIT, "foobar", 6) == ali_hash_str("foobar"));
 	/* bytes past 0x7f hash as unsigned */
-	assert_true(al_hash_str("\xff") == al_hash_bytes(AL_HASH_INIT, "\xff", 1));
-	assert_true(al_hash_str("x") != al_hash_str("y"));
+	assert_true(ali_hash_str("\xff") == ali_hash_bytes(AL_HASH_INIT, "\xff", 1));
+	assert_true(ali_hash_str("x") != ali_hash_str("y"));
 }
 
 static void test_rd(void **state)
@@ -91,19 +91,19 @@ static void test_open_regular(void **state)
 	int fd = 7;
 	assert_int_equal(mkfifo(at("fifo"), 0600), 0);
 	time_t t0 = time(NULL);
-	assert_int_equal(al_open_regular(at("fifo"), "shown.fifo", &fd, NULL, d), AL_E_IO);
+	assert_int_equal(ali_open_regular(at("fifo"), "shown.fifo", &fd, NULL, d), AL_E_IO);
 	assert_true(time(NULL) - t0 < 3); /* refused at once, not blocked in open() */
 	assert_int_equal(fd, -1);
 	assert_int_equal(al_diags_count(d), 1);
 	assert_string_equal(al_diags_get(d, 0)->file, "shown.fifo");
 	assert_non_null(strstr(al_diags_get(d, 0)->msg, "not a regular file"));
-	assert_int_equal(al_open_regular(root, NULL, &fd, NULL, d), AL_E_IO); /* a directory */
-	assert_int_equal(al_open_regular(at("absent"), NULL, &fd, NULL, d), AL_E_IO);
+	assert_int_equal(ali_open_regular(root, NULL, &fd, NULL, d), AL_E_IO); /* a directory */
+	assert_int_equal(ali_open_regular(at("absent"), NULL, &fd, NULL, d), AL_E_IO);
 	FILE *f = fopen(at("plain"), "w");
 	fputs("abc", f);
 	fclose(f);
 	struct stat st;
-	assert_int_equal(al_open_regular(at("plain"), NULL, &fd, &st, d), AL_OK);
+	assert_int_equal(ali_open_regular(at("plain"), NULL, &fd, &st, d), AL_OK);
 	assert_int_equal(st.st_size, 3);
 	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0); /* cleared again */
 	char buf[4];
@@ -121,13 +121,13 @@ static void test_open_regular(void **state)
 static bool fill_abc(int fd, void *ctx)
 {
 	(void)ctx;
-	return al_write_all(fd, "abc", 3);
+	return ali_write_all(fd, "abc", 3);
 }
 
 static bool fill_fail(int fd, void *ctx)
 {
 	(void)ctx;
-	(void)al_write_all(fd, "partial", 7);
+	(void)ali_write_all(fd, "partial", 7);
 	errno = ENOSPC;
 	return false;
 }
@@ -137,46 +137,46 @@ static void test_write_atomic(void **state)
 	(void)state;
 	al_diags *d = al_diags_new();
 	mode_t old = umask(027);
-	assert_int_equal(al_write_atomic(at("out.txt"), fill_abc, NULL, d), AL_OK);
+	assert_int_equal(ali_write_atomic(at("out.txt"), fill_abc, NULL, d), AL_OK);
 	struct stat st;
 	assert_int_equal(stat(at("out.txt"), &st), 0);
 	assert_int_equal(st.st_size, 3);
 	assert_int_equal(st.st_mode & 0777, 0640); /* 0666 & ~027, not mkstemp's 0600 */
 	/* a failed fill leaves the old file and no temporary */
-	assert_int_equal(al_write_atomic(at("out.txt"), fill_fail, NULL, d), AL_E_IO);
+	assert_int_equal(ali_write_atomic(at("out.txt"), fill_fail, NULL, d), AL_E_IO);
 	assert_int_equal(stat(at("out.txt"), &st), 0);
 	assert_int_equal(st.st_size, 3);
 	assert_int_equal(count_entries(root), 1);
 	/* a directory: made whole under a temporary name, 0777 & ~umask */
 	struct al_atomic a;
-	assert_int_equal(al_atomic_begin(&a, at("dir/"), true, d), AL_OK);
+	assert_int_equal(ali_atomic_begin(&a, at("dir/"), true, d), AL_OK);
 	char p[4200];
 	snprintf(p, sizeof p, "%s/x", a.tmp);
 	FILE *f = fopen(p, "w");
 	fclose(f);
 	assert_int_equal(stat(at("dir"), &st), -1);
-	assert_int_equal(al_atomic_commit(&a, d), AL_OK);
+	assert_int_equal(ali_atomic_commit(&a, d), AL_OK);
 	assert_int_equal(stat(at("dir"), &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0750);
 	assert_int_equal(count_entries(at("dir")), 1);
 	/* an existing directory is replaced only when asked */
-	assert_int_equal(al_atomic_begin(&a, at("dir"), true, d), AL_OK);
-	assert_int_equal(al_atomic_commit(&a, d), AL_E_IO); /* rename over a non-empty dir */
+	assert_int_equal(ali_atomic_begin(&a, at("dir"), true, d), AL_OK);
+	assert_int_equal(ali_atomic_commit(&a, d), AL_E_IO); /* rename over a non-empty dir */
 	assert_int_equal(count_entries(at("dir")), 1);
 	assert_int_equal(count_entries(root), 2); /* out.txt, dir: the temporary is gone */
-	assert_int_equal(al_atomic_begin(&a, at("dir"), true, d), AL_OK);
+	assert_int_equal(ali_atomic_begin(&a, at("dir"), true, d), AL_OK);
 	a.replace = true;
-	assert_int_equal(al_atomic_commit(&a, d), AL_OK);
+	assert_int_equal(ali_atomic_commit(&a, d), AL_OK);
 	assert_int_equal(count_entries(at("dir")), 0); /* the new, empty one */
 	assert_int_equal(count_entries(root), 2);       /* the old one removed */
 	/* abort removes a whole temporary tree; a zeroed struct owns nothing */
-	assert_int_equal(al_atomic_begin(&a, at("gone"), true, d), AL_OK);
+	assert_int_equal(ali_atomic_begin(&a, at("gone"), true, d), AL_OK);
 	snprintf(p, sizeof p, "%s/sub", a.tmp);
 	assert_int_equal(mkdir(p, 0777), 0);
-	al_atomic_abort(&a);
-	al_atomic_abort(&a);
+	ali_atomic_abort(&a);
+	ali_atomic_abort(&a);
 	struct al_atomic z = {0};
-	al_atomic_abort(&z);
+	ali_atomic_abort(&z);
 	assert_true(fcntl(0, F_GETFD) != -1 || errno != EBADF); /* stdin not closed */
 	assert_int_equal(count_entries(root), 2);
 	umask(old);
@@ -211,26 +211,26 @@ static void test_copy_holes(void **state)
 	int in = open(at("sparse.bin"), O_RDONLY);
 	struct stat st;
 	assert_int_equal(fstat(in, &st), 0);
-	if (!al_file_is_sparse(&st)) {
+	if (!ali_file_is_sparse(&st)) {
 		close(in);
 		skip(); /* a file system without holes */
 	}
-	bool was = al_copy_force_dense(false);
+	bool was = ali_copy_force_dense(false);
 #ifdef AL_NO_SEEK_HOLE
-	assert_false(al_copy_keeps_holes()); /* the build flag forces the plain copy */
+	assert_false(ali_copy_keeps_holes()); /* the build flag forces the plain copy */
 	assert_true(was);
 #elif defined(SEEK_DATA) && defined(SEEK_HOLE)
-	assert_true(al_copy_keeps_holes()); /* and here the system has them */
+	assert_true(ali_copy_keeps_holes()); /* and here the system has them */
 #endif
 	for (int dense = 0; dense < 2; dense++) {
-		if (!dense && !al_copy_keeps_holes())
+		if (!dense && !ali_copy_keeps_holes())
 			continue; /* built with -DAL_NO_SEEK_HOLE */
-		al_copy_force_dense(dense);
-		assert_int_equal(al_copy_keeps_holes(), !dense);
+		ali_copy_force_dense(dense);
+		assert_int_equal(ali_copy_keeps_holes(), !dense);
 		int out = open(at("copy.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
 		assert_true(out >= 0);
-		assert_true(al_write_all(out, "HDR", 3));
-		assert_true(al_copy_range(in, 0, (uint64_t)size, out));
+		assert_true(ali_write_all(out, "HDR", 3));
+		assert_true(ali_copy_range(in, 0, (uint64_t)size, out));
 		struct stat o;
 		assert_int_equal(fstat(out, &o), 0);
 		assert_int_equal(o.st_size, size + 3);
@@ -245,19 +245,19 @@ static void test_copy_holes(void **state)
 		 * (the input's stat made 1 GiB apparent: nothing is written here) */
 		struct stat big = st;
 		big.st_size = (off_t)1 << 30;
-		assert_true(al_copy_dense_ok(&big, (uint64_t)big.st_size) == !dense);
-		assert_true(al_copy_dense_ok(&st, (uint64_t)size)); /* 8 MiB: within budget */
+		assert_true(ali_copy_dense_ok(&big, (uint64_t)big.st_size) == !dense);
+		assert_true(ali_copy_dense_ok(&st, (uint64_t)size)); /* 8 MiB: within budget */
 	}
 	/* a short input is an error, not a silent truncation */
 	int out = open(at("copy.bin"), O_RDWR | O_CREAT | O_TRUNC, 0644);
-	al_copy_force_dense(true);
-	assert_false(al_copy_range(in, (uint64_t)size - 2, 10, out));
+	ali_copy_force_dense(true);
+	assert_false(ali_copy_range(in, (uint64_t)size - 2, 10, out));
 	close(out);
-	al_copy_force_dense(was);
+	ali_copy_force_dense(was);
 	struct stat dense_in = st;
 	dense_in.st_size = (off_t)1 << 30;
 	dense_in.st_blocks = (blkcnt_t)(dense_in.st_size / 512);
-	assert_true(al_copy_dense_ok(&dense_in, (uint64_t)dense_in.st_size)); /* a dense input: no budget */
+	assert_true(ali_copy_dense_ok(&dense_in, (uint64_t)dense_in.st_size)); /* a dense input: no budget */
 	close(in);
 	unlink(at("sparse.bin"));
 	unlink(at("copy.bin"));
@@ -276,14 +276,14 @@ static void test_sparse_package(void **state)
 	assert_int_equal(truncate(w, (off_t)1 << 30), 0);
 	struct stat st;
 	assert_int_equal(stat(w, &st), 0);
-	if (!al_file_is_sparse(&st))
+	if (!ali_file_is_sparse(&st))
 		skip();
 	al_diags *d = al_diags_new();
 	al_model *m = NULL;
 	assert_int_equal(al_model_open(at("sp.mlpackage"), &m, d), AL_OK);
 	al_surgery *s = NULL;
 	assert_int_equal(al_surgery_plan(m, NULL, &s, d), AL_OK);
-	bool was = al_copy_force_dense(true);
+	bool was = ali_copy_force_dense(true);
 	assert_int_equal(al_surgery_write(s, at("dense.mlpackage"), d), AL_E_IO);
 	assert_int_equal(stat(at("dense.mlpackage"), &st), -1);
 	assert_int_equal(count_entries(root), 1); /* only the input: no temporary left */
@@ -291,8 +291,8 @@ static void test_sparse_package(void **state)
 	for (size_t i = 0; i < al_diags_count(d); i++)
 		found |= strstr(al_diags_get(d, i)->msg, "sparse") != NULL;
 	assert_true(found);
-	al_copy_force_dense(false);
-	if (al_copy_keeps_holes()) {
+	ali_copy_force_dense(false);
+	if (ali_copy_keeps_holes()) {
 		assert_int_equal(al_surgery_write(s, at("out.mlpackage"), d), AL_OK);
 		assert_int_equal(stat(at("out.mlpackage/Data/com.apple.CoreML/weights/weight.bin"), &st), 0);
 		assert_int_equal(st.st_size, (off_t)1 << 30);
@@ -302,7 +302,7 @@ static void test_sparse_package(void **state)
 		umask(mask);
 		assert_int_equal(st.st_mode & 0777, 0777 & ~mask);
 	}
-	al_copy_force_dense(was);
+	ali_copy_force_dense(was);
 	al_surgery_free(s);
 	al_model_free(m);
 	al_diags_free(d);

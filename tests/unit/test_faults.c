@@ -1,11 +1,11 @@
 /* test_faults.c: allocation failure injected into a whole run. For each
  * fixture (a NeuralNetwork .mlmodel, ML Program packages opened as
  * directories and from memory, pipelines, a file with more diagnostics than the
- * 200 kept) and for N = 1, 2, 3, ...: al_alloc_fail_after(N) makes the Nth
+ * 200 kept) and for N = 1, 2, 3, ...: ali_alloc_fail_after(N) makes the Nth
  * allocation of the library and every later one fail, then
  *     al_model_open (or al_model_open_buffer) + al_model_check
  *     + the text and JSON sinks' check() and info() into /dev/null
- * run with the failure armed; al_alloc_fail_after(0) disarms it and returns
+ * run with the failure armed; ali_alloc_fail_after(0) disarms it and returns
  * how many allocations the run attempted. Every run must return AL_OK or
  * AL_E_NOMEM: never a crash, and never another status (an allocation failure
  * reported as a malformed file would be a lie).
@@ -23,8 +23,8 @@
  * checks that every failed run freed everything.
  *
  * Not covered: json-c allocates with plain malloc (Manifest.json parsing in
- * mlpackage.c, the JSON sink's document), which al_alloc_fail_after cannot
- * reach; only the library's own allocations (al_malloc/al_calloc/al_realloc,
+ * mlpackage.c, the JSON sink's document), which ali_alloc_fail_after cannot
+ * reach; only the library's own allocations (ali_malloc/ali_calloc/ali_realloc,
  * the arenas, the JSON sink's reason buffer) fail here. `anelint fix` does not
  * exist yet; when it does, its rewrite path belongs in this loop too. */
 #include "testutil.h"
@@ -78,7 +78,7 @@ static unsigned long one_run(const struct fault_case *c, unsigned long n, enum a
 	al_diags *d = al_diags_new();
 	assert_non_null(d);
 	al_model *m = NULL;
-	al_alloc_fail_after(n);
+	ali_alloc_fail_after(n);
 	enum al_status st = c->path ? al_model_open(c->path, &m, d)
 				    : al_model_open_buffer(c->model, c->n, c->weights, c->nw, c->label,
 							   &m, d);
@@ -94,9 +94,9 @@ static unsigned long one_run(const struct fault_case *c, unsigned long n, enum a
 	}
 	unsigned long made = 0;
 	if (loading)
-		made = *loading = al_alloc_fail_after(0);
+		made = *loading = ali_alloc_fail_after(0);
 	run_sinks(c->label, m, d, st);
-	made += al_alloc_fail_after(0);
+	made += ali_alloc_fail_after(0);
 	if (st != AL_OK && st != AL_E_NOMEM) {
 		print_error("%s: allocation %lu failing gave '%s', not 'out of memory'\n", c->label, n,
 			    al_status_str(st));
@@ -252,9 +252,9 @@ static void test_report_sinks(void **state)
 			assert_non_null(snk);
 			unsigned long n;
 			for (n = 1; n < MAX_ALLOCS; n++) {
-				al_alloc_fail_after(n);
+				ali_alloc_fail_after(n);
 				snk->check(devnull, &it, 1, &o);
-				if (al_alloc_fail_after(0) < n)
+				if (ali_alloc_fail_after(0) < n)
 					break;
 			}
 			assert_true(n > 1); /* each sink allocates */

@@ -1045,16 +1045,16 @@ static long max_rss_kb(void)
 static size_t library_bytes(const struct hostile *h)
 {
 	al_diags *d = al_diags_new();
-	struct al_model *m = al_calloc(1, sizeof *m);
+	struct al_model *m = ali_calloc(1, sizeof *m);
 	assert_non_null(d);
 	assert_non_null(m);
 	m->path = "hostile";
 	enum al_status st = AL_OK;
 	if (h->weights.p)
-		st = al_weights_attach(m, (al_span){h->weights.p, h->weights.n},
+		st = ali_weights_attach(m, (al_span){h->weights.p, h->weights.n},
 				       "hostile/weights/weight.bin", d);
 	if (st == AL_OK)
-		st = al_load_model_message(m, (al_span){h->model.p, h->model.n}, "hostile", "hostile", d);
+		st = ali_load_model_message(m, (al_span){h->model.p, h->model.n}, "hostile", "hostile", d);
 	if (st == AL_OK)
 		st = al_model_check(m, NULL, d);
 	size_t bytes = m->arena.cap + d->strings.cap + d->cap * sizeof(struct al_diag);
@@ -1070,7 +1070,7 @@ static size_t library_bytes(const struct hostile *h)
  * arena, whose capacity is exact and build-independent; mallinfo2() reports
  * the current heap, not a peak, and reads zeros under ASan, which replaces
  * malloc. ru_maxrss is the process's high-water mark: it only shows growth
- * past the previous peak and only pages touched (al_arena_alloc zeroes what
+ * past the previous peak and only pages touched (ali_arena_alloc zeroes what
  * it hands out, so arena growth is touched), which makes it a coarse
  * catch-all for what the arena does not see (json-c in the JSON sink, stdio).
  * Then ~100 truncations of each input must end cleanly too.

@@ -503,8 +503,8 @@ static void test_precision(void **state)
 			assert_true(y[0] == 0.1f * 0.1f);
 			assert_true(y[1] == 90000.0f);
 		} else {
-			float h = al_f16_round(0.1f);
-			assert_true(y[0] == al_f16_round(h * h));
+			float h = ali_f16_round(0.1f);
+			assert_true(y[0] == ali_f16_round(h * h));
 			assert_true(isinf(y[1]) && y[1] > 0); /* 90000 > 65504 */
 		}
 		done(&r);
@@ -1220,7 +1220,7 @@ static void test_blob_weights(void **state)
 		struct result r = run(&p, in, 1, fp16);
 		expect_ok(&r);
 		if (fp16)
-			expect(&r, "y", 1, D(3), F(3, -4.5f, 2 * al_f16_round(0.1f)), 0);
+			expect(&r, "y", 1, D(3), F(3, -4.5f, 2 * ali_f16_round(0.1f)), 0);
 		else
 			expect(&r, "y", 1, D(3), F(3, -4.5f, 0.2f), 0);
 		expect(&r, "z", 1, D(3), F(3, 0, 2.5f), 0);
@@ -1440,9 +1440,9 @@ static void fail_every_alloc(al_model *m, struct al_named_tensor *in, size_t n_i
 		struct al_named_tensor *out = NULL;
 		size_t n_out = 0;
 		assert_non_null(d);
-		al_alloc_fail_after(n);
+		ali_alloc_fail_after(n);
 		enum al_status st = al_model_run(m, in, n_in, &o, &out, &n_out, d);
-		unsigned long made = al_alloc_fail_after(0);
+		unsigned long made = ali_alloc_fail_after(0);
 		if (st != AL_OK) {
 			if (st != AL_E_NOMEM)
 				print_diags(d);

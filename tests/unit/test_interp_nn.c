@@ -1314,9 +1314,9 @@ static void test_alloc_failures(void **state)
 		assert_int_equal(al_model_open_buffer(m.p, m.n, NULL, 0, "mem", &r.m, r.d), AL_OK);
 		al_tensor *x = tensor((float[]){1, 3, 2}, 1, (int64_t[]){3});
 		struct al_named_tensor in = {"x", x};
-		al_alloc_fail_after(k);
+		ali_alloc_fail_after(k);
 		r.st = al_model_run(r.m, &in, 1, NULL, &r.outs, &r.n_outs, r.d);
-		unsigned long used = al_alloc_fail_after(0);
+		unsigned long used = ali_alloc_fail_after(0);
 		if (r.st != AL_OK)
 			assert_true(al_diags_errors(r.d) > 0);
 		al_tensor_free(x);

@@ -56,7 +56,7 @@ static float *frand_array(size_t n)
 
 static uint16_t f16_bits_of(float x)
 {
-	return al_f16_from_f32(x);
+	return ali_f16_from_f32(x);
 }
 
 /* ================================================================ fp16 */
@@ -66,8 +66,8 @@ static void test_f16_exhaustive(void **state)
 	(void)state;
 	int nan_count = 0;
 	for (uint32_t h = 0; h < 65536; h++) {
-		float f = al_f16_to_f32((uint16_t)h);
-		uint16_t back = al_f16_from_f32(f);
+		float f = ali_f16_to_f32((uint16_t)h);
+		uint16_t back = ali_f16_from_f32(f);
 		bool is_nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
 		if (is_nan) {
 			nan_count++;
@@ -80,24 +80,24 @@ static void test_f16_exhaustive(void **state)
 			print_error("half %#x -> %.9g -> %#x\n", h, (double)f, back);
 			fail();
 		}
-		assert_true(al_f16_round(f) == f || (f == 0.0f && al_f16_round(f) == 0.0f));
+		assert_true(ali_f16_round(f) == f || (f == 0.0f && ali_f16_round(f) == 0.0f));
 		/* the midpoint to the next half up ties to the even one; one float ulp
 		 * either side goes to the nearer */
 		if ((h & 0x7fffu) < 0x7bffu) {
-			float up = al_f16_to_f32((uint16_t)(h + 1));
+			float up = ali_f16_to_f32((uint16_t)(h + 1));
 			float mid = (f + up) / 2; /* exact: 12 significant bits */
 			uint16_t even = (h & 1u) ? (uint16_t)(h + 1) : (uint16_t)h;
-			assert_int_equal(al_f16_from_f32(mid), even);
+			assert_int_equal(ali_f16_from_f32(mid), even);
 			/* toward zero: the smaller magnitude h; away: h + 1 */
-			assert_int_equal(al_f16_from_f32(nextafterf(mid, 0.0f)), h);
-			assert_int_equal(al_f16_from_f32(nextafterf(mid, (h & 0x8000u) ? -INFINITY : INFINITY)),
+			assert_int_equal(ali_f16_from_f32(nextafterf(mid, 0.0f)), h);
+			assert_int_equal(ali_f16_from_f32(nextafterf(mid, (h & 0x8000u) ? -INFINITY : INFINITY)),
 					 h + 1);
 		}
 	}
 	assert_int_equal(nan_count, 2 * 1023);
 }
 
-/* al_f16_round_array (its own branch-free code) against al_f16_round on a
+/* ali_f16_round_array (its own branch-free code) against ali_f16_round on a
  * dense sample of all 2^32 float patterns plus every float near the edges. */
 static void test_f16_round_array(void **state)
 {
@@ -109,14 +109,14 @@ static void test_f16_round_array(void **state)
 	for (uint64_t u = 0; u < (1ull << 32); u += 251) {
 		uint32_t v = (uint32_t)u;
 		memcpy(&buf[k], &v, sizeof v);
-		ref[k] = al_f16_round(buf[k]);
+		ref[k] = ali_f16_round(buf[k]);
 		if (++k == CHUNK || u + 251 >= (1ull << 32)) {
-			al_f16_round_array(buf, k);
+			ali_f16_round_array(buf, k);
 			for (size_t i = 0; i < k; i++) {
 				bool same = (isnan(ref[i]) && isnan(buf[i])) ||
 					    memcmp(&ref[i], &buf[i], sizeof(float)) == 0;
 				if (!same) {
-					print_error("round_array: %a -> %a, al_f16_round %a\n", (double)buf[i],
+					print_error("round_array: %a -> %a, ali_f16_round %a\n", (double)buf[i],
 						    (double)buf[i], (double)ref[i]);
 					fail();
 				}
@@ -139,8 +139,8 @@ static void test_f16_round_array(void **state)
 				float f, g;
 				memcpy(&f, &v, sizeof f);
 				g = f;
-				al_f16_round_array(&g, 1);
-				float want = al_f16_round(f);
+				ali_f16_round_array(&g, 1);
+				float want = ali_f16_round(f);
 				assert_true((isnan(want) && isnan(g)) || memcmp(&want, &g, sizeof g) == 0);
 				checked++;
 			}
@@ -163,9 +163,9 @@ static void test_f16_values(void **state)
 	assert_int_equal(f16_bits_of(1e10f), 0x7c00);
 	assert_int_equal(f16_bits_of(INFINITY), 0x7c00);
 	assert_int_equal(f16_bits_of(-INFINITY), 0xfc00);
-	assert_true(isnan(al_f16_round(NAN)));
-	assert_true(isinf(al_f16_round(70000.0f)));
-	assert_true(al_f16_round(65504.0f) == 65504.0f);
+	assert_true(isnan(ali_f16_round(NAN)));
+	assert_true(isinf(ali_f16_round(70000.0f)));
+	assert_true(ali_f16_round(65504.0f) == 65504.0f);
 	/* RNE: 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to even (1.0);
 	 * 1 + 3*2^-11 is halfway between 1 + 2^-10 (odd) and 1 + 2^-9: up */
 	assert_int_equal(f16_bits_of(1.0f + 0x1p-11f), 0x3c00);
@@ -182,11 +182,11 @@ static void test_f16_values(void **state)
 	assert_int_equal(f16_bits_of(-AL_F16_MIN_SUBNORMAL), 0x8001);
 	assert_int_equal(f16_bits_of(1e-10f), 0x0000);
 	assert_int_equal(f16_bits_of(0x1p-149f), 0x0000); /* float subnormal */
-	assert_true(al_f16_to_f32(0x0001) == AL_F16_MIN_SUBNORMAL);
-	assert_true(al_f16_to_f32(0x7bff) == AL_F16_MAX);
-	assert_true(al_f16_to_f32(0x3555) == 0.333251953125f);
+	assert_true(ali_f16_to_f32(0x0001) == AL_F16_MIN_SUBNORMAL);
+	assert_true(ali_f16_to_f32(0x7bff) == AL_F16_MAX);
+	assert_true(ali_f16_to_f32(0x3555) == 0.333251953125f);
 	float a[4] = {0.1f, 1e6f, -3e-8f, 2.0f};
-	al_f16_round_array(a, 4);
+	ali_f16_round_array(a, 4);
 	assert_true(a[0] == 0.0999755859375f);
 	assert_true(isinf(a[1]));
 	assert_true(a[2] == -AL_F16_MIN_SUBNORMAL); /* 3e-8 is just above half of 2^-24 */
@@ -204,7 +204,7 @@ static void test_gemm_hand(void **state)
 	const float want[4] = {4, 5, 10, 11};
 	for (int impl = 0; impl < 2; impl++) {
 		void (*g)(bool, bool, size_t, size_t, size_t, float, const float *, size_t, const float *,
-			  size_t, float, float *, size_t) = impl ? al_gemm : al_gemm_naive;
+			  size_t, float, float *, size_t) = impl ? ali_gemm : ali_gemm_naive;
 		float C[4] = {NAN, NAN, NAN, NAN};
 		g(false, false, 2, 2, 3, 1.0f, A, 3, B, 2, 0.0f, C, 2); /* beta 0 ignores NaN */
 		CLOSE(C, want, 0);
@@ -233,8 +233,8 @@ static void test_gemm_hand(void **state)
 static void test_gemm_blas_vs_naive(void **state)
 {
 	(void)state;
-	if (!al_gemm_has_blas())
-		print_message("(built without BLAS: al_gemm is the loop)\n");
+	if (!ali_gemm_has_blas())
+		print_message("(built without BLAS: ali_gemm is the loop)\n");
 	for (int it = 0; it < 60; it++) {
 		size_t M = (size_t)irand(1, 70), N = (size_t)irand(1, 70), K = (size_t)irand(1, 90);
 		bool ta = rnd() & 1, tb = rnd() & 1;
@@ -245,8 +245,8 @@ static void test_gemm_blas_vs_naive(void **state)
 		float *C1 = frand_array(M * ldc), *C2 = malloc(M * ldc * sizeof *C2);
 		assert_non_null(C2);
 		memcpy(C2, C1, M * ldc * sizeof *C2);
-		al_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C1, ldc);
-		al_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C2, ldc);
+		ali_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C1, ldc);
+		ali_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C2, ldc);
 		/* relative to the size of the sum of |terms| (the values are in [-1, 1)) */
 		for (size_t i = 0; i < M; i++)
 			for (size_t j = 0; j < ldc; j++) {
@@ -285,7 +285,7 @@ static void test_conv_hand(void **state)
 {
 	(void)state;
 	const float x9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-	conv_fn fns[2] = {al_conv2d, al_conv2d_naive};
+	conv_fn fns[2] = {al_conv2d, ali_conv2d_naive};
 	for (int f = 0; f < 2; f++) {
 		conv_fn conv = fns[f];
 		/* valid 2x2 kernel [1 0; 0 1] + bias 1: x[i][j] + x[i+1][j+1] + 1 */
@@ -365,8 +365,8 @@ static void conv_cross_check(struct al_conv2d p, bool with_bias)
 	size_t ny = (size_t)(p.n * p.cout * p.oh * p.ow);
 	float *x = frand_array(nx), *w = frand_array(nw), *b = frand_array((size_t)p.cout);
 	float *y1 = frand_array(ny), *y2 = frand_array(ny);
-	assert_true(al_conv2d(&p, x, w, with_bias ? b : NULL, y1));
-	assert_true(al_conv2d_naive(&p, x, w, with_bias ? b : NULL, y2));
+	assert_true(ali_conv2d(&p, x, w, with_bias ? b : NULL, y1));
+	assert_true(ali_conv2d_naive(&p, x, w, with_bias ? b : NULL, y2));
 	for (size_t i = 0; i < ny; i++)
 		if (fabsf(y1[i] - y2[i]) > 1e-5f * (float)(p.kh * p.kw * p.cin)) {
 			print_error("conv n%ld cin%ld %ldx%ld cout%ld k%ldx%ld g%ld s%ld d%ld pad %ld %ld %ld %ld: [%zu] %g vs %g\n",
@@ -391,11 +391,11 @@ static void test_conv_fast_vs_naive(void **state)
 	conv_cross_check(conv_params(1, 16, 14, 14, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1), false);
 	conv_cross_check(conv_params(1, 3, 17, 17, 8, 7, 7, 1, 2, 1, 3, 3, 3, 3), true);
 	/* depthwise with 2 threads (enough work to start them), odd plane counts */
-	al_kernels_set_threads(2);
+	ali_kernels_set_threads(2);
 	conv_cross_check(conv_params(1, 15, 64, 64, 15, 3, 3, 15, 1, 1, 1, 1, 1, 1), true);
 	conv_cross_check(conv_params(3, 7, 65, 63, 14, 3, 3, 7, 2, 1, 0, 1, 1, 0), true);
 	conv_cross_check(conv_params(1, 9, 40, 40, 9, 5, 5, 9, 1, 2, 4, 4, 4, 4), false);
-	al_kernels_set_threads(1);
+	ali_kernels_set_threads(1);
 	for (int it = 0; it < 150; it++) {
 		int64_t g = irand(1, 3), cig = irand(1, 3), cog = irand(1, 3);
 		if (it % 5 == 0)
@@ -417,7 +417,7 @@ static void test_conv_fast_vs_naive(void **state)
 static void test_conv_transpose(void **state)
 {
 	(void)state;
-	conv_fn fns[2] = {al_conv2d_transpose, al_conv2d_transpose_naive};
+	conv_fn fns[2] = {ali_conv2d_transpose, ali_conv2d_transpose_naive};
 	for (int f = 0; f < 2; f++) {
 		conv_fn convt = fns[f];
 		/* stride 2, 2x2 ones: each input becomes a 2x2 block */
@@ -481,8 +481,8 @@ static void test_conv_transpose(void **state)
 		size_t nw = (size_t)(c.cout * (c.cin / g) * c.kh * c.kw);
 		float *x = frand_array(nx), *u = frand_array(nu), *w = frand_array(nw);
 		float *cx = frand_array(nu), *tu = frand_array(nx);
-		assert_true(al_conv2d(&c, x, w, NULL, cx));
-		assert_true(al_conv2d_transpose(&t, u, w, NULL, tu));
+		assert_true(ali_conv2d(&c, x, w, NULL, cx));
+		assert_true(ali_conv2d_transpose(&t, u, w, NULL, tu));
 		double l = 0, r = 0, mag = 0;
 		for (size_t i = 0; i < nu; i++) {
 			l += (double)cx[i] * u[i];
@@ -492,7 +492,7 @@ static void test_conv_transpose(void **state)
 			r += (double)x[i] * tu[i];
 		assert_true(fabs(l - r) <= 1e-5 * (1 + mag));
 		float *tu2 = frand_array(nx);
-		assert_true(al_conv2d_transpose_naive(&t, u, w, NULL, tu2));
+		assert_true(ali_conv2d_transpose_naive(&t, u, w, NULL, tu2));
 		check_close(tu, tu2, nx, 1e-5f, "convt fast vs naive");
 		free(x);
 		free(u);
@@ -516,21 +516,21 @@ static void test_pool(void **state)
 		x16[i] = (float)(i + 1);
 	struct al_pool2d p = {.n = 1, .c = 1, .h = 4, .w = 4, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
 			      .oh = 2, .ow = 2};
-	al_maxpool2d(&p, x16, y);
+	ali_maxpool2d(&p, x16, y);
 	const float want1[4] = {6, 8, 14, 16};
 	CLOSE(y, want1, 0);
 	/* 3x3, k2 s2, pad top/left 1: windows rows {-1,0},{1,2} x cols the same */
 	p = (struct al_pool2d){.n = 1, .c = 1, .h = 3, .w = 3, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
 			       .pt = 1, .pl = 1, .oh = 2, .ow = 2};
-	al_maxpool2d(&p, x9, y);
+	ali_maxpool2d(&p, x9, y);
 	const float want2[4] = {1, 3, 7, 9};
 	CLOSE(y, want2, 0);
 	p.exclude_pad = true; /* {1}/1, {2,3}/2, {4,7}/2, {5,6,8,9}/4 */
-	al_avgpool2d(&p, x9, y);
+	ali_avgpool2d(&p, x9, y);
 	const float want3[4] = {1, 2.5f, 5.5f, 7};
 	CLOSE(y, want3, 1e-7f);
 	p.exclude_pad = false; /* every window has 4 slots */
-	al_avgpool2d(&p, x9, y);
+	ali_avgpool2d(&p, x9, y);
 	const float want4[4] = {0.25f, 1.25f, 2.75f, 7};
 	CLOSE(y, want4, 1e-7f);
 	/* ceil mode: 3x3, k2 s2, no pad -> 2x2; the last windows hang past the edge
@@ -539,11 +539,11 @@ static void test_pool(void **state)
 			       .oh = 2, .ow = 2};
 	for (int e = 0; e < 2; e++) {
 		p.exclude_pad = e;
-		al_avgpool2d(&p, x9, y); /* {1,2,4,5}/4, {3,6}/2, {7,8}/2, {9}/1 */
+		ali_avgpool2d(&p, x9, y); /* {1,2,4,5}/4, {3,6}/2, {7,8}/2, {9}/1 */
 		const float want5[4] = {3, 4.5f, 7.5f, 9};
 		CLOSE(y, want5, 1e-7f);
 	}
-	al_maxpool2d(&p, x9, y);
+	ali_maxpool2d(&p, x9, y);
 	const float want6[4] = {5, 6, 8, 9};
 	CLOSE(y, want6, 0);
 	/* ceil mode with padding 1 all round, k3 s2 on 3x3: oh = ceil((3+2-3)/2)+1 = 2;
@@ -551,11 +551,11 @@ static void test_pool(void **state)
 	 * include-pad divides by 9 both; exclude-pad by the real counts 4, 4, 4, 4 */
 	p = (struct al_pool2d){.n = 1, .c = 1, .h = 3, .w = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
 			       .pt = 1, .pb = 1, .pl = 1, .pr = 1, .oh = 2, .ow = 2};
-	al_avgpool2d(&p, x9, y);
+	ali_avgpool2d(&p, x9, y);
 	const float want7[4] = {12.0f / 9, 16.0f / 9, 24.0f / 9, 28.0f / 9};
 	CLOSE(y, want7, 1e-6f);
 	p.exclude_pad = true;
-	al_avgpool2d(&p, x9, y);
+	ali_avgpool2d(&p, x9, y);
 	const float want8[4] = {3, 4, 6, 7};
 	CLOSE(y, want8, 1e-6f);
 	/* ceil mode past the padding: 4x4, k3 s2, pad 0/0 top-left, oh = 2 where the
@@ -563,7 +563,7 @@ static void test_pool(void **state)
 	 * include-pad counts only the clipped window (2 rows) */
 	p = (struct al_pool2d){.n = 1, .c = 1, .h = 4, .w = 4, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
 			       .oh = 2, .ow = 2};
-	al_avgpool2d(&p, x16, y);
+	ali_avgpool2d(&p, x16, y);
 	/* (0,0): rows 0-2 cols 0-2: 1+2+3+5+6+7+9+10+11 = 54 / 9 = 6
 	 * (0,1): rows 0-2 cols 2-3: 3+4+7+8+11+12 = 45 / 6 = 7.5
 	 * (1,0): rows 2-3 cols 0-2: 9+10+11+13+14+15 = 72 / 6 = 12
@@ -574,7 +574,7 @@ static void test_pool(void **state)
 	const float xl[4] = {3, 4, 0, 0};
 	p = (struct al_pool2d){.n = 1, .c = 1, .h = 2, .w = 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2,
 			       .oh = 1, .ow = 1};
-	al_l2pool2d(&p, xl, y);
+	ali_l2pool2d(&p, xl, y);
 	assert_true(fabsf(y[0] - 5) < 1e-6f);
 	/* random shapes against the contract written out per window */
 	for (int it = 0; it < 300; it++) {
@@ -604,11 +604,11 @@ static void test_pool(void **state)
 		float *X = frand_array(nx), *Y = frand_array(ny), *W = frand_array(ny);
 		for (int kind = 0; kind < 3; kind++) {
 			if (kind == 0)
-				al_maxpool2d(&q, X, Y);
+				ali_maxpool2d(&q, X, Y);
 			else if (kind == 1)
-				al_avgpool2d(&q, X, Y);
+				ali_avgpool2d(&q, X, Y);
 			else
-				al_l2pool2d(&q, X, Y);
+				ali_l2pool2d(&q, X, Y);
 			for (int64_t pl = 0; pl < q.n * q.c; pl++)
 				for (int64_t oy = 0; oy < q.oh; oy++)
 					for (int64_t ox = 0; ox < q.ow; ox++) {
@@ -645,7 +645,7 @@ static void test_pool(void **state)
 	/* two planes (n=1, c=2) are independent */
 	float x2[8] = {1, 2, 3, 4, -1, -2, -3, -4};
 	p.c = 2;
-	al_maxpool2d(&p, x2, y);
+	ali_maxpool2d(&p, x2, y);
 	assert_true(y[0] == 4 && y[1] == -1);
 }
 
@@ -657,20 +657,20 @@ static void test_resize(void **state)
 	const float x[4] = {0, 1, 2, 3};
 	float y[16];
 	/* nearest 2x2 -> 4x4, scale 0.5: rows/cols 0 0 1 1 */
-	al_resize_nearest(1, 2, 2, 4, 4, 0.5, 0, 0.5, 0, x, y);
+	ali_resize_nearest(1, 2, 2, 4, 4, 0.5, 0, 0.5, 0, x, y);
 	const float want1[16] = {0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3};
 	CLOSE(y, want1, 0);
 	/* NaN / huge coordinates are clamped, never cast */
-	al_resize_nearest(1, 2, 2, 2, 2, NAN, 0, 1e300, 0, x, y);
+	ali_resize_nearest(1, 2, 2, 2, 2, NAN, 0, 1e300, 0, x, y);
 	assert_true(y[0] == 0 && y[1] == 1);
 	/* bilinear align_corners 2x2 -> 3x3: coordinates 0, 0.5, 1 */
-	al_resize_bilinear(1, 2, 2, 3, 3, 0.5, 0, 0.5, 0, x, y);
+	ali_resize_bilinear(1, 2, 2, 3, 3, 0.5, 0, 0.5, 0, x, y);
 	const float want2[9] = {0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3};
 	CLOSE(y, want2, 1e-7f);
 	/* bilinear half-pixel 2x2 -> 4x4: sy = 0.5, oy = -0.25: coordinates
 	 * -0.25 (clamped 0), 0.25, 0.75, 1.25 (clamped 1) -> c = 0, .25, .75, 1 and
 	 * y[i][j] = 2 c[i] + c[j] */
-	al_resize_bilinear(1, 2, 2, 4, 4, 0.5, -0.25, 0.5, -0.25, x, y);
+	ali_resize_bilinear(1, 2, 2, 4, 4, 0.5, -0.25, 0.5, -0.25, x, y);
 	const float c[4] = {0, 0.25f, 0.75f, 1};
 	float want3[16];
 	for (int i = 0; i < 4; i++)
@@ -679,7 +679,7 @@ static void test_resize(void **state)
 	CLOSE(y, want3, 1e-7f);
 	/* two planes, 1x2 -> 1x4 nearest with offset */
 	const float x2[4] = {5, 6, 7, 8};
-	al_resize_nearest(2, 1, 2, 1, 4, 1, 0, 0.5, 0, x2, y);
+	ali_resize_nearest(2, 1, 2, 1, 4, 1, 0, 0.5, 0, x2, y);
 	const float want4[8] = {5, 5, 6, 6, 7, 7, 8, 8};
 	CLOSE(y, want4, 0);
 }
@@ -765,7 +765,7 @@ static void test_unary(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		float y = NAN;
-		al_unary(cases[i].op, cases[i].a, cases[i].b, &cases[i].x, &y, 1);
+		ali_unary(cases[i].op, cases[i].a, cases[i].b, &cases[i].x, &y, 1);
 		if (!(fabsf(y - cases[i].want) <= 2e-6f * (1 + fabsf(cases[i].want)))) {
 			print_error("op %d x %g: got %.9g want %.9g\n", cases[i].op, (double)cases[i].x,
 				    (double)y, (double)cases[i].want);
@@ -774,7 +774,7 @@ static void test_unary(void **state)
 	}
 	/* in place over an array; NaN passes through relu */
 	float v[3] = {-1, NAN, 2};
-	al_unary(AL_UN_RELU, 0, 0, v, v, 3);
+	ali_unary(AL_UN_RELU, 0, 0, v, v, 3);
 	assert_true(v[0] == 0 && isnan(v[1]) && v[2] == 2);
 }
 
@@ -804,13 +804,13 @@ static void test_binary_broadcast(void **state)
 			b[j1 * 2 + j3] = (float)(1000 * j1 + 10000 * j3);
 	int ry;
 	int64_t dy[8];
-	assert_true(al_broadcast_shape(5, da, 5, db, &ry, dy));
+	assert_true(ali_broadcast_shape(5, da, 5, db, &ry, dy));
 	assert_int_equal(ry, 5);
 	const int64_t wantd[5] = {2, 2, 3, 2, 2};
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(dy[i], wantd[i]);
 	float y[48];
-	al_binary(AL_BIN_ADD, a, 5, da, b, 5, db, y, 5, dy);
+	ali_binary(AL_BIN_ADD, a, 5, da, b, 5, db, y, 5, dy);
 	int k = 0;
 	for (int i0 = 0; i0 < 2; i0++)
 		for (int i1 = 0; i1 < 2; i1++)
@@ -821,35 +821,35 @@ static void test_binary_broadcast(void **state)
 	/* different ranks: [2,3] - [3] and [3] - [2,3] */
 	const float m[6] = {1, 2, 3, 4, 5, 6}, r3[3] = {1, 10, 100};
 	const int64_t d23[2] = {2, 3}, d3[1] = {3}, d32[2] = {3, 2};
-	assert_true(al_broadcast_shape(2, d23, 1, d3, &ry, dy));
+	assert_true(ali_broadcast_shape(2, d23, 1, d3, &ry, dy));
 	assert_int_equal(ry, 2);
-	al_binary(AL_BIN_SUB, m, 2, d23, r3, 1, d3, y, 2, dy);
+	ali_binary(AL_BIN_SUB, m, 2, d23, r3, 1, d3, y, 2, dy);
 	const float want1[6] = {0, -8, -97, 3, -5, -94};
 	CLOSE(y, want1, 0);
-	al_binary(AL_BIN_SUB, r3, 1, d3, m, 2, d23, y, 2, dy);
+	ali_binary(AL_BIN_SUB, r3, 1, d3, m, 2, d23, y, 2, dy);
 	const float want2[6] = {0, 8, 97, -3, 5, 94};
 	CLOSE(y, want2, 0);
-	assert_false(al_broadcast_shape(2, d23, 2, d32, &ry, dy));
+	assert_false(ali_broadcast_shape(2, d23, 2, d32, &ry, dy));
 	/* 0-sized axis broadcasts with 1 */
 	const int64_t d0[2] = {0, 3}, d13[2] = {1, 3};
-	assert_true(al_broadcast_shape(2, d0, 2, d13, &ry, dy));
+	assert_true(ali_broadcast_shape(2, d0, 2, d13, &ry, dy));
 	assert_true(dy[0] == 0 && dy[1] == 3);
-	al_binary(AL_BIN_ADD, m, 2, d0, r3, 2, d13, y, 2, dy); /* writes nothing */
+	ali_binary(AL_BIN_ADD, m, 2, d0, r3, 2, d13, y, 2, dy); /* writes nothing */
 	/* rank 0 (scalar) with a vector, in place into the vector */
 	float v[3] = {1, 2, 3};
 	const float two = 2;
 	const int64_t none[1] = {0};
-	al_binary(AL_BIN_MUL, &two, 0, none, v, 1, d3, v, 1, d3);
+	ali_binary(AL_BIN_MUL, &two, 0, none, v, 1, d3, v, 1, d3);
 	const float want3[3] = {2, 4, 6};
 	CLOSE(v, want3, 0);
-	/* beyond al_broadcast_shape's rank 8 the walk still works: rank 10,
+	/* beyond ali_broadcast_shape's rank 8 the walk still works: rank 10,
 	 * a [2,1,..,1,3] + b [1,...,1,3] */
 	int64_t d10a[10], d10b[10], d10y[10];
 	for (int i = 0; i < 10; i++)
 		d10a[i] = d10b[i] = d10y[i] = 1;
 	d10a[0] = d10y[0] = 2;
 	d10a[9] = d10b[9] = d10y[9] = 3;
-	al_binary(AL_BIN_ADD, m, 10, d10a, r3, 10, d10b, y, 10, d10y);
+	ali_binary(AL_BIN_ADD, m, 10, d10a, r3, 10, d10b, y, 10, d10y);
 	const float want10[6] = {2, 12, 103, 5, 15, 106};
 	CLOSE(y, want10, 0);
 	/* the ops, elementwise */
@@ -877,16 +877,16 @@ static void test_binary_broadcast(void **state)
 		{AL_BIN_XOR, {0, 0, 0, 0, 0, 0}},
 	};
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-		al_binary(ops[i].op, u, 1, d6, w, 1, d6, y, 1, d6);
+		ali_binary(ops[i].op, u, 1, d6, w, 1, d6, y, 1, d6);
 		check_close(y, ops[i].want, 6, 1e-6f, "binary op");
 	}
 	const float p0[2] = {0, 1}, q0[2] = {1, 1};
 	const int64_t d2[1] = {2};
-	al_binary(AL_BIN_XOR, p0, 1, d2, q0, 1, d2, y, 1, d2);
+	ali_binary(AL_BIN_XOR, p0, 1, d2, q0, 1, d2, y, 1, d2);
 	assert_true(y[0] == 1 && y[1] == 0);
 	/* max/min propagate NaN */
 	const float pn[2] = {NAN, 1}, qn[2] = {1, NAN};
-	al_binary(AL_BIN_MAX, pn, 1, d2, qn, 1, d2, y, 1, d2);
+	ali_binary(AL_BIN_MAX, pn, 1, d2, qn, 1, d2, y, 1, d2);
 	assert_true(isnan(y[0]) && isnan(y[1]));
 	/* random shapes up to rank 6 against index arithmetic */
 	for (int it = 0; it < 200; it++) {
@@ -903,7 +903,7 @@ static void test_binary_broadcast(void **state)
 		for (int i = 0; i < rb; i++)
 			eb[i] = (rnd() % 3 == 0) ? 1 : full[i + rk - rb];
 		int64_t dd[8];
-		assert_true(al_broadcast_shape(ra, ea, rb, eb, &ry, dd));
+		assert_true(ali_broadcast_shape(ra, ea, rb, eb, &ry, dd));
 		size_t na = 1, nb = 1, ny = 1;
 		for (int i = 0; i < ra; i++)
 			na *= (size_t)ea[i];
@@ -912,8 +912,8 @@ static void test_binary_broadcast(void **state)
 		for (int i = 0; i < ry; i++)
 			ny *= (size_t)dd[i];
 		float *A = frand_array(na), *B = frand_array(nb), *Y = frand_array(ny), *S = frand_array(ny);
-		al_binary(AL_BIN_MUL, A, ra, ea, B, rb, eb, Y, ry, dd);
-		al_select(A, ra, ea, B, rb, eb, A, ra, ea, S, ry, dd);
+		ali_binary(AL_BIN_MUL, A, ra, ea, B, rb, eb, Y, ry, dd);
+		ali_select(A, ra, ea, B, rb, eb, A, ra, ea, S, ry, dd);
 		int64_t c[8] = {0};
 		for (size_t i = 0; i < ny; i++) {
 			float av = A[bc_index(c, ry, ra, ea)], bv = B[bc_index(c, ry, rb, eb)];
@@ -925,7 +925,7 @@ static void test_binary_broadcast(void **state)
 				c[ax] = 0;
 			}
 		}
-		al_broadcast_to(A, ra, ea, Y, ry, dd);
+		ali_broadcast_to(A, ra, ea, Y, ry, dd);
 		memset(c, 0, sizeof c);
 		for (size_t i = 0; i < ny; i++) {
 			assert_true(Y[i] == A[bc_index(c, ry, ra, ea)]);
@@ -949,12 +949,12 @@ static void test_select_broadcast_to(void **state)
 	const float cond[2] = {1, 0}, a[3] = {1, 2, 3}, b = -1;
 	const int64_t dc[2] = {2, 1}, da[2] = {1, 3}, dy[2] = {2, 3};
 	float y[6];
-	al_select(cond, 2, dc, a, 2, da, &b, 0, NULL, y, 2, dy);
+	ali_select(cond, 2, dc, a, 2, da, &b, 0, NULL, y, 2, dy);
 	const float want[6] = {1, 2, 3, -1, -1, -1};
 	CLOSE(y, want, 0);
 	/* tile [3] -> [2, 3] */
 	const int64_t d3[1] = {3};
-	al_broadcast_to(a, 1, d3, y, 2, dy);
+	ali_broadcast_to(a, 1, d3, y, 2, dy);
 	const float want2[6] = {1, 2, 3, 1, 2, 3};
 	CLOSE(y, want2, 0);
 }
@@ -1016,24 +1016,24 @@ static void test_reduce(void **state)
 	const int64_t d[3] = {2, 3, 4};
 	float y[24];
 	/* sum over axes 0 and 2: sum_i sum_k (12i + 4j + k) = 32j + 60 */
-	al_reduce(AL_RED_SUM, x, 3, d, 0x5, y);
+	ali_reduce(AL_RED_SUM, x, 3, d, 0x5, y);
 	const float want1[3] = {60, 92, 124};
 	CLOSE(y, want1, 0);
-	al_reduce(AL_RED_MEAN, x, 3, d, 0x5, y);
+	ali_reduce(AL_RED_MEAN, x, 3, d, 0x5, y);
 	const float want2[3] = {7.5f, 11.5f, 15.5f};
 	CLOSE(y, want2, 0);
 	/* max over axis 1 (the inner axis is kept: lanes) = 12i + 8 + k */
-	al_reduce(AL_RED_MAX, x, 3, d, 0x2, y);
+	ali_reduce(AL_RED_MAX, x, 3, d, 0x2, y);
 	const float want3[8] = {8, 9, 10, 11, 20, 21, 22, 23};
 	CLOSE(y, want3, 0);
-	al_reduce(AL_RED_MIN, x, 3, d, 0x2, y);
+	ali_reduce(AL_RED_MIN, x, 3, d, 0x2, y);
 	const float want4[8] = {0, 1, 2, 3, 12, 13, 14, 15};
 	CLOSE(y, want4, 0);
 	/* everything */
-	al_reduce(AL_RED_SUM, x, 3, d, 0x7, y);
+	ali_reduce(AL_RED_SUM, x, 3, d, 0x7, y);
 	assert_true(y[0] == 276);
 	/* no axis: identity */
-	al_reduce(AL_RED_SUM, x, 3, d, 0, y);
+	ali_reduce(AL_RED_SUM, x, 3, d, 0, y);
 	CLOSE(y, x, 0);
 	/* the others over the last axis of [1,2] rows: [3, 4] and [-1, 2] */
 	const float r[4] = {3, 4, -1, 2};
@@ -1052,31 +1052,31 @@ static void test_reduce(void **state)
 		{AL_RED_ARGMIN, {0, 0}},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		al_reduce(cases[i].op, r, 2, d22, 0x2, y);
+		ali_reduce(cases[i].op, r, 2, d22, 0x2, y);
 		check_close(y, cases[i].want, 2, 1e-6f, "reduce");
 	}
 	/* argmax / argmin ties: the first index; along the outer axis too */
 	const float t[4] = {1, 3, 3, 2};
 	const int64_t d4[1] = {4};
-	al_reduce(AL_RED_ARGMAX, t, 1, d4, 0x1, y);
+	ali_reduce(AL_RED_ARGMAX, t, 1, d4, 0x1, y);
 	assert_true(y[0] == 1);
 	const float t2[6] = {5, 1, 1, 1, 5, 0}; /* [3,2]: columns {5,1,5} {1,1,0} */
 	const int64_t d32[2] = {3, 2};
-	al_reduce(AL_RED_ARGMAX, t2, 2, d32, 0x1, y);
+	ali_reduce(AL_RED_ARGMAX, t2, 2, d32, 0x1, y);
 	assert_true(y[0] == 0 && y[1] == 0);
-	al_reduce(AL_RED_ARGMIN, t2, 2, d32, 0x1, y);
+	ali_reduce(AL_RED_ARGMIN, t2, 2, d32, 0x1, y);
 	assert_true(y[0] == 1 && y[1] == 2);
 	/* logsumexp of large values does not overflow: 1000 + ln 2 */
 	const float big[2] = {1000, 1000};
 	const int64_t d2[1] = {2};
-	al_reduce(AL_RED_LOGSUMEXP, big, 1, d2, 0x1, y);
+	ali_reduce(AL_RED_LOGSUMEXP, big, 1, d2, 0x1, y);
 	assert_true(fabsf(y[0] - 1000.693147f) < 1e-3f);
 	const float minf[2] = {-INFINITY, -INFINITY};
-	al_reduce(AL_RED_LOGSUMEXP, minf, 1, d2, 0x1, y);
+	ali_reduce(AL_RED_LOGSUMEXP, minf, 1, d2, 0x1, y);
 	assert_true(isinf(y[0]) && y[0] < 0);
 	/* NaN propagates through max */
 	const float nn[2] = {1, NAN};
-	al_reduce(AL_RED_MAX, nn, 1, d2, 0x1, y);
+	ali_reduce(AL_RED_MAX, nn, 1, d2, 0x1, y);
 	assert_true(isnan(y[0]));
 	/* random shapes and axis sets against brute force (wide inner axes exercise
 	 * the 64-lane chunks) */
@@ -1093,7 +1093,7 @@ static void test_reduce(void **state)
 				       AL_RED_L2, AL_RED_SUMSQUARE, AL_RED_LOGSUMEXP, AL_RED_PROD};
 		enum al_redop op = ops[it % 9];
 		float *X = frand_array(n), *Y = frand_array(n);
-		al_reduce(op, X, rank, dd, axes, Y);
+		ali_reduce(op, X, rank, dd, axes, Y);
 		int64_t c[8] = {0};
 		size_t ny = 1;
 		for (int i = 0; i < rank; i++)
@@ -1128,23 +1128,23 @@ static void test_softmax(void **state)
 	const float want[3] = {0.0900305732f, 0.244728471f, 0.665240956f};
 	const float wlog[3] = {-2.40760596f, -1.40760596f, -0.407605964f};
 	float y[6];
-	al_softmax(x, 1, 3, 1, y);
+	ali_softmax(x, 1, 3, 1, y);
 	CLOSE(y, want, 1e-6f);
-	al_log_softmax(x, 1, 3, 1, y);
+	ali_log_softmax(x, 1, 3, 1, y);
 	CLOSE(y, wlog, 1e-6f);
 	/* [1, 3, 2]: the same along the axis in both lanes, the second lane shifted */
 	const float x2[6] = {1000, -5, 1001, -4, 1002, -3};
-	al_softmax(x2, 1, 3, 2, y);
+	ali_softmax(x2, 1, 3, 2, y);
 	const float want2[6] = {want[0], want[0], want[1], want[1], want[2], want[2]};
 	CLOSE(y, want2, 1e-6f);
 	/* two outer blocks; -inf masks get exactly 0 */
 	const float x3[4] = {0, -INFINITY, 5, 5};
-	al_softmax(x3, 2, 2, 1, y);
+	ali_softmax(x3, 2, 2, 1, y);
 	const float want3[4] = {1, 0, 0.5f, 0.5f};
 	CLOSE(y, want3, 1e-7f);
 	/* in place */
 	float x4[3] = {1000, 1001, 1002};
-	al_softmax(x4, 1, 3, 1, x4);
+	ali_softmax(x4, 1, 3, 1, x4);
 	CLOSE(x4, want, 1e-6f);
 }
 
@@ -1155,52 +1155,52 @@ static void test_norms(void **state)
 	const float x[4] = {1, 2, 3, 4};
 	const float want[4] = {-1.34163542f, -0.447211807f, 0.447211807f, 1.34163542f};
 	float y[8];
-	al_layer_norm(x, 1, 4, NULL, NULL, 1e-5f, true, y);
+	ali_layer_norm(x, 1, 4, NULL, NULL, 1e-5f, true, y);
 	CLOSE(y, want, 1e-6f);
 	const float g[4] = {1, 2, 3, 4}, b[4] = {0, 1, 0, -1};
-	al_layer_norm(x, 1, 4, g, b, 1e-5f, true, y);
+	ali_layer_norm(x, 1, 4, g, b, 1e-5f, true, y);
 	const float want2[4] = {want[0], 2 * want[1] + 1, 3 * want[2], 4 * want[3] - 1};
 	CLOSE(y, want2, 1e-6f);
-	al_layer_norm(x, 1, 4, NULL, NULL, 1e-5f, false, y);
+	ali_layer_norm(x, 1, 4, NULL, NULL, 1e-5f, false, y);
 	const float want3[4] = {-1.5f, -0.5f, 0.5f, 1.5f};
 	CLOSE(y, want3, 0);
 	/* two blocks of 2; a constant block gives 0 (eps keeps it finite) */
 	const float x2[4] = {1, 3, 7, 7};
-	al_layer_norm(x2, 2, 2, NULL, NULL, 0.0f, true, y);
+	ali_layer_norm(x2, 2, 2, NULL, NULL, 0.0f, true, y);
 	assert_true(fabsf(y[0] + 1) < 1e-6f && fabsf(y[1] - 1) < 1e-6f);
-	al_layer_norm(x2, 2, 2, NULL, NULL, 1e-3f, true, y);
+	ali_layer_norm(x2, 2, 2, NULL, NULL, 1e-3f, true, y);
 	assert_true(y[2] == 0 && y[3] == 0);
 	/* channel affine: x [1, 2, 2] */
 	const float sc[2] = {2, -1}, bi[2] = {1, 0};
-	al_channel_affine(x, 1, 2, 2, sc, bi, y);
+	ali_channel_affine(x, 1, 2, 2, sc, bi, y);
 	const float want4[4] = {3, 5, -3, -4};
 	CLOSE(y, want4, 0);
-	al_channel_affine(x, 2, 1, 2, NULL, bi, y);
+	ali_channel_affine(x, 2, 1, 2, NULL, bi, y);
 	const float want5[4] = {2, 3, 4, 5};
 	CLOSE(y, want5, 0);
 	/* l2 normalise: [3 4] -> [.6 .8]; zeros stay 0 with eps; eps inside the root:
 	 * [0 1e-3] with eps 3e-6 -> 1e-3 / sqrt(1e-6 + 3e-6) = 0.5 */
 	const float x3[4] = {3, 4, 0, 0};
-	al_l2_normalize(x3, 2, 2, 1e-6, y);
+	ali_l2_normalize(x3, 2, 2, 1e-6, y);
 	const float want6[4] = {0.6f, 0.8f, 0, 0};
 	CLOSE(y, want6, 1e-6f);
 	const float x3b[2] = {0, 1e-3f};
-	al_l2_normalize(x3b, 1, 2, 3e-6, y);
+	ali_l2_normalize(x3b, 1, 2, 3e-6, y);
 	const float want6b[2] = {0, 0.5f};
 	CLOSE(y, want6b, 1e-6f);
 	/* LRN, c = 3, size 3, alpha 3 (alpha/size = 1), beta 1, k 1:
 	 * y_c = x_c / (1 + sum of squares over channels c-1..c+1) */
 	const float xl[3] = {1, 2, 3};
-	al_lrn(xl, 1, 3, 1, 3, 3, 1, 1, y);
+	ali_lrn(xl, 1, 3, 1, 3, 3, 1, 1, y);
 	const float want7[3] = {1.0f / 6, 2.0f / 15, 3.0f / 14};
 	CLOSE(y, want7, 1e-7f);
 	/* beta 0.5, k 2, size 1 (only the channel itself): x / sqrt(2 + x^2 * alpha) */
-	al_lrn(xl, 1, 3, 1, 1, 1, 0.5f, 2, y);
+	ali_lrn(xl, 1, 3, 1, 1, 1, 0.5f, 2, y);
 	const float want8[3] = {1 / sqrtf(3), 2 / sqrtf(6), 3 / sqrtf(11)};
 	CLOSE(y, want8, 1e-6f);
 	/* even size 4 (window c-1 .. c+2), 2 x 5 channels x 70 positions */
 	float *X = frand_array(700), *Y = frand_array(700), *W = frand_array(700);
-	al_lrn(X, 2, 5, 70, 4, 0.8f, 0.75f, 1.5f, Y);
+	ali_lrn(X, 2, 5, 70, 4, 0.8f, 0.75f, 1.5f, Y);
 	for (int bb = 0; bb < 2; bb++)
 		for (int ch = 0; ch < 5; ch++)
 			for (int j = 0; j < 70; j++) {
@@ -1228,7 +1228,7 @@ static void test_transpose(void **state)
 		x[i] = (float)i;
 	const int64_t d[3] = {2, 3, 4};
 	const int perm[3] = {2, 0, 1};
-	al_transpose(x, 3, d, perm, y);
+	ali_transpose(x, 3, d, perm, y);
 	for (int k = 0; k < 4; k++)
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < 3; j++)
@@ -1236,7 +1236,7 @@ static void test_transpose(void **state)
 	/* identity and size-1 axes: a copy */
 	const int64_t d1[3] = {1, 24, 1};
 	const int p1[3] = {2, 1, 0};
-	al_transpose(x, 3, d1, p1, y);
+	ali_transpose(x, 3, d1, p1, y);
 	CLOSE(y, x, 0);
 	/* random ranks/perms, tiles included (sides up to 70) */
 	for (int it = 0; it < 120; it++) {
@@ -1256,7 +1256,7 @@ static void test_transpose(void **state)
 			pp[j] = t;
 		}
 		float *X = frand_array(n), *Y = frand_array(n);
-		al_transpose(X, rank, dd, pp, Y);
+		ali_transpose(X, rank, dd, pp, Y);
 		int64_t c[6] = {0}, xs[6];
 		int64_t s = 1;
 		for (int i = rank - 1; i >= 0; i--) {
@@ -1287,24 +1287,24 @@ static void test_slice_concat_split(void **state)
 	for (int i = 0; i < 12; i++)
 		x[i] = (float)i;
 	const int64_t d[2] = {3, 4}, begin[2] = {2, 1}, stride[2] = {-2, 2}, od[2] = {2, 2};
-	al_slice(x, 2, d, begin, stride, od, y);
+	ali_slice(x, 2, d, begin, stride, od, y);
 	const float want[4] = {9, 11, 1, 3};
 	CLOSE(y, want, 0);
 	/* reverse the last axis */
 	const int64_t b2[2] = {0, 3}, s2[2] = {1, -1}, od2[2] = {3, 4};
-	al_slice(x, 2, d, b2, s2, od2, y);
+	ali_slice(x, 2, d, b2, s2, od2, y);
 	const float want2[12] = {3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8};
 	CLOSE(y, want2, 0);
 	/* concat [2,1,2] and [2,2,2] on axis 1 -> [2,3,2] */
 	const float a[4] = {1, 2, 3, 4}, b[8] = {10, 11, 12, 13, 14, 15, 16, 17};
 	const float *xs[2] = {a, b};
 	const int64_t sizes[2] = {1, 2};
-	al_concat(xs, sizes, 2, 2, 2, y);
+	ali_concat(xs, sizes, 2, 2, 2, y);
 	const float want3[12] = {1, 2, 10, 11, 12, 13, 3, 4, 14, 15, 16, 17};
 	CLOSE(y, want3, 0);
 	float sa[4], sb[8];
 	float *ys[2] = {sa, sb};
-	al_split(y, sizes, 2, 2, 2, ys);
+	ali_split(y, sizes, 2, 2, 2, ys);
 	CLOSE(sa, a, 0);
 	CLOSE(sb, b, 0);
 }
@@ -1320,30 +1320,30 @@ static void test_gather_scatter(void **state)
 				x[(o * 3 + a) * 2 + i] = (float)(100 * o + 10 * a + i);
 	float y[16];
 	const float idx[2] = {-1, 0}; /* -1 = last */
-	assert_true(al_gather(x, 2, 3, 2, idx, 2, y));
+	assert_true(ali_gather(x, 2, 3, 2, idx, 2, y));
 	const float want[8] = {20, 21, 0, 1, 120, 121, 100, 101};
 	CLOSE(y, want, 0);
 	const float bad[5][1] = {{3}, {-4}, {NAN}, {1e30f}, {0.5f}};
 	for (int i = 0; i < 5; i++)
-		assert_false(al_gather(x, 2, 3, 2, bad[i], 1, y));
+		assert_false(ali_gather(x, 2, 3, 2, bad[i], 1, y));
 	/* gather_along_axis: idx [2,1,2] */
 	const float ia[4] = {2, 0, -3, 1};
-	assert_true(al_gather_along_axis(x, 2, 3, 2, ia, 1, y));
+	assert_true(ali_gather_along_axis(x, 2, 3, 2, ia, 1, y));
 	const float want2[4] = {20, 1, 100, 111};
 	CLOSE(y, want2, 0);
 	const float ib[4] = {3, 0, 0, 0};
-	assert_false(al_gather_along_axis(x, 2, 3, 2, ib, 1, y));
+	assert_false(ali_gather_along_axis(x, 2, 3, 2, ib, 1, y));
 	/* gather_nd on x [2,3,2]: idx [[1,2],[0,-1]] -> slices of 2 */
 	const int64_t d[3] = {2, 3, 2};
 	const float in[4] = {1, 2, 0, -1};
-	assert_true(al_gather_nd(x, 3, d, in, 2, 2, y));
+	assert_true(ali_gather_nd(x, 3, d, in, 2, 2, y));
 	const float want3[4] = {120, 121, 20, 21};
 	CLOSE(y, want3, 0);
 	const float in3[3] = {1, 0, 1}; /* full coordinates: one element */
-	assert_true(al_gather_nd(x, 3, d, in3, 1, 3, y));
+	assert_true(ali_gather_nd(x, 3, d, in3, 1, 3, y));
 	assert_true(y[0] == 101);
 	const float inb[2] = {2, 0};
-	assert_false(al_gather_nd(x, 3, d, inb, 1, 2, y));
+	assert_false(ali_gather_nd(x, 3, d, inb, 1, 2, y));
 	/* scatter into y [1,3,1] = {1,2,3}: rows 0 and -1 */
 	const float sidx[2] = {0, -1}, upd[2] = {10, 20};
 	struct {
@@ -1356,16 +1356,16 @@ static void test_gather_scatter(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		float s[3] = {1, 2, 3};
-		assert_true(al_scatter(s, 1, 3, 1, sidx, 2, upd, cases[i].op));
+		assert_true(ali_scatter(s, 1, 3, 1, sidx, 2, upd, cases[i].op));
 		check_close(s, cases[i].want, 3, 1e-7f, "scatter");
 	}
 	/* repeated index: applied in order */
 	float s[3] = {1, 2, 3};
 	const float rep[2] = {1, 1};
-	assert_true(al_scatter(s, 1, 3, 1, rep, 2, upd, AL_BIN_ADD));
+	assert_true(ali_scatter(s, 1, 3, 1, rep, 2, upd, AL_BIN_ADD));
 	assert_true(s[1] == 32);
 	const float sbad[1] = {3};
-	assert_false(al_scatter(s, 1, 3, 1, sbad, 1, upd, AL_BIN_ADD));
+	assert_false(ali_scatter(s, 1, 3, 1, sbad, 1, upd, AL_BIN_ADD));
 }
 
 static void test_pad(void **state)
@@ -1374,41 +1374,41 @@ static void test_pad(void **state)
 	const float x[3] = {1, 2, 3};
 	const int64_t d[1] = {3}, two[1] = {2};
 	float y[16];
-	al_pad(x, 1, d, two, two, AL_PAD_CONSTANT, 0, y);
+	ali_pad(x, 1, d, two, two, AL_PAD_CONSTANT, 0, y);
 	const float want1[7] = {0, 0, 1, 2, 3, 0, 0};
 	CLOSE(y, want1, 0);
-	al_pad(x, 1, d, two, two, AL_PAD_REFLECT, 0, y);
+	ali_pad(x, 1, d, two, two, AL_PAD_REFLECT, 0, y);
 	const float want2[7] = {3, 2, 1, 2, 3, 2, 1};
 	CLOSE(y, want2, 0);
-	al_pad(x, 1, d, two, two, AL_PAD_REPLICATE, 0, y);
+	ali_pad(x, 1, d, two, two, AL_PAD_REPLICATE, 0, y);
 	const float want3[7] = {1, 1, 1, 2, 3, 3, 3};
 	CLOSE(y, want3, 0);
 	/* negative before crops */
 	const int64_t m1[1] = {-1}, p1[1] = {1};
-	al_pad(x, 1, d, m1, p1, AL_PAD_CONSTANT, 9, y);
+	ali_pad(x, 1, d, m1, p1, AL_PAD_CONSTANT, 9, y);
 	const float want4[3] = {2, 3, 9};
 	CLOSE(y, want4, 0);
 	/* reflect wider than the axis (numpy: [1,2] pad 3 before -> 2 1 2 1 2) */
 	const float x2[2] = {1, 2};
 	const int64_t d2[1] = {2}, three[1] = {3}, zero[1] = {0};
-	al_pad(x2, 1, d2, three, zero, AL_PAD_REFLECT, 0, y);
+	ali_pad(x2, 1, d2, three, zero, AL_PAD_REFLECT, 0, y);
 	const float want5[5] = {2, 1, 2, 1, 2};
 	CLOSE(y, want5, 0);
 	/* 2-D [2,2] = {1 2; 3 4}, pad 1 all round */
 	const float x4[4] = {1, 2, 3, 4};
 	const int64_t d22[2] = {2, 2}, ones[2] = {1, 1};
-	al_pad(x4, 2, d22, ones, ones, AL_PAD_REFLECT, 0, y);
+	ali_pad(x4, 2, d22, ones, ones, AL_PAD_REFLECT, 0, y);
 	const float want6[16] = {4, 3, 4, 3, 2, 1, 2, 1, 4, 3, 4, 3, 2, 1, 2, 1};
 	CLOSE(y, want6, 0);
-	al_pad(x4, 2, d22, ones, ones, AL_PAD_REPLICATE, 0, y);
+	ali_pad(x4, 2, d22, ones, ones, AL_PAD_REPLICATE, 0, y);
 	const float want7[16] = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
 	CLOSE(y, want7, 0);
-	al_pad(x4, 2, d22, ones, ones, AL_PAD_CONSTANT, -1, y);
+	ali_pad(x4, 2, d22, ones, ones, AL_PAD_CONSTANT, -1, y);
 	const float want8[16] = {-1, -1, -1, -1, -1, 1, 2, -1, -1, 3, 4, -1, -1, -1, -1, -1};
 	CLOSE(y, want8, 0);
 	/* only the first axis padded: rows */
 	const int64_t b10[2] = {1, 0}, a01[2] = {0, 0};
-	al_pad(x4, 2, d22, b10, a01, AL_PAD_REPLICATE, 0, y);
+	ali_pad(x4, 2, d22, b10, a01, AL_PAD_REPLICATE, 0, y);
 	const float want9[6] = {1, 2, 1, 2, 3, 4};
 	CLOSE(y, want9, 0);
 }
@@ -1418,49 +1418,49 @@ static void test_cumsum_topk(void **state)
 	(void)state;
 	const float x[4] = {1, 2, 3, 4};
 	float y[8];
-	al_cumsum(x, 1, 4, 1, false, false, y);
+	ali_cumsum(x, 1, 4, 1, false, false, y);
 	const float w1[4] = {1, 3, 6, 10};
 	CLOSE(y, w1, 0);
-	al_cumsum(x, 1, 4, 1, true, false, y);
+	ali_cumsum(x, 1, 4, 1, true, false, y);
 	const float w2[4] = {0, 1, 3, 6};
 	CLOSE(y, w2, 0);
-	al_cumsum(x, 1, 4, 1, false, true, y);
+	ali_cumsum(x, 1, 4, 1, false, true, y);
 	const float w3[4] = {10, 9, 7, 4};
 	CLOSE(y, w3, 0);
-	al_cumsum(x, 1, 4, 1, true, true, y);
+	ali_cumsum(x, 1, 4, 1, true, true, y);
 	const float w4[4] = {9, 7, 4, 0};
 	CLOSE(y, w4, 0);
 	/* [1, 2, 2] along the middle axis: columns {1,3} {2,4} */
-	al_cumsum(x, 1, 2, 2, false, false, y);
+	ali_cumsum(x, 1, 2, 2, false, false, y);
 	const float w5[4] = {1, 2, 4, 6};
 	CLOSE(y, w5, 0);
 	/* two outer blocks of [2] */
-	al_cumsum(x, 2, 2, 1, false, true, y);
+	ali_cumsum(x, 2, 2, 1, false, true, y);
 	const float w6[4] = {3, 2, 7, 4};
 	CLOSE(y, w6, 0);
 
 	const float t[8] = {3, 1, 4, 1, 5, 9, 2, 6};
 	float v[8], ix[8];
-	al_topk(t, 1, 8, 1, 3, true, v, ix);
+	ali_topk(t, 1, 8, 1, 3, true, v, ix);
 	const float wv[3] = {9, 6, 5}, wi[3] = {5, 7, 4};
 	check_close(v, wv, 3, 0, "topk v");
 	check_close(ix, wi, 3, 0, "topk i");
-	al_topk(t, 1, 8, 1, 3, false, v, ix); /* the two 1s: lower index first */
+	ali_topk(t, 1, 8, 1, 3, false, v, ix); /* the two 1s: lower index first */
 	const float av[3] = {1, 1, 2}, ai[3] = {1, 3, 6};
 	check_close(v, av, 3, 0, "topk asc v");
 	check_close(ix, ai, 3, 0, "topk asc i");
-	al_topk(t, 1, 8, 1, 8, true, v, ix); /* full sort */
+	ali_topk(t, 1, 8, 1, 8, true, v, ix); /* full sort */
 	const float sv[8] = {9, 6, 5, 4, 3, 2, 1, 1}, si[8] = {5, 7, 4, 2, 0, 6, 1, 3};
 	CLOSE(v, sv, 0);
 	CLOSE(ix, si, 0);
 	/* inner 2: columns {3,4,5,2} and {1,1,9,6} (x [1,4,2]) */
-	al_topk(t, 1, 4, 2, 2, true, v, ix);
+	ali_topk(t, 1, 4, 2, 2, true, v, ix);
 	const float cv[4] = {5, 9, 4, 6}, ci[4] = {2, 2, 1, 3};
 	check_close(v, cv, 4, 0, "topk inner v");
 	check_close(ix, ci, 4, 0, "topk inner i");
 	/* equal values everywhere: indices in order */
 	const float eq[4] = {7, 7, 7, 7};
-	al_topk(eq, 1, 4, 1, 4, true, v, ix);
+	ali_topk(eq, 1, 4, 1, 4, true, v, ix);
 	const float ei[4] = {0, 1, 2, 3};
 	check_close(ix, ei, 4, 0, "topk ties");
 	/* random against selection by hand: the k-th value of a sorted copy */
@@ -1470,7 +1470,7 @@ static void test_cumsum_topk(void **state)
 		for (int64_t i = 0; i < n; i++)
 			X[i] = (float)(rnd() % 10); /* many ties */
 		bool desc = it & 1;
-		al_topk(X, 1, n, 1, k, desc, V, I);
+		ali_topk(X, 1, n, 1, k, desc, V, I);
 		for (int64_t j = 0; j < k; j++) {
 			int64_t at = (int64_t)I[j];
 			assert_true(at >= 0 && at < n && X[at] == V[j]);
@@ -1503,19 +1503,19 @@ static void test_lstm(void **state)
 	struct al_lstm p = {.T = 1, .B = 1, .I = 1, .H = 1, .wx = wx, .wh = wh, .bias = bias,
 			    .f1 = SIG, .f2 = TANH, .f3 = TANH};
 	float h = 0, c = 0, y[4];
-	assert_true(al_lstm_run(&p, x, &h, &c, y));
+	assert_true(ali_lstm_run(&p, x, &h, &c, y));
 	assert_true(fabsf(h - 0.392650046f) < 1e-6f && fabsf(c - 0.600067963f) < 1e-6f);
 	assert_true(y[0] == h);
 	p.T = 2;
 	h = c = 0;
-	assert_true(al_lstm_run(&p, x, &h, &c, y));
+	assert_true(ali_lstm_run(&p, x, &h, &c, y));
 	const float wy[2] = {0.392650046f, 0.697910375f};
 	check_close(y, wy, 2, 1e-6f, "lstm y");
 	assert_true(fabsf(c - 1.050155f) < 1e-6f);
 	/* reverse: x[1] first; y in time order */
 	p.reverse = true;
 	h = c = 0;
-	assert_true(al_lstm_run(&p, x, &h, &c, y));
+	assert_true(ali_lstm_run(&p, x, &h, &c, y));
 	const float wr[2] = {0.608423468f, 0.549100243f};
 	check_close(y, wr, 2, 1e-6f, "lstm reverse");
 	p.reverse = false;
@@ -1524,7 +1524,7 @@ static void test_lstm(void **state)
 	p.peep = peep;
 	p.clip = 0.7f;
 	h = c = 0;
-	assert_true(al_lstm_run(&p, x, &h, &c, y));
+	assert_true(ali_lstm_run(&p, x, &h, &c, y));
 	const float wp[2] = {0.446880451f, 0.570818758f};
 	check_close(y, wp, 2, 1e-6f, "lstm peep");
 	assert_true(c == 0.7f);
@@ -1533,7 +1533,7 @@ static void test_lstm(void **state)
 	/* coupled input/forget */
 	p.coupled_input_forget = true;
 	h = c = 0;
-	assert_true(al_lstm_run(&p, x, &h, &c, y));
+	assert_true(ali_lstm_run(&p, x, &h, &c, y));
 	const float wc[2] = {0.392650046f, 0.637262283f};
 	check_close(y, wc, 2, 1e-6f, "lstm coupled");
 	assert_true(fabsf(c - 0.895139097f) < 1e-6f);
@@ -1550,7 +1550,7 @@ static void test_lstm(void **state)
 	struct al_lstm q = {.T = 2, .B = 1, .I = 3, .H = 2, .wx = wx2, .wh = wh2, .bias = b2,
 			    .f1 = SIG, .f2 = TANH, .f3 = TANH};
 	float h2[2] = {0, 0}, c2[2] = {0, 0};
-	assert_true(al_lstm_run(&q, x2, h2, c2, y));
+	assert_true(ali_lstm_run(&q, x2, h2, c2, y));
 	const float wy2[4] = {0.349017824f, 0.432681709f, -0.0542260473f, -0.0359844416f};
 	const float wc2[2] = {-0.259153109f, -0.209328514f};
 	check_close(y, wy2, 4, 1e-5f, "lstm H2 y");
@@ -1559,13 +1559,13 @@ static void test_lstm(void **state)
 	const float xb[12] = {1, -1, 0.5f, 1, -1, 0.5f, 0.25f, 2, -1, 0.25f, 2, -1};
 	float hb[4] = {0}, cb[4] = {0}, yb[8];
 	q.B = 2;
-	assert_true(al_lstm_run(&q, xb, hb, cb, yb));
+	assert_true(ali_lstm_run(&q, xb, hb, cb, yb));
 	const float wyb[8] = {wy2[0], wy2[1], wy2[0], wy2[1], wy2[2], wy2[3], wy2[2], wy2[3]};
 	CLOSE(yb, wyb, 1e-5f);
 	/* scratch allocation failure */
-	al_alloc_fail_after(1);
-	assert_false(al_lstm_run(&q, xb, hb, cb, NULL));
-	al_alloc_fail_after(0);
+	ali_alloc_fail_after(1);
+	assert_false(ali_lstm_run(&q, xb, hb, cb, NULL));
+	ali_alloc_fail_after(0);
 }
 
 static void test_gru_rnn(void **state)
@@ -1578,12 +1578,12 @@ static void test_gru_rnn(void **state)
 	struct al_gru p = {.T = 2, .B = 1, .I = 1, .H = 1, .wx = wx, .wh = wh, .bias = b,
 			   .bias_h = bh, .f1 = SIG, .f2 = TANH};
 	float h = 0, y[4];
-	assert_true(al_gru_run(&p, x, &h, y));
+	assert_true(ali_gru_run(&p, x, &h, y));
 	const float w0[2] = {0.39770352f, -0.617589169f};
 	check_close(y, w0, 2, 1e-6f, "gru reset_after=0");
 	p.reset_after = true;
 	h = 0;
-	assert_true(al_gru_run(&p, x, &h, y));
+	assert_true(ali_gru_run(&p, x, &h, y));
 	const float w1[2] = {0.395172746f, -0.618552732f};
 	check_close(y, w1, 2, 1e-6f, "gru reset_after=1");
 	/* H = 2, I = 2 */
@@ -1602,29 +1602,29 @@ static void test_gru_rnn(void **state)
 	for (int ra = 0; ra < 2; ra++) {
 		q.reset_after = ra;
 		float h2[2] = {0, 0};
-		assert_true(al_gru_run(&q, x2, h2, y));
+		assert_true(ali_gru_run(&q, x2, h2, y));
 		const float want[2][4] = {
 			{0.420245326f, 0.398555212f, 0.0740716697f, 0.00121267062f},
 			{0.433648529f, 0.405599453f, 0.126545832f, 0.0656681236f}};
 		check_close(y, want[ra], 4, 1e-5f, "gru H2");
 		assert_true(h2[1] == y[3]);
 	}
-	al_alloc_fail_after(1);
+	ali_alloc_fail_after(1);
 	float hh[2] = {0, 0};
-	assert_false(al_gru_run(&q, x2, hh, NULL));
-	al_alloc_fail_after(0);
+	assert_false(ali_gru_run(&q, x2, hh, NULL));
+	ali_alloc_fail_after(0);
 	/* simple RNN, tanh: h' = tanh(.5 x + .8 h + .1) */
 	const float rwx[1] = {0.5f}, rwh[1] = {0.8f}, rb[1] = {0.1f};
 	const float rx[2] = {1, 2};
 	struct al_rnn r = {.T = 2, .B = 1, .I = 1, .H = 1, .wx = rwx, .wh = rwh, .bias = rb, .f = TANH};
 	h = 0;
-	assert_true(al_rnn_run(&r, rx, &h, y));
+	assert_true(ali_rnn_run(&r, rx, &h, y));
 	const float wr[2] = {0.537049567f, 0.910362909f};
 	check_close(y, wr, 2, 1e-6f, "rnn");
 	/* reverse: the last input first; y[1] is the first step */
 	r.reverse = true;
 	h = 0;
-	assert_true(al_rnn_run(&r, rx, &h, y));
+	assert_true(ali_rnn_run(&r, rx, &h, y));
 	assert_true(fabsf(y[1] - tanhf(0.5f * 2 + 0.1f)) < 1e-6f);
 }
 
@@ -1635,33 +1635,33 @@ static void test_conv_alloc_failure(void **state)
 	(void)state;
 	struct al_conv2d p = conv_params(1, 2, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1);
 	float x[32] = {0}, w[36] = {0}, y[32];
-	al_alloc_fail_after(1);
-	bool ok = al_conv2d(&p, x, w, NULL, y);
-	bool ok2 = al_conv2d_transpose(&p, x, w, NULL, y);
-	al_alloc_fail_after(0);
+	ali_alloc_fail_after(1);
+	bool ok = ali_conv2d(&p, x, w, NULL, y);
+	bool ok2 = ali_conv2d_transpose(&p, x, w, NULL, y);
+	ali_alloc_fail_after(0);
 	assert_false(ok);
 	assert_false(ok2);
 	/* a 1x1 stride-1 conv needs no scratch */
 	p = conv_params(1, 2, 4, 4, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0);
-	al_alloc_fail_after(1);
-	ok = al_conv2d(&p, x, w, NULL, y);
-	al_alloc_fail_after(0);
+	ali_alloc_fail_after(1);
+	ok = ali_conv2d(&p, x, w, NULL, y);
+	ali_alloc_fail_after(0);
 	assert_true(ok);
 	/* parameters no caller should pass: refused, not a crash */
 	struct al_conv2d bad = conv_params(1, 2, 4, 4, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0);
 	bad.groups = 0;
-	assert_false(al_conv2d(&bad, x, w, NULL, y));
-	assert_false(al_conv2d_transpose(&bad, x, w, NULL, y));
+	assert_false(ali_conv2d(&bad, x, w, NULL, y));
+	assert_false(ali_conv2d_transpose(&bad, x, w, NULL, y));
 	bad.groups = 1;
 	bad.sw = 0;
-	assert_false(al_conv2d(&bad, x, w, NULL, y));
+	assert_false(ali_conv2d(&bad, x, w, NULL, y));
 	bad.sw = 1;
 	bad.cin = 3;
 	bad.groups = 2; /* does not divide */
-	assert_false(al_conv2d_naive(&bad, x, w, NULL, y));
-	al_kernels_set_threads(1);
-	al_kernels_set_threads(2);
-	al_kernels_set_threads(1);
+	assert_false(ali_conv2d_naive(&bad, x, w, NULL, y));
+	ali_kernels_set_threads(1);
+	ali_kernels_set_threads(2);
+	ali_kernels_set_threads(1);
 }
 
 /* ================================================================ timing
@@ -1681,21 +1681,21 @@ static void test_bench(void **state)
 	if (!getenv("ANELINT_KERNEL_BENCH"))
 		skip();
 	int threads = atoi(getenv("ANELINT_KERNEL_BENCH"));
-	al_kernels_set_threads(threads > 0 ? threads : 1);
+	ali_kernels_set_threads(threads > 0 ? threads : 1);
 	size_t n = 1000;
 	float *A = frand_array(n * n), *B = frand_array(n * n), *C = frand_array(n * n);
 	double best = 1e30;
 	for (int r = 0; r < 5; r++) {
 		double s0 = now_s();
-		al_gemm(false, false, n, n, n, 1, A, n, B, n, 0, C, n);
+		ali_gemm(false, false, n, n, n, 1, A, n, B, n, 0, C, n);
 		double s1 = now_s();
 		best = s1 - s0 < best ? s1 - s0 : best;
 	}
 	double t0 = 0, t1 = best;
 	double t1b = now_s();
-	al_gemm_naive(false, false, n, n, n, 1, A, n, B, n, 0, C, n);
+	ali_gemm_naive(false, false, n, n, n, 1, A, n, B, n, 0, C, n);
 	double t2 = now_s() - t1b + t1;
-	print_message("gemm 1000^3: al_gemm %.1f ms (%.1f GFLOP/s), naive %.1f ms\n", (t1 - t0) * 1e3,
+	print_message("gemm 1000^3: ali_gemm %.1f ms (%.1f GFLOP/s), naive %.1f ms\n", (t1 - t0) * 1e3,
 		      2.0 / (t1 - t0), (t2 - t1) * 1e3);
 	free(A);
 	free(B);
@@ -1716,16 +1716,16 @@ static void test_bench(void **state)
 		size_t nx = (size_t)(p->n * p->cin * p->h * p->w), nw = (size_t)(p->cout * (p->cin / p->groups) * p->kh * p->kw);
 		size_t ny = (size_t)(p->n * p->cout * p->oh * p->ow);
 		float *x = frand_array(nx), *w = frand_array(nw), *y = frand_array(ny);
-		al_conv2d(p, x, w, NULL, y); /* warm */
+		ali_conv2d(p, x, w, NULL, y); /* warm */
 		best = 1e30; /* fastest of 9: the machine may be shared */
 		for (int r = 0; r < 9; r++) {
 			double s0 = now_s();
-			al_conv2d(p, x, w, NULL, y);
+			ali_conv2d(p, x, w, NULL, y);
 			double s1 = now_s();
 			best = s1 - s0 < best ? s1 - s0 : best;
 		}
 		double s1 = now_s();
-		al_conv2d_naive(p, x, w, NULL, y);
+		ali_conv2d_naive(p, x, w, NULL, y);
 		double s2 = now_s();
 		double flop = 2.0 * (double)ny * (double)(p->cin / p->groups * p->kh * p->kw);
 		print_message("conv %-28s fast %7.2f ms (%5.1f GFLOP/s)  naive %8.1f ms\n", convs[i].what,

@@ -29,7 +29,7 @@ static const char *missing(has_fn *has, int n, bool nn)
 	for (int k = 0; k < n; k++) {
 		if (has(k))
 			continue;
-		const char *name = nn ? al_nn_kinds[k].name : al_mil_kinds[k].name;
+		const char *name = nn ? ali_nn_kinds[k].name : ali_mil_kinds[k].name;
 		int w = snprintf(buf + len, sizeof buf - len, "%s%s", len ? " " : "", name);
 		assert_true(w > 0 && (size_t)w < sizeof buf - len);
 		len += (size_t)w;
@@ -53,31 +53,31 @@ static void expect_missing(has_fn *has, bool nn, const char *table, const char *
 static void test_generated_names(void **state)
 {
 	(void)state;
-	assert_int_equal(al_nn_kinds_count, AL_NNK_COUNT);
-	assert_int_equal(al_mil_kinds_count, AL_MILK_COUNT);
+	assert_int_equal(ali_nn_kinds_count, AL_NNK_COUNT);
+	assert_int_equal(ali_mil_kinds_count, AL_MILK_COUNT);
 #define AL_NN(id, num, fl)                                                      \
-	assert_int_equal(al_nn_kinds[AL_NNK_##id].field, AL_NN_FIELD_##id);      \
+	assert_int_equal(ali_nn_kinds[AL_NNK_##id].field, AL_NN_FIELD_##id);      \
 	assert_int_equal(AL_NN_FIELD_##id, num);                                 \
-	assert_string_equal(al_nn_kinds[AL_NNK_##id].name, #id);                 \
-	assert_int_equal(al_nn_kinds[AL_NNK_##id].flags, fl);                    \
-	assert_int_equal(al_nn_kind_by_field(AL_NN_FIELD_##id), AL_NNK_##id);    \
-	assert_int_equal(al_nn_kind_by_name(#id), AL_NNK_##id);
+	assert_string_equal(ali_nn_kinds[AL_NNK_##id].name, #id);                 \
+	assert_int_equal(ali_nn_kinds[AL_NNK_##id].flags, fl);                    \
+	assert_int_equal(ali_nn_kind_by_field(AL_NN_FIELD_##id), AL_NNK_##id);    \
+	assert_int_equal(ali_nn_kind_by_name(#id), AL_NNK_##id);
 #include "nn_layers.def"
 #undef AL_NN
 #define AL_OP(id, first, fl)                                                    \
-	assert_string_equal(al_mil_kinds[AL_MILK_##id].name, #id);               \
-	assert_int_equal(al_mil_kinds[AL_MILK_##id].since, first);               \
-	assert_int_equal(al_mil_kinds[AL_MILK_##id].flags, fl);                  \
-	assert_int_equal(al_mil_kind_by_name(#id), AL_MILK_##id);
+	assert_string_equal(ali_mil_kinds[AL_MILK_##id].name, #id);               \
+	assert_int_equal(ali_mil_kinds[AL_MILK_##id].since, first);               \
+	assert_int_equal(ali_mil_kinds[AL_MILK_##id].flags, fl);                  \
+	assert_int_equal(ali_mil_kind_by_name(#id), AL_MILK_##id);
 #include "mil_ops.def"
 #undef AL_OP
-	assert_int_equal(al_nn_kind_by_name("conv"), -1); /* a MIL op, not a layer */
-	assert_int_equal(al_nn_kind_by_name(NULL), -1);
+	assert_int_equal(ali_nn_kind_by_name("conv"), -1); /* a MIL op, not a layer */
+	assert_int_equal(ali_nn_kind_by_name(NULL), -1);
 	/* spot checks against the proto, independent of the .def expansion */
 	assert_int_equal(AL_NN_FIELD_convolution, 100);
 	assert_int_equal(AL_NN_FIELD_sliceBySize, 1470);
 	assert_int_equal(AL_NNK_convolution, 0);
-	assert_string_equal(al_nn_kinds[AL_NNK_COUNT - 1].name, "convolution3d");
+	assert_string_equal(ali_nn_kinds[AL_NNK_COUNT - 1].name, "convolution3d");
 	assert_int_equal(AL_MODEL_FIELD_neuralNetworkClassifier, 403);
 	assert_int_equal(AL_MODEL_FIELD_mlProgram, 502);
 }
@@ -85,13 +85,13 @@ static void test_generated_names(void **state)
 static void test_nn_shapes(void **state)
 {
 	(void)state;
-	expect_missing(al_shapes_nn_has, true, "shapes_nn.c rows", "");
+	expect_missing(ali_shapes_nn_has, true, "shapes_nn.c rows", "");
 }
 
 static void test_mil_shapes(void **state)
 {
 	(void)state;
-	expect_missing(al_shapes_mil_has, false, "shapes_mil.c rows", "affine batch_to_space classify cond const constexpr_affine_dequantize "
+	expect_missing(ali_shapes_mil_has, false, "shapes_mil.c rows", "affine batch_to_space classify cond const constexpr_affine_dequantize "
 		       "constexpr_blockwise_shift_scale constexpr_cast constexpr_lut_to_dense "
 		       "constexpr_lut_to_sparse constexpr_sparse_blockwise_shift_scale "
 		       "constexpr_sparse_to_dense conv_quantized crop_resize custom_layer dequantize "
@@ -106,7 +106,7 @@ static void test_nn_cost(void **state)
 {
 	(void)state;
 	/* without a row: no arithmetic (data movement, control flow, constants) */
-	expect_missing(al_cost_nn_has, true, "cost.c nn_rows", "embedding crop padding loadConstant reshape flatten permute concat split "
+	expect_missing(ali_cost_nn_has, true, "cost.c nn_rows", "embedding crop padding loadConstant reshape flatten permute concat split "
 		       "sequenceRepeat reorganizeData slice copy branch loop loopBreak loopContinue "
 		       "rangeStatic rangeDynamic tile stack gather scatter gatherND scatterND "
 		       "gatherAlongAxis scatterAlongAxis reverse reverseSeq splitND concatND transpose "
@@ -120,13 +120,13 @@ static void test_mil_cost(void **state)
 {
 	(void)state;
 	/* without a row: cost not estimated (known = false) */
-	expect_missing(al_cost_mil_has, false, "cost.c mil_rows", "custom_layer einsum non_maximum_suppression");
+	expect_missing(ali_cost_mil_has, false, "cost.c mil_rows", "custom_layer einsum non_maximum_suppression");
 }
 
 /* True for the kinds WITHOUT weight sites, so that the list names those with. */
 static bool no_weights(int k)
 {
-	return k < 0 || k >= AL_NNK_COUNT || !al_nn_weight_sites[k] || !al_nn_weight_sites[k][0].field;
+	return k < 0 || k >= AL_NNK_COUNT || !ali_nn_weight_sites[k] || !ali_nn_weight_sites[k][0].field;
 }
 
 static void test_weight_sites(void **state)
@@ -143,7 +143,7 @@ static void test_weight_sites(void **state)
 			    "batchedMatmul loadConstantND layerNormalization convolution3d");
 	/* every list ends, and names each field once */
 	for (int k = 0; k < AL_NNK_COUNT; k++)
-		for (const struct al_weight_site *a = al_nn_weight_sites[k]; a && a->field; a++) {
+		for (const struct al_weight_site *a = ali_nn_weight_sites[k]; a && a->field; a++) {
 			assert_non_null(a->name);
 			for (const struct al_weight_site *b = a + 1; b->field; b++)
 				assert_int_not_equal(a->field, b->field);
@@ -153,25 +153,25 @@ static void test_weight_sites(void **state)
 static void test_nn_exec(void **state)
 {
 	(void)state;
-	expect_missing(al_nn_exec_has, true, "interp_nn.c rows", "cropResize custom slidingWindows randomNormalLike randomNormalStatic "
+	expect_missing(ali_nn_exec_has, true, "interp_nn.c rows", "cropResize custom slidingWindows randomNormalLike randomNormalStatic "
 		       "randomNormalDynamic randomUniformLike randomUniformStatic randomUniformDynamic "
 		       "randomBernoulliLike randomBernoulliStatic randomBernoulliDynamic "
 		       "categoricalDistribution NonMaximumSuppression pooling3d convolution3d");
 	/* custom and random layers are refused with their reason, others say nothing more */
 	for (int k = 0; k < AL_NNK_COUNT; k++) {
-		const char *why = al_nn_exec_why_not(k);
-		bool told = al_nn_kinds[k].flags & (AL_NNF_CUSTOM | AL_NNF_RANDOM);
+		const char *why = ali_nn_exec_why_not(k);
+		bool told = ali_nn_kinds[k].flags & (AL_NNF_CUSTOM | AL_NNF_RANDOM);
 		assert_int_equal(why[0] != '\0', told);
 	}
-	assert_non_null(strstr(al_nn_exec_why_not(AL_NNK_custom), "custom layers"));
-	assert_non_null(strstr(al_nn_exec_why_not(AL_NNK_randomNormalLike), "random"));
-	assert_string_equal(al_nn_exec_why_not(-1), "");
+	assert_non_null(strstr(ali_nn_exec_why_not(AL_NNK_custom), "custom layers"));
+	assert_non_null(strstr(ali_nn_exec_why_not(AL_NNK_randomNormalLike), "random"));
+	assert_string_equal(ali_nn_exec_why_not(-1), "");
 }
 
 static void test_mil_exec(void **state)
 {
 	(void)state;
-	expect_missing(al_mil_exec_has, false, "interp_mil.c ops", "affine batch_to_space constexpr_blockwise_shift_scale constexpr_lut_to_sparse "
+	expect_missing(ali_mil_exec_has, false, "interp_mil.c ops", "affine batch_to_space constexpr_blockwise_shift_scale constexpr_lut_to_sparse "
 		       "constexpr_sparse_blockwise_shift_scale conv_quantized crop_resize custom_layer "
 		       "einsum non_maximum_suppression non_zero random_bernoulli random_categorical "
 		       "random_normal random_uniform read_state resample reshape_like resize "

@@ -131,15 +131,15 @@ static struct loaded load_prog(const struct buf *prog, const uint8_t *weights, s
 {
 	struct loaded l;
 	l.d = al_diags_new();
-	l.m = al_calloc(1, sizeof *l.m);
+	l.m = ali_calloc(1, sizeof *l.m);
 	assert_non_null(l.d);
 	assert_non_null(l.m);
 	l.m->weights = (al_span){weights, wn};
 	l.m->weights_path = weights ? "mem/weight.bin" : NULL;
-	l.sub = al_model_add_sub(l.m);
+	l.sub = ali_model_add_sub(l.m);
 	assert_non_null(l.sub);
 	l.sub->world = AL_WORLD_MIL;
-	l.st = al_load_mil_program(l.m, l.sub, (al_span){prog->p, prog->n}, 100, "mem.mlmodel", l.d);
+	l.st = ali_load_mil_program(l.m, l.sub, (al_span){prog->p, prog->n}, 100, "mem.mlmodel", l.d);
 	return l;
 }
 
@@ -286,69 +286,69 @@ static void test_values(void **state)
 	int64_t iv[8];
 	double fv[8];
 	char s[16];
-	assert_int_equal(al_mil_param_ints(n, "kernel_sizes", iv, 8), 2);
+	assert_int_equal(ali_mil_param_ints(n, "kernel_sizes", iv, 8), 2);
 	assert_int_equal(iv[0], 15);
 	assert_int_equal(iv[1], -1);
-	assert_int_equal(al_mil_param_ints(n, "kernel_sizes", iv, 1), 2); /* count > max */
-	assert_int_equal(al_mil_param_floats(n, "kernel_sizes", fv, 8), 2);
+	assert_int_equal(ali_mil_param_ints(n, "kernel_sizes", iv, 1), 2); /* count > max */
+	assert_int_equal(ali_mil_param_floats(n, "kernel_sizes", fv, 8), 2);
 	assert_true(fv[1] == -1.0);
-	assert_int_equal(al_mil_param_floats(n, "alpha", fv, 8), 2);
+	assert_int_equal(ali_mil_param_floats(n, "alpha", fv, 8), 2);
 	assert_true(fv[0] == 1.5 && fv[1] == -2.0);
-	assert_int_equal(al_mil_param_ints(n, "alpha", iv, 8), -1); /* floats are not ints */
-	assert_int_equal(al_mil_param_floats(n, "half", fv, 8), 3);
+	assert_int_equal(ali_mil_param_ints(n, "alpha", iv, 8), -1); /* floats are not ints */
+	assert_int_equal(ali_mil_param_floats(n, "half", fv, 8), 3);
 	assert_true(fv[0] == 1.0 && fv[1] == -0.5 && fv[2] == 65504.0);
-	assert_int_equal(al_mil_param_ints(n, "q", iv, 8), 5);
+	assert_int_equal(ali_mil_param_ints(n, "q", iv, 8), 5);
 	assert_int_equal(iv[0], 7);
 	assert_int_equal(iv[1], -8);
 	assert_int_equal(iv[2], 1);
 	assert_int_equal(iv[3], -1);
 	assert_int_equal(iv[4], 2);
-	assert_int_equal(al_mil_param_ints(n, "long", iv, 8), 4);
+	assert_int_equal(ali_mil_param_ints(n, "long", iv, 8), 4);
 	assert_int_equal(iv[3], 7);
-	assert_int_equal(al_mil_param_ints(n, "flags", iv, 8), 3);
+	assert_int_equal(ali_mil_param_ints(n, "flags", iv, 8), 3);
 	assert_int_equal(iv[0] + iv[1] + iv[2], 2);
-	assert_int_equal(al_mil_param_floats(n, "dbl", fv, 8), 1);
+	assert_int_equal(ali_mil_param_floats(n, "dbl", fv, 8), 1);
 	assert_true(fv[0] == 0.25);
-	assert_true(al_mil_param_string(n, "pad_type", s, sizeof s));
+	assert_true(ali_mil_param_string(n, "pad_type", s, sizeof s));
 	assert_string_equal(s, "same");
-	assert_false(al_mil_param_string(n, "pad_type", s, 4)); /* does not fit */
-	assert_false(al_mil_param_string(n, "kernel_sizes", s, sizeof s));
+	assert_false(ali_mil_param_string(n, "pad_type", s, 4)); /* does not fit */
+	assert_false(ali_mil_param_string(n, "kernel_sizes", s, sizeof s));
 
 	/* x is the function input: present, not constant, typed */
-	assert_true(al_mil_param_present(n, "x"));
-	assert_false(al_mil_param_is_const(n, "x"));
-	assert_int_equal(al_mil_param_ints(n, "x", iv, 8), -1);
-	const struct al_ttype *xt = al_mil_param_type(n, "x");
+	assert_true(ali_mil_param_present(n, "x"));
+	assert_false(ali_mil_param_is_const(n, "x"));
+	assert_int_equal(ali_mil_param_ints(n, "x", iv, 8), -1);
+	const struct al_ttype *xt = ali_mil_param_type(n, "x");
 	assert_non_null(xt);
 	assert_int_equal(xt->dtype, AL_DT_FP32);
 	assert_int_equal(xt->rank, 2);
 	assert_int_equal(xt->dims[1], -1);
-	assert_null(al_mil_producer(n, "x"));
+	assert_null(ali_mil_producer(n, "x"));
 	/* const-bound and literal parameters */
-	assert_true(al_mil_param_is_const(n, "kernel_sizes"));
-	assert_true(al_mil_param_is_const(n, "flags"));
-	assert_ptr_equal(al_mil_producer(n, "k_ints"), &g->nodes[0]);
-	assert_int_equal(al_mil_param_type(n, "half")->dtype, AL_DT_FP16);
-	assert_null(al_mil_param_type(n, "flags")); /* literal */
+	assert_true(ali_mil_param_is_const(n, "kernel_sizes"));
+	assert_true(ali_mil_param_is_const(n, "flags"));
+	assert_ptr_equal(ali_mil_producer(n, "k_ints"), &g->nodes[0]);
+	assert_int_equal(ali_mil_param_type(n, "half")->dtype, AL_DT_FP16);
+	assert_null(ali_mil_param_type(n, "flags")); /* literal */
 	/* absent, and defined only after the op */
-	assert_false(al_mil_param_present(n, "nope"));
-	assert_int_equal(al_mil_param_ints(n, "nope", iv, 8), 0);
-	assert_int_equal(al_mil_param_ints(n, "later", iv, 8), -1);
-	assert_null(al_mil_producer(n, "after"));
-	assert_false(al_mil_param_is_const(n, "later"));
+	assert_false(ali_mil_param_present(n, "nope"));
+	assert_int_equal(ali_mil_param_ints(n, "nope", iv, 8), 0);
+	assert_int_equal(ali_mil_param_ints(n, "later", iv, 8), -1);
+	assert_null(ali_mil_producer(n, "after"));
+	assert_false(ali_mil_param_is_const(n, "later"));
 	/* a parameter kept in the attributes; the name attribute is not one */
-	assert_true(al_mil_param_string(n, "mode", s, sizeof s));
+	assert_true(ali_mil_param_string(n, "mode", s, sizeof s));
 	assert_string_equal(s, "in_att");
-	assert_true(al_mil_param_present(n, "mode"));
-	assert_true(al_mil_param_is_const(n, "mode"));
-	assert_null(al_mil_param_type(n, "mode"));
-	assert_false(al_mil_param_present(n, "name"));
-	assert_false(al_mil_param_string(n, "name", s, sizeof s));
+	assert_true(ali_mil_param_present(n, "mode"));
+	assert_true(ali_mil_param_is_const(n, "mode"));
+	assert_null(ali_mil_param_type(n, "mode"));
+	assert_false(ali_mil_param_present(n, "name"));
+	assert_false(ali_mil_param_string(n, "name", s, sizeof s));
 	/* const ops have a name and no inputs */
 	assert_string_equal(g->nodes[0].name, "k_ints");
 	assert_int_equal(g->nodes[0].n_inputs, 0);
 	/* NULL / foreign nodes are absent, not a crash */
-	assert_int_equal(al_mil_param_ints(NULL, "x", iv, 8), 0);
+	assert_int_equal(ali_mil_param_ints(NULL, "x", iv, 8), 0);
 	unload(&l);
 	free(prog.p);
 }
@@ -418,14 +418,14 @@ static void test_nested(void **state)
 	assert_string_equal(cs->path,
 			    "mlProgram.functions[main].block.operations[1].blocks[1].operations[0]");
 	int64_t axis;
-	assert_int_equal(al_mil_param_ints(cs, "axis", &axis, 1), 1);
+	assert_int_equal(ali_mil_param_ints(cs, "axis", &axis, 1), 1);
 	assert_int_equal(axis, 3);
-	assert_ptr_equal(al_mil_producer(cs, "axis"), &g->nodes[0]);
-	assert_null(al_mil_producer(cs, "i")); /* a block input */
-	const struct al_ttype *it = al_mil_param_type(cs, "x");
+	assert_ptr_equal(ali_mil_producer(cs, "axis"), &g->nodes[0]);
+	assert_null(ali_mil_producer(cs, "i")); /* a block input */
+	const struct al_ttype *it = ali_mil_param_type(cs, "x");
 	assert_non_null(it);
 	assert_int_equal(it->rank, 1);
-	assert_false(al_mil_param_is_const(cs, "x"));
+	assert_false(ali_mil_param_is_const(cs, "x"));
 	unload(&l);
 	free(prog.p);
 
@@ -543,8 +543,8 @@ static void test_blobs(void **state)
 	assert_int_equal(l.sub->weights.n_blobs, 1);
 	const struct al_node *relu = &l.sub->graphs[0]->nodes[2];
 	int64_t iv[4];
-	assert_true(al_mil_param_is_const(relu, "x"));
-	assert_int_equal(al_mil_param_ints(relu, "x", iv, 4), -1); /* weights are not read */
+	assert_true(ali_mil_param_is_const(relu, "x"));
+	assert_int_equal(ali_mil_param_ints(relu, "x", iv, 4), -1); /* weights are not read */
 	unload(&l);
 
 	/* weight.bin absent: one error naming the op */
@@ -647,8 +647,8 @@ static void test_damaged(void **state)
 						int64_t iv[4];
 						assert_non_null(gr->nodes[j].name);
 						assert_non_null(gr->nodes[j].type);
-						al_mil_param_ints(&gr->nodes[j], "kernel_sizes", iv, 4);
-						al_mil_param_type(&gr->nodes[j], "x");
+						ali_mil_param_ints(&gr->nodes[j], "kernel_sizes", iv, 4);
+						ali_mil_param_type(&gr->nodes[j], "x");
 					}
 				}
 			}
@@ -714,11 +714,11 @@ static void test_nomem(void **state)
 	struct buf prog = nested_program(1);
 	for (unsigned long k = 1; k < 200; k++) {
 		al_diags *d = al_diags_new();
-		struct al_model *m = al_calloc(1, sizeof *m);
-		struct al_submodel *sub = al_model_add_sub(m);
-		al_alloc_fail_after(k);
-		enum al_status st = al_load_mil_program(m, sub, (al_span){prog.p, prog.n}, 0, "f", d);
-		al_alloc_fail_after(0);
+		struct al_model *m = ali_calloc(1, sizeof *m);
+		struct al_submodel *sub = ali_model_add_sub(m);
+		ali_alloc_fail_after(k);
+		enum al_status st = ali_load_mil_program(m, sub, (al_span){prog.p, prog.n}, 0, "f", d);
+		ali_alloc_fail_after(0);
 		assert_true(st == AL_OK || st == AL_E_NOMEM);
 		al_model_free(m);
 		al_diags_free(d);
@@ -776,24 +776,24 @@ static void test_corpus_pool(void **state)
 	const struct al_node *n = find_node(s->graphs[0], "max_pool", 0);
 	assert_non_null(n);
 	int64_t k[4];
-	assert_int_equal(al_mil_param_ints(n, "kernel_sizes", k, 4), 2);
+	assert_int_equal(ali_mil_param_ints(n, "kernel_sizes", k, 4), 2);
 	assert_int_equal(k[0], 15);
 	assert_int_equal(k[1], 15);
-	assert_int_equal(al_mil_param_ints(n, "strides", k, 4), 2);
+	assert_int_equal(ali_mil_param_ints(n, "strides", k, 4), 2);
 	assert_int_equal(k[0], 3);
 	char pad[16];
-	assert_true(al_mil_param_string(n, "pad_type", pad, sizeof pad));
+	assert_true(ali_mil_param_string(n, "pad_type", pad, sizeof pad));
 	assert_string_equal(pad, "custom");
-	const struct al_ttype *t = al_mil_param_type(n, "x");
+	const struct al_ttype *t = ali_mil_param_type(n, "x");
 	assert_non_null(t);
 	assert_int_equal(t->dtype, AL_DT_FP16);
 	assert_int_equal(t->rank, 4);
 	assert_int_equal(t->dims[1], 8);
-	const struct al_node *cast = al_mil_producer(n, "x_to_fp16");
+	const struct al_node *cast = ali_mil_producer(n, "x_to_fp16");
 	assert_non_null(cast);
 	assert_string_equal(cast->type, "cast");
 	char dt[16];
-	assert_true(al_mil_param_string(cast, "dtype", dt, sizeof dt));
+	assert_true(ali_mil_param_string(cast, "dtype", dt, sizeof dt));
 	assert_string_equal(dt, "fp16");
 	assert_int_equal(s->weights.n_blobs, 0);
 	close_opened(&o);
@@ -812,13 +812,13 @@ static void test_corpus_dilated(void **state)
 		if (!n)
 			break;
 		int64_t dl[4];
-		long c = al_mil_param_ints(n, "dilations", dl, 4);
+		long c = ali_mil_param_ints(n, "dilations", dl, 4);
 		assert_int_equal(c, 2);
 		dilated += dl[0] > 1;
 		/* weights are blob-backed consts: constant, but not read */
-		assert_true(al_mil_param_is_const(n, "weight"));
-		assert_int_equal(al_mil_param_floats(n, "weight", NULL, 0), -1);
-		assert_non_null(al_mil_param_type(n, "weight"));
+		assert_true(ali_mil_param_is_const(n, "weight"));
+		assert_int_equal(ali_mil_param_floats(n, "weight", NULL, 0), -1);
+		assert_non_null(ali_mil_param_type(n, "weight"));
 	}
 	assert_true(dilated >= 1);
 	assert_true(s->weights.fp32 > 0);
@@ -836,7 +836,7 @@ static void test_corpus_cumsum_no_weights(void **state)
 	const struct al_node *n = find_node(s->graphs[0], "cumsum", 0);
 	assert_non_null(n);
 	int64_t axis;
-	assert_int_equal(al_mil_param_ints(n, "axis", &axis, 1), 1);
+	assert_int_equal(ali_mil_param_ints(n, "axis", &axis, 1), 1);
 	assert_int_equal(s->weights.n_blobs, 0);
 	close_opened(&o);
 }
@@ -862,7 +862,7 @@ static void test_corpus_gru(void **state)
 		for (uint32_t i = 0; i < wl->sub[b]->n_nodes; i++) {
 			const struct al_node *n = &wl->sub[b]->nodes[i];
 			for (uint32_t j = 0; j < n->n_inputs; j++) {
-				const struct al_node *p = al_mil_producer(n, n->inputs[j]);
+				const struct al_node *p = ali_mil_producer(n, n->inputs[j]);
 				outer += p && p->owner == s->graphs[0];
 				fn_input += !p && strcmp(n->inputs[j], "x") == 0;
 			}
@@ -871,7 +871,7 @@ static void test_corpus_gru(void **state)
 	assert_true(fn_input > 0);
 	const struct al_node *cast = find_node(body, "cast", 0);
 	assert_non_null(cast);
-	const struct al_ttype *xt = al_mil_param_type(cast, "x");
+	const struct al_ttype *xt = ali_mil_param_type(cast, "x");
 	assert_non_null(xt); /* the function input's declared type */
 	assert_int_equal(xt->dtype, AL_DT_FP32);
 	assert_true(s->weights.n_blobs > 0);

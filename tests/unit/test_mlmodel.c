@@ -20,10 +20,10 @@ static struct loaded load_bytes(const uint8_t *p, size_t n)
 {
 	struct loaded r;
 	r.d = al_diags_new();
-	r.m = al_calloc(1, sizeof *r.m);
+	r.m = ali_calloc(1, sizeof *r.m);
 	assert_non_null(r.d);
 	assert_non_null(r.m);
-	r.st = al_load_model_message(r.m, (al_span){p, n}, "mem.mlmodel", "mem.mlmodel", r.d);
+	r.st = ali_load_model_message(r.m, (al_span){p, n}, "mem.mlmodel", "mem.mlmodel", r.d);
 	return r;
 }
 
@@ -224,7 +224,7 @@ static void test_hand_built(void **state)
 	const struct al_node *n0 = &g->nodes[0], *n1 = &g->nodes[1];
 	assert_string_equal(n0->name, "conv");
 	assert_string_equal(n0->type, "convolution");
-	assert_int_equal(n0->kind, al_nn_kind_by_field(100));
+	assert_int_equal(n0->kind, ali_nn_kind_by_field(100));
 	assert_int_equal(n0->n_inputs, 1);
 	assert_string_equal(n0->inputs[0], "x");
 	assert_string_equal(n0->outputs[0], "c");
@@ -461,12 +461,12 @@ static void test_out_of_memory(void **state)
 	struct buf b = build_model();
 	for (unsigned long k = 1;; k++) {
 		al_diags *d = al_diags_new();
-		struct al_model *m = al_calloc(1, sizeof *m);
+		struct al_model *m = ali_calloc(1, sizeof *m);
 		assert_non_null(d);
 		assert_non_null(m);
-		al_alloc_fail_after(k);
-		enum al_status st = al_load_model_message(m, (al_span){b.p, b.n}, "mem", "mem", d);
-		al_alloc_fail_after(0);
+		ali_alloc_fail_after(k);
+		enum al_status st = ali_load_model_message(m, (al_span){b.p, b.n}, "mem", "mem", d);
+		ali_alloc_fail_after(0);
 		al_model_free(m);
 		al_diags_free(d);
 		if (st == AL_OK)

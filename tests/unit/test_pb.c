@@ -75,8 +75,8 @@ static void test_fields(void **state)
 	assert_false(pb_get_varint(m, 9, &v));
 	al_span s;
 	assert_true(pb_get_string(m, 2, &s));
-	assert_true(al_span_eq(s, "hi"));
-	assert_false(al_span_eq(s, "h"));
+	assert_true(ali_span_eq(s, "hi"));
+	assert_false(ali_span_eq(s, "h"));
 	assert_true(pb_has(m, 5));
 	assert_int_equal(pb_count(m, 2), 1);
 }
@@ -176,20 +176,20 @@ static void test_every_prefix_is_safe(void **state)
 static void test_tables_sorted(void **state)
 {
 	(void)state;
-	for (size_t i = 1; i < al_nn_kinds_count; i++)
-		assert_true(al_nn_kinds[i - 1].field < al_nn_kinds[i].field);
-	for (size_t i = 1; i < al_mil_kinds_count; i++)
-		assert_true(strcmp(al_mil_kinds[i - 1].name, al_mil_kinds[i].name) < 0);
-	for (size_t i = 0; i < al_nn_kinds_count; i++)
-		assert_int_equal(al_nn_kind_by_field(al_nn_kinds[i].field), (int)i);
-	for (size_t i = 0; i < al_mil_kinds_count; i++)
-		assert_int_equal(al_mil_kind_by_name(al_mil_kinds[i].name), (int)i);
-	assert_int_equal(al_nn_kinds_count, 158);
-	assert_string_equal(al_nn_kinds[al_nn_kind_by_field(880)].name, "addBroadcastable");
-	assert_string_equal(al_nn_kinds[al_nn_kind_by_field(100)].name, "convolution");
-	assert_int_equal(al_nn_kind_by_field(101), -1);
-	assert_int_equal(al_mil_kind_by_name("no_such_op"), -1);
-	assert_true(al_mil_kinds[al_mil_kind_by_name("cumsum")].flags & AL_OPF_CPU_ONLY);
+	for (size_t i = 1; i < ali_nn_kinds_count; i++)
+		assert_true(ali_nn_kinds[i - 1].field < ali_nn_kinds[i].field);
+	for (size_t i = 1; i < ali_mil_kinds_count; i++)
+		assert_true(strcmp(ali_mil_kinds[i - 1].name, ali_mil_kinds[i].name) < 0);
+	for (size_t i = 0; i < ali_nn_kinds_count; i++)
+		assert_int_equal(ali_nn_kind_by_field(ali_nn_kinds[i].field), (int)i);
+	for (size_t i = 0; i < ali_mil_kinds_count; i++)
+		assert_int_equal(ali_mil_kind_by_name(ali_mil_kinds[i].name), (int)i);
+	assert_int_equal(ali_nn_kinds_count, 158);
+	assert_string_equal(ali_nn_kinds[ali_nn_kind_by_field(880)].name, "addBroadcastable");
+	assert_string_equal(ali_nn_kinds[ali_nn_kind_by_field(100)].name, "convolution");
+	assert_int_equal(ali_nn_kind_by_field(101), -1);
+	assert_int_equal(ali_mil_kind_by_name("no_such_op"), -1);
+	assert_true(ali_mil_kinds[ali_mil_kind_by_name("cumsum")].flags & AL_OPF_CPU_ONLY);
 }
 
 int main(void)

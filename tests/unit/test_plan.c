@@ -646,9 +646,9 @@ static void test_out_of_memory(void **state)
 		for (unsigned long k = 1; k < 100000 && !ok; k++) {
 			al_diags *d = al_diags_new();
 			const struct al_plan *p = NULL;
-			al_alloc_fail_after(k);
+			ali_alloc_fail_after(k);
 			enum al_status st = al_model_plan(m, 0, NULL, &p, d);
-			unsigned long made = al_alloc_fail_after(0);
+			unsigned long made = ali_alloc_fail_after(0);
 			assert_true(st == AL_OK || st == AL_E_NOMEM);
 			if (st == AL_E_NOMEM) {
 				nomem = true;

@@ -10,7 +10,7 @@
 #include "testutil.h"
 #include "pbwrite.h"
 
-#include "analysis.h" /* al_alloc_fail_after */
+#include "analysis.h" /* ali_alloc_fail_after */
 
 #include <math.h>
 
@@ -600,11 +600,11 @@ static void every_allocation_fails(struct buf model, const char *in_name, const 
 		size_t nv = 0;
 		struct al_named_tensor *o = NULL;
 		size_t n_o = 0;
-		al_alloc_fail_after(n);
+		ali_alloc_fail_after(n);
 		enum al_status st = al_region_inputs(md.m, &r, &v, &nv, d);
 		if (st == AL_OK)
 			st = al_model_run_region(md.m, &r, in, 1, NULL, &o, &n_o, d);
-		unsigned long made = al_alloc_fail_after(0);
+		unsigned long made = ali_alloc_fail_after(0);
 		if (st == AL_OK) {
 			assert_int_equal(nv, 1);
 			assert_int_equal(n_o, 1);

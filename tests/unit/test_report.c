@@ -1,5 +1,5 @@
 /* test_report.c: what the report sinks share (report.c, report_graph.c): the
- * escaping of untrusted text for each format (al_put_esc), the choice of a sink
+ * escaping of untrusted text for each format (ali_put_esc), the choice of a sink
  * by file extension, and the collapsed dataflow graph. The sinks' whole output
  * is covered by the golden tests, tests/report_formats.sh and
  * tests/report_browser.sh. */
@@ -9,14 +9,14 @@
 
 #include <stdlib.h>
 
-/* al_put_esc(s, esc, max) into a string the test frees */
+/* ali_put_esc(s, esc, max) into a string the test frees */
 static char *esc(const char *s, enum al_esc e, size_t max, size_t *chars)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	size_t n = al_put_esc(f, s, e, max);
+	size_t n = ali_put_esc(f, s, e, max);
 	if (chars)
 		*chars = n;
 	fclose(f);
@@ -27,7 +27,7 @@ static void expect(const char *s, enum al_esc e, size_t max, const char *want)
 {
 	char *got = esc(s, e, max, NULL);
 	if (strcmp(got, want) != 0) {
-		print_error("al_put_esc(\"%s\", %d, %zu) = \"%s\", want \"%s\"\n", s, (int)e, max, got, want);
+		print_error("ali_put_esc(\"%s\", %d, %zu) = \"%s\", want \"%s\"\n", s, (int)e, max, got, want);
 		free(got);
 		fail();
 	}
@@ -138,7 +138,7 @@ static void test_dag(void **state)
 	assert_int_equal(al_model_plan(m, 0, NULL, &p, d), AL_OK);
 	struct al_dag g;
 	struct al_view v = {.s = al_model_get(m, 0), .plan = p};
-	assert_true(al_dag_build(&v, &g));
+	assert_true(ali_dag_build(&v, &g));
 	assert_int_equal(g.n_rows, 6);
 	assert_int_equal(g.n, 6);
 	static const uint32_t want[][2] = {{0, 2}, {1, 3}, {2, 4}, {4, 5}, {3, 5}};
@@ -150,10 +150,10 @@ static void test_dag(void **state)
 	for (uint32_t r = 0; r < g.n_rows; r++) {
 		assert_int_equal(g.rows[r].dag, (int32_t)r);
 		assert_true(g.rows[r].plan >= 0);
-		assert_int_equal(al_dag_row_of(&g, g.rows[r].node), (long)r);
+		assert_int_equal(ali_dag_row_of(&g, g.rows[r].node), (long)r);
 	}
-	assert_int_equal(al_dag_row_of(&g, NULL), -1);
-	al_dag_free(&g);
+	assert_int_equal(ali_dag_row_of(&g, NULL), -1);
+	ali_dag_free(&g);
 	al_plan_free(p);
 	al_model_free(m);
 	al_diags_free(d);
@@ -202,12 +202,12 @@ static void test_sinks_do_not_analyse(void **state)
 	assert_ptr_equal(m->checked_target, requested.target); /* left as requested */
 	/* the upsample layer: off the ANE on a12/a14, on it from a15; the views keep both */
 	const struct al_node *up = &al_model_get(m, 0)->graphs[0]->nodes[1];
-	const struct al_view *v12 = al_analysis_view(it.analysis, (size_t)al_target_index(a12.target), 0);
-	const struct al_view *v15 = al_analysis_view(it.analysis, (size_t)al_target_index(al_target_find("a15")), 0);
+	const struct al_view *v12 = ali_analysis_view(it.analysis, (size_t)ali_target_index(a12.target), 0);
+	const struct al_view *v15 = ali_analysis_view(it.analysis, (size_t)ali_target_index(al_target_find("a15")), 0);
 	assert_non_null(v12);
 	assert_non_null(v15);
-	assert_false(al_view_verdict(v12, up)->ane);
-	assert_true(al_view_verdict(v15, up)->ane);
+	assert_false(ali_view_verdict(v12, up)->ane);
+	assert_true(ali_view_verdict(v15, up)->ane);
 	assert_non_null(v12->plan);
 	assert_ptr_equal(v15->plan->target, v15->target);
 

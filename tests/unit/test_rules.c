@@ -924,7 +924,7 @@ static void fill_arena(al_model *m)
 {
 	for (int i = 0; i < 64; i++) {
 		size_t cap = m->arena.cap;
-		assert_non_null(al_arena_alloc(&m->arena, 64 * 1024));
+		assert_non_null(ali_arena_alloc(&m->arena, 64 * 1024));
 		if (m->arena.cap != cap)
 			return;
 	}
@@ -945,9 +945,9 @@ static void test_out_of_memory(void **state)
 			al_model *m = NULL;
 			assert_int_equal(al_model_open(fixture(files[f]), &m, d), AL_OK);
 			fill_arena(m);
-			al_alloc_fail_after(k);
+			ali_alloc_fail_after(k);
 			enum al_status st = al_model_check(m, NULL, d);
-			al_alloc_fail_after(0);
+			ali_alloc_fail_after(0);
 			assert_true(st == AL_OK || st == AL_E_NOMEM);
 			succeeded = st == AL_OK;
 			nomem_seen |= st == AL_E_NOMEM;
@@ -1118,10 +1118,10 @@ static void test_rule_families(void **state)
 		const struct al_rule *x = al_rule_at(i);
 		uint32_t f = 0;
 		al_rule_families(x, buf, sizeof buf);
-		assert_true(al_families_parse(buf, &f, NULL, 0));
+		assert_true(ali_families_parse(buf, &f, NULL, 0));
 		assert_int_equal(f, x->families);
 		al_rule_releases(x, buf, sizeof buf);
-		assert_true(al_releases_parse(buf, &f, NULL, 0));
+		assert_true(ali_releases_parse(buf, &f, NULL, 0));
 		assert_int_equal(f, x->releases);
 		assert_true(x->releases != 0);
 	}
@@ -1152,10 +1152,10 @@ static void test_rule_releases(void **state)
 	al_rule_releases(al_rule_find("ANE001"), buf, sizeof buf);
 	assert_string_equal(buf, "all");
 	uint32_t f = 0;
-	assert_true(al_releases_parse("macos13..ios17, ios26+", &f, NULL, 0));
+	assert_true(ali_releases_parse("macos13..ios17, ios26+", &f, NULL, 0));
 	assert_int_equal(f, (1u << 3) | (1u << 4) | (1u << 6) | (1u << 7));
 	char bad[16];
-	assert_false(al_releases_parse("ios14, a15", &f, bad, sizeof bad));
+	assert_false(ali_releases_parse("ios14, a15", &f, bad, sizeof bad));
 	assert_string_equal(bad, "a15");
 	/* what applies: family and release together */
 	const struct al_rule *r = al_rule_find("ANE065");

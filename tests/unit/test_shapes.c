@@ -86,7 +86,7 @@ static char *fmt(const struct al_shape *s)
 	static char buf[4][160];
 	static int k;
 	k = (k + 1) % 4;
-	al_shape_format(s, buf[k], sizeof buf[k]);
+	ali_shape_format(s, buf[k], sizeof buf[k]);
 	return buf[k];
 }
 
@@ -128,7 +128,7 @@ static void test_format_and_broadcast(void **state)
 	(void)state;
 	struct al_shape a, o;
 	char buf[64];
-	al_shape_format(NULL, buf, sizeof buf);
+	ali_shape_format(NULL, buf, sizeof buf);
 	assert_string_equal(buf, "[?...]");
 	int64_t da[] = {1, 16, 32, 32}, dc[] = {-1, 3};
 	a = (struct al_shape){.rank = 4};
@@ -148,7 +148,7 @@ static void test_format_and_broadcast(void **state)
 		o.dims[i] = 2;
 	o.flex = 0;
 	assert_string_equal(fmt(&o), "[2,2,2,2,2,2,2,2,...]");
-	al_shape_format(&a, buf, 5); /* truncates, still terminated */
+	ali_shape_format(&a, buf, 5); /* truncates, still terminated */
 	assert_true(strlen(buf) < 5);
 }
 
@@ -421,10 +421,10 @@ static void test_nn_legacy(void **state)
 	expect_out(&l, "img_act", 0, "[1,1,1,10,12]");
 	/* input shapes as the rules see them */
 	const struct al_node *add = node(&l, "add");
-	assert_string_equal(fmt(al_node_in_shape(add, 0)), "[1,1,3,8,8]");
-	assert_string_equal(fmt(al_node_in_shape(add, 1)), "[1,1,3,1,1]");
-	assert_null(al_node_in_shape(add, 2));
-	assert_null(al_node_in_shape(node(&l, "orphan"), 0));
+	assert_string_equal(fmt(ali_node_in_shape(add, 0)), "[1,1,3,8,8]");
+	assert_string_equal(fmt(ali_node_in_shape(add, 1)), "[1,1,3,1,1]");
+	assert_null(ali_node_in_shape(add, 2));
+	assert_null(ali_node_in_shape(node(&l, "orphan"), 0));
 	close_model(&l);
 }
 
@@ -831,11 +831,11 @@ static void test_mil_declared_vs_inferred(void **state)
 	expect_out(&l, "rs", 0, "[3,2]");
 	/* accessors for the rules */
 	struct al_shape s;
-	assert_true(al_mil_param_shape(node(&l, "conv_ok"), "weight", &s));
+	assert_true(ali_mil_param_shape(node(&l, "conv_ok"), "weight", &s));
 	assert_string_equal(fmt(&s), "[4,3,3,3]");
-	assert_true(al_mil_param_shape(node(&l, "conv_ok"), "x", &s));
+	assert_true(ali_mil_param_shape(node(&l, "conv_ok"), "x", &s));
 	assert_string_equal(fmt(&s), "[1*,3,8,8]");
-	assert_false(al_mil_param_shape(node(&l, "conv_ok"), "bias", &s));
+	assert_false(ali_mil_param_shape(node(&l, "conv_ok"), "bias", &s));
 	close_model(&l);
 }
 
@@ -990,7 +990,7 @@ static void test_flexible(void **state)
 
 	l = open_path(fixture("converted/arange_dynamic__mlp_fp16.mlpackage"));
 	struct al_shape x;
-	assert_true(al_mil_param_shape(node(&l, "x_to_fp16"), "x", &x));
+	assert_true(ali_mil_param_shape(node(&l, "x_to_fp16"), "x", &x));
 	assert_string_equal(fmt(&x), "[1,16*]");
 	expect_out(&l, "var_3_shape_cast_fp16", 0, "[2]");
 	expect_out(&l, "var_10", 0, "[?]");
@@ -1069,9 +1069,9 @@ static void test_out_of_memory(void **state)
 			al_diags *d = al_diags_new();
 			al_model *m = NULL;
 			assert_int_equal(al_model_open(fixture(files[f]), &m, d), AL_OK);
-			al_alloc_fail_after(k);
+			ali_alloc_fail_after(k);
 			enum al_status st = al_model_infer_shapes(m, d);
-			al_alloc_fail_after(0);
+			ali_alloc_fail_after(0);
 			assert_true(st == AL_OK || st == AL_E_NOMEM);
 			ok = st == AL_OK;
 			nomem |= st == AL_E_NOMEM;

@@ -11,13 +11,13 @@
 static void build_nested(struct al_buf *root)
 {
 	struct al_buf inner = {0}, mid = {0};
-	al_buf_uint(&inner, 4, 7);
-	al_buf_str(&mid, 2, "abc");
-	al_buf_len(&mid, 3, inner.p, inner.n);
-	al_buf_len(root, 1, mid.p, mid.n);
-	al_buf_str(root, 5, "zz");
-	al_buf_free(&inner);
-	al_buf_free(&mid);
+	ali_buf_uint(&inner, 4, 7);
+	ali_buf_str(&mid, 2, "abc");
+	ali_buf_len(&mid, 3, inner.p, inner.n);
+	ali_buf_len(root, 1, mid.p, mid.n);
+	ali_buf_str(root, 5, "zz");
+	ali_buf_free(&inner);
+	ali_buf_free(&mid);
 }
 
 static al_span sub(al_span m, uint32_t num)
@@ -32,15 +32,15 @@ static void test_no_edits_identical(void **state)
 	(void)state;
 	struct al_buf b = {0};
 	build_nested(&b);
-	struct al_splice *s = al_splice_new((al_span){b.p, b.n});
+	struct al_splice *s = ali_splice_new((al_span){b.p, b.n});
 	uint8_t *out;
 	size_t n;
-	assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+	assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 	assert_int_equal(n, b.n);
 	assert_memory_equal(out, b.p, n);
 	free(out);
-	al_splice_free(s);
-	al_buf_free(&b);
+	ali_splice_free(s);
+	ali_buf_free(&b);
 }
 
 static void test_replace_grows_lengths(void **state)
@@ -49,16 +49,16 @@ static void test_replace_grows_lengths(void **state)
 	struct al_buf b = {0};
 	build_nested(&b);
 	al_span root = {b.p, b.n}, mid = sub(root, 1), inner = sub(mid, 3);
-	struct al_splice *s = al_splice_new(root);
+	struct al_splice *s = ali_splice_new(root);
 	/* inner { 4: 7 } -> inner { 4: 7, 6: <200 bytes> }: lengths grow past one varint byte */
 	uint8_t big[200];
 	memset(big, 'x', sizeof big);
 	struct al_buf add = {0};
-	al_buf_len(&add, 6, big, sizeof big);
-	assert_int_equal(al_splice_replace(s, inner, inner.p + inner.n, 0, add.p, add.n), AL_OK);
+	ali_buf_len(&add, 6, big, sizeof big);
+	assert_int_equal(ali_splice_replace(s, inner, inner.p + inner.n, 0, add.p, add.n), AL_OK);
 	uint8_t *out;
 	size_t n;
-	assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+	assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 	al_span r = {out, n}, m2 = sub(r, 1), i2 = sub(m2, 3), f6 = sub(i2, 6);
 	assert_int_equal(f6.n, 200);
 	uint64_t v;
@@ -69,9 +69,9 @@ static void test_replace_grows_lengths(void **state)
 	al_span abc = sub(m2, 2);
 	assert_memory_equal(abc.p, "abc", 3);
 	free(out);
-	al_splice_free(s);
-	al_buf_free(&add);
-	al_buf_free(&b);
+	ali_splice_free(s);
+	ali_buf_free(&add);
+	ali_buf_free(&b);
 }
 
 static void test_insert_delete(void **state)
@@ -80,14 +80,14 @@ static void test_insert_delete(void **state)
 	struct al_buf b = {0};
 	build_nested(&b);
 	al_span root = {b.p, b.n}, mid = sub(root, 1), inner = sub(mid, 3);
-	struct al_splice *s = al_splice_new(root);
+	struct al_splice *s = ali_splice_new(root);
 	struct al_buf ins = {0};
-	al_buf_str(&ins, 9, "new");
-	assert_int_equal(al_splice_insert_before(s, inner, ins.p, ins.n), AL_OK);
-	assert_int_equal(al_splice_delete(s, sub(root, 5)), AL_OK);
+	ali_buf_str(&ins, 9, "new");
+	assert_int_equal(ali_splice_insert_before(s, inner, ins.p, ins.n), AL_OK);
+	assert_int_equal(ali_splice_delete(s, sub(root, 5)), AL_OK);
 	uint8_t *out;
 	size_t n;
-	assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+	assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 	al_span r = {out, n}, m2 = sub(r, 1);
 	assert_false(pb_has(r, 5));
 	al_span nw = sub(m2, 9);
@@ -95,9 +95,9 @@ static void test_insert_delete(void **state)
 	assert_true(pb_has(m2, 3));
 	assert_int_equal(n, b.n - 4 + 5);
 	free(out);
-	al_splice_free(s);
-	al_buf_free(&ins);
-	al_buf_free(&b);
+	ali_splice_free(s);
+	ali_buf_free(&ins);
+	ali_buf_free(&b);
 }
 
 static void test_overlap_and_bad_span_refused(void **state)
@@ -106,19 +106,19 @@ static void test_overlap_and_bad_span_refused(void **state)
 	struct al_buf b = {0};
 	build_nested(&b);
 	al_span root = {b.p, b.n}, mid = sub(root, 1), inner = sub(mid, 3);
-	struct al_splice *s = al_splice_new(root);
-	assert_int_equal(al_splice_replace(s, inner, inner.p, inner.n, "\x20\x01", 2), AL_OK);
-	assert_int_equal(al_splice_delete(s, mid), AL_OK); /* deletes what the first edits */
-	assert_int_equal(al_splice_finish(s, NULL), AL_E_INVALID_ARG);
-	al_splice_free(s);
-	s = al_splice_new(root);
+	struct al_splice *s = ali_splice_new(root);
+	assert_int_equal(ali_splice_replace(s, inner, inner.p, inner.n, "\x20\x01", 2), AL_OK);
+	assert_int_equal(ali_splice_delete(s, mid), AL_OK); /* deletes what the first edits */
+	assert_int_equal(ali_splice_finish(s, NULL), AL_E_INVALID_ARG);
+	ali_splice_free(s);
+	s = ali_splice_new(root);
 	uint8_t other[4] = {0};
-	assert_int_equal(al_splice_replace(s, (al_span){other, 4}, other, 1, "a", 1), AL_E_INVALID_ARG);
+	assert_int_equal(ali_splice_replace(s, (al_span){other, 4}, other, 1, "a", 1), AL_E_INVALID_ARG);
 	/* a span inside a string is not an enclosing message */
 	al_span abc = sub(mid, 2);
-	assert_int_not_equal(al_splice_replace(s, (al_span){abc.p + 1, 1}, abc.p + 1, 1, "q", 1), AL_OK);
-	al_splice_free(s);
-	al_buf_free(&b);
+	assert_int_not_equal(ali_splice_replace(s, (al_span){abc.p + 1, 1}, abc.p + 1, 1, "q", 1), AL_OK);
+	ali_splice_free(s);
+	ali_buf_free(&b);
 }
 
 /* Every .mlmodel under dir: no edits -> identical; each layer payload replaced
@@ -143,16 +143,16 @@ static int roundtrip_dir(const char *dir)
 			continue; /* hostile fixtures */
 		}
 		al_span root = m->maps[0].s;
-		struct al_splice *s = al_splice_new(root);
+		struct al_splice *s = ali_splice_new(root);
 		uint8_t *out;
 		size_t n;
-		assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+		assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 		assert_int_equal(n, root.n);
 		assert_memory_equal(out, root.p, n);
 		free(out);
-		al_splice_free(s);
+		ali_splice_free(s);
 		/* each top-level layer replaced by its own bytes */
-		s = al_splice_new(root);
+		s = ali_splice_new(root);
 		const struct al_node *first = NULL;
 		for (size_t i = 0; i < al_model_count(m); i++) {
 			const struct al_submodel *sm = al_model_get(m, i);
@@ -162,25 +162,25 @@ static int roundtrip_dir(const char *dir)
 					al_span msg = al_src(nd)->msg;
 					if (!msg.p || sm->world != AL_WORLD_NN || sm->graphs[g]->depth)
 						continue;
-					assert_int_equal(al_splice_replace(s, msg, msg.p, msg.n, msg.p, msg.n), AL_OK);
+					assert_int_equal(ali_splice_replace(s, msg, msg.p, msg.n, msg.p, msg.n), AL_OK);
 					if (!first)
 						first = nd;
 				}
 		}
-		assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+		assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 		assert_int_equal(n, root.n);
 		assert_memory_equal(out, root.p, n);
 		free(out);
-		al_splice_free(s);
+		ali_splice_free(s);
 		if (first) { /* rename the first layer to a 300-byte name */
-			s = al_splice_new(root);
+			s = ali_splice_new(root);
 			al_span msg = al_src(first)->msg, nm;
 			assert_true(pb_get_bytes(msg, 1, &nm));
 			char name[301];
 			memset(name, 'n', 300);
 			name[300] = 0;
-			assert_int_equal(al_splice_replace(s, nm, nm.p, nm.n, name, 300), AL_OK);
-			assert_int_equal(al_splice_to_buffer(s, &out, &n), AL_OK);
+			assert_int_equal(ali_splice_replace(s, nm, nm.p, nm.n, name, 300), AL_OK);
+			assert_int_equal(ali_splice_to_buffer(s, &out, &n), AL_OK);
 			al_model *m2 = NULL;
 			al_diags *d2 = al_diags_new();
 			enum al_status st2 = al_model_open_buffer(out, n, NULL, 0, "renamed", &m2, d2);
@@ -204,7 +204,7 @@ static int roundtrip_dir(const char *dir)
 			al_model_free(m2);
 			al_diags_free(d2);
 			free(out);
-			al_splice_free(s);
+			ali_splice_free(s);
 		}
 		al_model_free(m);
 		al_diags_free(d);

@@ -466,11 +466,11 @@ static void test_alloc_failures(void **state)
 		al_splitter *s = NULL;
 		uint8_t *bytes = NULL;
 		size_t n;
-		al_alloc_fail_after(k);
+		ali_alloc_fail_after(k);
 		enum al_status st = al_split_plan(m, &o, &s, dd);
 		if (st == AL_OK)
 			st = al_split_bytes(s, 2, &bytes, &n, dd);
-		al_alloc_fail_after(0);
+		ali_alloc_fail_after(0);
 		assert_true(st == AL_OK || st == AL_E_NOMEM);
 		done = st == AL_OK;
 		tried = k;
@@ -492,11 +492,11 @@ static void test_alloc_failures(void **state)
 		al_splitter *s = NULL;
 		uint8_t *bytes = NULL;
 		size_t n;
-		al_alloc_fail_after(k);
+		ali_alloc_fail_after(k);
 		enum al_status st = al_split_plan(m, &so, &s, dd);
 		if (st == AL_OK)
 			st = al_split_bytes(s, al_split_count(s), &bytes, &n, dd);
-		al_alloc_fail_after(0);
+		ali_alloc_fail_after(0);
 		assert_true(st == AL_OK || st == AL_E_NOMEM);
 		done = st == AL_OK;
 		tried = k;

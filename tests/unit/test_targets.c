@@ -25,11 +25,11 @@ static void test_count_and_at(void **state)
 		const struct al_target *t = al_target_at(i);
 		assert_non_null(t);
 		assert_string_equal(t->id, ids[i]);
-		assert_int_equal(al_target_index(t), (int)i);
+		assert_int_equal(ali_target_index(t), (int)i);
 	}
-	assert_int_equal(al_target_index(NULL), -1);
+	assert_int_equal(ali_target_index(NULL), -1);
 	struct al_target copy = *al_target_at(0);
-	assert_int_equal(al_target_index(&copy), -1);
+	assert_int_equal(ali_target_index(&copy), -1);
 }
 
 /* Every name (ids and aliases) appears once in the whole table. */
@@ -151,7 +151,7 @@ static uint32_t parse(const char *s)
 {
 	uint32_t f = 0xdeadbeef;
 	char bad[32];
-	if (!al_families_parse(s, &f, bad, sizeof bad)) {
+	if (!ali_families_parse(s, &f, bad, sizeof bad)) {
 		assert_int_equal(f, 0xdeadbeef); /* untouched on failure */
 		return 0xffffffffu;
 	}
@@ -181,9 +181,9 @@ static void test_families_parse(void **state)
 	}
 	char word[32];
 	uint32_t f;
-	assert_false(al_families_parse("a14, zzz", &f, word, sizeof word));
+	assert_false(ali_families_parse("a14, zzz", &f, word, sizeof word));
 	assert_string_equal(word, "zzz");
-	assert_false(al_families_parse(NULL, &f, NULL, 0));
+	assert_false(ali_families_parse(NULL, &f, NULL, 0));
 }
 
 /* Formatting: every subset formats to text that parses back to it. */
@@ -197,7 +197,7 @@ static void test_families_round_trip(void **state)
 		size_t n = al_rule_families(&r, buf, sizeof buf);
 		assert_int_equal(n, strlen(buf));
 		uint32_t back = 0;
-		if (!al_families_parse(buf, &back, NULL, 0))
+		if (!ali_families_parse(buf, &back, NULL, 0))
 			print_error("%#x -> '%s' does not parse\n", f, buf);
 		assert_int_equal(back, f);
 	}

@@ -471,9 +471,9 @@ static void test_out_of_memory(void **state)
 	for (unsigned long k = 1; k < 200 && !ok; k++) {
 		al_diags *d = al_diags_new();
 		al_user_rules *u = NULL;
-		al_alloc_fail_after(k);
+		ali_alloc_fail_after(k);
 		enum al_status st = al_user_rules_parse(good, strlen(good), "t.rules", &u, d);
-		al_alloc_fail_after(0);
+		ali_alloc_fail_after(0);
 		assert_true(st == AL_OK || st == AL_E_NOMEM);
 		assert_true((st == AL_OK) == (u != NULL));
 		ok = st == AL_OK;
@@ -490,9 +490,9 @@ static void test_out_of_memory(void **state)
 		assert_int_equal(al_model_open(fixture("crafted/mil_rules.mlpackage"), &m, d), AL_OK);
 		assert_int_equal(al_model_infer_shapes(m, d), AL_OK);
 		struct al_check_opts o = {.user_rules = u};
-		al_alloc_fail_after(k);
+		ali_alloc_fail_after(k);
 		enum al_status st = al_model_check(m, &o, d);
-		al_alloc_fail_after(0);
+		ali_alloc_fail_after(0);
 		assert_true(st == AL_OK || st == AL_E_NOMEM);
 		ok = st == AL_OK;
 		nomem |= st == AL_E_NOMEM;
