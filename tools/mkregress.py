@@ -113,19 +113,7 @@ def mlprogram_repeated_outputs(n):
     return model(7, desc, 502, program)
 
 
-MANIFEST = b"""{
-    "fileFormatVersion": "1.0.0",
-    "itemInfoEntries": {
-        "00000000-0000-0000-0000-000000000001": {
-            "author": "com.apple.CoreML",
-            "description": "CoreML Model Specification",
-            "name": "model.mlmodel",
-            "path": "com.apple.CoreML/model.mlmodel"
-        }
-    },
-    "rootModelIdentifier": "00000000-0000-0000-0000-000000000001"
-}
-"""
+from regress_inputs import MANIFEST  # noqa: E402  (one Manifest.json for every framing)
 
 
 def package_framing(model_bytes, weights=b""):
