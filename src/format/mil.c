@@ -570,7 +570,7 @@ static void check_blobs(struct walk *w)
 
 /* ================================================================ blocks and ops */
 
-/* Every ML Program graph is allocated as a mil_graph (al_mil_block_io reads
+/* Every ML Program graph is allocated as a mil_graph (ali_mil_block_io reads
  * the block interface the view struct has no room for). */
 struct mil_graph {
 	struct al_graph g;

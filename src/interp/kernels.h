@@ -68,7 +68,7 @@ struct al_conv2d {
  * (groups, strides or dilations < 1, negative sizes or padding). */
 bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y);
-/* Transposed convolution (the gradient of al_conv2d with the same fields, cin the
+/* Transposed convolution (the gradient of ali_conv2d with the same fields, cin the
  * input channels and cout the output channels): x [n,cin,h,w],
  * w [cin, cout/groups, kh, kw], bias [cout] or NULL -> y [n,cout,oh,ow], where
  *   oh = (h-1)*sh - pt - pb + dh*(kh-1) + 1 (+ any output padding, which the caller

@@ -285,7 +285,7 @@ static void test_conv_hand(void **state)
 {
 	(void)state;
 	const float x9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-	conv_fn fns[2] = {al_conv2d, ali_conv2d_naive};
+	conv_fn fns[2] = {ali_conv2d, ali_conv2d_naive};
 	for (int f = 0; f < 2; f++) {
 		conv_fn conv = fns[f];
 		/* valid 2x2 kernel [1 0; 0 1] + bias 1: x[i][j] + x[i+1][j+1] + 1 */
