@@ -70,7 +70,8 @@ static enum al_status index_sub(struct al_arena *arena, const struct al_submodel
 		ali_free(c.graphs);
 		return AL_E_NOMEM;
 	}
-	qsort(c.graphs, c.n, sizeof *c.graphs, ali_graph_slot_cmp);
+	if (c.n) /* a pipeline's root has no graph: c.graphs is NULL */
+		qsort(c.graphs, c.n, sizeof *c.graphs, ali_graph_slot_cmp);
 	uint32_t n = 0;
 	uint64_t slots = 0;
 	for (uint32_t i = 0; i < c.n; i++) {

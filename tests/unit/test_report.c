@@ -249,6 +249,33 @@ static void test_sinks_do_not_analyse(void **state)
 	al_diags_free(d);
 }
 
+/* --target all on a pipeline: its root has no graph of its own (fuzz_mlmodel
+ * found UBSan's qsort(NULL, 0) in index_sub); every stage is viewed per target. */
+static void test_analyse_pipeline_all_targets(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	struct al_report_item it = {.path = fixture("crafted/enum_pipeline.mlmodel"), .diags = d};
+	assert_int_equal(al_model_open(it.path, &it.model, d), AL_OK);
+	assert_int_equal(al_model_check(it.model, NULL, d), AL_OK);
+	struct al_report_opts o = {.all_targets = true, .plans = true};
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_OK);
+	assert_true(al_model_count(it.model) > 1);
+	assert_int_equal(al_model_get(it.model, 0)->n_graphs, 0);
+	for (size_t t = 0; t < al_targets_count(); t++)
+		for (size_t k = 0; k < al_model_count(it.model); k++) {
+			const struct al_view *v = ali_analysis_view(it.analysis, t, k);
+			assert_non_null(v);
+			assert_ptr_equal(v->s, al_model_get(it.model, k));
+			assert_ptr_equal(v->target, al_target_at(t));
+			assert_non_null(v->plan);
+		}
+	free(sink_output(al_sink_by_name("html"), false, &it, &o));
+	al_analysis_free(it.analysis);
+	al_model_free(it.model);
+	al_diags_free(d);
+}
+
 /* A failure while analysing is the item's status and an error in d, and the
  * sinks show it where the plan would be; a sink given a model nobody analysed
  * says so instead of planning it. */
@@ -289,6 +316,7 @@ int main(void)
 		cmocka_unit_test(test_sink_by_extension),
 		cmocka_unit_test(test_dag),
 		cmocka_unit_test(test_sinks_do_not_analyse),
+		cmocka_unit_test(test_analyse_pipeline_all_targets),
 		cmocka_unit_test(test_analyse_failure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
