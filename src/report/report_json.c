@@ -34,6 +34,17 @@ static json_object *conf_str(char c)
 	return ali_json_string(s);
 }
 
+/* The chip families and OS releases a rule applies to, on a finding (they say
+ * where the prediction holds; explain and the rules table give the same). */
+static void add_scope(json_object *f, const struct al_rule *rule)
+{
+	char buf[128];
+	al_rule_families(rule, buf, sizeof buf);
+	json_object_object_add(f, "families", ali_json_string(buf));
+	al_rule_releases(rule, buf, sizeof buf);
+	json_object_object_add(f, "releases", ali_json_string(buf));
+}
+
 static json_object *diag_json(const struct al_diag *x)
 {
 	json_object *o = json_object_new_object();
@@ -144,6 +155,7 @@ static void layer_json(void *vctx, const struct al_node *n)
 		json_object_object_add(f, "rule", ali_json_string(rule->id));
 		json_object_object_add(f, "kind", ali_json_string(al_rule_kind_name(rule->kind)));
 		json_object_object_add(f, "confidence", conf_str(rule->confidence));
+		add_scope(f, rule);
 		json_object_object_add(f, "reason", ali_json_string(n->verdict.reasons[r]));
 		json_object_array_add(findings, f);
 		if (reason) {
@@ -212,6 +224,7 @@ static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
 			json_object_object_add(j, "kind", ali_json_string(al_rule_kind_name(x->rule->kind)));
 			json_object_object_add(j, "unit", ali_json_string(al_unit_name(x->rule->unit)));
 			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
+			add_scope(j, x->rule);
 			json_object_object_add(j, "reason", ali_json_string(x->reason ? x->reason : ""));
 			json_object_array_add(f, j);
 		}

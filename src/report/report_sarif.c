@@ -219,6 +219,9 @@ static json_object *rule_json(const struct al_rule *r)
 	char fam[128];
 	al_rule_families(r, fam, sizeof fam);
 	json_object_object_add(p, "families", str(fam));
+	char rel[128];
+	al_rule_releases(r, rel, sizeof rel);
+	json_object_object_add(p, "releases", str(rel));
 	json_object_object_add(p, "origin", r->origin ? str(r->origin) : NULL);
 	json_object *tags = json_object_new_array();
 	json_object_array_add(tags, str("performance"));
