@@ -1,32 +1,56 @@
 # anelint build. `make` builds build/anelint; `make check` builds and runs every test;
 # `make asan` runs the suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # `make fuzz` / `make fuzz-long` build the libFuzzer harnesses (clang) and run them (fuzz/README.md).
+# `make install` (PREFIX, DESTDIR) installs the CLI, the static and shared library, the
+# header, anelint.pc, the man page and shell completions; `make uninstall` removes them.
 # Dependencies (Debian): libjson-c-dev (Manifest.json, JSON reports), libcmocka-dev (tests),
-# libopenblas-dev (optional: fast matmul/conv for `anelint run`; BLAS=0 to build without).
+# libopenblas-dev (optional: fast matmul/conv for `anelint run`; BLAS=none to build without).
+# macOS: Homebrew json-c and pkg-config; BLAS=accelerate is the default there (README).
+# PORTABLE=1 builds the portable fallbacks of the Linux-only calls (src/base/platform.c).
 
 CC      ?= cc
 BUILD   ?= build
 WERROR  ?= -Werror
 OPT     ?= -O2
 SAN     ?=
+UNAME_S ?= $(shell uname -s)
+VERSION := $(shell sed -n 's/^\#define ANELINT_VERSION "\(.*\)"/\1/p' include/anelint.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+PREFIX  ?= /usr/local
+DESTDIR ?=
+PORTABLE ?= 0
 # The library's stages, lowest first: a file may include headers of its own
 # stage and of those below it (tests/architecture.sh checks this and that no
 # two library objects use each other's symbols in a circle).
 STAGES  = base format analysis interp rewrite report cli
+# -fPIC and hidden visibility: the same objects make the static and the shared
+# library, which exports only the AL_API declarations of include/anelint.h.
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
-              -Wno-unused-parameter -Iinclude $(STAGES:%=-Isrc/%) $(SAN)
+              -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude $(STAGES:%=-Isrc/%) $(SAN) \
+              $(if $(filter 1,$(PORTABLE)),-DAL_PORTABLE)
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# BLAS (ali_gemm -> cblas_sgemm): on by default when OpenBLAS is installed
-# (libopenblas-dev); `make BLAS=0` builds the portable loops instead. After
-# switching, `make clean` (objects do not track the flag).
+# BLAS (ali_gemm -> cblas_sgemm): BLAS=accelerate (Apple's Accelerate; the
+# default on macOS), BLAS=openblas (the default on Linux when libopenblas-dev is
+# installed), BLAS=none (the portable loops; also 0, and 1 means openblas).
+# After switching, `make clean` (objects do not track the flag).
+ifeq ($(UNAME_S),Darwin)
+BLAS ?= accelerate
+else
 BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \
-		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo 1; else echo 0; fi)
-ifeq ($(BLAS),1)
+		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo openblas; else echo none; fi)
+endif
+ifneq ($(filter 1 openblas,$(BLAS)),)
 BLAS_CFLAGS := -DANELINT_BLAS=1 $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
 		echo -lopenblas)
+else ifeq ($(BLAS),accelerate)
+# tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
+BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate
+BLAS_LIBS   := -framework Accelerate
+else ifeq ($(filter 0 none,$(BLAS)),)
+$(error BLAS=$(BLAS): use accelerate, openblas or none)
 endif
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm
@@ -38,7 +62,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-all: $(BUILD)/anelint
+all: $(BUILD)/anelint shared
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*.def)
 	@mkdir -p $(dir $@)
@@ -58,6 +82,87 @@ $(BUILD)/libanelint.a: $(LIB_OBJ)
 $(BUILD)/anelint: $(CLI_OBJ) $(BUILD)/libanelint.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The shared library: the same objects, exporting only AL_API (hidden visibility).
+# Linux: libanelint.so.VERSION, soname libanelint.so.MAJOR; macOS: libanelint.MAJOR.dylib.
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+ifeq ($(UNAME_S),Darwin)
+SHLIB_REAL   := libanelint.$(SOVERSION).dylib
+SHLIB_SONAME := $(SHLIB_REAL)
+SHLIB_DEV    := libanelint.dylib
+SHLIB_FLAGS   = -dynamiclib -install_name $(LIBDIR)/$(SHLIB_SONAME) \
+		-compatibility_version $(SOVERSION) -current_version $(VERSION)
+else
+SHLIB_REAL   := libanelint.so.$(VERSION)
+SHLIB_SONAME := libanelint.so.$(SOVERSION)
+SHLIB_DEV    := libanelint.so
+SHLIB_FLAGS   = -shared -Wl,-soname,$(SHLIB_SONAME)
+endif
+
+$(BUILD)/$(SHLIB_REAL): $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(SHLIB_FLAGS) -o $@ $^ $(LDLIBS)
+	ln -sf $(SHLIB_REAL) $(BUILD)/$(SHLIB_DEV)
+	$(if $(filter-out $(SHLIB_REAL),$(SHLIB_SONAME)),ln -sf $(SHLIB_REAL) $(BUILD)/$(SHLIB_SONAME))
+
+shared: $(BUILD)/$(SHLIB_REAL)
+
+# Generated from the CLI's own tables (anelint --help-man, --completion SHELL).
+$(BUILD)/share/anelint.1: $(BUILD)/anelint
+	@mkdir -p $(dir $@)
+	$(BUILD)/anelint --help-man >$@
+$(BUILD)/share/anelint.bash $(BUILD)/share/_anelint $(BUILD)/share/anelint.fish: $(BUILD)/anelint
+	@mkdir -p $(dir $@)
+	$(BUILD)/anelint --completion bash >$(BUILD)/share/anelint.bash
+	$(BUILD)/anelint --completion zsh >$(BUILD)/share/_anelint
+	$(BUILD)/anelint --completion fish >$(BUILD)/share/anelint.fish
+
+# rewritten every time: it holds PREFIX, which each make install may change
+$(BUILD)/anelint.pc: FORCE
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+		'Name: anelint' 'Description: predicts where Core ML runs each layer (Apple Neural Engine, GPU, CPU)' \
+		'Version: $(VERSION)' 'Requires.private: json-c' 'Libs: -L$${libdir} -lanelint' \
+		'Libs.private: $(BLAS_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
+
+INSTALL_DOCS = $(BUILD)/share/anelint.1 $(BUILD)/share/anelint.bash $(BUILD)/share/_anelint $(BUILD)/share/anelint.fish
+install: $(BUILD)/anelint $(BUILD)/libanelint.a $(BUILD)/$(SHLIB_REAL) $(BUILD)/anelint.pc $(INSTALL_DOCS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	install -m 755 $(BUILD)/anelint $(DESTDIR)$(BINDIR)/anelint
+	install -m 644 $(BUILD)/libanelint.a $(DESTDIR)$(LIBDIR)/libanelint.a
+	install -m 755 $(BUILD)/$(SHLIB_REAL) $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL)
+	$(if $(filter-out $(SHLIB_REAL),$(SHLIB_SONAME)),ln -sf $(SHLIB_REAL) $(DESTDIR)$(LIBDIR)/$(SHLIB_SONAME))
+	ln -sf $(SHLIB_SONAME) $(DESTDIR)$(LIBDIR)/$(SHLIB_DEV)
+	install -m 644 include/anelint.h $(DESTDIR)$(INCDIR)/anelint.h
+	install -m 644 $(BUILD)/anelint.pc $(DESTDIR)$(LIBDIR)/pkgconfig/anelint.pc
+	install -m 644 $(BUILD)/share/anelint.1 $(DESTDIR)$(MANDIR)/man1/anelint.1
+	install -m 644 $(BUILD)/share/anelint.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/anelint
+	install -m 644 $(BUILD)/share/_anelint $(DESTDIR)$(DATADIR)/zsh/site-functions/_anelint
+	install -m 644 $(BUILD)/share/anelint.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/anelint.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/anelint $(DESTDIR)$(LIBDIR)/libanelint.a $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL) \
+		$(DESTDIR)$(LIBDIR)/$(SHLIB_SONAME) $(DESTDIR)$(LIBDIR)/$(SHLIB_DEV) $(DESTDIR)$(INCDIR)/anelint.h \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/anelint.pc $(DESTDIR)$(MANDIR)/man1/anelint.1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/anelint $(DESTDIR)$(DATADIR)/zsh/site-functions/_anelint \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/anelint.fish
+
+# make install into a scratch DESTDIR, then tests/install/run.sh: a C program built
+# through pkg-config against the installed shared library checks a bundled model;
+# only al_ symbols are exported; the man page and completions cover every option;
+# make uninstall leaves nothing behind.
+install-check: $(BUILD)/anelint
+	rm -rf $(BUILD)/destdir
+	$(MAKE) install DESTDIR=$(abspath $(BUILD))/destdir PREFIX=/opt/anelint
+	ANELINT=$(BUILD)/anelint DESTDIR=$(abspath $(BUILD))/destdir PREFIX=/opt/anelint CC="$(CC)" sh tests/install/run.sh
+	$(MAKE) uninstall DESTDIR=$(abspath $(BUILD))/destdir PREFIX=/opt/anelint
+	@left=$$(find $(BUILD)/destdir -type f -o -type l); [ -z "$$left" ] || { echo "uninstall left: $$left"; exit 1; }
+	@echo "install-check: make uninstall removed every file"
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libanelint.a tests/unit/testutil.h tests/unit/pbwrite.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libanelint.a $(LDLIBS) $(CMOCKA_LIBS)
@@ -72,6 +177,28 @@ $(BUILD)/tests/test_base_noseek: tests/unit/test_base.c src/base/atomic.c $(BUIL
 # Unit tests (cmocka) then the CLI tests (golden outputs, rules, bad input, corpus).
 check: $(BUILD)/anelint $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 	ANELINT=$(BUILD)/anelint BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN) $(BUILD)/tests/test_base_noseek
+
+# The portable fallbacks of src/base/platform.c, forced (-DAL_PORTABLE) into
+# build-portable/: every unit test, and the CLI tests that write through them
+# (fix and split write through the in-kernel copy, packages are swapped by rename).
+PORTABLE_SCRIPTS ?= tests/fix.sh tests/fix_mil.sh tests/split.sh tests/io_files.sh tests/portability.sh
+check-portable:
+	$(MAKE) BUILD=build-portable PORTABLE=1 build-portable/anelint $(TEST_BIN:$(BUILD)/%=build-portable/%)
+	ANELINT=build-portable/anelint BUILD=build-portable TEST_SCRIPTS="$(PORTABLE_SCRIPTS)" \
+		sh tests/run.sh $(TEST_BIN:$(BUILD)/%=build-portable/%)
+
+# The library built against musl (Debian musl-tools) as a proxy for a libc that is
+# not glibc: every object of libanelint.a compiles and archives. No musl build of
+# json-c exists in Debian, so its headers (plain C declarations) are reached through
+# build-musl/include/json-c, a link to the system's; the CLI, which would link
+# json-c, is not built. BLAS=none: no musl OpenBLAS either.
+MUSL_CC ?= musl-gcc
+check-musl:
+	@mkdir -p build-musl/include
+	@ln -sfn "$$(pkg-config --variable=includedir json-c)/json-c" build-musl/include/json-c
+	$(MAKE) BUILD=build-musl CC=$(MUSL_CC) BLAS=none JSON_CFLAGS="-Ibuild-musl/include -Ibuild-musl/include/json-c" \
+		build-musl/libanelint.a
+	@nm build-musl/libanelint.a | grep -q ' T al_model_check$$' && echo "musl: build-musl/libanelint.a builds"
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
@@ -132,6 +259,8 @@ observed-models:
 	python3 tools/mkobserved.py --out $(BUILD)/observed >/dev/null
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-portable build-musl
 
-.PHONY: all check asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+FORCE:
+
+.PHONY: FORCE all shared install uninstall install-check check check-portable check-musl asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long

@@ -6,7 +6,7 @@
  *                      mkstemp/mkdtemp alone would give 0600/0700)
  *   (the caller fills it: a->fd, or files inside a->tmp)
  *   ali_atomic_commit   fsync, rename over the target; a directory target is
- *                      replaced only on request (RENAME_EXCHANGE where the
+ *                      replaced only on request (ali_rename_exchange where the
  *                      system has it, else move aside, rename, remove)
  *   ali_atomic_abort    remove the temporary (recursively): no partial output
  * ali_write_atomic wraps the three for one file; ali_write_all and ali_remove_tree
@@ -152,10 +152,8 @@ static void sync_parent(const char *path)
 /* Move the existing directory a->dest away and a->tmp into its place. */
 static int replace_dir(struct al_atomic *a)
 {
-#ifdef RENAME_EXCHANGE
-	if (renameat2(AT_FDCWD, a->tmp, AT_FDCWD, a->dest, RENAME_EXCHANGE) == 0)
+	if (ali_rename_exchange(a->tmp, a->dest) == 0)
 		return 0; /* a->tmp now holds the old one: removed by the caller */
-#endif
 	size_t n = strlen(a->dest) + 16;
 	char *old = ali_malloc(n);
 	if (!old)

@@ -130,6 +130,19 @@ void ali_atomic_abort(struct al_atomic *a);
  * with errno, on failure). */
 enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
 			       al_diags *d);
+/* ------------------------------------------------------------------ platform (platform.c)
+ * Calls only some systems have, behind feature checks with portable fallbacks
+ * (forced by -DAL_PORTABLE). ali_rename_exchange / ali_copy_file_range return
+ * -1 with errno ENOSYS where the system has no such call. */
+bool ali_platform_portable(void); /* true when the fallbacks are in use */
+int ali_rename_exchange(const char *a, const char *b);
+long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n);
+void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
+void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */
+/* Sort with a context pointer (qsort_r differs between glibc and BSD/macOS). */
+void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+		void *ctx);
+
 /* Copy n bytes of in_fd from offset off to out_fd's current position,
  * keeping the input's holes as holes (SEEK_DATA/SEEK_HOLE) where the system
  * has them; false with errno on failure (a short input is an error). */

@@ -72,7 +72,7 @@ enum al_status ali_map_file(const char *path, const char *shown, struct al_map *
 		 * would pull the weights in. Measured on a generated 495 MB model (bench/):
 		 * a cold check took 376 ms with default readahead, ~10 ms with MADV_RANDOM.
 		 * A stage that streams every weight (the interpreter) re-advises. */
-		(void)madvise(p, (size_t)st.st_size, MADV_RANDOM);
+		ali_advise_random(p, (size_t)st.st_size);
 		ali_guard_add(p, (size_t)st.st_size, name);
 		m->base = p;
 		m->len = (size_t)st.st_size;

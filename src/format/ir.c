@@ -4,7 +4,6 @@
 #include "model.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 void ali_model_trim(const struct al_model *m)
 {
@@ -23,7 +22,7 @@ void ali_model_trim(const struct al_model *m)
 		return;
 	for (int i = 0; i < m->n_maps; i++)
 		if (m->maps[i].base)
-			(void)madvise(m->maps[i].base, m->maps[i].len, MADV_DONTNEED);
+			ali_advise_dontneed(m->maps[i].base, m->maps[i].len);
 }
 
 bool ali_model_reserve_nodes(struct al_model *m, size_t n)

@@ -24,8 +24,8 @@
  * would otherwise turn 100 MB into ~10 GB of IR (about 100 bytes per node). */
 #define AL_MAX_NODES (1u << 20)
 
-/* Unmap every resident page of the model's read-only file mappings (madvise
- * MADV_DONTNEED). Nothing is lost: the mapping stays valid and a later read
+/* Unmap every resident page of the model's read-only file mappings (ali_advise_dontneed:
+ * MADV_DONTNEED on Linux, a hint elsewhere). Nothing is lost: the mapping stays valid and a later read
  * re-faults from the page cache. The loaders and rules call it as they go so
  * that peak RSS follows the layer headers in use, not the weights beside them. */
 struct al_model;

@@ -351,7 +351,7 @@ enum al_status ali_splice_finish(struct al_splice *s, size_t *out_size)
 		return AL_E_NOMEM;
 	for (size_t i = 0; i < s->nf; i++)
 		order[i] = i;
-	qsort_r(order, s->nf, sizeof *order, cmp_depth, s->f);
+	ali_sort_r(order, s->nf, sizeof *order, cmp_depth, s->f);
 	size_t n_changed = 0;
 	for (size_t k = 0; k < s->nf; k++) {
 		struct sp_field *f = &s->f[order[k]];
@@ -437,12 +437,11 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		       int out_fd)
 {
 	while (n && in_fd >= 0 && *cfr_ok) {
-		loff_t off = (loff_t)from;
-		ssize_t k = copy_file_range(in_fd, &off, out_fd, NULL, n, 0);
+		long long k = ali_copy_file_range(in_fd, from, out_fd, n);
 		if (k <= 0) {
 			if (k < 0 && errno == EINTR)
 				continue;
-			*cfr_ok = false; /* EXDEV, ENOSYS, EINVAL...: write from memory */
+			*cfr_ok = false; /* EXDEV, ENOSYS (no such call), EINVAL...: write from memory */
 			break;
 		}
 		from += (size_t)k;

@@ -53,8 +53,8 @@ enum al_status ali_splice_delete(struct al_splice *s, al_span msg);
 /* Resolve lengths; AL_E_INVALID_ARG when edits overlap. Then the output size. */
 enum al_status ali_splice_finish(struct al_splice *s, size_t *out_size);
 /* The output into a new buffer (ali_free it) or onto fd. in_fd >= 0: the root
- * as a readable file (root.p = its first byte), copied with copy_file_range
- * where the kernel can; else written from memory. */
+ * as a readable file (root.p = its first byte), copied in the kernel
+ * (ali_copy_file_range) where the system can; else written from memory. */
 enum al_status ali_splice_to_buffer(struct al_splice *s, uint8_t **out, size_t *n);
 enum al_status ali_splice_to_fd(struct al_splice *s, int in_fd, int out_fd);
 

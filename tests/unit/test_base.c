@@ -3,7 +3,8 @@
  * without blocking, the atomic writer (modes from the umask, nothing left on
  * failure, directories renamed whole, a package replaced), and copies that
  * keep holes (and, forced dense, the budget on sparse inputs), down to the
- * package writer of `fix`. */
+ * package writer of `fix`. The platform calls (src/base/platform.c) in both
+ * builds: `make check-portable` runs this file with their fallbacks forced. */
 #include "testutil.h"
 
 #include "anelint.h"
@@ -185,6 +186,68 @@ static void test_write_atomic(void **state)
 	rmdir(at("dir"));
 }
 
+/* ali_sort_r with its context, and the two calls with fallbacks: the build
+ * says which it has (-DAL_PORTABLE: ENOSYS, and the callers fall back). */
+static int cmp_by_key(const void *a, const void *b, void *ctx)
+{
+	const int *key = ctx;
+	int x = key[*(const size_t *)a], y = key[*(const size_t *)b];
+	return (x > y) - (x < y);
+}
+
+static void test_platform(void **state)
+{
+	(void)state;
+	int key[] = {5, -1, 9, 0, 5, 3, -7, 2, 8, 1, 4};
+	size_t n = sizeof key / sizeof key[0], order[sizeof key / sizeof key[0]];
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	ali_sort_r(order, n, sizeof *order, cmp_by_key, key);
+	for (size_t i = 1; i < n; i++)
+		assert_true(key[order[i - 1]] <= key[order[i]]);
+	ali_sort_r(order, 0, sizeof *order, cmp_by_key, key); /* nothing to sort */
+#ifdef AL_PORTABLE
+	assert_true(ali_platform_portable());
+#endif
+	/* two directories swapped whole, or ENOSYS where the system cannot */
+	assert_int_equal(mkdir(at("sa"), 0777), 0);
+	assert_int_equal(mkdir(at("sb"), 0777), 0);
+	assert_int_equal(mkdir(at("sb/inner"), 0777), 0);
+	int rc = ali_rename_exchange(at("sa"), at("sb"));
+	if (ali_platform_portable()) {
+		assert_int_equal(rc, -1);
+		assert_int_equal(errno, ENOSYS);
+		assert_int_equal(count_entries(at("sb")), 1);
+	} else {
+		assert_int_equal(rc, 0);
+		assert_int_equal(count_entries(at("sa")), 1);
+		assert_int_equal(count_entries(at("sb")), 0);
+	}
+	/* an in-kernel copy of 5 bytes from offset 2, or ENOSYS */
+	int in = open(at("cfr_in"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int out = open(at("cfr_out"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(in >= 0 && out >= 0);
+	assert_true(ali_write_all(in, "0123456789", 10));
+	long long k = ali_copy_file_range(in, 2, out, 5);
+	if (ali_platform_portable()) {
+		assert_int_equal(k, -1);
+		assert_int_equal(errno, ENOSYS);
+	} else {
+		assert_int_equal(k, 5);
+		char buf[8] = {0};
+		assert_int_equal(pread(out, buf, sizeof buf, 0), 5);
+		assert_string_equal(buf, "23456");
+	}
+	close(in);
+	close(out);
+	unlink(at("cfr_in"));
+	unlink(at("cfr_out"));
+	rmdir(at("sa/inner"));
+	rmdir(at("sb/inner"));
+	rmdir(at("sa"));
+	rmdir(at("sb"));
+}
+
 /* A sparse file: `size` bytes, data only at 0 and in the middle. */
 static void make_sparse(const char *path, off_t size)
 {
@@ -317,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_rd),
 		cmocka_unit_test(test_open_regular),
 		cmocka_unit_test(test_write_atomic),
+		cmocka_unit_test(test_platform),
 		cmocka_unit_test(test_copy_holes),
 		cmocka_unit_test(test_sparse_package),
 	};

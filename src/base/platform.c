@@ -1,0 +1,113 @@
+/* platform.c: the only file that may call what one system has and POSIX does
+ * not (tests/portability.sh fails the build on such calls anywhere else). Each
+ * call sits behind a feature check, with a portable fallback that `make
+ * PORTABLE=1` (-DAL_PORTABLE) forces, so the fallbacks are tested on Linux too:
+ *   ali_rename_exchange  renameat2(RENAME_EXCHANGE), glibc >= 2.28; else ENOSYS
+ *                        (the caller moves the old directory aside instead)
+ *   ali_copy_file_range  copy_file_range (in-kernel copy), glibc >= 2.27; else
+ *                        ENOSYS (the caller writes from its mapping)
+ *   ali_advise_random    posix_madvise(POSIX_MADV_RANDOM): POSIX, everywhere
+ *   ali_advise_dontneed  madvise(MADV_DONTNEED) on Linux (drops clean file
+ *                        pages at once); else posix_madvise, a hint
+ *   ali_sort_r           a heap sort with a context pointer: qsort_r's argument
+ *                        order differs between glibc and macOS/BSD, so none. */
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if !defined(AL_PORTABLE) && defined(__linux__) && defined(__GLIBC__) && \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 28))
+#define HAVE_LINUX_CALLS 1
+#else
+#define HAVE_LINUX_CALLS 0
+#endif
+
+bool ali_platform_portable(void)
+{
+	return !HAVE_LINUX_CALLS;
+}
+
+int ali_rename_exchange(const char *a, const char *b)
+{
+#if HAVE_LINUX_CALLS && defined(RENAME_EXCHANGE)
+	return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+#else
+	(void)a;
+	(void)b;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n)
+{
+#if HAVE_LINUX_CALLS
+	loff_t o = (loff_t)off;
+	return (long long)copy_file_range(in_fd, &o, out_fd, NULL, n, 0);
+#else
+	(void)in_fd;
+	(void)off;
+	(void)out_fd;
+	(void)n;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+void ali_advise_random(void *p, size_t n)
+{
+	(void)posix_madvise(p, n, POSIX_MADV_RANDOM);
+}
+
+void ali_advise_dontneed(void *p, size_t n)
+{
+#if HAVE_LINUX_CALLS && defined(MADV_DONTNEED)
+	(void)madvise(p, n, MADV_DONTNEED);
+#else
+	(void)posix_madvise(p, n, POSIX_MADV_DONTNEED);
+#endif
+}
+
+static void swap_bytes(unsigned char *a, unsigned char *b, size_t size)
+{
+	while (size--) {
+		unsigned char t = *a;
+		*a++ = *b;
+		*b++ = t;
+	}
+}
+
+static void sift_down(unsigned char *v, size_t root, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *, void *), void *ctx)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		if (child >= n)
+			return;
+		if (child + 1 < n && cmp(v + child * size, v + (child + 1) * size, ctx) < 0)
+			child++;
+		if (cmp(v + root * size, v + child * size, ctx) >= 0)
+			return;
+		swap_bytes(v + root * size, v + child * size, size);
+		root = child;
+	}
+}
+
+void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+		void *ctx)
+{
+	unsigned char *v = base;
+	if (n < 2)
+		return;
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, i, n, size, cmp, ctx);
+	for (size_t end = n - 1; end > 0; end--) {
+		swap_bytes(v, v + end * size, size);
+		sift_down(v, 0, end, size, cmp, ctx);
+	}
+}
