@@ -35,6 +35,18 @@
 extern "C" {
 #endif
 
+/* AL_API marks the public API: the shared library is built with
+ * -fvisibility=hidden and exports exactly the declarations that carry it
+ * (tests/architecture.py checks every function here does). */
+#if defined(__GNUC__) || defined(__clang__)
+#define AL_API __attribute__((visibility("default")))
+#else
+#define AL_API
+#endif
+
+/* The one version of anelint: the CLI's --version, al_version(), the JSON
+ * outputs, the pkg-config file and the shared library's name (Makefile) all
+ * read it from here. */
 #define ANELINT_VERSION "0.1.0"
 /* Version of the JSON report schema (docs/json-schema.md). */
 #define ANELINT_JSON_SCHEMA_VERSION 2
@@ -47,7 +59,9 @@ enum al_status {
 	AL_E_UNSUPPORTED = -4, /* well-formed but not something anelint reads */
 	AL_E_INVALID_ARG = -5, /* caller error */
 };
-const char *al_status_str(enum al_status s);
+AL_API const char *al_status_str(enum al_status s);
+/* ANELINT_VERSION of the library actually linked (may differ from the header's). */
+AL_API const char *al_version(void);
 
 /* ------------------------------------------------------------------ diagnostics */
 
@@ -63,13 +77,13 @@ struct al_diag {
 };
 
 typedef struct al_diags al_diags;
-al_diags *al_diags_new(void);
-void al_diags_free(al_diags *d);
-size_t al_diags_count(const al_diags *d);
-const struct al_diag *al_diags_get(const al_diags *d, size_t i);
-size_t al_diags_errors(const al_diags *d);
+AL_API al_diags *al_diags_new(void);
+AL_API void al_diags_free(al_diags *d);
+AL_API size_t al_diags_count(const al_diags *d);
+AL_API const struct al_diag *al_diags_get(const al_diags *d, size_t i);
+AL_API size_t al_diags_errors(const al_diags *d);
 /* Diagnostics counted but not kept (a list keeps the first 200). */
-size_t al_diags_dropped(const al_diags *d);
+AL_API size_t al_diags_dropped(const al_diags *d);
 
 /* ------------------------------------------------------------------ rules */
 
@@ -81,7 +95,7 @@ enum al_unit {
 	AL_UNIT_NONE, /* not a compute op (e.g. a non-neural model) */
 	AL_UNIT_COUNT
 };
-const char *al_unit_name(enum al_unit u); /* "ane", "gpu", "cpu", "gpu_or_cpu", "none" */
+AL_API const char *al_unit_name(enum al_unit u); /* "ane", "gpu", "cpu", "gpu_or_cpu", "none" */
 
 /* What firing a rule means. */
 enum al_rule_kind {
@@ -90,7 +104,7 @@ enum al_rule_kind {
 	AL_RULE_WARN,    /* stays on the ANE (or undecided), but costs speed or accuracy */
 	AL_RULE_KIND_COUNT
 };
-const char *al_rule_kind_name(enum al_rule_kind k); /* "illegal", "cost", "warn" */
+AL_API const char *al_rule_kind_name(enum al_rule_kind k); /* "illegal", "cost", "warn" */
 
 /* Which graphs a rule looks at. */
 enum al_rule_scope {
@@ -116,17 +130,17 @@ struct al_rule {
 	uint32_t releases;      /* OS releases it applies to: bit i = al_release_at(i) */
 	const char *origin;     /* NULL: built in; "file:line" of a user rule (--rules FILE) */
 };
-size_t al_rules_count(void);
-const struct al_rule *al_rule_at(size_t i);
-const struct al_rule *al_rule_find(const char *id_or_name);
+AL_API size_t al_rules_count(void);
+AL_API const struct al_rule *al_rule_at(size_t i);
+AL_API const struct al_rule *al_rule_find(const char *id_or_name);
 
 struct al_target;
 /* Whether rule r is evaluated when checking for target t (NULL t: the default target). */
-bool al_rule_applies(const struct al_rule *r, const struct al_target *t);
+AL_API bool al_rule_applies(const struct al_rule *r, const struct al_target *t);
 /* r's families as text, the syntax user rule files take: "all", "none", "a15+" (that
  * family and newer), "a12..a14", or a list "a12,a16". Writes at most cap bytes,
  * always terminated when cap > 0; returns the length of the whole text, like snprintf. */
-size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap);
+AL_API size_t al_rule_families(const struct al_rule *r, char *buf, size_t cap);
 
 /* OS releases (releases.def): Core ML ships with the OS, so a prediction is for
  * a chip family and a release. Every platform's release maps onto the iOS
@@ -138,15 +152,15 @@ struct al_release {
 	const char *name;    /* "iOS 17" */
 	const char *aliases; /* comma-separated: "macos14,tvos17,watchos10,visionos1" */
 };
-size_t al_releases_count(void);
-const struct al_release *al_release_at(size_t i);
-const struct al_release *al_release_find(const char *id_or_alias); /* case-insensitive */
-const struct al_release *al_release_default(void);                 /* the newest */
+AL_API size_t al_releases_count(void);
+AL_API const struct al_release *al_release_at(size_t i);
+AL_API const struct al_release *al_release_find(const char *id_or_alias); /* case-insensitive */
+AL_API const struct al_release *al_release_default(void);                 /* the newest */
 /* Whether rule r is evaluated for target t on release os (NULL: the defaults). */
-bool al_rule_applies_at(const struct al_rule *r, const struct al_target *t,
+AL_API bool al_rule_applies_at(const struct al_rule *r, const struct al_target *t,
 			const struct al_release *os);
 /* r's releases as text, in the families syntax: "all", "ios15+", "ios13..ios14". */
-size_t al_rule_releases(const struct al_rule *r, char *buf, size_t cap);
+AL_API size_t al_rule_releases(const struct al_rule *r, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ model view */
 
@@ -161,7 +175,7 @@ enum al_dtype {
 	AL_DT_UINT4 = 35, AL_DT_UINT2 = 36, AL_DT_UINT1 = 37, AL_DT_UINT6 = 38, AL_DT_UINT3 = 39,
 	AL_DT_FP8E4M3 = 40, AL_DT_FP8E5M2 = 41,
 };
-const char *al_dtype_name(int dtype); /* "fp16", "int32", ... or "?" */
+AL_API const char *al_dtype_name(int dtype); /* "fp16", "int32", ... or "?" */
 
 /* A tensor type as declared in the file. rank -1 = unknown; dims[i] -1 = unknown. */
 struct al_ttype {
@@ -260,7 +274,7 @@ enum al_feature_kind {
 	AL_FEAT_INVALID, AL_FEAT_INT64, AL_FEAT_DOUBLE, AL_FEAT_STRING, AL_FEAT_IMAGE,
 	AL_FEAT_MULTIARRAY, AL_FEAT_DICTIONARY, AL_FEAT_SEQUENCE, AL_FEAT_STATE,
 };
-const char *al_feature_kind_name(enum al_feature_kind k);
+AL_API const char *al_feature_kind_name(enum al_feature_kind k);
 
 enum al_flex { AL_FLEX_NONE, AL_FLEX_ENUMERATED, AL_FLEX_RANGE };
 
@@ -328,14 +342,14 @@ typedef struct al_model al_model;
 
 /* Open a .mlmodel file or a .mlpackage directory. Never modifies the input.
  * On failure *out is NULL and d holds at least one error. */
-enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
+AL_API enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
 /* Read a serialized Model message (the bytes of a .mlmodel, or of a package's
  * model.mlmodel) from memory, with an optional weight.bin image for ML
  * Programs (NULL, 0 when none). Nothing is copied: both buffers are borrowed and
  * must outlive the model. `name` is used in paths and diagnostics. */
-enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
+AL_API enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
-void al_model_free(al_model *m);
+AL_API void al_model_free(al_model *m);
 /* Models opened from files read them through read-only mappings. If another
  * process truncates such a file while a model is open, reading a lost page
  * raises SIGBUS (on Linux and macOS) wherever the read happens: analysis, the
@@ -347,12 +361,12 @@ void al_model_free(al_model *m);
  * the previous handler and return, so the fault repeats there). It is
  * async-signal-safe and may be called from any thread. The anelint CLI's
  * handler prints one line naming the file and exits 4 (src/cli/main.c). */
-const char *al_mapped_file_at(const void *addr);
-const char *al_model_path(const al_model *m);
-bool al_model_is_package(const al_model *m);
+AL_API const char *al_mapped_file_at(const void *addr);
+AL_API const char *al_model_path(const al_model *m);
+AL_API bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */
-size_t al_model_count(const al_model *m);
-const struct al_submodel *al_model_get(const al_model *m, size_t i);
+AL_API size_t al_model_count(const al_model *m);
+AL_API const struct al_submodel *al_model_get(const al_model *m, size_t i);
 
 /* ------------------------------------------------------------------ targets
  * Chip families (ANE generations). One row each in src/targets.def; figures
@@ -377,10 +391,10 @@ struct al_target {
 enum { AL_TF_TEXTURE = 1u << 0 /* resize/crop_resize/resample/gather in hardware (H14+) */,
        AL_TF_TRIG = 1u << 1 /* native sin/cos (H15+) */,
        AL_TF_INT8_COMPUTE = 1u << 2 /* int8 x int8 (A17 Pro / M4+) */ };
-size_t al_targets_count(void);
-const struct al_target *al_target_at(size_t i);
-const struct al_target *al_target_find(const char *id_or_alias); /* case-insensitive */
-const struct al_target *al_target_default(void);
+AL_API size_t al_targets_count(void);
+AL_API const struct al_target *al_target_at(size_t i);
+AL_API const struct al_target *al_target_find(const char *id_or_alias); /* case-insensitive */
+AL_API const struct al_target *al_target_default(void);
 
 /* User rules (--rules FILE): extra or overriding rules from a data file,
  * format in docs/rules-file.md. Owned by the caller; free with al_user_rules_free,
@@ -388,19 +402,19 @@ const struct al_target *al_target_default(void);
  * A file with any error loads nothing: *out is NULL, d has one error per problem
  * (file, line), and the status is AL_E_FORMAT (AL_E_IO when unreadable). */
 typedef struct al_user_rules al_user_rules;
-enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diags *d);
+AL_API enum al_status al_user_rules_load(const char *path, al_user_rules **out, al_diags *d);
 /* The same from text in memory; `name` stands for the file in diagnostics and origins. */
-enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
+AL_API enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
 				   al_user_rules **out, al_diags *d);
-void al_user_rules_free(al_user_rules *u);
+AL_API void al_user_rules_free(al_user_rules *u);
 /* The file's rules in file order: new rules and overrides of built-in ones. */
-size_t al_user_rules_count(const al_user_rules *u);
-const struct al_rule *al_user_rule_at(const al_user_rules *u, size_t i);
+AL_API size_t al_user_rules_count(const al_user_rules *u);
+AL_API const struct al_rule *al_user_rule_at(const al_user_rules *u, size_t i);
 /* A rule by id (any case) or name as a check with u sees it: u's override of a
  * built-in rule, u's own rule, else the built-in rule; NULL if none. u may be NULL. */
-const struct al_rule *al_user_rules_find(const al_user_rules *u, const char *id_or_name);
+AL_API const struct al_rule *al_user_rules_find(const al_user_rules *u, const char *id_or_name);
 /* Whether r (from al_user_rule_at) replaces the built-in rule with its id. */
-bool al_rule_is_override(const struct al_rule *r);
+AL_API bool al_rule_is_override(const struct al_rule *r);
 
 struct al_check_opts {
 	const struct al_target *target; /* NULL: al_target_default() */
@@ -409,12 +423,12 @@ struct al_check_opts {
 };
 /* Infer shapes and cost for every node (runs on its own or from al_model_check,
  * which needs shapes for shape-dependent rules). Idempotent. */
-enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
+AL_API enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
 /* Evaluate every rule on every node and model for opts->target; fills
  * node->verdict and submodel->findings, replacing the previous ones, so a caller
  * can check once per target. The previous verdicts' rules/reasons arrays are
  * freed (copy what you keep); checking again takes no more memory. */
-enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d);
+AL_API enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_diags *d);
 
 /* ------------------------------------------------------------------ partition plan
  * How Core ML is predicted to split one (sub-)model into ANE / GPU / CPU
@@ -426,10 +440,10 @@ enum al_policy {
 	AL_POLICY_OPTIMISTIC, /* every fallback is its own island, then back to the ANE */
 	AL_POLICY_COUNT
 };
-const char *al_policy_name(enum al_policy p);
-bool al_policy_parse(const char *name, enum al_policy *out);
+AL_API const char *al_policy_name(enum al_policy p);
+AL_API bool al_policy_parse(const char *name, enum al_policy *out);
 /* The documented default cost of a switch between two units, in µs (docs/partition.md). */
-double al_switch_default_us(enum al_unit from, enum al_unit to);
+AL_API double al_switch_default_us(enum al_unit from, enum al_unit to);
 
 struct al_plan_opts {
 	const struct al_target *target; /* NULL: default */
@@ -448,7 +462,7 @@ struct al_segment {
 	double flops, est_us;  /* est_us: one dispatch overhead plus the roofline of its ops */
 };
 
-const char *al_place_name(enum al_place p); /* "verdict", "resolved", "gpu_sticks", ... */
+AL_API const char *al_place_name(enum al_place p); /* "verdict", "resolved", "gpu_sticks", ... */
 
 /* A switch: data crosses from one segment to a segment on another unit. */
 struct al_switch {
@@ -505,10 +519,10 @@ struct al_plan {
  * model's memory does not grow per plan); its node, sub-model and rule pointers
  * borrow from m (and the user rules m was checked with), so free the plan before
  * the model. A plan does not change when m is checked again. */
-enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
+AL_API enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
 			     const struct al_plan **out, al_diags *d);
 /* Free a plan from al_model_plan and everything it holds; NULL is fine. */
-void al_plan_free(const struct al_plan *p);
+AL_API void al_plan_free(const struct al_plan *p);
 
 /* ------------------------------------------------------------------ reports
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
@@ -575,22 +589,22 @@ struct al_sink {
  * target. A failure is added to d, becomes the item's status (when it was
  * AL_OK) and is shown by the sinks where that plan or target would be; the
  * status returned is the first failure. A previous analysis is freed. */
-enum al_status al_report_analyze(struct al_report_item *items, size_t n,
+AL_API enum al_status al_report_analyze(struct al_report_item *items, size_t n,
 				 const struct al_report_opts *o, al_diags *d);
-void al_analysis_free(al_analysis *a);
+AL_API void al_analysis_free(al_analysis *a);
 /* Whether any analysed target's check of the model has work off the ANE that
  * `fail_on` counts (al_model_fails over every target of --target all). */
-bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on);
+AL_API bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on);
 
 /* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
-bool al_model_fails(const al_model *m, enum al_fail_on fail_on);
+AL_API bool al_model_fails(const al_model *m, enum al_fail_on fail_on);
 
 /* The sink registered under `name`, or NULL. */
-const struct al_sink *al_sink_by_name(const char *name);
+AL_API const struct al_sink *al_sink_by_name(const char *name);
 /* The sink whose extensions include the one of `path` (case-insensitive), or NULL. */
-const struct al_sink *al_sink_by_extension(const char *path);
+AL_API const struct al_sink *al_sink_by_extension(const char *path);
 /* Comma-separated list of sink names, for usage messages. */
-const char *al_sink_names(void);
+AL_API const char *al_sink_names(void);
 
 /* ------------------------------------------------------------------ running models
  * A reference interpreter (docs/interpreter.md): runs a NeuralNetwork or ML
@@ -599,20 +613,20 @@ typedef struct al_tensor al_tensor;
 
 /* A new zero-filled tensor (numeric dtypes; values are held as float). NULL on OOM
  * or a size over 2^32 elements. Free with al_tensor_free. */
-al_tensor *al_tensor_new(int dtype, int rank, const int64_t *dims);
-void al_tensor_free(al_tensor *t); /* drops one reference; NULL is fine */
-int al_tensor_dtype(const al_tensor *t);
-int al_tensor_rank(const al_tensor *t);
-const int64_t *al_tensor_dims(const al_tensor *t);
-size_t al_tensor_count(const al_tensor *t);
-float *al_tensor_data(al_tensor *t);            /* count values; NULL for strings */
+AL_API al_tensor *al_tensor_new(int dtype, int rank, const int64_t *dims);
+AL_API void al_tensor_free(al_tensor *t); /* drops one reference; NULL is fine */
+AL_API int al_tensor_dtype(const al_tensor *t);
+AL_API int al_tensor_rank(const al_tensor *t);
+AL_API const int64_t *al_tensor_dims(const al_tensor *t);
+AL_API size_t al_tensor_count(const al_tensor *t);
+AL_API float *al_tensor_data(al_tensor *t);            /* count values; NULL for strings */
 /* The bytes the values of v[0..n) hold (numbers as float, strings as pointers):
  * what a caller holding them adds to al_run_opts.held_bytes. */
 struct al_named_tensor;
-uint64_t al_values_bytes(const struct al_named_tensor *v, size_t n);
-const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, else NULL */
+AL_API uint64_t al_values_bytes(const struct al_named_tensor *v, size_t n);
+AL_API const char *al_tensor_string(const al_tensor *t, size_t i); /* AL_DT_STRING, else NULL */
 /* Classifier probabilities: the class label of value i, or NULL. */
-const char *al_tensor_label(const al_tensor *t, size_t i);
+AL_API const char *al_tensor_label(const al_tensor *t, size_t i);
 
 /* How far tensor a is from the reference `ref`: the one comparison behind run
  * --expect, verify, fp16 and the fix / split proofs (al_prove_equivalent).
@@ -643,15 +657,15 @@ struct al_tensor_diff {
 	size_t inf_a, inf_ref; /* infinities in each */
 };
 /* Fill *out; AL_E_INVALID_ARG (and comparable false) when a tensor is NULL. */
-enum al_status al_tensor_compare(const al_tensor *a, const al_tensor *ref, struct al_tensor_diff *out);
+AL_API enum al_status al_tensor_compare(const al_tensor *a, const al_tensor *ref, struct al_tensor_diff *out);
 
 /* NumPy .npy files (format 1.0-3.0, C order; dtypes f2 f4 f8 i1 i2 i4 i8 u1 u2 u4
  * u8 b1, and <U strings for labels). */
-enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d);
-enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name, al_tensor **out,
+AL_API enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d);
+AL_API enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name, al_tensor **out,
 				  al_diags *d);
 /* Write t as `dtype` (AL_DT_FP32, FP16, FP64, INT32, ...; 0 = t's own dtype). */
-enum al_status al_npy_write(FILE *out, const al_tensor *t, int dtype);
+AL_API enum al_status al_npy_write(FILE *out, const al_tensor *t, int dtype);
 
 enum al_precision { AL_PREC_FP32, AL_PREC_FP16 };
 
@@ -694,16 +708,16 @@ struct al_run_opts {
  * an array of *n_outputs named tensors in the model's output order; free it with
  * al_outputs_free. An op the interpreter does not implement is AL_E_UNSUPPORTED with
  * a diagnostic naming it; nothing is ever guessed. */
-enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
+AL_API enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
 			    size_t *n_outputs, al_diags *d);
-void al_outputs_free(struct al_named_tensor *outs, size_t n);
+AL_API void al_outputs_free(struct al_named_tensor *outs, size_t n);
 /* A random input for feature f: its default shape (flexible dims at their default
  * size), uniform [0,1) floats (images: uint8 pixels [H,W,C]; int features: 0..9),
  * deterministic in seed. A shape whose values would take more than max_bytes (0: the
  * interpreter's default budget, as al_run_opts) is AL_E_UNSUPPORTED before any allocation:
  * a few declared dims must not make a small file allocate gigabytes. */
-enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
+AL_API enum al_status al_random_input(const struct al_feature *f, uint64_t seed, uint64_t max_bytes,
 			       al_tensor **out, al_diags *d);
 
 /* Running a region: some top-level layers / ops of the root NeuralNetwork or ML
@@ -737,15 +751,15 @@ struct al_region_value {
  * inside a nested graph or owning one (branch, loop, cond, while), or a name read
  * with two different values (redefined between the region's nodes). A caller
  * meeting AL_E_UNSUPPORTED runs the whole model instead. */
-enum al_status al_region_inputs(al_model *m, const struct al_region *r,
+AL_API enum al_status al_region_inputs(al_model *m, const struct al_region *r,
 				struct al_region_value **out, size_t *n, al_diags *d);
-void al_region_values_free(struct al_region_value *v);
+AL_API void al_region_values_free(struct al_region_value *v);
 /* Run region r of m: `inputs` are matched by value name and must be exactly the
  * values al_region_inputs lists (shapes are the caller's: the layers check them).
  * On success *outputs holds r->n_outputs tensors named as r->outputs (free with
  * al_outputs_free). The observer, precision and budgets of opts apply as in
  * al_model_run; errors as al_region_inputs, and the interpreter's. */
-enum al_status al_model_run_region(al_model *m, const struct al_region *r,
+AL_API enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 				   const struct al_named_tensor *inputs, size_t n_inputs,
 				   const struct al_run_opts *opts, struct al_named_tensor **outputs,
 				   size_t *n_outputs, al_diags *d);
@@ -753,21 +767,21 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
  * deterministic in (seed, name): floating dtypes (and unknown) uniform [-1,1) as
  * float, integer dtypes 0..9, bool 0/1. Over max_bytes (0: the interpreter's
  * default budget) is AL_E_UNSUPPORTED before any allocation. */
-enum al_status al_random_tensor(const struct al_shape *s, const char *name, uint64_t seed,
+AL_API enum al_status al_random_tensor(const struct al_shape *s, const char *name, uint64_t seed,
 				uint64_t max_bytes, al_tensor **out, al_diags *d);
 
 /* Write s as one JSON string (quotes included): escaped as JSON needs, and valid
  * UTF-8 whatever the bytes (each invalid byte becomes U+FFFD). */
-void al_json_put_string(FILE *out, const char *s);
+AL_API void al_json_put_string(FILE *out, const char *s);
 /* Write s (a name from a model file, a path, any bytes) as one line of terminal
  * text: control characters (C0, DEL, C1) and the bidirectional overrides shown
  * as "\xNN" / "\uNNNN", each invalid UTF-8 byte as U+FFFD, at most max
  * characters when max > 0 (then U+2026 ends the cut text). Returns the
  * characters shown. The escaping of the text reports, for diagnostics. */
-size_t al_put_escaped(FILE *out, const char *s, size_t max);
+AL_API size_t al_put_escaped(FILE *out, const char *s, size_t max);
 
 /* Minimum OS for a specification version ("iOS 13, macOS 10.15, ..."). */
-const char *al_spec_min_os(int spec_version);
+AL_API const char *al_spec_min_os(int spec_version);
 
 
 /* ------------------------------------------------------------------ surgery
@@ -781,8 +795,8 @@ enum al_equiv {
 	AL_EQ_REASSOCIATE, /* the same maths, rounded differently */
 	AL_EQ_APPROXIMATE, /* changes results: opt-in only */
 };
-const char *al_equiv_name(enum al_equiv e); /* "exact", "reassociate", "approximate" */
-bool al_equiv_parse(const char *s, enum al_equiv *out);
+AL_API const char *al_equiv_name(enum al_equiv e); /* "exact", "reassociate", "approximate" */
+AL_API bool al_equiv_parse(const char *s, enum al_equiv *out);
 
 struct al_pass {
 	const char *name;  /* "add-broadcastable-to-add" */
@@ -791,8 +805,8 @@ struct al_pass {
 	const char *from;  /* the layer type it rewrites */
 	const char *what;  /* one line: before -> after */
 };
-size_t al_passes_count(void);
-const struct al_pass *al_pass_at(size_t i);
+AL_API size_t al_passes_count(void);
+AL_API const struct al_pass *al_pass_at(size_t i);
 
 struct al_rewrite {
 	const struct al_pass *pass;
@@ -815,17 +829,17 @@ typedef struct al_surgery al_surgery;
  * borrows m, which must outlive it. NeuralNetwork models (.mlmodel or package)
  * and ML Programs opened from their .mlpackage are rewritten; for others every
  * candidate is reported as not applied. */
-enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+AL_API enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d);
-size_t al_surgery_count(const al_surgery *s);
-const struct al_rewrite *al_surgery_get(const al_surgery *s, size_t i);
-size_t al_surgery_applied(const al_surgery *s);
+AL_API size_t al_surgery_count(const al_surgery *s);
+AL_API const struct al_rewrite *al_surgery_get(const al_surgery *s, size_t i);
+AL_API size_t al_surgery_applied(const al_surgery *s);
 /* The rewritten model file in memory (free() it): a package's model.mlmodel. */
-enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d);
+AL_API enum al_status al_surgery_bytes(al_surgery *s, uint8_t **out, size_t *n, al_diags *d);
 /* The rewritten package's weight.bin image (for al_model_open_buffer): the
  * input's with the new constants appended (blob count raised), or the input's
  * own bytes when no blob was added; NULL, 0 when there is none. Owned by s. */
-enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al_diags *d);
+AL_API enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al_diags *d);
 /* Write the rewritten model to path. A .mlmodel input: a temporary file in
  * path's directory, then rename. A .mlpackage input: a whole new package
  * (every file copied, model.mlmodel spliced, weight.bin with the new blobs
@@ -833,8 +847,8 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
  * anelint's loader, and only then renamed into place; an existing package at
  * path is replaced only then (a path that exists and is not a package, or
  * lies inside the input, is refused). The input is never opened for writing. */
-enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d);
-void al_surgery_free(al_surgery *s);
+AL_API enum al_status al_surgery_write(al_surgery *s, const char *path, al_diags *d);
+AL_API void al_surgery_free(al_surgery *s);
 
 /* ------------------------------------------------------------------ proof
  * Whether model b computes what model a does, on the reference interpreter in
@@ -881,7 +895,7 @@ struct al_proof_opts {
 /* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
  * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the
  * status of al_random_input when an input cannot be drawn (diagnostics in d). */
-enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_proof_opts *o,
+AL_API enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_proof_opts *o,
 				   struct al_proof *p, al_diags *d);
 /* Region ra of a against region rb of b (al_model_run_region) on
  * AL_PROOF_REGION_RUNS random sets of the values they read; with AL_EQ_EXACT
@@ -890,15 +904,15 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
  * same value names. AL_OK when decided (p->proved); AL_E_NOMEM; otherwise the
  * status why the region could not be isolated or run, p->why saying it: the
  * caller proves on the whole models instead. */
-enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model *b,
+AL_API enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model *b,
 			       const struct al_region *rb, const struct al_proof_opts *o,
 			       struct al_proof *p, al_diags *d);
 /* Judge outputs `got` against `ref` (matched by name) as the proofs do; for
  * callers that run the models themselves (split's chain of parts). */
-enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
+AL_API enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
 				const struct al_named_tensor *got, size_t n_got, enum al_equiv e,
 				struct al_proof *p);
-void al_proof_clear(struct al_proof *p);
+AL_API void al_proof_clear(struct al_proof *p);
 
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
@@ -954,24 +968,24 @@ typedef struct al_splitter al_splitter;
  * Refusals are AL_E_INVALID_ARG (no such layer, a cut leaving an empty part) or
  * AL_E_UNSUPPORTED (not a NeuralNetwork .mlmodel, a cut inside a branch/loop, a
  * boundary tensor without a static shape, ...), with one error saying why. */
-enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_splitter **out,
+AL_API enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_splitter **out,
 			     al_diags *d);
-size_t al_split_count(const al_splitter *s);
-const struct al_split_part *al_split_get(const al_splitter *s, size_t i);
+AL_API size_t al_split_count(const al_splitter *s);
+AL_API const struct al_split_part *al_split_get(const al_splitter *s, size_t i);
 /* Model file of part i (0-based), or with i == al_split_count(s) of the pipeline
  * holding every part, in memory (free() it). */
-enum al_status al_split_bytes(al_splitter *s, size_t i, uint8_t **out, size_t *n, al_diags *d);
+AL_API enum al_status al_split_bytes(al_splitter *s, size_t i, uint8_t **out, size_t *n, al_diags *d);
 /* ML Program: the weights/weight.bin bytes each part and the pipeline carry (the
  * input's, byte for byte; borrowed from the model); NULL, 0 for a NeuralNetwork. */
-void al_split_weights(const al_splitter *s, const void **p, size_t *n);
+AL_API void al_split_weights(const al_splitter *s, const void **p, size_t *n);
 /* Write the parts to paths[0..n_paths) (n_paths 0 or al_split_count) and/or the
  * pipeline to `pipeline` (NULL: none): all or nothing, each through a temporary
  * file (ML Program: a .mlpackage directory, which must not exist yet) in its
  * directory renamed at the end. A path naming the input model, or two equal
  * paths, is AL_E_INVALID_ARG before anything is written. */
-enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n_paths,
+AL_API enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n_paths,
 			      const char *pipeline, al_diags *d);
-void al_split_free(al_splitter *s);
+AL_API void al_split_free(al_splitter *s);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,9 @@
 4. Names: the prefix says what is public. Every global symbol of the library
    that starts with al_ is declared in include/anelint.h; internal functions
    and data shared between files start with ali_ (SQLite's sqlite3_ / sqlite3).
+5. Exports: the shared library is built with -fvisibility=hidden, so a public
+   function is exported only if its declaration carries AL_API: every function
+   declared at file scope in include/anelint.h must.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root)."""
 import collections, os, re, subprocess, sys
@@ -135,8 +138,44 @@ def names(build):
     check(len(exported) > 0, "the library exports its public al_ API")
 
 
+def blank(m):
+    return re.sub(r"[^\n]", " ", m.group(0))
+
+
+def public_decls(text):
+    """Every function declaration at file scope of a header, one line each."""
+    t = re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
+    t = re.sub(r"#ifdef __cplusplus.*?#endif", blank, t, flags=re.S)
+    t = re.sub(r"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, t)
+    out, depth, start = [], 0, None
+    for i, c in enumerate(t):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            start = None
+        elif depth == 0:
+            if start is None and not c.isspace() and c != ";":
+                start = i
+            if c == ";" and start is not None:
+                st = " ".join(t[start:i].split())
+                if "(" in st and not st.startswith("typedef"):
+                    out.append(st)
+                start = None
+    return out
+
+
+def exports():
+    found = public_decls(open(os.path.join("include", "anelint.h")).read())
+    for st in found:
+        check(st.startswith("AL_API "), f"include/anelint.h: '{st[:80]}' lacks AL_API "
+                                        "(the shared library would not export it)")
+    check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
+
+
 if __name__ == "__main__":
     includes()
+    exports()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)

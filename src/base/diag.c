@@ -96,6 +96,11 @@ void ali_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t
 }
 
 
+const char *al_version(void)
+{
+	return ANELINT_VERSION;
+}
+
 const char *al_status_str(enum al_status s)
 {
 	switch (s) {
