@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # anelint build. `make` builds build/anelint; `make check` builds and runs every test;
 # `make asan` runs the suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # `make fuzz` / `make fuzz-long` build the libFuzzer harnesses (clang) and run them (fuzz/README.md).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """bench/interp.py: fp32 inference time of anelint's interpreter against PyTorch
 (Debian python3-torch) running the same architecture on the same input, in the same
 script, single- and multi-threaded; and fp16 emulation against fp32. Not a test:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_bench.c: time al_model_run on one model (bench/interp.py drives it and
  * runs PyTorch beside it). Not a test: it asserts nothing.
  *

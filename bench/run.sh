@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run.sh: benchmark `anelint check` and `anelint plan` on big models (not a test:
 # nothing here is asserted). See bench/README.md.
 #

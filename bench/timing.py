@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """timing.py: run a command several times and report its wall time, for
 bench/run.sh (POSIX sh has no sub-second clock).
 

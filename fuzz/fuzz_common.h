@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_common.h: what the libFuzzer harnesses share: run a loaded model
  * through al_model_check and both report sinks (text and JSON, `check` and
  * `info`), and check the promises of the public API on the way. A broken

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_fix.c: libFuzzer harness for model surgery (surgery.c, surgery_mil.c,
  * pbsplice.c). The input is the bytes of a .mlmodel file, or an ML Program in
  * fuzz_mil's framing (below). It is opened from memory; when it loads,

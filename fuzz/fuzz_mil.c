@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_mil.c: libFuzzer harness for the ML Program walker (mil.c) and the
  * weight.bin checks, fed directly.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_mlmodel.c: libFuzzer harness for the protobuf wire reader and the
  * .mlmodel loader. The input is the bytes of a .mlmodel file (one serialized
  * Model message), read with al_model_open_buffer and no weight.bin; then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_mlpackage.c: libFuzzer harness for the .mlpackage loader (mlpackage.c):
  * Manifest.json through json-c, the item path checks, weight.bin from a file,
  * and the root model, all through al_model_open on a real directory.

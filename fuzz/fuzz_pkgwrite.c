@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_pkgwrite.c: libFuzzer harness for the .mlpackage writer of model surgery
  * (al_surgery_write of a package: surgery_mil.c ali_surgery_write_package, the
  * copy of the tree, the spliced model.mlmodel, weight.bin with appended blobs,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_rules.c: libFuzzer harness for user rule files (`--rules FILE`,
  * src/user_rules.c). The input is the text of a rules file, parsed from memory
  * with al_user_rules_parse. When it loads, two fixtures that fire many rules

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_split.c: libFuzzer harness for split (split.c): the plan, the bytes of
  * every part and of the pipeline, and the all-or-nothing writer.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkseeds.py: build the libFuzzer seed corpora for the three harnesses.
 
     python3 fuzz/mkseeds.py OUTDIR SOURCE_DIR...

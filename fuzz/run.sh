@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
 # once per harness, after `make fuzz-build` and fuzz/seed.sh).
 #   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules |

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # fuzz/seed.sh: build the seed corpora build/fuzz/seeds-{mlmodel,mil,mlpackage}/
 # from the repo's fixtures (tests/data) and, when present, the shared corpus
 # (../shared/corpus/converted and ../shared/corpus/real). Run from the repo root;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* anelint.h: the public interface of libanelint.
  *
  * anelint reads Core ML models (.mlmodel, .mlpackage) and predicts, for every

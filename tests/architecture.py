@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/architecture.py: the layering of src/ is checked, not just drawn.
 
 1. Includes: a file under src/STAGE/ may include headers of its own stage and of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bad_input.sh: feed `anelint check` broken, truncated and hostile inputs and
 # check that it fails cleanly. Every bad case must:
 #   - exit 3 (invalid model) or 4 (I/O error), as the case expects,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bounds.py: the interpreter's bounds on work and memory (issue #14 items 3, 4).
 
   work    the tests/regress/mlmodel/hang-* reproducers (a NeuralNetwork loop of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/bounds.sh: the interpreter's bounds on work (--max-work, loop iterations)
 # and memory (--max-memory over every run of a command): tests/bounds.py.
 set -u

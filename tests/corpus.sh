@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/corpus.sh: every model in ../shared/corpus (converted/ and real/) must load and check:
 # exit 0 or 1, nothing on stderr, valid JSON, and (tests/corpus_counts.py) the same model type,
 # spec version and layer/op counts per type that coremltools recorded in the corpus manifest. Skips cleanly when

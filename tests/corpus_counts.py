@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """tests/corpus_counts.py: compare anelint's reading of a corpus model with the ground truth the
 corpus ships (coremltools' own reading, written when the corpus was made):
 converted/manifest.json ("type", "spec_version", "ops": type -> count) and the

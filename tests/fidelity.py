@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fidelity.py: how often anelint's placement agrees with what Core ML was seen to do.
 
 For each case of tests/observed/cases.json (docs/fidelity.md) runs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fidelity.sh: the placement predictions against tests/observed (docs/fidelity.md),
 # in every `make check`: generates the models (3 s, never committed) and fails when the
 # agreement drops below FIDELITY_MIN percent. The target is 95; the guard stands at

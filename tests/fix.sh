@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fix.sh: `anelint fix` (docs/surgery.md) on real models: the fallback count
 # drops, the proof passes, refusals write nothing, each NeuralNetwork pass applies
 # on its crafted fixture (tests/data/crafted/fix_*) and refuses what it must with

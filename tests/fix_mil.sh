@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
 # range_1d / fill / fill_like -> const, cumsum -> matmul and fp32 I/O -> fp16
 # passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fix_proof.sh: how `anelint fix` proves its rewrites (docs/surgery.md "Proof"):
 # --proof region runs only the rewritten layers (and the constants they read) of
 # both models on several random input sets and compares the values those layers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/golden.sh: golden CLI outputs. Each tests/golden/NAME.cmd holds the anelint arguments
 # (one line, paths relative to the repo root) and NAME.out the expected stdout, NAME.rc the
 # expected exit code. Outputs are compared byte for byte.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/hostile_cli.sh: every subcommand that reads a model (check, info, plan,
 # report, run, fp16, verify, fix, split) over every input of tests/regress/ and
 # a sample of mutated fixtures (tools/regress_inputs.py unframes the one and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/io_files.sh: what anelint opens and what it writes (issue #14 items 6-7).
 # The inputs are made here, not kept in tests/regress: git cannot hold a FIFO,
 # and a sparse file checked in would be dense.

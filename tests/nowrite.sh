@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # nowrite.sh: anelint never opens its input for writing, nor anything else.
 # Runs `anelint check` (text and JSON) and `anelint info` under strace on a few
 # fixtures (.mlmodel files, .mlpackage directories, a truncated model, a

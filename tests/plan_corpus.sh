@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/plan_corpus.sh: `anelint plan` on every model of tests/data and of ../shared/corpus
 # (converted/ and real/, when present) completes: exit 0 or 1, nothing on stderr, for the
 # default target and for --target all; and its JSON, like that of `check --target all`,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """tests/portability.py: no Linux-only (or glibc-only) call outside its feature check.
 
 anelint builds on Linux (glibc, musl) and macOS. A call that only some systems

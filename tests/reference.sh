@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/reference.sh: the interpreter against PyTorch. For every model that has a
 # reference directory (inputs + the PyTorch outputs of the module it was converted
 # from; ../shared/corpus/reference/README.md), `anelint run --inputs DIR --expect DIR`

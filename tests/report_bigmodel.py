@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """report_bigmodel.py: write a NeuralNetwork of about N layers for the report tests.
 
     python3 tests/report_bigmodel.py OUT.mlmodel [N]      (default N = 2000)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """report_browser.py: the HTML report in headless Chromium (tests/report_browser.sh runs it).
 
     python3 tests/report_browser.py CHROMIUM ANELINT OUTDIR NAME=MODEL...

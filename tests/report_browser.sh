@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/report_browser.sh: the HTML report in a real browser, headless Chromium (Debian's
 # `chromium`; tools/install-deps.sh installs it). tests/report_browser.py does the work:
 # it renders the reports of small fixtures (always), of a generated 2000-layer model, and

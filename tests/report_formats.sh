@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/report_formats.sh: the report formats (docs/reports.md) beyond their golden outputs.
 #   1. `-o FILE`: the format follows the extension; the file appears whole (temporary file
 #      + rename) with the umask's permissions; a model that cannot be read, an unwritable

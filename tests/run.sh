@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/run.sh: runs every test and prints one closing line "N passed, M failed, K skipped".
 # Usage (from the repo root; `make check` does this): ANELINT=build/anelint sh tests/run.sh UNIT_BINARIES...
 #   1. each cmocka unit binary (tests/unit/test_*.c)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/run_cli.sh: `anelint run`, `verify` and `fp16` as a user meets them: exit codes,
 # one-line errors, --out writing whole files only, verify telling equal models from
 # different ones, fp16 JSON. Fixtures from tests/data only.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """shrink.py: a model file truncated by another process while anelint reads it
 (issue #14 item 2). Every try must end with exit 4 and one line on stderr naming
 the file, never a signal (SIGBUS was exit 135).

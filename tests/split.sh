@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/split.sh: `anelint split` (docs/split.md) on real models: the custom layer
 # model cut before its custom layer (part 1 has no fallback), converted models cut
 # in the middle (outputs parse with protoc --decode_raw, re-load, boundary types as

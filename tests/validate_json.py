@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """validate_json.py: validate anelint JSON documents against a JSON Schema.
 
     python3 tests/validate_json.py SCHEMA FILE...

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tools/install-deps.sh: installs the Debian packages anelint needs to build and test.
 # Safe to run again; skips packages already installed. Runs apt-get through sudo when not root.
 #   build:  gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkfixtures.py: writes the crafted Core ML fixtures of tests/data/crafted/.
 
 These are the smallest models that trigger (or must not trigger) the rules no

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkfixtures_mil.py: writes the ML Program fixtures of `anelint fix`
 (tests/data/crafted/fix_mil_*.mlpackage, docs/surgery.md).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkmodel.py: write small (and one very large) Core ML models for anelint's
 bad-input tests and its benchmark.
 

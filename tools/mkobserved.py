@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkobserved.py: writes the fidelity test set tests/observed/ (docs/fidelity.md).
 
 Each case rebuilds, as a small Core ML model of our own, one construct of one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkregress.py: writes the hand-made files of tests/regress/ that stand for a
 fuzzer find whose artifact stayed on the CI machine (tests/regress/README.md).
 

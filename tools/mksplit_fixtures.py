@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mksplit_fixtures.py: writes the crafted fixtures of `anelint split` (tests/split.sh,
 tests/unit/test_split.c) into tests/data/crafted/split_*.mlmodel.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pbwire.py: the protobuf wire encoder of tools/mkfixtures.py and tools/mkmodel.py.
 
 Python stdlib only (no protobuf library). Each f_* function returns the bytes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """regress_inputs.py: turn tests/regress/ and a sample of mutated fixtures into
 files the command line opens, for tests/hostile_cli.sh.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* analysis.h: what the analysis stage (shapes, cost, rules, targets, check,
  * plan) shares with the stages above it, beyond the public header. */
 #ifndef ANELINT_ANALYSIS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c: al_model_check, the analysis entry point.
  *
  * Path through this file:

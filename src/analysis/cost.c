@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cost.c: the work of one layer / op, as estimates from its shapes (docs/shapes.md
  * "Cost"): FLOPs with a multiply-add counted as 2, the bytes of weights and
  * constants it reads as stored (NeuralNetwork: WeightParams lengths; ML Program:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idset.c: sets of table rows named by id or alias, as rules carry them: the
  * chip families (targets.c) and the OS releases (releases.c) a rule applies to.
  * One syntax for both, in user rule files and in every output: "all", "none",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plan.c: the partition simulator (docs/partition.md). From the verdicts of a
  * checked (sub-)model it predicts how Core ML splits the work into ANE / GPU /
  * CPU segments under a named policy, following the dataflow (value names) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* releases.c: the OS release table (expanded from releases.def), its lookups by
  * id or by another platform's name of the same release, the default (the
  * newest), and the releases bit sets that rules carry (parsed and formatted by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rule_ctx.c: the helpers predicates share (rules.h): writing reasons, finding
  * producers and features, reading flags and shapes. */
 #include "rules.h"

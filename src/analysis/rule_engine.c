@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rule_engine.c: the engine that evaluates the rule table (rule_table.c) for one
  * chip family: the rules of a node's scope and family on every layer / op of
  * every graph, then the model rules, with user rules (user_rules.c) overriding

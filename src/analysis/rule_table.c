@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rule_table.c: the rule table, expanded from rules.def, and its lookups. What a
  * rule checks is in rules_*.c; how the rules are run is in rule_engine.c. */
 #include "rules.h"

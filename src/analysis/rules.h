@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rules.h: what the rule table (rule_table.c), the engine (rule_engine.c) and the predicate files
  * (rules_nn.c, rules_mil.c, rules_model.c, rules_shape.c) share: the predicate
  * context and signature, one prototype per row of rules.def, and small helpers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rules_mil.c: the predicates of the ML Program rules (ANE020-039, 060, 063-064 in
  * rules.def). Each reads one non-const op: its type (the op table row and flags),
  * its declared and inferred shapes, the target's caps and features, and constant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rules_model.c: the predicates of the whole-model rules (ANE040-049, 070-079 in
  * rules.def).
  *

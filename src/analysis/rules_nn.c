@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rules_nn.c: the predicates of the NeuralNetwork rules (ANE001-019, 053-054 in
  * rules.def). Each reads one layer: its type (the layer table row), its parameters
  * (the layer-type sub-message, read on demand with pb.h; field numbers from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rules_shape.c: the predicates that decide from tensor shapes (ANE050-052 for
  * NeuralNetwork layers, ANE061-062 for ML Program ops; rules.def). Shapes come
  * from al_model_infer_shapes, or from an ML Program's declared types; a dim or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shape.c: the shape arithmetic the shape and cost modules share: dims that may
  * be unknown (AL_DIM_UNKNOWN) or flexible, broadcasting, matmul and slice sizes,
  * and the accessors of inferred shapes. No model walking: shape_infer.c does it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shape_infer.c: the shape inference driver. al_model_infer_shapes walks every
  * sub-model's graphs in model order with a name -> shape table per graph scope
  * (nested graphs see the enclosing names), asks shapes_nn.c / shapes_mil.c for

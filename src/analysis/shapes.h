@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shapes.h: what the shape and cost modules share (shapes.c drives, shapes_nn.c
  * and shapes_mil.c hold the per-layer / per-op shape functions, cost.c the
  * per-node FLOPs and bytes). Dimension arithmetic here never overflows: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shapes_mil.c: output shapes of the main ML Program ops, inferred from the
  * input shapes and the ops' const parameters (ali_mil_param_ints & co.), so that
  * shapes.c can check them against the types the file declares and fill in

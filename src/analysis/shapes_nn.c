@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shapes_nn.c: output shapes of NeuralNetwork layers: one shape function per family,
  * in a table indexed by the layer's kind. Legacy layers work on the last three
  * axes [C, H, W] of a rank >= 3 blob (RANK5: [Seq, Batch, C, H, W]), ND layers on any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* targets.c: the chip-family table (expanded from targets.def), its lookups by
  * id or alias, the default target, and the families bit sets that rules carry
  * (parsed and formatted by idset.c: "a15+", "m1, a16"). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* user_rules.c: rules users write by hand (--rules FILE, docs/rules-file.md):
  * blocks of `key: value` lines, each a rule matched by layer / op type or an
  * override of the built-in rule with its id. Strict: any error (file:line)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* work_floor.c: "too little work for the ANE", the one threshold the partition
  * (plan.c, per ANE segment: ANE072) and the model-level rule ANE071
  * (rules_model.c, per whole model) share. Where each number comes from:

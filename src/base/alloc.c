@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.c: the library's one allocator (hookable, so tests can fail the Nth
  * allocation) and arenas: objects that live as long as their owner and are freed
  * all at once. Nothing here knows about Core ML. */

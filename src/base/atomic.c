@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* atomic.c: the one way anelint writes an output (check/report -o, run --out,
  * fix, split, the .mlpackage writer). Path through this file:
  *   ali_atomic_begin    a temporary "<dest>.tmpXXXXXX" beside the target (so

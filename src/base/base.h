@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* base.h: the ground floor every module stands on, and knows nothing of Core ML.
  *
  *   memory      ali_malloc (hookable, so tests can fail the Nth allocation) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag.c: the diagnostics list every library call appends to (file, byte
  * offset, field path, node, message), and the names of the status codes.
  * Nothing here prints: the caller decides what to show. */

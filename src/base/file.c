@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* file.c: opening files for reading, and read-only mappings of whole files.
  * Every file anelint reads (model, Manifest, weights, .npy, rules file, the
  * source of a copy) is opened by ali_open_regular, which refuses what is not a

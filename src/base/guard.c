@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.c: the registry of live file mappings, so that a fault on one can be told
  * apart from a bug. A mapped model file that another process truncates turns every
  * later read of the lost pages into SIGBUS; a handler (the CLI's, or a library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hash.c: the one string hash of the library (FNV-1a, 64 bit). Every table
  * keyed by a name (shape scopes, executor environments, last uses, split and
  * plan name maps, report graphs) and the per-input random seeds use it; a

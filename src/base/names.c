@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* names.c: ali_first_repeat, which finds a name given twice in a list (the
  * features of a model description, a function's inputs, the functions of a
  * program) in n log n, so the loaders can refuse what Core ML refuses. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* platform.c: the only file that may call what one system has and POSIX does
  * not (tests/portability.sh fails the build on such calls anywhere else). Each
  * call sits behind a feature check, with a portable fallback that `make

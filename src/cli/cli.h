@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h: what the command line's files share (main.c: options, commands, the
  * check/plan/report commands; run.c: run, verify, fp16). Only the CLI prints. */
 #ifndef ANELINT_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fix.c: `anelint fix IN -o OUT`: model surgery (docs/surgery.md).
  *
  *   1. load and check IN; its plan summary is "before"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: the anelint command line. Parses options from one table (which also
  * writes --help), runs a subcommand from another table, turns option values into
  * the library's check / plan options (target, user rules, policy, switch costs),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c: the commands that execute models in the reference interpreter.
  *
  *   run     one model on inputs from .npy files or drawn at random; prints a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* split.c: `anelint split IN --at LAYER -o PART1 -o PART2 [--pipeline OUT]`
  * (docs/split.md): NeuralNetwork .mlmodel files and ML Program .mlpackages.
  *

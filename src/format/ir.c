@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ir.c: what the loaders use to build the model IR (sub-model list, the node
  * budget, trimming the resident pages of the mappings) and the small name
  * tables of the public API. Nothing here opens a file or parses bytes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mil.c: walks an ML Program (MIL.proto) into graphs: one per function, one
  * node per op, child graphs for cond / while_loop blocks, a value-name scope and
  * the block interface (inputs, returned names) per graph; checks each blob

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlmodel.c: one serialized CoreML.Specification.Model message -> al_submodel(s).
  * Reads the type, the description (features, metadata), NeuralNetwork layers with
  * branch/loop bodies as nested graphs, pipeline stages (recursively) and NN weight

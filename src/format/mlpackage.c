@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlpackage.c: opens a .mlpackage directory: validates Manifest.json (json-c),
  * refuses item paths that leave the package (absolute, "..", empty components,
  * or a realpath outside <package>/Data), maps weights/weight.bin and checks its

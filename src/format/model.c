@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.c: the model handle. al_model_open maps a .mlmodel file or opens a
  * .mlpackage directory and hands the bytes to the loaders (mlmodel.c,
  * mlpackage.c, mil.c); the handle owns the mappings and the arena every IR

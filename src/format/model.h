@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* model.h: the format stage's model IR, shared by every stage above it.
  *
  *   limits      bounds on untrusted input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pb.c: protobuf wire decoding over a borrowed span (see pb.h).
  * Does not allocate, does not copy, never reads past the span. */
 #include "pb.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pb.h: a zero-copy protobuf wire reader over a borrowed byte span.
  *
  * It knows the wire format only (varints, the four wire types, packed and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbsplice.c: splice edits into a serialized protobuf message (pbsplice.h). */
 #include "pbsplice.h"
 #include "model.h"

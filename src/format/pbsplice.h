@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbsplice.h: rewrite parts of a serialized protobuf message in place of the
  * original bytes, and a small wire writer for the new parts.
  *

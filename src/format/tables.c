@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tables.c: the NeuralNetwork layer table and the ML Program op table, expanded
  * from nn_layers.def and mil_ops.def, with the lookups by field number and by op
  * type for what comes from outside (the loaders, user rules). Everything else

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exec.c: the services the executors (interp_nn.c, interp_mil.c) and the
  * tensors call back into during a run (interp.h): reporting a failed op,
  * counting steps against the budget, finishing an op (fp16 rounding, the

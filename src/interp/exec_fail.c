@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exec_fail.c: ali_exec_fail, how every part of a run (the tensor allocator, the
  * executors, the driver) reports a failed op: the status is remembered for the
  * run and a diagnostic names the op. It sits below tensor.c and exec.c, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp.c: al_model_run, the reference interpreter's driver.
  *
  * It binds the caller's inputs to the model's input features (checking names,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp.h: what the reference interpreter's modules share.
  *
  *   tensor.c     struct al_tensor (refcounted, immutable once an op produced it),

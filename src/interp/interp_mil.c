@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil.c: ali_mil_exec, the ML Program (MIL) executor's driver.
  *
  * It runs the program's `main` function: its inputs are already bound by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil.h: what the ML Program executor's files share.
  *
  *   interp_mil.c      ali_mil_exec: blocks, the op table, value and parameter

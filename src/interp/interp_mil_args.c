@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil_args.c: what every ML Program op function uses (interp_mil.h):
  * failures, axis and dtype helpers, an op's parameters (a name binding is looked
  * up in the environment, a literal Value decoded into a tensor) and its outputs.

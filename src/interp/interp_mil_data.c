@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil_data.c: the ML Program ops that move data rather than compute:
  * reshape / transpose / expand_dims / squeeze / flatten2d, concat / split /
  * stack, slice_by_index / slice_by_size / slice_update / reverse /

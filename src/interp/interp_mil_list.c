@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil_list.c: the ML Program list ops (make_list, list_length,
  * list_read, list_write, list_gather, list_scatter), the tensor arrays TF
  * programs carry through while_loop bodies.

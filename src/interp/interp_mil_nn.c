@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil_nn.c: the ML Program ops with windows or state: conv and
  * conv_transpose (1-D and 2-D, groups, dilations, pad_type valid / same /
  * same_lower / custom), max / avg / l2 pooling (ceil_mode,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_mil_ops.c: the ML Program compute ops without windows or state:
  * elementwise (unary, binary with broadcasting, select, cast), reductions,
  * normalisation, linear / matmul, quantize / dequantize and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn.c: ali_nn_exec, the NeuralNetwork executor.
  *
  * It maps the model's inputs to the network's blob layout (images get the

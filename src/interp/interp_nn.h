@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn.h: what the NeuralNetwork executor's files share.
  *
  *   interp_nn.c      ali_nn_exec: input mapping and preprocessing, the layer loop,

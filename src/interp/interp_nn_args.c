@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn_args.c: what every NeuralNetwork layer function uses (interp_nn.h):
  * failures, arity and rank checks, dims and axis helpers, repeated parameters,
  * and the layer's weights (fp32, fp16, quantized: dequantized into a new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn_data.c: the NeuralNetwork data-movement and shape layers: concat /
  * split / slice / crop / padding / resampling, reshape, flatten, permute and
  * transpose, constants, fills and ranges, gather / scatter, tile / stack / reverse,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn_ops.c: the NeuralNetwork layers that compute: activations,
  * convolution and deconvolution, pooling, innerProduct / embedding / batchedMatmul,
  * batchnorm / mvn / l2normalize / softmax / lrn / layerNormalization, the legacy and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interp_nn_rnn.c: the NeuralNetwork recurrent layers: simpleRecurrent, gru,
  * uniDirectionalLSTM and biDirectionalLSTM, on [Seq, Batch, inputVectorSize, 1, 1]
  * blobs with optional initial states [1, Batch, outputVectorSize, 1, 1].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernels.c: the interpreter's dense maths: fp16 rounding, matrix product
  * (OpenBLAS when built with ANELINT_BLAS=1, else a blocked loop), 2-D
  * convolution and its transpose (im2col / col2im around ali_gemm, depthwise as a

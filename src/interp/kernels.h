@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernels.h: the reference interpreter's maths, over plain float arrays.
  *
  * Nothing here knows Core ML: no protobuf, no names, no diagnostics. The

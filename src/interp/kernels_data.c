@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernels_data.c: data movement kernels: transpose, strided slice, concat /
  * split, the gathers and scatter, pad, cumsum and top-k. Contract: kernels.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernels_elem.c: elementwise kernels (unary ops, broadcasting binary ops,
  * select, broadcast_to), reductions over any set of axes, and the
  * normalisations (softmax, layer norm, channel affine, l2 normalise, LRN).

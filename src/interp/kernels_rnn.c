@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* kernels_rnn.c: one direction of LSTM, GRU and simple RNN over a sequence.
  * Contract: kernels.h (gate orders, peepholes, clipping, reset_after).
  *

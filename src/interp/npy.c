@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* npy.c: NumPy .npy files in and out (the format users already have for inputs
  * and reference outputs). Reads format versions 1.0, 2.0 and 3.0, C order (or
  * Fortran order when at most one dim exceeds 1, where the two agree), little-endian

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor.c: the interpreter's values. A tensor is refcounted and, once an op has
  * produced it, never written again (fp16 rounding in interp.c is the one
  * exception: it runs before anyone else sees the tensor). The environment maps

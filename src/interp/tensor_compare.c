@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tensor_compare.c: al_tensor_compare, the one comparison of two results
  * (anelint.h says what "same shape" means and why). It reads tensors only:
  * verdicts (tolerances, what a proof accepts) belong to the callers. */

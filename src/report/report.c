@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c: what every report sink shares: the per-model summary (counts per unit, share on
  * the ANE, most frequent rules), and the reading side of what al_report_analyze
  * computed (the views: per target and sub-model, the verdicts and the plan). Sinks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.h: report sinks (text, JSON) and what they share. A sink turns the
  * checked models into one output stream; all sinks see the same data, so a
  * new format (SARIF, HTML) is one more row in ali_sinks[]. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_analyze.c: what a report shows, computed once by its caller before any
  * sink runs. al_report_analyze checks and plans each model for the targets the
  * report shows (the requested one, or with --target all every chip family),

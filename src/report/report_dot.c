@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_dot.c: the dataflow graph for Graphviz (`--format dot`; render with
  * `dot -Tsvg report.dot -o report.svg`). One digraph; per model a cluster, and in
  * it one cluster per plan segment (labelled with its unit, layer range and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_graph.c: a planned sub-model as the report sinks draw it. The rows are
  * every layer/op in model order with its index in the plan; the graph is the
  * dataflow between the top-level layers/ops of each function, collapsed so that

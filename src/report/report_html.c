@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_html.c: the HTML report (`anelint report -o report.html`): one
  * self-contained page per run, no network and no external assets. Per model:
  * the summary, the partition bar (one coloured block per segment, by layers and

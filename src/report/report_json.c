@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_json.c: the JSON sink (schema in docs/json-schema.md, versioned by
  * ANELINT_JSON_SCHEMA_VERSION). Built with json-c so that every string from a
  * hostile file is escaped correctly; keys are written in a fixed order so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_markdown.c: a short Markdown summary for a pull-request comment
  * (`--format markdown`, GitHub-flavoured tables). A heading with the verdict, one
  * table row per model (layers on the ANE, segments, switches, FLOP share,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_matrix.c: `check --target all`, the verdict of every layer/op on every
  * chip family side by side, from the per-target verdicts al_report_analyze kept
  * (the model itself holds only the requested target's): the unit of every node

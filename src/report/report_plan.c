@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_plan.c: the `plan` output of the text and JSON sinks. For every model
  * (and, with --target all, every chip family) it takes the plan al_report_analyze
  * made and prints the unit bar, the segments, the switches, the totals, the

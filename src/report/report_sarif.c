@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_sarif.c: SARIF 2.1.0 (`--format sarif`), for code-scanning CI. One run
  * of the tool "anelint"; tool.driver.rules holds every rule in the order of
  * `anelint rules` (a user override in place of the rule it replaces, then the

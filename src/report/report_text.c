@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_text.c: the human-readable sink. `check` prints one row per layer/op
  * in model order (ML Program const ops folded into a count unless asked for),
  * then a summary; `info` prints the model description. Names from the file are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sinks.c: the table of report sinks (text, JSON, HTML, SARIF, Markdown, DOT)
  * and how a --format name or an output file's extension picks one. A new format
  * is one more row here and its file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proof.c: whether a rewritten or split model computes what the original did
  * (anelint.h "proof"; docs/surgery.md "Proof"). Path through this file:
  *   al_prove_equivalent  the whole models on the same inputs (given, or drawn

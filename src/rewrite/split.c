@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* split.c: cut a NeuralNetwork .mlmodel, or a one-function ML Program
  * .mlpackage, into parts that run one after the other (anelint split,
  * docs/split.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* surgery.c: the pass table of `anelint fix` and the rewritten model file.
  *
  * Each pass looks at one NeuralNetwork layer, decides from its inferred shapes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* surgery_int.h: what surgery.c (the pass table, NeuralNetwork passes, the
  * writer) and surgery_mil.c (ML Program passes, new weight.bin blobs, the
  * .mlpackage writer) share. */

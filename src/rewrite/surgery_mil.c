@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* surgery_mil.c: the ML Program passes of `anelint fix`, new constants in
  * weight.bin, and the .mlpackage writer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/install/check_model.c: a program a user would write against the
  * installed library (tests/install.sh builds it through pkg-config): check a
  * model and print its layers per verdict, and the library's version. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/install/run.sh: what `make install` put in DESTDIR works as installed
 # (`make install-check` runs this between install and uninstall):
 #   - a C program (check_model.c) compiles and links through pkg-config against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbwrite.h: a minimal protobuf wire writer into a growing byte buffer, so
  * unit tests can build Core ML messages byte by byte. For tests only: it
  * aborts the test (cmocka) when memory runs out; the library never uses it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_base.c: the shared utilities of src/base: the one string hash (FNV-1a
  * 64 test vectors), the little-endian reads, ali_open_regular refusing FIFOs
  * without blocking, the atomic writer (modes from the umask, nothing left on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_faults.c: allocation failure injected into a whole run. For each
  * fixture (a NeuralNetwork .mlmodel, ML Program packages opened as
  * directories and from memory, pipelines, a file with more diagnostics than the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_hostile.c: hostile input through the whole library, the way the CLI
  * drives it: load (al_model_open_buffer, or al_model_open for a package
  * directory), al_model_check when the load succeeded, then the report sinks

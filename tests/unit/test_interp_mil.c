@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_interp_mil.c: the ML Program executor (interp_mil*.c) through
  * al_model_run. Programs are built in memory (Model messages with an mlProgram,
  * optionally a weight.bin image) and run on hand-made inputs; each expected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_interp_nn.c: the NeuralNetwork executor (interp_nn*.c) through al_model_run.
  * Tiny models built in memory check each layer family against values worked out by
  * hand (convolution padding / stride / groups / dilation / deconvolution, pooling

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_kernels.c: the interpreter's maths kernels (kernels*.c) against small
  * cases computed by hand (the arithmetic is in the comments), numbers from an
  * independent double-precision reference (the LSTM/GRU/RNN and transcendental

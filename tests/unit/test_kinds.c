@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_kinds.c: every per-kind table, checked against the kind lists.
  *
  * The layer and op kinds come from nn_layers.def and mil_ops.def; each stage keeps

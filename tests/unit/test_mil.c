@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mil.c: the ML Program walker (mil.c) and the package loader
  * (mlpackage.c). Hand-built Program messages check graphs, scopes, constant
  * reading (every TensorValue encoding), blob checks against an in-memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mlmodel.c: the Model message loader (src/mlmodel.c) on models built
  * byte by byte here (two layers, features, metadata, weights), on every
  * truncation of them, on garbage, on nesting bombs and under failing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_npy.c: .npy reading and writing (npy.c), and the tensor / environment
  * basics of the interpreter (tensor.c): header parsing by hand-written bytes,
  * every dtype, round trips, hostile headers, the byte budget. */

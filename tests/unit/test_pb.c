@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pb.c: the protobuf wire reader on hand-written byte strings: every wire
  * type, packed and unpacked repeats, negative int32 as 10-byte varints, and
  * every way a field can be malformed (it must stop, never read past the span).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_plan.c: the partition simulator (src/plan.c, docs/partition.md) on small
  * models with known supported / unsupported sequences under each policy (custom
  * layers, ANE/CPU ping-pong, cumsum in an ML Program, parallel branches, a loop,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_proof.c: the public comparison and equivalence proof (anelint.h
  * "al_tensor_compare", "proof"), called as a library user would: what "same
  * shape" means, NaN and infinities, the verdict per class, and the whole and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_region.c: running part of a model (al_region_inputs, al_model_run_region,
  * al_random_tensor), the region proof of `anelint fix` (docs/surgery.md "Proof").
  * Hand-made NeuralNetwork and ML Program models: a region's inputs are the values

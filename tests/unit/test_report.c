@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_report.c: what the report sinks share (report.c, report_graph.c): the
  * escaping of untrusted text for each format (ali_put_esc), the choice of a sink
  * by file extension, and the collapsed dataflow graph. The sinks' whole output

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_rules.c: the rule table and engine (src/rules*.c). A table of cases
  * {fixture, node, rule, fires or not, chip family} checks every rule, which needs
  * one case that fires and one that must not; cases needing inferred shapes or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_shapes.c: shape inference (shapes.c, shapes_nn.c, shapes_mil.c) and cost
  * (cost.c). Repo fixtures are checked against shapes and FLOPs derived by hand
  * from the PyTorch modules they were converted from (tests/data/PROVENANCE.md);

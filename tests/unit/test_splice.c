@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_splice.c: the protobuf splicing writer (src/pbsplice.c) and the surgery
  * plan built on it (src/surgery.c). */
 #include "testutil.h"

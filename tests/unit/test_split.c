@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_split.c: the split API (src/split.c): boundary tensors and their declared
  * types in both rank conventions, classifier heads, the pipeline, refusals,
  * all-or-nothing writing, and every allocation failure handled. */

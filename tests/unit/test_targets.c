@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_targets.c: the chip-family table (src/targets.def, src/targets.c).
  *
  * The table's consistency (ids and aliases unique and resolving to their row,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_user_rules.c: user rule files (src/user_rules.c, docs/rules-file.md).
  *
  * Parsing a good file (the example in docs/rules-file.md among them), errors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testutil.h: what the cmocka unit tests share: where the repo's fixtures and
  * the optional shared corpus are, and small file helpers. Tests that need the
  * corpus call corpus_dir() and skip() when it returns NULL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tools/accelerate/cblas.h: with `make BLAS=accelerate` (the default on macOS)
  * the interpreter's `#include <cblas.h>` finds this file, which gives it the
  * CBLAS interface of Apple's Accelerate framework (cblas_sgemm). */
