@@ -23,7 +23,7 @@ def main():
     check = "--check" in sys.argv[1:]
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                            capture_output=True, text=True, check=True).stdout.split("\n")
-    missing = []
+    missing, seen = [], 0
     for path in sorted(f for f in files if f and not f.startswith(SKIP_DIRS)):
         line = comment(path)
         if line is None:
@@ -32,6 +32,7 @@ def main():
             text = open(path, encoding="utf-8").read()
         except (FileNotFoundError, IsADirectoryError):
             continue
+        seen += 1
         head = text.split("\n", 2)
         if any(TAG in h for h in head[:2]):
             continue
@@ -46,7 +47,7 @@ def main():
     if check:
         for p in missing:
             print(f"FAIL {p}: no '{TAG}' line (run python3 tools/spdx.py)")
-        print(f"{len(files) - len(missing)} passed, {len(missing)} failed")
+        print(f"{seen - len(missing)} passed, {len(missing)} failed")
         return 1 if missing else 0
     print(f"added the SPDX line to {len(missing)} files")
     return 0

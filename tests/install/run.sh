@@ -46,6 +46,8 @@ want=$("$ANELINT" check "$model" | sed -n 's/^summary: \([0-9]*\) layers, \([0-9
 [ "$out" = "anelint $version: $want" ] && [ -n "$want" ] && ok || bad "check_model printed '$out', want 'anelint $version: $want'"
 cli_version=$("$root/bin/anelint" --version | cut -d' ' -f2)
 [ "$cli_version" = "$version" ] && ok || bad "anelint --version says $cli_version, anelint.pc $version"
+json_version=$("$root/bin/anelint" check --format json --fail-on never "$model" | sed -n 's/^ *"anelint": "\([^"]*\)".*/\1/p' | head -n 1)
+[ "$json_version" = "$version" ] && ok || bad "the JSON report says anelint $json_version, anelint.pc $version"
 
 # only the public API leaves the shared library
 if command -v nm >/dev/null 2>&1 && [ -n "$shlib" ]; then
