@@ -201,6 +201,22 @@ check-musl:
 		build-musl/libanelint.a
 	@nm build-musl/libanelint.a | grep -q ' T al_model_check$$' && echo "musl: build-musl/libanelint.a builds"
 
+# The Python package (python/): pytest against the CLI, then `pip install ./python`
+# offline (Debian's setuptools: --no-build-isolation) into a scratch directory and a
+# check from outside the source tree with the shared library it bundles.
+PYTHON ?= /usr/bin/python3
+check-python: $(BUILD)/anelint shared
+	ANELINT=$(BUILD)/anelint $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	rm -rf $(BUILD)/pyinstall python/build python/anelint.egg-info
+	$(PYTHON) -m pip install -q --no-build-isolation --no-deps --no-index --target $(BUILD)/pyinstall ./python
+	rm -rf python/build python/anelint.egg-info
+	cd / && PYTHONPATH=$(abspath $(BUILD))/pyinstall $(PYTHON) -c 'import anelint, sys; \
+		r = anelint.check(sys.argv[1]); lib = anelint._n.path; \
+		assert anelint.__file__.startswith(sys.argv[2]) and lib.startswith(sys.argv[2]), lib; \
+		assert [l.unit for l in r.layers] == ["cpu"] * 3, r; \
+		print("pip install ./python: anelint", anelint.version(), "with", lib)' \
+		$(abspath tests/data/converted/pool_k15_s3__nn_ios13.mlmodel) $(abspath $(BUILD))/pyinstall
+
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
 
@@ -264,4 +280,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE all shared install uninstall install-check check check-portable check-musl asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: FORCE all shared install uninstall install-check check check-portable check-musl check-python asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long

@@ -1,0 +1,479 @@
+# SPDX-License-Identifier: MIT
+"""anelint for Python: will my Core ML model run on the Apple Neural Engine?
+
+    import coremltools as ct, anelint
+    mlmodel = ct.convert(traced, inputs=[ct.TensorType(shape=(1, 3, 224, 224))])
+    report = anelint.check(mlmodel, target="a17", os="ios18")
+    for layer in report.layers:
+        if not layer.ane:
+            print(layer.name, layer.type, layer.unit, layer.rules, layer.reason)
+
+check / plan / run / verify / fix call libanelint (the C library) through ctypes
+(_native.py says why). A model is a path (.mlmodel file or .mlpackage
+directory), the bytes of a .mlmodel, a coremltools MLModel or a Model spec
+(duck-typed: coremltools is never imported). Errors raise AnelintError, which
+carries the library's diagnostics (file, byte offset, field path, layer)."""
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from . import _native as _n
+
+__all__ = ["check", "plan", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
+           "Model", "Layer", "Finding", "Proof", "FixResult", "Rewrite"]
+
+_lib = _n.load()
+_libc = _n.libc()
+__version__ = _lib.al_version().decode()
+
+
+def version() -> str:
+    """The version of the C library loaded (the CLI's `anelint --version`)."""
+    return _lib.al_version().decode()
+
+
+def _s(b):
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+@dataclass
+class Diagnostic:
+    severity: str  # "note", "warning", "error"
+    file: Optional[str]
+    offset: Optional[int]  # byte offset in file
+    where: Optional[str]  # field path
+    node: Optional[str]  # layer / op
+    message: str
+
+    def __str__(self):
+        loc = self.file or ""
+        if self.offset is not None:
+            loc += f"@{self.offset}"
+        parts = [p for p in (loc, self.where, self.node and f"layer '{self.node}'") if p]
+        return (": ".join(parts) + ": " if parts else "") + self.message
+
+
+class AnelintError(Exception):
+    """A call failed; .status is the library's status name, .diagnostics what it said."""
+
+    def __init__(self, status: str, diagnostics: List[Diagnostic], what: str = ""):
+        self.status = status
+        self.diagnostics = diagnostics
+        errors = [d for d in diagnostics if d.severity == "error"] or diagnostics
+        if errors:
+            msg = str(errors[0]) if errors[0].file else f"{what}: {errors[0]}" if what else str(errors[0])
+        else:
+            msg = f"{what}: {status}" if what else status
+        super().__init__(msg)
+
+
+class _Diags:
+    def __init__(self):
+        self.p = _lib.al_diags_new()
+        if not self.p:
+            raise MemoryError
+
+    def list(self):
+        out = []
+        for i in range(_lib.al_diags_count(self.p)):
+            d = _lib.al_diags_get(self.p, i).contents
+            out.append(Diagnostic(("note", "warning", "error")[d.severity], _s(d.file),
+                                  None if d.offset == 2**64 - 1 else d.offset, _s(d.where), _s(d.node),
+                                  _s(d.msg) or ""))
+        return out
+
+    def fail(self, st, what=""):
+        if st != 0:
+            raise AnelintError(_lib.al_status_str(st).decode(), self.list(), what)
+
+    def __del__(self):
+        if getattr(self, "p", None):
+            _lib.al_diags_free(self.p)
+            self.p = None
+
+
+class _Open:
+    """An open al_model (and the buffers it borrows), freed on close."""
+
+    def __init__(self, model, name=None):
+        self.diags = _Diags()
+        self.keep = None
+        p = _n.c_void_p()
+        path = _model_path(model)
+        if path is not None:
+            self.name = name or os.fspath(path)
+            st = _lib.al_model_open(os.fsencode(path), _n.ctypes.byref(p), self.diags.p)
+        else:
+            data = bytes(_model_bytes(model))
+            self.keep = _n.ctypes.create_string_buffer(data, len(data))
+            self.name = name or "<bytes>"
+            st = _lib.al_model_open_buffer(self.keep, len(data), None, 0, self.name.encode(),
+                                           _n.ctypes.byref(p), self.diags.p)
+        self.diags.fail(st, self.name)
+        self.p = p.value
+
+    def close(self):
+        if self.p:
+            _lib.al_model_free(self.p)
+            self.p = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _model_path(model):
+    if isinstance(model, (str, os.PathLike)):
+        return model
+    # coremltools MLModel: an ML Program keeps its weights in a package on disk
+    pkg = getattr(model, "package_path", None)
+    if isinstance(pkg, (str, os.PathLike)) and os.path.isdir(pkg):
+        return pkg
+    return None
+
+
+def _model_bytes(model):
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return model
+    if hasattr(model, "get_spec"):  # coremltools MLModel (NeuralNetwork)
+        model = model.get_spec()
+    if hasattr(model, "SerializeToString"):  # a Model_pb2.Model spec
+        return model.SerializeToString()
+    raise TypeError("anelint: a model is a path, bytes, a coremltools MLModel or a Model spec, not "
+                    f"{type(model).__name__}")
+
+
+# ------------------------------------------------------------------ check and plan
+
+@dataclass
+class Finding:
+    rule: str
+    kind: str  # "illegal", "cost", "warn"
+    unit: Optional[str]
+    confidence: str  # A documented by Apple, M measured, G a guess
+    reason: str
+
+
+@dataclass
+class Layer:
+    index: int
+    name: str
+    type: str
+    ane: bool  # placed on the ANE (the final placement, as `plan` predicts it)
+    unit: str  # "ane", "gpu", "cpu": the final placement
+    op_ane: bool  # eligible by its own rules
+    op_unit: str
+    moved_by: Optional[str]  # the rule that moved it off its own verdict
+    confidence: Optional[str]
+    rules: List[str]  # ids of the rules that fired
+    reason: Optional[str]  # their reasons, "; "-joined
+    findings: List[Finding]
+    function: Optional[str] = None
+    block: Optional[str] = None
+    depth: int = 0
+
+
+@dataclass
+class Model:
+    path: str
+    type: str
+    spec_version: Optional[int]
+    min_os: Optional[str]
+    layers: List[Layer]
+    findings: List[Finding]  # model-level rules
+    summary: Dict[str, Any]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)  # this model's JSON object
+
+
+@dataclass
+class Report:
+    """What `anelint check|plan --format json` says (docs/json-schema.md), typed."""
+    command: str
+    models: List[Model]  # the root, then each pipeline stage
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def model(self) -> Model:
+        return self.models[0]
+
+    @property
+    def layers(self) -> List[Layer]:
+        return [layer for m in self.models for layer in m.layers]
+
+    @property
+    def ane_share(self) -> float:
+        n = len(self.layers)
+        return sum(layer.ane for layer in self.layers) / n if n else 0.0
+
+
+def _finding(f):
+    return Finding(f.get("rule"), f.get("kind"), f.get("unit"), f.get("confidence"), f.get("reason"))
+
+
+def _layer(j):
+    if "ane" not in j:  # a plan's layer: its unit and why it is placed there
+        unit = j.get("unit")
+        return Layer(j["index"], j["name"], j["type"], unit == "ane", unit, j.get("verdict") == "ane",
+                     j.get("verdict"), None, None, [], j.get("placed"), [], j.get("function"), j.get("block"),
+                     j.get("depth", 0))
+    return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
+                 j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
+                 j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
+                 j.get("block"), j.get("depth", 0))
+
+
+def _model(j):
+    return Model(j.get("path"), j.get("type"), j.get("spec_version"), j.get("min_os"),
+                 [_layer(x) for x in j.get("layers", [])], [_finding(f) for f in j.get("findings", [])],
+                 j.get("summary") or j.get("totals") or {}, j)
+
+
+def _report(model, command, target, os_release, policy=None):
+    check_opts = _n.CheckOpts()
+    plan_opts = _n.PlanOpts()
+    if target is not None:
+        check_opts.target = _lib.al_target_find(str(target).encode())
+        if not check_opts.target:
+            raise ValueError(f"anelint: unknown target '{target}' (see `anelint targets`)")
+        plan_opts.target = check_opts.target
+    if os_release is not None:
+        check_opts.os = _lib.al_release_find(str(os_release).encode())
+        if not check_opts.os:
+            raise ValueError(f"anelint: unknown OS release '{os_release}' (see `anelint targets`)")
+    if policy is not None:
+        names = ["auto", "nn2020", "mlprogram", "optimistic"]
+        if policy not in names:
+            raise ValueError(f"anelint: policy is one of {', '.join(names)}, not '{policy}'")
+        plan_opts.policy = names.index(policy)
+    with _Open(model) as m:
+        m.diags.fail(_lib.al_model_check(m.p, _n.ctypes.byref(check_opts), m.diags.p), m.name)
+        opts = _n.ReportOpts(fail_on=3, check=_n.ctypes.pointer(check_opts), plan=_n.ctypes.pointer(plan_opts),
+                             plans=command == "plan")
+        item = _n.ReportItem(path=m.name.encode(), model=m.p, diags=m.diags.p, status=0)
+        try:
+            m.diags.fail(_lib.al_report_analyze(_n.ctypes.byref(item), 1, _n.ctypes.byref(opts), m.diags.p),
+                         m.name)
+            sink = _lib.al_sink_by_name(b"json").contents
+            text = _sink_text(getattr(sink, command), item, opts)
+        finally:
+            if item.analysis:
+                _lib.al_analysis_free(item.analysis)
+    doc = json.loads(text)
+    return Report(doc.get("command", command), [_model(x) for x in doc.get("models", [])], doc)
+
+
+def _sink_text(fn, item, opts):
+    f = _libc.tmpfile()
+    if not f:
+        raise OSError("anelint: tmpfile() failed")
+    try:
+        fn(f, _n.ctypes.byref(item), 1, _n.ctypes.byref(opts))
+        _libc.fflush(f)
+        fd = _libc.fileno(f)
+        size = os.lseek(fd, 0, os.SEEK_END)
+        return os.pread(fd, size, 0).decode("utf-8")
+    finally:
+        _libc.fclose(f)
+
+
+def check(model, target: Optional[str] = None, os: Optional[str] = None) -> Report:
+    """Predict for every layer/op whether the ANE runs it (`anelint check`).
+    target: chip family ("a14", "m1", "a17", ...; default a14); os: release ("ios17",
+    "macos14", ...; default the newest)."""
+    return _report(model, "check", target, os)
+
+
+def plan(model, target: Optional[str] = None, os: Optional[str] = None, policy: Optional[str] = None) -> Report:
+    """How Core ML is predicted to split the model into ANE/GPU/CPU segments (`anelint plan`);
+    Report.raw["models"][i] holds the segments, switches, estimates and cheapest fixes."""
+    return _report(model, "plan", target, os, policy)
+
+
+# ------------------------------------------------------------------ run
+
+def _np():
+    import numpy
+    return numpy
+
+
+def _tensor(arr):
+    np = _np()
+    a = np.ascontiguousarray(arr, dtype=np.float32)
+    dims = (_n.ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+    t = _lib.al_tensor_new(_n.AL_DT_FP32, a.ndim, dims)
+    if not t:
+        raise MemoryError
+    n = _lib.al_tensor_count(t)
+    if n:
+        _n.ctypes.memmove(_lib.al_tensor_data(t), a.ctypes.data, n * 4)
+    return t
+
+
+def _array(t):
+    np = _np()
+    if _lib.al_tensor_dtype(t) == _n.AL_DT_STRING:
+        raise AnelintError("unsupported", [], "a text output cannot be returned as an array")
+    rank = _lib.al_tensor_rank(t)
+    dims = _lib.al_tensor_dims(t)
+    shape = tuple(dims[i] for i in range(rank))
+    n = _lib.al_tensor_count(t)
+    out = np.empty(n, dtype=np.float32)
+    if n:
+        _n.ctypes.memmove(out.ctypes.data, _lib.al_tensor_data(t), n * 4)
+    return out.reshape(shape)
+
+
+def _inputs(inputs):
+    names, tensors = [], []
+    for k, v in (inputs or {}).items():
+        names.append(k.encode())
+        tensors.append(_tensor(v))
+    arr = (_n.NamedTensor * max(len(names), 1))()
+    for i, (k, t) in enumerate(zip(names, tensors)):
+        arr[i].name, arr[i].t = k, t
+    return arr, len(names), tensors, names
+
+
+def run(model, inputs: Dict[str, Any], precision: str = "fp32") -> Dict[str, Any]:
+    """Run the model in anelint's reference interpreter (`anelint run`): inputs maps each
+    input name to a NumPy array; returns {output name: float32 array}. precision: "fp32"
+    or "fp16" (ANE-like numerics)."""
+    if precision not in ("fp32", "fp16"):
+        raise ValueError("anelint: precision is fp32 or fp16")
+    arr, n, tensors, _names = _inputs(inputs)
+    try:
+        with _Open(model) as m:
+            opts = _n.RunOpts(precision=0 if precision == "fp32" else 1)
+            outs = _n.POINTER(_n.NamedTensor)()
+            n_outs = _n.c_size_t()
+            st = _lib.al_model_run(m.p, arr, n, _n.ctypes.byref(opts), _n.ctypes.byref(outs),
+                                   _n.ctypes.byref(n_outs), m.diags.p)
+            m.diags.fail(st, m.name)
+            try:
+                return {outs[i].name.decode(): _array(outs[i].t) for i in range(n_outs.value)}
+            finally:
+                _lib.al_outputs_free(outs, n_outs.value)
+    finally:
+        for t in tensors:
+            _lib.al_tensor_free(t)
+
+
+# ------------------------------------------------------------------ verify and fix
+
+@dataclass
+class ProofDiff:
+    name: str
+    identical: bool
+    max_abs: float
+    rel: float
+    passed: bool
+    why: Optional[str]
+
+
+@dataclass
+class Proof:
+    proved: bool  # both models ran and were compared
+    ok: bool  # every output passed
+    runs: int
+    why: str
+    diffs: List[ProofDiff]
+
+    def __bool__(self):
+        return self.proved and self.ok
+
+
+def _prove(a, b, inputs, seed, allow):
+    arr, n, tensors, _names = _inputs(inputs)
+    p = _n.Proof()
+    try:
+        opts = _n.ProofOpts(equiv=_n.AL_EQUIV[allow], inputs=arr if n else None, n_inputs=n, seed=seed)
+        st = _lib.al_prove_equivalent(a.p, b.p, _n.ctypes.byref(opts), _n.ctypes.byref(p), a.diags.p)
+        a.diags.fail(st, f"{a.name} against {b.name}")
+        diffs = [ProofDiff(_s(d.name), d.identical, d.max_abs, d.rel, d.pass_, _s(d.why))
+                 for d in (p.diffs[i] for i in range(p.n_diffs))]
+        return Proof(p.proved, p.ok, p.runs, _s(p.why), diffs)
+    finally:
+        _lib.al_proof_clear(_n.ctypes.byref(p))
+        for t in tensors:
+            _lib.al_tensor_free(t)
+
+
+def verify(model_a, model_b, inputs: Optional[Dict[str, Any]] = None, seed: int = 1,
+           allow: str = "reassociate") -> Proof:
+    """Run both models on the same inputs (given, else random from seed) and compare every
+    output, as `fix` proves its rewrites: allow "exact" (bit-identical), "reassociate"
+    (max|diff| <= 1e-5 x max|ref|) or "approximate" (reported only). The Proof is truthy
+    when both ran and every output passed."""
+    if allow not in _n.AL_EQUIV:
+        raise ValueError("anelint: allow is exact, reassociate or approximate")
+    with _Open(model_a) as a, _Open(model_b) as b:
+        return _prove(a, b, inputs, seed, allow)
+
+
+@dataclass
+class Rewrite:
+    rule: str  # the rule it answers
+    pass_name: str
+    layer: str  # the layer in the input model
+    applied: bool
+    after: Optional[str]  # applied: the new layer(s)
+    why_not: Optional[str]  # not applied: why
+
+
+@dataclass
+class FixResult:
+    rewrites: List[Rewrite]
+    applied: int
+    output: Optional[str]  # the path written, or None (nothing applied, or no out given)
+    proof: Optional[Proof]  # the written model against the input (None when nothing was written)
+
+
+def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixResult:
+    """Rewrite the model so more of it runs on the ANE (`anelint fix`): plans the rewrites
+    of class `allow` and at most that (exact, reassociate, approximate), leaving the layers
+    named in skip alone. With out (a path; a .mlpackage for ML Program input), writes the
+    rewritten model there, proves it against the input in the interpreter, and removes it
+    again and raises AnelintError if the proof fails."""
+    if allow not in _n.AL_EQUIV:
+        raise ValueError("anelint: allow is exact, reassociate or approximate")
+    with _Open(model) as m:
+        skip_b = [s.encode() for s in skip]
+        skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
+        opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
+        s = _n.c_void_p()
+        m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
+        try:
+            rewrites = []
+            for i in range(_lib.al_surgery_count(s)):
+                r = _lib.al_surgery_get(s, i).contents
+                node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
+                rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
+                                        _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
+            applied = _lib.al_surgery_applied(s)
+            if out is None or applied == 0:
+                return FixResult(rewrites, applied, None, None)
+            path = os.fspath(out)
+            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(path), m.diags.p), path)
+        finally:
+            _lib.al_surgery_free(s)
+        with _Open(path) as b:
+            proof = _prove(m, b, None, seed, allow)
+        if not proof:
+            _remove(path)
+            raise AnelintError("proof", [], f"{path}: the rewritten model does not compute what the input "
+                                            f"does ({proof.why or 'outputs differ'}); nothing written")
+        return FixResult(rewrites, applied, path, proof)
+
+
+def _remove(path):
+    import shutil
+    if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass

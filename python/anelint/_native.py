@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: MIT
+"""ctypes declarations of the part of libanelint's C API (include/anelint.h) the
+Python package uses, and where the shared library is found.
+
+Why ctypes over the shared library, not a C extension: the shared library
+exports exactly the public API (AL_API), which is what a binding should use;
+ctypes is in the standard library, so `pip install ./python` compiles nothing
+Python-specific (no python3-dev, no per-Python-version build, the same package
+for every CPython 3), and the library it loads is the one `make` builds and
+`make install` installs. The price is that the structs below mirror the header
+by hand; python/tests/test_anelint.py exercises every one of them."""
+import ctypes
+import ctypes.util
+import glob
+import os
+import sys
+
+c_bool, c_int, c_size_t, c_uint32, c_uint64 = (ctypes.c_bool, ctypes.c_int, ctypes.c_size_t,
+                                               ctypes.c_uint32, ctypes.c_uint64)
+c_char_p, c_void_p, c_double, POINTER = ctypes.c_char_p, ctypes.c_void_p, ctypes.c_double, ctypes.POINTER
+
+AL_UNIT_COUNT = 5  # enum al_unit: ANE, GPU, CPU, GPU_OR_CPU, NONE
+AL_DT_FP32, AL_DT_STRING = 11, 2
+AL_EQUIV = {"exact": 0, "reassociate": 1, "approximate": 2}
+
+
+class Diag(ctypes.Structure):  # struct al_diag
+    _fields_ = [("severity", c_int), ("file", c_char_p), ("offset", c_uint64), ("where", c_char_p),
+                ("node", c_char_p), ("msg", c_char_p)]
+
+
+class CheckOpts(ctypes.Structure):  # struct al_check_opts
+    _fields_ = [("target", c_void_p), ("os", c_void_p), ("user_rules", c_void_p)]
+
+
+class PlanOpts(ctypes.Structure):  # struct al_plan_opts
+    _fields_ = [("target", c_void_p), ("policy", c_int),
+                ("switch_us", (c_double * AL_UNIT_COUNT) * AL_UNIT_COUNT), ("max_fixes", c_uint32),
+                ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p)]
+
+
+class ReportOpts(ctypes.Structure):  # struct al_report_opts
+    _fields_ = [("color", c_bool), ("show_consts", c_bool), ("shapes", c_bool), ("fail_on", c_int),
+                ("check", POINTER(CheckOpts)), ("plan", POINTER(PlanOpts)), ("all_targets", c_bool),
+                ("plans", c_bool)]
+
+
+class ReportItem(ctypes.Structure):  # struct al_report_item
+    _fields_ = [("path", c_char_p), ("model", c_void_p), ("diags", c_void_p), ("status", c_int),
+                ("analysis", c_void_p)]
+
+
+SINK_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ReportItem), c_size_t, POINTER(ReportOpts))
+
+
+class Sink(ctypes.Structure):  # struct al_sink
+    _fields_ = [("name", c_char_p), ("check", SINK_FN), ("info", SINK_FN), ("plan", SINK_FN),
+                ("extensions", c_char_p), ("shows_plans", c_bool)]
+
+
+class NamedTensor(ctypes.Structure):  # struct al_named_tensor
+    _fields_ = [("name", c_char_p), ("t", c_void_p)]
+
+
+class RunOpts(ctypes.Structure):  # struct al_run_opts
+    _fields_ = [("precision", c_int), ("observe", c_void_p), ("observe_ctx", c_void_p),
+                ("max_bytes", c_uint64), ("max_steps", c_uint64), ("threads", c_int),
+                ("max_work", c_uint64), ("held_bytes", c_void_p)]
+
+
+class ProofDiff(ctypes.Structure):  # struct al_proof_diff
+    _fields_ = [("name", c_char_p), ("identical", c_bool), ("max_abs", c_double), ("ref_max", c_double),
+                ("rel", c_double), ("pass_", c_bool), ("why", c_char_p), ("why_seen", c_bool),
+                ("runs", c_int)]
+
+
+class Proof(ctypes.Structure):  # struct al_proof
+    _fields_ = [("proved", c_bool), ("ok", c_bool), ("runs", c_int), ("n_values", c_size_t),
+                ("why", ctypes.c_char * 256), ("diffs", POINTER(ProofDiff)), ("n_diffs", c_size_t)]
+
+
+class ProofOpts(ctypes.Structure):  # struct al_proof_opts
+    _fields_ = [("equiv", c_int), ("inputs", POINTER(NamedTensor)), ("n_inputs", c_size_t),
+                ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64)]
+
+
+class Pass(ctypes.Structure):  # struct al_pass
+    _fields_ = [("name", c_char_p), ("rule", c_char_p), ("equiv", c_int), ("from_", c_char_p),
+                ("what", c_char_p)]
+
+
+class Rewrite(ctypes.Structure):  # struct al_rewrite (node: struct al_node *, its name first after index)
+    _fields_ = [("pass_", POINTER(Pass)), ("node", c_void_p), ("applied", c_bool), ("after", c_char_p),
+                ("why_not", c_char_p), ("layers", POINTER(c_char_p)), ("n_layers", c_uint32)]
+
+
+class NodeHead(ctypes.Structure):  # the first fields of struct al_node
+    _fields_ = [("index", c_uint32), ("name", c_char_p), ("type", c_char_p)]
+
+
+class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
+    _fields_ = [("allow", c_int), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t)]
+
+
+def _candidates():
+    env = os.environ.get("ANELINT_LIBRARY")
+    if env:
+        yield env
+    here = os.path.dirname(os.path.abspath(__file__))
+    names = ("libanelint.so.*", "libanelint.*.dylib", "libanelint.so", "libanelint.dylib")
+    # a copy bundled by `pip install ./python`, then the source tree's build/
+    for d in (os.path.join(here, "_lib"), os.path.join(here, "..", "..", "build")):
+        for n in names:
+            yield from sorted(glob.glob(os.path.join(d, n)))
+    found = ctypes.util.find_library("anelint")  # make install
+    if found:
+        yield found
+
+
+path = None  # the library load() opened
+
+
+def load():
+    global path
+    errors = []
+    for cand in _candidates():
+        try:
+            lib = ctypes.CDLL(cand)
+            path = cand
+            break
+        except OSError as e:
+            errors.append(f"{cand}: {e}")
+    else:
+        raise ImportError("anelint: cannot find libanelint (build it with `make` at the repository root, "
+                          "`make install` it, or set ANELINT_LIBRARY)" + ("; " + "; ".join(errors) if errors else ""))
+    sig = {
+        "al_version": (c_char_p, []),
+        "al_status_str": (c_char_p, [c_int]),
+        "al_diags_new": (c_void_p, []),
+        "al_diags_free": (None, [c_void_p]),
+        "al_diags_count": (c_size_t, [c_void_p]),
+        "al_diags_get": (POINTER(Diag), [c_void_p, c_size_t]),
+        "al_model_open": (c_int, [c_char_p, POINTER(c_void_p), c_void_p]),
+        "al_model_open_buffer": (c_int, [c_void_p, c_size_t, c_void_p, c_size_t, c_char_p,
+                                         POINTER(c_void_p), c_void_p]),
+        "al_model_free": (None, [c_void_p]),
+        "al_model_check": (c_int, [c_void_p, POINTER(CheckOpts), c_void_p]),
+        "al_target_find": (c_void_p, [c_char_p]),
+        "al_release_find": (c_void_p, [c_char_p]),
+        "al_report_analyze": (c_int, [POINTER(ReportItem), c_size_t, POINTER(ReportOpts), c_void_p]),
+        "al_analysis_free": (None, [c_void_p]),
+        "al_sink_by_name": (POINTER(Sink), [c_char_p]),
+        "al_tensor_new": (c_void_p, [c_int, c_int, POINTER(ctypes.c_int64)]),
+        "al_tensor_free": (None, [c_void_p]),
+        "al_tensor_dtype": (c_int, [c_void_p]),
+        "al_tensor_rank": (c_int, [c_void_p]),
+        "al_tensor_dims": (POINTER(ctypes.c_int64), [c_void_p]),
+        "al_tensor_count": (c_size_t, [c_void_p]),
+        "al_tensor_data": (POINTER(ctypes.c_float), [c_void_p]),
+        "al_model_run": (c_int, [c_void_p, POINTER(NamedTensor), c_size_t, POINTER(RunOpts),
+                                 POINTER(POINTER(NamedTensor)), POINTER(c_size_t), c_void_p]),
+        "al_outputs_free": (None, [POINTER(NamedTensor), c_size_t]),
+        "al_prove_equivalent": (c_int, [c_void_p, c_void_p, POINTER(ProofOpts), POINTER(Proof), c_void_p]),
+        "al_proof_clear": (None, [POINTER(Proof)]),
+        "al_surgery_plan": (c_int, [c_void_p, POINTER(SurgeryOpts), POINTER(c_void_p), c_void_p]),
+        "al_surgery_count": (c_size_t, [c_void_p]),
+        "al_surgery_get": (POINTER(Rewrite), [c_void_p, c_size_t]),
+        "al_surgery_applied": (c_size_t, [c_void_p]),
+        "al_surgery_write": (c_int, [c_void_p, c_char_p, c_void_p]),
+        "al_surgery_free": (None, [c_void_p]),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+def libc():
+    c = ctypes.CDLL(None) if sys.platform != "win32" else None
+    c.tmpfile.restype, c.tmpfile.argtypes = c_void_p, []
+    c.fflush.argtypes = [c_void_p]
+    c.fclose.argtypes = [c_void_p]
+    c.fileno.argtypes = [c_void_p]
+    return c

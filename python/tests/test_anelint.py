@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+"""pytest for the anelint Python package, against the CLI built beside it: the same
+model gives the same verdicts, outputs and rewritten bytes through both.
+Run from the repository root: ANELINT=build/anelint python3 -m pytest python/tests
+(`make check-python`)."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import anelint  # noqa: E402
+
+CLI = os.environ.get("ANELINT", os.path.join(ROOT, "build", "anelint"))
+DATA = os.path.join(ROOT, "tests", "data", "converted")
+POOL = os.path.join(DATA, "pool_k15_s3__nn_ios13.mlmodel")  # 3 layers, x: fp32 [1, 8, 64, 64]
+POOL_PKG = os.path.join(DATA, "pool_k15_s3__mlp_fp16.mlpackage")
+UPSAMPLE = os.path.join(DATA, "upsample_x4_nearest__nn_ios13.mlmodel")  # fix: upsample-x2-chain
+
+
+def cli_json(*args):
+    r = subprocess.run([CLI, *args, "--format", "json"], capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    return json.loads(r.stdout)
+
+
+def test_version_is_the_clis():
+    out = subprocess.run([CLI, "--version"], capture_output=True, text=True, check=True).stdout
+    assert out.split()[1] == anelint.version() == anelint.__version__
+    assert cli_json("check", "--fail-on", "never", POOL)["anelint"] == anelint.version()
+
+
+@pytest.mark.parametrize("target,os_release", [(None, None), ("a17", "ios17"), ("a12", "ios15")])
+def test_check_matches_the_cli(target, os_release):
+    args = (["--target", target] if target else []) + (["--os", os_release] if os_release else [])
+    want = cli_json("check", *args, POOL)["models"][0]
+    got = anelint.check(POOL, target=target, os=os_release)
+    assert isinstance(got.model, anelint.Model) and got.model.type == "neuralNetwork"
+    assert len(got.layers) == len(want["layers"]) == 3
+    for layer, w in zip(got.layers, want["layers"]):
+        assert isinstance(layer, anelint.Layer)
+        assert (layer.name, layer.type, layer.ane, layer.unit, layer.rules, layer.reason) == \
+            (w["name"], w["type"], w["ane"], w["unit"], w["rules"], w.get("reason"))
+    a = got.layers[0]
+    assert a.rules == ["ANE008", "ANE009"] and not a.ane and a.unit == "cpu"
+    assert "kernel 15x15" in a.reason
+    assert [f.rule for f in got.model.findings] == [f["rule"] for f in want["findings"]]
+
+
+def test_check_takes_bytes_a_spec_and_an_mlmodel():
+    by_path = anelint.check(POOL)
+    data = open(POOL, "rb").read()
+
+    class Spec:  # what coremltools' Model_pb2.Model offers
+        def SerializeToString(self):
+            return data
+
+    class NeuralNetworkMLModel:  # ct.models.MLModel of a NeuralNetwork: get_spec()
+        package_path = None
+
+        def get_spec(self):
+            return Spec()
+
+    class MLProgramMLModel:  # ct.models.MLModel of an ML Program: its package on disk
+        package_path = POOL_PKG
+
+        def get_spec(self):
+            raise AssertionError("an ML Program is read from its package, weights and all")
+
+    for model in (data, bytearray(data), memoryview(data), Spec(), NeuralNetworkMLModel()):
+        got = anelint.check(model)
+        assert [(x.name, x.unit, x.rules) for x in got.layers] == \
+            [(x.name, x.unit, x.rules) for x in by_path.layers]
+    pkg = anelint.check(MLProgramMLModel())
+    assert pkg.model.type == "mlProgram"
+    assert [x.rules for x in pkg.layers] == [x.rules for x in anelint.check(POOL_PKG).layers]
+    with pytest.raises(TypeError):
+        anelint.check(42)
+
+
+def test_errors_carry_the_diagnostic():
+    with pytest.raises(anelint.AnelintError) as e:
+        anelint.check(b"\xff\xff\xff garbage")
+    d = e.value.diagnostics[0]
+    assert d.severity == "error" and d.offset == 0 and "not a Core ML model" in d.message
+    assert e.value.status == anelint.AnelintError("x", []).status or e.value.status  # a status name
+    with pytest.raises(anelint.AnelintError) as e:
+        anelint.check(os.path.join(DATA, "no_such.mlmodel"))
+    assert "no_such.mlmodel" in str(e.value) and e.value.diagnostics
+    with pytest.raises(ValueError):
+        anelint.check(POOL, target="z99")
+    with pytest.raises(ValueError):
+        anelint.check(POOL, os="ios3")
+
+
+def test_plan_matches_the_cli():
+    want = cli_json("plan", "--fail-on", "never", POOL)["models"][0]
+    got = anelint.plan(POOL)
+    assert got.command == "plan"
+    assert got.model.raw["segments"] == want["segments"]
+    assert [x.unit for x in got.layers] == [w["unit"] for w in want["layers"]]
+    assert got.model.summary["layers"] == 3
+
+
+def test_run_round_trip_against_the_clis_npy(tmp_path):
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((1, 8, 64, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out"
+    subprocess.run([CLI, "run", POOL, "--input", f"x={tmp_path / 'x.npy'}", "--out", str(out)],
+                   check=True, capture_output=True)
+    got = anelint.run(POOL, {"x": x})
+    assert list(got) == ["var_31"]
+    want = np.load(out / "var_31.npy")
+    assert got["var_31"].shape == want.shape == (1, 16, 17, 17)
+    np.testing.assert_array_equal(got["var_31"], want.astype(np.float32))
+    # the pooling outputs really are max and average pools of x (not zeros)
+    assert got["var_31"][0, :8, 0, 0].tolist() == pytest.approx(x[0, :, :15, :15].max(axis=(1, 2)).tolist())
+    half = anelint.run(POOL, {"x": x}, precision="fp16")["var_31"]
+    assert np.abs(half - want).max() < 1e-2 * np.abs(want).max()
+    with pytest.raises(anelint.AnelintError):
+        anelint.run(POOL, {})  # the input is missing
+
+
+def test_verify(tmp_path):
+    same = anelint.verify(POOL, POOL, allow="exact")
+    assert same and same.proved and same.ok and same.diffs[0].identical
+    x = np.ones((1, 8, 64, 64), np.float32)
+    assert anelint.verify(POOL, open(POOL, "rb").read(), inputs={"x": x})
+    # the same network as an ML Program with fp16 weights: close, not identical
+    nn = os.path.join(DATA, "dilated_conv__nn_ios13.mlmodel")
+    fp16 = os.path.join(DATA, "dilated_conv__mlp_ios17_fp16.mlpackage")
+    other = anelint.verify(nn, fp16, allow="exact")
+    assert other.proved and not other.ok and not other
+    assert not other.diffs[0].identical and 0 < other.diffs[0].rel < 1e-2
+    assert anelint.verify(nn, fp16, allow="approximate")  # reported, not failed
+
+
+def test_fix_writes_what_the_cli_writes(tmp_path):
+    plan_only = anelint.fix(UPSAMPLE)
+    assert plan_only.output is None and plan_only.applied == 1
+    r = anelint.fix(UPSAMPLE, out=tmp_path / "fixed.mlmodel")
+    assert isinstance(r, anelint.FixResult) and r.applied == 1 and r.proof
+    applied = [w for w in r.rewrites if w.applied]
+    assert applied[0].rule == "ANE010" and applied[0].pass_name == "upsample-x2-chain"
+    subprocess.run([CLI, "fix", UPSAMPLE, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
+    assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes()
+    skipped = anelint.fix(UPSAMPLE, skip=[applied[0].layer])
+    assert skipped.applied == 0
