@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# anelint build. `make` builds build/anelint; `make check` builds and runs every test;
+# anelint build. `make` builds build/anelint and the shared library; `make check` builds and
+# runs every test; `make check-platforms` the portable, musl, install and Python checks;
 # `make asan` runs the suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 # `make fuzz` / `make fuzz-long` build the libFuzzer harnesses (clang) and run them (fuzz/README.md).
 # `make install` (PREFIX, DESTDIR) installs the CLI, the static and shared library, the
@@ -179,6 +180,10 @@ $(BUILD)/tests/test_base_noseek: tests/unit/test_base.c src/base/atomic.c $(BUIL
 check: $(BUILD)/anelint $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 	ANELINT=$(BUILD)/anelint BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 
+# What the README's test command adds to make check: the portable fallbacks, musl,
+# make install with the pkg-config link test, and the Python package (about 3 min).
+check-platforms: check-portable check-musl install-check check-python
+
 # The portable fallbacks of src/base/platform.c, forced (-DAL_PORTABLE) into
 # build-portable/: every unit test, and the CLI tests that write through them
 # (fix and split write through the in-kernel copy, packages are swapped by rename).
@@ -280,4 +285,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE all shared install uninstall install-check check check-portable check-musl check-python asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: FORCE all shared install uninstall install-check check check-platforms check-portable check-musl check-python asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long

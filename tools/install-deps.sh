@@ -1,24 +1,37 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tools/install-deps.sh: installs the Debian packages anelint needs to build and test.
+# tools/install-deps.sh [--test] [--bench]: installs the Debian packages anelint needs.
 # Safe to run again; skips packages already installed. Runs apt-get through sudo when not root.
-#   build:  gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
-#   tests:  libcmocka-dev (unit tests), protobuf-compiler (protoc --decode_raw cross-checks),
-#           python3 (fixture generator), clang + libclang-rt-14-dev (sanitizer build),
-#           strace (tests/nowrite.sh: the input is never opened for writing),
-#           python3-jsonschema (tests/plan_corpus.sh validates JSON output against docs/schema/)
-#   reports: chromium (tests/report_browser.sh renders the HTML report headless), graphviz
-#           (tests/report_formats.sh lays out the DOT report), cmark-gfm (renders the Markdown
-#           report), nodejs + npm when no npm is there (the SARIF validators come from the npm
-#           registry, installed by tests/report_formats.sh into build/npm)
-#   run:    libopenblas-dev (cblas_sgemm for the interpreter's matmul/conv; optional, `make BLAS=0`)
-#   --bench: also python3-torch (bench/interp.py times PyTorch beside the interpreter; large)
+#   (always) building: gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
+#   --test   what the tests need (README's test command, .ci/run):
+#            libcmocka-dev (unit tests), libopenblas-dev (the BLAS build CI tests; optional
+#            otherwise: BLAS=none), protobuf-compiler (protoc --decode_raw cross-checks),
+#            python3 (fixture generator), clang + libclang-rt-14-dev (libFuzzer harnesses),
+#            strace (tests/nowrite.sh: the input is never opened for writing),
+#            python3-jsonschema (tests/plan_corpus.sh validates JSON output against docs/schema/),
+#            chromium (tests/report_browser.sh renders the HTML report headless), graphviz
+#            (tests/report_formats.sh lays out the DOT report), cmark-gfm (renders the Markdown
+#            report), nodejs + npm when no npm is there (the SARIF validators come from the npm
+#            registry, installed by tests/report_formats.sh into build/npm),
+#            musl-tools (make check-musl), python3-pytest, python3-numpy, python3-setuptools,
+#            python3-pip (make check-python: pytest, pip install ./python offline)
+#   --bench  python3-torch, python3-numpy (bench/interp.py times PyTorch beside the interpreter)
 set -eu
-pkgs="gcc make pkg-config libjson-c-dev libcmocka-dev protobuf-compiler python3 clang libclang-rt-14-dev strace python3-jsonschema libopenblas-dev chromium graphviz cmark-gfm"
-command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
-[ "${1:-}" = --bench ] && pkgs="$pkgs python3-torch"
+pkgs="gcc make pkg-config libjson-c-dev"
+for arg in "$@"; do
+	case $arg in
+	--test)
+		pkgs="$pkgs libcmocka-dev libopenblas-dev protobuf-compiler python3 clang libclang-rt-14-dev strace"
+		pkgs="$pkgs python3-jsonschema chromium graphviz cmark-gfm musl-tools python3-pytest python3-numpy"
+		pkgs="$pkgs python3-setuptools python3-pip"
+		command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm" ;;
+	--bench) pkgs="$pkgs python3-torch python3-numpy" ;;
+	*) echo "usage: sh tools/install-deps.sh [--test] [--bench]" >&2; exit 2 ;;
+	esac
+done
 missing=""
 for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
