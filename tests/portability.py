@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""tests/portability.py: no Linux-only (or glibc-only) call outside its feature check.
+"""tests/portability.py: no Linux-only (or glibc-only) call outside its feature check,
+and nothing Apple's SDK rejects under -Werror.
 
 anelint builds on Linux (glibc, musl) and macOS. A call that only some systems
 have lives in src/base/platform.c, behind a feature check with a portable
@@ -30,6 +31,8 @@ LINUX_ONLY = {
     "Linux/glibc headers": r"#\s*include\s*<(linux/[^>]+|sys/(sysinfo|sendfile|prctl|epoll|inotify|vfs|statfs|"
                            r"syscall)\.h|malloc\.h|endian\.h|byteswap\.h|error\.h|features\.h|mcheck\.h)>",
     "struct stat's Linux time fields (macOS: st_mtimespec)": r"\bst_[acm]tim\b",
+    "sprintf/vsprintf (deprecated in Apple's SDK: an error under -Werror; snprintf)":
+        r"\b(v?sprintf)\s*\(",
     "C11 threads (macOS has none: POSIX threads)": r"#\s*include\s*<threads\.h>|\b(thrd|mtx|cnd|tss)_[a-z]+\b",
 }
 # (file, name): where a match is allowed, and why

@@ -357,13 +357,13 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 	for (size_t i = 0; i < n && rc == EXIT_ALL_ANE; i++) {
 		char fn[256];
 		file_name(fn, sizeof fn, outs[i].name);
-		sprintf(dst, "%s/%s.npy", dir, fn);
+		snprintf(dst, strlen(dir) + 300, "%s/%s.npy", dir, fn);
 		char *at = malloc(strlen(base) + 300);
 		if (!at) {
 			rc = EXIT_IO;
 			break;
 		}
-		sprintf(at, "%s/%s.npy", base, fn);
+		snprintf(at, strlen(base) + 300, "%s/%s.npy", base, fn);
 		if (ali_atomic_begin(&files[i], at, false, d) != AL_OK) {
 			rc = EXIT_IO;
 		} else if (!npy_to_fd(files[i].fd, outs[i].t)) {

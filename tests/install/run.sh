@@ -51,7 +51,10 @@ json_version=$("$root/bin/anelint" check --format json --fail-on never "$model" 
 
 # only the public API leaves the shared library
 if command -v nm >/dev/null 2>&1 && [ -n "$shlib" ]; then
-	nm -D --defined-only "$shlib" 2>/dev/null | awk '$2 ~ /^[TDBRV]$/ {print $3}' >"$tmp/exports"
+	case $shlib in
+	*.dylib) nm -gU "$shlib" | awk '$2 ~ /^[TDBS]$/ {sub(/^_/, "", $3); print $3}' >"$tmp/exports" ;;
+	*) nm -D --defined-only "$shlib" | awk '$2 ~ /^[TDBRV]$/ {print $3}' >"$tmp/exports" ;;
+	esac
 	n=$(wc -l <"$tmp/exports")
 	others=$(grep -v '^al_' "$tmp/exports" | grep -v '^_' | head -5)
 	[ "$n" -gt 50 ] && [ -z "$others" ] && ok || bad "exports $n symbols; not al_: $others"
