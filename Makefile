@@ -182,7 +182,7 @@ check: $(BUILD)/anelint $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 
 # What the README's test command adds to make check: the portable fallbacks, musl,
 # make install with the pkg-config link test, and the Python package (about 3 min).
-check-platforms: check-portable check-musl install-check check-python
+check-platforms: check-portable check-musl check-accelerate install-check check-python
 
 # The portable fallbacks of src/base/platform.c, forced (-DAL_PORTABLE) into
 # build-portable/: every unit test, and the CLI tests that write through them
@@ -221,6 +221,21 @@ check-python: $(BUILD)/anelint shared
 		assert [l.unit for l in r.layers] == ["cpu"] * 3, r; \
 		print("pip install ./python: anelint", anelint.version(), "with", lib)' \
 		$(abspath tests/data/converted/pool_k15_s3__nn_ios13.mlmodel) $(abspath $(BUILD))/pyinstall
+
+# BLAS=accelerate compiled on Linux: the interpreter's kernels through
+# tools/accelerate/cblas.h with __APPLE__ defined and a stand-in for Apple's
+# umbrella header (tests/accelerate/), then linked against OpenBLAS's sgemm and
+# run (test_kernels) to show the calls match the CBLAS interface.
+check-accelerate: $(BUILD)/libanelint.a
+	@mkdir -p $(BUILD)/accelerate
+	$(CC) $(filter-out $(BLAS_CFLAGS),$(CFLAGS)) -D__APPLE__ -DANELINT_BLAS=1 -Itools/accelerate -Itests/accelerate \
+		-c src/interp/kernels.c -o $(BUILD)/accelerate/kernels.o
+	@! nm $(BUILD)/accelerate/kernels.o | grep -q openblas_set_num_threads
+	@nm $(BUILD)/accelerate/kernels.o | grep -q ' U cblas_sgemm'
+	$(CC) $(CFLAGS) -o $(BUILD)/accelerate/test_kernels tests/unit/test_kernels.c $(BUILD)/accelerate/kernels.o \
+		$(BUILD)/libanelint.a $(JSON_LIBS) -lopenblas -lm $(CMOCKA_LIBS)
+	$(BUILD)/accelerate/test_kernels >$(BUILD)/accelerate/test_kernels.log 2>&1 || { cat $(BUILD)/accelerate/test_kernels.log; exit 1; }
+	@echo "accelerate: kernels.c through tools/accelerate/cblas.h calls cblas_sgemm; test_kernels passes"
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" check
@@ -285,4 +300,4 @@ clean:
 
 FORCE:
 
-.PHONY: FORCE all shared install uninstall install-check check check-platforms check-portable check-musl check-python asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: FORCE all shared install uninstall install-check check check-platforms check-portable check-musl check-python check-accelerate asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
