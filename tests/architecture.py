@@ -18,7 +18,8 @@
    function is exported only if its declaration carries AL_API: every function
    declared at file scope in include/anelint.h must.
 Prints one line per violation and closes with "N passed, M failed".
-Usage: python3 tests/architecture.py [BUILD]   (from the repository root)."""
+Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
+       python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
 import collections, os, re, subprocess, sys
 
 STAGES = ["base", "format", "analysis", "interp", "rewrite", "report", "cli"]
@@ -144,7 +145,7 @@ def blank(m):
 
 
 def public_decls(text):
-    """Every function declaration at file scope of a header, one line each."""
+    """Every function declaration at file scope of a header: (offset, text on one line)."""
     t = re.sub(r"/\*.*?\*/|//[^\n]*", blank, text, flags=re.S)
     t = re.sub(r"#ifdef __cplusplus.*?#endif", blank, t, flags=re.S)
     t = re.sub(r"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, t)
@@ -161,20 +162,35 @@ def public_decls(text):
             if c == ";" and start is not None:
                 st = " ".join(t[start:i].split())
                 if "(" in st and not st.startswith("typedef"):
-                    out.append(st)
+                    out.append((start, st))
                 start = None
     return out
 
 
 def exports():
     found = public_decls(open(os.path.join("include", "anelint.h")).read())
-    for st in found:
+    for _, st in found:
         check(st.startswith("AL_API "), f"include/anelint.h: '{st[:80]}' lacks AL_API "
-                                        "(the shared library would not export it)")
+                                        "(the shared library would not export it; "
+                                        "python3 tests/architecture.py --add-al-api adds it)")
     check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
 
 
+def add_al_api():
+    """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
+    path = os.path.join("include", "anelint.h")
+    text = open(path).read()
+    missing = [at for at, st in public_decls(text) if not st.startswith("AL_API ")]
+    for at in reversed(missing):
+        text = text[:at] + "AL_API " + text[at:]
+    open(path, "w").write(text)
+    print(f"AL_API added to {len(missing)} declarations of {path}")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--add-al-api"]:
+        add_al_api()
+        sys.exit(0)
     includes()
     exports()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")

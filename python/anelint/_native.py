@@ -25,27 +25,32 @@ AL_EQUIV = {"exact": 0, "reassociate": 1, "approximate": 2}
 
 
 class Diag(ctypes.Structure):  # struct al_diag
+    c_name = "al_diag"
     _fields_ = [("severity", c_int), ("file", c_char_p), ("offset", c_uint64), ("where", c_char_p),
                 ("node", c_char_p), ("msg", c_char_p)]
 
 
 class CheckOpts(ctypes.Structure):  # struct al_check_opts
+    c_name = "al_check_opts"
     _fields_ = [("target", c_void_p), ("os", c_void_p), ("user_rules", c_void_p)]
 
 
 class PlanOpts(ctypes.Structure):  # struct al_plan_opts
+    c_name = "al_plan_opts"
     _fields_ = [("target", c_void_p), ("policy", c_int),
                 ("switch_us", (c_double * AL_UNIT_COUNT) * AL_UNIT_COUNT), ("max_fixes", c_uint32),
                 ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p)]
 
 
 class ReportOpts(ctypes.Structure):  # struct al_report_opts
+    c_name = "al_report_opts"
     _fields_ = [("color", c_bool), ("show_consts", c_bool), ("shapes", c_bool), ("fail_on", c_int),
                 ("check", POINTER(CheckOpts)), ("plan", POINTER(PlanOpts)), ("all_targets", c_bool),
                 ("plans", c_bool)]
 
 
 class ReportItem(ctypes.Structure):  # struct al_report_item
+    c_name = "al_report_item"
     _fields_ = [("path", c_char_p), ("model", c_void_p), ("diags", c_void_p), ("status", c_int),
                 ("analysis", c_void_p)]
 
@@ -54,52 +59,66 @@ SINK_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ReportItem), c_size_t, POINTE
 
 
 class Sink(ctypes.Structure):  # struct al_sink
+    c_name = "al_sink"
     _fields_ = [("name", c_char_p), ("check", SINK_FN), ("info", SINK_FN), ("plan", SINK_FN),
                 ("extensions", c_char_p), ("shows_plans", c_bool)]
 
 
 class NamedTensor(ctypes.Structure):  # struct al_named_tensor
+    c_name = "al_named_tensor"
     _fields_ = [("name", c_char_p), ("t", c_void_p)]
 
 
 class RunOpts(ctypes.Structure):  # struct al_run_opts
+    c_name = "al_run_opts"
     _fields_ = [("precision", c_int), ("observe", c_void_p), ("observe_ctx", c_void_p),
                 ("max_bytes", c_uint64), ("max_steps", c_uint64), ("threads", c_int),
                 ("max_work", c_uint64), ("held_bytes", c_void_p)]
 
 
 class ProofDiff(ctypes.Structure):  # struct al_proof_diff
+    c_name = "al_proof_diff"
     _fields_ = [("name", c_char_p), ("identical", c_bool), ("max_abs", c_double), ("ref_max", c_double),
                 ("rel", c_double), ("pass_", c_bool), ("why", c_char_p), ("why_seen", c_bool),
                 ("runs", c_int)]
 
 
 class Proof(ctypes.Structure):  # struct al_proof
+    c_name = "al_proof"
     _fields_ = [("proved", c_bool), ("ok", c_bool), ("runs", c_int), ("n_values", c_size_t),
                 ("why", ctypes.c_char * 256), ("diffs", POINTER(ProofDiff)), ("n_diffs", c_size_t)]
 
 
 class ProofOpts(ctypes.Structure):  # struct al_proof_opts
+    c_name = "al_proof_opts"
     _fields_ = [("equiv", c_int), ("inputs", POINTER(NamedTensor)), ("n_inputs", c_size_t),
                 ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64)]
 
 
 class Pass(ctypes.Structure):  # struct al_pass
+    c_name = "al_pass"
     _fields_ = [("name", c_char_p), ("rule", c_char_p), ("equiv", c_int), ("from_", c_char_p),
                 ("what", c_char_p)]
 
 
 class Rewrite(ctypes.Structure):  # struct al_rewrite (node: struct al_node *, its name first after index)
+    c_name = "al_rewrite"
     _fields_ = [("pass_", POINTER(Pass)), ("node", c_void_p), ("applied", c_bool), ("after", c_char_p),
                 ("why_not", c_char_p), ("layers", POINTER(c_char_p)), ("n_layers", c_uint32)]
 
 
 class NodeHead(ctypes.Structure):  # the first fields of struct al_node
+    c_name = "al_node"  # a prefix: the fields it needs
     _fields_ = [("index", c_uint32), ("name", c_char_p), ("type", c_char_p)]
 
 
 class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
+    c_name = "al_surgery_opts"
     _fields_ = [("allow", c_int), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t)]
+
+
+MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
+           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead)
 
 
 def _candidates():
