@@ -25,6 +25,8 @@ LINUX_ONLY = {
     "Linux file calls": r"\b(memfd_create|statx|syncfs|fallocate|name_to_handle_at|O_TMPFILE|O_PATH|O_NOATIME)\b",
     "Linux process calls": r"\b(getrandom|sched_[gs]etaffinity|get_nprocs(_conf)?|sysinfo|prctl|"
                            r"pipe2|accept4|dup3|epoll_\w+|inotify_\w+|signalfd|eventfd|timerfd_\w+)\s*\(",
+    "non-portable threads calls (_np: GNU-only or other signatures on macOS)":
+        r"\bpthread_\w+_np\b|\bcpu_set_t\b|\bCPU_(SET|ZERO|ISSET|COUNT)\b|\bsyscall\s*\(",
     "Linux mmap flags": r"\b(MAP_POPULATE|MAP_HUGETLB|MAP_LOCKED|MAP_FIXED_NOREPLACE|mremap)\b",
     "glibc extensions": r"\b(program_invocation(_short)?_name|secure_getenv|strchrnul|mempcpy|"
                         r"malloc_usable_size|mallinfo2?|malloc_trim|bswap_(16|32|64)|error_at_line)\b",
