@@ -145,13 +145,17 @@ install: $(BUILD)/anelint $(BUILD)/libanelint.a $(BUILD)/$(SHLIB_REAL) $(BUILD)/
 	install -m 644 $(BUILD)/share/anelint.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/anelint
 	install -m 644 $(BUILD)/share/_anelint $(DESTDIR)$(DATADIR)/zsh/site-functions/_anelint
 	install -m 644 $(BUILD)/share/anelint.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/anelint.fish
+	install -d $(DESTDIR)$(DATADIR)/doc/anelint
+	install -m 644 LICENSE CHANGELOG.md README.md $(DESTDIR)$(DATADIR)/doc/anelint/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/anelint $(DESTDIR)$(LIBDIR)/libanelint.a $(DESTDIR)$(LIBDIR)/$(SHLIB_REAL) \
 		$(DESTDIR)$(LIBDIR)/$(SHLIB_SONAME) $(DESTDIR)$(LIBDIR)/$(SHLIB_DEV) $(DESTDIR)$(INCDIR)/anelint.h \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/anelint.pc $(DESTDIR)$(MANDIR)/man1/anelint.1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/anelint $(DESTDIR)$(DATADIR)/zsh/site-functions/_anelint \
-		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/anelint.fish
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/anelint.fish $(DESTDIR)$(DATADIR)/doc/anelint/LICENSE \
+		$(DESTDIR)$(DATADIR)/doc/anelint/CHANGELOG.md $(DESTDIR)$(DATADIR)/doc/anelint/README.md
+	-rmdir $(DESTDIR)$(DATADIR)/doc/anelint 2>/dev/null
 
 # make install into a scratch DESTDIR, then tests/install/run.sh: a C program built
 # through pkg-config against the installed shared library checks a bundled model;

@@ -3,7 +3,8 @@
 # tests/install/run.sh: what `make install` put in DESTDIR works as installed
 # (`make install-check` runs this between install and uninstall):
 #   - a C program (check_model.c) compiles and links through pkg-config against
-#     the shared library and checks a bundled model as the CLI does;
+#     the shared library (and, with --static, the static one) and checks a bundled
+#     model as the CLI does;
 #   - the shared library exports the public al_ API and nothing else;
 #   - one version: anelint --version, al_version(), pkg-config --modversion;
 #   - the man page and the completions name every option of anelint --help.
@@ -20,7 +21,7 @@ model=tests/data/converted/pool_k15_s3__nn_ios13.mlmodel
 
 for f in bin/anelint lib/libanelint.a include/anelint.h lib/pkgconfig/anelint.pc share/man/man1/anelint.1 \
 	share/bash-completion/completions/anelint share/zsh/site-functions/_anelint \
-	share/fish/vendor_completions.d/anelint.fish; do
+	share/fish/vendor_completions.d/anelint.fish share/doc/anelint/LICENSE; do
 	if [ -e "$root/$f" ]; then ok; else bad "not installed: $f"; fi
 done
 shlib=$(ls "$root"/lib/libanelint.so.*.*.* "$root"/lib/libanelint.*.dylib 2>/dev/null | head -n 1)
@@ -44,6 +45,14 @@ out=$(LD_LIBRARY_PATH="$root/lib" DYLD_LIBRARY_PATH="$root/lib" "$tmp/check_mode
 # the CLI's summary of the same model: 3 layers, 1 ANE-eligible, 0 placed
 want=$("$ANELINT" check "$model" | sed -n 's/^summary: \([0-9]*\) layers, \([0-9]*\) ANE-eligible, \([0-9]*\) placed.*/\1 layers, \2 ANE-eligible, \3 placed on the ANE/p')
 [ "$out" = "anelint $version: $want" ] && [ -n "$want" ] && ok || bad "check_model printed '$out', want 'anelint $version: $want'"
+# statically linked: the .pc file's private libraries are what libanelint.a needs
+static_libs=$(pkg-config --static --libs anelint | sed "s|-lanelint|$root/lib/libanelint.a|")
+# shellcheck disable=SC2086
+if $CC -std=c11 -Wall -Werror $cflags -o "$tmp/check_static" tests/install/check_model.c $static_libs 2>"$tmp/cc.err"; then
+	[ "$("$tmp/check_static" "$model")" = "$out" ] && ok || bad "the static build prints something else"
+else
+	bad "check_model.c does not link statically with pkg-config --static ($static_libs):"; cat "$tmp/cc.err"
+fi
 cli_version=$("$root/bin/anelint" --version | cut -d' ' -f2)
 [ "$cli_version" = "$version" ] && ok || bad "anelint --version says $cli_version, anelint.pc $version"
 json_version=$("$root/bin/anelint" check --format json --fail-on never "$model" | sed -n 's/^ *"anelint": "\([^"]*\)".*/\1/p' | head -n 1)
