@@ -14,7 +14,8 @@
 #            report), nodejs + npm when no npm is there (the SARIF validators come from the npm
 #            registry, installed by tests/report_formats.sh into build/npm),
 #            musl-tools (make check-musl), python3-pytest, python3-numpy, python3-setuptools,
-#            python3-pip (make check-python: pytest, pip install ./python offline)
+#            python3-pip (make check-python: pytest, pip install ./python offline), zsh and
+#            fish (make install-check parses the generated completions with them)
 #   --bench  python3-torch, python3-numpy (bench/interp.py times PyTorch beside the interpreter)
 set -eu
 pkgs="gcc make pkg-config libjson-c-dev"
@@ -23,7 +24,7 @@ for arg in "$@"; do
 	--test)
 		pkgs="$pkgs libcmocka-dev libopenblas-dev protobuf-compiler python3 clang libclang-rt-14-dev strace"
 		pkgs="$pkgs python3-jsonschema chromium graphviz cmark-gfm musl-tools python3-pytest python3-numpy"
-		pkgs="$pkgs python3-setuptools python3-pip"
+		pkgs="$pkgs python3-setuptools python3-pip zsh fish"
 		command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm" ;;
 	--bench) pkgs="$pkgs python3-torch python3-numpy" ;;
 	*) echo "usage: sh tools/install-deps.sh [--test] [--bench]" >&2; exit 2 ;;

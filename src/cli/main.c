@@ -1170,13 +1170,24 @@ static int print_man(FILE *out)
 	return fflush(out) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 }
 
-/* A help line for a completion menu: up to the first ';' or ':' or 70 bytes,
- * with the shell's quote, ':' and brackets dropped. */
+/* A help line for a completion menu: up to the first ';' or ':', or the last
+ * whole word within 70 bytes, with the shell's quotes, ':' and brackets dropped. */
 static void short_help(FILE *out, const char *s)
 {
-	for (size_t n = 0; *s && *s != ';' && *s != ':' && n < 70; s++, n++)
-		if (!strchr("'\"[]\\:`$", *s))
-			fputc(*s, out);
+	char buf[72];
+	size_t n = 0, cut = 0;
+	for (; *s && *s != ';' && *s != ':' && n < 70; s++) {
+		if (strchr("'\"[]\\`$", *s))
+			continue;
+		if (*s == ' ' || *s == ',')
+			cut = n;
+		buf[n++] = *s;
+	}
+	if (*s && *s != ';' && *s != ':' && cut) /* stopped inside a word */
+		n = cut;
+	while (n && buf[n - 1] == ' ')
+		n--;
+	fwrite(buf, 1, n, out);
 }
 
 static void command_names(FILE *out, unsigned cmds)
