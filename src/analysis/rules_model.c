@@ -236,6 +236,13 @@ bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s) || !c->sub_cost_known)
 		return false;
+	/* A stateful model (MLState) is not held to the floor: every small stateful
+	 * model in the evidence that the ANE compiler accepted ran there
+	 * (coremltools #2631: a 90 MFLOP conv RNN with a width-256 state on an M4;
+	 * #2553: the Anemll-style KV cache at sequence 16 and 32). */
+	for (uint32_t i = 0; i < s->n_inputs; i++)
+		if (s->inputs[i].kind == AL_FEAT_STATE)
+			return false;
 	struct al_work w = {.known = true};
 	ali_walk_nodes(s, add_work, &w);
 	if (!ali_work_too_little(&w, c->os))
