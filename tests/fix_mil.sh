@@ -250,7 +250,7 @@ grep -q '"layer": "b32".*"why_not": "'"'"'m32'"'"' (mul) also reads '"'"'k32'"'"
 	bad "island: the constant island's reason"
 "$ANELINT" check --rules "$T/nofloor.rules" "$T/island.mlpackage" >"$T/island.chk"
 grep -qE '^ +[0-9]+ +a32 +identity +ANE' "$T/island.chk" && grep -qE '^ +[0-9]+ +r32 +relu +ANE' "$T/island.chk" &&
-	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> cpu +ANE029' "$T/island.chk" &&
+	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> gpu +ANE029' "$T/island.chk" &&
 	ok || { bad "island: the rewritten ops"; cat "$T/island.chk"; }
 "$ANELINT" fix $C/fix_mil_island.mlpackage -o "$T/island0.mlpackage" >"$T/island0.txt"
 [ $? -eq 0 ] && same_tree $C/fix_mil_island.mlpackage "$T/island0.mlpackage" && ok ||
@@ -324,6 +324,25 @@ mkdir "$T/dst"
 rc=$?
 [ $rc -ne 0 ] && [ -z "$(ls -A "$T/dst")" ] && grep -q 'outside the package' "$T/evil.txt" && ok ||
 	{ bad "failed write left something (rc $rc)"; ls -la "$T/dst"; cat "$T/evil.txt"; }
+
+# 8b. fix predicts for --target / --os / --compute-units as check does (its before/after
+#     summaries and the rewrites it keeps): fill_like's fallbacks take the GPU with compute
+#     units all on the newest release (2 segments), not with cpu-only nor on iOS 13 (1)
+segs() { sed -n 's/.*"before": {[^}]*"segments": \([0-9]*\).*/\1/p' "$1"; }
+for a in "x:2" "--compute-units cpu-only:1" "--os ios13:1" "--os macos15 --target m4 --compute-units cpu-and-ne:1"; do
+	opts=${a%:*} want=${a##*:}
+	[ "$opts" = x ] && opts=
+	# shellcheck disable=SC2086
+	"$ANELINT" fix --dry-run --format json $opts $C/fix_mil_fill_like.mlpackage >"$T/fo.json" 2>"$T/fo.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(segs "$T/fo.json")" = "$want" ] && ok || { bad "fix $opts: rc $rc, segments $(segs "$T/fo.json"), want $want"; cat "$T/fo.err"; }
+done
+for a in "--os ios12" "--target all" "--compute-units gpu"; do
+	# shellcheck disable=SC2086
+	"$ANELINT" fix --dry-run $a $C/fix_mil_fill_like.mlpackage >/dev/null 2>"$T/fo.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "takes" "$T/fo.err" && ok || bad "fix $a: rc $rc, want 2"
+done
 
 # 9. the inputs never changed
 inputs_sum >"$T/inputs.after"
