@@ -4,7 +4,9 @@
 # default target and for --target all; and its JSON, like that of `check --target all`,
 # validates against docs/schema/plan.schema.json and docs/schema/check.schema.json
 # (tests/validate_json.py). The jsonschema Python module is required: without it this
-# test fails (tools/install-deps.sh installs python3-jsonschema).
+# test fails (tools/install-deps.sh installs python3-jsonschema). Then check, plan and report
+# must place every layer of every model alike (tests/agree.py; the corpus's modern/ and
+# compiled/ models too, those anelint cannot load skipped).
 set -u
 : "${ANELINT:=build/anelint}"
 corpus=${ANELINT_CORPUS:-../shared/corpus}
@@ -77,5 +79,21 @@ for kind in plan check; do
 		pass=$((pass - bad))
 	fi
 done
+# check, plan and report place every layer alike (issue #15), for three sets of target,
+# release and compute units: tests/agree.py
+# shellcheck disable=SC2046
+python3 tests/agree.py --anelint "$ANELINT" $(cat "$dir"/name_* 2>/dev/null) \
+	"$corpus"/modern/*.mlmodel "$corpus"/modern/*.mlpackage "$corpus"/compiled/*.mlmodelc \
+	>"$dir/agree" 2>&1
+rc=$?
+grep '^FAIL' "$dir/agree" | head -20
+counts=$(tail -1 "$dir/agree")
+echo "agree: $counts"
+a_pass=$(echo "$counts" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+a_fail=$(echo "$counts" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+pass=$((pass + ${a_pass:-0}))
+fail=$((fail + ${a_fail:-0}))
+[ "$rc" -le 1 ] || fail=$((fail + 1))
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
