@@ -498,6 +498,7 @@ struct al_plan {
 	enum al_policy policy;
 	const char *policy_why;     /* which policy and why (model type, flag) */
 	const struct al_target *target;
+	const struct al_release *os; /* the OS release it was planned for */
 	enum al_compute_units compute_units; /* the ones it was planned for (never AL_CU_DEFAULT) */
 	bool gpu_fallback;          /* fallbacks go to the GPU (docs/partition.md "Compute units") */
 	const struct al_submodel *sub;
@@ -548,6 +549,9 @@ struct al_report_opts {
 	/* --target all: al_report_analyze checks the models once per target, and the
 	 * sinks print one verdict column per target (check) or one plan per target (plan) */
 	bool all_targets;
+	/* --os all: the same with one column (check) or plan (plan) per OS release, for
+	 * the one target; all_targets and all_releases are not set together */
+	bool all_releases;
 	/* al_report_analyze plans every sub-model too: for a sink's `plan`, and for
 	 * its `check` when al_sink.shows_plans */
 	bool plans;

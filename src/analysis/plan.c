@@ -1134,6 +1134,7 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 		w.cu = AL_CU_ALL;
 	w.gpu_fallback = (w.cu == AL_CU_ALL || w.cu == AL_CU_CPU_AND_GPU) && s->world == AL_WORLD_MIL &&
 			 (w.os ? w.os : al_release_default())->ios >= GPU_FALLBACK_IOS;
+	p->os = w.os ? w.os : al_release_default();
 	p->compute_units = w.cu;
 	p->gpu_fallback = w.gpu_fallback;
 	/* the whole model does too little work for the ANE (ANE071): with the GPU

@@ -155,7 +155,7 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
-	if (o->all_targets) { /* one verdict column per chip family: report_matrix.c */
+	if (o->all_targets || o->all_releases) { /* one verdict column per family / release: report_matrix.c */
 		ali_text_check_matrix(out, items, n, o);
 		return;
 	}
