@@ -17,7 +17,7 @@
 
 /* ================================================================ fixtures */
 
-#define MAX_OPEN 96
+#define MAX_OPEN 256
 
 static struct {
 	char path[512];
@@ -404,8 +404,14 @@ static const struct rcase cases[] = {
 	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "@cast", "ANE029", false}, /* ANE030's */
 	{CV("gru__mlp_fp16.mlpackage"), NULL, "@while_loop", "ANE029", false}, /* its blocks decide */
 	/* ---- ANE030 fp32 I/O casts */
-	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", true},
-	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE030", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", true, "@ios18"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE030", true, "@macos15"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", false},
+	/* ---- ANE068 the same casts from iOS 26: on the ANE, a warning (Vx #435, #436) */
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE068", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE068", true, "@ios26"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE068", false, "@ios18"},
+	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE068", false},
 	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE030", false},
 	{CR("mil_rules.mlpackage"), NULL, "back16", "ANE030", false},
 	{CV("broadcast_mul_chw_c11__mlp_ios17_fp16.mlpackage"), NULL, "@mul", "ANE030", false},
