@@ -300,6 +300,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 		it->t[u] += t[u];
 	it->flops += op_flops(&n->cost);
 	ali_work_add(&it->work, &n->cost);
+	it->work.deep |= ali_work_deep_decode(n, w->os);
 }
 
 /* ---- producers by value name: open addressing on (graph, name) */
@@ -478,6 +479,7 @@ static void work_floor(struct work *w)
 		r->act_bytes += x->act_bytes;
 		r->ops += x->ops;
 		r->known = r->known && x->known;
+		r->deep = r->deep || x->deep;
 	}
 	for (uint32_t i = 0; i < w->n_items; i++)
 		if (w->fin[i] == U_ANE && (w->tiny || ali_work_too_little(&w->region[uf_root(w->uf, i)], w->os))) {

@@ -223,10 +223,18 @@ bool ali_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 
 /* ================================================================ ANE071: a model too small for the ANE */
 
+struct tiny_ctx {
+	struct al_work w;
+	const struct al_release *os;
+};
+
 static void add_work(void *ctx, const struct al_node *n)
 {
-	if (!ali_node_is_const(n))
-		ali_work_add(ctx, &n->cost);
+	struct tiny_ctx *t = ctx;
+	if (ali_node_is_const(n))
+		return;
+	ali_work_add(&t->w, &n->cost);
+	t->w.deep |= ali_work_deep_decode(n, t->os);
 }
 
 /* The whole model under the work floor (work_floor.c, shared with the
@@ -243,8 +251,9 @@ bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	for (uint32_t i = 0; i < s->n_inputs; i++)
 		if (s->inputs[i].kind == AL_FEAT_STATE)
 			return false;
-	struct al_work w = {.known = true};
-	ali_walk_nodes(s, add_work, &w);
+	struct tiny_ctx t = {.w = {.known = true}, .os = c->os};
+	ali_walk_nodes(s, add_work, &t);
+	const struct al_work w = t.w;
 	if (!ali_work_too_little(&w, c->os))
 		return false;
 	double f = w.flops;

@@ -546,6 +546,10 @@ static const struct rcase cases[] = {
 	{CR("nn_shapes.mlmodel"), NULL, NULL, "ANE071", false, COST},
 	{CR("mil_shapes.mlpackage"), NULL, NULL, "ANE071", false, COST},
 	{CR("nonneural_pipeline.mlmodel"), NULL, NULL, "ANE071", false},
+	/* an int8 decode linear of depth 4096 is enough work on iOS 18 (larql), not elsewhere */
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", false, "a17@ios18", NEEDS_COST},
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", true, "a17@ios17", NEEDS_COST},
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", true, "a17@ios26", NEEDS_COST},
 	/* a stateful model is not held to the floor (coremltools #2631, #2553): 90 MFLOP */
 	{OB("state_width256.mlpackage"), NULL, NULL, "ANE071", false, COST},
 	/* ---- ANE072 small ANE segment (a partition rule: moves nodes, never fires per op) */
