@@ -189,6 +189,14 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		}
 		print_diags(out, items[i].diags, o);
 	}
+	if (!first) { /* what the verdicts are predicted for */
+		const struct al_check_opts *co = o->check;
+		const struct al_target *tg = co && co->target ? co->target : al_target_default();
+		const struct al_release *os = co && co->os ? co->os : al_release_default();
+		fprintf(out, "%spredicted for %s (%s), %s, compute units %s%s\n", al_col(o, C_DIM), tg->id,
+			tg->name ? tg->name : "", os->name, al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT),
+			al_col(o, C_RESET));
+	}
 }
 
 /* ================================================================ info */
