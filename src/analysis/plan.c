@@ -541,7 +541,7 @@ static void assign_units(struct work *w)
 			       &w->place[i]);
 		}
 	}
-	if (!w->forced && (w->floor || w->tiny))
+	if (!w->forced && (w->floor || w->tiny) && w->cu != AL_CU_CPU_ONLY) /* cpu-only: the units decide */
 		work_floor(w);
 	if (w->cu != AL_CU_ALL)
 		exclude_units(w);
