@@ -218,7 +218,9 @@ enum al_place {
 	AL_PLACE_CPU_STICKS, /* downstream of a CPU-only op (mlprogram) */
 	AL_PLACE_OWNER,      /* in a nested graph: runs where the layer/op owning it runs */
 	AL_PLACE_MODEL,      /* a model-level rule moves the whole model off the ANE */
-	AL_PLACE_SMALL,      /* its ANE segment does too little work: kept on the CPU (ANE072) */
+	AL_PLACE_SMALL,      /* its ANE segment does too little work: kept on the CPU (ANE072),
+			      * or on the GPU when it feeds or follows GPU work (compute units all) */
+	AL_PLACE_UNITS,      /* the compute units exclude the unit it would run on */
 	AL_PLACE_COUNT
 };
 /* Per-node verdict, filled by al_model_check(). unit / ane: the op's own
@@ -417,9 +419,26 @@ AL_API const struct al_rule *al_user_rules_find(const al_user_rules *u, const ch
 /* Whether r (from al_user_rule_at) replaces the built-in rule with its id. */
 AL_API bool al_rule_is_override(const struct al_rule *r);
 
+/* The compute units a model is loaded with (MLModelConfiguration.computeUnits;
+ * docs/partition.md "Compute units"). AL_CU_DEFAULT: all, or in a plan the ones
+ * the model was checked with. */
+enum al_compute_units {
+	AL_CU_DEFAULT,
+	AL_CU_ALL,         /* .all: CPU, GPU and Neural Engine */
+	AL_CU_CPU_AND_GPU, /* .cpuAndGPU: no Neural Engine */
+	AL_CU_CPU_AND_NE,  /* .cpuAndNeuralEngine: no GPU */
+	AL_CU_CPU_ONLY,    /* .cpuOnly */
+	AL_CU_COUNT
+};
+/* "all", "cpu-and-gpu", "cpu-and-ne", "cpu-only" ("all" for AL_CU_DEFAULT). */
+const char *al_compute_units_name(enum al_compute_units cu);
+/* Parse one of those names (also "cpu_and_gpu", "cpuAndNeuralEngine", ...); false when unknown. */
+bool al_compute_units_parse(const char *name, enum al_compute_units *out);
+
 struct al_check_opts {
 	const struct al_target *target; /* NULL: al_target_default() */
 	const struct al_release *os;    /* NULL: al_release_default(), the newest */
+	enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
 	const al_user_rules *user_rules; /* NULL: built-in rules only */
 };
 /* Infer shapes and cost for every node (runs on its own or from al_model_check,
@@ -454,6 +473,7 @@ struct al_plan_opts {
 	bool no_fixes;                  /* skip the cheapest-fix search (al_model_check uses it) */
 	bool no_work_floor;             /* do not move small ANE segments to the CPU (ANE072 off) */
 	const struct al_release *os;    /* the OS release (the work floor depends on it); NULL: newest */
+	enum al_compute_units compute_units; /* AL_CU_DEFAULT: those the model was checked with */
 };
 
 struct al_segment {
@@ -493,6 +513,9 @@ struct al_plan {
 	enum al_policy policy;
 	const char *policy_why;     /* which policy and why (model type, flag) */
 	const struct al_target *target;
+	const struct al_release *os; /* the OS release it was planned for */
+	enum al_compute_units compute_units; /* the ones it was planned for (never AL_CU_DEFAULT) */
+	bool gpu_fallback;          /* fallbacks go to the GPU (docs/partition.md "Compute units") */
 	const struct al_submodel *sub;
 	uint32_t n_nodes;           /* non-const nodes in model order */
 	const struct al_node **nodes;
@@ -541,6 +564,9 @@ struct al_report_opts {
 	/* --target all: al_report_analyze checks the models once per target, and the
 	 * sinks print one verdict column per target (check) or one plan per target (plan) */
 	bool all_targets;
+	/* --os all: the same with one column (check) or plan (plan) per OS release, for
+	 * the one target; all_targets and all_releases are not set together */
+	bool all_releases;
 	/* al_report_analyze plans every sub-model too: for a sink's `plan`, and for
 	 * its `check` when al_sink.shows_plans */
 	bool plans;

@@ -3,7 +3,7 @@
 """fidelity.py: how often anelint's placement agrees with what Core ML was seen to do.
 
 For each case of tests/observed/cases.json (docs/fidelity.md) runs
-`anelint check --format json --target CHIP [--os RELEASE] MODEL` and compares
+`anelint check --format json --target CHIP [--os RELEASE] [--compute-units UNITS] MODEL` and compares
 each op's predicted `unit` with the observed verdict:
 
   an op agrees when both are the ANE, or both are off the ANE and the observed
@@ -19,7 +19,8 @@ usage or setup error.
     tests/fidelity.py [--anelint build/anelint] [--cases tests/observed/cases.json]
                       [--min 95] [--json] [--case ID]...
 
---os RELEASE is passed only when `anelint check --help` lists an --os option.
+--os RELEASE and --compute-units UNITS (the case's) are passed when `anelint check --help`
+lists them.
 Python stdlib only; reads nothing outside the repository.
 """
 
@@ -44,18 +45,22 @@ def agrees(observed, predicted):
     return observed == predicted
 
 
-def has_os_option(anelint):
+def check_options(anelint):
+    """Which of --os, --compute-units `anelint check --help` lists."""
     try:
         out = subprocess.run([anelint, "check", "--help"], capture_output=True, text=True, timeout=60)
     except OSError as e:
         sys.exit("fidelity: cannot run %s: %s" % (anelint, e))
-    return "--os" in out.stdout + out.stderr
+    text = out.stdout + out.stderr
+    return {o for o in ("--os", "--compute-units") if o in text}
 
 
-def predict(anelint, case, base, use_os):
+def predict(anelint, case, base, opts):
     cmd = [anelint, "check", "--format", "json", "--fail-on", "never", "--target", case["chip"]]
-    if use_os:
+    if "--os" in opts:
         cmd += ["--os", case["os"]]
+    if "--compute-units" in opts and case.get("compute_units"):
+        cmd += ["--compute-units", case["compute_units"]]
     cmd.append(os.path.join(base, case["model"]))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode not in (0, 1):
@@ -102,12 +107,12 @@ def main():
     base = os.path.dirname(os.path.abspath(args.cases))
     if args.models:  # cases name their model as "models/NAME"
         base = os.path.dirname(os.path.abspath(args.models.rstrip("/")))
-    use_os = has_os_option(args.anelint)
+    opts = check_options(args.anelint)
 
     overall, by_tag, by_report, by_fired = [0, 0], Tally(), Tally(), Tally()
     disagreements, errors, per_case = [], [], []
     for c in cases:
-        pred, err = predict(args.anelint, c, base, use_os)
+        pred, err = predict(args.anelint, c, base, opts)
         if err:
             errors.append({"case": c["id"], "error": err})
             continue
@@ -131,12 +136,12 @@ def main():
                 for r in rules or ["(no rule)"]:
                     by_fired.add(r, 0)
                 disagreements.append({"case": c["id"], "report": c["report"], "rules": c["rules"],
-                                      "chip": c["chip"], "os": c["os"], "op": o["name"], "type": o["type"],
+                                      "chip": c["chip"], "os": c["os"], "compute_units": c.get("compute_units", "all"), "op": o["name"], "type": o["type"],
                                       "observed": o["observed"], "predicted": unit, "fired": rules})
         per_case.append({"case": c["id"], "agree": ok_n, "observed": n})
 
     result = {
-        "anelint": args.anelint, "os_option": use_os, "cases": len(cases),
+        "anelint": args.anelint, "os_option": "--os" in opts, "compute_units_option": "--compute-units" in opts, "cases": len(cases),
         "overall": {"agree": overall[0], "observed": overall[1], "percent": round(pct(overall), 1)},
         "by_rule_tag": {k: {"agree": v[0], "observed": v[1], "percent": round(pct(v), 1)} for k, v in by_tag.items()},
         "by_report": {k: {"agree": v[0], "observed": v[1], "percent": round(pct(v), 1)}
@@ -149,7 +154,7 @@ def main():
         sys.stdout.write("\n")
     else:
         print("fidelity: %d cases, anelint %s%s" % (len(cases), args.anelint,
-                                                  "" if use_os else " (no --os option: release not passed)"))
+                                                  "" if "--os" in opts else " (no --os option: release not passed)"))
         print("overall  %d / %d ops agree (%.1f%%)" % (overall[0], overall[1], pct(overall)))
         print("\nby evidence rule")
         for k in sorted(by_tag, key=lambda k: (len(k), k)):

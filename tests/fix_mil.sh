@@ -218,14 +218,16 @@ grep -q 'blobs 0 -> 3' "$T/cumsum.pkg" && ok || bad "cumsum: $(cat "$T/cumsum.pk
 # the reassociation is visible: some output is not bit-identical, yet within tolerance
 grep -q '"identical": false' "$T/cumsum.json" && ok || bad "cumsum: every output bit-identical (a matmul that did not change anything?)"
 
-# 5. converted cumsum (fp16 program, fp32 I/O casts stay)
-fixcase cumsum_conv $D/cumsum__mlp_fp16.mlpackage cumsum_conv 4 2 reassociate "var_4_cast_fp16 var_7_cast_fp16" --allow reassociate
+# 5. converted cumsum (fp16 program, fp32 I/O casts stay; up to iOS 18 they fall back, ANE030)
+fixcase cumsum_conv $D/cumsum__mlp_fp16.mlpackage cumsum_conv 4 2 reassociate "var_4_cast_fp16 var_7_cast_fp16" --allow reassociate --os ios18
 n=$("$ANELINT" check --rules "$T/nofloor.rules" "$T/cumsum_conv.mlpackage" | grep -cE '^ +[0-9]+ +var_[47]_cast_fp16 +matmul +ANE')
 [ "$n" -eq 2 ] && ok || bad "cumsum_conv: $n matmul ops (2 expected)"
 
 # 5b. fp32 model I/O -> fp16 (approximate, opt-in): the boundary casts become
 #     identity ops, the description and the function input fp16, spec 6 -> 7
-fixcase io $D/cumsum__mlp_fp16.mlpackage io 4 0 approximate "x_to_fp16 var_4_cast_fp16 var_7_cast_fp16 var_9" --allow approximate
+fixcase io $D/cumsum__mlp_fp16.mlpackage io 4 0 approximate "x_to_fp16 var_4_cast_fp16 var_7_cast_fp16 var_9" --allow approximate --os macos15
+# from iOS 26 the casts run on the ANE (ANE068, a warning): the pass still applies, 2 -> 0 fall back
+fixcase io27 $D/cumsum__mlp_fp16.mlpackage io27 2 0 approximate "x_to_fp16 var_4_cast_fp16 var_7_cast_fp16 var_9" --allow approximate
 "$ANELINT" info "$T/io.mlpackage" >"$T/io.info"
 grep -q 'spec 7 ' "$T/io.info" && grep -q 'x: multiArray fp16 \[1, 16, 32\]' "$T/io.info" &&
 	grep -q 'var_9: multiArray fp16' "$T/io.info" && grep -q 'identity 2' "$T/io.info" && ok ||
@@ -251,7 +253,7 @@ grep -q '"layer": "b32".*"why_not": "'"'"'m32'"'"' (mul) also reads '"'"'k32'"'"
 	bad "island: the constant island's reason"
 "$ANELINT" check --rules "$T/nofloor.rules" "$T/island.mlpackage" >"$T/island.chk"
 grep -qE '^ +[0-9]+ +a32 +identity +ANE' "$T/island.chk" && grep -qE '^ +[0-9]+ +r32 +relu +ANE' "$T/island.chk" &&
-	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> cpu +ANE029' "$T/island.chk" &&
+	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> gpu +ANE029' "$T/island.chk" &&
 	ok || { bad "island: the rewritten ops"; cat "$T/island.chk"; }
 "$ANELINT" fix $C/fix_mil_island.mlpackage -o "$T/island0.mlpackage" >"$T/island0.txt"
 [ $? -eq 0 ] && same_tree $C/fix_mil_island.mlpackage "$T/island0.mlpackage" && ok ||
@@ -325,6 +327,25 @@ mkdir "$T/dst"
 rc=$?
 [ $rc -ne 0 ] && [ -z "$(ls -A "$T/dst")" ] && grep -q 'outside the package' "$T/evil.txt" && ok ||
 	{ bad "failed write left something (rc $rc)"; ls -la "$T/dst"; cat "$T/evil.txt"; }
+
+# 8b. fix predicts for --target / --os / --compute-units as check does (its before/after
+#     summaries and the rewrites it keeps): fill_like's fallbacks take the GPU with compute
+#     units all on the newest release (2 segments), not with cpu-only nor on iOS 13 (1)
+segs() { sed -n 's/.*"before": {[^}]*"segments": \([0-9]*\).*/\1/p' "$1"; }
+for a in "x:2" "--compute-units cpu-only:1" "--os ios13:1" "--os macos15 --target m4 --compute-units cpu-and-ne:1"; do
+	opts=${a%:*} want=${a##*:}
+	[ "$opts" = x ] && opts=
+	# shellcheck disable=SC2086
+	"$ANELINT" fix --dry-run --format json $opts $C/fix_mil_fill_like.mlpackage >"$T/fo.json" 2>"$T/fo.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(segs "$T/fo.json")" = "$want" ] && ok || { bad "fix $opts: rc $rc, segments $(segs "$T/fo.json"), want $want"; cat "$T/fo.err"; }
+done
+for a in "--os ios12" "--target all" "--compute-units gpu"; do
+	# shellcheck disable=SC2086
+	"$ANELINT" fix --dry-run $a $C/fix_mil_fill_like.mlpackage >/dev/null 2>"$T/fo.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "takes" "$T/fo.err" && ok || bad "fix $a: rc $rc, want 2"
+done
 
 # 9. the inputs never changed
 inputs_sum >"$T/inputs.after"

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: MIT
 # tests/plan_corpus.sh: `anelint plan` on every model of tests/data and of ../shared/corpus
 # (converted/ and real/, when present) completes: exit 0 or 1, nothing on stderr, for the
-# default target and for --target all; and its JSON, like that of `check --target all`,
+# default target, for --target all and for --os all; and its JSON, like that of `check --target
+# all` and `check --os all`,
 # validates against docs/schema/plan.schema.json and docs/schema/check.schema.json
 # (tests/validate_json.py). The jsonschema Python module is required: without it this
-# test fails (tools/install-deps.sh installs python3-jsonschema).
+# test fails (tools/install-deps.sh installs python3-jsonschema). Then check, plan and report
+# must place every layer of every model alike (tests/agree.py; the corpus's modern/ and
+# compiled/ models too, those anelint cannot load skipped).
 set -u
 : "${ANELINT:=build/anelint}"
 corpus=${ANELINT_CORPUS:-../shared/corpus}
@@ -35,7 +38,8 @@ for m in tests/data/converted/*.mlmodel tests/data/converted/*.mlpackage \
 	n=$((n + 1))
 	ok=1
 	for args in "plan --format json" "plan --target all --format json" \
-		"plan --target all --policy optimistic" "check --target all --format json"; do
+		"plan --target all --policy optimistic" "check --target all --format json" \
+		"check --os all --format json" "plan --os all --target a17 --format json"; do
 		# shellcheck disable=SC2086
 		$ANELINT $args "$m" >"$dir/out" 2>"$dir/err"
 		rc=$?
@@ -48,6 +52,8 @@ for m in tests/data/converted/*.mlmodel tests/data/converted/*.mlpackage \
 		"plan --format json") cp "$dir/out" "$dir/plan_$n.json" ;;
 		"plan --target all --format json") cp "$dir/out" "$dir/planall_$n.json" ;;
 		"check --target all --format json") cp "$dir/out" "$dir/check_$n.json" ;;
+		"check --os all --format json") cp "$dir/out" "$dir/check_os_$n.json" ;;
+		"plan --os all --target a17 --format json") cp "$dir/out" "$dir/plan_os_$n.json" ;;
 		esac
 	done
 	if [ "$ok" = 1 ]; then
@@ -61,7 +67,7 @@ done
 # one validator run per schema; a failing document fails its model
 for kind in plan check; do
 	[ "$kind" = plan ] && files=$(ls "$dir"/plan_*.json "$dir"/planall_*.json 2>/dev/null)
-	[ "$kind" = check ] && files=$(ls "$dir"/check_*.json 2>/dev/null)
+	[ "$kind" = check ] && files=$(ls "$dir"/check_*.json 2>/dev/null)  # check_os_* too
 	[ -n "$files" ] || continue
 	# shellcheck disable=SC2086
 	"$PY" tests/validate_json.py "docs/schema/$kind.schema.json" $files >"$dir/v" 2>&1
@@ -78,5 +84,21 @@ for kind in plan check; do
 		pass=$((pass - bad))
 	fi
 done
+# check, plan and report place every layer alike (issue #15), for three sets of target,
+# release and compute units: tests/agree.py
+# shellcheck disable=SC2046
+python3 tests/agree.py --anelint "$ANELINT" $(cat "$dir"/name_* 2>/dev/null) \
+	"$corpus"/modern/*.mlmodel "$corpus"/modern/*.mlpackage "$corpus"/compiled/*.mlmodelc \
+	>"$dir/agree" 2>&1
+rc=$?
+grep '^FAIL' "$dir/agree" | head -20
+counts=$(tail -1 "$dir/agree")
+echo "agree: $counts"
+a_pass=$(echo "$counts" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+a_fail=$(echo "$counts" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+pass=$((pass + ${a_pass:-0}))
+fail=$((fail + ${a_fail:-0}))
+[ "$rc" -le 1 ] || fail=$((fail + 1))
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -470,6 +470,28 @@ def mil_releases():
     return model(7, desc, 502, program)
 
 
+def mil_decode_int8():
+    """A decode step of one token through a linear whose weight is int8 (per-channel
+    constexpr_blockwise_shift_scale), reduction depth 4096, 8 outputs: 65 kFLOP, far
+    under the work floor, but larql (macOS 15) saw such a linear preferred on the ANE
+    from a depth of 4096 (int8): ANE071 does not fire on iOS 18, does elsewhere."""
+    K, N = 4096, 8
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        const("w_q", v_ints([0] * (N * K), dims=[N, K]), ttype("int8", [N, K])),
+        const("w_s", v_fp16_zeros([N, 1]), f16([N, 1])),
+        op("constexpr_blockwise_shift_scale", [("data", "w_q"), ("scale", "w_s")], [("w", f16([N, K]))]),
+        op("linear", [("x", "x"), ("weight", "w")], [("proj", f16([1, N]))]),
+    ]
+    block = f_str(2, "proj") + b"".join(ops)
+    fn = f_msg(1, named("x", f16([1, K]))) + f_str(2, "CoreML8") + \
+        f_msg(3, f_str(1, "CoreML8"), f_msg(2, block))
+    program = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    desc = description([array_feature("x", [1, K], FLOAT16)], [array_feature("proj", [], FLOAT16)],
+                       short="ML Program: an int8 decode linear of depth 4096 (ANE071 by release)")
+    return model(9, desc, 502, program)
+
+
 # ---------------------------------------------------------------- partition fixtures
 # Small models whose supported (S) / unsupported (U) sequence is known, for
 # tests/unit/test_plan.c: the segments each partition policy predicts. The first
@@ -877,7 +899,7 @@ def main():
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
     for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
-                     ("mil_releases", mil_releases)):
+                     ("mil_releases", mil_releases), ("mil_decode_int8", mil_decode_int8)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
 

@@ -292,6 +292,29 @@ REPORTS = {
     "vx-436-matmul-4x4": "https://github.com/vx-lang/Vx/issues/436",
 }
 
+# The compute units (MLModelConfiguration.computeUnits) a report ran with, where it says so (or
+# its tool or script does); every other case is predicted for "all", Core ML's default and
+# MLComputePlan's, and marked assumed. anelint check --compute-units takes the same names.
+COMPUTE_UNITS = {
+    # ANE_Profiler.md: "computeUnits=.cpuAndNeuralEngine" for the profiled components
+    "fa-lstm-no-ane-kernel": "cpu-and-ne",
+    "fa-small-graph-cpu": "cpu-and-ne",
+    # the model comes from executorch examples/apple/coreml/llama/export.py, whose compile specs
+    # set compute_unit=ct.ComputeUnit.CPU_AND_NE
+    "et8445-final-linear-cpu": "cpu-and-ne",
+    # the issue's MLComputePlan script loads the plan with compute_units=CPU_AND_NE
+    "voxcpm-m5max-rmsnorm-ane": "cpu-and-ne",
+    # "compiled for CPU_AND_NE"
+    "aosama-size-floor": "cpu-and-ne",
+    # CoreMLInspect's dump: "Analyzing model for compute unit [all]"
+    "coremlinspect-gather-no-ane": "all",
+    # Vx #436: "ComputeUnit.ALL -> CPU; ComputeUnit.CPU_AND_NE -> CPU" (the same either way)
+    "vx-436-matmul-4x4": "all",
+    # the compute plans put ops on the GPU, which only .all (or .cpuAndGPU) allows
+    "fa-kokoro-istft-sourcegen": "all",
+    "anemll-gemma-ffn-fallback": "all",
+}
+
 # macOS / other names -> the iOS release of the same year (issue #15 item 1)
 IOS_OF = {"macos13": "ios16", "macos14": "ios17", "macos15": "ios18", "macos26": "ios26",
           "macos27": "ios27"}
@@ -1443,7 +1466,10 @@ def generate(out):
             "id": c["id"], "report": c["report"], "url": REPORTS[c["report"]], "rules": c["tags"],
             "chip": c["chip"], "chip_assumed": c["chip_assumed"],
             "os_reported": c["os_reported"], "os": IOS_OF.get(c["os_reported"], c["os_reported"]),
-            "os_assumed": c["os_assumed"], "confidence": c["conf"], "model": "models/" + fname,
+            "os_assumed": c["os_assumed"],
+            "compute_units": COMPUTE_UNITS.get(c["report"], "all"),
+            "compute_units_assumed": c["report"] not in COMPUTE_UNITS,
+            "confidence": c["conf"], "model": "models/" + fname,
             "note": c["note"], "ops": ops,
         })
     doc = {
@@ -1467,7 +1493,7 @@ README_HEAD = """# tests/observed: the fidelity set
 
 Small Core ML models, each rebuilding one construct of one public report of where Core ML placed
 ops (ANE / GPU / CPU), with the placement that report observed per op. `make fidelity` runs
-`anelint check` on each for the report's chip (and release, once anelint has `--os`) and prints how
+`anelint check` on each for the report's chip, release and compute units and prints how
 often the prediction agrees; docs/fidelity.md explains the set, the scoring, the current figures and
 which reports could not be rebuilt.
 
@@ -1494,16 +1520,18 @@ cut (lstm hidden 64 instead of 640, embedding tables of 128-1024 rows, LM-head h
 `cases.json`: per case `id`, `report` (the id in shared/knowledge/placement-evidence.md section 4, or
 a catalog fact), `url`, `rules` (evidence tags R1-R10, catalog ids O10/O13/L7, `sec3` for section 3,
 `hollance`), `chip` (anelint target id), `os_reported` and `os` (the iOS-equivalent release),
-`chip_assumed` / `os_assumed` (true when the report does not say and the value is our best reading:
-marked * below), `confidence` (exact / close / loose, as in the evidence table), `model`, `note`, and
+`compute_units` (the MLModelConfiguration.computeUnits the report ran with: `all`, `cpu-and-gpu`,
+`cpu-and-ne`, `cpu-only`; `all`, Core ML's default, where the report does not say),
+`chip_assumed` / `os_assumed` / `compute_units_assumed` (true when the report does not say and the
+value is our best reading: marked * below), `confidence` (exact / close / loose, as in the evidence table), `model`, `note`, and
 `ops`: every non-const op or layer by its output name with `observed` one of `ane`, `cpu`, `gpu`,
 `gpu_or_cpu`, `not_ane` (the report says only "not on the ANE") or `unknown` (the report says nothing
 about that op: not counted).
 
 ## Cases
 
-| case | report | evidence | chip | release | ops counted | what the report says |
-|---|---|---|---|---|---|---|
+| case | report | evidence | chip | release | units | ops counted | what the report says |
+|---|---|---|---|---|---|---|---|
 """
 
 
@@ -1511,9 +1539,10 @@ def write_readme(out, cases):
     rows = []
     for c in cases:
         n = sum(1 for o in c["ops"] if o["observed"] != "unknown")
-        rows.append("| `%s` | %s | %s | %s%s | %s%s | %d of %d | %s |" % (
+        rows.append("| `%s` | %s | %s | %s%s | %s%s | %s%s | %d of %d | %s |" % (
             c["id"], c["report"], " ".join(c["rules"]), c["chip"], "*" if c["chip_assumed"] else "",
-            c["os_reported"], "*" if c["os_assumed"] else "", n, len(c["ops"]), c["note"].replace("|", "/")))
+            c["os_reported"], "*" if c["os_assumed"] else "", c["compute_units"],
+            "*" if c["compute_units_assumed"] else "", n, len(c["ops"]), c["note"].replace("|", "/")))
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write(README_HEAD + "\n".join(rows) + "\n")
 

@@ -86,7 +86,13 @@ struct al_work {
 	double flops, weight_bytes, act_bytes;
 	uint32_t ops;
 	bool known; /* every op's cost is known */
+	bool deep;  /* holds a deep decode linear (ali_work_deep_decode): never too little */
 };
+/* larql (macOS 15): a decode-shaped linear (at most 8 rows) whose reduction depth
+ * is at least 4992 with fp16 weights, or 4096 with int8 ones, was preferred on
+ * the ANE whatever else; on iOS 18 only (on macOS 26 FluidAudio's 640-deep joint
+ * step ran there too, which the weight floor covers). */
+bool ali_work_deep_decode(const struct al_node *n, const struct al_release *os);
 void ali_work_add(struct al_work *w, const struct al_cost *c);
 bool ali_work_too_little(const struct al_work *w, const struct al_release *os);
 double ali_work_floor_weights(const struct al_release *os); /* bytes */

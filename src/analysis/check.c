@@ -36,8 +36,9 @@ static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
 	m->checked_floor_off = !ali_work_floor_applies(o->user_rules, o->target, o->os);
+	m->checked_cu = o->compute_units;
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
-				  .os = o->os};
+				  .os = o->os, .compute_units = o->compute_units};
 	for (size_t i = 0; i < m->n_subs; i++) {
 		ali_walk_nodes(m->subs[i], own_placement, NULL);
 		const struct al_plan *p;

@@ -35,6 +35,13 @@ enum { U_ANE = AL_UNIT_ANE, U_GPU = AL_UNIT_GPU, U_CPU = AL_UNIT_CPU, N_U = 3 };
 #define EVAL_BUDGET (1u << 22)
 #define MIN_EVALS 32u
 #define EPS_US 1e-6
+/* From this release on, an ML Program's fallbacks go to the GPU when the compute
+ * units allow it: MLComputePlan dumps with compute units all on iOS 17 (smpanaro
+ * CoreMLInspect: gather "G|C", primary GPU), macOS 15 (Anemll ANE_PROFILER: int16
+ * cast, select, gather on the GPU) and macOS 26 (FluidAudio #671: the fp32 source
+ * generator, preferred GPU). Up to iOS 16 they went to the CPU (smpanaro's Xcode
+ * reports on macOS 13: fp32 mask, band_part, LM head; coreml-fallback-notes). */
+#define GPU_FALLBACK_IOS 17
 
 /* ================================================================ policies */
 
@@ -79,7 +86,33 @@ bool al_policy_parse(const char *name, enum al_policy *out)
 
 static const char *const place_names[AL_PLACE_COUNT] = {
 	"verdict", "resolved", "gpu_sticks", "cpu_sticks", "owner", "model", "small_segment",
+	"compute_units",
 };
+
+/* ================================================================ compute units */
+
+static const char *const cu_names[AL_CU_COUNT] = {
+	"all", "all", "cpu-and-gpu", "cpu-and-ne", "cpu-only",
+};
+/* the same in coremltools' and Core ML's spelling */
+static const char *const cu_aliases[AL_CU_COUNT] = {
+	"", "ALL", "CPU_AND_GPU,cpuAndGPU", "CPU_AND_NE,cpuAndNeuralEngine", "CPU_ONLY,cpuOnly",
+};
+
+const char *al_compute_units_name(enum al_compute_units cu)
+{
+	return (unsigned)cu < AL_CU_COUNT ? cu_names[cu] : "?";
+}
+
+bool al_compute_units_parse(const char *name, enum al_compute_units *out)
+{
+	for (int c = AL_CU_ALL; name && c < AL_CU_COUNT; c++)
+		if (strcmp(cu_names[c], name) == 0 || ali_idset_in_list(cu_aliases[c], name, strlen(name))) {
+			*out = (enum al_compute_units)c;
+			return true;
+		}
+	return false;
+}
 
 const char *al_place_name(enum al_place p)
 {
@@ -138,6 +171,9 @@ struct work {
 	bool forced;                  /* a model-level rule moves everything */
 	bool floor;                   /* apply the work floor (ANE072) */
 	const struct al_release *os;  /* for the work floor */
+	enum al_compute_units cu;     /* never AL_CU_DEFAULT */
+	bool gpu_fallback;            /* fallbacks the ANE cannot run go to the GPU */
+	bool tiny;                    /* ANE071 with gpu_fallback: every ANE region is too small */
 	uint8_t forced_unit;
 	const struct al_rule *model_rule;
 	/* per item, rewritten by every evaluation */
@@ -265,6 +301,7 @@ static void fill_node(void *ctx, const struct al_node *n)
 		it->t[u] += t[u];
 	it->flops += op_flops(&n->cost);
 	ali_work_add(&it->work, &n->cost);
+	it->work.deep |= ali_work_deep_decode(n, w->os);
 }
 
 /* ---- producers by value name: open addressing on (graph, name) */
@@ -364,9 +401,13 @@ static enum al_status build_edges(struct work *w)
 
 /* ================================================================ one evaluation */
 
-static void decide(const struct policy_row *p, uint8_t req, bool gt, bool ct, uint8_t *u,
-		   uint8_t *pl)
+static void decide(const struct policy_row *p, uint8_t req, bool gt, bool ct, bool gpu_fb,
+		   bool cpu_only, uint8_t *u, uint8_t *pl)
 {
+	if (gpu_fb && req == AL_UNIT_GPU_OR_CPU && !cpu_only && !ct) {
+		*u = U_GPU, *pl = AL_PLACE_RESOLVED;
+		return;
+	}
 	switch (req) {
 	case U_CPU:
 		*u = U_CPU, *pl = AL_PLACE_VERDICT;
@@ -402,6 +443,12 @@ static uint32_t uf_root(uint32_t *uf, uint32_t i)
 	return i;
 }
 
+/* Whether the work floor moved item i off the ANE (ANE072, or ANE071 when tiny). */
+static bool moved_small(const struct work *w, uint32_t i)
+{
+	return w->fin[i] == U_CPU && (w->place[i] == AL_PLACE_SMALL || (w->tiny && w->place[i] == AL_PLACE_MODEL));
+}
+
 /* The work floor (ANE072, docs/partition.md "Too little work"): the ANE
  * regions (items on the ANE joined by dataflow edges) whose work is below the
  * floor go to the CPU. Glue squeezed between CPU work is such a region too. */
@@ -433,12 +480,41 @@ static void work_floor(struct work *w)
 		r->act_bytes += x->act_bytes;
 		r->ops += x->ops;
 		r->known = r->known && x->known;
+		r->deep = r->deep || x->deep;
 	}
 	for (uint32_t i = 0; i < w->n_items; i++)
-		if (w->fin[i] == U_ANE && ali_work_too_little(&w->region[uf_root(w->uf, i)], w->os)) {
+		if (w->fin[i] == U_ANE && (w->tiny || ali_work_too_little(&w->region[uf_root(w->uf, i)], w->os))) {
 			w->fin[i] = U_CPU;
-			w->place[i] = AL_PLACE_SMALL;
+			w->place[i] = w->tiny ? AL_PLACE_MODEL : AL_PLACE_SMALL;
 		}
+	if (!w->gpu_fallback)
+		return;
+	/* With the GPU allowed and already running part of the sub-model, the work
+	 * too small for the ANE goes to the GPU too, not the CPU (R6: glue goes with
+	 * its neighbours; CoreMLInspect: the mul after a GPU gather, "G|CN", primary
+	 * GPU; Anemll: the int16 casts, greater_equal and select beside a GPU gather) */
+	bool gpu_used = false;
+	for (uint32_t i = 0; i < w->n_items && !gpu_used; i++)
+		gpu_used = w->fin[i] == U_GPU;
+	for (uint32_t i = 0; gpu_used && i < w->n_items; i++)
+		if (moved_small(w, i))
+			w->fin[i] = U_GPU;
+}
+
+/* What the compute units exclude (docs/partition.md "Compute units"): without
+ * the GPU, GPU work goes to the CPU; without the Neural Engine, ANE work goes
+ * to the GPU (or the CPU when the GPU is excluded too). */
+static void exclude_units(struct work *w)
+{
+	bool no_gpu = w->cu == AL_CU_CPU_AND_NE || w->cu == AL_CU_CPU_ONLY;
+	bool no_ane = w->cu == AL_CU_CPU_AND_GPU || w->cu == AL_CU_CPU_ONLY;
+	for (uint32_t i = 0; i < w->n_items; i++) {
+		uint8_t u = w->fin[i];
+		if ((u == U_GPU && no_gpu) || (u == U_ANE && no_ane)) {
+			w->fin[i] = u == U_ANE && !no_gpu ? U_GPU : U_CPU;
+			w->place[i] = AL_PLACE_UNITS;
+		}
+	}
 }
 
 /* Units after the policy, in dataflow order (producers come first). gt / ct:
@@ -462,11 +538,14 @@ static void assign_units(struct work *w)
 			w->fin[i] = w->forced_unit;
 			w->place[i] = AL_PLACE_MODEL;
 		} else {
-			decide(p, w->req[i], gt, ct, &w->fin[i], &w->place[i]);
+			decide(p, w->req[i], gt, ct, w->gpu_fallback, w->items[i].cpu_only, &w->fin[i],
+			       &w->place[i]);
 		}
 	}
-	if (!w->forced && w->floor)
+	if (!w->forced && (w->floor || w->tiny) && w->cu != AL_CU_CPU_ONLY) /* cpu-only: the units decide */
 		work_floor(w);
+	if (w->cu != AL_CU_ALL)
+		exclude_units(w);
 }
 
 /* Layering: a segment is the items of one unit on one stage of one graph, where
@@ -677,7 +756,10 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 				sg->last = idx;
 			p->unit[k] = (enum al_unit)w->fin[i];
 			p->segment[k] = s;
-			p->place[k] = k == it->node0 || w->forced ? (enum al_place)w->place[i] : AL_PLACE_OWNER;
+			p->place[k] = k == it->node0 || w->forced || w->place[i] == AL_PLACE_MODEL ||
+					      w->place[i] == AL_PLACE_UNITS
+					  ? (enum al_place)w->place[i]
+					  : AL_PLACE_OWNER;
 			double t[N_U];
 			node_times(w->target, w->nodes[k], t);
 			p->node_us[k] = t[w->fin[i]];
@@ -1025,6 +1107,10 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 	/* the work floor as the model was checked: its release, and off when the
 	 * check's user rules switched ANE072 off (or the caller asks) */
 	w.floor = !(opts && opts->no_work_floor) && !m->checked_floor_off;
+	/* nor for a stateful model (MLState), as ANE071 (rules_model.c says why) */
+	for (uint32_t i = 0; i < s->n_inputs; i++)
+		if (s->inputs[i].kind == AL_FEAT_STATE)
+			w.floor = false;
 	w.os = opts && opts->os ? opts->os : m->checked_os;
 	p->target = w.target;
 	p->timed = target_timed(w.target);
@@ -1043,7 +1129,22 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 			break;
 		}
 	p->model_rule = w.model_rule;
-	if (w.model_rule) {
+	/* compute units: the ones asked for, else the check's; fallbacks the ANE
+	 * cannot run go to the GPU when it is allowed, in an ML Program from iOS 17
+	 * (docs/partition.md "Compute units") */
+	w.cu = opts && opts->compute_units ? opts->compute_units : (enum al_compute_units)m->checked_cu;
+	if (w.cu <= AL_CU_DEFAULT || w.cu >= AL_CU_COUNT)
+		w.cu = AL_CU_ALL;
+	w.gpu_fallback = (w.cu == AL_CU_ALL || w.cu == AL_CU_CPU_AND_GPU) && s->world == AL_WORLD_MIL &&
+			 (w.os ? w.os : al_release_default())->ios >= GPU_FALLBACK_IOS;
+	p->os = w.os ? w.os : al_release_default();
+	p->compute_units = w.cu;
+	p->gpu_fallback = w.gpu_fallback;
+	/* the whole model does too little work for the ANE (ANE071): with the GPU
+	 * taking the fallbacks, only the ANE work goes to the CPU */
+	if (w.model_rule && w.gpu_fallback && w.model_rule->id && strcmp(w.model_rule->id, "ANE071") == 0)
+		w.tiny = true;
+	else if (w.model_rule) {
 		w.forced = true;
 		enum al_unit u = w.model_rule->unit;
 		w.forced_unit = u == AL_UNIT_GPU || u == AL_UNIT_CPU ? (uint8_t)u

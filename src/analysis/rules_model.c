@@ -224,10 +224,18 @@ bool ali_rp_model_w8a8(const struct al_rctx *c, char *reason, size_t cap)
 
 /* ================================================================ ANE071: a model too small for the ANE */
 
+struct tiny_ctx {
+	struct al_work w;
+	const struct al_release *os;
+};
+
 static void add_work(void *ctx, const struct al_node *n)
 {
-	if (!ali_node_is_const(n))
-		ali_work_add(ctx, &n->cost);
+	struct tiny_ctx *t = ctx;
+	if (ali_node_is_const(n))
+		return;
+	ali_work_add(&t->w, &n->cost);
+	t->w.deep |= ali_work_deep_decode(n, t->os);
 }
 
 /* The whole model under the work floor (work_floor.c, shared with the
@@ -237,8 +245,16 @@ bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	const struct al_submodel *s = c->s;
 	if (!is_neural(s) || !c->sub_cost_known)
 		return false;
-	struct al_work w = {.known = true};
-	ali_walk_nodes(s, add_work, &w);
+	/* A stateful model (MLState) is not held to the floor: every small stateful
+	 * model in the evidence that the ANE compiler accepted ran there
+	 * (coremltools #2631: a 90 MFLOP conv RNN with a width-256 state on an M4;
+	 * #2553: the Anemll-style KV cache at sequence 16 and 32). */
+	for (uint32_t i = 0; i < s->n_inputs; i++)
+		if (s->inputs[i].kind == AL_FEAT_STATE)
+			return false;
+	struct tiny_ctx t = {.w = {.known = true}, .os = c->os};
+	ali_walk_nodes(s, add_work, &t);
+	const struct al_work w = t.w;
 	if (!ali_work_too_little(&w, c->os))
 		return false;
 	double f = w.flops;

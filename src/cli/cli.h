@@ -30,6 +30,7 @@ struct cli {
 	const char *fail_on;
 	const char *target;
 	const char *os;
+	const char *compute_units;
 	const char *policy;
 	const char *switch_cost;
 	const char *max_fixes;

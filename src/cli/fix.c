@@ -46,13 +46,13 @@ struct summary {
 	bool ok;
 };
 
-static void summarize_model(al_model *m, struct summary *s)
+static void summarize_model(al_model *m, const struct al_check_opts *chk, struct summary *s)
 {
 	memset(s, 0, sizeof *s);
 	al_diags *d = al_diags_new();
 	if (!d)
 		return;
-	if (al_model_check(m, NULL, d) == AL_OK) {
+	if (al_model_check(m, chk, d) == AL_OK) {
 		s->ok = true;
 		for (size_t i = 0; i < al_model_count(m); i++) {
 			const struct al_plan *p = NULL;
@@ -107,6 +107,7 @@ struct fix {
 	size_t n_drop;
 	const char **skip;
 	struct summary before, after;
+	struct al_check_opts chk; /* --target, --os, --compute-units: what "falls back" means */
 	enum al_equiv allow, highest;
 	/* proof */
 	bool proved, proof_ok, proof_run;
@@ -205,7 +206,7 @@ static int round_once(struct fix *f, bool *again)
 		st = al_model_open_buffer(f->bytes, f->n_bytes, w, wn, f->in, &f->out_m, d2);
 	}
 	if (st == AL_OK)
-		st = al_model_check(f->out_m, NULL, d2);
+		st = al_model_check(f->out_m, &f->chk, d2);
 	if (st != AL_OK) {
 		error_at(f->in, "the rewritten model does not load (a bug in a pass); nothing written");
 		print_errors(f->in, d2);
@@ -638,6 +639,14 @@ int cmd_fix(struct cli *c)
 	if (c->proof && strcmp(c->proof, "region") == 0 && c->inputs)
 		return usage_error(cmd, "--proof region cannot use --inputs (%s): given inputs run through "
 				   "the whole models", c->inputs);
+	if (c->target && !(f.chk.target = al_target_find(c->target)))
+		return usage_error(cmd, "--target takes one chip family (see 'anelint targets'), not '%s'",
+				   c->target);
+	if (c->os && !(f.chk.os = al_release_find(c->os)))
+		return usage_error(cmd, "--os takes one OS release (see 'anelint targets'), not '%s'", c->os);
+	if (c->compute_units && !al_compute_units_parse(c->compute_units, &f.chk.compute_units))
+		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, "
+				   "not '%s'", c->compute_units);
 	const char *out = c->output;
 	if (!out && c->in_place)
 		out = f.in;
@@ -654,7 +663,7 @@ int cmd_fix(struct cli *c)
 		rc = status_exit(st);
 		goto done;
 	}
-	summarize_model(f.m, &f.before);
+	summarize_model(f.m, &f.chk, &f.before);
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {
 		/* the .mlmodel is written once, next to OUT, and proved from there */
@@ -685,7 +694,7 @@ int cmd_fix(struct cli *c)
 			if (r->applied && r->pass->equiv > f.highest)
 				f.highest = r->pass->equiv;
 		}
-		summarize_model(f.out_m, &f.after);
+		summarize_model(f.out_m, &f.chk, &f.after);
 		if ((rc = prove(&f)) != EXIT_ALL_ANE)
 			goto done;
 		refused = !f.proved || !f.proof_ok;

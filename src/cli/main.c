@@ -44,13 +44,18 @@ static const struct option_row options[] = {
 	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
 	 "output format: text (default) or json; check, plan and report also take the reports html, "
 	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names)"},
-	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(target),
+	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
 	 "column (check) or one plan (plan) per family"},
-	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(os),
+	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(os),
 	 "OS release to predict for: ios13 ... ios18, ios26, ios27, or the same release by another "
 	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
-	 "...); default: the newest (see 'anelint targets')"},
+	 "...); default: the newest (see 'anelint targets'); check, plan and report also take all: one "
+	 "verdict column (check) or one plan (plan) per release, for one target"},
+	{"compute-units", 0, "UNITS", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(compute_units),
+	 "the compute units the model is loaded with (MLModelConfiguration.computeUnits): all "
+	 "(default), cpu-and-gpu, cpu-and-ne, cpu-only; with all, an ML Program's fallbacks go to "
+	 "the GPU from iOS 17 (docs/partition.md)"},
 	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT | C_SPLIT, OPT_FIELD(rules),
 	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
 	{"policy", 0, "NAME", C_PLAN | C_REPORT, OPT_FIELD(policy),
@@ -602,7 +607,7 @@ struct run {
 	struct al_check_opts check;
 	struct al_plan_opts plan;
 	al_user_rules *rules;
-	bool all_targets;
+	bool all_targets, all_releases;
 };
 
 /* "a12, a14, ..." for messages. */
@@ -712,7 +717,11 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 		}
 		r->plan.target = r->check.target;
 	}
-	if (c->os && !(r->check.os = al_release_find(c->os))) {
+	if (c->os && strcmp(c->os, "all") == 0) {
+		if (r->all_targets)
+			return usage_error(cmd, "--os all goes with one --target, not with --target %s", "all");
+		r->all_releases = true;
+	} else if (c->os && !(r->check.os = al_release_find(c->os))) {
 		char ids[256];
 		release_ids(ids, sizeof ids);
 		fprintf(stderr, "anelint: unknown OS release '%s' (%s, or macos11 ... macos27)\n",
@@ -720,6 +729,10 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 		fprintf(stderr, "try 'anelint targets'\n");
 		return EXIT_USAGE;
 	}
+	if (c->compute_units && !al_compute_units_parse(c->compute_units, &r->check.compute_units))
+		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, "
+					"not '%s'", c->compute_units);
+	r->plan.compute_units = r->check.compute_units;
 	if (c->policy && !al_policy_parse(c->policy, &r->plan.policy))
 		return usage_error(cmd, "--policy takes auto, nn2020, mlprogram or optimistic, not '%s'",
 				   c->policy);
@@ -811,6 +824,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	o.check = &r.check;
 	o.plan = &r.plan;
 	o.all_targets = r.all_targets;
+	o.all_releases = r.all_releases;
 	if (output_is_input(c)) {
 		al_user_rules_free(r.rules);
 		return usage_error(cmd, "-o %s is one of the models: it would be replaced", c->output);

@@ -58,6 +58,7 @@ struct al_model {
 	bool shapes_done; /* al_model_infer_shapes ran */
 	const struct al_target *checked_target; /* target of the last al_model_check */
 	const struct al_release *checked_os;    /* OS release of the last al_model_check */
+	int checked_cu; /* its compute units (enum al_compute_units): plans follow */
 	bool checked_floor_off; /* its user rules switched the work floor (ANE072) off: plans follow */
 };
 

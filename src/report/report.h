@@ -126,6 +126,7 @@ struct sub_index;
 struct al_view {
 	const struct al_submodel *s;
 	const struct al_target *target;
+	const struct al_release *os; /* the release of its check (NULL: the check options') */
 	const struct al_plan *plan; /* owned by the analysis; NULL: not planned (error says why) */
 	const char *error;          /* why the check for this target, or the plan, failed */
 	/* NULL: the model's own (the requested check's); else one per node of the
@@ -152,8 +153,8 @@ struct sub_index {
 /* What al_report_analyze computed for one model (report_analyze.c writes it,
  * report.c reads it for the sinks). */
 struct al_analysis {
-	size_t n_targets, n_subs;
-	bool all_targets;
+	size_t n_targets, n_subs; /* n_targets: columns, one per target or (all_releases) release */
+	bool all_targets, all_releases;
 	enum al_status *check; /* per target: the status of its check */
 	struct al_view *views; /* [t * n_subs + k] */
 	struct sub_index *index;
@@ -229,5 +230,11 @@ long ali_dag_row_of(const struct al_dag *g, const struct al_node *n);
 enum al_unit ali_row_unit(const struct al_row *r, const struct al_plan *p);
 /* Whether the plan moved row r off the ANE though its own verdict keeps it there. */
 bool ali_row_moved(const struct al_row *r, const struct al_plan *p);
+
+/* The columns of check --target all / --os all (report_matrix.c): how many, and
+ * column t's id and name: a chip family, or with o->all_releases an OS release. */
+size_t ali_columns(const struct al_report_opts *o);
+const char *ali_column_id(const struct al_report_opts *o, size_t t);
+const char *ali_column_name(const struct al_report_opts *o, size_t t);
 
 #endif

@@ -185,9 +185,9 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 	po.target = v->target;
 	/* the work floor as the check saw it (ANE072 may be switched off) */
 	const struct al_check_opts *co = o->check;
-	po.no_work_floor = !ali_work_floor_applies(co ? co->user_rules : NULL, v->target,
-						  co ? co->os : NULL);
-	po.os = co ? co->os : NULL;
+	const struct al_release *os = v->os ? v->os : co ? co->os : NULL;
+	po.no_work_floor = !ali_work_floor_applies(co ? co->user_rules : NULL, v->target, os);
+	po.os = os;
 	al_diags *pd = al_diags_new();
 	enum al_status st = pd ? al_model_plan(m, k, &po, &v->plan, pd) : AL_E_NOMEM;
 	if (st != AL_OK) {
@@ -203,13 +203,15 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 /* Check m with o's user rules for target t (NULL: o's own target). The sinks
  * show a failed check as its status (*error); d gets the reason. */
 static enum al_status check_for(al_model *m, const struct al_report_opts *o, const struct al_target *t,
-				const char **error, al_diags *d)
+				const struct al_release *os, const char **error, al_diags *d)
 {
 	struct al_check_opts co = {0};
 	if (o->check)
 		co = *o->check;
 	if (t)
 		co.target = t;
+	if (os)
+		co.os = os;
 	al_diags *cd = al_diags_new();
 	enum al_status st = cd ? al_model_check(m, &co, cd) : AL_E_NOMEM;
 	if (st != AL_OK) {
@@ -245,12 +247,13 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 		for (size_t k = 0; k < ns; k++)
 			a->views[t * ns + k] = (struct al_view){
 				.s = al_model_get(m, k), .target = a->all_targets ? al_target_at(t) : one,
+				.os = a->all_releases ? al_release_at(t) : NULL,
 				.error = al_status_str(AL_E_NOMEM), .index = &a->index[k]};
 	}
 	enum al_status st = AL_OK;
-	if (!a->all_targets) {
+	if (!a->all_targets && !a->all_releases) {
 		const char *error = NULL;
-		a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, &error, d);
+		a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, NULL, &error, d);
 		for (size_t k = 0; k < ns; k++) {
 			struct al_view *v = &a->views[k];
 			v->error = error;
@@ -263,7 +266,7 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 		st = index_sub(&a->arena, al_model_get(m, k), &a->index[k]);
 	for (size_t t = 0; t < nt && st != AL_E_NOMEM; t++) {
 		const char *error = NULL;
-		a->check[t] = check_for(m, o, al_target_at(t), &error, d);
+		a->check[t] = check_for(m, o, a->views[t * ns].target, a->views[t * ns].os, &error, d);
 		st = worse(st, a->check[t]);
 		for (size_t k = 0; k < ns; k++) {
 			struct al_view *v = &a->views[t * ns + k];
@@ -283,7 +286,7 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 	}
 	/* leave the model with the verdicts of the requested check */
 	const char *error = NULL;
-	return worse(st, check_for(m, o, NULL, &error, d));
+	return worse(st, check_for(m, o, NULL, NULL, &error, d));
 }
 
 enum al_status al_report_analyze(struct al_report_item *items, size_t n, const struct al_report_opts *o,
@@ -305,7 +308,8 @@ enum al_status al_report_analyze(struct al_report_item *items, size_t n, const s
 		if (a) {
 			a->arena = arena;
 			a->all_targets = o->all_targets;
-			a->n_targets = o->all_targets ? al_targets_count() : 1;
+			a->all_releases = o->all_releases && !o->all_targets;
+			a->n_targets = a->all_targets ? al_targets_count() : a->all_releases ? al_releases_count() : 1;
 			a->n_subs = al_model_count(it->model);
 			st = analyze_item(a, it->model, o, d);
 			it->analysis = a;

@@ -329,7 +329,13 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 		esc(out, p->target && p->target->id ? p->target->id : "?");
 		fputs(", ", out);
 		esc(out, p->target && p->target->name ? p->target->name : "");
-		fputs("</dd>\n<dt>policy</dt><dd>", out);
+		fputs("</dd>\n<dt>OS release</dt><dd>", out);
+		esc(out, p->os ? p->os->id : "?");
+		fputs(", ", out);
+		esc(out, p->os ? p->os->name : "");
+		fputs(" <span class=\"note\">(compute units ", out);
+		esc(out, al_compute_units_name(p->compute_units));
+		fputs(")</span></dd>\n<dt>policy</dt><dd>", out);
 		esc(out, al_policy_name(p->policy));
 		fputs(" <span class=\"note\">(", out);
 		esc(out, p->policy_why ? p->policy_why : "");

@@ -274,9 +274,20 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 		for (size_t k = 0; k < al_model_count(items[i].model); k++)
 			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true));
 	}
+	/* what the verdicts are predicted for: chip family, OS release, compute units
+	 * ("all" for the columns of --target all / --os all) */
+	const struct al_check_opts *co = o->check;
+	const struct al_target *tg = co && co->target ? co->target : al_target_default();
+	const struct al_release *os = co && co->os ? co->os : al_release_default();
+	json_object *pred = json_object_new_object();
+	json_object_object_add(pred, "target", ali_json_string(o->all_targets ? "all" : tg->id));
+	json_object_object_add(pred, "os", ali_json_string(o->all_releases && !o->all_targets ? "all" : os->id));
+	json_object_object_add(pred, "compute_units",
+			       ali_json_string(al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT)));
+	json_object_object_add(root, "prediction", pred);
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
-	if (o->all_targets) /* "units" per target on every layer: report_matrix.c */
+	if (o->all_targets || o->all_releases) /* "units" per target / release on every layer: report_matrix.c */
 		ali_json_check_matrix(root, items, n, o);
 	emit(out, root);
 }

@@ -146,6 +146,9 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 	if (p && p->target && c->o->all_targets) {
 		fputs(" on ", out);
 		md(out, p->target->id, 0);
+	} else if (p && p->os && c->o->all_releases) {
+		fputs(" under ", out);
+		md(out, p->os->id, 0);
 	}
 	fputc('\n', out);
 	for (uint32_t i = 0; i < n_fs; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* report_matrix.c: `check --target all`, the verdict of every layer/op on every
- * chip family side by side, from the per-target verdicts al_report_analyze kept
+/* report_matrix.c: `check --target all` (or `--os all`), the verdict of every
+ * layer/op on every chip family (or OS release) side by side, from the per-target verdicts al_report_analyze kept
  * (the model itself holds only the requested target's): the unit of every node
  * per target is recorded, then printed. Text prints one mark column per family;
  * JSON adds "units" per layer to the usual check document. */
@@ -42,10 +42,32 @@ static uint8_t node_unit(const struct al_node *n, const struct al_verdict *v)
 	return v->placed_ane ? AL_UNIT_ANE : (uint8_t)v->placed; /* the final placement */
 }
 
-static size_t n_targets(void)
+size_t ali_columns(const struct al_report_opts *o)
 {
-	size_t n = al_targets_count();
+	size_t n = o && o->all_releases && !o->all_targets ? al_releases_count() : al_targets_count();
 	return n < MAX_TARGETS ? n : MAX_TARGETS;
+}
+
+static bool by_release(const struct al_report_opts *o)
+{
+	return o && o->all_releases && !o->all_targets;
+}
+
+const char *ali_column_id(const struct al_report_opts *o, size_t t)
+{
+	return by_release(o) ? al_release_at(t)->id : al_target_at(t)->id;
+}
+
+const char *ali_column_name(const struct al_report_opts *o, size_t t)
+{
+	const char *n = by_release(o) ? al_release_at(t)->name : al_target_at(t)->name;
+	return n ? n : "";
+}
+
+/* Whether view v is column t's (its check did not fail). */
+static bool view_is_column(const struct al_view *v, const struct al_report_opts *o, size_t t)
+{
+	return v && (by_release(o) ? v->os == al_release_at(t) : v->target == al_target_at(t));
 }
 
 /* ================================================================ recording */
@@ -121,9 +143,9 @@ static void record_findings(struct sub_rec *r, const struct al_view *v, size_t t
 
 /* Record every target's verdicts from the analysis a of m (a target whose check
  * failed, or was not analysed, is UNIT_UNKNOWN); NULL on out of memory. */
-static struct sub_rec *record(const al_model *m, const al_analysis *a)
+static struct sub_rec *record(const al_model *m, const al_analysis *a, const struct al_report_opts *o)
 {
-	size_t ns = al_model_count(m), nt = n_targets();
+	size_t ns = al_model_count(m), nt = ali_columns(o);
 	struct sub_rec *subs = ali_calloc(ns ? ns : 1, sizeof *subs);
 	if (!subs)
 		return NULL;
@@ -140,7 +162,7 @@ static struct sub_rec *record(const al_model *m, const al_analysis *a)
 	for (size_t t = 0; t < nt; t++) {
 		for (size_t k = 0; k < ns; k++) {
 			const struct al_view *v = ali_analysis_view(a, t, k);
-			if (!v || v->target != al_target_at(t)) {
+			if (!view_is_column(v, o, t)) {
 				for (uint32_t j = 0; j < subs[k].n_nodes; j++)
 					subs[k].nodes[j].unit[t] = UNIT_UNKNOWN;
 				continue;
@@ -192,7 +214,7 @@ static void print_row(void *vctx, const struct al_node *n)
 		return;
 	}
 	ali_put_graph_header(out, o, n, &c->last_graph);
-	size_t nt = n_targets();
+	size_t nt = ali_columns(o);
 	bool diff = differs(r, nt);
 	c->changed += diff;
 	int depth = n->owner ? n->owner->depth : 0;
@@ -203,7 +225,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	w = ali_put_name(out, n->type, 22);
 	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");
 	for (size_t t = 0; t < nt; t++) {
-		size_t idw = strlen(al_target_at(t)->id);
+		size_t idw = strlen(ali_column_id(o, t));
 		fprintf(out, " %s%*s%s", al_col(o, mark_colour(r->unit[t])), (int)(idw > 3 ? idw : 3),
 			mark(r->unit[t]), al_col(o, C_RESET));
 	}
@@ -217,7 +239,7 @@ static void print_row(void *vctx, const struct al_node *n)
 static void text_summary(FILE *out, const struct al_submodel *s, const struct sub_rec *rec,
 			 const struct al_report_opts *o)
 {
-	size_t nt = n_targets();
+	size_t nt = ali_columns(o);
 	uint32_t layers = 0;
 	uint32_t ane[MAX_TARGETS] = {0};
 	/* rows are in walk order; const ops have unit "none" */
@@ -231,26 +253,26 @@ static void text_summary(FILE *out, const struct al_submodel *s, const struct su
 	fprintf(out, "summary: %" PRIu32 " %s; on the ANE:", layers,
 		s->world == AL_WORLD_MIL ? "ops" : "layers");
 	for (size_t t = 0; t < nt; t++)
-		fprintf(out, "%s %s %s%" PRIu32 "%s", t ? "," : "", al_target_at(t)->id,
+		fprintf(out, "%s %s %s%" PRIu32 "%s", t ? "," : "", ali_column_id(o, t),
 			al_col(o, ane[t] == layers ? C_GREEN : C_RED), ane[t], al_col(o, C_RESET));
 	fputc('\n', out);
 }
 
 static void text_findings(FILE *out, const struct sub_rec *rec, const struct al_report_opts *o)
 {
-	size_t nt = n_targets();
+	size_t nt = ali_columns(o);
 	for (uint32_t k = 0; k < rec->n_findings; k++) {
 		const struct finding_rec *f = &rec->findings[k];
 		bool warn = f->rule->kind == AL_RULE_WARN;
 		fprintf(out, "model: %s%s%s %s (%s) on", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
 			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->name);
 		if (f->targets == (nt >= 32 ? 0xffffffffu : (1u << nt) - 1)) {
-			fputs(" every target", out);
+			fputs(by_release(o) ? " every release" : " every target", out);
 		} else {
 			bool first = true;
 			for (size_t t = 0; t < nt; t++)
 				if (f->targets & (1u << t)) {
-					fprintf(out, "%s %s", first ? "" : ",", al_target_at(t)->id);
+					fprintf(out, "%s %s", first ? "" : ",", ali_column_id(o, t));
 					first = false;
 				}
 		}
@@ -264,12 +286,12 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 			  const struct al_report_opts *o)
 {
 	bool first = true;
-	size_t nt = n_targets();
+	size_t nt = ali_columns(o);
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model)
 			continue;
 		al_model *m = items[i].model;
-		struct sub_rec *rec = record(m, items[i].analysis);
+		struct sub_rec *rec = record(m, items[i].analysis, o);
 		if (!rec) {
 			fputs("anelint: out of memory\n", out);
 			continue;
@@ -286,18 +308,19 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 			if (s->n_graphs) {
 				fprintf(out, "%s%5s  %-30s  %-22s ", al_col(o, C_DIM), "#", "name", "type");
 				for (size_t t = 0; t < nt; t++) {
-					size_t idw = strlen(al_target_at(t)->id);
-					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), al_target_at(t)->id);
+					size_t idw = strlen(ali_column_id(o, t));
+					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), ali_column_id(o, t));
 				}
-				fprintf(out, "  rules (any target)%s\n", al_col(o, C_RESET));
+				fprintf(out, "  rules (any %s)%s\n", by_release(o) ? "release" : "target",
+					al_col(o, C_RESET));
 				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
 				ali_walk_nodes(s, print_row, &c);
 				if (c.hidden)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
 						al_col(o, C_DIM), c.hidden, al_col(o, C_RESET));
 				if (c.changed)
-					fprintf(out, "%s  * the unit differs between targets: %" PRIu32 " %s%s\n",
-						al_col(o, C_DIM), c.changed,
+					fprintf(out, "%s  * the unit differs between %s: %" PRIu32 " %s%s\n",
+						al_col(o, C_DIM), by_release(o) ? "releases" : "targets", c.changed,
 						s->world == AL_WORLD_MIL ? (c.changed == 1 ? "op" : "ops")
 									 : (c.changed == 1 ? "layer" : "layers"),
 						al_col(o, C_RESET));
@@ -316,23 +339,22 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 void ali_json_check_matrix(json_object *root, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o)
 {
-	size_t nt = n_targets();
+	size_t nt = ali_columns(o);
 	json_object *targets = json_object_new_array();
 	for (size_t t = 0; t < nt; t++) {
-		const struct al_target *x = al_target_at(t);
 		json_object *j = json_object_new_object();
-		json_object_object_add(j, "id", ali_json_string(x->id));
-		json_object_object_add(j, "name", ali_json_string(x->name ? x->name : ""));
+		json_object_object_add(j, "id", ali_json_string(ali_column_id(o, t)));
+		json_object_object_add(j, "name", ali_json_string(ali_column_name(o, t)));
 		json_object_array_add(targets, j);
 	}
-	json_object_object_add(root, "targets", targets);
+	json_object_object_add(root, by_release(o) ? "releases" : "targets", targets);
 	json_object *models = json_object_object_get(root, "models");
 	size_t mi = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model)
 			continue;
 		al_model *m = items[i].model;
-		struct sub_rec *rec = record(m, items[i].analysis);
+		struct sub_rec *rec = record(m, items[i].analysis, o);
 		for (size_t k = 0; k < al_model_count(m); k++, mi++) {
 			json_object *mo = json_object_array_get_idx(models, mi);
 			json_object *layers = mo ? json_object_object_get(mo, "layers") : NULL;
@@ -349,15 +371,15 @@ void ali_json_check_matrix(json_object *root, const struct al_report_item *items
 					if (x != AL_UNIT_NONE)
 						json_object_object_add(u, al_unit_name(x),
 								       json_object_new_int64(cnt[x]));
-				json_object_object_add(by, al_target_at(t)->id, u);
+				json_object_object_add(by, ali_column_id(o, t), u);
 			}
-			json_object_object_add(mo, "units_by_target", by);
+			json_object_object_add(mo, by_release(o) ? "units_by_release" : "units_by_target", by);
 			size_t nl = json_object_array_length(layers);
 			for (uint32_t j = 0; j < rec[k].n_nodes && j < nl; j++) {
 				json_object *u = json_object_new_object();
 				for (size_t t = 0; t < nt; t++) {
 					uint8_t x = rec[k].nodes[j].unit[t];
-					json_object_object_add(u, al_target_at(t)->id,
+					json_object_object_add(u, ali_column_id(o, t),
 							       ali_json_string(x < AL_UNIT_COUNT ? al_unit_name(x)
 													: "unknown"));
 				}

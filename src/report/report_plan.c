@@ -200,6 +200,9 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	}
 	const struct al_target *t = p->target;
 	fprintf(out, "  target   %s, %s\n", t && t->id ? t->id : "?", t && t->name ? t->name : "?");
+	fprintf(out, "  os       %s (%s), compute units %s%s\n", p->os ? p->os->id : "?",
+		p->os ? p->os->name : "?", al_compute_units_name(p->compute_units),
+		p->gpu_fallback ? ": fallbacks the ANE cannot run go to the GPU" : "");
 	fprintf(out, "  policy   %s (%s)\n%s           %s%s\n", al_policy_name(p->policy), p->policy_why,
 		al_col(o, C_DIM), policy_text[p->policy < AL_POLICY_COUNT ? p->policy : 0], al_col(o, C_RESET));
 	if (p->model_rule)
@@ -342,6 +345,11 @@ static json_object *plan_json(const struct al_view *v)
 	json_object_object_add(t, "name",
 			       ali_json_string(p->target && p->target->name ? p->target->name : ""));
 	json_object_object_add(o, "target", t);
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "id", ali_json_string(p->os ? p->os->id : ""));
+	json_object_object_add(r, "name", ali_json_string(p->os ? p->os->name : ""));
+	json_object_object_add(o, "os", r);
+	json_object_object_add(o, "compute_units", ali_json_string(al_compute_units_name(p->compute_units)));
 	json_object_object_add(o, "policy", ali_json_string(al_policy_name(p->policy)));
 	json_object_object_add(o, "policy_why", ali_json_string(p->policy_why ? p->policy_why : ""));
 	json_object_object_add(o, "model_rule",

@@ -156,7 +156,7 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
-	if (o->all_targets) { /* one verdict column per chip family: report_matrix.c */
+	if (o->all_targets || o->all_releases) { /* one verdict column per family / release: report_matrix.c */
 		ali_text_check_matrix(out, items, n, o);
 		return;
 	}
@@ -189,6 +189,14 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 				print_findings(out, s, o);
 		}
 		print_diags(out, items[i].diags, o);
+	}
+	if (!first) { /* what the verdicts are predicted for */
+		const struct al_check_opts *co = o->check;
+		const struct al_target *tg = co && co->target ? co->target : al_target_default();
+		const struct al_release *os = co && co->os ? co->os : al_release_default();
+		fprintf(out, "%spredicted for %s (%s), %s, compute units %s%s\n", al_col(o, C_DIM), tg->id,
+			tg->name ? tg->name : "", os->name, al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT),
+			al_col(o, C_RESET));
 	}
 }
 

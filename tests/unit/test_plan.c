@@ -24,7 +24,14 @@
 static const char no_floor[] = "id: ANE071\nfamilies: none\nprovenance: policy tests\n\n"
 			       "id: ANE072\nfamilies: none\nprovenance: policy tests\n";
 
+static al_model *open_checked_os(const char *path, const struct al_release *os);
+
 static al_model *open_checked(const char *path)
+{
+	return open_checked_os(path, NULL);
+}
+
+static al_model *open_checked_os(const char *path, const struct al_release *os)
 {
 	al_diags *d = al_diags_new();
 	al_model *m = NULL;
@@ -33,7 +40,7 @@ static al_model *open_checked(const char *path)
 	if (st == AL_OK)
 		st = al_model_open(path, &m, d);
 	if (st == AL_OK)
-		st = al_model_check(m, &(struct al_check_opts){.user_rules = u}, d);
+		st = al_model_check(m, &(struct al_check_opts){.user_rules = u, .os = os}, d);
 	al_user_rules_free(u);
 	if (st != AL_OK) {
 		print_error("%s: %s\n", path, al_status_str(st));
@@ -299,7 +306,8 @@ static void test_pingpong(void **state)
 static void test_cumsum_mlprogram(void **state)
 {
 	(void)state;
-	al_model *m = open_checked(fixture(CV("cumsum__mlp_fp16.mlpackage")));
+	/* iOS 18: the fp32 I/O casts fall back too (ANE030; from iOS 26 they run on the ANE) */
+	al_model *m = open_checked_os(fixture(CV("cumsum__mlp_fp16.mlpackage")), al_release_find("ios18"));
 	assert_non_null(m);
 	without_model_rules(m);
 	const struct al_plan *p = plan_of(m, 0, AL_POLICY_AUTO);
@@ -810,6 +818,90 @@ static void test_corpus_check_agrees_with_plan(void **state)
 /* The work floor: conv, gather, conv, gather, conv (a few kFLOP). Per model
  * (ANE071, a model-level rule) everything goes to the CPU; with ANE071 off,
  * per segment (ANE072) each ANE island between the CPU gathers does. */
+/* Compute units (docs/partition.md "Compute units"): with all, an ML Program's
+ * fallbacks go to the GPU from iOS 17 and the CPU before; cpu-and-ne never uses
+ * the GPU, cpu-only nothing but the CPU; a plan follows the check's units unless
+ * asked for others. */
+static unsigned count_unit(const struct al_plan *p, enum al_unit u)
+{
+	unsigned n = 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		n += p->unit[k] == u;
+	return n;
+}
+
+static void test_compute_units(void **state)
+{
+	(void)state;
+	enum al_compute_units cu = AL_CU_DEFAULT;
+	assert_true(al_compute_units_parse("cpu-and-ne", &cu));
+	assert_int_equal(cu, AL_CU_CPU_AND_NE);
+	assert_true(al_compute_units_parse("cpuAndGPU", &cu));
+	assert_int_equal(cu, AL_CU_CPU_AND_GPU);
+	assert_true(al_compute_units_parse("CPU_ONLY", &cu));
+	assert_int_equal(cu, AL_CU_CPU_ONLY);
+	assert_false(al_compute_units_parse("gpu", &cu));
+	assert_false(al_compute_units_parse("", &cu));
+	assert_string_equal(al_compute_units_name(AL_CU_DEFAULT), "all");
+	assert_string_equal(al_compute_units_name(AL_CU_CPU_AND_NE), "cpu-and-ne");
+
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture(CR("mil_rules.mlpackage")), &m, NULL), AL_OK);
+	const struct al_release *ios16 = al_release_find("ios16"), *ios17 = al_release_find("macos14");
+	assert_non_null(ios16);
+	assert_non_null(ios17);
+	const struct al_plan *p = NULL;
+	/* all, iOS 17: the fallbacks (and the work too small for the ANE beside them) on the GPU */
+	assert_int_equal(al_model_check(m, &(struct al_check_opts){.os = ios17}, NULL), AL_OK);
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_int_equal(p->compute_units, AL_CU_ALL);
+	assert_true(p->gpu_fallback);
+	unsigned gpu_all = count_unit(p, AL_UNIT_GPU);
+	assert_true(gpu_all > 0);
+	check_invariants(p);
+	for (uint32_t k = 0; k < p->n_nodes; k++) /* check shows the same placement */
+		assert_int_equal(p->nodes[k]->verdict.placed, p->unit[k]);
+	al_plan_free(p);
+	/* the same plan asked for cpu-and-ne: no GPU, each of those ops on the CPU */
+	assert_int_equal(al_model_plan(m, 0, &(struct al_plan_opts){.compute_units = AL_CU_CPU_AND_NE},
+				       &p, NULL), AL_OK);
+	assert_false(p->gpu_fallback);
+	assert_int_equal(count_unit(p, AL_UNIT_GPU), 0);
+	al_plan_free(p);
+	/* iOS 16: an ML Program's fallbacks went to the CPU whatever the units */
+	assert_int_equal(al_model_check(m, &(struct al_check_opts){.os = ios16}, NULL), AL_OK);
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_false(p->gpu_fallback);
+	assert_int_equal(count_unit(p, AL_UNIT_GPU), 0);
+	al_plan_free(p);
+	al_model_free(m);
+
+	/* a model with ANE work: cpu-and-gpu moves it to the GPU, cpu-only to the CPU,
+	 * and the ops say the compute units moved them */
+	assert_int_equal(al_model_open(fixture(CR("mil_shapes.mlpackage")), &m, NULL), AL_OK);
+	assert_int_equal(al_model_check(m, NULL, NULL), AL_OK);
+	assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+	assert_true(p->ane_nodes > 0);
+	al_plan_free(p);
+	enum al_compute_units no_ane[] = {AL_CU_CPU_AND_GPU, AL_CU_CPU_ONLY};
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(al_model_check(m, &(struct al_check_opts){.compute_units = no_ane[i]}, NULL),
+				 AL_OK);
+		assert_int_equal(al_model_plan(m, 0, NULL, &p, NULL), AL_OK);
+		assert_int_equal(p->compute_units, no_ane[i]);
+		assert_int_equal(p->ane_nodes, 0);
+		if (no_ane[i] == AL_CU_CPU_ONLY)
+			assert_int_equal(count_unit(p, AL_UNIT_CPU), p->n_nodes);
+		bool units = false;
+		for (uint32_t k = 0; k < p->n_nodes; k++)
+			units |= p->place[k] == AL_PLACE_UNITS && p->nodes[k]->verdict.ane;
+		assert_true(units);
+		al_plan_free(p);
+	}
+	assert_string_equal(al_place_name(AL_PLACE_UNITS), "compute_units");
+	al_model_free(m);
+}
+
 static void test_work_floor(void **state)
 {
 	(void)state;
@@ -872,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_memory),
 		cmocka_unit_test(test_corpus_invariants),
 		cmocka_unit_test(test_work_floor),
+		cmocka_unit_test(test_compute_units),
 		cmocka_unit_test(test_check_agrees_with_plan),
 		cmocka_unit_test(test_corpus_check_agrees_with_plan),
 	};

@@ -18,7 +18,7 @@
 
 /* ================================================================ fixtures */
 
-#define MAX_OPEN 96
+#define MAX_OPEN 256
 
 static struct {
 	char path[512];
@@ -405,8 +405,14 @@ static const struct rcase cases[] = {
 	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "@cast", "ANE029", false}, /* ANE030's */
 	{CV("gru__mlp_fp16.mlpackage"), NULL, "@while_loop", "ANE029", false}, /* its blocks decide */
 	/* ---- ANE030 fp32 I/O casts */
-	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", true},
-	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE030", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", true, "@ios18"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE030", true, "@macos15"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE030", false},
+	/* ---- ANE068 the same casts from iOS 26: on the ANE, a warning (Vx #435, #436) */
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE068", true},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9", "ANE068", true, "@ios26"},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "x_to_fp16", "ANE068", false, "@ios18"},
+	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE068", false},
 	{CR("mil_rules.mlpackage"), NULL, "x32", "ANE030", false},
 	{CR("mil_rules.mlpackage"), NULL, "back16", "ANE030", false},
 	{CV("broadcast_mul_chw_c11__mlp_ios17_fp16.mlpackage"), NULL, "@mul", "ANE030", false},
@@ -541,6 +547,12 @@ static const struct rcase cases[] = {
 	{CR("nn_shapes.mlmodel"), NULL, NULL, "ANE071", false, COST},
 	{CR("mil_shapes.mlpackage"), NULL, NULL, "ANE071", false, COST},
 	{CR("nonneural_pipeline.mlmodel"), NULL, NULL, "ANE071", false},
+	/* an int8 decode linear of depth 4096 is enough work on iOS 18 (larql), not elsewhere */
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", false, "a17@ios18", NEEDS_COST},
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", true, "a17@ios17", NEEDS_COST},
+	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", true, "a17@ios26", NEEDS_COST},
+	/* a stateful model is not held to the floor (coremltools #2631, #2553): 90 MFLOP */
+	{OB("state_width256.mlpackage"), NULL, NULL, "ANE071", false, COST},
 	/* ---- ANE072 small ANE segment (a partition rule: moves nodes, never fires per op) */
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", true, "no-ane071", NEEDS_COST},
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", false, NULL, NEEDS_COST},

@@ -1,0 +1,1 @@
+check --os all --target a15 --format json tests/data/crafted/mil_releases.mlpackage

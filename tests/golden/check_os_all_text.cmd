@@ -1,0 +1,1 @@
+check --os all tests/data/crafted/mil_releases.mlpackage
