@@ -431,9 +431,9 @@ enum al_compute_units {
 	AL_CU_COUNT
 };
 /* "all", "cpu-and-gpu", "cpu-and-ne", "cpu-only" ("all" for AL_CU_DEFAULT). */
-const char *al_compute_units_name(enum al_compute_units cu);
+AL_API const char *al_compute_units_name(enum al_compute_units cu);
 /* Parse one of those names (also "cpu_and_gpu", "cpuAndNeuralEngine", ...); false when unknown. */
-bool al_compute_units_parse(const char *name, enum al_compute_units *out);
+AL_API bool al_compute_units_parse(const char *name, enum al_compute_units *out);
 
 struct al_check_opts {
 	const struct al_target *target; /* NULL: al_target_default() */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """agree.py: `check`, `plan` and `report` tell one story (issue #15).
 
 For every model given, and each set of prediction options below, runs
