@@ -64,7 +64,7 @@ static const struct option_row options[] = {
 	{"color", 0, "WHEN", C_CHECK | C_INFO | C_PLAN, OPT_FIELD(color),
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
-	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
+	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred shape of each layer/op's first output and its cost in FLOPs (? when a shape it needs is unknown)"},
 	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
 	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
 	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt; "
@@ -75,7 +75,9 @@ static const struct option_row options[] = {
 	 "read each input NAME from DIR/NAME.npy"},
 	{"random", 0, NULL, C_RUN | C_VERIFY | C_FP16, OPT_FIELD(random),
 	 "draw the inputs not given from the declared shapes (uniform [0,1), images 0-255)"},
-	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed), "seed of --random (default 1)"},
+	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed),
+	 "seed of the inputs drawn at random (default 1): run, verify and fp16 with --random; fix and split "
+	 "for the inputs their proof draws when --inputs is not given"},
 	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_memory),
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
 	{"max-work", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_work),
@@ -88,7 +90,8 @@ static const struct option_row options[] = {
 	 "compare each output with DIR/NAME.npy; exit 1 when one differs beyond --tol"},
 	{"tol", 0, "T", C_RUN | C_VERIFY, OPT_FIELD(tol),
 	 "pass when max|a-b| <= T * max|b| per output (default 1e-4; 0 = bit-identical)"},
-	{"top", 0, "N", C_FP16, OPT_FIELD(top), "list the N layers that add the most fp16 error (default 10)"},
+	{"top", 0, "N", C_FP16, OPT_FIELD(top), "list the N layers that add the most fp16 error (default 10), and at most N "
+	 "flagged layers (default 200)"},
 	{"dry-run", 0, NULL, C_FIX, OPT_FIELD(dry_run), "fix: report the rewrites and their proof, write nothing"},
 	{"allow", 0, "CLASS", C_FIX, OPT_FIELD(allow),
 	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
@@ -146,14 +149,15 @@ static const struct command_row commands[] = {
 	{"verify", C_VERIFY, cmd_verify, 2, 2, "verify [options] MODEL_A MODEL_B",
 	 "run two models on the same inputs and compare every output"},
 	{"fix", C_FIX, cmd_fix, 1, 1, "fix [options] MODEL -o OUT",
-	 "rewrite a NeuralNetwork model so more of it runs on the ANE, prove each rewrite in the "
-	 "interpreter, and report before -> after (docs/surgery.md)"},
+	 "rewrite a model (NeuralNetwork, or an ML Program package) so more of it runs on the ANE, prove "
+	 "each rewrite in the interpreter, and report before -> after (docs/surgery.md)"},
 	{"split", C_SPLIT, cmd_split, 1, 1, "split MODEL --at LAYER -o P1 -o P2",
 	 "cut a NeuralNetwork model (or an ML Program package) after a layer into two models (or "
 	 "--pipeline OUT), the boundary tensors typed from inferred shapes; proved in the interpreter "
 	 "(docs/split.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
-	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision"},
+	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision; "
+	 "exit 1 when an output is NaN in fp16 but not in fp32"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -297,11 +301,21 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 static const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
 {
 	const struct al_sink *s = NULL;
+	char why[160];
+	const char *slash = c->output ? strrchr(c->output, '/') : NULL;
+	const char *dot = c->output ? strrchr(slash ? slash : c->output, '.') : NULL;
 	if (c->format)
 		s = al_sink_by_name(c->format);
-	else if (!(c->output && (s = al_sink_by_extension(c->output))))
+	else if (!(c->output && (s = al_sink_by_extension(c->output)))) {
+		if (dot && dot[1] && dot != (slash ? slash + 1 : c->output)) {
+			/* -o report.pdf would be HTML (or text) under a name that says otherwise */
+			snprintf(why, sizeof why, "-o: no format writes '%s' files (.html .sarif .md .dot .json "
+				 ".txt, or give --format)", dot);
+			*rc = usage_error(cmd, "%s", why);
+			return NULL;
+		}
 		s = al_sink_by_name(cmd->bit == C_REPORT ? "html" : "text");
-	char why[160];
+	}
 	if (!s) {
 		snprintf(why, sizeof why, "unknown format '%s' (%s)", c->format, al_sink_names());
 		*rc = usage_error(cmd, "%s", why);

@@ -185,6 +185,14 @@ int ali_put_name(FILE *out, const char *s, int width)
 	return w;
 }
 
+int ali_name_cols(const char *s)
+{
+	int w = 0;
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+		w += *p < 0x20 || *p == 0x7f ? 4 : (*p & 0xc0) != 0x80;
+	return w;
+}
+
 void ali_put_name_padded(FILE *out, const char *s, int width)
 {
 	int w = ali_put_name(out, s, width);

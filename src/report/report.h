@@ -77,6 +77,8 @@ static inline const char *al_unit_colour(enum al_unit u)
 /* Print a name from a model file with control bytes escaped, cut to `width`
  * columns when width > 0; returns the columns written (report.c). */
 int ali_put_name(FILE *out, const char *s, int width);
+/* The columns ali_put_name(out, s, 0) writes: the whole name, escaped. */
+int ali_name_cols(const char *s);
 /* ali_put_name, then spaces up to `width` columns. */
 void ali_put_name_padded(FILE *out, const char *s, int width);
 /* When n starts a new nested graph (function or block) print its dim header. */

@@ -3,6 +3,7 @@
  * hostile file is escaped correctly; keys are written in a fixed order so the
  * output is stable for golden tests and diffs. */
 #include "report.h"
+#include "interp.h" /* ali_nn_class_labels */
 
 #include <json-c/json.h>
 #include <string.h>
@@ -320,6 +321,39 @@ static json_object *features_json(const struct al_feature *f, uint32_t n)
 	return a;
 }
 
+/* "class_labels": a NeuralNetwork classifier's labels (the first 10000), strings
+ * or integers; absent for other models. */
+static void class_labels_json(json_object *o, const struct al_submodel *s)
+{
+	enum { MAX = 10000 };
+	bool is_int = false;
+	long n = s->world == AL_WORLD_NN ? ali_nn_class_labels(s, NULL, NULL, 0, &is_int) : -1;
+	if (n < 0)
+		return;
+	size_t k = n < MAX ? (size_t)n : MAX;
+	al_span *str = k ? calloc(k, sizeof *str) : NULL;
+	int64_t *ints = k ? calloc(k, sizeof *ints) : NULL;
+	json_object *a = json_object_new_array();
+	if (k && str && ints && ali_nn_class_labels(s, str, ints, k, &is_int) >= 0)
+		for (size_t i = 0; i < k; i++) {
+			if (is_int) {
+				json_object_array_add(a, json_object_new_int64(ints[i]));
+				continue;
+			}
+			char *t = malloc(str[i].n + 1);
+			if (!t)
+				break;
+			memcpy(t, str[i].p, str[i].n);
+			t[str[i].n] = 0;
+			json_object_array_add(a, ali_json_string(t));
+			free(t);
+		}
+	free(str);
+	free(ints);
+	json_object_object_add(o, "class_labels", a);
+	json_object_object_add(o, "class_label_count", json_object_new_int64(n));
+}
+
 static json_object *info_json(const struct al_submodel *s)
 {
 	json_object *o = submodel_json(s, false);
@@ -347,6 +381,7 @@ static json_object *info_json(const struct al_submodel *s)
 		json_object_object_add(types, tc.items[t].type, json_object_new_int64(tc.items[t].count));
 	json_object_object_add(o, "layer_types", types);
 	json_object_object_add(o, "pipeline_stages", json_object_new_int64(s->n_children));
+	class_labels_json(o, s);
 	json_object *w = json_object_new_object();
 	json_object_object_add(w, "fp32", json_object_new_int64((int64_t)s->weights.fp32));
 	json_object_object_add(w, "fp16", json_object_new_int64((int64_t)s->weights.fp16));
