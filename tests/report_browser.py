@@ -100,7 +100,38 @@ function inspect(d) {
       nodes: S.querySelectorAll('svg .n').length,
       pages: S.querySelectorAll('details.page').length,
       open_pages: S.querySelectorAll('details.page[open]').length,
+      uncosted: (S.querySelector('.uncosted') || {}).textContent || null,
+      overflow: overflowing(S),
       names: names});
+  }
+  /* cells of the first rows whose content is wider than the cell (it would run
+   * into the next column, or be clipped): at the harness's 1400 px, none */
+  function overflowing(S) {
+    var rows = S.querySelectorAll('table.layers tbody tr'), bad = [];
+    for (var i = 0; i < rows.length && i < 60; i++)
+      for (var k = 0; k < rows[i].cells.length; k++) {
+        var c = rows[i].cells[k];
+        if (c.scrollWidth > c.clientWidth + 1) bad.push(i + ':' + k + ' ' + c.textContent.slice(0, 40));
+      }
+    return bad;
+  }
+  /* what the search must find: rows whose name, type or a rule id contains s */
+  function matches(s) {
+    var rows = d.querySelectorAll('table.layers tbody tr'), n = 0;
+    s = s.toLowerCase();
+    for (var i = 0; i < rows.length; i++) {
+      var t = rows[i].querySelector('td.name').firstChild.textContent + '\n' + rows[i].cells[2].textContent;
+      var ids = rows[i].querySelectorAll('td.reasons a.rid');
+      for (var j = 0; j < ids.length; j++) t += '\n' + ids[j].textContent;
+      if (t.toLowerCase().indexOf(s) >= 0) n++;
+    }
+    return n;
+  }
+  function search(s) {
+    q.value = s; q.dispatchEvent(new ev.Event('input'));
+    var n = shown();
+    q.value = ''; q.dispatchEvent(new ev.Event('input'));
+    return n;
   }
   function shown() {
     var rows = d.querySelectorAll('table.layers tbody tr'), n = 0;
@@ -121,11 +152,14 @@ function inspect(d) {
     q.value = name; q.dispatchEvent(new ev.Event('input'));
     r.search_for = name;
     r.shown_search = shown();
-    var rows = d.querySelectorAll('table.layers tbody tr'), expect = 0;
-    for (var i = 0; i < rows.length; i++)
-      if (rows[i].querySelector('td.name').firstChild.textContent.toLowerCase().indexOf(name.toLowerCase()) >= 0) expect++;
-    r.search_expect = expect;
     q.value = ''; q.dispatchEvent(new ev.Event('input'));
+    r.search_expect = matches(name);
+    /* the search covers op types and rule ids too */
+    var type = first.parentNode.cells[2].textContent, rid = d.querySelector('table.layers td.reasons a.rid');
+    r.type_for = type; r.type_shown = search(type); r.type_expect = matches(type);
+    if (rid) {
+      r.rid_for = rid.textContent; r.rid_shown = search(rid.textContent); r.rid_expect = matches(rid.textContent);
+    }
   }
   return r;
 }
@@ -258,6 +292,17 @@ def main():
             why.append("only fallbacks shows %s rows, want %d" % (r.get("shown_only_fb"), total_off))
         if r.get("search_for") is not None and r.get("shown_search") != r.get("search_expect"):
             why.append("search for %r shows %s rows, want %s" % (r["search_for"], r.get("shown_search"), r.get("search_expect")))
+        if r.get("type_shown") != r.get("type_expect") or not r.get("type_shown"):
+            why.append("search for the type %r shows %s rows, want %s" % (r.get("type_for"), r.get("type_shown"), r.get("type_expect")))
+        if r.get("rid_for") and (r.get("rid_shown") != r.get("rid_expect") or not r.get("rid_shown")):
+            why.append("search for the rule %r shows %s rows, want %s" % (r["rid_for"], r.get("rid_shown"), r.get("rid_expect")))
+        for s, p in zip(secs, pm):
+            unc = p.get("estimates", {}).get("uncosted_layers", 0)
+            want_unc = "%d of %d layers without a cost" % (unc, p["totals"]["layers"]) if unc else None
+            if s.get("uncosted") != want_unc:
+                why.append("%s: cost caveat %r, want %r" % (p["path"], s.get("uncosted"), want_unc))
+            if s.get("overflow"):
+                why.append("%s: cells wider than their column at 1400 px: %s" % (p["path"], s["overflow"][:3]))
         if r.get("shown_all") != sum(s["rows"] for s in secs):
             why.append("%s of %d rows shown after the filters were reset" % (r.get("shown_all"), sum(s["rows"] for s in secs)))
         if why:

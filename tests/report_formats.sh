@@ -63,8 +63,13 @@ $ANELINT report "$POOL" >"$T/stdout.html" 2>/dev/null
 head -c 15 "$T/stdout.html" | grep -q '<!DOCTYPE html>' && ok "report without -o: HTML on stdout" ||
 	bad "report without -o does not write HTML to stdout"
 $ANELINT report "$POOL" -o "$T/r.unknown" >/dev/null 2>&1
-head -c 15 "$T/r.unknown" 2>/dev/null | grep -q '<!DOCTYPE html>' && ok "report -o with another extension: HTML" ||
-	bad "report -o r.unknown is not HTML"
+rc=$?
+# an extension no format writes would be HTML under a name that says otherwise: refused
+[ $rc -eq 2 ] && [ ! -e "$T/r.unknown" ] && ok "report -o with an unknown extension: refused (exit 2)" ||
+	bad "report -o r.unknown: exit $rc"
+$ANELINT report "$POOL" -o "$T/r-no-extension" >/dev/null 2>&1
+head -c 15 "$T/r-no-extension" 2>/dev/null | grep -q '<!DOCTYPE html>' && ok "report -o without an extension: HTML" ||
+	bad "report -o r-no-extension is not HTML"
 for f in sarif markdown; do
 	$ANELINT check --format $f "$POOL" >"$T/c.$f" 2>"$T/err"
 	rc=$?

@@ -7,7 +7,7 @@
  * fired, in full. docs/reports.md describes the structure.
  *
  * Everything essential is plain HTML and CSS: "only fallbacks" is a checkbox
- * that CSS acts on; the one inline script adds the search by layer name. The
+ * that CSS acts on; the one inline script adds the search (layer names, types and rule ids). The
  * page's Content-Security-Policy allows no fetch at all and only that script,
  * by its SHA-256, so markup that a hostile name might smuggle past the escaping
  * could still not run. Every text from the model goes through ali_put_esc.
@@ -208,8 +208,12 @@ static const char css[] =
 	 * table of thousands of rows lays out once, while it is parsed */
 	"table.layers{table-layout:fixed;min-width:1100px}\n"
 	".rows{content-visibility:auto}\n"
-	"col.c-i{width:3.6em}col.c-n{width:17%}col.c-t{width:8.5em}col.c-v{width:6.8em}"
-	"col.c-u{width:7.8em}col.c-s{width:9.5em}col.c-f{width:5.6em}col.c-w{width:5.6em}col.c-r{width:24%}\n"
+	"col.c-i{width:3.6em}col.c-n{width:15%}col.c-t{width:9em}col.c-v{width:6.4em}"
+	"col.c-u{width:7.8em}col.c-s{width:8.5em}col.c-f{width:6.2em}col.c-w{width:6em}col.c-r{width:22%}"
+	"col.c-x{width:20%}\n"
+	/* a long name, type, shape or reason wraps inside its cell: it never runs
+	 * into the next column, and the suggested fix is never clipped */
+	"table.layers td{overflow-wrap:anywhere;word-break:break-word}\n"
 	".note{color:#555;font-size:12px}\n"
 	".err{color:var(--cpu)}\n"
 	"details>summary{cursor:pointer;margin:4px 0}\n"
@@ -240,8 +244,10 @@ static const char script[] =
 	"if(!q||!cb||!shown)return;\n"
 	"q.hidden=false;\n"
 	"var rows=document.querySelectorAll('table.layers tbody tr'),names=[];\n"
-	"for(var i=0;i<rows.length;i++){var c=rows[i].querySelector('td.name');"
-	"names.push(c?c.firstChild.textContent.toLowerCase():'');}\n"
+	"for(var i=0;i<rows.length;i++){var r=rows[i],c=r.querySelector('td.name'),t=r.cells[2],"
+	"ids=r.querySelectorAll('td.reasons a.rid'),k=c?c.firstChild.textContent:'';\n"
+	"if(t)k+='\\n'+t.textContent;for(var j=0;j<ids.length;j++)k+='\\n'+ids[j].textContent;\n"
+	"names.push(k.toLowerCase());}\n"
 	"function apply(){var s=q.value.toLowerCase(),only=cb.checked,n=0;\n"
 	"for(var i=0;i<rows.length;i++){var r=rows[i],show=(!only||!r.classList.contains('ok'))&&"
 	"(!s||names[i].indexOf(s)>=0);\n"
@@ -374,6 +380,10 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 			ms(out, p->switch_us);
 			fputs(" of switches <span class=\"note\">(the target has no roofline figures)</span>", out);
 		}
+		if (p->n_uncosted) /* as `plan` says: their FLOPs count as 0 */
+			fprintf(out, "; <span class=\"uncosted\">%" PRIu32 " of %" PRIu32 " layers without a cost</span> "
+				     "<span class=\"note\">(a shape the estimate needs is unknown: counted as 0)</span>",
+				p->n_uncosted, p->n_nodes);
 		fputs("</dd>\n", out);
 	}
 	if (sum->n_top) {
@@ -1110,8 +1120,8 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	      "<p class=\"sub\">Where Core ML is predicted to run every layer/op: the Apple Neural Engine "
 	      "(ANE), the GPU or the CPU, and why. Predictions from the model file, not measurements.</p>\n"
 	      "<div class=\"tools\"><label for=\"only-fb\" class=\"toggle\">only fallbacks</label>"
-	      "<input type=\"search\" id=\"q\" placeholder=\"search layer names\" aria-label=\"search layer "
-	      "names\" hidden><span id=\"shown\" aria-live=\"polite\"></span></div>\n"
+	      "<input type=\"search\" id=\"q\" placeholder=\"search names, types, rule ids\" aria-label=\"search layer names, "
+	      "types and rule ids\" hidden><span id=\"shown\" aria-live=\"polite\"></span></div>\n"
 	      "<noscript><p class=\"note\">JavaScript is off: everything is shown and \"only fallbacks\" "
 	      "works; the search needs JavaScript.</p></noscript>\n</header>\n<main>\n",
 	      out);
