@@ -71,7 +71,7 @@ if [ $rc -eq 0 ] && grep -q 'part 1 .*0 fall back' "$T/c.txt" && grep -q 'unprov
 for f in c1 c2 cp; do parses "$T/$f.mlmodel"; done
 "$ANELINT" check --rules "$T/nofloor.rules" "$T/c1.mlmodel" >/dev/null
 [ $? -eq 0 ] && ok || bad "custom: part 1 falls back or does not load"
-"$ANELINT" check "$T/c2.mlmodel" >"$T/c2.txt"
+"$ANELINT" check --all "$T/c2.mlmodel" >"$T/c2.txt"
 [ $? -eq 1 ] && grep -q 'custom_swish .*ANE001' "$T/c2.txt" && ok || bad "custom: part 2 should hold the fallback"
 "$ANELINT" info --format json "$T/c2.mlmodel" >"$T/c2.json"
 [ "$(json_get "$T/c2.json" 'j["models"][0]["inputs"][0]["shape"], j["models"][0]["inputs"][0]["dtype"]')" = "[8, 16, 16] fp32" ] &&
@@ -79,7 +79,7 @@ for f in c1 c2 cp; do parses "$T/$f.mlmodel"; done
 "$ANELINT" info --format json "$T/c1.mlmodel" >"$T/c1.json"
 [ "$(json_get "$T/c1.json" 'j["models"][0]["outputs"][0]["name"], j["models"][0]["outputs"][0]["shape"]')" = "c [8, 16, 16]" ] &&
 	ok || bad "custom: part 1 output is not c [8, 16, 16]"
-"$ANELINT" check "$T/cp.mlmodel" >"$T/cp.txt"
+"$ANELINT" check --all "$T/cp.mlmodel" >"$T/cp.txt"
 [ "$(grep -c 'custom_swish .*ANE001' "$T/cp.txt")" -eq 1 ] && ok || bad "custom: the pipeline does not re-load with its custom layer"
 
 # 2. after the custom layer: its output has no static shape -> refused

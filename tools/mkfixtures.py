@@ -56,7 +56,7 @@ def dict_feature(name):  # DictionaryFeatureType{stringKeyType = 2 {}}
 
 
 def description(inputs, outputs, predicted=None, probs=None, short=None,
-                weights="generated test input, zero weights"):
+                weights="generated test input, zero weights", user=None):
     parts = [f_msg(1, i) for i in inputs] + [f_msg(10, o) for o in outputs]
     if predicted:
         parts.append(f_str(11, predicted))
@@ -64,6 +64,8 @@ def description(inputs, outputs, predicted=None, probs=None, short=None,
         parts.append(f_str(12, probs))
     meta = [f_str(1, short or "anelint crafted fixture"), f_str(3, "tools/mkfixtures.py"),
             f_str(4, weights)]
+    for k, v in (user or {}).items():  # Metadata.userDefined = 100 (map<string, string>)
+        meta.append(f_msg(100, f_str(1, k), f_str(2, v)))
     parts.append(f_msg(100, *meta))
     return f_msg(2, *parts)
 
@@ -836,7 +838,7 @@ def fp16_nan():
 CI_PREFIX = "encoder.layers.0.attention.output.dense."
 
 
-def ci_model(new_fallback):
+def ci_model(new_fallback, ignore=None):
     """examples/ci and the CI tests: layer names longer than 30 characters that
     differ only at the end; a multiplyBroadcastable falls back (ANE005), a
     convolution runs on the ANE; 300 MFLOP so that the work floor keeps out.
@@ -852,7 +854,8 @@ def ci_model(new_fallback):
         layer(CI_PREFIX + "activation_b", ["a"], ["b"], 130, f_msg(10)),
         layer(CI_PREFIX + "conv_plain_c", ["b"], ["y"], 100, conv(64, 64, 3, 3)),
     ]
-    desc = description([x], [array_feature("y", [])], short="CI fixture: long layer names")
+    user = {"com.anelint.ignore": ignore} if ignore else None
+    desc = description([x], [array_feature("y", [])], short="CI fixture: long layer names", user=user)
     return model(4, desc, 500, nn_body(layers))
 
 
@@ -906,6 +909,9 @@ def main():
         "fp16_nan.mlmodel": fp16_nan(),
         "ci_model.mlmodel": ci_model(False),
         "ci_model_v2.mlmodel": ci_model(True),
+        # the suppression inside the model: its user-defined metadata
+        "ci_model_meta.mlmodel": ci_model(False, "ANE005@*.mul_broadcast_a: broadcast measured on the "
+                                                  "GPU at 0.1 ms, accepted; ANE006@*:"),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

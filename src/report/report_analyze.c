@@ -185,7 +185,8 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 	/* the work floor as the check saw it (ANE072 may be switched off) */
 	const struct al_check_opts *co = o->check;
 	po.no_work_floor = !ali_work_floor_applies(co ? co->user_rules : NULL, v->target,
-						  co ? co->os : NULL);
+						  co ? co->os : NULL) ||
+			   !al_check_rule_on(co, al_rule_find("ANE072"));
 	po.os = co ? co->os : NULL;
 	al_diags *pd = al_diags_new();
 	enum al_status st = pd ? al_model_plan(m, k, &po, &v->plan, pd) : AL_E_NOMEM;

@@ -76,7 +76,24 @@ static json_object *diags_json(const al_diags *d, bool errors_only)
 struct layers_ctx {
 	json_object *arr;
 	uint32_t row;
+	const struct al_report_opts *o;
+	const struct al_submodel *s;
 };
+
+/* "suppressed": {"kind", "reason"} on a finding the options accept (a suppression
+ * in the configuration or the model's metadata, a baseline): shown, not dropped. */
+static void add_suppressed(json_object *f, const struct al_report_opts *o, const struct al_submodel *s,
+			   const char *layer, const struct al_rule *r)
+{
+	const char *kind;
+	const char *why = ali_accepted(o, s, layer, r, &kind);
+	if (!why)
+		return;
+	json_object *j = json_object_new_object();
+	json_object_object_add(j, "kind", ali_json_string(kind));
+	json_object_object_add(j, "reason", ali_json_string(why));
+	json_object_object_add(f, "suppressed", j);
+}
 
 /* One inferred shape: dtype, rank and dims (null when unknown), flex (indices
  * of the dims that follow a flexible input). */
@@ -158,6 +175,7 @@ static void layer_json(void *vctx, const struct al_node *n)
 		json_object_object_add(f, "confidence", conf_str(rule->confidence));
 		add_scope(f, rule);
 		json_object_object_add(f, "reason", ali_json_string(n->verdict.reasons[r]));
+		add_suppressed(f, c->o, c->s, n->name, rule);
 		json_object_array_add(findings, f);
 		if (reason) {
 			if (r)
@@ -206,7 +224,7 @@ static json_object *summary_json(const struct al_submodel *s)
 	return o;
 }
 
-static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
+static json_object *submodel_json(const struct al_submodel *s, bool with_layers, const struct al_report_opts *ro)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
@@ -227,10 +245,11 @@ static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
 			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
 			add_scope(j, x->rule);
 			json_object_object_add(j, "reason", ali_json_string(x->reason ? x->reason : ""));
+			add_suppressed(j, ro, s, NULL, x->rule);
 			json_object_array_add(f, j);
 		}
 		json_object_object_add(o, "findings", f);
-		struct layers_ctx c = {.arr = json_object_new_array()};
+		struct layers_ctx c = {.arr = json_object_new_array(), .o = ro, .s = s};
 		ali_walk_nodes(s, layer_json, &c);
 		json_object_object_add(o, "layers", c.arr);
 	}
@@ -272,7 +291,7 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 			continue;
 		}
 		for (size_t k = 0; k < al_model_count(items[i].model); k++)
-			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true));
+			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true, o));
 	}
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
@@ -356,7 +375,7 @@ static void class_labels_json(json_object *o, const struct al_submodel *s)
 
 static json_object *info_json(const struct al_submodel *s)
 {
-	json_object *o = submodel_json(s, false);
+	json_object *o = submodel_json(s, false, NULL);
 	json_object_object_add(o, "inputs", features_json(s->inputs, s->n_inputs));
 	json_object_object_add(o, "outputs", features_json(s->outputs, s->n_outputs));
 	if (s->world == AL_WORLD_NN) {

@@ -25,14 +25,26 @@ struct table_ctx {
 	uint32_t row;
 	uint32_t hidden_consts;
 	int name_w; /* the name column: the longest name (with its indent), at least 30 */
+	const struct al_submodel *s;
+	uint32_t hidden_ane; /* on the ANE without a finding: not listed without --all */
+	uint32_t suppressed; /* findings accepted (suppressions, baseline) */
 };
+
+/* Whether the table lists n: with --all every layer, else those that fall back
+ * or carry a finding (a CI log shows what needs reading). */
+static bool listed(const struct table_ctx *t, const struct al_node *n)
+{
+	const struct al_verdict *v = &n->verdict;
+	return t->o->all_layers || !v->placed_ane || v->n_rules || ali_verdict_moved(v) ||
+	       (t->o->show_consts && ali_node_is_const(n));
+}
 
 /* Names are never cut (two names differing only at the end must stay apart):
  * the column is as wide as the longest one. */
 static void measure_row(void *vctx, const struct al_node *n)
 {
 	struct table_ctx *t = vctx;
-	if (ali_node_is_const(n) && !t->o->show_consts)
+	if ((ali_node_is_const(n) && !t->o->show_consts) || !listed(t, n))
 		return;
 	int w = (n->owner ? n->owner->depth : 0) * 2 + ali_name_cols(n->name);
 	if (w > t->name_w)
@@ -62,6 +74,10 @@ static void print_row(void *vctx, const struct al_node *n)
 	uint32_t row = t->row++;
 	if (ali_node_is_const(n) && !o->show_consts) {
 		t->hidden_consts++;
+		return;
+	}
+	if (!listed(t, n)) {
+		t->hidden_ane++;
 		return;
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
@@ -99,6 +115,14 @@ static void print_row(void *vctx, const struct al_node *n)
 			al_col(o, warn ? C_RESET : ""));
 		fputs(" ", out);
 		ali_put_name(out, v->reasons[r], 0);
+		const char *kind;
+		const char *why = ali_accepted(o, t->s, n->name, rule, &kind);
+		if (why) {
+			t->suppressed++;
+			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
+			ali_put_name(out, why, 0);
+			fprintf(out, "]%s", al_col(o, C_RESET));
+		}
 	}
 	if (moved)
 		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", ali_moved_by(v),
@@ -161,6 +185,13 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 		ali_put_name(out, f->reason, 0);
 		if (!warn)
 			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
+		const char *kind;
+		const char *why = ali_accepted(o, s, NULL, f->rule, &kind);
+		if (why) {
+			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
+			ali_put_name(out, why, 0);
+			fprintf(out, "]%s", al_col(o, C_RESET));
+		}
 		fputc('\n', out);
 	}
 }
@@ -200,7 +231,7 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			first = false;
 			print_header(out, s, o);
 			if (s->n_graphs) {
-				struct table_ctx t = {.out = out, .o = o, .name_w = 30};
+				struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s};
 				ali_walk_nodes(s, measure_row, &t);
 				fprintf(out, "%s%5s  %-*s  %-22s  ", al_col(o, C_DIM), "#", t.name_w, "name", "type");
 				if (o->shapes)
@@ -210,6 +241,16 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 				if (t.hidden_consts)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
 						al_col(o, C_DIM), t.hidden_consts, al_col(o, C_RESET));
+				if (t.hidden_ane)
+					fprintf(out, "%s  (%" PRIu32 " %s on the ANE without a finding not shown; --all "
+						     "lists them)%s\n", al_col(o, C_DIM), t.hidden_ane,
+						s->world == AL_WORLD_MIL ? (t.hidden_ane == 1 ? "op" : "ops")
+									 : (t.hidden_ane == 1 ? "layer" : "layers"),
+						al_col(o, C_RESET));
+				if (t.suppressed)
+					fprintf(out, "suppressed: %" PRIu32 " finding%s accepted (configuration, model "
+						     "metadata or baseline): they do not fail the check\n",
+						t.suppressed, t.suppressed == 1 ? "" : "s");
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
