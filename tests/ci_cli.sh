@@ -50,10 +50,13 @@ run "$ANELINT" fix --help
 run "$ANELINT" split $D/gru__nn_ios14.mlmodel --at nope -o "$T/a.mlmodel" -o "$T/b.mlmodel"
 [ $rc -eq 2 ] && [ ! -e "$T/a.mlmodel" ] && ok || bad "split --at unknown: exit $rc"
 
-# a directory that is not a package: invalid input (3), not an I/O error (4)
-mkdir "$T/notpkg"
+# a directory that is not a package: invalid input (3), not an I/O error (4); one
+# named .mlpackage without a manifest, and one holding no model
+mkdir "$T/notpkg" "$T/empty.mlpackage"
+run "$ANELINT" check "$T/empty.mlpackage"
+[ $rc -eq 3 ] && grep -q 'not a model package' "$T/err" && ok || bad "package without a manifest: exit $rc"
 run "$ANELINT" check "$T/notpkg"
-[ $rc -eq 3 ] && grep -q 'not a model package' "$T/err" && ok || bad "non-package directory: exit $rc"
+[ $rc -eq 3 ] && grep -q 'no model in this directory' "$T/err" && ok || bad "directory without models: exit $rc"
 
 # -o with an extension no format writes: refused (2), nothing written
 run "$ANELINT" report $D/gru__nn_ios14.mlmodel -o "$T/x.pdf"
@@ -84,6 +87,88 @@ for args in "run $D/gru__nn_ios14.mlmodel --random" "verify $D/gru__nn_ios14.mlm
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]==2' "$T/j.json" 2>/dev/null &&
 		ok || bad "no schema in the JSON of: $args"
 done
+
+# ---------------------------------------------------------------- CI: selection, suppressions
+M=$C/ci_model.mlmodel
+# --ignore / --select: the rules left out are not evaluated (the layer stays on the ANE)
+run "$ANELINT" check $M --ignore ANE005
+[ $rc -eq 0 ] && ! grep -q ANE005 "$T/out" && ok || bad "--ignore ANE005: exit $rc"
+run "$ANELINT" check $M --select ANE07,nn-dilated-conv
+[ $rc -eq 0 ] && ok || bad "--select without ANE005: exit $rc"
+run "$ANELINT" check $M --select ane00 --ignore ANE006
+[ $rc -eq 1 ] && grep -q 'ANE005' "$T/out" && ok || bad "--select prefix (any case): exit $rc"
+# did you mean: options, commands, rule ids
+run "$ANELINT" check $M --ignore ANE0005
+[ $rc -eq 2 ] && grep -q "did you mean 'ANE005'" "$T/err" && ok || bad "--ignore unknown rule: exit $rc"
+run "$ANELINT" check $M --ignroe ANE005
+[ $rc -eq 2 ] && grep -q "did you mean '--ignore'" "$T/err" && ok || bad "mistyped option: exit $rc"
+run "$ANELINT" chekc $M
+[ $rc -eq 2 ] && grep -q "did you mean 'check'" "$T/err" && ok || bad "mistyped command: exit $rc"
+run "$ANELINT" explain nn-broadcastible
+[ $rc -eq 2 ] && grep -q "did you mean 'nn-broadcastable'" "$T/err" && ok || bad "explain: mistyped rule name"
+
+# a suppression inside the model (com.anelint.ignore): shown as suppressed, passes
+run "$ANELINT" check $C/ci_model_meta.mlmodel
+[ $rc -eq 0 ] && grep -q 'ANE005 .*\[suppressed, metadata: broadcast measured' "$T/out" && ok ||
+	bad "metadata suppression: exit $rc"
+run "$ANELINT" check --format json $C/ci_model_meta.mlmodel
+python3 -c '
+import json,sys
+L=json.load(open(sys.argv[1]))["models"][0]["layers"]
+f=L[0]["findings"][0]
+assert f["suppressed"]=={"kind":"metadata","reason":"broadcast measured on the GPU at 0.1 ms, accepted"}, f' "$T/out" &&
+	ok || bad "JSON: suppressed finding"
+
+# the configuration: found upward from the model; its errors are located, with hints
+mkdir -p "$T/p/sub/models"
+cp $M "$T/p/sub/models/m.mlmodel"
+printf '[[suppress]]\nmodel = "sub/models/*.mlmodel"\nlayer = "*.mul_broadcast_?"\nrule = "nn-broadcastable"\nreason = "kept on the GPU"\n' >"$T/p/anelint.toml"
+run "$ANELINT" check "$T/p/sub/models/m.mlmodel"
+[ $rc -eq 0 ] && grep -q 'suppressed, config: kept on the GPU' "$T/out" && ok || bad "config suppression: exit $rc"
+run "$ANELINT" check --no-config "$T/p/sub/models/m.mlmodel"
+[ $rc -eq 1 ] && ok || bad "--no-config: exit $rc"
+run "$ANELINT" check --config "$T/p/anelint.toml" $M
+[ $rc -eq 1 ] && ok || bad "--config: a model the suppression does not name: exit $rc"
+printf 'fail_on = "never"\n' >"$T/other.toml"
+run "$ANELINT" check --config "$T/other.toml" $M
+[ $rc -eq 0 ] && ok || bad "config fail_on: exit $rc"
+run "$ANELINT" check --config "$T/other.toml" --fail-on any $M
+[ $rc -eq 1 ] && ok || bad "the command line wins over the config: exit $rc"
+cfgerr() { # WHAT TEXT PATTERN: the config is refused (2) with one located line
+	printf "$2" >"$T/bad.toml"
+	run "$ANELINT" check --config "$T/bad.toml" $M
+	if [ $rc -eq 2 ] && grep -q "$3" "$T/err" && [ "$(wc -l <"$T/err")" -le 3 ]; then ok; else
+		bad "config $1: exit $rc"
+		cat "$T/err"
+	fi
+}
+cfgerr "unknown key" 'fail-on = "cpu"\n' "bad.toml: line 1: unknown key 'fail-on' (did you mean 'fail_on'?)"
+cfgerr "no reason" '[[suppress]]\nrule = "ANE005"\n' "line 2: \[\[suppress\]\] of ANE005 needs a reason"
+cfgerr "unknown table" '[supress]\nrule = "x"\n' "did you mean 'suppress'"
+cfgerr "bad value" 'target = a14\n' "line 1, column 10: 'a14' is not a value"
+cfgerr "unterminated string" 'target = "a14\n' "line 1, column 14: the string does not end"
+cfgerr "dotted key" 'a.b = 1\n' "dotted keys are not supported"
+cfgerr "unknown rule" 'ignore = ["ANE99x"]\n' "no rule is named or starts with 'ANE99x'"
+cfgerr "NUL byte" 'a = 1\000\n' "a NUL byte"
+
+# directories are searched for models, in name order
+mkdir -p "$T/d/a/b.mlpackage.not" "$T/d/z"
+cp $M "$T/d/z/2.mlmodel"
+cp $C/nn_tiny.mlmodel "$T/d/a/1.mlmodel"
+cp -r $C/mil_tiny.mlpackage "$T/d/a/3.mlpackage"
+run "$ANELINT" check --format json --no-config "$T/d"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert [m["path"] for m in d["models"]]==["1.mlmodel","3.mlpackage","2.mlmodel"], [m["path"] for m in d["models"]]' "$T/out" &&
+	ok || bad "directory search"
+
+# --format github: annotations, escaped; exit code as check
+run "$ANELINT" check --format github $M
+[ $rc -eq 1 ] && grep -q "^::error file=$M,line=1,title=anelint ANE005 nn-broadcastable%3A falls back to the GPU::layer 'encoder" "$T/out" &&
+	grep -q '^::notice file=.*title=anelint summary::' "$T/out" && ok || { bad "--format github: exit $rc"; cat "$T/out"; }
+run "$ANELINT" check --format github $C/hostile_names.mlmodel
+! grep -v '^::' "$T/out" | grep -q . && ok || bad "--format github: a name broke a workflow command onto a line of its own"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
