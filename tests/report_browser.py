@@ -9,8 +9,13 @@ For each model: `anelint report MODEL -o OUTDIR/NAME.html`, plus `anelint plan` 
      section the partition bar's segments, the table rows, the fallback rows, graph
      nodes and pages; that the page holds exactly one script and no event-handler
      attribute or javascript: link (a hostile name must stay text); then it drives the
-     filters: "only fallbacks" must leave the fallback rows, a search by a layer's name
-     must find it. Every figure is compared with anelint's JSON.
+     filters: "only fallbacks" must leave the fallback rows, a search by a layer's name,
+     by an op type and by a rule id must find what it names; the table's cells must fit
+     their columns at 1400 px; the estimate names the layers without a cost as `plan`
+     does; a click on the first graph node must open the side panel with that layer's
+     name, unit, shape, rules and inputs/outputs (and close again), its hover text must
+     hold the full name, and "+" must zoom the drawing. Every figure is compared with
+     anelint's JSON.
   2. the names in the table of every report equal the model's names as anelint shows
      them (control characters as \\xNN, invalid UTF-8 as U+FFFD): escaping loses nothing.
   3. with JavaScript off (a copy of the page whose CSP allows no script: Chromium's
@@ -145,6 +150,30 @@ function inspect(d) {
     cb.checked = true; cb.dispatchEvent(new ev.Event('change'));
     r.shown_only_fb = shown();
     cb.checked = false; cb.dispatchEvent(new ev.Event('change'));
+  }
+  /* the graph: click the first node, read the side panel; zoom in */
+  var node = d.querySelector('section.model svg a');
+  if (node) {
+    var click = new ev.MouseEvent('click', {bubbles: true, cancelable: true});
+    (node.querySelector('rect') || node).dispatchEvent(click);
+    var P = d.getElementById('panel'), id = (node.getAttribute('href') || '').slice(1), row = d.getElementById(id);
+    r.panel = {shown: !!P && !P.hidden, prevented: click.defaultPrevented,
+               title: P ? d.getElementById('panel-title').textContent : null,
+               want: row ? row.cells[1].firstChild.textContent : null,
+               body: P ? d.getElementById('panel-body').textContent : '',
+               rids: row ? [].map.call(row.querySelectorAll('a.rid'), function (x) { return x.textContent; }) : [],
+               unit: row ? row.cells[4].firstChild.textContent : null,
+               shape: row ? row.cells[5].firstChild.textContent : null,
+               io: !!(P && d.querySelector('#panel-body dd.io')),
+               hover: (node.querySelector('title') || {}).textContent || ''};
+    if (P) { d.getElementById('panel-close').click(); r.panel.closed = P.hidden; }
+    var z = d.querySelector('.zoom'), svg = d.querySelector('.svgwrap svg');
+    if (z && svg) {
+      var w0 = +svg.getAttribute('width');
+      z.querySelector('[data-z="1.25"]').click();
+      r.zoom = {visible: !z.hidden, before: w0, after: +svg.getAttribute('width')};
+      z.querySelector('[data-z="0.8"]').click();
+    }
   }
   var first = d.querySelector('table.layers tbody tr td.name');
   if (q && first) {
@@ -303,6 +332,20 @@ def main():
                 why.append("%s: cost caveat %r, want %r" % (p["path"], s.get("uncosted"), want_unc))
             if s.get("overflow"):
                 why.append("%s: cells wider than their column at 1400 px: %s" % (p["path"], s["overflow"][:3]))
+        pn = r.get("panel")
+        if pn:
+            if not (pn["shown"] and pn["prevented"] and pn["title"] == pn["want"] and pn["closed"] and pn["io"]):
+                why.append("clicking a graph node: panel %r" % {k: pn[k] for k in ("shown", "prevented", "title", "want", "closed", "io")})
+            missing = [x for x in pn["rids"] + [pn["unit"], pn["shape"]] if x and x not in pn["body"]]
+            if missing:
+                why.append("the node's panel lacks %s" % missing[:3])
+            if pn["want"] and pn["want"] not in pn["hover"]:
+                why.append("the node's hover text lacks its full name")
+            zm = r.get("zoom") or {}
+            if not (zm.get("visible") and zm.get("after", 0) > zm.get("before", 0) > 0):
+                why.append("zoom in: %r" % zm)
+        elif any(s["nodes"] for s in secs):
+            why.append("no graph node to click")
         if r.get("shown_all") != sum(s["rows"] for s in secs):
             why.append("%s of %d rows shown after the filters were reset" % (r.get("shown_all"), sum(s["rows"] for s in secs)))
         if why:
@@ -319,6 +362,8 @@ def main():
         rows = sum(x["rows"] for x in secs)
         off = sum(x["off"] for x in secs)
         want = sum(m["summary"]["layers"] for m in expect[name][1]["models"])
+        if (r.get("panel") or {}).get("shown") or (r.get("zoom") or {}).get("visible"):
+            fail("%s without JavaScript: the panel or the zoom buttons show" % name)
         if (rows == want and not r.get("search_visible") and r.get("shown_only_fb") == off and
                 r.get("shown_all") == rows and all(x["segments"] or not x["rows"] for x in secs)):
             ok("%s without JavaScript: %d rows and the bar; only fallbacks leaves %d; no search box"
