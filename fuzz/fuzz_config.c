@@ -3,13 +3,39 @@
  * from memory with ali_config_parse. Promises checked:
  *   - the status is AL_OK exactly when a configuration came back, and exactly
  *     when no error diagnostic was added; a refused file has at least one error,
- *     every one a single line (fuzz_common.h) naming a line and a column;
+ *     every one a single line naming the file (and a line and a column);
  *   - every entry has a key, a line within the file, a value of a known type;
  *     strings and array items are NUL-terminated and at most 4096 bytes; an
  *     entry of a [[table]] has a table name;
  *   - no two entries of one table element share a key. */
-#include "fuzz_common.h"
+#include "anelint.h"
 #include "report.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define FUZZ_CHECK(c)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
+			__builtin_trap();                                                          \
+		}                                                                                  \
+	} while (0)
+
+/* every diagnostic: a known severity, one line, naming the file (errors: a line and column) */
+static void check_diags(const al_diags *d)
+{
+	for (size_t i = 0; i < al_diags_count(d); i++) {
+		const struct al_diag *x = al_diags_get(d, i);
+		FUZZ_CHECK(x != NULL && x->msg != NULL);
+		FUZZ_CHECK(x->severity == AL_SEV_NOTE || x->severity == AL_SEV_WARNING || x->severity == AL_SEV_ERROR);
+		FUZZ_CHECK(!strchr(x->msg, '\n') && !strchr(x->msg, '\r'));
+		FUZZ_CHECK(x->file && strcmp(x->file, "fuzz.toml") == 0);
+		if (x->severity == AL_SEV_ERROR && x->offset != UINT64_MAX)
+			FUZZ_CHECK(x->where && strncmp(x->where, "line ", 5) == 0);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(d != NULL);
 	struct ali_config *c = NULL;
 	enum al_status st = ali_config_parse((const char *)data, size, "fuzz.toml", &c, d);
-	fuzz_check_diags(d);
+	check_diags(d);
 	bool error = false;
 	for (size_t i = 0; i < al_diags_count(d); i++)
 		if (al_diags_get(d, i)->severity == AL_SEV_ERROR)

@@ -447,9 +447,18 @@ enum al_status ali_config_parse(const char *text, size_t n, const char *name, st
 			    "configuration file larger than %u bytes", CFG_MAX_FILE);
 		return AL_E_FORMAT;
 	}
-	if (n && memchr(text, 0, n)) {
-		ali_diag_add(d, AL_SEV_ERROR, p.name, (uint64_t)((const char *)memchr(text, 0, n) - text), NULL,
-			    NULL, "a NUL byte: not a text file");
+	const char *nul = n ? memchr(text, 0, n) : NULL;
+	if (nul) { /* located like every other error */
+		size_t at = (size_t)(nul - text), ls = 0;
+		uint32_t line = 1;
+		for (size_t i = 0; i < at; i++)
+			if (text[i] == '\n') {
+				line++;
+				ls = i + 1;
+			}
+		char where[48];
+		snprintf(where, sizeof where, "line %u, column %zu", line, at - ls + 1);
+		ali_diag_add(d, AL_SEV_ERROR, p.name, (uint64_t)at, where, NULL, "a NUL byte: not a text file");
 		return AL_E_FORMAT;
 	}
 	p.c = ali_calloc(1, sizeof *p.c);
