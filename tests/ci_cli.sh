@@ -118,6 +118,7 @@ L=json.load(open(sys.argv[1]))["models"][0]["layers"]
 f=L[0]["findings"][0]
 assert f["suppressed"]=={"kind":"metadata","reason":"broadcast measured on the GPU at 0.1 ms, accepted"}, f' "$T/out" &&
 	ok || bad "JSON: suppressed finding"
+python3 tests/validate_json.py docs/schema/check.schema.json "$T/out" && ok || bad "JSON with a suppressed finding: not valid against the schema"
 
 # the configuration: found upward from the model; its errors are located, with hints
 mkdir -p "$T/p/sub/models"
