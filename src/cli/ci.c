@@ -942,6 +942,8 @@ static const struct model_ext {
 static const struct model_ext *model_ext_of(const char *name)
 {
 	size_t n = strlen(name);
+	while (n > 1 && name[n - 1] == '/') /* "x.mlpackage/" */
+		n--;
 	for (size_t i = 0; i < N_MODEL_EXTS; i++) {
 		size_t e = strlen(model_exts[i].ext);
 		if (n > e && strcasecmp(name + n - e, model_exts[i].ext) == 0)
@@ -1032,21 +1034,36 @@ static int search_dir(struct ci *ci, const char *dir, int depth, size_t *found)
 	return rc;
 }
 
+/* A directory argument to search: not a model's own (a package, by its name or
+ * its Manifest.json). */
+static bool searched_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || model_ext_of(path))
+		return false;
+	size_t n = strlen(path) + sizeof "/Manifest.json";
+	char *m = malloc(n);
+	bool manifest = false;
+	if (m) {
+		snprintf(m, n, "%s/Manifest.json", path);
+		manifest = lstat(m, &st) == 0;
+		free(m);
+	}
+	return !manifest;
+}
+
 int ci_expand_paths(struct ci *ci, struct cli *c)
 {
 	bool any = false;
-	for (int i = 0; i < c->n_paths; i++) {
-		struct stat st;
-		any |= stat(c->paths[i], &st) == 0 && S_ISDIR(st.st_mode) && !model_ext_of(c->paths[i]);
-	}
+	for (int i = 0; i < c->n_paths; i++)
+		any |= searched_dir(c->paths[i]);
 	if (!any)
 		return EXIT_ALL_ANE;
 	size_t n = 0;
 	const char **paths = NULL;
 	for (int i = 0; i < c->n_paths; i++) {
-		struct stat st;
 		size_t first = ci->n_path_copies, found = 0;
-		if (stat(c->paths[i], &st) == 0 && S_ISDIR(st.st_mode) && !model_ext_of(c->paths[i])) {
+		if (searched_dir(c->paths[i])) {
 			int rc = search_dir(ci, c->paths[i], 0, &found);
 			if (rc) {
 				free(paths);
