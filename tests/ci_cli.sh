@@ -152,6 +152,18 @@ cfgerr "dotted key" 'a.b = 1\n' "dotted keys are not supported"
 cfgerr "unknown rule" 'ignore = ["ANE99x"]\n' "no rule is named or starts with 'ANE99x'"
 cfgerr "NUL byte" 'a = 1\000\n' "a NUL byte"
 
+# a baseline that is not one: located, exit 3; a missing one: exit 4
+printf '{"anelint_baseline": 1, "findings": [{"model": 1}]}' >"$T/b1.json"
+run "$ANELINT" check --baseline "$T/b1.json" $M
+[ $rc -eq 3 ] && grep -q 'findings\[0\]: expected an object' "$T/err" && ok || bad "bad baseline entry: exit $rc"
+printf '{"anelint_baseline": 1, "findings": [' >"$T/b2.json"
+run "$ANELINT" check --baseline "$T/b2.json" $M
+[ $rc -eq 3 ] && grep -q 'JSON error at byte' "$T/err" && ok || bad "truncated baseline: exit $rc"
+run "$ANELINT" check --baseline "$T/none.json" $M
+[ $rc -eq 4 ] && ok || bad "missing baseline: exit $rc"
+run "$ANELINT" check --baseline "$T/b1.json" --write-baseline "$T/b3.json" $M
+[ $rc -eq 2 ] && ok || bad "--baseline with --write-baseline: exit $rc"
+
 # directories are searched for models, in name order
 mkdir -p "$T/d/a/b.mlpackage.not" "$T/d/z"
 cp $M "$T/d/z/2.mlmodel"

@@ -999,7 +999,8 @@ static int search_dir(struct ci *ci, const char *dir, int depth, size_t *found)
 		n++;
 	}
 	closedir(dp);
-	qsort(names, n, sizeof *names, name_cmp);
+	if (n)
+		qsort(names, n, sizeof *names, name_cmp);
 	int rc = EXIT_ALL_ANE;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
