@@ -19,7 +19,9 @@ Models are made small enough for -max_len without losing their structure:
 Whatever is still longer than the harness's max_len is cut to it (libFuzzer
 would do the same). OUTDIR/seeds-rules (user rule files, fuzz_rules.c) gets every
 *.rules file under the SOURCE_DIRs, the example of docs/rules-file.md whole and
-block by block, and a few hand-made files (continuations, CRLF, every key).
+block by block, and a few hand-made files (continuations, CRLF, every key);
+OUTDIR/seeds-config (anelint.toml, fuzz_config.c) every *.toml file under the
+SOURCE_DIRs and examples/, and a few hand-made ones.
 Python 3 standard library only.
 """
 import hashlib
@@ -28,7 +30,7 @@ import os
 import struct
 import sys
 
-MAXLEN = {"mlmodel": 65536, "mil": 65536, "mlpackage": 262144, "rules": 16384}
+MAXLEN = {"mlmodel": 65536, "mil": 65536, "mlpackage": 262144, "rules": 16384, "config": 16384}
 SHRINK_OVER = 256
 KEEP = 16
 
@@ -311,12 +313,33 @@ def rules_seeds(out, roots):
         out.put("rules", "handmade%d" % i, text)
 
 
+CONFIG_HANDMADE = [
+    b'target = "a14"\nos = \'ios17\'\nfail_on = "cpu"\nselect = ["ANE0", "nn-gather",]\n'
+    b'ignore = [\n  "ANE046", # why\n  "ANE07"\n]\n[[suppress]]\nmodel = "m/*.mlmodel"\n'
+    b'layer = "enc.*"\nrule = "ANE005"\nreason = "r \\u00e9 \\U0001F600 \\t"\n[[suppress]]\nrule = "x"\n'
+    b'reason = "y"\n[[model]]\npath = "a"\nfail_on = "never"\n',
+    b'[table]\n"quoted key" = true\nn = -12\n[other]\nx = false\r\n',
+    b'a.b = 1\nc = {x = 1}\nd = """x"""\ne = 1.5\nf = [[1]]\n',
+]
+
+
+def config_seeds(out, roots):
+    for root in roots + [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")]:
+        for dirpath, _, filenames in os.walk(root):
+            for f in sorted(filenames):
+                if f.endswith(".toml"):
+                    out.put("config", f, read(os.path.join(dirpath, f)))
+    for i, text in enumerate(CONFIG_HANDMADE):
+        out.put("config", "handmade%d" % i, text)
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     out = Out(sys.argv[1])
     synthetic(out)
     rules_seeds(out, [r for r in sys.argv[2:] if os.path.isdir(r)])
+    config_seeds(out, [r for r in sys.argv[2:] if os.path.isdir(r)])
     for kind, path in find_models([r for r in sys.argv[2:] if os.path.isdir(r)]):
         tag = os.path.basename(os.path.dirname(path)) + "__" + os.path.basename(path)
         try:

@@ -440,7 +440,13 @@ struct al_check_opts {
 	const struct al_release *os;    /* NULL: al_release_default(), the newest */
 	enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
 	const al_user_rules *user_rules; /* NULL: built-in rules only */
+	/* Rule selection (--select / --ignore): when set, a rule for which it returns
+	 * false is not evaluated at all, as if switched off (`families: none`). */
+	bool (*rule_on)(const struct al_rule *r, void *ctx);
+	void *rule_on_ctx;
 };
+/* Whether o's rule selection keeps r (true when o or o->rule_on is NULL). */
+bool al_check_rule_on(const struct al_check_opts *o, const struct al_rule *r);
 /* Infer shapes and cost for every node (runs on its own or from al_model_check,
  * which needs shapes for shape-dependent rules). Idempotent. */
 AL_API enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
@@ -570,6 +576,19 @@ struct al_report_opts {
 	/* al_report_analyze plans every sub-model too: for a sink's `plan`, and for
 	 * its `check` when al_sink.shows_plans */
 	bool plans;
+	/* check text: list every layer (--all), not only those that fall back or
+	 * carry a finding */
+	bool all_layers;
+	/* Accepted findings (suppressions in a configuration or in the model's
+	 * metadata, a baseline): NULL, or returns the reason when the finding of rule
+	 * r on the layer/op named `layer` of s (NULL: a model-level finding) is
+	 * accepted, and sets *kind to "config", "metadata" or "baseline". The sinks
+	 * show accepted findings as suppressed; al_report_fails does not count them. */
+	const char *(*accepted)(void *ctx, const struct al_submodel *s, const char *layer,
+				const struct al_rule *r, const char **kind);
+	void *accepted_ctx;
+	/* SARIF: artifact URIs relative to this directory (uriBaseId "SRCROOT"); NULL: as given */
+	const char *base;
 };
 
 /* What a report shows of one model, computed once by al_report_analyze: for each
@@ -622,6 +641,13 @@ AL_API void al_analysis_free(al_analysis *a);
 /* Whether any analysed target's check of the model has work off the ANE that
  * `fail_on` counts (al_model_fails over every target of --target all). */
 AL_API bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on);
+
+/* The exit decision of one analysed item: al_analysis_fails (al_model_fails when
+ * it was not analysed); with o->accepted, only fallbacks it does not accept count:
+ * a layer/op off the ANE that fail_on counts fails unless every fallback rule on
+ * it (or the rule that moved it) is accepted; a layer moved only by the
+ * partition policy follows the layers that caused it. */
+bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o);
 
 /* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
 AL_API bool al_model_fails(const al_model *m, enum al_fail_on fail_on);

@@ -25,7 +25,7 @@ fallbacks() { sed -n "s/.*\"$1\": {[^}]*\"fallbacks\": \([0-9]*\).*/\1/p" "$2"; 
 rc=$?
 if [ $rc -eq 0 ] && [ "$(fallbacks before "$T/up.json")" = 1 ] && [ "$(fallbacks after "$T/up.json")" = 0 ] &&
 	grep -q '"identical": true' "$T/up.json" && grep -q '"written": true' "$T/up.json"; then ok; else bad "upsample x4 (rc $rc)"; cat "$T/up.json"; fi
-n=$("$ANELINT" check "$T/up.mlmodel" | grep -c ' upsample ')
+n=$("$ANELINT" check --all "$T/up.mlmodel" | grep -c ' upsample ')
 [ "$n" -eq 2 ] && ok || bad "upsample: $n upsample layers in the output (2 expected)"
 
 # 2. mixed legacy/broadcastable: addBroadcastable -> add; multiplyBroadcastable left (ANE011)
@@ -123,7 +123,7 @@ applies() {
 	fi
 	grep -q '"written": true' "$js" && [ -s "$out" ] || why="$why not written;"
 	protoc --decode_raw <"$out" >/dev/null 2>&1 || why="$why protoc --decode_raw fails;"
-	"$ANELINT" check "$out" >"$T/fx_$name.check" 2>&1
+	"$ANELINT" check --all "$out" >"$T/fx_$name.check" 2>&1
 	[ $? -le 1 ] || why="$why does not re-load;"
 	dup=$(awk '$1 ~ /^[0-9]+$/ { print $2 }' "$T/fx_$name.check" | sort | uniq -d)
 	[ -z "$dup" ] || why="$why layer names twice: $dup;"

@@ -200,7 +200,7 @@ fixcase range $C/fix_mil_range.mlpackage range 3 1 exact "r16 r4"
 grep -q '"layer": "r3".*"why_not": "value 3 (0.299926758) is not exact in fp16"' "$T/range.json" && ok ||
 	bad "range: r3 reason"
 grep -q 'blobs 0 -> 1' "$T/range.pkg" && ok || bad "range: $(cat "$T/range.pkg") (1 new blob expected)"
-"$ANELINT" check --consts "$T/range.mlpackage" | grep -q ' r16 .*const' && ok || bad "range: r16 is not a const"
+"$ANELINT" check --all --consts "$T/range.mlpackage" | grep -q ' r16 .*const' && ok || bad "range: r16 is not a const"
 
 # 2. fill of constants, into a package whose weight.bin already has a blob
 fixcase fill $C/fix_mil_fill.mlpackage fill 2 1 exact "f"
@@ -220,7 +220,7 @@ grep -q '"identical": false' "$T/cumsum.json" && ok || bad "cumsum: every output
 
 # 5. converted cumsum (fp16 program, fp32 I/O casts stay; up to iOS 18 they fall back, ANE030)
 fixcase cumsum_conv $D/cumsum__mlp_fp16.mlpackage cumsum_conv 4 2 reassociate "var_4_cast_fp16 var_7_cast_fp16" --allow reassociate --os ios18
-n=$("$ANELINT" check --rules "$T/nofloor.rules" "$T/cumsum_conv.mlpackage" | grep -cE '^ +[0-9]+ +var_[47]_cast_fp16 +matmul +ANE')
+n=$("$ANELINT" check --all --rules "$T/nofloor.rules" "$T/cumsum_conv.mlpackage" | grep -cE '^ +[0-9]+ +var_[47]_cast_fp16 +matmul +ANE')
 [ "$n" -eq 2 ] && ok || bad "cumsum_conv: $n matmul ops (2 expected)"
 
 # 5b. fp32 model I/O -> fp16 (approximate, opt-in): the boundary casts become
@@ -251,7 +251,7 @@ pkgcheck $C/fix_mil_island.mlpackage "$T/island.mlpackage" a32 r32 s32 y >"$T/is
 	{ bad "island: package check"; cat "$T/island.pkg"; }
 grep -q '"layer": "b32".*"why_not": "'"'"'m32'"'"' (mul) also reads '"'"'k32'"'"'' "$T/island.json" && ok ||
 	bad "island: the constant island's reason"
-"$ANELINT" check --rules "$T/nofloor.rules" "$T/island.mlpackage" >"$T/island.chk"
+"$ANELINT" check --all --rules "$T/nofloor.rules" "$T/island.mlpackage" >"$T/island.chk"
 grep -qE '^ +[0-9]+ +a32 +identity +ANE' "$T/island.chk" && grep -qE '^ +[0-9]+ +r32 +relu +ANE' "$T/island.chk" &&
 	grep -qE '^ +[0-9]+ +y +identity +ANE' "$T/island.chk" && grep -qE 'm32 +mul +-> gpu +ANE029' "$T/island.chk" &&
 	ok || { bad "island: the rewritten ops"; cat "$T/island.chk"; }

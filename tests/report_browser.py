@@ -10,8 +10,13 @@ For each model: `anelint report MODEL -o OUTDIR/NAME.html`, plus `anelint plan` 
      section the partition bar's segments, the table rows, the fallback rows, graph
      nodes and pages; that the page holds exactly one script and no event-handler
      attribute or javascript: link (a hostile name must stay text); then it drives the
-     filters: "only fallbacks" must leave the fallback rows, a search by a layer's name
-     must find it. Every figure is compared with anelint's JSON.
+     filters: "only fallbacks" must leave the fallback rows, a search by a layer's name,
+     by an op type and by a rule id must find what it names; the table's cells must fit
+     their columns at 1400 px; the estimate names the layers without a cost as `plan`
+     does; a click on the first graph node must open the side panel with that layer's
+     name, unit, shape, rules and inputs/outputs (and close again), its hover text must
+     hold the full name, and "+" must zoom the drawing. Every figure is compared with
+     anelint's JSON.
   2. the names in the table of every report equal the model's names as anelint shows
      them (control characters as \\xNN, invalid UTF-8 as U+FFFD): escaping loses nothing.
   3. with JavaScript off (a copy of the page whose CSP allows no script: Chromium's
@@ -101,7 +106,38 @@ function inspect(d) {
       nodes: S.querySelectorAll('svg .n').length,
       pages: S.querySelectorAll('details.page').length,
       open_pages: S.querySelectorAll('details.page[open]').length,
+      uncosted: (S.querySelector('.uncosted') || {}).textContent || null,
+      overflow: overflowing(S),
       names: names});
+  }
+  /* cells of the first rows whose content is wider than the cell (it would run
+   * into the next column, or be clipped): at the harness's 1400 px, none */
+  function overflowing(S) {
+    var rows = S.querySelectorAll('table.layers tbody tr'), bad = [];
+    for (var i = 0; i < rows.length && i < 60; i++)
+      for (var k = 0; k < rows[i].cells.length; k++) {
+        var c = rows[i].cells[k];
+        if (c.scrollWidth > c.clientWidth + 1) bad.push(i + ':' + k + ' ' + c.textContent.slice(0, 40));
+      }
+    return bad;
+  }
+  /* what the search must find: rows whose name, type or a rule id contains s */
+  function matches(s) {
+    var rows = d.querySelectorAll('table.layers tbody tr'), n = 0;
+    s = s.toLowerCase();
+    for (var i = 0; i < rows.length; i++) {
+      var t = rows[i].querySelector('td.name').firstChild.textContent + '\n' + rows[i].cells[2].textContent;
+      var ids = rows[i].querySelectorAll('td.reasons a.rid');
+      for (var j = 0; j < ids.length; j++) t += '\n' + ids[j].textContent;
+      if (t.toLowerCase().indexOf(s) >= 0) n++;
+    }
+    return n;
+  }
+  function search(s) {
+    q.value = s; q.dispatchEvent(new ev.Event('input'));
+    var n = shown();
+    q.value = ''; q.dispatchEvent(new ev.Event('input'));
+    return n;
   }
   function shown() {
     var rows = d.querySelectorAll('table.layers tbody tr'), n = 0;
@@ -116,17 +152,44 @@ function inspect(d) {
     r.shown_only_fb = shown();
     cb.checked = false; cb.dispatchEvent(new ev.Event('change'));
   }
+  /* the graph: click the first node, read the side panel; zoom in */
+  var node = d.querySelector('section.model svg a');
+  if (node) {
+    var click = new ev.MouseEvent('click', {bubbles: true, cancelable: true});
+    (node.querySelector('rect') || node).dispatchEvent(click);
+    var P = d.getElementById('panel'), id = (node.getAttribute('href') || '').slice(1), row = d.getElementById(id);
+    r.panel = {shown: !!P && !P.hidden, prevented: click.defaultPrevented,
+               title: P ? d.getElementById('panel-title').textContent : null,
+               want: row ? row.cells[1].firstChild.textContent : null,
+               body: P ? d.getElementById('panel-body').textContent : '',
+               rids: row ? [].map.call(row.querySelectorAll('a.rid'), function (x) { return x.textContent; }) : [],
+               unit: row ? row.cells[4].firstChild.textContent : null,
+               shape: row ? row.cells[5].firstChild.textContent : null,
+               io: !!(P && d.querySelector('#panel-body dd.io')),
+               hover: (node.querySelector('title') || {}).textContent || ''};
+    if (P) { d.getElementById('panel-close').click(); r.panel.closed = P.hidden; }
+    var z = d.querySelector('.zoom'), svg = d.querySelector('.svgwrap svg');
+    if (z && svg) {
+      var w0 = +svg.getAttribute('width');
+      z.querySelector('[data-z="1.25"]').click();
+      r.zoom = {visible: !z.hidden, before: w0, after: +svg.getAttribute('width')};
+      z.querySelector('[data-z="0.8"]').click();
+    }
+  }
   var first = d.querySelector('table.layers tbody tr td.name');
   if (q && first) {
     var name = first.firstChild.textContent;
     q.value = name; q.dispatchEvent(new ev.Event('input'));
     r.search_for = name;
     r.shown_search = shown();
-    var rows = d.querySelectorAll('table.layers tbody tr'), expect = 0;
-    for (var i = 0; i < rows.length; i++)
-      if (rows[i].querySelector('td.name').firstChild.textContent.toLowerCase().indexOf(name.toLowerCase()) >= 0) expect++;
-    r.search_expect = expect;
     q.value = ''; q.dispatchEvent(new ev.Event('input'));
+    r.search_expect = matches(name);
+    /* the search covers op types and rule ids too */
+    var type = first.parentNode.cells[2].textContent, rid = d.querySelector('table.layers td.reasons a.rid');
+    r.type_for = type; r.type_shown = search(type); r.type_expect = matches(type);
+    if (rid) {
+      r.rid_for = rid.textContent; r.rid_shown = search(rid.textContent); r.rid_expect = matches(rid.textContent);
+    }
   }
   return r;
 }
@@ -259,6 +322,31 @@ def main():
             why.append("only fallbacks shows %s rows, want %d" % (r.get("shown_only_fb"), total_off))
         if r.get("search_for") is not None and r.get("shown_search") != r.get("search_expect"):
             why.append("search for %r shows %s rows, want %s" % (r["search_for"], r.get("shown_search"), r.get("search_expect")))
+        if r.get("type_shown") != r.get("type_expect") or not r.get("type_shown"):
+            why.append("search for the type %r shows %s rows, want %s" % (r.get("type_for"), r.get("type_shown"), r.get("type_expect")))
+        if r.get("rid_for") and (r.get("rid_shown") != r.get("rid_expect") or not r.get("rid_shown")):
+            why.append("search for the rule %r shows %s rows, want %s" % (r["rid_for"], r.get("rid_shown"), r.get("rid_expect")))
+        for s, p in zip(secs, pm):
+            unc = p.get("estimates", {}).get("uncosted_layers", 0)
+            want_unc = "%d of %d layers without a cost" % (unc, p["totals"]["layers"]) if unc else None
+            if s.get("uncosted") != want_unc:
+                why.append("%s: cost caveat %r, want %r" % (p["path"], s.get("uncosted"), want_unc))
+            if s.get("overflow"):
+                why.append("%s: cells wider than their column at 1400 px: %s" % (p["path"], s["overflow"][:3]))
+        pn = r.get("panel")
+        if pn:
+            if not (pn["shown"] and pn["prevented"] and pn["title"] == pn["want"] and pn["closed"] and pn["io"]):
+                why.append("clicking a graph node: panel %r" % {k: pn[k] for k in ("shown", "prevented", "title", "want", "closed", "io")})
+            missing = [x for x in pn["rids"] + [pn["unit"], pn["shape"]] if x and x not in pn["body"]]
+            if missing:
+                why.append("the node's panel lacks %s" % missing[:3])
+            if pn["want"] and pn["want"] not in pn["hover"]:
+                why.append("the node's hover text lacks its full name")
+            zm = r.get("zoom") or {}
+            if not (zm.get("visible") and zm.get("after", 0) > zm.get("before", 0) > 0):
+                why.append("zoom in: %r" % zm)
+        elif any(s["nodes"] for s in secs):
+            why.append("no graph node to click")
         if r.get("shown_all") != sum(s["rows"] for s in secs):
             why.append("%s of %d rows shown after the filters were reset" % (r.get("shown_all"), sum(s["rows"] for s in secs)))
         if why:
@@ -275,6 +363,8 @@ def main():
         rows = sum(x["rows"] for x in secs)
         off = sum(x["off"] for x in secs)
         want = sum(m["summary"]["layers"] for m in expect[name][1]["models"])
+        if (r.get("panel") or {}).get("shown") or (r.get("zoom") or {}).get("visible"):
+            fail("%s without JavaScript: the panel or the zoom buttons show" % name)
         if (rows == want and not r.get("search_visible") and r.get("shown_only_fb") == off and
                 r.get("shown_all") == rows and all(x["segments"] or not x["rows"] for x in secs)):
             ok("%s without JavaScript: %d rows and the bar; only fallbacks leaves %d; no search box"

@@ -36,6 +36,8 @@ set -- \
 	hostile=tests/data/crafted/hostile_names.mlmodel \
 	pingpong=tests/data/crafted/plan_pingpong.mlmodel \
 	pipeline=tests/data/crafted/enum_pipeline.mlmodel \
+	custom=tests/data/converted/builder__custom_layer.mlmodel \
+	longnames=tests/data/crafted/ci_model.mlmodel \
 	mil_branches=tests/data/crafted/plan_mil_branches.mlpackage \
 	big2000="$T/big2000.mlmodel"
 largest=big2000

@@ -64,8 +64,13 @@ $ANELINT report "$POOL" >"$T/stdout.html" 2>/dev/null
 head -c 15 "$T/stdout.html" | grep -q '<!DOCTYPE html>' && ok "report without -o: HTML on stdout" ||
 	bad "report without -o does not write HTML to stdout"
 $ANELINT report "$POOL" -o "$T/r.unknown" >/dev/null 2>&1
-head -c 15 "$T/r.unknown" 2>/dev/null | grep -q '<!DOCTYPE html>' && ok "report -o with another extension: HTML" ||
-	bad "report -o r.unknown is not HTML"
+rc=$?
+# an extension no format writes would be HTML under a name that says otherwise: refused
+[ $rc -eq 2 ] && [ ! -e "$T/r.unknown" ] && ok "report -o with an unknown extension: refused (exit 2)" ||
+	bad "report -o r.unknown: exit $rc"
+$ANELINT report "$POOL" -o "$T/r-no-extension" >/dev/null 2>&1
+head -c 15 "$T/r-no-extension" 2>/dev/null | grep -q '<!DOCTYPE html>' && ok "report -o without an extension: HTML" ||
+	bad "report -o r-no-extension is not HTML"
 for f in sarif markdown; do
 	$ANELINT check --format $f "$POOL" >"$T/c.$f" 2>"$T/err"
 	rc=$?
@@ -133,6 +138,23 @@ for m in $MODELS "$corpus"/converted/*.mlmodel "$corpus"/converted/*.mlpackage "
 	$ANELINT check --format sarif "$m" >"$T/sarif/m$n.json" 2>/dev/null
 done
 $ANELINT check --format sarif tests/data/crafted/no-such.mlmodel "$T/bad.mlmodel" "$POOL" >"$T/sarif/errors.json" 2>/dev/null
+# suppressed results (the model's metadata) and paths relative to --base (SRCROOT)
+$ANELINT check --format sarif --base . tests/data/crafted/ci_model_meta.mlmodel tests/data/crafted/ci_model_v2.mlmodel \
+	>"$T/sarif/suppressed.json" 2>/dev/null
+python3 - "$T/sarif/suppressed.json" <<'PY' && ok "SARIF: suppressions, startLine, SRCROOT" || bad "SARIF: suppressions, startLine, SRCROOT"
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+res = run["results"]
+sup = [r for r in res if "suppressions" in r]
+assert len(sup) == 1 and sup[0]["suppressions"][0]["kind"] == "inSource", sup
+assert all(l["physicalLocation"]["region"]["startLine"] == 1 for r in res for l in r["locations"])
+assert all(l["physicalLocation"]["artifactLocation"]["uriBaseId"] == "SRCROOT" and
+           l["physicalLocation"]["artifactLocation"]["uri"].startswith("tests/data/crafted/")
+           for r in res for l in r["locations"])
+assert run["originalUriBaseIds"]["SRCROOT"]["uri"].endswith("/")
+rule = [x for x in run["tool"]["driver"]["rules"] if x["id"] == "ANE005"][0]
+assert rule["help"]["text"].startswith("ANE005: ") and "\nWhy: " in rule["help"]["text"] and "\nFix: " in rule["help"]["text"]
+PY
 grep -q '"executionSuccessful": false' "$T/sarif/errors.json" && ok "SARIF: load errors are tool notifications" ||
 	bad "SARIF: load errors not reported"
 npm_ok=0
@@ -174,15 +196,26 @@ else
 fi
 if [ "$npm_ok" = 1 ] && [ -f "$MULTITOOL" ]; then
 	chmod u+x "$MULTITOOL" 2>/dev/null # npm may not run its postinstall
-	DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 timeout 600 "$MULTITOOL" validate "$T"/sarif/*.json >"$T/mt.log" 2>&1
+	# the SARIF rules and GitHub Advanced Security's (what code scanning requires)
+	DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 timeout 600 "$MULTITOOL" validate --rule-kind "Ghas;Sarif" \
+		"$T"/sarif/*.json >"$T/mt.log" 2>&1
 	errs=$(grep -c ': error ' "$T/mt.log")
 	if ! grep -q 'Analysis completed successfully' "$T/mt.log"; then
 		errs=$((errs + 1))
 		tail -n 5 "$T/mt.log"
 	fi
 	grep ': error ' "$T/mt.log" | head -10
-	[ "$errs" = 0 ] && ok "SARIF: Microsoft's SARIF multitool validates every report without an error" ||
+	[ "$errs" = 0 ] && ok "SARIF: Microsoft's SARIF multitool (rules Sarif and Ghas) validates every report without an error" ||
 		bad "SARIF: $errs multitool errors"
+	# the GitHub rules can fail: a result without a location is refused
+	python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1])); d["runs"][0]["results"][0]["locations"]=[]
+json.dump(d,open(sys.argv[2],"w"))' "$T/sarif/suppressed.json" "$T/noloc.sarif"
+	DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1 timeout 600 "$MULTITOOL" validate --rule-kind "Ghas;Sarif" \
+		"$T/noloc.sarif" >"$T/mt2.log" 2>&1
+	grep -q ': error GH' "$T/mt2.log" && ok "SARIF: the multitool's GitHub rules refuse a result without a location" ||
+		bad "SARIF: the GitHub rules accept a result without a location"
 else
 	skipped "SARIF multitool: @microsoft/sarif-multitool could not be installed from the npm registry"
 fi

@@ -72,7 +72,7 @@ if [ $rc -eq 0 ] && grep -q 'part 1 .*0 fall back' "$T/c.txt" && grep -q 'unprov
 for f in c1 c2 cp; do parses "$T/$f.mlmodel"; done
 "$ANELINT" check --rules "$T/nofloor.rules" "$T/c1.mlmodel" >/dev/null
 [ $? -eq 0 ] && ok || bad "custom: part 1 falls back or does not load"
-"$ANELINT" check "$T/c2.mlmodel" >"$T/c2.txt"
+"$ANELINT" check --all "$T/c2.mlmodel" >"$T/c2.txt"
 [ $? -eq 1 ] && grep -q 'custom_swish .*ANE001' "$T/c2.txt" && ok || bad "custom: part 2 should hold the fallback"
 "$ANELINT" info --format json "$T/c2.mlmodel" >"$T/c2.json"
 [ "$(json_get "$T/c2.json" 'j["models"][0]["inputs"][0]["shape"], j["models"][0]["inputs"][0]["dtype"]')" = "[8, 16, 16] fp32" ] &&
@@ -80,7 +80,7 @@ for f in c1 c2 cp; do parses "$T/$f.mlmodel"; done
 "$ANELINT" info --format json "$T/c1.mlmodel" >"$T/c1.json"
 [ "$(json_get "$T/c1.json" 'j["models"][0]["outputs"][0]["name"], j["models"][0]["outputs"][0]["shape"]')" = "c [8, 16, 16]" ] &&
 	ok || bad "custom: part 1 output is not c [8, 16, 16]"
-"$ANELINT" check "$T/cp.mlmodel" >"$T/cp.txt"
+"$ANELINT" check --all "$T/cp.mlmodel" >"$T/cp.txt"
 [ "$(grep -c 'custom_swish .*ANE001' "$T/cp.txt")" -eq 1 ] && ok || bad "custom: the pipeline does not re-load with its custom layer"
 
 # 2. after the custom layer: its output has no static shape -> refused
@@ -189,13 +189,13 @@ mkdir -p "$T/r"
 refused "existing package" 3 sh -c "mkdir -p '$T/r/x.mlpackage' && '$ANELINT' split $P --at attn_output_1_cast_fp16 --pipeline '$T/r/x.mlpackage' >/dev/null; rc=\$?; rmdir '$T/r/x.mlpackage'; exit \$rc"
 refused "scalar boundary" 3 "$ANELINT" split $C/fix_mil_fill.mlpackage --at vmax --pipeline "$T/r/p.mlpackage"
 
-# 6. refusals: exit 2 (usage) or 3 (the cut), one stderr line, no file written
-refused "unknown layer" 3 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at nope -o "$T/r/a.mlmodel" -o "$T/r/b.mlmodel"
+# 6. refusals: exit 2 (usage, and a cut that names no layer or cannot be made: an unknown or last layer, one segment) or 3 (the model cannot be cut there), one stderr line, no file written
+refused "unknown layer" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at nope -o "$T/r/a.mlmodel" -o "$T/r/b.mlmodel"
 refused "layer inside a loop" 3 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at gather_2 --pipeline "$T/r/p.mlmodel"
-refused "last layer" 3 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at linear_12 --pipeline "$T/r/p.mlmodel"
+refused "last layer" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at linear_12 --pipeline "$T/r/p.mlmodel"
 refused "part reading nothing" 3 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0_1_input_copy --pipeline "$T/r/p.mlmodel"
-refused "one segment" 3 "$ANELINT" split $D/dilated_conv__nn_ios13.mlmodel --at segments --pipeline "$T/r/p.mlmodel"
-refused "unknown op" 3 "$ANELINT" split $D/gru__mlp_fp16.mlpackage --at x --pipeline "$T/r/p.mlpackage"
+refused "one segment" 2 "$ANELINT" split $D/dilated_conv__nn_ios13.mlmodel --at segments --pipeline "$T/r/p.mlmodel"
+refused "unknown op" 2 "$ANELINT" split $D/gru__mlp_fp16.mlpackage --at x --pipeline "$T/r/p.mlpackage"
 refused1 "-o is the input" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0 -o "$T/r/a.mlmodel" -o $D/gru__nn_ios14.mlmodel
 refused1 "-o twice" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0 -o "$T/r/a.mlmodel" -o "$T/r/a.mlmodel"
 refused "-o count" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0 -o "$T/r/a.mlmodel"
@@ -203,7 +203,7 @@ refused "no --at" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel -o "$T/r/a.mlmodel
 refused "no output" 2 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0
 refused "unreadable directory" 4 "$ANELINT" split $D/gru__nn_ios14.mlmodel --at while_loop_0 -o "$T/r/a.mlmodel" \
 	-o "$T/r/missing/b.mlmodel"
-refused "hostile input" 3 "$ANELINT" split $C/hostile_names.mlmodel --at x --pipeline "$T/r/p.mlmodel"
+refused "hostile input" 2 "$ANELINT" split $C/hostile_names.mlmodel --at x --pipeline "$T/r/p.mlmodel"
 [ -e $D/gru__nn_ios14.mlmodel ] && ok || bad "the input was removed"
 
 # 7. corpus: every model cut at its middle top-level layer / op: either a
@@ -223,7 +223,7 @@ print(L[len(L)//2]["name"] if len(L)>1 else "")' 2>/dev/null)
 		rm -rf "$x"
 		"$ANELINT" split "$m" --at "$mid" --pipeline "$x" >"$T/x.txt" 2>"$T/x.err"
 		rc=$?
-		if [ $rc -eq 3 ]; then
+		if [ $rc -eq 3 ] || [ $rc -eq 2 ]; then # 2: the middle one is the last layer
 			[ "$(wc -l <"$T/x.err")" -eq 1 ] && [ ! -e "$x" ] && ok || bad "$b: refusal not one line"
 			continue
 		fi

@@ -57,7 +57,7 @@ def dict_feature(name):  # DictionaryFeatureType{stringKeyType = 2 {}}
 
 
 def description(inputs, outputs, predicted=None, probs=None, short=None,
-                weights="generated test input, zero weights"):
+                weights="generated test input, zero weights", user=None):
     parts = [f_msg(1, i) for i in inputs] + [f_msg(10, o) for o in outputs]
     if predicted:
         parts.append(f_str(11, predicted))
@@ -65,6 +65,8 @@ def description(inputs, outputs, predicted=None, probs=None, short=None,
         parts.append(f_str(12, probs))
     meta = [f_str(1, short or "anelint crafted fixture"), f_str(3, "tools/mkfixtures.py"),
             f_str(4, weights)]
+    for k, v in (user or {}).items():  # Metadata.userDefined = 100 (map<string, string>)
+        meta.append(f_msg(100, f_str(1, k), f_str(2, v)))
     parts.append(f_msg(100, *meta))
     return f_msg(2, *parts)
 
@@ -842,6 +844,44 @@ def fix_avgpool():
     return fix_model(layers, [x, x64], ["a16", "a8", "a15", "a128"], "fix fixture: average pooling")
 
 
+def fp16_nan():
+    """x [1,64] * 300, squared, minus itself: 0 in fp32; in fp16 the square of
+    values above ~0.853*300 overflows to inf and inf - inf is NaN (anelint fp16
+    must fail and say NaN)."""
+    ins = [array_feature("x", [1, 64])]
+    layers = [
+        layer("k", [], ["k"], 1070, const_nd([1], [300.0])),
+        layer("scaled", ["x", "k"], ["s"], 900, b""),
+        layer("squared", ["s", "s"], ["q"], 900, b""),
+        layer("diff", ["q", "q"], ["y"], 905, b""),
+    ]
+    return fix_model(layers, ins, ["y"], "fp16 fixture: overflow then inf - inf = NaN")
+
+
+CI_PREFIX = "encoder.layers.0.attention.output.dense."
+
+
+def ci_model(new_fallback, ignore=None):
+    """examples/ci and the CI tests: layer names longer than 30 characters that
+    differ only at the end; a multiplyBroadcastable falls back (ANE005), a
+    convolution runs on the ANE; 300 MFLOP so that the work floor keeps out.
+    new_fallback: a second multiplyBroadcastable first (the layers after it
+    move by one index, a new fallback appears)."""
+    x = array_feature("x", [1, 64, 64, 64])
+    layers, src = [], "x"
+    if new_fallback:
+        layers.append(layer(CI_PREFIX + "mul_broadcast_new", [src, src], ["n"], 900, b""))
+        src = "n"
+    layers += [
+        layer(CI_PREFIX + "mul_broadcast_a", [src, src], ["a"], 900, b""),
+        layer(CI_PREFIX + "activation_b", ["a"], ["b"], 130, f_msg(10)),
+        layer(CI_PREFIX + "conv_plain_c", ["b"], ["y"], 100, conv(64, 64, 3, 3)),
+    ]
+    user = {"com.anelint.ignore": ignore} if ignore else None
+    desc = description([x], [array_feature("y", [])], short="CI fixture: long layer names", user=user)
+    return model(4, desc, 500, nn_body(layers))
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -889,6 +929,12 @@ def main():
         "fix_divconst.mlmodel": fix_divconst(),
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),
+        "fp16_nan.mlmodel": fp16_nan(),
+        "ci_model.mlmodel": ci_model(False),
+        "ci_model_v2.mlmodel": ci_model(True),
+        # the suppression inside the model: its user-defined metadata
+        "ci_model_meta.mlmodel": ci_model(False, "ANE005@*.mul_broadcast_a: broadcast measured on the "
+                                                  "GPU at 0.1 ms, accepted; ANE006@*:"),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -35,7 +35,8 @@ static void own_placement(void *ctx, const struct al_node *n)
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
-	m->checked_floor_off = !ali_work_floor_applies(o->user_rules, o->target, o->os);
+	m->checked_floor_off = !ali_work_floor_applies(o->user_rules, o->target, o->os) ||
+			       !al_check_rule_on(o, small ? small : al_rule_find("ANE072"));
 	m->checked_cu = o->compute_units;
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
 				  .os = o->os, .compute_units = o->compute_units};

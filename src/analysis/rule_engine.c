@@ -41,6 +41,7 @@ struct run {
 	const struct al_release *os;
 	int rel;                         /* index of os: bit in al_rule.releases */
 	const al_user_rules *u;
+	const struct al_check_opts *o;   /* its rule selection */
 	const struct al_rule *eff[AL_N_RULES];
 	const struct al_rule **fired;    /* cap entries */
 	char (*reasons)[REASON_CAP];     /* cap entries */
@@ -50,7 +51,12 @@ struct run {
 
 static bool applies(const struct run *r, const struct al_rule *rule)
 {
-	return (rule->families >> r->fam) & 1u && (rule->releases >> r->rel) & 1u;
+	return (rule->families >> r->fam) & 1u && (rule->releases >> r->rel) & 1u && al_check_rule_on(r->o, rule);
+}
+
+bool al_check_rule_on(const struct al_check_opts *o, const struct al_rule *r)
+{
+	return !o || !o->rule_on || !r || o->rule_on(r, o->rule_on_ctx);
 }
 
 /* The verdict of one node from the rules that fired. ane: no illegal/cost
@@ -260,6 +266,7 @@ enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opt
 		return AL_E_INVALID_ARG;
 	}
 	r.u = opts ? opts->user_rules : NULL;
+	r.o = opts;
 	for (size_t i = 0; i < AL_N_RULES; i++) {
 		const struct al_user_rule *ov = ali_user_rules_override(r.u, al_rule_at(i));
 		r.eff[i] = ov ? &ov->rule : al_rule_at(i);

@@ -51,6 +51,11 @@ struct cli {
 	/* split: --at (repeats), -o once per part, --pipeline */
 	struct cli_list at, outputs;
 	const char *pipeline;
+	/* check, plan, report in CI (ci.c): --select/--ignore (repeat; comma lists),
+	 * --config/--no-config, --baseline/--write-baseline, --all, --base */
+	struct cli_list select, ignore;
+	const char *config, *baseline, *write_baseline, *base;
+	bool no_config, all;
 	const char **paths;
 	int n_paths;
 };
@@ -84,6 +89,23 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
  * invalid (run_settings refuses that with a usage error). */
 uint64_t max_work_of(const struct cli *c);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
+
+/* ci.c: configuration, rule selection, accepted findings, baselines, directories */
+struct ci;
+int ci_setup(struct cli *c, struct ci **out);
+void ci_free(struct ci *ci);
+int ci_expand_paths(struct ci *ci, struct cli *c);
+int ci_selection(struct ci *ci, const struct cli *c, const struct command_row *cmd, struct al_check_opts *check);
+bool ci_rule_on(const struct al_rule *r, void *ctx);
+const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *layer, const struct al_rule *r,
+			const char **kind);
+bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int n);
+int ci_fail_on(const struct ci *ci, const char *path, int fail_on);
+int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n);
+/* The candidate within a small edit distance of s ("did you mean"), or NULL. */
+const char *ci_nearest(const char *s, const char *const *cands, size_t n);
+/* "did you mean 'X'? (see 'anelint rules')" and a newline, on stderr. */
+void ci_rule_hint(const char *token, const al_user_rules *u);
 
 int cmd_run(struct cli *c);
 int cmd_verify(struct cli *c);

@@ -533,7 +533,8 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 
 static void report_json(const struct fix *f, const char *out, bool written, bool refused)
 {
-	printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"fix\",\n  \"input\": ", ANELINT_VERSION);
+	printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"fix\",\n  \"input\": ", ANELINT_VERSION,
+	       ANELINT_JSON_SCHEMA_VERSION);
 	al_json_put_string(stdout, f->in);
 	printf(",\n  \"output\": ");
 	if (out)

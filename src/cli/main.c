@@ -42,7 +42,7 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 #define OPT_FIELD(f) offsetof(struct cli, f)
 static const struct option_row options[] = {
 	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
-	 "output format: text (default) or json; check, plan and report also take the reports html, "
+	 "output format: text (default) or json; check, plan and report also take the reports html, github (Actions annotations), "
 	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names)"},
 	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
@@ -70,7 +70,7 @@ static const struct option_row options[] = {
 	{"color", 0, "WHEN", C_CHECK | C_INFO | C_PLAN, OPT_FIELD(color),
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
-	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
+	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred shape of each layer/op's first output and its cost in FLOPs (? when a shape it needs is unknown)"},
 	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
 	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
 	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt; "
@@ -81,7 +81,9 @@ static const struct option_row options[] = {
 	 "read each input NAME from DIR/NAME.npy"},
 	{"random", 0, NULL, C_RUN | C_VERIFY | C_FP16, OPT_FIELD(random),
 	 "draw the inputs not given from the declared shapes (uniform [0,1), images 0-255)"},
-	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed), "seed of --random (default 1)"},
+	{"seed", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(seed),
+	 "seed of the inputs drawn at random (default 1): run, verify and fp16 with --random; fix and split "
+	 "for the inputs their proof draws when --inputs is not given"},
 	{"max-memory", 0, "MB", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_memory),
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
 	{"max-work", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_work),
@@ -94,7 +96,8 @@ static const struct option_row options[] = {
 	 "compare each output with DIR/NAME.npy; exit 1 when one differs beyond --tol"},
 	{"tol", 0, "T", C_RUN | C_VERIFY, OPT_FIELD(tol),
 	 "pass when max|a-b| <= T * max|b| per output (default 1e-4; 0 = bit-identical)"},
-	{"top", 0, "N", C_FP16, OPT_FIELD(top), "list the N layers that add the most fp16 error (default 10)"},
+	{"top", 0, "N", C_FP16, OPT_FIELD(top), "list the N layers that add the most fp16 error (default 10), and at most N "
+	 "flagged layers (default 200)"},
 	{"dry-run", 0, NULL, C_FIX, OPT_FIELD(dry_run), "fix: report the rewrites and their proof, write nothing"},
 	{"allow", 0, "CLASS", C_FIX, OPT_FIELD(allow),
 	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
@@ -107,6 +110,22 @@ static const struct option_row options[] = {
 	 "split: cut after this top-level layer (repeat for more cuts), or 'segments': at every "
 	 "change of predicted unit (docs/split.md)"},
 	{"pipeline", 0, "FILE", C_SPLIT, OPT_FIELD(pipeline), "split: write the parts as one pipeline model"},
+	{"select", 0, "RULES", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(select),
+	 "evaluate only these rules: ids, id prefixes (ANE0) or names, comma-separated (repeat to add)"},
+	{"ignore", 0, "RULES", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(ignore),
+	 "do not evaluate these rules (ids, prefixes or names; after --select): as if switched off"},
+	{"config", 0, "FILE", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(config),
+	 "read the configuration from FILE (default: anelint.toml or .anelint.toml, searched upward from "
+	 "the first model, then from the working directory; docs/configuration.md)"},
+	{"no-config", 0, NULL, C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(no_config), "read no configuration file"},
+	{"baseline", 0, "FILE", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(baseline),
+	 "accept the findings recorded in FILE: only new ones fail (shown as suppressed in JSON and SARIF)"},
+	{"write-baseline", 0, "FILE", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(write_baseline),
+	 "record the current findings (model, layer, rule) in FILE for --baseline; exits 0 when written"},
+	{"all", 0, NULL, C_CHECK, OPT_FIELD(all),
+	 "list every layer/op in the text table (default: those that fall back or carry a finding)"},
+	{"base", 0, "DIR", C_CHECK | C_REPORT, OPT_FIELD(base),
+	 "SARIF: artifact paths relative to DIR (uriBaseId SRCROOT), e.g. the repository's root"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -152,14 +171,15 @@ static const struct command_row commands[] = {
 	{"verify", C_VERIFY, cmd_verify, 2, 2, "verify [options] MODEL_A MODEL_B",
 	 "run two models on the same inputs and compare every output"},
 	{"fix", C_FIX, cmd_fix, 1, 1, "fix [options] MODEL -o OUT",
-	 "rewrite a NeuralNetwork model so more of it runs on the ANE, prove each rewrite in the "
-	 "interpreter, and report before -> after (docs/surgery.md)"},
+	 "rewrite a model (NeuralNetwork, or an ML Program package) so more of it runs on the ANE, prove "
+	 "each rewrite in the interpreter, and report before -> after (docs/surgery.md)"},
 	{"split", C_SPLIT, cmd_split, 1, 1, "split MODEL --at LAYER -o P1 -o P2",
 	 "cut a NeuralNetwork model (or an ML Program package) after a layer into two models (or "
 	 "--pipeline OUT), the boundary tensors typed from inferred shapes; proved in the interpreter "
 	 "(docs/split.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
-	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision"},
+	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision; "
+	 "exit 1 when an output is NaN in fp16 but not in fp32"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -251,8 +271,23 @@ static int parse_args(struct cli *c, const struct command_row *cmd, int argc, ch
 			if (o && a[2])
 				value = a + 2;
 		}
-		if (!o || !(o->cmds & cmd->bit))
+		if (!o || !(o->cmds & cmd->bit)) {
+			const char *names[N_OPTIONS];
+			size_t n = 0;
+			for (size_t k = 0; k < N_OPTIONS; k++)
+				if (options[k].cmds & cmd->bit)
+					names[n++] = options[k].name;
+			char word[64];
+			snprintf(word, sizeof word, "%.*s", (int)strcspn(a + 1 + (a[1] == '-'), "="),
+				 a + 1 + (a[1] == '-'));
+			const char *near = a[1] == '-' ? ci_nearest(word, names, n) : NULL;
+			if (near) {
+				char msg[128];
+				snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean '--%s'?)", near);
+				return usage_error(cmd, msg, a);
+			}
 			return usage_error(cmd, "unknown option '%s'", a);
+		}
 		char *field = (char *)c + o->offset;
 		struct cli_list *l = repeats(c, o, cmd->bit);
 		if (l) {
@@ -291,6 +326,8 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 		{OPT_FIELD(input), OPT_FIELD(input), C_ALL},
 		{OPT_FIELD(at), OPT_FIELD(at), C_ALL},
 		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
+		{OPT_FIELD(select), OPT_FIELD(select), C_ALL},
+		{OPT_FIELD(ignore), OPT_FIELD(ignore), C_ALL},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (o->offset == rows[i].option && (rows[i].cmds & cmd))
@@ -303,11 +340,21 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 static const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
 {
 	const struct al_sink *s = NULL;
+	char why[160];
+	const char *slash = c->output ? strrchr(c->output, '/') : NULL;
+	const char *dot = c->output ? strrchr(slash ? slash : c->output, '.') : NULL;
 	if (c->format)
 		s = al_sink_by_name(c->format);
-	else if (!(c->output && (s = al_sink_by_extension(c->output))))
+	else if (!(c->output && (s = al_sink_by_extension(c->output)))) {
+		if (dot && dot[1] && dot != (slash ? slash + 1 : c->output)) {
+			/* -o report.pdf would be HTML (or text) under a name that says otherwise */
+			snprintf(why, sizeof why, "-o: no format writes '%s' files (.html .sarif .md .dot .json "
+				 ".txt, or give --format)", dot);
+			*rc = usage_error(cmd, "%s", why);
+			return NULL;
+		}
 		s = al_sink_by_name(cmd->bit == C_REPORT ? "html" : "text");
-	char why[160];
+	}
 	if (!s) {
 		snprintf(why, sizeof why, "unknown format '%s' (%s)", c->format, al_sink_names());
 		*rc = usage_error(cmd, "%s", why);
@@ -763,12 +810,6 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 	return EXIT_ALL_ANE;
 }
 
-/* Whether an analysed model falls back, on its target or (--target all) on any. */
-static bool model_fails(const struct al_report_item *it, enum al_fail_on fail_on)
-{
-	return it->analysis ? al_analysis_fails(it->analysis, fail_on) : al_model_fails(it->model, fail_on);
-}
-
 /* Check (per target) and plan what the sink shows, once, before it runs: sinks
  * only read. A model that cannot be analysed is an error, like one that cannot
  * be read; the sink shows the failure where its plan or target would be. */
@@ -801,8 +842,23 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	int rc = EXIT_ALL_ANE;
 	const struct al_sink *sink = pick_sink(c, cmd, &rc);
 	struct run r;
-	struct al_report_opts o = {.show_consts = c->consts, .shapes = c->shapes};
+	struct al_report_opts o = {.show_consts = c->consts, .shapes = c->shapes, .all_layers = c->all,
+				   .base = c->base};
 	o.color = want_color(c, &rc, cmd);
+	/* directories -> the models in them; the configuration (check, plan, report)
+	 * fills in the options not given */
+	struct ci *ci = NULL;
+	if (!rc) {
+		if (mode == M_INFO)
+			c->no_config = true, c->config = NULL;
+		rc = ci_setup(c, &ci);
+		if (!rc)
+			rc = ci_expand_paths(ci, c);
+	}
+	if (rc) {
+		ci_free(ci);
+		return rc;
+	}
 	if (c->fail_on) {
 		static const char *const names[] = {"any", "cpu", "gpu", "never"};
 		bool found = false;
@@ -814,11 +870,16 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		if (!found)
 			rc = usage_error(cmd, "--fail-on takes any, cpu, gpu or never, not '%s'", c->fail_on);
 	}
-	if (rc)
+	if (rc) {
+		ci_free(ci);
 		return rc;
+	}
 	rc = prepare(c, cmd, &r);
+	if (!rc)
+		rc = ci_selection(ci, c, cmd, &r.check);
 	if (rc) {
 		al_user_rules_free(r.rules);
+		ci_free(ci);
 		return rc;
 	}
 	o.check = &r.check;
@@ -827,14 +888,20 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	o.all_releases = r.all_releases;
 	if (output_is_input(c)) {
 		al_user_rules_free(r.rules);
+		ci_free(ci);
 		return usage_error(cmd, "-o %s is one of the models: it would be replaced", c->output);
 	}
 	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
 	if (!items) {
 		al_user_rules_free(r.rules);
+		ci_free(ci);
 		return EXIT_IO;
 	}
 	rc = load_all(c, mode == M_INFO ? NULL : &r.check, items);
+	if (mode != M_INFO && ci_accepts_anything(ci, items, c->n_paths)) {
+		o.accepted = ci_accepted;
+		o.accepted_ctx = ci;
+	}
 	o.plans = mode == M_PLAN || sink->shows_plans;
 	if (mode != M_INFO)
 		rc = analyze_all(c, items, &o, rc);
@@ -850,12 +917,19 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		sink->plan(out, items, (size_t)c->n_paths, &o);
 	else if (out)
 		sink->check(out, items, (size_t)c->n_paths, &o);
-	if (mode != M_INFO && rc == EXIT_ALL_ANE)
-		for (int i = 0; i < c->n_paths; i++)
-			if (items[i].model && model_fails(&items[i], o.fail_on))
+	if (mode != M_INFO && rc == EXIT_ALL_ANE && c->write_baseline) {
+		rc = ci_write_baseline(ci, c->write_baseline, items, c->n_paths); /* recorded: accepted */
+	} else if (mode != M_INFO && rc == EXIT_ALL_ANE) {
+		for (int i = 0; i < c->n_paths; i++) {
+			struct al_report_opts oi = o; /* [[model]] fail_on of the configuration */
+			oi.fail_on = (enum al_fail_on)ci_fail_on(ci, items[i].path, (int)o.fail_on);
+			if (items[i].model && al_report_fails(&items[i], &oi))
 				rc = EXIT_FALLBACK;
+		}
+	}
 	free_items(items, c->n_paths);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
+	ci_free(ci);
 	if (out && !out_close(out, c->output, true)) {
 		if (c->output)
 			error_at(c->output, "cannot write: %s", strerror(errno));
@@ -1007,7 +1081,8 @@ static int cmd_explain(struct cli *c)
 		if (!r) {
 			fputs("anelint: unknown rule '", stderr);
 			put_text(stderr, c->paths[i], CLI_NAME_MAX);
-			fputs("' (see 'anelint rules')\n", stderr);
+			fputs("'; ", stderr);
+			ci_rule_hint(c->paths[i], run.rules);
 			rc = EXIT_USAGE;
 			continue;
 		}
@@ -1324,8 +1399,16 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
 			cmd = &commands[i];
-	if (!cmd)
-		return usage_error(NULL, "unknown command '%s'", name);
+	if (!cmd) {
+		const char *names[N_COMMANDS];
+		for (size_t i = 0; i < N_COMMANDS; i++)
+			names[i] = commands[i].name;
+		const char *near = ci_nearest(name, names, N_COMMANDS);
+		char msg[96];
+		snprintf(msg, sizeof msg, "unknown command '%%s'%s%s%s", near ? " (did you mean '" : "",
+			 near ? near : "", near ? "'?)" : "");
+		return usage_error(NULL, msg, name);
+	}
 	struct cli c = {0};
 	guard_mappings();
 	int rc = parse_args(&c, cmd, argc, argv, 2);
@@ -1344,5 +1427,7 @@ int main(int argc, char **argv)
 	free(c.input.v);
 	free(c.at.v);
 	free(c.outputs.v);
+	free(c.select.v);
+	free(c.ignore.v);
 	return rc;
 }

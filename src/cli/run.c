@@ -213,6 +213,8 @@ static struct diff compare(al_tensor *a, al_tensor *b, double tol)
 			 .n_nan = t.nan_a};
 	if (!t.comparable)
 		return r;
+	if (r.n_nan) /* an error of NaN, not the largest of the numbers left (0 when all are NaN) */
+		r.max_abs = r.rel = r.cosine = NAN;
 	r.pass = t.text ? r.identical
 			: r.n_nan == 0 && (tol == 0 ? r.identical : r.max_abs <= tol * r.scale || r.max_abs == 0);
 	return r;
@@ -224,9 +226,15 @@ static void print_diff_text(const char *name, const struct diff *df, double tol)
 		printf("  %-24s FAIL: %s\n", name, df->why);
 		return;
 	}
-	printf("  %-24s %s  max abs %.3g, max rel %.3g (of max|ref| %.3g), cosine %.6f%s%s", name,
+	if (df->n_nan) {
+		printf("  %-24s FAIL  max abs NaN: %zu NaN value%s where the reference has a number", name,
+		       df->n_nan, df->n_nan == 1 ? "" : "s");
+		printf(" (tol %g)\n", tol);
+		return;
+	}
+	printf("  %-24s %s  max abs %.3g, max rel %.3g (of max|ref| %.3g), cosine %.6f%s", name,
 	       df->pass ? "pass" : "FAIL", df->max_abs, df->rel, df->scale, df->cosine,
-	       df->identical ? ", bit-identical" : "", df->n_nan ? ", NaN" : "");
+	       df->identical ? ", bit-identical" : "");
 	printf(" (tol %g)\n", tol);
 }
 
@@ -454,7 +462,8 @@ int cmd_run(struct cli *c)
 	if (rc != EXIT_ALL_ANE)
 		goto done;
 	if (json)
-		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"run\",\n  \"model\": ", ANELINT_VERSION);
+		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"run\",\n  \"model\": ", ANELINT_VERSION,
+	       ANELINT_JSON_SCHEMA_VERSION);
 	else
 		printf("%s: ran in %s, %.1f ms\n", c->paths[0], prec == AL_PREC_FP16 ? "fp16 (ANE-like)" : "fp32",
 		       ms);
@@ -580,7 +589,8 @@ int cmd_verify(struct cli *c)
 		goto done;
 	bool all = true;
 	if (json) {
-		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"verify\",\n  \"a\": ", ANELINT_VERSION);
+		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"verify\",\n  \"a\": ", ANELINT_VERSION,
+	       ANELINT_JSON_SCHEMA_VERSION);
 		al_json_put_string(stdout, c->paths[0]);
 		printf(",\n  \"b\": ");
 		al_json_put_string(stdout, c->paths[1]);
@@ -847,7 +857,8 @@ int cmd_fp16(struct cli *c)
 	}
 	qsort(order, n_order, sizeof *order, cmp_added);
 	if (json) {
-		printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"fp16\",\n  \"model\": ", ANELINT_VERSION);
+		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"fp16\",\n  \"model\": ", ANELINT_VERSION,
+	       ANELINT_JSON_SCHEMA_VERSION);
 		al_json_put_string(stdout, c->paths[0]);
 		printf(",\n  \"ops_run\": %zu,\n  \"ops_compared\": %zu,\n  \"diverged\": %s,\n  \"outputs\": [",
 		       f.n, n_order, f.diverged ? "true" : "false");
@@ -858,6 +869,8 @@ int cmd_fp16(struct cli *c)
 	}
 	for (size_t i = 0; i < n32 && i < n16; i++) {
 		struct diff df = compare(o16[i].t, o32[i].t, 1e-2);
+		if (df.n_nan) /* NaN in fp16 where fp32 has a number: the model is broken in fp16 */
+			rc = EXIT_FALLBACK;
 		if (json) {
 			printf("%s\n    ", i ? "," : "");
 			print_diff_json(stdout, o32[i].name, &df);
@@ -910,7 +923,7 @@ int cmd_fp16(struct cli *c)
 		printf("\n  ],\n  \"flags\": [");
 	else
 		printf("\nflags:\n");
-	size_t n_flags = 0;
+	size_t n_flags = 0, max_flags = c->top ? (size_t)top : 200; /* --top N bounds both lists */
 	for (size_t i = 0; i < f.n; i++) {
 		const struct rec *r = &f.r[i];
 		const char *what = r->overflow ? "overflow: values beyond 65504 become inf in fp16"
@@ -922,7 +935,7 @@ int cmd_fp16(struct cli *c)
 			: r->nonfinite16 && !r->overflow ? "NaN/inf in the fp16 run" : NULL;
 		if (!what)
 			continue;
-		if (n_flags++ >= 200)
+		if (n_flags++ >= max_flags)
 			continue;
 		if (json) {
 			printf("%s\n    {\"order\": %zu, ", n_flags > 1 ? "," : "", i);
@@ -937,11 +950,11 @@ int cmd_fp16(struct cli *c)
 		}
 	}
 	if (json)
-		printf("\n  ]\n}\n");
+		printf("\n  ],\n  \"flags_not_listed\": %zu\n}\n", n_flags > max_flags ? n_flags - max_flags : 0);
 	else if (!n_flags)
 		printf("  none: no overflow, underflow, tiny constants or masks\n");
-	else if (n_flags > 200)
-		printf("  ... %zu more\n", n_flags - 200);
+	else if (n_flags > max_flags)
+		printf("  ... %zu more (--top)\n", n_flags - max_flags);
 done:
 	free(order);
 	for (size_t i = 0; i < f.n; i++)

@@ -370,7 +370,8 @@ static void json_tensors(const struct al_split_tensor *v, uint32_t n)
 
 static void report_json(const struct job *j, const struct cli_list *outs, bool written, bool refused)
 {
-	printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"split\",\n  \"input\": ", ANELINT_VERSION);
+	printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"split\",\n  \"input\": ", ANELINT_VERSION,
+	       ANELINT_JSON_SCHEMA_VERSION);
 	al_json_put_string(stdout, j->in);
 	printf(",\n  \"parts\": [");
 	for (size_t p = 0; p < j->n_parts; p++) {
@@ -483,7 +484,9 @@ int cmd_split(struct cli *c)
 	free(at);
 	if (st != AL_OK) {
 		print_errors(j.in, j.d);
-		rc = status_exit(st);
+		/* AL_E_INVALID_ARG: the cut named is wrong (no such layer, the last one,
+		 * nothing to cut), not the model: a usage error */
+		rc = st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
 		goto done;
 	}
 	j.n_parts = al_split_count(j.s);

@@ -315,7 +315,7 @@ enum al_status ali_load_package(struct al_model *m, const char *dir, al_diags *d
 	}
 	if (!resolve(p.manifest, real)) {
 		if (errno == ENOENT)
-			return fail(&p, AL_E_IO, p.manifest, UINT64_MAX, NULL,
+			return fail(&p, AL_E_FORMAT, p.manifest, UINT64_MAX, NULL,
 				    "not a model package: Manifest.json is missing");
 		return fail(&p, AL_E_IO, p.manifest, UINT64_MAX, NULL, "cannot open: %s",
 			    strerror(errno));

@@ -108,6 +108,12 @@ struct al_exec {
 	size_t n_region_out;
 };
 
+/* The class labels of a NeuralNetworkClassifier sub-model (for `info`): their
+ * count, and the first `max` of them: string labels as spans into the model
+ * (str), int64 labels as numbers (ints; *is_int set). -1 when s has none. */
+long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *ints, size_t max,
+			 bool *is_int);
+
 /* The graph an executor runs: NN graphs[0]; ML Program function `main` (or the
  * only function); NULL when there is none. */
 const struct al_graph *ali_exec_top_graph(const struct al_submodel *s);

@@ -343,6 +343,41 @@ static const struct nn_row rows[AL_NNK_COUNT] = {
 #pragma GCC diagnostic pop
 _Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
+long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *ints, size_t max,
+			 bool *is_int)
+{
+	al_span body = nn_body(s);
+	bool strings = body.n && pb_has(body, 100), isint = body.n && pb_has(body, 101);
+	*is_int = isint && !strings;
+	if (!strings && !isint)
+		return -1;
+	al_span vec = nn_psub(body, strings ? 100 : 101);
+	if (!strings) {
+		long n = pb_get_varints(vec, 1, NULL, 0);
+		if (n > 0 && max) {
+			uint64_t *u = ali_malloc((size_t)n * sizeof *u);
+			if (u) {
+				pb_get_varints(vec, 1, u, (size_t)n);
+				for (size_t i = 0; i < (size_t)n && i < max; i++)
+					ints[i] = (int64_t)u[i];
+				ali_free(u);
+			}
+		}
+		return n;
+	}
+	struct pb_iter it;
+	struct pb_field f;
+	size_t i = 0;
+	pb_iter_init(&it, vec);
+	while (pb_next(&it, &f))
+		if (f.num == 1 && f.wire == PB_LEN) {
+			if (i < max)
+				str[i] = f.data;
+			i++;
+		}
+	return (long)i;
+}
+
 bool ali_nn_exec_has(int k)
 {
 	return k >= 0 && k < AL_NNK_COUNT && rows[k].fn;

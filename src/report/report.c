@@ -186,6 +186,14 @@ int ali_put_name(FILE *out, const char *s, int width)
 	return w;
 }
 
+int ali_name_cols(const char *s)
+{
+	int w = 0;
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+		w += *p < 0x20 || *p == 0x7f ? 4 : (*p & 0xc0) != 0x80;
+	return w;
+}
+
 void ali_put_name_padded(FILE *out, const char *s, int width)
 {
 	int w = ali_put_name(out, s, width);
@@ -498,4 +506,87 @@ size_t ali_rule_list(const al_user_rules *u, const struct al_rule ***out)
 			v[n++] = r;
 	}
 	return n;
+}
+
+/* ---------------------------------------------------------------- accepted findings */
+
+const char *ali_accepted(const struct al_report_opts *o, const struct al_submodel *s, const char *layer,
+			 const struct al_rule *r, const char **kind)
+{
+	const char *k = NULL;
+	const char *why = o && o->accepted && r ? o->accepted(o->accepted_ctx, s, layer, r, &k) : NULL;
+	if (kind)
+		*kind = why ? (k ? k : "config") : NULL;
+	return why;
+}
+
+static bool unit_counts(enum al_unit u, enum al_fail_on f)
+{
+	bool cpu = u == AL_UNIT_CPU || u == AL_UNIT_GPU_OR_CPU, gpu = u == AL_UNIT_GPU || u == AL_UNIT_GPU_OR_CPU;
+	return f == AL_FAIL_ANY ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
+}
+
+struct fail_walk {
+	const struct al_report_opts *o;
+	const struct al_view *v;
+	const struct al_submodel *s;
+	bool fails;
+};
+
+static void node_fails(void *ctx, const struct al_node *n)
+{
+	struct fail_walk *w = ctx;
+	const struct al_verdict *vd = ali_view_verdict(w->v, n);
+	if (w->fails || ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, w->o->fail_on))
+		return;
+	bool any = false;
+	for (uint32_t i = 0; i < vd->n_rules; i++) {
+		const struct al_rule *r = vd->rules[i];
+		if (r->kind == AL_RULE_WARN)
+			continue;
+		any = true;
+		if (!ali_accepted(w->o, w->s, n->name, r, NULL))
+			w->fails = true;
+	}
+	const struct al_rule *mb = vd->moved_by;
+	if (!any && mb && !ali_accepted(w->o, w->s, mb->scope == AL_SCOPE_MODEL ? NULL : n->name, mb, NULL))
+		w->fails = true;
+}
+
+static bool view_fails(const struct al_report_opts *o, const struct al_view *v, const struct al_submodel *s)
+{
+	struct fail_walk w = {.o = o, .v = v, .s = s};
+	ali_walk_nodes(s, node_fails, &w);
+	const struct al_finding *f;
+	uint32_t nf = s->n_graphs ? 0 : ali_view_findings(v, s, &f);
+	for (uint32_t i = 0; i < nf && !w.fails; i++)
+		if (f[i].rule->kind != AL_RULE_WARN && unit_counts(f[i].rule->unit, o->fail_on) &&
+		    !ali_accepted(o, s, NULL, f[i].rule, NULL))
+			w.fails = true;
+	return w.fails;
+}
+
+bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o)
+{
+	if (!it || !it->model || !o)
+		return false;
+	if (!o->accepted)
+		return it->analysis ? al_analysis_fails(it->analysis, o->fail_on) : al_model_fails(it->model, o->fail_on);
+	if (o->fail_on == AL_FAIL_NEVER)
+		return false;
+	const al_analysis *a = it->analysis;
+	if (!complete(a)) {
+		for (size_t k = 0; k < al_model_count(it->model); k++)
+			if (view_fails(o, NULL, al_model_get(it->model, k)))
+				return true;
+		return false;
+	}
+	for (size_t t = 0; t < a->n_targets; t++) {
+		if (a->check[t] != AL_OK)
+			continue;
+		for (size_t k = 0; k < a->n_subs; k++)
+			if (view_fails(o, &a->views[t * a->n_subs + k], a->views[t * a->n_subs + k].s))
+				return true;
+	}
+	return false;
 }

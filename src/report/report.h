@@ -11,6 +11,7 @@
 extern const struct al_sink ali_sink_text, ali_sink_json;
 /* The report sinks (anelint report): one file each, all over ali_each_plan. */
 extern const struct al_sink ali_sink_html, ali_sink_sarif, ali_sink_markdown, ali_sink_dot;
+extern const struct al_sink ali_sink_github; /* report_github.c */
 extern const struct al_sink *const ali_sinks[];
 extern const size_t ali_sinks_count;
 
@@ -78,6 +79,13 @@ static inline const char *al_unit_colour(enum al_unit u)
 /* Print a name from a model file with control bytes escaped, cut to `width`
  * columns when width > 0; returns the columns written (report.c). */
 int ali_put_name(FILE *out, const char *s, int width);
+/* The reason when o accepts the finding of rule r on `layer` of s (NULL: a
+ * model-level finding), *kind set to "config", "metadata" or "baseline"; NULL
+ * when it is not accepted (or o has no o->accepted). */
+const char *ali_accepted(const struct al_report_opts *o, const struct al_submodel *s, const char *layer,
+			 const struct al_rule *r, const char **kind);
+/* The columns ali_put_name(out, s, 0) writes: the whole name, escaped. */
+int ali_name_cols(const char *s);
 /* ali_put_name, then spaces up to `width` columns. */
 void ali_put_name_padded(FILE *out, const char *s, int width);
 /* When n starts a new nested graph (function or block) print its dim header. */
@@ -236,5 +244,36 @@ bool ali_row_moved(const struct al_row *r, const struct al_plan *p);
 size_t ali_columns(const struct al_report_opts *o);
 const char *ali_column_id(const struct al_report_opts *o, size_t t);
 const char *ali_column_name(const struct al_report_opts *o, size_t t);
+
+/* ---- the project configuration (config.c): anelint.toml, a subset of TOML
+ * (docs/configuration.md). Entries in file order; the CLI gives them meaning. */
+enum ali_cfg_type { AL_CFG_STRING, AL_CFG_BOOL, AL_CFG_INT, AL_CFG_ARRAY };
+struct ali_cfg_value {
+	enum ali_cfg_type type;
+	char *s;      /* AL_CFG_STRING */
+	bool b;       /* AL_CFG_BOOL */
+	long long i;  /* AL_CFG_INT */
+	char **items; /* AL_CFG_ARRAY: every value as text */
+	size_t n_items;
+};
+struct ali_cfg_entry {
+	char *table;      /* NULL: the top level */
+	uint32_t index;   /* [[table]]: which element, 0 first */
+	bool array_table; /* from a [[table]] header */
+	char *key;
+	struct ali_cfg_value v;
+	uint32_t line;
+};
+struct ali_config {
+	struct ali_cfg_entry *e;
+	size_t n;
+};
+/* Parse text (n bytes; name for the diagnostics): AL_OK and *out, or
+ * AL_E_FORMAT with one located error per problem ("line L, column C"). */
+enum al_status ali_config_parse(const char *text, size_t n, const char *name, struct ali_config **out,
+				al_diags *d);
+/* Read and parse a file (ali_open_regular; at most 256 KiB). */
+enum al_status ali_config_load(const char *path, struct ali_config **out, al_diags *d);
+void ali_config_free(struct ali_config *c);
 
 #endif

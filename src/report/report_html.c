@@ -8,7 +8,7 @@
  * fired, in full. docs/reports.md describes the structure.
  *
  * Everything essential is plain HTML and CSS: "only fallbacks" is a checkbox
- * that CSS acts on; the one inline script adds the search by layer name. The
+ * that CSS acts on; the one inline script adds the search (layer names, types and rule ids). The
  * page's Content-Security-Policy allows no fetch at all and only that script,
  * by its SHA-256, so markup that a hostile name might smuggle past the escaping
  * could still not run. Every text from the model goes through ali_put_esc.
@@ -209,8 +209,12 @@ static const char css[] =
 	 * table of thousands of rows lays out once, while it is parsed */
 	"table.layers{table-layout:fixed;min-width:1100px}\n"
 	".rows{content-visibility:auto}\n"
-	"col.c-i{width:3.6em}col.c-n{width:17%}col.c-t{width:8.5em}col.c-v{width:6.8em}"
-	"col.c-u{width:7.8em}col.c-s{width:9.5em}col.c-f{width:5.6em}col.c-w{width:5.6em}col.c-r{width:24%}\n"
+	"col.c-i{width:3.6em}col.c-n{width:15%}col.c-t{width:9em}col.c-v{width:6.4em}"
+	"col.c-u{width:7.8em}col.c-s{width:8.5em}col.c-f{width:6.2em}col.c-w{width:6em}col.c-r{width:22%}"
+	"col.c-x{width:20%}\n"
+	/* a long name, type, shape or reason wraps inside its cell: it never runs
+	 * into the next column, and the suggested fix is never clipped */
+	"table.layers td{overflow-wrap:anywhere;word-break:break-word}\n"
 	".note{color:#555;font-size:12px}\n"
 	".err{color:var(--cpu)}\n"
 	"details>summary{cursor:pointer;margin:4px 0}\n"
@@ -228,11 +232,22 @@ static const char css[] =
 	"svg .e.sw{stroke:var(--cpu);stroke-width:2;stroke-dasharray:6 3}\n"
 	"svg .stub{stroke:#9a9a9a;stroke-width:1.2;stroke-dasharray:2 2}\n"
 	"svg a:hover rect,svg a:focus rect{stroke:#1565c0;stroke-width:3}\n"
+	".zoom{margin:4px 0}.zoom button{font:inherit;min-width:2.2em;margin-right:4px}\n"
+	".svgwrap{cursor:grab}\n"
+	"#panel{position:fixed;top:0;right:0;width:380px;max-width:90vw;height:100vh;overflow:auto;"
+	"background:#fff;border-left:1px solid var(--line);box-shadow:-4px 0 12px rgba(0,0,0,.12);"
+	"padding:12px 16px;box-sizing:border-box;z-index:10}\n"
+	"#panel h4{margin:0 2em 8px 0;overflow-wrap:anywhere}#panel-close{position:absolute;top:8px;right:10px;"
+	"font:inherit;font-size:18px;border:0;background:none;cursor:pointer}\n"
+	"#panel dt{font-weight:600;margin-top:6px;font-size:12px;color:#555}"
+	"#panel dd{margin:0;white-space:pre-line;overflow-wrap:anywhere}\n"
 	".rule{border-top:1px solid var(--line);padding:6px 0}\n"
 	".rule p{margin:3px 0}\n"
 	"footer{color:#666;font-size:12px;padding:0 20px 30px}\n";
 
-/* The only script: search by layer name, and the row count while filtering.
+/* The only script: the search (names, types, rule ids) and the row count while
+ * filtering; the graph's side panel (a click on a node shows its row's facts),
+ * zoom (buttons, ctrl+wheel) and pan (drag).
  * Its hash goes into the page's CSP; change it here and the hash follows. */
 static const char script[] =
 	"(function(){\n"
@@ -241,8 +256,10 @@ static const char script[] =
 	"if(!q||!cb||!shown)return;\n"
 	"q.hidden=false;\n"
 	"var rows=document.querySelectorAll('table.layers tbody tr'),names=[];\n"
-	"for(var i=0;i<rows.length;i++){var c=rows[i].querySelector('td.name');"
-	"names.push(c?c.firstChild.textContent.toLowerCase():'');}\n"
+	"for(var i=0;i<rows.length;i++){var r=rows[i],c=r.querySelector('td.name'),t=r.cells[2],"
+	"ids=r.querySelectorAll('td.reasons a.rid'),k=c?c.firstChild.textContent:'';\n"
+	"if(t)k+='\\n'+t.textContent;for(var j=0;j<ids.length;j++)k+='\\n'+ids[j].textContent;\n"
+	"names.push(k.toLowerCase());}\n"
 	"function apply(){var s=q.value.toLowerCase(),only=cb.checked,n=0;\n"
 	"for(var i=0;i<rows.length;i++){var r=rows[i],show=(!only||!r.classList.contains('ok'))&&"
 	"(!s||names[i].indexOf(s)>=0);\n"
@@ -250,6 +267,48 @@ static const char script[] =
 	"shown.textContent=(s||only)?n+' of '+rows.length+' rows shown':'';}\n"
 	"q.addEventListener('input',apply);cb.addEventListener('change',apply);\n"
 	"if(q.value||cb.checked)apply();\n"
+	"})();\n"
+	/* the graph: a click on a node opens the side panel with its row's facts;
+	 * zoom buttons and ctrl+wheel scale the drawing, dragging pans it */
+	"(function(){\n"
+	"var panel=document.getElementById('panel'),pb=document.getElementById('panel-body'),"
+	"pt=document.getElementById('panel-title'),pl=document.getElementById('panel-row');\n"
+	"if(!panel||!pb||!pt||!pl)return;\n"
+	"var labels=['#','name','type','own verdict','runs on','output shape','FLOPs','weights (B)',"
+	"'rules and reasons','suggested fix'];\n"
+	"function text(c){var s='';for(var i=0;i<c.childNodes.length;i++){var x=c.childNodes[i];"
+	"s+=x.nodeName==='BR'?'\\n':x.nodeType===3?x.nodeValue:text(x);}return s;}\n"
+	"function show(id){var r=document.getElementById(id);if(!r)return false;\n"
+	"while(pb.firstChild)pb.removeChild(pb.firstChild);\n"
+	"for(var k=0;k<r.cells.length&&k<labels.length;k++){var t=k===1?r.cells[k].firstChild.textContent:"
+	"text(r.cells[k]);if(!t)continue;\n"
+	"var dt=document.createElement('dt'),dd=document.createElement('dd');dt.textContent=labels[k];"
+	"dd.textContent=t;dd.className='c'+k;pb.appendChild(dt);pb.appendChild(dd);}\n"
+	"var io=r.cells[1]?r.cells[1].getAttribute('title'):'';if(io){var a=document.createElement('dt'),"
+	"b=document.createElement('dd');a.textContent='inputs / outputs';b.textContent=io;b.className='io';"
+	"pb.appendChild(a);pb.appendChild(b);}\n"
+	"pt.textContent=r.cells[1]?r.cells[1].firstChild.textContent:id;pl.setAttribute('href','#'+id);"
+	"panel.setAttribute('data-row',id);panel.hidden=false;return true;}\n"
+	"document.addEventListener('click',function(e){var t=e.target;\n"
+	"if(t&&t.id==='panel-close'){panel.hidden=true;return;}\n"
+	"var a=t&&t.closest?t.closest('svg a'):null;if(!a)return;\n"
+	"if(show((a.getAttribute('href')||'').slice(1)))e.preventDefault();});\n"
+	"function zoom(w,f){var g=w.querySelector('svg');if(!g)return;var vb=g.viewBox.baseVal,"
+	"s=parseFloat(g.getAttribute('data-s')||'1');\n"
+	"s=f?Math.min(8,Math.max(0.1,s*f)):Math.min(1,(w.clientWidth-4)/vb.width);g.setAttribute('data-s',s);\n"
+	"g.setAttribute('width',Math.round(vb.width*s));g.setAttribute('height',Math.round(vb.height*s));}\n"
+	"var ws=document.querySelectorAll('.svgwrap');\n"
+	"for(var i=0;i<ws.length;i++)(function(w){var z=w.previousElementSibling;\n"
+	"if(z&&z.className==='zoom'){z.hidden=false;z.addEventListener('click',function(e){"
+	"var f=e.target.getAttribute('data-z');if(f!==null)zoom(w,parseFloat(f));});}\n"
+	"w.addEventListener('wheel',function(e){if(!e.ctrlKey&&!e.metaKey)return;e.preventDefault();"
+	"zoom(w,e.deltaY<0?1.25:0.8);},{passive:false});\n"
+	"var drag=null;w.addEventListener('mousedown',function(e){if(e.button||(e.target.closest&&"
+	"e.target.closest('svg a')))return;drag={x:e.clientX,y:e.clientY,l:w.scrollLeft,t:w.scrollTop};"
+	"e.preventDefault();});\n"
+	"window.addEventListener('mousemove',function(e){if(!drag)return;w.scrollLeft=drag.l-(e.clientX-drag.x);"
+	"w.scrollTop=drag.t-(e.clientY-drag.y);});\n"
+	"window.addEventListener('mouseup',function(){drag=null;});})(ws[i]);\n"
 	"})();\n";
 
 /* ================================================================ writing */
@@ -381,6 +440,10 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 			ms(out, p->switch_us);
 			fputs(" of switches <span class=\"note\">(the target has no roofline figures)</span>", out);
 		}
+		if (p->n_uncosted) /* as `plan` says: their FLOPs count as 0 */
+			fprintf(out, "; <span class=\"uncosted\">%" PRIu32 " of %" PRIu32 " layers without a cost</span> "
+				     "<span class=\"note\">(a shape the estimate needs is unknown: counted as 0)</span>",
+				p->n_uncosted, p->n_nodes);
 		fputs("</dd>\n", out);
 	}
 	if (sum->n_top) {
@@ -750,7 +813,8 @@ static void graph(struct html *h, uint32_t sec, const struct al_dag *g, const st
 		g->n, g->n == 1 ? "" : "s");
 	if (pages > 1)
 		fprintf(out, " on %" PRIu32 " pages of up to %d", pages, GRAPH_PAGE);
-	fputs(". Click a node for its row.</p>\n", out);
+	fputs(". Hover a node for its full name; click it for its facts (without JavaScript: its row).</p>\n",
+	      out);
 	struct page pg = {0};
 	pg.level = ali_calloc(GRAPH_PAGE, sizeof *pg.level);
 	pg.order = ali_calloc(GRAPH_PAGE, sizeof *pg.order);
@@ -771,7 +835,11 @@ static void graph(struct html *h, uint32_t sec, const struct al_dag *g, const st
 		layout(g, &pg, &w, &ht);
 		uint32_t r0 = g->rows[g->top[first]].index, r1 = g->rows[g->top[first + pg.n - 1]].index;
 		fprintf(out, "<details class=\"page\"%s><summary>layers #%" PRIu32 "&ndash;#%" PRIu32 " (%" PRIu32
-			     " node%s)</summary>\n<div class=\"svgwrap\"><svg class=\"graph\" "
+			     " node%s)</summary>\n<div class=\"zoom\" hidden><button type=\"button\" data-z=\"1.25\" "
+			     "title=\"zoom in\">+</button><button type=\"button\" data-z=\"0.8\" title=\"zoom out\">"
+			     "&minus;</button><button type=\"button\" data-z=\"0\" title=\"fit the width\">fit</button>"
+			     "<span class=\"note\"> ctrl+wheel zooms, drag pans, a click on a node shows its "
+			     "facts</span></div><div class=\"svgwrap\"><svg class=\"graph\" "
 			     "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 "
 			     "%.0f %.0f\" role=\"img\" aria-label=\"dataflow graph, layers %" PRIu32 " to %" PRIu32
 			     "\">\n",
@@ -816,8 +884,19 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	bool moved = ali_row_moved(row, p);
 	const char *cls = !v->ane ? "fb" : moved ? "mv" : u != AL_UNIT_ANE ? "mv" : "ok";
 	fprintf(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"><td class=\"num\">%" PRIu32
-		     "</td><td class=\"name\">",
+		     "</td><td class=\"name\" title=\"in: ",
 		sec, row->index, cls, unit_class(u), row->index);
+	for (uint32_t k = 0; k < n->n_inputs && k < 8; k++) { /* the panel shows these */
+		fputs(k ? ", " : "", out);
+		ali_put_esc(out, n->inputs[k], AL_ESC_HTML, 80);
+	}
+	fputs(n->n_inputs > 8 ? ", &hellip;" : "", out);
+	fputs(" &rarr; out: ", out);
+	for (uint32_t k = 0; k < n->n_outputs && k < 8; k++) {
+		fputs(k ? ", " : "", out);
+		ali_put_esc(out, n->outputs[k], AL_ESC_HTML, 80);
+	}
+	fputs(n->n_outputs > 8 ? ", &hellip;\">" : "\">", out);
 	int depth = n->owner ? n->owner->depth : 0;
 	if (depth > 0)
 		fprintf(out, "<span style=\"padding-left:%dem\">", depth > 8 ? 8 : depth);
@@ -1117,8 +1196,8 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	      "<p class=\"sub\">Where Core ML is predicted to run every layer/op: the Apple Neural Engine "
 	      "(ANE), the GPU or the CPU, and why. Predictions from the model file, not measurements.</p>\n"
 	      "<div class=\"tools\"><label for=\"only-fb\" class=\"toggle\">only fallbacks</label>"
-	      "<input type=\"search\" id=\"q\" placeholder=\"search layer names\" aria-label=\"search layer "
-	      "names\" hidden><span id=\"shown\" aria-live=\"polite\"></span></div>\n"
+	      "<input type=\"search\" id=\"q\" placeholder=\"search names, types, rule ids\" aria-label=\"search layer names, "
+	      "types and rule ids\" hidden><span id=\"shown\" aria-live=\"polite\"></span></div>\n"
 	      "<noscript><p class=\"note\">JavaScript is off: everything is shown and \"only fallbacks\" "
 	      "works; the search needs JavaScript.</p></noscript>\n</header>\n<main>\n",
 	      out);
@@ -1152,6 +1231,9 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	ali_each_plan(items, n, o, html_model, &h);
 	rules_section(&h);
 	ali_free(h.fired);
+	fputs("<aside id=\"panel\" hidden aria-live=\"polite\"><button type=\"button\" id=\"panel-close\" "
+	      "title=\"close\">&times;</button><h4 id=\"panel-title\"></h4><dl id=\"panel-body\"></dl>"
+	      "<a id=\"panel-row\" href=\"#\">the row in the table</a></aside>\n", out);
 	fprintf(out, "</main>\n<footer>anelint %s &middot; estimates come from a roofline model and "
 		     "published switch costs, not from a device; see the rules' evidence for how sure each "
 		     "verdict is.</footer>\n<script>%s</script>\n</body>\n</html>\n",

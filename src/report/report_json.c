@@ -4,6 +4,7 @@
  * hostile file is escaped correctly; keys are written in a fixed order so the
  * output is stable for golden tests and diffs. */
 #include "report.h"
+#include "interp.h" /* ali_nn_class_labels */
 
 #include <json-c/json.h>
 #include <string.h>
@@ -76,7 +77,24 @@ static json_object *diags_json(const al_diags *d, bool errors_only)
 struct layers_ctx {
 	json_object *arr;
 	uint32_t row;
+	const struct al_report_opts *o;
+	const struct al_submodel *s;
 };
+
+/* "suppressed": {"kind", "reason"} on a finding the options accept (a suppression
+ * in the configuration or the model's metadata, a baseline): shown, not dropped. */
+static void add_suppressed(json_object *f, const struct al_report_opts *o, const struct al_submodel *s,
+			   const char *layer, const struct al_rule *r)
+{
+	const char *kind;
+	const char *why = ali_accepted(o, s, layer, r, &kind);
+	if (!why)
+		return;
+	json_object *j = json_object_new_object();
+	json_object_object_add(j, "kind", ali_json_string(kind));
+	json_object_object_add(j, "reason", ali_json_string(why));
+	json_object_object_add(f, "suppressed", j);
+}
 
 /* One inferred shape: dtype, rank and dims (null when unknown), flex (indices
  * of the dims that follow a flexible input). */
@@ -158,6 +176,7 @@ static void layer_json(void *vctx, const struct al_node *n)
 		json_object_object_add(f, "confidence", conf_str(rule->confidence));
 		add_scope(f, rule);
 		json_object_object_add(f, "reason", ali_json_string(n->verdict.reasons[r]));
+		add_suppressed(f, c->o, c->s, n->name, rule);
 		json_object_array_add(findings, f);
 		if (reason) {
 			if (r)
@@ -206,7 +225,7 @@ static json_object *summary_json(const struct al_submodel *s)
 	return o;
 }
 
-static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
+static json_object *submodel_json(const struct al_submodel *s, bool with_layers, const struct al_report_opts *ro)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
@@ -227,10 +246,11 @@ static json_object *submodel_json(const struct al_submodel *s, bool with_layers)
 			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
 			add_scope(j, x->rule);
 			json_object_object_add(j, "reason", ali_json_string(x->reason ? x->reason : ""));
+			add_suppressed(j, ro, s, NULL, x->rule);
 			json_object_array_add(f, j);
 		}
 		json_object_object_add(o, "findings", f);
-		struct layers_ctx c = {.arr = json_object_new_array()};
+		struct layers_ctx c = {.arr = json_object_new_array(), .o = ro, .s = s};
 		ali_walk_nodes(s, layer_json, &c);
 		json_object_object_add(o, "layers", c.arr);
 	}
@@ -272,7 +292,7 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 			continue;
 		}
 		for (size_t k = 0; k < al_model_count(items[i].model); k++)
-			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true));
+			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true, o));
 	}
 	/* what the verdicts are predicted for: chip family, OS release, compute units
 	 * ("all" for the columns of --target all / --os all) */
@@ -332,9 +352,42 @@ static json_object *features_json(const struct al_feature *f, uint32_t n)
 	return a;
 }
 
+/* "class_labels": a NeuralNetwork classifier's labels (the first 10000), strings
+ * or integers; absent for other models. */
+static void class_labels_json(json_object *o, const struct al_submodel *s)
+{
+	enum { MAX = 10000 };
+	bool is_int = false;
+	long n = s->world == AL_WORLD_NN ? ali_nn_class_labels(s, NULL, NULL, 0, &is_int) : -1;
+	if (n < 0)
+		return;
+	size_t k = n < MAX ? (size_t)n : MAX;
+	al_span *str = k ? calloc(k, sizeof *str) : NULL;
+	int64_t *ints = k ? calloc(k, sizeof *ints) : NULL;
+	json_object *a = json_object_new_array();
+	if (k && str && ints && ali_nn_class_labels(s, str, ints, k, &is_int) >= 0)
+		for (size_t i = 0; i < k; i++) {
+			if (is_int) {
+				json_object_array_add(a, json_object_new_int64(ints[i]));
+				continue;
+			}
+			char *t = malloc(str[i].n + 1);
+			if (!t)
+				break;
+			memcpy(t, str[i].p, str[i].n);
+			t[str[i].n] = 0;
+			json_object_array_add(a, ali_json_string(t));
+			free(t);
+		}
+	free(str);
+	free(ints);
+	json_object_object_add(o, "class_labels", a);
+	json_object_object_add(o, "class_label_count", json_object_new_int64(n));
+}
+
 static json_object *info_json(const struct al_submodel *s)
 {
-	json_object *o = submodel_json(s, false);
+	json_object *o = submodel_json(s, false, NULL);
 	json_object_object_add(o, "inputs", features_json(s->inputs, s->n_inputs));
 	json_object_object_add(o, "outputs", features_json(s->outputs, s->n_outputs));
 	if (s->world == AL_WORLD_NN) {
@@ -359,6 +412,7 @@ static json_object *info_json(const struct al_submodel *s)
 		json_object_object_add(types, tc.items[t].type, json_object_new_int64(tc.items[t].count));
 	json_object_object_add(o, "layer_types", types);
 	json_object_object_add(o, "pipeline_stages", json_object_new_int64(s->n_children));
+	class_labels_json(o, s);
 	json_object *w = json_object_new_object();
 	json_object_object_add(w, "fp32", json_object_new_int64((int64_t)s->weights.fp32));
 	json_object_object_add(w, "fp16", json_object_new_int64((int64_t)s->weights.fp16));

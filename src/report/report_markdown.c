@@ -24,8 +24,37 @@ struct md {
 	bool summary_done;
 	const struct al_rule **fired;
 	size_t n_fired, cap_fired;
-	uint32_t models, failing;
+	uint32_t models, failing; /* models, not (model, target) rows */
+	const struct al_submodel **seen; /* each model once, and whether it fails */
+	bool *seen_fails;
+	size_t n_seen;
 };
+
+/* Count s once however many targets it is shown for; it fails when it falls
+ * back on any of them. */
+static void count_model(struct md *c, const struct al_submodel *s, bool fails)
+{
+	for (size_t i = 0; i < c->n_seen; i++)
+		if (c->seen[i] == s) {
+			if (fails && !c->seen_fails[i]) {
+				c->seen_fails[i] = true;
+				c->failing++;
+			}
+			return;
+		}
+	const struct al_submodel **v = ali_realloc(c->seen, (c->n_seen + 1) * sizeof *v);
+	if (v)
+		c->seen = v;
+	bool *f = v ? ali_realloc(c->seen_fails, (c->n_seen + 1) * sizeof *f) : NULL;
+	if (f)
+		c->seen_fails = f;
+	if (v && f) {
+		c->seen[c->n_seen] = s;
+		c->seen_fails[c->n_seen++] = fails;
+	}
+	c->models++;
+	c->failing += fails;
+}
 
 static void md(FILE *out, const char *s, size_t max)
 {
@@ -59,9 +88,7 @@ static void summary_row(void *vctx, const struct al_report_item *it, const struc
 	(void)it;
 	struct al_summary sum;
 	ali_summarize(s, v, &sum);
-	c->models++;
-	if (ali_summary_fails(s, v, &sum, AL_FAIL_ANY))
-		c->failing++;
+	count_model(c, s, ali_summary_fails(s, v, &sum, AL_FAIL_ANY));
 	fputs("| ", out);
 	md(out, s->path, MD_NAME);
 	fputs(" | ", out);
@@ -270,6 +297,8 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 		fputs("\n</details>\n", out);
 	}
 	ali_free(c.fired);
+	ali_free(c.seen);
+	ali_free(c.seen_fails);
 	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
 		     "measurements.</sub>\n",
 		ANELINT_VERSION);

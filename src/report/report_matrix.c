@@ -220,7 +220,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	int depth = n->owner ? n->owner->depth : 0;
 	int width = 30 - depth * 2 > 8 ? 30 - depth * 2 : 8;
 	fprintf(out, "%5" PRIu32 "%c %*s", row, diff ? '*' : ' ', depth * 2, "");
-	int w = ali_put_name(out, n->name, width);
+	int w = ali_put_name(out, n->name, 0); /* never cut: a longer name shifts its row */
 	fprintf(out, "%*s  ", width - w > 0 ? width - w : 0, "");
 	w = ali_put_name(out, n->type, 22);
 	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");

@@ -29,6 +29,7 @@ struct sarif {
 	size_t n_rules;
 	json_object *driver_rules; /* rules added past the list (not expected) go here too */
 	json_object *artifacts, *results, *models;
+	char *base_real; /* --base, resolved; NULL: paths as given */
 	char **files; /* artifact i's path, for the index */
 	size_t n_files, cap_files;
 };
@@ -88,6 +89,8 @@ static bool plain_url(const char *u)
 	return true;
 }
 
+static void put_uri(struct sarif *c, json_object *o, const char *file);
+
 /* The artifact index of a file, adding it on first use; -1 when out of memory. */
 static int64_t artifact(struct sarif *c, const char *file)
 {
@@ -113,7 +116,7 @@ static int64_t artifact(struct sarif *c, const char *file)
 	memcpy(copy, file, len + 1);
 	c->files[c->n_files] = copy;
 	json_object *a = json_object_new_object(), *loc = json_object_new_object();
-	json_object_object_add(loc, "uri", str(uri));
+	put_uri(c, loc, file);
 	ali_free(uri);
 	json_object_object_add(a, "location", loc);
 	json_object *roles = json_object_new_array();
@@ -123,12 +126,28 @@ static int64_t artifact(struct sarif *c, const char *file)
 	return (int64_t)c->n_files++;
 }
 
+/* uri (and uriBaseId) of a file: with --base, relative to it under the id
+ * SRCROOT when the file is inside it (run.originalUriBaseIds says where
+ * SRCROOT is); else the path as given. */
+static void put_uri(struct sarif *c, json_object *o, const char *file)
+{
+	const char *rel = NULL;
+	char *real = c->base_real ? realpath(file, NULL) : NULL;
+	size_t bl = c->base_real ? strlen(c->base_real) : 0;
+	if (real && strncmp(real, c->base_real, bl) == 0 && real[bl] == '/')
+		rel = real + bl + 1;
+	char *uri = uri_of(rel ? rel : file);
+	json_object_object_add(o, "uri", str(uri ? uri : ""));
+	if (rel)
+		json_object_object_add(o, "uriBaseId", str("SRCROOT"));
+	ali_free(uri);
+	free(real);
+}
+
 static json_object *artifact_location(struct sarif *c, const char *file)
 {
 	json_object *o = json_object_new_object();
-	char *uri = uri_of(file ? file : "");
-	json_object_object_add(o, "uri", str(uri ? uri : ""));
-	ali_free(uri);
+	put_uri(c, o, file ? file : "");
 	int64_t idx = artifact(c, file ? file : "");
 	if (idx >= 0)
 		json_object_object_add(o, "index", json_object_new_int64(idx));
@@ -186,10 +205,25 @@ static json_object *rule_json(const struct al_rule *r)
 	json_object_object_add(o, "fullDescription", text_obj(r->why ? r->why : r->title));
 	/* help: what to do; the markdown adds the evidence and its link */
 	json_object *help_o = json_object_new_object();
-	json_object_object_add(help_o, "text", str(r->fix ? r->fix : r->title));
 	struct msg m;
+	if (msg_open(&m)) { /* what `anelint explain` says */
+		fprintf(m.f, "%s: ", r->id);
+		ali_put_esc(m.f, r->title, AL_ESC_TEXT, 0);
+		fputs("\nWhy: ", m.f);
+		ali_put_esc(m.f, r->why ? r->why : "-", AL_ESC_TEXT, 0);
+		fputs("\nFix: ", m.f);
+		ali_put_esc(m.f, r->fix ? r->fix : "-", AL_ESC_TEXT, 0);
+		fputs("\nEvidence: ", m.f);
+		ali_put_esc(m.f, r->provenance ? r->provenance : "-", AL_ESC_TEXT, 0);
+		fprintf(m.f, " (confidence %c)", r->confidence ? r->confidence : '?');
+		json_object *t = msg_close(&m);
+		json_object_object_add(help_o, "text", json_object_get(json_object_object_get(t, "text")));
+		json_object_put(t);
+	}
 	if (msg_open(&m)) {
-		fputs("**Fix:** ", m.f);
+		fputs("**Why:** ", m.f);
+		ali_put_esc(m.f, r->why ? r->why : "-", AL_ESC_MD, 0);
+		fputs("\n\n**Fix:** ", m.f);
 		ali_put_esc(m.f, r->fix ? r->fix : "-", AL_ESC_MD, 0);
 		fputs("\n\n**Evidence:** ", m.f);
 		ali_put_esc(m.f, r->provenance ? r->provenance : "-", AL_ESC_MD, 0);
@@ -254,6 +288,7 @@ static json_object *node_location(struct sarif *c, const struct al_submodel *s, 
 	json_object *loc = json_object_new_object(), *phys = json_object_new_object();
 	json_object_object_add(phys, "artifactLocation", artifact_location(c, s->file ? s->file : s->path));
 	json_object *region = json_object_new_object();
+	json_object_object_add(region, "startLine", json_object_new_int(1)); /* code scanning needs a line */
 	json_object_object_add(region, "byteOffset", json_object_new_int64((int64_t)(n->offset & INT64_MAX)));
 	const struct al_node_src *src = al_src(n);
 	if (src && src->msg.n)
@@ -284,6 +319,7 @@ static json_object *model_location(struct sarif *c, const struct al_submodel *s)
 	json_object *loc = json_object_new_object(), *phys = json_object_new_object();
 	json_object_object_add(phys, "artifactLocation", artifact_location(c, s->file ? s->file : s->path));
 	json_object *region = json_object_new_object();
+	json_object_object_add(region, "startLine", json_object_new_int(1));
 	json_object_object_add(region, "byteOffset", json_object_new_int64((int64_t)(s->offset & INT64_MAX)));
 	json_object_object_add(phys, "region", region);
 	json_object_object_add(loc, "physicalLocation", phys);
@@ -321,8 +357,33 @@ static json_object *fingerprint(const struct al_submodel *s, const struct al_nod
 	return o;
 }
 
+/* "suppressions" of a result whose findings the options accept: the
+ * model's metadata is in the artifact itself ("inSource"), a configuration or a
+ * baseline is not ("external"); a baselined result is also "unchanged". */
+static void add_suppression(json_object *res, const char *why, const char *kind)
+{
+	if (!why)
+		return;
+	json_object *a = json_object_new_array(), *sup = json_object_new_object();
+	json_object_object_add(sup, "kind", str(strcmp(kind, "metadata") == 0 ? "inSource" : "external"));
+	json_object_object_add(sup, "status", str("accepted"));
+	struct msg m;
+	if (msg_open(&m)) {
+		fprintf(m.f, "%s: ", kind);
+		ali_put_esc(m.f, why, AL_ESC_TEXT, 0);
+		json_object *t = msg_close(&m);
+		json_object_object_add(sup, "justification", json_object_get(json_object_object_get(t, "text")));
+		json_object_put(t);
+	}
+	json_object_array_add(a, sup);
+	json_object_object_add(res, "suppressions", a);
+	if (strcmp(kind, "baseline") == 0)
+		json_object_object_add(res, "baselineState", str("unchanged"));
+}
+
 static void add_result(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
-		       const struct al_plan *p, const struct al_rule *r, json_object *message)
+		       const struct al_plan *p, const struct al_rule *r, json_object *message,
+		       const char *why, const char *kind)
 {
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, "ruleId", str(r->id));
@@ -351,6 +412,7 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 		json_object_object_add(props, "unit", str(r->kind == AL_RULE_WARN ? "none" : al_unit_name(r->unit)));
 	}
 	json_object_object_add(res, "properties", props);
+	add_suppression(res, why, kind);
 	json_object_array_add(c->results, res);
 }
 
@@ -384,7 +446,23 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 			}
 			fputs(".", m.f);
 		}
-		add_result(c, s, row, p, first, msg_close(&m));
+		/* suppressed when every fallback rule on it is accepted */
+		const char *why = NULL, *kind = NULL;
+		for (uint32_t k = 0; k < v->n_rules; k++) {
+			if (v->rules[k]->kind == AL_RULE_WARN)
+				continue;
+			const char *kk;
+			const char *w = ali_accepted(c->o, s, n->name, v->rules[k], &kk);
+			if (!w) {
+				why = NULL;
+				break;
+			}
+			if (!why) {
+				why = w;
+				kind = kk;
+			}
+		}
+		add_result(c, s, row, p, first, msg_close(&m), why, kind);
 	}
 	for (uint32_t k = 0; k < v->n_rules; k++) {
 		const struct al_rule *r = v->rules[k];
@@ -402,7 +480,9 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 			ali_put_esc(m.f, v->reasons[k], AL_ESC_TEXT, 0);
 			fputs(".", m.f);
 		}
-		add_result(c, s, row, p, r, msg_close(&m));
+		const char *kind;
+		const char *why = ali_accepted(c->o, s, n->name, r, &kind);
+		add_result(c, s, row, p, r, msg_close(&m), why, kind);
 	}
 }
 
@@ -438,7 +518,9 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 				fprintf(m.f, " (the whole model goes to %s)", al_unit_name(f->rule->unit));
 			fputs(".", m.f);
 		}
-		add_result(c, s, NULL, p, f->rule, msg_close(&m));
+		const char *kind;
+		const char *why = ali_accepted(c->o, s, NULL, f->rule, &kind);
+		add_result(c, s, NULL, p, f->rule, msg_close(&m), why, kind);
 	}
 	struct al_summary sum;
 	ali_summarize(s, v, &sum);
@@ -474,6 +556,7 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 			 const struct al_report_opts *o)
 {
 	struct sarif c = {.o = o};
+	c.base_real = o->base ? realpath(o->base, NULL) : NULL;
 	c.n_rules = ali_rule_list(o->check ? o->check->user_rules : NULL, &c.rules);
 	c.driver_rules = json_object_new_array();
 	for (size_t i = 0; i < c.n_rules; i++)
@@ -518,12 +601,12 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 			json_object *loc = json_object_new_object(), *phys = json_object_new_object();
 			json_object_object_add(phys, "artifactLocation",
 					       artifact_location(&c, x && x->file ? x->file : items[i].path));
-			if (x && x->offset != UINT64_MAX) {
-				json_object *region = json_object_new_object();
+			json_object *region = json_object_new_object();
+			json_object_object_add(region, "startLine", json_object_new_int(1));
+			if (x && x->offset != UINT64_MAX)
 				json_object_object_add(region, "byteOffset",
 						       json_object_new_int64((int64_t)(x->offset & INT64_MAX)));
-				json_object_object_add(phys, "region", region);
-			}
+			json_object_object_add(phys, "region", region);
 			json_object_object_add(loc, "physicalLocation", phys);
 			json_object *locs = json_object_new_array();
 			json_object_array_add(locs, loc);
@@ -556,6 +639,23 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 		json_object_put(notes);
 	json_object_array_add(invs, inv);
 	json_object_object_add(run, "invocations", invs);
+	if (c.base_real) { /* where SRCROOT is: a directory URI ends with '/' */
+		json_object *ids = json_object_new_object(), *root_o = json_object_new_object();
+		size_t bl = strlen(c.base_real);
+		char *dir = ali_malloc(bl + 2);
+		if (dir) {
+			memcpy(dir, c.base_real, bl);
+			bool slash = bl && c.base_real[bl - 1] == '/';
+			dir[bl] = '/';
+			dir[bl + !slash] = 0;
+			char *u = uri_of(dir);
+			json_object_object_add(root_o, "uri", str(u ? u : "file:///"));
+			ali_free(u);
+			ali_free(dir);
+		}
+		json_object_object_add(ids, "SRCROOT", root_o);
+		json_object_object_add(run, "originalUriBaseIds", ids);
+	}
 	json_object_object_add(run, "artifacts", c.artifacts);
 	json_object_object_add(run, "results", c.results);
 	json_object *props = json_object_new_object();
@@ -572,6 +672,7 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 		ali_free(c.files[i]);
 	ali_free(c.files);
 	ali_free(c.rules);
+	free(c.base_real);
 }
 
 const struct al_sink ali_sink_sarif = {

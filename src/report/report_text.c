@@ -4,6 +4,7 @@
  * then a summary; `info` prints the model description. Names from the file are
  * printed with control characters escaped: a model cannot drive the terminal. */
 #include "report.h"
+#include "interp.h" /* ali_nn_class_labels */
 
 #include <inttypes.h>
 #include <string.h>
@@ -24,7 +25,47 @@ struct table_ctx {
 	const struct al_graph *last_graph;
 	uint32_t row;
 	uint32_t hidden_consts;
+	int name_w; /* the name column: the longest name (with its indent), at least 30 */
+	const struct al_submodel *s;
+	uint32_t hidden_ane; /* on the ANE without a finding: not listed without --all */
+	uint32_t suppressed; /* findings accepted (suppressions, baseline) */
 };
+
+/* Whether the table lists n: with --all every layer, else those that fall back
+ * or carry a finding (a CI log shows what needs reading). */
+static bool listed(const struct table_ctx *t, const struct al_node *n)
+{
+	const struct al_verdict *v = &n->verdict;
+	return t->o->all_layers || !v->placed_ane || v->n_rules || ali_verdict_moved(v) ||
+	       (t->o->show_consts && ali_node_is_const(n));
+}
+
+/* Names are never cut (two names differing only at the end must stay apart):
+ * the column is as wide as the longest one. */
+static void measure_row(void *vctx, const struct al_node *n)
+{
+	struct table_ctx *t = vctx;
+	if ((ali_node_is_const(n) && !t->o->show_consts) || !listed(t, n))
+		return;
+	int w = (n->owner ? n->owner->depth : 0) * 2 + ali_name_cols(n->name);
+	if (w > t->name_w)
+		t->name_w = w;
+}
+
+/* FLOPs in 8 columns: 950, 12.3k, 36.9M, 1.2G; "?" after a partial count. */
+static void put_flops(FILE *out, const struct al_cost *c)
+{
+	static const char *const unit[] = {"", "k", "M", "G", "T", "P"};
+	double v = c->flops;
+	int u = 0;
+	while (v >= 999.95 && u < 5) {
+		v /= 1000;
+		u++;
+	}
+	char buf[32];
+	snprintf(buf, sizeof buf, u ? "%.1f%s%s" : "%.0f%s%s", v, unit[u], c->known ? "" : "?");
+	fprintf(out, "%8s  ", buf);
+}
 
 static void print_row(void *vctx, const struct al_node *n)
 {
@@ -36,10 +77,14 @@ static void print_row(void *vctx, const struct al_node *n)
 		t->hidden_consts++;
 		return;
 	}
+	if (!listed(t, n)) {
+		t->hidden_ane++;
+		return;
+	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
 	int depth = n->owner ? n->owner->depth : 0;
 	fprintf(out, "%5" PRIu32 "  %*s", row, depth * 2, "");
-	ali_put_name_padded(out, n->name, 30 - depth * 2 > 8 ? 30 - depth * 2 : 8);
+	ali_put_name_padded(out, n->name, t->name_w - depth * 2);
 	fputs("  ", out);
 	ali_put_name_padded(out, n->type, 22);
 	fputs("  ", out);
@@ -48,6 +93,7 @@ static void print_row(void *vctx, const struct al_node *n)
 		if (n->n_outputs)
 			ali_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
 		fprintf(out, "%-18s  ", sh);
+		put_flops(out, &n->cost);
 	}
 	/* the unit column: the final placement, marked `*` when the partition or a
 	 * model-level rule moved it away from the op's own verdict */
@@ -70,6 +116,14 @@ static void print_row(void *vctx, const struct al_node *n)
 			al_col(o, warn ? C_RESET : ""));
 		fputs(" ", out);
 		ali_put_name(out, v->reasons[r], 0);
+		const char *kind;
+		const char *why = ali_accepted(o, t->s, n->name, rule, &kind);
+		if (why) {
+			t->suppressed++;
+			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
+			ali_put_name(out, why, 0);
+			fprintf(out, "]%s", al_col(o, C_RESET));
+		}
 	}
 	if (moved)
 		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", ali_moved_by(v),
@@ -132,6 +186,13 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 		ali_put_name(out, f->reason, 0);
 		if (!warn)
 			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
+		const char *kind;
+		const char *why = ali_accepted(o, s, NULL, f->rule, &kind);
+		if (why) {
+			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
+			ali_put_name(out, why, 0);
+			fprintf(out, "]%s", al_col(o, C_RESET));
+		}
 		fputc('\n', out);
 	}
 }
@@ -171,15 +232,26 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			first = false;
 			print_header(out, s, o);
 			if (s->n_graphs) {
-				fprintf(out, "%s%5s  %-30s  %-22s  ", al_col(o, C_DIM), "#", "name", "type");
+				struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s};
+				ali_walk_nodes(s, measure_row, &t);
+				fprintf(out, "%s%5s  %-*s  %-22s  ", al_col(o, C_DIM), "#", t.name_w, "name", "type");
 				if (o->shapes)
-					fprintf(out, "%-18s  ", "shape");
+					fprintf(out, "%-18s  %8s  ", "shape", "FLOPs");
 				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", al_col(o, C_RESET));
-				struct table_ctx t = {.out = out, .o = o};
 				ali_walk_nodes(s, print_row, &t);
 				if (t.hidden_consts)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
 						al_col(o, C_DIM), t.hidden_consts, al_col(o, C_RESET));
+				if (t.hidden_ane)
+					fprintf(out, "%s  (%" PRIu32 " %s on the ANE without a finding not shown; --all "
+						     "lists them)%s\n", al_col(o, C_DIM), t.hidden_ane,
+						s->world == AL_WORLD_MIL ? (t.hidden_ane == 1 ? "op" : "ops")
+									 : (t.hidden_ane == 1 ? "layer" : "layers"),
+						al_col(o, C_RESET));
+				if (t.suppressed)
+					fprintf(out, "suppressed: %" PRIu32 " finding%s accepted (configuration, model "
+						     "metadata or baseline): they do not fail the check\n",
+						t.suppressed, t.suppressed == 1 ? "" : "s");
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
@@ -277,6 +349,32 @@ static void print_meta(FILE *out, const char *label, const char *v)
 	fputc('\n', out);
 }
 
+/* A classifier's labels: the count and the first 20. */
+static void print_class_labels(FILE *out, const struct al_submodel *s)
+{
+	enum { SHOW = 20 };
+	al_span str[SHOW];
+	int64_t ints[SHOW];
+	bool is_int = false;
+	long n = s->world == AL_WORLD_NN ? ali_nn_class_labels(s, str, ints, SHOW, &is_int) : -1;
+	if (n < 0)
+		return;
+	fprintf(out, "  class labels: %ld%s (", n, is_int ? " int64" : "");
+	for (long i = 0; i < n && i < SHOW; i++) {
+		fputs(i ? ", " : "", out);
+		if (is_int) {
+			fprintf(out, "%" PRId64, ints[i]);
+		} else {
+			char buf[256];
+			size_t len = str[i].n < sizeof buf - 1 ? str[i].n : sizeof buf - 1;
+			memcpy(buf, str[i].p, len);
+			buf[len] = 0; /* a label holding NUL shows up to it */
+			ali_put_name(out, buf, 64);
+		}
+	}
+	fprintf(out, "%s)\n", n > SHOW ? ", ..." : "");
+}
+
 static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 		      const struct al_report_opts *o)
 {
@@ -327,6 +425,7 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 			}
 			if (s->n_children)
 				fprintf(out, "  pipeline stages: %" PRIu32 "\n", s->n_children);
+			print_class_labels(out, s);
 			const struct al_weight_stats *w = &s->weights;
 			if (w->fp32 || w->fp16 || w->quantized || w->other) {
 				fputs("  weights:", out);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* sinks.c: the table of report sinks (text, JSON, HTML, SARIF, Markdown, DOT)
+/* sinks.c: the table of report sinks (text, JSON, HTML, SARIF, Markdown, DOT, GitHub
+ * Actions annotations)
  * and how a --format name or an output file's extension picks one. A new format
  * is one more row here and its file. */
 #include "report.h"
@@ -15,6 +16,7 @@ const struct al_sink *const ali_sinks[] = {
 	&ali_sink_sarif,
 	&ali_sink_markdown,
 	&ali_sink_dot,
+	&ali_sink_github,
 };
 const size_t ali_sinks_count = sizeof ali_sinks / sizeof ali_sinks[0];
 

@@ -1,0 +1,1097 @@
+/* ci.c: what anelint needs to live in CI (issue 19), for check, plan and report:
+ *   - the project configuration (anelint.toml / .anelint.toml found upward from
+ *     the first model, else from the working directory; --config FILE;
+ *     --no-config), parsed by the library (src/report/config.c), given meaning
+ *     here: defaults for the options, rule selection, suppressions, per-model
+ *     settings, the baseline (docs/configuration.md);
+ *   - rule selection (--select / --ignore, by rule id, id prefix or name): the
+ *     rules left out are not evaluated (al_check_opts.rule_on);
+ *   - accepted findings (al_report_opts.accepted): suppressions in the
+ *     configuration (model glob, layer glob, rule, required reason), in the
+ *     model's user-defined metadata (com.anelint.ignore), and a baseline
+ *     (--baseline FILE; --write-baseline FILE records the current findings);
+ *   - directory arguments searched recursively for models (one table of
+ *     extensions);
+ *   - "did you mean" for mistyped options, rule ids and configuration keys.
+ * Only the CLI prints; every name from a file or an argument goes through put_text. */
+#include "cli.h"
+#include "base.h"
+#include "report.h" /* ali_config_*: the configuration's parser */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ================================================================ did you mean */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			char x = (char)(a[i - 1] | 0x20), y = (char)(b[j - 1] | 0x20); /* ASCII case folded */
+			size_t best = prev + (x != y);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *ci_nearest(const char *s, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = SIZE_MAX, len = strlen(s);
+	size_t limit = len < 4 ? 1 : len < 9 ? 2 : 3;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = cands[i] ? edit_distance(s, cands[i]) : SIZE_MAX;
+		if (d < bd) {
+			bd = d;
+			best = cands[i];
+		}
+	}
+	return bd <= limit ? best : NULL;
+}
+
+/* The rules a command sees (built-in, then the user file's new ones). */
+static size_t all_rules(const al_user_rules *u, const struct al_rule ***out)
+{
+	size_t cap = al_rules_count() + al_user_rules_count(u), n = 0;
+	const struct al_rule **v = calloc(cap ? cap : 1, sizeof *v);
+	*out = v;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < al_rules_count(); i++) {
+		const struct al_rule *r = al_rule_at(i);
+		const struct al_rule *eff = u ? al_user_rules_find(u, r->id) : NULL;
+		v[n++] = eff ? eff : r;
+	}
+	for (size_t i = 0; i < al_user_rules_count(u); i++) {
+		const struct al_rule *r = al_user_rule_at(u, i);
+		if (r && !al_rule_is_override(r))
+			v[n++] = r;
+	}
+	return n;
+}
+
+void ci_rule_hint(const char *token, const al_user_rules *u)
+{
+	const struct al_rule **v;
+	size_t n = all_rules(u, &v);
+	const char **names = calloc(2 * n + 1, sizeof *names);
+	const char *best = NULL;
+	if (names) {
+		for (size_t i = 0; i < n; i++) {
+			names[2 * i] = v[i]->id;
+			names[2 * i + 1] = v[i]->name;
+		}
+		best = ci_nearest(token, names, 2 * n);
+	}
+	if (best) {
+		fputs("did you mean '", stderr);
+		put_text(stderr, best, CLI_NAME_MAX);
+		fputs("'? ", stderr);
+	}
+	fputs("(see 'anelint rules')\n", stderr);
+	free(names);
+	free(v);
+}
+
+/* ================================================================ rule selection */
+
+/* A selector: a rule id (any case), a prefix of ids ("ANE0", "ANE07"), or a rule name. */
+static bool rule_matches(const char *sel, const struct al_rule *r)
+{
+	size_t n = strlen(sel);
+	return (n && strncasecmp(r->id, sel, n) == 0) || (r->name && strcasecmp(r->name, sel) == 0);
+}
+
+struct ci {
+	/* the configuration */
+	struct ali_config *cfg;
+	char *cfg_path, *cfg_dir;
+	/* --select / --ignore (and the configuration's): one selector each */
+	char **sel, **ign;
+	size_t n_sel, n_ign;
+	bool has_select;
+	/* suppressions of the configuration */
+	struct sup {
+		const char *model, *layer, *rule, *reason;
+		uint32_t line;
+	} *sup;
+	size_t n_sup;
+	/* per-model settings: [[model]] path = GLOB, fail_on = ... */
+	struct per_model {
+		const char *glob;
+		int fail_on; /* enum al_fail_on, -1 not set */
+	} *pm;
+	size_t n_pm;
+	/* the baseline */
+	char *base_path, *base_dir;
+	struct bentry {
+		char *model, *layer, *rule;
+	} *base;
+	size_t n_base;
+	bool metadata; /* a model carries com.anelint.ignore */
+	/* strings for the options the configuration sets */
+	char **owned;
+	size_t n_owned;
+	/* models found in directories (c->paths points at them) */
+	char **path_copies;
+	size_t n_path_copies;
+};
+
+static char *own(struct ci *ci, const char *s)
+{
+	char **v = realloc(ci->owned, (ci->n_owned + 1) * sizeof *v);
+	char *d = v ? strdup(s) : NULL;
+	if (v)
+		ci->owned = v;
+	if (d)
+		ci->owned[ci->n_owned++] = d;
+	return d;
+}
+
+/* "a,b" -> a, b appended to *v */
+static bool add_selectors(struct ci *ci, char ***v, size_t *n, const char *list)
+{
+	const char *p = list;
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+		if (len) {
+			char **nv = realloc(*v, (*n + 1) * sizeof **v);
+			if (!nv)
+				return false;
+			*v = nv;
+			char *s = strndup(p, len);
+			if (!s || !own(ci, s)) {
+				free(s);
+				return false;
+			}
+			(*v)[(*n)++] = ci->owned[ci->n_owned - 1];
+			free(s);
+		}
+		p += len + (p[len] == ',');
+	}
+	return true;
+}
+
+bool ci_rule_on(const struct al_rule *r, void *ctx)
+{
+	const struct ci *ci = ctx;
+	bool on = !ci->has_select;
+	for (size_t i = 0; i < ci->n_sel && !on; i++)
+		on = rule_matches(ci->sel[i], r);
+	for (size_t i = 0; i < ci->n_ign && on; i++)
+		on = !rule_matches(ci->ign[i], r);
+	return on;
+}
+
+/* Every selector names at least one rule; else a usage error with a hint. */
+static int check_selectors(const struct command_row *cmd, char **v, size_t n, const char *opt,
+			   const al_user_rules *u)
+{
+	const struct al_rule **rules;
+	size_t nr = all_rules(u, &rules);
+	int rc = EXIT_ALL_ANE;
+	for (size_t i = 0; i < n && !rc; i++) {
+		bool found = false;
+		for (size_t k = 0; k < nr && !found; k++)
+			found = rule_matches(v[i], rules[k]);
+		if (!found) {
+			fprintf(stderr, "anelint: %s: no rule is named or starts with '", opt);
+			put_text(stderr, v[i], CLI_NAME_MAX);
+			fputs("'; ", stderr);
+			ci_rule_hint(v[i], u);
+			rc = EXIT_USAGE;
+		}
+	}
+	(void)cmd;
+	free(rules);
+	return rc;
+}
+
+int ci_selection(struct ci *ci, const struct cli *c, const struct command_row *cmd, struct al_check_opts *check)
+{
+	for (int i = 0; i < c->select.n; i++)
+		if (!add_selectors(ci, &ci->sel, &ci->n_sel, c->select.v[i]))
+			return EXIT_IO;
+	for (int i = 0; i < c->ignore.n; i++)
+		if (!add_selectors(ci, &ci->ign, &ci->n_ign, c->ignore.v[i]))
+			return EXIT_IO;
+	ci->has_select = ci->n_sel > 0;
+	int rc = check_selectors(cmd, ci->sel, ci->n_sel, "--select", check->user_rules);
+	if (!rc)
+		rc = check_selectors(cmd, ci->ign, ci->n_ign, "--ignore", check->user_rules);
+	if (!rc && (ci->n_sel || ci->n_ign)) {
+		check->rule_on = ci_rule_on;
+		check->rule_on_ctx = ci;
+	}
+	return rc;
+}
+
+/* ================================================================ paths and keys */
+
+static char *dir_of(const char *path)
+{
+	char *real = realpath(path, NULL);
+	if (!real)
+		return NULL;
+	char *slash = strrchr(real, '/');
+	if (slash && slash != real)
+		*slash = 0;
+	else if (slash)
+		slash[1] = 0;
+	return real;
+}
+
+/* The key of a (sub-)model: its file relative to `anchor` when inside it, else
+ * its path as given; a pipeline stage keeps its ":pipeline/..." suffix. */
+static char *model_key(const struct al_submodel *sm, const char *anchor)
+{
+	/* the file as given (a package: its directory), and a stage's suffix */
+	const char *path = sm->file ? sm->file : sm->path;
+	const char *suffix = strstr(sm->path, ":pipeline/");
+	const char *pkg = strstr(path, ".mlpackage/");
+	size_t flen = pkg ? (size_t)(pkg - path) + strlen(".mlpackage") : strlen(path);
+	char *file = strndup(path, flen);
+	char *real = file && anchor ? realpath(file, NULL) : NULL;
+	const char *shown = file;
+	size_t al = anchor ? strlen(anchor) : 0;
+	if (real && strncmp(real, anchor, al) == 0 && (real[al] == '/' || (al == 1 && anchor[0] == '/')))
+		shown = real + al + (real[al] == '/');
+	while (shown && shown[0] == '.' && shown[1] == '/')
+		shown += 2;
+	size_t n = (shown ? strlen(shown) : 0) + (suffix ? strlen(suffix) : 0) + 1;
+	char *key = malloc(n);
+	if (key)
+		snprintf(key, n, "%s%s", shown ? shown : "", suffix ? suffix : "");
+	free(real);
+	free(file);
+	return key;
+}
+
+static bool glob_model(const char *glob, const struct al_submodel *sm, const char *anchor)
+{
+	char *key = model_key(sm, anchor);
+	bool m = key && fnmatch(glob, key, 0) == 0;
+	if (!m && key) { /* the file's name alone: "*.mlmodel", "ci_model.mlmodel" */
+		const char *suffix = strstr(key, ":pipeline/");
+		char *file = strndup(key, suffix ? (size_t)(suffix - key) : strlen(key));
+		const char *base = file ? strrchr(file, '/') : NULL;
+		m = file && fnmatch(glob, base ? base + 1 : file, 0) == 0;
+		free(file);
+	}
+	free(key);
+	return m;
+}
+
+/* ================================================================ accepted findings */
+
+#define META_KEY "com.anelint.ignore"
+
+/* com.anelint.ignore: entries "RULE[@LAYER-GLOB]: reason" separated by ';' or
+ * newlines; an entry without a reason is not honoured. */
+static const char *metadata_accepts(const struct al_submodel *s, const char *layer, const struct al_rule *r)
+{
+	static char reason[256];
+	for (uint32_t i = 0; i < s->n_user_defined; i++) {
+		if (!s->user_defined[i].key || strcmp(s->user_defined[i].key, META_KEY) != 0)
+			continue;
+		const char *p = s->user_defined[i].value ? s->user_defined[i].value : "";
+		for (int guard = 0; *p && guard < 256; guard++) {
+			size_t len = strcspn(p, ";\n");
+			char entry[512];
+			size_t el = len < sizeof entry - 1 ? len : sizeof entry - 1;
+			memcpy(entry, p, el);
+			entry[el] = 0;
+			p += len + (p[len] != 0);
+			char *colon = strchr(entry, ':');
+			if (!colon)
+				continue;
+			*colon = 0;
+			const char *why = colon + 1;
+			while (*why == ' ' || *why == '\t')
+				why++;
+			if (!*why)
+				continue;
+			char *sel = entry;
+			while (*sel == ' ' || *sel == '\t')
+				sel++;
+			char *at = strchr(sel, '@');
+			const char *lglob = "*";
+			if (at) {
+				*at = 0;
+				lglob = at + 1;
+			}
+			for (char *e = sel + strlen(sel); e > sel && (e[-1] == ' ' || e[-1] == '\t');)
+				*--e = 0;
+			if (!*sel || !rule_matches(sel, r))
+				continue;
+			if (layer ? fnmatch(lglob, layer, 0) != 0 : strcmp(lglob, "*") != 0)
+				continue;
+			snprintf(reason, sizeof reason, "%s", why);
+			return reason;
+		}
+	}
+	return NULL;
+}
+
+const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *layer, const struct al_rule *r,
+			const char **kind)
+{
+	struct ci *ci = ctx;
+	for (size_t i = 0; i < ci->n_sup; i++) {
+		const struct sup *x = &ci->sup[i];
+		if (!rule_matches(x->rule, r))
+			continue;
+		/* no layer: every finding of the model, model-level ones included */
+		if (x->layer && (!layer || fnmatch(x->layer, layer, 0) != 0))
+			continue;
+		if (x->model && !glob_model(x->model, s, ci->cfg_dir))
+			continue;
+		*kind = "config";
+		return x->reason;
+	}
+	if (ci->metadata) {
+		const char *why = metadata_accepts(s, layer, r);
+		if (why) {
+			*kind = "metadata";
+			return why;
+		}
+	}
+	if (ci->n_base) {
+		char *key = model_key(s, ci->base_dir);
+		for (size_t i = 0; key && i < ci->n_base; i++) {
+			const struct bentry *b = &ci->base[i];
+			if (strcmp(b->rule, r->id) == 0 && strcmp(b->model, key) == 0 &&
+			    strcmp(b->layer, layer ? layer : "") == 0) {
+				free(key);
+				*kind = "baseline";
+				return "in the baseline";
+			}
+		}
+		free(key);
+	}
+	return NULL;
+}
+
+bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; items[i].model && k < al_model_count(items[i].model); k++) {
+			const struct al_submodel *s = al_model_get(items[i].model, k);
+			for (uint32_t u = 0; u < s->n_user_defined; u++)
+				if (s->user_defined[u].key && strcmp(s->user_defined[u].key, META_KEY) == 0)
+					ci->metadata = true;
+		}
+	return ci->n_sup || ci->n_base || ci->metadata;
+}
+
+int ci_fail_on(const struct ci *ci, const char *path, int fail_on)
+{
+	struct al_submodel sm = {.path = path, .file = path};
+	for (size_t i = 0; ci && i < ci->n_pm; i++)
+		if (ci->pm[i].fail_on >= 0 && glob_model(ci->pm[i].glob, &sm, ci->cfg_dir))
+			fail_on = ci->pm[i].fail_on;
+	return fail_on;
+}
+
+/* ================================================================ the baseline */
+
+#define BASELINE_MAX (16u << 20)
+
+static int load_baseline(struct ci *ci, const char *path)
+{
+	al_diags *d = al_diags_new();
+	int fd;
+	struct stat st;
+	if (!d)
+		return EXIT_IO;
+	enum al_status ost = ali_open_regular(path, NULL, &fd, &st, d);
+	if (ost != AL_OK) {
+		print_errors(path, d);
+		al_diags_free(d);
+		return status_exit(ost);
+	}
+	al_diags_free(d);
+	if (st.st_size > (off_t)BASELINE_MAX) {
+		close(fd);
+		error_at(path, "baseline larger than %u bytes", BASELINE_MAX);
+		return EXIT_INVALID;
+	}
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return EXIT_IO;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (n == cap - 1)
+			break;
+	}
+	close(fd);
+	buf[n] = 0;
+	json_tokener *tok = json_tokener_new_ex(32);
+	json_object *root = tok ? json_tokener_parse_ex(tok, buf, (int)n) : NULL;
+	enum json_tokener_error jerr = tok ? json_tokener_get_error(tok) : json_tokener_error_depth;
+	size_t at = tok ? json_tokener_get_parse_end(tok) : 0;
+	json_tokener_free(tok);
+	free(buf);
+	json_object *arr = NULL, *ver = NULL;
+	if (!root || jerr != json_tokener_success) {
+		error_at(path, "not a baseline: JSON error at byte %zu: %s", at, json_tokener_error_desc(jerr));
+		json_object_put(root);
+		return EXIT_INVALID;
+	}
+	if (!json_object_object_get_ex(root, "anelint_baseline", &ver) || json_object_get_int(ver) != 1 ||
+	    !json_object_object_get_ex(root, "findings", &arr) || !json_object_is_type(arr, json_type_array)) {
+		error_at(path, "not a baseline: expected {\"anelint_baseline\": 1, \"findings\": [...]} "
+			       "(anelint --write-baseline writes one)");
+		json_object_put(root);
+		return EXIT_INVALID;
+	}
+	size_t len = json_object_array_length(arr);
+	ci->base = calloc(len ? len : 1, sizeof *ci->base);
+	if (!ci->base) {
+		json_object_put(root);
+		return EXIT_IO;
+	}
+	for (size_t i = 0; i < len; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *m, *l, *r;
+		if (!json_object_is_type(e, json_type_object) || !json_object_object_get_ex(e, "model", &m) ||
+		    !json_object_object_get_ex(e, "layer", &l) || !json_object_object_get_ex(e, "rule", &r) ||
+		    !json_object_is_type(m, json_type_string) || !json_object_is_type(l, json_type_string) ||
+		    !json_object_is_type(r, json_type_string)) {
+			fputs("anelint: error: ", stderr);
+			put_text(stderr, path, CLI_NAME_MAX);
+			fprintf(stderr, ": findings[%zu]: expected an object with the strings model, layer, rule\n", i);
+			json_object_put(root);
+			return EXIT_INVALID;
+		}
+		struct bentry *b = &ci->base[ci->n_base++];
+		b->model = strdup(json_object_get_string(m));
+		b->layer = strdup(json_object_get_string(l));
+		b->rule = strdup(json_object_get_string(r));
+		if (!b->model || !b->layer || !b->rule) {
+			json_object_put(root);
+			return EXIT_IO;
+		}
+	}
+	json_object_put(root);
+	return EXIT_ALL_ANE;
+}
+
+struct bw {
+	json_object *arr;
+	const char *anchor;
+	const struct al_submodel *s;
+	char *key;
+	struct ci *ci;
+};
+
+static void add_bentry(struct bw *w, const char *layer, const struct al_rule *r)
+{
+	const char *kind;
+	if (ci_accepted(w->ci, w->s, *layer ? layer : NULL, r, &kind))
+		return; /* suppressed in the configuration or the model: not the baseline's */
+	size_t n = json_object_array_length(w->arr);
+	for (size_t i = 0; i < n; i++) { /* once per (model, layer, rule) */
+		json_object *e = json_object_array_get_idx(w->arr, i);
+		if (strcmp(json_object_get_string(json_object_object_get(e, "model")), w->key) == 0 &&
+		    strcmp(json_object_get_string(json_object_object_get(e, "layer")), layer) == 0 &&
+		    strcmp(json_object_get_string(json_object_object_get(e, "rule")), r->id) == 0)
+			return;
+	}
+	json_object *e = json_object_new_object();
+	json_object_object_add(e, "model", json_object_new_string(w->key));
+	json_object_object_add(e, "layer", json_object_new_string(layer));
+	json_object_object_add(e, "rule", json_object_new_string(r->id));
+	json_object_array_add(w->arr, e);
+}
+
+static void node_entries(void *ctx, const struct al_node *n)
+{
+	struct bw *w = ctx;
+	const struct al_verdict *v = &n->verdict;
+	for (uint32_t i = 0; i < v->n_rules; i++)
+		if (v->rules[i]->kind != AL_RULE_WARN)
+			add_bentry(w, n->name ? n->name : "", v->rules[i]);
+	if (v->moved_by && v->moved_by->scope != AL_SCOPE_MODEL)
+		add_bentry(w, n->name ? n->name : "", v->moved_by);
+}
+
+static bool write_json(int fd, void *ctx)
+{
+	const char *s = json_object_to_json_string_ext(ctx, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								    JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t k = write(fd, s, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		s += k;
+		n -= (size_t)k;
+	}
+	return write(fd, "\n", 1) == 1;
+}
+
+/* Sorted: the file changes only where findings change (a diff a reviewer reads). */
+static int entry_cmp(const void *a, const void *b)
+{
+	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
+	static const char *const keys[] = {"model", "layer", "rule"};
+	for (int i = 0; i < 3; i++) {
+		int c = strcmp(json_object_get_string(json_object_object_get(x, keys[i])),
+			       json_object_get_string(json_object_object_get(y, keys[i])));
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n)
+{
+	char *anchor = dir_of(path); /* the directory the file goes in (it may not exist yet) */
+	if (!anchor) {
+		char *copy = strdup(path);
+		char *slash = copy ? strrchr(copy, '/') : NULL;
+		if (slash)
+			*slash = 0;
+		anchor = realpath(slash ? copy : ".", NULL);
+		free(copy);
+	}
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; items[i].model && k < al_model_count(items[i].model); k++) {
+			const struct al_submodel *s = al_model_get(items[i].model, k);
+			struct bw w = {.arr = arr, .anchor = anchor, .s = s, .key = model_key(s, anchor), .ci = ci};
+			if (!w.key)
+				continue;
+			ali_walk_nodes(s, node_entries, &w);
+			for (uint32_t f = 0; f < s->n_findings; f++)
+				if (s->findings[f].rule->kind != AL_RULE_WARN)
+					add_bentry(&w, "", s->findings[f].rule);
+			free(w.key);
+		}
+	json_object_array_sort(arr, entry_cmp);
+	json_object_object_add(root, "anelint_baseline", json_object_new_int(1));
+	json_object_object_add(root, "note", json_object_new_string(
+		"findings anelint accepts (--baseline): model (relative to this file), layer ('' for the "
+		"model), rule; written by anelint --write-baseline"));
+	json_object_object_add(root, "findings", arr);
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? ali_write_atomic(path, write_json, root, d) : AL_E_NOMEM;
+	if (st != AL_OK && d)
+		print_errors(path, d);
+	al_diags_free(d);
+	json_object_put(root);
+	free(anchor);
+	if (st != AL_OK)
+		return EXIT_IO;
+	return EXIT_ALL_ANE;
+}
+
+/* ================================================================ the configuration */
+
+static const char *const top_keys[] = {"target", "os", "policy", "fail_on", "rules", "select", "ignore",
+				       "baseline", "switch_cost"};
+static const char *const sup_keys[] = {"model", "layer", "rule", "reason"};
+static const char *const model_keys[] = {"path", "fail_on"};
+static const char *const tables[] = {"suppress", "model"};
+
+static void cfg_error(const struct ci *ci, const struct ali_cfg_entry *e, const char *msg, const char *arg,
+		      const char *hint)
+{
+	fputs("anelint: error: ", stderr);
+	put_text(stderr, ci->cfg_path, CLI_NAME_MAX);
+	fprintf(stderr, ": line %u: ", e->line);
+	const char *conv = strstr(msg, "%s");
+	if (conv) {
+		fwrite(msg, 1, (size_t)(conv - msg), stderr);
+		put_text(stderr, arg, CLI_NAME_MAX);
+		fputs(conv + 2, stderr);
+	} else {
+		fputs(msg, stderr);
+	}
+	if (hint) {
+		fputs(" (did you mean '", stderr);
+		put_text(stderr, hint, CLI_NAME_MAX);
+		fputs("'?)", stderr);
+	}
+	fputc('\n', stderr);
+}
+
+/* A path from the configuration: relative to its directory. */
+static const char *cfg_path(struct ci *ci, const char *p)
+{
+	if (p[0] == '/' || !ci->cfg_dir)
+		return own(ci, p);
+	size_t n = strlen(ci->cfg_dir) + strlen(p) + 2;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%s/%s", ci->cfg_dir, p);
+	const char *r = own(ci, s);
+	free(s);
+	return r;
+}
+
+static const char *want_string(const struct ci *ci, const struct ali_cfg_entry *e)
+{
+	if (e->v.type == AL_CFG_STRING)
+		return e->v.s;
+	cfg_error(ci, e, "'%s' takes a \"string\"", e->key, NULL);
+	return NULL;
+}
+
+static int parse_fail_on(const char *s)
+{
+	static const char *const names[] = {"any", "cpu", "gpu", "never"};
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* Apply the configuration's top-level keys to the options not given on the
+ * command line; collect suppressions and per-model settings. */
+static int apply_config(struct ci *ci, struct cli *c)
+{
+	const struct ali_config *cfg = ci->cfg;
+	for (size_t i = 0; i < cfg->n; i++) {
+		const struct ali_cfg_entry *e = &cfg->e[i];
+		if (e->table && !e->array_table) {
+			cfg_error(ci, e, "[%s] is not a table anelint reads: [[suppress]] and [[model]] are", e->table,
+				  ci_nearest(e->table, tables, 2));
+			return EXIT_USAGE;
+		}
+		if (e->table && strcmp(e->table, "suppress") != 0 && strcmp(e->table, "model") != 0) {
+			cfg_error(ci, e, "[[%s]] is not a table anelint reads: [[suppress]] and [[model]] are", e->table,
+				  ci_nearest(e->table, tables, 2));
+			return EXIT_USAGE;
+		}
+		if (e->table)
+			continue;
+		size_t k;
+		for (k = 0; k < sizeof top_keys / sizeof *top_keys; k++)
+			if (strcmp(e->key, top_keys[k]) == 0)
+				break;
+		if (k == sizeof top_keys / sizeof *top_keys) {
+			cfg_error(ci, e, "unknown key '%s'", e->key,
+				  ci_nearest(e->key, top_keys, sizeof top_keys / sizeof *top_keys));
+			return EXIT_USAGE;
+		}
+		if (strcmp(e->key, "select") == 0 || strcmp(e->key, "ignore") == 0) {
+			bool sel = e->key[0] == 's';
+			/* the command line's selection replaces the configuration's */
+			if ((sel ? c->select.n : c->ignore.n) > 0)
+				continue;
+			char ***v = sel ? &ci->sel : &ci->ign;
+			size_t *n = sel ? &ci->n_sel : &ci->n_ign;
+			if (e->v.type == AL_CFG_STRING) {
+				if (!add_selectors(ci, v, n, e->v.s))
+					return EXIT_IO;
+			} else if (e->v.type == AL_CFG_ARRAY) {
+				for (size_t j = 0; j < e->v.n_items; j++)
+					if (!add_selectors(ci, v, n, e->v.items[j]))
+						return EXIT_IO;
+			} else {
+				cfg_error(ci, e, "'%s' takes a list of rule ids, e.g. [\"ANE046\", \"ANE07\"]", e->key, NULL);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
+		const char *s = want_string(ci, e);
+		if (!s)
+			return EXIT_USAGE;
+		const char **field = strcmp(e->key, "target") == 0 ? &c->target
+				   : strcmp(e->key, "os") == 0 ? &c->os
+				   : strcmp(e->key, "policy") == 0 ? &c->policy
+				   : strcmp(e->key, "fail_on") == 0 ? &c->fail_on
+				   : strcmp(e->key, "switch_cost") == 0 ? &c->switch_cost
+				   : strcmp(e->key, "rules") == 0 ? &c->rules
+				   : &c->baseline;
+		if (*field || (field == &c->baseline && c->write_baseline))
+			continue; /* the command line wins */
+		bool is_path = field == &c->rules || field == &c->baseline;
+		*field = is_path ? cfg_path(ci, s) : own(ci, s);
+		if (!*field)
+			return EXIT_IO;
+	}
+	/* [[suppress]] and [[model]]: one element per index */
+	for (size_t i = 0; i < cfg->n; i++) {
+		const struct ali_cfg_entry *e = &cfg->e[i];
+		if (!e->table)
+			continue;
+		bool sup = strcmp(e->table, "suppress") == 0;
+		const char *const *keys = sup ? sup_keys : model_keys;
+		size_t nk = sup ? 4 : 2;
+		size_t k;
+		for (k = 0; k < nk; k++)
+			if (strcmp(e->key, keys[k]) == 0)
+				break;
+		if (k == nk) {
+			cfg_error(ci, e, "unknown key '%s'", e->key, ci_nearest(e->key, keys, nk));
+			return EXIT_USAGE;
+		}
+		const char *s = want_string(ci, e);
+		if (!s)
+			return EXIT_USAGE;
+		if (sup) {
+			while (ci->n_sup <= e->index) {
+				struct sup *v = realloc(ci->sup, (ci->n_sup + 1) * sizeof *v);
+				if (!v)
+					return EXIT_IO;
+				ci->sup = v;
+				memset(&ci->sup[ci->n_sup++], 0, sizeof *v);
+			}
+			struct sup *x = &ci->sup[e->index];
+			x->line = x->line ? x->line : e->line;
+			const char **f = k == 0 ? &x->model : k == 1 ? &x->layer : k == 2 ? &x->rule : &x->reason;
+			*f = own(ci, s);
+		} else {
+			while (ci->n_pm <= e->index) {
+				struct per_model *v = realloc(ci->pm, (ci->n_pm + 1) * sizeof *v);
+				if (!v)
+					return EXIT_IO;
+				ci->pm = v;
+				ci->pm[ci->n_pm++] = (struct per_model){.glob = NULL, .fail_on = -1};
+			}
+			struct per_model *x = &ci->pm[e->index];
+			if (k == 0) {
+				x->glob = own(ci, s);
+			} else if ((x->fail_on = parse_fail_on(s)) < 0) {
+				cfg_error(ci, e, "fail_on takes any, cpu, gpu or never, not '%s'", s, NULL);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	for (size_t i = 0; i < ci->n_sup; i++) {
+		const struct sup *x = &ci->sup[i];
+		struct ali_cfg_entry at = {.line = x->line};
+		if (!x->rule) {
+			cfg_error(ci, &at, "[[suppress]] needs a rule (an id, a prefix or a name)", NULL, NULL);
+			return EXIT_USAGE;
+		}
+		if (!x->reason || !x->reason[strspn(x->reason, " \t")]) {
+			cfg_error(ci, &at, "[[suppress]] of %s needs a reason: why the finding is accepted", x->rule,
+				  NULL);
+			return EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < ci->n_pm; i++)
+		if (!ci->pm[i].glob) {
+			fputs("anelint: error: ", stderr);
+			put_text(stderr, ci->cfg_path, CLI_NAME_MAX);
+			fputs(": [[model]] needs a path (a glob of model paths)\n", stderr);
+			return EXIT_USAGE;
+		}
+	return EXIT_ALL_ANE;
+}
+
+/* anelint.toml, then .anelint.toml, in dir and each parent. */
+static char *find_config(const char *start)
+{
+	char *dir = realpath(start, NULL);
+	for (int depth = 0; dir && depth < 64; depth++) {
+		static const char *const names[] = {"anelint.toml", ".anelint.toml"};
+		for (int i = 0; i < 2; i++) {
+			size_t n = strlen(dir) + strlen(names[i]) + 2;
+			char *p = malloc(n);
+			if (!p)
+				break;
+			snprintf(p, n, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, names[i]);
+			struct stat st;
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+				free(dir);
+				return p;
+			}
+			free(p);
+		}
+		if (strcmp(dir, "/") == 0)
+			break;
+		char *slash = strrchr(dir, '/');
+		if (slash == dir)
+			slash[1] = 0;
+		else if (slash)
+			*slash = 0;
+	}
+	free(dir);
+	return NULL;
+}
+
+int ci_setup(struct cli *c, struct ci **out)
+{
+	struct ci *ci = calloc(1, sizeof *ci);
+	*out = ci;
+	if (!ci)
+		return EXIT_IO;
+	if (c->config && c->no_config)
+		return usage_error(NULL, "--config and --no-config: give one%s", "");
+	if (!c->no_config) {
+		if (c->config) {
+			ci->cfg_path = strdup(c->config);
+		} else {
+			if (c->n_paths > 0) { /* upward from the first model, else the working directory */
+				char *d = dir_of(c->paths[0]);
+				ci->cfg_path = d ? find_config(d) : NULL;
+				free(d);
+			}
+			if (!ci->cfg_path)
+				ci->cfg_path = find_config(".");
+		}
+	}
+	if (ci->cfg_path) {
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		enum al_status st = ali_config_load(ci->cfg_path, &ci->cfg, d);
+		if (st != AL_OK) {
+			print_errors(ci->cfg_path, d);
+			al_diags_free(d);
+			return st == AL_E_FORMAT ? EXIT_USAGE : status_exit(st);
+		}
+		al_diags_free(d);
+		ci->cfg_dir = dir_of(ci->cfg_path);
+		int rc = apply_config(ci, c);
+		if (rc)
+			return rc;
+	}
+	if (c->baseline && c->write_baseline)
+		return usage_error(NULL, "--baseline and --write-baseline: give one%s", "");
+	if (c->baseline && !c->write_baseline) {
+		ci->base_path = strdup(c->baseline);
+		ci->base_dir = dir_of(c->baseline);
+		int rc = load_baseline(ci, c->baseline);
+		if (rc)
+			return rc;
+	}
+	return EXIT_ALL_ANE;
+}
+
+void ci_free(struct ci *ci)
+{
+	if (!ci)
+		return;
+	ali_config_free(ci->cfg);
+	free(ci->cfg_path);
+	free(ci->cfg_dir);
+	free(ci->sel);
+	free(ci->ign);
+	free(ci->sup);
+	free(ci->pm);
+	for (size_t i = 0; i < ci->n_base; i++) {
+		free(ci->base[i].model);
+		free(ci->base[i].layer);
+		free(ci->base[i].rule);
+	}
+	free(ci->base);
+	free(ci->base_path);
+	free(ci->base_dir);
+	for (size_t i = 0; i < ci->n_owned; i++)
+		free(ci->owned[i]);
+	free(ci->owned);
+	for (size_t i = 0; i < ci->n_path_copies; i++)
+		free(ci->path_copies[i]);
+	free(ci->path_copies);
+	free(ci);
+}
+
+/* ================================================================ directories */
+
+/* What a directory argument is searched for: one row per model format. */
+static const struct model_ext {
+	const char *ext;
+	bool is_dir; /* a package directory: a model, not descended into */
+} model_exts[] = {
+	{".mlmodel", false},
+	{".mlpackage", true},
+};
+#define N_MODEL_EXTS (sizeof model_exts / sizeof model_exts[0])
+#define DIR_MAX_DEPTH 32
+#define DIR_MAX_MODELS 10000
+
+static const struct model_ext *model_ext_of(const char *name)
+{
+	size_t n = strlen(name);
+	while (n > 1 && name[n - 1] == '/') /* "x.mlpackage/" */
+		n--;
+	for (size_t i = 0; i < N_MODEL_EXTS; i++) {
+		size_t e = strlen(model_exts[i].ext);
+		if (n > e && strcasecmp(name + n - e, model_exts[i].ext) == 0)
+			return &model_exts[i];
+	}
+	return NULL;
+}
+
+static bool keep_path(struct ci *ci, char *p)
+{
+	if (ci->n_path_copies >= DIR_MAX_MODELS) {
+		free(p);
+		return false;
+	}
+	char **v = realloc(ci->path_copies, (ci->n_path_copies + 1) * sizeof *v);
+	if (!v) {
+		free(p);
+		return false;
+	}
+	ci->path_copies = v;
+	v[ci->n_path_copies++] = p;
+	return true;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every model under dir, in name order (so the output does not depend on the
+ * file system's order); symbolic links to directories are not followed. */
+static int search_dir(struct ci *ci, const char *dir, int depth, size_t *found)
+{
+	if (depth > DIR_MAX_DEPTH)
+		return EXIT_ALL_ANE;
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		error_at(dir, "cannot read the directory: %s", strerror(errno));
+		return EXIT_IO;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(dp)) && n < 100000) {
+		if (de->d_name[0] == '.')
+			continue;
+		char **v = realloc(names, (n + 1) * sizeof *v);
+		if (!v)
+			break;
+		names = v;
+		if (!(names[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof *names, name_cmp);
+	int rc = EXIT_ALL_ANE;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		char *p = malloc(len);
+		if (!p) {
+			rc = EXIT_IO;
+			break;
+		}
+		snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
+		struct stat st;
+		const struct model_ext *me = model_ext_of(names[i]);
+		if (lstat(p, &st) != 0) {
+			free(p);
+			continue;
+		}
+		bool isdir = S_ISDIR(st.st_mode);
+		if (me && me->is_dir == isdir) {
+			if (keep_path(ci, p))
+				(*found)++;
+		} else if (isdir && !S_ISLNK(st.st_mode)) {
+			rc = search_dir(ci, p, depth + 1, found);
+			free(p);
+			if (rc)
+				break;
+		} else {
+			free(p);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* A directory argument to search: not a model's own (a package, by its name or
+ * its Manifest.json). */
+static bool searched_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || model_ext_of(path))
+		return false;
+	size_t n = strlen(path) + sizeof "/Manifest.json";
+	char *m = malloc(n);
+	bool manifest = false;
+	if (m) {
+		snprintf(m, n, "%s/Manifest.json", path);
+		manifest = lstat(m, &st) == 0;
+		free(m);
+	}
+	return !manifest;
+}
+
+int ci_expand_paths(struct ci *ci, struct cli *c)
+{
+	bool any = false;
+	for (int i = 0; i < c->n_paths; i++)
+		any |= searched_dir(c->paths[i]);
+	if (!any)
+		return EXIT_ALL_ANE;
+	size_t n = 0;
+	const char **paths = NULL;
+	for (int i = 0; i < c->n_paths; i++) {
+		size_t first = ci->n_path_copies, found = 0;
+		if (searched_dir(c->paths[i])) {
+			int rc = search_dir(ci, c->paths[i], 0, &found);
+			if (rc) {
+				free(paths);
+				return rc;
+			}
+			if (!found) {
+				error_at(c->paths[i], "no model in this directory (searched for .mlmodel and "
+						      ".mlpackage, recursively)");
+				free(paths);
+				return EXIT_INVALID;
+			}
+		}
+		size_t add = found ? found : 1;
+		const char **v = realloc(paths, (n + add) * sizeof *v);
+		if (!v) {
+			free(paths);
+			return EXIT_IO;
+		}
+		paths = v;
+		if (found)
+			for (size_t k = 0; k < found; k++)
+				paths[n++] = ci->path_copies[first + k];
+		else
+			paths[n++] = c->paths[i];
+	}
+	free((void *)c->paths); /* parse_args' array: main frees the new one */
+	c->paths = paths;
+	c->n_paths = (int)n;
+	return EXIT_ALL_ANE;
+}
