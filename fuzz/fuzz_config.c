@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_config.c: libFuzzer harness for the project configuration (anelint.toml,
  * src/report/config.c). The input is the text of a configuration file, parsed
  * from memory with ali_config_parse. Promises checked:

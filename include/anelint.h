@@ -446,7 +446,7 @@ struct al_check_opts {
 	void *rule_on_ctx;
 };
 /* Whether o's rule selection keeps r (true when o or o->rule_on is NULL). */
-bool al_check_rule_on(const struct al_check_opts *o, const struct al_rule *r);
+AL_API bool al_check_rule_on(const struct al_check_opts *o, const struct al_rule *r);
 /* Infer shapes and cost for every node (runs on its own or from al_model_check,
  * which needs shapes for shape-dependent rules). Idempotent. */
 AL_API enum al_status al_model_infer_shapes(al_model *m, al_diags *d);
@@ -647,7 +647,7 @@ AL_API bool al_analysis_fails(const al_analysis *a, enum al_fail_on fail_on);
  * a layer/op off the ANE that fail_on counts fails unless every fallback rule on
  * it (or the rule that moved it) is accepted; a layer moved only by the
  * partition policy follows the layers that caused it. */
-bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o);
+AL_API bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o);
 
 /* Whether any sub-model of a checked model has work off the ANE that `fail_on` counts. */
 AL_API bool al_model_fails(const al_model *m, enum al_fail_on fail_on);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/ci_cli.sh: what a user meets running anelint in CI (issue 19): each
 # output that used to mislead, with its regression test. Fixtures from tests/data.
 set -u

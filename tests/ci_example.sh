@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/ci_example.sh: examples/ci end to end. The sample project (its anelint.toml,
 # baseline, GitHub Actions workflow and pre-commit hook) is copied into a temporary
 # directory with fixtures as its models; the workflow's and the hook's own commands

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """readme.py: the README's example outputs are the program's outputs.
 
     python3 tests/readme.py ANELINT README.md

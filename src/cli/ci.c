@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ci.c: what anelint needs to live in CI (issue 19), for check, plan and report:
  *   - the project configuration (anelint.toml / .anelint.toml found upward from
  *     the first model, else from the working directory; --config FILE;

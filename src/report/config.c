@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.c: the project configuration file (anelint.toml), a subset of TOML.
  *
  * Debian has no C TOML library (only C++'s cpptoml, and Perl, Python and Go

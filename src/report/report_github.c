@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_github.c: `--format github`, GitHub Actions workflow commands
  * ("::error file=...,title=...::message"), which the Actions log turns into
  * annotations on the pull request's files. One line per layer/op that falls
