@@ -394,15 +394,15 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		m->compiled.esp_stage[stage] = true;
 	}
 	const char *at = f.shown;
-	ali_diag_add(d, AL_SEV_NOTE, at, UINT64_MAX, NULL, NULL,
+	ali_diag_add(d, AL_SEV_WARNING, at, UINT64_MAX, NULL, NULL,
 		    "compiled by espresso: %zu layers with espresso's names; weights stay in "
 		    "model.espresso.weights (counted, not attached to the layers)", n);
 	if (E.fused)
-		ali_diag_add(d, AL_SEV_NOTE, at, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_WARNING, at, UINT64_MAX, NULL, NULL,
 			    "%u layers carry a fused activation (fused_relu / has_relu): the source's "
 			    "separate activation layers are not in the compiled model", E.fused);
 	if (E.fused_tanh || E.batchnorm)
-		ali_diag_add(d, AL_SEV_NOTE, at, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_WARNING, at, UINT64_MAX, NULL, NULL,
 			    "%u layers carry a fused tanh and %u a fused batch norm", E.fused_tanh,
 			    E.batchnorm);
 	if (E.inferred)
@@ -451,8 +451,26 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 		for (uint32_t g = 0; g < sub->n_graphs; g++)
 			rename_nodes(m, sub->graphs[g], 0);
 	}
+	/* what `info` shows of the compiler: the root's metadata, keys compiled.* */
+	struct al_submodel *root = m->n_subs ? m->subs[0] : NULL;
+	const char *meta = m->compiled.metadata
+				   ? m->compiled.metadata
+				   : "none (no metadata.json: written by a compiler before 2020, or dropped)";
+	if (root) {
+		uint32_t n = root->n_user_defined, k = n;
+		struct al_keyval *kv = ali_arena_array(&m->arena, n + 2, sizeof *kv);
+		if (kv) {
+			if (n)
+				memcpy(kv, root->user_defined, n * sizeof *kv);
+			if (m->compiled.compiler)
+				kv[k++] = (struct al_keyval){"compiled.compiler", m->compiled.compiler};
+			kv[k++] = (struct al_keyval){"compiled.metadata", meta};
+			root->user_defined = kv;
+			root->n_user_defined = k;
+		}
+	}
 	for (uint32_t i = 0; i < m->compiled.n_esp_types; i++)
-		ali_diag_add(d, AL_SEV_NOTE, m->path, UINT64_MAX, NULL, NULL,
+		ali_diag_add(d, AL_SEV_WARNING, m->path, UINT64_MAX, NULL, NULL,
 			    "espresso layer type '%s' has no known NeuralNetwork kind: its layers "
 			    "are listed as espresso.%s and the rules report them unknown",
 			    m->compiled.esp_types[i], m->compiled.esp_types[i]);

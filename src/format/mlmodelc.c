@@ -411,7 +411,7 @@ static enum al_status build(struct cc *c, const char *rel, int depth, struct al_
 		/* the parameters stay in coremldata.bin's compiled form: the model is
 		 * named and described, its contents are not read */
 		ali_buf_len(out, cd.type, "", 0);
-		ali_diag_add(c->d, AL_SEV_NOTE, f.shown, 0, NULL, NULL,
+		ali_diag_add(c->d, AL_SEV_WARNING, f.shown, 0, NULL, NULL,
 			    "compiled model of type code %u (%s): its parameters are in the compiled "
 			    "binary form, which anelint does not read", cd.type, kind);
 		break;
