@@ -8,8 +8,8 @@
  * and are not put back into the layers (never copied: their sizes are counted
  * into the weight statistics), and a few espresso types or codes have no known
  * NeuralNetwork kind. Those layers keep their espresso type as the node type,
- * with a kind the rules do not know, so they are reported "unknown"; every such
- * loss is said once in a note.
+ * with a kind no rule knows (like an unknown layer of a .mlmodel); every such
+ * loss is said once in a warning.
  *
  * Mapping (espresso type -> NeuralNetworkLayer member), from the corpus:
  *   convolution -> convolution, inner_product -> innerProduct, pool -> pooling
@@ -472,6 +472,7 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 	for (uint32_t i = 0; i < m->compiled.n_esp_types; i++)
 		ali_diag_add(d, AL_SEV_WARNING, m->path, UINT64_MAX, NULL, NULL,
 			    "espresso layer type '%s' has no known NeuralNetwork kind: its layers "
-			    "are listed as espresso.%s and the rules report them unknown",
+			    "are listed as espresso.%s, no rule checks them and their unit is not known "
+			    "(shown as the default, ane)",
 			    m->compiled.esp_types[i], m->compiled.esp_types[i]);
 }
