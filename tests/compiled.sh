@@ -59,6 +59,12 @@ grep -q 'compiled.metadata: metadata.json version 3.0, MLModelType_mlProgram' "$
 grep -q "fused activation" "$T/out" && grep -q "espresso layer type 'elementwise(operation 25)'" "$T/out" && ok ||
 	bad "check of an espresso model does not say what the compiled form lacks"
 
+# an espresso NeuralNetwork has no weights in its layers: run refuses it with one line, exit 3
+"$ANELINT" run --random tests/data/compiled/crafted_espresso.mlmodelc >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q 'runs compiled ML Programs only' "$T/err" && ok ||
+	bad "run of an espresso model: exit $rc $(head -c 200 "$T/err")"
+
 # a package and its compiled form agree bit for bit
 for p in tests/data/converted/lstm__mlp_ios17_fp16.mlpackage tests/data/converted/transformer_encoder__mlp_ios17_fp16.mlpackage; do
 	b=$(basename "$p" .mlpackage)

@@ -31,8 +31,6 @@
 
 #include <json-c/json.h>
 
-#define JSON_MAX (64u << 20) /* bytes of metadata.json / model.espresso.net */
-#define JSON_DEPTH 32
 
 struct cc {
 	struct al_model *m;
@@ -53,77 +51,11 @@ static enum al_status fail(struct cc *c, enum al_status st, const char *file, ui
 	return st;
 }
 
-/* dir/rel, checked to resolve below the model directory. *present false (and
- * AL_OK) when it does not exist. */
+/* dir/rel below the model directory (ali_mlmodelc_locate). */
 static enum al_status locate(struct cc *c, const char *rel, char out[PATH_MAX], const char **shown,
 			     bool *present)
 {
-	*present = false;
-	*shown = ali_arena_printf(&c->m->arena, "%s/%s", c->dir, rel);
-	if (!*shown)
-		return AL_E_NOMEM;
-	if (!realpath(*shown, out)) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return AL_OK;
-		return fail(c, AL_E_IO, *shown, UINT64_MAX, "cannot open: %s", strerror(errno));
-	}
-	size_t n = strlen(c->real);
-	if (strncmp(out, c->real, n) != 0 || out[n] != '/')
-		return fail(c, AL_E_FORMAT, *shown, UINT64_MAX,
-			    "resolves to %.200s, outside the compiled model %.200s", out, c->real);
-	*present = true;
-	return AL_OK;
-}
-
-enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
-				const char *rel, al_diags *d)
-{
-	struct cc c = {.m = m, .d = d, .dir = dir};
-	memset(f, 0, sizeof *f);
-	if (!realpath(dir, c.real))
-		return fail(&c, AL_E_IO, dir, UINT64_MAX, "cannot open: %s", strerror(errno));
-	char real[PATH_MAX];
-	enum al_status st = locate(&c, rel, real, &f->shown, &f->present);
-	if (st || !f->present)
-		return st;
-	st = ali_map_file(real, f->shown, &f->map, d);
-	return st;
-}
-
-/* A JSON document of at most JSON_MAX bytes, JSON_DEPTH deep. */
-struct json_object *ali_json_read(al_span s, const char *shown, al_diags *d)
-{
-	if (s.n == 0 || s.n > JSON_MAX || s.n > INT_MAX) {
-		ali_diag_add(d, AL_SEV_ERROR, shown, UINT64_MAX, NULL, NULL,
-			    s.n ? "%zu bytes of JSON; more than 64 MiB is refused" : "empty file (%zu bytes)",
-			    s.n);
-		return NULL;
-	}
-	struct json_tokener *tok = json_tokener_new_ex(JSON_DEPTH);
-	if (!tok) {
-		ali_diag_add(d, AL_SEV_ERROR, shown, UINT64_MAX, NULL, NULL, "out of memory");
-		return NULL;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	struct json_object *top = json_tokener_parse_ex(tok, (const char *)s.p, (int)s.n);
-	enum json_tokener_error e = json_tokener_get_error(tok);
-	size_t end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (!top) {
-		ali_diag_add(d, AL_SEV_ERROR, shown, end, NULL, NULL, "invalid JSON: %s",
-			    e == json_tokener_continue ? "unexpected end of file"
-							: json_tokener_error_desc(e));
-		return NULL;
-	}
-	while (end < s.n && (s.p[end] == ' ' || s.p[end] == '\t' || s.p[end] == '\n' || s.p[end] == '\r'))
-		end++;
-	if (end < s.n) {
-		ali_diag_add(d, AL_SEV_ERROR, shown, end, NULL, NULL,
-			    "invalid JSON: unexpected data after the top-level value");
-		json_object_put(top);
-		return NULL;
-	}
-	return top;
+	return ali_mlmodelc_locate(c->m, c->dir, c->real, rel, out, shown, present, c->d);
 }
 
 /* ================================================================ coremldata.bin */
@@ -466,4 +398,16 @@ enum al_status ali_load_compiled(struct al_model *m, const char *dir, al_diags *
 	ali_espresso_finish(m, tmp, d);
 	al_diags_free(tmp);
 	return st;
+}
+
+const char *ali_compiled_unrunnable(const struct al_model *m)
+{
+	if (!m || !m->compiled.is_compiled)
+		return NULL;
+	for (size_t i = 0; i < m->n_subs; i++)
+		if (m->subs[i]->world == AL_WORLD_NN)
+			return "a NeuralNetwork compiled by espresso keeps its weights in "
+			       "model.espresso.weights, not in its layers: anelint runs compiled ML "
+			       "Programs only";
+	return NULL;
 }

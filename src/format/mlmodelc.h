@@ -6,6 +6,8 @@
 #include "model.h"
 #include "pbsplice.h"
 
+#include <limits.h>
+
 struct json_object;
 
 /* Open a compiled model directory into m (al_model_open calls it for a
@@ -19,6 +21,9 @@ struct al_mlmodelc_file {
 	const char *shown;
 	bool present;
 };
+enum al_status ali_mlmodelc_locate(struct al_model *m, const char *dir, const char *dir_real,
+				   const char *rel, char out[PATH_MAX], const char **shown, bool *present,
+				   al_diags *d);
 enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
 				const char *rel, al_diags *d);
 /* Parse a JSON document (bounded size and depth); NULL with an error in d. */
@@ -37,5 +42,9 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
  * espresso type, copy the walk's diagnostics from tmp to d (without its
  * warnings about those private field numbers), set the weight statistics. */
 void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d);
+
+/* Why the interpreter cannot run compiled model m (an espresso NeuralNetwork:
+ * its weights are not attached), or NULL. `run`, `verify` and `fp16` ask. */
+const char *ali_compiled_unrunnable(const struct al_model *m);
 
 #endif
