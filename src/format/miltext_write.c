@@ -7,6 +7,7 @@
 #include "miltext.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -203,7 +204,9 @@ static int64_t sext32(uint64_t u)
 	return x & 0x80000000u ? -(int64_t)(~x) - 1 : (int64_t)x;
 }
 
-static bool elems(struct w *W, al_span tv, int dt, struct items *I)
+/* want: the element count the type declares (sub-byte data is padded to whole
+ * bytes), or -1 when not known. */
+static bool elems(struct w *W, al_span tv, int dt, long long want, struct items *I)
 {
 	struct pb_iter it;
 	struct pb_field f;
@@ -290,8 +293,10 @@ static bool elems(struct w *W, al_span tv, int dt, struct items *I)
 						return false;
 				}
 			} else {
-				/* sub-byte: every whole element present */
+				/* sub-byte: the declared count, else every whole element present */
 				size_t count = n * 8 / (size_t)bits;
+				if (want >= 0 && (unsigned long long)want < count)
+					count = (size_t)want;
 				for (size_t i = 0; i < count; i++) {
 					unsigned u = 0;
 					for (int b = 0; b < bits; b++) {
@@ -389,7 +394,13 @@ static bool tensor_literal(struct w *W, al_span tt, al_span tv)
 	struct al_buf *saved = W->o, tmp = {0};
 	struct items I = {0};
 	W->o = &tmp;
-	bool ok = elems(W, tv, (int)dt, &I);
+	long long want = -1;
+	if (known && rank <= AL_MAX_RANK) {
+		want = 1;
+		for (int i = 0; i < rank && want >= 0; i++)
+			want = dims[i] >= 0 && (dims[i] == 0 || want <= LLONG_MAX / dims[i]) ? want * dims[i] : -1;
+	}
+	bool ok = elems(W, tv, (int)dt, want, &I);
 	W->o = saved;
 	if (ok && rank == 0 && I.n == 1) {
 		ali_buf_put(W->o, tmp.p, tmp.n);

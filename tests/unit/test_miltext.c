@@ -367,6 +367,24 @@ static void test_bad_text(void **state)
 		strcat(deep, "list<");
 	strcat(deep, "tensor<fp32, []>");
 	expect_error(deep, "line 2", "nested deeper than");
+	/* blocks nested past AL_MAX_DEPTH: refused, located */
+	static char blocks[16384];
+	strcpy(blocks, "program(1.0)\n{\n    func main<ios15>(tensor<bool, []> p) {\n");
+	for (int i = 0; i < 40; i++)
+		strcat(blocks, "tensor<bool, []> y = cond(pred = p) {\n");
+	expect_error(blocks, "line 36", "blocks nested deeper than 32");
+	/* sub-byte values print the declared count, not the padding */
+	const char *u1 = "program(1.0)\n{\n    func main<ios16>() {\n        tensor<uint1, [3]> c = "
+			 "const()[val = tensor<uint1, [3]>([1, 0, 1])];\n    } -> (c);\n}\n";
+	struct al_buf q = {0};
+	al_diags *dq = al_diags_new();
+	assert_int_equal(ali_mil_text_parse((al_span){(const uint8_t *)u1, strlen(u1)}, "u.mil", &q, dq), AL_OK);
+	size_t tn;
+	char *t = write_text((al_span){q.p, q.n}, &tn);
+	assert_non_null(strstr(t, "tensor<uint1, [3]>([1, 0, 1])"));
+	ali_free(t);
+	ali_buf_free(&q);
+	al_diags_free(dq);
 	/* a NUL byte */
 	struct al_buf pb = {0};
 	al_diags *d = al_diags_new();
