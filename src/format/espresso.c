@@ -37,6 +37,7 @@ struct esp {
 	uint64_t n_blobs;
 	bool have_weights;
 	uint32_t fused, fused_tanh, batchnorm, inferred, unknown, bad_blobs;
+	uint64_t layer_bytes; /* blob bytes of the layer being read */
 	struct al_weight_stats ws;
 };
 
@@ -123,6 +124,7 @@ static void blob(struct esp *E, struct json_object *l, const char *key, bool fp1
 		return;
 	}
 	uint64_t n = E->blob_size[id];
+	E->layer_bytes += n;
 	if (fp16)
 		E->ws.fp16 += n;
 	else
@@ -358,6 +360,12 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		return AL_E_FORMAT;
 	}
 	struct al_buf layer = {0}, p = {0};
+	uint32_t stage = m->compiled.n_stages ? m->compiled.n_stages - 1 : 0;
+	uint64_t *lb = n && stage < AL_ESPRESSO_STAGES ? ali_arena_array(&m->arena, n, sizeof *lb) : NULL;
+	if (lb) {
+		m->compiled.esp_layer_bytes[stage] = lb;
+		m->compiled.esp_n_layers[stage] = (uint32_t)n;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(layers, i);
 		const char *type = l && json_object_is_type(l, json_type_object) ? jstr(l, "type") : NULL;
@@ -373,7 +381,10 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		ali_buf_len(&layer, 1, name, strnlen(name, AL_MAX_NAME));
 		names(&layer, 2, jstr(l, "bottom"));
 		names(&layer, 3, jstr(l, "top"));
+		E.layer_bytes = 0;
 		uint32_t field = params(&E, l, type, &p);
+		if (lb)
+			lb[i] = E.layer_bytes;
 		ali_buf_len(&layer, field, p.p, p.n);
 		ali_buf_len(out, 1, layer.p, layer.n);
 	}
@@ -388,7 +399,6 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 	if (spec >= 4)
 		ali_buf_uint(out, 5, 1);
 
-	uint32_t stage = m->compiled.n_stages ? m->compiled.n_stages - 1 : 0;
 	if (stage < AL_ESPRESSO_STAGES && E.have_weights) {
 		m->compiled.esp_weights[stage] = E.ws;
 		m->compiled.esp_stage[stage] = true;
@@ -448,6 +458,17 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 		struct al_submodel *sub = m->subs[s];
 		if (s < AL_ESPRESSO_STAGES && m->compiled.esp_stage[s])
 			sub->weights = m->compiled.esp_weights[s];
+		/* each layer's weight bytes, for the cost model (cost.c) */
+		const struct al_graph *g0 = sub->world == AL_WORLD_NN && sub->n_graphs ? sub->graphs[0] : NULL;
+		for (uint32_t i = 0; g0 && s < AL_ESPRESSO_STAGES && m->compiled.esp_stage[s] &&
+				     i < g0->n_nodes && i < m->compiled.esp_n_layers[s];
+		     i++) {
+			struct al_node_src *src = (struct al_node_src *)g0->nodes[i].priv;
+			if (src) {
+				src->weights_elsewhere = true;
+				src->weight_bytes_elsewhere = m->compiled.esp_layer_bytes[s][i];
+			}
+		}
 		for (uint32_t g = 0; g < sub->n_graphs; g++)
 			rename_nodes(m, sub->graphs[g], 0);
 	}

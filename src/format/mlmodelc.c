@@ -253,7 +253,7 @@ static enum al_status build_pipeline(struct cc *c, const char *rel, int depth, u
 			break;
 	}
 	for (int k = 0; st == AL_OK && k < i; k++) {
-		char name[16];
+		char name[24];
 		snprintf(name, sizeof name, "model%d", k);
 		ali_buf_str(&pipe, 2, name);
 	}

@@ -72,6 +72,8 @@ struct al_model {
 		uint32_t n_esp_types;
 		struct al_weight_stats esp_weights[AL_ESPRESSO_STAGES]; /* per stage, build order */
 		bool esp_stage[AL_ESPRESSO_STAGES];
+		uint64_t *esp_layer_bytes[AL_ESPRESSO_STAGES]; /* per layer, in layer order */
+		uint32_t esp_n_layers[AL_ESPRESSO_STAGES];
 		uint32_t n_stages;
 	} compiled;
 	bool checked;
@@ -106,6 +108,10 @@ struct al_node_src {
 	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
 	 * al_model_infer_shapes ran. Read it with ali_node_in_shape. */
 	const struct al_shape *const *in_shapes;
+	/* a layer of a compiled espresso NeuralNetwork (espresso.c): its weights are
+	 * in model.espresso.weights, not in `params`; cost.c counts these bytes */
+	bool weights_elsewhere;
+	uint64_t weight_bytes_elsewhere;
 };
 struct al_mil_arg {
 	const char *param;

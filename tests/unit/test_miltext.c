@@ -502,6 +502,11 @@ static void test_compiled_espresso(void **state)
 	}
 	assert_true(fused);
 	assert_true(unknown);
+	/* the cost model counts each layer's blobs (the layers themselves carry none) */
+	assert_int_equal(al_model_check(m, NULL, d), AL_OK);
+	assert_int_equal(g->nodes[0].cost.param_bytes, 16 * 4 + 16 * 3 * 3 * 2);
+	assert_int_equal(g->nodes[4].cost.param_bytes, 8 * 16 * 4);
+	assert_int_equal(g->nodes[1].cost.param_bytes, 0);
 	al_model_free(m);
 	al_diags_free(d);
 }
