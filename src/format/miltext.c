@@ -1115,7 +1115,7 @@ enum al_status ali_mil_text_parse(al_span text, const char *name, struct al_buf 
 			    AL_MILTEXT_MAX_BYTES);
 		return AL_E_FORMAT;
 	}
-	if (memchr(text.p, '\0', text.n))
+	if (text.n && memchr(text.p, '\0', text.n))
 		err_at(&P, (size_t)((const uint8_t *)memchr(text.p, '\0', text.n) - text.p),
 		       "NUL byte in MIL text");
 	if (!P.failed && P.n >= 3 && memcmp(P.s, "\xEF\xBB\xBF", 3) == 0)

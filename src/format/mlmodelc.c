@@ -175,25 +175,20 @@ static enum al_status build_mil(struct cc *c, const char *rel, struct al_buf *mo
 		const char *s = (const char *)f.map.s.p;
 		size_t n = f.map.s.n < 4096 ? f.map.s.n : 4096;
 		char v1[64] = "", v2[64] = "";
-		for (size_t i = 0; i + 20 < n; i++) {
-			const char *k1 = "\"coremlc-version\", \"", *k2 = "\"coremlc-component-MIL\", \"";
-			char *dst = NULL;
-			size_t kl = 0;
-			if (memcmp(s + i, k1, strlen(k1)) == 0 && i + strlen(k1) < n) {
-				dst = v1;
-				kl = strlen(k1);
-			} else if (memcmp(s + i, k2, strlen(k2)) == 0 && i + strlen(k2) < n) {
-				dst = v2;
-				kl = strlen(k2);
+		static const char *const keys[2] = {"\"coremlc-version\", \"",
+						    "\"coremlc-component-MIL\", \""};
+		char *dsts[2] = {v1, v2};
+		for (size_t i = 0; i < n; i++)
+			for (int k = 0; k < 2; k++) {
+				size_t kl = strlen(keys[k]);
+				if (n - i < kl || memcmp(s + i, keys[k], kl) != 0)
+					continue;
+				size_t j = 0;
+				for (size_t q = i + kl; q < n && s[q] != '"' && j < 40; q++)
+					if ((s[q] >= '0' && s[q] <= '9') || s[q] == '.')
+						dsts[k][j++] = s[q];
+				dsts[k][j] = '\0';
 			}
-			if (!dst)
-				continue;
-			size_t j = 0;
-			for (size_t k = i + kl; k < n && s[k] != '"' && j < 40; k++)
-				if ((s[k] >= '0' && s[k] <= '9') || s[k] == '.')
-					dst[j++] = s[k];
-			dst[j] = '\0';
-		}
 		if (v1[0] || v2[0])
 			c->m->compiled.compiler = ali_arena_printf(&c->m->arena, "coremlc %s%s%s%s",
 								  v1[0] ? v1 : "?", v2[0] ? " (MIL " : "",
