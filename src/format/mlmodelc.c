@@ -104,6 +104,16 @@ static enum al_status read_cdata(struct cc *c, al_span b, const char *shown, str
 			    "coremldata.bin: model description of %llu bytes runs past the end (%zu bytes)",
 			    (unsigned long long)dl, b.n);
 	out->desc = (al_span){b.p + at + 8, (size_t)dl};
+	/* the wire format of the description, checked here so that an error names
+	 * its offset in coremldata.bin (the Model walk sees a rebuilt message) */
+	struct pb_iter it;
+	struct pb_field pf;
+	pb_iter_init(&it, out->desc);
+	while (pb_next(&it, &pf))
+		;
+	if (it.err)
+		return fail(c, AL_E_FORMAT, shown, at + 8 + it.err_pos,
+			    "coremldata.bin: malformed model description: %s", pb_err_str(it.err));
 	return AL_OK;
 }
 
