@@ -516,6 +516,114 @@ if [ -n "$FIX_PKG" ]; then
 	lines=1
 fi
 
+# ------------------------------------------------------------------ compiled models (.mlmodelc)
+
+CD=$root/tests/data/compiled
+# mlmodelc NAME FIXTURE: a writable copy of a compiled fixture, $dir/m.mlmodelc ($C).
+mlmodelc() {
+	new_case "$1"
+	copy "$CD/$2.mlmodelc" "$dir/m.mlmodelc"
+	C=$dir/m.mlmodelc
+}
+if [ -d "$CD" ]; then
+	mlmodelc mlmodelc-control coremltools_add_model
+	run mlmodelc-control "0|1" m.mlmodelc
+
+	mlmodelc mil-syntax coremltools_add_model
+	sed 's/mul(x = x/mul[x = x/' "$CD/coremltools_add_model.mlmodelc/model.mil" >"$C/model.mil"
+	run mil-syntax 3 m.mlmodelc
+
+	mlmodelc mil-truncated fluidaudio_TokenDurationPrediction
+	cut_file "$CD/fluidaudio_TokenDurationPrediction.mlmodelc/model.mil" "$C/model.mil" 1500
+	run mil-truncated 3 m.mlmodelc
+
+	mlmodelc mil-empty coremltools_add_model
+	: >"$C/model.mil"
+	run mil-empty 3 m.mlmodelc
+
+	mlmodelc mil-nested-types coremltools_add_model
+	{ printf 'program(1.0)\n[a = '; i=0; while [ $i -lt 5000 ]; do printf 'tuple<'; i=$((i + 1)); done; } >"$C/model.mil"
+	run mil-nested-types 3 m.mlmodelc
+
+	mlmodelc mil-nested-lists coremltools_add_model
+	{ printf 'program(1.0)\n[a = tensor<int32, [1]>('; i=0; while [ $i -lt 5000 ]; do printf '['; i=$((i + 1)); done; } >"$C/model.mil"
+	run mil-nested-lists 3 m.mlmodelc
+
+	mlmodelc mil-missing coremltools_add_model
+	rm "$C/model.mil"
+	run mil-missing "3|4" m.mlmodelc
+
+	mlmodelc mil-is-directory coremltools_add_model
+	rm "$C/model.mil" && mkdir "$C/model.mil"
+	run mil-is-directory "3|4" m.mlmodelc
+
+	mlmodelc mil-symlink-outside coremltools_add_model
+	mkdir "$dir/outside" && cp "$CD/coremltools_add_model.mlmodelc/model.mil" "$dir/outside/"
+	rm "$C/model.mil" && ln -s ../outside/model.mil "$C/model.mil"
+	run mil-symlink-outside 3 m.mlmodelc
+
+	mlmodelc mil-blob-offset silero_vad_palette_4bit
+	sed 's/offset = tensor<uint64, \[\]>(64))/offset = tensor<uint64, []>(99999999999))/' \
+		"$CD/silero_vad_palette_4bit.mlmodelc/model.mil" >"$C/model.mil"
+	run mil-blob-offset 3 m.mlmodelc
+
+	mlmodelc weight-bin-truncated silero_vad_palette_4bit
+	cut_file "$CD/silero_vad_palette_4bit.mlmodelc/weights/weight.bin" "$C/weights/weight.bin" 40
+	run weight-bin-truncated 3 m.mlmodelc
+
+	mlmodelc cdata-short coremltools_add_model
+	cut_file "$CD/coremltools_add_model.mlmodelc/coremldata.bin" "$C/coremldata.bin" 20
+	run cdata-short 3 m.mlmodelc
+
+	mlmodelc cdata-kind-length coremltools_add_model
+	poke "$C/coremldata.bin" 28 ff ff ff ff ff ff ff 7f
+	run cdata-kind-length 3 m.mlmodelc
+
+	mlmodelc cdata-desc-length coremltools_add_model
+	poke "$C/coremldata.bin" 75 ff ff ff 0f
+	run cdata-desc-length 3 m.mlmodelc
+
+	mlmodelc cdata-bad-description coremltools_add_model
+	poke "$C/coremldata.bin" 83 ff ff ff ff
+	run cdata-bad-description 3 m.mlmodelc
+
+	mlmodelc cdata-bad-type coremltools_add_model
+	poke "$C/coremldata.bin" 0 00 00 00 80
+	run cdata-bad-type 3 m.mlmodelc
+
+	mlmodelc espresso-control crafted_espresso
+	run espresso-control "0|1" m.mlmodelc
+
+	mlmodelc espresso-bad-json crafted_espresso
+	cut_file "$CD/crafted_espresso.mlmodelc/model.espresso.net" "$C/model.espresso.net" 200
+	run espresso-bad-json 3 m.mlmodelc
+
+	mlmodelc espresso-no-layers crafted_espresso
+	echo '{"layers": 7}' >"$C/model.espresso.net"
+	run espresso-no-layers 3 m.mlmodelc
+
+	mlmodelc espresso-layer-not-object crafted_espresso
+	echo '{"layers": [1, 2]}' >"$C/model.espresso.net"
+	run espresso-layer-not-object 3 m.mlmodelc
+
+	mlmodelc espresso-deep-json crafted_espresso
+	{ printf '{"layers": '; i=0; while [ $i -lt 5000 ]; do printf '['; i=$((i + 1)); done; } >"$C/model.espresso.net"
+	run espresso-deep-json 3 m.mlmodelc
+
+	mlmodelc espresso-net-missing crafted_espresso
+	rm "$C/model.espresso.net"
+	run espresso-net-missing "3|4" m.mlmodelc
+
+	# a weights table that lies is a warning (the weights are only counted)
+	mlmodelc espresso-weights-table crafted_espresso
+	poke "$C/model.espresso.weights" 0 ff ff ff ff ff ff ff 0f
+	run espresso-weights-table "0|1" m.mlmodelc
+
+	mlmodelc espresso-blob-id crafted_espresso
+	sed 's/"blob_weights" : 5/"blob_weights" : 123456789/' "$CD/crafted_espresso.mlmodelc/model.espresso.net" >"$C/model.espresso.net"
+	run espresso-blob-id "0|1" m.mlmodelc
+fi
+
 # ------------------------------------------------------------------ time and memory bounds
 
 new_case bound-random-1k

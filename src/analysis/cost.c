@@ -652,6 +652,8 @@ void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_
 	} else if (n->kind >= 0 && n->kind < AL_NNK_COUNT) {
 		r = nn_rows[n->kind].cls != K_ABSENT ? &nn_rows[n->kind] : &none;
 		n->cost.param_bytes = nn_param_bytes(n->kind, src->params);
+		if (src->weights_elsewhere) /* a compiled espresso layer (espresso.c) */
+			n->cost.param_bytes = src->weight_bytes_elsewhere;
 	}
 	if (!r) {
 		c.known = false;

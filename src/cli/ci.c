@@ -935,6 +935,7 @@ static const struct model_ext {
 } model_exts[] = {
 	{".mlmodel", false},
 	{".mlpackage", true},
+	{".mlmodelc", true},
 };
 #define N_MODEL_EXTS (sizeof model_exts / sizeof model_exts[0])
 #define DIR_MAX_DEPTH 32

@@ -43,7 +43,8 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 static const struct option_row options[] = {
 	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
 	 "output format: text (default) or json; check, plan and report also take the reports html, github (Actions annotations), "
-	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names)"},
+	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names); "
+	 "info also takes mil (every ML Program as MIL text)"},
 	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
 	 "column (check) or one plan (plan) per family"},
@@ -203,7 +204,8 @@ static void usage(FILE *out, const struct command_row *only)
 			snprintf(left, sizeof left, "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 		fprintf(out, "  %-24s %s\n", left, o->help);
 	}
-	fprintf(out, "\nMODEL is a .mlmodel file or a .mlpackage directory; several may be given.\n"
+	fprintf(out, "\nMODEL is a .mlmodel file, a .mlpackage directory or a compiled .mlmodelc directory;\n"
+		     "several may be given.\n"
 		     "exit codes: 0 all on the ANE, 1 something falls back (--fail-on), 2 usage,\n"
 		     "            3 invalid model, 4 I/O error\n");
 }

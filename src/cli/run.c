@@ -15,6 +15,7 @@
  * renamed only when every output was written. */
 #include "cli.h"
 #include "base.h" /* al_atomic_*: the library's one atomic writer */
+#include "mlmodelc.h" /* ali_compiled_unrunnable */
 
 #include <errno.h>
 #include <math.h>
@@ -278,6 +279,11 @@ static int open_model(const char *path, struct loaded *l)
 	if (st != AL_OK) {
 		print_errors(path, l->d);
 		return status_exit(st);
+	}
+	const char *why = ali_compiled_unrunnable(l->m);
+	if (why) {
+		error_at(path, "%s", why);
+		return EXIT_INVALID;
 	}
 	return EXIT_ALL_ANE;
 }

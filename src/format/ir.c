@@ -34,6 +34,33 @@ bool ali_model_reserve_nodes(struct al_model *m, size_t n)
 	return true;
 }
 
+enum al_status ali_model_note_program(struct al_model *m, const struct al_submodel *sub,
+				      al_span program)
+{
+	size_t n = m->n_mil_progs;
+	if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow at powers of two */
+		struct al_mil_prog *p = ali_arena_array(&m->arena, n ? 2 * n : 1, sizeof *p);
+		if (!p)
+			return AL_E_NOMEM;
+		if (n)
+			memcpy(p, m->mil_progs, n * sizeof *p);
+		m->mil_progs = p;
+	}
+	m->mil_progs[n] = (struct al_mil_prog){sub, program};
+	m->n_mil_progs = n + 1;
+	return AL_OK;
+}
+
+bool ali_mil_program_of(const struct al_model *m, const struct al_submodel *sub, al_span *out)
+{
+	for (size_t i = 0; m && i < m->n_mil_progs; i++)
+		if (m->mil_progs[i].sub == sub) {
+			*out = m->mil_progs[i].program;
+			return true;
+		}
+	return false;
+}
+
 struct al_submodel *ali_model_add_sub(struct al_model *m)
 {
 	if (m->n_subs == m->cap_subs) {

@@ -995,6 +995,8 @@ enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub,
 	if (!m || !sub || !file)
 		return AL_E_INVALID_ARG;
 	struct walk w = {.m = m, .sub = sub, .prog = program, .base = base_offset, .file = file, .d = d};
+	if (ali_model_note_program(m, sub, program) != AL_OK)
+		return AL_E_NOMEM;
 	size_t c[NF];
 	if (!scan(&w, program, LEN(2) | LEN(3) | LEN(4), LEN(1), c, "mlProgram", NULL))
 		return AL_E_FORMAT;

@@ -10,6 +10,7 @@
  *   al_model_open_buffer  ali_weights_attach, then ali_load_model_message
  *   al_model_free         unmap, free the arenas */
 #include "model.h"
+#include "mlmodelc.h"
 
 #include <errno.h>
 #include <string.h>
@@ -27,6 +28,21 @@ static enum al_status open_file(struct al_model *m, const char *path, al_diags *
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	return ali_load_model_message(m, m->maps[0].s, path, base, d);
+}
+
+/* A compiled model directory (.mlmodelc): coremldata.bin and no Manifest.json. */
+static bool is_compiled_dir(const char *path)
+{
+	char *mf = ali_malloc(strlen(path) + 32);
+	if (!mf)
+		return false;
+	struct stat st;
+	sprintf(mf, "%s/Manifest.json", path);
+	bool manifest = lstat(mf, &st) == 0;
+	sprintf(mf, "%s/coremldata.bin", path);
+	bool cdata = lstat(mf, &st) == 0;
+	ali_free(mf);
+	return cdata && !manifest;
 }
 
 enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
@@ -49,6 +65,9 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d)
 	enum al_status rc;
 	if (!m->path) {
 		rc = AL_E_NOMEM;
+	} else if (S_ISDIR(st.st_mode) && is_compiled_dir(path)) {
+		m->is_package = true;
+		rc = ali_load_compiled(m, path, d);
 	} else if (S_ISDIR(st.st_mode)) {
 		m->is_package = true;
 		rc = ali_load_package(m, path, d);

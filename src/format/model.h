@@ -35,6 +35,8 @@ void ali_model_trim(const struct al_model *m);
 /* ------------------------------------------------------------------ model */
 
 #define AL_MAX_MAPS 8
+#define AL_ESPRESSO_TYPES 256 /* distinct espresso layer types of unknown kind per model */
+#define AL_ESPRESSO_STAGES 64 /* compiled stages whose espresso weights are counted */
 
 struct al_model {
 	char *path;
@@ -54,6 +56,27 @@ struct al_model {
 	 * ("Data/<Manifest weights item>/weight.bin"), whether it exists or not */
 	const char *weights_rel;
 	size_t n_nodes; /* layers + ops loaded so far, bounded by AL_MAX_NODES */
+	/* ML Programs loaded (mil.c): each one's Program message, for the MIL text
+	 * writer (miltext_write.c); arena-grown */
+	struct al_mil_prog {
+		const struct al_submodel *sub;
+		al_span program;
+	} *mil_progs;
+	size_t n_mil_progs;
+	/* a compiled model directory (.mlmodelc, mlmodelc.c): what `info` shows of
+	 * its compiler and what the compiled form lacks against the source */
+	struct al_compiled {
+		bool is_compiled;
+		const char *compiler; /* "coremlc 3500.32.1 (MIL 3500.14.1)" from buildInfo */
+		const char *metadata; /* from metadata.json */
+		const char *esp_types[AL_ESPRESSO_TYPES]; /* espresso types of unknown kind */
+		uint32_t n_esp_types;
+		struct al_weight_stats esp_weights[AL_ESPRESSO_STAGES]; /* per stage, build order */
+		bool esp_stage[AL_ESPRESSO_STAGES];
+		uint64_t *esp_layer_bytes[AL_ESPRESSO_STAGES]; /* per layer, in layer order */
+		uint32_t esp_n_layers[AL_ESPRESSO_STAGES];
+		uint32_t n_stages;
+	} compiled;
 	bool checked;
 	bool shapes_done; /* al_model_infer_shapes ran */
 	const struct al_target *checked_target; /* target of the last al_model_check */
@@ -64,6 +87,11 @@ struct al_model {
 
 /* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
 bool ali_model_reserve_nodes(struct al_model *m, size_t n);
+
+/* Remember the Program message sub was loaded from (ali_mil_program_of). */
+enum al_status ali_model_note_program(struct al_model *m, const struct al_submodel *sub,
+				      al_span program);
+bool ali_mil_program_of(const struct al_model *m, const struct al_submodel *sub, al_span *out);
 
 /* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
 struct al_submodel *ali_model_add_sub(struct al_model *m);
@@ -82,6 +110,10 @@ struct al_node_src {
 	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
 	 * al_model_infer_shapes ran. Read it with ali_node_in_shape. */
 	const struct al_shape *const *in_shapes;
+	/* a layer of a compiled espresso NeuralNetwork (espresso.c): its weights are
+	 * in model.espresso.weights, not in `params`; cost.c counts these bytes */
+	bool weights_elsewhere;
+	uint64_t weight_bytes_elsewhere;
 };
 struct al_mil_arg {
 	const char *param;

@@ -12,6 +12,7 @@ extern const struct al_sink ali_sink_text, ali_sink_json;
 /* The report sinks (anelint report): one file each, all over ali_each_plan. */
 extern const struct al_sink ali_sink_html, ali_sink_sarif, ali_sink_markdown, ali_sink_dot;
 extern const struct al_sink ali_sink_github; /* report_github.c */
+extern const struct al_sink ali_sink_mil; /* info --format mil: report_mil.c */
 extern const struct al_sink *const ali_sinks[];
 extern const size_t ali_sinks_count;
 

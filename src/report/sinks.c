@@ -17,6 +17,7 @@ const struct al_sink *const ali_sinks[] = {
 	&ali_sink_markdown,
 	&ali_sink_dot,
 	&ali_sink_github,
+	&ali_sink_mil,
 };
 const size_t ali_sinks_count = sizeof ali_sinks / sizeof ali_sinks[0];
 
