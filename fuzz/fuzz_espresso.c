@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_espresso.c: libFuzzer harness for compiled NeuralNetworks read from
  * espresso files (espresso.c through mlmodelc.c and the Model walk).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_miltext.c: libFuzzer harness for the MIL text reader (miltext.c) and
  * writer (miltext_write.c), and the IR built from what they read.
  *

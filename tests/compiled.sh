@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/compiled.sh: compiled models (.mlmodelc) through the CLI: check, info,
 # plan and report load every fixture of tests/data/compiled (and, when present,
 # every model of ../shared/corpus/compiled) without an error; every espresso

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """compiled_names.py MODEL.mlmodelc CHECK.json: every layer of the model's
 espresso files and every op of its model.mil (pipeline stages included) must be
 listed by name in `anelint check --consts --format json` output. Prints the

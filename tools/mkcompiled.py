@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkcompiled.py: lay out an ML Program package as a compiled model directory,
 the way Xcode's compiler does (shared/corpus/compiled/FORMAT-NOTES.md), so
 tests can run a package against "its compiled form" without a Mac:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """mkespresso.py: writes the espresso files of the crafted compiled model
 tests/data/compiled/crafted_espresso.mlmodelc/ (model.espresso.net, .shape,
 .weights). Its coremldata.bin and metadata.json are copies of the MIT-licensed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* espresso.c: a NeuralNetwork compiled by espresso (model.espresso.net JSON,
  * model.espresso.weights blobs) read back into a NeuralNetwork message whose
  * layers carry the kinds and parameters the rules know (nn_layers.def).

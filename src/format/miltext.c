@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* miltext.c: reads the MIL text syntax (model.mil of a compiled model,
  * analytics.mil) into a serialized MILSpec.Program message, which mil.c then
  * walks like the Program of a .mlpackage: one IR for both.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* miltext.h: the MIL text syntax (a compiled model's model.mil, Xcode's
  * analytics.mil) read into and written from the ML Program protobuf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* miltext_write.c: prints a serialized MILSpec.Program message in the MIL text
  * syntax that miltext.c reads (the syntax of a compiled model's model.mil), so
  * that protobuf -> text -> protobuf keeps every op, type, attribute and blob

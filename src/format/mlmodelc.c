@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlmodelc.c: opens a compiled model directory (.mlmodelc, what Xcode ships
  * inside an app) by turning what it holds back into a Core ML Model message,
  * which the .mlmodel loader (mlmodel.c) then reads like any other: one IR.

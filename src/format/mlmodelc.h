@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlmodelc.h: compiled model directories (.mlmodelc): the loader
  * (mlmodelc.c) and the espresso NeuralNetwork reader (espresso.c). */
 #ifndef ANELINT_MLMODELC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mlmodelc_files.c: the files of a compiled model directory, for mlmodelc.c
  * and espresso.c: each path resolved and kept inside the directory, mapped
  * through ali_map_file (regular files only), JSON parsed with bounds. */

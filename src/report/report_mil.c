@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_mil.c: `info --format mil`: every ML Program of the models given,
  * from a .mlpackage, a .mlmodel or a compiled .mlmodelc alike, printed as MIL
  * text (the syntax of a compiled model's model.mil; miltext_write.c), which

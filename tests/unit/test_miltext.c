@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_miltext.c: the MIL text reader and writer, and compiled models.
  *
  * Round trip: every ML Program of the fixtures (and, when ../shared/corpus is
