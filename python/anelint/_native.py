@@ -32,21 +32,23 @@ class Diag(ctypes.Structure):  # struct al_diag
 
 class CheckOpts(ctypes.Structure):  # struct al_check_opts
     c_name = "al_check_opts"
-    _fields_ = [("target", c_void_p), ("os", c_void_p), ("user_rules", c_void_p)]
+    _fields_ = [("target", c_void_p), ("os", c_void_p), ("compute_units", c_int), ("user_rules", c_void_p),
+                ("rule_on", c_void_p), ("rule_on_ctx", c_void_p)]
 
 
 class PlanOpts(ctypes.Structure):  # struct al_plan_opts
     c_name = "al_plan_opts"
     _fields_ = [("target", c_void_p), ("policy", c_int),
                 ("switch_us", (c_double * AL_UNIT_COUNT) * AL_UNIT_COUNT), ("max_fixes", c_uint32),
-                ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p)]
+                ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p), ("compute_units", c_int)]
 
 
 class ReportOpts(ctypes.Structure):  # struct al_report_opts
     c_name = "al_report_opts"
     _fields_ = [("color", c_bool), ("show_consts", c_bool), ("shapes", c_bool), ("fail_on", c_int),
                 ("check", POINTER(CheckOpts)), ("plan", POINTER(PlanOpts)), ("all_targets", c_bool),
-                ("plans", c_bool)]
+                ("all_releases", c_bool), ("plans", c_bool), ("all_layers", c_bool), ("accepted", c_void_p),
+                ("accepted_ctx", c_void_p), ("base", c_char_p)]
 
 
 class ReportItem(ctypes.Structure):  # struct al_report_item
