@@ -44,10 +44,18 @@ if [ $rc -eq 0 ] && grep -q 'changed  up4 ' "$T/r5.txt" && grep -q 'left     poo
 then ok; else bad "rank5 (rc $rc)"; cat "$T/r5.txt"; fi
 
 # 4. a model the interpreter cannot run on random inputs (gather indices out of
-#    range): refused, nothing written; with --inputs holding valid indices: proved
-"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" >"$T/nd.txt"
+#    range): --proof whole refuses, nothing written; --proof auto falls back to the
+#    region proof (the gather is not in the region); with --inputs holding valid
+#    indices: proved on the whole models
+"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" --proof whole >"$T/nd.txt"
 rc=$?
 if [ $rc -eq 1 ] && [ ! -e "$T/nd.mlmodel" ] && grep -q REFUSED "$T/nd.txt"; then ok; else bad "nd refusal (rc $rc)"; fi
+"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" >"$T/nd.txt"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$T/nd.mlmodel" ] && grep -q '^proof: region' "$T/nd.txt" &&
+	grep -q 'the whole models could not run (.*gather.*): the region proof ran instead' "$T/nd.txt"
+then ok; else bad "nd auto -> region (rc $rc)"; cat "$T/nd.txt"; fi
+rm -f "$T/nd.mlmodel"
 mkdir -p "$T/in"
 # idx.npy: int32 [2] = {1, 3}
 python3 -c '

@@ -819,6 +819,17 @@ def fix_avgpool():
     return fix_model(layers, [x, x64], ["a16", "a8", "a15", "a128"], "fix fixture: average pooling")
 
 
+def fix_custom():
+    """subtractBroadcastable a [1,8,4,4] - b [1,8,1,1] (subb-to-neg-add) next to a
+    custom layer (className AnelintSwish) on another input: the interpreter cannot
+    run the whole model, so `--proof auto` proves the rewrite on its region."""
+    ins = [array_feature("a", [1, 8, 4, 4]), array_feature("b", [1, 8, 1, 1]),
+           array_feature("x", [1, 4, 4, 4])]
+    layers = [layer("sub", ["a", "b"], ["y"], 905, b""),
+              layer("swish", ["x"], ["u"], 500, custom("AnelintSwish"))]
+    return fix_model(layers, ins, ["y", "u"], "fix fixture: a rewrite next to a custom layer")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -866,6 +877,7 @@ def main():
         "fix_divconst.mlmodel": fix_divconst(),
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),
+        "fix_custom.mlmodel": fix_custom(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

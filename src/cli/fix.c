@@ -357,7 +357,7 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 /* The rewritten region of both models (al_prove_region). *ran is false (with
  * f->proof_note saying why) when the region cannot be isolated or run: the
  * caller proves on the whole models instead. An exit code for I/O trouble only. */
-static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran)
+static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran, const char *then)
 {
 	*ran = false;
 	size_t cap_a = 0, cap_b = 0, cap_o = 0;
@@ -399,8 +399,8 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 		char before[sizeof f->proof_note];
 		snprintf(before, sizeof before, "%s", f->proof_note);
 		snprintf(f->proof_note, sizeof f->proof_note,
-			 "%.90s%sthe region proof could not run (%.150s): the whole models ran instead", before,
-			 before[0] ? "; " : "", f->proof.why);
+			 "%.110s%sthe region proof could not run (%.150s)%s", before,
+			 before[0] ? "; " : "", f->proof.why, then);
 		al_proof_clear(&f->proof);
 		return EXIT_ALL_ANE;
 	}
@@ -449,11 +449,36 @@ static int prove(struct fix *f)
 	}
 	if (region) {
 		bool ran;
-		int rc = prove_region(f, seed, max_bytes, &ran);
+		int rc = prove_region(f, seed, max_bytes, &ran, ": the whole models ran instead");
 		if (rc != EXIT_ALL_ANE || ran)
 			return rc;
 	}
-	return prove_whole(f, seed, max_bytes);
+	int rc = prove_whole(f, seed, max_bytes);
+	/* auto: when the interpreter cannot run the whole models (a custom layer
+	 * elsewhere, random values that are not valid indices) the region proof
+	 * still proves what was rewritten; given inputs belong to the whole models */
+	if (rc != EXIT_ALL_ANE || f->proved || region || strcmp(want, "auto") != 0 || f->c->inputs)
+		return rc;
+	char whole_why[sizeof f->proof_why];
+	snprintf(whole_why, sizeof whole_why, "%s", f->proof_why);
+	al_proof_clear(&f->proof);
+	f->diffs = NULL;
+	f->n_diffs = 0;
+	bool ran;
+	snprintf(f->proof_note, sizeof f->proof_note,
+		 "the whole models could not run (%.150s)", whole_why);
+	rc = prove_region(f, seed, max_bytes, &ran, "");
+	if (rc == EXIT_ALL_ANE && ran) {
+		size_t len = strlen(f->proof_note);
+		snprintf(f->proof_note + len, sizeof f->proof_note - len, ": the region proof ran instead");
+	}
+	if (rc != EXIT_ALL_ANE || ran)
+		return rc;
+	/* neither runs: report the whole models' reason, as before */
+	f->proof_kind = "whole";
+	f->proved = f->proof_ok = false;
+	snprintf(f->proof_why, sizeof f->proof_why, "%s", whole_why);
+	return EXIT_ALL_ANE;
 }
 
 /* ---------------------------------------------------------------- report */
