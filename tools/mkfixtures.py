@@ -830,6 +830,65 @@ def fix_custom():
     return fix_model(layers, ins, ["y", "u"], "fix fixture: a rewrite next to a custom layer")
 
 
+# ---------------------------------------------------------------- model-level fix fixtures
+# (issue 21): `fix --shape` / `--enumerate` on inputs with a shape range (ANE040).
+
+
+def shape_range_feature(name, default, ranges, dtype=FLOAT32):
+    """A multi-array input with a default shape and ShapeRange = 31
+    {sizeRanges 1 {lowerBound 1, upperBound 2}} (upper -1: unbounded)."""
+    rng = f_msg(31, *[f_msg(1, f_varint(1, lo), f_varint(2, hi)) for lo, hi in ranges])
+    arr = [f_packed_varints(1, default), f_varint(2, dtype), rng]
+    return f_str(1, name) + f_msg(3, f_msg(5, *arr))
+
+
+def fix_shape():
+    """NeuralNetwork: input x [1,16,H,W], H and W in 64..512 (default 512x512), two
+    1x1 convolutions 16 -> 16 (268 MFLOP at the default shape, so the tiny-model
+    rule ANE071 does not mask ANE040). `fix --shape x=default` / `--enumerate`
+    turn the range into one shape / enumerated shapes."""
+    def conv1x1(seed):
+        w = ramp(16 * 16, lo=-1.0 + seed * 0.01, step=0.0625)
+        return b"".join([f_varint(1, 16), f_varint(2, 16), f_varint(10, 1),
+                         f_packed_varints(20, [1, 1]), f_packed_varints(30, [1, 1]),
+                         f_packed_varints(40, [1, 1]), f_msg(50), f_msg(90, weights_f32(w))])
+    x = shape_range_feature("x", [1, 16, 512, 512], [(1, 1), (16, 16), (64, 512), (64, 512)])
+    layers = [layer("c1", ["x"], ["h"], 100, conv1x1(1)),
+              layer("c2", ["h"], ["y"], 100, conv1x1(2))]
+    return fix_model(layers, [x], ["y"], "fix fixture: an input with a shape range")
+
+
+def fix_mil_shape():
+    """ML Program (iOS 17 opset, fp16): input x [1,32,H,W], H and W in 32..256
+    (default 128x128), the function input's H, W unknown dimensions as coremltools
+    writes them, a 3x3 conv 32 -> 32 (302 MFLOP at 128x128) then relu, outputs
+    typed with unknown H, W. `fix --shape x=1,32,128,128` fixes the description and
+    the function input."""
+    unknown = f_msg(3, f_msg(2))  # Dimension{unknown = 2 {}}
+    def t(dtype, dims):
+        parts = [f_varint(1, DT[dtype]), f_varint(2, len(dims))]
+        parts += [unknown if d is None else f_msg(3, f_msg(1, f_varint(1, d))) for d in dims]
+        return f_msg(1, *parts)
+    X = [1, 32, None, None]
+    w = ramp(32 * 32 * 9, lo=-0.5, step=0.0078125)
+    wval = value(ttype("fp16", [32, 32, 3, 3]), f_msg(7, f_bytes(1, struct.pack("<%de" % len(w), *w))))
+    ops = [
+        const("w", wval, ttype("fp16", [32, 32, 3, 3])),
+        const("same", v_string("same"), ttype("string", [])),
+        op("conv", [("x", "x"), ("weight", "w"), ("pad_type", "same")], [("c", t("fp16", X))]),
+        op("relu", [("x", "c")], [("y", t("fp16", X))]),
+    ]
+    block = f_str(2, "y") + b"".join(ops)
+    fn = f_msg(1, named("x", t("fp16", X))) + f_str(2, "CoreML7") + \
+        f_msg(3, f_str(1, "CoreML7"), f_msg(2, block))
+    prog = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    x = shape_range_feature("x", [1, 32, 128, 128], [(1, 1), (32, 32), (32, 256), (32, 256)],
+                            FLOAT16)
+    desc = description([x], [array_feature("y", [], FLOAT16)], weights=FIX_NOTE,
+                       short="fix fixture: an ML Program input with a shape range")
+    return model(8, desc, 502, prog)
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -878,6 +937,7 @@ def main():
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),
         "fix_custom.mlmodel": fix_custom(),
+        "fix_shape.mlmodel": fix_shape(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
@@ -888,7 +948,7 @@ def main():
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
     for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
-                     ("mil_releases", mil_releases)):
+                     ("mil_releases", mil_releases), ("fix_mil_shape", fix_mil_shape)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
 

@@ -107,6 +107,9 @@ struct fix {
 	const char **skip;
 	struct summary before, after;
 	enum al_equiv allow, highest;
+	struct al_input_shape *shapes; /* --shape / --enumerate requests, in order */
+	size_t n_shapes;
+	int64_t *dims;                 /* their dimensions */
 	/* proof */
 	bool proved, proof_ok, proof_run;
 	char proof_why[256];
@@ -137,6 +140,10 @@ static void fix_free(struct fix *f)
 	}
 	free(f->drop);
 	free(f->skip);
+	for (size_t i = 0; i < f->n_shapes; i++)
+		free((char *)(uintptr_t)f->shapes[i].input);
+	free(f->shapes);
+	free(f->dims);
 	al_proof_clear(&f->proof);
 	free(f->region_a);
 	free(f->region_b);
@@ -148,6 +155,16 @@ static char *fx_dup(const char *s)
 	char *p = malloc(n);
 	if (p)
 		memcpy(p, s, n);
+	return p;
+}
+
+static char *fx_dup_n(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
 	return p;
 }
 
@@ -172,11 +189,20 @@ static int round_once(struct fix *f, bool *again)
 	f->bytes = NULL;
 	al_model_free(f->out_m);
 	f->out_m = NULL;
-	struct al_surgery_opts o = {.allow = f->allow, .skip = f->skip, .n_skip = f->n_drop};
+	struct al_surgery_opts o = {.allow = f->allow, .skip = f->skip, .n_skip = f->n_drop,
+				    .shapes = f->shapes, .n_shapes = f->n_shapes};
 	enum al_status st = al_surgery_plan(f->m, &o, &f->sg, f->d);
 	if (st) {
 		print_errors(f->in, f->d);
 		return status_exit(st);
+	}
+	/* a --shape / --enumerate the model cannot take is a bad argument */
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->model_level && !r->applied) {
+			error_at(r->node->name, "%s: %s", r->pass->name, r->why_not ? r->why_not : "not applied");
+			return EXIT_USAGE;
+		}
 	}
 	if (al_surgery_applied(f->sg) == 0)
 		return EXIT_ALL_ANE;
@@ -325,7 +351,9 @@ static double model_flops(const al_model *m)
  * code for I/O trouble only. */
 static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 {
-	const struct al_submodel *s = al_model_get(f->m, 0);
+	/* the inputs the rewritten model takes: after --shape / --enumerate a shape
+	 * the original accepts too (its range or enumeration holds it) */
+	const struct al_submodel *s = al_model_get(f->out_m ? f->out_m : f->m, 0);
 	struct al_named_tensor *in = calloc(s->n_inputs + 1, sizeof *in);
 	if (!in)
 		return EXIT_IO;
@@ -363,7 +391,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	size_t cap_a = 0, cap_b = 0, cap_o = 0;
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		if (r->applied)
+		if (r->applied && !r->model_level)
 			cap_a++, cap_b += r->n_layers, cap_o += r->node->n_outputs;
 	}
 	const char **outs = calloc(cap_o + 1, sizeof *outs);
@@ -376,7 +404,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	size_t n_o = 0;
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		if (!r->applied)
+		if (!r->applied || r->model_level) /* no layer: the whole models prove those */
 			continue;
 		f->region_a[f->n_region_a++] = r->node->name;
 		for (uint32_t k = 0; k < r->n_layers; k++)
@@ -637,6 +665,90 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 
 /* ---------------------------------------------------------------- command */
 
+/* One shape "D1,D2,..." into dims (at most cap values); its rank, or -1. */
+static int parse_dims(const char *s, const char *end, int64_t *dims, int cap)
+{
+	int r = 0;
+	while (s < end) {
+		char *e;
+		errno = 0;
+		long long v = strtoll(s, &e, 10);
+		if (e == s || errno || v < 1 || v > INT32_MAX || r >= cap || (e < end && *e != ','))
+			return -1;
+		dims[r++] = v;
+		s = e < end ? e + 1 : e;
+		if (e < end && s == end)
+			return -1; /* a trailing comma */
+	}
+	return r;
+}
+
+/* --shape NAME=D1,D2,...|default and --enumerate NAME=S1;S2;... into f->shapes. */
+#define MAX_SHAPE_DIMS 16
+#define MAX_SHAPES 128
+static int parse_shapes(struct fix *f, const struct command_row *cmd)
+{
+	const struct cli_list *lists[2] = {&f->c->shape, &f->c->enumerate};
+	size_t n = (size_t)f->c->shape.n + (size_t)f->c->enumerate.n;
+	if (!n)
+		return EXIT_ALL_ANE;
+	f->shapes = calloc(n, sizeof *f->shapes);
+	f->dims = calloc(n * MAX_SHAPES * MAX_SHAPE_DIMS, sizeof *f->dims);
+	if (!f->shapes || !f->dims)
+		return EXIT_IO;
+	int64_t *next = f->dims;
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < lists[l]->n; i++) {
+			const char *a = lists[l]->v[i], *eq = strrchr(a, '=');
+			const char *opt = l ? "--enumerate" : "--shape";
+			if (!eq || eq == a || !eq[1])
+				return usage_error(cmd, l ? "--enumerate takes NAME=S1;S2;... (S: D1,D2,...), not '%s'"
+							  : "--shape takes NAME=D1,D2,... or NAME=default, not '%s'", a);
+			struct al_input_shape *r = &f->shapes[f->n_shapes++];
+			char *name = fx_dup_n(a, (size_t)(eq - a));
+			if (!name)
+				return EXIT_IO;
+			r->input = name;
+			for (size_t k = 0; k + 1 < f->n_shapes; k++)
+				if (strcmp(f->shapes[k].input, name) == 0)
+					return usage_error(cmd, "input '%s' is given twice (--shape / --enumerate)", name);
+			const struct al_submodel *sub = al_model_get(f->m, 0);
+			bool known = false;
+			for (uint32_t k = 0; sub && k < sub->n_inputs; k++)
+				known |= sub->inputs[k].name && strcmp(sub->inputs[k].name, name) == 0;
+			if (!known) {
+				char msg[64];
+				snprintf(msg, sizeof msg, "%s: the model has no input '%%s'", opt);
+				return usage_error(cmd, msg, name);
+			}
+			if (!l && strcmp(eq + 1, "default") == 0) {
+				r->use_default = true;
+				continue;
+			}
+			r->dims = next;
+			const char *p = eq + 1;
+			int rank = -1;
+			uint32_t k = 0;
+			while (*p) {
+				const char *semi = l ? strchr(p, ';') : NULL;
+				const char *end = semi ? semi : p + strlen(p);
+				int rk = k < MAX_SHAPES ? parse_dims(p, end, next, MAX_SHAPE_DIMS) : -1;
+				if (rk < 1 || (rank >= 0 && rk != rank))
+					return usage_error(cmd, l ? "--enumerate: '%s' is not a list of shapes of one rank "
+								  "(positive integers, at most 128 shapes of 16 axes)"
+								: "--shape: '%s' is not D1,D2,... (positive integers, at most 16)",
+							   a);
+				rank = rk;
+				next += rk;
+				k++;
+				p = semi ? semi + 1 : end;
+			}
+			r->rank = (uint32_t)(rank > 0 ? rank : 0);
+			r->n_shapes = l ? k : 0;
+		}
+	return EXIT_ALL_ANE;
+}
+
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -678,6 +790,8 @@ int cmd_fix(struct cli *c)
 		rc = status_exit(st);
 		goto done;
 	}
+	if ((rc = parse_shapes(&f, cmd)) != EXIT_ALL_ANE)
+		goto done;
 	summarize_model(f.m, &f.before);
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {

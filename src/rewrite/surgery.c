@@ -57,6 +57,11 @@ static bool p_mil_fill_like(struct pctx *c);
 static bool p_mil_cumsum(struct pctx *c);
 static bool p_mil_io_fp16(struct pctx *c);
 static bool p_mil_island(struct pctx *c);
+static bool p_model_level(struct pctx *c);
+
+/* The layer type of the model-level rows: no layer has it (model passes run
+ * once per --shape / --enumerate request, not per layer). */
+#define MODEL_INPUT "(model input)"
 
 /* The pass table: name, rule answered, class, layer type, before -> after, function.
  * Rows of the same layer type are tried in order; the first that applies wins. */
@@ -100,7 +105,13 @@ static bool p_mil_island(struct pctx *c);
 	  p_mil_io_fp16)                                                                                 \
 	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
 	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
-	  "(ML Program)", p_mil_island)
+	  "(ML Program)", p_mil_island)                                                                  \
+	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
+	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
+	  p_model_level)                                                                                \
+	X("input-enumerated-shapes", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                \
+	  "a range-flexible multi-array model input -> enumerated shapes (fix --enumerate "              \
+	  "NAME=S1;S2;...)", p_model_level)
 
 static const struct al_pass passes[] = {
 #define ROW(nm, rule, eq, from, what, fn) {nm, rule, eq, from, what},
@@ -1103,6 +1114,12 @@ static bool p_mil_island(struct pctx *c)
 	return mil_pass(c, ali_pass_mil_island);
 }
 
+/* Model-level rows are run by plan_model, never per layer. */
+static bool p_model_level(struct pctx *c)
+{
+	return say(c, "a model-level pass");
+}
+
 /* ------------------------------------------------------------------ plan */
 
 static bool skipped(const struct al_surgery_opts *o, const char *name)
@@ -1230,6 +1247,35 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 	return add_rw(s, last, n, false, NULL, tried > 1 ? why : first, NULL, 0);
 }
 
+/* One --shape / --enumerate request: a rewrite entry whose node is a stand-in
+ * named after the input. Its edits touch the description only, so they never
+ * overlap a layer's. */
+static enum al_status plan_model(struct al_surgery *s, const struct al_input_shape *r, bool can_write)
+{
+	const char *pname = r->n_shapes ? "input-enumerated-shapes" : "input-fixed-shape";
+	const struct al_pass *p = NULL;
+	for (size_t k = 0; k < N_PASSES; k++)
+		if (strcmp(passes[k].name, pname) == 0)
+			p = &passes[k];
+	struct al_node *n = ali_arena_alloc(&s->arena, sizeof *n);
+	if (!p || !n || !(n->name = ali_arena_strndup(&s->arena, r->input ? r->input : "", r->input ? strlen(r->input) : 0)))
+		return AL_E_NOMEM;
+	n->type = MODEL_INPUT;
+	n->kind = -1;
+	struct al_mil_pass c = {.s = s, .n = n};
+	bool ok;
+	if (!can_write)
+		ok = false, snprintf(c.why, sizeof c.why, "the model file could not be found to rewrite it");
+	else if (!r->input)
+		ok = false, snprintf(c.why, sizeof c.why, "no input named");
+	else
+		ok = r->n_shapes ? ali_pass_input_enum(&c, r) : ali_pass_input_shape(&c, r);
+	enum al_status st = add_rw(s, p, n, ok, ok ? c.after : NULL, ok ? NULL : c.why, NULL, 0);
+	if (st == AL_OK)
+		s->rw[s->n_rw - 1].model_level = true;
+	return st;
+}
+
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d)
 {
@@ -1260,6 +1306,8 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 				st = plan_node(s, o, &gr->nodes[k], can_write && world);
 		}
 	}
+	for (size_t i = 0; o && i < o->n_shapes && !st; i++)
+		st = plan_model(s, &o->shapes[i], can_write);
 	s->opts = NULL;
 	if (st == AL_OK && s->wtail.failed)
 		st = AL_E_NOMEM;
