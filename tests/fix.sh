@@ -169,6 +169,18 @@ has lcnd 1 scale
 left lcnd g5 "its only reader 'mul5' (multiplyBroadcastable) takes the constant"
 left lcnd k3 'shape \[8,4,4\]: loadConstant.s result is rank 5'
 left lcnd mul6 'mulb-const-to-scale: a 8x4x1 constant is not a scale shape'
+# ShuffleNet-style unit: channel splitND -> split, interleaved concatND (channel
+# shuffle) -> split x C + concat; the others left with their reasons
+applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat
+has shuffle 3 split
+has shuffle 1 concat
+has shuffle 2 splitND
+left shuffle split_w 'axis -1 is not the channel axis (-3) of a rank-4 input'
+left shuffle split_uneq 'unequal split sizes (4, 12): split makes equal parts'
+left shuffle shuffle_w 'concatnd-interleave-to-split-concat: axis -1 is not the channel axis'
+FIXARGS="--proof region"
+applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat
+grep -q '"kind": "region"' "$T/fx_shuffle.json" && grep -q '+-0, +-1' "$T/fx_shuffle.json" && ok || bad "fix_shuffle: no region proof with special values"
 FIXARGS="--allow reassociate"
 applies divconst 7 3 reassociate divb-const-to-reciprocal
 has divconst 1 scale

@@ -889,6 +889,31 @@ def fix_mil_shape():
     return model(8, desc, 502, prog)
 
 
+def fix_shuffle():
+    """A ShuffleNet-v2 style unit (NeuralNetwork spec 5, interleave needs it): x
+    [1,16,8,8] -> splitND axis -3 [8,8] -> (a, b); b -> 1x1 conv 8 -> 8 -> c;
+    concatND interleave axis -3 of (a, c) = the channel shuffle -> y. Refused:
+    splitND on the last axis, splitND into unequal parts, interleaved concatND on
+    the last axis."""
+    w = ramp(8 * 8, lo=-1.0, step=0.125)
+    cv = b"".join([f_varint(1, 8), f_varint(2, 8), f_varint(10, 1), f_packed_varints(20, [1, 1]),
+                   f_packed_varints(30, [1, 1]), f_packed_varints(40, [1, 1]), f_msg(50),
+                   f_msg(90, weights_f32(w))])
+    x = array_feature("x", [1, 16, 8, 8])
+    layers = [
+        layer("split", ["x"], ["a", "b"], 975, f_varint(1, -3) + f_packed_varints(3, [8, 8])),
+        layer("conv", ["b"], ["c"], 100, cv),
+        layer("shuffle", ["a", "c"], ["y"], 980, f_varint(1, -3) + f_varint(2, 1)),
+        layer("split_w", ["x"], ["w0", "w1"], 975, f_varint(1, -1) + f_varint(2, 2)),
+        layer("split_uneq", ["x"], ["u0", "u1"], 975, f_varint(1, 1) + f_packed_varints(3, [4, 12])),
+        layer("shuffle_w", ["w0", "w1"], ["z"], 980, f_varint(1, -1) + f_varint(2, 1)),
+    ]
+    desc = description([x], [array_feature(o, []) for o in ["y", "z", "u0", "u1"]],
+                       short="fix fixture: a ShuffleNet-style channel split and shuffle",
+                       weights=FIX_NOTE)
+    return model(5, desc, 500, nn_body(layers))
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -938,6 +963,7 @@ def main():
         "fix_avgpool.mlmodel": fix_avgpool(),
         "fix_custom.mlmodel": fix_custom(),
         "fix_shape.mlmodel": fix_shape(),
+        "fix_shuffle.mlmodel": fix_shuffle(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -23,7 +23,7 @@
 /* NeuralNetworkLayer fields, and the layer types the passes emit. */
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, L_INPUT_TENSOR = 4, NN_LAYERS = 1 };
 enum { F_POOLING = 120, F_ACTIVATION = 130, F_UPSAMPLE = 210, F_ADD = 230, F_MULTIPLY = 231,
-       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320 };
+       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330 };
 
 struct pctx {
 	struct al_surgery *s;
@@ -44,6 +44,8 @@ static bool p_addb(struct pctx *c);
 static bool p_mulb(struct pctx *c);
 static bool p_subb(struct pctx *c);
 static bool p_concatnd(struct pctx *c);
+static bool p_concatnd_interleave(struct pctx *c);
+static bool p_splitnd(struct pctx *c);
 static bool p_upsample(struct pctx *c);
 static bool p_maxpool(struct pctx *c);
 static bool p_mul_scalar(struct pctx *c);
@@ -80,6 +82,11 @@ static bool p_model_level(struct pctx *c);
 	  "subtractBroadcastable a-b -> activation linear(alpha -1, beta -0.0) on b + add", p_subb)     \
 	X("concatnd-to-concat", "ANE006", AL_EQ_EXACT, "concatND",                                      \
 	  "concatND on the channel axis (-3) -> concat", p_concatnd)                                    \
+	X("concatnd-interleave-to-split-concat", "ANE006", AL_EQ_EXACT, "concatND",                     \
+	  "interleaved concatND on the channel axis (channel shuffle) -> a split of each input into "    \
+	  "single channels + concat in interleaved order", p_concatnd_interleave)                       \
+	X("splitnd-to-split", "ANE006", AL_EQ_EXACT, "splitND",                                         \
+	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
 	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
 	  "nearest upsample x4 / x8 -> a chain of x2 upsamples", p_upsample)                            \
 	X("maxpool-cascade", "ANE008", AL_EQ_EXACT, "pooling",                                          \
@@ -427,6 +434,144 @@ static bool p_concatnd(struct pctx *c)
 		return false;
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "concat");
+	return true;
+}
+
+/* Equal-rank inputs of static shape, rank 3-5: the rank, or -1 with c->why. */
+static int static_rank(struct pctx *c)
+{
+	int rank = -1;
+	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+		const struct al_shape *s = ali_node_in_shape(c->n, i);
+		if (!shape_known(s))
+			return say(c, "input %u shape not known statically", i), -1;
+		if (rank >= 0 && s->rank != rank)
+			return say(c, "inputs of different ranks"), -1;
+		rank = s->rank;
+	}
+	if (rank < 3 || rank > 5)
+		return say(c, "rank %d (the legacy layers take ranks 3 to 5)", rank), -1;
+	return rank;
+}
+
+/* The channel shuffle: concatND(interleave) of n inputs of C channels along the
+ * channel axis, y[i*n + k] = x_k[i], is pure data movement: split each input
+ * into C single channels (legacy split, equal parts) and concat (legacy, axis -3)
+ * the 1-channel blobs in the order x_0[0], x_1[0], ..., x_0[1], ...: every value
+ * is copied, none computed, so the result is bit-identical (NaN payloads and
+ * signed zeros included). A 1x1 convolution by a 0/1 permutation matrix would
+ * also run on the ANE but is not exact: 0 x inf = NaN, and -0 + 0 = +0. */
+#define MAX_SHUFFLE 1024 /* blobs the concat reads */
+static bool p_concatnd_interleave(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	if (!(pb_get_varint(c->src->params, 2, &v) && v))
+		return say(c, "interleave is not set");
+	uint32_t n = c->n->n_inputs;
+	if (n < 2)
+		return say(c, "%u inputs", n);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of rank-%d inputs", (long long)axis, rank);
+	const struct al_shape *s0 = ali_node_in_shape(c->n, 0);
+	for (uint32_t i = 1; i < n; i++)
+		if (memcmp(ali_node_in_shape(c->n, i)->dims, s0->dims, (size_t)rank * sizeof s0->dims[0]))
+			return say(c, "inputs of different shapes (interleave takes one shape)");
+	int64_t C = s0->dims[rank - 3];
+	if (C < 1 || (uint64_t)C * n > MAX_SHUFFLE)
+		return say(c, "%u inputs of %lld channels: more than %d single-channel blobs", n, (long long)C,
+			   MAX_SHUFFLE);
+	const char **parts = ali_arena_array(&c->s->arena, (size_t)C * n, sizeof *parts);
+	if (!parts)
+		return say(c, "out of memory");
+	for (uint32_t k = 0; k < n; k++) {
+		const char *sp = fresh_name(c, c->n->name, k ? "split_" : "split");
+		if (!sp)
+			return say(c, "no free name for a split");
+		/* a split layer: input k, C outputs <layer>__il<k>_<i> */
+		struct al_buf l = {0}, prm = {0};
+		ali_buf_uint(&prm, 1, (uint64_t)C); /* SplitLayerParams.nOutputs */
+		ali_buf_str(&l, L_NAME, sp);
+		ali_buf_str(&l, L_INPUT, c->n->inputs[k]);
+		for (int64_t i = 0; i < C; i++) {
+			char *nm = ali_arena_printf(&c->s->arena, "%s__il%u_%lld", c->n->name, k, (long long)i);
+			if (!nm || name_taken(c->n, nm)) {
+				ali_buf_free(&l);
+				ali_buf_free(&prm);
+				return say(c, "the helper name '%.80s' is taken", nm ? nm : "?");
+			}
+			parts[i * n + k] = nm;
+			ali_buf_str(&l, L_OUTPUT, nm);
+		}
+		ali_buf_len(&l, F_SPLIT, prm.p, prm.n);
+		if (l.failed || prm.failed)
+			c->pre.failed = true;
+		else
+			ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+		ali_buf_free(&l);
+		ali_buf_free(&prm);
+		if (c->n_names < 15)
+			c->names[c->n_names++] = sp;
+	}
+	struct al_buf empty = {0};
+	if (!rebuild_layer(c, F_CONCAT, &empty, parts, (uint32_t)(C * n)))
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u split x%lld + concat of %lld channels in interleaved order",
+		 n, (long long)C, (long long)(C * n));
+	return true;
+}
+
+/* splitND along the channel axis (rank-3) into equal parts is the legacy split
+ * (nOutputs parts of axis -3): the same copies. */
+static bool p_splitnd(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1)
+		return say(c, "%u inputs", c->n->n_inputs);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
+	uint32_t n = c->n->n_outputs;
+	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
+	if (n < 2)
+		return say(c, "%u outputs (split makes 2 or more)", n);
+	uint64_t sz[64];
+	long k = pb_get_varints(c->src->params, 3, sz, 64);
+	if (k < 0 || k > 64)
+		return say(c, "splitSizes could not be read");
+	if (k > 0) {
+		if ((uint32_t)k != n)
+			return say(c, "%ld splitSizes for %u outputs", k, n);
+		for (long i = 1; i < k; i++)
+			if (sz[i] != sz[0])
+				return say(c, "unequal split sizes (%llu, %llu): split makes equal parts",
+					   (unsigned long long)sz[0], (unsigned long long)sz[i]);
+	} else if (pb_get_varint(c->src->params, 2, &v) && v && v != n) {
+		return say(c, "numSplits %llu for %u outputs", (unsigned long long)v, n);
+	}
+	if (C % n)
+		return say(c, "%lld channels do not split into %u equal parts", (long long)C, n);
+	struct al_buf prm = {0};
+	ali_buf_uint(&prm, 1, n);
+	bool ok = rebuild_layer(c, F_SPLIT, &prm, NULL, 0);
+	ali_buf_free(&prm);
+	if (!ok)
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "split into %u", n);
 	return true;
 }
 
