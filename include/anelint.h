@@ -802,6 +802,8 @@ struct al_rewrite {
 	const char *why_not;        /* not applied: why (conditions, class not allowed, skipped) */
 	const char **layers;        /* applied: names of the output's layers it produced */
 	uint32_t n_layers;
+	const char *stays_off;      /* applied: one of layers that may still fall back (a concat of
+				     * slices that still exceeds a cap) without undoing the rewrite */
 	bool model_level;           /* edits the model description, no layer: node is a stand-in
 				     * named after the input, type "(model input)" */
 };

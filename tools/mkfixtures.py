@@ -914,6 +914,51 @@ def fix_shuffle():
     return model(5, desc, 500, nn_body(layers))
 
 
+def weight_bin(blobs):
+    """storage v2 weight.bin: a 64-byte header {count u32, version u32 = 2}, then
+    per blob its 64-byte metadata {0xDEADBEEF, dtype (1 fp16, 2 fp32), size u64,
+    data offset u64} at a 64-aligned offset, then the data. Returns the bytes and
+    each blob's metadata offset (what BlobFileValue.offset names)."""
+    out = bytearray(struct.pack("<II", len(blobs), 2) + b"\0" * 56)
+    offs = []
+    for dtype, data in blobs:
+        out += b"\0" * ((-len(out)) % 64)
+        meta = len(out)
+        offs.append(meta)
+        out += struct.pack("<IIQQ", 0xDEADBEEF, dtype, len(data), meta + 64) + b"\0" * 40
+        out += data
+    return bytes(out), offs
+
+
+def fix_mil_lmhead():
+    """ML Program (fp16, iOS 17 opset): an LM-head-like linear x [1,4,4] ->
+    [1,4,16400] (weight [16400,4] and bias [16400] in weight.bin): over the
+    16384 axis cap (ANE061), split into 2 slices of 8200 + concat. And a
+    linear of 8 features (weight immediate) that fits: left."""
+    N, K = 16400, 4
+    w = [((i * 7) % 61 - 30) / 32.0 for i in range(N * K)]
+    b = [((i * 5) % 37 - 18) / 16.0 for i in range(N)]
+    wb, (w_off, b_off) = weight_bin([(1, struct.pack("<%de" % len(w), *w)),
+                                      (1, struct.pack("<%de" % len(b), *b))])
+    def blobval(dims, off):  # Value{type 2, blobFileValue 5 {fileName 1, offset 2}}
+        return f_msg(2, ttype("fp16", dims)) + \
+            f_msg(5, f_str(1, "@model_path/weights/weight.bin"), f_varint(2, off))
+    small = ramp(8 * 4, lo=-1.0, step=0.125)
+    sval = value(ttype("fp16", [8, 4]), f_msg(7, f_bytes(1, struct.pack("<%de" % len(small), *small))))
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        const("head_w", blobval([N, K], w_off), f16([N, K])),
+        const("head_b", blobval([N], b_off), f16([N])),
+        op("linear", [("x", "x"), ("weight", "head_w"), ("bias", "head_b")], [("logits", f16([1, 4, N]))]),
+        const("small_w", sval, f16([8, 4])),
+        op("linear", [("x", "x"), ("weight", "small_w")], [("small", f16([1, 4, 8]))]),
+    ]
+    desc = description([array_feature("x", [1, 4, K], FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in ("logits", "small")],
+                       short="fix fixture: a linear over the ANE axis cap (LM head)", weights=FIX_NOTE)
+    return model(8, desc, 502, mil_program([("x", [1, 4, K])], ["logits", "small"], ops)), wb
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -977,6 +1022,14 @@ def main():
                      ("mil_releases", mil_releases), ("fix_mil_shape", fix_mil_shape)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
+    for name, fn in (("fix_mil_lmhead", fix_mil_lmhead),):
+        mbytes, wbytes = fn()
+        pkg = os.path.join(OUT, name + ".mlpackage")
+        write_package(pkg, mbytes)
+        os.makedirs(os.path.join(pkg, "Data", "com.apple.CoreML", "weights"), exist_ok=True)
+        with open(os.path.join(pkg, "Data", "com.apple.CoreML", "weights", "weight.bin"), "wb") as f:
+            f.write(wbytes)
+        print(f"{pkg} (with weights/weight.bin)")
 
 
 if __name__ == "__main__":

@@ -246,6 +246,8 @@ static int round_once(struct fix *f, bool *again)
 			const struct al_node *n = find_layer(f->out_m, r->layers[k]);
 			if (!n || n->verdict.ane)
 				continue;
+			if (r->stays_off && strcmp(r->stays_off, r->layers[k]) == 0)
+				continue; /* the pass says this one may stay off (a concat of slices) */
 			char why[256];
 			snprintf(why, sizeof why, "the rewritten layer '%s' (%s) would still fall back: %s %s",
 				 n->name, n->type,

@@ -36,6 +36,7 @@ struct pctx {
 	const char *names[16]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
+	const char *stays_off; /* al_rewrite.stays_off */
 };
 
 typedef bool (*pass_fn)(struct pctx *c);
@@ -60,6 +61,7 @@ static bool p_mil_cumsum(struct pctx *c);
 static bool p_mil_io_fp16(struct pctx *c);
 static bool p_mil_island(struct pctx *c);
 static bool p_model_level(struct pctx *c);
+static bool p_mil_linear_split(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -113,6 +115,9 @@ static bool p_model_level(struct pctx *c);
 	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
 	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
 	  "(ML Program)", p_mil_island)                                                                  \
+	X("mil-linear-split-cap", "ANE061", AL_EQ_EXACT, "linear",                                      \
+	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
+	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
 	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
 	  p_model_level)                                                                                \
@@ -1226,6 +1231,7 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	c->n_names = 0;
 	for (uint32_t i = 0; i < m.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
 		c->names[c->n_names++] = m.names[i];
+	c->stays_off = m.stays_off;
 	return ok;
 }
 
@@ -1257,6 +1263,11 @@ static bool p_mil_io_fp16(struct pctx *c)
 static bool p_mil_island(struct pctx *c)
 {
 	return mil_pass(c, ali_pass_mil_island);
+}
+
+static bool p_mil_linear_split(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_linear_split);
 }
 
 /* Model-level rows are run by plan_model, never per layer. */
@@ -1379,8 +1390,12 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 		ali_buf_free(&c.layer);
 		if (st)
 			return st;
-		if (ok)
-			return add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
+		if (ok) {
+			st = add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
+			if (st == AL_OK)
+				s->rw[s->n_rw - 1].stays_off = c.stays_off;
+			return st;
+		}
 		size_t wl = strlen(why);
 		snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "", p->name, c.why);
 		if (!tried++)
