@@ -255,6 +255,14 @@ grep -q '"layer": "small".*"why_not": "8 output features fit the ANE.s axis cap 
 [ $? -eq 0 ] && grep -q '"kind": "region"' "$T/lmr.json" && ! grep -q '"identical": false' "$T/lmr.json" && ok ||
 	{ bad "lmhead: region proof"; cat "$T/lmr.json"; }
 
+# 5d. upsample_nearest_neighbor x4 / x8x2 -> chains of x2 ops (ANE027 on a14), bit-identical;
+#     3x3 (not a power of two) and 2x2 (no chain needed) left
+fixcase upsample $C/fix_mil_upsample.mlpackage upsample 3 1 exact "up4 up82"
+grep -q '"layer": "up3".*"why_not": "scale factors 3x3 are not powers of two up to 64"' "$T/upsample.json" && ok ||
+	bad "upsample: up3 reason"
+n=$("$ANELINT" check "$T/upsample.mlpackage" | grep -c 'upsample_nearest_neig')
+[ "$n" -eq 7 ] && ok || bad "upsample: $n upsample ops (2 + 3 + up3 + up2 = 7 expected)"
+
 same_tree() { diff -r "$1" "$2" >/dev/null && [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ]; }
 # 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
 #     add typed fp16, the cast back -> identity; the island reading an fp32

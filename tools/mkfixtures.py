@@ -959,6 +959,25 @@ def fix_mil_lmhead():
     return model(8, desc, 502, mil_program([("x", [1, 4, K])], ["logits", "small"], ops)), wb
 
 
+def fix_mil_upsample():
+    """ML Program (fp16, iOS 17 opset): upsample_nearest_neighbor of x [1,4,8,8]
+    by 4x4 and by 8x2 (ANE027 on a14): chains of x2 ops; by 3x3 (not a power of
+    two) and by 2x2 (legal already): left."""
+    f16 = lambda dims: ttype("fp16", dims)
+    def up(out, fh, fw, dims):
+        return [const(out + "_h", v_floats([fh], dims=[]), ttype("fp32", [])),
+                const(out + "_w", v_floats([fw], dims=[]), ttype("fp32", [])),
+                op("upsample_nearest_neighbor", [("x", "x"), ("scale_factor_height", out + "_h"),
+                                                 ("scale_factor_width", out + "_w")], [(out, f16(dims))])]
+    ops = up("up4", 4, 4, [1, 4, 32, 32]) + up("up82", 8, 2, [1, 4, 64, 16]) + \
+        up("up3", 3, 3, [1, 4, 24, 24]) + up("up2", 2, 2, [1, 4, 16, 16])
+    outs = ["up4", "up82", "up3", "up2"]
+    desc = description([array_feature("x", [1, 4, 8, 8], FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in outs],
+                       short="fix fixture: nearest upsampling by 4 and 8", weights=FIX_NOTE)
+    return model(8, desc, 502, mil_program([("x", [1, 4, 8, 8])], outs, ops))
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -1019,7 +1038,8 @@ def main():
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
     for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
-                     ("mil_releases", mil_releases), ("fix_mil_shape", fix_mil_shape)):
+                     ("mil_releases", mil_releases), ("fix_mil_shape", fix_mil_shape),
+                     ("fix_mil_upsample", fix_mil_upsample)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
     for name, fn in (("fix_mil_lmhead", fix_mil_lmhead),):

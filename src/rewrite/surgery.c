@@ -62,6 +62,7 @@ static bool p_mil_io_fp16(struct pctx *c);
 static bool p_mil_island(struct pctx *c);
 static bool p_model_level(struct pctx *c);
 static bool p_mil_linear_split(struct pctx *c);
+static bool p_mil_upsample(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -118,6 +119,8 @@ static bool p_mil_linear_split(struct pctx *c);
 	X("mil-linear-split-cap", "ANE061", AL_EQ_EXACT, "linear",                                      \
 	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
+	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
+	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
 	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
 	  p_model_level)                                                                                \
@@ -1268,6 +1271,11 @@ static bool p_mil_island(struct pctx *c)
 static bool p_mil_linear_split(struct pctx *c)
 {
 	return mil_pass(c, ali_pass_mil_linear_split);
+}
+
+static bool p_mil_upsample(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_upsample);
 }
 
 /* Model-level rows are run by plan_model, never per layer. */

@@ -1298,6 +1298,106 @@ static bool mil_linear_split(struct al_mil_pass *c)
 	return true;
 }
 
+/* ------------------------------------------------------------------ upsample x4 / x8 -> x2 chain
+ * upsample_nearest_neighbor by 2^a x 2^b (a or b >= 2) runs off the ANE of the
+ * H13-era devices (ANE027: a factor of 2 only). Nearest-neighbour by 4 is
+ * nearest-neighbour by 2 twice: output pixel (i, j) reads input (i / 4, j / 4)
+ * = ((i / 2) / 2, (j / 2) / 2), so the chain copies the same values (exact), as
+ * upsample-x2-chain does for NeuralNetwork layers. */
+
+static int log2_of(double f)
+{
+	if (f != floor(f) || f < 1 || f > 64)
+		return -1;
+	uint64_t u = (uint64_t)f;
+	if (u & (u - 1))
+		return -1;
+	int k = 0;
+	while (u > 1)
+		u >>= 1, k++;
+	return k;
+}
+
+static bool mil_upsample_chain(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	double fh, fw;
+	if (!const_scalar(c, "scale_factor_height", &fh, true, 1) ||
+	    !const_scalar(c, "scale_factor_width", &fw, true, 1))
+		return false;
+	int eh = log2_of(fh), ew = log2_of(fw);
+	if (eh < 0 || ew < 0)
+		return say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
+	int steps = eh > ew ? eh : ew;
+	if (steps < 2)
+		return say(c, "scale factors %gx%g need no chain", fh, fw);
+	al_span xb;
+	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
+		return say(c, "'x' is not a named value");
+	struct al_shape xs;
+	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank < 3)
+		return say(c, "the shape of 'x' is not static (rank 3 or more)");
+	const struct al_ttype *ft = ali_mil_param_type(c->n, "scale_factor_height");
+	int sdt = ft && ft->kind == 0 && ft->dtype == AL_DT_INT32 ? AL_DT_INT32 : AL_DT_FP32;
+	int dt = out_dtype(c);
+	const char *base = c->n->outputs[0];
+	const char *prev = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
+	if (!prev)
+		return say(c, "out of memory");
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	memcpy(dims, xs.dims, (size_t)xs.rank * sizeof dims[0]);
+	for (int i = 0; i < steps; i++) {
+		double h = i < eh ? 2 : 1, w = i < ew ? 2 : 1;
+		const char *shn = fresh(c, base, "x2_h"), *swn = fresh(c, base, "x2_w");
+		if (!shn || !swn || !pre_scalar(c, shn, sdt, h) || !pre_scalar(c, swn, sdt, w))
+			return say(c, "no free value name");
+		dims[xs.rank - 2] *= (int64_t)h;
+		dims[xs.rank - 1] *= (int64_t)w;
+		struct al_buf *op = &c->layer, tmp = {0};
+		const char *out = NULL;
+		if (i < steps - 1) {
+			op = &tmp;
+			if (!(out = fresh(c, base, "x2")))
+				return say(c, "no free value name");
+		}
+		ali_buf_str(op, OP_TYPE, "upsample_nearest_neighbor");
+		put_input(op, "x", prev);
+		put_input(op, "scale_factor_height", shn);
+		put_input(op, "scale_factor_width", swn);
+		if (out) {
+			put_output(op, out, dt, xs.rank, dims);
+			struct al_buf v = {0};
+			put_string_value(&v, out);
+			put_attr(op, "name", v.p, v.n);
+			op->failed |= v.failed;
+			ali_buf_free(&v);
+			c->pre.failed |= op->failed;
+			ali_buf_len(&c->pre, BLOCK_OPS, op->p, op->n);
+			ali_buf_free(&tmp);
+			if (c->n_names < 14)
+				c->names[c->n_names++] = out;
+			prev = out;
+			continue;
+		}
+		struct pb_iter it;
+		struct pb_field f;
+		size_t start;
+		pb_iter_init(&it, c->src->msg);
+		while ((start = it.pos, pb_next(&it, &f)))
+			if (f.num == OP_OUTPUTS)
+				ali_buf_put(op, c->src->msg.p + start, it.pos - start);
+		if (it.err)
+			return say(c, "the op message could not be re-read");
+		put_name_attr(c, op, base);
+	}
+	if (c->layer.failed || c->pre.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%d upsample_nearest_neighbor x2 ops", steps);
+	return true;
+}
+
 /* Run pass fn; when it does not apply, weight.bin is left as it was. */
 static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
 {
@@ -1678,4 +1778,9 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 {
 	return run(c, mil_linear_split);
+}
+
+bool ali_pass_mil_upsample(struct al_mil_pass *c)
+{
+	return run(c, mil_upsample_chain);
 }
