@@ -804,6 +804,8 @@ struct al_rewrite {
 	uint32_t n_layers;
 	const char *stays_off;      /* applied: one of layers that may still fall back (a concat of
 				     * slices that still exceeds a cap) without undoing the rewrite */
+	const char *also_replaces;  /* applied: another input layer the rewrite replaces (its region
+				     * includes it; e.g. the innerProduct split by splitnd-of-innerproduct) */
 	bool model_level;           /* edits the model description, no layer: node is a stand-in
 				     * named after the input, type "(model input)" */
 };

@@ -183,6 +183,20 @@ applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat
 grep -q '"kind": "region"' "$T/fx_shuffle.json" && grep -q '+-0, +-1' "$T/fx_shuffle.json" && ok || bad "fix_shuffle: no region proof with special values"
 FIXARGS="--allow reassociate"
 applies divconst 7 3 reassociate divb-const-to-reciprocal
+# fused q/k/v innerProduct + splitND -> one innerProduct per part (reassociate: a
+# matrix kernel's summation order follows its tiling); the innerProduct whose output
+# the add also reads stays; a splitND of x on its last axis left
+applies qkv 3 1 reassociate splitnd-of-innerproduct
+has qkv 6 innerProduct
+has qkv 1 splitND
+left qkv split0 'splitnd-of-innerproduct: its input is not an innerProduct.s output; splitnd-to-split: axis 2 is not the channel axis'
+grep -q '"layer": "split", .*"after": "3 innerProduct layers (weight rows split); the fused innerProduct deleted"' "$T/fx_qkv.json" &&
+	grep -q '"layer": "split2", .*"after": "2 innerProduct layers (weight rows split)"}' "$T/fx_qkv.json" && ok ||
+	bad "fix_qkv: the fused innerProduct deleted / kept"
+FIXARGS="--allow reassociate --proof region"
+applies qkv 3 1 reassociate splitnd-of-innerproduct
+grep -q '"input_layers": \["split", "qkv", "split2", "kv"\]' "$T/fx_qkv.json" && ok || bad "fix_qkv: the region does not hold the innerProducts"
+FIXARGS="--allow reassociate"
 has divconst 1 scale
 has divconst 1 activation
 left divconst div_z "the divisor 'z' holds 0 at 2"

@@ -978,6 +978,34 @@ def fix_mil_upsample():
     return model(8, desc, 502, mil_program([("x", [1, 4, 8, 8])], outs, ops))
 
 
+def fix_qkv():
+    """NeuralNetwork (spec 4): a fused q/k/v projection as the PyTorch converter
+    writes it (transformer_encoder__nn_ios13): innerProduct 8 -> 24 with bias on
+    x [16,1,8], then splitND axis -1 into 3 x 8 (ANE006): one innerProduct per
+    part. And an innerProduct 8 -> 12 (no bias) split into 4 + 8, whose output is
+    also read by an add (so it stays); and a splitND of x itself on its last axis: left."""
+    def ip(k, n, bias):
+        w = ramp(n * k, lo=-1.0, step=0.0625)
+        parts = [f_varint(1, k), f_varint(2, n)]
+        if bias:
+            parts += [f_varint(10, 1)]
+        parts += [f_msg(20, weights_f32(w))]
+        if bias:
+            parts += [f_msg(21, weights_f32(ramp(n, lo=-0.5, step=0.125)))]
+        return b"".join(parts)
+    x = array_feature("x", [16, 1, 8])
+    layers = [
+        layer("qkv", ["x"], ["qkv"], 140, ip(8, 24, True)),
+        layer("split", ["qkv"], ["q", "k", "v"], 975, f_varint(1, -1) + f_varint(2, 3)),
+        layer("kv", ["x"], ["kv"], 140, ip(8, 12, False)),
+        layer("split2", ["kv"], ["k2", "v2"], 975, f_varint(1, 2) + f_packed_varints(3, [4, 8])),
+        layer("sum", ["kv", "kv"], ["kv2"], 230, b""),
+        layer("split0", ["x"], ["x0", "x1"], 975, f_varint(1, 2) + f_varint(2, 2)),
+    ]
+    return fix_model(layers, [x], ["q", "k", "v", "k2", "v2", "kv2", "x0", "x1"],
+                     "fix fixture: a fused q/k/v innerProduct split by splitND")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -1028,6 +1056,7 @@ def main():
         "fix_custom.mlmodel": fix_custom(),
         "fix_shape.mlmodel": fix_shape(),
         "fix_shuffle.mlmodel": fix_shuffle(),
+        "fix_qkv.mlmodel": fix_qkv(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -394,7 +394,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
 		if (r->applied && !r->model_level)
-			cap_a++, cap_b += r->n_layers, cap_o += r->node->n_outputs;
+			cap_a += 1 + (r->also_replaces != NULL), cap_b += r->n_layers, cap_o += r->node->n_outputs;
 	}
 	const char **outs = calloc(cap_o + 1, sizeof *outs);
 	f->region_a = calloc(cap_a + 1, sizeof *f->region_a);
@@ -409,6 +409,8 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 		if (!r->applied || r->model_level) /* no layer: the whole models prove those */
 			continue;
 		f->region_a[f->n_region_a++] = r->node->name;
+		if (r->also_replaces)
+			f->region_a[f->n_region_a++] = r->also_replaces;
 		for (uint32_t k = 0; k < r->n_layers; k++)
 			f->region_b[f->n_region_b++] = r->layers[k];
 		for (uint32_t k = 0; k < r->node->n_outputs; k++)

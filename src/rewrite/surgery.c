@@ -23,7 +23,7 @@
 /* NeuralNetworkLayer fields, and the layer types the passes emit. */
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, L_INPUT_TENSOR = 4, NN_LAYERS = 1 };
 enum { F_POOLING = 120, F_ACTIVATION = 130, F_UPSAMPLE = 210, F_ADD = 230, F_MULTIPLY = 231,
-       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330 };
+       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330, F_INNER_PRODUCT = 140 };
 
 struct pctx {
 	struct al_surgery *s;
@@ -37,6 +37,7 @@ struct pctx {
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
 	const char *stays_off; /* al_rewrite.stays_off */
+	const char *also;      /* al_rewrite.also_replaces */
 };
 
 typedef bool (*pass_fn)(struct pctx *c);
@@ -47,6 +48,7 @@ static bool p_subb(struct pctx *c);
 static bool p_concatnd(struct pctx *c);
 static bool p_concatnd_interleave(struct pctx *c);
 static bool p_splitnd(struct pctx *c);
+static bool p_splitnd_ip(struct pctx *c);
 static bool p_upsample(struct pctx *c);
 static bool p_maxpool(struct pctx *c);
 static bool p_mul_scalar(struct pctx *c);
@@ -88,6 +90,9 @@ static bool p_mil_upsample(struct pctx *c);
 	X("concatnd-interleave-to-split-concat", "ANE006", AL_EQ_EXACT, "concatND",                     \
 	  "interleaved concatND on the channel axis (channel shuffle) -> a split of each input into "    \
 	  "single channels + concat in interleaved order", p_concatnd_interleave)                       \
+	X("splitnd-of-innerproduct", "ANE006", AL_EQ_REASSOCIATE, "splitND",                                  \
+	  "innerProduct then splitND of its output channels (a fused q/k/v projection) -> one "          \
+	  "innerProduct per part, each with its weight rows", p_splitnd_ip)                              \
 	X("splitnd-to-split", "ANE006", AL_EQ_EXACT, "splitND",                                         \
 	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
 	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
@@ -116,7 +121,7 @@ static bool p_mil_upsample(struct pctx *c);
 	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
 	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
 	  "(ML Program)", p_mil_island)                                                                  \
-	X("mil-linear-split-cap", "ANE061", AL_EQ_EXACT, "linear",                                      \
+	X("mil-linear-split-cap", "ANE061", AL_EQ_REASSOCIATE, "linear",                                      \
 	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
@@ -533,6 +538,138 @@ static bool p_concatnd_interleave(struct pctx *c)
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%u split x%lld + concat of %lld channels in interleaved order",
 		 n, (long long)C, (long long)(C * n));
+	return true;
+}
+
+static const struct al_node *producer(const struct al_node *n, const char *blob);
+static bool only_reader(const struct al_node *n, const char *blob);
+
+/* innerProduct L (out t, N output channels) then splitND S of t along that
+ * channel axis into parts n_0 + n_1 + ... = N: part i is the innerProduct with
+ * weight rows [a_i, a_i + n_i) and those bias entries. Each output value is the
+ * same dot product over the same inputs as in L, but a matrix kernel's order of
+ * adding the K products follows its tiling, which follows the matrix size (the
+ * interpreter's sgemm: rel 2.7e-7 on the corpus transformer): reassociate. S's
+ * fallback goes (and L with it when nothing else reads t). Weights are copied as bytes (fp32 or
+ * fp16 WeightParams; quantized / raw ones refused). */
+#define MAX_IP_SPLIT_BYTES (256u << 20)
+static bool p_splitnd_ip(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1 || c->n->n_outputs < 2 || c->n->n_outputs > 12)
+		return say(c, "%u inputs, %u outputs", c->n->n_inputs, c->n->n_outputs);
+	const struct al_node *L = producer(c->n, c->n->inputs[0]);
+	if (!L || !L->type || strcmp(L->type, "innerProduct") != 0 || L->owner != c->n->owner)
+		return say(c, "its input is not an innerProduct's output");
+	const struct al_node_src *ls = al_src(L);
+	if (!ls || !ls->msg.p || !ls->params.p || L->n_inputs != 1 || L->n_outputs != 1)
+		return say(c, "the innerProduct message could not be read");
+	const struct al_shape *t = L->out_shapes ? &L->out_shapes[0] : NULL;
+	if (!shape_known(t))
+		return say(c, "the innerProduct's output shape is not known statically");
+	uint64_t v, N = 0, K = 0, hasb = 0;
+	pb_get_varint(ls->params, 1, &K);
+	pb_get_varint(ls->params, 2, &N);
+	pb_get_varint(ls->params, 10, &hasb);
+	if (pb_has(ls->params, 22))
+		return say(c, "the innerProduct quantizes its input dynamically");
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int rank = t->rank;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax < 0 || ax >= rank || t->dims[ax] != (int64_t)N || N < 2)
+		return say(c, "axis %lld is not the innerProduct's %llu output channels", (long long)axis,
+			   (unsigned long long)N);
+	bool last = ax == rank - 1, chw = ax == rank - 3 && t->dims[rank - 1] == 1 && t->dims[rank - 2] == 1;
+	if (!last && !chw)
+		return say(c, "axis %lld holds the channels but is neither the last axis nor C of [C,1,1]",
+			   (long long)axis);
+	/* the parts */
+	uint32_t n = c->n->n_outputs;
+	uint64_t sz[12];
+	long k = pb_get_varints(c->src->params, 3, sz, 12);
+	if (k == 0) {
+		if (N % n)
+			return say(c, "%llu channels do not split into %u equal parts", (unsigned long long)N, n);
+		for (uint32_t i = 0; i < n; i++)
+			sz[i] = N / n;
+	} else if (k != (long)n) {
+		return say(c, "%ld splitSizes for %u outputs", k, n);
+	}
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += sz[i];
+	if (sum != N)
+		return say(c, "split sizes add up to %llu, not %llu", (unsigned long long)sum, (unsigned long long)N);
+	/* the weights: floatValue 1 (packed floats) or float16Value 2 (bytes), row-major [N, K] */
+	al_span wp, bp = {0}, wv, bv = {0};
+	if (!pb_get_bytes(ls->params, 20, &wp))
+		return say(c, "the innerProduct has no weights");
+	int wf = pb_get_bytes(wp, 1, &wv) && wv.n ? 1 : pb_get_bytes(wp, 2, &wv) && wv.n ? 2 : 0;
+	if (!wf || pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40))
+		return say(c, "the weights are quantized or raw (fp32 / fp16 values only)");
+	size_t esz = wf == 1 ? 4 : 2;
+	if (K == 0 || wv.n != N * K * esz)
+		return say(c, "the weights hold %zu bytes, not %llu x %llu values", wv.n, (unsigned long long)N,
+			   (unsigned long long)K);
+	if (wv.n > MAX_IP_SPLIT_BYTES)
+		return say(c, "the weights are %zu MB: more than 256 MB copied", wv.n >> 20);
+	int bf = 0;
+	if (hasb) {
+		if (!pb_get_bytes(ls->params, 21, &bp))
+			return say(c, "hasBias without a bias");
+		bf = pb_get_bytes(bp, 1, &bv) && bv.n ? 1 : pb_get_bytes(bp, 2, &bv) && bv.n ? 2 : 0;
+		if (!bf || pb_has(bp, 30) || pb_has(bp, 40) || bv.n != N * (bf == 1 ? 4u : 2u))
+			return say(c, "the bias is not %llu fp32 / fp16 values", (unsigned long long)N);
+	}
+	/* one innerProduct per part: helpers before S, the last one S itself */
+	uint64_t a = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct al_buf prm = {0}, w = {0}, b = {0}, l = {0};
+		ali_buf_uint(&prm, 1, K);
+		ali_buf_uint(&prm, 2, sz[i]);
+		if (hasb)
+			ali_buf_uint(&prm, 10, 1);
+		ali_buf_len(&w, (uint32_t)wf, wv.p + a * K * esz, sz[i] * K * esz);
+		ali_buf_len(&prm, 20, w.p, w.n);
+		if (hasb) {
+			size_t be = bf == 1 ? 4 : 2;
+			ali_buf_len(&b, (uint32_t)bf, bv.p + a * be, sz[i] * be);
+			ali_buf_len(&prm, 21, b.p, b.n);
+		}
+		const char *nm = i == n - 1 ? c->n->name : fresh_name(c, c->n->name, i ? "ip_" : "ip");
+		bool ok = nm != NULL;
+		if (ok) {
+			ali_buf_str(&l, L_NAME, nm);
+			ali_buf_str(&l, L_INPUT, L->inputs[0]);
+			ali_buf_str(&l, L_OUTPUT, c->n->outputs[i]);
+			ali_buf_len(&l, F_INNER_PRODUCT, prm.p, prm.n);
+			if (i < n - 1) {
+				ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+				if (c->n_names < 15)
+					c->names[c->n_names++] = nm;
+			} else {
+				ali_buf_put(&c->layer, l.p, l.n);
+			}
+			c->pre.failed |= l.failed || prm.failed || w.failed || b.failed;
+		}
+		ali_buf_free(&prm);
+		ali_buf_free(&w);
+		ali_buf_free(&b);
+		ali_buf_free(&l);
+		if (!ok)
+			return say(c, "no free name");
+		a += sz[i];
+	}
+	if (c->pre.failed || c->layer.failed)
+		return say(c, "out of memory");
+	bool drop = only_reader(c->n, c->n->inputs[0]);
+	if (drop)
+		c->drop = ls->msg;
+	c->also = L->name;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u innerProduct layers (weight rows split)%s", n,
+		 drop ? "; the fused innerProduct deleted" : "");
 	return true;
 }
 
@@ -1400,8 +1537,10 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 			return st;
 		if (ok) {
 			st = add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
-			if (st == AL_OK)
+			if (st == AL_OK) {
 				s->rw[s->n_rw - 1].stays_off = c.stays_off;
+				s->rw[s->n_rw - 1].also_replaces = c.also;
+			}
 			return st;
 		}
 		size_t wl = strlen(why);
