@@ -169,6 +169,13 @@ has lcnd 1 scale
 left lcnd g5 "its only reader 'mul5' (multiplyBroadcastable) takes the constant"
 left lcnd k3 'shape \[8,4,4\]: loadConstant.s result is rank 5'
 left lcnd mul6 'mulb-const-to-scale: a 8x4x1 constant is not a scale shape'
+# global average pooling with VALID padding -> SAME (ANE056 on iOS 13/14 pulls the
+# conv before it off the ANE too): exact; the global max pool and the SAME one left
+applies gap 0 0 exact global-avgpool-valid-to-same
+"$ANELINT" check --os ios14 "$F/fix_gap.mlmodel" | grep -c ANE056 | grep -q '^[1-9]' &&
+	! "$ANELINT" check --os ios14 "$T/fx_gap.mlmodel" | grep -q ANE056 && ok || bad "fix_gap: ANE056 still fires on ios14"
+left gap gmax 'global-avgpool-valid-to-same: not average pooling'
+left gap gap_same 'global-avgpool-valid-to-same: padding is not VALID'
 # ShuffleNet-style unit: channel splitND -> split, interleaved concatND (channel
 # shuffle) -> split x C + concat; the others left with their reasons
 applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat

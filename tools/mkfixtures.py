@@ -1006,6 +1006,27 @@ def fix_qkv():
                      "fix fixture: a fused q/k/v innerProduct split by splitND")
 
 
+def fix_gap():
+    """NeuralNetwork (spec 4): conv 1x1 on x [1,8,20,20] then a global average pool
+    with VALID padding (ANE056 on iOS 13/14 fires on both): -> SAME padding. A
+    global max pool with VALID padding and a global average pool with SAME
+    padding: left."""
+    w = ramp(8 * 8, lo=-1.0, step=0.125)
+    cv = b"".join([f_varint(1, 8), f_varint(2, 8), f_varint(10, 1), f_packed_varints(20, [1, 1]),
+                   f_packed_varints(30, [1, 1]), f_packed_varints(40, [1, 1]), f_msg(50),
+                   f_msg(90, weights_f32(w))])
+    def gpool(kind, same=False):
+        return (f_varint(1, kind) if kind else b"") + (f_msg(31) if same else f_msg(30)) + f_varint(60, 1)
+    layers = [
+        layer("conv", ["x"], ["c"], 100, cv),
+        layer("gap", ["c"], ["y"], 120, gpool(1)),
+        layer("gmax", ["c"], ["m"], 120, gpool(0)),
+        layer("gap_same", ["c"], ["s"], 120, gpool(1, same=True)),
+    ]
+    return fix_model(layers, [array_feature("x", [1, 8, 20, 20])], ["y", "m", "s"],
+                     "fix fixture: global average pooling with VALID padding")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -1057,6 +1078,7 @@ def main():
         "fix_shape.mlmodel": fix_shape(),
         "fix_shuffle.mlmodel": fix_shuffle(),
         "fix_qkv.mlmodel": fix_qkv(),
+        "fix_gap.mlmodel": fix_gap(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -49,6 +49,7 @@ static bool p_concatnd(struct pctx *c);
 static bool p_concatnd_interleave(struct pctx *c);
 static bool p_splitnd(struct pctx *c);
 static bool p_splitnd_ip(struct pctx *c);
+static bool p_global_avg(struct pctx *c);
 static bool p_upsample(struct pctx *c);
 static bool p_maxpool(struct pctx *c);
 static bool p_mul_scalar(struct pctx *c);
@@ -97,6 +98,8 @@ static bool p_mil_upsample(struct pctx *c);
 	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
 	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
 	  "nearest upsample x4 / x8 -> a chain of x2 upsamples", p_upsample)                            \
+	X("global-avgpool-valid-to-same", "ANE056", AL_EQ_EXACT, "pooling",                            \
+	  "global average pooling with VALID padding -> SAME padding (the same average)", p_global_avg) \
 	X("maxpool-cascade", "ANE008", AL_EQ_EXACT, "pooling",                                          \
 	  "max pooling kernel > 13 -> a cascade of stride-1 pools with kernels <= 13", p_maxpool)      \
 	X("avgpool-cascade", "ANE008", AL_EQ_REASSOCIATE, "pooling",                                    \
@@ -792,6 +795,44 @@ static bool zero_padding(al_span valid)
 
 /* max over a K window == max over K1 then over K2 windows when K1 + K2 - 1 = K
  * (the first with stride 1, the last with the layer's stride), no padding. */
+/* A global average pool averages its whole input whatever the padding says
+ * (the window is the input, the output 1x1, no padding is added), so VALID ->
+ * SAME changes nothing computed; with VALID Core ML of iOS 13/14 built it as a
+ * plain pooling kernel that the ANE refused above 13 wide, and pulled the layer
+ * before it off the ANE too (ANE056, hollance/neural-engine #1: SAME worked). */
+static bool p_global_avg(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	al_span p = c->src->params, valid;
+	uint64_t v;
+	if (!(pb_get_varint(p, 1, &v) && v == 1))
+		return say(c, "not average pooling");
+	if (!(pb_get_varint(p, 60, &v) && v))
+		return say(c, "not global pooling");
+	if (!pb_get_bytes(p, 30, &valid))
+		return say(c, "padding is not VALID");
+	if (!zero_padding(valid))
+		return say(c, "valid padding with non-zero amounts");
+	struct al_buf prm = {0};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, p);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != 30)
+			ali_buf_put(&prm, p.p + start, it.pos - start);
+	static const uint8_t none[1];
+	ali_buf_len(&prm, 31, none, 0); /* same = SamePadding{} (asymmetryMode default) */
+	bool ok = !it.err && rebuild_layer(c, F_POOLING, &prm, NULL, 0);
+	ali_buf_free(&prm);
+	if (!ok)
+		return c->why[0] ? false : say(c, "the pooling message could not be re-read");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "global average pooling with SAME padding");
+	return true;
+}
+
 static bool p_maxpool(struct pctx *c)
 {
 	if (!top_level(c))
