@@ -93,6 +93,19 @@ refused "$F/fix_shape.mlmodel" "given twice" --shape x=default --enumerate 'x=1,
 [ $? -eq 0 ] && [ "$(json "$T/d.json" 'j["proof"]["pass"] and j["written"] is False and j["rewrites"][0]["pass"] == "input-fixed-shape"')" = True ] &&
 	ok || bad "--dry-run applies"
 
+# 2b. a model the interpreter cannot run (a custom layer reads the input): the
+#     shape fix changes no layer, so the proof is structural (byte-identical layers);
+#     a layer rewrite in such a model still needs the region proof (fix_proof.sh)
+"$ANELINT" fix "$F/fix_shape_custom.mlmodel" -o "$T/sc.mlmodel" --shape x=default --format json >"$T/sc.json"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$T/sc.mlmodel" ] &&
+	[ "$(json "$T/sc.json" 'j["proof"]["kind"] == "structural" and j["proof"]["pass"] and "byte-identical" in j["proof"]["why"]')" = True ] &&
+	decodes "$T/sc.mlmodel"; then ok; else bad "structural proof (rc $rc)"; cat "$T/sc.json"; fi
+"$ANELINT" fix "$F/fix_shape_custom.mlmodel" --dry-run --shape x=default >"$T/sc.txt"
+[ $? -eq 0 ] && grep -q '^proof: structural' "$T/sc.txt" && ok || bad "structural proof in text"
+"$ANELINT" fix "$F/fix_shape_custom.mlmodel" --dry-run --shape x=default --proof whole >/dev/null
+[ $? -eq 1 ] && ok || bad "structural proof with --proof whole: not refused"
+
 # 3. ML Program: the description and the function input get the fixed dims
 applied "$F/fix_mil_shape.mlpackage" "$T/m1.mlpackage" input-fixed-shape --shape x=1,32,128,128
 SMALL=1 applied "$F/fix_mil_shape.mlpackage" "$T/m2.mlpackage" input-fixed-shape --shape x=1,32,64,96
@@ -154,6 +167,25 @@ grep -q 'fix_shuffle.mlmodel 5 3$' "$T/sweep.txt" && ok || bad "fix_shuffle swee
 if [ -d "$CORPUS/converted" ]; then
 	for m in "$CORPUS"/converted/*.mlmodel "$CORPUS"/real/*.mlmodel; do
 		[ -f "$m" ] && sweep "$m"
+	done
+	# every corpus model whose shape range moves it off the ANE (ANE040): --shape
+	# NAME=default for each flexible input writes a model without ANE040, proved
+	# (whole, or structural where the interpreter cannot run it)
+	for m in "$CORPUS"/*/*.mlmodel "$CORPUS"/*/*.mlpackage; do
+		"$ANELINT" check "$m" 2>/dev/null | grep -q 'model: ANE040' || continue
+		args=$("$ANELINT" info --format json "$m" | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+print(" ".join("--shape %s=default" % i["name"] for i in j["models"][0]["inputs"]
+               if i.get("flexibility") in ("range", "enumerated")))')
+		out="$T/flex.$(basename "$m" | sed 's/.*\.//')"
+		rm -rf "$out"
+		# shellcheck disable=SC2086
+		"$ANELINT" fix "$m" -o "$out" $args --format json >"$T/flex.json" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ] && [ -e "$out" ] && ! "$ANELINT" check "$out" 2>/dev/null | grep -q 'model: ANE040' &&
+			[ "$(json "$T/flex.json" 'j["proof"]["pass"]')" = True ]; then ok; else
+			bad "$m $args (rc $rc)"; head -c 600 "$T/flex.json"; fi
+		rm -rf "$out"
 	done
 	# the transformer: its fused q/k/v splitND goes (4 -> 3 fallbacks by its own verdict)
 	grep -q 'transformer_encoder__nn_ios13.mlmodel 1 0$' "$T/sweep.txt" && ok ||

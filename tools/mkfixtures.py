@@ -1027,6 +1027,15 @@ def fix_gap():
                      "fix fixture: global average pooling with VALID padding")
 
 
+def fix_shape_custom():
+    """NeuralNetwork: input x with a shape range [1,4,8..64,8..64] read by a custom
+    layer (className AnelintSwish): the interpreter cannot run it, and --shape
+    changes no layer, so the proof is structural (every layer byte-identical)."""
+    x = shape_range_feature("x", [1, 4, 16, 16], [(1, 1), (4, 4), (8, 64), (8, 64)])
+    layers = [layer("swish", ["x"], ["y"], 500, custom("AnelintSwish"))]
+    return fix_model(layers, [x], ["y"], "fix fixture: a shape range read by a custom layer")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -1079,6 +1088,7 @@ def main():
         "fix_shuffle.mlmodel": fix_shuffle(),
         "fix_qkv.mlmodel": fix_qkv(),
         "fix_gap.mlmodel": fix_gap(),
+        "fix_shape_custom.mlmodel": fix_shape_custom(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

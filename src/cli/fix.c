@@ -21,6 +21,7 @@
  */
 #include "cli.h"
 #include "base.h" /* al_atomic_*: the library's one atomic writer */
+#include "model.h" /* al_src: the layer / op message bytes, for the structural proof */
 
 #include <errno.h>
 #include <math.h>
@@ -452,6 +453,51 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	return EXIT_ALL_ANE;
 }
 
+static bool only_model_level(const struct fix *f)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->applied && !r->model_level)
+			return false;
+		n += r->applied;
+	}
+	return n > 0;
+}
+
+/* Every graph of a and b holds the same layers / ops, message bytes equal, in order. */
+static bool same_graph(const struct al_graph *a, const struct al_graph *b, int depth)
+{
+	if (!a || !b || depth > 64 || a->n_nodes != b->n_nodes)
+		return false;
+	for (uint32_t k = 0; k < a->n_nodes; k++) {
+		const struct al_node *x = &a->nodes[k], *y = &b->nodes[k];
+		const struct al_node_src *sx = al_src(x), *sy = al_src(y);
+		if (!sx || !sy || sx->msg.n != sy->msg.n || (sx->msg.n && memcmp(sx->msg.p, sy->msg.p, sx->msg.n)) ||
+		    x->n_sub != y->n_sub)
+			return false;
+		for (uint32_t j = 0; j < x->n_sub; j++)
+			if (!same_graph(x->sub[j], y->sub[j], depth + 1))
+				return false;
+	}
+	return true;
+}
+
+static bool same_layers(const al_model *a, const al_model *b)
+{
+	if (!a || !b || al_model_count(a) != al_model_count(b))
+		return false;
+	for (size_t i = 0; i < al_model_count(a); i++) {
+		const struct al_submodel *x = al_model_get(a, i), *y = al_model_get(b, i);
+		if (x->n_graphs != y->n_graphs)
+			return false;
+		for (uint32_t g = 0; g < x->n_graphs; g++)
+			if (!same_graph(x->graphs[g], y->graphs[g], 0))
+				return false;
+	}
+	return true;
+}
+
 /* Prove the rewrites (--proof, docs/surgery.md "Proof"): fill f->diffs. Returns
  * an exit code for usage or I/O trouble only. */
 static int prove(struct fix *f)
@@ -506,7 +552,20 @@ static int prove(struct fix *f)
 	}
 	if (rc != EXIT_ALL_ANE || ran)
 		return rc;
-	/* neither runs: report the whole models' reason, as before */
+	/* neither runs. When every rewrite is model-level (--shape / --enumerate) and
+	 * every layer / op message of the output is the input's, byte for byte, the
+	 * model computes what it did on the shapes kept: proved by construction */
+	if (only_model_level(f) && same_layers(f->m, f->out_m)) {
+		f->proof_kind = "structural";
+		f->proved = f->proof_ok = true;
+		f->proof_runs = 0;
+		snprintf(f->proof_note, sizeof f->proof_note,
+			 "the whole models could not run (%.120s); only the model description changed: "
+			 "every layer / op is byte-identical to the input's", whole_why);
+		f->proof_why[0] = '\0';
+		return EXIT_ALL_ANE;
+	}
+	/* report the whole models' reason, as before */
 	f->proof_kind = "whole";
 	f->proved = f->proof_ok = false;
 	snprintf(f->proof_why, sizeof f->proof_why, "%s", whole_why);
@@ -556,6 +615,8 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 			       "%zu of the output, with the constants they read; %d run%s on %s:\n",
 			       f->n_region_a, f->n_region_a == 1 ? "" : "s", f->n_region_b, f->proof_runs,
 			       f->proof_runs == 1 ? "" : "s", f->inputs_how);
+		} else if (f->proof_kind && strcmp(f->proof_kind, "structural") == 0) {
+			printf("proof: structural (no layer or op changed; nothing run):\n");
 		} else {
 			printf("proof: whole model (reference interpreter, fp32, inputs: %s):\n", f->inputs_how);
 		}
