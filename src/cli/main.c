@@ -1148,5 +1148,7 @@ int main(int argc, char **argv)
 	free(c.input.v);
 	free(c.at.v);
 	free(c.outputs.v);
+	free(c.shape.v);
+	free(c.enumerate.v);
 	return rc;
 }
