@@ -178,15 +178,18 @@ left gap gmax 'global-avgpool-valid-to-same: not average pooling'
 left gap gap_same 'global-avgpool-valid-to-same: padding is not VALID'
 # ShuffleNet-style unit: channel splitND -> split, interleaved concatND (channel
 # shuffle) -> split x C + concat; the others left with their reasons
-applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat
+# (the 4 + 12 channel split: one slice layer per part)
+applies shuffle 5 2 exact splitnd-to-split concatnd-interleave-to-split-concat splitnd-to-slices
 has shuffle 3 split
 has shuffle 1 concat
-has shuffle 2 splitND
+has shuffle 2 slice
+has shuffle 1 splitND
 left shuffle split_w 'axis -1 is not the channel axis (-3) of a rank-4 input'
-left shuffle split_uneq 'unequal split sizes (4, 12): split makes equal parts'
 left shuffle shuffle_w 'concatnd-interleave-to-split-concat: axis -1 is not the channel axis'
+grep -q '"layer": "split_uneq", .*"pass": "splitnd-to-slices", .*"applied": true' "$T/fx_shuffle.json" && ok ||
+	bad "fix_shuffle: split_uneq not rewritten by splitnd-to-slices"
 FIXARGS="--proof region"
-applies shuffle 5 3 exact splitnd-to-split concatnd-interleave-to-split-concat
+applies shuffle 5 2 exact splitnd-to-split concatnd-interleave-to-split-concat splitnd-to-slices
 grep -q '"kind": "region"' "$T/fx_shuffle.json" && grep -q '+-0, +-1' "$T/fx_shuffle.json" && ok || bad "fix_shuffle: no region proof with special values"
 FIXARGS="--allow reassociate"
 applies divconst 7 3 reassociate divb-const-to-reciprocal

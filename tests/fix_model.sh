@@ -163,7 +163,7 @@ PY
 }
 : >"$T/sweep.txt"
 sweep "$F/fix_shuffle.mlmodel"
-grep -q 'fix_shuffle.mlmodel 5 3$' "$T/sweep.txt" && ok || bad "fix_shuffle sweep: $(cat "$T/sweep.txt")"
+grep -q 'fix_shuffle.mlmodel 5 2$' "$T/sweep.txt" && ok || bad "fix_shuffle sweep: $(cat "$T/sweep.txt")"
 if [ -d "$CORPUS/converted" ]; then
 	for m in "$CORPUS"/converted/*.mlmodel "$CORPUS"/real/*.mlmodel; do
 		[ -f "$m" ] && sweep "$m"

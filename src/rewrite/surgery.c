@@ -23,7 +23,8 @@
 /* NeuralNetworkLayer fields, and the layer types the passes emit. */
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, L_INPUT_TENSOR = 4, NN_LAYERS = 1 };
 enum { F_POOLING = 120, F_ACTIVATION = 130, F_UPSAMPLE = 210, F_ADD = 230, F_MULTIPLY = 231,
-       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330, F_INNER_PRODUCT = 140 };
+       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330, F_INNER_PRODUCT = 140,
+       F_SLICE = 350 };
 
 struct pctx {
 	struct al_surgery *s;
@@ -49,6 +50,7 @@ static bool p_concatnd(struct pctx *c);
 static bool p_concatnd_interleave(struct pctx *c);
 static bool p_splitnd(struct pctx *c);
 static bool p_splitnd_ip(struct pctx *c);
+static bool p_splitnd_slices(struct pctx *c);
 static bool p_global_avg(struct pctx *c);
 static bool p_upsample(struct pctx *c);
 static bool p_maxpool(struct pctx *c);
@@ -96,6 +98,8 @@ static bool p_mil_upsample(struct pctx *c);
 	  "innerProduct per part, each with its weight rows", p_splitnd_ip)                              \
 	X("splitnd-to-split", "ANE006", AL_EQ_EXACT, "splitND",                                         \
 	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
+	X("splitnd-to-slices", "ANE006", AL_EQ_EXACT, "splitND",                                        \
+	  "splitND on the channel axis (-3) into unequal parts -> one slice per part", p_splitnd_slices) \
 	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
 	  "nearest upsample x4 / x8 -> a chain of x2 upsamples", p_upsample)                            \
 	X("global-avgpool-valid-to-same", "ANE056", AL_EQ_EXACT, "pooling",                            \
@@ -720,6 +724,73 @@ static bool p_splitnd(struct pctx *c)
 		return false;
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "split into %u", n);
+	return true;
+}
+
+/* splitND of the channel axis into unequal parts n_0, n_1, ...: part i is the
+ * legacy slice of channels [a_i, a_i + n_i) (axis CHANNEL, stride 1), the same
+ * copies. Helpers `<layer>__slice`, ...; the layer itself the last slice. */
+static bool p_splitnd_slices(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1)
+		return say(c, "%u inputs", c->n->n_inputs);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
+	uint32_t n = c->n->n_outputs;
+	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
+	uint64_t sz[16];
+	long k = pb_get_varints(c->src->params, 3, sz, 16);
+	if (n < 2 || n > 14 || k != (long)n)
+		return say(c, "%u outputs, %ld splitSizes (2-14 parts with their sizes)", n, k);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sz[i])
+			return say(c, "an empty part");
+		sum += sz[i];
+	}
+	if (sum != (uint64_t)C)
+		return say(c, "split sizes add up to %llu, not the %lld channels", (unsigned long long)sum,
+			   (long long)C);
+	uint64_t a = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct al_buf prm = {0}, l = {0};
+		ali_buf_uint(&prm, 1, a);         /* startIndex */
+		ali_buf_uint(&prm, 2, a + sz[i]); /* endIndex, exclusive */
+		ali_buf_uint(&prm, 3, 1);         /* stride */
+		ali_buf_uint(&prm, 4, 0);         /* axis CHANNEL_AXIS */
+		const char *nm = i == n - 1 ? c->n->name : fresh_name(c, c->n->name, i ? "slice_" : "slice");
+		if (nm) {
+			ali_buf_str(&l, L_NAME, nm);
+			ali_buf_str(&l, L_INPUT, c->n->inputs[0]);
+			ali_buf_str(&l, L_OUTPUT, c->n->outputs[i]);
+			ali_buf_len(&l, F_SLICE, prm.p, prm.n);
+			if (i < n - 1) {
+				ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+				if (c->n_names < 15)
+					c->names[c->n_names++] = nm;
+			} else {
+				ali_buf_put(&c->layer, l.p, l.n);
+			}
+			c->pre.failed |= l.failed || prm.failed;
+		}
+		ali_buf_free(&prm);
+		ali_buf_free(&l);
+		if (!nm)
+			return say(c, "no free name");
+		a += sz[i];
+	}
+	if (c->pre.failed || c->layer.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u slice layers on the channel axis", n);
 	return true;
 }
 
