@@ -168,8 +168,8 @@ static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_
 	if (!ft)
 		return say(c, "the model has no input '%.80s'", r->input), NULL;
 	if (ft->kind != AL_FEAT_MULTIARRAY)
-		return say(c, "input '%.80s' is a %s: only multi-array inputs are done", r->input,
-			   al_feature_kind_name(ft->kind)), NULL;
+		return say(c, "input '%.80s' is not a multi-array (%s): only multi-array inputs are done",
+			   r->input, al_feature_kind_name(ft->kind)), NULL;
 	if (ft->flex == AL_FLEX_NONE || (ft->flex == AL_FLEX_ENUMERATED && ft->n_shapes < 2))
 		return say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
 	if (!ft->flex_values || !ft->rank || ft->rank > AL_MAX_RANK)
