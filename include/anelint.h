@@ -869,12 +869,29 @@ struct al_rewrite {
 	const char *why_not;        /* not applied: why (conditions, class not allowed, skipped) */
 	const char **layers;        /* applied: names of the output's layers it produced */
 	uint32_t n_layers;
+	const char *stays_off;      /* applied: one of layers that may still fall back (a concat of
+				     * slices that still exceeds a cap) without undoing the rewrite */
+	const char *also_replaces;  /* applied: another input layer the rewrite replaces (its region
+				     * includes it; e.g. the innerProduct split by splitnd-of-innerproduct) */
+	bool model_level;           /* edits the model description, no layer: node is a stand-in
+				     * named after the input, type "(model input)" */
+};
+
+/* A model-level fix of one multi-array input (fix --shape / --enumerate). */
+struct al_input_shape {
+	const char *input;       /* the model input's name */
+	bool use_default;        /* --shape NAME=default: its default shape */
+	const int64_t *dims;     /* n_shapes x rank values (n_shapes 0: one fixed shape) */
+	uint32_t rank;
+	uint32_t n_shapes;       /* 0: fix to dims; >= 1: these enumerated shapes, the first the default */
 };
 
 struct al_surgery_opts {
 	enum al_equiv allow;      /* the highest class applied (AL_EQ_EXACT by default) */
 	const char *const *skip;  /* layer names left as they are */
 	size_t n_skip;
+	const struct al_input_shape *shapes; /* model-level input fixes, applied in order */
+	size_t n_shapes;
 };
 
 typedef struct al_surgery al_surgery;

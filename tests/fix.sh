@@ -45,10 +45,18 @@ if [ $rc -eq 0 ] && grep -q 'changed  up4 ' "$T/r5.txt" && grep -q 'left     poo
 then ok; else bad "rank5 (rc $rc)"; cat "$T/r5.txt"; fi
 
 # 4. a model the interpreter cannot run on random inputs (gather indices out of
-#    range): refused, nothing written; with --inputs holding valid indices: proved
-"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" >"$T/nd.txt"
+#    range): --proof whole refuses, nothing written; --proof auto falls back to the
+#    region proof (the gather is not in the region); with --inputs holding valid
+#    indices: proved on the whole models
+"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" --proof whole >"$T/nd.txt"
 rc=$?
 if [ $rc -eq 1 ] && [ ! -e "$T/nd.mlmodel" ] && grep -q REFUSED "$T/nd.txt"; then ok; else bad "nd refusal (rc $rc)"; fi
+"$ANELINT" fix $D/builder__nd_broadcastable_gather.mlmodel -o "$T/nd.mlmodel" >"$T/nd.txt"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$T/nd.mlmodel" ] && grep -q '^proof: region' "$T/nd.txt" &&
+	grep -q 'the whole models could not run (.*gather.*): the region proof ran instead' "$T/nd.txt"
+then ok; else bad "nd auto -> region (rc $rc)"; cat "$T/nd.txt"; fi
+rm -f "$T/nd.mlmodel"
 mkdir -p "$T/in"
 # idx.npy: int32 [2] = {1, 3}
 python3 -c '
@@ -162,8 +170,44 @@ has lcnd 1 scale
 left lcnd g5 "its only reader 'mul5' (multiplyBroadcastable) takes the constant"
 left lcnd k3 'shape \[8,4,4\]: loadConstant.s result is rank 5'
 left lcnd mul6 'mulb-const-to-scale: a 8x4x1 constant is not a scale shape'
+# global average pooling with VALID padding -> SAME (ANE056 on iOS 13/14 pulls the
+# conv before it off the ANE too): exact; the global max pool and the SAME one left
+applies gap 0 0 exact global-avgpool-valid-to-same
+"$ANELINT" check --os ios14 "$F/fix_gap.mlmodel" | grep -c ANE056 | grep -q '^[1-9]' &&
+	! "$ANELINT" check --os ios14 "$T/fx_gap.mlmodel" | grep -q ANE056 && ok || bad "fix_gap: ANE056 still fires on ios14"
+left gap gmax 'global-avgpool-valid-to-same: not average pooling'
+left gap gap_same 'global-avgpool-valid-to-same: padding is not VALID'
+# ShuffleNet-style unit: channel splitND -> split, interleaved concatND (channel
+# shuffle) -> split x C + concat; the others left with their reasons
+# (the 4 + 12 channel split: one slice layer per part)
+applies shuffle 5 2 exact splitnd-to-split concatnd-interleave-to-split-concat splitnd-to-slices
+has shuffle 3 split
+has shuffle 1 concat
+has shuffle 2 slice
+has shuffle 1 splitND
+left shuffle split_w 'axis -1 is not the channel axis (-3) of a rank-4 input'
+left shuffle shuffle_w 'concatnd-interleave-to-split-concat: axis -1 is not the channel axis'
+grep -q '"layer": "split_uneq", .*"pass": "splitnd-to-slices", .*"applied": true' "$T/fx_shuffle.json" && ok ||
+	bad "fix_shuffle: split_uneq not rewritten by splitnd-to-slices"
+FIXARGS="--proof region"
+applies shuffle 5 2 exact splitnd-to-split concatnd-interleave-to-split-concat splitnd-to-slices
+grep -q '"kind": "region"' "$T/fx_shuffle.json" && grep -q '+-0, +-1' "$T/fx_shuffle.json" && ok || bad "fix_shuffle: no region proof with special values"
 FIXARGS="--allow reassociate"
 applies divconst 7 3 reassociate divb-const-to-reciprocal
+# fused q/k/v innerProduct + splitND -> one innerProduct per part (reassociate: a
+# matrix kernel's summation order follows its tiling); the innerProduct whose output
+# the add also reads stays; a splitND of x on its last axis left
+applies qkv 3 1 reassociate splitnd-of-innerproduct
+has qkv 6 innerProduct
+has qkv 1 splitND
+left qkv split0 'splitnd-of-innerproduct: its input is not an innerProduct.s output; splitnd-to-split: axis 2 is not the channel axis'
+grep -q '"layer": "split", .*"after": "3 innerProduct layers (weight rows split); the fused innerProduct deleted"' "$T/fx_qkv.json" &&
+	grep -q '"layer": "split2", .*"after": "2 innerProduct layers (weight rows split)"}' "$T/fx_qkv.json" && ok ||
+	bad "fix_qkv: the fused innerProduct deleted / kept"
+FIXARGS="--allow reassociate --proof region"
+applies qkv 3 1 reassociate splitnd-of-innerproduct
+grep -q '"input_layers": \["split", "qkv", "split2", "kv"\]' "$T/fx_qkv.json" && ok || bad "fix_qkv: the region does not hold the innerProducts"
+FIXARGS="--allow reassociate"
 has divconst 1 scale
 has divconst 1 activation
 left divconst div_z "the divisor 'z' holds 0 at 2"

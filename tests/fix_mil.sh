@@ -236,6 +236,43 @@ grep -q '"layer": "x_to_fp16".*"why_not": "changes results: needs --allow approx
 	ok || bad "io: not refused without --allow approximate"
 
 same_tree() { diff -r "$1" "$2" >/dev/null && [ "$(cd "$1" && find . | sort)" = "$(cd "$2" && find . | sort)" ]; }
+
+# 5c. a linear over the ANE axis cap (an LM head, ANE061): 16400 features -> 2
+#     linear slices of 8200 (4 new blobs: their weight rows and bias) + concat; the
+#     concat still exceeds the cap and stays off (named in the report), the
+#     slices do not; class reassociate (a matrix kernel's summation order follows
+#     its tiling), bit-identical in the interpreter here; without --allow
+#     reassociate it is reported only; a linear of 8 features left
+L=$C/fix_mil_lmhead.mlpackage
+"$ANELINT" fix "$L" -o "$T/lm.mlpackage" --allow reassociate --format json >"$T/lm.json" 2>"$T/lm.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '"pass": "mil-linear-split-cap", "rule": "ANE061", "class": "reassociate", "applied": true' "$T/lm.json" &&
+	grep -q '"identical": true' "$T/lm.json" && ! grep -q '"identical": false' "$T/lm.json" &&
+	grep -q '"written": true' "$T/lm.json"; then ok; else bad "lmhead (rc $rc)"; cat "$T/lm.json" "$T/lm.err"; fi
+loads "$T/lm.mlpackage" && ok || bad "lmhead: the output does not load"
+pkgcheck "$L" "$T/lm.mlpackage" logits >"$T/lm.pkg" 2>&1 && grep -q 'blobs 2 -> 6' "$T/lm.pkg" && ok ||
+	{ bad "lmhead: package check"; cat "$T/lm.pkg"; }
+"$ANELINT" check --shapes --rules "$T/nofloor.rules" "$T/lm.mlpackage" >"$T/lm.check"
+n=$(grep -cE ' logits_part[01] +linear +\[1,4,8200\] +ANE' "$T/lm.check")
+[ "$n" -eq 2 ] && grep -qE ' logits +concat +\[1,4,16400\] .*ANE061' "$T/lm.check" && ok ||
+	{ bad "lmhead: $n slices on the ANE (2 expected), the concat off"; cat "$T/lm.check"; }
+grep -q '"layer": "small".*"why_not": "8 output features fit the ANE.s axis cap (16384)"' "$T/lm.json" && ok ||
+	bad "lmhead: small not left with its reason"
+"$ANELINT" fix "$L" --dry-run --proof region --allow reassociate --format json >"$T/lmr.json"
+[ $? -eq 0 ] && grep -q '"kind": "region"' "$T/lmr.json" && grep -q '"proved": true, "pass": true' "$T/lmr.json" && ok ||
+	{ bad "lmhead: region proof"; cat "$T/lmr.json"; }
+"$ANELINT" fix "$L" -o "$T/lm0.mlpackage" --format json >"$T/lm0.json"
+[ $? -eq 0 ] && grep -q '"layer": "logits".*"why_not": "rounds differently: needs --allow reassociate (it would be: 2 linear slices' "$T/lm0.json" &&
+	same_tree "$L" "$T/lm0.mlpackage" && ok || { bad "lmhead without --allow"; cat "$T/lm0.json"; }
+
+# 5d. upsample_nearest_neighbor x4 / x8x2 -> chains of x2 ops (ANE027 on a14), bit-identical;
+#     3x3 (not a power of two) and 2x2 (no chain needed) left
+fixcase upsample $C/fix_mil_upsample.mlpackage upsample 3 1 exact "up4 up82"
+grep -q '"layer": "up3".*"why_not": "scale factors 3x3 are not powers of two up to 64"' "$T/upsample.json" && ok ||
+	bad "upsample: up3 reason"
+n=$("$ANELINT" check "$T/upsample.mlpackage" | grep -c 'upsample_nearest_neig')
+[ "$n" -eq 7 ] && ok || bad "upsample: $n upsample ops (2 + 3 + up3 + up2 = 7 expected)"
+
 # 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
 #     add typed fp16, the cast back -> identity; the island reading an fp32
 #     constant is left with its reason; without --allow approximate nothing changes

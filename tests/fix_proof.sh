@@ -84,6 +84,27 @@ if [ $rc -eq 1 ] && [ ! -e "$T/g.mlmodel" ] && [ "$(json "$T/gw.json" 'j["proof"
 rc=$?
 if [ $rc -eq 0 ] && [ -s "$T/g.mlmodel" ] && [ "$(json "$T/gr.json" 'j["proof"]["kind"]')" = region ] &&
 	[ "$(json "$T/gr.json" '"gidx" not in j["proof"]["region"]["input_layers"]')" = True ]; then ok; else bad "gather: region proved (rc $rc)"; cat "$T/gr.json"; fi
+# 4b. a custom layer elsewhere in the model (tools/mkfixtures.py fix_custom): the
+#     interpreter cannot run the whole model; --proof whole refuses, --proof auto
+#     proves the rewrite on its region, bit-identical, and writes it; --dry-run
+#     reports the same
+C=tests/data/crafted/fix_custom.mlmodel
+"$ANELINT" fix "$C" -o "$T/c.mlmodel" --proof whole --format json >"$T/cw.json"
+rc=$?
+if [ $rc -eq 1 ] && [ ! -e "$T/c.mlmodel" ] && json "$T/cw.json" 'j["proof"]["why"] + j["proof"]["note"]' | grep -q 'custom'
+then ok; else bad "custom: whole refused (rc $rc)"; cat "$T/cw.json"; fi
+"$ANELINT" fix "$C" -o "$T/c.mlmodel" --format json >"$T/ca.json"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$T/c.mlmodel" ] && [ "$(json "$T/ca.json" 'j["proof"]["kind"]')" = region ] &&
+	json "$T/ca.json" 'j["proof"]["why"]' | grep -q 'whole models could not run.*custom.*region proof ran instead' &&
+	[ "$(json "$T/ca.json" 'all(o["identical"] for o in j["proof"]["outputs"])')" = True ] &&
+	protoc --decode_raw <"$T/c.mlmodel" >/dev/null 2>&1
+then ok; else bad "custom: auto -> region (rc $rc)"; cat "$T/ca.json"; fi
+"$ANELINT" fix "$C" --dry-run --format json >"$T/cd.json"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(json "$T/cd.json" 'j["proof"]["kind"] == "region" and j["proof"]["pass"]')" = True ]
+then ok; else bad "custom: --dry-run (rc $rc)"; fi
+
 # 5. a reassociating rewrite under the region proof: within 1e-5 of max|ref|, and
 #    the report gives the measured difference per region value
 "$ANELINT" fix "$G" --dry-run --proof region --allow reassociate --format json >"$T/ra.json"

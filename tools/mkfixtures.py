@@ -882,6 +882,223 @@ def ci_model(new_fallback, ignore=None):
     return model(4, desc, 500, nn_body(layers))
 
 
+def fix_custom():
+    """subtractBroadcastable a [1,8,4,4] - b [1,8,1,1] (subb-to-neg-add) next to a
+    custom layer (className AnelintSwish) on another input: the interpreter cannot
+    run the whole model, so `--proof auto` proves the rewrite on its region."""
+    ins = [array_feature("a", [1, 8, 4, 4]), array_feature("b", [1, 8, 1, 1]),
+           array_feature("x", [1, 4, 4, 4])]
+    layers = [layer("sub", ["a", "b"], ["y"], 905, b""),
+              layer("swish", ["x"], ["u"], 500, custom("AnelintSwish"))]
+    return fix_model(layers, ins, ["y", "u"], "fix fixture: a rewrite next to a custom layer")
+
+
+# ---------------------------------------------------------------- model-level fix fixtures
+# (issue 21): `fix --shape` / `--enumerate` on inputs with a shape range (ANE040).
+
+
+def shape_range_feature(name, default, ranges, dtype=FLOAT32):
+    """A multi-array input with a default shape and ShapeRange = 31
+    {sizeRanges 1 {lowerBound 1, upperBound 2}} (upper -1: unbounded)."""
+    rng = f_msg(31, *[f_msg(1, f_varint(1, lo), f_varint(2, hi)) for lo, hi in ranges])
+    arr = [f_packed_varints(1, default), f_varint(2, dtype), rng]
+    return f_str(1, name) + f_msg(3, f_msg(5, *arr))
+
+
+def fix_shape():
+    """NeuralNetwork: input x [1,16,H,W], H and W in 64..512 (default 512x512), two
+    1x1 convolutions 16 -> 16 (268 MFLOP at the default shape, so the tiny-model
+    rule ANE071 does not mask ANE040). `fix --shape x=default` / `--enumerate`
+    turn the range into one shape / enumerated shapes."""
+    def conv1x1(seed):
+        w = ramp(16 * 16, lo=-1.0 + seed * 0.01, step=0.0625)
+        return b"".join([f_varint(1, 16), f_varint(2, 16), f_varint(10, 1),
+                         f_packed_varints(20, [1, 1]), f_packed_varints(30, [1, 1]),
+                         f_packed_varints(40, [1, 1]), f_msg(50), f_msg(90, weights_f32(w))])
+    x = shape_range_feature("x", [1, 16, 512, 512], [(1, 1), (16, 16), (64, 512), (64, 512)])
+    layers = [layer("c1", ["x"], ["h"], 100, conv1x1(1)),
+              layer("c2", ["h"], ["y"], 100, conv1x1(2))]
+    return fix_model(layers, [x], ["y"], "fix fixture: an input with a shape range")
+
+
+def fix_mil_shape():
+    """ML Program (iOS 17 opset, fp16): input x [1,32,H,W], H and W in 32..256
+    (default 128x128), the function input's H, W unknown dimensions as coremltools
+    writes them, a 3x3 conv 32 -> 32 (302 MFLOP at 128x128) then relu, outputs
+    typed with unknown H, W. `fix --shape x=1,32,128,128` fixes the description and
+    the function input."""
+    unknown = f_msg(3, f_msg(2))  # Dimension{unknown = 2 {}}
+    def t(dtype, dims):
+        parts = [f_varint(1, DT[dtype]), f_varint(2, len(dims))]
+        parts += [unknown if d is None else f_msg(3, f_msg(1, f_varint(1, d))) for d in dims]
+        return f_msg(1, *parts)
+    X = [1, 32, None, None]
+    w = ramp(32 * 32 * 9, lo=-0.5, step=0.0078125)
+    wval = value(ttype("fp16", [32, 32, 3, 3]), f_msg(7, f_bytes(1, struct.pack("<%de" % len(w), *w))))
+    ops = [
+        const("w", wval, ttype("fp16", [32, 32, 3, 3])),
+        const("same", v_string("same"), ttype("string", [])),
+        op("conv", [("x", "x"), ("weight", "w"), ("pad_type", "same")], [("c", t("fp16", X))]),
+        op("relu", [("x", "c")], [("y", t("fp16", X))]),
+    ]
+    block = f_str(2, "y") + b"".join(ops)
+    fn = f_msg(1, named("x", t("fp16", X))) + f_str(2, "CoreML7") + \
+        f_msg(3, f_str(1, "CoreML7"), f_msg(2, block))
+    prog = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    x = shape_range_feature("x", [1, 32, 128, 128], [(1, 1), (32, 32), (32, 256), (32, 256)],
+                            FLOAT16)
+    desc = description([x], [array_feature("y", [], FLOAT16)], weights=FIX_NOTE,
+                       short="fix fixture: an ML Program input with a shape range")
+    return model(8, desc, 502, prog)
+
+
+def fix_shuffle():
+    """A ShuffleNet-v2 style unit (NeuralNetwork spec 5, interleave needs it): x
+    [1,16,8,8] -> splitND axis -3 [8,8] -> (a, b); b -> 1x1 conv 8 -> 8 -> c;
+    concatND interleave axis -3 of (a, c) = the channel shuffle -> y. Refused:
+    splitND on the last axis, splitND into unequal parts, interleaved concatND on
+    the last axis."""
+    w = ramp(8 * 8, lo=-1.0, step=0.125)
+    cv = b"".join([f_varint(1, 8), f_varint(2, 8), f_varint(10, 1), f_packed_varints(20, [1, 1]),
+                   f_packed_varints(30, [1, 1]), f_packed_varints(40, [1, 1]), f_msg(50),
+                   f_msg(90, weights_f32(w))])
+    x = array_feature("x", [1, 16, 8, 8])
+    layers = [
+        layer("split", ["x"], ["a", "b"], 975, f_varint(1, -3) + f_packed_varints(3, [8, 8])),
+        layer("conv", ["b"], ["c"], 100, cv),
+        layer("shuffle", ["a", "c"], ["y"], 980, f_varint(1, -3) + f_varint(2, 1)),
+        layer("split_w", ["x"], ["w0", "w1"], 975, f_varint(1, -1) + f_varint(2, 2)),
+        layer("split_uneq", ["x"], ["u0", "u1"], 975, f_varint(1, 1) + f_packed_varints(3, [4, 12])),
+        layer("shuffle_w", ["w0", "w1"], ["z"], 980, f_varint(1, -1) + f_varint(2, 1)),
+    ]
+    desc = description([x], [array_feature(o, []) for o in ["y", "z", "u0", "u1"]],
+                       short="fix fixture: a ShuffleNet-style channel split and shuffle",
+                       weights=FIX_NOTE)
+    return model(5, desc, 500, nn_body(layers))
+
+
+def weight_bin(blobs):
+    """storage v2 weight.bin: a 64-byte header {count u32, version u32 = 2}, then
+    per blob its 64-byte metadata {0xDEADBEEF, dtype (1 fp16, 2 fp32), size u64,
+    data offset u64} at a 64-aligned offset, then the data. Returns the bytes and
+    each blob's metadata offset (what BlobFileValue.offset names)."""
+    out = bytearray(struct.pack("<II", len(blobs), 2) + b"\0" * 56)
+    offs = []
+    for dtype, data in blobs:
+        out += b"\0" * ((-len(out)) % 64)
+        meta = len(out)
+        offs.append(meta)
+        out += struct.pack("<IIQQ", 0xDEADBEEF, dtype, len(data), meta + 64) + b"\0" * 40
+        out += data
+    return bytes(out), offs
+
+
+def fix_mil_lmhead():
+    """ML Program (fp16, iOS 17 opset): an LM-head-like linear x [1,4,4] ->
+    [1,4,16400] (weight [16400,4] and bias [16400] in weight.bin): over the
+    16384 axis cap (ANE061), split into 2 slices of 8200 + concat. And a
+    linear of 8 features (weight immediate) that fits: left."""
+    N, K = 16400, 4
+    w = [((i * 7) % 61 - 30) / 32.0 for i in range(N * K)]
+    b = [((i * 5) % 37 - 18) / 16.0 for i in range(N)]
+    wb, (w_off, b_off) = weight_bin([(1, struct.pack("<%de" % len(w), *w)),
+                                      (1, struct.pack("<%de" % len(b), *b))])
+    def blobval(dims, off):  # Value{type 2, blobFileValue 5 {fileName 1, offset 2}}
+        return f_msg(2, ttype("fp16", dims)) + \
+            f_msg(5, f_str(1, "@model_path/weights/weight.bin"), f_varint(2, off))
+    small = ramp(8 * 4, lo=-1.0, step=0.125)
+    sval = value(ttype("fp16", [8, 4]), f_msg(7, f_bytes(1, struct.pack("<%de" % len(small), *small))))
+    f16 = lambda dims: ttype("fp16", dims)
+    ops = [
+        const("head_w", blobval([N, K], w_off), f16([N, K])),
+        const("head_b", blobval([N], b_off), f16([N])),
+        op("linear", [("x", "x"), ("weight", "head_w"), ("bias", "head_b")], [("logits", f16([1, 4, N]))]),
+        const("small_w", sval, f16([8, 4])),
+        op("linear", [("x", "x"), ("weight", "small_w")], [("small", f16([1, 4, 8]))]),
+    ]
+    desc = description([array_feature("x", [1, 4, K], FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in ("logits", "small")],
+                       short="fix fixture: a linear over the ANE axis cap (LM head)", weights=FIX_NOTE)
+    return model(8, desc, 502, mil_program([("x", [1, 4, K])], ["logits", "small"], ops)), wb
+
+
+def fix_mil_upsample():
+    """ML Program (fp16, iOS 17 opset): upsample_nearest_neighbor of x [1,4,8,8]
+    by 4x4 and by 8x2 (ANE027 on a14): chains of x2 ops; by 3x3 (not a power of
+    two) and by 2x2 (legal already): left."""
+    f16 = lambda dims: ttype("fp16", dims)
+    def up(out, fh, fw, dims):
+        return [const(out + "_h", v_floats([fh], dims=[]), ttype("fp32", [])),
+                const(out + "_w", v_floats([fw], dims=[]), ttype("fp32", [])),
+                op("upsample_nearest_neighbor", [("x", "x"), ("scale_factor_height", out + "_h"),
+                                                 ("scale_factor_width", out + "_w")], [(out, f16(dims))])]
+    ops = up("up4", 4, 4, [1, 4, 32, 32]) + up("up82", 8, 2, [1, 4, 64, 16]) + \
+        up("up3", 3, 3, [1, 4, 24, 24]) + up("up2", 2, 2, [1, 4, 16, 16])
+    outs = ["up4", "up82", "up3", "up2"]
+    desc = description([array_feature("x", [1, 4, 8, 8], FLOAT16)],
+                       [array_feature(o, [], FLOAT16) for o in outs],
+                       short="fix fixture: nearest upsampling by 4 and 8", weights=FIX_NOTE)
+    return model(8, desc, 502, mil_program([("x", [1, 4, 8, 8])], outs, ops))
+
+
+def fix_qkv():
+    """NeuralNetwork (spec 4): a fused q/k/v projection as the PyTorch converter
+    writes it (transformer_encoder__nn_ios13): innerProduct 8 -> 24 with bias on
+    x [16,1,8], then splitND axis -1 into 3 x 8 (ANE006): one innerProduct per
+    part. And an innerProduct 8 -> 12 (no bias) split into 4 + 8, whose output is
+    also read by an add (so it stays); and a splitND of x itself on its last axis: left."""
+    def ip(k, n, bias):
+        w = ramp(n * k, lo=-1.0, step=0.0625)
+        parts = [f_varint(1, k), f_varint(2, n)]
+        if bias:
+            parts += [f_varint(10, 1)]
+        parts += [f_msg(20, weights_f32(w))]
+        if bias:
+            parts += [f_msg(21, weights_f32(ramp(n, lo=-0.5, step=0.125)))]
+        return b"".join(parts)
+    x = array_feature("x", [16, 1, 8])
+    layers = [
+        layer("qkv", ["x"], ["qkv"], 140, ip(8, 24, True)),
+        layer("split", ["qkv"], ["q", "k", "v"], 975, f_varint(1, -1) + f_varint(2, 3)),
+        layer("kv", ["x"], ["kv"], 140, ip(8, 12, False)),
+        layer("split2", ["kv"], ["k2", "v2"], 975, f_varint(1, 2) + f_packed_varints(3, [4, 8])),
+        layer("sum", ["kv", "kv"], ["kv2"], 230, b""),
+        layer("split0", ["x"], ["x0", "x1"], 975, f_varint(1, 2) + f_varint(2, 2)),
+    ]
+    return fix_model(layers, [x], ["q", "k", "v", "k2", "v2", "kv2", "x0", "x1"],
+                     "fix fixture: a fused q/k/v innerProduct split by splitND")
+
+
+def fix_gap():
+    """NeuralNetwork (spec 4): conv 1x1 on x [1,8,20,20] then a global average pool
+    with VALID padding (ANE056 on iOS 13/14 fires on both): -> SAME padding. A
+    global max pool with VALID padding and a global average pool with SAME
+    padding: left."""
+    w = ramp(8 * 8, lo=-1.0, step=0.125)
+    cv = b"".join([f_varint(1, 8), f_varint(2, 8), f_varint(10, 1), f_packed_varints(20, [1, 1]),
+                   f_packed_varints(30, [1, 1]), f_packed_varints(40, [1, 1]), f_msg(50),
+                   f_msg(90, weights_f32(w))])
+    def gpool(kind, same=False):
+        return (f_varint(1, kind) if kind else b"") + (f_msg(31) if same else f_msg(30)) + f_varint(60, 1)
+    layers = [
+        layer("conv", ["x"], ["c"], 100, cv),
+        layer("gap", ["c"], ["y"], 120, gpool(1)),
+        layer("gmax", ["c"], ["m"], 120, gpool(0)),
+        layer("gap_same", ["c"], ["s"], 120, gpool(1, same=True)),
+    ]
+    return fix_model(layers, [array_feature("x", [1, 8, 20, 20])], ["y", "m", "s"],
+                     "fix fixture: global average pooling with VALID padding")
+
+
+def fix_shape_custom():
+    """NeuralNetwork: input x with a shape range [1,4,8..64,8..64] read by a custom
+    layer (className AnelintSwish): the interpreter cannot run it, and --shape
+    changes no layer, so the proof is structural (every layer byte-identical)."""
+    x = shape_range_feature("x", [1, 4, 16, 16], [(1, 1), (4, 4), (8, 64), (8, 64)])
+    layers = [layer("swish", ["x"], ["y"], 500, custom("AnelintSwish"))]
+    return fix_model(layers, [x], ["y"], "fix fixture: a shape range read by a custom layer")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -935,6 +1152,12 @@ def main():
         # the suppression inside the model: its user-defined metadata
         "ci_model_meta.mlmodel": ci_model(False, "ANE005@*.mul_broadcast_a: broadcast measured on the "
                                                   "GPU at 0.1 ms, accepted; ANE006@*:"),
+        "fix_custom.mlmodel": fix_custom(),
+        "fix_shape.mlmodel": fix_shape(),
+        "fix_shuffle.mlmodel": fix_shuffle(),
+        "fix_qkv.mlmodel": fix_qkv(),
+        "fix_gap.mlmodel": fix_gap(),
+        "fix_shape_custom.mlmodel": fix_shape_custom(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
@@ -945,9 +1168,18 @@ def main():
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())
     print(f"{OUT}/plan_mil_branches.mlpackage")
     for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
-                     ("mil_releases", mil_releases), ("mil_decode_int8", mil_decode_int8)):
+                     ("mil_releases", mil_releases), ("mil_decode_int8", mil_decode_int8),
+                     ("fix_mil_shape", fix_mil_shape), ("fix_mil_upsample", fix_mil_upsample)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
+    for name, fn in (("fix_mil_lmhead", fix_mil_lmhead),):
+        mbytes, wbytes = fn()
+        pkg = os.path.join(OUT, name + ".mlpackage")
+        write_package(pkg, mbytes)
+        os.makedirs(os.path.join(pkg, "Data", "com.apple.CoreML", "weights"), exist_ok=True)
+        with open(os.path.join(pkg, "Data", "com.apple.CoreML", "weights", "weight.bin"), "wb") as f:
+            f.write(wbytes)
+        print(f"{pkg} (with weights/weight.bin)")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ struct cli {
 	const char *allow;
 	const char *proof; /* --proof auto|whole|region */
 	bool dry_run, in_place;
+	struct cli_list shape, enumerate; /* --shape NAME=D1,D2,...|default, --enumerate NAME=S1;S2 */
 	/* split: --at (repeats), -o once per part, --pipeline */
 	struct cli_list at, outputs;
 	const char *pipeline;

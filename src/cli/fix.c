@@ -22,6 +22,7 @@
  */
 #include "cli.h"
 #include "base.h" /* al_atomic_*: the library's one atomic writer */
+#include "model.h" /* al_src: the layer / op message bytes, for the structural proof */
 
 #include <errno.h>
 #include <math.h>
@@ -109,6 +110,9 @@ struct fix {
 	struct summary before, after;
 	struct al_check_opts chk; /* --target, --os, --compute-units: what "falls back" means */
 	enum al_equiv allow, highest;
+	struct al_input_shape *shapes; /* --shape / --enumerate requests, in order */
+	size_t n_shapes;
+	int64_t *dims;                 /* their dimensions */
 	/* proof */
 	bool proved, proof_ok, proof_run;
 	char proof_why[256];
@@ -139,6 +143,10 @@ static void fix_free(struct fix *f)
 	}
 	free(f->drop);
 	free(f->skip);
+	for (size_t i = 0; i < f->n_shapes; i++)
+		free((char *)(uintptr_t)f->shapes[i].input);
+	free(f->shapes);
+	free(f->dims);
 	al_proof_clear(&f->proof);
 	free(f->region_a);
 	free(f->region_b);
@@ -150,6 +158,16 @@ static char *fx_dup(const char *s)
 	char *p = malloc(n);
 	if (p)
 		memcpy(p, s, n);
+	return p;
+}
+
+static char *fx_dup_n(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
 	return p;
 }
 
@@ -174,11 +192,20 @@ static int round_once(struct fix *f, bool *again)
 	f->bytes = NULL;
 	al_model_free(f->out_m);
 	f->out_m = NULL;
-	struct al_surgery_opts o = {.allow = f->allow, .skip = f->skip, .n_skip = f->n_drop};
+	struct al_surgery_opts o = {.allow = f->allow, .skip = f->skip, .n_skip = f->n_drop,
+				    .shapes = f->shapes, .n_shapes = f->n_shapes};
 	enum al_status st = al_surgery_plan(f->m, &o, &f->sg, f->d);
 	if (st) {
 		print_errors(f->in, f->d);
 		return status_exit(st);
+	}
+	/* a --shape / --enumerate the model cannot take is a bad argument */
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->model_level && !r->applied) {
+			error_at(r->node->name, "%s: %s", r->pass->name, r->why_not ? r->why_not : "not applied");
+			return EXIT_USAGE;
+		}
 	}
 	if (al_surgery_applied(f->sg) == 0)
 		return EXIT_ALL_ANE;
@@ -222,6 +249,8 @@ static int round_once(struct fix *f, bool *again)
 			const struct al_node *n = find_layer(f->out_m, r->layers[k]);
 			if (!n || n->verdict.ane)
 				continue;
+			if (r->stays_off && strcmp(r->stays_off, r->layers[k]) == 0)
+				continue; /* the pass says this one may stay off (a concat of slices) */
 			char why[256];
 			snprintf(why, sizeof why, "the rewritten layer '%s' (%s) would still fall back: %s %s",
 				 n->name, n->type,
@@ -327,7 +356,9 @@ static double model_flops(const al_model *m)
  * code for I/O trouble only. */
 static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 {
-	const struct al_submodel *s = al_model_get(f->m, 0);
+	/* the inputs the rewritten model takes: after --shape / --enumerate a shape
+	 * the original accepts too (its range or enumeration holds it) */
+	const struct al_submodel *s = al_model_get(f->out_m ? f->out_m : f->m, 0);
 	struct al_named_tensor *in = calloc(s->n_inputs + 1, sizeof *in);
 	if (!in)
 		return EXIT_IO;
@@ -359,14 +390,14 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 /* The rewritten region of both models (al_prove_region). *ran is false (with
  * f->proof_note saying why) when the region cannot be isolated or run: the
  * caller proves on the whole models instead. An exit code for I/O trouble only. */
-static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran)
+static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *ran, const char *then)
 {
 	*ran = false;
 	size_t cap_a = 0, cap_b = 0, cap_o = 0;
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		if (r->applied)
-			cap_a++, cap_b += r->n_layers, cap_o += r->node->n_outputs;
+		if (r->applied && !r->model_level)
+			cap_a += 1 + (r->also_replaces != NULL), cap_b += r->n_layers, cap_o += r->node->n_outputs;
 	}
 	const char **outs = calloc(cap_o + 1, sizeof *outs);
 	f->region_a = calloc(cap_a + 1, sizeof *f->region_a);
@@ -378,9 +409,11 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	size_t n_o = 0;
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		if (!r->applied)
+		if (!r->applied || r->model_level) /* no layer: the whole models prove those */
 			continue;
 		f->region_a[f->n_region_a++] = r->node->name;
+		if (r->also_replaces)
+			f->region_a[f->n_region_a++] = r->also_replaces;
 		for (uint32_t k = 0; k < r->n_layers; k++)
 			f->region_b[f->n_region_b++] = r->layers[k];
 		for (uint32_t k = 0; k < r->node->n_outputs; k++)
@@ -401,8 +434,8 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 		char before[sizeof f->proof_note];
 		snprintf(before, sizeof before, "%s", f->proof_note);
 		snprintf(f->proof_note, sizeof f->proof_note,
-			 "%.90s%sthe region proof could not run (%.150s): the whole models ran instead", before,
-			 before[0] ? "; " : "", f->proof.why);
+			 "%.110s%sthe region proof could not run (%.150s)%s", before,
+			 before[0] ? "; " : "", f->proof.why, then);
 		al_proof_clear(&f->proof);
 		return EXIT_ALL_ANE;
 	}
@@ -420,6 +453,51 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 			 "%llu-%llu)", nva, nva == 1 ? "" : "s", (unsigned long long)seed,
 			 (unsigned long long)(seed + AL_PROOF_REGION_RUNS - 1));
 	return EXIT_ALL_ANE;
+}
+
+static bool only_model_level(const struct fix *f)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->applied && !r->model_level)
+			return false;
+		n += r->applied;
+	}
+	return n > 0;
+}
+
+/* Every graph of a and b holds the same layers / ops, message bytes equal, in order. */
+static bool same_graph(const struct al_graph *a, const struct al_graph *b, int depth)
+{
+	if (!a || !b || depth > 64 || a->n_nodes != b->n_nodes)
+		return false;
+	for (uint32_t k = 0; k < a->n_nodes; k++) {
+		const struct al_node *x = &a->nodes[k], *y = &b->nodes[k];
+		const struct al_node_src *sx = al_src(x), *sy = al_src(y);
+		if (!sx || !sy || sx->msg.n != sy->msg.n || (sx->msg.n && memcmp(sx->msg.p, sy->msg.p, sx->msg.n)) ||
+		    x->n_sub != y->n_sub)
+			return false;
+		for (uint32_t j = 0; j < x->n_sub; j++)
+			if (!same_graph(x->sub[j], y->sub[j], depth + 1))
+				return false;
+	}
+	return true;
+}
+
+static bool same_layers(const al_model *a, const al_model *b)
+{
+	if (!a || !b || al_model_count(a) != al_model_count(b))
+		return false;
+	for (size_t i = 0; i < al_model_count(a); i++) {
+		const struct al_submodel *x = al_model_get(a, i), *y = al_model_get(b, i);
+		if (x->n_graphs != y->n_graphs)
+			return false;
+		for (uint32_t g = 0; g < x->n_graphs; g++)
+			if (!same_graph(x->graphs[g], y->graphs[g], 0))
+				return false;
+	}
+	return true;
 }
 
 /* Prove the rewrites (--proof, docs/surgery.md "Proof"): fill f->diffs. Returns
@@ -451,11 +529,49 @@ static int prove(struct fix *f)
 	}
 	if (region) {
 		bool ran;
-		int rc = prove_region(f, seed, max_bytes, &ran);
+		int rc = prove_region(f, seed, max_bytes, &ran, ": the whole models ran instead");
 		if (rc != EXIT_ALL_ANE || ran)
 			return rc;
 	}
-	return prove_whole(f, seed, max_bytes);
+	int rc = prove_whole(f, seed, max_bytes);
+	/* auto: when the interpreter cannot run the whole models (a custom layer
+	 * elsewhere, random values that are not valid indices) the region proof
+	 * still proves what was rewritten; given inputs belong to the whole models */
+	if (rc != EXIT_ALL_ANE || f->proved || region || strcmp(want, "auto") != 0 || f->c->inputs)
+		return rc;
+	char whole_why[sizeof f->proof_why];
+	snprintf(whole_why, sizeof whole_why, "%s", f->proof_why);
+	al_proof_clear(&f->proof);
+	f->diffs = NULL;
+	f->n_diffs = 0;
+	bool ran;
+	snprintf(f->proof_note, sizeof f->proof_note,
+		 "the whole models could not run (%.150s)", whole_why);
+	rc = prove_region(f, seed, max_bytes, &ran, "");
+	if (rc == EXIT_ALL_ANE && ran) {
+		size_t len = strlen(f->proof_note);
+		snprintf(f->proof_note + len, sizeof f->proof_note - len, ": the region proof ran instead");
+	}
+	if (rc != EXIT_ALL_ANE || ran)
+		return rc;
+	/* neither runs. When every rewrite is model-level (--shape / --enumerate) and
+	 * every layer / op message of the output is the input's, byte for byte, the
+	 * model computes what it did on the shapes kept: proved by construction */
+	if (only_model_level(f) && same_layers(f->m, f->out_m)) {
+		f->proof_kind = "structural";
+		f->proved = f->proof_ok = true;
+		f->proof_runs = 0;
+		snprintf(f->proof_note, sizeof f->proof_note,
+			 "the whole models could not run (%.120s); only the model description changed: "
+			 "every layer / op is byte-identical to the input's", whole_why);
+		f->proof_why[0] = '\0';
+		return EXIT_ALL_ANE;
+	}
+	/* report the whole models' reason, as before */
+	f->proof_kind = "whole";
+	f->proved = f->proof_ok = false;
+	snprintf(f->proof_why, sizeof f->proof_why, "%s", whole_why);
+	return EXIT_ALL_ANE;
 }
 
 /* ---------------------------------------------------------------- report */
@@ -501,6 +617,8 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 			       "%zu of the output, with the constants they read; %d run%s on %s:\n",
 			       f->n_region_a, f->n_region_a == 1 ? "" : "s", f->n_region_b, f->proof_runs,
 			       f->proof_runs == 1 ? "" : "s", f->inputs_how);
+		} else if (f->proof_kind && strcmp(f->proof_kind, "structural") == 0) {
+			printf("proof: structural (no layer or op changed; nothing run):\n");
 		} else {
 			printf("proof: whole model (reference interpreter, fp32, inputs: %s):\n", f->inputs_how);
 		}
@@ -615,6 +733,90 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 
 /* ---------------------------------------------------------------- command */
 
+/* One shape "D1,D2,..." into dims (at most cap values); its rank, or -1. */
+static int parse_dims(const char *s, const char *end, int64_t *dims, int cap)
+{
+	int r = 0;
+	while (s < end) {
+		char *e;
+		errno = 0;
+		long long v = strtoll(s, &e, 10);
+		if (e == s || errno || v < 1 || v > INT32_MAX || r >= cap || (e < end && *e != ','))
+			return -1;
+		dims[r++] = v;
+		s = e < end ? e + 1 : e;
+		if (e < end && s == end)
+			return -1; /* a trailing comma */
+	}
+	return r;
+}
+
+/* --shape NAME=D1,D2,...|default and --enumerate NAME=S1;S2;... into f->shapes. */
+#define MAX_SHAPE_DIMS 16
+#define MAX_SHAPES 128
+static int parse_shapes(struct fix *f, const struct command_row *cmd)
+{
+	const struct cli_list *lists[2] = {&f->c->shape, &f->c->enumerate};
+	size_t n = (size_t)f->c->shape.n + (size_t)f->c->enumerate.n;
+	if (!n)
+		return EXIT_ALL_ANE;
+	f->shapes = calloc(n, sizeof *f->shapes);
+	f->dims = calloc(n * MAX_SHAPES * MAX_SHAPE_DIMS, sizeof *f->dims);
+	if (!f->shapes || !f->dims)
+		return EXIT_IO;
+	int64_t *next = f->dims;
+	for (int l = 0; l < 2; l++)
+		for (int i = 0; i < lists[l]->n; i++) {
+			const char *a = lists[l]->v[i], *eq = strrchr(a, '=');
+			const char *opt = l ? "--enumerate" : "--shape";
+			if (!eq || eq == a || !eq[1])
+				return usage_error(cmd, l ? "--enumerate takes NAME=S1;S2;... (S: D1,D2,...), not '%s'"
+							  : "--shape takes NAME=D1,D2,... or NAME=default, not '%s'", a);
+			struct al_input_shape *r = &f->shapes[f->n_shapes++];
+			char *name = fx_dup_n(a, (size_t)(eq - a));
+			if (!name)
+				return EXIT_IO;
+			r->input = name;
+			for (size_t k = 0; k + 1 < f->n_shapes; k++)
+				if (strcmp(f->shapes[k].input, name) == 0)
+					return usage_error(cmd, "input '%s' is given twice (--shape / --enumerate)", name);
+			const struct al_submodel *sub = al_model_get(f->m, 0);
+			bool known = false;
+			for (uint32_t k = 0; sub && k < sub->n_inputs; k++)
+				known |= sub->inputs[k].name && strcmp(sub->inputs[k].name, name) == 0;
+			if (!known) {
+				char msg[64];
+				snprintf(msg, sizeof msg, "%s: the model has no input '%%s'", opt);
+				return usage_error(cmd, msg, name);
+			}
+			if (!l && strcmp(eq + 1, "default") == 0) {
+				r->use_default = true;
+				continue;
+			}
+			r->dims = next;
+			const char *p = eq + 1;
+			int rank = -1;
+			uint32_t k = 0;
+			while (*p) {
+				const char *semi = l ? strchr(p, ';') : NULL;
+				const char *end = semi ? semi : p + strlen(p);
+				int rk = k < MAX_SHAPES ? parse_dims(p, end, next, MAX_SHAPE_DIMS) : -1;
+				if (rk < 1 || (rank >= 0 && rk != rank))
+					return usage_error(cmd, l ? "--enumerate: '%s' is not a list of shapes of one rank "
+								  "(positive integers, at most 128 shapes of 16 axes)"
+								: "--shape: '%s' is not D1,D2,... (positive integers, at most 16)",
+							   a);
+				rank = rk;
+				next += rk;
+				k++;
+				p = semi ? semi + 1 : end;
+			}
+			r->rank = (uint32_t)(rank > 0 ? rank : 0);
+			r->n_shapes = l ? k : 0;
+		}
+	return EXIT_ALL_ANE;
+}
+
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -664,6 +866,8 @@ int cmd_fix(struct cli *c)
 		rc = status_exit(st);
 		goto done;
 	}
+	if ((rc = parse_shapes(&f, cmd)) != EXIT_ALL_ANE)
+		goto done;
 	summarize_model(f.m, &f.chk, &f.before);
 	f.after = f.before;
 	if (out && !c->dry_run && !al_model_is_package(f.m)) {

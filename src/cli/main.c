@@ -107,6 +107,12 @@ static const struct option_row options[] = {
 	{"proof", 0, "KIND", C_FIX, OPT_FIELD(proof),
 	 "fix: how the rewrites are proved: auto (default: the whole models when cheap or with "
 	 "--inputs, else the rewritten region), whole, or region (docs/surgery.md)"},
+	{"shape", 0, "NAME=DIMS", C_FIX, OPT_FIELD(shape),
+	 "fix: give the flexible multi-array input NAME one fixed shape, e.g. x=1,3,224,224, or "
+	 "x=default (its default shape); it must be a shape the input accepts (repeat per input)"},
+	{"enumerate", 0, "NAME=SHAPES", C_FIX, OPT_FIELD(enumerate),
+	 "fix: replace the shape range of input NAME by enumerated shapes inside it, e.g. "
+	 "'x=1,64,64;1,128,64' (the first is the default; at most 128)"},
 	{"at", 0, "LAYER", C_SPLIT, OPT_FIELD(at),
 	 "split: cut after this top-level layer (repeat for more cuts), or 'segments': at every "
 	 "change of predicted unit (docs/split.md)"},
@@ -327,6 +333,8 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 	} rows[] = {
 		{OPT_FIELD(input), OPT_FIELD(input), C_ALL},
 		{OPT_FIELD(at), OPT_FIELD(at), C_ALL},
+		{OPT_FIELD(shape), OPT_FIELD(shape), C_ALL},
+		{OPT_FIELD(enumerate), OPT_FIELD(enumerate), C_ALL},
 		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
 		{OPT_FIELD(select), OPT_FIELD(select), C_ALL},
 		{OPT_FIELD(ignore), OPT_FIELD(ignore), C_ALL},
@@ -1431,5 +1439,7 @@ int main(int argc, char **argv)
 	free(c.outputs.v);
 	free(c.select.v);
 	free(c.ignore.v);
+	free(c.shape.v);
+	free(c.enumerate.v);
 	return rc;
 }

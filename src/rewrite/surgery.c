@@ -24,7 +24,8 @@
 /* NeuralNetworkLayer fields, and the layer types the passes emit. */
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, L_INPUT_TENSOR = 4, NN_LAYERS = 1 };
 enum { F_POOLING = 120, F_ACTIVATION = 130, F_UPSAMPLE = 210, F_ADD = 230, F_MULTIPLY = 231,
-       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320 };
+       F_SCALE = 245, F_LOAD_CONSTANT = 290, F_CONCAT = 320, F_SPLIT = 330, F_INNER_PRODUCT = 140,
+       F_SLICE = 350 };
 
 struct pctx {
 	struct al_surgery *s;
@@ -37,6 +38,8 @@ struct pctx {
 	const char *names[16]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
+	const char *stays_off; /* al_rewrite.stays_off */
+	const char *also;      /* al_rewrite.also_replaces */
 };
 
 typedef bool (*pass_fn)(struct pctx *c);
@@ -45,6 +48,11 @@ static bool p_addb(struct pctx *c);
 static bool p_mulb(struct pctx *c);
 static bool p_subb(struct pctx *c);
 static bool p_concatnd(struct pctx *c);
+static bool p_concatnd_interleave(struct pctx *c);
+static bool p_splitnd(struct pctx *c);
+static bool p_splitnd_ip(struct pctx *c);
+static bool p_splitnd_slices(struct pctx *c);
+static bool p_global_avg(struct pctx *c);
 static bool p_upsample(struct pctx *c);
 static bool p_maxpool(struct pctx *c);
 static bool p_mul_scalar(struct pctx *c);
@@ -58,6 +66,13 @@ static bool p_mil_fill_like(struct pctx *c);
 static bool p_mil_cumsum(struct pctx *c);
 static bool p_mil_io_fp16(struct pctx *c);
 static bool p_mil_island(struct pctx *c);
+static bool p_model_level(struct pctx *c);
+static bool p_mil_linear_split(struct pctx *c);
+static bool p_mil_upsample(struct pctx *c);
+
+/* The layer type of the model-level rows: no layer has it (model passes run
+ * once per --shape / --enumerate request, not per layer). */
+#define MODEL_INPUT "(model input)"
 
 /* The pass table: name, rule answered, class, layer type, before -> after, function.
  * Rows of the same layer type are tried in order; the first that applies wins. */
@@ -76,8 +91,20 @@ static bool p_mil_island(struct pctx *c);
 	  "subtractBroadcastable a-b -> activation linear(alpha -1, beta -0.0) on b + add", p_subb)     \
 	X("concatnd-to-concat", "ANE006", AL_EQ_EXACT, "concatND",                                      \
 	  "concatND on the channel axis (-3) -> concat", p_concatnd)                                    \
+	X("concatnd-interleave-to-split-concat", "ANE006", AL_EQ_EXACT, "concatND",                     \
+	  "interleaved concatND on the channel axis (channel shuffle) -> a split of each input into "    \
+	  "single channels + concat in interleaved order", p_concatnd_interleave)                       \
+	X("splitnd-of-innerproduct", "ANE006", AL_EQ_REASSOCIATE, "splitND",                                  \
+	  "innerProduct then splitND of its output channels (a fused q/k/v projection) -> one "          \
+	  "innerProduct per part, each with its weight rows", p_splitnd_ip)                              \
+	X("splitnd-to-split", "ANE006", AL_EQ_EXACT, "splitND",                                         \
+	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
+	X("splitnd-to-slices", "ANE006", AL_EQ_EXACT, "splitND",                                        \
+	  "splitND on the channel axis (-3) into unequal parts -> one slice per part", p_splitnd_slices) \
 	X("upsample-x2-chain", "ANE010", AL_EQ_EXACT, "upsample",                                       \
 	  "nearest upsample x4 / x8 -> a chain of x2 upsamples", p_upsample)                            \
+	X("global-avgpool-valid-to-same", "ANE056", AL_EQ_EXACT, "pooling",                            \
+	  "global average pooling with VALID padding -> SAME padding (the same average)", p_global_avg) \
 	X("maxpool-cascade", "ANE008", AL_EQ_EXACT, "pooling",                                          \
 	  "max pooling kernel > 13 -> a cascade of stride-1 pools with kernels <= 13", p_maxpool)      \
 	X("avgpool-cascade", "ANE008", AL_EQ_REASSOCIATE, "pooling",                                    \
@@ -101,7 +128,18 @@ static bool p_mil_island(struct pctx *c);
 	  p_mil_io_fp16)                                                                                 \
 	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
 	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
-	  "(ML Program)", p_mil_island)
+	  "(ML Program)", p_mil_island)                                                                  \
+	X("mil-linear-split-cap", "ANE061", AL_EQ_REASSOCIATE, "linear",                                      \
+	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
+	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
+	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
+	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
+	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
+	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
+	  p_model_level)                                                                                \
+	X("input-enumerated-shapes", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                \
+	  "a range-flexible multi-array model input -> enumerated shapes (fix --enumerate "              \
+	  "NAME=S1;S2;...)", p_model_level)
 
 static const struct al_pass passes[] = {
 #define ROW(nm, rule, eq, from, what, fn) {nm, rule, eq, from, what},
@@ -420,6 +458,343 @@ static bool p_concatnd(struct pctx *c)
 	return true;
 }
 
+/* Equal-rank inputs of static shape, rank 3-5: the rank, or -1 with c->why. */
+static int static_rank(struct pctx *c)
+{
+	int rank = -1;
+	for (uint32_t i = 0; i < c->n->n_inputs; i++) {
+		const struct al_shape *s = ali_node_in_shape(c->n, i);
+		if (!shape_known(s))
+			return say(c, "input %u shape not known statically", i), -1;
+		if (rank >= 0 && s->rank != rank)
+			return say(c, "inputs of different ranks"), -1;
+		rank = s->rank;
+	}
+	if (rank < 3 || rank > 5)
+		return say(c, "rank %d (the legacy layers take ranks 3 to 5)", rank), -1;
+	return rank;
+}
+
+/* The channel shuffle: concatND(interleave) of n inputs of C channels along the
+ * channel axis, y[i*n + k] = x_k[i], is pure data movement: split each input
+ * into C single channels (legacy split, equal parts) and concat (legacy, axis -3)
+ * the 1-channel blobs in the order x_0[0], x_1[0], ..., x_0[1], ...: every value
+ * is copied, none computed, so the result is bit-identical (NaN payloads and
+ * signed zeros included). A 1x1 convolution by a 0/1 permutation matrix would
+ * also run on the ANE but is not exact: 0 x inf = NaN, and -0 + 0 = +0. */
+#define MAX_SHUFFLE 1024 /* blobs the concat reads */
+static bool p_concatnd_interleave(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	if (!(pb_get_varint(c->src->params, 2, &v) && v))
+		return say(c, "interleave is not set");
+	uint32_t n = c->n->n_inputs;
+	if (n < 2)
+		return say(c, "%u inputs", n);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of rank-%d inputs", (long long)axis, rank);
+	const struct al_shape *s0 = ali_node_in_shape(c->n, 0);
+	for (uint32_t i = 1; i < n; i++)
+		if (memcmp(ali_node_in_shape(c->n, i)->dims, s0->dims, (size_t)rank * sizeof s0->dims[0]))
+			return say(c, "inputs of different shapes (interleave takes one shape)");
+	int64_t C = s0->dims[rank - 3];
+	if (C < 1 || (uint64_t)C * n > MAX_SHUFFLE)
+		return say(c, "%u inputs of %lld channels: more than %d single-channel blobs", n, (long long)C,
+			   MAX_SHUFFLE);
+	const char **parts = ali_arena_array(&c->s->arena, (size_t)C * n, sizeof *parts);
+	if (!parts)
+		return say(c, "out of memory");
+	for (uint32_t k = 0; k < n; k++) {
+		const char *sp = fresh_name(c, c->n->name, k ? "split_" : "split");
+		if (!sp)
+			return say(c, "no free name for a split");
+		/* a split layer: input k, C outputs <layer>__il<k>_<i> */
+		struct al_buf l = {0}, prm = {0};
+		ali_buf_uint(&prm, 1, (uint64_t)C); /* SplitLayerParams.nOutputs */
+		ali_buf_str(&l, L_NAME, sp);
+		ali_buf_str(&l, L_INPUT, c->n->inputs[k]);
+		for (int64_t i = 0; i < C; i++) {
+			char *nm = ali_arena_printf(&c->s->arena, "%s__il%u_%lld", c->n->name, k, (long long)i);
+			if (!nm || name_taken(c->n, nm)) {
+				ali_buf_free(&l);
+				ali_buf_free(&prm);
+				return say(c, "the helper name '%.80s' is taken", nm ? nm : "?");
+			}
+			parts[i * n + k] = nm;
+			ali_buf_str(&l, L_OUTPUT, nm);
+		}
+		ali_buf_len(&l, F_SPLIT, prm.p, prm.n);
+		if (l.failed || prm.failed)
+			c->pre.failed = true;
+		else
+			ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+		ali_buf_free(&l);
+		ali_buf_free(&prm);
+		if (c->n_names < 15)
+			c->names[c->n_names++] = sp;
+	}
+	struct al_buf empty = {0};
+	if (!rebuild_layer(c, F_CONCAT, &empty, parts, (uint32_t)(C * n)))
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u split x%lld + concat of %lld channels in interleaved order",
+		 n, (long long)C, (long long)(C * n));
+	return true;
+}
+
+static const struct al_node *producer(const struct al_node *n, const char *blob);
+static bool only_reader(const struct al_node *n, const char *blob);
+
+/* innerProduct L (out t, N output channels) then splitND S of t along that
+ * channel axis into parts n_0 + n_1 + ... = N: part i is the innerProduct with
+ * weight rows [a_i, a_i + n_i) and those bias entries. Each output value is the
+ * same dot product over the same inputs as in L, but a matrix kernel's order of
+ * adding the K products follows its tiling, which follows the matrix size (the
+ * interpreter's sgemm: rel 2.7e-7 on the corpus transformer): reassociate. S's
+ * fallback goes (and L with it when nothing else reads t). Weights are copied as bytes (fp32 or
+ * fp16 WeightParams; quantized / raw ones refused). */
+#define MAX_IP_SPLIT_BYTES (256u << 20)
+static bool p_splitnd_ip(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1 || c->n->n_outputs < 2 || c->n->n_outputs > 12)
+		return say(c, "%u inputs, %u outputs", c->n->n_inputs, c->n->n_outputs);
+	const struct al_node *L = producer(c->n, c->n->inputs[0]);
+	if (!L || !L->type || strcmp(L->type, "innerProduct") != 0 || L->owner != c->n->owner)
+		return say(c, "its input is not an innerProduct's output");
+	const struct al_node_src *ls = al_src(L);
+	if (!ls || !ls->msg.p || !ls->params.p || L->n_inputs != 1 || L->n_outputs != 1)
+		return say(c, "the innerProduct message could not be read");
+	const struct al_shape *t = L->out_shapes ? &L->out_shapes[0] : NULL;
+	if (!shape_known(t))
+		return say(c, "the innerProduct's output shape is not known statically");
+	uint64_t v, N = 0, K = 0, hasb = 0;
+	pb_get_varint(ls->params, 1, &K);
+	pb_get_varint(ls->params, 2, &N);
+	pb_get_varint(ls->params, 10, &hasb);
+	if (pb_has(ls->params, 22))
+		return say(c, "the innerProduct quantizes its input dynamically");
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int rank = t->rank;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax < 0 || ax >= rank || t->dims[ax] != (int64_t)N || N < 2)
+		return say(c, "axis %lld is not the innerProduct's %llu output channels", (long long)axis,
+			   (unsigned long long)N);
+	bool last = ax == rank - 1, chw = ax == rank - 3 && t->dims[rank - 1] == 1 && t->dims[rank - 2] == 1;
+	if (!last && !chw)
+		return say(c, "axis %lld holds the channels but is neither the last axis nor C of [C,1,1]",
+			   (long long)axis);
+	/* the parts */
+	uint32_t n = c->n->n_outputs;
+	uint64_t sz[12];
+	long k = pb_get_varints(c->src->params, 3, sz, 12);
+	if (k == 0) {
+		if (N % n)
+			return say(c, "%llu channels do not split into %u equal parts", (unsigned long long)N, n);
+		for (uint32_t i = 0; i < n; i++)
+			sz[i] = N / n;
+	} else if (k != (long)n) {
+		return say(c, "%ld splitSizes for %u outputs", k, n);
+	}
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += sz[i];
+	if (sum != N)
+		return say(c, "split sizes add up to %llu, not %llu", (unsigned long long)sum, (unsigned long long)N);
+	/* the weights: floatValue 1 (packed floats) or float16Value 2 (bytes), row-major [N, K] */
+	al_span wp, bp = {0}, wv, bv = {0};
+	if (!pb_get_bytes(ls->params, 20, &wp))
+		return say(c, "the innerProduct has no weights");
+	int wf = pb_get_bytes(wp, 1, &wv) && wv.n ? 1 : pb_get_bytes(wp, 2, &wv) && wv.n ? 2 : 0;
+	if (!wf || pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40))
+		return say(c, "the weights are quantized or raw (fp32 / fp16 values only)");
+	size_t esz = wf == 1 ? 4 : 2;
+	if (K == 0 || wv.n != N * K * esz)
+		return say(c, "the weights hold %zu bytes, not %llu x %llu values", wv.n, (unsigned long long)N,
+			   (unsigned long long)K);
+	if (wv.n > MAX_IP_SPLIT_BYTES)
+		return say(c, "the weights are %zu MB: more than 256 MB copied", wv.n >> 20);
+	int bf = 0;
+	if (hasb) {
+		if (!pb_get_bytes(ls->params, 21, &bp))
+			return say(c, "hasBias without a bias");
+		bf = pb_get_bytes(bp, 1, &bv) && bv.n ? 1 : pb_get_bytes(bp, 2, &bv) && bv.n ? 2 : 0;
+		if (!bf || pb_has(bp, 30) || pb_has(bp, 40) || bv.n != N * (bf == 1 ? 4u : 2u))
+			return say(c, "the bias is not %llu fp32 / fp16 values", (unsigned long long)N);
+	}
+	/* one innerProduct per part: helpers before S, the last one S itself */
+	uint64_t a = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct al_buf prm = {0}, w = {0}, b = {0}, l = {0};
+		ali_buf_uint(&prm, 1, K);
+		ali_buf_uint(&prm, 2, sz[i]);
+		if (hasb)
+			ali_buf_uint(&prm, 10, 1);
+		ali_buf_len(&w, (uint32_t)wf, wv.p + a * K * esz, sz[i] * K * esz);
+		ali_buf_len(&prm, 20, w.p, w.n);
+		if (hasb) {
+			size_t be = bf == 1 ? 4 : 2;
+			ali_buf_len(&b, (uint32_t)bf, bv.p + a * be, sz[i] * be);
+			ali_buf_len(&prm, 21, b.p, b.n);
+		}
+		const char *nm = i == n - 1 ? c->n->name : fresh_name(c, c->n->name, i ? "ip_" : "ip");
+		bool ok = nm != NULL;
+		if (ok) {
+			ali_buf_str(&l, L_NAME, nm);
+			ali_buf_str(&l, L_INPUT, L->inputs[0]);
+			ali_buf_str(&l, L_OUTPUT, c->n->outputs[i]);
+			ali_buf_len(&l, F_INNER_PRODUCT, prm.p, prm.n);
+			if (i < n - 1) {
+				ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+				if (c->n_names < 15)
+					c->names[c->n_names++] = nm;
+			} else {
+				ali_buf_put(&c->layer, l.p, l.n);
+			}
+			c->pre.failed |= l.failed || prm.failed || w.failed || b.failed;
+		}
+		ali_buf_free(&prm);
+		ali_buf_free(&w);
+		ali_buf_free(&b);
+		ali_buf_free(&l);
+		if (!ok)
+			return say(c, "no free name");
+		a += sz[i];
+	}
+	if (c->pre.failed || c->layer.failed)
+		return say(c, "out of memory");
+	bool drop = only_reader(c->n, c->n->inputs[0]);
+	if (drop)
+		c->drop = ls->msg;
+	c->also = L->name;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u innerProduct layers (weight rows split)%s", n,
+		 drop ? "; the fused innerProduct deleted" : "");
+	return true;
+}
+
+/* splitND along the channel axis (rank-3) into equal parts is the legacy split
+ * (nOutputs parts of axis -3): the same copies. */
+static bool p_splitnd(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1)
+		return say(c, "%u inputs", c->n->n_inputs);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
+	uint32_t n = c->n->n_outputs;
+	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
+	if (n < 2)
+		return say(c, "%u outputs (split makes 2 or more)", n);
+	uint64_t sz[64];
+	long k = pb_get_varints(c->src->params, 3, sz, 64);
+	if (k < 0 || k > 64)
+		return say(c, "splitSizes could not be read");
+	if (k > 0) {
+		if ((uint32_t)k != n)
+			return say(c, "%ld splitSizes for %u outputs", k, n);
+		for (long i = 1; i < k; i++)
+			if (sz[i] != sz[0])
+				return say(c, "unequal split sizes (%llu, %llu): split makes equal parts",
+					   (unsigned long long)sz[0], (unsigned long long)sz[i]);
+	} else if (pb_get_varint(c->src->params, 2, &v) && v && v != n) {
+		return say(c, "numSplits %llu for %u outputs", (unsigned long long)v, n);
+	}
+	if (C % n)
+		return say(c, "%lld channels do not split into %u equal parts", (long long)C, n);
+	struct al_buf prm = {0};
+	ali_buf_uint(&prm, 1, n);
+	bool ok = rebuild_layer(c, F_SPLIT, &prm, NULL, 0);
+	ali_buf_free(&prm);
+	if (!ok)
+		return false;
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "split into %u", n);
+	return true;
+}
+
+/* splitND of the channel axis into unequal parts n_0, n_1, ...: part i is the
+ * legacy slice of channels [a_i, a_i + n_i) (axis CHANNEL, stride 1), the same
+ * copies. Helpers `<layer>__slice`, ...; the layer itself the last slice. */
+static bool p_splitnd_slices(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	if (c->n->n_inputs != 1)
+		return say(c, "%u inputs", c->n->n_inputs);
+	int rank = static_rank(c);
+	if (rank < 0)
+		return false;
+	uint64_t v;
+	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t ax = axis < 0 ? axis + rank : axis;
+	if (ax != rank - 3)
+		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
+	uint32_t n = c->n->n_outputs;
+	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
+	uint64_t sz[16];
+	long k = pb_get_varints(c->src->params, 3, sz, 16);
+	if (n < 2 || n > 14 || k != (long)n)
+		return say(c, "%u outputs, %ld splitSizes (2-14 parts with their sizes)", n, k);
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sz[i])
+			return say(c, "an empty part");
+		sum += sz[i];
+	}
+	if (sum != (uint64_t)C)
+		return say(c, "split sizes add up to %llu, not the %lld channels", (unsigned long long)sum,
+			   (long long)C);
+	uint64_t a = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct al_buf prm = {0}, l = {0};
+		ali_buf_uint(&prm, 1, a);         /* startIndex */
+		ali_buf_uint(&prm, 2, a + sz[i]); /* endIndex, exclusive */
+		ali_buf_uint(&prm, 3, 1);         /* stride */
+		ali_buf_uint(&prm, 4, 0);         /* axis CHANNEL_AXIS */
+		const char *nm = i == n - 1 ? c->n->name : fresh_name(c, c->n->name, i ? "slice_" : "slice");
+		if (nm) {
+			ali_buf_str(&l, L_NAME, nm);
+			ali_buf_str(&l, L_INPUT, c->n->inputs[0]);
+			ali_buf_str(&l, L_OUTPUT, c->n->outputs[i]);
+			ali_buf_len(&l, F_SLICE, prm.p, prm.n);
+			if (i < n - 1) {
+				ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
+				if (c->n_names < 15)
+					c->names[c->n_names++] = nm;
+			} else {
+				ali_buf_put(&c->layer, l.p, l.n);
+			}
+			c->pre.failed |= l.failed || prm.failed;
+		}
+		ali_buf_free(&prm);
+		ali_buf_free(&l);
+		if (!nm)
+			return say(c, "no free name");
+		a += sz[i];
+	}
+	if (c->pre.failed || c->layer.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%u slice layers on the channel axis", n);
+	return true;
+}
+
 static int log2_exact(uint64_t f)
 {
 	if (f == 0 || (f & (f - 1)))
@@ -492,6 +867,44 @@ static bool zero_padding(al_span valid)
 
 /* max over a K window == max over K1 then over K2 windows when K1 + K2 - 1 = K
  * (the first with stride 1, the last with the layer's stride), no padding. */
+/* A global average pool averages its whole input whatever the padding says
+ * (the window is the input, the output 1x1, no padding is added), so VALID ->
+ * SAME changes nothing computed; with VALID Core ML of iOS 13/14 built it as a
+ * plain pooling kernel that the ANE refused above 13 wide, and pulled the layer
+ * before it off the ANE too (ANE056, hollance/neural-engine #1: SAME worked). */
+static bool p_global_avg(struct pctx *c)
+{
+	if (!top_level(c))
+		return false;
+	al_span p = c->src->params, valid;
+	uint64_t v;
+	if (!(pb_get_varint(p, 1, &v) && v == 1))
+		return say(c, "not average pooling");
+	if (!(pb_get_varint(p, 60, &v) && v))
+		return say(c, "not global pooling");
+	if (!pb_get_bytes(p, 30, &valid))
+		return say(c, "padding is not VALID");
+	if (!zero_padding(valid))
+		return say(c, "valid padding with non-zero amounts");
+	struct al_buf prm = {0};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, p);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != 30)
+			ali_buf_put(&prm, p.p + start, it.pos - start);
+	static const uint8_t none[1];
+	ali_buf_len(&prm, 31, none, 0); /* same = SamePadding{} (asymmetryMode default) */
+	bool ok = !it.err && rebuild_layer(c, F_POOLING, &prm, NULL, 0);
+	ali_buf_free(&prm);
+	if (!ok)
+		return c->why[0] ? false : say(c, "the pooling message could not be re-read");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "global average pooling with SAME padding");
+	return true;
+}
+
 static bool p_maxpool(struct pctx *c)
 {
 	if (!top_level(c))
@@ -1071,6 +1484,7 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	c->n_names = 0;
 	for (uint32_t i = 0; i < m.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
 		c->names[c->n_names++] = m.names[i];
+	c->stays_off = m.stays_off;
 	return ok;
 }
 
@@ -1102,6 +1516,22 @@ static bool p_mil_io_fp16(struct pctx *c)
 static bool p_mil_island(struct pctx *c)
 {
 	return mil_pass(c, ali_pass_mil_island);
+}
+
+static bool p_mil_linear_split(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_linear_split);
+}
+
+static bool p_mil_upsample(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_upsample);
+}
+
+/* Model-level rows are run by plan_model, never per layer. */
+static bool p_model_level(struct pctx *c)
+{
+	return say(c, "a model-level pass");
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -1218,8 +1648,14 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 		ali_buf_free(&c.layer);
 		if (st)
 			return st;
-		if (ok)
-			return add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
+		if (ok) {
+			st = add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
+			if (st == AL_OK) {
+				s->rw[s->n_rw - 1].stays_off = c.stays_off;
+				s->rw[s->n_rw - 1].also_replaces = c.also;
+			}
+			return st;
+		}
 		size_t wl = strlen(why);
 		snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "", p->name, c.why);
 		if (!tried++)
@@ -1229,6 +1665,35 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 	if (!last)
 		return AL_OK;
 	return add_rw(s, last, n, false, NULL, tried > 1 ? why : first, NULL, 0);
+}
+
+/* One --shape / --enumerate request: a rewrite entry whose node is a stand-in
+ * named after the input. Its edits touch the description only, so they never
+ * overlap a layer's. */
+static enum al_status plan_model(struct al_surgery *s, const struct al_input_shape *r, bool can_write)
+{
+	const char *pname = r->n_shapes ? "input-enumerated-shapes" : "input-fixed-shape";
+	const struct al_pass *p = NULL;
+	for (size_t k = 0; k < N_PASSES; k++)
+		if (strcmp(passes[k].name, pname) == 0)
+			p = &passes[k];
+	struct al_node *n = ali_arena_alloc(&s->arena, sizeof *n);
+	if (!p || !n || !(n->name = ali_arena_strndup(&s->arena, r->input ? r->input : "", r->input ? strlen(r->input) : 0)))
+		return AL_E_NOMEM;
+	n->type = MODEL_INPUT;
+	n->kind = -1;
+	struct al_mil_pass c = {.s = s, .n = n};
+	bool ok;
+	if (!can_write)
+		ok = false, snprintf(c.why, sizeof c.why, "the model file could not be found to rewrite it");
+	else if (!r->input)
+		ok = false, snprintf(c.why, sizeof c.why, "no input named");
+	else
+		ok = r->n_shapes ? ali_pass_input_enum(&c, r) : ali_pass_input_shape(&c, r);
+	enum al_status st = add_rw(s, p, n, ok, ok ? c.after : NULL, ok ? NULL : c.why, NULL, 0);
+	if (st == AL_OK)
+		s->rw[s->n_rw - 1].model_level = true;
+	return st;
 }
 
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
@@ -1261,6 +1726,8 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 				st = plan_node(s, o, &gr->nodes[k], can_write && world);
 		}
 	}
+	for (size_t i = 0; o && i < o->n_shapes && !st; i++)
+		st = plan_model(s, &o->shapes[i], can_write);
 	s->opts = NULL;
 	if (st == AL_OK && s->wtail.failed)
 		st = AL_E_NOMEM;

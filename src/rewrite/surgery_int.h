@@ -39,6 +39,7 @@ struct al_mil_pass {
 	struct al_buf layer;   /* the op's new Operation payload */
 	const char *names[16]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
+	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
 };
 
 /* ML Program passes (surgery_mil.c). */
@@ -50,6 +51,12 @@ bool ali_pass_mil_fill_like(struct al_mil_pass *c);
 bool ali_pass_mil_cumsum(struct al_mil_pass *c);
 bool ali_pass_mil_io_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_island(struct al_mil_pass *c);
+bool ali_pass_mil_linear_split(struct al_mil_pass *c);
+bool ali_pass_mil_upsample(struct al_mil_pass *c);
+/* Model-level passes (surgery_model.c): edit the description (and an ML
+ * Program's function input) for request r; c->n is a stand-in node. */
+bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
+bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

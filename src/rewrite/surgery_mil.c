@@ -1091,6 +1091,319 @@ static bool mil_island(struct al_mil_pass *c)
 	return true;
 }
 
+/* ------------------------------------------------------------------ linear over the axis cap
+ * A linear whose output features N exceed the smallest ANE axis cap (16384
+ * through H15; evidence R4, rule ANE061: an LM head over a 24k-50k vocabulary)
+ * runs off the ANE. Split its weight rows (and bias) into S slices of at most
+ * the cap, one linear per slice, and concat them on the last axis: y[.., n] is
+ * the same dot product over the same K terms, computed by a linear op of the
+ * same K; a matrix kernel's order of adding them may follow the matrix size (its
+ * tiling), so the class is reassociate (bit-identical in the interpreter on the
+ * fixtures, not promised). The slices' weights are new
+ * blobs: the rows are contiguous in the row-major [N, K] blob, copied as bytes
+ * (never decoded). The concat still has N on its last axis and may stay off
+ * the ANE (it copies; the matmul work is in the slices): the rewrite names it
+ * in stays_off so that its fallback does not drop the rewrite. */
+
+#define AXIS_CAP 16384                    /* the smallest per-axis cap (H13-H15) */
+#define MAX_SPLIT_BYTES (1024ull << 20)   /* weight bytes copied into new blobs */
+
+/* The blob behind const-bound parameter p: data, dtype and declared dims. */
+static bool param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv)
+{
+	al_span b, val;
+	if (ali_mil_param_binding(c->n, p, 0, &b) != 1)
+		return say(c, "'%s' is not a named constant", p);
+	char nm[256];
+	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
+	const struct al_node *pr = ali_mil_producer(c->n, nm);
+	if (!pr || !pr->type || strcmp(pr->type, "const") != 0 || !ali_mil_attr(pr, "val", &val) ||
+	    !ali_mil_value_read(val, mv))
+		return say(c, "'%s' is not a const op", p);
+	if (mv->kind != AL_MV_BLOB || !mv->blob_in_weights)
+		return say(c, "'%s' is not stored in weight.bin (an immediate or other value)", p);
+	const char *why = ali_mil_blob(c->s->m, mv->blob_offset, data, dt);
+	if (why)
+		return say(c, "'%s': %s", p, why);
+	if (*dt != AL_DT_FP16 && *dt != AL_DT_FP32)
+		return say(c, "'%s' is %s (fp16 / fp32 only)", p, al_dtype_name(*dt));
+	return true;
+}
+
+/* A const op before c->n holding the raw bytes of a new blob. */
+static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
+			   const uint8_t *bytes, size_t n)
+{
+	uint64_t off = add_blob(c->s, dt == AL_DT_FP16 ? 1 : 2, bytes, n);
+	if (off == UINT64_MAX)
+		return say(c, "out of memory");
+	struct al_buf v = {0}, vt = {0}, bf = {0}, op = {0};
+	put_vtype(&vt, dt, rank, dims);
+	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
+	ali_buf_str(&bf, 1, WEIGHTS_FILE);
+	ali_buf_uint(&bf, 2, off);
+	ali_buf_len(&v, V_BLOB, bf.p, bf.n);
+	put_const_op(&op, name, &vt, &v, NULL);
+	c->pre.failed |= op.failed || v.failed || bf.failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&v);
+	ali_buf_free(&vt);
+	ali_buf_free(&bf);
+	ali_buf_free(&op);
+	return !c->pre.failed || say(c, "out of memory");
+}
+
+/* An immediate scalar const op before c->n (int32 or bool). */
+static bool pre_scalar(struct al_mil_pass *c, const char *name, int dt, double x)
+{
+	bool blob;
+	return pre_const(c, name, dt, 0, NULL, &x, 1, &blob);
+}
+
+/* A NamedValueType {name 1, type 2} field `field` of op. */
+static void put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims)
+{
+	struct al_buf nv = {0}, vt = {0};
+	put_vtype(&vt, dt, rank, dims);
+	ali_buf_str(&nv, 1, name);
+	ali_buf_len(&nv, 2, vt.p, vt.n);
+	ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
+	op->failed |= nv.failed || vt.failed;
+	ali_buf_free(&nv);
+	ali_buf_free(&vt);
+}
+
+static bool mil_linear_split(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	const struct al_shape *o = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
+	if (!o || !static_shape(o) || o->rank < 1)
+		return say(c, "the output shape is not known statically");
+	int r = o->rank;
+	int64_t N = o->dims[r - 1];
+	if (N <= AXIS_CAP)
+		return say(c, "%lld output features fit the ANE's axis cap (%d)", (long long)N, AXIS_CAP);
+	al_span xb;
+	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
+		return say(c, "'x' is not a named value");
+	al_span wd, bd = {0};
+	int wdt, bdt = 0;
+	struct al_mil_value wv, bv;
+	if (!param_blob(c, "weight", &wd, &wdt, &wv))
+		return false;
+	if (wv.rank != 2 || wv.dims[0] != N || wv.dims[1] < 1)
+		return say(c, "the weight is not [%lld, K]", (long long)N);
+	int64_t K = wv.dims[1];
+	size_t esz = wdt == AL_DT_FP16 ? 2 : 4;
+	if ((uint64_t)N * (uint64_t)K * esz != wd.n)
+		return say(c, "the weight blob holds %zu bytes, not %lld x %lld values", wd.n, (long long)N,
+			   (long long)K);
+	if (wd.n > MAX_SPLIT_BYTES)
+		return say(c, "the weight is %zu MB: more than %llu MB would be copied into new blobs",
+			   wd.n >> 20, MAX_SPLIT_BYTES >> 20);
+	bool has_bias = ali_mil_param_present(c->n, "bias");
+	if (has_bias) {
+		if (!param_blob(c, "bias", &bd, &bdt, &bv))
+			return false;
+		size_t bsz = bdt == AL_DT_FP16 ? 2 : 4;
+		if (bv.rank != 1 || bv.dims[0] != N || bd.n != (uint64_t)N * bsz)
+			return say(c, "the bias is not [%lld]", (long long)N);
+	}
+	int64_t S = (N + AXIS_CAP - 1) / AXIS_CAP, chunk = (N + S - 1) / S;
+	if (S > 8)
+		return say(c, "%lld output features: more than 8 slices of %d", (long long)N, AXIS_CAP);
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features + concat", (long long)S,
+			 (long long)chunk);
+		return true;
+	}
+	char *xname = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
+	const char *base = c->n->outputs[0];
+	const char **parts = ali_arena_array(&c->s->arena, (size_t)S, sizeof *parts);
+	if (!xname || !parts)
+		return say(c, "out of memory");
+	int dt = out_dtype(c);
+	for (int64_t i = 0; i < S; i++) {
+		int64_t a = i * chunk, n = i == S - 1 ? N - a : chunk;
+		char sfx[32];
+		snprintf(sfx, sizeof sfx, "w%lld", (long long)i);
+		const char *wn = fresh(c, base, sfx);
+		snprintf(sfx, sizeof sfx, "b%lld", (long long)i);
+		const char *bn = has_bias ? fresh(c, base, sfx) : "";
+		snprintf(sfx, sizeof sfx, "part%lld", (long long)i);
+		const char *pn = fresh(c, base, sfx);
+		if (!wn || !bn || !pn)
+			return say(c, "no free value name");
+		int64_t wdims[2] = {n, K}, bdims[1] = {n};
+		if (!pre_blob_const(c, wn, wdt, 2, wdims, wd.p + (size_t)a * (size_t)K * esz,
+				    (size_t)n * (size_t)K * esz))
+			return false;
+		size_t bsz = bdt == AL_DT_FP16 ? 2 : 4;
+		if (has_bias && !pre_blob_const(c, bn, bdt, 1, bdims, bd.p + (size_t)a * bsz, (size_t)n * bsz))
+			return false;
+		struct al_buf op = {0};
+		ali_buf_str(&op, OP_TYPE, "linear");
+		put_input(&op, "x", xname);
+		put_input(&op, "weight", wn);
+		if (has_bias)
+			put_input(&op, "bias", bn);
+		int64_t od[AL_SHAPE_MAX_RANK];
+		memcpy(od, o->dims, (size_t)r * sizeof od[0]);
+		od[r - 1] = n;
+		put_output(&op, pn, dt, r, od);
+		struct al_buf v = {0};
+		put_string_value(&v, pn);
+		put_attr(&op, "name", v.p, v.n);
+		op.failed |= v.failed;
+		ali_buf_free(&v);
+		c->pre.failed |= op.failed;
+		ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+		ali_buf_free(&op);
+		parts[i] = pn;
+		if (c->n_names < 14)
+			c->names[c->n_names++] = pn;
+	}
+	const char *an = fresh(c, base, "axis"), *in = fresh(c, base, "interleave");
+	if (!an || !in || !pre_scalar(c, an, AL_DT_INT32, -1) || !pre_scalar(c, in, AL_DT_BOOL, 0))
+		return say(c, "no free value name");
+	/* the op itself: concat(values = parts, axis = -1, interleave = false) */
+	ali_buf_str(&c->layer, OP_TYPE, "concat");
+	struct al_buf arg = {0}, e = {0};
+	for (int64_t i = 0; i < S; i++) {
+		struct al_buf b = {0};
+		ali_buf_str(&b, 1, parts[i]);
+		ali_buf_len(&arg, 1, b.p, b.n);
+		arg.failed |= b.failed;
+		ali_buf_free(&b);
+	}
+	ali_buf_str(&e, 1, "values");
+	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
+	c->layer.failed |= arg.failed || e.failed;
+	ali_buf_free(&arg);
+	ali_buf_free(&e);
+	put_input(&c->layer, "axis", an);
+	put_input(&c->layer, "interleave", in);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS)
+			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+	if (it.err)
+		return say(c, "the op message could not be re-read");
+	put_name_attr(c, &c->layer, base);
+	if (c->layer.failed || c->pre.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	c->stays_off = c->n->name;
+	snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features (new blobs) + concat",
+		 (long long)S, (long long)chunk);
+	return true;
+}
+
+/* ------------------------------------------------------------------ upsample x4 / x8 -> x2 chain
+ * upsample_nearest_neighbor by 2^a x 2^b (a or b >= 2) runs off the ANE of the
+ * H13-era devices (ANE027: a factor of 2 only). Nearest-neighbour by 4 is
+ * nearest-neighbour by 2 twice: output pixel (i, j) reads input (i / 4, j / 4)
+ * = ((i / 2) / 2, (j / 2) / 2), so the chain copies the same values (exact), as
+ * upsample-x2-chain does for NeuralNetwork layers. */
+
+static int log2_of(double f)
+{
+	if (f != floor(f) || f < 1 || f > 64)
+		return -1;
+	uint64_t u = (uint64_t)f;
+	if (u & (u - 1))
+		return -1;
+	int k = 0;
+	while (u > 1)
+		u >>= 1, k++;
+	return k;
+}
+
+static bool mil_upsample_chain(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	double fh, fw;
+	if (!const_scalar(c, "scale_factor_height", &fh, true, 1) ||
+	    !const_scalar(c, "scale_factor_width", &fw, true, 1))
+		return false;
+	int eh = log2_of(fh), ew = log2_of(fw);
+	if (eh < 0 || ew < 0)
+		return say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
+	int steps = eh > ew ? eh : ew;
+	if (steps < 2)
+		return say(c, "scale factors %gx%g need no chain", fh, fw);
+	al_span xb;
+	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
+		return say(c, "'x' is not a named value");
+	struct al_shape xs;
+	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank < 3)
+		return say(c, "the shape of 'x' is not static (rank 3 or more)");
+	const struct al_ttype *ft = ali_mil_param_type(c->n, "scale_factor_height");
+	int sdt = ft && ft->kind == 0 && ft->dtype == AL_DT_INT32 ? AL_DT_INT32 : AL_DT_FP32;
+	int dt = out_dtype(c);
+	const char *base = c->n->outputs[0];
+	const char *prev = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
+	if (!prev)
+		return say(c, "out of memory");
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	memcpy(dims, xs.dims, (size_t)xs.rank * sizeof dims[0]);
+	for (int i = 0; i < steps; i++) {
+		double h = i < eh ? 2 : 1, w = i < ew ? 2 : 1;
+		const char *shn = fresh(c, base, "x2_h"), *swn = fresh(c, base, "x2_w");
+		if (!shn || !swn || !pre_scalar(c, shn, sdt, h) || !pre_scalar(c, swn, sdt, w))
+			return say(c, "no free value name");
+		dims[xs.rank - 2] *= (int64_t)h;
+		dims[xs.rank - 1] *= (int64_t)w;
+		struct al_buf *op = &c->layer, tmp = {0};
+		const char *out = NULL;
+		if (i < steps - 1) {
+			op = &tmp;
+			if (!(out = fresh(c, base, "x2")))
+				return say(c, "no free value name");
+		}
+		ali_buf_str(op, OP_TYPE, "upsample_nearest_neighbor");
+		put_input(op, "x", prev);
+		put_input(op, "scale_factor_height", shn);
+		put_input(op, "scale_factor_width", swn);
+		if (out) {
+			put_output(op, out, dt, xs.rank, dims);
+			struct al_buf v = {0};
+			put_string_value(&v, out);
+			put_attr(op, "name", v.p, v.n);
+			op->failed |= v.failed;
+			ali_buf_free(&v);
+			c->pre.failed |= op->failed;
+			ali_buf_len(&c->pre, BLOCK_OPS, op->p, op->n);
+			ali_buf_free(&tmp);
+			if (c->n_names < 14)
+				c->names[c->n_names++] = out;
+			prev = out;
+			continue;
+		}
+		struct pb_iter it;
+		struct pb_field f;
+		size_t start;
+		pb_iter_init(&it, c->src->msg);
+		while ((start = it.pos, pb_next(&it, &f)))
+			if (f.num == OP_OUTPUTS)
+				ali_buf_put(op, c->src->msg.p + start, it.pos - start);
+		if (it.err)
+			return say(c, "the op message could not be re-read");
+		put_name_attr(c, op, base);
+	}
+	if (c->layer.failed || c->pre.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%d upsample_nearest_neighbor x2 ops", steps);
+	return true;
+}
+
 /* Run pass fn; when it does not apply, weight.bin is left as it was. */
 static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
 {
@@ -1466,4 +1779,14 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 		return ali_atomic_commit(&out, d);
 	ali_atomic_abort(&out);
 	return st;
+}
+
+bool ali_pass_mil_linear_split(struct al_mil_pass *c)
+{
+	return run(c, mil_linear_split);
+}
+
+bool ali_pass_mil_upsample(struct al_mil_pass *c)
+{
+	return run(c, mil_upsample_chain);
 }

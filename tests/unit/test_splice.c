@@ -262,6 +262,67 @@ static void test_surgery_upsample(void **state)
 	al_diags_free(d);
 }
 
+/* The library's model-level fix (al_surgery_opts.shapes, what fix --shape /
+ * --enumerate pass): a rewrite marked model_level with no layers, the output's
+ * input fixed (or enumerated), and a request the input cannot take refused with
+ * its reason. */
+static void test_surgery_input_shape(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture("crafted/fix_shape.mlmodel"), &m, d), AL_OK);
+	assert_int_equal(al_model_get(m, 0)->inputs[0].flex, AL_FLEX_RANGE);
+	static const int64_t fixed[] = {1, 16, 128, 64}, outside[] = {1, 16, 1024, 64},
+			     shapes[] = {1, 16, 64, 64, 1, 16, 512, 512};
+	struct al_input_shape req[] = {
+		{.input = "x", .dims = fixed, .rank = 4},
+		{.input = "x", .dims = outside, .rank = 4},
+		{.input = "x", .dims = shapes, .rank = 4, .n_shapes = 2},
+	};
+	for (int i = 0; i < 3; i++) {
+		struct al_surgery_opts o = {.shapes = &req[i], .n_shapes = 1};
+		al_surgery *sg = NULL;
+		assert_int_equal(al_surgery_plan(m, &o, &sg, d), AL_OK);
+		assert_int_equal(al_surgery_count(sg), 1);
+		const struct al_rewrite *r = al_surgery_get(sg, 0);
+		assert_true(r->model_level);
+		assert_int_equal(r->n_layers, 0);
+		assert_string_equal(r->node->name, "x");
+		assert_string_equal(r->pass->name, i == 2 ? "input-enumerated-shapes" : "input-fixed-shape");
+		if (i == 1) {
+			assert_false(r->applied);
+			assert_non_null(strstr(r->why_not, "outside the input's range 64..512"));
+			assert_int_equal(al_surgery_applied(sg), 0);
+			al_surgery_free(sg);
+			continue;
+		}
+		assert_true(r->applied);
+		uint8_t *out;
+		size_t n;
+		assert_int_equal(al_surgery_bytes(sg, &out, &n, d), AL_OK);
+		al_model *m2 = NULL;
+		assert_int_equal(al_model_open_buffer(out, n, NULL, 0, "x", &m2, d), AL_OK);
+		assert_int_equal(al_model_check(m2, NULL, d), AL_OK);
+		const struct al_feature *ft = &al_model_get(m2, 0)->inputs[0];
+		assert_int_equal(ft->rank, 4);
+		if (i == 0) {
+			assert_int_equal(ft->flex, AL_FLEX_NONE);
+			assert_memory_equal(ft->shape, fixed, sizeof fixed);
+		} else {
+			assert_int_equal(ft->flex, AL_FLEX_ENUMERATED);
+			assert_int_equal(ft->n_shapes, 2);
+			assert_memory_equal(ft->flex_values, shapes, sizeof shapes);
+			assert_memory_equal(ft->shape, shapes, 4 * sizeof shapes[0]); /* the first: default */
+		}
+		al_model_free(m2);
+		free(out);
+		al_surgery_free(sg);
+	}
+	al_model_free(m);
+	al_diags_free(d);
+}
+
 static void test_pass_table(void **state)
 {
 	(void)state;
@@ -288,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_fixtures),
 		cmocka_unit_test(test_roundtrip_corpus),
 		cmocka_unit_test(test_surgery_upsample),
+		cmocka_unit_test(test_surgery_input_shape),
 		cmocka_unit_test(test_pass_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
