@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/fix_model.sh: the model-level fixes of `anelint fix` (docs/surgery.md
 # "Model-level fixes"): --shape NAME=DIMS|default and --enumerate NAME=S1;S2 on
 # inputs with a shape range (ANE040), NeuralNetwork and ML Program. Each applies on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* surgery_model.c: model-level passes of `anelint fix` (docs/surgery.md
  * "Model-level fixes"): they edit the model description (and an ML Program's
  * function inputs), not layers.
