@@ -106,7 +106,8 @@ class Pass(ctypes.Structure):  # struct al_pass
 class Rewrite(ctypes.Structure):  # struct al_rewrite (node: struct al_node *, its name first after index)
     c_name = "al_rewrite"
     _fields_ = [("pass_", POINTER(Pass)), ("node", c_void_p), ("applied", c_bool), ("after", c_char_p),
-                ("why_not", c_char_p), ("layers", POINTER(c_char_p)), ("n_layers", c_uint32)]
+                ("why_not", c_char_p), ("layers", POINTER(c_char_p)), ("n_layers", c_uint32),
+                ("stays_off", c_char_p), ("also_replaces", c_char_p), ("model_level", c_bool)]
 
 
 class NodeHead(ctypes.Structure):  # the first fields of struct al_node
@@ -116,7 +117,8 @@ class NodeHead(ctypes.Structure):  # the first fields of struct al_node
 
 class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
     c_name = "al_surgery_opts"
-    _fields_ = [("allow", c_int), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t)]
+    _fields_ = [("allow", c_int), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t),
+                ("shapes", c_void_p), ("n_shapes", c_size_t)]
 
 
 MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
