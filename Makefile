@@ -29,7 +29,7 @@ BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --li
 		echo -lopenblas)
 endif
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
-LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm
+LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm -pthread
 
 LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)

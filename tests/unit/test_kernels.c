@@ -1664,6 +1664,37 @@ static void test_conv_alloc_failure(void **state)
 	ali_kernels_set_threads(1);
 }
 
+/* The pool runs every part exactly once, with the part count it was given,
+ * however many parts there are (more than workers, one, the cap). */
+struct pool_probe {
+	int hits[80];
+	int parts_seen[80];
+};
+
+static void pool_part(void *ctx, int part, int parts)
+{
+	struct pool_probe *p = ctx;
+	p->hits[part]++;
+	p->parts_seen[part] = parts;
+}
+
+static void test_thread_pool(void **state)
+{
+	(void)state;
+	static const int counts[] = {1, 2, 3, 7, 64, 2, 5};
+	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		struct pool_probe p;
+		memset(&p, 0, sizeof p);
+		for (int rep = 0; rep < 20; rep++)
+			ali_pool_run(counts[k], pool_part, &p);
+		for (int t = 0; t < 80; t++) {
+			assert_int_equal(p.hits[t], t < counts[k] ? 20 : 0);
+			if (t < counts[k])
+				assert_int_equal(p.parts_seen[t], counts[k]);
+		}
+	}
+}
+
 /* ================================================================ timing
  * Not a test of speed (the machine varies); prints figures when
  * ANELINT_KERNEL_BENCH is set. */
@@ -1763,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(test_lstm),
 		cmocka_unit_test(test_gru_rnn),
 		cmocka_unit_test(test_conv_alloc_failure),
+		cmocka_unit_test(test_thread_pool),
 		cmocka_unit_test(test_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
