@@ -108,6 +108,8 @@ void al_model_free(al_model *m)
 {
 	if (!m)
 		return;
+	if (m->interp && m->interp_free)
+		m->interp_free(m->interp);
 	for (int i = 0; i < m->n_maps; i++)
 		ali_unmap(&m->maps[i]);
 	ali_arena_free(&m->verdicts);

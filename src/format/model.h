@@ -58,6 +58,10 @@ struct al_model {
 	const struct al_target *checked_target; /* target of the last al_model_check */
 	const struct al_release *checked_os;    /* OS release of the last al_model_check */
 	bool checked_floor_off; /* its user rules switched the work floor (ANE072) off: plans follow */
+	/* the interpreter's per-model data (decoded weights, prepared runs), freed
+	 * by al_model_free through interp_free before the files are unmapped */
+	void *interp;
+	void (*interp_free)(void *);
 };
 
 /* Count n more nodes against AL_MAX_NODES; false when the file has too many. */

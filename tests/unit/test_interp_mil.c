@@ -17,6 +17,7 @@
 #include "pbwrite.h"
 
 #include "interp.h"
+#include "interp_mil.h"
 
 #include <math.h>
 
@@ -1200,6 +1201,161 @@ static void test_compressed(void **state)
 	done(&r);
 }
 
+/* The iOS18 compression forms, parameters as input bindings: blockwise shift /
+ * scale (per block with offset, from int4 and uint4 blobs), lut_to_dense with
+ * per-group tables and with a vector axis (the op definition's own examples),
+ * a per-channel scale on top of a lut, the sparse forms (the iOS18 uint1 mask,
+ * lut_to_sparse, sparse_blockwise_shift_scale) and constexpr_cast. Then the
+ * decoded weights are kept with the model: a second run decodes nothing. */
+static void test_compressed_ios18(void **state)
+{
+	(void)state;
+	struct prog p = {0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(1));
+	{ /* blockwise: int8 [2,4], scale [2,2] (blocks 1x2), offset int8 [2,2] */
+		int64_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8}, o[4] = {0, 1, 0, 1};
+		struct buf dv = ints_v(AL_DT_INT8, 2, 2, D(2, 4), d, 8), ov = ints_v(AL_DT_INT8, 2, 2, D(2, 2), o, 4);
+		cval(&p.ops, "bd", &dv);
+		cval(&p.ops, "bo", &ov);
+		cf(&p.ops, "bs", 2, D(2, 2), F(1, 2, 3, 4), 4);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bw", "data=bd scale=bs offset=bo");
+	}
+	{ /* uint4 and int4 blobs (packed LSB first) */
+		const uint8_t u4[2] = {0x21, 0x43}, i4[1] = {0xF1};
+		p_blob(&p, "q4", AL_DT_UINT4, 1, D(4), 11, u4, 2);
+		p_blob(&p, "s4", AL_DT_INT4, 1, D(2), 8, i4, 1);
+		cf(&p.ops, "h", 1, D(1), F(0.5f), 1);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bu4", "data=q4 scale=h");
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bi4", "data=s4 scale=h");
+	}
+	{ /* lut, 2 tables along axis 0 (op definition, case 1): uint2 [6,2], lut [2,1,4,1] */
+		const uint8_t idx[3] = {62, 49, 198};
+		struct buf iv = bytes_v(AL_DT_UINT2, 2, D(6, 2), idx, 3);
+		cval(&p.ops, "gi", &iv);
+		cf(&p.ops, "gl", 4, D(2, 1, 4, 1), F(1, 5, 9, 13, 2, 10, 18, 26), 8);
+		op(&p.ops, "constexpr_lut_to_dense", "lg", "indices=gi lut=gl");
+		/* a per-channel scale on top: one per row */
+		cf(&p.ops, "rs", 2, D(6, 1), F(1, 2, 1, 2, 1, 2), 6);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "lgs", "data=lg scale=rs");
+	}
+	{ /* vector lut (case 2): uint1 [2,2,2] = 0,0,1,0,1,1,0,0, lut [1,1,1,2,3] */
+		const uint8_t idx[1] = {52};
+		struct buf iv = bytes_v(AL_DT_UINT1, 3, D(2, 2, 2), idx, 1);
+		cval(&p.ops, "vi", &iv);
+		cf(&p.ops, "vl", 5, D(1, 1, 1, 2, 3), F(1, 2, 3, 10, 20, 30), 6);
+		ci1(&p.ops, "ax1", 1);
+		ci1(&p.ops, "ax2", -1);
+		op(&p.ops, "constexpr_lut_to_dense", "lv1", "indices=vi lut=vl vector_axis=ax1");
+		op(&p.ops, "constexpr_lut_to_dense", "lv2", "indices=vi lut=vl vector_axis=ax2");
+	}
+	{ /* sparse (iOS18): uint1 mask [2,3] = 1,0,1,0,0,1 */
+		const uint8_t m[1] = {37};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 3), m, 1);
+		cval(&p.ops, "sm", &mv);
+		cf(&p.ops, "snz", 1, D(3), F(7, 8, 9), 3);
+		op(&p.ops, "constexpr_sparse_to_dense", "sp18", "nonzero_data=snz mask=sm");
+	}
+	{ /* lut_to_sparse: mask [2,2] = 1,0,0,1; indices 1,0; palettes (1,2), (3,4) along axis 0 */
+		const uint8_t m[1] = {9}, nz[1] = {1};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 2), m, 1), nv = bytes_v(AL_DT_UINT1, 1, D(2), nz, 1);
+		cval(&p.ops, "lm", &mv);
+		cval(&p.ops, "lnz", &nv);
+		cf(&p.ops, "ll", 4, D(1, 1, 2, 2), F(1, 2, 3, 4), 4);
+		ci1(&p.ops, "ax0", 0);
+		op(&p.ops, "constexpr_lut_to_sparse", "lsm,lsv",
+		   "indices_mask=lm indices_nonzero_data=lnz lut=ll vector_axis=ax0");
+		op(&p.ops, "constexpr_sparse_to_dense", "lsd", "nonzero_data=lsv mask=lsm");
+	}
+	{ /* sparse blockwise: mask [2,2] = 1,1,0,1, int8 2,4,6, scale per row 0.5, 2 */
+		const uint8_t m[1] = {11};
+		int64_t nz[3] = {2, 4, 6};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 2), m, 1), nv = ints_v(AL_DT_INT8, 2, 1, D(3), nz, 3);
+		cval(&p.ops, "bm", &mv);
+		cval(&p.ops, "bnz", &nv);
+		cf(&p.ops, "bsc", 2, D(2, 1), F(0.5f, 2), 2);
+		op(&p.ops, "constexpr_sparse_blockwise_shift_scale", "sbm,sbv",
+		   "data_mask=bm nonzero_data=bnz scale=bsc");
+		op(&p.ops, "constexpr_sparse_to_dense", "sbd", "nonzero_data=sbv mask=sbm");
+	}
+	{ /* constexpr_cast with bindings: fp16 {1, -2} -> fp32 */
+		const uint16_t h[2] = {0x3c00, 0xc000};
+		struct buf hv = bytes_v(AL_DT_FP16, 1, D(2), h, 4);
+		cval(&p.ops, "c16", &hv);
+		cs(&p.ops, "f32", "fp32");
+		op(&p.ops, "constexpr_cast", "cc18", "source_val=c16 output_dtype=f32");
+	}
+	const char *outs[] = {"bw", "bu4", "bi4", "lg", "lgs", "lv1", "lv2", "sp18", "lsd", "lsv", "sbd", "cc18"};
+	for (size_t i = 0; i < N(outs); i++)
+		p_output(&p, outs[i]);
+	struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(0)))};
+	struct result r = run(&p, in, 1, false);
+	expect_ok(&r);
+	expect(&r, "bw", 2, D(2, 4), F(1, 2, 4, 6, 15, 18, 24, 28), 0);
+	expect(&r, "bu4", 1, D(4), F(0.5f, 1, 1.5f, 2), 0);
+	expect(&r, "bi4", 1, D(2), F(0.5f, -0.5f), 0);
+	expect(&r, "lg", 2, D(6, 2), F(9, 13, 13, 1, 5, 1, 26, 2, 18, 10, 2, 26), 0);
+	expect(&r, "lgs", 2, D(6, 2), F(9, 13, 26, 2, 5, 1, 52, 4, 18, 10, 4, 52), 0);
+	expect(&r, "lv1", 3, D(2, 6, 2),
+	       F(1, 1, 2, 2, 3, 3, 10, 1, 20, 2, 30, 3, 10, 10, 20, 20, 30, 30, 1, 1, 2, 2, 3, 3), 0);
+	expect(&r, "lv2", 3, D(2, 2, 6),
+	       F(1, 2, 3, 1, 2, 3, 10, 20, 30, 1, 2, 3, 10, 20, 30, 10, 20, 30, 1, 2, 3, 1, 2, 3), 0);
+	expect(&r, "sp18", 2, D(2, 3), F(7, 0, 8, 0, 0, 9), 0);
+	expect(&r, "lsd", 2, D(4, 2), F(3, 0, 4, 0, 0, 1, 0, 2), 0);
+	expect(&r, "lsv", 1, D(4), F(3, 4, 1, 2), 0);
+	expect(&r, "sbd", 2, D(2, 2), F(1, 2, 0, 12), 0);
+	expect(&r, "cc18", 1, D(2), F(1, -2), 0);
+	/* decoded once per model: the second run finds every constant cached */
+	size_t cached = ali_mil_cached(r.m, false);
+	assert_true(cached >= 10);
+	struct al_named_tensor *out2 = NULL;
+	size_t n2 = 0;
+	al_tensor *x2 = tensor(AL_DT_FP32, 1, D(1), F(0));
+	struct al_named_tensor in2[] = {IN("x", x2)};
+	struct al_run_opts o = {0};
+	assert_int_equal(al_model_run(r.m, in2, 1, &o, &out2, &n2, r.d), AL_OK);
+	assert_int_equal(ali_mil_cached(r.m, false), cached);
+	assert_int_equal(ali_mil_cached(r.m, true), 0);
+	struct al_tensor_diff df;
+	for (size_t i = 0; i < n2; i++) {
+		assert_int_equal(al_tensor_compare(out2[i].t, r.out[i].t, &df), AL_OK);
+		assert_true(df.identical);
+	}
+	al_outputs_free(out2, n2);
+	al_tensor_free(x2);
+	done(&r);
+}
+
+/* Malformed iOS18 forms are located errors, not crashes. */
+static void test_compressed_ios18_bad(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"constexpr_blockwise_shift_scale", "data=bd scale=bs3"}, /* 3 does not divide 4 */
+		{"constexpr_lut_to_dense", "indices=gi lut=bs3"},          /* lut rank */
+		{"constexpr_lut_to_dense", "indices=gi lut=vl"},           /* vector without axis */
+		{"constexpr_sparse_to_dense", "nonzero_data=bs3 mask=gi"}, /* mask not 0/1 */
+	};
+	for (size_t k = 0; k < N(cases); k++) {
+		struct prog p = {0};
+		p_input(&p, "x", AL_DT_FP32, 1, D(1));
+		int64_t d[4] = {1, 2, 3, 4};
+		struct buf dv = ints_v(AL_DT_INT8, 2, 1, D(4), d, 4);
+		cval(&p.ops, "bd", &dv);
+		cf(&p.ops, "bs3", 1, D(3), F(1, 2, 3), 3);
+		const uint8_t idx[1] = {0x1b};
+		struct buf iv = bytes_v(AL_DT_UINT2, 1, D(4), idx, 1);
+		cval(&p.ops, "gi", &iv);
+		cf(&p.ops, "vl", 3, D(1, 4, 2), F(1, 2, 3, 4, 5, 6, 7, 8), 8);
+		op(&p.ops, cases[k][0], "y", cases[k][1]);
+		p_output(&p, "y");
+		struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(0)))};
+		struct result r = run(&p, in, 1, false);
+		assert_int_equal(r.st, AL_E_FORMAT);
+		assert_true(diag_has(r.d, cases[k][0]));
+		done(&r);
+	}
+}
+
 /* ================================================================ weights */
 
 static void test_blob_weights(void **state)
@@ -1592,6 +1748,8 @@ int main(void)
 		cmocka_unit_test(test_lists),        cmocka_unit_test(test_lstm_step),
 		cmocka_unit_test(test_gru_rnn_step), cmocka_unit_test(test_resample),
 		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_compressed_ios18),
+		cmocka_unit_test(test_compressed_ios18_bad),
 		cmocka_unit_test(test_blob_weights), cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_hostile),      cmocka_unit_test(test_corpus_copies),
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mutations),
