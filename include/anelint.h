@@ -293,6 +293,14 @@ struct al_weight_stats { /* bytes by storage type, counted from lengths only */
 	uint32_t n_blobs;
 };
 
+/* One function of a multifunction ML Program (description.functions): its
+ * interface. */
+struct al_function_desc {
+	const char *name;
+	struct al_feature *inputs, *outputs, *states;
+	uint32_t n_inputs, n_outputs, n_states;
+};
+
 struct al_submodel {
 	const char *path;       /* "x.mlmodel", or "x.mlmodel:pipeline/model0" for a stage */
 	const char *file;       /* the file this Model message is in */
@@ -303,6 +311,14 @@ struct al_submodel {
 	int depth;              /* 0 for the root, +1 per pipeline level */
 	struct al_feature *inputs, *outputs;
 	uint32_t n_inputs, n_outputs;
+	/* stateful models (spec 9): the states (AL_FEAT_STATE) of the default function */
+	struct al_feature *states;
+	uint32_t n_states;
+	/* multifunction packages: every function's interface (inputs / outputs /
+	 * states above are the default function's), and the default's name */
+	struct al_function_desc *fdescs;
+	uint32_t n_fdescs;
+	const char *default_function;
 	const char *predicted_feature, *predicted_probabilities;
 	/* metadata */
 	const char *short_description, *author, *license, *version_string;
@@ -684,6 +700,10 @@ struct al_run_opts {
 	 * A caller running several models at once (verify, fp16) shares one budget
 	 * this way. */
 	const uint64_t *held_bytes;
+	/* ML Program function to run; NULL: the default one (the description's
+	 * defaultFunctionName, else `main`, else the only function). Its inputs,
+	 * outputs and states are that function's (al_function_desc). */
+	const char *function;
 };
 #define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
 #define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
@@ -692,7 +712,10 @@ struct al_run_opts {
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is
  * an array of *n_outputs named tensors in the model's output order; free it with
- * al_outputs_free. An op the interpreter does not implement is AL_E_UNSUPPORTED with
+ * al_outputs_free. Stateful models (read_state / write_state): a state's initial
+ * value is the input of its name when given (its declared shape), else zeros;
+ * the final value of every state follows the outputs, under the state's name, so
+ * a caller carries state over by passing those tensors to the next call. An op the interpreter does not implement is AL_E_UNSUPPORTED with
  * a diagnostic naming it; nothing is ever guessed. */
 enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,

@@ -42,6 +42,9 @@ struct cli {
 	struct cli_list input;
 	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory, *max_work;
 	bool random;
+	/* stateful and multifunction models, timing (run.c) */
+	struct cli_list state;
+	const char *steps, *function, *repeat, *threads;
 	/* fix */
 	const char *allow;
 	const char *proof; /* --proof auto|whole|region */
@@ -82,6 +85,9 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
  * invalid (run_settings refuses that with a usage error). */
 uint64_t max_work_of(const struct cli *c);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
+
+/* --threads N (default: every online core); 0 after a usage error in *rc. */
+int threads_of(const struct cli *c, const struct command_row *cmd, int *rc);
 
 int cmd_run(struct cli *c);
 int cmd_verify(struct cli *c);

@@ -83,7 +83,17 @@ static const struct option_row options[] = {
 	 "e.g. 1e9; default 1e11), so a loop that does not end stops by itself"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
-	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
+	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output (and final state) to DIR/NAME.npy; with --steps, DIR/stepK_NAME.npy"},
+	{"state", 0, "NAME=FILE", C_RUN | C_VERIFY | C_FP16, OPT_FIELD(state),
+	 "a stateful model's initial state from a .npy file (repeat for each state; default zeros)"},
+	{"steps", 0, "N", C_RUN, OPT_FIELD(steps),
+	 "call a stateful model N times, the state carried over; step K reads DIR/stepK_NAME.npy from --inputs when present"},
+	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(function),
+	 "the function of a multifunction ML Program to run or show (default: the one the description names)"},
+	{"repeat", 0, "N", C_RUN, OPT_FIELD(repeat),
+	 "after one warm-up run, run N more times and print the median and minimum wall time"},
+	{"threads", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(threads),
+	 "threads of the interpreter and of BLAS (default: every core)"},
 	{"expect", 0, "DIR", C_RUN, OPT_FIELD(expect),
 	 "compare each output with DIR/NAME.npy; exit 1 when one differs beyond --tol"},
 	{"tol", 0, "T", C_RUN | C_VERIFY, OPT_FIELD(tol),
@@ -284,6 +294,7 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 	} rows[] = {
 		{OPT_FIELD(input), OPT_FIELD(input), C_ALL},
 		{OPT_FIELD(at), OPT_FIELD(at), C_ALL},
+		{OPT_FIELD(state), OPT_FIELD(state), C_ALL},
 		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -239,6 +239,9 @@ const struct al_graph *ali_exec_top_graph(const struct al_submodel *s)
 		return NULL;
 	if (s->world == AL_WORLD_NN)
 		return s->graphs[0];
+	for (uint32_t i = 0; s->default_function && i < s->n_functions && i < s->n_graphs; i++)
+		if (s->functions[i] && strcmp(s->functions[i], s->default_function) == 0)
+			return s->graphs[i];
 	for (uint32_t i = 0; i < s->n_functions && i < s->n_graphs; i++)
 		if (s->functions[i] && strcmp(s->functions[i], "main") == 0)
 			return s->graphs[i];

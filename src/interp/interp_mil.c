@@ -790,6 +790,68 @@ static enum al_status op_constexpr(struct mx *c, int kind)
 	return cx_cached(c, fns[kind], kind == 5 || kind == 6 ? 2 : 1);
 }
 
+/* ================================================================ state (iOS18)
+ * A state is bound by name in the run's root environment (interp.c binds each
+ * state of the model there: the caller's value or zeros). read_state gives its
+ * current value; write_state binds a new one there (values are immutable, so
+ * the old tensor is never changed) in the state's type: fp16 states hold fp16
+ * values. The final values are read back from there after the run. */
+
+/* The state name `input` is bound to; false with a diagnostic. */
+static bool state_name(struct mx *c, char *name, size_t cap)
+{
+	al_span b;
+	if (ali_mil_param_binding(c->n, "input", 0, &b) != 1) {
+		mx_fail(c, AL_E_FORMAT, "input must name a state");
+		return false;
+	}
+	size_t len = b.n < cap - 1 ? b.n : cap - 1;
+	memcpy(name, b.p, len);
+	name[len] = '\0';
+	return true;
+}
+
+static enum al_status op_read_state(struct mx *c, int arg)
+{
+	(void)arg;
+	char name[AL_MAX_NAME + 1];
+	if (!state_name(c, name, sizeof name))
+		return c->st;
+	struct al_tensor *t = ali_env_get(c->env, name);
+	if (!t)
+		return mx_fail(c, AL_E_INVALID_ARG, "state '%.100s' is not bound (the model declares no "
+			       "state of that name)", name);
+	mx_set(c, 0, t);
+	return AL_OK;
+}
+
+static enum al_status op_write_state(struct mx *c, int arg)
+{
+	(void)arg;
+	char name[AL_MAX_NAME + 1];
+	struct al_tensor *v = mx_req(c, "data");
+	if (!v || !state_name(c, name, sizeof name))
+		return c->st;
+	const struct al_tensor *old = ali_env_get(c->x->env, name);
+	if (!old)
+		return mx_fail(c, AL_E_INVALID_ARG, "state '%.100s' is not bound (the model declares no "
+			       "state of that name)", name);
+	if (old->n != v->n)
+		return mx_fail(c, AL_E_FORMAT, "writes %zu values to state '%.100s' of %zu", v->n, name,
+			       old->n);
+	struct al_tensor *t = ali_tensor_reshaped(c->x, c->n, v, old->rank, old->dims);
+	if (!t)
+		return c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+	t->dtype = old->dtype;
+	if (t->dtype == AL_DT_FP16)
+		ali_f16_round_array(t->f, t->n);
+	for (uint32_t i = 0; i < c->n_out; i++)
+		mx_set(c, i, t);
+	if (!ali_env_put(c->x->env, name, t))
+		return c->st = AL_E_NOMEM;
+	return AL_OK;
+}
+
 /* ================================================================ unsupported */
 
 static enum al_status op_refuse(struct mx *c, int arg)
@@ -900,6 +962,7 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 	[AL_MILK_prelu] = {mx_prelu, 0},
 	[AL_MILK_quantize] = {mx_quantize, 1},
 	[AL_MILK_range_1d] = {mx_range_1d, 0},
+	[AL_MILK_read_state] = {op_read_state, 0},
 	[AL_MILK_real_div] = {mx_binary, AL_BIN_DIV},
 	[AL_MILK_reduce_argmax] = {mx_argreduce, AL_RED_ARGMAX},
 	[AL_MILK_reduce_argmin] = {mx_argreduce, AL_RED_ARGMIN},
@@ -960,6 +1023,7 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 	[AL_MILK_upsample_bilinear] = {mx_upsample, 1},
 	[AL_MILK_upsample_nearest_neighbor] = {mx_upsample, 0},
 	[AL_MILK_while_loop] = {op_while_loop, 0},
+	[AL_MILK_write_state] = {op_write_state, 0},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == AL_MILK_COUNT, "one row per MIL kind");
 
@@ -976,9 +1040,9 @@ static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct a
 	const struct mx_op *op = ali_mil_exec_has(n->kind) ? &ops[n->kind] : NULL;
 	struct mx c = {.x = x, .run = r, .n = n, .env = env, .n_out = n->n_outputs};
 	mx_fn *fn = op ? op->fn : op_refuse;
-	if (!n->n_outputs)
+	if (!n->n_outputs && n->kind != AL_MILK_write_state)
 		return ali_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
-	if (!(c.out = ali_calloc(n->n_outputs, sizeof *c.out)))
+	if (!(c.out = ali_calloc(n->n_outputs ? n->n_outputs : 1, sizeof *c.out)))
 		return ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 	enum al_status st = fn(&c, op ? op->arg : 0);
 	if (st == AL_OK)
