@@ -820,14 +820,17 @@ int cmd_verify(struct cli *c)
 	double ma = 0, mb = 0;
 	if ((rc = open_model(c->paths[0], &a)) || (rc = open_model(c->paths[1], &b)))
 		goto done;
-	/* inputs by the first model's names; random unless given */
-	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
+	/* inputs (and --state initial states) by the first model's names; random
+	 * unless given; final states are compared like outputs */
+	struct al_submodel iface = iface_of(al_model_get(a.m, 0), c->function);
+	int threads = threads_of(c, cmd, &rc);
+	if (rc || (rc = gather_inputs(c, cmd, &iface, true, &in)) || (rc = gather_states(c, cmd, &iface, &in)))
 		goto done;
 	/* one budget for both runs: the inputs, and the first model's outputs while
 	 * the second runs */
 	uint64_t held = al_values_bytes(in.v, in.n);
 	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
-				.held_bytes = &held};
+				.held_bytes = &held, .threads = threads, .function = c->function};
 	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)))
 		goto done;
 	held += al_values_bytes(oa, na);
@@ -1064,14 +1067,17 @@ int cmd_fp16(struct cli *c)
 	double ms32 = 0, ms16 = 0;
 	if ((rc = open_model(c->paths[0], &l)))
 		goto done;
-	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
+	struct al_submodel iface = iface_of(al_model_get(l.m, 0), c->function);
+	int threads = threads_of(c, cmd, &rc);
+	if (rc || (rc = gather_inputs(c, cmd, &iface, true, &in)) || (rc = gather_states(c, cmd, &iface, &in)))
 		goto done;
 	f.held = al_values_bytes(in.v, in.n);
 	f.max_keep = (in.max_bytes ? in.max_bytes : AL_RUN_MAX_BYTES) / 4;
 	if (f.max_keep > FP16_MAX_KEEP)
 		f.max_keep = FP16_MAX_KEEP;
 	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
-				  .observe = observe32, .observe_ctx = &f, .held_bytes = &f.held};
+				  .observe = observe32, .observe_ctx = &f, .held_bytes = &f.held,
+				  .threads = threads, .function = c->function};
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
 		goto done;
 	if (f.oom) {

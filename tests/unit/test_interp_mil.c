@@ -1356,6 +1356,121 @@ static void test_compressed_ios18_bad(void **state)
 	}
 }
 
+/* Stateful models through the library: the KV-cache decoder copied from the
+ * modern corpus, three calls with the final states (returned after the outputs)
+ * passed back in; every output and state against the PyTorch reference of its
+ * step. Then a proof of the model against itself starts from random states and
+ * compares the final states too, and a multifunction package runs each
+ * function by name, refusing one it lacks. */
+static al_tensor *npy_fixture(const char *rel)
+{
+	al_diags *d = al_diags_new();
+	al_tensor *t = NULL;
+	assert_int_equal(al_npy_read(fixture(rel), &t, d), AL_OK);
+	al_diags_free(d);
+	return t;
+}
+
+static void test_stateful_api(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture("modern/kv_decoder_h64_nh2_s32.mlpackage"), &m, d), AL_OK);
+	const struct al_submodel *s = al_model_get(m, 0);
+	assert_int_equal(s->n_states, 2);
+	assert_string_equal(s->states[0].name, "k_cache");
+	assert_int_equal(s->states[0].dtype, AL_DT_FP16);
+	struct al_named_tensor *prev = NULL;
+	size_t n_prev = 0;
+	for (int k = 0; k < 3; k++) {
+		char rel[160];
+		struct al_named_tensor in[4];
+		size_t n = 0;
+		snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_x.npy", k);
+		in[n++] = (struct al_named_tensor){"x", npy_fixture(rel)};
+		snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_mask.npy", k);
+		in[n++] = (struct al_named_tensor){"mask", npy_fixture(rel)};
+		for (size_t i = 1; i < n_prev; i++) /* the states the last call left */
+			in[n++] = prev[i];
+		struct al_named_tensor *out = NULL;
+		size_t n_out = 0;
+		struct al_run_opts o = {.threads = 1};
+		assert_int_equal(al_model_run(m, in, n, &o, &out, &n_out, d), AL_OK);
+		assert_int_equal(n_out, 3);
+		static const char *const names[3] = {"y", "state_k_cache", "state_v_cache"};
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_%s.npy", k,
+				 names[i]);
+			al_tensor *ref = npy_fixture(rel);
+			struct al_tensor_diff df;
+			assert_int_equal(al_tensor_compare(out[i].t, ref, &df), AL_OK);
+			if (!(df.comparable && df.rel <= 1e-4))
+				fail_msg("step %d %s: rel %g", k, names[i], df.rel);
+			al_tensor_free(ref);
+		}
+		assert_string_equal(out[1].name, "k_cache");
+		al_tensor_free(in[0].t);
+		al_tensor_free(in[1].t);
+		al_outputs_free(prev, n_prev);
+		prev = out;
+		n_prev = n_out;
+	}
+	al_outputs_free(prev, n_prev);
+	/* a state of the wrong shape is refused, naming it */
+	int64_t dims[1] = {3};
+	al_tensor *badst = al_tensor_new(AL_DT_FP16, 1, dims);
+	struct al_named_tensor bad[3] = {
+		{"x", npy_fixture("reference/modern/kv_decoder_h64_nh2_s32/step0_x.npy")},
+		{"mask", npy_fixture("reference/modern/kv_decoder_h64_nh2_s32/step0_mask.npy")},
+		{"k_cache", badst}};
+	struct al_named_tensor *out = NULL;
+	size_t n_out = 0;
+	assert_int_equal(al_model_run(m, bad, 3, NULL, &out, &n_out, d), AL_E_INVALID_ARG);
+	assert_true(diag_has(d, "state 'k_cache' has shape [3]"));
+	for (int i = 0; i < 3; i++)
+		al_tensor_free(bad[i].t);
+	/* the proof: random states, final states compared */
+	struct al_proof p = {0};
+	struct al_proof_opts po = {.equiv = AL_EQ_EXACT, .seed = 3};
+	assert_int_equal(al_prove_equivalent(m, m, &po, &p, d), AL_OK);
+	assert_true(p.proved && p.ok);
+	assert_int_equal(p.n_diffs, 3);
+	assert_true(p.diffs[1].identical && p.diffs[2].identical);
+	al_proof_clear(&p);
+	al_model_free(m);
+
+	/* multifunction: each function by name, its own input shape */
+	assert_int_equal(al_model_open(fixture("modern/multifunction_convnet.mlpackage"), &m, d), AL_OK);
+	s = al_model_get(m, 0);
+	assert_int_equal(s->n_fdescs, 2);
+	assert_string_equal(s->default_function, "small");
+	static const char *const fns[2] = {"large", "small"};
+	for (int f = 0; f < 2; f++) {
+		char rel[160];
+		snprintf(rel, sizeof rel, "reference/modern/multifunction_convnet/%s/x.npy", fns[f]);
+		struct al_named_tensor in[1] = {{"x", npy_fixture(rel)}};
+		struct al_run_opts o = {.function = fns[f]};
+		assert_int_equal(al_model_run(m, in, 1, &o, &out, &n_out, d), AL_OK);
+		snprintf(rel, sizeof rel, "reference/modern/multifunction_convnet/%s/y.npy", fns[f]);
+		al_tensor *ref = npy_fixture(rel);
+		struct al_tensor_diff df;
+		assert_int_equal(al_tensor_compare(out[0].t, ref, &df), AL_OK);
+		assert_true(df.comparable && df.rel <= 1e-4);
+		al_tensor_free(ref);
+		al_outputs_free(out, n_out);
+		/* the other function's input shape is refused */
+		struct al_run_opts other = {.function = fns[1 - f]};
+		assert_int_equal(al_model_run(m, in, 1, &other, &out, &n_out, d), AL_E_INVALID_ARG);
+		al_tensor_free(in[0].t);
+	}
+	struct al_run_opts none = {.function = "medium"};
+	assert_int_equal(al_model_run(m, NULL, 0, &none, &out, &n_out, d), AL_E_INVALID_ARG);
+	assert_true(diag_has(d, "no function 'medium' (its functions: large, small)"));
+	al_model_free(m);
+	al_diags_free(d);
+}
+
 /* ================================================================ weights */
 
 static void test_blob_weights(void **state)
@@ -1750,6 +1865,7 @@ int main(void)
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_compressed_ios18),
 		cmocka_unit_test(test_compressed_ios18_bad),
+		cmocka_unit_test(test_stateful_api),
 		cmocka_unit_test(test_blob_weights), cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_hostile),      cmocka_unit_test(test_corpus_copies),
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mutations),
