@@ -352,6 +352,12 @@ enum al_status al_model_open(const char *path, al_model **out, al_diags *d);
 enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
 void al_model_free(al_model *m);
+/* Keep only function `name` of a multifunction ML Program (the root): its graph
+ * becomes the only one, its interface the model's (inputs, outputs, states) and
+ * its name the default, so check, plan, report and info cover that function
+ * alone. AL_E_INVALID_ARG, with a diagnostic listing the functions, when the
+ * root has no function of that name (or is not an ML Program). */
+enum al_status al_model_select_function(al_model *m, const char *name, al_diags *d);
 /* Models opened from files read them through read-only mappings. If another
  * process truncates such a file while a model is open, reading a lost page
  * raises SIGBUS (on Linux and macOS) wherever the read happens: analysis, the

@@ -88,7 +88,7 @@ static const struct option_row options[] = {
 	 "a stateful model's initial state from a .npy file (repeat for each state; default zeros)"},
 	{"steps", 0, "N", C_RUN, OPT_FIELD(steps),
 	 "call a stateful model N times, the state carried over; step K reads DIR/stepK_NAME.npy from --inputs when present"},
-	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(function),
+	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16, OPT_FIELD(function),
 	 "the function of a multifunction ML Program to run or show (default: the one the description names)"},
 	{"repeat", 0, "N", C_RUN, OPT_FIELD(repeat),
 	 "after one warm-up run, run N more times and print the median and minimum wall time"},
@@ -463,6 +463,13 @@ static int load_all(struct cli *c, const struct al_check_opts *check, struct al_
 		}
 		it->diags = d;
 		it->status = al_model_open(it->path, &it->model, d);
+		if (it->status == AL_OK && c->function &&
+		    (it->status = al_model_select_function(it->model, c->function, d)) != AL_OK) {
+			al_model_free(it->model);
+			it->model = NULL;
+			print_errors(it->path, d);
+			return EXIT_USAGE;
+		}
 		if (it->status == AL_OK && check) {
 			it->status = al_model_check(it->model, check, d);
 			if (it->status != AL_OK) {

@@ -271,6 +271,10 @@ struct al_mil_value {
 	bool blob_in_weights;   /* ... in @model_path/weights/weight.bin */
 };
 bool ali_mil_value_read(al_span v, struct al_mil_value *out);
+/* How a constexpr_* op stores its weight, in words ("int4 per-block (block 32)",
+ * "4-bit LUT per-grouped-channel (group 8)"), from its parameters' types only
+ * (mil_weights.c); false for other ops or when a type is unknown. */
+bool ali_mil_weight_form(const struct al_node *n, char *buf, size_t cap);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */
 long ali_mil_value_floats(al_span v, float *out, size_t max);

@@ -18,6 +18,7 @@
 
 #include "interp.h"
 #include "interp_mil.h"
+#include "model.h"
 
 #include <math.h>
 
@@ -1304,6 +1305,21 @@ static void test_compressed_ios18(void **state)
 	expect(&r, "lsv", 1, D(4), F(3, 4, 1, 2), 0);
 	expect(&r, "sbd", 2, D(2, 2), F(1, 2, 0, 12), 0);
 	expect(&r, "cc18", 1, D(2), F(1, -2), 0);
+	/* how info words each form (from the parameters' types, nothing decoded) */
+	static const char *const forms[][2] = {
+		{"bw", "int8 per-block (block 2) with offset"}, {"bu4", "uint4 per-tensor"},
+		{"lg", "2-bit LUT per-grouped-channel (group 3)"}, {"lv1", "1-bit LUT per-tensor, vector 3"},
+		{"sp18", "sparse fp32 (bit mask)"}, {"cc18", "fp16 widened (constexpr_cast)"},
+		{"lsm", "sparse 1-bit LUT per-tensor, vector 2"}};
+	const struct al_graph *g = al_model_get(r.m, 0)->graphs[0];
+	for (size_t f = 0; f < N(forms); f++) {
+		char got[80] = "";
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			if (strcmp(g->nodes[i].name, forms[f][0]) == 0)
+				if (!ali_mil_weight_form(&g->nodes[i], got, sizeof got))
+					fail_msg("no form for %s", forms[f][0]);
+		assert_string_equal(got, forms[f][1]);
+	}
 	/* decoded once per model: the second run finds every constant cached */
 	size_t cached = ali_mil_cached(r.m, false);
 	assert_true(cached >= 10);
