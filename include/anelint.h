@@ -906,6 +906,7 @@ struct al_proof_opts {
 	uint64_t max_bytes;                     /* interpreter budget (0: its default), for
 						 * everything the proof holds at once */
 	uint64_t max_work;                      /* interpreter work bound per run (0: its default) */
+	int threads;                            /* interpreter and BLAS threads (0: the default) */
 };
 /* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
  * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the

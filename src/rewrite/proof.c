@@ -180,7 +180,7 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 	size_t na = 0, nb = 0;
 	if (st == AL_OK) {
 		uint64_t held = al_values_bytes(in, n_in); /* one budget: inputs, then also oa */
-		struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+		struct al_run_opts ro = {.precision = AL_PREC_FP32, .threads = o->threads, .max_bytes = o->max_bytes,
 					 .max_work = o->max_work, .held_bytes = &held};
 		al_diags *rd = al_diags_new();
 		enum al_status rs = rd ? al_model_run(a, in, n_in, &ro, &oa, &na, rd) : AL_E_NOMEM;
@@ -314,7 +314,7 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 			st = AL_E_NOMEM;
 	}
 	uint64_t held = 0; /* one budget: both regions' inputs, then also oa */
-	struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+	struct al_run_opts ro = {.precision = AL_PREC_FP32, .threads = o->threads, .max_bytes = o->max_bytes,
 				 .max_work = o->max_work, .held_bytes = &held};
 	/* special values where bit-identity is asked; a reassociating rewrite's rounding
 	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */
