@@ -120,6 +120,42 @@ else
 	bad "--repeat -f json"
 fi
 
+# --function on check / info; info lists states, functions and weight forms
+if "$ANELINT" check "$mf" --function large >"$out" 2>&1; [ $? -le 1 ] && grep -q -- '-- large --' "$out" &&
+	! grep -q -- '-- small --' "$out"; then
+	ok
+else
+	bad "check --function large"
+fi
+if "$ANELINT" plan "$mf" --function nope >"$out" 2>&1; then
+	bad "plan --function nope accepted"
+elif [ $? -eq 2 ] && grep -q "no function 'nope'" "$out"; then ok; else bad "plan --function nope"; fi
+if "$ANELINT" info "$mf" >"$out" 2>&1 && grep -q 'function small (opset CoreML8, default)' "$out" &&
+	grep -q '    input  x: multiArray fp16 \[1, 3, 64, 64\]' "$out"; then
+	ok
+else
+	bad "info: functions"
+fi
+kv=tests/data/modern/kv_decoder_h64_nh2_s32.mlpackage
+if "$ANELINT" info "$kv" >"$out" 2>&1 && grep -q '^  states:' "$out" &&
+	grep -q '    v_cache: state fp16 \[1, 2, 32, 32\]' "$out"; then
+	ok
+else
+	bad "info: states"
+fi
+for pair in "mlp_int4_block32_ios18:int4 per-block (block 32) x3" \
+	"tblock_pal4_grouped_g8_ios18:4-bit LUT per-grouped-channel (group 8) x6" \
+	"convnet_int8_perchannel_ios17:int8 per-channel (affine) x3" \
+	"mlp_pal6_tensor_ios18:6-bit LUT per-tensor x3"; do
+	m=${pair%%:*} want=${pair#*:}
+	if "$ANELINT" info "tests/data/modern/$m.mlpackage" >"$out" 2>&1 &&
+		grep -qF "  compressed weights: $want" "$out"; then
+		ok
+	else
+		bad "info $m: $want"
+	fi
+done
+
 # the whole corpus, when present
 if [ -d "$corpus/modern/reference" ]; then
 	for pkg in "$corpus"/modern/*.mlpackage; do
