@@ -196,15 +196,18 @@ def main():
     corpus = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "../shared/corpus")
     if not os.path.exists(anelint):
         sys.exit("bench: %s is missing (make)" % anelint)
-    try:
-        import torch
-    except ImportError:
+    # torch is imported by the children only: a child's ru_maxrss counts the pages
+    # it inherited from this process until exec, so this one stays small
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
         sys.exit("bench: python3-torch is missing (sh tools/install-deps.sh --bench)")
+    version = probe.stdout.strip()
     load = os.getloadavg()
     print("torch %s, %d runs after 1 warm-up, median ms; ratio = anelint / torch (target <= 1.0 at 1 "
           "thread); speedup = 1-thread / 2-thread anelint median (target >= 1.6 on ResNet-18); "
           "rss = anelint / torch peak RSS (target <= 1.5); load average %.1f %.1f %.1f"
-          % (torch.__version__, RUNS, RUNS, load[0], load[1], load[2]))
+          % (version, RUNS, load[0], load[1], load[2]))
     print("%-20s %3s %9s %9s %9s %6s %8s %8s %6s" % ("model", "thr", "torch", "anelint", "min", "ratio",
                                                      "torchMB", "anelMB", "rss"))
     for rnd in range(ROUNDS):
