@@ -721,7 +721,11 @@ struct al_run_opts {
  * al_outputs_free. Stateful models (read_state / write_state): a state's initial
  * value is the input of its name when given (its declared shape), else zeros;
  * the final value of every state follows the outputs, under the state's name, so
- * a caller carries state over by passing those tensors to the next call. An op the interpreter does not implement is AL_E_UNSUPPORTED with
+ * a caller carries state over by passing those tensors to the next call.
+ * Decoded weights (const values, every constexpr_* form) are kept with the model
+ * after the first run that needs them and reused by later runs until
+ * al_model_free: run one model from one thread at a time (separate al_model
+ * handles may run in parallel). An op the interpreter does not implement is AL_E_UNSUPPORTED with
  * a diagnostic naming it; nothing is ever guessed. */
 enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,

@@ -722,10 +722,13 @@ static enum al_status cx_lut_sparse(struct mx *c, int arg)
 		if (!(nz->f[i] >= 0 && nz->f[i] < (float)p.palettes))
 			return mx_fail(c, AL_E_FORMAT, "index %g is outside the lut", (double)nz->f[i]);
 	struct al_tensor *om = mx_alloc(c, 0, AL_DT_UINT1, mask->rank, dims);
+	if (set > AL_TENSOR_MAX_ELEMS / (size_t)p.vsize)
+		return mx_fail(c, AL_E_UNSUPPORTED, "%zu nonzero vectors of %lld values", set,
+			       (long long)p.vsize);
 	int64_t nd = (int64_t)(set * (size_t)p.vsize);
 	struct al_tensor *ov = om ? mx_alloc(c, 1, lut->dtype, 1, &nd) : NULL;
-	int64_t rank1 = (int64_t)om->n;
-	struct al_tensor *dense = ov ? ali_tensor_alloc(c->x, c->n, AL_DT_FP32, 1, &rank1) : NULL;
+	int64_t flat = om ? (int64_t)om->n : 0;
+	struct al_tensor *dense = ov ? ali_tensor_alloc(c->x, c->n, AL_DT_FP32, 1, &flat) : NULL;
 	if (!dense)
 		return c->st ? c->st : (c->st = AL_E_NOMEM);
 	size_t per_table = (size_t)(p.palettes * p.vsize);
