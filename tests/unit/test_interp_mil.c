@@ -1776,6 +1776,58 @@ static void test_alloc_failures(void **state)
 	}
 }
 
+/* The modern corpus copies (iOS18 compression, a stateful KV cache): the model
+ * opened afresh for every N, since decoded weights stay with an open model and
+ * would spare later runs the allocations the sweep is after. */
+static void test_alloc_failures_modern(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{"mlp_int4_block32_ios18", "", "x"},
+		{"tblock_pal4_grouped_g8_ios18", "", "x"},
+		{"kv_decoder_h64_nh2_s32", "step1_", "x mask"},
+	};
+	for (size_t k = 0; k < N(cases); k++) {
+		char rel[256], pkg[256];
+		struct al_named_tensor in[2];
+		size_t n_in = 0;
+		char names[32];
+		snprintf(names, sizeof names, "%s", cases[k][2]);
+		for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
+			snprintf(rel, sizeof rel, "reference/modern/%s/%s%s.npy", cases[k][0], cases[k][1], tok);
+			in[n_in++] = IN(tok == names ? "x" : "mask", npy_fixture(rel));
+		}
+		snprintf(pkg, sizeof pkg, "modern/%s.mlpackage", cases[k][0]);
+		for (unsigned long n = 1;; n++) {
+			al_diags *d = al_diags_new();
+			al_model *m = NULL;
+			assert_int_equal(al_model_open(fixture(pkg), &m, d), AL_OK);
+			struct al_named_tensor *out = NULL;
+			size_t n_out = 0;
+			struct al_run_opts o = {.threads = 1};
+			ali_alloc_fail_after(n);
+			enum al_status st = al_model_run(m, in, n_in, &o, &out, &n_out, d);
+			unsigned long made = ali_alloc_fail_after(0);
+			if (st != AL_OK) {
+				if (st != AL_E_NOMEM)
+					print_diags(d);
+				assert_int_equal(st, AL_E_NOMEM);
+				assert_true(al_diags_errors(d) > 0);
+			}
+			al_outputs_free(out, n_out);
+			al_model_free(m);
+			al_diags_free(d);
+			if (st == AL_OK && made < n) {
+				print_message("  %s: %lu allocations in a run, each failed once\n", cases[k][0], made);
+				break;
+			}
+			assert_true(n < 1000000);
+		}
+		for (size_t i = 0; i < n_in; i++)
+			al_tensor_free(in[i].t);
+	}
+}
+
 /* Damaged programs: every byte of a program with a while_loop, lists and
  * slices set to a few other values; each model that still opens runs on
  * random inputs (small budgets). Whatever the status, nothing may crash or
@@ -1882,6 +1934,7 @@ int main(void)
 		cmocka_unit_test(test_compressed_ios18),
 		cmocka_unit_test(test_compressed_ios18_bad),
 		cmocka_unit_test(test_stateful_api),
+		cmocka_unit_test(test_alloc_failures_modern),
 		cmocka_unit_test(test_blob_weights), cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_hostile),      cmocka_unit_test(test_corpus_copies),
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mutations),
