@@ -7,7 +7,7 @@
  * at a time (a mutex serializes callers); the caller takes part t = 0 itself.
  * When a worker cannot be started, its parts run on the caller: the result is
  * the same, only slower. The workers live until the process ends (they hold no
- * memory of the caller's).
+ * memory of the caller's); a child of fork() starts its own.
  */
 #include "kernels.h"
 
@@ -53,6 +53,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* A child of fork() has none of the workers: it starts its own on its first job. */
+static void pool_after_fork(void)
+{
+	pthread_mutex_init(&pool_job_lock, NULL);
+	pthread_mutex_init(&pool_lock, NULL);
+	pthread_cond_init(&pool_go, NULL);
+	pthread_cond_init(&pool_done, NULL);
+	pool_started = 0;
+	pool_pending = 0;
+}
+
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_init(void)
+{
+	pthread_atfork(NULL, NULL, pool_after_fork);
+}
+
 /* Start workers up to want - 1; returns how many run. Called with pool_lock held. */
 static int ensure_workers(int want)
 {
@@ -80,6 +98,7 @@ void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *c
 		fn(ctx, 0, 1);
 		return;
 	}
+	pthread_once(&pool_once, pool_init);
 	pthread_mutex_lock(&pool_job_lock);
 	pthread_mutex_lock(&pool_lock);
 	int workers = ensure_workers(parts);

@@ -7,6 +7,9 @@
  * reductions and transposes against brute-force index arithmetic written here. */
 #include "testutil.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "analysis.h"
 #include "kernels.h"
 
@@ -1695,6 +1698,27 @@ static void test_thread_pool(void **state)
 	}
 }
 
+/* A child of fork() (the parent's workers are not in it) runs pool jobs on
+ * workers of its own instead of waiting for ones that do not exist. */
+static void test_thread_pool_fork(void **state)
+{
+	(void)state;
+	struct pool_probe p;
+	memset(&p, 0, sizeof p);
+	ali_pool_run(2, pool_part, &p); /* the parent's worker exists now */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(20); /* a hang becomes a failure */
+		memset(&p, 0, sizeof p);
+		ali_pool_run(3, pool_part, &p);
+		_exit(p.hits[0] == 1 && p.hits[1] == 1 && p.hits[2] == 1 ? 0 : 1);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* ================================================================ timing
  * Not a test of speed (the machine varies); prints figures when
  * ANELINT_KERNEL_BENCH is set. */
@@ -1795,6 +1819,7 @@ int main(void)
 		cmocka_unit_test(test_gru_rnn),
 		cmocka_unit_test(test_conv_alloc_failure),
 		cmocka_unit_test(test_thread_pool),
+		cmocka_unit_test(test_thread_pool_fork),
 		cmocka_unit_test(test_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
