@@ -1158,5 +1158,6 @@ int main(int argc, char **argv)
 	free(c.input.v);
 	free(c.at.v);
 	free(c.outputs.v);
+	free(c.state.v);
 	return rc;
 }
