@@ -705,8 +705,11 @@ int cmd_run(struct cli *c)
 					if (strcmp(outs[k - 1][j].name, in.v[i].name) == 0)
 						call[i].t = outs[k - 1][j].t;
 		}
-		/* the inputs stay allocated beside the run's own copies: one budget */
+		/* the inputs stay allocated beside the run's own copies, and so do the
+		 * earlier steps' outputs kept for --out: one budget */
 		uint64_t held = al_values_bytes(call, in.n);
+		for (uint64_t j = 0; j < k; j++)
+			held += al_values_bytes(outs[j], n_outs[j]);
 		struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes,
 					.max_work = max_work_of(c), .held_bytes = &held,
 					.threads = threads, .function = c->function};
@@ -723,6 +726,12 @@ int cmd_run(struct cli *c)
 		free(call);
 		if (rc != EXIT_ALL_ANE)
 			break;
+		/* without --out, a step's results are not needed once the next has run */
+		if (!c->out && k > 0) {
+			al_outputs_free(outs[k - 1], n_outs[k - 1]);
+			outs[k - 1] = NULL;
+			n_outs[k - 1] = 0;
+		}
 		if (k == 0) {
 			if (json) {
 				printf("{\n  \"anelint\": \"%s\",\n  \"command\": \"run\",\n  \"model\": ",
