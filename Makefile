@@ -55,7 +55,7 @@ else ifeq ($(filter 0 none,$(BLAS)),)
 $(error BLAS=$(BLAS): use accelerate, openblas or none)
 endif
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
-LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm
+LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm -pthread
 
 LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -252,13 +252,12 @@ asan:
 bench: $(BUILD)/anelint
 	sh bench/run.sh $(BUILD)/anelint
 
-# The interpreter against PyTorch (Debian python3-torch): bench/interp.py, bench/README.md.
-$(BUILD)/bench/interp_bench: bench/interp_bench.c $(BUILD)/libanelint.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libanelint.a $(LDLIBS)
-
-bench-interp: $(BUILD)/bench/interp_bench
-	/usr/bin/python3 bench/interp.py $(BUILD)/bench/interp_bench
+# The interpreter against PyTorch (Debian python3-torch): bench/interp.py (it times
+# `anelint run --repeat`), and `check` on an LLM-scale package against `cat`
+# (bench/llm_check.sh); bench/README.md.
+bench-interp: $(BUILD)/anelint
+	/usr/bin/python3 bench/interp.py $(BUILD)/anelint
+	sh bench/llm_check.sh $(BUILD)/anelint
 
 # libFuzzer harnesses (fuzz/*.c) over the library built with clang into build-fuzz/;
 # each runs FUZZ_SECONDS (fuzz-long: FUZZ_LONG_SECONDS, or until FUZZ_RUNS executions)

@@ -310,6 +310,14 @@ struct al_weight_stats { /* bytes by storage type, counted from lengths only */
 	uint32_t n_blobs;
 };
 
+/* One function of a multifunction ML Program (description.functions): its
+ * interface. */
+struct al_function_desc {
+	const char *name;
+	struct al_feature *inputs, *outputs, *states;
+	uint32_t n_inputs, n_outputs, n_states;
+};
+
 struct al_submodel {
 	const char *path;       /* "x.mlmodel", or "x.mlmodel:pipeline/model0" for a stage */
 	const char *file;       /* the file this Model message is in */
@@ -320,6 +328,14 @@ struct al_submodel {
 	int depth;              /* 0 for the root, +1 per pipeline level */
 	struct al_feature *inputs, *outputs;
 	uint32_t n_inputs, n_outputs;
+	/* stateful models (spec 9): the states (AL_FEAT_STATE) of the default function */
+	struct al_feature *states;
+	uint32_t n_states;
+	/* multifunction packages: every function's interface (inputs / outputs /
+	 * states above are the default function's), and the default's name */
+	struct al_function_desc *fdescs;
+	uint32_t n_fdescs;
+	const char *default_function;
 	const char *predicted_feature, *predicted_probabilities;
 	/* metadata */
 	const char *short_description, *author, *license, *version_string;
@@ -353,6 +369,12 @@ AL_API enum al_status al_model_open(const char *path, al_model **out, al_diags *
 AL_API enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
 AL_API void al_model_free(al_model *m);
+/* Keep only function `name` of a multifunction ML Program (the root): its graph
+ * becomes the only one, its interface the model's (inputs, outputs, states) and
+ * its name the default, so check, plan, report and info cover that function
+ * alone. AL_E_INVALID_ARG, with a diagnostic listing the functions, when the
+ * root has no function of that name (or is not an ML Program). */
+AL_API enum al_status al_model_select_function(al_model *m, const char *name, al_diags *d);
 /* Models opened from files read them through read-only mappings. If another
  * process truncates such a file while a model is open, reading a lost page
  * raises SIGBUS (on Linux and macOS) wherever the read happens: analysis, the
@@ -751,6 +773,10 @@ struct al_run_opts {
 	 * A caller running several models at once (verify, fp16) shares one budget
 	 * this way. */
 	const uint64_t *held_bytes;
+	/* ML Program function to run; NULL: the default one (the description's
+	 * defaultFunctionName, else `main`, else the only function). Its inputs,
+	 * outputs and states are that function's (al_function_desc). */
+	const char *function;
 };
 #define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
 #define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
@@ -759,7 +785,14 @@ struct al_run_opts {
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is
  * an array of *n_outputs named tensors in the model's output order; free it with
- * al_outputs_free. An op the interpreter does not implement is AL_E_UNSUPPORTED with
+ * al_outputs_free. Stateful models (read_state / write_state): a state's initial
+ * value is the input of its name when given (its declared shape), else zeros;
+ * the final value of every state follows the outputs, under the state's name, so
+ * a caller carries state over by passing those tensors to the next call.
+ * Decoded weights (const values, every constexpr_* form) are kept with the model
+ * after the first run that needs them and reused by later runs until
+ * al_model_free: run one model from one thread at a time (separate al_model
+ * handles may run in parallel). An op the interpreter does not implement is AL_E_UNSUPPORTED with
  * a diagnostic naming it; nothing is ever guessed. */
 AL_API enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
@@ -961,6 +994,7 @@ struct al_proof_opts {
 	uint64_t max_bytes;                     /* interpreter budget (0: its default), for
 						 * everything the proof holds at once */
 	uint64_t max_work;                      /* interpreter work bound per run (0: its default) */
+	int threads;                            /* interpreter and BLAS threads (0: the default) */
 };
 /* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
  * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the

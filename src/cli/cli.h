@@ -44,6 +44,9 @@ struct cli {
 	struct cli_list input;
 	const char *inputs, *seed, *precision, *out, *expect, *tol, *top, *max_memory, *max_work;
 	bool random;
+	/* stateful and multifunction models, timing (run.c) */
+	struct cli_list state;
+	const char *steps, *function, *repeat, *threads;
 	/* fix */
 	const char *allow;
 	const char *proof; /* --proof auto|whole|region */
@@ -107,6 +110,8 @@ int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_it
 const char *ci_nearest(const char *s, const char *const *cands, size_t n);
 /* "did you mean 'X'? (see 'anelint rules')" and a newline, on stderr. */
 void ci_rule_hint(const char *token, const al_user_rules *u);
+/* --threads N (default: every online core); 0 after a usage error in *rc. */
+int threads_of(const struct cli *c, const struct command_row *cmd, int *rc);
 
 int cmd_run(struct cli *c);
 int cmd_verify(struct cli *c);

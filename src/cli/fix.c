@@ -95,6 +95,7 @@ struct dropped {
 
 struct fix {
 	struct cli *c;
+	int threads; /* --threads (run.c threads_of) */
 	const char *in;
 	al_model *m;
 	al_diags *d;
@@ -368,7 +369,7 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 	if (rc == EXIT_ALL_ANE) {
 		struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in,
 					  .seed = seed, .max_bytes = max_bytes,
-					  .max_work = max_work_of(f->c)};
+					  .max_work = max_work_of(f->c), .threads = f->threads};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &f->proof, d) : AL_E_NOMEM;
 		if (st == AL_OK) {
@@ -422,7 +423,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	struct al_region ra = {f->region_a, f->n_region_a, true, outs, n_o};
 	struct al_region rb = {f->region_b, f->n_region_b, true, outs, n_o};
 	struct al_proof_opts o = {.equiv = f->highest, .seed = seed, .max_bytes = max_bytes,
-				  .max_work = max_work_of(f->c)};
+				  .max_work = max_work_of(f->c), .threads = f->threads};
 	al_diags *d = al_diags_new();
 	enum al_status st = d ? al_prove_region(f->m, &ra, f->out_m, &rb, &o, &f->proof, d) : AL_E_NOMEM;
 	al_diags_free(d);
@@ -836,6 +837,10 @@ int cmd_fix(struct cli *c)
 		return usage_error(cmd, "--format takes text or json, not '%s'", c->format);
 	if (c->allow && !al_equiv_parse(c->allow, &f.allow))
 		return usage_error(cmd, "--allow takes reassociate or approximate, not '%s'", c->allow);
+	int trc = EXIT_ALL_ANE;
+	f.threads = threads_of(c, cmd, &trc);
+	if (trc)
+		return trc;
 	if (c->proof && strcmp(c->proof, "auto") != 0 && strcmp(c->proof, "whole") != 0 &&
 	    strcmp(c->proof, "region") != 0)
 		return usage_error(cmd, "--proof takes auto, whole or region, not '%s'", c->proof);

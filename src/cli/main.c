@@ -92,7 +92,17 @@ static const struct option_row options[] = {
 	 "e.g. 1e9; default 1e11), so a loop that does not end stops by itself"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
-	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output to DIR/NAME.npy"},
+	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output (and final state) to DIR/NAME.npy; with --steps, DIR/stepK_NAME.npy"},
+	{"state", 0, "NAME=FILE", C_RUN | C_VERIFY | C_FP16, OPT_FIELD(state),
+	 "a stateful model's initial state from a .npy file (repeat for each state; default zeros)"},
+	{"steps", 0, "N", C_RUN, OPT_FIELD(steps),
+	 "call a stateful model N times, the state carried over; step K reads DIR/stepK_NAME.npy from --inputs when present"},
+	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16, OPT_FIELD(function),
+	 "the function of a multifunction ML Program to run or show (default: the one the description names)"},
+	{"repeat", 0, "N", C_RUN, OPT_FIELD(repeat),
+	 "after one warm-up run, run N more times and print the median and minimum wall time"},
+	{"threads", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(threads),
+	 "threads of the interpreter and of BLAS (default: every core)"},
 	{"expect", 0, "DIR", C_RUN, OPT_FIELD(expect),
 	 "compare each output with DIR/NAME.npy; exit 1 when one differs beyond --tol"},
 	{"tol", 0, "T", C_RUN | C_VERIFY, OPT_FIELD(tol),
@@ -335,6 +345,7 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 		{OPT_FIELD(at), OPT_FIELD(at), C_ALL},
 		{OPT_FIELD(shape), OPT_FIELD(shape), C_ALL},
 		{OPT_FIELD(enumerate), OPT_FIELD(enumerate), C_ALL},
+		{OPT_FIELD(state), OPT_FIELD(state), C_ALL},
 		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
 		{OPT_FIELD(select), OPT_FIELD(select), C_ALL},
 		{OPT_FIELD(ignore), OPT_FIELD(ignore), C_ALL},
@@ -515,6 +526,13 @@ static int load_all(struct cli *c, const struct al_check_opts *check, struct al_
 		}
 		it->diags = d;
 		it->status = al_model_open(it->path, &it->model, d);
+		if (it->status == AL_OK && c->function &&
+		    (it->status = al_model_select_function(it->model, c->function, d)) != AL_OK) {
+			al_model_free(it->model);
+			it->model = NULL;
+			print_errors(it->path, d);
+			return EXIT_USAGE;
+		}
 		if (it->status == AL_OK && check) {
 			it->status = al_model_check(it->model, check, d);
 			if (it->status != AL_OK) {
@@ -1441,5 +1459,6 @@ int main(int argc, char **argv)
 	free(c.ignore.v);
 	free(c.shape.v);
 	free(c.enumerate.v);
+	free(c.state.v);
 	return rc;
 }

@@ -18,6 +18,9 @@
 #include "mlmodelc.h" /* ali_compiled_unrunnable */
 
 #include <errno.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,18 +118,82 @@ static int load_npy(const char *path, al_tensor **out)
 
 /* The inputs of the root model `s`: --input NAME=FILE first, then --inputs DIR,
  * then --random (or `random_default`) for the rest. */
+static int gather_inputs_step(const struct cli *c, const struct command_row *cmd,
+			      const struct al_submodel *s, bool random_default, int step,
+			      struct inputs *in);
+
 static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 			 const struct al_submodel *s, bool random_default, struct inputs *in)
 {
+	return gather_inputs_step(c, cmd, s, random_default, -1, in);
+}
+
+/* The interface run: the root's, or that of the function --function names
+ * (a name the model lacks is left to the library, which lists the functions). */
+static struct al_submodel iface_of(const struct al_submodel *root, const char *function)
+{
+	struct al_submodel v = *root;
+	for (uint32_t i = 0; function && i < root->n_fdescs; i++) {
+		const struct al_function_desc *fd = &root->fdescs[i];
+		if (fd->name && strcmp(fd->name, function) == 0) {
+			v.inputs = fd->inputs;
+			v.n_inputs = fd->n_inputs;
+			v.outputs = fd->outputs;
+			v.n_outputs = fd->n_outputs;
+			v.states = fd->states;
+			v.n_states = fd->n_states;
+		}
+	}
+	return v;
+}
+
+/* --state NAME=FILE.npy: appended to the inputs (the library takes a state's
+ * initial value under its name; the others start at zeros). */
+static int gather_states(const struct cli *c, const struct command_row *cmd,
+			 const struct al_submodel *s, struct inputs *in)
+{
+	for (int k = 0; k < c->state.n; k++) {
+		const char *arg = c->state.v[k], *eq = strchr(arg, '=');
+		if (!eq || eq == arg || !eq[1])
+			return usage_error(cmd, "--state takes NAME=FILE.npy, not '%s'", arg);
+		const struct al_feature *f = NULL;
+		for (uint32_t i = 0; i < s->n_states && !f; i++)
+			if (strlen(s->states[i].name) == (size_t)(eq - arg) &&
+			    strncmp(s->states[i].name, arg, (size_t)(eq - arg)) == 0)
+				f = &s->states[i];
+		if (!f)
+			return usage_error(cmd, "--state %s: the model has no state of that name "
+						"(see 'anelint info')", arg);
+		al_tensor *t = NULL;
+		int rc = load_npy(eq + 1, &t);
+		if (rc != EXIT_ALL_ANE)
+			return rc;
+		in->v[in->n].name = f->name;
+		in->v[in->n].t = t;
+		in->how[in->n] = dupstr(eq + 1);
+		if (!in->how[in->n++])
+			return EXIT_IO;
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* step >= 0 (--steps): DIR/stepK_NAME.npy from --inputs first, then DIR/NAME.npy;
+ * random draws use seed + K. */
+static int gather_inputs_step(const struct cli *c, const struct command_row *cmd,
+			      const struct al_submodel *s, bool random_default, int step,
+			      struct inputs *in)
+{
 	memset(in, 0, sizeof *in);
-	in->v = calloc(s->n_inputs + 1, sizeof *in->v);
-	in->how = calloc(s->n_inputs + 1, sizeof *in->how);
+	in->v = calloc(s->n_inputs + s->n_states + 1, sizeof *in->v);
+	in->how = calloc(s->n_inputs + s->n_states + 1, sizeof *in->how);
 	if (!in->v || !in->how)
 		return EXIT_IO;
 	uint64_t seed;
 	int rc0 = run_settings(c, cmd, &seed, &in->max_bytes);
 	if (rc0 != EXIT_ALL_ANE)
 		return rc0;
+	if (step > 0)
+		seed += (uint64_t)step;
 	for (int k = 0; k < c->input.n; k++) {
 		const char *eq = strchr(c->input.v[k], '=');
 		if (!eq || eq == c->input.v[k] || !eq[1])
@@ -148,6 +215,11 @@ static int gather_inputs(const struct cli *c, const struct command_row *cmd,
 			if (strlen(f->name) == (size_t)(eq - c->input.v[k]) &&
 			    strncmp(f->name, c->input.v[k], (size_t)(eq - c->input.v[k])) == 0)
 				file = eq + 1;
+		}
+		if (!file && c->inputs && step >= 0) {
+			snprintf(path, sizeof path, "%s/step%d_%s.npy", c->inputs, step, f->name);
+			if (access(path, F_OK) == 0)
+				file = path;
 		}
 		if (!file && c->inputs) {
 			snprintf(path, sizeof path, "%s/%s.npy", c->inputs, f->name);
@@ -435,89 +507,88 @@ static void summarize(FILE *out, al_tensor *t)
 	}
 }
 
-int cmd_run(struct cli *c)
+/* The commands that run models keep freed activation memory in the process
+ * instead of giving it back to the kernel after every op (glibc trims the heap
+ * top above 128 KB and maps big blocks afresh, so each run faulted its pages in
+ * again: half of a small decoder step's time). Memory already counted against
+ * --max-memory is reused, not added. Other C libraries: their defaults. */
+static void keep_freed_memory(void)
 {
-	const struct command_row *cmd = command("run");
-	int rc = EXIT_ALL_ANE;
-	bool json = is_json(c, cmd, &rc);
-	enum al_precision prec;
-	double tol = 1e-4;
-	if (rc || (rc = precision_of(c, cmd, &prec)))
-		return rc;
-	if (c->tol && !parse_double(c->tol, &tol))
-		return usage_error(cmd, "--tol takes a non-negative number, not '%s'", c->tol);
-	struct loaded l;
-	if ((rc = open_model(c->paths[0], &l)) != EXIT_ALL_ANE) {
-		close_model(&l);
-		return rc;
-	}
-	struct inputs in;
-	const struct al_submodel *root = al_model_get(l.m, 0);
-	rc = gather_inputs(c, cmd, root, false, &in);
-	struct al_named_tensor *outs = NULL;
-	size_t n_outs = 0;
-	double ms = 0;
-	/* the inputs stay allocated beside the run's own copies: one budget */
-	uint64_t held = al_values_bytes(in.v, in.n);
-	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
-				.held_bytes = &held};
-	if (rc == EXIT_ALL_ANE)
-		rc = run_once(&l, c->paths[0], &in, &o, &outs, &n_outs, &ms);
-	if (rc == EXIT_ALL_ANE && c->out)
-		rc = write_outputs(c->out, outs, n_outs);
-	if (rc != EXIT_ALL_ANE)
-		goto done;
-	if (json)
-		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"run\",\n  \"model\": ", ANELINT_VERSION,
-	       ANELINT_JSON_SCHEMA_VERSION);
-	else
-		printf("%s: ran in %s, %.1f ms\n", c->paths[0], prec == AL_PREC_FP16 ? "fp16 (ANE-like)" : "fp32",
-		       ms);
-	if (json) {
-		al_json_put_string(stdout, c->paths[0]);
-		printf(",\n  \"precision\": \"%s\",\n  \"ms\": %.3f,\n  \"inputs\": [",
-		       prec == AL_PREC_FP16 ? "fp16" : "fp32", ms);
-	}
-	for (size_t i = 0; i < in.n; i++) {
-		if (json) {
-			printf("%s{\"name\": ", i ? ", " : "");
-			al_json_put_string(stdout, in.v[i].name);
-			printf(", \"from\": ");
-			al_json_put_string(stdout, in.how[i]);
-			printf(", \"shape\": ");
-			put_shape(stdout, in.v[i].t);
-			printf("}");
-		} else {
-			printf("  input  %-24s %-6s ", in.v[i].name, al_dtype_name(al_tensor_dtype(in.v[i].t)));
-			put_shape(stdout, in.v[i].t);
-			printf("  from %s\n", in.how[i]);
+#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+	mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
+}
+
+int threads_of(const struct cli *c, const struct command_row *cmd, int *rc)
+{
+	keep_freed_memory(); /* every command that runs a model comes here first */
+	uint64_t n = 0;
+	if (c->threads) {
+		if (!parse_count(c->threads, &n) || n < 1 || n > 64) {
+			*rc = usage_error(cmd, "--threads takes a number of threads (1-64), not '%s'",
+					  c->threads);
+			return 0;
 		}
+		return (int)n;
 	}
-	if (json)
-		printf("],\n  \"outputs\": [");
-	bool all_pass = true;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+}
+
+/* One output against --expect: DIR/NAME.npy, with --steps DIR/stepK_NAME.npy
+ * (a state also as DIR/stepK_state_NAME.npy, the corpus references' name).
+ * 0 when compared (*df filled), -1 when no file is there for a state, else an
+ * exit code. */
+static int expect_one(const struct cli *c, int step, const char *name, bool is_state,
+		      al_tensor *t, double tol, struct diff *df)
+{
+	char fn[256], path[4352];
+	file_name(fn, sizeof fn, name);
+	if (step < 0)
+		snprintf(path, sizeof path, "%s/%s.npy", c->expect, fn);
+	else
+		snprintf(path, sizeof path, "%s/step%d_%s.npy", c->expect, step, fn);
+	if (step >= 0 && is_state && access(path, F_OK) != 0)
+		snprintf(path, sizeof path, "%s/step%d_state_%s.npy", c->expect, step, fn);
+	if (is_state && access(path, F_OK) != 0)
+		return -1; /* a state without a reference is not compared */
+	al_tensor *ref = NULL;
+	int e = load_npy(path, &ref);
+	if (e != EXIT_ALL_ANE)
+		return e;
+	*df = compare(t, ref, tol);
+	al_tensor_free(ref);
+	return 0;
+}
+
+/* Print one call's outputs (and final states), comparing with --expect. */
+static int print_outputs(const struct cli *c, bool json, int step, const struct al_submodel *s,
+			 struct al_named_tensor *outs, size_t n_outs, double tol, bool *all_pass,
+			 bool *first)
+{
+	if (step >= 0 && !json)
+		printf("  step %d\n", step);
 	for (size_t i = 0; i < n_outs; i++) {
 		al_tensor *t = outs[i].t;
 		struct diff df = {0};
-		bool have_ref = false;
+		bool have_ref = false, is_state = i >= s->n_outputs;
 		if (c->expect) {
-			char fn[256], path[4352];
-			file_name(fn, sizeof fn, outs[i].name);
-			snprintf(path, sizeof path, "%s/%s.npy", c->expect, fn);
-			al_tensor *ref = NULL;
-			int e = load_npy(path, &ref);
-			if (e != EXIT_ALL_ANE) {
-				rc = e;
-				goto done;
-			}
-			df = compare(t, ref, tol);
-			have_ref = true;
-			all_pass &= df.pass;
-			al_tensor_free(ref);
+			int e = expect_one(c, step, outs[i].name, is_state, t, tol, &df);
+			if (e > 0)
+				return e;
+			have_ref = e == 0;
+			if (have_ref)
+				*all_pass &= df.pass;
 		}
 		if (json) {
-			printf("%s\n    {\"name\": ", i ? "," : "");
+			printf("%s\n    {\"name\": ", *first ? "" : ",");
+			*first = false;
 			al_json_put_string(stdout, outs[i].name);
+			if (step >= 0)
+				printf(", \"step\": %d", step);
+			if (is_state)
+				printf(", \"state\": true");
 			printf(", \"dtype\": \"%s\", \"shape\": ", al_dtype_name(al_tensor_dtype(t)));
 			put_shape(stdout, t);
 			char *sum = NULL;
@@ -536,7 +607,8 @@ int cmd_run(struct cli *c)
 			}
 			printf("}");
 		} else {
-			printf("  output %-24s %-6s ", outs[i].name, al_dtype_name(al_tensor_dtype(t)));
+			printf("  %s %-24s %-6s ", is_state ? "state " : "output", outs[i].name,
+			       al_dtype_name(al_tensor_dtype(t)));
 			put_shape(stdout, t);
 			printf("  ");
 			summarize(stdout, t);
@@ -545,14 +617,223 @@ int cmd_run(struct cli *c)
 				print_diff_text("  vs expected", &df, tol);
 		}
 	}
-	if (json)
-		printf("\n  ],\n  \"pass\": %s\n}\n", all_pass ? "true" : "false");
-	else if (c->out)
-		printf("wrote %zu output%s to %s/\n", n_outs, n_outs == 1 ? "" : "s", c->out);
+	return EXIT_ALL_ANE;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every step's outputs under DIR/stepK_NAME.npy (one atomic write). */
+static int write_steps(const char *dir, struct al_named_tensor **outs, const size_t *n_outs, int steps)
+{
+	size_t total = 0;
+	for (int k = 0; k < steps; k++)
+		total += n_outs[k];
+	struct al_named_tensor *all = calloc(total ? total : 1, sizeof *all);
+	char **names = calloc(total ? total : 1, sizeof *names);
+	int rc = all && names ? EXIT_ALL_ANE : EXIT_IO;
+	size_t j = 0;
+	for (int k = 0; k < steps && rc == EXIT_ALL_ANE; k++)
+		for (size_t i = 0; i < n_outs[k]; i++, j++) {
+			size_t len = strlen(outs[k][i].name) + 32;
+			if (!(names[j] = malloc(len))) {
+				rc = EXIT_IO;
+				break;
+			}
+			snprintf(names[j], len, "step%d_%s", k, outs[k][i].name);
+			all[j] = (struct al_named_tensor){names[j], outs[k][i].t};
+		}
+	if (rc == EXIT_ALL_ANE)
+		rc = write_outputs(dir, all, total);
+	for (size_t i = 0; names && i < total; i++)
+		free(names[i]);
+	free(names);
+	free(all);
+	return rc;
+}
+
+int cmd_run(struct cli *c)
+{
+	const struct command_row *cmd = command("run");
+	int rc = EXIT_ALL_ANE;
+	bool json = is_json(c, cmd, &rc);
+	enum al_precision prec;
+	double tol = 1e-4;
+	uint64_t steps = 1, repeat = 0;
+	if (rc || (rc = precision_of(c, cmd, &prec)))
+		return rc;
+	if (c->tol && !parse_double(c->tol, &tol))
+		return usage_error(cmd, "--tol takes a non-negative number, not '%s'", c->tol);
+	if (c->steps && (!parse_count(c->steps, &steps) || steps < 1 || steps > 100000))
+		return usage_error(cmd, "--steps takes a number of calls (1-100000), not '%s'", c->steps);
+	if (c->repeat && (!parse_count(c->repeat, &repeat) || repeat < 1 || repeat > 100000))
+		return usage_error(cmd, "--repeat takes a number of runs (1-100000), not '%s'", c->repeat);
+	int threads = threads_of(c, cmd, &rc);
+	if (rc)
+		return rc;
+	struct loaded l;
+	if ((rc = open_model(c->paths[0], &l)) != EXIT_ALL_ANE) {
+		close_model(&l);
+		return rc;
+	}
+	struct al_submodel iface = iface_of(al_model_get(l.m, 0), c->function);
+	bool stepped = c->steps != NULL;
+	struct al_named_tensor **outs = calloc(steps, sizeof *outs);
+	size_t *n_outs = calloc(steps, sizeof *n_outs);
+	double *ms = calloc(steps, sizeof *ms), *times = calloc(repeat + 1, sizeof *times);
+	struct inputs in = {0};
+	bool all_pass = true, first = true;
+	if (!outs || !n_outs || !ms || !times) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	for (uint64_t k = 0; k < steps && rc == EXIT_ALL_ANE; k++) {
+		inputs_free(&in);
+		rc = gather_inputs_step(c, cmd, &iface, false, stepped ? (int)k : -1, &in);
+		if (rc == EXIT_ALL_ANE && k == 0)
+			rc = gather_states(c, cmd, &iface, &in);
+		/* later steps: the states the previous call left */
+		for (size_t i = iface.n_outputs; rc == EXIT_ALL_ANE && k > 0 && i < n_outs[k - 1]; i++) {
+			in.v[in.n].name = outs[k - 1][i].name;
+			in.v[in.n].t = NULL;
+			in.how[in.n] = dupstr("the previous step");
+			if (!in.how[in.n])
+				rc = EXIT_IO;
+			in.n++;
+		}
+		if (rc != EXIT_ALL_ANE)
+			break;
+		/* borrowed (not copied) from the previous step's outputs: the library
+		 * copies what it binds */
+		struct al_named_tensor *call = calloc(in.n + 1, sizeof *call);
+		if (!call) {
+			rc = EXIT_IO;
+			break;
+		}
+		for (size_t i = 0; i < in.n; i++) {
+			call[i] = in.v[i];
+			if (!call[i].t && k > 0)
+				for (size_t j = iface.n_outputs; j < n_outs[k - 1]; j++)
+					if (strcmp(outs[k - 1][j].name, in.v[i].name) == 0)
+						call[i].t = outs[k - 1][j].t;
+		}
+		/* the inputs stay allocated beside the run's own copies, and so do the
+		 * earlier steps' outputs kept for --out: one budget */
+		uint64_t held = al_values_bytes(call, in.n);
+		for (uint64_t j = 0; j < k; j++)
+			held += al_values_bytes(outs[j], n_outs[j]);
+		struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes,
+					.max_work = max_work_of(c), .held_bytes = &held,
+					.threads = threads, .function = c->function};
+		struct inputs view = in;
+		view.v = call;
+		rc = run_once(&l, c->paths[0], &view, &o, &outs[k], &n_outs[k], &ms[k]);
+		/* --repeat: the run above was the warm-up; time N more of the same call */
+		for (uint64_t r = 0; rc == EXIT_ALL_ANE && k == 0 && r < repeat; r++) {
+			struct al_named_tensor *ro = NULL;
+			size_t nro = 0;
+			rc = run_once(&l, c->paths[0], &view, &o, &ro, &nro, &times[r]);
+			al_outputs_free(ro, nro);
+		}
+		free(call);
+		if (rc != EXIT_ALL_ANE)
+			break;
+		/* without --out, a step's results are not needed once the next has run */
+		if (!c->out && k > 0) {
+			al_outputs_free(outs[k - 1], n_outs[k - 1]);
+			outs[k - 1] = NULL;
+			n_outs[k - 1] = 0;
+		}
+		if (k == 0) {
+			if (json) {
+				printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"run\",\n  \"model\": ",
+				       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
+				al_json_put_string(stdout, c->paths[0]);
+				printf(",\n  \"precision\": \"%s\",\n  \"threads\": %d,\n  \"ms\": %.3f",
+				       prec == AL_PREC_FP16 ? "fp16" : "fp32", threads, ms[0]);
+				if (c->function) {
+					printf(",\n  \"function\": ");
+					al_json_put_string(stdout, c->function);
+				}
+				if (stepped)
+					printf(",\n  \"steps\": %llu", (unsigned long long)steps);
+				printf(",\n  \"inputs\": [");
+			} else {
+				printf("%s: ran in %s, %.1f ms%s", c->paths[0],
+				       prec == AL_PREC_FP16 ? "fp16 (ANE-like)" : "fp32", ms[0],
+				       stepped ? " (step 0)" : "");
+				if (c->function) {
+					printf(", function ");
+					put_text(stdout, c->function, CLI_NAME_MAX);
+				}
+				printf("\n");
+			}
+			for (size_t i = 0; i < in.n; i++) {
+				if (!in.v[i].t)
+					continue;
+				if (json) {
+					printf("%s{\"name\": ", i ? ", " : "");
+					al_json_put_string(stdout, in.v[i].name);
+					printf(", \"from\": ");
+					al_json_put_string(stdout, in.how[i]);
+					printf(", \"shape\": ");
+					put_shape(stdout, in.v[i].t);
+					printf("}");
+				} else {
+					printf("  input  %-24s %-6s ", in.v[i].name,
+					       al_dtype_name(al_tensor_dtype(in.v[i].t)));
+					put_shape(stdout, in.v[i].t);
+					printf("  from %s\n", in.how[i]);
+				}
+			}
+			if (json)
+				printf("],\n  \"outputs\": [");
+		}
+		rc = print_outputs(c, json, stepped ? (int)k : -1, &iface, outs[k], n_outs[k], tol,
+				   &all_pass, &first);
+	}
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	if (c->out)
+		rc = stepped ? write_steps(c->out, outs, n_outs, (int)steps)
+			     : write_outputs(c->out, outs[0], n_outs[0]);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	double med = 0, lo = 0;
+	if (repeat) {
+		qsort(times, repeat, sizeof *times, cmp_double);
+		med = repeat % 2 ? times[repeat / 2] : (times[repeat / 2 - 1] + times[repeat / 2]) / 2;
+		lo = times[0];
+	}
+	if (json) {
+		printf("\n  ]");
+		if (repeat)
+			printf(",\n  \"repeat\": %llu,\n  \"ms_median\": %.3f,\n  \"ms_min\": %.3f",
+			       (unsigned long long)repeat, med, lo);
+		printf(",\n  \"pass\": %s\n}\n", all_pass ? "true" : "false");
+	} else {
+		if (repeat)
+			printf("repeat %llu (after 1 warm-up, %d thread%s): median %.3f ms, min %.3f ms\n",
+			       (unsigned long long)repeat, threads, threads == 1 ? "" : "s", med, lo);
+		if (c->out) {
+			size_t n = 0;
+			for (uint64_t k = 0; k < steps; k++)
+				n += n_outs[k];
+			printf("wrote %zu file%s to %s/\n", n, n == 1 ? "" : "s", c->out);
+		}
+	}
 	if (!all_pass)
 		rc = EXIT_FALLBACK;
 done:
-	al_outputs_free(outs, n_outs);
+	for (uint64_t k = 0; outs && n_outs && k < steps; k++)
+		al_outputs_free(outs[k], n_outs[k]);
+	free(outs);
+	free(n_outs);
+	free(ms);
+	free(times);
 	inputs_free(&in);
 	close_model(&l);
 	if (fflush(stdout) != 0)
@@ -580,14 +861,17 @@ int cmd_verify(struct cli *c)
 	double ma = 0, mb = 0;
 	if ((rc = open_model(c->paths[0], &a)) || (rc = open_model(c->paths[1], &b)))
 		goto done;
-	/* inputs by the first model's names; random unless given */
-	if ((rc = gather_inputs(c, cmd, al_model_get(a.m, 0), true, &in)))
+	/* inputs (and --state initial states) by the first model's names; random
+	 * unless given; final states are compared like outputs */
+	struct al_submodel iface = iface_of(al_model_get(a.m, 0), c->function);
+	int threads = threads_of(c, cmd, &rc);
+	if (rc || (rc = gather_inputs(c, cmd, &iface, true, &in)) || (rc = gather_states(c, cmd, &iface, &in)))
 		goto done;
 	/* one budget for both runs: the inputs, and the first model's outputs while
 	 * the second runs */
 	uint64_t held = al_values_bytes(in.v, in.n);
 	struct al_run_opts o = {.precision = prec, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
-				.held_bytes = &held};
+				.held_bytes = &held, .threads = threads, .function = c->function};
 	if ((rc = run_once(&a, c->paths[0], &in, &o, &oa, &na, &ma)))
 		goto done;
 	held += al_values_bytes(oa, na);
@@ -825,14 +1109,17 @@ int cmd_fp16(struct cli *c)
 	double ms32 = 0, ms16 = 0;
 	if ((rc = open_model(c->paths[0], &l)))
 		goto done;
-	if ((rc = gather_inputs(c, cmd, al_model_get(l.m, 0), true, &in)))
+	struct al_submodel iface = iface_of(al_model_get(l.m, 0), c->function);
+	int threads = threads_of(c, cmd, &rc);
+	if (rc || (rc = gather_inputs(c, cmd, &iface, true, &in)) || (rc = gather_states(c, cmd, &iface, &in)))
 		goto done;
 	f.held = al_values_bytes(in.v, in.n);
 	f.max_keep = (in.max_bytes ? in.max_bytes : AL_RUN_MAX_BYTES) / 4;
 	if (f.max_keep > FP16_MAX_KEEP)
 		f.max_keep = FP16_MAX_KEEP;
 	struct al_run_opts o = {.precision = AL_PREC_FP32, .max_bytes = in.max_bytes, .max_work = max_work_of(c),
-				  .observe = observe32, .observe_ctx = &f, .held_bytes = &f.held};
+				  .observe = observe32, .observe_ctx = &f, .held_bytes = &f.held,
+				  .threads = threads, .function = c->function};
 	if ((rc = run_once(&l, c->paths[0], &in, &o, &o32, &n32, &ms32)))
 		goto done;
 	if (f.oom) {

@@ -829,20 +829,25 @@ static enum al_status load_metadata(struct ctx *c, struct al_submodel *s, al_spa
 	return AL_OK;
 }
 
-/* FunctionDescription (spec 9 multi-function models): used for whichever of
- * inputs / outputs / predicted names the top-level description left empty. */
+/* FunctionDescription (spec 9 multi-function models): name = 1, input = 2,
+ * output = 3, predictedFeatureName = 4, predictedProbabilitiesName = 5,
+ * state = 6, into *fd. */
 static enum al_status load_function(struct ctx *c, struct al_submodel *s, al_span msg,
-				    const struct where *w)
+				    const struct where *w, struct al_function_desc *fd)
 {
 	struct pb_iter it;
 	struct pb_field f;
-	size_t n_in = 0, n_out = 0;
+	size_t n_in = 0, n_out = 0, n_st = 0;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
-		if (is(&f, 2, PB_LEN))
+		if (is(&f, 1, PB_LEN))
+			fd->name = copy_str(c, f.data);
+		else if (is(&f, 2, PB_LEN))
 			n_in++;
 		else if (is(&f, 3, PB_LEN))
 			n_out++;
+		else if (is(&f, 6, PB_LEN))
+			n_st++;
 		else if (is(&f, 4, PB_LEN) && !s->predicted_feature)
 			s->predicted_feature = copy_str(c, f.data);
 		else if (is(&f, 5, PB_LEN) && !s->predicted_probabilities)
@@ -854,10 +859,12 @@ static enum al_status load_function(struct ctx *c, struct al_submodel *s, al_spa
 		return AL_E_NOMEM;
 	static const uint32_t names[3] = {2, 3, 6}; /* input, output, state */
 	enum al_status st = check_feature_names(c, msg, names, w);
-	if (!st && s->n_inputs == 0)
-		st = load_features(c, msg, 2, n_in, w, "input", &s->inputs, &s->n_inputs);
-	if (!st && s->n_outputs == 0)
-		st = load_features(c, msg, 3, n_out, w, "output", &s->outputs, &s->n_outputs);
+	if (!st)
+		st = load_features(c, msg, 2, n_in, w, "input", &fd->inputs, &fd->n_inputs);
+	if (!st)
+		st = load_features(c, msg, 3, n_out, w, "output", &fd->outputs, &fd->n_outputs);
+	if (!st)
+		st = load_features(c, msg, 6, n_st, w, "state", &fd->states, &fd->n_states);
 	return st;
 }
 
@@ -868,8 +875,8 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 {
 	struct pb_iter it;
 	struct pb_field f;
-	size_t n_in = 0, n_out = 0, n_fn = 0;
-	al_span fn0 = {0}, meta = {0};
+	size_t n_in = 0, n_out = 0, n_fn = 0, n_st = 0;
+	al_span meta = {0};
 	bool has_meta = false;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
@@ -881,9 +888,12 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 			s->predicted_feature = copy_str(c, f.data);
 		} else if (is(&f, 12, PB_LEN)) {
 			s->predicted_probabilities = copy_str(c, f.data);
+		} else if (is(&f, 13, PB_LEN)) {
+			n_st++;
 		} else if (is(&f, 20, PB_LEN)) {
-			if (n_fn++ == 0)
-				fn0 = f.data;
+			n_fn++;
+		} else if (is(&f, 21, PB_LEN)) {
+			s->default_function = copy_str(c, f.data);
 		} else if (is(&f, 100, PB_LEN)) {
 			meta = f.data;
 			has_meta = true;
@@ -899,9 +909,41 @@ static enum al_status load_description(struct ctx *c, struct al_submodel *s, al_
 		st = load_features(c, msg, 1, n_in, w, "input", &s->inputs, &s->n_inputs);
 	if (!st)
 		st = load_features(c, msg, 10, n_out, w, "output", &s->outputs, &s->n_outputs);
-	if (!st && n_fn > 0 && (n_in == 0 || n_out == 0)) {
-		struct where fw = {w, "functions", 0};
-		st = load_function(c, s, fn0, &fw);
+	if (!st)
+		st = load_features(c, msg, 13, n_st, w, "state", &s->states, &s->n_states);
+	if (!st && n_fn > 0) {
+		s->fdescs = alloc_array(c, n_fn, sizeof *s->fdescs);
+		if (!s->fdescs)
+			return AL_E_NOMEM;
+		size_t i = 0;
+		pb_iter_init(&it, msg);
+		while (!st && i < n_fn && pb_next(&it, &f)) {
+			if (!is(&f, 20, PB_LEN))
+				continue;
+			struct where fw = {w, "functions", (long)i};
+			st = load_function(c, s, f.data, &fw, &s->fdescs[i]);
+			i++;
+		}
+		s->n_fdescs = (uint32_t)i;
+	}
+	/* the default function's interface where the top level has none */
+	if (!st && s->n_fdescs && (n_in == 0 || n_out == 0)) {
+		const struct al_function_desc *fd = &s->fdescs[0];
+		for (uint32_t i = 0; s->default_function && i < s->n_fdescs; i++)
+			if (s->fdescs[i].name && strcmp(s->fdescs[i].name, s->default_function) == 0)
+				fd = &s->fdescs[i];
+		if (n_in == 0) {
+			s->inputs = fd->inputs;
+			s->n_inputs = fd->n_inputs;
+		}
+		if (n_out == 0) {
+			s->outputs = fd->outputs;
+			s->n_outputs = fd->n_outputs;
+		}
+		if (n_st == 0) {
+			s->states = fd->states;
+			s->n_states = fd->n_states;
+		}
 	}
 	if (!st && has_meta) {
 		struct where mw = {w, "metadata", -1};

@@ -13,6 +13,7 @@
 #include "mlmodelc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -33,13 +34,14 @@ static enum al_status open_file(struct al_model *m, const char *path, al_diags *
 /* A compiled model directory (.mlmodelc): coremldata.bin and no Manifest.json. */
 static bool is_compiled_dir(const char *path)
 {
-	char *mf = ali_malloc(strlen(path) + 32);
+	size_t cap = strlen(path) + 32;
+	char *mf = ali_malloc(cap);
 	if (!mf)
 		return false;
 	struct stat st;
-	sprintf(mf, "%s/Manifest.json", path);
+	snprintf(mf, cap, "%s/Manifest.json", path);
 	bool manifest = lstat(mf, &st) == 0;
-	sprintf(mf, "%s/coremldata.bin", path);
+	snprintf(mf, cap, "%s/coremldata.bin", path);
 	bool cdata = lstat(mf, &st) == 0;
 	ali_free(mf);
 	return cdata && !manifest;
@@ -128,11 +130,52 @@ void al_model_free(al_model *m)
 {
 	if (!m)
 		return;
+	if (m->interp && m->interp_free)
+		m->interp_free(m->interp);
 	for (int i = 0; i < m->n_maps; i++)
 		ali_unmap(&m->maps[i]);
 	ali_arena_free(&m->verdicts);
 	ali_arena_free(&m->arena);
 	ali_free(m);
+}
+
+enum al_status al_model_select_function(al_model *m, const char *name, al_diags *d)
+{
+	struct al_submodel *s = m && m->n_subs ? m->subs[0] : NULL;
+	if (!s || !name)
+		return AL_E_INVALID_ARG;
+	uint32_t k = UINT32_MAX;
+	for (uint32_t i = 0; s->world == AL_WORLD_MIL && i < s->n_functions && i < s->n_graphs; i++)
+		if (s->functions[i] && strcmp(s->functions[i], name) == 0)
+			k = i;
+	if (k == UINT32_MAX) {
+		char names[256] = "";
+		size_t len = 0;
+		for (uint32_t i = 0; i < s->n_functions && len < sizeof names; i++)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+						s->functions[i] ? s->functions[i] : "?");
+		ali_diag_add(d, AL_SEV_ERROR, s->file, UINT64_MAX, NULL, NULL,
+			     "the model has no function '%.100s' (%s%s)", name,
+			     s->world == AL_WORLD_MIL ? "its functions: " : "it is not an ML Program",
+			     names);
+		return AL_E_INVALID_ARG;
+	}
+	s->functions[0] = s->functions[k];
+	if (s->opsets)
+		s->opsets[0] = s->opsets[k];
+	s->graphs[0] = s->graphs[k];
+	s->n_functions = s->n_graphs = 1;
+	s->default_function = s->functions[0];
+	for (uint32_t i = 0; i < s->n_fdescs; i++)
+		if (s->fdescs[i].name && strcmp(s->fdescs[i].name, name) == 0) {
+			s->inputs = s->fdescs[i].inputs;
+			s->n_inputs = s->fdescs[i].n_inputs;
+			s->outputs = s->fdescs[i].outputs;
+			s->n_outputs = s->fdescs[i].n_outputs;
+			s->states = s->fdescs[i].states;
+			s->n_states = s->fdescs[i].n_states;
+		}
+	return AL_OK;
 }
 
 const char *al_model_path(const al_model *m)

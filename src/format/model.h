@@ -83,6 +83,10 @@ struct al_model {
 	const struct al_release *checked_os;    /* OS release of the last al_model_check */
 	int checked_cu; /* its compute units (enum al_compute_units): plans follow */
 	bool checked_floor_off; /* its user rules switched the work floor (ANE072) off: plans follow */
+	/* the interpreter's per-model data (decoded weights, prepared runs), freed
+	 * by al_model_free through interp_free before the files are unmapped */
+	void *interp;
+	void (*interp_free)(void *);
 };
 
 /* Count n more nodes against AL_MAX_NODES; false when the file has too many. */
@@ -301,6 +305,10 @@ struct al_mil_value {
 	bool blob_in_weights;   /* ... in @model_path/weights/weight.bin */
 };
 bool ali_mil_value_read(al_span v, struct al_mil_value *out);
+/* How a constexpr_* op stores its weight, in words ("int4 per-block (block 32)",
+ * "4-bit LUT per-grouped-channel (group 8)"), from its parameters' types only
+ * (mil_weights.c); false for other ops or when a type is unknown. */
+bool ali_mil_weight_form(const struct al_node *n, char *buf, size_t cap);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */
 long ali_mil_value_floats(al_span v, float *out, size_t max);

@@ -8,10 +8,10 @@
 
 #include <math.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h>
 
 static float f16_table[65536];
-static once_flag f16_once = ONCE_FLAG_INIT;
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
 
 bool ali_exec_float_dtype(int dtype)
 {
@@ -222,7 +222,7 @@ struct al_tensor *ali_exec_weight(struct al_exec *x, const struct al_node *n, al
 	} else if (dtype == AL_DT_FP16) {
 		/* a table of all 65536 halves: widening went from 30% of resnet18_full's
 		 * fp32 run (fp16 weights, per-byte loads + ali_f16_to_f32) to a lookup */
-		call_once(&f16_once, f16_table_init);
+		pthread_once(&f16_once, f16_table_init);
 		for (size_t i = 0; i < count; i++)
 			t->f[i] = f16_table[bytes.p[2 * i] | (unsigned)bytes.p[2 * i + 1] << 8];
 		return t; /* already fp16 values: nothing to round */
@@ -240,6 +240,9 @@ const struct al_graph *ali_exec_top_graph(const struct al_submodel *s)
 		return NULL;
 	if (s->world == AL_WORLD_NN)
 		return s->graphs[0];
+	for (uint32_t i = 0; s->default_function && i < s->n_functions && i < s->n_graphs; i++)
+		if (s->functions[i] && strcmp(s->functions[i], s->default_function) == 0)
+			return s->graphs[i];
 	for (uint32_t i = 0; i < s->n_functions && i < s->n_graphs; i++)
 		if (s->functions[i] && strcmp(s->functions[i], "main") == 0)
 			return s->graphs[i];

@@ -126,6 +126,8 @@ static struct al_tensor *bind_image(struct al_exec *x, const struct al_feature *
 	return r;
 }
 
+static enum al_status bind_states(struct al_exec *x, const struct al_named_tensor *in, size_t n_in);
+
 static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tensor *in, size_t n_in)
 {
 	const struct al_submodel *s = x->sub;
@@ -133,6 +135,8 @@ static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tenso
 		bool known = false;
 		for (uint32_t k = 0; k < s->n_inputs && !known; k++)
 			known = in[i].name && strcmp(s->inputs[k].name, in[i].name) == 0;
+		for (uint32_t k = 0; k < s->n_states && !known; k++)
+			known = in[i].name && strcmp(s->states[k].name, in[i].name) == 0;
 		if (!known) {
 			char names[256] = "";
 			size_t len = 0;
@@ -179,6 +183,48 @@ static enum al_status bind_inputs(struct al_exec *x, const struct al_named_tenso
 		if (!ali_env_put(x->env, f->name, b))
 			return AL_E_NOMEM;
 	}
+	return bind_states(x, in, n_in);
+}
+
+/* Each state of the root: the input of its name, else zeros of its declared
+ * shape, held in its declared type (Core ML's states are fp16). */
+static enum al_status bind_states(struct al_exec *x, const struct al_named_tensor *in, size_t n_in)
+{
+	const struct al_submodel *s = x->sub;
+	for (uint32_t k = 0; k < s->n_states; k++) {
+		const struct al_feature *f = &s->states[k];
+		const struct al_named_tensor *nt = find_input(in, n_in, f->name);
+		struct al_tensor *b;
+		if (nt && nt->t) {
+			const struct al_tensor *t = nt->t;
+			if (t->kind != AL_TK_TENSOR || !t->f)
+				return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
+						    "state '%s' has the wrong kind of value", f->name);
+			size_t want;
+			if (!ali_dims_count((int)f->rank, f->shape, &want) || want != t->n) {
+				char got[128], decl[128];
+				fmt_dims(got, sizeof got, t->rank, t->dims);
+				fmt_dims(decl, sizeof decl, (int)f->rank, f->shape);
+				return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
+						    "state '%s' has shape %s; the model declares %s", f->name,
+						    got, decl);
+			}
+			b = ali_tensor_reshaped(x, NULL, t, (int)f->rank, f->shape);
+		} else {
+			if (f->rank > AL_TENSOR_MAX_RANK)
+				return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED, "state '%s' of rank %u",
+						    f->name, f->rank);
+			b = ali_tensor_alloc(x, NULL, f->dtype, (int)f->rank, f->shape);
+		}
+		if (!b)
+			return x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+		if (f->dtype)
+			b->dtype = f->dtype;
+		if (b->dtype == AL_DT_FP16 || x->fp16)
+			ali_f16_round_array(b->f, b->n);
+		if (!ali_env_put(x->env, f->name, b))
+			return AL_E_NOMEM;
+	}
 	return AL_OK;
 }
 
@@ -207,7 +253,7 @@ static enum al_status run_pipeline(struct al_exec *x, size_t index, int depth)
 
 static enum al_status run_sub(struct al_exec *x, size_t index, int depth)
 {
-	const struct al_submodel *s = al_model_get(x->m, index);
+	const struct al_submodel *s = index == 0 && x->root_view ? &x->view : al_model_get(x->m, index);
 	if (depth > AL_MAX_DEPTH)
 		return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED, "pipelines nested deeper than %d",
 				    AL_MAX_DEPTH);
@@ -276,6 +322,48 @@ static enum al_status infer_costs(struct al_exec *x)
 	return AL_OK;
 }
 
+/* The function opts->function names (a multifunction ML Program): the root is
+ * run as a view with that function's interface. */
+static enum al_status pick_function(struct al_exec *x)
+{
+	const char *want = x->opts->function;
+	const struct al_submodel *s = x->sub;
+	if (!want)
+		return AL_OK;
+	if (s->world != AL_WORLD_MIL)
+		return ali_exec_fail(x, NULL, AL_E_INVALID_ARG, "--function: only ML Programs have "
+				    "functions");
+	bool graph = false;
+	for (uint32_t i = 0; i < s->n_functions && !graph; i++)
+		graph = s->functions[i] && strcmp(s->functions[i], want) == 0;
+	const struct al_function_desc *fd = NULL;
+	for (uint32_t i = 0; i < s->n_fdescs && !fd; i++)
+		if (s->fdescs[i].name && strcmp(s->fdescs[i].name, want) == 0)
+			fd = &s->fdescs[i];
+	if (!graph) {
+		char names[256] = "";
+		size_t len = 0;
+		for (uint32_t k = 0; k < s->n_functions && len < sizeof names; k++)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
+						s->functions[k] ? s->functions[k] : "?");
+		return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
+				    "the program has no function '%.100s' (its functions: %s)", want, names);
+	}
+	x->view = *s;
+	x->view.default_function = want;
+	if (fd) {
+		x->view.inputs = fd->inputs;
+		x->view.n_inputs = fd->n_inputs;
+		x->view.outputs = fd->outputs;
+		x->view.n_outputs = fd->n_outputs;
+		x->view.states = fd->states;
+		x->view.n_states = fd->n_states;
+	}
+	x->root_view = true;
+	x->sub = &x->view;
+	return AL_OK;
+}
+
 enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, size_t n_inputs,
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
 			    size_t *n_outputs, al_diags *d)
@@ -285,9 +373,12 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	*outputs = NULL;
 	*n_outputs = 0;
 	struct al_exec x = exec_new(m, opts, d);
-	const struct al_submodel *root = x.sub;
-	if (!root)
+	if (!x.sub)
 		return AL_E_INVALID_ARG;
+	enum al_status fst = pick_function(&x);
+	if (fst != AL_OK)
+		return fst;
+	const struct al_submodel *root = x.sub;
 	x.env = ali_env_new(&x, NULL);
 	if (!x.env)
 		return AL_E_NOMEM;
@@ -299,19 +390,21 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 		st = run_sub(&x, 0, 0);
 	x.sub = root;
 	struct al_named_tensor *outs = NULL;
-	if (st == AL_OK && root->n_outputs) {
-		outs = ali_calloc(root->n_outputs, sizeof *outs);
+	size_t n_out = (size_t)root->n_outputs + root->n_states;
+	if (st == AL_OK && n_out) {
+		outs = ali_calloc(n_out, sizeof *outs);
 		if (!outs)
 			st = ali_exec_fail(&x, NULL, AL_E_NOMEM, "out of memory");
 	}
-	for (uint32_t k = 0; st == AL_OK && k < root->n_outputs; k++) {
-		struct al_tensor *t = ali_env_get(x.env, root->outputs[k].name);
+	for (size_t k = 0; st == AL_OK && k < n_out; k++) {
+		const char *name = k < root->n_outputs ? root->outputs[k].name
+						       : root->states[k - root->n_outputs].name;
+		struct al_tensor *t = ali_env_get(x.env, name);
 		if (!t || t->kind != AL_TK_TENSOR) {
-			st = ali_exec_fail(&x, NULL, AL_E_FORMAT, "output '%s' was not produced",
-					  root->outputs[k].name);
+			st = ali_exec_fail(&x, NULL, AL_E_FORMAT, "output '%s' was not produced", name);
 			break;
 		}
-		outs[k].name = root->outputs[k].name;
+		outs[k].name = name;
 		if (!(outs[k].t = detach(&x, t)))
 			st = AL_E_NOMEM;
 	}
@@ -321,13 +414,13 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	if (st == AL_OK && al_diags_errors(d) > errors)
 		st = AL_E_FORMAT; /* an executor reported an error but returned OK: never trust it */
 	if (st != AL_OK) {
-		al_outputs_free(outs, root->n_outputs);
+		al_outputs_free(outs, n_out);
 		if (al_diags_errors(d) == errors)
 			ali_exec_fail(&x, NULL, st, "%s", al_status_str(st));
 		return st;
 	}
 	*outputs = outs;
-	*n_outputs = root->n_outputs;
+	*n_outputs = n_out;
 	return AL_OK;
 }
 

@@ -106,6 +106,10 @@ struct al_exec {
 	const bool *sel;
 	const char *const *region_out;
 	size_t n_region_out;
+	/* the root as run: a copy of the root sub-model with the chosen function's
+	 * interface (default_function = that function) when root_view is set */
+	struct al_submodel view;
+	bool root_view;
 };
 
 /* The class labels of a NeuralNetworkClassifier sub-model (for `info`): their
@@ -114,8 +118,8 @@ struct al_exec {
 long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *ints, size_t max,
 			 bool *is_int);
 
-/* The graph an executor runs: NN graphs[0]; ML Program function `main` (or the
- * only function); NULL when there is none. */
+/* The graph an executor runs: NN graphs[0]; ML Program: the function named
+ * s->default_function, else `main`, else the only function; NULL when none. */
 const struct al_graph *ali_exec_top_graph(const struct al_submodel *s);
 
 /* An error diagnostic about node n (file, offset, name from the node): "run: ...".

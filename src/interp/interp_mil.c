@@ -36,15 +36,29 @@
 /* ================================================================ per-run state */
 
 struct cache_slot {
-	const struct al_node *n;
+	const void *key; /* (const char *)node + output index */
 	struct al_tensor *t;
 };
 
-/* Const ops evaluated once per run (loop bodies run them every iteration). */
-struct mx_run {
-	struct al_exec *x;
+struct mx_cache {
 	struct cache_slot *slots;
 	size_t cap, used;
+	uint64_t bytes; /* of the tensors it keeps (model caches) */
+};
+
+/* Decoded constants kept with the model (al_model.interp), one cache per
+ * precision: const values (fp16 weights widened to float) and every constexpr
+ * form, decoded on the first run that needs them and never again. */
+struct mx_model_cache {
+	struct mx_cache prec[2];
+};
+
+/* Per run: the model's cache, and this run's own for what is not worth keeping
+ * (packed indices and integer data, only read by the constexpr ops). */
+struct mx_run {
+	struct al_exec *x;
+	struct mx_cache run;
+	struct mx_cache *model;
 };
 
 /* Keys are node addresses, not names: a multiplicative mix of the pointer,
@@ -57,31 +71,31 @@ static size_t ptr_hash(const void *p, size_t cap)
 	return (size_t)(u >> 7) & (cap - 1);
 }
 
-static struct al_tensor *cache_get(const struct mx_run *r, const struct al_node *n)
+static struct al_tensor *slot_get(const struct mx_cache *r, const void *key)
 {
 	if (!r->cap)
 		return NULL;
-	for (size_t i = ptr_hash(n, r->cap);; i = (i + 1) & (r->cap - 1)) {
-		if (!r->slots[i].n)
+	for (size_t i = ptr_hash(key, r->cap);; i = (i + 1) & (r->cap - 1)) {
+		if (!r->slots[i].key)
 			return NULL;
-		if (r->slots[i].n == n)
+		if (r->slots[i].key == key)
 			return r->slots[i].t;
 	}
 }
 
-/* Keeps a reference to t; a failure to grow only loses the caching. */
-static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tensor *t)
+/* Keeps a reference to t; false when it could not grow (then nothing is kept). */
+static bool slot_put(struct mx_cache *r, const void *key, struct al_tensor *t)
 {
 	if ((r->used + 1) * 2 > r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct cache_slot *s = ali_calloc(cap, sizeof *s);
 		if (!s)
-			return;
+			return false;
 		for (size_t i = 0; i < r->cap; i++) {
-			if (!r->slots[i].n)
+			if (!r->slots[i].key)
 				continue;
-			size_t j = ptr_hash(r->slots[i].n, cap);
-			while (s[j].n)
+			size_t j = ptr_hash(r->slots[i].key, cap);
+			while (s[j].key)
 				j = (j + 1) & (cap - 1);
 			s[j] = r->slots[i];
 		}
@@ -89,18 +103,82 @@ static void cache_put(struct mx_run *r, const struct al_node *n, struct al_tenso
 		r->slots = s;
 		r->cap = cap;
 	}
-	size_t j = ptr_hash(n, r->cap);
-	while (r->slots[j].n)
+	size_t j = ptr_hash(key, r->cap);
+	while (r->slots[j].key)
 		j = (j + 1) & (r->cap - 1);
-	r->slots[j] = (struct cache_slot){n, al_tensor_ref(t)};
+	r->slots[j] = (struct cache_slot){key, al_tensor_ref(t)};
 	r->used++;
+	return true;
 }
 
-static void cache_free(struct mx_run *r)
+static void slots_free(struct mx_cache *r)
 {
 	for (size_t i = 0; i < r->cap; i++)
 		ali_tensor_unref(r->slots[i].t);
 	ali_free(r->slots);
+	memset(r, 0, sizeof *r);
+}
+
+static void model_cache_free(void *p)
+{
+	struct mx_model_cache *mc = p;
+	slots_free(&mc->prec[0]);
+	slots_free(&mc->prec[1]);
+	ali_free(mc);
+}
+
+/* The model's cache for x's precision, created on first use; NULL on OOM (then
+ * runs cache per run only). */
+static struct mx_cache *model_cache(struct al_exec *x)
+{
+	struct al_model *m = x->m;
+	if (!m->interp) {
+		if (!(m->interp = ali_calloc(1, sizeof(struct mx_model_cache))))
+			return NULL;
+		m->interp_free = model_cache_free;
+	}
+	return &((struct mx_model_cache *)m->interp)->prec[x->fp16 ? 1 : 0];
+}
+
+size_t ali_mil_cached(const al_model *m, bool fp16)
+{
+	const struct mx_model_cache *mc = m->interp;
+	return mc ? mc->prec[fp16 ? 1 : 0].used : 0;
+}
+
+static const void *cache_key(const struct al_node *n, uint32_t k)
+{
+	return (const char *)n + k;
+}
+
+static struct al_tensor *cache_get(const struct mx_run *r, const struct al_node *n, uint32_t k)
+{
+	struct al_tensor *t = r->model ? slot_get(r->model, cache_key(n, k)) : NULL;
+	return t ? t : slot_get(&r->run, cache_key(n, k));
+}
+
+/* Worth keeping with the model: float values (weights as the ops read them),
+ * not the packed indices / integer data only the constexpr ops read. */
+static bool keep_with_model(const struct al_tensor *t)
+{
+	return t->kind == AL_TK_TENSOR && t->f && ali_exec_float_dtype(t->dtype);
+}
+
+/* Keeps a reference to t; a failure to grow only loses the caching. What a
+ * constexpr op decoded (`decoded`) is always kept with the model. A tensor
+ * kept with the model leaves the run's accounting: the model cache's bytes are
+ * counted into every run instead (ali_mil_exec). */
+static void cache_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_tensor *t,
+		      bool decoded)
+{
+	if (r->model && (decoded || keep_with_model(t)) && slot_put(r->model, cache_key(n, k), t)) {
+		if (t->owner == r->x) {
+			t->owner = NULL;
+			r->model->bytes += t->bytes;
+		}
+		return;
+	}
+	slot_put(&r->run, cache_key(n, k), t);
 }
 
 /* ================================================================ blocks */
@@ -279,7 +357,7 @@ static enum al_status op_const(struct mx *c, int arg)
 	al_span v;
 	if (c->n_out != 1)
 		return mx_fail(c, AL_E_FORMAT, "a const has %u outputs", c->n_out);
-	struct al_tensor *t = cache_get(c->run, c->n);
+	struct al_tensor *t = cache_get(c->run, c->n, 0);
 	if (t) {
 		mx_set(c, 0, t);
 		return AL_OK;
@@ -288,7 +366,7 @@ static enum al_status op_const(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "const without a value");
 	if (!(t = mx_value_tensor(c, v)))
 		return c->st ? c->st : AL_E_FORMAT;
-	cache_put(c->run, c->n, t);
+	cache_put(c->run, c->n, 0, t, false);
 	c->out[0] = t;
 	return AL_OK;
 }
@@ -341,18 +419,28 @@ static bool cx_shape(struct mx *c, int *rank, int64_t *dims)
 	return true;
 }
 
-/* A cached result, or run fn and cache it. */
-static enum al_status cx_cached(struct mx *c, mx_fn *fn)
+/* Cached results, or run fn and cache them. */
+static enum al_status cx_cached(struct mx *c, mx_fn *fn, uint32_t n_out)
 {
-	struct al_tensor *t = cache_get(c->run, c->n);
-	if (t) {
-		mx_set(c, 0, t);
+	if (c->n_out != n_out)
+		return mx_fail(c, AL_E_FORMAT, "has %u outputs (%u expected)", c->n_out, n_out);
+	bool all = true;
+	for (uint32_t k = 0; k < n_out && all; k++)
+		all = cache_get(c->run, c->n, k) != NULL;
+	if (all) {
+		for (uint32_t k = 0; k < n_out; k++)
+			mx_set(c, k, cache_get(c->run, c->n, k));
 		return AL_OK;
 	}
-	if (c->n_out != 1)
-		return mx_fail(c, AL_E_FORMAT, "has %u outputs (1 expected)", c->n_out);
-	if (fn(c, 0) == AL_OK && c->st == AL_OK && c->out[0])
-		cache_put(c->run, c->n, c->out[0]);
+	if (fn(c, 0) == AL_OK && c->st == AL_OK)
+		for (uint32_t k = 0; k < n_out; k++)
+			if (c->out[k]) {
+				/* an fp16 result is fp16 values (Core ML decodes in the output
+				 * type: scale * (data - offset) rounded once) */
+				if (c->out[k]->dtype == AL_DT_FP16 && c->out[k]->f && !c->out[k]->borrowed)
+					ali_f16_round_array(c->out[k]->f, c->out[k]->n);
+				cache_put(c->run, c->n, k, c->out[k], true);
+			}
 	return c->st;
 }
 
@@ -400,14 +488,37 @@ static unsigned bit_at(const float *b, size_t i)
 	return ((unsigned)b[i / 8] >> (i % 8)) & 1u;
 }
 
-static enum al_status cx_lut(struct mx *c, int arg)
+/* Table index of dense position i: the block of every coordinate (blocks of
+ * dims[d] / groups[d] along axis d), row-major over groups. */
+static size_t block_of(size_t i, int rank, const int64_t *dims, const int64_t *groups)
 {
-	(void)arg;
+	size_t table = 0, stride = 1;
+	for (int d = rank - 1; d >= 0; d--) {
+		size_t coord = (size_t)(i % (size_t)dims[d]);
+		i /= (size_t)dims[d];
+		size_t block = (size_t)(dims[d] / groups[d]);
+		table += coord / block * stride;
+		stride *= (size_t)groups[d];
+	}
+	return table;
+}
+
+/* Whether every dims[d] is a multiple of groups[d] >= 1. */
+static bool blocks_ok(int rank, const int64_t *dims, const int64_t *groups)
+{
+	for (int d = 0; d < rank; d++)
+		if (groups[d] < 1 || dims[d] % groups[d] != 0)
+			return false;
+	return true;
+}
+
+/* iOS16 form: packed index bytes, a 1-D lut, a shape attribute. */
+static enum al_status cx_lut16(struct mx *c, const struct al_tensor *idx, const struct al_tensor *lut)
+{
 	int rank;
 	int64_t dims[AL_TENSOR_MAX_RANK];
 	size_t count;
-	const struct al_tensor *idx = cx_param(c, "indices"), *lut = idx ? cx_param(c, "lut") : NULL;
-	if (!lut || !cx_shape(c, &rank, dims))
+	if (!cx_shape(c, &rank, dims))
 		return c->st;
 	unsigned nbits = 0;
 	while ((1u << nbits) < lut->n && nbits < 9)
@@ -430,6 +541,124 @@ static enum al_status cx_lut(struct mx *c, int arg)
 	return c->st;
 }
 
+/* The iOS18 lut parameters: per-axis table counts (lut dims [0, R)), palette
+ * size, vector size and axis (-1 none); false with a diagnostic. */
+struct lut18 {
+	int rank;
+	const int64_t *groups;
+	int64_t palettes, vsize;
+	int vaxis;
+};
+
+static bool lut18_params(struct mx *c, const struct al_tensor *idx, const struct al_tensor *lut,
+			 struct lut18 *p)
+{
+	int64_t va = -1;
+	p->rank = idx->rank;
+	if (idx->rank < 1 || lut->rank != idx->rank + 2)
+		return mx_fail(c, AL_E_FORMAT, "lut has rank %d; indices of rank %d need %d", lut->rank,
+			       idx->rank, idx->rank + 2), false;
+	p->groups = lut->dims;
+	p->palettes = lut->dims[lut->rank - 2];
+	p->vsize = lut->dims[lut->rank - 1];
+	if (!blocks_ok(idx->rank, idx->dims, lut->dims))
+		return mx_fail(c, AL_E_FORMAT, "the lut's leading dims do not divide the indices' dims"),
+		       false;
+	if (p->palettes < 1 || p->vsize < 1)
+		return mx_fail(c, AL_E_FORMAT, "an empty lut"), false;
+	if (mx_present(c, "vector_axis") && !mx_int(c, "vector_axis", -1, &va))
+		return false;
+	if (mx_present(c, "vector_axis") && (va = mx_axis(c, va, idx->rank, 0)) < 0)
+		return false;
+	if (p->vsize > 1 && va < 0)
+		return mx_fail(c, AL_E_FORMAT, "a vector lut (vector size %lld) without vector_axis",
+			       (long long)p->vsize), false;
+	p->vaxis = p->vsize > 1 ? (int)va : -1;
+	for (size_t i = 0; i < idx->n; i++)
+		if (!(idx->f[i] >= 0 && idx->f[i] < (float)p->palettes))
+			return mx_fail(c, AL_E_FORMAT, "index %g is outside the lut's %lld entries",
+				       (double)idx->f[i], (long long)p->palettes), false;
+	return true;
+}
+
+/* Dense position of index i of the indices expanded by the vector: element v of
+ * the vector of index i goes to position out_index(i, v). */
+static size_t vec_pos(size_t i, int64_t v, const struct al_tensor *idx, const struct lut18 *p)
+{
+	if (p->vaxis < 0)
+		return i;
+	size_t inner = 1, pos = 0, mul = 1;
+	(void)inner;
+	for (int d = idx->rank - 1; d >= 0; d--) {
+		size_t coord = (size_t)(i % (size_t)idx->dims[d]);
+		i /= (size_t)idx->dims[d];
+		size_t dim = (size_t)idx->dims[d];
+		if (d == p->vaxis) {
+			coord = coord * (size_t)p->vsize + (size_t)v;
+			dim *= (size_t)p->vsize;
+		}
+		pos += coord * mul;
+		mul *= dim;
+	}
+	return pos;
+}
+
+/* iOS18 form: unpacked indices of the output's rank, lut [groups..., palettes,
+ * vector], optional vector_axis. out[vec_pos(i, v)] = lut[table(i), idx[i], v]. */
+static enum al_status cx_lut18(struct mx *c, const struct al_tensor *idx, const struct al_tensor *lut)
+{
+	struct lut18 p;
+	if (!lut18_params(c, idx, lut, &p))
+		return c->st;
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	memcpy(dims, idx->dims, sizeof dims);
+	if (p.vaxis >= 0)
+		dims[p.vaxis] *= p.vsize;
+	struct al_tensor *y = mx_alloc(c, 0, lut->dtype, idx->rank, dims);
+	if (!y)
+		return c->st;
+	size_t per_table = (size_t)(p.palettes * p.vsize);
+	for (size_t i = 0; i < idx->n; i++) {
+		size_t t = block_of(i, idx->rank, idx->dims, p.groups);
+		const float *e = lut->f + t * per_table + (size_t)idx->f[i] * (size_t)p.vsize;
+		for (int64_t v = 0; v < p.vsize; v++)
+			y->f[vec_pos(i, v, idx, &p)] = e[v];
+	}
+	return c->st;
+}
+
+static enum al_status cx_lut(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *idx = cx_param(c, "indices"), *lut = idx ? cx_param(c, "lut") : NULL;
+	if (!lut)
+		return c->st;
+	if (!mx_present(c, "shape") && !ali_mil_attr(c->n, "shape", &(al_span){0}))
+		return cx_lut18(c, idx, lut);
+	return cx_lut16(c, idx, lut);
+}
+
+/* constexpr_blockwise_shift_scale (iOS18): out = scale[block] * (data - offset[block]),
+ * blocks of data.dims[d] / scale.dims[d] along every axis. */
+static enum al_status cx_blockwise(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *q = mx_req(c, "data"), *sc = q ? mx_req(c, "scale") : NULL;
+	const struct al_tensor *off = sc ? mx_in(c, "offset") : NULL;
+	if (!sc || c->st)
+		return c->st;
+	if (sc->rank != q->rank || q->rank < 1 || !blocks_ok(q->rank, q->dims, sc->dims))
+		return mx_fail(c, AL_E_FORMAT, "scale's dims must divide data's, at the same rank");
+	if (off && !mx_same_dims(off, sc->rank, sc->dims))
+		return mx_fail(c, AL_E_FORMAT, "offset must have scale's shape");
+	struct al_tensor *y = mx_alloc(c, 0, sc->dtype, q->rank, q->dims);
+	for (size_t i = 0; y && i < q->n; i++) {
+		size_t b = block_of(i, q->rank, q->dims, sc->dims);
+		y->f[i] = sc->f[b] * (q->f[i] - (off ? off->f[b] : 0.0f));
+	}
+	return c->st;
+}
+
 static enum al_status cx_sparse(struct mx *c, int arg)
 {
 	(void)arg;
@@ -437,16 +666,28 @@ static enum al_status cx_sparse(struct mx *c, int arg)
 	int64_t dims[AL_TENSOR_MAX_RANK];
 	size_t count, used = 0;
 	const struct al_tensor *nz = cx_param(c, "nonzero_data"), *mask = nz ? cx_param(c, "mask") : NULL;
-	if (!mask || !cx_shape(c, &rank, dims))
+	if (!mask)
 		return c->st;
-	if (!ali_dims_count(rank, dims, &count) || mask->n < (count + 7) / 8)
-		return mx_fail(c, AL_E_FORMAT, "%zu mask bytes for that shape", mask->n);
-	for (size_t i = 0; i < mask->n; i++)
-		if (!(mask->f[i] >= 0 && mask->f[i] <= 255))
-			return mx_fail(c, AL_E_FORMAT, "mask must be bytes");
+	bool ios18 = !mx_present(c, "shape") && !ali_mil_attr(c->n, "shape", &(al_span){0});
+	if (ios18) { /* an unpacked uint1 mask of the output's shape */
+		rank = mask->rank;
+		memcpy(dims, mask->dims, sizeof dims);
+		count = mask->n;
+		for (size_t i = 0; i < mask->n; i++)
+			if (mask->f[i] != 0 && mask->f[i] != 1)
+				return mx_fail(c, AL_E_FORMAT, "mask must be 0 or 1");
+	} else {
+		if (!cx_shape(c, &rank, dims))
+			return c->st;
+		if (!ali_dims_count(rank, dims, &count) || mask->n < (count + 7) / 8)
+			return mx_fail(c, AL_E_FORMAT, "%zu mask bytes for that shape", mask->n);
+		for (size_t i = 0; i < mask->n; i++)
+			if (!(mask->f[i] >= 0 && mask->f[i] <= 255))
+				return mx_fail(c, AL_E_FORMAT, "mask must be bytes");
+	}
 	struct al_tensor *y = mx_alloc(c, 0, nz->dtype, rank, dims);
 	for (size_t i = 0; y && i < count; i++) {
-		if (!bit_at(mask->f, i))
+		if (ios18 ? mask->f[i] == 0 : !bit_at(mask->f, i))
 			continue;
 		if (used == nz->n)
 			return mx_fail(c, AL_E_FORMAT, "the mask sets more bits than nonzero_data holds");
@@ -455,10 +696,164 @@ static enum al_status cx_sparse(struct mx *c, int arg)
 	return c->st;
 }
 
+/* constexpr_lut_to_sparse (iOS18): a lut over the nonzero values of a sparse
+ * tensor; outputs (mask, nonzero values), the mask expanded along vector_axis. */
+static enum al_status cx_lut_sparse(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *mask = mx_req(c, "indices_mask");
+	const struct al_tensor *nz = mask ? mx_req(c, "indices_nonzero_data") : NULL;
+	const struct al_tensor *lut = nz ? mx_req(c, "lut") : NULL;
+	struct lut18 p;
+	if (!lut || c->st || !lut18_params(c, mask, lut, &p))
+		return c->st;
+	if (c->n_out != 2)
+		return mx_fail(c, AL_E_FORMAT, "has %u outputs (2 expected)", c->n_out);
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	memcpy(dims, mask->dims, sizeof dims);
+	if (p.vaxis >= 0)
+		dims[p.vaxis] *= p.vsize;
+	size_t set = 0, used = 0;
+	for (size_t i = 0; i < mask->n; i++)
+		set += mask->f[i] != 0;
+	if (set != nz->n)
+		return mx_fail(c, AL_E_FORMAT, "the mask sets %zu bits; indices_nonzero_data holds %zu",
+			       set, nz->n);
+	for (size_t i = 0; i < nz->n; i++)
+		if (!(nz->f[i] >= 0 && nz->f[i] < (float)p.palettes))
+			return mx_fail(c, AL_E_FORMAT, "index %g is outside the lut", (double)nz->f[i]);
+	struct al_tensor *om = mx_alloc(c, 0, AL_DT_UINT1, mask->rank, dims);
+	if (set > AL_TENSOR_MAX_ELEMS / (size_t)p.vsize)
+		return mx_fail(c, AL_E_UNSUPPORTED, "%zu nonzero vectors of %lld values", set,
+			       (long long)p.vsize);
+	int64_t nd = (int64_t)(set * (size_t)p.vsize);
+	struct al_tensor *ov = om ? mx_alloc(c, 1, lut->dtype, 1, &nd) : NULL;
+	int64_t flat = om ? (int64_t)om->n : 0;
+	struct al_tensor *dense = ov ? ali_tensor_alloc(c->x, c->n, AL_DT_FP32, 1, &flat) : NULL;
+	if (!dense)
+		return c->st ? c->st : (c->st = AL_E_NOMEM);
+	size_t per_table = (size_t)(p.palettes * p.vsize);
+	for (size_t i = 0; i < mask->n; i++) {
+		if (mask->f[i] == 0)
+			continue;
+		size_t t = block_of(i, mask->rank, mask->dims, p.groups);
+		const float *e = lut->f + t * per_table + (size_t)nz->f[used++] * (size_t)p.vsize;
+		for (int64_t v = 0; v < p.vsize; v++) {
+			size_t at = vec_pos(i, v, mask, &p);
+			om->f[at] = 1;
+			dense->f[at] = e[v];
+		}
+	}
+	for (size_t i = 0, k = 0; i < om->n; i++)
+		if (om->f[i] != 0)
+			ov->f[k++] = dense->f[i];
+	ali_tensor_unref(dense);
+	return c->st;
+}
+
+/* constexpr_sparse_blockwise_shift_scale (iOS18): blockwise dequantization of
+ * the nonzero values of a sparse tensor; outputs (mask, nonzero values). */
+static enum al_status cx_sparse_blockwise(struct mx *c, int arg)
+{
+	(void)arg;
+	const struct al_tensor *mask = mx_req(c, "data_mask");
+	const struct al_tensor *nz = mask ? mx_req(c, "nonzero_data") : NULL;
+	const struct al_tensor *sc = nz ? mx_req(c, "scale") : NULL;
+	const struct al_tensor *off = sc ? mx_in(c, "offset") : NULL;
+	if (!sc || c->st)
+		return c->st;
+	if (c->n_out != 2)
+		return mx_fail(c, AL_E_FORMAT, "has %u outputs (2 expected)", c->n_out);
+	if (sc->rank != mask->rank || mask->rank < 1 || !blocks_ok(mask->rank, mask->dims, sc->dims))
+		return mx_fail(c, AL_E_FORMAT, "scale's dims must divide data_mask's, at the same rank");
+	if (off && !mx_same_dims(off, sc->rank, sc->dims))
+		return mx_fail(c, AL_E_FORMAT, "offset must have scale's shape");
+	size_t set = 0, used = 0;
+	for (size_t i = 0; i < mask->n; i++)
+		set += mask->f[i] != 0;
+	if (set != nz->n)
+		return mx_fail(c, AL_E_FORMAT, "the mask sets %zu bits; nonzero_data holds %zu", set,
+			       nz->n);
+	struct al_tensor *om = mx_alloc(c, 0, AL_DT_UINT1, mask->rank, mask->dims);
+	struct al_tensor *ov = om ? mx_alloc(c, 1, sc->dtype, nz->rank, nz->dims) : NULL;
+	for (size_t i = 0; ov && i < mask->n; i++) {
+		if (mask->f[i] == 0)
+			continue;
+		size_t b = block_of(i, mask->rank, mask->dims, sc->dims);
+		om->f[i] = 1;
+		ov->f[used] = sc->f[b] * (nz->f[used] - (off ? off->f[b] : 0.0f));
+		used++;
+	}
+	return c->st;
+}
+
 static enum al_status op_constexpr(struct mx *c, int kind)
 {
-	static mx_fn *const fns[] = {cx_affine, cx_cast, cx_lut, cx_sparse};
-	return cx_cached(c, fns[kind]);
+	static mx_fn *const fns[] = {cx_affine, cx_cast, cx_lut, cx_sparse, cx_blockwise,
+				     cx_lut_sparse, cx_sparse_blockwise};
+	return cx_cached(c, fns[kind], kind == 5 || kind == 6 ? 2 : 1);
+}
+
+/* ================================================================ state (iOS18)
+ * A state is bound by name in the run's root environment (interp.c binds each
+ * state of the model there: the caller's value or zeros). read_state gives its
+ * current value; write_state binds a new one there (values are immutable, so
+ * the old tensor is never changed) in the state's type: fp16 states hold fp16
+ * values. The final values are read back from there after the run. */
+
+/* The state name `input` is bound to; false with a diagnostic. */
+static bool state_name(struct mx *c, char *name, size_t cap)
+{
+	al_span b;
+	if (ali_mil_param_binding(c->n, "input", 0, &b) != 1) {
+		mx_fail(c, AL_E_FORMAT, "input must name a state");
+		return false;
+	}
+	size_t len = b.n < cap - 1 ? b.n : cap - 1;
+	memcpy(name, b.p, len);
+	name[len] = '\0';
+	return true;
+}
+
+static enum al_status op_read_state(struct mx *c, int arg)
+{
+	(void)arg;
+	char name[AL_MAX_NAME + 1];
+	if (!state_name(c, name, sizeof name))
+		return c->st;
+	struct al_tensor *t = ali_env_get(c->env, name);
+	if (!t)
+		return mx_fail(c, AL_E_INVALID_ARG, "state '%.100s' is not bound (the model declares no "
+			       "state of that name)", name);
+	mx_set(c, 0, t);
+	return AL_OK;
+}
+
+static enum al_status op_write_state(struct mx *c, int arg)
+{
+	(void)arg;
+	char name[AL_MAX_NAME + 1];
+	struct al_tensor *v = mx_req(c, "data");
+	if (!v || !state_name(c, name, sizeof name))
+		return c->st;
+	const struct al_tensor *old = ali_env_get(c->x->env, name);
+	if (!old)
+		return mx_fail(c, AL_E_INVALID_ARG, "state '%.100s' is not bound (the model declares no "
+			       "state of that name)", name);
+	if (old->n != v->n)
+		return mx_fail(c, AL_E_FORMAT, "writes %zu values to state '%.100s' of %zu", v->n, name,
+			       old->n);
+	struct al_tensor *t = ali_tensor_reshaped(c->x, c->n, v, old->rank, old->dims);
+	if (!t)
+		return c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+	t->dtype = old->dtype;
+	if (t->dtype == AL_DT_FP16)
+		ali_f16_round_array(t->f, t->n);
+	for (uint32_t i = 0; i < c->n_out; i++)
+		mx_set(c, i, t);
+	if (!ali_env_put(c->x->env, name, t))
+		return c->st = AL_E_NOMEM;
+	return AL_OK;
 }
 
 /* ================================================================ unsupported */
@@ -503,6 +898,9 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 	[AL_MILK_constexpr_cast] = {op_constexpr, 1},
 	[AL_MILK_constexpr_lut_to_dense] = {op_constexpr, 2},
 	[AL_MILK_constexpr_sparse_to_dense] = {op_constexpr, 3},
+	[AL_MILK_constexpr_blockwise_shift_scale] = {op_constexpr, 4},
+	[AL_MILK_constexpr_lut_to_sparse] = {op_constexpr, 5},
+	[AL_MILK_constexpr_sparse_blockwise_shift_scale] = {op_constexpr, 6},
 	[AL_MILK_conv] = {mx_conv, 0},
 	[AL_MILK_conv_transpose] = {mx_conv_transpose, 0},
 	[AL_MILK_cos] = {mx_unary, AL_UN_COS},
@@ -568,6 +966,7 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 	[AL_MILK_prelu] = {mx_prelu, 0},
 	[AL_MILK_quantize] = {mx_quantize, 1},
 	[AL_MILK_range_1d] = {mx_range_1d, 0},
+	[AL_MILK_read_state] = {op_read_state, 0},
 	[AL_MILK_real_div] = {mx_binary, AL_BIN_DIV},
 	[AL_MILK_reduce_argmax] = {mx_argreduce, AL_RED_ARGMAX},
 	[AL_MILK_reduce_argmin] = {mx_argreduce, AL_RED_ARGMIN},
@@ -628,6 +1027,7 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 	[AL_MILK_upsample_bilinear] = {mx_upsample, 1},
 	[AL_MILK_upsample_nearest_neighbor] = {mx_upsample, 0},
 	[AL_MILK_while_loop] = {op_while_loop, 0},
+	[AL_MILK_write_state] = {op_write_state, 0},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == AL_MILK_COUNT, "one row per MIL kind");
 
@@ -644,9 +1044,9 @@ static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct a
 	const struct mx_op *op = ali_mil_exec_has(n->kind) ? &ops[n->kind] : NULL;
 	struct mx c = {.x = x, .run = r, .n = n, .env = env, .n_out = n->n_outputs};
 	mx_fn *fn = op ? op->fn : op_refuse;
-	if (!n->n_outputs)
+	if (!n->n_outputs && n->kind != AL_MILK_write_state)
 		return ali_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
-	if (!(c.out = ali_calloc(n->n_outputs, sizeof *c.out)))
+	if (!(c.out = ali_calloc(n->n_outputs ? n->n_outputs : 1, sizeof *c.out)))
 		return ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
 	enum al_status st = fn(&c, op ? op->arg : 0);
 	if (st == AL_OK)
@@ -822,8 +1222,12 @@ enum al_status ali_mil_exec(struct al_exec *x)
 			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 					    "function input '%.100s' is not bound (no model input of that "
 					    "name was given)", io.inputs[i]);
-	struct mx_run r = {.x = x};
+	struct mx_run r = {.x = x, .model = model_cache(x)};
 	struct lifetimes lt = {0};
+	uint64_t cached0 = r.model ? r.model->bytes : 0;
+	x->bytes_live += cached0; /* the model's decoded weights count in every run */
+	if (x->bytes_live > x->bytes_peak)
+		x->bytes_peak = x->bytes_live;
 	int64_t zero = 0;
 	struct al_env *env = ali_env_new(x, x->env);
 	struct al_tensor *empty = env ? ali_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
@@ -865,6 +1269,8 @@ enum al_status ali_mil_exec(struct al_exec *x)
 	ali_env_free(env);
 	ali_tensor_unref(empty);
 	lt_free(&lt);
-	cache_free(&r);
+	slots_free(&r.run);
+	uint64_t cached = r.model ? r.model->bytes : 0;
+	x->bytes_live -= cached <= x->bytes_live ? cached : x->bytes_live;
 	return st;
 }

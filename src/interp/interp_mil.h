@@ -41,6 +41,9 @@ struct mx {
 
 typedef enum al_status mx_fn(struct mx *c, int arg);
 
+/* Constants decoded and kept with model m for one precision (tests). */
+size_t ali_mil_cached(const al_model *m, bool fp16);
+
 /* Whether the executor runs MIL kind k (else the op is refused, naming it). */
 bool ali_mil_exec_has(int k);
 

@@ -163,6 +163,61 @@ static size_t blob_size(int dtype)
 	}
 }
 
+/* Bits per value of the packed blob types (compressed weights' indices and
+ * quantized data, LSB first), 0 for the others. */
+static unsigned sub_byte_bits(int dtype)
+{
+	switch (dtype) {
+	case AL_DT_UINT1: return 1;
+	case AL_DT_UINT2: return 2;
+	case AL_DT_UINT3: return 3;
+	case AL_DT_UINT4: case AL_DT_INT4: return 4;
+	case AL_DT_UINT6: return 6;
+	default: return 0;
+	}
+}
+
+/* A packed sub-byte blob as a tensor of its declared dims (the values widened
+ * to float, int4 sign-extended); the blob must hold every value. */
+static struct al_tensor *sub_byte_blob(struct mx *c, const struct al_mil_value *mv, al_span data,
+				       int bdt)
+{
+	unsigned bits = sub_byte_bits(bdt);
+	int rank;
+	int64_t dims[AL_TENSOR_MAX_RANK];
+	size_t count;
+	if (mv->rank < 0) {
+		mx_fail(c, AL_E_UNSUPPORTED, "a weight without a known shape");
+		return NULL;
+	}
+	if (!ali_dims_count(mv->rank, mv->dims, &count)) {
+		mx_fail(c, AL_E_UNSUPPORTED, "a value of rank %d with these dims is too large",
+			mv->rank);
+		return NULL;
+	}
+	rank = mv->rank;
+	memcpy(dims, mv->dims, sizeof mv->dims[0] * (size_t)mv->rank);
+	if (count > data.n * 8 / bits) {
+		mx_fail(c, AL_E_FORMAT, "the blob holds %zu bytes, not %zu values of %s", data.n,
+			count, al_dtype_name(bdt));
+		return NULL;
+	}
+	struct al_tensor *t = mx_alloc(c, UINT32_MAX, bdt, rank, dims);
+	if (!t)
+		return NULL;
+	const uint8_t *p = data.p;
+	unsigned mask = (1u << bits) - 1;
+	for (size_t i = 0; i < count; i++) {
+		size_t pos = i * bits;
+		unsigned v = p[pos / 8] >> (pos % 8);
+		if (pos % 8 + bits > 8)
+			v |= (unsigned)p[pos / 8 + 1] << (8 - pos % 8);
+		v &= mask;
+		t->f[i] = bdt == AL_DT_INT4 && v >= 8 ? (float)v - 16.0f : (float)v;
+	}
+	return t;
+}
+
 /* A Value message (a const's val, a literal binding) as a new tensor. */
 struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 {
@@ -233,6 +288,8 @@ struct al_tensor *mx_value_tensor(struct mx *c, al_span v)
 			mx_fail(c, AL_E_UNSUPPORTED, "a weight without a known shape");
 			return NULL;
 		}
+		if (!each && sub_byte_bits(bdt))
+			return sub_byte_blob(c, &mv, data, bdt);
 		if (!each) {
 			mx_fail(c, AL_E_UNSUPPORTED, "%s weights are not supported by the interpreter",
 				al_dtype_name(bdt));

@@ -255,12 +255,15 @@ enum al_status mx_cast(struct mx *c, int arg)
 	struct al_tensor *y = mx_alloc(c, 0, dt, x->rank, x->dims);
 	if (!y)
 		return c->st;
+	if (dt != AL_DT_BOOL && mx_is_float(dt)) { /* the values as they are (fp16 mode rounds later) */
+		if (x->n)
+			memcpy(y->f, x->f, x->n * sizeof *y->f);
+		return AL_OK;
+	}
 	for (size_t i = 0; i < x->n; i++) {
 		float v = x->f[i];
 		if (dt == AL_DT_BOOL)
 			y->f[i] = v != 0;
-		else if (mx_is_float(dt))
-			y->f[i] = v;
 		else if (v != v)
 			y->f[i] = 0;
 		else

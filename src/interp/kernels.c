@@ -4,7 +4,7 @@
  * convolution and its transpose (im2col / col2im around ali_gemm, depthwise as a
  * direct loop), pooling and resampling. The contract is kernels.h.
  *
- * Threads: OpenBLAS's, plus the depthwise convolution's own (C11 threads, one
+ * Threads: OpenBLAS's, plus the interpreter's pool (pool.c, POSIX threads: one
  * band of planes each) when ali_kernels_set_threads asked for more than one.
  * Does not: check shapes (the executors do) or know about Core ML. Elementwise ops and
  * reductions are in kernels_elem.c, data movement in kernels_data.c, recurrent
@@ -16,7 +16,6 @@
 #include <limits.h>
 #include <math.h>
 #include <string.h>
-#include <threads.h>
 
 #if defined(ANELINT_BLAS) && ANELINT_BLAS
 #include <cblas.h>
@@ -225,6 +224,11 @@ void ali_kernels_set_threads(int n)
 #endif
 }
 
+int ali_kernels_threads(void)
+{
+	return kernel_threads;
+}
+
 /* ================================================================== convolution */
 
 /* Parameters the size formulas divide by or index with; the executors check
@@ -397,10 +401,10 @@ static void dw_planes(const struct dw_job *j)
 	}
 }
 
-static int dw_thread(void *arg)
+static void dw_part(void *arg, int part, int parts)
 {
-	dw_planes(arg);
-	return 0;
+	(void)parts;
+	dw_planes((const struct dw_job *)arg + part);
 }
 
 static bool conv_depthwise(const struct al_conv2d *p, const float *x, const float *w,
@@ -431,20 +435,10 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 	if (!pad)
 		return false;
 	struct dw_job jobs[AL_MAX_THREADS];
-	thrd_t th[AL_MAX_THREADS];
-	bool started[AL_MAX_THREADS];
-	for (int t = 0; t < nt; t++) {
+	for (int t = 0; t < nt; t++)
 		jobs[t] = (struct dw_job){p, x, w, bias, y, pad + (size_t)t * padn, PH, PW,
 					  planes * t / nt, planes * (t + 1) / nt};
-		started[t] = t > 0 && thrd_create(&th[t], dw_thread, &jobs[t]) == thrd_success;
-	}
-	dw_planes(&jobs[0]);
-	for (int t = 1; t < nt; t++) {
-		if (started[t])
-			thrd_join(th[t], NULL);
-		else
-			dw_planes(&jobs[t]); /* could not start a thread: do it here */
-	}
+	ali_pool_run(nt, dw_part, jobs);
 	ali_free(pad);
 	return true;
 }

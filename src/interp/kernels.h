@@ -47,10 +47,15 @@ void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 bool ali_gemm_has_blas(void);
 /* Threads the kernels may use (1 = single-threaded): OpenBLAS's threads, and
- * the depthwise convolution's own (C11 threads). Until it is called, OpenBLAS
+ * the interpreter's own pool (pool.c, POSIX threads). Until it is called, OpenBLAS
  * uses its own default (OPENBLAS_NUM_THREADS, else every core) and the kernels'
  * own threading is off. Call it before running, not while kernels run. */
 void ali_kernels_set_threads(int n);
+int ali_kernels_threads(void);
+/* Run fn(ctx, part, parts) for part = 0..parts-1, each on its own thread of the
+ * interpreter's pool (part 0 on the caller), and return when all are done. One
+ * job at a time; a part whose thread could not start runs on the caller. */
+void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
 
 /* ------------------------------------------------------------------ convolution
  * 2-D convolution, NCHW (1-D: h = kh = 1). Caller fills every field, the output

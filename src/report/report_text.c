@@ -286,9 +286,16 @@ static void print_shape(FILE *out, const int64_t *v, uint32_t n)
 	fputc(']', out);
 }
 
+static void print_feature_at(FILE *out, const struct al_feature *f, const char *lead);
+
 static void print_feature(FILE *out, const struct al_feature *f)
 {
-	fputs("    ", out);
+	print_feature_at(out, f, "    ");
+}
+
+static void print_feature_at(FILE *out, const struct al_feature *f, const char *lead)
+{
+	fputs(lead, out);
 	ali_put_name(out, f->name, 0);
 	fprintf(out, ": %s", al_feature_kind_name(f->kind));
 	if (f->kind == AL_FEAT_MULTIARRAY || f->kind == AL_FEAT_STATE) {
@@ -375,6 +382,39 @@ static void print_class_labels(FILE *out, const struct al_submodel *s)
 	fprintf(out, "%s)\n", n > SHOW ? ", ..." : "");
 }
 
+/* "  compressed weights: int4 per-block (block 32) x3, ..." for an ML Program's
+ * constexpr ops (ali_mil_weight_form; every function's top-level block). */
+static void print_weight_forms(FILE *out, const struct al_submodel *s)
+{
+	enum { MAX_FORMS = 16 };
+	char forms[MAX_FORMS][80];
+	unsigned counts[MAX_FORMS] = {0}, n = 0, other = 0;
+	for (uint32_t gi = 0; s->world == AL_WORLD_MIL && gi < s->n_graphs; gi++)
+		for (uint32_t i = 0; s->graphs[gi] && i < s->graphs[gi]->n_nodes; i++) {
+			char f[80];
+			if (!ali_mil_weight_form(&s->graphs[gi]->nodes[i], f, sizeof f))
+				continue;
+			unsigned k = 0;
+			while (k < n && strcmp(forms[k], f) != 0)
+				k++;
+			if (k == n && n == MAX_FORMS) {
+				other++;
+				continue;
+			}
+			if (k == n)
+				memcpy(forms[n++], f, sizeof f);
+			counts[k]++;
+		}
+	if (!n)
+		return;
+	fputs("  compressed weights:", out);
+	for (unsigned k = 0; k < n; k++)
+		fprintf(out, "%s %s x%u", k ? "," : "", forms[k], counts[k]);
+	if (other)
+		fprintf(out, ", %u more", other);
+	fputc('\n', out);
+}
+
 static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 		      const struct al_report_opts *o)
 {
@@ -401,12 +441,30 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 			fprintf(out, "  outputs:\n");
 			for (uint32_t f = 0; f < s->n_outputs; f++)
 				print_feature(out, &s->outputs[f]);
+			if (s->n_states) /* stateful models (read_state / write_state) */
+				fprintf(out, "  states:\n");
+			for (uint32_t f = 0; f < s->n_states; f++)
+				print_feature(out, &s->states[f]);
 			for (uint32_t f = 0; f < s->n_functions; f++) {
 				fprintf(out, "  function ");
 				ali_put_name(out, s->functions[f], 0);
 				fprintf(out, " (opset ");
 				ali_put_name(out, s->opsets[f], 0);
-				fprintf(out, ")\n");
+				bool dflt = s->n_functions > 1 && s->default_function &&
+					    strcmp(s->default_function, s->functions[f]) == 0;
+				fprintf(out, "%s)\n", dflt ? ", default" : "");
+				/* a multifunction package: each function's own interface */
+				for (uint32_t d = 0; s->n_functions > 1 && d < s->n_fdescs; d++) {
+					const struct al_function_desc *fd = &s->fdescs[d];
+					if (!fd->name || strcmp(fd->name, s->functions[f]) != 0)
+						continue;
+					for (uint32_t e = 0; e < fd->n_inputs; e++)
+						print_feature_at(out, &fd->inputs[e], "    input  ");
+					for (uint32_t e = 0; e < fd->n_outputs; e++)
+						print_feature_at(out, &fd->outputs[e], "    output ");
+					for (uint32_t e = 0; e < fd->n_states; e++)
+						print_feature_at(out, &fd->states[e], "    state  ");
+				}
 			}
 			if (s->n_graphs) {
 				struct al_type_counts tc;
@@ -435,6 +493,7 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 				print_bytes(out, "other", w->other);
 				fprintf(out, " (%" PRIu32 " tensors)\n", w->n_blobs);
 			}
+			print_weight_forms(out, s);
 			print_meta(out, "description", s->short_description);
 			print_meta(out, "author", s->author);
 			print_meta(out, "license", s->license);

@@ -152,12 +152,22 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 		return AL_E_INVALID_ARG;
 	al_proof_clear(p);
 	const struct al_submodel *s = al_model_get(a, 0);
-	struct al_named_tensor *in = ali_calloc(s->n_inputs + 1, sizeof *in);
-	al_tensor **drawn = ali_calloc(s->n_inputs + 1, sizeof *drawn);
+	/* the inputs, then the states (stateful models): a state not given starts
+	 * from a random value, not zeros, so a rewrite that reads it is exercised;
+	 * both models' final states are compared like outputs */
+	uint32_t n_feat = s->n_inputs + s->n_states;
+	struct al_named_tensor *in = ali_calloc(n_feat + 1, sizeof *in);
+	al_tensor **drawn = ali_calloc(n_feat + 1, sizeof *drawn);
 	enum al_status st = in && drawn ? AL_OK : AL_E_NOMEM;
 	size_t n_in = 0;
-	for (uint32_t i = 0; st == AL_OK && i < s->n_inputs; i++) {
+	for (uint32_t i = 0; st == AL_OK && i < n_feat; i++) {
+		struct al_feature state;
 		const struct al_feature *ft = &s->inputs[i];
+		if (i >= s->n_inputs) {
+			state = s->states[i - s->n_inputs];
+			state.kind = AL_FEAT_MULTIARRAY; /* drawn like an array of its shape */
+			ft = &state;
+		}
 		const struct al_named_tensor *given = find_named(o->inputs, o->n_inputs, ft->name);
 		if (given && given->t) {
 			in[n_in++] = (struct al_named_tensor){ft->name, given->t};
@@ -171,7 +181,7 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 	size_t na = 0, nb = 0;
 	if (st == AL_OK) {
 		uint64_t held = al_values_bytes(in, n_in); /* one budget: inputs, then also oa */
-		struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+		struct al_run_opts ro = {.precision = AL_PREC_FP32, .threads = o->threads, .max_bytes = o->max_bytes,
 					 .max_work = o->max_work, .held_bytes = &held};
 		al_diags *rd = al_diags_new();
 		enum al_status rs = rd ? al_model_run(a, in, n_in, &ro, &oa, &na, rd) : AL_E_NOMEM;
@@ -197,7 +207,7 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 	}
 	al_outputs_free(oa, na);
 	al_outputs_free(ob, nb);
-	for (uint32_t i = 0; drawn && i < s->n_inputs; i++)
+	for (uint32_t i = 0; drawn && i < n_feat; i++)
 		al_tensor_free(drawn[i]);
 	ali_free(drawn);
 	ali_free(in);
@@ -305,7 +315,7 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 			st = AL_E_NOMEM;
 	}
 	uint64_t held = 0; /* one budget: both regions' inputs, then also oa */
-	struct al_run_opts ro = {.precision = AL_PREC_FP32, .max_bytes = o->max_bytes,
+	struct al_run_opts ro = {.precision = AL_PREC_FP32, .threads = o->threads, .max_bytes = o->max_bytes,
 				 .max_work = o->max_work, .held_bytes = &held};
 	/* special values where bit-identity is asked; a reassociating rewrite's rounding
 	 * error is judged on ordinary values (1e-5 of max|ref|, as the whole proof) */

@@ -18,6 +18,8 @@
 #include "pbwrite.h"
 
 #include "interp.h"
+#include "interp_mil.h"
+#include "model.h"
 
 #include <math.h>
 
@@ -1201,6 +1203,291 @@ static void test_compressed(void **state)
 	done(&r);
 }
 
+/* The iOS18 compression forms, parameters as input bindings: blockwise shift /
+ * scale (per block with offset, from int4 and uint4 blobs), lut_to_dense with
+ * per-group tables and with a vector axis (the op definition's own examples),
+ * a per-channel scale on top of a lut, the sparse forms (the iOS18 uint1 mask,
+ * lut_to_sparse, sparse_blockwise_shift_scale) and constexpr_cast. Then the
+ * decoded weights are kept with the model: a second run decodes nothing. */
+static void test_compressed_ios18(void **state)
+{
+	(void)state;
+	struct prog p = {0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(1));
+	{ /* blockwise: int8 [2,4], scale [2,2] (blocks 1x2), offset int8 [2,2] */
+		int64_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8}, o[4] = {0, 1, 0, 1};
+		struct buf dv = ints_v(AL_DT_INT8, 2, 2, D(2, 4), d, 8), ov = ints_v(AL_DT_INT8, 2, 2, D(2, 2), o, 4);
+		cval(&p.ops, "bd", &dv);
+		cval(&p.ops, "bo", &ov);
+		cf(&p.ops, "bs", 2, D(2, 2), F(1, 2, 3, 4), 4);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bw", "data=bd scale=bs offset=bo");
+	}
+	{ /* uint4 and int4 blobs (packed LSB first) */
+		const uint8_t u4[2] = {0x21, 0x43}, i4[1] = {0xF1};
+		p_blob(&p, "q4", AL_DT_UINT4, 1, D(4), 11, u4, 2);
+		p_blob(&p, "s4", AL_DT_INT4, 1, D(2), 8, i4, 1);
+		cf(&p.ops, "h", 1, D(1), F(0.5f), 1);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bu4", "data=q4 scale=h");
+		op(&p.ops, "constexpr_blockwise_shift_scale", "bi4", "data=s4 scale=h");
+	}
+	{ /* lut, 2 tables along axis 0 (op definition, case 1): uint2 [6,2], lut [2,1,4,1] */
+		const uint8_t idx[3] = {62, 49, 198};
+		struct buf iv = bytes_v(AL_DT_UINT2, 2, D(6, 2), idx, 3);
+		cval(&p.ops, "gi", &iv);
+		cf(&p.ops, "gl", 4, D(2, 1, 4, 1), F(1, 5, 9, 13, 2, 10, 18, 26), 8);
+		op(&p.ops, "constexpr_lut_to_dense", "lg", "indices=gi lut=gl");
+		/* a per-channel scale on top: one per row */
+		cf(&p.ops, "rs", 2, D(6, 1), F(1, 2, 1, 2, 1, 2), 6);
+		op(&p.ops, "constexpr_blockwise_shift_scale", "lgs", "data=lg scale=rs");
+	}
+	{ /* vector lut (case 2): uint1 [2,2,2] = 0,0,1,0,1,1,0,0, lut [1,1,1,2,3] */
+		const uint8_t idx[1] = {52};
+		struct buf iv = bytes_v(AL_DT_UINT1, 3, D(2, 2, 2), idx, 1);
+		cval(&p.ops, "vi", &iv);
+		cf(&p.ops, "vl", 5, D(1, 1, 1, 2, 3), F(1, 2, 3, 10, 20, 30), 6);
+		ci1(&p.ops, "ax1", 1);
+		ci1(&p.ops, "ax2", -1);
+		op(&p.ops, "constexpr_lut_to_dense", "lv1", "indices=vi lut=vl vector_axis=ax1");
+		op(&p.ops, "constexpr_lut_to_dense", "lv2", "indices=vi lut=vl vector_axis=ax2");
+	}
+	{ /* sparse (iOS18): uint1 mask [2,3] = 1,0,1,0,0,1 */
+		const uint8_t m[1] = {37};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 3), m, 1);
+		cval(&p.ops, "sm", &mv);
+		cf(&p.ops, "snz", 1, D(3), F(7, 8, 9), 3);
+		op(&p.ops, "constexpr_sparse_to_dense", "sp18", "nonzero_data=snz mask=sm");
+	}
+	{ /* lut_to_sparse: mask [2,2] = 1,0,0,1; indices 1,0; palettes (1,2), (3,4) along axis 0 */
+		const uint8_t m[1] = {9}, nz[1] = {1};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 2), m, 1), nv = bytes_v(AL_DT_UINT1, 1, D(2), nz, 1);
+		cval(&p.ops, "lm", &mv);
+		cval(&p.ops, "lnz", &nv);
+		cf(&p.ops, "ll", 4, D(1, 1, 2, 2), F(1, 2, 3, 4), 4);
+		ci1(&p.ops, "ax0", 0);
+		op(&p.ops, "constexpr_lut_to_sparse", "lsm,lsv",
+		   "indices_mask=lm indices_nonzero_data=lnz lut=ll vector_axis=ax0");
+		op(&p.ops, "constexpr_sparse_to_dense", "lsd", "nonzero_data=lsv mask=lsm");
+	}
+	{ /* sparse blockwise: mask [2,2] = 1,1,0,1, int8 2,4,6, scale per row 0.5, 2 */
+		const uint8_t m[1] = {11};
+		int64_t nz[3] = {2, 4, 6};
+		struct buf mv = bytes_v(AL_DT_UINT1, 2, D(2, 2), m, 1), nv = ints_v(AL_DT_INT8, 2, 1, D(3), nz, 3);
+		cval(&p.ops, "bm", &mv);
+		cval(&p.ops, "bnz", &nv);
+		cf(&p.ops, "bsc", 2, D(2, 1), F(0.5f, 2), 2);
+		op(&p.ops, "constexpr_sparse_blockwise_shift_scale", "sbm,sbv",
+		   "data_mask=bm nonzero_data=bnz scale=bsc");
+		op(&p.ops, "constexpr_sparse_to_dense", "sbd", "nonzero_data=sbv mask=sbm");
+	}
+	{ /* constexpr_cast with bindings: fp16 {1, -2} -> fp32 */
+		const uint16_t h[2] = {0x3c00, 0xc000};
+		struct buf hv = bytes_v(AL_DT_FP16, 1, D(2), h, 4);
+		cval(&p.ops, "c16", &hv);
+		cs(&p.ops, "f32", "fp32");
+		op(&p.ops, "constexpr_cast", "cc18", "source_val=c16 output_dtype=f32");
+	}
+	const char *outs[] = {"bw", "bu4", "bi4", "lg", "lgs", "lv1", "lv2", "sp18", "lsd", "lsv", "sbd", "cc18"};
+	for (size_t i = 0; i < N(outs); i++)
+		p_output(&p, outs[i]);
+	struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(0)))};
+	struct result r = run(&p, in, 1, false);
+	expect_ok(&r);
+	expect(&r, "bw", 2, D(2, 4), F(1, 2, 4, 6, 15, 18, 24, 28), 0);
+	expect(&r, "bu4", 1, D(4), F(0.5f, 1, 1.5f, 2), 0);
+	expect(&r, "bi4", 1, D(2), F(0.5f, -0.5f), 0);
+	expect(&r, "lg", 2, D(6, 2), F(9, 13, 13, 1, 5, 1, 26, 2, 18, 10, 2, 26), 0);
+	expect(&r, "lgs", 2, D(6, 2), F(9, 13, 26, 2, 5, 1, 52, 4, 18, 10, 4, 52), 0);
+	expect(&r, "lv1", 3, D(2, 6, 2),
+	       F(1, 1, 2, 2, 3, 3, 10, 1, 20, 2, 30, 3, 10, 10, 20, 20, 30, 30, 1, 1, 2, 2, 3, 3), 0);
+	expect(&r, "lv2", 3, D(2, 2, 6),
+	       F(1, 2, 3, 1, 2, 3, 10, 20, 30, 1, 2, 3, 10, 20, 30, 10, 20, 30, 1, 2, 3, 1, 2, 3), 0);
+	expect(&r, "sp18", 2, D(2, 3), F(7, 0, 8, 0, 0, 9), 0);
+	expect(&r, "lsd", 2, D(4, 2), F(3, 0, 4, 0, 0, 1, 0, 2), 0);
+	expect(&r, "lsv", 1, D(4), F(3, 4, 1, 2), 0);
+	expect(&r, "sbd", 2, D(2, 2), F(1, 2, 0, 12), 0);
+	expect(&r, "cc18", 1, D(2), F(1, -2), 0);
+	/* how info words each form (from the parameters' types, nothing decoded) */
+	static const char *const forms[][2] = {
+		{"bw", "int8 per-block (block 2) with offset"}, {"bu4", "uint4 per-tensor"},
+		{"lg", "2-bit LUT per-grouped-channel (group 3)"}, {"lv1", "1-bit LUT per-tensor, vector 3"},
+		{"sp18", "sparse fp32 (bit mask)"}, {"cc18", "fp16 widened (constexpr_cast)"},
+		{"lsm", "sparse 1-bit LUT per-tensor, vector 2"}};
+	const struct al_graph *g = al_model_get(r.m, 0)->graphs[0];
+	for (size_t f = 0; f < N(forms); f++) {
+		char got[80] = "";
+		for (uint32_t i = 0; i < g->n_nodes; i++)
+			if (strcmp(g->nodes[i].name, forms[f][0]) == 0)
+				if (!ali_mil_weight_form(&g->nodes[i], got, sizeof got))
+					fail_msg("no form for %s", forms[f][0]);
+		assert_string_equal(got, forms[f][1]);
+	}
+	/* decoded once per model: the second run finds every constant cached */
+	size_t cached = ali_mil_cached(r.m, false);
+	assert_true(cached >= 10);
+	struct al_named_tensor *out2 = NULL;
+	size_t n2 = 0;
+	al_tensor *x2 = tensor(AL_DT_FP32, 1, D(1), F(0));
+	struct al_named_tensor in2[] = {IN("x", x2)};
+	struct al_run_opts o = {0};
+	assert_int_equal(al_model_run(r.m, in2, 1, &o, &out2, &n2, r.d), AL_OK);
+	assert_int_equal(ali_mil_cached(r.m, false), cached);
+	assert_int_equal(ali_mil_cached(r.m, true), 0);
+	struct al_tensor_diff df;
+	for (size_t i = 0; i < n2; i++) {
+		assert_int_equal(al_tensor_compare(out2[i].t, r.out[i].t, &df), AL_OK);
+		assert_true(df.identical);
+	}
+	al_outputs_free(out2, n2);
+	al_tensor_free(x2);
+	done(&r);
+}
+
+/* Malformed iOS18 forms are located errors, not crashes. */
+static void test_compressed_ios18_bad(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"constexpr_blockwise_shift_scale", "data=bd scale=bs3"}, /* 3 does not divide 4 */
+		{"constexpr_lut_to_dense", "indices=gi lut=bs3"},          /* lut rank */
+		{"constexpr_lut_to_dense", "indices=gi lut=vl"},           /* vector without axis */
+		{"constexpr_sparse_to_dense", "nonzero_data=bs3 mask=gi"}, /* mask not 0/1 */
+	};
+	for (size_t k = 0; k < N(cases); k++) {
+		struct prog p = {0};
+		p_input(&p, "x", AL_DT_FP32, 1, D(1));
+		int64_t d[4] = {1, 2, 3, 4};
+		struct buf dv = ints_v(AL_DT_INT8, 2, 1, D(4), d, 4);
+		cval(&p.ops, "bd", &dv);
+		cf(&p.ops, "bs3", 1, D(3), F(1, 2, 3), 3);
+		const uint8_t idx[1] = {0x1b};
+		struct buf iv = bytes_v(AL_DT_UINT2, 1, D(4), idx, 1);
+		cval(&p.ops, "gi", &iv);
+		cf(&p.ops, "vl", 3, D(1, 4, 2), F(1, 2, 3, 4, 5, 6, 7, 8), 8);
+		op(&p.ops, cases[k][0], "y", cases[k][1]);
+		p_output(&p, "y");
+		struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(1), F(0)))};
+		struct result r = run(&p, in, 1, false);
+		assert_int_equal(r.st, AL_E_FORMAT);
+		assert_true(diag_has(r.d, cases[k][0]));
+		done(&r);
+	}
+}
+
+/* Stateful models through the library: the KV-cache decoder copied from the
+ * modern corpus, three calls with the final states (returned after the outputs)
+ * passed back in; every output and state against the PyTorch reference of its
+ * step. Then a proof of the model against itself starts from random states and
+ * compares the final states too, and a multifunction package runs each
+ * function by name, refusing one it lacks. */
+static al_tensor *npy_fixture(const char *rel)
+{
+	al_diags *d = al_diags_new();
+	al_tensor *t = NULL;
+	assert_int_equal(al_npy_read(fixture(rel), &t, d), AL_OK);
+	al_diags_free(d);
+	return t;
+}
+
+static void test_stateful_api(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture("modern/kv_decoder_h64_nh2_s32.mlpackage"), &m, d), AL_OK);
+	const struct al_submodel *s = al_model_get(m, 0);
+	assert_int_equal(s->n_states, 2);
+	assert_string_equal(s->states[0].name, "k_cache");
+	assert_int_equal(s->states[0].dtype, AL_DT_FP16);
+	struct al_named_tensor *prev = NULL;
+	size_t n_prev = 0;
+	for (int k = 0; k < 3; k++) {
+		char rel[160];
+		struct al_named_tensor in[4];
+		size_t n = 0;
+		snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_x.npy", k);
+		in[n++] = (struct al_named_tensor){"x", npy_fixture(rel)};
+		snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_mask.npy", k);
+		in[n++] = (struct al_named_tensor){"mask", npy_fixture(rel)};
+		for (size_t i = 1; i < n_prev; i++) /* the states the last call left */
+			in[n++] = prev[i];
+		struct al_named_tensor *out = NULL;
+		size_t n_out = 0;
+		struct al_run_opts o = {.threads = 1};
+		assert_int_equal(al_model_run(m, in, n, &o, &out, &n_out, d), AL_OK);
+		assert_int_equal(n_out, 3);
+		static const char *const names[3] = {"y", "state_k_cache", "state_v_cache"};
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(rel, sizeof rel, "reference/modern/kv_decoder_h64_nh2_s32/step%d_%s.npy", k,
+				 names[i]);
+			al_tensor *ref = npy_fixture(rel);
+			struct al_tensor_diff df;
+			assert_int_equal(al_tensor_compare(out[i].t, ref, &df), AL_OK);
+			if (!(df.comparable && df.rel <= 1e-4))
+				fail_msg("step %d %s: rel %g", k, names[i], df.rel);
+			al_tensor_free(ref);
+		}
+		assert_string_equal(out[1].name, "k_cache");
+		al_tensor_free(in[0].t);
+		al_tensor_free(in[1].t);
+		al_outputs_free(prev, n_prev);
+		prev = out;
+		n_prev = n_out;
+	}
+	al_outputs_free(prev, n_prev);
+	/* a state of the wrong shape is refused, naming it */
+	int64_t dims[1] = {3};
+	al_tensor *badst = al_tensor_new(AL_DT_FP16, 1, dims);
+	struct al_named_tensor bad[3] = {
+		{"x", npy_fixture("reference/modern/kv_decoder_h64_nh2_s32/step0_x.npy")},
+		{"mask", npy_fixture("reference/modern/kv_decoder_h64_nh2_s32/step0_mask.npy")},
+		{"k_cache", badst}};
+	struct al_named_tensor *out = NULL;
+	size_t n_out = 0;
+	assert_int_equal(al_model_run(m, bad, 3, NULL, &out, &n_out, d), AL_E_INVALID_ARG);
+	assert_true(diag_has(d, "state 'k_cache' has shape [3]"));
+	for (int i = 0; i < 3; i++)
+		al_tensor_free(bad[i].t);
+	/* the proof: random states, final states compared */
+	struct al_proof p = {0};
+	struct al_proof_opts po = {.equiv = AL_EQ_EXACT, .seed = 3};
+	assert_int_equal(al_prove_equivalent(m, m, &po, &p, d), AL_OK);
+	assert_true(p.proved && p.ok);
+	assert_int_equal(p.n_diffs, 3);
+	assert_true(p.diffs[1].identical && p.diffs[2].identical);
+	al_proof_clear(&p);
+	al_model_free(m);
+
+	/* multifunction: each function by name, its own input shape */
+	assert_int_equal(al_model_open(fixture("modern/multifunction_convnet.mlpackage"), &m, d), AL_OK);
+	s = al_model_get(m, 0);
+	assert_int_equal(s->n_fdescs, 2);
+	assert_string_equal(s->default_function, "small");
+	static const char *const fns[2] = {"large", "small"};
+	for (int f = 0; f < 2; f++) {
+		char rel[160];
+		snprintf(rel, sizeof rel, "reference/modern/multifunction_convnet/%s/x.npy", fns[f]);
+		struct al_named_tensor in[1] = {{"x", npy_fixture(rel)}};
+		struct al_run_opts o = {.function = fns[f]};
+		assert_int_equal(al_model_run(m, in, 1, &o, &out, &n_out, d), AL_OK);
+		snprintf(rel, sizeof rel, "reference/modern/multifunction_convnet/%s/y.npy", fns[f]);
+		al_tensor *ref = npy_fixture(rel);
+		struct al_tensor_diff df;
+		assert_int_equal(al_tensor_compare(out[0].t, ref, &df), AL_OK);
+		assert_true(df.comparable && df.rel <= 1e-4);
+		al_tensor_free(ref);
+		al_outputs_free(out, n_out);
+		/* the other function's input shape is refused */
+		struct al_run_opts other = {.function = fns[1 - f]};
+		assert_int_equal(al_model_run(m, in, 1, &other, &out, &n_out, d), AL_E_INVALID_ARG);
+		al_tensor_free(in[0].t);
+	}
+	struct al_run_opts none = {.function = "medium"};
+	assert_int_equal(al_model_run(m, NULL, 0, &none, &out, &n_out, d), AL_E_INVALID_ARG);
+	assert_true(diag_has(d, "no function 'medium' (its functions: large, small)"));
+	al_model_free(m);
+	al_diags_free(d);
+}
+
 /* ================================================================ weights */
 
 static void test_blob_weights(void **state)
@@ -1490,6 +1777,58 @@ static void test_alloc_failures(void **state)
 	}
 }
 
+/* The modern corpus copies (iOS18 compression, a stateful KV cache): the model
+ * opened afresh for every N, since decoded weights stay with an open model and
+ * would spare later runs the allocations the sweep is after. */
+static void test_alloc_failures_modern(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{"mlp_int4_block32_ios18", "", "x"},
+		{"tblock_pal4_grouped_g8_ios18", "", "x"},
+		{"kv_decoder_h64_nh2_s32", "step1_", "x mask"},
+	};
+	for (size_t k = 0; k < N(cases); k++) {
+		char rel[256], pkg[256];
+		struct al_named_tensor in[2];
+		size_t n_in = 0;
+		char names[32];
+		snprintf(names, sizeof names, "%s", cases[k][2]);
+		for (char *tok = strtok(names, " "); tok; tok = strtok(NULL, " ")) {
+			snprintf(rel, sizeof rel, "reference/modern/%s/%s%s.npy", cases[k][0], cases[k][1], tok);
+			in[n_in++] = IN(tok == names ? "x" : "mask", npy_fixture(rel));
+		}
+		snprintf(pkg, sizeof pkg, "modern/%s.mlpackage", cases[k][0]);
+		for (unsigned long n = 1;; n++) {
+			al_diags *d = al_diags_new();
+			al_model *m = NULL;
+			assert_int_equal(al_model_open(fixture(pkg), &m, d), AL_OK);
+			struct al_named_tensor *out = NULL;
+			size_t n_out = 0;
+			struct al_run_opts o = {.threads = 1};
+			ali_alloc_fail_after(n);
+			enum al_status st = al_model_run(m, in, n_in, &o, &out, &n_out, d);
+			unsigned long made = ali_alloc_fail_after(0);
+			if (st != AL_OK) {
+				if (st != AL_E_NOMEM)
+					print_diags(d);
+				assert_int_equal(st, AL_E_NOMEM);
+				assert_true(al_diags_errors(d) > 0);
+			}
+			al_outputs_free(out, n_out);
+			al_model_free(m);
+			al_diags_free(d);
+			if (st == AL_OK && made < n) {
+				print_message("  %s: %lu allocations in a run, each failed once\n", cases[k][0], made);
+				break;
+			}
+			assert_true(n < 1000000);
+		}
+		for (size_t i = 0; i < n_in; i++)
+			al_tensor_free(in[i].t);
+	}
+}
+
 /* Damaged programs: every byte of a program with a while_loop, lists and
  * slices set to a few other values; each model that still opens runs on
  * random inputs (small budgets). Whatever the status, nothing may crash or
@@ -1593,6 +1932,10 @@ int main(void)
 		cmocka_unit_test(test_lists),        cmocka_unit_test(test_lstm_step),
 		cmocka_unit_test(test_gru_rnn_step), cmocka_unit_test(test_resample),
 		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_compressed_ios18),
+		cmocka_unit_test(test_compressed_ios18_bad),
+		cmocka_unit_test(test_stateful_api),
+		cmocka_unit_test(test_alloc_failures_modern),
 		cmocka_unit_test(test_blob_weights), cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_hostile),      cmocka_unit_test(test_corpus_copies),
 		cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_mutations),

@@ -8,6 +8,9 @@
  * reductions and transposes against brute-force index arithmetic written here. */
 #include "testutil.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "analysis.h"
 #include "kernels.h"
 
@@ -1665,6 +1668,58 @@ static void test_conv_alloc_failure(void **state)
 	ali_kernels_set_threads(1);
 }
 
+/* The pool runs every part exactly once, with the part count it was given,
+ * however many parts there are (more than workers, one, the cap). */
+struct pool_probe {
+	int hits[80];
+	int parts_seen[80];
+};
+
+static void pool_part(void *ctx, int part, int parts)
+{
+	struct pool_probe *p = ctx;
+	p->hits[part]++;
+	p->parts_seen[part] = parts;
+}
+
+static void test_thread_pool(void **state)
+{
+	(void)state;
+	static const int counts[] = {1, 2, 3, 7, 64, 2, 5};
+	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		struct pool_probe p;
+		memset(&p, 0, sizeof p);
+		for (int rep = 0; rep < 20; rep++)
+			ali_pool_run(counts[k], pool_part, &p);
+		for (int t = 0; t < 80; t++) {
+			assert_int_equal(p.hits[t], t < counts[k] ? 20 : 0);
+			if (t < counts[k])
+				assert_int_equal(p.parts_seen[t], counts[k]);
+		}
+	}
+}
+
+/* A child of fork() (the parent's workers are not in it) runs pool jobs on
+ * workers of its own instead of waiting for ones that do not exist. */
+static void test_thread_pool_fork(void **state)
+{
+	(void)state;
+	struct pool_probe p;
+	memset(&p, 0, sizeof p);
+	ali_pool_run(2, pool_part, &p); /* the parent's worker exists now */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(20); /* a hang becomes a failure */
+		memset(&p, 0, sizeof p);
+		ali_pool_run(3, pool_part, &p);
+		_exit(p.hits[0] == 1 && p.hits[1] == 1 && p.hits[2] == 1 ? 0 : 1);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* ================================================================ timing
  * Not a test of speed (the machine varies); prints figures when
  * ANELINT_KERNEL_BENCH is set. */
@@ -1764,6 +1819,8 @@ int main(void)
 		cmocka_unit_test(test_lstm),
 		cmocka_unit_test(test_gru_rnn),
 		cmocka_unit_test(test_conv_alloc_failure),
+		cmocka_unit_test(test_thread_pool),
+		cmocka_unit_test(test_thread_pool_fork),
 		cmocka_unit_test(test_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

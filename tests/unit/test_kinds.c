@@ -172,11 +172,11 @@ static void test_nn_exec(void **state)
 static void test_mil_exec(void **state)
 {
 	(void)state;
-	expect_missing(ali_mil_exec_has, false, "interp_mil.c ops", "affine batch_to_space constexpr_blockwise_shift_scale constexpr_lut_to_sparse "
-		       "constexpr_sparse_blockwise_shift_scale conv_quantized crop_resize custom_layer "
+	expect_missing(ali_mil_exec_has, false, "interp_mil.c ops", "affine batch_to_space "
+		       "conv_quantized crop_resize custom_layer "
 		       "einsum non_maximum_suppression non_zero random_bernoulli random_categorical "
-		       "random_normal random_uniform read_state resample reshape_like resize "
-		       "sliding_windows space_to_batch write_state");
+		       "random_normal random_uniform resample reshape_like resize "
+		       "sliding_windows space_to_batch");
 }
 
 int main(void)
