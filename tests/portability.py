@@ -40,10 +40,6 @@ LINUX_ONLY = {
 # (file, name): where a match is allowed, and why
 KNOWN = {
     ("src/base/platform.c", "*"): "the feature checks themselves",
-    # Issue 20 replaces the interpreter's C11 threads by POSIX threads; these two
-    # entries go when it lands (a stale entry is harmless: nothing matches).
-    ("src/interp/kernels.c", "C11 threads (macOS has none: POSIX threads)"): "issue 20",
-    ("src/interp/exec.c", "C11 threads (macOS has none: POSIX threads)"): "issue 20",
 }
 
 

@@ -75,7 +75,7 @@ class RunOpts(ctypes.Structure):  # struct al_run_opts
     c_name = "al_run_opts"
     _fields_ = [("precision", c_int), ("observe", c_void_p), ("observe_ctx", c_void_p),
                 ("max_bytes", c_uint64), ("max_steps", c_uint64), ("threads", c_int),
-                ("max_work", c_uint64), ("held_bytes", c_void_p)]
+                ("max_work", c_uint64), ("held_bytes", c_void_p), ("function", c_char_p)]
 
 
 class ProofDiff(ctypes.Structure):  # struct al_proof_diff
@@ -94,7 +94,7 @@ class Proof(ctypes.Structure):  # struct al_proof
 class ProofOpts(ctypes.Structure):  # struct al_proof_opts
     c_name = "al_proof_opts"
     _fields_ = [("equiv", c_int), ("inputs", POINTER(NamedTensor)), ("n_inputs", c_size_t),
-                ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64)]
+                ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64), ("threads", c_int)]
 
 
 class Pass(ctypes.Structure):  # struct al_pass

@@ -24,9 +24,23 @@
 #if !defined(AL_PORTABLE) && defined(__linux__) && defined(__GLIBC__) && \
 	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 28))
 #define HAVE_LINUX_CALLS 1
+#include <malloc.h> /* mallopt */
 #else
 #define HAVE_LINUX_CALLS 0
 #endif
+
+/* Keep freed memory in the process instead of giving it back to the kernel
+ * after every op: glibc trims the heap top above 128 KB and maps big blocks
+ * afresh, so each interpreter run faulted its pages in again (half of a small
+ * decoder step's time, bench/README.md). Elsewhere, and with the fallbacks
+ * forced: the C library's defaults. */
+void ali_keep_freed_memory(void)
+{
+#if HAVE_LINUX_CALLS && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+	mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
+}
 
 bool ali_platform_portable(void)
 {

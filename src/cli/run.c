@@ -18,9 +18,6 @@
 #include "mlmodelc.h" /* ali_compiled_unrunnable */
 
 #include <errno.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,22 +504,9 @@ static void summarize(FILE *out, al_tensor *t)
 	}
 }
 
-/* The commands that run models keep freed activation memory in the process
- * instead of giving it back to the kernel after every op (glibc trims the heap
- * top above 128 KB and maps big blocks afresh, so each run faulted its pages in
- * again: half of a small decoder step's time). Memory already counted against
- * --max-memory is reused, not added. Other C libraries: their defaults. */
-static void keep_freed_memory(void)
-{
-#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
-	mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
-	mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
-}
-
 int threads_of(const struct cli *c, const struct command_row *cmd, int *rc)
 {
-	keep_freed_memory(); /* every command that runs a model comes here first */
+	ali_keep_freed_memory(); /* every command that runs a model comes here first (base/platform.c) */
 	uint64_t n = 0;
 	if (c->threads) {
 		if (!parse_count(c->threads, &n) || n < 1 || n > 64) {
