@@ -252,8 +252,8 @@ if [ $rc -eq 0 ] && grep -q '"pass": "mil-linear-split-cap", "rule": "ANE061", "
 loads "$T/lm.mlpackage" && ok || bad "lmhead: the output does not load"
 pkgcheck "$L" "$T/lm.mlpackage" logits >"$T/lm.pkg" 2>&1 && grep -q 'blobs 2 -> 6' "$T/lm.pkg" && ok ||
 	{ bad "lmhead: package check"; cat "$T/lm.pkg"; }
-"$ANELINT" check --shapes --rules "$T/nofloor.rules" "$T/lm.mlpackage" >"$T/lm.check"
-n=$(grep -cE ' logits_part[01] +linear +\[1,4,8200\] +ANE' "$T/lm.check")
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/lm.mlpackage" >"$T/lm.check"
+n=$(grep -cE ' logits_part[01] +linear +\[1,4,8200\] +[0-9.]+[kMG]? +ANE' "$T/lm.check")
 [ "$n" -eq 2 ] && grep -qE ' logits +concat +\[1,4,16400\] .*ANE061' "$T/lm.check" && ok ||
 	{ bad "lmhead: $n slices on the ANE (2 expected), the concat off"; cat "$T/lm.check"; }
 grep -q '"layer": "small".*"why_not": "8 output features fit the ANE.s axis cap (16384)"' "$T/lm.json" && ok ||
