@@ -122,7 +122,7 @@ else
 fi
 
 # --function on check / info; info lists states, functions and weight forms
-if "$ANELINT" check "$mf" --function large >"$out" 2>&1; [ $? -le 1 ] && grep -q -- '-- large --' "$out" &&
+if "$ANELINT" check --all "$mf" --function large >"$out" 2>&1; [ $? -le 1 ] && grep -q -- '-- large --' "$out" &&
 	! grep -q -- '-- small --' "$out"; then
 	ok
 else
