@@ -59,6 +59,40 @@ grep -q 'compiled.metadata: metadata.json version 3.0, MLModelType_mlProgram' "$
 grep -q "fused activation" "$T/out" && grep -q "espresso layer type 'elementwise(operation 25)'" "$T/out" && ok ||
 	bad "check of an espresso model does not say what the compiled form lacks"
 
+# ANE057: a layer of no known kind has an unknown unit, the same in check
+# (text, json), plan (text, json) and report (markdown); ANE040 switched off so
+# that the layers keep their own verdicts (the copied description has a shape range)
+E=tests/data/compiled/crafted_espresso.mlmodelc
+printf 'id: ANE040\nfamilies: none\nprovenance: compiled.sh\n' >"$T/off.rules"
+"$ANELINT" check --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+grep -q '^    3  clip1  *espresso.elementwise(~  ?  *ANE057 espresso type elementwise(operation 25)' "$T/out" &&
+	grep -q '^summary: 6 layers, 4 on the ANE (66.7%), 1 unit unknown (ANE057), 1 fall back: gpu 1$' "$T/out" &&
+	ok || bad "check: the espresso layer of no known kind is not shown with an unknown unit"
+"$ANELINT" check -f json --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+python3 - "$T/out" <<'PY' && ok || bad "check --format json: unit of clip1 not unknown"
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+units = {l["name"]: (l["unit"], l["op_unit"], l["ane"], l.get("unknown", False)) for l in m["layers"]}
+assert units["clip1"] == ("unknown", "unknown", False, True), units["clip1"]
+assert units["relu1"] == ("ane", "ane", True, False), units["relu1"]
+assert m["summary"]["units"]["unknown"] == 1 and m["summary"]["units"]["ane"] == 4, m["summary"]
+assert m["summary"]["ane_eligible"] == 4, m["summary"]
+PY
+"$ANELINT" plan --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+grep -q '^  bar      AAA?AG$' "$T/out" && grep -q '? unit unknown (ANE057' "$T/out" && ok ||
+	bad "plan: the bar does not mark the unknown unit"
+"$ANELINT" plan -f json --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+python3 - "$T/out" <<'PY' && ok || bad "plan --format json: unit of clip1 not unknown"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["models"][0]["plans"][0] if "plans" in d["models"][0] else d["models"][0]
+assert p["bar"] == "AAA?AG", p["bar"]
+l = [x for x in p["layers"] if x["name"] == "clip1"][0]
+assert l["unit"] == "unknown" and l["verdict"] == "unknown", l
+PY
+"$ANELINT" report -f markdown --rules "$T/off.rules" "$E" -o "$T/r.md" >"$T/out" 2>&1
+grep -q '^| 3 | clip1 | espresso.*| unknown | \*\*ANE057\*\* ' "$T/r.md" && ok || bad "report: clip1 not listed with an unknown unit"
+
 # an espresso NeuralNetwork has no weights in its layers: run refuses it with one line, exit 3
 "$ANELINT" run --random tests/data/compiled/crafted_espresso.mlmodelc >"$T/out" 2>"$T/err"
 rc=$?

@@ -493,7 +493,6 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 	for (uint32_t i = 0; i < m->compiled.n_esp_types; i++)
 		ali_diag_add(d, AL_SEV_WARNING, m->path, UINT64_MAX, NULL, NULL,
 			    "espresso layer type '%s' has no known NeuralNetwork kind: its layers "
-			    "are listed as espresso.%s, no rule checks them and their unit is not known "
-			    "(shown as the default, ane)",
+			    "are listed as espresso.%s and their unit is unknown (ANE057)",
 			    m->compiled.esp_types[i], m->compiled.esp_types[i]);
 }
