@@ -387,16 +387,17 @@ static bool blob_shape(struct esp *E, struct json_object *o, const char *blob, s
 	return true;
 }
 
-/* The shapes of a layer's tops (comma-separated, split as names() does). */
-static bool top_shapes(struct esp *E, struct json_object *table, const char *top, struct al_esp_tops *t)
+/* The shapes of a layer's tops or bottoms (comma-separated, split as names() does). */
+static bool list_shapes(struct esp *E, struct json_object *table, const char *top,
+			const struct al_shape **out, uint32_t *n_out, bool count)
 {
 	uint32_t n = 0;
 	for (const char *s = top; s && *s; n++) {
 		size_t k = strcspn(s, ",");
 		s += k + (s[k] == ',');
 	}
-	t->n = 0;
-	t->shape = NULL;
+	*n_out = 0;
+	*out = NULL;
 	if (!n || n > ESP_MAX_TOPS)
 		return true; /* no tops, or more than any layer seen: no compiled shapes */
 	struct al_shape *sh = ali_arena_array(&E->m->arena, n, sizeof *sh);
@@ -415,12 +416,19 @@ static bool top_shapes(struct esp *E, struct json_object *table, const char *top
 		if (json_object_object_get_ex(table, name, &o)) {
 			if (!blob_shape(E, o, name, &sh[i]))
 				return false;
-			E->shapes_found++;
+			E->shapes_found += count;
 		}
 	}
-	t->shape = sh;
-	t->n = n;
+	*out = sh;
+	*n_out = n;
 	return true;
+}
+
+static bool layer_shapes(struct esp *E, struct json_object *table, struct json_object *l,
+			 struct al_esp_tops *t)
+{
+	return list_shapes(E, table, jstr(l, "top"), &t->shape, &t->n, true) &&
+	       list_shapes(E, table, jstr(l, "bottom"), &t->in, &t->n_in, false);
 }
 
 enum al_status ali_espresso_build(struct al_model *m, const char *dir, const char *rel,
@@ -496,7 +504,7 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		uint32_t field = params(&E, l, type, &p);
 		if (lb)
 			lb[i] = E.layer_bytes;
-		if (tops && !top_shapes(&E, shapes, jstr(l, "top"), &tops[i])) {
+		if (tops && !layer_shapes(&E, shapes, l, &tops[i])) {
 			st = E.nomem ? AL_E_NOMEM : AL_E_FORMAT;
 			break;
 		}
@@ -592,6 +600,8 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 			if (src) {
 				src->compiled_out = tops[i].shape;
 				src->n_compiled_out = tops[i].n;
+				src->compiled_in = tops[i].in;
+				src->n_compiled_in = tops[i].n_in;
 			}
 		}
 		for (uint32_t g = 0; g < sub->n_graphs; g++)

@@ -79,6 +79,8 @@ struct al_model {
 		struct al_esp_tops {
 			const struct al_shape *shape; /* n entries; rank -1: blob not listed */
 			uint32_t n;
+			const struct al_shape *in; /* the same for its bottoms */
+			uint32_t n_in;
 		} *esp_tops[AL_ESPRESSO_STAGES];
 		uint32_t n_stages;
 	} compiled;
@@ -122,6 +124,8 @@ struct al_node_src {
 	 * compiler's, at the default input shapes): shape_infer.c uses them */
 	const struct al_shape *compiled_out; /* n_compiled_out entries, rank -1: not listed */
 	uint32_t n_compiled_out;
+	const struct al_shape *compiled_in; /* the same for its inputs */
+	uint32_t n_compiled_in;
 };
 struct al_mil_arg {
 	const char *param;
