@@ -3,8 +3,9 @@
  * espresso files (espresso.c through mlmodelc.c and the Model walk).
  *
  * Framing of an input:
- *     [u16 little-endian L][L bytes: model.espresso.weights][rest: model.espresso.net]
- * L is clamped to the bytes present. The two files go into a fresh directory
+ *     [u16 LE W][W bytes: model.espresso.weights][u16 LE S][S bytes: model.espresso.shape]
+ *     [rest: model.espresso.net]
+ * W and S are clamped to the bytes present; 0 leaves that file out. The files go into a fresh directory
  * x.mlmodelc/ next to a fixed coremldata.bin (a spec-4 neuralNetwork with one
  * input input_1 [1, 16, 16] and one output Identity), which al_model_open reads
  * as a compiled model. Then check + sinks (fuzz_common.h). */
@@ -26,13 +27,27 @@ static const uint8_t cdata[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t wlen = 0;
+	const uint8_t *w = data, *sh = data;
+	size_t wlen = 0, slen = 0;
 	if (size >= 2) {
 		wlen = (size_t)data[0] | (size_t)data[1] << 8;
 		data += 2;
 		size -= 2;
 		if (wlen > size)
 			wlen = size;
+		w = data;
+		data += wlen;
+		size -= wlen;
+	}
+	if (size >= 2) {
+		slen = (size_t)data[0] | (size_t)data[1] << 8;
+		data += 2;
+		size -= 2;
+		if (slen > size)
+			slen = size;
+		sh = data;
+		data += slen;
+		size -= slen;
 	}
 	static unsigned serial;
 	char dir[700], p[800];
@@ -41,10 +56,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(p, sizeof p, "%s/coremldata.bin", dir);
 	fuzz_put_file(p, cdata, sizeof cdata);
 	snprintf(p, sizeof p, "%s/model.espresso.net", dir);
-	fuzz_put_file(p, data + wlen, size - wlen);
+	fuzz_put_file(p, data, size);
 	if (wlen) {
 		snprintf(p, sizeof p, "%s/model.espresso.weights", dir);
-		fuzz_put_file(p, data, wlen);
+		fuzz_put_file(p, w, wlen);
+	}
+	if (slen) {
+		snprintf(p, sizeof p, "%s/model.espresso.shape", dir);
+		fuzz_put_file(p, sh, slen);
 	}
 	al_diags *d = al_diags_new();
 	FUZZ_CHECK(d != NULL);

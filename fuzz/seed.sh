@@ -18,21 +18,30 @@ python3 fuzz/mkseeds.py "$out" "$@"
 
 # MIL text (fuzz_miltext.c) and espresso (fuzz_espresso.c) seeds from the
 # compiled models: [u16 LE L][L bytes][text], L = 0 when the binary part is
-# over 64 KB (weight.bin / model.espresso.weights), kept otherwise.
+# over 64 KB (weight.bin / model.espresso.weights), kept otherwise; espresso
+# seeds carry model.espresso.shape the same way between the two:
+# [u16 W][weights][u16 S][shape][net].
 mkdir -p "$out/seeds-miltext" "$out/seeds-espresso"
 rm -f "$out/seeds-miltext/"* "$out/seeds-espresso/"*
-frame() { # frame BINARY TEXT OUT
+part() { # part FILE: [u16 LE n][n bytes of FILE] to stdout; n = 0 when absent or over 64 KB
 	n=0
 	[ -f "$1" ] && n=$(wc -c <"$1" | tr -d ' ')
 	[ "$n" -gt 65535 ] && n=0
-	python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<H", int(sys.argv[1])))' "$n" >"$3"
-	[ "$n" -gt 0 ] && cat "$1" >>"$3"
+	python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<H", int(sys.argv[1])))' "$n"
+	[ "$n" -gt 0 ] && cat "$1"
+	return 0
+}
+frame() { # frame BINARY TEXT OUT
+	part "$1" >"$3"
 	cat "$2" >>"$3"
+}
+frame3() { # frame3 BINARY SHAPE TEXT OUT
+	{ part "$1"; part "$2"; cat "$3"; } >"$4"
 }
 for d in tests/data/compiled/*.mlmodelc "$corpus"/compiled/*.mlmodelc "$corpus"/compiled/*.mlmodelc/model*; do
 	[ -d "$d" ] || continue
 	tag=$(basename "$(dirname "$d")")_$(basename "$d")
 	[ -f "$d/model.mil" ] && frame "$d/weights/weight.bin" "$d/model.mil" "$out/seeds-miltext/$tag"
-	[ -f "$d/model.espresso.net" ] && frame "$d/model.espresso.weights" "$d/model.espresso.net" "$out/seeds-espresso/$tag"
+	[ -f "$d/model.espresso.net" ] && frame3 "$d/model.espresso.weights" "$d/model.espresso.shape" "$d/model.espresso.net" "$out/seeds-espresso/$tag"
 done
 echo "seed.sh: miltext $(ls "$out/seeds-miltext" | wc -l), espresso $(ls "$out/seeds-espresso" | wc -l) seeds"

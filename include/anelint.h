@@ -237,6 +237,12 @@ struct al_verdict {
 	 * AL_PLACE_MODEL or AL_PLACE_SMALL; NULL otherwise (the policy moved it) */
 	const struct al_rule *moved_by;
 	char confidence;               /* of the verdict as a whole */
+	/* the unit is unknown: a rule saying the model does not tell what the
+	 * node is fired (ANE057, a compiled espresso layer of no known kind). Such
+	 * a node is not ANE-eligible and not counted as placed on the ANE; the
+	 * partition keeps it with its neighbours (unit/placed as if no rule fired),
+	 * and the sinks show its unit as "unknown" ("?" in text). */
+	bool unknown;
 	const struct al_rule **rules;  /* rules that fired, table order */
 	const char **reasons;          /* one per fired rule: names parameter and value */
 	uint32_t n_rules;
@@ -561,7 +567,7 @@ struct al_plan {
 	struct al_switch *switch_list; /* `switches` entries */
 	double compute_us, switch_us; /* est_us = compute_us + switch_us */
 	double switch_cost[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* the costs used (defaults filled in) */
-	uint32_t ane_nodes;         /* nodes on the ANE after partitioning */
+	uint32_t ane_nodes;         /* nodes on the ANE after partitioning (a unit unknown, al_verdict.unknown, not counted) */
 	uint32_t n_uncosted;        /* nodes whose cost is unknown (counted as 0 FLOPs) */
 	bool timed;                 /* the target has roofline figures; else est_us = switch_us */
 	const struct al_rule *model_rule; /* model-level rule moving the whole model, or NULL */

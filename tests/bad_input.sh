@@ -614,6 +614,44 @@ if [ -d "$CD" ]; then
 	rm "$C/model.espresso.net"
 	run espresso-net-missing "3|4" m.mlmodelc
 
+	# model.espresso.shape: hostile entries are located errors; an absent file leaves the inferred shapes
+	S=crafted_espresso.mlmodelc/model.espresso.shape
+	mlmodelc espresso-shape-bad-json crafted_espresso
+	cut_file "$CD/$S" "$C/model.espresso.shape" 60
+	run espresso-shape-bad-json 3 m.mlmodelc
+
+	mlmodelc espresso-shape-no-table crafted_espresso
+	echo '{"layer_shapes": 3}' >"$C/model.espresso.shape"
+	run espresso-shape-no-table 3 m.mlmodelc
+
+	mlmodelc espresso-shape-not-object crafted_espresso
+	echo '{"layer_shapes": {"c1": [1, 16, 128, 128]}}' >"$C/model.espresso.shape"
+	run espresso-shape-not-object 3 m.mlmodelc
+
+	mlmodelc espresso-shape-negative-dim crafted_espresso
+	echo '{"layer_shapes": {"c1": {"n": 1, "k": -16, "h": 128, "w": 128}}}' >"$C/model.espresso.shape"
+	run espresso-shape-negative-dim 3 m.mlmodelc
+
+	mlmodelc espresso-shape-huge-dim crafted_espresso
+	echo '{"layer_shapes": {"p1": {"n": 1, "k": 1e300, "h": 64, "w": 64}}}' >"$C/model.espresso.shape"
+	run espresso-shape-huge-dim 3 m.mlmodelc
+
+	mlmodelc espresso-shape-bad-rank crafted_espresso
+	echo '{"layer_shapes": {"f1": {"n": 1, "k": 8, "h": 1, "w": 1, "_rank": 9}}}' >"$C/model.espresso.shape"
+	run espresso-shape-bad-rank 3 m.mlmodelc
+
+	mlmodelc espresso-shape-deep-json crafted_espresso
+	{ printf '{"layer_shapes": '; i=0; while [ $i -lt 5000 ]; do printf '['; i=$((i + 1)); done; } >"$C/model.espresso.shape"
+	run espresso-shape-deep-json 3 m.mlmodelc
+
+	mlmodelc espresso-shape-missing crafted_espresso
+	rm "$C/model.espresso.shape"
+	run espresso-shape-missing "0|1" m.mlmodelc
+
+	mlmodelc espresso-shape-partial crafted_espresso
+	echo '{"layer_shapes": {"c1": {"k": 16}, "nothing": {"w": 2147483647}}}' >"$C/model.espresso.shape"
+	run espresso-shape-partial "0|1" m.mlmodelc
+
 	# a weights table that lies is a warning (the weights are only counted)
 	mlmodelc espresso-weights-table crafted_espresso
 	poke "$C/model.espresso.weights" 0 ff ff ff ff ff ff ff 0f

@@ -60,6 +60,64 @@ grep -q 'compiled.metadata: metadata.json version 3.0, MLModelType_mlProgram' "$
 grep -q "fused activation" "$T/out" && grep -q "espresso layer type 'elementwise(operation 25)'" "$T/out" && ok ||
 	bad "check of an espresso model does not say what the compiled form lacks"
 
+# ANE057: a layer of no known kind has an unknown unit, the same in check
+# (text, json), plan (text, json) and report (markdown); ANE040 switched off so
+# that the layers keep their own verdicts (the copied description has a shape range)
+E=tests/data/compiled/crafted_espresso.mlmodelc
+printf 'id: ANE040\nfamilies: none\nprovenance: compiled.sh\n' >"$T/off.rules"
+"$ANELINT" check --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+grep -q '^    3  clip1  *espresso.elementwise(~  ?  *ANE057 espresso type elementwise(operation 25)' "$T/out" &&
+	grep -q '^summary: 6 layers, 4 on the ANE (66.7%), 1 unit unknown (ANE057), 1 fall back: gpu 1$' "$T/out" &&
+	ok || bad "check: the espresso layer of no known kind is not shown with an unknown unit"
+"$ANELINT" check -f json --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+python3 - "$T/out" <<'PY' && ok || bad "check --format json: unit of clip1 not unknown"
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+units = {l["name"]: (l["unit"], l["op_unit"], l["ane"], l.get("unknown", False)) for l in m["layers"]}
+assert units["clip1"] == ("unknown", "unknown", False, True), units["clip1"]
+assert units["relu1"] == ("ane", "ane", True, False), units["relu1"]
+assert m["summary"]["units"]["unknown"] == 1 and m["summary"]["units"]["ane"] == 4, m["summary"]
+assert m["summary"]["ane_eligible"] == 4, m["summary"]
+PY
+"$ANELINT" plan --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+grep -q '^  bar      AAA?AG$' "$T/out" && grep -q '? unit unknown (ANE057' "$T/out" && ok ||
+	bad "plan: the bar does not mark the unknown unit"
+"$ANELINT" plan -f json --rules "$T/off.rules" "$E" >"$T/out" 2>&1
+python3 - "$T/out" <<'PY' && ok || bad "plan --format json: unit of clip1 not unknown"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["models"][0]["plans"][0] if "plans" in d["models"][0] else d["models"][0]
+assert p["bar"] == "AAA?AG", p["bar"]
+l = [x for x in p["layers"] if x["name"] == "clip1"][0]
+assert l["unit"] == "unknown" and l["verdict"] == "unknown", l
+PY
+"$ANELINT" report -f markdown --rules "$T/off.rules" "$E" -o "$T/r.md" >"$T/out" 2>&1
+grep -q '^| 3 | clip1 | espresso.*| unknown | \*\*ANE057\*\* ' "$T/r.md" && ok || bad "report: clip1 not listed with an unknown unit"
+
+# model.espresso.shape: check --shapes shows the compiler's shapes, not only
+# what the declared input gives (the copy's input says [1..inf,128,128,1]); a
+# copy whose .shape says otherwise shows that (an entry without _rank is rank 5
+# [seq,n,k,h,w] where nothing is inferred), and without the file the
+# inferred shapes come back
+mkdir "$T/c" && cp -R "$E" "$T/c/e.mlmodelc"
+"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+grep -q '^    0  conv1 .* \[1\*,16,128,128\] ' "$T/out" && grep -q '^    4  fc1 .* \[1,8,1,1\] ' "$T/out" &&
+	ok || bad "check --shapes: the shapes of model.espresso.shape are not shown"
+python3 - "$T/c/e.mlmodelc/model.espresso.shape" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["layer_shapes"]["f1"] = {"n": 1, "k": 24, "h": 1, "w": 1, "_rank": 4}
+d["layer_shapes"]["e1"] = {"seq": 1, "n": 1, "k": 16, "h": 32, "w": 32}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+grep -q '^    3  clip1 .* \[1,1,16,32,32\] ' "$T/out" && grep -q '^    4  fc1 .* \[1,24,1,1\] ' "$T/out" &&
+	ok || bad "check --shapes: an edited model.espresso.shape is not what is shown"
+rm "$T/c/e.mlmodelc/model.espresso.shape"
+"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+grep -q '^    0  conv1 .* \[1\*,16,128,1\] ' "$T/out" && grep -q '^    4  fc1 .* \[?\.\.\.\] ' "$T/out" &&
+	ok || bad "check --shapes without model.espresso.shape: not the inferred shapes"
+
 # an espresso NeuralNetwork has no weights in its layers: run refuses it with one line, exit 3
 "$ANELINT" run --random tests/data/compiled/crafted_espresso.mlmodelc >"$T/out" 2>"$T/err"
 rc=$?

@@ -763,7 +763,7 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 			double t[N_U];
 			node_times(w->target, w->nodes[k], t);
 			p->node_us[k] = t[w->fin[i]];
-			if (w->fin[i] == U_ANE)
+			if (w->fin[i] == U_ANE && !w->nodes[k]->verdict.unknown) /* ANE057: not counted */
 				p->ane_nodes++;
 		}
 		p->total_flops += it->flops;

@@ -77,6 +77,10 @@ static void decide(struct al_verdict *v, const struct al_rule *const *fired, siz
 	v->ane = best == NULL;
 	v->unit = best ? best->unit : AL_UNIT_ANE;
 	v->confidence = best ? best->confidence : 'G';
+	v->unknown = false;
+	for (size_t i = 0; i < n_fired && v->ane; i++)
+		if (strcmp(fired[i]->id, ALI_RULE_UNKNOWN_KIND) == 0)
+			v->unknown = true; /* no fallback rule, and nothing says it is ANE work */
 }
 
 static bool is_const_op(const struct al_node *n, enum al_rule_scope scope)

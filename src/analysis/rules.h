@@ -45,6 +45,10 @@ enum { AL_N_RULES = 0
 /* The predicate of built-in row i (rule_table.c), or NULL past the end. */
 al_rule_pred *ali_rule_pred_at(size_t i);
 
+/* The rule whose firing makes a node's unit unknown (al_verdict.unknown): a
+ * compiled espresso layer of no known kind (rules.def). */
+#define ALI_RULE_UNKNOWN_KIND "ANE057"
+
 /* Bound on values read from one repeated parameter (kernel sizes, shapes, ...). */
 #define AL_RX_MAX_DIMS 16
 

@@ -540,3 +540,14 @@ bool ali_rp_nn_global_avg_valid(const struct al_rctx *c, char *reason, size_t ca
 	}
 	return false;
 }
+
+/* ANE057: a layer of a compiled espresso net whose type/code maps onto no
+ * NeuralNetwork kind (espresso.c names it "espresso.<type>"). */
+bool ali_rp_nn_espresso_unknown(const struct al_rctx *c, char *reason, size_t cap)
+{
+	const struct al_node *n = c->n;
+	if (n->kind >= 0 || !n->type || strncmp(n->type, "espresso.", 9) != 0)
+		return false;
+	return ali_rx_say(reason, cap, "espresso type %s: the compiled form does not say what it is",
+			 n->type + 9);
+}

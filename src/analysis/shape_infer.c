@@ -110,6 +110,7 @@ struct ctx {
 	al_diags *d;
 	bool nomem;
 	uint32_t mismatches; /* in this sub-model */
+	uint32_t compiled_used, compiled_diff; /* model.espresso.shape: shapes used, differing */
 };
 
 static void *arena_array(struct ctx *c, size_t count, size_t size)
@@ -297,6 +298,78 @@ static void mil_outputs(struct ctx *c, const struct shp_node *x)
 		ali_free(inf);
 }
 
+/* A layer of a compiled espresso net: the compiler's output shapes
+ * (model.espresso.shape, at the default input shapes) replace the inferred
+ * ones. Same rank: dim by dim (a dim the file leaves out keeps the inferred
+ * one; the inferred flex bits are kept). A rank-5 entry (no _rank) against an
+ * inferred rank r < 5: its last r dims when the others are 1. A known,
+ * non-flexible dim that differs is counted (one note per sub-model). */
+static void merge_compiled(struct ctx *c, const struct al_shape *e, struct al_shape *x)
+{
+	struct al_shape k = *e;
+	int r = x->rank;
+	if (r > 0 && r < e->rank && e->rank == 5) {
+		bool ones = true;
+		for (int j = 0; j < 5 - r; j++)
+			ones = ones && e->dims[j] == 1;
+		if (ones) {
+			shp_rank(&k, r, e->dtype);
+			for (int j = 0; j < r; j++)
+				k.dims[j] = e->dims[5 - r + j];
+		}
+	}
+	if (k.rank == r) {
+		for (int j = 0; j < r && j < AL_SHAPE_MAX_RANK; j++) {
+			if (k.dims[j] == AL_DIM_UNKNOWN)
+				k.dims[j] = x->dims[j];
+			else if (x->dims[j] != AL_DIM_UNKNOWN && x->dims[j] != k.dims[j] && !shp_flex(x, j))
+				c->compiled_diff++;
+		}
+		k.flex = x->flex;
+	} else if (r >= 0) {
+		c->compiled_diff++;
+	}
+	if (x->dtype != AL_DT_UNKNOWN)
+		k.dtype = x->dtype;
+	*x = k;
+}
+
+static bool compiled_ok(const struct al_shape *e)
+{
+	return e->rank >= 0 && e->rank <= AL_SHAPE_MAX_RANK;
+}
+
+static void use_compiled(struct ctx *c, const struct al_node_src *src, const struct al_node *n,
+			 struct al_shape *out)
+{
+	for (uint32_t o = 0; o < n->n_outputs && o < src->n_compiled_out; o++)
+		if (compiled_ok(&src->compiled_out[o])) {
+			merge_compiled(c, &src->compiled_out[o], &out[o]);
+			c->compiled_used++;
+		}
+}
+
+/* The same for the layer's inputs: the model's inputs (whose declared shape
+ * may not be the one the compiler used) and the outputs of earlier layers
+ * (already the compiled ones). The merged shapes are this node's own. */
+static void compiled_inputs(struct ctx *c, const struct al_node_src *src, const struct al_node *n,
+			    const struct al_shape **in)
+{
+	for (uint32_t i = 0; i < n->n_inputs && i < src->n_compiled_in && !c->nomem; i++) {
+		if (!compiled_ok(&src->compiled_in[i]))
+			continue;
+		struct al_shape *x = arena_array(c, 1, sizeof *x);
+		if (!x)
+			return;
+		if (in[i])
+			*x = *in[i];
+		else
+			shp_unknown(x);
+		merge_compiled(c, &src->compiled_in[i], x);
+		in[i] = x;
+	}
+}
+
 static void infer_node(struct ctx *c, struct al_node *n, struct scope *sc)
 {
 	struct al_node_src *src = (struct al_node_src *)n->priv; /* arena-owned, written here only */
@@ -313,6 +386,10 @@ static void infer_node(struct ctx *c, struct al_node *n, struct scope *sc)
 				c->nomem = true;
 		}
 	}
+	if (src && src->compiled_in)
+		compiled_inputs(c, src, n, in);
+	if (c->nomem)
+		return;
 	for (uint32_t o = 0; o < n->n_outputs; o++)
 		shp_unknown(&out[o]);
 	struct shp_node x = {n, c->s, in, n->n_inputs, out, n->n_outputs};
@@ -320,6 +397,8 @@ static void infer_node(struct ctx *c, struct al_node *n, struct scope *sc)
 		mil_outputs(c, &x);
 	else
 		ali_shapes_nn(&x);
+	if (src && src->compiled_out)
+		use_compiled(c, src, n, out);
 	n->out_shapes = out;
 	if (src)
 		src->in_shapes = in;
@@ -392,6 +471,7 @@ static void infer_sub(struct ctx *c, struct al_submodel *s)
 {
 	c->s = s;
 	c->mismatches = 0;
+	c->compiled_used = c->compiled_diff = 0;
 	if (s->world == AL_WORLD_NN && s->n_graphs && s->graphs[0]) {
 		struct scope sc = {0};
 		for (uint32_t i = 0; i < s->n_inputs && !c->nomem; i++) {
@@ -414,6 +494,11 @@ static void infer_sub(struct ctx *c, struct al_submodel *s)
 			ali_free(sc.slots);
 		}
 	}
+	if (c->compiled_used)
+		ali_diag_add(c->d, AL_SEV_NOTE, s->file, UINT64_MAX, NULL, NULL,
+			    "%u layer output shapes taken from model.espresso.shape%s", c->compiled_used,
+			    c->compiled_diff ? " (some differ from the ones inferred from the inputs: the "
+					       "compiled ones are used)" : "");
 	if (c->mismatches > MAX_MISMATCH_DIAGS)
 		ali_diag_add(c->d, AL_SEV_NOTE, s->file, UINT64_MAX, NULL, NULL,
 			    "%u more declared/inferred shape mismatches not shown",

@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #define MAX_LAYERS (1u << 20)
+#define ESP_MAX_TOPS 64 /* tops of one layer given compiled shapes */
 
 struct esp {
 	struct al_model *m;
@@ -39,6 +40,9 @@ struct esp {
 	bool have_weights;
 	uint32_t fused, fused_tanh, batchnorm, inferred, unknown, bad_blobs;
 	uint64_t layer_bytes; /* blob bytes of the layer being read */
+	const char *shape_file; /* shown name of model.espresso.shape */
+	uint32_t shapes_found;
+	bool nomem;
 	struct al_weight_stats ws;
 };
 
@@ -320,6 +324,114 @@ static enum al_status read_weights(struct esp *E, const char *dir, const char *r
 	return AL_OK;
 }
 
+/* model.espresso.shape: {"layer_shapes": {blob: {"n", "k", "h", "w", "seq"?,
+ * "_rank"?}}} (FORMAT-NOTES.md section 2). *table: the layer_shapes object of
+ * *doc, both NULL when the file is absent; a malformed file is an error. */
+static enum al_status read_shapes(struct esp *E, const char *dir, const char *rel,
+				  struct json_object **doc, struct json_object **table)
+{
+	*doc = *table = NULL;
+	struct al_mlmodelc_file f;
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s%smodel.espresso.shape", rel, *rel ? "/" : "");
+	enum al_status st = ali_mlmodelc_map(&f, E->m, dir, path, E->d);
+	if (st || !f.present)
+		return st;
+	E->shape_file = f.shown;
+	struct json_object *top = ali_json_read(f.map.s, f.shown, E->d);
+	ali_unmap(&f.map);
+	if (!top)
+		return AL_E_FORMAT;
+	struct json_object *t;
+	if (!json_object_is_type(top, json_type_object) ||
+	    !json_object_object_get_ex(top, "layer_shapes", &t) ||
+	    !json_object_is_type(t, json_type_object)) {
+		json_object_put(top);
+		ali_diag_add(E->d, AL_SEV_ERROR, f.shown, UINT64_MAX, "layer_shapes", NULL,
+			    "model.espresso.shape has no \"layer_shapes\" object");
+		return AL_E_FORMAT;
+	}
+	*doc = top;
+	*table = t;
+	return AL_OK;
+}
+
+/* The shape of one blob of model.espresso.shape: the last _rank of [seq, n, k,
+ * h, w] (no _rank: all five, the RANK5 blob [Seq, Batch, C, H, W]); seq absent
+ * is 1, another dim absent is unknown. false, with a located error, when the
+ * entry is not an object of dims in [0, 2^31) and a _rank in 1..5. */
+static bool blob_shape(struct esp *E, struct json_object *o, const char *blob, struct al_shape *sh)
+{
+	static const char *const key[5] = {"seq", "n", "k", "h", "w"};
+	int64_t v[5], rank = 5;
+	const char *bad = NULL;
+	if (!json_object_is_type(o, json_type_object))
+		bad = "is not an object";
+	else if (json_object_object_get_ex(o, "_rank", NULL) && (!jint(o, "_rank", &rank) || rank < 1 || rank > 5))
+		bad = "has a _rank that is not 1..5";
+	for (int i = 0; i < 5 && !bad; i++) {
+		if (!json_object_object_get_ex(o, key[i], NULL))
+			v[i] = i == 0 ? 1 : AL_DIM_UNKNOWN;
+		else if (!jint(o, key[i], &v[i]) || v[i] < 0 || v[i] > INT32_MAX)
+			bad = "has a dim that is not an integer in 0..2^31-1";
+	}
+	if (bad) {
+		ali_diag_add(E->d, AL_SEV_ERROR, E->shape_file, UINT64_MAX, "layer_shapes", blob,
+			    "the entry of a blob %s", bad);
+		return false;
+	}
+	memset(sh, 0, sizeof *sh);
+	sh->rank = (int)rank;
+	sh->dtype = AL_DT_FP32; /* NeuralNetwork blobs are float */
+	for (int j = 0; j < AL_SHAPE_MAX_RANK; j++)
+		sh->dims[j] = j < rank ? v[5 - rank + j] : AL_DIM_UNKNOWN;
+	return true;
+}
+
+/* The shapes of a layer's tops or bottoms (comma-separated, split as names() does). */
+static bool list_shapes(struct esp *E, struct json_object *table, const char *top,
+			const struct al_shape **out, uint32_t *n_out, bool count)
+{
+	uint32_t n = 0;
+	for (const char *s = top; s && *s; n++) {
+		size_t k = strcspn(s, ",");
+		s += k + (s[k] == ',');
+	}
+	*n_out = 0;
+	*out = NULL;
+	if (!n || n > ESP_MAX_TOPS)
+		return true; /* no tops, or more than any layer seen: no compiled shapes */
+	struct al_shape *sh = ali_arena_array(&E->m->arena, n, sizeof *sh);
+	if (!sh) {
+		E->nomem = true;
+		return false;
+	}
+	char name[AL_MAX_NAME + 1];
+	uint32_t i = 0;
+	for (const char *s = top; *s; i++) {
+		size_t k = strcspn(s, ",");
+		snprintf(name, sizeof name, "%.*s", (int)(k < AL_MAX_NAME ? k : AL_MAX_NAME), s);
+		s += k + (s[k] == ',');
+		struct json_object *o;
+		sh[i].rank = -1;
+		if (json_object_object_get_ex(table, name, &o)) {
+			if (!blob_shape(E, o, name, &sh[i]))
+				return false;
+			E->shapes_found += count;
+		}
+	}
+	*out = sh;
+	*n_out = n;
+	return true;
+}
+
+static bool layer_shapes(struct esp *E, struct json_object *table, struct json_object *l,
+			 struct al_esp_tops *t)
+{
+	return list_shapes(E, table, jstr(l, "top"), &t->shape, &t->n, true) &&
+	       list_shapes(E, table, jstr(l, "bottom"), &t->in, &t->n_in, false);
+}
+
 enum al_status ali_espresso_build(struct al_model *m, const char *dir, const char *rel,
 				  uint32_t spec, struct al_buf *out, al_diags *d)
 {
@@ -349,13 +461,15 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 			    "model.espresso.net has no \"layers\" array");
 		return AL_E_FORMAT;
 	}
-	if ((st = read_weights(&E, dir, rel))) {
+	struct json_object *shape_doc = NULL, *shapes = NULL;
+	if ((st = read_weights(&E, dir, rel)) || (st = read_shapes(&E, dir, rel, &shape_doc, &shapes))) {
 		json_object_put(top);
 		return st;
 	}
 	size_t n = json_object_array_length(layers);
 	if (n > MAX_LAYERS) {
 		json_object_put(top);
+		json_object_put(shape_doc);
 		ali_diag_add(d, AL_SEV_ERROR, E.net, UINT64_MAX, "layers", NULL,
 			    "%zu espresso layers; more than %u is refused", n, MAX_LAYERS);
 		return AL_E_FORMAT;
@@ -367,7 +481,12 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		m->compiled.esp_layer_bytes[stage] = lb;
 		m->compiled.esp_n_layers[stage] = (uint32_t)n;
 	}
-	for (size_t i = 0; i < n; i++) {
+	struct al_esp_tops *tops = lb && shapes ? ali_arena_array(&m->arena, n, sizeof *tops) : NULL;
+	if (lb && shapes && !tops)
+		st = AL_E_NOMEM;
+	if (tops) /* lb: stage < AL_ESPRESSO_STAGES */
+		m->compiled.esp_tops[stage] = tops;
+	for (size_t i = 0; i < n && !st; i++) {
 		struct json_object *l = json_object_array_get_idx(layers, i);
 		const char *type = l && json_object_is_type(l, json_type_object) ? jstr(l, "type") : NULL;
 		const char *name = type ? jstr(l, "name") : NULL;
@@ -386,6 +505,10 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 		uint32_t field = params(&E, l, type, &p);
 		if (lb)
 			lb[i] = E.layer_bytes;
+		if (tops && !layer_shapes(&E, shapes, l, &tops[i])) {
+			st = E.nomem ? AL_E_NOMEM : AL_E_FORMAT;
+			break;
+		}
 		ali_buf_len(&layer, field, p.p, p.n);
 		ali_buf_len(out, 1, layer.p, layer.n);
 	}
@@ -394,6 +517,7 @@ enum al_status ali_espresso_build(struct al_model *m, const char *dir, const cha
 	ali_buf_free(&layer);
 	ali_buf_free(&p);
 	json_object_put(top);
+	json_object_put(shape_doc);
 	if (st)
 		return st;
 	/* compiled files do not say the shape mapping: ND layers need EXACT */
@@ -470,6 +594,17 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 				src->weight_bytes_elsewhere = m->compiled.esp_layer_bytes[s][i];
 			}
 		}
+		/* each layer's output shapes from model.espresso.shape (shape_infer.c) */
+		const struct al_esp_tops *tops = s < AL_ESPRESSO_STAGES ? m->compiled.esp_tops[s] : NULL;
+		for (uint32_t i = 0; tops && g0 && i < g0->n_nodes && i < m->compiled.esp_n_layers[s]; i++) {
+			struct al_node_src *src = (struct al_node_src *)g0->nodes[i].priv;
+			if (src) {
+				src->compiled_out = tops[i].shape;
+				src->n_compiled_out = tops[i].n;
+				src->compiled_in = tops[i].in;
+				src->n_compiled_in = tops[i].n_in;
+			}
+		}
 		for (uint32_t g = 0; g < sub->n_graphs; g++)
 			rename_nodes(m, sub->graphs[g], 0);
 	}
@@ -494,7 +629,6 @@ void ali_espresso_finish(struct al_model *m, const al_diags *tmp, al_diags *d)
 	for (uint32_t i = 0; i < m->compiled.n_esp_types; i++)
 		ali_diag_add(d, AL_SEV_WARNING, m->path, UINT64_MAX, NULL, NULL,
 			    "espresso layer type '%s' has no known NeuralNetwork kind: its layers "
-			    "are listed as espresso.%s, no rule checks them and their unit is not known "
-			    "(shown as the default, ane)",
+			    "are listed as espresso.%s and their unit is unknown (ANE057)",
 			    m->compiled.esp_types[i], m->compiled.esp_types[i]);
 }

@@ -75,6 +75,14 @@ struct al_model {
 		bool esp_stage[AL_ESPRESSO_STAGES];
 		uint64_t *esp_layer_bytes[AL_ESPRESSO_STAGES]; /* per layer, in layer order */
 		uint32_t esp_n_layers[AL_ESPRESSO_STAGES];
+		/* per layer, in layer order: the shapes of its tops from
+		 * model.espresso.shape (NULL when the file is absent) */
+		struct al_esp_tops {
+			const struct al_shape *shape; /* n entries; rank -1: blob not listed */
+			uint32_t n;
+			const struct al_shape *in; /* the same for its bottoms */
+			uint32_t n_in;
+		} *esp_tops[AL_ESPRESSO_STAGES];
 		uint32_t n_stages;
 	} compiled;
 	bool checked;
@@ -118,6 +126,12 @@ struct al_node_src {
 	 * in model.espresso.weights, not in `params`; cost.c counts these bytes */
 	bool weights_elsewhere;
 	uint64_t weight_bytes_elsewhere;
+	/* ... and the shapes its outputs have in model.espresso.shape (the
+	 * compiler's, at the default input shapes): shape_infer.c uses them */
+	const struct al_shape *compiled_out; /* n_compiled_out entries, rank -1: not listed */
+	uint32_t n_compiled_out;
+	const struct al_shape *compiled_in; /* the same for its inputs */
+	uint32_t n_compiled_in;
 };
 struct al_mil_arg {
 	const char *param;

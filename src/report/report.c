@@ -26,9 +26,11 @@ static void count_node(void *ctx, const struct al_node *n)
 	}
 	const struct al_verdict *v = ali_view_verdict(c->v, n);
 	sum->nodes++;
-	if (v->ane)
+	if (v->ane && !v->unknown)
 		sum->eligible++;
-	if (v->placed_ane)
+	if (v->unknown && v->placed_ane)
+		sum->unknown++;
+	else if (v->placed_ane)
 		sum->per_unit[AL_UNIT_ANE]++;
 	else if ((unsigned)v->placed < AL_UNIT_COUNT)
 		sum->per_unit[v->placed]++;
@@ -51,6 +53,11 @@ static void count_node(void *ctx, const struct al_node *n)
 		}
 		sum->top[k].count++;
 	}
+}
+
+const char *ali_placed_name(const struct al_verdict *v)
+{
+	return v->unknown && v->placed_ane ? "unknown" : al_unit_name(v->placed);
 }
 
 const char *ali_moved_by(const struct al_verdict *v)

@@ -28,6 +28,7 @@ struct al_summary {
 	uint32_t consts; /* ML Program const ops (not counted in nodes) */
 	uint32_t per_unit[AL_UNIT_COUNT]; /* by final placement (al_verdict.placed) */
 	uint32_t eligible;                /* ANE-eligible by their own verdict (al_verdict.ane) */
+	uint32_t unknown;                 /* unit unknown (al_verdict.unknown), not in per_unit */
 	uint32_t moved;                   /* placed elsewhere than their own verdict says */
 	const struct al_rule *moved_by;   /* the rule that moved most of them, or NULL */
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
@@ -42,6 +43,9 @@ const char *ali_moved_by(const struct al_verdict *v);
 /* Whether the final placement differs from the op's own verdict (a resolved
  * gpu_or_cpu does not count). */
 bool ali_verdict_moved(const struct al_verdict *v);
+/* The unit a sink shows for a node's final placement: "unknown" when its
+ * unit is unknown and the partition left it with the ANE work around it. */
+const char *ali_placed_name(const struct al_verdict *v);
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);

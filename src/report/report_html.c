@@ -409,8 +409,11 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 	if (p && p->n_nodes)
 		fprintf(out, "; %" PRIu32 " after partitioning", p->ane_nodes);
 	fputs("</dd>\n", out);
-	if (sum->nodes > ane) {
-		fprintf(out, "<dt>fall back</dt><dd>%" PRIu32 " (", sum->nodes - ane);
+	if (sum->unknown)
+		fprintf(out, "<dt>unit unknown</dt><dd>%" PRIu32 " <span class=\"note\">(ANE057: the compiled "
+			     "form does not say what the layer is)</span></dd>\n", sum->unknown);
+	if (sum->nodes > ane + sum->unknown) {
+		fprintf(out, "<dt>fall back</dt><dd>%" PRIu32 " (", sum->nodes - ane - sum->unknown);
 		bool first = true;
 		for (int u = AL_UNIT_GPU; u < AL_UNIT_COUNT; u++)
 			if (sum->per_unit[u]) {

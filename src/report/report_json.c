@@ -152,10 +152,15 @@ static void layer_json(void *vctx, const struct al_node *n)
 	json_object_object_add(o, "block", str_or_null(g && (g->function || g->depth) ? g->block : NULL));
 	json_object_object_add(o, "depth", json_object_new_int(g ? g->depth : 0));
 	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
-	json_object_object_add(o, "ane", json_object_new_boolean(n->verdict.placed_ane));
-	json_object_object_add(o, "unit", ali_json_string(al_unit_name(n->verdict.placed)));
-	json_object_object_add(o, "op_ane", json_object_new_boolean(n->verdict.ane));
-	json_object_object_add(o, "op_unit", ali_json_string(al_unit_name(n->verdict.unit)));
+	/* a unit unknown (ANE057): "unit"/"op_unit" "unknown", "ane"/"op_ane" false */
+	const struct al_verdict *v = &n->verdict;
+	json_object_object_add(o, "ane", json_object_new_boolean(v->placed_ane && !v->unknown));
+	json_object_object_add(o, "unit", ali_json_string(ali_placed_name(v)));
+	json_object_object_add(o, "op_ane", json_object_new_boolean(v->ane && !v->unknown));
+	json_object_object_add(o, "op_unit",
+			       ali_json_string(v->unknown ? "unknown" : al_unit_name(v->unit)));
+	if (v->unknown)
+		json_object_object_add(o, "unknown", json_object_new_boolean(1));
 	if (n->verdict.place != AL_PLACE_VERDICT)
 		json_object_object_add(o, "moved_by", ali_json_string(ali_moved_by(&n->verdict)));
 	json_object_object_add(o, "confidence", conf_str(n->verdict.confidence));
@@ -208,6 +213,8 @@ static json_object *summary_json(const struct al_submodel *s)
 	for (int u = 0; u < AL_UNIT_COUNT; u++)
 		if (u != AL_UNIT_NONE)
 			json_object_object_add(units, al_unit_name(u), json_object_new_int64(sum.per_unit[u]));
+	if (sum.unknown)
+		json_object_object_add(units, "unknown", json_object_new_int64(sum.unknown));
 	json_object_object_add(o, "units", units);
 	json_object_object_add(o, "ane_eligible", json_object_new_int64(sum.eligible));
 	double share = sum.nodes ? (double)sum.per_unit[AL_UNIT_ANE] / sum.nodes : 0.0;

@@ -194,8 +194,8 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 		for (uint32_t r = 0; r < g.n_rows; r++) {
 			const struct al_node *n = g.rows[r].node;
 			const struct al_verdict *nv = g.rows[r].verdict;
-			if (nv->ane || ali_node_is_const(n))
-				continue;
+			if ((nv->ane && !nv->unknown) || ali_node_is_const(n))
+				continue; /* on the ANE; a unit unknown (ANE057) gets a row */
 			for (uint32_t k = 0; k < nv->n_rules; k++)
 				note_rule(c, nv->rules[k]);
 			if (shown++ >= MD_FALLBACKS)
@@ -204,9 +204,9 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 			md(out, n->name, MD_NAME);
 			fputs(" | ", out);
 			md(out, n->type, 0);
-			fprintf(out, " | %s", al_unit_name(nv->unit));
+			fprintf(out, " | %s", nv->unknown ? "unknown" : al_unit_name(nv->unit));
 			enum al_unit u = ali_row_unit(&g.rows[r], p);
-			if (p && u != nv->unit)
+			if (p && u != nv->unit && !(nv->unknown && u == AL_UNIT_ANE))
 				fprintf(out, " → %s", ali_unit_upper(u));
 			fputs(" |", out);
 			for (uint32_t k = 0; k < nv->n_rules; k++) {

@@ -98,13 +98,16 @@ static void text_bar(FILE *out, const struct al_plan *p, const struct al_report_
 	if (group < 1)
 		group = 1;
 	fputs("  bar      ", out);
+	bool any_unknown = false;
 	for (uint32_t a = 0; a < n; a += group) {
 		uint32_t b = a + group < n ? a + group : n;
 		uint32_t cnt[AL_UNIT_COUNT] = {0};
 		bool own[AL_UNIT_COUNT] = {0};
+		bool unknown = false;
 		for (uint32_t k = a; k < b; k++) {
 			enum al_unit u = p->unit[k] < AL_UNIT_COUNT ? p->unit[k] : AL_UNIT_CPU;
 			cnt[u]++;
+			unknown |= u == AL_UNIT_ANE && p->nodes[k]->verdict.unknown;
 			own[u] |= p->place[k] == AL_PLACE_VERDICT || p->place[k] == AL_PLACE_RESOLVED;
 		}
 		/* the off-ANE unit if any layer of the group is off the ANE (the commoner one) */
@@ -114,11 +117,14 @@ static void text_bar(FILE *out, const struct al_plan *p, const struct al_report_
 		char c = unit_letter(u);
 		if (u != AL_UNIT_ANE && !own[u])
 			c = (char)(c - 'A' + 'a');
-		fprintf(out, "%s%c", al_col(o, al_unit_colour(u)), c);
+		if (u == AL_UNIT_ANE && unknown) /* ANE057: a layer of unknown unit */
+			c = '?';
+		any_unknown |= c == '?';
+		fprintf(out, "%s%c", al_col(o, c == '?' ? C_YELLOW : al_unit_colour(u)), c);
 	}
 	fprintf(out, "%s\n", al_col(o, C_RESET));
-	fprintf(out, "%s           A ANE, G GPU, C CPU; lower case: moved there by the policy or a model-level rule",
-		al_col(o, C_DIM));
+	fprintf(out, "%s           A ANE, G GPU, C CPU%s; lower case: moved there by the policy or a model-level rule",
+		al_col(o, C_DIM), any_unknown ? ", ? unit unknown (ANE057; estimated as ANE)" : "");
 	if (group > 1)
 		fprintf(out, "; one mark = %" PRIu32 " layers (an off-ANE unit shows if any has it)", group);
 	fprintf(out, "%s\n", al_col(o, C_RESET));
@@ -377,6 +383,8 @@ static json_object *plan_json(const struct al_view *v)
 			char c = unit_letter(p->unit[k]);
 			bool moved = p->place[k] != AL_PLACE_VERDICT && p->place[k] != AL_PLACE_RESOLVED;
 			bar[k] = p->unit[k] != AL_UNIT_ANE && moved ? (char)(c - 'A' + 'a') : c;
+			if (p->unit[k] == AL_UNIT_ANE && ali_view_verdict(v, p->nodes[k])->unknown)
+				bar[k] = '?'; /* ANE057 */
 		}
 		bar[p->n_nodes] = 0;
 	}
@@ -435,8 +443,10 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_object_add(j, "name", ali_json_string(n->name ? n->name : ""));
 		json_object_object_add(j, "type", ali_json_string(n->type ? n->type : ""));
 		const struct al_verdict *nv = ali_view_verdict(v, n);
-		json_object_object_add(j, "verdict", ali_json_string(nv->ane ? "ane" : al_unit_name(nv->unit)));
-		json_object_object_add(j, "unit", ali_json_string(al_unit_name(p->unit[k])));
+		json_object_object_add(j, "verdict", ali_json_string(nv->unknown ? "unknown"
+									: nv->ane ? "ane" : al_unit_name(nv->unit)));
+		json_object_object_add(j, "unit", ali_json_string(nv->unknown && p->unit[k] == AL_UNIT_ANE
+									 ? "unknown" : al_unit_name(p->unit[k])));
 		json_object_object_add(j, "placed", ali_json_string(al_place_name(p->place[k])));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));

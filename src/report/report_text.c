@@ -100,7 +100,11 @@ static void print_row(void *vctx, const struct al_node *n)
 	const struct al_verdict *v = &n->verdict;
 	bool moved = ali_verdict_moved(v);
 	bool any = v->n_rules || moved;
-	if (v->placed_ane) {
+	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
+		fprintf(out, "%s?%s%s", al_col(o, C_YELLOW), moved ? "*" : "", al_col(o, C_RESET));
+		if (any)
+			fprintf(out, "%*s", moved ? 16 : 17, "");
+	} else if (v->placed_ane) {
 		fprintf(out, "%sANE%s%s", al_col(o, C_GREEN), moved ? "*" : "", al_col(o, C_RESET));
 		if (any)
 			fprintf(out, "%*s", moved ? 14 : 15, "");
@@ -127,7 +131,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	}
 	if (moved)
 		fprintf(out, "%s* moved by %s (op alone: %s)", v->n_rules ? "; " : " ", ali_moved_by(v),
-			v->ane ? "ANE" : al_unit_name(v->unit));
+			v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit));
 	fputc('\n', out);
 }
 
@@ -144,7 +148,7 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 	ali_summarize(s, NULL, &sum);
 	const char *what = s->world == AL_WORLD_MIL ? "ops" : "layers";
 	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
-	uint32_t off = sum.nodes - ane;
+	uint32_t off = sum.nodes - ane - sum.unknown;
 	fprintf(out, "summary: %" PRIu32 " %s", sum.nodes, what);
 	if (sum.consts)
 		fprintf(out, " (+%" PRIu32 " const)", sum.consts);
@@ -155,6 +159,9 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 	if (sum.moved)
 		fprintf(out, ": %" PRIu32 " moved by %s", sum.moved,
 			sum.moved_by ? sum.moved_by->id : "the partition policy");
+	if (sum.unknown)
+		fprintf(out, ", %s%" PRIu32 " unit unknown%s (ANE057)", al_col(o, C_YELLOW), sum.unknown,
+			al_col(o, C_RESET));
 	if (off) {
 		fprintf(out, ", %s%" PRIu32 " fall back%s:", al_col(o, C_RED), off, al_col(o, C_RESET));
 		bool first = true;

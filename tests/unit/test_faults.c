@@ -190,6 +190,14 @@ static void test_pipeline(void **state)
 	fault_file("crafted/nonneural_pipeline.mlmodel");
 }
 
+/* A compiled espresso NeuralNetwork (.net, .weights, .shape JSON): every
+ * allocation of its load, shapes (model.espresso.shape) and check fails once. */
+static void test_compiled(void **state)
+{
+	(void)state;
+	fault_file("compiled/crafted_espresso.mlmodelc");
+}
+
 /* A package image from memory: model.mlmodel bytes + weight.bin. */
 static void test_package_buffer(void **state)
 {
@@ -305,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_nn_file),
 		cmocka_unit_test(test_package_dir),
 		cmocka_unit_test(test_pipeline),
+		cmocka_unit_test(test_compiled),
 		cmocka_unit_test(test_package_buffer),
 		cmocka_unit_test(test_many_diagnostics),
 		cmocka_unit_test(test_corpus),

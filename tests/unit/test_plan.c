@@ -779,6 +779,7 @@ static uint32_t agree_in_dir(const char *dir, bool fixes)
 	while ((e = readdir(dh))) {
 		size_t len = strlen(e->d_name);
 		if (!(len > 8 && strcmp(e->d_name + len - 8, ".mlmodel") == 0) &&
+		    !(len > 9 && strcmp(e->d_name + len - 9, ".mlmodelc") == 0) &&
 		    !(len > 10 && strcmp(e->d_name + len - 10, ".mlpackage") == 0))
 			continue;
 		char path[8192 + 512];
@@ -792,7 +793,7 @@ static uint32_t agree_in_dir(const char *dir, bool fixes)
 static void test_check_agrees_with_plan(void **state)
 {
 	(void)state;
-	static const char *const dirs[] = {"converted", "crafted", "modern", "observed", "rules"};
+	static const char *const dirs[] = {"converted", "crafted", "modern", "observed", "rules", "compiled"};
 	uint32_t n = 0;
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
 		n += agree_in_dir(fixture(dirs[i]), true);

@@ -553,6 +553,12 @@ static const struct rcase cases[] = {
 	{CR("mil_decode_int8.mlpackage"), NULL, NULL, "ANE071", true, "a17@ios26", NEEDS_COST},
 	/* a stateful model is not held to the floor (coremltools #2631, #2553): 90 MFLOP */
 	{OB("state_width256.mlpackage"), NULL, NULL, "ANE071", false, COST},
+	/* ---- ANE057 compiled espresso layer of no known kind (tools/mkespresso.py) */
+	{"compiled/crafted_espresso.mlmodelc", NULL, "clip1", "ANE057", true},
+	{"compiled/crafted_espresso.mlmodelc", NULL, "@espresso.elementwise(operation 25)", "ANE057", true},
+	{"compiled/crafted_espresso.mlmodelc", NULL, "relu1", "ANE057", false},
+	{"compiled/crafted_espresso.mlmodelc", NULL, "conv1", "ANE057", false},
+	{CV("builder__custom_layer.mlmodel"), NULL, "custom_swish", "ANE057", false}, /* not espresso */
 	/* ---- ANE072 small ANE segment (a partition rule: moves nodes, never fires per op) */
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", true, "no-ane071", NEEDS_COST},
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", false, NULL, NEEDS_COST},
@@ -793,6 +799,39 @@ static void test_verdict_warn_only(void **state)
 	assert_int_equal(n->verdict.confidence, 'G');
 	assert_int_equal(n->verdict.n_rules, 1);
 	assert_string_equal(n->verdict.reasons[0], "convolution dilationFactor [2,2]");
+}
+
+/* ANE057: a compiled espresso layer of no known kind has an unknown unit: not
+ * ANE-eligible, however the partition places it; its neighbours are unaffected. */
+static void test_verdict_unknown(void **state)
+{
+	(void)state;
+	al_model *m = load("compiled/crafted_espresso.mlmodelc");
+	assert_non_null(m);
+	const struct al_node *n = node_in(m, NULL, "clip1");
+	assert_non_null(n);
+	assert_true(n->verdict.unknown);
+	assert_int_equal(n->verdict.n_rules, 1);
+	assert_string_equal(n->verdict.rules[0]->id, "ANE057");
+	assert_non_null(strstr(n->verdict.reasons[0], "elementwise(operation 25)"));
+	const struct al_node *r = node_in(m, NULL, "relu1");
+	assert_non_null(r);
+	assert_false(r->verdict.unknown);
+	assert_true(r->verdict.ane);
+	/* a user override that makes ANE057 a fallback rule: the unit is its, not unknown */
+	static const char ov[] = "id: ANE057\nkind: illegal\nunit: cpu\nprovenance: test\n";
+	al_user_rules *u = NULL;
+	assert_int_equal(al_user_rules_parse(ov, sizeof ov - 1, "ov", &u, NULL), AL_OK);
+	al_model *m2 = NULL;
+	assert_int_equal(al_model_open(fixture("compiled/crafted_espresso.mlmodelc"), &m2, NULL), AL_OK);
+	assert_int_equal(al_model_check(m2, &(struct al_check_opts){.user_rules = u}, NULL), AL_OK);
+	n = node_in(m2, NULL, "clip1");
+	assert_non_null(n);
+	assert_false(n->verdict.unknown);
+	assert_false(n->verdict.ane);
+	assert_int_equal(n->verdict.unit, AL_UNIT_CPU);
+	al_model_free(m2);
+	al_user_rules_free(u);
 }
 
 static void test_verdict_strongest_rule(void **state)
@@ -1385,6 +1424,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_fallback),
 		cmocka_unit_test(test_verdict_warn_only),
 		cmocka_unit_test(test_verdict_strongest_rule),
+		cmocka_unit_test(test_verdict_unknown),
 		cmocka_unit_test(test_const_ops_never_fire),
 		cmocka_unit_test(test_reasons_one_line),
 		cmocka_unit_test(test_check_idempotent),

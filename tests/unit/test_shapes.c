@@ -844,6 +844,26 @@ static void test_mil_declared_vs_inferred(void **state)
 
 /* max_pool2d and avg_pool2d, kernel 15, stride 3, on (1,8,64,64):
  * floor((64 - 15) / 3) + 1 = 17; each does 8*17*17 windows of 15*15. */
+/* A compiled espresso model (tools/mkespresso.py): the layers' outputs take
+ * the shapes of model.espresso.shape, so the layer of no known kind (clip1)
+ * and everything after it has shapes and a cost; flex marks of the inferred
+ * shapes (the copied description has a batch range) stay. */
+static void test_compiled_espresso(void **state)
+{
+	(void)state;
+	struct loaded l = open_path(fixture("compiled/crafted_espresso.mlmodelc"));
+	expect_out(&l, "conv1", 0, "[1*,16,128,128]");
+	expect_out(&l, "pool1", 0, "[1*,16,64,64]");
+	expect_out(&l, "clip1", 0, "[1,16,64,64]"); /* inference alone: unknown rank */
+	expect_out(&l, "fc1", 0, "[1,8,1,1]");
+	expect_out(&l, "softmax", 0, "[1,8,1,1]");
+	/* the input as the compiler has it, [1,1,128,128] (declared [1..,128,128,1]); + bias */
+	expect_flops(&l, "conv1", 2.0 * 16 * 1 * 3 * 3 * 128 * 128 + 16 * 128 * 128);
+	assert_true(node(&l, "fc1")->cost.known);
+	assert_int_equal(count_msg(l.d, AL_SEV_NOTE, "6 layer output shapes taken from model.espresso.shape"), 1);
+	close_model(&l);
+}
+
 static void test_pool_k15_s3(void **state)
 {
 	(void)state;
@@ -1193,6 +1213,7 @@ int main(void)
 		cmocka_unit_test(test_nn_loop_body),
 		cmocka_unit_test(test_idempotent_and_check),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_compiled_espresso),
 		cmocka_unit_test(test_corpus_cnn),
 		cmocka_unit_test(test_corpus_all),
 	};
