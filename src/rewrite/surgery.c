@@ -681,9 +681,9 @@ static bool p_splitnd_ip(struct pctx *c)
 	return true;
 }
 
-/* splitND along the channel axis (rank-3) into equal parts is the legacy split
- * (nOutputs parts of axis -3): the same copies. */
-static bool p_splitnd(struct pctx *c)
+/* The conditions both splitND passes share: a top-level splitND of one input of
+ * static rank, along the channel axis (-3); *C is that axis' extent. */
+static bool splitnd_of_channels(struct pctx *c, int64_t *C)
 {
 	if (!top_level(c))
 		return false;
@@ -697,11 +697,21 @@ static bool p_splitnd(struct pctx *c)
 	int64_t ax = axis < 0 ? axis + rank : axis;
 	if (ax != rank - 3)
 		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
+	*C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
+	return true;
+}
+
+/* splitND along the channel axis (rank-3) into equal parts is the legacy split
+ * (nOutputs parts of axis -3): the same copies. */
+static bool p_splitnd(struct pctx *c)
+{
+	int64_t C;
+	if (!splitnd_of_channels(c, &C))
+		return false;
 	uint32_t n = c->n->n_outputs;
-	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
 	if (n < 2)
 		return say(c, "%u outputs (split makes 2 or more)", n);
-	uint64_t sz[64];
+	uint64_t sz[64], v;
 	long k = pb_get_varints(c->src->params, 3, sz, 64);
 	if (k < 0 || k > 64)
 		return say(c, "splitSizes could not be read");
@@ -733,20 +743,10 @@ static bool p_splitnd(struct pctx *c)
  * copies. Helpers `<layer>__slice`, ...; the layer itself the last slice. */
 static bool p_splitnd_slices(struct pctx *c)
 {
-	if (!top_level(c))
+	int64_t C;
+	if (!splitnd_of_channels(c, &C))
 		return false;
-	if (c->n->n_inputs != 1)
-		return say(c, "%u inputs", c->n->n_inputs);
-	int rank = static_rank(c);
-	if (rank < 0)
-		return false;
-	uint64_t v;
-	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
-	int64_t ax = axis < 0 ? axis + rank : axis;
-	if (ax != rank - 3)
-		return say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
 	uint32_t n = c->n->n_outputs;
-	int64_t C = ali_node_in_shape(c->n, 0)->dims[rank - 3];
 	uint64_t sz[16];
 	long k = pb_get_varints(c->src->params, 3, sz, 16);
 	if (n < 2 || n > 14 || k != (long)n)
