@@ -100,7 +100,7 @@ grep -q '^| 3 | clip1 | espresso.*| unknown | \*\*ANE057\*\* ' "$T/r.md" && ok |
 # [seq,n,k,h,w] where nothing is inferred), and without the file the
 # inferred shapes come back
 mkdir "$T/c" && cp -R "$E" "$T/c/e.mlmodelc"
-"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+"$ANELINT" check --all --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
 grep -q '^    0  conv1 .* \[1\*,16,128,128\] ' "$T/out" && grep -q '^    4  fc1 .* \[1,8,1,1\] ' "$T/out" &&
 	ok || bad "check --shapes: the shapes of model.espresso.shape are not shown"
 python3 - "$T/c/e.mlmodelc/model.espresso.shape" <<'PY'
@@ -110,11 +110,11 @@ d["layer_shapes"]["f1"] = {"n": 1, "k": 24, "h": 1, "w": 1, "_rank": 4}
 d["layer_shapes"]["e1"] = {"seq": 1, "n": 1, "k": 16, "h": 32, "w": 32}
 json.dump(d, open(sys.argv[1], "w"))
 PY
-"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+"$ANELINT" check --all --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
 grep -q '^    3  clip1 .* \[1,1,16,32,32\] ' "$T/out" && grep -q '^    4  fc1 .* \[1,24,1,1\] ' "$T/out" &&
 	ok || bad "check --shapes: an edited model.espresso.shape is not what is shown"
 rm "$T/c/e.mlmodelc/model.espresso.shape"
-"$ANELINT" check --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
+"$ANELINT" check --all --shapes --rules "$T/off.rules" "$T/c/e.mlmodelc" >"$T/out" 2>&1
 grep -q '^    0  conv1 .* \[1\*,16,128,1\] ' "$T/out" && grep -q '^    4  fc1 .* \[?\.\.\.\] ' "$T/out" &&
 	ok || bad "check --shapes without model.espresso.shape: not the inferred shapes"
 

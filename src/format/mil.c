@@ -1183,7 +1183,8 @@ static bool tensor_of(al_span val, struct tval *t)
 	return !it.err;
 }
 
-static double half_to_double(uint32_t h)
+/* An IEEE binary16 value (low 16 bits of h) as a double (model.h). */
+double ali_half_to_double(uint32_t h)
 {
 	int e = (int)(h >> 10 & 0x1f);
 	double f = (double)(h & 0x3ff), v;
@@ -1364,7 +1365,7 @@ static bool read_bytes(const struct tval *t, struct sink *s)
 			if (flt == 2)
 				put_fixed(s, u << 16, 4); /* bfloat16: the top half of an fp32 */
 			else if (flt && bits == 16)
-				put_double(s, half_to_double((uint32_t)u));
+				put_double(s, ali_half_to_double((uint32_t)u));
 			else if (flt)
 				put_fixed(s, u, w);
 			else if (sgn && bits < 64 && (u >> (bits - 1) & 1))

@@ -155,19 +155,6 @@ static bool type(struct w *W, al_span vt)
 
 /* ================================================================ values */
 
-static double half(uint32_t h)
-{
-	int e = (int)(h >> 10 & 0x1f);
-	double f = (double)(h & 0x3ff), v;
-	if (e == 0)
-		v = ldexp(f, -24);
-	else if (e == 31)
-		v = f != 0 ? NAN : INFINITY;
-	else
-		v = ldexp(f + 1024, e - 25);
-	return h & 0x8000 ? -v : v;
-}
-
 static void fnum(struct w *W, double v)
 {
 	if (isnan(v))
@@ -266,7 +253,7 @@ static bool elems(struct w *W, al_span tv, int dt, long long want, struct items 
 					for (size_t k = 0; k < wb; k++)
 						u |= (uint64_t)p[i + k] << (8 * k);
 					if (dt == AL_DT_FP16)
-						fnum(W, half((uint32_t)u));
+						fnum(W, ali_half_to_double((uint32_t)u));
 					else if (dt == AL_DT_BF16) {
 						uint32_t b32 = (uint32_t)u << 16;
 						float x;

@@ -104,6 +104,8 @@ bool ali_model_reserve_nodes(struct al_model *m, size_t n);
 enum al_status ali_model_note_program(struct al_model *m, const struct al_submodel *sub,
 				      al_span program);
 bool ali_mil_program_of(const struct al_model *m, const struct al_submodel *sub, al_span *out);
+/* An IEEE binary16 value (the low 16 bits of h) as a double: mil.c. */
+double ali_half_to_double(uint32_t h);
 
 /* Append a sub-model to m->subs (arena-backed growth). Returns NULL on OOM. */
 struct al_submodel *ali_model_add_sub(struct al_model *m);
