@@ -49,6 +49,8 @@ struct cli {
 	/* split: --at (repeats), -o once per part, --pipeline */
 	struct cli_list at, outputs;
 	const char *pipeline;
+	/* compare, calibrate (compare.c) */
+	const char *fail_under, *evidence_format, *write_evidence;
 	const char **paths;
 	int n_paths;
 };
@@ -88,5 +90,7 @@ int cmd_verify(struct cli *c);
 int cmd_fp16(struct cli *c);
 int cmd_fix(struct cli *c);
 int cmd_split(struct cli *c);
+int cmd_compare(struct cli *c);
+int cmd_calibrate(struct cli *c);
 
 #endif
