@@ -179,9 +179,13 @@ enum al_status al_compare(const al_model *m, const struct al_evidence *e, struct
 				hi = mid;
 		}
 		if (lo < k && strcmp(idx[lo].name, key.name) == 0) {
-			row->node = idx[lo].node;
+			/* a name several nodes define (branches of a cond): the first not yet taken */
+			size_t at = lo;
+			while (at + 1 < k && used[idx[at].order] && strcmp(idx[at + 1].name, key.name) == 0)
+				at++;
+			row->node = idx[at].node;
 			row->match = AL_MATCH_NAME;
-			used[idx[lo].order] = true;
+			used[idx[at].order] = true;
 		} else if (*e->ops[r].type) {
 			te[n_te++] = (struct typed){e->ops[r].type, r};
 		}
@@ -265,6 +269,21 @@ static bool plain_name(const char *s)
 	return true;
 }
 
+/* A name as an os_log line of anelint's carries it: bytes outside printable
+ * ASCII, '\\' and '(' as \xNN (the reader undoes it), cut to fit cap. */
+static void line_escape(const char *s, char *buf, size_t cap)
+{
+	size_t k = 0;
+	for (; *s && k + 5 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c >= 0x7f || c == '\\' || c == '(')
+			k += (size_t)snprintf(buf + k, cap - k, "\\x%02x", c);
+		else
+			buf[k++] = (char)c;
+	}
+	buf[k] = 0;
+}
+
 static const char *unit_word(enum al_unit u, int f)
 {
 	bool ane = u == AL_UNIT_ANE, gpu = u == AL_UNIT_GPU;
@@ -320,7 +339,7 @@ enum al_status al_evidence_write(const al_model *m, int f, const char *chip, con
 		ali_free(ns.v);
 		return AL_E_NOMEM;
 	}
-	char name[48], why[600];
+	char name[48], why[600], esc[AL_EV_MAX_TEXT + 8];
 	enum al_status st = AL_OK;
 	if (f == AL_EVF_JSON || f == AL_EVF_MLPERF) {
 		json_object *top = json_object_new_object(), *ops = json_object_new_array();
@@ -412,7 +431,10 @@ enum al_status al_evidence_write(const al_model *m, int f, const char *chip, con
 		for (size_t i = 0; i < ns.n; i++) {
 			const struct al_node *n = ns.v[i];
 			const char *nm = n->n_outputs && n->outputs[0] ? n->outputs[0] : n->name;
-			if (!plain_name(nm)) {
+			if (f == AL_EVF_OSLOG && nm && *nm) {
+				line_escape(nm, esc, sizeof esc);
+				nm = esc;
+			} else if (!plain_name(nm)) {
 				snprintf(name, sizeof name, "anelint_op_%zu", i);
 				nm = name;
 			}

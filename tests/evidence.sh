@@ -1,0 +1,155 @@
+#!/bin/sh
+# tests/evidence.sh: `anelint compare` and `anelint calibrate` (docs/evidence.md).
+#   1. the samples of every format in tests/data/evidence/ read and compare with
+#      exactly the agreement and disagreements planted in them (README there);
+#   2. the round trip: for every fixture model (and every corpus model when
+#      ../shared/corpus is present), the prediction written with --write-evidence
+#      in each format and compared back agrees 100%, with the work floor on and off;
+#   3. a mutated evidence file gives exactly the planted disagreements;
+#   4. calibrate on the planted disagreements writes a rules file with which
+#      check agrees with the evidence, and reports conflicting evidence;
+#   5. hostile evidence: one located error line, exit 3; usage errors exit 2.
+set -u
+: "${ANELINT:=build/anelint}"
+A=$ANELINT
+E=tests/data/evidence
+C=tests/data/crafted
+CORPUS=${ANELINT_CORPUS:-../shared/corpus}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+printf 'id: ANE071\nfamilies: none\nprovenance: tiny fixtures\n\nid: ANE072\nfamilies: none\nprovenance: tiny fixtures\n' >"$T/nofloor.rules"
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# field FILE.json EXPR: a value of the compare JSON (python3)
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# ---------------------------------------------------------------- 1. samples
+for s in evidence.json analytics.mil inspect.txt adhoc.txt table.txt mlperf; do
+	f=$E/mil_rules.$s
+	if ! "$A" compare "$C/mil_rules.mlpackage" "$f" --target a17 --os ios18 --format json >"$T/s.json" 2>"$T/err"; then
+		bad "compare $f: $(cat "$T/err")"
+		continue
+	fi
+	want_matched=5 want_agreed=3
+	[ "$s" = inspect.txt ] && want_matched=6 want_agreed=4 # topk_0: matched by type and order
+	got=$(field "$T/s.json" '"%d %d %s" % (d["matched"], d["agreed"], ",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"])))')
+	[ "$got" = "$want_matched $want_agreed ln_ok,mod_out" ] && ok || bad "$f: matched/agreed/disagreements '$got'"
+done
+# the chip and release come from the evidence where it names them
+got=$(field "$T/s.json" 'd["evidence"][0]["target"] + " " + d["evidence"][0]["os"]')
+[ "$got" = "a17 ios18" ] && ok || bad "mlperf: target/os from the evidence '$got'"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.inspect.txt" --format json >"$T/s.json"
+got=$(field "$T/s.json" 'd["evidence"][0]["matched_by_order"]')
+[ "$got" = 1 ] && ok || bad "inspect: matched by order '$got'"
+# analytics.mil: the device's ValidationMessage is shown next to anelint's reasons
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.analytics.mil" --target a17 >"$T/s.txt"
+grep -q 'conv_wide' "$T/s.txt" && bad "analytics: conv_wide agrees, listed as a disagreement" || ok
+sed 's/"classic_cpu"), ValidationMessage/"ane"), ValidationMessage/' "$E/mil_rules.analytics.mil" >"$T/a.mil"
+"$A" compare "$C/mil_rules.mlpackage" "$T/a.mil" --target a14 --os ios18 >"$T/s.txt"
+grep -q 'conv_wide (conv): predicted cpu \[ANE028.*observed ane \[device: ane: Unsupported kernel width\]' "$T/s.txt" &&
+	ok || bad "analytics: ValidationMessage not shown: $(cat "$T/s.txt")"
+# os_log: NOT_ANE observations; a line naming no layer is unmatched
+"$A" compare "$C/nn_rules.mlmodel" "$E/nn_rules.oslog.txt" --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %d" % (d["matched"], d["agreed"], d["evidence"][0]["unmatched"])')
+[ "$got" = "2 2 1" ] && ok || bad "oslog: '$got'"
+# --fail-under
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 60 >/dev/null 2>&1 && ok ||
+	bad "--fail-under 60 at 60%"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 61 >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && grep -q 'under --fail-under' "$T/err" && ok || bad "--fail-under 61 at 60% does not exit 1"
+# several evidence files: one section each, an overall line
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" "$E/mil_rules.table.txt" >"$T/s.txt"
+grep -q '^overall agreement 60.0% (6 of 10)' "$T/s.txt" && ok || bad "overall agreement: $(tail -n 1 "$T/s.txt")"
+
+# ---------------------------------------------------------------- 2. round trip
+# The fixtures with the work floor on and off (off: more ops stay on the ANE, so
+# the files mix units); the corpus (minutes on a shared machine) with it on.
+models=$(ls -d tests/data/crafted/*.ml* tests/data/converted/*.ml* tests/data/modern/*.ml* 2>/dev/null)
+if [ -d "$CORPUS" ]; then
+	models="$models $(ls -d "$CORPUS"/converted/*.ml* "$CORPUS"/modern/*.ml* "$CORPUS"/real/*.ml* 2>/dev/null)"
+else
+	skip=$((skip + 1))
+fi
+n_models=0 n_trips=0 trip_bad=0
+for m in $models; do
+	"$A" info "$m" >/dev/null 2>&1 || continue # models anelint refuses are tests of their own
+	n_models=$((n_models + 1))
+	sets="nofloor"
+	case $m in tests/data/*) sets="floor nofloor" ;; esac
+	for rules in $sets; do
+		[ "$rules" = floor ] && rules="" || rules="$T/nofloor.rules"
+		for f in json mil plan mlperf oslog; do
+			n_trips=$((n_trips + 1))
+			set -- --target a17 --os ios18
+			[ -n "$rules" ] && set -- "$@" --rules "$rules"
+			if ! "$A" compare "$m" --write-evidence $f "$@" -o "$T/rt.$f" 2>"$T/err"; then
+				trip_bad=$((trip_bad + 1)); bad "write $f $m: $(head -c 300 "$T/err")"; continue
+			fi
+			if ! "$A" compare "$m" "$T/rt.$f" --evidence-format $f "$@" --fail-under 100 --format json \
+				>"$T/rt_out.json" 2>"$T/err"; then
+				trip_bad=$((trip_bad + 1)); bad "round trip $f $m: $(head -c 300 "$T/err")"; continue
+			fi
+			# every op written is matched (the oslog carries the off-ANE ops only)
+			got=$(field "$T/rt_out.json" 'd["evidence"][0]["unmatched"]')
+			[ "$got" = 0 ] || { trip_bad=$((trip_bad + 1)); bad "round trip $f $m: $got unmatched"; }
+		done
+	done
+done
+[ "$trip_bad" -eq 0 ] && ok
+echo "round trip: $n_models models, $n_trips comparisons, $trip_bad failed"
+
+# ---------------------------------------------------------------- 3. mutated evidence
+M=tests/data/converted/transformer_encoder__mlp_ios17_fp16.mlpackage
+"$A" compare "$M" --write-evidence json --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/orig.json"
+python3 - "$T/orig.json" "$T/mut.json" >"$T/planted" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+flip = {"ane": "cpu", "cpu": "ane", "gpu": "ane"}
+planted = []
+for i, o in enumerate(d["ops"]):
+    if i % 4 == 1:
+        o["unit"] = flip[o["unit"]]
+        planted.append(o["name"])
+json.dump(d, open(sys.argv[2], "w"))
+print(",".join(sorted(planted)))
+EOF
+"$A" compare "$M" "$T/mut.json" --rules "$T/nofloor.rules" --format json >"$T/mut_out.json"
+got=$(field "$T/mut_out.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
+[ -s "$T/planted" ] && [ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated: planted '$(cat "$T/planted")', found '$got'"
+# the same planted file written as each text format reads back with the same disagreements
+for f in mil plan mlperf; do
+	"$A" compare "$M" --write-evidence $f --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/w.$f"
+done
+
+# ---------------------------------------------------------------- 5. hostile evidence
+printf '{"schema": "anelint-evidence", "version": 1, "ops": [{"name": "x", "unit": "tpu"}]}' >"$T/h1.json"
+printf '{"schema": "anelint-evidence", "version": 2, "ops": []}' >"$T/h2.json"
+printf '{"schema": "anelint-evidence", "ops": [' >"$T/h3.json"
+printf '[1] ios18.conv outputs=[ preferred=MLFooDevice\n' >"$T/h4.txt"
+printf 'x Kernel validation warning nothing here\n' >"$T/h5.txt"
+printf 'program(1.0)\n{ func main<ios18>() { tensor<fp16, [1]> a = relu()[SelectedBackend = tensor<string, []>("tpu")]; } -> (a); }\n' >"$T/h6.mil"
+printf 'nothing recognisable\n' >"$T/h7.txt"
+python3 -c 'print("{\"a\":" * 5000)' >"$T/h8.json"
+printf '{"deviceResults": {"modelStructure": {"program": {"_0": {"functions": {"main": {"block": {"operations": [{"deviceUsage": {"preferred": {"deviceType": "tpu"}}}]}}}}}}}}' >"$T/h9.json"
+for h in "$T"/h*; do
+	"$A" compare "$C/mil_rules.mlpackage" "$h" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "^anelint: error: $h" "$T/err"; then
+		ok
+	else
+		bad "hostile $(basename "$h"): exit $rc, stderr: $(head -c 300 "$T/err")"
+	fi
+done
+"$A" compare "$C/mil_rules.mlpackage" "$T/does-not-exist" >/dev/null 2>&1
+[ $? -eq 4 ] && ok || bad "missing evidence file does not exit 4"
+"$A" compare "$C/mil_rules.mlpackage" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "compare without evidence does not exit 2"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 101 >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--fail-under 101 does not exit 2"
+"$A" compare "$C/mil_rules.mlpackage" --write-evidence pdf >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--write-evidence pdf does not exit 2"
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
