@@ -123,6 +123,60 @@ for f in mil plan mlperf; do
 	"$A" compare "$M" --write-evidence $f --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/w.$f"
 done
 
+# ---------------------------------------------------------------- 4. calibrate
+# planted on mil_rules (a14, ios18, work floor off): conv_wide seen on the ANE
+# against ANE028, relu16 seen on the CPU where nothing fires
+M=$C/mil_rules.mlpackage
+"$A" compare "$M" --write-evidence json --target a14 --os ios18 --rules "$T/nofloor.rules" -o "$T/cal_orig.json"
+plant() { # plant IN OUT NAME=UNIT...
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = dict(a.split("=") for a in sys.argv[3:])
+for o in d["ops"]:
+    if o["name"] in want:
+        o["unit"] = want[o["name"]]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+plant "$T/cal_orig.json" "$T/cal.json" conv_wide=ane relu16=cpu
+if "$A" calibrate "$M" "$T/cal.json" --rules "$T/nofloor.rules" -o "$T/cal.rules" >"$T/cal.out" 2>"$T/err"; then
+	ok
+else
+	bad "calibrate on planted disagreements: $(cat "$T/cal.out" "$T/err")"
+fi
+grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^families: a12, a15, a16, a17, a18$' "$T/cal.rules" &&
+	grep -q '^# .*conv_wide (conv) observed ane on a14/ios18, predicted cpu' "$T/cal.rules" && ok ||
+	bad "calibrate: no commented ANE028 override for a14: $(cat "$T/cal.rules")"
+grep -q '^op: relu$' "$T/cal.rules" && grep -q '^releases: ios18$' "$T/cal.rules" && ok ||
+	bad "calibrate: no relu rule for a14/ios18"
+grep -q 'before, 100.0% (13 of 13) with the rules' "$T/cal.out" && ok || bad "calibrate summary: $(cat "$T/cal.out")"
+# check with the rules file agrees with the evidence, and the other chips are untouched
+"$A" compare "$M" "$T/cal.json" --rules "$T/cal.rules" --fail-under 100 >/dev/null 2>"$T/err" && ok ||
+	bad "check --rules calibrated does not agree: $(cat "$T/err")"
+"$A" check "$M" --rules "$T/cal.rules" --target a14 --os ios18 --format json >"$T/ck.json" 2>/dev/null
+got=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+def walk(x):
+    if isinstance(x, dict):
+        if x.get("name") in ("conv_wide", "relu16") and "ane" in x: yield x["name"], x["ane"]
+        for v in x.values(): yield from walk(v)
+    elif isinstance(x, list):
+        for v in x: yield from walk(v)
+print(" ".join("%s=%s" % kv for kv in sorted(set(walk(d)))))' "$T/ck.json")
+[ "$got" = "conv_wide=True relu16=False" ] && ok || bad "check --rules: conv_wide/relu16 verdicts '$got'"
+# conflicts: two layer_norm ops, one seen on the ANE and one off it -> no rule by type
+plant "$T/cal_orig.json" "$T/conf.json" ln_tiny=cpu
+"$A" calibrate "$M" "$T/conf.json" --rules "$T/nofloor.rules" -o "$T/conf.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: op type layer_norm' "$T/err" && ! grep -q '^op: layer_norm' "$T/conf.rules" && ok ||
+	bad "calibrate conflict in one file: exit $rc, $(cat "$T/err")"
+# between evidence files: one says conv_wide ran on the ANE, the other on the CPU (ANE028 right)
+"$A" calibrate "$M" "$T/cal.json" "$T/cal_orig.json" --rules "$T/nofloor.rules" -o "$T/conf2.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: ANE028 is wrong for conv_wide' "$T/err" && ! grep -q '^id: ANE028' "$T/conf2.rules" && ok ||
+	bad "calibrate conflict between files: exit $rc, $(cat "$T/err")"
+
 # ---------------------------------------------------------------- 5. hostile evidence
 printf '{"schema": "anelint-evidence", "version": 1, "ops": [{"name": "x", "unit": "tpu"}]}' >"$T/h1.json"
 printf '{"schema": "anelint-evidence", "version": 2, "ops": []}' >"$T/h2.json"

@@ -437,7 +437,377 @@ done:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- calibrate */
+
+/* One compared op, kept past the next check (verdicts are per check). */
+struct fact {
+	const char *file, *name, *type;
+	uint32_t line;
+	bool nn;
+	const struct al_target *target;
+	const struct al_release *os;
+	int obs;
+	enum al_unit pred;
+	const struct al_rule *off[8]; /* fallback rules that fired, and the rule that moved it */
+	int n_off;
+};
+
+/* Printable ASCII of s, at most max bytes, into buf (rules files refuse control characters). */
+static const char *plain(const char *s, char *buf, size_t cap, size_t max)
+{
+	size_t k = 0;
+	for (; s && *s && k + 1 < cap && k < max; s++)
+		buf[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+	buf[k] = 0;
+	return buf;
+}
+
+static int target_index(const struct al_target *t)
+{
+	for (size_t i = 0; i < al_targets_count(); i++)
+		if (al_target_at(i) == t)
+			return (int)i;
+	return -1;
+}
+
+static void families_text(uint32_t mask, char *buf, size_t cap)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < al_targets_count() && k + 8 < cap; i++)
+		if (mask & (1u << i))
+			k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? ", " : "", al_target_at(i)->id);
+	if (!k)
+		snprintf(buf, cap, "none");
+}
+
+static bool has_rule(const struct fact *f, const struct al_rule *r)
+{
+	for (int i = 0; i < f->n_off; i++)
+		if (strcmp(f->off[i]->id, r->id) == 0)
+			return true;
+	return false;
+}
+
+/* Check and compare m with every evidence file; append the matched ops to *facts. */
+static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt, const al_user_rules *u,
+		  struct fact **facts, size_t *n, struct al_evidence **evs, size_t *agreed, size_t *matched)
+{
+	int rc = EXIT_ALL_ANE;
+	*agreed = *matched = 0;
+	for (int i = 1; i < c->n_paths; i++) {
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		struct al_evidence *e = evs[i];
+		enum al_status st = e ? AL_OK : al_evidence_load(c->paths[i], fmt, &e, d);
+		struct al_cmp cmp = {0};
+		const struct al_target *t = NULL;
+		const struct al_release *os = NULL;
+		if (st == AL_OK) {
+			evs[i] = e;
+			t = e->target ? e->target : s->target ? s->target : al_target_default();
+			os = e->release ? e->release : s->os ? s->os : al_release_default();
+			struct al_check_opts co = {.target = t, .os = os, .user_rules = u};
+			st = al_model_check(m, &co, d);
+			if (st == AL_OK)
+				st = al_compare(m, e, &cmp);
+		}
+		if (st != AL_OK) {
+			print_errors(c->paths[i], d);
+			int x = status_exit(st);
+			rc = x > rc ? x : rc;
+			al_diags_free(d);
+			continue;
+		}
+		al_diags_free(d);
+		*agreed += cmp.agreed;
+		*matched += cmp.matched;
+		struct fact *v = facts ? realloc(*facts, (*n + cmp.n_rows + 1) * sizeof *v) : NULL;
+		if (facts && !v) {
+			al_cmp_free(&cmp);
+			return EXIT_IO;
+		}
+		if (facts)
+			*facts = v;
+		for (size_t r = 0; facts && r < cmp.n_rows; r++) {
+			const struct al_cmp_row *row = &cmp.rows[r];
+			if (!row->node)
+				continue;
+			struct fact *f = &v[(*n)++];
+			memset(f, 0, sizeof *f);
+			f->file = c->paths[i];
+			f->name = row->ev->name;
+			f->type = row->node->type;
+			f->line = row->ev->line;
+			f->nn = !row->node->owner || !row->node->owner->function;
+			f->target = t;
+			f->os = os;
+			f->obs = row->ev->obs;
+			f->pred = row->predicted;
+			const struct al_verdict *vd = &row->node->verdict;
+			for (uint32_t k = 0; k < vd->n_rules && f->n_off < 7; k++)
+				if (vd->rules[k]->kind != AL_RULE_WARN)
+					f->off[f->n_off++] = vd->rules[k];
+			if (vd->moved_by && f->n_off < 8)
+				f->off[f->n_off++] = vd->moved_by;
+		}
+		al_cmp_free(&cmp);
+	}
+	return rc;
+}
+
+static void evidence_note(FILE *out, const struct fact *f)
+{
+	char a[80], b[80];
+	fprintf(out, "# %s", plain(f->file, a, sizeof a, 70));
+	if (f->line)
+		fprintf(out, " line %u", f->line);
+	fprintf(out, ": %s (%s) observed %s on %s/%s, predicted %s\n", plain(f->name, b, sizeof b, 60), f->type,
+		al_obs_name(f->obs), f->target->id, f->os->id, al_unit_name(f->pred));
+}
+
 int cmd_calibrate(struct cli *c)
 {
-	return usage_error(command("calibrate"), "calibrate: not yet%s", "");
+	const struct command_row *cmd = command("calibrate");
+	struct settings s;
+	int rc = settings_of(c, cmd, &s), fmt = AL_EVF_AUTO;
+	if (rc == EXIT_ALL_ANE && !c->output)
+		rc = usage_error(cmd, "calibrate writes a rules file: give -o RULES%s", "");
+	if (rc == EXIT_ALL_ANE && c->evidence_format)
+		rc = evidence_format_of(c, cmd, c->evidence_format, &fmt);
+	if (rc != EXIT_ALL_ANE) {
+		al_user_rules_free(s.rules);
+		return rc;
+	}
+	al_model *m = NULL;
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_model_open(c->paths[0], &m, d) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		print_errors(c->paths[0], d);
+		al_diags_free(d);
+		al_user_rules_free(s.rules);
+		return status_exit(st);
+	}
+	al_diags_free(d);
+	struct al_evidence **evs = calloc((size_t)c->n_paths, sizeof *evs);
+	struct fact *facts = NULL;
+	size_t n = 0, agreed0 = 0, matched0 = 0;
+	char *text = NULL;
+	size_t text_n = 0;
+	FILE *out = evs ? open_memstream(&text, &text_n) : NULL;
+	if (!out) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	rc = gather(c, m, &s, fmt, s.rules, &facts, &n, evs, &agreed0, &matched0);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	fprintf(out, "# anelint calibrate: rules that make `anelint check` agree with the evidence\n"
+		     "# model: %s\n", c->paths[0]);
+	for (int i = 1; i < c->n_paths; i++)
+		fprintf(out, "# evidence: %s\n", c->paths[i]);
+	fputs("# (docs/evidence.md \"Calibrate\"); each rule is preceded by the evidence that justified it.\n", out);
+	if (c->rules) { /* the file stands alone: the --rules it was calibrated with come first */
+		struct al_map map;
+		d = al_diags_new();
+		st = d ? ali_map_file(c->rules, NULL, &map, d) : AL_E_NOMEM;
+		if (st != AL_OK) {
+			print_errors(c->rules, d);
+			al_diags_free(d);
+			rc = status_exit(st);
+			goto done;
+		}
+		al_diags_free(d);
+		fprintf(out, "\n# ---- the rules of --rules %s, as given\n", c->rules);
+		fwrite(map.s.p, 1, map.s.n, out);
+		fputs("\n# ---- calibrated\n", out);
+		ali_unmap(&map);
+	}
+	size_t conflicts = 0, written = 0, uncal = 0;
+	bool *done_f = calloc(n + 1, sizeof *done_f);
+	if (!done_f) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	/* 1. predicted off the ANE, observed on it: switch the rules that moved it off
+	 *    for that chip, unless the same rule was right on that chip elsewhere */
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
+			continue;
+		if (!f->n_off) {
+			fprintf(stderr, "anelint: calibrate: ");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ": observed on the ANE, placed off it by the partition policy, not a rule: "
+					"nothing to calibrate\n");
+			uncal++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
+			continue;
+		for (int k = 0; k < f->n_off; k++) {
+			const struct al_rule *r = f->off[k];
+			/* once per rule: every chip it was wrong on, unless it was right there too */
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r);
+			if (seen)
+				continue;
+			if (r->origin) { /* a rule of the --rules file: its author edits it */
+				fprintf(stderr, "anelint: calibrate: %s comes from %s and was wrong for ", r->id, r->origin);
+				put_text(stderr, f->name, CLI_NAME_MAX);
+				fprintf(stderr, ": change it there\n");
+				uncal++;
+				continue;
+			}
+			uint32_t mask = r->families, removed = 0;
+			for (size_t j = i; j < n; j++) {
+				const struct fact *g = &facts[j];
+				if (g->obs != AL_OBS_ANE || g->pred == AL_UNIT_ANE || !has_rule(g, r))
+					continue;
+				int ti = target_index(g->target);
+				bool right_there = false;
+				const struct fact *w = NULL;
+				for (size_t h = 0; h < n && !right_there; h++)
+					if (facts[h].target == g->target && facts[h].obs != AL_OBS_ANE && has_rule(&facts[h], r))
+						right_there = true, w = &facts[h];
+				if (right_there) {
+					if (!(removed & (1u << 31))) {
+						char a[80];
+						fprintf(stderr, "anelint: calibrate: conflict: %s is wrong for ", r->id);
+						put_text(stderr, g->name, CLI_NAME_MAX);
+						fprintf(stderr, " (observed on the ANE) but right for ");
+						put_text(stderr, w->name, CLI_NAME_MAX);
+						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", al_obs_name(w->obs),
+							plain(w->file, a, sizeof a, 70), g->target->id);
+						fprintf(out, "# conflict, no rule: %s wrong for %s, right for %s on %s\n", r->id,
+							plain(g->name, a, sizeof a, 60), w->type, g->target->id);
+						conflicts++;
+					}
+					removed |= 1u << 31; /* remember a conflict was printed for this rule */
+					continue;
+				}
+				if (ti >= 0 && (mask & (1u << ti))) {
+					mask &= ~(1u << ti);
+					removed |= 1u << ti;
+				}
+			}
+			removed &= ~(1u << 31);
+			if (!removed)
+				continue;
+			fputs("\n", out);
+			for (size_t j = i; j < n; j++)
+				if (facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r) &&
+				    (removed & (1u << target_index(facts[j].target))))
+					evidence_note(out, &facts[j]);
+			char fam[256], gone[128];
+			families_text(mask, fam, sizeof fam);
+			families_text(removed, gone, sizeof gone);
+			fprintf(out, "# %s (%s) switched off on %s: observed on the ANE there against it (every release:\n"
+				     "# a rules file's families apply to all the releases the rule has)\n",
+				r->id, r->name, gone);
+			fprintf(out, "id: %s\nfamilies: %s\nprovenance: anelint calibrate: observed on the ANE on %s against "
+				     "this rule (evidence listed above)\n", r->id, fam, gone);
+			written++;
+		}
+	}
+	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
+	 *    chip and release, unless an op of that type was seen on the ANE there */
+	int next_id = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (done_f[i] || f->pred != AL_UNIT_ANE || f->obs == AL_OBS_ANE)
+			continue;
+		const struct fact *w = NULL;
+		for (size_t h = 0; h < n && !w; h++)
+			if (facts[h].target == f->target && facts[h].os == f->os && facts[h].nn == f->nn &&
+			    facts[h].obs == AL_OBS_ANE && strcmp(facts[h].type, f->type) == 0)
+				w = &facts[h];
+		unsigned units = 0;
+		for (size_t j = i; j < n; j++) {
+			const struct fact *g = &facts[j];
+			if (g->pred == AL_UNIT_ANE && g->obs != AL_OBS_ANE && g->target == f->target && g->os == f->os &&
+			    g->nn == f->nn && strcmp(g->type, f->type) == 0) {
+				done_f[j] = true;
+				units |= 1u << g->obs;
+			}
+		}
+		char a[80];
+		if (w) {
+			fprintf(stderr, "anelint: calibrate: conflict: %s ", f->nn ? "layer type" : "op type");
+			put_text(stderr, f->type, CLI_NAME_MAX);
+			fprintf(stderr, " observed off the ANE (");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ") and on it (");
+			put_text(stderr, w->name, CLI_NAME_MAX);
+			fprintf(stderr, ") on %s/%s: no rule by type can say both\n", f->target->id, f->os->id);
+			fprintf(out, "\n# conflict, no rule: %s %s off the ANE (%s) and on it (%s) on %s/%s\n",
+				f->nn ? "layer" : "op", f->type, plain(f->name, a, sizeof a, 60), w->name, f->target->id,
+				f->os->id);
+			conflicts++;
+			continue;
+		}
+		const char *unit = units == (1u << AL_OBS_CPU) ? "cpu" : units == (1u << AL_OBS_GPU) ? "gpu" : "gpu_or_cpu";
+		fputs("\n", out);
+		for (size_t j = i; j < n; j++)
+			if (done_f[j] && facts[j].pred == AL_UNIT_ANE && facts[j].obs != AL_OBS_ANE &&
+			    facts[j].target == f->target && facts[j].os == f->os && facts[j].nn == f->nn &&
+			    strcmp(facts[j].type, f->type) == 0)
+				evidence_note(out, &facts[j]);
+		fprintf(out, "id: CAL%03d\n%s: %s\nfamilies: %s\nreleases: %s\nkind: cost\nunit: %s\nconfidence: M\n"
+			     "title: %s observed off the ANE on %s, %s\nprovenance: anelint calibrate from %s\n",
+			next_id++, f->nn ? "layer" : "op", f->type, f->target->id, f->os->id, unit, f->type, f->target->id,
+			f->os->id, plain(f->file, a, sizeof a, 70));
+		written++;
+	}
+	free(done_f);
+	if (fflush(out) != 0 || ferror(out)) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	/* the rules must load, and say what they were written for: check again with them */
+	al_user_rules *cal = NULL;
+	d = al_diags_new();
+	st = d ? al_user_rules_parse(text, text_n, c->output, &cal, d) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		fprintf(stderr, "anelint: calibrate: internal error: the rules written do not load:\n");
+		print_errors(c->output, d);
+		al_diags_free(d);
+		rc = EXIT_INVALID;
+		goto done;
+	}
+	al_diags_free(d);
+	size_t agreed1 = 0, matched1 = 0;
+	struct settings s2 = s;
+	rc = gather(c, m, &s2, fmt, cal, NULL, NULL, evs, &agreed1, &matched1);
+	al_model_free(m); /* its verdicts point at cal's rules */
+	m = NULL;
+	al_user_rules_free(cal);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	rc = emit(&(struct cli){.output = c->output}, text, text_n);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	printf("calibrate: %zu rule%s written to ", written, written == 1 ? "" : "s");
+	put_text(stdout, c->output, CLI_NAME_MAX);
+	printf("; %zu conflict%s, %zu not calibratable; agreement %.1f%% (%zu of %zu) before, %.1f%% (%zu of %zu) with "
+	       "the rules\n",
+	       conflicts, conflicts == 1 ? "" : "s", uncal, matched0 ? 100.0 * (double)agreed0 / (double)matched0 : 100.0,
+	       agreed0, matched0, matched1 ? 100.0 * (double)agreed1 / (double)matched1 : 100.0, agreed1, matched1);
+	if (conflicts || uncal || agreed1 != matched1)
+		rc = EXIT_FALLBACK;
+done:
+	if (out)
+		fclose(out);
+	free(text);
+	free(facts);
+	for (int i = 0; evs && i < c->n_paths; i++)
+		al_evidence_free(evs[i]);
+	free(evs);
+	al_model_free(m);
+	al_user_rules_free(s.rules);
+	return rc;
 }
