@@ -123,6 +123,10 @@ static void test_mil(void **state)
 		"tensor<string, []>(\"tpu\")]; } -> (a); }\n",
 		AL_EVF_MIL, "not a known backend");
 	refused("program(1.0)\n{ func main<ios18>( { SelectedBackend", AL_EVF_MIL, "line");
+	/* the text ends inside a block after an op: the op buffer was leaked (fuzz_evidence) */
+	refused("program(1.0)\n{ func main<ios18>() { tensor<fp16, [1]> a = relu()[SelectedBackend = "
+		"tensor<string, []>(\"ane\")];\n",
+		AL_EVF_MIL, "block not closed");
 }
 
 static void test_plan_text(void **state)
