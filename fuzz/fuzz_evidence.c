@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	al_diags *d = al_diags_new();
 	FUZZ_CHECK(d != NULL);
 	struct al_evidence *e = NULL;
-	enum al_status st = al_evidence_parse(text, n, "fuzz.evidence", format, &e, d);
+	enum al_status st = ali_evidence_parse(text, n, "fuzz.evidence", format, &e, d);
 	fuzz_check_diags(d);
 	FUZZ_CHECK((st == AL_OK) == (e != NULL));
 	if (st != AL_OK) {
@@ -62,27 +62,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(!o->reason || strlen(o->reason) <= AL_EV_MAX_TEXT);
 		}
 		struct al_cmp c;
-		FUZZ_CHECK(al_compare(model, e, &c) == AL_OK);
+		FUZZ_CHECK(ali_compare(model, e, &c) == AL_OK);
 		FUZZ_CHECK(c.matched + c.unmatched == e->n_ops && c.agreed <= c.matched);
 		size_t sum = 0;
 		for (int p = 0; p < 3; p++)
 			for (int k = 0; k < AL_OBS_COUNT; k++)
 				sum += c.confusion[p][k];
 		FUZZ_CHECK(sum == c.matched);
-		double a = al_cmp_agreement(&c);
+		double a = ali_cmp_agreement(&c);
 		FUZZ_CHECK(a >= 0 && a <= 100);
-		al_cmp_free(&c);
+		ali_cmp_free(&c);
 		/* the prediction in this format reads back */
 		struct al_buf b = {0};
 		const struct al_target *t = al_target_at(fuzz_seed(data, size) % al_targets_count());
-		FUZZ_CHECK(al_evidence_write(model, e->format, t->id, "ios18", &b) == AL_OK);
+		FUZZ_CHECK(ali_evidence_write(model, e->format, t->id, "ios18", &b) == AL_OK);
 		struct al_evidence *back = NULL;
 		al_diags *d2 = al_diags_new();
-		FUZZ_CHECK(al_evidence_parse(b.p, b.n, "written", e->format, &back, d2) == AL_OK);
-		al_evidence_free(back);
+		FUZZ_CHECK(ali_evidence_parse(b.p, b.n, "written", e->format, &back, d2) == AL_OK);
+		ali_evidence_free(back);
 		al_diags_free(d2);
 		ali_buf_free(&b);
-		al_evidence_free(e);
+		ali_evidence_free(e);
 	}
 	al_diags_free(d);
 	free(text);

@@ -22,12 +22,12 @@
 static const char *const format_names[AL_EVF_COUNT] = {"auto", "json", "mil", "plan", "mlperf", "oslog"};
 static const char *const obs_names[AL_OBS_COUNT] = {"ane", "gpu", "cpu", "not_ane"};
 
-const char *al_ev_format_name(int f)
+const char *ali_ev_format_name(int f)
 {
 	return f >= 0 && f < AL_EVF_COUNT ? format_names[f] : "?";
 }
 
-int al_ev_format_find(const char *name)
+int ali_ev_format_find(const char *name)
 {
 	for (int i = 0; i < AL_EVF_COUNT; i++)
 		if (name && strcmp(name, format_names[i]) == 0)
@@ -35,7 +35,7 @@ int al_ev_format_find(const char *name)
 	return -1;
 }
 
-const char *al_obs_name(int o)
+const char *ali_obs_name(int o)
 {
 	return o >= 0 && o < AL_OBS_COUNT ? obs_names[o] : "?";
 }
@@ -643,7 +643,7 @@ static int detect(const char *s, size_t n)
 	return AL_EVF_PLAN;
 }
 
-enum al_status al_evidence_parse(const void *text, size_t n, const char *name, int format,
+enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, int format,
 				 struct al_evidence **out, al_diags *d)
 {
 	*out = NULL;
@@ -653,7 +653,7 @@ enum al_status al_evidence_parse(const void *text, size_t n, const char *name, i
 	struct ev_parse P = {.e = e, .d = d, .text = text ? text : "", .n = text ? n : 0};
 	e->file = ali_arena_strndup(&e->arena, name ? name : "evidence", strlen(name ? name : "evidence"));
 	if (!e->file) {
-		al_evidence_free(e);
+		ali_evidence_free(e);
 		return AL_E_NOMEM;
 	}
 	enum al_status st;
@@ -677,7 +677,7 @@ enum al_status al_evidence_parse(const void *text, size_t n, const char *name, i
 	if (st == AL_E_NOMEM)
 		ali_diag_add(d, AL_SEV_ERROR, e->file, UINT64_MAX, NULL, NULL, "out of memory");
 	if (st != AL_OK) {
-		al_evidence_free(e);
+		ali_evidence_free(e);
 		return st;
 	}
 	resolve_meta(e);
@@ -685,7 +685,7 @@ enum al_status al_evidence_parse(const void *text, size_t n, const char *name, i
 	return AL_OK;
 }
 
-enum al_status al_evidence_load(const char *path, int format, struct al_evidence **out, al_diags *d)
+enum al_status ali_evidence_load(const char *path, int format, struct al_evidence **out, al_diags *d)
 {
 	*out = NULL;
 	struct stat st;
@@ -704,12 +704,12 @@ enum al_status al_evidence_load(const char *path, int format, struct al_evidence
 	enum al_status s = ali_map_file(p, p, &map, d);
 	if (s != AL_OK)
 		return s;
-	s = al_evidence_parse(map.s.p, map.s.n, p, format, out, d);
+	s = ali_evidence_parse(map.s.p, map.s.n, p, format, out, d);
 	ali_unmap(&map);
 	return s;
 }
 
-void al_evidence_free(struct al_evidence *e)
+void ali_evidence_free(struct al_evidence *e)
 {
 	if (!e)
 		return;

@@ -30,13 +30,13 @@ enum al_ev_format {
 	AL_EVF_OSLOG,    /* espresso os_log lines */
 	AL_EVF_COUNT
 };
-const char *al_ev_format_name(int f); /* "json", "mil", "plan", "mlperf", "oslog" */
-int al_ev_format_find(const char *name); /* AL_EVF_*, or -1 */
+const char *ali_ev_format_name(int f); /* "json", "mil", "plan", "mlperf", "oslog" */
+int ali_ev_format_find(const char *name); /* AL_EVF_*, or -1 */
 
 /* Where an op was observed. NOT_ANE: the evidence says only that the ANE did
  * not take it (an os_log validation warning). */
 enum al_obs { AL_OBS_ANE, AL_OBS_GPU, AL_OBS_CPU, AL_OBS_NOT_ANE, AL_OBS_COUNT };
-const char *al_obs_name(int o); /* "ane", "gpu", "cpu", "not_ane" */
+const char *ali_obs_name(int o); /* "ane", "gpu", "cpu", "not_ane" */
 
 struct al_ev_op {
 	const char *name;   /* the op's (first) output name, or a layer name */
@@ -62,11 +62,11 @@ struct al_evidence {
 /* Parse evidence text (any bytes) named `name`; format AL_EVF_AUTO tells the
  * formats apart by content. AL_OK and *out, or AL_E_FORMAT with one error
  * diagnostic (AL_E_NOMEM). */
-enum al_status al_evidence_parse(const void *text, size_t n, const char *name, int format,
+enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, int format,
 				 struct al_evidence **out, al_diags *d);
 /* The same from a file (a .mlperf directory: its report.json), via al_open_regular. */
-enum al_status al_evidence_load(const char *path, int format, struct al_evidence **out, al_diags *d);
-void al_evidence_free(struct al_evidence *e);
+enum al_status ali_evidence_load(const char *path, int format, struct al_evidence **out, al_diags *d);
+void ali_evidence_free(struct al_evidence *e);
 
 /* ------------------------------------------------------------------ comparison */
 
@@ -97,18 +97,18 @@ struct al_cmp {
 
 /* Line up e with the verdicts of m (al_model_check must have run). Const ops
  * (no compute) are neither compared nor counted. */
-enum al_status al_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out);
-void al_cmp_free(struct al_cmp *c);
-double al_cmp_agreement(const struct al_cmp *c); /* percent of matched ops that agree; 100 when none */
+enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out);
+void ali_cmp_free(struct al_cmp *c);
+double ali_cmp_agreement(const struct al_cmp *c); /* percent of matched ops that agree; 100 when none */
 
 /* Whether the prediction `placed` agrees with observation `obs`. */
-bool al_obs_agrees(int obs, enum al_unit placed);
+bool ali_obs_agrees(int obs, enum al_unit placed);
 
 /* ------------------------------------------------------------------ writing */
 
 /* m's prediction (the placed unit of every non-const node) as evidence in
  * format f, appended to *out; chip / os name the target and release checked. */
-enum al_status al_evidence_write(const al_model *m, int format, const char *chip, const char *os,
+enum al_status ali_evidence_write(const al_model *m, int format, const char *chip, const char *os,
 				 struct al_buf *out);
 
 #endif

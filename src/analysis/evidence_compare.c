@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool al_obs_agrees(int obs, enum al_unit placed)
+bool ali_obs_agrees(int obs, enum al_unit placed)
 {
 	switch (obs) {
 	case AL_OBS_ANE: return placed == AL_UNIT_ANE;
@@ -133,7 +133,7 @@ static bool count_rule(struct al_cmp *c, const struct al_rule *r, int obs)
 	return true;
 }
 
-enum al_status al_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out)
+enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out)
 {
 	memset(out, 0, sizeof *out);
 	struct nodes ns = {0};
@@ -220,7 +220,7 @@ enum al_status al_compare(const al_model *m, const struct al_evidence *e, struct
 		}
 		const struct al_verdict *v = &row->node->verdict;
 		row->predicted = v->placed;
-		row->agree = al_obs_agrees(row->ev->obs, v->placed);
+		row->agree = ali_obs_agrees(row->ev->obs, v->placed);
 		out->matched++;
 		out->agreed += row->agree;
 		int p = v->placed == AL_UNIT_GPU ? 1 : v->placed == AL_UNIT_CPU ? 2 : 0;
@@ -239,18 +239,18 @@ done:
 	ali_free(tn);
 	ali_free(te);
 	if (st != AL_OK)
-		al_cmp_free(out);
+		ali_cmp_free(out);
 	return st;
 }
 
-void al_cmp_free(struct al_cmp *c)
+void ali_cmp_free(struct al_cmp *c)
 {
 	ali_free(c->rows);
 	ali_free(c->rules);
 	memset(c, 0, sizeof *c);
 }
 
-double al_cmp_agreement(const struct al_cmp *c)
+double ali_cmp_agreement(const struct al_cmp *c)
 {
 	return c->matched ? 100.0 * (double)c->agreed / (double)c->matched : 100.0;
 }
@@ -332,7 +332,7 @@ static void putf(struct al_buf *b, const char *fmt, ...)
 		ali_buf_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
 }
 
-enum al_status al_evidence_write(const al_model *m, int f, const char *chip, const char *os, struct al_buf *out)
+enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, const char *os, struct al_buf *out)
 {
 	struct nodes ns = {0};
 	if (!collect(m, &ns)) {

@@ -84,7 +84,7 @@ static int settings_of(const struct cli *c, const struct command_row *cmd, struc
 static int evidence_format_of(const struct cli *c, const struct command_row *cmd, const char *v, int *f)
 {
 	*f = AL_EVF_AUTO;
-	if (v && ((*f = al_ev_format_find(v)) < 0 || (!c->evidence_format && *f == AL_EVF_AUTO)))
+	if (v && ((*f = ali_ev_format_find(v)) < 0 || (!c->evidence_format && *f == AL_EVF_AUTO)))
 		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog (and auto to read); not '%s'", v);
 	return EXIT_ALL_ANE;
 }
@@ -130,14 +130,14 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 	put_text(f, model, CLI_NAME_MAX);
 	fputs(" vs ", f);
 	put_text(f, o->path, CLI_NAME_MAX);
-	fprintf(f, " (%s; target %s%s, os %s%s)\n", al_ev_format_name(o->ev->format), o->target->id,
+	fprintf(f, " (%s; target %s%s, os %s%s)\n", ali_ev_format_name(o->ev->format), o->target->id,
 		o->ev->target ? " from the evidence" : "", o->os->id, o->ev->release ? " from the evidence" : "");
 	fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows, c->matched,
 		c->by_order, c->unmatched);
-	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", al_cmp_agreement(c), c->agreed, c->matched);
+	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", ali_cmp_agreement(c), c->agreed, c->matched);
 	fprintf(f, "  confusion (rows: predicted, columns: observed)\n  %-10s", "");
 	for (int k = 0; k < AL_OBS_COUNT; k++)
-		fprintf(f, " %8s", al_obs_name(k));
+		fprintf(f, " %8s", ali_obs_name(k));
 	fputs("\n", f);
 	static const char *const pred[3] = {"ane", "gpu", "cpu"};
 	for (int p = 0; p < 3; p++) {
@@ -161,7 +161,7 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 		put_text(f, row->node->type, CLI_NAME_MAX);
 		fprintf(f, "): predicted %s [", unit_short(row->predicted));
 		text_reasons(f, row->node);
-		fprintf(f, "], observed %s", al_obs_name(row->ev->obs));
+		fprintf(f, "], observed %s", ali_obs_name(row->ev->obs));
 		if (row->ev->reason) {
 			fputs(" [device: ", f);
 			put_text(f, row->ev->reason, CLI_MSG_MAX);
@@ -197,7 +197,7 @@ static json_object *json_one(const struct one *o)
 	const struct al_cmp *c = &o->cmp;
 	json_object *j = json_object_new_object();
 	json_object_object_add(j, "file", jstr(o->path));
-	json_object_object_add(j, "format", jstr(al_ev_format_name(o->ev->format)));
+	json_object_object_add(j, "format", jstr(ali_ev_format_name(o->ev->format)));
 	json_object_object_add(j, "target", jstr(o->target->id));
 	json_object_object_add(j, "os", jstr(o->os->id));
 	json_object_object_add(j, "evidence_chip", jstr(o->ev->chip));
@@ -208,13 +208,13 @@ static json_object *json_one(const struct one *o)
 	json_object_object_add(j, "matched_by_order", json_object_new_int64((int64_t)c->by_order));
 	json_object_object_add(j, "unmatched", json_object_new_int64((int64_t)c->unmatched));
 	json_object_object_add(j, "agreed", json_object_new_int64((int64_t)c->agreed));
-	json_object_object_add(j, "agreement", json_object_new_double(al_cmp_agreement(c)));
+	json_object_object_add(j, "agreement", json_object_new_double(ali_cmp_agreement(c)));
 	json_object *conf = json_object_new_object();
 	static const char *const pred[3] = {"ane", "gpu", "cpu"};
 	for (int p = 0; p < 3; p++) {
 		json_object *row = json_object_new_object();
 		for (int k = 0; k < AL_OBS_COUNT; k++)
-			json_object_object_add(row, al_obs_name(k), json_object_new_int64((int64_t)c->confusion[p][k]));
+			json_object_object_add(row, ali_obs_name(k), json_object_new_int64((int64_t)c->confusion[p][k]));
 		json_object_object_add(conf, pred[p], row);
 	}
 	json_object_object_add(j, "confusion", conf);
@@ -233,7 +233,7 @@ static json_object *json_one(const struct one *o)
 		json_object_object_add(d, "line", row->ev->line ? json_object_new_int64(row->ev->line) : NULL);
 		json_object_object_add(d, "matched_by", jstr(row->match == AL_MATCH_NAME ? "name" : "order"));
 		json_object_object_add(d, "predicted", jstr(al_unit_name(row->predicted)));
-		json_object_object_add(d, "observed", jstr(al_obs_name(row->ev->obs)));
+		json_object_object_add(d, "observed", jstr(ali_obs_name(row->ev->obs)));
 		json_object_object_add(d, "device_reason", jstr(row->ev->reason));
 		json_object *rs = json_object_new_array();
 		const struct al_verdict *v = &row->node->verdict;
@@ -278,7 +278,7 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 		al_diags *d = al_diags_new();
 		if (!d)
 			return EXIT_IO;
-		enum al_status st = al_evidence_load(o->path, fmt, &o->ev, d);
+		enum al_status st = ali_evidence_load(o->path, fmt, &o->ev, d);
 		if (st == AL_OK) {
 			o->target = o->ev->target ? o->ev->target : s->target ? s->target : al_target_default();
 			o->os = o->ev->release ? o->ev->release : s->os ? s->os : al_release_default();
@@ -286,7 +286,7 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules};
 				st = al_model_check(m, &co, d);
 				if (st == AL_OK)
-					st = al_compare(m, o->ev, &o->cmp);
+					st = ali_compare(m, o->ev, &o->cmp);
 			}
 		}
 		if (st != AL_OK) {
@@ -316,7 +316,7 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 	struct al_buf b = {0};
 	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
 	if (st == AL_OK)
-		st = al_evidence_write(m, f, t->id, os->id, &b);
+		st = ali_evidence_write(m, f, t->id, os->id, &b);
 	if (st != AL_OK) {
 		print_errors(c->paths[0], d);
 		rc = status_exit(st);
@@ -428,8 +428,8 @@ done:
 	json_object_put(top);
 	json_object_put(arr);
 	for (int i = 0; ones && i < n; i++) {
-		al_cmp_free(&ones[i].cmp);
-		al_evidence_free(ones[i].ev);
+		ali_cmp_free(&ones[i].cmp);
+		ali_evidence_free(ones[i].ev);
 	}
 	free(ones);
 	al_model_free(m);
@@ -500,7 +500,7 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 		if (!d)
 			return EXIT_IO;
 		struct al_evidence *e = evs[i];
-		enum al_status st = e ? AL_OK : al_evidence_load(c->paths[i], fmt, &e, d);
+		enum al_status st = e ? AL_OK : ali_evidence_load(c->paths[i], fmt, &e, d);
 		struct al_cmp cmp = {0};
 		const struct al_target *t = NULL;
 		const struct al_release *os = NULL;
@@ -511,7 +511,7 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 			struct al_check_opts co = {.target = t, .os = os, .user_rules = u};
 			st = al_model_check(m, &co, d);
 			if (st == AL_OK)
-				st = al_compare(m, e, &cmp);
+				st = ali_compare(m, e, &cmp);
 		}
 		if (st != AL_OK) {
 			print_errors(c->paths[i], d);
@@ -525,7 +525,7 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 		*matched += cmp.matched;
 		struct fact *v = facts ? realloc(*facts, (*n + cmp.n_rows + 1) * sizeof *v) : NULL;
 		if (facts && !v) {
-			al_cmp_free(&cmp);
+			ali_cmp_free(&cmp);
 			return EXIT_IO;
 		}
 		if (facts)
@@ -552,7 +552,7 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 			if (vd->moved_by && f->n_off < 8)
 				f->off[f->n_off++] = vd->moved_by;
 		}
-		al_cmp_free(&cmp);
+		ali_cmp_free(&cmp);
 	}
 	return rc;
 }
@@ -564,7 +564,7 @@ static void evidence_note(FILE *out, const struct fact *f)
 	if (f->line)
 		fprintf(out, " line %u", f->line);
 	fprintf(out, ": %s (%s) observed %s on %s/%s, predicted %s\n", plain(f->name, b, sizeof b, 60), f->type,
-		al_obs_name(f->obs), f->target->id, f->os->id, al_unit_name(f->pred));
+		ali_obs_name(f->obs), f->target->id, f->os->id, al_unit_name(f->pred));
 }
 
 int cmd_calibrate(struct cli *c)
@@ -681,7 +681,7 @@ int cmd_calibrate(struct cli *c)
 						put_text(stderr, g->name, CLI_NAME_MAX);
 						fprintf(stderr, " (observed on the ANE) but right for ");
 						put_text(stderr, w->name, CLI_NAME_MAX);
-						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", al_obs_name(w->obs),
+						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", ali_obs_name(w->obs),
 							plain(w->file, a, sizeof a, 70), g->target->id);
 						fprintf(out, "# conflict, no rule: %s wrong for %s, right for %s on %s\n", r->id,
 							plain(g->name, a, sizeof a, 60), w->type, g->target->id);
@@ -805,7 +805,7 @@ done:
 	free(text);
 	free(facts);
 	for (int i = 0; evs && i < c->n_paths; i++)
-		al_evidence_free(evs[i]);
+		ali_evidence_free(evs[i]);
 	free(evs);
 	al_model_free(m);
 	al_user_rules_free(s.rules);

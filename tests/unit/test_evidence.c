@@ -8,7 +8,7 @@
 static struct al_evidence *parse(const char *text, int format, al_diags *d)
 {
 	struct al_evidence *e = NULL;
-	enum al_status st = al_evidence_parse(text, strlen(text), "t.ev", format, &e, d);
+	enum al_status st = ali_evidence_parse(text, strlen(text), "t.ev", format, &e, d);
 	assert_true((st == AL_OK) == (e != NULL));
 	return e;
 }
@@ -46,7 +46,7 @@ static void test_own_json(void **state)
 	assert_string_equal(e->ops[1].type, "");
 	assert_int_equal(e->ops[1].obs, AL_OBS_NOT_ANE);
 	assert_string_equal(e->ops[1].reason, "why");
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	refused("{\"schema\": \"anelint-evidence\", \"version\": 2, \"ops\": []}", AL_EVF_AUTO, "version");
 	refused("{\"schema\": \"anelint-evidence\", \"version\": 1, \"ops\": [{\"name\": \"a\", \"unit\": \"tpu\"}]}",
@@ -92,7 +92,7 @@ static void test_mlperf(void **state)
 	assert_string_equal(e->release->id, "ios17");
 	assert_string_equal(e->device, "iPhone16,1");
 	assert_null(e->target);
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	refused("{\"deviceResults\": {}}", AL_EVF_AUTO, "program._0.functions");
 }
@@ -117,7 +117,7 @@ static void test_mil(void **state)
 	assert_string_equal(e->ops[0].reason, "ane: no; gpu: ok");
 	assert_int_equal(e->ops[1].obs, AL_OBS_GPU);
 	assert_null(e->ops[1].reason);
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	refused("program(1.0)\n{ func main<ios18>() { tensor<fp16, [1]> a = relu()[SelectedBackend = "
 		"tensor<string, []>(\"tpu\")]; } -> (a); }\n",
@@ -154,7 +154,7 @@ static void test_plan_text(void **state)
 	assert_string_equal(e->ops[2].name, "r1");
 	assert_string_equal(e->ops[2].type, "relu");
 	assert_int_equal(e->ops[2].obs, AL_OBS_CPU);
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	refused("hello\nworld\n", AL_EVF_AUTO, "no compute plan op lines");
 	refused("ok\n1.0% N|N = conv()\n", AL_EVF_PLAN, "cannot be read");
@@ -175,7 +175,7 @@ static void test_oslog(void **state)
 	assert_string_equal(e->ops[0].reason, "Unsupported: kernel");
 	assert_int_equal(e->ops[0].obs, AL_OBS_NOT_ANE);
 	assert_int_equal(e->ops[0].line, 2);
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	refused("a\nKernel validation warning nothing\n", AL_EVF_AUTO, "expected 'Kernel validation warning");
 }
@@ -192,7 +192,7 @@ static void test_long_strings_cut(void **state)
 	struct al_evidence *e = parse(s, AL_EVF_PLAN, d);
 	assert_non_null(e);
 	assert_int_equal(strlen(e->ops[0].name), AL_EV_MAX_TEXT);
-	al_evidence_free(e);
+	ali_evidence_free(e);
 	al_diags_free(d);
 	free(s);
 }
@@ -209,17 +209,17 @@ static void test_compare_round_trip(void **state)
 	assert_int_equal(al_model_check(m, &o, d), AL_OK);
 	for (int f = AL_EVF_JSON; f < AL_EVF_COUNT; f++) {
 		struct al_buf b = {0};
-		assert_int_equal(al_evidence_write(m, f, "a14", "ios18", &b), AL_OK);
+		assert_int_equal(ali_evidence_write(m, f, "a14", "ios18", &b), AL_OK);
 		struct al_evidence *e = NULL;
-		assert_int_equal(al_evidence_parse(b.p, b.n, "w", f, &e, d), AL_OK);
+		assert_int_equal(ali_evidence_parse(b.p, b.n, "w", f, &e, d), AL_OK);
 		struct al_cmp c;
-		assert_int_equal(al_compare(m, e, &c), AL_OK);
+		assert_int_equal(ali_compare(m, e, &c), AL_OK);
 		assert_int_equal(c.unmatched, 0);
 		assert_int_equal(c.agreed, c.matched);
 		assert_true(c.matched > 0);
-		assert_true(al_cmp_agreement(&c) == 100.0);
-		al_cmp_free(&c);
-		al_evidence_free(e);
+		assert_true(ali_cmp_agreement(&c) == 100.0);
+		ali_cmp_free(&c);
+		ali_evidence_free(e);
 		ali_buf_free(&b);
 	}
 	/* unknown names: matched by type and order; a type not in the model: unmatched */
@@ -228,17 +228,17 @@ static void test_compare_round_trip(void **state)
 			"{\"name\": \"renamed_2\", \"type\": \"conv\", \"unit\": \"cpu\"},"
 			"{\"name\": \"gone\", \"type\": \"softmax\", \"unit\": \"ane\"}]}";
 	struct al_evidence *e = NULL;
-	assert_int_equal(al_evidence_parse(t, strlen(t), "t", AL_EVF_AUTO, &e, d), AL_OK);
+	assert_int_equal(ali_evidence_parse(t, strlen(t), "t", AL_EVF_AUTO, &e, d), AL_OK);
 	struct al_cmp c;
-	assert_int_equal(al_compare(m, e, &c), AL_OK);
+	assert_int_equal(ali_compare(m, e, &c), AL_OK);
 	assert_int_equal(c.by_order, 2);
 	assert_int_equal(c.unmatched, 1);
 	assert_string_equal(c.rows[0].node->name, "conv_wide");
 	assert_string_equal(c.rows[1].node->name, "conv_tall");
 	assert_int_equal(c.rows[0].match, AL_MATCH_ORDER);
 	assert_false(c.rows[0].agree); /* conv_wide: ANE028 on a14 */
-	al_cmp_free(&c);
-	al_evidence_free(e);
+	ali_cmp_free(&c);
+	ali_evidence_free(e);
 	al_model_free(m);
 	al_diags_free(d);
 }
@@ -246,12 +246,12 @@ static void test_compare_round_trip(void **state)
 static void test_agrees(void **state)
 {
 	(void)state;
-	assert_true(al_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_GPU));
-	assert_true(al_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_CPU));
-	assert_false(al_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_ANE));
-	assert_false(al_obs_agrees(AL_OBS_CPU, AL_UNIT_GPU));
-	assert_int_equal(al_ev_format_find("oslog"), AL_EVF_OSLOG);
-	assert_int_equal(al_ev_format_find("pdf"), -1);
+	assert_true(ali_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_GPU));
+	assert_true(ali_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_CPU));
+	assert_false(ali_obs_agrees(AL_OBS_NOT_ANE, AL_UNIT_ANE));
+	assert_false(ali_obs_agrees(AL_OBS_CPU, AL_UNIT_GPU));
+	assert_int_equal(ali_ev_format_find("oslog"), AL_EVF_OSLOG);
+	assert_int_equal(ali_ev_format_find("pdf"), -1);
 }
 
 int main(void)
