@@ -205,5 +205,24 @@ done
 "$A" compare "$C/mil_rules.mlpackage" --write-evidence pdf >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "--write-evidence pdf does not exit 2"
 
+# ---------------------------------------------------------------- 6. probe
+if "$A" probe -o "$T/probes" >/dev/null 2>"$T/err"; then ok; else bad "probe: $(cat "$T/err")"; fi
+n=0
+for m in "$T"/probes/*.mlmodel; do
+	n=$((n + 1))
+	"$A" check "$m" >/dev/null 2>"$T/err"
+	[ $? -le 1 ] || bad "probe $m does not load: $(cat "$T/err")"
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$m" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
+	fi
+done
+[ "$n" -eq 8 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n models"
+command -v protoc >/dev/null 2>&1 || skip=$((skip + 1))
+# the manifest bisects the kernel width cap: 13 on a14, 15 on a17
+got=$(field "$T/probes/manifest.json" '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a14"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["rule"] == "ANE014")')
+[ "$got" = "12:ane/ane 13:ane/ane 14:gpu_or_cpu/ane 15:gpu_or_cpu/ane 16:gpu_or_cpu/gpu_or_cpu" ] && ok ||
+	bad "probe manifest: $got"
+sh -n "$T/probes/run_probes.sh" && ok || bad "run_probes.sh is not valid sh"
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

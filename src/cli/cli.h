@@ -92,5 +92,6 @@ int cmd_fix(struct cli *c);
 int cmd_split(struct cli *c);
 int cmd_compare(struct cli *c);
 int cmd_calibrate(struct cli *c);
+int cmd_probe(struct cli *c);
 
 #endif

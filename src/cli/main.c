@@ -23,7 +23,7 @@ enum cmd_bit {
 	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
 	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
 	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */
-	C_COMPARE = 4096, C_CALIBRATE = 8192, /* compare.c */ C_ALL = 16383
+	C_COMPARE = 4096, C_CALIBRATE = 8192, /* compare.c */ C_PROBE = 16384, /* probe.c */ C_ALL = 32767
 };
 
 struct option_row {
@@ -67,7 +67,7 @@ static const struct option_row options[] = {
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
 	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred output shapes and cost of every layer/op"},
-	{"output", 'o', "FILE", C_COMPARE | C_CALIBRATE | C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
+	{"output", 'o', "FILE", C_COMPARE | C_CALIBRATE | C_PROBE | C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
 	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
 	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt; "
 	 "split: once per part, in order"},
@@ -166,6 +166,9 @@ static const struct command_row commands[] = {
 	 "evidence JSON) with the prediction: agreement, confusion, disagreements (docs/evidence.md)"},
 	{"calibrate", C_CALIBRATE, cmd_calibrate, 2, -1, "calibrate [options] MODEL EVIDENCE... -o RULES",
 	 "write a --rules file that makes check agree with the evidence for its chip and release"},
+	{"probe", C_PROBE, cmd_probe, 0, 0, "probe -o DIR",
+	 "write small probe models that bisect uncertain thresholds, a manifest and a capture script "
+	 "for a Mac (docs/evidence.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
 	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision"},
 };
