@@ -126,6 +126,7 @@ static enum al_status add_op(struct ev_parse *P, const char *name, size_t nn, co
 	o->reason = reason && rn ? keep(P, reason, rn) : NULL;
 	o->obs = obs;
 	o->line = line;
+	o->index = UINT32_MAX;
 	return P->nomem ? AL_E_NOMEM : AL_OK;
 }
 
@@ -620,6 +621,16 @@ static enum al_status parse_oslog(struct ev_parse *P)
 					   AL_OBS_NOT_ANE, l.no);
 		if (st != AL_OK)
 			return st;
+		const char *at = skip_sp(close + 1, end);
+		if (at + 1 < end && *at == '@') {
+			unsigned long v = 0;
+			const char *q = skip_sp(at + 1, end);
+			int digits = 0;
+			while (q < end && isdigit((unsigned char)*q) && digits < 9)
+				v = v * 10 + (unsigned long)(*q++ - '0'), digits++;
+			if (digits)
+				P->e->ops[P->e->n_ops - 1].index = (uint32_t)v;
+		}
 	}
 	return AL_OK;
 }

@@ -44,6 +44,8 @@ struct al_ev_op {
 	const char *reason; /* the device's why (ValidationMessage, Unsupported: ...), or NULL */
 	int obs;            /* al_obs */
 	uint32_t line;      /* 1-based line in the file (0: not known) */
+	uint32_t index;     /* os_log "@ N": the layer's position, a tie-break among nodes of one
+			     * name (UINT32_MAX: none) */
 };
 
 struct al_evidence {

@@ -180,9 +180,15 @@ enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struc
 		}
 		if (lo < k && strcmp(idx[lo].name, key.name) == 0) {
 			/* a name several nodes define (branches of a cond): the first not yet taken */
-			size_t at = lo;
-			while (at + 1 < k && used[idx[at].order] && strcmp(idx[at + 1].name, key.name) == 0)
+			size_t at = lo, hi2 = lo;
+			while (hi2 + 1 < k && strcmp(idx[hi2 + 1].name, key.name) == 0)
+				hi2++;
+			while (at < hi2 && used[idx[at].order])
 				at++;
+			/* an os_log "@ N" picks among them by position */
+			for (size_t x = lo; hi2 > lo && e->ops[r].index != UINT32_MAX && x <= hi2; x++)
+				if (idx[x].order == e->ops[r].index && !used[idx[x].order])
+					at = x;
 			row->node = idx[at].node;
 			row->match = AL_MATCH_NAME;
 			used[idx[at].order] = true;
