@@ -118,9 +118,39 @@ EOF
 "$A" compare "$M" "$T/mut.json" --rules "$T/nofloor.rules" --format json >"$T/mut_out.json"
 got=$(field "$T/mut_out.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
 [ -s "$T/planted" ] && [ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated: planted '$(cat "$T/planted")', found '$got'"
-# the same planted file written as each text format reads back with the same disagreements
+# the same ops flipped in the mil, plan and mlperf files give the same disagreements
 for f in mil plan mlperf; do
 	"$A" compare "$M" --write-evidence $f --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/w.$f"
+	python3 - "$T/w.$f" "$T/wm.$f" "$(cat "$T/planted")" $f <<'EOF2'
+import json, re, sys
+src, dst, names, fmt = sys.argv[1], sys.argv[2], set(sys.argv[3].split(",")), sys.argv[4]
+if fmt == "mlperf":
+    d = json.load(open(src))
+    flip = {"neuralEngine": "cpu", "cpu": "neuralEngine", "gpu": "neuralEngine"}
+    for o in d["deviceResults"]["modelStructure"]["program"]["_0"]["functions"]["main"]["block"]["operations"]:
+        if o["outputs"][0]["name"] in names:
+            p = o["deviceUsage"]["preferred"]
+            p["deviceType"] = flip[p["deviceType"]]
+    json.dump(d, open(dst, "w"))
+else:
+    out = []
+    for line in open(src):
+        if fmt == "plan":
+            m = re.match(r"0\.00% ([CGN])\|[CGN] (\S+) = ", line)
+            if m and m.group(2) in names:
+                u = {"N": "C", "C": "N", "G": "N"}[m.group(1)]
+                line = "0.00%% %s|%s " % (u, u) + line[m.start(2):]
+        else:
+            m = re.search(r"> (\S+) = \S+\(\)\[SelectedBackend = tensor<string, \[\]>\(\"(\w+)\"\)", line)
+            if m and m.group(1) in names:
+                u = {"ane": "classic_cpu", "classic_cpu": "ane", "mps_graph": "ane"}[m.group(2)]
+                line = line.replace('("%s")' % m.group(2), '("%s")' % u, 1)
+        out.append(line)
+    open(dst, "w").write("".join(out))
+EOF2
+	"$A" compare "$M" "$T/wm.$f" --rules "$T/nofloor.rules" --format json >"$T/wm.json"
+	got=$(field "$T/wm.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
+	[ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated $f: planted '$(cat "$T/planted")', found '$got'"
 done
 
 # ---------------------------------------------------------------- 4. calibrate
