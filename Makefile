@@ -269,7 +269,7 @@ FUZZ_CC           ?= clang
 FUZZ_BUDGET       ?= 300
 FUZZ_LONG_SECONDS ?= 1800
 FUZZ_RUNS         ?=
-FUZZ_HARNESSES    ?= mlmodel mil mlpackage fix rules split pkgwrite config miltext espresso
+FUZZ_HARNESSES    ?= mlmodel mil mlpackage fix rules split pkgwrite config miltext espresso evidence
 FUZZ_SECONDS      ?= $(shell echo $$(( $(FUZZ_BUDGET) / $(words $(FUZZ_HARNESSES)) )))
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

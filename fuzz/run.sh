@@ -3,7 +3,7 @@
 # fuzz/run.sh: run one libFuzzer harness and print its figures (`make fuzz` calls it
 # once per harness, after `make fuzz-build` and fuzz/seed.sh).
 #   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules |
-#                                                  split | pkgwrite | config | miltext | espresso
+#                                                  split | pkgwrite | config | miltext | espresso | evidence
 # Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
 #              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
 # Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
@@ -21,6 +21,7 @@ case $h in
 mlpackage | pkgwrite | espresso) maxlen=262144 ;;
 rules) maxlen=16384 dict=fuzz/rules.dict ;;
 config) maxlen=16384 dict=fuzz/config.dict ;;
+evidence) maxlen=65536 dict=fuzz/evidence.dict ;;
 *) maxlen=65536 ;;
 esac
 mkdir -p "$B/corpus-$h" "$B/artifacts"

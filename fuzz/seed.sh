@@ -45,3 +45,29 @@ for d in tests/data/compiled/*.mlmodelc "$corpus"/compiled/*.mlmodelc "$corpus"/
 	[ -f "$d/model.espresso.net" ] && frame3 "$d/model.espresso.weights" "$d/model.espresso.shape" "$d/model.espresso.net" "$out/seeds-espresso/$tag"
 done
 echo "seed.sh: miltext $(ls "$out/seeds-miltext" | wc -l), espresso $(ls "$out/seeds-espresso" | wc -l) seeds"
+
+# Evidence seeds (fuzz_evidence.c): [1 byte format][text], from the samples in
+# tests/data/evidence/ (format byte 0: detected by content) and the fixtures'
+# predictions as written by `anelint compare --write-evidence` in each format
+# (byte 1..5) when build/anelint exists.
+mkdir -p "$out/seeds-evidence"
+rm -f "$out/seeds-evidence/"*
+i=0
+for f in tests/data/evidence/*.* tests/data/evidence/*.mlperf/report.json; do
+	[ -f "$f" ] || continue
+	i=$((i + 1))
+	{ printf '\000'; cat "$f"; } >"$out/seeds-evidence/sample$i"
+done
+if [ -x build/anelint ]; then
+	k=0
+	for f in json mil plan mlperf oslog; do
+		k=$((k + 1))
+		for m in tests/data/crafted/mil_rules.mlpackage tests/data/crafted/nn_rules.mlmodel \
+			tests/data/converted/transformer_encoder__mlp_ios17_fp16.mlpackage; do
+			b=$(printf '\\%03o' "$k")
+			{ printf "$b"; build/anelint compare "$m" --write-evidence $f 2>/dev/null; } \
+				>"$out/seeds-evidence/$f-$(basename "$m")"
+		done
+	done
+fi
+echo "seed.sh: evidence $(ls "$out/seeds-evidence" | wc -l) seeds"

@@ -60,6 +60,8 @@ struct cli {
 	struct cli_list select, ignore;
 	const char *config, *baseline, *write_baseline, *base;
 	bool no_config, all;
+	/* compare, calibrate (compare.c) */
+	const char *fail_under, *evidence_format, *write_evidence;
 	const char **paths;
 	int n_paths;
 };
@@ -118,5 +120,8 @@ int cmd_verify(struct cli *c);
 int cmd_fp16(struct cli *c);
 int cmd_fix(struct cli *c);
 int cmd_split(struct cli *c);
+int cmd_compare(struct cli *c);
+int cmd_calibrate(struct cli *c);
+int cmd_probe(struct cli *c);
 
 #endif

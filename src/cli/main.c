@@ -23,7 +23,8 @@
 enum cmd_bit {
 	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
 	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
-	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */ C_ALL = 4095
+	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */
+	C_COMPARE = 4096, C_CALIBRATE = 8192, /* compare.c */ C_PROBE = 16384, /* probe.c */ C_ALL = 32767
 };
 
 struct option_row {
@@ -41,14 +42,14 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 
 #define OPT_FIELD(f) offsetof(struct cli, f)
 static const struct option_row options[] = {
-	{"format", 'f', "FMT", C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
+	{"format", 'f', "FMT", C_COMPARE | C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
 	 "output format: text (default) or json; check, plan and report also take the reports html, github (Actions annotations), "
 	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names); "
 	 "info also takes mil (every ML Program as MIL text)"},
-	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(target),
+	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
 	 "column (check) or one plan (plan) per family"},
-	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(os),
+	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(os),
 	 "OS release to predict for: ios13 ... ios18, ios26, ios27, or the same release by another "
 	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
 	 "...); default: the newest (see 'anelint targets'); check, plan and report also take all: one "
@@ -57,7 +58,7 @@ static const struct option_row options[] = {
 	 "the compute units the model is loaded with (MLModelConfiguration.computeUnits): all "
 	 "(default), cpu-and-gpu, cpu-and-ne, cpu-only; with all, an ML Program's fallbacks go to "
 	 "the GPU from iOS 17 (docs/partition.md)"},
-	{"rules", 0, "FILE", C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT | C_SPLIT, OPT_FIELD(rules),
+	{"rules", 0, "FILE", C_COMPARE | C_CALIBRATE | C_CHECK | C_PLAN | C_RULES | C_EXPLAIN | C_REPORT | C_SPLIT, OPT_FIELD(rules),
 	 "add the rules in FILE to the built-in ones, or override them (docs/rules-file.md)"},
 	{"policy", 0, "NAME", C_PLAN | C_REPORT, OPT_FIELD(policy),
 	 "how Core ML is assumed to partition: auto (default: nn2020 for NeuralNetwork, mlprogram "
@@ -72,7 +73,7 @@ static const struct option_row options[] = {
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},
 	{"shapes", 0, NULL, C_CHECK, OPT_FIELD(shapes), "add the inferred shape of each layer/op's first output and its cost in FLOPs (? when a shape it needs is unknown)"},
-	{"output", 'o', "FILE", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
+	{"output", 'o', "FILE", C_COMPARE | C_CALIBRATE | C_PROBE | C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(output),
 	 "write to FILE instead of stdout (complete or not at all: a temporary file in its directory, "
 	 "renamed at the end); without --format its extension picks one: .html .sarif .md .dot .json .txt; "
 	 "split: once per part, in order"},
@@ -143,6 +144,13 @@ static const struct option_row options[] = {
 	 "list every layer/op in the text table (default: those that fall back or carry a finding)"},
 	{"base", 0, "DIR", C_CHECK | C_REPORT, OPT_FIELD(base),
 	 "SARIF: artifact paths relative to DIR (uriBaseId SRCROOT), e.g. the repository's root"},
+	{"fail-under", 0, "PCT", C_COMPARE, OPT_FIELD(fail_under),
+	 "compare: exit 1 when the agreement with the evidence is under PCT percent"},
+	{"evidence-format", 0, "FMT", C_COMPARE | C_CALIBRATE, OPT_FIELD(evidence_format),
+	 "read the evidence as json, mil (analytics.mil), plan (MLComputePlan dump), mlperf "
+	 "(report.json) or oslog; default auto: told apart by content (docs/evidence.md)"},
+	{"write-evidence", 0, "FMT", C_COMPARE, OPT_FIELD(write_evidence),
+	 "compare: write the model's prediction as evidence in FMT (json, mil, plan, mlperf, oslog)"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -194,6 +202,14 @@ static const struct command_row commands[] = {
 	 "cut a NeuralNetwork model (or an ML Program package) after a layer into two models (or "
 	 "--pipeline OUT), the boundary tensors typed from inferred shapes; proved in the interpreter "
 	 "(docs/split.md)"},
+	{"compare", C_COMPARE, cmd_compare, 1, -1, "compare [options] MODEL EVIDENCE...",
+	 "line up what a Mac observed (analytics.mil, .mlperf, compute plan dumps, os_log, anelint "
+	 "evidence JSON) with the prediction: agreement, confusion, disagreements (docs/evidence.md)"},
+	{"calibrate", C_CALIBRATE, cmd_calibrate, 2, -1, "calibrate [options] MODEL EVIDENCE... -o RULES",
+	 "write a --rules file that makes check agree with the evidence for its chip and release"},
+	{"probe", C_PROBE, cmd_probe, 0, 0, "probe -o DIR",
+	 "write small probe models that bisect uncertain thresholds, a manifest and a capture script "
+	 "for a Mac (docs/evidence.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
 	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision; "
 	 "exit 1 when an output is NaN in fp16 but not in fp32"},

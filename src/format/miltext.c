@@ -1047,8 +1047,10 @@ static bool block(struct p *P, struct al_buf *blk, int depth)
 		return false;
 	struct al_buf o = {0};
 	while (!P->failed && peek(P) != '}') {
-		if (!peek(P))
+		if (!peek(P)) {
+			ali_buf_free(&o);
 			return err_at(P, P->pos, "block not closed: expected '}'");
+		}
 		o.n = 0;
 		if (!op(P, &o, depth))
 			break;

@@ -1,0 +1,813 @@
+/* compare.c: `anelint compare MODEL EVIDENCE...` (what a Mac observed against
+ * the prediction, docs/evidence.md) and `anelint calibrate EVIDENCE... -o RULES`
+ * (a --rules file that makes check agree with the evidence). */
+#include "cli.h"
+#include "base.h"     /* ali_write_atomic */
+#include "evidence.h" /* the evidence readers and the comparison */
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define COMPARE_SCHEMA_VERSION 1
+
+/* ---------------------------------------------------------------- output */
+
+struct mem {
+	const char *p;
+	size_t n;
+};
+
+static bool fill_mem(int fd, void *ctx)
+{
+	struct mem *m = ctx;
+	return ali_write_all(fd, m->p, m->n);
+}
+
+/* The whole output to -o FILE (atomically) or stdout. */
+static int emit(const struct cli *c, const char *p, size_t n)
+{
+	if (!c->output) {
+		fwrite(p, 1, n, stdout);
+		return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
+	}
+	al_diags *d = al_diags_new();
+	struct mem m = {p, n};
+	enum al_status st = d ? ali_write_atomic(c->output, fill_mem, &m, d) : AL_E_NOMEM;
+	if (st != AL_OK)
+		print_errors(c->output, d);
+	al_diags_free(d);
+	return st == AL_OK ? EXIT_ALL_ANE : EXIT_IO;
+}
+
+static bool parse_pct(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !(v >= 0 && v <= 100))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* --target / --os / --rules, as check takes them. */
+struct settings {
+	const struct al_target *target;
+	const struct al_release *os;
+	al_user_rules *rules;
+};
+
+static int settings_of(const struct cli *c, const struct command_row *cmd, struct settings *s)
+{
+	memset(s, 0, sizeof *s);
+	if (c->target && !(s->target = al_target_find(c->target)))
+		return usage_error(cmd, "unknown target '%s' (see 'anelint targets')", c->target);
+	if (c->os && !(s->os = al_release_find(c->os)))
+		return usage_error(cmd, "unknown OS release '%s' (see 'anelint targets')", c->os);
+	if (c->rules) {
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		enum al_status st = al_user_rules_load(c->rules, &s->rules, d);
+		if (st != AL_OK)
+			print_errors(c->rules, d);
+		al_diags_free(d);
+		if (st != AL_OK)
+			return status_exit(st);
+	}
+	return EXIT_ALL_ANE;
+}
+
+static int evidence_format_of(const struct cli *c, const struct command_row *cmd, const char *v, int *f)
+{
+	*f = AL_EVF_AUTO;
+	if (v && ((*f = ali_ev_format_find(v)) < 0 || (!c->evidence_format && *f == AL_EVF_AUTO)))
+		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog (and auto to read); not '%s'", v);
+	return EXIT_ALL_ANE;
+}
+
+/* ---------------------------------------------------------------- one comparison */
+
+struct one {
+	const char *path;
+	struct al_evidence *ev;
+	const struct al_target *target;
+	const struct al_release *os;
+	struct al_cmp cmp;
+	bool ok;
+};
+
+static const char *unit_short(enum al_unit u)
+{
+	return al_unit_name(u);
+}
+
+static void text_reasons(FILE *f, const struct al_node *n)
+{
+	const struct al_verdict *v = &n->verdict;
+	bool any = false;
+	for (uint32_t i = 0; i < v->n_rules; i++) {
+		fputs(any ? "; " : "", f);
+		fputs(v->rules[i]->id, f);
+		fputs(": ", f);
+		put_text(f, v->reasons[i], CLI_MSG_MAX);
+		any = true;
+	}
+	if (v->moved_by) {
+		fprintf(f, "%s%s: %s", any ? "; " : "", v->moved_by->id, v->moved_by->title);
+		any = true;
+	}
+	if (!any)
+		fputs(v->placed == AL_UNIT_ANE ? "no rule fired" : "placed by the partition", f);
+}
+
+static void text_one(FILE *f, const char *model, const struct one *o)
+{
+	const struct al_cmp *c = &o->cmp;
+	put_text(f, model, CLI_NAME_MAX);
+	fputs(" vs ", f);
+	put_text(f, o->path, CLI_NAME_MAX);
+	fprintf(f, " (%s; target %s%s, os %s%s)\n", ali_ev_format_name(o->ev->format), o->target->id,
+		o->ev->target ? " from the evidence" : "", o->os->id, o->ev->release ? " from the evidence" : "");
+	fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows, c->matched,
+		c->by_order, c->unmatched);
+	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", ali_cmp_agreement(c), c->agreed, c->matched);
+	fprintf(f, "  confusion (rows: predicted, columns: observed)\n  %-10s", "");
+	for (int k = 0; k < AL_OBS_COUNT; k++)
+		fprintf(f, " %8s", ali_obs_name(k));
+	fputs("\n", f);
+	static const char *const pred[3] = {"ane", "gpu", "cpu"};
+	for (int p = 0; p < 3; p++) {
+		fprintf(f, "  %-10s", pred[p]);
+		for (int k = 0; k < AL_OBS_COUNT; k++)
+			fprintf(f, " %8zu", c->confusion[p][k]);
+		fputs("\n", f);
+	}
+	size_t dis = c->matched - c->agreed;
+	if (dis)
+		fprintf(f, "  disagreements (%zu)\n", dis);
+	for (size_t r = 0; r < c->n_rows; r++) {
+		const struct al_cmp_row *row = &c->rows[r];
+		if (!row->node || row->agree)
+			continue;
+		fputs("    ", f);
+		if (row->ev->line)
+			fprintf(f, "line %u: ", row->ev->line);
+		put_text(f, row->ev->name, CLI_NAME_MAX);
+		fputs(" (", f);
+		put_text(f, row->node->type, CLI_NAME_MAX);
+		fprintf(f, "): predicted %s [", unit_short(row->predicted));
+		text_reasons(f, row->node);
+		fprintf(f, "], observed %s", ali_obs_name(row->ev->obs));
+		if (row->ev->reason) {
+			fputs(" [device: ", f);
+			put_text(f, row->ev->reason, CLI_MSG_MAX);
+			fputs("]", f);
+		}
+		fputs("\n", f);
+	}
+	if (c->unmatched) {
+		fprintf(f, "  unmatched evidence ops (%zu):", c->unmatched);
+		size_t shown = 0;
+		for (size_t r = 0; r < c->n_rows && shown < 10; r++)
+			if (!c->rows[r].node) {
+				fputs(" ", f);
+				put_text(f, c->rows[r].ev->name, CLI_NAME_MAX);
+				shown++;
+			}
+		fputs(c->unmatched > shown ? " ...\n" : "\n", f);
+	}
+	if (c->n_rules)
+		fputs("  rules (how often what each rule says held)\n", f);
+	for (size_t i = 0; i < c->n_rules; i++)
+		fprintf(f, "    %-8s %-34s right %zu, wrong %zu\n", c->rules[i].rule->id, c->rules[i].rule->name,
+			c->rules[i].right, c->rules[i].wrong);
+}
+
+static json_object *jstr(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *json_one(const struct one *o)
+{
+	const struct al_cmp *c = &o->cmp;
+	json_object *j = json_object_new_object();
+	json_object_object_add(j, "file", jstr(o->path));
+	json_object_object_add(j, "format", jstr(ali_ev_format_name(o->ev->format)));
+	json_object_object_add(j, "target", jstr(o->target->id));
+	json_object_object_add(j, "os", jstr(o->os->id));
+	json_object_object_add(j, "evidence_chip", jstr(o->ev->chip));
+	json_object_object_add(j, "evidence_os", jstr(o->ev->os));
+	json_object_object_add(j, "device", jstr(o->ev->device));
+	json_object_object_add(j, "ops", json_object_new_int64((int64_t)c->n_rows));
+	json_object_object_add(j, "matched", json_object_new_int64((int64_t)c->matched));
+	json_object_object_add(j, "matched_by_order", json_object_new_int64((int64_t)c->by_order));
+	json_object_object_add(j, "unmatched", json_object_new_int64((int64_t)c->unmatched));
+	json_object_object_add(j, "agreed", json_object_new_int64((int64_t)c->agreed));
+	json_object_object_add(j, "agreement", json_object_new_double(ali_cmp_agreement(c)));
+	json_object *conf = json_object_new_object();
+	static const char *const pred[3] = {"ane", "gpu", "cpu"};
+	for (int p = 0; p < 3; p++) {
+		json_object *row = json_object_new_object();
+		for (int k = 0; k < AL_OBS_COUNT; k++)
+			json_object_object_add(row, ali_obs_name(k), json_object_new_int64((int64_t)c->confusion[p][k]));
+		json_object_object_add(conf, pred[p], row);
+	}
+	json_object_object_add(j, "confusion", conf);
+	json_object *dis = json_object_new_array(), *um = json_object_new_array();
+	for (size_t r = 0; r < c->n_rows; r++) {
+		const struct al_cmp_row *row = &c->rows[r];
+		if (!row->node) {
+			json_object_array_add(um, jstr(row->ev->name));
+			continue;
+		}
+		if (row->agree)
+			continue;
+		json_object *d = json_object_new_object();
+		json_object_object_add(d, "name", jstr(row->ev->name));
+		json_object_object_add(d, "type", jstr(row->node->type));
+		json_object_object_add(d, "line", row->ev->line ? json_object_new_int64(row->ev->line) : NULL);
+		json_object_object_add(d, "matched_by", jstr(row->match == AL_MATCH_NAME ? "name" : "order"));
+		json_object_object_add(d, "predicted", jstr(al_unit_name(row->predicted)));
+		json_object_object_add(d, "observed", jstr(ali_obs_name(row->ev->obs)));
+		json_object_object_add(d, "device_reason", jstr(row->ev->reason));
+		json_object *rs = json_object_new_array();
+		const struct al_verdict *v = &row->node->verdict;
+		for (uint32_t i = 0; i < v->n_rules; i++) {
+			json_object *x = json_object_new_object();
+			json_object_object_add(x, "rule", jstr(v->rules[i]->id));
+			json_object_object_add(x, "reason", jstr(v->reasons[i]));
+			json_object_array_add(rs, x);
+		}
+		if (v->moved_by) {
+			json_object *x = json_object_new_object();
+			json_object_object_add(x, "rule", jstr(v->moved_by->id));
+			json_object_object_add(x, "reason", jstr(v->moved_by->title));
+			json_object_array_add(rs, x);
+		}
+		json_object_object_add(d, "anelint_reasons", rs);
+		json_object_array_add(dis, d);
+	}
+	json_object_object_add(j, "disagreements", dis);
+	json_object_object_add(j, "unmatched_ops", um);
+	json_object *rules = json_object_new_array();
+	for (size_t i = 0; i < c->n_rules; i++) {
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "rule", jstr(c->rules[i].rule->id));
+		json_object_object_add(x, "name", jstr(c->rules[i].rule->name));
+		json_object_object_add(x, "right", json_object_new_int64((int64_t)c->rules[i].right));
+		json_object_object_add(x, "wrong", json_object_new_int64((int64_t)c->rules[i].wrong));
+		json_object_array_add(rules, x);
+	}
+	json_object_object_add(j, "rules", rules);
+	return j;
+}
+
+/* Load every evidence file of paths[from..]; check m for each one's chip and
+ * release; compare. Returns the worst exit code of the loads. */
+static int compare_all(struct cli *c, al_model *m, const struct settings *s, int fmt, struct one *ones, int from)
+{
+	int rc = EXIT_ALL_ANE;
+	for (int i = from; i < c->n_paths; i++) {
+		struct one *o = &ones[i - from];
+		o->path = c->paths[i];
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		enum al_status st = ali_evidence_load(o->path, fmt, &o->ev, d);
+		if (st == AL_OK) {
+			o->target = o->ev->target ? o->ev->target : s->target ? s->target : al_target_default();
+			o->os = o->ev->release ? o->ev->release : s->os ? s->os : al_release_default();
+			if (m) {
+				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules};
+				st = al_model_check(m, &co, d);
+				if (st == AL_OK)
+					st = ali_compare(m, o->ev, &o->cmp);
+			}
+		}
+		if (st != AL_OK) {
+			print_errors(o->path, d);
+			int e = status_exit(st);
+			rc = e > rc ? e : rc;
+		} else {
+			o->ok = true;
+		}
+		al_diags_free(d);
+	}
+	return rc;
+}
+
+static int write_evidence(struct cli *c, const struct command_row *cmd, al_model *m, const struct settings *s)
+{
+	int f;
+	int rc = evidence_format_of(c, cmd, c->write_evidence, &f);
+	if (rc != EXIT_ALL_ANE)
+		return rc;
+	if (f == AL_EVF_AUTO)
+		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf or oslog, not '%s'", "auto");
+	const struct al_target *t = s->target ? s->target : al_target_default();
+	const struct al_release *os = s->os ? s->os : al_release_default();
+	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules};
+	al_diags *d = al_diags_new();
+	struct al_buf b = {0};
+	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
+	if (st == AL_OK)
+		st = ali_evidence_write(m, f, t->id, os->id, &b);
+	if (st != AL_OK) {
+		print_errors(c->paths[0], d);
+		rc = status_exit(st);
+	} else {
+		rc = emit(c, (const char *)b.p, b.n);
+	}
+	ali_buf_free(&b);
+	al_diags_free(d);
+	return rc;
+}
+
+int cmd_compare(struct cli *c)
+{
+	const struct command_row *cmd = command("compare");
+	struct settings s;
+	int rc = settings_of(c, cmd, &s);
+	if (rc != EXIT_ALL_ANE)
+		return rc;
+	double under = -1;
+	int fmt = AL_EVF_AUTO;
+	const char *out = c->format ? c->format : "text";
+	if (c->fail_under && !parse_pct(c->fail_under, &under))
+		rc = usage_error(cmd, "--fail-under takes a percentage 0-100, not '%s'", c->fail_under);
+	else if (strcmp(out, "text") != 0 && strcmp(out, "json") != 0)
+		rc = usage_error(cmd, "compare writes text or json, not '%s'", out);
+	else if (c->evidence_format)
+		rc = evidence_format_of(c, cmd, c->evidence_format, &fmt);
+	if (rc == EXIT_ALL_ANE && !c->write_evidence && c->n_paths < 2)
+		rc = usage_error(cmd, "compare needs a model and at least one evidence file%s", "");
+	if (rc == EXIT_ALL_ANE && c->write_evidence && c->n_paths != 1)
+		rc = usage_error(cmd, "--write-evidence takes the model only, not '%s'", c->paths[1]);
+	if (rc != EXIT_ALL_ANE) {
+		al_user_rules_free(s.rules);
+		return rc;
+	}
+	al_model *m = NULL;
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_model_open(c->paths[0], &m, d) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		print_errors(c->paths[0], d);
+		al_diags_free(d);
+		al_user_rules_free(s.rules);
+		return status_exit(st);
+	}
+	al_diags_free(d);
+	if (c->write_evidence) {
+		rc = write_evidence(c, cmd, m, &s);
+		al_model_free(m);
+		al_user_rules_free(s.rules);
+		return rc;
+	}
+	int n = c->n_paths - 1;
+	struct one *ones = calloc((size_t)n, sizeof *ones);
+	char *text = NULL;
+	size_t text_n = 0;
+	FILE *f = ones ? open_memstream(&text, &text_n) : NULL;
+	json_object *top = json_object_new_object(), *arr = json_object_new_array();
+	size_t matched = 0, agreed = 0;
+	if (!f) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	/* one evidence file at a time: each may name its own chip and release, and a
+	 * check replaces the verdicts the previous comparison's rows point at */
+	for (int i = 0; i < n; i++) {
+		struct cli one_c = *c;
+		one_c.paths = c->paths + i;
+		one_c.n_paths = 2;
+		int e = compare_all(&one_c, m, &s, fmt, &ones[i], 1);
+		rc = e > rc ? e : rc;
+		if (!ones[i].ok)
+			continue;
+		matched += ones[i].cmp.matched;
+		agreed += ones[i].cmp.agreed;
+		if (strcmp(out, "json") == 0)
+			json_object_array_add(arr, json_one(&ones[i]));
+		else
+			text_one(f, c->paths[0], &ones[i]);
+	}
+	double total = matched ? 100.0 * (double)agreed / (double)matched : 100.0;
+	if (strcmp(out, "json") == 0) {
+		json_object_object_add(top, "schema", jstr("anelint-compare"));
+		json_object_object_add(top, "version", json_object_new_int(COMPARE_SCHEMA_VERSION));
+		json_object_object_add(top, "model", jstr(c->paths[0]));
+		json_object_object_add(top, "evidence", arr);
+		arr = NULL;
+		json_object_object_add(top, "matched", json_object_new_int64((int64_t)matched));
+		json_object_object_add(top, "agreed", json_object_new_int64((int64_t)agreed));
+		json_object_object_add(top, "agreement", json_object_new_double(total));
+		fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+		fputs("\n", f);
+	} else if (n > 1) {
+		fprintf(f, "overall agreement %.1f%% (%zu of %zu)\n", total, agreed, matched);
+	}
+	if (fflush(f) != 0 || ferror(f)) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	int e = emit(c, text, text_n);
+	rc = e > rc ? e : rc;
+	if (rc == EXIT_ALL_ANE && under >= 0 && total < under) {
+		fprintf(stderr, "anelint: agreement %.1f%% is under --fail-under %g\n", total, under);
+		rc = EXIT_FALLBACK;
+	}
+done:
+	if (f)
+		fclose(f);
+	free(text);
+	json_object_put(top);
+	json_object_put(arr);
+	for (int i = 0; ones && i < n; i++) {
+		ali_cmp_free(&ones[i].cmp);
+		ali_evidence_free(ones[i].ev);
+	}
+	free(ones);
+	al_model_free(m);
+	al_user_rules_free(s.rules);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- calibrate */
+
+/* One compared op, kept past the next check (verdicts are per check). */
+struct fact {
+	const char *file, *name, *type;
+	uint32_t line;
+	bool nn;
+	const struct al_target *target;
+	const struct al_release *os;
+	int obs;
+	enum al_unit pred;
+	const struct al_rule *off[8]; /* fallback rules that fired, and the rule that moved it */
+	int n_off;
+};
+
+/* Printable ASCII of s, at most max bytes, into buf (rules files refuse control characters). */
+static const char *plain(const char *s, char *buf, size_t cap, size_t max)
+{
+	size_t k = 0;
+	for (; s && *s && k + 1 < cap && k < max; s++)
+		buf[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+	buf[k] = 0;
+	return buf;
+}
+
+static int target_index(const struct al_target *t)
+{
+	for (size_t i = 0; i < al_targets_count(); i++)
+		if (al_target_at(i) == t)
+			return (int)i;
+	return -1;
+}
+
+static void families_text(uint32_t mask, char *buf, size_t cap)
+{
+	size_t k = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < al_targets_count() && k + 8 < cap; i++)
+		if (mask & (1u << i))
+			k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? ", " : "", al_target_at(i)->id);
+	if (!k)
+		snprintf(buf, cap, "none");
+}
+
+static bool has_rule(const struct fact *f, const struct al_rule *r)
+{
+	for (int i = 0; i < f->n_off; i++)
+		if (strcmp(f->off[i]->id, r->id) == 0)
+			return true;
+	return false;
+}
+
+/* Check and compare m with every evidence file; append the matched ops to *facts. */
+static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt, const al_user_rules *u,
+		  struct fact **facts, size_t *n, struct al_evidence **evs, size_t *agreed, size_t *matched)
+{
+	int rc = EXIT_ALL_ANE;
+	*agreed = *matched = 0;
+	for (int i = 1; i < c->n_paths; i++) {
+		al_diags *d = al_diags_new();
+		if (!d)
+			return EXIT_IO;
+		struct al_evidence *e = evs[i];
+		enum al_status st = e ? AL_OK : ali_evidence_load(c->paths[i], fmt, &e, d);
+		struct al_cmp cmp = {0};
+		const struct al_target *t = NULL;
+		const struct al_release *os = NULL;
+		if (st == AL_OK) {
+			evs[i] = e;
+			t = e->target ? e->target : s->target ? s->target : al_target_default();
+			os = e->release ? e->release : s->os ? s->os : al_release_default();
+			struct al_check_opts co = {.target = t, .os = os, .user_rules = u};
+			st = al_model_check(m, &co, d);
+			if (st == AL_OK)
+				st = ali_compare(m, e, &cmp);
+		}
+		if (st != AL_OK) {
+			print_errors(c->paths[i], d);
+			int x = status_exit(st);
+			rc = x > rc ? x : rc;
+			al_diags_free(d);
+			continue;
+		}
+		al_diags_free(d);
+		*agreed += cmp.agreed;
+		*matched += cmp.matched;
+		struct fact *v = facts ? realloc(*facts, (*n + cmp.n_rows + 1) * sizeof *v) : NULL;
+		if (facts && !v) {
+			ali_cmp_free(&cmp);
+			return EXIT_IO;
+		}
+		if (facts)
+			*facts = v;
+		for (size_t r = 0; facts && r < cmp.n_rows; r++) {
+			const struct al_cmp_row *row = &cmp.rows[r];
+			if (!row->node)
+				continue;
+			struct fact *f = &v[(*n)++];
+			memset(f, 0, sizeof *f);
+			f->file = c->paths[i];
+			f->name = row->ev->name;
+			f->type = row->node->type;
+			f->line = row->ev->line;
+			f->nn = !row->node->owner || !row->node->owner->function;
+			f->target = t;
+			f->os = os;
+			f->obs = row->ev->obs;
+			f->pred = row->predicted;
+			const struct al_verdict *vd = &row->node->verdict;
+			for (uint32_t k = 0; k < vd->n_rules && f->n_off < 7; k++)
+				if (vd->rules[k]->kind != AL_RULE_WARN)
+					f->off[f->n_off++] = vd->rules[k];
+			if (vd->moved_by && f->n_off < 8)
+				f->off[f->n_off++] = vd->moved_by;
+		}
+		ali_cmp_free(&cmp);
+	}
+	return rc;
+}
+
+static void evidence_note(FILE *out, const struct fact *f)
+{
+	char a[80], b[80];
+	fprintf(out, "# %s", plain(f->file, a, sizeof a, 70));
+	if (f->line)
+		fprintf(out, " line %u", f->line);
+	fprintf(out, ": %s (%s) observed %s on %s/%s, predicted %s\n", plain(f->name, b, sizeof b, 60), f->type,
+		ali_obs_name(f->obs), f->target->id, f->os->id, al_unit_name(f->pred));
+}
+
+int cmd_calibrate(struct cli *c)
+{
+	const struct command_row *cmd = command("calibrate");
+	struct settings s;
+	int rc = settings_of(c, cmd, &s), fmt = AL_EVF_AUTO;
+	if (rc == EXIT_ALL_ANE && !c->output)
+		rc = usage_error(cmd, "calibrate writes a rules file: give -o RULES%s", "");
+	if (rc == EXIT_ALL_ANE && c->evidence_format)
+		rc = evidence_format_of(c, cmd, c->evidence_format, &fmt);
+	if (rc != EXIT_ALL_ANE) {
+		al_user_rules_free(s.rules);
+		return rc;
+	}
+	al_model *m = NULL;
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_model_open(c->paths[0], &m, d) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		print_errors(c->paths[0], d);
+		al_diags_free(d);
+		al_user_rules_free(s.rules);
+		return status_exit(st);
+	}
+	al_diags_free(d);
+	struct al_evidence **evs = calloc((size_t)c->n_paths, sizeof *evs);
+	struct fact *facts = NULL;
+	size_t n = 0, agreed0 = 0, matched0 = 0;
+	char *text = NULL;
+	size_t text_n = 0;
+	FILE *out = evs ? open_memstream(&text, &text_n) : NULL;
+	if (!out) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	rc = gather(c, m, &s, fmt, s.rules, &facts, &n, evs, &agreed0, &matched0);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	fprintf(out, "# anelint calibrate: rules that make `anelint check` agree with the evidence\n"
+		     "# model: %s\n", c->paths[0]);
+	for (int i = 1; i < c->n_paths; i++)
+		fprintf(out, "# evidence: %s\n", c->paths[i]);
+	fputs("# (docs/evidence.md \"Calibrate\"); each rule is preceded by the evidence that justified it.\n", out);
+	if (c->rules) { /* the file stands alone: the --rules it was calibrated with come first */
+		struct al_map map;
+		d = al_diags_new();
+		st = d ? ali_map_file(c->rules, NULL, &map, d) : AL_E_NOMEM;
+		if (st != AL_OK) {
+			print_errors(c->rules, d);
+			al_diags_free(d);
+			rc = status_exit(st);
+			goto done;
+		}
+		al_diags_free(d);
+		fprintf(out, "\n# ---- the rules of --rules %s, as given\n", c->rules);
+		fwrite(map.s.p, 1, map.s.n, out);
+		fputs("\n# ---- calibrated\n", out);
+		ali_unmap(&map);
+	}
+	size_t conflicts = 0, written = 0, uncal = 0;
+	bool *done_f = calloc(n + 1, sizeof *done_f);
+	if (!done_f) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	/* 1. predicted off the ANE, observed on it: switch the rules that moved it off
+	 *    for that chip, unless the same rule was right on that chip elsewhere */
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
+			continue;
+		if (!f->n_off) {
+			fprintf(stderr, "anelint: calibrate: ");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ": observed on the ANE, placed off it by the partition policy, not a rule: "
+					"nothing to calibrate\n");
+			uncal++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
+			continue;
+		for (int k = 0; k < f->n_off; k++) {
+			const struct al_rule *r = f->off[k];
+			/* once per rule: every chip it was wrong on, unless it was right there too */
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r);
+			if (seen)
+				continue;
+			if (r->origin) { /* a rule of the --rules file: its author edits it */
+				fprintf(stderr, "anelint: calibrate: %s comes from %s and was wrong for ", r->id, r->origin);
+				put_text(stderr, f->name, CLI_NAME_MAX);
+				fprintf(stderr, ": change it there\n");
+				uncal++;
+				continue;
+			}
+			uint32_t mask = r->families, removed = 0;
+			for (size_t j = i; j < n; j++) {
+				const struct fact *g = &facts[j];
+				if (g->obs != AL_OBS_ANE || g->pred == AL_UNIT_ANE || !has_rule(g, r))
+					continue;
+				int ti = target_index(g->target);
+				bool right_there = false;
+				const struct fact *w = NULL;
+				for (size_t h = 0; h < n && !right_there; h++)
+					if (facts[h].target == g->target && facts[h].obs != AL_OBS_ANE && has_rule(&facts[h], r))
+						right_there = true, w = &facts[h];
+				if (right_there) {
+					if (!(removed & (1u << 31))) {
+						char a[80];
+						fprintf(stderr, "anelint: calibrate: conflict: %s is wrong for ", r->id);
+						put_text(stderr, g->name, CLI_NAME_MAX);
+						fprintf(stderr, " (observed on the ANE) but right for ");
+						put_text(stderr, w->name, CLI_NAME_MAX);
+						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", ali_obs_name(w->obs),
+							plain(w->file, a, sizeof a, 70), g->target->id);
+						fprintf(out, "# conflict, no rule: %s wrong for %s, right for %s on %s\n", r->id,
+							plain(g->name, a, sizeof a, 60), w->type, g->target->id);
+						conflicts++;
+					}
+					removed |= 1u << 31; /* remember a conflict was printed for this rule */
+					continue;
+				}
+				if (ti >= 0 && (mask & (1u << ti))) {
+					mask &= ~(1u << ti);
+					removed |= 1u << ti;
+				}
+			}
+			removed &= ~(1u << 31);
+			if (!removed)
+				continue;
+			fputs("\n", out);
+			for (size_t j = i; j < n; j++)
+				if (facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r) &&
+				    (removed & (1u << target_index(facts[j].target))))
+					evidence_note(out, &facts[j]);
+			char fam[256], gone[128];
+			families_text(mask, fam, sizeof fam);
+			families_text(removed, gone, sizeof gone);
+			fprintf(out, "# %s (%s) switched off on %s: observed on the ANE there against it (every release:\n"
+				     "# a rules file's families apply to all the releases the rule has)\n",
+				r->id, r->name, gone);
+			fprintf(out, "id: %s\nfamilies: %s\nprovenance: anelint calibrate: observed on the ANE on %s against "
+				     "this rule (evidence listed above)\n", r->id, fam, gone);
+			written++;
+		}
+	}
+	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
+	 *    chip and release, unless an op of that type was seen on the ANE there */
+	int next_id = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (done_f[i] || f->pred != AL_UNIT_ANE || f->obs == AL_OBS_ANE)
+			continue;
+		const struct fact *w = NULL;
+		for (size_t h = 0; h < n && !w; h++)
+			if (facts[h].target == f->target && facts[h].os == f->os && facts[h].nn == f->nn &&
+			    facts[h].obs == AL_OBS_ANE && strcmp(facts[h].type, f->type) == 0)
+				w = &facts[h];
+		unsigned units = 0;
+		for (size_t j = i; j < n; j++) {
+			const struct fact *g = &facts[j];
+			if (g->pred == AL_UNIT_ANE && g->obs != AL_OBS_ANE && g->target == f->target && g->os == f->os &&
+			    g->nn == f->nn && strcmp(g->type, f->type) == 0) {
+				done_f[j] = true;
+				units |= 1u << g->obs;
+			}
+		}
+		char a[80];
+		if (w) {
+			fprintf(stderr, "anelint: calibrate: conflict: %s ", f->nn ? "layer type" : "op type");
+			put_text(stderr, f->type, CLI_NAME_MAX);
+			fprintf(stderr, " observed off the ANE (");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ") and on it (");
+			put_text(stderr, w->name, CLI_NAME_MAX);
+			fprintf(stderr, ") on %s/%s: no rule by type can say both\n", f->target->id, f->os->id);
+			fprintf(out, "\n# conflict, no rule: %s %s off the ANE (%s) and on it (%s) on %s/%s\n",
+				f->nn ? "layer" : "op", f->type, plain(f->name, a, sizeof a, 60), w->name, f->target->id,
+				f->os->id);
+			conflicts++;
+			continue;
+		}
+		const char *unit = units == (1u << AL_OBS_CPU) ? "cpu" : units == (1u << AL_OBS_GPU) ? "gpu" : "gpu_or_cpu";
+		fputs("\n", out);
+		for (size_t j = i; j < n; j++)
+			if (done_f[j] && facts[j].pred == AL_UNIT_ANE && facts[j].obs != AL_OBS_ANE &&
+			    facts[j].target == f->target && facts[j].os == f->os && facts[j].nn == f->nn &&
+			    strcmp(facts[j].type, f->type) == 0)
+				evidence_note(out, &facts[j]);
+		fprintf(out, "id: CAL%03d\n%s: %s\nfamilies: %s\nreleases: %s\nkind: cost\nunit: %s\nconfidence: M\n"
+			     "title: %s observed off the ANE on %s, %s\nprovenance: anelint calibrate from %s\n",
+			next_id++, f->nn ? "layer" : "op", f->type, f->target->id, f->os->id, unit, f->type, f->target->id,
+			f->os->id, plain(f->file, a, sizeof a, 70));
+		written++;
+	}
+	free(done_f);
+	if (fflush(out) != 0 || ferror(out)) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	/* the rules must load, and say what they were written for: check again with them */
+	al_user_rules *cal = NULL;
+	d = al_diags_new();
+	st = d ? al_user_rules_parse(text, text_n, c->output, &cal, d) : AL_E_NOMEM;
+	if (st != AL_OK) {
+		fprintf(stderr, "anelint: calibrate: internal error: the rules written do not load:\n");
+		print_errors(c->output, d);
+		al_diags_free(d);
+		rc = EXIT_INVALID;
+		goto done;
+	}
+	al_diags_free(d);
+	size_t agreed1 = 0, matched1 = 0;
+	struct settings s2 = s;
+	rc = gather(c, m, &s2, fmt, cal, NULL, NULL, evs, &agreed1, &matched1);
+	al_model_free(m); /* its verdicts point at cal's rules */
+	m = NULL;
+	al_user_rules_free(cal);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	rc = emit(&(struct cli){.output = c->output}, text, text_n);
+	if (rc != EXIT_ALL_ANE)
+		goto done;
+	printf("calibrate: %zu rule%s written to ", written, written == 1 ? "" : "s");
+	put_text(stdout, c->output, CLI_NAME_MAX);
+	printf("; %zu conflict%s, %zu not calibratable; agreement %.1f%% (%zu of %zu) before, %.1f%% (%zu of %zu) with "
+	       "the rules\n",
+	       conflicts, conflicts == 1 ? "" : "s", uncal, matched0 ? 100.0 * (double)agreed0 / (double)matched0 : 100.0,
+	       agreed0, matched0, matched1 ? 100.0 * (double)agreed1 / (double)matched1 : 100.0, agreed1, matched1);
+	if (conflicts || uncal || agreed1 != matched1)
+		rc = EXIT_FALLBACK;
+done:
+	if (out)
+		fclose(out);
+	free(text);
+	free(facts);
+	for (int i = 0; evs && i < c->n_paths; i++)
+		ali_evidence_free(evs[i]);
+	free(evs);
+	al_model_free(m);
+	al_user_rules_free(s.rules);
+	return rc;
+}

@@ -1,0 +1,258 @@
+#!/bin/sh
+# tests/evidence.sh: `anelint compare` and `anelint calibrate` (docs/evidence.md).
+#   1. the samples of every format in tests/data/evidence/ read and compare with
+#      exactly the agreement and disagreements planted in them (README there);
+#   2. the round trip: for every fixture model (and every corpus model when
+#      ../shared/corpus is present), the prediction written with --write-evidence
+#      in each format and compared back agrees 100%, with the work floor on and off;
+#   3. a mutated evidence file gives exactly the planted disagreements;
+#   4. calibrate on the planted disagreements writes a rules file with which
+#      check agrees with the evidence, and reports conflicting evidence;
+#   5. hostile evidence: one located error line, exit 3; usage errors exit 2.
+set -u
+: "${ANELINT:=build/anelint}"
+A=$ANELINT
+E=tests/data/evidence
+C=tests/data/crafted
+CORPUS=${ANELINT_CORPUS:-../shared/corpus}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+printf 'id: ANE071\nfamilies: none\nprovenance: tiny fixtures\n\nid: ANE072\nfamilies: none\nprovenance: tiny fixtures\n' >"$T/nofloor.rules"
+pass=0 fail=0 skip=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# field FILE.json EXPR: a value of the compare JSON (python3)
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# ---------------------------------------------------------------- 1. samples
+for s in evidence.json analytics.mil inspect.txt adhoc.txt table.txt mlperf; do
+	f=$E/mil_rules.$s
+	if ! "$A" compare "$C/mil_rules.mlpackage" "$f" --target a17 --os ios18 --format json >"$T/s.json" 2>"$T/err"; then
+		bad "compare $f: $(cat "$T/err")"
+		continue
+	fi
+	want_matched=5 want_agreed=3
+	[ "$s" = inspect.txt ] && want_matched=6 want_agreed=4 # topk_0: matched by type and order
+	got=$(field "$T/s.json" '"%d %d %s" % (d["matched"], d["agreed"], ",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"])))')
+	[ "$got" = "$want_matched $want_agreed ln_ok,mod_out" ] && ok || bad "$f: matched/agreed/disagreements '$got'"
+done
+# the chip and release come from the evidence where it names them
+got=$(field "$T/s.json" 'd["evidence"][0]["target"] + " " + d["evidence"][0]["os"]')
+[ "$got" = "a17 ios18" ] && ok || bad "mlperf: target/os from the evidence '$got'"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.inspect.txt" --format json >"$T/s.json"
+got=$(field "$T/s.json" 'd["evidence"][0]["matched_by_order"]')
+[ "$got" = 1 ] && ok || bad "inspect: matched by order '$got'"
+# analytics.mil: the device's ValidationMessage is shown next to anelint's reasons
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.analytics.mil" --target a17 >"$T/s.txt"
+grep -q 'conv_wide' "$T/s.txt" && bad "analytics: conv_wide agrees, listed as a disagreement" || ok
+sed 's/"classic_cpu"), ValidationMessage/"ane"), ValidationMessage/' "$E/mil_rules.analytics.mil" >"$T/a.mil"
+"$A" compare "$C/mil_rules.mlpackage" "$T/a.mil" --target a14 --os ios18 >"$T/s.txt"
+grep -q 'conv_wide (conv): predicted cpu \[ANE028.*observed ane \[device: ane: Unsupported kernel width\]' "$T/s.txt" &&
+	ok || bad "analytics: ValidationMessage not shown: $(cat "$T/s.txt")"
+# os_log: NOT_ANE observations; a line naming no layer is unmatched
+"$A" compare "$C/nn_rules.mlmodel" "$E/nn_rules.oslog.txt" --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %d" % (d["matched"], d["agreed"], d["evidence"][0]["unmatched"])')
+[ "$got" = "2 2 1" ] && ok || bad "oslog: '$got'"
+# --fail-under
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 60 >/dev/null 2>&1 && ok ||
+	bad "--fail-under 60 at 60%"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 61 >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && grep -q 'under --fail-under' "$T/err" && ok || bad "--fail-under 61 at 60% does not exit 1"
+# several evidence files: one section each, an overall line
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" "$E/mil_rules.table.txt" >"$T/s.txt"
+grep -q '^overall agreement 60.0% (6 of 10)' "$T/s.txt" && ok || bad "overall agreement: $(tail -n 1 "$T/s.txt")"
+
+# ---------------------------------------------------------------- 2. round trip
+# The fixtures with the work floor on and off (off: more ops stay on the ANE, so
+# the files mix units); the corpus (minutes on a shared machine) with it on.
+models=$(ls -d tests/data/crafted/*.ml* tests/data/converted/*.ml* tests/data/modern/*.ml* 2>/dev/null)
+if [ -d "$CORPUS" ]; then
+	models="$models $(ls -d "$CORPUS"/converted/*.ml* "$CORPUS"/modern/*.ml* "$CORPUS"/real/*.ml* 2>/dev/null)"
+else
+	skip=$((skip + 1))
+fi
+n_models=0 n_trips=0 trip_bad=0
+for m in $models; do
+	"$A" info "$m" >/dev/null 2>&1 || continue # models anelint refuses are tests of their own
+	n_models=$((n_models + 1))
+	sets="nofloor"
+	case $m in tests/data/*) sets="floor nofloor" ;; esac
+	for rules in $sets; do
+		[ "$rules" = floor ] && rules="" || rules="$T/nofloor.rules"
+		for f in json mil plan mlperf oslog; do
+			n_trips=$((n_trips + 1))
+			set -- --target a17 --os ios18
+			[ -n "$rules" ] && set -- "$@" --rules "$rules"
+			if ! "$A" compare "$m" --write-evidence $f "$@" -o "$T/rt.$f" 2>"$T/err"; then
+				trip_bad=$((trip_bad + 1)); bad "write $f $m: $(head -c 300 "$T/err")"; continue
+			fi
+			if ! "$A" compare "$m" "$T/rt.$f" --evidence-format $f "$@" --fail-under 100 --format json \
+				>"$T/rt_out.json" 2>"$T/err"; then
+				trip_bad=$((trip_bad + 1)); bad "round trip $f $m: $(head -c 300 "$T/err")"; continue
+			fi
+			# every op written is matched (the oslog carries the off-ANE ops only)
+			got=$(field "$T/rt_out.json" 'd["evidence"][0]["unmatched"]')
+			[ "$got" = 0 ] || { trip_bad=$((trip_bad + 1)); bad "round trip $f $m: $got unmatched"; }
+		done
+	done
+done
+[ "$trip_bad" -eq 0 ] && ok
+echo "round trip: $n_models models, $n_trips comparisons, $trip_bad failed"
+
+# ---------------------------------------------------------------- 3. mutated evidence
+M=tests/data/converted/transformer_encoder__mlp_ios17_fp16.mlpackage
+"$A" compare "$M" --write-evidence json --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/orig.json"
+python3 - "$T/orig.json" "$T/mut.json" >"$T/planted" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+flip = {"ane": "cpu", "cpu": "ane", "gpu": "ane"}
+planted = []
+for i, o in enumerate(d["ops"]):
+    if i % 4 == 1:
+        o["unit"] = flip[o["unit"]]
+        planted.append(o["name"])
+json.dump(d, open(sys.argv[2], "w"))
+print(",".join(sorted(planted)))
+EOF
+"$A" compare "$M" "$T/mut.json" --rules "$T/nofloor.rules" --format json >"$T/mut_out.json"
+got=$(field "$T/mut_out.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
+[ -s "$T/planted" ] && [ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated: planted '$(cat "$T/planted")', found '$got'"
+# the same ops flipped in the mil, plan and mlperf files give the same disagreements
+for f in mil plan mlperf; do
+	"$A" compare "$M" --write-evidence $f --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/w.$f"
+	python3 - "$T/w.$f" "$T/wm.$f" "$(cat "$T/planted")" $f <<'EOF2'
+import json, re, sys
+src, dst, names, fmt = sys.argv[1], sys.argv[2], set(sys.argv[3].split(",")), sys.argv[4]
+if fmt == "mlperf":
+    d = json.load(open(src))
+    flip = {"neuralEngine": "cpu", "cpu": "neuralEngine", "gpu": "neuralEngine"}
+    for o in d["deviceResults"]["modelStructure"]["program"]["_0"]["functions"]["main"]["block"]["operations"]:
+        if o["outputs"][0]["name"] in names:
+            p = o["deviceUsage"]["preferred"]
+            p["deviceType"] = flip[p["deviceType"]]
+    json.dump(d, open(dst, "w"))
+else:
+    out = []
+    for line in open(src):
+        if fmt == "plan":
+            m = re.match(r"0\.00% ([CGN])\|[CGN] (\S+) = ", line)
+            if m and m.group(2) in names:
+                u = {"N": "C", "C": "N", "G": "N"}[m.group(1)]
+                line = "0.00%% %s|%s " % (u, u) + line[m.start(2):]
+        else:
+            m = re.search(r"> (\S+) = \S+\(\)\[SelectedBackend = tensor<string, \[\]>\(\"(\w+)\"\)", line)
+            if m and m.group(1) in names:
+                u = {"ane": "classic_cpu", "classic_cpu": "ane", "mps_graph": "ane"}[m.group(2)]
+                line = line.replace('("%s")' % m.group(2), '("%s")' % u, 1)
+        out.append(line)
+    open(dst, "w").write("".join(out))
+EOF2
+	"$A" compare "$M" "$T/wm.$f" --rules "$T/nofloor.rules" --format json >"$T/wm.json"
+	got=$(field "$T/wm.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
+	[ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated $f: planted '$(cat "$T/planted")', found '$got'"
+done
+
+# ---------------------------------------------------------------- 4. calibrate
+# planted on mil_rules (a14, ios18, work floor off): conv_wide seen on the ANE
+# against ANE028, relu16 seen on the CPU where nothing fires
+M=$C/mil_rules.mlpackage
+"$A" compare "$M" --write-evidence json --target a14 --os ios18 --rules "$T/nofloor.rules" -o "$T/cal_orig.json"
+plant() { # plant IN OUT NAME=UNIT...
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = dict(a.split("=") for a in sys.argv[3:])
+for o in d["ops"]:
+    if o["name"] in want:
+        o["unit"] = want[o["name"]]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+plant "$T/cal_orig.json" "$T/cal.json" conv_wide=ane relu16=cpu
+if "$A" calibrate "$M" "$T/cal.json" --rules "$T/nofloor.rules" -o "$T/cal.rules" >"$T/cal.out" 2>"$T/err"; then
+	ok
+else
+	bad "calibrate on planted disagreements: $(cat "$T/cal.out" "$T/err")"
+fi
+grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^families: a12, a15, a16, a17, a18$' "$T/cal.rules" &&
+	grep -q '^# .*conv_wide (conv) observed ane on a14/ios18, predicted cpu' "$T/cal.rules" && ok ||
+	bad "calibrate: no commented ANE028 override for a14: $(cat "$T/cal.rules")"
+grep -q '^op: relu$' "$T/cal.rules" && grep -q '^releases: ios18$' "$T/cal.rules" && ok ||
+	bad "calibrate: no relu rule for a14/ios18"
+grep -q 'before, 100.0% (13 of 13) with the rules' "$T/cal.out" && ok || bad "calibrate summary: $(cat "$T/cal.out")"
+# check with the rules file agrees with the evidence, and the other chips are untouched
+"$A" compare "$M" "$T/cal.json" --rules "$T/cal.rules" --fail-under 100 >/dev/null 2>"$T/err" && ok ||
+	bad "check --rules calibrated does not agree: $(cat "$T/err")"
+"$A" check "$M" --rules "$T/cal.rules" --target a14 --os ios18 --format json >"$T/ck.json" 2>/dev/null
+got=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+def walk(x):
+    if isinstance(x, dict):
+        if x.get("name") in ("conv_wide", "relu16") and "ane" in x: yield x["name"], x["ane"]
+        for v in x.values(): yield from walk(v)
+    elif isinstance(x, list):
+        for v in x: yield from walk(v)
+print(" ".join("%s=%s" % kv for kv in sorted(set(walk(d)))))' "$T/ck.json")
+[ "$got" = "conv_wide=True relu16=False" ] && ok || bad "check --rules: conv_wide/relu16 verdicts '$got'"
+# conflicts: two layer_norm ops, one seen on the ANE and one off it -> no rule by type
+plant "$T/cal_orig.json" "$T/conf.json" ln_tiny=cpu
+"$A" calibrate "$M" "$T/conf.json" --rules "$T/nofloor.rules" -o "$T/conf.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: op type layer_norm' "$T/err" && ! grep -q '^op: layer_norm' "$T/conf.rules" && ok ||
+	bad "calibrate conflict in one file: exit $rc, $(cat "$T/err")"
+# between evidence files: one says conv_wide ran on the ANE, the other on the CPU (ANE028 right)
+"$A" calibrate "$M" "$T/cal.json" "$T/cal_orig.json" --rules "$T/nofloor.rules" -o "$T/conf2.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: ANE028 is wrong for conv_wide' "$T/err" && ! grep -q '^id: ANE028' "$T/conf2.rules" && ok ||
+	bad "calibrate conflict between files: exit $rc, $(cat "$T/err")"
+
+# ---------------------------------------------------------------- 5. hostile evidence
+printf '{"schema": "anelint-evidence", "version": 1, "ops": [{"name": "x", "unit": "tpu"}]}' >"$T/h1.json"
+printf '{"schema": "anelint-evidence", "version": 2, "ops": []}' >"$T/h2.json"
+printf '{"schema": "anelint-evidence", "ops": [' >"$T/h3.json"
+printf '[1] ios18.conv outputs=[ preferred=MLFooDevice\n' >"$T/h4.txt"
+printf 'x Kernel validation warning nothing here\n' >"$T/h5.txt"
+printf 'program(1.0)\n{ func main<ios18>() { tensor<fp16, [1]> a = relu()[SelectedBackend = tensor<string, []>("tpu")]; } -> (a); }\n' >"$T/h6.mil"
+printf 'nothing recognisable\n' >"$T/h7.txt"
+python3 -c 'print("{\"a\":" * 5000)' >"$T/h8.json"
+printf '{"deviceResults": {"modelStructure": {"program": {"_0": {"functions": {"main": {"block": {"operations": [{"deviceUsage": {"preferred": {"deviceType": "tpu"}}}]}}}}}}}}' >"$T/h9.json"
+for h in "$T"/h*; do
+	"$A" compare "$C/mil_rules.mlpackage" "$h" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 3 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "^anelint: error: $h" "$T/err"; then
+		ok
+	else
+		bad "hostile $(basename "$h"): exit $rc, stderr: $(head -c 300 "$T/err")"
+	fi
+done
+"$A" compare "$C/mil_rules.mlpackage" "$T/does-not-exist" >/dev/null 2>&1
+[ $? -eq 4 ] && ok || bad "missing evidence file does not exit 4"
+"$A" compare "$C/mil_rules.mlpackage" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "compare without evidence does not exit 2"
+"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 101 >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--fail-under 101 does not exit 2"
+"$A" compare "$C/mil_rules.mlpackage" --write-evidence pdf >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--write-evidence pdf does not exit 2"
+
+# ---------------------------------------------------------------- 6. probe
+if "$A" probe -o "$T/probes" >/dev/null 2>"$T/err"; then ok; else bad "probe: $(cat "$T/err")"; fi
+n=0
+for m in "$T"/probes/*.mlmodel; do
+	n=$((n + 1))
+	"$A" check "$m" >/dev/null 2>"$T/err"
+	[ $? -le 1 ] || bad "probe $m does not load: $(cat "$T/err")"
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$m" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
+	fi
+done
+[ "$n" -eq 8 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n models"
+command -v protoc >/dev/null 2>&1 || skip=$((skip + 1))
+# the manifest bisects the kernel width cap: 13 on a14, 15 on a17
+got=$(field "$T/probes/manifest.json" '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a14"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["rule"] == "ANE014")')
+[ "$got" = "12:ane/ane 13:ane/ane 14:gpu_or_cpu/ane 15:gpu_or_cpu/ane 16:gpu_or_cpu/gpu_or_cpu" ] && ok ||
+	bad "probe manifest: $got"
+sh -n "$T/probes/run_probes.sh" && ok || bad "run_probes.sh is not valid sh"
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
