@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_evidence.c: libFuzzer harness for the placement evidence readers
  * (src/analysis/evidence.c: anelint evidence JSON, analytics.mil, compute plan
  * dumps, .mlperf report.json, os_log lines) and the comparison with a model.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/evidence.sh: `anelint compare` and `anelint calibrate` (docs/evidence.md).
 #   1. the samples of every format in tests/data/evidence/ read and compare with
 #      exactly the agreement and disagreements planted in them (README there);

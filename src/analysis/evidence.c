@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evidence.c: the readers of placement evidence (evidence.h, docs/evidence.md).
  * Each format ends in the same list of (op name, type, observed unit, device
  * reason, line). Hostile input: the file size, op count and every kept string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evidence.h: what a Mac observed about where Core ML ran each op (docs/evidence.md),
  * read from the files Apple's placement tools write, lined up with anelint's
  * prediction (al_model_check's verdicts), and written back out in each format.

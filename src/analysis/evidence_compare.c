@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evidence_compare.c: evidence lined up with al_model_check's verdicts
  * (matched by output name, else by op type and order: docs/evidence.md
  * "Matching"), and a model's prediction written out as evidence in every format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* compare.c: `anelint compare MODEL EVIDENCE...` (what a Mac observed against
  * the prediction, docs/evidence.md) and `anelint calibrate EVIDENCE... -o RULES`
  * (a --rules file that makes check agree with the evidence). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe.c: `anelint probe -o DIR` (docs/evidence.md "Probes"): small
  * NeuralNetwork models that bisect thresholds the rule table is unsure of, a
  * manifest of what each probes and what anelint predicts for it on every chip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_evidence.c: the placement evidence readers (src/analysis/evidence.c), the
  * comparison and the writers (evidence_compare.c), from memory: each format's
  * fields, format detection, matching by name and by type and order, bounds, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """compute_plan.py: capture where Core ML plans to run each op of a model, as
 anelint evidence JSON (docs/evidence.md, schema "anelint-evidence" version 1).
 
