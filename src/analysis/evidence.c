@@ -157,6 +157,7 @@ static void resolve_meta(struct al_evidence *e)
 {
 	e->target = e->chip ? al_target_find(e->chip) : NULL;
 	e->release = e->os ? release_of(e->os) : NULL;
+	e->has_cu = e->compute_units && al_compute_units_parse(e->compute_units, &e->cu);
 }
 
 /* Offset -> 1-based line. */
@@ -200,6 +201,8 @@ static enum al_status parse_own(struct ev_parse *P, json_object *top)
 		set_meta(P, &P->e->os, s, strlen(s));
 	if ((s = jstr(top, "device")))
 		set_meta(P, &P->e->device, s, strlen(s));
+	if ((s = jstr(top, "compute_units")))
+		set_meta(P, &P->e->compute_units, s, strlen(s));
 	json_object *ops = jget(top, "ops", json_type_array);
 	if (!ops)
 		return fail(P, UINT64_MAX, "ops", "no \"ops\" array");

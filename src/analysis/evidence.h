@@ -56,8 +56,11 @@ struct al_evidence {
 	const char *chip;   /* as the evidence says it (NULL: not said) */
 	const char *os;     /* as the evidence says it (NULL: not said) */
 	const char *device; /* device model name, when said */
+	const char *compute_units; /* MLModelConfiguration.computeUnits, as said (NULL: not said) */
 	const struct al_target *target;  /* chip resolved, or NULL */
 	const struct al_release *release; /* os resolved, or NULL */
+	bool has_cu;                      /* compute_units resolved into cu */
+	enum al_compute_units cu;
 	struct al_ev_op *ops;
 	size_t n_ops, cap_ops;
 };

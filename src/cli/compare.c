@@ -58,6 +58,7 @@ static bool parse_pct(const char *s, double *out)
 struct settings {
 	const struct al_target *target;
 	const struct al_release *os;
+	enum al_compute_units cu; /* --compute-units; evidence that says its own wins */
 	al_user_rules *rules;
 };
 
@@ -68,6 +69,9 @@ static int settings_of(const struct cli *c, const struct command_row *cmd, struc
 		return usage_error(cmd, "unknown target '%s' (see 'anelint targets')", c->target);
 	if (c->os && !(s->os = al_release_find(c->os)))
 		return usage_error(cmd, "unknown OS release '%s' (see 'anelint targets')", c->os);
+	if (c->compute_units && !al_compute_units_parse(c->compute_units, &s->cu))
+		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
+				   c->compute_units);
 	if (c->rules) {
 		al_diags *d = al_diags_new();
 		if (!d)
@@ -97,6 +101,7 @@ struct one {
 	struct al_evidence *ev;
 	const struct al_target *target;
 	const struct al_release *os;
+	enum al_compute_units cu;
 	struct al_cmp cmp;
 	bool ok;
 };
@@ -131,8 +136,10 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 	put_text(f, model, CLI_NAME_MAX);
 	fputs(" vs ", f);
 	put_text(f, o->path, CLI_NAME_MAX);
-	fprintf(f, " (%s; target %s%s, os %s%s)\n", ali_ev_format_name(o->ev->format), o->target->id,
-		o->ev->target ? " from the evidence" : "", o->os->id, o->ev->release ? " from the evidence" : "");
+	fprintf(f, " (%s; target %s%s, os %s%s, compute units %s%s)\n", ali_ev_format_name(o->ev->format),
+		o->target->id, o->ev->target ? " from the evidence" : "", o->os->id,
+		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->cu),
+		o->ev->has_cu ? " from the evidence" : "");
 	fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows, c->matched,
 		c->by_order, c->unmatched);
 	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", ali_cmp_agreement(c), c->agreed, c->matched);
@@ -201,6 +208,7 @@ static json_object *json_one(const struct one *o)
 	json_object_object_add(j, "format", jstr(ali_ev_format_name(o->ev->format)));
 	json_object_object_add(j, "target", jstr(o->target->id));
 	json_object_object_add(j, "os", jstr(o->os->id));
+	json_object_object_add(j, "compute_units", jstr(al_compute_units_name(o->cu)));
 	json_object_object_add(j, "evidence_chip", jstr(o->ev->chip));
 	json_object_object_add(j, "evidence_os", jstr(o->ev->os));
 	json_object_object_add(j, "device", jstr(o->ev->device));
@@ -283,8 +291,10 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 		if (st == AL_OK) {
 			o->target = o->ev->target ? o->ev->target : s->target ? s->target : al_target_default();
 			o->os = o->ev->release ? o->ev->release : s->os ? s->os : al_release_default();
+			o->cu = o->ev->has_cu ? o->ev->cu : s->cu;
 			if (m) {
-				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules};
+				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules,
+							  .compute_units = o->cu};
 				st = al_model_check(m, &co, d);
 				if (st == AL_OK)
 					st = ali_compare(m, o->ev, &o->cmp);
@@ -312,7 +322,7 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf or oslog, not '%s'", "auto");
 	const struct al_target *t = s->target ? s->target : al_target_default();
 	const struct al_release *os = s->os ? s->os : al_release_default();
-	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules};
+	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->cu};
 	al_diags *d = al_diags_new();
 	struct al_buf b = {0};
 	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
@@ -509,7 +519,8 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 			evs[i] = e;
 			t = e->target ? e->target : s->target ? s->target : al_target_default();
 			os = e->release ? e->release : s->os ? s->os : al_release_default();
-			struct al_check_opts co = {.target = t, .os = os, .user_rules = u};
+			struct al_check_opts co = {.target = t, .os = os, .user_rules = u,
+						   .compute_units = e->has_cu ? e->cu : s->cu};
 			st = al_model_check(m, &co, d);
 			if (st == AL_OK)
 				st = ali_compare(m, e, &cmp);

@@ -54,7 +54,7 @@ static const struct option_row options[] = {
 	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
 	 "...); default: the newest (see 'anelint targets'); check, plan and report also take all: one "
 	 "verdict column (check) or one plan (plan) per release, for one target"},
-	{"compute-units", 0, "UNITS", C_CHECK | C_PLAN | C_REPORT | C_FIX, OPT_FIELD(compute_units),
+	{"compute-units", 0, "UNITS", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(compute_units),
 	 "the compute units the model is loaded with (MLModelConfiguration.computeUnits): all "
 	 "(default), cpu-and-gpu, cpu-and-ne, cpu-only; with all, an ML Program's fallbacks go to "
 	 "the GPU from iOS 17 (docs/partition.md)"},

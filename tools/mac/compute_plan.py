@@ -95,6 +95,7 @@ def main():
         "chip": a.chip,
         "os": "macOS " + mac if mac else None,
         "device": platform.machine() + " " + platform.node(),
+        "compute_units": a.units.replace("_", "-"),
         "source": "tools/mac/compute_plan.py (MLComputePlan, compute units %s)" % a.units,
         "ops": ops,
     }
