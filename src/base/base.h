@@ -140,6 +140,10 @@ int ali_rename_exchange(const char *a, const char *b);
 long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n);
 void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
 void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */
+/* Page faults this process has taken so far (every thread): a mapping gains
+ * resident pages only through faults, so an unchanged count means none came
+ * in. False where the system does not count them (AL_PORTABLE builds). */
+bool ali_fault_count(uint64_t *out);
 void ali_keep_freed_memory(void); /* glibc: no heap trimming per op (mallopt) */
 /* Sort with a context pointer (qsort_r differs between glibc and BSD/macOS). */
 void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),

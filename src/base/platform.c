@@ -10,6 +10,8 @@
  *   ali_advise_random    posix_madvise(POSIX_MADV_RANDOM): POSIX, everywhere
  *   ali_advise_dontneed  madvise(MADV_DONTNEED) on Linux (drops clean file
  *                        pages at once); else posix_madvise, a hint
+ *   ali_fault_count      getrusage's ru_minflt + ru_majflt on Linux; else
+ *                        false (callers then assume pages may have come in)
  *   ali_sort_r           a heap sort with a context pointer: qsort_r's argument
  *                        order differs between glibc and macOS/BSD, so none. */
 #include "base.h"
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #if !defined(AL_PORTABLE) && defined(__linux__) && defined(__GLIBC__) && \
@@ -85,6 +88,20 @@ void ali_advise_dontneed(void *p, size_t n)
 	(void)madvise(p, n, MADV_DONTNEED);
 #else
 	(void)posix_madvise(p, n, POSIX_MADV_DONTNEED);
+#endif
+}
+
+bool ali_fault_count(uint64_t *out)
+{
+#if HAVE_LINUX_CALLS
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return false;
+	*out = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+	return true;
+#else
+	(void)out;
+	return false;
 #endif
 }
 

@@ -47,6 +47,9 @@ struct al_model {
 	struct al_arena verdicts;
 	struct al_map maps[AL_MAX_MAPS]; /* model.mlmodel, weight.bin, ... */
 	int n_maps;
+	/* ali_model_trim (ir.c): the process's fault count after its last madvise */
+	uint64_t trim_faults;
+	bool trim_counted;
 	struct al_submodel **subs; /* root first, then pipeline stages depth-first */
 	size_t n_subs, cap_subs;
 	/* ML Program weights: span of weights/weight.bin (n = 0 when absent) */
