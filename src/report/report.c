@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,10 +202,19 @@ int ali_name_cols(const char *s)
 	return w;
 }
 
+void ali_put_spaces(FILE *out, int n)
+{
+	static const char sp[] = "                                                                ";
+	if (n < 0) /* as printf("%*s", n, ""): a negative width is its magnitude */
+		n = n == INT_MIN ? INT_MAX : -n;
+	for (; n > 0; n -= (int)(sizeof sp - 1))
+		fwrite(sp, 1, n < (int)(sizeof sp - 1) ? (size_t)n : sizeof sp - 1, out);
+}
+
 void ali_put_name_padded(FILE *out, const char *s, int width)
 {
 	int w = ali_put_name(out, s, width);
-	fprintf(out, "%*s", width - w > 0 ? width - w : 0, "");
+	ali_put_spaces(out, width - w > 0 ? width - w : 0);
 }
 
 void ali_put_graph_header(FILE *out, const struct al_report_opts *o, const struct al_node *n,

@@ -83,7 +83,8 @@ static void print_row(void *vctx, const struct al_node *n)
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
 	int depth = n->owner ? n->owner->depth : 0;
-	fprintf(out, "%5" PRIu32 "  %*s", row, depth * 2, "");
+	fprintf(out, "%5" PRIu32 "  ", row);
+	ali_put_spaces(out, depth * 2);
 	ali_put_name_padded(out, n->name, t->name_w - depth * 2);
 	fputs("  ", out);
 	ali_put_name_padded(out, n->type, 22);
@@ -103,11 +104,11 @@ static void print_row(void *vctx, const struct al_node *n)
 	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
 		fprintf(out, "%s?%s%s", al_col(o, C_YELLOW), moved ? "*" : "", al_col(o, C_RESET));
 		if (any)
-			fprintf(out, "%*s", moved ? 16 : 17, "");
+			ali_put_spaces(out, moved ? 16 : 17);
 	} else if (v->placed_ane) {
 		fprintf(out, "%sANE%s%s", al_col(o, C_GREEN), moved ? "*" : "", al_col(o, C_RESET));
 		if (any)
-			fprintf(out, "%*s", moved ? 14 : 15, "");
+			ali_put_spaces(out, moved ? 14 : 15);
 	} else {
 		char unit[32];
 		snprintf(unit, sizeof unit, "-> %s%s", al_unit_name(v->placed), moved ? "*" : "");
