@@ -226,7 +226,8 @@ static void fuzz_interp(al_model *m, al_diags *d, unsigned seed)
 	fuzz_check_diags(d);
 	fuzz_check_status(st, d, before);
 	if (st == AL_OK) {
-		FUZZ_CHECK(n_out == root->n_outputs);
+		/* the outputs, then the final value of every state (al_model_run) */
+		FUZZ_CHECK(n_out == (size_t)root->n_outputs + root->n_states);
 		for (size_t i = 0; i < n_out; i++) {
 			FUZZ_CHECK(out[i].t != NULL && out[i].name != NULL);
 			FUZZ_CHECK(al_tensor_count(out[i].t) <= (64u << 20) / 4);
