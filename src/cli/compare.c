@@ -54,6 +54,18 @@ static bool parse_pct(const char *s, double *out)
 	return true;
 }
 
+/* Open the model compare and calibrate take first: EXIT_ALL_ANE and *m, or the
+ * exit status after its errors were printed. */
+static int open_model_path(const char *path, al_model **m)
+{
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_model_open(path, m, d) : AL_E_NOMEM;
+	if (st != AL_OK)
+		print_errors(path, d);
+	al_diags_free(d);
+	return st == AL_OK ? EXIT_ALL_ANE : status_exit(st);
+}
+
 /* --target / --os / --rules, as check takes them. */
 struct settings {
 	const struct al_target *target;
@@ -364,15 +376,10 @@ int cmd_compare(struct cli *c)
 		return rc;
 	}
 	al_model *m = NULL;
-	al_diags *d = al_diags_new();
-	enum al_status st = d ? al_model_open(c->paths[0], &m, d) : AL_E_NOMEM;
-	if (st != AL_OK) {
-		print_errors(c->paths[0], d);
-		al_diags_free(d);
+	if ((rc = open_model_path(c->paths[0], &m)) != EXIT_ALL_ANE) {
 		al_user_rules_free(s.rules);
-		return status_exit(st);
+		return rc;
 	}
-	al_diags_free(d);
 	if (c->write_evidence) {
 		rc = write_evidence(c, cmd, m, &s);
 		al_model_free(m);
@@ -593,15 +600,10 @@ int cmd_calibrate(struct cli *c)
 		return rc;
 	}
 	al_model *m = NULL;
-	al_diags *d = al_diags_new();
-	enum al_status st = d ? al_model_open(c->paths[0], &m, d) : AL_E_NOMEM;
-	if (st != AL_OK) {
-		print_errors(c->paths[0], d);
-		al_diags_free(d);
+	if ((rc = open_model_path(c->paths[0], &m)) != EXIT_ALL_ANE) {
 		al_user_rules_free(s.rules);
-		return status_exit(st);
+		return rc;
 	}
-	al_diags_free(d);
 	struct al_evidence **evs = calloc((size_t)c->n_paths, sizeof *evs);
 	struct fact *facts = NULL;
 	size_t n = 0, agreed0 = 0, matched0 = 0;
@@ -622,8 +624,8 @@ int cmd_calibrate(struct cli *c)
 	fputs("# (docs/evidence.md \"Calibrate\"); each rule is preceded by the evidence that justified it.\n", out);
 	if (c->rules) { /* the file stands alone: the --rules it was calibrated with come first */
 		struct al_map map;
-		d = al_diags_new();
-		st = d ? ali_map_file(c->rules, NULL, &map, d) : AL_E_NOMEM;
+		al_diags *d = al_diags_new();
+		enum al_status st = d ? ali_map_file(c->rules, NULL, &map, d) : AL_E_NOMEM;
 		if (st != AL_OK) {
 			print_errors(c->rules, d);
 			al_diags_free(d);
@@ -782,8 +784,8 @@ int cmd_calibrate(struct cli *c)
 	}
 	/* the rules must load, and say what they were written for: check again with them */
 	al_user_rules *cal = NULL;
-	d = al_diags_new();
-	st = d ? al_user_rules_parse(text, text_n, c->output, &cal, d) : AL_E_NOMEM;
+	al_diags *d = al_diags_new();
+	enum al_status st = d ? al_user_rules_parse(text, text_n, c->output, &cal, d) : AL_E_NOMEM;
 	if (st != AL_OK) {
 		fprintf(stderr, "anelint: calibrate: internal error: the rules written do not load:\n");
 		print_errors(c->output, d);
