@@ -35,7 +35,7 @@ struct pctx {
 	char after[160];
 	struct al_buf pre;     /* whole layers fields inserted before the layer */
 	struct al_buf layer;   /* the layer's new payload */
-	const char *names[16]; /* names of the output layers produced */
+	const char *names[128]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
 	const char *stays_off; /* al_rewrite.stays_off */
@@ -69,6 +69,7 @@ static bool p_mil_island(struct pctx *c);
 static bool p_model_level(struct pctx *c);
 static bool p_mil_linear_split(struct pctx *c);
 static bool p_mil_upsample(struct pctx *c);
+static bool p_mil_sdpa_split(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -134,6 +135,9 @@ static bool p_mil_upsample(struct pctx *c);
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
 	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
+	X("mil-sdpa-split-heads", "ANE067", AL_EQ_REASSOCIATE, "scaled_dot_product_attention",         \
+	  "scaled_dot_product_attention -> per-head matmuls with the softmax on the channel axis "      \
+	  "(split einsum), concat (ML Program)", p_mil_sdpa_split)                                      \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
 	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
 	  p_model_level)                                                                                \
@@ -1526,6 +1530,11 @@ static bool p_mil_linear_split(struct pctx *c)
 static bool p_mil_upsample(struct pctx *c)
 {
 	return mil_pass(c, ali_pass_mil_upsample);
+}
+
+static bool p_mil_sdpa_split(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_sdpa_split);
 }
 
 /* Model-level rows are run by plan_model, never per layer. */

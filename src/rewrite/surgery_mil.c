@@ -1447,6 +1447,320 @@ bool ali_pass_mil_island(struct al_mil_pass *c)
 	return run(c, mil_island);
 }
 
+/* ------------------------------------------------------------------ attention -> split-einsum form
+ * scaled_dot_product_attention (iOS 18) on little work is kept on the CPU
+ * (ANE067), and Apple's recipe for the ANE (ml-ane-transformers 2022, catalog
+ * R6 / O19) is attention split per head with the softmax on the channel axis.
+ * For query [B, H, L, E], key [B, H, S, E], value [B, H, S, EV]:
+ *   q' = q * a1, k' = k * a2 (a1 * a2 = 1/sqrt(E); a2 = 1 when 1/sqrt(E) is
+ *   exact in the dtype), split q', k', v on the head axis, and per head h
+ *   t_h = matmul(k'_h, q'_h^T)            [B, 1, S, L]  (key on axis 2)
+ *   t_h += mask_h^T                        (the mask's last two axes swapped)
+ *   w_h = softmax(reshape(t_h, [B, S, 1, L]), axis 1)     (key on the channel axis)
+ *   o_h = matmul(reshape(w_h, [B, 1, S, L])^T, v_h)       [B, 1, L, EV]
+ * and the op itself a concat of the o_h on axis 1. The reshapes move a
+ * singleton axis only (no data moves). The same products and sums, grouped per
+ * head and scaled before the dot products instead of after: reassociate. In
+ * fp16, 1/sqrt(E) is rarely exact: it is then two fp16 factors (on q and on k)
+ * whose product is within 2^-20 of it (E = 32: 2.5e-7), else refused. */
+
+#define MAX_HEADS 16
+#define SCALE_TOL 9.5367431640625e-07 /* 2^-20 */
+
+/* A new op before c->n with inputs (param, value) pairs and n_out outputs of one
+ * type; its name attribute (and node name) the first output. Listed in names. */
+static bool pre_op(struct al_mil_pass *c, const char *type, const char *const *in, int n_in,
+		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
+{
+	struct al_buf op = {0}, v = {0};
+	ali_buf_str(&op, OP_TYPE, type);
+	for (int i = 0; i < n_in; i++)
+		put_input(&op, in[2 * i], in[2 * i + 1]);
+	for (int i = 0; i < n_out; i++)
+		put_output(&op, outs[i], dt, rank, dims);
+	put_string_value(&v, outs[0]);
+	put_attr(&op, "name", v.p, v.n);
+	op.failed |= v.failed;
+	ali_buf_free(&v);
+	c->pre.failed |= op.failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&op);
+	if (c->n_names >= sizeof c->names / sizeof c->names[0] - 1)
+		return say(c, "more new ops than the region lists");
+	c->names[c->n_names++] = outs[0];
+	return !c->pre.failed || say(c, "out of memory");
+}
+
+/* A const before c->n named base_sfx (not listed in names): its name, or NULL. */
+static const char *kconst(struct al_mil_pass *c, const char *base, const char *sfx, int dt, int rank,
+			  const int64_t *dims, const double *x, size_t n)
+{
+	const char *nm = fresh(c, base, sfx);
+	uint32_t keep = c->n_names;
+	bool blob;
+	if (!nm) {
+		say(c, "no free value name");
+		return NULL;
+	}
+	bool ok = pre_const(c, nm, dt, rank, dims, x, n, &blob);
+	c->n_names = keep;
+	return ok ? nm : NULL;
+}
+
+/* Two fp16 factors a1 * a2 closest to alpha (relative error into *err). */
+static void fp16_factors(double alpha, double *a1, double *a2, double *err)
+{
+	*err = 1;
+	*a1 = alpha;
+	*a2 = 1;
+	for (int e = -8; e <= 2; e++)
+		for (int m = 1024; m < 2048; m++) {
+			double x = ldexp(m, e - 10);
+			double y = ali_f16_to_f32(ali_f16_from_f32((float)(alpha / x)));
+			if (y == 0 || isinf(y))
+				continue;
+			double r = fabs(x * y / alpha - 1);
+			if (r < *err)
+				*err = r, *a1 = x, *a2 = y;
+		}
+}
+
+/* Split value x of dims d (rank 4) into H parts on axis 1: their names. */
+static bool split_heads(struct al_mil_pass *c, const char *x, const int64_t *d, int64_t H, const char *axis1,
+			const char *nh, int dt, const char *base, const char *tag, const char **parts)
+{
+	if (H == 1) {
+		parts[0] = x;
+		return true;
+	}
+	for (int64_t h = 0; h < H; h++) {
+		char sfx[32];
+		snprintf(sfx, sizeof sfx, "%s_h%lld", tag, (long long)h);
+		if (!(parts[h] = fresh(c, base, sfx)))
+			return say(c, "no free value name");
+	}
+	int64_t pd[4] = {d[0], 1, d[2], d[3]};
+	const char *in[] = {"x", x, "num_splits", nh, "axis", axis1};
+	return pre_op(c, "split", in, 3, parts, (int)H, dt, 4, pd);
+}
+
+static bool shape_of(struct al_mil_pass *c, const char *p, struct al_shape *s, char *sh, size_t n)
+{
+	if (!ali_mil_param_shape(c->n, p, s))
+		s->rank = -1;
+	ali_shape_format(s, sh, n);
+	if (s->rank < 0 || !static_shape(s))
+		return say(c, "'%s' has shape %s, not static", p, sh);
+	return true;
+}
+
+static bool mil_sdpa_split(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	al_span b;
+	const char *pn[4] = {"query", "key", "value", "attn_mask"};
+	const char *nm[4] = {NULL, NULL, NULL, NULL};
+	struct al_shape s[4];
+	char sh[4][96];
+	bool has_mask = ali_mil_param_present(c->n, "attn_mask");
+	for (int i = 0; i < 3 + has_mask; i++) {
+		if (ali_mil_param_binding(c->n, pn[i], 0, &b) != 1)
+			return say(c, "'%s' is not a named value", pn[i]);
+		if (!(nm[i] = ali_arena_strndup(&c->s->arena, b.p, b.n)))
+			return say(c, "out of memory");
+		if (!shape_of(c, pn[i], &s[i], sh[i], sizeof sh[i]))
+			return false;
+	}
+	if (s[0].rank != 4 || s[1].rank != 4 || s[2].rank != 4)
+		return say(c, "query %s, key %s, value %s: rank 4 [B, heads, L, E] expected", sh[0], sh[1], sh[2]);
+	const int64_t *q = s[0].dims, *k = s[1].dims, *v = s[2].dims;
+	int64_t B = q[0], H = q[1], L = q[2], E = q[3], S = k[2], EV = v[3];
+	if (k[0] != B || v[0] != B || k[1] != H || v[1] != H || k[3] != E || v[2] != S)
+		return say(c, "query %s, key %s, value %s do not match as [B,H,L,E], [B,H,S,E], [B,H,S,EV]",
+			   sh[0], sh[1], sh[2]);
+	if (B < 1 || H < 1 || L < 1 || E < 1 || S < 1 || EV < 1)
+		return say(c, "an empty axis in %s / %s / %s", sh[0], sh[1], sh[2]);
+	if (H > MAX_HEADS)
+		return say(c, "%lld heads: more than %d (the per-head ops grow with them)", (long long)H, MAX_HEADS);
+	int dt = s[0].dtype ? s[0].dtype : out_dtype(c);
+	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
+		return say(c, "query is %s (fp16 / fp32 only)", al_dtype_name(dt));
+	if (s[1].dtype != dt || s[2].dtype != dt)
+		return say(c, "query, key and value differ in dtype");
+	int mr = has_mask ? s[3].rank : 0;
+	int64_t md[4] = {1, 1, 1, 1};
+	if (has_mask) {
+		if (s[3].dtype != dt)
+			return say(c, "attn_mask is %s: a bool mask would need a select per head (only a %s mask "
+				      "added to the scores is rewritten)", al_dtype_name(s[3].dtype), al_dtype_name(dt));
+		if (mr < 2 || mr > 4)
+			return say(c, "attn_mask has shape %s: rank 2-4 expected", sh[3]);
+		for (int i = 0; i < mr; i++)
+			md[4 - mr + i] = s[3].dims[i];
+		const int64_t full[4] = {B, H, L, S};
+		for (int i = 0; i < 4; i++)
+			if (md[i] != 1 && md[i] != full[i])
+				return say(c, "attn_mask %s does not broadcast to the scores [%lld,%lld,%lld,%lld]", sh[3],
+					   (long long)B, (long long)H, (long long)L, (long long)S);
+	}
+	double alpha = (float)(1.0 / sqrt((double)E)), a1 = alpha, a2 = 1, err = 0;
+	if (!exact_in(dt, alpha)) {
+		fp16_factors(alpha, &a1, &a2, &err);
+		if (err > SCALE_TOL)
+			return say(c, "1/sqrt(%lld) is not exact in fp16 and no two fp16 factors come within 2^-20 "
+				      "of it (best %.2g)", (long long)E, err);
+	}
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "%lld heads: per-head matmuls, softmax on the channel axis, concat",
+			 (long long)H);
+		return true;
+	}
+	const char *base = c->n->outputs[0];
+	int64_t one = 1, d4[1] = {4};
+	double fv = 0, tv = 1, ax1 = 1, hv = (double)H;
+	double sh1[4] = {(double)B, (double)S, 1, (double)L}, sh2[4] = {(double)B, 1, (double)S, (double)L};
+	const char *cf = kconst(c, base, "false", AL_DT_BOOL, 0, NULL, &fv, 1);
+	const char *ct = cf ? kconst(c, base, "true", AL_DT_BOOL, 0, NULL, &tv, 1) : NULL;
+	const char *cax = ct ? kconst(c, base, "axis1", AL_DT_INT32, 0, NULL, &ax1, 1) : NULL;
+	const char *cnh = cax && H > 1 ? kconst(c, base, "heads", AL_DT_INT32, 0, NULL, &hv, 1) : cax;
+	const char *cs1 = cnh ? kconst(c, base, "bs1l", AL_DT_INT32, 1, d4, sh1, 4) : NULL;
+	const char *cs2 = cs1 ? kconst(c, base, "b1sl", AL_DT_INT32, 1, d4, sh2, 4) : NULL;
+	const char *ca1 = cs2 ? kconst(c, base, "scale_q", dt, 0, NULL, &a1, 1) : NULL;
+	const char *ca2 = ca1 && a2 != 1 ? kconst(c, base, "scale_k", dt, 0, NULL, &a2, 1) : ca1;
+	if (!ca2)
+		return false;
+	(void)one;
+	/* the scaled query (and key) */
+	const char *qs = fresh(c, base, "q_scaled"), *ks = a2 != 1 ? fresh(c, base, "k_scaled") : nm[1];
+	if (!qs || !ks)
+		return say(c, "no free value name");
+	const char *in_q[] = {"x", nm[0], "y", ca1};
+	if (!pre_op(c, "mul", in_q, 2, &qs, 1, dt, 4, q))
+		return false;
+	const char *in_k[] = {"x", nm[1], "y", ca2};
+	if (a2 != 1 && !pre_op(c, "mul", in_k, 2, &ks, 1, dt, 4, k))
+		return false;
+	const char *qh[MAX_HEADS], *kh[MAX_HEADS], *vh[MAX_HEADS], *mh[MAX_HEADS], *oh[MAX_HEADS];
+	if (!split_heads(c, qs, q, H, cax, cnh, dt, base, "q", qh) ||
+	    !split_heads(c, ks, k, H, cax, cnh, dt, base, "k", kh) ||
+	    !split_heads(c, nm[2], v, H, cax, cnh, dt, base, "v", vh))
+		return false;
+	/* the mask, its last two axes swapped (key first), per head when it has them */
+	if (has_mask) {
+		const char *mt = nm[3];
+		int64_t td[4];
+		memcpy(td, s[3].dims, sizeof td[0] * (size_t)mr);
+		if (md[2] != 1 || md[3] != 1) {
+			double perm[4];
+			int64_t pd[1] = {mr};
+			for (int i = 0; i < mr; i++)
+				perm[i] = i;
+			perm[mr - 2] = mr - 1, perm[mr - 1] = mr - 2;
+			td[mr - 2] = s[3].dims[mr - 1], td[mr - 1] = s[3].dims[mr - 2];
+			const char *cp = kconst(c, base, "mask_perm", AL_DT_INT32, 1, pd, perm, (size_t)mr);
+			const char *mto = cp ? fresh(c, base, "mask_t") : NULL;
+			if (!mto)
+				return cp ? say(c, "no free value name") : false;
+			const char *in_m[] = {"x", nm[3], "perm", cp};
+			if (!pre_op(c, "transpose", in_m, 2, &mto, 1, dt, mr, td))
+				return false;
+			mt = mto;
+		}
+		bool per_head = mr >= 3 && md[1] == H && H > 1;
+		for (int64_t h = 0; h < H; h++)
+			mh[h] = mt;
+		if (per_head) {
+			int64_t sd[4];
+			memcpy(sd, td, sizeof sd[0] * (size_t)mr);
+			sd[mr - 3] = 1;
+			double axm = mr - 3;
+			const char *cam = kconst(c, base, "mask_axis", AL_DT_INT32, 0, NULL, &axm, 1);
+			if (!cam)
+				return false;
+			for (int64_t h = 0; h < H; h++) {
+				char sfx[32];
+				snprintf(sfx, sizeof sfx, "mask_h%lld", (long long)h);
+				if (!(mh[h] = fresh(c, base, sfx)))
+					return say(c, "no free value name");
+			}
+			const char *in_s[] = {"x", mt, "num_splits", cnh, "axis", cam};
+			if (!pre_op(c, "split", in_s, 3, mh, (int)H, dt, mr, sd))
+				return false;
+		}
+	}
+	for (int64_t h = 0; h < H; h++) {
+		char sfx[32];
+		const char *t[6];
+		static const char *const tags[6] = {"scores", "masked", "bs1l", "weights", "b1sl", "out"};
+		for (int i = 0; i < 6; i++) {
+			snprintf(sfx, sizeof sfx, "%s_h%lld", tags[i], (long long)h);
+			if (!(t[i] = fresh(c, base, sfx)))
+				return say(c, "no free value name");
+		}
+		int64_t d1[4] = {B, 1, S, L}, d2[4] = {B, S, 1, L}, d3[4] = {B, 1, L, EV};
+		const char *in0[] = {"x", kh[h], "y", qh[h], "transpose_x", cf, "transpose_y", ct};
+		const char *in1[] = {"x", t[0], "y", has_mask ? mh[h] : ""};
+		const char *sc = has_mask ? t[1] : t[0];
+		const char *in2[] = {"x", sc, "shape", cs1};
+		const char *in3[] = {"x", t[2], "axis", cax};
+		const char *in4[] = {"x", t[3], "shape", cs2};
+		const char *in5[] = {"x", t[4], "y", vh[h], "transpose_x", ct, "transpose_y", cf};
+		if (!pre_op(c, "matmul", in0, 4, &t[0], 1, dt, 4, d1) ||
+		    (has_mask && !pre_op(c, "add", in1, 2, &t[1], 1, dt, 4, d1)) ||
+		    !pre_op(c, "reshape", in2, 2, &t[2], 1, dt, 4, d2) ||
+		    !pre_op(c, "softmax", in3, 2, &t[3], 1, dt, 4, d2) ||
+		    !pre_op(c, "reshape", in4, 2, &t[4], 1, dt, 4, d1) ||
+		    !pre_op(c, "matmul", in5, 4, &t[5], 1, dt, 4, d3))
+			return false;
+		oh[h] = t[5];
+	}
+	/* the op itself: concat(values = o_0 .. o_H-1, axis = 1, interleave = false) */
+	ali_buf_str(&c->layer, OP_TYPE, "concat");
+	struct al_buf arg = {0}, e = {0};
+	for (int64_t h = 0; h < H; h++) {
+		struct al_buf bb = {0};
+		ali_buf_str(&bb, 1, oh[h]);
+		ali_buf_len(&arg, 1, bb.p, bb.n);
+		arg.failed |= bb.failed;
+		ali_buf_free(&bb);
+	}
+	ali_buf_str(&e, 1, "values");
+	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
+	c->layer.failed |= arg.failed || e.failed;
+	ali_buf_free(&arg);
+	ali_buf_free(&e);
+	put_input(&c->layer, "axis", cax);
+	put_input(&c->layer, "interleave", cf);
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS)
+			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+	if (it.err)
+		return say(c, "the op message could not be re-read");
+	put_name_attr(c, &c->layer, base);
+	if (c->layer.failed || c->pre.failed)
+		return say(c, "out of memory");
+	c->names[c->n_names++] = c->n->name;
+	if (a2 != 1)
+		snprintf(c->after, sizeof c->after,
+			 "%lld heads: per-head matmuls, softmax on the channel axis, concat (scale as 2 fp16 "
+			 "factors, rel %.1e)", (long long)H, err);
+	else
+		snprintf(c->after, sizeof c->after, "%lld heads: per-head matmuls, softmax on the channel axis, concat",
+			 (long long)H);
+	return true;
+}
+
+bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
+{
+	return run(c, mil_sdpa_split);
+}
+
 /* ------------------------------------------------------------------ the package writer */
 
 struct pw {
