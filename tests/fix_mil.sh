@@ -273,6 +273,32 @@ grep -q '"layer": "up3".*"why_not": "scale factors 3x3 are not powers of two up 
 n=$("$ANELINT" check "$T/upsample.mlpackage" | grep -c 'upsample_nearest_neig')
 [ "$n" -eq 7 ] && ok || bad "upsample: $n upsample ops (2 + 3 + up3 + up2 = 7 expected)"
 
+# 5e. scaled_dot_product_attention -> the per-head split-einsum form (ANE067 from iOS 18):
+#     ya (4 heads, E 16, a per-head fp16 mask input: transposed once, split per
+#     head) and yb (E 32: the scale as two fp16 factors) rewritten, each head's
+#     softmax on the channel axis of [B, S, 1, L]; yc (a bool mask) and yd (E 48:
+#     no two fp16 factors within 2^-20 of 1/sqrt(48)) left with their reasons;
+#     the region proof agrees; --dry-run reports the same; without --allow
+#     reassociate it is reported only and the output is the input
+S=$C/fix_mil_sdpa.mlpackage
+fixcase sdpa "$S" sdpa 4 2 reassociate "ya yb" --allow reassociate
+grep -q '"layer": "yc".*"why_not": "attn_mask is bool: a bool mask would need a select per head' "$T/sdpa.json" && ok ||
+	bad "sdpa: yc reason"
+grep -q '"layer": "yd".*"why_not": "1/sqrt(48) is not exact in fp16 and no two fp16 factors' "$T/sdpa.json" && ok ||
+	bad "sdpa: yd reason"
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/sdpa.mlpackage" >"$T/sdpa.chk"
+n=$(grep -cE ' ya_weights_h[0-3] +softmax +\[1,8,1,6\] .*ANE' "$T/sdpa.chk")
+m=$(grep -cE ' yb_weights_h[01] +softmax +\[1,7,1,5\] .*ANE' "$T/sdpa.chk")
+[ "$n" -eq 4 ] && [ "$m" -eq 2 ] && grep -qE ' ya +concat +\[1,4,6,16\] .*ANE' "$T/sdpa.chk" &&
+	[ "$(grep -cE 'at~ .*-> cpu +ANE067' "$T/sdpa.chk")" -eq 2 ] && ok || { bad "sdpa: $n + $m softmax ops on the ANE (4 + 2)"; cat "$T/sdpa.chk"; }
+"$ANELINT" fix "$S" --dry-run --proof region --allow reassociate --format json >"$T/sdpar.json"
+[ $? -eq 0 ] && grep -q '"kind": "region"' "$T/sdpar.json" && grep -q '"proved": true, "pass": true' "$T/sdpar.json" &&
+	[ "$(applied "$T/sdpar.json")" -eq 2 ] && [ "$(fallbacks after "$T/sdpar.json")" = 2 ] && ok ||
+	{ bad "sdpa: region proof / dry run"; cat "$T/sdpar.json"; }
+"$ANELINT" fix "$S" -o "$T/sdpa0.mlpackage" --format json >"$T/sdpa0.json"
+[ $? -eq 0 ] && grep -q '"layer": "ya".*"why_not": "rounds differently: needs --allow reassociate (it would be: 4 heads' "$T/sdpa0.json" &&
+	same_tree "$S" "$T/sdpa0.mlpackage" && ok || { bad "sdpa without --allow"; cat "$T/sdpa0.json"; }
+
 # 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
 #     add typed fp16, the cast back -> identity; the island reading an fp32
 #     constant is left with its reason; without --allow approximate nothing changes

@@ -22,6 +22,11 @@ known when the file is read, so that the ML Program passes can fold them:
                      cast back (rewritten with --allow approximate), and cast
                      up, mul by an fp32 constant, cast back (refused: the
                      constant would need converting)
+  fix_mil_sdpa       scaled_dot_product_attention (spec 9, iOS 18 opset):
+                     a: 4 heads of E 16 (1/4 exact in fp16) with a per-head
+                     fp16 mask input [1,4,6,8]; b: 2 heads of E 32 (the scale as
+                     two fp16 factors), no mask; c: a bool mask (refused);
+                     d: E 48 (no two fp16 factors close enough: refused)
 
 The protobuf bytes are written by hand with the helpers of tools/mkfixtures.py
 (field numbers from coremltools' MIL.proto, coreml-format-facts.md section 7);
@@ -227,6 +232,34 @@ def fix_mil_island():
                    "fix fixture: fp32 islands -> fp16 (one rewritten, one refused)")
 
 
+def fix_mil_sdpa():
+    """Four scaled_dot_product_attention ops (iOS 18 opset, spec 9)."""
+    def bools(vals, dims):
+        return value(ttype("bool", dims), f_msg(3, f_bytes(1, bytes(vals))))
+    A = ([1, 4, 6, 16], [1, 4, 8, 16], [1, 4, 8, 16], [1, 4, 6, 16])
+    B = ([1, 2, 5, 32], [1, 2, 7, 32], [1, 2, 7, 8], [1, 2, 5, 8])
+    D = ([1, 2, 4, 48], [1, 2, 4, 48], [1, 2, 4, 48], [1, 2, 4, 48])
+    ops = [
+        op("scaled_dot_product_attention", [("query", "qa"), ("key", "ka"), ("value", "va"),
+                                            ("attn_mask", "ma")], [("ya", f16(A[3]))]),
+        op("scaled_dot_product_attention", [("query", "qb"), ("key", "kb"), ("value", "vb")],
+           [("yb", f16(B[3]))]),
+        const("mc", bools([(i * 7 + 3) % 5 != 0 for i in range(6 * 8)], [1, 1, 6, 8]),
+              ttype("bool", [1, 1, 6, 8])),
+        op("scaled_dot_product_attention", [("query", "qa"), ("key", "ka"), ("value", "va"),
+                                            ("attn_mask", "mc")], [("yc", f16(A[3]))]),
+        op("scaled_dot_product_attention", [("query", "qd"), ("key", "qd"), ("value", "qd")],
+           [("yd", f16(D[3]))]),
+    ]
+    inputs = [("qa", A[0]), ("ka", A[1]), ("va", A[2]), ("ma", [1, 4, 6, 8]),
+              ("qb", B[0]), ("kb", B[1]), ("vb", B[2]), ("qd", D[0])]
+    outputs = [("ya", A[3]), ("yb", B[3]), ("yc", A[3]), ("yd", D[3])]
+    desc = description([array_feature(n, d, FLOAT16) for n, d in inputs],
+                       [array_feature(n, d, FLOAT16) for n, d in outputs],
+                       short="fix fixture: scaled_dot_product_attention -> per-head split einsum")
+    return model(9, desc, 502, mil_program(inputs, [n for n, _ in outputs], ops, opset="CoreML8"))
+
+
 def main():
     if not os.path.isdir(os.path.join("tests", "data")):
         sys.exit("run from the repository root")
@@ -235,7 +268,8 @@ def main():
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
-                        ("fix_mil_island", fix_mil_island(), None)):
+                        ("fix_mil_island", fix_mil_island(), None),
+                        ("fix_mil_sdpa", fix_mil_sdpa(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
 

@@ -1592,8 +1592,9 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 	int64_t md[4] = {1, 1, 1, 1};
 	if (has_mask) {
 		if (s[3].dtype != dt)
-			return say(c, "attn_mask is %s: a bool mask would need a select per head (only a %s mask "
-				      "added to the scores is rewritten)", al_dtype_name(s[3].dtype), al_dtype_name(dt));
+			return say(c, "attn_mask is %s: a bool mask would need a select per head (only %s mask "
+				      "added to the scores is rewritten)", al_dtype_name(s[3].dtype),
+				   dt == AL_DT_FP16 ? "an fp16" : "an fp32");
 		if (mr < 2 || mr > 4)
 			return say(c, "attn_mask has shape %s: rank 2-4 expected", sh[3]);
 		for (int i = 0; i < mr; i++)
