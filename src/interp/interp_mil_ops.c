@@ -359,7 +359,8 @@ static bool opt_vec(struct mx *c, const char *param, size_t n, const float **out
 	return true;
 }
 
-/* layer_norm: over the trailing axes named by `axes` (every axis when absent). */
+/* layer_norm: over the trailing axes named by `axes` (every axis when absent), or
+ * over one axis that is not the last. */
 enum al_status mx_layer_norm(struct mx *c, int arg)
 {
 	(void)arg;
@@ -382,9 +383,37 @@ enum al_status mx_layer_norm(struct mx *c, int arg)
 	int first = x->rank;
 	while (first > 0 && (mask >> (first - 1) & 1))
 		first--;
-	if (mask >> first != (x->rank ? (1u << (x->rank - first)) - 1 : 0) || (mask & ((1u << first) - 1)))
-		return mx_fail(c, AL_E_UNSUPPORTED, "layer_norm over axes that are not the trailing ones "
-			       "is not supported by the interpreter");
+	if (mask >> first != (x->rank ? (1u << (x->rank - first)) - 1 : 0) || (mask & ((1u << first) - 1))) {
+		/* one axis a that is not the last (the channel axis of a [B, C, 1, S]
+		 * transformer layout): each of its lines gathered, normalized as the
+		 * trailing case does (same values, same order), scattered back */
+		int a = -1;
+		for (int i = 0; i < x->rank; i++)
+			if (mask == 1u << i)
+				a = i;
+		if (a < 0)
+			return mx_fail(c, AL_E_UNSUPPORTED, "layer_norm over several axes that are not the "
+				       "trailing ones is not supported by the interpreter");
+		int64_t n = x->dims[a], in = mx_prod(x->dims, a + 1, x->rank), out = mx_prod(x->dims, 0, a);
+		if (!opt_vec(c, "gamma", (size_t)n, &g) || !opt_vec(c, "beta", (size_t)n, &b))
+			return c->st;
+		struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
+		float *line = y && n ? ali_malloc((size_t)n * 2 * sizeof *line) : NULL;
+		if (y && n && !line)
+			return mx_fail(c, AL_E_NOMEM, "out of memory");
+		for (int64_t o = 0; line && o < out; o++)
+			for (int64_t i = 0; i < in; i++) {
+				const float *src = x->f + o * n * in + i;
+				float *dst = y->f + o * n * in + i;
+				for (int64_t k = 0; k < n; k++)
+					line[k] = src[k * in];
+				ali_layer_norm(line, 1, n, g, b, (float)eps, true, line + n);
+				for (int64_t k = 0; k < n; k++)
+					dst[k * in] = line[n + k];
+			}
+		ali_free(line);
+		return c->st;
+	}
 	int64_t inner = mx_prod(x->dims, first, x->rank), outer = mx_prod(x->dims, 0, first);
 	if (!opt_vec(c, "gamma", (size_t)inner, &g) || !opt_vec(c, "beta", (size_t)inner, &b))
 		return c->st;

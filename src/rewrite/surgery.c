@@ -70,6 +70,7 @@ static bool p_model_level(struct pctx *c);
 static bool p_mil_linear_split(struct pctx *c);
 static bool p_mil_upsample(struct pctx *c);
 static bool p_mil_sdpa_split(struct pctx *c);
+static bool p_mil_block_conv(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -133,6 +134,10 @@ static bool p_mil_sdpa_split(struct pctx *c);
 	X("mil-linear-split-cap", "ANE061", AL_EQ_REASSOCIATE, "linear",                                      \
 	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
+	X("mil-block-bc1s-conv", "ANE062", AL_EQ_REASSOCIATE, "linear",                                 \
+	  "a run of linear / activation / add / layer_norm ops -> the (B, C, 1, S) layout: linear -> "  \
+	  "1x1 conv, layer_norm over the channel axis, one transpose in and out (ML Program)",           \
+	  p_mil_block_conv)                                                                             \
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
 	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
 	X("mil-sdpa-split-heads", "ANE067", AL_EQ_REASSOCIATE, "scaled_dot_product_attention",         \
@@ -1530,6 +1535,11 @@ static bool p_mil_linear_split(struct pctx *c)
 static bool p_mil_upsample(struct pctx *c)
 {
 	return mil_pass(c, ali_pass_mil_upsample);
+}
+
+static bool p_mil_block_conv(struct pctx *c)
+{
+	return mil_pass(c, ali_pass_mil_block_conv);
 }
 
 static bool p_mil_sdpa_split(struct pctx *c)

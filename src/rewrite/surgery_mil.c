@@ -1762,6 +1762,466 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
 	return run(c, mil_sdpa_split);
 }
 
+/* ------------------------------------------------------------------ a transformer block -> (B, C, 1, S)
+ * Apple's recipe for transformers on the ANE (ml-ane-transformers 2022, catalog
+ * R5 / O16 / O21, rule ANE062's fix): keep activations as [B, C, 1, S] (channels
+ * on axis 1, the sequence last), linear -> 1x1 conv, layer_norm over axis 1. Done
+ * per op, each linear would need a transpose in and out; here the layout is
+ * carried through a run of ops that all work in it: from a linear, the next
+ * non-const ops of the block while each is a linear with constant weights, an
+ * elementwise activation (relu, gelu, silu, sigmoid, tanh), an add / sub / mul
+ * of two [B, S, C] values, or a layer_norm over the last axis. Each value the
+ * run reads from before it is converted once at its start (reshape to
+ * [B, S, 1, C], transpose to [B, C, 1, S]); each value read after it (or a
+ * block output) is converted back once at its end, under its own name. The
+ * run's ops move to its last op's place (nothing else sits between them: the
+ * run is contiguous but for consts). A conv sums the same K products as the
+ * linear in another order: reassociate. The conv weights are the linear's blob,
+ * declared [N, K, 1, 1] (no bytes copied); the old weight const is deleted when
+ * nothing else reads it. A run with one linear is refused: its two conversions
+ * would cost more than the layout gains. */
+
+#define MAX_RUN 64
+
+struct run {
+	const struct al_node *op[MAX_RUN];
+	const char *bc[MAX_RUN]; /* the BC1S name of op[i]'s output */
+	uint32_t n, n_linear;
+	int64_t B, S;
+	int dt;
+};
+
+static bool is_unary(const char *t)
+{
+	static const char *const u[] = {"relu", "gelu", "silu", "sigmoid", "tanh"};
+	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+		if (strcmp(t, u[i]) == 0)
+			return true;
+	return false;
+}
+
+static const struct al_node *const_of(const struct al_node *n, const char *p)
+{
+	al_span b;
+	if (ali_mil_param_binding(n, p, 0, &b) != 1)
+		return NULL;
+	char nm[256];
+	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
+	const struct al_node *pr = ali_mil_producer(n, nm);
+	return pr && pr->type && strcmp(pr->type, "const") == 0 ? pr : NULL;
+}
+
+/* Whether n works in the layout: its output [B, S, X] static of dtype dt. */
+static bool layout_op(struct al_mil_pass *c, const struct al_node *n, int64_t B, int64_t S, int dt)
+{
+	if (!n->type || n->n_sub || n->n_outputs != 1 || !n->out_shapes || !n->out_types)
+		return false;
+	const struct al_shape *o = &n->out_shapes[0];
+	if (o->rank != 3 || !static_shape(o) || o->dims[0] != B || o->dims[1] != S ||
+	    n->out_types[0].kind != 0 || n->out_types[0].dtype != dt)
+		return false;
+	const char *t = n->type;
+	if (strcmp(t, "linear") == 0) {
+		const struct al_node *saved = c->n;
+		al_span wd;
+		int wdt;
+		struct al_mil_value wv, bv;
+		c->n = n;
+		bool ok = !const_of(n, "x") && param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 &&
+			  wv.dims[0] == o->dims[2];
+		if (ok && ali_mil_param_present(n, "bias"))
+			ok = param_blob(c, "bias", &wd, &wdt, &bv) && bv.rank == 1;
+		c->n = saved;
+		return ok;
+	}
+	if (is_unary(t) || strcmp(t, "add") == 0 || strcmp(t, "sub") == 0 || strcmp(t, "mul") == 0) {
+		const char *ps[2] = {"x", "y"};
+		int np = is_unary(t) ? 1 : 2;
+		for (int i = 0; i < np; i++) {
+			struct al_shape s;
+			al_span b;
+			if (ali_mil_param_binding(n, ps[i], 0, &b) != 1 || const_of(n, ps[i]) ||
+			    !ali_mil_param_shape(n, ps[i], &s) || s.rank != 3 || s.dims[0] != B || s.dims[1] != S ||
+			    s.dims[2] != o->dims[2])
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(t, "layer_norm") == 0) {
+		double ax[4];
+		long k = ali_mil_param_floats(n, "axes", ax, 4);
+		return k == 1 && (ax[0] == -1 || ax[0] == 2) && !const_of(n, "x");
+	}
+	return false;
+}
+
+static bool in_run(const struct run *r, const struct al_node *n)
+{
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->op[i] == n)
+			return true;
+	return false;
+}
+
+/* The op of r producing value v (its index), or -1. */
+static int run_producer(const struct run *r, const char *v)
+{
+	for (uint32_t i = 0; i < r->n; i++)
+		if (strcmp(r->op[i]->outputs[0], v) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Whether value v (made in r) is read outside r or is an output of the block. */
+static bool read_outside(const struct run *r, const struct al_graph *g, const char *v)
+{
+	struct al_mil_block_io io;
+	if (ali_mil_block_io(g, &io))
+		for (uint32_t i = 0; i < io.n_outputs; i++)
+			if (io.outputs[i] && strcmp(io.outputs[i], v) == 0)
+				return true;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *n = &g->nodes[k];
+		bool reads = n->n_sub && readers_of(n->sub[0], v, 1) > 0;
+		for (uint32_t i = 0; i < n->n_inputs && !reads; i++)
+			reads = n->inputs[i] && strcmp(n->inputs[i], v) == 0;
+		if (reads && !in_run(r, n))
+			return true;
+	}
+	return false;
+}
+
+/* A new op into buffer `to` (a whole Block.operations field): type, (param,
+ * value) pairs, one output of dtype/dims, name attribute = the output. */
+static void emit_op(struct al_buf *to, const char *type, const char *const *in, int n_in, const char *out,
+		    int dt, int rank, const int64_t *dims)
+{
+	struct al_buf op = {0}, v = {0};
+	ali_buf_str(&op, OP_TYPE, type);
+	for (int i = 0; i < n_in; i++)
+		put_input(&op, in[2 * i], in[2 * i + 1]);
+	put_output(&op, out, dt, rank, dims);
+	put_string_value(&v, out);
+	put_attr(&op, "name", v.p, v.n);
+	op.failed |= v.failed;
+	ali_buf_free(&v);
+	to->failed |= op.failed;
+	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&op);
+}
+
+/* A const into `to`: an immediate int32 / bool / fp tensor, or a string scalar. */
+static const char *emit_const(struct al_mil_pass *c, struct al_buf *to, const char *base, const char *sfx,
+			      int dt, int rank, const int64_t *dims, const double *x, size_t n, const char *str)
+{
+	const char *nm = fresh(c, base, sfx);
+	if (!nm) {
+		say(c, "no free value name");
+		return NULL;
+	}
+	struct al_buf v = {0}, vt = {0}, op = {0};
+	bool blob;
+	if (str) {
+		put_string_value(&v, str);
+		put_vtype(&vt, AL_DT_STRING, 0, NULL);
+	} else if (!put_tensor_value(c, &v, dt, rank, dims, x, n, &blob)) {
+		ali_buf_free(&v);
+		return NULL;
+	} else {
+		put_vtype(&vt, dt, rank, dims);
+	}
+	put_const_op(&op, nm, &vt, &v, NULL);
+	to->failed |= op.failed || v.failed || vt.failed;
+	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&v);
+	ali_buf_free(&vt);
+	ali_buf_free(&op);
+	return nm;
+}
+
+/* The whole Block.operations field bytes of the last op in `b` split off:
+ * its payload into *last (b keeps the fields before it). */
+static bool split_last(struct al_buf *b, struct al_buf *last)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start = 0, ls = 0;
+	al_span lp = {0};
+	bool any = false;
+	pb_iter_init(&it, (al_span){b->p, b->n});
+	while ((start = it.pos, pb_next(&it, &f))) {
+		ls = start;
+		lp = f.data;
+		any = true;
+	}
+	if (it.err || !any)
+		return false;
+	ali_buf_put(last, lp.p, lp.n);
+	b->n = ls;
+	return !last->failed;
+}
+
+static bool mil_block_conv(struct al_mil_pass *c)
+{
+	if (!mil_op(c))
+		return false;
+	const struct al_node *n = c->n;
+	const struct al_graph *g = n->owner;
+	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
+		return say(c, "not in the program's main block");
+	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
+	if (!o || o->rank != 3 || !static_shape(o))
+		return say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+	struct run r = {.B = o->dims[0], .S = o->dims[1], .dt = out_dtype(c)};
+	if (r.dt != AL_DT_FP16 && r.dt != AL_DT_FP32)
+		return say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(r.dt));
+	if (!layout_op(c, n, r.B, r.S, r.dt))
+		return say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
+	/* a linear earlier in the same run takes this one along (silently: it is reported there) */
+	for (uint32_t k = n->index; k-- > 0;) {
+		const struct al_node *p = &g->nodes[k];
+		if (p->type && strcmp(p->type, "const") == 0)
+			continue;
+		if (!layout_op(c, p, r.B, r.S, r.dt))
+			break;
+		if (strcmp(p->type, "linear") == 0) {
+			c->why[0] = 0;
+			return false;
+		}
+	}
+	const char *stop = NULL;
+	for (uint32_t k = n->index; k < g->n_nodes; k++) {
+		const struct al_node *p = &g->nodes[k];
+		if (p->type && strcmp(p->type, "const") == 0)
+			continue;
+		if (!layout_op(c, p, r.B, r.S, r.dt)) {
+			stop = p->type ? p->type : "?";
+			break;
+		}
+		if (r.n == MAX_RUN)
+			break;
+		r.op[r.n++] = p;
+		r.n_linear += strcmp(p->type, "linear") == 0;
+	}
+	/* trailing ops after the last linear stay in the run (they work in the layout too) */
+	if (r.n_linear < 2)
+		return say(c, "a lone linear (the next op, %s, does not work in the (B, C, 1, S) layout): its "
+			      "entry and exit transposes would cost more than the layout gains", stop ? stop : "none");
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout",
+			 r.n, r.n_linear);
+		return true;
+	}
+	int dt = r.dt;
+	int64_t B = r.B, S = r.S;
+	const struct al_node *last = r.op[r.n - 1];
+	for (uint32_t i = 0; i < r.n; i++)
+		if (!(r.bc[i] = fresh(c, r.op[i]->outputs[0], "bc1s")))
+			return say(c, "no free value name");
+	/* entries: every value the run reads from before it */
+	struct al_buf ent = {0}, body = {0}, tail = {0};
+	const char *ein[MAX_RUN * 2], *ebc[MAX_RUN * 2];
+	uint32_t ne = 0;
+	bool ok = true;
+	double perm[4] = {0, 3, 2, 1};
+	int64_t d4[1] = {4};
+	const char *cperm = emit_const(c, &ent, n->outputs[0], "perm_bc1s", AL_DT_INT32, 1, d4, perm, 4, NULL);
+	ok = cperm != NULL;
+	for (uint32_t i = 0; i < r.n && ok; i++) {
+		const struct al_node *p = r.op[i];
+		static const char *const act[2] = {"x", "y"};
+		for (uint32_t j = 0; j < 2 && ok; j++) {
+			al_span b;
+			if (ali_mil_param_binding(p, act[j], 0, &b) != 1)
+				continue;
+			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
+			if (!v) {
+				ok = say(c, "out of memory");
+				break;
+			}
+			if (run_producer(&r, v) >= 0 || const_of(p, act[j]))
+				continue;
+			bool seen = false;
+			for (uint32_t e = 0; e < ne && !seen; e++)
+				seen = strcmp(ein[e], v) == 0;
+			if (seen)
+				continue;
+			struct al_shape s;
+			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s)) {
+				ok = say(c, "'%s' read by %s has no static [B, S, C] shape", v, p->name);
+				break;
+			}
+			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
+			double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
+			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
+			const char *t1 = cs ? fresh(c, v, "bs1c") : NULL, *t2 = t1 ? fresh(c, v, "bc1s") : NULL;
+			if (!t2) {
+				ok = cs ? say(c, "no free value name") : false;
+				break;
+			}
+			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
+			emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
+			emit_op(&ent, "transpose", i2, 2, t2, dt, 4, d2);
+			ein[ne] = v;
+			ebc[ne++] = t2;
+		}
+	}
+	/* the run's ops in the layout, then the exits */
+	const char *cstr = NULL, *cpad = NULL, *cdil = NULL, *cgrp = NULL, *cvalid = NULL, *cax1 = NULL;
+	double one2[2] = {1, 1}, zero4[4] = {0, 0, 0, 0}, g1 = 1, ax1[1] = {1};
+	int64_t d2a[1] = {2}, d1a[1] = {1};
+	if (ok) {
+		cstr = emit_const(c, &body, n->outputs[0], "strides", AL_DT_INT32, 1, d2a, one2, 2, NULL);
+		cpad = cstr ? emit_const(c, &body, n->outputs[0], "pad", AL_DT_INT32, 1, d4, zero4, 4, NULL) : NULL;
+		cdil = cpad ? emit_const(c, &body, n->outputs[0], "dilations", AL_DT_INT32, 1, d2a, one2, 2, NULL) : NULL;
+		cgrp = cdil ? emit_const(c, &body, n->outputs[0], "groups", AL_DT_INT32, 0, NULL, &g1, 1, NULL) : NULL;
+		cvalid = cgrp ? emit_const(c, &body, n->outputs[0], "pad_type", 0, 0, NULL, NULL, 0, "valid") : NULL;
+		cax1 = cvalid ? emit_const(c, &body, n->outputs[0], "axes_c", AL_DT_INT32, 1, d1a, ax1, 1, NULL) : NULL;
+		ok = cax1 != NULL;
+	}
+	al_span dels[MAX_RUN];
+	uint32_t nd = 0;
+	for (uint32_t i = 0; i < r.n && ok; i++) {
+		const struct al_node *p = r.op[i];
+		int64_t X = p->out_shapes[0].dims[2], od[4] = {B, X, 1, S};
+		const char *in[40];
+		int ni = 0;
+		struct al_mil_arg *args = al_src(p)->mil_args;
+		if (al_src(p)->n_mil_args > 14) {
+			ok = say(c, "%s has %u parameters", p->name, al_src(p)->n_mil_args);
+			break;
+		}
+		for (uint32_t a = 0; a < al_src(p)->n_mil_args; a++) {
+			const char *pm = args[a].param;
+			al_span b;
+			if (!pm || ali_mil_param_binding(p, pm, 0, &b) != 1) {
+				ok = say(c, "'%s' of %s is not bound to one name", pm ? pm : "?", p->name);
+				break;
+			}
+			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
+			if (!v) {
+				ok = say(c, "out of memory");
+				break;
+			}
+			const char *to = v;
+			int k = run_producer(&r, v);
+			if (k >= 0)
+				to = r.bc[k];
+			for (uint32_t e = 0; e < ne && k < 0; e++)
+				if (strcmp(ein[e], v) == 0)
+					to = ebc[e];
+			if (strcmp(p->type, "layer_norm") == 0 && strcmp(pm, "axes") == 0)
+				to = cax1;
+			if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0) {
+				/* the same blob, declared [N, K, 1, 1] */
+				const struct al_node *saved = c->n;
+				al_span wd;
+				int wdt;
+				struct al_mil_value wv;
+				c->n = p;
+				bool got = param_blob(c, "weight", &wd, &wdt, &wv);
+				c->n = saved;
+				const char *wn = got ? fresh(c, v, "1x1") : NULL;
+				if (!wn) {
+					ok = got ? say(c, "no free value name") : false;
+					break;
+				}
+				int64_t wdims[4] = {wv.dims[0], wv.dims[1], 1, 1};
+				struct al_buf val = {0}, vt = {0}, bf = {0}, op = {0};
+				put_vtype(&vt, wdt, 4, wdims);
+				ali_buf_len(&val, V_TYPE, vt.p, vt.n);
+				ali_buf_str(&bf, 1, WEIGHTS_FILE);
+				ali_buf_uint(&bf, 2, wv.blob_offset);
+				ali_buf_len(&val, V_BLOB, bf.p, bf.n);
+				put_const_op(&op, wn, &vt, &val, NULL);
+				body.failed |= op.failed || val.failed || bf.failed;
+				ali_buf_len(&body, BLOCK_OPS, op.p, op.n);
+				ali_buf_free(&val);
+				ali_buf_free(&vt);
+				ali_buf_free(&bf);
+				ali_buf_free(&op);
+				to = wn;
+				const struct al_node *wc = ali_mil_producer(p, v);
+				if (wc && readers_of(g, v, 0) == 1 && nd < MAX_RUN)
+					dels[nd++] = al_src(wc)->msg;
+			}
+			in[ni++] = pm;
+			in[ni++] = to;
+		}
+		if (!ok)
+			break;
+		if (strcmp(p->type, "linear") == 0) {
+			const char *extra[] = {"strides", cstr, "pad_type", cvalid, "pad", cpad, "dilations", cdil,
+					       "groups", cgrp};
+			for (int e = 0; e < 10; e++)
+				in[ni++] = extra[e];
+			emit_op(&body, "conv", in, ni / 2, r.bc[i], dt, 4, od);
+		} else {
+			emit_op(&body, p->type, in, ni / 2, r.bc[i], dt, 4, od);
+		}
+	}
+	uint32_t nx = 0;
+	for (uint32_t i = 0; i < r.n && ok; i++) {
+		const struct al_node *p = r.op[i];
+		const char *v = p->outputs[0];
+		if (!read_outside(&r, g, v))
+			continue;
+		int64_t X = p->out_shapes[0].dims[2], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
+		double sh[3] = {(double)B, (double)S, (double)X};
+		int64_t d3a[1] = {3};
+		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, 3, NULL);
+		const char *t1 = cs ? fresh(c, v, "bs1c") : NULL;
+		if (!t1) {
+			ok = cs ? say(c, "no free value name") : false;
+			break;
+		}
+		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", t1, "shape", cs};
+		emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
+		emit_op(&body, "reshape", i2, 2, v, dt, 3, d3);
+		nx++;
+	}
+	if (ok && (ent.failed || body.failed))
+		ok = say(c, "out of memory");
+	if (ok && !nx)
+		ok = say(c, "nothing reads the run's results");
+	/* the entries go where the linear was (its place: the last entry op), the run
+	 * and the exits where its last op was; the ops between are deleted */
+	if (ok)
+		ok = split_last(&ent, &c->layer) && split_last(&body, &tail) ? true : say(c, "out of memory");
+	enum al_status st = AL_OK;
+	if (ok) {
+		ali_buf_put(&c->pre, ent.p, ent.n);
+		st = ali_splice_insert_before(c->s->sp, al_src(last)->msg, body.p, body.n);
+		if (!st)
+			st = ali_splice_replace(c->s->sp, al_src(last)->msg, al_src(last)->msg.p, al_src(last)->msg.n,
+					       tail.p, tail.n);
+		for (uint32_t i = 1; i + 1 < r.n && !st; i++)
+			st = ali_splice_delete(c->s->sp, al_src(r.op[i])->msg);
+		for (uint32_t i = 0; i < nd && !st; i++)
+			st = ali_splice_delete(c->s->sp, dels[i]);
+		if (st)
+			ok = say(c, "the run could not be rewritten (%s)", al_status_str(st));
+	}
+	ali_buf_free(&ent);
+	ali_buf_free(&body);
+	ali_buf_free(&tail);
+	if (!ok)
+		return false;
+	for (uint32_t i = 0; i < ne && c->n_names < 120; i++)
+		c->names[c->n_names++] = ebc[i];
+	for (uint32_t i = 0; i < r.n && c->n_names < 120; i++)
+		c->names[c->n_names++] = r.bc[i];
+	snprintf(c->after, sizeof c->after,
+		 "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout: %u entr%s, %u exit%s", r.n,
+		 r.n_linear, ne, ne == 1 ? "y" : "ies", nx, nx == 1 ? "" : "s");
+	return true;
+}
+
+bool ali_pass_mil_block_conv(struct al_mil_pass *c)
+{
+	return run(c, mil_block_conv);
+}
+
 /* ------------------------------------------------------------------ the package writer */
 
 struct pw {
