@@ -27,6 +27,11 @@ known when the file is read, so that the ML Program passes can fold them:
                      fp16 mask input [1,4,6,8]; b: 2 heads of E 32 (the scale as
                      two fp16 factors), no mask; c: a bool mask (refused);
                      d: E 48 (no two fp16 factors close enough: refused)
+  fix_mil_bc1s       a transformer feed-forward block on x [1,8,16] (fp16,
+                     weights in weight.bin): linear 16->32, gelu, linear 32->16,
+                     add x, layer_norm over the last axis (-> the (B, C, 1, S)
+                     layout); a lone linear between reshapes, and a linear
+                     with an immediate weight (both refused)
 
 The protobuf bytes are written by hand with the helpers of tools/mkfixtures.py
 (field numbers from coremltools' MIL.proto, coreml-format-facts.md section 7);
@@ -260,16 +265,58 @@ def fix_mil_sdpa():
     return model(9, desc, 502, mil_program(inputs, [n for n, _ in outputs], ops, opset="CoreML8"))
 
 
+def fix_mil_bc1s():
+    """A feed-forward block for mil-block-bc1s-conv, and two linears it refuses."""
+    def vals(n, k):
+        return [((i * 37 + k) % 23 - 11) / 16.0 for i in range(n)]
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in
+             enumerate([32 * 16, 32, 16 * 32, 16, 16, 16, 16 * 16])]
+    weights, offs = weight_bin(blobs)
+    X, H = [1, 8, 16], [1, 8, 32]
+    ops = [
+        const("w1", v_blob("fp16", [32, 16], offs[0]), f16([32, 16])),
+        const("b1", v_blob("fp16", [32], offs[1]), f16([32])),
+        op("linear", [("x", "x"), ("weight", "w1"), ("bias", "b1")], [("h1", f16(H))]),
+        const("mode", v_string("EXACT"), ttype("string", [])),
+        op("gelu", [("x", "h1"), ("mode", "mode")], [("g", f16(H))]),
+        const("w2", v_blob("fp16", [16, 32], offs[2]), f16([16, 32])),
+        const("b2", v_blob("fp16", [16], offs[3]), f16([16])),
+        op("linear", [("x", "g"), ("weight", "w2"), ("bias", "b2")], [("h2", f16(X))]),
+        op("add", [("x", "h2"), ("y", "x")], [("r", f16(X))]),
+        const("axes", v_ints([-1]), ttype("int32", [1])),
+        const("gamma", v_blob("fp16", [16], offs[4]), f16([16])),
+        const("beta", v_blob("fp16", [16], offs[5]), f16([16])),
+        const("eps", v_half_scalar(1e-5), f16([])),
+        op("layer_norm", [("x", "r"), ("axes", "axes"), ("gamma", "gamma"), ("beta", "beta"),
+                          ("epsilon", "eps")], [("y", f16(X))]),
+        # a lone linear: the reshapes around it do not work in the layout
+        const("same", v_ints(X), ttype("int32", [3])),
+        op("reshape", [("x", "x"), ("shape", "same")], [("xr", f16(X))]),
+        const("w3", v_blob("fp16", [16, 16], offs[6]), f16([16, 16])),
+        op("linear", [("x", "xr"), ("weight", "w3")], [("l3", f16(X))]),
+        const("flat", v_ints([1, 128]), ttype("int32", [2])),
+        op("reshape", [("x", "l3"), ("shape", "flat")], [("z", f16([1, 128]))]),
+        # a linear with an immediate weight
+        const("wi", v_half(vals(64, 9), [4, 16]), f16([4, 16])),
+        op("linear", [("x", "x"), ("weight", "wi")], [("li", f16([1, 8, 4]))]),
+        op("relu", [("x", "li")], [("u", f16([1, 8, 4]))]),
+    ]
+    return program([("x", X)], [("y", X), ("z", [1, 128]), ("u", [1, 8, 4])], ops,
+                   "fix fixture: a feed-forward block -> the (B, C, 1, S) layout"), weights
+
+
 def main():
     if not os.path.isdir(os.path.join("tests", "data")):
         sys.exit("run from the repository root")
     os.makedirs(OUT, exist_ok=True)
     fill, fill_w = fix_mil_fill()
+    bc1s, bc1s_w = fix_mil_bc1s()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
                         ("fix_mil_island", fix_mil_island(), None),
-                        ("fix_mil_sdpa", fix_mil_sdpa(), None)):
+                        ("fix_mil_sdpa", fix_mil_sdpa(), None),
+                        ("fix_mil_bc1s", bc1s, bc1s_w)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
 

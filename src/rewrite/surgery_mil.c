@@ -1977,17 +1977,15 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		return say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(r.dt));
 	if (!layout_op(c, n, r.B, r.S, r.dt))
 		return say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
-	/* a linear earlier in the same run takes this one along (silently: it is reported there) */
+	/* a linear earlier in the same run takes this one along */
 	for (uint32_t k = n->index; k-- > 0;) {
 		const struct al_node *p = &g->nodes[k];
 		if (p->type && strcmp(p->type, "const") == 0)
 			continue;
 		if (!layout_op(c, p, r.B, r.S, r.dt))
 			break;
-		if (strcmp(p->type, "linear") == 0) {
-			c->why[0] = 0;
-			return false;
-		}
+		if (strcmp(p->type, "linear") == 0)
+			return say(c, "in the run of '%s' (rewritten with it)", p->name);
 	}
 	const char *stop = NULL;
 	for (uint32_t k = n->index; k < g->n_nodes; k++) {
@@ -1995,7 +1993,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		if (p->type && strcmp(p->type, "const") == 0)
 			continue;
 		if (!layout_op(c, p, r.B, r.S, r.dt)) {
-			stop = p->type ? p->type : "?";
+			stop = ali_arena_printf(&c->s->arena, "%s (%s)", p->name ? p->name : "?", p->type ? p->type : "?");
 			break;
 		}
 		if (r.n == MAX_RUN)
