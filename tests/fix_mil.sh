@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
-# range_1d / fill / fill_like -> const, cumsum -> matmul and fp32 I/O -> fp16
+# range_1d / fill / fill_like -> const, cumsum -> matmul, fp32 I/O -> fp16, SDPA split
+# per head, linear runs -> the (B, C, 1, S) layout
 # passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof
 # (bit-identical for exact, within tolerance for reassociate), the output
 # package re-loads, model.mlmodel parses (protoc --decode_raw when installed),
