@@ -2045,8 +2045,10 @@ static bool mil_block_conv(struct al_mil_pass *c)
 			if (seen)
 				continue;
 			struct al_shape s;
-			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s)) {
-				ok = say(c, "'%s' read by %s has no static [B, S, C] shape", v, p->name);
+			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s) ||
+			    (s.dtype && s.dtype != dt)) {
+				ok = say(c, "'%s' read by %s is not a static [B, S, C] %s value", v, p->name,
+					 al_dtype_name(dt));
 				break;
 			}
 			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
@@ -2103,6 +2105,10 @@ static bool mil_block_conv(struct al_mil_pass *c)
 			}
 			const char *to = v;
 			int k = run_producer(&r, v);
+			if (k >= 0 && strcmp(pm, "x") != 0 && strcmp(pm, "y") != 0) {
+				ok = say(c, "'%s' of %s is a value of the run", pm, p->name);
+				break;
+			}
 			if (k >= 0)
 				to = r.bc[k];
 			for (uint32_t e = 0; e < ne && k < 0; e++)

@@ -611,6 +611,58 @@ static void test_conv(void **state)
 	done(&r);
 }
 
+/* layer_norm over the channel axis of [B, C, 1, S] (the transformer layout of
+ * `fix`'s mil-block-bc1s-conv): each column normalized over C, with gamma / beta
+ * per channel; bit-identical to the same values normalized on the last axis of the
+ * transposed tensor; several non-trailing axes are refused */
+static void test_layer_norm_channel(void **state)
+{
+	(void)state;
+	struct prog p = {0};
+	const float x[6] = {1, -2, 2, 0.5f, 6, 4}; /* [1,3,1,2]: columns (1, 2, 6), (-2, 0.5, 4) */
+	p_input(&p, "x", AL_DT_FP32, 4, D(1, 3, 1, 2));
+	ci(&p.ops, "ax1", D(1), 1);
+	ci(&p.ops, "axl", D(-1), 1);
+	ci(&p.ops, "ax01", D(0, 1), 2);
+	ci(&p.ops, "perm", D(0, 3, 2, 1), 4);
+	cf(&p.ops, "g", 1, D(3), F(1, 2, -1), 3);
+	cf(&p.ops, "b", 1, D(3), F(0, 0.5f, 1), 3);
+	cf(&p.ops, "eps", 0, D(0), F(1e-5f), 1);
+	op(&p.ops, "layer_norm", "yc", "x=x axes=ax1 gamma=g beta=b epsilon=eps");
+	op(&p.ops, "transpose", "xt", "x=x perm=perm");
+	op(&p.ops, "layer_norm", "ylt", "x=xt axes=axl gamma=g beta=b epsilon=eps");
+	op(&p.ops, "transpose", "yl", "x=ylt perm=perm");
+	p_output(&p, "yc");
+	p_output(&p, "yl");
+	struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 4, D(1, 3, 1, 2), x))};
+	struct result r = run(&p, in, 1, false);
+	expect_ok(&r);
+	float want[6];
+	const float g[3] = {1, 2, -1}, b[3] = {0, 0.5f, 1};
+	for (int s = 0; s < 2; s++) {
+		double m = (x[s] + x[2 + s] + x[4 + s]) / 3.0, v = 0;
+		for (int c = 0; c < 3; c++)
+			v += (x[2 * c + s] - m) * (x[2 * c + s] - m) / 3.0;
+		for (int c = 0; c < 3; c++)
+			want[2 * c + s] = (float)((x[2 * c + s] - m) / sqrt(v + 1e-5) * g[c] + b[c]);
+	}
+	expect(&r, "yc", 4, D(1, 3, 1, 2), want, 1e-5f);
+	const al_tensor *yc = out_named(&r, "yc"), *yl = out_named(&r, "yl");
+	assert_memory_equal(al_tensor_data((al_tensor *)yc), al_tensor_data((al_tensor *)yl), 6 * sizeof(float));
+	done(&r);
+
+	p = (struct prog){0};
+	p_input(&p, "x", AL_DT_FP32, 4, D(1, 3, 1, 2));
+	ci(&p.ops, "ax01", D(0, 1), 2);
+	op(&p.ops, "layer_norm", "y", "x=x axes=ax01");
+	p_output(&p, "y");
+	struct al_named_tensor in2[] = {IN("x", tensor(AL_DT_FP32, 4, D(1, 3, 1, 2), x))};
+	r = run(&p, in2, 1, false);
+	assert_int_equal(r.st, AL_E_UNSUPPORTED);
+	assert_true(diag_has(r.d, "layer_norm over several axes that are not the trailing ones"));
+	done(&r);
+}
+
 /* ================================================================ pooling */
 
 static void test_pool(void **state)
@@ -1926,6 +1978,7 @@ int main(void)
 		cmocka_unit_test(test_elementwise),  cmocka_unit_test(test_precision),
 		cmocka_unit_test(test_literals),
 		cmocka_unit_test(test_conv),         cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_layer_norm_channel),
 		cmocka_unit_test(test_slice),        cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_update_reverse),
 		cmocka_unit_test(test_while_loop),   cmocka_unit_test(test_cond),
