@@ -1618,7 +1618,7 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 		return true;
 	}
 	const char *base = c->n->outputs[0];
-	int64_t one = 1, d4[1] = {4};
+	int64_t d4[1] = {4};
 	double fv = 0, tv = 1, ax1 = 1, hv = (double)H;
 	double sh1[4] = {(double)B, (double)S, 1, (double)L}, sh2[4] = {(double)B, 1, (double)S, (double)L};
 	const char *cf = kconst(c, base, "false", AL_DT_BOOL, 0, NULL, &fv, 1);
@@ -1631,7 +1631,6 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 	const char *ca2 = ca1 && a2 != 1 ? kconst(c, base, "scale_k", dt, 0, NULL, &a2, 1) : ca1;
 	if (!ca2)
 		return false;
-	(void)one;
 	/* the scaled query (and key) */
 	const char *qs = fresh(c, base, "q_scaled"), *ks = a2 != 1 ? fresh(c, base, "k_scaled") : nm[1];
 	if (!qs || !ks)
