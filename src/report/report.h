@@ -274,6 +274,13 @@ const struct al_release *ali_column_os(const struct al_report_opts *o, size_t t)
 const char *ali_column_id(const struct al_report_opts *o, size_t t);
 const char *ali_column_name(const struct al_report_opts *o, size_t t);
 
+/* ---- a layer's / op's parameters in words (report_params.c), for the HTML
+ * graph's panel: "name: value" lines (kernelSize: [3, 3], padding: same, weight:
+ * fp16 [64, 3, 3, 3], stored int4 per-block ...), weights as their type, shape
+ * and storage form, never their values. Text from the model: escape it. Returns
+ * the length written to buf (cut at cap). */
+size_t ali_node_params(const struct al_node *n, char *buf, size_t cap);
+
 /* ---- the project configuration (config.c): anelint.toml, a subset of TOML
  * (docs/configuration.md). Entries in file order; the CLI gives them meaning. */
 enum ali_cfg_type { AL_CFG_STRING, AL_CFG_BOOL, AL_CFG_INT, AL_CFG_ARRAY };
