@@ -917,7 +917,7 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 	return EXIT_ALL_ANE;
 }
 
-static bool ali_multi_run(const struct run *r)
+static bool run_is_multi(const struct run *r)
 {
 	return r->all_targets || r->all_releases || r->n_columns;
 }
@@ -980,7 +980,7 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 		if (prc)
 			return prc;
 		bool moved = cc.target != c->target || cc.os != c->os;
-		if (moved && (ali_multi_run(r) || ali_multi_run(&x->r))) {
+		if (moved && (run_is_multi(r) || run_is_multi(&x->r))) {
 			fputs("anelint: error: ", stderr);
 			put_text(stderr, ci_config_path(ci), CLI_NAME_MAX);
 			fprintf(stderr, ": line %u: a [[model]] target or os is one id, and goes with one target and one "
