@@ -29,7 +29,13 @@ STAGES  = base format analysis interp rewrite report cli
 # library, which exports only the AL_API declarations of include/anelint.h.
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
               -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude $(STAGES:%=-Isrc/%) $(SAN) \
-              $(if $(filter 1,$(PORTABLE)),-DAL_PORTABLE)
+              $(if $(filter 1,$(PORTABLE)),-DAL_PORTABLE) \
+              $(if $(INFORMATION_URI),-DAL_INFORMATION_URI='"$(INFORMATION_URI)"')
+# SARIF tool.driver.informationUri: anelint has no public home page, so none by
+# default; a packager that has one builds with INFORMATION_URI=https://... (then
+# `make clean`: objects do not track it); a project's anelint.toml information_uri
+# wins over both (docs/reports.md).
+INFORMATION_URI ?=
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)

@@ -617,6 +617,21 @@ struct al_report_opts {
 	void *accepted_ctx;
 	/* SARIF: artifact URIs relative to this directory (uriBaseId "SRCROOT"); NULL: as given */
 	const char *base;
+	/* Explicit verdict columns (check --target a17,m1 --os ios17,ios18, or lists in
+	 * the configuration): one check per column, shown like --target all; when
+	 * n_columns > 0 it replaces all_targets / all_releases. A column's NULL target
+	 * or os is the one of `check`. At most 32 are shown. */
+	const struct al_column *columns;
+	size_t n_columns;
+	/* SARIF tool.driver.informationUri: NULL for the build's default
+	 * (AL_INFORMATION_URI, empty unless the build sets one: then omitted) */
+	const char *information_uri;
+};
+
+/* One verdict column of al_report_opts.columns: a chip family and an OS release. */
+struct al_column {
+	const struct al_target *target;
+	const struct al_release *os;
 };
 
 /* What a report shows of one model, computed once by al_report_analyze: for each

@@ -184,5 +184,113 @@ run "$ANELINT" check --format github $M
 run "$ANELINT" check --format github $C/hostile_names.mlmodel
 ! grep -v '^::' "$T/out" | grep -q . && ok || bad "--format github: a name broke a workflow command onto a line of its own"
 
+# lists of targets and OS releases: the cross product, one verdict column each
+# (TARGET/OS when both vary); --target all with --os all is refused, with lists offered
+run "$ANELINT" check --target a17,m1 --os ios17,ios18 $M
+[ $rc -eq 1 ] && grep -qE '^ +# +name +type +a17/ios17 a17/ios18 a14/ios17 a14/ios18  rules \(any column\)' "$T/out" &&
+	grep -q 'on the ANE: a17/ios17 0, a17/ios18 0, a14/ios17 0, a14/ios18 0' "$T/out" &&
+	ok || { bad "--target LIST --os LIST: exit $rc"; head -3 "$T/out"; }
+run "$ANELINT" check --format json --target a17,m1 --os ios17,ios18 $M
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["prediction"]["target"]=="a17,a14" and d["prediction"]["os"]=="ios17,ios18", d["prediction"]
+assert [(c["id"],c["target"],c["os"]) for c in d["columns"]]==[("a17/ios17","a17","ios17"),("a17/ios18","a17","ios18"),("a14/ios17","a14","ios17"),("a14/ios18","a14","ios18")], d["columns"]
+m=d["models"][0]; assert sorted(m["units_by_column"])==["a14/ios17","a14/ios18","a17/ios17","a17/ios18"]
+assert m["layers"][0]["units"]["a17/ios18"]=="gpu"' "$T/out" && python3 tests/validate_json.py docs/schema/check.schema.json "$T/out" &&
+	ok || bad "JSON of a cross product"
+run "$ANELINT" check --target all --os all $M
+[ $rc -eq 2 ] && grep -q 'would be 48 verdict columns.*--target a14,a17 --os ios17,ios18' "$T/err" && ok ||
+	bad "--target all --os all: exit $rc"
+run "$ANELINT" check --target a14,nope $M
+[ $rc -eq 2 ] && grep -q "unknown target 'nope'" "$T/err" && ok || bad "--target a14,nope: exit $rc"
+mkdir -p "$T/l"
+cp $M "$T/l/m.mlmodel"
+printf 'targets = ["a17", "m1"]\nos = "ios18"\n' >"$T/l/anelint.toml"
+run "$ANELINT" check --format json "$T/l/m.mlmodel"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert [(c["id"],c["os"]) for c in d["targets"]]==[("a17","ios18"),("a14","ios18")], d["targets"]
+assert sorted(d["models"][0]["units_by_target"])==["a14","a17"]' "$T/out" && ok || bad "config targets list with one os"
+printf 'os = ["ios17", "ios18"]\n' >"$T/l/anelint.toml"
+run "$ANELINT" check "$T/l/m.mlmodel"
+grep -qE 'type +ios17 ios18  rules \(any release\)' "$T/out" && ok || bad "config os list"
+run "$ANELINT" check --os ios26 "$T/l/m.mlmodel"
+grep -q 'predicted for a14 (A14 / M1 (H13)), iOS 26' "$T/out" && ok || bad "the command line's --os wins over the config's list"
+
+# [[model]]: a model's own target, os, compute units, policy, selection, baseline
+mkdir -p "$T/pm/legacy"
+cp $M "$T/pm/new.mlmodel"
+cp $D/gru__nn_ios14.mlmodel "$T/pm/legacy/gru.mlmodel"
+printf '[[model]]\npath = "legacy/*"\ntarget = "a17"\nos = "ios17"\ncompute_units = "cpu-only"\npolicy = "optimistic"\nignore = ["ANE007"]\n' >"$T/pm/anelint.toml"
+run "$ANELINT" check --format json "$T/pm"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+gru,new=d["models"] # name order: legacy/ first
+assert "prediction" not in new and gru["prediction"]=={"target":"a17","os":"ios17","compute_units":"cpu-only"}, gru.get("prediction")
+rules=lambda m:{r for l in m["layers"] for r in l["rules"]}
+assert "ANE007" not in rules(gru) and "ANE006" in rules(gru), rules(gru)' "$T/out" && python3 tests/validate_json.py docs/schema/check.schema.json "$T/out" &&
+	ok || bad "[[model]] target, os, compute_units, ignore (JSON)"
+run "$ANELINT" check "$T/pm"
+[ "$(grep -c '^predicted for' "$T/out")" -eq 2 ] && grep -q '^predicted for a17 (A17 Pro / M4 (H16)), iOS 17, compute units cpu-only' "$T/out" &&
+	ok || bad "[[model]]: text says what each model is predicted for"
+run "$ANELINT" plan --format json "$T/pm"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert [m["policy"] for m in d["models"]]==["optimistic","nn2020"], [m["policy"] for m in d["models"]]' "$T/out" &&
+	ok || bad "[[model]] policy"
+run "$ANELINT" check --target a15 --format json "$T/pm"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+assert d["models"][0]["prediction"]["target"]=="a15", d["models"][0].get("prediction")' "$T/out" && ok ||
+	bad "[[model]]: the command line --target wins"
+printf '[[model]]\npath = "new.mlmodel"\nselect = ["ANE005"]\n' >"$T/pm/anelint.toml"
+run "$ANELINT" check --format json "$T/pm"
+python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+rules=lambda m:{r for l in m["layers"] for r in l["rules"]}
+assert rules(d["models"][1])=={"ANE005"} and "ANE003" in rules(d["models"][0]), (rules(d["models"][0]), rules(d["models"][1]))' "$T/out" && ok || bad "[[model]] select"
+run "$ANELINT" check --no-config --write-baseline "$T/pm/legacy/base.json" "$T/pm/legacy"
+printf '[[model]]\npath = "legacy/*"\nbaseline = "legacy/base.json"\n' >"$T/pm/anelint.toml"
+run "$ANELINT" check "$T/pm/legacy"
+[ $rc -eq 0 ] && grep -q 'suppressed, baseline' "$T/out" && ok || bad "[[model]] baseline: exit $rc"
+run "$ANELINT" check "$T/pm/new.mlmodel"
+[ $rc -eq 1 ] && ok || bad "[[model]] baseline applies to another model: exit $rc"
+cfgerr "targets: unknown id" 'targets = ["a17", "zz"]\n' "line 1: a list of targets holds ids ('anelint targets'), not 'zz'"
+cfgerr "target and targets" 'target = "a17"\ntargets = ["m1"]\n' "line 2: 'targets' and 'target' name the same setting"
+cfgerr "os: a number" 'os = ["ios17", 3]\n' "line 1: a list of OS releases holds ids"
+cfgerr "os: unknown in a string" 'os = "ios17,bogus"\n' "line 1: 'ios17,bogus' is not a list of known OS releases"
+cfgerr "empty targets" 'targets = []\n' "line 1: 'targets' takes a \"string\" or a list of them"
+cfgerr "all in a list" 'targets = ["all"]\n' "not 'all'"
+cfgerr "all with all" 'target = "all"\nos = "all"\n' "line 2: target \"all\" with os \"all\" would be too many"
+cfgerr "compute_units" 'compute_units = "gpu"\n' "line 1: compute_units takes all, cpu-and-gpu"
+cfgerr "policy" 'policy = "fast"\n' "line 1: policy takes auto"
+cfgerr "fail_on" 'fail_on = "sometimes"\n' "line 1: fail_on takes any"
+cfgerr "information_uri" 'information_uri = "not a uri"\n' "line 1: information_uri takes an absolute URI"
+cfgerr "[[model]] target" '[[model]]\npath = "*"\ntarget = "q"\n' "line 3: 'q' is not a list of known targets"
+cfgerr "[[model]] target list" '[[model]]\npath = "*"\ntarget = ["a17", "m1"]\n' "line 3: a \[\[model\]\] target or os is one id"
+cfgerr "[[model]] target with top lists" 'targets = ["a17", "m1"]\n[[model]]\npath = "*"\nos = "ios17"\n' "line 4: a \[\[model\]\] target or os is one id"
+cfgerr "[[model]] compute_units" '[[model]]\npath = "*"\ncompute_units = "x"\n' "line 3: compute_units takes"
+cfgerr "[[model]] policy" '[[model]]\npath = "*"\npolicy = 1\n' "line 3: 'policy' takes a \"string\""
+cfgerr "[[model]] select" '[[model]]\npath = "*"\n\nselect = ["NOPE9"]\n' "line 4: \[\[model\]\] select: no rule is named or starts with 'NOPE9'"
+cfgerr "[[model]] ignore" '[[model]]\npath = "*"\nignore = 5\n' "line 3: 'ignore' takes a list of rule ids"
+cfgerr "[[model]] key" '[[model]]\npath = "*"\nbaselin = "x"\n' "line 3: unknown key 'baselin' (did you mean 'baseline'?)"
+cfgerr "[[model]] without path" 'fail_on = "any"\n[[model]]\ntarget = "a17"\n' "line 3: \[\[model\]\] needs a path"
+printf '[[model]]\npath = "*"\nbaseline = "no-such.json"\n' >"$T/bad.toml"
+run "$ANELINT" check --config "$T/bad.toml" $M
+[ $rc -eq 4 ] && grep -q 'no-such.json: cannot open' "$T/err" && ok || bad "[[model]] baseline missing: exit $rc"
+
+# SARIF informationUri: the configuration's, else none (the project has no home page)
+run "$ANELINT" check --no-config --format sarif $M
+! grep -q informationUri "$T/out" && ok || bad "SARIF: an informationUri nobody gave"
+printf 'information_uri = "https://models.example.com/anelint-rules"\n' >"$T/uri.toml"
+run "$ANELINT" check --config "$T/uri.toml" --format sarif $M
+grep -q '"informationUri": "https://models.example.com/anelint-rules"' "$T/out" && ok || bad "SARIF: information_uri"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -166,6 +166,7 @@ function inspect(d) {
                unit: row ? row.cells[4].firstChild.textContent : null,
                shape: row ? row.cells[5].firstChild.textContent : null,
                io: !!(P && d.querySelector('#panel-body dd.io')),
+               params: (P && d.querySelector('#panel-body dd.params') || {}).textContent || '',
                hover: (node.querySelector('title') || {}).textContent || ''};
     if (P) { d.getElementById('panel-close').click(); r.panel.closed = P.hidden; }
     var z = d.querySelector('.zoom'), svg = d.querySelector('.svgwrap svg');
@@ -229,6 +230,21 @@ f.src = %s;
 document.body.appendChild(f);
 </script></body></html>
 """
+
+
+# What the panel shows as the first graph node's parameters, from the model files as
+# built (tests/data/PROVENANCE.md): a pooling layer (NeuralNetwork), a dilated
+# convolution (NeuralNetwork, and the same as an ML Program), an ML Program whose
+# weight is an inline const. Weights show as storage form and shape, never values.
+PANEL_PARAMS = {
+    "pool": ["type: MAX", "kernelSize: [15, 15]", "stride: [3, 3]", "padding: valid"],
+    "dilated_nn": ["outputChannels: 16", "nGroups: 1", "kernelSize: [3, 3]", "dilationFactor: [2, 2]",
+                   "padding: valid", "weight shape: [16, 8, 3, 3]", "weights: fp32, 1152 values",
+                   "bias: fp32, 16 values"],
+    "dilated_mil": ["weight: fp16 [16, 8, 3, 3], in weights/weight.bin", "pad: [2, 2, 2, 2]", "groups: 1",
+                    "pad_type: custom", "dilations: [2, 2]", "strides: [1, 1]", "bias: fp16 [16]"],
+    "mil_branches": ["weight: fp16 [16, 16, 1, 1], inline in the model"],
+}
 
 
 def is_const(t):
@@ -340,6 +356,14 @@ def main():
             missing = [x for x in pn["rids"] + [pn["unit"], pn["shape"]] if x and x not in pn["body"]]
             if missing:
                 why.append("the node's panel lacks %s" % missing[:3])
+            if name in PANEL_PARAMS:
+                got = pn.get("params") or ""
+                lines = got.split("\n")
+                miss = [w for w in PANEL_PARAMS[name] if w not in lines and not any(x.startswith(w) for x in lines)]
+                if miss:
+                    why.append("the node's panel lacks the parameters %s (it shows %r)" % (miss[:3], got))
+                if re.search(r"\d\.\d{2,}", got):
+                    why.append("the node's panel shows weight values: %r" % got)
             if pn["want"] and pn["want"] not in pn["hover"]:
                 why.append("the node's hover text lacks its full name")
             zm = r.get("zoom") or {}
@@ -352,9 +376,10 @@ def main():
         if why:
             fail("%s: %s" % (name, "; ".join(why)))
         else:
-            ok("%s: %d section(s), %s segments, %d fallback rows, %d graph nodes; filters and search work"
+            ok("%s: %d section(s), %s segments, %d fallback rows, %d graph nodes; filters and search work%s"
                % (name, len(secs), "+".join(str(s["segments"]) for s in secs), sum(s["fb"] for s in secs),
-                  sum(s["nodes"] for s in secs)))
+                  sum(s["nodes"] for s in secs),
+                  "; the panel shows the node's parameters" if name in PANEL_PARAMS else ""))
 
     # 3. JavaScript off: the essentials are static HTML and CSS
     for name in nojs:

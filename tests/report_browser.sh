@@ -39,6 +39,8 @@ set -- \
 	custom=tests/data/converted/builder__custom_layer.mlmodel \
 	longnames=tests/data/crafted/ci_model.mlmodel \
 	mil_branches=tests/data/crafted/plan_mil_branches.mlpackage \
+	dilated_nn=tests/data/converted/dilated_conv__nn_ios13.mlmodel \
+	dilated_mil=tests/data/converted/dilated_conv__mlp_ios17_fp16.mlpackage \
 	big2000="$T/big2000.mlmodel"
 largest=big2000
 skipped=0

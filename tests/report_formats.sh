@@ -155,6 +155,12 @@ assert run["originalUriBaseIds"]["SRCROOT"]["uri"].endswith("/")
 rule = [x for x in run["tool"]["driver"]["rules"] if x["id"] == "ANE005"][0]
 assert rule["help"]["text"].startswith("ANE005: ") and "\nWhy: " in rule["help"]["text"] and "\nFix: " in rule["help"]["text"]
 PY
+# the configuration's information_uri, and the columns of a cross product of lists
+printf 'information_uri = "https://models.example.com/anelint-rules"\n' >"$T/uri.toml"
+$ANELINT report --config "$T/uri.toml" --format sarif --target a17,m1 --os ios17,ios18 tests/data/crafted/ci_model.mlmodel \
+	>"$T/sarif/uri.json" 2>/dev/null
+grep -q '"informationUri": "https://models.example.com/anelint-rules"' "$T/sarif/uri.json" &&
+	ok "SARIF: informationUri from the configuration" || bad "SARIF: no informationUri from the configuration"
 grep -q '"executionSuccessful": false' "$T/sarif/errors.json" && ok "SARIF: load errors are tool notifications" ||
 	bad "SARIF: load errors not reported"
 npm_ok=0
@@ -207,6 +213,10 @@ if [ "$npm_ok" = 1 ] && [ -f "$MULTITOOL" ]; then
 	grep ': error ' "$T/mt.log" | head -10
 	[ "$errs" = 0 ] && ok "SARIF: Microsoft's SARIF multitool (rules Sarif and Ghas) validates every report without an error" ||
 		bad "SARIF: $errs multitool errors"
+	# its one warning (SARIF2005, no informationUri) is gone where the configuration names one
+	grep -q 'sarif/m1.json.*SARIF2005' "$T/mt.log" && ! grep -q 'sarif/uri.json.*SARIF2005' "$T/mt.log" &&
+		ok "SARIF: the multitool's informationUri warning only where none is given" ||
+		bad "SARIF: informationUri warning (SARIF2005) not as expected"
 	# the GitHub rules can fail: a result without a location is refused
 	python3 -c '
 import json,sys

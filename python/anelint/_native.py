@@ -48,7 +48,8 @@ class ReportOpts(ctypes.Structure):  # struct al_report_opts
     _fields_ = [("color", c_bool), ("show_consts", c_bool), ("shapes", c_bool), ("fail_on", c_int),
                 ("check", POINTER(CheckOpts)), ("plan", POINTER(PlanOpts)), ("all_targets", c_bool),
                 ("all_releases", c_bool), ("plans", c_bool), ("all_layers", c_bool), ("accepted", c_void_p),
-                ("accepted_ctx", c_void_p), ("base", c_char_p)]
+                ("accepted_ctx", c_void_p), ("base", c_char_p), ("columns", c_void_p), ("n_columns", c_size_t),
+                ("information_uri", c_char_p)]
 
 
 class ReportItem(ctypes.Structure):  # struct al_report_item

@@ -126,32 +126,50 @@ static bool rule_matches(const char *sel, const struct al_rule *r)
 	return (n && strncasecmp(r->id, sel, n) == 0) || (r->name && strcasecmp(r->name, sel) == 0);
 }
 
+/* A rule selection: --select / --ignore, the configuration's, or a [[model]]'s. */
+struct selection {
+	char **sel, **ign;
+	size_t n_sel, n_ign;
+	bool has_select;
+};
+
+/* A baseline file's entries. */
+struct baseline {
+	char *path, *dir;
+	struct bentry {
+		char *model, *layer, *rule;
+	} *e;
+	size_t n;
+};
+
 struct ci {
 	/* the configuration */
 	struct ali_config *cfg;
 	char *cfg_path, *cfg_dir;
+	/* what the command line gave (it wins over the configuration, [[model]] included) */
+	bool cl_target, cl_os, cl_cu, cl_policy, cl_select, cl_ignore, cl_baseline;
+	const char *information_uri;
 	/* --select / --ignore (and the configuration's): one selector each */
-	char **sel, **ign;
-	size_t n_sel, n_ign;
-	bool has_select;
+	struct selection top;
 	/* suppressions of the configuration */
 	struct sup {
 		const char *model, *layer, *rule, *reason;
 		uint32_t line;
 	} *sup;
 	size_t n_sup;
-	/* per-model settings: [[model]] path = GLOB, fail_on = ... */
+	/* per-model settings: [[model]] path = GLOB, fail_on = ..., target = ... */
 	struct per_model {
 		const char *glob;
 		int fail_on; /* enum al_fail_on, -1 not set */
+		const char *target, *os, *compute_units, *policy; /* NULL: not set */
+		uint32_t line, target_line, os_line, sel_line, ign_line;
+		struct selection sel;
+		bool has_sel;
+		struct baseline base; /* path NULL: none */
 	} *pm;
 	size_t n_pm;
 	/* the baseline */
-	char *base_path, *base_dir;
-	struct bentry {
-		char *model, *layer, *rule;
-	} *base;
-	size_t n_base;
+	struct baseline base;
 	bool metadata; /* a model carries com.anelint.ignore */
 	/* strings for the options the configuration sets */
 	char **owned;
@@ -198,7 +216,7 @@ static bool add_selectors(struct ci *ci, char ***v, size_t *n, const char *list)
 
 bool ci_rule_on(const struct al_rule *r, void *ctx)
 {
-	const struct ci *ci = ctx;
+	const struct selection *ci = ctx;
 	bool on = !ci->has_select;
 	for (size_t i = 0; i < ci->n_sel && !on; i++)
 		on = rule_matches(ci->sel[i], r);
@@ -219,7 +237,9 @@ static int check_selectors(const struct command_row *cmd, char **v, size_t n, co
 		for (size_t k = 0; k < nr && !found; k++)
 			found = rule_matches(v[i], rules[k]);
 		if (!found) {
-			fprintf(stderr, "anelint: %s: no rule is named or starts with '", opt);
+			fputs("anelint: ", stderr);
+			put_text(stderr, opt, CLI_MSG_MAX); /* may hold the configuration's path */
+			fputs(": no rule is named or starts with '", stderr);
 			put_text(stderr, v[i], CLI_NAME_MAX);
 			fputs("'; ", stderr);
 			ci_rule_hint(v[i], u);
@@ -233,19 +253,34 @@ static int check_selectors(const struct command_row *cmd, char **v, size_t n, co
 
 int ci_selection(struct ci *ci, const struct cli *c, const struct command_row *cmd, struct al_check_opts *check)
 {
+	struct selection *t = &ci->top;
 	for (int i = 0; i < c->select.n; i++)
-		if (!add_selectors(ci, &ci->sel, &ci->n_sel, c->select.v[i]))
+		if (!add_selectors(ci, &t->sel, &t->n_sel, c->select.v[i]))
 			return EXIT_IO;
 	for (int i = 0; i < c->ignore.n; i++)
-		if (!add_selectors(ci, &ci->ign, &ci->n_ign, c->ignore.v[i]))
+		if (!add_selectors(ci, &t->ign, &t->n_ign, c->ignore.v[i]))
 			return EXIT_IO;
-	ci->has_select = ci->n_sel > 0;
-	int rc = check_selectors(cmd, ci->sel, ci->n_sel, "--select", check->user_rules);
+	t->has_select = t->n_sel > 0;
+	int rc = check_selectors(cmd, t->sel, t->n_sel, "--select", check->user_rules);
 	if (!rc)
-		rc = check_selectors(cmd, ci->ign, ci->n_ign, "--ignore", check->user_rules);
-	if (!rc && (ci->n_sel || ci->n_ign)) {
+		rc = check_selectors(cmd, t->ign, t->n_ign, "--ignore", check->user_rules);
+	for (size_t i = 0; i < ci->n_pm && !rc; i++) {
+		struct selection *x = &ci->pm[i].sel;
+		x->has_select = x->n_sel > 0;
+		if (ci->pm[i].has_sel) {
+			char where[600];
+			snprintf(where, sizeof where, "error: %.400s: line %u: [[model]] select", ci->cfg_path,
+				 ci->pm[i].sel_line);
+			rc = check_selectors(cmd, x->sel, x->n_sel, where, check->user_rules);
+			snprintf(where, sizeof where, "error: %.400s: line %u: [[model]] ignore", ci->cfg_path,
+				 ci->pm[i].ign_line);
+			if (!rc)
+				rc = check_selectors(cmd, x->ign, x->n_ign, where, check->user_rules);
+		}
+	}
+	if (!rc && (t->n_sel || t->n_ign)) {
 		check->rule_on = ci_rule_on;
-		check->rule_on_ctx = ci;
+		check->rule_on_ctx = t;
 	}
 	return rc;
 }
@@ -380,10 +415,15 @@ const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *laye
 			return why;
 		}
 	}
-	if (ci->n_base) {
-		char *key = model_key(s, ci->base_dir);
-		for (size_t i = 0; key && i < ci->n_base; i++) {
-			const struct bentry *b = &ci->base[i];
+	const struct baseline *bl = &ci->base;
+	if (!ci->cl_baseline) /* a [[model]]'s baseline replaces the top-level one */
+		for (size_t i = 0; i < ci->n_pm; i++)
+			if (ci->pm[i].base.path && glob_model(ci->pm[i].glob, s, ci->cfg_dir))
+				bl = &ci->pm[i].base;
+	if (bl->n) {
+		char *key = model_key(s, bl->dir);
+		for (size_t i = 0; key && i < bl->n; i++) {
+			const struct bentry *b = &bl->e[i];
 			if (strcmp(b->rule, r->id) == 0 && strcmp(b->model, key) == 0 &&
 			    strcmp(b->layer, layer ? layer : "") == 0) {
 				free(key);
@@ -405,7 +445,10 @@ bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int 
 				if (s->user_defined[u].key && strcmp(s->user_defined[u].key, META_KEY) == 0)
 					ci->metadata = true;
 		}
-	return ci->n_sup || ci->n_base || ci->metadata;
+	bool pm_base = false;
+	for (size_t i = 0; i < ci->n_pm; i++)
+		pm_base |= ci->pm[i].base.n > 0;
+	return ci->n_sup || ci->base.n || pm_base || ci->metadata;
 }
 
 int ci_fail_on(const struct ci *ci, const char *path, int fail_on)
@@ -419,9 +462,22 @@ int ci_fail_on(const struct ci *ci, const char *path, int fail_on)
 
 /* ================================================================ the baseline */
 
+static void free_baseline(struct baseline *b, bool own_path)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->e[i].model);
+		free(b->e[i].layer);
+		free(b->e[i].rule);
+	}
+	free(b->e);
+	if (own_path)
+		free(b->path);
+	free(b->dir);
+}
+
 #define BASELINE_MAX (16u << 20)
 
-static int load_baseline(struct ci *ci, const char *path)
+static int load_baseline(struct baseline *bl, const char *path)
 {
 	al_diags *d = al_diags_new();
 	int fd;
@@ -478,8 +534,8 @@ static int load_baseline(struct ci *ci, const char *path)
 		return EXIT_INVALID;
 	}
 	size_t len = json_object_array_length(arr);
-	ci->base = calloc(len ? len : 1, sizeof *ci->base);
-	if (!ci->base) {
+	bl->e = calloc(len ? len : 1, sizeof *bl->e);
+	if (!bl->e) {
 		json_object_put(root);
 		return EXIT_IO;
 	}
@@ -495,7 +551,7 @@ static int load_baseline(struct ci *ci, const char *path)
 			json_object_put(root);
 			return EXIT_INVALID;
 		}
-		struct bentry *b = &ci->base[ci->n_base++];
+		struct bentry *b = &bl->e[bl->n++];
 		b->model = strdup(json_object_get_string(m));
 		b->layer = strdup(json_object_get_string(l));
 		b->rule = strdup(json_object_get_string(r));
@@ -622,10 +678,12 @@ int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_it
 
 /* ================================================================ the configuration */
 
-static const char *const top_keys[] = {"target", "os", "policy", "fail_on", "rules", "select", "ignore",
-				       "baseline", "switch_cost"};
+static const char *const top_keys[] = {"target", "targets", "os", "policy", "fail_on", "rules", "select",
+				       "ignore", "baseline", "switch_cost", "compute_units", "information_uri"};
 static const char *const sup_keys[] = {"model", "layer", "rule", "reason"};
-static const char *const model_keys[] = {"path", "fail_on"};
+static const char *const model_keys[] = {"path", "fail_on", "target", "os", "compute_units", "policy",
+					 "select", "ignore", "baseline"};
+#define N_MODEL_KEYS (sizeof model_keys / sizeof *model_keys)
 static const char *const tables[] = {"suppress", "model"};
 
 static void cfg_error(const struct ci *ci, const struct ali_cfg_entry *e, const char *msg, const char *arg,
@@ -682,11 +740,102 @@ static int parse_fail_on(const char *s)
 	return -1;
 }
 
+/* A list of ids for --target / --os: a "string" (itself a comma list) or an
+ * array of strings, joined with commas; NULL after an error. */
+static const char *want_ids(struct ci *ci, const struct ali_cfg_entry *e, const char *what)
+{
+	if (e->v.type == AL_CFG_STRING) { /* "a17", "all" or "a17,m1": each one known */
+		bool tg = strcmp(what, "targets") == 0;
+		const char *p = e->v.s;
+		if (strcmp(p, "all") != 0)
+			for (int guard = 0; guard < 64; guard++) {
+				size_t len = strcspn(p, ",");
+				char id[64];
+				snprintf(id, sizeof id, "%.*s", (int)(len < 63 ? len : 63), p);
+				if (!len || len > 63 || (tg ? !al_target_find(id) : !al_release_find(id))) {
+					char msg[128];
+					snprintf(msg, sizeof msg, "'%%s' is not a list of known %s ('anelint targets')",
+						 what);
+					cfg_error(ci, e, msg, e->v.s, NULL);
+					return NULL;
+				}
+				if (!p[len])
+					break;
+				p += len + 1;
+			}
+		return own(ci, e->v.s);
+	}
+	if (e->v.type != AL_CFG_ARRAY || !e->v.n_items) {
+		cfg_error(ci, e, "'%s' takes a \"string\" or a list of them", e->key, NULL);
+		return NULL;
+	}
+	size_t n = 1;
+	for (size_t j = 0; j < e->v.n_items; j++) {
+		const char *it = e->v.items[j];
+		bool tg = strcmp(what, "targets") == 0;
+		if (!*it || strchr(it, ',') || strcmp(it, "all") == 0 ||
+		    (tg ? !al_target_find(it) : !al_release_find(it))) {
+			char msg[128];
+			snprintf(msg, sizeof msg, "a list of %s holds ids ('anelint targets'), not '%%s'", what);
+			cfg_error(ci, e, msg, it, NULL);
+			return NULL;
+		}
+		n += strlen(it) + 1;
+	}
+	char *joined = malloc(n);
+	if (!joined)
+		return NULL;
+	joined[0] = 0;
+	for (size_t j = 0; j < e->v.n_items; j++)
+		strcat(strcat(joined, j ? "," : ""), e->v.items[j]);
+	const char *r = own(ci, joined);
+	free(joined);
+	return r;
+}
+
+/* select / ignore: a "string" (a comma list) or an array of them, into *sel. */
+static int want_selectors(struct ci *ci, const struct ali_cfg_entry *e, char ***v, size_t *n)
+{
+	if (e->v.type == AL_CFG_STRING)
+		return add_selectors(ci, v, n, e->v.s) ? EXIT_ALL_ANE : EXIT_IO;
+	if (e->v.type == AL_CFG_ARRAY) {
+		for (size_t j = 0; j < e->v.n_items; j++)
+			if (!add_selectors(ci, v, n, e->v.items[j]))
+				return EXIT_IO;
+		return EXIT_ALL_ANE;
+	}
+	cfg_error(ci, e, "'%s' takes a list of rule ids, e.g. [\"ANE046\", \"ANE07\"]", e->key, NULL);
+	return EXIT_USAGE;
+}
+
+static bool bare_scheme_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '+' ||
+	       ch == '-' || ch == '.';
+}
+
+/* information_uri: an absolute URI (scheme:...), printable ASCII without spaces. */
+static bool uri_ok(const char *s)
+{
+	size_t n = strlen(s), i = 0;
+	if (!n || n > 2000 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
+		return false;
+	while (i < n && (bare_scheme_char(s[i])))
+		i++;
+	if (i == n || s[i] != ':' || i + 1 == n)
+		return false;
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)s[k] <= ' ' || (unsigned char)s[k] >= 0x7f || strchr("\"<>\\^`{|}", s[k]))
+			return false;
+	return true;
+}
+
 /* Apply the configuration's top-level keys to the options not given on the
  * command line; collect suppressions and per-model settings. */
 static int apply_config(struct ci *ci, struct cli *c)
 {
 	const struct ali_config *cfg = ci->cfg;
+	const struct ali_cfg_entry *targets_at = NULL, *os_at = NULL;
 	for (size_t i = 0; i < cfg->n; i++) {
 		const struct ali_cfg_entry *e = &cfg->e[i];
 		if (e->table && !e->array_table) {
@@ -715,29 +864,69 @@ static int apply_config(struct ci *ci, struct cli *c)
 			/* the command line's selection replaces the configuration's */
 			if ((sel ? c->select.n : c->ignore.n) > 0)
 				continue;
-			char ***v = sel ? &ci->sel : &ci->ign;
-			size_t *n = sel ? &ci->n_sel : &ci->n_ign;
-			if (e->v.type == AL_CFG_STRING) {
-				if (!add_selectors(ci, v, n, e->v.s))
-					return EXIT_IO;
-			} else if (e->v.type == AL_CFG_ARRAY) {
-				for (size_t j = 0; j < e->v.n_items; j++)
-					if (!add_selectors(ci, v, n, e->v.items[j]))
-						return EXIT_IO;
-			} else {
-				cfg_error(ci, e, "'%s' takes a list of rule ids, e.g. [\"ANE046\", \"ANE07\"]", e->key, NULL);
+			int rc = want_selectors(ci, e, sel ? &ci->top.sel : &ci->top.ign, sel ? &ci->top.n_sel : &ci->top.n_ign);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (strncmp(e->key, "target", 6) == 0 || strcmp(e->key, "os") == 0) {
+			bool tg = e->key[0] == 't';
+			if (tg && targets_at) {
+				cfg_error(ci, e, "'%s' and 'target' name the same setting: give one", "targets", NULL);
 				return EXIT_USAGE;
 			}
+			if (tg)
+				targets_at = e;
+			else
+				os_at = e;
+			const char *ids = want_ids(ci, e, tg ? "targets" : "OS releases");
+			if (!ids)
+				return EXIT_USAGE;
+			if (targets_at && os_at && targets_at->v.type == AL_CFG_STRING && os_at->v.type == AL_CFG_STRING &&
+			    strcmp(targets_at->v.s, "all") == 0 && strcmp(os_at->v.s, "all") == 0) {
+				cfg_error(ci, e, "target \"all\" with os \"all\" would be too many verdict columns: list "
+						 "the ones to compare, e.g. targets = [\"a14\", \"a17\"], os = [\"ios17\", "
+						 "\"ios18\"] (%s)", "the cross product", NULL);
+				return EXIT_USAGE;
+			}
+			const char **field = tg ? &c->target : &c->os;
+			if (!*field)
+				*field = ids;
 			continue;
 		}
 		const char *s = want_string(ci, e);
 		if (!s)
 			return EXIT_USAGE;
-		const char **field = strcmp(e->key, "target") == 0 ? &c->target
-				   : strcmp(e->key, "os") == 0 ? &c->os
-				   : strcmp(e->key, "policy") == 0 ? &c->policy
+		if (strcmp(e->key, "compute_units") == 0 || strcmp(e->key, "policy") == 0 ||
+		    strcmp(e->key, "fail_on") == 0) { /* refused here, where the line is known */
+			enum al_compute_units cu;
+			enum al_policy pol;
+			if (e->key[0] == 'c' && !al_compute_units_parse(s, &cu)) {
+				cfg_error(ci, e, "compute_units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
+					  s, NULL);
+				return EXIT_USAGE;
+			}
+			if (e->key[0] == 'p' && !al_policy_parse(s, &pol)) {
+				cfg_error(ci, e, "policy takes auto, nn2020, mlprogram or optimistic, not '%s'", s, NULL);
+				return EXIT_USAGE;
+			}
+			if (e->key[0] == 'f' && parse_fail_on(s) < 0) {
+				cfg_error(ci, e, "fail_on takes any, cpu, gpu or never, not '%s'", s, NULL);
+				return EXIT_USAGE;
+			}
+		}
+		if (strcmp(e->key, "information_uri") == 0) {
+			if (!uri_ok(s)) {
+				cfg_error(ci, e, "information_uri takes an absolute URI (https://...), not '%s'", s, NULL);
+				return EXIT_USAGE;
+			}
+			ci->information_uri = own(ci, s);
+			continue;
+		}
+		const char **field = strcmp(e->key, "policy") == 0 ? &c->policy
 				   : strcmp(e->key, "fail_on") == 0 ? &c->fail_on
 				   : strcmp(e->key, "switch_cost") == 0 ? &c->switch_cost
+				   : strcmp(e->key, "compute_units") == 0 ? &c->compute_units
 				   : strcmp(e->key, "rules") == 0 ? &c->rules
 				   : &c->baseline;
 		if (*field || (field == &c->baseline && c->write_baseline))
@@ -754,7 +943,7 @@ static int apply_config(struct ci *ci, struct cli *c)
 			continue;
 		bool sup = strcmp(e->table, "suppress") == 0;
 		const char *const *keys = sup ? sup_keys : model_keys;
-		size_t nk = sup ? 4 : 2;
+		size_t nk = sup ? 4 : N_MODEL_KEYS;
 		size_t k;
 		for (k = 0; k < nk; k++)
 			if (strcmp(e->key, keys[k]) == 0)
@@ -763,10 +952,10 @@ static int apply_config(struct ci *ci, struct cli *c)
 			cfg_error(ci, e, "unknown key '%s'", e->key, ci_nearest(e->key, keys, nk));
 			return EXIT_USAGE;
 		}
-		const char *s = want_string(ci, e);
-		if (!s)
-			return EXIT_USAGE;
 		if (sup) {
+			const char *s = want_string(ci, e);
+			if (!s)
+				return EXIT_USAGE;
 			while (ci->n_sup <= e->index) {
 				struct sup *v = realloc(ci->sup, (ci->n_sup + 1) * sizeof *v);
 				if (!v)
@@ -778,21 +967,65 @@ static int apply_config(struct ci *ci, struct cli *c)
 			x->line = x->line ? x->line : e->line;
 			const char **f = k == 0 ? &x->model : k == 1 ? &x->layer : k == 2 ? &x->rule : &x->reason;
 			*f = own(ci, s);
-		} else {
-			while (ci->n_pm <= e->index) {
-				struct per_model *v = realloc(ci->pm, (ci->n_pm + 1) * sizeof *v);
-				if (!v)
-					return EXIT_IO;
-				ci->pm = v;
-				ci->pm[ci->n_pm++] = (struct per_model){.glob = NULL, .fail_on = -1};
-			}
-			struct per_model *x = &ci->pm[e->index];
-			if (k == 0) {
-				x->glob = own(ci, s);
-			} else if ((x->fail_on = parse_fail_on(s)) < 0) {
+			continue;
+		}
+		while (ci->n_pm <= e->index) {
+			struct per_model *v = realloc(ci->pm, (ci->n_pm + 1) * sizeof *v);
+			if (!v)
+				return EXIT_IO;
+			ci->pm = v;
+			ci->pm[ci->n_pm++] = (struct per_model){.glob = NULL, .fail_on = -1};
+		}
+		struct per_model *x = &ci->pm[e->index];
+		x->line = x->line ? x->line : e->line;
+		const char *key = model_keys[k];
+		if (strcmp(key, "select") == 0 || strcmp(key, "ignore") == 0) {
+			bool sel = key[0] == 's';
+			x->has_sel = true;
+			*(sel ? &x->sel_line : &x->ign_line) = e->line;
+			int rc = want_selectors(ci, e, sel ? &x->sel.sel : &x->sel.ign, sel ? &x->sel.n_sel : &x->sel.n_ign);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (strcmp(key, "target") == 0 || strcmp(key, "os") == 0) {
+			bool tg = key[0] == 't';
+			const char *ids = want_ids(ci, e, tg ? "targets" : "OS releases");
+			if (!ids)
+				return EXIT_USAGE;
+			*(tg ? &x->target : &x->os) = ids;
+			*(tg ? &x->target_line : &x->os_line) = e->line;
+			continue;
+		}
+		const char *s = want_string(ci, e);
+		if (!s)
+			return EXIT_USAGE;
+		if (strcmp(key, "path") == 0) {
+			x->glob = own(ci, s);
+		} else if (strcmp(key, "fail_on") == 0) {
+			if ((x->fail_on = parse_fail_on(s)) < 0) {
 				cfg_error(ci, e, "fail_on takes any, cpu, gpu or never, not '%s'", s, NULL);
 				return EXIT_USAGE;
 			}
+		} else if (strcmp(key, "compute_units") == 0) {
+			enum al_compute_units cu;
+			if (!al_compute_units_parse(s, &cu)) {
+				cfg_error(ci, e, "compute_units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'", s,
+					  NULL);
+				return EXIT_USAGE;
+			}
+			x->compute_units = own(ci, s);
+		} else if (strcmp(key, "policy") == 0) {
+			enum al_policy pol;
+			if (!al_policy_parse(s, &pol)) {
+				cfg_error(ci, e, "policy takes auto, nn2020, mlprogram or optimistic, not '%s'", s, NULL);
+				return EXIT_USAGE;
+			}
+			x->policy = own(ci, s);
+		} else { /* baseline */
+			x->base.path = (char *)cfg_path(ci, s);
+			if (!x->base.path)
+				return EXIT_IO;
 		}
 	}
 	for (size_t i = 0; i < ci->n_sup; i++) {
@@ -810,12 +1043,50 @@ static int apply_config(struct ci *ci, struct cli *c)
 	}
 	for (size_t i = 0; i < ci->n_pm; i++)
 		if (!ci->pm[i].glob) {
-			fputs("anelint: error: ", stderr);
-			put_text(stderr, ci->cfg_path, CLI_NAME_MAX);
-			fputs(": [[model]] needs a path (a glob of model paths)\n", stderr);
+			struct ali_cfg_entry at = {.line = ci->pm[i].line};
+			cfg_error(ci, &at, "[[model]] needs a path (a glob of model paths)", NULL, NULL);
 			return EXIT_USAGE;
 		}
 	return EXIT_ALL_ANE;
+}
+
+bool ci_model_cli(const struct ci *ci, const char *path, const struct cli *c, struct cli *out, uint32_t *line)
+{
+	*out = *c;
+	bool own_opts = false;
+	struct al_submodel sm = {.path = path, .file = path};
+	for (size_t i = 0; ci && i < ci->n_pm; i++) {
+		const struct per_model *x = &ci->pm[i];
+		if (!glob_model(x->glob, &sm, ci->cfg_dir))
+			continue;
+		if (x->target && !ci->cl_target)
+			out->target = x->target, own_opts = true, *line = x->target_line;
+		if (x->os && !ci->cl_os)
+			out->os = x->os, own_opts = true, *line = x->os_line;
+		if (x->compute_units && !ci->cl_cu)
+			out->compute_units = x->compute_units, own_opts = true;
+		if (x->policy && !ci->cl_policy)
+			out->policy = x->policy, own_opts = true;
+		if (x->has_sel && !ci->cl_select && !ci->cl_ignore)
+			own_opts = true;
+	}
+	return own_opts;
+}
+
+void ci_model_selection(struct ci *ci, const char *path, struct al_check_opts *check)
+{
+	struct al_submodel sm = {.path = path, .file = path};
+	for (size_t i = 0; ci && i < ci->n_pm; i++) /* the last [[model]] with a selection wins */
+		if (ci->pm[i].has_sel && !ci->cl_select && !ci->cl_ignore &&
+		    glob_model(ci->pm[i].glob, &sm, ci->cfg_dir)) {
+			check->rule_on = ci_rule_on;
+			check->rule_on_ctx = &ci->pm[i].sel;
+		}
+}
+
+const char *ci_information_uri(const struct ci *ci)
+{
+	return ci ? ci->information_uri : NULL;
 }
 
 /* anelint.toml, then .anelint.toml, in dir and each parent. */
@@ -849,6 +1120,8 @@ static char *find_config(const char *start)
 	return NULL;
 }
 
+static bool searched_dir(const char *path);
+
 int ci_setup(struct cli *c, struct ci **out)
 {
 	struct ci *ci = calloc(1, sizeof *ci);
@@ -857,12 +1130,16 @@ int ci_setup(struct cli *c, struct ci **out)
 		return EXIT_IO;
 	if (c->config && c->no_config)
 		return usage_error(NULL, "--config and --no-config: give one%s", "");
+	ci->cl_target = c->target, ci->cl_os = c->os, ci->cl_cu = c->compute_units, ci->cl_policy = c->policy;
+	ci->cl_select = c->select.n > 0, ci->cl_ignore = c->ignore.n > 0;
+	ci->cl_baseline = c->baseline || c->write_baseline;
 	if (!c->no_config) {
 		if (c->config) {
 			ci->cfg_path = strdup(c->config);
 		} else {
-			if (c->n_paths > 0) { /* upward from the first model, else the working directory */
-				char *d = dir_of(c->paths[0]);
+			if (c->n_paths > 0) { /* upward from the first model (a directory searched for
+					       * models: from itself), else the working directory */
+				char *d = searched_dir(c->paths[0]) ? realpath(c->paths[0], NULL) : dir_of(c->paths[0]);
 				ci->cfg_path = d ? find_config(d) : NULL;
 				free(d);
 			}
@@ -889,9 +1166,18 @@ int ci_setup(struct cli *c, struct ci **out)
 	if (c->baseline && c->write_baseline)
 		return usage_error(NULL, "--baseline and --write-baseline: give one%s", "");
 	if (c->baseline && !c->write_baseline) {
-		ci->base_path = strdup(c->baseline);
-		ci->base_dir = dir_of(c->baseline);
-		int rc = load_baseline(ci, c->baseline);
+		ci->base.path = strdup(c->baseline);
+		ci->base.dir = dir_of(c->baseline);
+		int rc = load_baseline(&ci->base, c->baseline);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < ci->n_pm && !c->write_baseline && !ci->cl_baseline; i++) {
+		struct baseline *b = &ci->pm[i].base;
+		if (!b->path)
+			continue;
+		b->dir = dir_of(b->path);
+		int rc = load_baseline(b, b->path);
 		if (rc)
 			return rc;
 	}
@@ -905,18 +1191,16 @@ void ci_free(struct ci *ci)
 	ali_config_free(ci->cfg);
 	free(ci->cfg_path);
 	free(ci->cfg_dir);
-	free(ci->sel);
-	free(ci->ign);
+	free(ci->top.sel);
+	free(ci->top.ign);
 	free(ci->sup);
-	free(ci->pm);
-	for (size_t i = 0; i < ci->n_base; i++) {
-		free(ci->base[i].model);
-		free(ci->base[i].layer);
-		free(ci->base[i].rule);
+	for (size_t i = 0; i < ci->n_pm; i++) {
+		free(ci->pm[i].sel.sel);
+		free(ci->pm[i].sel.ign);
+		free_baseline(&ci->pm[i].base, false);
 	}
-	free(ci->base);
-	free(ci->base_path);
-	free(ci->base_dir);
+	free(ci->pm);
+	free_baseline(&ci->base, true);
 	for (size_t i = 0; i < ci->n_owned; i++)
 		free(ci->owned[i]);
 	free(ci->owned);
@@ -1096,4 +1380,9 @@ int ci_expand_paths(struct ci *ci, struct cli *c)
 	c->paths = paths;
 	c->n_paths = (int)n;
 	return EXIT_ALL_ANE;
+}
+
+const char *ci_config_path(const struct ci *ci)
+{
+	return ci ? ci->cfg_path : NULL;
 }

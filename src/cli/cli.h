@@ -107,6 +107,16 @@ const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *laye
 			const char **kind);
 bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int n);
 int ci_fail_on(const struct ci *ci, const char *path, int fail_on);
+/* c with the [[model]] settings that match path (target, os, compute_units,
+ * policy; the command line wins) in *out; true when the model has check or plan
+ * settings of its own (a selection included); *line: of its target/os key. */
+bool ci_model_cli(const struct ci *ci, const char *path, const struct cli *c, struct cli *out, uint32_t *line);
+/* The rule selection of the last [[model]] with one that matches path, into check. */
+void ci_model_selection(struct ci *ci, const char *path, struct al_check_opts *check);
+/* The configuration's information_uri, or NULL. */
+const char *ci_information_uri(const struct ci *ci);
+/* The configuration file's path (messages), or NULL. */
+const char *ci_config_path(const struct ci *ci);
 int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n);
 /* The candidate within a small edit distance of s ("did you mean"), or NULL. */
 const char *ci_nearest(const char *s, const char *const *cands, size_t n);

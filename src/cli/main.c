@@ -48,12 +48,14 @@ static const struct option_row options[] = {
 	 "info also takes mil (every ML Program as MIL text)"},
 	{"target", 't', "ID", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(target),
 	 "chip family to predict for (see 'anelint targets'; default a14), or all: one verdict "
-	 "column (check) or one plan (plan) per family"},
+	 "column (check) or one plan (plan) per family; check, plan and report also take a comma list "
+	 "(a17,m1), with an --os list the cross product (docs/configuration.md)"},
 	{"os", 0, "RELEASE", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(os),
 	 "OS release to predict for: ios13 ... ios18, ios26, ios27, or the same release by another "
 	 "platform's name (macos14 = ios17, macos15 = ios18, macos26 = ios26, watchos10, visionos2, "
 	 "...); default: the newest (see 'anelint targets'); check, plan and report also take all: one "
-	 "verdict column (check) or one plan (plan) per release, for one target"},
+	 "verdict column (check) or one plan (plan) per release, for one target, or a comma list "
+	 "(ios17,ios18)"},
 	{"compute-units", 0, "UNITS", C_CHECK | C_PLAN | C_REPORT | C_FIX | C_COMPARE | C_CALIBRATE, OPT_FIELD(compute_units),
 	 "the compute units the model is loaded with (MLModelConfiguration.computeUnits): all "
 	 "(default), cpu-and-gpu, cpu-and-ne, cpu-only; with all, an ML Program's fallbacks go to "
@@ -699,6 +701,9 @@ struct run {
 	struct al_plan_opts plan;
 	al_user_rules *rules;
 	bool all_targets, all_releases;
+	/* lists (--target a17,m1 --os ios17,ios18, or the configuration's): the cross product */
+	struct al_column columns[32];
+	size_t n_columns;
 };
 
 /* "a12, a14, ..." for messages. */
@@ -724,6 +729,47 @@ static void release_ids(char *buf, size_t cap)
 		if (k < 0)
 			break;
 		len += (size_t)k;
+	}
+}
+
+#define MAX_COLUMNS 32
+
+/* A --target / --os value: "all" (*all), or ids separated by commas into v
+ * (each once). 0, or the usage error's exit code. */
+static int id_list(const struct command_row *cmd, const char *spec, bool targets, const void **v, size_t *n,
+		   bool *all)
+{
+	*n = 0;
+	*all = strcmp(spec, "all") == 0;
+	if (*all)
+		return EXIT_ALL_ANE;
+	const char *p = spec;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char id[64];
+		snprintf(id, sizeof id, "%.*s", (int)(len < 63 ? len : 63), p);
+		const void *x = len && len < 63 ? (targets ? (const void *)al_target_find(id)
+							   : (const void *)al_release_find(id)) : NULL;
+		if (!x) {
+			char ids[256];
+			(targets ? target_ids : release_ids)(ids, sizeof ids);
+			fprintf(stderr, "anelint: unknown %s '", targets ? "target" : "OS release");
+			put_text(stderr, len ? id : spec, CLI_NAME_MAX);
+			fprintf(stderr, "' (%s%s, or all; a comma list compares several)\n", ids,
+				targets ? "" : ", or macos11 ... macos27");
+			fprintf(stderr, "try 'anelint targets'\n");
+			return EXIT_USAGE;
+		}
+		bool seen = false;
+		for (size_t i = 0; i < *n; i++)
+			seen |= v[i] == x;
+		if (!seen && *n == MAX_COLUMNS)
+			return usage_error(cmd, "more than 32 ids in '%s'", spec);
+		if (!seen)
+			v[(*n)++] = x;
+		if (!p[len])
+			return EXIT_ALL_ANE;
+		p += len + 1;
 	}
 }
 
@@ -794,31 +840,48 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 {
 	memset(r, 0, sizeof *r);
 	r->plan.policy = AL_POLICY_AUTO;
-	if (c->target) {
-		if (strcmp(c->target, "all") == 0) {
-			r->all_targets = true;
-		} else if (!(r->check.target = al_target_find(c->target))) {
-			char ids[256];
-			target_ids(ids, sizeof ids);
-			fputs("anelint: unknown target '", stderr);
-			put_text(stderr, c->target, CLI_NAME_MAX);
-			fprintf(stderr, "' (%s, or all)\n", ids);
-			fprintf(stderr, "try 'anelint targets'\n");
-			return EXIT_USAGE;
-		}
-		r->plan.target = r->check.target;
+	/* one target and one release; all of one for one of the other (--target all,
+	 * --os all: one column each, as before); or the cross product of lists */
+	const void *tl[MAX_COLUMNS], *rl[MAX_COLUMNS];
+	size_t nt = 0, nr = 0;
+	bool t_all = false, r_all = false;
+	int lrc = c->target ? id_list(cmd, c->target, true, tl, &nt, &t_all) : 0;
+	if (!lrc && c->os)
+		lrc = id_list(cmd, c->os, false, rl, &nr, &r_all);
+	if (lrc)
+		return lrc;
+	if (t_all && r_all) {
+		char n[32];
+		snprintf(n, sizeof n, "%zu", al_targets_count() * al_releases_count());
+		return usage_error(cmd, "--target all with --os all would be %s verdict columns, too many to read: "
+					"name the ones to compare, e.g. --target a14,a17 --os ios17,ios18 (the cross "
+					"product: a14/ios17, a14/ios18, a17/ios17, a17/ios18)", n);
 	}
-	if (c->os && strcmp(c->os, "all") == 0) {
-		if (r->all_targets)
-			return usage_error(cmd, "--os all goes with one --target, not with --target %s", "all");
-		r->all_releases = true;
-	} else if (c->os && !(r->check.os = al_release_find(c->os))) {
-		char ids[256];
-		release_ids(ids, sizeof ids);
-		fprintf(stderr, "anelint: unknown OS release '%s' (%s, or macos11 ... macos27)\n",
-			c->os, ids);
-		fprintf(stderr, "try 'anelint targets'\n");
-		return EXIT_USAGE;
+	r->check.target = nt ? tl[0] : NULL;
+	r->check.os = nr ? rl[0] : NULL;
+	r->plan.target = r->check.target;
+	if (nt > 1 || nr > 1) { /* the columns: every target with every release, targets first */
+		if (t_all)
+			for (nt = 0; nt < al_targets_count() && nt < MAX_COLUMNS; nt++)
+				tl[nt] = al_target_at(nt);
+		if (r_all)
+			for (nr = 0; nr < al_releases_count() && nr < MAX_COLUMNS; nr++)
+				rl[nr] = al_release_at(nr);
+		size_t ct = nt ? nt : 1, cr = nr ? nr : 1;
+		if (ct * cr > MAX_COLUMNS) {
+			char n[32];
+			snprintf(n, sizeof n, "%zu", ct * cr);
+			return usage_error(cmd, "the targets and OS releases make %s verdict columns: at most 32", n);
+		}
+		for (size_t i = 0; i < ct; i++)
+			for (size_t j = 0; j < cr; j++)
+				r->columns[r->n_columns++] = (struct al_column){nt ? tl[i] : NULL, nr ? rl[j] : NULL};
+		r->check.target = r->columns[0].target;
+		r->check.os = r->columns[0].os;
+		r->plan.target = r->check.target;
+	} else {
+		r->all_targets = t_all;
+		r->all_releases = r_all;
 	}
 	if (c->compute_units && !al_compute_units_parse(c->compute_units, &r->check.compute_units))
 		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, "
@@ -854,17 +917,22 @@ static int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 	return EXIT_ALL_ANE;
 }
 
+static bool run_is_multi(const struct run *r)
+{
+	return r->all_targets || r->all_releases || r->n_columns;
+}
+
 /* Check (per target) and plan what the sink shows, once, before it runs: sinks
  * only read. A model that cannot be analysed is an error, like one that cannot
  * be read; the sink shows the failure where its plan or target would be. */
 static int analyze_all(struct cli *c, struct al_report_item *items, const struct al_report_opts *o,
-		       int rc)
+		       const struct al_report_opts *const *own, int rc)
 {
 	for (int i = 0; i < c->n_paths; i++) {
 		if (!items[i].model)
 			continue;
 		al_diags *d = al_diags_new();
-		enum al_status st = d ? al_report_analyze(&items[i], 1, o, d) : AL_E_NOMEM;
+		enum al_status st = d ? al_report_analyze(&items[i], 1, own && own[i] ? own[i] : o, d) : AL_E_NOMEM;
 		if (st != AL_OK) {
 			if (d)
 				print_errors(items[i].path, d);
@@ -880,6 +948,72 @@ static int analyze_all(struct cli *c, struct al_report_item *items, const struct
 }
 
 enum mode { M_CHECK, M_INFO, M_PLAN };
+
+/* A model's own options: the [[model]] settings of the configuration. */
+struct own_opts {
+	struct run r;
+	struct al_report_opts o;
+};
+
+/* The models a [[model]] section gives settings of their own (target, os,
+ * compute_units, policy, select/ignore) are checked again with them, and
+ * analysed with them (*own_o[i]); the report's columns stay the top level's, so
+ * a [[model]] target or os goes only with one target and one release there. */
+static int model_settings(struct cli *c, const struct command_row *cmd, struct ci *ci, const struct run *r,
+			  const struct al_report_opts *o, struct al_report_item *items, struct own_opts **own,
+			  const struct al_report_opts ***own_o, int rc)
+{
+	for (int i = 0; i < c->n_paths; i++) {
+		struct cli cc;
+		uint32_t line = 0;
+		if (!items[i].model || !ci_model_cli(ci, items[i].path, c, &cc, &line))
+			continue;
+		if (!*own) {
+			*own = calloc((size_t)c->n_paths, sizeof **own);
+			*own_o = calloc((size_t)c->n_paths, sizeof **own_o);
+			if (!*own || !*own_o)
+				return EXIT_IO;
+		}
+		struct own_opts *x = &(*own)[i];
+		cc.rules = NULL; /* loaded once */
+		int prc = prepare(&cc, cmd, &x->r);
+		if (prc)
+			return prc;
+		bool moved = cc.target != c->target || cc.os != c->os;
+		if (moved && (run_is_multi(r) || run_is_multi(&x->r))) {
+			fputs("anelint: error: ", stderr);
+			put_text(stderr, ci_config_path(ci), CLI_NAME_MAX);
+			fprintf(stderr, ": line %u: a [[model]] target or os is one id, and goes with one target and one "
+					"release at the top level (the report's columns are the same for every model)\n",
+				line);
+			return EXIT_USAGE;
+		}
+		if (!moved) { /* the top level's columns */
+			memcpy(x->r.columns, r->columns, sizeof r->columns);
+			x->r.n_columns = r->n_columns;
+			x->r.all_targets = r->all_targets;
+			x->r.all_releases = r->all_releases;
+		}
+		x->r.check.user_rules = r->check.user_rules;
+		x->r.check.rule_on = r->check.rule_on;
+		x->r.check.rule_on_ctx = r->check.rule_on_ctx;
+		ci_model_selection(ci, items[i].path, &x->r.check);
+		x->o = *o;
+		x->o.check = &x->r.check;
+		x->o.plan = &x->r.plan;
+		x->o.columns = x->r.columns;
+		(*own_o)[i] = &x->o;
+		al_diags *d = al_diags_new();
+		enum al_status st = d ? al_model_check(items[i].model, &x->r.check, d) : AL_E_NOMEM;
+		if (st != AL_OK) {
+			print_errors(items[i].path, d);
+			int e = status_exit(st);
+			rc = e > rc ? e : rc;
+		}
+		al_diags_free(d);
+	}
+	return rc;
+}
 
 static int run_models(struct cli *c, const struct command_row *cmd, enum mode mode)
 {
@@ -930,6 +1064,9 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	o.plan = &r.plan;
 	o.all_targets = r.all_targets;
 	o.all_releases = r.all_releases;
+	o.columns = r.columns;
+	o.n_columns = r.n_columns;
+	o.information_uri = ci_information_uri(ci);
 	if (output_is_input(c)) {
 		al_user_rules_free(r.rules);
 		ci_free(ci);
@@ -947,8 +1084,12 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		o.accepted_ctx = ci;
 	}
 	o.plans = mode == M_PLAN || sink->shows_plans;
+	struct own_opts *own = NULL;
+	const struct al_report_opts **own_o = NULL;
+	if (mode != M_INFO && rc < EXIT_USAGE)
+		rc = model_settings(c, cmd, ci, &r, &o, items, &own, &own_o, rc);
 	if (mode != M_INFO)
-		rc = analyze_all(c, items, &o, rc);
+		rc = analyze_all(c, items, &o, own_o, rc);
 	/* an error (a model that cannot be read) leaves no output file */
 	FILE *out = !c->output ? stdout : rc < EXIT_USAGE ? out_open(c->output) : NULL;
 	if (c->output && rc < EXIT_USAGE && !out) {
@@ -965,13 +1106,15 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		rc = ci_write_baseline(ci, c->write_baseline, items, c->n_paths); /* recorded: accepted */
 	} else if (mode != M_INFO && rc == EXIT_ALL_ANE) {
 		for (int i = 0; i < c->n_paths; i++) {
-			struct al_report_opts oi = o; /* [[model]] fail_on of the configuration */
+			struct al_report_opts oi = own_o && own_o[i] ? *own_o[i] : o; /* [[model]] settings */
 			oi.fail_on = (enum al_fail_on)ci_fail_on(ci, items[i].path, (int)o.fail_on);
 			if (items[i].model && al_report_fails(&items[i], &oi))
 				rc = EXIT_FALLBACK;
 		}
 	}
 	free_items(items, c->n_paths);
+	free(own);
+	free(own_o);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
 	ci_free(ci);
 	if (out && !out_close(out, c->output, true)) {

@@ -172,11 +172,19 @@ struct sub_index {
 struct al_analysis {
 	size_t n_targets, n_subs; /* n_targets: columns, one per target or (all_releases) release */
 	bool all_targets, all_releases;
+	bool columns; /* the explicit columns of al_report_opts.columns */
+	struct al_check_opts check_opts; /* what the item was analysed with (a model may have its own) */
 	enum al_status *check; /* per target: the status of its check */
 	struct al_view *views; /* [t * n_subs + k] */
 	struct sub_index *index;
 	struct al_arena arena; /* views, indexes, verdict copies, messages */
 };
+
+/* The check options item it was analysed with (a model's own, from a
+ * configuration's [[model]]), else o->check (NULL when neither). */
+const struct al_check_opts *ali_item_check(const struct al_report_item *it, const struct al_report_opts *o);
+/* Whether the item was checked for another target, release or compute units than o says. */
+bool ali_item_own_prediction(const struct al_report_item *it, const struct al_report_opts *o);
 
 /* Compares two graph_slot by graph address (the order of sub_index.graphs). */
 int ali_graph_slot_cmp(const void *a, const void *b);
@@ -251,8 +259,27 @@ bool ali_row_moved(const struct al_row *r, const struct al_plan *p);
 /* The columns of check --target all / --os all (report_matrix.c): how many, and
  * column t's id and name: a chip family, or with o->all_releases an OS release. */
 size_t ali_columns(const struct al_report_opts *o);
+/* Several columns: --target all, --os all, or explicit o->columns. */
+static inline bool ali_multi(const struct al_report_opts *o)
+{
+	return o && (o->all_targets || o->all_releases || o->n_columns);
+}
+/* What varies between the columns (both with a cross product of lists). */
+#define ALI_COL_TARGETS 1u
+#define ALI_COL_RELEASES 2u
+unsigned ali_column_axes(const struct al_report_opts *o);
+/* The target and the release column t is checked for (NULL: the check's own). */
+const struct al_target *ali_column_target(const struct al_report_opts *o, size_t t);
+const struct al_release *ali_column_os(const struct al_report_opts *o, size_t t);
 const char *ali_column_id(const struct al_report_opts *o, size_t t);
 const char *ali_column_name(const struct al_report_opts *o, size_t t);
+
+/* ---- a layer's / op's parameters in words (report_params.c), for the HTML
+ * graph's panel: "name: value" lines (kernelSize: [3, 3], padding: same, weight:
+ * fp16 [64, 3, 3, 3], stored int4 per-block ...), weights as their type, shape
+ * and storage form, never their values. Text from the model: escape it. Returns
+ * the length written to buf (cut at cap). */
+size_t ali_node_params(const struct al_node *n, char *buf, size_t cap);
 
 /* ---- the project configuration (config.c): anelint.toml, a subset of TOML
  * (docs/configuration.md). Entries in file order; the CLI gives them meaning. */

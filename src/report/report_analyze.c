@@ -247,12 +247,13 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 		a->check[t] = AL_E_NOMEM;
 		for (size_t k = 0; k < ns; k++)
 			a->views[t * ns + k] = (struct al_view){
-				.s = al_model_get(m, k), .target = a->all_targets ? al_target_at(t) : one,
-				.os = a->all_releases ? al_release_at(t) : NULL,
+				.s = al_model_get(m, k),
+				.target = a->columns ? ali_column_target(o, t) : a->all_targets ? al_target_at(t) : one,
+				.os = a->columns ? ali_column_os(o, t) : a->all_releases ? al_release_at(t) : NULL,
 				.error = al_status_str(AL_E_NOMEM), .index = &a->index[k]};
 	}
 	enum al_status st = AL_OK;
-	if (!a->all_targets && !a->all_releases) {
+	if (!a->all_targets && !a->all_releases && !a->columns) {
 		const char *error = NULL;
 		a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, NULL, &error, d);
 		for (size_t k = 0; k < ns; k++) {
@@ -308,9 +309,13 @@ enum al_status al_report_analyze(struct al_report_item *items, size_t n, const s
 		enum al_status st = AL_E_NOMEM;
 		if (a) {
 			a->arena = arena;
-			a->all_targets = o->all_targets;
-			a->all_releases = o->all_releases && !o->all_targets;
-			a->n_targets = a->all_targets ? al_targets_count() : a->all_releases ? al_releases_count() : 1;
+			a->all_targets = o->all_targets && !o->n_columns;
+			a->all_releases = o->all_releases && !o->all_targets && !o->n_columns;
+			a->columns = o->n_columns > 0;
+			if (o->check)
+				a->check_opts = *o->check;
+			a->n_targets = a->columns ? ali_columns(o) : a->all_targets ? al_targets_count()
+				     : a->all_releases ? al_releases_count() : 1;
 			a->n_subs = al_model_count(it->model);
 			st = analyze_item(a, it->model, o, d);
 			it->analysis = a;
@@ -327,4 +332,21 @@ enum al_status al_report_analyze(struct al_report_item *items, size_t n, const s
 		}
 	}
 	return worst;
+}
+
+const struct al_check_opts *ali_item_check(const struct al_report_item *it, const struct al_report_opts *o)
+{
+	return it && it->analysis ? &it->analysis->check_opts : o ? o->check : NULL;
+}
+
+bool ali_item_own_prediction(const struct al_report_item *it, const struct al_report_opts *o)
+{
+	const struct al_check_opts *a = ali_item_check(it, o), *b = o ? o->check : NULL;
+	if (!a || !b || a == b)
+		return false;
+	const struct al_target *ta = a->target ? a->target : al_target_default();
+	const struct al_target *tb = b->target ? b->target : al_target_default();
+	const struct al_release *ra = a->os ? a->os : al_release_default();
+	const struct al_release *rb = b->os ? b->os : al_release_default();
+	return ta != tb || ra != rb || a->compute_units != b->compute_units;
 }

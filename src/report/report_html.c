@@ -284,6 +284,9 @@ static const char script[] =
 	"text(r.cells[k]);if(!t)continue;\n"
 	"var dt=document.createElement('dt'),dd=document.createElement('dd');dt.textContent=labels[k];"
 	"dd.textContent=t;dd.className='c'+k;pb.appendChild(dt);pb.appendChild(dd);}\n"
+	"var pa=r.getAttribute('data-params');if(pa){var c=document.createElement('dt'),"
+	"d=document.createElement('dd');c.textContent='parameters';d.textContent=pa;d.className='params';"
+	"pb.appendChild(c);pb.appendChild(d);}\n"
 	"var io=r.cells[1]?r.cells[1].getAttribute('title'):'';if(io){var a=document.createElement('dt'),"
 	"b=document.createElement('dd');a.textContent='inputs / outputs';b.textContent=io;b.className='io';"
 	"pb.appendChild(a);pb.appendChild(b);}\n"
@@ -886,9 +889,20 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	enum al_unit u = ali_row_unit(row, p);
 	bool moved = ali_row_moved(row, p);
 	const char *cls = !v->ane ? "fb" : moved ? "mv" : u != AL_UNIT_ANE ? "mv" : "ok";
-	fprintf(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"><td class=\"num\">%" PRIu32
-		     "</td><td class=\"name\" title=\"in: ",
-		sec, row->index, cls, unit_class(u), row->index);
+	fprintf(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"", sec, row->index, cls, unit_class(u));
+	char params[2048]; /* the graph panel shows them (report_params.c) */
+	if (ali_node_params(n, params, sizeof params)) {
+		fputs(" data-params=\"", out);
+		for (char *line = params, *nl; line; line = nl ? nl + 1 : NULL) { /* lines escaped one by one */
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = 0;
+			ali_put_esc(out, line, AL_ESC_HTML, 0);
+			fputs(nl ? "&#10;" : "", out);
+		}
+		fputc('"', out);
+	}
+	fprintf(out, "><td class=\"num\">%" PRIu32 "</td><td class=\"name\" title=\"in: ", row->index);
 	for (uint32_t k = 0; k < n->n_inputs && k < 8; k++) { /* the panel shows these */
 		fputs(k ? ", " : "", out);
 		ali_put_esc(out, n->inputs[k], AL_ESC_HTML, 80);

@@ -283,6 +283,19 @@ static json_object *root_object(const char *command)
 	return root;
 }
 
+/* What a model's verdicts are predicted for, when it has settings of its own. */
+static json_object *prediction_json(const struct al_check_opts *co)
+{
+	const struct al_target *tg = co && co->target ? co->target : al_target_default();
+	const struct al_release *os = co && co->os ? co->os : al_release_default();
+	json_object *pred = json_object_new_object();
+	json_object_object_add(pred, "target", ali_json_string(tg->id));
+	json_object_object_add(pred, "os", ali_json_string(os->id));
+	json_object_object_add(pred, "compute_units",
+			       ali_json_string(al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT)));
+	return pred;
+}
+
 static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
@@ -298,8 +311,12 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 			json_object_array_add(errors, e);
 			continue;
 		}
-		for (size_t k = 0; k < al_model_count(items[i].model); k++)
-			json_object_array_add(models, submodel_json(al_model_get(items[i].model, k), true, o));
+		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
+			json_object *mj = submodel_json(al_model_get(items[i].model, k), true, o);
+			if (ali_item_own_prediction(&items[i], o)) /* a [[model]] of the configuration */
+				json_object_object_add(mj, "prediction", prediction_json(ali_item_check(&items[i], o)));
+			json_object_array_add(models, mj);
+		}
 	}
 	/* what the verdicts are predicted for: chip family, OS release, compute units
 	 * ("all" for the columns of --target all / --os all) */
@@ -307,14 +324,32 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	const struct al_target *tg = co && co->target ? co->target : al_target_default();
 	const struct al_release *os = co && co->os ? co->os : al_release_default();
 	json_object *pred = json_object_new_object();
-	json_object_object_add(pred, "target", ali_json_string(o->all_targets ? "all" : tg->id));
-	json_object_object_add(pred, "os", ali_json_string(o->all_releases && !o->all_targets ? "all" : os->id));
+	if (o->n_columns) { /* explicit columns: their targets and releases, in order, once each */
+		char tl[512] = "", rl[512] = "";
+		for (size_t t = 0; t < ali_columns(o); t++) {
+			const char *ti = ali_column_target(o, t)->id, *ri = ali_column_os(o, t)->id;
+			bool seen_t = false, seen_r = false;
+			for (size_t u = 0; u < t; u++) {
+				seen_t |= ali_column_target(o, u) == ali_column_target(o, t);
+				seen_r |= ali_column_os(o, u) == ali_column_os(o, t);
+			}
+			if (!seen_t && strlen(tl) + strlen(ti) + 2 < sizeof tl)
+				strcat(strcat(tl, *tl ? "," : ""), ti);
+			if (!seen_r && strlen(rl) + strlen(ri) + 2 < sizeof rl)
+				strcat(strcat(rl, *rl ? "," : ""), ri);
+		}
+		json_object_object_add(pred, "target", ali_json_string(tl));
+		json_object_object_add(pred, "os", ali_json_string(rl));
+	} else {
+		json_object_object_add(pred, "target", ali_json_string(o->all_targets ? "all" : tg->id));
+		json_object_object_add(pred, "os", ali_json_string(o->all_releases && !o->all_targets ? "all" : os->id));
+	}
 	json_object_object_add(pred, "compute_units",
 			       ali_json_string(al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT)));
 	json_object_object_add(root, "prediction", pred);
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
-	if (o->all_targets || o->all_releases) /* "units" per target / release on every layer: report_matrix.c */
+	if (ali_multi(o)) /* "units" per target / release on every layer: report_matrix.c */
 		ali_json_check_matrix(root, items, n, o);
 	emit(out, root);
 }

@@ -170,10 +170,12 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 		return;
 	fputs("\n#### ", out);
 	md(out, s->path, 0);
-	if (p && p->target && c->o->all_targets) {
+	unsigned axes = ali_column_axes(c->o);
+	if (p && p->target && ali_multi(c->o) && (axes & ALI_COL_TARGETS)) {
 		fputs(" on ", out);
 		md(out, p->target->id, 0);
-	} else if (p && p->os && c->o->all_releases) {
+	}
+	if (p && p->os && ali_multi(c->o) && (axes & ALI_COL_RELEASES)) {
 		fputs(" under ", out);
 		md(out, p->os->id, 0);
 	}

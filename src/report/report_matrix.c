@@ -44,30 +44,83 @@ static uint8_t node_unit(const struct al_node *n, const struct al_verdict *v)
 
 size_t ali_columns(const struct al_report_opts *o)
 {
-	size_t n = o && o->all_releases && !o->all_targets ? al_releases_count() : al_targets_count();
+	size_t n = o && o->n_columns ? o->n_columns
+		 : o && o->all_releases && !o->all_targets ? al_releases_count() : al_targets_count();
 	return n < MAX_TARGETS ? n : MAX_TARGETS;
+}
+
+/* What varies between the columns: ALI_COL_TARGETS, ALI_COL_RELEASES or both. */
+unsigned ali_column_axes(const struct al_report_opts *o)
+{
+	if (!o || !o->n_columns)
+		return o && o->all_releases && !o->all_targets ? ALI_COL_RELEASES : ALI_COL_TARGETS;
+	unsigned axes = 0;
+	for (size_t t = 1; t < ali_columns(o); t++) {
+		axes |= o->columns[t].target != o->columns[0].target ? ALI_COL_TARGETS : 0;
+		axes |= o->columns[t].os != o->columns[0].os ? ALI_COL_RELEASES : 0;
+	}
+	return axes ? axes : ALI_COL_TARGETS;
 }
 
 static bool by_release(const struct al_report_opts *o)
 {
-	return o && o->all_releases && !o->all_targets;
+	return ali_column_axes(o) == ALI_COL_RELEASES;
+}
+
+/* "target", "release" or (both vary) "column", plural with s */
+static const char *axis_word(const struct al_report_opts *o, bool plural)
+{
+	unsigned a = ali_column_axes(o);
+	return a == ALI_COL_RELEASES ? (plural ? "releases" : "release")
+	     : a == ALI_COL_TARGETS ? (plural ? "targets" : "target") : (plural ? "columns" : "column");
+}
+
+const struct al_target *ali_column_target(const struct al_report_opts *o, size_t t)
+{
+	if (o && o->n_columns)
+		return o->columns[t].target ? o->columns[t].target
+		     : o->check && o->check->target ? o->check->target : al_target_default();
+	return by_release(o) ? NULL : al_target_at(t);
+}
+
+const struct al_release *ali_column_os(const struct al_report_opts *o, size_t t)
+{
+	if (o && o->n_columns)
+		return o->columns[t].os ? o->columns[t].os
+		     : o->check && o->check->os ? o->check->os : al_release_default();
+	return by_release(o) ? al_release_at(t) : NULL;
 }
 
 const char *ali_column_id(const struct al_report_opts *o, size_t t)
 {
-	return by_release(o) ? al_release_at(t)->id : al_target_at(t)->id;
+	if (o && o->n_columns && ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES)) {
+		static _Thread_local char ids[MAX_TARGETS][48]; /* "a17/ios18": stable while the sink runs */
+		snprintf(ids[t], sizeof ids[t], "%s/%s", ali_column_target(o, t)->id, ali_column_os(o, t)->id);
+		return ids[t];
+	}
+	return by_release(o) ? ali_column_os(o, t)->id : ali_column_target(o, t)->id;
 }
 
 const char *ali_column_name(const struct al_report_opts *o, size_t t)
 {
-	const char *n = by_release(o) ? al_release_at(t)->name : al_target_at(t)->name;
+	if (o && o->n_columns && ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES)) {
+		static _Thread_local char names[MAX_TARGETS][128];
+		const struct al_target *tg = ali_column_target(o, t);
+		snprintf(names[t], sizeof names[t], "%s, %s", tg->name ? tg->name : tg->id, ali_column_os(o, t)->name);
+		return names[t];
+	}
+	const char *n = by_release(o) ? ali_column_os(o, t)->name : ali_column_target(o, t)->name;
 	return n ? n : "";
 }
 
 /* Whether view v is column t's (its check did not fail). */
 static bool view_is_column(const struct al_view *v, const struct al_report_opts *o, size_t t)
 {
-	return v && (by_release(o) ? v->os == al_release_at(t) : v->target == al_target_at(t));
+	if (!v)
+		return false;
+	if (o && o->n_columns)
+		return v->target == ali_column_target(o, t) && v->os == ali_column_os(o, t);
+	return by_release(o) ? v->os == al_release_at(t) : v->target == al_target_at(t);
 }
 
 /* ================================================================ recording */
@@ -267,7 +320,7 @@ static void text_findings(FILE *out, const struct sub_rec *rec, const struct al_
 		fprintf(out, "model: %s%s%s %s (%s) on", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
 			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->name);
 		if (f->targets == (nt >= 32 ? 0xffffffffu : (1u << nt) - 1)) {
-			fputs(by_release(o) ? " every release" : " every target", out);
+			fprintf(out, " every %s", axis_word(o, false));
 		} else {
 			bool first = true;
 			for (size_t t = 0; t < nt; t++)
@@ -311,7 +364,7 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 					size_t idw = strlen(ali_column_id(o, t));
 					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), ali_column_id(o, t));
 				}
-				fprintf(out, "  rules (any %s)%s\n", by_release(o) ? "release" : "target",
+				fprintf(out, "  rules (any %s)%s\n", axis_word(o, false),
 					al_col(o, C_RESET));
 				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
 				ali_walk_nodes(s, print_row, &c);
@@ -320,7 +373,7 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 						al_col(o, C_DIM), c.hidden, al_col(o, C_RESET));
 				if (c.changed)
 					fprintf(out, "%s  * the unit differs between %s: %" PRIu32 " %s%s\n",
-						al_col(o, C_DIM), by_release(o) ? "releases" : "targets", c.changed,
+						al_col(o, C_DIM), axis_word(o, true), c.changed,
 						s->world == AL_WORLD_MIL ? (c.changed == 1 ? "op" : "ops")
 									 : (c.changed == 1 ? "layer" : "layers"),
 						al_col(o, C_RESET));
@@ -345,9 +398,14 @@ void ali_json_check_matrix(json_object *root, const struct al_report_item *items
 		json_object *j = json_object_new_object();
 		json_object_object_add(j, "id", ali_json_string(ali_column_id(o, t)));
 		json_object_object_add(j, "name", ali_json_string(ali_column_name(o, t)));
+		if (o->n_columns) { /* what the column was checked for */
+			json_object_object_add(j, "target", ali_json_string(ali_column_target(o, t)->id));
+			json_object_object_add(j, "os", ali_json_string(ali_column_os(o, t)->id));
+		}
 		json_object_array_add(targets, j);
 	}
-	json_object_object_add(root, by_release(o) ? "releases" : "targets", targets);
+	json_object_object_add(root, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES) ? "columns"
+				     : by_release(o) ? "releases" : "targets", targets);
 	json_object *models = json_object_object_get(root, "models");
 	size_t mi = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -373,7 +431,9 @@ void ali_json_check_matrix(json_object *root, const struct al_report_item *items
 								       json_object_new_int64(cnt[x]));
 				json_object_object_add(by, ali_column_id(o, t), u);
 			}
-			json_object_object_add(mo, by_release(o) ? "units_by_release" : "units_by_target", by);
+			json_object_object_add(mo, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES)
+						       ? "units_by_column" : by_release(o) ? "units_by_release"
+						       : "units_by_target", by);
 			size_t nl = json_object_array_length(layers);
 			for (uint32_t j = 0; j < rec[k].n_nodes && j < nl; j++) {
 				json_object *u = json_object_new_object();

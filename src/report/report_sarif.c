@@ -14,6 +14,9 @@
  * are tool execution notifications, and make executionSuccessful false. The
  * mapping is in docs/reports.md; json-c writes every string, ali_json_string
  * keeps it valid UTF-8. */
+#ifndef AL_INFORMATION_URI /* the Makefile's INFORMATION_URI; empty: no informationUri */
+#define AL_INFORMATION_URI ""
+#endif
 #include "report.h"
 
 #include <json-c/json.h>
@@ -628,6 +631,11 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 						       ": will a Core ML model run on the Apple Neural Engine?"));
 	json_object_object_add(driver, "version", str(ANELINT_VERSION));
 	json_object_object_add(driver, "semanticVersion", str(ANELINT_VERSION));
+	/* one place: the configuration's information_uri (o->information_uri), else
+	 * the build's (make INFORMATION_URI=...); omitted when neither names one */
+	const char *info = o->information_uri ? o->information_uri : AL_INFORMATION_URI;
+	if (info && *info)
+		json_object_object_add(driver, "informationUri", str(info));
 	json_object_object_add(driver, "rules", c.driver_rules);
 	json_object_object_add(tool, "driver", driver);
 	json_object_object_add(run, "tool", tool);

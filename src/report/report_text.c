@@ -222,14 +222,18 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 			al_col(o, C_RESET));
 }
 
+static void print_prediction(FILE *out, const struct al_check_opts *co, const struct al_report_opts *o);
+
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
-	if (o->all_targets || o->all_releases) { /* one verdict column per family / release: report_matrix.c */
+	if (ali_multi(o)) { /* one verdict column per family / release: report_matrix.c */
 		ali_text_check_matrix(out, items, n, o);
 		return;
 	}
-	bool first = true;
+	bool first = true, own = false; /* own: a model has settings of its own ([[model]]) */
+	for (size_t i = 0; i < n; i++)
+		own |= ali_item_own_prediction(&items[i], o);
 	for (size_t i = 0; i < n; i++) {
 		if (!items[i].model)
 			continue; /* errors go to stderr, from the CLI */
@@ -269,15 +273,20 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 				print_findings(out, s, o);
 		}
 		print_diags(out, items[i].diags, o);
+		if (own && items[i].model) /* models of their own settings: each says what it is predicted for */
+			print_prediction(out, ali_item_check(&items[i], o), o);
 	}
-	if (!first) { /* what the verdicts are predicted for */
-		const struct al_check_opts *co = o->check;
-		const struct al_target *tg = co && co->target ? co->target : al_target_default();
-		const struct al_release *os = co && co->os ? co->os : al_release_default();
-		fprintf(out, "%spredicted for %s (%s), %s, compute units %s%s\n", al_col(o, C_DIM), tg->id,
-			tg->name ? tg->name : "", os->name, al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT),
-			al_col(o, C_RESET));
-	}
+	if (!first && !own) /* what the verdicts are predicted for */
+		print_prediction(out, o->check, o);
+}
+
+static void print_prediction(FILE *out, const struct al_check_opts *co, const struct al_report_opts *o)
+{
+	const struct al_target *tg = co && co->target ? co->target : al_target_default();
+	const struct al_release *os = co && co->os ? co->os : al_release_default();
+	fprintf(out, "%spredicted for %s (%s), %s, compute units %s%s\n", al_col(o, C_DIM), tg->id,
+		tg->name ? tg->name : "", os->name, al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT),
+		al_col(o, C_RESET));
 }
 
 /* ================================================================ info */
