@@ -1471,10 +1471,17 @@ static bool p_avgpool(struct pctx *c)
 /* ------------------------------------------------------------------ ML Program passes
  * (surgery_mil.c fills an al_mil_pass; its results are copied into c) */
 
+/* Run ML Program pass fn; when it does not apply, weight.bin is left as it was. */
 static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 {
 	struct al_mil_pass m = {.s = c->s, .n = c->n, .src = c->src};
+	size_t tn = c->s->wtail.n;
+	uint32_t wc = c->s->wcount;
 	bool ok = fn(&m);
+	if (!ok) {
+		c->s->wtail.n = tn;
+		c->s->wcount = wc;
+	}
 	snprintf(c->why, sizeof c->why, "%s", m.why);
 	snprintf(c->after, sizeof c->after, "%s", m.after);
 	ali_buf_free(&c->pre);
@@ -1488,45 +1495,20 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	return ok;
 }
 
-static bool p_mil_range(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_range);
-}
-
-static bool p_mil_fill(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_fill);
-}
-
-static bool p_mil_fill_like(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_fill_like);
-}
-
-static bool p_mil_cumsum(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_cumsum);
-}
-
-static bool p_mil_io_fp16(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_io_fp16);
-}
-
-static bool p_mil_island(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_island);
-}
-
-static bool p_mil_linear_split(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_linear_split);
-}
-
-static bool p_mil_upsample(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_upsample);
-}
+/* The table's ML Program rows: each runs its surgery_mil.c pass through mil_pass. */
+#define MIL_ROW(p, fn)                                                                                  \
+	static bool p(struct pctx *c)                                                                   \
+	{                                                                                               \
+		return mil_pass(c, fn);                                                                 \
+	}
+MIL_ROW(p_mil_range, ali_pass_mil_range)
+MIL_ROW(p_mil_fill, ali_pass_mil_fill)
+MIL_ROW(p_mil_fill_like, ali_pass_mil_fill_like)
+MIL_ROW(p_mil_cumsum, ali_pass_mil_cumsum)
+MIL_ROW(p_mil_io_fp16, ali_pass_mil_io_fp16)
+MIL_ROW(p_mil_island, ali_pass_mil_island)
+MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
+MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)

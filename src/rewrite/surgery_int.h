@@ -42,9 +42,9 @@ struct al_mil_pass {
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
 };
 
-/* ML Program passes (surgery_mil.c). */
 /* ML Program passes (surgery_mil.c). Each either fills the context and returns
- * true, or says why not (and leaves weight.bin as it was). */
+ * true, or says why not (surgery.c's mil_pass then takes back the blobs it
+ * appended to weight.bin). */
 bool ali_pass_mil_range(struct al_mil_pass *c);
 bool ali_pass_mil_fill(struct al_mil_pass *c);
 bool ali_pass_mil_fill_like(struct al_mil_pass *c);
@@ -57,6 +57,14 @@ bool ali_pass_mil_upsample(struct al_mil_pass *c);
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
 bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r);
+
+/* Helpers the ML Program and model-level passes share (surgery_mil.c). */
+bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first field `num` of msg (a length-delimited one when data is asked for):
+ * its payload, and its [start, end) in msg. */
+bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end);
+/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

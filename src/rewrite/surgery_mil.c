@@ -43,13 +43,46 @@
 enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5, BLOCK_OPS = 3 };
 enum { V_TYPE = 2, V_IMMEDIATE = 3, V_BLOB = 5 };
 
-static bool say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool say(struct al_mil_pass *c, const char *fmt, ...)
+bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->why, sizeof c->why, fmt, ap);
 	va_end(ap);
+	return false;
+}
+
+/* The first field `num` of msg (its payload, and its [start, end) in msg). */
+bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && (!data || f.wire == PB_LEN)) {
+			if (data)
+				*data = f.data;
+			if (start)
+				*start = f.start;
+			if (end)
+				*end = it.pos;
+			return true;
+		}
+	return false;
+}
+
+/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	al_span nm;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
+			*out = f.data;
+			return true;
+		}
 	return false;
 }
 
@@ -269,7 +302,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		uint8_t *raw = ali_malloc(n * w + 1);
 		if (!raw) {
 			v->failed = true;
-			return say(c, "out of memory");
+			return ali_mil_say(c, "out of memory");
 		}
 		for (size_t i = 0; i < n; i++) {
 			float f = (float)x[i];
@@ -288,7 +321,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 			ali_free(raw);
 			if (off == UINT64_MAX) {
 				v->failed = true;
-				return say(c, "out of memory");
+				return ali_mil_say(c, "out of memory");
 			}
 			struct al_buf bf = {0};
 			ali_buf_str(&bf, 1, WEIGHTS_FILE);
@@ -296,7 +329,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 			ali_buf_len(v, V_BLOB, bf.p, bf.n);
 			v->failed |= bf.failed;
 			ali_buf_free(&bf);
-			return !v->failed || say(c, "out of memory");
+			return !v->failed || ali_mil_say(c, "out of memory");
 		}
 		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
 			ali_buf_len(&rep, 1, raw, n * w);
@@ -310,7 +343,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		uint64_t *u = ali_malloc(n * sizeof *u + 1);
 		if (!u) {
 			v->failed = true;
-			return say(c, "out of memory");
+			return ali_mil_say(c, "out of memory");
 		}
 		for (size_t i = 0; i < n; i++)
 			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
@@ -318,7 +351,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		ali_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
 		ali_free(u);
 	} else {
-		return say(c, "a %s constant is not written", al_dtype_name(dtype));
+		return ali_mil_say(c, "a %s constant is not written", al_dtype_name(dtype));
 	}
 	ali_buf_len(&iv, 1, tv.p, tv.n);
 	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
@@ -326,7 +359,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 	ali_buf_free(&rep);
 	ali_buf_free(&tv);
 	ali_buf_free(&iv);
-	return !v->failed || say(c, "out of memory");
+	return !v->failed || ali_mil_say(c, "out of memory");
 }
 
 /* The op's own "name" attribute (copied), else one naming `fallback`. */
@@ -374,7 +407,7 @@ static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int6
 	ali_buf_free(&v);
 	ali_buf_free(&vt);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	char sh[96];
 	struct al_shape s = {.rank = rank, .dtype = dtype};
 	for (int i = 0; i < rank; i++)
@@ -391,14 +424,14 @@ static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int6
 static bool mil_op(struct al_mil_pass *c)
 {
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
-		return say(c, "not an ML Program op");
+		return ali_mil_say(c, "not an ML Program op");
 	/* a package, or a program opened from memory with its weight image (the
 	 * fuzz harness; al_surgery_weights gives the new image, al_surgery_write
 	 * refuses new blobs without a package) */
 	if (!c->s->m->is_package && !c->s->m->weights.p)
-		return say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
+		return ali_mil_say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
 	if (c->n->n_outputs != 1 || !c->n->out_types)
-		return say(c, "%u outputs (1 expected)", c->n->n_outputs);
+		return ali_mil_say(c, "%u outputs (1 expected)", c->n->n_outputs);
 	return true;
 }
 
@@ -408,9 +441,9 @@ static bool not_const(struct al_mil_pass *c, const char *p)
 {
 	al_span b;
 	if (ali_mil_param_binding(c->n, p, 0, &b) == 1)
-		return say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
+		return ali_mil_say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
 			   (int)(b.n < 80 ? b.n : 80), (const char *)b.p);
-	return say(c, "'%s' is not an immediate constant (a blob or another type)", p);
+	return ali_mil_say(c, "'%s' is not an immediate constant (a blob or another type)", p);
 }
 
 /* A scalar numeric constant parameter into *x (def when absent and def_ok). */
@@ -423,11 +456,11 @@ static bool const_scalar(struct al_mil_pass *c, const char *p, double *x, bool d
 		return true;
 	}
 	if (k == 0)
-		return say(c, "'%s' is missing", p);
+		return ali_mil_say(c, "'%s' is missing", p);
 	if (k < 0)
 		return not_const(c, p);
 	if (k != 1)
-		return say(c, "'%s' has %ld values (one expected)", p, k);
+		return ali_mil_say(c, "'%s' has %ld values (one expected)", p, k);
 	*x = v[0];
 	return true;
 }
@@ -440,7 +473,7 @@ static int out_dtype(const struct al_mil_pass *c)
 static bool dtype_ok(struct al_mil_pass *c, int dt)
 {
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32 && dt != AL_DT_INT32 && dt != AL_DT_BOOL)
-		return say(c, "output dtype %s: only fp16, fp32, int32 and bool constants are written",
+		return ali_mil_say(c, "output dtype %s: only fp16, fp32, int32 and bool constants are written",
 			   al_dtype_name(dt));
 	return true;
 }
@@ -461,16 +494,16 @@ static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *
 	uint64_t count = 1;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 0)
-			return say(c, "dim %d is %lld", i, (long long)dims[i]);
+			return ali_mil_say(c, "dim %d is %lld", i, (long long)dims[i]);
 		if (dims[i] && count > MAX_CONST_ELEMS / (uint64_t)dims[i])
-			return say(c, "more than %u values: too large to fold", MAX_CONST_ELEMS);
+			return ali_mil_say(c, "more than %u values: too large to fold", MAX_CONST_ELEMS);
 		count *= (uint64_t)dims[i];
 	}
 	if (!exact_in(dt, val))
-		return say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
+		return ali_mil_say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
 	double *x = ali_malloc((size_t)count * sizeof *x + 1);
 	if (!x)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (uint64_t i = 0; i < count; i++)
 		x[i] = val;
 	bool ok = fold_to_const(c, dt, rank, dims, x, (size_t)count);
@@ -480,7 +513,7 @@ static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *
 
 /* ------------------------------------------------------------------ passes */
 
-static bool mil_range(struct al_mil_pass *c)
+bool ali_pass_mil_range(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -490,19 +523,19 @@ static bool mil_range(struct al_mil_pass *c)
 		if (!const_scalar(c, nm[i], &v[i], false, 0))
 			return false;
 	if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-		return say(c, "range_1d(%g, %g, %g) is not a finite range", v[0], v[1], v[2]);
+		return ali_mil_say(c, "range_1d(%g, %g, %g) is not a finite range", v[0], v[1], v[2]);
 	int dt = out_dtype(c);
 	if (!dtype_ok(c, dt) || dt == AL_DT_BOOL)
-		return dt == AL_DT_BOOL ? say(c, "a bool range") : false;
+		return dt == AL_DT_BOOL ? ali_mil_say(c, "a bool range") : false;
 	double cnt = ceil((v[1] - v[0]) / v[2]);
 	if (cnt < 0)
 		cnt = 0;
 	if (cnt > MAX_CONST_ELEMS)
-		return say(c, "%g values: too large to fold", cnt);
+		return ali_mil_say(c, "%g values: too large to fold", cnt);
 	int64_t n = (int64_t)cnt;
 	double *x = ali_malloc((size_t)n * sizeof *x + 1);
 	if (!x)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (int64_t i = 0; i < n; i++) {
 		/* the MIL definition start + i * step, which must be exact in the
 		 * output dtype (so that no implementation can round it otherwise);
@@ -511,7 +544,7 @@ static bool mil_range(struct al_mil_pass *c)
 		if (!exact_in(dt, x[i]) || (dt == AL_DT_INT32 && fabs(x[i]) > 16777216.0)) {
 			double bad = x[i];
 			ali_free(x);
-			return say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
+			return ali_mil_say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
 				   al_dtype_name(dt));
 		}
 	}
@@ -520,7 +553,7 @@ static bool mil_range(struct al_mil_pass *c)
 	return ok;
 }
 
-static bool mil_fill(struct al_mil_pass *c)
+bool ali_pass_mil_fill(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -529,9 +562,9 @@ static bool mil_fill(struct al_mil_pass *c)
 	if (r < 0)
 		return not_const(c, "shape");
 	if (r == 0 && !ali_mil_param_present(c->n, "shape"))
-		return say(c, "'shape' is missing");
+		return ali_mil_say(c, "'shape' is missing");
 	if (r > AL_SHAPE_MAX_RANK)
-		return say(c, "a result of rank %ld", r);
+		return ali_mil_say(c, "a result of rank %ld", r);
 	double val;
 	if (!const_scalar(c, "value", &val, true, 0.0))
 		return false;
@@ -541,17 +574,17 @@ static bool mil_fill(struct al_mil_pass *c)
 	return fold_filled(c, dt, (int)r, dims, val);
 }
 
-static bool mil_fill_like(struct al_mil_pass *c)
+bool ali_pass_mil_fill_like(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	struct al_shape s;
 	if (!ali_mil_param_shape(c->n, "ref_tensor", &s))
-		return say(c, "the shape of 'ref_tensor' is not known");
+		return ali_mil_say(c, "the shape of 'ref_tensor' is not known");
 	if (!static_shape(&s)) {
 		char sh[96];
 		ali_shape_format(&s, sh, sizeof sh);
-		return say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
+		return ali_mil_say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
 	}
 	double val;
 	if (!const_scalar(c, "value", &val, true, 0.0))
@@ -595,43 +628,43 @@ static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank,
 	ali_buf_free(&op);
 	if (c->n_names < 15)
 		c->names[c->n_names++] = name;
-	return !c->pre.failed || say(c, "out of memory");
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
 
-static bool mil_cumsum(struct al_mil_pass *c)
+bool ali_pass_mil_cumsum(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	struct al_shape s;
 	char sh[96];
 	if (!ali_mil_param_shape(c->n, "x", &s) || !static_shape(&s)) {
 		if (!ali_mil_param_shape(c->n, "x", &s))
 			s.rank = -1;
 		ali_shape_format(&s, sh, sizeof sh);
-		return say(c, "'x' has shape %s, not static", sh);
+		return ali_mil_say(c, "'x' has shape %s, not static", sh);
 	}
 	ali_shape_format(&s, sh, sizeof sh);
 	int dt = s.dtype ? s.dtype : out_dtype(c);
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
-		return say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
+		return ali_mil_say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
 	if (s.rank < 1)
-		return say(c, "'x' is a scalar");
+		return ali_mil_say(c, "'x' is a scalar");
 	double ax, ex, rev;
 	if (!const_scalar(c, "axis", &ax, true, 0) || !const_scalar(c, "exclusive", &ex, true, 0) ||
 	    !const_scalar(c, "reverse", &rev, true, 0))
 		return false;
 	if (ax != floor(ax) || ax < -s.rank || ax >= s.rank)
-		return say(c, "axis %g out of range for rank %d", ax, s.rank);
+		return ali_mil_say(c, "axis %g out of range for rank %d", ax, s.rank);
 	int a = (int)ax < 0 ? (int)ax + s.rank : (int)ax;
 	if (a != s.rank - 1 && a != s.rank - 2)
-		return say(c, "axis %d of %s is not one of the last two (a matmul sums over those only)",
+		return ali_mil_say(c, "axis %d of %s is not one of the last two (a matmul sums over those only)",
 			   a, sh);
 	int64_t N = s.dims[a];
 	if (N < 1 || N > MAX_TRIANGLE)
-		return say(c, "axis %d has length %lld; the triangle is built for 1..%d", a,
+		return ali_mil_say(c, "axis %d has length %lld; the triangle is built for 1..%d", a,
 			   (long long)N, MAX_TRIANGLE);
 	bool last = a == s.rank - 1;
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
@@ -643,7 +676,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	 * T'[i][j] the same condition. */
 	double *t = ali_malloc((size_t)(N * N) * sizeof *t);
 	if (!t)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (int64_t r = 0; r < N; r++)
 		for (int64_t q = 0; q < N; q++) {
 			int64_t j = last ? r : q, i = last ? q : r; /* j contributes to i */
@@ -655,7 +688,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		   *ty = fresh(c, base, "transpose_y");
 	if (!tri || !tx || !ty) {
 		ali_free(t);
-		return say(c, "no free value name");
+		return ali_mil_say(c, "no free value name");
 	}
 	int64_t td[2] = {N, N};
 	double zero = 0;
@@ -668,7 +701,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		return false;
 	char *xname = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	if (!xname)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	/* the matmul: type, inputs, the cumsum's outputs and name attribute */
 	ali_buf_str(&c->layer, OP_TYPE, "matmul");
 	put_input(&c->layer, "x", last ? xname : tri);
@@ -683,10 +716,10 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		if (f.num == OP_OUTPUTS)
 			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
-		return say(c, "the op message could not be re-read");
+		return ali_mil_say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "matmul(%s) with T a %lldx%lld 0/1 triangle%s%s (%s)",
 		 last ? "x, T" : "T, x", (long long)N, (long long)N,
@@ -703,40 +736,6 @@ static bool mil_cumsum(struct al_mil_pass *c)
 
 enum { MODEL_SPEC = 1, MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, DESC_OUTPUT = 10 };
 enum { ARRAY_FP32 = 65568, ARRAY_FP16 = 65552 };
-
-/* The first field `num` of msg (its payload, and its [start, end) in msg). */
-static bool field_at(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num) {
-			if (data)
-				*data = f.data;
-			if (start)
-				*start = f.start;
-			if (end)
-				*end = it.pos;
-			return true;
-		}
-	return false;
-}
-
-/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
-static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *out)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	al_span nm;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
-			*out = f.data;
-			return true;
-		}
-	return false;
-}
 
 /* msg with its varint field `num` set to v (other fields copied). */
 static void with_varint(struct al_buf *b, al_span msg, uint32_t num, uint64_t v)
@@ -799,9 +798,9 @@ static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char 
 {
 	al_span desc, fd, ft, arr;
 	size_t a, b;
-	if (!field_at(s->root, MODEL_DESC, &desc, NULL, NULL) || !named_entry(desc, list, name, &fd) ||
-	    !field_at(fd, 3, &ft, NULL, NULL) || !field_at(ft, 5, &arr, NULL, NULL) ||
-	    !field_at(arr, 2, NULL, &a, &b))
+	if (!ali_pb_first(s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, list, name, &fd) ||
+	    !ali_pb_first(fd, 3, &ft, NULL, NULL) || !ali_pb_first(ft, 5, &arr, NULL, NULL) ||
+	    !ali_pb_first(arr, 2, NULL, &a, &b))
 		return AL_E_FORMAT;
 	struct al_buf f = {0};
 	ali_buf_uint(&f, 2, ARRAY_FP16);
@@ -810,7 +809,7 @@ static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char 
 	return st;
 }
 
-static bool mil_io_fp16(struct al_mil_pass *c)
+bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -826,7 +825,7 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 	char *x = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	const struct al_ttype *in = ali_mil_param_type(n, "x"), *out = &n->out_types[0];
 	if (!x || !in)
-		return say(c, "the type of 'x' is not known");
+		return ali_mil_say(c, "the type of 'x' is not known");
 	const char *y = n->outputs[0];
 	const struct al_feature *fi = NULL, *fo = NULL;
 	bool fin_read_once = false;
@@ -842,46 +841,46 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 		return c->why[0] = '\0', false;
 	const struct al_feature *ft = is_in ? fi : fo;
 	if (sub->n_functions != 1)
-		return say(c, "a program with %u functions", sub->n_functions);
+		return ali_mil_say(c, "a program with %u functions", sub->n_functions);
 	if (ft->kind != AL_FEAT_MULTIARRAY || ft->dtype != AL_DT_FP32)
-		return say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
+		return ali_mil_say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
 			    ft->name);
 	for (uint32_t i = 0; is_in && i < sub->n_outputs; i++)
 		if (strcmp(sub->outputs[i].name, x) == 0)
-			return say(c, "input '%s' is also a model output", x);
+			return ali_mil_say(c, "input '%s' is also a model output", x);
 	fin_read_once = readers_of(sub->graphs[0], is_in ? x : y, 0) == (is_in ? 1 : 0);
 	if (!fin_read_once)
-		return say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
+		return ali_mil_say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
 			   is_in ? x : y);
 	/* the new op: identity(x) -> y, y typed fp16 */
 	al_span nvt;
-	if (!field_at(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
-		return say(c, "the op has no output type");
+	if (!ali_pb_first(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
+		return ali_mil_say(c, "the op has no output type");
 	ali_buf_str(&c->layer, OP_TYPE, "identity");
 	put_input(&c->layer, "x", x);
 	struct al_buf o = {0};
 	if (!retyped(nvt, AL_DT_FP16, &o)) {
 		ali_buf_free(&o);
-		return say(c, "the output type is not a tensor type");
+		return ali_mil_say(c, "the output type is not a tensor type");
 	}
 	ali_buf_len(&c->layer, OP_OUTPUTS, o.p, o.n);
 	c->layer.failed |= o.failed;
 	ali_buf_free(&o);
 	put_name_attr(c, &c->layer, y);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	/* the other edits: the feature's dataType, the function input's type, spec >= 7 */
 	uint64_t spec = 0;
 	al_span prog, fe, fn, fin = {0}, vt, tt;
 	size_t a = 0, b = 0, sa = 0, sb = 0;
-	bool have_spec = field_at(c->s->root, MODEL_SPEC, NULL, &sa, &sb) && pb_get_varint(c->s->root, MODEL_SPEC, &spec);
+	bool have_spec = ali_pb_first(c->s->root, MODEL_SPEC, NULL, &sa, &sb) && pb_get_varint(c->s->root, MODEL_SPEC, &spec);
 	if (!have_spec)
-		return say(c, "no specificationVersion");
-	if (is_in && !(field_at(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
-		       field_at(prog, 2, &fe, NULL, NULL) && field_at(fe, 2, &fn, NULL, NULL) &&
-		       named_entry(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
-		       pb_get_bytes(vt, 1, &tt) && field_at(tt, 1, NULL, &a, &b)))
-		return say(c, "the function input '%s' has no tensor type", x);
+		return ali_mil_say(c, "no specificationVersion");
+	if (is_in && !(ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
+		       ali_pb_first(prog, 2, &fe, NULL, NULL) && ali_pb_first(fe, 2, &fn, NULL, NULL) &&
+		       ali_pb_named(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
+		       pb_get_bytes(vt, 1, &tt) && ali_pb_first(tt, 1, NULL, &a, &b)))
+		return ali_mil_say(c, "the function input '%s' has no tensor type", x);
 	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'",
 			 is_in ? "input" : "output", ft->name);
@@ -904,7 +903,7 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 		c->s->spec_raised = st == AL_OK;
 	}
 	if (st != AL_OK)
-		return say(c, "the model description could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the model description could not be rewritten (%s)", al_status_str(st));
 	c->names[c->n_names++] = n->name;
 	snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'%s",
 		 is_in ? "input" : "output", ft->name,
@@ -960,8 +959,8 @@ static bool identity_of(struct al_mil_pass *c, const struct al_node *n, const ch
 			struct al_buf *op)
 {
 	al_span nvt, val;
-	if (!field_at(al_src(n)->msg, OP_OUTPUTS, &nvt, NULL, NULL))
-		return say(c, "'%s' has no output type", n->outputs[0]);
+	if (!ali_pb_first(al_src(n)->msg, OP_OUTPUTS, &nvt, NULL, NULL))
+		return ali_mil_say(c, "'%s' has no output type", n->outputs[0]);
 	ali_buf_str(op, OP_TYPE, "identity");
 	put_input(op, "x", x);
 	struct al_buf o = {0};
@@ -971,13 +970,13 @@ static bool identity_of(struct al_mil_pass *c, const struct al_node *n, const ch
 	op->failed |= o.failed;
 	ali_buf_free(&o);
 	if (!ok)
-		return say(c, "the output type of '%s' is not a tensor type", n->outputs[0]);
+		return ali_mil_say(c, "the output type of '%s' is not a tensor type", n->outputs[0]);
 	if (ali_mil_attr(n, "name", &val))
 		put_attr(op, "name", val.p, val.n);
-	return !op->failed || say(c, "out of memory");
+	return !op->failed || ali_mil_say(c, "out of memory");
 }
 
-static bool mil_island(struct al_mil_pass *c)
+bool ali_pass_mil_island(struct al_mil_pass *c)
 {
 	const struct al_node *n = c->n;
 	if (!n->owner || !cast_of(c, n, AL_DT_FP16, AL_DT_FP32))
@@ -987,7 +986,7 @@ static bool mil_island(struct al_mil_pass *c)
 	const struct al_graph *g = n->owner;
 	const struct al_submodel *sub = c->src->sub;
 	if (g->depth != 0)
-		return say(c, "inside a nested block");
+		return ali_mil_say(c, "inside a nested block");
 	for (uint32_t o = 0; o < sub->n_outputs; o++)
 		if (strcmp(sub->outputs[o].name, n->outputs[0]) == 0)
 			return c->why[0] = '\0', false; /* a model output cast: mil-io-fp16's */
@@ -1007,34 +1006,34 @@ static bool mil_island(struct al_mil_pass *c)
 		const char *x = cast_of(c, r, AL_DT_FP32, AL_DT_FP16);
 		if (x && in_set(vals, nv, x)) {
 			if (ne == MAX_ISLAND)
-				return say(c, "more than %d casts back to fp16", MAX_ISLAND);
+				return ali_mil_say(c, "more than %d casts back to fp16", MAX_ISLAND);
 			exits[ne++] = r;
 			continue;
 		}
 		if (!island_op(r) || r->n_outputs != 1 || !r->out_types || r->out_types[0].dtype != AL_DT_FP32)
-			return say(c, "'%s' (%s) reads the fp32 value of the island", r->name ? r->name : "?",
+			return ali_mil_say(c, "'%s' (%s) reads the fp32 value of the island", r->name ? r->name : "?",
 				   r->type ? r->type : "?");
 		for (uint32_t i = 0; i < r->n_inputs; i++)
 			if (r->inputs[i] && !in_set(vals, nv, r->inputs[i]))
-				return say(c, "'%s' (%s) also reads '%s', which is not fp16 before the island",
+				return ali_mil_say(c, "'%s' (%s) also reads '%s', which is not fp16 before the island",
 					   r->name ? r->name : "?", r->type, r->inputs[i]);
 		if (nv == MAX_ISLAND || no == MAX_ISLAND)
-			return say(c, "an island of more than %d ops", MAX_ISLAND);
+			return ali_mil_say(c, "an island of more than %d ops", MAX_ISLAND);
 		ops[no++] = r;
 		vals[nv++] = r->outputs[0];
 	}
 	if (!ne)
-		return say(c, "the fp32 values never go back to fp16");
+		return ali_mil_say(c, "the fp32 values never go back to fp16");
 	for (size_t i = 0; i < nv; i++) {
 		for (uint32_t o = 0; o < sub->n_outputs; o++)
 			if (strcmp(sub->outputs[o].name, vals[i]) == 0)
-				return say(c, "'%s' is a model output", vals[i]);
+				return ali_mil_say(c, "'%s' is a model output", vals[i]);
 		uint32_t top = 0;
 		for (uint32_t k = 0; k < g->n_nodes; k++)
 			for (uint32_t j = 0; j < g->nodes[k].n_inputs; j++)
 				top += g->nodes[k].inputs[j] && strcmp(g->nodes[k].inputs[j], vals[i]) == 0;
 		if (readers_of(g, vals[i], 0) != top)
-			return say(c, "'%s' is read inside a nested block", vals[i]);
+			return ali_mil_say(c, "'%s' is read inside a nested block", vals[i]);
 	}
 	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "identity; %zu op%s and %zu cast%s back run in fp16", no,
@@ -1055,13 +1054,13 @@ static bool mil_island(struct al_mil_pass *c)
 		al_span msg = al_src(ops[i])->msg, nvt;
 		size_t a, b;
 		struct al_buf t = {0};
-		ok = field_at(msg, OP_OUTPUTS, &nvt, &a, &b) && retyped(nvt, AL_DT_FP16, &t);
+		ok = ali_pb_first(msg, OP_OUTPUTS, &nvt, &a, &b) && retyped(nvt, AL_DT_FP16, &t);
 		if (ok) {
 			ali_buf_len(&bufs[nb], OP_OUTPUTS, t.p, t.n);
 			in_msg[nb] = msg;
 			at[nb++] = (al_span){msg.p + a, b - a};
 		} else {
-			say(c, "the output type of '%s' is not a tensor type", ops[i]->outputs[0]);
+			ali_mil_say(c, "the output type of '%s' is not a tensor type", ops[i]->outputs[0]);
 		}
 		ali_buf_free(&t);
 	}
@@ -1074,7 +1073,7 @@ static bool mil_island(struct al_mil_pass *c)
 	}
 	enum al_status st = AL_OK;
 	for (size_t i = 0; i < nb && ok; i++)
-		ok = !bufs[i].failed || say(c, "out of memory");
+		ok = !bufs[i].failed || ali_mil_say(c, "out of memory");
 	for (size_t i = 0; i < nb && ok && st == AL_OK; i++)
 		st = ali_splice_replace(c->s->sp, in_msg[i], at[i].p, at[i].n, bufs[i].p, bufs[i].n);
 	for (size_t i = 0; i < nb; i++)
@@ -1082,7 +1081,7 @@ static bool mil_island(struct al_mil_pass *c)
 	if (!ok)
 		return false;
 	if (st != AL_OK)
-		return say(c, "the island could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the island could not be rewritten (%s)", al_status_str(st));
 	c->names[c->n_names++] = n->name;
 	for (size_t i = 0; i < no && c->n_names < 16; i++)
 		c->names[c->n_names++] = ops[i]->name;
@@ -1113,20 +1112,20 @@ static bool param_blob(struct al_mil_pass *c, const char *p, al_span *data, int 
 {
 	al_span b, val;
 	if (ali_mil_param_binding(c->n, p, 0, &b) != 1)
-		return say(c, "'%s' is not a named constant", p);
+		return ali_mil_say(c, "'%s' is not a named constant", p);
 	char nm[256];
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
 	const struct al_node *pr = ali_mil_producer(c->n, nm);
 	if (!pr || !pr->type || strcmp(pr->type, "const") != 0 || !ali_mil_attr(pr, "val", &val) ||
 	    !ali_mil_value_read(val, mv))
-		return say(c, "'%s' is not a const op", p);
+		return ali_mil_say(c, "'%s' is not a const op", p);
 	if (mv->kind != AL_MV_BLOB || !mv->blob_in_weights)
-		return say(c, "'%s' is not stored in weight.bin (an immediate or other value)", p);
+		return ali_mil_say(c, "'%s' is not stored in weight.bin (an immediate or other value)", p);
 	const char *why = ali_mil_blob(c->s->m, mv->blob_offset, data, dt);
 	if (why)
-		return say(c, "'%s': %s", p, why);
+		return ali_mil_say(c, "'%s': %s", p, why);
 	if (*dt != AL_DT_FP16 && *dt != AL_DT_FP32)
-		return say(c, "'%s' is %s (fp16 / fp32 only)", p, al_dtype_name(*dt));
+		return ali_mil_say(c, "'%s' is %s (fp16 / fp32 only)", p, al_dtype_name(*dt));
 	return true;
 }
 
@@ -1136,7 +1135,7 @@ static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int 
 {
 	uint64_t off = add_blob(c->s, dt == AL_DT_FP16 ? 1 : 2, bytes, n);
 	if (off == UINT64_MAX)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	struct al_buf v = {0}, vt = {0}, bf = {0}, op = {0};
 	put_vtype(&vt, dt, rank, dims);
 	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
@@ -1150,7 +1149,7 @@ static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int 
 	ali_buf_free(&vt);
 	ali_buf_free(&bf);
 	ali_buf_free(&op);
-	return !c->pre.failed || say(c, "out of memory");
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
 
 /* An immediate scalar const op before c->n (int32 or bool). */
@@ -1173,34 +1172,34 @@ static void put_output(struct al_buf *op, const char *name, int dt, int rank, co
 	ali_buf_free(&vt);
 }
 
-static bool mil_linear_split(struct al_mil_pass *c)
+bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	const struct al_shape *o = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
 	if (!o || !static_shape(o) || o->rank < 1)
-		return say(c, "the output shape is not known statically");
+		return ali_mil_say(c, "the output shape is not known statically");
 	int r = o->rank;
 	int64_t N = o->dims[r - 1];
 	if (N <= AXIS_CAP)
-		return say(c, "%lld output features fit the ANE's axis cap (%d)", (long long)N, AXIS_CAP);
+		return ali_mil_say(c, "%lld output features fit the ANE's axis cap (%d)", (long long)N, AXIS_CAP);
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	al_span wd, bd = {0};
 	int wdt, bdt = 0;
 	struct al_mil_value wv, bv;
 	if (!param_blob(c, "weight", &wd, &wdt, &wv))
 		return false;
 	if (wv.rank != 2 || wv.dims[0] != N || wv.dims[1] < 1)
-		return say(c, "the weight is not [%lld, K]", (long long)N);
+		return ali_mil_say(c, "the weight is not [%lld, K]", (long long)N);
 	int64_t K = wv.dims[1];
 	size_t esz = wdt == AL_DT_FP16 ? 2 : 4;
 	if ((uint64_t)N * (uint64_t)K * esz != wd.n)
-		return say(c, "the weight blob holds %zu bytes, not %lld x %lld values", wd.n, (long long)N,
+		return ali_mil_say(c, "the weight blob holds %zu bytes, not %lld x %lld values", wd.n, (long long)N,
 			   (long long)K);
 	if (wd.n > MAX_SPLIT_BYTES)
-		return say(c, "the weight is %zu MB: more than %llu MB would be copied into new blobs",
+		return ali_mil_say(c, "the weight is %zu MB: more than %llu MB would be copied into new blobs",
 			   wd.n >> 20, MAX_SPLIT_BYTES >> 20);
 	bool has_bias = ali_mil_param_present(c->n, "bias");
 	if (has_bias) {
@@ -1208,11 +1207,11 @@ static bool mil_linear_split(struct al_mil_pass *c)
 			return false;
 		size_t bsz = bdt == AL_DT_FP16 ? 2 : 4;
 		if (bv.rank != 1 || bv.dims[0] != N || bd.n != (uint64_t)N * bsz)
-			return say(c, "the bias is not [%lld]", (long long)N);
+			return ali_mil_say(c, "the bias is not [%lld]", (long long)N);
 	}
 	int64_t S = (N + AXIS_CAP - 1) / AXIS_CAP, chunk = (N + S - 1) / S;
 	if (S > 8)
-		return say(c, "%lld output features: more than 8 slices of %d", (long long)N, AXIS_CAP);
+		return ali_mil_say(c, "%lld output features: more than 8 slices of %d", (long long)N, AXIS_CAP);
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features + concat", (long long)S,
 			 (long long)chunk);
@@ -1222,7 +1221,7 @@ static bool mil_linear_split(struct al_mil_pass *c)
 	const char *base = c->n->outputs[0];
 	const char **parts = ali_arena_array(&c->s->arena, (size_t)S, sizeof *parts);
 	if (!xname || !parts)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	int dt = out_dtype(c);
 	for (int64_t i = 0; i < S; i++) {
 		int64_t a = i * chunk, n = i == S - 1 ? N - a : chunk;
@@ -1234,7 +1233,7 @@ static bool mil_linear_split(struct al_mil_pass *c)
 		snprintf(sfx, sizeof sfx, "part%lld", (long long)i);
 		const char *pn = fresh(c, base, sfx);
 		if (!wn || !bn || !pn)
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 		int64_t wdims[2] = {n, K}, bdims[1] = {n};
 		if (!pre_blob_const(c, wn, wdt, 2, wdims, wd.p + (size_t)a * (size_t)K * esz,
 				    (size_t)n * (size_t)K * esz))
@@ -1266,7 +1265,7 @@ static bool mil_linear_split(struct al_mil_pass *c)
 	}
 	const char *an = fresh(c, base, "axis"), *in = fresh(c, base, "interleave");
 	if (!an || !in || !pre_scalar(c, an, AL_DT_INT32, -1) || !pre_scalar(c, in, AL_DT_BOOL, 0))
-		return say(c, "no free value name");
+		return ali_mil_say(c, "no free value name");
 	/* the op itself: concat(values = parts, axis = -1, interleave = false) */
 	ali_buf_str(&c->layer, OP_TYPE, "concat");
 	struct al_buf arg = {0}, e = {0};
@@ -1293,10 +1292,10 @@ static bool mil_linear_split(struct al_mil_pass *c)
 		if (f.num == OP_OUTPUTS)
 			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
-		return say(c, "the op message could not be re-read");
+		return ali_mil_say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
 	if (c->layer.failed || c->pre.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	c->stays_off = c->n->name;
 	snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features (new blobs) + concat",
@@ -1324,7 +1323,7 @@ static int log2_of(double f)
 	return k;
 }
 
-static bool mil_upsample_chain(struct al_mil_pass *c)
+bool ali_pass_mil_upsample(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -1334,30 +1333,30 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 		return false;
 	int eh = log2_of(fh), ew = log2_of(fw);
 	if (eh < 0 || ew < 0)
-		return say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
+		return ali_mil_say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
 	int steps = eh > ew ? eh : ew;
 	if (steps < 2)
-		return say(c, "scale factors %gx%g need no chain", fh, fw);
+		return ali_mil_say(c, "scale factors %gx%g need no chain", fh, fw);
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	struct al_shape xs;
 	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank < 3)
-		return say(c, "the shape of 'x' is not static (rank 3 or more)");
+		return ali_mil_say(c, "the shape of 'x' is not static (rank 3 or more)");
 	const struct al_ttype *ft = ali_mil_param_type(c->n, "scale_factor_height");
 	int sdt = ft && ft->kind == 0 && ft->dtype == AL_DT_INT32 ? AL_DT_INT32 : AL_DT_FP32;
 	int dt = out_dtype(c);
 	const char *base = c->n->outputs[0];
 	const char *prev = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	if (!prev)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	int64_t dims[AL_SHAPE_MAX_RANK];
 	memcpy(dims, xs.dims, (size_t)xs.rank * sizeof dims[0]);
 	for (int i = 0; i < steps; i++) {
 		double h = i < eh ? 2 : 1, w = i < ew ? 2 : 1;
 		const char *shn = fresh(c, base, "x2_h"), *swn = fresh(c, base, "x2_w");
 		if (!shn || !swn || !pre_scalar(c, shn, sdt, h) || !pre_scalar(c, swn, sdt, w))
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 		dims[xs.rank - 2] *= (int64_t)h;
 		dims[xs.rank - 1] *= (int64_t)w;
 		struct al_buf *op = &c->layer, tmp = {0};
@@ -1365,7 +1364,7 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 		if (i < steps - 1) {
 			op = &tmp;
 			if (!(out = fresh(c, base, "x2")))
-				return say(c, "no free value name");
+				return ali_mil_say(c, "no free value name");
 		}
 		ali_buf_str(op, OP_TYPE, "upsample_nearest_neighbor");
 		put_input(op, "x", prev);
@@ -1394,58 +1393,16 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 			if (f.num == OP_OUTPUTS)
 				ali_buf_put(op, c->src->msg.p + start, it.pos - start);
 		if (it.err)
-			return say(c, "the op message could not be re-read");
+			return ali_mil_say(c, "the op message could not be re-read");
 		put_name_attr(c, op, base);
 	}
 	if (c->layer.failed || c->pre.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%d upsample_nearest_neighbor x2 ops", steps);
 	return true;
 }
 
-/* Run pass fn; when it does not apply, weight.bin is left as it was. */
-static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
-{
-	size_t tn = c->s->wtail.n;
-	uint32_t wc = c->s->wcount;
-	bool ok = fn(c);
-	if (!ok) {
-		c->s->wtail.n = tn;
-		c->s->wcount = wc;
-	}
-	return ok;
-}
-
-bool ali_pass_mil_range(struct al_mil_pass *c)
-{
-	return run(c, mil_range);
-}
-
-bool ali_pass_mil_fill(struct al_mil_pass *c)
-{
-	return run(c, mil_fill);
-}
-
-bool ali_pass_mil_fill_like(struct al_mil_pass *c)
-{
-	return run(c, mil_fill_like);
-}
-
-bool ali_pass_mil_cumsum(struct al_mil_pass *c)
-{
-	return run(c, mil_cumsum);
-}
-
-bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
-{
-	return run(c, mil_io_fp16);
-}
-
-bool ali_pass_mil_island(struct al_mil_pass *c)
-{
-	return run(c, mil_island);
-}
 
 /* ------------------------------------------------------------------ the package writer */
 
@@ -1781,12 +1738,3 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 	return st;
 }
 
-bool ali_pass_mil_linear_split(struct al_mil_pass *c)
-{
-	return run(c, mil_linear_split);
-}
-
-bool ali_pass_mil_upsample(struct al_mil_pass *c)
-{
-	return run(c, mil_upsample_chain);
-}

@@ -25,43 +25,6 @@ enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_ARRAY = 5 };
 enum { ARR_SHAPE = 1, ARR_ENUM = 21, ARR_RANGE = 31 };
 #define MAX_ENUM 128 /* coremltools flexible-inputs: at most 128 enumerated shapes (catalog S2) */
 
-static bool say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool say(struct al_mil_pass *c, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->why, sizeof c->why, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-static bool field_at(al_span msg, uint32_t num, al_span *data)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN) {
-			*data = f.data;
-			return true;
-		}
-	return false;
-}
-
-static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *out)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	al_span nm;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
-			*out = f.data;
-			return true;
-		}
-	return false;
-}
-
 static void fmt_dims(const int64_t *d, uint32_t rank, char *buf, size_t cap)
 {
 	size_t k = 0;
@@ -77,12 +40,12 @@ static bool accepted(struct al_mil_pass *c, const struct al_feature *ft, const i
 	fmt_dims(dims, ft->rank, b, sizeof b);
 	for (uint32_t i = 0; i < ft->rank; i++)
 		if (dims[i] < 1)
-			return say(c, "shape %s: every dimension must be at least 1", b);
+			return ali_mil_say(c, "shape %s: every dimension must be at least 1", b);
 	if (ft->flex == AL_FLEX_RANGE) {
 		for (uint32_t i = 0; i < ft->rank; i++) {
 			int64_t lo = ft->flex_values[2 * i], hi = ft->flex_values[2 * i + 1];
 			if (dims[i] < lo || (hi >= 0 && dims[i] > hi))
-				return say(c, "shape %s: axis %u is outside the input's range %lld..%lld", b, i,
+				return ali_mil_say(c, "shape %s: axis %u is outside the input's range %lld..%lld", b, i,
 					   (long long)lo, (long long)hi);
 		}
 		return true;
@@ -90,7 +53,7 @@ static bool accepted(struct al_mil_pass *c, const struct al_feature *ft, const i
 	for (uint32_t k = 0; k < ft->n_shapes; k++)
 		if (memcmp(ft->flex_values + (size_t)k * ft->rank, dims, ft->rank * sizeof *dims) == 0)
 			return true;
-	return say(c, "shape %s is not one of the input's %u enumerated shapes", b, ft->n_shapes);
+	return ali_mil_say(c, "shape %s is not one of the input's %u enumerated shapes", b, ft->n_shapes);
 }
 
 static void put_shape(struct al_buf *b, uint32_t field, const int64_t *dims, uint32_t rank)
@@ -107,13 +70,13 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 {
 	al_span prog, fe, fn, fin, vt, tt;
 	if (c->s->m->subs[0]->n_functions != 1)
-		return say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
-	if (!field_at(c->s->root, MODEL_PROGRAM, &prog) || !field_at(prog, 2, &fe) || !field_at(fe, 2, &fn) ||
-	    !named_entry(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
-		return say(c, "the function input '%s' has no tensor type", name);
+		return ali_mil_say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
+	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, 2, &fe, NULL, NULL) || !ali_pb_first(fe, 2, &fn, NULL, NULL) ||
+	    !ali_pb_named(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+		return ali_mil_say(c, "the function input '%s' has no tensor type", name);
 	size_t n_dims = pb_count(tt, 3);
 	if (n_dims != rank)
-		return say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
+		return ali_mil_say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
 	struct al_buf t = {0};
 	struct pb_iter it;
 	struct pb_field f;
@@ -131,7 +94,7 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 		uint64_t size;
 		if (pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && (int64_t)size != dims[k]) {
 			ali_buf_free(&t);
-			return say(c, "the function input '%s' fixes axis %u to %llu", name, k,
+			return ali_mil_say(c, "the function input '%s' fixes axis %u to %llu", name, k,
 				   (unsigned long long)size);
 		}
 		k++;
@@ -151,7 +114,7 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	enum al_status st = t.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p, tt.n, t.p, t.n);
 	ali_buf_free(&t);
 	if (st != AL_OK)
-		return say(c, "the function input could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the function input could not be rewritten (%s)", al_status_str(st));
 	return true;
 }
 
@@ -161,24 +124,24 @@ static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_
 {
 	const struct al_submodel *sub = c->s->m->n_subs ? c->s->m->subs[0] : NULL;
 	if (!sub || (sub->world != AL_WORLD_NN && sub->world != AL_WORLD_MIL))
-		return say(c, "only NeuralNetwork and ML Program models (not %s)", sub ? sub->type : "?"), NULL;
+		return ali_mil_say(c, "only NeuralNetwork and ML Program models (not %s)", sub ? sub->type : "?"), NULL;
 	const struct al_feature *ft = NULL;
 	for (uint32_t i = 0; i < sub->n_inputs; i++)
 		if (sub->inputs[i].name && strcmp(sub->inputs[i].name, r->input) == 0)
 			ft = &sub->inputs[i];
 	if (!ft)
-		return say(c, "the model has no input '%.80s'", r->input), NULL;
+		return ali_mil_say(c, "the model has no input '%.80s'", r->input), NULL;
 	if (ft->kind != AL_FEAT_MULTIARRAY)
-		return say(c, "input '%.80s' is not a multi-array (%s): only multi-array inputs are done",
+		return ali_mil_say(c, "input '%.80s' is not a multi-array (%s): only multi-array inputs are done",
 			   r->input, al_feature_kind_name(ft->kind)), NULL;
 	if (ft->flex == AL_FLEX_NONE || (ft->flex == AL_FLEX_ENUMERATED && ft->n_shapes < 2))
-		return say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
+		return ali_mil_say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
 	if (!ft->flex_values || !ft->rank || ft->rank > AL_MAX_RANK)
-		return say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
+		return ali_mil_say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
 	al_span desc, fd, ftype;
-	if (!field_at(c->s->root, MODEL_DESC, &desc) || !named_entry(desc, DESC_INPUT, r->input, &fd) ||
-	    !field_at(fd, 3, &ftype) || !field_at(ftype, FT_ARRAY, arr))
-		return say(c, "input '%.80s' has no multi-array type in the file", r->input), NULL;
+	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, DESC_INPUT, r->input, &fd) ||
+	    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, arr, NULL, NULL))
+		return ali_mil_say(c, "input '%.80s' has no multi-array type in the file", r->input), NULL;
 	return ft;
 }
 
@@ -212,7 +175,7 @@ static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dim
 	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, arr, arr.p, arr.n, a.p, a.n);
 	ali_buf_free(&a);
 	if (st != AL_OK)
-		return say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
 	return true;
 }
 
@@ -224,9 +187,9 @@ bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r)
 		return false;
 	const int64_t *dims = r->use_default ? ft->shape : r->dims;
 	if (r->use_default && !ft->shape)
-		return say(c, "input '%.80s' has no default shape", r->input);
+		return ali_mil_say(c, "input '%.80s' has no default shape", r->input);
 	if (!r->use_default && r->rank != ft->rank)
-		return say(c, "%u dimensions given, input '%.80s' has rank %u", r->rank, r->input, ft->rank);
+		return ali_mil_say(c, "%u dimensions given, input '%.80s' has rank %u", r->rank, r->input, ft->rank);
 	if (!accepted(c, ft, dims))
 		return false;
 	char b[96];
@@ -249,17 +212,17 @@ bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r)
 	if (!ft)
 		return false;
 	if (r->rank != ft->rank)
-		return say(c, "shapes of %u dimensions given, input '%.80s' has rank %u", r->rank, r->input,
+		return ali_mil_say(c, "shapes of %u dimensions given, input '%.80s' has rank %u", r->rank, r->input,
 			   ft->rank);
 	if (r->n_shapes < 1 || r->n_shapes > MAX_ENUM)
-		return say(c, "%u shapes: Core ML takes 1 to %d enumerated shapes", r->n_shapes, MAX_ENUM);
+		return ali_mil_say(c, "%u shapes: Core ML takes 1 to %d enumerated shapes", r->n_shapes, MAX_ENUM);
 	for (uint32_t k = 0; k < r->n_shapes; k++) {
 		const int64_t *s = r->dims + (size_t)k * r->rank;
 		if (!accepted(c, ft, s))
 			return false;
 		for (uint32_t j = 0; j < k; j++)
 			if (memcmp(r->dims + (size_t)j * r->rank, s, r->rank * sizeof *s) == 0)
-				return say(c, "shape %u is given twice", k + 1);
+				return ali_mil_say(c, "shape %u is given twice", k + 1);
 	}
 	/* the function input keeps its unknown dimensions (coremltools writes an
 	 * enumerated input the same way: only the description lists the shapes) */
