@@ -135,7 +135,7 @@ static bool p_mil_upsample(struct pctx *c);
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
 	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
-	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
+	  "a flexible multi-array or image model input -> one fixed shape (fix --shape NAME=D1,...|default)", \
 	  p_model_level)                                                                                \
 	X("input-enumerated-shapes", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                \
 	  "a range-flexible multi-array model input -> enumerated shapes (fix --enumerate "              \

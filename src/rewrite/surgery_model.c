@@ -4,8 +4,8 @@
  * function inputs), not layers.
  *
  *   input-fixed-shape        --shape NAME=D1,D2,... / NAME=default: a flexible
- *                            multi-array input (shape range or enumerated shapes)
- *                            -> one fixed shape
+ *                            multi-array or image input (shape range / enumerated
+ *                            shapes, imageSizeRange / enumeratedSizes) -> one fixed shape
  *   input-enumerated-shapes  --enumerate NAME=S1;S2;...: a shape range -> the
  *                            enumerated shapes given (first = default)
  *
@@ -21,7 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_ARRAY = 5 };
+enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_IMAGE = 4, FT_ARRAY = 5 };
+enum { IMG_WIDTH = 1, IMG_HEIGHT = 2, IMG_ENUM = 21, IMG_RANGE = 31 };
 enum { ARR_SHAPE = 1, ARR_ENUM = 21, ARR_RANGE = 31 };
 #define MAX_ENUM 128 /* coremltools flexible-inputs: at most 128 enumerated shapes (catalog S2) */
 
@@ -65,8 +66,11 @@ static void put_shape(struct al_buf *b, uint32_t field, const int64_t *dims, uin
 }
 
 /* The ML Program function input `name`'s TensorType with every dimension
- * constant (dims): its other fields copied in order. */
-static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t *dims, uint32_t rank)
+ * constant: its last `rank` axes dims, the ones before them (an image input's
+ * batch and channels before [H, W]) the constants they are already; its other
+ * fields copied in order. */
+static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t *dims, uint32_t rank,
+			 bool image)
 {
 	al_span prog, fe, fn, fin, vt, tt;
 	if (c->s->m->subs[0]->n_functions != 1)
@@ -74,14 +78,14 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, 2, &fe, NULL, NULL) || !ali_pb_first(fe, 2, &fn, NULL, NULL) ||
 	    !ali_pb_named(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
 		return ali_mil_say(c, "the function input '%s' has no tensor type", name);
-	size_t n_dims = pb_count(tt, 3);
-	if (n_dims != rank)
+	size_t n_dims = pb_count(tt, 3), lead = n_dims - rank;
+	if (n_dims < rank || n_dims > AL_MAX_RANK || (!image && n_dims != rank))
 		return ali_mil_say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
+	int64_t all[AL_MAX_RANK];
 	struct al_buf t = {0};
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	bool done = false;
 	uint32_t k = 0;
 	pb_iter_init(&it, tt);
 	while ((start = it.pos, pb_next(&it, &f))) {
@@ -89,21 +93,27 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 			ali_buf_put(&t, tt.p + start, it.pos - start);
 			continue;
 		}
-		/* a constant dimension must already be the one asked for */
+		/* a constant dimension must already be the one asked for; one before
+		 * the given axes must be constant */
 		al_span cst;
 		uint64_t size;
-		if (pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && (int64_t)size != dims[k]) {
+		bool is_const = pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && size <= INT32_MAX;
+		if (k < lead && !is_const) {
+			ali_buf_free(&t);
+			return ali_mil_say(c, "the function input '%s' has a flexible axis %u before [H, W]", name, k);
+		}
+		all[k] = k < lead ? (int64_t)size : dims[k - lead];
+		if (is_const && (int64_t)size != all[k]) {
 			ali_buf_free(&t);
 			return ali_mil_say(c, "the function input '%s' fixes axis %u to %llu", name, k,
 				   (unsigned long long)size);
 		}
 		k++;
-		if (done)
+		if (k < n_dims)
 			continue;
-		done = true;
-		for (uint32_t i = 0; i < rank; i++) { /* Dimension{constant = 1 {size = 1}} */
+		for (uint32_t i = 0; i < n_dims; i++) { /* Dimension{constant = 1 {size = 1}} */
 			struct al_buf sz = {0}, d = {0};
-			ali_buf_uint(&sz, 1, (uint64_t)dims[i]);
+			ali_buf_uint(&sz, 1, (uint64_t)all[i]);
 			ali_buf_len(&d, 1, sz.p, sz.n);
 			ali_buf_len(&t, 3, d.p, d.n);
 			t.failed |= sz.failed || d.failed;
@@ -118,7 +128,8 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	return true;
 }
 
-/* The common part: the feature, its ArrayFeatureType payload, the checks. */
+/* The common part: the feature, its ArrayFeatureType (or ImageFeatureType)
+ * payload, the checks. An image's shape is [H, W]. */
 static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_input_shape *r,
 					 al_span *arr)
 {
@@ -131,17 +142,19 @@ static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_
 			ft = &sub->inputs[i];
 	if (!ft)
 		return ali_mil_say(c, "the model has no input '%.80s'", r->input), NULL;
-	if (ft->kind != AL_FEAT_MULTIARRAY)
-		return ali_mil_say(c, "input '%.80s' is not a multi-array (%s): only multi-array inputs are done",
-			   r->input, al_feature_kind_name(ft->kind)), NULL;
+	if (ft->kind != AL_FEAT_MULTIARRAY && ft->kind != AL_FEAT_IMAGE)
+		return ali_mil_say(c, "input '%.80s' is not a multi-array or an image (%s)", r->input,
+				   al_feature_kind_name(ft->kind)), NULL;
 	if (ft->flex == AL_FLEX_NONE || (ft->flex == AL_FLEX_ENUMERATED && ft->n_shapes < 2))
 		return ali_mil_say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
 	if (!ft->flex_values || !ft->rank || ft->rank > AL_MAX_RANK)
 		return ali_mil_say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
 	al_span desc, fd, ftype;
 	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, DESC_INPUT, r->input, &fd) ||
-	    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, arr, NULL, NULL))
-		return ali_mil_say(c, "input '%.80s' has no multi-array type in the file", r->input), NULL;
+	    !ali_pb_first(fd, 3, &ftype, NULL, NULL) ||
+	    !ali_pb_first(ftype, ft->kind == AL_FEAT_IMAGE ? FT_IMAGE : FT_ARRAY, arr, NULL, NULL))
+		return ali_mil_say(c, "input '%.80s' has no %s type in the file", r->input,
+				   al_feature_kind_name(ft->kind)), NULL;
 	return ft;
 }
 
@@ -179,6 +192,52 @@ static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dim
 	return true;
 }
 
+/* img (an ImageFeatureType) rebuilt: width and height = dims [H, W], no size
+ * range / enumeration, then (enum_n > 0) the enumerated sizes; colorSpace and
+ * every other field copied. */
+static bool rewrite_image(struct al_mil_pass *c, al_span img, const int64_t *dims, const int64_t *enums,
+			  uint32_t enum_n)
+{
+	struct al_buf a = {0};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	ali_buf_uint(&a, IMG_WIDTH, (uint64_t)dims[1]);
+	ali_buf_uint(&a, IMG_HEIGHT, (uint64_t)dims[0]);
+	pb_iter_init(&it, img);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != IMG_WIDTH && f.num != IMG_HEIGHT && f.num != IMG_ENUM && f.num != IMG_RANGE)
+			ali_buf_put(&a, img.p + start, it.pos - start);
+	if (enum_n) {
+		struct al_buf e = {0};
+		for (uint32_t k = 0; k < enum_n; k++) { /* EnumeratedSizes{sizes = 1 {width = 1, height = 2}} */
+			struct al_buf sz = {0};
+			ali_buf_uint(&sz, 1, (uint64_t)enums[2 * k + 1]);
+			ali_buf_uint(&sz, 2, (uint64_t)enums[2 * k]);
+			ali_buf_len(&e, 1, sz.p, sz.n);
+			e.failed |= sz.failed;
+			ali_buf_free(&sz);
+		}
+		ali_buf_len(&a, IMG_ENUM, e.p, e.n);
+		a.failed |= e.failed;
+		ali_buf_free(&e);
+	}
+	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, img, img.p, img.n, a.p, a.n);
+	ali_buf_free(&a);
+	if (st != AL_OK)
+		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
+	return true;
+}
+
+/* The description's type of ft rewritten (see rewrite_array / rewrite_image). */
+static bool rewrite_type(struct al_mil_pass *c, const struct al_feature *ft, al_span t, const int64_t *dims,
+			 const int64_t *enums, uint32_t enum_n)
+{
+	if (ft->kind == AL_FEAT_IMAGE)
+		return rewrite_image(c, t, dims, enums, enum_n);
+	return rewrite_array(c, t, dims, ft->rank, enums, enum_n);
+}
+
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r)
 {
 	al_span arr;
@@ -196,12 +255,13 @@ bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r)
 	fmt_dims(dims, ft->rank, b, sizeof b);
 	bool mil = c->s->m->subs[0]->world == AL_WORLD_MIL;
 	/* the program's input type first: it can refuse (a constant axis that differs) */
-	if (mil && !program_dims(c, r->input, dims, ft->rank))
+	bool image = ft->kind == AL_FEAT_IMAGE;
+	if (mil && !program_dims(c, r->input, dims, ft->rank, image))
 		return false;
-	if (!rewrite_array(c, arr, dims, ft->rank, NULL, 0))
+	if (!rewrite_type(c, ft, arr, dims, NULL, 0))
 		return false;
-	snprintf(c->after, sizeof c->after, "input '%.40s' fixed to %.50s%s", r->input, b,
-		 mil ? " (description and function input)" : "");
+	snprintf(c->after, sizeof c->after, "%s '%.40s' fixed to %.50s%s", image ? "image input" : "input",
+		 r->input, b, mil ? " (description and function input)" : "");
 	return true;
 }
 
@@ -226,7 +286,7 @@ bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r)
 	}
 	/* the function input keeps its unknown dimensions (coremltools writes an
 	 * enumerated input the same way: only the description lists the shapes) */
-	if (!rewrite_array(c, arr, r->dims, r->rank, r->dims, r->n_shapes))
+	if (!rewrite_type(c, ft, arr, r->dims, r->dims, r->n_shapes))
 		return false;
 	char b[96];
 	fmt_dims(r->dims, r->rank, b, sizeof b);
