@@ -35,7 +35,7 @@ struct pctx {
 	char after[160];
 	struct al_buf pre;     /* whole layers fields inserted before the layer */
 	struct al_buf layer;   /* the layer's new payload */
-	const char *names[16]; /* names of the output layers produced */
+	const char *names[AL_PASS_MAX_NAMES]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
 	const char *stays_off; /* al_rewrite.stays_off */
@@ -69,6 +69,7 @@ static bool p_mil_island(struct pctx *c);
 static bool p_model_level(struct pctx *c);
 static bool p_mil_linear_split(struct pctx *c);
 static bool p_mil_upsample(struct pctx *c);
+static bool p_mil_lstm(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -134,6 +135,9 @@ static bool p_mil_upsample(struct pctx *c);
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
 	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
+	X("mil-lstm-unroll", "ANE021", AL_EQ_REASSOCIATE, "lstm",                                        \
+	  "static-length lstm (forward, fp16, <= 16 steps) -> per step linear + sigmoid / tanh + "       \
+	  "mul / add ops (ML Program)", p_mil_lstm)                                                      \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
 	  "a flexible multi-array or image model input -> one fixed shape (fix --shape NAME=D1,...|default)", \
 	  p_model_level)                                                                                \
@@ -1509,6 +1513,7 @@ MIL_ROW(p_mil_io_fp16, ali_pass_mil_io_fp16)
 MIL_ROW(p_mil_island, ali_pass_mil_island)
 MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
 MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
+MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)

@@ -8,6 +8,9 @@
 #include "analysis.h"
 #include "pbsplice.h"
 
+/* How many new layers / ops one rewrite may name (an unrolled lstm: 14 a step). */
+#define AL_PASS_MAX_NAMES 256
+
 struct al_surgery {
 	al_model *m;
 	al_span root;
@@ -37,7 +40,7 @@ struct al_mil_pass {
 	char after[160];
 	struct al_buf pre;     /* whole Block.operations fields inserted before the op */
 	struct al_buf layer;   /* the op's new Operation payload */
-	const char *names[16]; /* names of the ops produced (their first outputs) */
+	const char *names[AL_PASS_MAX_NAMES]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
 };
@@ -53,6 +56,7 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_island(struct al_mil_pass *c);
 bool ali_pass_mil_linear_split(struct al_mil_pass *c);
 bool ali_pass_mil_upsample(struct al_mil_pass *c);
+bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);

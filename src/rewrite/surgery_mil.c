@@ -728,6 +728,245 @@ bool ali_pass_mil_cumsum(struct al_mil_pass *c)
 	return true;
 }
 
+/* ------------------------------------------------------------------ lstm unrolled
+ * An ML Program lstm runs step by step on the CPU (ANE021). With a static,
+ * short sequence it is unrolled into the ops the ANE runs: per step t
+ *   x_t = slice_by_index(x, [t,0,0], [t+1,B,I], squeeze axis 0)      [B, I]
+ *   g   = linear(x_t, weight_ih, bias) + linear(h, weight_hh)        [B, 4H]
+ *   i, f, o, z = split(g, 4, axis -1); sigmoid(i, f, o), tanh(z)     (MIL gate order)
+ *   c   = f * c + i * z;  h = o * tanh(c)
+ * the last step's h and c named as the lstm's outputs 1 and 2, and the op itself
+ * a stack of every h on axis 0 (output_sequence) or an expand_dims of the last h
+ * (its output 0). The same products and sums as the interpreter's lstm kernel,
+ * but the gate sums are added in another order (x W_ih^T + b, then + h W_hh^T
+ * as a separate add): reassociate. The weights are the lstm's own const ops
+ * (read by name, no blob copied). Only forward, fp16 programs (fp32 ops would
+ * stay off the ANE: ANE029), default activations, no peephole or clip, and at
+ * most LSTM_MAX_STEPS steps: the program grows by 14 ops per step and every
+ * step depends on the one before, so a long sequence becomes a long chain of
+ * small dispatches and a large program for the ANE compiler. */
+
+#define LSTM_MAX_STEPS 16
+#define LSTM_OPS_PER_STEP 14
+
+struct kv {
+	const char *k, *v;
+};
+
+static void put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
+static bool pre_scalar(struct al_mil_pass *c, const char *name, int dt, double x);
+
+/* A new op before c->n: type, named inputs, n_out outputs of one type (the
+ * first also its "name" attribute). */
+static bool pre_op(struct al_mil_pass *c, const char *type, const struct kv *in, int n_in,
+		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
+{
+	struct al_buf op = {0}, v = {0};
+	ali_buf_str(&op, OP_TYPE, type);
+	for (int i = 0; i < n_in; i++)
+		put_input(&op, in[i].k, in[i].v);
+	for (int i = 0; i < n_out; i++)
+		put_output(&op, outs[i], dt, rank, dims);
+	put_string_value(&v, outs[0]);
+	put_attr(&op, "name", v.p, v.n);
+	op.failed |= v.failed;
+	ali_buf_free(&v);
+	c->pre.failed |= op.failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&op);
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = outs[0];
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
+}
+
+/* The name of the value parameter p is bound to (NULL, with the reason, when it
+ * is not a named value; const_only: it must come from a const op). */
+static const char *bound(struct al_mil_pass *c, const char *p, bool const_only)
+{
+	al_span b;
+	if (ali_mil_param_binding(c->n, p, 0, &b) != 1)
+		return ali_mil_say(c, "'%s' is not a named value", p), NULL;
+	char *nm = ali_arena_strndup(&c->s->arena, b.p, b.n);
+	if (!nm)
+		return ali_mil_say(c, "out of memory"), NULL;
+	const struct al_node *pr = const_only ? ali_mil_producer(c->n, nm) : NULL;
+	if (const_only && (!pr || !pr->type || strcmp(pr->type, "const") != 0))
+		return ali_mil_say(c, "'%s' is not a const op", p), NULL;
+	return nm;
+}
+
+static bool act_is(struct al_mil_pass *c, const char *p, const char *want)
+{
+	char s[32];
+	if (!ali_mil_param_present(c->n, p))
+		return true;
+	if (!ali_mil_param_string(c->n, p, s, sizeof s))
+		return ali_mil_say(c, "'%s' is not a constant string", p);
+	if (strcmp(s, want) != 0)
+		return ali_mil_say(c, "%s %s: only the default %s is unrolled", p, s, want);
+	return true;
+}
+
+bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
+{
+	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
+		return ali_mil_say(c, "not an ML Program op");
+	if (c->n->n_outputs != 3 || !c->n->out_types)
+		return ali_mil_say(c, "%u outputs (3 expected)", c->n->n_outputs);
+	char dir[32] = "forward";
+	if (ali_mil_param_present(c->n, "direction") && !ali_mil_param_string(c->n, "direction", dir, sizeof dir))
+		return ali_mil_say(c, "'direction' is not a constant string");
+	if (strcmp(dir, "forward") != 0)
+		return ali_mil_say(c, "direction %s: only forward lstms are unrolled", dir);
+	if (!act_is(c, "recurrent_activation", "sigmoid") || !act_is(c, "cell_activation", "tanh") ||
+	    !act_is(c, "activation", "tanh"))
+		return false;
+	if (ali_mil_param_present(c->n, "peephole"))
+		return ali_mil_say(c, "a peephole lstm is not unrolled");
+	double clip = 0, seq = 0;
+	if (ali_mil_param_present(c->n, "clip") && (!const_scalar(c, "clip", &clip, true, 0) || clip != 0))
+		return ali_mil_say(c, "a clipped lstm (clip %g) is not unrolled", clip);
+	if (!const_scalar(c, "output_sequence", &seq, true, 0))
+		return false;
+	int dt = c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
+	if (dt != AL_DT_FP16)
+		return ali_mil_say(c, "the lstm computes in %s: unrolled into %s ops it would still fall back "
+				   "(ANE029); only fp16 programs are unrolled", al_dtype_name(dt), al_dtype_name(dt));
+	struct al_shape xs, hs, ws;
+	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank != 3)
+		return ali_mil_say(c, "the shape of 'x' is not a static [T, B, I]");
+	int64_t T = xs.dims[0], B = xs.dims[1], I = xs.dims[2];
+	if (T < 1 || T > LSTM_MAX_STEPS)
+		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
+				   "the one before)", (long long)T, LSTM_MAX_STEPS, LSTM_OPS_PER_STEP);
+	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
+	    ws.dims[1] < 1 || ws.dims[0] != 4 * ws.dims[1])
+		return ali_mil_say(c, "'weight_hh' is not a static [4H, H]");
+	int64_t H = ws.dims[1];
+	if (4 * H > 16384)
+		return ali_mil_say(c, "4H = %lld gate features exceed the ANE's axis cap (16384)", (long long)(4 * H));
+	const char *x = bound(c, "x", false), *wih = x ? bound(c, "weight_ih", true) : NULL;
+	const char *whh = wih ? bound(c, "weight_hh", true) : NULL;
+	const char *bias = NULL;
+	if (whh && ali_mil_param_present(c->n, "bias") && !(bias = bound(c, "bias", true)))
+		return false;
+	const char *h = whh ? bound(c, "initial_h", false) : NULL;
+	const char *cc = h ? bound(c, "initial_c", false) : NULL;
+	if (!cc)
+		return false;
+	if (!ali_mil_param_shape(c->n, "initial_h", &hs) || hs.rank != 2 || hs.dims[0] != B || hs.dims[1] != H ||
+	    !ali_mil_param_shape(c->n, "initial_c", &ws) || ws.rank != 2 || ws.dims[0] != B || ws.dims[1] != H)
+		return ali_mil_say(c, "the initial states are not [B, H] = [%lld, %lld]", (long long)B, (long long)H);
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "%lld steps of linear x2 + split + sigmoid / tanh + mul / add "
+			 "(%lld ops)", (long long)T, (long long)(T * LSTM_OPS_PER_STEP + 1));
+		return true;
+	}
+	const char *base = c->n->outputs[0];
+	const char *em = fresh(c, base, "end_mask"), *sm = fresh(c, base, "squeeze_mask");
+	const char *ns = fresh(c, base, "num_splits"), *ax = fresh(c, base, "split_axis");
+	const char *sax = fresh(c, base, "seq_axis");
+	const char **hseq = ali_arena_array(&c->s->arena, (size_t)T, sizeof *hseq);
+	if (!em || !sm || !ns || !ax || !sax || !hseq)
+		return ali_mil_say(c, "no free value name");
+	bool blob;
+	int64_t three[1] = {3};
+	double emv[3] = {0, 1, 1}, smv[3] = {1, 0, 0}, zero = 0;
+	if (!pre_const(c, em, AL_DT_BOOL, 1, three, emv, 3, &blob) ||
+	    !pre_const(c, sm, AL_DT_BOOL, 1, three, smv, 3, &blob) || !pre_scalar(c, ns, AL_DT_INT32, 4) ||
+	    !pre_scalar(c, ax, AL_DT_INT32, -1))
+		return false;
+	if (seq ? !pre_scalar(c, sax, AL_DT_INT32, 0) : !pre_const(c, sax, AL_DT_INT32, 1, (int64_t[]){1}, &zero, 1, &blob))
+		return false;
+	int64_t dBI[2] = {B, I}, dBG[2] = {B, 4 * H}, dBH[2] = {B, H};
+	for (int64_t t = 0; t < T; t++) {
+		bool last = t == T - 1;
+		char sfx[24];
+#define NM(var, tag)                                                                                     \
+	snprintf(sfx, sizeof sfx, "t%lld_%s", (long long)t, tag);                                       \
+	const char *var = fresh(c, base, sfx);                                                         \
+	if (!var)                                                                                        \
+		return ali_mil_say(c, "no free value name");
+		NM(bn, "begin") NM(en, "end") NM(xt, "x") NM(gx, "gx") NM(gh, "gh") NM(g, "g")
+		NM(gi, "gi") NM(gf, "gf") NM(go, "go") NM(gz, "gz") NM(ig, "i") NM(fg, "f") NM(og, "o")
+		NM(zg, "z") NM(fc, "fc") NM(iz, "iz") NM(tc, "tanh_c")
+#undef NM
+		const char *cn = last ? c->n->outputs[2] : fresh(c, base, "c");
+		const char *hn = last ? c->n->outputs[1] : fresh(c, base, "h");
+		if (!cn || !hn)
+			return ali_mil_say(c, "no free value name");
+		double bv[3] = {(double)t, 0, 0}, ev[3] = {(double)t + 1, 0, 0};
+		if (!pre_const(c, bn, AL_DT_INT32, 1, three, bv, 3, &blob) ||
+		    !pre_const(c, en, AL_DT_INT32, 1, three, ev, 3, &blob))
+			return false;
+		const char *gates[4] = {gi, gf, go, gz};
+		bool ok = pre_op(c, "slice_by_index",
+				 (struct kv[]){{"x", x}, {"begin", bn}, {"end", en}, {"end_mask", em},
+					       {"squeeze_mask", sm}}, 5, &xt, 1, dt, 2, dBI) &&
+			  (bias ? pre_op(c, "linear", (struct kv[]){{"x", xt}, {"weight", wih}, {"bias", bias}}, 3,
+					 &gx, 1, dt, 2, dBG)
+				: pre_op(c, "linear", (struct kv[]){{"x", xt}, {"weight", wih}}, 2, &gx, 1, dt, 2, dBG)) &&
+			  pre_op(c, "linear", (struct kv[]){{"x", h}, {"weight", whh}}, 2, &gh, 1, dt, 2, dBG) &&
+			  pre_op(c, "add", (struct kv[]){{"x", gx}, {"y", gh}}, 2, &g, 1, dt, 2, dBG) &&
+			  pre_op(c, "split", (struct kv[]){{"x", g}, {"num_splits", ns}, {"axis", ax}}, 3, gates, 4,
+				 dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", gi}}, 1, &ig, 1, dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", gf}}, 1, &fg, 1, dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", go}}, 1, &og, 1, dt, 2, dBH) &&
+			  pre_op(c, "tanh", (struct kv[]){{"x", gz}}, 1, &zg, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", fg}, {"y", cc}}, 2, &fc, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", ig}, {"y", zg}}, 2, &iz, 1, dt, 2, dBH) &&
+			  pre_op(c, "add", (struct kv[]){{"x", fc}, {"y", iz}}, 2, &cn, 1, dt, 2, dBH) &&
+			  pre_op(c, "tanh", (struct kv[]){{"x", cn}}, 1, &tc, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", og}, {"y", tc}}, 2, &hn, 1, dt, 2, dBH);
+		if (!ok)
+			return false;
+		h = hn, cc = cn, hseq[t] = hn;
+	}
+	/* the op itself: output 0, the sequence [T, B, H] or the last step [1, B, H] */
+	if (seq) {
+		ali_buf_str(&c->layer, OP_TYPE, "stack");
+		struct al_buf arg = {0}, e = {0};
+		for (int64_t t = 0; t < T; t++) {
+			struct al_buf b = {0};
+			ali_buf_str(&b, 1, hseq[t]);
+			ali_buf_len(&arg, 1, b.p, b.n);
+			arg.failed |= b.failed;
+			ali_buf_free(&b);
+		}
+		ali_buf_str(&e, 1, "values");
+		ali_buf_len(&e, 2, arg.p, arg.n);
+		ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
+		c->layer.failed |= arg.failed || e.failed;
+		ali_buf_free(&arg);
+		ali_buf_free(&e);
+		put_input(&c->layer, "axis", sax);
+	} else {
+		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
+		put_input(&c->layer, "x", h);
+		put_input(&c->layer, "axes", sax);
+	}
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS) { /* the first (output 0) only */
+			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+			break;
+		}
+	if (it.err)
+		return ali_mil_say(c, "the op message could not be re-read");
+	put_name_attr(c, &c->layer, base);
+	if (c->layer.failed || c->pre.failed)
+		return ali_mil_say(c, "out of memory");
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%lld steps of linear x2 + split + sigmoid / tanh + mul / add, then %s "
+		 "(%lld ops)", (long long)T, seq ? "stack" : "expand_dims", (long long)(T * LSTM_OPS_PER_STEP + 1));
+	return true;
+}
+
 /* ------------------------------------------------------------------ fp32 model I/O -> fp16
  * cast(fp32 input -> fp16) and cast(fp16 -> fp32 output) at the model boundary
  * run on the CPU (ANE030). With fp16 I/O (spec >= 7, iOS 16) they become
