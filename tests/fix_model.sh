@@ -146,6 +146,36 @@ refused "$I" "3 dimensions given, input 'img' has rank 2" --shape img=3,64,64
 [ $? -eq 0 ] && [ "$(json "$T/d.json" 'j["proof"]["pass"] and j["written"] is False and j["rewrites"][0]["after"] == "image input \x27img\x27 fixed to 512x512"')" = True ] &&
 	ok || { bad "image --dry-run applies"; cat "$T/d.json"; }
 
+# 2d. NeuralNetwork fp16 model I/O (nn-io-fp16, approximate, only with --allow
+#     approximate): every fp32 multi-array input / output FLOAT16, spec 4 -> 7, the
+#     layers byte for byte; images and an already fp16 model left; --dry-run the same
+"$ANELINT" fix "$F/fix_subb.mlmodel" -o "$T/io.mlmodel" --allow approximate --format json >"$T/io.json" 2>"$T/io.err"
+rc=$?
+"$ANELINT" info "$T/io.mlmodel" >"$T/io.info" 2>&1
+if [ $rc -eq 0 ] && [ "$(json "$T/io.json" '[r["after"] for r in j["rewrites"] if r["pass"] == "nn-io-fp16" and r["applied"]] == ["fp16 input \x27a\x27, input \x27b\x27, output \x27y\x27 (specificationVersion 7: iOS 16 / macOS 13)"]')" = True ] &&
+	[ "$(json "$T/io.json" 'j["proof"]["kind"] == "whole" and j["proof"]["pass"] and not j["proof"]["outputs"][0]["identical"]')" = True ] &&
+	grep -q 'spec 7 ' "$T/io.info" && grep -q 'a: multiArray fp16 \[1, 8, 4, 4\]' "$T/io.info" &&
+	grep -q 'y: multiArray fp16' "$T/io.info" && decodes "$T/io.mlmodel"; then ok; else
+	bad "nn-io-fp16 on fix_subb (rc $rc)"; cat "$T/io.json" "$T/io.err" "$T/io.info"; fi
+"$ANELINT" fix "$F/fix_shape.mlmodel" -o "$T/io2.mlmodel" --allow approximate >"$T/io2.txt" 2>&1
+"$ANELINT" info "$T/io2.mlmodel" >"$T/io2.info" 2>&1
+if command -v protoc >/dev/null 2>&1; then
+	protoc --decode_raw <"$F/fix_shape.mlmodel" | sed -n '/^500 {/,$p' >"$T/io2.l0"
+	protoc --decode_raw <"$T/io2.mlmodel" | sed -n '/^500 {/,$p' >"$T/io2.l1"
+	cmp -s "$T/io2.l0" "$T/io2.l1" && ok || bad "nn-io-fp16: the layers changed"
+fi
+grep -q 'x: multiArray fp16 \[1, 16, 512, 512\], range' "$T/io2.info" && grep -q 'spec 7 ' "$T/io2.info" && ok ||
+	{ bad "nn-io-fp16 on fix_shape"; cat "$T/io2.txt" "$T/io2.info"; }
+"$ANELINT" fix "$I" --dry-run --allow approximate --format json >"$T/io3.json"
+[ $? -eq 0 ] && [ "$(json "$T/io3.json" '[r["after"] for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == ["fp16 output \x27y\x27, output \x27z\x27 (specificationVersion 7: iOS 16 / macOS 13)"] and j["written"] is False')" = True ] &&
+	ok || { bad "nn-io-fp16 --dry-run on the image model (images left)"; cat "$T/io3.json"; }
+"$ANELINT" fix "$F/fix_subb.mlmodel" --dry-run --format json >"$T/io4.json"
+[ "$(json "$T/io4.json" '[r for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == []')" = True ] && ok ||
+	bad "nn-io-fp16 without --allow approximate"
+"$ANELINT" fix "$T/io.mlmodel" --dry-run --allow approximate --format json >"$T/io5.json"
+[ "$(json "$T/io5.json" '[r for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == []')" = True ] && ok ||
+	bad "nn-io-fp16 on an fp16-I/O model: not left out"
+
 # 3. ML Program: the description and the function input get the fixed dims
 applied "$F/fix_mil_shape.mlpackage" "$T/m1.mlpackage" input-fixed-shape --shape x=1,32,128,128
 SMALL=1 applied "$F/fix_mil_shape.mlpackage" "$T/m2.mlpackage" input-fixed-shape --shape x=1,32,64,96

@@ -138,6 +138,9 @@ static bool p_mil_lstm(struct pctx *c);
 	X("mil-lstm-unroll", "ANE021", AL_EQ_REASSOCIATE, "lstm",                                        \
 	  "static-length lstm (forward, fp16, <= 16 steps) -> per step linear + sigmoid / tanh + "       \
 	  "mul / add ops (ML Program)", p_mil_lstm)                                                      \
+	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
+	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
+	  "only with --allow approximate)", p_model_level)                                               \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
 	  "a flexible multi-array or image model input -> one fixed shape (fix --shape NAME=D1,...|default)", \
 	  p_model_level)                                                                                \
@@ -1683,6 +1686,29 @@ static enum al_status plan_model(struct al_surgery *s, const struct al_input_sha
 	return st;
 }
 
+/* NeuralNetwork fp16 model I/O: one entry (its node a stand-in named "model
+ * I/O"), only under --allow approximate; not reported where nothing is fp32. */
+static enum al_status plan_nn_io(struct al_surgery *s)
+{
+	const struct al_pass *p = NULL;
+	for (size_t k = 0; k < N_PASSES; k++)
+		if (strcmp(passes[k].name, "nn-io-fp16") == 0)
+			p = &passes[k];
+	struct al_node *n = ali_arena_alloc(&s->arena, sizeof *n);
+	if (!p || !n || !(n->name = ali_arena_strndup(&s->arena, "model I/O", 9)))
+		return AL_E_NOMEM;
+	n->type = MODEL_INPUT;
+	n->kind = -1;
+	struct al_mil_pass c = {.s = s, .n = n};
+	bool ok = ali_pass_nn_io_fp16(&c);
+	if (!ok && !c.why[0])
+		return AL_OK;
+	enum al_status st = add_rw(s, p, n, ok, ok ? c.after : NULL, ok ? NULL : c.why, NULL, 0);
+	if (st == AL_OK)
+		s->rw[s->n_rw - 1].model_level = true;
+	return st;
+}
+
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d)
 {
@@ -1715,6 +1741,8 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	}
 	for (size_t i = 0; o && i < o->n_shapes && !st; i++)
 		st = plan_model(s, &o->shapes[i], can_write);
+	if (!st && can_write && o && o->allow >= AL_EQ_APPROXIMATE && !skipped(o, "model I/O"))
+		st = plan_nn_io(s);
 	s->opts = NULL;
 	if (st == AL_OK && s->wtail.failed)
 		st = AL_E_NOMEM;

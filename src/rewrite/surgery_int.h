@@ -70,6 +70,15 @@ bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_
 /* The message in list field `num` of msg whose field 1 (a name) is `name`. */
 bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
 
+/* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
+ * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion
+ * raised to 7 (once). */
+enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name);
+enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
+/* NeuralNetwork fp16 model I/O (surgery_model.c): every fp32 multi-array input
+ * and output of the root model; c->n is a stand-in node. */
+bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
+
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);
 /* Write the new package to `path` (surgery_mil.c). */

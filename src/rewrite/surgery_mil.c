@@ -1032,8 +1032,9 @@ static uint32_t readers_of(const struct al_graph *g, const char *name, int depth
 	return r;
 }
 
-/* Edit 1 (description feature dataType) of the fp16 I/O pass, as a splice. */
-static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char *name)
+/* Edit 1 (description feature dataType) of the fp16 I/O passes, as a splice:
+ * list DESC_INPUT (1) or DESC_OUTPUT (10). */
+enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name)
 {
 	al_span desc, fd, ft, arr;
 	size_t a, b;
@@ -1045,6 +1046,26 @@ static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char 
 	ali_buf_uint(&f, 2, ARRAY_FP16);
 	enum al_status st = f.failed ? AL_E_NOMEM : ali_splice_replace(s->sp, arr, arr.p + a, b - a, f.p, f.n);
 	ali_buf_free(&f);
+	return st;
+}
+
+/* specificationVersion raised to 7 (FLOAT16 multi-array I/O: iOS 16 / macOS
+ * 13) when it is lower, once per surgery. */
+enum al_status ali_surgery_spec_fp16(struct al_surgery *s)
+{
+	uint64_t spec = 0;
+	size_t sa = 0, sb = 0;
+	if (s->spec_raised)
+		return AL_OK;
+	if (!ali_pb_first(s->root, MODEL_SPEC, NULL, &sa, &sb) || !pb_get_varint(s->root, MODEL_SPEC, &spec))
+		return AL_E_FORMAT;
+	if (spec >= 7)
+		return AL_OK;
+	struct al_buf d = {0};
+	ali_buf_uint(&d, MODEL_SPEC, 7);
+	enum al_status st = d.failed ? AL_E_NOMEM : ali_splice_replace(s->sp, s->root, s->root.p + sa, sb - sa, d.p, d.n);
+	ali_buf_free(&d);
+	s->spec_raised = st == AL_OK;
 	return st;
 }
 
@@ -1111,9 +1132,8 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 	/* the other edits: the feature's dataType, the function input's type, spec >= 7 */
 	uint64_t spec = 0;
 	al_span prog, fe, fn, fin = {0}, vt, tt;
-	size_t a = 0, b = 0, sa = 0, sb = 0;
-	bool have_spec = ali_pb_first(c->s->root, MODEL_SPEC, NULL, &sa, &sb) && pb_get_varint(c->s->root, MODEL_SPEC, &spec);
-	if (!have_spec)
+	size_t a = 0, b = 0;
+	if (!pb_get_varint(c->s->root, MODEL_SPEC, &spec))
 		return ali_mil_say(c, "no specificationVersion");
 	if (is_in && !(ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
 		       ali_pb_first(prog, 2, &fe, NULL, NULL) && ali_pb_first(fe, 2, &fn, NULL, NULL) &&
@@ -1125,22 +1145,15 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 			 is_in ? "input" : "output", ft->name);
 		return true;
 	}
-	enum al_status st = desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
+	enum al_status st = ali_surgery_desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
 	if (st == AL_OK && is_in) {
 		struct al_buf d = {0};
 		ali_buf_uint(&d, 1, AL_DT_FP16);
 		st = d.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
 		ali_buf_free(&d);
 	}
-	bool raise = spec < 7 && !c->s->spec_raised;
-	if (st == AL_OK && raise) {
-		struct al_buf d = {0};
-		ali_buf_uint(&d, MODEL_SPEC, 7);
-		st = d.failed ? AL_E_NOMEM
-			      : ali_splice_replace(c->s->sp, c->s->root, c->s->root.p + sa, sb - sa, d.p, d.n);
-		ali_buf_free(&d);
-		c->s->spec_raised = st == AL_OK;
-	}
+	if (st == AL_OK)
+		st = ali_surgery_spec_fp16(c->s);
 	if (st != AL_OK)
 		return ali_mil_say(c, "the model description could not be rewritten (%s)", al_status_str(st));
 	c->names[c->n_names++] = n->name;

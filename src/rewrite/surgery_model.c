@@ -294,3 +294,48 @@ bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r)
 		 r->n_shapes, r->n_shapes == 1 ? "" : "s", b);
 	return true;
 }
+
+/* ------------------------------------------------------------------ NeuralNetwork fp16 I/O
+ * A NeuralNetwork model's fp32 multi-array inputs and outputs typed FLOAT16
+ * (approximate: the caller passes and gets fp16 values, rounded once at the
+ * boundary; the layers compute as before). FLOAT16 multi-arrays need
+ * specificationVersion 7 (iOS 16 / macOS 13): raised when lower. Core ML's
+ * NeuralNetwork validator takes any multi-array dataType (it checks that the
+ * I/O are images or multi-arrays), the spec-version check asks for 7; that
+ * the runtime then feeds fp16 buffers to the NeuralNetwork engines without a
+ * conversion is not verified here (no Mac). Only under --allow approximate. */
+bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
+{
+	const struct al_submodel *sub = c->s->m->n_subs ? c->s->m->subs[0] : NULL;
+	if (!sub || sub->world != AL_WORLD_NN)
+		return c->why[0] = '\0', false; /* not a candidate: not reported */
+	char list[120] = "";
+	size_t k = 0;
+	uint32_t n = 0;
+	for (int side = 0; side < 2; side++) {
+		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
+		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
+		for (uint32_t i = 0; i < nf; i++) {
+			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
+				continue;
+			enum al_status st = ali_surgery_desc_fp16(c->s, side ? 10 : 1, fs[i].name);
+			if (st != AL_OK)
+				return ali_mil_say(c, "%s '%.60s' could not be retyped (%s)", side ? "output" : "input",
+						   fs[i].name, al_status_str(st));
+			n++;
+			if (k + 70 < sizeof list)
+				k += (size_t)snprintf(list + k, sizeof list - k, "%s%s '%.40s'", k ? ", " : "",
+						      side ? "output" : "input", fs[i].name);
+		}
+	}
+	if (!n)
+		return c->why[0] = '\0', false;
+	uint64_t spec = 0;
+	pb_get_varint(c->s->root, 1, &spec);
+	enum al_status st = ali_surgery_spec_fp16(c->s);
+	if (st != AL_OK)
+		return ali_mil_say(c, "specificationVersion could not be raised (%s)", al_status_str(st));
+	snprintf(c->after, sizeof c->after, "fp16 %.110s%s", list,
+		 spec < 7 ? " (specificationVersion 7: iOS 16 / macOS 13)" : "");
+	return true;
+}
