@@ -840,7 +840,7 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
 				   "the one before)", (long long)T, LSTM_MAX_STEPS, LSTM_OPS_PER_STEP);
 	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
-	    ws.dims[1] < 1 || ws.dims[0] != 4 * ws.dims[1])
+	    ws.dims[1] < 1 || ws.dims[1] > 1 << 20 || ws.dims[0] != 4 * ws.dims[1])
 		return ali_mil_say(c, "'weight_hh' is not a static [4H, H]");
 	int64_t H = ws.dims[1];
 	if (4 * H > 16384)

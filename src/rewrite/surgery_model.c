@@ -312,6 +312,25 @@ bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
 	char list[120] = "";
 	size_t k = 0;
 	uint32_t n = 0;
+	/* every feature's dataType field found first: a failure half way would
+	 * leave edits of a rewrite that is not applied */
+	al_span desc;
+	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL))
+		return ali_mil_say(c, "the model has no description");
+	for (int side = 0; side < 2; side++) {
+		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
+		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
+		for (uint32_t i = 0; i < nf; i++) {
+			al_span fd, ftype, arr;
+			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
+				continue;
+			if (!ali_pb_named(desc, side ? 10 : DESC_INPUT, fs[i].name, &fd) ||
+			    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, &arr, NULL, NULL) ||
+			    !ali_pb_first(arr, 2, NULL, NULL, NULL))
+				return ali_mil_say(c, "%s '%.60s' has no multi-array dataType in the file",
+						   side ? "output" : "input", fs[i].name);
+		}
+	}
 	for (int side = 0; side < 2; side++) {
 		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
 		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
