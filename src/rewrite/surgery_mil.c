@@ -881,7 +881,7 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 	int64_t dBI[2] = {B, I}, dBG[2] = {B, 4 * H}, dBH[2] = {B, H};
 	for (int64_t t = 0; t < T; t++) {
 		bool last = t == T - 1;
-		char sfx[24];
+		char sfx[48];
 #define NM(var, tag)                                                                                     \
 	snprintf(sfx, sizeof sfx, "t%lld_%s", (long long)t, tag);                                       \
 	const char *var = fresh(c, base, sfx);                                                         \
