@@ -610,6 +610,26 @@ static void put_input(struct al_buf *op, const char *param, const char *name)
 	ali_buf_free(&e);
 }
 
+/* Inputs map entry of a variadic parameter: param -> Argument{arguments 1
+ * Binding{name 1} for each of names} (concat's / stack's values). */
+static void put_inputs(struct al_buf *op, const char *param, const char *const *names, size_t n)
+{
+	struct al_buf arg = {0}, e = {0};
+	for (size_t i = 0; i < n; i++) {
+		struct al_buf b = {0};
+		ali_buf_str(&b, 1, names[i]);
+		ali_buf_len(&arg, 1, b.p, b.n);
+		arg.failed |= b.failed;
+		ali_buf_free(&b);
+	}
+	ali_buf_str(&e, 1, param);
+	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_len(op, OP_INPUTS, e.p, e.n);
+	op->failed |= arg.failed || e.failed;
+	ali_buf_free(&arg);
+	ali_buf_free(&e);
+}
+
 /* A new const op (a whole Block.operations field) before c->n. */
 static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
 		      const double *x, size_t n, bool *blob)
@@ -926,20 +946,7 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 	/* the op itself: output 0, the sequence [T, B, H] or the last step [1, B, H] */
 	if (seq) {
 		ali_buf_str(&c->layer, OP_TYPE, "stack");
-		struct al_buf arg = {0}, e = {0};
-		for (int64_t t = 0; t < T; t++) {
-			struct al_buf b = {0};
-			ali_buf_str(&b, 1, hseq[t]);
-			ali_buf_len(&arg, 1, b.p, b.n);
-			arg.failed |= b.failed;
-			ali_buf_free(&b);
-		}
-		ali_buf_str(&e, 1, "values");
-		ali_buf_len(&e, 2, arg.p, arg.n);
-		ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
-		c->layer.failed |= arg.failed || e.failed;
-		ali_buf_free(&arg);
-		ali_buf_free(&e);
+		put_inputs(&c->layer, "values", hseq, (size_t)T);
 		put_input(&c->layer, "axis", sax);
 	} else {
 		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
@@ -1520,20 +1527,7 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 		return ali_mil_say(c, "no free value name");
 	/* the op itself: concat(values = parts, axis = -1, interleave = false) */
 	ali_buf_str(&c->layer, OP_TYPE, "concat");
-	struct al_buf arg = {0}, e = {0};
-	for (int64_t i = 0; i < S; i++) {
-		struct al_buf b = {0};
-		ali_buf_str(&b, 1, parts[i]);
-		ali_buf_len(&arg, 1, b.p, b.n);
-		arg.failed |= b.failed;
-		ali_buf_free(&b);
-	}
-	ali_buf_str(&e, 1, "values");
-	ali_buf_len(&e, 2, arg.p, arg.n);
-	ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
-	c->layer.failed |= arg.failed || e.failed;
-	ali_buf_free(&arg);
-	ali_buf_free(&e);
+	put_inputs(&c->layer, "values", parts, (size_t)S);
 	put_input(&c->layer, "axis", an);
 	put_input(&c->layer, "interleave", in);
 	struct pb_iter it;
