@@ -348,6 +348,38 @@ E=$D/transformer_encoder__mlp_ios17_fp16.mlpackage
 	grep -q '"proved": true, "pass": true' "$T/enc.json" && loads "$T/enc.mlpackage" && ok ||
 	{ bad "bc1s: transformer_encoder__mlp_ios17_fp16"; cat "$T/enc.json" "$T/enc.err"; }
 
+# 5g. a static-length fp16 lstm unrolled (ANE021, reassociate): 3 steps -> 14 ops a
+#     step + expand_dims, every new op on the ANE by its own verdict, the lstm's
+#     three outputs kept by name; the 20-step one left (more than 16 steps);
+#     without --allow reassociate only reported; --dry-run and --proof region agree
+fixcase lstm $C/fix_mil_lstm.mlpackage lstm 2 1 reassociate "y" --allow reassociate
+grep -q '"layer": "z".*"why_not": "20 steps: at most 16 are unrolled' "$T/lstm.json" && ok || bad "lstm: z reason"
+"$ANELINT" check --all --rules "$T/nofloor.rules" "$T/lstm.mlpackage" >"$T/lstm.chk"
+n=$(grep -cE '^ +[0-9]+ +[A-Za-z0-9_]+ +(slice_by_index|linear|add|split|sigmoid|tanh|mul|expand_dims) +ANE' "$T/lstm.chk")
+[ "$n" -eq 43 ] && grep -qE '^ +[0-9]+ +y +expand_dims +ANE' "$T/lstm.chk" && grep -qE '^ +[0-9]+ +h +mul +ANE' "$T/lstm.chk" &&
+	grep -qE '^ +[0-9]+ +c +add +ANE' "$T/lstm.chk" && grep -qE '^ +[0-9]+ +z +lstm +-> cpu' "$T/lstm.chk" && ok ||
+	{ bad "lstm: $n unrolled ops on the ANE (43 expected)"; cat "$T/lstm.chk"; }
+"$ANELINT" fix $C/fix_mil_lstm.mlpackage --dry-run --proof region --allow reassociate --format json >"$T/lstmr.json"
+[ $? -eq 0 ] && grep -q '"kind": "region"' "$T/lstmr.json" && grep -q '"proved": true, "pass": true' "$T/lstmr.json" &&
+	grep -q '"after": "3 steps of linear x2' "$T/lstmr.json" && ok || { bad "lstm: region proof / dry run"; cat "$T/lstmr.json"; }
+"$ANELINT" fix $C/fix_mil_lstm.mlpackage -o "$T/lstm0.mlpackage" --format json >"$T/lstm0.json"
+[ $? -eq 0 ] && grep -q '"layer": "y".*"why_not": "rounds differently: needs --allow reassociate (it would be: 3 steps' "$T/lstm0.json" &&
+	same_tree $C/fix_mil_lstm.mlpackage "$T/lstm0.mlpackage" && ok || { bad "lstm without --allow"; cat "$T/lstm0.json"; }
+# converted (coremltools, iOS 17 fp16): 10 steps, the whole sequence (a stack), 1 -> 0
+fixcase lstm_conv $D/lstm__mlp_ios17_fp16.mlpackage lstm_conv 1 0 reassociate "y_cast_fp16_0" --allow reassociate
+# an lstm computing in fp32 (ANE029 would keep the unrolled ops off), a bidirectional
+# one: left with their reasons (corpus; skipped without it)
+if [ -d "$CORPUS/converted/lstm__mlp_fp32.mlpackage" ]; then
+	"$ANELINT" fix "$CORPUS/converted/lstm__mlp_fp32.mlpackage" --dry-run --allow reassociate --format json >"$T/l32.json"
+	grep -q '"why_not": "the lstm computes in fp32: unrolled into fp32 ops it would still fall back (ANE029)' "$T/l32.json" && ok ||
+		{ bad "lstm fp32: reason"; cat "$T/l32.json"; }
+	"$ANELINT" fix "$CORPUS/converted/lstm_bidir_2layer__mlp_ios17_fp16.mlpackage" --dry-run --allow reassociate --format json >"$T/lbi.json"
+	grep -q '"why_not": "direction bidirectional: only forward lstms are unrolled"' "$T/lbi.json" && ok ||
+		{ bad "lstm bidirectional: reason"; cat "$T/lbi.json"; }
+else
+	skip=$((skip + 2))
+fi
+
 # 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
 #     add typed fp16, the cast back -> identity; the island reading an fp32
 #     constant is left with its reason; without --allow approximate nothing changes

@@ -107,6 +107,75 @@ if [ $rc -eq 0 ] && [ -s "$T/sc.mlmodel" ] &&
 "$ANELINT" fix "$F/fix_shape_custom.mlmodel" --dry-run --shape x=default --proof whole >/dev/null
 [ $? -eq 1 ] && ok || bad "structural proof with --proof whole: not refused"
 
+# 2c. image inputs: an imageSizeRange (img) and enumeratedSizes (pic) become a fixed
+#     width / height (shape H,W), or enumerated sizes; the layers stay byte for byte
+I=$F/fix_shape_image.mlmodel
+img_applied() {
+	out=$1 want=$2
+	shift 2
+	rm -f "$out"
+	"$ANELINT" fix "$I" -o "$out" --format json "$@" >"$T/i.json" 2>"$T/i.err"
+	rc=$?
+	why=""
+	[ $rc -eq 0 ] || why="$why exit $rc;"
+	[ "$(json "$T/i.json" 'j["proof"]["kind"] == "whole" and j["proof"]["pass"] and all(o["identical"] for o in j["proof"]["outputs"]) and all(r["applied"] for r in j["rewrites"])')" = True ] ||
+		why="$why not applied / proof;"
+	decodes "$out" || why="$why protoc --decode_raw fails;"
+	"$ANELINT" info "$out" >"$T/i.info" 2>&1 || why="$why does not re-load;"
+	grep -q "$want" "$T/i.info" || why="$why info lacks '$want';"
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$out" | sed -n '/^500 {/,$p' >"$T/il1"
+		protoc --decode_raw <"$I" | sed -n '/^500 {/,$p' >"$T/il0"
+		cmp -s "$T/il0" "$T/il1" || why="$why the layers changed;"
+	fi
+	if [ -z "$why" ]; then ok; else bad "$I $*:$why"; cat "$T/i.json" "$T/i.err" "$T/i.info"; fi
+}
+img_applied "$T/i1.mlmodel" 'img: image RGB 512x512 (HxW)$' --shape img=default
+"$ANELINT" check "$T/i1.mlmodel" >"$T/i1.check" 2>&1
+! grep -q ANE040 "$T/i1.check" && grep -q "2 placed on the ANE" "$T/i1.check" && ok || { bad "img=default: still ANE040"; cat "$T/i1.check"; }
+img_applied "$T/i2.mlmodel" 'pic: image RGB 64x128 (HxW)$' --shape pic=64,128
+img_applied "$T/i3.mlmodel" 'img: image RGB 100x200 (HxW)$' --shape img=100,200 --shape pic=default
+grep -q 'pic: image RGB 32x64 (HxW)$' "$T/i.info" && ok || bad "pic=default: $(cat "$T/i.info")"
+img_applied "$T/i4.mlmodel" 'img: image RGB 256x128 (HxW), enumerated 2 shapes: \[256, 128\] \[64, 64\]' --enumerate 'img=256,128;64,64'
+refused "$I" "axis 0 is outside the input's range 64..512" --shape img=600,100
+refused "$I" "shape 50x50 is not one of the input's 2 enumerated shapes" --shape pic=50,50
+refused "$I" "3 dimensions given, input 'img' has rank 2" --shape img=3,64,64
+"$ANELINT" fix "$I" --dry-run --shape img=600,100 >/dev/null 2>"$T/d.err"
+[ $? -eq 2 ] && grep -q "outside the input's range" "$T/d.err" && ok || bad "image --dry-run refusal"
+"$ANELINT" fix "$I" --dry-run --shape img=default --format json >"$T/d.json"
+[ $? -eq 0 ] && [ "$(json "$T/d.json" 'j["proof"]["pass"] and j["written"] is False and j["rewrites"][0]["after"] == "image input \x27img\x27 fixed to 512x512"')" = True ] &&
+	ok || { bad "image --dry-run applies"; cat "$T/d.json"; }
+
+# 2d. NeuralNetwork fp16 model I/O (nn-io-fp16, approximate, only with --allow
+#     approximate): every fp32 multi-array input / output FLOAT16, spec 4 -> 7, the
+#     layers byte for byte; images and an already fp16 model left; --dry-run the same
+"$ANELINT" fix "$F/fix_subb.mlmodel" -o "$T/io.mlmodel" --allow approximate --format json >"$T/io.json" 2>"$T/io.err"
+rc=$?
+"$ANELINT" info "$T/io.mlmodel" >"$T/io.info" 2>&1
+if [ $rc -eq 0 ] && [ "$(json "$T/io.json" '[r["after"] for r in j["rewrites"] if r["pass"] == "nn-io-fp16" and r["applied"]] == ["fp16 input \x27a\x27, input \x27b\x27, output \x27y\x27 (specificationVersion 7: iOS 16 / macOS 13)"]')" = True ] &&
+	[ "$(json "$T/io.json" 'j["proof"]["kind"] == "whole" and j["proof"]["pass"] and not j["proof"]["outputs"][0]["identical"]')" = True ] &&
+	grep -q 'spec 7 ' "$T/io.info" && grep -q 'a: multiArray fp16 \[1, 8, 4, 4\]' "$T/io.info" &&
+	grep -q 'y: multiArray fp16' "$T/io.info" && decodes "$T/io.mlmodel"; then ok; else
+	bad "nn-io-fp16 on fix_subb (rc $rc)"; cat "$T/io.json" "$T/io.err" "$T/io.info"; fi
+"$ANELINT" fix "$F/fix_shape.mlmodel" -o "$T/io2.mlmodel" --allow approximate >"$T/io2.txt" 2>&1
+"$ANELINT" info "$T/io2.mlmodel" >"$T/io2.info" 2>&1
+if command -v protoc >/dev/null 2>&1; then
+	protoc --decode_raw <"$F/fix_shape.mlmodel" | sed -n '/^500 {/,$p' >"$T/io2.l0"
+	protoc --decode_raw <"$T/io2.mlmodel" | sed -n '/^500 {/,$p' >"$T/io2.l1"
+	cmp -s "$T/io2.l0" "$T/io2.l1" && ok || bad "nn-io-fp16: the layers changed"
+fi
+grep -q 'x: multiArray fp16 \[1, 16, 512, 512\], range' "$T/io2.info" && grep -q 'spec 7 ' "$T/io2.info" && ok ||
+	{ bad "nn-io-fp16 on fix_shape"; cat "$T/io2.txt" "$T/io2.info"; }
+"$ANELINT" fix "$I" --dry-run --allow approximate --format json >"$T/io3.json"
+[ $? -eq 0 ] && [ "$(json "$T/io3.json" '[r["after"] for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == ["fp16 output \x27y\x27, output \x27z\x27 (specificationVersion 7: iOS 16 / macOS 13)"] and j["written"] is False')" = True ] &&
+	ok || { bad "nn-io-fp16 --dry-run on the image model (images left)"; cat "$T/io3.json"; }
+"$ANELINT" fix "$F/fix_subb.mlmodel" --dry-run --format json >"$T/io4.json"
+[ "$(json "$T/io4.json" '[r for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == []')" = True ] && ok ||
+	bad "nn-io-fp16 without --allow approximate"
+"$ANELINT" fix "$T/io.mlmodel" --dry-run --allow approximate --format json >"$T/io5.json"
+[ "$(json "$T/io5.json" '[r for r in j["rewrites"] if r["pass"] == "nn-io-fp16"] == []')" = True ] && ok ||
+	bad "nn-io-fp16 on an fp16-I/O model: not left out"
+
 # 3. ML Program: the description and the function input get the fixed dims
 applied "$F/fix_mil_shape.mlpackage" "$T/m1.mlpackage" input-fixed-shape --shape x=1,32,128,128
 SMALL=1 applied "$F/fix_mil_shape.mlpackage" "$T/m2.mlpackage" input-fixed-shape --shape x=1,32,64,96
@@ -117,6 +186,21 @@ if command -v protoc >/dev/null 2>&1; then
 	[ "$n" -ge 1 ] && ok || bad "fix_mil_shape: the function input does not hold 96"
 fi
 refused "$F/fix_mil_shape.mlpackage" "axis 3 is outside the input's range 32..256" --shape x=1,32,64,512
+# an ML Program image input: the description's width / height and the function
+# input's last two axes ([1, 3, H, W]: the first two kept, constant)
+MI=$F/fix_mil_image.mlpackage
+rm -rf "$T/mi.mlpackage"
+"$ANELINT" fix "$MI" -o "$T/mi.mlpackage" --shape img=64,96 --format json >"$T/mi.json" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ "$(json "$T/mi.json" 'j["proof"]["pass"] and all(o["identical"] for o in j["proof"]["outputs"])')" = True ] &&
+	decodes "$T/mi.mlpackage" && "$ANELINT" info "$T/mi.mlpackage" | grep -q 'img: image RGB 64x96 (HxW)$'; then ok; else
+	bad "fix_mil_image (rc $rc)"; cat "$T/mi.json"; fi
+if command -v protoc >/dev/null 2>&1; then
+	dims=$(proto "$T/mi.mlpackage" | protoc --decode_raw | sed -n '/^502 {/,$p' | sed -n '/1: "img"/,/2: "CoreML7"/p' | grep -E '^ +1: [0-9]+$' | awk '{print $2}' | head -5 | tr '\n' ' ')
+	[ "$dims" = "11 1 3 64 96 " ] && ok || bad "fix_mil_image: function input dims '$dims'"
+fi
+"$ANELINT" check "$T/mi.mlpackage" 2>&1 | grep -q ANE040 && bad "fix_mil_image: ANE040 still fires" || ok
+refused "$MI" "axis 1 is outside the input's range 32..256" --shape img=64,300
 
 # 4. corpus: the converted encoder with a RangeDim input, --shape x=default: ANE040 goes
 M=$CORPUS/modern/encoder_fp16_ios17_rangedim.mlpackage

@@ -952,6 +952,34 @@ def fix_mil_shape():
     return model(8, desc, 502, prog)
 
 
+def fix_mil_image():
+    """ML Program (iOS 17 opset, fp32): RGB image img, default 128x128, width and
+    height in 32..256 (imageSizeRange), the function input [1, 3, H, W] with H, W
+    unknown as coremltools writes it, a 1x1 conv 3 -> 8 then relu. `fix --shape
+    img=H,W` fixes the description's size and the function input's last two axes."""
+    unknown = f_msg(3, f_msg(2))  # Dimension{unknown = 2 {}}
+    def t(dtype, dims):
+        parts = [f_varint(1, DT[dtype]), f_varint(2, len(dims))]
+        parts += [unknown if d is None else f_msg(3, f_msg(1, f_varint(1, d))) for d in dims]
+        return f_msg(1, *parts)
+    w = ramp(8 * 3, lo=-0.5, step=0.0625)
+    wval = value(ttype("fp32", [8, 3, 1, 1]), f_msg(7, f_bytes(1, struct.pack("<%df" % len(w), *w))))
+    ops = [
+        const("w", wval, ttype("fp32", [8, 3, 1, 1])),
+        const("valid", v_string("valid"), ttype("string", [])),
+        op("conv", [("x", "img"), ("weight", "w"), ("pad_type", "valid")], [("c", t("fp32", [1, 8, None, None]))]),
+        op("relu", [("x", "c")], [("y", t("fp32", [1, 8, None, None]))]),
+    ]
+    block = f_str(2, "y") + b"".join(ops)
+    fn = f_msg(1, named("img", t("fp32", [1, 3, None, None]))) + f_str(2, "CoreML7") + \
+        f_msg(3, f_str(1, "CoreML7"), f_msg(2, block))
+    prog = f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn))
+    img = image_range_feature("img", 128, 128, (32, 256), (32, 256))
+    desc = description([img], [array_feature("y", [])], weights=FIX_NOTE,
+                       short="fix fixture: an ML Program image input with a size range")
+    return model(8, desc, 502, prog)
+
+
 def fix_shuffle():
     """A ShuffleNet-v2 style unit (NeuralNetwork spec 5, interleave needs it): x
     [1,16,8,8] -> splitND axis -3 [8,8] -> (a, b); b -> 1x1 conv 8 -> 8 -> c;
@@ -1099,6 +1127,41 @@ def fix_shape_custom():
     return fix_model(layers, [x], ["y"], "fix fixture: a shape range read by a custom layer")
 
 
+def image_range_feature(name, w, h, wr, hr, color=20):
+    """An image input with a default size and ImageSizeRange = 31 {widthRange 1,
+    heightRange 2 {lowerBound 1, upperBound 2}}."""
+    rng = f_msg(31, f_msg(1, f_varint(1, wr[0]), f_varint(2, wr[1])),
+                f_msg(2, f_varint(1, hr[0]), f_varint(2, hr[1])))
+    return f_str(1, name) + f_msg(3, f_msg(4, f_varint(1, w), f_varint(2, h), f_varint(3, color), rng))
+
+
+def image_enum_feature(name, w, h, sizes, color=20):
+    """An image input with a default size and EnumeratedSizes = 21 {sizes 1
+    {width 1, height 2}}."""
+    en = f_msg(21, *[f_msg(1, f_varint(1, sw), f_varint(2, sh)) for sw, sh in sizes])
+    return f_str(1, name) + f_msg(3, f_msg(4, f_varint(1, w), f_varint(2, h), f_varint(3, color), en))
+
+
+def fix_shape_image():
+    """NeuralNetwork: RGB image img, default 512x512, width and height in 64..512
+    (imageSizeRange), then 1x1 convolutions 3 -> 32 -> 32 (587 MFLOP at the
+    default size, so the tiny-model rule ANE071 does not mask ANE040); a second
+    RGB image pic with enumerated sizes 64x32, 128x64 (default 64x32) into a 1x1
+    convolution 3 -> 4. `fix --shape img=default` / `--shape pic=64,128`
+    (H, W) turn them into fixed sizes."""
+    def conv1x1(cin, cout, seed):
+        w = ramp(cin * cout, lo=-1.0 + seed * 0.01, step=0.0625)
+        return b"".join([f_varint(1, cout), f_varint(2, cin), f_varint(10, 1),
+                         f_packed_varints(20, [1, 1]), f_packed_varints(30, [1, 1]),
+                         f_packed_varints(40, [1, 1]), f_msg(50), f_msg(90, weights_f32(w))])
+    img = image_range_feature("img", 512, 512, (64, 512), (64, 512))
+    pic = image_enum_feature("pic", 64, 32, [(64, 32), (128, 64)])
+    layers = [layer("c1", ["img"], ["h"], 100, conv1x1(3, 32, 1)),
+              layer("c2", ["h"], ["y"], 100, conv1x1(32, 32, 2)),
+              layer("c3", ["pic"], ["z"], 100, conv1x1(3, 4, 3))]
+    return fix_model(layers, [img, pic], ["y", "z"], "fix fixture: image inputs with flexible sizes")
+
+
 def write_package(path, model_bytes):
     data = os.path.join(path, "Data", "com.apple.CoreML")
     os.makedirs(data, exist_ok=True)
@@ -1158,6 +1221,7 @@ def main():
         "fix_qkv.mlmodel": fix_qkv(),
         "fix_gap.mlmodel": fix_gap(),
         "fix_shape_custom.mlmodel": fix_shape_custom(),
+        "fix_shape_image.mlmodel": fix_shape_image(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:
@@ -1169,7 +1233,8 @@ def main():
     print(f"{OUT}/plan_mil_branches.mlpackage")
     for name, fn in (("mil_shapes", mil_shapes), ("mil_tiny", mil_tiny),
                      ("mil_releases", mil_releases), ("mil_decode_int8", mil_decode_int8),
-                     ("fix_mil_shape", fix_mil_shape), ("fix_mil_upsample", fix_mil_upsample)):
+                     ("fix_mil_shape", fix_mil_shape), ("fix_mil_image", fix_mil_image),
+                     ("fix_mil_upsample", fix_mil_upsample)):
         write_package(os.path.join(OUT, name + ".mlpackage"), fn())
         print(f"{OUT}/{name}.mlpackage")
     for name, fn in (("fix_mil_lmhead", fix_mil_lmhead),):

@@ -18,6 +18,9 @@ known when the file is read, so that the ML Program passes can fold them:
   fix_mil_cumsum     cumsum variants on a static [2,8,12] fp16 input: axis -1
                      exclusive, axis -2 reverse, axis -1 exclusive+reverse, and
                      axis 0 (not one of the last two: refused)
+  fix_mil_lstm       two forward fp16 lstms (I = H = 4): 3 steps, last step
+                     only, every output read (unrolled with --allow reassociate),
+                     and 20 steps, the whole sequence (refused: more than 16)
   fix_mil_island     two fp32 islands in an fp16 program: cast up, relu, add,
                      cast back (rewritten with --allow approximate), and cast
                      up, mul by an fp32 constant, cast back (refused: the
@@ -305,6 +308,36 @@ def fix_mil_bc1s():
                    "fix fixture: a feed-forward block -> the (B, C, 1, S) layout"), weights
 
 
+def fix_mil_lstm():
+    H, I = 4, 4
+    def ramp(n, lo, step):
+        return [lo + step * (k % 13) for k in range(n)]
+    ops = [
+        const("wih", v_half(ramp(4 * H * I, -0.5, 0.078125), [4 * H, I]), f16([4 * H, I])),
+        const("whh", v_half(ramp(4 * H * H, -0.375, 0.0625), [4 * H, H]), f16([4 * H, H])),
+        const("b", v_half(ramp(4 * H, -0.25, 0.046875), [4 * H]), f16([4 * H])),
+        const("h0", v_half([0.25, -0.5, 0.125, 0.0], [1, H]), f16([1, H])),
+        const("c0", v_half([-0.25, 0.5, 0.75, -1.0], [1, H]), f16([1, H])),
+        const("fwd", v_string("forward"), ttype("string", [])),
+        const("sig", v_string("sigmoid"), ttype("string", [])),
+        const("tnh", v_string("tanh"), ttype("string", [])),
+        const("last", v_bool(False), ttype("bool", [])),
+        const("all", v_bool(True), ttype("bool", [])),
+    ]
+    common = [("initial_h", "h0"), ("initial_c", "c0"), ("weight_ih", "wih"), ("weight_hh", "whh"),
+              ("bias", "b"), ("direction", "fwd"), ("recurrent_activation", "sig"),
+              ("cell_activation", "tnh"), ("activation", "tnh")]
+    ops += [
+        op("lstm", [("x", "x3")] + common + [("output_sequence", "last")],
+           [("y", f16([1, 1, H])), ("h", f16([1, H])), ("c", f16([1, H]))]),
+        op("lstm", [("x", "x20")] + common + [("output_sequence", "all")],
+           [("z", f16([20, 1, H])), ("zh", f16([1, H])), ("zc", f16([1, H]))]),
+    ]
+    return program([("x3", [3, 1, I]), ("x20", [20, 1, I])],
+                   [("y", [1, 1, H]), ("h", [1, H]), ("c", [1, H]), ("z", [20, 1, H])], ops,
+                   "fix fixture: a 3-step lstm (unrolled) and a 20-step one (refused)")
+
+
 def main():
     if not os.path.isdir(os.path.join("tests", "data")):
         sys.exit("run from the repository root")
@@ -316,7 +349,8 @@ def main():
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
                         ("fix_mil_island", fix_mil_island(), None),
                         ("fix_mil_sdpa", fix_mil_sdpa(), None),
-                        ("fix_mil_bc1s", bc1s, bc1s_w)):
+                        ("fix_mil_bc1s", bc1s, bc1s_w),
+                        ("fix_mil_lstm", fix_mil_lstm(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
 

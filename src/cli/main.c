@@ -121,7 +121,8 @@ static const struct option_row options[] = {
 	 "fix: how the rewrites are proved: auto (default: the whole models when cheap or with "
 	 "--inputs, else the rewritten region), whole, or region (docs/surgery.md)"},
 	{"shape", 0, "NAME=DIMS", C_FIX, OPT_FIELD(shape),
-	 "fix: give the flexible multi-array input NAME one fixed shape, e.g. x=1,3,224,224, or "
+	 "fix: give the flexible multi-array or image input NAME one fixed shape, e.g. x=1,3,224,224 "
+	 "(an image: H,W), or "
 	 "x=default (its default shape); it must be a shape the input accepts (repeat per input)"},
 	{"enumerate", 0, "NAME=SHAPES", C_FIX, OPT_FIELD(enumerate),
 	 "fix: replace the shape range of input NAME by enumerated shapes inside it, e.g. "

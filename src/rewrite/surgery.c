@@ -35,7 +35,7 @@ struct pctx {
 	char after[160];
 	struct al_buf pre;     /* whole layers fields inserted before the layer */
 	struct al_buf layer;   /* the layer's new payload */
-	const char *names[128]; /* names of the output layers produced */
+	const char *names[AL_PASS_MAX_NAMES]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
 	const char *stays_off; /* al_rewrite.stays_off */
@@ -71,6 +71,7 @@ static bool p_mil_linear_split(struct pctx *c);
 static bool p_mil_upsample(struct pctx *c);
 static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
+static bool p_mil_lstm(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -143,8 +144,14 @@ static bool p_mil_block_conv(struct pctx *c);
 	X("mil-sdpa-split-heads", "ANE067", AL_EQ_REASSOCIATE, "scaled_dot_product_attention",         \
 	  "scaled_dot_product_attention -> per-head matmuls with the softmax on the channel axis "      \
 	  "(split einsum), concat (ML Program)", p_mil_sdpa_split)                                      \
+	X("mil-lstm-unroll", "ANE021", AL_EQ_REASSOCIATE, "lstm",                                        \
+	  "static-length lstm (forward, fp16, <= 16 steps) -> per step linear + sigmoid / tanh + "       \
+	  "mul / add ops (ML Program)", p_mil_lstm)                                                      \
+	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
+	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
+	  "only with --allow approximate)", p_model_level)                                               \
 	X("input-fixed-shape", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                      \
-	  "a flexible multi-array model input -> one fixed shape (fix --shape NAME=D1,D2,...|default)",  \
+	  "a flexible multi-array or image model input -> one fixed shape (fix --shape NAME=D1,...|default)", \
 	  p_model_level)                                                                                \
 	X("input-enumerated-shapes", "ANE040", AL_EQ_EXACT, MODEL_INPUT,                                \
 	  "a range-flexible multi-array model input -> enumerated shapes (fix --enumerate "              \
@@ -1480,10 +1487,17 @@ static bool p_avgpool(struct pctx *c)
 /* ------------------------------------------------------------------ ML Program passes
  * (surgery_mil.c fills an al_mil_pass; its results are copied into c) */
 
+/* Run ML Program pass fn; when it does not apply, weight.bin is left as it was. */
 static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 {
 	struct al_mil_pass m = {.s = c->s, .n = c->n, .src = c->src};
+	size_t tn = c->s->wtail.n;
+	uint32_t wc = c->s->wcount;
 	bool ok = fn(&m);
+	if (!ok) {
+		c->s->wtail.n = tn;
+		c->s->wcount = wc;
+	}
 	snprintf(c->why, sizeof c->why, "%s", m.why);
 	snprintf(c->after, sizeof c->after, "%s", m.after);
 	ali_buf_free(&c->pre);
@@ -1497,55 +1511,23 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	return ok;
 }
 
-static bool p_mil_range(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_range);
-}
-
-static bool p_mil_fill(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_fill);
-}
-
-static bool p_mil_fill_like(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_fill_like);
-}
-
-static bool p_mil_cumsum(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_cumsum);
-}
-
-static bool p_mil_io_fp16(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_io_fp16);
-}
-
-static bool p_mil_island(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_island);
-}
-
-static bool p_mil_linear_split(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_linear_split);
-}
-
-static bool p_mil_upsample(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_upsample);
-}
-
-static bool p_mil_block_conv(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_block_conv);
-}
-
-static bool p_mil_sdpa_split(struct pctx *c)
-{
-	return mil_pass(c, ali_pass_mil_sdpa_split);
-}
+/* The table's ML Program rows: each runs its surgery_mil.c pass through mil_pass. */
+#define MIL_ROW(p, fn)                                                                                  \
+	static bool p(struct pctx *c)                                                                   \
+	{                                                                                               \
+		return mil_pass(c, fn);                                                                 \
+	}
+MIL_ROW(p_mil_range, ali_pass_mil_range)
+MIL_ROW(p_mil_fill, ali_pass_mil_fill)
+MIL_ROW(p_mil_fill_like, ali_pass_mil_fill_like)
+MIL_ROW(p_mil_cumsum, ali_pass_mil_cumsum)
+MIL_ROW(p_mil_io_fp16, ali_pass_mil_io_fp16)
+MIL_ROW(p_mil_island, ali_pass_mil_island)
+MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
+MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
+MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
+MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)
+MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)
@@ -1715,6 +1697,29 @@ static enum al_status plan_model(struct al_surgery *s, const struct al_input_sha
 	return st;
 }
 
+/* NeuralNetwork fp16 model I/O: one entry (its node a stand-in named "model
+ * I/O"), only under --allow approximate; not reported where nothing is fp32. */
+static enum al_status plan_nn_io(struct al_surgery *s)
+{
+	const struct al_pass *p = NULL;
+	for (size_t k = 0; k < N_PASSES; k++)
+		if (strcmp(passes[k].name, "nn-io-fp16") == 0)
+			p = &passes[k];
+	struct al_node *n = ali_arena_alloc(&s->arena, sizeof *n);
+	if (!p || !n || !(n->name = ali_arena_strndup(&s->arena, "model I/O", 9)))
+		return AL_E_NOMEM;
+	n->type = MODEL_INPUT;
+	n->kind = -1;
+	struct al_mil_pass c = {.s = s, .n = n};
+	bool ok = ali_pass_nn_io_fp16(&c);
+	if (!ok && !c.why[0])
+		return AL_OK;
+	enum al_status st = add_rw(s, p, n, ok, ok ? c.after : NULL, ok ? NULL : c.why, NULL, 0);
+	if (st == AL_OK)
+		s->rw[s->n_rw - 1].model_level = true;
+	return st;
+}
+
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d)
 {
@@ -1747,6 +1752,8 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	}
 	for (size_t i = 0; o && i < o->n_shapes && !st; i++)
 		st = plan_model(s, &o->shapes[i], can_write);
+	if (!st && can_write && o && o->allow >= AL_EQ_APPROXIMATE && !skipped(o, "model I/O"))
+		st = plan_nn_io(s);
 	s->opts = NULL;
 	if (st == AL_OK && s->wtail.failed)
 		st = AL_E_NOMEM;

@@ -8,6 +8,9 @@
 #include "analysis.h"
 #include "pbsplice.h"
 
+/* How many new layers / ops one rewrite may name (an unrolled lstm: 14 a step). */
+#define AL_PASS_MAX_NAMES 256
+
 struct al_surgery {
 	al_model *m;
 	al_span root;
@@ -37,14 +40,14 @@ struct al_mil_pass {
 	char after[160];
 	struct al_buf pre;     /* whole Block.operations fields inserted before the op */
 	struct al_buf layer;   /* the op's new Operation payload */
-	const char *names[128]; /* names of the ops produced (their first outputs) */
+	const char *names[AL_PASS_MAX_NAMES]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
 };
 
-/* ML Program passes (surgery_mil.c). */
 /* ML Program passes (surgery_mil.c). Each either fills the context and returns
- * true, or says why not (and leaves weight.bin as it was). */
+ * true, or says why not (surgery.c's mil_pass then takes back the blobs it
+ * appended to weight.bin). */
 bool ali_pass_mil_range(struct al_mil_pass *c);
 bool ali_pass_mil_fill(struct al_mil_pass *c);
 bool ali_pass_mil_fill_like(struct al_mil_pass *c);
@@ -55,10 +58,28 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c);
 bool ali_pass_mil_upsample(struct al_mil_pass *c);
 bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
+bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
 bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r);
+
+/* Helpers the ML Program and model-level passes share (surgery_mil.c). */
+bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first field `num` of msg (a length-delimited one when data is asked for):
+ * its payload, and its [start, end) in msg. */
+bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end);
+/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
+
+/* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
+ * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion
+ * raised to 7 (once). */
+enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name);
+enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
+/* NeuralNetwork fp16 model I/O (surgery_model.c): every fp32 multi-array input
+ * and output of the root model; c->n is a stand-in node. */
+bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

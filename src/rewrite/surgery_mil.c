@@ -43,13 +43,46 @@
 enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5, BLOCK_OPS = 3 };
 enum { V_TYPE = 2, V_IMMEDIATE = 3, V_BLOB = 5 };
 
-static bool say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool say(struct al_mil_pass *c, const char *fmt, ...)
+bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(c->why, sizeof c->why, fmt, ap);
 	va_end(ap);
+	return false;
+}
+
+/* The first field `num` of msg (its payload, and its [start, end) in msg). */
+bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && (!data || f.wire == PB_LEN)) {
+			if (data)
+				*data = f.data;
+			if (start)
+				*start = f.start;
+			if (end)
+				*end = it.pos;
+			return true;
+		}
+	return false;
+}
+
+/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	al_span nm;
+	pb_iter_init(&it, msg);
+	while (pb_next(&it, &f))
+		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
+			*out = f.data;
+			return true;
+		}
 	return false;
 }
 
@@ -269,7 +302,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		uint8_t *raw = ali_malloc(n * w + 1);
 		if (!raw) {
 			v->failed = true;
-			return say(c, "out of memory");
+			return ali_mil_say(c, "out of memory");
 		}
 		for (size_t i = 0; i < n; i++) {
 			float f = (float)x[i];
@@ -288,7 +321,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 			ali_free(raw);
 			if (off == UINT64_MAX) {
 				v->failed = true;
-				return say(c, "out of memory");
+				return ali_mil_say(c, "out of memory");
 			}
 			struct al_buf bf = {0};
 			ali_buf_str(&bf, 1, WEIGHTS_FILE);
@@ -296,7 +329,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 			ali_buf_len(v, V_BLOB, bf.p, bf.n);
 			v->failed |= bf.failed;
 			ali_buf_free(&bf);
-			return !v->failed || say(c, "out of memory");
+			return !v->failed || ali_mil_say(c, "out of memory");
 		}
 		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
 			ali_buf_len(&rep, 1, raw, n * w);
@@ -310,7 +343,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		uint64_t *u = ali_malloc(n * sizeof *u + 1);
 		if (!u) {
 			v->failed = true;
-			return say(c, "out of memory");
+			return ali_mil_say(c, "out of memory");
 		}
 		for (size_t i = 0; i < n; i++)
 			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
@@ -318,7 +351,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		ali_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
 		ali_free(u);
 	} else {
-		return say(c, "a %s constant is not written", al_dtype_name(dtype));
+		return ali_mil_say(c, "a %s constant is not written", al_dtype_name(dtype));
 	}
 	ali_buf_len(&iv, 1, tv.p, tv.n);
 	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
@@ -326,7 +359,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 	ali_buf_free(&rep);
 	ali_buf_free(&tv);
 	ali_buf_free(&iv);
-	return !v->failed || say(c, "out of memory");
+	return !v->failed || ali_mil_say(c, "out of memory");
 }
 
 /* The op's own "name" attribute (copied), else one naming `fallback`. */
@@ -374,7 +407,7 @@ static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int6
 	ali_buf_free(&v);
 	ali_buf_free(&vt);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	char sh[96];
 	struct al_shape s = {.rank = rank, .dtype = dtype};
 	for (int i = 0; i < rank; i++)
@@ -391,14 +424,14 @@ static bool fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int6
 static bool mil_op(struct al_mil_pass *c)
 {
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
-		return say(c, "not an ML Program op");
+		return ali_mil_say(c, "not an ML Program op");
 	/* a package, or a program opened from memory with its weight image (the
 	 * fuzz harness; al_surgery_weights gives the new image, al_surgery_write
 	 * refuses new blobs without a package) */
 	if (!c->s->m->is_package && !c->s->m->weights.p)
-		return say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
+		return ali_mil_say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
 	if (c->n->n_outputs != 1 || !c->n->out_types)
-		return say(c, "%u outputs (1 expected)", c->n->n_outputs);
+		return ali_mil_say(c, "%u outputs (1 expected)", c->n->n_outputs);
 	return true;
 }
 
@@ -408,9 +441,9 @@ static bool not_const(struct al_mil_pass *c, const char *p)
 {
 	al_span b;
 	if (ali_mil_param_binding(c->n, p, 0, &b) == 1)
-		return say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
+		return ali_mil_say(c, "'%s' is %.*s, computed at run time: the result is dynamic", p,
 			   (int)(b.n < 80 ? b.n : 80), (const char *)b.p);
-	return say(c, "'%s' is not an immediate constant (a blob or another type)", p);
+	return ali_mil_say(c, "'%s' is not an immediate constant (a blob or another type)", p);
 }
 
 /* A scalar numeric constant parameter into *x (def when absent and def_ok). */
@@ -423,11 +456,11 @@ static bool const_scalar(struct al_mil_pass *c, const char *p, double *x, bool d
 		return true;
 	}
 	if (k == 0)
-		return say(c, "'%s' is missing", p);
+		return ali_mil_say(c, "'%s' is missing", p);
 	if (k < 0)
 		return not_const(c, p);
 	if (k != 1)
-		return say(c, "'%s' has %ld values (one expected)", p, k);
+		return ali_mil_say(c, "'%s' has %ld values (one expected)", p, k);
 	*x = v[0];
 	return true;
 }
@@ -440,7 +473,7 @@ static int out_dtype(const struct al_mil_pass *c)
 static bool dtype_ok(struct al_mil_pass *c, int dt)
 {
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32 && dt != AL_DT_INT32 && dt != AL_DT_BOOL)
-		return say(c, "output dtype %s: only fp16, fp32, int32 and bool constants are written",
+		return ali_mil_say(c, "output dtype %s: only fp16, fp32, int32 and bool constants are written",
 			   al_dtype_name(dt));
 	return true;
 }
@@ -461,16 +494,16 @@ static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *
 	uint64_t count = 1;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 0)
-			return say(c, "dim %d is %lld", i, (long long)dims[i]);
+			return ali_mil_say(c, "dim %d is %lld", i, (long long)dims[i]);
 		if (dims[i] && count > MAX_CONST_ELEMS / (uint64_t)dims[i])
-			return say(c, "more than %u values: too large to fold", MAX_CONST_ELEMS);
+			return ali_mil_say(c, "more than %u values: too large to fold", MAX_CONST_ELEMS);
 		count *= (uint64_t)dims[i];
 	}
 	if (!exact_in(dt, val))
-		return say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
+		return ali_mil_say(c, "value %g is not exact in %s", val, al_dtype_name(dt));
 	double *x = ali_malloc((size_t)count * sizeof *x + 1);
 	if (!x)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (uint64_t i = 0; i < count; i++)
 		x[i] = val;
 	bool ok = fold_to_const(c, dt, rank, dims, x, (size_t)count);
@@ -480,7 +513,7 @@ static bool fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *
 
 /* ------------------------------------------------------------------ passes */
 
-static bool mil_range(struct al_mil_pass *c)
+bool ali_pass_mil_range(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -490,19 +523,19 @@ static bool mil_range(struct al_mil_pass *c)
 		if (!const_scalar(c, nm[i], &v[i], false, 0))
 			return false;
 	if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
-		return say(c, "range_1d(%g, %g, %g) is not a finite range", v[0], v[1], v[2]);
+		return ali_mil_say(c, "range_1d(%g, %g, %g) is not a finite range", v[0], v[1], v[2]);
 	int dt = out_dtype(c);
 	if (!dtype_ok(c, dt) || dt == AL_DT_BOOL)
-		return dt == AL_DT_BOOL ? say(c, "a bool range") : false;
+		return dt == AL_DT_BOOL ? ali_mil_say(c, "a bool range") : false;
 	double cnt = ceil((v[1] - v[0]) / v[2]);
 	if (cnt < 0)
 		cnt = 0;
 	if (cnt > MAX_CONST_ELEMS)
-		return say(c, "%g values: too large to fold", cnt);
+		return ali_mil_say(c, "%g values: too large to fold", cnt);
 	int64_t n = (int64_t)cnt;
 	double *x = ali_malloc((size_t)n * sizeof *x + 1);
 	if (!x)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (int64_t i = 0; i < n; i++) {
 		/* the MIL definition start + i * step, which must be exact in the
 		 * output dtype (so that no implementation can round it otherwise);
@@ -511,7 +544,7 @@ static bool mil_range(struct al_mil_pass *c)
 		if (!exact_in(dt, x[i]) || (dt == AL_DT_INT32 && fabs(x[i]) > 16777216.0)) {
 			double bad = x[i];
 			ali_free(x);
-			return say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
+			return ali_mil_say(c, "value %lld (%.9g) is not exact in %s", (long long)i, bad,
 				   al_dtype_name(dt));
 		}
 	}
@@ -520,7 +553,7 @@ static bool mil_range(struct al_mil_pass *c)
 	return ok;
 }
 
-static bool mil_fill(struct al_mil_pass *c)
+bool ali_pass_mil_fill(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -529,9 +562,9 @@ static bool mil_fill(struct al_mil_pass *c)
 	if (r < 0)
 		return not_const(c, "shape");
 	if (r == 0 && !ali_mil_param_present(c->n, "shape"))
-		return say(c, "'shape' is missing");
+		return ali_mil_say(c, "'shape' is missing");
 	if (r > AL_SHAPE_MAX_RANK)
-		return say(c, "a result of rank %ld", r);
+		return ali_mil_say(c, "a result of rank %ld", r);
 	double val;
 	if (!const_scalar(c, "value", &val, true, 0.0))
 		return false;
@@ -541,17 +574,17 @@ static bool mil_fill(struct al_mil_pass *c)
 	return fold_filled(c, dt, (int)r, dims, val);
 }
 
-static bool mil_fill_like(struct al_mil_pass *c)
+bool ali_pass_mil_fill_like(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	struct al_shape s;
 	if (!ali_mil_param_shape(c->n, "ref_tensor", &s))
-		return say(c, "the shape of 'ref_tensor' is not known");
+		return ali_mil_say(c, "the shape of 'ref_tensor' is not known");
 	if (!static_shape(&s)) {
 		char sh[96];
 		ali_shape_format(&s, sh, sizeof sh);
-		return say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
+		return ali_mil_say(c, "'ref_tensor' has shape %s, not static: the result is dynamic", sh);
 	}
 	double val;
 	if (!const_scalar(c, "value", &val, true, 0.0))
@@ -577,6 +610,26 @@ static void put_input(struct al_buf *op, const char *param, const char *name)
 	ali_buf_free(&e);
 }
 
+/* Inputs map entry of a variadic parameter: param -> Argument{arguments 1
+ * Binding{name 1} for each of names} (concat's / stack's values). */
+static void put_inputs(struct al_buf *op, const char *param, const char *const *names, size_t n)
+{
+	struct al_buf arg = {0}, e = {0};
+	for (size_t i = 0; i < n; i++) {
+		struct al_buf b = {0};
+		ali_buf_str(&b, 1, names[i]);
+		ali_buf_len(&arg, 1, b.p, b.n);
+		arg.failed |= b.failed;
+		ali_buf_free(&b);
+	}
+	ali_buf_str(&e, 1, param);
+	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_len(op, OP_INPUTS, e.p, e.n);
+	op->failed |= arg.failed || e.failed;
+	ali_buf_free(&arg);
+	ali_buf_free(&e);
+}
+
 /* A new const op (a whole Block.operations field) before c->n. */
 static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
 		      const double *x, size_t n, bool *blob)
@@ -595,43 +648,43 @@ static bool pre_const(struct al_mil_pass *c, const char *name, int dt, int rank,
 	ali_buf_free(&op);
 	if (c->n_names < 15)
 		c->names[c->n_names++] = name;
-	return !c->pre.failed || say(c, "out of memory");
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
 
-static bool mil_cumsum(struct al_mil_pass *c)
+bool ali_pass_mil_cumsum(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	struct al_shape s;
 	char sh[96];
 	if (!ali_mil_param_shape(c->n, "x", &s) || !static_shape(&s)) {
 		if (!ali_mil_param_shape(c->n, "x", &s))
 			s.rank = -1;
 		ali_shape_format(&s, sh, sizeof sh);
-		return say(c, "'x' has shape %s, not static", sh);
+		return ali_mil_say(c, "'x' has shape %s, not static", sh);
 	}
 	ali_shape_format(&s, sh, sizeof sh);
 	int dt = s.dtype ? s.dtype : out_dtype(c);
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
-		return say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
+		return ali_mil_say(c, "'x' is %s: the matmul form is for fp16 / fp32", al_dtype_name(dt));
 	if (s.rank < 1)
-		return say(c, "'x' is a scalar");
+		return ali_mil_say(c, "'x' is a scalar");
 	double ax, ex, rev;
 	if (!const_scalar(c, "axis", &ax, true, 0) || !const_scalar(c, "exclusive", &ex, true, 0) ||
 	    !const_scalar(c, "reverse", &rev, true, 0))
 		return false;
 	if (ax != floor(ax) || ax < -s.rank || ax >= s.rank)
-		return say(c, "axis %g out of range for rank %d", ax, s.rank);
+		return ali_mil_say(c, "axis %g out of range for rank %d", ax, s.rank);
 	int a = (int)ax < 0 ? (int)ax + s.rank : (int)ax;
 	if (a != s.rank - 1 && a != s.rank - 2)
-		return say(c, "axis %d of %s is not one of the last two (a matmul sums over those only)",
+		return ali_mil_say(c, "axis %d of %s is not one of the last two (a matmul sums over those only)",
 			   a, sh);
 	int64_t N = s.dims[a];
 	if (N < 1 || N > MAX_TRIANGLE)
-		return say(c, "axis %d has length %lld; the triangle is built for 1..%d", a,
+		return ali_mil_say(c, "axis %d has length %lld; the triangle is built for 1..%d", a,
 			   (long long)N, MAX_TRIANGLE);
 	bool last = a == s.rank - 1;
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
@@ -643,7 +696,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 	 * T'[i][j] the same condition. */
 	double *t = ali_malloc((size_t)(N * N) * sizeof *t);
 	if (!t)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	for (int64_t r = 0; r < N; r++)
 		for (int64_t q = 0; q < N; q++) {
 			int64_t j = last ? r : q, i = last ? q : r; /* j contributes to i */
@@ -655,7 +708,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		   *ty = fresh(c, base, "transpose_y");
 	if (!tri || !tx || !ty) {
 		ali_free(t);
-		return say(c, "no free value name");
+		return ali_mil_say(c, "no free value name");
 	}
 	int64_t td[2] = {N, N};
 	double zero = 0;
@@ -668,7 +721,7 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		return false;
 	char *xname = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	if (!xname)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	/* the matmul: type, inputs, the cumsum's outputs and name attribute */
 	ali_buf_str(&c->layer, OP_TYPE, "matmul");
 	put_input(&c->layer, "x", last ? xname : tri);
@@ -683,15 +736,241 @@ static bool mil_cumsum(struct al_mil_pass *c)
 		if (f.num == OP_OUTPUTS)
 			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
-		return say(c, "the op message could not be re-read");
+		return ali_mil_say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "matmul(%s) with T a %lldx%lld 0/1 triangle%s%s (%s)",
 		 last ? "x, T" : "T, x", (long long)N, (long long)N,
 		 ex ? ", exclusive" : "", rev ? ", reverse" : "",
 		 blob ? "a new blob in weight.bin" : "immediate");
+	return true;
+}
+
+/* ------------------------------------------------------------------ lstm unrolled
+ * An ML Program lstm runs step by step on the CPU (ANE021). With a static,
+ * short sequence it is unrolled into the ops the ANE runs: per step t
+ *   x_t = slice_by_index(x, [t,0,0], [t+1,B,I], squeeze axis 0)      [B, I]
+ *   g   = linear(x_t, weight_ih, bias) + linear(h, weight_hh)        [B, 4H]
+ *   i, f, o, z = split(g, 4, axis -1); sigmoid(i, f, o), tanh(z)     (MIL gate order)
+ *   c   = f * c + i * z;  h = o * tanh(c)
+ * the last step's h and c named as the lstm's outputs 1 and 2, and the op itself
+ * a stack of every h on axis 0 (output_sequence) or an expand_dims of the last h
+ * (its output 0). The same products and sums as the interpreter's lstm kernel,
+ * but the gate sums are added in another order (x W_ih^T + b, then + h W_hh^T
+ * as a separate add): reassociate. The weights are the lstm's own const ops
+ * (read by name, no blob copied). Only forward, fp16 programs (fp32 ops would
+ * stay off the ANE: ANE029), default activations, no peephole or clip, and at
+ * most LSTM_MAX_STEPS steps: the program grows by 14 ops per step and every
+ * step depends on the one before, so a long sequence becomes a long chain of
+ * small dispatches and a large program for the ANE compiler. */
+
+#define LSTM_MAX_STEPS 16
+#define LSTM_OPS_PER_STEP 14
+
+struct kv {
+	const char *k, *v;
+};
+
+static void put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
+static bool pre_scalar(struct al_mil_pass *c, const char *name, int dt, double x);
+
+/* A new op before c->n: type, named inputs, n_out outputs of one type (the
+ * first also its "name" attribute). */
+static bool pre_op(struct al_mil_pass *c, const char *type, const struct kv *in, int n_in,
+		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
+{
+	struct al_buf op = {0}, v = {0};
+	ali_buf_str(&op, OP_TYPE, type);
+	for (int i = 0; i < n_in; i++)
+		put_input(&op, in[i].k, in[i].v);
+	for (int i = 0; i < n_out; i++)
+		put_output(&op, outs[i], dt, rank, dims);
+	put_string_value(&v, outs[0]);
+	put_attr(&op, "name", v.p, v.n);
+	op.failed |= v.failed;
+	ali_buf_free(&v);
+	c->pre.failed |= op.failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&op);
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = outs[0];
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
+}
+
+/* The name of the value parameter p is bound to (NULL, with the reason, when it
+ * is not a named value; const_only: it must come from a const op). */
+static const char *bound(struct al_mil_pass *c, const char *p, bool const_only)
+{
+	al_span b;
+	if (ali_mil_param_binding(c->n, p, 0, &b) != 1)
+		return ali_mil_say(c, "'%s' is not a named value", p), NULL;
+	char *nm = ali_arena_strndup(&c->s->arena, b.p, b.n);
+	if (!nm)
+		return ali_mil_say(c, "out of memory"), NULL;
+	const struct al_node *pr = const_only ? ali_mil_producer(c->n, nm) : NULL;
+	if (const_only && (!pr || !pr->type || strcmp(pr->type, "const") != 0))
+		return ali_mil_say(c, "'%s' is not a const op", p), NULL;
+	return nm;
+}
+
+static bool act_is(struct al_mil_pass *c, const char *p, const char *want)
+{
+	char s[32];
+	if (!ali_mil_param_present(c->n, p))
+		return true;
+	if (!ali_mil_param_string(c->n, p, s, sizeof s))
+		return ali_mil_say(c, "'%s' is not a constant string", p);
+	if (strcmp(s, want) != 0)
+		return ali_mil_say(c, "%s %s: only the default %s is unrolled", p, s, want);
+	return true;
+}
+
+bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
+{
+	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
+		return ali_mil_say(c, "not an ML Program op");
+	if (c->n->n_outputs != 3 || !c->n->out_types)
+		return ali_mil_say(c, "%u outputs (3 expected)", c->n->n_outputs);
+	char dir[32] = "forward";
+	if (ali_mil_param_present(c->n, "direction") && !ali_mil_param_string(c->n, "direction", dir, sizeof dir))
+		return ali_mil_say(c, "'direction' is not a constant string");
+	if (strcmp(dir, "forward") != 0)
+		return ali_mil_say(c, "direction %s: only forward lstms are unrolled", dir);
+	if (!act_is(c, "recurrent_activation", "sigmoid") || !act_is(c, "cell_activation", "tanh") ||
+	    !act_is(c, "activation", "tanh"))
+		return false;
+	if (ali_mil_param_present(c->n, "peephole"))
+		return ali_mil_say(c, "a peephole lstm is not unrolled");
+	double clip = 0, seq = 0;
+	if (ali_mil_param_present(c->n, "clip") && (!const_scalar(c, "clip", &clip, true, 0) || clip != 0))
+		return ali_mil_say(c, "a clipped lstm (clip %g) is not unrolled", clip);
+	if (!const_scalar(c, "output_sequence", &seq, true, 0))
+		return false;
+	int dt = c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
+	if (dt != AL_DT_FP16)
+		return ali_mil_say(c, "the lstm computes in %s: unrolled into %s ops it would still fall back "
+				   "(ANE029); only fp16 programs are unrolled", al_dtype_name(dt), al_dtype_name(dt));
+	struct al_shape xs, hs, ws;
+	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank != 3)
+		return ali_mil_say(c, "the shape of 'x' is not a static [T, B, I]");
+	int64_t T = xs.dims[0], B = xs.dims[1], I = xs.dims[2];
+	if (T < 1 || T > LSTM_MAX_STEPS)
+		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
+				   "the one before)", (long long)T, LSTM_MAX_STEPS, LSTM_OPS_PER_STEP);
+	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
+	    ws.dims[1] < 1 || ws.dims[1] > 1 << 20 || ws.dims[0] != 4 * ws.dims[1])
+		return ali_mil_say(c, "'weight_hh' is not a static [4H, H]");
+	int64_t H = ws.dims[1];
+	if (4 * H > 16384)
+		return ali_mil_say(c, "4H = %lld gate features exceed the ANE's axis cap (16384)", (long long)(4 * H));
+	const char *x = bound(c, "x", false), *wih = x ? bound(c, "weight_ih", true) : NULL;
+	const char *whh = wih ? bound(c, "weight_hh", true) : NULL;
+	const char *bias = NULL;
+	if (whh && ali_mil_param_present(c->n, "bias") && !(bias = bound(c, "bias", true)))
+		return false;
+	const char *h = whh ? bound(c, "initial_h", false) : NULL;
+	const char *cc = h ? bound(c, "initial_c", false) : NULL;
+	if (!cc)
+		return false;
+	if (!ali_mil_param_shape(c->n, "initial_h", &hs) || hs.rank != 2 || hs.dims[0] != B || hs.dims[1] != H ||
+	    !ali_mil_param_shape(c->n, "initial_c", &ws) || ws.rank != 2 || ws.dims[0] != B || ws.dims[1] != H)
+		return ali_mil_say(c, "the initial states are not [B, H] = [%lld, %lld]", (long long)B, (long long)H);
+	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
+		snprintf(c->after, sizeof c->after, "%lld steps of linear x2 + split + sigmoid / tanh + mul / add "
+			 "(%lld ops)", (long long)T, (long long)(T * LSTM_OPS_PER_STEP + 1));
+		return true;
+	}
+	const char *base = c->n->outputs[0];
+	const char *em = fresh(c, base, "end_mask"), *sm = fresh(c, base, "squeeze_mask");
+	const char *ns = fresh(c, base, "num_splits"), *ax = fresh(c, base, "split_axis");
+	const char *sax = fresh(c, base, "seq_axis");
+	const char **hseq = ali_arena_array(&c->s->arena, (size_t)T, sizeof *hseq);
+	if (!em || !sm || !ns || !ax || !sax || !hseq)
+		return ali_mil_say(c, "no free value name");
+	bool blob;
+	int64_t three[1] = {3};
+	double emv[3] = {0, 1, 1}, smv[3] = {1, 0, 0}, zero = 0;
+	if (!pre_const(c, em, AL_DT_BOOL, 1, three, emv, 3, &blob) ||
+	    !pre_const(c, sm, AL_DT_BOOL, 1, three, smv, 3, &blob) || !pre_scalar(c, ns, AL_DT_INT32, 4) ||
+	    !pre_scalar(c, ax, AL_DT_INT32, -1))
+		return false;
+	if (seq ? !pre_scalar(c, sax, AL_DT_INT32, 0) : !pre_const(c, sax, AL_DT_INT32, 1, (int64_t[]){1}, &zero, 1, &blob))
+		return false;
+	int64_t dBI[2] = {B, I}, dBG[2] = {B, 4 * H}, dBH[2] = {B, H};
+	for (int64_t t = 0; t < T; t++) {
+		bool last = t == T - 1;
+		char sfx[48];
+#define NM(var, tag)                                                                                     \
+	snprintf(sfx, sizeof sfx, "t%lld_%s", (long long)t, tag);                                       \
+	const char *var = fresh(c, base, sfx);                                                         \
+	if (!var)                                                                                        \
+		return ali_mil_say(c, "no free value name");
+		NM(bn, "begin") NM(en, "end") NM(xt, "x") NM(gx, "gx") NM(gh, "gh") NM(g, "g")
+		NM(gi, "gi") NM(gf, "gf") NM(go, "go") NM(gz, "gz") NM(ig, "i") NM(fg, "f") NM(og, "o")
+		NM(zg, "z") NM(fc, "fc") NM(iz, "iz") NM(tc, "tanh_c")
+#undef NM
+		const char *cn = last ? c->n->outputs[2] : fresh(c, base, "c");
+		const char *hn = last ? c->n->outputs[1] : fresh(c, base, "h");
+		if (!cn || !hn)
+			return ali_mil_say(c, "no free value name");
+		double bv[3] = {(double)t, 0, 0}, ev[3] = {(double)t + 1, 0, 0};
+		if (!pre_const(c, bn, AL_DT_INT32, 1, three, bv, 3, &blob) ||
+		    !pre_const(c, en, AL_DT_INT32, 1, three, ev, 3, &blob))
+			return false;
+		const char *gates[4] = {gi, gf, go, gz};
+		bool ok = pre_op(c, "slice_by_index",
+				 (struct kv[]){{"x", x}, {"begin", bn}, {"end", en}, {"end_mask", em},
+					       {"squeeze_mask", sm}}, 5, &xt, 1, dt, 2, dBI) &&
+			  (bias ? pre_op(c, "linear", (struct kv[]){{"x", xt}, {"weight", wih}, {"bias", bias}}, 3,
+					 &gx, 1, dt, 2, dBG)
+				: pre_op(c, "linear", (struct kv[]){{"x", xt}, {"weight", wih}}, 2, &gx, 1, dt, 2, dBG)) &&
+			  pre_op(c, "linear", (struct kv[]){{"x", h}, {"weight", whh}}, 2, &gh, 1, dt, 2, dBG) &&
+			  pre_op(c, "add", (struct kv[]){{"x", gx}, {"y", gh}}, 2, &g, 1, dt, 2, dBG) &&
+			  pre_op(c, "split", (struct kv[]){{"x", g}, {"num_splits", ns}, {"axis", ax}}, 3, gates, 4,
+				 dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", gi}}, 1, &ig, 1, dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", gf}}, 1, &fg, 1, dt, 2, dBH) &&
+			  pre_op(c, "sigmoid", (struct kv[]){{"x", go}}, 1, &og, 1, dt, 2, dBH) &&
+			  pre_op(c, "tanh", (struct kv[]){{"x", gz}}, 1, &zg, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", fg}, {"y", cc}}, 2, &fc, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", ig}, {"y", zg}}, 2, &iz, 1, dt, 2, dBH) &&
+			  pre_op(c, "add", (struct kv[]){{"x", fc}, {"y", iz}}, 2, &cn, 1, dt, 2, dBH) &&
+			  pre_op(c, "tanh", (struct kv[]){{"x", cn}}, 1, &tc, 1, dt, 2, dBH) &&
+			  pre_op(c, "mul", (struct kv[]){{"x", og}, {"y", tc}}, 2, &hn, 1, dt, 2, dBH);
+		if (!ok)
+			return false;
+		h = hn, cc = cn, hseq[t] = hn;
+	}
+	/* the op itself: output 0, the sequence [T, B, H] or the last step [1, B, H] */
+	if (seq) {
+		ali_buf_str(&c->layer, OP_TYPE, "stack");
+		put_inputs(&c->layer, "values", hseq, (size_t)T);
+		put_input(&c->layer, "axis", sax);
+	} else {
+		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
+		put_input(&c->layer, "x", h);
+		put_input(&c->layer, "axes", sax);
+	}
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS) { /* the first (output 0) only */
+			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
+			break;
+		}
+	if (it.err)
+		return ali_mil_say(c, "the op message could not be re-read");
+	put_name_attr(c, &c->layer, base);
+	if (c->layer.failed || c->pre.failed)
+		return ali_mil_say(c, "out of memory");
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = c->n->name;
+	snprintf(c->after, sizeof c->after, "%lld steps of linear x2 + split + sigmoid / tanh + mul / add, then %s "
+		 "(%lld ops)", (long long)T, seq ? "stack" : "expand_dims", (long long)(T * LSTM_OPS_PER_STEP + 1));
 	return true;
 }
 
@@ -703,40 +982,6 @@ static bool mil_cumsum(struct al_mil_pass *c)
 
 enum { MODEL_SPEC = 1, MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, DESC_OUTPUT = 10 };
 enum { ARRAY_FP32 = 65568, ARRAY_FP16 = 65552 };
-
-/* The first field `num` of msg (its payload, and its [start, end) in msg). */
-static bool field_at(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num) {
-			if (data)
-				*data = f.data;
-			if (start)
-				*start = f.start;
-			if (end)
-				*end = it.pos;
-			return true;
-		}
-	return false;
-}
-
-/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
-static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *out)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	al_span nm;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
-			*out = f.data;
-			return true;
-		}
-	return false;
-}
 
 /* msg with its varint field `num` set to v (other fields copied). */
 static void with_varint(struct al_buf *b, al_span msg, uint32_t num, uint64_t v)
@@ -794,14 +1039,15 @@ static uint32_t readers_of(const struct al_graph *g, const char *name, int depth
 	return r;
 }
 
-/* Edit 1 (description feature dataType) of the fp16 I/O pass, as a splice. */
-static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char *name)
+/* Edit 1 (description feature dataType) of the fp16 I/O passes, as a splice:
+ * list DESC_INPUT (1) or DESC_OUTPUT (10). */
+enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name)
 {
 	al_span desc, fd, ft, arr;
 	size_t a, b;
-	if (!field_at(s->root, MODEL_DESC, &desc, NULL, NULL) || !named_entry(desc, list, name, &fd) ||
-	    !field_at(fd, 3, &ft, NULL, NULL) || !field_at(ft, 5, &arr, NULL, NULL) ||
-	    !field_at(arr, 2, NULL, &a, &b))
+	if (!ali_pb_first(s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, list, name, &fd) ||
+	    !ali_pb_first(fd, 3, &ft, NULL, NULL) || !ali_pb_first(ft, 5, &arr, NULL, NULL) ||
+	    !ali_pb_first(arr, 2, NULL, &a, &b))
 		return AL_E_FORMAT;
 	struct al_buf f = {0};
 	ali_buf_uint(&f, 2, ARRAY_FP16);
@@ -810,7 +1056,27 @@ static enum al_status desc_fp16(struct al_surgery *s, uint32_t list, const char 
 	return st;
 }
 
-static bool mil_io_fp16(struct al_mil_pass *c)
+/* specificationVersion raised to 7 (FLOAT16 multi-array I/O: iOS 16 / macOS
+ * 13) when it is lower, once per surgery. */
+enum al_status ali_surgery_spec_fp16(struct al_surgery *s)
+{
+	uint64_t spec = 0;
+	size_t sa = 0, sb = 0;
+	if (s->spec_raised)
+		return AL_OK;
+	if (!ali_pb_first(s->root, MODEL_SPEC, NULL, &sa, &sb) || !pb_get_varint(s->root, MODEL_SPEC, &spec))
+		return AL_E_FORMAT;
+	if (spec >= 7)
+		return AL_OK;
+	struct al_buf d = {0};
+	ali_buf_uint(&d, MODEL_SPEC, 7);
+	enum al_status st = d.failed ? AL_E_NOMEM : ali_splice_replace(s->sp, s->root, s->root.p + sa, sb - sa, d.p, d.n);
+	ali_buf_free(&d);
+	s->spec_raised = st == AL_OK;
+	return st;
+}
+
+bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -826,7 +1092,7 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 	char *x = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	const struct al_ttype *in = ali_mil_param_type(n, "x"), *out = &n->out_types[0];
 	if (!x || !in)
-		return say(c, "the type of 'x' is not known");
+		return ali_mil_say(c, "the type of 'x' is not known");
 	const char *y = n->outputs[0];
 	const struct al_feature *fi = NULL, *fo = NULL;
 	bool fin_read_once = false;
@@ -842,69 +1108,61 @@ static bool mil_io_fp16(struct al_mil_pass *c)
 		return c->why[0] = '\0', false;
 	const struct al_feature *ft = is_in ? fi : fo;
 	if (sub->n_functions != 1)
-		return say(c, "a program with %u functions", sub->n_functions);
+		return ali_mil_say(c, "a program with %u functions", sub->n_functions);
 	if (ft->kind != AL_FEAT_MULTIARRAY || ft->dtype != AL_DT_FP32)
-		return say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
+		return ali_mil_say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
 			    ft->name);
 	for (uint32_t i = 0; is_in && i < sub->n_outputs; i++)
 		if (strcmp(sub->outputs[i].name, x) == 0)
-			return say(c, "input '%s' is also a model output", x);
+			return ali_mil_say(c, "input '%s' is also a model output", x);
 	fin_read_once = readers_of(sub->graphs[0], is_in ? x : y, 0) == (is_in ? 1 : 0);
 	if (!fin_read_once)
-		return say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
+		return ali_mil_say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
 			   is_in ? x : y);
 	/* the new op: identity(x) -> y, y typed fp16 */
 	al_span nvt;
-	if (!field_at(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
-		return say(c, "the op has no output type");
+	if (!ali_pb_first(c->src->msg, OP_OUTPUTS, &nvt, NULL, NULL))
+		return ali_mil_say(c, "the op has no output type");
 	ali_buf_str(&c->layer, OP_TYPE, "identity");
 	put_input(&c->layer, "x", x);
 	struct al_buf o = {0};
 	if (!retyped(nvt, AL_DT_FP16, &o)) {
 		ali_buf_free(&o);
-		return say(c, "the output type is not a tensor type");
+		return ali_mil_say(c, "the output type is not a tensor type");
 	}
 	ali_buf_len(&c->layer, OP_OUTPUTS, o.p, o.n);
 	c->layer.failed |= o.failed;
 	ali_buf_free(&o);
 	put_name_attr(c, &c->layer, y);
 	if (c->layer.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	/* the other edits: the feature's dataType, the function input's type, spec >= 7 */
 	uint64_t spec = 0;
 	al_span prog, fe, fn, fin = {0}, vt, tt;
-	size_t a = 0, b = 0, sa = 0, sb = 0;
-	bool have_spec = field_at(c->s->root, MODEL_SPEC, NULL, &sa, &sb) && pb_get_varint(c->s->root, MODEL_SPEC, &spec);
-	if (!have_spec)
-		return say(c, "no specificationVersion");
-	if (is_in && !(field_at(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
-		       field_at(prog, 2, &fe, NULL, NULL) && field_at(fe, 2, &fn, NULL, NULL) &&
-		       named_entry(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
-		       pb_get_bytes(vt, 1, &tt) && field_at(tt, 1, NULL, &a, &b)))
-		return say(c, "the function input '%s' has no tensor type", x);
+	size_t a = 0, b = 0;
+	if (!pb_get_varint(c->s->root, MODEL_SPEC, &spec))
+		return ali_mil_say(c, "no specificationVersion");
+	if (is_in && !(ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
+		       ali_pb_first(prog, 2, &fe, NULL, NULL) && ali_pb_first(fe, 2, &fn, NULL, NULL) &&
+		       ali_pb_named(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
+		       pb_get_bytes(vt, 1, &tt) && ali_pb_first(tt, 1, NULL, &a, &b)))
+		return ali_mil_say(c, "the function input '%s' has no tensor type", x);
 	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'",
 			 is_in ? "input" : "output", ft->name);
 		return true;
 	}
-	enum al_status st = desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
+	enum al_status st = ali_surgery_desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
 	if (st == AL_OK && is_in) {
 		struct al_buf d = {0};
 		ali_buf_uint(&d, 1, AL_DT_FP16);
 		st = d.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
 		ali_buf_free(&d);
 	}
-	bool raise = spec < 7 && !c->s->spec_raised;
-	if (st == AL_OK && raise) {
-		struct al_buf d = {0};
-		ali_buf_uint(&d, MODEL_SPEC, 7);
-		st = d.failed ? AL_E_NOMEM
-			      : ali_splice_replace(c->s->sp, c->s->root, c->s->root.p + sa, sb - sa, d.p, d.n);
-		ali_buf_free(&d);
-		c->s->spec_raised = st == AL_OK;
-	}
+	if (st == AL_OK)
+		st = ali_surgery_spec_fp16(c->s);
 	if (st != AL_OK)
-		return say(c, "the model description could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the model description could not be rewritten (%s)", al_status_str(st));
 	c->names[c->n_names++] = n->name;
 	snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'%s",
 		 is_in ? "input" : "output", ft->name,
@@ -960,8 +1218,8 @@ static bool identity_of(struct al_mil_pass *c, const struct al_node *n, const ch
 			struct al_buf *op)
 {
 	al_span nvt, val;
-	if (!field_at(al_src(n)->msg, OP_OUTPUTS, &nvt, NULL, NULL))
-		return say(c, "'%s' has no output type", n->outputs[0]);
+	if (!ali_pb_first(al_src(n)->msg, OP_OUTPUTS, &nvt, NULL, NULL))
+		return ali_mil_say(c, "'%s' has no output type", n->outputs[0]);
 	ali_buf_str(op, OP_TYPE, "identity");
 	put_input(op, "x", x);
 	struct al_buf o = {0};
@@ -971,13 +1229,13 @@ static bool identity_of(struct al_mil_pass *c, const struct al_node *n, const ch
 	op->failed |= o.failed;
 	ali_buf_free(&o);
 	if (!ok)
-		return say(c, "the output type of '%s' is not a tensor type", n->outputs[0]);
+		return ali_mil_say(c, "the output type of '%s' is not a tensor type", n->outputs[0]);
 	if (ali_mil_attr(n, "name", &val))
 		put_attr(op, "name", val.p, val.n);
-	return !op->failed || say(c, "out of memory");
+	return !op->failed || ali_mil_say(c, "out of memory");
 }
 
-static bool mil_island(struct al_mil_pass *c)
+bool ali_pass_mil_island(struct al_mil_pass *c)
 {
 	const struct al_node *n = c->n;
 	if (!n->owner || !cast_of(c, n, AL_DT_FP16, AL_DT_FP32))
@@ -987,7 +1245,7 @@ static bool mil_island(struct al_mil_pass *c)
 	const struct al_graph *g = n->owner;
 	const struct al_submodel *sub = c->src->sub;
 	if (g->depth != 0)
-		return say(c, "inside a nested block");
+		return ali_mil_say(c, "inside a nested block");
 	for (uint32_t o = 0; o < sub->n_outputs; o++)
 		if (strcmp(sub->outputs[o].name, n->outputs[0]) == 0)
 			return c->why[0] = '\0', false; /* a model output cast: mil-io-fp16's */
@@ -1007,34 +1265,34 @@ static bool mil_island(struct al_mil_pass *c)
 		const char *x = cast_of(c, r, AL_DT_FP32, AL_DT_FP16);
 		if (x && in_set(vals, nv, x)) {
 			if (ne == MAX_ISLAND)
-				return say(c, "more than %d casts back to fp16", MAX_ISLAND);
+				return ali_mil_say(c, "more than %d casts back to fp16", MAX_ISLAND);
 			exits[ne++] = r;
 			continue;
 		}
 		if (!island_op(r) || r->n_outputs != 1 || !r->out_types || r->out_types[0].dtype != AL_DT_FP32)
-			return say(c, "'%s' (%s) reads the fp32 value of the island", r->name ? r->name : "?",
+			return ali_mil_say(c, "'%s' (%s) reads the fp32 value of the island", r->name ? r->name : "?",
 				   r->type ? r->type : "?");
 		for (uint32_t i = 0; i < r->n_inputs; i++)
 			if (r->inputs[i] && !in_set(vals, nv, r->inputs[i]))
-				return say(c, "'%s' (%s) also reads '%s', which is not fp16 before the island",
+				return ali_mil_say(c, "'%s' (%s) also reads '%s', which is not fp16 before the island",
 					   r->name ? r->name : "?", r->type, r->inputs[i]);
 		if (nv == MAX_ISLAND || no == MAX_ISLAND)
-			return say(c, "an island of more than %d ops", MAX_ISLAND);
+			return ali_mil_say(c, "an island of more than %d ops", MAX_ISLAND);
 		ops[no++] = r;
 		vals[nv++] = r->outputs[0];
 	}
 	if (!ne)
-		return say(c, "the fp32 values never go back to fp16");
+		return ali_mil_say(c, "the fp32 values never go back to fp16");
 	for (size_t i = 0; i < nv; i++) {
 		for (uint32_t o = 0; o < sub->n_outputs; o++)
 			if (strcmp(sub->outputs[o].name, vals[i]) == 0)
-				return say(c, "'%s' is a model output", vals[i]);
+				return ali_mil_say(c, "'%s' is a model output", vals[i]);
 		uint32_t top = 0;
 		for (uint32_t k = 0; k < g->n_nodes; k++)
 			for (uint32_t j = 0; j < g->nodes[k].n_inputs; j++)
 				top += g->nodes[k].inputs[j] && strcmp(g->nodes[k].inputs[j], vals[i]) == 0;
 		if (readers_of(g, vals[i], 0) != top)
-			return say(c, "'%s' is read inside a nested block", vals[i]);
+			return ali_mil_say(c, "'%s' is read inside a nested block", vals[i]);
 	}
 	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "identity; %zu op%s and %zu cast%s back run in fp16", no,
@@ -1055,13 +1313,13 @@ static bool mil_island(struct al_mil_pass *c)
 		al_span msg = al_src(ops[i])->msg, nvt;
 		size_t a, b;
 		struct al_buf t = {0};
-		ok = field_at(msg, OP_OUTPUTS, &nvt, &a, &b) && retyped(nvt, AL_DT_FP16, &t);
+		ok = ali_pb_first(msg, OP_OUTPUTS, &nvt, &a, &b) && retyped(nvt, AL_DT_FP16, &t);
 		if (ok) {
 			ali_buf_len(&bufs[nb], OP_OUTPUTS, t.p, t.n);
 			in_msg[nb] = msg;
 			at[nb++] = (al_span){msg.p + a, b - a};
 		} else {
-			say(c, "the output type of '%s' is not a tensor type", ops[i]->outputs[0]);
+			ali_mil_say(c, "the output type of '%s' is not a tensor type", ops[i]->outputs[0]);
 		}
 		ali_buf_free(&t);
 	}
@@ -1074,7 +1332,7 @@ static bool mil_island(struct al_mil_pass *c)
 	}
 	enum al_status st = AL_OK;
 	for (size_t i = 0; i < nb && ok; i++)
-		ok = !bufs[i].failed || say(c, "out of memory");
+		ok = !bufs[i].failed || ali_mil_say(c, "out of memory");
 	for (size_t i = 0; i < nb && ok && st == AL_OK; i++)
 		st = ali_splice_replace(c->s->sp, in_msg[i], at[i].p, at[i].n, bufs[i].p, bufs[i].n);
 	for (size_t i = 0; i < nb; i++)
@@ -1082,7 +1340,7 @@ static bool mil_island(struct al_mil_pass *c)
 	if (!ok)
 		return false;
 	if (st != AL_OK)
-		return say(c, "the island could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the island could not be rewritten (%s)", al_status_str(st));
 	c->names[c->n_names++] = n->name;
 	for (size_t i = 0; i < no && c->n_names < 16; i++)
 		c->names[c->n_names++] = ops[i]->name;
@@ -1113,20 +1371,20 @@ static bool param_blob(struct al_mil_pass *c, const char *p, al_span *data, int 
 {
 	al_span b, val;
 	if (ali_mil_param_binding(c->n, p, 0, &b) != 1)
-		return say(c, "'%s' is not a named constant", p);
+		return ali_mil_say(c, "'%s' is not a named constant", p);
 	char nm[256];
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
 	const struct al_node *pr = ali_mil_producer(c->n, nm);
 	if (!pr || !pr->type || strcmp(pr->type, "const") != 0 || !ali_mil_attr(pr, "val", &val) ||
 	    !ali_mil_value_read(val, mv))
-		return say(c, "'%s' is not a const op", p);
+		return ali_mil_say(c, "'%s' is not a const op", p);
 	if (mv->kind != AL_MV_BLOB || !mv->blob_in_weights)
-		return say(c, "'%s' is not stored in weight.bin (an immediate or other value)", p);
+		return ali_mil_say(c, "'%s' is not stored in weight.bin (an immediate or other value)", p);
 	const char *why = ali_mil_blob(c->s->m, mv->blob_offset, data, dt);
 	if (why)
-		return say(c, "'%s': %s", p, why);
+		return ali_mil_say(c, "'%s': %s", p, why);
 	if (*dt != AL_DT_FP16 && *dt != AL_DT_FP32)
-		return say(c, "'%s' is %s (fp16 / fp32 only)", p, al_dtype_name(*dt));
+		return ali_mil_say(c, "'%s' is %s (fp16 / fp32 only)", p, al_dtype_name(*dt));
 	return true;
 }
 
@@ -1136,7 +1394,7 @@ static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int 
 {
 	uint64_t off = add_blob(c->s, dt == AL_DT_FP16 ? 1 : 2, bytes, n);
 	if (off == UINT64_MAX)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	struct al_buf v = {0}, vt = {0}, bf = {0}, op = {0};
 	put_vtype(&vt, dt, rank, dims);
 	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
@@ -1150,7 +1408,7 @@ static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int 
 	ali_buf_free(&vt);
 	ali_buf_free(&bf);
 	ali_buf_free(&op);
-	return !c->pre.failed || say(c, "out of memory");
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
 
 /* An immediate scalar const op before c->n (int32 or bool). */
@@ -1173,34 +1431,34 @@ static void put_output(struct al_buf *op, const char *name, int dt, int rank, co
 	ali_buf_free(&vt);
 }
 
-static bool mil_linear_split(struct al_mil_pass *c)
+bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	const struct al_shape *o = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
 	if (!o || !static_shape(o) || o->rank < 1)
-		return say(c, "the output shape is not known statically");
+		return ali_mil_say(c, "the output shape is not known statically");
 	int r = o->rank;
 	int64_t N = o->dims[r - 1];
 	if (N <= AXIS_CAP)
-		return say(c, "%lld output features fit the ANE's axis cap (%d)", (long long)N, AXIS_CAP);
+		return ali_mil_say(c, "%lld output features fit the ANE's axis cap (%d)", (long long)N, AXIS_CAP);
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	al_span wd, bd = {0};
 	int wdt, bdt = 0;
 	struct al_mil_value wv, bv;
 	if (!param_blob(c, "weight", &wd, &wdt, &wv))
 		return false;
 	if (wv.rank != 2 || wv.dims[0] != N || wv.dims[1] < 1)
-		return say(c, "the weight is not [%lld, K]", (long long)N);
+		return ali_mil_say(c, "the weight is not [%lld, K]", (long long)N);
 	int64_t K = wv.dims[1];
 	size_t esz = wdt == AL_DT_FP16 ? 2 : 4;
 	if ((uint64_t)N * (uint64_t)K * esz != wd.n)
-		return say(c, "the weight blob holds %zu bytes, not %lld x %lld values", wd.n, (long long)N,
+		return ali_mil_say(c, "the weight blob holds %zu bytes, not %lld x %lld values", wd.n, (long long)N,
 			   (long long)K);
 	if (wd.n > MAX_SPLIT_BYTES)
-		return say(c, "the weight is %zu MB: more than %llu MB would be copied into new blobs",
+		return ali_mil_say(c, "the weight is %zu MB: more than %llu MB would be copied into new blobs",
 			   wd.n >> 20, MAX_SPLIT_BYTES >> 20);
 	bool has_bias = ali_mil_param_present(c->n, "bias");
 	if (has_bias) {
@@ -1208,11 +1466,11 @@ static bool mil_linear_split(struct al_mil_pass *c)
 			return false;
 		size_t bsz = bdt == AL_DT_FP16 ? 2 : 4;
 		if (bv.rank != 1 || bv.dims[0] != N || bd.n != (uint64_t)N * bsz)
-			return say(c, "the bias is not [%lld]", (long long)N);
+			return ali_mil_say(c, "the bias is not [%lld]", (long long)N);
 	}
 	int64_t S = (N + AXIS_CAP - 1) / AXIS_CAP, chunk = (N + S - 1) / S;
 	if (S > 8)
-		return say(c, "%lld output features: more than 8 slices of %d", (long long)N, AXIS_CAP);
+		return ali_mil_say(c, "%lld output features: more than 8 slices of %d", (long long)N, AXIS_CAP);
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features + concat", (long long)S,
 			 (long long)chunk);
@@ -1222,7 +1480,7 @@ static bool mil_linear_split(struct al_mil_pass *c)
 	const char *base = c->n->outputs[0];
 	const char **parts = ali_arena_array(&c->s->arena, (size_t)S, sizeof *parts);
 	if (!xname || !parts)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	int dt = out_dtype(c);
 	for (int64_t i = 0; i < S; i++) {
 		int64_t a = i * chunk, n = i == S - 1 ? N - a : chunk;
@@ -1234,7 +1492,7 @@ static bool mil_linear_split(struct al_mil_pass *c)
 		snprintf(sfx, sizeof sfx, "part%lld", (long long)i);
 		const char *pn = fresh(c, base, sfx);
 		if (!wn || !bn || !pn)
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 		int64_t wdims[2] = {n, K}, bdims[1] = {n};
 		if (!pre_blob_const(c, wn, wdt, 2, wdims, wd.p + (size_t)a * (size_t)K * esz,
 				    (size_t)n * (size_t)K * esz))
@@ -1266,23 +1524,10 @@ static bool mil_linear_split(struct al_mil_pass *c)
 	}
 	const char *an = fresh(c, base, "axis"), *in = fresh(c, base, "interleave");
 	if (!an || !in || !pre_scalar(c, an, AL_DT_INT32, -1) || !pre_scalar(c, in, AL_DT_BOOL, 0))
-		return say(c, "no free value name");
+		return ali_mil_say(c, "no free value name");
 	/* the op itself: concat(values = parts, axis = -1, interleave = false) */
 	ali_buf_str(&c->layer, OP_TYPE, "concat");
-	struct al_buf arg = {0}, e = {0};
-	for (int64_t i = 0; i < S; i++) {
-		struct al_buf b = {0};
-		ali_buf_str(&b, 1, parts[i]);
-		ali_buf_len(&arg, 1, b.p, b.n);
-		arg.failed |= b.failed;
-		ali_buf_free(&b);
-	}
-	ali_buf_str(&e, 1, "values");
-	ali_buf_len(&e, 2, arg.p, arg.n);
-	ali_buf_len(&c->layer, OP_INPUTS, e.p, e.n);
-	c->layer.failed |= arg.failed || e.failed;
-	ali_buf_free(&arg);
-	ali_buf_free(&e);
+	put_inputs(&c->layer, "values", parts, (size_t)S);
 	put_input(&c->layer, "axis", an);
 	put_input(&c->layer, "interleave", in);
 	struct pb_iter it;
@@ -1293,10 +1538,10 @@ static bool mil_linear_split(struct al_mil_pass *c)
 		if (f.num == OP_OUTPUTS)
 			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
-		return say(c, "the op message could not be re-read");
+		return ali_mil_say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
 	if (c->layer.failed || c->pre.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	c->stays_off = c->n->name;
 	snprintf(c->after, sizeof c->after, "%lld linear slices of <= %lld features (new blobs) + concat",
@@ -1324,7 +1569,7 @@ static int log2_of(double f)
 	return k;
 }
 
-static bool mil_upsample_chain(struct al_mil_pass *c)
+bool ali_pass_mil_upsample(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -1334,30 +1579,30 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 		return false;
 	int eh = log2_of(fh), ew = log2_of(fw);
 	if (eh < 0 || ew < 0)
-		return say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
+		return ali_mil_say(c, "scale factors %gx%g are not powers of two up to 64", fh, fw);
 	int steps = eh > ew ? eh : ew;
 	if (steps < 2)
-		return say(c, "scale factors %gx%g need no chain", fh, fw);
+		return ali_mil_say(c, "scale factors %gx%g need no chain", fh, fw);
 	al_span xb;
 	if (ali_mil_param_binding(c->n, "x", 0, &xb) != 1)
-		return say(c, "'x' is not a named value");
+		return ali_mil_say(c, "'x' is not a named value");
 	struct al_shape xs;
 	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank < 3)
-		return say(c, "the shape of 'x' is not static (rank 3 or more)");
+		return ali_mil_say(c, "the shape of 'x' is not static (rank 3 or more)");
 	const struct al_ttype *ft = ali_mil_param_type(c->n, "scale_factor_height");
 	int sdt = ft && ft->kind == 0 && ft->dtype == AL_DT_INT32 ? AL_DT_INT32 : AL_DT_FP32;
 	int dt = out_dtype(c);
 	const char *base = c->n->outputs[0];
 	const char *prev = ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	if (!prev)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	int64_t dims[AL_SHAPE_MAX_RANK];
 	memcpy(dims, xs.dims, (size_t)xs.rank * sizeof dims[0]);
 	for (int i = 0; i < steps; i++) {
 		double h = i < eh ? 2 : 1, w = i < ew ? 2 : 1;
 		const char *shn = fresh(c, base, "x2_h"), *swn = fresh(c, base, "x2_w");
 		if (!shn || !swn || !pre_scalar(c, shn, sdt, h) || !pre_scalar(c, swn, sdt, w))
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 		dims[xs.rank - 2] *= (int64_t)h;
 		dims[xs.rank - 1] *= (int64_t)w;
 		struct al_buf *op = &c->layer, tmp = {0};
@@ -1365,7 +1610,7 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 		if (i < steps - 1) {
 			op = &tmp;
 			if (!(out = fresh(c, base, "x2")))
-				return say(c, "no free value name");
+				return ali_mil_say(c, "no free value name");
 		}
 		ali_buf_str(op, OP_TYPE, "upsample_nearest_neighbor");
 		put_input(op, "x", prev);
@@ -1394,58 +1639,16 @@ static bool mil_upsample_chain(struct al_mil_pass *c)
 			if (f.num == OP_OUTPUTS)
 				ali_buf_put(op, c->src->msg.p + start, it.pos - start);
 		if (it.err)
-			return say(c, "the op message could not be re-read");
+			return ali_mil_say(c, "the op message could not be re-read");
 		put_name_attr(c, op, base);
 	}
 	if (c->layer.failed || c->pre.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%d upsample_nearest_neighbor x2 ops", steps);
 	return true;
 }
 
-/* Run pass fn; when it does not apply, weight.bin is left as it was. */
-static bool run(struct al_mil_pass *c, bool (*fn)(struct al_mil_pass *))
-{
-	size_t tn = c->s->wtail.n;
-	uint32_t wc = c->s->wcount;
-	bool ok = fn(c);
-	if (!ok) {
-		c->s->wtail.n = tn;
-		c->s->wcount = wc;
-	}
-	return ok;
-}
-
-bool ali_pass_mil_range(struct al_mil_pass *c)
-{
-	return run(c, mil_range);
-}
-
-bool ali_pass_mil_fill(struct al_mil_pass *c)
-{
-	return run(c, mil_fill);
-}
-
-bool ali_pass_mil_fill_like(struct al_mil_pass *c)
-{
-	return run(c, mil_fill_like);
-}
-
-bool ali_pass_mil_cumsum(struct al_mil_pass *c)
-{
-	return run(c, mil_cumsum);
-}
-
-bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
-{
-	return run(c, mil_io_fp16);
-}
-
-bool ali_pass_mil_island(struct al_mil_pass *c)
-{
-	return run(c, mil_island);
-}
 
 /* ------------------------------------------------------------------ attention -> split-einsum form
  * scaled_dot_product_attention (iOS 18) on little work is kept on the CPU
@@ -1469,7 +1672,7 @@ bool ali_pass_mil_island(struct al_mil_pass *c)
 
 /* A new op before c->n with inputs (param, value) pairs and n_out outputs of one
  * type; its name attribute (and node name) the first output. Listed in names. */
-static bool pre_op(struct al_mil_pass *c, const char *type, const char *const *in, int n_in,
+static bool pre_op_list(struct al_mil_pass *c, const char *type, const char *const *in, int n_in,
 		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
 {
 	struct al_buf op = {0}, v = {0};
@@ -1486,9 +1689,9 @@ static bool pre_op(struct al_mil_pass *c, const char *type, const char *const *i
 	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
 	ali_buf_free(&op);
 	if (c->n_names >= sizeof c->names / sizeof c->names[0] - 1)
-		return say(c, "more new ops than the region lists");
+		return ali_mil_say(c, "more new ops than the region lists");
 	c->names[c->n_names++] = outs[0];
-	return !c->pre.failed || say(c, "out of memory");
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
 
 /* A const before c->n named base_sfx (not listed in names): its name, or NULL. */
@@ -1499,7 +1702,7 @@ static const char *kconst(struct al_mil_pass *c, const char *base, const char *s
 	uint32_t keep = c->n_names;
 	bool blob;
 	if (!nm) {
-		say(c, "no free value name");
+		ali_mil_say(c, "no free value name");
 		return NULL;
 	}
 	bool ok = pre_const(c, nm, dt, rank, dims, x, n, &blob);
@@ -1537,11 +1740,11 @@ static bool split_heads(struct al_mil_pass *c, const char *x, const int64_t *d, 
 		char sfx[32];
 		snprintf(sfx, sizeof sfx, "%s_h%lld", tag, (long long)h);
 		if (!(parts[h] = fresh(c, base, sfx)))
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 	}
 	int64_t pd[4] = {d[0], 1, d[2], d[3]};
 	const char *in[] = {"x", x, "num_splits", nh, "axis", axis1};
-	return pre_op(c, "split", in, 3, parts, (int)H, dt, 4, pd);
+	return pre_op_list(c, "split", in, 3, parts, (int)H, dt, 4, pd);
 }
 
 static bool shape_of(struct al_mil_pass *c, const char *p, struct al_shape *s, char *sh, size_t n)
@@ -1550,11 +1753,11 @@ static bool shape_of(struct al_mil_pass *c, const char *p, struct al_shape *s, c
 		s->rank = -1;
 	ali_shape_format(s, sh, n);
 	if (s->rank < 0 || !static_shape(s))
-		return say(c, "'%s' has shape %s, not static", p, sh);
+		return ali_mil_say(c, "'%s' has shape %s, not static", p, sh);
 	return true;
 }
 
-static bool mil_sdpa_split(struct al_mil_pass *c)
+bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
@@ -1566,50 +1769,50 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 	bool has_mask = ali_mil_param_present(c->n, "attn_mask");
 	for (int i = 0; i < 3 + has_mask; i++) {
 		if (ali_mil_param_binding(c->n, pn[i], 0, &b) != 1)
-			return say(c, "'%s' is not a named value", pn[i]);
+			return ali_mil_say(c, "'%s' is not a named value", pn[i]);
 		if (!(nm[i] = ali_arena_strndup(&c->s->arena, b.p, b.n)))
-			return say(c, "out of memory");
+			return ali_mil_say(c, "out of memory");
 		if (!shape_of(c, pn[i], &s[i], sh[i], sizeof sh[i]))
 			return false;
 	}
 	if (s[0].rank != 4 || s[1].rank != 4 || s[2].rank != 4)
-		return say(c, "query %s, key %s, value %s: rank 4 [B, heads, L, E] expected", sh[0], sh[1], sh[2]);
+		return ali_mil_say(c, "query %s, key %s, value %s: rank 4 [B, heads, L, E] expected", sh[0], sh[1], sh[2]);
 	const int64_t *q = s[0].dims, *k = s[1].dims, *v = s[2].dims;
 	int64_t B = q[0], H = q[1], L = q[2], E = q[3], S = k[2], EV = v[3];
 	if (k[0] != B || v[0] != B || k[1] != H || v[1] != H || k[3] != E || v[2] != S)
-		return say(c, "query %s, key %s, value %s do not match as [B,H,L,E], [B,H,S,E], [B,H,S,EV]",
+		return ali_mil_say(c, "query %s, key %s, value %s do not match as [B,H,L,E], [B,H,S,E], [B,H,S,EV]",
 			   sh[0], sh[1], sh[2]);
 	if (B < 1 || H < 1 || L < 1 || E < 1 || S < 1 || EV < 1)
-		return say(c, "an empty axis in %s / %s / %s", sh[0], sh[1], sh[2]);
+		return ali_mil_say(c, "an empty axis in %s / %s / %s", sh[0], sh[1], sh[2]);
 	if (H > MAX_HEADS)
-		return say(c, "%lld heads: more than %d (the per-head ops grow with them)", (long long)H, MAX_HEADS);
+		return ali_mil_say(c, "%lld heads: more than %d (the per-head ops grow with them)", (long long)H, MAX_HEADS);
 	int dt = s[0].dtype ? s[0].dtype : out_dtype(c);
 	if (dt != AL_DT_FP16 && dt != AL_DT_FP32)
-		return say(c, "query is %s (fp16 / fp32 only)", al_dtype_name(dt));
+		return ali_mil_say(c, "query is %s (fp16 / fp32 only)", al_dtype_name(dt));
 	if (s[1].dtype != dt || s[2].dtype != dt)
-		return say(c, "query, key and value differ in dtype");
+		return ali_mil_say(c, "query, key and value differ in dtype");
 	int mr = has_mask ? s[3].rank : 0;
 	int64_t md[4] = {1, 1, 1, 1};
 	if (has_mask) {
 		if (s[3].dtype != dt)
-			return say(c, "attn_mask is %s: a bool mask would need a select per head (only %s mask "
+			return ali_mil_say(c, "attn_mask is %s: a bool mask would need a select per head (only %s mask "
 				      "added to the scores is rewritten)", al_dtype_name(s[3].dtype),
 				   dt == AL_DT_FP16 ? "an fp16" : "an fp32");
 		if (mr < 2 || mr > 4)
-			return say(c, "attn_mask has shape %s: rank 2-4 expected", sh[3]);
+			return ali_mil_say(c, "attn_mask has shape %s: rank 2-4 expected", sh[3]);
 		for (int i = 0; i < mr; i++)
 			md[4 - mr + i] = s[3].dims[i];
 		const int64_t full[4] = {B, H, L, S};
 		for (int i = 0; i < 4; i++)
 			if (md[i] != 1 && md[i] != full[i])
-				return say(c, "attn_mask %s does not broadcast to the scores [%lld,%lld,%lld,%lld]", sh[3],
+				return ali_mil_say(c, "attn_mask %s does not broadcast to the scores [%lld,%lld,%lld,%lld]", sh[3],
 					   (long long)B, (long long)H, (long long)L, (long long)S);
 	}
 	double alpha = (float)(1.0 / sqrt((double)E)), a1 = alpha, a2 = 1, err = 0;
 	if (!exact_in(dt, alpha)) {
 		fp16_factors(alpha, &a1, &a2, &err);
 		if (err > SCALE_TOL)
-			return say(c, "1/sqrt(%lld) is not exact in fp16 and no two fp16 factors come within 2^-20 "
+			return ali_mil_say(c, "1/sqrt(%lld) is not exact in fp16 and no two fp16 factors come within 2^-20 "
 				      "of it (best %.2g)", (long long)E, err);
 	}
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
@@ -1634,12 +1837,12 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 	/* the scaled query (and key) */
 	const char *qs = fresh(c, base, "q_scaled"), *ks = a2 != 1 ? fresh(c, base, "k_scaled") : nm[1];
 	if (!qs || !ks)
-		return say(c, "no free value name");
+		return ali_mil_say(c, "no free value name");
 	const char *in_q[] = {"x", nm[0], "y", ca1};
-	if (!pre_op(c, "mul", in_q, 2, &qs, 1, dt, 4, q))
+	if (!pre_op_list(c, "mul", in_q, 2, &qs, 1, dt, 4, q))
 		return false;
 	const char *in_k[] = {"x", nm[1], "y", ca2};
-	if (a2 != 1 && !pre_op(c, "mul", in_k, 2, &ks, 1, dt, 4, k))
+	if (a2 != 1 && !pre_op_list(c, "mul", in_k, 2, &ks, 1, dt, 4, k))
 		return false;
 	const char *qh[MAX_HEADS], *kh[MAX_HEADS], *vh[MAX_HEADS], *mh[MAX_HEADS], *oh[MAX_HEADS];
 	if (!split_heads(c, qs, q, H, cax, cnh, dt, base, "q", qh) ||
@@ -1661,9 +1864,9 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 			const char *cp = kconst(c, base, "mask_perm", AL_DT_INT32, 1, pd, perm, (size_t)mr);
 			const char *mto = cp ? fresh(c, base, "mask_t") : NULL;
 			if (!mto)
-				return cp ? say(c, "no free value name") : false;
+				return cp ? ali_mil_say(c, "no free value name") : false;
 			const char *in_m[] = {"x", nm[3], "perm", cp};
-			if (!pre_op(c, "transpose", in_m, 2, &mto, 1, dt, mr, td))
+			if (!pre_op_list(c, "transpose", in_m, 2, &mto, 1, dt, mr, td))
 				return false;
 			mt = mto;
 		}
@@ -1682,10 +1885,10 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 				char sfx[32];
 				snprintf(sfx, sizeof sfx, "mask_h%lld", (long long)h);
 				if (!(mh[h] = fresh(c, base, sfx)))
-					return say(c, "no free value name");
+					return ali_mil_say(c, "no free value name");
 			}
 			const char *in_s[] = {"x", mt, "num_splits", cnh, "axis", cam};
-			if (!pre_op(c, "split", in_s, 3, mh, (int)H, dt, mr, sd))
+			if (!pre_op_list(c, "split", in_s, 3, mh, (int)H, dt, mr, sd))
 				return false;
 		}
 	}
@@ -1696,7 +1899,7 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 		for (int i = 0; i < 6; i++) {
 			snprintf(sfx, sizeof sfx, "%s_h%lld", tags[i], (long long)h);
 			if (!(t[i] = fresh(c, base, sfx)))
-				return say(c, "no free value name");
+				return ali_mil_say(c, "no free value name");
 		}
 		int64_t d1[4] = {B, 1, S, L}, d2[4] = {B, S, 1, L}, d3[4] = {B, 1, L, EV};
 		const char *in0[] = {"x", kh[h], "y", qh[h], "transpose_x", cf, "transpose_y", ct};
@@ -1706,12 +1909,12 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 		const char *in3[] = {"x", t[2], "axis", cax};
 		const char *in4[] = {"x", t[3], "shape", cs2};
 		const char *in5[] = {"x", t[4], "y", vh[h], "transpose_x", ct, "transpose_y", cf};
-		if (!pre_op(c, "matmul", in0, 4, &t[0], 1, dt, 4, d1) ||
-		    (has_mask && !pre_op(c, "add", in1, 2, &t[1], 1, dt, 4, d1)) ||
-		    !pre_op(c, "reshape", in2, 2, &t[2], 1, dt, 4, d2) ||
-		    !pre_op(c, "softmax", in3, 2, &t[3], 1, dt, 4, d2) ||
-		    !pre_op(c, "reshape", in4, 2, &t[4], 1, dt, 4, d1) ||
-		    !pre_op(c, "matmul", in5, 4, &t[5], 1, dt, 4, d3))
+		if (!pre_op_list(c, "matmul", in0, 4, &t[0], 1, dt, 4, d1) ||
+		    (has_mask && !pre_op_list(c, "add", in1, 2, &t[1], 1, dt, 4, d1)) ||
+		    !pre_op_list(c, "reshape", in2, 2, &t[2], 1, dt, 4, d2) ||
+		    !pre_op_list(c, "softmax", in3, 2, &t[3], 1, dt, 4, d2) ||
+		    !pre_op_list(c, "reshape", in4, 2, &t[4], 1, dt, 4, d1) ||
+		    !pre_op_list(c, "matmul", in5, 4, &t[5], 1, dt, 4, d3))
 			return false;
 		oh[h] = t[5];
 	}
@@ -1741,10 +1944,10 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 		if (f.num == OP_OUTPUTS)
 			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
 	if (it.err)
-		return say(c, "the op message could not be re-read");
+		return ali_mil_say(c, "the op message could not be re-read");
 	put_name_attr(c, &c->layer, base);
 	if (c->layer.failed || c->pre.failed)
-		return say(c, "out of memory");
+		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
 	if (a2 != 1)
 		snprintf(c->after, sizeof c->after,
@@ -1756,10 +1959,6 @@ static bool mil_sdpa_split(struct al_mil_pass *c)
 	return true;
 }
 
-bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
-{
-	return run(c, mil_sdpa_split);
-}
 
 /* ------------------------------------------------------------------ a transformer block -> (B, C, 1, S)
  * Apple's recipe for transformers on the ANE (ml-ane-transformers 2022, catalog
@@ -1915,7 +2114,7 @@ static const char *emit_const(struct al_mil_pass *c, struct al_buf *to, const ch
 {
 	const char *nm = fresh(c, base, sfx);
 	if (!nm) {
-		say(c, "no free value name");
+		ali_mil_say(c, "no free value name");
 		return NULL;
 	}
 	struct al_buf v = {0}, vt = {0}, op = {0};
@@ -1960,22 +2159,22 @@ static bool split_last(struct al_buf *b, struct al_buf *last)
 	return !last->failed;
 }
 
-static bool mil_block_conv(struct al_mil_pass *c)
+bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 {
 	if (!mil_op(c))
 		return false;
 	const struct al_node *n = c->n;
 	const struct al_graph *g = n->owner;
 	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
-		return say(c, "not in the program's main block");
+		return ali_mil_say(c, "not in the program's main block");
 	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
 	if (!o || o->rank != 3 || !static_shape(o))
-		return say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
 	struct run r = {.B = o->dims[0], .S = o->dims[1], .dt = out_dtype(c)};
 	if (r.dt != AL_DT_FP16 && r.dt != AL_DT_FP32)
-		return say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(r.dt));
+		return ali_mil_say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(r.dt));
 	if (!layout_op(c, n, r.B, r.S, r.dt))
-		return say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
+		return ali_mil_say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
 	/* a linear earlier in the same run takes this one along */
 	for (uint32_t k = n->index; k-- > 0;) {
 		const struct al_node *p = &g->nodes[k];
@@ -1984,7 +2183,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		if (!layout_op(c, p, r.B, r.S, r.dt))
 			break;
 		if (strcmp(p->type, "linear") == 0)
-			return say(c, "in the run of '%s' (rewritten with it)", p->name);
+			return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
 	}
 	const char *stop = NULL;
 	for (uint32_t k = n->index; k < g->n_nodes; k++) {
@@ -2002,7 +2201,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 	}
 	/* trailing ops after the last linear stay in the run (they work in the layout too) */
 	if (r.n_linear < 2)
-		return say(c, "a lone linear (the next op, %s, does not work in the (B, C, 1, S) layout): its "
+		return ali_mil_say(c, "a lone linear (the next op, %s, does not work in the (B, C, 1, S) layout): its "
 			      "entry and exit transposes would cost more than the layout gains", stop ? stop : "none");
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout",
@@ -2014,7 +2213,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 	const struct al_node *last = r.op[r.n - 1];
 	for (uint32_t i = 0; i < r.n; i++)
 		if (!(r.bc[i] = fresh(c, r.op[i]->outputs[0], "bc1s")))
-			return say(c, "no free value name");
+			return ali_mil_say(c, "no free value name");
 	/* entries: every value the run reads from before it */
 	struct al_buf ent = {0}, body = {0}, tail = {0};
 	const char *ein[MAX_RUN * 2], *ebc[MAX_RUN * 2];
@@ -2033,7 +2232,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 				continue;
 			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
 			if (!v) {
-				ok = say(c, "out of memory");
+				ok = ali_mil_say(c, "out of memory");
 				break;
 			}
 			if (run_producer(&r, v) >= 0 || const_of(p, act[j]))
@@ -2046,7 +2245,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 			struct al_shape s;
 			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s) ||
 			    (s.dtype && s.dtype != dt)) {
-				ok = say(c, "'%s' read by %s is not a static [B, S, C] %s value", v, p->name,
+				ok = ali_mil_say(c, "'%s' read by %s is not a static [B, S, C] %s value", v, p->name,
 					 al_dtype_name(dt));
 				break;
 			}
@@ -2055,7 +2254,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
 			const char *t1 = cs ? fresh(c, v, "bs1c") : NULL, *t2 = t1 ? fresh(c, v, "bc1s") : NULL;
 			if (!t2) {
-				ok = cs ? say(c, "no free value name") : false;
+				ok = cs ? ali_mil_say(c, "no free value name") : false;
 				break;
 			}
 			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
@@ -2087,25 +2286,25 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		int ni = 0;
 		struct al_mil_arg *args = al_src(p)->mil_args;
 		if (al_src(p)->n_mil_args > 14) {
-			ok = say(c, "%s has %u parameters", p->name, al_src(p)->n_mil_args);
+			ok = ali_mil_say(c, "%s has %u parameters", p->name, al_src(p)->n_mil_args);
 			break;
 		}
 		for (uint32_t a = 0; a < al_src(p)->n_mil_args; a++) {
 			const char *pm = args[a].param;
 			al_span b;
 			if (!pm || ali_mil_param_binding(p, pm, 0, &b) != 1) {
-				ok = say(c, "'%s' of %s is not bound to one name", pm ? pm : "?", p->name);
+				ok = ali_mil_say(c, "'%s' of %s is not bound to one name", pm ? pm : "?", p->name);
 				break;
 			}
 			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
 			if (!v) {
-				ok = say(c, "out of memory");
+				ok = ali_mil_say(c, "out of memory");
 				break;
 			}
 			const char *to = v;
 			int k = run_producer(&r, v);
 			if (k >= 0 && strcmp(pm, "x") != 0 && strcmp(pm, "y") != 0) {
-				ok = say(c, "'%s' of %s is a value of the run", pm, p->name);
+				ok = ali_mil_say(c, "'%s' of %s is a value of the run", pm, p->name);
 				break;
 			}
 			if (k >= 0)
@@ -2126,7 +2325,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 				c->n = saved;
 				const char *wn = got ? fresh(c, v, "1x1") : NULL;
 				if (!wn) {
-					ok = got ? say(c, "no free value name") : false;
+					ok = got ? ali_mil_say(c, "no free value name") : false;
 					break;
 				}
 				int64_t wdims[4] = {wv.dims[0], wv.dims[1], 1, 1};
@@ -2175,7 +2374,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, 3, NULL);
 		const char *t1 = cs ? fresh(c, v, "bs1c") : NULL;
 		if (!t1) {
-			ok = cs ? say(c, "no free value name") : false;
+			ok = cs ? ali_mil_say(c, "no free value name") : false;
 			break;
 		}
 		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", t1, "shape", cs};
@@ -2184,13 +2383,13 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		nx++;
 	}
 	if (ok && (ent.failed || body.failed))
-		ok = say(c, "out of memory");
+		ok = ali_mil_say(c, "out of memory");
 	if (ok && !nx)
-		ok = say(c, "nothing reads the run's results");
+		ok = ali_mil_say(c, "nothing reads the run's results");
 	/* the entries go where the linear was (its place: the last entry op), the run
 	 * and the exits where its last op was; the ops between are deleted */
 	if (ok)
-		ok = split_last(&ent, &c->layer) && split_last(&body, &tail) ? true : say(c, "out of memory");
+		ok = split_last(&ent, &c->layer) && split_last(&body, &tail) ? true : ali_mil_say(c, "out of memory");
 	enum al_status st = AL_OK;
 	if (ok) {
 		ali_buf_put(&c->pre, ent.p, ent.n);
@@ -2203,7 +2402,7 @@ static bool mil_block_conv(struct al_mil_pass *c)
 		for (uint32_t i = 0; i < nd && !st; i++)
 			st = ali_splice_delete(c->s->sp, dels[i]);
 		if (st)
-			ok = say(c, "the run could not be rewritten (%s)", al_status_str(st));
+			ok = ali_mil_say(c, "the run could not be rewritten (%s)", al_status_str(st));
 	}
 	ali_buf_free(&ent);
 	ali_buf_free(&body);
@@ -2220,10 +2419,6 @@ static bool mil_block_conv(struct al_mil_pass *c)
 	return true;
 }
 
-bool ali_pass_mil_block_conv(struct al_mil_pass *c)
-{
-	return run(c, mil_block_conv);
-}
 
 /* ------------------------------------------------------------------ the package writer */
 
@@ -2559,12 +2754,3 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 	return st;
 }
 
-bool ali_pass_mil_linear_split(struct al_mil_pass *c)
-{
-	return run(c, mil_linear_split);
-}
-
-bool ali_pass_mil_upsample(struct al_mil_pass *c)
-{
-	return run(c, mil_upsample_chain);
-}

@@ -4,8 +4,8 @@
  * function inputs), not layers.
  *
  *   input-fixed-shape        --shape NAME=D1,D2,... / NAME=default: a flexible
- *                            multi-array input (shape range or enumerated shapes)
- *                            -> one fixed shape
+ *                            multi-array or image input (shape range / enumerated
+ *                            shapes, imageSizeRange / enumeratedSizes) -> one fixed shape
  *   input-enumerated-shapes  --enumerate NAME=S1;S2;...: a shape range -> the
  *                            enumerated shapes given (first = default)
  *
@@ -21,46 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_ARRAY = 5 };
+enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_IMAGE = 4, FT_ARRAY = 5 };
+enum { IMG_WIDTH = 1, IMG_HEIGHT = 2, IMG_ENUM = 21, IMG_RANGE = 31 };
 enum { ARR_SHAPE = 1, ARR_ENUM = 21, ARR_RANGE = 31 };
 #define MAX_ENUM 128 /* coremltools flexible-inputs: at most 128 enumerated shapes (catalog S2) */
-
-static bool say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool say(struct al_mil_pass *c, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->why, sizeof c->why, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-static bool field_at(al_span msg, uint32_t num, al_span *data)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN) {
-			*data = f.data;
-			return true;
-		}
-	return false;
-}
-
-static bool named_entry(al_span msg, uint32_t num, const char *name, al_span *out)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	al_span nm;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
-			*out = f.data;
-			return true;
-		}
-	return false;
-}
 
 static void fmt_dims(const int64_t *d, uint32_t rank, char *buf, size_t cap)
 {
@@ -77,12 +41,12 @@ static bool accepted(struct al_mil_pass *c, const struct al_feature *ft, const i
 	fmt_dims(dims, ft->rank, b, sizeof b);
 	for (uint32_t i = 0; i < ft->rank; i++)
 		if (dims[i] < 1)
-			return say(c, "shape %s: every dimension must be at least 1", b);
+			return ali_mil_say(c, "shape %s: every dimension must be at least 1", b);
 	if (ft->flex == AL_FLEX_RANGE) {
 		for (uint32_t i = 0; i < ft->rank; i++) {
 			int64_t lo = ft->flex_values[2 * i], hi = ft->flex_values[2 * i + 1];
 			if (dims[i] < lo || (hi >= 0 && dims[i] > hi))
-				return say(c, "shape %s: axis %u is outside the input's range %lld..%lld", b, i,
+				return ali_mil_say(c, "shape %s: axis %u is outside the input's range %lld..%lld", b, i,
 					   (long long)lo, (long long)hi);
 		}
 		return true;
@@ -90,7 +54,7 @@ static bool accepted(struct al_mil_pass *c, const struct al_feature *ft, const i
 	for (uint32_t k = 0; k < ft->n_shapes; k++)
 		if (memcmp(ft->flex_values + (size_t)k * ft->rank, dims, ft->rank * sizeof *dims) == 0)
 			return true;
-	return say(c, "shape %s is not one of the input's %u enumerated shapes", b, ft->n_shapes);
+	return ali_mil_say(c, "shape %s is not one of the input's %u enumerated shapes", b, ft->n_shapes);
 }
 
 static void put_shape(struct al_buf *b, uint32_t field, const int64_t *dims, uint32_t rank)
@@ -102,23 +66,26 @@ static void put_shape(struct al_buf *b, uint32_t field, const int64_t *dims, uin
 }
 
 /* The ML Program function input `name`'s TensorType with every dimension
- * constant (dims): its other fields copied in order. */
-static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t *dims, uint32_t rank)
+ * constant: its last `rank` axes dims, the ones before them (an image input's
+ * batch and channels before [H, W]) the constants they are already; its other
+ * fields copied in order. */
+static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t *dims, uint32_t rank,
+			 bool image)
 {
 	al_span prog, fe, fn, fin, vt, tt;
 	if (c->s->m->subs[0]->n_functions != 1)
-		return say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
-	if (!field_at(c->s->root, MODEL_PROGRAM, &prog) || !field_at(prog, 2, &fe) || !field_at(fe, 2, &fn) ||
-	    !named_entry(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
-		return say(c, "the function input '%s' has no tensor type", name);
-	size_t n_dims = pb_count(tt, 3);
-	if (n_dims != rank)
-		return say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
+		return ali_mil_say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
+	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, 2, &fe, NULL, NULL) || !ali_pb_first(fe, 2, &fn, NULL, NULL) ||
+	    !ali_pb_named(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+		return ali_mil_say(c, "the function input '%s' has no tensor type", name);
+	size_t n_dims = pb_count(tt, 3), lead = n_dims - rank;
+	if (n_dims < rank || n_dims > AL_MAX_RANK || (!image && n_dims != rank))
+		return ali_mil_say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
+	int64_t all[AL_MAX_RANK];
 	struct al_buf t = {0};
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	bool done = false;
 	uint32_t k = 0;
 	pb_iter_init(&it, tt);
 	while ((start = it.pos, pb_next(&it, &f))) {
@@ -126,21 +93,27 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 			ali_buf_put(&t, tt.p + start, it.pos - start);
 			continue;
 		}
-		/* a constant dimension must already be the one asked for */
+		/* a constant dimension must already be the one asked for; one before
+		 * the given axes must be constant */
 		al_span cst;
 		uint64_t size;
-		if (pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && (int64_t)size != dims[k]) {
+		bool is_const = pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && size <= INT32_MAX;
+		if (k < lead && !is_const) {
 			ali_buf_free(&t);
-			return say(c, "the function input '%s' fixes axis %u to %llu", name, k,
+			return ali_mil_say(c, "the function input '%s' has a flexible axis %u before [H, W]", name, k);
+		}
+		all[k] = k < lead ? (int64_t)size : dims[k - lead];
+		if (is_const && (int64_t)size != all[k]) {
+			ali_buf_free(&t);
+			return ali_mil_say(c, "the function input '%s' fixes axis %u to %llu", name, k,
 				   (unsigned long long)size);
 		}
 		k++;
-		if (done)
+		if (k < n_dims)
 			continue;
-		done = true;
-		for (uint32_t i = 0; i < rank; i++) { /* Dimension{constant = 1 {size = 1}} */
+		for (uint32_t i = 0; i < n_dims; i++) { /* Dimension{constant = 1 {size = 1}} */
 			struct al_buf sz = {0}, d = {0};
-			ali_buf_uint(&sz, 1, (uint64_t)dims[i]);
+			ali_buf_uint(&sz, 1, (uint64_t)all[i]);
 			ali_buf_len(&d, 1, sz.p, sz.n);
 			ali_buf_len(&t, 3, d.p, d.n);
 			t.failed |= sz.failed || d.failed;
@@ -151,34 +124,37 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	enum al_status st = t.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p, tt.n, t.p, t.n);
 	ali_buf_free(&t);
 	if (st != AL_OK)
-		return say(c, "the function input could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the function input could not be rewritten (%s)", al_status_str(st));
 	return true;
 }
 
-/* The common part: the feature, its ArrayFeatureType payload, the checks. */
+/* The common part: the feature, its ArrayFeatureType (or ImageFeatureType)
+ * payload, the checks. An image's shape is [H, W]. */
 static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_input_shape *r,
 					 al_span *arr)
 {
 	const struct al_submodel *sub = c->s->m->n_subs ? c->s->m->subs[0] : NULL;
 	if (!sub || (sub->world != AL_WORLD_NN && sub->world != AL_WORLD_MIL))
-		return say(c, "only NeuralNetwork and ML Program models (not %s)", sub ? sub->type : "?"), NULL;
+		return ali_mil_say(c, "only NeuralNetwork and ML Program models (not %s)", sub ? sub->type : "?"), NULL;
 	const struct al_feature *ft = NULL;
 	for (uint32_t i = 0; i < sub->n_inputs; i++)
 		if (sub->inputs[i].name && strcmp(sub->inputs[i].name, r->input) == 0)
 			ft = &sub->inputs[i];
 	if (!ft)
-		return say(c, "the model has no input '%.80s'", r->input), NULL;
-	if (ft->kind != AL_FEAT_MULTIARRAY)
-		return say(c, "input '%.80s' is not a multi-array (%s): only multi-array inputs are done",
-			   r->input, al_feature_kind_name(ft->kind)), NULL;
+		return ali_mil_say(c, "the model has no input '%.80s'", r->input), NULL;
+	if (ft->kind != AL_FEAT_MULTIARRAY && ft->kind != AL_FEAT_IMAGE)
+		return ali_mil_say(c, "input '%.80s' is not a multi-array or an image (%s)", r->input,
+				   al_feature_kind_name(ft->kind)), NULL;
 	if (ft->flex == AL_FLEX_NONE || (ft->flex == AL_FLEX_ENUMERATED && ft->n_shapes < 2))
-		return say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
+		return ali_mil_say(c, "input '%.80s' has one fixed shape already", r->input), NULL;
 	if (!ft->flex_values || !ft->rank || ft->rank > AL_MAX_RANK)
-		return say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
+		return ali_mil_say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
 	al_span desc, fd, ftype;
-	if (!field_at(c->s->root, MODEL_DESC, &desc) || !named_entry(desc, DESC_INPUT, r->input, &fd) ||
-	    !field_at(fd, 3, &ftype) || !field_at(ftype, FT_ARRAY, arr))
-		return say(c, "input '%.80s' has no multi-array type in the file", r->input), NULL;
+	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, DESC_INPUT, r->input, &fd) ||
+	    !ali_pb_first(fd, 3, &ftype, NULL, NULL) ||
+	    !ali_pb_first(ftype, ft->kind == AL_FEAT_IMAGE ? FT_IMAGE : FT_ARRAY, arr, NULL, NULL))
+		return ali_mil_say(c, "input '%.80s' has no %s type in the file", r->input,
+				   al_feature_kind_name(ft->kind)), NULL;
 	return ft;
 }
 
@@ -212,8 +188,54 @@ static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dim
 	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, arr, arr.p, arr.n, a.p, a.n);
 	ali_buf_free(&a);
 	if (st != AL_OK)
-		return say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
+		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
 	return true;
+}
+
+/* img (an ImageFeatureType) rebuilt: width and height = dims [H, W], no size
+ * range / enumeration, then (enum_n > 0) the enumerated sizes; colorSpace and
+ * every other field copied. */
+static bool rewrite_image(struct al_mil_pass *c, al_span img, const int64_t *dims, const int64_t *enums,
+			  uint32_t enum_n)
+{
+	struct al_buf a = {0};
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	ali_buf_uint(&a, IMG_WIDTH, (uint64_t)dims[1]);
+	ali_buf_uint(&a, IMG_HEIGHT, (uint64_t)dims[0]);
+	pb_iter_init(&it, img);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num != IMG_WIDTH && f.num != IMG_HEIGHT && f.num != IMG_ENUM && f.num != IMG_RANGE)
+			ali_buf_put(&a, img.p + start, it.pos - start);
+	if (enum_n) {
+		struct al_buf e = {0};
+		for (uint32_t k = 0; k < enum_n; k++) { /* EnumeratedSizes{sizes = 1 {width = 1, height = 2}} */
+			struct al_buf sz = {0};
+			ali_buf_uint(&sz, 1, (uint64_t)enums[2 * k + 1]);
+			ali_buf_uint(&sz, 2, (uint64_t)enums[2 * k]);
+			ali_buf_len(&e, 1, sz.p, sz.n);
+			e.failed |= sz.failed;
+			ali_buf_free(&sz);
+		}
+		ali_buf_len(&a, IMG_ENUM, e.p, e.n);
+		a.failed |= e.failed;
+		ali_buf_free(&e);
+	}
+	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, img, img.p, img.n, a.p, a.n);
+	ali_buf_free(&a);
+	if (st != AL_OK)
+		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
+	return true;
+}
+
+/* The description's type of ft rewritten (see rewrite_array / rewrite_image). */
+static bool rewrite_type(struct al_mil_pass *c, const struct al_feature *ft, al_span t, const int64_t *dims,
+			 const int64_t *enums, uint32_t enum_n)
+{
+	if (ft->kind == AL_FEAT_IMAGE)
+		return rewrite_image(c, t, dims, enums, enum_n);
+	return rewrite_array(c, t, dims, ft->rank, enums, enum_n);
 }
 
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r)
@@ -224,21 +246,22 @@ bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r)
 		return false;
 	const int64_t *dims = r->use_default ? ft->shape : r->dims;
 	if (r->use_default && !ft->shape)
-		return say(c, "input '%.80s' has no default shape", r->input);
+		return ali_mil_say(c, "input '%.80s' has no default shape", r->input);
 	if (!r->use_default && r->rank != ft->rank)
-		return say(c, "%u dimensions given, input '%.80s' has rank %u", r->rank, r->input, ft->rank);
+		return ali_mil_say(c, "%u dimensions given, input '%.80s' has rank %u", r->rank, r->input, ft->rank);
 	if (!accepted(c, ft, dims))
 		return false;
 	char b[96];
 	fmt_dims(dims, ft->rank, b, sizeof b);
 	bool mil = c->s->m->subs[0]->world == AL_WORLD_MIL;
 	/* the program's input type first: it can refuse (a constant axis that differs) */
-	if (mil && !program_dims(c, r->input, dims, ft->rank))
+	bool image = ft->kind == AL_FEAT_IMAGE;
+	if (mil && !program_dims(c, r->input, dims, ft->rank, image))
 		return false;
-	if (!rewrite_array(c, arr, dims, ft->rank, NULL, 0))
+	if (!rewrite_type(c, ft, arr, dims, NULL, 0))
 		return false;
-	snprintf(c->after, sizeof c->after, "input '%.40s' fixed to %.50s%s", r->input, b,
-		 mil ? " (description and function input)" : "");
+	snprintf(c->after, sizeof c->after, "%s '%.40s' fixed to %.50s%s", image ? "image input" : "input",
+		 r->input, b, mil ? " (description and function input)" : "");
 	return true;
 }
 
@@ -249,25 +272,89 @@ bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r)
 	if (!ft)
 		return false;
 	if (r->rank != ft->rank)
-		return say(c, "shapes of %u dimensions given, input '%.80s' has rank %u", r->rank, r->input,
+		return ali_mil_say(c, "shapes of %u dimensions given, input '%.80s' has rank %u", r->rank, r->input,
 			   ft->rank);
 	if (r->n_shapes < 1 || r->n_shapes > MAX_ENUM)
-		return say(c, "%u shapes: Core ML takes 1 to %d enumerated shapes", r->n_shapes, MAX_ENUM);
+		return ali_mil_say(c, "%u shapes: Core ML takes 1 to %d enumerated shapes", r->n_shapes, MAX_ENUM);
 	for (uint32_t k = 0; k < r->n_shapes; k++) {
 		const int64_t *s = r->dims + (size_t)k * r->rank;
 		if (!accepted(c, ft, s))
 			return false;
 		for (uint32_t j = 0; j < k; j++)
 			if (memcmp(r->dims + (size_t)j * r->rank, s, r->rank * sizeof *s) == 0)
-				return say(c, "shape %u is given twice", k + 1);
+				return ali_mil_say(c, "shape %u is given twice", k + 1);
 	}
 	/* the function input keeps its unknown dimensions (coremltools writes an
 	 * enumerated input the same way: only the description lists the shapes) */
-	if (!rewrite_array(c, arr, r->dims, r->rank, r->dims, r->n_shapes))
+	if (!rewrite_type(c, ft, arr, r->dims, r->dims, r->n_shapes))
 		return false;
 	char b[96];
 	fmt_dims(r->dims, r->rank, b, sizeof b);
 	snprintf(c->after, sizeof c->after, "input '%.40s': %u enumerated shape%s (default %.50s)", r->input,
 		 r->n_shapes, r->n_shapes == 1 ? "" : "s", b);
+	return true;
+}
+
+/* ------------------------------------------------------------------ NeuralNetwork fp16 I/O
+ * A NeuralNetwork model's fp32 multi-array inputs and outputs typed FLOAT16
+ * (approximate: the caller passes and gets fp16 values, rounded once at the
+ * boundary; the layers compute as before). FLOAT16 multi-arrays need
+ * specificationVersion 7 (iOS 16 / macOS 13): raised when lower. Core ML's
+ * NeuralNetwork validator takes any multi-array dataType (it checks that the
+ * I/O are images or multi-arrays), the spec-version check asks for 7; that
+ * the runtime then feeds fp16 buffers to the NeuralNetwork engines without a
+ * conversion is not verified here (no Mac). Only under --allow approximate. */
+bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
+{
+	const struct al_submodel *sub = c->s->m->n_subs ? c->s->m->subs[0] : NULL;
+	if (!sub || sub->world != AL_WORLD_NN)
+		return c->why[0] = '\0', false; /* not a candidate: not reported */
+	char list[120] = "";
+	size_t k = 0;
+	uint32_t n = 0;
+	/* every feature's dataType field found first: a failure half way would
+	 * leave edits of a rewrite that is not applied */
+	al_span desc;
+	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL))
+		return ali_mil_say(c, "the model has no description");
+	for (int side = 0; side < 2; side++) {
+		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
+		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
+		for (uint32_t i = 0; i < nf; i++) {
+			al_span fd, ftype, arr;
+			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
+				continue;
+			if (!ali_pb_named(desc, side ? 10 : DESC_INPUT, fs[i].name, &fd) ||
+			    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, &arr, NULL, NULL) ||
+			    !ali_pb_first(arr, 2, NULL, NULL, NULL))
+				return ali_mil_say(c, "%s '%.60s' has no multi-array dataType in the file",
+						   side ? "output" : "input", fs[i].name);
+		}
+	}
+	for (int side = 0; side < 2; side++) {
+		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
+		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
+		for (uint32_t i = 0; i < nf; i++) {
+			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
+				continue;
+			enum al_status st = ali_surgery_desc_fp16(c->s, side ? 10 : 1, fs[i].name);
+			if (st != AL_OK)
+				return ali_mil_say(c, "%s '%.60s' could not be retyped (%s)", side ? "output" : "input",
+						   fs[i].name, al_status_str(st));
+			n++;
+			if (k + 70 < sizeof list)
+				k += (size_t)snprintf(list + k, sizeof list - k, "%s%s '%.40s'", k ? ", " : "",
+						      side ? "output" : "input", fs[i].name);
+		}
+	}
+	if (!n)
+		return c->why[0] = '\0', false;
+	uint64_t spec = 0;
+	pb_get_varint(c->s->root, 1, &spec);
+	enum al_status st = ali_surgery_spec_fp16(c->s);
+	if (st != AL_OK)
+		return ali_mil_say(c, "specificationVersion could not be raised (%s)", al_status_str(st));
+	snprintf(c->after, sizeof c->after, "fp16 %.110s%s", list,
+		 spec < 7 ? " (specificationVersion 7: iOS 16 / macOS 13)" : "");
 	return true;
 }
