@@ -33,12 +33,24 @@ struct mil_ent {
 	const struct al_node *node; /* producer; NULL for an input */
 	const struct al_ttype *type;
 	uint32_t seq;               /* definition order in the graph (inputs first) */
+	uint32_t len;               /* strlen(name), so lookups need no strlen */
 };
+
+/* A hash index over the distinct names of a scope: slot i holds the run
+ * [lo, end) of ents with one name (end 0: empty). Probes are bounded
+ * (MAX_PROBE): past that a lookup falls back to the binary searches, so names
+ * crafted to collide cost no more than without the index. */
+struct mil_run {
+	uint32_t lo, end;
+};
+#define MAX_PROBE 32
 
 struct al_mil_scope {
 	const struct al_mil_scope *parent; /* the enclosing graph's scope */
 	struct mil_ent *ents;              /* sorted by (name, seq) */
 	uint32_t n;
+	struct mil_run *runs; /* NULL: no index (none built, or no memory for it) */
+	uint32_t mask;        /* slots - 1, a power of two less one */
 };
 
 static int ent_cmp(const void *a, const void *b)
@@ -49,13 +61,68 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 /* strcmp(a, b) for a span b; the same order as ent_cmp on NUL-free names. */
-static int name_cmp(const char *a, al_span b)
+static int name_cmp(const struct mil_ent *e, al_span b)
 {
-	size_t an = strlen(a), k = an < b.n ? an : b.n;
-	int c = k ? memcmp(a, b.p, k) : 0;
+	size_t an = e->len, k = an < b.n ? an : b.n;
+	int c = k ? memcmp(e->name, b.p, k) : 0;
 	if (c)
 		return c;
 	return an < b.n ? -1 : an > b.n;
+}
+
+/* The run of ents named `name` through the index: true with [*lo, *end)
+ * (empty when the name is absent), false when the index cannot say. */
+static bool run_find(const struct al_mil_scope *s, al_span name, size_t *lo, size_t *end)
+{
+	if (!s->runs)
+		return false;
+	uint64_t h = ali_hash_bytes(AL_HASH_INIT, name.p, name.n);
+	for (uint32_t i = 0, j = (uint32_t)h & s->mask; i < MAX_PROBE; i++, j = (j + 1) & s->mask) {
+		const struct mil_run *r = &s->runs[j];
+		if (!r->end) {
+			*lo = *end = 0;
+			return true;
+		}
+		const struct mil_ent *e = &s->ents[r->lo];
+		if (e->len == name.n && (!name.n || !memcmp(e->name, name.p, name.n))) {
+			*lo = r->lo;
+			*end = r->end;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Builds s->runs over s->ents (sorted); leaves it NULL when the arena has no
+ * room (lookups then binary-search, as they did before the index). Each run
+ * is placed at the first free slot within MAX_PROBE of its hash, else not at
+ * all: run_find then probes MAX_PROBE slots, finds none empty, and falls back. */
+static void scope_index(struct al_arena *a, struct al_mil_scope *s)
+{
+	if (s->n < 16) /* a binary search over a few entries is as quick */
+		return;
+	uint32_t slots = 32;
+	while (slots < 2u * s->n && slots < (1u << 30))
+		slots <<= 1;
+	struct mil_run *runs = ali_arena_array(a, slots, sizeof *runs);
+	if (!runs)
+		return;
+	memset(runs, 0, (size_t)slots * sizeof *runs);
+	for (uint32_t lo = 0, end; lo < s->n; lo = end) {
+		const struct mil_ent *e = &s->ents[lo];
+		for (end = lo + 1; end < s->n && s->ents[end].len == e->len &&
+				   !memcmp(s->ents[end].name, e->name, e->len); end++)
+			;
+		uint64_t h = ali_hash_bytes(AL_HASH_INIT, e->name, e->len);
+		for (uint32_t i = 0, j = (uint32_t)h & (slots - 1); i < MAX_PROBE;
+		     i++, j = (j + 1) & (slots - 1))
+			if (!runs[j].end) {
+				runs[j] = (struct mil_run){lo, end};
+				break;
+			}
+	}
+	s->runs = runs;
+	s->mask = slots - 1;
 }
 
 /* The last definition of `name` in s; with `before` (an op of s's graph), only
@@ -63,25 +130,27 @@ static int name_cmp(const char *a, al_span b)
 static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span name,
 					const struct al_node *before)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (name_cmp(s->ents[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Binary searches only: a hostile graph may define one name in every op,
-	 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
-	 * of one name are in seq order: inputs (node NULL) first, then ops by
-	 * index, so "defined before `before`" holds for a prefix of them. */
-	size_t end = s->n;
-	for (size_t l = lo; l < end;) {
-		size_t mid = l + (end - l) / 2;
-		if (name_cmp(s->ents[mid].name, name) <= 0)
-			l = mid + 1;
-		else
-			end = mid;
+	size_t lo = 0, end = s->n;
+	if (!run_find(s, name, &lo, &end)) {
+		size_t hi = s->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (name_cmp(&s->ents[mid], name) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* Binary searches only: a hostile graph may define one name in every op,
+		 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
+		 * of one name are in seq order: inputs (node NULL) first, then ops by
+		 * index, so "defined before `before`" holds for a prefix of them. */
+		for (size_t l = lo; l < end;) {
+			size_t mid = l + (end - l) / 2;
+			if (name_cmp(&s->ents[mid], name) <= 0)
+				l = mid + 1;
+			else
+				end = mid;
+		}
 	}
 	if (before) {
 		size_t l = lo, h = end;
@@ -810,6 +879,8 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	if (!scope)
 		return nomem(w);
 	scope->parent = parent;
+	scope->runs = NULL;
+	scope->mask = 0;
 	size_t c[NF];
 	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4), 0, c, prefix, NULL))
 		return false;
@@ -874,16 +945,19 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		return nomem(w);
 	uint32_t k = 0;
 	for (size_t j = 0; j < n_xin; j++, k++)
-		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k};
+		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k, 0};
 	for (size_t j = 0; j < c[1]; j++, k++)
-		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k};
+		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k, 0};
 	for (i = 0; i < g->n_nodes; i++)
 		for (uint32_t o = 0; o < nodes[i].n_outputs; o++, k++)
-			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k};
+			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k, 0};
+	for (uint32_t j = 0; j < k; j++)
+		e[j].len = (uint32_t)strlen(e[j].name);
 	if (k)
 		qsort(e, k, sizeof *e, ent_cmp);
 	scope->ents = e;
 	scope->n = k;
+	scope_index(&w->m->arena, scope);
 	return true;
 }
 
