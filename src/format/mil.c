@@ -663,6 +663,48 @@ static void note_unknown(struct walk *w, const struct al_node *n)
 	     "op type '%s' is not in anelint's MIL op table; no rule checks it", n->type);
 }
 
+/* ali_arena_printf(a, "%s.operations[%u]", prefix, idx) without the two
+ * vsnprintf passes (5% of a 27k-op check): the same bytes, the same size. */
+static char *op_path(struct al_arena *a, const char *prefix, uint32_t idx)
+{
+	static const char mid[] = ".operations[";
+	char num[12];
+	size_t nl = 0, pl = strlen(prefix);
+	do
+		num[sizeof num - 1 - nl++] = (char)('0' + idx % 10);
+	while ((idx /= 10) && nl < sizeof num);
+	char *p = ali_arena_alloc(a, pl + sizeof mid - 1 + nl + 2);
+	if (!p)
+		return NULL;
+	char *q = p;
+	memcpy(q, prefix, pl);
+	q += pl;
+	memcpy(q, mid, sizeof mid - 1);
+	q += sizeof mid - 1;
+	memcpy(q, num + sizeof num - nl, nl);
+	q += nl;
+	*q++ = ']';
+	*q = '\0';
+	return p;
+}
+
+/* buf = "<path><mid><name[0..n)>]", truncated to cap - 1 bytes as snprintf
+ * would: parse_inputs and parse_op build one such field path per input and
+ * attribute of every op (only diagnostics read it), and snprintf's format
+ * parsing was 7% of a 27k-op check. */
+static void where3(char *buf, size_t cap, const char *path, const char *mid, const char *name,
+		   size_t n)
+{
+	const char *parts[4] = {path, mid, name, "]"};
+	size_t lens[4] = {strlen(path), strlen(mid), n, 1}, at = 0;
+	for (int i = 0; i < 4 && at + 1 < cap; i++) {
+		size_t k = lens[i] < cap - 1 - at ? lens[i] : cap - 1 - at;
+		memcpy(buf + at, parts[i], k);
+		at += k;
+	}
+	buf[at] = '\0';
+}
+
 /* Operation.inputs: map<string, Argument>; Argument: arguments = 1 (Binding);
  * Binding: oneof { name = 1, value = 2 }. Fills src->mil_args with the valid
  * entries and n->inputs with every name binding, in file order. */
@@ -694,7 +736,7 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 		if (!param)
 			return;
 		char where[512];
-		snprintf(where, sizeof where, "%s.inputs[%s]", n->path, param);
+		where3(where, sizeof where, n->path, ".inputs[", param, strlen(param));
 		if (!scan(w, arg, LEN(1), 0, c, where, n->name))
 			continue;
 		bool ok = true;
@@ -756,7 +798,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	n->kind = -1;
 	n->type = "";
 	n->offset = at(w, msg.p);
-	n->path = ali_arena_printf(&w->m->arena, "%s.operations[%u]", prefix, idx);
+	n->path = op_path(&w->m->arena, prefix, idx);
 	struct al_node_src *src = ali_arena_alloc(&w->m->arena, sizeof *src);
 	if (!n->path || !src) {
 		nomem(w);
@@ -823,10 +865,11 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		pb_get_bytes(f.data, 1, &key);
 		if (!pb_get_bytes(f.data, 2, &val))
 			continue;
-		int klen = key.n < 200 ? (int)key.n : 200;
+		size_t klen = key.n < 200 ? key.n : 200; /* as "%.*s": up to a NUL */
+		const uint8_t *nul = klen ? memchr(key.p, 0, klen) : NULL;
 		char where[512];
-		snprintf(where, sizeof where, "%s.attributes[%.*s]", n->path, klen,
-			 (const char *)key.p);
+		where3(where, sizeof where, n->path, ".attributes[", (const char *)key.p,
+		       nul ? (size_t)(nul - key.p) : klen);
 		scan_value(w, n, val, where, 0);
 	}
 
