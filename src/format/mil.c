@@ -699,7 +699,8 @@ static void where3(char *buf, size_t cap, const char *path, const char *mid, con
 	size_t lens[4] = {strlen(path), strlen(mid), n, 1}, at = 0;
 	for (int i = 0; i < 4 && at + 1 < cap; i++) {
 		size_t k = lens[i] < cap - 1 - at ? lens[i] : cap - 1 - at;
-		memcpy(buf + at, parts[i], k);
+		if (k) /* an absent key is (NULL, 0) */
+			memcpy(buf + at, parts[i], k);
 		at += k;
 	}
 	buf[at] = '\0';
