@@ -157,6 +157,41 @@ for pair in "mlp_int4_block32_ios18:int4 per-block (block 32) x3" \
 	fi
 done
 
+# split --function: the named function cut, its pipeline gives its reference outputs;
+# without it a multifunction package is refused with the hint
+mref=tests/data/reference/modern/multifunction_convnet
+if "$ANELINT" split "$mf" --function large --at x_cast_fp16 -o "$tmp/p1.mlpackage" -o "$tmp/p2.mlpackage" \
+	--pipeline "$tmp/pl.mlpackage" >"$out" 2>&1 && grep -q 'pipeline vs original: *bit-identical' "$out" &&
+	"$ANELINT" run "$tmp/pl.mlpackage" --inputs "$mref/large" --expect "$mref/large" --threads 1 >"$out" 2>&1 &&
+	grep -q 'vs expected *pass' "$out" && "$ANELINT" info "$tmp/p1.mlpackage" >"$out" 2>&1 &&
+	grep -q '    x: multiArray fp16 \[1, 3, 64, 64\]' "$out" && grep -q '  function main ' "$out"; then
+	ok
+else
+	bad "split --function large"
+fi
+if "$ANELINT" split "$mf" --at x_cast_fp16 -o "$tmp/q1.mlpackage" -o "$tmp/q2.mlpackage" >"$out" 2>&1; then
+	bad "split of a multifunction package without --function accepted"
+elif grep -q 'name one with --function' "$out"; then ok; else bad "split without --function"; fi
+if "$ANELINT" split "$mf" --function nope --at x_cast_fp16 -o "$tmp/q1.mlpackage" -o "$tmp/q2.mlpackage" \
+	>"$out" 2>&1; then
+	bad "split --function nope accepted"
+elif [ $? -eq 2 ] && grep -q "no function 'nope'" "$out"; then ok; else bad "split --function nope"; fi
+# fix --function: that function checked and rewritten (nothing applies to this one),
+# the package written keeps both functions, each still giving its reference outputs
+if "$ANELINT" fix "$mf" --function large -o "$tmp/fx.mlpackage" >"$out" 2>&1 &&
+	grep -q 'check before: 8 layers' "$out" &&
+	"$ANELINT" run "$tmp/fx.mlpackage" --function large --inputs "$mref/large" --expect "$mref/large" \
+		--threads 1 >"$out" 2>&1 && grep -q 'vs expected *pass' "$out" &&
+	"$ANELINT" run "$tmp/fx.mlpackage" --function small --inputs "$mref/small" --expect "$mref/small" \
+		--threads 1 >"$out" 2>&1 && grep -q 'vs expected *pass' "$out"; then
+	ok
+else
+	bad "fix --function large"
+fi
+if "$ANELINT" fix "$mf" --function nope --dry-run >"$out" 2>&1; then
+	bad "fix --function nope accepted"
+elif [ $? -eq 2 ] && grep -q "no function 'nope'" "$out"; then ok; else bad "fix --function nope"; fi
+
 # the whole corpus, when present
 if [ -d "$corpus/modern/reference" ]; then
 	for pkg in "$corpus"/modern/*.mlpackage; do

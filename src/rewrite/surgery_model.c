@@ -106,8 +106,9 @@ static void put_shape(struct al_buf *b, uint32_t field, const int64_t *dims, uin
 static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t *dims, uint32_t rank)
 {
 	al_span prog, fe, fn, fin, vt, tt;
-	if (c->s->m->subs[0]->n_functions != 1)
-		return say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
+	const struct al_submodel *sub = c->s->m->subs[0];
+	if (sub->n_functions != 1 || sub->n_fdescs > 1) /* also one kept by --function */
+		return say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
 	if (!field_at(c->s->root, MODEL_PROGRAM, &prog) || !field_at(prog, 2, &fe) || !field_at(fe, 2, &fn) ||
 	    !named_entry(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
 		return say(c, "the function input '%s' has no tensor type", name);
