@@ -157,6 +157,44 @@ for pair in "mlp_int4_block32_ios18:int4 per-block (block 32) x3" \
 	fi
 done
 
+# info -f json carries the same: functions with their interfaces, states, weight forms
+if "$ANELINT" info -f json "$mf" >"$out" 2>&1 && python3 - "$out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+f = {x["name"]: x for x in m["functions"]}
+assert m["default_function"] == "small" and f["small"]["default"] and not f["large"]["default"], m["functions"]
+assert f["large"]["inputs"][0]["shape"] == [1, 3, 64, 64] and f["small"]["inputs"][0]["shape"] == [1, 3, 32, 32]
+assert f["large"]["outputs"][0]["name"] == "y" and f["large"]["states"] == []
+PY
+then ok; else bad "info -f json: functions"; fi
+if "$ANELINT" info -f json "$kv" >"$out" 2>&1 && python3 - "$out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+assert [s["name"] for s in m["states"]] == ["k_cache", "v_cache"], m["states"]
+assert m["states"][1]["kind"] == "state" and m["states"][1]["shape"] == [1, 2, 32, 32]
+assert [s["name"] for s in m["functions"][0]["states"]] == ["k_cache", "v_cache"]
+PY
+then ok; else bad "info -f json: states"; fi
+for spec in "mlp_int4_block32_ios18:blockwise:int4:4:per-block:block=32" \
+	"tblock_pal4_grouped_g8_ios18:lut:fp16:4:per-grouped-channel:group=8" \
+	"convnet_int8_perchannel_ios17:affine:int8:8:per-channel:" \
+	"mlp_pal6_tensor_ios18:lut:fp16:6:per-tensor:"; do
+	m=${spec%%:*}
+	if "$ANELINT" info -f json "tests/data/modern/$m.mlpackage" >"$out" 2>&1 && python3 - "$out" "$spec" <<'PY'
+import json, sys
+_, storage, dtype, bits, gran, extra = sys.argv[2].split(":")
+w = json.load(open(sys.argv[1]))["models"][0]["compressed_weights"]
+assert len(w) == 3 or len(w) == 6, w
+for x in w:
+    assert (x["storage"], x["dtype"], x["bits"], x["granularity"]) == (storage, dtype, int(bits), gran), x
+    if extra:
+        k, v = extra.split("=")
+        assert x[k] == int(v), x
+    assert x["form"].startswith(("int", "4-bit", "6-bit")), x
+PY
+	then ok; else bad "info -f json $m: $spec"; fi
+done
+
 # split --function: the named function cut, its pipeline gives its reference outputs;
 # without it a multifunction package is refused with the hint
 mref=tests/data/reference/modern/multifunction_convnet

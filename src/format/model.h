@@ -328,6 +328,20 @@ bool ali_mil_value_read(al_span v, struct al_mil_value *out);
  * "4-bit LUT per-grouped-channel (group 8)"), from its parameters' types only
  * (mil_weights.c); false for other ops or when a type is unknown. */
 bool ali_mil_weight_form(const struct al_node *n, char *buf, size_t cap);
+/* The same as fields (info's JSON): storage (ALI_WS_*), the stored values'
+ * dtype (a LUT: its entries') and bits per value (a LUT: bits per index),
+ * granularity (ALI_GRAN_*) with its axis and size (the block, or the number
+ * of groups), a LUT's vector length (0: scalar entries), sparse, offset. */
+enum { ALI_WS_NONE, ALI_WS_AFFINE, ALI_WS_BLOCKWISE, ALI_WS_LUT, ALI_WS_SPARSE, ALI_WS_CAST };
+enum { ALI_GRAN_NONE, ALI_GRAN_TENSOR, ALI_GRAN_CHANNEL, ALI_GRAN_GROUPED, ALI_GRAN_BLOCK };
+struct ali_weight_form {
+	int storage, dtype, bits, gran, axis;
+	int64_t size, vector;
+	bool sparse, offset;
+};
+bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w);
+const char *ali_weight_storage_name(int storage);
+const char *ali_weight_gran_name(int gran);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */
 long ali_mil_value_floats(al_span v, float *out, size_t max);
