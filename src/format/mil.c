@@ -253,8 +253,11 @@ static const char *dup_span(struct walk *w, al_span s)
 /* One validating pass over msg: counts fields 1..NF-1 into cnt, checks that
  * fields in `lens` are length-delimited and those in `vars` varints. Reports
  * and returns false if msg is malformed; later passes over it cannot fail. */
-static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
-		 const char *where, const char *node)
+/* scan(), also keeping in last[k] the last field k (for k with cnt[k] > 0): of
+ * the wire type lens/vars demand, so last[k].data / .u is what pb_get_bytes /
+ * pb_get_varint would return, without a pass over msg for each. */
+static bool scan_last(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		      struct pb_field *last, const char *where, const char *node)
 {
 	struct pb_iter it;
 	struct pb_field f;
@@ -263,6 +266,8 @@ static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size
 	while (pb_next(&it, &f)) {
 		if (f.num >= NF)
 			continue;
+		if (last)
+			last[f.num] = f;
 		unsigned bit = 1u << f.num;
 		if (((lens & bit) && f.wire != PB_LEN) || ((vars & bit) && f.wire != PB_VARINT)) {
 			diag(w, AL_SEV_ERROR, w->file, at(w, msg.p + f.start), where, node,
@@ -278,6 +283,12 @@ static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size
 		return false;
 	}
 	return true;
+}
+
+static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		 const char *where, const char *node)
+{
+	return scan_last(w, msg, lens, vars, cnt, NULL, where, node);
 }
 
 /* A repeated count that must fit the uint32_t counts of the view. */
@@ -305,11 +316,12 @@ static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, c
 			      const char *node)
 {
 	size_t c[NF];
-	if (!scan(w, msg, LEN(3) | LEN(4), LEN(1) | LEN(2), c, where, node))
+	struct pb_field last[NF];
+	if (!scan_last(w, msg, LEN(3) | LEN(4), LEN(1) | LEN(2), c, last, where, node))
 		return false;
-	uint64_t v;
-	t->dtype = pb_get_varint(msg, 1, &v) ? (v <= INT_MAX ? (int)v : -1) : AL_DT_UNKNOWN;
-	int64_t rank = pb_get_varint(msg, 2, &v) ? u2i(v) : 0; /* 10-byte -1 reads as -1 */
+	/* fields 1 and 2 are varints (scan_last checked): their last values */
+	t->dtype = c[1] ? (last[1].u <= INT_MAX ? (int)last[1].u : -1) : AL_DT_UNKNOWN;
+	int64_t rank = c[2] ? u2i(last[2].u) : 0; /* 10-byte -1 reads as -1 */
 	size_t nd = c[3], keep = nd < AL_MAX_RANK ? nd : AL_MAX_RANK;
 	int64_t *dims = NULL;
 	if (keep && !(dims = ali_arena_array(&w->m->arena, keep, sizeof *dims)))
@@ -322,13 +334,13 @@ static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, c
 		if (f.num != 3)
 			continue;
 		size_t dc[NF];
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, dc, where, node))
+		struct pb_field dl[NF];
+		if (!scan_last(w, f.data, LEN(1) | LEN(2), 0, dc, dl, where, node))
 			return false;
-		al_span cst;
 		uint64_t size = 0;
 		dims[i] = -1;
-		if (pb_get_bytes(f.data, 1, &cst) && !pb_has(f.data, 2)) {
-			pb_get_varint(cst, 1, &size); /* absent = 0 */
+		if (dc[1] && !dc[2]) { /* constant (the last one), and not unknown */
+			pb_get_varint(dl[1].data, 1, &size); /* absent = 0 */
 			dims[i] = size <= INT64_MAX ? (int64_t)size : -1;
 		}
 		i++;
