@@ -864,19 +864,24 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 
 	parse_inputs(w, n, src, msg, c[2]);
 
-	/* attributes: map<string, Value>, searched for blob references */
+	/* attributes: map<string, Value>, searched for blob references, and
+	 * indexed for find_attr (the entries it would find: key and value
+	 * present, whatever scan says of the rest) */
 	struct pb_iter it;
 	struct pb_field f;
+	struct al_mil_attr *attrs = c[5] ? ali_arena_array(&w->m->arena, c[5], sizeof *attrs) : NULL;
+	uint32_t n_attrs = 0;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
 		if (f.num != 5)
 			continue;
+		al_span key = {0}, val = {0};
+		bool has_key = pb_get_bytes(f.data, 1, &key);
+		bool has_val = pb_get_bytes(f.data, 2, &val);
+		if (attrs && has_key && has_val && n_attrs < c[5])
+			attrs[n_attrs++] = (struct al_mil_attr){key, val};
 		size_t ec[NF];
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name))
-			continue;
-		al_span key = {0}, val;
-		pb_get_bytes(f.data, 1, &key);
-		if (!pb_get_bytes(f.data, 2, &val))
+		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name) || !has_val)
 			continue;
 		size_t klen = key.n < 200 ? key.n : 200; /* as "%.*s": up to a NUL */
 		const uint8_t *nul = klen ? memchr(key.p, 0, klen) : NULL;
@@ -884,6 +889,11 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		where3(where, sizeof where, n->path, ".attributes[", (const char *)key.p,
 		       nul ? (size_t)(nul - key.p) : klen);
 		scan_value(w, n, val, where, 0);
+	}
+	if (attrs || !c[5]) {
+		src->mil_attrs = attrs;
+		src->n_mil_attrs = n_attrs;
+		src->mil_attrs_indexed = true;
 	}
 
 	/* nested blocks: one child graph each */
@@ -1232,6 +1242,14 @@ static bool find_attr(const struct al_node *p, const char *key, al_span *val)
 	bool found = false;
 	if (!s || !s->mil_scope || !key)
 		return false;
+	if (s->mil_attrs_indexed) { /* the same entries, read once by parse_op */
+		for (uint32_t i = 0; i < s->n_mil_attrs; i++)
+			if (ali_span_eq(s->mil_attrs[i].key, key)) {
+				*val = s->mil_attrs[i].val;
+				found = true;
+			}
+		return found;
+	}
 	pb_iter_init(&it, s->msg);
 	while (pb_next(&it, &f))
 		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&

@@ -122,6 +122,11 @@ struct al_node_src {
 	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
 	struct al_mil_arg *mil_args;
 	uint32_t n_mil_args;
+	/* MIL: the op's attributes map (key -> Value), in file order, once
+	 * mil_attrs_indexed (mil.c parse_op); otherwise read from msg */
+	struct al_mil_attr *mil_attrs;
+	uint32_t n_mil_attrs;
+	bool mil_attrs_indexed;
 	/* MIL: the scope of the op's graph, for al_mil_* lookups; NULL for NN layers */
 	const struct al_mil_scope *mil_scope;
 	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
@@ -141,6 +146,9 @@ struct al_node_src {
 struct al_mil_arg {
 	const char *param;
 	al_span arg; /* MILSpec.Argument message */
+};
+struct al_mil_attr {
+	al_span key, val; /* an entry without one of them is not kept */
 };
 static inline const struct al_node_src *al_src(const struct al_node *n)
 {
