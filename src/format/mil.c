@@ -381,28 +381,31 @@ static bool parse_value_type(struct walk *w, al_span msg, struct al_ttype *t, co
 	t->dtype = AL_DT_UNKNOWN;
 	t->rank = -1;
 	t->dims = NULL;
-	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, where, node))
+	struct pb_field last[NF]; /* fields 1-5 are length-delimited (checked) */
+	if (!scan_last(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, last, where, node))
 		return false;
 	al_span x, inner, tt;
 	uint64_t dt;
-	if (pb_get_bytes(msg, 1, &x))
-		return parse_tensor_type(w, x, t, where, node);
-	if (pb_get_bytes(msg, 2, &x)) { /* ListType: type = 1 (ValueType), length = 2 */
+	if (c[1])
+		return parse_tensor_type(w, last[1].data, t, where, node);
+	if (c[2]) { /* ListType: type = 1 (ValueType), length = 2 */
+		x = last[2].data;
 		t->kind = 1;
 		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt) &&
 		    pb_get_varint(tt, 1, &dt) && dt <= INT_MAX)
 			t->dtype = (int)dt;
 		return true;
 	}
-	if (pb_get_bytes(msg, 3, &x)) {
+	if (c[3]) {
 		t->kind = 2;
 		return true;
 	}
-	if (pb_get_bytes(msg, 4, &x)) {
+	if (c[4]) {
 		t->kind = 3;
 		return true;
 	}
-	if (pb_get_bytes(msg, 5, &x)) { /* StateType: wrappedType = 1 (ValueType) */
+	if (c[5]) { /* StateType: wrappedType = 1 (ValueType) */
+		x = last[5].data;
 		bool ok = true;
 		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt))
 			ok = parse_tensor_type(w, tt, t, where, node);
@@ -417,16 +420,15 @@ static bool parse_named(struct walk *w, al_span msg, const char **name, struct a
 			const char *where, const char *node)
 {
 	size_t c[NF];
+	struct pb_field last[NF]; /* fields 1 and 2 are length-delimited (checked) */
 	t->rank = -1;
 	*name = "";
-	if (!scan(w, msg, LEN(1) | LEN(2), 0, c, where, node))
+	if (!scan_last(w, msg, LEN(1) | LEN(2), 0, c, last, where, node))
 		return false;
-	al_span s = {0};
-	pb_get_bytes(msg, 1, &s);
-	if (!(*name = dup_span(w, s)))
+	if (!(*name = dup_span(w, c[1] ? last[1].data : (al_span){0})))
 		return false;
-	if (pb_get_bytes(msg, 2, &s))
-		return parse_value_type(w, s, t, where, node);
+	if (c[2])
+		return parse_value_type(w, last[2].data, t, where, node);
 	return true;
 }
 
