@@ -157,6 +157,79 @@ for pair in "mlp_int4_block32_ios18:int4 per-block (block 32) x3" \
 	fi
 done
 
+# info -f json carries the same: functions with their interfaces, states, weight forms
+if "$ANELINT" info -f json "$mf" >"$out" 2>&1 && python3 - "$out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+f = {x["name"]: x for x in m["functions"]}
+assert m["default_function"] == "small" and f["small"]["default"] and not f["large"]["default"], m["functions"]
+assert f["large"]["inputs"][0]["shape"] == [1, 3, 64, 64] and f["small"]["inputs"][0]["shape"] == [1, 3, 32, 32]
+assert f["large"]["outputs"][0]["name"] == "y" and f["large"]["states"] == []
+PY
+then ok; else bad "info -f json: functions"; fi
+if "$ANELINT" info -f json "$kv" >"$out" 2>&1 && python3 - "$out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["models"][0]
+assert [s["name"] for s in m["states"]] == ["k_cache", "v_cache"], m["states"]
+assert m["states"][1]["kind"] == "state" and m["states"][1]["shape"] == [1, 2, 32, 32]
+assert [s["name"] for s in m["functions"][0]["states"]] == ["k_cache", "v_cache"]
+PY
+then ok; else bad "info -f json: states"; fi
+for spec in "mlp_int4_block32_ios18:blockwise:int4:4:per-block:block=32" \
+	"tblock_pal4_grouped_g8_ios18:lut:fp16:4:per-grouped-channel:group=8" \
+	"convnet_int8_perchannel_ios17:affine:int8:8:per-channel:" \
+	"mlp_pal6_tensor_ios18:lut:fp16:6:per-tensor:"; do
+	m=${spec%%:*}
+	if "$ANELINT" info -f json "tests/data/modern/$m.mlpackage" >"$out" 2>&1 && python3 - "$out" "$spec" <<'PY'
+import json, sys
+_, storage, dtype, bits, gran, extra = sys.argv[2].split(":")
+w = json.load(open(sys.argv[1]))["models"][0]["compressed_weights"]
+assert len(w) == 3 or len(w) == 6, w
+for x in w:
+    assert (x["storage"], x["dtype"], x["bits"], x["granularity"]) == (storage, dtype, int(bits), gran), x
+    if extra:
+        k, v = extra.split("=")
+        assert x[k] == int(v), x
+    assert x["form"].startswith(("int", "4-bit", "6-bit")), x
+PY
+	then ok; else bad "info -f json $m: $spec"; fi
+done
+
+# split --function: the named function cut, its pipeline gives its reference outputs;
+# without it a multifunction package is refused with the hint
+mref=tests/data/reference/modern/multifunction_convnet
+if "$ANELINT" split "$mf" --function large --at x_cast_fp16 -o "$tmp/p1.mlpackage" -o "$tmp/p2.mlpackage" \
+	--pipeline "$tmp/pl.mlpackage" >"$out" 2>&1 && grep -q 'pipeline vs original: *bit-identical' "$out" &&
+	"$ANELINT" run "$tmp/pl.mlpackage" --inputs "$mref/large" --expect "$mref/large" --threads 1 >"$out" 2>&1 &&
+	grep -q 'vs expected *pass' "$out" && "$ANELINT" info "$tmp/p1.mlpackage" >"$out" 2>&1 &&
+	grep -q '    x: multiArray fp16 \[1, 3, 64, 64\]' "$out" && grep -q '  function main ' "$out"; then
+	ok
+else
+	bad "split --function large"
+fi
+if "$ANELINT" split "$mf" --at x_cast_fp16 -o "$tmp/q1.mlpackage" -o "$tmp/q2.mlpackage" >"$out" 2>&1; then
+	bad "split of a multifunction package without --function accepted"
+elif grep -q 'name one with --function' "$out"; then ok; else bad "split without --function"; fi
+if "$ANELINT" split "$mf" --function nope --at x_cast_fp16 -o "$tmp/q1.mlpackage" -o "$tmp/q2.mlpackage" \
+	>"$out" 2>&1; then
+	bad "split --function nope accepted"
+elif [ $? -eq 2 ] && grep -q "no function 'nope'" "$out"; then ok; else bad "split --function nope"; fi
+# fix --function: that function checked and rewritten (nothing applies to this one),
+# the package written keeps both functions, each still giving its reference outputs
+if "$ANELINT" fix "$mf" --function large -o "$tmp/fx.mlpackage" >"$out" 2>&1 &&
+	grep -q 'check before: 8 layers' "$out" &&
+	"$ANELINT" run "$tmp/fx.mlpackage" --function large --inputs "$mref/large" --expect "$mref/large" \
+		--threads 1 >"$out" 2>&1 && grep -q 'vs expected *pass' "$out" &&
+	"$ANELINT" run "$tmp/fx.mlpackage" --function small --inputs "$mref/small" --expect "$mref/small" \
+		--threads 1 >"$out" 2>&1 && grep -q 'vs expected *pass' "$out"; then
+	ok
+else
+	bad "fix --function large"
+fi
+if "$ANELINT" fix "$mf" --function nope --dry-run >"$out" 2>&1; then
+	bad "fix --function nope accepted"
+elif [ $? -eq 2 ] && grep -q "no function 'nope'" "$out"; then ok; else bad "fix --function nope"; fi
+
 # the whole corpus, when present
 if [ -d "$corpus/modern/reference" ]; then
 	for pkg in "$corpus"/modern/*.mlpackage; do

@@ -233,6 +233,8 @@ static int round_once(struct fix *f, bool *again)
 		}
 		st = al_model_open_buffer(f->bytes, f->n_bytes, w, wn, f->in, &f->out_m, d2);
 	}
+	if (st == AL_OK && f->c->function) /* the function rewritten, as in the input */
+		st = al_model_select_function(f->out_m, f->c->function, d2);
 	if (st == AL_OK)
 		st = al_model_check(f->out_m, &f->chk, d2);
 	if (st != AL_OK) {
@@ -869,6 +871,13 @@ int cmd_fix(struct cli *c)
 	if (st != AL_OK) {
 		print_errors(f.in, f.d);
 		rc = status_exit(st);
+		goto done;
+	}
+	/* --function: only that function's ops are rewritten (the surgery splices
+	 * the file, so the other functions' bytes are written as they were) */
+	if (c->function && (st = al_model_select_function(f.m, c->function, f.d)) != AL_OK) {
+		print_errors(f.in, f.d);
+		rc = EXIT_USAGE;
 		goto done;
 	}
 	if ((rc = parse_shapes(&f, cmd)) != EXIT_ALL_ANE)

@@ -100,8 +100,9 @@ static const struct option_row options[] = {
 	 "a stateful model's initial state from a .npy file (repeat for each state; default zeros)"},
 	{"steps", 0, "N", C_RUN, OPT_FIELD(steps),
 	 "call a stateful model N times, the state carried over; step K reads DIR/stepK_NAME.npy from --inputs when present"},
-	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16, OPT_FIELD(function),
-	 "the function of a multifunction ML Program to run or show (default: the one the description names)"},
+	{"function", 0, "NAME", C_CHECK | C_INFO | C_PLAN | C_REPORT | C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(function),
+	 "the function of a multifunction ML Program to run or show (default: the one the description names); "
+	 "fix: the one to rewrite (the others are written as they were); split: the one to cut"},
 	{"repeat", 0, "N", C_RUN, OPT_FIELD(repeat),
 	 "after one warm-up run, run N more times and print the median and minimum wall time"},
 	{"threads", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX, OPT_FIELD(threads),

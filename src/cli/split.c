@@ -477,6 +477,12 @@ int cmd_split(struct cli *c)
 	struct al_check_opts co = {.user_rules = rules};
 	if (st == AL_OK)
 		st = al_model_open(j.in, &j.m, j.d);
+	if (st == AL_OK && c->function && (st = al_model_select_function(j.m, c->function, j.d)) != AL_OK) {
+		free(at);
+		print_errors(j.in, j.d);
+		rc = EXIT_USAGE;
+		goto done;
+	}
 	if (st == AL_OK) {
 		struct al_split_opts so = {.at = at, .n_at = n_at, .segments = segments, .check = &co};
 		st = al_split_plan(j.m, &so, &j.s, j.d);

@@ -33,12 +33,24 @@ struct mil_ent {
 	const struct al_node *node; /* producer; NULL for an input */
 	const struct al_ttype *type;
 	uint32_t seq;               /* definition order in the graph (inputs first) */
+	uint32_t len;               /* strlen(name), so lookups need no strlen */
 };
+
+/* A hash index over the distinct names of a scope: slot i holds the run
+ * [lo, end) of ents with one name (end 0: empty). Probes are bounded
+ * (MAX_PROBE): past that a lookup falls back to the binary searches, so names
+ * crafted to collide cost no more than without the index. */
+struct mil_run {
+	uint32_t lo, end;
+};
+#define MAX_PROBE 32
 
 struct al_mil_scope {
 	const struct al_mil_scope *parent; /* the enclosing graph's scope */
 	struct mil_ent *ents;              /* sorted by (name, seq) */
 	uint32_t n;
+	struct mil_run *runs; /* NULL: no index (none built, or no memory for it) */
+	uint32_t mask;        /* slots - 1, a power of two less one */
 };
 
 static int ent_cmp(const void *a, const void *b)
@@ -49,13 +61,68 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 /* strcmp(a, b) for a span b; the same order as ent_cmp on NUL-free names. */
-static int name_cmp(const char *a, al_span b)
+static int name_cmp(const struct mil_ent *e, al_span b)
 {
-	size_t an = strlen(a), k = an < b.n ? an : b.n;
-	int c = k ? memcmp(a, b.p, k) : 0;
+	size_t an = e->len, k = an < b.n ? an : b.n;
+	int c = k ? memcmp(e->name, b.p, k) : 0;
 	if (c)
 		return c;
 	return an < b.n ? -1 : an > b.n;
+}
+
+/* The run of ents named `name` through the index: true with [*lo, *end)
+ * (empty when the name is absent), false when the index cannot say. */
+static bool run_find(const struct al_mil_scope *s, al_span name, size_t *lo, size_t *end)
+{
+	if (!s->runs)
+		return false;
+	uint64_t h = ali_hash_bytes(AL_HASH_INIT, name.p, name.n);
+	for (uint32_t i = 0, j = (uint32_t)h & s->mask; i < MAX_PROBE; i++, j = (j + 1) & s->mask) {
+		const struct mil_run *r = &s->runs[j];
+		if (!r->end) {
+			*lo = *end = 0;
+			return true;
+		}
+		const struct mil_ent *e = &s->ents[r->lo];
+		if (e->len == name.n && (!name.n || !memcmp(e->name, name.p, name.n))) {
+			*lo = r->lo;
+			*end = r->end;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Builds s->runs over s->ents (sorted); leaves it NULL when the arena has no
+ * room (lookups then binary-search, as they did before the index). Each run
+ * is placed at the first free slot within MAX_PROBE of its hash, else not at
+ * all: run_find then probes MAX_PROBE slots, finds none empty, and falls back. */
+static void scope_index(struct al_arena *a, struct al_mil_scope *s)
+{
+	if (s->n < 16) /* a binary search over a few entries is as quick */
+		return;
+	uint32_t slots = 32;
+	while (slots < 2u * s->n && slots < (1u << 30))
+		slots <<= 1;
+	struct mil_run *runs = ali_arena_array(a, slots, sizeof *runs);
+	if (!runs)
+		return;
+	memset(runs, 0, (size_t)slots * sizeof *runs);
+	for (uint32_t lo = 0, end; lo < s->n; lo = end) {
+		const struct mil_ent *e = &s->ents[lo];
+		for (end = lo + 1; end < s->n && s->ents[end].len == e->len &&
+				   !memcmp(s->ents[end].name, e->name, e->len); end++)
+			;
+		uint64_t h = ali_hash_bytes(AL_HASH_INIT, e->name, e->len);
+		for (uint32_t i = 0, j = (uint32_t)h & (slots - 1); i < MAX_PROBE;
+		     i++, j = (j + 1) & (slots - 1))
+			if (!runs[j].end) {
+				runs[j] = (struct mil_run){lo, end};
+				break;
+			}
+	}
+	s->runs = runs;
+	s->mask = slots - 1;
 }
 
 /* The last definition of `name` in s; with `before` (an op of s's graph), only
@@ -63,25 +130,27 @@ static int name_cmp(const char *a, al_span b)
 static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span name,
 					const struct al_node *before)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (name_cmp(s->ents[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Binary searches only: a hostile graph may define one name in every op,
-	 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
-	 * of one name are in seq order: inputs (node NULL) first, then ops by
-	 * index, so "defined before `before`" holds for a prefix of them. */
-	size_t end = s->n;
-	for (size_t l = lo; l < end;) {
-		size_t mid = l + (end - l) / 2;
-		if (name_cmp(s->ents[mid].name, name) <= 0)
-			l = mid + 1;
-		else
-			end = mid;
+	size_t lo = 0, end = s->n;
+	if (!run_find(s, name, &lo, &end)) {
+		size_t hi = s->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (name_cmp(&s->ents[mid], name) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* Binary searches only: a hostile graph may define one name in every op,
+		 * and a scan per lookup made that quadratic (100k ops: minutes). Entries
+		 * of one name are in seq order: inputs (node NULL) first, then ops by
+		 * index, so "defined before `before`" holds for a prefix of them. */
+		for (size_t l = lo; l < end;) {
+			size_t mid = l + (end - l) / 2;
+			if (name_cmp(&s->ents[mid], name) <= 0)
+				l = mid + 1;
+			else
+				end = mid;
+		}
 	}
 	if (before) {
 		size_t l = lo, h = end;
@@ -184,8 +253,11 @@ static const char *dup_span(struct walk *w, al_span s)
 /* One validating pass over msg: counts fields 1..NF-1 into cnt, checks that
  * fields in `lens` are length-delimited and those in `vars` varints. Reports
  * and returns false if msg is malformed; later passes over it cannot fail. */
-static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
-		 const char *where, const char *node)
+/* scan(), also keeping in last[k] the last field k (for k with cnt[k] > 0): of
+ * the wire type lens/vars demand, so last[k].data / .u is what pb_get_bytes /
+ * pb_get_varint would return, without a pass over msg for each. */
+static bool scan_last(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		      struct pb_field *last, const char *where, const char *node)
 {
 	struct pb_iter it;
 	struct pb_field f;
@@ -194,6 +266,8 @@ static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size
 	while (pb_next(&it, &f)) {
 		if (f.num >= NF)
 			continue;
+		if (last)
+			last[f.num] = f;
 		unsigned bit = 1u << f.num;
 		if (((lens & bit) && f.wire != PB_LEN) || ((vars & bit) && f.wire != PB_VARINT)) {
 			diag(w, AL_SEV_ERROR, w->file, at(w, msg.p + f.start), where, node,
@@ -209,6 +283,12 @@ static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size
 		return false;
 	}
 	return true;
+}
+
+static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		 const char *where, const char *node)
+{
+	return scan_last(w, msg, lens, vars, cnt, NULL, where, node);
 }
 
 /* A repeated count that must fit the uint32_t counts of the view. */
@@ -236,11 +316,12 @@ static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, c
 			      const char *node)
 {
 	size_t c[NF];
-	if (!scan(w, msg, LEN(3) | LEN(4), LEN(1) | LEN(2), c, where, node))
+	struct pb_field last[NF];
+	if (!scan_last(w, msg, LEN(3) | LEN(4), LEN(1) | LEN(2), c, last, where, node))
 		return false;
-	uint64_t v;
-	t->dtype = pb_get_varint(msg, 1, &v) ? (v <= INT_MAX ? (int)v : -1) : AL_DT_UNKNOWN;
-	int64_t rank = pb_get_varint(msg, 2, &v) ? u2i(v) : 0; /* 10-byte -1 reads as -1 */
+	/* fields 1 and 2 are varints (scan_last checked): their last values */
+	t->dtype = c[1] ? (last[1].u <= INT_MAX ? (int)last[1].u : -1) : AL_DT_UNKNOWN;
+	int64_t rank = c[2] ? u2i(last[2].u) : 0; /* 10-byte -1 reads as -1 */
 	size_t nd = c[3], keep = nd < AL_MAX_RANK ? nd : AL_MAX_RANK;
 	int64_t *dims = NULL;
 	if (keep && !(dims = ali_arena_array(&w->m->arena, keep, sizeof *dims)))
@@ -253,13 +334,13 @@ static bool parse_tensor_type(struct walk *w, al_span msg, struct al_ttype *t, c
 		if (f.num != 3)
 			continue;
 		size_t dc[NF];
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, dc, where, node))
+		struct pb_field dl[NF];
+		if (!scan_last(w, f.data, LEN(1) | LEN(2), 0, dc, dl, where, node))
 			return false;
-		al_span cst;
 		uint64_t size = 0;
 		dims[i] = -1;
-		if (pb_get_bytes(f.data, 1, &cst) && !pb_has(f.data, 2)) {
-			pb_get_varint(cst, 1, &size); /* absent = 0 */
+		if (dc[1] && !dc[2]) { /* constant (the last one), and not unknown */
+			pb_get_varint(dl[1].data, 1, &size); /* absent = 0 */
 			dims[i] = size <= INT64_MAX ? (int64_t)size : -1;
 		}
 		i++;
@@ -300,28 +381,31 @@ static bool parse_value_type(struct walk *w, al_span msg, struct al_ttype *t, co
 	t->dtype = AL_DT_UNKNOWN;
 	t->rank = -1;
 	t->dims = NULL;
-	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, where, node))
+	struct pb_field last[NF]; /* fields 1-5 are length-delimited (checked) */
+	if (!scan_last(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, last, where, node))
 		return false;
 	al_span x, inner, tt;
 	uint64_t dt;
-	if (pb_get_bytes(msg, 1, &x))
-		return parse_tensor_type(w, x, t, where, node);
-	if (pb_get_bytes(msg, 2, &x)) { /* ListType: type = 1 (ValueType), length = 2 */
+	if (c[1])
+		return parse_tensor_type(w, last[1].data, t, where, node);
+	if (c[2]) { /* ListType: type = 1 (ValueType), length = 2 */
+		x = last[2].data;
 		t->kind = 1;
 		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt) &&
 		    pb_get_varint(tt, 1, &dt) && dt <= INT_MAX)
 			t->dtype = (int)dt;
 		return true;
 	}
-	if (pb_get_bytes(msg, 3, &x)) {
+	if (c[3]) {
 		t->kind = 2;
 		return true;
 	}
-	if (pb_get_bytes(msg, 4, &x)) {
+	if (c[4]) {
 		t->kind = 3;
 		return true;
 	}
-	if (pb_get_bytes(msg, 5, &x)) { /* StateType: wrappedType = 1 (ValueType) */
+	if (c[5]) { /* StateType: wrappedType = 1 (ValueType) */
+		x = last[5].data;
 		bool ok = true;
 		if (pb_get_bytes(x, 1, &inner) && pb_get_bytes(inner, 1, &tt))
 			ok = parse_tensor_type(w, tt, t, where, node);
@@ -336,16 +420,15 @@ static bool parse_named(struct walk *w, al_span msg, const char **name, struct a
 			const char *where, const char *node)
 {
 	size_t c[NF];
+	struct pb_field last[NF]; /* fields 1 and 2 are length-delimited (checked) */
 	t->rank = -1;
 	*name = "";
-	if (!scan(w, msg, LEN(1) | LEN(2), 0, c, where, node))
+	if (!scan_last(w, msg, LEN(1) | LEN(2), 0, c, last, where, node))
 		return false;
-	al_span s = {0};
-	pb_get_bytes(msg, 1, &s);
-	if (!(*name = dup_span(w, s)))
+	if (!(*name = dup_span(w, c[1] ? last[1].data : (al_span){0})))
 		return false;
-	if (pb_get_bytes(msg, 2, &s))
-		return parse_value_type(w, s, t, where, node);
+	if (c[2])
+		return parse_value_type(w, last[2].data, t, where, node);
 	return true;
 }
 
@@ -594,6 +677,49 @@ static void note_unknown(struct walk *w, const struct al_node *n)
 	     "op type '%s' is not in anelint's MIL op table; no rule checks it", n->type);
 }
 
+/* ali_arena_printf(a, "%s.operations[%u]", prefix, idx) without the two
+ * vsnprintf passes (5% of a 27k-op check): the same bytes, the same size. */
+static char *op_path(struct al_arena *a, const char *prefix, uint32_t idx)
+{
+	static const char mid[] = ".operations[";
+	char num[12];
+	size_t nl = 0, pl = strlen(prefix);
+	do
+		num[sizeof num - 1 - nl++] = (char)('0' + idx % 10);
+	while ((idx /= 10) && nl < sizeof num);
+	char *p = ali_arena_alloc(a, pl + sizeof mid - 1 + nl + 2);
+	if (!p)
+		return NULL;
+	char *q = p;
+	memcpy(q, prefix, pl);
+	q += pl;
+	memcpy(q, mid, sizeof mid - 1);
+	q += sizeof mid - 1;
+	memcpy(q, num + sizeof num - nl, nl);
+	q += nl;
+	*q++ = ']';
+	*q = '\0';
+	return p;
+}
+
+/* buf = "<path><mid><name[0..n)>]", truncated to cap - 1 bytes as snprintf
+ * would: parse_inputs and parse_op build one such field path per input and
+ * attribute of every op (only diagnostics read it), and snprintf's format
+ * parsing was 7% of a 27k-op check. */
+static void where3(char *buf, size_t cap, const char *path, const char *mid, const char *name,
+		   size_t n)
+{
+	const char *parts[4] = {path, mid, name, "]"};
+	size_t lens[4] = {strlen(path), strlen(mid), n, 1}, at = 0;
+	for (int i = 0; i < 4 && at + 1 < cap; i++) {
+		size_t k = lens[i] < cap - 1 - at ? lens[i] : cap - 1 - at;
+		if (k) /* an absent key is (NULL, 0) */
+			memcpy(buf + at, parts[i], k);
+		at += k;
+	}
+	buf[at] = '\0';
+}
+
 /* Operation.inputs: map<string, Argument>; Argument: arguments = 1 (Binding);
  * Binding: oneof { name = 1, value = 2 }. Fills src->mil_args with the valid
  * entries and n->inputs with every name binding, in file order. */
@@ -625,7 +751,7 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 		if (!param)
 			return;
 		char where[512];
-		snprintf(where, sizeof where, "%s.inputs[%s]", n->path, param);
+		where3(where, sizeof where, n->path, ".inputs[", param, strlen(param));
 		if (!scan(w, arg, LEN(1), 0, c, where, n->name))
 			continue;
 		bool ok = true;
@@ -687,7 +813,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	n->kind = -1;
 	n->type = "";
 	n->offset = at(w, msg.p);
-	n->path = ali_arena_printf(&w->m->arena, "%s.operations[%u]", prefix, idx);
+	n->path = op_path(&w->m->arena, prefix, idx);
 	struct al_node_src *src = ali_arena_alloc(&w->m->arena, sizeof *src);
 	if (!n->path || !src) {
 		nomem(w);
@@ -740,25 +866,36 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 
 	parse_inputs(w, n, src, msg, c[2]);
 
-	/* attributes: map<string, Value>, searched for blob references */
+	/* attributes: map<string, Value>, searched for blob references, and
+	 * indexed for find_attr (the entries it would find: key and value
+	 * present, whatever scan says of the rest) */
 	struct pb_iter it;
 	struct pb_field f;
+	struct al_mil_attr *attrs = c[5] ? ali_arena_array(&w->m->arena, c[5], sizeof *attrs) : NULL;
+	uint32_t n_attrs = 0;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
 		if (f.num != 5)
 			continue;
+		al_span key = {0}, val = {0};
+		bool has_key = pb_get_bytes(f.data, 1, &key);
+		bool has_val = pb_get_bytes(f.data, 2, &val);
+		if (attrs && has_key && has_val && n_attrs < c[5])
+			attrs[n_attrs++] = (struct al_mil_attr){key, val};
 		size_t ec[NF];
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name))
+		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name) || !has_val)
 			continue;
-		al_span key = {0}, val;
-		pb_get_bytes(f.data, 1, &key);
-		if (!pb_get_bytes(f.data, 2, &val))
-			continue;
-		int klen = key.n < 200 ? (int)key.n : 200;
+		size_t klen = key.n < 200 ? key.n : 200; /* as "%.*s": up to a NUL */
+		const uint8_t *nul = klen ? memchr(key.p, 0, klen) : NULL;
 		char where[512];
-		snprintf(where, sizeof where, "%s.attributes[%.*s]", n->path, klen,
-			 (const char *)key.p);
+		where3(where, sizeof where, n->path, ".attributes[", (const char *)key.p,
+		       nul ? (size_t)(nul - key.p) : klen);
 		scan_value(w, n, val, where, 0);
+	}
+	if (attrs || !c[5]) {
+		src->mil_attrs = attrs;
+		src->n_mil_attrs = n_attrs;
+		src->mil_attrs_indexed = true;
 	}
 
 	/* nested blocks: one child graph each */
@@ -810,6 +947,8 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 	if (!scope)
 		return nomem(w);
 	scope->parent = parent;
+	scope->runs = NULL;
+	scope->mask = 0;
 	size_t c[NF];
 	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4), 0, c, prefix, NULL))
 		return false;
@@ -874,16 +1013,19 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		return nomem(w);
 	uint32_t k = 0;
 	for (size_t j = 0; j < n_xin; j++, k++)
-		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k};
+		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k, 0};
 	for (size_t j = 0; j < c[1]; j++, k++)
-		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k};
+		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k, 0};
 	for (i = 0; i < g->n_nodes; i++)
 		for (uint32_t o = 0; o < nodes[i].n_outputs; o++, k++)
-			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k};
+			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k, 0};
+	for (uint32_t j = 0; j < k; j++)
+		e[j].len = (uint32_t)strlen(e[j].name);
 	if (k)
 		qsort(e, k, sizeof *e, ent_cmp);
 	scope->ents = e;
 	scope->n = k;
+	scope_index(&w->m->arena, scope);
 	return true;
 }
 
@@ -1102,6 +1244,14 @@ static bool find_attr(const struct al_node *p, const char *key, al_span *val)
 	bool found = false;
 	if (!s || !s->mil_scope || !key)
 		return false;
+	if (s->mil_attrs_indexed) { /* the same entries, read once by parse_op */
+		for (uint32_t i = 0; i < s->n_mil_attrs; i++)
+			if (ali_span_eq(s->mil_attrs[i].key, key)) {
+				*val = s->mil_attrs[i].val;
+				found = true;
+			}
+		return found;
+	}
 	pb_iter_init(&it, s->msg);
 	while (pb_next(&it, &f))
 		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&

@@ -122,6 +122,11 @@ struct al_node_src {
 	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
 	struct al_mil_arg *mil_args;
 	uint32_t n_mil_args;
+	/* MIL: the op's attributes map (key -> Value), in file order, once
+	 * mil_attrs_indexed (mil.c parse_op); otherwise read from msg */
+	struct al_mil_attr *mil_attrs;
+	uint32_t n_mil_attrs;
+	bool mil_attrs_indexed;
 	/* MIL: the scope of the op's graph, for al_mil_* lookups; NULL for NN layers */
 	const struct al_mil_scope *mil_scope;
 	/* shapes.c: the shapes of n->inputs (an entry NULL = unknown); NULL until
@@ -141,6 +146,9 @@ struct al_node_src {
 struct al_mil_arg {
 	const char *param;
 	al_span arg; /* MILSpec.Argument message */
+};
+struct al_mil_attr {
+	al_span key, val; /* an entry without one of them is not kept */
 };
 static inline const struct al_node_src *al_src(const struct al_node *n)
 {
@@ -328,6 +336,20 @@ bool ali_mil_value_read(al_span v, struct al_mil_value *out);
  * "4-bit LUT per-grouped-channel (group 8)"), from its parameters' types only
  * (mil_weights.c); false for other ops or when a type is unknown. */
 bool ali_mil_weight_form(const struct al_node *n, char *buf, size_t cap);
+/* The same as fields (info's JSON): storage (ALI_WS_*), the stored values'
+ * dtype (a LUT: its entries') and bits per value (a LUT: bits per index),
+ * granularity (ALI_GRAN_*) with its axis and size (the block, or the number
+ * of groups), a LUT's vector length (0: scalar entries), sparse, offset. */
+enum { ALI_WS_NONE, ALI_WS_AFFINE, ALI_WS_BLOCKWISE, ALI_WS_LUT, ALI_WS_SPARSE, ALI_WS_CAST };
+enum { ALI_GRAN_NONE, ALI_GRAN_TENSOR, ALI_GRAN_CHANNEL, ALI_GRAN_GROUPED, ALI_GRAN_BLOCK };
+struct ali_weight_form {
+	int storage, dtype, bits, gran, axis;
+	int64_t size, vector;
+	bool sparse, offset;
+};
+bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w);
+const char *ali_weight_storage_name(int storage);
+const char *ali_weight_gran_name(int gran);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */
 long ali_mil_value_floats(al_span v, float *out, size_t max);

@@ -44,6 +44,19 @@ void pb_iter_init(struct pb_iter *it, al_span msg)
 	it->err_pos = 0;
 }
 
+/* pb_varint with the one-byte case (most tags and lengths) inline: pb_next
+ * is a third of a large check's instructions. */
+static inline int varint1(const uint8_t *p, size_t n, size_t *pos, uint64_t *out)
+{
+	size_t i = *pos;
+	if (i < n && p[i] < 0x80) {
+		*out = p[i];
+		*pos = i + 1;
+		return PB_OK;
+	}
+	return pb_varint(p, n, pos, out);
+}
+
 static bool fail(struct pb_iter *it, int err, size_t at)
 {
 	it->err = err;
@@ -59,7 +72,7 @@ bool pb_next(struct pb_iter *it, struct pb_field *f)
 		return false;
 	size_t start = it->pos;
 	uint64_t tag;
-	int e = pb_varint(p, n, &it->pos, &tag);
+	int e = varint1(p, n, &it->pos, &tag);
 	if (e)
 		return fail(it, e, start);
 	uint64_t num = tag >> 3;
@@ -73,7 +86,7 @@ bool pb_next(struct pb_iter *it, struct pb_field *f)
 	f->data.n = 0;
 	switch (f->wire) {
 	case PB_VARINT:
-		e = pb_varint(p, n, &it->pos, &f->u);
+		e = varint1(p, n, &it->pos, &f->u);
 		if (e)
 			return fail(it, e, start);
 		return true;
@@ -93,7 +106,7 @@ bool pb_next(struct pb_iter *it, struct pb_field *f)
 		return true;
 	case PB_LEN: {
 		uint64_t len;
-		e = pb_varint(p, n, &it->pos, &len);
+		e = varint1(p, n, &it->pos, &len);
 		if (e)
 			return fail(it, e, start);
 		if (len > n - it->pos)

@@ -176,7 +176,14 @@ int ali_put_name(FILE *out, const char *s, int width)
 	int w = 0;
 	if (!s)
 		s = "";
-	size_t len = strlen(s);
+	size_t len = strlen(s), plain = 0;
+	/* printable ASCII that fits (most names): one fwrite, the same bytes */
+	while (plain < len && (unsigned char)s[plain] >= 0x20 && (unsigned char)s[plain] < 0x7f)
+		plain++;
+	if (plain == len && (width <= 0 || len <= (size_t)width) && len <= INT_MAX) {
+		fwrite(s, 1, len, out);
+		return (int)len;
+	}
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (width > 0 && w >= width - 1 && i + 1 < len) {

@@ -427,6 +427,70 @@ static void class_labels_json(json_object *o, const struct al_submodel *s)
 	json_object_object_add(o, "class_label_count", json_object_new_int64(n));
 }
 
+/* Each function with its own interface: a multifunction package's from its
+ * FunctionDescription, else the model's (text info shows the same). */
+static json_object *functions_json(const struct al_submodel *s)
+{
+	json_object *fns = json_object_new_array();
+	for (uint32_t i = 0; i < s->n_functions; i++) {
+		json_object *f = json_object_new_object();
+		json_object_object_add(f, "name", ali_json_string(s->functions[i]));
+		json_object_object_add(f, "opset", str_or_null(s->opsets ? s->opsets[i] : NULL));
+		/* the one the description names, else the only one (or main) */
+		bool dflt = s->functions[i] && (s->default_function ? strcmp(s->default_function, s->functions[i]) == 0
+						: s->n_functions == 1 || strcmp(s->functions[i], "main") == 0);
+		json_object_object_add(f, "default", json_object_new_boolean(dflt));
+		const struct al_feature *in = s->inputs, *out = s->outputs, *st = s->states;
+		uint32_t n_in = s->n_inputs, n_out = s->n_outputs, n_st = s->n_states;
+		for (uint32_t d = 0; s->n_functions > 1 && d < s->n_fdescs; d++) {
+			const struct al_function_desc *fd = &s->fdescs[d];
+			if (fd->name && s->functions[i] && strcmp(fd->name, s->functions[i]) == 0) {
+				in = fd->inputs, n_in = fd->n_inputs;
+				out = fd->outputs, n_out = fd->n_outputs;
+				st = fd->states, n_st = fd->n_states;
+			}
+		}
+		json_object_object_add(f, "inputs", features_json(in, n_in));
+		json_object_object_add(f, "outputs", features_json(out, n_out));
+		json_object_object_add(f, "states", features_json(st, n_st));
+		json_object_array_add(fns, f);
+	}
+	return fns;
+}
+
+/* Every compressed weight of an ML Program (a constexpr_* op of a function's
+ * top-level block): how it is stored, from the types only (ali_mil_weight_info). */
+static json_object *weight_forms_json(const struct al_submodel *s)
+{
+	json_object *a = json_object_new_array();
+	for (uint32_t gi = 0; s->world == AL_WORLD_MIL && gi < s->n_graphs; gi++)
+		for (uint32_t i = 0; s->graphs[gi] && i < s->graphs[gi]->n_nodes; i++) {
+			const struct al_node *n = &s->graphs[gi]->nodes[i];
+			struct ali_weight_form w;
+			char form[80];
+			if (!ali_mil_weight_info(n, &w) || !ali_mil_weight_form(n, form, sizeof form))
+				continue;
+			json_object *o = json_object_new_object();
+			json_object_object_add(o, "function", str_or_null(s->graphs[gi]->function));
+			json_object_object_add(o, "name", str_or_null(n->n_outputs ? n->outputs[0] : n->name));
+			json_object_object_add(o, "op", ali_json_string(n->type));
+			json_object_object_add(o, "form", ali_json_string(form));
+			json_object_object_add(o, "storage", ali_json_string(ali_weight_storage_name(w.storage)));
+			json_object_object_add(o, "dtype", ali_json_string(al_dtype_name(w.dtype)));
+			json_object_object_add(o, "bits", json_object_new_int(w.bits));
+			json_object_object_add(o, "granularity",
+					       w.gran ? ali_json_string(ali_weight_gran_name(w.gran)) : NULL);
+			json_object_object_add(o, "axis", w.axis >= 0 ? json_object_new_int(w.axis) : NULL);
+			json_object_object_add(o, "block", w.gran == ALI_GRAN_BLOCK ? json_object_new_int64(w.size) : NULL);
+			json_object_object_add(o, "group", w.gran == ALI_GRAN_GROUPED ? json_object_new_int64(w.size) : NULL);
+			json_object_object_add(o, "vector", json_object_new_int64(w.vector ? w.vector : 1));
+			json_object_object_add(o, "sparse", json_object_new_boolean(w.sparse));
+			json_object_object_add(o, "offset", json_object_new_boolean(w.offset));
+			json_object_array_add(a, o);
+		}
+	return a;
+}
+
 static json_object *info_json(const struct al_submodel *s)
 {
 	json_object *o = submodel_json(s, false, NULL);
@@ -439,14 +503,10 @@ static json_object *info_json(const struct al_submodel *s)
 				       ali_json_string(s->image_mapping ? "rank4" : "rank5"));
 	}
 	json_object_object_add(o, "updatable", json_object_new_boolean(s->is_updatable));
-	json_object *fns = json_object_new_array();
-	for (uint32_t i = 0; i < s->n_functions; i++) {
-		json_object *f = json_object_new_object();
-		json_object_object_add(f, "name", ali_json_string(s->functions[i]));
-		json_object_object_add(f, "opset", str_or_null(s->opsets[i]));
-		json_object_array_add(fns, f);
-	}
-	json_object_object_add(o, "functions", fns);
+	json_object_object_add(o, "states", features_json(s->states, s->n_states));
+	json_object_object_add(o, "default_function", str_or_null(s->default_function));
+	json_object_object_add(o, "functions", functions_json(s));
+	json_object_object_add(o, "compressed_weights", weight_forms_json(s));
 	struct al_type_counts tc;
 	ali_count_types(s, &tc);
 	json_object *types = json_object_new_object();

@@ -462,10 +462,20 @@ static enum al_status index_mil(struct al_splitter *s)
 {
 	const struct al_submodel *sub = s->sub;
 	al_span opset = {0}, key, val;
-	if (sub->n_functions != 1 || !nth_field(s->net, 2, 0, &val, &s->fn_entry) ||
-	    !pb_get_bytes(val, 2, &s->fn))
+	/* the function of the graph cut: the only one, or the one
+	 * al_model_select_function kept (split --function NAME) */
+	bool fn_found = false;
+	for (size_t i = 0; sub->n_functions == 1 && !fn_found && nth_field(s->net, 2, i, &val, &s->fn_entry);
+	     i++) {
+		pb_get_bytes(val, 1, &key);
+		fn_found = (i == 0 && sub->n_fdescs < 2) ||
+			   (sub->functions[0] && key.n == strlen(sub->functions[0]) &&
+			    (!key.n || memcmp(key.p, sub->functions[0], key.n) == 0));
+	}
+	if (!fn_found || !pb_get_bytes(val, 2, &s->fn))
 		return refuse(s, AL_E_UNSUPPORTED, NULL,
-			      "only ML Programs of one function are split (this one has %u)", sub->n_functions);
+			      "only ML Programs of one function are split (this one has %u; name one with --function)",
+			      sub->n_functions);
 	pb_get_bytes(s->fn, 2, &opset);
 	bool found = false;
 	for (size_t i = 0; !found && nth_field(s->fn, 3, i, &val, NULL); i++) {
@@ -535,10 +545,27 @@ static enum al_status index_bytes(struct al_splitter *s)
 	if (!s->in_desc || !s->out_desc || !s->layer_raw)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 	uint32_t ni = 0, no = 0, nl = 0;
+	/* a multifunction package (split --function NAME): the interface is that
+	 * of the function's FunctionDescription (description field 20: name 1,
+	 * input 2, output 3), the top level's is the default function's */
+	bool multi = s->mil && sub->n_fdescs > 1;
 	pb_iter_init(&it, s->desc);
 	while (pb_next(&it, &f)) {
-		al_span whole = {s->desc.p + f.start, it.pos - f.start};
-		if (f.num == D_INPUT && f.wire == PB_LEN && ni < sub->n_inputs)
+		al_span whole = {s->desc.p + f.start, it.pos - f.start}, nm = {0};
+		if (multi && f.num == 20 && f.wire == PB_LEN && pb_get_string(f.data, 1, &nm) &&
+		    sub->functions[0] && ali_span_eq(nm, sub->functions[0])) {
+			struct pb_iter fi;
+			struct pb_field ff;
+			pb_iter_init(&fi, f.data);
+			while (pb_next(&fi, &ff))
+				if (ff.num == 2 && ff.wire == PB_LEN && ni < sub->n_inputs)
+					s->in_desc[ni++] = ff.data;
+				else if (ff.num == 3 && ff.wire == PB_LEN && no < sub->n_outputs)
+					s->out_desc[no++] = ff.data;
+		} else if (multi) {
+			if (f.num == D_METADATA)
+				s->metadata = whole;
+		} else if (f.num == D_INPUT && f.wire == PB_LEN && ni < sub->n_inputs)
 			s->in_desc[ni++] = f.data;
 		else if (f.num == D_OUTPUT && f.wire == PB_LEN && no < sub->n_outputs)
 			s->out_desc[no++] = f.data;
@@ -933,7 +960,8 @@ enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_spli
 	}
 	if (s->mil && sub->n_functions != 1) {
 		st = refuse(s, AL_E_UNSUPPORTED, NULL,
-			    "only ML Programs of one function are split (this one has %u)", sub->n_functions);
+			    "only ML Programs of one function are split (this one has %u; name one with --function)",
+			    sub->n_functions);
 		goto out;
 	}
 	/* the root Model bytes: the mapping holding the first layer / op */
@@ -1156,9 +1184,10 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 		if (f.num != 2) {
 			ali_buf_put(out, s->net.p + f.start, it.pos - f.start);
 		} else if (f.data.p + f.data.n == s->fn_entry.p + s->fn_entry.n) {
-			al_span key = {0};
-			pb_get_bytes(f.data, 1, &key);
-			ali_buf_len(&fent, 1, key.p, key.n);
+			/* a part has one function and no function list in its
+			 * description: Core ML then runs the one named main (the
+			 * function a multifunction package's --function named too) */
+			ali_buf_len(&fent, 1, "main", 4);
 			ali_buf_len(&fent, 2, fn.p, fn.n);
 			ali_buf_len(out, 2, fent.p, fent.n);
 		}
@@ -1253,18 +1282,33 @@ static enum al_status build_pipeline(struct al_splitter *s, struct al_buf *b)
 		snprintf(nm, sizeof nm, "part%zu", p + 1);
 		ali_buf_str(&pl, PL_NAMES, nm);
 	}
+	struct al_buf desc = {0};
+	if (s->mil && s->sub->n_fdescs > 1) {
+		/* --function of a multifunction package: the pipeline takes and
+		 * gives what that function does (the description's function list,
+		 * the other functions' interfaces, stays behind) */
+		for (uint32_t k = 0; k < s->sub->n_inputs; k++)
+			ali_buf_len(&desc, D_INPUT, s->in_desc[k].p, s->in_desc[k].n);
+		for (uint32_t k = 0; k < s->sub->n_outputs; k++)
+			ali_buf_len(&desc, D_OUTPUT, s->out_desc[k].p, s->out_desc[k].n);
+		ali_buf_put(&desc, s->metadata.p, s->metadata.n);
+	}
 	if (!st) {
 		ali_buf_uint(b, M_SPEC, (uint64_t)(uint32_t)(spec > 1 ? spec : 1));
-		ali_buf_len(b, M_DESC, s->desc.p, s->desc.n);
+		if (s->mil && s->sub->n_fdescs > 1)
+			ali_buf_len(b, M_DESC, desc.p, desc.n);
+		else
+			ali_buf_len(b, M_DESC, s->desc.p, s->desc.n);
 		if (s->type->holder) {
 			ali_buf_len(&holder, PLH_PIPELINE, pl.p, pl.n);
 			ali_buf_len(b, s->type->pipeline, holder.p, holder.n);
 		} else {
 			ali_buf_len(b, s->type->pipeline, pl.p, pl.n);
 		}
-		if (pl.failed || part.failed || holder.failed || b->failed)
+		if (pl.failed || part.failed || holder.failed || desc.failed || b->failed)
 			st = AL_E_NOMEM;
 	}
+	ali_buf_free(&desc);
 	ali_buf_free(&pl);
 	ali_buf_free(&part);
 	ali_buf_free(&holder);

@@ -1107,8 +1107,8 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 	if (!is_in && !is_out)
 		return c->why[0] = '\0', false;
 	const struct al_feature *ft = is_in ? fi : fo;
-	if (sub->n_functions != 1)
-		return ali_mil_say(c, "a program with %u functions", sub->n_functions);
+	if (sub->n_functions != 1 || sub->n_fdescs > 1) /* also one kept by --function */
+		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
 	if (ft->kind != AL_FEAT_MULTIARRAY || ft->dtype != AL_DT_FP32)
 		return ali_mil_say(c, "model %s '%s' is not an fp32 multi-array", is_in ? "input" : "output",
 			    ft->name);

@@ -73,8 +73,9 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 			 bool image)
 {
 	al_span prog, fe, fn, fin, vt, tt;
-	if (c->s->m->subs[0]->n_functions != 1)
-		return ali_mil_say(c, "a program with %u functions", c->s->m->subs[0]->n_functions);
+	const struct al_submodel *sub = c->s->m->subs[0];
+	if (sub->n_functions != 1 || sub->n_fdescs > 1) /* also one kept by --function */
+		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
 	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, 2, &fe, NULL, NULL) || !ali_pb_first(fe, 2, &fn, NULL, NULL) ||
 	    !ali_pb_named(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
 		return ali_mil_say(c, "the function input '%s' has no tensor type", name);
