@@ -51,6 +51,10 @@ struct mx_cache {
  * form, decoded on the first run that needs them and never again. */
 struct mx_model_cache {
 	struct mx_cache prec[2];
+	/* what ops derive from constants once per model (mx_derived: Winograd
+	 * weights), keyed by the constant's tensor, which `pins` keeps alive so
+	 * its address is never another tensor's */
+	struct mx_cache derived[2], pins[2];
 };
 
 /* Per run: the model's cache, and this run's own for what is not worth keeping
@@ -122,8 +126,11 @@ static void slots_free(struct mx_cache *r)
 static void model_cache_free(void *p)
 {
 	struct mx_model_cache *mc = p;
-	slots_free(&mc->prec[0]);
-	slots_free(&mc->prec[1]);
+	for (int i = 0; i < 2; i++) {
+		slots_free(&mc->prec[i]);
+		slots_free(&mc->derived[i]);
+		slots_free(&mc->pins[i]);
+	}
 	ali_free(mc);
 }
 
@@ -144,6 +151,31 @@ size_t ali_mil_cached(const al_model *m, bool fp16)
 {
 	const struct mx_model_cache *mc = m->interp;
 	return mc ? mc->prec[fp16 ? 1 : 0].used : 0;
+}
+
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, size_t n,
+			     void (*fill)(const struct al_tensor *src, float *out, void *ctx), void *ctx)
+{
+	struct mx_cache *mc = c->run->model;
+	struct mx_model_cache *all = c->x->m->interp;
+	/* kept with the model: the constants it holds (owner NULL) and weights
+	 * borrowed from the mapping; never a run's own values */
+	bool keep = mc && all && src->owner == NULL && src->kind == AL_TK_TENSOR;
+	int pi = c->x->fp16 ? 1 : 0;
+	struct al_tensor *t = keep ? slot_get(&all->derived[pi], src) : NULL;
+	if (t)
+		return al_tensor_ref(t);
+	int64_t dim = (int64_t)n;
+	if (!(t = ali_tensor_alloc(c->x, c->n, AL_DT_FP32, 1, &dim)))
+		return NULL;
+	fill(src, t->f, ctx);
+	if (keep && slot_put(&all->pins[pi], src, (struct al_tensor *)src)) {
+		if (slot_put(&all->derived[pi], src, t) && t->owner == c->x) {
+			t->owner = NULL; /* counted with the model's cache from now on */
+			mc->bytes += t->bytes;
+		}
+	}
+	return t;
 }
 
 static const void *cache_key(const struct al_node *n, uint32_t k)

@@ -82,6 +82,14 @@ void mx_set(struct mx *c, uint32_t i, struct al_tensor *t);
 bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank,
 		 const int64_t *dims);
 
+/* ---- prepared data: a float array of n values that fill derives from the
+ * constant src (e.g. a convolution's Winograd weights), made once per model
+ * and kept with it when src is a constant the model keeps, else made for this
+ * call. A new reference (unref it), or NULL after a diagnostic. */
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, size_t n,
+			     void (*fill)(const struct al_tensor *src, float *out, void *ctx),
+			     void *ctx);
+
 /* ---- small helpers */
 /* An integral float as int64; false for NaN, infinities, fractions, |v| > 2^53. */
 bool mx_f2i(float v, int64_t *out);

@@ -224,6 +224,15 @@ void ali_kernels_set_threads(int n)
 #endif
 }
 
+void ali_blas_set_threads(int n)
+{
+#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
+	openblas_set_num_threads(n < 1 ? 1 : n);
+#else
+	(void)n;
+#endif
+}
+
 int ali_kernels_threads(void)
 {
 	return kernel_threads;
@@ -482,6 +491,27 @@ static void im2col(const struct al_conv2d *p, const float *xg, int64_t cig, int6
 
 bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y)
+{
+	if (!conv_params_ok(p))
+		return false;
+	if (p->oh * p->ow == 0 || p->n == 0 || p->cout == 0)
+		return true;
+	if (p->cin == p->groups && p->groups > 1)
+		return conv_depthwise(p, x, w, bias, y);
+	if (ali_conv2d_winograd_fits(p)) {
+		float *u = ali_malloc(ali_winograd_weights_len(p->cout, p->cin) * sizeof *u);
+		if (!u)
+			return false;
+		ali_winograd_weights(p->cout, p->cin, w, u);
+		bool ok = ali_conv2d_winograd(p, x, u, bias, y);
+		ali_free(u);
+		return ok;
+	}
+	return ali_conv2d_im2col(p, x, w, bias, y);
+}
+
+bool ali_conv2d_im2col(const struct al_conv2d *p, const float *x, const float *w,
+		       const float *bias, float *y)
 {
 	if (!conv_params_ok(p))
 		return false;

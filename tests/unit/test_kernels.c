@@ -418,6 +418,57 @@ static void test_conv_fast_vs_naive(void **state)
 	}
 }
 
+/* Winograd F(4x4, 3x3): shapes that fit (ali_conv2d takes it) against the
+ * direct loop, outputs that are not multiples of 4, every padding form, two
+ * images, 1 and 2 threads; then the prepared-weights entry against ali_conv2d,
+ * and the shapes it declines. */
+static void test_conv_winograd(void **state)
+{
+	(void)state;
+	struct al_conv2d ps[] = {
+		conv_params(1, 16, 23, 25, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(2, 20, 26, 27, 16, 3, 3, 1, 1, 1, 0, 0, 0, 0),
+		conv_params(1, 16, 30, 22, 24, 3, 3, 1, 1, 1, 0, 1, 1, 0),
+		conv_params(1, 33, 32, 32, 16, 3, 3, 1, 1, 1, 2, 2, 1, 1),
+	};
+	for (int th = 1; th <= 2; th++) {
+		ali_kernels_set_threads(th);
+		for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+			assert_true(ali_conv2d_winograd_fits(&ps[i]));
+			conv_cross_check(ps[i], i & 1);
+		}
+	}
+	ali_kernels_set_threads(1);
+	struct al_conv2d p = ps[0];
+	size_t nx = (size_t)(p.cin * p.h * p.w), nw = (size_t)(p.cout * p.cin * 9);
+	size_t ny = (size_t)(p.cout * p.oh * p.ow);
+	float *x = frand_array(nx), *w = frand_array(nw), *b = frand_array((size_t)p.cout);
+	float *y1 = frand_array(ny), *y2 = frand_array(ny);
+	float *u = frand_array(ali_winograd_weights_len(p.cout, p.cin));
+	ali_winograd_weights(p.cout, p.cin, w, u);
+	assert_true(ali_conv2d_winograd(&p, x, u, b, y1));
+	assert_true(ali_conv2d(&p, x, w, b, y2));
+	for (size_t i = 0; i < ny; i++)
+		assert_true(y1[i] == y2[i]);
+	/* declined: too few tiles, too few channels, stride 2, 5x5, grouped */
+	struct al_conv2d no[] = {
+		conv_params(1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(1, 8, 64, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(1, 64, 64, 64, 64, 3, 3, 1, 2, 1, 1, 1, 1, 1),
+		conv_params(1, 64, 64, 64, 64, 5, 5, 1, 1, 1, 2, 2, 2, 2),
+		conv_params(1, 64, 64, 64, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1),
+	};
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+		assert_false(ali_conv2d_winograd_fits(&no[i]));
+	assert_false(ali_conv2d_winograd(&no[2], x, u, b, y1));
+	free(x);
+	free(w);
+	free(b);
+	free(y1);
+	free(y2);
+	free(u);
+}
+
 static void test_conv_transpose(void **state)
 {
 	(void)state;
@@ -1802,6 +1853,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_blas_vs_naive),
 		cmocka_unit_test(test_conv_hand),
 		cmocka_unit_test(test_conv_fast_vs_naive),
+		cmocka_unit_test(test_conv_winograd),
 		cmocka_unit_test(test_conv_transpose),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_resize),
