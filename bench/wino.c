@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bench/wino.c: per-layer CPU time of 3x3 stride-1 convolutions (ResNet-18's
- * shapes and a few more), im2col + sgemm (ali_conv2d_im2col) against Winograd
+ * shapes and a few more), im2col + sgemm (ali_conv2d) against Winograd
  * F(4x4, 3x3) with the weights transformed once (ali_conv2d_winograd), to
  * choose where ali_conv2d_winograd_fits says yes. Not a test; see
  * bench/README.md "Winograd".
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		for (int r = 0; r < 5; r++) {
 			double t0 = cpu_ms();
 			for (int k = 0; k < calls; k++)
-				ali_conv2d_im2col(&p, x, w, b, y1);
+				ali_conv2d(&p, x, w, b, y1);
 			double t1 = cpu_ms();
 			for (int k = 0; k < calls && fits; k++)
 				ali_conv2d_winograd(&p, x, u, b, y2);

@@ -494,27 +494,6 @@ bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const
 {
 	if (!conv_params_ok(p))
 		return false;
-	if (p->oh * p->ow == 0 || p->n == 0 || p->cout == 0)
-		return true;
-	if (p->cin == p->groups && p->groups > 1)
-		return conv_depthwise(p, x, w, bias, y);
-	if (ali_conv2d_winograd_fits(p)) {
-		float *u = ali_malloc(ali_winograd_weights_len(p->cout, p->cin) * sizeof *u);
-		if (!u)
-			return false;
-		ali_winograd_weights(p->cout, p->cin, w, u);
-		bool ok = ali_conv2d_winograd(p, x, u, bias, y);
-		ali_free(u);
-		return ok;
-	}
-	return ali_conv2d_im2col(p, x, w, bias, y);
-}
-
-bool ali_conv2d_im2col(const struct al_conv2d *p, const float *x, const float *w,
-		       const float *bias, float *y)
-{
-	if (!conv_params_ok(p))
-		return false;
 	int64_t cig = p->cin / p->groups, cog = p->cout / p->groups;
 	size_t oplane = (size_t)p->oh * (size_t)p->ow, plane = (size_t)p->h * (size_t)p->w;
 	if (oplane == 0 || p->n == 0 || p->cout == 0)

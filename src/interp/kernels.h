@@ -77,16 +77,13 @@ struct al_conv2d {
  * (groups, strides or dilations < 1, negative sizes or padding). */
 bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y);
-/* Winograd F(4x4, 3x3) (kernels_wino.c): ali_conv2d uses it where it fits
- * (groups 1, 3x3, stride and dilation 1, >= 16 channels in and out, output
- * >= 8x8), transforming the weights on each call; a caller that runs the same
- * weights again (a prepared model) transforms them once with
- * ali_winograd_weights into ali_winograd_weights_len floats and calls
- * ali_conv2d_winograd itself (false: p does not fit, or scratch failed). */
+/* Winograd F(4x4, 3x3) (kernels_wino.c) for callers that run the same weights
+ * many times (the ML Program executor keeps them with the model): the weights
+ * transformed once by ali_winograd_weights into ali_winograd_weights_len
+ * floats, then ali_conv2d_winograd, same contract as ali_conv2d otherwise
+ * (false: p is not 3x3 / stride 1 / dilation 1 / groups 1, or scratch failed).
+ * ali_conv2d_winograd_fits: where it was measured faster than ali_conv2d. */
 bool ali_conv2d_winograd_fits(const struct al_conv2d *p);
-/* ali_conv2d without Winograd (im2col + gemm; depthwise stays direct). */
-bool ali_conv2d_im2col(const struct al_conv2d *p, const float *x, const float *w,
-		       const float *bias, float *y);
 size_t ali_winograd_weights_len(int64_t cout, int64_t cin);
 void ali_winograd_weights(int64_t cout, int64_t cin, const float *w, float *u);
 bool ali_conv2d_winograd(const struct al_conv2d *p, const float *x, const float *u,
