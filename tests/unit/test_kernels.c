@@ -752,6 +752,30 @@ static void test_resize(void **state)
 
 /* ================================================================ elementwise */
 
+/* Exact GELU uses a rational erf (kernels_elem.c): against double erf on a
+ * dense grid, in place, across block edges, and at NaN / infinities. */
+static void test_gelu_erf_accuracy(void **state)
+{
+	(void)state;
+	enum { NG = 4001 };
+	static float x[NG], y[NG];
+	for (int i = 0; i < NG; i++)
+		x[i] = -10.0f + 0.005f * (float)i;
+	ali_unary(AL_UN_GELU_ERF, 0, 0, x, y, NG);
+	ali_unary(AL_UN_GELU_ERF, 0, 0, x, x, NG); /* in place */
+	for (int i = 0; i < NG; i++) {
+		double v = -10.0 + 0.005 * i, want = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+		if (fabs(y[i] - want) > 1e-6 * (fabs(v) > 1 ? fabs(v) : 1) || x[i] != y[i])
+			fail_msg("gelu(%g) = %.9g (in place %.9g), want %.9g", v, (double)y[i], (double)x[i],
+				 want);
+	}
+	float sp[3] = {NAN, INFINITY, 3}, sy[3];
+	ali_unary(AL_UN_GELU_ERF, 0, 0, sp, sy, 3);
+	assert_true(isnan(sy[0]));
+	assert_true(isinf(sy[1]) && sy[1] > 0);
+	assert_true(fabsf(sy[2] - 2.99595031f) < 1e-6f);
+}
+
 static void test_unary(void **state)
 {
 	(void)state;
@@ -1869,6 +1893,7 @@ int main(void)
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_unary),
+		cmocka_unit_test(test_gelu_erf_accuracy),
 		cmocka_unit_test(test_binary_broadcast),
 		cmocka_unit_test(test_select_broadcast_to),
 		cmocka_unit_test(test_reduce),
