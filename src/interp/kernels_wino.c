@@ -106,6 +106,8 @@ struct wino_job {
 	float *v, *m;   /* [36][cin][nt], [36][cout][nt] */
 	int64_t tw;     /* tiles per row */
 	int64_t t0, nt; /* first tile, tiles in the band */
+	float *scratch; /* scratch_each floats per part (row buffers) */
+	size_t scratch_each;
 };
 
 static int64_t part_lo(int64_t n, int part, int parts)
@@ -113,55 +115,66 @@ static int64_t part_lo(int64_t n, int part, int parts)
 	return n * part / parts;
 }
 
-/* V = B^T d B per input channel and tile. */
+/* V = B^T d B per input channel, one row of tiles at a time so both passes
+ * run along contiguous arrays (they vectorise): the 6 input rows under the
+ * tile row, zero-padded to 4 tw + 2 columns; B^T down each column (all columns
+ * at once); then B along each row, tile by tile, each of the 6 results of a
+ * row into its own matrix V[e] (contiguous in the tile index). Measured: 10% of
+ * ResNet-18's time one tile at a time, a third of that here. */
 static void wino_in(void *ctx, int part, int parts)
 {
 	const struct wino_job *j = ctx;
 	const struct al_conv2d *p = j->p;
 	int64_t c0 = part_lo(p->cin, part, parts), c1 = part_lo(p->cin, part + 1, parts);
 	size_t es = (size_t)p->cin * (size_t)j->nt; /* stride between the 36 matrices */
+	size_t W = (size_t)j->tw * 4 + 2;
+	float *r = j->scratch + (size_t)part * j->scratch_each, *sv = r + 6 * W;
 	for (int64_t ci = c0; ci < c1; ci++) {
 		const float *xp = j->x + (size_t)ci * (size_t)p->h * (size_t)p->w;
-		float *vc = j->v + (size_t)ci * (size_t)j->nt;
-		for (int64_t k = 0; k < j->nt; k++) {
-			int64_t t = j->t0 + k, y0 = (t / j->tw) * 4 - p->pt, x0 = (t % j->tw) * 4 - p->pl;
-			float d[6][6];
-			if (y0 >= 0 && x0 >= 0 && y0 + 6 <= p->h && x0 + 6 <= p->w) {
-				for (int r = 0; r < 6; r++)
-					memcpy(d[r], xp + (size_t)(y0 + r) * (size_t)p->w + (size_t)x0,
-					       sizeof d[r]);
-			} else {
-				for (int r = 0; r < 6; r++)
-					for (int c = 0; c < 6; c++) {
-						int64_t iy = y0 + r, ix = x0 + c;
-						d[r][c] = iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
-								  ? xp[iy * p->w + ix]
-								  : 0.0f;
-					}
+		for (int64_t t = j->t0; t < j->t0 + j->nt;) {
+			int64_t ty = t / j->tw, a = t % j->tw;
+			int64_t b = j->tw < a + (j->t0 + j->nt - t) ? j->tw : a + (j->t0 + j->nt - t);
+			int64_t y0 = ty * 4 - p->pt;
+			for (int k = 0; k < 6; k++) { /* the rows, zero-padded */
+				float *rk = r + (size_t)k * W;
+				int64_t iy = y0 + k;
+				memset(rk, 0, W * sizeof *rk);
+				if (iy < 0 || iy >= p->h)
+					continue;
+				int64_t lo = p->pl, n = p->w; /* x column ix lands at ix + pl */
+				if (lo + n > (int64_t)W)
+					n = (int64_t)W - lo;
+				if (n > 0)
+					memcpy(rk + lo, xp + (size_t)iy * (size_t)p->w, (size_t)n * sizeof *rk);
 			}
-			float s[6][6];
-			for (int c = 0; c < 6; c++) { /* B^T d: columns */
-				float d0 = d[0][c], d1 = d[1][c], d2 = d[2][c], d3 = d[3][c], d4 = d[4][c],
-				      d5 = d[5][c];
-				s[0][c] = 4 * d0 - 5 * d2 + d4;
-				s[1][c] = -4 * (d1 + d2) + d3 + d4;
-				s[2][c] = 4 * (d1 - d2) - d3 + d4;
-				s[3][c] = 2 * (d3 - d1) - d2 + d4;
-				s[4][c] = 2 * (d1 - d3) - d2 + d4;
-				s[5][c] = 4 * d1 - 5 * d3 + d5;
+			const float *d0 = r, *d1 = r + W, *d2 = r + 2 * W, *d3 = r + 3 * W,
+				    *d4 = r + 4 * W, *d5 = r + 5 * W;
+			float *s0 = sv, *s1 = sv + W, *s2 = sv + 2 * W, *s3 = sv + 3 * W, *s4 = sv + 4 * W,
+			      *s5 = sv + 5 * W;
+			for (size_t c = 0; c < W; c++) { /* B^T d: down the columns */
+				s0[c] = 4 * d0[c] - 5 * d2[c] + d4[c];
+				s1[c] = -4 * (d1[c] + d2[c]) + d3[c] + d4[c];
+				s2[c] = 4 * (d1[c] - d2[c]) - d3[c] + d4[c];
+				s3[c] = 2 * (d3[c] - d1[c]) - d2[c] + d4[c];
+				s4[c] = 2 * (d1[c] - d3[c]) - d2[c] + d4[c];
+				s5[c] = 4 * d1[c] - 5 * d3[c] + d5[c];
 			}
-			float *o = vc + k;
-			for (int r = 0; r < 6; r++) { /* (B^T d) B: rows */
-				float d0 = s[r][0], d1 = s[r][1], d2 = s[r][2], d3 = s[r][3], d4 = s[r][4],
-				      d5 = s[r][5];
-				float *q = o + (size_t)(r * 6) * es;
-				q[0] = 4 * d0 - 5 * d2 + d4;
-				q[es] = -4 * (d1 + d2) + d3 + d4;
-				q[2 * es] = 4 * (d1 - d2) - d3 + d4;
-				q[3 * es] = 2 * (d3 - d1) - d2 + d4;
-				q[4 * es] = 2 * (d1 - d3) - d2 + d4;
-				q[5 * es] = 4 * d1 - 5 * d3 + d5;
+			size_t k0 = (size_t)(t - j->t0) - (size_t)a; /* V column of tile (ty, 0) */
+			for (int i = 0; i < 6; i++) { /* (B^T d) B: along the rows */
+				const float *si = sv + (size_t)i * W;
+				float *q0 = j->v + (size_t)(i * 6) * es + (size_t)ci * (size_t)j->nt + k0;
+				float *q1 = q0 + es, *q2 = q1 + es, *q3 = q2 + es, *q4 = q3 + es, *q5 = q4 + es;
+				for (int64_t tx = a; tx < b; tx++) {
+					const float *e = si + tx * 4;
+					q0[tx] = 4 * e[0] - 5 * e[2] + e[4];
+					q1[tx] = -4 * (e[1] + e[2]) + e[3] + e[4];
+					q2[tx] = 4 * (e[1] - e[2]) - e[3] + e[4];
+					q3[tx] = 2 * (e[3] - e[1]) - e[2] + e[4];
+					q4[tx] = 2 * (e[1] - e[3]) - e[2] + e[4];
+					q5[tx] = 4 * e[1] - 5 * e[3] + e[5];
+				}
 			}
+			t += b - a;
 		}
 	}
 }
@@ -177,45 +190,60 @@ static void wino_mul(void *ctx, int part, int parts)
 			 j->v + (size_t)e * ci * nt, nt, 0.0f, j->m + (size_t)e * co * nt, nt);
 }
 
-/* Y = A^T M A (+ bias) per output channel and tile, clipped to the output. */
+/* Y = A^T M A (+ bias) per output channel, one row of tiles at a time: A^T
+ * down the 6 rows of each tile (contiguous in the tile index, all tiles of the
+ * row at once), then A along them into 4 output rows, copied clipped. */
 static void wino_out(void *ctx, int part, int parts)
 {
 	const struct wino_job *j = ctx;
 	const struct al_conv2d *p = j->p;
 	int64_t c0 = part_lo(p->cout, part, parts), c1 = part_lo(p->cout, part + 1, parts);
 	size_t es = (size_t)p->cout * (size_t)j->nt;
+	size_t TW = (size_t)j->tw;
+	float *sv = j->scratch + (size_t)part * j->scratch_each; /* [4][6][tw] */
+	float *o = sv + 24 * TW;                                 /* [4][4 tw] */
 	for (int64_t co = c0; co < c1; co++) {
 		float b0 = j->bias ? j->bias[co] : 0.0f;
 		float *yp = j->y + (size_t)co * (size_t)p->oh * (size_t)p->ow;
-		const float *mc = j->m + (size_t)co * (size_t)j->nt;
-		for (int64_t k = 0; k < j->nt; k++) {
-			int64_t t = j->t0 + k, y0 = (t / j->tw) * 4, x0 = (t % j->tw) * 4;
-			const float *q = mc + k;
-			float s[4][6];
-			for (int c = 0; c < 6; c++) { /* A^T M: columns */
-				float m0 = q[(size_t)c * es], m1 = q[(size_t)(6 + c) * es],
-				      m2 = q[(size_t)(12 + c) * es], m3 = q[(size_t)(18 + c) * es],
-				      m4 = q[(size_t)(24 + c) * es], m5 = q[(size_t)(30 + c) * es];
-				float a = m1 + m2, b = m1 - m2, cc = m3 + m4, d = m3 - m4;
-				s[0][c] = m0 + a + cc;
-				s[1][c] = b + 2 * d;
-				s[2][c] = a + 4 * cc;
-				s[3][c] = b + 8 * d + m5;
+		for (int64_t t = j->t0; t < j->t0 + j->nt;) {
+			int64_t ty = t / j->tw, a = t % j->tw;
+			int64_t b = j->tw < a + (j->t0 + j->nt - t) ? j->tw : a + (j->t0 + j->nt - t);
+			size_t k0 = (size_t)(t - j->t0) - (size_t)a;
+			const float *mc = j->m + (size_t)co * (size_t)j->nt + k0;
+			for (int c = 0; c < 6; c++) { /* A^T M: down the columns */
+				const float *m0 = mc + (size_t)c * es, *m1 = mc + (size_t)(6 + c) * es,
+					    *m2 = mc + (size_t)(12 + c) * es, *m3 = mc + (size_t)(18 + c) * es,
+					    *m4 = mc + (size_t)(24 + c) * es, *m5 = mc + (size_t)(30 + c) * es;
+				float *r0 = sv + (size_t)c * TW, *r1 = r0 + 6 * TW, *r2 = r1 + 6 * TW,
+				      *r3 = r2 + 6 * TW;
+				for (int64_t tx = a; tx < b; tx++) {
+					float pa = m1[tx] + m2[tx], pb = m1[tx] - m2[tx];
+					float pc = m3[tx] + m4[tx], pd = m3[tx] - m4[tx];
+					r0[tx] = m0[tx] + pa + pc;
+					r1[tx] = pb + 2 * pd;
+					r2[tx] = pa + 4 * pc;
+					r3[tx] = pb + 8 * pd + m5[tx];
+				}
 			}
-			float o[4][4];
-			for (int r = 0; r < 4; r++) { /* (A^T M) A: rows */
-				float m0 = s[r][0], m5 = s[r][5];
-				float a = s[r][1] + s[r][2], b = s[r][1] - s[r][2];
-				float cc = s[r][3] + s[r][4], d = s[r][3] - s[r][4];
-				o[r][0] = m0 + a + cc + b0;
-				o[r][1] = b + 2 * d + b0;
-				o[r][2] = a + 4 * cc + b0;
-				o[r][3] = b + 8 * d + m5 + b0;
+			for (int r = 0; r < 4; r++) { /* (A^T M) A: along the rows */
+				const float *s0 = sv + (size_t)(r * 6) * TW, *s1 = s0 + TW, *s2 = s1 + TW,
+					    *s3 = s2 + TW, *s4 = s3 + TW, *s5 = s4 + TW;
+				float *orow = o + (size_t)r * 4 * TW;
+				for (int64_t tx = a; tx < b; tx++) {
+					float pa = s1[tx] + s2[tx], pb = s1[tx] - s2[tx];
+					float pc = s3[tx] + s4[tx], pd = s3[tx] - s4[tx];
+					orow[tx * 4] = s0[tx] + pa + pc + b0;
+					orow[tx * 4 + 1] = pb + 2 * pd + b0;
+					orow[tx * 4 + 2] = pa + 4 * pc + b0;
+					orow[tx * 4 + 3] = pb + 8 * pd + s5[tx] + b0;
+				}
 			}
-			int64_t nr = p->oh - y0 < 4 ? p->oh - y0 : 4, nc = p->ow - x0 < 4 ? p->ow - x0 : 4;
+			int64_t y0 = ty * 4, x0 = a * 4, x1 = b * 4 < p->ow ? b * 4 : p->ow;
+			int64_t nr = p->oh - y0 < 4 ? p->oh - y0 : 4;
 			for (int64_t r = 0; r < nr; r++)
-				memcpy(yp + (size_t)(y0 + r) * (size_t)p->ow + (size_t)x0, o[r],
-				       (size_t)nc * sizeof(float));
+				memcpy(yp + (size_t)(y0 + r) * (size_t)p->ow + (size_t)x0,
+				       o + (size_t)r * 4 * TW + (size_t)x0, (size_t)(x1 - x0) * sizeof(float));
+			t += b - a;
 		}
 	}
 }
@@ -232,17 +260,23 @@ bool ali_conv2d_winograd(const struct al_conv2d *p, const float *x, const float 
 		band = 1;
 	if (band > tiles)
 		band = tiles;
-	float *v = ali_malloc(per_tile * (size_t)band * sizeof *v);
+	int threads = ali_kernels_threads();
+	/* per part: in, 12 rows of 4 tw + 2; out, [4][6][tw] + [4][4 tw] */
+	size_t each = (size_t)48 * (size_t)tw + 24;
+	if (each < (size_t)40 * (size_t)tw)
+		each = (size_t)40 * (size_t)tw;
+	float *v = ali_malloc((per_tile * (size_t)band + each * (size_t)threads) * sizeof *v);
 	if (!v)
 		return false;
 	float *m = v + (size_t)36 * (size_t)p->cin * (size_t)band;
-	int threads = ali_kernels_threads();
+	float *scratch = m + (size_t)36 * (size_t)p->cout * (size_t)band;
 	size_t plane = (size_t)p->h * (size_t)p->w, oplane = (size_t)p->oh * (size_t)p->ow;
 	for (int64_t n = 0; n < p->n; n++)
 		for (int64_t t0 = 0; t0 < tiles; t0 += band) {
 			struct wino_job j = {.p = p, .x = x + (size_t)(n * p->cin) * plane, .u = u,
 					     .bias = bias, .y = y + (size_t)(n * p->cout) * oplane,
-					     .v = v, .m = m, .tw = tw, .t0 = t0,
+					     .v = v, .m = m, .tw = tw, .t0 = t0, .scratch = scratch,
+					     .scratch_each = each,
 					     .nt = tiles - t0 < band ? tiles - t0 : band};
 			ali_pool_run(threads, wino_in, &j);
 			if (threads > 1) {

@@ -462,6 +462,22 @@ static void test_conv_winograd(void **state)
 		}
 	}
 	ali_kernels_set_threads(1);
+	/* 4096 tiles of 16 channels: more than one band of scratch (16 MB holds
+	 * 3640), the second starting mid-row; against im2col (faster than the loop) */
+	{
+		struct al_conv2d p = conv_params(1, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+		size_t nx = (size_t)(16 * 256 * 256), nw = 16 * 16 * 9;
+		float *x = frand_array(nx), *w = frand_array(nw), *b = frand_array(16);
+		float *y1 = frand_array(nx), *y2 = frand_array(nx);
+		float *u = frand_array(ali_winograd_weights_len(16, 16));
+		ali_winograd_weights(16, 16, w, u);
+		assert_true(ali_conv2d_winograd(&p, x, u, b, y1));
+		assert_true(ali_conv2d(&p, x, w, b, y2));
+		for (size_t i = 0; i < nx; i++)
+			if (fabsf(y1[i] - y2[i]) > 1e-5f * 9 * 16)
+				fail_msg("banded winograd [%zu] %g vs %g", i, (double)y1[i], (double)y2[i]);
+		free(x), free(w), free(b), free(y1), free(y2), free(u);
+	}
 	/* a 7x7 output (ResNet-18's last stage) is computed right though not chosen */
 	wino_cross_check(conv_params(1, 32, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), true);
 	/* declined: too few tiles, too few channels, stride 2, 5x5, grouped */
