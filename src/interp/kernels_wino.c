@@ -115,6 +115,67 @@ static int64_t part_lo(int64_t n, int part, int parts)
 	return n * part / parts;
 }
 
+/* The four 1-D passes of the transforms, restrict-qualified so GCC vectorises
+ * them (without, it gives up on the alias checks of 12 arrays). */
+static void bt_down(size_t W, const float *restrict d0, const float *restrict d1,
+		    const float *restrict d2, const float *restrict d3, const float *restrict d4,
+		    const float *restrict d5, float *restrict s0, float *restrict s1,
+		    float *restrict s2, float *restrict s3, float *restrict s4, float *restrict s5)
+{
+	for (size_t c = 0; c < W; c++) {
+		s0[c] = 4 * d0[c] - 5 * d2[c] + d4[c];
+		s1[c] = -4 * (d1[c] + d2[c]) + d3[c] + d4[c];
+		s2[c] = 4 * (d1[c] - d2[c]) - d3[c] + d4[c];
+		s3[c] = 2 * (d3[c] - d1[c]) - d2[c] + d4[c];
+		s4[c] = 2 * (d1[c] - d3[c]) - d2[c] + d4[c];
+		s5[c] = 4 * d1[c] - 5 * d3[c] + d5[c];
+	}
+}
+
+static void bt_along(int64_t a, int64_t b, const float *restrict si, float *restrict q0,
+		     float *restrict q1, float *restrict q2, float *restrict q3, float *restrict q4,
+		     float *restrict q5)
+{
+	for (int64_t tx = a; tx < b; tx++) {
+		const float *e = si + tx * 4;
+		q0[tx] = 4 * e[0] - 5 * e[2] + e[4];
+		q1[tx] = -4 * (e[1] + e[2]) + e[3] + e[4];
+		q2[tx] = 4 * (e[1] - e[2]) - e[3] + e[4];
+		q3[tx] = 2 * (e[3] - e[1]) - e[2] + e[4];
+		q4[tx] = 2 * (e[1] - e[3]) - e[2] + e[4];
+		q5[tx] = 4 * e[1] - 5 * e[3] + e[5];
+	}
+}
+
+static void at_down(int64_t a, int64_t b, const float *restrict m0, const float *restrict m1,
+		    const float *restrict m2, const float *restrict m3, const float *restrict m4,
+		    const float *restrict m5, float *restrict r0, float *restrict r1,
+		    float *restrict r2, float *restrict r3)
+{
+	for (int64_t tx = a; tx < b; tx++) {
+		float pa = m1[tx] + m2[tx], pb = m1[tx] - m2[tx];
+		float pc = m3[tx] + m4[tx], pd = m3[tx] - m4[tx];
+		r0[tx] = m0[tx] + pa + pc;
+		r1[tx] = pb + 2 * pd;
+		r2[tx] = pa + 4 * pc;
+		r3[tx] = pb + 8 * pd + m5[tx];
+	}
+}
+
+static void at_along(int64_t a, int64_t b, float b0, const float *restrict s0,
+		     const float *restrict s1, const float *restrict s2, const float *restrict s3,
+		     const float *restrict s4, const float *restrict s5, float *restrict orow)
+{
+	for (int64_t tx = a; tx < b; tx++) {
+		float pa = s1[tx] + s2[tx], pb = s1[tx] - s2[tx];
+		float pc = s3[tx] + s4[tx], pd = s3[tx] - s4[tx];
+		orow[tx * 4] = s0[tx] + pa + pc + b0;
+		orow[tx * 4 + 1] = pb + 2 * pd + b0;
+		orow[tx * 4 + 2] = pa + 4 * pc + b0;
+		orow[tx * 4 + 3] = pb + 8 * pd + s5[tx] + b0;
+	}
+}
+
 /* V = B^T d B per input channel, one row of tiles at a time so both passes
  * run along contiguous arrays (they vectorise): the 6 input rows under the
  * tile row, zero-padded to 4 tw + 2 columns; B^T down each column (all columns
@@ -147,32 +208,13 @@ static void wino_in(void *ctx, int part, int parts)
 				if (n > 0)
 					memcpy(rk + lo, xp + (size_t)iy * (size_t)p->w, (size_t)n * sizeof *rk);
 			}
-			const float *d0 = r, *d1 = r + W, *d2 = r + 2 * W, *d3 = r + 3 * W,
-				    *d4 = r + 4 * W, *d5 = r + 5 * W;
-			float *s0 = sv, *s1 = sv + W, *s2 = sv + 2 * W, *s3 = sv + 3 * W, *s4 = sv + 4 * W,
-			      *s5 = sv + 5 * W;
-			for (size_t c = 0; c < W; c++) { /* B^T d: down the columns */
-				s0[c] = 4 * d0[c] - 5 * d2[c] + d4[c];
-				s1[c] = -4 * (d1[c] + d2[c]) + d3[c] + d4[c];
-				s2[c] = 4 * (d1[c] - d2[c]) - d3[c] + d4[c];
-				s3[c] = 2 * (d3[c] - d1[c]) - d2[c] + d4[c];
-				s4[c] = 2 * (d1[c] - d3[c]) - d2[c] + d4[c];
-				s5[c] = 4 * d1[c] - 5 * d3[c] + d5[c];
-			}
+			bt_down(W, r, r + W, r + 2 * W, r + 3 * W, r + 4 * W, r + 5 * W, sv, sv + W,
+				sv + 2 * W, sv + 3 * W, sv + 4 * W, sv + 5 * W);
 			size_t k0 = (size_t)(t - j->t0) - (size_t)a; /* V column of tile (ty, 0) */
 			for (int i = 0; i < 6; i++) { /* (B^T d) B: along the rows */
-				const float *si = sv + (size_t)i * W;
 				float *q0 = j->v + (size_t)(i * 6) * es + (size_t)ci * (size_t)j->nt + k0;
-				float *q1 = q0 + es, *q2 = q1 + es, *q3 = q2 + es, *q4 = q3 + es, *q5 = q4 + es;
-				for (int64_t tx = a; tx < b; tx++) {
-					const float *e = si + tx * 4;
-					q0[tx] = 4 * e[0] - 5 * e[2] + e[4];
-					q1[tx] = -4 * (e[1] + e[2]) + e[3] + e[4];
-					q2[tx] = 4 * (e[1] - e[2]) - e[3] + e[4];
-					q3[tx] = 2 * (e[3] - e[1]) - e[2] + e[4];
-					q4[tx] = 2 * (e[1] - e[3]) - e[2] + e[4];
-					q5[tx] = 4 * e[1] - 5 * e[3] + e[5];
-				}
+				bt_along(a, b, sv + (size_t)i * W, q0, q0 + es, q0 + 2 * es, q0 + 3 * es,
+					 q0 + 4 * es, q0 + 5 * es);
 			}
 			t += b - a;
 		}
@@ -211,32 +253,15 @@ static void wino_out(void *ctx, int part, int parts)
 			size_t k0 = (size_t)(t - j->t0) - (size_t)a;
 			const float *mc = j->m + (size_t)co * (size_t)j->nt + k0;
 			for (int c = 0; c < 6; c++) { /* A^T M: down the columns */
-				const float *m0 = mc + (size_t)c * es, *m1 = mc + (size_t)(6 + c) * es,
-					    *m2 = mc + (size_t)(12 + c) * es, *m3 = mc + (size_t)(18 + c) * es,
-					    *m4 = mc + (size_t)(24 + c) * es, *m5 = mc + (size_t)(30 + c) * es;
-				float *r0 = sv + (size_t)c * TW, *r1 = r0 + 6 * TW, *r2 = r1 + 6 * TW,
-				      *r3 = r2 + 6 * TW;
-				for (int64_t tx = a; tx < b; tx++) {
-					float pa = m1[tx] + m2[tx], pb = m1[tx] - m2[tx];
-					float pc = m3[tx] + m4[tx], pd = m3[tx] - m4[tx];
-					r0[tx] = m0[tx] + pa + pc;
-					r1[tx] = pb + 2 * pd;
-					r2[tx] = pa + 4 * pc;
-					r3[tx] = pb + 8 * pd + m5[tx];
-				}
+				const float *m0 = mc + (size_t)c * es;
+				float *r0 = sv + (size_t)c * TW;
+				at_down(a, b, m0, m0 + 6 * es, m0 + 12 * es, m0 + 18 * es, m0 + 24 * es,
+					m0 + 30 * es, r0, r0 + 6 * TW, r0 + 12 * TW, r0 + 18 * TW);
 			}
 			for (int r = 0; r < 4; r++) { /* (A^T M) A: along the rows */
-				const float *s0 = sv + (size_t)(r * 6) * TW, *s1 = s0 + TW, *s2 = s1 + TW,
-					    *s3 = s2 + TW, *s4 = s3 + TW, *s5 = s4 + TW;
-				float *orow = o + (size_t)r * 4 * TW;
-				for (int64_t tx = a; tx < b; tx++) {
-					float pa = s1[tx] + s2[tx], pb = s1[tx] - s2[tx];
-					float pc = s3[tx] + s4[tx], pd = s3[tx] - s4[tx];
-					orow[tx * 4] = s0[tx] + pa + pc + b0;
-					orow[tx * 4 + 1] = pb + 2 * pd + b0;
-					orow[tx * 4 + 2] = pa + 4 * pc + b0;
-					orow[tx * 4 + 3] = pb + 8 * pd + s5[tx] + b0;
-				}
+				const float *s0 = sv + (size_t)(r * 6) * TW;
+				at_along(a, b, b0, s0, s0 + TW, s0 + 2 * TW, s0 + 3 * TW, s0 + 4 * TW,
+					 s0 + 5 * TW, o + (size_t)r * 4 * TW);
 			}
 			int64_t y0 = ty * 4, x0 = a * 4, x1 = b * 4 < p->ow ? b * 4 : p->ow;
 			int64_t nr = p->oh - y0 < 4 ? p->oh - y0 : 4;
