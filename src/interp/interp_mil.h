@@ -123,10 +123,12 @@ bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank,
 		 const int64_t *dims);
 
 /* ---- prepared data: a float array of n values that fill derives from the
- * constant src (e.g. a convolution's Winograd weights), made once per model
- * and kept with it when src is a constant the model keeps, else made for this
- * call. A new reference (unref it), or NULL after a diagnostic. */
-struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, size_t n,
+ * constant src (e.g. a convolution's Winograd weights; `what` tells the forms
+ * derived from one constant apart, MX_DERIVED_*), made once per model and kept
+ * with it when src is a constant the model keeps, else made for this call. A
+ * new reference (unref it), or NULL after a diagnostic. */
+enum { MX_DERIVED_WINOGRAD = 0 };
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, unsigned what, size_t n,
 			     void (*fill)(const struct al_tensor *src, float *out, void *ctx),
 			     void *ctx);
 

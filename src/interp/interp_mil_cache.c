@@ -98,16 +98,17 @@ size_t ali_mil_cached(const al_model *m, bool fp16)
 	return mc ? mc->prec[fp16 ? 1 : 0].used : 0;
 }
 
-struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, size_t n,
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, unsigned what, size_t n,
 			     void (*fill)(const struct al_tensor *src, float *out, void *ctx), void *ctx)
 {
+	const void *key = (const char *)src + what % sizeof *src; /* one key per form of src */
 	struct mx_cache *mc = c->run->model;
 	struct mx_model_cache *all = c->x->m->interp;
 	/* kept with the model: the constants it holds (owner NULL) and weights
 	 * borrowed from the mapping; never a run's own values */
 	bool keep = mc && all && src->owner == NULL && src->kind == AL_TK_TENSOR;
 	int pi = c->x->fp16 ? 1 : 0;
-	struct al_tensor *t = keep ? slot_get(&all->derived[pi], src) : NULL;
+	struct al_tensor *t = keep ? slot_get(&all->derived[pi], key) : NULL;
 	if (t)
 		return al_tensor_ref(t);
 	int64_t dim = (int64_t)n;
@@ -115,7 +116,7 @@ struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, size_t n
 		return NULL;
 	fill(src, t->f, ctx);
 	if (keep && slot_put(&all->pins[pi], src, (struct al_tensor *)src)) {
-		if (slot_put(&all->derived[pi], src, t) && t->owner == c->x) {
+		if (slot_put(&all->derived[pi], key, t) && t->owner == c->x) {
 			t->owner = NULL; /* counted with the model's cache from now on */
 			mc->bytes += t->bytes;
 		}

@@ -205,8 +205,8 @@ enum al_status mx_conv(struct mx *c, int arg)
 	as2d(&w, t, w.out, 1), p.oh = t[0], p.ow = t[1];
 	if (ali_conv2d_winograd_fits(&p)) {
 		/* the transformed weights once per model (kernels_wino.c) */
-		struct al_tensor *u = mx_derived(c, wt, ali_winograd_weights_len(p.cout, p.cin),
-						 wino_fill, &p);
+		struct al_tensor *u = mx_derived(c, wt, MX_DERIVED_WINOGRAD,
+						 ali_winograd_weights_len(p.cout, p.cin), wino_fill, &p);
 		if (!u)
 			return c->st;
 		bool ok = ali_conv2d_winograd(&p, x->f, u->f, bias, y->f);
