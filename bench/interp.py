@@ -153,25 +153,39 @@ def torch_child(case, threads):
     times = []
     with torch.no_grad():
         net(x)
+        c0 = time.process_time()
         for _ in range(RUNS):
             t0 = time.perf_counter()
             net(x)
             times.append((time.perf_counter() - t0) * 1e3)
+        cpu = (time.process_time() - c0) * 1e3 / RUNS
     times.sort()
-    print(json.dumps({"ms_median": times[len(times) // 2], "ms_min": times[0]}))
+    print(json.dumps({"ms_median": times[len(times) // 2], "ms_min": times[0], "cpu_ms": cpu}))
 
 
-def measured(argv):
-    """(json, rss MB, error) of one child process, ru_maxrss from wait4."""
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def measured(argv, env=None):
+    """(json, rss MB, error, CPU s) of one child process, ru_maxrss and CPU time
+    (user + system) from wait4."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = p.stdout.read().decode()
     err = p.stderr.read().decode()
     _, status, ru = os.wait4(p.pid, 0)
     p.returncode = status
     if status != 0:
-        return None, 0.0, err.strip()[:120]
+        return None, 0.0, err.strip()[:120], 0.0
     doc = out[out.index("{"):] if "{" in out else "{}"
-    return json.loads(doc), ru.ru_maxrss / 1024.0, None
+    return json.loads(doc), ru.ru_maxrss / 1024.0, None, ru.ru_utime + ru.ru_stime
+
+
+def torch_env(threads):
+    """torch.set_num_threads sets OpenMP's threads, not those of the OpenBLAS that
+    Debian's torch calls for linear / matmul: without these, torch's "1 thread"
+    ran its matrix products on every core (measured: 0.97 CPUs busy against 0.66
+    with OPENBLAS_NUM_THREADS=1, the encoder 4.7 ms against 7.4)."""
+    env = dict(os.environ)
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(threads)
+    return env
 
 
 def cases(corpus):
@@ -209,8 +223,12 @@ def main():
           "thread); speedup = 1-thread / 2-thread anelint median (target >= 1.6 on ResNet-18); "
           "rss = anelint / torch peak RSS (target <= 1.5); load average %.1f %.1f %.1f"
           % (version, RUNS, load[0], load[1], load[2]))
-    print("%-20s %3s %9s %9s %9s %6s %8s %8s %6s" % ("model", "thr", "torch", "anelint", "min", "ratio",
-                                                     "torchMB", "anelMB", "rss"))
+    print("cpu = CPU ms per run (user + system; torch: process_time over its runs; anelint: the "
+          "CPU time of --repeat M (M runs of ~300 ms in all) less that of --repeat 1, over M - 1), less sensitive to other "
+          "processes than wall time; cpu ratio = anelint / torch")
+    print("%-20s %3s %9s %9s %9s %6s %8s %8s %6s %8s %8s %6s" % (
+        "model", "thr", "torch", "anelint", "min", "ratio", "torchMB", "anelMB", "rss", "tcpu", "acpu",
+        "cpu"))
     for rnd in range(ROUNDS):
         for name, model, args in cases(corpus):
             if not os.path.exists(model):
@@ -218,10 +236,15 @@ def main():
                 continue
             one = None
             for th in THREADS:
-                t, t_rss, terr = measured([sys.executable, os.path.abspath(__file__), "--torch", name, str(th)])
-                a, a_rss, aerr = measured([anelint, "run", model] + args +
-                                          ["--repeat", str(RUNS), "--threads", str(th), "-f", "json"])
-                if t is None or a is None:
+                t, t_rss, terr, _ = measured([sys.executable, os.path.abspath(__file__), "--torch", name,
+                                              str(th)], torch_env(th))
+                argv = [anelint, "run", model] + args + ["--threads", str(th), "-f", "json", "--repeat"]
+                a, a_rss, aerr, _ = measured(argv + [str(RUNS)])
+                # CPU time: enough runs for ~300 ms of work, so start-up jitter fades
+                n_cpu = max(RUNS, int(300.0 / max(a["ms_median"], 0.01))) if a else RUNS
+                aN, _, _, aN_cpu = measured(argv + [str(n_cpu)])
+                a1, _, _, a1_cpu = measured(argv + ["1"])
+                if t is None or a is None or a1 is None or aN is None:
                     print("%-20s %3d failed: %s" % (name, th, terr or aerr))
                     continue
                 if th == 1:
@@ -229,9 +252,10 @@ def main():
                 extra = ""
                 if th != 1 and one:
                     extra = "  speedup %.2f" % (one / a["ms_median"])
-                print("%-20s %3d %9.2f %9.2f %9.2f %6.2f %8.1f %8.1f %6.2f%s" % (
+                acpu = max(aN_cpu - a1_cpu, 0.0) * 1e3 / max(n_cpu - 1, 1)
+                print("%-20s %3d %9.2f %9.2f %9.2f %6.2f %8.1f %8.1f %6.2f %8.2f %8.2f %6.2f%s" % (
                     name, th, t["ms_median"], a["ms_median"], a["ms_min"], a["ms_median"] / t["ms_median"],
-                    t_rss, a_rss, a_rss / t_rss, extra))
+                    t_rss, a_rss, a_rss / t_rss, t["cpu_ms"], acpu, acpu / t["cpu_ms"], extra))
         if rnd + 1 < ROUNDS:
             print("-- again")
 

@@ -33,154 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ================================================================ per-run state */
-
-struct cache_slot {
-	const void *key; /* (const char *)node + output index */
-	struct al_tensor *t;
-};
-
-struct mx_cache {
-	struct cache_slot *slots;
-	size_t cap, used;
-	uint64_t bytes; /* of the tensors it keeps (model caches) */
-};
-
-/* Decoded constants kept with the model (al_model.interp), one cache per
- * precision: const values (fp16 weights widened to float) and every constexpr
- * form, decoded on the first run that needs them and never again. */
-struct mx_model_cache {
-	struct mx_cache prec[2];
-};
-
-/* Per run: the model's cache, and this run's own for what is not worth keeping
- * (packed indices and integer data, only read by the constexpr ops). */
-struct mx_run {
-	struct al_exec *x;
-	struct mx_cache run;
-	struct mx_cache *model;
-};
-
-/* Keys are node addresses, not names: a multiplicative mix of the pointer,
- * cheaper than hashing bytes and different in kind from ali_hash_str. */
-static size_t ptr_hash(const void *p, size_t cap)
-{
-	uintptr_t u = (uintptr_t)p;
-	u ^= u >> 17;
-	u *= (uintptr_t)0x9E3779B97F4A7C15u;
-	return (size_t)(u >> 7) & (cap - 1);
-}
-
-static struct al_tensor *slot_get(const struct mx_cache *r, const void *key)
-{
-	if (!r->cap)
-		return NULL;
-	for (size_t i = ptr_hash(key, r->cap);; i = (i + 1) & (r->cap - 1)) {
-		if (!r->slots[i].key)
-			return NULL;
-		if (r->slots[i].key == key)
-			return r->slots[i].t;
-	}
-}
-
-/* Keeps a reference to t; false when it could not grow (then nothing is kept). */
-static bool slot_put(struct mx_cache *r, const void *key, struct al_tensor *t)
-{
-	if ((r->used + 1) * 2 > r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct cache_slot *s = ali_calloc(cap, sizeof *s);
-		if (!s)
-			return false;
-		for (size_t i = 0; i < r->cap; i++) {
-			if (!r->slots[i].key)
-				continue;
-			size_t j = ptr_hash(r->slots[i].key, cap);
-			while (s[j].key)
-				j = (j + 1) & (cap - 1);
-			s[j] = r->slots[i];
-		}
-		ali_free(r->slots);
-		r->slots = s;
-		r->cap = cap;
-	}
-	size_t j = ptr_hash(key, r->cap);
-	while (r->slots[j].key)
-		j = (j + 1) & (r->cap - 1);
-	r->slots[j] = (struct cache_slot){key, al_tensor_ref(t)};
-	r->used++;
-	return true;
-}
-
-static void slots_free(struct mx_cache *r)
-{
-	for (size_t i = 0; i < r->cap; i++)
-		ali_tensor_unref(r->slots[i].t);
-	ali_free(r->slots);
-	memset(r, 0, sizeof *r);
-}
-
-static void model_cache_free(void *p)
-{
-	struct mx_model_cache *mc = p;
-	slots_free(&mc->prec[0]);
-	slots_free(&mc->prec[1]);
-	ali_free(mc);
-}
-
-/* The model's cache for x's precision, created on first use; NULL on OOM (then
- * runs cache per run only). */
-static struct mx_cache *model_cache(struct al_exec *x)
-{
-	struct al_model *m = x->m;
-	if (!m->interp) {
-		if (!(m->interp = ali_calloc(1, sizeof(struct mx_model_cache))))
-			return NULL;
-		m->interp_free = model_cache_free;
-	}
-	return &((struct mx_model_cache *)m->interp)->prec[x->fp16 ? 1 : 0];
-}
-
-size_t ali_mil_cached(const al_model *m, bool fp16)
-{
-	const struct mx_model_cache *mc = m->interp;
-	return mc ? mc->prec[fp16 ? 1 : 0].used : 0;
-}
-
-static const void *cache_key(const struct al_node *n, uint32_t k)
-{
-	return (const char *)n + k;
-}
-
-static struct al_tensor *cache_get(const struct mx_run *r, const struct al_node *n, uint32_t k)
-{
-	struct al_tensor *t = r->model ? slot_get(r->model, cache_key(n, k)) : NULL;
-	return t ? t : slot_get(&r->run, cache_key(n, k));
-}
-
-/* Worth keeping with the model: float values (weights as the ops read them),
- * not the packed indices / integer data only the constexpr ops read. */
-static bool keep_with_model(const struct al_tensor *t)
-{
-	return t->kind == AL_TK_TENSOR && t->f && ali_exec_float_dtype(t->dtype);
-}
-
-/* Keeps a reference to t; a failure to grow only loses the caching. What a
- * constexpr op decoded (`decoded`) is always kept with the model. A tensor
- * kept with the model leaves the run's accounting: the model cache's bytes are
- * counted into every run instead (ali_mil_exec). */
-static void cache_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_tensor *t,
-		      bool decoded)
-{
-	if (r->model && (decoded || keep_with_model(t)) && slot_put(r->model, cache_key(n, k), t)) {
-		if (t->owner == r->x) {
-			t->owner = NULL;
-			r->model->bytes += t->bytes;
-		}
-		return;
-	}
-	slot_put(&r->run, cache_key(n, k), t);
-}
-
 /* ================================================================ blocks */
 
 static enum al_status run_graph(struct mx_run *r, const struct al_graph *g, struct al_env *env);
@@ -357,7 +209,7 @@ static enum al_status op_const(struct mx *c, int arg)
 	al_span v;
 	if (c->n_out != 1)
 		return mx_fail(c, AL_E_FORMAT, "a const has %u outputs", c->n_out);
-	struct al_tensor *t = cache_get(c->run, c->n, 0);
+	struct al_tensor *t = mxc_get(c->run, c->n, 0);
 	if (t) {
 		mx_set(c, 0, t);
 		return AL_OK;
@@ -366,7 +218,7 @@ static enum al_status op_const(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "const without a value");
 	if (!(t = mx_value_tensor(c, v)))
 		return c->st ? c->st : AL_E_FORMAT;
-	cache_put(c->run, c->n, 0, t, false);
+	mxc_put(c->run, c->n, 0, t, false);
 	c->out[0] = t;
 	return AL_OK;
 }
@@ -426,10 +278,10 @@ static enum al_status cx_cached(struct mx *c, mx_fn *fn, uint32_t n_out)
 		return mx_fail(c, AL_E_FORMAT, "has %u outputs (%u expected)", c->n_out, n_out);
 	bool all = true;
 	for (uint32_t k = 0; k < n_out && all; k++)
-		all = cache_get(c->run, c->n, k) != NULL;
+		all = mxc_get(c->run, c->n, k) != NULL;
 	if (all) {
 		for (uint32_t k = 0; k < n_out; k++)
-			mx_set(c, k, cache_get(c->run, c->n, k));
+			mx_set(c, k, mxc_get(c->run, c->n, k));
 		return AL_OK;
 	}
 	if (fn(c, 0) == AL_OK && c->st == AL_OK)
@@ -439,7 +291,7 @@ static enum al_status cx_cached(struct mx *c, mx_fn *fn, uint32_t n_out)
 				 * type: scale * (data - offset) rounded once) */
 				if (c->out[k]->dtype == AL_DT_FP16 && c->out[k]->f && !c->out[k]->borrowed)
 					ali_f16_round_array(c->out[k]->f, c->out[k]->n);
-				cache_put(c->run, c->n, k, c->out[k], true);
+				mxc_put(c->run, c->n, k, c->out[k], true);
 			}
 	return c->st;
 }
@@ -1222,7 +1074,7 @@ enum al_status ali_mil_exec(struct al_exec *x)
 			return ali_exec_fail(x, NULL, AL_E_INVALID_ARG,
 					    "function input '%.100s' is not bound (no model input of that "
 					    "name was given)", io.inputs[i]);
-	struct mx_run r = {.x = x, .model = model_cache(x)};
+	struct mx_run r = {.x = x, .model = mxc_model(x)};
 	struct lifetimes lt = {0};
 	uint64_t cached0 = r.model ? r.model->bytes : 0;
 	x->bytes_live += cached0; /* the model's decoded weights count in every run */
@@ -1269,7 +1121,7 @@ enum al_status ali_mil_exec(struct al_exec *x)
 	ali_env_free(env);
 	ali_tensor_unref(empty);
 	lt_free(&lt);
-	slots_free(&r.run);
+	mxc_free(&r.run);
 	uint64_t cached = r.model ? r.model->bytes : 0;
 	x->bytes_live -= cached <= x->bytes_live ? cached : x->bytes_live;
 	return st;

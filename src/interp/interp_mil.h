@@ -24,7 +24,47 @@
 #define MX_MAX_TMP 64 /* tensors decoded from literal bindings, per op */
 #define MX_MAXV 16    /* values of a small int parameter (axes, perm, pad ...) */
 
-struct mx_run;
+/* ---- caches (interp_mil_cache.c) */
+struct cache_slot {
+	const void *key; /* (const char *)node + output index */
+	struct al_tensor *t;
+};
+
+struct mx_cache {
+	struct cache_slot *slots;
+	size_t cap, used;
+	uint64_t bytes; /* of the tensors it keeps (model caches) */
+};
+
+/* Decoded constants kept with the model (al_model.interp), one cache per
+ * precision: const values (fp16 weights widened to float) and every constexpr
+ * form, decoded on the first run that needs them and never again. */
+struct mx_model_cache {
+	struct mx_cache prec[2];
+	/* what ops derive from constants once per model (mx_derived: Winograd
+	 * weights), keyed by the constant's tensor, which `pins` keeps alive so
+	 * its address is never another tensor's */
+	struct mx_cache derived[2], pins[2];
+};
+
+/* Per run: the model's cache, and this run's own for what is not worth keeping
+ * (packed indices and integer data, only read by the constexpr ops). */
+struct mx_run {
+	struct al_exec *x;
+	struct mx_cache run;
+	struct mx_cache *model;
+};
+
+/* The model's cache for x's precision, created on first use; NULL on OOM (then
+ * runs cache per run only). */
+struct mx_cache *mxc_model(struct al_exec *x);
+/* What op n's output k was cached as (the model's, else the run's), or NULL. */
+struct al_tensor *mxc_get(const struct mx_run *r, const struct al_node *n, uint32_t k);
+/* Keep t (a new reference) as op n's output k: with the model when it is a float
+ * value or `decoded` by a constexpr op, else for this run. */
+void mxc_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_tensor *t,
+	     bool decoded);
+void mxc_free(struct mx_cache *r);
 
 /* One op being evaluated. */
 struct mx {
@@ -81,6 +121,16 @@ void mx_set(struct mx *c, uint32_t i, struct al_tensor *t);
 /* Output i: t's values with other dims (same count). */
 bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank,
 		 const int64_t *dims);
+
+/* ---- prepared data: a float array of n values that fill derives from the
+ * constant src (e.g. a convolution's Winograd weights; `what` tells the forms
+ * derived from one constant apart, MX_DERIVED_*), made once per model and kept
+ * with it when src is a constant the model keeps, else made for this call. A
+ * new reference (unref it), or NULL after a diagnostic. */
+enum { MX_DERIVED_WINOGRAD = 0 };
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, unsigned what, size_t n,
+			     void (*fill)(const struct al_tensor *src, float *out, void *ctx),
+			     void *ctx);
 
 /* ---- small helpers */
 /* An integral float as int64; false for NaN, infinities, fractions, |v| > 2^53. */

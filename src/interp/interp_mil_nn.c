@@ -165,6 +165,12 @@ static bool conv_bias(struct mx *c, int64_t n, const float **bias)
 	return c->st == AL_OK;
 }
 
+static void wino_fill(const struct al_tensor *w, float *u, void *ctx)
+{
+	const struct al_conv2d *p = ctx;
+	ali_winograd_weights(p->cout, p->cin, w->f, u);
+}
+
 enum al_status mx_conv(struct mx *c, int arg)
 {
 	(void)arg;
@@ -197,6 +203,18 @@ enum al_status mx_conv(struct mx *c, int arg)
 	as2d(&w, t, w.pb, 0), p.pt = t[0], p.pl = t[1];
 	as2d(&w, t, w.pa, 0), p.pb = t[0], p.pr = t[1];
 	as2d(&w, t, w.out, 1), p.oh = t[0], p.ow = t[1];
+	if (ali_conv2d_winograd_fits(&p)) {
+		/* the transformed weights once per model (kernels_wino.c) */
+		struct al_tensor *u = mx_derived(c, wt, MX_DERIVED_WINOGRAD,
+						 ali_winograd_weights_len(p.cout, p.cin), wino_fill, &p);
+		if (!u)
+			return c->st;
+		bool ok = ali_conv2d_winograd(&p, x->f, u->f, bias, y->f);
+		ali_tensor_unref(u);
+		if (!ok)
+			return mx_fail(c, AL_E_NOMEM, "out of memory (convolution scratch)");
+		return AL_OK;
+	}
 	if (!ali_conv2d(&p, x->f, wt->f, bias, y->f))
 		return mx_fail(c, AL_E_NOMEM, "out of memory (convolution scratch)");
 	return AL_OK;

@@ -540,12 +540,12 @@ enum al_status mx_linear(struct mx *c, int arg)
 	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
 	if (!y || !m || !dout)
 		return c->st;
-	ali_gemm(false, true, (size_t)m, (size_t)dout, (size_t)din, 1.0f, x->f, (size_t)din, w->f,
-		(size_t)din, 0.0f, y->f, (size_t)dout);
+	/* the bias first, then y += x w^T: one pass over y less than adding it after */
 	if (bias)
 		for (int64_t i = 0; i < m; i++)
-			for (int64_t j = 0; j < dout; j++)
-				y->f[i * dout + j] += bias[j];
+			memcpy(y->f + i * dout, bias, (size_t)dout * sizeof *bias);
+	ali_gemm(false, true, (size_t)m, (size_t)dout, (size_t)din, 1.0f, x->f, (size_t)din, w->f,
+		(size_t)din, bias ? 1.0f : 0.0f, y->f, (size_t)dout);
 	return AL_OK;
 }
 

@@ -224,6 +224,15 @@ void ali_kernels_set_threads(int n)
 #endif
 }
 
+void ali_blas_set_threads(int n)
+{
+#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
+	openblas_set_num_threads(n < 1 ? 1 : n);
+#else
+	(void)n;
+#endif
+}
+
 int ali_kernels_threads(void)
 {
 	return kernel_threads;

@@ -52,6 +52,9 @@ bool ali_gemm_has_blas(void);
  * own threading is off. Call it before running, not while kernels run. */
 void ali_kernels_set_threads(int n);
 int ali_kernels_threads(void);
+/* OpenBLAS's own threads alone (kernels that split their products over the pool
+ * set 1 around them, then ali_kernels_threads() back); nothing without OpenBLAS. */
+void ali_blas_set_threads(int n);
 /* Run fn(ctx, part, parts) for part = 0..parts-1, each on its own thread of the
  * interpreter's pool (part 0 on the caller), and return when all are done. One
  * job at a time; a part whose thread could not start runs on the caller. */
@@ -74,6 +77,17 @@ struct al_conv2d {
  * (groups, strides or dilations < 1, negative sizes or padding). */
 bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const float *bias,
 	       float *y);
+/* Winograd F(4x4, 3x3) (kernels_wino.c) for callers that run the same weights
+ * many times (the ML Program executor keeps them with the model): the weights
+ * transformed once by ali_winograd_weights into ali_winograd_weights_len
+ * floats, then ali_conv2d_winograd, same contract as ali_conv2d otherwise
+ * (false: p is not 3x3 / stride 1 / dilation 1 / groups 1, or scratch failed).
+ * ali_conv2d_winograd_fits: where it was measured faster than ali_conv2d. */
+bool ali_conv2d_winograd_fits(const struct al_conv2d *p);
+size_t ali_winograd_weights_len(int64_t cout, int64_t cin);
+void ali_winograd_weights(int64_t cout, int64_t cin, const float *w, float *u);
+bool ali_conv2d_winograd(const struct al_conv2d *p, const float *x, const float *u,
+			 const float *bias, float *y);
 /* Transposed convolution (the gradient of ali_conv2d with the same fields, cin the
  * input channels and cout the output channels): x [n,cin,h,w],
  * w [cin, cout/groups, kh, kw], bias [cout] or NULL -> y [n,cout,oh,ow], where

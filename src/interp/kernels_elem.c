@@ -34,6 +34,51 @@ static float softplusf(float v)
 	return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
 }
 
+/* erf for exact GELU, branch-free so the loop vectorises (libm's erff is a
+ * call per element: 12% of the transformer encoder's time in bench-interp, the
+ * GELU loop around it another 6%). x clamped to [-4, 4] (erf is +-1 in float
+ * beyond; a NaN x stays NaN through the product with x), then
+ * erf(x) = x P(x^2) / Q(x^2) with the degree-13 / 8 rational minimax
+ * coefficients Eigen and XLA use for float erf. Measured against double
+ * erf on [-8, 8] in steps of 1e-4: max absolute error 4.5e-7 (libm's erff:
+ * ~1e-7); in GELU that is below 2.3e-7 |x|, far inside the 1e-4 tolerance. */
+static float erf_clamped(float x)
+{
+	float x2 = x * x;
+	float p = -2.72614225801306e-10f;
+	p = p * x2 + 2.77068142495902e-08f;
+	p = p * x2 - 2.10102402082508e-06f;
+	p = p * x2 - 5.69250639462346e-05f;
+	p = p * x2 - 7.34990630326855e-04f;
+	p = p * x2 - 2.95459980854025e-03f;
+	p = p * x2 - 1.60960333262415e-02f;
+	float q = -1.45660718464996e-05f;
+	q = q * x2 - 2.13374055278905e-04f;
+	q = q * x2 - 1.68282697438203e-03f;
+	q = q * x2 - 7.37332916720468e-03f;
+	q = q * x2 - 1.42647390514189e-02f;
+	return x * p / q;
+}
+
+/* Its own function, in blocks: the clamp in one loop and the rational in
+ * another (GCC vectorises neither inside ali_unary's switch, nor the two in one
+ * loop: "control flow in loop"); the block buffer keeps y == x allowed. */
+__attribute__((noinline)) static void gelu_erf(const float *x, float *y, size_t n)
+{
+	enum { B = 256 };
+	float t[B];
+	for (size_t i0 = 0; i0 < n; i0 += B) {
+		size_t m = n - i0 < B ? n - i0 : B;
+		for (size_t i = 0; i < m; i++) {
+			float c = x[i0 + i] * 0.70710678118654752f;
+			c = c < 4.0f ? c : 4.0f;
+			t[i] = c > -4.0f ? c : -4.0f;
+		}
+		for (size_t i = 0; i < m; i++)
+			y[i0 + i] = 0.5f * x[i0 + i] * (1.0f + erf_clamped(t[i]));
+	}
+}
+
 void ali_unary(enum al_unop op, float a, float b, const float *x, float *y, size_t n)
 {
 #define UN(EXPR)                                 \
@@ -74,7 +119,9 @@ void ali_unary(enum al_unop op, float a, float b, const float *x, float *y, size
 	case AL_UN_SQUARE: UN(v * v);
 	case AL_UN_CUBE: UN(v * v * v);
 	case AL_UN_LOGICAL_NOT: UN(v == 0.0f ? 1.0f : 0.0f);
-	case AL_UN_GELU_ERF: UN(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
+	case AL_UN_GELU_ERF:
+		gelu_erf(x, y, n);
+		break;
 	case AL_UN_GELU_TANH:
 		UN(0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v))));
 	case AL_UN_GELU_SIGMOID: UN(v * sigmoidf(1.702f * v));

@@ -663,6 +663,73 @@ static void test_layer_norm_channel(void **state)
 	done(&r);
 }
 
+/* A 3x3 convolution the executor runs by Winograd (16 channels, 24x24): its
+ * transformed weights are made on the first run and kept with the model, so a
+ * second run gives the same bits without adding to the model's constants; the
+ * same layer with its weight a model input (not a constant) is transformed per
+ * run: a new weight gives the new result, not the first run's. */
+static void test_conv_winograd_prepared(void **state)
+{
+	(void)state;
+	enum { C = 16, H = 24 };
+	static float x[C * H * H], w[C * C * 9], w2[C * C * 9], b[C], want[C * H * H];
+	for (size_t i = 0; i < N(x); i++)
+		x[i] = sinf((float)i * 0.37f);
+	for (size_t i = 0; i < N(w); i++) {
+		w[i] = cosf((float)i * 0.11f) * 0.2f;
+		w2[i] = sinf((float)i * 0.23f) * 0.2f;
+	}
+	for (int i = 0; i < C; i++)
+		b[i] = 0.1f * (float)i;
+	struct al_conv2d cp = {.n = 1, .cin = C, .h = H, .w = H, .cout = C, .kh = 3, .kw = 3,
+			       .groups = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .pt = 1, .pb = 1,
+			       .pl = 1, .pr = 1, .oh = H, .ow = H};
+	assert_true(ali_conv2d_winograd_fits(&cp));
+	struct prog p = {0};
+	p_input(&p, "x", AL_DT_FP32, 4, D(1, C, H, H));
+	p_input(&p, "wi", AL_DT_FP32, 4, D(C, C, 3, 3));
+	cf(&p.ops, "w", 4, D(C, C, 3, 3), w, N(w));
+	cf(&p.ops, "bias", 1, D(C), b, C);
+	cs(&p.ops, "same", "same");
+	ci(&p.ops, "s1", D(1, 1), 2);
+	op(&p.ops, "conv", "cw", "x=x weight=w bias=bias pad_type=same strides=s1 dilations=s1");
+	op(&p.ops, "conv", "ci", "x=x weight=wi bias=bias pad_type=same strides=s1 dilations=s1");
+	p_output(&p, "cw");
+	p_output(&p, "ci");
+	struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 4, D(1, C, H, H), x)),
+				       IN("wi", tensor(AL_DT_FP32, 4, D(C, C, 3, 3), w))};
+	struct result r = run(&p, in, 2, false);
+	expect_ok(&r);
+	assert_true(ali_conv2d_naive(&cp, x, w, b, want));
+	expect(&r, "cw", 4, D(1, C, H, H), want, 1e-4f);
+	expect(&r, "ci", 4, D(1, C, H, H), want, 1e-4f);
+	size_t cached = ali_mil_cached(r.m, false);
+	struct al_named_tensor *out2 = NULL;
+	size_t n2 = 0;
+	struct al_named_tensor in2[] = {IN("x", tensor(AL_DT_FP32, 4, D(1, C, H, H), x)),
+					IN("wi", tensor(AL_DT_FP32, 4, D(C, C, 3, 3), w2))};
+	struct al_run_opts o = {0};
+	assert_int_equal(al_model_run(r.m, in2, 2, &o, &out2, &n2, r.d), AL_OK);
+	assert_int_equal(ali_mil_cached(r.m, false), cached);
+	struct al_tensor_diff df;
+	for (size_t i = 0; i < n2; i++) {
+		if (strcmp(out2[i].name, "cw") == 0) {
+			assert_int_equal(al_tensor_compare(out2[i].t, out_named(&r, "cw"), &df), AL_OK);
+			assert_true(df.identical);
+			continue;
+		}
+		assert_true(ali_conv2d_naive(&cp, x, w2, b, want));
+		const float *y = al_tensor_data(out2[i].t);
+		for (size_t k = 0; k < N(want); k++)
+			if (!(fabsf(y[k] - want[k]) <= 1e-4f))
+				fail_msg("ci[%zu] = %g, expected %g", k, (double)y[k], (double)want[k]);
+	}
+	al_outputs_free(out2, n2);
+	al_tensor_free(in2[0].t);
+	al_tensor_free(in2[1].t);
+	done(&r);
+}
+
 /* ================================================================ pooling */
 
 static void test_pool(void **state)
@@ -1979,6 +2046,7 @@ int main(void)
 		cmocka_unit_test(test_literals),
 		cmocka_unit_test(test_conv),         cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_layer_norm_channel),
+		cmocka_unit_test(test_conv_winograd_prepared),
 		cmocka_unit_test(test_slice),        cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_update_reverse),
 		cmocka_unit_test(test_while_loop),   cmocka_unit_test(test_cond),

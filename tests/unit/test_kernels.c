@@ -418,6 +418,84 @@ static void test_conv_fast_vs_naive(void **state)
 	}
 }
 
+/* Winograd F(4x4, 3x3) against the direct loop: outputs that are not multiples
+ * of 4, every padding form, two images, with and without bias, 1 and 2
+ * threads; then the shapes it declines. */
+static void wino_cross_check(struct al_conv2d p, bool with_bias)
+{
+	size_t nx = (size_t)(p.n * p.cin * p.h * p.w), nw = (size_t)(p.cout * p.cin * 9);
+	size_t ny = (size_t)(p.n * p.cout * p.oh * p.ow);
+	float *x = frand_array(nx), *w = frand_array(nw), *b = frand_array((size_t)p.cout);
+	float *y1 = frand_array(ny), *y2 = frand_array(ny);
+	float *u = frand_array(ali_winograd_weights_len(p.cout, p.cin));
+	ali_winograd_weights(p.cout, p.cin, w, u);
+	assert_true(ali_conv2d_winograd(&p, x, u, with_bias ? b : NULL, y1));
+	assert_true(ali_conv2d_naive(&p, x, w, with_bias ? b : NULL, y2));
+	for (size_t i = 0; i < ny; i++)
+		if (fabsf(y1[i] - y2[i]) > 1e-5f * (float)(9 * p.cin)) {
+			print_error("winograd cin%ld %ldx%ld: [%zu] %g vs %g\n", (long)p.cin, (long)p.h,
+				    (long)p.w, i, (double)y1[i], (double)y2[i]);
+			fail();
+		}
+	free(x);
+	free(w);
+	free(b);
+	free(y1);
+	free(y2);
+	free(u);
+}
+
+static void test_conv_winograd(void **state)
+{
+	(void)state;
+	struct al_conv2d ps[] = {
+		conv_params(1, 16, 23, 25, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(2, 20, 26, 27, 16, 3, 3, 1, 1, 1, 0, 0, 0, 0),
+		conv_params(1, 16, 30, 22, 24, 3, 3, 1, 1, 1, 0, 1, 1, 0),
+		conv_params(1, 33, 32, 32, 16, 3, 3, 1, 1, 1, 2, 2, 1, 1),
+	};
+	for (int th = 1; th <= 2; th++) {
+		ali_kernels_set_threads(th);
+		for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+			assert_true(ali_conv2d_winograd_fits(&ps[i]));
+			wino_cross_check(ps[i], i & 1);
+		}
+	}
+	ali_kernels_set_threads(1);
+	/* 4096 tiles of 16 channels: more than one band of scratch (16 MB holds
+	 * 3640), the second starting mid-row; against im2col (faster than the loop) */
+	{
+		struct al_conv2d p = conv_params(1, 16, 256, 256, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+		size_t nx = (size_t)(16 * 256 * 256), nw = 16 * 16 * 9;
+		float *x = frand_array(nx), *w = frand_array(nw), *b = frand_array(16);
+		float *y1 = frand_array(nx), *y2 = frand_array(nx);
+		float *u = frand_array(ali_winograd_weights_len(16, 16));
+		ali_winograd_weights(16, 16, w, u);
+		assert_true(ali_conv2d_winograd(&p, x, u, b, y1));
+		assert_true(ali_conv2d(&p, x, w, b, y2));
+		for (size_t i = 0; i < nx; i++)
+			if (fabsf(y1[i] - y2[i]) > 1e-5f * 9 * 16)
+				fail_msg("banded winograd [%zu] %g vs %g", i, (double)y1[i], (double)y2[i]);
+		free(x), free(w), free(b), free(y1), free(y2), free(u);
+	}
+	/* a 7x7 output (ResNet-18's last stage) is computed right though not chosen */
+	wino_cross_check(conv_params(1, 32, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1), true);
+	/* declined: too few tiles, too few channels, stride 2, 5x5, grouped */
+	struct al_conv2d no[] = {
+		conv_params(1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(1, 8, 64, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+		conv_params(1, 64, 64, 64, 64, 3, 3, 1, 2, 1, 1, 1, 1, 1),
+		conv_params(1, 64, 64, 64, 64, 5, 5, 1, 1, 1, 2, 2, 2, 2),
+		conv_params(1, 64, 64, 64, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1),
+	};
+	float one = 1;
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+		assert_false(ali_conv2d_winograd_fits(&no[i]));
+		if (i >= 2) /* no Winograd form at all */
+			assert_false(ali_conv2d_winograd(&no[i], &one, &one, NULL, &one));
+	}
+}
+
 static void test_conv_transpose(void **state)
 {
 	(void)state;
@@ -689,6 +767,30 @@ static void test_resize(void **state)
 }
 
 /* ================================================================ elementwise */
+
+/* Exact GELU uses a rational erf (kernels_elem.c): against double erf on a
+ * dense grid, in place, across block edges, and at NaN / infinities. */
+static void test_gelu_erf_accuracy(void **state)
+{
+	(void)state;
+	enum { NG = 4001 };
+	static float x[NG], y[NG];
+	for (int i = 0; i < NG; i++)
+		x[i] = -10.0f + 0.005f * (float)i;
+	ali_unary(AL_UN_GELU_ERF, 0, 0, x, y, NG);
+	ali_unary(AL_UN_GELU_ERF, 0, 0, x, x, NG); /* in place */
+	for (int i = 0; i < NG; i++) {
+		double v = -10.0 + 0.005 * i, want = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+		if (fabs(y[i] - want) > 1e-6 * (fabs(v) > 1 ? fabs(v) : 1) || x[i] != y[i])
+			fail_msg("gelu(%g) = %.9g (in place %.9g), want %.9g", v, (double)y[i], (double)x[i],
+				 want);
+	}
+	float sp[3] = {NAN, INFINITY, 3}, sy[3];
+	ali_unary(AL_UN_GELU_ERF, 0, 0, sp, sy, 3);
+	assert_true(isnan(sy[0]));
+	assert_true(isinf(sy[1]) && sy[1] > 0);
+	assert_true(fabsf(sy[2] - 2.99595031f) < 1e-6f);
+}
 
 static void test_unary(void **state)
 {
@@ -1802,10 +1904,12 @@ int main(void)
 		cmocka_unit_test(test_gemm_blas_vs_naive),
 		cmocka_unit_test(test_conv_hand),
 		cmocka_unit_test(test_conv_fast_vs_naive),
+		cmocka_unit_test(test_conv_winograd),
 		cmocka_unit_test(test_conv_transpose),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_resize),
 		cmocka_unit_test(test_unary),
+		cmocka_unit_test(test_gelu_erf_accuracy),
 		cmocka_unit_test(test_binary_broadcast),
 		cmocka_unit_test(test_select_broadcast_to),
 		cmocka_unit_test(test_reduce),

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* interp_mil_cache.c: what the ML Program executor keeps between ops and runs:
+ * decoded constants (const values, fp16 weights widened to float, every
+ * constexpr form) kept with the model (al_model.interp) per precision, a run's
+ * own cache for what is not worth keeping, and data ops derive from constants
+ * once per model (mx_derived: a convolution's Winograd weights). Tables keyed
+ * by addresses (open addressing). interp_mil.h declares it.
+ */
+#include "interp_mil.h"
+
+#include <string.h>
+
+/* Keys are node addresses, not names: a multiplicative mix of the pointer,
+ * cheaper than hashing bytes and different in kind from ali_hash_str. */
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	uintptr_t u = (uintptr_t)p;
+	u ^= u >> 17;
+	u *= (uintptr_t)0x9E3779B97F4A7C15u;
+	return (size_t)(u >> 7) & (cap - 1);
+}
+
+static struct al_tensor *slot_get(const struct mx_cache *r, const void *key)
+{
+	if (!r->cap)
+		return NULL;
+	for (size_t i = ptr_hash(key, r->cap);; i = (i + 1) & (r->cap - 1)) {
+		if (!r->slots[i].key)
+			return NULL;
+		if (r->slots[i].key == key)
+			return r->slots[i].t;
+	}
+}
+
+/* Keeps a reference to t; false when it could not grow (then nothing is kept). */
+static bool slot_put(struct mx_cache *r, const void *key, struct al_tensor *t)
+{
+	if ((r->used + 1) * 2 > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct cache_slot *s = ali_calloc(cap, sizeof *s);
+		if (!s)
+			return false;
+		for (size_t i = 0; i < r->cap; i++) {
+			if (!r->slots[i].key)
+				continue;
+			size_t j = ptr_hash(r->slots[i].key, cap);
+			while (s[j].key)
+				j = (j + 1) & (cap - 1);
+			s[j] = r->slots[i];
+		}
+		ali_free(r->slots);
+		r->slots = s;
+		r->cap = cap;
+	}
+	size_t j = ptr_hash(key, r->cap);
+	while (r->slots[j].key)
+		j = (j + 1) & (r->cap - 1);
+	r->slots[j] = (struct cache_slot){key, al_tensor_ref(t)};
+	r->used++;
+	return true;
+}
+
+void mxc_free(struct mx_cache *r)
+{
+	for (size_t i = 0; i < r->cap; i++)
+		ali_tensor_unref(r->slots[i].t);
+	ali_free(r->slots);
+	memset(r, 0, sizeof *r);
+}
+
+static void model_cache_free(void *p)
+{
+	struct mx_model_cache *mc = p;
+	for (int i = 0; i < 2; i++) {
+		mxc_free(&mc->prec[i]);
+		mxc_free(&mc->derived[i]);
+		mxc_free(&mc->pins[i]);
+	}
+	ali_free(mc);
+}
+
+/* The model's cache for x's precision, created on first use; NULL on OOM (then
+ * runs cache per run only). */
+struct mx_cache *mxc_model(struct al_exec *x)
+{
+	struct al_model *m = x->m;
+	if (!m->interp) {
+		if (!(m->interp = ali_calloc(1, sizeof(struct mx_model_cache))))
+			return NULL;
+		m->interp_free = model_cache_free;
+	}
+	return &((struct mx_model_cache *)m->interp)->prec[x->fp16 ? 1 : 0];
+}
+
+size_t ali_mil_cached(const al_model *m, bool fp16)
+{
+	const struct mx_model_cache *mc = m->interp;
+	return mc ? mc->prec[fp16 ? 1 : 0].used : 0;
+}
+
+struct al_tensor *mx_derived(struct mx *c, const struct al_tensor *src, unsigned what, size_t n,
+			     void (*fill)(const struct al_tensor *src, float *out, void *ctx), void *ctx)
+{
+	const void *key = (const char *)src + what % sizeof *src; /* one key per form of src */
+	struct mx_cache *mc = c->run->model;
+	struct mx_model_cache *all = c->x->m->interp;
+	/* kept with the model: the constants it holds (owner NULL) and weights
+	 * borrowed from the mapping; never a run's own values */
+	bool keep = mc && all && src->owner == NULL && src->kind == AL_TK_TENSOR;
+	int pi = c->x->fp16 ? 1 : 0;
+	struct al_tensor *t = keep ? slot_get(&all->derived[pi], key) : NULL;
+	if (t)
+		return al_tensor_ref(t);
+	int64_t dim = (int64_t)n;
+	if (!(t = ali_tensor_alloc(c->x, c->n, AL_DT_FP32, 1, &dim)))
+		return NULL;
+	fill(src, t->f, ctx);
+	if (keep && slot_put(&all->pins[pi], src, (struct al_tensor *)src)) {
+		if (slot_put(&all->derived[pi], key, t) && t->owner == c->x) {
+			t->owner = NULL; /* counted with the model's cache from now on */
+			mc->bytes += t->bytes;
+		}
+	}
+	return t;
+}
+
+static const void *cache_key(const struct al_node *n, uint32_t k)
+{
+	return (const char *)n + k;
+}
+
+struct al_tensor *mxc_get(const struct mx_run *r, const struct al_node *n, uint32_t k)
+{
+	struct al_tensor *t = r->model ? slot_get(r->model, cache_key(n, k)) : NULL;
+	return t ? t : slot_get(&r->run, cache_key(n, k));
+}
+
+/* Worth keeping with the model: float values (weights as the ops read them),
+ * not the packed indices / integer data only the constexpr ops read. */
+static bool keep_with_model(const struct al_tensor *t)
+{
+	return t->kind == AL_TK_TENSOR && t->f && ali_exec_float_dtype(t->dtype);
+}
+
+/* Keeps a reference to t; a failure to grow only loses the caching. What a
+ * constexpr op decoded (`decoded`) is always kept with the model. A tensor
+ * kept with the model leaves the run's accounting: the model cache's bytes are
+ * counted into every run instead (ali_mil_exec). */
+void mxc_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_tensor *t,
+		      bool decoded)
+{
+	if (r->model && (decoded || keep_with_model(t)) && slot_put(r->model, cache_key(n, k), t)) {
+		if (t->owner == r->x) {
+			t->owner = NULL;
+			r->model->bytes += t->bytes;
+		}
+		return;
+	}
+	slot_put(&r->run, cache_key(n, k), t);
+}
+
