@@ -259,5 +259,88 @@ got=$(field "$T/probes/manifest.json" '" ".join("%s:%s/%s" % (p["value"], p["pre
 	bad "probe manifest: $got"
 sh -n "$T/probes/run_probes.sh" && ok || bad "run_probes.sh is not valid sh"
 
+# ---------------------------------------------------------------- 7. report --evidence
+# The comparison as a section of the reports: the same document compare prints,
+# the rest of the report unchanged (the model is checked again for the report's
+# own target after each evidence file's), names escaped.
+M=$C/mil_rules.mlpackage
+set -- $CU --target a14 --os ios17
+"$A" report "$M" "$@" -o "$T/plain.html" >/dev/null 2>&1
+"$A" report "$M" "$@" --evidence "$E/mil_rules.mlperf" --evidence "$E/mil_rules.inspect.txt" -o "$T/ev.html" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -le 1 ] && grep -q '<section class="rules evidence" id="evidence0">' "$T/ev.html" && ok ||
+	bad "report --evidence: exit $rc, no section: $(cat "$T/err")"
+python3 - "$T/plain.html" "$T/ev.html" <<'PY' && ok || bad "report --evidence changes the rest of the report"
+import re, sys
+a, b = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+b = re.sub(r'<section class="rules evidence".*?</section>\n', "", b, flags=re.S)
+sys.exit(a != b)
+PY
+"$A" compare $CU "$M" "$E/mil_rules.mlperf" "$E/mil_rules.inspect.txt" --target a14 --os ios17 --format json >"$T/cmp.json"
+"$A" report "$M" "$@" --format json --evidence "$E/mil_rules.mlperf" --evidence "$E/mil_rules.inspect.txt" >"$T/ev.json" 2>/dev/null
+python3 - "$T/cmp.json" "$T/ev.json" "$T/ev.html" <<'PY' && ok || bad "report --evidence: the sections do not show compare's document"
+import html, json, sys
+cmp = json.load(open(sys.argv[1])); rep = json.load(open(sys.argv[2]))["comparisons"]
+assert rep == [cmp], "JSON report's comparisons differ from compare --format json"
+page = open(sys.argv[3]).read()
+assert "overall agreement %.1f%%</strong> (%d of %d)" % (cmp["agreement"], cmp["agreed"], cmp["matched"]) in page
+for e in cmp["evidence"]:
+    assert "<strong>agreement %.1f%%</strong> (%d of %d matched ops)" % (e["agreement"], e["agreed"], e["matched"]) in page
+    for d in e["disagreements"]:
+        assert '<td class="name">%s' % html.escape(d["name"]) in page, d["name"]
+    for r in e["rules"]:
+        assert '<td class="rid">%s</td><td>%s</td><td class="num">%d</td><td class="num">%d</td>' % (
+            r["rule"], r["name"], r["right"], r["wrong"]) in page, r
+    row = "".join('<td class="num">%d</td>' % e["confusion"]["cpu"][k] for k in ("ane", "gpu", "cpu", "not_ane"))
+    assert "<tr><th>cpu</th>" + row in page
+PY
+# the device's reason beside anelint's; hostile names and reasons stay text (HTML, Markdown)
+python3 - "$T/host.json" <<'PY'
+import json, sys
+json.dump({"schema": "anelint-evidence", "version": 1, "chip": "a17", "os": "ios18", "compute_units": "cpu-and-ne",
+           "ops": [{"name": "ln_ok", "type": "layer_norm", "unit": "gpu",
+                    "reason": "<img src=x onerror=alert(1)> [x](javascript:alert(2)) | cell"},
+                   {"name": "<script>alert(3)</script>\u202e", "type": "relu", "unit": "ane"}]}, open(sys.argv[1], "w"))
+PY
+"$A" report "$M" $CU --evidence "$T/host.json" -o "$T/host.html" >/dev/null 2>&1
+grep -q '&lt;img src=x onerror=alert(1)&gt;' "$T/host.html" && [ "$(grep -c '<script' "$T/host.html")" = 1 ] &&
+	grep -q '&lt;script&gt;alert(3)&lt;/script&gt;\\u202e' "$T/host.html" && ! grep -q '<img' "$T/host.html" && ok ||
+	bad "report --evidence: hostile names not escaped in HTML"
+"$A" report "$M" $CU --format markdown --evidence "$T/host.json" >"$T/host.md" 2>/dev/null
+grep -q '^#### Evidence: ' "$T/host.md" && grep -q 'ln\\_ok | layer\\_norm | cpu | \*\*ANE072\*\*' "$T/host.md" &&
+	! grep -q '[^\\]<\(img\|script\)' "$T/host.md" && ok || bad "report --evidence: Markdown section: $(grep -A12 '^#### Evidence' "$T/host.md")"
+# the page in a browser: the section renders, the hostile names are text, one script
+if command -v chromium >/dev/null 2>&1; then
+	mkdir -p "$T/chr"
+	chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions --user-data-dir="$T/chr" \
+		--dump-dom "file://$T/host.html" >"$T/dom.html" 2>/dev/null
+	python3 - "$T/dom.html" <<'PY' && ok || bad "report --evidence in Chromium: the section does not render as text"
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.tags = []; s.text = []; s.inside = 0
+    def handle_starttag(s, t, a):
+        s.tags.append(t)
+        if t == "section" and ("class", "rules evidence") in a: s.inside = 1
+    def handle_endtag(s, t):
+        if t == "section": s.inside = 0
+    def handle_data(s, d):
+        if s.inside: s.text.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+t = "".join(p.text)
+assert p.tags.count("script") == 1 and p.tags.count("img") == 0, p.tags
+assert "<script>alert(3)</script>\\u202e" in t and "<img src=x onerror=alert(1)>" in t, t[:500]
+assert "agreement 0.0%" in t, t[:300]
+PY
+else
+	skip=$((skip + 1))
+fi
+# a bad evidence file: exit 3, no report written; --evidence is report's only
+"$A" report "$M" --evidence "$T/h1.json" -o "$T/bad.html" >/dev/null 2>"$T/err"
+[ $? -eq 3 ] && [ ! -e "$T/bad.html" ] && grep -q "$T/h1.json" "$T/err" && ok || bad "report --evidence bad file: $(cat "$T/err")"
+"$A" check "$M" --evidence "$E/mil_rules.evidence.json" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "check --evidence is not a usage error"
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

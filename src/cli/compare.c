@@ -5,14 +5,13 @@
 #include "cli.h"
 #include "base.h"     /* ali_write_atomic */
 #include "evidence.h" /* the evidence readers and the comparison */
+#include "report.h"   /* the anelint-compare document (report_evidence.c) */
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define COMPARE_SCHEMA_VERSION 1
 
 /* ---------------------------------------------------------------- output */
 
@@ -207,85 +206,9 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 			c->rules[i].right, c->rules[i].wrong);
 }
 
-static json_object *jstr(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *json_one(const struct one *o)
 {
-	const struct al_cmp *c = &o->cmp;
-	json_object *j = json_object_new_object();
-	json_object_object_add(j, "file", jstr(o->path));
-	json_object_object_add(j, "format", jstr(ali_ev_format_name(o->ev->format)));
-	json_object_object_add(j, "target", jstr(o->target->id));
-	json_object_object_add(j, "os", jstr(o->os->id));
-	json_object_object_add(j, "compute_units", jstr(al_compute_units_name(o->cu)));
-	json_object_object_add(j, "evidence_chip", jstr(o->ev->chip));
-	json_object_object_add(j, "evidence_os", jstr(o->ev->os));
-	json_object_object_add(j, "device", jstr(o->ev->device));
-	json_object_object_add(j, "ops", json_object_new_int64((int64_t)c->n_rows));
-	json_object_object_add(j, "matched", json_object_new_int64((int64_t)c->matched));
-	json_object_object_add(j, "matched_by_order", json_object_new_int64((int64_t)c->by_order));
-	json_object_object_add(j, "unmatched", json_object_new_int64((int64_t)c->unmatched));
-	json_object_object_add(j, "agreed", json_object_new_int64((int64_t)c->agreed));
-	json_object_object_add(j, "agreement", json_object_new_double(ali_cmp_agreement(c)));
-	json_object *conf = json_object_new_object();
-	static const char *const pred[3] = {"ane", "gpu", "cpu"};
-	for (int p = 0; p < 3; p++) {
-		json_object *row = json_object_new_object();
-		for (int k = 0; k < AL_OBS_COUNT; k++)
-			json_object_object_add(row, ali_obs_name(k), json_object_new_int64((int64_t)c->confusion[p][k]));
-		json_object_object_add(conf, pred[p], row);
-	}
-	json_object_object_add(j, "confusion", conf);
-	json_object *dis = json_object_new_array(), *um = json_object_new_array();
-	for (size_t r = 0; r < c->n_rows; r++) {
-		const struct al_cmp_row *row = &c->rows[r];
-		if (!row->node) {
-			json_object_array_add(um, jstr(row->ev->name));
-			continue;
-		}
-		if (row->agree)
-			continue;
-		json_object *d = json_object_new_object();
-		json_object_object_add(d, "name", jstr(row->ev->name));
-		json_object_object_add(d, "type", jstr(row->node->type));
-		json_object_object_add(d, "line", row->ev->line ? json_object_new_int64(row->ev->line) : NULL);
-		json_object_object_add(d, "matched_by", jstr(row->match == AL_MATCH_NAME ? "name" : "order"));
-		json_object_object_add(d, "predicted", jstr(al_unit_name(row->predicted)));
-		json_object_object_add(d, "observed", jstr(ali_obs_name(row->ev->obs)));
-		json_object_object_add(d, "device_reason", jstr(row->ev->reason));
-		json_object *rs = json_object_new_array();
-		const struct al_verdict *v = &row->node->verdict;
-		for (uint32_t i = 0; i < v->n_rules; i++) {
-			json_object *x = json_object_new_object();
-			json_object_object_add(x, "rule", jstr(v->rules[i]->id));
-			json_object_object_add(x, "reason", jstr(v->reasons[i]));
-			json_object_array_add(rs, x);
-		}
-		if (v->moved_by) {
-			json_object *x = json_object_new_object();
-			json_object_object_add(x, "rule", jstr(v->moved_by->id));
-			json_object_object_add(x, "reason", jstr(v->moved_by->title));
-			json_object_array_add(rs, x);
-		}
-		json_object_object_add(d, "anelint_reasons", rs);
-		json_object_array_add(dis, d);
-	}
-	json_object_object_add(j, "disagreements", dis);
-	json_object_object_add(j, "unmatched_ops", um);
-	json_object *rules = json_object_new_array();
-	for (size_t i = 0; i < c->n_rules; i++) {
-		json_object *x = json_object_new_object();
-		json_object_object_add(x, "rule", jstr(c->rules[i].rule->id));
-		json_object_object_add(x, "name", jstr(c->rules[i].rule->name));
-		json_object_object_add(x, "right", json_object_new_int64((int64_t)c->rules[i].right));
-		json_object_object_add(x, "wrong", json_object_new_int64((int64_t)c->rules[i].wrong));
-		json_object_array_add(rules, x);
-	}
-	json_object_object_add(j, "rules", rules);
-	return j;
+	return ali_compare_entry(o->path, o->ev, o->target, o->os, o->cu, &o->cmp);
 }
 
 /* Load every evidence file of paths[from..]; check m for each one's chip and
@@ -416,14 +339,9 @@ int cmd_compare(struct cli *c)
 	}
 	double total = matched ? 100.0 * (double)agreed / (double)matched : 100.0;
 	if (strcmp(out, "json") == 0) {
-		json_object_object_add(top, "schema", jstr("anelint-compare"));
-		json_object_object_add(top, "version", json_object_new_int(COMPARE_SCHEMA_VERSION));
-		json_object_object_add(top, "model", jstr(c->paths[0]));
-		json_object_object_add(top, "evidence", arr);
+		json_object_put(top);
+		top = ali_compare_doc(c->paths[0], arr, matched, agreed);
 		arr = NULL;
-		json_object_object_add(top, "matched", json_object_new_int64((int64_t)matched));
-		json_object_object_add(top, "agreed", json_object_new_int64((int64_t)agreed));
-		json_object_object_add(top, "agreement", json_object_new_double(total));
 		fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
 		fputs("\n", f);
 	} else if (n > 1) {
@@ -452,6 +370,30 @@ done:
 	free(ones);
 	al_model_free(m);
 	al_user_rules_free(s.rules);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- report --evidence */
+
+int report_evidence(const struct cli *c, struct al_report_item *items, const struct al_check_opts *check, int rc)
+{
+	if (c->evidence_format && strcmp(c->evidence_format, "auto") != 0 && ali_ev_format_find(c->evidence_format) < 0)
+		return usage_error(command("report"), "evidence formats: json, mil, plan, mlperf, oslog (and auto); not '%s'",
+				   c->evidence_format);
+	for (int i = 0; i < c->n_paths; i++) {
+		if (!items[i].model)
+			continue;
+		al_diags *d = al_diags_new();
+		enum al_status st = d ? al_report_compare(&items[i], c->evidence.v, (size_t)c->evidence.n,
+							 c->evidence_format, check, d)
+				      : AL_E_NOMEM;
+		if (st != AL_OK) {
+			print_errors(items[i].path, d);
+			int e = status_exit(st);
+			rc = e > rc ? e : rc;
+		}
+		al_diags_free(d);
+	}
 	return rc;
 }
 
