@@ -59,6 +59,15 @@ grep -q 'conv_wide (conv): predicted cpu \[ANE028.*observed ane \[device: ane: U
 "$A" compare $CU "$C/nn_rules.mlmodel" "$E/nn_rules.oslog.txt" --format json >"$T/s.json"
 got=$(field "$T/s.json" '"%d %d %d" % (d["matched"], d["agreed"], d["evidence"][0]["unmatched"])')
 [ "$got" = "2 2 1" ] && ok || bad "oslog: '$got'"
+# placement (FluidAudio-style, model level): the entry named like the model, its counts
+"$A" compare $CU "$C/mil_rules.mlpackage" "$E/mil_rules.placement.json" --target a17 --os ios18 --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %s %s %s" % (d["matched"], d["agreed"], d["evidence"][0]["level"], d["evidence"][0]["counts"]["entry"], sorted(d["evidence"][0]["counts"]["observed"].items()))')
+[ "$got" = "13 11 model crafted/mil_rules [('ane', 1), ('cpu', 11), ('gpu', 1), ('operations_supporting_ane', 5), ('unknown', 12)]" ] && ok ||
+	bad "placement: '$got'"
+cp "$E/mil_rules.placement.json" "$T/other_model.json"
+"$A" compare $CU "$C/nn_rules.mlmodel" "$T/other_model.json" --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %s" % (d["matched"], d["evidence"][0]["unmatched"], d["evidence"][0]["unmatched_ops"])')
+[ "$got" = "0 2 ['crafted/mil_rules', 'crafted/some_other_model']" ] && ok || bad "placement, no entry for the model: '$got'"
 # --fail-under
 "$A" compare $CU "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 60 >/dev/null 2>&1 && ok ||
 	bad "--fail-under 60 at 60%"
@@ -85,7 +94,7 @@ for m in $models; do
 	case $m in tests/data/*) sets="floor nofloor" ;; esac
 	for rules in $sets; do
 		[ "$rules" = floor ] && rules="" || rules="$T/nofloor.rules"
-		for f in json mil plan mlperf oslog; do
+		for f in json mil plan mlperf oslog placement; do
 			n_trips=$((n_trips + 1))
 			set -- --target a17 --os ios18
 			[ -n "$rules" ] && set -- "$@" --rules "$rules"
@@ -157,6 +166,18 @@ EOF2
 	got=$(field "$T/wm.json" '",".join(sorted(x["name"] for x in d["evidence"][0]["disagreements"]))')
 	[ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated $f: planted '$(cat "$T/planted")', found '$got'"
 done
+
+# placement: two ANE ops counted on the CPU instead gives exactly 2 of N disagreeing
+"$A" compare "$M" --write-evidence placement --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/pl.json"
+python3 - "$T/pl.json" "$T/plm.json" <<'EOF3'
+import json, sys
+d = json.load(open(sys.argv[1])); p = d[0]["preferredOperations"]
+p["ANE"] -= 2; p["CPU"] = p.get("CPU", 0) + 2
+json.dump(d, open(sys.argv[2], "w"))
+EOF3
+"$A" compare "$M" "$T/plm.json" --rules "$T/nofloor.rules" --format json >"$T/plm_out.json"
+got=$(field "$T/plm_out.json" '"%d" % (d["matched"] - d["agreed"])')
+[ "$got" = 2 ] && ok || bad "mutated placement: $got disagreeing, planted 2"
 
 # ---------------------------------------------------------------- 4. calibrate
 # planted on mil_rules (a14, ios18, work floor off): conv_wide seen on the ANE

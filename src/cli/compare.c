@@ -8,6 +8,7 @@
 #include "report.h"   /* the anelint-compare document (report_evidence.c) */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +102,7 @@ static int evidence_format_of(const struct cli *c, const struct command_row *cmd
 {
 	*f = AL_EVF_AUTO;
 	if (v && ((*f = ali_ev_format_find(v)) < 0 || (!c->evidence_format && *f == AL_EVF_AUTO)))
-		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog (and auto to read); not '%s'", v);
+		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog, placement (and auto to read); not '%s'", v);
 	return EXIT_ALL_ANE;
 }
 
@@ -151,9 +152,28 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 		o->target->id, o->ev->target ? " from the evidence" : "", o->os->id,
 		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->cu),
 		o->ev->has_cu ? " from the evidence" : "");
-	fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows, c->matched,
-		c->by_order, c->unmatched);
+	if (c->model_level)
+		fprintf(f, "  model-level entries %zu (this model's: %s), ops counted %zu\n", o->ev->n_models,
+			c->entry ? "found" : "none", c->matched);
+	else
+		fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows,
+			c->matched, c->by_order, c->unmatched);
 	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", ali_cmp_agreement(c), c->agreed, c->matched);
+	if (c->model_level) { /* a placement file: counts per unit */
+		static const char *const un[3] = {"ane", "gpu", "cpu"};
+		if (!c->entry) {
+			fputs("  no entry of the file names this model\n", f);
+			return;
+		}
+		fputs("  entry ", f);
+		put_text(f, c->entry->model, CLI_NAME_MAX);
+		fprintf(f, ": op counts per unit (model level: no op named)\n  %-10s %9s %9s\n", "", "predicted", "observed");
+		for (int u = 0; u < 3; u++)
+			fprintf(f, "  %-10s %9zu %9" PRIu64 "%s\n", un[u], c->predicted_count[u], c->entry->count[u],
+				(uint64_t)c->predicted_count[u] == c->entry->count[u] ? "" : "  <- differs");
+		fprintf(f, "  %-10s %9zu %9" PRIu64 "\n", "consts", c->consts, c->entry->unknown);
+		return;
+	}
 	fprintf(f, "  confusion (rows: predicted, columns: observed)\n  %-10s", "");
 	for (int k = 0; k < AL_OBS_COUNT; k++)
 		fprintf(f, " %8s", ali_obs_name(k));
@@ -254,7 +274,7 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 	if (rc != EXIT_ALL_ANE)
 		return rc;
 	if (f == AL_EVF_AUTO)
-		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf or oslog, not '%s'", "auto");
+		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf, oslog or placement, not '%s'", "auto");
 	const struct al_target *t = s->target ? s->target : al_target_default();
 	const struct al_release *os = s->os ? s->os : al_release_default();
 	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->cu};
@@ -378,7 +398,7 @@ done:
 int report_evidence(const struct cli *c, struct al_report_item *items, const struct al_check_opts *check, int rc)
 {
 	if (c->evidence_format && strcmp(c->evidence_format, "auto") != 0 && ali_ev_format_find(c->evidence_format) < 0)
-		return usage_error(command("report"), "evidence formats: json, mil, plan, mlperf, oslog (and auto); not '%s'",
+		return usage_error(command("report"), "evidence formats: json, mil, plan, mlperf, oslog, placement (and auto); not '%s'",
 				   c->evidence_format);
 	for (int i = 0; i < c->n_paths; i++) {
 		if (!items[i].model)

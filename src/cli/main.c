@@ -151,9 +151,9 @@ static const struct option_row options[] = {
 	 "per model: agreement, confusion table, disagreements, per-rule record (repeat for more files)"},
 	{"evidence-format", 0, "FMT", C_COMPARE | C_CALIBRATE | C_REPORT, OPT_FIELD(evidence_format),
 	 "read the evidence as json, mil (analytics.mil), plan (MLComputePlan dump), mlperf "
-	 "(report.json) or oslog; default auto: told apart by content (docs/evidence.md)"},
+	 "(report.json), oslog or placement (compute placement counts); default auto: told apart by content (docs/evidence.md)"},
 	{"write-evidence", 0, "FMT", C_COMPARE, OPT_FIELD(write_evidence),
-	 "compare: write the model's prediction as evidence in FMT (json, mil, plan, mlperf, oslog)"},
+	 "compare: write the model's prediction as evidence in FMT (json, mil, plan, mlperf, oslog, placement)"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])

@@ -66,7 +66,29 @@ json_object *ali_compare_entry(const char *path, const struct al_evidence *e, co
 		json_object_object_add(conf, pred[p], row);
 	}
 	json_object_object_add(j, "confusion", conf);
+	json_object_object_add(j, "level", str(c->model_level ? "model" : "op"));
+	if (c->model_level) { /* a placement file: counts per unit, no op named */
+		json_object *cn = json_object_new_object(), *pr = json_object_new_object(), *ob = NULL;
+		for (int u = 0; u < 3; u++)
+			json_object_object_add(pr, pred[u], json_object_new_int64((int64_t)c->predicted_count[u]));
+		json_object_object_add(pr, "consts", json_object_new_int64((int64_t)c->consts));
+		json_object_object_add(pr, "ane_eligible", json_object_new_int64((int64_t)c->predicted_ane_eligible));
+		if (c->entry) {
+			ob = json_object_new_object();
+			for (int u = 0; u < 3; u++)
+				json_object_object_add(ob, pred[u], json_object_new_int64((int64_t)c->entry->count[u]));
+			json_object_object_add(ob, "unknown", json_object_new_int64((int64_t)c->entry->unknown));
+			json_object_object_add(ob, "operations_supporting_ane",
+					       c->entry->supports_ane >= 0 ? json_object_new_int64(c->entry->supports_ane) : NULL);
+		}
+		json_object_object_add(cn, "entry", c->entry ? str(c->entry->model) : NULL);
+		json_object_object_add(cn, "predicted", pr);
+		json_object_object_add(cn, "observed", ob);
+		json_object_object_add(j, "counts", cn);
+	}
 	json_object *dis = json_object_new_array(), *um = json_object_new_array();
+	for (size_t i = 0; c->model_level && !c->entry && i < e->n_models; i++)
+		json_object_array_add(um, str(e->models[i].model));
 	for (size_t r = 0; r < c->n_rows; r++) {
 		const struct al_cmp_row *row = &c->rows[r];
 		if (!row->node) {

@@ -91,6 +91,29 @@ static void html_entry(FILE *out, json_object *e)
 		     " by type and order), unmatched %" PRId64 "</p>\n",
 		d_of(e, "agreement"), i_of(e, "agreed"), i_of(e, "matched"), i_of(e, "ops"), i_of(e, "matched"),
 		i_of(e, "matched_by_order"), i_of(e, "unmatched"));
+	json_object *counts;
+	if (json_object_object_get_ex(e, "counts", &counts)) { /* a placement file: counts per unit */
+		json_object *pr = NULL, *ob = NULL;
+		json_object_object_get_ex(counts, "predicted", &pr);
+		json_object_object_get_ex(counts, "observed", &ob);
+		if (!ob || !json_object_is_type(ob, json_type_object)) {
+			fputs("<p class=\"err\">No entry of the file names this model.</p>\n", out);
+			return;
+		}
+		fputs("<p class=\"note\">Model level: the file counts ops per unit (entry <code>", out);
+		h(out, s_of(counts, "entry"));
+		fputs("</code>) and names none, so there is no confusion table and no per-op disagreement.</p>\n"
+		      "<table class=\"counts\" style=\"width:auto\"><thead><tr><th>unit</th><th class=\"num\">predicted</th>"
+		      "<th class=\"num\">observed</th></tr></thead>\n<tbody>\n",
+		      out);
+		for (int p = 0; p < 3; p++)
+			fprintf(out, "<tr><th>%s</th><td class=\"num\">%" PRId64 "</td><td class=\"num\">%" PRId64 "</td></tr>\n",
+				preds[p], i_of(pr, preds[p]), i_of(ob, preds[p]));
+		fprintf(out, "<tr><th>consts</th><td class=\"num\">%" PRId64 "</td><td class=\"num\">%" PRId64
+			     "</td></tr>\n</tbody></table>\n",
+			i_of(pr, "consts"), i_of(ob, "unknown"));
+		return;
+	}
 	fputs("<table class=\"confusion\" style=\"width:auto\"><caption class=\"note\">rows: predicted, columns: "
 	      "observed</caption>\n<thead><tr><th></th>",
 	      out);
@@ -233,6 +256,17 @@ void ali_md_comparisons(FILE *out, const struct al_report_item *items, size_t n)
 			md(out, s_of(e, "os"), 0);
 			fprintf(out, "): agreement **%.1f%%** (%" PRId64 " of %" PRId64 "), unmatched %" PRId64 "\n\n",
 				d_of(e, "agreement"), i_of(e, "agreed"), i_of(e, "matched"), i_of(e, "unmatched"));
+			json_object *counts;
+			if (json_object_object_get_ex(e, "counts", &counts)) {
+				json_object *pr = NULL, *ob = NULL;
+				json_object_object_get_ex(counts, "predicted", &pr);
+				json_object_object_get_ex(counts, "observed", &ob);
+				fputs("| unit | predicted | observed |\n|---|--:|--:|\n", out);
+				for (int p = 0; p < 3; p++)
+					fprintf(out, "| %s | %" PRId64 " | %" PRId64 " |\n", preds[p], i_of(pr, preds[p]),
+						i_of(ob, preds[p]));
+				continue;
+			}
 			fputs("| predicted \\\\ observed |", out);
 			for (int o = 0; o < AL_OBS_COUNT; o++)
 				fprintf(out, " %s |", ali_obs_name(o));
