@@ -272,7 +272,27 @@ for m in "$T"/probes/*.mlmodel; do
 		protoc --decode_raw <"$m" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
 	fi
 done
-[ "$n" -eq 8 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n models"
+[ "$n" -eq 12 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n NeuralNetwork models"
+# the ML Program probes: packages that load as ML Programs, their model.mlmodel a valid protobuf
+n=0
+for m in "$T"/probes/*.mlpackage; do
+	n=$((n + 1))
+	"$A" info "$m" --format json >"$T/pi.json" 2>"$T/err" || bad "probe $m does not load: $(cat "$T/err")"
+	grep -q '"mlProgram"' "$T/pi.json" || bad "probe $m is not read as an ML Program"
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$m/Data/com.apple.CoreML/model.mlmodel" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
+	fi
+	[ -f "$m/Manifest.json" ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rootModelIdentifier"]; assert d["itemInfoEntries"][r]["path"]=="com.apple.CoreML/model.mlmodel"' "$m/Manifest.json" ||
+		bad "probe $m: Manifest.json"
+done
+[ "$n" -eq 5 ] && ok || bad "probe: $n ML Program packages"
+# each probe bisects what its manifest says: pooling stride 3 refused, 1, 2 and 4 taken (newest
+# release); softplus off the ANE on a15 only
+got=$(field "$T/probes/manifest.json" '" ".join("%s:%s" % (p["file"].split(".")[0], p["predicted_own_unit"]["a17"]) for p in d["probes"] if "pool" in p["file"])')
+[ "$got" = "pool_s1:ane pool_s2:ane pool_s3:gpu_or_cpu pool_s4:ane mil_pool_s2:ane mil_pool_s3:gpu_or_cpu mil_pool_s4:ane" ] && ok ||
+	bad "probe manifest, pools: $got"
+got=$(field "$T/probes/manifest.json" '" ".join(sorted(k for p in d["probes"] if p["file"] == "mil_softplus.mlpackage" for k, v in p["predicted_own_unit"].items() if v != "ane"))')
+[ "$got" = "a15" ] && ok || bad "probe manifest, softplus off the ANE on: $got"
 command -v protoc >/dev/null 2>&1 || skip=$((skip + 1))
 # the manifest bisects the kernel width cap: 13 on a14, 15 on a17
 got=$(field "$T/probes/manifest.json" '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a14"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["rule"] == "ANE014")')
