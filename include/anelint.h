@@ -130,7 +130,14 @@ struct al_rule {
 	uint32_t families;      /* chip families it applies to: bit i = al_target_at(i) */
 	uint32_t releases;      /* OS releases it applies to: bit i = al_release_at(i) */
 	const char *origin;     /* NULL: built in; "file:line" of a user rule (--rules FILE) */
+	/* NULL, or per chip family i (bit i of families) the releases (bits as in
+	 * releases) where the rule is NOT evaluated although families and releases
+	 * include them: a rules file's `off: a17@ios18` (one chip on one release) */
+	const uint32_t *off;
 };
+/* Whether r is evaluated for chip family index ti (al_target_at) and release index ri
+ * (al_release_at): families, releases and off. */
+AL_API bool al_rule_evaluated(const struct al_rule *r, size_t ti, size_t ri);
 AL_API size_t al_rules_count(void);
 AL_API const struct al_rule *al_rule_at(size_t i);
 AL_API const struct al_rule *al_rule_find(const char *id_or_name);

@@ -201,9 +201,15 @@ if "$A" calibrate "$M" "$T/cal.json" --rules "$T/nofloor.rules" -o "$T/cal.rules
 else
 	bad "calibrate on planted disagreements: $(cat "$T/cal.out" "$T/err")"
 fi
-grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^families: a12, a15, a16, a17, a18$' "$T/cal.rules" &&
+grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^off: a14@ios18$' "$T/cal.rules" && ! grep -q '^families: a12' "$T/cal.rules" &&
 	grep -q '^# .*conv_wide (conv) observed ane on a14/ios18, predicted gpu' "$T/cal.rules" && ok ||
-	bad "calibrate: no commented ANE028 override for a14: $(cat "$T/cal.rules")"
+	bad "calibrate: no commented ANE028 override for a14 on ios18: $(cat "$T/cal.rules")"
+# the override holds for that chip on that release only: on ios17 (and on a12) ANE028 still fires
+for tr in "a14 ios17" "a12 ios18"; do
+	set -- $tr
+	"$A" check "$M" --rules "$T/cal.rules" --target $1 --os $2 --all 2>/dev/null | grep -q 'conv_wide .*ANE028' && ok ||
+		bad "calibrated off: a14@ios18 switched ANE028 off on $1/$2 too"
+done
 grep -q '^op: relu$' "$T/cal.rules" && grep -q '^releases: ios18$' "$T/cal.rules" && ok ||
 	bad "calibrate: no relu rule for a14/ios18"
 grep -q 'before, 100.0% (13 of 13) with the rules' "$T/cal.out" && ok || bad "calibrate summary: $(cat "$T/cal.out")"
@@ -221,6 +227,20 @@ def walk(x):
         for v in x: yield from walk(v)
 print(" ".join("%s=%s" % kv for kv in sorted(set(walk(d)))))' "$T/ck.json")
 [ "$got" = "conv_wide=True relu16=False" ] && ok || bad "check --rules: conv_wide/relu16 verdicts '$got'"
+# GPU vs CPU: mod_out (ANE034 decided its unit: gpu here) seen on the CPU -> ANE034's unit
+plant "$T/cal_orig.json" "$T/gc.json" mod_out=cpu
+"$A" calibrate "$M" "$T/gc.json" --rules "$T/nofloor.rules" -o "$T/gc.rules" >"$T/cal.out" 2>"$T/err" && ok ||
+	bad "calibrate gpu->cpu: $(cat "$T/cal.out" "$T/err")"
+grep -q '^id: ANE034$' "$T/gc.rules" && grep -q '^unit: cpu$' "$T/gc.rules" &&
+	grep -q '^# .*mod_out (mod) observed cpu on a14/ios18, predicted gpu' "$T/gc.rules" && ok ||
+	bad "calibrate gpu->cpu: no ANE034 unit override: $(cat "$T/gc.rules")"
+"$A" compare "$M" "$T/gc.json" --rules "$T/gc.rules" --fail-under 100 >/dev/null 2>&1 && ok || bad "calibrated unit does not agree"
+# ...and a conflict when ops of one rule were seen on both: relu32 on the CPU, x32 still on the GPU (ANE029)
+plant "$T/cal_orig.json" "$T/gc2.json" relu32=cpu
+"$A" calibrate "$M" "$T/gc2.json" --rules "$T/nofloor.rules" -o "$T/gc2.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: ANE029 put relu32 on the gpu (observed cpu)' "$T/err" && ! grep -q '^unit:' "$T/gc2.rules" && ok ||
+	bad "calibrate gpu/cpu conflict: exit $rc, $(cat "$T/err")"
 # conflicts: two layer_norm ops, one seen on the ANE and one off it -> no rule by type
 plant "$T/cal_orig.json" "$T/conf.json" ln_tiny=cpu
 "$A" calibrate "$M" "$T/conf.json" --rules "$T/nofloor.rules" -o "$T/conf.rules" >"$T/cal.out" 2>"$T/err"

@@ -430,7 +430,21 @@ struct fact {
 	enum al_unit pred;
 	const struct al_rule *off[8]; /* fallback rules that fired, and the rule that moved it */
 	int n_off;
+	const struct al_rule *unit_rule; /* the fallback rule that decided its unit (NULL: none fired) */
 };
+
+static int conf_rank(char c)
+{
+	return c == 'A' ? 3 : c == 'M' ? 2 : c == 'G' ? 1 : 0;
+}
+
+static int release_index(const struct al_release *os)
+{
+	for (size_t i = 0; i < al_releases_count(); i++)
+		if (al_release_at(i) == os)
+			return (int)i;
+	return -1;
+}
 
 /* Printable ASCII of s, at most max bytes, into buf (rules files refuse control characters). */
 static const char *plain(const char *s, char *buf, size_t cap, size_t max)
@@ -448,17 +462,6 @@ static int target_index(const struct al_target *t)
 		if (al_target_at(i) == t)
 			return (int)i;
 	return -1;
-}
-
-static void families_text(uint32_t mask, char *buf, size_t cap)
-{
-	size_t k = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < al_targets_count() && k + 8 < cap; i++)
-		if (mask & (1u << i))
-			k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? ", " : "", al_target_at(i)->id);
-	if (!k)
-		snprintf(buf, cap, "none");
 }
 
 static bool has_rule(const struct fact *f, const struct al_rule *r)
@@ -532,6 +535,12 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 					f->off[f->n_off++] = vd->rules[k];
 			if (vd->moved_by && f->n_off < 8)
 				f->off[f->n_off++] = vd->moved_by;
+			/* the unit: the strongest fallback rule (rule_engine.c decide), unless a
+			 * model-level or partition rule moved it */
+			for (uint32_t k = 0; !vd->moved_by && k < vd->n_rules; k++)
+				if (vd->rules[k]->kind != AL_RULE_WARN &&
+				    (!f->unit_rule || conf_rank(vd->rules[k]->confidence) > conf_rank(f->unit_rule->confidence)))
+					f->unit_rule = vd->rules[k];
 		}
 		ali_cmp_free(&cmp);
 	}
@@ -607,7 +616,23 @@ int cmd_calibrate(struct cli *c)
 		goto done;
 	}
 	/* 1. predicted off the ANE, observed on it: switch the rules that moved it off
-	 *    for that chip, unless the same rule was right on that chip elsewhere */
+	 *    for that chip on that release (off: CHIP@RELEASE), unless the same rule
+	 *    was right on that chip and release elsewhere (a conflict)
+	 * 3. predicted GPU, observed CPU (or the reverse): the unit of the rule that
+	 *    decided it, unless that rule's ops were seen on the other unit too
+	 * Both edit built-in rules: one override block per rule, written at the end. */
+	struct edit {
+		const struct al_rule *r;
+		uint32_t off[32]; /* per family index: release bits */
+		bool any_off;
+		int unit;         /* -1: unchanged; else AL_OBS_GPU / AL_OBS_CPU */
+	} *edits = calloc(n + 1, sizeof *edits);
+	size_t n_edits = 0;
+	if (!edits) {
+		free(done_f);
+		rc = EXIT_IO;
+		goto done;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fact *f = &facts[i];
 		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
@@ -626,7 +651,7 @@ int cmd_calibrate(struct cli *c)
 			continue;
 		for (int k = 0; k < f->n_off; k++) {
 			const struct al_rule *r = f->off[k];
-			/* once per rule: every chip it was wrong on, unless it was right there too */
+			/* once per rule: every chip and release it was wrong on, unless it was right there too */
 			bool seen = false;
 			for (size_t j = 0; j < i && !seen; j++)
 				seen = facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r);
@@ -639,57 +664,134 @@ int cmd_calibrate(struct cli *c)
 				uncal++;
 				continue;
 			}
-			uint32_t mask = r->families, removed = 0;
+			struct edit *ed = &edits[n_edits];
+			ed->r = r;
+			ed->unit = -1;
+			bool conflict_said = false;
 			for (size_t j = i; j < n; j++) {
 				const struct fact *g = &facts[j];
 				if (g->obs != AL_OBS_ANE || g->pred == AL_UNIT_ANE || !has_rule(g, r))
 					continue;
-				int ti = target_index(g->target);
-				bool right_there = false;
+				int ti = target_index(g->target), ri = release_index(g->os);
 				const struct fact *w = NULL;
-				for (size_t h = 0; h < n && !right_there; h++)
-					if (facts[h].target == g->target && facts[h].obs != AL_OBS_ANE && has_rule(&facts[h], r))
-						right_there = true, w = &facts[h];
-				if (right_there) {
-					if (!(removed & (1u << 31))) {
+				for (size_t h = 0; h < n && !w; h++)
+					if (facts[h].target == g->target && facts[h].os == g->os && facts[h].obs != AL_OBS_ANE &&
+					    has_rule(&facts[h], r))
+						w = &facts[h];
+				if (w) {
+					if (!conflict_said) {
 						char a[80];
 						fprintf(stderr, "anelint: calibrate: conflict: %s is wrong for ", r->id);
 						put_text(stderr, g->name, CLI_NAME_MAX);
 						fprintf(stderr, " (observed on the ANE) but right for ");
 						put_text(stderr, w->name, CLI_NAME_MAX);
-						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", ali_obs_name(w->obs),
-							plain(w->file, a, sizeof a, 70), g->target->id);
-						fprintf(out, "# conflict, no rule: %s wrong for %s, right for %s on %s\n", r->id,
-							plain(g->name, a, sizeof a, 60), w->type, g->target->id);
+						fprintf(stderr, " (observed %s, %s) on %s/%s: left as it is\n", ali_obs_name(w->obs),
+							plain(w->file, a, sizeof a, 70), g->target->id, g->os->id);
+						fprintf(out, "\n# conflict, no rule: %s wrong for %s, right for %s on %s/%s\n", r->id,
+							plain(g->name, a, sizeof a, 60), w->type, g->target->id, g->os->id);
 						conflicts++;
 					}
-					removed |= 1u << 31; /* remember a conflict was printed for this rule */
+					conflict_said = true;
 					continue;
 				}
-				if (ti >= 0 && (mask & (1u << ti))) {
-					mask &= ~(1u << ti);
-					removed |= 1u << ti;
+				if (ti >= 0 && ti < 32 && ri >= 0 && ri < 32) {
+					ed->off[ti] |= 1u << ri;
+					ed->any_off = true;
 				}
 			}
-			removed &= ~(1u << 31);
-			if (!removed)
-				continue;
-			fputs("\n", out);
-			for (size_t j = i; j < n; j++)
-				if (facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r) &&
-				    (removed & (1u << target_index(facts[j].target))))
-					evidence_note(out, &facts[j]);
-			char fam[256], gone[128];
-			families_text(mask, fam, sizeof fam);
-			families_text(removed, gone, sizeof gone);
-			fprintf(out, "# %s (%s) switched off on %s: observed on the ANE there against it (every release:\n"
-				     "# a rules file's families apply to all the releases the rule has)\n",
-				r->id, r->name, gone);
-			fprintf(out, "id: %s\nfamilies: %s\nprovenance: anelint calibrate: observed on the ANE on %s against "
-				     "this rule (evidence listed above)\n", r->id, fam, gone);
-			written++;
+			if (ed->any_off)
+				n_edits++;
 		}
 	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->pred == AL_UNIT_ANE || f->obs == AL_OBS_ANE || f->obs == AL_OBS_NOT_ANE ||
+		    (int)f->obs == (f->pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU))
+			continue;
+		const struct al_rule *r = f->unit_rule;
+		if (!r) {
+			fprintf(stderr, "anelint: calibrate: ");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ": observed on the %s, placed on the %s by the partition, not a rule: nothing to "
+					"calibrate\n", ali_obs_name(f->obs), al_unit_name(f->pred));
+			uncal++;
+			continue;
+		}
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = facts[j].unit_rule == r && facts[j].obs != AL_OBS_ANE && facts[j].obs != AL_OBS_NOT_ANE &&
+			       facts[j].pred != AL_UNIT_ANE &&
+			       (int)facts[j].obs != (facts[j].pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU);
+		if (seen)
+			continue;
+		if (r->origin) {
+			fprintf(stderr, "anelint: calibrate: %s comes from %s and put ", r->id, r->origin);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, " on the wrong unit: change it there\n");
+			uncal++;
+			continue;
+		}
+		/* a rule's unit holds on every chip and release: every op it decided must agree */
+		const struct fact *w = NULL;
+		for (size_t h = 0; h < n && !w; h++)
+			if (facts[h].unit_rule == r && (facts[h].obs == AL_OBS_GPU || facts[h].obs == AL_OBS_CPU) &&
+			    facts[h].obs != f->obs)
+				w = &facts[h];
+		if (w) {
+			char a[80];
+			fprintf(stderr, "anelint: calibrate: conflict: %s put ", r->id);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, " on the %s (observed %s) and ", al_unit_name(f->pred), ali_obs_name(f->obs));
+			put_text(stderr, w->name, CLI_NAME_MAX);
+			fprintf(stderr, " was observed on the %s: a rule has one unit, left as it is\n", ali_obs_name(w->obs));
+			fprintf(out, "\n# conflict, no rule: %s's ops observed on the gpu and on the cpu (%s, %s)\n", r->id,
+				plain(f->name, a, sizeof a, 60), w->type);
+			conflicts++;
+			continue;
+		}
+		struct edit *ed = NULL;
+		for (size_t e = 0; e < n_edits && !ed; e++)
+			if (edits[e].r == r)
+				ed = &edits[e];
+		if (!ed) {
+			ed = &edits[n_edits++];
+			ed->r = r;
+		}
+		ed->unit = f->obs;
+	}
+	for (size_t e = 0; e < n_edits; e++) {
+		const struct edit *ed = &edits[e];
+		const struct al_rule *r = ed->r;
+		fputs("\n", out);
+		for (size_t j = 0; j < n; j++) {
+			const struct fact *g = &facts[j];
+			bool off_note = ed->any_off && g->obs == AL_OBS_ANE && g->pred != AL_UNIT_ANE && has_rule(g, r) &&
+					(ed->off[target_index(g->target)] >> release_index(g->os) & 1u);
+			bool unit_note = ed->unit >= 0 && g->unit_rule == r && (int)g->obs == ed->unit && g->pred != AL_UNIT_ANE &&
+					 (int)g->obs != (g->pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU);
+			if (off_note || unit_note)
+				evidence_note(out, g);
+		}
+		fprintf(out, "id: %s\n", r->id);
+		if (ed->any_off) {
+			char list[512];
+			size_t k = 0;
+			list[0] = 0;
+			for (size_t ti = 0; ti < al_targets_count() && ti < 32; ti++)
+				for (size_t ri = 0; ri < al_releases_count() && ri < 32; ri++)
+					if (ed->off[ti] >> ri & 1u && k + 40 < sizeof list)
+						k += (size_t)snprintf(list + k, sizeof list - k, "%s%s@%s", k ? ", " : "",
+								      al_target_at(ti)->id, al_release_at(ri)->id);
+			fprintf(out, "# %s (%s) switched off where it was observed on the ANE against it: that chip on that "
+				     "release only\noff: %s\n", r->id, r->name, list);
+		}
+		if (ed->unit >= 0)
+			fprintf(out, "# %s's ops observed on the %s: its unit (one for every chip and release)\nunit: %s\n",
+				r->id, ali_obs_name(ed->unit), ali_obs_name(ed->unit));
+		fprintf(out, "provenance: anelint calibrate: evidence listed above\n");
+		written++;
+	}
+	free(edits);
 	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
 	 *    chip and release, unless an op of that type was seen on the ANE there */
 	int next_id = 1;
