@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_evidence.c: libFuzzer harness for the placement evidence readers
  * (src/analysis/evidence.c: anelint evidence JSON, analytics.mil, compute plan
- * dumps, .mlperf report.json, os_log lines) and the comparison with a model.
+ * dumps, .mlperf report.json, os_log lines, compute placement counts) and the comparison with a model.
  *
- * Framing of an input: [1 byte: format, mod 6: auto, json, mil, plan, mlperf,
- * oslog][rest: the evidence text, in an exact-size heap block]. When it reads,
+ * Framing of an input: [1 byte: format, mod 7: auto, json, mil, plan, mlperf,
+ * oslog, placement][rest: the evidence text, in an exact-size heap block]. When it reads,
  * the evidence is compared with tests/data/crafted/mil_rules.mlpackage (opened
  * and checked once; run from the repo root). Promises checked:
  *   - AL_OK exactly when evidence came back, and then no error diagnostic; a
@@ -64,12 +64,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		struct al_cmp c;
 		FUZZ_CHECK(ali_compare(model, e, &c) == AL_OK);
-		FUZZ_CHECK(c.matched + c.unmatched == e->n_ops && c.agreed <= c.matched);
 		size_t sum = 0;
 		for (int p = 0; p < 3; p++)
 			for (int k = 0; k < AL_OBS_COUNT; k++)
 				sum += c.confusion[p][k];
-		FUZZ_CHECK(sum == c.matched);
+		FUZZ_CHECK(c.agreed <= c.matched);
+		if (c.model_level) { /* a placement file: counts, no rows */
+			FUZZ_CHECK(e->n_ops == 0 && c.n_rows == 0 && sum == 0);
+			FUZZ_CHECK(c.entry ? c.unmatched + 1 == e->n_models : c.unmatched == e->n_models && !c.matched);
+			for (size_t i = 0; i < e->n_models; i++)
+				for (int u = 0; u < 3; u++)
+					FUZZ_CHECK(e->models[i].count[u] <= AL_EV_MAX_COUNT);
+		} else {
+			FUZZ_CHECK(c.matched + c.unmatched == e->n_ops && sum == c.matched);
+		}
 		double a = ali_cmp_agreement(&c);
 		FUZZ_CHECK(a >= 0 && a <= 100);
 		ali_cmp_free(&c);

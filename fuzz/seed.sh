@@ -60,7 +60,7 @@ for f in tests/data/evidence/*.* tests/data/evidence/*.mlperf/report.json; do
 done
 if [ -x build/anelint ]; then
 	k=0
-	for f in json mil plan mlperf oslog; do
+	for f in json mil plan mlperf oslog placement; do
 		k=$((k + 1))
 		for m in tests/data/crafted/mil_rules.mlpackage tests/data/crafted/nn_rules.mlmodel \
 			tests/data/converted/transformer_encoder__mlp_ios17_fp16.mlpackage; do

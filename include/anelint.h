@@ -130,7 +130,14 @@ struct al_rule {
 	uint32_t families;      /* chip families it applies to: bit i = al_target_at(i) */
 	uint32_t releases;      /* OS releases it applies to: bit i = al_release_at(i) */
 	const char *origin;     /* NULL: built in; "file:line" of a user rule (--rules FILE) */
+	/* NULL, or per chip family i (bit i of families) the releases (bits as in
+	 * releases) where the rule is NOT evaluated although families and releases
+	 * include them: a rules file's `off: a17@ios18` (one chip on one release) */
+	const uint32_t *off;
 };
+/* Whether r is evaluated for chip family index ti (al_target_at) and release index ri
+ * (al_release_at): families, releases and off. */
+AL_API bool al_rule_evaluated(const struct al_rule *r, size_t ti, size_t ri);
 AL_API size_t al_rules_count(void);
 AL_API const struct al_rule *al_rule_at(size_t i);
 AL_API const struct al_rule *al_rule_find(const char *id_or_name);
@@ -640,6 +647,11 @@ struct al_column {
  * al_analysis_free before the model. */
 typedef struct al_analysis al_analysis;
 
+/* What a Mac observed about one model against its prediction (report --evidence,
+ * docs/evidence.md "In the reports"): the anelint-compare document, self-contained
+ * (names and reasons copied). Made by al_report_compare; free with al_comparison_free. */
+typedef struct al_comparison al_comparison;
+
 /* One input path as the CLI saw it: a model, or the error that stopped it. */
 struct al_report_item {
 	const char *path;
@@ -647,7 +659,18 @@ struct al_report_item {
 	const al_diags *diags;  /* diagnostics for this path */
 	enum al_status status;
 	al_analysis *analysis;  /* set by al_report_analyze; NULL before */
+	al_comparison *comparison; /* set by al_report_compare; NULL: no evidence (the sinks show none) */
 };
+
+/* Compare the evidence files paths[0..n) (format: json, mil, plan, mlperf, oslog,
+ * or NULL / "auto": by content) with the prediction for it->model, each checked for
+ * the chip, release and compute units the evidence says (else check's), and keep
+ * the result in it->comparison for the report sinks. The model is checked with
+ * check again before it returns, so call it before al_report_analyze. AL_OK, or
+ * the first failure (an evidence file unreadable or malformed) with its errors in d. */
+AL_API enum al_status al_report_compare(struct al_report_item *it, const char *const *paths, size_t n,
+				 const char *format, const struct al_check_opts *check, al_diags *d);
+AL_API void al_comparison_free(al_comparison *c);
 
 struct al_sink {
 	const char *name; /* --format value */

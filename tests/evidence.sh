@@ -59,6 +59,15 @@ grep -q 'conv_wide (conv): predicted cpu \[ANE028.*observed ane \[device: ane: U
 "$A" compare $CU "$C/nn_rules.mlmodel" "$E/nn_rules.oslog.txt" --format json >"$T/s.json"
 got=$(field "$T/s.json" '"%d %d %d" % (d["matched"], d["agreed"], d["evidence"][0]["unmatched"])')
 [ "$got" = "2 2 1" ] && ok || bad "oslog: '$got'"
+# placement (FluidAudio-style, model level): the entry named like the model, its counts
+"$A" compare $CU "$C/mil_rules.mlpackage" "$E/mil_rules.placement.json" --target a17 --os ios18 --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %s %s %s" % (d["matched"], d["agreed"], d["evidence"][0]["level"], d["evidence"][0]["counts"]["entry"], sorted(d["evidence"][0]["counts"]["observed"].items()))')
+[ "$got" = "13 11 model crafted/mil_rules [('ane', 1), ('cpu', 11), ('gpu', 1), ('operations_supporting_ane', 5), ('unknown', 12)]" ] && ok ||
+	bad "placement: '$got'"
+cp "$E/mil_rules.placement.json" "$T/other_model.json"
+"$A" compare $CU "$C/nn_rules.mlmodel" "$T/other_model.json" --format json >"$T/s.json"
+got=$(field "$T/s.json" '"%d %d %s" % (d["matched"], d["evidence"][0]["unmatched"], d["evidence"][0]["unmatched_ops"])')
+[ "$got" = "0 2 ['crafted/mil_rules', 'crafted/some_other_model']" ] && ok || bad "placement, no entry for the model: '$got'"
 # --fail-under
 "$A" compare $CU "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" --fail-under 60 >/dev/null 2>&1 && ok ||
 	bad "--fail-under 60 at 60%"
@@ -85,7 +94,7 @@ for m in $models; do
 	case $m in tests/data/*) sets="floor nofloor" ;; esac
 	for rules in $sets; do
 		[ "$rules" = floor ] && rules="" || rules="$T/nofloor.rules"
-		for f in json mil plan mlperf oslog; do
+		for f in json mil plan mlperf oslog placement; do
 			n_trips=$((n_trips + 1))
 			set -- --target a17 --os ios18
 			[ -n "$rules" ] && set -- "$@" --rules "$rules"
@@ -158,6 +167,18 @@ EOF2
 	[ "$got" = "$(cat "$T/planted")" ] && ok || bad "mutated $f: planted '$(cat "$T/planted")', found '$got'"
 done
 
+# placement: two ANE ops counted on the CPU instead gives exactly 2 of N disagreeing
+"$A" compare "$M" --write-evidence placement --target a17 --os ios18 --rules "$T/nofloor.rules" -o "$T/pl.json"
+python3 - "$T/pl.json" "$T/plm.json" <<'EOF3'
+import json, sys
+d = json.load(open(sys.argv[1])); p = d[0]["preferredOperations"]
+p["ANE"] -= 2; p["CPU"] = p.get("CPU", 0) + 2
+json.dump(d, open(sys.argv[2], "w"))
+EOF3
+"$A" compare "$M" "$T/plm.json" --rules "$T/nofloor.rules" --format json >"$T/plm_out.json"
+got=$(field "$T/plm_out.json" '"%d" % (d["matched"] - d["agreed"])')
+[ "$got" = 2 ] && ok || bad "mutated placement: $got disagreeing, planted 2"
+
 # ---------------------------------------------------------------- 4. calibrate
 # planted on mil_rules (a14, ios18, work floor off): conv_wide seen on the ANE
 # against ANE028, relu16 seen on the CPU where nothing fires
@@ -180,9 +201,15 @@ if "$A" calibrate "$M" "$T/cal.json" --rules "$T/nofloor.rules" -o "$T/cal.rules
 else
 	bad "calibrate on planted disagreements: $(cat "$T/cal.out" "$T/err")"
 fi
-grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^families: a12, a15, a16, a17, a18$' "$T/cal.rules" &&
+grep -q '^id: ANE028$' "$T/cal.rules" && grep -q '^off: a14@ios18$' "$T/cal.rules" && ! grep -q '^families: a12' "$T/cal.rules" &&
 	grep -q '^# .*conv_wide (conv) observed ane on a14/ios18, predicted gpu' "$T/cal.rules" && ok ||
-	bad "calibrate: no commented ANE028 override for a14: $(cat "$T/cal.rules")"
+	bad "calibrate: no commented ANE028 override for a14 on ios18: $(cat "$T/cal.rules")"
+# the override holds for that chip on that release only: on ios17 (and on a12) ANE028 still fires
+for tr in "a14 ios17" "a12 ios18"; do
+	set -- $tr
+	"$A" check "$M" --rules "$T/cal.rules" --target $1 --os $2 --all 2>/dev/null | grep -q 'conv_wide .*ANE028' && ok ||
+		bad "calibrated off: a14@ios18 switched ANE028 off on $1/$2 too"
+done
 grep -q '^op: relu$' "$T/cal.rules" && grep -q '^releases: ios18$' "$T/cal.rules" && ok ||
 	bad "calibrate: no relu rule for a14/ios18"
 grep -q 'before, 100.0% (13 of 13) with the rules' "$T/cal.out" && ok || bad "calibrate summary: $(cat "$T/cal.out")"
@@ -200,6 +227,20 @@ def walk(x):
         for v in x: yield from walk(v)
 print(" ".join("%s=%s" % kv for kv in sorted(set(walk(d)))))' "$T/ck.json")
 [ "$got" = "conv_wide=True relu16=False" ] && ok || bad "check --rules: conv_wide/relu16 verdicts '$got'"
+# GPU vs CPU: mod_out (ANE034 decided its unit: gpu here) seen on the CPU -> ANE034's unit
+plant "$T/cal_orig.json" "$T/gc.json" mod_out=cpu
+"$A" calibrate "$M" "$T/gc.json" --rules "$T/nofloor.rules" -o "$T/gc.rules" >"$T/cal.out" 2>"$T/err" && ok ||
+	bad "calibrate gpu->cpu: $(cat "$T/cal.out" "$T/err")"
+grep -q '^id: ANE034$' "$T/gc.rules" && grep -q '^unit: cpu$' "$T/gc.rules" &&
+	grep -q '^# .*mod_out (mod) observed cpu on a14/ios18, predicted gpu' "$T/gc.rules" && ok ||
+	bad "calibrate gpu->cpu: no ANE034 unit override: $(cat "$T/gc.rules")"
+"$A" compare "$M" "$T/gc.json" --rules "$T/gc.rules" --fail-under 100 >/dev/null 2>&1 && ok || bad "calibrated unit does not agree"
+# ...and a conflict when ops of one rule were seen on both: relu32 on the CPU, x32 still on the GPU (ANE029)
+plant "$T/cal_orig.json" "$T/gc2.json" relu32=cpu
+"$A" calibrate "$M" "$T/gc2.json" --rules "$T/nofloor.rules" -o "$T/gc2.rules" >"$T/cal.out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'conflict: ANE029 put relu32 on the gpu (observed cpu)' "$T/err" && ! grep -q '^unit:' "$T/gc2.rules" && ok ||
+	bad "calibrate gpu/cpu conflict: exit $rc, $(cat "$T/err")"
 # conflicts: two layer_norm ops, one seen on the ANE and one off it -> no rule by type
 plant "$T/cal_orig.json" "$T/conf.json" ln_tiny=cpu
 "$A" calibrate "$M" "$T/conf.json" --rules "$T/nofloor.rules" -o "$T/conf.rules" >"$T/cal.out" 2>"$T/err"
@@ -251,13 +292,116 @@ for m in "$T"/probes/*.mlmodel; do
 		protoc --decode_raw <"$m" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
 	fi
 done
-[ "$n" -eq 8 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n models"
+[ "$n" -eq 12 ] && [ -f "$T/probes/run_probes.sh" ] && ok || bad "probe: $n NeuralNetwork models"
+# the ML Program probes: packages that load as ML Programs, their model.mlmodel a valid protobuf
+n=0
+for m in "$T"/probes/*.mlpackage; do
+	n=$((n + 1))
+	"$A" info "$m" --format json >"$T/pi.json" 2>"$T/err" || bad "probe $m does not load: $(cat "$T/err")"
+	grep -q '"mlProgram"' "$T/pi.json" || bad "probe $m is not read as an ML Program"
+	if command -v protoc >/dev/null 2>&1; then
+		protoc --decode_raw <"$m/Data/com.apple.CoreML/model.mlmodel" >/dev/null 2>&1 || bad "probe $m: protoc --decode_raw fails"
+	fi
+	[ -f "$m/Manifest.json" ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rootModelIdentifier"]; assert d["itemInfoEntries"][r]["path"]=="com.apple.CoreML/model.mlmodel"' "$m/Manifest.json" ||
+		bad "probe $m: Manifest.json"
+done
+[ "$n" -eq 5 ] && ok || bad "probe: $n ML Program packages"
+# each probe bisects what its manifest says: pooling stride 3 refused, 1, 2 and 4 taken (newest
+# release); softplus off the ANE on a15 only
+got=$(field "$T/probes/manifest.json" '" ".join("%s:%s" % (p["file"].split(".")[0], p["predicted_own_unit"]["a17"]) for p in d["probes"] if "pool" in p["file"])')
+[ "$got" = "pool_s1:ane pool_s2:ane pool_s3:gpu_or_cpu pool_s4:ane mil_pool_s2:ane mil_pool_s3:gpu_or_cpu mil_pool_s4:ane" ] && ok ||
+	bad "probe manifest, pools: $got"
+got=$(field "$T/probes/manifest.json" '" ".join(sorted(k for p in d["probes"] if p["file"] == "mil_softplus.mlpackage" for k, v in p["predicted_own_unit"].items() if v != "ane"))')
+[ "$got" = "a15" ] && ok || bad "probe manifest, softplus off the ANE on: $got"
 command -v protoc >/dev/null 2>&1 || skip=$((skip + 1))
 # the manifest bisects the kernel width cap: 13 on a14, 15 on a17
 got=$(field "$T/probes/manifest.json" '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a14"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["rule"] == "ANE014")')
 [ "$got" = "12:ane/ane 13:ane/ane 14:gpu_or_cpu/ane 15:gpu_or_cpu/ane 16:gpu_or_cpu/gpu_or_cpu" ] && ok ||
 	bad "probe manifest: $got"
 sh -n "$T/probes/run_probes.sh" && ok || bad "run_probes.sh is not valid sh"
+
+# ---------------------------------------------------------------- 7. report --evidence
+# The comparison as a section of the reports: the same document compare prints,
+# the rest of the report unchanged (the model is checked again for the report's
+# own target after each evidence file's), names escaped.
+M=$C/mil_rules.mlpackage
+set -- $CU --target a14 --os ios17
+"$A" report "$M" "$@" -o "$T/plain.html" >/dev/null 2>&1
+"$A" report "$M" "$@" --evidence "$E/mil_rules.mlperf" --evidence "$E/mil_rules.inspect.txt" -o "$T/ev.html" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -le 1 ] && grep -q '<section class="rules evidence" id="evidence0">' "$T/ev.html" && ok ||
+	bad "report --evidence: exit $rc, no section: $(cat "$T/err")"
+python3 - "$T/plain.html" "$T/ev.html" <<'PY' && ok || bad "report --evidence changes the rest of the report"
+import re, sys
+a, b = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+b = re.sub(r'<section class="rules evidence".*?</section>\n', "", b, flags=re.S)
+sys.exit(a != b)
+PY
+"$A" compare $CU "$M" "$E/mil_rules.mlperf" "$E/mil_rules.inspect.txt" --target a14 --os ios17 --format json >"$T/cmp.json"
+"$A" report "$M" "$@" --format json --evidence "$E/mil_rules.mlperf" --evidence "$E/mil_rules.inspect.txt" >"$T/ev.json" 2>/dev/null
+python3 - "$T/cmp.json" "$T/ev.json" "$T/ev.html" <<'PY' && ok || bad "report --evidence: the sections do not show compare's document"
+import html, json, sys
+cmp = json.load(open(sys.argv[1])); rep = json.load(open(sys.argv[2]))["comparisons"]
+assert rep == [cmp], "JSON report's comparisons differ from compare --format json"
+page = open(sys.argv[3]).read()
+assert "overall agreement %.1f%%</strong> (%d of %d)" % (cmp["agreement"], cmp["agreed"], cmp["matched"]) in page
+for e in cmp["evidence"]:
+    assert "<strong>agreement %.1f%%</strong> (%d of %d matched ops)" % (e["agreement"], e["agreed"], e["matched"]) in page
+    for d in e["disagreements"]:
+        assert '<td class="name">%s' % html.escape(d["name"]) in page, d["name"]
+    for r in e["rules"]:
+        assert '<td class="rid">%s</td><td>%s</td><td class="num">%d</td><td class="num">%d</td>' % (
+            r["rule"], r["name"], r["right"], r["wrong"]) in page, r
+    row = "".join('<td class="num">%d</td>' % e["confusion"]["cpu"][k] for k in ("ane", "gpu", "cpu", "not_ane"))
+    assert "<tr><th>cpu</th>" + row in page
+PY
+# the device's reason beside anelint's; hostile names and reasons stay text (HTML, Markdown)
+python3 - "$T/host.json" <<'PY'
+import json, sys
+json.dump({"schema": "anelint-evidence", "version": 1, "chip": "a17", "os": "ios18", "compute_units": "cpu-and-ne",
+           "ops": [{"name": "ln_ok", "type": "layer_norm", "unit": "gpu",
+                    "reason": "<img src=x onerror=alert(1)> [x](javascript:alert(2)) | cell"},
+                   {"name": "<script>alert(3)</script>\u202e", "type": "relu", "unit": "ane"}]}, open(sys.argv[1], "w"))
+PY
+"$A" report "$M" $CU --evidence "$T/host.json" -o "$T/host.html" >/dev/null 2>&1
+grep -q '&lt;img src=x onerror=alert(1)&gt;' "$T/host.html" && [ "$(grep -c '<script' "$T/host.html")" = 1 ] &&
+	grep -q '&lt;script&gt;alert(3)&lt;/script&gt;\\u202e' "$T/host.html" && ! grep -q '<img' "$T/host.html" && ok ||
+	bad "report --evidence: hostile names not escaped in HTML"
+"$A" report "$M" $CU --format markdown --evidence "$T/host.json" >"$T/host.md" 2>/dev/null
+grep -q '^#### Evidence: ' "$T/host.md" && grep -q 'ln\\_ok | layer\\_norm | cpu | \*\*ANE072\*\*' "$T/host.md" &&
+	! grep -q '[^\\]<\(img\|script\)' "$T/host.md" && ok || bad "report --evidence: Markdown section: $(grep -A12 '^#### Evidence' "$T/host.md")"
+# the page in a browser: the section renders, the hostile names are text, one script
+if command -v chromium >/dev/null 2>&1; then
+	mkdir -p "$T/chr"
+	chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions --user-data-dir="$T/chr" \
+		--dump-dom "file://$T/host.html" >"$T/dom.html" 2>/dev/null
+	python3 - "$T/dom.html" <<'PY' && ok || bad "report --evidence in Chromium: the section does not render as text"
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.tags = []; s.text = []; s.inside = 0
+    def handle_starttag(s, t, a):
+        s.tags.append(t)
+        if t == "section" and ("class", "rules evidence") in a: s.inside = 1
+    def handle_endtag(s, t):
+        if t == "section": s.inside = 0
+    def handle_data(s, d):
+        if s.inside: s.text.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+t = "".join(p.text)
+assert p.tags.count("script") == 1 and p.tags.count("img") == 0, p.tags
+assert "<script>alert(3)</script>\\u202e" in t and "<img src=x onerror=alert(1)>" in t, t[:500]
+assert "agreement 0.0%" in t, t[:300]
+PY
+else
+	skip=$((skip + 1))
+fi
+# a bad evidence file: exit 3, no report written; --evidence is report's only
+"$A" report "$M" --evidence "$T/h1.json" -o "$T/bad.html" >/dev/null 2>"$T/err"
+[ $? -eq 3 ] && [ ! -e "$T/bad.html" ] && grep -q "$T/h1.json" "$T/err" && ok || bad "report --evidence bad file: $(cat "$T/err")"
+"$A" check "$M" --evidence "$E/mil_rules.evidence.json" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "check --evidence is not a usage error"
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -55,7 +55,7 @@ class ReportOpts(ctypes.Structure):  # struct al_report_opts
 class ReportItem(ctypes.Structure):  # struct al_report_item
     c_name = "al_report_item"
     _fields_ = [("path", c_char_p), ("model", c_void_p), ("diags", c_void_p), ("status", c_int),
-                ("analysis", c_void_p)]
+                ("analysis", c_void_p), ("comparison", c_void_p)]
 
 
 SINK_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ReportItem), c_size_t, POINTER(ReportOpts))

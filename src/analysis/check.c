@@ -19,7 +19,7 @@ bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 	const struct al_rule *r = al_user_rules_find(u, "ANE072");
 	int ti = ali_target_index(t ? t : al_target_default());
 	int ri = ali_release_index(os ? os : al_release_default());
-	return r && ti >= 0 && ri >= 0 && (r->families >> ti & 1u) && (r->releases >> ri & 1u);
+	return r && ti >= 0 && ri >= 0 && al_rule_evaluated(r, (size_t)ti, (size_t)ri);
 }
 
 static void own_placement(void *ctx, const struct al_node *n)

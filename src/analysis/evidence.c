@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const format_names[AL_EVF_COUNT] = {"auto", "json", "mil", "plan", "mlperf", "oslog"};
+static const char *const format_names[AL_EVF_COUNT] = {"auto", "json", "mil", "plan", "mlperf", "oslog", "placement"};
 static const char *const obs_names[AL_OBS_COUNT] = {"ane", "gpu", "cpu", "not_ane"};
 
 const char *ali_ev_format_name(int f)
@@ -281,6 +281,80 @@ static enum al_status parse_mlperf(struct ev_parse *P, json_object *top)
 	return AL_OK;
 }
 
+/* A FluidAudio-style compute placement file (Scripts/ane_profile.swift): an array
+ * of (or one) {"model", "operationsSupportingANE", "preferredOperations": {"ANE",
+ * "GPU", "CPU", "unknown": count}, "estimatedCost": {unit: share}}. Counts only:
+ * compared at model level. chip / os / compute_units keys (anelint's writer adds
+ * them) are read from the first entry that has them. */
+static bool count_of(json_object *v, uint64_t *out)
+{
+	if (!v || !json_object_is_type(v, json_type_int))
+		return false;
+	int64_t x = json_object_get_int64(v);
+	if (x < 0 || (uint64_t)x > AL_EV_MAX_COUNT)
+		return false;
+	*out = (uint64_t)x;
+	return true;
+}
+
+static enum al_status parse_placement(struct ev_parse *P, json_object *top)
+{
+	bool arr = json_object_is_type(top, json_type_array);
+	size_t n = arr ? json_object_array_length(top) : 1;
+	if (n > AL_EV_MAX_OPS)
+		return fail(P, UINT64_MAX, NULL, "more than %d entries; refused", AL_EV_MAX_OPS);
+	struct al_evidence *e = P->e;
+	e->models = ali_calloc(n ? n : 1, sizeof *e->models);
+	if (!e->models)
+		return AL_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char where[64] = "top";
+		if (arr)
+			snprintf(where, sizeof where, "[%zu]", i);
+		json_object *o = arr ? json_object_array_get_idx(top, i) : top;
+		if (!o || !json_object_is_type(o, json_type_object))
+			return fail(P, UINT64_MAX, where, "an entry must be an object");
+		json_object *pref = jget(o, "preferredOperations", json_type_object);
+		if (!pref)
+			return fail(P, UINT64_MAX, where, "an entry needs a \"preferredOperations\" object");
+		struct al_ev_model *m = &e->models[e->n_models];
+		m->supports_ane = -1;
+		m->index = (uint32_t)i;
+		const char *s = jstr(o, "model");
+		m->model = s ? keep(P, s, strlen(s)) : "";
+		json_object_object_foreach(pref, key, val) {
+			uint64_t c;
+			if (!count_of(val, &c))
+				return fail(P, UINT64_MAX, where, "preferredOperations.%.40s must be a count 0-%u", key,
+					    AL_EV_MAX_COUNT);
+			int obs = strcasecmp(key, "unknown") == 0 ? -2 : obs_of(key, strlen(key));
+			if (obs == -2)
+				m->unknown = c;
+			else if (obs >= 0 && obs <= AL_OBS_CPU)
+				m->count[obs] = c;
+			else
+				return fail(P, UINT64_MAX, where, "preferredOperations.%.40s: not ANE, GPU, CPU or unknown", key);
+		}
+		json_object *sup = jget(o, "operationsSupportingANE", json_type_int);
+		uint64_t c;
+		if (sup) {
+			if (!count_of(sup, &c))
+				return fail(P, UINT64_MAX, where, "operationsSupportingANE must be a count 0-%u", AL_EV_MAX_COUNT);
+			m->supports_ane = (int64_t)c;
+		}
+		if (!e->chip && (s = jstr(o, "chip")))
+			set_meta(P, &e->chip, s, strlen(s));
+		if (!e->os && (s = jstr(o, "os")))
+			set_meta(P, &e->os, s, strlen(s));
+		if (!e->compute_units && (s = jstr(o, "compute_units")))
+			set_meta(P, &e->compute_units, s, strlen(s));
+		if (!e->device && (s = jstr(o, "device")))
+			set_meta(P, &e->device, s, strlen(s));
+		e->n_models++;
+	}
+	return P->nomem ? AL_E_NOMEM : AL_OK;
+}
+
 static enum al_status parse_json(struct ev_parse *P, int format)
 {
 	struct json_tokener *tok = json_tokener_new_ex(AL_EV_JSON_DEPTH);
@@ -303,7 +377,11 @@ static enum al_status parse_json(struct ev_parse *P, int format)
 	enum al_status st;
 	if (end < P->n)
 		st = fail(P, end, NULL, "invalid JSON: unexpected data after the top-level value");
-	else if (!json_object_is_type(top, json_type_object))
+	else if (format == AL_EVF_PLACEMENT || (format == AL_EVF_AUTO && (json_object_is_type(top, json_type_array) ||
+									  jget(top, "preferredOperations", json_type_object)))) {
+		P->e->format = AL_EVF_PLACEMENT;
+		st = parse_placement(P, top);
+	} else if (!json_object_is_type(top, json_type_object))
 		st = fail(P, UINT64_MAX, NULL, "the top-level JSON value is not an object");
 	else if (format == AL_EVF_MLPERF || (format == AL_EVF_AUTO && jget(top, "deviceResults", json_type_object)) ||
 		 (format == AL_EVF_AUTO && jget(top, "deviceResults", json_type_array))) {
@@ -647,7 +725,14 @@ static int detect(const char *s, size_t n)
 	while (i < n && isspace((unsigned char)s[i]))
 		i++;
 	if (i < n && s[i] == '{')
-		return AL_EVF_JSON; /* own or mlperf: by keys */
+		return AL_EVF_JSON; /* own, mlperf or placement: by keys */
+	if (i < n && s[i] == '[') { /* a placement array; "[12] ios18.conv ..." is a plan line */
+		size_t j = i + 1;
+		while (j < n && isspace((unsigned char)s[j]))
+			j++;
+		if (j < n && (s[j] == '{' || s[j] == ']'))
+			return AL_EVF_JSON;
+	}
 	if (i + 3 <= n && memcmp(s + i, "\xEF\xBB\xBF", 3) == 0)
 		return AL_EVF_JSON;
 	size_t head = n < 65536 ? n : 65536;
@@ -681,7 +766,8 @@ enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, 
 		e->format = format;
 		switch (format) {
 		case AL_EVF_JSON:
-		case AL_EVF_MLPERF: st = parse_json(&P, format == AL_EVF_MLPERF ? AL_EVF_MLPERF : AL_EVF_AUTO); break;
+		case AL_EVF_MLPERF:
+		case AL_EVF_PLACEMENT: st = parse_json(&P, format == AL_EVF_JSON ? AL_EVF_AUTO : format); break;
 		case AL_EVF_MIL: st = parse_mil(&P); break;
 		case AL_EVF_OSLOG: st = parse_oslog(&P); break;
 		default: st = parse_plan(&P); break;
@@ -729,6 +815,7 @@ void ali_evidence_free(struct al_evidence *e)
 	if (!e)
 		return;
 	ali_free(e->ops);
+	ali_free(e->models);
 	ali_arena_free(&e->arena);
 	ali_free(e);
 }

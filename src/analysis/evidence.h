@@ -29,9 +29,10 @@ enum al_ev_format {
 	AL_EVF_PLAN,     /* MLComputePlan text dump */
 	AL_EVF_MLPERF,   /* .mlperf report.json */
 	AL_EVF_OSLOG,    /* espresso os_log lines */
+	AL_EVF_PLACEMENT, /* FluidAudio-style compute placement JSON: op counts per unit, per model */
 	AL_EVF_COUNT
 };
-const char *ali_ev_format_name(int f); /* "json", "mil", "plan", "mlperf", "oslog" */
+const char *ali_ev_format_name(int f); /* "json", "mil", "plan", "mlperf", "oslog", "placement" */
 int ali_ev_format_find(const char *name); /* AL_EVF_*, or -1 */
 
 /* Where an op was observed. NOT_ANE: the evidence says only that the ANE did
@@ -49,6 +50,17 @@ struct al_ev_op {
 			     * name (UINT32_MAX: none) */
 };
 
+/* One entry of a compute placement file (AL_EVF_PLACEMENT): what MLComputePlan
+ * preferred for one model's ops, counted per unit; no op is named. */
+#define AL_EV_MAX_COUNT 100000000u /* an op count in a placement entry */
+struct al_ev_model {
+	const char *model;       /* as the file names it ("base/KokoroAlbert"), or "" */
+	uint64_t count[3];       /* preferredOperations ANE, GPU, CPU */
+	uint64_t unknown;        /* preferredOperations unknown: ops without a preferred device (consts) */
+	int64_t supports_ane;    /* operationsSupportingANE, or -1 when not said */
+	uint32_t index;          /* its position in the file */
+};
+
 struct al_evidence {
 	struct al_arena arena;
 	const char *file;   /* as named to the parser */
@@ -63,6 +75,8 @@ struct al_evidence {
 	enum al_compute_units cu;
 	struct al_ev_op *ops;
 	size_t n_ops, cap_ops;
+	struct al_ev_model *models; /* AL_EVF_PLACEMENT: model-level counts, no ops */
+	size_t n_models;
 };
 
 /* Parse evidence text (any bytes) named `name`; format AL_EVF_AUTO tells the
@@ -93,6 +107,16 @@ struct al_cmp {
 	size_t n_rows;
 	size_t matched, agreed, unmatched, by_order;
 	size_t confusion[3][AL_OBS_COUNT]; /* [predicted ane/gpu/cpu][observed] */
+	/* model-level evidence (AL_EVF_PLACEMENT): no rows; the entry for this model
+	 * (by file name, or the only one) and the counts per unit, predicted and
+	 * observed. matched is the larger total, agreed the ops whose unit the counts
+	 * agree on (the sum over units of the smaller count); unmatched: 1 when no
+	 * entry is this model's. */
+	bool model_level;
+	const struct al_ev_model *entry;
+	size_t predicted_count[3]; /* ane, gpu, cpu: placed units of the compute nodes */
+	size_t consts;             /* const ops of the model (the file's "unknown") */
+	size_t predicted_ane_eligible;
 	/* per rule that fired on a matched node: how often what it says held */
 	struct al_cmp_rule {
 		const struct al_rule *rule;
@@ -106,6 +130,10 @@ struct al_cmp {
 enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out);
 void ali_cmp_free(struct al_cmp *c);
 double ali_cmp_agreement(const struct al_cmp *c); /* percent of matched ops that agree; 100 when none */
+
+/* The const ops of m (ML Program const / constexpr_*, NeuralNetwork loadConstant*):
+ * neither compared nor counted; a placement file counts them as "unknown". */
+size_t ali_count_consts(const al_model *m);
 
 /* Whether the prediction `placed` agrees with observation `obs`. */
 bool ali_obs_agrees(int obs, enum al_unit placed);

@@ -66,6 +66,28 @@ static void walk(struct nodes *ns, const struct al_graph *g, int depth)
 	}
 }
 
+static size_t count_consts_in(const struct al_graph *g, int depth)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; depth <= 64 && i < g->n_nodes; i++) {
+		n += is_const(&g->nodes[i]);
+		for (uint32_t k = 0; k < g->nodes[i].n_sub; k++)
+			n += count_consts_in(g->nodes[i].sub[k], depth + 1);
+	}
+	return n;
+}
+
+size_t ali_count_consts(const al_model *m)
+{
+	size_t n = 0;
+	for (size_t s = 0; s < al_model_count(m); s++) {
+		const struct al_submodel *sub = al_model_get(m, s);
+		for (uint32_t g = 0; g < sub->n_graphs; g++)
+			n += count_consts_in(sub->graphs[g], 0);
+	}
+	return n;
+}
+
 static bool collect(const al_model *m, struct nodes *ns)
 {
 	for (size_t s = 0; s < al_model_count(m); s++) {
@@ -134,9 +156,80 @@ static bool count_rule(struct al_cmp *c, const struct al_rule *r, int obs)
 	return true;
 }
 
+/* The file name of m without directories and extension ("KokoroAlbert" for
+ * ".../KokoroAlbert.mlmodelc"), into buf. */
+static const char *model_stem(const al_model *m, char *buf, size_t cap)
+{
+	const struct al_submodel *s = al_model_count(m) ? al_model_get(m, 0) : NULL;
+	const char *p = s && s->path ? s->path : "";
+	size_t n = strlen(p);
+	while (n && p[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b && p[b - 1] != '/')
+		b--;
+	size_t k = 0;
+	for (size_t i = b; i < n && p[i] != '.' && k + 1 < cap; i++)
+		buf[k++] = p[i];
+	buf[k] = 0;
+	return buf;
+}
+
+/* Whether a placement entry's model ("base/KokoroAlbert", "KokoroAlbert.mlmodelc")
+ * names the file stem. */
+static bool entry_names(const char *model, const char *stem)
+{
+	const char *slash = strrchr(model, '/');
+	const char *b = slash ? slash + 1 : model;
+	size_t n = strlen(stem);
+	return n && strncmp(b, stem, n) == 0 && (b[n] == 0 || b[n] == '.');
+}
+
+/* Model-level evidence: the counts of m's placed units against the entry for m. */
+static enum al_status compare_counts(const al_model *m, const struct al_evidence *e, struct al_cmp *out)
+{
+	struct nodes ns = {0};
+	if (!collect(m, &ns)) {
+		ali_free(ns.v);
+		return AL_E_NOMEM;
+	}
+	out->model_level = true;
+	for (size_t i = 0; i < ns.n; i++) {
+		const struct al_verdict *v = &ns.v[i]->verdict;
+		out->predicted_count[v->placed == AL_UNIT_GPU ? 1 : v->placed == AL_UNIT_CPU ? 2 : 0]++;
+		out->predicted_ane_eligible += v->ane;
+	}
+	ali_free(ns.v);
+	out->consts = ali_count_consts(m);
+	char stem[256];
+	model_stem(m, stem, sizeof stem);
+	for (size_t i = 0; i < e->n_models && !out->entry; i++)
+		if (entry_names(e->models[i].model, stem))
+			out->entry = &e->models[i];
+	if (!out->entry && e->n_models == 1)
+		out->entry = &e->models[0];
+	if (!out->entry) {
+		out->unmatched = e->n_models;
+		return AL_OK;
+	}
+	uint64_t pred = 0, obs = 0, same = 0;
+	for (int u = 0; u < 3; u++) {
+		uint64_t a = out->predicted_count[u], b = out->entry->count[u];
+		pred += a;
+		obs += b;
+		same += a < b ? a : b;
+	}
+	out->matched = (size_t)(pred > obs ? pred : obs);
+	out->agreed = (size_t)same;
+	out->unmatched = e->n_models - 1;
+	return AL_OK;
+}
+
 enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struct al_cmp *out)
 {
 	memset(out, 0, sizeof *out);
+	if (e->format == AL_EVF_PLACEMENT)
+		return compare_counts(m, e, out);
 	struct nodes ns = {0};
 	struct named *idx = NULL;
 	struct typed *tn = NULL, *te = NULL;
@@ -431,6 +524,34 @@ enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, co
 		} else {
 			put(out, "    } -> ();\n}\n");
 		}
+	} else if (f == AL_EVF_PLACEMENT) {
+		/* FluidAudio's shape: one entry per model, counts only (estimatedCost left
+		 * empty: anelint's costs are estimates, not MLComputePlan's) */
+		uint64_t c[3] = {0}, eligible = 0;
+		for (size_t i = 0; i < ns.n; i++) {
+			enum al_unit u = ns.v[i]->verdict.placed;
+			c[u == AL_UNIT_GPU ? 1 : u == AL_UNIT_CPU ? 2 : 0]++;
+			eligible += ns.v[i]->verdict.ane;
+		}
+		char stem[256];
+		json_object *arr = json_object_new_array(), *o = json_object_new_object(), *p = json_object_new_object();
+		static const char *const keys[3] = {"ANE", "GPU", "CPU"};
+		for (int u = 0; u < 3; u++)
+			if (c[u])
+				json_object_object_add(p, keys[u], json_object_new_int64((int64_t)c[u]));
+		size_t consts = ali_count_consts(m);
+		if (consts)
+			json_object_object_add(p, "unknown", json_object_new_int64((int64_t)consts));
+		json_object_object_add(o, "model", json_object_new_string(model_stem(m, stem, sizeof stem)));
+		json_object_object_add(o, "operationsSupportingANE", json_object_new_int64((int64_t)eligible));
+		json_object_object_add(o, "preferredOperations", p);
+		json_object_object_add(o, "estimatedCost", json_object_new_object());
+		json_object_object_add(o, "chip", json_object_new_string(chip));
+		json_object_object_add(o, "os", json_object_new_string(os));
+		json_object_array_add(arr, o);
+		put(out, json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		put(out, "\n");
+		json_object_put(arr);
 	} else if (f == AL_EVF_PLAN || f == AL_EVF_OSLOG) {
 		putf(out, "# chip: %s\n# os: %s\n", chip, os);
 		if (f == AL_EVF_PLAN)

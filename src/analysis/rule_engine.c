@@ -51,7 +51,8 @@ struct run {
 
 static bool applies(const struct run *r, const struct al_rule *rule)
 {
-	return (rule->families >> r->fam) & 1u && (rule->releases >> r->rel) & 1u && al_check_rule_on(r->o, rule);
+	return r->fam >= 0 && r->rel >= 0 && al_rule_evaluated(rule, (size_t)r->fam, (size_t)r->rel) &&
+	       al_check_rule_on(r->o, rule);
 }
 
 bool al_check_rule_on(const struct al_check_opts *o, const struct al_rule *r)

@@ -100,3 +100,10 @@ bool ali_families_parse(const char *s, uint32_t *out, char *bad, size_t bad_cap)
 {
 	return ali_idset_parse(&families, s, out, bad, bad_cap);
 }
+
+bool al_rule_evaluated(const struct al_rule *r, size_t ti, size_t ri)
+{
+	if (!r || ti >= 32 || ri >= 32 || !((r->families >> ti) & 1u) || !((r->releases >> ri) & 1u))
+		return false;
+	return !r->off || !((r->off[ti] >> ri) & 1u);
+}

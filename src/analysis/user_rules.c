@@ -33,11 +33,11 @@ struct al_user_rules {
 
 enum key {
 	K_ID, K_NAME, K_LAYER, K_OP, K_FAMILIES, K_RELEASES, K_KIND, K_UNIT, K_CONFIDENCE, K_TITLE, K_REASON,
-	K_PROVENANCE, K_SOURCE, K_WHY, K_FIX, K_CATALOG, K_COUNT
+	K_PROVENANCE, K_SOURCE, K_WHY, K_FIX, K_CATALOG, K_OFF, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
 	"id", "name", "layer", "op", "families", "releases", "kind", "unit", "confidence", "title", "reason",
-	"provenance", "source", "why", "fix", "catalog"};
+	"provenance", "source", "why", "fix", "catalog", "off"};
 
 /* What an override of a built-in rule may not change: what it matches and how it is named. */
 static const bool override_forbidden[K_COUNT] = {[K_NAME] = true, [K_LAYER] = true,
@@ -281,6 +281,37 @@ static bool apply_common(struct parser *p, const struct block *b, struct al_rule
 			ok = false;
 		} else {
 			r->releases = f;
+		}
+	}
+	if ((v = b->val[K_OFF])) { /* FAMILIES@RELEASES, ...: switched off there only */
+		uint32_t *off = ali_arena_array(&p->u->arena, 32, sizeof *off);
+		const char *item = v;
+		bool good = off != NULL;
+		while (good && *item) {
+			const char *end = strchr(item, ',');
+			size_t n = end ? (size_t)(end - item) : strlen(item);
+			char one[256], bad[64];
+			uint32_t fm = 0, rm = 0;
+			const char *at = memchr(item, '@', n);
+			good = n < sizeof one && at && at > item;
+			if (good) {
+				memcpy(one, item, n);
+				one[n] = 0;
+				one[at - item] = 0;
+				good = ali_families_parse(one, &fm, bad, sizeof bad) &&
+				       ali_releases_parse(one + (at - item) + 1, &rm, bad, sizeof bad) && fm && rm;
+			}
+			for (int i = 0; good && i < 32; i++)
+				if (fm >> i & 1u)
+					off[i] |= rm;
+			item = end ? end + 1 : item + n;
+		}
+		if (!good) {
+			report(p, AL_SEV_ERROR, b->line[K_OFF],
+			       "off: '%s' is not a list of FAMILIES@RELEASES (e.g. a17@ios18, a14..a15@ios17+)", v);
+			ok = false;
+		} else {
+			r->off = off;
 		}
 	}
 	enum al_rule_kind kind = r->kind;
@@ -551,7 +582,7 @@ static void parse_line(struct parser *p, struct block *b, const char *s, size_t 
 	}
 	if (k < 0) {
 		report(p, AL_SEV_ERROR, line, "unknown key '%.*s' (keys: id, name, layer, op, "
-		       "families, releases, kind, unit, confidence, title, reason, provenance, source, "
+		       "families, releases, off, kind, unit, confidence, title, reason, provenance, source, "
 		       "why, fix, "
 		       "catalog)", (int)(kn > 40 ? 40 : kn), t);
 		b->last = -1;

@@ -62,6 +62,7 @@ struct cli {
 	bool no_config, all;
 	/* compare, calibrate (compare.c) */
 	const char *fail_under, *evidence_format, *write_evidence;
+	struct cli_list evidence; /* report --evidence FILE (repeats) */
 	const char **paths;
 	int n_paths;
 };
@@ -132,6 +133,10 @@ int cmd_fix(struct cli *c);
 int cmd_split(struct cli *c);
 int cmd_compare(struct cli *c);
 int cmd_calibrate(struct cli *c);
+/* report --evidence: al_report_compare for every loaded model of items; the worst
+ * of rc and the exit codes of the evidence files (their errors printed). */
+struct al_report_item;
+int report_evidence(const struct cli *c, struct al_report_item *items, const struct al_check_opts *check, int rc);
 int cmd_probe(struct cli *c);
 
 #endif

@@ -5,14 +5,14 @@
 #include "cli.h"
 #include "base.h"     /* ali_write_atomic */
 #include "evidence.h" /* the evidence readers and the comparison */
+#include "report.h"   /* the anelint-compare document (report_evidence.c) */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define COMPARE_SCHEMA_VERSION 1
 
 /* ---------------------------------------------------------------- output */
 
@@ -102,7 +102,7 @@ static int evidence_format_of(const struct cli *c, const struct command_row *cmd
 {
 	*f = AL_EVF_AUTO;
 	if (v && ((*f = ali_ev_format_find(v)) < 0 || (!c->evidence_format && *f == AL_EVF_AUTO)))
-		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog (and auto to read); not '%s'", v);
+		return usage_error(cmd, "evidence formats: json, mil, plan, mlperf, oslog, placement (and auto to read); not '%s'", v);
 	return EXIT_ALL_ANE;
 }
 
@@ -152,9 +152,28 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 		o->target->id, o->ev->target ? " from the evidence" : "", o->os->id,
 		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->cu),
 		o->ev->has_cu ? " from the evidence" : "");
-	fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows, c->matched,
-		c->by_order, c->unmatched);
+	if (c->model_level)
+		fprintf(f, "  model-level entries %zu (this model's: %s), ops counted %zu\n", o->ev->n_models,
+			c->entry ? "found" : "none", c->matched);
+	else
+		fprintf(f, "  evidence ops %zu, matched %zu (%zu by type and order), unmatched %zu\n", c->n_rows,
+			c->matched, c->by_order, c->unmatched);
 	fprintf(f, "  agreement %.1f%% (%zu of %zu)\n", ali_cmp_agreement(c), c->agreed, c->matched);
+	if (c->model_level) { /* a placement file: counts per unit */
+		static const char *const un[3] = {"ane", "gpu", "cpu"};
+		if (!c->entry) {
+			fputs("  no entry of the file names this model\n", f);
+			return;
+		}
+		fputs("  entry ", f);
+		put_text(f, c->entry->model, CLI_NAME_MAX);
+		fprintf(f, ": op counts per unit (model level: no op named)\n  %-10s %9s %9s\n", "", "predicted", "observed");
+		for (int u = 0; u < 3; u++)
+			fprintf(f, "  %-10s %9zu %9" PRIu64 "%s\n", un[u], c->predicted_count[u], c->entry->count[u],
+				(uint64_t)c->predicted_count[u] == c->entry->count[u] ? "" : "  <- differs");
+		fprintf(f, "  %-10s %9zu %9" PRIu64 "\n", "consts", c->consts, c->entry->unknown);
+		return;
+	}
 	fprintf(f, "  confusion (rows: predicted, columns: observed)\n  %-10s", "");
 	for (int k = 0; k < AL_OBS_COUNT; k++)
 		fprintf(f, " %8s", ali_obs_name(k));
@@ -207,85 +226,9 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 			c->rules[i].right, c->rules[i].wrong);
 }
 
-static json_object *jstr(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *json_one(const struct one *o)
 {
-	const struct al_cmp *c = &o->cmp;
-	json_object *j = json_object_new_object();
-	json_object_object_add(j, "file", jstr(o->path));
-	json_object_object_add(j, "format", jstr(ali_ev_format_name(o->ev->format)));
-	json_object_object_add(j, "target", jstr(o->target->id));
-	json_object_object_add(j, "os", jstr(o->os->id));
-	json_object_object_add(j, "compute_units", jstr(al_compute_units_name(o->cu)));
-	json_object_object_add(j, "evidence_chip", jstr(o->ev->chip));
-	json_object_object_add(j, "evidence_os", jstr(o->ev->os));
-	json_object_object_add(j, "device", jstr(o->ev->device));
-	json_object_object_add(j, "ops", json_object_new_int64((int64_t)c->n_rows));
-	json_object_object_add(j, "matched", json_object_new_int64((int64_t)c->matched));
-	json_object_object_add(j, "matched_by_order", json_object_new_int64((int64_t)c->by_order));
-	json_object_object_add(j, "unmatched", json_object_new_int64((int64_t)c->unmatched));
-	json_object_object_add(j, "agreed", json_object_new_int64((int64_t)c->agreed));
-	json_object_object_add(j, "agreement", json_object_new_double(ali_cmp_agreement(c)));
-	json_object *conf = json_object_new_object();
-	static const char *const pred[3] = {"ane", "gpu", "cpu"};
-	for (int p = 0; p < 3; p++) {
-		json_object *row = json_object_new_object();
-		for (int k = 0; k < AL_OBS_COUNT; k++)
-			json_object_object_add(row, ali_obs_name(k), json_object_new_int64((int64_t)c->confusion[p][k]));
-		json_object_object_add(conf, pred[p], row);
-	}
-	json_object_object_add(j, "confusion", conf);
-	json_object *dis = json_object_new_array(), *um = json_object_new_array();
-	for (size_t r = 0; r < c->n_rows; r++) {
-		const struct al_cmp_row *row = &c->rows[r];
-		if (!row->node) {
-			json_object_array_add(um, jstr(row->ev->name));
-			continue;
-		}
-		if (row->agree)
-			continue;
-		json_object *d = json_object_new_object();
-		json_object_object_add(d, "name", jstr(row->ev->name));
-		json_object_object_add(d, "type", jstr(row->node->type));
-		json_object_object_add(d, "line", row->ev->line ? json_object_new_int64(row->ev->line) : NULL);
-		json_object_object_add(d, "matched_by", jstr(row->match == AL_MATCH_NAME ? "name" : "order"));
-		json_object_object_add(d, "predicted", jstr(al_unit_name(row->predicted)));
-		json_object_object_add(d, "observed", jstr(ali_obs_name(row->ev->obs)));
-		json_object_object_add(d, "device_reason", jstr(row->ev->reason));
-		json_object *rs = json_object_new_array();
-		const struct al_verdict *v = &row->node->verdict;
-		for (uint32_t i = 0; i < v->n_rules; i++) {
-			json_object *x = json_object_new_object();
-			json_object_object_add(x, "rule", jstr(v->rules[i]->id));
-			json_object_object_add(x, "reason", jstr(v->reasons[i]));
-			json_object_array_add(rs, x);
-		}
-		if (v->moved_by) {
-			json_object *x = json_object_new_object();
-			json_object_object_add(x, "rule", jstr(v->moved_by->id));
-			json_object_object_add(x, "reason", jstr(v->moved_by->title));
-			json_object_array_add(rs, x);
-		}
-		json_object_object_add(d, "anelint_reasons", rs);
-		json_object_array_add(dis, d);
-	}
-	json_object_object_add(j, "disagreements", dis);
-	json_object_object_add(j, "unmatched_ops", um);
-	json_object *rules = json_object_new_array();
-	for (size_t i = 0; i < c->n_rules; i++) {
-		json_object *x = json_object_new_object();
-		json_object_object_add(x, "rule", jstr(c->rules[i].rule->id));
-		json_object_object_add(x, "name", jstr(c->rules[i].rule->name));
-		json_object_object_add(x, "right", json_object_new_int64((int64_t)c->rules[i].right));
-		json_object_object_add(x, "wrong", json_object_new_int64((int64_t)c->rules[i].wrong));
-		json_object_array_add(rules, x);
-	}
-	json_object_object_add(j, "rules", rules);
-	return j;
+	return ali_compare_entry(o->path, o->ev, o->target, o->os, o->cu, &o->cmp);
 }
 
 /* Load every evidence file of paths[from..]; check m for each one's chip and
@@ -331,7 +274,7 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 	if (rc != EXIT_ALL_ANE)
 		return rc;
 	if (f == AL_EVF_AUTO)
-		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf or oslog, not '%s'", "auto");
+		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf, oslog or placement, not '%s'", "auto");
 	const struct al_target *t = s->target ? s->target : al_target_default();
 	const struct al_release *os = s->os ? s->os : al_release_default();
 	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->cu};
@@ -416,14 +359,9 @@ int cmd_compare(struct cli *c)
 	}
 	double total = matched ? 100.0 * (double)agreed / (double)matched : 100.0;
 	if (strcmp(out, "json") == 0) {
-		json_object_object_add(top, "schema", jstr("anelint-compare"));
-		json_object_object_add(top, "version", json_object_new_int(COMPARE_SCHEMA_VERSION));
-		json_object_object_add(top, "model", jstr(c->paths[0]));
-		json_object_object_add(top, "evidence", arr);
+		json_object_put(top);
+		top = ali_compare_doc(c->paths[0], arr, matched, agreed);
 		arr = NULL;
-		json_object_object_add(top, "matched", json_object_new_int64((int64_t)matched));
-		json_object_object_add(top, "agreed", json_object_new_int64((int64_t)agreed));
-		json_object_object_add(top, "agreement", json_object_new_double(total));
 		fputs(json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
 		fputs("\n", f);
 	} else if (n > 1) {
@@ -455,6 +393,30 @@ done:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- report --evidence */
+
+int report_evidence(const struct cli *c, struct al_report_item *items, const struct al_check_opts *check, int rc)
+{
+	if (c->evidence_format && strcmp(c->evidence_format, "auto") != 0 && ali_ev_format_find(c->evidence_format) < 0)
+		return usage_error(command("report"), "evidence formats: json, mil, plan, mlperf, oslog, placement (and auto); not '%s'",
+				   c->evidence_format);
+	for (int i = 0; i < c->n_paths; i++) {
+		if (!items[i].model)
+			continue;
+		al_diags *d = al_diags_new();
+		enum al_status st = d ? al_report_compare(&items[i], c->evidence.v, (size_t)c->evidence.n,
+							 c->evidence_format, check, d)
+				      : AL_E_NOMEM;
+		if (st != AL_OK) {
+			print_errors(items[i].path, d);
+			int e = status_exit(st);
+			rc = e > rc ? e : rc;
+		}
+		al_diags_free(d);
+	}
+	return rc;
+}
+
 /* ---------------------------------------------------------------- calibrate */
 
 /* One compared op, kept past the next check (verdicts are per check). */
@@ -468,7 +430,21 @@ struct fact {
 	enum al_unit pred;
 	const struct al_rule *off[8]; /* fallback rules that fired, and the rule that moved it */
 	int n_off;
+	const struct al_rule *unit_rule; /* the fallback rule that decided its unit (NULL: none fired) */
 };
+
+static int conf_rank(char c)
+{
+	return c == 'A' ? 3 : c == 'M' ? 2 : c == 'G' ? 1 : 0;
+}
+
+static int release_index(const struct al_release *os)
+{
+	for (size_t i = 0; i < al_releases_count(); i++)
+		if (al_release_at(i) == os)
+			return (int)i;
+	return -1;
+}
 
 /* Printable ASCII of s, at most max bytes, into buf (rules files refuse control characters). */
 static const char *plain(const char *s, char *buf, size_t cap, size_t max)
@@ -486,17 +462,6 @@ static int target_index(const struct al_target *t)
 		if (al_target_at(i) == t)
 			return (int)i;
 	return -1;
-}
-
-static void families_text(uint32_t mask, char *buf, size_t cap)
-{
-	size_t k = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < al_targets_count() && k + 8 < cap; i++)
-		if (mask & (1u << i))
-			k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? ", " : "", al_target_at(i)->id);
-	if (!k)
-		snprintf(buf, cap, "none");
 }
 
 static bool has_rule(const struct fact *f, const struct al_rule *r)
@@ -570,6 +535,12 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 					f->off[f->n_off++] = vd->rules[k];
 			if (vd->moved_by && f->n_off < 8)
 				f->off[f->n_off++] = vd->moved_by;
+			/* the unit: the strongest fallback rule (rule_engine.c decide), unless a
+			 * model-level or partition rule moved it */
+			for (uint32_t k = 0; !vd->moved_by && k < vd->n_rules; k++)
+				if (vd->rules[k]->kind != AL_RULE_WARN &&
+				    (!f->unit_rule || conf_rank(vd->rules[k]->confidence) > conf_rank(f->unit_rule->confidence)))
+					f->unit_rule = vd->rules[k];
 		}
 		ali_cmp_free(&cmp);
 	}
@@ -645,7 +616,23 @@ int cmd_calibrate(struct cli *c)
 		goto done;
 	}
 	/* 1. predicted off the ANE, observed on it: switch the rules that moved it off
-	 *    for that chip, unless the same rule was right on that chip elsewhere */
+	 *    for that chip on that release (off: CHIP@RELEASE), unless the same rule
+	 *    was right on that chip and release elsewhere (a conflict)
+	 * 3. predicted GPU, observed CPU (or the reverse): the unit of the rule that
+	 *    decided it, unless that rule's ops were seen on the other unit too
+	 * Both edit built-in rules: one override block per rule, written at the end. */
+	struct edit {
+		const struct al_rule *r;
+		uint32_t off[32]; /* per family index: release bits */
+		bool any_off;
+		int unit;         /* -1: unchanged; else AL_OBS_GPU / AL_OBS_CPU */
+	} *edits = calloc(n + 1, sizeof *edits);
+	size_t n_edits = 0;
+	if (!edits) {
+		free(done_f);
+		rc = EXIT_IO;
+		goto done;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fact *f = &facts[i];
 		if (f->obs != AL_OBS_ANE || f->pred == AL_UNIT_ANE)
@@ -664,7 +651,7 @@ int cmd_calibrate(struct cli *c)
 			continue;
 		for (int k = 0; k < f->n_off; k++) {
 			const struct al_rule *r = f->off[k];
-			/* once per rule: every chip it was wrong on, unless it was right there too */
+			/* once per rule: every chip and release it was wrong on, unless it was right there too */
 			bool seen = false;
 			for (size_t j = 0; j < i && !seen; j++)
 				seen = facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r);
@@ -677,57 +664,134 @@ int cmd_calibrate(struct cli *c)
 				uncal++;
 				continue;
 			}
-			uint32_t mask = r->families, removed = 0;
+			struct edit *ed = &edits[n_edits];
+			ed->r = r;
+			ed->unit = -1;
+			bool conflict_said = false;
 			for (size_t j = i; j < n; j++) {
 				const struct fact *g = &facts[j];
 				if (g->obs != AL_OBS_ANE || g->pred == AL_UNIT_ANE || !has_rule(g, r))
 					continue;
-				int ti = target_index(g->target);
-				bool right_there = false;
+				int ti = target_index(g->target), ri = release_index(g->os);
 				const struct fact *w = NULL;
-				for (size_t h = 0; h < n && !right_there; h++)
-					if (facts[h].target == g->target && facts[h].obs != AL_OBS_ANE && has_rule(&facts[h], r))
-						right_there = true, w = &facts[h];
-				if (right_there) {
-					if (!(removed & (1u << 31))) {
+				for (size_t h = 0; h < n && !w; h++)
+					if (facts[h].target == g->target && facts[h].os == g->os && facts[h].obs != AL_OBS_ANE &&
+					    has_rule(&facts[h], r))
+						w = &facts[h];
+				if (w) {
+					if (!conflict_said) {
 						char a[80];
 						fprintf(stderr, "anelint: calibrate: conflict: %s is wrong for ", r->id);
 						put_text(stderr, g->name, CLI_NAME_MAX);
 						fprintf(stderr, " (observed on the ANE) but right for ");
 						put_text(stderr, w->name, CLI_NAME_MAX);
-						fprintf(stderr, " (observed %s, %s) on %s: left as it is\n", ali_obs_name(w->obs),
-							plain(w->file, a, sizeof a, 70), g->target->id);
-						fprintf(out, "# conflict, no rule: %s wrong for %s, right for %s on %s\n", r->id,
-							plain(g->name, a, sizeof a, 60), w->type, g->target->id);
+						fprintf(stderr, " (observed %s, %s) on %s/%s: left as it is\n", ali_obs_name(w->obs),
+							plain(w->file, a, sizeof a, 70), g->target->id, g->os->id);
+						fprintf(out, "\n# conflict, no rule: %s wrong for %s, right for %s on %s/%s\n", r->id,
+							plain(g->name, a, sizeof a, 60), w->type, g->target->id, g->os->id);
 						conflicts++;
 					}
-					removed |= 1u << 31; /* remember a conflict was printed for this rule */
+					conflict_said = true;
 					continue;
 				}
-				if (ti >= 0 && (mask & (1u << ti))) {
-					mask &= ~(1u << ti);
-					removed |= 1u << ti;
+				if (ti >= 0 && ti < 32 && ri >= 0 && ri < 32) {
+					ed->off[ti] |= 1u << ri;
+					ed->any_off = true;
 				}
 			}
-			removed &= ~(1u << 31);
-			if (!removed)
-				continue;
-			fputs("\n", out);
-			for (size_t j = i; j < n; j++)
-				if (facts[j].obs == AL_OBS_ANE && facts[j].pred != AL_UNIT_ANE && has_rule(&facts[j], r) &&
-				    (removed & (1u << target_index(facts[j].target))))
-					evidence_note(out, &facts[j]);
-			char fam[256], gone[128];
-			families_text(mask, fam, sizeof fam);
-			families_text(removed, gone, sizeof gone);
-			fprintf(out, "# %s (%s) switched off on %s: observed on the ANE there against it (every release:\n"
-				     "# a rules file's families apply to all the releases the rule has)\n",
-				r->id, r->name, gone);
-			fprintf(out, "id: %s\nfamilies: %s\nprovenance: anelint calibrate: observed on the ANE on %s against "
-				     "this rule (evidence listed above)\n", r->id, fam, gone);
-			written++;
+			if (ed->any_off)
+				n_edits++;
 		}
 	}
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (f->pred == AL_UNIT_ANE || f->obs == AL_OBS_ANE || f->obs == AL_OBS_NOT_ANE ||
+		    (int)f->obs == (f->pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU))
+			continue;
+		const struct al_rule *r = f->unit_rule;
+		if (!r) {
+			fprintf(stderr, "anelint: calibrate: ");
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, ": observed on the %s, placed on the %s by the partition, not a rule: nothing to "
+					"calibrate\n", ali_obs_name(f->obs), al_unit_name(f->pred));
+			uncal++;
+			continue;
+		}
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = facts[j].unit_rule == r && facts[j].obs != AL_OBS_ANE && facts[j].obs != AL_OBS_NOT_ANE &&
+			       facts[j].pred != AL_UNIT_ANE &&
+			       (int)facts[j].obs != (facts[j].pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU);
+		if (seen)
+			continue;
+		if (r->origin) {
+			fprintf(stderr, "anelint: calibrate: %s comes from %s and put ", r->id, r->origin);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, " on the wrong unit: change it there\n");
+			uncal++;
+			continue;
+		}
+		/* a rule's unit holds on every chip and release: every op it decided must agree */
+		const struct fact *w = NULL;
+		for (size_t h = 0; h < n && !w; h++)
+			if (facts[h].unit_rule == r && (facts[h].obs == AL_OBS_GPU || facts[h].obs == AL_OBS_CPU) &&
+			    facts[h].obs != f->obs)
+				w = &facts[h];
+		if (w) {
+			char a[80];
+			fprintf(stderr, "anelint: calibrate: conflict: %s put ", r->id);
+			put_text(stderr, f->name, CLI_NAME_MAX);
+			fprintf(stderr, " on the %s (observed %s) and ", al_unit_name(f->pred), ali_obs_name(f->obs));
+			put_text(stderr, w->name, CLI_NAME_MAX);
+			fprintf(stderr, " was observed on the %s: a rule has one unit, left as it is\n", ali_obs_name(w->obs));
+			fprintf(out, "\n# conflict, no rule: %s's ops observed on the gpu and on the cpu (%s, %s)\n", r->id,
+				plain(f->name, a, sizeof a, 60), w->type);
+			conflicts++;
+			continue;
+		}
+		struct edit *ed = NULL;
+		for (size_t e = 0; e < n_edits && !ed; e++)
+			if (edits[e].r == r)
+				ed = &edits[e];
+		if (!ed) {
+			ed = &edits[n_edits++];
+			ed->r = r;
+		}
+		ed->unit = f->obs;
+	}
+	for (size_t e = 0; e < n_edits; e++) {
+		const struct edit *ed = &edits[e];
+		const struct al_rule *r = ed->r;
+		fputs("\n", out);
+		for (size_t j = 0; j < n; j++) {
+			const struct fact *g = &facts[j];
+			bool off_note = ed->any_off && g->obs == AL_OBS_ANE && g->pred != AL_UNIT_ANE && has_rule(g, r) &&
+					(ed->off[target_index(g->target)] >> release_index(g->os) & 1u);
+			bool unit_note = ed->unit >= 0 && g->unit_rule == r && (int)g->obs == ed->unit && g->pred != AL_UNIT_ANE &&
+					 (int)g->obs != (g->pred == AL_UNIT_GPU ? AL_OBS_GPU : AL_OBS_CPU);
+			if (off_note || unit_note)
+				evidence_note(out, g);
+		}
+		fprintf(out, "id: %s\n", r->id);
+		if (ed->any_off) {
+			char list[512];
+			size_t k = 0;
+			list[0] = 0;
+			for (size_t ti = 0; ti < al_targets_count() && ti < 32; ti++)
+				for (size_t ri = 0; ri < al_releases_count() && ri < 32; ri++)
+					if (ed->off[ti] >> ri & 1u && k + 40 < sizeof list)
+						k += (size_t)snprintf(list + k, sizeof list - k, "%s%s@%s", k ? ", " : "",
+								      al_target_at(ti)->id, al_release_at(ri)->id);
+			fprintf(out, "# %s (%s) switched off where it was observed on the ANE against it: that chip on that "
+				     "release only\noff: %s\n", r->id, r->name, list);
+		}
+		if (ed->unit >= 0)
+			fprintf(out, "# %s's ops observed on the %s: its unit (one for every chip and release)\nunit: %s\n",
+				r->id, ali_obs_name(ed->unit), ali_obs_name(ed->unit));
+		fprintf(out, "provenance: anelint calibrate: evidence listed above\n");
+		written++;
+	}
+	free(edits);
 	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
 	 *    chip and release, unless an op of that type was seen on the ANE there */
 	int next_id = 1;

@@ -150,11 +150,14 @@ static const struct option_row options[] = {
 	 "SARIF: artifact paths relative to DIR (uriBaseId SRCROOT), e.g. the repository's root"},
 	{"fail-under", 0, "PCT", C_COMPARE, OPT_FIELD(fail_under),
 	 "compare: exit 1 when the agreement with the evidence is under PCT percent"},
-	{"evidence-format", 0, "FMT", C_COMPARE | C_CALIBRATE, OPT_FIELD(evidence_format),
+	{"evidence", 0, "FILE", C_REPORT, OPT_FIELD(evidence),
+	 "report: add what a Mac observed (FILE: any evidence format compare reads) against the prediction, "
+	 "per model: agreement, confusion table, disagreements, per-rule record (repeat for more files)"},
+	{"evidence-format", 0, "FMT", C_COMPARE | C_CALIBRATE | C_REPORT, OPT_FIELD(evidence_format),
 	 "read the evidence as json, mil (analytics.mil), plan (MLComputePlan dump), mlperf "
-	 "(report.json) or oslog; default auto: told apart by content (docs/evidence.md)"},
+	 "(report.json), oslog or placement (compute placement counts); default auto: told apart by content (docs/evidence.md)"},
 	{"write-evidence", 0, "FMT", C_COMPARE, OPT_FIELD(write_evidence),
-	 "compare: write the model's prediction as evidence in FMT (json, mil, plan, mlperf, oslog)"},
+	 "compare: write the model's prediction as evidence in FMT (json, mil, plan, mlperf, oslog, placement)"},
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
@@ -369,6 +372,7 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 		{OPT_FIELD(output), OPT_FIELD(outputs), C_SPLIT},
 		{OPT_FIELD(select), OPT_FIELD(select), C_ALL},
 		{OPT_FIELD(ignore), OPT_FIELD(ignore), C_ALL},
+		{OPT_FIELD(evidence), OPT_FIELD(evidence), C_ALL},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (o->offset == rows[i].option && (rows[i].cmds & cmd))
@@ -574,6 +578,7 @@ static void free_items(struct al_report_item *items, int n)
 {
 	for (int i = 0; i < n; i++) {
 		al_analysis_free(items[i].analysis);
+		al_comparison_free(items[i].comparison);
 		al_model_free(items[i].model);
 		al_diags_free((al_diags *)items[i].diags);
 	}
@@ -1090,6 +1095,8 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	const struct al_report_opts **own_o = NULL;
 	if (mode != M_INFO && rc < EXIT_USAGE)
 		rc = model_settings(c, cmd, ci, &r, &o, items, &own, &own_o, rc);
+	if (mode != M_INFO && c->evidence.n)
+		rc = report_evidence(c, items, &r.check, rc); /* compare.c; before the analysis */
 	if (mode != M_INFO)
 		rc = analyze_all(c, items, &o, own_o, rc);
 	/* an error (a model that cannot be read) leaves no output file */
@@ -1621,5 +1628,6 @@ int main(int argc, char **argv)
 	free(c.shape.v);
 	free(c.enumerate.v);
 	free(c.state.v);
+	free(c.evidence.v);
 	return rc;
 }

@@ -118,6 +118,22 @@ void ali_json_check_matrix(struct json_object *root, const struct al_report_item
 struct json_object;
 struct json_object *ali_json_string(const char *s);
 
+/* ---- evidence against the prediction (report_evidence.c, docs/evidence.md)
+ * One evidence file's entry of the anelint-compare document, and the document;
+ * `compare --format json` prints it, the report sinks render al_comparison's. */
+struct al_evidence;
+struct al_cmp;
+struct al_comparison {
+	struct json_object *doc; /* anelint-compare, docs/evidence.md */
+};
+struct json_object *ali_compare_entry(const char *path, const struct al_evidence *e, const struct al_target *t,
+				      const struct al_release *os, enum al_compute_units cu, const struct al_cmp *c);
+/* takes `entries` (an array of ali_compare_entry) */
+struct json_object *ali_compare_doc(const char *model, struct json_object *entries, size_t matched, size_t agreed);
+struct json_object *ali_comparison_json(const al_comparison *c); /* a new reference, or NULL */
+void ali_html_comparisons(FILE *out, const struct al_report_item *items, size_t n);
+void ali_md_comparisons(FILE *out, const struct al_report_item *items, size_t n);
+
 /* ---- text from a model file in a document format (report.c)
  * Names, types, reasons and user rule texts are untrusted: any bytes. ali_put_esc
  * writes s as valid UTF-8 (each invalid byte U+FFFD), shows control characters

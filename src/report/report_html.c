@@ -1246,6 +1246,7 @@ static void html_report(FILE *out, const struct al_report_item *items, size_t n,
 	if (errors)
 		fputs("</ul></section>\n", out);
 	ali_each_plan(items, n, o, html_model, &h);
+	ali_html_comparisons(out, items, n); /* report --evidence: report_evidence.c */
 	rules_section(&h);
 	ali_free(h.fired);
 	fputs("<aside id=\"panel\" hidden aria-live=\"polite\"><button type=\"button\" id=\"panel-close\" "

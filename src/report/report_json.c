@@ -349,6 +349,15 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	json_object_object_add(root, "prediction", pred);
 	json_object_object_add(root, "models", models);
 	json_object_object_add(root, "errors", errors);
+	json_object *cmps = NULL; /* report --evidence: one anelint-compare document per model */
+	for (size_t i = 0; i < n; i++)
+		if (items[i].comparison) {
+			if (!cmps)
+				cmps = json_object_new_array();
+			json_object_array_add(cmps, ali_comparison_json(items[i].comparison));
+		}
+	if (cmps)
+		json_object_object_add(root, "comparisons", cmps);
 	if (ali_multi(o)) /* "units" per target / release on every layer: report_matrix.c */
 		ali_json_check_matrix(root, items, n, o);
 	emit(out, root);

@@ -282,6 +282,7 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 			}
 	}
 	ali_each_plan(items, n, o, details, &c);
+	ali_md_comparisons(out, items, n); /* report --evidence: report_evidence.c */
 	if (c.n_fired) {
 		fputs("\n<details><summary>Rules that fired</summary>\n\n", out);
 		for (size_t i = 0; i < c.n_fired; i++) {

@@ -57,7 +57,10 @@ static void test_own_json(void **state)
 	refused("{\"schema\": \"x\"}", AL_EVF_AUTO, "neither");
 	refused("{\"a\": [1, 2", AL_EVF_AUTO, "invalid JSON");
 	refused("{} {}", AL_EVF_JSON, "invalid JSON");
-	refused("[1]", AL_EVF_JSON, "not an object");
+	refused("\"x\"", AL_EVF_JSON, "not an object");
+	refused("[1]", AL_EVF_JSON, "an entry must be an object"); /* an array: a placement file */
+	refused("[{\"preferredOperations\": {\"ANE\": -1}}]", AL_EVF_AUTO, "must be a count");
+	refused("{\"preferredOperations\": {\"TPU\": 1}}", AL_EVF_AUTO, "not ANE, GPU, CPU or unknown");
 }
 
 static void test_deep_json(void **state)

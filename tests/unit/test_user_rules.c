@@ -249,6 +249,40 @@ static void test_parse_releases(void **state)
 	al_user_rules_free(u);
 }
 
+/* off: FAMILIES@RELEASES switches a rule off for those pairs only (calibrate writes it) */
+static void test_parse_off(void **state)
+{
+	(void)state;
+	al_user_rules *u = parse_ok("id: ANE028\noff: a14@ios18, a16..a17 @ ios17+\nprovenance: p\n");
+	const struct al_rule *r = al_user_rule_at(u, 0);
+	assert_non_null(r->off);
+	size_t a14 = 0, a16 = 0, a17 = 0, i17 = 0, i18 = 0, i16 = 0;
+	for (size_t i = 0; i < al_targets_count(); i++) {
+		const char *id = al_target_at(i)->id;
+		a14 = strcmp(id, "a14") == 0 ? i : a14;
+		a16 = strcmp(id, "a16") == 0 ? i : a16;
+		a17 = strcmp(id, "a17") == 0 ? i : a17;
+	}
+	for (size_t i = 0; i < al_releases_count(); i++) {
+		const char *id = al_release_at(i)->id;
+		i16 = strcmp(id, "ios16") == 0 ? i : i16;
+		i17 = strcmp(id, "ios17") == 0 ? i : i17;
+		i18 = strcmp(id, "ios18") == 0 ? i : i18;
+	}
+	assert_false(al_rule_evaluated(r, a14, i18));
+	assert_true(al_rule_evaluated(r, a14, i17)); /* the same chip on another release */
+	assert_false(al_rule_evaluated(r, a16, i17));
+	assert_false(al_rule_evaluated(r, a17, i18));
+	assert_true(al_rule_evaluated(r, a17, i16));
+	assert_true(al_rule_evaluated(al_rule_find("ANE028"), a14, i18)); /* the built-in row is untouched */
+	al_user_rules_free(u);
+	parse_bad("id: ANE028\noff: a14\nprovenance: p\n", 2, "FAMILIES@RELEASES");
+	parse_bad("id: ANE028\noff: a99@ios18\nprovenance: p\n", 2, "FAMILIES@RELEASES");
+	parse_bad("id: ANE028\noff: a14@ios99\nprovenance: p\n", 2, "FAMILIES@RELEASES");
+	parse_bad("id: ANE028\noff: @ios18\nprovenance: p\n", 2, "FAMILIES@RELEASES");
+	parse_bad("id: ANE028\noff: a14@none\nprovenance: p\n", 2, "FAMILIES@RELEASES");
+}
+
 static void test_parse_errors(void **state)
 {
 	(void)state;
@@ -512,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_doc_example),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_releases),
+		cmocka_unit_test(test_parse_off),
 		cmocka_unit_test(test_many_errors),
 		cmocka_unit_test(test_unknown_type_warns),
 		cmocka_unit_test(test_user_rule_fires),
