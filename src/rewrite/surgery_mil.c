@@ -377,6 +377,27 @@ static void put_name_attr(struct al_mil_pass *c, struct al_buf *op, const char *
 	ali_buf_free(&v);
 }
 
+/* The source op's outputs (all, or output 0 only) and its name attribute
+ * copied onto the rewritten op `op`: what every pass that replaces an op in
+ * place keeps, so the values read after it keep their names. */
+static bool keep_outputs(struct al_mil_pass *c, struct al_buf *op, const char *base, bool first_only)
+{
+	struct pb_iter it;
+	struct pb_field f;
+	size_t start;
+	pb_iter_init(&it, c->src->msg);
+	while ((start = it.pos, pb_next(&it, &f)))
+		if (f.num == OP_OUTPUTS) {
+			ali_buf_put(op, c->src->msg.p + start, it.pos - start);
+			if (first_only)
+				break;
+		}
+	if (it.err)
+		return ali_mil_say(c, "the op message could not be re-read");
+	put_name_attr(c, op, base);
+	return true;
+}
+
 /* A const op (Operation message) with output `name` holding value v of type vt. */
 static void put_const_op(struct al_buf *op, const char *name, const struct al_buf *vt,
 			 const struct al_buf *v, struct al_mil_pass *keep_name)
@@ -728,16 +749,8 @@ bool ali_pass_mil_cumsum(struct al_mil_pass *c)
 	put_input(&c->layer, "y", last ? tri : xname);
 	put_input(&c->layer, "transpose_x", tx);
 	put_input(&c->layer, "transpose_y", ty);
-	struct pb_iter it;
-	struct pb_field f;
-	size_t start;
-	pb_iter_init(&it, c->src->msg);
-	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num == OP_OUTPUTS)
-			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
-	if (it.err)
-		return ali_mil_say(c, "the op message could not be re-read");
-	put_name_attr(c, &c->layer, base);
+	if (!keep_outputs(c, &c->layer, base, false))
+		return false;
 	if (c->layer.failed)
 		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
@@ -953,18 +966,8 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 		put_input(&c->layer, "x", h);
 		put_input(&c->layer, "axes", sax);
 	}
-	struct pb_iter it;
-	struct pb_field f;
-	size_t start;
-	pb_iter_init(&it, c->src->msg);
-	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num == OP_OUTPUTS) { /* the first (output 0) only */
-			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
-			break;
-		}
-	if (it.err)
-		return ali_mil_say(c, "the op message could not be re-read");
-	put_name_attr(c, &c->layer, base);
+	if (!keep_outputs(c, &c->layer, base, true))
+		return false;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
 	if (c->n_names < AL_PASS_MAX_NAMES)
@@ -1530,16 +1533,8 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 	put_inputs(&c->layer, "values", parts, (size_t)S);
 	put_input(&c->layer, "axis", an);
 	put_input(&c->layer, "interleave", in);
-	struct pb_iter it;
-	struct pb_field f;
-	size_t start;
-	pb_iter_init(&it, c->src->msg);
-	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num == OP_OUTPUTS)
-			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
-	if (it.err)
-		return ali_mil_say(c, "the op message could not be re-read");
-	put_name_attr(c, &c->layer, base);
+	if (!keep_outputs(c, &c->layer, base, false))
+		return false;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
@@ -1631,16 +1626,8 @@ bool ali_pass_mil_upsample(struct al_mil_pass *c)
 			prev = out;
 			continue;
 		}
-		struct pb_iter it;
-		struct pb_field f;
-		size_t start;
-		pb_iter_init(&it, c->src->msg);
-		while ((start = it.pos, pb_next(&it, &f)))
-			if (f.num == OP_OUTPUTS)
-				ali_buf_put(op, c->src->msg.p + start, it.pos - start);
-		if (it.err)
-			return ali_mil_say(c, "the op message could not be re-read");
-		put_name_attr(c, op, base);
+		if (!keep_outputs(c, op, base, false))
+			return false;
 	}
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
@@ -1936,16 +1923,8 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
 	ali_buf_free(&e);
 	put_input(&c->layer, "axis", cax);
 	put_input(&c->layer, "interleave", cf);
-	struct pb_iter it;
-	struct pb_field f;
-	size_t start;
-	pb_iter_init(&it, c->src->msg);
-	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num == OP_OUTPUTS)
-			ali_buf_put(&c->layer, c->src->msg.p + start, it.pos - start);
-	if (it.err)
-		return ali_mil_say(c, "the op message could not be re-read");
-	put_name_attr(c, &c->layer, base);
+	if (!keep_outputs(c, &c->layer, base, false))
+		return false;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
 	c->names[c->n_names++] = c->n->name;
