@@ -789,27 +789,37 @@ struct kv {
 static void put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
 static bool pre_scalar(struct al_mil_pass *c, const char *name, int dt, double x);
 
-/* A new op before c->n: type, named inputs, n_out outputs of one type (the
- * first also its "name" attribute). */
+/* The end of a new op before c->n whose type and inputs are in op: n_out
+ * outputs of one type, its name attribute (and node name) the first output,
+ * appended to c->pre and listed in names. op is freed. */
+static bool pre_op_end(struct al_mil_pass *c, struct al_buf *op, const char *const *outs, int n_out,
+		       int dt, int rank, const int64_t *dims)
+{
+	struct al_buf v = {0};
+	for (int i = 0; i < n_out; i++)
+		put_output(op, outs[i], dt, rank, dims);
+	put_string_value(&v, outs[0]);
+	put_attr(op, "name", v.p, v.n);
+	op->failed |= v.failed;
+	ali_buf_free(&v);
+	c->pre.failed |= op->failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op->p, op->n);
+	ali_buf_free(op);
+	if (c->n_names >= AL_PASS_MAX_NAMES)
+		return ali_mil_say(c, "more new ops than the region lists");
+	c->names[c->n_names++] = outs[0];
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
+}
+
+/* A new op before c->n: type, named inputs, n_out outputs of one type. */
 static bool pre_op(struct al_mil_pass *c, const char *type, const struct kv *in, int n_in,
 		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
 {
-	struct al_buf op = {0}, v = {0};
+	struct al_buf op = {0};
 	ali_buf_str(&op, OP_TYPE, type);
 	for (int i = 0; i < n_in; i++)
 		put_input(&op, in[i].k, in[i].v);
-	for (int i = 0; i < n_out; i++)
-		put_output(&op, outs[i], dt, rank, dims);
-	put_string_value(&v, outs[0]);
-	put_attr(&op, "name", v.p, v.n);
-	op.failed |= v.failed;
-	ali_buf_free(&v);
-	c->pre.failed |= op.failed;
-	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&op);
-	if (c->n_names < AL_PASS_MAX_NAMES)
-		c->names[c->n_names++] = outs[0];
-	return !c->pre.failed || ali_mil_say(c, "out of memory");
+	return pre_op_end(c, &op, outs, n_out, dt, rank, dims);
 }
 
 /* The name of the value parameter p is bound to (NULL, with the reason, when it
@@ -1657,28 +1667,15 @@ bool ali_pass_mil_upsample(struct al_mil_pass *c)
 #define MAX_HEADS 16
 #define SCALE_TOL 9.5367431640625e-07 /* 2^-20 */
 
-/* A new op before c->n with inputs (param, value) pairs and n_out outputs of one
- * type; its name attribute (and node name) the first output. Listed in names. */
+/* pre_op with the inputs as a flat (param, value) list. */
 static bool pre_op_list(struct al_mil_pass *c, const char *type, const char *const *in, int n_in,
-		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
+			const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
 {
-	struct al_buf op = {0}, v = {0};
+	struct al_buf op = {0};
 	ali_buf_str(&op, OP_TYPE, type);
 	for (int i = 0; i < n_in; i++)
 		put_input(&op, in[2 * i], in[2 * i + 1]);
-	for (int i = 0; i < n_out; i++)
-		put_output(&op, outs[i], dt, rank, dims);
-	put_string_value(&v, outs[0]);
-	put_attr(&op, "name", v.p, v.n);
-	op.failed |= v.failed;
-	ali_buf_free(&v);
-	c->pre.failed |= op.failed;
-	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&op);
-	if (c->n_names >= sizeof c->names / sizeof c->names[0] - 1)
-		return ali_mil_say(c, "more new ops than the region lists");
-	c->names[c->n_names++] = outs[0];
-	return !c->pre.failed || ali_mil_say(c, "out of memory");
+	return pre_op_end(c, &op, outs, n_out, dt, rank, dims);
 }
 
 /* A const before c->n named base_sfx (not listed in names): its name, or NULL. */
