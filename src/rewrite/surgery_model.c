@@ -159,6 +159,16 @@ static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_
 	return ft;
 }
 
+/* The input type message old replaced by the one built in a (freed). */
+static bool replace_type(struct al_mil_pass *c, al_span old, struct al_buf *a)
+{
+	enum al_status st = a->failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, old, old.p, old.n, a->p, a->n);
+	ali_buf_free(a);
+	if (st != AL_OK)
+		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
+	return true;
+}
+
 /* arr rebuilt: shape = dims, no range / enumeration, then (enum_n > 0) the
  * enumerated shapes; every other field (dataType, default values) copied. */
 static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dims, uint32_t rank,
@@ -186,11 +196,7 @@ static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dim
 		a.failed |= e.failed;
 		ali_buf_free(&e);
 	}
-	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, arr, arr.p, arr.n, a.p, a.n);
-	ali_buf_free(&a);
-	if (st != AL_OK)
-		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
-	return true;
+	return replace_type(c, arr, &a);
 }
 
 /* img (an ImageFeatureType) rebuilt: width and height = dims [H, W], no size
@@ -223,11 +229,7 @@ static bool rewrite_image(struct al_mil_pass *c, al_span img, const int64_t *dim
 		a.failed |= e.failed;
 		ali_buf_free(&e);
 	}
-	enum al_status st = a.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, img, img.p, img.n, a.p, a.n);
-	ali_buf_free(&a);
-	if (st != AL_OK)
-		return ali_mil_say(c, "the input's type could not be rewritten (%s)", al_status_str(st));
-	return true;
+	return replace_type(c, img, &a);
 }
 
 /* The description's type of ft rewritten (see rewrite_array / rewrite_image). */
