@@ -67,7 +67,33 @@ struct cli {
 	int n_paths;
 };
 
-struct command_row;
+/* The option table (args.c) and the command table (main.c): which subcommands
+ * take an option, one bit each. */
+enum cmd_bit {
+	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
+	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
+	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */
+	C_COMPARE = 4096, C_CALIBRATE = 8192, /* compare.c */ C_PROBE = 16384, /* probe.c */ C_ALL = 32767
+};
+
+struct option_row {
+	const char *name;  /* long name, without "--" */
+	char short_name;   /* 0 if none */
+	const char *arg;   /* metavariable, or NULL for a flag */
+	unsigned cmds;     /* which subcommands take it */
+	size_t offset;     /* field in struct cli: const char * for args, bool for flags,
+			    * struct cli_list for options that may repeat (repeats()) */
+	const char *help;
+};
+
+struct command_row {
+	const char *name;  /* subcommand */
+	enum cmd_bit bit;
+	int (*run)(struct cli *c);
+	int min_paths, max_paths;
+	const char *usage;
+	const char *help;
+};
 const struct command_row *command(const char *name);
 int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
 /* The one way untrusted text reaches stderr (and the CLI's own text lines): a

@@ -20,22 +20,6 @@
 
 /* ================================================================ option table */
 
-enum cmd_bit {
-	C_CHECK = 1, C_INFO = 2, C_RULES = 4, C_EXPLAIN = 8, C_PLAN = 16, C_TARGETS = 32,
-	C_RUN = 64, C_VERIFY = 128, C_FP16 = 256, /* run.c */
-	C_REPORT = 512, C_FIX = 1024, /* fix.c */ C_SPLIT = 2048, /* split.c */
-	C_COMPARE = 4096, C_CALIBRATE = 8192, /* compare.c */ C_PROBE = 16384, /* probe.c */ C_ALL = 32767
-};
-
-struct option_row {
-	const char *name;  /* long name, without "--" */
-	char short_name;   /* 0 if none */
-	const char *arg;   /* metavariable, or NULL for a flag */
-	unsigned cmds;     /* which subcommands take it */
-	size_t offset;     /* field in struct cli: const char * for args, bool for flags,
-			    * struct cli_list for options that may repeat (repeats()) */
-	const char *help;
-};
 /* Options whose values are kept in a struct cli_list, each use appending one:
  * always (--input, --at), or for some commands only (split's -o). NULL: not. */
 static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsigned cmd);
@@ -171,15 +155,6 @@ static int cmd_report(struct cli *c);
 static int cmd_rules(struct cli *c);
 static int cmd_explain(struct cli *c);
 static int cmd_targets(struct cli *c);
-
-struct command_row {
-	const char *name;  /* subcommand */
-	enum cmd_bit bit;
-	int (*run)(struct cli *c);
-	int min_paths, max_paths;
-	const char *usage;
-	const char *help;
-};
 
 static const struct command_row commands[] = {
 	{"check", C_CHECK, cmd_check, 1, -1, "check [options] MODEL...",
