@@ -110,6 +110,19 @@ void error_at(const char *subject, const char *fmt, ...) __attribute__((format(p
 /* One line per error diagnostic on stderr. */
 void print_errors(const char *path, const al_diags *d);
 int status_exit(enum al_status st);
+/* The report sink --format (else -o FILE's extension; else text, or html for
+ * report) names, if cmd prints that format; NULL after a usage error in *rc. */
+const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc);
+/* -o FILE: written to a temporary file beside FILE that out_close(f, path, true)
+ * renames over it, so FILE is never partial (a signal, or ok false, removes the
+ * temporary); out_close of stdout flushes it. false, with errno, when not written. */
+FILE *out_open(const char *path);
+bool out_close(FILE *f, const char *path, bool ok);
+/* Whether -o FILE names one of the inputs (it would be replaced). */
+bool output_is_input(const struct cli *c);
+/* A SIGBUS on a model's mapping (the file shrank while read): one line naming
+ * the file, the -o temporary removed, exit 4. */
+void guard_mappings(void);
 /* --seed (default 1) and --max-memory in bytes (default 0: the library's budget);
  * EXIT_ALL_ANE, or the usage error's exit code. */
 /* A non-negative decimal integer, the whole string. */

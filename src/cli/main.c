@@ -3,20 +3,14 @@
  * writes --help), runs a subcommand from another table, turns option values into
  * the library's check / plan options (target, user rules, policy, switch costs),
  * prints through the library's report sinks, and maps outcomes to the documented
- * exit codes. This is the only code that prints or exits; it uses anelint.h, and
- * base.h for the library's atomic writer (shared, as curl's tool shares curlx_). */
+ * exit codes. This is the only code that prints or exits; it uses anelint.h
+ * (output.c: errors, exit codes, -o FILE). */
 #include "cli.h"
-#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <unistd.h>
-
 
 /* ================================================================ option table */
 
@@ -357,108 +351,6 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 
 /* ================================================================ helpers */
 
-static const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
-{
-	const struct al_sink *s = NULL;
-	char why[160];
-	const char *slash = c->output ? strrchr(c->output, '/') : NULL;
-	const char *dot = c->output ? strrchr(slash ? slash : c->output, '.') : NULL;
-	if (c->format)
-		s = al_sink_by_name(c->format);
-	else if (!(c->output && (s = al_sink_by_extension(c->output)))) {
-		if (dot && dot[1] && dot != (slash ? slash + 1 : c->output)) {
-			/* -o report.pdf would be HTML (or text) under a name that says otherwise */
-			snprintf(why, sizeof why, "-o: no format writes '%s' files (.html .sarif .md .dot .json "
-				 ".txt, or give --format)", dot);
-			*rc = usage_error(cmd, "%s", why);
-			return NULL;
-		}
-		s = al_sink_by_name(cmd->bit == C_REPORT ? "html" : "text");
-	}
-	if (!s) {
-		snprintf(why, sizeof why, "unknown format '%s' (%s)", c->format, al_sink_names());
-		*rc = usage_error(cmd, "%s", why);
-		return NULL;
-	}
-	/* the reports have no `info`; rules and targets print text or JSON themselves */
-	bool has = cmd->bit == C_INFO ? s->info != NULL
-		 : cmd->bit == C_PLAN ? s->plan != NULL
-		 : cmd->bit == C_CHECK || cmd->bit == C_REPORT ? s->check != NULL
-		 : strcmp(s->name, "text") == 0 || strcmp(s->name, "json") == 0;
-	if (!has) {
-		snprintf(why, sizeof why, "%s has no %s format (text, json)", cmd->name, s->name);
-		*rc = usage_error(cmd, "%s", why);
-		return NULL;
-	}
-	return s;
-}
-
-bool want_color(const struct cli *c, int *rc, const struct command_row *cmd)
-{
-	const char *w = c->color ? c->color : "auto";
-	if (strcmp(w, "always") == 0)
-		return true;
-	if (strcmp(w, "never") == 0)
-		return false;
-	if (strcmp(w, "auto") != 0) {
-		*rc = usage_error(cmd, "--color takes auto, always or never, not '%s'", w);
-		return false;
-	}
-	const char *no = getenv("NO_COLOR");
-	return !c->output && isatty(STDOUT_FILENO) && !(no && *no);
-}
-
-void put_text(FILE *out, const char *s, size_t max)
-{
-	al_put_escaped(out, s, max);
-}
-
-void error_at(const char *subject, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("anelint: error: ", stderr);
-	put_text(stderr, subject, CLI_NAME_MAX);
-	fputs(": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n", stderr);
-}
-
-/* One line per error: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE",
- * every part from the file or the command line escaped and cut (put_text). */
-void print_errors(const char *path, const al_diags *d)
-{
-	bool any = false;
-	for (size_t i = 0; i < al_diags_count(d); i++) {
-		const struct al_diag *x = al_diags_get(d, i);
-		if (x->severity != AL_SEV_ERROR)
-			continue;
-		any = true;
-		fputs("anelint: error: ", stderr);
-		put_text(stderr, x->file ? x->file : path, CLI_NAME_MAX);
-		if (x->offset != UINT64_MAX)
-			fprintf(stderr, ": offset %llu", (unsigned long long)x->offset);
-		if (x->where) {
-			fputs(": ", stderr);
-			put_text(stderr, x->where, CLI_NAME_MAX);
-		}
-		if (x->node && *x->node) {
-			fputs(" (", stderr);
-			put_text(stderr, x->node, CLI_NAME_MAX);
-			fputs(")", stderr);
-		}
-		fputs(": ", stderr);
-		put_text(stderr, x->msg, CLI_MSG_MAX);
-		fputs("\n", stderr);
-	}
-	if (!any) {
-		fputs("anelint: error: ", stderr);
-		put_text(stderr, path, CLI_NAME_MAX);
-		fputs(": cannot load\n", stderr);
-	}
-}
-
 bool parse_count(const char *s, uint64_t *out)
 {
 	char *end;
@@ -498,16 +390,6 @@ uint64_t max_work_of(const struct cli *c)
 	if (!c->max_work || errno || *end || !(v >= 1) || v >= 1.8e19)
 		return 0;
 	return (uint64_t)v;
-}
-
-int status_exit(enum al_status st)
-{
-	switch (st) {
-	case AL_OK: return EXIT_ALL_ANE;
-	case AL_E_IO: return EXIT_IO;
-	case AL_E_NOMEM: return EXIT_IO;
-	default: return EXIT_INVALID;
-	}
 }
 
 /* Load (and for `check` and `plan`, evaluate) every path; errors dominate
@@ -558,121 +440,6 @@ static void free_items(struct al_report_item *items, int n)
 		al_diags_free((al_diags *)items[i].diags);
 	}
 	free(items);
-}
-
-/* -o FILE: the output goes to a temporary file beside FILE, renamed over it when
- * complete, so FILE is never partial; on an error, or a signal, the temporary
- * file is removed and FILE is left as it was. */
-static char out_tmp[4096];
-
-static void out_signal(int sig)
-{
-	if (out_tmp[0])
-		unlink(out_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static struct al_atomic out_file;
-
-/* SIGBUS on a model's mapping: another process truncated the file while it was
- * read (al_mapped_file_at). One line, the -o temporary removed, exit 4, from any
- * thread; only async-signal-safe calls. A fault anywhere else goes back to the
- * previous handler (the default, or a sanitizer's) and repeats there. */
-static struct sigaction bus_previous;
-
-static void bus_write(const char *s)
-{
-	size_t n = strlen(s);
-	while (n) {
-		ssize_t k = write(STDERR_FILENO, s, n);
-		if (k <= 0)
-			return;
-		s += k, n -= (size_t)k;
-	}
-}
-
-static void on_sigbus(int sig, siginfo_t *info, void *uc)
-{
-	(void)uc;
-	const char *file = info ? al_mapped_file_at(info->si_addr) : NULL;
-	if (!file) {
-		sigaction(sig, &bus_previous, NULL);
-		return;
-	}
-	if (out_tmp[0])
-		unlink(out_tmp);
-	bus_write("anelint: error: ");
-	bus_write(file);
-	bus_write(": the file shrank while it was being read (changed by another process?)\n");
-	_exit(EXIT_IO);
-}
-
-static void guard_mappings(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &bus_previous);
-}
-
-static FILE *out_open(const char *path)
-{
-	if (strlen(path) + 16 > sizeof out_tmp) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	signal(SIGINT, out_signal);
-	signal(SIGTERM, out_signal);
-	signal(SIGHUP, out_signal);
-	if (ali_atomic_begin(&out_file, path, false, NULL) != AL_OK)
-		return NULL; /* errno from the create */
-	snprintf(out_tmp, sizeof out_tmp, "%s", out_file.tmp);
-	int fd = dup(out_file.fd); /* the FILE's own; out_file.fd is fsynced and closed on commit */
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		ali_atomic_abort(&out_file);
-		out_tmp[0] = 0;
-		errno = e;
-	}
-	return f;
-}
-
-/* Finish (ok) or abandon the output; false, with errno, when it could not be written. */
-static bool out_close(FILE *f, const char *path, bool ok)
-{
-	if (f == stdout)
-		return ok && fflush(stdout) == 0 && !ferror(stdout);
-	bool good = ok && fflush(f) == 0 && !ferror(f);
-	int e = errno;
-	good = fclose(f) == 0 && good;
-	if (good) { /* fsync, rename over path */
-		al_diags *d = al_diags_new();
-		good = d && ali_atomic_commit(&out_file, d) == AL_OK;
-		e = good ? e : !d ? ENOMEM : errno;
-		al_diags_free(d);
-	}
-	ali_atomic_abort(&out_file); /* the temporary, unless committed */
-	out_tmp[0] = 0;
-	errno = e;
-	return good;
-}
-
-/* Whether -o FILE names one of the inputs (it would be replaced). */
-static bool output_is_input(const struct cli *c)
-{
-	struct stat o, m;
-	if (!c->output || stat(c->output, &o) != 0)
-		return false;
-	for (int i = 0; i < c->n_paths; i++)
-		if (stat(c->paths[i], &m) == 0 && m.st_dev == o.st_dev && m.st_ino == o.st_ino)
-			return true;
-	return false;
 }
 
 /* ================================================================ commands */
