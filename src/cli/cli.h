@@ -136,6 +136,24 @@ int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *s
 uint64_t max_work_of(const struct cli *c);
 bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
 
+/* settings.c */
+/* What the options of a run turn into: library options and loaded rules. */
+struct run {
+	struct al_check_opts check;
+	struct al_plan_opts plan;
+	al_user_rules *rules;
+	bool all_targets, all_releases;
+	/* lists (--target a17,m1 --os ios17,ios18, or the configuration's): the cross product */
+	struct al_column columns[32];
+	size_t n_columns;
+};
+/* Turn --target, --os, --compute-units, --rules, --policy, --switch-cost,
+ * --max-fixes into r (r->rules: free with al_user_rules_free); EXIT_ALL_ANE, or
+ * the exit code of the usage (or rules file) error it printed. */
+int prepare(struct cli *c, const struct command_row *cmd, struct run *r);
+/* Whether r makes more than one verdict column (all, or lists). */
+bool run_is_multi(const struct run *r);
+
 /* ci.c: configuration, rule selection, accepted findings, baselines, directories */
 struct ci;
 int ci_setup(struct cli *c, struct ci **out);
