@@ -183,6 +183,9 @@ void ci_rule_hint(const char *token, const al_user_rules *u);
 /* --threads N (default: every online core); 0 after a usage error in *rc. */
 int threads_of(const struct cli *c, const struct command_row *cmd, int *rc);
 
+int cmd_rules(struct cli *c);   /* catalog.c */
+int cmd_explain(struct cli *c);
+int cmd_targets(struct cli *c);
 int cmd_run(struct cli *c);
 int cmd_verify(struct cli *c);
 int cmd_fp16(struct cli *c);
