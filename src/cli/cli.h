@@ -183,6 +183,10 @@ void ci_rule_hint(const char *token, const al_user_rules *u);
 /* --threads N (default: every online core); 0 after a usage error in *rc. */
 int threads_of(const struct cli *c, const struct command_row *cmd, int *rc);
 
+int cmd_check(struct cli *c);   /* pipeline.c */
+int cmd_info(struct cli *c);
+int cmd_plan(struct cli *c);
+int cmd_report(struct cli *c);
 int cmd_rules(struct cli *c);   /* catalog.c */
 int cmd_explain(struct cli *c);
 int cmd_targets(struct cli *c);
