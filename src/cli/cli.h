@@ -94,7 +94,16 @@ struct command_row {
 	const char *usage;
 	const char *help;
 };
+/* The option table (args.c) and the command table (main.c), n_ rows each. */
+extern const struct option_row options[];
+extern const size_t n_options;
+extern const struct command_row commands[];
+extern const size_t n_commands;
 const struct command_row *command(const char *name);
+/* help.c: the man page (--help-man) and a shell's completion (--completion SHELL)
+ * on out, from the two tables; the exit code. */
+int print_man(FILE *out);
+int print_completion(FILE *out, const char *shell);
 int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
 /* The one way untrusted text reaches stderr (and the CLI's own text lines): a
  * name from a model file, a path or an argument from the command line, a

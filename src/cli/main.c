@@ -17,7 +17,7 @@
 static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsigned cmd);
 
 #define OPT_FIELD(f) offsetof(struct cli, f)
-static const struct option_row options[] = {
+const struct option_row options[] = {
 	{"format", 'f', "FMT", C_COMPARE | C_CHECK | C_INFO | C_RULES | C_PLAN | C_TARGETS | C_RUN | C_VERIFY | C_FP16 | C_REPORT | C_FIX | C_SPLIT, OPT_FIELD(format),
 	 "output format: text (default) or json; check, plan and report also take the reports html, github (Actions annotations), "
 	 "sarif, markdown and dot (report's default: html, or the one -o FILE's extension names); "
@@ -137,11 +137,11 @@ static const struct option_row options[] = {
 	{"help", 'h', NULL, C_ALL, OPT_FIELD(help), "show help"},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
+const size_t n_options = N_OPTIONS;
 
 /* ================================================================ subcommands */
 
-
-static const struct command_row commands[] = {
+const struct command_row commands[] = {
 	{"check", C_CHECK, cmd_check, 1, -1, "check [options] MODEL...",
 	 "predict for every layer/op whether the ANE runs it, with rule ids and reasons"},
 	{"info", C_INFO, cmd_info, 1, -1, "info [options] MODEL...",
@@ -182,6 +182,7 @@ static const struct command_row commands[] = {
 	 "exit 1 when an output is NaN in fp16 but not in fp32"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
+const size_t n_commands = N_COMMANDS;
 
 static void usage(FILE *out, const struct command_row *only)
 {
@@ -350,191 +351,6 @@ const struct command_row *command(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
-}
-
-/* ================================================================ generated documentation
- * The man page and the shell completions are printed from the two tables above
- * (`anelint --help-man`, `anelint --completion bash|zsh|fish`; not listed in the
- * usage), so `make install` never ships a description that has drifted. */
-
-/* roff: a leading '.' or '\'' would start a request; '\' and '-' are escaped. */
-static void man_text(FILE *out, const char *s)
-{
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", out);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\e", out);
-		else if (*s == '-')
-			fputs("\\-", out);
-		else
-			fputc(*s, out);
-	}
-}
-
-static int print_man(FILE *out)
-{
-	fprintf(out, ".TH ANELINT 1 \"\" \"anelint %s\" \"User Commands\"\n.SH NAME\n"
-		     "anelint \\- will my Core ML model run on the Apple Neural Engine?\n.SH SYNOPSIS\n",
-		ANELINT_VERSION);
-	for (size_t i = 0; i < N_COMMANDS; i++) {
-		fputs(".B anelint\n", out);
-		man_text(out, commands[i].usage);
-		fputs("\n.br\n", out);
-	}
-	fputs(".B anelint \\-\\-version\n.SH DESCRIPTION\nanelint reads Core ML models (.mlmodel files, "
-	      ".mlpackage directories) and predicts, for every NeuralNetwork layer and ML Program op, "
-	      "whether the Apple Neural Engine runs it or Core ML falls back to the GPU or CPU, with the "
-	      "rule that decided and the reason. MODEL is a .mlmodel file or a .mlpackage directory.\n"
-	      ".SH COMMANDS\n", out);
-	for (size_t i = 0; i < N_COMMANDS; i++) {
-		fputs(".TP\n.B ", out);
-		man_text(out, commands[i].name);
-		fputc('\n', out);
-		man_text(out, commands[i].help);
-		fputc('\n', out);
-	}
-	fputs(".SH OPTIONS\n", out);
-	for (size_t i = 0; i < N_OPTIONS; i++) {
-		const struct option_row *o = &options[i];
-		fputs(".TP\n", out);
-		if (o->short_name)
-			fprintf(out, "\\fB\\-%c\\fR, ", o->short_name);
-		fputs("\\fB\\-\\-", out);
-		man_text(out, o->name);
-		fputs("\\fR", out);
-		if (o->arg) {
-			fputs(" \\fI", out);
-			man_text(out, o->arg);
-			fputs("\\fR", out);
-		}
-		fputc('\n', out);
-		man_text(out, o->help);
-		fputs(" (", out);
-		const char *sep = "";
-		for (size_t k = 0; k < N_COMMANDS; k++)
-			if (o->cmds & commands[k].bit) {
-				fprintf(out, "%s%s", sep, commands[k].name);
-				sep = ", ";
-			}
-		fputs(")\n", out);
-	}
-	fputs(".SH EXIT STATUS\n0: every layer/op is predicted to run on the ANE (run, verify: passed); "
-	      "1: something falls back (see \\-\\-fail\\-on), or outputs differ; 2: usage error; "
-	      "3: a model file is malformed or unsupported; 4: a file cannot be read or written.\n"
-	      ".SH SEE ALSO\nThe README and docs/ of the anelint sources.\n", out);
-	return fflush(out) == 0 ? EXIT_ALL_ANE : EXIT_IO;
-}
-
-/* A help line for a completion menu: up to the first ';' or ':', or the last
- * whole word within 70 bytes, with the shell's quotes, ':' and brackets dropped. */
-static void short_help(FILE *out, const char *s)
-{
-	char buf[72];
-	size_t n = 0, cut = 0;
-	for (; *s && *s != ';' && *s != ':' && n < 70; s++) {
-		if (strchr("'\"[]\\`$", *s))
-			continue;
-		if (*s == ' ' || *s == ',')
-			cut = n;
-		buf[n++] = *s;
-	}
-	if (*s && *s != ';' && *s != ':' && cut) /* stopped inside a word */
-		n = cut;
-	while (n && buf[n - 1] == ' ')
-		n--;
-	fwrite(buf, 1, n, out);
-}
-
-static void command_names(FILE *out, unsigned cmds)
-{
-	const char *sep = "";
-	for (size_t k = 0; k < N_COMMANDS; k++)
-		if (cmds & commands[k].bit) {
-			fprintf(out, "%s%s", sep, commands[k].name);
-			sep = " ";
-		}
-}
-
-static int print_completion(FILE *out, const char *shell)
-{
-	if (strcmp(shell, "bash") == 0) {
-		fputs("# bash completion for anelint (generated by anelint --completion bash)\n"
-		      "_anelint() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]} opts=\n"
-		      "\tif [ \"$COMP_CWORD\" -eq 1 ]; then\n\t\tCOMPREPLY=($(compgen -W '", out);
-		command_names(out, C_ALL);
-		fputs(" --help --version' -- \"$cur\"))\n\t\treturn\n\tfi\n\tcase ${COMP_WORDS[1]} in\n", out);
-		for (size_t k = 0; k < N_COMMANDS; k++) {
-			fprintf(out, "\t%s) opts='", commands[k].name);
-			const char *sep = "";
-			for (size_t i = 0; i < N_OPTIONS; i++)
-				if (options[i].cmds & commands[k].bit) {
-					fprintf(out, "%s--%s", sep, options[i].name);
-					if (options[i].short_name)
-						fprintf(out, " -%c", options[i].short_name);
-					sep = " ";
-				}
-			fputs("' ;;\n", out);
-		}
-		fputs("\tesac\n\tif [[ $cur == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
-		      "\telse\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\tfi\n}\n"
-		      "complete -o filenames -F _anelint anelint\n", out);
-	} else if (strcmp(shell, "zsh") == 0) {
-		fputs("#compdef anelint\n# zsh completion for anelint (generated by anelint --completion zsh)\n"
-		      "_anelint() {\n\tlocal -a cmds\n\tcmds=(\n", out);
-		for (size_t k = 0; k < N_COMMANDS; k++) {
-			fprintf(out, "\t\t'%s:", commands[k].name);
-			short_help(out, commands[k].help);
-			fputs("'\n", out);
-		}
-		fputs("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe command cmds\n\t\treturn\n\tfi\n"
-		      "\tcase $words[2] in\n", out);
-		for (size_t k = 0; k < N_COMMANDS; k++) {
-			fprintf(out, "\t%s) _arguments", commands[k].name);
-			for (size_t i = 0; i < N_OPTIONS; i++) {
-				const struct option_row *o = &options[i];
-				if (!(o->cmds & commands[k].bit))
-					continue;
-				const char *names[2] = {NULL, NULL};
-				char shortopt[3] = {'-', o->short_name, 0};
-				names[0] = o->name;
-				names[1] = o->short_name ? shortopt : NULL;
-				for (int j = 0; j < 2 && names[j]; j++) {
-					fprintf(out, " \\\n\t\t'%s%s[", j ? "" : "--", names[j]);
-					short_help(out, o->help);
-					fputc(']', out);
-					if (o->arg)
-						fprintf(out, ":%s: ", o->arg);
-					fputc('\'', out);
-				}
-			}
-			fputs(" \\\n\t\t'*:model:_files' ;;\n", out);
-		}
-		fputs("\tesac\n}\n_anelint \"$@\"\n", out);
-	} else if (strcmp(shell, "fish") == 0) {
-		fputs("# fish completion for anelint (generated by anelint --completion fish)\n", out);
-		for (size_t k = 0; k < N_COMMANDS; k++) {
-			fprintf(out, "complete -c anelint -f -n __fish_use_subcommand -a %s -d '",
-				commands[k].name);
-			short_help(out, commands[k].help);
-			fputs("'\n", out);
-		}
-		for (size_t i = 0; i < N_OPTIONS; i++) {
-			const struct option_row *o = &options[i];
-			fputs("complete -c anelint -n '__fish_seen_subcommand_from ", out);
-			command_names(out, o->cmds);
-			fprintf(out, "' -l %s", o->name);
-			if (o->short_name)
-				fprintf(out, " -s %c", o->short_name);
-			fprintf(out, "%s -d '", o->arg ? " -r" : "");
-			short_help(out, o->help);
-			fputs("'\n", out);
-		}
-	} else {
-		fprintf(stderr, "anelint: --completion takes bash, zsh or fish\n");
-		return EXIT_USAGE;
-	}
-	return fflush(out) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 }
 
 /* ================================================================ main */
