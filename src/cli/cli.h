@@ -100,6 +100,10 @@ extern const size_t n_options;
 extern const struct command_row commands[];
 extern const size_t n_commands;
 const struct command_row *command(const char *name);
+/* args.c: the usage of every command, or of one (only) */
+void usage(FILE *out, const struct command_row *only);
+/* Parse argv[first..] into c; returns EXIT_ALL_ANE or EXIT_USAGE. */
+int parse_args(struct cli *c, const struct command_row *cmd, int argc, char **argv, int first);
 /* help.c: the man page (--help-man) and a shell's completion (--completion SHELL)
  * on out, from the two tables; the exit code. */
 int print_man(FILE *out);
