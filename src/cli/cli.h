@@ -123,6 +123,9 @@ void error_at(const char *subject, const char *fmt, ...) __attribute__((format(p
 /* One line per error diagnostic on stderr. */
 void print_errors(const char *path, const al_diags *d);
 int status_exit(enum al_status st);
+/* The worse of two exit codes, the one to keep: errors dominate findings, and
+ * among errors an I/O error (4) dominates an invalid model (3). */
+int worst_exit(int rc, int e);
 /* The report sink --format (else -o FILE's extension; else text, or html for
  * report) names, if cmd prints that format; NULL after a usage error in *rc. */
 const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc);

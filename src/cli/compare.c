@@ -346,8 +346,7 @@ int cmd_compare(struct cli *c)
 		struct cli one_c = *c;
 		one_c.paths = c->paths + i;
 		one_c.n_paths = 2;
-		int e = compare_all(&one_c, m, &s, fmt, &ones[i], 1);
-		rc = e > rc ? e : rc;
+		rc = worst_exit(rc, compare_all(&one_c, m, &s, fmt, &ones[i], 1));
 		if (!ones[i].ok)
 			continue;
 		matched += ones[i].cmp.matched;
@@ -371,8 +370,7 @@ int cmd_compare(struct cli *c)
 		rc = EXIT_IO;
 		goto done;
 	}
-	int e = emit(c, text, text_n);
-	rc = e > rc ? e : rc;
+	rc = worst_exit(rc, emit(c, text, text_n));
 	if (rc == EXIT_ALL_ANE && under >= 0 && total < under) {
 		fprintf(stderr, "anelint: agreement %.1f%% is under --fail-under %g\n", total, under);
 		rc = EXIT_FALLBACK;

@@ -77,6 +77,11 @@ int status_exit(enum al_status st)
 	}
 }
 
+int worst_exit(int rc, int e)
+{
+	return e > rc ? e : rc;
+}
+
 const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
 {
 	const struct al_sink *s = NULL;

@@ -42,9 +42,7 @@ static int load_all(struct cli *c, const struct al_check_opts *check, struct al_
 		}
 		if (it->status != AL_OK) {
 			print_errors(it->path, d);
-			int e = status_exit(it->status);
-			if (e > rc)
-				rc = e;
+			rc = worst_exit(rc, status_exit(it->status));
 		}
 	}
 	return rc;
