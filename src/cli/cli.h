@@ -126,6 +126,11 @@ int status_exit(enum al_status st);
 /* The worse of two exit codes, the one to keep: errors dominate findings, and
  * among errors an I/O error (4) dominates an invalid model (3). */
 int worst_exit(int rc, int e);
+/* How one step on a model ends (al_model_check, al_report_analyze, a comparison
+ * ...) that had diagnostics d of its own (NULL: none could be made, st is
+ * AL_E_NOMEM): when st is an error, the errors on stderr (d's, or "out of
+ * memory"); d freed; the worse of rc and st's exit code. */
+int model_step_exit(const char *path, al_diags *d, enum al_status st, int rc);
 /* The report sink --format (else -o FILE's extension; else text, or html for
  * report) names, if cmd prints that format; NULL after a usage error in *rc. */
 const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc);

@@ -255,14 +255,8 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 					st = ali_compare(m, o->ev, &o->cmp);
 			}
 		}
-		if (st != AL_OK) {
-			print_errors(o->path, d);
-			int e = status_exit(st);
-			rc = e > rc ? e : rc;
-		} else {
-			o->ok = true;
-		}
-		al_diags_free(d);
+		o->ok = st == AL_OK;
+		rc = model_step_exit(o->path, d, st, rc);
 	}
 	return rc;
 }
@@ -405,12 +399,7 @@ int report_evidence(const struct cli *c, struct al_report_item *items, const str
 		enum al_status st = d ? al_report_compare(&items[i], c->evidence.v, (size_t)c->evidence.n,
 							 c->evidence_format, check, d)
 				      : AL_E_NOMEM;
-		if (st != AL_OK) {
-			print_errors(items[i].path, d);
-			int e = status_exit(st);
-			rc = e > rc ? e : rc;
-		}
-		al_diags_free(d);
+		rc = model_step_exit(items[i].path, d, st, rc);
 	}
 	return rc;
 }
@@ -495,14 +484,9 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 			if (st == AL_OK)
 				st = ali_compare(m, e, &cmp);
 		}
-		if (st != AL_OK) {
-			print_errors(c->paths[i], d);
-			int x = status_exit(st);
-			rc = x > rc ? x : rc;
-			al_diags_free(d);
+		rc = model_step_exit(c->paths[i], d, st, rc);
+		if (st != AL_OK)
 			continue;
-		}
-		al_diags_free(d);
 		*agreed += cmp.agreed;
 		*matched += cmp.matched;
 		struct fact *v = facts ? realloc(*facts, (*n + cmp.n_rows + 1) * sizeof *v) : NULL;

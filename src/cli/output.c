@@ -82,6 +82,16 @@ int worst_exit(int rc, int e)
 	return e > rc ? e : rc;
 }
 
+int model_step_exit(const char *path, al_diags *d, enum al_status st, int rc)
+{
+	if (st != AL_OK && d)
+		print_errors(path, d);
+	else if (st != AL_OK)
+		fprintf(stderr, "anelint: error: out of memory\n");
+	al_diags_free(d);
+	return worst_exit(rc, status_exit(st));
+}
+
 const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc)
 {
 	const struct al_sink *s = NULL;

@@ -70,16 +70,7 @@ static int analyze_all(struct cli *c, struct al_report_item *items, const struct
 			continue;
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_report_analyze(&items[i], 1, own && own[i] ? own[i] : o, d) : AL_E_NOMEM;
-		if (st != AL_OK) {
-			if (d)
-				print_errors(items[i].path, d);
-			else
-				fprintf(stderr, "anelint: error: out of memory\n");
-			int e = status_exit(st);
-			if (e > rc)
-				rc = e;
-		}
-		al_diags_free(d);
+		rc = model_step_exit(items[i].path, d, st, rc);
 	}
 	return rc;
 }
@@ -142,12 +133,7 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 		(*own_o)[i] = &x->o;
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_check(items[i].model, &x->r.check, d) : AL_E_NOMEM;
-		if (st != AL_OK) {
-			print_errors(items[i].path, d);
-			int e = status_exit(st);
-			rc = e > rc ? e : rc;
-		}
-		al_diags_free(d);
+		rc = model_step_exit(items[i].path, d, st, rc);
 	}
 	return rc;
 }
