@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cli.h: what the command line's files share (main.c: options, commands, the
- * check/plan/report commands; run.c: run, verify, fp16). Only the CLI prints. */
+/* cli.h: what the command line's files share, by the file that defines it (main.c
+ * lists the files and what each holds). Only the CLI prints. */
 #ifndef ANELINT_CLI_H
 #define ANELINT_CLI_H
 
@@ -94,21 +94,29 @@ struct command_row {
 	const char *usage;
 	const char *help;
 };
-/* The option table (args.c) and the command table (main.c), n_ rows each. */
-extern const struct option_row options[];
-extern const size_t n_options;
+
+/* main.c: the command table, n_commands rows; the row of a command by name. */
 extern const struct command_row commands[];
 extern const size_t n_commands;
 const struct command_row *command(const char *name);
-/* args.c: the usage of every command, or of one (only) */
-void usage(FILE *out, const struct command_row *only);
+
+/* args.c: the option table, n_options rows */
+extern const struct option_row options[];
+extern const size_t n_options;
 /* Parse argv[first..] into c; returns EXIT_ALL_ANE or EXIT_USAGE. */
 int parse_args(struct cli *c, const struct command_row *cmd, int argc, char **argv, int first);
+/* The usage of every command, or of one (only). */
+void usage(FILE *out, const struct command_row *only);
+/* "anelint: " + fmt (one "%s": arg, through put_text) + newline, then "try
+ * 'anelint CMD --help'" on stderr; EXIT_USAGE. */
+int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
+
 /* help.c: the man page (--help-man) and a shell's completion (--completion SHELL)
  * on out, from the two tables; the exit code. */
 int print_man(FILE *out);
 int print_completion(FILE *out, const char *shell);
-int usage_error(const struct command_row *cmd, const char *fmt, const char *arg);
+
+/* output.c */
 /* The one way untrusted text reaches stderr (and the CLI's own text lines): a
  * name from a model file, a path or an argument from the command line, a
  * diagnostic's message. Control characters and bidirectional overrides shown as
@@ -134,6 +142,7 @@ int model_step_exit(const char *path, al_diags *d, enum al_status st, int rc);
 /* The report sink --format (else -o FILE's extension; else text, or html for
  * report) names, if cmd prints that format; NULL after a usage error in *rc. */
 const struct al_sink *pick_sink(const struct cli *c, const struct command_row *cmd, int *rc);
+bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
 /* -o FILE: written to a temporary file beside FILE that out_close(f, path, true)
  * renames over it, so FILE is never partial (a signal, or ok false, removes the
  * temporary); out_close of stdout flushes it. false, with errno, when not written. */
@@ -144,20 +153,17 @@ bool output_is_input(const struct cli *c);
 /* A SIGBUS on a model's mapping (the file shrank while read): one line naming
  * the file, the -o temporary removed, exit 4. */
 void guard_mappings(void);
-/* --seed (default 1) and --max-memory in bytes (default 0: the library's budget);
- * EXIT_ALL_ANE, or the usage error's exit code. */
+
+/* settings.c */
 /* A non-negative decimal integer, the whole string. */
 bool parse_count(const char *s, uint64_t *out);
+/* --seed (default 1) and --max-memory in bytes (default 0: the library's budget);
+ * EXIT_ALL_ANE, or the usage error's exit code. */
 int run_settings(const struct cli *c, const struct command_row *cmd, uint64_t *seed,
 		 uint64_t *max_bytes);
-/* Bytes the values of n named tensors take, for al_run_opts.held_bytes: what a
- * command holds while a run goes on shares the run's memory budget. */
 /* --max-work in element operations; 0 when not given (the library's default) or
  * invalid (run_settings refuses that with a usage error). */
 uint64_t max_work_of(const struct cli *c);
-bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
-
-/* settings.c */
 /* What the options of a run turn into: library options and loaded rules. */
 struct run {
 	struct al_check_opts check;
