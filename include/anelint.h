@@ -398,7 +398,7 @@ AL_API enum al_status al_model_select_function(al_model *m, const char *name, al
  * live mapping holds addr, or NULL when addr is not in one (a real bug: restore
  * the previous handler and return, so the fault repeats there). It is
  * async-signal-safe and may be called from any thread. The anelint CLI's
- * handler prints one line naming the file and exits 4 (src/cli/main.c). */
+ * handler prints one line naming the file and exits 4 (src/cli/output.c). */
 AL_API const char *al_mapped_file_at(const void *addr);
 AL_API const char *al_model_path(const al_model *m);
 AL_API bool al_model_is_package(const al_model *m);
