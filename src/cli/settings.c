@@ -53,26 +53,15 @@ uint64_t max_work_of(const struct cli *c)
 	return (uint64_t)v;
 }
 
-/* "a12, a14, ..." for messages. */
-static void target_ids(char *buf, size_t cap)
+/* "a12, a14, ..." (targets) or "ios13, ios14, ..." (releases) for messages. */
+static void id_names(char *buf, size_t cap, bool targets)
 {
 	size_t len = 0;
+	size_t count = targets ? al_targets_count() : al_releases_count();
 	buf[0] = 0;
-	for (size_t i = 0; i < al_targets_count() && len < cap; i++) {
-		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", al_target_at(i)->id);
-		if (k < 0)
-			break;
-		len += (size_t)k;
-	}
-}
-
-/* "ios13, ios14, ..." for messages. */
-static void release_ids(char *buf, size_t cap)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < al_releases_count() && len < cap; i++) {
-		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", al_release_at(i)->id);
+	for (size_t i = 0; i < count && len < cap; i++) {
+		const char *id = targets ? al_target_at(i)->id : al_release_at(i)->id;
+		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", id);
 		if (k < 0)
 			break;
 		len += (size_t)k;
@@ -99,7 +88,7 @@ static int id_list(const struct command_row *cmd, const char *spec, bool targets
 							   : (const void *)al_release_find(id)) : NULL;
 		if (!x) {
 			char ids[256];
-			(targets ? target_ids : release_ids)(ids, sizeof ids);
+			id_names(ids, sizeof ids, targets);
 			fprintf(stderr, "anelint: unknown %s '", targets ? "target" : "OS release");
 			put_text(stderr, len ? id : spec, CLI_NAME_MAX);
 			fprintf(stderr, "' (%s%s, or all; a comma list compares several)\n", ids,
