@@ -72,6 +72,7 @@ static bool p_mil_upsample(struct pctx *c);
 static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
+static bool p_mil_gru(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -147,6 +148,9 @@ static bool p_mil_lstm(struct pctx *c);
 	X("mil-lstm-unroll", "ANE021", AL_EQ_REASSOCIATE, "lstm",                                        \
 	  "static-length lstm (forward, fp16, <= 16 steps) -> per step linear + sigmoid / tanh + "       \
 	  "mul / add ops (ML Program)", p_mil_lstm)                                                      \
+	X("mil-gru-unroll", "ANE021", AL_EQ_REASSOCIATE, "gru",                                          \
+	  "static-length gru (forward / reverse, fp16, <= 16 steps) -> linear + per step sigmoid / "     \
+	  "tanh + mul / add / sub ops, weights regrouped (ML Program)", p_mil_gru)                       \
 	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
 	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
 	  "only with --allow approximate)", p_model_level)                                               \
@@ -1526,6 +1530,7 @@ MIL_ROW(p_mil_island, ali_pass_mil_island)
 MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
 MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
 MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
+MIL_ROW(p_mil_gru, ali_pass_mil_gru_unroll)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)
 MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 

@@ -59,6 +59,7 @@ bool ali_pass_mil_upsample(struct al_mil_pass *c);
 bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
