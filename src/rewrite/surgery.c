@@ -1797,7 +1797,12 @@ void al_surgery_free(al_surgery *s)
 	ali_splice_free(s->sp);
 	ali_free(s->rw);
 	ali_buf_free(&s->wtail);
-	ali_free(s->wimage);
+	if (s->wimage_mapped) {
+		ali_guard_remove(s->wimage);
+		ali_unmap_cow(s->wimage, s->wimage_n);
+	} else {
+		ali_free(s->wimage);
+	}
 	ali_free(s->newnames);
 	ali_arena_free(&s->arena);
 	ali_free(s);

@@ -26,6 +26,7 @@ struct al_surgery {
 	uint32_t wcount;
 	uint8_t *wimage; /* the whole new weight.bin, built by al_surgery_weights */
 	size_t wimage_n;
+	bool wimage_mapped; /* wimage is an ali_map_cow mapping (else ali_malloc'd) */
 	const char **newnames; /* value names the ML Program passes created */
 	bool spec_raised;      /* an fp16 I/O rewrite raised specificationVersion to 7 */
 	size_t n_newnames;
