@@ -265,6 +265,14 @@ roundtrip() {
 		[ $? -le 1 ] && ok || bad "$m: the output does not re-load"
 	done
 }
+# NeuralNetwork recurrent layers (ANE002): left, each with the reason naming
+# the rule and the ML Program pass that does unroll them (docs/surgery.md)
+"$ANELINT" fix $D/builder__legacy_lstm_bilstm_gru.mlmodel --dry-run --allow reassociate --format json >"$T/nnrec.json"
+rc=$?
+[ $rc -eq 0 ] &&
+	grep -q '"layer": "lstm", "type": "uniDirectionalLSTM", "pass": "nn-lstm-unroll", "rule": "ANE002".*"applied": false, "why_not": "not unrolled (ANE002): no NeuralNetwork form yet.*(mil-lstm-unroll)"' "$T/nnrec.json" &&
+	grep -q '"layer": "gru", "type": "gru", "pass": "nn-gru-unroll", "rule": "ANE002".*"applied": false, "why_not": "not unrolled (ANE002): .*(mil-gru-unroll)"' "$T/nnrec.json" &&
+	! grep -q '"pass": "mil-gru-unroll"' "$T/nnrec.json" && ok || { bad "nn recurrent: reasons (rc $rc)"; cat "$T/nnrec.json"; }
 roundtrip $D/*.mlmodel tests/data/crafted/*.mlmodel
 if [ -d "$CORPUS/converted" ]; then
 	roundtrip "$CORPUS"/converted/*.mlmodel

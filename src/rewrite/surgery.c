@@ -73,6 +73,7 @@ static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
 static bool p_mil_gru(struct pctx *c);
+static bool p_nn_recurrent(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -151,6 +152,12 @@ static bool p_mil_gru(struct pctx *c);
 	X("mil-gru-unroll", "ANE021", AL_EQ_REASSOCIATE, "gru",                                          \
 	  "static-length gru (forward / reverse, fp16, <= 16 steps) -> linear + per step sigmoid / "     \
 	  "tanh + mul / add / sub ops, weights regrouped (ML Program)", p_mil_gru)                       \
+	X("nn-lstm-unroll", "ANE002", AL_EQ_REASSOCIATE, "uniDirectionalLSTM",                          \
+	  "not done: a NeuralNetwork LSTM is left with its reason (docs/surgery.md); convert to an "      \
+	  "ML Program, where mil-lstm-unroll applies", p_nn_recurrent)                                   \
+	X("nn-gru-unroll", "ANE002", AL_EQ_REASSOCIATE, "gru",                                           \
+	  "not done: a NeuralNetwork GRU is left with its reason (docs/surgery.md); convert to an "       \
+	  "ML Program, where mil-gru-unroll applies", p_nn_recurrent)                                    \
 	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
 	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
 	  "only with --allow approximate)", p_model_level)                                               \
@@ -1533,6 +1540,24 @@ MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
 MIL_ROW(p_mil_gru, ali_pass_mil_gru_unroll)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)
 MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
+
+/* NeuralNetwork uniDirectionalLSTM / gru (ANE002): refused, with the reason.
+ * A form whose every layer the rules put on the ANE exists (a permute moving
+ * the Seq axis of the rank-5 (Seq, B, C, 1, 1) input to H, a slice per step,
+ * innerProduct, activation, add / multiply, concat, a reshape back to Seq;
+ * sliceStatic / squeeze would be ANE007, support unverified), and the
+ * interpreter runs it; not built: NeuralNetwork layers cannot share weights, so
+ * every step's innerProduct carries its own copy of the recurrent matrices,
+ * and the LSTM's cell clip (50 when unset) needs 4 more layers a step.
+ * docs/surgery.md. An ML Program gru is mil-gru-unroll's: not reported here. */
+static bool p_nn_recurrent(struct pctx *c)
+{
+	if (!c->src || !c->src->sub || c->src->sub->world != AL_WORLD_NN)
+		return false;
+	return say(c, "not unrolled (ANE002): no NeuralNetwork form yet (every step would carry its own copy of "
+		   "the recurrent weights); convert to an ML Program (%s)",
+		   strcmp(c->n->type, "gru") == 0 ? "mil-gru-unroll" : "mil-lstm-unroll");
+}
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)

@@ -1116,7 +1116,7 @@ static bool regroup(struct al_mil_pass *c, const char *p, int64_t H, int64_t K, 
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c)
 {
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
-		return ali_mil_say(c, "not an ML Program op");
+		return false; /* a NeuralNetwork gru: nn-gru-unroll says why (not reported here) */
 	if (c->n->n_outputs != 2 || !c->n->out_types)
 		return ali_mil_say(c, "%u outputs (2 expected)", c->n->n_outputs);
 	char dir[32] = "forward";
