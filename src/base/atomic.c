@@ -289,6 +289,7 @@ static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
  * trip through a buffer) where the system has copy_file_range, else, and for
  * whatever it leaves (EXDEV, EINVAL on some file systems, a short input),
  * copy_plain, which also reports a short input. */
+#if HAVE_SEEK_HOLE
 #define COPY_CHUNK ((size_t)64 << 20)
 static bool copy_data(int in_fd, uint64_t o, uint64_t n, int out_fd)
 {
@@ -306,6 +307,7 @@ static bool copy_data(int in_fd, uint64_t o, uint64_t n, int out_fd)
 	}
 	return copy_plain(in_fd, o, n, out_fd);
 }
+#endif
 
 bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 {

@@ -8,8 +8,9 @@
 #include "analysis.h"
 #include "pbsplice.h"
 
-/* How many new layers / ops one rewrite may name (an unrolled lstm: 14 a step). */
-#define AL_PASS_MAX_NAMES 256
+/* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
+ * 14 a step; a NeuralNetwork one 19: 16 steps and the rest = 308). */
+#define AL_PASS_MAX_NAMES 320
 
 struct al_surgery {
 	al_model *m;
