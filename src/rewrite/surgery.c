@@ -1664,8 +1664,8 @@ static bool p_nn_lstm(struct pctx *c)
 	if (T < 1 || T > NN_LSTM_MAX_STEPS)
 		return say(c, "%lld steps: at most %d are unrolled (17 layers a step, each step waiting for the one "
 			   "before)", (long long)T, NN_LSTM_MAX_STEPS);
-	if (I < 1 || H < 1 || 4 * H > 16384)
-		return say(c, "sizes I %llu, H %llu (4H <= 16384)", (unsigned long long)I, (unsigned long long)H);
+	if (I < 1 || H < 1 || 4 * H > 16384 || I > (1u << 24))
+		return say(c, "sizes I %llu, H %llu (4H <= 16384, I <= 2^24)", (unsigned long long)I, (unsigned long long)H);
 	/* the stacked weights, gate order i, f, o, z (fields: input 1, forget 2, output 4, block input 3) */
 	static const uint32_t fx[4] = {1, 2, 4, 3}, fh[4] = {20, 21, 23, 22}, fb[4] = {40, 41, 43, 42};
 	struct al_buf wx = {0}, wh = {0}, bb = {0};
