@@ -380,6 +380,31 @@ else
 	skip=$((skip + 2))
 fi
 
+# 5h. a static-length fp16 gru unrolled (ANE021, reassociate): the weights
+#     regrouped once into [r | z] and o consts (8 new blobs: each matrix of
+#     >= 10 values, as coremltools stores them; the biases immediate), the input projection one
+#     linear over the sequence, 14 ops a step; forward (last step) and reverse
+#     (the whole sequence, in processing order); the 20-step one left with its
+#     reason; bit-identical to the interpreter's gru kernel
+fixcase gru $C/fix_mil_gru.mlpackage gru 3 1 reassociate "y r" --allow reassociate
+grep -q '"layer": "z".*"why_not": "20 steps: at most 16 are unrolled' "$T/gru.json" &&
+	grep -q '"identical": true' "$T/gru.json" && ! grep -q '"identical": false' "$T/gru.json" && ok ||
+	bad "gru: z reason / not bit-identical"
+grep -q 'blobs 3 -> 11' "$T/gru.pkg" && ok || bad "gru: $(cat "$T/gru.pkg") (8 new blobs expected)"
+"$ANELINT" check --all --rules "$T/nofloor.rules" "$T/gru.mlpackage" >"$T/gru.chk"
+n=$(grep -cE '^ +[0-9]+ +[A-Za-z0-9_]+ +(slice_by_index|linear|add|split|sigmoid|tanh|mul|sub|expand_dims|stack) +ANE' "$T/gru.chk")
+# 3 + 4 steps x 14 ops, 2 input linears each, expand_dims and stack
+[ "$n" -eq 104 ] && grep -qE '^ +[0-9]+ +h +add +ANE' "$T/gru.chk" && grep -qE '^ +[0-9]+ +r +stack +ANE' "$T/gru.chk" &&
+	grep -qE '^ +[0-9]+ +z +gru +-> cpu' "$T/gru.chk" && ok ||
+	{ bad "gru: $n unrolled ops on the ANE (104 expected)"; cat "$T/gru.chk"; }
+"$ANELINT" fix $C/fix_mil_gru.mlpackage --dry-run --proof region --allow reassociate --format json >"$T/grur.json"
+[ $? -eq 0 ] && grep -q '"kind": "region"' "$T/grur.json" && grep -q '"proved": true, "pass": true' "$T/grur.json" &&
+	grep -q '"layer": "r".*"after": "4 steps (reversed) of linear' "$T/grur.json" && ok ||
+	{ bad "gru: region proof / dry run"; cat "$T/grur.json"; }
+"$ANELINT" fix $C/fix_mil_gru.mlpackage -o "$T/gru0.mlpackage" --format json >"$T/gru0.json"
+[ $? -eq 0 ] && grep -q '"layer": "y".*"why_not": "rounds differently: needs --allow reassociate (it would be: 3 steps' "$T/gru0.json" &&
+	same_tree $C/fix_mil_gru.mlpackage "$T/gru0.mlpackage" && ok || { bad "gru without --allow"; cat "$T/gru0.json"; }
+
 # 5c. fp32 islands -> fp16 (approximate, opt-in): cast up -> identity, relu and
 #     add typed fp16, the cast back -> identity; the island reading an fp32
 #     constant is left with its reason; without --allow approximate nothing changes

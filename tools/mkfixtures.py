@@ -1118,6 +1118,43 @@ def fix_gap():
                      "fix fixture: global average pooling with VALID padding")
 
 
+def fix_nn_lstm():
+    """NeuralNetwork (spec 4): three uniDirectionalLSTMs (I = H = 4) on rank-5
+    [T, 1, 4, 1, 1] inputs. a: 3 steps, x only, the whole sequence, fp32 weights
+    with biases; b: 3 steps from h0 / c0 inputs, the last step, fp16 weights, no
+    bias, cellClipThreshold 0.5 (the clip acts); both unrolled with --allow
+    reassociate. c: 20 steps (refused: more than 16)."""
+    H, I = 4, 4
+
+    def wp(vals, fp16):  # WeightParams: float16Value 2 (bytes) or floatValue 1
+        return f_bytes(2, struct.pack("<%de" % len(vals), *vals)) if fp16 else weights_f32(vals)
+
+    def lstm(seq, bias, fp16, clip=None, k=0):
+        w = []
+        for g, f in enumerate((1, 2, 3, 4)):  # input, forget, block input, output: [H, I]
+            w.append(f_msg(f, wp(ramp(H * I, lo=-0.5 + 0.0625 * g + 0.03125 * k, step=0.09375), fp16)))
+        for g, f in enumerate((20, 21, 22, 23)):  # recursion matrices [H, H]
+            w.append(f_msg(f, wp(ramp(H * H, lo=-0.4375 + 0.0625 * g, step=0.078125), fp16)))
+        if bias:
+            for g, f in enumerate((40, 41, 42, 43)):
+                w.append(f_msg(f, wp(ramp(H, lo=-0.25 + 0.125 * g, step=0.0625), fp16)))
+        lp = (f_varint(10, 1) if seq else b"") + (f_varint(20, 1) if bias else b"") + \
+            (f_float(60, clip) if clip else b"")
+        acts = f_msg(10, f_msg(40)) + f_msg(10, f_msg(30)) + f_msg(10, f_msg(30))  # sigmoid, tanh, tanh
+        return f_varint(1, I) + f_varint(2, H) + acts + f_msg(15, lp) + f_msg(20, *w)
+
+    layers = [
+        layer("lstm_a", ["xa"], ["ya", "ha", "ca"], 420, lstm(True, True, False)),
+        layer("lstm_b", ["xb", "h0", "c0"], ["yb", "hb", "cb"], 420, lstm(False, False, True, 0.5, 1)),
+        layer("lstm_c", ["xc"], ["yc", "hc", "cc"], 420, lstm(True, True, False)),
+    ]
+    ins = [array_feature("xa", [3, 1, I, 1, 1]), array_feature("xb", [3, 1, I, 1, 1]),
+           array_feature("h0", [1, 1, H, 1, 1]), array_feature("c0", [1, 1, H, 1, 1]),
+           array_feature("xc", [20, 1, I, 1, 1])]
+    return fix_model(layers, ins, ["ya", "ha", "ca", "yb", "hb", "cb", "yc"],
+                     "fix fixture: uniDirectionalLSTMs of 3 steps (unrolled) and 20 (refused)")
+
+
 def fix_shape_custom():
     """NeuralNetwork: input x with a shape range [1,4,8..64,8..64] read by a custom
     layer (className AnelintSwish): the interpreter cannot run it, and --shape
@@ -1220,6 +1257,7 @@ def main():
         "fix_shuffle.mlmodel": fix_shuffle(),
         "fix_qkv.mlmodel": fix_qkv(),
         "fix_gap.mlmodel": fix_gap(),
+        "fix_nn_lstm.mlmodel": fix_nn_lstm(),
         "fix_shape_custom.mlmodel": fix_shape_custom(),
         "fix_shape_image.mlmodel": fix_shape_image(),
     }

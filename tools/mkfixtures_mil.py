@@ -21,6 +21,10 @@ known when the file is read, so that the ML Program passes can fold them:
   fix_mil_lstm       two forward fp16 lstms (I = H = 4): 3 steps, last step
                      only, every output read (unrolled with --allow reassociate),
                      and 20 steps, the whole sequence (refused: more than 16)
+  fix_mil_gru        three fp16 grus (I = 4, H = 4): 3 steps forward, last step
+                     only, weights in weight.bin (unrolled with --allow
+                     reassociate); 4 steps reverse, the whole sequence,
+                     immediate weights, no bias (unrolled); 20 steps (refused)
   fix_mil_island     two fp32 islands in an fp16 program: cast up, relu, add,
                      cast back (rewritten with --allow approximate), and cast
                      up, mul by an fp32 constant, cast back (refused: the
@@ -338,19 +342,57 @@ def fix_mil_lstm():
                    "fix fixture: a 3-step lstm (unrolled) and a 20-step one (refused)")
 
 
+def fix_mil_gru():
+    H, I = 4, 4
+    def ramp(n, lo, step):
+        return [lo + step * (k % 11) for k in range(n)]
+    wih, whh, b = ramp(3 * H * I, -0.5, 0.09375), ramp(3 * H * H, -0.4375, 0.078125), ramp(3 * H, -0.25, 0.0625)
+    weights, offs = weight_bin([(1, struct.pack("<%de" % len(v), *v)) for v in (wih, whh, b)])
+    ops = [
+        const("wih", v_blob("fp16", [3 * H, I], offs[0]), f16([3 * H, I])),
+        const("whh", v_blob("fp16", [3 * H, H], offs[1]), f16([3 * H, H])),
+        const("b", v_blob("fp16", [3 * H], offs[2]), f16([3 * H])),
+        const("wih_i", v_half(ramp(3 * H * I, -0.375, 0.0625), [3 * H, I]), f16([3 * H, I])),
+        const("whh_i", v_half(ramp(3 * H * H, -0.5, 0.09375), [3 * H, H]), f16([3 * H, H])),
+        const("h0", v_half([0.25, -0.5, 0.125, 0.0], [1, H]), f16([1, H])),
+        const("fwd", v_string("forward"), ttype("string", [])),
+        const("rev", v_string("reverse"), ttype("string", [])),
+        const("sig", v_string("sigmoid"), ttype("string", [])),
+        const("tnh", v_string("tanh"), ttype("string", [])),
+        const("last", v_bool(False), ttype("bool", [])),
+        const("all", v_bool(True), ttype("bool", [])),
+        op("gru", [("x", "x3"), ("initial_h", "h0"), ("weight_ih", "wih"), ("weight_hh", "whh"),
+                   ("bias", "b"), ("direction", "fwd"), ("output_sequence", "last"),
+                   ("recurrent_activation", "sig"), ("activation", "tnh")],
+           [("y", f16([1, 1, H])), ("h", f16([1, H]))]),
+        op("gru", [("x", "x4"), ("initial_h", "h0"), ("weight_ih", "wih_i"), ("weight_hh", "whh_i"),
+                   ("direction", "rev"), ("output_sequence", "all")],
+           [("r", f16([4, 1, H])), ("rh", f16([1, H]))]),
+        op("gru", [("x", "x20"), ("initial_h", "h0"), ("weight_ih", "wih"), ("weight_hh", "whh"),
+                   ("bias", "b"), ("output_sequence", "all")],
+           [("z", f16([20, 1, H])), ("zh", f16([1, H]))]),
+    ]
+    return program([("x3", [3, 1, I]), ("x4", [4, 1, I]), ("x20", [20, 1, I])],
+                   [("y", [1, 1, H]), ("h", [1, H]), ("r", [4, 1, H]), ("rh", [1, H]), ("z", [20, 1, H])], ops,
+                   "fix fixture: a 3-step gru and a 4-step reverse one (unrolled), a 20-step one (refused)"), \
+        weights
+
+
 def main():
     if not os.path.isdir(os.path.join("tests", "data")):
         sys.exit("run from the repository root")
     os.makedirs(OUT, exist_ok=True)
     fill, fill_w = fix_mil_fill()
     bc1s, bc1s_w = fix_mil_bc1s()
+    gru, gru_w = fix_mil_gru()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
                         ("fix_mil_island", fix_mil_island(), None),
                         ("fix_mil_sdpa", fix_mil_sdpa(), None),
                         ("fix_mil_bc1s", bc1s, bc1s_w),
-                        ("fix_mil_lstm", fix_mil_lstm(), None)):
+                        ("fix_mil_lstm", fix_mil_lstm(), None),
+                        ("fix_mil_gru", gru, gru_w)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
 

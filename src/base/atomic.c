@@ -285,6 +285,30 @@ static bool copy_plain(int in_fd, uint64_t o, uint64_t n, int out_fd)
 	return ok;
 }
 
+/* n bytes of in_fd at o onto out_fd's position: in the kernel (one copy, no
+ * trip through a buffer) where the system has copy_file_range, else, and for
+ * whatever it leaves (EXDEV, EINVAL on some file systems, a short input),
+ * copy_plain, which also reports a short input. */
+#if HAVE_SEEK_HOLE
+#define COPY_CHUNK ((size_t)64 << 20)
+static bool copy_data(int in_fd, uint64_t o, uint64_t n, int out_fd)
+{
+	while (n) {
+		size_t chunk = n > COPY_CHUNK ? COPY_CHUNK : (size_t)n;
+		long long k = ali_copy_file_range(in_fd, o, out_fd, chunk);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		o += (uint64_t)k;
+		n -= (uint64_t)k;
+		if (n)
+			ali_writeback_start(out_fd); /* the device writes while the next chunk copies */
+	}
+	return copy_plain(in_fd, o, n, out_fd);
+}
+#endif
+
 bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 {
 	if (!ali_copy_keeps_holes())
@@ -297,7 +321,7 @@ bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 		if (data < 0 && errno == ENXIO) /* only a hole to the end of the file */
 			data = (off_t)end;
 		else if (data < 0) /* no hole support on this file system */
-			return copy_plain(in_fd, off, end - off, out_fd);
+			return copy_data(in_fd, off, end - off, out_fd);
 		if ((uint64_t)data > end)
 			data = (off_t)end;
 		if ((uint64_t)data > off) { /* a hole: skip it in the output too */
@@ -312,7 +336,7 @@ bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd)
 			hole = (off_t)end;
 		if ((uint64_t)hole <= off) /* cannot happen for a regular file; stay safe */
 			hole = (off_t)end;
-		if (!copy_plain(in_fd, off, (uint64_t)hole - off, out_fd))
+		if (!copy_data(in_fd, off, (uint64_t)hole - off, out_fd))
 			return false;
 		hole_last = false;
 		off = (uint64_t)hole;

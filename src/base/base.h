@@ -138,6 +138,15 @@ enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx
 bool ali_platform_portable(void); /* true when the fallbacks are in use */
 int ali_rename_exchange(const char *a, const char *b);
 long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n);
+/* A private, writable mapping of n + extra bytes: the first n those of fd
+ * (n > 0; file pages shared with the page cache until written: copy-on-write),
+ * the rest zeros. NULL with errno (ENOSYS where the system has no anonymous
+ * mappings: the caller copies instead). Unmapped by ali_unmap_cow(p, n + extra). */
+void *ali_map_cow(int fd, size_t n, size_t extra);
+void ali_unmap_cow(void *p, size_t len);
+/* Start writing fd's dirty pages to the device, without waiting (a hint: the
+ * fsync that follows a long copy then waits for less). No-op where unknown. */
+void ali_writeback_start(int fd);
 void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
 void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */
 /* Page faults this process has taken so far (every thread): a mapping gains
@@ -151,7 +160,8 @@ void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 
 /* Copy n bytes of in_fd from offset off to out_fd's current position,
  * keeping the input's holes as holes (SEEK_DATA/SEEK_HOLE) where the system
- * has them; false with errno on failure (a short input is an error). */
+ * has them, the data in the kernel (ali_copy_file_range) where it can, else
+ * through a buffer; false with errno on failure (a short input is an error). */
 bool ali_copy_range(int in_fd, uint64_t off, uint64_t n, int out_fd);
 /* Whether copies keep holes: false when built with -DAL_NO_SEEK_HOLE, on a
  * system without SEEK_DATA, or after ali_copy_force_dense(true) (for tests;

@@ -7,6 +7,13 @@
  *                        (the caller moves the old directory aside instead)
  *   ali_copy_file_range  copy_file_range (in-kernel copy), glibc >= 2.27; else
  *                        ENOSYS (the caller writes from its mapping)
+ *   ali_map_cow          a private writable mapping of a file's bytes followed
+ *                        by anonymous zero pages (MAP_ANONYMOUS, MAP_FIXED):
+ *                        the file pages are shared until written; else NULL
+ *                        (the caller copies the bytes into memory instead)
+ *   ali_writeback_start  sync_file_range(SYNC_FILE_RANGE_WRITE): start writing a
+ *                        file's dirty pages without waiting, so that a long copy
+ *                        and the fsync after it overlap; else nothing
  *   ali_advise_random    posix_madvise(POSIX_MADV_RANDOM): POSIX, everywhere
  *   ali_advise_dontneed  madvise(MADV_DONTNEED) on Linux (drops clean file
  *                        pages at once); else posix_madvise, a hint
@@ -60,6 +67,49 @@ int ali_rename_exchange(const char *a, const char *b)
 	errno = ENOSYS;
 	return -1;
 #endif
+}
+
+void *ali_map_cow(int fd, size_t n, size_t extra)
+{
+#if HAVE_LINUX_CALLS && defined(MAP_ANONYMOUS)
+	if (n == 0 || extra > SIZE_MAX - n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	void *p = mmap(NULL, n + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* the file over the start of it: its last page's bytes past n are zeros
+	 * (POSIX), private and writable like the anonymous pages after it */
+	if (mmap(p, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		int e = errno;
+		munmap(p, n + extra);
+		errno = e;
+		return NULL;
+	}
+	return p;
+#else
+	(void)fd;
+	(void)n;
+	(void)extra;
+	errno = ENOSYS;
+	return NULL;
+#endif
+}
+
+void ali_writeback_start(int fd)
+{
+#if HAVE_LINUX_CALLS && defined(SYNC_FILE_RANGE_WRITE)
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd;
+#endif
+}
+
+void ali_unmap_cow(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
 }
 
 long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n)

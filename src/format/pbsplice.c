@@ -438,7 +438,9 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		       int out_fd)
 {
 	while (n && in_fd >= 0 && *cfr_ok) {
-		long long k = ali_copy_file_range(in_fd, from, out_fd, n);
+		/* 64 MB at a time, the device writing each while the next copies: the
+		 * fsync before the rename then waits for less (bench/fixcp.sh) */
+		long long k = ali_copy_file_range(in_fd, from, out_fd, n > ((size_t)64 << 20) ? (size_t)64 << 20 : n);
 		if (k <= 0) {
 			if (k < 0 && errno == EINTR)
 				continue;
@@ -447,6 +449,8 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		}
 		from += (size_t)k;
 		n -= (size_t)k;
+		if (n)
+			ali_writeback_start(out_fd);
 	}
 	return ali_write_all(out_fd, s->root.p + from, n);
 }

@@ -8,8 +8,9 @@
 #include "analysis.h"
 #include "pbsplice.h"
 
-/* How many new layers / ops one rewrite may name (an unrolled lstm: 14 a step). */
-#define AL_PASS_MAX_NAMES 256
+/* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
+ * 14 a step; a NeuralNetwork one 19: 16 steps and the rest = 308). */
+#define AL_PASS_MAX_NAMES 320
 
 struct al_surgery {
 	al_model *m;
@@ -26,6 +27,7 @@ struct al_surgery {
 	uint32_t wcount;
 	uint8_t *wimage; /* the whole new weight.bin, built by al_surgery_weights */
 	size_t wimage_n;
+	bool wimage_mapped; /* wimage is an ali_map_cow mapping (else ali_malloc'd) */
 	const char **newnames; /* value names the ML Program passes created */
 	bool spec_raised;      /* an fp16 I/O rewrite raised specificationVersion to 7 */
 	size_t n_newnames;
@@ -59,6 +61,7 @@ bool ali_pass_mil_upsample(struct al_mil_pass *c);
 bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);

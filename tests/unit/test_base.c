@@ -266,6 +266,59 @@ static void test_platform(void **state)
 	rmdir(at("sb"));
 }
 
+/* ali_map_cow: the file's bytes then zeros, writable without touching the
+ * file; NULL with ENOSYS in the portable build (the caller copies instead).
+ * ali_copy_range of a dense file: in the kernel or through the buffer, the
+ * same bytes either way, at the output's position. */
+static void test_map_cow(void **state)
+{
+	(void)state;
+	int fd = open(at("cow.bin"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	char data[10000];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (char)('a' + i % 26);
+	assert_true(ali_write_all(fd, data, sizeof data));
+	uint8_t *p = ali_map_cow(fd, sizeof data, 5000);
+	if (ali_platform_portable()) {
+		assert_null(p);
+		assert_int_equal(errno, ENOSYS);
+	} else {
+		assert_non_null(p);
+		assert_memory_equal(p, data, sizeof data);
+		for (size_t i = sizeof data; i < sizeof data + 5000; i++)
+			assert_int_equal(p[i], 0);
+		p[0] = 'Z';               /* a file page, copied on write */
+		p[sizeof data + 10] = 'Y'; /* past the file's end: the last file page or an anonymous one */
+		p[sizeof data + 4999] = 'X';
+		char back[4] = {0};
+		assert_int_equal(pread(fd, back, 1, 0), 1);
+		assert_int_equal(back[0], 'a'); /* the file is unchanged */
+		struct stat st;
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(st.st_size, (off_t)sizeof data);
+		ali_unmap_cow(p, sizeof data + 5000);
+	}
+	errno = 0;
+	assert_null(ali_map_cow(fd, 0, 10)); /* nothing to map */
+	int out = open(at("cow_copy.bin"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(out >= 0);
+	assert_true(ali_write_all(out, "HDR", 3));
+	assert_true(ali_copy_range(fd, 7, sizeof data - 7, out));
+	ali_writeback_start(out); /* a hint: no effect on the bytes */
+	char got[sizeof data];
+	assert_int_equal(pread(out, got, sizeof got, 0), (ssize_t)(sizeof data - 4));
+	assert_memory_equal(got, "HDR", 3);
+	assert_memory_equal(got + 3, data + 7, sizeof data - 7);
+	bool was = ali_copy_force_dense(true); /* a short input is an error (the dense path) */
+	assert_false(ali_copy_range(fd, sizeof data - 2, 10, out));
+	ali_copy_force_dense(was);
+	close(out);
+	close(fd);
+	unlink(at("cow.bin"));
+	unlink(at("cow_copy.bin"));
+}
+
 /* A sparse file: `size` bytes, data only at 0 and in the middle. */
 static void make_sparse(const char *path, off_t size)
 {
@@ -400,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_write_atomic),
 		cmocka_unit_test(test_platform),
 		cmocka_unit_test(test_copy_holes),
+		cmocka_unit_test(test_map_cow),
 		cmocka_unit_test(test_sparse_package),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
