@@ -63,8 +63,16 @@ void ali_blas_set_threads(int n);
  * calling thread. */
 void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
 bool ali_pool_nested(void);
+/* For measuring (bench/opprof.c), not for running: while on, ali_pool_run runs
+ * every part in line on the caller and adds to two counters, the CPU time of
+ * the parts and the time they would take on the pool's threads (per job: its
+ * longest part, or its sum over the threads if more). Serial work is what runs
+ * outside them, so the run's time on the pool follows without another thread
+ * or an idle machine. */
+void ali_pool_simulate(bool on);
+void ali_pool_sim_stats(double *in_parts_ns, double *critical_ns);
 /* Parts for a loop of n items costing `cost` each (in element operations,
- * roughly ns): 1 below ~50 us of work, else up to ali_kernels_threads(). */
+ * roughly ns): 1 below ~20 us of work, else up to ali_kernels_threads(). */
 int ali_pool_parts(double n, double cost);
 
 /* ------------------------------------------------------------------ convolution

@@ -13,6 +13,7 @@
 #include "kernels.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +24,9 @@
  * finish) poll before sleeping on a condition variable. A model's ops come a
  * few to a few hundred microseconds apart; a sleeping thread takes tens of
  * microseconds to wake (more on a busy machine), which was paid twice per job
- * (ResNet-18 runs ~100 jobs). Bounded so an idle pool costs nothing. */
+ * (ResNet-18 runs ~100 jobs). Bounded so an idle pool costs nothing; after the
+ * first ~2000 polls (a few microseconds) each one yields the core (sched_yield), so on a busy
+ * machine the thread being waited for gets to run. */
 #define POOL_SPIN_NS 100000L
 
 static pthread_mutex_t pool_job_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
@@ -57,7 +60,9 @@ static bool spin_gen(unsigned long seen)
 	for (unsigned i = 1;; i++) {
 		if (atomic_load_explicit(&pool_gen, memory_order_acquire) != seen)
 			return true;
-		if ((i & 255u) == 0) {
+		if (i > 2048u)
+			sched_yield();
+		if ((i & 15u) == 0) {
 			long long t = now_ns();
 			if (!end)
 				end = t + POOL_SPIN_NS;
@@ -73,7 +78,9 @@ static bool spin_done(void)
 	for (unsigned i = 1;; i++) {
 		if (atomic_load_explicit(&pool_pending, memory_order_acquire) == 0)
 			return true;
-		if ((i & 255u) == 0) {
+		if (i > 2048u)
+			sched_yield();
+		if ((i & 15u) == 0) {
 			long long t = now_ns();
 			if (!end)
 				end = t + POOL_SPIN_NS;
@@ -157,6 +164,47 @@ bool ali_pool_nested(void)
 	return in_pool;
 }
 
+/* The measuring mode (ali_pool_simulate): every part runs in line on the caller,
+ * timed by its thread's CPU clock. */
+static bool sim_on;
+static double sim_sum, sim_crit;
+
+static double thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+void ali_pool_simulate(bool on)
+{
+	sim_on = on;
+}
+
+void ali_pool_sim_stats(double *in_parts_ns, double *critical_ns)
+{
+	*in_parts_ns = sim_sum;
+	*critical_ns = sim_crit;
+}
+
+static void sim_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx)
+{
+	double sum = 0.0, max = 0.0;
+	in_pool = true;
+	for (int t = 0; t < parts; t++) {
+		double t0 = thread_cpu_ns();
+		fn(ctx, t, parts);
+		double d = thread_cpu_ns() - t0;
+		sum += d;
+		max = d > max ? d : max;
+	}
+	in_pool = false;
+	int threads = ali_kernels_threads();
+	double even = sum / (threads < parts ? threads : parts);
+	sim_sum += sum;
+	sim_crit += max > even ? max : even;
+}
+
 void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx)
 {
 	if (parts > POOL_MAX)
@@ -164,6 +212,10 @@ void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *c
 	if (parts <= 1 || in_pool) {
 		for (int t = 0; t < (parts < 1 ? 1 : parts); t++)
 			fn(ctx, t, parts < 1 ? 1 : parts);
+		return;
+	}
+	if (sim_on) {
+		sim_run(parts, fn, ctx);
 		return;
 	}
 	pthread_once(&pool_once, pool_init);
@@ -197,7 +249,7 @@ void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *c
 int ali_pool_parts(double n, double cost)
 {
 	int t = ali_kernels_threads();
-	if (t <= 1 || in_pool || n * cost < 50000.0)
+	if (t <= 1 || in_pool || n * cost < 20000.0)
 		return 1;
 	return (double)t > n ? (int)n : t;
 }

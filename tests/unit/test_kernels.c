@@ -1252,6 +1252,31 @@ static void test_softmax(void **state)
 	float x4[3] = {1000, 1001, 1002};
 	ali_softmax(x4, 1, 3, 1, x4);
 	CLOSE(x4, want, 1e-6f);
+	/* a long row (the vectorised exp, blocks of 256 and a tail) against double:
+	 * values spread over [-90, 0] so terms run from 1 down past float's normals */
+	enum { N = 1000 };
+	static float xl[N], yl[N];
+	double sum = 0.0;
+	for (int i = 0; i < N; i++) {
+		xl[i] = -90.0f * (float)((i * 7919) % N) / N + (i % 3 ? 0.0f : 0.3f);
+		sum += exp((double)xl[i]);
+	}
+	ali_softmax(xl, 1, N, 1, yl);
+	double worst = 0.0;
+	for (int i = 0; i < N; i++) {
+		double w = exp((double)xl[i]) / sum, d = fabs(yl[i] - w) / (w > 1e-30 ? w : 1.0);
+		if (w > 1e-30)
+			worst = d > worst ? d : worst;
+		else
+			assert_true(yl[i] <= 1e-30f);
+	}
+	/* x - max rounds in float (half an ulp of 90 is 3.8e-6: e^x moves by that
+	 * relatively), as it did with libm's expf */
+	assert_true(worst < 8e-6);
+	/* NaN anywhere in a row: the row is NaN (as libm's expf gave) */
+	float xn[3] = {1, NAN, 2};
+	ali_softmax(xn, 1, 3, 1, y);
+	assert_true(isnan(y[0]) && isnan(y[1]) && isnan(y[2]));
 }
 
 static void test_norms(void **state)
