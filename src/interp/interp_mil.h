@@ -45,6 +45,7 @@ struct mx_model_cache {
 	 * weights), keyed by the constant's tensor, which `pins` keeps alive so
 	 * its address is never another tensor's */
 	struct mx_cache derived[2], pins[2];
+	struct ali_bufs bufs; /* the runs' freed buffers (interp.h) */
 };
 
 /* Per run: the model's cache, and this run's own for what is not worth keeping
