@@ -883,21 +883,40 @@ void ali_layer_norm(const float *x, int64_t outer, int64_t inner, const float *g
 {
 	if (inner <= 0)
 		return;
+	enum { L = 4 }; /* the sums in 4 lanes of doubles: they vectorise (one chain does not) */
 	for (int64_t o = 0; o < outer; o++) {
 		const float *xr = x + o * inner;
 		float *yr = y + o * inner;
-		double sum = 0.0;
-		for (int64_t j = 0; j < inner; j++)
+		double acc[L] = {0}, sum = 0.0;
+		int64_t j = 0;
+		for (; j + L <= inner; j += L)
+			for (int l = 0; l < L; l++)
+				acc[l] += xr[j + l];
+		for (; j < inner; j++)
 			sum += xr[j];
+		sum += (acc[0] + acc[1]) + (acc[2] + acc[3]);
 		double mean = sum / (double)inner, var = 0.0;
-		for (int64_t j = 0; j < inner; j++) {
+		for (int l = 0; l < L; l++)
+			acc[l] = 0.0;
+		for (j = 0; j + L <= inner; j += L)
+			for (int l = 0; l < L; l++) {
+				double d = xr[j + l] - mean;
+				acc[l] += d * d;
+			}
+		for (; j < inner; j++) {
 			double d = xr[j] - mean;
 			var += d * d;
 		}
+		var += (acc[0] + acc[1]) + (acc[2] + acc[3]);
 		var /= (double)inner;
 		float scale = normalize_variance ? (float)(1.0 / sqrt(var + eps)) : 1.0f;
 		float fm = (float)mean;
-		for (int64_t j = 0; j < inner; j++) {
+		if (gamma && beta) {
+			for (j = 0; j < inner; j++)
+				yr[j] = (xr[j] - fm) * scale * gamma[j] + beta[j];
+			continue;
+		}
+		for (j = 0; j < inner; j++) {
 			float v = (xr[j] - fm) * scale;
 			if (gamma)
 				v *= gamma[j];
