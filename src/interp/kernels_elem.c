@@ -868,18 +868,69 @@ static void softmax_impl(const float *x, int64_t outer, int64_t axis, int64_t in
 	}
 }
 
+struct sm_job {
+	const float *x;
+	float *y;
+	int64_t outer, axis, inner;
+	bool log_out;
+};
+
+static void sm_part(void *arg, int part, int parts)
+{
+	const struct sm_job *j = arg;
+	int64_t o0 = j->outer * part / parts, o1 = j->outer * (part + 1) / parts;
+	size_t off = (size_t)o0 * (size_t)j->axis * (size_t)j->inner;
+	softmax_impl(j->x + off, o1 - o0, j->axis, j->inner, j->y + off, j->log_out);
+}
+
+/* Over the pool by blocks of `outer`. */
+static void softmax_split(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y,
+			  bool log_out)
+{
+	struct sm_job j = {x, y, outer, axis, inner, log_out};
+	int parts = ali_pool_parts((double)outer, 3.0 * (double)axis * (double)inner);
+	ali_pool_run(parts, sm_part, &j);
+}
+
 void ali_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
 {
-	softmax_impl(x, outer, axis, inner, y, false);
+	softmax_split(x, outer, axis, inner, y, false);
 }
 
 void ali_log_softmax(const float *x, int64_t outer, int64_t axis, int64_t inner, float *y)
 {
-	softmax_impl(x, outer, axis, inner, y, true);
+	softmax_split(x, outer, axis, inner, y, true);
 }
 
+static void layer_norm_rows(const float *x, int64_t outer, int64_t inner, const float *gamma,
+			    const float *beta, float eps, bool normalize_variance, float *y);
+
+struct ln_job {
+	const float *x, *gamma, *beta;
+	float *y;
+	int64_t outer, inner;
+	float eps;
+	bool nv;
+};
+
+static void ln_part(void *arg, int part, int parts)
+{
+	const struct ln_job *j = arg;
+	int64_t o0 = j->outer * part / parts, o1 = j->outer * (part + 1) / parts;
+	size_t off = (size_t)o0 * (size_t)j->inner;
+	layer_norm_rows(j->x + off, o1 - o0, j->inner, j->gamma, j->beta, j->eps, j->nv, j->y + off);
+}
+
+/* Over the pool by blocks of rows. */
 void ali_layer_norm(const float *x, int64_t outer, int64_t inner, const float *gamma,
 		   const float *beta, float eps, bool normalize_variance, float *y)
+{
+	struct ln_job j = {x, gamma, beta, y, outer, inner, eps, normalize_variance};
+	ali_pool_run(ali_pool_parts((double)outer, 1.0 * (double)inner), ln_part, &j);
+}
+
+static void layer_norm_rows(const float *x, int64_t outer, int64_t inner, const float *gamma,
+			    const float *beta, float eps, bool normalize_variance, float *y)
 {
 	if (inner <= 0)
 		return;
