@@ -56,6 +56,10 @@ struct al_tensor {
 struct al_exec;
 struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
 				  int rank, const int64_t *dims); /* zero-filled */
+/* The same with the values unset, for a caller that writes every one (the
+ * dense kernels' outputs: zeroing them was a pass over memory on the serial path). */
+struct al_tensor *ali_tensor_alloc_raw(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims);
 /* A tensor over borrowed float data (weights in a mapping). */
 struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype,
 				   int rank, const int64_t *dims, const float *data);

@@ -99,8 +99,9 @@ static void zero_part(void *arg, int part, int parts)
 	memset(j->p + a, 0, b - a);
 }
 
-/* A kept buffer of exactly `bytes`, zeroed (over the pool when big), or NULL. */
-static float *bufs_take(struct al_exec *x, size_t bytes)
+/* A kept buffer of exactly `bytes`, zeroed (over the pool when big) unless
+ * !zero, or NULL. */
+static float *bufs_take(struct al_exec *x, size_t bytes, bool zero)
 {
 	struct ali_bufs *b = x ? x->bufs : NULL;
 	if (!b || bytes < ALI_BUFS_MIN)
@@ -111,7 +112,8 @@ static float *bufs_take(struct al_exec *x, size_t bytes)
 			b->v[i] = b->v[--b->n];
 			b->held -= bytes;
 			struct zero_job j = {(char *)p, bytes};
-			ali_pool_run(ali_pool_parts((double)bytes, 0.05), zero_part, &j);
+			if (zero)
+				ali_pool_run(ali_pool_parts((double)bytes, 0.05), zero_part, &j);
 			return p;
 		}
 	return NULL;
@@ -139,8 +141,8 @@ void ali_bufs_clear(struct ali_bufs *b)
 	b->held = 0;
 }
 
-struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
-				  const int64_t *dims)
+static struct al_tensor *tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims, bool zero)
 {
 	size_t count;
 	struct al_tensor *t = shell(x, n, dtype, rank, dims, &count);
@@ -156,8 +158,8 @@ struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, i
 	t->owner = x;
 	if (t->dtype == AL_DT_STRING)
 		t->s = ali_calloc(count ? count : 1, sizeof(char *));
-	else if (!(t->f = bufs_take(x, bytes)))
-		t->f = ali_calloc(count ? count : 1, sizeof(float));
+	else if (!(t->f = bufs_take(x, bytes, zero)))
+		t->f = zero ? ali_calloc(count ? count : 1, sizeof(float)) : ali_malloc(bytes);
 	if (!t->s && !t->f) {
 		if (x)
 			ali_exec_fail(x, n, AL_E_NOMEM, "out of memory (%zu bytes)", bytes);
@@ -165,6 +167,18 @@ struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, i
 		return NULL;
 	}
 	return t;
+}
+
+struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+				  const int64_t *dims)
+{
+	return tensor_alloc(x, n, dtype, rank, dims, true);
+}
+
+struct al_tensor *ali_tensor_alloc_raw(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims)
+{
+	return tensor_alloc(x, n, dtype, rank, dims, dtype == AL_DT_STRING);
 }
 
 struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype, int rank,
