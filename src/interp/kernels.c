@@ -24,10 +24,7 @@
 #define AL_HAVE_BLAS 0
 #endif
 
-#define AL_MAX_THREADS 64
-/* Threads the kernels that thread themselves may use (ali_kernels_set_threads);
- * set before running a model, read-only while kernels run. */
-static int kernel_threads = 1;
+#define AL_MAX_THREADS 64 /* the pool's cap (pool.c) */
 
 /* ================================================================== fp16 */
 
@@ -261,9 +258,11 @@ static void gemm_part(void *arg, int part, int parts)
 void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
-	int nt = AL_POOL_GEMM && !ali_pool_nested() ? kernel_threads : 1;
-	/* below ~2^17 multiply-adds (~10 us) a second thread costs more than it saves */
-	if (nt > 1 && (double)M * (double)N * (double)K >= 131072.0) {
+	int nt = AL_POOL_GEMM && !ali_pool_nested() ? ali_kernels_threads() : 1;
+	/* below ~2^19 multiply-adds (~20 us on one thread) a second thread costs
+	 * more than it saves, on a busy machine most (OpenBLAS's own cut-off for
+	 * threading is 2^18) */
+	if (nt > 1 && (double)M * (double)N * (double)K >= 524288.0) {
 		bool by_n = N >= M;
 		size_t units = by_n ? N / 16 : M / 8;
 		if ((size_t)nt > units)
@@ -284,7 +283,7 @@ bool ali_gemm_has_blas(void)
 
 void ali_kernels_set_threads(int n)
 {
-	kernel_threads = n < 1 ? 1 : n > AL_MAX_THREADS ? AL_MAX_THREADS : n;
+	ali_pool_set_threads(n);
 #if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
 	/* the products are split over the pool (ali_gemm): OpenBLAS's own threads
 	 * would spin on the cores the pool's workers need */
@@ -301,10 +300,6 @@ void ali_blas_set_threads(int n)
 #endif
 }
 
-int ali_kernels_threads(void)
-{
-	return kernel_threads;
-}
 
 /* ================================================================== convolution */
 
@@ -501,7 +496,7 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 	 * starting them (~30 us each) */
 	double flops = 2.0 * (double)p->n * (double)p->cout * (double)p->oh * (double)p->ow *
 		       (double)(p->kh * p->kw);
-	int nt = flops < 1e6 ? 1 : kernel_threads;
+	int nt = flops < 1e6 ? 1 : ali_kernels_threads();
 	if (nt > planes)
 		nt = (int)planes;
 	if (nt < 1)

@@ -63,6 +63,9 @@ void ali_blas_set_threads(int n);
  * calling thread. */
 void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
 bool ali_pool_nested(void);
+/* The pool's size, which ali_kernels_threads() returns (ali_kernels_set_threads
+ * calls it: the pool does not call into kernels.c). */
+void ali_pool_set_threads(int n);
 /* For measuring (bench/opprof.c), not for running: while on, ali_pool_run runs
  * every part in line on the caller and adds to two counters, the CPU time of
  * the parts and the time they would take on the pool's threads (per job: its

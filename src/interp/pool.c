@@ -159,6 +159,20 @@ static int ensure_workers(int want)
 	return pool_started;
 }
 
+/* Threads the kernels may use (ali_kernels_set_threads sets it through
+ * ali_pool_set_threads); set before running a model, read-only while kernels run. */
+static int pool_threads = 1;
+
+void ali_pool_set_threads(int n)
+{
+	pool_threads = n < 1 ? 1 : n > POOL_MAX ? POOL_MAX : n;
+}
+
+int ali_kernels_threads(void)
+{
+	return pool_threads;
+}
+
 bool ali_pool_nested(void)
 {
 	return in_pool;
