@@ -56,6 +56,10 @@ struct al_tensor {
 struct al_exec;
 struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
 				  int rank, const int64_t *dims); /* zero-filled */
+/* The same with the values unset, for a caller that writes every one (the
+ * dense kernels' outputs: zeroing them was a pass over memory on the serial path). */
+struct al_tensor *ali_tensor_alloc_raw(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims);
 /* A tensor over borrowed float data (weights in a mapping). */
 struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype,
 				   int rank, const int64_t *dims, const float *data);
@@ -85,8 +89,28 @@ struct al_tensor *ali_env_get(const struct al_env *e, const char *name);
 bool ali_env_put(struct al_env *e, const char *name, struct al_tensor *t);
 
 /* ---- one run */
+/* Float buffers of tensors a run freed, kept for the next tensor of the same
+ * size (the ML Program executor keeps one set with the model, so its second
+ * and later runs allocate almost nothing): a model's activations come in few
+ * sizes, and each fresh buffer of 128 KB or more was a new mapping whose pages
+ * faulted in one by one (a few % of a run, on the serial path). Only buffers
+ * of ALI_BUFS_MIN bytes or more, at most ALI_BUFS_MAX of them and
+ * ALI_BUFS_BYTES in all; a recycled buffer is zeroed like a fresh one. */
+#define ALI_BUFS_MIN ((size_t)64 << 10)
+#define ALI_BUFS_MAX 48
+#define ALI_BUFS_BYTES ((size_t)256 << 20)
+struct ali_bufs {
+	size_t n, held;
+	struct {
+		size_t bytes;
+		float *p;
+	} v[ALI_BUFS_MAX];
+};
+void ali_bufs_clear(struct ali_bufs *b); /* frees every buffer it holds */
+
 struct al_exec {
 	al_model *m;
+	struct ali_bufs *bufs;            /* where freed tensors' buffers go, or NULL */
 	const struct al_submodel *sub;   /* the (sub-)model being executed */
 	const struct al_run_opts *opts;
 	bool fp16;                        /* opts->precision == AL_PREC_FP16 */

@@ -1075,6 +1075,10 @@ enum al_status ali_mil_exec(struct al_exec *x)
 					    "function input '%.100s' is not bound (no model input of that "
 					    "name was given)", io.inputs[i]);
 	struct mx_run r = {.x = x, .model = mxc_model(x)};
+	/* freed buffers go to the model's set (kept set for the run's end too: the
+	 * outputs are freed after they are copied out) */
+	if (r.model)
+		x->bufs = &((struct mx_model_cache *)x->m->interp)->bufs;
 	struct lifetimes lt = {0};
 	uint64_t cached0 = r.model ? r.model->bytes : 0;
 	x->bytes_live += cached0; /* the model's decoded weights count in every run */

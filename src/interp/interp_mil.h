@@ -45,6 +45,7 @@ struct mx_model_cache {
 	 * weights), keyed by the constant's tensor, which `pins` keeps alive so
 	 * its address is never another tensor's */
 	struct mx_cache derived[2], pins[2];
+	struct ali_bufs bufs; /* the runs' freed buffers (interp.h) */
 };
 
 /* Per run: the model's cache, and this run's own for what is not worth keeping
@@ -116,6 +117,8 @@ bool mx_str(struct mx *c, const char *param, const char *def, char *buf, size_t 
 
 /* ---- outputs */
 struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const int64_t *dims);
+/* Values unset: only for an op whose kernel writes every value of the output. */
+struct al_tensor *mx_alloc_raw(struct mx *c, uint32_t i, int dtype, int rank, const int64_t *dims);
 /* Output i is t (a new reference is taken). */
 void mx_set(struct mx *c, uint32_t i, struct al_tensor *t);
 /* Output i: t's values with other dims (same count). */

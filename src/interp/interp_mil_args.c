@@ -470,7 +470,8 @@ bool mx_str(struct mx *c, const char *param, const char *def, char *buf, size_t 
 
 /* ================================================================ outputs */
 
-struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const int64_t *dims)
+static struct al_tensor *out_alloc(struct mx *c, uint32_t i, int dtype, int rank,
+				   const int64_t *dims, bool zero)
 {
 	size_t count;
 	if (c->st != AL_OK)
@@ -481,7 +482,8 @@ struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const 
 		return NULL;
 	}
 	bool over = c->x->over_budget;
-	struct al_tensor *t = ali_tensor_alloc(c->x, c->n, dtype, rank, dims);
+	struct al_tensor *t = zero ? ali_tensor_alloc(c->x, c->n, dtype, rank, dims)
+				   : ali_tensor_alloc_raw(c->x, c->n, dtype, rank, dims);
 	if (!t) {
 		/* ali_tensor_alloc has reported it */
 		c->st = !over && c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
@@ -492,6 +494,16 @@ struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const 
 		c->out[i] = t;
 	}
 	return t;
+}
+
+struct al_tensor *mx_alloc(struct mx *c, uint32_t i, int dtype, int rank, const int64_t *dims)
+{
+	return out_alloc(c, i, dtype, rank, dims, true);
+}
+
+struct al_tensor *mx_alloc_raw(struct mx *c, uint32_t i, int dtype, int rank, const int64_t *dims)
+{
+	return out_alloc(c, i, dtype, rank, dims, false);
 }
 
 void mx_set(struct mx *c, uint32_t i, struct al_tensor *t)

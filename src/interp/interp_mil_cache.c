@@ -76,6 +76,7 @@ static void model_cache_free(void *p)
 		mxc_free(&mc->derived[i]);
 		mxc_free(&mc->pins[i]);
 	}
+	ali_bufs_clear(&mc->bufs);
 	ali_free(mc);
 }
 

@@ -191,7 +191,8 @@ enum al_status mx_conv(struct mx *c, int arg)
 	if (!win_pad(c, &w, pt) || !win_out(c, &w, false))
 		return c->st;
 	int64_t dims[4] = {x->dims[0], cout, w.out[0], w.out[1]};
-	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
+	/* every value written: the kernels sum each output (bias or 0 first) */
+	struct al_tensor *y = mx_alloc_raw(c, 0, mx_fdtype(x), x->rank, dims);
 	if (!y || !y->n)
 		return c->st;
 	struct al_conv2d p = {.n = x->dims[0], .cin = x->dims[1], .cout = cout, .groups = g};
@@ -310,7 +311,7 @@ enum al_status mx_pool(struct mx *c, int kind)
 	if (!win_pad(c, &w, pt) || !win_out(c, &w, ceil_mode))
 		return c->st;
 	int64_t dims[4] = {x->dims[0], x->dims[1], w.out[0], w.out[1]};
-	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, mx_fdtype(x), x->rank, dims); /* pool2d writes all */
 	if (!y || !y->n)
 		return c->st;
 	struct al_pool2d p = {.n = x->dims[0], .c = x->dims[1], .exclude_pad = excl};

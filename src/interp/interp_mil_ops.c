@@ -24,7 +24,7 @@ enum al_status mx_unary(struct mx *c, int op)
 	if (!x)
 		return c->st;
 	int dt = op == AL_UN_LOGICAL_NOT ? AL_DT_BOOL : x->dtype;
-	struct al_tensor *y = mx_alloc(c, 0, dt, x->rank, x->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, dt, x->rank, x->dims);
 	if (!y)
 		return c->st;
 	if (op < 0) /* relu6 */
@@ -41,7 +41,7 @@ enum al_status mx_unary_eps(struct mx *c, int op)
 	struct al_tensor *x = mx_req(c, "x");
 	if (!x || !mx_float(c, "epsilon", def, &eps))
 		return c->st;
-	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, x->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, mx_fdtype(x), x->rank, x->dims);
 	if (y)
 		ali_unary((enum al_unop)op, (float)eps, 0, x->f, y->f, x->n);
 	return c->st;
@@ -67,7 +67,7 @@ enum al_status mx_unary_ab(struct mx *c, int op)
 		return mx_fail(c, AL_E_FORMAT, "parameter 'alpha' is missing");
 	if (isnan(b) && !mx_present(c, "beta"))
 		return mx_fail(c, AL_E_FORMAT, "parameter 'beta' is missing");
-	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, x->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, x->dtype, x->rank, x->dims);
 	if (y)
 		ali_unary((enum al_unop)op, (float)a, (float)b, x->f, y->f, x->n);
 	return c->st;
@@ -89,7 +89,7 @@ enum al_status mx_gelu(struct mx *c, int arg)
 		op = AL_UN_GELU_SIGMOID;
 	else
 		return mx_unsupported(c, "gelu mode", mode);
-	struct al_tensor *y = mx_alloc(c, 0, x->dtype, x->rank, x->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, x->dtype, x->rank, x->dims);
 	if (y)
 		ali_unary(op, 0, 0, x->f, y->f, x->n);
 	return c->st;
@@ -204,7 +204,7 @@ enum al_status mx_binary(struct mx *c, int op)
 		dt = AL_DT_FP32; /* real_div of integers */
 	else
 		dt = a->dtype;
-	struct al_tensor *y = mx_alloc(c, 0, dt, ry, dy);
+	struct al_tensor *y = mx_alloc_raw(c, 0, dt, ry, dy); /* ali_binary writes every value */
 	if (y)
 		ali_binary((enum al_binop)op, a->f, a->rank, a->dims, b->f, b->rank, b->dims, y->f, ry, dy);
 	return c->st;
@@ -537,7 +537,9 @@ enum al_status mx_linear(struct mx *c, int arg)
 	int64_t dims[AL_TENSOR_MAX_RANK];
 	memcpy(dims, x->dims, sizeof dims[0] * (size_t)x->rank);
 	dims[x->rank - 1] = dout;
-	struct al_tensor *y = mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
+	/* every value is written (the bias or beta 0) unless the sums are empty */
+	struct al_tensor *y = din ? mx_alloc_raw(c, 0, mx_fdtype(x), x->rank, dims)
+				  : mx_alloc(c, 0, mx_fdtype(x), x->rank, dims);
 	if (!y || !m || !dout)
 		return c->st;
 	/* the bias first, then y += x w^T: one pass over y less than adding it after */

@@ -24,10 +24,7 @@
 #define AL_HAVE_BLAS 0
 #endif
 
-#define AL_MAX_THREADS 64
-/* Threads the kernels that thread themselves may use (ali_kernels_set_threads);
- * set before running a model, read-only while kernels run. */
-static int kernel_threads = 1;
+#define AL_MAX_THREADS 64 /* the pool's cap (pool.c) */
 
 /* ================================================================== fp16 */
 
@@ -192,8 +189,9 @@ void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha,
 #undef A_AT
 #undef B_AT
 
-void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
-	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
+/* One product on the calling thread: OpenBLAS, or the loop. */
+static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+		  size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
 #if AL_HAVE_BLAS
 	/* cblas takes int sizes and rejects (via xerbla, which prints) leading
@@ -211,6 +209,73 @@ void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const
 	ali_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* Whether the interpreter splits products over its own pool: yes without BLAS
+ * and with OpenBLAS (whose threads are then set to one, so the two never
+ * oversubscribe); a BLAS whose threads cannot be set (Accelerate) keeps its own. */
+#if !AL_HAVE_BLAS || defined(OPENBLAS_CONFIG_H)
+#define AL_POOL_GEMM 1
+#else
+#define AL_POOL_GEMM 0
+#endif
+
+/* A product split over the pool: by blocks of columns of C (multiples of 16,
+ * OpenBLAS's sgemm tile along a row-major C's rows) when C is at least as wide
+ * as it is tall, else by blocks of rows (multiples of 8). Every element of C is
+ * the same sum in the same order either way. */
+struct gemm_job {
+	bool ta, tb, by_n;
+	size_t M, N, K;
+	float alpha, beta;
+	const float *A, *B;
+	float *C;
+	size_t lda, ldb, ldc;
+};
+
+static size_t split_at(size_t n, int part, int parts, size_t unit)
+{
+	if (part >= parts)
+		return n;
+	size_t v = (size_t)((double)n * part / parts);
+	return v / unit * unit;
+}
+
+static void gemm_part(void *arg, int part, int parts)
+{
+	const struct gemm_job *j = arg;
+	if (j->by_n) {
+		size_t a = split_at(j->N, part, parts, 16), b = split_at(j->N, part + 1, parts, 16);
+		if (b > a)
+			gemm1(j->ta, j->tb, j->M, b - a, j->K, j->alpha, j->A, j->lda,
+			      j->tb ? j->B + a * j->ldb : j->B + a, j->ldb, j->beta, j->C + a, j->ldc);
+	} else {
+		size_t a = split_at(j->M, part, parts, 8), b = split_at(j->M, part + 1, parts, 8);
+		if (b > a)
+			gemm1(j->ta, j->tb, b - a, j->N, j->K, j->alpha, j->ta ? j->A + a : j->A + a * j->lda,
+			      j->lda, j->B, j->ldb, j->beta, j->C + a * j->ldc, j->ldc);
+	}
+}
+
+void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+	int nt = AL_POOL_GEMM && !ali_pool_nested() ? ali_kernels_threads() : 1;
+	/* below ~2^19 multiply-adds (~20 us on one thread) a second thread costs
+	 * more than it saves, on a busy machine most (OpenBLAS's own cut-off for
+	 * threading is 2^18) */
+	if (nt > 1 && (double)M * (double)N * (double)K >= 524288.0) {
+		bool by_n = N >= M;
+		size_t units = by_n ? N / 16 : M / 8;
+		if ((size_t)nt > units)
+			nt = (int)units;
+		if (nt > 1) {
+			struct gemm_job j = {ta, tb, by_n, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc};
+			ali_pool_run(nt, gemm_part, &j);
+			return;
+		}
+	}
+	gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 bool ali_gemm_has_blas(void)
 {
 	return AL_HAVE_BLAS;
@@ -218,9 +283,11 @@ bool ali_gemm_has_blas(void)
 
 void ali_kernels_set_threads(int n)
 {
-	kernel_threads = n < 1 ? 1 : n > AL_MAX_THREADS ? AL_MAX_THREADS : n;
+	ali_pool_set_threads(n);
 #if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
-	openblas_set_num_threads(kernel_threads);
+	/* the products are split over the pool (ali_gemm): OpenBLAS's own threads
+	 * would spin on the cores the pool's workers need */
+	openblas_set_num_threads(1);
 #endif
 }
 
@@ -233,10 +300,6 @@ void ali_blas_set_threads(int n)
 #endif
 }
 
-int ali_kernels_threads(void)
-{
-	return kernel_threads;
-}
 
 /* ================================================================== convolution */
 
@@ -433,7 +496,7 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 	 * starting them (~30 us each) */
 	double flops = 2.0 * (double)p->n * (double)p->cout * (double)p->oh * (double)p->ow *
 		       (double)(p->kh * p->kw);
-	int nt = flops < 1e6 ? 1 : kernel_threads;
+	int nt = flops < 1e6 ? 1 : ali_kernels_threads();
 	if (nt > planes)
 		nt = (int)planes;
 	if (nt < 1)
@@ -452,13 +515,14 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 	return true;
 }
 
-/* im2col for output rows [r0, r1) of one image and group: col [cig*kh*kw, (r1-r0)*ow]. */
-static void im2col(const struct al_conv2d *p, const float *xg, int64_t cig, int64_t r0, int64_t r1,
-		   float *col)
+/* im2col for output rows [r0, r1) of one image and group, the rows of col
+ * [cig*kh*kw, (r1-r0)*ow] that input channels [c0, c1) fill. */
+static void im2col(const struct al_conv2d *p, const float *xg, int64_t c0, int64_t c1, int64_t r0,
+		   int64_t r1, float *col)
 {
 	int64_t ncols = (r1 - r0) * p->ow;
 	size_t plane = (size_t)p->h * (size_t)p->w;
-	for (int64_t c = 0; c < cig; c++)
+	for (int64_t c = c0; c < c1; c++)
 		for (int64_t ky = 0; ky < p->kh; ky++)
 			for (int64_t kx = 0; kx < p->kw; kx++) {
 				float *restrict row = col + ((c * p->kh + ky) * p->kw + kx) * ncols;
@@ -483,6 +547,39 @@ static void im2col(const struct al_conv2d *p, const float *xg, int64_t cig, int6
 						r[ox] = 0.0f;
 				}
 			}
+}
+
+/* im2col over the pool, by input channels. */
+struct im2col_job {
+	const struct al_conv2d *p;
+	const float *xg;
+	int64_t cig, r0, r1;
+	float *col;
+};
+
+static void im2col_part(void *arg, int part, int parts)
+{
+	const struct im2col_job *j = arg;
+	im2col(j->p, j->xg, j->cig * part / parts, j->cig * (part + 1) / parts, j->r0, j->r1, j->col);
+}
+
+/* y[plane] += bias[plane % c] over the pool, by planes. */
+struct bias_job {
+	float *y;
+	const float *bias;
+	int64_t planes, c;
+	size_t plane;
+};
+
+static void bias_part(void *arg, int part, int parts)
+{
+	const struct bias_job *j = arg;
+	for (int64_t i = j->planes * part / parts; i < j->planes * (part + 1) / parts; i++) {
+		float *restrict yp = j->y + (size_t)i * j->plane;
+		float b0 = j->bias[i % j->c];
+		for (size_t k = 0; k < j->plane; k++)
+			yp[k] += b0;
+	}
 }
 
 /* im2col scratch budget in floats (16 MB): big images are processed in bands of
@@ -530,20 +627,18 @@ bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const
 			for (int64_t r0 = 0; r0 < p->oh; r0 += band) {
 				int64_t r1 = r0 + band < p->oh ? r0 + band : p->oh;
 				size_t nc = (size_t)(r1 - r0) * (size_t)p->ow;
-				im2col(p, xg, cig, r0, r1, col);
+				struct im2col_job ij = {p, xg, cig, r0, r1, col};
+				ali_pool_run(ali_pool_parts((double)cig, (double)(p->kh * p->kw) * (double)nc),
+					     im2col_part, &ij);
 				ali_gemm(false, false, (size_t)cog, nc, K, 1.0f, wg, K, col, nc, 0.0f,
 					yg + (size_t)r0 * (size_t)p->ow, oplane);
 			}
 		}
 	ali_free(col);
-	if (bias)
-		for (int64_t n = 0; n < p->n; n++)
-			for (int64_t co = 0; co < p->cout; co++) {
-				float *restrict yp = y + (size_t)(n * p->cout + co) * oplane;
-				float b0 = bias[co];
-				for (size_t i = 0; i < oplane; i++)
-					yp[i] += b0;
-			}
+	if (bias) {
+		struct bias_job bj = {y, bias, p->n * p->cout, p->cout, oplane};
+		ali_pool_run(ali_pool_parts((double)bj.planes, 0.3 * (double)oplane), bias_part, &bj);
+	}
 	return true;
 }
 
@@ -659,11 +754,12 @@ enum pool_kind { POOL_MAX, POOL_AVG, POOL_L2 };
  * inside the input (no per-element window arithmetic); avg divides at the end by
  * a count that factors into rows x columns. Measured on ResNet's 3x3/2 max pool
  * (64x112x112): 1.25 ms with per-window loops, 0.45 ms this way. */
-static void pool2d(const struct al_pool2d *p, const float *x, float *y, enum pool_kind kind)
+static void pool2d_planes(const struct al_pool2d *p, const float *x, float *y, enum pool_kind kind,
+			  int64_t pl0, int64_t pl1)
 {
 	size_t plane = (size_t)p->h * (size_t)p->w, oplane = (size_t)p->oh * (size_t)p->ow;
 	int64_t ow = p->ow, sw = p->sw;
-	for (int64_t pl = 0; pl < p->n * p->c; pl++) {
+	for (int64_t pl = pl0; pl < pl1; pl++) {
 		const float *xp = x + (size_t)pl * plane;
 		float *yp = y + (size_t)pl * oplane;
 		for (int64_t oy = 0; oy < p->oh; oy++) {
@@ -734,6 +830,29 @@ static void pool2d(const struct al_pool2d *p, const float *x, float *y, enum poo
 			}
 		}
 	}
+}
+
+struct pool_job {
+	const struct al_pool2d *p;
+	const float *x;
+	float *y;
+	enum pool_kind kind;
+};
+
+static void pool_part(void *arg, int part, int parts)
+{
+	const struct pool_job *j = arg;
+	int64_t planes = j->p->n * j->p->c;
+	pool2d_planes(j->p, j->x, j->y, j->kind, planes * part / parts, planes * (part + 1) / parts);
+}
+
+/* Over the pool by planes. */
+static void pool2d(const struct al_pool2d *p, const float *x, float *y, enum pool_kind kind)
+{
+	struct pool_job j = {p, x, y, kind};
+	double per_plane = (double)p->oh * (double)p->ow * (double)(p->kh * p->kw) * 0.3 +
+			   (double)p->h * (double)p->w * 0.2;
+	ali_pool_run(ali_pool_parts((double)(p->n * p->c), per_plane), pool_part, &j);
 }
 
 void ali_maxpool2d(const struct al_pool2d *p, const float *x, float *y)

@@ -46,19 +46,37 @@ void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const
 void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 bool ali_gemm_has_blas(void);
-/* Threads the kernels may use (1 = single-threaded): OpenBLAS's threads, and
- * the interpreter's own pool (pool.c, POSIX threads). Until it is called, OpenBLAS
- * uses its own default (OPENBLAS_NUM_THREADS, else every core) and the kernels'
- * own threading is off. Call it before running, not while kernels run. */
+/* Threads the kernels may use (1 = single-threaded): the interpreter's own pool
+ * (pool.c, POSIX threads), which also splits ali_gemm's products (OpenBLAS is then
+ * set to one thread: its spinning workers would take the cores the pool needs).
+ * Until it is called, OpenBLAS uses its own default (OPENBLAS_NUM_THREADS, else
+ * every core) and the kernels' own threading is off. Call it before running, not
+ * while kernels run. */
 void ali_kernels_set_threads(int n);
 int ali_kernels_threads(void);
-/* OpenBLAS's own threads alone (kernels that split their products over the pool
- * set 1 around them, then ali_kernels_threads() back); nothing without OpenBLAS. */
+/* OpenBLAS's own threads alone; nothing without OpenBLAS. */
 void ali_blas_set_threads(int n);
 /* Run fn(ctx, part, parts) for part = 0..parts-1, each on its own thread of the
  * interpreter's pool (part 0 on the caller), and return when all are done. One
- * job at a time; a part whose thread could not start runs on the caller. */
+ * job at a time; a part whose thread could not start runs on the caller. Called
+ * from inside a part (ali_pool_nested()), it runs every part in line on the
+ * calling thread. */
 void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *ctx);
+bool ali_pool_nested(void);
+/* The pool's size, which ali_kernels_threads() returns (ali_kernels_set_threads
+ * calls it: the pool does not call into kernels.c). */
+void ali_pool_set_threads(int n);
+/* For measuring (bench/opprof.c), not for running: while on, ali_pool_run runs
+ * every part in line on the caller and adds to two counters, the CPU time of
+ * the parts and the time they would take on the pool's threads (per job: its
+ * longest part, or its sum over the threads if more). Serial work is what runs
+ * outside them, so the run's time on the pool follows without another thread
+ * or an idle machine. */
+void ali_pool_simulate(bool on);
+void ali_pool_sim_stats(double *in_parts_ns, double *critical_ns);
+/* Parts for a loop of n items costing `cost` each (in element operations,
+ * roughly ns): 1 below ~20 us of work, else up to ali_kernels_threads(). */
+int ali_pool_parts(double n, double cost);
 
 /* ------------------------------------------------------------------ convolution
  * 2-D convolution, NCHW (1-D: h = kh = 1). Caller fills every field, the output

@@ -27,8 +27,8 @@
  * streamed for little work. bench/README.md "Winograd" has the table.
  *
  * Threads: each phase is split over the interpreter's pool (input transform by
- * input channel, the 36 products by e with BLAS at one thread inside so the
- * two never oversubscribe, output transform by output channel).
+ * input channel, the 36 products by e, each product on one thread, output
+ * transform by output channel).
  */
 #include "kernels.h"
 #include "analysis.h"
@@ -304,14 +304,9 @@ bool ali_conv2d_winograd(const struct al_conv2d *p, const float *x, const float 
 					     .scratch_each = each,
 					     .nt = tiles - t0 < band ? tiles - t0 : band};
 			ali_pool_run(threads, wino_in, &j);
-			if (threads > 1) {
-				/* the 36 products on the pool, BLAS single-threaded inside */
-				ali_blas_set_threads(1);
-				ali_pool_run(threads < 36 ? threads : 36, wino_mul, &j);
-				ali_blas_set_threads(threads);
-			} else {
-				wino_mul(&j, 0, 1);
-			}
+			/* the 36 products on the pool, one whole product per part (the
+			 * ali_gemm inside a part runs on its thread: ali_pool_run nests) */
+			ali_pool_run(threads < 36 ? threads : 36, wino_mul, &j);
 			ali_pool_run(threads, wino_out, &j);
 		}
 	ali_free(v);

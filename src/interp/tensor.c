@@ -86,8 +86,63 @@ static struct al_tensor *shell(struct al_exec *x, const struct al_node *n, int d
 	return t;
 }
 
-struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
-				  const int64_t *dims)
+struct zero_job {
+	char *p;
+	size_t bytes;
+};
+
+static void zero_part(void *arg, int part, int parts)
+{
+	const struct zero_job *j = arg;
+	size_t a = j->bytes / 64 * (size_t)part / (size_t)parts * 64,
+	       b = part + 1 == parts ? j->bytes : j->bytes / 64 * (size_t)(part + 1) / (size_t)parts * 64;
+	memset(j->p + a, 0, b - a);
+}
+
+/* A kept buffer of exactly `bytes`, zeroed (over the pool when big) unless
+ * !zero, or NULL. */
+static float *bufs_take(struct al_exec *x, size_t bytes, bool zero)
+{
+	struct ali_bufs *b = x ? x->bufs : NULL;
+	if (!b || bytes < ALI_BUFS_MIN)
+		return NULL;
+	for (size_t i = b->n; i-- > 0;)
+		if (b->v[i].bytes == bytes) {
+			float *p = b->v[i].p;
+			b->v[i] = b->v[--b->n];
+			b->held -= bytes;
+			struct zero_job j = {(char *)p, bytes};
+			if (zero)
+				ali_pool_run(ali_pool_parts((double)bytes, 0.05), zero_part, &j);
+			return p;
+		}
+	return NULL;
+}
+
+/* Keep t's buffer for a later tensor of its size; false: free it. */
+static bool bufs_keep(struct al_tensor *t)
+{
+	struct ali_bufs *b = t->owner ? t->owner->bufs : NULL;
+	if (!b || !t->f || t->borrowed || t->bytes < ALI_BUFS_MIN || b->n == ALI_BUFS_MAX ||
+	    t->bytes > ALI_BUFS_BYTES - b->held)
+		return false;
+	b->v[b->n].bytes = t->bytes;
+	b->v[b->n].p = t->f;
+	b->n++;
+	b->held += t->bytes;
+	return true;
+}
+
+void ali_bufs_clear(struct ali_bufs *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		ali_free(b->v[i].p);
+	b->n = 0;
+	b->held = 0;
+}
+
+static struct al_tensor *tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims, bool zero)
 {
 	size_t count;
 	struct al_tensor *t = shell(x, n, dtype, rank, dims, &count);
@@ -103,8 +158,8 @@ struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, i
 	t->owner = x;
 	if (t->dtype == AL_DT_STRING)
 		t->s = ali_calloc(count ? count : 1, sizeof(char *));
-	else
-		t->f = ali_calloc(count ? count : 1, sizeof(float));
+	else if (!(t->f = bufs_take(x, bytes, zero)))
+		t->f = zero ? ali_calloc(count ? count : 1, sizeof(float)) : ali_malloc(bytes);
 	if (!t->s && !t->f) {
 		if (x)
 			ali_exec_fail(x, n, AL_E_NOMEM, "out of memory (%zu bytes)", bytes);
@@ -112,6 +167,18 @@ struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, i
 		return NULL;
 	}
 	return t;
+}
+
+struct al_tensor *ali_tensor_alloc(struct al_exec *x, const struct al_node *n, int dtype, int rank,
+				  const int64_t *dims)
+{
+	return tensor_alloc(x, n, dtype, rank, dims, true);
+}
+
+struct al_tensor *ali_tensor_alloc_raw(struct al_exec *x, const struct al_node *n, int dtype,
+				      int rank, const int64_t *dims)
+{
+	return tensor_alloc(x, n, dtype, rank, dims, dtype == AL_DT_STRING);
 }
 
 struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, int dtype, int rank,
@@ -182,7 +249,7 @@ void ali_tensor_unref(struct al_tensor *t)
 		for (size_t i = 0; i < t->n; i++)
 			ali_free(t->s[i]);
 	ali_free(t->s);
-	if (!t->borrowed)
+	if (!t->borrowed && !bufs_keep(t))
 		ali_free(t->f);
 	for (size_t i = 0; i < t->n_items; i++)
 		ali_tensor_unref(t->items[i]);

@@ -1252,6 +1252,31 @@ static void test_softmax(void **state)
 	float x4[3] = {1000, 1001, 1002};
 	ali_softmax(x4, 1, 3, 1, x4);
 	CLOSE(x4, want, 1e-6f);
+	/* a long row (the vectorised exp, blocks of 256 and a tail) against double:
+	 * values spread over [-90, 0] so terms run from 1 down past float's normals */
+	enum { N = 1000 };
+	static float xl[N], yl[N];
+	double sum = 0.0;
+	for (int i = 0; i < N; i++) {
+		xl[i] = -90.0f * (float)((i * 7919) % N) / N + (i % 3 ? 0.0f : 0.3f);
+		sum += exp((double)xl[i]);
+	}
+	ali_softmax(xl, 1, N, 1, yl);
+	double worst = 0.0;
+	for (int i = 0; i < N; i++) {
+		double w = exp((double)xl[i]) / sum, d = fabs(yl[i] - w) / (w > 1e-30 ? w : 1.0);
+		if (w > 1e-30)
+			worst = d > worst ? d : worst;
+		else
+			assert_true(yl[i] <= 1e-30f);
+	}
+	/* x - max rounds in float (half an ulp of 90 is 3.8e-6: e^x moves by that
+	 * relatively), as it did with libm's expf */
+	assert_true(worst < 8e-6);
+	/* NaN anywhere in a row: the row is NaN (as libm's expf gave) */
+	float xn[3] = {1, NAN, 2};
+	ali_softmax(xn, 1, 3, 1, y);
+	assert_true(isnan(y[0]) && isnan(y[1]) && isnan(y[2]));
 }
 
 static void test_norms(void **state)
@@ -1801,6 +1826,88 @@ static void test_thread_pool(void **state)
 	}
 }
 
+/* ali_gemm split over the pool (by columns of C when it is at least as wide as
+ * tall, else by rows) gives the same bits as one thread: each element is the
+ * same dot product either way. Shapes that split both ways, sizes off the
+ * blocks of 16 / 8, every transpose form, beta 0 and 1, strided operands. */
+static void test_gemm_threads(void **state)
+{
+	(void)state;
+	static const size_t shapes[][3] = {
+		{64, 784, 147}, {256, 196, 300}, {512, 49, 200}, {37, 129, 65}, {129, 37, 65}, {8, 4000, 40},
+	};
+	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+		for (int form = 0; form < 8; form++) {
+			size_t M = shapes[k][0], N = shapes[k][1], K = shapes[k][2];
+			bool ta = form & 1, tb = form & 2;
+			float beta = form & 4 ? 1.0f : 0.0f;
+			size_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+			float *a = frand_array((ta ? K : M) * lda), *b = frand_array((tb ? N : K) * ldb);
+			float *c1 = frand_array(M * ldc), *c2 = malloc(M * ldc * sizeof *c2);
+			memcpy(c2, c1, M * ldc * sizeof *c2);
+			ali_kernels_set_threads(1);
+			ali_gemm(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, beta, c1, ldc);
+			ali_kernels_set_threads(2);
+			ali_gemm(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, beta, c2, ldc);
+			ali_kernels_set_threads(1);
+			for (size_t i = 0; i < M; i++)
+				if (memcmp(c1 + i * ldc, c2 + i * ldc, N * sizeof *c1) != 0) {
+					print_error("gemm %zux%zux%zu form %d: row %zu differs\n", M, N, K, form, i);
+					fail();
+				}
+			free(a);
+			free(b);
+			free(c1);
+			free(c2);
+		}
+}
+
+/* A job started from inside a part runs in line on that part's thread (a
+ * nested job must not wait for a pool that is running its caller); the
+ * measuring mode runs every part on the caller and counts their time. */
+struct nest_probe {
+	struct pool_probe inner[4];
+	bool nested[4];
+};
+
+static void nest_part(void *ctx, int part, int parts)
+{
+	(void)parts;
+	struct nest_probe *p = ctx;
+	p->nested[part] = ali_pool_nested();
+	ali_pool_run(3, pool_part, &p->inner[part]);
+}
+
+static void test_thread_pool_nested(void **state)
+{
+	(void)state;
+	struct nest_probe p;
+	memset(&p, 0, sizeof p);
+	ali_kernels_set_threads(2);
+	ali_pool_run(2, nest_part, &p);
+	assert_false(ali_pool_nested());
+	for (int t = 0; t < 2; t++) {
+		assert_true(p.nested[t]);
+		for (int q = 0; q < 3; q++)
+			assert_int_equal(p.inner[t].hits[q], 1);
+	}
+	double par0, crit0, par1, crit1;
+	ali_pool_sim_stats(&par0, &crit0);
+	ali_pool_simulate(true);
+	float *x = frand_array(1 << 20), *y = frand_array(1 << 20);
+	ali_unary(AL_UN_EXP, 0, 0, x, y, 1 << 20); /* ~5 ms: split in 2 parts */
+	ali_pool_simulate(false);
+	ali_pool_sim_stats(&par1, &crit1);
+	ali_kernels_set_threads(1);
+	double par = par1 - par0, crit = crit1 - crit0;
+	assert_true(par > 0.0);
+	assert_true(crit >= par / 2 && crit <= par);
+	for (size_t i = 0; i < (size_t)1 << 20; i += 4099)
+		assert_true(y[i] == expf(x[i]));
+	free(x);
+	free(y);
+}
+
 /* A child of fork() (the parent's workers are not in it) runs pool jobs on
  * workers of its own instead of waiting for ones that do not exist. */
 static void test_thread_pool_fork(void **state)
@@ -1925,6 +2032,8 @@ int main(void)
 		cmocka_unit_test(test_conv_alloc_failure),
 		cmocka_unit_test(test_thread_pool),
 		cmocka_unit_test(test_thread_pool_fork),
+		cmocka_unit_test(test_thread_pool_nested),
+		cmocka_unit_test(test_gemm_threads),
 		cmocka_unit_test(test_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
