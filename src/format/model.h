@@ -130,6 +130,10 @@ struct al_node_src {
 	/* MIL: a `const` op's attributes["val"], decoded once (mil.c); NULL for
 	 * other ops and for a const without one */
 	const struct al_mil_cval *mil_cval;
+	/* cost.c: the stored bytes of a `const` op's value, worked out on its
+	 * first use (val_bytes_done) and written there only: a const feeds many ops */
+	uint64_t val_bytes;
+	bool val_bytes_done;
 	/* MIL: the op's attributes map (key -> Value), in file order, once
 	 * mil_attrs_indexed (mil.c parse_op); otherwise read from msg */
 	struct al_mil_attr *mil_attrs;
