@@ -304,7 +304,7 @@ static uint64_t value_bytes(const struct al_model *m, al_span v)
 
 static bool is_const_like(const struct al_node *p)
 {
-	return p && p->type && (strcmp(p->type, "const") == 0 || strncmp(p->type, "constexpr_", 10) == 0);
+	return p && p->type && (ali_str_eq(p->type, "const") || strncmp(p->type, "constexpr_", 10) == 0);
 }
 
 /* attributes[key] of a MIL op (the last entry wins). */
@@ -333,7 +333,7 @@ static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, i
 	al_span v;
 	if (!s || depth > CONST_DEPTH)
 		return 0;
-	if (strcmp(p->type, "const") == 0) {
+	if (ali_str_eq(p->type, "const")) {
 		struct al_node_src *w = (struct al_node_src *)s; /* arena-owned; val_bytes written here only */
 		if (!w->val_bytes_done) {
 			w->val_bytes = op_attr(p, "val", &v) ? value_bytes(m, v) : 0;

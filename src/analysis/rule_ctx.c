@@ -121,7 +121,7 @@ bool ali_rx_type_in(const struct al_node *n, const char *const *names)
 	if (!n->type)
 		return false;
 	for (; *names; names++)
-		if (strcmp(n->type, *names) == 0)
+		if (ali_str_eq(n->type, *names))
 			return true;
 	return false;
 }

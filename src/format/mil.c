@@ -1304,7 +1304,7 @@ static const struct al_mil_arg *find_arg(const struct al_node *n, const char *pa
 	if (!s || !s->mil_scope || !param)
 		return NULL;
 	for (uint32_t i = 0; i < s->n_mil_args; i++)
-		if (strcmp(s->mil_args[i].param, param) == 0)
+		if (ali_str_eq(s->mil_args[i].param, param))
 			found = &s->mil_args[i];
 	return found;
 }

@@ -15,6 +15,8 @@
 #include "base.h"
 #include "pb.h"
 
+#include <string.h>
+
 /* ------------------------------------------------------------------ limits
  * Bounds on untrusted input. Counts are also bounded by the bytes present
  * (a layer needs at least 2 bytes, so n_layers <= file size / 2). */
@@ -174,6 +176,13 @@ struct al_mil_arg {
 struct al_mil_attr {
 	al_span key, val; /* an entry without one of them is not kept */
 };
+/* strcmp(a, b) == 0 with the first bytes compared inline: the rules compare
+ * every op's type and parameter names against many constants, most of which
+ * differ in the first byte. */
+static inline bool ali_str_eq(const char *a, const char *b)
+{
+	return a[0] == b[0] && strcmp(a, b) == 0;
+}
 static inline const struct al_node_src *al_src(const struct al_node *n)
 {
 	return (const struct al_node_src *)n->priv;
