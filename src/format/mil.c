@@ -241,12 +241,50 @@ struct walk {
 	struct blob_ref *refs;
 	size_t n_refs, cap_refs;
 	const char *unknown[MAX_UNKNOWN];
+	/* the field path of the op input or attribute being read, built only
+	 * when a diagnostic or a blob reference needs it (where_of) */
+	struct lazy_where {
+		const char *path, *mid, *name;
+		size_t n;
+		bool built;
+		char buf[512];
+	} lz;
 	size_t n_unknown;
 };
 
 static uint64_t at(const struct walk *w, const uint8_t *p)
 {
 	return w->base + (uint64_t)(p - w->prog.p);
+}
+
+/* Passed as `where` for w->lz: the path is built on first use. */
+static const char LAZY_WHERE[] = "";
+
+static void where3(char *buf, size_t cap, const char *path, const char *mid, const char *name,
+		   size_t n);
+
+/* w->lz will stand for "<path><mid><name[0..n)>]"; returns LAZY_WHERE. */
+static const char *lazy_where(struct walk *w, const char *path, const char *mid, const char *name,
+			      size_t n)
+{
+	w->lz.path = path;
+	w->lz.mid = mid;
+	w->lz.name = name;
+	w->lz.n = n;
+	w->lz.built = false;
+	return LAZY_WHERE;
+}
+
+/* The field path `where` stands for. */
+static const char *where_of(struct walk *w, const char *where)
+{
+	if (where != LAZY_WHERE)
+		return where;
+	if (!w->lz.built) {
+		where3(w->lz.buf, sizeof w->lz.buf, w->lz.path, w->lz.mid, w->lz.name, w->lz.n);
+		w->lz.built = true;
+	}
+	return w->lz.buf;
 }
 
 __attribute__((format(printf, 7, 8)))
@@ -261,7 +299,7 @@ static void diag(struct walk *w, enum al_severity sev, const char *file, uint64_
 	w->n_shown++;
 	va_list ap;
 	va_start(ap, fmt);
-	ali_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
+	ali_diag_vadd(w->d, sev, file, off, where_of(w, where), node, fmt, ap);
 	va_end(ap);
 }
 
@@ -531,7 +569,7 @@ static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value,
 	struct blob_ref *r = &w->refs[w->n_refs];
 	r->offset = off;
 	r->node = n;
-	r->where = ali_arena_printf(&w->m->arena, "%s.blobFileValue", where);
+	r->where = ali_arena_printf(&w->m->arena, "%s.blobFileValue", where_of(w, where));
 	r->dtype = dt <= INT_MAX ? (int)dt : 0;
 	r->seq = w->n_refs;
 	if (!r->where) {
@@ -784,8 +822,7 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 		const char *param = dup_span(w, key);
 		if (!param)
 			return;
-		char where[512];
-		where3(where, sizeof where, n->path, ".inputs[", param, strlen(param));
+		const char *where = lazy_where(w, n->path, ".inputs[", param, strlen(param));
 		if (!scan(w, arg, LEN(1), 0, ac, where, n->name))
 			continue;
 		struct al_mil_bind *binds = NULL;
@@ -943,10 +980,10 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 			continue;
 		size_t klen = key.n < 200 ? key.n : 200; /* as "%.*s": up to a NUL */
 		const uint8_t *nul = klen ? memchr(key.p, 0, klen) : NULL;
-		char where[512];
-		where3(where, sizeof where, n->path, ".attributes[", (const char *)key.p,
-		       nul ? (size_t)(nul - key.p) : klen);
-		scan_value(w, n, val, where, 0);
+		scan_value(w, n, val,
+			   lazy_where(w, n->path, ".attributes[", (const char *)key.p,
+				      nul ? (size_t)(nul - key.p) : klen),
+			   0);
 	}
 	if (attrs || !c[5]) {
 		src->mil_attrs = attrs;
