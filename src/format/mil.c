@@ -24,6 +24,7 @@
 #define WEIGHTS_DIR "@model_path/weights/"
 #define BLOB_SENTINEL 0xDEADBEEFu
 #define BLOB_META 64 /* bytes in the storage header and in each blob_metadata */
+#define TYPE_MEMO 256 /* ValueTypes remembered per program (parse_named) */
 
 /* ================================================================ scopes */
 
@@ -241,6 +242,13 @@ struct walk {
 	struct blob_ref *refs;
 	size_t n_refs, cap_refs;
 	const char *unknown[MAX_UNKNOWN];
+	/* ValueTypes read already and what they gave (parse_named): converters
+	 * repeat a few types thousands of times; direct-mapped by hash, an
+	 * entry checked byte for byte */
+	struct type_memo {
+		al_span bytes;
+		struct al_ttype t;
+	} memo[TYPE_MEMO];
 	/* the field path of the op input or attribute being read, built only
 	 * when a diagnostic or a blob reference needs it (where_of) */
 	struct lazy_where {
@@ -499,8 +507,23 @@ static bool parse_named(struct walk *w, al_span msg, const char **name, struct a
 		return false;
 	if (!(*name = dup_span(w, c[1] ? last[1].data : (al_span){0})))
 		return false;
-	if (c[2])
-		return parse_value_type(w, last[2].data, t, where, node);
+	if (!c[2])
+		return true;
+	/* a ValueType read before without a diagnostic gives the same type again
+	 * (its dims are shared: al_ttype.dims is const) */
+	al_span vt = last[2].data;
+	struct type_memo *e = &w->memo[ali_hash_bytes(AL_HASH_INIT, vt.p, vt.n) % TYPE_MEMO];
+	if (e->bytes.p && e->bytes.n == vt.n && !memcmp(e->bytes.p, vt.p, vt.n)) {
+		*t = e->t;
+		return true;
+	}
+	size_t diags = w->n_shown + w->n_hidden;
+	if (!parse_value_type(w, vt, t, where, node))
+		return false;
+	if (w->n_shown + w->n_hidden == diags && vt.n) {
+		e->bytes = vt;
+		e->t = *t;
+	}
 	return true;
 }
 
