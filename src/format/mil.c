@@ -25,6 +25,7 @@
 #define BLOB_SENTINEL 0xDEADBEEFu
 #define BLOB_META 64 /* bytes in the storage header and in each blob_metadata */
 #define TYPE_MEMO 256 /* ValueTypes remembered per program (parse_named) */
+#define KIND_MEMO 64  /* op types remembered per program (parse_op) */
 
 /* ================================================================ scopes */
 
@@ -299,6 +300,12 @@ struct walk {
 		al_span bytes;
 		struct al_ttype t;
 	} memo[TYPE_MEMO];
+	/* op types seen and their row of the MIL op table (parse_op) */
+	struct kind_memo {
+		al_span bytes;
+		const char *type;
+		int kind;
+	} kinds[KIND_MEMO];
 	/* the field path of the op input or attribute being read, built only
 	 * when a diagnostic or a blob reference needs it (where_of) */
 	struct lazy_where {
@@ -1011,9 +1018,17 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 
 	al_span ty = c[1] ? last[1].data : (al_span){0}; /* the last type field */
 	if (ty.n) {
-		if (!(n->type = dup_span(w, ty)))
-			return;
-		n->kind = ali_mil_kind_by_name(n->type);
+		/* a type seen before: its string and table row again */
+		struct kind_memo *km = &w->kinds[ali_hash_bytes(AL_HASH_INIT, ty.p, ty.n) % KIND_MEMO];
+		if (km->type && km->bytes.n == ty.n && !memcmp(km->bytes.p, ty.p, ty.n)) {
+			n->type = km->type;
+			n->kind = km->kind;
+		} else {
+			if (!(n->type = dup_span(w, ty)))
+				return;
+			n->kind = ali_mil_kind_by_name(n->type);
+			*km = (struct kind_memo){ty, n->type, n->kind};
+		}
 		if (n->kind < 0)
 			note_unknown(w, n);
 	} else {
