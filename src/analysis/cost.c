@@ -304,7 +304,7 @@ static uint64_t value_bytes(const struct al_model *m, al_span v)
 
 static bool is_const_like(const struct al_node *p)
 {
-	return p && p->type && (strcmp(p->type, "const") == 0 || strncmp(p->type, "constexpr_", 10) == 0);
+	return p && p->type && (ali_str_eq(p->type, "const") || strncmp(p->type, "constexpr_", 10) == 0);
 }
 
 /* attributes[key] of a MIL op (the last entry wins). */
@@ -333,8 +333,14 @@ static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, i
 	al_span v;
 	if (!s || depth > CONST_DEPTH)
 		return 0;
-	if (strcmp(p->type, "const") == 0)
-		return op_attr(p, "val", &v) ? value_bytes(m, v) : 0;
+	if (ali_str_eq(p->type, "const")) {
+		struct al_node_src *w = (struct al_node_src *)s; /* arena-owned; val_bytes written here only */
+		if (!w->val_bytes_done) {
+			w->val_bytes = op_attr(p, "val", &v) ? value_bytes(m, v) : 0;
+			w->val_bytes_done = true;
+		}
+		return w->val_bytes;
+	}
 	uint64_t n = 0;
 	struct pb_iter it, jt, kt;
 	struct pb_field f, g, h;
@@ -682,6 +688,11 @@ void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_
 	}
 	if (mil) { /* literal bindings are constants too */
 		for (uint32_t i = 0; i < src->n_mil_args; i++) {
+			bool values = false; /* some binding holds a Value (mil.c read them) */
+			for (uint32_t b = 0; b < src->mil_args[i].n_binds && !values; b++)
+				values = src->mil_args[i].binds[b].has_value;
+			if (!values)
+				continue;
 			struct pb_iter it, jt;
 			struct pb_field f, g;
 			pb_iter_init(&it, src->mil_args[i].arg);

@@ -111,17 +111,13 @@ unsigned ali_rx_nn_flags(const struct al_node *n)
 	return n->kind >= 0 && (size_t)n->kind < ali_nn_kinds_count ? ali_nn_kinds[n->kind].flags : 0;
 }
 
-unsigned ali_rx_mil_flags(const struct al_node *n)
-{
-	return n->kind >= 0 && (size_t)n->kind < ali_mil_kinds_count ? ali_mil_kinds[n->kind].flags : 0;
-}
 
 bool ali_rx_type_in(const struct al_node *n, const char *const *names)
 {
 	if (!n->type)
 		return false;
 	for (; *names; names++)
-		if (strcmp(n->type, *names) == 0)
+		if (ali_str_eq(n->type, *names))
 			return true;
 	return false;
 }

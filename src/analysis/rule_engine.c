@@ -43,6 +43,13 @@ struct run {
 	const al_user_rules *u;
 	const struct al_check_opts *o;   /* its rule selection */
 	const struct al_rule *eff[AL_N_RULES];
+	/* per scope, the built-in rows in effect (applies() holds), in table
+	 * order: worked out once per check, not once per node and row */
+	struct active {
+		al_rule_pred *pred;
+		const struct al_rule *rule;
+	} act[3][AL_N_RULES];
+	size_t n_act[3];
 	const struct al_rule **fired;    /* cap entries */
 	char (*reasons)[REASON_CAP];     /* cap entries */
 	size_t cap;
@@ -89,18 +96,37 @@ static bool is_const_op(const struct al_node *n, enum al_rule_scope scope)
 	return scope == AL_SCOPE_MIL && (ali_rx_mil_flags(n) & AL_OPF_CONST);
 }
 
+static int scope_slot(enum al_rule_scope scope)
+{
+	return scope == AL_SCOPE_NN ? 0 : scope == AL_SCOPE_MIL ? 1 : 2;
+}
+
+/* r->act: the built-in rows of each scope in effect for r's target, release
+ * and rule selection (r->eff set). */
+static void list_active(struct run *r)
+{
+	memset(r->n_act, 0, sizeof r->n_act);
+	for (size_t i = 0; i < AL_N_RULES; i++) {
+		const struct al_rule *rule = r->eff[i];
+		al_rule_pred *pred = ali_rule_pred_at(i);
+		enum al_rule_scope scope = al_rule_at(i)->scope;
+		if (!pred || (scope != AL_SCOPE_NN && scope != AL_SCOPE_MIL && scope != AL_SCOPE_MODEL) ||
+		    !applies(r, rule))
+			continue;
+		int k = scope_slot(scope);
+		r->act[k][r->n_act[k]++] = (struct active){pred, rule};
+	}
+}
+
 /* Built-in rows of `scope` in effect for r's target; n NULL for model rules. */
 static size_t eval_builtin(struct run *r, enum al_rule_scope scope)
 {
 	size_t n_fired = 0;
-	for (size_t i = 0; i < AL_N_RULES; i++) {
-		const struct al_rule *rule = r->eff[i];
-		al_rule_pred *pred = ali_rule_pred_at(i);
-		if (al_rule_at(i)->scope != scope || !pred || !applies(r, rule))
-			continue;
+	int k = scope_slot(scope);
+	for (size_t i = 0; i < r->n_act[k]; i++) {
 		r->reasons[n_fired][0] = '\0';
-		if (pred(&r->ctx, r->reasons[n_fired], REASON_CAP))
-			r->fired[n_fired++] = rule;
+		if (r->act[k][i].pred(&r->ctx, r->reasons[n_fired], REASON_CAP))
+			r->fired[n_fired++] = r->act[k][i].rule;
 	}
 	return n_fired;
 }
@@ -276,6 +302,7 @@ enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opt
 		const struct al_user_rule *ov = ali_user_rules_override(r.u, al_rule_at(i));
 		r.eff[i] = ov ? &ov->rule : al_rule_at(i);
 	}
+	list_active(&r);
 	clear_verdicts(m);
 	m->checked = false;
 	r.cap = AL_N_RULES + al_user_rules_count(r.u);

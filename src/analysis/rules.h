@@ -73,7 +73,10 @@ const struct al_feature *ali_rx_output(const struct al_submodel *s, const char *
 /* NN layer-table flags of n (0 when the layer type is unknown). */
 unsigned ali_rx_nn_flags(const struct al_node *n);
 /* MIL op-table flags of n (0 when the op type is unknown). */
-unsigned ali_rx_mil_flags(const struct al_node *n);
+static inline unsigned ali_rx_mil_flags(const struct al_node *n)
+{ /* inline: every MIL rule asks it of every op */
+	return n->kind >= 0 && (size_t)n->kind < ali_mil_kinds_count ? ali_mil_kinds[n->kind].flags : 0;
+}
 /* Whether n's type is one of the NULL-terminated names. */
 bool ali_rx_type_in(const struct al_node *n, const char *const *names);
 

@@ -14,7 +14,7 @@
 
 static bool is_type(const struct al_node *n, const char *type)
 {
-	return n->type && strcmp(n->type, type) == 0;
+	return n->type && ali_str_eq(n->type, type);
 }
 
 /* Integer parameter values into out[max]; how many were stored (at most max),

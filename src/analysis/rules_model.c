@@ -18,7 +18,7 @@ static bool in_list(const char *type, const char *const *names)
 	if (!type)
 		return false;
 	for (; *names; names++)
-		if (strcmp(type, *names) == 0)
+		if (ali_str_eq(type, *names))
 			return true;
 	return false;
 }
@@ -201,7 +201,7 @@ static uint32_t count_type(const struct al_graph *g, const char *type, int depth
 		return 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		const struct al_node *n = &g->nodes[i];
-		k += n->type && strcmp(n->type, type) == 0;
+		k += n->type && ali_str_eq(n->type, type);
 		for (uint32_t j = 0; j < n->n_sub; j++)
 			k += count_type(n->sub[j], type, depth + 1);
 	}
@@ -296,7 +296,7 @@ static const struct al_node *find_op(const struct al_submodel *s,
 
 static bool type_is(const struct al_node *n, const void *type)
 {
-	return n->type && strcmp(n->type, type) == 0;
+	return n->type && ali_str_eq(n->type, type);
 }
 
 bool ali_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)

@@ -20,7 +20,7 @@ static al_span params_of(const struct al_node *n)
 
 static bool is_type(const struct al_node *n, const char *type)
 {
-	return n->type && strcmp(n->type, type) == 0;
+	return n->type && ali_str_eq(n->type, type);
 }
 
 /* Repeated unsigned field `num` as int64 values, or `dflt` (n_dflt values)

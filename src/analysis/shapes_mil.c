@@ -16,62 +16,25 @@
 
 /* ================================================================ bindings */
 
-/* Which Binding of an Argument message a field holds: 1 = name, 2 = a
- * literal Value, 0 = neither (the last oneof member wins, as in mil.c). */
-static int binding_kind(al_span b, al_span *val)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	int kind = 0;
-	pb_iter_init(&it, b);
-	while (pb_next(&it, &f))
-		if (f.num == 1 || f.num == 2) {
-			kind = (int)f.num;
-			*val = f.data;
-		}
-	return kind;
-}
-
-/* The Argument of `param` (the last map entry wins) and the position in
- * n->inputs of its first name binding (n->inputs lists name bindings in
- * argument order; mil.c parse_inputs). */
-static bool find_arg(const struct al_node *n, const char *param, al_span *arg, uint32_t *first)
+/* The Argument entry of `param` (the last map entry wins), with its bindings
+ * as the loader read them (mil.c parse_inputs: kind, and for a name its
+ * position in n->inputs). */
+static const struct al_mil_arg *find_arg(const struct al_node *n, const char *param)
 {
 	const struct al_node_src *s = n ? al_src(n) : NULL;
-	bool found = false;
-	uint32_t idx = 0;
+	const struct al_mil_arg *found = NULL;
 	if (!s || !s->mil_scope || !param)
-		return false;
-	for (uint32_t i = 0; i < s->n_mil_args; i++) {
-		if (strcmp(s->mil_args[i].param, param) == 0) {
-			*arg = s->mil_args[i].arg;
-			*first = idx;
-			found = true;
-		}
-		struct pb_iter it;
-		struct pb_field f;
-		pb_iter_init(&it, s->mil_args[i].arg);
-		while (pb_next(&it, &f)) {
-			al_span v;
-			if (f.num == 1 && binding_kind(f.data, &v) == 1)
-				idx++;
-		}
-	}
+		return NULL;
+	for (uint32_t i = 0; i < s->n_mil_args; i++)
+		if (ali_str_eq(s->mil_args[i].param, param))
+			found = &s->mil_args[i];
 	return found;
 }
 
 uint32_t shp_mil_param_count(const struct al_node *n, const char *param)
 {
-	al_span arg;
-	uint32_t first, k = 0;
-	if (!find_arg(n, param, &arg, &first))
-		return 0;
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, arg);
-	while (pb_next(&it, &f))
-		k += f.num == 1;
-	return k;
+	const struct al_mil_arg *a = find_arg(n, param);
+	return a ? a->n_binds : 0;
 }
 
 /* Value.type (ValueType.tensorType) of a literal as a shape. */
@@ -110,31 +73,18 @@ static bool literal_shape(al_span val, struct al_shape *out)
 bool shp_mil_param(const struct al_node *n, const struct al_shape *const *in, uint32_t n_in,
 		   const char *param, uint32_t k, struct al_shape *out)
 {
-	al_span arg;
-	uint32_t idx;
 	shp_unknown(out);
-	if (!find_arg(n, param, &arg, &idx))
+	const struct al_mil_arg *a = find_arg(n, param);
+	if (!a || k >= a->n_binds)
 		return false;
-	struct pb_iter it;
-	struct pb_field f;
-	uint32_t j = 0;
-	pb_iter_init(&it, arg);
-	while (pb_next(&it, &f)) {
-		if (f.num != 1)
-			continue;
-		al_span v;
-		int kind = binding_kind(f.data, &v);
-		if (j++ == k) {
-			if (kind == 2)
-				return literal_shape(v, out);
-			if (kind != 1 || !in || idx >= n_in || !in[idx])
-				return false;
-			*out = *in[idx];
-			return true;
-		}
-		idx += kind == 1;
-	}
-	return false;
+	const struct al_mil_bind *b = &a->binds[k];
+	if (b->kind == 2)
+		return literal_shape(b->data, out);
+	uint32_t idx = b->input; /* its name's position in n->inputs */
+	if (b->kind != 1 || !in || idx >= n_in || !in[idx])
+		return false;
+	*out = *in[idx];
+	return true;
 }
 
 /* ================================================================ helpers */

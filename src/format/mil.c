@@ -24,16 +24,19 @@
 #define WEIGHTS_DIR "@model_path/weights/"
 #define BLOB_SENTINEL 0xDEADBEEFu
 #define BLOB_META 64 /* bytes in the storage header and in each blob_metadata */
+#define TYPE_MEMO 256 /* ValueTypes remembered per program (parse_named) */
+#define KIND_MEMO 64  /* op types remembered per program (parse_op) */
 
 /* ================================================================ scopes */
 
 /* One value name visible in a graph: an op output or a function/block input. */
-struct mil_ent {
+struct al_mil_ent {
 	const char *name;
 	const struct al_node *node; /* producer; NULL for an input */
 	const struct al_ttype *type;
 	uint32_t seq;               /* definition order in the graph (inputs first) */
 	uint32_t len;               /* strlen(name), so lookups need no strlen */
+	uint64_t hash;              /* ali_hash_bytes of the name's len bytes */
 };
 
 /* A hash index over the distinct names of a scope: slot i holds the run
@@ -47,7 +50,7 @@ struct mil_run {
 
 struct al_mil_scope {
 	const struct al_mil_scope *parent; /* the enclosing graph's scope */
-	struct mil_ent *ents;              /* sorted by (name, seq) */
+	struct al_mil_ent *ents;              /* sorted by (hash, name, seq) */
 	uint32_t n;
 	struct mil_run *runs; /* NULL: no index (none built, or no memory for it) */
 	uint32_t mask;        /* slots - 1, a power of two less one */
@@ -55,14 +58,19 @@ struct al_mil_scope {
 
 static int ent_cmp(const void *a, const void *b)
 {
-	const struct mil_ent *x = a, *y = b;
+	const struct al_mil_ent *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
 	int c = strcmp(x->name, y->name);
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* strcmp(a, b) for a span b; the same order as ent_cmp on NUL-free names. */
-static int name_cmp(const struct mil_ent *e, al_span b)
+/* ent_cmp's order of e against a name b with hash h (strcmp's on NUL-free
+ * names when the hashes are equal). */
+static int name_cmp(const struct al_mil_ent *e, uint64_t h, al_span b)
 {
+	if (e->hash != h)
+		return e->hash < h ? -1 : 1;
 	size_t an = e->len, k = an < b.n ? an : b.n;
 	int c = k ? memcmp(e->name, b.p, k) : 0;
 	if (c)
@@ -72,18 +80,18 @@ static int name_cmp(const struct mil_ent *e, al_span b)
 
 /* The run of ents named `name` through the index: true with [*lo, *end)
  * (empty when the name is absent), false when the index cannot say. */
-static bool run_find(const struct al_mil_scope *s, al_span name, size_t *lo, size_t *end)
+static bool run_find(const struct al_mil_scope *s, uint64_t h, al_span name, size_t *lo,
+		     size_t *end)
 {
 	if (!s->runs)
 		return false;
-	uint64_t h = ali_hash_bytes(AL_HASH_INIT, name.p, name.n);
 	for (uint32_t i = 0, j = (uint32_t)h & s->mask; i < MAX_PROBE; i++, j = (j + 1) & s->mask) {
 		const struct mil_run *r = &s->runs[j];
 		if (!r->end) {
 			*lo = *end = 0;
 			return true;
 		}
-		const struct mil_ent *e = &s->ents[r->lo];
+		const struct al_mil_ent *e = &s->ents[r->lo];
 		if (e->len == name.n && (!name.n || !memcmp(e->name, name.p, name.n))) {
 			*lo = r->lo;
 			*end = r->end;
@@ -109,11 +117,11 @@ static void scope_index(struct al_arena *a, struct al_mil_scope *s)
 		return;
 	memset(runs, 0, (size_t)slots * sizeof *runs);
 	for (uint32_t lo = 0, end; lo < s->n; lo = end) {
-		const struct mil_ent *e = &s->ents[lo];
+		const struct al_mil_ent *e = &s->ents[lo];
 		for (end = lo + 1; end < s->n && s->ents[end].len == e->len &&
 				   !memcmp(s->ents[end].name, e->name, e->len); end++)
 			;
-		uint64_t h = ali_hash_bytes(AL_HASH_INIT, e->name, e->len);
+		uint64_t h = e->hash;
 		for (uint32_t i = 0, j = (uint32_t)h & (slots - 1); i < MAX_PROBE;
 		     i++, j = (j + 1) & (slots - 1))
 			if (!runs[j].end) {
@@ -125,17 +133,61 @@ static void scope_index(struct al_arena *a, struct al_mil_scope *s)
 	s->mask = slots - 1;
 }
 
+/* Sorts e[0..n) into ent_cmp's order: by hash with a radix sort (stable, and
+ * e comes in seq order, so each name's entries stay in seq order), then runs
+ * of one hash holding different names by ent_cmp. A qsort by name was 5% of
+ * a 27k-op load. False when there is no memory for the copy. */
+static bool sort_ents(struct al_mil_ent *e, uint32_t n)
+{
+	if (n < 64) {
+		qsort(e, n, sizeof *e, ent_cmp);
+		return true;
+	}
+	struct al_mil_ent *tmp = ali_malloc((size_t)n * sizeof *e), *src = e, *dst = tmp;
+	if (!tmp)
+		return false;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		uint32_t pos[256] = {0};
+		for (uint32_t i = 0; i < n; i++)
+			pos[(src[i].hash >> shift) & 255]++;
+		if (pos[(src[0].hash >> shift) & 255] == n)
+			continue; /* every key has this byte */
+		for (uint32_t b = 0, acc = 0; b < 256; b++) {
+			uint32_t c = pos[b];
+			pos[b] = acc;
+			acc += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			dst[pos[(src[i].hash >> shift) & 255]++] = src[i];
+		struct al_mil_ent *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != e)
+		memcpy(e, src, (size_t)n * sizeof *e);
+	ali_free(tmp);
+	for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+		bool one_name = true; /* then the run is in seq order already */
+		for (hi = lo + 1; hi < n && e[hi].hash == e[lo].hash; hi++)
+			one_name &= e[hi].len == e[lo].len && !memcmp(e[hi].name, e[lo].name, e[lo].len);
+		if (!one_name)
+			qsort(e + lo, hi - lo, sizeof *e, ent_cmp);
+	}
+	return true;
+}
+
 /* The last definition of `name` in s; with `before` (an op of s's graph), only
  * inputs and ops that come before it count. */
-static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span name,
+static const struct al_mil_ent *scope_find(const struct al_mil_scope *s, al_span name,
 					const struct al_node *before)
 {
 	size_t lo = 0, end = s->n;
-	if (!run_find(s, name, &lo, &end)) {
+	uint64_t h = ali_hash_bytes(AL_HASH_INIT, name.p, name.n);
+	if (!run_find(s, h, name, &lo, &end)) {
 		size_t hi = s->n;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (name_cmp(&s->ents[mid], name) < 0)
+			if (name_cmp(&s->ents[mid], h, name) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -146,21 +198,21 @@ static const struct mil_ent *scope_find(const struct al_mil_scope *s, al_span na
 		 * index, so "defined before `before`" holds for a prefix of them. */
 		for (size_t l = lo; l < end;) {
 			size_t mid = l + (end - l) / 2;
-			if (name_cmp(&s->ents[mid], name) <= 0)
+			if (name_cmp(&s->ents[mid], h, name) <= 0)
 				l = mid + 1;
 			else
 				end = mid;
 		}
 	}
 	if (before) {
-		size_t l = lo, h = end;
-		while (l < h) {
-			size_t mid = l + (h - l) / 2;
+		size_t l = lo, r = end;
+		while (l < r) {
+			size_t mid = l + (r - l) / 2;
 			const struct al_node *d = s->ents[mid].node;
 			if (!d || d->index < before->index)
 				l = mid + 1;
 			else
-				h = mid;
+				r = mid;
 		}
 		end = l;
 	}
@@ -173,15 +225,49 @@ static const struct al_mil_scope *scope_of(const struct al_node *n)
 	return s ? s->mil_scope : NULL;
 }
 
-static const struct mil_ent *resolve(const struct al_node *n, al_span name)
+static const struct al_mil_ent *resolve(const struct al_node *n, al_span name)
 {
 	const struct al_mil_scope *s = scope_of(n);
 	if (!s)
 		return NULL;
-	const struct mil_ent *e = scope_find(s, name, n);
+	const struct al_mil_ent *e = scope_find(s, name, n);
 	for (s = s->parent; !e && s; s = s->parent) /* at most AL_MAX_DEPTH levels */
 		e = scope_find(s, name, NULL);
 	return e;
+}
+
+/* An immediate tensor: which TensorValue member holds it (floats = 1, ints = 2,
+ * bools = 3, strings = 4, longInts = 5, doubles = 6, bytes = 7), the
+ * Repeated* message, and the declared TensorType. */
+struct tval {
+	uint32_t field;
+	al_span rep;
+	int dtype;
+	al_span ttype;
+};
+
+/* What a parameter is bound to (param_value). */
+enum { CV_ABSENT, CV_OPAQUE, CV_BLOB, CV_VALUE };
+
+/* A const op's attributes["val"] as param_value and read_tensor see it,
+ * decoded once by parse_op (node_src.mil_cval). */
+struct al_mil_cval {
+	al_span val;
+	int cv;      /* CV_BLOB, CV_VALUE or CV_OPAQUE */
+	bool tensor; /* CV_VALUE and tensor_of read it: t holds the result */
+	struct tval t;
+};
+
+static bool tensor_of(al_span val, struct tval *t);
+static bool find_attr(const struct al_node *p, const char *key, al_span *val);
+
+/* What a Value message holds: a blob reference (field 5), else an immediate
+ * value (field 3), else neither. */
+static int value_class(al_span v)
+{
+	if (pb_has(v, 5))
+		return CV_BLOB;
+	return pb_has(v, 3) ? CV_VALUE : CV_OPAQUE;
 }
 
 /* ================================================================ the walk */
@@ -207,12 +293,63 @@ struct walk {
 	struct blob_ref *refs;
 	size_t n_refs, cap_refs;
 	const char *unknown[MAX_UNKNOWN];
+	/* ValueTypes read already and what they gave (parse_named): converters
+	 * repeat a few types thousands of times; direct-mapped by hash, an
+	 * entry checked byte for byte */
+	struct type_memo {
+		al_span bytes;
+		struct al_ttype t;
+	} memo[TYPE_MEMO];
+	/* op types seen and their row of the MIL op table (parse_op) */
+	struct kind_memo {
+		al_span bytes;
+		const char *type;
+		int kind;
+	} kinds[KIND_MEMO];
+	/* the field path of the op input or attribute being read, built only
+	 * when a diagnostic or a blob reference needs it (where_of) */
+	struct lazy_where {
+		const char *path, *mid, *name;
+		size_t n;
+		bool built;
+		char buf[512];
+	} lz;
 	size_t n_unknown;
 };
 
 static uint64_t at(const struct walk *w, const uint8_t *p)
 {
 	return w->base + (uint64_t)(p - w->prog.p);
+}
+
+/* Passed as `where` for w->lz: the path is built on first use. */
+static const char LAZY_WHERE[] = "";
+
+static void where3(char *buf, size_t cap, const char *path, const char *mid, const char *name,
+		   size_t n);
+
+/* w->lz will stand for "<path><mid><name[0..n)>]"; returns LAZY_WHERE. */
+static const char *lazy_where(struct walk *w, const char *path, const char *mid, const char *name,
+			      size_t n)
+{
+	w->lz.path = path;
+	w->lz.mid = mid;
+	w->lz.name = name;
+	w->lz.n = n;
+	w->lz.built = false;
+	return LAZY_WHERE;
+}
+
+/* The field path `where` stands for. */
+static const char *where_of(struct walk *w, const char *where)
+{
+	if (where != LAZY_WHERE)
+		return where;
+	if (!w->lz.built) {
+		where3(w->lz.buf, sizeof w->lz.buf, w->lz.path, w->lz.mid, w->lz.name, w->lz.n);
+		w->lz.built = true;
+	}
+	return w->lz.buf;
 }
 
 __attribute__((format(printf, 7, 8)))
@@ -227,7 +364,7 @@ static void diag(struct walk *w, enum al_severity sev, const char *file, uint64_
 	w->n_shown++;
 	va_list ap;
 	va_start(ap, fmt);
-	ali_diag_vadd(w->d, sev, file, off, where, node, fmt, ap);
+	ali_diag_vadd(w->d, sev, file, off, where_of(w, where), node, fmt, ap);
 	va_end(ap);
 }
 
@@ -427,8 +564,23 @@ static bool parse_named(struct walk *w, al_span msg, const char **name, struct a
 		return false;
 	if (!(*name = dup_span(w, c[1] ? last[1].data : (al_span){0})))
 		return false;
-	if (c[2])
-		return parse_value_type(w, last[2].data, t, where, node);
+	if (!c[2])
+		return true;
+	/* a ValueType read before without a diagnostic gives the same type again
+	 * (its dims are shared: al_ttype.dims is const) */
+	al_span vt = last[2].data;
+	struct type_memo *e = &w->memo[ali_hash_bytes(AL_HASH_INIT, vt.p, vt.n) % TYPE_MEMO];
+	if (e->bytes.p && e->bytes.n == vt.n && !memcmp(e->bytes.p, vt.p, vt.n)) {
+		*t = e->t;
+		return true;
+	}
+	size_t diags = w->n_shown + w->n_hidden;
+	if (!parse_value_type(w, vt, t, where, node))
+		return false;
+	if (w->n_shown + w->n_hidden == diags && vt.n) {
+		e->bytes = vt;
+		e->t = *t;
+	}
 	return true;
 }
 
@@ -497,7 +649,7 @@ static void add_blob_ref(struct walk *w, const struct al_node *n, al_span value,
 	struct blob_ref *r = &w->refs[w->n_refs];
 	r->offset = off;
 	r->node = n;
-	r->where = ali_arena_printf(&w->m->arena, "%s.blobFileValue", where);
+	r->where = ali_arena_printf(&w->m->arena, "%s.blobFileValue", where_of(w, where));
 	r->dtype = dt <= INT_MAX ? (int)dt : 0;
 	r->seq = w->n_refs;
 	if (!r->where) {
@@ -722,7 +874,8 @@ static void where3(char *buf, size_t cap, const char *path, const char *mid, con
 
 /* Operation.inputs: map<string, Argument>; Argument: arguments = 1 (Binding);
  * Binding: oneof { name = 1, value = 2 }. Fills src->mil_args with the valid
- * entries and n->inputs with every name binding, in file order. */
+ * entries, each with its bindings, and n->inputs with every name binding, in
+ * file order. */
 static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *src, al_span msg,
 			 size_t n_entries)
 {
@@ -736,41 +889,62 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 	src->mil_args = args;
 	struct pb_iter it, ai, bi;
 	struct pb_field f, a, b;
-	size_t c[NF], n_names = 0;
-	uint32_t k = 0;
+	size_t c[NF], ac[NF], bc[NF], n_names = 0;
+	struct pb_field last[NF];
+	uint32_t k = 0, names_before = 0;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f) && k < n_entries) {
 		if (f.num != 2)
 			continue;
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, c, n->path, n->name))
+		if (!scan_last(w, f.data, LEN(1) | LEN(2), 0, c, last, n->path, n->name))
 			continue;
-		al_span key = {0}, arg = {0};
-		pb_get_bytes(f.data, 1, &key);
-		pb_get_bytes(f.data, 2, &arg);
+		al_span key = c[1] ? last[1].data : (al_span){0}, arg = c[2] ? last[2].data : (al_span){0};
 		const char *param = dup_span(w, key);
 		if (!param)
 			return;
-		char where[512];
-		where3(where, sizeof where, n->path, ".inputs[", param, strlen(param));
-		if (!scan(w, arg, LEN(1), 0, c, where, n->name))
+		const char *where = lazy_where(w, n->path, ".inputs[", param, strlen(param));
+		if (!scan(w, arg, LEN(1), 0, ac, where, n->name))
 			continue;
+		struct al_mil_bind *binds = NULL;
+		if (ac[1] && !(binds = ali_arena_array(&w->m->arena, ac[1], sizeof *binds))) {
+			nomem(w);
+			return;
+		}
 		bool ok = true;
 		size_t names = 0;
+		uint32_t nb = 0, kinds1 = 0;
 		pb_iter_init(&ai, arg);
 		while (ok && pb_next(&ai, &a)) {
 			if (a.num != 1)
 				continue;
-			ok = scan(w, a.data, LEN(1) | LEN(2), 0, c, where, n->name);
-			names += ok && c[1];
-			pb_iter_init(&bi, a.data);
-			while (ok && pb_next(&bi, &b))
-				if (b.num == 2)
+			ok = scan(w, a.data, LEN(1) | LEN(2), 0, bc, where, n->name);
+			names += ok && bc[1];
+			struct al_mil_bind bd = {.input = UINT32_MAX};
+			pb_iter_init(&bi, a.data); /* the last oneof member wins */
+			while (ok && pb_next(&bi, &b)) {
+				if (b.num == 1 || b.num == 2) {
+					bd.kind = (uint8_t)b.num;
+					bd.data = b.data;
+				}
+				if (b.num == 2) {
+					bd.has_value = true;
 					scan_value(w, n, b.data, where, 0);
+				}
+			}
+			if (ok && nb < ac[1]) {
+				if (bd.kind == 1) {
+					bd.input = names_before + kinds1++;
+					/* n->inputs holds it as it is (dup_span) */
+					bd.plain = bd.data.n <= AL_MAX_NAME &&
+						   !(bd.data.n && memchr(bd.data.p, 0, bd.data.n));
+				}
+				binds[nb++] = bd;
+			}
 		}
 		if (!ok)
 			continue;
-		args[k].param = param;
-		args[k].arg = arg;
+		args[k] = (struct al_mil_arg){param, arg, binds, nb, names_before};
+		names_before += kinds1;
 		k++;
 		n_names += names;
 	}
@@ -783,23 +957,11 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 		return;
 	}
 	uint32_t j = 0;
-	for (uint32_t i = 0; i < k; i++) {
-		pb_iter_init(&ai, args[i].arg);
-		while (pb_next(&ai, &a)) {
-			if (a.num != 1)
-				continue;
-			al_span name = {0};
-			bool is_name = false;
-			pb_iter_init(&bi, a.data); /* the last oneof member wins */
-			while (pb_next(&bi, &b))
-				if (b.num == 1 || b.num == 2) {
-					is_name = b.num == 1;
-					name = b.data;
-				}
-			if (is_name && j < n_names && !(in[j++] = dup_span(w, name)))
+	for (uint32_t i = 0; i < k; i++)
+		for (uint32_t q = 0; q < args[i].n_binds; q++)
+			if (args[i].binds[q].kind == 1 && j < n_names &&
+			    !(in[j++] = dup_span(w, args[i].binds[q].data)))
 				return;
-		}
-	}
 	n->inputs = in;
 	n->n_inputs = j;
 }
@@ -826,7 +988,8 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	n->priv = src;
 
 	size_t c[NF];
-	if (!scan(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, n->path, NULL))
+	struct pb_field last[NF];
+	if (!scan_last(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, last, n->path, NULL))
 		return;
 	if (!count_ok(w, c[2] + c[3] + c[4] + c[5], msg.p, n->path, "op fields"))
 		return;
@@ -853,11 +1016,19 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 				return;
 	}
 
-	al_span ty;
-	if (pb_get_bytes(msg, 1, &ty) && ty.n) {
-		if (!(n->type = dup_span(w, ty)))
-			return;
-		n->kind = ali_mil_kind_by_name(n->type);
+	al_span ty = c[1] ? last[1].data : (al_span){0}; /* the last type field */
+	if (ty.n) {
+		/* a type seen before: its string and table row again */
+		struct kind_memo *km = &w->kinds[ali_hash_bytes(AL_HASH_INIT, ty.p, ty.n) % KIND_MEMO];
+		if (km->type && km->bytes.n == ty.n && !memcmp(km->bytes.p, ty.p, ty.n)) {
+			n->type = km->type;
+			n->kind = km->kind;
+		} else {
+			if (!(n->type = dup_span(w, ty)))
+				return;
+			n->kind = ali_mil_kind_by_name(n->type);
+			*km = (struct kind_memo){ty, n->type, n->kind};
+		}
 		if (n->kind < 0)
 			note_unknown(w, n);
 	} else {
@@ -878,24 +1049,47 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		if (f.num != 5)
 			continue;
 		al_span key = {0}, val = {0};
-		bool has_key = pb_get_bytes(f.data, 1, &key);
-		bool has_val = pb_get_bytes(f.data, 2, &val);
+		size_t ec[NF];
+		struct pb_field el[NF];
+		bool valid = scan_last(w, f.data, LEN(1) | LEN(2), 0, ec, el, n->path, n->name);
+		bool has_key, has_val;
+		if (valid) { /* the last key and value, as pb_get_bytes finds them */
+			if ((has_key = ec[1] > 0))
+				key = el[1].data;
+			if ((has_val = ec[2] > 0))
+				val = el[2].data;
+		} else {
+			has_key = pb_get_bytes(f.data, 1, &key);
+			has_val = pb_get_bytes(f.data, 2, &val);
+		}
 		if (attrs && has_key && has_val && n_attrs < c[5])
 			attrs[n_attrs++] = (struct al_mil_attr){key, val};
-		size_t ec[NF];
-		if (!scan(w, f.data, LEN(1) | LEN(2), 0, ec, n->path, n->name) || !has_val)
+		if (!valid || !has_val)
 			continue;
 		size_t klen = key.n < 200 ? key.n : 200; /* as "%.*s": up to a NUL */
 		const uint8_t *nul = klen ? memchr(key.p, 0, klen) : NULL;
-		char where[512];
-		where3(where, sizeof where, n->path, ".attributes[", (const char *)key.p,
-		       nul ? (size_t)(nul - key.p) : klen);
-		scan_value(w, n, val, where, 0);
+		scan_value(w, n, val,
+			   lazy_where(w, n->path, ".attributes[", (const char *)key.p,
+				      nul ? (size_t)(nul - key.p) : klen),
+			   0);
 	}
 	if (attrs || !c[5]) {
 		src->mil_attrs = attrs;
 		src->n_mil_attrs = n_attrs;
 		src->mil_attrs_indexed = true;
+	}
+	/* a const's value, decoded once for the parameter readers */
+	al_span cval;
+	if (strcmp(n->type, "const") == 0 && find_attr(n, "val", &cval)) {
+		struct al_mil_cval *cv = ali_arena_alloc(&w->m->arena, sizeof *cv);
+		if (!cv) {
+			nomem(w);
+			return;
+		}
+		cv->val = cval;
+		cv->cv = value_class(cval);
+		cv->tensor = cv->cv == CV_VALUE && tensor_of(cval, &cv->t);
+		src->mil_cval = cv;
 	}
 
 	/* nested blocks: one child graph each */
@@ -1008,21 +1202,23 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		n += nodes[i].n_outputs;
 	if (!count_ok(w, n, msg.p, prefix, "values"))
 		return false;
-	struct mil_ent *e = n ? ali_arena_array(&w->m->arena, n, sizeof *e) : NULL;
+	struct al_mil_ent *e = n ? ali_arena_array(&w->m->arena, n, sizeof *e) : NULL;
 	if (n && !e)
 		return nomem(w);
 	uint32_t k = 0;
 	for (size_t j = 0; j < n_xin; j++, k++)
-		e[k] = (struct mil_ent){xin[j], NULL, &xty[j], k, 0};
+		e[k] = (struct al_mil_ent){xin[j], NULL, &xty[j], k, 0, 0};
 	for (size_t j = 0; j < c[1]; j++, k++)
-		e[k] = (struct mil_ent){bin[j], NULL, &bty[j], k, 0};
+		e[k] = (struct al_mil_ent){bin[j], NULL, &bty[j], k, 0, 0};
 	for (i = 0; i < g->n_nodes; i++)
 		for (uint32_t o = 0; o < nodes[i].n_outputs; o++, k++)
-			e[k] = (struct mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k, 0};
-	for (uint32_t j = 0; j < k; j++)
+			e[k] = (struct al_mil_ent){nodes[i].outputs[o], &nodes[i], &nodes[i].out_types[o], k, 0, 0};
+	for (uint32_t j = 0; j < k; j++) {
 		e[j].len = (uint32_t)strlen(e[j].name);
-	if (k)
-		qsort(e, k, sizeof *e, ent_cmp);
+		e[j].hash = ali_hash_bytes(AL_HASH_INIT, e[j].name, e[j].len);
+	}
+	if (k && !sort_ents(e, k))
+		return nomem(w);
 	scope->ents = e;
 	scope->n = k;
 	scope_index(&w->m->arena, scope);
@@ -1131,6 +1327,33 @@ static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, cons
 	return parse_block(w, g, block, prefix, NULL, in, ity, c[1]);
 }
 
+/* Once every scope of the program is complete: what each op's input names
+ * resolve to (node_src.mil_in_ents), so the lookups of the analysis read it
+ * instead of searching the scopes again for every rule. */
+static void resolve_inputs(struct walk *w, const struct al_graph *g, int depth)
+{
+	if (!g || depth > AL_MAX_DEPTH) /* parse_op bounds nesting; this is a backstop */
+		return;
+	for (uint32_t i = 0; i < g->n_nodes && !w->nomem; i++) {
+		struct al_node *n = &g->nodes[i];
+		struct al_node_src *src = (struct al_node_src *)n->priv; /* arena-owned, loader's */
+		if (src && src->mil_scope && n->n_inputs && n->inputs) {
+			const struct al_mil_ent **e = ali_arena_array(&w->m->arena, n->n_inputs, sizeof *e);
+			if (!e) {
+				nomem(w);
+				return;
+			}
+			for (uint32_t j = 0; j < n->n_inputs; j++)
+				e[j] = n->inputs[j] ? resolve(n, (al_span){(const uint8_t *)n->inputs[j],
+									   strlen(n->inputs[j])})
+						    : NULL;
+			src->mil_in_ents = e;
+		}
+		for (uint32_t k = 0; k < n->n_sub; k++)
+			resolve_inputs(w, n->sub[k], depth + 1);
+	}
+}
+
 enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub, al_span program,
 				   uint64_t base_offset, const char *file, al_diags *d)
 {
@@ -1181,6 +1404,8 @@ enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub,
 		sub->n_functions = sub->n_graphs = ++i;
 		parse_function(&w, fn, g, &sub->opsets[i - 1]);
 	}
+	for (uint32_t k = 0; k < i && !w.nomem; k++)
+		resolve_inputs(&w, sub->graphs[k], 0);
 	if (!w.nomem && i == nf)
 		distinct_names(&w, program, 2, sub->functions, nf, "mlProgram.functions", "function");
 	if (!w.nomem)
@@ -1198,40 +1423,28 @@ enum al_status ali_load_mil_program(struct al_model *m, struct al_submodel *sub,
 
 /* ================================================================ value access */
 
-/* The Argument bound to `param` of MIL op n (the last map entry wins). */
-static bool find_arg(const struct al_node *n, const char *param, al_span *arg)
+/* The Argument entry bound to `param` of MIL op n (the last map entry wins). */
+static const struct al_mil_arg *find_arg(const struct al_node *n, const char *param)
 {
 	const struct al_node_src *s = n ? al_src(n) : NULL;
-	bool found = false;
+	const struct al_mil_arg *found = NULL;
 	if (!s || !s->mil_scope || !param)
-		return false;
+		return NULL;
 	for (uint32_t i = 0; i < s->n_mil_args; i++)
-		if (strcmp(s->mil_args[i].param, param) == 0) {
-			*arg = s->mil_args[i].arg;
-			found = true;
-		}
+		if (ali_str_eq(s->mil_args[i].param, param))
+			found = &s->mil_args[i];
 	return found;
 }
 
-/* The first Binding of an Argument: 1 = a name, 2 = a literal Value, 0 = none. */
-static int first_binding(al_span arg, al_span *out)
+/* What name binding b of op n resolves to (resolve() of its bytes): read from
+ * the inputs resolved at load when n->inputs holds the name whole, else
+ * searched. */
+static const struct al_mil_ent *bind_ent(const struct al_node *n, const struct al_mil_bind *b)
 {
-	struct pb_iter it, bi;
-	struct pb_field f, b;
-	pb_iter_init(&it, arg);
-	while (pb_next(&it, &f)) {
-		if (f.num != 1 || f.wire != PB_LEN)
-			continue;
-		int kind = 0;
-		pb_iter_init(&bi, f.data);
-		while (pb_next(&bi, &b))
-			if ((b.num == 1 || b.num == 2) && b.wire == PB_LEN) {
-				kind = (int)b.num;
-				*out = b.data;
-			}
-		return kind;
-	}
-	return 0;
+	const struct al_node_src *s = al_src(n);
+	if (s->mil_in_ents && b->plain && b->input < n->n_inputs)
+		return s->mil_in_ents[b->input];
+	return resolve(n, b->data);
 }
 
 /* attributes[key] of MIL op p (the last map entry wins). */
@@ -1267,18 +1480,23 @@ static bool is_const_op(const struct al_node *p)
 	return strncmp(p->type, "constexpr_", 10) == 0;
 }
 
-enum { CV_ABSENT, CV_OPAQUE, CV_BLOB, CV_VALUE };
-
-/* What `param` of n is bound to; for CV_VALUE / CV_BLOB *val is the Value.
+/* What `param` of n is bound to; for CV_VALUE / CV_BLOB *val is the Value,
+ * and *cval the const op's decoded value when it comes from one (else NULL).
  * An op input of that name, else an attribute (constexpr_* ops of the
  * iOS16/17 opsets and custom_layer keep their parameters there). */
-static int param_value(const struct al_node *n, const char *param, al_span *val, bool *is_const)
+static int param_value(const struct al_node *n, const char *param, al_span *val, bool *is_const,
+		       const struct al_mil_cval **cval)
 {
-	al_span arg, b;
+	al_span b = {0};
 	int k;
 	*is_const = false;
-	if (find_arg(n, param, &arg)) {
-		k = first_binding(arg, &b);
+	*cval = NULL;
+	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_bind *bd = a && a->n_binds ? &a->binds[0] : NULL;
+	if (a) {
+		k = bd ? bd->kind : 0;
+		if (k)
+			b = bd->data;
 	} else {
 		k = find_attr(n, param, &b) ? 2 : 0;
 		if (k && strcmp(param, "name") == 0)
@@ -1289,28 +1507,20 @@ static int param_value(const struct al_node *n, const char *param, al_span *val,
 	if (k == 2) {
 		*is_const = true;
 		*val = b;
-	} else {
-		const struct mil_ent *e = resolve(n, b);
-		if (!e || !e->node)
-			return CV_OPAQUE;
-		*is_const = is_const_op(e->node);
-		if (strcmp(e->node->type, "const") != 0 || !find_attr(e->node, "val", val))
-			return CV_OPAQUE;
+		return value_class(b);
 	}
-	if (pb_has(*val, 5))
-		return CV_BLOB;
-	return pb_has(*val, 3) ? CV_VALUE : CV_OPAQUE;
+	const struct al_mil_ent *e = bind_ent(n, bd);
+	if (!e || !e->node)
+		return CV_OPAQUE;
+	*is_const = is_const_op(e->node);
+	const struct al_node_src *ps = al_src(e->node);
+	const struct al_mil_cval *cv = ps ? ps->mil_cval : NULL; /* a `const` with a `val` */
+	if (!cv)
+		return CV_OPAQUE;
+	*val = cv->val;
+	*cval = cv;
+	return cv->cv;
 }
-
-/* An immediate tensor: which TensorValue member holds it (floats = 1, ints = 2,
- * bools = 3, strings = 4, longInts = 5, doubles = 6, bytes = 7), the
- * Repeated* message, and the declared TensorType. */
-struct tval {
-	uint32_t field;
-	al_span rep;
-	int dtype;
-	al_span ttype;
-};
 
 static bool tensor_of(al_span val, struct tval *t)
 {
@@ -1543,32 +1753,42 @@ static bool read_bytes(const struct tval *t, struct sink *s)
 }
 
 /* The numbers of an immediate tensor Value into s; -1 when not readable. */
-static long read_tensor(al_span val, struct sink *s)
+/* The numbers of the immediate tensor t into s; -1 when not readable. */
+static long read_tval(const struct tval *t, struct sink *s)
 {
-	struct tval t;
-	if (!tensor_of(val, &t))
-		return -1;
 	bool ok, fl = s->d || s->f;
-	switch (t.field) {
-	case 2: case 3: case 5: ok = read_varints(t.rep, t.field, s); break;
-	case 1: ok = fl && read_fixed(t.rep, 4, s); break;
-	case 6: ok = fl && read_fixed(t.rep, 8, s); break;
-	case 7: ok = read_bytes(&t, s); break;
+	switch (t->field) {
+	case 2: case 3: case 5: ok = read_varints(t->rep, t->field, s); break;
+	case 1: ok = fl && read_fixed(t->rep, 4, s); break;
+	case 6: ok = fl && read_fixed(t->rep, 8, s); break;
+	case 7: ok = read_bytes(t, s); break;
 	case 0: ok = true; break; /* an empty tensor */
 	default: ok = false; break;
 	}
 	return ok && s->n <= LONG_MAX ? (long)s->n : -1;
 }
 
+/* The numbers of an immediate tensor Value into s; -1 when not readable. */
+static long read_tensor(al_span val, struct sink *s)
+{
+	struct tval t;
+	if (!tensor_of(val, &t))
+		return -1;
+	return read_tval(&t, s);
+}
+
 static long read_param(const struct al_node *n, const char *param, struct sink *s)
 {
 	al_span val;
 	bool is_const;
-	int k = param_value(n, param, &val, &is_const);
+	const struct al_mil_cval *cv;
+	int k = param_value(n, param, &val, &is_const, &cv);
 	if (k == CV_ABSENT)
 		return 0;
 	if (k != CV_VALUE)
 		return -1;
+	if (cv) /* a const op's value, decoded at load */
+		return cv->tensor ? read_tval(&cv->t, s) : -1;
 	return read_tensor(val, s);
 }
 
@@ -1591,8 +1811,13 @@ bool ali_mil_param_string(const struct al_node *n, const char *param, char *out,
 	al_span val, str;
 	bool is_const;
 	struct tval t;
-	if (!out || !cap || param_value(n, param, &val, &is_const) != CV_VALUE ||
-	    !tensor_of(val, &t) || t.field != 4 || !pb_get_bytes(t.rep, 1, &str) || str.n >= cap)
+	const struct al_mil_cval *cv;
+	if (!out || !cap || param_value(n, param, &val, &is_const, &cv) != CV_VALUE)
+		return false;
+	if (cv ? !cv->tensor : !tensor_of(val, &t))
+		return false;
+	const struct tval *tp = cv ? &cv->t : &t;
+	if (tp->field != 4 || !pb_get_bytes(tp->rep, 1, &str) || str.n >= cap)
 		return false;
 	memcpy(out, str.p, str.n);
 	out[str.n] = '\0';
@@ -1603,31 +1828,45 @@ bool ali_mil_param_present(const struct al_node *n, const char *param)
 {
 	al_span val;
 	bool is_const;
-	return param_value(n, param, &val, &is_const) != CV_ABSENT;
+	const struct al_mil_cval *cv;
+	return param_value(n, param, &val, &is_const, &cv) != CV_ABSENT;
 }
 
 bool ali_mil_param_is_const(const struct al_node *n, const char *param)
 {
 	al_span val;
 	bool is_const;
-	param_value(n, param, &val, &is_const);
+	const struct al_mil_cval *cv;
+	param_value(n, param, &val, &is_const, &cv);
 	return is_const;
 }
 
 const struct al_ttype *ali_mil_param_type(const struct al_node *n, const char *param)
 {
-	al_span arg, b;
-	const struct mil_ent *e;
-	if (!find_arg(n, param, &arg) || first_binding(arg, &b) != 1 || !(e = resolve(n, b)))
+	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_ent *e;
+	if (!a || !a->n_binds || a->binds[0].kind != 1 || !(e = bind_ent(n, &a->binds[0])))
 		return NULL;
 	return e->type;
+}
+
+/* What name resolves to from n: for a string of n->inputs (the usual
+ * question: who produces my input i), read from the inputs resolved at load. */
+static const struct al_mil_ent *name_ent(const struct al_node *n, const char *name)
+{
+	const struct al_node_src *s = n ? al_src(n) : NULL;
+	if (s && s->mil_in_ents)
+		for (uint32_t i = 0; i < n->n_inputs; i++)
+			if (n->inputs[i] == name)
+				return s->mil_in_ents[i];
+	return resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
 }
 
 const struct al_node *ali_mil_producer(const struct al_node *n, const char *name)
 {
 	if (!name)
 		return NULL;
-	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
+	const struct al_mil_ent *e = name_ent(n, name);
 	return e ? e->node : NULL;
 }
 
@@ -1635,7 +1874,7 @@ const struct al_ttype *ali_mil_value_type(const struct al_node *n, const char *n
 {
 	if (!name)
 		return NULL;
-	const struct mil_ent *e = resolve(n, (al_span){(const uint8_t *)name, strlen(name)});
+	const struct al_mil_ent *e = name_ent(n, name);
 	return e ? e->type : NULL;
 }
 
@@ -1652,40 +1891,19 @@ bool ali_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
 
 int ali_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
 {
-	al_span arg;
-	if (!find_arg(n, param, &arg))
+	const struct al_mil_arg *a = find_arg(n, param);
+	if (!a || k >= a->n_binds)
 		return 0;
-	struct pb_iter it, bi;
-	struct pb_field f, b;
-	uint32_t j = 0;
-	pb_iter_init(&it, arg);
-	while (pb_next(&it, &f)) {
-		if (f.num != 1 || f.wire != PB_LEN || j++ != k)
-			continue;
-		int kind = 0;
-		pb_iter_init(&bi, f.data); /* the last oneof member wins */
-		while (pb_next(&bi, &b))
-			if ((b.num == 1 || b.num == 2) && b.wire == PB_LEN) {
-				kind = (int)b.num;
-				*out = b.data;
-			}
-		return kind;
-	}
-	return 0;
+	const struct al_mil_bind *b = &a->binds[k];
+	if (b->kind)
+		*out = b->data;
+	return b->kind;
 }
 
 uint32_t ali_mil_param_count(const struct al_node *n, const char *param)
 {
-	al_span arg;
-	uint32_t k = 0;
-	if (!find_arg(n, param, &arg))
-		return 0;
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, arg);
-	while (pb_next(&it, &f))
-		k += f.num == 1 && f.wire == PB_LEN;
-	return k;
+	const struct al_mil_arg *a = find_arg(n, param);
+	return a ? a->n_binds : 0;
 }
 
 bool ali_mil_attr(const struct al_node *n, const char *key, al_span *val)

@@ -15,6 +15,8 @@
 #include "base.h"
 #include "pb.h"
 
+#include <string.h>
+
 /* ------------------------------------------------------------------ limits
  * Bounds on untrusted input. Counts are also bounded by the bytes present
  * (a layer needs at least 2 bytes, so n_layers <= file size / 2). */
@@ -119,9 +121,21 @@ struct al_node_src {
 	al_span msg;    /* the whole layer / op message */
 	al_span params; /* NN: the layer-type sub-message (e.g. ConvolutionLayerParams) */
 	const struct al_submodel *sub;
-	/* MIL: the op's inputs map (param name -> Argument message), unparsed */
+	/* MIL: the op's inputs map (param name -> Argument message), each with its
+	 * Bindings read once (mil.c parse_inputs) */
 	struct al_mil_arg *mil_args;
 	uint32_t n_mil_args;
+	/* MIL: what each name of n->inputs resolves to in the op's scope (NULL:
+	 * nothing), resolved once the program is loaded; NULL when not resolved
+	 * (no memory): the al_mil_* lookups then search the scopes */
+	const struct al_mil_ent *const *mil_in_ents;
+	/* MIL: a `const` op's attributes["val"], decoded once (mil.c); NULL for
+	 * other ops and for a const without one */
+	const struct al_mil_cval *mil_cval;
+	/* cost.c: the stored bytes of a `const` op's value, worked out on its
+	 * first use (val_bytes_done) and written there only: a const feeds many ops */
+	uint64_t val_bytes;
+	bool val_bytes_done;
 	/* MIL: the op's attributes map (key -> Value), in file order, once
 	 * mil_attrs_indexed (mil.c parse_op); otherwise read from msg */
 	struct al_mil_attr *mil_attrs;
@@ -143,13 +157,32 @@ struct al_node_src {
 	const struct al_shape *compiled_in; /* the same for its inputs */
 	uint32_t n_compiled_in;
 };
+/* One Binding of an Argument: oneof { name = 1, value = 2 }, the last member
+ * present wins. */
+struct al_mil_bind {
+	al_span data;    /* the name (kind 1) or the Value message (kind 2) */
+	uint32_t input;  /* kind 1: the index of this name in n->inputs (UINT32_MAX: none) */
+	uint8_t kind;    /* 1 = a name, 2 = a literal Value, 0 = neither */
+	bool has_value;  /* some field 2 (a Value) is present, whichever member wins */
+	bool plain;      /* kind 1: no NUL and at most AL_MAX_NAME bytes: n->inputs has it whole */
+};
 struct al_mil_arg {
 	const char *param;
 	al_span arg; /* MILSpec.Argument message */
+	const struct al_mil_bind *binds; /* its Bindings (arguments = 1), in file order */
+	uint32_t n_binds;
+	uint32_t first_input; /* the index in n->inputs of its first name binding */
 };
 struct al_mil_attr {
 	al_span key, val; /* an entry without one of them is not kept */
 };
+/* strcmp(a, b) == 0 with the first bytes compared inline: the rules compare
+ * every op's type and parameter names against many constants, most of which
+ * differ in the first byte. */
+static inline bool ali_str_eq(const char *a, const char *b)
+{
+	return a[0] == b[0] && strcmp(a, b) == 0;
+}
 static inline const struct al_node_src *al_src(const struct al_node *n)
 {
 	return (const struct al_node_src *)n->priv;

@@ -618,6 +618,62 @@ static void test_blobs(void **state)
 	free(prog.p);
 }
 
+/* Diagnostics inside an op's attribute or input Value name its field path
+ * (built only when one is reported, mil.c lazy_where), and the bindings read
+ * at load answer the parameter questions. */
+static void test_field_paths(void **state)
+{
+	(void)state;
+	uint8_t w[160];
+	size_t wn = make_weights(w);
+	w[64] ^= 1; /* a bad sentinel: reported at the const's val attribute */
+	struct buf prog = blob_program("@model_path/weights/weight.bin", 64, 1);
+	struct loaded l = load_prog(&prog, w, wn);
+	assert_int_equal(l.st, AL_E_FORMAT);
+	assert_int_equal(al_diags_errors(l.d), 1);
+	assert_string_equal(al_diags_get(l.d, 0)->where,
+			    "mlProgram.functions[main].block.operations[0].attributes[val].blobFileValue");
+	unload(&l);
+	free(prog.p);
+
+	/* a literal Value whose type field is a varint: reported at the input */
+	struct buf block = {0}, op = {0}, bad = {0};
+	struct buf t = fp32_type(1, (int64_t[]){4}), nv = named("y", &t);
+	put_uint(&bad, 2, 5);
+	struct buf iv = imm_value(AL_DT_INT32, 1, (int64_t[]){1}, 2, "\x03", 1, true);
+	put_str(&op, 1, "relu");
+	bind_name(&op, "x", "in");
+	bind_literal(&op, "alpha", &bad);
+	bind_literal(&op, "axis", &iv);
+	put_msg(&op, 3, &nv);
+	put_msg(&block, 3, &op);
+	struct buf it = fp32_type(1, (int64_t[]){4}), in = named("in", &it);
+	prog = program(&in, 1, &block);
+	l = load_prog(&prog, NULL, 0);
+	assert_int_equal(l.st, AL_E_FORMAT);
+	assert_int_equal(al_diags_errors(l.d), 1);
+	assert_string_equal(al_diags_get(l.d, 0)->where,
+			    "mlProgram.functions[main].block.operations[0].inputs[alpha]");
+	const struct al_node *relu = &l.sub->graphs[0]->nodes[0];
+	int64_t v[2];
+	assert_int_equal(ali_mil_param_count(relu, "x"), 1);
+	assert_int_equal(ali_mil_param_count(relu, "nothing"), 0);
+	assert_null(ali_mil_producer(relu, "in")); /* a function input */
+	assert_non_null(ali_mil_param_type(relu, "x"));
+	assert_int_equal(ali_mil_param_type(relu, "x")->dtype, AL_DT_FP32);
+	assert_int_equal(ali_mil_param_ints(relu, "axis", v, 2), 1);
+	assert_int_equal(v[0], 3);
+	assert_true(ali_mil_param_is_const(relu, "axis"));
+	assert_false(ali_mil_param_is_const(relu, "x"));
+	al_span b;
+	assert_int_equal(ali_mil_param_binding(relu, "x", 0, &b), 1);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(ali_mil_param_binding(relu, "axis", 0, &b), 2);
+	assert_int_equal(ali_mil_param_binding(relu, "axis", 1, &b), 0);
+	unload(&l);
+	free(prog.p);
+}
+
 /* Every prefix and every single-bit flip of a program: a status, never a crash. */
 static void test_damaged(void **state)
 {
@@ -1127,6 +1183,7 @@ int main(void)
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_unknown_and_types),
 		cmocka_unit_test(test_blobs),
+		cmocka_unit_test(test_field_paths),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_repeated_names),
 		cmocka_unit_test(test_nomem),
