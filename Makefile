@@ -49,10 +49,21 @@ else
 BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \
 		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo openblas; else echo none; fi)
 endif
+# Debian's single-threaded OpenBLAS (libopenblas-serial-dev) is preferred when
+# installed: the interpreter splits products over its own pool, and the pthread
+# variant starts a worker per core when the library loads, which busy-waits
+# ~0.1 s even in `check` (no BLAS call): ~130 ms of CPU on the other core and
+# 16 MB of RSS on the LLM-scale bench (bench/README.md). OPENBLAS_SERIAL= (empty)
+# links whatever -lopenblas resolves to.
+OPENBLAS_SERIAL ?= $(firstword $(wildcard /usr/lib/*/openblas-serial/libopenblas.so))
 ifneq ($(filter 1 openblas,$(BLAS)),)
 BLAS_CFLAGS := -DANELINT_BLAS=1 $(shell pkg-config --cflags openblas 2>/dev/null)
+ifneq ($(OPENBLAS_SERIAL),)
+BLAS_LIBS   := -L$(dir $(OPENBLAS_SERIAL)) -Wl,-rpath,$(dir $(OPENBLAS_SERIAL)) -lopenblas
+else
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
 		echo -lopenblas)
+endif
 else ifeq ($(BLAS),accelerate)
 # tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
 BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate
