@@ -2292,20 +2292,77 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 	}
 	if (!r->n)
 		return false;
-	/* the longest prefix whose heads / scores values stay inside it */
-	uint32_t m = r->n, all = r->n;
-	for (; m > 1; m--) {
-		bool ok = true;
-		r->n = m;
-		for (uint32_t i = 0; i < m && ok; i++)
-			ok = r->lay[i] == LAY_BSC || !read_outside(r, g, r->op[i]->outputs[0]);
-		if (ok)
-			break;
+	/* where each value of the run is last read (UINT32_MAX: a block output,
+	 * or read inside a nested block), and how many values from before the run
+	 * each op is the first to read */
+	uint32_t maxr[MAX_RUN] = {0}, newin[MAX_RUN] = {0}, all = r->n;
+	struct al_mil_block_io io;
+	if (ali_mil_block_io(g, &io))
+		for (uint32_t i = 0; i < io.n_outputs; i++) {
+			int j = io.outputs[i] ? run_producer(r, io.outputs[i]) : -1;
+			if (j >= 0)
+				maxr[j] = UINT32_MAX;
+		}
+	for (uint32_t k = first->index + 1; k < g->n_nodes; k++) {
+		const struct al_node *q = &g->nodes[k];
+		if (q->type && strcmp(q->type, "const") == 0)
+			continue;
+		for (uint32_t a = 0; a < q->n_inputs; a++) {
+			int j = q->inputs[a] ? run_producer(r, q->inputs[a]) : -1;
+			if (j >= 0 && maxr[j] < k)
+				maxr[j] = k;
+		}
+		for (uint32_t j = 0; q->n_sub && j < all; j++)
+			if (readers_of(q->sub[0], r->op[j]->outputs[0], 1) > 0)
+				maxr[j] = UINT32_MAX;
 	}
-	r->n = m;
-	if (m < all)
+	for (uint32_t i = 0; i < all; i++) {
+		static const char *const act[2] = {"x", "y"};
+		for (int j = 0; j < 2; j++) {
+			al_span b;
+			if (ali_mil_param_binding(r->op[i], act[j], 0, &b) != 1 || const_of(r->op[i], act[j]))
+				continue;
+			char nm[256];
+			snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
+			bool seen = run_producer(r, nm) >= 0;
+			for (uint32_t q = 0; q < i && !seen; q++)
+				for (int t = 0; t < 2 && !seen; t++) {
+					al_span b2;
+					seen = ali_mil_param_binding(r->op[q], act[t], 0, &b2) == 1 && b2.n == b.n &&
+					       memcmp(b2.p, b.p, b.n) == 0;
+				}
+			if (j == 1 && !seen) { /* x and y the same value */
+				al_span b0;
+				seen = ali_mil_param_binding(r->op[i], "x", 0, &b0) == 1 && b0.n == b.n &&
+				       memcmp(b0.p, b.p, b.n) == 0;
+			}
+			newin[i] += !seen;
+		}
+	}
+	/* the prefix to rewrite: no heads / scores value may leave it; of those with
+	 * two linears, the one needing the fewest conversions (entries + exits),
+	 * the longest of equals */
+	uint32_t best = 0, best_cost = UINT32_MAX, longest = 1, lin = 0, ne = 0;
+	for (uint32_t m = 1; m <= all; m++) {
+		uint32_t E = r->op[m - 1]->index, nx = 0;
+		bool ok = true;
+		lin += r->kind[m - 1] == K_CONV || r->kind[m - 1] == K_MMW;
+		ne += newin[m - 1];
+		for (uint32_t i = 0; i < m && ok; i++) {
+			if (maxr[i] > E && r->lay[i] != LAY_BSC)
+				ok = false;
+			nx += maxr[i] > E;
+		}
+		if (!ok)
+			continue;
+		longest = m;
+		if (lin >= 2 && ne + nx <= best_cost)
+			best = m, best_cost = ne + nx;
+	}
+	r->n = best ? best : longest;
+	if (longest < all)
 		*stop = ali_arena_printf(&c->s->arena, "%s (%s: a heads / scores value would leave the run)",
-					 r->op[m]->name ? r->op[m]->name : "?", r->op[m]->type);
+					 r->op[longest]->name ? r->op[longest]->name : "?", r->op[longest]->type);
 	r->n_linear = r->n_attn = r->n_dropped = 0;
 	for (uint32_t i = 0; i < r->n; i++) {
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
