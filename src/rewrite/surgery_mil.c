@@ -2284,8 +2284,8 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 			continue;
 		if (!layout_op(c, r, p)) {
 			if (r->n < MAX_RUN)
-				*stop = ali_arena_printf(&c->s->arena, "%s (%s)", p->name ? p->name : "?",
-							 p->type ? p->type : "?");
+				*stop = ali_arena_printf(&c->s->arena, "the next op, %s (%s), does not work in the (B, C, "
+							 "1, S) layout", p->name ? p->name : "?", p->type ? p->type : "?");
 			break;
 		}
 		r->op[r->n++] = p;
@@ -2361,8 +2361,9 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 	}
 	r->n = best ? best : longest;
 	if (longest < all)
-		*stop = ali_arena_printf(&c->s->arena, "%s (%s: a heads / scores value would leave the run)",
-					 r->op[longest]->name ? r->op[longest]->name : "?", r->op[longest]->type);
+		*stop = ali_arena_printf(&c->s->arena, "the run ends before %s (%s): a value in the heads / scores "
+					 "form would leave it", r->op[longest]->name ? r->op[longest]->name : "?",
+					 r->op[longest]->type);
 	r->n_linear = r->n_attn = r->n_dropped = 0;
 	for (uint32_t i = 0; i < r->n; i++) {
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
@@ -2527,8 +2528,8 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (!collect_run(c, n, &r, &stop))
 		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
 	if (r.n_linear < 2)
-		return ali_mil_say(c, "a lone linear (the next op, %s, does not work in the (B, C, 1, S) layout): its "
-			      "entry and exit transposes would cost more than the layout gains", stop ? stop : "none");
+		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
+			      "layout gains", stop ? stop : "the block ends after it");
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		if (r.n_attn)
 			snprintf(c->after, sizeof c->after, "a run of %u ops (%u -> 1x1 conv, %u of attention, %u "
