@@ -418,6 +418,32 @@ else
 	skip=$((skip + 1))
 fi
 
+# 5f4. plan points to the model-level fix: fix_mil_image's size range (ANE040) decides
+#     its placement; plan names `anelint fix --shape img=default` and plans the model
+#     without ANE040: with the work floor on, ANE071 still moves the tiny model to the
+#     CPU; with it off, the plan of the fixed model, which must be what plan says of
+#     the model fix --shape writes. A cheapest fix names the passes answering its rule.
+IM=$C/fix_mil_image.mlpackage
+"$ANELINT" plan "$IM" >"$T/imp.txt"
+grep -q "^  model    ANE040 is removed by: anelint fix --shape img=default $IM -o OUT (pass input-fixed-shape, exact" "$T/imp.txt" &&
+	grep -q '^           then ANE071 (tiny-model) still moves the whole model off the ANE (-> cpu): the whole model does' "$T/imp.txt" &&
+	ok || { bad "plan: the model fix of $IM"; cat "$T/imp.txt"; }
+"$ANELINT" plan --format json "$IM" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["models"][0]["model_fix"]
+assert m["rule"] == "ANE040" and m["shape_default"] == ["img"] and m["then_rule"] == "ANE071", m' && ok ||
+	bad "plan: the JSON model_fix of $IM"
+"$ANELINT" plan --rules "$T/nofloor.rules" "$IM" >"$T/imp0.txt"
+"$ANELINT" fix "$IM" --shape img=default -o "$T/imf.mlpackage" >/dev/null 2>&1
+"$ANELINT" plan --rules "$T/nofloor.rules" "$T/imf.mlpackage" >"$T/imf.txt"
+then_ms=$(sed -n 's/^           then 1 segment, 0 switches, .*, est\. \([0-9.]*\) ms (now .*/\1/p' "$T/imp0.txt")
+fixed_ms=$(sed -n 's/^  estimate \([0-9.]*\) ms = .*/\1/p' "$T/imf.txt")
+[ -n "$then_ms" ] && [ "$then_ms" = "$fixed_ms" ] && ! grep -q '^  model ' "$T/imf.txt" && ok ||
+	{ bad "plan: the would-be plan ($then_ms ms) is not the fixed model's ($fixed_ms ms)"; cat "$T/imp0.txt" "$T/imf.txt"; }
+"$ANELINT" plan --rules "$T/nofloor.rules" "$D/cumsum__mlp_fp16.mlpackage" >"$T/cs.txt"
+grep -q '^         anelint fix rewrites it: mil-cumsum-to-matmul (reassociate: --allow reassociate)$' "$T/cs.txt" && ok ||
+	{ bad "plan: the fix pass of a cheapest fix"; cat "$T/cs.txt"; }
+
 # 5g. a static-length fp16 lstm unrolled (ANE021, reassociate): 3 steps -> 14 ops a
 #     step + expand_dims, every new op on the ANE by its own verdict, the lstm's
 #     three outputs kept by name; the 20-step one left (more than 16 steps);

@@ -138,18 +138,28 @@ static void text_ms(FILE *out, bool timed, double us)
 		fprintf(out, "%9s", "-");
 }
 
-/* The passes of `anelint fix` answering rule `id` (for layers of type `type`
- * when given): "name (class)" items, into buf. */
-static bool fix_passes(const char *id, const char *type, char *buf, size_t n)
+/* The passes of `anelint fix` answering the rule of fix f for the layer types
+ * it names: "name (class)" items, into buf. */
+static bool fix_passes(const struct al_fix *f, char *buf, size_t n)
 {
 	size_t l = 0;
 	buf[0] = '\0';
 	for (size_t k = 0; k < al_passes_count() && l < n; k++) {
 		const struct al_pass *ps = al_pass_at(k);
-		if (!ps || !ps->rule || !id || strcmp(ps->rule, id) != 0 || (type && strcmp(ps->from, type) != 0) ||
-		    strcmp(ps->from, "(model input)") == 0)
+		if (!ps || !ps->rule || !f->rule || !f->rule->id || strcmp(ps->rule, f->rule->id) != 0)
 			continue;
-		l += (size_t)snprintf(buf + l, n - l, "%s%s (%s)", l ? ", " : "", ps->name, al_equiv_name(ps->equiv));
+		bool type = false;
+		if (f->kind == AL_FIX_NODE)
+			type = f->node && f->node->type && strcmp(f->node->type, ps->from) == 0;
+		for (uint32_t i = 0; f->kind != AL_FIX_NODE && i < f->n_nodes && !type; i++)
+			type = f->nodes[i] && f->nodes[i]->type && strcmp(f->nodes[i]->type, ps->from) == 0;
+		if (!type)
+			continue;
+		if (ps->equiv == AL_EQ_EXACT)
+			l += (size_t)snprintf(buf + l, n - l, "%s%s (exact)", l ? ", " : "", ps->name);
+		else
+			l += (size_t)snprintf(buf + l, n - l, "%s%s (%s: --allow %s)", l ? ", " : "", ps->name,
+					      al_equiv_name(ps->equiv), al_equiv_name(ps->equiv));
 	}
 	return l > 0;
 }
@@ -188,8 +198,7 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 		break;
 	}
 	char fp[240];
-	if (f->kind != AL_FIX_MODEL && f->rule &&
-	    fix_passes(f->rule->id, f->kind == AL_FIX_NODE && f->node ? f->node->type : NULL, fp, sizeof fp))
+	if (f->kind != AL_FIX_MODEL && fix_passes(f, fp, sizeof fp))
 		fprintf(out, "\n         anelint fix rewrites it: %s", fp);
 	fprintf(out, "\n         %ssegments %" PRIu32 " -> %" PRIu32 ", switches %" PRIu32 " -> %" PRIu32,
 		al_col(o, C_DIM), f->segments_before, f->segments_after, f->switches_before,
