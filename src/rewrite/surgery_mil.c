@@ -1986,7 +1986,7 @@ struct run {
 	int64_t X[MAX_RUN], H[MAX_RUN], D[MAX_RUN];
 	int src[MAX_RUN][2];     /* K_ALIAS: the op aliased; K_SCORES: q, k; K_CTX: w, v */
 	bool wt[MAX_RUN];        /* K_MMW: the weight is [K, N] (copied transposed) */
-	uint32_t n, n_linear, n_attn, n_dropped;
+	uint32_t n, n_linear, n_attn, n_dropped, n_conv; /* n_conv: values converted in and out */
 	int64_t B, S;
 	int dt;
 };
@@ -2360,6 +2360,7 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 			best = m, best_cost = ne + nx;
 	}
 	r->n = best ? best : longest;
+	r->n_conv = best ? best_cost : 0;
 	if (longest < all)
 		*stop = ali_arena_printf(&c->s->arena, "the run ends before %s (%s): a value in the heads / scores "
 					 "form would leave it", r->op[longest]->name ? r->op[longest]->name : "?",
@@ -2371,6 +2372,14 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 		r->n_dropped += r->kind[i] == K_ALIAS;
 	}
 	return true;
+}
+
+/* The ops converting r's values in and out: a reshape and a transpose each, a
+ * reshape alone at one position (S = 1). A run needing more than it has ops is
+ * refused: the layout would cost more ops than it moves. */
+static uint32_t conv_ops(const struct run *r)
+{
+	return (r->S == 1 ? 1 : 2) * r->n_conv;
 }
 
 /* A new op into buffer `to` (a whole Block.operations field): type, (param,
@@ -2518,7 +2527,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			continue;
 		}
 		uint32_t next = k + 1;
-		if (collect_run(c, p, &r, &stop) && r.n_linear >= 2) {
+		if (collect_run(c, p, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n) {
 			if (in_run(&r, n))
 				return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
 			next = r.op[r.n - 1]->index + 1;
@@ -2530,6 +2539,9 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
+	if (conv_ops(&r) > r.n)
+		return ali_mil_say(c, "a run of %u ops would need %u reshapes / transposes in and out (%s)", r.n,
+			      conv_ops(&r), stop ? stop : "the block ends after it");
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		if (r.n_attn)
 			snprintf(c->after, sizeof c->after, "a run of %u ops (%u -> 1x1 conv, %u of attention, %u "
@@ -2583,8 +2595,11 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 					 al_dtype_name(dt));
 				break;
 			}
+			/* one position (S = 1): [B, 1, C] and [B, C, 1, 1] hold the same bytes, one reshape */
 			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
 			double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
+			if (S == 1)
+				sh[1] = (double)s.dims[2], sh[3] = 1;
 			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
 			const char *t1 = cs ? fresh(c, v, "bs1c") : NULL, *t2 = t1 ? fresh(c, v, "bc1s") : NULL;
 			if (!t2) {
@@ -2592,8 +2607,12 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				break;
 			}
 			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
-			emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
-			emit_op(&ent, "transpose", i2, 2, t2, dt, 4, d2);
+			if (S == 1) {
+				emit_op(&ent, "reshape", i1, 2, t2, dt, 4, d2);
+			} else {
+				emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
+				emit_op(&ent, "transpose", i2, 2, t2, dt, 4, d2);
+			}
 			ein[ne] = v;
 			ebc[ne++] = t2;
 		}
@@ -2816,8 +2835,9 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			ok = cs ? ali_mil_say(c, "no free value name") : false;
 			break;
 		}
-		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", t1, "shape", cs};
-		emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
+		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", S == 1 ? r.bc[i] : t1, "shape", cs};
+		if (S != 1)
+			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
 		emit_op(&body, "reshape", i2, 2, v, dt, 3, d3);
 		nx++;
 	}
