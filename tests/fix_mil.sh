@@ -443,6 +443,10 @@ fixed_ms=$(sed -n 's/^  estimate \([0-9.]*\) ms = .*/\1/p' "$T/imf.txt")
 "$ANELINT" plan --rules "$T/nofloor.rules" "$D/cumsum__mlp_fp16.mlpackage" >"$T/cs.txt"
 grep -q '^         anelint fix rewrites it: mil-cumsum-to-matmul (reassociate: --allow reassociate)$' "$T/cs.txt" && ok ||
 	{ bad "plan: the fix pass of a cheapest fix"; cat "$T/cs.txt"; }
+"$ANELINT" plan --max-fixes 10 --os ios17 --rules "$T/nofloor.rules" "$D/gather_index_select__mlp_fp16.mlpackage" >"$T/gi.txt"
+grep -A1 ' layers ANE030 (mil-fp32-io-cast) moves: ' "$T/gi.txt" |
+	grep -q '^         anelint fix rewrites it: mil-io-fp16 (approximate: --allow approximate)$' && ok ||
+	{ bad "plan: the fp16 I/O pass of the ANE030 fix"; cat "$T/gi.txt"; }
 
 # 5g. a static-length fp16 lstm unrolled (ANE021, reassociate): 3 steps -> 14 ops a
 #     step + expand_dims, every new op on the ANE by its own verdict, the lstm's
