@@ -2197,7 +2197,7 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 		if (!act_of(r, n, "x", &kx, &xx) || !const_of(n, "shape"))
 			return false;
 		if (xx > 0 && o->rank == 4 && o->dims[0] == r->B && o->dims[1] == r->S && o->dims[2] > 0 &&
-		    o->dims[3] > 0 && o->dims[2] * o->dims[3] == xx) {
+		    o->dims[3] > 0 && o->dims[2] <= xx && o->dims[3] <= xx && o->dims[2] * o->dims[3] == xx) {
 			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[2], r->D[i] = o->dims[3];
 			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
 			return true;
@@ -2216,6 +2216,8 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 			return false;
 		uint8_t seen = 0;
 		for (int a = 0; a < 4; a++) {
+			if (!(pm[a] >= -4 && pm[a] <= 3) || pm[a] != floor(pm[a]))
+				return false;
 			int p = (int)pm[a] < 0 ? (int)pm[a] + 4 : (int)pm[a];
 			if (p < 0 || p > 3 || (seen & (1u << p)))
 				return false;
@@ -2697,8 +2699,10 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			int64_t wdims[4] = {N, K, 1, 1};
 			uint64_t off = wv.blob_offset;
 			if (r.wt[i]) { /* [K, N] -> [N, K]: the bytes moved, never decoded */
-				size_t es = wdt == AL_DT_FP16 ? 2 : 4, tot = (size_t)N * (size_t)K * es;
-				uint8_t *tb = tot == wd.n ? ali_malloc(tot) : NULL;
+				size_t es = wdt == AL_DT_FP16 ? 2 : 4;
+				bool fits = N > 0 && K > 0 && (uint64_t)N <= wd.n / es / (uint64_t)K;
+				size_t tot = fits ? (size_t)N * (size_t)K * es : 0;
+				uint8_t *tb = fits && tot == wd.n ? ali_malloc(tot) : NULL;
 				if (!tb) {
 					ok = ali_mil_say(c, tot == wd.n ? "out of memory" : "the weight blob of %s is not [K, N]",
 						  p->name);
