@@ -433,6 +433,12 @@ import json, sys
 m = json.load(sys.stdin)["models"][0]["model_fix"]
 assert m["rule"] == "ANE040" and m["shape_default"] == ["img"] and m["then_rule"] == "ANE071", m' && ok ||
 	bad "plan: the JSON model_fix of $IM"
+"$ANELINT" check "$IM" | grep -A1 '^model: ANE040 ' | grep -q '^       fix: anelint fix --shape img=default (exact' && ok ||
+	bad "check: the fix of ANE040"
+# not under a pipeline's stage: fix rewrites a model's own inputs only
+"$ANELINT" check tests/data/crafted/enum_pipeline.mlmodel | grep -q '^model: ANE041 ' &&
+	! "$ANELINT" check tests/data/crafted/enum_pipeline.mlmodel | grep -q '^       fix: ' && ok ||
+	bad "check: a fix command under a pipeline stage"
 "$ANELINT" plan --rules "$T/nofloor.rules" "$IM" >"$T/imp0.txt"
 "$ANELINT" fix "$IM" --shape img=default -o "$T/imf.mlpackage" >/dev/null 2>&1
 "$ANELINT" plan --rules "$T/nofloor.rules" "$T/imf.mlpackage" >"$T/imf.txt"

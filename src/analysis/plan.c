@@ -1223,8 +1223,9 @@ static bool description_fix(const struct al_rule *r)
 static enum al_status plan_model_fix(const al_model *m, size_t i, const struct al_plan_opts *opts,
 				     struct al_plan *p)
 {
-	if (!description_fix(p->model_rule))
-		return AL_OK;
+	const struct al_submodel *s = m->subs[i];
+	if (!description_fix(p->model_rule) || s->depth != 0 || (s->world != AL_WORLD_NN && s->world != AL_WORLD_MIL))
+		return AL_OK; /* fix rewrites a NeuralNetwork or ML Program model's own inputs, not a pipeline's */
 	struct al_plan_opts o2 = opts ? *opts : (struct al_plan_opts){0};
 	o2.no_fixes = true;
 	struct al_arena a = {0};
