@@ -578,6 +578,14 @@ struct al_plan {
 	uint32_t n_uncosted;        /* nodes whose cost is unknown (counted as 0 FLOPs) */
 	bool timed;                 /* the target has roofline figures; else est_us = switch_us */
 	const struct al_rule *model_rule; /* model-level rule moving the whole model, or NULL */
+	/* when model_rule is one `anelint fix` removes by editing the model's
+	 * description only (ANE040: fix --shape NAME=default), it, and the plan of
+	 * the fixed model: the model-level rule that would then decide (NULL: the
+	 * layers' own verdicts), its segments, switches, ANE nodes and FLOPs, estimate */
+	const struct al_rule *fix_rule;
+	const struct al_rule *then_rule;
+	uint32_t then_segments, then_switches, then_ane_nodes;
+	double then_ane_flops, then_est_us;
 };
 /* Plan sub-model `i` of a checked model (al_model_check with the same target).
  * Returns an owned plan: free it with al_plan_free. Its arrays are its own (the

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
 # range_1d / fill / fill_like -> const, cumsum -> matmul, fp32 I/O -> fp16, SDPA split
-# per head, linear runs -> the (B, C, 1, S) layout
+# per head, linear / matmul runs (attention included) -> the (B, C, 1, S) layout
 # passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof
 # (bit-identical for exact, within tolerance for reassociate), the output
 # package re-loads, model.mlmodel parses (protoc --decode_raw when installed),
@@ -320,7 +320,7 @@ rc=$?
 	grep -q '"proved": true, "pass": true' "$T/bc1s.json" && grep -q '"written": true' "$T/bc1s.json" && ok ||
 	{ bad "bc1s (rc $rc)"; cat "$T/bc1s.json" "$T/bc1s.err"; }
 loads "$T/bc1s.mlpackage" && ok || bad "bc1s: the output does not load"
-GONE="h1 g h2 r w1 w2" pkgcheck "$B" "$T/bc1s.mlpackage" y >"$T/bc1s.pkg" 2>&1 && grep -q 'blobs 7 -> 7' "$T/bc1s.pkg" && ok ||
+GONE="h1 g h2 r w1 w2 axes" pkgcheck "$B" "$T/bc1s.mlpackage" y >"$T/bc1s.pkg" 2>&1 && grep -q 'blobs 7 -> 7' "$T/bc1s.pkg" && ok ||
 	{ bad "bc1s: package check"; cat "$T/bc1s.pkg"; }
 "$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/bc1s.mlpackage" >"$T/bc1s.chk"
 grep -qE ' h1_bc1s +conv +\[1,32,1,8\] .* ANE' "$T/bc1s.chk" && grep -qE ' h2_bc1s +conv +\[1,16,1,8\] .* ANE' "$T/bc1s.chk" &&
@@ -347,6 +347,112 @@ E=$D/transformer_encoder__mlp_ios17_fp16.mlpackage
 [ $? -eq 0 ] && grep -q '"layer": "linear_2_cast_fp16".*"applied": true' "$T/enc.json" &&
 	grep -q '"proved": true, "pass": true' "$T/enc.json" && loads "$T/enc.mlpackage" && ok ||
 	{ bad "bc1s: transformer_encoder__mlp_ios17_fp16"; cat "$T/enc.json" "$T/enc.err"; }
+
+# 5f2. matmul by a constant weight (mil-matmul-const-bc1s-conv): ma (x @ [16,32], the
+#     weight copied once transposed: one new blob) and mb (g @ [16,32]^T, its blob as it
+#     is) -> 1x1 convs in the run with gelu and add; the weight consts and the
+#     transpose_y const only mb read are deleted; mi (an immediate weight) refused;
+#     bit-identical in the interpreter; --dry-run and no --allow report the same run
+M=$C/fix_mil_matmul.mlpackage
+"$ANELINT" fix "$M" -o "$T/mm.mlpackage" --allow reassociate --format json >"$T/mm.json" 2>"$T/mm.err"
+[ $? -eq 0 ] && [ "$(applied "$T/mm.json")" -eq 1 ] &&
+	grep -q '"layer": "ma", "type": "matmul", "pass": "mil-matmul-const-bc1s-conv", "rule": "ANE062", "class": "reassociate", "applied": true' "$T/mm.json" &&
+	grep -q '"proved": true, "pass": true' "$T/mm.json" && ! grep -q '"identical": false' "$T/mm.json" && ok ||
+	{ bad "matmul (rc $?)"; cat "$T/mm.json" "$T/mm.err"; }
+loads "$T/mm.mlpackage" && ok || bad "matmul: the output does not load"
+GONE="ma g mb wa wb no yes" pkgcheck "$M" "$T/mm.mlpackage" y >"$T/mm.pkg" 2>&1 && grep -q 'blobs 2 -> 3' "$T/mm.pkg" && ok ||
+	{ bad "matmul: package check"; cat "$T/mm.pkg"; }
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/mm.mlpackage" >"$T/mm.chk"
+grep -qE ' ma_bc1s +conv +\[1,32,1,8\] .* ANE' "$T/mm.chk" && grep -qE ' mb_bc1s +conv +\[1,16,1,8\] .* ANE' "$T/mm.chk" &&
+	grep -qE ' mi +matmul ' "$T/mm.chk" && [ "$(grep -cE ' matmul ' "$T/mm.chk")" -eq 1 ] && ok ||
+	{ bad "matmul: the rewritten ops"; cat "$T/mm.chk"; }
+grep -q '"layer": "mb".*"why_not": "in the run of .ma. (rewritten with it)"' "$T/mm.json" &&
+	grep -q '"layer": "mi".*"why_not": "not a \[B, S, K\] value by a constant \[K, N\] weight in weight.bin"' "$T/mm.json" &&
+	ok || bad "matmul: mb / mi reasons"
+"$ANELINT" fix "$M" --dry-run --allow reassociate --format json >"$T/mmd.json"
+[ $? -eq 0 ] && [ "$(applied "$T/mmd.json")" -eq 1 ] && grep -q '"proved": true, "pass": true' "$T/mmd.json" &&
+	grep -q '"written": false' "$T/mmd.json" && ok || { bad "matmul: dry run"; cat "$T/mmd.json"; }
+"$ANELINT" fix "$M" -o "$T/mm0.mlpackage" --format json >"$T/mm0.json"
+[ $? -eq 0 ] && grep -q '"layer": "ma".*"why_not": "rounds differently: needs --allow reassociate (it would be: a run of 4 ops (2 linear' "$T/mm0.json" &&
+	same_tree "$M" "$T/mm0.mlpackage" && ok || { bad "matmul without --allow"; cat "$T/mm0.json"; }
+
+# 5f3. self-attention carried through the layout: the first block of fix_mil_attn
+#     (q / k / v linears, reshapes to heads, 4 transposes, 2 matmuls, scale,
+#     softmax, reshape back, out projection, residual) is one run: the 4 transposes
+#     dropped, the scores as matmul(k^T, q) [1,2,8,8] with the softmax on axis 2,
+#     one conversion in and one out: 34 ops before and after, bit-identical; the
+#     second block's attention weights are a model output, so its heads cannot stay
+#     in the layout: its linears are refused, with the reason
+A=$C/fix_mil_attn.mlpackage
+"$ANELINT" fix "$A" -o "$T/attn.mlpackage" --allow reassociate --format json >"$T/attn.json" 2>"$T/attn.err"
+[ $? -eq 0 ] && [ "$(applied "$T/attn.json")" -eq 1 ] &&
+	grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops (4 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/attn.json" &&
+	grep -q '"proved": true, "pass": true' "$T/attn.json" && ! grep -q '"identical": false' "$T/attn.json" && ok ||
+	{ bad "attn"; cat "$T/attn.json" "$T/attn.err"; }
+loads "$T/attn.mlpackage" && ok || bad "attn: the output does not load"
+GONE="lq rq lk rk lv rv tk tq s a p tv c tc j lo" pkgcheck "$A" "$T/attn.mlpackage" y >"$T/attn.pkg" 2>&1 &&
+	grep -q 'blobs 8 -> 8' "$T/attn.pkg" && ok || { bad "attn: package check"; cat "$T/attn.pkg"; }
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/attn.mlpackage" >"$T/attn.chk"
+grep -qE ' s_bc1s +matmul +\[1,2,8,8\] .* ANE' "$T/attn.chk" && grep -qE ' c_bc1s +matmul +\[1,2,8,8\] .* ANE' "$T/attn.chk" &&
+	grep -qE ' rq_bc1s +reshape +\[1,2,8,8\] .* ANE' "$T/attn.chk" && grep -qE ' j_bc1s +reshape +\[1,16,1,8\] .* ANE' "$T/attn.chk" &&
+	[ "$(grep -cE ' transpose ' "$T/attn.chk")" -eq 6 ] && [ "$(grep -cE ' conv ' "$T/attn.chk")" -eq 4 ] &&
+	grep -qE 'summary: 34 ops .*34 on the ANE' "$T/attn.chk" && ok || { bad "attn: the rewritten ops"; cat "$T/attn.chk"; }
+"$ANELINT" info -f mil "$T/attn.mlpackage" | grep -q "p_bc1s = softmax(.*axis = lq_axis_keys" &&
+	"$ANELINT" info -f mil "$T/attn.mlpackage" | grep -q 'lq_axis_keys = const()\[name = tensor<string, \[\]>("lq_axis_keys"), val = tensor<int32, \[\]>(2)\]' &&
+	ok || bad "attn: the softmax is not over axis 2"
+grep -q '"layer": "lq2".*"why_not": "[^"]*a lone linear (the run ends before rq2 (reshape): a value in the heads / scores form would leave it)' "$T/attn.json" &&
+	grep -q '"layer": "lk".*"why_not": "[^"]*in the run of .lq. (rewritten with it)' "$T/attn.json" && ok || bad "attn: lq2 / lk reasons"
+"$ANELINT" fix "$A" --dry-run --allow reassociate --format json >"$T/attnd.json"
+[ $? -eq 0 ] && [ "$(applied "$T/attnd.json")" -eq 1 ] && grep -q '"proved": true, "pass": true' "$T/attnd.json" &&
+	grep -q '"written": false' "$T/attnd.json" && ok || { bad "attn: dry run"; cat "$T/attnd.json"; }
+# the corpus encoder (2 layers, 4 heads): one run of all 46 ops, 8 transposes dropped,
+# 46 -> 42 ops, bit-identical
+EN=$CORPUS/modern/encoder_fp16_ios17.mlpackage
+if [ -d "$EN" ]; then
+	"$ANELINT" fix "$EN" -o "$T/encm.mlpackage" --allow reassociate --format json >"$T/encm.json" 2>"$T/encm.err"
+	[ $? -eq 0 ] && grep -q '"after": "a run of 46 ops (12 -> 1x1 conv, 22 of attention, 8 transposes dropped)' "$T/encm.json" &&
+		grep -q '"proved": true, "pass": true' "$T/encm.json" && ! grep -q '"identical": false' "$T/encm.json" &&
+		"$ANELINT" check --all "$T/encm.mlpackage" | grep -q 'summary: 42 ops' && ok ||
+		{ bad "attn: $EN"; cat "$T/encm.json" "$T/encm.err"; }
+else
+	skip=$((skip + 1))
+fi
+
+# 5f4. plan points to the model-level fix: fix_mil_image's size range (ANE040) decides
+#     its placement; plan names `anelint fix --shape img=default` and plans the model
+#     without ANE040: with the work floor on, ANE071 still moves the tiny model to the
+#     CPU; with it off, the plan of the fixed model, which must be what plan says of
+#     the model fix --shape writes. A cheapest fix names the passes answering its rule.
+IM=$C/fix_mil_image.mlpackage
+"$ANELINT" plan "$IM" >"$T/imp.txt"
+grep -q "^  model    ANE040 is removed by: anelint fix --shape img=default $IM -o OUT (pass input-fixed-shape, exact" "$T/imp.txt" &&
+	grep -q '^           then ANE071 (tiny-model) still moves the whole model off the ANE (-> cpu): the whole model does' "$T/imp.txt" &&
+	ok || { bad "plan: the model fix of $IM"; cat "$T/imp.txt"; }
+"$ANELINT" plan --format json "$IM" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)["models"][0]["model_fix"]
+assert m["rule"] == "ANE040" and m["shape_default"] == ["img"] and m["then_rule"] == "ANE071", m' && ok ||
+	bad "plan: the JSON model_fix of $IM"
+"$ANELINT" check "$IM" | grep -A1 '^model: ANE040 ' | grep -q '^       fix: anelint fix --shape img=default (exact' && ok ||
+	bad "check: the fix of ANE040"
+# not under a pipeline's stage: fix rewrites a model's own inputs only
+"$ANELINT" check tests/data/crafted/enum_pipeline.mlmodel | grep -q '^model: ANE041 ' &&
+	! "$ANELINT" check tests/data/crafted/enum_pipeline.mlmodel | grep -q '^       fix: ' && ok ||
+	bad "check: a fix command under a pipeline stage"
+"$ANELINT" plan --rules "$T/nofloor.rules" "$IM" >"$T/imp0.txt"
+"$ANELINT" fix "$IM" --shape img=default -o "$T/imf.mlpackage" >/dev/null 2>&1
+"$ANELINT" plan --rules "$T/nofloor.rules" "$T/imf.mlpackage" >"$T/imf.txt"
+then_ms=$(sed -n 's/^           then 1 segment, 0 switches, .*, est\. \([0-9.]*\) ms (now .*/\1/p' "$T/imp0.txt")
+fixed_ms=$(sed -n 's/^  estimate \([0-9.]*\) ms = .*/\1/p' "$T/imf.txt")
+[ -n "$then_ms" ] && [ "$then_ms" = "$fixed_ms" ] && ! grep -q '^  model ' "$T/imf.txt" && ok ||
+	{ bad "plan: the would-be plan ($then_ms ms) is not the fixed model's ($fixed_ms ms)"; cat "$T/imp0.txt" "$T/imf.txt"; }
+"$ANELINT" plan --rules "$T/nofloor.rules" "$D/cumsum__mlp_fp16.mlpackage" >"$T/cs.txt"
+grep -q '^         anelint fix rewrites it: mil-cumsum-to-matmul (reassociate: --allow reassociate)$' "$T/cs.txt" && ok ||
+	{ bad "plan: the fix pass of a cheapest fix"; cat "$T/cs.txt"; }
+"$ANELINT" plan --max-fixes 10 --os ios17 --rules "$T/nofloor.rules" "$D/gather_index_select__mlp_fp16.mlpackage" >"$T/gi.txt"
+grep -A1 ' layers ANE030 (mil-fp32-io-cast) moves: ' "$T/gi.txt" |
+	grep -q '^         anelint fix rewrites it: mil-io-fp16 (approximate: --allow approximate)$' && ok ||
+	{ bad "plan: the fp16 I/O pass of the ANE030 fix"; cat "$T/gi.txt"; }
 
 # 5g. a static-length fp16 lstm unrolled (ANE021, reassociate): 3 steps -> 14 ops a
 #     step + expand_dims, every new op on the ANE by its own verdict, the lstm's

@@ -18,6 +18,15 @@ known when the file is read, so that the ML Program passes can fold them:
   fix_mil_cumsum     cumsum variants on a static [2,8,12] fp16 input: axis -1
                      exclusive, axis -2 reverse, axis -1 exclusive+reverse, and
                      axis 0 (not one of the last two: refused)
+  fix_mil_matmul     x [1,8,16] @ a constant [16,32] weight (transpose_y false:
+                     copied transposed), gelu, @ a constant [16,32] weight with
+                     transpose_y (its blob as it is), add x (-> 1x1 convs in the
+                     (B, C, 1, S) layout); a matmul by an immediate weight
+                     (refused)
+  fix_mil_attn       two batch-first self-attention blocks (x [1,8,16], 2 heads
+                     of 8, the ops coremltools writes for a PyTorch one): the
+                     first carried through the layout, the second refused (its
+                     attention weights are a model output)
   fix_mil_lstm       two forward fp16 lstms (I = H = 4): 3 steps, last step
                      only, every output read (unrolled with --allow reassociate),
                      and 20 steps, the whole sequence (refused: more than 16)
@@ -312,6 +321,84 @@ def fix_mil_bc1s():
                    "fix fixture: a feed-forward block -> the (B, C, 1, S) layout"), weights
 
 
+def fix_mil_matmul():
+    """Two matmuls by constant weights (mil-matmul-const-bc1s-conv), and one it refuses."""
+    def vals(n, k):
+        return [((i * 29 + k) % 19 - 9) / 16.0 for i in range(n)]
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in enumerate([16 * 32, 16 * 32])]
+    weights, offs = weight_bin(blobs)
+    X, H = [1, 8, 16], [1, 8, 32]
+    ops = [
+        const("no", v_bool(False), ttype("bool", [])),
+        const("yes", v_bool(True), ttype("bool", [])),
+        # x [1,8,16] @ wa [16,32]: the weight is [K, N] (copied transposed)
+        const("wa", v_blob("fp16", [16, 32], offs[0]), f16([16, 32])),
+        op("matmul", [("x", "x"), ("y", "wa"), ("transpose_x", "no"), ("transpose_y", "no")], [("ma", f16(H))]),
+        const("mode", v_string("TANH_APPROXIMATION"), ttype("string", [])),
+        op("gelu", [("x", "ma"), ("mode", "mode")], [("g", f16(H))]),
+        # g [1,8,32] @ wb^T, wb [16,32]: the weight is [N, K] (its blob as it is)
+        const("wb", v_blob("fp16", [16, 32], offs[1]), f16([16, 32])),
+        op("matmul", [("x", "g"), ("y", "wb"), ("transpose_x", "no"), ("transpose_y", "yes")], [("mb", f16(X))]),
+        op("add", [("x", "mb"), ("y", "x")], [("y", f16(X))]),
+        # a matmul by an immediate weight (refused: not in weight.bin)
+        const("wi", v_half(vals(64, 5), [16, 4]), f16([16, 4])),
+        op("matmul", [("x", "x"), ("y", "wi")], [("mi", f16([1, 8, 4]))]),
+        op("relu", [("x", "mi")], [("u", f16([1, 8, 4]))]),
+    ]
+    return program([("x", X)], [("y", X), ("u", [1, 8, 4])], ops,
+                   "fix fixture: matmul by constant weights -> 1x1 conv in (B, C, 1, S)"), weights
+
+
+def fix_mil_attn():
+    """Two self-attention blocks as coremltools converts a batch-first PyTorch
+    one (linear q/k/v, reshape to heads, transposes, matmul, scale, softmax,
+    matmul, transpose, reshape, out projection, residual add): on x the layout
+    is carried through; on x2 the attention weights are also a model output,
+    so no run can carry them (refused)."""
+    def vals(n, k):
+        return [((i * 37 + k) % 23 - 11) / 32.0 for i in range(n)]
+    sizes = [16 * 16, 16] * 4
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in enumerate(sizes)]
+    weights, offs = weight_bin(blobs)
+    X, HD, SC = [1, 8, 16], [1, 8, 2, 8], [1, 2, 8, 8]
+    ops = [
+        const("no", v_bool(False), ttype("bool", [])),
+        const("heads", v_ints(HD), ttype("int32", [4])),
+        const("flat", v_ints(X), ttype("int32", [3])),
+        const("p0213", v_ints([0, 2, 1, 3]), ttype("int32", [4])),
+        const("pq", v_ints([0, 2, -3, -1]), ttype("int32", [4])),
+        const("pk", v_ints([0, 2, -1, -3]), ttype("int32", [4])),
+        const("scale", v_half_scalar(0.25), f16([])),
+        const("last", v_int_scalar(-1), ttype("int32", [])),
+    ]
+    for j, nm in enumerate("qkvo"):
+        ops += [const("w" + nm, v_blob("fp16", [16, 16], offs[2 * j]), f16([16, 16])),
+                const("b" + nm, v_blob("fp16", [16], offs[2 * j + 1]), f16([16]))]
+    for t, xin in (("", "x"), ("2", "x2")):
+        def n(s):
+            return s + t
+        for nm in "qkv":
+            ops += [op("linear", [("x", xin), ("weight", "w" + nm), ("bias", "b" + nm)], [(n("l" + nm), f16(X))]),
+                    op("reshape", [("x", n("l" + nm)), ("shape", "heads")], [(n("r" + nm), f16(HD))])]
+        ops += [
+            op("transpose", [("x", n("rk")), ("perm", "pk")], [(n("tk"), f16([1, 2, 8, 8]))]),
+            op("transpose", [("x", n("rq")), ("perm", "pq")], [(n("tq"), f16([1, 2, 8, 8]))]),
+            op("matmul", [("x", n("tq")), ("y", n("tk")), ("transpose_x", "no"), ("transpose_y", "no")],
+               [(n("s"), f16(SC))]),
+            op("mul", [("x", n("s")), ("y", "scale")], [(n("a"), f16(SC))]),
+            op("softmax", [("x", n("a")), ("axis", "last")], [(n("p"), f16(SC))]),
+            op("transpose", [("x", n("rv")), ("perm", "p0213")], [(n("tv"), f16([1, 2, 8, 8]))]),
+            op("matmul", [("x", n("p")), ("y", n("tv")), ("transpose_x", "no"), ("transpose_y", "no")],
+               [(n("c"), f16([1, 2, 8, 8]))]),
+            op("transpose", [("x", n("c")), ("perm", "p0213")], [(n("tc"), f16(HD))]),
+            op("reshape", [("x", n("tc")), ("shape", "flat")], [(n("j"), f16(X))]),
+            op("linear", [("x", n("j")), ("weight", "wo"), ("bias", "bo")], [(n("lo"), f16(X))]),
+            op("add", [("x", xin), ("y", n("lo"))], [(n("y"), f16(X))]),
+        ]
+    return program([("x", X), ("x2", X)], [("y", X), ("y2", X), ("p2", SC)], ops,
+                   "fix fixture: self-attention blocks -> the (B, C, 1, S) layout"), weights
+
+
 def fix_mil_lstm():
     H, I = 4, 4
     def ramp(n, lo, step):
@@ -385,12 +472,16 @@ def main():
     fill, fill_w = fix_mil_fill()
     bc1s, bc1s_w = fix_mil_bc1s()
     gru, gru_w = fix_mil_gru()
+    mm, mm_w = fix_mil_matmul()
+    attn, attn_w = fix_mil_attn()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
                         ("fix_mil_island", fix_mil_island(), None),
                         ("fix_mil_sdpa", fix_mil_sdpa(), None),
                         ("fix_mil_bc1s", bc1s, bc1s_w),
+                        ("fix_mil_matmul", mm, mm_w),
+                        ("fix_mil_attn", attn, attn_w),
                         ("fix_mil_lstm", fix_mil_lstm(), None),
                         ("fix_mil_gru", gru, gru_w)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)

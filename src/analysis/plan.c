@@ -1092,7 +1092,7 @@ static const char *policy_why(enum al_policy asked, const struct al_submodel *s)
 }
 
 static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const struct al_submodel *s,
-			       const struct al_plan_opts *opts, struct al_plan *p)
+			       const struct al_plan_opts *opts, struct al_plan *p, const struct al_rule *skip)
 {
 	struct work w = {.s = s};
 	enum al_policy pol = opts ? opts->policy : AL_POLICY_AUTO;
@@ -1124,7 +1124,7 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 			p->switch_cost[a][b] = w.sw[a][b];
 		}
 	for (uint32_t f = 0; f < s->n_findings; f++)
-		if (s->findings[f].rule->kind != AL_RULE_WARN) {
+		if (s->findings[f].rule->kind != AL_RULE_WARN && s->findings[f].rule != skip) {
 			w.model_rule = s->findings[f].rule;
 			break;
 		}
@@ -1210,6 +1210,40 @@ struct owned_plan {
 	struct al_arena arena;
 };
 
+/* The model-level rules `anelint fix` removes by editing the model description
+ * only (so that every op's verdict stays as it is): ANE040, a shape range ->
+ * fix --shape NAME=default (pass input-fixed-shape). */
+static bool description_fix(const struct al_rule *r)
+{
+	return r && r->id && strcmp(r->id, "ANE040") == 0;
+}
+
+/* When such a rule decides p's placement: p planned again without it, which is
+ * the plan of the fixed model (its description is all the fix changes). */
+static enum al_status plan_model_fix(const al_model *m, size_t i, const struct al_plan_opts *opts,
+				     struct al_plan *p)
+{
+	const struct al_submodel *s = m->subs[i];
+	if (!description_fix(p->model_rule) || s->depth != 0 || (s->world != AL_WORLD_NN && s->world != AL_WORLD_MIL))
+		return AL_OK; /* fix rewrites a NeuralNetwork or ML Program model's own inputs, not a pipeline's */
+	struct al_plan_opts o2 = opts ? *opts : (struct al_plan_opts){0};
+	o2.no_fixes = true;
+	struct al_arena a = {0};
+	struct al_plan q = {.sub = m->subs[i]};
+	enum al_status st = plan_sub(&a, m, m->subs[i], &o2, &q, p->model_rule);
+	if (st == AL_OK) {
+		p->fix_rule = p->model_rule;
+		p->then_rule = q.model_rule;
+		p->then_segments = q.n_segments;
+		p->then_switches = q.switches;
+		p->then_ane_nodes = q.ane_nodes;
+		p->then_ane_flops = q.ane_flops;
+		p->then_est_us = q.est_us;
+	}
+	ali_arena_free(&a);
+	return st;
+}
+
 enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *opts,
 			     const struct al_plan **out, al_diags *d)
 {
@@ -1232,7 +1266,9 @@ enum al_status al_model_plan(al_model *m, size_t i, const struct al_plan_opts *o
 	}
 	struct al_plan *p = &o->plan;
 	p->sub = m->subs[i];
-	enum al_status st = plan_sub(&o->arena, m, m->subs[i], opts, p);
+	enum al_status st = plan_sub(&o->arena, m, m->subs[i], opts, p, NULL);
+	if (st == AL_OK)
+		st = plan_model_fix(m, i, opts, p);
 	if (st != AL_OK) {
 		ali_diag_add(d, AL_SEV_ERROR, m->path, UINT64_MAX, NULL, NULL, "%s while planning %s",
 			    st == AL_E_NOMEM ? "out of memory" : "internal error", p->sub->path);

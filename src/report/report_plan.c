@@ -138,6 +138,32 @@ static void text_ms(FILE *out, bool timed, double us)
 		fprintf(out, "%9s", "-");
 }
 
+/* The passes of `anelint fix` answering the rule of fix f for the layer types
+ * it names: "name (class)" items, into buf. */
+static bool fix_passes(const struct al_fix *f, char *buf, size_t n)
+{
+	size_t l = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < al_passes_count() && l < n; k++) {
+		const struct al_pass *ps = al_pass_at(k);
+		if (!ps || !ps->rule || !f->rule || !f->rule->id || strcmp(ps->rule, f->rule->id) != 0)
+			continue;
+		bool type = false;
+		if (f->kind == AL_FIX_NODE)
+			type = f->node && f->node->type && strcmp(f->node->type, ps->from) == 0;
+		for (uint32_t i = 0; f->kind != AL_FIX_NODE && i < f->n_nodes && !type; i++)
+			type = f->nodes[i] && f->nodes[i]->type && strcmp(f->nodes[i]->type, ps->from) == 0;
+		if (!type)
+			continue;
+		if (ps->equiv == AL_EQ_EXACT)
+			l += (size_t)snprintf(buf + l, n - l, "%s%s (exact)", l ? ", " : "", ps->name);
+		else
+			l += (size_t)snprintf(buf + l, n - l, "%s%s (%s: --allow %s)", l ? ", " : "", ps->name,
+					      al_equiv_name(ps->equiv), al_equiv_name(ps->equiv));
+	}
+	return l > 0;
+}
+
 static void text_fix(FILE *out, const struct al_plan *p, const struct index_map *map,
 		     const struct al_fix *f, uint32_t rank, const struct al_report_opts *o)
 {
@@ -171,6 +197,9 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 			fputs(", ...", out);
 		break;
 	}
+	char fp[240];
+	if (f->kind != AL_FIX_MODEL && fix_passes(f, fp, sizeof fp))
+		fprintf(out, "\n         anelint fix rewrites it: %s", fp);
 	fprintf(out, "\n         %ssegments %" PRIu32 " -> %" PRIu32 ", switches %" PRIu32 " -> %" PRIu32,
 		al_col(o, C_DIM), f->segments_before, f->segments_after, f->switches_before,
 		f->switches_after);
@@ -179,6 +208,47 @@ static void text_fix(FILE *out, const struct al_plan *p, const struct index_map 
 	else
 		fprintf(out, ", est. gain %.3f ms in switch costs", f->gain_us / 1000.0);
 	fprintf(out, "%s\n", al_col(o, C_RESET));
+}
+
+/* The model-level fix `anelint fix` makes when its rule decides the placement,
+ * and the plan of the fixed model (al_plan.fix_rule). */
+static void text_model_fix(FILE *out, const char *path, const struct al_submodel *s, const struct al_plan *p,
+			   const struct al_report_opts *o)
+{
+	if (!p->fix_rule || !s)
+		return;
+	fprintf(out, "  model    %s%s%s is removed by: anelint fix", al_col(o, C_BOLD), p->fix_rule->id,
+		al_col(o, C_RESET));
+	for (uint32_t k = 0; k < s->n_inputs; k++)
+		if (s->inputs[k].flex == AL_FLEX_RANGE) {
+			fputs(" --shape ", out);
+			ali_put_name(out, s->inputs[k].name, 60);
+			fputs("=default", out);
+		}
+	fputc(' ', out);
+	ali_put_name(out, path ? path : "MODEL", 0);
+	fputs(" -o OUT (pass input-fixed-shape, exact: the description only)\n", out);
+	if (p->then_rule) {
+		fprintf(out, "           then %s (%s) still moves the whole model off the ANE (-> %s)", p->then_rule->id,
+			p->then_rule->name, al_unit_name(p->then_rule->unit));
+		for (uint32_t k = 0; k < s->n_findings; k++)
+			if (s->findings[k].rule == p->then_rule && s->findings[k].reason) {
+				fputs(": ", out);
+				ali_put_name(out, s->findings[k].reason, 200);
+				break;
+			}
+		fputc('\n', out);
+		return;
+	}
+	fprintf(out, "           then %" PRIu32 " segment%s, %" PRIu32 " switch%s, ", p->then_segments,
+		p->then_segments == 1 ? "" : "s", p->then_switches, p->then_switches == 1 ? "" : "es");
+	if (p->total_flops > 0)
+		fprintf(out, "%.1f%% of the FLOPs on the ANE", 100.0 * p->then_ane_flops / p->total_flops);
+	else
+		fprintf(out, "%" PRIu32 " of %" PRIu32 " layers on the ANE", p->then_ane_nodes, p->n_nodes);
+	if (p->timed)
+		fprintf(out, ", est. %.3f ms (now %.3f)", p->then_est_us / 1000.0, p->est_us / 1000.0);
+	fputc('\n', out);
 }
 
 static void text_one(void *vctx, const struct al_report_item *it, const struct al_view *v)
@@ -282,6 +352,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 		fprintf(out, "  fixes    %s\n",
 			p->n_segments <= 1 && p->n_nodes == p->ane_nodes ? "none needed: everything runs on the ANE"
 									  : "no rewrite of the fallback layers is estimated to save time");
+		text_model_fix(out, it ? it->path : NULL, s, p, o);
 		return;
 	}
 	fputs("  cheapest fixes (rewrite the layers, or move them to the app, so they run on the ANE):\n",
@@ -291,6 +362,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	for (uint32_t k = 0; k < p->n_fixes; k++)
 		text_fix(out, p, &map, &p->fixes[k], k + 1, o);
 	ali_free(map.v);
+	text_model_fix(out, it ? it->path : NULL, s, p, o);
 }
 
 void ali_text_plan(FILE *out, const struct al_report_item *items, size_t n,
@@ -360,6 +432,22 @@ static json_object *plan_json(const struct al_view *v)
 	json_object_object_add(o, "policy_why", ali_json_string(p->policy_why ? p->policy_why : ""));
 	json_object_object_add(o, "model_rule",
 			       p->model_rule ? ali_json_string(p->model_rule->id) : NULL);
+	if (p->fix_rule) { /* the model-level fix and the plan of the fixed model */
+		json_object *mf = json_object_new_object(), *sh = json_object_new_array();
+		json_object_object_add(mf, "rule", ali_json_string(p->fix_rule->id));
+		json_object_object_add(mf, "pass", ali_json_string("input-fixed-shape"));
+		for (uint32_t k = 0; k < s->n_inputs; k++)
+			if (s->inputs[k].flex == AL_FLEX_RANGE)
+				json_object_array_add(sh, ali_json_string(s->inputs[k].name ? s->inputs[k].name : ""));
+		json_object_object_add(mf, "shape_default", sh);
+		json_object_object_add(mf, "then_rule", p->then_rule ? ali_json_string(p->then_rule->id) : NULL);
+		json_object_object_add(mf, "then_segments", json_object_new_int64(p->then_segments));
+		json_object_object_add(mf, "then_switches", json_object_new_int64(p->then_switches));
+		json_object_object_add(mf, "then_ane_layers", json_object_new_int64(p->then_ane_nodes));
+		json_object_object_add(mf, "then_ane_flops", json_object_new_double(p->then_ane_flops));
+		json_object_object_add(mf, "then_est_us", us_json(p->then_est_us));
+		json_object_object_add(o, "model_fix", mf);
+	}
 	bool flops = p->total_flops > 0;
 	json_object *est = json_object_new_object();
 	json_object_object_add(est, "timed", json_object_new_boolean(p->timed));

@@ -170,6 +170,7 @@ static double pct(uint32_t a, uint32_t b)
 }
 
 static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o);
+static void print_model_fix(FILE *out, const struct al_submodel *s, const struct al_rule *r);
 
 static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
@@ -212,6 +213,32 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 	print_findings(out, s, o);
 }
 
+/* Under a model-level finding `anelint fix` answers by editing the description:
+ * the command. ANE040 (a shape range): fix --shape NAME=default for each range
+ * input; ANE041 (several enumerated inputs): the same for all but the first. */
+static void print_model_fix(FILE *out, const struct al_submodel *s, const struct al_rule *r)
+{
+	bool range = r->id && strcmp(r->id, "ANE040") == 0, enums = r->id && strcmp(r->id, "ANE041") == 0;
+	if ((!range && !enums) || s->depth != 0 || (s->world != AL_WORLD_NN && s->world != AL_WORLD_MIL))
+		return; /* fix rewrites a NeuralNetwork or ML Program model's own inputs, not a pipeline's */
+	fputs("       fix: anelint fix", out);
+	bool first = true;
+	for (uint32_t k = 0; k < s->n_inputs; k++) {
+		const struct al_feature *x = &s->inputs[k];
+		if (x->flex != (range ? AL_FLEX_RANGE : AL_FLEX_ENUMERATED))
+			continue;
+		if (enums && first) {
+			first = false;
+			continue;
+		}
+		fputs(" --shape ", out);
+		ali_put_name(out, x->name, 60);
+		fputs("=default", out);
+	}
+	fputs(range ? " (exact: fixes the shape; `plan` says what would then decide)\n"
+		    : " (exact: keeps the first enumerated input, fixes the others)\n", out);
+}
+
 static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
 {
 	for (uint32_t i = 0; i < s->n_findings; i++) {
@@ -230,6 +257,7 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 			fprintf(out, "]%s", al_col(o, C_RESET));
 		}
 		fputc('\n', out);
+		print_model_fix(out, s, f->rule);
 	}
 }
 

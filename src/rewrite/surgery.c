@@ -142,6 +142,9 @@ static bool p_nn_lstm(struct pctx *c);
 	  "a run of linear / activation / add / layer_norm ops -> the (B, C, 1, S) layout: linear -> "  \
 	  "1x1 conv, layer_norm over the channel axis, one transpose in and out (ML Program)",           \
 	  p_mil_block_conv)                                                                             \
+	X("mil-matmul-const-bc1s-conv", "ANE062", AL_EQ_REASSOCIATE, "matmul",                          \
+	  "matmul of a [B, S, K] value by a constant [K, N] weight -> 1x1 conv in the (B, C, 1, S) "     \
+	  "layout, with the run of ops around it (as mil-block-bc1s-conv; ML Program)", p_mil_block_conv) \
 	X("mil-upsample-x2-chain", "ANE027", AL_EQ_EXACT, "upsample_nearest_neighbor",                  \
 	  "upsample_nearest_neighbor x4 / x8 -> a chain of x2 ops (ML Program)", p_mil_upsample)         \
 	X("mil-sdpa-split-heads", "ANE067", AL_EQ_REASSOCIATE, "scaled_dot_product_attention",         \
