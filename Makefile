@@ -49,25 +49,15 @@ else
 BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \
 		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo openblas; else echo none; fi)
 endif
-# Debian's single-threaded OpenBLAS (libopenblas-serial-dev) is linked into
-# anelint's own programs (the CLI, tests, fuzzers) when installed: the
-# interpreter splits products over its own pool, and the pthread variant starts a
-# worker per core when the library loads, which busy-waits ~0.1 s even in
-# `check` (no BLAS call): ~0.1 s of CPU on the other core (bench/README.md,
-# LLM-scale check). The shared library links the system's default libopenblas:
-# a host process (numpy, say) may load that one under the same soname, and the
-# serial variant lacks the pthread variant's symbols. OPENBLAS_SERIAL= (empty)
-# links the default everywhere.
-OPENBLAS_SERIAL ?= $(firstword $(wildcard /usr/lib/*/openblas-serial/libopenblas.so))
+# Not Debian's single-threaded OpenBLAS (libopenblas-serial-dev), though the
+# pthread variant's workers busy-wait ~0.1 s after the library loads, even in
+# `check`: the serial build is not safe to call from several threads at once,
+# and ali_gemm splits a product over the interpreter's pool (tried: ResNet-18
+# gave wrong results in 2 of 30 runs at 2 threads).
 ifneq ($(filter 1 openblas,$(BLAS)),)
 BLAS_CFLAGS := -DANELINT_BLAS=1 $(shell pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS_SHARED := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
 		echo -lopenblas)
-ifneq ($(OPENBLAS_SERIAL),)
-BLAS_LIBS   := -L$(dir $(OPENBLAS_SERIAL)) -Wl,-rpath,$(dir $(OPENBLAS_SERIAL)) -lopenblas
-else
-BLAS_LIBS   := $(BLAS_LIBS_SHARED)
-endif
 else ifeq ($(BLAS),accelerate)
 # tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
 BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate
@@ -77,8 +67,6 @@ $(error BLAS=$(BLAS): use accelerate, openblas or none)
 endif
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm -pthread
-BLAS_LIBS_SHARED ?= $(BLAS_LIBS)
-SHLIB_LDLIBS = $(JSON_LIBS) $(BLAS_LIBS_SHARED) -lm -pthread
 
 LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -128,7 +116,7 @@ SHLIB_FLAGS   = -shared -Wl,-soname,$(SHLIB_SONAME)
 endif
 
 $(BUILD)/$(SHLIB_REAL): $(LIB_OBJ)
-	$(CC) $(CFLAGS) $(SHLIB_FLAGS) -o $@ $^ $(SHLIB_LDLIBS)
+	$(CC) $(CFLAGS) $(SHLIB_FLAGS) -o $@ $^ $(LDLIBS)
 	ln -sf $(SHLIB_REAL) $(BUILD)/$(SHLIB_DEV)
 	$(if $(filter-out $(SHLIB_REAL),$(SHLIB_SONAME)),ln -sf $(SHLIB_REAL) $(BUILD)/$(SHLIB_SONAME))
 
@@ -154,7 +142,7 @@ $(BUILD)/anelint.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: anelint' 'Description: predicts where Core ML runs each layer (Apple Neural Engine, GPU, CPU)' \
 		'Version: $(VERSION)' 'Requires.private: json-c' 'Libs: -L$${libdir} -lanelint' \
-		'Libs.private: $(BLAS_LIBS_SHARED) -lm' 'Cflags: -I$${includedir}' >$@
+		'Libs.private: $(BLAS_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
 
 INSTALL_DOCS = $(BUILD)/share/anelint.1 $(BUILD)/share/anelint.bash $(BUILD)/share/_anelint $(BUILD)/share/anelint.fish
 install: $(BUILD)/anelint $(BUILD)/libanelint.a $(BUILD)/$(SHLIB_REAL) $(BUILD)/anelint.pc $(INSTALL_DOCS)

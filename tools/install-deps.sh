@@ -5,8 +5,7 @@
 #   (always) building: gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
 #   --test   what the tests need (README's test command, .ci/run):
 #            libcmocka-dev (unit tests), libopenblas-dev (the BLAS build CI tests; optional
-#            otherwise: BLAS=none) and libopenblas-serial-dev (its single-threaded variant,
-#            which the Makefile links: the interpreter has its own thread pool), protobuf-compiler (protoc --decode_raw cross-checks),
+#            otherwise: BLAS=none), protobuf-compiler (protoc --decode_raw cross-checks),
 #            python3 (fixture generator), clang + libclang-rt-14-dev (libFuzzer harnesses),
 #            strace (tests/nowrite.sh: the input is never opened for writing),
 #            python3-jsonschema (tests/plan_corpus.sh validates JSON output against docs/schema/),
@@ -23,7 +22,7 @@ pkgs="gcc make pkg-config libjson-c-dev"
 for arg in "$@"; do
 	case $arg in
 	--test)
-		pkgs="$pkgs libcmocka-dev libopenblas-dev libopenblas-serial-dev protobuf-compiler python3 clang libclang-rt-14-dev strace"
+		pkgs="$pkgs libcmocka-dev libopenblas-dev protobuf-compiler python3 clang libclang-rt-14-dev strace"
 		pkgs="$pkgs python3-jsonschema chromium graphviz cmark-gfm musl-tools python3-pytest python3-numpy"
 		pkgs="$pkgs python3-setuptools python3-pip zsh fish"
 		command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm" ;;
