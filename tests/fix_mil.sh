@@ -27,6 +27,11 @@ bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 fallbacks() { sed -n "s/.*\"$1\": {[^}]*\"fallbacks\": \([0-9]*\).*/\1/p" "$2"; }
 applied() { grep -c '"applied": true' "$1"; }
+# every output of the proof in fix's JSON $1 within relative error $2 (a reassociate pass:
+# the kernels may sum in another order on each side)
+rel_within() { python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))["proof"]["outputs"]
+sys.exit(0 if o and all(x["rel"] <= float(sys.argv[2]) for x in o) else 1)' "$1" "$2"; }
 
 # sha256 of every file under the inputs, to show they never change
 inputs_sum() { find $C/fix_mil_*.mlpackage $D/cumsum__mlp_fp16.mlpackage $D/cumsum__mlp_fp32.mlpackage \
@@ -387,7 +392,7 @@ A=$C/fix_mil_attn.mlpackage
 "$ANELINT" fix "$A" -o "$T/attn.mlpackage" --allow reassociate --format json >"$T/attn.json" 2>"$T/attn.err"
 [ $? -eq 0 ] && [ "$(applied "$T/attn.json")" -eq 1 ] &&
 	grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops (4 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/attn.json" &&
-	grep -q '"proved": true, "pass": true' "$T/attn.json" && ! grep -q '"identical": false' "$T/attn.json" && ok ||
+	grep -q '"proved": true, "pass": true' "$T/attn.json" && rel_within "$T/attn.json" 1e-6 && ok ||
 	{ bad "attn"; cat "$T/attn.json" "$T/attn.err"; }
 loads "$T/attn.mlpackage" && ok || bad "attn: the output does not load"
 GONE="lq rq lk rk lv rv tk tq s a p tv c tc j lo" pkgcheck "$A" "$T/attn.mlpackage" y >"$T/attn.pkg" 2>&1 &&
@@ -406,12 +411,12 @@ grep -q '"layer": "lq2".*"why_not": "[^"]*a lone linear (the run ends before rq2
 [ $? -eq 0 ] && [ "$(applied "$T/attnd.json")" -eq 1 ] && grep -q '"proved": true, "pass": true' "$T/attnd.json" &&
 	grep -q '"written": false' "$T/attnd.json" && ok || { bad "attn: dry run"; cat "$T/attnd.json"; }
 # the corpus encoder (2 layers, 4 heads): one run of all 46 ops, 8 transposes dropped,
-# 46 -> 42 ops, bit-identical
+# 46 -> 42 ops, within 1e-6 (bit-identical before the softmax and matmul kernels changed)
 EN=$CORPUS/modern/encoder_fp16_ios17.mlpackage
 if [ -d "$EN" ]; then
 	"$ANELINT" fix "$EN" -o "$T/encm.mlpackage" --allow reassociate --format json >"$T/encm.json" 2>"$T/encm.err"
 	[ $? -eq 0 ] && grep -q '"after": "a run of 46 ops (12 -> 1x1 conv, 22 of attention, 8 transposes dropped)' "$T/encm.json" &&
-		grep -q '"proved": true, "pass": true' "$T/encm.json" && ! grep -q '"identical": false' "$T/encm.json" &&
+		grep -q '"proved": true, "pass": true' "$T/encm.json" && rel_within "$T/encm.json" 1e-6 &&
 		"$ANELINT" check --all "$T/encm.mlpackage" | grep -q 'summary: 42 ops' && ok ||
 		{ bad "attn: $EN"; cat "$T/encm.json" "$T/encm.err"; }
 else
