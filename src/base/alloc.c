@@ -92,6 +92,8 @@ void *ali_arena_alloc(struct al_arena *a, size_t n)
 			a->failed = true;
 			return NULL;
 		}
+		if (cap >= ARENA_CHUNK_MAX / 2) /* untouched yet: 2 MB pages, if any */
+			ali_advise_huge(c->data, cap);
 		c->cap = cap;
 		c->used = 0;
 		c->next = a->head;
