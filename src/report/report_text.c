@@ -179,8 +179,10 @@ static void print_row(void *vctx, const struct al_node *n)
 		return;
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
-	struct line line = {.out = out, .n = 0};
+	struct line line; /* b is written before it is read: not zeroed */
 	struct line *l = &line;
+	line.out = out;
+	line.n = 0;
 	int depth = n->owner ? n->owner->depth : 0;
 	put_index(l, row);
 	ln_spaces(l, depth * 2);
