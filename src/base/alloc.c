@@ -54,6 +54,7 @@ struct al_arena_chunk {
 };
 
 #define ARENA_CHUNK (64 * 1024)
+#define ARENA_CHUNK_MAX (4 * 1024 * 1024)
 
 void *ali_arena_alloc(struct al_arena *a, size_t n)
 {
@@ -69,16 +70,30 @@ void *ali_arena_alloc(struct al_arena *a, size_t n)
 		n = 16;
 	struct al_arena_chunk *c = a->head;
 	if (!c || c->cap - c->used < n) {
-		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		/* chunks grow with the arena (half of what it holds, up to
+		 * ARENA_CHUNK_MAX): an LLM's 24 MB take ~30 chunks instead of
+		 * ~370, and chunks past malloc's mmap threshold come as fresh
+		 * zero pages, which calloc need not clear */
+		size_t cap = a->cap / 2;
+		if (cap < ARENA_CHUNK)
+			cap = ARENA_CHUNK;
+		if (cap > ARENA_CHUNK_MAX)
+			cap = ARENA_CHUNK_MAX;
+		if (cap < n)
+			cap = n;
 		if (cap > SIZE_MAX - sizeof *c) {
 			a->failed = true;
 			return NULL;
 		}
-		c = ali_malloc(sizeof *c + cap);
+		/* zeroed once per chunk (fresh pages from calloc are already zero),
+		 * not per allocation: nothing is ever handed out twice */
+		c = ali_calloc(1, sizeof *c + cap);
 		if (!c) {
 			a->failed = true;
 			return NULL;
 		}
+		if (cap >= ARENA_CHUNK_MAX / 2) /* untouched yet: 2 MB pages, if any */
+			ali_advise_huge(c->data, cap);
 		c->cap = cap;
 		c->used = 0;
 		c->next = a->head;
@@ -88,7 +103,6 @@ void *ali_arena_alloc(struct al_arena *a, size_t n)
 	void *p = c->data + c->used;
 	c->used += n;
 	a->used += n;
-	memset(p, 0, n);
 	return p;
 }
 

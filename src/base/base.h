@@ -149,6 +149,7 @@ void ali_unmap_cow(void *p, size_t len);
 void ali_writeback_start(int fd);
 void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
 void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */
+void ali_advise_huge(void *p, size_t n);     /* back untouched anonymous memory by huge pages */
 /* Page faults this process has taken so far (every thread): a mapping gains
  * resident pages only through faults, so an unchanged count means none came
  * in. False where the system does not count them (AL_PORTABLE builds). */

@@ -393,14 +393,58 @@ static const char *dup_span(struct walk *w, al_span s)
 /* scan(), also keeping in last[k] the last field k (for k with cnt[k] > 0): of
  * the wire type lens/vars demand, so last[k].data / .u is what pb_get_bytes /
  * pb_get_varint would return, without a pass over msg for each. */
-static bool scan_last(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
-		      struct pb_field *last, const char *where, const char *node)
+/* The fields of a message, kept by the validating pass (scan_rec) when they fit
+ * in `cap`, so that the later passes over a valid message replay them instead
+ * of decoding its tags again (an op's message is read 4-5 times: outputs,
+ * inputs, attributes, blocks). fields_next walks the message when they did
+ * not fit: the same fields in the same order either way. */
+struct fields {
+	struct pb_field *f;
+	size_t cap, n;
+	bool all; /* f[0..n) are all of the message's fields */
+};
+
+struct fields_iter {
+	const struct fields *fs;
+	size_t i;
+	struct pb_iter it;
+};
+
+static void fields_begin(struct fields_iter *fi, const struct fields *fs, al_span msg)
+{
+	fi->fs = fs && fs->all ? fs : NULL;
+	fi->i = 0;
+	pb_iter_init(&fi->it, msg);
+}
+
+static bool fields_next(struct fields_iter *fi, struct pb_field *f)
+{
+	if (!fi->fs)
+		return pb_next(&fi->it, f);
+	if (fi->i >= fi->fs->n)
+		return false;
+	*f = fi->fs->f[fi->i++];
+	return true;
+}
+
+static bool scan_rec(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		     struct pb_field *last, struct fields *rec, const char *where, const char *node)
 {
 	struct pb_iter it;
 	struct pb_field f;
 	memset(cnt, 0, NF * sizeof cnt[0]);
+	if (rec) {
+		rec->n = 0;
+		rec->all = true;
+	}
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f)) {
+		if (rec) {
+			if (rec->n < rec->cap)
+				rec->f[rec->n++] = f;
+			else
+				rec->all = false;
+		}
 		if (f.num >= NF)
 			continue;
 		if (last)
@@ -420,6 +464,12 @@ static bool scan_last(struct walk *w, al_span msg, unsigned lens, unsigned vars,
 		return false;
 	}
 	return true;
+}
+
+static bool scan_last(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
+		      struct pb_field *last, const char *where, const char *node)
+{
+	return scan_rec(w, msg, lens, vars, cnt, last, NULL, where, node);
 }
 
 static bool scan(struct walk *w, al_span msg, unsigned lens, unsigned vars, size_t cnt[NF],
@@ -585,8 +635,9 @@ static bool parse_named(struct walk *w, al_span msg, const char **name, struct a
 }
 
 /* The NamedValueTypes (field `num`) of msg, `n` of them, into new arrays. */
-static bool parse_named_list(struct walk *w, al_span msg, uint32_t num, size_t n, const char ***names,
-			     struct al_ttype **types, const char *where, const char *node)
+static bool parse_named_list(struct walk *w, al_span msg, const struct fields *fs, uint32_t num,
+			     size_t n, const char ***names, struct al_ttype **types, const char *where,
+			     const char *node)
 {
 	*names = NULL;
 	*types = NULL;
@@ -595,12 +646,12 @@ static bool parse_named_list(struct walk *w, al_span msg, uint32_t num, size_t n
 	if (!(*names = ali_arena_array(&w->m->arena, n, sizeof **names)) ||
 	    !(*types = ali_arena_array(&w->m->arena, n, sizeof **types)))
 		return nomem(w);
-	struct pb_iter it;
+	struct fields_iter it;
 	struct pb_field f;
 	size_t i = 0;
 	bool ok = true;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f) && i < n)
+	fields_begin(&it, fs, msg);
+	while (fields_next(&it, &f) && i < n)
 		if (f.num == num) {
 			ok &= parse_named(w, f.data, &(*names)[i], &(*types)[i], where, node);
 			i++;
@@ -877,7 +928,7 @@ static void where3(char *buf, size_t cap, const char *path, const char *mid, con
  * entries, each with its bindings, and n->inputs with every name binding, in
  * file order. */
 static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *src, al_span msg,
-			 size_t n_entries)
+			 const struct fields *fs, size_t n_entries)
 {
 	if (!n_entries)
 		return;
@@ -887,13 +938,14 @@ static void parse_inputs(struct walk *w, struct al_node *n, struct al_node_src *
 		return;
 	}
 	src->mil_args = args;
-	struct pb_iter it, ai, bi;
+	struct fields_iter it;
+	struct pb_iter ai, bi;
 	struct pb_field f, a, b;
 	size_t c[NF], ac[NF], bc[NF], n_names = 0;
 	struct pb_field last[NF];
 	uint32_t k = 0, names_before = 0;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f) && k < n_entries) {
+	fields_begin(&it, fs, msg);
+	while (fields_next(&it, &f) && k < n_entries) {
 		if (f.num != 2)
 			continue;
 		if (!scan_last(w, f.data, LEN(1) | LEN(2), 0, c, last, n->path, n->name))
@@ -988,8 +1040,10 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	n->priv = src;
 
 	size_t c[NF];
-	struct pb_field last[NF];
-	if (!scan_last(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, last, n->path, NULL))
+	struct pb_field last[NF], recf[32];
+	struct fields rec = {recf, sizeof recf / sizeof recf[0], 0, false};
+	if (!scan_rec(w, msg, LEN(1) | LEN(2) | LEN(3) | LEN(4) | LEN(5), 0, c, last, &rec, n->path,
+		      NULL))
 		return;
 	if (!count_ok(w, c[2] + c[3] + c[4] + c[5], msg.p, n->path, "op fields"))
 		return;
@@ -997,7 +1051,7 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	/* name: the first output, else attributes["name"] */
 	const char **outs;
 	struct al_ttype *otypes;
-	if (!parse_named_list(w, msg, 3, c[3], &outs, &otypes, n->path, NULL))
+	if (!parse_named_list(w, msg, &rec, 3, c[3], &outs, &otypes, n->path, NULL))
 		return;
 	n->outputs = outs;
 	n->out_types = otypes;
@@ -1035,17 +1089,17 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 		diag(w, AL_SEV_ERROR, w->file, n->offset, n->path, n->name, "operation has no type");
 	}
 
-	parse_inputs(w, n, src, msg, c[2]);
+	parse_inputs(w, n, src, msg, &rec, c[2]);
 
 	/* attributes: map<string, Value>, searched for blob references, and
 	 * indexed for find_attr (the entries it would find: key and value
 	 * present, whatever scan says of the rest) */
-	struct pb_iter it;
+	struct fields_iter it;
 	struct pb_field f;
 	struct al_mil_attr *attrs = c[5] ? ali_arena_array(&w->m->arena, c[5], sizeof *attrs) : NULL;
 	uint32_t n_attrs = 0;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f)) {
+	fields_begin(&it, &rec, msg);
+	while (fields_next(&it, &f)) {
 		if (f.num != 5)
 			continue;
 		al_span key = {0}, val = {0};
@@ -1107,8 +1161,8 @@ static void parse_op(struct walk *w, struct al_graph *g, struct al_node *n, al_s
 	}
 	n->sub = subs;
 	uint32_t j = 0;
-	pb_iter_init(&it, msg);
-	while (pb_next(&it, &f) && j < c[4]) {
+	fields_begin(&it, &rec, msg);
+	while (fields_next(&it, &f) && j < c[4]) {
 		if (f.num != 4)
 			continue;
 		struct mil_graph *mg = ali_arena_alloc(&w->m->arena, sizeof *mg);
@@ -1150,7 +1204,7 @@ static bool parse_block(struct walk *w, struct al_graph *g, al_span msg, const c
 		return false;
 	const char **bin;
 	struct al_ttype *bty;
-	if (!parse_named_list(w, msg, 1, c[1], &bin, &bty, prefix, NULL) && w->nomem)
+	if (!parse_named_list(w, msg, NULL, 1, c[1], &bin, &bty, prefix, NULL) && w->nomem)
 		return false;
 	if (!count_ok(w, c[2], msg.p, prefix, "block outputs"))
 		return false;
@@ -1284,7 +1338,7 @@ static bool parse_function(struct walk *w, al_span msg, struct al_graph *g, cons
 	struct al_ttype *ity;
 	if (!count_ok(w, c[1], msg.p, where, "function inputs"))
 		return false;
-	if (!parse_named_list(w, msg, 1, c[1], &in, &ity, where, NULL)) {
+	if (!parse_named_list(w, msg, NULL, 1, c[1], &in, &ity, where, NULL)) {
 		if (w->nomem)
 			return false;
 	} else if (!distinct_names(w, msg, 1, in, c[1], where, "function input") && w->nomem) {

@@ -7,6 +7,7 @@
 #include "interp.h" /* ali_nn_class_labels */
 
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 
 static void print_header(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
@@ -67,8 +68,89 @@ static void put_flops(FILE *out, const struct al_cost *c)
 	fprintf(out, "%8s  ", buf);
 }
 
+/* One table row is built in a line buffer and written with one fwrite: the
+ * LLM-scale check prints 27k rows, and a dozen stdio calls per row (each taking
+ * the stream's lock) were a tenth of its instructions. Anything unusual (names
+ * that need escaping or cutting, --shapes, suppressions) flushes the buffer and
+ * goes through the FILE functions, so the bytes are the same. */
+struct line {
+	FILE *out;
+	size_t n;
+	char b[512];
+};
+
+static void ln_flush(struct line *l)
+{
+	if (l->n)
+		fwrite(l->b, 1, l->n, l->out);
+	l->n = 0;
+}
+
+static void ln_put(struct line *l, const char *s, size_t n)
+{
+	if (n > sizeof l->b - l->n) {
+		ln_flush(l);
+		if (n > sizeof l->b) {
+			fwrite(s, 1, n, l->out);
+			return;
+		}
+	}
+	memcpy(l->b + l->n, s, n);
+	l->n += n;
+}
+
+static void ln_str(struct line *l, const char *s)
+{
+	ln_put(l, s, strlen(s));
+}
+
+static void ln_ch(struct line *l, char c)
+{
+	if (l->n == sizeof l->b)
+		ln_flush(l);
+	l->b[l->n++] = c;
+}
+
+static void ln_spaces(struct line *l, int n)
+{
+	if (n < 0) /* as ali_put_spaces */
+		n = n == INT_MIN ? INT_MAX : -n;
+	while (n > 0) {
+		if (l->n == sizeof l->b)
+			ln_flush(l);
+		size_t k = sizeof l->b - l->n;
+		if ((size_t)n < k)
+			k = (size_t)n;
+		memset(l->b + l->n, ' ', k);
+		l->n += k;
+		n -= (int)k;
+	}
+}
+
+/* ali_put_name into the line */
+static int ln_name(struct line *l, const char *s, int width)
+{
+	if (!s)
+		s = "";
+	size_t len = 0;
+	while (s[len] && (unsigned char)s[len] >= 0x20 && (unsigned char)s[len] < 0x7f)
+		len++;
+	if (!s[len] && (width <= 0 || len <= (size_t)width) && len <= INT_MAX) {
+		ln_put(l, s, len);
+		return (int)len;
+	}
+	ln_flush(l);
+	return ali_put_name(l->out, s, width);
+}
+
+static void ln_name_padded(struct line *l, const char *s, int width)
+{
+	int w = ln_name(l, s, width);
+	ln_spaces(l, width - w > 0 ? width - w : 0);
+}
+
 /* fprintf("%5u  ", i) without printf */
-static void put_index(FILE *out, uint32_t i)
+static void put_index(struct line *l, uint32_t i)
 {
 	char b[16];
 	int k = (int)sizeof b;
@@ -79,7 +161,7 @@ static void put_index(FILE *out, uint32_t i)
 	while (i /= 10);
 	while (k > (int)sizeof b - 7)
 		b[--k] = ' ';
-	fwrite(b + k, 1, sizeof b - (size_t)k, out);
+	ln_put(l, b + k, sizeof b - (size_t)k);
 }
 
 static void print_row(void *vctx, const struct al_node *n)
@@ -97,17 +179,22 @@ static void print_row(void *vctx, const struct al_node *n)
 		return;
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
+	struct line line; /* b is written before it is read: not zeroed */
+	struct line *l = &line;
+	line.out = out;
+	line.n = 0;
 	int depth = n->owner ? n->owner->depth : 0;
-	put_index(out, row);
-	ali_put_spaces(out, depth * 2);
-	ali_put_name_padded(out, n->name, t->name_w - depth * 2);
-	fputs("  ", out);
-	ali_put_name_padded(out, n->type, 22);
-	fputs("  ", out);
+	put_index(l, row);
+	ln_spaces(l, depth * 2);
+	ln_name_padded(l, n->name, t->name_w - depth * 2);
+	ln_put(l, "  ", 2);
+	ln_name_padded(l, n->type, 22);
+	ln_put(l, "  ", 2);
 	if (o->shapes) { /* --shapes: the first output's inferred shape */
 		char sh[128] = "-";
 		if (n->n_outputs)
 			ali_shape_format(n->out_shapes ? &n->out_shapes[0] : NULL, sh, sizeof sh);
+		ln_flush(l);
 		fprintf(out, "%-18s  ", sh);
 		put_flops(out, &n->cost);
 	}
@@ -117,51 +204,61 @@ static void print_row(void *vctx, const struct al_node *n)
 	bool moved = ali_verdict_moved(v);
 	bool any = v->n_rules || moved;
 	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
-		fprintf(out, "%s?%s%s", al_col(o, C_YELLOW), moved ? "*" : "", al_col(o, C_RESET));
-		if (any)
-			ali_put_spaces(out, moved ? 16 : 17);
-	} else if (v->placed_ane) {
-		fprintf(out, "%sANE%s%s", al_col(o, C_GREEN), moved ? "*" : "", al_col(o, C_RESET));
-		if (any)
-			ali_put_spaces(out, moved ? 14 : 15);
-	} else { /* "%s%-18s%s" of "-> unit[*]", without printf (27k rows of an LLM) */
-		const char *un = al_unit_name(v->placed);
-		fputs(al_col(o, al_unit_colour(v->placed)), out);
-		fputs("-> ", out);
-		fputs(un, out);
+		ln_str(l, al_col(o, C_YELLOW));
+		ln_ch(l, '?');
 		if (moved)
-			fputc('*', out);
+			ln_ch(l, '*');
+		ln_str(l, al_col(o, C_RESET));
+		if (any)
+			ln_spaces(l, moved ? 16 : 17);
+	} else if (v->placed_ane) {
+		ln_str(l, al_col(o, C_GREEN));
+		ln_put(l, "ANE", 3);
+		if (moved)
+			ln_ch(l, '*');
+		ln_str(l, al_col(o, C_RESET));
+		if (any)
+			ln_spaces(l, moved ? 14 : 15);
+	} else { /* "%s%-18s%s" of "-> unit[*]" */
+		const char *un = al_unit_name(v->placed);
+		ln_str(l, al_col(o, al_unit_colour(v->placed)));
+		ln_put(l, "-> ", 3);
+		ln_str(l, un);
+		if (moved)
+			ln_ch(l, '*');
 		int pad = 18 - 3 - (int)strlen(un) - moved;
 		if (pad > 0)
-			ali_put_spaces(out, pad);
-		fputs(al_col(o, C_RESET), out);
+			ln_spaces(l, pad);
+		ln_str(l, al_col(o, C_RESET));
 	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
 		bool warn = rule->kind == AL_RULE_WARN;
-		fputs(r ? "; " : " ", out);
-		fputs(al_col(o, warn ? C_YELLOW : ""), out);
-		fputs(rule->id, out);
-		fputs(al_col(o, warn ? C_RESET : ""), out);
-		fputs(" ", out);
-		ali_put_name(out, v->reasons[r], 0);
+		ln_str(l, r ? "; " : " ");
+		ln_str(l, al_col(o, warn ? C_YELLOW : ""));
+		ln_str(l, rule->id);
+		ln_str(l, al_col(o, warn ? C_RESET : ""));
+		ln_ch(l, ' ');
+		ln_name(l, v->reasons[r], 0);
 		const char *kind;
 		const char *why = ali_accepted(o, t->s, n->name, rule, &kind);
 		if (why) {
 			t->suppressed++;
+			ln_flush(l);
 			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
 			ali_put_name(out, why, 0);
 			fprintf(out, "]%s", al_col(o, C_RESET));
 		}
 	}
 	if (moved) {
-		fputs(v->n_rules ? "; * moved by " : " * moved by ", out);
-		fputs(ali_moved_by(v), out);
-		fputs(" (op alone: ", out);
-		fputs(v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit), out);
-		fputc(')', out);
+		ln_str(l, v->n_rules ? "; * moved by " : " * moved by ");
+		ln_str(l, ali_moved_by(v));
+		ln_str(l, " (op alone: ");
+		ln_str(l, v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit));
+		ln_ch(l, ')');
 	}
-	fputc('\n', out);
+	ln_ch(l, '\n');
+	ln_flush(l);
 }
 
 static double pct(uint32_t a, uint32_t b)
