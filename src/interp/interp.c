@@ -220,7 +220,7 @@ static enum al_status bind_states(struct al_exec *x, const struct al_named_tenso
 			return x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 		if (f->dtype)
 			b->dtype = f->dtype;
-		if (b->dtype == AL_DT_FP16 || x->fp16)
+		if ((b->dtype == AL_DT_FP16 || x->fp16) && nt && nt->t) /* zeros need no rounding */
 			ali_f16_round_array(b->f, b->n);
 		if (!ali_env_put(x->env, f->name, b))
 			return AL_E_NOMEM;
