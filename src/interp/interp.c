@@ -220,7 +220,7 @@ static enum al_status bind_states(struct al_exec *x, const struct al_named_tenso
 			return x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
 		if (f->dtype)
 			b->dtype = f->dtype;
-		if (b->dtype == AL_DT_FP16 || x->fp16)
+		if ((b->dtype == AL_DT_FP16 || x->fp16) && nt && nt->t) /* zeros need no rounding */
 			ali_f16_round_array(b->f, b->n);
 		if (!ali_env_put(x->env, f->name, b))
 			return AL_E_NOMEM;
@@ -279,7 +279,14 @@ static enum al_status run_sub(struct al_exec *x, size_t index, int depth)
 
 static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
 {
-	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy */
+	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy,
+	 * or the tensor itself when nothing else holds it (the environment's binding
+	 * stays until it is freed; from then on the caller holds the only reference) */
+	if (t->refs == 1 && t->owner == x && !t->borrowed && t->kind == AL_TK_TENSOR) {
+		t->owner = NULL; /* freed to the heap, not kept in x's buffers */
+		x->bytes_live -= t->bytes <= x->bytes_live ? t->bytes : x->bytes_live;
+		return al_tensor_ref(t);
+	}
 	struct al_tensor *c = ali_tensor_reshaped(x, NULL, t, t->rank, t->dims);
 	if (c) {
 		c->owner = NULL;

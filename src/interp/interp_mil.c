@@ -695,12 +695,34 @@ static enum al_status op_write_state(struct mx *c, int arg)
 	if (old->n != v->n)
 		return mx_fail(c, AL_E_FORMAT, "writes %zu values to state '%.100s' of %zu", v->n, name,
 			       old->n);
-	struct al_tensor *t = ali_tensor_reshaped(c->x, c->n, v, old->rank, old->dims);
+	/* v itself when it already is the state's value (its shape and type, and fp16
+	 * values for an fp16 state): no copy per step (values are immutable, so sharing
+	 * is safe) */
+	bool same = v->kind == AL_TK_TENSOR && v->f && v->rank == old->rank &&
+		    v->dtype == old->dtype && !v->s;
+	for (int d = 0; same && d < v->rank; d++)
+		same = v->dims[d] == old->dims[d];
+	/* fp16 precision rounds every op's result, so an fp16 value is worth
+	 * checking there; in fp32 precision a cast to fp16 keeps its values, and the
+	 * check would mostly fail after reading half the state */
+	if (same && old->dtype == AL_DT_FP16)
+		same = c->x->fp16 && ali_f16_is_rounded(v->f, v->n);
+	struct al_tensor *t;
+	if (same) {
+		t = al_tensor_ref(v);
+	} else if (old->dtype == AL_DT_FP16 && v->f && !v->s && v->kind == AL_TK_TENSOR) {
+		/* rounded while copied: one pass */
+		if ((t = ali_tensor_alloc_raw(c->x, c->n, AL_DT_FP16, old->rank, old->dims))) {
+			ali_f16_round_copy(t->f, v->f, v->n);
+			t->labels = v->labels;
+		}
+	} else {
+		t = ali_tensor_reshaped(c->x, c->n, v, old->rank, old->dims);
+		if (t)
+			t->dtype = old->dtype;
+	}
 	if (!t)
 		return c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
-	t->dtype = old->dtype;
-	if (t->dtype == AL_DT_FP16)
-		ali_f16_round_array(t->f, t->n);
 	for (uint32_t i = 0; i < c->n_out; i++)
 		mx_set(c, i, t);
 	if (!ali_env_put(c->x->env, name, t))

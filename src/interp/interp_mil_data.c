@@ -702,7 +702,7 @@ static float apply(enum al_binop op, float a, float b)
 /* A copy of `data` as output 0. */
 static struct al_tensor *copy_of(struct mx *c, const struct al_tensor *d)
 {
-	struct al_tensor *y = mx_alloc(c, 0, d->dtype, d->rank, d->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, d->dtype, d->rank, d->dims); /* all written */
 	if (y && d->n)
 		memcpy(y->f, d->f, d->n * sizeof(float));
 	return y;

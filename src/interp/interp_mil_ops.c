@@ -252,7 +252,7 @@ enum al_status mx_cast(struct mx *c, int arg)
 	case AL_DT_FP16: case AL_DT_FP32: case AL_DT_FP64: case AL_DT_BOOL: lo = hi = 0; break;
 	default: return mx_unsupported(c, "cast to", name);
 	}
-	struct al_tensor *y = mx_alloc(c, 0, dt, x->rank, x->dims);
+	struct al_tensor *y = mx_alloc_raw(c, 0, dt, x->rank, x->dims); /* every element written */
 	if (!y)
 		return c->st;
 	if (dt != AL_DT_BOOL && mx_is_float(dt)) { /* the values as they are (fp16 mode rounds later) */

@@ -122,6 +122,51 @@ void ali_f16_round_array(float *x, size_t n)
 	}
 }
 
+void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = f32_bits(src[i]);
+		uint32_t sign = u & 0x80000000u, a = u & 0x7fffffffu;
+		uint32_t r = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
+		uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
+		/* selects as masks (GCC does not if-convert the ternaries) */
+		uint32_t big = 0u - (uint32_t)(r > 0x477fe000u);    /* above 65504: inf */
+		uint32_t tiny = 0u - (uint32_t)(a < 0x38800000u);   /* below 2^-14 */
+		uint32_t keep = 0u - (uint32_t)(a >= 0x7f800000u);  /* inf, NaN */
+		r = (r & ~big) | (0x7f800000u & big);
+		r = (r & ~tiny) | (sub & tiny);
+		r = (r & ~keep) | (a & keep);
+		dst[i] = bits_f32(sign | r);
+	}
+}
+
+/* The same rounding, compared bit for bit, 64 values at a time (a
+ * branch-free block the compiler vectorises; NaN payloads compare as bits). */
+bool ali_f16_is_rounded(const float *x, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t end = n - i > 64 ? i + 64 : n;
+		uint32_t diff = 0;
+		for (; i < end; i++) {
+			uint32_t u = f32_bits(x[i]);
+			uint32_t sign = u & 0x80000000u, a = u & 0x7fffffffu;
+			uint32_t r = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
+			uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
+			uint32_t big = 0u - (uint32_t)(r > 0x477fe000u);
+			uint32_t tiny = 0u - (uint32_t)(a < 0x38800000u);
+			uint32_t keep = 0u - (uint32_t)(a >= 0x7f800000u);
+			r = (r & ~big) | (0x7f800000u & big);
+			r = (r & ~tiny) | (sub & tiny);
+			r = (r & ~keep) | (a & keep);
+			diff |= (sign | r) ^ u;
+		}
+		if (diff)
+			return false;
+	}
+	return true;
+}
+
 /* ================================================================== gemm */
 
 #define A_AT(i, p) (ta ? A[(size_t)(p) * lda + (i)] : A[(size_t)(i) * lda + (p)])

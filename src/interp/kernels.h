@@ -33,6 +33,10 @@ uint16_t ali_f16_from_f32(float x); /* round to nearest even; NaN stays NaN */
 float ali_f16_to_f32(uint16_t h);
 float ali_f16_round(float x);       /* ali_f16_to_f32(ali_f16_from_f32(x)) */
 void ali_f16_round_array(float *x, size_t n);
+/* Whether ali_f16_round_array would leave x[0..n) unchanged (read only). */
+bool ali_f16_is_rounded(const float *x, size_t n);
+/* dst[i] = src[i] rounded as ali_f16_round_array does, in one pass (distinct arrays). */
+void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n);
 #define AL_F16_MAX 65504.0f
 #define AL_F16_MIN_NORMAL 6.103515625e-05f    /* 2^-14 */
 #define AL_F16_MIN_SUBNORMAL 5.9604644775390625e-08f /* 2^-24 */

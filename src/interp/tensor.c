@@ -267,7 +267,8 @@ struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n
 		ali_exec_fail(x, n, AL_E_FORMAT, "cannot reshape %zu elements to this shape", t->n);
 		return NULL;
 	}
-	struct al_tensor *r = ali_tensor_alloc(x, n, t->dtype, rank, dims);
+	/* every element is written below: not zeroed first */
+	struct al_tensor *r = tensor_alloc(x, n, t->dtype, rank, dims, false);
 	if (!r)
 		return NULL;
 	if (t->s) {
