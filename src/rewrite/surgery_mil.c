@@ -871,6 +871,30 @@ static bool act_is(struct al_mil_pass *c, const char *p, const char *want)
 	return true;
 }
 
+/* The end of an unrolled recurrent op (lstm, gru): the op itself becomes its
+ * output 0, the sequence [T, B, H] (a stack of the steps' h, hseq) or the last
+ * step [1, B, H] (h with the axis sax added), under the op's own names. */
+static bool end_recurrent(struct al_mil_pass *c, const char *base, bool seq, const char **hseq, int64_t T,
+			  const char *h, const char *sax)
+{
+	if (seq) {
+		ali_buf_str(&c->layer, OP_TYPE, "stack");
+		put_inputs(&c->layer, "values", hseq, (size_t)T);
+		put_input(&c->layer, "axis", sax);
+	} else {
+		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
+		put_input(&c->layer, "x", h);
+		put_input(&c->layer, "axes", sax);
+	}
+	if (!keep_outputs(c, &c->layer, base, true))
+		return false;
+	if (c->layer.failed || c->pre.failed)
+		return ali_mil_say(c, "out of memory");
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = c->n->name;
+	return true;
+}
+
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 {
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
@@ -987,22 +1011,8 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 			return false;
 		h = hn, cc = cn, hseq[t] = hn;
 	}
-	/* the op itself: output 0, the sequence [T, B, H] or the last step [1, B, H] */
-	if (seq) {
-		ali_buf_str(&c->layer, OP_TYPE, "stack");
-		put_inputs(&c->layer, "values", hseq, (size_t)T);
-		put_input(&c->layer, "axis", sax);
-	} else {
-		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
-		put_input(&c->layer, "x", h);
-		put_input(&c->layer, "axes", sax);
-	}
-	if (!keep_outputs(c, &c->layer, base, true))
+	if (!end_recurrent(c, base, seq, hseq, T, h, sax))
 		return false;
-	if (c->layer.failed || c->pre.failed)
-		return ali_mil_say(c, "out of memory");
-	if (c->n_names < AL_PASS_MAX_NAMES)
-		c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%lld steps of linear x2 + split + sigmoid / tanh + mul / add, then %s "
 		 "(%lld ops)", (long long)T, seq ? "stack" : "expand_dims", (long long)(T * LSTM_OPS_PER_STEP + 1));
 	return true;
@@ -1253,21 +1263,8 @@ bool ali_pass_mil_gru_unroll(struct al_mil_pass *c)
 			return false;
 		h = hn, hseq[s] = hn; /* processing order, as coremltools' reference (y[0]: x[T-1] for reverse) */
 	}
-	if (seq) {
-		ali_buf_str(&c->layer, OP_TYPE, "stack");
-		put_inputs(&c->layer, "values", hseq, (size_t)T);
-		put_input(&c->layer, "axis", sax);
-	} else {
-		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
-		put_input(&c->layer, "x", h);
-		put_input(&c->layer, "axes", sax);
-	}
-	if (!keep_outputs(c, &c->layer, base, true))
+	if (!end_recurrent(c, base, seq, hseq, T, h, sax))
 		return false;
-	if (c->layer.failed || c->pre.failed)
-		return ali_mil_say(c, "out of memory");
-	if (c->n_names < AL_PASS_MAX_NAMES)
-		c->names[c->n_names++] = c->n->name;
 	snprintf(c->after, sizeof c->after, "%lld steps%s of linear + sigmoid / tanh + mul / add / sub, then %s "
 		 "(%lld ops, weights regrouped r|z, o)", (long long)T, rev ? " (reversed)" : "",
 		 seq ? "stack" : "expand_dims", (long long)(T * GRU_OPS_PER_STEP + 3));
