@@ -104,40 +104,32 @@ float ali_f16_round(float x)
  *   |x| < 2^-14 (half subnormals): (|x| + 0.5) - 0.5 rounds to a multiple of
  *     2^-24 (the ulp of floats in [0.5, 1)) in the FPU's round-to-nearest-even.
  *   NaN and inf pass unchanged. */
+static inline float f16_round(float x)
+{
+	uint32_t u = f32_bits(x);
+	uint32_t sign = u & 0x80000000u, a = u & 0x7fffffffu;
+	uint32_t r = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
+	uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
+	/* selects as masks (GCC does not if-convert the ternaries) */
+	uint32_t big = 0u - (uint32_t)(r > 0x477fe000u);    /* above 65504: inf */
+	uint32_t tiny = 0u - (uint32_t)(a < 0x38800000u);   /* below 2^-14 */
+	uint32_t keep = 0u - (uint32_t)(a >= 0x7f800000u);  /* inf, NaN */
+	r = (r & ~big) | (0x7f800000u & big);
+	r = (r & ~tiny) | (sub & tiny);
+	r = (r & ~keep) | (a & keep);
+	return bits_f32(sign | r);
+}
+
 void ali_f16_round_array(float *x, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u = f32_bits(x[i]);
-		uint32_t sign = u & 0x80000000u, a = u & 0x7fffffffu;
-		uint32_t r = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
-		uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
-		/* selects as masks (GCC does not if-convert the ternaries) */
-		uint32_t big = 0u - (uint32_t)(r > 0x477fe000u);    /* above 65504: inf */
-		uint32_t tiny = 0u - (uint32_t)(a < 0x38800000u);   /* below 2^-14 */
-		uint32_t keep = 0u - (uint32_t)(a >= 0x7f800000u);  /* inf, NaN */
-		r = (r & ~big) | (0x7f800000u & big);
-		r = (r & ~tiny) | (sub & tiny);
-		r = (r & ~keep) | (a & keep);
-		x[i] = bits_f32(sign | r);
-	}
+	for (size_t i = 0; i < n; i++)
+		x[i] = f16_round(x[i]);
 }
 
 void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u = f32_bits(src[i]);
-		uint32_t sign = u & 0x80000000u, a = u & 0x7fffffffu;
-		uint32_t r = (a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u;
-		uint32_t sub = f32_bits((bits_f32(a) + 0.5f) - 0.5f);
-		/* selects as masks (GCC does not if-convert the ternaries) */
-		uint32_t big = 0u - (uint32_t)(r > 0x477fe000u);    /* above 65504: inf */
-		uint32_t tiny = 0u - (uint32_t)(a < 0x38800000u);   /* below 2^-14 */
-		uint32_t keep = 0u - (uint32_t)(a >= 0x7f800000u);  /* inf, NaN */
-		r = (r & ~big) | (0x7f800000u & big);
-		r = (r & ~tiny) | (sub & tiny);
-		r = (r & ~keep) | (a & keep);
-		dst[i] = bits_f32(sign | r);
-	}
+	for (size_t i = 0; i < n; i++)
+		dst[i] = f16_round(src[i]);
 }
 
 /* The same rounding, compared bit for bit, 64 values at a time (a

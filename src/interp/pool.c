@@ -53,30 +53,23 @@ static long long now_ns(void)
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Poll until *gen differs from seen (true) or the spin time is over (false). */
-static bool spin_gen(unsigned long seen)
+static bool gen_moved(unsigned long seen)
 {
-	long long end = 0;
-	for (unsigned i = 1;; i++) {
-		if (atomic_load_explicit(&pool_gen, memory_order_acquire) != seen)
-			return true;
-		if (i > 2048u)
-			sched_yield();
-		if ((i & 15u) == 0) {
-			long long t = now_ns();
-			if (!end)
-				end = t + POOL_SPIN_NS;
-			else if (t > end)
-				return false;
-		}
-	}
+	return atomic_load_explicit(&pool_gen, memory_order_acquire) != seen;
 }
 
-static bool spin_done(void)
+static bool parts_done(unsigned long unused)
+{
+	(void)unused;
+	return atomic_load_explicit(&pool_pending, memory_order_acquire) == 0;
+}
+
+/* Poll until cond(arg) holds (true) or the spin time is over (false). */
+static bool spin_until(bool (*cond)(unsigned long), unsigned long arg)
 {
 	long long end = 0;
 	for (unsigned i = 1;; i++) {
-		if (atomic_load_explicit(&pool_pending, memory_order_acquire) == 0)
+		if (cond(arg))
 			return true;
 		if (i > 2048u)
 			sched_yield();
@@ -99,7 +92,7 @@ static void *worker(void *arg)
 	for (;;) {
 		if (atomic_load(&pool_gen) == seen) {
 			pthread_mutex_unlock(&pool_lock);
-			spin_gen(seen);
+			spin_until(gen_moved, seen);
 			pthread_mutex_lock(&pool_lock);
 		}
 		while (atomic_load(&pool_gen) == seen)
@@ -251,7 +244,7 @@ void ali_pool_run(int parts, void (*fn)(void *ctx, int part, int parts), void *c
 	for (int t = remote + 1; t < parts; t++) /* no worker for these: here */
 		fn(ctx, t, parts);
 	in_pool = false;
-	if (!spin_done()) {
+	if (!spin_until(parts_done, 0)) {
 		pthread_mutex_lock(&pool_lock);
 		while (atomic_load(&pool_pending) > 0)
 			pthread_cond_wait(&pool_done, &pool_lock);
