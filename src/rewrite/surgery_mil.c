@@ -871,6 +871,33 @@ static bool act_is(struct al_mil_pass *c, const char *p, const char *want)
 	return true;
 }
 
+/* The checks an unrolled recurrent op (lstm: 4 gates, gru: 3) opens with: fp16,
+ * x a static [T, B, I] of 1..max_steps steps, weight_hh a static [gates*H, H],
+ * gates*H under the ANE's axis cap. */
+static bool recurrent_dims(struct al_mil_pass *c, const char *kind, int gates, int max_steps, int ops_per_step,
+			   int64_t *T, int64_t *B, int64_t *I, int64_t *H)
+{
+	int dt = out_dtype(c);
+	if (dt != AL_DT_FP16)
+		return ali_mil_say(c, "the %s computes in %s: unrolled into %s ops it would still fall back "
+				   "(ANE029); only fp16 programs are unrolled", kind, al_dtype_name(dt), al_dtype_name(dt));
+	struct al_shape xs, ws;
+	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank != 3)
+		return ali_mil_say(c, "the shape of 'x' is not a static [T, B, I]");
+	*T = xs.dims[0], *B = xs.dims[1], *I = xs.dims[2];
+	if (*T < 1 || *T > max_steps)
+		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
+				   "the one before)", (long long)*T, max_steps, ops_per_step);
+	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
+	    ws.dims[1] < 1 || ws.dims[1] > 1 << 20 || ws.dims[0] != gates * ws.dims[1])
+		return ali_mil_say(c, "'weight_hh' is not a static [%dH, H]", gates);
+	*H = ws.dims[1];
+	if (gates * *H > 16384)
+		return ali_mil_say(c, "%dH = %lld gate features exceed the ANE's axis cap (16384)", gates,
+				   (long long)(gates * *H));
+	return true;
+}
+
 /* The end of an unrolled recurrent op (lstm, gru): the op itself becomes its
  * output 0, the sequence [T, B, H] (a stack of the steps' h, hseq) or the last
  * step [1, B, H] (h with the axis sax added), under the op's own names. */
@@ -916,23 +943,11 @@ bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c)
 		return ali_mil_say(c, "a clipped lstm (clip %g) is not unrolled", clip);
 	if (!const_scalar(c, "output_sequence", &seq, true, 0))
 		return false;
-	int dt = c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
-	if (dt != AL_DT_FP16)
-		return ali_mil_say(c, "the lstm computes in %s: unrolled into %s ops it would still fall back "
-				   "(ANE029); only fp16 programs are unrolled", al_dtype_name(dt), al_dtype_name(dt));
-	struct al_shape xs, hs, ws;
-	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank != 3)
-		return ali_mil_say(c, "the shape of 'x' is not a static [T, B, I]");
-	int64_t T = xs.dims[0], B = xs.dims[1], I = xs.dims[2];
-	if (T < 1 || T > LSTM_MAX_STEPS)
-		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
-				   "the one before)", (long long)T, LSTM_MAX_STEPS, LSTM_OPS_PER_STEP);
-	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
-	    ws.dims[1] < 1 || ws.dims[1] > 1 << 20 || ws.dims[0] != 4 * ws.dims[1])
-		return ali_mil_say(c, "'weight_hh' is not a static [4H, H]");
-	int64_t H = ws.dims[1];
-	if (4 * H > 16384)
-		return ali_mil_say(c, "4H = %lld gate features exceed the ANE's axis cap (16384)", (long long)(4 * H));
+	int64_t T, B, I, H;
+	if (!recurrent_dims(c, "lstm", 4, LSTM_MAX_STEPS, LSTM_OPS_PER_STEP, &T, &B, &I, &H))
+		return false;
+	int dt = AL_DT_FP16; /* recurrent_dims checked it */
+	struct al_shape hs, ws;
 	const char *x = bound(c, "x", false), *wih = x ? bound(c, "weight_ih", true) : NULL;
 	const char *whh = wih ? bound(c, "weight_hh", true) : NULL;
 	const char *bias = NULL;
@@ -1145,27 +1160,15 @@ bool ali_pass_mil_gru_unroll(struct al_mil_pass *c)
 				   "iOS 18): not unrolled");
 	if (ali_mil_param_present(c->n, "input_bias"))
 		return ali_mil_say(c, "an input_bias (iOS 18) is not unrolled");
-	int dt = out_dtype(c);
-	if (dt != AL_DT_FP16)
-		return ali_mil_say(c, "the gru computes in %s: unrolled into %s ops it would still fall back "
-				   "(ANE029); only fp16 programs are unrolled", al_dtype_name(dt), al_dtype_name(dt));
-	struct al_shape xs, hs, ws, is;
-	if (!ali_mil_param_shape(c->n, "x", &xs) || !static_shape(&xs) || xs.rank != 3)
-		return ali_mil_say(c, "the shape of 'x' is not a static [T, B, I]");
-	int64_t T = xs.dims[0], B = xs.dims[1], I = xs.dims[2];
-	if (T < 1 || T > GRU_MAX_STEPS)
-		return ali_mil_say(c, "%lld steps: at most %d are unrolled (%d ops a step, each step waiting for "
-				   "the one before)", (long long)T, GRU_MAX_STEPS, GRU_OPS_PER_STEP);
-	if (!ali_mil_param_shape(c->n, "weight_hh", &ws) || !static_shape(&ws) || ws.rank != 2 ||
-	    ws.dims[1] < 1 || ws.dims[1] > 1 << 20 || ws.dims[0] != 3 * ws.dims[1])
-		return ali_mil_say(c, "'weight_hh' is not a static [3H, H]");
-	int64_t H = ws.dims[1];
+	int64_t T, B, I, H;
+	if (!recurrent_dims(c, "gru", 3, GRU_MAX_STEPS, GRU_OPS_PER_STEP, &T, &B, &I, &H))
+		return false;
+	int dt = AL_DT_FP16; /* recurrent_dims checked it */
+	struct al_shape hs, is;
 	if (!ali_mil_param_shape(c->n, "weight_ih", &is) || !static_shape(&is) || is.rank != 2 ||
 	    is.dims[0] != 3 * H || is.dims[1] != I)
 		return ali_mil_say(c, "'weight_ih' is not a static [3H, I] = [%lld, %lld]", (long long)(3 * H),
 			   (long long)I);
-	if (3 * H > 16384)
-		return ali_mil_say(c, "3H = %lld gate features exceed the ANE's axis cap (16384)", (long long)(3 * H));
 	const char *x = bound(c, "x", false);
 	if (!x || !bound(c, "weight_ih", true) || !bound(c, "weight_hh", true))
 		return false;
