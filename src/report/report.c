@@ -171,6 +171,21 @@ bool al_model_fails(const al_model *m, enum al_fail_on fail_on)
 
 /* Print a name from the file with control bytes escaped, cut to `width`
  * columns when width > 0. Returns the columns written. */
+void ali_put_default_shapes(FILE *out, const struct al_submodel *s, int flex, bool skip_first)
+{
+	for (uint32_t k = 0; k < s->n_inputs; k++) {
+		if ((int)s->inputs[k].flex != flex)
+			continue;
+		if (skip_first) {
+			skip_first = false;
+			continue;
+		}
+		fputs(" --shape ", out);
+		ali_put_name(out, s->inputs[k].name, 60);
+		fputs("=default", out);
+	}
+}
+
 int ali_put_name(FILE *out, const char *s, int width)
 {
 	int w = 0;

@@ -89,6 +89,10 @@ int ali_put_name(FILE *out, const char *s, int width);
  * when it is not accepted (or o has no o->accepted). */
 const char *ali_accepted(const struct al_report_opts *o, const struct al_submodel *s, const char *layer,
 			 const struct al_rule *r, const char **kind);
+/* " --shape NAME=default" for each model input of s whose flexibility is flex
+ * (AL_FLEX_RANGE / AL_FLEX_ENUMERATED), skipping the first such when skip_first:
+ * the arguments of the `anelint fix` command check and plan print (report.c). */
+void ali_put_default_shapes(FILE *out, const struct al_submodel *s, int flex, bool skip_first);
 /* The columns ali_put_name(out, s, 0) writes: the whole name, escaped. */
 int ali_name_cols(const char *s);
 /* ali_put_name, then spaces up to `width` columns. */

@@ -219,12 +219,7 @@ static void text_model_fix(FILE *out, const char *path, const struct al_submodel
 		return;
 	fprintf(out, "  model    %s%s%s is removed by: anelint fix", al_col(o, C_BOLD), p->fix_rule->id,
 		al_col(o, C_RESET));
-	for (uint32_t k = 0; k < s->n_inputs; k++)
-		if (s->inputs[k].flex == AL_FLEX_RANGE) {
-			fputs(" --shape ", out);
-			ali_put_name(out, s->inputs[k].name, 60);
-			fputs("=default", out);
-		}
+	ali_put_default_shapes(out, s, AL_FLEX_RANGE, false);
 	fputc(' ', out);
 	ali_put_name(out, path ? path : "MODEL", 0);
 	fputs(" -o OUT (pass input-fixed-shape, exact: the description only)\n", out);

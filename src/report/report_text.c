@@ -319,19 +319,7 @@ static void print_model_fix(FILE *out, const struct al_submodel *s, const struct
 	if ((!range && !enums) || s->depth != 0 || (s->world != AL_WORLD_NN && s->world != AL_WORLD_MIL))
 		return; /* fix rewrites a NeuralNetwork or ML Program model's own inputs, not a pipeline's */
 	fputs("       fix: anelint fix", out);
-	bool first = true;
-	for (uint32_t k = 0; k < s->n_inputs; k++) {
-		const struct al_feature *x = &s->inputs[k];
-		if (x->flex != (range ? AL_FLEX_RANGE : AL_FLEX_ENUMERATED))
-			continue;
-		if (enums && first) {
-			first = false;
-			continue;
-		}
-		fputs(" --shape ", out);
-		ali_put_name(out, x->name, 60);
-		fputs("=default", out);
-	}
+	ali_put_default_shapes(out, s, range ? AL_FLEX_RANGE : AL_FLEX_ENUMERATED, enums);
 	fputs(range ? " (exact: fixes the shape; `plan` says what would then decide)\n"
 		    : " (exact: keeps the first enumerated input, fixes the others)\n", out);
 }
