@@ -107,6 +107,17 @@ if [ $rc -eq 0 ] && [ -s "$T/sc.mlmodel" ] &&
 "$ANELINT" fix "$F/fix_shape_custom.mlmodel" --dry-run --shape x=default --proof whole >/dev/null
 [ $? -eq 1 ] && ok || bad "structural proof with --proof whole: not refused"
 
+# 2b'. two enumerated inputs (ANE041, crafted enum_two): check prints the fix that keeps
+#     the first input's shapes and fixes the other's; that command removes ANE041
+"$ANELINT" check "$F/enum_two.mlmodel" >"$T/e2.chk" 2>&1
+grep -A1 '^model: ANE041 ' "$T/e2.chk" |
+	grep -q '^       fix: anelint fix --shape b=default (exact: keeps the first enumerated input' &&
+	! grep -q -- '--shape a=' "$T/e2.chk" && ok || { bad "enum_two: the ANE041 fix line"; cat "$T/e2.chk"; }
+"$ANELINT" fix "$F/enum_two.mlmodel" --shape b=default -o "$T/e2.mlmodel" >"$T/e2.out" 2>&1 &&
+	"$ANELINT" check "$T/e2.mlmodel" >"$T/e2b.chk" 2>&1
+[ -f "$T/e2.mlmodel" ] && ! grep -q 'ANE041' "$T/e2b.chk" && ok ||
+	{ bad "enum_two: fix --shape b=default leaves ANE041"; cat "$T/e2.out" "$T/e2b.chk"; }
+
 # 2c. image inputs: an imageSizeRange (img) and enumeratedSizes (pic) become a fixed
 #     width / height (shape H,W), or enumerated sizes; the layers stay byte for byte
 I=$F/fix_shape_image.mlmodel

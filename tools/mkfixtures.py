@@ -278,6 +278,17 @@ def enum_pipeline():
     return model(4, desc, 202, pipe)
 
 
+def enum_two():
+    """NeuralNetwork (spec 4), not in a pipeline: two inputs with enumerated
+    shapes (ANE041), added. check prints the fix that keeps a's shapes and fixes
+    b's (`fix --shape b=default`), which leaves one enumerated input."""
+    a = array_feature("a", [1, 3], enum=[[1, 3], [1, 5]])
+    b = array_feature("b", [1, 3], enum=[[1, 3], [1, 7]])
+    y = array_feature("y", [])
+    return model(4, description([a, b], [y], short="two enumerated inputs: ANE041"), 500,
+                 nn_body([layer("y", ["a", "b"], ["y"], 880, b"")]))
+
+
 def nonneural_pipeline():
     """pipelineClassifier = visionFeaturePrint (ANE043) + glmClassifier (ANE042),
     the shape of a Create ML image classifier; the bodies are empty messages."""
@@ -1258,6 +1269,7 @@ def main():
         "fix_qkv.mlmodel": fix_qkv(),
         "fix_gap.mlmodel": fix_gap(),
         "fix_nn_lstm.mlmodel": fix_nn_lstm(),
+        "enum_two.mlmodel": enum_two(),
         "fix_shape_custom.mlmodel": fix_shape_custom(),
         "fix_shape_image.mlmodel": fix_shape_image(),
     }
