@@ -850,6 +850,14 @@ AL_API enum al_status al_model_run(al_model *m, const struct al_named_tensor *in
 			    const struct al_run_opts *opts, struct al_named_tensor **outputs,
 			    size_t *n_outputs, al_diags *d);
 AL_API void al_outputs_free(struct al_named_tensor *outs, size_t n);
+/* Stop the BLAS library's own worker threads and keep it at one thread. The
+ * interpreter splits its matrix products over its own pool and never needs them,
+ * but OpenBLAS's threaded build starts one per core when it is loaded, and they
+ * spin for about 0.1 s: a process that analyses a model and runs nothing pays for
+ * them (the anelint CLI calls this first; bench/llm_check.sh measures it). A
+ * process that shares the BLAS library with other code using its threads (numpy on
+ * Debian's OpenBLAS) should not call it. Nothing without OpenBLAS. */
+AL_API void al_blas_release_threads(void);
 /* A random input for feature f: its default shape (flexible dims at their default
  * size), uniform [0,1) floats (images: uint8 pixels [H,W,C]; int features: 0..9),
  * deterministic in seed. A shape whose values would take more than max_bytes (0: the

@@ -73,6 +73,9 @@ int main(int argc, char **argv)
 		usage(stderr, NULL);
 		return EXIT_USAGE;
 	}
+	/* nothing here uses OpenBLAS's own threads (run splits its products over the
+	 * interpreter's pool): stop the ones it started at load before they spin */
+	al_blas_release_threads();
 	const char *name = argv[1];
 	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
 		printf("anelint %s (JSON schema %d)\n", ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);

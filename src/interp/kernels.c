@@ -318,6 +318,17 @@ bool ali_gemm_has_blas(void)
 	return AL_HAVE_BLAS;
 }
 
+const char *ali_gemm_blas_name(void)
+{
+#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
+	return "openblas";
+#elif AL_HAVE_BLAS
+	return "blas";
+#else
+	return "none";
+#endif
+}
+
 void ali_kernels_set_threads(int n)
 {
 	ali_pool_set_threads(n);
@@ -325,6 +336,28 @@ void ali_kernels_set_threads(int n)
 	/* the products are split over the pool (ali_gemm): OpenBLAS's own threads
 	 * would spin on the cores the pool's workers need */
 	openblas_set_num_threads(1);
+#endif
+}
+
+#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H) && (defined(__GNUC__) || defined(__clang__))
+/* Exported by OpenBLAS's threaded builds, which call it themselves before a fork
+ * to stop their workers; not in cblas.h, and absent from other builds: weak, so
+ * a build without it links and al_blas_release_threads() only sets one thread. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+#define AL_HAVE_BLAS_SHUTDOWN 1
+#else
+#define AL_HAVE_BLAS_SHUTDOWN 0
+#endif
+
+void al_blas_release_threads(void)
+{
+#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
+	/* one thread first: with blas_cpu_number at 1 no later call restarts them */
+	openblas_set_num_threads(1);
+#if AL_HAVE_BLAS_SHUTDOWN
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
+#endif
 #endif
 }
 

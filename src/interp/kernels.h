@@ -50,6 +50,8 @@ void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const
 void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 bool ali_gemm_has_blas(void);
+/* "openblas", "blas" (another CBLAS, e.g. Accelerate) or "none". */
+const char *ali_gemm_blas_name(void);
 /* Threads the kernels may use (1 = single-threaded): the interpreter's own pool
  * (pool.c, POSIX threads), which also splits ali_gemm's products (OpenBLAS is then
  * set to one thread: its spinning workers would take the cores the pool needs).

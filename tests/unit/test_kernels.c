@@ -8,6 +8,7 @@
  * reductions and transposes against brute-force index arithmetic written here. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2001,9 +2002,48 @@ static void test_bench(void **state)
 	}
 }
 
+/* Threads of this process, from /proc/self/task; -1 where there is none. */
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* al_blas_release_threads stops the workers OpenBLAS started when it was
+ * loaded (one per core but the caller's), so a process that runs nothing keeps
+ * one thread. First in main: nothing before it has started the pool. */
+static void test_blas_release_threads(void **state)
+{
+	(void)state;
+	int before = count_threads();
+	if (before < 0 || !ali_gemm_has_blas())
+		skip();
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	al_blas_release_threads();
+	int after = count_threads();
+	print_message("%s: %d threads at start (%ld cores), %d after al_blas_release_threads\n",
+		      ali_gemm_blas_name(), before, cores, after);
+	if (strcmp(ali_gemm_blas_name(), "openblas") == 0)
+		assert_int_equal(after, 1);
+	else
+		assert_true(after <= before);
+	/* a product after it still gives the loop's answer */
+	float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4], want[4] = {19, 22, 43, 50};
+	ali_gemm(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+	CLOSE(c, want, 0.0f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blas_release_threads),
 		cmocka_unit_test(test_f16_exhaustive),
 		cmocka_unit_test(test_f16_values),
 		cmocka_unit_test(test_f16_round_array),
