@@ -400,6 +400,15 @@ AL_API enum al_status al_model_select_function(al_model *m, const char *name, al
  * async-signal-safe and may be called from any thread. The anelint CLI's
  * handler prints one line naming the file and exits 4 (src/cli/output.c). */
 AL_API const char *al_mapped_file_at(const void *addr);
+/* Every output the library writes (fix, split, reports, the package writer) is
+ * made in a temporary beside its target and renamed over it when complete, so a
+ * crash or an interrupt never leaves a partial output. With durable writes on,
+ * each file (and its directory) is also flushed to the device (fsync) before the
+ * rename, so a power loss cannot leave an empty or partial file under the
+ * target's name either: on a 500 MB model that doubles the time of the write
+ * (bench/fixcp.sh). Off by default, as for cp and coremltools' save (the
+ * anelint CLI: --fsync). Process-wide; set it before writing. */
+AL_API void al_set_durable_writes(bool on);
 AL_API const char *al_model_path(const al_model *m);
 AL_API bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */

@@ -9,6 +9,8 @@
 #   - no rename*, unlink*, mkdir*, rmdir, link*, symlink*, truncate, ftruncate
 #     or chmod* call at all (failed attempts count too);
 #   - the input itself was opened (read-only), so an empty trace cannot pass.
+# And that `fix --fsync` flushes its outputs before renaming them into place,
+# and plain `fix` does not (al_set_durable_writes).
 # Skips cleanly ("0 passed, 0 failed, 1 skipped") without a working strace
 # (not installed, or ptrace not permitted). In a sanitizer build LeakSanitizer
 # is turned off here: it cannot run under ptrace (make asan checks leaks in the
@@ -124,6 +126,44 @@ for cmd in "check" "check --format json" "info"; do
 done
 # several inputs in one run
 run "check, three inputs" "$pkg/Manifest.json" check "$nn" "$pkg" "$T/truncated.mlmodel"
+
+# Durability (--fsync, al_set_durable_writes): the outputs of fix are renamed
+# into place either way; only with --fsync is each file flushed first, and the
+# files written are the same. Traced: fsync, fdatasync, rename*.
+SYNCS=fsync,fdatasync,rename,renameat,renameat2
+durable() {
+	name=$1 out=$2
+	shift 2
+	for mode in plain fsync; do
+		rm -rf "$out.$mode"
+		flag=""
+		[ "$mode" = fsync ] && flag=--fsync
+		# shellcheck disable=SC2086 # flag is empty or one word
+		strace -f -qq -e trace="$SYNCS" -o "$T/sync.$mode" "$ANELINT" fix $flag "$@" -o "$out.$mode" \
+			>/dev/null 2>"$T/err"
+		rc=$?
+		if [ "$rc" -ge 2 ] || [ ! -e "$out.$mode" ]; then
+			fail "$name $mode" "exit $rc: $(head -c 300 "$T/err")"
+			return
+		fi
+	done
+	n_plain=$(grep -cE "^[0-9]+ +f(data)?sync\(" "$T/sync.plain")
+	n_sync=$(grep -cE "^[0-9]+ +f(data)?sync\(" "$T/sync.fsync")
+	# the line number of the first fsync and of the last rename (into place)
+	first_sync=$(grep -nE "^[0-9]+ +f(data)?sync\(" "$T/sync.fsync" | head -n 1 | cut -d: -f1)
+	last_rename=$(grep -nE "^[0-9]+ +rename(at2?)?\(" "$T/sync.fsync" | tail -n 1 | cut -d: -f1)
+	if [ "$n_plain" -ne 0 ]; then
+		fail "$name" "$n_plain fsync calls without --fsync"
+	elif [ "$n_sync" -lt 1 ] || [ -z "$last_rename" ] || [ "$first_sync" -gt "$last_rename" ]; then
+		fail "$name" "--fsync: $n_sync fsync calls, first at trace line ${first_sync:-none}, last rename at ${last_rename:-none}"
+	elif ! diff -r "$out.plain" "$out.fsync" >/dev/null; then
+		fail "$name" "the outputs with and without --fsync differ"
+	else
+		ok "$name: no fsync by default, $n_sync with --fsync before the rename, same files"
+	fi
+}
+durable "fix --fsync $(basename "$nn")" "$T/fixed.mlmodel" "$nn"
+durable "fix --fsync $(basename "$pkg2")" "$T/fixed.mlpackage" "$pkg2"
 
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]

@@ -119,11 +119,15 @@ struct al_atomic {
 };
 /* Begin: create the temporary. dir: a directory, else a file opened on a->fd. */
 enum al_status ali_atomic_begin(struct al_atomic *a, const char *dest, bool dir, al_diags *d);
-/* Finish: fsync and close the file (or sync the directory's files), rename
+/* Finish: close the file (fsync it first, or the directory's files, when
+ * writes are durable), rename
  * over dest. An existing dest directory is replaced only when a->replace is
  * set (moved aside, then removed once the new one is in place). On failure
  * the temporary is removed and the target left as it was. */
 enum al_status ali_atomic_commit(struct al_atomic *a, al_diags *d);
+/* fsync(fd) when durable writes are on (al_set_durable_writes), else 0. */
+int ali_sync_fd(int fd);
+bool ali_durable_writes(void);
 /* Abandon: remove the temporary (no-op after commit, and on a zeroed struct).
  * Safe to call twice. */
 void ali_atomic_abort(struct al_atomic *a);
@@ -145,7 +149,9 @@ long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n);
 void *ali_map_cow(int fd, size_t n, size_t extra);
 void ali_unmap_cow(void *p, size_t len);
 /* Start writing fd's dirty pages to the device, without waiting (a hint: the
- * fsync that follows a long copy then waits for less). No-op where unknown. */
+ * fsync that follows a long copy then waits for less). Only when writes are
+ * durable: otherwise no fsync follows, and pages under writeback only slow the
+ * next chunk's copy. No-op where unknown. */
 void ali_writeback_start(int fd);
 void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
 void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */

@@ -71,6 +71,11 @@ const struct option_row options[] = {
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
 	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output (and final state) to DIR/NAME.npy; with --steps, DIR/stepK_NAME.npy"},
+	{"fsync", 0, NULL, C_COMPARE | C_CALIBRATE | C_PROBE | C_CHECK | C_INFO | C_PLAN | C_REPORT | C_FIX | C_SPLIT | C_RUN, OPT_FIELD(fsync),
+	 "flush every output file to the device (fsync) before renaming it into place, so a power loss "
+	 "cannot leave an empty or partial file either (outputs are always written to a temporary and "
+	 "renamed, so an interrupted run leaves none; without this, as for cp, the device gets the data "
+	 "later)"},
 	{"state", 0, "NAME=FILE", C_RUN | C_VERIFY | C_FP16, OPT_FIELD(state),
 	 "a stateful model's initial state from a .npy file (repeat for each state; default zeros)"},
 	{"steps", 0, "N", C_RUN, OPT_FIELD(steps),
@@ -92,7 +97,7 @@ const struct option_row options[] = {
 	{"allow", 0, "CLASS", C_FIX, OPT_FIELD(allow),
 	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
 	 "differently), approximate (changes results); default exact only"},
-	{"in-place", 0, NULL, C_FIX, OPT_FIELD(in_place), "fix: allow -o to name the input (replaced by rename)"},
+	{"in-place", 0, NULL, C_FIX, OPT_FIELD(in_place), "fix: allow -o to name the input (replaced by rename, after an fsync as with --fsync)"},
 	{"proof", 0, "KIND", C_FIX, OPT_FIELD(proof),
 	 "fix: how the rewrites are proved: auto (default: the whole models when cheap or with "
 	 "--inputs, else the rewritten region), whole, or region (docs/surgery.md)"},

@@ -37,6 +37,7 @@ struct cli {
 	const char *rules;
 	const char *output;
 	bool consts;
+	bool fsync;
 	bool shapes;
 	bool help;
 	bool version;

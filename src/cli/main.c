@@ -110,6 +110,7 @@ int main(int argc, char **argv)
 	struct cli c = {0};
 	guard_mappings();
 	int rc = parse_args(&c, cmd, argc, argv, 2);
+	al_set_durable_writes(c.fsync);
 	if (rc == EXIT_ALL_ANE) {
 		if (c.help) {
 			usage(stdout, cmd);

@@ -439,7 +439,7 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 {
 	while (n && in_fd >= 0 && *cfr_ok) {
 		/* 64 MB at a time, the device writing each while the next copies: the
-		 * fsync before the rename then waits for less (bench/fixcp.sh) */
+		 * fsync before the rename (durable writes) then waits for less (bench/fixcp.sh) */
 		long long k = ali_copy_file_range(in_fd, from, out_fd, n > ((size_t)64 << 20) ? (size_t)64 << 20 : n);
 		if (k <= 0) {
 			if (k < 0 && errno == EINTR)

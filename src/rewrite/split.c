@@ -1342,14 +1342,15 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* A new file `path` (which must not exist) holding n bytes, on disk (fsync);
+/* A new file `path` (which must not exist) holding n bytes (fsynced when
+ * writes are durable);
  * its mode 0666 & ~umask. errno set on failure. */
 static bool write_new(const char *path, const void *p, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return false;
-	bool ok = ali_write_all(fd, p, n) && fsync(fd) == 0;
+	bool ok = ali_write_all(fd, p, n) && ali_sync_fd(fd) == 0;
 	int e = errno;
 	if (close(fd) != 0 && ok) {
 		ok = false;

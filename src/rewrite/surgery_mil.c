@@ -3240,7 +3240,7 @@ static enum al_status write_model(struct pw *w, const char *src, const char *dst
 	enum al_status st = ali_splice_to_fd(w->s->sp, in_fd, fd);
 	if (in_fd >= 0)
 		close(in_fd);
-	if (st == AL_OK && fsync(fd) != 0)
+	if (st == AL_OK && ali_sync_fd(fd) != 0)
 		st = AL_E_IO;
 	if (close(fd) != 0 && st == AL_OK)
 		st = AL_E_IO;
@@ -3291,7 +3291,7 @@ static enum al_status write_weights(struct pw *w, const char *src, const char *d
 		ok = ali_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	}
 	int e = errno;
-	if (ok && fsync(fd) != 0) {
+	if (ok && ali_sync_fd(fd) != 0) {
 		ok = false;
 		e = errno;
 	}
@@ -3323,7 +3323,7 @@ static enum al_status copy_file(struct pw *w, const char *src, const char *dst, 
 	}
 	bool ok = ali_copy_range(in_fd, 0, (uint64_t)sb.st_size, fd);
 	int e = errno;
-	if (ok && fsync(fd) != 0) {
+	if (ok && ali_sync_fd(fd) != 0) {
 		ok = false;
 		e = errno;
 	}
