@@ -164,6 +164,17 @@ durable() {
 }
 durable "fix --fsync $(basename "$nn")" "$T/fixed.mlmodel" "$nn"
 durable "fix --fsync $(basename "$pkg2")" "$T/fixed.mlpackage" "$pkg2"
+# --in-place replaces the only copy: flushed without being asked
+cp "$nn" "$T/inplace.mlmodel"
+strace -f -qq -e trace="$SYNCS" -o "$T/sync.inplace" "$ANELINT" fix --in-place "$T/inplace.mlmodel" \
+	-o "$T/inplace.mlmodel" >/dev/null 2>"$T/err"
+rc=$?
+n_sync=$(grep -cE "^[0-9]+ +f(data)?sync\(" "$T/sync.inplace")
+if [ "$rc" -lt 2 ] && [ "$n_sync" -ge 1 ]; then
+	ok "fix --in-place: $n_sync fsync calls before the input is replaced"
+else
+	fail "fix --in-place" "exit $rc, $n_sync fsync calls: $(head -c 300 "$T/err")"
+fi
 
 echo "$passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]
