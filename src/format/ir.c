@@ -181,6 +181,11 @@ bool ali_node_is_const(const struct al_node *n)
 {
 	if (n->kind < 0 || !n->type)
 		return false;
+	/* ML Program graphs carry their function's name, NeuralNetwork ones none:
+	 * the owner is one of a few graphs, where the loader's record is one more
+	 * cache miss per node (12% of check on a 20 000-op package) */
+	if (n->owner)
+		return n->owner->function && (ali_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
 	const struct al_submodel *s = al_src(n) ? al_src(n)->sub : NULL;
 	if (s && s->world != AL_WORLD_MIL)
 		return false;
