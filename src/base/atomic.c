@@ -329,7 +329,7 @@ static bool copy_data(int in_fd, uint64_t o, uint64_t n, int out_fd)
 			break;
 		o += (uint64_t)k;
 		n -= (uint64_t)k;
-		if (n)
+		if (n && ali_durable_writes())
 			ali_writeback_start(out_fd); /* the device writes while the next chunk copies */
 	}
 	return copy_plain(in_fd, o, n, out_fd);

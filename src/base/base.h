@@ -149,9 +149,9 @@ long long ali_copy_file_range(int in_fd, uint64_t off, int out_fd, size_t n);
 void *ali_map_cow(int fd, size_t n, size_t extra);
 void ali_unmap_cow(void *p, size_t len);
 /* Start writing fd's dirty pages to the device, without waiting (a hint: the
- * fsync that follows a long copy then waits for less). Only when writes are
- * durable: otherwise no fsync follows, and pages under writeback only slow the
- * next chunk's copy. No-op where unknown. */
+ * fsync that follows a long copy then waits for less). Callers ask only when
+ * writes are durable (ali_durable_writes): otherwise no fsync follows, and pages
+ * under writeback only slow the next chunk's copy. No-op where unknown. */
 void ali_writeback_start(int fd);
 void ali_advise_random(void *p, size_t n);   /* readahead would pull in weights */
 void ali_advise_dontneed(void *p, size_t n); /* drop clean pages of a file mapping */

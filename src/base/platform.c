@@ -103,8 +103,7 @@ void *ali_map_cow(int fd, size_t n, size_t extra)
 void ali_writeback_start(int fd)
 {
 #if HAVE_LINUX_CALLS && defined(SYNC_FILE_RANGE_WRITE)
-	if (ali_durable_writes())
-		(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 #else
 	(void)fd;
 #endif

@@ -449,7 +449,7 @@ static bool copy_range(const struct al_splice *s, int in_fd, bool *cfr_ok, size_
 		}
 		from += (size_t)k;
 		n -= (size_t)k;
-		if (n)
+		if (n && ali_durable_writes())
 			ali_writeback_start(out_fd);
 	}
 	return ali_write_all(out_fd, s->root.p + from, n);
