@@ -254,7 +254,7 @@ void ali_put_graph_header(FILE *out, const struct al_report_opts *o, const struc
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there are not
  * one (overlong forms, surrogates and code points above U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s)
+size_t ali_utf8_seq(const unsigned char *s)
 {
 	unsigned c = s[0];
 	if (c < 0x80)
@@ -288,7 +288,7 @@ json_object *ali_json_string(const char *s)
 	const unsigned char *u = (const unsigned char *)s;
 	size_t len = strlen(s), bad = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(u + i);
+		size_t n = ali_utf8_seq(u + i);
 		bad += n == 0;
 		i += n ? n : 1;
 	}
@@ -299,7 +299,7 @@ json_object *ali_json_string(const char *s)
 		return json_object_new_string("");
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(u + i);
+		size_t n = ali_utf8_seq(u + i);
 		if (n) {
 			memcpy(fixed + o, s + i, n);
 			o += n;
@@ -341,7 +341,7 @@ size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 	const unsigned char *u = (const unsigned char *)s;
 	size_t chars = 0;
 	for (size_t i = 0; u[i];) {
-		size_t n = utf8_seq(u + i), step = n ? n : 1;
+		size_t n = ali_utf8_seq(u + i), step = n ? n : 1;
 		unsigned cp = u[i];
 		if (n == 2)
 			cp = (u[i] & 0x1fu) << 6 | (u[i + 1] & 0x3fu);
