@@ -23,14 +23,22 @@ static void jw_flush(struct ali_jw *w)
 	w->n = 0;
 }
 
-static void jw_put(struct ali_jw *w, const char *s, size_t n)
+static void jw_put_slow(struct ali_jw *w, const char *s, size_t n)
 {
-	if (w->n + n > w->cap) {
-		jw_flush(w);
-		if (n > w->cap) {
-			fwrite(s, 1, n, w->out);
-			return;
-		}
+	jw_flush(w);
+	if (n > w->cap) {
+		fwrite(s, 1, n, w->out);
+		return;
+	}
+	memcpy(w->buf, s, n);
+	w->n = n;
+}
+
+static inline void jw_put(struct ali_jw *w, const char *s, size_t n)
+{
+	if (n > w->cap - w->n) {
+		jw_put_slow(w, s, n);
+		return;
 	}
 	memcpy(w->buf + w->n, s, n);
 	w->n += n;
@@ -78,51 +86,71 @@ void ali_jw_finish(struct ali_jw *w)
 	w->buf = NULL;
 }
 
+/* 1: a byte jw_escaped stops at (NUL, below 0x20, '"', '\\', not ASCII) */
+static const unsigned char jw_stop[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
 /* json-c's escaping (NOSLASHESCAPE: '/' as it is): \b \n \r \t \f \" \\ and
  * other bytes below 0x20 as \u00xx; the text first made valid UTF-8 (each
- * invalid byte U+FFFD), as ali_json_string does. */
+ * invalid byte U+FFFD), as ali_json_string does. Runs of bytes written as they
+ * are (valid UTF-8 included) are copied at once. */
 static void jw_escaped(struct ali_jw *w, const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t run = 0; /* bytes of u written as they are, not yet copied */
-	for (size_t i = 0;;) {
+	size_t start = 0, i = 0;
+	for (;;) {
+		while (!jw_stop[u[i]])
+			i++;
 		unsigned c = u[i];
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			i++, run++;
-			continue;
+		if (c >= 0x80) {
+			size_t n = ali_utf8_seq(u + i);
+			if (n) { /* valid: part of the run */
+				i += n;
+				continue;
+			}
 		}
-		if (run)
-			jw_put(w, (const char *)u + i - run, run);
-		run = 0;
+		if (i > start)
+			jw_put(w, (const char *)u + start, i - start);
 		if (!c)
 			return;
 		if (c >= 0x80) {
-			size_t n = ali_utf8_seq(u + i);
-			if (n)
-				jw_put(w, (const char *)u + i, n);
-			else
-				JW_LIT(w, "\xef\xbf\xbd");
-			i += n ? n : 1;
-			continue;
+			JW_LIT(w, "\xef\xbf\xbd");
+		} else {
+			char e[7] = {'\\', 0};
+			size_t k = 2;
+			switch (c) {
+			case '\b': e[1] = 'b'; break;
+			case '\n': e[1] = 'n'; break;
+			case '\r': e[1] = 'r'; break;
+			case '\t': e[1] = 't'; break;
+			case '\f': e[1] = 'f'; break;
+			case '"': e[1] = '"'; break;
+			case '\\': e[1] = '\\'; break;
+			default:
+				memcpy(e + 1, "u00", 3);
+				e[4] = "0123456789abcdef"[c >> 4];
+				e[5] = "0123456789abcdef"[c & 15];
+				k = 6;
+			}
+			jw_put(w, e, k);
 		}
-		char e[7] = {'\\', 0};
-		size_t k = 2;
-		switch (c) {
-		case '\b': e[1] = 'b'; break;
-		case '\n': e[1] = 'n'; break;
-		case '\r': e[1] = 'r'; break;
-		case '\t': e[1] = 't'; break;
-		case '\f': e[1] = 'f'; break;
-		case '"': e[1] = '"'; break;
-		case '\\': e[1] = '\\'; break;
-		default:
-			memcpy(e + 1, "u00", 3);
-			e[4] = "0123456789abcdef"[c >> 4];
-			e[5] = "0123456789abcdef"[c & 15];
-			k = 6;
-		}
-		jw_put(w, e, k);
-		i++;
+		start = ++i;
 	}
 }
 
@@ -139,19 +167,48 @@ static inline unsigned jw_slot(unsigned d)
  * indent). */
 static void jw_prefix(struct ali_jw *w, const char *key)
 {
+	static const char spaces[] = "                                                                ";
 	if (!w->depth)
 		return;
 	unsigned d = jw_slot(w->depth - 1);
-	bool obj = w->obj[d];
-	if (w->had[d])
+	bool obj = w->obj[d], had = w->had[d];
+	w->had[d] = true;
+	if (!key)
+		key = "";
+	size_t ind = 2 * (size_t)w->depth, kl = obj ? strlen(key) : 0;
+	if (ind < sizeof spaces && 2 + ind + kl + 4 <= w->cap - w->n) { /* all in the buffer at once */
+		char *p = w->buf + w->n;
+		if (had)
+			*p++ = ',';
+		if (had || obj)
+			*p++ = '\n';
+		memcpy(p, spaces, ind);
+		p += ind;
+		if (obj) {
+			*p++ = '"';
+			for (size_t i = 0; i < kl; i++) {
+				if (jw_stop[(unsigned char)key[i]]) { /* a key to escape: the slow way */
+					w->n = (size_t)(p - w->buf);
+					jw_escaped(w, key);
+					JW_LIT(w, "\": ");
+					return;
+				}
+				p[i] = key[i];
+			}
+			memcpy(p + kl, "\": ", 3);
+			p += kl + 3;
+		}
+		w->n = (size_t)(p - w->buf);
+		return;
+	}
+	if (had)
 		JW_LIT(w, ",\n");
 	else if (obj)
 		jw_putc(w, '\n');
-	w->had[d] = true;
 	jw_indent(w, w->depth);
 	if (obj) {
 		jw_putc(w, '"');
-		jw_escaped(w, key ? key : "");
+		jw_escaped(w, key);
 		JW_LIT(w, "\": ");
 	}
 }
