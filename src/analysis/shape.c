@@ -158,35 +158,48 @@ bool shp_broadcast(const struct al_shape *a, const struct al_shape *b, struct al
 
 void shp_format(const struct al_shape *s, char *buf, size_t cap)
 {
+	/* "[1,8,4096]", "[?...]", a flexible dim starred, "?" unknown, ",..." past
+	 * AL_SHAPE_MAX_RANK; cut to cap - 1 bytes. Built without snprintf (~6k
+	 * instructions a call in the CLI's process, where libquadmath's printf
+	 * hook sends every printf down glibc's slow path; the HTML page formats
+	 * one shape per layer). */
+	char t[2 + AL_SHAPE_MAX_RANK * 23 + 6];
 	size_t len = 0;
 	if (!cap)
 		return;
-	buf[0] = '\0';
 	if (!s || s->rank < 0) {
-		snprintf(buf, cap, "[?...]");
-		return;
-	}
-	len = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < s->rank && len < cap; i++) {
-		int k;
-		if (i >= AL_SHAPE_MAX_RANK) {
-			k = snprintf(buf + len, cap - len, ",...");
-			len += k > 0 ? (size_t)k : 0;
-			break;
+		memcpy(t, "[?...]", 6);
+		len = 6;
+	} else {
+		t[len++] = '[';
+		for (int i = 0; i < s->rank; i++) {
+			if (i >= AL_SHAPE_MAX_RANK) {
+				memcpy(t + len, ",...", 4);
+				len += 4;
+				break;
+			}
+			if (i)
+				t[len++] = ',';
+			int64_t d = s->dims[i];
+			if (d < 0) {
+				t[len++] = '?';
+			} else {
+				char dg[20], *e = dg + sizeof dg, *q = e;
+				uint64_t u = (uint64_t)d;
+				do
+					*--q = (char)('0' + u % 10);
+				while (u /= 10);
+				memcpy(t + len, q, (size_t)(e - q));
+				len += (size_t)(e - q);
+			}
+			if (shp_flex(s, i))
+				t[len++] = '*';
 		}
-		int64_t d = s->dims[i];
-		const char *sep = i ? "," : "";
-		const char *fl = shp_flex(s, i) ? "*" : "";
-		if (d < 0)
-			k = snprintf(buf + len, cap - len, "%s?%s", sep, fl);
-		else
-			k = snprintf(buf + len, cap - len, "%s%lld%s", sep, (long long)d, fl);
-		if (k < 0)
-			return;
-		len += (size_t)k;
+		t[len++] = ']';
 	}
-	if (len < cap)
-		snprintf(buf + len, cap - len, "]");
+	len = len < cap - 1 ? len : cap - 1;
+	memcpy(buf, t, len);
+	buf[len] = 0;
 }
 
 void shp_from_ttype(struct al_shape *s, const struct al_ttype *t)

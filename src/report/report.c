@@ -254,7 +254,7 @@ void ali_put_graph_header(FILE *out, const struct al_report_opts *o, const struc
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there are not
  * one (overlong forms, surrogates and code points above U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s)
+size_t ali_utf8_seq(const unsigned char *s)
 {
 	unsigned c = s[0];
 	if (c < 0x80)
@@ -288,7 +288,7 @@ json_object *ali_json_string(const char *s)
 	const unsigned char *u = (const unsigned char *)s;
 	size_t len = strlen(s), bad = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(u + i);
+		size_t n = ali_utf8_seq(u + i);
 		bad += n == 0;
 		i += n ? n : 1;
 	}
@@ -299,7 +299,7 @@ json_object *ali_json_string(const char *s)
 		return json_object_new_string("");
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq(u + i);
+		size_t n = ali_utf8_seq(u + i);
 		if (n) {
 			memcpy(fixed + o, s + i, n);
 			o += n;
@@ -334,6 +334,22 @@ static bool invisible(unsigned cp)
 	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* A printable ASCII character that esc writes as it is. */
+static inline bool esc_plain(unsigned c, enum al_esc esc)
+{
+	if (c < 0x20 || c >= 0x7f)
+		return false;
+	switch (esc) {
+	case AL_ESC_HTML: return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
+	case AL_ESC_MD: /* ASCII punctuation: 21-2f, 3a-40, 5b-60, 7b-7e */
+		return !((c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) ||
+			 c >= 0x7b);
+	case AL_ESC_DOT: return c != '"' && c != '\\';
+	case AL_ESC_TEXT: return true;
+	}
+	return false;
+}
+
 size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 {
 	if (!s)
@@ -341,7 +357,22 @@ size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 	const unsigned char *u = (const unsigned char *)s;
 	size_t chars = 0;
 	for (size_t i = 0; u[i];) {
-		size_t n = utf8_seq(u + i), step = n ? n : 1;
+		/* a run of characters written as they are, one fwrite (the HTML page of a
+		 * 27k-op model escapes ~200k names): only as far as no cut can fall in it */
+		size_t k = 0;
+		while (esc_plain(u[i + k], esc))
+			k++;
+		if (max) {
+			size_t room = chars + 2 <= max ? max - 2 - chars : 0;
+			k = k < room ? k : room;
+		}
+		if (k) {
+			fwrite(u + i, 1, k, out);
+			i += k;
+			chars += k;
+			continue;
+		}
+		size_t n = ali_utf8_seq(u + i), step = n ? n : 1;
 		unsigned cp = u[i];
 		if (n == 2)
 			cp = (u[i] & 0x1fu) << 6 | (u[i + 1] & 0x3fu);

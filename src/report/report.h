@@ -112,15 +112,53 @@ void ali_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o);
 void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o);
-/* Adds the matrix to a finished `check` JSON document: "targets" at the root and,
- * per model, "units_by_target" (counts) and per layer "units" (target id -> unit). */
-struct json_object;
-void ali_json_check_matrix(struct json_object *root, const struct al_report_item *items, size_t n,
-			  const struct al_report_opts *o);
-
 /* A JSON string for text from a model file: invalid UTF-8 bytes become U+FFFD. */
 struct json_object;
 struct json_object *ali_json_string(const char *s);
+/* The length of the valid UTF-8 sequence s starts with (1 for ASCII), 0 when
+ * s[0] does not start one. */
+size_t ali_utf8_seq(const unsigned char *s);
+
+/* ---- a JSON document written as a stream (report_jsonw.c): the bytes json-c
+ * writes for the same tree (PRETTY | SPACED | NOSLASHESCAPE), strings made valid
+ * UTF-8 as ali_json_string does, without building the tree (why: the file's
+ * head comment). Each value takes its key (NULL in an array and at the root);
+ * a container is closed by ali_jw_end. Write errors stay in ferror(out). */
+#define ALI_JW_MAX_DEPTH 32
+struct ali_jw {
+	FILE *out;
+	size_t n;
+	unsigned depth;
+	bool obj[ALI_JW_MAX_DEPTH], had[ALI_JW_MAX_DEPTH];
+	char *buf; /* 64 KiB, else (out of memory) `small` */
+	size_t cap;
+	char small[256];
+};
+void ali_jw_init(struct ali_jw *w, FILE *out);
+/* The closing newline json-c's callers print; flushes the buffer into out and frees it. */
+void ali_jw_finish(struct ali_jw *w);
+void ali_jw_object(struct ali_jw *w, const char *key);
+void ali_jw_array(struct ali_jw *w, const char *key);
+void ali_jw_end(struct ali_jw *w);
+void ali_jw_str(struct ali_jw *w, const char *key, const char *s); /* NULL: null */
+void ali_jw_int(struct ali_jw *w, const char *key, int64_t v);
+void ali_jw_bool(struct ali_jw *w, const char *key, bool b);
+void ali_jw_null(struct ali_jw *w, const char *key);
+void ali_jw_raw(struct ali_jw *w, const char *key, const char *text); /* a number as text */
+void ali_jw_tree(struct ali_jw *w, const char *key, struct json_object *j); /* NULL: null */
+
+/* The --target all matrix of a streamed `check` JSON document (report_matrix.c):
+ * "targets" (or "releases", "columns") at the root; per model "units_by_target"
+ * (counts per column) and per layer (row: the walk order of its sub-model k)
+ * "units" (column id -> unit). ali_matrix_record: every column's units of the
+ * item's model, NULL when out of memory (the units are then left out). */
+struct sub_rec;
+struct sub_rec *ali_matrix_record(const struct al_report_item *it, const struct al_report_opts *o);
+void ali_matrix_free(struct sub_rec *rec, const struct al_report_item *it);
+void ali_jw_matrix_columns(struct ali_jw *w, const struct al_report_opts *o);
+void ali_jw_matrix_model(struct ali_jw *w, const struct sub_rec *rec, size_t k, const struct al_report_opts *o);
+void ali_jw_matrix_layer(struct ali_jw *w, const struct sub_rec *rec, size_t k, uint32_t row,
+			 const struct al_report_opts *o);
 
 /* ---- evidence against the prediction (report_evidence.c, docs/evidence.md)
  * One evidence file's entry of the anelint-compare document, and the document;

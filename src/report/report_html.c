@@ -21,6 +21,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #define GRAPH_PAGE 200 /* layers per SVG page */
@@ -748,18 +749,77 @@ static void layout(const struct al_dag *g, struct page *pg, double *width, doubl
 	}
 }
 
+/* fprintf for the per-layer markup (the graph's nodes and edges, the layer
+ * table's rows: ~300k calls for a 27k-op model), knowing only %s, %d, %u
+ * (PRIu32), %.0f and %%. Why: the CLI links OpenBLAS, whose libgfortran brings
+ * libquadmath, which registers a printf modifier, and glibc then runs every
+ * printf of the process through its slow positional path: ~5k instructions a
+ * call here, 1.1 G of the 2.3 G instructions `check --format html` took on
+ * bench/llm_check.sh's package. */
+static void put_uint(FILE *out, unsigned long long v)
+{
+	char b[24], *e = b + sizeof b, *q = e;
+	do
+		*--q = (char)('0' + v % 10);
+	while (v /= 10);
+	fwrite(q, 1, (size_t)(e - q), out);
+}
+
+static void hput(FILE *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	for (const char *f = fmt; *f;) {
+		const char *pc = strchr(f, '%');
+		size_t lit = pc ? (size_t)(pc - f) : strlen(f);
+		fwrite(f, 1, lit, out);
+		if (!pc)
+			break;
+		f = pc + 1;
+		if (*f == 's') {
+			const char *a = va_arg(ap, const char *);
+			fputs(a ? a : "(null)", out);
+		} else if (*f == 'u') {
+			put_uint(out, va_arg(ap, unsigned));
+		} else if (*f == 'd') {
+			int v = va_arg(ap, int);
+			if (v < 0)
+				fputc('-', out);
+			put_uint(out, v < 0 ? 0ull - (unsigned long long)(long long)v : (unsigned long long)v);
+		} else if (strncmp(f, ".0f", 3) == 0) {
+			/* "%.0f": round half to even as printf does (nearbyint in the
+			 * default rounding mode), "-0" for a negative that rounds to 0 */
+			double v = va_arg(ap, double), r = nearbyint(v);
+			if (!(r > -1e18 && r < 1e18)) {
+				fprintf(out, "%.0f", v);
+			} else {
+				if (signbit(r))
+					fputc('-', out);
+				put_uint(out, (unsigned long long)fabs(r));
+			}
+			f += 2;
+		} else if (*f == '%') {
+			fputc('%', out);
+		} else { /* not one of ours: a mistake in this file */
+			break;
+		}
+		f++;
+	}
+	va_end(ap);
+}
+
 static void edge_path(FILE *out, const struct page *pg, uint32_t a, uint32_t b, bool sw)
 {
 	double x1 = pg->x[a] + NODE_W / 2.0, y1 = pg->y[a] + NODE_H;
 	double x2 = pg->x[b] + NODE_W / 2.0, y2 = pg->y[b];
 	uint32_t span = pg->level[b] - pg->level[a];
-	fprintf(out, "<path class=\"e%s\" d=\"M%.0f %.0f C", sw ? " sw" : "", x1, y1);
+	hput(out, "<path class=\"e%s\" d=\"M%.0f %.0f C", sw ? " sw" : "", x1, y1);
 	if (span <= 1 || x1 != x2) {
 		double dy = (y2 - y1) / 2 < 40 ? (y2 - y1) / 2 : 40;
-		fprintf(out, "%.0f %.0f %.0f %.0f %.0f %.0f\"/>", x1, y1 + dy, x2, y2 - dy, x2, y2);
+		hput(out, "%.0f %.0f %.0f %.0f %.0f %.0f\"/>", x1, y1 + dy, x2, y2 - dy, x2, y2);
 	} else { /* a skip connection down one column bends out to the right */
 		double bend = NODE_W / 2.0 + 18 + 4 * (span < 10 ? span : 10);
-		fprintf(out, "%.0f %.0f %.0f %.0f %.0f %.0f\"/>", x1 + bend, y1 + 30, x2 + bend, y2 - 30, x2, y2);
+		hput(out, "%.0f %.0f %.0f %.0f %.0f %.0f\"/>", x1 + bend, y1 + 30, x2 + bend, y2 - 30, x2, y2);
 	}
 }
 
@@ -772,31 +832,31 @@ static void graph_node(struct html *h, uint32_t sec, const struct al_dag *g, con
 	const struct al_verdict *v = row->verdict;
 	enum al_unit u = ali_row_unit(row, p);
 	double x = pg->x[i], y = pg->y[i];
-	fprintf(out, "<a href=\"#r%" PRIu32 "-%" PRIu32 "\"><g class=\"n %s%s%s\">", sec, row->index,
+	hput(out, "<a href=\"#r%" PRIu32 "-%" PRIu32 "\"><g class=\"n %s%s%s\">", sec, row->index,
 		unit_class(u), v->ane ? "" : " fb", ali_row_moved(row, p) ? " mv" : "");
 	if (stub)
-		fprintf(out, "<path class=\"stub\" d=\"M%.0f %.0f v14\"/>", x + NODE_W / 2.0, y - 14);
-	fprintf(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" rx=\"5\"/>", x, y, NODE_W, NODE_H);
-	fprintf(out, "<text x=\"%.0f\" y=\"%.0f\">", x + 7, y + 15);
+		hput(out, "<path class=\"stub\" d=\"M%.0f %.0f v14\"/>", x + NODE_W / 2.0, y - 14);
+	hput(out, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" height=\"%d\" rx=\"5\"/>", x, y, NODE_W, NODE_H);
+	hput(out, "<text x=\"%.0f\" y=\"%.0f\">", x + 7, y + 15);
 	ali_put_esc(out, n->name, AL_ESC_HTML, LABEL_CHARS);
-	fprintf(out, "</text><text class=\"t2\" x=\"%.0f\" y=\"%.0f\">", x + 7, y + 29);
+	hput(out, "</text><text class=\"t2\" x=\"%.0f\" y=\"%.0f\">", x + 7, y + 29);
 	ali_put_esc(out, n->type, AL_ESC_HTML, 18);
-	fprintf(out, " &middot; %s", ali_unit_upper(u));
+	hput(out, " &middot; %s", ali_unit_upper(u));
 	if (g->nested[pg->first + i])
-		fprintf(out, " &middot; +%" PRIu32, g->nested[pg->first + i]);
-	fprintf(out, "</text><title>#%" PRIu32 " ", row->index);
+		hput(out, " &middot; +%" PRIu32, g->nested[pg->first + i]);
+	hput(out, "</text><title>#%" PRIu32 " ", row->index);
 	esc(out, n->name);
 	fputs(" (", out);
 	esc(out, n->type);
-	fprintf(out, "): %s", ali_unit_upper(u));
+	hput(out, "): %s", ali_unit_upper(u));
 	if (!v->ane)
-		fprintf(out, ", its verdict %s", al_unit_name(v->unit));
+		hput(out, ", its verdict %s", al_unit_name(v->unit));
 	for (uint32_t r = 0; r < v->n_rules; r++) {
-		fprintf(out, "; %s ", v->rules[r]->id);
+		hput(out, "; %s ", v->rules[r]->id);
 		esc(out, v->reasons[r]);
 	}
 	if (g->nested[pg->first + i])
-		fprintf(out, "; %" PRIu32 " nested layers/ops folded in", g->nested[pg->first + i]);
+		hput(out, "; %" PRIu32 " nested layers/ops folded in", g->nested[pg->first + i]);
 	fputs("</title></g></a>\n", out);
 }
 
@@ -889,7 +949,7 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	enum al_unit u = ali_row_unit(row, p);
 	bool moved = ali_row_moved(row, p);
 	const char *cls = !v->ane ? "fb" : moved ? "mv" : u != AL_UNIT_ANE ? "mv" : "ok";
-	fprintf(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"", sec, row->index, cls, unit_class(u));
+	hput(out, "<tr id=\"r%" PRIu32 "-%" PRIu32 "\" class=\"%s %s\"", sec, row->index, cls, unit_class(u));
 	char params[2048]; /* the graph panel shows them (report_params.c) */
 	if (ali_node_params(n, params, sizeof params)) {
 		fputs(" data-params=\"", out);
@@ -902,7 +962,7 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 		}
 		fputc('"', out);
 	}
-	fprintf(out, "><td class=\"num\">%" PRIu32 "</td><td class=\"name\" title=\"in: ", row->index);
+	hput(out, "><td class=\"num\">%" PRIu32 "</td><td class=\"name\" title=\"in: ", row->index);
 	for (uint32_t k = 0; k < n->n_inputs && k < 8; k++) { /* the panel shows these */
 		fputs(k ? ", " : "", out);
 		ali_put_esc(out, n->inputs[k], AL_ESC_HTML, 80);
@@ -916,7 +976,7 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	fputs(n->n_outputs > 8 ? ", &hellip;\">" : "\">", out);
 	int depth = n->owner ? n->owner->depth : 0;
 	if (depth > 0)
-		fprintf(out, "<span style=\"padding-left:%dem\">", depth > 8 ? 8 : depth);
+		hput(out, "<span style=\"padding-left:%dem\">", depth > 8 ? 8 : depth);
 	else
 		fputs("<span>", out);
 	esc(out, n->name);
@@ -936,10 +996,10 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	fputs("</td><td>", out);
 	put_unit(out, u);
 	if (p && row->plan >= 0) {
-		fprintf(out, " <a class=\"why\" href=\"#s%" PRIu32 "-%" PRIu32 "\">segment %" PRIu32 "</a>", sec,
+		hput(out, " <a class=\"why\" href=\"#s%" PRIu32 "-%" PRIu32 "\">segment %" PRIu32 "</a>", sec,
 			p->segment[row->plan], p->segment[row->plan]);
 		if (moved)
-			fprintf(out, "<span class=\"why\">%s</span>", al_place_name(p->place[row->plan]));
+			hput(out, "<span class=\"why\">%s</span>", al_place_name(p->place[row->plan]));
 	}
 	char sh[128] = "-";
 	if (n->n_outputs && n->out_shapes)
@@ -947,12 +1007,12 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	fputs("</td><td>", out);
 	esc(out, sh);
 	if (n->n_outputs > 1)
-		fprintf(out, " <span class=\"note\">+%" PRIu32 "</span>", n->n_outputs - 1);
+		hput(out, " <span class=\"note\">+%" PRIu32 "</span>", n->n_outputs - 1);
 	char b[32];
-	fprintf(out, "</td><td class=\"num\">%s</td><td class=\"num\">",
+	hput(out, "</td><td class=\"num\">%s</td><td class=\"num\">",
 		n->cost.known ? ali_si(b, sizeof b, n->cost.flops) : "?");
 	if (n->cost.param_bytes)
-		fprintf(out, "%s", ali_si(b, sizeof b, (double)n->cost.param_bytes));
+		hput(out, "%s", ali_si(b, sizeof b, (double)n->cost.param_bytes));
 	else
 		fputs("-", out);
 	fputs("</td><td class=\"reasons\">", out);

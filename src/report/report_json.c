@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* report_json.c: the JSON sink (schema in docs/json-schema.md, versioned by
- * ANELINT_JSON_SCHEMA_VERSION). Built with json-c so that every string from a
- * hostile file is escaped correctly; keys are written in a fixed order so the
- * output is stable for golden tests and diffs. */
+ * ANELINT_JSON_SCHEMA_VERSION). check's document is written as a stream
+ * (ali_jw, report_jsonw.c, which says why), info's is built with json-c; both
+ * escape every string from a hostile file the same way, and write keys in a
+ * fixed order so the output is stable for golden tests and diffs. */
 #include "report.h"
 #include "interp.h" /* ali_nn_class_labels */
 
@@ -20,31 +21,6 @@ static json_object *int64_array(const int64_t *v, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		json_object_array_add(a, json_object_new_int64(v[i]));
 	return a;
-}
-
-static json_object *string_array(const char *const *v, uint32_t n)
-{
-	json_object *a = json_object_new_array_ext((int)n);
-	for (uint32_t i = 0; i < n; i++)
-		json_object_array_add(a, ali_json_string(v[i] ? v[i] : ""));
-	return a;
-}
-
-static json_object *conf_str(char c)
-{
-	char s[2] = {c ? c : '?', 0};
-	return ali_json_string(s);
-}
-
-/* The chip families and OS releases a rule applies to, on a finding (they say
- * where the prediction holds; explain and the rules table give the same). */
-static void add_scope(json_object *f, const struct al_rule *rule)
-{
-	char buf[128];
-	al_rule_families(rule, buf, sizeof buf);
-	json_object_object_add(f, "families", ali_json_string(buf));
-	al_rule_releases(rule, buf, sizeof buf);
-	json_object_object_add(f, "releases", ali_json_string(buf));
 }
 
 static json_object *diag_json(const struct al_diag *x)
@@ -74,256 +50,279 @@ static json_object *diags_json(const al_diags *d, bool errors_only)
 
 /* ================================================================ check */
 
+/* check's document is written as a stream (ali_jw, report_jsonw.c: why), in
+ * the key order the json-c tree had; info and plan are small and stay trees. */
+
+static void jw_conf(struct ali_jw *w, const char *key, char c)
+{
+	char s[2] = {c ? c : '?', 0};
+	ali_jw_str(w, key, s);
+}
+
+/* The chip families and OS releases a rule applies to, on a finding (they say
+ * where the prediction holds; explain and the rules table give the same). */
+static void jw_scope(struct ali_jw *w, const struct al_rule *rule)
+{
+	char buf[128];
+	al_rule_families(rule, buf, sizeof buf);
+	ali_jw_str(w, "families", buf);
+	al_rule_releases(rule, buf, sizeof buf);
+	ali_jw_str(w, "releases", buf);
+}
+
 struct layers_ctx {
-	json_object *arr;
+	struct ali_jw *w;
 	uint32_t row;
+	size_t k; /* the sub-model's index in its model (the matrix's) */
+	const struct sub_rec *matrix;
 	const struct al_report_opts *o;
 	const struct al_submodel *s;
 };
 
 /* "suppressed": {"kind", "reason"} on a finding the options accept (a suppression
  * in the configuration or the model's metadata, a baseline): shown, not dropped. */
-static void add_suppressed(json_object *f, const struct al_report_opts *o, const struct al_submodel *s,
-			   const char *layer, const struct al_rule *r)
+static void jw_suppressed(struct ali_jw *w, const struct al_report_opts *o, const struct al_submodel *s,
+			  const char *layer, const struct al_rule *r)
 {
 	const char *kind;
 	const char *why = ali_accepted(o, s, layer, r, &kind);
 	if (!why)
 		return;
-	json_object *j = json_object_new_object();
-	json_object_object_add(j, "kind", ali_json_string(kind));
-	json_object_object_add(j, "reason", ali_json_string(why));
-	json_object_object_add(f, "suppressed", j);
+	ali_jw_object(w, "suppressed");
+	ali_jw_str(w, "kind", kind);
+	ali_jw_str(w, "reason", why);
+	ali_jw_end(w);
 }
 
 /* One inferred shape: dtype, rank and dims (null when unknown), flex (indices
  * of the dims that follow a flexible input). */
-static json_object *shape_json(const struct al_shape *sh)
+static void jw_shape(struct ali_jw *w, const struct al_shape *sh)
 {
-	json_object *o = json_object_new_object();
-	json_object *flex = json_object_new_array();
-	json_object_object_add(o, "dtype", sh->dtype ? ali_json_string(al_dtype_name(sh->dtype)) : NULL);
-	json_object_object_add(o, "rank", sh->rank >= 0 ? json_object_new_int(sh->rank) : NULL);
-	json_object *dims = NULL;
+	ali_jw_object(w, NULL);
+	ali_jw_str(w, "dtype", sh->dtype ? al_dtype_name(sh->dtype) : NULL);
+	if (sh->rank >= 0)
+		ali_jw_int(w, "rank", sh->rank);
+	else
+		ali_jw_null(w, "rank");
 	if (sh->rank >= 0) {
-		dims = json_object_new_array_ext(sh->rank);
+		ali_jw_array(w, "dims");
 		for (int i = 0; i < sh->rank; i++) {
-			bool known = i < AL_SHAPE_MAX_RANK && sh->dims[i] >= 0;
-			json_object_array_add(dims, known ? json_object_new_int64(sh->dims[i]) : NULL);
-			if (i < AL_SHAPE_MAX_RANK && (sh->flex >> i & 1))
-				json_object_array_add(flex, json_object_new_int(i));
+			if (i < AL_SHAPE_MAX_RANK && sh->dims[i] >= 0)
+				ali_jw_int(w, NULL, sh->dims[i]);
+			else
+				ali_jw_null(w, NULL);
 		}
+		ali_jw_end(w);
+	} else {
+		ali_jw_null(w, "dims");
 	}
-	json_object_object_add(o, "dims", dims);
-	json_object_object_add(o, "flex", flex);
-	return o;
+	ali_jw_array(w, "flex");
+	for (int i = 0; i < sh->rank && i < AL_SHAPE_MAX_RANK; i++)
+		if (sh->flex >> i & 1)
+			ali_jw_int(w, NULL, i);
+	ali_jw_end(w);
+	ali_jw_end(w);
 }
 
-static json_object *shapes_json(const struct al_node *n)
+static void jw_shapes(struct ali_jw *w, const struct al_node *n)
 {
-	if (!n->out_shapes)
-		return n->n_outputs ? NULL : json_object_new_array();
-	json_object *a = json_object_new_array_ext((int)n->n_outputs);
-	for (uint32_t i = 0; i < n->n_outputs; i++)
-		json_object_array_add(a, shape_json(&n->out_shapes[i]));
-	return a;
+	if (!n->out_shapes && n->n_outputs) {
+		ali_jw_null(w, "shapes");
+		return;
+	}
+	ali_jw_array(w, "shapes");
+	for (uint32_t i = 0; n->out_shapes && i < n->n_outputs; i++)
+		jw_shape(w, &n->out_shapes[i]);
+	ali_jw_end(w);
 }
 
-static json_object *cost_json(const struct al_cost *c)
+static void jw_cost(struct ali_jw *w, const struct al_cost *c)
 {
-	json_object *o = json_object_new_object();
+	ali_jw_object(w, "cost");
 	double f = c->flops >= 0 && c->flops < 9e18 ? c->flops + 0.5 : 0;
-	json_object_object_add(o, "flops", json_object_new_int64((int64_t)f));
-	json_object_object_add(o, "param_bytes", json_object_new_int64((int64_t)(c->param_bytes & INT64_MAX)));
-	json_object_object_add(o, "act_bytes", json_object_new_int64((int64_t)(c->act_bytes & INT64_MAX)));
-	json_object_object_add(o, "known", json_object_new_boolean(c->known));
-	return o;
+	ali_jw_int(w, "flops", (int64_t)f);
+	ali_jw_int(w, "param_bytes", (int64_t)(c->param_bytes & INT64_MAX));
+	ali_jw_int(w, "act_bytes", (int64_t)(c->act_bytes & INT64_MAX));
+	ali_jw_bool(w, "known", c->known);
+	ali_jw_end(w);
+}
+
+static void jw_strings(struct ali_jw *w, const char *key, const char *const *v, uint32_t n)
+{
+	ali_jw_array(w, key);
+	for (uint32_t i = 0; i < n; i++)
+		ali_jw_str(w, NULL, v[i] ? v[i] : "");
+	ali_jw_end(w);
 }
 
 static void layer_json(void *vctx, const struct al_node *n)
 {
 	struct layers_ctx *c = vctx;
-	json_object *o = json_object_new_object();
+	struct ali_jw *w = c->w;
 	const struct al_graph *g = n->owner;
-	json_object_object_add(o, "index", json_object_new_int64(c->row++));
-	json_object_object_add(o, "name", ali_json_string(n->name ? n->name : ""));
-	json_object_object_add(o, "type", ali_json_string(n->type ? n->type : ""));
-	json_object_object_add(o, "function", str_or_null(g ? g->function : NULL));
-	json_object_object_add(o, "block", str_or_null(g && (g->function || g->depth) ? g->block : NULL));
-	json_object_object_add(o, "depth", json_object_new_int(g ? g->depth : 0));
+	uint32_t row = c->row++;
+	ali_jw_object(w, NULL);
+	ali_jw_int(w, "index", row);
+	ali_jw_str(w, "name", n->name ? n->name : "");
+	ali_jw_str(w, "type", n->type ? n->type : "");
+	ali_jw_str(w, "function", g ? g->function : NULL);
+	ali_jw_str(w, "block", g && (g->function || g->depth) ? g->block : NULL);
+	ali_jw_int(w, "depth", g ? g->depth : 0);
 	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
 	/* a unit unknown (ANE057): "unit"/"op_unit" "unknown", "ane"/"op_ane" false */
 	const struct al_verdict *v = &n->verdict;
-	json_object_object_add(o, "ane", json_object_new_boolean(v->placed_ane && !v->unknown));
-	json_object_object_add(o, "unit", ali_json_string(ali_placed_name(v)));
-	json_object_object_add(o, "op_ane", json_object_new_boolean(v->ane && !v->unknown));
-	json_object_object_add(o, "op_unit",
-			       ali_json_string(v->unknown ? "unknown" : al_unit_name(v->unit)));
+	ali_jw_bool(w, "ane", v->placed_ane && !v->unknown);
+	ali_jw_str(w, "unit", ali_placed_name(v));
+	ali_jw_bool(w, "op_ane", v->ane && !v->unknown);
+	ali_jw_str(w, "op_unit", v->unknown ? "unknown" : al_unit_name(v->unit));
 	if (v->unknown)
-		json_object_object_add(o, "unknown", json_object_new_boolean(1));
-	if (n->verdict.place != AL_PLACE_VERDICT)
-		json_object_object_add(o, "moved_by", ali_json_string(ali_moved_by(&n->verdict)));
-	json_object_object_add(o, "confidence", conf_str(n->verdict.confidence));
-	json_object *rules = json_object_new_array();
-	json_object *findings = json_object_new_array();
+		ali_jw_bool(w, "unknown", true);
+	if (v->place != AL_PLACE_VERDICT)
+		ali_jw_str(w, "moved_by", ali_moved_by(v));
+	jw_conf(w, "confidence", v->confidence);
+	ali_jw_array(w, "rules");
+	for (uint32_t r = 0; r < v->n_rules; r++)
+		ali_jw_str(w, NULL, v->rules[r]->id);
+	ali_jw_end(w);
+	/* "reason": the findings' reasons joined by "; " */
 	size_t reason_len = 0;
-	for (uint32_t r = 0; r < n->verdict.n_rules; r++)
-		reason_len += strlen(n->verdict.reasons[r]) + 2;
-	char *reason = ali_malloc(reason_len + 1);
-	if (reason)
-		reason[0] = 0;
-	for (uint32_t r = 0; r < n->verdict.n_rules; r++) {
-		const struct al_rule *rule = n->verdict.rules[r];
-		json_object_array_add(rules, ali_json_string(rule->id));
-		json_object *f = json_object_new_object();
-		json_object_object_add(f, "rule", ali_json_string(rule->id));
-		json_object_object_add(f, "kind", ali_json_string(al_rule_kind_name(rule->kind)));
-		json_object_object_add(f, "confidence", conf_str(rule->confidence));
-		add_scope(f, rule);
-		json_object_object_add(f, "reason", ali_json_string(n->verdict.reasons[r]));
-		add_suppressed(f, c->o, c->s, n->name, rule);
-		json_object_array_add(findings, f);
-		if (reason) {
+	for (uint32_t r = 0; r < v->n_rules; r++)
+		reason_len += strlen(v->reasons[r]) + 2;
+	char stack[512], *reason = reason_len < sizeof stack ? stack : ali_malloc(reason_len + 1);
+	if (reason) {
+		size_t at = 0;
+		for (uint32_t r = 0; r < v->n_rules; r++) {
+			size_t len = strlen(v->reasons[r]);
 			if (r)
-				strcat(reason, "; ");
-			strcat(reason, n->verdict.reasons[r]);
+				memcpy(reason + at, "; ", 2), at += 2;
+			memcpy(reason + at, v->reasons[r], len);
+			at += len;
 		}
+		reason[at] = 0;
 	}
-	json_object_object_add(o, "rules", rules);
-	json_object_object_add(o, "reason", ali_json_string(reason ? reason : ""));
-	ali_free(reason);
-	json_object_object_add(o, "findings", findings);
-	json_object_object_add(o, "inputs", string_array(n->inputs, n->n_inputs));
-	json_object_object_add(o, "outputs", string_array(n->outputs, n->n_outputs));
-	json_object_object_add(o, "path", str_or_null(n->path));
-	json_object_object_add(o, "offset", json_object_new_int64((int64_t)n->offset));
-	json_object_object_add(o, "shapes", shapes_json(n));
-	json_object_object_add(o, "cost", cost_json(&n->cost));
-	json_object_array_add(c->arr, o);
+	ali_jw_str(w, "reason", reason ? reason : "");
+	if (reason != stack)
+		ali_free(reason);
+	ali_jw_array(w, "findings");
+	for (uint32_t r = 0; r < v->n_rules; r++) {
+		const struct al_rule *rule = v->rules[r];
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "rule", rule->id);
+		ali_jw_str(w, "kind", al_rule_kind_name(rule->kind));
+		jw_conf(w, "confidence", rule->confidence);
+		jw_scope(w, rule);
+		ali_jw_str(w, "reason", v->reasons[r]);
+		jw_suppressed(w, c->o, c->s, n->name, rule);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
+	jw_strings(w, "inputs", n->inputs, n->n_inputs);
+	jw_strings(w, "outputs", n->outputs, n->n_outputs);
+	ali_jw_str(w, "path", n->path);
+	ali_jw_int(w, "offset", (int64_t)n->offset);
+	jw_shapes(w, n);
+	jw_cost(w, &n->cost);
+	if (c->matrix)
+		ali_jw_matrix_layer(w, c->matrix, c->k, row, c->o);
+	ali_jw_end(w);
 }
 
-static json_object *summary_json(const struct al_submodel *s)
+static void jw_summary(struct ali_jw *w, const struct al_submodel *s)
 {
 	struct al_summary sum;
 	ali_summarize(s, NULL, &sum);
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "layers", json_object_new_int64(sum.nodes));
-	json_object_object_add(o, "consts", json_object_new_int64(sum.consts));
-	json_object *units = json_object_new_object();
+	ali_jw_object(w, "summary");
+	ali_jw_int(w, "layers", sum.nodes);
+	ali_jw_int(w, "consts", sum.consts);
+	ali_jw_object(w, "units");
 	for (int u = 0; u < AL_UNIT_COUNT; u++)
 		if (u != AL_UNIT_NONE)
-			json_object_object_add(units, al_unit_name(u), json_object_new_int64(sum.per_unit[u]));
+			ali_jw_int(w, al_unit_name(u), sum.per_unit[u]);
 	if (sum.unknown)
-		json_object_object_add(units, "unknown", json_object_new_int64(sum.unknown));
-	json_object_object_add(o, "units", units);
-	json_object_object_add(o, "ane_eligible", json_object_new_int64(sum.eligible));
+		ali_jw_int(w, "unknown", sum.unknown);
+	ali_jw_end(w);
+	ali_jw_int(w, "ane_eligible", sum.eligible);
 	double share = sum.nodes ? (double)sum.per_unit[AL_UNIT_ANE] / sum.nodes : 0.0;
 	char buf[32];
 	snprintf(buf, sizeof buf, "%.4f", share);
-	json_object_object_add(o, "ane_share", json_object_new_double_s(share, buf));
-	json_object *top = json_object_new_array();
+	ali_jw_raw(w, "ane_share", buf);
+	ali_jw_array(w, "rules");
 	for (uint32_t i = 0; i < sum.n_top; i++) {
-		json_object *t = json_object_new_object();
-		json_object_object_add(t, "rule", ali_json_string(sum.top[i].rule->id));
-		json_object_object_add(t, "count", json_object_new_int64(sum.top[i].count));
-		json_object_array_add(top, t);
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "rule", sum.top[i].rule->id);
+		ali_jw_int(w, "count", sum.top[i].count);
+		ali_jw_end(w);
 	}
-	json_object_object_add(o, "rules", top);
-	return o;
+	ali_jw_end(w);
+	ali_jw_end(w);
 }
 
-static json_object *submodel_json(const struct al_submodel *s, bool with_layers, const struct al_report_opts *ro)
+/* The members every model object opens with (info_head: the same in info's tree). */
+static void jw_submodel_head(struct ali_jw *w, const struct al_submodel *s)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
-	json_object_object_add(o, "file", str_or_null(s->file));
-	json_object_object_add(o, "type", ali_json_string(s->type ? s->type : ""));
-	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
-	json_object_object_add(o, "min_os", ali_json_string(al_spec_min_os(s->spec_version)));
-	json_object_object_add(o, "depth", json_object_new_int(s->depth));
-	if (with_layers) {
-		json_object_object_add(o, "summary", summary_json(s));
-		json_object *f = json_object_new_array();
-		for (uint32_t i = 0; i < s->n_findings; i++) {
-			const struct al_finding *x = &s->findings[i];
-			json_object *j = json_object_new_object();
-			json_object_object_add(j, "rule", ali_json_string(x->rule->id));
-			json_object_object_add(j, "kind", ali_json_string(al_rule_kind_name(x->rule->kind)));
-			json_object_object_add(j, "unit", ali_json_string(al_unit_name(x->rule->unit)));
-			json_object_object_add(j, "confidence", conf_str(x->rule->confidence));
-			add_scope(j, x->rule);
-			json_object_object_add(j, "reason", ali_json_string(x->reason ? x->reason : ""));
-			add_suppressed(j, ro, s, NULL, x->rule);
-			json_object_array_add(f, j);
-		}
-		json_object_object_add(o, "findings", f);
-		struct layers_ctx c = {.arr = json_object_new_array(), .o = ro, .s = s};
-		ali_walk_nodes(s, layer_json, &c);
-		json_object_object_add(o, "layers", c.arr);
+	ali_jw_str(w, "path", s->path ? s->path : "");
+	ali_jw_str(w, "file", s->file);
+	ali_jw_str(w, "type", s->type ? s->type : "");
+	ali_jw_int(w, "spec_version", s->spec_version);
+	ali_jw_str(w, "min_os", al_spec_min_os(s->spec_version));
+	ali_jw_int(w, "depth", s->depth);
+}
+
+static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, size_t k,
+			   const struct sub_rec *matrix, const struct al_report_opts *ro)
+{
+	const struct al_submodel *s = al_model_get(it->model, k);
+	ali_jw_object(w, NULL);
+	jw_submodel_head(w, s);
+	jw_summary(w, s);
+	ali_jw_array(w, "findings");
+	for (uint32_t i = 0; i < s->n_findings; i++) {
+		const struct al_finding *x = &s->findings[i];
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "rule", x->rule->id);
+		ali_jw_str(w, "kind", al_rule_kind_name(x->rule->kind));
+		ali_jw_str(w, "unit", al_unit_name(x->rule->unit));
+		jw_conf(w, "confidence", x->rule->confidence);
+		jw_scope(w, x->rule);
+		ali_jw_str(w, "reason", x->reason ? x->reason : "");
+		jw_suppressed(w, ro, s, NULL, x->rule);
+		ali_jw_end(w);
 	}
-	return o;
-}
-
-static void emit(FILE *out, json_object *root)
-{
-	const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							       JSON_C_TO_STRING_SPACED |
-							       JSON_C_TO_STRING_NOSLASHESCAPE);
-	fputs(s, out);
-	fputc('\n', out);
-	json_object_put(root);
-}
-
-static json_object *root_object(const char *command)
-{
-	json_object *root = json_object_new_object();
-	json_object_object_add(root, "anelint", ali_json_string(ANELINT_VERSION));
-	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
-	json_object_object_add(root, "command", ali_json_string(command));
-	return root;
-}
-
-/* What a model's verdicts are predicted for, when it has settings of its own. */
-static json_object *prediction_json(const struct al_check_opts *co)
-{
-	const struct al_target *tg = co && co->target ? co->target : al_target_default();
-	const struct al_release *os = co && co->os ? co->os : al_release_default();
-	json_object *pred = json_object_new_object();
-	json_object_object_add(pred, "target", ali_json_string(tg->id));
-	json_object_object_add(pred, "os", ali_json_string(os->id));
-	json_object_object_add(pred, "compute_units",
-			       ali_json_string(al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT)));
-	return pred;
+	ali_jw_end(w);
+	ali_jw_array(w, "layers");
+	struct layers_ctx c = {.w = w, .k = k, .matrix = matrix, .o = ro, .s = s};
+	ali_walk_nodes(s, layer_json, &c);
+	ali_jw_end(w);
+	if (ali_item_own_prediction(it, ro)) { /* a [[model]] of the configuration */
+		const struct al_check_opts *co = ali_item_check(it, ro);
+		const struct al_target *tg = co && co->target ? co->target : al_target_default();
+		const struct al_release *os = co && co->os ? co->os : al_release_default();
+		ali_jw_object(w, "prediction");
+		ali_jw_str(w, "target", tg->id);
+		ali_jw_str(w, "os", os->id);
+		ali_jw_str(w, "compute_units", al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT));
+		ali_jw_end(w);
+	}
+	if (matrix)
+		ali_jw_matrix_model(w, matrix, k, ro);
+	ali_jw_end(w);
 }
 
 static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
 {
-	json_object *root = root_object("check");
-	json_object *models = json_object_new_array();
-	json_object *errors = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i].model) {
-			json_object *e = json_object_new_object();
-			json_object_object_add(e, "path", ali_json_string(items[i].path));
-			json_object_object_add(e, "status", ali_json_string(al_status_str(items[i].status)));
-			json_object_object_add(e, "diagnostics", diags_json(items[i].diags, true));
-			json_object_array_add(errors, e);
-			continue;
-		}
-		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
-			json_object *mj = submodel_json(al_model_get(items[i].model, k), true, o);
-			if (ali_item_own_prediction(&items[i], o)) /* a [[model]] of the configuration */
-				json_object_object_add(mj, "prediction", prediction_json(ali_item_check(&items[i], o)));
-			json_object_array_add(models, mj);
-		}
-	}
+	struct ali_jw jw, *w = &jw;
+	ali_jw_init(w, out);
+	ali_jw_object(w, NULL);
+	ali_jw_str(w, "anelint", ANELINT_VERSION);
+	ali_jw_int(w, "schema", ANELINT_JSON_SCHEMA_VERSION);
+	ali_jw_str(w, "command", "check");
 	/* what the verdicts are predicted for: chip family, OS release, compute units
 	 * ("all" for the columns of --target all / --os all) */
 	const struct al_check_opts *co = o->check;
 	const struct al_target *tg = co && co->target ? co->target : al_target_default();
 	const struct al_release *os = co && co->os ? co->os : al_release_default();
-	json_object *pred = json_object_new_object();
+	ali_jw_object(w, "prediction");
 	if (o->n_columns) { /* explicit columns: their targets and releases, in order, once each */
 		char tl[512] = "", rl[512] = "";
 		for (size_t t = 0; t < ali_columns(o); t++) {
@@ -338,32 +337,79 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 			if (!seen_r && strlen(rl) + strlen(ri) + 2 < sizeof rl)
 				strcat(strcat(rl, *rl ? "," : ""), ri);
 		}
-		json_object_object_add(pred, "target", ali_json_string(tl));
-		json_object_object_add(pred, "os", ali_json_string(rl));
+		ali_jw_str(w, "target", tl);
+		ali_jw_str(w, "os", rl);
 	} else {
-		json_object_object_add(pred, "target", ali_json_string(o->all_targets ? "all" : tg->id));
-		json_object_object_add(pred, "os", ali_json_string(o->all_releases && !o->all_targets ? "all" : os->id));
+		ali_jw_str(w, "target", o->all_targets ? "all" : tg->id);
+		ali_jw_str(w, "os", o->all_releases && !o->all_targets ? "all" : os->id);
 	}
-	json_object_object_add(pred, "compute_units",
-			       ali_json_string(al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT)));
-	json_object_object_add(root, "prediction", pred);
-	json_object_object_add(root, "models", models);
-	json_object_object_add(root, "errors", errors);
-	json_object *cmps = NULL; /* report --evidence: one anelint-compare document per model */
+	ali_jw_str(w, "compute_units", al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT));
+	ali_jw_end(w);
+	ali_jw_array(w, "models");
+	for (size_t i = 0; i < n; i++) {
+		if (!items[i].model)
+			continue;
+		/* "units" per target / release on every layer: report_matrix.c */
+		struct sub_rec *matrix = ali_multi(o) ? ali_matrix_record(&items[i], o) : NULL;
+		for (size_t k = 0; k < al_model_count(items[i].model); k++)
+			jw_check_model(w, &items[i], k, matrix, o);
+		ali_matrix_free(matrix, &items[i]);
+	}
+	ali_jw_end(w);
+	ali_jw_array(w, "errors");
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].model)
+			continue;
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "path", items[i].path ? items[i].path : "");
+		ali_jw_str(w, "status", al_status_str(items[i].status));
+		json_object *d = diags_json(items[i].diags, true);
+		ali_jw_tree(w, "diagnostics", d);
+		json_object_put(d);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
+	bool cmps = false; /* report --evidence: one anelint-compare document per model */
 	for (size_t i = 0; i < n; i++)
 		if (items[i].comparison) {
 			if (!cmps)
-				cmps = json_object_new_array();
-			json_object_array_add(cmps, ali_comparison_json(items[i].comparison));
+				ali_jw_array(w, "comparisons");
+			cmps = true;
+			json_object *j = ali_comparison_json(items[i].comparison);
+			ali_jw_tree(w, NULL, j);
+			json_object_put(j);
 		}
 	if (cmps)
-		json_object_object_add(root, "comparisons", cmps);
-	if (ali_multi(o)) /* "units" per target / release on every layer: report_matrix.c */
-		ali_json_check_matrix(root, items, n, o);
-	emit(out, root);
+		ali_jw_end(w);
+	if (ali_multi(o))
+		ali_jw_matrix_columns(w, o);
+	ali_jw_end(w);
+	ali_jw_finish(w);
 }
 
 /* ================================================================ info */
+
+static json_object *info_head(const struct al_submodel *s)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
+	json_object_object_add(o, "file", str_or_null(s->file));
+	json_object_object_add(o, "type", ali_json_string(s->type ? s->type : ""));
+	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
+	json_object_object_add(o, "min_os", ali_json_string(al_spec_min_os(s->spec_version)));
+	json_object_object_add(o, "depth", json_object_new_int(s->depth));
+	return o;
+}
+
+static void emit(FILE *out, json_object *root)
+{
+	const char *s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_SPACED |
+							       JSON_C_TO_STRING_NOSLASHESCAPE);
+	fputs(s, out);
+	fputc('\n', out);
+	json_object_put(root);
+}
 
 static json_object *feature_json(const struct al_feature *f)
 {
@@ -502,7 +548,7 @@ static json_object *weight_forms_json(const struct al_submodel *s)
 
 static json_object *info_json(const struct al_submodel *s)
 {
-	json_object *o = submodel_json(s, false, NULL);
+	json_object *o = info_head(s);
 	json_object_object_add(o, "inputs", features_json(s->inputs, s->n_inputs));
 	json_object_object_add(o, "outputs", features_json(s->outputs, s->n_outputs));
 	if (s->world == AL_WORLD_NN) {
@@ -547,7 +593,10 @@ static json_object *info_json(const struct al_submodel *s)
 static void json_info(FILE *out, const struct al_report_item *items, size_t n,
 		      const struct al_report_opts *o)
 {
-	json_object *root = root_object("info");
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "anelint", ali_json_string(ANELINT_VERSION));
+	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
+	json_object_object_add(root, "command", ali_json_string("info"));
 	json_object *models = json_object_new_array();
 	json_object *errors = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {

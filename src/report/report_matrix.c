@@ -7,7 +7,6 @@
 #include "report.h"
 
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <string.h>
 
 #define MAX_TARGETS 32      /* columns; targets.def has far fewer rows */
@@ -389,63 +388,88 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 
 /* ================================================================ JSON */
 
-void ali_json_check_matrix(json_object *root, const struct al_report_item *items, size_t n,
-			  const struct al_report_opts *o)
+/* A JSON object keyed by column id: json-c kept one member per key (the first
+ * one's place, the last one's value), so a column whose id an earlier column
+ * has is left out and each column writes the value of the last with its id. */
+static bool id_seen_before(const struct al_report_opts *o, size_t t)
 {
-	size_t nt = ali_columns(o);
-	json_object *targets = json_object_new_array();
-	for (size_t t = 0; t < nt; t++) {
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "id", ali_json_string(ali_column_id(o, t)));
-		json_object_object_add(j, "name", ali_json_string(ali_column_name(o, t)));
+	for (size_t u = 0; u < t; u++)
+		if (strcmp(ali_column_id(o, u), ali_column_id(o, t)) == 0)
+			return true;
+	return false;
+}
+
+static size_t last_with_id(const struct al_report_opts *o, size_t t)
+{
+	size_t last = t;
+	for (size_t u = t + 1; u < ali_columns(o); u++)
+		if (strcmp(ali_column_id(o, u), ali_column_id(o, t)) == 0)
+			last = u;
+	return last;
+}
+
+void ali_jw_matrix_columns(struct ali_jw *w, const struct al_report_opts *o)
+{
+	ali_jw_array(w, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES) ? "columns"
+			: by_release(o) ? "releases" : "targets");
+	for (size_t t = 0; t < ali_columns(o); t++) {
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "id", ali_column_id(o, t));
+		ali_jw_str(w, "name", ali_column_name(o, t));
 		if (o->n_columns) { /* what the column was checked for */
-			json_object_object_add(j, "target", ali_json_string(ali_column_target(o, t)->id));
-			json_object_object_add(j, "os", ali_json_string(ali_column_os(o, t)->id));
+			ali_jw_str(w, "target", ali_column_target(o, t)->id);
+			ali_jw_str(w, "os", ali_column_os(o, t)->id);
 		}
-		json_object_array_add(targets, j);
+		ali_jw_end(w);
 	}
-	json_object_object_add(root, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES) ? "columns"
-				     : by_release(o) ? "releases" : "targets", targets);
-	json_object *models = json_object_object_get(root, "models");
-	size_t mi = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i].model)
+	ali_jw_end(w);
+}
+
+struct sub_rec *ali_matrix_record(const struct al_report_item *it, const struct al_report_opts *o)
+{
+	return it->model ? record(it->model, it->analysis, o) : NULL;
+}
+
+void ali_matrix_free(struct sub_rec *rec, const struct al_report_item *it)
+{
+	if (rec)
+		free_record(rec, al_model_count(it->model));
+}
+
+void ali_jw_matrix_layer(struct ali_jw *w, const struct sub_rec *rec, size_t k, uint32_t row,
+			 const struct al_report_opts *o)
+{
+	if (!rec || row >= rec[k].n_nodes)
+		return;
+	ali_jw_object(w, "units");
+	for (size_t t = 0; t < ali_columns(o); t++) {
+		if (id_seen_before(o, t))
 			continue;
-		al_model *m = items[i].model;
-		struct sub_rec *rec = record(m, items[i].analysis, o);
-		for (size_t k = 0; k < al_model_count(m); k++, mi++) {
-			json_object *mo = json_object_array_get_idx(models, mi);
-			json_object *layers = mo ? json_object_object_get(mo, "layers") : NULL;
-			if (!rec || !layers)
-				continue;
-			json_object *by = json_object_new_object();
-			for (size_t t = 0; t < nt; t++) {
-				uint32_t cnt[AL_UNIT_COUNT] = {0};
-				for (uint32_t j = 0; j < rec[k].n_nodes; j++)
-					if (rec[k].nodes[j].unit[t] < AL_UNIT_COUNT)
-						cnt[rec[k].nodes[j].unit[t]]++;
-				json_object *u = json_object_new_object();
-				for (int x = 0; x < AL_UNIT_COUNT; x++)
-					if (x != AL_UNIT_NONE)
-						json_object_object_add(u, al_unit_name(x),
-								       json_object_new_int64(cnt[x]));
-				json_object_object_add(by, ali_column_id(o, t), u);
-			}
-			json_object_object_add(mo, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES)
-						       ? "units_by_column" : by_release(o) ? "units_by_release"
-						       : "units_by_target", by);
-			size_t nl = json_object_array_length(layers);
-			for (uint32_t j = 0; j < rec[k].n_nodes && j < nl; j++) {
-				json_object *u = json_object_new_object();
-				for (size_t t = 0; t < nt; t++) {
-					uint8_t x = rec[k].nodes[j].unit[t];
-					json_object_object_add(u, ali_column_id(o, t),
-							       ali_json_string(x < AL_UNIT_COUNT ? al_unit_name(x)
-													: "unknown"));
-				}
-				json_object_object_add(json_object_array_get_idx(layers, j), "units", u);
-			}
-		}
-		free_record(rec, al_model_count(m));
+		uint8_t x = rec[k].nodes[row].unit[last_with_id(o, t)];
+		ali_jw_str(w, ali_column_id(o, t), x < AL_UNIT_COUNT ? al_unit_name(x) : "unknown");
 	}
+	ali_jw_end(w);
+}
+
+void ali_jw_matrix_model(struct ali_jw *w, const struct sub_rec *rec, size_t k, const struct al_report_opts *o)
+{
+	if (!rec)
+		return;
+	ali_jw_object(w, ali_column_axes(o) == (ALI_COL_TARGETS | ALI_COL_RELEASES) ? "units_by_column"
+			 : by_release(o) ? "units_by_release" : "units_by_target");
+	for (size_t t = 0; t < ali_columns(o); t++) {
+		if (id_seen_before(o, t))
+			continue;
+		size_t tl = last_with_id(o, t);
+		uint32_t cnt[AL_UNIT_COUNT] = {0};
+		for (uint32_t j = 0; j < rec[k].n_nodes; j++)
+			if (rec[k].nodes[j].unit[tl] < AL_UNIT_COUNT)
+				cnt[rec[k].nodes[j].unit[tl]]++;
+		ali_jw_object(w, ali_column_id(o, t));
+		for (int x = 0; x < AL_UNIT_COUNT; x++)
+			if (x != AL_UNIT_NONE)
+				ali_jw_int(w, al_unit_name(x), cnt[x]);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
 }

@@ -24,6 +24,32 @@ struct pbuf {
 	unsigned lines;
 };
 
+/* Whether fmt has only %s, %ld, %lu, %lld, %llu (PRId64 / PRIu64) and %%. */
+static bool simple_format(const char *f)
+{
+	for (; (f = strchr(f, '%')) != NULL; f++) {
+		f++;
+		if (*f == 's' || *f == '%')
+			continue;
+		f += f[0] == 'l' && f[1] == 'l';
+		if (f[0] != 'l' || (f[1] != 'd' && f[1] != 'u'))
+			return false;
+		f++;
+	}
+	return true;
+}
+
+static void add_chars(struct pbuf *b, const char *s, size_t n)
+{
+	size_t room = b->cap - b->len - 1;
+	n = n < room ? n : room;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+/* As snprintf into what is left of b (cut, NUL-terminated). The simple formats
+ * (almost all: ~10 per layer for the HTML page's panel) without printf, which
+ * is slow in the CLI's process (report_html.c's hput says why). */
 static void add(struct pbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(struct pbuf *b, const char *fmt, ...)
 {
@@ -31,11 +57,51 @@ static void add(struct pbuf *b, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (k < 0)
+	if (!simple_format(fmt)) {
+		int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return;
+		b->len += (size_t)k < b->cap - b->len ? (size_t)k : b->cap - b->len - 1;
 		return;
-	b->len += (size_t)k < b->cap - b->len ? (size_t)k : b->cap - b->len - 1;
+	}
+	for (const char *f = fmt; *f;) {
+		const char *pc = strchr(f, '%');
+		size_t lit = pc ? (size_t)(pc - f) : strlen(f);
+		add_chars(b, f, lit);
+		if (!pc)
+			break;
+		f = pc + 1;
+		if (*f == 's') {
+			const char *a = va_arg(ap, const char *);
+			a = a ? a : "(null)";
+			add_chars(b, a, strlen(a));
+		} else if (*f == '%') {
+			add_chars(b, "%", 1);
+		} else {
+			bool ll = f[1] == 'l';
+			f += 1 + ll;
+			unsigned long long u;
+			bool neg = false;
+			if (*f == 'd') {
+				long long v = ll ? va_arg(ap, long long) : va_arg(ap, long);
+				neg = v < 0;
+				u = neg ? 0ull - (unsigned long long)v : (unsigned long long)v;
+			} else {
+				u = ll ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned long);
+			}
+			char d[24], *e = d + sizeof d, *q = e;
+			do
+				*--q = (char)('0' + u % 10);
+			while (u /= 10);
+			if (neg)
+				*--q = '-';
+			add_chars(b, q, (size_t)(e - q));
+		}
+		f++;
+	}
+	va_end(ap);
+	b->p[b->len] = 0;
 }
 
 /* Text from the model (a parameter's name or string value): a newline, which

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_report.c: what the report sinks share (report.c, report_graph.c): the
- * escaping of untrusted text for each format (ali_put_esc), the choice of a sink
+ * escaping of untrusted text for each format (ali_put_esc), the streaming JSON
+ * writer against json-c's output (ali_jw), the choice of a sink
  * by file extension, and the collapsed dataflow graph. The sinks' whole output
  * is covered by the golden tests, tests/report_formats.sh and
  * tests/report_browser.sh. */
@@ -8,6 +9,7 @@
 
 #include "report.h"
 
+#include <json-c/json.h>
 #include <stdlib.h>
 
 /* ali_put_esc(s, esc, max) into a string the test frees */
@@ -94,6 +96,171 @@ static void test_escape_cut(void **state)
 	expect("a<<<<<", AL_ESC_HTML, 3, "a&lt;\xe2\x80\xa6"); /* counted before escaping */
 	expect("a\x01\x01\x01", AL_ESC_TEXT, 6, "a\\x01\xe2\x80\xa6"); /* "\\x01" is 4 wide */
 	expect("\xc3\xa9\xc3\xa9\xc3\xa9", AL_ESC_TEXT, 2, "\xc3\xa9\xe2\x80\xa6"); /* never mid-sequence */
+}
+
+/* ---- ali_jw: the bytes json-c writes for the same tree */
+
+/* Writes the same document into w and as a json-c tree: containers empty and
+ * not, nested, every kind of scalar, and strings with every byte value, valid
+ * and invalid UTF-8, and each escape. */
+static json_object *jw_doc(struct ali_jw *w)
+{
+	json_object *root = json_object_new_object();
+	ali_jw_object(w, NULL);
+	static const char *const strs[] = {
+		"plain", "", "quote\" back\\slash /slash", "\b\f\n\r\t", "\x01\x1f\x7f",
+		"caf\xc3\xa9 \xe2\x80\xae \xf0\x9f\x98\x80", "bad \xff \xc3 \xe2\x80 \xed\xa0\x80 \xf4\x90\x80\x80 end",
+		"\xc0\xaf \xe0\x80\xaf \xf0\x80\x80\xaf", "<script>&amp;</script>",
+	};
+	json_object *a = json_object_new_array();
+	ali_jw_array(w, "strings");
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		json_object_array_add(a, ali_json_string(strs[i]));
+		ali_jw_str(w, NULL, strs[i]);
+	}
+	char all[256];
+	for (int c = 1; c < 256; c++)
+		all[c - 1] = (char)c;
+	all[255] = 0;
+	json_object_array_add(a, ali_json_string(all));
+	ali_jw_str(w, NULL, all);
+	for (int c = 1; c < 256; c++) { /* each byte alone, and before a continuation byte */
+		char one[3] = {(char)c, 0, 0}, two[3] = {(char)c, (char)0xa9, 0};
+		json_object_array_add(a, ali_json_string(one));
+		ali_jw_str(w, NULL, one);
+		json_object_array_add(a, ali_json_string(two));
+		ali_jw_str(w, NULL, two);
+	}
+	ali_jw_end(w);
+	json_object_object_add(root, "strings", a);
+	json_object_object_add(root, "key \"\\\n", ali_json_string("v"));
+	ali_jw_str(w, "key \"\\\n", "v");
+	json_object *ints = json_object_new_array();
+	ali_jw_array(w, "ints");
+	static const int64_t iv[] = {0, 1, -1, 9, 10, 12345678901234LL, INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++) {
+		json_object_array_add(ints, json_object_new_int64(iv[i]));
+		ali_jw_int(w, NULL, iv[i]);
+	}
+	ali_jw_end(w);
+	json_object_object_add(root, "ints", ints);
+	json_object_object_add(root, "t", json_object_new_boolean(1));
+	ali_jw_bool(w, "t", true);
+	json_object_object_add(root, "f", json_object_new_boolean(0));
+	ali_jw_bool(w, "f", false);
+	json_object_object_add(root, "n", NULL);
+	ali_jw_null(w, "n");
+	json_object_object_add(root, "s_null", NULL);
+	ali_jw_str(w, "s_null", NULL);
+	json_object_object_add(root, "share", json_object_new_double_s(0.25, "0.2500"));
+	ali_jw_raw(w, "share", "0.2500");
+	json_object_object_add(root, "empty_obj", json_object_new_object());
+	ali_jw_object(w, "empty_obj");
+	ali_jw_end(w);
+	json_object_object_add(root, "empty_arr", json_object_new_array());
+	ali_jw_array(w, "empty_arr");
+	ali_jw_end(w);
+	/* nested: arrays of arrays and objects, empty ones among them */
+	json_object *outer = json_object_new_array();
+	ali_jw_array(w, "nested");
+	for (int i = 0; i < 3; i++) {
+		json_object *inner = json_object_new_array(), *o = json_object_new_object();
+		ali_jw_array(w, NULL);
+		for (int j = 0; j < i; j++) {
+			json_object_array_add(inner, json_object_new_int(j));
+			ali_jw_int(w, NULL, j);
+		}
+		json_object_array_add(inner, NULL);
+		ali_jw_null(w, NULL);
+		ali_jw_end(w);
+		json_object_array_add(outer, inner);
+		ali_jw_object(w, NULL);
+		if (i) {
+			json_object_object_add(o, "deep", json_object_new_array());
+			ali_jw_array(w, "deep");
+			ali_jw_end(w);
+		}
+		ali_jw_end(w);
+		json_object_array_add(outer, o);
+	}
+	ali_jw_end(w);
+	json_object_object_add(root, "nested", outer);
+	/* a json-c subtree written into the stream: doubles in json-c's format */
+	json_object *sub = json_object_new_object();
+	json_object_object_add(sub, "pi", json_object_new_double(3.14159));
+	json_object_object_add(sub, "whole", json_object_new_double(2.0));
+	json_object_object_add(sub, "list", json_object_new_array());
+	json_object_object_add(sub, "name", ali_json_string("x\x01\xff"));
+	json_object_object_add(root, "tree", json_object_get(sub));
+	ali_jw_tree(w, "tree", sub);
+	json_object_put(sub);
+	ali_jw_end(w);
+	return root;
+}
+
+static void test_json_writer_matches_json_c(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct ali_jw w;
+	ali_jw_init(&w, f);
+	json_object *root = jw_doc(&w);
+	ali_jw_finish(&w);
+	fclose(f);
+	const char *want = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								       JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t wl = strlen(want);
+	if (len != wl + 1 || memcmp(buf, want, wl) != 0 || buf[wl] != '\n') {
+		size_t i = 0;
+		while (i < len && i < wl && buf[i] == want[i])
+			i++;
+		print_error("ali_jw differs from json-c at byte %zu of %zu/%zu:\n got ...%.60s\nwant ...%.60s\n", i,
+			    len, wl, buf + (i > 20 ? i - 20 : 0), want + (i > 20 ? i - 20 : 0));
+		free(buf);
+		json_object_put(root);
+		fail();
+	}
+	free(buf);
+	json_object_put(root);
+}
+
+/* A document bigger than the writer's buffer, and a value bigger than it. */
+static void test_json_writer_large(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct ali_jw w;
+	ali_jw_init(&w, f);
+	json_object *root = json_object_new_array();
+	ali_jw_array(&w, NULL);
+	size_t big_n = 200000;
+	char *big = malloc(big_n + 1);
+	assert_non_null(big);
+	for (size_t i = 0; i < big_n; i++)
+		big[i] = "ab\"\n\xc3\xa9"[i % 6];
+	big[big_n] = 0;
+	for (int i = 0; i < 20000; i++) {
+		json_object_array_add(root, json_object_new_int(i));
+		ali_jw_int(&w, NULL, i);
+	}
+	json_object_array_add(root, ali_json_string(big));
+	ali_jw_str(&w, NULL, big);
+	ali_jw_end(&w);
+	ali_jw_finish(&w);
+	fclose(f);
+	const char *want = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								       JSON_C_TO_STRING_NOSLASHESCAPE);
+	assert_int_equal(len, strlen(want) + 1);
+	assert_memory_equal(buf, want, len - 1);
+	free(big);
+	free(buf);
+	json_object_put(root);
 }
 
 static void test_sink_by_extension(void **state)
@@ -314,6 +481,8 @@ int main(void)
 		cmocka_unit_test(test_escape_dot),
 		cmocka_unit_test(test_escape_controls_and_utf8),
 		cmocka_unit_test(test_escape_cut),
+		cmocka_unit_test(test_json_writer_matches_json_c),
+		cmocka_unit_test(test_json_writer_large),
 		cmocka_unit_test(test_sink_by_extension),
 		cmocka_unit_test(test_dag),
 		cmocka_unit_test(test_sinks_do_not_analyse),
