@@ -244,7 +244,9 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
 
 /* ------------------------------------------------------------------ values */
 
-/* ValueType{tensorType{dataType 1, rank 2, dimensions 3 {constant 1 {size 1}}}} */
+/* ValueType{tensorType{dataType 1, rank 2, dimensions 3 {constant 1 {size 1}}}};
+ * a negative dim is an unknown one (dimensions 3 {unknown 2 {}}): a symbolic
+ * axis of a flexible input, as the converter declares it ("?" in MIL text). */
 static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
 {
 	struct al_buf tt = {0};
@@ -252,8 +254,9 @@ static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims
 	ali_buf_uint(&tt, 2, (uint64_t)rank);
 	for (int i = 0; i < rank; i++) {
 		struct al_buf cd = {0}, dim = {0};
-		ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
-		ali_buf_len(&dim, 1, cd.p, cd.n);
+		if (dims[i] >= 0)
+			ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
+		ali_buf_len(&dim, dims[i] >= 0 ? 1 : 2, cd.p, cd.n);
 		ali_buf_len(&tt, 3, dim.p, dim.n);
 		tt.failed |= cd.failed || dim.failed;
 		ali_buf_free(&cd);
@@ -1736,8 +1739,13 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 	if (!mil_op(c))
 		return false;
 	const struct al_shape *o = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
-	if (!o || !static_shape(o) || o->rank < 1)
-		return ali_mil_say(c, "the output shape is not known statically");
+	bool known = o && o->rank >= 1 && o->rank <= AL_SHAPE_MAX_RANK;
+	for (int i = 0; known && i < o->rank; i++)
+		known = o->dims[i] >= 0;
+	/* a symbolic leading axis (a flexible sequence length) is fine: the slices
+	 * declare it unknown, as the linear does; the features must be static */
+	if (!known || (o->flex >> (o->rank - 1) & 1u))
+		return ali_mil_say(c, "the output's feature count is not known statically");
 	int r = o->rank;
 	int64_t N = o->dims[r - 1];
 	if (N <= AXIS_CAP)
@@ -1807,7 +1815,8 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 		if (has_bias)
 			put_input(&op, "bias", bn);
 		int64_t od[AL_SHAPE_MAX_RANK];
-		memcpy(od, o->dims, (size_t)r * sizeof od[0]);
+		for (int k = 0; k < r; k++)
+			od[k] = o->flex >> k & 1u ? -1 : o->dims[k];
 		od[r - 1] = n;
 		put_output(&op, pn, dt, r, od);
 		struct al_buf v = {0};
@@ -2275,6 +2284,7 @@ struct run {
 	bool wt[MAX_RUN];        /* K_MMW: the weight is [K, N] (copied transposed) */
 	uint32_t n, n_linear, n_attn, n_dropped, n_conv; /* n_conv: values converted in and out */
 	int64_t B, S;
+	bool flexS; /* the sequence axis is symbolic (a flexible input): S is its default size */
 	int dt;
 };
 
@@ -2334,6 +2344,32 @@ static bool read_outside(const struct run *r, const struct al_graph *g, const ch
 	return false;
 }
 
+/* Whether shape s has every dim known and flex bits exactly on its sequence
+ * axes `smask` when the run's S is symbolic, none when it is static: a
+ * flexible batch, channel, head or key-dim axis never enters a run, and a
+ * static S never meets a symbolic one. */
+static bool run_shape(const struct run *r, const struct al_shape *s, unsigned smask)
+{
+	if (s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dims[i] < 0)
+			return false;
+	return s->flex == (r->flexS ? smask : 0u);
+}
+
+/* A run's first output o: 0 a static [B, S, C], 1 one whose S alone is
+ * symbolic (enumerated shapes or a range on the sequence axis: its default
+ * size), -1 not a [B, S, C] of known dims, -2 one with a symbolic B or C. */
+static int seq_flex(const struct al_shape *o)
+{
+	if (!o || o->rank != 3 || o->dims[0] < 0 || o->dims[1] < 0 || o->dims[2] < 0)
+		return -1;
+	if (o->flex & ~2u)
+		return -2;
+	return o->flex ? 1 : 0;
+}
+
 /* Activation parameter p of n: a named non-const value. *k is its run
  * producer, or -1 for a value from before the run, then a static [B, S, X] one
  * (*x = X). */
@@ -2350,7 +2386,7 @@ static bool act_of(const struct run *r, const struct al_node *n, const char *p, 
 		return true;
 	}
 	struct al_shape s;
-	if (!ali_mil_param_shape(n, p, &s) || s.rank != 3 || !static_shape(&s) || s.dims[0] != r->B ||
+	if (!ali_mil_param_shape(n, p, &s) || s.rank != 3 || !run_shape(r, &s, 2u) || s.dims[0] != r->B ||
 	    s.dims[1] != r->S || (s.dtype && s.dtype != r->dt))
 		return false;
 	*x = s.dims[2];
@@ -2411,13 +2447,14 @@ static bool mm_weight(struct al_mil_pass *c, const struct al_node *n, al_span *w
 	return ok;
 }
 
-/* Whether n works in the layout, given the run so far: fills slot r->n. */
-static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
+/* Whether n works in the layout, given the run so far: fills slot r->n
+ * (layout_op checks the flex bits of its output). */
+static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_node *n)
 {
 	if (!n->type || n->n_sub || n->n_outputs != 1 || !n->out_shapes || !n->out_types || r->n >= MAX_RUN)
 		return false;
 	const struct al_shape *o = &n->out_shapes[0];
-	if (!static_shape(o) || n->out_types[0].kind != 0 || n->out_types[0].dtype != r->dt)
+	if (o->rank < 0 || o->rank > AL_SHAPE_MAX_RANK || n->out_types[0].kind != 0 || n->out_types[0].dtype != r->dt)
 		return false;
 	const char *t = n->type;
 	uint32_t i = r->n;
@@ -2550,6 +2587,26 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 	return false;
 }
 
+/* layout_kind, and the output's symbolic axes where the run's S is: [B, S, C]
+ * its axis 1, the heads form where its order puts S, the scores [B, H, Sq, Sk]
+ * axes 2 and 3. Every value of a run then has S as its only symbolic axis, and
+ * every op it emits is as valid at any S (reshapes with -1 there). */
+static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
+{
+	if (!layout_kind(c, r, n))
+		return false;
+	uint32_t i = r->n;
+	unsigned m = 0;
+	if (r->lay[i] == LAY_BSC)
+		m = 2u;
+	else if (r->lay[i] == LAY_SCORES)
+		m = 12u;
+	else
+		for (unsigned a = 0; a < 4; a++)
+			m |= r->ord[i][a] == AX_S ? 1u << a : 0u;
+	return run_shape(r, &n->out_shapes[0], m);
+}
+
 static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
 {
 	return p->type && (strcmp(p->type, "linear") == 0 || (strcmp(p->type, "matmul") == 0 && const_of(p, "y")));
@@ -2564,9 +2621,10 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 	const struct al_shape *o = first->out_shapes ? &first->out_shapes[0] : NULL;
 	memset(r, 0, sizeof *r);
 	*stop = NULL;
-	if (!o || o->rank != 3 || !static_shape(o) || !first->out_types || first->out_types[0].kind != 0)
+	int sf = seq_flex(o);
+	if (sf < 0 || !first->out_types || first->out_types[0].kind != 0)
 		return false;
-	r->B = o->dims[0], r->S = o->dims[1], r->dt = first->out_types[0].dtype;
+	r->B = o->dims[0], r->S = o->dims[1], r->flexS = sf == 1, r->dt = first->out_types[0].dtype;
 	for (uint32_t k = first->index; k < g->n_nodes; k++) {
 		const struct al_node *p = &g->nodes[k];
 		if (p->type && strcmp(p->type, "const") == 0)
@@ -2668,7 +2726,7 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
  * refused: the layout would cost more ops than it moves. */
 static uint32_t conv_ops(const struct run *r)
 {
-	return (r->S == 1 ? 1 : 2) * r->n_conv;
+	return (r->S == 1 && !r->flexS ? 1 : 2) * r->n_conv;
 }
 
 /* A new op into buffer `to` (a whole Block.operations field): type, (param,
@@ -2759,15 +2817,17 @@ static bool split_last(struct al_buf *b, struct al_buf *last)
 	return !last->failed;
 }
 
-/* The new dims of run value i. */
+/* The new dims of run value i; a symbolic S is -1 (an unknown dim, and the
+ * -1 of a reshape's shape: one per value but the scores, never reshaped). */
 static void new_dims(const struct run *r, uint32_t i, int64_t *d)
 {
+	int64_t S = r->flexS ? -1 : r->S;
 	if (r->lay[i] == LAY_BSC)
-		d[0] = r->B, d[1] = r->X[i], d[2] = 1, d[3] = r->S;
+		d[0] = r->B, d[1] = r->X[i], d[2] = 1, d[3] = S;
 	else if (r->lay[i] == LAY_HEADS)
-		d[0] = r->B, d[1] = r->H[i], d[2] = r->D[i], d[3] = r->S;
+		d[0] = r->B, d[1] = r->H[i], d[2] = r->D[i], d[3] = S;
 	else
-		d[0] = r->B, d[1] = r->H[i], d[2] = r->S, d[3] = r->S;
+		d[0] = r->B, d[1] = r->H[i], d[2] = S, d[3] = S;
 }
 
 bool ali_pass_mil_block_conv(struct al_mil_pass *c)
@@ -2781,13 +2841,17 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
 		return ali_mil_say(c, "not in the program's main block");
 	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
-	if (!o || o->rank != 3 || !static_shape(o))
-		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+	int sf = seq_flex(o);
+	if (sf == -1)
+		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
+	if (sf == -2)
+		return ali_mil_say(c, "the output's %s axis is symbolic (a flexible input shape): only the sequence "
+			      "axis may be", o->flex & 1u ? "batch" : "channel");
 	int odt = out_dtype(c);
 	if (odt != AL_DT_FP16 && odt != AL_DT_FP32)
 		return ali_mil_say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(odt));
 	struct run r;
-	struct run r0 = {.B = o->dims[0], .S = o->dims[1], .dt = odt};
+	struct run r0 = {.B = o->dims[0], .S = o->dims[1], .flexS = sf == 1, .dt = odt};
 	if (!layout_op(c, &r0, n)) {
 		if (strcmp(n->type, "matmul") == 0)
 			return ali_mil_say(c, "not a [B, S, K] value by a constant [K, N] weight in weight.bin");
@@ -2824,7 +2888,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		k = next;
 	}
 	if (!collect_run(c, n, &r, &stop))
-		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
@@ -2841,7 +2905,11 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		return true;
 	}
 	int dt = r.dt;
-	int64_t B = r.B, S = r.S;
+	/* S: the sequence length in the new types and reshapes, -1 when symbolic;
+	 * one: a static single position, where [B, 1, C] and [B, C, 1, 1] hold the
+	 * same bytes (one reshape, no transpose) */
+	int64_t B = r.B, S = r.flexS ? -1 : r.S;
+	bool one = S == 1;
 	const struct al_node *last = r.op[r.n - 1];
 	for (uint32_t i = 0; i < r.n; i++) {
 		if (r.kind[i] == K_ALIAS)
@@ -2878,16 +2946,15 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			if (seen)
 				continue;
 			struct al_shape s;
-			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s) ||
+			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !run_shape(&r, &s, 2u) ||
 			    (s.dtype && s.dtype != dt)) {
-				ok = ali_mil_say(c, "'%s' read by %s is not a static [B, S, C] %s value", v, p->name,
-					 al_dtype_name(dt));
+				ok = ali_mil_say(c, "'%s' read by %s is not a [B, S, C] %s value of the run's S and "
+					 "static B and C", v, p->name, al_dtype_name(dt));
 				break;
 			}
-			/* one position (S = 1): [B, 1, C] and [B, C, 1, 1] hold the same bytes, one reshape */
 			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
 			double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
-			if (S == 1)
+			if (one)
 				sh[1] = (double)s.dims[2], sh[3] = 1;
 			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
 			const char *t1 = cs ? fresh(c, v, "bs1c") : NULL, *t2 = t1 ? fresh(c, v, "bc1s") : NULL;
@@ -2896,7 +2963,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				break;
 			}
 			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
-			if (S == 1) {
+			if (one) {
 				emit_op(&ent, "reshape", i1, 2, t2, dt, 4, d2);
 			} else {
 				emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
@@ -3126,8 +3193,8 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			ok = cs ? ali_mil_say(c, "no free value name") : false;
 			break;
 		}
-		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", S == 1 ? r.bc[i] : t1, "shape", cs};
-		if (S != 1)
+		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
+		if (!one)
 			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
 		emit_op(&body, "reshape", i2, 2, v, dt, 3, d3);
 		nx++;
