@@ -43,6 +43,10 @@ known when the file is read, so that the ML Program passes can fold them:
                      fp16 mask input [1,4,6,8]; b: 2 heads of E 32 (the scale as
                      two fp16 factors), no mask; c: a bool mask (refused);
                      d: E 48 (no two fp16 factors close enough: refused)
+  fix_mil_flex       the feed-forward block of fix_mil_bc1s twice, on flexible
+                     inputs: xs [1, ?, 16] (enumerated sequence lengths 8, 4:
+                     -> the (B, C, 1, S) layout, reshapes with -1) and xb
+                     [?, 8, 16] (batch range 1..4: refused, a symbolic batch)
   fix_mil_bc1s       a transformer feed-forward block on x [1,8,16] (fp16,
                      weights in weight.bin): linear 16->32, gelu, linear 32->16,
                      add x, layer_norm over the last axis (-> the (B, C, 1, S)
@@ -65,7 +69,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
 from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
-                        mil_program, model, op, ttype, v_floats, v_ints, v_string, value)
+                        mil_program, model, op, shape_range_feature, ttype, v_floats, v_ints,
+                        v_string, value)
 
 OUT = os.path.join("tests", "data", "crafted")
 
@@ -321,6 +326,43 @@ def fix_mil_bc1s():
                    "fix fixture: a feed-forward block -> the (B, C, 1, S) layout"), weights
 
 
+def fix_mil_flex():
+    """mil-block-bc1s-conv on flexible inputs: a symbolic sequence length is
+    carried (xs), a symbolic batch is refused (xb)."""
+    def vals(n, k):
+        return [((i * 37 + k) % 23 - 11) / 16.0 for i in range(n)]
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in
+             enumerate([32 * 16, 32, 16 * 32, 16, 16, 16])]
+    weights, offs = weight_bin(blobs)
+    ops = [
+        const("w1", v_blob("fp16", [32, 16], offs[0]), f16([32, 16])),
+        const("b1", v_blob("fp16", [32], offs[1]), f16([32])),
+        const("w2", v_blob("fp16", [16, 32], offs[2]), f16([16, 32])),
+        const("b2", v_blob("fp16", [16], offs[3]), f16([16])),
+        const("mode", v_string("EXACT"), ttype("string", [])),
+        const("axes", v_ints([-1]), ttype("int32", [1])),
+        const("gamma", v_blob("fp16", [16], offs[4]), f16([16])),
+        const("beta", v_blob("fp16", [16], offs[5]), f16([16])),
+        const("eps", v_half_scalar(1e-5), f16([])),
+    ]
+    for t, X, H in (("s", [1, None, 16], [1, None, 32]), ("b", [None, 8, 16], [None, 8, 32])):
+        x = "x" + t
+        ops += [
+            op("linear", [("x", x), ("weight", "w1"), ("bias", "b1")], [("h1" + t, f16(H))]),
+            op("gelu", [("x", "h1" + t), ("mode", "mode")], [("g" + t, f16(H))]),
+            op("linear", [("x", "g" + t), ("weight", "w2"), ("bias", "b2")], [("h2" + t, f16(X))]),
+            op("add", [("x", "h2" + t), ("y", x)], [("r" + t, f16(X))]),
+            op("layer_norm", [("x", "r" + t), ("axes", "axes"), ("gamma", "gamma"), ("beta", "beta"),
+                              ("epsilon", "eps")], [("y" + t, f16(X))]),
+        ]
+    desc = description([array_feature("xs", [1, 8, 16], FLOAT16, enum=[[1, 8, 16], [1, 4, 16]]),
+                        shape_range_feature("xb", [2, 8, 16], [(1, 4), (8, 8), (16, 16)], FLOAT16)],
+                       [array_feature("ys", [], FLOAT16), array_feature("yb", [], FLOAT16)],
+                       short="fix fixture: the (B, C, 1, S) layout on a flexible sequence length")
+    return model(8, desc, 502, mil_program([("xs", [1, None, 16]), ("xb", [None, 8, 16])], ["ys", "yb"], ops)), \
+        weights
+
+
 def fix_mil_matmul():
     """Two matmuls by constant weights (mil-matmul-const-bc1s-conv), and one it refuses."""
     def vals(n, k):
@@ -474,6 +516,7 @@ def main():
     gru, gru_w = fix_mil_gru()
     mm, mm_w = fix_mil_matmul()
     attn, attn_w = fix_mil_attn()
+    flex, flex_w = fix_mil_flex()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
@@ -482,6 +525,7 @@ def main():
                         ("fix_mil_bc1s", bc1s, bc1s_w),
                         ("fix_mil_matmul", mm, mm_w),
                         ("fix_mil_attn", attn, attn_w),
+                        ("fix_mil_flex", flex, flex_w),
                         ("fix_mil_lstm", fix_mil_lstm(), None),
                         ("fix_mil_gru", gru, gru_w)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
