@@ -520,6 +520,31 @@ for s in seq_37 seq_128; do
 		{ bad "range encoder: PyTorch's outputs at $s"; cat "$T/encr_$s.txt"; }
 done
 
+# 5f3c. cross-attention (fix_mil_xattn): the queries from x [1,8,16], the keys and
+#     values from m [1,6,16]: one run with two sequences, both inputs converted once,
+#     the scores [1,2,6,8] (keys first, softmax on axis 2), the context [1,2,8,8];
+#     17 -> 19 ops, 4 -> 3 transposes (one per entry and exit), within 1e-6
+XA=$C/fix_mil_xattn.mlpackage
+"$ANELINT" fix "$XA" -o "$T/xa.mlpackage" --allow reassociate --format json >"$T/xa.json" 2>"$T/xa.err"
+[ $? -eq 0 ] && [ "$(applied "$T/xa.json")" -eq 1 ] &&
+	grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops (4 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 2 entries, 1 exit"' "$T/xa.json" &&
+	grep -q '"proved": true, "pass": true' "$T/xa.json" && rel_within "$T/xa.json" 1e-6 && ok ||
+	{ bad "xattn"; cat "$T/xa.json" "$T/xa.err"; }
+loads "$T/xa.mlpackage" && same_desc "$XA" "$T/xa.mlpackage" && ok || bad "xattn: load / description"
+GONE="lq rq lk rk lv rv tq tk s a p tv c tc j lo wq wk wv wo hq hm flat p0213 pk last no" pkgcheck "$XA" "$T/xa.mlpackage" y >"$T/xa.pkg" 2>&1 &&
+	grep -q 'blobs 8 -> 8' "$T/xa.pkg" && ok || { bad "xattn: package check"; cat "$T/xa.pkg"; }
+[ "$(op_counts "$XA")" = "17 4" ] && [ "$(op_counts "$T/xa.mlpackage")" = "19 3" ] && ok ||
+	bad "xattn: ops / transposes $(op_counts "$XA") -> $(op_counts "$T/xa.mlpackage") (17 4 -> 19 3)"
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/xa.mlpackage" >"$T/xa.chk" 2>&1
+grep -qE ' s_bc1s +matmul +\[1,2,6,8\] .* ANE' "$T/xa.chk" && grep -qE ' p_bc1s +softmax +\[1,2,6,8\] .* ANE' "$T/xa.chk" &&
+	grep -qE ' c_bc1s +matmul +\[1,2,8,8\] .* ANE' "$T/xa.chk" && grep -qE ' lk_bc1s +conv +\[1,16,1,6\] .* ANE' "$T/xa.chk" &&
+	! grep -q 'declared' "$T/xa.chk" && grep -qE 'summary: 19 ops .*19 on the ANE' "$T/xa.chk" && ok ||
+	{ bad "xattn: the rewritten ops"; cat "$T/xa.chk"; }
+"$ANELINT" fix "$XA" --dry-run --allow reassociate --format json >"$T/xad.json"
+[ $? -eq 0 ] && grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops' "$T/xad.json" &&
+	grep -q '"proved": true, "pass": true' "$T/xad.json" && grep -q '"written": false' "$T/xad.json" && ok ||
+	{ bad "xattn: dry run"; cat "$T/xad.json"; }
+
 # 5f4. plan points to the model-level fix: fix_mil_image's size range (ANE040) decides
 #     its placement; plan names `anelint fix --shape img=default` and plans the model
 #     without ANE040: with the work floor on, ANE071 still moves the tiny model to the
