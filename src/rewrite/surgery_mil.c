@@ -2265,7 +2265,15 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
  * matmul's [K, N] weight is copied once, transposed (bytes moved, never
  * decoded). An old weight const is deleted when nothing else reads it. A run
  * with one linear is refused: its two conversions would cost more than the
- * layout gains. */
+ * layout gains.
+ * Sequences: a run holds at most two, its first op's and (cross-attention) the
+ * keys' / values' read from another tensor; each value knows its own, so the
+ * scores [B, H, Sq, Sk] may be rectangular. A sequence may be symbolic (a
+ * flexible input: enumerated shapes or a range; shape inference gives it its
+ * default size and a flex bit): every reshape the run writes then has -1 on
+ * that axis and every type it declares leaves it unknown, so no op depends on a
+ * concrete length (the form coremltools writes for a flexible reshape). A
+ * symbolic batch or channel axis is refused. */
 
 #define MAX_RUN 64
 #define MAX_DELS (MAX_RUN * 4) /* consts deleted with a run */
