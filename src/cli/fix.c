@@ -370,11 +370,11 @@ static double model_flops(const al_model *m)
  * refused (the default proved the rewrite on the same ops). */
 #define MAX_POINTS 8
 
-static int64_t dims_count(const int64_t *d, uint32_t r)
+static double dims_count(const int64_t *d, uint32_t r)
 {
-	int64_t n = 1;
+	double n = 1;
 	for (uint32_t i = 0; i < r; i++)
-		n *= d[i] > 0 ? d[i] : 1;
+		n *= d[i] > 0 ? (double)d[i] : 1;
 	return n;
 }
 
@@ -458,7 +458,7 @@ static int prove_points(struct fix *f, const struct al_submodel *s, uint64_t see
 		for (uint32_t i = 0; i < ni; i++) {
 			const struct al_feature *ft = &s->inputs[i];
 			if (k < np[i]) {
-				double q = (double)dims_count(pts[i][k], ft->rank) / (double)dims_count(def[i], ft->rank);
+				double q = dims_count(pts[i][k], ft->rank) / dims_count(def[i], ft->rank);
 				ratio = q > ratio ? q : ratio;
 				if (at[0])
 					strncat(at, " ", sizeof at - strlen(at) - 1);
