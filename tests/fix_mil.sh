@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
 # range_1d / fill / fill_like -> const, cumsum -> matmul, fp32 I/O -> fp16, SDPA split
-# per head, linear / matmul runs (attention included) -> the (B, C, 1, S) layout
+# per head, linear / matmul runs (attention included; a symbolic sequence length too)
+# -> the (B, C, 1, S) layout
 # passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof
 # (bit-identical for exact, within tolerance for reassociate), the output
 # package re-loads, model.mlmodel parses (protoc --decode_raw when installed),
@@ -35,7 +36,8 @@ sys.exit(0 if o and all(x["rel"] <= float(sys.argv[2]) for x in o) else 1)' "$1"
 
 # sha256 of every file under the inputs, to show they never change
 inputs_sum() { find $C/fix_mil_*.mlpackage $D/cumsum__mlp_fp16.mlpackage $D/cumsum__mlp_fp32.mlpackage \
-	$D/full_fill_dynamic__mlp_ios17_fp16.mlpackage $D/arange_dynamic__mlp_fp16.mlpackage -type f |
+	$D/full_fill_dynamic__mlp_ios17_fp16.mlpackage $D/arange_dynamic__mlp_fp16.mlpackage \
+	tests/data/modern/encoder_fp16_ios17_enumerated.mlpackage tests/data/modern/encoder_fp16_ios17_rangedim.mlpackage -type f |
 	sort | xargs sha256sum; }
 inputs_sum >"$T/inputs.before"
 
@@ -422,6 +424,126 @@ if [ -d "$EN" ]; then
 else
 	skip=$((skip + 1))
 fi
+
+# 5f3b. a symbolic sequence length (mil-block-bc1s-conv on flexible inputs): the run
+#     reshapes with -1 on the sequence axis and declares it unknown ("?"), so no op
+#     of it depends on a concrete S; the model's description (its enumerated shapes,
+#     its range) is kept byte for byte; the proof runs the whole models at the
+#     default shape and at every other enumerated shape / the range's bounds.
+#     fix_mil_flex: xs [1, ?, 16] (enumerated 8, 4) -> applied, 10 -> 14 ops,
+#     0 -> 2 transposes, bit-identical at 3 points; xb [?, 8, 16] (a batch range)
+#     refused with its reason. The corpus encoder with enumerated shapes (copied to
+#     tests/data/modern): 46 -> 42 ops, 8 -> 2 transposes, within 1e-6 at 16, 32
+#     and 64 positions, and at 16 and 32 the rewritten model matches PyTorch's
+#     outputs; the RangeDim one: at 64, 8 and 128, and PyTorch's at 37 and 128.
+# same_desc IN OUT: Model.description (field 2) byte for byte the input's
+same_desc() { python3 - "$1" "$2" <<'EOF2'
+import sys
+def desc(p):
+    b = open(p + "/Data/com.apple.CoreML/model.mlmodel", "rb").read()
+    i = 0
+    while i < len(b):
+        k = 0; s = 0
+        while True:
+            c = b[i]; i += 1; k |= (c & 0x7F) << s; s += 7
+            if not c & 0x80: break
+        num, w = k >> 3, k & 7
+        if w == 0:
+            while b[i] & 0x80: i += 1
+            i += 1; continue
+        assert w == 2, w
+        n = 0; s = 0
+        while True:
+            c = b[i]; i += 1; n |= (c & 0x7F) << s; s += 7
+            if not c & 0x80: break
+        if num == 2:
+            return b[i:i + n]
+        i += n
+sys.exit(0 if desc(sys.argv[1]) == desc(sys.argv[2]) and desc(sys.argv[1]) else 1)
+EOF2
+}
+# ops / transposes of a package: "N T" from check --all
+op_counts() { "$ANELINT" check --all "$1" >"$T/oc.txt"; echo "$(sed -n 's/^summary: \([0-9]*\) ops.*/\1/p' "$T/oc.txt") $(grep -cE ' transpose ' "$T/oc.txt")"; }
+FX=$C/fix_mil_flex.mlpackage
+"$ANELINT" fix "$FX" -o "$T/flex.mlpackage" --allow reassociate --format json >"$T/flex.json" 2>"$T/flex.err"
+[ $? -eq 0 ] && [ "$(applied "$T/flex.json")" -eq 1 ] &&
+	grep -q '"layer": "h1s".*"applied": true, "after": "a run of 5 ops (2 linear -> 1x1 conv) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/flex.json" &&
+	grep -q '"proved": true, "pass": true' "$T/flex.json" && ! grep -q '"identical": false' "$T/flex.json" &&
+	grep -q '"shapes": "default xs=1,8,16 xb=2,8,16; xs=1,4,16 xb=1,8,16; xb=4,8,16: 3 shapes proved' "$T/flex.json" && ok ||
+	{ bad "flex: xs's run"; cat "$T/flex.json" "$T/flex.err"; }
+grep -q '"layer": "h1b".*"why_not": "[^"]*mil-block-bc1s-conv: the output.s batch axis is symbolic (a flexible input shape): only the sequence axis may be"' "$T/flex.json" &&
+	grep -q '"layer": "h2b".*"why_not": "[^"]*mil-block-bc1s-conv: the output.s batch axis is symbolic' "$T/flex.json" &&
+	grep -q '"layer": "h1s".*mil-linear-split-cap\|"layer": "h2s".*"why_not": "mil-linear-split-cap: 16 output features fit' "$T/flex.json" && ok ||
+	bad "flex: the symbolic batch's reason"
+loads "$T/flex.mlpackage" && same_desc "$FX" "$T/flex.mlpackage" && ok || bad "flex: the output does not load or its description changed"
+GONE="h1s gs h2s rs" pkgcheck "$FX" "$T/flex.mlpackage" ys >"$T/flex.pkg" 2>&1 && ok || { bad "flex: package check"; cat "$T/flex.pkg"; }
+[ "$(op_counts "$FX")" = "10 0" ] && [ "$(op_counts "$T/flex.mlpackage")" = "14 2" ] && ok ||
+	bad "flex: ops / transposes $(op_counts "$FX") -> $(op_counts "$T/flex.mlpackage") (10 0 -> 14 2)"
+"$ANELINT" info -f mil "$T/flex.mlpackage" >"$T/flex.mil"
+grep -q 'tensor<int32, \[4\]> xs_shape_bs1c = const().*val = tensor<int32, \[4\]>(\[1, -1, 1, 16\])' "$T/flex.mil" &&
+	grep -q 'tensor<int32, \[3\]> ys_shape_bsc = const().*val = tensor<int32, \[3\]>(\[1, -1, 16\])' "$T/flex.mil" &&
+	grep -q 'tensor<fp16, \[1, 32, 1, ?\]> h1s_bc1s = conv(' "$T/flex.mil" &&
+	grep -q 'tensor<fp16, \[1, ?, 16\]> ys = reshape(' "$T/flex.mil" && ! grep -q ', 8\]> [a-z0-9]*s_bc1s' "$T/flex.mil" && ok ||
+	{ bad "flex: the run depends on a concrete S"; cat "$T/flex.mil"; }
+"$ANELINT" fix "$FX" --dry-run --allow reassociate --format json >"$T/flexd.json"
+[ $? -eq 0 ] && grep -q '"layer": "h1s".*"applied": true, "after": "a run of 5 ops' "$T/flexd.json" &&
+	grep -q '"layer": "h1b".*the output.s batch axis is symbolic' "$T/flexd.json" &&
+	grep -q '"shapes": "default xs=1,8,16 xb=2,8,16; xs=1,4,16 xb=1,8,16; xb=4,8,16: 3 shapes proved' "$T/flexd.json" &&
+	grep -q '"written": false' "$T/flexd.json" && ok || { bad "flex: dry run"; cat "$T/flexd.json"; }
+EE=tests/data/modern/encoder_fp16_ios17_enumerated.mlpackage
+RE=tests/data/reference/modern/encoder_fp16_ios17_enumerated
+"$ANELINT" fix "$EE" -o "$T/ence.mlpackage" --allow reassociate --format json >"$T/ence.json" 2>"$T/ence.err"
+[ $? -eq 0 ] && grep -q '"after": "a run of 46 ops (12 -> 1x1 conv, 22 of attention, 8 transposes dropped) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/ence.json" &&
+	grep -q '"proved": true, "pass": true' "$T/ence.json" && rel_within "$T/ence.json" 1e-6 &&
+	grep -q '"shapes": "default x=1,64,64; x=1,16,64; x=1,32,64: 3 shapes proved' "$T/ence.json" && ok ||
+	{ bad "enumerated encoder"; cat "$T/ence.json" "$T/ence.err"; }
+loads "$T/ence.mlpackage" && same_desc "$EE" "$T/ence.mlpackage" && ok || bad "enumerated encoder: load / description"
+[ "$(op_counts "$EE")" = "46 8" ] && [ "$(op_counts "$T/ence.mlpackage")" = "42 2" ] && ok ||
+	bad "enumerated encoder: ops / transposes $(op_counts "$EE") -> $(op_counts "$T/ence.mlpackage") (46 8 -> 42 2)"
+for s in seq_16 seq_32; do
+	"$ANELINT" run "$T/ence.mlpackage" --inputs "$RE/$s" --expect "$RE/$s" >"$T/ence_$s.txt" 2>&1 && ok ||
+		{ bad "enumerated encoder: PyTorch's outputs at $s"; cat "$T/ence_$s.txt"; }
+done
+"$ANELINT" fix "$EE" --dry-run --allow reassociate --format json >"$T/enced.json"
+[ $? -eq 0 ] && grep -q '"after": "a run of 46 ops (12 -> 1x1 conv, 22 of attention, 8 transposes dropped)' "$T/enced.json" &&
+	grep -q '"shapes": "default x=1,64,64; x=1,16,64; x=1,32,64: 3 shapes proved' "$T/enced.json" &&
+	grep -q '"written": false' "$T/enced.json" && ok || { bad "enumerated encoder: dry run"; cat "$T/enced.json"; }
+ER=tests/data/modern/encoder_fp16_ios17_rangedim.mlpackage
+RR=tests/data/reference/modern/encoder_fp16_ios17_rangedim
+"$ANELINT" fix "$ER" -o "$T/encr.mlpackage" --allow reassociate --format json >"$T/encr.json" 2>"$T/encr.err"
+[ $? -eq 0 ] && grep -q '"after": "a run of 46 ops (12 -> 1x1 conv, 22 of attention, 8 transposes dropped)' "$T/encr.json" &&
+	grep -q '"proved": true, "pass": true' "$T/encr.json" && rel_within "$T/encr.json" 1e-6 &&
+	grep -q '"shapes": "default x=1,64,64; x=1,8,64; x=1,128,64: 3 shapes proved' "$T/encr.json" &&
+	loads "$T/encr.mlpackage" && same_desc "$ER" "$T/encr.mlpackage" && ok || { bad "range encoder"; cat "$T/encr.json" "$T/encr.err"; }
+for s in seq_37 seq_128; do
+	"$ANELINT" run "$T/encr.mlpackage" --inputs "$RR/$s" --expect "$RR/$s" >"$T/encr_$s.txt" 2>&1 && ok ||
+		{ bad "range encoder: PyTorch's outputs at $s"; cat "$T/encr_$s.txt"; }
+done
+
+# 5f3c. cross-attention (fix_mil_xattn): the queries from x [1,8,16], the keys and
+#     values from m [1,6,16]: one run with two sequences, both inputs converted once,
+#     the scores [1,2,6,8] (keys first, softmax on axis 2), the context [1,2,8,8];
+#     17 -> 19 ops, 4 -> 3 transposes (one per entry and exit), within 1e-6
+XA=$C/fix_mil_xattn.mlpackage
+"$ANELINT" fix "$XA" -o "$T/xa.mlpackage" --allow reassociate --format json >"$T/xa.json" 2>"$T/xa.err"
+[ $? -eq 0 ] && [ "$(applied "$T/xa.json")" -eq 1 ] &&
+	grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops (4 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 2 entries, 1 exit"' "$T/xa.json" &&
+	grep -q '"proved": true, "pass": true' "$T/xa.json" && rel_within "$T/xa.json" 1e-6 && ok ||
+	{ bad "xattn"; cat "$T/xa.json" "$T/xa.err"; }
+loads "$T/xa.mlpackage" && same_desc "$XA" "$T/xa.mlpackage" && ok || bad "xattn: load / description"
+GONE="lq rq lk rk lv rv tq tk s a p tv c tc j lo wq wk wv wo hq hm flat p0213 pk last no" pkgcheck "$XA" "$T/xa.mlpackage" y >"$T/xa.pkg" 2>&1 &&
+	grep -q 'blobs 8 -> 8' "$T/xa.pkg" && ok || { bad "xattn: package check"; cat "$T/xa.pkg"; }
+[ "$(op_counts "$XA")" = "17 4" ] && [ "$(op_counts "$T/xa.mlpackage")" = "19 3" ] && ok ||
+	bad "xattn: ops / transposes $(op_counts "$XA") -> $(op_counts "$T/xa.mlpackage") (17 4 -> 19 3)"
+"$ANELINT" check --all --shapes --rules "$T/nofloor.rules" "$T/xa.mlpackage" >"$T/xa.chk" 2>&1
+grep -qE ' s_bc1s +matmul +\[1,2,6,8\] .* ANE' "$T/xa.chk" && grep -qE ' p_bc1s +softmax +\[1,2,6,8\] .* ANE' "$T/xa.chk" &&
+	grep -qE ' c_bc1s +matmul +\[1,2,8,8\] .* ANE' "$T/xa.chk" && grep -qE ' lk_bc1s +conv +\[1,16,1,6\] .* ANE' "$T/xa.chk" &&
+	! grep -q 'declared' "$T/xa.chk" && grep -qE 'summary: 19 ops .*19 on the ANE' "$T/xa.chk" && ok ||
+	{ bad "xattn: the rewritten ops"; cat "$T/xa.chk"; }
+"$ANELINT" fix "$XA" --dry-run --allow reassociate --format json >"$T/xad.json"
+[ $? -eq 0 ] && grep -q '"layer": "lq".*"applied": true, "after": "a run of 17 ops' "$T/xad.json" &&
+	grep -q '"proved": true, "pass": true' "$T/xad.json" && grep -q '"written": false' "$T/xad.json" && ok ||
+	{ bad "xattn: dry run"; cat "$T/xad.json"; }
 
 # 5f4. plan points to the model-level fix: fix_mil_image's size range (ANE040) decides
 #     its placement; plan names `anelint fix --shape img=default` and plans the model

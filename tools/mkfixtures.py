@@ -311,9 +311,10 @@ DT = {"bool": 1, "string": 2, "fp16": 10, "fp32": 11, "fp64": 12, "int8": 21, "i
 
 
 def ttype(dtype, dims):
-    """ValueType{tensorType = 1 {dataType 1, rank 2, dimensions 3}}."""
+    """ValueType{tensorType = 1 {dataType 1, rank 2, dimensions 3}}; a dim None
+    is an unknown one (Dimension.unknown = 2 {}: "?", a flexible input's axis)."""
     t = [f_varint(1, DT[dtype]), f_varint(2, len(dims))]
-    t += [f_msg(3, f_msg(1, f_varint(1, d))) for d in dims]
+    t += [f_msg(3, f_msg(2) if d is None else f_msg(1, f_varint(1, d))) for d in dims]
     return f_msg(1, *t)
 
 

@@ -43,6 +43,14 @@ known when the file is read, so that the ML Program passes can fold them:
                      fp16 mask input [1,4,6,8]; b: 2 heads of E 32 (the scale as
                      two fp16 factors), no mask; c: a bool mask (refused);
                      d: E 48 (no two fp16 factors close enough: refused)
+  fix_mil_flex       the feed-forward block of fix_mil_bc1s twice, on flexible
+                     inputs: xs [1, ?, 16] (enumerated sequence lengths 8, 4:
+                     -> the (B, C, 1, S) layout, reshapes with -1) and xb
+                     [?, 8, 16] (batch range 1..4: refused, a symbolic batch)
+  fix_mil_xattn      cross-attention (2 heads of 8): queries from x [1,8,16],
+                     keys and values from m [1,6,16] (another sequence length),
+                     out projection, residual add x (-> one run in the (B, C, 1, S)
+                     layout, the scores [1,2,6,8] keys-first)
   fix_mil_bc1s       a transformer feed-forward block on x [1,8,16] (fp16,
                      weights in weight.bin): linear 16->32, gelu, linear 32->16,
                      add x, layer_norm over the last axis (-> the (B, C, 1, S)
@@ -65,7 +73,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
 from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
-                        mil_program, model, op, ttype, v_floats, v_ints, v_string, value)
+                        mil_program, model, op, shape_range_feature, ttype, v_floats, v_ints,
+                        v_string, value)
 
 OUT = os.path.join("tests", "data", "crafted")
 
@@ -321,6 +330,43 @@ def fix_mil_bc1s():
                    "fix fixture: a feed-forward block -> the (B, C, 1, S) layout"), weights
 
 
+def fix_mil_flex():
+    """mil-block-bc1s-conv on flexible inputs: a symbolic sequence length is
+    carried (xs), a symbolic batch is refused (xb)."""
+    def vals(n, k):
+        return [((i * 37 + k) % 23 - 11) / 16.0 for i in range(n)]
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in
+             enumerate([32 * 16, 32, 16 * 32, 16, 16, 16])]
+    weights, offs = weight_bin(blobs)
+    ops = [
+        const("w1", v_blob("fp16", [32, 16], offs[0]), f16([32, 16])),
+        const("b1", v_blob("fp16", [32], offs[1]), f16([32])),
+        const("w2", v_blob("fp16", [16, 32], offs[2]), f16([16, 32])),
+        const("b2", v_blob("fp16", [16], offs[3]), f16([16])),
+        const("mode", v_string("EXACT"), ttype("string", [])),
+        const("axes", v_ints([-1]), ttype("int32", [1])),
+        const("gamma", v_blob("fp16", [16], offs[4]), f16([16])),
+        const("beta", v_blob("fp16", [16], offs[5]), f16([16])),
+        const("eps", v_half_scalar(1e-5), f16([])),
+    ]
+    for t, X, H in (("s", [1, None, 16], [1, None, 32]), ("b", [None, 8, 16], [None, 8, 32])):
+        x = "x" + t
+        ops += [
+            op("linear", [("x", x), ("weight", "w1"), ("bias", "b1")], [("h1" + t, f16(H))]),
+            op("gelu", [("x", "h1" + t), ("mode", "mode")], [("g" + t, f16(H))]),
+            op("linear", [("x", "g" + t), ("weight", "w2"), ("bias", "b2")], [("h2" + t, f16(X))]),
+            op("add", [("x", "h2" + t), ("y", x)], [("r" + t, f16(X))]),
+            op("layer_norm", [("x", "r" + t), ("axes", "axes"), ("gamma", "gamma"), ("beta", "beta"),
+                              ("epsilon", "eps")], [("y" + t, f16(X))]),
+        ]
+    desc = description([array_feature("xs", [1, 8, 16], FLOAT16, enum=[[1, 8, 16], [1, 4, 16]]),
+                        shape_range_feature("xb", [2, 8, 16], [(1, 4), (8, 8), (16, 16)], FLOAT16)],
+                       [array_feature("ys", [], FLOAT16), array_feature("yb", [], FLOAT16)],
+                       short="fix fixture: the (B, C, 1, S) layout on a flexible sequence length")
+    return model(8, desc, 502, mil_program([("xs", [1, None, 16]), ("xb", [None, 8, 16])], ["ys", "yb"], ops)), \
+        weights
+
+
 def fix_mil_matmul():
     """Two matmuls by constant weights (mil-matmul-const-bc1s-conv), and one it refuses."""
     def vals(n, k):
@@ -399,6 +445,53 @@ def fix_mil_attn():
                    "fix fixture: self-attention blocks -> the (B, C, 1, S) layout"), weights
 
 
+def fix_mil_xattn():
+    """Cross-attention as coremltools converts a batch-first PyTorch one whose
+    keys and values come from another tensor (an encoder's memory of another
+    length): the run carries two sequences, Sq 8 and Sk 6."""
+    def vals(n, k):
+        return [((i * 37 + k) % 23 - 11) / 32.0 for i in range(n)]
+    blobs = [(1, struct.pack("<%de" % n, *vals(n, k))) for k, n in enumerate([16 * 16, 16] * 4)]
+    weights, offs = weight_bin(blobs)
+    X, M = [1, 8, 16], [1, 6, 16]
+    ops = [
+        const("no", v_bool(False), ttype("bool", [])),
+        const("hq", v_ints([1, 8, 2, 8]), ttype("int32", [4])),
+        const("hm", v_ints([1, 6, 2, 8]), ttype("int32", [4])),
+        const("flat", v_ints(X), ttype("int32", [3])),
+        const("p0213", v_ints([0, 2, 1, 3]), ttype("int32", [4])),
+        const("pk", v_ints([0, 2, 3, 1]), ttype("int32", [4])),
+        const("scale", v_half_scalar(0.25), f16([])),
+        const("last", v_int_scalar(-1), ttype("int32", [])),
+    ]
+    for j, nm in enumerate("qkvo"):
+        ops += [const("w" + nm, v_blob("fp16", [16, 16], offs[2 * j]), f16([16, 16])),
+                const("b" + nm, v_blob("fp16", [16], offs[2 * j + 1]), f16([16]))]
+    ops += [
+        op("linear", [("x", "x"), ("weight", "wq"), ("bias", "bq")], [("lq", f16(X))]),
+        op("reshape", [("x", "lq"), ("shape", "hq")], [("rq", f16([1, 8, 2, 8]))]),
+        op("linear", [("x", "m"), ("weight", "wk"), ("bias", "bk")], [("lk", f16(M))]),
+        op("reshape", [("x", "lk"), ("shape", "hm")], [("rk", f16([1, 6, 2, 8]))]),
+        op("linear", [("x", "m"), ("weight", "wv"), ("bias", "bv")], [("lv", f16(M))]),
+        op("reshape", [("x", "lv"), ("shape", "hm")], [("rv", f16([1, 6, 2, 8]))]),
+        op("transpose", [("x", "rq"), ("perm", "p0213")], [("tq", f16([1, 2, 8, 8]))]),
+        op("transpose", [("x", "rk"), ("perm", "pk")], [("tk", f16([1, 2, 8, 6]))]),
+        op("matmul", [("x", "tq"), ("y", "tk"), ("transpose_x", "no"), ("transpose_y", "no")],
+           [("s", f16([1, 2, 8, 6]))]),
+        op("mul", [("x", "s"), ("y", "scale")], [("a", f16([1, 2, 8, 6]))]),
+        op("softmax", [("x", "a"), ("axis", "last")], [("p", f16([1, 2, 8, 6]))]),
+        op("transpose", [("x", "rv"), ("perm", "p0213")], [("tv", f16([1, 2, 6, 8]))]),
+        op("matmul", [("x", "p"), ("y", "tv"), ("transpose_x", "no"), ("transpose_y", "no")],
+           [("c", f16([1, 2, 8, 8]))]),
+        op("transpose", [("x", "c"), ("perm", "p0213")], [("tc", f16([1, 8, 2, 8]))]),
+        op("reshape", [("x", "tc"), ("shape", "flat")], [("j", f16(X))]),
+        op("linear", [("x", "j"), ("weight", "wo"), ("bias", "bo")], [("lo", f16(X))]),
+        op("add", [("x", "x"), ("y", "lo")], [("y", f16(X))]),
+    ]
+    return program([("x", X), ("m", M)], [("y", X)], ops,
+                   "fix fixture: cross-attention -> the (B, C, 1, S) layout"), weights
+
+
 def fix_mil_lstm():
     H, I = 4, 4
     def ramp(n, lo, step):
@@ -474,6 +567,8 @@ def main():
     gru, gru_w = fix_mil_gru()
     mm, mm_w = fix_mil_matmul()
     attn, attn_w = fix_mil_attn()
+    flex, flex_w = fix_mil_flex()
+    xattn, xattn_w = fix_mil_xattn()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
@@ -482,6 +577,8 @@ def main():
                         ("fix_mil_bc1s", bc1s, bc1s_w),
                         ("fix_mil_matmul", mm, mm_w),
                         ("fix_mil_attn", attn, attn_w),
+                        ("fix_mil_flex", flex, flex_w),
+                        ("fix_mil_xattn", xattn, xattn_w),
                         ("fix_mil_lstm", fix_mil_lstm(), None),
                         ("fix_mil_gru", gru, gru_w)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)

@@ -127,6 +127,7 @@ struct fix {
 	const struct al_proof_diff *diffs;
 	size_t n_diffs;
 	char inputs_how[128];
+	char shapes_how[400];    /* whole proof of a flexible model: the shapes run, "" when one */
 };
 
 static void fix_free(struct fix *f)
@@ -360,6 +361,209 @@ static double model_flops(const al_model *m)
 	return t;
 }
 
+/* ---- the whole proof at the other shapes of a flexible input
+ * A model whose inputs take enumerated shapes or a range runs at its default
+ * shape first (al_random_input: the first enumerated shape, the range's
+ * default). A rewrite must hold at every shape the model takes: the whole
+ * models then also run at each other enumerated shape and at a range's lower
+ * and upper bound (every flexible axis at once; an unbounded upper one is left
+ * out), one point per run (input i takes its k-th shape, or its default when
+ * it has fewer), at most MAX_POINTS, each while its estimated work (the
+ * default's, scaled by the square of the element ratio: attention is
+ * quadratic in the sequence) stays under WHOLE_MAX_FLOPS. The worst result
+ * is the one reported; a point the interpreter cannot run is noted, not
+ * refused (the default proved the rewrite on the same ops). */
+#define MAX_POINTS 8
+
+static double dims_count(const int64_t *d, uint32_t r)
+{
+	double n = 1;
+	for (uint32_t i = 0; i < r; i++)
+		n *= d[i] > 0 ? (double)d[i] : 1;
+	return n;
+}
+
+/* The shapes of input ft other than the one al_random_input draws, into pts
+ * (each AL_SHAPE_MAX_RANK long); def: the default. Their count. */
+static size_t other_shapes(const struct al_feature *ft, int64_t *def, int64_t (*pts)[AL_SHAPE_MAX_RANK], size_t cap)
+{
+	uint32_t r = ft->rank;
+	if ((ft->kind != AL_FEAT_MULTIARRAY && ft->kind != AL_FEAT_IMAGE) || !r || r > AL_SHAPE_MAX_RANK ||
+	    !ft->shape || !ft->flex_values)
+		return 0;
+	for (uint32_t i = 0; i < r; i++) {
+		def[i] = ft->shape[i] >= 0 ? ft->shape[i] : 1;
+		if (ft->flex == AL_FLEX_RANGE && def[i] < ft->flex_values[2 * i])
+			def[i] = ft->flex_values[2 * i];
+	}
+	size_t n = 0;
+	if (ft->flex == AL_FLEX_ENUMERATED && ft->n_shapes) {
+		memcpy(def, ft->flex_values, r * sizeof *def);
+		for (uint32_t k = 1; k < ft->n_shapes && n < cap; k++)
+			memcpy(pts[n++], ft->flex_values + (size_t)k * r, r * sizeof *def);
+	} else if (ft->flex == AL_FLEX_RANGE) {
+		for (int b = 0; b < 2 && n < cap; b++) {
+			bool differs = false, bounded = true;
+			for (uint32_t i = 0; i < r; i++) {
+				int64_t lo = ft->flex_values[2 * i], hi = ft->flex_values[2 * i + 1];
+				pts[n][i] = lo == hi || (hi < 0 && b) ? def[i] : b ? hi : lo;
+				bounded &= !(b && hi < 0 && lo != hi);
+				differs |= pts[n][i] != def[i];
+			}
+			n += differs && bounded;
+		}
+	}
+	return n;
+}
+
+static void put_dims(char *b, size_t cap, const char *name, const int64_t *d, uint32_t r)
+{
+	size_t k = strlen(b);
+	k += (size_t)snprintf(b + k, k < cap ? cap - k : 0, "%s=", name);
+	for (uint32_t i = 0; i < r && k < cap; i++)
+		k += (size_t)snprintf(b + k, cap - k, "%s%lld", i ? "," : "", (long long)d[i]);
+}
+
+static double worst_rel(const struct al_proof *p)
+{
+	double w = 0;
+	for (size_t i = 0; i < p->n_diffs; i++)
+		if (!(p->diffs[i].rel <= w))
+			w = p->diffs[i].rel;
+	return w;
+}
+
+/* After the default shape proved ok: the other points (f->shapes_how lists
+ * the shapes run). An exit code for I/O trouble only. */
+static int prove_points(struct fix *f, const struct al_submodel *s, uint64_t seed, uint64_t max_bytes)
+{
+	uint32_t ni = s->n_inputs < 16 ? s->n_inputs : 16;
+	int64_t def[16][AL_SHAPE_MAX_RANK], pts[16][MAX_POINTS][AL_SHAPE_MAX_RANK];
+	size_t np[16] = {0}, points = 0;
+	for (uint32_t i = 0; i < ni; i++) {
+		np[i] = other_shapes(&s->inputs[i], def[i], pts[i], MAX_POINTS);
+		points = np[i] > points ? np[i] : points;
+	}
+	if (!points)
+		return EXIT_ALL_ANE;
+	char shown[160] = "the default";
+	size_t proved = 1, skipped = 0, failed = 0;
+	snprintf(f->shapes_how, sizeof f->shapes_how, "default");
+	for (uint32_t i = 0; i < ni; i++)
+		if (np[i]) {
+			strncat(f->shapes_how, " ", sizeof f->shapes_how - strlen(f->shapes_how) - 1);
+			put_dims(f->shapes_how, sizeof f->shapes_how, s->inputs[i].name, def[i], s->inputs[i].rank);
+		}
+	for (size_t k = 0; k < points; k++) {
+		char at[160] = "";
+		double ratio = 1;
+		struct al_named_tensor in[16];
+		size_t n_in = 0;
+		int rc = EXIT_ALL_ANE;
+		for (uint32_t i = 0; i < ni; i++) {
+			const struct al_feature *ft = &s->inputs[i];
+			if (k < np[i]) {
+				double q = dims_count(pts[i][k], ft->rank) / dims_count(def[i], ft->rank);
+				ratio = q > ratio ? q : ratio;
+				if (at[0])
+					strncat(at, " ", sizeof at - strlen(at) - 1);
+				put_dims(at, sizeof at, ft->name, pts[i][k], ft->rank);
+			}
+		}
+		if (f->flops * ratio * ratio > WHOLE_MAX_FLOPS) {
+			skipped++;
+			continue;
+		}
+		for (uint32_t i = 0; i < ni && rc == EXIT_ALL_ANE; i++) {
+			struct al_feature g = s->inputs[i];
+			if (g.optional)
+				continue;
+			if (k < np[i]) {
+				g.shape = pts[i][k];
+				g.flex = AL_FLEX_NONE;
+				g.flex_values = NULL;
+				g.n_shapes = 0;
+			}
+			al_tensor *t = NULL;
+			al_diags *d = al_diags_new();
+			enum al_status st = d ? al_random_input(&g, seed, max_bytes, &t, d) : AL_E_NOMEM;
+			if (st != AL_OK)
+				rc = st == AL_E_NOMEM ? EXIT_IO : (print_errors(g.name, d), status_exit(st));
+			al_diags_free(d);
+			if (t) {
+				in[n_in].name = g.name;
+				in[n_in++].t = t;
+			}
+		}
+		struct al_proof q = {0};
+		if (rc == EXIT_ALL_ANE) {
+			struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in, .seed = seed,
+						  .max_bytes = max_bytes, .max_work = max_work_of(f->c),
+						  .threads = f->threads};
+			al_diags *d = al_diags_new();
+			enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &q, d) : AL_E_NOMEM;
+			al_diags_free(d);
+			if (st == AL_E_NOMEM)
+				rc = EXIT_IO;
+			else if (st != AL_OK)
+				q.proved = false;
+		}
+		/* not run: when the original runs at this shape, the rewrite broke it */
+		bool broke = false;
+		if (rc == EXIT_ALL_ANE && !q.proved) {
+			struct al_run_opts ro = {.precision = AL_PREC_FP32, .threads = f->threads, .max_bytes = max_bytes,
+						 .max_work = max_work_of(f->c)};
+			struct al_named_tensor *oa = NULL;
+			size_t na = 0;
+			al_diags *d = al_diags_new();
+			broke = d && al_model_run(f->m, in, n_in, &ro, &oa, &na, d) == AL_OK;
+			al_outputs_free(oa, na);
+			al_diags_free(d);
+		}
+		for (size_t i = 0; i < n_in; i++)
+			al_tensor_free(in[i].t);
+		if (rc != EXIT_ALL_ANE) {
+			al_proof_clear(&q);
+			return rc;
+		}
+		size_t len = strlen(f->shapes_how);
+		if (broke) {
+			snprintf(f->shapes_how + len, sizeof f->shapes_how - len, "; %s: the original runs, the rewritten "
+				 "model does not", at);
+			al_proof_clear(&f->proof);
+			f->proof = q;
+			f->proof.proved = true, f->proof.ok = false;
+			take_proof(f);
+			snprintf(f->proof_why, sizeof f->proof_why, "at %.60s the original runs and the rewritten model "
+				 "does not (%.120s)", at, q.why);
+			return EXIT_ALL_ANE;
+		}
+		if (!q.proved) {
+			failed++;
+			snprintf(f->shapes_how + len, sizeof f->shapes_how - len, "; %s not run (%.60s)", at, q.why);
+			al_proof_clear(&q);
+			continue;
+		}
+		proved++;
+		snprintf(f->shapes_how + len, sizeof f->shapes_how - len, "; %s", at);
+		if (!q.ok || worst_rel(&q) > worst_rel(&f->proof)) { /* the worst is the one reported */
+			al_proof_clear(&f->proof);
+			f->proof = q;
+			snprintf(shown, sizeof shown, "%s", at);
+			take_proof(f);
+			if (!q.ok)
+				break;
+		} else {
+			al_proof_clear(&q);
+		}
+	}
+	size_t len = strlen(f->shapes_how);
+	snprintf(f->shapes_how + len, sizeof f->shapes_how - len, ": %zu shape%s proved%s%s, the largest difference at %s",
+		 proved, proved == 1 ? "" : "s", skipped ? ", the others above the work bound" : "",
+		 failed ? ", some not run" : "", shown);
+	return EXIT_ALL_ANE;
+}
+
 /* The whole models on the same inputs (al_prove_equivalent). Returns an exit
  * code for I/O trouble only. */
 static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
@@ -381,6 +585,8 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 		enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &f->proof, d) : AL_E_NOMEM;
 		if (st == AL_OK) {
 			take_proof(f);
+			if (f->proved && f->proof_ok && !f->c->inputs)
+				rc = prove_points(f, s, seed, max_bytes);
 		} else if (st == AL_E_NOMEM) {
 			rc = EXIT_IO;
 		} else {
@@ -632,6 +838,8 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 		}
 		if (f->proof_note[0])
 			printf("  (%s)\n", f->proof_note);
+		if (f->shapes_how[0])
+			printf("  (shapes: %s)\n", f->shapes_how);
 		for (size_t i = 0; i < f->n_diffs; i++) {
 			const struct al_proof_diff *df = &f->diffs[i];
 			if (df->why)
@@ -706,6 +914,11 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 		al_json_put_string(stdout, f->inputs_how);
 		printf(", \"why\": ");
 		al_json_put_string(stdout, f->proof_note);
+		printf(", \"shapes\": ");
+		if (f->shapes_how[0])
+			al_json_put_string(stdout, f->shapes_how);
+		else
+			printf("null");
 		printf(", \"region\": ");
 		if (f->proof_kind && strcmp(f->proof_kind, "region") == 0) {
 			const char **ls[2] = {f->region_a, f->region_b};

@@ -244,7 +244,9 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
 
 /* ------------------------------------------------------------------ values */
 
-/* ValueType{tensorType{dataType 1, rank 2, dimensions 3 {constant 1 {size 1}}}} */
+/* ValueType{tensorType{dataType 1, rank 2, dimensions 3 {constant 1 {size 1}}}};
+ * a negative dim is an unknown one (dimensions 3 {unknown 2 {}}): a symbolic
+ * axis of a flexible input, as the converter declares it ("?" in MIL text). */
 static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
 {
 	struct al_buf tt = {0};
@@ -252,8 +254,9 @@ static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims
 	ali_buf_uint(&tt, 2, (uint64_t)rank);
 	for (int i = 0; i < rank; i++) {
 		struct al_buf cd = {0}, dim = {0};
-		ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
-		ali_buf_len(&dim, 1, cd.p, cd.n);
+		if (dims[i] >= 0)
+			ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
+		ali_buf_len(&dim, dims[i] >= 0 ? 1 : 2, cd.p, cd.n);
 		ali_buf_len(&tt, 3, dim.p, dim.n);
 		tt.failed |= cd.failed || dim.failed;
 		ali_buf_free(&cd);
@@ -1736,8 +1739,13 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 	if (!mil_op(c))
 		return false;
 	const struct al_shape *o = c->n->out_shapes ? &c->n->out_shapes[0] : NULL;
-	if (!o || !static_shape(o) || o->rank < 1)
-		return ali_mil_say(c, "the output shape is not known statically");
+	bool known = o && o->rank >= 1 && o->rank <= AL_SHAPE_MAX_RANK;
+	for (int i = 0; known && i < o->rank; i++)
+		known = o->dims[i] >= 0;
+	/* a symbolic leading axis (a flexible sequence length) is fine: the slices
+	 * declare it unknown, as the linear does; the features must be static */
+	if (!known || (o->flex >> (o->rank - 1) & 1u))
+		return ali_mil_say(c, "the output's feature count is not known statically");
 	int r = o->rank;
 	int64_t N = o->dims[r - 1];
 	if (N <= AXIS_CAP)
@@ -1807,7 +1815,8 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c)
 		if (has_bias)
 			put_input(&op, "bias", bn);
 		int64_t od[AL_SHAPE_MAX_RANK];
-		memcpy(od, o->dims, (size_t)r * sizeof od[0]);
+		for (int k = 0; k < r; k++)
+			od[k] = o->flex >> k & 1u ? -1 : o->dims[k];
 		od[r - 1] = n;
 		put_output(&op, pn, dt, r, od);
 		struct al_buf v = {0};
@@ -2256,7 +2265,15 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c)
  * matmul's [K, N] weight is copied once, transposed (bytes moved, never
  * decoded). An old weight const is deleted when nothing else reads it. A run
  * with one linear is refused: its two conversions would cost more than the
- * layout gains. */
+ * layout gains.
+ * Sequences: a run holds at most two, its first op's and (cross-attention) the
+ * keys' / values' read from another tensor; each value knows its own, so the
+ * scores [B, H, Sq, Sk] may be rectangular. A sequence may be symbolic (a
+ * flexible input: enumerated shapes or a range; shape inference gives it its
+ * default size and a flex bit): every reshape the run writes then has -1 on
+ * that axis and every type it declares leaves it unknown, so no op depends on a
+ * concrete length (the form coremltools writes for a flexible reshape). A
+ * symbolic batch or channel axis is refused. */
 
 #define MAX_RUN 64
 #define MAX_DELS (MAX_RUN * 4) /* consts deleted with a run */
@@ -2273,8 +2290,14 @@ struct run {
 	int64_t X[MAX_RUN], H[MAX_RUN], D[MAX_RUN];
 	int src[MAX_RUN][2];     /* K_ALIAS: the op aliased; K_SCORES: q, k; K_CTX: w, v */
 	bool wt[MAX_RUN];        /* K_MMW: the weight is [K, N] (copied transposed) */
+	uint8_t sq[MAX_RUN], sk[MAX_RUN]; /* the sequence (an index of S) of value i; scores: of the queries, keys */
 	uint32_t n, n_linear, n_attn, n_dropped, n_conv; /* n_conv: values converted in and out */
-	int64_t B, S;
+	/* the sequences of the run: its first op's, and the keys' / values' of a
+	 * cross-attention (another tensor); a symbolic one (a flexible input) has
+	 * flex set and its default size */
+	int64_t B, S[2];
+	bool flex[2];
+	uint8_t ns;
 	int dt;
 };
 
@@ -2334,10 +2357,56 @@ static bool read_outside(const struct run *r, const struct al_graph *g, const ch
 	return false;
 }
 
+/* Whether shape s has every dim known and flex bits exactly `fmask`: those of
+ * its symbolic sequence axes. A flexible batch, channel, head or key-dim axis
+ * never enters a run, and a static S never meets a symbolic one. */
+static bool run_shape(const struct al_shape *s, unsigned fmask)
+{
+	if (s->rank < 0 || s->rank > AL_SHAPE_MAX_RANK)
+		return false;
+	for (int i = 0; i < s->rank; i++)
+		if (s->dims[i] < 0)
+			return false;
+	return s->flex == fmask;
+}
+
+/* The index of the run's sequence of this size and flexibility; a second one
+ * is added (cross-attention: the keys and values from another tensor); -1
+ * when the run has two others. */
+static int seq_id(struct run *r, int64_t size, bool flex, bool add)
+{
+	for (int i = 0; i < r->ns; i++)
+		if (r->S[i] == size && r->flex[i] == flex)
+			return i;
+	if (!add || r->ns >= 2)
+		return -1;
+	r->S[r->ns] = size, r->flex[r->ns] = flex;
+	return r->ns++;
+}
+
+/* A sequence's size in the new types and reshapes: -1 when symbolic. */
+static int64_t seq_dim(const struct run *r, int id)
+{
+	return r->flex[id] ? -1 : r->S[id];
+}
+
+/* A run's first output o: 0 a static [B, S, C], 1 one whose S alone is
+ * symbolic (enumerated shapes or a range on the sequence axis: its default
+ * size), -1 not a [B, S, C] of known dims, -2 one with a symbolic B or C. */
+static int seq_flex(const struct al_shape *o)
+{
+	if (!o || o->rank != 3 || o->dims[0] < 0 || o->dims[1] < 0 || o->dims[2] < 0)
+		return -1;
+	if (o->flex & ~2u)
+		return -2;
+	return o->flex ? 1 : 0;
+}
+
 /* Activation parameter p of n: a named non-const value. *k is its run
- * producer, or -1 for a value from before the run, then a static [B, S, X] one
- * (*x = X). */
-static bool act_of(const struct run *r, const struct al_node *n, const char *p, int *k, int64_t *x)
+ * producer, or -1 for a value from before the run, then a [B, S, X] one of
+ * known dims (*x = X), S one of the run's sequences or a second one, symbolic
+ * on that axis alone or static. *sid: its sequence (the queries' of scores). */
+static bool act_of(struct run *r, const struct al_node *n, const char *p, int *k, int64_t *x, int *sid)
 {
 	al_span b;
 	if (ali_mil_param_binding(n, p, 0, &b) != 1 || const_of(n, p))
@@ -2347,11 +2416,12 @@ static bool act_of(const struct run *r, const struct al_node *n, const char *p, 
 	*k = run_producer(r, nm);
 	if (*k >= 0) {
 		*x = r->lay[*k] == LAY_BSC ? r->X[*k] : -1;
+		*sid = r->sq[*k];
 		return true;
 	}
 	struct al_shape s;
-	if (!ali_mil_param_shape(n, p, &s) || s.rank != 3 || !static_shape(&s) || s.dims[0] != r->B ||
-	    s.dims[1] != r->S || (s.dtype && s.dtype != r->dt))
+	if (!ali_mil_param_shape(n, p, &s) || s.rank != 3 || !run_shape(&s, s.flex & 2u) || s.dims[0] != r->B ||
+	    (s.dtype && s.dtype != r->dt) || (*sid = seq_id(r, s.dims[1], s.flex != 0, true)) < 0)
 		return false;
 	*x = s.dims[2];
 	return true;
@@ -2389,9 +2459,9 @@ static bool dims_are(const struct al_shape *o, int rank, const int64_t *d)
 }
 
 /* The original dims of a heads value of order ord. */
-static void heads_dims(const struct run *r, const uint8_t *ord, int64_t H, int64_t D, int64_t *d)
+static void heads_dims(const struct run *r, const uint8_t *ord, int64_t S, int64_t H, int64_t D, int64_t *d)
 {
-	const int64_t size[4] = {r->B, r->S, H, D};
+	const int64_t size[4] = {r->B, S, H, D};
 	for (int i = 0; i < 4; i++)
 		d[i] = size[ord[i]];
 }
@@ -2411,33 +2481,37 @@ static bool mm_weight(struct al_mil_pass *c, const struct al_node *n, al_span *w
 	return ok;
 }
 
-/* Whether n works in the layout, given the run so far: fills slot r->n. */
-static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
+/* Whether n works in the layout, given the run so far: fills slot r->n
+ * (layout_op checks the flex bits of its output). */
+static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_node *n)
 {
 	if (!n->type || n->n_sub || n->n_outputs != 1 || !n->out_shapes || !n->out_types || r->n >= MAX_RUN)
 		return false;
 	const struct al_shape *o = &n->out_shapes[0];
-	if (!static_shape(o) || n->out_types[0].kind != 0 || n->out_types[0].dtype != r->dt)
+	if (o->rank < 0 || o->rank > AL_SHAPE_MAX_RANK || n->out_types[0].kind != 0 || n->out_types[0].dtype != r->dt)
 		return false;
 	const char *t = n->type;
 	uint32_t i = r->n;
-	int kx = -1, ky = -1;
+	int kx = -1, ky = -1, sx = -1, sy = -1;
 	int64_t xx = -1, xy = -1;
-	bool bsc3 = o->rank == 3 && o->dims[0] == r->B && o->dims[1] == r->S;
+	bool bsc3 = o->rank == 3 && o->dims[0] == r->B;
+	/* [B, S, C] of sequence id: the output's S is its input's */
+#define BSC_OF(id) (bsc3 && (id) >= 0 && o->dims[1] == r->S[(id)])
 	r->lay[i] = LAY_BSC, r->kind[i] = K_COPY, r->X[i] = bsc3 ? o->dims[2] : -1, r->wt[i] = false;
-	r->H[i] = r->D[i] = 0, r->src[i][0] = r->src[i][1] = -1;
+	r->H[i] = r->D[i] = 0, r->src[i][0] = r->src[i][1] = -1, r->sq[i] = r->sk[i] = 0;
 	if (strcmp(t, "linear") == 0) {
 		const struct al_node *saved = c->n;
 		al_span wd;
 		int wdt;
 		struct al_mil_value wv, bv;
 		c->n = n;
-		bool ok = bsc3 && act_of(r, n, "x", &kx, &xx) && xx > 0 && param_blob(c, "weight", &wd, &wdt, &wv) &&
-			  wv.rank == 2 && wv.dims[0] == o->dims[2] && wv.dims[1] == xx;
+		bool ok = act_of(r, n, "x", &kx, &xx, &sx) && BSC_OF(sx) && xx > 0 &&
+			  param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == o->dims[2] &&
+			  wv.dims[1] == xx;
 		if (ok && ali_mil_param_present(n, "bias"))
 			ok = param_blob(c, "bias", &wd, &wdt, &bv) && bv.rank == 1;
 		c->n = saved;
-		r->kind[i] = K_CONV;
+		r->kind[i] = K_CONV, r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
 		return ok;
 	}
 	if (strcmp(t, "matmul") == 0 && const_of(n, "y")) {
@@ -2445,16 +2519,16 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 		int wdt;
 		struct al_mil_value wv;
 		bool tx, ty;
-		if (!bsc3 || !act_of(r, n, "x", &kx, &xx) || xx <= 0 || !flag_of(n, "transpose_x", &tx) || tx ||
-		    !flag_of(n, "transpose_y", &ty) || !mm_weight(c, n, &wd, &wdt, &wv))
+		if (!act_of(r, n, "x", &kx, &xx, &sx) || !BSC_OF(sx) || xx <= 0 || !flag_of(n, "transpose_x", &tx) ||
+		    tx || !flag_of(n, "transpose_y", &ty) || !mm_weight(c, n, &wd, &wdt, &wv))
 			return false;
 		int64_t K = ty ? wv.dims[1] : wv.dims[0], N = ty ? wv.dims[0] : wv.dims[1];
-		r->kind[i] = K_MMW, r->wt[i] = !ty;
+		r->kind[i] = K_MMW, r->wt[i] = !ty, r->sq[i] = (uint8_t)sx;
 		return K == xx && N == o->dims[2];
 	}
 	if (strcmp(t, "matmul") == 0) { /* the attention's two products */
 		bool tx, ty;
-		if (!act_of(r, n, "x", &kx, &xx) || !act_of(r, n, "y", &ky, &xy) || kx < 0 || ky < 0 ||
+		if (!act_of(r, n, "x", &kx, &xx, &sx) || !act_of(r, n, "y", &ky, &xy, &sy) || kx < 0 || ky < 0 ||
 		    !flag_of(n, "transpose_x", &tx) || !flag_of(n, "transpose_y", &ty))
 			return false;
 		uint8_t ex[4], ey[4];
@@ -2463,33 +2537,36 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 			ex[2] = r->ord[kx][3], ex[3] = r->ord[kx][2];
 		if (ty)
 			ey[2] = r->ord[ky][3], ey[3] = r->ord[ky][2];
+		/* scores q k^T [B, H, Sq, Sk]: q and k may come from different tensors */
 		if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, AX_B, AX_H, AX_S, AX_D) &&
 		    ord_is(ey, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
-			int64_t d[4] = {r->B, r->H[kx], r->S, r->S};
+			int64_t d[4] = {r->B, r->H[kx], r->S[r->sq[kx]], r->S[r->sq[ky]]};
 			r->lay[i] = LAY_SCORES, r->kind[i] = K_SCORES, r->H[i] = r->H[kx];
-			r->src[i][0] = kx, r->src[i][1] = ky;
+			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx], r->sk[i] = r->sq[ky];
 			return dims_are(o, 4, d);
 		}
+		/* the context w v [B, H, Sq, D]: v over the keys' sequence */
 		if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS && ord_is(ey, AX_B, AX_H, AX_S, AX_D) &&
-		    r->H[kx] == r->H[ky]) {
-			int64_t d[4] = {r->B, r->H[ky], r->S, r->D[ky]};
+		    r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
+			int64_t d[4] = {r->B, r->H[ky], r->S[r->sq[kx]], r->D[ky]};
 			r->lay[i] = LAY_HEADS, r->kind[i] = K_CTX, r->H[i] = r->H[ky], r->D[i] = r->D[ky];
 			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
-			r->src[i][0] = kx, r->src[i][1] = ky;
+			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx];
 			return dims_are(o, 4, d);
 		}
 		return false;
 	}
 	if (strcmp(t, "reshape") == 0) {
-		if (!act_of(r, n, "x", &kx, &xx) || !const_of(n, "shape"))
+		if (!act_of(r, n, "x", &kx, &xx, &sx) || !const_of(n, "shape"))
 			return false;
-		if (xx > 0 && o->rank == 4 && o->dims[0] == r->B && o->dims[1] == r->S && o->dims[2] > 0 &&
+		r->sq[i] = (uint8_t)sx;
+		if (xx > 0 && o->rank == 4 && o->dims[0] == r->B && o->dims[1] == r->S[sx] && o->dims[2] > 0 &&
 		    o->dims[3] > 0 && o->dims[2] <= xx && o->dims[3] <= xx && o->dims[2] * o->dims[3] == xx) {
 			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[2], r->D[i] = o->dims[3];
 			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
 			return true;
 		}
-		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], AX_B, AX_S, AX_H, AX_D) && bsc3 &&
+		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], AX_B, AX_S, AX_H, AX_D) && BSC_OF(sx) &&
 		    o->dims[2] == r->H[kx] * r->D[kx]) {
 			r->kind[i] = K_JOINR;
 			return true;
@@ -2498,7 +2575,7 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 	}
 	if (strcmp(t, "transpose") == 0) {
 		double pm[5];
-		if (!act_of(r, n, "x", &kx, &xx) || kx < 0 || r->lay[kx] != LAY_HEADS ||
+		if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_HEADS ||
 		    ali_mil_param_floats(n, "perm", pm, 5) != 4)
 			return false;
 		uint8_t seen = 0;
@@ -2512,16 +2589,18 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 			r->ord[i][a] = r->ord[kx][p];
 		}
 		int64_t d[4];
-		heads_dims(r, r->ord[i], r->H[kx], r->D[kx], d);
+		heads_dims(r, r->ord[i], r->S[sx], r->H[kx], r->D[kx], d);
 		r->lay[i] = LAY_HEADS, r->kind[i] = K_ALIAS, r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->src[i][0] = kx;
+		r->sq[i] = (uint8_t)sx;
 		return r->ord[i][0] == AX_B && dims_are(o, 4, d);
 	}
 	if (strcmp(t, "softmax") == 0) {
 		double ax[2];
-		if (!act_of(r, n, "x", &kx, &xx) || kx < 0 || r->lay[kx] != LAY_SCORES ||
+		if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_SCORES ||
 		    ali_mil_param_floats(n, "axis", ax, 2) != 1 || (ax[0] != -1 && ax[0] != 3))
 			return false;
 		r->lay[i] = LAY_SCORES, r->kind[i] = K_SOFTMAX, r->H[i] = r->H[kx];
+		r->sq[i] = r->sq[kx], r->sk[i] = r->sk[kx];
 		return true;
 	}
 	bool bin = strcmp(t, "add") == 0 || strcmp(t, "sub") == 0 || strcmp(t, "mul") == 0;
@@ -2529,25 +2608,54 @@ static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node
 		const char *src = "x";
 		if (bin && one_const(n, "x"))
 			src = "y";
-		else if (bin && !one_const(n, "y")) { /* two [B, S, C] values */
-			return bsc3 && act_of(r, n, "x", &kx, &xx) && act_of(r, n, "y", &ky, &xy) &&
-			       xx == o->dims[2] && xy == o->dims[2];
+		else if (bin && !one_const(n, "y")) { /* two [B, S, C] values of one sequence */
+			bool ok = act_of(r, n, "x", &kx, &xx, &sx) && act_of(r, n, "y", &ky, &xy, &sy) && sx == sy &&
+				  BSC_OF(sx) && xx == o->dims[2] && xy == o->dims[2];
+			r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
+			return ok;
 		}
-		if (!act_of(r, n, src, &kx, &xx))
+		if (!act_of(r, n, src, &kx, &xx, &sx))
 			return false;
+		r->sq[i] = (uint8_t)sx;
 		if (kx < 0 || r->lay[kx] == LAY_BSC)
-			return bsc3 && xx == o->dims[2];
-		r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx];
+			return BSC_OF(sx) && xx == o->dims[2];
+		r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->sk[i] = r->sk[kx];
 		memcpy(r->ord[i], r->ord[kx], 4);
 		return dims_are(o, n->out_shapes[0].rank, r->op[kx]->out_shapes[0].dims);
 	}
 	if (strcmp(t, "layer_norm") == 0) {
 		double ax[4];
 		long k = ali_mil_param_floats(n, "axes", ax, 4);
-		return bsc3 && k == 1 && (ax[0] == -1 || ax[0] == 2) && act_of(r, n, "x", &kx, &xx) &&
-		       xx == o->dims[2];
+		bool ok = k == 1 && (ax[0] == -1 || ax[0] == 2) && act_of(r, n, "x", &kx, &xx, &sx) && BSC_OF(sx) &&
+			  xx == o->dims[2];
+		r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
+		return ok;
 	}
+#undef BSC_OF
 	return false;
+}
+
+/* layout_kind, and the output's symbolic axes where its sequences are:
+ * [B, S, C] its axis 1, the heads form where its order puts S, the scores
+ * [B, H, Sq, Sk] axes 2 (the queries') and 3 (the keys'), each when that
+ * sequence is symbolic. Every value of a run then has a sequence as its only
+ * symbolic axis, and every op it emits is as valid at any length (reshapes
+ * with -1 there). */
+static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
+{
+	if (!layout_kind(c, r, n))
+		return false;
+	uint32_t i = r->n;
+	unsigned m = 0;
+	bool fq = r->flex[r->sq[i]];
+	if (r->lay[i] == LAY_BSC)
+		m = fq ? 2u : 0u;
+	else if (r->lay[i] == LAY_SCORES)
+		m = (fq ? 4u : 0u) | (r->flex[r->sk[i]] ? 8u : 0u);
+	else
+		for (unsigned a = 0; a < 4; a++)
+			m |= r->ord[i][a] == AX_S && fq ? 1u << a : 0u;
+	return run_shape(&n->out_shapes[0], m);
 }
 
 static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
@@ -2564,9 +2672,10 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 	const struct al_shape *o = first->out_shapes ? &first->out_shapes[0] : NULL;
 	memset(r, 0, sizeof *r);
 	*stop = NULL;
-	if (!o || o->rank != 3 || !static_shape(o) || !first->out_types || first->out_types[0].kind != 0)
+	int sf = seq_flex(o);
+	if (sf < 0 || !first->out_types || first->out_types[0].kind != 0)
 		return false;
-	r->B = o->dims[0], r->S = o->dims[1], r->dt = first->out_types[0].dtype;
+	r->B = o->dims[0], r->S[0] = o->dims[1], r->flex[0] = sf == 1, r->ns = 1, r->dt = first->out_types[0].dtype;
 	for (uint32_t k = first->index; k < g->n_nodes; k++) {
 		const struct al_node *p = &g->nodes[k];
 		if (p->type && strcmp(p->type, "const") == 0)
@@ -2668,7 +2777,10 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
  * refused: the layout would cost more ops than it moves. */
 static uint32_t conv_ops(const struct run *r)
 {
-	return (r->S == 1 ? 1 : 2) * r->n_conv;
+	bool one = true;
+	for (int k = 0; k < r->ns; k++)
+		one &= r->S[k] == 1 && !r->flex[k];
+	return (one ? 1 : 2) * r->n_conv;
 }
 
 /* A new op into buffer `to` (a whole Block.operations field): type, (param,
@@ -2759,15 +2871,17 @@ static bool split_last(struct al_buf *b, struct al_buf *last)
 	return !last->failed;
 }
 
-/* The new dims of run value i. */
+/* The new dims of run value i; a symbolic S is -1 (an unknown dim, and the
+ * -1 of a reshape's shape: one per value but the scores, never reshaped). */
 static void new_dims(const struct run *r, uint32_t i, int64_t *d)
 {
+	int64_t S = seq_dim(r, r->sq[i]);
 	if (r->lay[i] == LAY_BSC)
-		d[0] = r->B, d[1] = r->X[i], d[2] = 1, d[3] = r->S;
+		d[0] = r->B, d[1] = r->X[i], d[2] = 1, d[3] = S;
 	else if (r->lay[i] == LAY_HEADS)
-		d[0] = r->B, d[1] = r->H[i], d[2] = r->D[i], d[3] = r->S;
-	else
-		d[0] = r->B, d[1] = r->H[i], d[2] = r->S, d[3] = r->S;
+		d[0] = r->B, d[1] = r->H[i], d[2] = r->D[i], d[3] = S;
+	else /* the new scores [B, H, Sk, Sq] */
+		d[0] = r->B, d[1] = r->H[i], d[2] = seq_dim(r, r->sk[i]), d[3] = S;
 }
 
 bool ali_pass_mil_block_conv(struct al_mil_pass *c)
@@ -2781,13 +2895,17 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
 		return ali_mil_say(c, "not in the program's main block");
 	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
-	if (!o || o->rank != 3 || !static_shape(o))
-		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+	int sf = seq_flex(o);
+	if (sf == -1)
+		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
+	if (sf == -2)
+		return ali_mil_say(c, "the output's %s axis is symbolic (a flexible input shape): only the sequence "
+			      "axis may be", o->flex & 1u ? "batch" : "channel");
 	int odt = out_dtype(c);
 	if (odt != AL_DT_FP16 && odt != AL_DT_FP32)
 		return ali_mil_say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(odt));
 	struct run r;
-	struct run r0 = {.B = o->dims[0], .S = o->dims[1], .dt = odt};
+	struct run r0 = {.B = o->dims[0], .S = {o->dims[1], 0}, .flex = {sf == 1, false}, .ns = 1, .dt = odt};
 	if (!layout_op(c, &r0, n)) {
 		if (strcmp(n->type, "matmul") == 0)
 			return ali_mil_say(c, "not a [B, S, K] value by a constant [K, N] weight in weight.bin");
@@ -2824,7 +2942,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		k = next;
 	}
 	if (!collect_run(c, n, &r, &stop))
-		return ali_mil_say(c, "the output is not a static [B, S, C] (rank 3) tensor");
+		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
@@ -2841,7 +2959,10 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		return true;
 	}
 	int dt = r.dt;
-	int64_t B = r.B, S = r.S;
+	/* per converted value, S: its sequence length in the new types and
+	 * reshapes, -1 when symbolic; one: a static single position, where
+	 * [B, 1, C] and [B, C, 1, 1] hold the same bytes (one reshape, no transpose) */
+	int64_t B = r.B;
 	const struct al_node *last = r.op[r.n - 1];
 	for (uint32_t i = 0; i < r.n; i++) {
 		if (r.kind[i] == K_ALIAS)
@@ -2878,16 +2999,18 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			if (seen)
 				continue;
 			struct al_shape s;
-			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !static_shape(&s) ||
-			    (s.dtype && s.dtype != dt)) {
-				ok = ali_mil_say(c, "'%s' read by %s is not a static [B, S, C] %s value", v, p->name,
-					 al_dtype_name(dt));
+			int sid = -1;
+			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !run_shape(&s, s.flex & 2u) ||
+			    (s.dtype && s.dtype != dt) || (sid = seq_id(&r, s.dims[1], s.flex != 0, false)) < 0) {
+				ok = ali_mil_say(c, "'%s' read by %s is not a [B, S, C] %s value of one of the run's "
+					 "sequences and static B and C", v, p->name, al_dtype_name(dt));
 				break;
 			}
-			/* one position (S = 1): [B, 1, C] and [B, C, 1, 1] hold the same bytes, one reshape */
+			int64_t S = seq_dim(&r, sid);
+			bool one = S == 1;
 			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
 			double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
-			if (S == 1)
+			if (one)
 				sh[1] = (double)s.dims[2], sh[3] = 1;
 			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
 			const char *t1 = cs ? fresh(c, v, "bs1c") : NULL, *t2 = t1 ? fresh(c, v, "bc1s") : NULL;
@@ -2896,7 +3019,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				break;
 			}
 			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
-			if (S == 1) {
+			if (one) {
 				emit_op(&ent, "reshape", i1, 2, t2, dt, 4, d2);
 			} else {
 				emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
@@ -3117,6 +3240,8 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		const char *v = p->outputs[0];
 		if (r.lay[i] != LAY_BSC || !read_outside(&r, g, v))
 			continue;
+		int64_t S = seq_dim(&r, r.sq[i]);
+		bool one = S == 1;
 		int64_t X = p->out_shapes[0].dims[2], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
 		double sh[3] = {(double)B, (double)S, (double)X};
 		int64_t d3a[1] = {3};
@@ -3126,8 +3251,8 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			ok = cs ? ali_mil_say(c, "no free value name") : false;
 			break;
 		}
-		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", S == 1 ? r.bc[i] : t1, "shape", cs};
-		if (S != 1)
+		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
+		if (!one)
 			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
 		emit_op(&body, "reshape", i2, 2, v, dt, 3, d3);
 		nx++;
