@@ -3,7 +3,7 @@
 # tests/fix_mil.sh: `anelint fix` on ML Program packages (docs/surgery.md): the
 # range_1d / fill / fill_like -> const, cumsum -> matmul, fp32 I/O -> fp16, SDPA split
 # per head, linear / matmul runs (attention included; a symbolic sequence length too)
-# -> the (B, C, 1, S) layout
+# -> the (B, C, 1, S) layout, per-block quantized weights -> int8 per channel (approximate)
 # passes and the .mlpackage writer. Per rewrite: applied, fallbacks before > after, the proof
 # (bit-identical for exact, within tolerance for reassociate), the output
 # package re-loads, model.mlmodel parses (protoc --decode_raw when installed),
@@ -660,6 +660,51 @@ grep -qE '^ +[0-9]+ +a32 +identity +ANE' "$T/island.chk" && grep -qE '^ +[0-9]+ 
 "$ANELINT" fix $C/fix_mil_island.mlpackage -o "$T/island0.mlpackage" >"$T/island0.txt"
 [ $? -eq 0 ] && same_tree $C/fix_mil_island.mlpackage "$T/island0.mlpackage" && ok ||
 	{ bad "island without --allow approximate"; cat "$T/island0.txt"; }
+
+# 5i. a weight quantized per block -> int8 per output channel (ANE038, approximate, opt-in):
+#     the corpus's int4 per_block MLP (3 linears on the CPU by ANE038) -> 0; every
+#     output within 1e-2 of the input model's (measured rel 3.4e-3); the weight data
+#     int8 of the same shape, the scale [N, 1]; ANE038 gone from check; --dry-run
+#     reports the same rewrites and writes nothing; without --allow approximate
+#     nothing changes; the output is no candidate any more (per channel already).
+#     Crafted: a conv weight (rank 4, scale [16,1,1,1]) applied; a matmul's weight,
+#     an int32-scaled one and one the interpreter cannot decode refused with reasons.
+Q=tests/data/modern/mlp_int4_block32_ios18.mlpackage
+QW="fcs_0_weight_to_fp16_quantized fcs_1_weight_to_fp16_quantized fcs_2_weight_to_fp16_quantized"
+fixcase blockq $Q blockq 3 0 approximate "$QW" --allow approximate
+rel_within "$T/blockq.json" 1e-2 && ok || bad "blockq: an output differs by more than 1e-2"
+grep -q '"identical": false' "$T/blockq.json" && ok || bad "blockq: bit-identical (nothing requantized?)"
+n0=$("$ANELINT" check $Q | grep -c ' ANE038 weight ')
+n1=$("$ANELINT" check "$T/blockq.mlpackage" | grep -c ' ANE038 weight ')
+[ "$n0" -eq 3 ] && [ "$n1" -eq 0 ] && ok || bad "blockq: ANE038 $n0 -> $n1 (3 -> 0 expected)"
+"$ANELINT" info -f mil "$T/blockq.mlpackage" >"$T/blockq.mil"
+grep -q 'fcs_1_weight_to_fp16_quantized = constexpr_blockwise_shift_scale(data = tensor<int8, \[128, 128\]>(BLOBFILE.*scale = tensor<fp16, \[128, 1\]>(BLOBFILE' "$T/blockq.mil" &&
+	ok || bad "blockq: fcs_1 is not int8 [128,128] with an fp16 scale [128,1]"
+grep -q '"after": "int4 per-block (block 32) -> int8 per-channel, scale \[128, 1\] (new blobs; weight 4608 -> 8448 bytes)"' \
+	"$T/blockq.json" && ok || bad "blockq: the report of fcs_0"
+grep -q 'blobs 9 -> 15' "$T/blockq.pkg" && ok || bad "blockq: $(cat "$T/blockq.pkg") (9 -> 15 expected)"
+"$ANELINT" fix $Q -o "$T/blockq_dry.mlpackage" --format json --allow approximate --dry-run >"$T/blockq_dry.json"
+python3 -c 'import json, sys
+a, b = (json.load(open(f))["rewrites"] for f in sys.argv[1:])
+sys.exit(0 if a == b and sum(r["applied"] for r in a) == 3 else 1)' "$T/blockq.json" "$T/blockq_dry.json" &&
+	[ ! -e "$T/blockq_dry.mlpackage" ] && ok || bad "blockq: --dry-run does not report the same rewrites"
+"$ANELINT" fix $Q -o "$T/blockq0.mlpackage" --format json >"$T/blockq0.json"
+[ "$(grep -c '"why_not": "changes results: needs --allow approximate (it would be: int4 per-block' "$T/blockq0.json")" -eq 3 ] &&
+	same_tree $Q "$T/blockq0.mlpackage" && ok || { bad "blockq without --allow approximate"; cat "$T/blockq0.json"; }
+"$ANELINT" fix "$T/blockq.mlpackage" -o "$T/blockq2.mlpackage" --format json --allow approximate >"$T/blockq2.json"
+! grep -q mil-blockwise-to-per-channel "$T/blockq2.json" && same_tree "$T/blockq.mlpackage" "$T/blockq2.mlpackage" &&
+	ok || bad "blockq: the per-channel output is a candidate again"
+fixcase blockq_conv $C/fix_mil_blockq.mlpackage blockq_conv 2 1 approximate "wc" --allow approximate
+"$ANELINT" info -f mil "$T/blockq_conv.mlpackage" | grep -q 'wc = constexpr_blockwise_shift_scale(data = tensor<int8, \[16, 8, 1, 1\]>(BLOBFILE.*scale = tensor<fp16, \[16, 1, 1, 1\]>' &&
+	ok || bad "blockq_conv: wc is not int8 per channel"
+grep -q '"layer": "wm".*"why_not": "read by matmul '"'"'m'"'"' other than as a linear / conv weight' "$T/blockq_conv.json" &&
+	ok || bad "blockq_conv: the matmul weight's reason"
+grep -q '"layer": "wi".*"why_not": "its output is int32 (fp16 / fp32 only)"' "$T/blockq_conv.json" &&
+	ok || bad "blockq_conv: the int32 weight's reason"
+"$ANELINT" fix $C/fix_mil_blockq_bad.mlpackage -o "$T/blockq_bad.mlpackage" --format json --allow approximate >"$T/blockq_bad.json"
+grep -q '"layer": "wb".*"why_not": "the interpreter cannot decode it: .*scale'"'"'s dims must divide data'"'"'s' "$T/blockq_bad.json" &&
+	same_tree $C/fix_mil_blockq_bad.mlpackage "$T/blockq_bad.mlpackage" && ok ||
+	{ bad "blockq_bad: the undecodable weight's reason"; cat "$T/blockq_bad.json"; }
 
 # 6. nothing to rewrite -> byte-identical copies: reassociate not allowed, fp32
 #    matmuls that would still fall back, and the dynamic converted models

@@ -73,6 +73,7 @@ static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
 static bool p_mil_gru(struct pctx *c);
+static bool p_mil_block_channel(struct pctx *c);
 static bool p_nn_recurrent(struct pctx *c);
 static bool p_nn_lstm(struct pctx *c);
 
@@ -156,6 +157,9 @@ static bool p_nn_lstm(struct pctx *c);
 	X("mil-gru-unroll", "ANE021", AL_EQ_REASSOCIATE, "gru",                                          \
 	  "static-length gru (forward / reverse, fp16, <= 16 steps) -> linear + per step sigmoid / "     \
 	  "tanh + mul / add / sub ops, weights regrouped (ML Program)", p_mil_gru)                       \
+	X("mil-blockwise-to-per-channel", "ANE038", AL_EQ_APPROXIMATE, "constexpr_blockwise_shift_scale", \
+	  "a weight quantized per block (constexpr_blockwise_shift_scale) -> requantized int8 per "     \
+	  "output channel, one scale per row (ML Program; --allow approximate)", p_mil_block_channel)  \
 	X("nn-lstm-unroll", "ANE002", AL_EQ_REASSOCIATE, "uniDirectionalLSTM",                          \
 	  "static-length uniDirectionalLSTM (forward, batch 1, <= 16 steps) -> permute + per step "      \
 	  "slice, innerProduct, activation, add / multiply, exact cell clip (NeuralNetwork)", p_nn_lstm) \
@@ -1542,6 +1546,7 @@ MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
 MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
 MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
 MIL_ROW(p_mil_gru, ali_pass_mil_gru_unroll)
+MIL_ROW(p_mil_block_channel, ali_pass_mil_block_to_channel)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)
 MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 

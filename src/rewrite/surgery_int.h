@@ -62,6 +62,8 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
+/* Per-block quantized weight -> int8 per output channel (surgery_quant.c). */
+bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
@@ -83,6 +85,13 @@ enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
 /* NeuralNetwork fp16 model I/O (surgery_model.c): every fp32 multi-array input
  * and output of the root model; c->n is a stand-in node. */
 bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
+
+/* surgery_mil.c's writers, for the passes of other files (surgery_quant.c):
+ * append one blob (BlobDataType blob_dtype: 1 fp16, 2 fp32, 4 int8 ...) to the
+ * new weight.bin, its metadata offset (UINT64_MAX: out of memory); a MIL
+ * ValueType of a tensor. */
+uint64_t ali_surgery_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n);
+void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

@@ -183,6 +183,11 @@ static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *
 	return meta;
 }
 
+uint64_t ali_surgery_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n)
+{
+	return add_blob(s, blob_dtype, data, n);
+}
+
 /* The first 4 bytes of the new weight.bin: the blob count. */
 static uint32_t new_count(const struct al_surgery *s)
 {
@@ -265,6 +270,11 @@ static void put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims
 	b->failed |= tt.failed;
 	ali_buf_len(b, 1, tt.p, tt.n);
 	ali_buf_free(&tt);
+}
+
+void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
+{
+	put_vtype(b, dtype, rank, dims);
 }
 
 /* attributes entry {key 1, value 2} */
