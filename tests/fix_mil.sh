@@ -580,6 +580,11 @@ grep -q '^         anelint fix rewrites it: mil-cumsum-to-matmul (reassociate: -
 grep -A1 ' layers ANE030 (mil-fp32-io-cast) moves: ' "$T/gi.txt" |
 	grep -q '^         anelint fix rewrites it: mil-io-fp16 (approximate: --allow approximate)$' && ok ||
 	{ bad "plan: the fp16 I/O pass of the ANE030 fix"; cat "$T/gi.txt"; }
+# a pass that rewrites the op feeding the fallback (the per-block weight's constexpr)
+"$ANELINT" plan --max-fixes 10 --rules "$T/nofloor.rules" tests/data/modern/mlp_int4_block32_ios18.mlpackage >"$T/bq.txt"
+grep -A1 '(linear, ANE038 mil-per-block-quantized-weight)$' "$T/bq.txt" |
+	grep -q '^         anelint fix rewrites it: mil-blockwise-to-per-channel (approximate: --allow approximate)$' && ok ||
+	{ bad "plan: the per-block weight pass of the ANE038 fix"; cat "$T/bq.txt"; }
 
 # 5g. a static-length fp16 lstm unrolled (ANE021, reassociate): 3 steps -> 14 ops a
 #     step + expand_dims, every new op on the ANE by its own verdict, the lstm's

@@ -138,8 +138,26 @@ static void text_ms(FILE *out, bool timed, double us)
 		fprintf(out, "%9s", "-");
 }
 
+/* Whether a pass rewriting layers of type `from` applies to n: n is of that
+ * type, or (ML Program) an op of that type produces one of n's inputs, as the
+ * constexpr_* op holding a weight a linear reads (mil-blockwise-to-per-channel
+ * answers the linear's ANE038 by rewriting its weight's producer). */
+static bool pass_reaches(const struct al_node *n, const char *from)
+{
+	if (!n || !from)
+		return false;
+	if (n->type && strcmp(n->type, from) == 0)
+		return true;
+	for (uint32_t i = 0; i < n->n_inputs; i++) {
+		const struct al_node *p = n->inputs[i] ? ali_mil_producer(n, n->inputs[i]) : NULL;
+		if (p && p->type && strcmp(p->type, from) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The passes of `anelint fix` answering the rule of fix f for the layer types
- * it names: "name (class)" items, into buf. */
+ * it names (or their inputs' producers): "name (class)" items, into buf. */
 static bool fix_passes(const struct al_fix *f, char *buf, size_t n)
 {
 	size_t l = 0;
@@ -150,9 +168,9 @@ static bool fix_passes(const struct al_fix *f, char *buf, size_t n)
 			continue;
 		bool type = false;
 		if (f->kind == AL_FIX_NODE)
-			type = f->node && f->node->type && strcmp(f->node->type, ps->from) == 0;
+			type = pass_reaches(f->node, ps->from);
 		for (uint32_t i = 0; f->kind != AL_FIX_NODE && i < f->n_nodes && !type; i++)
-			type = f->nodes[i] && f->nodes[i]->type && strcmp(f->nodes[i]->type, ps->from) == 0;
+			type = pass_reaches(f->nodes[i], ps->from);
 		if (!type)
 			continue;
 		if (ps->equiv == AL_EQ_EXACT)
