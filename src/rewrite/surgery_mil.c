@@ -3511,3 +3511,31 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 	return st;
 }
 
+
+/* ------------------------------------------------------------------ shared with surgery_fp16.c
+ * (mil-fp16-compute builds its ops with the same writers) */
+
+const char *ali_mil_fresh(struct al_mil_pass *c, const char *base, const char *suffix)
+{
+	return fresh(c, base, suffix);
+}
+
+uint64_t ali_mil_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n)
+{
+	return add_blob(s, blob_dtype, data, n);
+}
+
+void ali_mil_put_attr(struct al_buf *op, const char *key, const void *val, size_t n)
+{
+	put_attr(op, key, val, n);
+}
+
+void ali_mil_put_string_value(struct al_buf *v, const char *s)
+{
+	put_string_value(v, s);
+}
+
+void ali_mil_put_input(struct al_buf *op, const char *param, const char *name)
+{
+	put_input(op, param, name);
+}
