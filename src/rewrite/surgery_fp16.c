@@ -570,7 +570,7 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		if (io.inputs[i] && !add_val(x, io.inputs[i], -1, 0, io.in_types[i].kind == 0 ? io.in_types[i].dtype : 0))
 			return ali_mil_say(c, "out of memory");
 	uint32_t n16 = 0, n32 = 0;
-	const char *eg16 = NULL;
+	const struct al_node *eg16 = NULL;
 	for (uint32_t k = 0; k < g->n_nodes; k++) {
 		const struct al_node *n = &g->nodes[k];
 		if (!n->type || !al_src(n) || !al_src(n)->msg.p)
@@ -585,9 +585,10 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		for (uint32_t j = 0; j < n->n_outputs; j++) {
 			int dt = n->out_types && n->out_types[j].kind == 0 ? n->out_types[j].dtype : 0;
 			if (!is_const && dt == AL_DT_FP16 && !eg16)
-				eg16 = n->name;
+				eg16 = n;
 			n16 += !is_const && dt == AL_DT_FP16;
-			n32 += !is_const && dt == AL_DT_FP32;
+			/* casts alone (an fp16 program's I/O casts) are no fp32 compute */
+			n32 += !is_const && dt == AL_DT_FP32 && strcmp(n->type, "cast") != 0;
 			if (!add_val(x, n->outputs[j], (int)k, j, dt))
 				return ali_mil_say(c, "out of memory");
 		}
@@ -595,8 +596,8 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 	if (!n32)
 		return c->why[0] = '\0', false;
 	if (n16)
-		return ali_mil_say(c, "%u ops compute in fp16 already (e.g. '%s'): a mixed program (fp32 islands "
-				   "are mil-fp32-island's)", n16, eg16);
+		return ali_mil_say(c, "%u ops produce fp16 values already (e.g. '%s', a %s): a mixed program (fp32 "
+				   "islands are mil-fp32-island's)", n16, eg16->name, eg16->type);
 	if (sub->n_functions != 1 || sub->n_fdescs > 1)
 		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
 	if (!(x->sorted = ali_malloc((x->nv + 1) * sizeof *x->sorted)) ||
