@@ -705,8 +705,20 @@ if [ -d "$CORPUS/real" ] && [ -d "$CORPUS/converted" ]; then
 		same_tree "$g" "$T/gru.mlpackage" && ok || { bad "corpus GRU (rc $rc)"; cat "$T/gru.txt"; }
 	fixcase c17 "$CORPUS/converted/cumsum__mlp_ios17_fp16.mlpackage" c17 2 0 reassociate \
 		"var_4_cast_fp16 var_7_cast_fp16" --allow reassociate
+	# mil-fp16-compute on the corpus' fp32 CNNs: every ANE029 fallback gone (squeezenet
+	# keeps its classify on the CPU); the fp32 GRU (a while_loop) refused with its reason
+	for a in mobilenet_v2:101:0 resnet18_w4:50:0 unet_small:29:0 squeezenet1_1:67:1; do
+		m=${a%%:*} r=${a#*:}
+		"$ANELINT" fix "$CORPUS/converted/${m}__mlp_fp32.mlpackage" --dry-run --allow approximate --format json >"$T/c16_$m.json"
+		[ $? -eq 0 ] && [ "$(fallbacks before "$T/c16_$m.json")" = "${r%:*}" ] && [ "$(fallbacks after "$T/c16_$m.json")" = "${r#*:}" ] &&
+			grep -q '"pass": "mil-fp16-compute", "rule": "ANE029", "class": "approximate", "applied": true' "$T/c16_$m.json" &&
+			rel_within "$T/c16_$m.json" 1e-3 && ok || { bad "fp16 compute: corpus $m (want $r)"; cat "$T/c16_$m.json"; }
+	done
+	"$ANELINT" fix "$CORPUS/converted/gru__mlp_fp32.mlpackage" --dry-run --allow approximate --format json >"$T/c16_gru.json"
+	grep -q '"why_not": "'"'"'while_loop_0_0'"'"' (while_loop) has nested blocks: their ops read outer values by name' "$T/c16_gru.json" && ok ||
+		{ bad "fp16 compute: corpus gru reason"; cat "$T/c16_gru.json"; }
 else
-	skip=$((skip + 5))
+	skip=$((skip + 10))
 	echo "skip: $CORPUS absent"
 fi
 
