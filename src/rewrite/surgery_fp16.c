@@ -875,8 +875,14 @@ bool ali_pass_mil_fp16(struct al_mil_pass *c)
 		char blobs[32] = "";
 		if (build_it)
 			snprintf(blobs, sizeof blobs, " (%u new blobs)", x.n_blobs);
-		snprintf(c->after, sizeof c->after, "%u ops in fp16%s; %u fp32 consts -> fp16%s; casts at %u fp32 "
-			 "inputs / outputs", x.n_conv, kept, x.n_c16 + x.n_dup, blobs, n_io);
+		char all[320];
+		snprintf(all, sizeof all, "%u ops in fp16%s; %u fp32 consts -> fp16%s; casts at %u fp32 inputs / outputs",
+			 x.n_conv, kept, x.n_c16 + x.n_dup, blobs, n_io);
+		size_t al = strlen(all);
+		if (al >= sizeof c->after)
+			al = sizeof c->after - 1;
+		memcpy(c->after, all, al);
+		c->after[al] = '\0';
 	}
 	fx_free(&x);
 	if (c->src == &fake)
