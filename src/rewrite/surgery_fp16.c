@@ -68,7 +68,7 @@ struct fx {
 	const struct al_graph *g;
 	al_span block, fn;
 	struct fval *v;
-	uint32_t nv;
+	uint32_t nv, cap;
 	uint32_t *sorted; /* v indices by name */
 	int *kind;        /* per op */
 	const char **why_kept; /* per op: why it stays fp32 */
@@ -82,6 +82,27 @@ static int by_name(const void *a, const void *b, void *ctx)
 {
 	const struct fval *v = ctx;
 	return strcmp(v[*(const uint32_t *)a].name, v[*(const uint32_t *)b].name);
+}
+
+/* The value named by the n bytes at p (not NUL-terminated), or NULL. */
+static struct fval *fx_find_n(const struct fx *x, const void *p, size_t n)
+{
+	size_t lo = 0, hi = x->nv;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const char *nm = x->v[x->sorted[mid]].name;
+		size_t l = strlen(nm);
+		int r = memcmp(nm, p, l < n ? l : n);
+		if (!r)
+			r = l < n ? -1 : l > n;
+		if (!r)
+			return &x->v[x->sorted[mid]];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 static struct fval *fx_find(const struct fx *x, const char *name)
@@ -176,6 +197,35 @@ static bool fits_fp16(const float *f, size_t n, double *bad)
 		}
 	}
 	return true;
+}
+
+/* Whether const n's fp32 values keep their meaning in fp16 (a blob is scanned
+ * in place, not copied). */
+static bool const_fits(struct fx *x, const struct al_node *n)
+{
+	al_span val, data;
+	struct al_mil_value mv;
+	int dt;
+	double bad = 0;
+	if (ali_mil_attr(n, "val", &val) && ali_mil_value_read(val, &mv) && mv.kind == AL_MV_BLOB) {
+		if (!mv.blob_in_weights || ali_mil_blob(x->c->s->m, mv.blob_offset, &data, &dt) || dt != AL_DT_FP32 ||
+		    data.n % 4)
+			return false;
+		for (size_t i = 0; i < data.n / 4; i++) {
+			uint32_t u = al_rd32le(data.p + 4 * i);
+			float f;
+			memcpy(&f, &u, 4);
+			if (!fits_fp16(&f, 1, &bad))
+				return false;
+		}
+		return true;
+	}
+	const char *why = NULL;
+	size_t cnt = 0;
+	float *f = const_floats(x, n, &cnt, &why);
+	bool ok = f && fits_fp16(f, cnt, &bad);
+	ali_free(f);
+	return ok;
 }
 
 /* A ValueType with its tensor dtype set to dt (other fields copied). */
@@ -379,14 +429,8 @@ static void rebind(struct fx *x, int kind, bool cast32, al_span entry, struct al
 	while ((start = it.pos, pb_next(&it, &f))) {
 		al_span nm;
 		struct fval *v = NULL;
-		if (f.num == 1 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm)) {
-			char buf[512];
-			if (nm.n < sizeof buf) {
-				memcpy(buf, nm.p, nm.n);
-				buf[nm.n] = '\0';
-				v = fx_find(x, buf);
-			}
-		}
+		if (f.num == 1 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm))
+			v = fx_find_n(x, nm.p, nm.n);
 		/* fp32 ops read the fp32 form, fp16 ops the fp16 one, a cast what there is */
 		const char *to = !v ? NULL : kind == K_KEEP ? v->n32 : kind == K_CONV ? v->n16
 			       : v->cls == VAL_CONV16 ? v->n16 : v->n32;
@@ -549,10 +593,16 @@ static bool op_field(const struct fx *x, uint32_t k, size_t *start, size_t *end)
 
 static bool add_val(struct fx *x, const char *name, int prod, uint32_t k, int dt)
 {
-	struct fval *v = ali_realloc(x->v, (x->nv + 1) * sizeof *v);
-	if (!v)
-		return false;
-	x->v = v;
+	if (!name)
+		return true; /* an unnamed output: nothing reads it */
+	if (x->nv == x->cap) {
+		uint32_t cap = x->cap ? 2 * x->cap : 64;
+		struct fval *v = ali_realloc(x->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return false;
+		x->v = v;
+		x->cap = cap;
+	}
 	x->v[x->nv++] = (struct fval){.name = name, .prod = prod, .out_k = k, .dt = dt, .n16 = name, .n32 = name};
 	return true;
 }
@@ -577,10 +627,10 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			return ali_mil_say(c, "op %u has no message", k);
 		if (n->n_sub)
 			return ali_mil_say(c, "'%s' (%s) has nested blocks: their ops read outer values by name "
-					   "(not converted)", n->name, n->type);
+					   "(not converted)", n->name ? n->name : "?", n->type);
 		if (n->kind < 0)
 			return ali_mil_say(c, "'%s' is a %s, an op anelint does not know: its fp16 form cannot be "
-					   "proved", n->name, n->type);
+					   "proved", n->name ? n->name : "?", n->type);
 		bool is_const = strcmp(n->type, "const") == 0;
 		for (uint32_t j = 0; j < n->n_outputs; j++) {
 			int dt = n->out_types && n->out_types[j].kind == 0 ? n->out_types[j].dtype : 0;
@@ -597,7 +647,7 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		return c->why[0] = '\0', false;
 	if (n16)
 		return ali_mil_say(c, "%u ops produce fp16 values already (e.g. '%s', a %s): a mixed program (fp32 "
-				   "islands are mil-fp32-island's)", n16, eg16->name, eg16->type);
+				   "islands are mil-fp32-island's)", n16, eg16->name ? eg16->name : "?", eg16->type);
 	if (sub->n_functions != 1 || sub->n_fdescs > 1)
 		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
 	if (!(x->sorted = ali_malloc((x->nv + 1) * sizeof *x->sorted)) ||
@@ -625,13 +675,7 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		x->kind[k] = K_CONST;
 		if (n->n_outputs != 1 || !n->out_types || n->out_types[0].dtype != AL_DT_FP32)
 			continue;
-		const char *why = NULL;
-		size_t cnt = 0;
-		double v = 0;
-		float *f = const_floats(x, n, &cnt, &why);
-		if (!f || !fits_fp16(f, cnt, &v))
-			bad[k] = true;
-		ali_free(f);
+		bad[k] = !const_fits(x, n);
 	}
 	/* ops: converted, unless they must stay fp32 */
 	bool ok = true;
