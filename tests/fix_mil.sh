@@ -36,6 +36,7 @@ sys.exit(0 if o and all(x["rel"] <= float(sys.argv[2]) for x in o) else 1)' "$1"
 
 # sha256 of every file under the inputs, to show they never change
 inputs_sum() { find $C/fix_mil_*.mlpackage $D/cumsum__mlp_fp16.mlpackage $D/cumsum__mlp_fp32.mlpackage \
+	$D/transformer_encoder__mlp_fp32.mlpackage \
 	$D/full_fill_dynamic__mlp_ios17_fp16.mlpackage $D/arange_dynamic__mlp_fp16.mlpackage \
 	tests/data/modern/encoder_fp16_ios17_enumerated.mlpackage tests/data/modern/encoder_fp16_ios17_rangedim.mlpackage -type f |
 	sort | xargs sha256sum; }
@@ -711,6 +712,61 @@ grep -q '"layer": "wb".*"why_not": "the interpreter cannot decode it: .*scale'"'
 	same_tree $C/fix_mil_blockq_bad.mlpackage "$T/blockq_bad.mlpackage" && ok ||
 	{ bad "blockq_bad: the undecodable weight's reason"; cat "$T/blockq_bad.json"; }
 
+# 5j. a whole fp32 ML Program -> fp16 compute (mil-fp16-compute, ANE029, approximate,
+#     opt-in): the converted transformer encoder (compute_precision FLOAT32) goes from
+#     25 ANE029 fallbacks to none by their own verdict, keeps its fp32 I/O (a cast after
+#     the input, one before the output), loads, parses, and its proof stays within
+#     5e-4 (the fp16 weights; the reference interpreter runs fp16 ops in fp32); the
+#     crafted one keeps its clip (bounds beyond fp16) in fp32 between casts, its 1e-9
+#     becomes 2^-24 and its cast to fp32 a cast to fp16; refused: a mixed program (the
+#     island fixture), quiet on an fp16 one; without --allow approximate only reported
+TE=$D/transformer_encoder__mlp_fp32.mlpackage
+"$ANELINT" fix $TE -o "$T/te16.mlpackage" --format json --allow approximate >"$T/te16.json" 2>"$T/te16.err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(applied "$T/te16.json")" -eq 1 ] && grep -q '"pass": "mil-fp16-compute", "rule": "ANE029", "class": "approximate", "applied": true, "after": "25 ops in fp16; 14 fp32 consts -> fp16 (12 new blobs); casts at 2 fp32 inputs / outputs"' "$T/te16.json" &&
+	[ "$(fallbacks before "$T/te16.json")" = 25 ] && [ "$(fallbacks after "$T/te16.json")" = 0 ] &&
+	grep -q '"proved": true, "pass": true' "$T/te16.json" && grep -q '"written": true' "$T/te16.json" && ok ||
+	{ bad "fp16 compute: transformer (rc $rc)"; cat "$T/te16.json" "$T/te16.err"; }
+rel_within "$T/te16.json" 5e-4 && ! grep -q '"identical": true' "$T/te16.json" && ok || bad "fp16 compute: the proof's relative difference"
+loads "$T/te16.mlpackage" && ok || bad "fp16 compute: the output does not load"
+"$ANELINT" check --rules "$T/nofloor.rules" $TE | grep -q '^rules fired: ANE029 x25 ' &&
+	"$ANELINT" check --rules "$T/nofloor.rules" "$T/te16.mlpackage" >"$T/te16.chk" &&
+	! grep -q ANE029 "$T/te16.chk" && grep -q '^summary: 27 ops (+36 const), 27 on the ANE (100.0%)' "$T/te16.chk" && ok ||
+	{ bad "fp16 compute: ANE029 25 -> 0"; cat "$T/te16.chk"; }
+"$ANELINT" info --format mil "$T/te16.mlpackage" >"$T/te16.mil"
+grep -q 'func main<ios15>(tensor<fp32, \[1, 16, 64\]> x)' "$T/te16.mil" &&
+	grep -q 'tensor<fp16, \[1, 16, 64\]> x_to_fp16 = cast(x = x, ' "$T/te16.mil" &&
+	grep -q 'tensor<fp32, \[1, 16, 64\]> var_101 = cast(x = var_101_cast_fp16, ' "$T/te16.mil" &&
+	grep -q '} -> (var_101);' "$T/te16.mil" && [ "$(grep -c 'tensor<fp32' "$T/te16.mil")" -eq 2 ] &&
+	"$ANELINT" info "$T/te16.mlpackage" | grep -q '^    var_101: multiArray fp32 \[1, 16, 64\]$' && ok ||
+	{ bad "fp16 compute: the I/O types"; cat "$T/te16.mil"; }
+"$ANELINT" fix $TE --dry-run --format json --allow approximate >"$T/te16d.json"
+[ $? -eq 0 ] && grep -q '"applied": true, "after": "25 ops in fp16; 14 fp32 consts -> fp16 (12 new blobs)' "$T/te16d.json" &&
+	grep -q '"written": false' "$T/te16d.json" && [ "$(fallbacks after "$T/te16d.json")" = 0 ] && ok ||
+	{ bad "fp16 compute: dry run"; cat "$T/te16d.json"; }
+"$ANELINT" fix $TE -o "$T/te0.mlpackage" >"$T/te0.txt"
+[ $? -eq 0 ] && grep -q 'left     main                     (ML Program): changes results: needs --allow approximate (it would be: 25 ops in fp16; 14 fp32 consts -> fp16; casts' "$T/te0.txt" &&
+	same_tree $TE "$T/te0.mlpackage" && ok || { bad "fp16 compute without --allow approximate"; cat "$T/te0.txt"; }
+"$ANELINT" fix $C/fix_mil_fp32.mlpackage -o "$T/f32.mlpackage" --format json --allow approximate >"$T/f32.json" 2>"$T/f32.err"
+[ $? -eq 0 ] && grep -q '"after": "6 ops in fp16, 1 kept fp32 between casts (e.g. '"'"'c'"'"'); 2 fp32 consts -> fp16 (1 new blobs); casts at 1 fp32 inputs / outputs"' "$T/f32.json" &&
+	[ "$(fallbacks before "$T/f32.json")" = 7 ] && [ "$(fallbacks after "$T/f32.json")" = 3 ] && rel_within "$T/f32.json" 1e-3 && ok ||
+	{ bad "fp16 compute: crafted"; cat "$T/f32.json" "$T/f32.err"; }
+loads "$T/f32.mlpackage" && ok || bad "fp16 compute: the crafted output does not load"
+pkgcheck $C/fix_mil_fp32.mlpackage "$T/f32.mlpackage" k a r t w wf y >"$T/f32.pkg" 2>&1 && grep -q 'blobs 0 -> 1' "$T/f32.pkg" && ok ||
+	{ bad "fp16 compute: package check"; cat "$T/f32.pkg"; }
+"$ANELINT" info --format mil "$T/f32.mlpackage" >"$T/f32.mil"
+grep -q 'tensor<fp32, \[1, 4, 2, 2\]> c = clip(x = x, alpha = lo, beta = hi)' "$T/f32.mil" &&
+	grep -q 'c_to_fp16 = cast(x = c, ' "$T/f32.mil" && grep -q '\[\[0x1p-24\]\]' "$T/f32.mil" &&
+	grep -q 'tensor<fp16, \[1, 4, 2, 2\]> wf = cast(x = wi, dtype = fp16_compute_dtype_fp16)' "$T/f32.mil" &&
+	grep -q '} -> (y, c);' "$T/f32.mil" && ok || { bad "fp16 compute: crafted ops"; cat "$T/f32.mil"; }
+"$ANELINT" fix $C/fix_mil_island.mlpackage --dry-run --format json --allow approximate >"$T/isl16.json"
+grep -q '"layer": "main", "type": "(ML Program)", "pass": "mil-fp16-compute", "rule": "ANE029", "class": "approximate", "applied": false, "why_not": "2 ops produce fp16 values already' "$T/isl16.json" &&
+	[ "$(applied "$T/isl16.json")" -eq 1 ] && ok || { bad "fp16 compute: mixed program refused"; cat "$T/isl16.json"; }
+"$ANELINT" fix $D/cumsum__mlp_fp16.mlpackage --dry-run --allow approximate >"$T/c16.txt"
+"$ANELINT" fix $D/cumsum__mlp_fp16.mlpackage --dry-run --allow approximate --format json >"$T/c16.json"
+! grep -q 'mil-fp16-compute' "$T/c16.txt" && grep -q '"why_not": "no op computes in fp32"' "$T/c16.json" && ok ||
+	{ bad "fp16 compute: an fp16 program"; cat "$T/c16.txt"; }
+
 # 6. nothing to rewrite -> byte-identical copies: reassociate not allowed, fp32
 #    matmuls that would still fall back, and the dynamic converted models
 "$ANELINT" fix $D/cumsum__mlp_fp16.mlpackage -o "$T/noallow.mlpackage" >"$T/noallow.txt"
@@ -821,8 +877,20 @@ if [ -d "$CORPUS/real" ] && [ -d "$CORPUS/converted" ]; then
 		same_tree "$g" "$T/gru.mlpackage" && ok || { bad "corpus GRU (rc $rc)"; cat "$T/gru.txt"; }
 	fixcase c17 "$CORPUS/converted/cumsum__mlp_ios17_fp16.mlpackage" c17 2 0 reassociate \
 		"var_4_cast_fp16 var_7_cast_fp16" --allow reassociate
+	# mil-fp16-compute on the corpus' fp32 CNNs: every ANE029 fallback gone (squeezenet
+	# keeps its classify on the CPU); the fp32 GRU (a while_loop) refused with its reason
+	for a in mobilenet_v2:101:0 resnet18_w4:50:0 unet_small:29:0 squeezenet1_1:67:1; do
+		m=${a%%:*} r=${a#*:}
+		"$ANELINT" fix "$CORPUS/converted/${m}__mlp_fp32.mlpackage" --dry-run --allow approximate --format json >"$T/c16_$m.json"
+		[ $? -eq 0 ] && [ "$(fallbacks before "$T/c16_$m.json")" = "${r%:*}" ] && [ "$(fallbacks after "$T/c16_$m.json")" = "${r#*:}" ] &&
+			grep -q '"pass": "mil-fp16-compute", "rule": "ANE029", "class": "approximate", "applied": true' "$T/c16_$m.json" &&
+			rel_within "$T/c16_$m.json" 1e-3 && ok || { bad "fp16 compute: corpus $m (want $r)"; cat "$T/c16_$m.json"; }
+	done
+	"$ANELINT" fix "$CORPUS/converted/gru__mlp_fp32.mlpackage" --dry-run --allow approximate --format json >"$T/c16_gru.json"
+	grep -q '"why_not": "'"'"'while_loop_0_0'"'"' (while_loop) has nested blocks: their ops read outer values by name' "$T/c16_gru.json" && ok ||
+		{ bad "fp16 compute: corpus gru reason"; cat "$T/c16_gru.json"; }
 else
-	skip=$((skip + 5))
+	skip=$((skip + 10))
 	echo "skip: $CORPUS absent"
 fi
 

@@ -38,6 +38,13 @@ known when the file is read, so that the ML Program passes can fold them:
                      cast back (rewritten with --allow approximate), and cast
                      up, mul by an fp32 constant, cast back (refused: the
                      constant would need converting)
+  fix_mil_fp32       an fp32 ML Program (compute_precision FLOAT32, fp32 I/O)
+                     for mil-fp16-compute: a clip whose bounds (+-70000) are
+                     beyond fp16 (kept fp32 between casts; its result is also
+                     a model output), add of a 4-value constant with a 1e-9
+                     (-> 2^-24 in fp16), relu, mul by a 16-value constant (a
+                     new fp16 blob), cast to int32 and back to fp32 (-> to
+                     fp16), add
   fix_mil_sdpa       scaled_dot_product_attention (spec 9, iOS 18 opset):
                      a: 4 heads of E 16 (1/4 exact in fp16) with a per-head
                      fp16 mask input [1,4,6,8]; b: 2 heads of E 32 (the scale as
@@ -73,8 +80,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
 from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
-                        mil_program, model, op, shape_range_feature, ttype, v_floats, v_ints,
-                        v_string, value)
+                        mil_program, model, named, op, shape_range_feature, ttype, v_floats,
+                        v_ints, v_string, value)
 
 OUT = os.path.join("tests", "data", "crafted")
 
@@ -260,6 +267,31 @@ def fix_mil_island():
     ]
     return program([("x", X)], [("y", X), ("z", X)], ops,
                    "fix fixture: fp32 islands -> fp16 (one rewritten, one refused)")
+
+
+def fix_mil_fp32():
+    X = [1, 4, 2, 2]
+    f32 = lambda dims: ttype("fp32", dims)
+    ops = [
+        const("lo", v_floats([-70000.0], []), f32([])),
+        const("hi", v_floats([70000.0], []), f32([])),
+        op("clip", [("x", "x"), ("alpha", "lo"), ("beta", "hi")], [("c", f32(X))]),
+        const("k", v_floats([0.5, -0.25, 1e-9, 2.0], [4, 1, 1]), f32([4, 1, 1])),
+        op("add", [("x", "c"), ("y", "k")], [("a", f32(X))]),
+        op("relu", [("x", "a")], [("r", f32(X))]),
+        const("t", v_floats([0.125 * i - 1.0 for i in range(16)], X), f32(X)),
+        op("mul", [("x", "r"), ("y", "t")], [("w", f32(X))]),
+        const("to_i", v_string("int32"), ttype("string", [])),
+        const("to_f", v_string("fp32"), ttype("string", [])),
+        op("cast", [("x", "w"), ("dtype", "to_i")], [("wi", ttype("int32", X))]),
+        op("cast", [("x", "wi"), ("dtype", "to_f")], [("wf", f32(X))]),
+        op("add", [("x", "w"), ("y", "wf")], [("y", f32(X))]),
+    ]
+    desc = description([array_feature("x", X)], [array_feature("y", X), array_feature("c", X)],
+                       short="fix fixture: an fp32 program -> fp16 compute")
+    block = b"".join(f_str(2, o) for o in ("y", "c")) + b"".join(ops)
+    fn = f_msg(1, named("x", f32(X))) + f_str(2, "CoreML6") + f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
+    return model(7, desc, 502, f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn)))
 
 
 def fix_mil_sdpa():
@@ -573,6 +605,7 @@ def main():
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
                         ("fix_mil_island", fix_mil_island(), None),
+                        ("fix_mil_fp32", fix_mil_fp32(), None),
                         ("fix_mil_sdpa", fix_mil_sdpa(), None),
                         ("fix_mil_bc1s", bc1s, bc1s_w),
                         ("fix_mil_matmul", mm, mm_w),

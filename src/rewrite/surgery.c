@@ -80,6 +80,9 @@ static bool p_nn_lstm(struct pctx *c);
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
 #define MODEL_INPUT "(model input)"
+/* The type of mil-fp16-compute's stand-in node: the whole function, run once
+ * by plan_mil_fp16 before the per-op rows. */
+#define MIL_PROGRAM "(ML Program)"
 
 /* The pass table: name, rule answered, class, layer type, before -> after, function.
  * Rows of the same layer type are tried in order; the first that applies wins. */
@@ -136,6 +139,10 @@ static bool p_nn_lstm(struct pctx *c);
 	X("mil-fp32-island", "ANE029", AL_EQ_APPROXIMATE, "cast",                                       \
 	  "cast fp16 -> fp32, elementwise fp32 ops, casts back -> identities, the ops in fp16 "          \
 	  "(ML Program)", p_mil_island)                                                                  \
+	X("mil-fp16-compute", "ANE029", AL_EQ_APPROXIMATE, MIL_PROGRAM,                                 \
+	  "every fp32 op of an ML Program (compute_precision FLOAT32) -> fp16: fp32 constants -> fp16, "  \
+	  "one cast after each fp32 input and before each output (the interface kept), ops that must "   \
+	  "stay fp32 between casts (only with --allow approximate)", p_model_level)                       \
 	X("mil-linear-split-cap", "ANE061", AL_EQ_REASSOCIATE, "linear",                                      \
 	  "linear with more than 16384 output features (an LM head) -> linear slices under the ANE "     \
 	  "axis cap + concat (ML Program)", p_mil_linear_split)                                          \
@@ -2042,6 +2049,57 @@ static enum al_status plan_nn_io(struct al_surgery *s)
 	return st;
 }
 
+/* mil-fp16-compute: one entry (its node a stand-in named after the function,
+ * type MIL_PROGRAM) for an ML Program that computes in fp32. It runs before the
+ * per-op rows and, when it applies, they are not run on that program (their
+ * rewrites would overlap its edits; run fix again on its output for them).
+ * Applied: model-level (the whole models prove it, no op list to check); a
+ * refusal is an ordinary entry; nothing fp32 to convert (an fp16 program): a
+ * quiet entry (the stand-in counts as on the ANE). Its weight.bin blobs are
+ * taken back when it does not apply. */
+static enum al_status plan_mil_fp16(struct al_surgery *s, const struct al_surgery_opts *o, bool can_write,
+				    bool *took)
+{
+	*took = false;
+	const al_model *m = s->m;
+	if (!can_write || m->n_subs != 1 || m->subs[0]->world != AL_WORLD_MIL || !m->subs[0]->n_graphs)
+		return AL_OK;
+	const struct al_pass *p = NULL;
+	for (size_t k = 0; k < N_PASSES; k++)
+		if (strcmp(passes[k].name, "mil-fp16-compute") == 0)
+			p = &passes[k];
+	struct al_node *n = ali_arena_alloc(&s->arena, sizeof *n);
+	const char *fname = m->subs[0]->graphs[0]->function ? m->subs[0]->graphs[0]->function : "main";
+	if (!p || !n || !(n->name = ali_arena_strndup(&s->arena, fname, strlen(fname))))
+		return AL_E_NOMEM;
+	n->type = MIL_PROGRAM;
+	n->kind = -1;
+	struct al_mil_pass c = {.s = s, .n = n};
+	bool allowed = o && o->allow >= AL_EQ_APPROXIMATE;
+	size_t tn = s->wtail.n;
+	uint32_t wc = s->wcount;
+	bool ok = ali_pass_mil_fp16(&c);
+	if (!ok && !c.why[0]) {
+		/* nothing to convert: quiet when the program has ops at all */
+		snprintf(c.why, sizeof c.why, "no op computes in fp32");
+		n->verdict.ane = true;
+	}
+	if (ok && skipped(o, n->name))
+		ok = false, snprintf(c.why, sizeof c.why, "left as it was (skipped)");
+	if (ok && !allowed)
+		ok = false, snprintf(c.why, sizeof c.why, "changes results: needs --allow approximate (it would be: %.100s)",
+				     c.after);
+	if (!ok) {
+		s->wtail.n = tn;
+		s->wcount = wc;
+	}
+	enum al_status st = add_rw(s, p, n, ok, ok ? c.after : NULL, ok ? NULL : c.why, NULL, 0);
+	if (st == AL_OK && ok)
+		s->rw[s->n_rw - 1].model_level = true;
+	*took = ok;
+	return st;
+}
+
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d)
 {
@@ -2061,7 +2119,9 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 		ali_free(s);
 		return AL_E_NOMEM;
 	}
-	for (size_t i = 0; i < m->n_subs && !st; i++) {
+	bool fp16_took = false;
+	st = plan_mil_fp16(s, o, can_write, &fp16_took);
+	for (size_t i = 0; i < m->n_subs && !st && !fp16_took; i++) {
 		const struct al_submodel *sub = m->subs[i];
 		/* ML Programs: from a package, or from memory (al_surgery_bytes +
 		 * al_surgery_weights); al_surgery_write refuses new blobs without a package */

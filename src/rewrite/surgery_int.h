@@ -86,12 +86,22 @@ enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
  * and output of the root model; c->n is a stand-in node. */
 bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
 
-/* surgery_mil.c's writers, for the passes of other files (surgery_quant.c):
- * append one blob (BlobDataType blob_dtype: 1 fp16, 2 fp32, 4 int8 ...) to the
- * new weight.bin, its metadata offset (UINT64_MAX: out of memory); a MIL
- * ValueType of a tensor. */
-uint64_t ali_surgery_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n);
+/* surgery_mil.c's writers, for the passes of other files (surgery_quant.c,
+ * surgery_fp16.c): a MIL ValueType of a tensor; ali_mil_add_blob below appends
+ * one blob (BlobDataType blob_dtype: 1 fp16, 2 fp32, 4 int8 ...). */
 void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims);
+/* mil-fp16-compute (surgery_fp16.c): every fp32 op of an ML Program's
+ * function -> fp16; c->n is a stand-in node named after the function. Its
+ * edits are splices of its own (c->layer stays empty). */
+bool ali_pass_mil_fp16(struct al_mil_pass *c);
+/* The writers surgery_mil.c shares with it: a value name not yet taken, a new
+ * weight.bin blob (its metadata offset, UINT64_MAX when out of memory), an
+ * Operation's attribute entry, a scalar string Value, an input bound to a name. */
+const char *ali_mil_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
+uint64_t ali_mil_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n);
+void ali_mil_put_attr(struct al_buf *op, const char *key, const void *val, size_t n);
+void ali_mil_put_string_value(struct al_buf *v, const char *s);
+void ali_mil_put_input(struct al_buf *op, const char *param, const char *name);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

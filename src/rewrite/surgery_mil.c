@@ -183,11 +183,6 @@ static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *
 	return meta;
 }
 
-uint64_t ali_surgery_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n)
-{
-	return add_blob(s, blob_dtype, data, n);
-}
-
 /* The first 4 bytes of the new weight.bin: the blob count. */
 static uint32_t new_count(const struct al_surgery *s)
 {
@@ -3646,3 +3641,32 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 	return st;
 }
 
+
+/* ------------------------------------------------------------------ shared with surgery_fp16.c
+ * and surgery_quant.c (mil-fp16-compute and mil-blockwise-to-per-channel build their
+ * ops and blobs with the same writers) */
+
+const char *ali_mil_fresh(struct al_mil_pass *c, const char *base, const char *suffix)
+{
+	return fresh(c, base, suffix);
+}
+
+uint64_t ali_mil_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *data, size_t n)
+{
+	return add_blob(s, blob_dtype, data, n);
+}
+
+void ali_mil_put_attr(struct al_buf *op, const char *key, const void *val, size_t n)
+{
+	put_attr(op, key, val, n);
+}
+
+void ali_mil_put_string_value(struct al_buf *v, const char *s)
+{
+	put_string_value(v, s);
+}
+
+void ali_mil_put_input(struct al_buf *op, const char *param, const char *name)
+{
+	put_input(op, param, name);
+}

@@ -305,9 +305,9 @@ bool ali_pass_mil_block_to_channel(struct al_mil_pass *c)
 	else if (!finite)
 		ali_mil_say(c, "its values are not all finite");
 	else {
-		uint64_t qoff = ali_surgery_add_blob(c->s, 4, q, count); /* BlobDataType Int8 */
+		uint64_t qoff = ali_mil_add_blob(c->s, 4, q, count); /* BlobDataType Int8 */
 		uint64_t soff = qoff == UINT64_MAX ? qoff
-			      : ali_surgery_add_blob(c->s, odt == AL_DT_FP16 ? 1 : 2, sb, (size_t)rows * esz);
+			      : ali_mil_add_blob(c->s, odt == AL_DT_FP16 ? 1 : 2, sb, (size_t)rows * esz);
 		int64_t sdims[AL_SHAPE_MAX_RANK];
 		for (int i = 0; i < d.rank; i++)
 			sdims[i] = i == 0 ? rows : 1;
