@@ -122,12 +122,20 @@ static inline float f16_round(float x)
 
 void ali_f16_round_array(float *x, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1) {
+		ali_simd_f16_round(x, x, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		x[i] = f16_round(x[i]);
 }
 
 void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1) {
+		ali_simd_f16_round(dst, src, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		dst[i] = f16_round(src[i]);
 }
@@ -136,6 +144,8 @@ void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n
  * branch-free block the compiler vectorises; NaN payloads compare as bits). */
 bool ali_f16_is_rounded(const float *x, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1)
+		return ali_simd_f16_is_rounded(x, n);
 	size_t i = 0;
 	while (i < n) {
 		size_t end = n - i > 64 ? i + 64 : n;
