@@ -240,6 +240,13 @@ void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha,
 static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		  size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
+	/* one row times a transposed B (a linear layer on one token, attention
+	 * scores of one query): dot products along B's rows, read once, instead of
+	 * sgemm packing all of B (kernels_simd.c) */
+	if (M == 1 && tb && !ta && K && N && alpha != 0.0f && ali_simd_level() >= 2) {
+		ali_simd_gemv_t(N, K, alpha, A, B, ldb, beta, C);
+		return;
+	}
 #if AL_HAVE_BLAS
 	/* cblas takes int sizes and rejects (via xerbla, which prints) leading
 	 * dimensions below max(1, row length): those cases, and the trivial ones,
