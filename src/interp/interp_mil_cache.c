@@ -136,11 +136,15 @@ struct al_tensor *mxc_get(const struct mx_run *r, const struct al_node *n, uint3
 	return t ? t : slot_get(&r->run, cache_key(n, k));
 }
 
-/* Worth keeping with the model: float values (weights as the ops read them),
- * not the packed indices / integer data only the constexpr ops read. */
+/* Worth keeping with the model: float values (weights as the ops read them)
+ * and small values of any type (shapes, axes, perms, dtype names: decoding the
+ * 30 of a decoder step again on every run was ~5% of it), not the packed
+ * indices / integer data only the constexpr ops read. */
+#define MX_KEEP_SMALL 64
 static bool keep_with_model(const struct al_tensor *t)
 {
-	return t->kind == AL_TK_TENSOR && t->f && ali_exec_float_dtype(t->dtype);
+	return t->kind == AL_TK_TENSOR &&
+	       ((t->f && ali_exec_float_dtype(t->dtype)) || t->n <= MX_KEEP_SMALL);
 }
 
 /* Keeps a reference to t; a failure to grow only loses the caching. What a
