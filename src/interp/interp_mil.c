@@ -707,9 +707,17 @@ static enum al_status op_write_state(struct mx *c, int arg)
 	 * check would mostly fail after reading half the state */
 	if (same && old->dtype == AL_DT_FP16)
 		same = c->x->fp16 && ali_f16_is_rounded(v->f, v->n);
-	struct al_tensor *t;
+	struct al_tensor *t, *own = NULL;
+	if (!same && old->dtype == AL_DT_FP16 && ali_exec_float_dtype(v->dtype))
+		own = mx_take(c, "data"); /* nothing else reads v: rounded where it is */
 	if (same) {
 		t = al_tensor_ref(v);
+	} else if (own) {
+		ali_f16_round_array(own->f, own->n);
+		own->dtype = old->dtype;
+		own->rank = old->rank;
+		memcpy(own->dims, old->dims, sizeof own->dims);
+		t = al_tensor_ref(own);
 	} else if (old->dtype == AL_DT_FP16 && v->f && !v->s && v->kind == AL_TK_TENSOR) {
 		/* rounded while copied: one pass */
 		if ((t = ali_tensor_alloc_raw(c->x, c->n, AL_DT_FP16, old->rank, old->dims))) {
@@ -1083,6 +1091,30 @@ static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, s
 	return d.ok;
 }
 
+struct al_tensor *mx_take(struct mx *c, const char *param)
+{
+	const struct mx_run *r = c->run;
+	al_span b;
+	if (!r->lt || c->env != r->top || c->st != AL_OK || c->n->n_sub ||
+	    ali_mil_param_count(c->n, param) != 1 || ali_mil_param_binding(c->n, param, 0, &b) != 1)
+		return NULL;
+	char name[AL_MAX_NAME + 1];
+	size_t len = b.n < AL_MAX_NAME ? b.n : AL_MAX_NAME; /* as mx_in_k */
+	memcpy(name, b.p, len);
+	name[len] = '\0';
+	size_t j = lt_slot(r->lt, name);
+	if (!r->lt->name[j] || !r->lt->own[j] || r->lt->last[j] != r->at)
+		return NULL;
+	unsigned reads = 0; /* read once: not also another parameter of this op */
+	for (uint32_t i = 0; i < c->n->n_inputs; i++)
+		reads += c->n->inputs[i] && strcmp(c->n->inputs[i], name) == 0;
+	struct al_tensor *t = reads == 1 ? ali_env_get(c->env, name) : NULL;
+	if (!t || t->kind != AL_TK_TENSOR || !t->f || t->s || t->borrowed || t->refs != 1 ||
+	    t->owner != c->x)
+		return NULL;
+	return t;
+}
+
 enum al_status ali_mil_exec(struct al_exec *x)
 {
 	const struct al_submodel *s = x->sub;
@@ -1110,11 +1142,14 @@ enum al_status ali_mil_exec(struct al_exec *x)
 	struct al_env *env = ali_env_new(x, x->env);
 	struct al_tensor *empty = env ? ali_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
 	enum al_status st = empty ? AL_OK : AL_E_NOMEM;
-	if (st == AL_OK && !x->sel)
-		lt_build(&lt, g, &io); /* without it (and in a region), values live to the end */
+	if (st == AL_OK && !x->sel && lt_build(&lt, g, &io)) { /* else values live to the end */
+		r.lt = &lt;
+		r.top = env;
+	}
 	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
 		if (x->sel && !x->sel[i])
 			continue;
+		r.at = i;
 		st = run_op(&r, &g->nodes[i], env);
 		if (st == AL_OK && !lt_after(&lt, &g->nodes[i], i, env, empty))
 			st = AL_E_NOMEM;
