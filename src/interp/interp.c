@@ -282,7 +282,7 @@ static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
 	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy,
 	 * or the tensor itself when nothing else holds it (the environment's binding
 	 * stays until it is freed; from then on the caller holds the only reference) */
-	if (t->refs == 1 && t->owner == x && !t->borrowed && t->kind == AL_TK_TENSOR) {
+	if (t->refs == 1 && t->owner == x && !t->borrowed && !t->base && t->kind == AL_TK_TENSOR) {
 		t->owner = NULL; /* freed to the heap, not kept in x's buffers */
 		x->bytes_live -= t->bytes <= x->bytes_live ? t->bytes : x->bytes_live;
 		return al_tensor_ref(t);

@@ -1109,7 +1109,7 @@ struct al_tensor *mx_take(struct mx *c, const char *param)
 	for (uint32_t i = 0; i < c->n->n_inputs; i++)
 		reads += c->n->inputs[i] && strcmp(c->n->inputs[i], name) == 0;
 	struct al_tensor *t = reads == 1 ? ali_env_get(c->env, name) : NULL;
-	if (!t || t->kind != AL_TK_TENSOR || !t->f || t->s || t->borrowed || t->refs != 1 ||
+	if (!t || t->kind != AL_TK_TENSOR || !t->f || t->s || t->borrowed || t->base || t->refs != 1 ||
 	    t->owner != c->x)
 		return NULL;
 	return t;

@@ -521,7 +521,19 @@ bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank, 
 		mx_fail(c, AL_E_FORMAT, "cannot hold %zu values in the requested shape", t->n);
 		return false;
 	}
-	struct al_tensor *r = mx_alloc(c, i, t->dtype, rank, dims);
+	if (!c->x->fp16 && t->kind == AL_TK_TENSOR && t->f && !t->s && i < c->n_out) {
+		/* the same values: a view of t's (reshape, expand_dims, squeeze ...) */
+		struct al_tensor *v = ali_tensor_view(c->x, c->n, (struct al_tensor *)t, t->dtype, rank,
+						      dims);
+		if (!v) {
+			c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+			return false;
+		}
+		mx_set(c, i, v);
+		ali_tensor_unref(v);
+		return true;
+	}
+	struct al_tensor *r = mx_alloc_raw(c, i, t->dtype, rank, dims); /* every value set below */
 	if (!r)
 		return false;
 	if (t->s) {

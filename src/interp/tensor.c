@@ -193,6 +193,25 @@ struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, 
 	return t;
 }
 
+struct al_tensor *ali_tensor_view(struct al_exec *x, const struct al_node *n, struct al_tensor *t,
+				 int dtype, int rank, const int64_t *dims)
+{
+	size_t count;
+	if (!ali_dims_count(rank, dims, &count) || count != t->n || t->kind != AL_TK_TENSOR || !t->f ||
+	    t->s) {
+		ali_exec_fail(x, n, AL_E_FORMAT, "cannot view %zu values in this shape", t->n);
+		return NULL;
+	}
+	struct al_tensor *v = shell(x, n, dtype, rank, dims, &count);
+	if (!v)
+		return NULL;
+	v->f = t->f;
+	v->borrowed = t->borrowed;
+	v->base = al_tensor_ref(t);
+	v->owner = x; /* a run's value (0 bytes), not a constant of the model's */
+	return v;
+}
+
 struct al_tensor *ali_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype)
 {
 	size_t count;
@@ -249,7 +268,9 @@ void ali_tensor_unref(struct al_tensor *t)
 		for (size_t i = 0; i < t->n; i++)
 			ali_free(t->s[i]);
 	ali_free(t->s);
-	if (!t->borrowed && !bufs_keep(t))
+	if (t->base)
+		ali_tensor_unref(t->base);
+	else if (!t->borrowed && !bufs_keep(t))
 		ali_free(t->f);
 	for (size_t i = 0; i < t->n_items; i++)
 		ali_tensor_unref(t->items[i]);

@@ -919,6 +919,30 @@ static void test_update_in_place(void **state)
 	assert_non_null(seen.su2);
 	assert_ptr_equal(seen.su2, seen.su3);
 	done(&r);
+
+	/* cast and reshape give views of their input's values (fp32 precision): a
+	 * value with a view is never updated in place, and a view outlives the
+	 * run as a copy */
+	p = (struct prog){0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(4));
+	cf(&p.ops, "u", 1, D(1), F(100), 1);
+	cf(&p.ops, "z", 1, D(1), F(0), 1);
+	ci(&p.ops, "b0", D(0), 1);
+	ci(&p.ops, "e0", D(1), 1);
+	ci(&p.ops, "shape", D(2, 2), 2);
+	cs(&p.ops, "h", "fp16");
+	op(&p.ops, "add", "a", "x=x y=z");
+	op(&p.ops, "cast", "ah", "x=a dtype=h");
+	op(&p.ops, "reshape", "ar", "x=ah shape=shape");
+	op(&p.ops, "slice_update", "su", "x=a update=u begin=b0 end=e0");
+	p_output(&p, "ar");
+	p_output(&p, "su");
+	struct al_named_tensor in2[] = {IN("x", tensor(AL_DT_FP32, 1, D(4), F(1.5f, 2, 3, 4)))};
+	r = run(&p, in2, 1, false);
+	expect_ok(&r);
+	expect(&r, "ar", 2, D(2, 2), F(1.5f, 2, 3, 4), 0);
+	expect(&r, "su", 1, D(4), F(100, 2, 3, 4), 0);
+	done(&r);
 }
 
 /* ================================================================ matmul */
