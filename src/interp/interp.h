@@ -190,5 +190,11 @@ struct al_tensor *ali_exec_weight(struct al_exec *x, const struct al_node *n, al
  * feature bound there under its name. */
 enum al_status ali_nn_exec(struct al_exec *x);
 enum al_status ali_mil_exec(struct al_exec *x);
+/* A state's zeros (its declared dtype and shape), made once and kept with the
+ * model (interp_mil_cache.c; key: the state's feature): a new reference. Values
+ * are never written, so every run binds the same tensor. NULL when it cannot
+ * be kept (then the caller allocates its own). */
+struct al_tensor *ali_mil_zero_state(struct al_exec *x, const void *key, int dtype, int rank,
+				     const int64_t *dims);
 
 #endif

@@ -164,3 +164,23 @@ void mxc_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_te
 	slot_put(&r->run, cache_key(n, k), t);
 }
 
+
+struct al_tensor *ali_mil_zero_state(struct al_exec *x, const void *key, int dtype, int rank,
+				     const int64_t *dims)
+{
+	struct mx_cache *mc = mxc_model(x);
+	if (!mc)
+		return NULL;
+	struct al_tensor *t = slot_get(mc, key);
+	if (t)
+		return t->dtype == dtype && mx_same_dims(t, rank, dims) ? al_tensor_ref(t) : NULL;
+	if (!(t = ali_tensor_alloc(x, NULL, dtype, rank, dims)))
+		return NULL;
+	t->dtype = dtype;
+	if (slot_put(mc, key, t) && t->owner == x) {
+		t->owner = NULL; /* counted with the model's cache from now on */
+		x->bytes_live -= t->bytes <= x->bytes_live ? t->bytes : x->bytes_live;
+		mc->bytes += t->bytes;
+	}
+	return t;
+}
