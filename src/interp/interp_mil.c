@@ -968,20 +968,6 @@ static enum al_status run_graph(struct mx_run *r, const struct al_graph *g, stru
  * that op), so peak memory follows the live values. The environment has no
  * unbind: a dropped name is rebound to a shared empty tensor. Function outputs
  * and names no op of the block defines are never dropped. */
-struct lifetimes {
-	const char **name;
-	uint32_t *last;  /* index of the last op reading it */
-	bool *own;       /* an op of the block defines it, and it is not an output */
-	size_t cap;
-};
-
-static size_t lt_slot(const struct lifetimes *u, const char *name)
-{
-	size_t i = ali_hash_str(name) & (u->cap - 1);
-	while (u->name[i] && strcmp(u->name[i], name) != 0)
-		i = (i + 1) & (u->cap - 1);
-	return i;
-}
 
 /* fn(ctx, name, index) for every name op n reads, nested blocks included. */
 static void each_use(const struct al_node *n, int depth, void (*fn)(void *, const char *, uint32_t),
@@ -1010,7 +996,7 @@ static void lt_count(void *ctx, const char *name, uint32_t index)
 static void lt_note(void *ctx, const char *name, uint32_t index)
 {
 	struct lifetimes *u = ctx;
-	size_t i = lt_slot(u, name);
+	size_t i = mx_lt_slot(u, name);
 	u->name[i] = name;
 	u->last[i] = index;
 }
@@ -1044,7 +1030,7 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		each_use(&g->nodes[i], 0, lt_note, u, i);
 		for (uint32_t k = 0; k < g->nodes[i].n_outputs; k++) {
-			size_t j = lt_slot(u, g->nodes[i].outputs[k]);
+			size_t j = mx_lt_slot(u, g->nodes[i].outputs[k]);
 			if (!u->name[j]) { /* defined, never read */
 				u->name[j] = g->nodes[i].outputs[k];
 				u->last[j] = i;
@@ -1053,7 +1039,7 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 		}
 	}
 	for (uint32_t k = 0; k < io->n_outputs; k++) {
-		size_t j = lt_slot(u, io->outputs[k]);
+		size_t j = mx_lt_slot(u, io->outputs[k]);
 		u->name[j] = io->outputs[k];
 		u->own[j] = false;
 	}
@@ -1070,7 +1056,7 @@ struct drop_ctx {
 static void lt_drop(void *ctx, const char *name, uint32_t index)
 {
 	struct drop_ctx *d = ctx;
-	size_t j = lt_slot(d->u, name);
+	size_t j = mx_lt_slot(d->u, name);
 	if (d->ok && d->u->name[j] && d->u->own[j] && d->u->last[j] == index) {
 		d->u->own[j] = false; /* once */
 		d->ok = ali_env_put(d->env, name, al_tensor_ref(d->empty));
@@ -1089,30 +1075,6 @@ static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, s
 	for (uint32_t k = 0; k < n->n_outputs; k++)
 		lt_drop(&d, n->outputs[k], i);
 	return d.ok;
-}
-
-struct al_tensor *mx_take(struct mx *c, const char *param)
-{
-	const struct mx_run *r = c->run;
-	al_span b;
-	if (!r->lt || c->env != r->top || c->st != AL_OK || c->n->n_sub ||
-	    ali_mil_param_count(c->n, param) != 1 || ali_mil_param_binding(c->n, param, 0, &b) != 1)
-		return NULL;
-	char name[AL_MAX_NAME + 1];
-	size_t len = b.n < AL_MAX_NAME ? b.n : AL_MAX_NAME; /* as mx_in_k */
-	memcpy(name, b.p, len);
-	name[len] = '\0';
-	size_t j = lt_slot(r->lt, name);
-	if (!r->lt->name[j] || !r->lt->own[j] || r->lt->last[j] != r->at)
-		return NULL;
-	unsigned reads = 0; /* read once: not also another parameter of this op */
-	for (uint32_t i = 0; i < c->n->n_inputs; i++)
-		reads += c->n->inputs[i] && strcmp(c->n->inputs[i], name) == 0;
-	struct al_tensor *t = reads == 1 ? ali_env_get(c->env, name) : NULL;
-	if (!t || t->kind != AL_TK_TENSOR || !t->f || t->s || t->borrowed || t->base || t->refs != 1 ||
-	    t->owner != c->x)
-		return NULL;
-	return t;
 }
 
 enum al_status ali_mil_exec(struct al_exec *x)

@@ -50,7 +50,17 @@ struct mx_model_cache {
 
 /* Per run: the model's cache, and this run's own for what is not worth keeping
  * (packed indices and integer data, only read by the constexpr ops). */
-struct lifetimes;
+/* In the main block, when each value is read last (interp_mil.c builds it per
+ * run): open addressing over names. */
+struct lifetimes {
+	const char **name;
+	uint32_t *last;  /* index of the last op reading it */
+	bool *own;       /* an op of the block defines it, and it is not an output */
+	size_t cap;
+};
+/* The slot of name in u (its own or the empty one where it would go). */
+size_t mx_lt_slot(const struct lifetimes *u, const char *name);
+
 struct mx_run {
 	struct al_exec *x;
 	struct mx_cache run;
