@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* tensor.c: the interpreter's values. A tensor is refcounted and, once an op has
- * produced it, never written again (fp16 rounding in interp.c is the one
- * exception: it runs before anyone else sees the tensor). The environment maps
+ * produced it, never written again while anyone else can see it (fp16 rounding
+ * in exec.c runs before anyone else sees the tensor; an ML Program op may write
+ * into a value that it reads last and nothing else holds: mx_take). A view
+ * (ali_tensor_view) shares another tensor's values. The environment maps
  * value names to tensors, with a parent chain for nested blocks.
  *
  * Every allocation goes through ali_malloc (fault injection reaches it) and is
