@@ -214,7 +214,12 @@ static enum al_status bind_states(struct al_exec *x, const struct al_named_tenso
 			if (f->rank > AL_TENSOR_MAX_RANK)
 				return ali_exec_fail(x, NULL, AL_E_UNSUPPORTED, "state '%s' of rank %u",
 						    f->name, f->rank);
-			b = ali_tensor_alloc(x, NULL, f->dtype, (int)f->rank, f->shape);
+			/* zeros: the model's, shared by every run (a decoder step's 256 KB of KV
+			 * cache were zeroed on each); else this run's own */
+			if (x->sub->world != AL_WORLD_MIL || x->fp16 ||
+			    !(b = ali_mil_zero_state(x, f, f->dtype ? f->dtype : AL_DT_FP32, (int)f->rank,
+						     f->shape)))
+				b = ali_tensor_alloc(x, NULL, f->dtype, (int)f->rank, f->shape);
 		}
 		if (!b)
 			return x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
@@ -282,7 +287,7 @@ static struct al_tensor *detach(struct al_exec *x, struct al_tensor *t)
 	/* outputs outlive the run (and, borrowed weights, maybe the model): own a copy,
 	 * or the tensor itself when nothing else holds it (the environment's binding
 	 * stays until it is freed; from then on the caller holds the only reference) */
-	if (t->refs == 1 && t->owner == x && !t->borrowed && t->kind == AL_TK_TENSOR) {
+	if (t->refs == 1 && t->owner == x && !t->borrowed && !t->base && t->kind == AL_TK_TENSOR) {
 		t->owner = NULL; /* freed to the heap, not kept in x's buffers */
 		x->bytes_live -= t->bytes <= x->bytes_live ? t->bytes : x->bytes_live;
 		return al_tensor_ref(t);

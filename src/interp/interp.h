@@ -47,6 +47,7 @@ struct al_tensor {
 	const char *const *labels;          /* borrowed from the model, or NULL */
 	int refs;
 	bool borrowed;                      /* f points into a mapping: not freed */
+	struct al_tensor *base;             /* a view: f is base's data (a reference held) */
 	size_t bytes;                       /* counted against the run's budget */
 	struct al_exec *owner;              /* the run whose budget counts it, or NULL */
 };
@@ -69,6 +70,12 @@ bool ali_tensor_list_set(struct al_exec *x, const struct al_node *n, struct al_t
 			size_t i, struct al_tensor *item);
 struct al_tensor *al_tensor_ref(struct al_tensor *t);
 void ali_tensor_unref(struct al_tensor *t);
+/* A view of numeric tensor t: its data (shared, never to be written: neither
+ * tensor is written once made) under dtype and other dims of the same count; it
+ * holds a reference to t and costs no budget (a run's outputs copy it, mx_take
+ * never gives it). NULL with a diagnostic when the counts differ. */
+struct al_tensor *ali_tensor_view(struct al_exec *x, const struct al_node *n, struct al_tensor *t,
+				 int dtype, int rank, const int64_t *dims);
 /* A tensor with t's data and other dims (same count): shares nothing, copies the data. */
 struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n,
 				     const struct al_tensor *t, int rank, const int64_t *dims);
@@ -183,5 +190,11 @@ struct al_tensor *ali_exec_weight(struct al_exec *x, const struct al_node *n, al
  * feature bound there under its name. */
 enum al_status ali_nn_exec(struct al_exec *x);
 enum al_status ali_mil_exec(struct al_exec *x);
+/* A state's zeros (its declared dtype and shape), made once and kept with the
+ * model (interp_mil_cache.c; key: the state's feature): a new reference. Values
+ * are never written, so every run binds the same tensor. NULL when it cannot
+ * be kept (then the caller allocates its own). */
+struct al_tensor *ali_mil_zero_state(struct al_exec *x, const void *key, int dtype, int rank,
+				     const int64_t *dims);
 
 #endif

@@ -707,9 +707,17 @@ static enum al_status op_write_state(struct mx *c, int arg)
 	 * check would mostly fail after reading half the state */
 	if (same && old->dtype == AL_DT_FP16)
 		same = c->x->fp16 && ali_f16_is_rounded(v->f, v->n);
-	struct al_tensor *t;
+	struct al_tensor *t, *own = NULL;
+	if (!same && old->dtype == AL_DT_FP16 && ali_exec_float_dtype(v->dtype))
+		own = mx_take(c, "data"); /* nothing else reads v: rounded where it is */
 	if (same) {
 		t = al_tensor_ref(v);
+	} else if (own) {
+		ali_f16_round_array(own->f, own->n);
+		own->dtype = old->dtype;
+		own->rank = old->rank;
+		memcpy(own->dims, old->dims, sizeof own->dims);
+		t = al_tensor_ref(own);
 	} else if (old->dtype == AL_DT_FP16 && v->f && !v->s && v->kind == AL_TK_TENSOR) {
 		/* rounded while copied: one pass */
 		if ((t = ali_tensor_alloc_raw(c->x, c->n, AL_DT_FP16, old->rank, old->dims))) {
@@ -960,20 +968,6 @@ static enum al_status run_graph(struct mx_run *r, const struct al_graph *g, stru
  * that op), so peak memory follows the live values. The environment has no
  * unbind: a dropped name is rebound to a shared empty tensor. Function outputs
  * and names no op of the block defines are never dropped. */
-struct lifetimes {
-	const char **name;
-	uint32_t *last;  /* index of the last op reading it */
-	bool *own;       /* an op of the block defines it, and it is not an output */
-	size_t cap;
-};
-
-static size_t lt_slot(const struct lifetimes *u, const char *name)
-{
-	size_t i = ali_hash_str(name) & (u->cap - 1);
-	while (u->name[i] && strcmp(u->name[i], name) != 0)
-		i = (i + 1) & (u->cap - 1);
-	return i;
-}
 
 /* fn(ctx, name, index) for every name op n reads, nested blocks included. */
 static void each_use(const struct al_node *n, int depth, void (*fn)(void *, const char *, uint32_t),
@@ -1002,7 +996,7 @@ static void lt_count(void *ctx, const char *name, uint32_t index)
 static void lt_note(void *ctx, const char *name, uint32_t index)
 {
 	struct lifetimes *u = ctx;
-	size_t i = lt_slot(u, name);
+	size_t i = mx_lt_slot(u, name);
 	u->name[i] = name;
 	u->last[i] = index;
 }
@@ -1036,7 +1030,7 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		each_use(&g->nodes[i], 0, lt_note, u, i);
 		for (uint32_t k = 0; k < g->nodes[i].n_outputs; k++) {
-			size_t j = lt_slot(u, g->nodes[i].outputs[k]);
+			size_t j = mx_lt_slot(u, g->nodes[i].outputs[k]);
 			if (!u->name[j]) { /* defined, never read */
 				u->name[j] = g->nodes[i].outputs[k];
 				u->last[j] = i;
@@ -1045,7 +1039,7 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 		}
 	}
 	for (uint32_t k = 0; k < io->n_outputs; k++) {
-		size_t j = lt_slot(u, io->outputs[k]);
+		size_t j = mx_lt_slot(u, io->outputs[k]);
 		u->name[j] = io->outputs[k];
 		u->own[j] = false;
 	}
@@ -1062,7 +1056,7 @@ struct drop_ctx {
 static void lt_drop(void *ctx, const char *name, uint32_t index)
 {
 	struct drop_ctx *d = ctx;
-	size_t j = lt_slot(d->u, name);
+	size_t j = mx_lt_slot(d->u, name);
 	if (d->ok && d->u->name[j] && d->u->own[j] && d->u->last[j] == index) {
 		d->u->own[j] = false; /* once */
 		d->ok = ali_env_put(d->env, name, al_tensor_ref(d->empty));
@@ -1110,11 +1104,14 @@ enum al_status ali_mil_exec(struct al_exec *x)
 	struct al_env *env = ali_env_new(x, x->env);
 	struct al_tensor *empty = env ? ali_tensor_alloc(x, NULL, AL_DT_FP32, 1, &zero) : NULL;
 	enum al_status st = empty ? AL_OK : AL_E_NOMEM;
-	if (st == AL_OK && !x->sel)
-		lt_build(&lt, g, &io); /* without it (and in a region), values live to the end */
+	if (st == AL_OK && !x->sel && lt_build(&lt, g, &io)) { /* else values live to the end */
+		r.lt = &lt;
+		r.top = env;
+	}
 	for (uint32_t i = 0; i < g->n_nodes && st == AL_OK; i++) {
 		if (x->sel && !x->sel[i])
 			continue;
+		r.at = i;
 		st = run_op(&r, &g->nodes[i], env);
 		if (st == AL_OK && !lt_after(&lt, &g->nodes[i], i, env, empty))
 			st = AL_E_NOMEM;

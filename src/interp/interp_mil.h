@@ -50,10 +50,26 @@ struct mx_model_cache {
 
 /* Per run: the model's cache, and this run's own for what is not worth keeping
  * (packed indices and integer data, only read by the constexpr ops). */
+/* In the main block, when each value is read last (interp_mil.c builds it per
+ * run): open addressing over names. */
+struct lifetimes {
+	const char **name;
+	uint32_t *last;  /* index of the last op reading it */
+	bool *own;       /* an op of the block defines it, and it is not an output */
+	size_t cap;
+};
+/* The slot of name in u (its own or the empty one where it would go). */
+size_t mx_lt_slot(const struct lifetimes *u, const char *name);
+
 struct mx_run {
 	struct al_exec *x;
 	struct mx_cache run;
 	struct mx_cache *model;
+	/* the main block's value lifetimes (NULL in a region run), its scope, and
+	 * the index of the op being run in it: mx_take's facts */
+	const struct lifetimes *lt;
+	struct al_env *top;
+	uint32_t at;
 };
 
 /* The model's cache for x's precision, created on first use; NULL on OOM (then
@@ -102,6 +118,11 @@ struct al_tensor *mx_in_k(struct mx *c, const char *param, uint32_t k);
 struct al_tensor *mx_in(struct mx *c, const char *param);
 struct al_tensor *mx_req(struct mx *c, const char *param);
 uint32_t mx_count(const struct mx *c, const char *param);
+/* The tensor bound to `param` when the op may write into it and give it as its
+ * output instead of a copy: an op of the main block made it, this op reads it
+ * last (and once), and nothing else holds it (one reference, not a view, not
+ * borrowed, counted in this run). NULL otherwise: then copy. */
+struct al_tensor *mx_take(struct mx *c, const char *param);
 bool mx_present(const struct mx *c, const char *param);
 
 /* Scalar / vector parameters from the bound tensor's values; absent gives the

@@ -468,6 +468,38 @@ bool mx_str(struct mx *c, const char *param, const char *def, char *buf, size_t 
 	return false;
 }
 
+size_t mx_lt_slot(const struct lifetimes *u, const char *name)
+{
+	size_t i = ali_hash_str(name) & (u->cap - 1);
+	while (u->name[i] && strcmp(u->name[i], name) != 0)
+		i = (i + 1) & (u->cap - 1);
+	return i;
+}
+
+struct al_tensor *mx_take(struct mx *c, const char *param)
+{
+	const struct mx_run *r = c->run;
+	al_span b;
+	if (!r->lt || c->env != r->top || c->st != AL_OK || c->n->n_sub ||
+	    ali_mil_param_count(c->n, param) != 1 || ali_mil_param_binding(c->n, param, 0, &b) != 1)
+		return NULL;
+	char name[AL_MAX_NAME + 1];
+	size_t len = b.n < AL_MAX_NAME ? b.n : AL_MAX_NAME; /* as mx_in_k */
+	memcpy(name, b.p, len);
+	name[len] = '\0';
+	size_t j = mx_lt_slot(r->lt, name);
+	if (!r->lt->name[j] || !r->lt->own[j] || r->lt->last[j] != r->at)
+		return NULL;
+	unsigned reads = 0; /* read once: not also another parameter of this op */
+	for (uint32_t i = 0; i < c->n->n_inputs; i++)
+		reads += c->n->inputs[i] && strcmp(c->n->inputs[i], name) == 0;
+	struct al_tensor *t = reads == 1 ? ali_env_get(c->env, name) : NULL;
+	if (!t || t->kind != AL_TK_TENSOR || !t->f || t->s || t->borrowed || t->base || t->refs != 1 ||
+	    t->owner != c->x)
+		return NULL;
+	return t;
+}
+
 /* ================================================================ outputs */
 
 static struct al_tensor *out_alloc(struct mx *c, uint32_t i, int dtype, int rank,
@@ -521,7 +553,19 @@ bool mx_reshaped(struct mx *c, uint32_t i, const struct al_tensor *t, int rank, 
 		mx_fail(c, AL_E_FORMAT, "cannot hold %zu values in the requested shape", t->n);
 		return false;
 	}
-	struct al_tensor *r = mx_alloc(c, i, t->dtype, rank, dims);
+	if (!c->x->fp16 && t->kind == AL_TK_TENSOR && t->f && !t->s && i < c->n_out) {
+		/* the same values: a view of t's (reshape, expand_dims, squeeze ...) */
+		struct al_tensor *v = ali_tensor_view(c->x, c->n, (struct al_tensor *)t, t->dtype, rank,
+						      dims);
+		if (!v) {
+			c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+			return false;
+		}
+		mx_set(c, i, v);
+		ali_tensor_unref(v);
+		return true;
+	}
+	struct al_tensor *r = mx_alloc_raw(c, i, t->dtype, rank, dims); /* every value set below */
 	if (!r)
 		return false;
 	if (t->s) {

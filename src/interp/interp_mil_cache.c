@@ -136,11 +136,15 @@ struct al_tensor *mxc_get(const struct mx_run *r, const struct al_node *n, uint3
 	return t ? t : slot_get(&r->run, cache_key(n, k));
 }
 
-/* Worth keeping with the model: float values (weights as the ops read them),
- * not the packed indices / integer data only the constexpr ops read. */
+/* Worth keeping with the model: float values (weights as the ops read them)
+ * and small values of any type (shapes, axes, perms, dtype names: decoding the
+ * 30 of a decoder step again on every run was ~5% of it), not the packed
+ * indices / integer data only the constexpr ops read. */
+#define MX_KEEP_SMALL 64
 static bool keep_with_model(const struct al_tensor *t)
 {
-	return t->kind == AL_TK_TENSOR && t->f && ali_exec_float_dtype(t->dtype);
+	return t->kind == AL_TK_TENSOR &&
+	       ((t->f && ali_exec_float_dtype(t->dtype)) || t->n <= MX_KEEP_SMALL);
 }
 
 /* Keeps a reference to t; a failure to grow only loses the caching. What a
@@ -160,3 +164,23 @@ void mxc_put(struct mx_run *r, const struct al_node *n, uint32_t k, struct al_te
 	slot_put(&r->run, cache_key(n, k), t);
 }
 
+
+struct al_tensor *ali_mil_zero_state(struct al_exec *x, const void *key, int dtype, int rank,
+				     const int64_t *dims)
+{
+	struct mx_cache *mc = mxc_model(x);
+	if (!mc)
+		return NULL;
+	struct al_tensor *t = slot_get(mc, key);
+	if (t)
+		return t->dtype == dtype && mx_same_dims(t, rank, dims) ? al_tensor_ref(t) : NULL;
+	if (!(t = ali_tensor_alloc(x, NULL, dtype, rank, dims)))
+		return NULL;
+	t->dtype = dtype;
+	if (slot_put(mc, key, t) && t->owner == x) {
+		t->owner = NULL; /* counted with the model's cache from now on */
+		x->bytes_live -= t->bytes <= x->bytes_live ? t->bytes : x->bytes_live;
+		mc->bytes += t->bytes;
+	}
+	return t;
+}

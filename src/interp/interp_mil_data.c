@@ -17,6 +17,7 @@
 #include <string.h>
 
 static struct al_tensor *copy_of(struct mx *c, const struct al_tensor *d);
+static struct al_tensor *copy_or_take(struct mx *c, const char *param, const struct al_tensor *d);
 
 /* ================================================================ shape ops */
 
@@ -439,7 +440,7 @@ enum al_status mx_slice_update(struct mx *c, int arg)
 		return mx_fail(c, AL_E_FORMAT, "x must have rank 1 or more");
 	if (!mx_same_dims(u, ro, dims))
 		return mx_fail(c, AL_E_FORMAT, "update does not have the shape of the slice");
-	struct al_tensor *y = copy_of(c, x);
+	struct al_tensor *y = copy_or_take(c, "x", x);
 	if (!y || !u->n)
 		return c->st;
 	xs[x->rank - 1] = 1;
@@ -708,6 +709,17 @@ static struct al_tensor *copy_of(struct mx *c, const struct al_tensor *d)
 	return y;
 }
 
+/* Output 0 to be d (bound to param) with some values changed: d itself when
+ * nothing else reads it (mx_take), else a copy. */
+static struct al_tensor *copy_or_take(struct mx *c, const char *param, const struct al_tensor *d)
+{
+	struct al_tensor *t = mx_take(c, param);
+	if (t != d)
+		return copy_of(c, d);
+	mx_set(c, 0, t);
+	return t;
+}
+
 /* An index into a dim of size d (negative from the end); false when outside. */
 static bool index_of(float v, int64_t d, int64_t *out)
 {
@@ -738,7 +750,7 @@ enum al_status mx_scatter(struct mx *c, int arg)
 	if (!ok)
 		return mx_fail(c, AL_E_FORMAT, "updates must be data's shape with %zu along axis %d",
 			       idx->n, a);
-	struct al_tensor *y = copy_of(c, d);
+	struct al_tensor *y = copy_or_take(c, "data", d);
 	if (y && !ali_scatter(y->f, mx_prod(d->dims, 0, a), d->dims[a], mx_prod(d->dims, a + 1, d->rank),
 			     idx->f, (int64_t)idx->n, u->f, op))
 		mx_fail(c, AL_E_FORMAT, "an index is out of range for axis %d of size %lld", a,
@@ -757,7 +769,7 @@ enum al_status mx_scatter_along_axis(struct mx *c, int arg)
 		return c->st;
 	if (!mx_same_dims(u, idx->rank, idx->dims))
 		return mx_fail(c, AL_E_FORMAT, "updates must have the shape of indices");
-	struct al_tensor *y = copy_of(c, d);
+	struct al_tensor *y = copy_or_take(c, "data", d);
 	if (!y)
 		return c->st;
 	int64_t outer = mx_prod(d->dims, 0, a), inner = mx_prod(d->dims, a + 1, d->rank);
@@ -791,7 +803,7 @@ enum al_status mx_scatter_nd(struct mx *c, int arg)
 	if ((int64_t)u->n != m * slice)
 		return mx_fail(c, AL_E_FORMAT, "updates must hold %lld values",
 			       (long long)(m * slice));
-	struct al_tensor *y = copy_of(c, d);
+	struct al_tensor *y = copy_or_take(c, "data", d);
 	for (int64_t j = 0; y && j < m; j++) {
 		int64_t off = 0;
 		for (int q = 0; q < k; q++) {

@@ -252,6 +252,16 @@ enum al_status mx_cast(struct mx *c, int arg)
 	case AL_DT_FP16: case AL_DT_FP32: case AL_DT_FP64: case AL_DT_BOOL: lo = hi = 0; break;
 	default: return mx_unsupported(c, "cast to", name);
 	}
+	if (dt != AL_DT_BOOL && mx_is_float(dt) && !c->x->fp16) {
+		/* the values as they are: x's own, under the new type (a stateful
+		 * decoder casts its whole fp16 KV cache to fp32 on every step) */
+		struct al_tensor *v = ali_tensor_view(c->x, c->n, x, dt, x->rank, x->dims);
+		if (!v)
+			return c->st = c->x->over_budget ? AL_E_UNSUPPORTED : AL_E_NOMEM;
+		mx_set(c, 0, v);
+		ali_tensor_unref(v);
+		return AL_OK;
+	}
 	struct al_tensor *y = mx_alloc_raw(c, 0, dt, x->rank, x->dims); /* every element written */
 	if (!y)
 		return c->st;

@@ -122,12 +122,20 @@ static inline float f16_round(float x)
 
 void ali_f16_round_array(float *x, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1) {
+		ali_simd_f16_round(x, x, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		x[i] = f16_round(x[i]);
 }
 
 void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1) {
+		ali_simd_f16_round(dst, src, n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++)
 		dst[i] = f16_round(src[i]);
 }
@@ -136,6 +144,8 @@ void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n
  * branch-free block the compiler vectorises; NaN payloads compare as bits). */
 bool ali_f16_is_rounded(const float *x, size_t n)
 {
+	if (n >= 8 && ali_simd_level() >= 1)
+		return ali_simd_f16_is_rounded(x, n);
 	size_t i = 0;
 	while (i < n) {
 		size_t end = n - i > 64 ? i + 64 : n;
@@ -230,6 +240,13 @@ void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha,
 static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		  size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
+	/* one row times a transposed B (a linear layer on one token, attention
+	 * scores of one query): dot products along B's rows, read once, instead of
+	 * sgemm packing all of B (kernels_simd.c) */
+	if (M == 1 && tb && !ta && K && N && alpha != 0.0f && ali_simd_level() >= 2) {
+		ali_simd_gemv_t(N, K, alpha, A, B, ldb, beta, C);
+		return;
+	}
 #if AL_HAVE_BLAS
 	/* cblas takes int sizes and rejects (via xerbla, which prints) leading
 	 * dimensions below max(1, row length): those cases, and the trivial ones,

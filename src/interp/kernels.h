@@ -37,6 +37,19 @@ void ali_f16_round_array(float *x, size_t n);
 bool ali_f16_is_rounded(const float *x, size_t n);
 /* dst[i] = src[i] rounded as ali_f16_round_array does, in one pass (distinct arrays). */
 void ali_f16_round_copy(float *restrict dst, const float *restrict src, size_t n);
+/* x86-64 vector forms (kernels_simd.c), chosen at run time: ali_simd_level() is
+ * 0 (the portable loops), 1 (AVX + F16C: fp16 rounding) or 2 (also AVX2 + FMA:
+ * one-row products in ali_gemm). ali_simd_force(L) caps the level at L (tests
+ * compare the paths; -1 lifts the cap). The ali_simd_* kernels are only called
+ * at a level that has them; the fp16 ones give exactly the portable loops' bits. */
+int ali_simd_level(void);
+void ali_simd_force(int level);
+void ali_simd_f16_round(float *dst, const float *src, size_t n); /* dst may be src */
+bool ali_simd_f16_is_rounded(const float *x, size_t n);
+/* y[j] = alpha * sum_p x[p] * B[j * ldb + p] + beta * y[j] for j < N (beta 0: y
+ * not read); each y[j] the same operations whatever N and j. */
+void ali_simd_gemv_t(size_t N, size_t K, float alpha, const float *x, const float *B, size_t ldb,
+		     float beta, float *y);
 #define AL_F16_MAX 65504.0f
 #define AL_F16_MIN_NORMAL 6.103515625e-05f    /* 2^-14 */
 #define AL_F16_MIN_SUBNORMAL 5.9604644775390625e-08f /* 2^-24 */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* tensor.c: the interpreter's values. A tensor is refcounted and, once an op has
- * produced it, never written again (fp16 rounding in interp.c is the one
- * exception: it runs before anyone else sees the tensor). The environment maps
+ * produced it, never written again while anyone else can see it (fp16 rounding
+ * in exec.c runs before anyone else sees the tensor; an ML Program op may write
+ * into a value that it reads last and nothing else holds: mx_take). A view
+ * (ali_tensor_view) shares another tensor's values. The environment maps
  * value names to tensors, with a parent chain for nested blocks.
  *
  * Every allocation goes through ali_malloc (fault injection reaches it) and is
@@ -193,6 +195,25 @@ struct al_tensor *ali_tensor_borrow(struct al_exec *x, const struct al_node *n, 
 	return t;
 }
 
+struct al_tensor *ali_tensor_view(struct al_exec *x, const struct al_node *n, struct al_tensor *t,
+				 int dtype, int rank, const int64_t *dims)
+{
+	size_t count;
+	if (!ali_dims_count(rank, dims, &count) || count != t->n || t->kind != AL_TK_TENSOR || !t->f ||
+	    t->s) {
+		ali_exec_fail(x, n, AL_E_FORMAT, "cannot view %zu values in this shape", t->n);
+		return NULL;
+	}
+	struct al_tensor *v = shell(x, n, dtype, rank, dims, &count);
+	if (!v)
+		return NULL;
+	v->f = t->f;
+	v->borrowed = t->borrowed;
+	v->base = al_tensor_ref(t);
+	v->owner = x; /* a run's value (0 bytes), not a constant of the model's */
+	return v;
+}
+
 struct al_tensor *ali_tensor_list_new(struct al_exec *x, const struct al_node *n, int elem_dtype)
 {
 	size_t count;
@@ -249,7 +270,9 @@ void ali_tensor_unref(struct al_tensor *t)
 		for (size_t i = 0; i < t->n; i++)
 			ali_free(t->s[i]);
 	ali_free(t->s);
-	if (!t->borrowed && !bufs_keep(t))
+	if (t->base)
+		ali_tensor_unref(t->base);
+	else if (!t->borrowed && !bufs_keep(t))
 		ali_free(t->f);
 	for (size_t i = 0; i < t->n_items; i++)
 		ali_tensor_unref(t->items[i]);

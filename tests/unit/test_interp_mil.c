@@ -873,6 +873,78 @@ static void test_update_reverse(void **state)
 	done(&r);
 }
 
+/* An op that writes into a value it reads last gives that value itself as its
+ * output (mx_take: slice_update, scatter, write_state), never one another op
+ * still reads: su2 reads su1, which `keep` reads after it (a copy); su3 reads
+ * su2 last (written in place: the observer sees su3's data where su2's was). */
+struct seen_ptrs {
+	const float *su2, *su3;
+};
+
+static void note_ptrs(void *ctx, const struct al_node *n, al_tensor *const *outs, uint32_t n_outs)
+{
+	struct seen_ptrs *s = ctx;
+	if (n_outs == 1 && n->name && strcmp(n->name, "su2") == 0)
+		s->su2 = al_tensor_data(outs[0]);
+	if (n_outs == 1 && n->name && strcmp(n->name, "su3") == 0)
+		s->su3 = al_tensor_data(outs[0]);
+}
+
+static void test_update_in_place(void **state)
+{
+	(void)state;
+	struct prog p = {0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(4));
+	cf(&p.ops, "u", 1, D(1), F(100), 1);
+	cf(&p.ops, "z", 1, D(1), F(0), 1);
+	ci(&p.ops, "b0", D(0), 1);
+	ci(&p.ops, "e0", D(1), 1);
+	ci(&p.ops, "b1", D(1), 1);
+	ci(&p.ops, "e1", D(2), 1);
+	ci(&p.ops, "b2", D(2), 1);
+	ci(&p.ops, "e2", D(3), 1);
+	op(&p.ops, "slice_update", "su1", "x=x update=u begin=b0 end=e0");
+	op(&p.ops, "slice_update", "su2", "x=su1 update=u begin=b1 end=e1");
+	op(&p.ops, "add", "keep", "x=su1 y=z");
+	op(&p.ops, "slice_update", "su3", "x=su2 update=u begin=b2 end=e2");
+	p_output(&p, "keep");
+	p_output(&p, "su3");
+	struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(4), F(1, 2, 3, 4)))};
+	struct seen_ptrs seen = {0};
+	struct al_run_opts o = {.observe = note_ptrs, .observe_ctx = &seen};
+	struct result r = run_opts(&p, in, 1, &o);
+	expect_ok(&r);
+	expect(&r, "keep", 1, D(4), F(100, 2, 3, 4), 0);
+	expect(&r, "su3", 1, D(4), F(100, 100, 100, 4), 0);
+	assert_non_null(seen.su2);
+	assert_ptr_equal(seen.su2, seen.su3);
+	done(&r);
+
+	/* cast and reshape give views of their input's values (fp32 precision): a
+	 * value with a view is never updated in place, and a view outlives the
+	 * run as a copy */
+	p = (struct prog){0};
+	p_input(&p, "x", AL_DT_FP32, 1, D(4));
+	cf(&p.ops, "u", 1, D(1), F(100), 1);
+	cf(&p.ops, "z", 1, D(1), F(0), 1);
+	ci(&p.ops, "b0", D(0), 1);
+	ci(&p.ops, "e0", D(1), 1);
+	ci(&p.ops, "shape", D(2, 2), 2);
+	cs(&p.ops, "h", "fp16");
+	op(&p.ops, "add", "a", "x=x y=z");
+	op(&p.ops, "cast", "ah", "x=a dtype=h");
+	op(&p.ops, "reshape", "ar", "x=ah shape=shape");
+	op(&p.ops, "slice_update", "su", "x=a update=u begin=b0 end=e0");
+	p_output(&p, "ar");
+	p_output(&p, "su");
+	struct al_named_tensor in2[] = {IN("x", tensor(AL_DT_FP32, 1, D(4), F(1.5f, 2, 3, 4)))};
+	r = run(&p, in2, 1, false);
+	expect_ok(&r);
+	expect(&r, "ar", 2, D(2, 2), F(1.5f, 2, 3, 4), 0);
+	expect(&r, "su", 1, D(4), F(100, 2, 3, 4), 0);
+	done(&r);
+}
+
 /* ================================================================ matmul */
 
 static void test_matmul(void **state)
@@ -2049,6 +2121,7 @@ int main(void)
 		cmocka_unit_test(test_conv_winograd_prepared),
 		cmocka_unit_test(test_slice),        cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_update_reverse),
+		cmocka_unit_test(test_update_in_place),
 		cmocka_unit_test(test_while_loop),   cmocka_unit_test(test_cond),
 		cmocka_unit_test(test_lists),        cmocka_unit_test(test_lstm_step),
 		cmocka_unit_test(test_gru_rnn_step), cmocka_unit_test(test_resample),

@@ -198,6 +198,69 @@ static void test_f16_values(void **state)
 	assert_true(a[3] == 2.0f);
 }
 
+/* The vector fp16 paths (kernels_simd.c) against the portable loops, bit for
+ * bit, NaN payloads included: round in place and into another array, and
+ * is_rounded, on a dense sample of all float patterns in arrays of every length
+ * 0..40 (the 8-wide body and each tail), plus NaNs and the edges. Skipped where
+ * the machine has no F16C (then the portable loops are all there is). */
+static void simd_round_case(const float *src, size_t n)
+{
+	float a[48], b[48], c[48], d[48];
+	memcpy(a, src, n * sizeof *a);
+	memcpy(b, src, n * sizeof *b);
+	ali_simd_force(0);
+	ali_f16_round_array(a, n);
+	ali_f16_round_copy(c, src, n);
+	bool r0 = ali_f16_is_rounded(src, n);
+	ali_simd_force(-1);
+	ali_f16_round_array(b, n);
+	ali_f16_round_copy(d, src, n);
+	bool r1 = ali_f16_is_rounded(src, n);
+	if (memcmp(a, b, n * sizeof *a) != 0 || memcmp(c, d, n * sizeof *c) != 0 ||
+	    memcmp(a, c, n * sizeof *a) != 0 || r0 != r1 || r0 != (memcmp(a, src, n * sizeof *a) == 0)) {
+		for (size_t i = 0; i < n; i++)
+			print_error("%zu: %a -> portable %a, vector %a\n", i, (double)src[i], (double)a[i],
+				    (double)b[i]);
+		print_error("is_rounded: portable %d, vector %d\n", r0, r1);
+		fail();
+	}
+}
+
+static void test_f16_simd(void **state)
+{
+	(void)state;
+	if (ali_simd_level() < 1) {
+		skip();
+		return;
+	}
+	float buf[48];
+	uint64_t u = 0, cases = 0;
+	for (size_t n = 0; u < (1ull << 32); n = n == 40 ? 0 : n + 1) {
+		for (size_t i = 0; i < n; i++, u += 4099) {
+			uint32_t v = (uint32_t)u;
+			memcpy(&buf[i], &v, sizeof v);
+		}
+		simd_round_case(buf, n);
+		cases += n;
+	}
+	/* NaNs with payload bits the rounding would drop, signalling ones, infinities,
+	 * the edges of the fp16 range, among rounded values (is_rounded true but
+	 * for one lane) */
+	const uint32_t odd[] = {0x7fc00001u, 0xffc01234u, 0x7f800001u, 0xff80ffffu, 0x7f800000u,
+				0xff800000u, 0x477fe000u, 0x477ff000u, 0x477fefffu, 0x33800000u,
+				0x33000000u, 0x38800000u, 0x387fffffu, 0x80000001u, 0x00000000u};
+	for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++)
+		for (size_t n = 1; n <= 40; n++)
+			for (size_t at = 0; at < n; at++) {
+				for (size_t i = 0; i < n; i++)
+					buf[i] = (float)i * 0.5f;
+				memcpy(&buf[at], &odd[k], sizeof odd[k]);
+				simd_round_case(buf, n);
+				cases += n;
+			}
+	assert_true(cases > 1300000); /* values checked */
+}
+
 /* ================================================================ gemm */
 
 static void test_gemm_hand(void **state)
@@ -232,6 +295,56 @@ static void test_gemm_hand(void **state)
 		g(false, false, 2, 2, 0, 1.0f, A, 0, B, 2, 2.0f, C6, 2);
 		const float want6[4] = {2, 4, 6, 8};
 		CLOSE(C6, want6, 0);
+	}
+}
+
+/* One-row products (M = 1, B transposed: kernels_simd.c's dot products when the
+ * machine has AVX2 + FMA, else BLAS / the loop): against the loop for K = 0..70
+ * and a few large K, beta 0 (C's NaNs not read), 1 and 0.5, alpha 1 and 0.75;
+ * and every element of C the same bits whether computed among N rows or alone
+ * (row j of B as a product of one column) on the vector path, which is what
+ * makes splitting the columns over threads, or a layer into parts, give the
+ * same results. */
+static void test_gemm_one_row(void **state)
+{
+	(void)state;
+	const size_t Ks[] = {256, 1000, 1024, 4099};
+	for (size_t it = 0; it < 71 + sizeof Ks / sizeof Ks[0]; it++) {
+		size_t K = it < 71 ? it : Ks[it - 71], N = (size_t)irand(1, 37), ldb = K + (size_t)irand(0, 5);
+		float alpha = it % 3 ? 1.0f : 0.75f, beta = it % 3 == 0 ? 0.0f : it % 3 == 1 ? 1.0f : 0.5f;
+		float *A = frand_array(K), *B = frand_array(N * ldb), *C0 = frand_array(N);
+		float *C1 = malloc(N * sizeof *C1), *C2 = malloc(N * sizeof *C2), *C3 = malloc(N * sizeof *C3);
+		assert_non_null(C1);
+		assert_non_null(C2);
+		assert_non_null(C3);
+		if (beta == 0.0f)
+			for (size_t j = 0; j < N; j++)
+				C0[j] = NAN;
+		memcpy(C1, C0, N * sizeof *C1);
+		memcpy(C2, C0, N * sizeof *C2);
+		memcpy(C3, C0, N * sizeof *C3);
+		ali_gemm(false, true, 1, N, K, alpha, A, K, B, ldb, beta, C1, N);
+		ali_gemm_naive(false, true, 1, N, K, alpha, A, K, B, ldb, beta, C2, N);
+		for (size_t j = 0; j < N; j++)
+			ali_gemm(false, true, 1, 1, K, alpha, A, K, B + j * ldb, ldb, beta, C3 + j, 1);
+		for (size_t j = 0; j < N; j++) {
+			if (!(fabsf(C1[j] - C2[j]) <= 1e-5f * (float)(K + 1))) {
+				print_error("N%zu K%zu [%zu] %g vs the loop's %g\n", N, K, j, (double)C1[j],
+					    (double)C2[j]);
+				fail();
+			}
+			if (ali_simd_level() >= 2 && memcmp(&C1[j], &C3[j], sizeof C1[j]) != 0) {
+				print_error("N%zu K%zu [%zu] %a among %zu rows, %a alone\n", N, K, j,
+					    (double)C1[j], N, (double)C3[j]);
+				fail();
+			}
+		}
+		free(A);
+		free(B);
+		free(C0);
+		free(C1);
+		free(C2);
+		free(C3);
 	}
 }
 
@@ -2047,8 +2160,10 @@ int main(void)
 		cmocka_unit_test(test_f16_exhaustive),
 		cmocka_unit_test(test_f16_values),
 		cmocka_unit_test(test_f16_round_array),
+		cmocka_unit_test(test_f16_simd),
 		cmocka_unit_test(test_gemm_hand),
 		cmocka_unit_test(test_gemm_blas_vs_naive),
+		cmocka_unit_test(test_gemm_one_row),
 		cmocka_unit_test(test_conv_hand),
 		cmocka_unit_test(test_conv_fast_vs_naive),
 		cmocka_unit_test(test_conv_winograd),
