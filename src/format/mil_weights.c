@@ -56,7 +56,7 @@ static bool param_shape(const struct al_node *n, const char *param, int *dtype, 
 	return true;
 }
 
-static int dtype_bits(int dt)
+int ali_mil_dtype_bits(int dt)
 {
 	switch (dt) {
 	case AL_DT_UINT1: return 1;
@@ -121,7 +121,7 @@ bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w)
 			cnt *= (size_t)(d2[i] > 0 ? d2[i] : 1);
 		w->storage = ALI_WS_AFFINE;
 		w->dtype = dt;
-		w->bits = dtype_bits(dt);
+		w->bits = ali_mil_dtype_bits(dt);
 		w->gran = cnt > 1 ? ALI_GRAN_CHANNEL : ALI_GRAN_TENSOR;
 		return true;
 	}
@@ -134,7 +134,7 @@ bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w)
 			return false;
 		w->storage = ALI_WS_BLOCKWISE;
 		w->dtype = dt;
-		w->bits = dtype_bits(dt);
+		w->bits = ali_mil_dtype_bits(dt);
 		w->offset = ali_mil_param_present(n, "offset");
 		granularity(w, rank, d, g, false);
 		return true;
@@ -166,7 +166,7 @@ bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w)
 		w->storage = ALI_WS_SPARSE;
 		w->sparse = true;
 		w->dtype = dt;
-		w->bits = dtype_bits(dt);
+		w->bits = ali_mil_dtype_bits(dt);
 		return true;
 	}
 	if (strcmp(t, "constexpr_cast") == 0) {
@@ -174,7 +174,7 @@ bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w)
 			return false;
 		w->storage = ALI_WS_CAST;
 		w->dtype = dt;
-		w->bits = dtype_bits(dt);
+		w->bits = ali_mil_dtype_bits(dt);
 		return true;
 	}
 	return false;

@@ -382,6 +382,8 @@ struct ali_weight_form {
 };
 bool ali_mil_weight_info(const struct al_node *n, struct ali_weight_form *w);
 const char *ali_weight_storage_name(int storage);
+/* Bits a MIL dtype stores per value (sub-byte ints, fp8, fp16 ...); 0 when unknown. */
+int ali_mil_dtype_bits(int dtype);
 const char *ali_weight_gran_name(int gran);
 /* The numbers of an immediate tensor Value (every TensorValue encoding), at most
  * max stored; returns the count present, -1 when not a numeric tensor. */

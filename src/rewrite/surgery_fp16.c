@@ -39,7 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WEIGHTS_FILE "@model_path/weights/weight.bin"
 #define BLOB_MIN_ELEMS 10  /* coremltools: a const of >= 10 values goes to weight.bin */
 #define UNDERFLOW_MAX 400  /* coremltools: the underflow rule for consts of fewer values */
 #define FP16_MAX 65504.0
@@ -107,18 +106,7 @@ static struct fval *fx_find_n(const struct fx *x, const void *p, size_t n)
 
 static struct fval *fx_find(const struct fx *x, const char *name)
 {
-	size_t lo = 0, hi = x->nv;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int r = strcmp(x->v[x->sorted[mid]].name, name);
-		if (!r)
-			return &x->v[x->sorted[mid]];
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return fx_find_n(x, name, strlen(name));
 }
 
 static bool is_float(int dt)
@@ -303,12 +291,7 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 		uint64_t off = ali_mil_add_blob(x->c->s, 1, raw, cnt * 2);
 		if (off == UINT64_MAX)
 			ok = ali_mil_say(x->c, "out of memory");
-		struct al_buf bf = {0};
-		ali_buf_str(&bf, 1, WEIGHTS_FILE);
-		ali_buf_uint(&bf, 2, off);
-		ali_buf_len(out, V_BLOB, bf.p, bf.n);
-		out->failed |= bf.failed;
-		ali_buf_free(&bf);
+		ali_mil_put_blob_value(out, off);
 		x->n_blobs++;
 	} else if (ok) { /* TensorValue.bytes {values}: fp16 immediates */
 		struct al_buf rep = {0}, tv = {0}, iv = {0}; /* ImmediateValue.tensor {bytes {values}} */

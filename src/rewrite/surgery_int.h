@@ -102,6 +102,8 @@ uint64_t ali_mil_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void 
 void ali_mil_put_attr(struct al_buf *op, const char *key, const void *val, size_t n);
 void ali_mil_put_string_value(struct al_buf *v, const char *s);
 void ali_mil_put_input(struct al_buf *op, const char *param, const char *name);
+/* A Value's blobFileValue naming the new weight.bin's blob at metadata offset off. */
+void ali_mil_put_blob_value(struct al_buf *v, uint64_t off);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

@@ -183,6 +183,18 @@ static uint64_t add_blob(struct al_surgery *s, uint32_t blob_dtype, const void *
 	return meta;
 }
 
+/* Value.blobFileValue (5) {fileName 1 = @model_path/weights/weight.bin, offset 2}
+ * into v: a value held by the new weight.bin's blob at metadata offset `off`. */
+void ali_mil_put_blob_value(struct al_buf *v, uint64_t off)
+{
+	struct al_buf bf = {0};
+	ali_buf_str(&bf, 1, WEIGHTS_FILE);
+	ali_buf_uint(&bf, 2, off);
+	ali_buf_len(v, V_BLOB, bf.p, bf.n);
+	v->failed |= bf.failed;
+	ali_buf_free(&bf);
+}
+
 /* The first 4 bytes of the new weight.bin: the blob count. */
 static uint32_t new_count(const struct al_surgery *s)
 {
@@ -352,12 +364,7 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 				v->failed = true;
 				return ali_mil_say(c, "out of memory");
 			}
-			struct al_buf bf = {0};
-			ali_buf_str(&bf, 1, WEIGHTS_FILE);
-			ali_buf_uint(&bf, 2, off);
-			ali_buf_len(v, V_BLOB, bf.p, bf.n);
-			v->failed |= bf.failed;
-			ali_buf_free(&bf);
+			ali_mil_put_blob_value(v, off);
 			return !v->failed || ali_mil_say(c, "out of memory");
 		}
 		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
@@ -1703,18 +1710,15 @@ static bool pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int 
 	uint64_t off = add_blob(c->s, dt == AL_DT_FP16 ? 1 : 2, bytes, n);
 	if (off == UINT64_MAX)
 		return ali_mil_say(c, "out of memory");
-	struct al_buf v = {0}, vt = {0}, bf = {0}, op = {0};
+	struct al_buf v = {0}, vt = {0}, op = {0};
 	put_vtype(&vt, dt, rank, dims);
 	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
-	ali_buf_str(&bf, 1, WEIGHTS_FILE);
-	ali_buf_uint(&bf, 2, off);
-	ali_buf_len(&v, V_BLOB, bf.p, bf.n);
+	ali_mil_put_blob_value(&v, off);
 	put_const_op(&op, name, &vt, &v, NULL);
-	c->pre.failed |= op.failed || v.failed || bf.failed;
+	c->pre.failed |= op.failed || v.failed;
 	ali_buf_len(&c->pre, BLOCK_OPS, op.p, op.n);
 	ali_buf_free(&v);
 	ali_buf_free(&vt);
-	ali_buf_free(&bf);
 	ali_buf_free(&op);
 	return !c->pre.failed || ali_mil_say(c, "out of memory");
 }
@@ -2839,18 +2843,15 @@ static const char *emit_const(struct al_mil_pass *c, struct al_buf *to, const ch
 /* A const into `to` naming a weight.bin blob at `off`, declared dt [N, K, 1, 1]. */
 static void emit_blob_const(struct al_buf *to, const char *name, int dt, const int64_t *dims, uint64_t off)
 {
-	struct al_buf val = {0}, vt = {0}, bf = {0}, op = {0};
+	struct al_buf val = {0}, vt = {0}, op = {0};
 	put_vtype(&vt, dt, 4, dims);
 	ali_buf_len(&val, V_TYPE, vt.p, vt.n);
-	ali_buf_str(&bf, 1, WEIGHTS_FILE);
-	ali_buf_uint(&bf, 2, off);
-	ali_buf_len(&val, V_BLOB, bf.p, bf.n);
+	ali_mil_put_blob_value(&val, off);
 	put_const_op(&op, name, &vt, &val, NULL);
-	to->failed |= op.failed || val.failed || bf.failed;
+	to->failed |= op.failed || val.failed;
 	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
 	ali_buf_free(&val);
 	ali_buf_free(&vt);
-	ali_buf_free(&bf);
 	ali_buf_free(&op);
 }
 

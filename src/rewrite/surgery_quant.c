@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WEIGHTS_FILE "@model_path/weights/weight.bin"
 #define QMAX 127                    /* symmetric int8: [-127, 127], as coremltools' linear_symmetric */
 #define MAX_REQUANT (1u << 25)      /* weight values decoded per op (128 MB as fp32) */
 #define MAX_READERS 64
@@ -40,21 +39,6 @@
 /* MIL.proto field numbers (coreml-format-facts section 7). */
 enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5 };
 enum { V_TYPE = 2, V_BLOB = 5 };
-
-static int bits_of(int dt)
-{
-	switch (dt) {
-	case AL_DT_UINT1: return 1;
-	case AL_DT_UINT2: return 2;
-	case AL_DT_UINT3: return 3;
-	case AL_DT_INT4: case AL_DT_UINT4: return 4;
-	case AL_DT_UINT6: return 6;
-	case AL_DT_INT8: case AL_DT_UINT8: return 8;
-	case AL_DT_FP16: case AL_DT_INT16: case AL_DT_UINT16: case AL_DT_BF16: return 16;
-	case AL_DT_FP32: case AL_DT_INT32: case AL_DT_UINT32: return 32;
-	default: return 0;
-	}
-}
 
 /* The bytes of the value bound to `param` of n, from its declared shape and
  * dtype (0 when absent or unknown). */
@@ -69,7 +53,7 @@ static uint64_t param_bytes(const struct al_node *n, const char *param)
 			return 0;
 		e *= (uint64_t)s.dims[i];
 	}
-	return (e * (uint64_t)bits_of(s.dtype) + 7) / 8;
+	return (e * (uint64_t)ali_mil_dtype_bits(s.dtype) + 7) / 8;
 }
 
 /* The ops of g (and nested graphs) reading value `name`: counted into *n, the
@@ -165,20 +149,17 @@ static struct al_named_tensor *decode(struct al_mil_pass *c, size_t *n_out)
 static void put_blob_input(struct al_buf *op, const char *param, int dt, int rank, const int64_t *dims,
 			   uint64_t off)
 {
-	struct al_buf vt = {0}, bf = {0}, v = {0}, bd = {0}, arg = {0}, e = {0};
+	struct al_buf vt = {0}, v = {0}, bd = {0}, arg = {0}, e = {0};
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_str(&bf, 1, WEIGHTS_FILE);
-	ali_buf_uint(&bf, 2, off);
 	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
-	ali_buf_len(&v, V_BLOB, bf.p, bf.n);
+	ali_mil_put_blob_value(&v, off);
 	ali_buf_len(&bd, 2, v.p, v.n);
 	ali_buf_len(&arg, 1, bd.p, bd.n);
 	ali_buf_str(&e, 1, param);
 	ali_buf_len(&e, 2, arg.p, arg.n);
 	ali_buf_len(op, OP_INPUTS, e.p, e.n);
-	op->failed |= vt.failed || bf.failed || v.failed || bd.failed || arg.failed || e.failed;
+	op->failed |= vt.failed || v.failed || bd.failed || arg.failed || e.failed;
 	ali_buf_free(&vt);
-	ali_buf_free(&bf);
 	ali_buf_free(&v);
 	ali_buf_free(&bd);
 	ali_buf_free(&arg);
