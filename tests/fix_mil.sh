@@ -869,6 +869,27 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "left .*outside its .mlpackage: new constants need its weight.bin" "$T/lone.txt" &&
 	cmp -s "$lone" "$T/lone.mlmodel" && ok || { bad "lone model.mlmodel (rc $rc)"; cat "$T/lone.txt"; }
 
+# 5k. a transformer encoder of a size the ANE takes (bench/mkmodels.py: 2 layers, sequence
+#     128, width 256, fp32, 439 MFLOP: above the ANE071 floor the corpus' encoders are
+#     under): fix --allow approximate (fp16 compute), then --allow reassociate (the
+#     (B, C, 1, S) layout): 46 ops all on the GPU -> 44, all on the ANE, one segment
+if python3 bench/mkmodels.py "$T/enc" >/dev/null 2>&1; then
+	E=$T/enc/encoder_s128_w256.mlpackage
+	"$ANELINT" fix --allow approximate "$E" -o "$T/enc16.mlpackage" >"$T/enc16.txt" 2>&1 &&
+		"$ANELINT" fix --allow reassociate "$T/enc16.mlpackage" -o "$T/encl.mlpackage" >"$T/encl.txt" 2>&1
+	rc=$?
+	"$ANELINT" check "$E" >"$T/enc0.chk"
+	"$ANELINT" check "$T/encl.mlpackage" >"$T/encl.chk"
+	"$ANELINT" plan "$T/encl.mlpackage" >"$T/encl.plan"
+	[ $rc -eq 0 ] && grep -q '^summary: 46 ops (+56 const), 0 on the ANE (0.0%), 46 fall back: gpu 46$' "$T/enc0.chk" &&
+		grep -q '^summary: 44 ops (+62 const), 44 on the ANE (100.0%)$' "$T/encl.chk" &&
+		grep -q '^  on ANE   100.0% of the FLOPs' "$T/encl.plan" && [ "$(grep -c '^        [0-9]  ' "$T/encl.plan")" -eq 1 ] &&
+		grep -q 'mil-fp16-compute' "$T/enc16.txt" && grep -q 'mil-block-bc1s-conv' "$T/encl.txt" && ok ||
+		{ bad "a 439 MFLOP fp32 encoder onto the ANE (rc $rc)"; cat "$T/enc16.txt" "$T/encl.txt" "$T/enc0.chk" "$T/encl.chk" "$T/encl.plan"; }
+else
+	bad "bench/mkmodels.py did not write the encoder"
+fi
+
 if [ -d "$CORPUS/real" ] && [ -d "$CORPUS/converted" ]; then
 	g=$CORPUS/real/ActivityClassifier_GRU_mlprogram.mlpackage
 	"$ANELINT" fix "$g" -o "$T/gru.mlpackage" >"$T/gru.txt" 2>&1
