@@ -884,7 +884,9 @@ if python3 bench/mkmodels.py "$T/enc" >/dev/null 2>&1; then
 	[ $rc -eq 0 ] && grep -q '^summary: 46 ops (+56 const), 0 on the ANE (0.0%), 46 fall back: gpu 46$' "$T/enc0.chk" &&
 		grep -q '^summary: 44 ops (+62 const), 44 on the ANE (100.0%)$' "$T/encl.chk" &&
 		grep -q '^  on ANE   100.0% of the FLOPs' "$T/encl.plan" && [ "$(grep -c '^        [0-9]  ' "$T/encl.plan")" -eq 1 ] &&
-		grep -q 'mil-fp16-compute' "$T/enc16.txt" && grep -q 'mil-block-bc1s-conv' "$T/encl.txt" && ok ||
+		grep -q 'mil-fp16-compute' "$T/enc16.txt" && grep -q 'mil-block-bc1s-conv' "$T/encl.txt" &&
+		grep -qE '^then: [0-9]+ more rewrites? appl(y|ies) to it \(the per-op passes wait while mil-fp16-compute' "$T/enc16.txt" &&
+		! grep -q '^then: ' "$T/encl.txt" && ok ||
 		{ bad "a 439 MFLOP fp32 encoder onto the ANE (rc $rc)"; cat "$T/enc16.txt" "$T/encl.txt" "$T/enc0.chk" "$T/encl.chk" "$T/encl.plan"; }
 else
 	bad "bench/mkmodels.py did not write the encoder"

@@ -790,6 +790,31 @@ static int prove(struct fix *f)
 
 /* ---------------------------------------------------------------- report */
 
+/* After mil-fp16-compute, which rewrites a whole program, the per-op passes
+ * wait (their edits would overlap): how many of them apply to the written
+ * output, for the line that says to run fix again (0 when none, or not that). */
+static size_t waiting_rewrites(const struct fix *f, const char *out)
+{
+	bool whole = false;
+	for (size_t i = 0; i < al_surgery_count(f->sg) && !whole; i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		whole = r->applied && strcmp(r->pass->name, "mil-fp16-compute") == 0;
+	}
+	if (!whole)
+		return 0;
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	al_surgery *sg = NULL;
+	size_t n = 0;
+	struct al_surgery_opts o = {.allow = f->allow};
+	if (d && al_model_open(out, &m, d) == AL_OK && al_surgery_plan(m, &o, &sg, d) == AL_OK)
+		n = al_surgery_applied(sg);
+	al_surgery_free(sg);
+	al_model_free(m);
+	al_diags_free(d);
+	return n;
+}
+
 static void report_text(const struct fix *f, const char *out, bool written, bool refused)
 {
 	size_t applied = f->sg ? al_surgery_applied(f->sg) : 0;
@@ -859,8 +884,17 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 		       !f->proved ? "the rewrites could not be proved"
 				  : f->highest == AL_EQ_EXACT ? "an exact rewrite is not bit-identical"
 							      : "the results differ beyond the tolerance");
-	else if (written)
+	else if (written) {
 		printf("wrote %s\n", out);
+		size_t more = waiting_rewrites(f, out);
+		if (more) {
+			printf("then: %zu more rewrite%s appl%s to it (the per-op passes wait while "
+			       "mil-fp16-compute rewrites the whole program): anelint fix --allow %s ",
+			       more, more == 1 ? "" : "s", more == 1 ? "ies" : "y", al_equiv_name(f->allow));
+			put_text(stdout, out, CLI_NAME_MAX);
+			printf(" -o OUT\n");
+		}
+	}
 	else if (f->c->dry_run)
 		printf("dry run: nothing written\n");
 }
