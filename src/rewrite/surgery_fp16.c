@@ -294,15 +294,10 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 		ali_mil_put_blob_value(out, off);
 		x->n_blobs++;
 	} else if (ok) { /* TensorValue.bytes {values}: fp16 immediates */
-		struct al_buf rep = {0}, tv = {0}, iv = {0}; /* ImmediateValue.tensor {bytes {values}} */
+		struct al_buf rep = {0};
 		ali_buf_len(&rep, 1, raw, cnt * 2);
-		ali_buf_len(&tv, 7, rep.p, rep.n);
-		ali_buf_len(&iv, 1, tv.p, tv.n);
-		ali_buf_len(out, V_IMMEDIATE, iv.p, iv.n);
-		out->failed |= rep.failed || tv.failed || iv.failed;
+		ali_mil_put_immediate(out, 7, &rep);
 		ali_buf_free(&rep);
-		ali_buf_free(&tv);
-		ali_buf_free(&iv);
 	}
 	ali_free(raw);
 	if (!ok && !x->c->why[0])

@@ -104,6 +104,9 @@ void ali_mil_put_string_value(struct al_buf *v, const char *s);
 void ali_mil_put_input(struct al_buf *op, const char *param, const char *name);
 /* A Value's blobFileValue naming the new weight.bin's blob at metadata offset off. */
 void ali_mil_put_blob_value(struct al_buf *v, uint64_t off);
+/* A Value's immediateValue: a TensorValue whose field tv_field (1 floats, 2 ints,
+ * 3 bools, 7 bytes) holds rep. */
+void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_buf *rep);
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);

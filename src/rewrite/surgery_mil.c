@@ -327,12 +327,26 @@ static bool exact_in(int dtype, double x)
 	return false;
 }
 
+/* Value.immediateValue (3) {tensor 1 {TensorValue field tv_field: rep}} into v:
+ * tv_field 1 floats, 2 ints, 3 bools, 7 bytes (fp16); rep holds its values. */
+void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_buf *rep)
+{
+	struct al_buf tv = {0}, iv = {0};
+	ali_buf_len(&tv, tv_field, rep->p, rep->n);
+	ali_buf_len(&iv, 1, tv.p, tv.n);
+	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	v->failed |= rep->failed || tv.failed || iv.failed;
+	ali_buf_free(&tv);
+	ali_buf_free(&iv);
+}
+
 /* A tensor Value of dtype and shape holding x[0..n): fp16 / fp32 with >= 10
  * values as a new weight.bin blob, else immediate. Values must be exact_in. */
 static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank,
 			     const int64_t *dims, const double *x, size_t n, bool *blob)
 {
-	struct al_buf vt = {0}, rep = {0}, tv = {0}, iv = {0};
+	struct al_buf vt = {0}, rep = {0};
+	uint32_t field;
 	put_vtype(&vt, dtype, rank, dims);
 	ali_buf_len(v, V_TYPE, vt.p, vt.n);
 	v->failed |= vt.failed;
@@ -367,13 +381,9 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 			ali_mil_put_blob_value(v, off);
 			return !v->failed || ali_mil_say(c, "out of memory");
 		}
-		if (dtype == AL_DT_FP16) { /* TensorValue.bytes = 7 {values = 1} */
-			ali_buf_len(&rep, 1, raw, n * w);
-			ali_buf_len(&tv, 7, rep.p, rep.n);
-		} else { /* TensorValue.floats = 1 {values = 1 packed} */
-			ali_buf_len(&rep, 1, raw, n * w);
-			ali_buf_len(&tv, 1, rep.p, rep.n);
-		}
+		/* TensorValue.bytes = 7 {values = 1}; floats = 1 {values = 1 packed} */
+		ali_buf_len(&rep, 1, raw, n * w);
+		field = dtype == AL_DT_FP16 ? 7 : 1;
 		ali_free(raw);
 	} else if (dtype == AL_DT_INT32 || dtype == AL_DT_BOOL) {
 		uint64_t *u = ali_malloc(n * sizeof *u + 1);
@@ -384,17 +394,13 @@ static bool put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype,
 		for (size_t i = 0; i < n; i++)
 			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
 		ali_buf_packed(&rep, 1, u, n);
-		ali_buf_len(&tv, dtype == AL_DT_INT32 ? 2 : 3, rep.p, rep.n);
+		field = dtype == AL_DT_INT32 ? 2 : 3;
 		ali_free(u);
 	} else {
 		return ali_mil_say(c, "a %s constant is not written", al_dtype_name(dtype));
 	}
-	ali_buf_len(&iv, 1, tv.p, tv.n);
-	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
-	v->failed |= rep.failed || tv.failed || iv.failed;
+	ali_mil_put_immediate(v, field, &rep);
 	ali_buf_free(&rep);
-	ali_buf_free(&tv);
-	ali_buf_free(&iv);
 	return !v->failed || ali_mil_say(c, "out of memory");
 }
 
