@@ -302,11 +302,14 @@ fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_LONG_SECONDS)
 
 # Agreement of the predictions with placement observed on real devices (tests/observed/,
-# docs/fidelity.md): fails below FIDELITY_MIN percent; also checks that the committed
-# fidelity models are what tools/mkobserved.py generates.
+# docs/fidelity.md): prints the development, held-out and leave-one-report-out figures
+# (issue #30) and fails below FIDELITY_MIN percent over all cases; also checks that the
+# committed fidelity models are what tools/mkobserved.py generates and that every report
+# is in the committed split (tests/observed/split.json).
 FIDELITY_MIN ?= 95
 fidelity: $(BUILD)/anelint observed-models
 	python3 tools/mkobserved.py --check
+	python3 tests/observed/split.py
 	python3 tests/fidelity.py --anelint $(BUILD)/anelint --models $(BUILD)/observed/models \
 		--min $(FIDELITY_MIN)
 
