@@ -307,11 +307,13 @@ fuzz-long:
 # committed fidelity models are what tools/mkobserved.py generates and that every report
 # is in the committed split (tests/observed/split.json).
 FIDELITY_MIN ?= 90
+# The first batch of reports (the 88 cases the rules were written from) keeps issue #15's gate.
+FIDELITY_BATCH_MIN ?= 2026-12-07=95
 fidelity: $(BUILD)/anelint observed-models
 	python3 tools/mkobserved.py --check
 	python3 tests/observed/split.py
 	python3 tests/fidelity.py --anelint $(BUILD)/anelint --models $(BUILD)/observed/models \
-		--min $(FIDELITY_MIN)
+		--min $(FIDELITY_MIN) --min-batch $(FIDELITY_BATCH_MIN)
 
 # The fidelity models (195 MB, mostly zero weights) are generated, never committed: 4 s.
 observed-models:

@@ -237,6 +237,9 @@ def main():
                     help="the directory the case models were generated into (tools/mkobserved.py --out); "
                          "default: beside the cases file")
     ap.add_argument("--min", type=float, default=90.0, help="fail below this overall agreement (percent)")
+    ap.add_argument("--min-batch", action="append", default=[], metavar="NAME=PCT",
+                    help="also fail when batch NAME (split.json) agrees on fewer than PCT percent of its ops; "
+                         "make check holds the first batch, which the rules were written from, at 95")
     ap.add_argument("--no-loro", action="store_true", help="skip leave-one-report-out")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON document")
     ap.add_argument("--case", action="append", default=[], help="only these case ids")
@@ -369,7 +372,18 @@ def main():
                    split, result, disagreements, errors)
     if errors:
         return 2
-    return 0 if pct(overall) >= args.min else 1
+    ok = pct(overall) >= args.min
+    for spec in args.min_batch:
+        name, _, floor = spec.partition("=")
+        b = result["batches"].get(name)
+        if b is None:
+            print("fidelity: --min-batch: no batch %r in the split" % name, file=sys.stderr)
+            return 2
+        got = 100.0 * b["ops"]["agree"] / b["ops"]["observed"] if b["ops"]["observed"] else 100.0
+        if got < float(floor):
+            print("fidelity: batch %s agrees on %.1f%% of its ops, below %s%%" % (name, got, floor))
+            ok = False
+    return 0 if ok else 1
 
 
 def fmt(a, w=4):

@@ -3,7 +3,8 @@
 # tests/fidelity.sh: the placement predictions against tests/observed (docs/fidelity.md),
 # in every `make check` (so in CI): checks that the committed cases.json and README.md are
 # what tools/mkobserved.py generates, generates the models (3 s, never committed) and fails
-# when the agreement over all cases drops below FIDELITY_MIN percent: 90 since the second
+# when the agreement over all cases drops below FIDELITY_MIN percent, or that of the first batch
+# (the cases the rules were written from) below 95, issue #15's gate: 90 overall since the second
 # batch of reports (2026-12-07: 91.3% over all cases; the first batch keeps 96.7%, above issue
 # #15's target of 95, which was the gate before); also fails when a report of cases.json is not in
 # the committed development / held-out split (tests/observed/split.json, issue #30). Shows the
@@ -13,6 +14,7 @@ set -u
 : "${ANELINT:=build/anelint}"
 : "${BUILD:=build}"
 : "${FIDELITY_MIN:=90}"
+: "${FIDELITY_BATCH_MIN:=2026-12-07=95}"
 out="$BUILD/observed"
 if ! python3 tools/mkobserved.py --check >/dev/null; then
 	echo "FAIL tests/observed/cases.json or README.md differ from tools/mkobserved.py's output"
@@ -31,7 +33,7 @@ if ! python3 tools/mkobserved.py --out "$out" >/dev/null; then
 	exit 1
 fi
 pass=0 fail=0
-python3 tests/fidelity.py --anelint "$ANELINT" --models "$out/models" --min "$FIDELITY_MIN" >"$out/fidelity.txt"
+python3 tests/fidelity.py --anelint "$ANELINT" --models "$out/models" --min "$FIDELITY_MIN" --min-batch "$FIDELITY_BATCH_MIN" >"$out/fidelity.txt"
 rc=$?
 sed -n 2,5p "$out/fidelity.txt"
 if [ "$rc" -eq 0 ]; then
