@@ -318,7 +318,9 @@ int cmd_compare(struct cli *c)
 		return rc;
 	}
 	if (c->write_evidence) {
-		rc = write_evidence(c, cmd, m, &s);
+		rc = guard_output(c, c->output, 0);
+		if (rc == EXIT_ALL_ANE)
+			rc = write_evidence(c, cmd, m, &s);
 		al_model_free(m);
 		al_user_rules_free(s.rules);
 		return rc;
@@ -546,6 +548,8 @@ int cmd_calibrate(struct cli *c)
 	int rc = settings_of(c, cmd, &s), fmt = AL_EVF_AUTO;
 	if (rc == EXIT_ALL_ANE && !c->output)
 		rc = usage_error(cmd, "calibrate writes a rules file: give -o RULES%s", "");
+	if (rc == EXIT_ALL_ANE)
+		rc = guard_output(c, c->output, 0);
 	if (rc == EXIT_ALL_ANE && c->evidence_format)
 		rc = evidence_format_of(c, cmd, c->evidence_format, &fmt);
 	if (rc != EXIT_ALL_ANE) {
