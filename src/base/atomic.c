@@ -417,27 +417,45 @@ static bool same_ident(const struct ident *a, const struct ident *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-/* Whether a directory holding real (an absolute path without symlinks, as
- * realpath gives it), at any level, or real itself when self, is want. One
- * stat per level. */
-static bool any_above(const char *real, bool self, const struct ident *want)
+/* The identities of the directories holding real (an absolute path without
+ * symlinks, as realpath gives it), nearest first, and of real itself first when
+ * self: one stat per level, once per output. *n of them (at most cap). */
+static void chain_of(const char *real, bool self, struct ident *v, size_t cap, size_t *n)
 {
-	size_t n = strlen(real);
-	char *p = ali_malloc(n + 1);
+	*n = 0;
+	size_t len = strlen(real);
+	char *p = ali_malloc(len + 1);
 	if (!p)
-		return false;
-	memcpy(p, real, n + 1);
-	struct ident id;
-	bool hit = self && ident_of(p, &id, NULL) && same_ident(&id, want);
-	while (!hit) {
+		return;
+	memcpy(p, real, len + 1);
+	if (self && *n < cap && ident_of(p, &v[*n], NULL))
+		(*n)++;
+	while (*n < cap) {
 		char *slash = strrchr(p, '/');
 		if (!slash || (slash == p && !p[1]))
 			break; /* "/" done */
 		slash[slash == p] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
-		hit = ident_of(p, &id, NULL) && same_ident(&id, want);
+		if (ident_of(p, &v[*n], NULL))
+			(*n)++;
 	}
 	ali_free(p);
-	return hit;
+}
+
+/* How many identities chain_of can find for real: its '/'s, and itself. */
+static size_t levels(const char *real)
+{
+	size_t n = 1;
+	for (; *real; real++)
+		n += *real == '/';
+	return n;
+}
+
+static bool in_chain(const struct ident *v, size_t n, const struct ident *want)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same_ident(&v[i], want))
+			return true;
+	return false;
 }
 
 /* realpath of path (*exists), or else of the directory it would be made in.
@@ -478,6 +496,14 @@ enum al_status al_output_check(const char *out, const char *const *inputs, size_
 	if (!real)
 		return AL_OK; /* its directory does not exist: nothing can be written there */
 	exists = exists && ident_of(real, &out_id, &out_dir);
+	/* the directories out is (or would be made) in: stat once, compared with every input */
+	size_t depth = levels(real), n_above = 0;
+	struct ident *above = ali_malloc(depth * sizeof *above);
+	if (!above) {
+		free(real);
+		return AL_E_NOMEM;
+	}
+	chain_of(real, !exists, above, depth, &n_above);
 	enum al_status st = AL_OK;
 	for (size_t i = 0; i < n_inputs && st == AL_OK; i++) {
 		struct ident in_id;
@@ -488,12 +514,17 @@ enum al_status al_output_check(const char *out, const char *const *inputs, size_
 		if (exists && same_ident(&out_id, &in_id)) {
 			if (!(flags & AL_OUTPUT_MAY_REPLACE_INPUT))
 				what = "the output is the input %s: it would be replaced";
-		} else if (in_dir && any_above(real, !exists, &in_id)) {
+		} else if (in_dir && in_chain(above, n_above, &in_id)) {
 			what = "the output is inside the input %s: that model would change";
 		} else if (exists && out_dir && !(flags & AL_OUTPUT_INTO_DIR)) {
 			char *in_real = realpath(inputs[i], NULL);
-			if (in_real && any_above(in_real, false, &out_id))
+			size_t n_in = 0, cap = in_real ? levels(in_real) : 0;
+			struct ident *in_above = cap ? ali_malloc(cap * sizeof *in_above) : NULL;
+			if (in_above)
+				chain_of(in_real, false, in_above, cap, &n_in);
+			if (in_chain(in_above, n_in, &out_id))
 				what = "the output holds the input %s: replacing it would remove it";
+			ali_free(in_above);
 			free(in_real); /* realpath's, from malloc */
 		}
 		if (what) {
@@ -501,6 +532,7 @@ enum al_status al_output_check(const char *out, const char *const *inputs, size_
 			st = AL_E_INVALID_ARG;
 		}
 	}
+	ali_free(above);
 	free(real);
 	return st;
 }
