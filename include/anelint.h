@@ -409,6 +409,23 @@ AL_API const char *al_mapped_file_at(const void *addr);
  * (bench/fixcp.sh). Off by default, as for cp and coremltools' save (the
  * anelint CLI: --fsync). Process-wide; set it before writing. */
 AL_API void al_set_durable_writes(bool on);
+/* The output guard: whether writing `out` could destroy one of `inputs` (the
+ * model files and directories a command reads, and any other file it reads).
+ * Every writer of the anelint CLI and of the Python package asks it before it
+ * writes (al_split_write too). AL_OK when `out` is safe; AL_E_INVALID_ARG, with
+ * one error on `out` naming the input, when `out`, after symlinks and by device
+ * and inode (so hard links and bind mounts count too):
+ *   is one of the inputs (unless AL_OUTPUT_MAY_REPLACE_INPUT: fix --in-place);
+ *   is, or would be made, inside an input directory (.mlpackage, .mlmodelc);
+ *   is an existing directory holding an input, which a writer replacing it
+ *   would remove (unless AL_OUTPUT_INTO_DIR: run --out, probe -o put new files
+ *   into it).
+ * An `out` that does not exist yet is judged by the directory it would be made
+ * in; an input that does not exist has nothing to lose. Costs a stat per input
+ * and per directory level above `out` (and above each input for a directory). */
+enum { AL_OUTPUT_INTO_DIR = 1u, AL_OUTPUT_MAY_REPLACE_INPUT = 2u };
+AL_API enum al_status al_output_check(const char *out, const char *const *inputs, size_t n_inputs,
+				      unsigned flags, al_diags *d);
 AL_API const char *al_model_path(const al_model *m);
 AL_API bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */

@@ -440,6 +440,12 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
     if allow not in _n.AL_EQUIV:
         raise ValueError("anelint: allow is exact, reassociate or approximate")
     with _Open(model) as m:
+        if out is not None:  # the library's output guard: never over (or into) the input
+            src = _model_path(model)
+            ins = [os.fsencode(os.fspath(src))] if src is not None else []
+            arr = (_n.c_char_p * max(len(ins), 1))(*ins)
+            m.diags.fail(_lib.al_output_check(os.fsencode(os.fspath(out)), arr, len(ins), 0, m.diags.p),
+                         os.fspath(out))
         skip_b = [s.encode() for s in skip]
         skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
         opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))

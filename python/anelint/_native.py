@@ -192,6 +192,8 @@ def load():
         "al_surgery_applied": (c_size_t, [c_void_p]),
         "al_surgery_write": (c_int, [c_void_p, c_char_p, c_void_p]),
         "al_surgery_free": (None, [c_void_p]),
+        # the output guard (include/anelint.h): out, the inputs, their count, AL_OUTPUT_* flags, diags
+        "al_output_check": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, ctypes.c_uint, c_void_p]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

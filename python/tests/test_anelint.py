@@ -151,3 +151,23 @@ def test_fix_writes_what_the_cli_writes(tmp_path):
     assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes()
     skipped = anelint.fix(UPSAMPLE, skip=[applied[0].layer])
     assert skipped.applied == 0
+
+
+def test_fix_out_never_replaces_the_input(tmp_path):
+    """out= naming the input (by path or a hard link) or a file inside an input package
+    raises AnelintError from the library's output guard; the input keeps its bytes."""
+    src = tmp_path / "m.mlmodel"
+    src.write_bytes(open(UPSAMPLE, "rb").read())
+    os.link(src, tmp_path / "hard.mlmodel")
+    before = src.read_bytes()
+    for out in (src, str(src), tmp_path / "hard.mlmodel"):
+        with pytest.raises(anelint.AnelintError) as e:
+            anelint.fix(src, out=out)
+        assert "the output is the input" in str(e.value.diagnostics[0])
+        assert src.read_bytes() == before
+    pkg = tmp_path / "p.mlpackage"
+    subprocess.run(["cp", "-R", POOL_PKG, str(pkg)], check=True)
+    manifest = (pkg / "Manifest.json").read_bytes()
+    with pytest.raises(anelint.AnelintError):
+        anelint.fix(pkg, out=pkg / "Data" / "fixed.mlpackage")
+    assert (pkg / "Manifest.json").read_bytes() == manifest and not (pkg / "Data" / "fixed.mlpackage").exists()

@@ -12,7 +12,9 @@
  *                      system has it, else move aside, rename, remove)
  *   ali_atomic_abort    remove the temporary (recursively): no partial output
  * ali_write_atomic wraps the three for one file; ali_write_all and ali_remove_tree
- * are the shared helpers. Nothing here prints. */
+ * are the shared helpers. al_output_check, the output guard every writer asks
+ * first: no output over an input, inside an input package, or replacing a
+ * directory that holds one (by device and inode). Nothing here prints. */
 #include "base.h"
 
 #include <errno.h>
@@ -388,4 +390,149 @@ bool ali_copy_dense_ok(const struct stat *in, uint64_t n_out)
 		return true;
 	uint64_t on_disk = (uint64_t)in->st_blocks * 512;
 	return n_out <= AL_DENSE_BUDGET || n_out / 16 <= on_disk;
+}
+
+/* ================================================================ the output guard */
+
+/* A file or directory by identity: the same (device, inode) is the same object
+ * whatever path, symlink, hard link or bind mount names it. */
+struct ident {
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool ident_of(const char *path, struct ident *id, bool *is_dir)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return false;
+	*id = (struct ident){sb.st_dev, sb.st_ino};
+	if (is_dir)
+		*is_dir = S_ISDIR(sb.st_mode);
+	return true;
+}
+
+static bool same_ident(const struct ident *a, const struct ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The identities of the directories holding real (an absolute path without
+ * symlinks, as realpath gives it), nearest first, and of real itself first when
+ * self: one stat per level, once per output. *n of them (at most cap). */
+static void chain_of(const char *real, bool self, struct ident *v, size_t cap, size_t *n)
+{
+	*n = 0;
+	size_t len = strlen(real);
+	char *p = ali_malloc(len + 1);
+	if (!p)
+		return;
+	memcpy(p, real, len + 1);
+	if (self && *n < cap && ident_of(p, &v[*n], NULL))
+		(*n)++;
+	while (*n < cap) {
+		char *slash = strrchr(p, '/');
+		if (!slash || (slash == p && !p[1]))
+			break; /* "/" done */
+		slash[slash == p] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
+		if (ident_of(p, &v[*n], NULL))
+			(*n)++;
+	}
+	ali_free(p);
+}
+
+/* How many identities chain_of can find for real: its '/'s, and itself. */
+static size_t levels(const char *real)
+{
+	size_t n = 1;
+	for (; *real; real++)
+		n += *real == '/';
+	return n;
+}
+
+static bool in_chain(const struct ident *v, size_t n, const struct ident *want)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same_ident(&v[i], want))
+			return true;
+	return false;
+}
+
+/* realpath of path (*exists), or else of the directory it would be made in.
+ * NULL when neither resolves. From malloc (realpath's): free(). */
+static char *real_or_parent(const char *path, bool *exists)
+{
+	char *r = realpath(path, NULL);
+	*exists = r != NULL;
+	if (r)
+		return r;
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/') /* "new/": the directory "new" */
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	if (n == 0)
+		return realpath(".", NULL);
+	if (n > 1)
+		n--; /* "a/b" -> "a", "/b" -> "/" */
+	char *dir = ali_malloc(n + 1);
+	if (!dir)
+		return NULL;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	r = realpath(dir, NULL);
+	ali_free(dir);
+	return r;
+}
+
+enum al_status al_output_check(const char *out, const char *const *inputs, size_t n_inputs, unsigned flags,
+			       al_diags *d)
+{
+	if (!out || !*out || (n_inputs && !inputs))
+		return AL_E_INVALID_ARG;
+	bool exists = false, out_dir = false;
+	struct ident out_id = {0};
+	char *real = real_or_parent(out, &exists);
+	if (!real)
+		return AL_OK; /* its directory does not exist: nothing can be written there */
+	exists = exists && ident_of(real, &out_id, &out_dir);
+	/* the directories out is (or would be made) in: stat once, compared with every input */
+	size_t depth = levels(real), n_above = 0;
+	struct ident *above = ali_malloc(depth * sizeof *above);
+	if (!above) {
+		free(real);
+		return AL_E_NOMEM;
+	}
+	chain_of(real, !exists, above, depth, &n_above);
+	enum al_status st = AL_OK;
+	for (size_t i = 0; i < n_inputs && st == AL_OK; i++) {
+		struct ident in_id;
+		bool in_dir = false;
+		if (!inputs[i] || !*inputs[i] || !ident_of(inputs[i], &in_id, &in_dir))
+			continue; /* not there: nothing to lose */
+		const char *what = NULL;
+		if (exists && same_ident(&out_id, &in_id)) {
+			if (!(flags & AL_OUTPUT_MAY_REPLACE_INPUT))
+				what = "the output is the input %s: it would be replaced";
+		} else if (in_dir && in_chain(above, n_above, &in_id)) {
+			what = "the output is inside the input %s: that model would change";
+		} else if (exists && out_dir && !(flags & AL_OUTPUT_INTO_DIR)) {
+			char *in_real = realpath(inputs[i], NULL);
+			size_t n_in = 0, cap = in_real ? levels(in_real) : 0;
+			struct ident *in_above = cap ? ali_malloc(cap * sizeof *in_above) : NULL;
+			if (in_above)
+				chain_of(in_real, false, in_above, cap, &n_in);
+			if (in_chain(in_above, n_in, &out_id))
+				what = "the output holds the input %s: replacing it would remove it";
+			ali_free(in_above);
+			free(in_real); /* realpath's, from malloc */
+		}
+		if (what) {
+			ali_diag_add(d, AL_SEV_ERROR, out, UINT64_MAX, NULL, NULL, what, inputs[i]);
+			st = AL_E_INVALID_ARG;
+		}
+	}
+	ali_free(above);
+	free(real);
+	return st;
 }

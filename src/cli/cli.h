@@ -149,8 +149,10 @@ bool want_color(const struct cli *c, int *rc, const struct command_row *cmd);
  * temporary); out_close of stdout flushes it. false, with errno, when not written. */
 FILE *out_open(const char *path);
 bool out_close(FILE *f, const char *path, bool ok);
-/* Whether -o FILE names one of the inputs (it would be replaced). */
-bool output_is_input(const struct cli *c);
+/* The library's output guard for a path the command writes (AL_OUTPUT_* flags):
+ * EXIT_ALL_ANE, or EXIT_USAGE after one line naming it and the input it would
+ * destroy. */
+int guard_output(const struct cli *c, const char *out, unsigned flags);
 /* A SIGBUS on a model's mapping (the file shrank while read): one line naming
  * the file, the -o temporary removed, exit 4. */
 void guard_mappings(void);

@@ -318,7 +318,9 @@ int cmd_compare(struct cli *c)
 		return rc;
 	}
 	if (c->write_evidence) {
-		rc = write_evidence(c, cmd, m, &s);
+		rc = guard_output(c, c->output, 0);
+		if (rc == EXIT_ALL_ANE)
+			rc = write_evidence(c, cmd, m, &s);
 		al_model_free(m);
 		al_user_rules_free(s.rules);
 		return rc;
@@ -443,6 +445,20 @@ static const char *plain(const char *s, char *buf, size_t cap, size_t max)
 	return buf;
 }
 
+/* Whether a type from the model can be a rules file's `op:` / `layer:` item:
+ * 1-128 letters, digits or '_' (what src/analysis/user_rules.c parse_types
+ * reads back). Other types (a hostile model's newline, comma or '#') are
+ * reported as not calibratable rather than written. */
+static bool rules_type_name(const char *s)
+{
+	size_t n = 0;
+	for (; s && s[n]; n++)
+		if (!(s[n] >= 'a' && s[n] <= 'z') && !(s[n] >= 'A' && s[n] <= 'Z') && !(s[n] >= '0' && s[n] <= '9') &&
+		    s[n] != '_')
+			return false;
+	return n > 0 && n <= 128;
+}
+
 static int target_index(const struct al_target *t)
 {
 	for (size_t i = 0; i < al_targets_count(); i++)
@@ -535,7 +551,9 @@ static void evidence_note(FILE *out, const struct fact *f)
 	fprintf(out, "# %s", plain(f->file, a, sizeof a, 70));
 	if (f->line)
 		fprintf(out, " line %u", f->line);
-	fprintf(out, ": %s (%s) observed %s on %s/%s, predicted %s\n", plain(f->name, b, sizeof b, 60), f->type,
+	char c[80];
+	fprintf(out, ": %s (%s) observed %s on %s/%s, predicted %s\n", plain(f->name, b, sizeof b, 60),
+		plain(f->type, c, sizeof c, 60),
 		ali_obs_name(f->obs), f->target->id, f->os->id, al_unit_name(f->pred));
 }
 
@@ -546,6 +564,8 @@ int cmd_calibrate(struct cli *c)
 	int rc = settings_of(c, cmd, &s), fmt = AL_EVF_AUTO;
 	if (rc == EXIT_ALL_ANE && !c->output)
 		rc = usage_error(cmd, "calibrate writes a rules file: give -o RULES%s", "");
+	if (rc == EXIT_ALL_ANE)
+		rc = guard_output(c, c->output, 0);
 	if (rc == EXIT_ALL_ANE && c->evidence_format)
 		rc = evidence_format_of(c, cmd, c->evidence_format, &fmt);
 	if (rc != EXIT_ALL_ANE) {
@@ -570,10 +590,14 @@ int cmd_calibrate(struct cli *c)
 	rc = gather(c, m, &s, fmt, s.rules, &facts, &n, evs, &agreed0, &matched0);
 	if (rc != EXIT_ALL_ANE)
 		goto done;
-	fprintf(out, "# anelint calibrate: rules that make `anelint check` agree with the evidence\n"
-		     "# model: %s\n", c->paths[0]);
-	for (int i = 1; i < c->n_paths; i++)
-		fprintf(out, "# evidence: %s\n", c->paths[i]);
+	/* paths escaped as everywhere (put_text): a newline in one cannot start a rule line */
+	fputs("# anelint calibrate: rules that make `anelint check` agree with the evidence\n# model: ", out);
+	put_text(out, c->paths[0], 0);
+	for (int i = 1; i < c->n_paths; i++) {
+		fputs("\n# evidence: ", out);
+		put_text(out, c->paths[i], 0);
+	}
+	fputs("\n", out);
 	fputs("# (docs/evidence.md \"Calibrate\"); each rule is preceded by the evidence that justified it.\n", out);
 	if (c->rules) { /* the file stands alone: the --rules it was calibrated with come first */
 		struct al_map map;
@@ -586,7 +610,9 @@ int cmd_calibrate(struct cli *c)
 			goto done;
 		}
 		al_diags_free(d);
-		fprintf(out, "\n# ---- the rules of --rules %s, as given\n", c->rules);
+		fputs("\n# ---- the rules of --rules ", out);
+		put_text(out, c->rules, 0);
+		fputs(", as given\n", out);
 		fwrite(map.s.p, 1, map.s.n, out);
 		fputs("\n# ---- calibrated\n", out);
 		ali_unmap(&map);
@@ -662,7 +688,7 @@ int cmd_calibrate(struct cli *c)
 						w = &facts[h];
 				if (w) {
 					if (!conflict_said) {
-						char a[80];
+						char a[80], b[80];
 						fprintf(stderr, "anelint: calibrate: conflict: %s is wrong for ", r->id);
 						put_text(stderr, g->name, CLI_NAME_MAX);
 						fprintf(stderr, " (observed on the ANE) but right for ");
@@ -670,7 +696,8 @@ int cmd_calibrate(struct cli *c)
 						fprintf(stderr, " (observed %s, %s) on %s/%s: left as it is\n", ali_obs_name(w->obs),
 							plain(w->file, a, sizeof a, 70), g->target->id, g->os->id);
 						fprintf(out, "\n# conflict, no rule: %s wrong for %s, right for %s on %s/%s\n", r->id,
-							plain(g->name, a, sizeof a, 60), w->type, g->target->id, g->os->id);
+							plain(g->name, a, sizeof a, 60), plain(w->type, b, sizeof b, 60),
+							g->target->id, g->os->id);
 						conflicts++;
 					}
 					conflict_said = true;
@@ -720,14 +747,14 @@ int cmd_calibrate(struct cli *c)
 			    facts[h].obs != f->obs)
 				w = &facts[h];
 		if (w) {
-			char a[80];
+			char a[80], b[80];
 			fprintf(stderr, "anelint: calibrate: conflict: %s put ", r->id);
 			put_text(stderr, f->name, CLI_NAME_MAX);
 			fprintf(stderr, " on the %s (observed %s) and ", al_unit_name(f->pred), ali_obs_name(f->obs));
 			put_text(stderr, w->name, CLI_NAME_MAX);
 			fprintf(stderr, " was observed on the %s: a rule has one unit, left as it is\n", ali_obs_name(w->obs));
 			fprintf(out, "\n# conflict, no rule: %s's ops observed on the gpu and on the cpu (%s, %s)\n", r->id,
-				plain(f->name, a, sizeof a, 60), w->type);
+				plain(f->name, a, sizeof a, 60), plain(w->type, b, sizeof b, 60));
 			conflicts++;
 			continue;
 		}
@@ -795,7 +822,18 @@ int cmd_calibrate(struct cli *c)
 				units |= 1u << g->obs;
 			}
 		}
-		char a[80];
+		char a[80], b[80], t[80];
+		if (!rules_type_name(f->type)) {
+			fprintf(stderr, "anelint: calibrate: %s type ", f->nn ? "layer" : "op");
+			put_text(stderr, f->type, CLI_NAME_MAX);
+			fprintf(stderr, " observed off the ANE cannot be named in a rules file (letters, digits and _): "
+					"not calibrated\n");
+			fprintf(out, "\n# not calibratable: %s type %s observed off the ANE on %s/%s: a rules file names "
+				     "letters, digits and _ only\n",
+				f->nn ? "layer" : "op", plain(f->type, t, sizeof t, 60), f->target->id, f->os->id);
+			uncal++;
+			continue;
+		}
 		if (w) {
 			fprintf(stderr, "anelint: calibrate: conflict: %s ", f->nn ? "layer type" : "op type");
 			put_text(stderr, f->type, CLI_NAME_MAX);
@@ -805,8 +843,8 @@ int cmd_calibrate(struct cli *c)
 			put_text(stderr, w->name, CLI_NAME_MAX);
 			fprintf(stderr, ") on %s/%s: no rule by type can say both\n", f->target->id, f->os->id);
 			fprintf(out, "\n# conflict, no rule: %s %s off the ANE (%s) and on it (%s) on %s/%s\n",
-				f->nn ? "layer" : "op", f->type, plain(f->name, a, sizeof a, 60), w->name, f->target->id,
-				f->os->id);
+				f->nn ? "layer" : "op", plain(f->type, t, sizeof t, 60), plain(f->name, a, sizeof a, 60),
+				plain(w->name, b, sizeof b, 60), f->target->id, f->os->id);
 			conflicts++;
 			continue;
 		}

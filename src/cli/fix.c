@@ -1072,14 +1072,6 @@ static int parse_shapes(struct fix *f, const struct command_row *cmd)
 	return EXIT_ALL_ANE;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	if (strcmp(a, b) == 0)
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int cmd_fix(struct cli *c)
 {
 	const struct command_row *cmd = command("fix");
@@ -1114,9 +1106,11 @@ int cmd_fix(struct cli *c)
 		out = f.in;
 	if (!out && !c->dry_run)
 		return usage_error(cmd, "give -o OUT (or --dry-run, or --in-place)%s", "");
-	if (out && !c->in_place && same_file(out, f.in))
-		return usage_error(cmd, "-o %s is the input; add --in-place to replace it", out);
-	if (c->in_place && out && same_file(out, f.in))
+	/* the output guard; --in-place: replacing the input is the request */
+	int grc = out ? guard_output(c, out, c->in_place ? AL_OUTPUT_MAY_REPLACE_INPUT : 0) : EXIT_ALL_ANE;
+	if (grc)
+		return grc;
+	if (c->in_place && out && al_output_check(out, &f.in, 1, 0, NULL) != AL_OK)
 		al_set_durable_writes(true); /* the only copy is replaced: on the device before the rename */
 	int rc = EXIT_ALL_ANE;
 	if (!(f.d = al_diags_new()))

@@ -246,14 +246,34 @@ bool out_close(FILE *f, const char *path, bool ok)
 	return good;
 }
 
-/* Whether -o FILE names one of the inputs (it would be replaced). */
-bool output_is_input(const struct cli *c)
+/* The output guard (al_output_check) for one path the command writes, against
+ * every file it reads: the models (directories already expanded), --rules,
+ * --config, --baseline, --evidence. EXIT_ALL_ANE, or EXIT_USAGE after one
+ * line naming both. */
+int guard_output(const struct cli *c, const char *out, unsigned flags)
 {
-	struct stat o, m;
-	if (!c->output || stat(c->output, &o) != 0)
-		return false;
+	if (!out)
+		return EXIT_ALL_ANE;
+	size_t n = 0, cap = (size_t)c->n_paths + (size_t)c->evidence.n + 3;
+	const char **in = calloc(cap, sizeof *in);
+	al_diags *d = al_diags_new();
+	if (!in || !d) {
+		free(in);
+		al_diags_free(d);
+		return EXIT_IO;
+	}
 	for (int i = 0; i < c->n_paths; i++)
-		if (stat(c->paths[i], &m) == 0 && m.st_dev == o.st_dev && m.st_ino == o.st_ino)
-			return true;
-	return false;
+		in[n++] = c->paths[i];
+	for (int i = 0; i < c->evidence.n; i++)
+		in[n++] = c->evidence.v[i];
+	const char *more[] = {c->rules, c->config, c->baseline};
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		if (more[i])
+			in[n++] = more[i];
+	enum al_status st = al_output_check(out, in, n, flags, d);
+	if (st != AL_OK)
+		print_errors(out, d);
+	free(in);
+	al_diags_free(d);
+	return st == AL_OK ? EXIT_ALL_ANE : st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
 }

@@ -190,10 +190,10 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	o.columns = r.columns;
 	o.n_columns = r.n_columns;
 	o.information_uri = ci_information_uri(ci);
-	if (output_is_input(c)) {
+	if ((rc = guard_output(c, c->output, 0)) || (rc = guard_output(c, c->write_baseline, 0))) {
 		al_user_rules_free(r.rules);
 		ci_free(ci);
-		return usage_error(cmd, "-o %s is one of the models: it would be replaced", c->output);
+		return rc;
 	}
 	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
 	if (!items) {

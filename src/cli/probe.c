@@ -266,6 +266,9 @@ int cmd_probe(struct cli *c)
 	const struct command_row *cmd = command("probe");
 	if (!c->output)
 		return usage_error(cmd, "probe writes a directory: give -o DIR%s", "");
+	int grc = guard_output(c, c->output, AL_OUTPUT_INTO_DIR); /* as every writer (probe reads no input today) */
+	if (grc)
+		return grc;
 	if (mkdir(c->output, 0777) != 0 && errno != EEXIST) {
 		error_at(c->output, "%s", strerror(errno));
 		return EXIT_IO;

@@ -421,7 +421,7 @@ static bool npy_to_fd(int fd, const al_tensor *t)
  * an existing DIR every file is written to a temporary first, then renamed.
  * On any failure nothing new is left: no partial file, no directory made.
  * Modes as a plain create: files 0666, a directory 0777, less the umask. */
-static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n)
+static int write_outputs(const struct cli *c, const char *dir, struct al_named_tensor *outs, size_t n)
 {
 	struct stat sb;
 	bool fresh = lstat(dir, &sb) != 0 && errno == ENOENT;
@@ -441,6 +441,8 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 		char fn[256];
 		file_name(fn, sizeof fn, outs[i].name);
 		snprintf(dst, strlen(dir) + 300, "%s/%s.npy", dir, fn);
+		if ((rc = guard_output(c, dst, 0)) != EXIT_ALL_ANE) /* DIR/NAME.npy: not an input either */
+			break;
 		char *at = malloc(strlen(base) + 300);
 		if (!at) {
 			rc = EXIT_IO;
@@ -464,7 +466,7 @@ static int write_outputs(const char *dir, struct al_named_tensor *outs, size_t n
 	for (size_t i = 0; files && i < n; i++)
 		ali_atomic_abort(&files[i]); /* what was not committed */
 	ali_atomic_abort(&top);
-	if (rc != EXIT_ALL_ANE && d)
+	if (rc != EXIT_ALL_ANE && rc != EXIT_USAGE && d) /* the guard printed its own */
 		print_errors(dir, d);
 	al_diags_free(d);
 	free(files);
@@ -611,7 +613,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Every step's outputs under DIR/stepK_NAME.npy (one atomic write). */
-static int write_steps(const char *dir, struct al_named_tensor **outs, const size_t *n_outs, int steps)
+static int write_steps(const struct cli *c, const char *dir, struct al_named_tensor **outs, const size_t *n_outs, int steps)
 {
 	size_t total = 0;
 	for (int k = 0; k < steps; k++)
@@ -631,7 +633,7 @@ static int write_steps(const char *dir, struct al_named_tensor **outs, const siz
 			all[j] = (struct al_named_tensor){names[j], outs[k][i].t};
 		}
 	if (rc == EXIT_ALL_ANE)
-		rc = write_outputs(dir, all, total);
+		rc = write_outputs(c, dir, all, total);
 	for (size_t i = 0; names && i < total; i++)
 		free(names[i]);
 	free(names);
@@ -656,7 +658,7 @@ int cmd_run(struct cli *c)
 	if (c->repeat && (!parse_count(c->repeat, &repeat) || repeat < 1 || repeat > 100000))
 		return usage_error(cmd, "--repeat takes a number of runs (1-100000), not '%s'", c->repeat);
 	int threads = threads_of(c, cmd, &rc);
-	if (rc)
+	if (rc || (rc = guard_output(c, c->out, AL_OUTPUT_INTO_DIR)))
 		return rc;
 	struct loaded l;
 	if ((rc = open_model(c->paths[0], &l)) != EXIT_ALL_ANE) {
@@ -782,8 +784,8 @@ int cmd_run(struct cli *c)
 	if (rc != EXIT_ALL_ANE)
 		goto done;
 	if (c->out)
-		rc = stepped ? write_steps(c->out, outs, n_outs, (int)steps)
-			     : write_outputs(c->out, outs[0], n_outs[0]);
+		rc = stepped ? write_steps(c, c->out, outs, n_outs, (int)steps)
+			     : write_outputs(c, c->out, outs[0], n_outs[0]);
 	if (rc != EXIT_ALL_ANE)
 		goto done;
 	double med = 0, lo = 0;

@@ -436,12 +436,9 @@ int cmd_split(struct cli *c)
 		if (!o)
 			continue;
 		/* refusals rather than syntax errors: one line, no hint */
-		if (same_path(o, j.in)) {
-			fputs("anelint: error: ", stderr);
-			put_text(stderr, o, CLI_NAME_MAX);
-			fputs(" is the input model: it would be replaced\n", stderr);
-			return EXIT_USAGE;
-		}
+		int grc = guard_output(c, o, 0);
+		if (grc)
+			return grc;
 		for (int k = 0; k < i; k++)
 			if (same_path(o, outs->v[k])) {
 				fputs("anelint: error: ", stderr);

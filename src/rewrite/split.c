@@ -1334,7 +1334,8 @@ enum al_status al_split_bytes(al_splitter *s, size_t i, uint8_t **out, size_t *n
 	return *out ? AL_OK : AL_E_NOMEM;
 }
 
-static bool same_file(const char *a, const char *b)
+/* Two outputs named the same (by path, or by the file an existing one is). */
+static bool same_output(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	if (strcmp(a, b) == 0)
@@ -1439,17 +1440,15 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 	}
 	for (size_t i = 0; !st && i < n; i++) {
 		struct stat sb;
-		if (same_file(dst[i], s->m->path)) {
-			ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
-				    "%s is the input model: it would be replaced", dst[i]);
-			st = AL_E_INVALID_ARG;
-		} else if (s->mil && lstat(dst[i], &sb) == 0) {
+		const char *in = s->m->path;
+		st = al_output_check(dst[i], &in, 1, 0, d); /* the output guard: not over or into the input */
+		if (!st && s->mil && lstat(dst[i], &sb) == 0) {
 			ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
 				    "%s exists: a package is a directory, not replaced; remove it first", dst[i]);
 			st = AL_E_INVALID_ARG;
 		}
 		for (size_t j = 0; !st && j < i; j++)
-			if (same_file(dst[i], dst[j])) {
+			if (same_output(dst[i], dst[j])) {
 				ali_diag_add(d, AL_SEV_ERROR, dst[i], UINT64_MAX, NULL, NULL,
 					    "%s is named twice as an output", dst[i]);
 				st = AL_E_INVALID_ARG;

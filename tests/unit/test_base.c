@@ -477,6 +477,89 @@ static void test_sparse_package(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+
+/* The output guard (al_output_check, issue #28): an output that is an input
+ * (by path, symlink, hard link), lies inside an input directory (existing or
+ * new, also through a symlinked directory), or is a directory holding an input
+ * is refused with one error naming both; what is beside the inputs, an input
+ * that does not exist, and the two flags' cases pass. */
+static void test_output_check(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	assert_int_equal(mkdir(at("g"), 0777), 0);
+	assert_int_equal(mkdir(at("g/p.mlpackage"), 0777), 0);
+	assert_int_equal(mkdir(at("g/p.mlpackage/Data"), 0777), 0);
+	FILE *f = fopen(at("g/m.mlmodel"), "w");
+	fclose(f);
+	f = fopen(at("g/p.mlpackage/Manifest.json"), "w");
+	fclose(f);
+	assert_int_equal(symlink("m.mlmodel", at("g/link")), 0);
+	assert_int_equal(symlink("p.mlpackage", at("g/plink")), 0);
+	assert_int_equal(link(at("g/m.mlmodel"), at("g/hard")), 0);
+	char m[4096], pkg[4096], absent[4096]; /* at() reuses its buffers */
+	snprintf(m, sizeof m, "%s", at("g/m.mlmodel"));
+	snprintf(pkg, sizeof pkg, "%s", at("g/p.mlpackage"));
+	snprintf(absent, sizeof absent, "%s", at("g/absent.mlmodel"));
+	const char *in[] = {m, pkg, absent};
+	static const struct {
+		const char *out;
+		unsigned flags;
+		enum al_status want;
+		const char *says;
+	} cases[] = {
+		{"g/m.mlmodel", 0, AL_E_INVALID_ARG, "the output is the input"},
+		{"g/link", 0, AL_E_INVALID_ARG, "the output is the input"},
+		{"g/hard", 0, AL_E_INVALID_ARG, "the output is the input"},
+		{"g/./m.mlmodel", AL_OUTPUT_MAY_REPLACE_INPUT, AL_OK, NULL},
+		{"g/p.mlpackage", 0, AL_E_INVALID_ARG, "the output is the input"},
+		{"g/p.mlpackage", AL_OUTPUT_MAY_REPLACE_INPUT, AL_OK, NULL},
+		{"g/p.mlpackage/Manifest.json", 0, AL_E_INVALID_ARG, "the output is inside the input"},
+		{"g/p.mlpackage/new.json", 0, AL_E_INVALID_ARG, "the output is inside the input"},
+		{"g/p.mlpackage/Data/", AL_OUTPUT_INTO_DIR, AL_E_INVALID_ARG, "the output is inside the input"},
+		{"g/plink/Manifest.json", 0, AL_E_INVALID_ARG, "the output is inside the input"},
+		{"g/p.mlpackage/Data/new/x.json", 0, AL_OK, NULL}, /* its directory is absent: nothing written */
+		{"g", 0, AL_E_INVALID_ARG, "the output holds the input"},
+		{"g/", AL_OUTPUT_INTO_DIR, AL_OK, NULL},
+		{"g/report.json", 0, AL_OK, NULL},
+		{"g/absent.mlmodel", 0, AL_OK, NULL},
+		{"g/new.mlpackage", 0, AL_OK, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		al_diags *e = al_diags_new();
+		enum al_status st = al_output_check(at(cases[i].out), in, 3, cases[i].flags, e);
+		if (st != cases[i].want)
+			fail_msg("%s (flags %u): %d, want %d", cases[i].out, cases[i].flags, st, cases[i].want);
+		assert_int_equal(al_diags_count(e), cases[i].says ? 1 : 0);
+		if (cases[i].says) {
+			const struct al_diag *x = al_diags_get(e, 0);
+			assert_non_null(strstr(x->msg, cases[i].says));
+			assert_string_equal(x->file, at(cases[i].out));
+			bool in_pkg = strstr(cases[i].out, "p.mlpackage") || strstr(cases[i].out, "plink");
+			assert_non_null(strstr(x->msg, in_pkg ? pkg : m)); /* names the input */
+		}
+		al_diags_free(e);
+	}
+	/* relative paths, from inside the directory */
+	char cwd[4096];
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_int_equal(chdir(at("g")), 0);
+	const char *rel[] = {"p.mlpackage"};
+	assert_int_equal(al_output_check("p.mlpackage/x", rel, 1, 0, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_output_check("x", rel, 1, 0, d), AL_OK);
+	assert_int_equal(al_output_check(".", rel, 1, 0, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_output_check(".", rel, 1, AL_OUTPUT_INTO_DIR, d), AL_OK);
+	assert_int_equal(chdir(cwd), 0);
+	/* no inputs: nothing to lose; bad arguments */
+	assert_int_equal(al_output_check(at("g/m.mlmodel"), NULL, 0, 0, d), AL_OK);
+	assert_int_equal(al_output_check(NULL, in, 1, 0, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_output_check("", in, 1, 0, d), AL_E_INVALID_ARG);
+	al_diags_free(d);
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", at("g"));
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_copy_holes),
 		cmocka_unit_test(test_map_cow),
 		cmocka_unit_test(test_sparse_package),
+		cmocka_unit_test(test_output_check),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
