@@ -1107,6 +1107,12 @@ int cmd_fix(struct cli *c)
 	if (!out && !c->dry_run)
 		return usage_error(cmd, "give -o OUT (or --dry-run, or --in-place)%s", "");
 	/* the output guard; --in-place: replacing the input is the request */
+	if (out && !c->in_place && al_output_check(out, &f.in, 1, 0, NULL) != AL_OK &&
+	    al_output_check(out, &f.in, 1, AL_OUTPUT_MAY_REPLACE_INPUT, NULL) == AL_OK)
+	{
+		error_at(out, "the output is the input model: add --in-place to replace it");
+		return EXIT_USAGE;
+	}
 	int grc = out ? guard_output(c, out, c->in_place ? AL_OUTPUT_MAY_REPLACE_INPUT : 0) : EXIT_ALL_ANE;
 	if (grc)
 		return grc;
