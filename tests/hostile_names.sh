@@ -12,6 +12,7 @@
 #   2. every --write-evidence format re-reads with compare, no error, and the
 #      formats that can carry the names match every op
 #   3. --write-baseline records the hostile name and --baseline accepts it again
+#   4. run prints input, output and state names, labels and strings escaped
 set -u
 : "${ANELINT:=build/anelint}"
 A=$ANELINT
@@ -91,6 +92,29 @@ done
 "$A" check "$M" --baseline "$T/b.json" --format json >"$T/c.json" 2>"$T/err"
 rc=$?
 [ $rc -eq 0 ] && grep -q '"suppressed"' "$T/c.json" && ok || bad "--baseline of its own findings: exit $rc: $(cat "$T/err")"
+
+# 4. run: input and output names from the model reach the terminal escaped (an escape
+#    sequence and a newline in them neither drive the terminal nor forge a line)
+if python3 - "$T/r.mlpackage" <<'EOF'
+import sys
+sys.path.insert(0, "tools")
+sys.dont_write_bytecode = True
+from mkfixtures_mil import program, write_package, f16
+from mkfixtures import op
+X = [1, 4]
+i, o = "in\x1b[31mput", "out\nFORGED put"
+write_package(sys.argv[1], program([(i, X)], [(o, X)], [op("relu", [("x", i)], [(o, f16(X))])], "hostile I/O names"))
+EOF
+then
+	"$A" run "$T/r.mlpackage" --random >"$T/run.txt" 2>"$T/err"
+	rc=$?
+	if [ $rc -eq 0 ] && ! grep -q "$(printf '\033')" "$T/run.txt" && ! grep -q '^FORGED' "$T/run.txt" &&
+		grep -q 'in\\x1b\[31mput' "$T/run.txt" && grep -q 'out\\x0aFORGED' "$T/run.txt"; then ok; else
+		bad "run printed a model's names raw (exit $rc): $(od -c "$T/run.txt" | head -8) $(cat "$T/err")"
+	fi
+else
+	bad "could not make the hostile I/O model"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

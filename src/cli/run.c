@@ -27,6 +27,15 @@
 
 /* ================================================================ helpers */
 
+/* A name from the model (input, output, state, class label) on the terminal:
+ * escaped as every text report escapes it, then padded to width columns. */
+static void put_name(FILE *out, const char *s, int width)
+{
+	size_t n = al_put_escaped(out, s ? s : "?", CLI_NAME_MAX);
+	for (; (int)n < width; n++)
+		fputc(' ', out);
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -293,16 +302,22 @@ static struct diff compare(al_tensor *a, al_tensor *b, double tol)
 static void print_diff_text(const char *name, const struct diff *df, double tol)
 {
 	if (!df->comparable) {
-		printf("  %-24s FAIL: %s\n", name, df->why);
+		printf("  ");
+		put_name(stdout, name, 24);
+		printf(" FAIL: %s\n", df->why);
 		return;
 	}
 	if (df->n_nan) {
-		printf("  %-24s FAIL  max abs NaN: %zu NaN value%s where the reference has a number", name,
+		printf("  ");
+		put_name(stdout, name, 24);
+		printf(" FAIL  max abs NaN: %zu NaN value%s where the reference has a number",
 		       df->n_nan, df->n_nan == 1 ? "" : "s");
 		printf(" (tol %g)\n", tol);
 		return;
 	}
-	printf("  %-24s %s  max abs %.3g, max rel %.3g (of max|ref| %.3g), cosine %.6f%s", name,
+	printf("  ");
+	put_name(stdout, name, 24);
+	printf(" %s  max abs %.3g, max rel %.3g (of max|ref| %.3g), cosine %.6f%s",
 	       df->pass ? "pass" : "FAIL", df->max_abs, df->rel, df->scale, df->cosine,
 	       df->identical ? ", bit-identical" : "");
 	printf(" (tol %g)\n", tol);
@@ -478,7 +493,9 @@ static void summarize(FILE *out, al_tensor *t)
 {
 	size_t n = al_tensor_count(t);
 	if (al_tensor_string(t, 0)) {
-		fprintf(out, "\"%s\"", al_tensor_string(t, 0));
+		fputc('"', out);
+		put_name(out, al_tensor_string(t, 0), 0);
+		fputc('"', out);
 		return;
 	}
 	const float *v = al_tensor_data(t);
@@ -502,7 +519,9 @@ static void summarize(FILE *out, al_tensor *t)
 		for (size_t i = 1; i < n; i++)
 			if (v[i] > v[best])
 				best = i;
-		fprintf(out, ", top class \"%s\" (%.4g)", al_tensor_label(t, best), v[best]);
+		fprintf(out, ", top class \"");
+		put_name(out, al_tensor_label(t, best), 0);
+		fprintf(out, "\" (%.4g)", v[best]);
 	}
 }
 
@@ -593,8 +612,9 @@ static int print_outputs(const struct cli *c, bool json, int step, const struct 
 			}
 			printf("}");
 		} else {
-			printf("  %s %-24s %-6s ", is_state ? "state " : "output", outs[i].name,
-			       al_dtype_name(al_tensor_dtype(t)));
+			printf("  %s ", is_state ? "state " : "output");
+			put_name(stdout, outs[i].name, 24);
+			printf(" %-6s ", al_dtype_name(al_tensor_dtype(t)));
 			put_shape(stdout, t);
 			printf("  ");
 			summarize(stdout, t);
@@ -769,10 +789,13 @@ int cmd_run(struct cli *c)
 					put_shape(stdout, in.v[i].t);
 					printf("}");
 				} else {
-					printf("  input  %-24s %-6s ", in.v[i].name,
-					       al_dtype_name(al_tensor_dtype(in.v[i].t)));
+					printf("  input  ");
+					put_name(stdout, in.v[i].name, 24);
+					printf(" %-6s ", al_dtype_name(al_tensor_dtype(in.v[i].t)));
 					put_shape(stdout, in.v[i].t);
-					printf("  from %s\n", in.how[i]);
+					printf("  from ");
+					put_name(stdout, in.how[i], 0);
+					printf("\n");
 				}
 			}
 			if (json)
