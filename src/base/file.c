@@ -63,6 +63,25 @@ enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out
 #define MAP_ANONYMOUS MAP_ANON
 #endif
 
+/* Under AddressSanitizer the bytes of a guarded region before the copy are
+ * poisoned, so that a read before the start is reported too (the guard page
+ * catches reads past the end). */
+#if defined(__SANITIZE_ADDRESS__)
+#define AL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AL_ASAN 1
+#endif
+#endif
+#ifdef AL_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) __asan_poison_memory_region((p), (n))
+#define UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 bool ali_guard_maps(void)
 {
 #ifdef AL_GUARD_MAPS
@@ -113,6 +132,7 @@ static void guarded_done(struct al_map *m, void *r, size_t total, const uint8_t 
 	size_t body = (size_t)(data + n - (const uint8_t *)r);
 	if (body)
 		(void)mprotect(r, body, PROT_READ);
+	POISON(r, (size_t)(data - (const uint8_t *)r));
 	m->guarded = r;
 	m->guarded_len = total;
 	m->s.p = data;
@@ -220,7 +240,9 @@ void ali_unmap(struct al_map *m)
 	ali_guard_remove(m->s.p);
 	if (m->base)
 		munmap(m->base, m->len);
-	if (m->guarded)
+	if (m->guarded) {
+		UNPOISON(m->guarded, m->guarded_len);
 		munmap(m->guarded, m->guarded_len);
+	}
 	memset(m, 0, sizeof *m);
 }
