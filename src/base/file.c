@@ -65,7 +65,9 @@ enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out
 
 /* Under AddressSanitizer the bytes of a guarded region before the copy are
  * poisoned, so that a read before the start is reported too (the guard page
- * catches reads past the end). */
+ * catches reads past the end). ASan's shadow describes 8-byte granules and can
+ * mark only a granule's tail as poisoned, not its head: the up to 7 bytes that
+ * share the copy's first granule stay readable. */
 #if defined(__SANITIZE_ADDRESS__)
 #define AL_ASAN 1
 #elif defined(__has_feature)
