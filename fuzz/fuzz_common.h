@@ -297,6 +297,18 @@ static bool fuzz_heavy(void)
 	return every == 1 || (calls++ % every) == 0;
 }
 
+/* The guard-page test mode (base.h ali_guard_maps): every file the library maps,
+ * and every buffer a text parser is handed, is read from a copy whose last byte
+ * lies right before a PROT_NONE page (and, under ASan, whose bytes before the
+ * first are poisoned). A read past the end then faults even inside libc
+ * (strtoull, sscanf), where ASan does not look. The harnesses over text call this
+ * from LLVMFuzzerInitialize, before anything is mapped (fuzz/run.sh exports the
+ * variable too); ANELINT_GUARD_MAPS=0 in the environment keeps the mode off. */
+__attribute__((unused)) static void fuzz_guard_maps(void)
+{
+	setenv("ANELINT_GUARD_MAPS", "1", 0);
+}
+
 /* ---- files, for the harnesses that open from (and write to) a directory */
 
 /* Take one [u32 LE len][bytes] part off the front of *p: the length clamped to

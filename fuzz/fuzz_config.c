@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FUZZ_CHECK(c)                                                                              \
@@ -36,6 +37,16 @@ static void check_diags(const al_diags *d)
 		if (x->severity == AL_SEV_ERROR && x->offset != UINT64_MAX)
 			FUZZ_CHECK(x->where && strncmp(x->where, "line ", 5) == 0);
 	}
+}
+
+/* The guard-page test mode (fuzz_common.h fuzz_guard_maps): the text is parsed
+ * from a copy that ends right before a PROT_NONE page. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	setenv("ANELINT_GUARD_MAPS", "1", 0);
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

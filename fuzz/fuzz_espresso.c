@@ -25,6 +25,14 @@ static const uint8_t cdata[] = {
 	0x10, 0xa0, 0x80, 0x04,
 };
 
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_guard_maps();
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *w = data, *sh = data;

@@ -25,6 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fuzz_guard_maps();
 	al_diags *d = al_diags_new();
 	FUZZ_CHECK(d != NULL);
 	if (al_model_open("tests/data/crafted/mil_rules.mlpackage", &model, d) != AL_OK ||

@@ -41,6 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fuzz_guard_maps();
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp)
 		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";

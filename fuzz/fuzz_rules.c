@@ -29,6 +29,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	fuzz_guard_maps();
 	for (size_t i = 0; i < 2; i++) {
 		al_diags *d = al_diags_new();
 		FUZZ_CHECK(d != NULL);

@@ -5,7 +5,8 @@
 #   sh fuzz/run.sh HARNESS SECONDS        HARNESS: mlmodel | mil | mlpackage | fix | rules |
 #                                                  split | pkgwrite | config | miltext | espresso | evidence
 # Environment: FUZZ_RUNS=N stops after N executions (else after SECONDS);
-#              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2").
+#              FUZZ_ARGS adds libFuzzer flags (e.g. "-jobs=2 -workers=2");
+#              ANELINT_GUARD_MAPS=0 turns the text harnesses' guard-page mode off.
 # Corpus: build-fuzz/corpus-HARNESS/ (new inputs are kept there across runs), read
 # together with build/fuzz/seeds-HARNESS/ and tests/regress/HARNESS/. Reproducers of
 # crashes, leaks, timeouts and OOMs: build-fuzz/artifacts/HARNESS-*. The whole log:
@@ -23,6 +24,15 @@ rules) maxlen=16384 dict=fuzz/rules.dict ;;
 config) maxlen=16384 dict=fuzz/config.dict ;;
 evidence) maxlen=65536 dict=fuzz/evidence.dict ;;
 *) maxlen=65536 ;;
+esac
+# The harnesses over text run in the guard-page mode (fuzz/README.md): each file
+# mapped and each buffer a text parser reads ends right before a PROT_NONE page.
+# They switch it on themselves; exported here too, so a log says so.
+case $h in
+miltext | espresso | evidence | config | rules | mlpackage)
+	ANELINT_GUARD_MAPS=${ANELINT_GUARD_MAPS:-1}
+	export ANELINT_GUARD_MAPS
+	;;
 esac
 mkdir -p "$B/corpus-$h" "$B/artifacts"
 set -- "$B/corpus-$h"

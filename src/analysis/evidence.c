@@ -664,6 +664,11 @@ static enum al_status parse_plan(struct ev_parse *P)
 	return AL_OK;
 }
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* "Kernel validation warning NAME (KIND) @ IDX: Unsupported: REASON" */
 static enum al_status parse_oslog(struct ev_parse *P)
 {
@@ -690,10 +695,10 @@ static enum al_status parse_oslog(struct ev_parse *P)
 		char nm[AL_EV_MAX_TEXT];
 		size_t nn = 0;
 		for (const char *q = name; q < open && nn < sizeof nm; q++) {
-			unsigned v;
-			if (q + 4 <= open && q[0] == '\\' && q[1] == 'x' && isxdigit((unsigned char)q[2]) &&
-			    isxdigit((unsigned char)q[3]) && sscanf(q + 2, "%2x", &v) == 1 && v) {
-				nm[nn++] = (char)v;
+			int hi = q + 4 <= open && q[0] == '\\' && q[1] == 'x' ? hex_digit(q[2]) : -1;
+			int lo = hi >= 0 ? hex_digit(q[3]) : -1;
+			if (lo >= 0 && (hi | lo)) {
+				nm[nn++] = (char)(hi << 4 | lo);
 				q += 3;
 			} else {
 				nm[nn++] = *q;
@@ -705,12 +710,9 @@ static enum al_status parse_oslog(struct ev_parse *P)
 			return st;
 		const char *at = skip_sp(close + 1, end);
 		if (at + 1 < end && *at == '@') {
-			unsigned long v = 0;
+			uint64_t v;
 			const char *q = skip_sp(at + 1, end);
-			int digits = 0;
-			while (q < end && isdigit((unsigned char)*q) && digits < 9)
-				v = v * 10 + (unsigned long)(*q++ - '0'), digits++;
-			if (digits)
+			if (ali_span_u64(q, (size_t)(end - q), UINT32_MAX, &v))
 				P->e->ops[P->e->n_ops - 1].index = (uint32_t)v;
 		}
 	}
@@ -743,8 +745,8 @@ static int detect(const char *s, size_t n)
 	return AL_EVF_PLAN;
 }
 
-enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, int format,
-				 struct al_evidence **out, al_diags *d)
+static enum al_status parse_evidence(const void *text, size_t n, const char *name, int format,
+				     struct al_evidence **out, al_diags *d)
 {
 	*out = NULL;
 	struct al_evidence *e = ali_calloc(1, sizeof *e);
@@ -786,6 +788,16 @@ enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, 
 	return AL_OK;
 }
 
+enum al_status ali_evidence_parse(const void *text, size_t n, const char *name, int format,
+				 struct al_evidence **out, al_diags *d)
+{
+	struct al_map guarded; /* the guard-page test mode's copy (base.h) */
+	al_span s = ali_guard_span((al_span){text, text ? n : 0}, &guarded);
+	enum al_status st = parse_evidence(text ? s.p : NULL, s.n, name, format, out, d);
+	ali_unmap(&guarded);
+	return st;
+}
+
 enum al_status ali_evidence_load(const char *path, int format, struct al_evidence **out, al_diags *d)
 {
 	*out = NULL;
@@ -805,7 +817,7 @@ enum al_status ali_evidence_load(const char *path, int format, struct al_evidenc
 	enum al_status s = ali_map_file(p, p, &map, d);
 	if (s != AL_OK)
 		return s;
-	s = ali_evidence_parse(map.s.p, map.s.n, p, format, out, d);
+	s = parse_evidence(map.s.p, map.s.n, p, format, out, d);
 	ali_unmap(&map);
 	return s;
 }

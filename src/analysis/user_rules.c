@@ -621,8 +621,26 @@ static void check_empty(struct parser *p, struct block *b)
 		}
 }
 
+static enum al_status parse_rules(const char *text, size_t n, const char *name, al_user_rules **out,
+				  al_diags *d);
+
 enum al_status al_user_rules_parse(const char *text, size_t n, const char *name,
 				   al_user_rules **out, al_diags *d)
+{
+	if (!out)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	if (!text && n)
+		return AL_E_INVALID_ARG;
+	struct al_map guarded; /* the guard-page test mode's copy (base.h) */
+	al_span s = ali_guard_span((al_span){(const uint8_t *)text, n}, &guarded);
+	enum al_status st = parse_rules((const char *)s.p, s.n, name, out, d);
+	ali_unmap(&guarded);
+	return st;
+}
+
+static enum al_status parse_rules(const char *text, size_t n, const char *name, al_user_rules **out,
+				  al_diags *d)
 {
 	if (!out)
 		return AL_E_INVALID_ARG;

@@ -6,10 +6,14 @@
  *   diagnostics ali_diag_add: errors carry file, byte offset, field path, node
  *               (diag.c).
  *   files       ali_open_regular: the one way a file is opened for reading;
- *               ali_map_file: read-only mappings of regular files (file.c).
+ *               ali_map_file: read-only mappings of regular files (file.c);
+ *               in the guard-page test mode each ends right before a PROT_NONE
+ *               page, so a parser reading past the end faults.
  *               ali_write_all, al_atomic_*: the one way an output is written:
  *               a temporary beside it, fsync, rename (atomic.c).
  *   utilities   ali_hash_str (FNV-1a 64), al_rd32le (hash.c).
+ *               ali_span_u64/i64/double: numbers read from a span bounded by
+ *               its length, never by a terminator (span_num.c).
  *               the registry that tells a fault on a mapping from a bug (guard.c).
  */
 #ifndef ANELINT_BASE_H
@@ -88,11 +92,28 @@ void ali_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t
  * or `path` when shown is NULL. */
 struct al_map {
 	al_span s;
-	void *base;
+	void *base; /* the file mapping (NULL for an empty file or a guarded copy) */
 	size_t len;
+	void *guarded;     /* guard-page mode: the anonymous region holding the copy */
+	size_t guarded_len;
 };
 enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
 void ali_unmap(struct al_map *m);
+/* The guard-page test mode: on when the environment has ANELINT_GUARD_MAPS=1 (read
+ * once, at the first call) or the library was built with -DAL_GUARD_MAPS. Then
+ * ali_map_file copies each file into anonymous memory whose last readable byte is
+ * the file's last byte, followed by a PROT_NONE page (an empty file: s.p points at
+ * that page), and the text parsers (MIL text, .npy, evidence, rules, configuration)
+ * read their caller's buffer through such a copy too: a read one byte past the end
+ * faults every time, where ASan cannot see it (past an mmap, or inside libc). */
+bool ali_guard_maps(void);
+/* p[0..n) copied into a region ending right before a PROT_NONE page, as above,
+ * whatever the mode (for tests and fuzzers); ali_unmap frees it. AL_E_NOMEM (and
+ * *m zeroed) when the system has no anonymous mappings or memory ran out. */
+enum al_status ali_map_guarded_copy(const void *p, size_t n, struct al_map *m);
+/* The bytes a parser should read: `s` itself, or in the guard-page mode a guarded
+ * copy of it kept in *m (zeroed otherwise); ali_unmap(m) when done, either way. */
+al_span ali_guard_span(al_span s, struct al_map *m);
 /* Open `path` for reading (O_RDONLY | O_NOCTTY | O_CLOEXEC; opened O_NONBLOCK,
  * then cleared) and fstat it into *st (when not NULL). Anything but a regular
  * file (FIFO, device, directory) is refused: AL_E_IO with a diagnostic naming
@@ -198,6 +219,18 @@ uint64_t ali_hash_str(const char *s);
 /* The same over n bytes, continuing from h (start with AL_HASH_INIT). */
 #define AL_HASH_INIT UINT64_C(1469598103934665603)
 uint64_t ali_hash_bytes(uint64_t h, const void *p, size_t n);
+/* Numbers at the start of s[0..n), bounded by n: no terminator is read or needed
+ * (span_num.c). Each returns the count of bytes that form the number (0 when s
+ * does not start with one) and stores the value only when it fits.
+ *   ali_span_u64: decimal digits; 0 also when the value exceeds max.
+ *   ali_span_i64: an optional sign ('+' or '-') and decimal digits, in [min, max].
+ *   ali_span_double: what strtod reads (decimal or hex, inf, nan; no leading
+ *   blanks) from a NUL-terminated copy of at most AL_SPAN_NUM_MAX bytes. */
+#define AL_SPAN_NUM_MAX 127
+size_t ali_span_u64(const char *s, size_t n, uint64_t max, uint64_t *v);
+size_t ali_span_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *v);
+size_t ali_span_double(const char *s, size_t n, double *v);
+
 /* Little-endian unsigned 32 and 64-bit reads from unaligned bytes. */
 static inline uint32_t al_rd32le(const uint8_t *p)
 {

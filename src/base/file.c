@@ -3,10 +3,20 @@
  * Every file anelint reads (model, Manifest, weights, .npy, rules file, the
  * source of a copy) is opened by ali_open_regular, which refuses what is not a
  * regular file: a FIFO or a device must not hang a run. ali_map_file maps what
- * it opened. */
+ * it opened.
+ *
+ * The guard-page test mode (ANELINT_GUARD_MAPS=1, or built with -DAL_GUARD_MAPS):
+ * a file mapping ends wherever the file does, and the rest of its last page reads
+ * as zeros, so a parser that reads a byte too many goes unnoticed. A file mapping
+ * cannot start mid-page either (its offset must be page-aligned), so in this mode
+ * the file is copied instead, into anonymous memory laid out so that its last
+ * byte is the last one before a PROT_NONE page; the copy is then made read-only
+ * like the mapping it stands for. Tests and the fuzzers run in this mode. */
 #include "base.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,6 +57,141 @@ enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out
 	return AL_OK;
 }
 
+/* ================================================================ guard-page mode */
+
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+/* Under AddressSanitizer the bytes of a guarded region before the copy are
+ * poisoned, so that a read before the start is reported too (the guard page
+ * catches reads past the end). ASan's shadow describes 8-byte granules and can
+ * mark only a granule's tail as poisoned, not its head: the up to 7 bytes that
+ * share the copy's first granule stay readable. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AL_ASAN 1
+#endif
+#endif
+#ifdef AL_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) __asan_poison_memory_region((p), (n))
+#define UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+bool ali_guard_maps(void)
+{
+#ifdef AL_GUARD_MAPS
+	return true;
+#else
+	static _Atomic int on = -1; /* -1: not read yet */
+	int v = atomic_load_explicit(&on, memory_order_relaxed);
+	if (v < 0) {
+		const char *e = getenv("ANELINT_GUARD_MAPS");
+		v = e && strcmp(e, "1") == 0;
+		atomic_store_explicit(&on, v, memory_order_relaxed);
+	}
+	return v == 1;
+#endif
+}
+
+/* A region of whole pages, writable, whose last page is PROT_NONE; *data is where
+ * n bytes start so that they end right before that page. NULL when impossible. */
+static void *guarded_region(size_t n, size_t *total, uint8_t **data)
+{
+#ifdef MAP_ANONYMOUS
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096;
+	if (n > SIZE_MAX - 2 * page)
+		return NULL;
+	size_t body = (n + page - 1) / page * page;
+	void *r = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	if (mprotect((uint8_t *)r + body, page, PROT_NONE) != 0) {
+		munmap(r, body + page);
+		return NULL;
+	}
+	*total = body + page;
+	*data = (uint8_t *)r + body - n;
+	return r;
+#else
+	(void)n;
+	(void)total;
+	(void)data;
+	return NULL;
+#endif
+}
+
+/* The filled region made read-only, and *m set to it. */
+static void guarded_done(struct al_map *m, void *r, size_t total, const uint8_t *data, size_t n)
+{
+	size_t body = (size_t)(data + n - (const uint8_t *)r);
+	if (body)
+		(void)mprotect(r, body, PROT_READ);
+	POISON(r, (size_t)(data - (const uint8_t *)r));
+	m->guarded = r;
+	m->guarded_len = total;
+	m->s.p = data;
+	m->s.n = n;
+}
+
+enum al_status ali_map_guarded_copy(const void *p, size_t n, struct al_map *m)
+{
+	memset(m, 0, sizeof *m);
+	size_t total;
+	uint8_t *data;
+	void *r = guarded_region(n, &total, &data);
+	if (!r)
+		return AL_E_NOMEM;
+	if (n)
+		memcpy(data, p, n);
+	guarded_done(m, r, total, data, n);
+	return AL_OK;
+}
+
+al_span ali_guard_span(al_span s, struct al_map *m)
+{
+	memset(m, 0, sizeof *m);
+	if (ali_guard_maps() && ali_map_guarded_copy(s.p, s.n, m) == AL_OK)
+		return m->s;
+	return s;
+}
+
+/* The file's n bytes read into a guarded region; false with errno on failure (a
+ * file that shrank meanwhile: EIO). */
+static bool guarded_read(int fd, size_t n, struct al_map *m)
+{
+	size_t total;
+	uint8_t *data;
+	void *r = guarded_region(n, &total, &data);
+	if (!r) {
+		errno = ENOMEM;
+		return false;
+	}
+	for (size_t k = 0; k < n;) {
+		ssize_t got = pread(fd, data + k, n - k, (off_t)k);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			int e = got < 0 ? errno : EIO;
+			munmap(r, total);
+			errno = e;
+			return false;
+		}
+		k += (size_t)got;
+	}
+	guarded_done(m, r, total, data, n);
+	return true;
+}
+
+/* ================================================================ mappings */
+
 enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
 {
 	memset(m, 0, sizeof *m);
@@ -56,12 +201,20 @@ enum al_status ali_map_file(const char *path, const char *shown, struct al_map *
 	enum al_status rc = ali_open_regular(path, shown, &fd, &st, d);
 	if (rc != AL_OK)
 		return rc;
-	if (st.st_size > 0) {
-		if ((uint64_t)st.st_size > SIZE_MAX) {
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "file too large");
+		return AL_E_IO;
+	}
+	if (ali_guard_maps()) { /* the test mode: a copy that ends at a PROT_NONE page */
+		if (!guarded_read(fd, (size_t)st.st_size, m)) {
+			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot read: %s",
+				    strerror(errno));
 			close(fd);
-			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "file too large");
 			return AL_E_IO;
 		}
+		ali_guard_add(m->s.p, m->s.n, name);
+	} else if (st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p == MAP_FAILED) {
 			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot map: %s",
@@ -86,8 +239,12 @@ enum al_status ali_map_file(const char *path, const char *shown, struct al_map *
 
 void ali_unmap(struct al_map *m)
 {
-	ali_guard_remove(m->base);
+	ali_guard_remove(m->s.p);
 	if (m->base)
 		munmap(m->base, m->len);
+	if (m->guarded) {
+		UNPOISON(m->guarded, m->guarded_len);
+		munmap(m->guarded, m->guarded_len);
+	}
 	memset(m, 0, sizeof *m);
 }

@@ -50,16 +50,16 @@ static bool parse_descr(const char *p, const char *end, struct npy_type *t)
 	if (p >= end || (*p != '\'' && *p != '"'))
 		return false;
 	char q = *p++;
+	if (end - p < 2) /* the byte order and the kind; a header may end right after the quote */
+		return false;
 	char order = *p++;
 	if (order != '<' && order != '|' && order != '=')
 		return false; /* big-endian: not supported */
-	if (p >= end)
-		return false;
 	t->kind = *p++;
-	long size = 0;
-	while (p < end && *p >= '0' && *p <= '9' && size < 1000000)
-		size = size * 10 + (*p++ - '0');
-	if (p >= end || *p != q || size <= 0)
+	uint64_t size;
+	size_t k = ali_span_u64(p, (size_t)(end - p), 1000000, &size);
+	p += k;
+	if (k == 0 || p >= end || *p != q || size == 0)
 		return false;
 	t->size = (int)size;
 	switch (t->kind) {
@@ -104,15 +104,14 @@ static bool parse_shape(const char *p, const char *end, int *rank, int64_t *dims
 			return true;
 		if (*p < '0' || *p > '9' || *rank >= AL_TENSOR_MAX_RANK)
 			return false;
-		int64_t v = 0;
-		while (p < end && *p >= '0' && *p <= '9') {
-			if (v > (INT64_C(1) << 40))
-				return false;
-			v = v * 10 + (*p++ - '0');
-		}
+		uint64_t v;
+		size_t k = ali_span_u64(p, (size_t)(end - p), UINT64_C(1) << 44, &v);
+		if (k == 0)
+			return false;
+		p += k;
 		while (p < end && (*p == 'L'))
 			p++;
-		dims[(*rank)++] = v;
+		dims[(*rank)++] = (int64_t)v;
 	}
 }
 
@@ -179,8 +178,7 @@ static char *utf32_to_utf8(const uint8_t *p, int chars)
 	return s;
 }
 
-enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name, al_tensor **out,
-				  al_diags *d)
+static enum al_status read_npy(const void *bytes, size_t n, const char *name, al_tensor **out, al_diags *d)
 {
 	const uint8_t *b = bytes;
 	if (!out || !d)
@@ -253,6 +251,16 @@ enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name,
 	return AL_OK;
 }
 
+enum al_status al_npy_read_buffer(const void *bytes, size_t n, const char *name, al_tensor **out,
+				  al_diags *d)
+{
+	struct al_map guarded; /* the guard-page test mode's copy (base.h) */
+	al_span s = ali_guard_span((al_span){bytes, n}, &guarded);
+	enum al_status st = read_npy(s.p, s.n, name, out, d);
+	ali_unmap(&guarded);
+	return st;
+}
+
 enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d)
 {
 	if (!out || !d || !path)
@@ -262,7 +270,7 @@ enum al_status al_npy_read(const char *path, al_tensor **out, al_diags *d)
 	enum al_status st = ali_map_file(path, NULL, &m, d);
 	if (st != AL_OK)
 		return st;
-	st = al_npy_read_buffer(m.s.p, m.s.n, path, out, d);
+	st = read_npy(m.s.p, m.s.n, path, out, d);
 	ali_unmap(&m);
 	return st;
 }

@@ -271,18 +271,11 @@ static bool scalar(struct cparser *p, struct ali_cfg_value *v)
 		v->type = AL_CFG_BOOL;
 		return true;
 	}
-	if (len && len < 20) {
-		char num[24];
-		memcpy(num, s, len);
-		num[len] = 0;
-		char *end;
-		errno = 0;
-		long long x = strtoll(num, &end, 10);
-		if (!*end && !errno && (num[0] == '-' || num[0] == '+' || (num[0] >= '0' && num[0] <= '9'))) {
-			v->type = AL_CFG_INT;
-			v->i = x;
-			return true;
-		}
+	int64_t x;
+	if (len && ali_span_i64(s, len, INT64_MIN, INT64_MAX, &x) == len) {
+		v->type = AL_CFG_INT;
+		v->i = x;
+		return true;
 	}
 	p->pos = b;
 	if (c == '{')
@@ -436,8 +429,23 @@ static void header(struct cparser *p)
 	end_of_line(p);
 }
 
+static enum al_status parse_config(const char *text, size_t n, const char *name, struct ali_config **out,
+				   al_diags *d);
+
 enum al_status ali_config_parse(const char *text, size_t n, const char *name, struct ali_config **out,
 				al_diags *d)
+{
+	if (!out || (!text && n))
+		return AL_E_INVALID_ARG;
+	struct al_map guarded; /* the guard-page test mode's copy (base.h) */
+	al_span s = ali_guard_span((al_span){(const uint8_t *)text, n}, &guarded);
+	enum al_status st = parse_config((const char *)s.p, s.n, name, out, d);
+	ali_unmap(&guarded);
+	return st;
+}
+
+static enum al_status parse_config(const char *text, size_t n, const char *name, struct ali_config **out,
+				   al_diags *d)
 {
 	if (!out || (!text && n))
 		return AL_E_INVALID_ARG;
