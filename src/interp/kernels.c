@@ -302,9 +302,12 @@ struct gemm_job {
 #define AL_GEMM_SPLIT_MIN 524288.0
 /* The least work and the least extent (columns or rows) of a block: each
  * sgemm call packs the whole of the operand that is not cut, so narrow blocks
- * pay for it again and again. Measured (bench/opprof.c sim, ResNet-18 224x224,
- * against cutting by the thread count): CPU time +5-8% with 64, +4-6% with 128,
- * but 128 leaves MobileNetV2's 7x7 and 14x14 layers whole at 2 threads. */
+ * pay for it again and again. Measured with bench/opprof.c's sim mode against
+ * cutting by the thread count (ResNet-18 224x224, 3 rounds): CPU time +7%
+ * (46.4-48.6 -> 50.0-51.8 ms), the 2-thread estimate +7% (26.0-27.2 -> 27.9-29.1
+ * ms); MobileNetV2 within the noise (+-3%). With 128: ResNet-18 +4-6%, but
+ * MobileNetV2's 7x7 and 14x14 layers stay whole at 2 threads (+8%); 16 blocks
+ * at most instead of 64: +25% on ResNet-18. */
 #define AL_GEMM_BLOCK_MIN 262144.0
 #define AL_GEMM_BLOCK_EXTENT 64
 
