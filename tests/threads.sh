@@ -35,7 +35,8 @@ same() {
 		fi
 		[ -n "$first" ] || first=$t
 	done
-	n=$(ls "$T/o$first" | grep -c '\.npy$')
+	n=0
+	for f in "$T/o$first"/*.npy; do [ -e "$f" ] && n=$((n + 1)); done
 	if [ "$n" -eq 0 ]; then
 		bad "$m: no output written"
 		return
