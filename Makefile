@@ -40,14 +40,27 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # BLAS (ali_gemm -> cblas_sgemm): BLAS=accelerate (Apple's Accelerate; the
-# default on macOS), BLAS=openblas (the default on Linux when libopenblas-dev is
-# installed), BLAS=none (the portable loops; also 0, and 1 means openblas).
-# After switching, `make clean` (objects do not track the flag).
+# default on macOS), BLAS=openblas (the default on Linux when OpenBLAS links: a
+# probe compiles and links a call of cblas_sgemm and openblas_set_num_threads
+# through pkg-config's flags or plain -lopenblas), BLAS=none (the portable loops;
+# also 0, and 1 means openblas). Without libopenblas-dev the default is none, with
+# a message: Debian's reference libblas-dev has a cblas.h too, but no
+# openblas_set_num_threads (linking against it failed) and a Fortran sgemm slower
+# than the portable loop. After switching, `make clean` (objects do not track the flag).
+OPENBLAS_PC_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_PC_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+ifeq ($(origin BLAS),undefined)
 ifeq ($(UNAME_S),Darwin)
-BLAS ?= accelerate
+BLAS := accelerate
 else
-BLAS ?= $(shell if pkg-config --exists openblas 2>/dev/null || [ -f /usr/include/cblas.h ] || \
-		[ -f /usr/include/x86_64-linux-gnu/cblas.h ]; then echo openblas; else echo none; fi)
+BLAS := $(shell printf '\043include <cblas.h>\nint main(void) { float a = 1, c = 0; openblas_set_num_threads(1); \
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &a, 1, 0.0f, &c, 1); return c != 1; }\n' | \
+	$(CC) -x c -Werror=implicit-function-declaration $(OPENBLAS_PC_CFLAGS) -o /dev/null - \
+	$(OPENBLAS_PC_LIBS) >/dev/null 2>&1 && echo openblas || echo none)
+ifeq ($(BLAS),none)
+$(info anelint: OpenBLAS not found (Debian: apt-get install libopenblas-dev): building with BLAS=none, the interpreter's own matrix loops)
+endif
+endif
 endif
 # Not Debian's single-threaded OpenBLAS (libopenblas-serial-dev), though the
 # pthread variant's workers busy-wait ~0.1 s after the library loads, even in
@@ -55,9 +68,8 @@ endif
 # and ali_gemm splits a product over the interpreter's pool (tried: ResNet-18
 # gave wrong results in 2 of 30 runs at 2 threads).
 ifneq ($(filter 1 openblas,$(BLAS)),)
-BLAS_CFLAGS := -DANELINT_BLAS=1 $(shell pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || pkg-config --libs blas 2>/dev/null || \
-		echo -lopenblas)
+BLAS_CFLAGS := -DANELINT_BLAS=1 $(OPENBLAS_PC_CFLAGS)
+BLAS_LIBS   := $(OPENBLAS_PC_LIBS)
 else ifeq ($(BLAS),accelerate)
 # tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
 BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate

@@ -360,12 +360,14 @@ E=$D/transformer_encoder__mlp_ios17_fp16.mlpackage
 #     weight copied once transposed: one new blob) and mb (g @ [16,32]^T, its blob as it
 #     is) -> 1x1 convs in the run with gelu and add; the weight consts and the
 #     transpose_y const only mb read are deleted; mi (an immediate weight) refused;
-#     bit-identical in the interpreter; --dry-run and no --allow report the same run
+#     within 1e-6 (reassociate: the conv is another sgemm shape, which OpenBLAS's
+#     Haswell / Zen kernels round differently, max_abs 4.8e-7 there; bit-identical
+#     on SkylakeX); --dry-run and no --allow report the same run
 M=$C/fix_mil_matmul.mlpackage
 "$ANELINT" fix "$M" -o "$T/mm.mlpackage" --allow reassociate --format json >"$T/mm.json" 2>"$T/mm.err"
 [ $? -eq 0 ] && [ "$(applied "$T/mm.json")" -eq 1 ] &&
 	grep -q '"layer": "ma", "type": "matmul", "pass": "mil-matmul-const-bc1s-conv", "rule": "ANE062", "class": "reassociate", "applied": true' "$T/mm.json" &&
-	grep -q '"proved": true, "pass": true' "$T/mm.json" && ! grep -q '"identical": false' "$T/mm.json" && ok ||
+	grep -q '"proved": true, "pass": true' "$T/mm.json" && rel_within "$T/mm.json" 1e-6 && ok ||
 	{ bad "matmul (rc $?)"; cat "$T/mm.json" "$T/mm.err"; }
 loads "$T/mm.mlpackage" && ok || bad "matmul: the output does not load"
 GONE="ma g mb wa wb no yes" pkgcheck "$M" "$T/mm.mlpackage" y >"$T/mm.pkg" 2>&1 && grep -q 'blobs 2 -> 3' "$T/mm.pkg" && ok ||
@@ -432,7 +434,8 @@ fi
 #     its range) is kept byte for byte; the proof runs the whole models at the
 #     default shape and at every other enumerated shape / the range's bounds.
 #     fix_mil_flex: xs [1, ?, 16] (enumerated 8, 4) -> applied, 10 -> 14 ops,
-#     0 -> 2 transposes, bit-identical at 3 points; xb [?, 8, 16] (a batch range)
+#     0 -> 2 transposes, within 1e-6 at 3 points (bit-identical where the core type's
+#     sgemm rounds both shapes alike); xb [?, 8, 16] (a batch range)
 #     refused with its reason. The corpus encoder with enumerated shapes (copied to
 #     tests/data/modern): 46 -> 42 ops, 8 -> 2 transposes, within 1e-6 at 16, 32
 #     and 64 positions, and at 16 and 32 the rewritten model matches PyTorch's
@@ -469,7 +472,7 @@ FX=$C/fix_mil_flex.mlpackage
 "$ANELINT" fix "$FX" -o "$T/flex.mlpackage" --allow reassociate --format json >"$T/flex.json" 2>"$T/flex.err"
 [ $? -eq 0 ] && [ "$(applied "$T/flex.json")" -eq 1 ] &&
 	grep -q '"layer": "h1s".*"applied": true, "after": "a run of 5 ops (2 linear -> 1x1 conv) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/flex.json" &&
-	grep -q '"proved": true, "pass": true' "$T/flex.json" && ! grep -q '"identical": false' "$T/flex.json" &&
+	grep -q '"proved": true, "pass": true' "$T/flex.json" && rel_within "$T/flex.json" 1e-6 &&
 	grep -q '"shapes": "default xs=1,8,16 xb=2,8,16; xs=1,4,16 xb=1,8,16; xb=4,8,16: 3 shapes proved' "$T/flex.json" && ok ||
 	{ bad "flex: xs's run"; cat "$T/flex.json" "$T/flex.err"; }
 grep -q '"layer": "h1b".*"why_not": "[^"]*mil-block-bc1s-conv: the output.s batch axis is symbolic (a flexible input shape): only the sequence axis may be"' "$T/flex.json" &&

@@ -272,10 +272,20 @@ static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, c
 #define AL_POOL_GEMM 0
 #endif
 
-/* A product split over the pool: by blocks of columns of C (multiples of 16,
- * OpenBLAS's sgemm tile along a row-major C's rows) when C is at least as wide
- * as it is tall, else by blocks of rows (multiples of 8). Every element of C is
- * the same sum in the same order either way. */
+/* A product in fixed blocks, split over the pool. The sum an element of C gets
+ * from sgemm depends on where the element sits in the product sgemm was given
+ * (OpenBLAS's Haswell and Zen kernels round an element differently by its
+ * column in the call: measured, a 64x784x147 product cut at column 384 or 392
+ * differs from the whole in ~2,000 elements; SkylakeX's does not). So the cut
+ * never depends on the thread count: a product of at least 2^19 multiply-adds
+ * is cut by its shape alone into gemm_blocks() blocks (of columns of C, multiples
+ * of 16, when C is at least as wide as it is tall, else of rows, multiples of 8),
+ * each one single-threaded sgemm call; threads take whole blocks. --threads 1
+ * makes the same calls one after the other, so every thread count gives the
+ * same bits, on every OpenBLAS core type. Shapes are another matter: a product
+ * of another shape (a matmul rewritten as a 1x1 conv, a product cut into
+ * slices) may round differently, which is why such rewrites are classed
+ * reassociate (docs/surgery.md). */
 struct gemm_job {
 	bool ta, tb, by_n;
 	size_t M, N, K;
@@ -283,51 +293,89 @@ struct gemm_job {
 	const float *A, *B;
 	float *C;
 	size_t lda, ldb, ldc;
+	size_t blocks;
 };
 
-static size_t split_at(size_t n, int part, int parts, size_t unit)
+/* Products below this many multiply-adds (~20 us on one thread) are one call:
+ * a second thread would cost more than it saves (OpenBLAS's own cut-off for
+ * threading is 2^18). */
+#define AL_GEMM_SPLIT_MIN 524288.0
+/* The least work and the least extent (columns or rows) of a block: each
+ * sgemm call packs the whole of the operand that is not cut, so narrow blocks
+ * pay for it again and again. Measured with bench/opprof.c's sim mode against
+ * cutting by the thread count (ResNet-18 224x224, 3 rounds): CPU time +7%
+ * (46.4-48.6 -> 50.0-51.8 ms), the 2-thread estimate +7% (26.0-27.2 -> 27.9-29.1
+ * ms); MobileNetV2 within the noise (+-3%). With 128: ResNet-18 +4-6%, but
+ * MobileNetV2's 7x7 and 14x14 layers stay whole at 2 threads (+8%). Cutting
+ * every product into 16 blocks however narrow: ResNet-18 +25%. */
+#define AL_GEMM_BLOCK_MIN 262144.0
+#define AL_GEMM_BLOCK_EXTENT 64
+
+/* The blocks of an M x N x K product: a function of the shape alone, never of
+ * the thread count. Rounded down to 2, a multiple of 4, 12 or 24, so 2, 3, 4 or
+ * 6 threads mostly get equal shares. */
+static size_t gemm_blocks(size_t M, size_t N, size_t K, bool *by_n)
 {
-	if (part >= parts)
-		return n;
-	size_t v = (size_t)((double)n * part / parts);
-	return v / unit * unit;
+	*by_n = N >= M;
+	double work = (double)M * (double)N * (double)K;
+	if (!AL_POOL_GEMM || work < AL_GEMM_SPLIT_MIN) /* Accelerate: its own threads, one call */
+		return 1;
+	size_t blocks = (*by_n ? N : M) / AL_GEMM_BLOCK_EXTENT;
+	if ((double)blocks > work / AL_GEMM_BLOCK_MIN)
+		blocks = (size_t)(work / AL_GEMM_BLOCK_MIN);
+	if (blocks > AL_MAX_THREADS)
+		blocks = AL_MAX_THREADS;
+	size_t step = blocks >= 24 ? 24 : blocks >= 12 ? 12 : blocks >= 4 ? 4 : 2;
+	blocks = blocks / step * step;
+	return blocks < 1 ? 1 : blocks;
 }
 
-static void gemm_part(void *arg, int part, int parts)
+/* Where block b of n starts: a multiple of unit, the last one ends at len. */
+static size_t block_at(size_t len, size_t b, size_t n, size_t unit)
 {
-	const struct gemm_job *j = arg;
+	if (b >= n)
+		return len;
+	return (size_t)((double)len * (double)b / (double)n) / unit * unit;
+}
+
+static void gemm_block(const struct gemm_job *j, size_t blk)
+{
 	if (j->by_n) {
-		size_t a = split_at(j->N, part, parts, 16), b = split_at(j->N, part + 1, parts, 16);
+		size_t a = block_at(j->N, blk, j->blocks, 16), b = block_at(j->N, blk + 1, j->blocks, 16);
 		if (b > a)
 			gemm1(j->ta, j->tb, j->M, b - a, j->K, j->alpha, j->A, j->lda,
 			      j->tb ? j->B + a * j->ldb : j->B + a, j->ldb, j->beta, j->C + a, j->ldc);
 	} else {
-		size_t a = split_at(j->M, part, parts, 8), b = split_at(j->M, part + 1, parts, 8);
+		size_t a = block_at(j->M, blk, j->blocks, 8), b = block_at(j->M, blk + 1, j->blocks, 8);
 		if (b > a)
 			gemm1(j->ta, j->tb, b - a, j->N, j->K, j->alpha, j->ta ? j->A + a : j->A + a * j->lda,
 			      j->lda, j->B, j->ldb, j->beta, j->C + a * j->ldc, j->ldc);
 	}
 }
 
+/* Part p of P takes the blocks [blocks p / P, blocks (p + 1) / P). */
+static void gemm_part(void *arg, int part, int parts)
+{
+	const struct gemm_job *j = arg;
+	size_t b0 = j->blocks * (size_t)part / (size_t)parts, b1 = j->blocks * (size_t)(part + 1) / (size_t)parts;
+	for (size_t b = b0; b < b1; b++)
+		gemm_block(j, b);
+}
+
 void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
-	int nt = AL_POOL_GEMM && !ali_pool_nested() ? ali_kernels_threads() : 1;
-	/* below ~2^19 multiply-adds (~20 us on one thread) a second thread costs
-	 * more than it saves, on a busy machine most (OpenBLAS's own cut-off for
-	 * threading is 2^18) */
-	if (nt > 1 && (double)M * (double)N * (double)K >= 524288.0) {
-		bool by_n = N >= M;
-		size_t units = by_n ? N / 16 : M / 8;
-		if ((size_t)nt > units)
-			nt = (int)units;
-		if (nt > 1) {
-			struct gemm_job j = {ta, tb, by_n, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc};
-			ali_pool_run(nt, gemm_part, &j);
-			return;
-		}
+	bool by_n;
+	size_t blocks = gemm_blocks(M, N, K, &by_n);
+	if (blocks <= 1) {
+		gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+		return;
 	}
-	gemm1(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	int nt = AL_POOL_GEMM && !ali_pool_nested() ? ali_kernels_threads() : 1;
+	if ((size_t)nt > blocks)
+		nt = (int)blocks;
+	struct gemm_job j = {ta, tb, by_n, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, blocks};
+	ali_pool_run(nt, gemm_part, &j);
 }
 
 bool ali_gemm_has_blas(void)

@@ -1940,16 +1940,38 @@ static void test_thread_pool(void **state)
 	}
 }
 
-/* ali_gemm split over the pool (by columns of C when it is at least as wide as
- * tall, else by rows) gives the same bits as one thread: each element is the
- * same dot product either way. Shapes that split both ways, sizes off the
- * blocks of 16 / 8, every transpose form, beta 0 and 1, strided operands. */
+/* ali_gemm gives the same bits at any thread count, and inside a pool part
+ * (where it runs in line, as Winograd's 36 products do): the product is cut
+ * into blocks by its shape alone, each one sgemm call. Run by `make check` once
+ * per OpenBLAS core type (tests/coretypes.sh): Haswell's and Zen's sgemm round
+ * an element differently by where it sits in the call, so a cut that moved
+ * with the thread count changed ~2,000 elements of the first shape there.
+ * Shapes that split both ways, sizes off the blocks of 16 / 8, every transpose
+ * form, beta 0 and 1, strided operands. */
+struct gemm_call {
+	bool ta, tb;
+	size_t M, N, K, lda, ldb, ldc;
+	float beta;
+	const float *a, *b;
+	float *c;
+};
+
+static void gemm_call_part(void *ctx, int part, int parts)
+{
+	(void)parts;
+	const struct gemm_call *g = ctx;
+	if (part == 0)
+		ali_gemm(g->ta, g->tb, g->M, g->N, g->K, 0.5f, g->a, g->lda, g->b, g->ldb, g->beta, g->c, g->ldc);
+}
+
 static void test_gemm_threads(void **state)
 {
 	(void)state;
 	static const size_t shapes[][3] = {
 		{64, 784, 147}, {256, 196, 300}, {512, 49, 200}, {37, 129, 65}, {129, 37, 65}, {8, 4000, 40},
+		{1, 3000, 300}, {200, 1000, 3},
 	};
+	static const int threads[] = {2, 3, 4, 0}; /* 0: in a pool part */
 	for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
 		for (int form = 0; form < 8; form++) {
 			size_t M = shapes[k][0], N = shapes[k][1], K = shapes[k][2];
@@ -1958,19 +1980,31 @@ static void test_gemm_threads(void **state)
 			size_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
 			float *a = frand_array((ta ? K : M) * lda), *b = frand_array((tb ? N : K) * ldb);
 			float *c1 = frand_array(M * ldc), *c2 = malloc(M * ldc * sizeof *c2);
-			memcpy(c2, c1, M * ldc * sizeof *c2);
+			float *c0 = malloc(M * ldc * sizeof *c0);
+			memcpy(c0, c1, M * ldc * sizeof *c0);
 			ali_kernels_set_threads(1);
 			ali_gemm(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, beta, c1, ldc);
-			ali_kernels_set_threads(2);
-			ali_gemm(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, beta, c2, ldc);
-			ali_kernels_set_threads(1);
-			for (size_t i = 0; i < M; i++)
-				if (memcmp(c1 + i * ldc, c2 + i * ldc, N * sizeof *c1) != 0) {
-					print_error("gemm %zux%zux%zu form %d: row %zu differs\n", M, N, K, form, i);
-					fail();
+			for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+				memcpy(c2, c0, M * ldc * sizeof *c2);
+				if (threads[t]) {
+					ali_kernels_set_threads(threads[t]);
+					ali_gemm(ta, tb, M, N, K, 0.5f, a, lda, b, ldb, beta, c2, ldc);
+				} else {
+					struct gemm_call g = {ta, tb, M, N, K, lda, ldb, ldc, beta, a, b, c2};
+					ali_kernels_set_threads(2);
+					ali_pool_run(2, gemm_call_part, &g);
 				}
+				ali_kernels_set_threads(1);
+				for (size_t i = 0; i < M; i++)
+					if (memcmp(c1 + i * ldc, c2 + i * ldc, N * sizeof *c1) != 0) {
+						print_error("gemm %zux%zux%zu form %d, %d threads: row %zu differs\n", M, N,
+							    K, form, threads[t], i);
+						fail();
+					}
+			}
 			free(a);
 			free(b);
+			free(c0);
 			free(c1);
 			free(c2);
 		}
