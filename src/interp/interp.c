@@ -365,12 +365,12 @@ static double input_growth(const struct al_exec *x, const struct al_submodel *ro
  * attention's work grows with its square), within [WORK_FLOOR, WORK_CEILING]:
  * a small model that loops without end stops within seconds, and a 200-byte file
  * that claims enormous work cannot raise its own bound past the ceiling. */
-static uint64_t default_max_work(const struct al_exec *x, const struct al_submodel *root)
+static uint64_t default_max_work(const struct al_exec *x, const struct al_submodel *root, bool region)
 {
 	double w = (double)ali_exec_sub_work(root, x->opts->observe != NULL);
 	for (size_t i = 1; i < al_model_count(x->m); i++)
 		w += (double)ali_exec_sub_work(al_model_get(x->m, i), x->opts->observe != NULL);
-	double g = root ? input_growth(x, root) : 1.0;
+	double g = region ? 1.0 : input_growth(x, root); /* a region's inputs are not features */
 	double bound = WORK_SCALE * w * g * g;
 	return bound >= (double)WORK_CEILING ? WORK_CEILING : bound > (double)WORK_FLOOR ? (uint64_t)bound
 											     : WORK_FLOOR;
@@ -441,7 +441,7 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	if (st == AL_OK)
 		st = infer_costs(&x);
 	if (st == AL_OK && !x.opts->max_work)
-		x.max_work = default_max_work(&x, root);
+		x.max_work = default_max_work(&x, root, false);
 	if (st == AL_OK)
 		st = run_sub(&x, 0, 0);
 	x.sub = root;
@@ -765,7 +765,7 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: input '%.100s' is missing",
 					  p.in[e].name);
 	if (st == AL_OK && !x.opts->max_work)
-		x.max_work = default_max_work(&x, NULL);
+		x.max_work = default_max_work(&x, root, true); /* the whole model's: an upper bound */
 	if (st == AL_OK)
 		st = root->world == AL_WORLD_NN ? ali_nn_exec(&x) : ali_mil_exec(&x);
 	struct al_named_tensor *outs = NULL;
