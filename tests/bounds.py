@@ -42,8 +42,8 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "tools"))
 sys.dont_write_bytecode = True
-from mkfixtures import array_feature, description, layer, model  # noqa: E402
-from pbwire import f_bytes, f_str  # noqa: E402
+from mkfixtures import array_feature, description, layer, model, nn_body  # noqa: E402
+from pbwire import f_bytes, f_float, f_msg, f_packed_varints, f_str, f_varint  # noqa: E402
 
 passed = failed = skipped = 0
 
@@ -128,6 +128,21 @@ def mutated_loop_branch(src, dst):
     return True
 
 
+def conv_in_loop():
+    """huge_conv's fillStatic and convolution as the body of a loop whose
+    condition is the input itself: inside a body, shapes are taken from the
+    tensors the layer is about to read, not from those inferred before the run."""
+    fill = f_float(1, 0.001) + f_packed_varints(2, [64, 64, 61, 61])
+    params = b"".join([f_varint(1, 64), f_varint(2, 64), f_varint(10, 1),
+                       f_packed_varints(20, [61, 61]), f_packed_varints(30, [1, 1]),
+                       f_packed_varints(40, [1, 1]), f_msg(50)])
+    body = layer("w", [], ["w"], 1085, fill) + layer("conv", ["x", "w"], ["y"], 100, params)
+    net = layer("loop", [], [], 615, f_str(2, "x") + f_bytes(4, body))
+    desc = description([array_feature("x", [1, 64, 512, 512])], [array_feature("y", [])],
+                       short="tests/bounds.py: an enormous convolution in a loop")
+    return model(4, desc, 500, nn_body([net]))
+
+
 def chain(n, k):
     """x [n] floats through k adds (a_i = a_{i-1} + a_{i-1}): k outputs of n values
     for fp16 to keep, few live at once."""
@@ -173,6 +188,12 @@ def main():
             expect("%s: one convolution of 7.8e11 element operations"
                    % " ".join(args[:1] + args[2:]).replace(conv, "M"),
                    [anelint] + args, 3, "layer convolution would do about 778", max_cpu=5 * slow)
+        m = os.path.join(tmp, "conv_in_loop.mlmodel")
+        with open(m, "wb") as f:
+            f.write(conv_in_loop())
+        expect("run --max-work 1e9: the same convolution in a loop's body",
+               [anelint, "run", m, "--random", "--max-work", "1e9"], 3,
+               "layer convolution would do about 778", max_cpu=5 * slow)
         # ---- work: the default bound scales from the model's small estimated work
         m = os.path.join(tmp, "forever64k.mlmodel")
         with open(m, "wb") as f:
