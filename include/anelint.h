@@ -838,12 +838,14 @@ struct al_run_opts {
 	uint64_t max_bytes;  /* live activation bytes allowed; 0 = AL_RUN_MAX_BYTES */
 	uint64_t max_steps;  /* loop iterations allowed; 0 = AL_RUN_MAX_STEPS */
 	int threads;         /* BLAS threads; 0 = the library's default */
-	/* Work allowed, in element operations: every value a layer/op writes counts
-	 * one (four when an observer is set: it reads them), and a matmul /
-	 * convolution / inner product also a quarter per multiply-add (cost model,
-	 * docs/interpreter.md "Limits"); 0 = AL_RUN_MAX_WORK. A loop
-	 * whose work or iteration count is known to exceed a bound stops before it
-	 * starts; any other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
+	/* Work allowed, in element operations: every layer/op run counts 256,
+	 * every value it writes one (four when an observer is set: it reads them),
+	 * and a matmul / convolution / inner product also a quarter per multiply-add
+	 * (cost model, docs/interpreter.md "Limits"); 0 = the default:
+	 * AL_RUN_WORK_SCALE times the model's estimated work, within
+	 * [AL_RUN_MIN_WORK, AL_RUN_MAX_WORK]. A loop or an op whose work or
+	 * iteration count is known to exceed a bound stops before it starts; any
+	 * other run as soon as it exceeds one (AL_E_UNSUPPORTED). */
 	uint64_t max_work;
 	/* Bytes the caller holds while the run goes on and counts against the same
 	 * max_bytes (its inputs, the outputs of an earlier run, what the observer
@@ -858,7 +860,12 @@ struct al_run_opts {
 };
 #define AL_RUN_MAX_BYTES (UINT64_C(2) << 30)   /* default max_bytes: 2 GiB */
 #define AL_RUN_MAX_STEPS UINT64_C(10000000)    /* default max_steps: 10^7 */
-#define AL_RUN_MAX_WORK  UINT64_C(100000000000) /* default max_work: 10^11 */
+/* default max_work: AL_RUN_WORK_SCALE times the work the model's inferred shapes
+ * give (docs/interpreter.md "Limits"), at least AL_RUN_MIN_WORK, at most
+ * AL_RUN_MAX_WORK */
+#define AL_RUN_MAX_WORK  UINT64_C(100000000000) /* 10^11 */
+#define AL_RUN_MIN_WORK  UINT64_C(10000000000)  /* 10^10 */
+#define AL_RUN_WORK_SCALE 4
 
 /* Run the model on `inputs` (matched to the model's input features by name; image
  * features take a uint8/float [H,W,C] or [1,C,H,W] tensor). On success *outputs is

@@ -615,6 +615,23 @@ HOSTILE = [
 ]
 
 
+def huge_conv():
+    """A 300-byte NeuralNetwork whose one convolution does about 8e12 FLOPs (10^12
+    element operations of the interpreter's work count): fillStatic makes its
+    [64, 64, 61, 61] weights (61 MB), the input is [1, 64, 512, 512] (67 MB). Its
+    memory fits the default budget; `run --max-work 1e9` must refuse the
+    convolution before it starts (issue #28: work was counted when an op ended)."""
+    fill = f_float(1, 0.001) + f_packed_varints(2, [64, 64, 61, 61])  # FillStaticLayerParams
+    params = b"".join([f_varint(1, 64), f_varint(2, 64), f_varint(10, 1),
+                       f_packed_varints(20, [61, 61]), f_packed_varints(30, [1, 1]),
+                       f_packed_varints(40, [1, 1]), f_msg(50)])  # weights: the second input
+    body = nn_body([layer("w", [], ["w"], 1085, fill),
+                    layer("conv", ["x", "w"], ["y"], 100, params)])
+    desc = description([array_feature("x", [1, 64, 512, 512])], [array_feature("y", [])],
+                       short="one enormous convolution: the interpreter's work bound")
+    return model(4, desc, 500, body)
+
+
 def hostile_names():
     """NeuralNetwork (spec 4): convs and custom layers (CPU/GPU fallbacks) in a
     chain joined by an add, every layer and blob named with HOSTILE text; a
@@ -1249,6 +1266,7 @@ def main():
         "nn_tiny.mlmodel": nn_tiny(),
         "nn_releases.mlmodel": nn_releases(),
         "huge_input.mlmodel": huge_input(),
+        "huge_conv.mlmodel": huge_conv(),
         "hostile_names.mlmodel": hostile_names(),
         "fix_subb.mlmodel": fix_subb(),
         "fix_concatnd.mlmodel": fix_concatnd(),

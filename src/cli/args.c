@@ -67,7 +67,7 @@ const struct option_row options[] = {
 	 "stop a run whose inputs and live values would take more than MB megabytes (default 2048)"},
 	{"max-work", 0, "N", C_RUN | C_VERIFY | C_FP16 | C_FIX | C_SPLIT, OPT_FIELD(max_work),
 	 "stop a run that would do more than N element operations (values written plus a quarter per multiply-add; "
-	 "e.g. 1e9; default 1e11), so a loop that does not end stops by itself"},
+	 "e.g. 1e9; default 4x the model's estimate, 1e10 to 1e11), so a loop that does not end stops by itself"},
 	{"precision", 'p', "P", C_RUN | C_VERIFY, OPT_FIELD(precision),
 	 "fp32 (default: reference numerics) or fp16 (ANE-like: docs/interpreter.md)"},
 	{"out", 0, "DIR", C_RUN, OPT_FIELD(out), "write each output (and final state) to DIR/NAME.npy; with --steps, DIR/stepK_NAME.npy"},

@@ -5,6 +5,7 @@
  * caller's observer), and reading weights into tensors. The driver that sets a
  * run up is interp.c. */
 #include "interp.h"
+#include "shapes.h"
 
 #include <math.h>
 #include <string.h>
@@ -64,12 +65,17 @@ static uint64_t macs_of(const struct al_node *n)
 	return m >= 1.8e19 ? UINT64_MAX : (uint64_t)m;
 }
 
+/* What running one op costs besides its values (finding its inputs, its
+ * parameters, allocating and binding its outputs), in element operations: a
+ * loop of small ops is then bounded in time too (docs/interpreter.md "Limits"). */
+#define OP_WORK 256
+
 static const char *work_hint = "a loop that does not end? --max-work changes the bound";
 
 enum al_status ali_exec_node_done(struct al_exec *x, const struct al_node *n,
 				 struct al_tensor *const *outs, uint32_t n_outs)
 {
-	uint64_t work = macs_of(n);
+	uint64_t work = add_sat(OP_WORK, macs_of(n));
 	for (uint32_t i = 0; i < n_outs; i++) {
 		uint64_t v = values_of(outs[i], 0);
 		/* an observer reads every value it is shown: work of the run too. anelint
@@ -97,31 +103,167 @@ bool ali_exec_step(struct al_exec *x, const struct al_node *n)
 	return false;
 }
 
+/* The values of shape sh into *v (saturating): false when its rank or a dim is
+ * unknown, or (unless flex_ok) a dim follows a flexible input (inferred at its
+ * default: the run may differ). */
+static bool shape_values(const struct al_shape *sh, bool flex_ok, uint64_t *v)
+{
+	if (sh->rank < 0 || sh->rank > AL_SHAPE_MAX_RANK || (sh->flex && !flex_ok))
+		return false;
+	*v = 1;
+	for (int d = 0; d < sh->rank; d++) {
+		if (sh->dims[d] < 0)
+			return false;
+		uint64_t dim = (uint64_t)sh->dims[d];
+		*v = dim && *v > UINT64_MAX / dim ? UINT64_MAX : *v * dim;
+	}
+	return true;
+}
+
+/* The work of node n counted as ali_exec_node_done counts it, from its inferred
+ * shapes and cost: false when an output's shape is unknown (see shape_values). */
+static bool node_static_work(const struct al_node *n, bool flex_ok, bool observed, uint64_t *w)
+{
+	if (!n->out_shapes)
+		return false;
+	*w = add_sat(OP_WORK, macs_of(n));
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		uint64_t v;
+		if (!shape_values(&n->out_shapes[k], flex_ok, &v))
+			return false;
+		*w = add_sat(*w, observed && v <= UINT64_MAX / 4 ? 4 * v : v);
+	}
+	return true;
+}
+
 uint64_t ali_exec_graph_work(const struct al_graph *g)
 {
 	uint64_t w = 0;
 	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
-		const struct al_node *n = &g->nodes[i];
-		uint64_t nw = 0;
-		bool known = n->out_shapes != NULL;
-		for (uint32_t k = 0; known && k < n->n_outputs; k++) {
-			const struct al_shape *sh = &n->out_shapes[k];
-			/* a dim of a flexible input is inferred at its default: the run may be smaller */
-			known = sh->rank >= 0 && sh->rank <= AL_SHAPE_MAX_RANK && !sh->flex;
-			uint64_t v = 1;
-			for (int d = 0; known && d < sh->rank; d++) {
-				uint64_t dim = (uint64_t)sh->dims[d];
-				if (sh->dims[d] < 0)
-					known = false;
-				else
-					v = dim && v > UINT64_MAX / dim ? UINT64_MAX : v * dim;
-			}
-			nw = add_sat(nw, v);
-		}
-		if (known)
-			w = add_sat(w, add_sat(nw, macs_of(n)));
+		uint64_t nw;
+		if (node_static_work(&g->nodes[i], false, false, &nw))
+			w = add_sat(w, nw);
 	}
 	return w;
+}
+
+/* Every node of g and of the graphs nested in it (each once), flexible dims at
+ * their defaults; unknown nodes count 0. */
+static uint64_t graph_work_deep(const struct al_graph *g, bool observed, int depth)
+{
+	uint64_t w = 0;
+	for (uint32_t i = 0; g && depth <= AL_MAX_DEPTH && i < g->n_nodes; i++) {
+		const struct al_node *n = &g->nodes[i];
+		uint64_t nw;
+		if (node_static_work(n, true, observed, &nw))
+			w = add_sat(w, nw);
+		for (uint32_t j = 0; j < n->n_sub; j++)
+			w = add_sat(w, graph_work_deep(n->sub[j], observed, depth + 1));
+	}
+	return w;
+}
+
+uint64_t ali_exec_sub_work(const struct al_submodel *s, bool observed)
+{
+	return s && (s->world == AL_WORLD_NN || s->world == AL_WORLD_MIL)
+		       ? graph_work_deep(ali_exec_top_graph(s), observed, 0) : 0;
+}
+
+/* Whether n's inferred shapes are the ones it runs with: known, none set by a
+ * flexible input, and in the top-level graph (a loop's body may change shapes
+ * from one iteration to the next). */
+static bool static_shapes_hold(const struct al_node *n)
+{
+	if (!n->out_shapes || !n->cost.known || (n->owner && n->owner->depth > 0))
+		return false;
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (n->out_shapes[k].flex)
+			return false;
+	const struct al_node_src *src = al_src(n);
+	for (uint32_t i = 0; src && src->in_shapes && i < n->n_inputs; i++)
+		if (src->in_shapes[i] && src->in_shapes[i]->flex)
+			return false;
+	return true;
+}
+
+#define EST_MAX_IN 64  /* inputs / outputs an estimate from run-time shapes takes */
+
+/* What an op is about to do: its work as ali_exec_node_done will count it, the
+ * values it will write, the cost model's FLOPs. */
+struct op_estimate {
+	uint64_t work, values;
+	double flops;
+};
+
+/* From n's out_shapes and cost (those inferred before the run, or a probe's):
+ * false when unknown. */
+static bool estimate_of(const struct al_node *n, bool observed, struct op_estimate *e)
+{
+	if (!n->cost.known || !node_static_work(n, false, observed, &e->work))
+		return false;
+	e->values = 0;
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		uint64_t v = 0;
+		shape_values(&n->out_shapes[k], false, &v); /* known: node_static_work */
+		e->values = add_sat(e->values, v);
+	}
+	e->flops = n->cost.flops;
+	return true;
+}
+
+/* The estimate of n from the shapes of the tensors it is about to read (in[i]:
+ * the value of n->inputs[i], NULL when not a tensor): the shape functions and
+ * the cost model of the analysis (shapes.h) over a copy of the node that
+ * carries these shapes. False when they cannot tell. */
+static bool runtime_estimate(struct al_exec *x, const struct al_node *n, const struct al_tensor *const *in,
+			     uint32_t n_in, struct op_estimate *e)
+{
+	if (n_in > EST_MAX_IN || !n->n_outputs || n->n_outputs > EST_MAX_IN || !x->sub)
+		return false;
+	struct al_shape shapes[EST_MAX_IN], out[EST_MAX_IN];
+	const struct al_shape *ptr[EST_MAX_IN];
+	for (uint32_t i = 0; i < n_in; i++) {
+		const struct al_tensor *t = in[i];
+		ptr[i] = NULL;
+		if (!t || t->kind != AL_TK_TENSOR || t->rank < 0 || t->rank > AL_SHAPE_MAX_RANK)
+			continue;
+		shp_from(&shapes[i], t->dims, (size_t)t->rank, t->dtype);
+		ptr[i] = &shapes[i];
+	}
+	for (uint32_t o = 0; o < n->n_outputs; o++)
+		shp_unknown(&out[o]);
+	struct shp_node sx = {n, x->sub, ptr, n_in, out, n->n_outputs};
+	if (x->sub->world == AL_WORLD_MIL) {
+		if (!ali_shapes_mil(&sx))
+			return false;
+	} else {
+		ali_shapes_nn(&sx);
+	}
+	struct al_node probe = *n;
+	probe.out_shapes = out;
+	ali_cost_node(&probe, x->m, ptr, n_in);
+	return estimate_of(&probe, x->opts->observe != NULL, e);
+}
+
+enum al_status ali_exec_node_start(struct al_exec *x, const struct al_node *n, bool estimate,
+				  const struct al_tensor *const *in, uint32_t n_in)
+{
+	if (n->n_sub)
+		return AL_OK; /* control flow: the nodes of its graphs check themselves */
+	struct op_estimate e;
+	bool known = static_shapes_hold(n) ? estimate_of(n, x->opts->observe != NULL, &e)
+		     : estimate && runtime_estimate(x, n, in, n_in, &e);
+	uint64_t left = x->max_work > x->work ? x->max_work - x->work : 0;
+	/* outputs over the memory budget: the allocator refuses them, with a message
+	 * that says so, before the op computes anything */
+	if (!known || e.work <= left || e.values > x->max_bytes / sizeof(float))
+		return AL_OK;
+	return ali_exec_fail(x, n, AL_E_UNSUPPORTED, "%s %s would do about %llu element operations of "
+			    "work (%.3g FLOPs): more than the %llu left of the %llu allowed, so it was not "
+			    "started (%s)", x->sub && x->sub->world == AL_WORLD_MIL ? "op" : "layer",
+			    n->type ? n->type : "?", (unsigned long long)e.work, e.flops,
+			    (unsigned long long)left, (unsigned long long)x->max_work,
+			    x->steps > 1 ? work_hint : "--max-work changes the bound");
 }
 
 bool ali_exec_loop_fits(struct al_exec *x, const struct al_node *n, uint64_t iterations,

@@ -24,7 +24,9 @@
 
 #define DEFAULT_MAX_BYTES AL_RUN_MAX_BYTES
 #define DEFAULT_MAX_STEPS AL_RUN_MAX_STEPS
-#define DEFAULT_MAX_WORK AL_RUN_MAX_WORK
+#define WORK_FLOOR AL_RUN_MIN_WORK
+#define WORK_CEILING AL_RUN_MAX_WORK
+#define WORK_SCALE AL_RUN_WORK_SCALE
 
 
 /* ================================================================ inputs */
@@ -316,7 +318,7 @@ static struct al_exec exec_new(al_model *m, const struct al_run_opts *opts, al_d
 		.d = d,
 		.max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
 		.max_steps = opts->max_steps ? opts->max_steps : DEFAULT_MAX_STEPS,
-		.max_work = opts->max_work ? opts->max_work : DEFAULT_MAX_WORK,
+		.max_work = opts->max_work ? opts->max_work : WORK_FLOOR, /* default_max_work raises it */
 	};
 }
 
@@ -332,6 +334,46 @@ static enum al_status infer_costs(struct al_exec *x)
 	(void)al_model_infer_shapes(x->m, scratch);
 	al_diags_free(scratch);
 	return AL_OK;
+}
+
+/* How much larger the run's inputs are than the shapes the model declares (and
+ * its work was estimated at): the values bound over the values declared, at
+ * least 1. Only a flexible input can differ. */
+static double input_growth(const struct al_exec *x, const struct al_submodel *root)
+{
+	double bound = 0, declared = 0;
+	for (uint32_t k = 0; k < root->n_inputs; k++) {
+		const struct al_feature *f = &root->inputs[k];
+		const struct al_tensor *t = f->flex ? ali_env_get(x->env, f->name) : NULL;
+		if (!t || t->kind != AL_TK_TENSOR || !f->rank)
+			continue;
+		double v = 1;
+		for (uint32_t i = 0; i < f->rank; i++)
+			v *= f->shape[i] > 0 ? (double)f->shape[i] : 1.0;
+		if (f->kind == AL_FEAT_IMAGE && t->rank == 4)
+			v *= (double)t->dims[1]; /* [H, W] declared, [1, C, H, W] bound */
+		bound += (double)t->n;
+		declared += v;
+	}
+	return declared > 0 && bound > declared ? bound / declared : 1.0;
+}
+
+/* opts->max_work 0: the default bound, scaled from the model's own cost
+ * (docs/interpreter.md "Limits"): WORK_SCALE times the work its inferred shapes
+ * give (every node once, loops' bodies included; ali_exec_sub_work), times the
+ * square of input_growth when a flexible input is larger than declared (an
+ * attention's work grows with its square), within [WORK_FLOOR, WORK_CEILING]:
+ * a small model that loops without end stops within seconds, and a 200-byte file
+ * that claims enormous work cannot raise its own bound past the ceiling. */
+static uint64_t default_max_work(const struct al_exec *x, const struct al_submodel *root, bool region)
+{
+	double w = (double)ali_exec_sub_work(root, x->opts->observe != NULL);
+	for (size_t i = 1; i < al_model_count(x->m); i++)
+		w += (double)ali_exec_sub_work(al_model_get(x->m, i), x->opts->observe != NULL);
+	double g = region ? 1.0 : input_growth(x, root); /* a region's inputs are not features */
+	double bound = WORK_SCALE * w * g * g;
+	return bound >= (double)WORK_CEILING ? WORK_CEILING : bound > (double)WORK_FLOOR ? (uint64_t)bound
+											     : WORK_FLOOR;
 }
 
 /* The function opts->function names (a multifunction ML Program): the root is
@@ -398,6 +440,8 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 	enum al_status st = bind_inputs(&x, inputs, n_inputs);
 	if (st == AL_OK)
 		st = infer_costs(&x);
+	if (st == AL_OK && !x.opts->max_work)
+		x.max_work = default_max_work(&x, root, false);
 	if (st == AL_OK)
 		st = run_sub(&x, 0, 0);
 	x.sub = root;
@@ -720,6 +764,8 @@ enum al_status al_model_run_region(al_model *m, const struct al_region *r,
 		if (!ali_env_get(x.env, p.in[e].name))
 			st = ali_exec_fail(&x, NULL, AL_E_INVALID_ARG, "region: input '%.100s' is missing",
 					  p.in[e].name);
+	if (st == AL_OK && !x.opts->max_work)
+		x.max_work = default_max_work(&x, root, true); /* the whole model's: an upper bound */
 	if (st == AL_OK)
 		st = root->world == AL_WORLD_NN ? ali_nn_exec(&x) : ali_mil_exec(&x);
 	struct al_named_tensor *outs = NULL;

@@ -172,6 +172,23 @@ bool ali_exec_step(struct al_exec *x, const struct al_node *n);
  * from the inferred shapes: nodes whose shapes are unknown or follow a flexible
  * input count 0, nested graphs are not entered. */
 uint64_t ali_exec_graph_work(const struct al_graph *g);
+/* The work of one run of sub-model s by the same count from its inferred shapes
+ * (observed: values count four, as with an observer): every node of its graph
+ * (ali_exec_top_graph) and of the graphs nested in it, each once, flexible dims
+ * at their defaults; nodes of unknown shapes count 0. */
+uint64_t ali_exec_sub_work(const struct al_submodel *s, bool observed);
+/* Before node n runs: its work estimated, and when that is known to be more
+ * than what is left of opts->max_work, a diagnostic naming it, its type and the
+ * numbers, and AL_E_UNSUPPORTED, so that one enormous op is refused before it
+ * starts rather than counted when it ends. The estimate is the one inferred
+ * before the run (n->out_shapes, n->cost) when those shapes are the run's (known,
+ * not set by a flexible input, not in a nested graph); otherwise, when `estimate`
+ * (the kind's row in the executor's table says its cost can grow past its
+ * values: convolutions, matmuls, pools, recurrent layers, resampling, tiles,
+ * gathers, pads, fills), the shape functions and cost model of the analysis over
+ * the shapes of in[0..n_in) (the values of n->inputs; NULL: not a tensor). */
+enum al_status ali_exec_node_start(struct al_exec *x, const struct al_node *n, bool estimate,
+				  const struct al_tensor *const *in, uint32_t n_in);
 /* Before a loop of node n that is known to run `iterations` times over `body`:
  * false (with a diagnostic) when that many iterations, or their estimated work,
  * would pass what is left of the bounds, so the run stops before it starts. */

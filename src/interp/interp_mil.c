@@ -913,6 +913,35 @@ static const struct mx_op ops[AL_MILK_COUNT] = {
 };
 _Static_assert(sizeof ops / sizeof ops[0] == AL_MILK_COUNT, "one row per MIL kind");
 
+/* Ops whose work can grow past the values they read and write (windows, matrix
+ * products, attention, recurrences), or whose output size is set by parameters
+ * or values (resampling, tiles, pads, gathers, fills): ali_exec_node_start
+ * estimates their work from the shapes they are given before they run, when the
+ * shapes inferred before the run may not be the run's. */
+static const bool estimate_first[AL_MILK_COUNT] = {
+	[AL_MILK_conv] = true, [AL_MILK_conv_transpose] = true, [AL_MILK_linear] = true,
+	[AL_MILK_matmul] = true, [AL_MILK_avg_pool] = true, [AL_MILK_max_pool] = true,
+	[AL_MILK_l2_pool] = true, [AL_MILK_lstm] = true, [AL_MILK_gru] = true, [AL_MILK_rnn] = true,
+	[AL_MILK_scaled_dot_product_attention] = true, [AL_MILK_upsample_bilinear] = true,
+	[AL_MILK_upsample_nearest_neighbor] = true, [AL_MILK_resize_bilinear] = true,
+	[AL_MILK_resize_nearest_neighbor] = true, [AL_MILK_tile] = true, [AL_MILK_pad] = true,
+	[AL_MILK_gather] = true, [AL_MILK_gather_nd] = true, [AL_MILK_gather_along_axis] = true,
+	[AL_MILK_fill] = true, [AL_MILK_fill_like] = true, [AL_MILK_one_hot] = true,
+	[AL_MILK_range_1d] = true, [AL_MILK_topk] = true, [AL_MILK_argsort] = true,
+};
+
+/* ali_exec_node_start for op n: the values its name bindings read, when its
+ * kind is estimated from them. */
+static enum al_status node_start(struct al_exec *x, const struct al_node *n, struct al_env *env)
+{
+	bool estimate = n->kind >= 0 && n->kind < AL_MILK_COUNT && estimate_first[n->kind];
+	const struct al_tensor *in[64];
+	uint32_t n_in = estimate && n->n_inputs <= 64 ? n->n_inputs : 0;
+	for (uint32_t i = 0; i < n_in; i++)
+		in[i] = n->inputs[i] ? ali_env_get(env, n->inputs[i]) : NULL;
+	return ali_exec_node_start(x, n, estimate && n->n_inputs <= 64, in, n_in);
+}
+
 bool ali_mil_exec_has(int k)
 {
 	return k >= 0 && k < AL_MILK_COUNT && ops[k].fn;
@@ -928,9 +957,12 @@ static enum al_status run_op(struct mx_run *r, const struct al_node *n, struct a
 	mx_fn *fn = op ? op->fn : op_refuse;
 	if (!n->n_outputs && n->kind != AL_MILK_write_state)
 		return ali_exec_fail(x, n, AL_E_FORMAT, "op %s has no outputs", n->type);
+	enum al_status st = op ? node_start(x, n, env) : AL_OK;
+	if (st != AL_OK)
+		return st;
 	if (!(c.out = ali_calloc(n->n_outputs ? n->n_outputs : 1, sizeof *c.out)))
 		return ali_exec_fail(x, n, AL_E_NOMEM, "out of memory");
-	enum al_status st = fn(&c, op ? op->arg : 0);
+	st = fn(&c, op ? op->arg : 0);
 	if (st == AL_OK)
 		st = c.st;
 	for (uint32_t i = 0; i < c.n_out && st == AL_OK; i++)

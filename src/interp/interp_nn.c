@@ -343,6 +343,25 @@ static const struct nn_row rows[AL_NNK_COUNT] = {
 #pragma GCC diagnostic pop
 _Static_assert(sizeof rows / sizeof rows[0] == AL_NNK_COUNT, "one row per NN kind");
 
+/* Layers whose work can grow past the values they read and write (windows,
+ * matrix products, recurrences: FLOPs per output set by parameters or inputs),
+ * or whose output size is set by parameters or values (resampling, tiles, pads,
+ * gathers, fills): ali_exec_node_start estimates their work from the shapes they
+ * are given before they run, when the shapes inferred before the run may not be
+ * the run's. */
+static const bool estimate_first[AL_NNK_COUNT] = {
+	[AL_NNK_convolution] = true, [AL_NNK_pooling] = true, [AL_NNK_innerProduct] = true,
+	[AL_NNK_batchedMatmul] = true, [AL_NNK_dot] = true, [AL_NNK_simpleRecurrent] = true,
+	[AL_NNK_gru] = true, [AL_NNK_uniDirectionalLSTM] = true, [AL_NNK_biDirectionalLSTM] = true,
+	[AL_NNK_upsample] = true, [AL_NNK_resizeBilinear] = true, [AL_NNK_padding] = true,
+	[AL_NNK_constantPad] = true, [AL_NNK_tile] = true, [AL_NNK_sequenceRepeat] = true,
+	[AL_NNK_gather] = true, [AL_NNK_gatherND] = true, [AL_NNK_gatherAlongAxis] = true,
+	[AL_NNK_embedding] = true, [AL_NNK_embeddingND] = true, [AL_NNK_fillLike] = true,
+	[AL_NNK_fillStatic] = true, [AL_NNK_fillDynamic] = true, [AL_NNK_broadcastToLike] = true,
+	[AL_NNK_broadcastToStatic] = true, [AL_NNK_broadcastToDynamic] = true,
+	[AL_NNK_oneHot] = true, [AL_NNK_topK] = true, [AL_NNK_argSort] = true,
+};
+
 long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *ints, size_t max,
 			 bool *is_int)
 {
@@ -455,6 +474,10 @@ static enum al_status run_layer(struct nn_run *r, const struct al_node *n, int d
 		}
 		l.in[i] = t;
 	}
+	st = ali_exec_node_start(x, n, estimate_first[n->kind], (const struct al_tensor *const *)l.in,
+				 n->n_inputs);
+	if (st != AL_OK)
+		goto out;
 	st = fn(&l);
 	if (st == AL_E_NOMEM && (l.too_big || x->over_budget))
 		st = AL_E_UNSUPPORTED; /* a size over the limits, not a failed malloc */

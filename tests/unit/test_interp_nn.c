@@ -776,7 +776,8 @@ static void test_control_flow(void **state)
 	 * over max_steps, or whose body's work times its count is over max_work,
 	 * is refused before its first iteration (no layer of the body runs). Work per
 	 * iteration: add writes 1024 values plus a quarter of 512 multiply-adds (the
-	 * cost model's 1024 FLOPs / 8), copy writes 1024: 2176; the final copy 1024. */
+	 * cost model's 1024 FLOPs / 8), copy writes 1024, and each layer run counts
+	 * 256: 2688; the loop layer itself 256, the final copy 1280. */
 	for (int bound = 0; bound < 2; bound++) {
 		float zeros[1024] = {0};
 		m = counted_loop_model();
@@ -785,12 +786,12 @@ static void test_control_flow(void **state)
 		struct al_run_opts o = {.max_steps = bound ? 999 : 0, .max_work = bound ? 0 : 1000000};
 		r = run_model_opts(&m, &in, 1, &o);
 		expect_fail(&r, AL_E_UNSUPPORTED, bound ? "a loop of 1000 iterations: more than the 999"
-						 : "a loop of 1000 iterations of about 2176 element operations",
+						 : "a loop of 1000 iterations of about 2688 element operations",
 			    NULL);
 		run_free(&r);
 		/* with room for it, the same loop runs */
 		m = counted_loop_model();
-		struct al_run_opts roomy = {.max_steps = 1000, .max_work = 2176 * 1000 + 1024};
+		struct al_run_opts roomy = {.max_steps = 1000, .max_work = 256 + 2688 * 1000 + 1280};
 		r = run_model_opts(&m, &in, 1, &roomy);
 		assert_int_equal(r.st, AL_OK);
 		run_free(&r);
