@@ -716,9 +716,10 @@ struct al_sink {
 	 * item to check/info/plan instead); stream_model writes one item, in order
 	 * (the caller may free its model right after); stream_end writes the tail
 	 * and frees the state. The output is what check/info/plan write over the
-	 * same items, for models without settings of their own (a [[model]] target,
-	 * os or compute units: those are not streamed) and without report
-	 * --evidence. NULL members: the sink does not stream. */
+	 * same items (github: a model that cannot be read is annotated where it
+	 * comes), for models without settings of their own (a [[model]] target, os
+	 * or compute units: those are not streamed) and without report --evidence.
+	 * NULL members: the sink does not stream (text, JSON check and github do). */
 	void *(*stream_begin)(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o);
 	void (*stream_model)(void *state, const struct al_report_item *it);
 	void (*stream_end)(void *state);

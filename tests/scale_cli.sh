@@ -84,6 +84,28 @@ t1=$(date +%s)
 [ $rc -eq 0 ] && grep -q 'suppressed: 20000 findings accepted' "$T/out" && [ $((t1 - t0)) -le 10 ] &&
 	ok "20000 findings x 2002 suppressions in $((t1 - t0)) s" || bad "suppressions: exit $rc in $((t1 - t0)) s"
 
+# evidence matching: 40,000 layers of one name against 40,000 observed ops of that
+# name (each op takes the next node of the name: one pass, not one per op)
+python3 - "$T/dup.mlmodel" "$T/dup.json" <<'PY'
+import json, sys
+sys.path.insert(0, "tools")
+sys.dont_write_bytecode = True
+from mkfixtures import array_feature, description, layer, model, nn_body, pool
+n = 40000
+x = array_feature("x", [1, 8, 64, 64])
+layers = [layer("p", ["x"], ["p"], 120, pool(0, [15, 15], [3, 3])) for i in range(n)]
+open(sys.argv[1], "wb").write(model(4, description([x], [array_feature("p", [])], short="one name"), 500,
+                                    nn_body(layers)))
+ops = [{"name": "p", "type": "pooling", "unit": "cpu"}] * n
+json.dump({"schema": "anelint-evidence", "version": 1, "ops": ops}, open(sys.argv[2], "w"))
+PY
+t0=$(date +%s)
+run "$ANELINT" compare "$T/dup.mlmodel" "$T/dup.json"
+t1=$(date +%s)
+[ $rc -eq 0 ] && grep -q 'ANE008 .*right 40000, wrong 0' "$T/out" && [ $((t1 - t0)) -le 10 ] &&
+	ok "evidence: 40000 ops of one name matched in $((t1 - t0)) s" ||
+	{ bad "evidence: exit $rc in $((t1 - t0)) s"; tail -3 "$T/out"; head -3 "$T/err"; }
+
 # ---- 5. a folder of models: peak memory does not grow with their number
 rss() { # rss DIR FORMAT: peak resident KB of check over DIR
 	/usr/bin/time -v "$ANELINT" check --no-config --format "$2" "$1" 2>&1 >"$T/out.$2" |
