@@ -388,13 +388,11 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 static void text_check_item(FILE *out, const struct al_report_item *item, const struct al_report_opts *o, bool own,
 			    bool *first)
 {
-	const struct al_report_item *items = item;
-	const size_t i = 0;
 	{
-		if (!items[i].model)
+		if (!item->model)
 			return; /* errors go to stderr, from the CLI */
-		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
-			const struct al_submodel *s = al_model_get(items[i].model, k);
+		for (size_t k = 0; k < al_model_count(item->model); k++) {
+			const struct al_submodel *s = al_model_get(item->model, k);
 			if (!*first)
 				fputc('\n', out);
 			*first = false;
@@ -428,9 +426,9 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 			else
 				print_findings(out, s, o);
 		}
-		print_diags(out, items[i].diags, o);
-		if (own && items[i].model) /* models of their own settings: each says what it is predicted for */
-			print_prediction(out, ali_item_check(&items[i], o), o);
+		print_diags(out, item->diags, o);
+		if (own && item->model) /* models of their own settings: each says what it is predicted for */
+			print_prediction(out, ali_item_check(item, o), o);
 	}
 }
 
