@@ -144,6 +144,9 @@ PY
 if [ ! -x /usr/bin/time ] || ! /usr/bin/time -v true >/dev/null 2>&1; then
 	skip=$((skip + 1))
 	echo "skip memory: no GNU /usr/bin/time -v"
+elif grep -q __asan_init "$ANELINT" 2>/dev/null; then
+	skip=$((skip + 1)) # AddressSanitizer's quarantine holds freed memory: RSS grows by design
+	echo "skip memory: a sanitizer build"
 else
 	for f in text json; do
 		a=$(rss "$T/m200" $f)
