@@ -719,7 +719,8 @@ struct al_sink {
 	 * same items (github: a model that cannot be read is annotated where it
 	 * comes), for models without settings of their own (a [[model]] target, os
 	 * or compute units: those are not streamed) and without report --evidence.
-	 * NULL members: the sink does not stream (text, JSON check and github do). */
+	 * NULL members: the sink does not stream (text, JSON check, GitHub and
+	 * Markdown do). */
 	void *(*stream_begin)(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o);
 	void (*stream_model)(void *state, const struct al_report_item *it);
 	void (*stream_end)(void *state);

@@ -148,7 +148,7 @@ elif grep -q __asan_init "$ANELINT" 2>/dev/null; then
 	skip=$((skip + 1)) # AddressSanitizer's quarantine holds freed memory: RSS grows by design
 	echo "skip memory: a sanitizer build"
 else
-	for f in text json; do
+	for f in text json markdown; do
 		a=$(rss "$T/m200" $f)
 		b=$(rss "$T/m2000" $f)
 		[ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt $((a + 4096)) ] &&
