@@ -195,7 +195,7 @@ struct ci {
 	bool metadata; /* a model carries com.anelint.ignore */
 	/* strings for the options the configuration sets */
 	char **owned;
-	size_t n_owned;
+	size_t n_owned, cap_owned, cap_sup;
 	/* models found in directories (c->paths points at them) */
 	char **path_copies;
 	size_t n_path_copies, cap_path_copies;
@@ -205,10 +205,15 @@ struct ci {
 
 static char *own(struct ci *ci, const char *s)
 {
-	char **v = realloc(ci->owned, (ci->n_owned + 1) * sizeof *v);
-	char *d = v ? strdup(s) : NULL;
-	if (v)
+	if (ci->n_owned == ci->cap_owned) { /* doubling: a configuration has up to 8,192 strings */
+		size_t cap = ci->cap_owned ? 2 * ci->cap_owned : 32;
+		char **v = realloc(ci->owned, cap * sizeof *v);
+		if (!v)
+			return NULL;
 		ci->owned = v;
+		ci->cap_owned = cap;
+	}
+	char *d = strdup(s);
 	if (d)
 		ci->owned[ci->n_owned++] = d;
 	return d;
@@ -1417,11 +1422,15 @@ static int apply_config(struct ci *ci, struct cli *c)
 			if (!s)
 				return EXIT_USAGE;
 			while (ci->n_sup <= e->index) {
-				struct sup *v = realloc(ci->sup, (ci->n_sup + 1) * sizeof *v);
-				if (!v)
-					return EXIT_IO;
-				ci->sup = v;
-				memset(&ci->sup[ci->n_sup++], 0, sizeof *v);
+				if (ci->n_sup == ci->cap_sup) {
+					size_t cap = ci->cap_sup ? 2 * ci->cap_sup : 16;
+					struct sup *v = realloc(ci->sup, cap * sizeof *v);
+					if (!v)
+						return EXIT_IO;
+					ci->sup = v;
+					ci->cap_sup = cap;
+				}
+				memset(&ci->sup[ci->n_sup++], 0, sizeof *ci->sup);
 			}
 			struct sup *x = &ci->sup[e->index];
 			x->line = x->line ? x->line : e->line;

@@ -52,7 +52,7 @@ struct cparser {
 		const char *name; /* an entry's copy */
 		uint32_t first_line, next_index; /* the first entry's line; 1 + the last [[name]] index */
 	} *tr;
-	size_t n_tr;
+	size_t n_tr, cap_e;
 };
 
 static bool key_eq(size_t item, const void *key, void *ctx)
@@ -405,12 +405,17 @@ static bool add_entry(struct cparser *p, char *k, struct ali_cfg_value *v, uint3
 		err(p, "more than %u keys", CFG_MAX_ENTRIES);
 		return false;
 	}
-	struct ali_cfg_entry *e = ali_realloc(c->e, (c->n + 1) * sizeof *e);
-	if (!e) {
-		p->nomem = true;
-		return false;
+	if (c->n == p->cap_e) { /* doubling: copying the array per key is quadratic */
+		size_t cap = p->cap_e ? 2 * p->cap_e : 16;
+		struct ali_cfg_entry *grown = ali_realloc(c->e, cap * sizeof *grown);
+		if (!grown) {
+			p->nomem = true;
+			return false;
+		}
+		c->e = grown;
+		p->cap_e = cap;
 	}
-	c->e = e;
+	struct ali_cfg_entry *e = c->e;
 	char *table = p->table ? dup_n(p, p->table, strlen(p->table)) : NULL;
 	if (p->table && !table)
 		return false;
