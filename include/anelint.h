@@ -706,6 +706,9 @@ AL_API enum al_status al_report_compare(struct al_report_item *it, const char *c
 				 const char *format, const struct al_check_opts *check, al_diags *d);
 AL_API void al_comparison_free(al_comparison *c);
 
+/* What a sink writes: `check` (and `report`), `info` or `plan`. */
+enum al_sink_cmd { AL_SINK_CHECK, AL_SINK_INFO, AL_SINK_PLAN };
+
 struct al_sink {
 	const char *name; /* --format value */
 	/* `check`: verdicts per layer/op plus summary; `info`: model description
@@ -724,6 +727,20 @@ struct al_sink {
 	const char *extensions;
 	/* `check` shows the plans as well (the reports): analyse with opts.plans. */
 	bool shows_plans;
+	/* Several models written as each one is checked (a directory argument), so
+	 * memory does not grow with their number: stream_begin returns the state
+	 * (NULL: this sink cannot stream cmd with o, or out of memory: give every
+	 * item to check/info/plan instead); stream_model writes one item, in order
+	 * (the caller may free its model right after); stream_end writes the tail
+	 * and frees the state. The output is what check/info/plan write over the
+	 * same items (github: a model that cannot be read is annotated where it
+	 * comes), for models without settings of their own (a [[model]] target, os
+	 * or compute units: those are not streamed) and without report --evidence.
+	 * NULL members: the sink does not stream (text, JSON check, GitHub and
+	 * Markdown do). */
+	void *(*stream_begin)(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o);
+	void (*stream_model)(void *state, const struct al_report_item *it);
+	void (*stream_end)(void *state);
 };
 
 /* Analyse every loaded model of items for a report with opts o, before any sink

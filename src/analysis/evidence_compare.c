@@ -234,6 +234,7 @@ enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struc
 	struct named *idx = NULL;
 	struct typed *tn = NULL, *te = NULL;
 	bool *used = NULL;
+	size_t *group_end = NULL, *cursor = NULL;
 	enum al_status st = AL_E_NOMEM;
 	if (!collect(m, &ns))
 		goto done;
@@ -258,6 +259,16 @@ enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struc
 			idx[k++] = (struct named){n->name, n, i};
 	}
 	qsort(idx, k, sizeof *idx, by_name);
+	/* per entry, the last of its name's run, and per run, where its first
+	 * untaken node may be */
+	group_end = ali_calloc(k ? k : 1, sizeof *group_end);
+	cursor = ali_calloc(k ? k : 1, sizeof *cursor);
+	if (!group_end || !cursor)
+		goto done;
+	for (size_t j = k; j-- > 0;) {
+		group_end[j] = j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0 ? group_end[j + 1] : j;
+		cursor[j] = j;
+	}
 	/* 1. by output name (a layer name for NeuralNetwork models) */
 	size_t n_te = 0;
 	for (size_t r = 0; r < e->n_ops; r++) {
@@ -273,16 +284,26 @@ enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struc
 				hi = mid;
 		}
 		if (lo < k && strcmp(idx[lo].name, key.name) == 0) {
-			/* a name several nodes define (branches of a cond): the first not yet taken */
-			size_t at = lo, hi2 = lo;
-			while (hi2 + 1 < k && strcmp(idx[hi2 + 1].name, key.name) == 0)
-				hi2++;
+			/* a name several nodes define (branches of a cond): the first not yet
+			 * taken, from where the last search of the name stopped (taken ones stay
+			 * taken), so many ops of one name cost one pass over its nodes */
+			size_t hi2 = group_end[lo], at = cursor[lo];
 			while (at < hi2 && used[idx[at].order])
 				at++;
-			/* an os_log "@ N" picks among them by position */
-			for (size_t x = lo; hi2 > lo && e->ops[r].index != UINT32_MAX && x <= hi2; x++)
-				if (idx[x].order == e->ops[r].index && !used[idx[x].order])
-					at = x;
+			cursor[lo] = at;
+			/* an os_log "@ N" picks among them by position: the group is sorted by it */
+			if (hi2 > lo && e->ops[r].index != UINT32_MAX) {
+				size_t a = lo, b = hi2 + 1;
+				while (a < b) {
+					size_t mid = a + (b - a) / 2;
+					if (idx[mid].order < e->ops[r].index)
+						a = mid + 1;
+					else
+						b = mid;
+				}
+				if (a <= hi2 && idx[a].order == e->ops[r].index && !used[idx[a].order])
+					at = a;
+			}
 			row->node = idx[at].node;
 			row->match = AL_MATCH_NAME;
 			used[idx[at].order] = true;
@@ -335,6 +356,8 @@ enum al_status ali_compare(const al_model *m, const struct al_evidence *e, struc
 done:
 	ali_free(ns.v);
 	ali_free(idx);
+	ali_free(group_end);
+	ali_free(cursor);
 	ali_free(used);
 	ali_free(tn);
 	ali_free(te);

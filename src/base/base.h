@@ -11,7 +11,8 @@
  *               page, so a parser reading past the end faults.
  *               ali_write_all, al_atomic_*: the one way an output is written:
  *               a temporary beside it, fsync, rename (atomic.c).
- *   utilities   ali_hash_str (FNV-1a 64), al_rd32le (hash.c).
+ *   utilities   ali_hash_str (FNV-1a 64), al_rd32le (hash.c); ali_hashtab: the one
+ *               generic hash table (hashtab.c).
  *               ali_span_u64/i64/double: numbers read from a span bounded by
  *               its length, never by a terminator (span_num.c).
  *               the registry that tells a fault on a mapping from a bug (guard.c).
@@ -231,6 +232,28 @@ size_t ali_span_u64(const char *s, size_t n, uint64_t max, uint64_t *v);
 size_t ali_span_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *v);
 size_t ali_span_double(const char *s, size_t n, double *v);
 
+
+/* The one generic hash table (hashtab.c): items are the caller's indexes
+ * (0..SIZE_MAX-2), kept with their 64-bit hash; open addressing, load <= 1/2.
+ * Zero-initialise, add, look up, free. eq(item, key, ctx) says whether a
+ * candidate of the same hash is the key (NULL: the hash alone decides). */
+struct ali_slot {
+	uint64_t hash;
+	size_t item1; /* the item + 1; 0: empty */
+};
+struct ali_hashtab {
+	struct ali_slot *slot;
+	size_t cap, n;
+};
+bool ali_hashtab_reserve(struct ali_hashtab *t, size_t n); /* room for n items without growing */
+bool ali_hashtab_add(struct ali_hashtab *t, uint64_t hash, size_t item); /* false: out of memory */
+/* The first item of that hash eq accepts, or SIZE_MAX. */
+size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
+			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);
+/* Every such item in turn: *cursor starts at 0; SIZE_MAX after the last. */
+size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *cursor,
+			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);
+void ali_hashtab_free(struct ali_hashtab *t);
 /* Little-endian unsigned 32 and 64-bit reads from unaligned bytes. */
 static inline uint32_t al_rd32le(const uint8_t *p)
 {

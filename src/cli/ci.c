@@ -133,13 +133,25 @@ struct selection {
 	bool has_select;
 };
 
-/* A baseline file's entries. */
+/* A baseline file's entries, hashed on (model, layer, rule): a finding is
+ * looked up in O(1), not compared with every entry. */
 struct baseline {
 	char *path, *dir;
 	struct bentry {
 		char *model, *layer, *rule;
 	} *e;
-	size_t n;
+	size_t n, cap;
+	struct ali_hashtab by_key;
+	struct al_arena strings; /* the entries' strings */
+};
+
+/* A model's key, the last few computed (model_key resolves the file with
+ * realpath: once per sub-model and anchor, not once per finding). */
+#define KEY_CACHE 4
+struct key_cache {
+	char *file, *path; /* what the key was computed from */
+	const char *anchor;
+	char *key;
 };
 
 struct ci {
@@ -157,6 +169,16 @@ struct ci {
 		uint32_t line;
 	} *sup;
 	size_t n_sup;
+	/* the suppressions whose rule selector matches a rule, per rule, made on the
+	 * first finding of that rule: by_rule maps the rule to its list */
+	struct ali_hashtab by_rule;
+	struct sup_list {
+		const struct al_rule *rule;
+		size_t *v, n;
+	} *sup_lists;
+	size_t n_sup_lists;
+	struct key_cache keys[KEY_CACHE];
+	size_t next_key;
 	/* per-model settings: [[model]] path = GLOB, fail_on = ..., target = ... */
 	struct per_model {
 		const char *glob;
@@ -173,18 +195,25 @@ struct ci {
 	bool metadata; /* a model carries com.anelint.ignore */
 	/* strings for the options the configuration sets */
 	char **owned;
-	size_t n_owned;
+	size_t n_owned, cap_owned, cap_sup;
 	/* models found in directories (c->paths points at them) */
 	char **path_copies;
-	size_t n_path_copies;
+	size_t n_path_copies, cap_path_copies;
+	/* directories not searched: deeper than DIR_MAX_DEPTH below the argument */
+	size_t deep_skipped;
 };
 
 static char *own(struct ci *ci, const char *s)
 {
-	char **v = realloc(ci->owned, (ci->n_owned + 1) * sizeof *v);
-	char *d = v ? strdup(s) : NULL;
-	if (v)
+	if (ci->n_owned == ci->cap_owned) { /* doubling: a configuration has up to 8,192 strings */
+		size_t cap = ci->cap_owned ? 2 * ci->cap_owned : 32;
+		char **v = realloc(ci->owned, cap * sizeof *v);
+		if (!v)
+			return NULL;
 		ci->owned = v;
+		ci->cap_owned = cap;
+	}
+	char *d = strdup(s);
 	if (d)
 		ci->owned[ci->n_owned++] = d;
 	return d;
@@ -326,19 +355,84 @@ static char *model_key(const struct al_submodel *sm, const char *anchor)
 	return key;
 }
 
-static bool glob_model(const char *glob, const struct al_submodel *sm, const char *anchor)
+/* Whether a model's key matches a glob: the whole key, or the file's name alone
+ * ("*.mlmodel", "ci_model.mlmodel"). */
+static bool glob_key(const char *glob, const char *key)
 {
-	char *key = model_key(sm, anchor);
-	bool m = key && fnmatch(glob, key, 0) == 0;
-	if (!m && key) { /* the file's name alone: "*.mlmodel", "ci_model.mlmodel" */
-		const char *suffix = strstr(key, ":pipeline/");
-		char *file = strndup(key, suffix ? (size_t)(suffix - key) : strlen(key));
-		const char *base = file ? strrchr(file, '/') : NULL;
-		m = file && fnmatch(glob, base ? base + 1 : file, 0) == 0;
-		free(file);
-	}
-	free(key);
+	if (!key)
+		return false;
+	if (fnmatch(glob, key, 0) == 0)
+		return true;
+	const char *suffix = strstr(key, ":pipeline/");
+	size_t flen = suffix ? (size_t)(suffix - key) : strlen(key);
+	const char *base = key;
+	for (size_t i = 0; i < flen; i++)
+		if (key[i] == '/')
+			base = key + i + 1;
+	if (!suffix)
+		return fnmatch(glob, base, 0) == 0;
+	char *file = strndup(base, (size_t)(key + flen - base));
+	bool m = file && fnmatch(glob, file, 0) == 0;
+	free(file);
 	return m;
+}
+
+/* The key of sm relative to anchor, from the cache when it was computed for the
+ * same file, path and anchor; NULL when out of memory. Owned by the cache. */
+static const char *cached_key(struct ci *ci, const struct al_submodel *sm, const char *anchor)
+{
+	const char *file = sm->file ? sm->file : "";
+	for (size_t i = 0; i < KEY_CACHE; i++) {
+		const struct key_cache *k = &ci->keys[i];
+		if (k->key && k->anchor == anchor && strcmp(k->file, file) == 0 && strcmp(k->path, sm->path) == 0)
+			return k->key;
+	}
+	struct key_cache *k = &ci->keys[ci->next_key++ % KEY_CACHE];
+	free(k->file);
+	free(k->path);
+	free(k->key);
+	k->file = strdup(file);
+	k->path = strdup(sm->path);
+	k->key = model_key(sm, anchor);
+	k->anchor = anchor;
+	if (!k->file || !k->path || !k->key) {
+		free(k->file);
+		free(k->path);
+		free(k->key);
+		*k = (struct key_cache){0};
+		return NULL;
+	}
+	return k->key;
+}
+
+static void free_key_cache(struct ci *ci)
+{
+	for (size_t i = 0; i < KEY_CACHE; i++) {
+		free(ci->keys[i].file);
+		free(ci->keys[i].path);
+		free(ci->keys[i].key);
+		ci->keys[i] = (struct key_cache){0};
+	}
+}
+
+/* (model, layer, rule) of a baseline entry or a finding, hashed as one key. */
+static uint64_t entry_hash(const char *model, const char *layer, const char *rule)
+{
+	uint64_t h = AL_HASH_INIT;
+	h = ali_hash_bytes(h, model, strlen(model) + 1);
+	h = ali_hash_bytes(h, layer, strlen(layer) + 1);
+	return ali_hash_bytes(h, rule, strlen(rule) + 1);
+}
+
+struct entry_key {
+	const char *model, *layer, *rule;
+};
+
+static bool bentry_eq(size_t item, const void *key, void *ctx)
+{
+	const struct bentry *b = &((const struct baseline *)ctx)->e[item];
+	const struct entry_key *k = key;
+	return strcmp(b->rule, k->rule) == 0 && strcmp(b->model, k->model) == 0 && strcmp(b->layer, k->layer) == 0;
 }
 
 /* ================================================================ accepted findings */
@@ -392,18 +486,53 @@ static const char *metadata_accepts(const struct al_submodel *s, const char *lay
 	return NULL;
 }
 
+static bool sup_list_eq(size_t item, const void *key, void *ctx)
+{
+	return ((const struct ci *)ctx)->sup_lists[item].rule == key;
+}
+
+/* The suppressions whose rule selector matches r, in the file's order: made on
+ * the first finding of r, then found by r's address. NULL when out of memory. */
+static const struct sup_list *sups_of_rule(struct ci *ci, const struct al_rule *r)
+{
+	uint64_t h = ali_hash_bytes(AL_HASH_INIT, &r, sizeof r);
+	size_t at = ali_hashtab_find(&ci->by_rule, h, sup_list_eq, r, ci);
+	if (at != SIZE_MAX)
+		return &ci->sup_lists[at];
+	struct sup_list *v = realloc(ci->sup_lists, (ci->n_sup_lists + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	ci->sup_lists = v;
+	struct sup_list *l = &v[ci->n_sup_lists];
+	*l = (struct sup_list){.rule = r};
+	for (size_t i = 0; i < ci->n_sup; i++)
+		if (rule_matches(ci->sup[i].rule, r)) {
+			size_t *nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+			if (!nv) {
+				free(l->v);
+				return NULL;
+			}
+			l->v = nv;
+			l->v[l->n++] = i;
+		}
+	if (!ali_hashtab_add(&ci->by_rule, h, ci->n_sup_lists)) {
+		free(l->v);
+		return NULL;
+	}
+	return &ci->sup_lists[ci->n_sup_lists++];
+}
+
 const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *layer, const struct al_rule *r,
 			const char **kind)
 {
 	struct ci *ci = ctx;
-	for (size_t i = 0; i < ci->n_sup; i++) {
-		const struct sup *x = &ci->sup[i];
-		if (!rule_matches(x->rule, r))
-			continue;
+	const struct sup_list *sl = ci->n_sup ? sups_of_rule(ci, r) : NULL;
+	for (size_t j = 0; sl && j < sl->n; j++) { /* in the file's order: the first one says why */
+		const struct sup *x = &ci->sup[sl->v[j]];
 		/* no layer: every finding of the model, model-level ones included */
 		if (x->layer && (!layer || fnmatch(x->layer, layer, 0) != 0))
 			continue;
-		if (x->model && !glob_model(x->model, s, ci->cfg_dir))
+		if (x->model && !glob_key(x->model, cached_key(ci, s, ci->cfg_dir)))
 			continue;
 		*kind = "config";
 		return x->reason;
@@ -418,20 +547,16 @@ const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *laye
 	const struct baseline *bl = &ci->base;
 	if (!ci->cl_baseline) /* a [[model]]'s baseline replaces the top-level one */
 		for (size_t i = 0; i < ci->n_pm; i++)
-			if (ci->pm[i].base.path && glob_model(ci->pm[i].glob, s, ci->cfg_dir))
+			if (ci->pm[i].base.path && glob_key(ci->pm[i].glob, cached_key(ci, s, ci->cfg_dir)))
 				bl = &ci->pm[i].base;
 	if (bl->n) {
-		char *key = model_key(s, bl->dir);
-		for (size_t i = 0; key && i < bl->n; i++) {
-			const struct bentry *b = &bl->e[i];
-			if (strcmp(b->rule, r->id) == 0 && strcmp(b->model, key) == 0 &&
-			    strcmp(b->layer, layer ? layer : "") == 0) {
-				free(key);
-				*kind = "baseline";
-				return "in the baseline";
-			}
+		struct entry_key k = {cached_key(ci, s, bl->dir), layer ? layer : "", r->id};
+		if (k.model &&
+		    ali_hashtab_find(&bl->by_key, entry_hash(k.model, k.layer, k.rule), bentry_eq, &k, (void *)bl) !=
+			    SIZE_MAX) {
+			*kind = "baseline";
+			return "in the baseline";
 		}
-		free(key);
 	}
 	return NULL;
 }
@@ -454,9 +579,11 @@ bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int 
 int ci_fail_on(const struct ci *ci, const char *path, int fail_on)
 {
 	struct al_submodel sm = {.path = path, .file = path};
-	for (size_t i = 0; ci && i < ci->n_pm; i++)
-		if (ci->pm[i].fail_on >= 0 && glob_model(ci->pm[i].glob, &sm, ci->cfg_dir))
+	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	for (size_t i = 0; key && i < ci->n_pm; i++)
+		if (ci->pm[i].fail_on >= 0 && glob_key(ci->pm[i].glob, key))
 			fail_on = ci->pm[i].fail_on;
+	free(key);
 	return fail_on;
 }
 
@@ -464,18 +591,288 @@ int ci_fail_on(const struct ci *ci, const char *path, int fail_on)
 
 static void free_baseline(struct baseline *b, bool own_path)
 {
-	for (size_t i = 0; i < b->n; i++) {
-		free(b->e[i].model);
-		free(b->e[i].layer);
-		free(b->e[i].rule);
-	}
 	free(b->e);
+	ali_arena_free(&b->strings);
+	ali_hashtab_free(&b->by_key);
 	if (own_path)
 		free(b->path);
 	free(b->dir);
 }
 
 #define BASELINE_MAX (16u << 20)
+
+/* ---- the fast reader: a baseline as --write-baseline writes it, read straight
+ * into the entries (json-c's tree of 300,000 entries costs ~370 MB and most of a
+ * second). It accepts only plain RFC 8259 JSON with "anelint_baseline": 1 and
+ * "findings" an array of objects with the strings model, layer and rule; on
+ * anything else it gives up and json-c reads the file (its errors, its rules). */
+struct fast {
+	const char *p, *end;
+	struct baseline *bl;
+};
+
+static void fast_ws(struct fast *f)
+{
+	while (f->p < f->end && (*f->p == ' ' || *f->p == '\n' || *f->p == '\r' || *f->p == '\t'))
+		f->p++;
+}
+
+static bool fast_lit(struct fast *f, char c)
+{
+	fast_ws(f);
+	if (f->p < f->end && *f->p == c) {
+		f->p++;
+		return true;
+	}
+	return false;
+}
+
+static int hex4(const char *p)
+{
+	int v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* A string at f->p; *out (when out) its bytes in the baseline's arena, escapes
+ * decoded. false: not a string, or one the fast reader leaves to json-c. */
+static bool fast_str(struct fast *f, char **out)
+{
+	fast_ws(f);
+	if (f->p >= f->end || *f->p != '"')
+		return false;
+	const char *q = ++f->p;
+	bool plain = true;
+	while (q < f->end && *q != '"') {
+		if ((unsigned char)*q < 0x20)
+			return false;
+		if (*q == '\\') {
+			plain = false;
+			q++;
+		}
+		q++;
+	}
+	if (q >= f->end)
+		return false;
+	size_t n = (size_t)(q - f->p);
+	if (out) {
+		char *d = *out = ali_arena_strndup(&f->bl->strings, f->p, n);
+		if (!d)
+			return false;
+		if (!plain) { /* decode in place: never longer than the escaped text */
+			size_t k = 0;
+			for (const char *r = f->p; r < q; r++) {
+				if (*r != '\\') {
+					d[k++] = *r;
+					continue;
+				}
+				char e = *++r;
+				const char *simple = strchr("\"\\/bfnrt", e);
+				if (e && simple) {
+					d[k++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+					continue;
+				}
+				if (e != 'u' || q - r < 5)
+					return false;
+				int u = hex4(r + 1);
+				r += 4;
+				if (u <= 0 || (u >= 0xd800 && u <= 0xdfff))
+					return false; /* NUL and surrogates: json-c's */
+				if (u < 0x80) {
+					d[k++] = (char)u;
+				} else if (u < 0x800) {
+					d[k++] = (char)(0xc0 | (u >> 6));
+					d[k++] = (char)(0x80 | (u & 0x3f));
+				} else {
+					d[k++] = (char)(0xe0 | (u >> 12));
+					d[k++] = (char)(0x80 | ((u >> 6) & 0x3f));
+					d[k++] = (char)(0x80 | (u & 0x3f));
+				}
+			}
+			d[k] = 0;
+		}
+	} else {
+		for (const char *r = f->p; r < q; r++) { /* escapes checked as when decoding */
+			if (*r != '\\')
+				continue;
+			char e = *++r;
+			if (!e || !strchr("\"\\/bfnrtu", e))
+				return false;
+			if (e == 'u' && (q - r < 5 || hex4(r + 1) < 0))
+				return false;
+			if (e == 'u')
+				r += 4;
+		}
+	}
+	f->p = q + 1;
+	return true;
+}
+
+/* An object's key into buf (keys are short, without escapes: others are json-c's). */
+static bool fast_key(struct fast *f, char *buf, size_t cap)
+{
+	fast_ws(f);
+	if (f->p >= f->end || *f->p != '"')
+		return false;
+	const char *q = f->p + 1;
+	size_t k = 0;
+	while (q < f->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 && k + 1 < cap)
+		buf[k++] = *q++;
+	if (q >= f->end || *q != '"')
+		return false;
+	buf[k] = 0;
+	f->p = q + 1;
+	return fast_lit(f, ':');
+}
+
+/* Skip any value (depth-limited, as json-c's 32). */
+static bool fast_skip(struct fast *f, int depth)
+{
+	fast_ws(f);
+	if (f->p >= f->end || depth > 32)
+		return false;
+	char c = *f->p;
+	if (c == '"')
+		return fast_str(f, NULL);
+	if (c == '{' || c == '[') {
+		char close = c == '{' ? '}' : ']';
+		f->p++;
+		if (fast_lit(f, close))
+			return true;
+		do {
+			if (c == '{' && (!fast_str(f, NULL) || !fast_lit(f, ':')))
+				return false;
+			if (!fast_skip(f, depth + 1))
+				return false;
+		} while (fast_lit(f, ','));
+		return fast_lit(f, close);
+	}
+	static const char *const words[] = {"true", "false", "null"};
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(words[i]);
+		if ((size_t)(f->end - f->p) >= n && memcmp(f->p, words[i], n) == 0) {
+			f->p += n;
+			return true;
+		}
+	}
+	/* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+	const char *p = f->p;
+	if (p < f->end && *p == '-')
+		p++;
+	if (p >= f->end || *p < '0' || *p > '9')
+		return false;
+	if (*p == '0')
+		p++;
+	else
+		while (p < f->end && *p >= '0' && *p <= '9')
+			p++;
+	if (p < f->end && *p == '.') {
+		if (++p >= f->end || *p < '0' || *p > '9')
+			return false;
+		while (p < f->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < f->end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < f->end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= f->end || *p < '0' || *p > '9')
+			return false;
+		while (p < f->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	f->p = p;
+	return true;
+}
+
+/* One entry of "findings": an object whose model, layer and rule are strings
+ * (the last of a repeated key, as json-c), added to the table. */
+static bool fast_entry(struct fast *f)
+{
+	struct baseline *bl = f->bl;
+	if (!fast_lit(f, '{'))
+		return false;
+	struct bentry b = {0};
+	if (!fast_lit(f, '}')) {
+		do {
+			char key[32];
+			if (!fast_key(f, key, sizeof key))
+				return false;
+			char **field = strcmp(key, "model") == 0 ? &b.model : strcmp(key, "layer") == 0 ? &b.layer
+				     : strcmp(key, "rule") == 0 ? &b.rule : NULL;
+			if (field ? !fast_str(f, field) : !fast_skip(f, 2))
+				return false;
+		} while (fast_lit(f, ','));
+		if (!fast_lit(f, '}'))
+			return false;
+	}
+	if (!b.model || !b.layer || !b.rule)
+		return false;
+	if (bl->n == bl->cap) {
+		size_t cap = bl->cap ? 2 * bl->cap : 1024;
+		struct bentry *v = realloc(bl->e, cap * sizeof *v);
+		if (!v)
+			return false;
+		bl->e = v;
+		bl->cap = cap;
+	}
+	bl->e[bl->n++] = b;
+	return ali_hashtab_add(&bl->by_key, entry_hash(b.model, b.layer, b.rule), bl->n - 1);
+}
+
+static bool fast_baseline(struct baseline *bl, const char *buf, size_t n)
+{
+	struct fast f = {.p = buf, .end = buf + n, .bl = bl};
+	bool version = false, findings = false;
+	if (!fast_lit(&f, '{') || fast_lit(&f, '}'))
+		return false;
+	do {
+		char key[32];
+		if (!fast_key(&f, key, sizeof key))
+			return false;
+		if (strcmp(key, "anelint_baseline") == 0) {
+			fast_ws(&f);
+			if (f.end - f.p < 2 || f.p[0] != '1' || strchr("0123456789.eE", f.p[1]))
+				return false;
+			f.p++;
+			version = true;
+		} else if (strcmp(key, "findings") == 0) {
+			if (findings || !fast_lit(&f, '['))
+				return false; /* a second "findings" replaces the first: json-c's */
+			findings = true;
+			if (!fast_lit(&f, ']')) {
+				do {
+					if (!fast_entry(&f))
+						return false;
+				} while (fast_lit(&f, ','));
+				if (!fast_lit(&f, ']'))
+					return false;
+			}
+		} else if (!fast_skip(&f, 1)) {
+			return false;
+		}
+	} while (fast_lit(&f, ','));
+	if (!fast_lit(&f, '}'))
+		return false;
+	fast_ws(&f);
+	return version && findings && f.p == f.end;
+}
+
+/* Undo a fast read that gave up: json-c reads the file from scratch. */
+static void fast_reset(struct baseline *bl)
+{
+	free(bl->e);
+	bl->e = NULL;
+	bl->n = bl->cap = 0;
+	ali_hashtab_free(&bl->by_key);
+	ali_arena_free(&bl->strings);
+}
 
 static int load_baseline(struct baseline *bl, const char *path)
 {
@@ -514,6 +911,11 @@ static int load_baseline(struct baseline *bl, const char *path)
 	}
 	close(fd);
 	buf[n] = 0;
+	if (fast_baseline(bl, buf, n)) {
+		free(buf);
+		return EXIT_ALL_ANE;
+	}
+	fast_reset(bl);
 	json_tokener *tok = json_tokener_new_ex(32);
 	json_object *root = tok ? json_tokener_parse_ex(tok, buf, (int)n) : NULL;
 	enum json_tokener_error jerr = tok ? json_tokener_get_error(tok) : json_tokener_error_depth;
@@ -535,7 +937,7 @@ static int load_baseline(struct baseline *bl, const char *path)
 	}
 	size_t len = json_object_array_length(arr);
 	bl->e = calloc(len ? len : 1, sizeof *bl->e);
-	if (!bl->e) {
+	if (!bl->e || !ali_hashtab_reserve(&bl->by_key, len)) {
 		json_object_put(root);
 		return EXIT_IO;
 	}
@@ -552,10 +954,11 @@ static int load_baseline(struct baseline *bl, const char *path)
 			return EXIT_INVALID;
 		}
 		struct bentry *b = &bl->e[bl->n++];
-		b->model = strdup(json_object_get_string(m));
-		b->layer = strdup(json_object_get_string(l));
-		b->rule = strdup(json_object_get_string(r));
-		if (!b->model || !b->layer || !b->rule) {
+		b->model = ali_arena_strndup(&bl->strings, json_object_get_string(m), (size_t)json_object_get_string_len(m));
+		b->layer = ali_arena_strndup(&bl->strings, json_object_get_string(l), (size_t)json_object_get_string_len(l));
+		b->rule = ali_arena_strndup(&bl->strings, json_object_get_string(r), (size_t)json_object_get_string_len(r));
+		if (!b->model || !b->layer || !b->rule ||
+		    !ali_hashtab_add(&bl->by_key, entry_hash(b->model, b->layer, b->rule), bl->n - 1)) {
 			json_object_put(root);
 			return EXIT_IO;
 		}
@@ -570,20 +973,31 @@ struct bw {
 	const struct al_submodel *s;
 	char *key;
 	struct ci *ci;
+	struct ali_hashtab seen; /* the entries of arr by (model, layer, rule) */
+	bool nomem;
 };
+
+static bool json_entry_eq(size_t item, const void *key, void *ctx)
+{
+	json_object *e = json_object_array_get_idx(ctx, item);
+	const struct entry_key *k = key;
+	return strcmp(json_object_get_string(json_object_object_get(e, "rule")), k->rule) == 0 &&
+	       strcmp(json_object_get_string(json_object_object_get(e, "model")), k->model) == 0 &&
+	       strcmp(json_object_get_string(json_object_object_get(e, "layer")), k->layer) == 0;
+}
 
 static void add_bentry(struct bw *w, const char *layer, const struct al_rule *r)
 {
 	const char *kind;
 	if (ci_accepted(w->ci, w->s, *layer ? layer : NULL, r, &kind))
 		return; /* suppressed in the configuration or the model: not the baseline's */
-	size_t n = json_object_array_length(w->arr);
-	for (size_t i = 0; i < n; i++) { /* once per (model, layer, rule) */
-		json_object *e = json_object_array_get_idx(w->arr, i);
-		if (strcmp(json_object_get_string(json_object_object_get(e, "model")), w->key) == 0 &&
-		    strcmp(json_object_get_string(json_object_object_get(e, "layer")), layer) == 0 &&
-		    strcmp(json_object_get_string(json_object_object_get(e, "rule")), r->id) == 0)
-			return;
+	struct entry_key k = {w->key, layer, r->id};
+	uint64_t h = entry_hash(k.model, k.layer, k.rule);
+	if (ali_hashtab_find(&w->seen, h, json_entry_eq, &k, w->arr) != SIZE_MAX)
+		return; /* once per (model, layer, rule) */
+	if (!ali_hashtab_add(&w->seen, h, json_object_array_length(w->arr))) {
+		w->nomem = true;
+		return;
 	}
 	json_object *e = json_object_new_object();
 	json_object_object_add(e, "model", json_object_new_string(w->key));
@@ -634,8 +1048,23 @@ static int entry_cmp(const void *a, const void *b)
 	return 0;
 }
 
-int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n)
+/* --write-baseline, a model at a time: ci_baseline_begin, ci_baseline_add per
+ * item (its findings are copied: the model may be freed after), ci_baseline_end. */
+struct ci_baseline_writer {
+	char *path, *anchor;
+	struct bw w;
+};
+
+struct ci_baseline_writer *ci_baseline_begin(struct ci *ci, const char *path)
 {
+	struct ci_baseline_writer *b = calloc(1, sizeof *b);
+	if (!b || !(b->path = strdup(path)) || !(b->w.arr = json_object_new_array())) {
+		if (b)
+			free(b->path);
+		free(b);
+		fprintf(stderr, "anelint: error: out of memory\n");
+		return NULL;
+	}
 	char *anchor = dir_of(path); /* the directory the file goes in (it may not exist yet) */
 	if (!anchor) {
 		char *copy = strdup(path);
@@ -645,35 +1074,71 @@ int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_it
 		anchor = realpath(slash ? copy : ".", NULL);
 		free(copy);
 	}
-	json_object *root = json_object_new_object(), *arr = json_object_new_array();
-	for (int i = 0; i < n; i++)
-		for (size_t k = 0; items[i].model && k < al_model_count(items[i].model); k++) {
-			const struct al_submodel *s = al_model_get(items[i].model, k);
-			struct bw w = {.arr = arr, .anchor = anchor, .s = s, .key = model_key(s, anchor), .ci = ci};
-			if (!w.key)
-				continue;
-			ali_walk_nodes(s, node_entries, &w);
-			for (uint32_t f = 0; f < s->n_findings; f++)
-				if (s->findings[f].rule->kind != AL_RULE_WARN)
-					add_bentry(&w, "", s->findings[f].rule);
-			free(w.key);
-		}
-	json_object_array_sort(arr, entry_cmp);
-	json_object_object_add(root, "anelint_baseline", json_object_new_int(1));
-	json_object_object_add(root, "note", json_object_new_string(
-		"findings anelint accepts (--baseline): model (relative to this file), layer ('' for the "
-		"model), rule; written by anelint --write-baseline"));
-	json_object_object_add(root, "findings", arr);
-	al_diags *d = al_diags_new();
-	enum al_status st = d ? ali_write_atomic(path, write_json, root, d) : AL_E_NOMEM;
-	if (st != AL_OK && d)
-		print_errors(path, d);
-	al_diags_free(d);
-	json_object_put(root);
-	free(anchor);
-	if (st != AL_OK)
+	b->anchor = anchor;
+	b->w.anchor = anchor;
+	b->w.ci = ci;
+	return b;
+}
+
+void ci_baseline_add(struct ci_baseline_writer *b, const struct al_report_item *it)
+{
+	struct bw *w = &b->w;
+	for (size_t k = 0; it->model && k < al_model_count(it->model); k++) {
+		const struct al_submodel *s = al_model_get(it->model, k);
+		w->s = s;
+		w->key = model_key(s, b->anchor);
+		if (!w->key)
+			continue;
+		ali_walk_nodes(s, node_entries, w);
+		for (uint32_t f = 0; f < s->n_findings; f++)
+			if (s->findings[f].rule->kind != AL_RULE_WARN)
+				add_bentry(w, "", s->findings[f].rule);
+		free(w->key);
+		w->key = NULL;
+	}
+}
+
+int ci_baseline_end(struct ci_baseline_writer *b, bool write)
+{
+	if (!b)
 		return EXIT_IO;
-	return EXIT_ALL_ANE;
+	json_object *arr = b->w.arr;
+	enum al_status st = AL_OK;
+	ali_hashtab_free(&b->w.seen);
+	if (b->w.nomem) {
+		fprintf(stderr, "anelint: error: out of memory\n");
+		st = AL_E_NOMEM;
+		write = false;
+	}
+	if (write) {
+		json_object *root = json_object_new_object();
+		json_object_array_sort(arr, entry_cmp);
+		json_object_object_add(root, "anelint_baseline", json_object_new_int(1));
+		json_object_object_add(root, "note", json_object_new_string(
+			"findings anelint accepts (--baseline): model (relative to this file), layer ('' for the "
+			"model), rule; written by anelint --write-baseline"));
+		json_object_object_add(root, "findings", arr);
+		arr = NULL;
+		al_diags *d = al_diags_new();
+		st = d ? ali_write_atomic(b->path, write_json, root, d) : AL_E_NOMEM;
+		if (st != AL_OK && d)
+			print_errors(b->path, d);
+		al_diags_free(d);
+		json_object_put(root);
+	}
+	json_object_put(arr);
+	free(b->anchor);
+	free(b->path);
+	free(b);
+	return st != AL_OK ? EXIT_IO : EXIT_ALL_ANE;
+}
+
+int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n)
+{
+	struct ci_baseline_writer *b = ci_baseline_begin(ci, path);
+	for (int i = 0; b && i < n; i++)
+		ci_baseline_add(b, &items[i]);
+	return ci_baseline_end(b, true);
 }
 
 /* ================================================================ the configuration */
@@ -957,11 +1422,15 @@ static int apply_config(struct ci *ci, struct cli *c)
 			if (!s)
 				return EXIT_USAGE;
 			while (ci->n_sup <= e->index) {
-				struct sup *v = realloc(ci->sup, (ci->n_sup + 1) * sizeof *v);
-				if (!v)
-					return EXIT_IO;
-				ci->sup = v;
-				memset(&ci->sup[ci->n_sup++], 0, sizeof *v);
+				if (ci->n_sup == ci->cap_sup) {
+					size_t cap = ci->cap_sup ? 2 * ci->cap_sup : 16;
+					struct sup *v = realloc(ci->sup, cap * sizeof *v);
+					if (!v)
+						return EXIT_IO;
+					ci->sup = v;
+					ci->cap_sup = cap;
+				}
+				memset(&ci->sup[ci->n_sup++], 0, sizeof *ci->sup);
 			}
 			struct sup *x = &ci->sup[e->index];
 			x->line = x->line ? x->line : e->line;
@@ -1055,9 +1524,10 @@ bool ci_model_cli(const struct ci *ci, const char *path, const struct cli *c, st
 	*out = *c;
 	bool own_opts = false;
 	struct al_submodel sm = {.path = path, .file = path};
-	for (size_t i = 0; ci && i < ci->n_pm; i++) {
+	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	for (size_t i = 0; key && i < ci->n_pm; i++) {
 		const struct per_model *x = &ci->pm[i];
-		if (!glob_model(x->glob, &sm, ci->cfg_dir))
+		if (!glob_key(x->glob, key))
 			continue;
 		if (x->target && !ci->cl_target)
 			out->target = x->target, own_opts = true, *line = x->target_line;
@@ -1070,18 +1540,20 @@ bool ci_model_cli(const struct ci *ci, const char *path, const struct cli *c, st
 		if (x->has_sel && !ci->cl_select && !ci->cl_ignore)
 			own_opts = true;
 	}
+	free(key);
 	return own_opts;
 }
 
 void ci_model_selection(struct ci *ci, const char *path, struct al_check_opts *check)
 {
 	struct al_submodel sm = {.path = path, .file = path};
-	for (size_t i = 0; ci && i < ci->n_pm; i++) /* the last [[model]] with a selection wins */
-		if (ci->pm[i].has_sel && !ci->cl_select && !ci->cl_ignore &&
-		    glob_model(ci->pm[i].glob, &sm, ci->cfg_dir)) {
+	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	for (size_t i = 0; key && i < ci->n_pm; i++) /* the last [[model]] with a selection wins */
+		if (ci->pm[i].has_sel && !ci->cl_select && !ci->cl_ignore && glob_key(ci->pm[i].glob, key)) {
 			check->rule_on = ci_rule_on;
 			check->rule_on_ctx = &ci->pm[i].sel;
 		}
+	free(key);
 }
 
 const char *ci_information_uri(const struct ci *ci)
@@ -1194,6 +1666,11 @@ void ci_free(struct ci *ci)
 	free(ci->top.sel);
 	free(ci->top.ign);
 	free(ci->sup);
+	for (size_t i = 0; i < ci->n_sup_lists; i++)
+		free(ci->sup_lists[i].v);
+	free(ci->sup_lists);
+	ali_hashtab_free(&ci->by_rule);
+	free_key_cache(ci);
 	for (size_t i = 0; i < ci->n_pm; i++) {
 		free(ci->pm[i].sel.sel);
 		free(ci->pm[i].sel.ign);
@@ -1222,8 +1699,14 @@ static const struct model_ext {
 	{".mlmodelc", true},
 };
 #define N_MODEL_EXTS (sizeof model_exts / sizeof model_exts[0])
+/* Bounds of a directory argument's search; beyond them, a clear message and a
+ * failing exit, never a silent skip (README "Exit codes"): a subdirectory
+ * deeper than DIR_MAX_DEPTH is named in a warning and the run exits 3 at least;
+ * more than DIR_MAX_MODELS models, or a directory of more than DIR_MAX_ENTRIES
+ * entries, is an error (exit 3) before any model is read. */
 #define DIR_MAX_DEPTH 32
-#define DIR_MAX_MODELS 10000
+#define DIR_MAX_MODELS 100000
+#define DIR_MAX_ENTRIES 1000000
 
 static const struct model_ext *model_ext_of(const char *name)
 {
@@ -1238,20 +1721,28 @@ static const struct model_ext *model_ext_of(const char *name)
 	return NULL;
 }
 
-static bool keep_path(struct ci *ci, char *p)
+/* Keep a model found: EXIT_ALL_ANE, or the error (printed) that ends the search. */
+static int keep_path(struct ci *ci, char *p, const char *top)
 {
 	if (ci->n_path_copies >= DIR_MAX_MODELS) {
 		free(p);
-		return false;
+		error_at(top, "more than %u models under this directory (the limit of one run): check its "
+			      "subdirectories in separate runs", DIR_MAX_MODELS);
+		return EXIT_INVALID;
 	}
-	char **v = realloc(ci->path_copies, (ci->n_path_copies + 1) * sizeof *v);
-	if (!v) {
-		free(p);
-		return false;
+	if (ci->n_path_copies == ci->cap_path_copies) {
+		size_t cap = ci->cap_path_copies ? 2 * ci->cap_path_copies : 64;
+		char **v = realloc(ci->path_copies, cap * sizeof *v);
+		if (!v) {
+			free(p);
+			fprintf(stderr, "anelint: error: out of memory\n");
+			return EXIT_IO;
+		}
+		ci->path_copies = v;
+		ci->cap_path_copies = cap;
 	}
-	ci->path_copies = v;
-	v[ci->n_path_copies++] = p;
-	return true;
+	ci->path_copies[ci->n_path_copies++] = p;
+	return EXIT_ALL_ANE;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -1260,35 +1751,54 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* Every model under dir, in name order (so the output does not depend on the
- * file system's order); symbolic links to directories are not followed. */
-static int search_dir(struct ci *ci, const char *dir, int depth, size_t *found)
+ * file system's order); symbolic links to directories are not followed; a
+ * subdirectory deeper than DIR_MAX_DEPTH below top is not searched and is named
+ * in a warning (ci->deep_skipped: the run does not pass over it). */
+static int search_dir(struct ci *ci, const char *dir, const char *top, int depth, size_t *found)
 {
-	if (depth > DIR_MAX_DEPTH)
-		return EXIT_ALL_ANE;
 	DIR *dp = opendir(dir);
 	if (!dp) {
 		error_at(dir, "cannot read the directory: %s", strerror(errno));
 		return EXIT_IO;
 	}
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
+	int rc = EXIT_ALL_ANE;
 	struct dirent *de;
-	while ((de = readdir(dp)) && n < 100000) {
+	errno = 0;
+	while ((de = readdir(dp))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char **v = realloc(names, (n + 1) * sizeof *v);
-		if (!v)
+		if (n == DIR_MAX_ENTRIES) {
+			error_at(dir, "more than %u entries in this directory (the limit): its models are not "
+				      "searched", DIR_MAX_ENTRIES);
+			rc = EXIT_INVALID;
 			break;
-		names = v;
-		if (!(names[n] = strdup(de->d_name)))
+		}
+		if (n == cap) {
+			char **v = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *v);
+			if (!v) {
+				rc = EXIT_IO;
+				break;
+			}
+			names = v;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			rc = EXIT_IO;
 			break;
+		}
 		n++;
 	}
+	if (!de && errno && !rc) {
+		error_at(dir, "cannot read the directory: %s", strerror(errno));
+		rc = EXIT_IO;
+	}
 	closedir(dp);
-	if (n)
+	if (rc == EXIT_IO && errno == ENOMEM)
+		fprintf(stderr, "anelint: error: out of memory\n");
+	if (n && !rc)
 		qsort(names, n, sizeof *names, name_cmp);
-	int rc = EXIT_ALL_ANE;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !rc; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
 		char *p = malloc(len);
 		if (!p) {
@@ -1304,13 +1814,19 @@ static int search_dir(struct ci *ci, const char *dir, int depth, size_t *found)
 		}
 		bool isdir = S_ISDIR(st.st_mode);
 		if (me && me->is_dir == isdir) {
-			if (keep_path(ci, p))
+			if (!(rc = keep_path(ci, p, top)))
 				(*found)++;
-		} else if (isdir && !S_ISLNK(st.st_mode)) {
-			rc = search_dir(ci, p, depth + 1, found);
+		} else if (isdir && !S_ISLNK(st.st_mode) && depth >= DIR_MAX_DEPTH) {
+			fputs("anelint: warning: ", stderr);
+			put_text(stderr, p, CLI_NAME_MAX);
+			fprintf(stderr, ": not searched: more than %d directories below ", DIR_MAX_DEPTH);
+			put_text(stderr, top, CLI_NAME_MAX);
+			fputs(" (the limit); models in it are not checked, and the run fails (exit 3)\n", stderr);
+			ci->deep_skipped++;
 			free(p);
-			if (rc)
-				break;
+		} else if (isdir && !S_ISLNK(st.st_mode)) {
+			rc = search_dir(ci, p, top, depth + 1, found);
+			free(p);
 		} else {
 			free(p);
 		}
@@ -1351,14 +1867,23 @@ int ci_expand_paths(struct ci *ci, struct cli *c)
 	for (int i = 0; i < c->n_paths; i++) {
 		size_t first = ci->n_path_copies, found = 0;
 		if (searched_dir(c->paths[i])) {
-			int rc = search_dir(ci, c->paths[i], 0, &found);
+			size_t deep = ci->deep_skipped;
+			int rc = search_dir(ci, c->paths[i], c->paths[i], 0, &found);
 			if (rc) {
 				free(paths);
 				return rc;
 			}
+			if (!found && ci->deep_skipped > deep) {
+				error_at(c->paths[i], "no model within %d directories of this one (searched for .mlmodel, "
+						      ".mlpackage and .mlmodelc, recursively); %zu deeper "
+						      "director%s not searched (the limit)", DIR_MAX_DEPTH,
+					 ci->deep_skipped - deep, ci->deep_skipped - deep == 1 ? "y was" : "ies were");
+				free(paths);
+				return EXIT_INVALID;
+			}
 			if (!found) {
-				error_at(c->paths[i], "no model in this directory (searched for .mlmodel and "
-						      ".mlpackage, recursively)");
+				error_at(c->paths[i], "no model in this directory (searched for .mlmodel, .mlpackage "
+						      "and .mlmodelc, recursively)");
 				free(paths);
 				return EXIT_INVALID;
 			}
@@ -1380,6 +1905,11 @@ int ci_expand_paths(struct ci *ci, struct cli *c)
 	c->paths = paths;
 	c->n_paths = (int)n;
 	return EXIT_ALL_ANE;
+}
+
+int ci_unsearched_exit(const struct ci *ci)
+{
+	return ci && ci->deep_skipped ? EXIT_INVALID : EXIT_ALL_ANE;
 }
 
 const char *ci_config_path(const struct ci *ci)

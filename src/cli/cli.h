@@ -189,6 +189,9 @@ struct ci;
 int ci_setup(struct cli *c, struct ci **out);
 void ci_free(struct ci *ci);
 int ci_expand_paths(struct ci *ci, struct cli *c);
+/* EXIT_INVALID when a directory argument had subdirectories too deep to search
+ * (each named in a warning): the run must not pass over models it did not check. */
+int ci_unsearched_exit(const struct ci *ci);
 int ci_selection(struct ci *ci, const struct cli *c, const struct command_row *cmd, struct al_check_opts *check);
 bool ci_rule_on(const struct al_rule *r, void *ctx);
 const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *layer, const struct al_rule *r,
@@ -206,6 +209,12 @@ const char *ci_information_uri(const struct ci *ci);
 /* The configuration file's path (messages), or NULL. */
 const char *ci_config_path(const struct ci *ci);
 int ci_write_baseline(struct ci *ci, const char *path, const struct al_report_item *items, int n);
+/* The same a model at a time: begin (NULL: out of memory, printed), add each
+ * item (the model may be freed after), end (writes when `write`; frees). */
+struct ci_baseline_writer;
+struct ci_baseline_writer *ci_baseline_begin(struct ci *ci, const char *path);
+void ci_baseline_add(struct ci_baseline_writer *b, const struct al_report_item *it);
+int ci_baseline_end(struct ci_baseline_writer *b, bool write);
 /* The candidate within a small edit distance of s ("did you mean"), or NULL. */
 const char *ci_nearest(const char *s, const char *const *cands, size_t n);
 /* "did you mean 'X'? (see 'anelint rules')" and a newline, on stderr. */

@@ -11,39 +11,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Load (and for `check` and `plan`, evaluate) every path; errors dominate
- * findings, and among errors an I/O error (4) dominates an invalid model (3). */
+/* Load (and for `check` and `plan`, evaluate) one path into *it: its exit code
+ * (EXIT_USAGE: --function names none of its functions; the run stops). */
+static int load_one(struct cli *c, const struct al_check_opts *check, struct al_report_item *it, const char *path)
+{
+	it->path = path;
+	al_diags *d = al_diags_new();
+	if (!d) {
+		fprintf(stderr, "anelint: error: out of memory\n");
+		return EXIT_IO;
+	}
+	it->diags = d;
+	it->status = al_model_open(it->path, &it->model, d);
+	if (it->status == AL_OK && c->function &&
+	    (it->status = al_model_select_function(it->model, c->function, d)) != AL_OK) {
+		al_model_free(it->model);
+		it->model = NULL;
+		print_errors(it->path, d);
+		return EXIT_USAGE;
+	}
+	if (it->status == AL_OK && check) {
+		it->status = al_model_check(it->model, check, d);
+		if (it->status != AL_OK) {
+			al_model_free(it->model);
+			it->model = NULL;
+		}
+	}
+	if (it->status != AL_OK) {
+		print_errors(it->path, d);
+		return status_exit(it->status);
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* Load every path; errors dominate findings, and among errors an I/O error (4)
+ * dominates an invalid model (3). */
 static int load_all(struct cli *c, const struct al_check_opts *check, struct al_report_item *items)
 {
 	int rc = EXIT_ALL_ANE;
 	for (int i = 0; i < c->n_paths; i++) {
-		struct al_report_item *it = &items[i];
-		it->path = c->paths[i];
-		al_diags *d = al_diags_new();
-		if (!d) {
-			fprintf(stderr, "anelint: error: out of memory\n");
-			return EXIT_IO;
-		}
-		it->diags = d;
-		it->status = al_model_open(it->path, &it->model, d);
-		if (it->status == AL_OK && c->function &&
-		    (it->status = al_model_select_function(it->model, c->function, d)) != AL_OK) {
-			al_model_free(it->model);
-			it->model = NULL;
-			print_errors(it->path, d);
-			return EXIT_USAGE;
-		}
-		if (it->status == AL_OK && check) {
-			it->status = al_model_check(it->model, check, d);
-			if (it->status != AL_OK) {
-				al_model_free(it->model);
-				it->model = NULL;
-			}
-		}
-		if (it->status != AL_OK) {
-			print_errors(it->path, d);
-			rc = worst_exit(rc, status_exit(it->status));
-		}
+		int e = load_one(c, check, &items[i], c->paths[i]);
+		if (e == EXIT_USAGE || !items[i].diags)
+			return e;
+		rc = worst_exit(rc, e);
 	}
 	return rc;
 }
@@ -138,6 +148,69 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 	return rc;
 }
 
+/* Whether the models can be written as each is checked (so memory does not grow
+ * with their number): the sink streams, no report --evidence, and no model has
+ * [[model]] settings of its own (those are checked again, and the text shows
+ * their predictions per model). */
+static bool can_stream(struct cli *c, const struct al_sink *sink, enum mode mode, struct ci *ci)
+{
+	if (!sink->stream_begin || !sink->stream_model || !sink->stream_end || c->evidence.n)
+		return false;
+	for (int i = 0; mode != M_INFO && i < c->n_paths; i++) {
+		struct cli cc;
+		uint32_t line = 0;
+		if (ci_model_cli(ci, c->paths[i], c, &cc, &line))
+			return false;
+	}
+	return true;
+}
+
+/* One model at a time: loaded, checked, analysed, written by the sink's stream
+ * st, its findings recorded (--write-baseline) or its exit decided, and freed
+ * before the next (a directory of 12,000 models in constant memory). */
+static int stream_models(struct cli *c, const struct al_sink *sink, void *st, enum mode mode, struct ci *ci,
+			 struct run *r, struct al_report_opts *o)
+{
+	int rc = EXIT_ALL_ANE;
+	bool fails = false;
+	struct ci_baseline_writer *bw = NULL;
+	if (mode != M_INFO && c->write_baseline && !(bw = ci_baseline_begin(ci, c->write_baseline)))
+		rc = EXIT_IO;
+	for (int i = 0; i < c->n_paths && rc != EXIT_USAGE; i++) {
+		struct al_report_item it = {0};
+		int e = load_one(c, mode == M_INFO ? NULL : &r->check, &it, c->paths[i]);
+		rc = worst_exit(rc, e);
+		if (e == EXIT_USAGE || !it.diags)
+			break;
+		if (mode != M_INFO && it.model) {
+			if (ci_accepts_anything(ci, &it, 1)) { /* a model's metadata may accept findings */
+				o->accepted = ci_accepted;
+				o->accepted_ctx = ci;
+			}
+			al_diags *d = al_diags_new();
+			enum al_status ast = d ? al_report_analyze(&it, 1, o, d) : AL_E_NOMEM;
+			rc = model_step_exit(it.path, d, ast, rc);
+		}
+		sink->stream_model(st, &it);
+		if (mode != M_INFO && it.model && bw) {
+			ci_baseline_add(bw, &it);
+		} else if (mode != M_INFO && it.model) {
+			struct al_report_opts oi = *o;
+			oi.fail_on = (enum al_fail_on)ci_fail_on(ci, it.path, (int)o->fail_on);
+			fails |= al_report_fails(&it, &oi);
+		}
+		al_analysis_free(it.analysis);
+		al_model_free(it.model);
+		al_diags_free((al_diags *)it.diags);
+	}
+	sink->stream_end(st);
+	if (bw) /* recorded: accepted */
+		rc = worst_exit(rc, ci_baseline_end(bw, rc == EXIT_ALL_ANE));
+	else if (fails)
+		rc = worst_exit(rc, EXIT_FALLBACK);
+	return rc;
+}
+
 static int run_models(struct cli *c, const struct command_row *cmd, enum mode mode)
 {
 	int rc = EXIT_ALL_ANE;
@@ -195,18 +268,45 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		ci_free(ci);
 		return rc;
 	}
+	o.plans = mode == M_PLAN || sink->shows_plans;
+	if (can_stream(c, sink, mode, ci)) {
+		FILE *out = !c->output ? stdout : out_open(c->output);
+		void *st = out ? sink->stream_begin(out, mode == M_INFO ? AL_SINK_INFO : mode == M_PLAN ? AL_SINK_PLAN
+											: AL_SINK_CHECK, &o) : NULL;
+		if (!out) {
+			error_at(c->output, "cannot write: %s", strerror(errno));
+			rc = EXIT_IO;
+		} else if (st) {
+			rc = worst_exit(stream_models(c, sink, st, mode, ci, &r, &o), ci_unsearched_exit(ci));
+			/* an error (a model that cannot be read) leaves no output file */
+			bool keep = !c->output || rc < EXIT_USAGE;
+			if (!out_close(out, c->output, keep) && keep) {
+				if (c->output)
+					error_at(c->output, "cannot write: %s", strerror(errno));
+				else
+					fprintf(stderr, "anelint: error: cannot write the output\n");
+				rc = EXIT_IO;
+			}
+		} else if (out != stdout) {
+			out_close(out, c->output, false);
+		}
+		if (!out || st) {
+			al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
+			ci_free(ci);
+			return rc;
+		}
+	}
 	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
 	if (!items) {
 		al_user_rules_free(r.rules);
 		ci_free(ci);
 		return EXIT_IO;
 	}
-	rc = load_all(c, mode == M_INFO ? NULL : &r.check, items);
+	rc = worst_exit(load_all(c, mode == M_INFO ? NULL : &r.check, items), ci_unsearched_exit(ci));
 	if (mode != M_INFO && ci_accepts_anything(ci, items, c->n_paths)) {
 		o.accepted = ci_accepted;
 		o.accepted_ctx = ci;
 	}
-	o.plans = mode == M_PLAN || sink->shows_plans;
 	struct own_opts *own = NULL;
 	const struct al_report_opts **own_o = NULL;
 	if (mode != M_INFO && rc < EXIT_USAGE)

@@ -45,7 +45,31 @@ struct cparser {
 	uint32_t table_index;
 	bool array_table;
 	uint32_t first_of_table; /* entries of the current table start here (duplicate keys) */
+	/* by hash, so a file of 8,192 keys is read in linear time: the keys of the
+	 * current table, and per table name what its entries say (for a header) */
+	struct ali_hashtab keys, tables;
+	struct table_rec {
+		const char *name; /* an entry's copy */
+		uint32_t first_line, next_index; /* the first entry's line; 1 + the last [[name]] index */
+	} *tr;
+	size_t n_tr, cap_e;
 };
+
+static bool key_eq(size_t item, const void *key, void *ctx)
+{
+	return strcmp(((const struct ali_config *)ctx)->e[item].key, key) == 0;
+}
+
+static bool table_eq(size_t item, const void *key, void *ctx)
+{
+	return strcmp(((const struct cparser *)ctx)->tr[item].name, key) == 0;
+}
+
+static struct table_rec *table_find(struct cparser *p, const char *name)
+{
+	size_t at = ali_hashtab_find(&p->tables, ali_hash_str(name), table_eq, name, p);
+	return at == SIZE_MAX ? NULL : &p->tr[at];
+}
 
 static void err(struct cparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void err(struct cparser *p, const char *fmt, ...)
@@ -364,26 +388,53 @@ static bool value(struct cparser *p, struct ali_cfg_value *v)
 static bool add_entry(struct cparser *p, char *k, struct ali_cfg_value *v, uint32_t line)
 {
 	struct ali_config *c = p->c;
-	for (size_t i = p->first_of_table; i < c->n; i++)
-		if (strcmp(c->e[i].key, k) == 0) {
-			err(p, "'%s' is given twice in this table (line %u first)", k, c->e[i].line);
-			return false;
-		}
+	uint64_t kh = ali_hash_str(k);
+	size_t dup = ali_hashtab_find(&p->keys, kh, key_eq, k, c);
+	if (dup != SIZE_MAX) {
+		err(p, "'%s' is given twice in this table (line %u first)", k, c->e[dup].line);
+		return false;
+	}
 	if (c->n >= CFG_MAX_ENTRIES) {
 		err(p, "more than %u keys", CFG_MAX_ENTRIES);
 		return false;
 	}
-	struct ali_cfg_entry *e = ali_realloc(c->e, (c->n + 1) * sizeof *e);
-	if (!e) {
-		p->nomem = true;
-		return false;
+	if (c->n == p->cap_e) { /* doubling: copying the array per key is quadratic */
+		size_t cap = p->cap_e ? 2 * p->cap_e : 16;
+		struct ali_cfg_entry *grown = ali_realloc(c->e, cap * sizeof *grown);
+		if (!grown) {
+			p->nomem = true;
+			return false;
+		}
+		c->e = grown;
+		p->cap_e = cap;
 	}
-	c->e = e;
+	struct ali_cfg_entry *e = c->e;
 	char *table = p->table ? dup_n(p, p->table, strlen(p->table)) : NULL;
 	if (p->table && !table)
 		return false;
 	e[c->n++] = (struct ali_cfg_entry){.table = table, .index = p->table_index, .array_table = p->array_table,
 					     .key = k, .v = *v, .line = line};
+	if (!ali_hashtab_add(&p->keys, kh, c->n - 1)) {
+		p->nomem = true;
+		return false;
+	}
+	if (table) {
+		struct table_rec *r = table_find(p, table);
+		if (!r) {
+			struct table_rec *tv = ali_realloc(p->tr, (p->n_tr + 1) * sizeof *tv);
+			if (!tv || !ali_hashtab_add(&p->tables, ali_hash_str(table), p->n_tr)) {
+				if (tv)
+					p->tr = tv;
+				p->nomem = true;
+				return false;
+			}
+			p->tr = tv;
+			r = &p->tr[p->n_tr++];
+			*r = (struct table_rec){.name = table, .first_line = line};
+		}
+		if (p->array_table && p->table_index + 1 > r->next_index)
+			r->next_index = p->table_index + 1;
+	}
 	return true;
 }
 
@@ -407,20 +458,16 @@ static void header(struct cparser *p)
 	}
 	p->pos += arr ? 2 : 1;
 	uint32_t index = 0;
+	const struct table_rec *rec = table_find(p, name);
 	if (arr) { /* the next element of this array of tables */
-		for (size_t i = 0; i < p->c->n; i++)
-			if (p->c->e[i].array_table && p->c->e[i].table && strcmp(p->c->e[i].table, name) == 0 &&
-			    p->c->e[i].index + 1 > index)
-				index = p->c->e[i].index + 1;
+		if (rec)
+			index = rec->next_index;
 		if (p->table && p->array_table && strcmp(p->table, name) == 0 && p->table_index + 1 > index)
 			index = p->table_index + 1;
-	} else {
-		for (size_t i = 0; i < p->c->n; i++)
-			if (p->c->e[i].table && strcmp(p->c->e[i].table, name) == 0) {
-				err(p, "table [%s] is given twice (line %u first)", name, p->c->e[i].line);
-				break;
-			}
+	} else if (rec) {
+		err(p, "table [%s] is given twice (line %u first)", name, rec->first_line);
 	}
+	ali_hashtab_free(&p->keys); /* a new table: its own keys */
 	ali_free(p->table);
 	p->table = name;
 	p->table_index = index;
@@ -511,6 +558,9 @@ static enum al_status parse_config(const char *text, size_t n, const char *name,
 		newline(&p);
 	}
 	ali_free(p.table);
+	ali_hashtab_free(&p.keys);
+	ali_hashtab_free(&p.tables);
+	ali_free(p.tr);
 	if (p.nomem) {
 		ali_diag_add(d, AL_SEV_ERROR, p.name, UINT64_MAX, NULL, NULL, "out of memory");
 		ali_config_free(p.c);

@@ -146,19 +146,48 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 		shown == 1 ? "" : "s", accepted);
 }
 
+/* A model that cannot be read: stderr has the error too. */
+static void github_unread(FILE *out, const struct al_report_item *it)
+{
+	fputs("::error file=", out);
+	put_cmd(out, it->path, true);
+	fputs(",line=1,title=anelint: cannot read the model::", out);
+	put_cmd(out, al_status_str(it->status), false);
+	fputc('\n', out);
+}
+
 static void github_report(FILE *out, const struct al_report_item *items, size_t n,
 			  const struct al_report_opts *o)
 {
 	struct gh g = {.out = out, .o = o};
-	for (size_t i = 0; i < n; i++) /* a model that cannot be read: stderr has the error too */
-		if (!items[i].model) {
-			fputs("::error file=", out);
-			put_cmd(out, items[i].path, true);
-			fputs(",line=1,title=anelint: cannot read the model::", out);
-			put_cmd(out, al_status_str(items[i].status), false);
-			fputc('\n', out);
-		}
+	for (size_t i = 0; i < n; i++)
+		if (!items[i].model)
+			github_unread(out, &items[i]);
 	ali_each_plan(items, n, o, github_model, &g);
+}
+
+/* Streaming: one line per annotation, written as each model comes (a model that
+ * cannot be read is annotated where it comes, not first). */
+static void *github_stream_begin(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o)
+{
+	struct gh *g = cmd == AL_SINK_INFO ? NULL : ali_calloc(1, sizeof *g);
+	if (g)
+		*g = (struct gh){.out = out, .o = o};
+	return g;
+}
+
+static void github_stream_model(void *state, const struct al_report_item *it)
+{
+	struct gh *g = state;
+	if (!it->model)
+		github_unread(g->out, it);
+	else
+		ali_each_plan(it, 1, g->o, github_model, g);
+}
+
+static void github_stream_end(void *state)
+{
+	ali_free(state);
 }
 
 const struct al_sink ali_sink_github = {
@@ -167,4 +196,7 @@ const struct al_sink ali_sink_github = {
 	.plan = github_report,
 	.extensions = NULL,
 	.shows_plans = true,
+	.stream_begin = github_stream_begin,
+	.stream_model = github_stream_model,
+	.stream_end = github_stream_end,
 };

@@ -308,11 +308,10 @@ static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, si
 	ali_jw_end(w);
 }
 
-static void json_check(FILE *out, const struct al_report_item *items, size_t n,
-		       const struct al_report_opts *o)
+/* check's document: the head (up to the opened "models" array), one model, and
+ * the tail (the errors kept, comparisons, columns); json_check and the stream. */
+static void json_check_head(struct ali_jw *w, const struct al_report_opts *o)
 {
-	struct ali_jw jw, *w = &jw;
-	ali_jw_init(w, out);
 	ali_jw_object(w, NULL);
 	ali_jw_str(w, "anelint", ANELINT_VERSION);
 	ali_jw_int(w, "schema", ANELINT_JSON_SCHEMA_VERSION);
@@ -346,27 +345,45 @@ static void json_check(FILE *out, const struct al_report_item *items, size_t n,
 	ali_jw_str(w, "compute_units", al_compute_units_name(co ? co->compute_units : AL_CU_DEFAULT));
 	ali_jw_end(w);
 	ali_jw_array(w, "models");
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i].model)
-			continue;
-		/* "units" per target / release on every layer: report_matrix.c */
-		struct sub_rec *matrix = ali_multi(o) ? ali_matrix_record(&items[i], o) : NULL;
-		for (size_t k = 0; k < al_model_count(items[i].model); k++)
-			jw_check_model(w, &items[i], k, matrix, o);
-		ali_matrix_free(matrix, &items[i]);
-	}
+}
+
+static void json_check_model(struct ali_jw *w, const struct al_report_item *it, const struct al_report_opts *o)
+{
+	if (!it->model)
+		return;
+	/* "units" per target / release on every layer: report_matrix.c */
+	struct sub_rec *matrix = ali_multi(o) ? ali_matrix_record(it, o) : NULL;
+	for (size_t k = 0; k < al_model_count(it->model); k++)
+		jw_check_model(w, it, k, matrix, o);
+	ali_matrix_free(matrix, it);
+}
+
+/* A model that cannot be read, for "errors": path, status, diagnostics. */
+static json_object *json_check_error(const struct al_report_item *it)
+{
+	json_object *e = json_object_new_object();
+	json_object_object_add(e, "path", ali_json_string(it->path ? it->path : ""));
+	json_object_object_add(e, "status", ali_json_string(al_status_str(it->status)));
+	json_object_object_add(e, "diagnostics", diags_json(it->diags, true));
+	return e;
+}
+
+static void json_check(FILE *out, const struct al_report_item *items, size_t n,
+		       const struct al_report_opts *o)
+{
+	struct ali_jw jw, *w = &jw;
+	ali_jw_init(w, out);
+	json_check_head(w, o);
+	for (size_t i = 0; i < n; i++)
+		json_check_model(w, &items[i], o);
 	ali_jw_end(w);
 	ali_jw_array(w, "errors");
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].model)
 			continue;
-		ali_jw_object(w, NULL);
-		ali_jw_str(w, "path", items[i].path ? items[i].path : "");
-		ali_jw_str(w, "status", al_status_str(items[i].status));
-		json_object *d = diags_json(items[i].diags, true);
-		ali_jw_tree(w, "diagnostics", d);
-		json_object_put(d);
-		ali_jw_end(w);
+		json_object *e = json_check_error(&items[i]);
+		ali_jw_tree(w, NULL, e);
+		json_object_put(e);
 	}
 	ali_jw_end(w);
 	bool cmps = false; /* report --evidence: one anelint-compare document per model */
@@ -615,10 +632,66 @@ static void json_info(FILE *out, const struct al_report_item *items, size_t n,
 	emit(out, root);
 }
 
+/* ================================================================ streaming */
+
+/* check over several models, each written as it comes (a directory argument):
+ * the models array streamed; the models that cannot be read kept (path, status,
+ * diagnostics: small) for "errors" at the end. info and plan build one tree:
+ * not streamed. */
+struct json_stream {
+	struct ali_jw w;
+	const struct al_report_opts *o;
+	json_object *errors;
+};
+
+static void *json_stream_begin(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o)
+{
+	if (cmd != AL_SINK_CHECK)
+		return NULL;
+	struct json_stream *j = ali_calloc(1, sizeof *j);
+	if (!j || !(j->errors = json_object_new_array())) {
+		ali_free(j);
+		return NULL;
+	}
+	j->o = o;
+	ali_jw_init(&j->w, out);
+	json_check_head(&j->w, o);
+	return j;
+}
+
+static void json_stream_model(void *state, const struct al_report_item *it)
+{
+	struct json_stream *j = state;
+	if (it->model)
+		json_check_model(&j->w, it, j->o);
+	else
+		json_object_array_add(j->errors, json_check_error(it));
+}
+
+static void json_stream_end(void *state)
+{
+	struct json_stream *j = state;
+	struct ali_jw *w = &j->w;
+	ali_jw_end(w);
+	ali_jw_array(w, "errors");
+	for (size_t i = 0; i < json_object_array_length(j->errors); i++)
+		ali_jw_tree(w, NULL, json_object_array_get_idx(j->errors, i));
+	ali_jw_end(w);
+	if (ali_multi(j->o))
+		ali_jw_matrix_columns(w, j->o);
+	ali_jw_end(w);
+	ali_jw_finish(w);
+	json_object_put(j->errors);
+	ali_free(j);
+}
+
 const struct al_sink ali_sink_json = {
 	.name = "json",
 	.check = json_check,
 	.info = json_info,
 	.plan = ali_json_plan,
 	.extensions = "json",
+	.stream_begin = json_stream_begin,
+	.stream_model = json_stream_model,
+	.stream_end = json_stream_end,
 };

@@ -229,6 +229,68 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 	}
 }
 
+/* A model that cannot be read, for "Could not be read". */
+static void md_unread(FILE *out, const struct al_report_item *it)
+{
+	fputs("- ", out);
+	md(out, it->path, 0);
+	fputs(": ", out);
+	md(out, al_status_str(it->status), 0);
+	for (size_t k = 0; k < al_diags_count(it->diags); k++) {
+		const struct al_diag *x = al_diags_get(it->diags, k);
+		if (x->severity == AL_SEV_ERROR) {
+			fputs(": ", out);
+			md(out, x->msg, 200);
+			break;
+		}
+	}
+	fputc('\n', out);
+}
+
+/* The heading, from the counts the table gave. */
+static void md_heading(FILE *out, const struct md *c)
+{
+	if (c->failing)
+		fprintf(out, "### ⚠️ anelint: %" PRIu32 " of %" PRIu32 " model%s fall%s back from the Neural "
+			     "Engine\n\n",
+			c->failing, c->models, c->models == 1 ? "" : "s", c->failing == 1 ? "s" : "");
+	else if (c->models)
+		fprintf(out, "### ✅ anelint: %s predicted to run on the Neural Engine\n\n",
+			c->models == 1 ? "the model is" : "every model is");
+	else
+		fputs("### anelint: no model could be read\n\n", out);
+}
+
+static const char md_table_head[] = "| model | target | layers | on the ANE | segments / switches | ANE FLOPs | est. |\n"
+				    "|---|---|--:|--:|--:|--:|--:|\n";
+
+/* The rules that fired, and the footer. */
+static void md_tail(FILE *out, struct md *c)
+{
+	if (c->n_fired) {
+		fputs("\n<details><summary>Rules that fired</summary>\n\n", out);
+		for (size_t i = 0; i < c->n_fired; i++) {
+			const struct al_rule *r = c->fired[i];
+			fprintf(out, "- **%s** ", r->id);
+			md(out, r->name, 0);
+			fprintf(out, " (%s, confidence %c): ", al_rule_kind_name(r->kind), r->confidence ? r->confidence : '?');
+			md(out, r->title, 0);
+			if (r->fix) {
+				fputs(". Fix: ", out);
+				md(out, r->fix, 0);
+			}
+			fputc('\n', out);
+		}
+		fputs("\n</details>\n", out);
+	}
+	ali_free(c->fired);
+	ali_free(c->seen);
+	ali_free(c->seen_fails);
+	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
+		     "measurements.</sub>\n",
+		ANELINT_VERSION);
+}
+
 static void md_report(FILE *out, const struct al_report_item *items, size_t n, const struct al_report_opts *o)
 {
 	struct md c = {.out = out, .o = o};
@@ -243,21 +305,11 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 	c.out = t ? t : out;
 	if (!t)
 		fputs("### anelint\n\n", out);
-	fputs("| model | target | layers | on the ANE | segments / switches | ANE FLOPs | est. |\n"
-	      "|---|---|--:|--:|--:|--:|--:|\n",
-	      c.out);
+	fputs(md_table_head, c.out);
 	ali_each_plan(items, n, o, summary_row, &c);
 	if (t) {
 		fclose(t);
-		if (c.failing)
-			fprintf(out, "### ⚠️ anelint: %" PRIu32 " of %" PRIu32 " model%s fall%s back from the Neural "
-				     "Engine\n\n",
-				c.failing, c.models, c.models == 1 ? "" : "s", c.failing == 1 ? "s" : "");
-		else if (c.models)
-			fprintf(out, "### ✅ anelint: %s predicted to run on the Neural Engine\n\n",
-				c.models == 1 ? "the model is" : "every model is");
-		else
-			fputs("### anelint: no model could be read\n\n", out);
+		md_heading(out, &c);
 		fputs(table ? table : "", out);
 	}
 	free(table);
@@ -265,46 +317,88 @@ static void md_report(FILE *out, const struct al_report_item *items, size_t n, c
 	if (bad) {
 		fputs("\nCould not be read:\n\n", out);
 		for (size_t i = 0; i < n; i++)
-			if (!items[i].model) {
-				fputs("- ", out);
-				md(out, items[i].path, 0);
-				fputs(": ", out);
-				md(out, al_status_str(items[i].status), 0);
-				for (size_t k = 0; k < al_diags_count(items[i].diags); k++) {
-					const struct al_diag *x = al_diags_get(items[i].diags, k);
-					if (x->severity == AL_SEV_ERROR) {
-						fputs(": ", out);
-						md(out, x->msg, 200);
-						break;
-					}
-				}
-				fputc('\n', out);
-			}
+			if (!items[i].model)
+				md_unread(out, &items[i]);
 	}
 	ali_each_plan(items, n, o, details, &c);
 	ali_md_comparisons(out, items, n); /* report --evidence: report_evidence.c */
-	if (c.n_fired) {
-		fputs("\n<details><summary>Rules that fired</summary>\n\n", out);
-		for (size_t i = 0; i < c.n_fired; i++) {
-			const struct al_rule *r = c.fired[i];
-			fprintf(out, "- **%s** ", r->id);
-			md(out, r->name, 0);
-			fprintf(out, " (%s, confidence %c): ", al_rule_kind_name(r->kind), r->confidence ? r->confidence : '?');
-			md(out, r->title, 0);
-			if (r->fix) {
-				fputs(". Fix: ", out);
-				md(out, r->fix, 0);
-			}
-			fputc('\n', out);
-		}
-		fputs("\n</details>\n", out);
+	md_tail(out, &c);
+}
+
+/* ================================================================ streaming */
+
+/* Several models, each processed as it comes: the table rows, the unreadable
+ * models and the details go to three temporary files (disk, not memory), put
+ * together under the heading at the end, which needs the counts. */
+struct md_stream {
+	FILE *out, *table, *unread, *body;
+	struct md c;
+	bool any_unread;
+};
+
+static void *md_stream_begin(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o)
+{
+	if (cmd == AL_SINK_INFO)
+		return NULL;
+	struct md_stream *m = ali_calloc(1, sizeof *m);
+	if (!m)
+		return NULL;
+	m->out = out;
+	m->c.o = o;
+	m->table = tmpfile();
+	m->unread = tmpfile();
+	m->body = tmpfile();
+	if (!m->table || !m->unread || !m->body) {
+		if (m->table)
+			fclose(m->table);
+		if (m->unread)
+			fclose(m->unread);
+		if (m->body)
+			fclose(m->body);
+		ali_free(m);
+		return NULL;
 	}
-	ali_free(c.fired);
-	ali_free(c.seen);
-	ali_free(c.seen_fails);
-	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
-		     "measurements.</sub>\n",
-		ANELINT_VERSION);
+	fputs(md_table_head, m->table);
+	return m;
+}
+
+static void md_stream_model(void *state, const struct al_report_item *it)
+{
+	struct md_stream *m = state;
+	if (!it->model) {
+		md_unread(m->unread, it);
+		m->any_unread = true;
+		return;
+	}
+	m->c.n_seen = 0; /* a model's sub-models are counted once across its targets */
+	m->c.out = m->table;
+	ali_each_plan(it, 1, m->c.o, summary_row, &m->c);
+	m->c.out = m->body;
+	ali_each_plan(it, 1, m->c.o, details, &m->c);
+}
+
+static void md_copy(FILE *to, FILE *from)
+{
+	char buf[1 << 14];
+	size_t k;
+	rewind(from);
+	while ((k = fread(buf, 1, sizeof buf, from)) > 0)
+		fwrite(buf, 1, k, to);
+	fclose(from);
+}
+
+static void md_stream_end(void *state)
+{
+	struct md_stream *m = state;
+	FILE *out = m->out;
+	md_heading(out, &m->c);
+	md_copy(out, m->table);
+	if (m->any_unread)
+		fputs("\nCould not be read:\n\n", out);
+	md_copy(out, m->unread);
+	md_copy(out, m->body);
+	md_tail(out, &m->c);
+	ali_free(m);
 }
 
 const struct al_sink ali_sink_markdown = {
@@ -313,4 +407,7 @@ const struct al_sink ali_sink_markdown = {
 	.plan = md_report,
 	.extensions = "md,markdown",
 	.shows_plans = true,
+	.stream_begin = md_stream_begin,
+	.stream_model = md_stream_model,
+	.stream_end = md_stream_end,
 };

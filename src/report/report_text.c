@@ -364,6 +364,8 @@ static void print_diags(FILE *out, const al_diags *d, const struct al_report_opt
 }
 
 static void print_prediction(FILE *out, const struct al_check_opts *co, const struct al_report_opts *o);
+static void text_check_item(FILE *out, const struct al_report_item *item, const struct al_report_opts *o, bool own,
+			    bool *first);
 
 static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 		       const struct al_report_opts *o)
@@ -375,14 +377,25 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 	bool first = true, own = false; /* own: a model has settings of its own ([[model]]) */
 	for (size_t i = 0; i < n; i++)
 		own |= ali_item_own_prediction(&items[i], o);
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i].model)
-			continue; /* errors go to stderr, from the CLI */
-		for (size_t k = 0; k < al_model_count(items[i].model); k++) {
-			const struct al_submodel *s = al_model_get(items[i].model, k);
-			if (!first)
+	for (size_t i = 0; i < n; i++)
+		text_check_item(out, &items[i], o, own, &first);
+	if (!first && !own) /* what the verdicts are predicted for */
+		print_prediction(out, o->check, o);
+}
+
+/* One item of `check`'s text: its sub-models' tables and summaries; *first:
+ * nothing written yet (a blank line goes between models). */
+static void text_check_item(FILE *out, const struct al_report_item *item, const struct al_report_opts *o, bool own,
+			    bool *first)
+{
+	{
+		if (!item->model)
+			return; /* errors go to stderr, from the CLI */
+		for (size_t k = 0; k < al_model_count(item->model); k++) {
+			const struct al_submodel *s = al_model_get(item->model, k);
+			if (!*first)
 				fputc('\n', out);
-			first = false;
+			*first = false;
 			print_header(out, s, o);
 			if (s->n_graphs) {
 				struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s};
@@ -413,12 +426,10 @@ static void text_check(FILE *out, const struct al_report_item *items, size_t n,
 			else
 				print_findings(out, s, o);
 		}
-		print_diags(out, items[i].diags, o);
-		if (own && items[i].model) /* models of their own settings: each says what it is predicted for */
-			print_prediction(out, ali_item_check(&items[i], o), o);
+		print_diags(out, item->diags, o);
+		if (own && item->model) /* models of their own settings: each says what it is predicted for */
+			print_prediction(out, ali_item_check(item, o), o);
 	}
-	if (!first && !own) /* what the verdicts are predicted for */
-		print_prediction(out, o->check, o);
 }
 
 static void print_prediction(FILE *out, const struct al_check_opts *co, const struct al_report_opts *o)
@@ -667,10 +678,62 @@ static void text_info(FILE *out, const struct al_report_item *items, size_t n,
 	}
 }
 
+/* ================================================================ streaming */
+
+/* Several models, each written as it comes (a directory argument): the same text
+ * as text_check / text_info / ali_text_plan over all of them, for models without
+ * settings of their own (the caller streams only those). Not the --target all
+ * matrix. */
+struct text_stream {
+	FILE *out;
+	const struct al_report_opts *o;
+	enum al_sink_cmd cmd;
+	bool first;
+};
+
+static void *text_stream_begin(FILE *out, enum al_sink_cmd cmd, const struct al_report_opts *o)
+{
+	if (cmd == AL_SINK_CHECK && ali_multi(o))
+		return NULL;
+	struct text_stream *t = ali_calloc(1, sizeof *t);
+	if (t)
+		*t = (struct text_stream){.out = out, .o = o, .cmd = cmd, .first = true};
+	return t;
+}
+
+static void text_stream_model(void *state, const struct al_report_item *it)
+{
+	struct text_stream *t = state;
+	if (t->cmd == AL_SINK_CHECK) {
+		text_check_item(t->out, it, t->o, false, &t->first);
+		return;
+	}
+	if (!it->model)
+		return;
+	if (!t->first) /* a blank line between models, as over all of them */
+		fputc('\n', t->out);
+	t->first = false;
+	if (t->cmd == AL_SINK_INFO)
+		text_info(t->out, it, 1, t->o);
+	else
+		ali_text_plan(t->out, it, 1, t->o);
+}
+
+static void text_stream_end(void *state)
+{
+	struct text_stream *t = state;
+	if (t->cmd == AL_SINK_CHECK && !t->first) /* what the verdicts are predicted for */
+		print_prediction(t->out, t->o->check, t->o);
+	ali_free(t);
+}
+
 const struct al_sink ali_sink_text = {
 	.name = "text",
 	.check = text_check,
 	.info = text_info,
 	.plan = ali_text_plan,
 	.extensions = "txt",
+	.stream_begin = text_stream_begin,
+	.stream_model = text_stream_model,
+	.stream_end = text_stream_end,
 };

@@ -112,6 +112,54 @@ static void test_hash(void **state)
 	assert_true(ali_hash_str("x") != ali_hash_str("y"));
 }
 
+/* The one hash table: 100,000 names found by name, the same hash holding several
+ * items in turn, growth from empty, misses; a lookup walks only its own hash. */
+static const char *const *names_for_eq;
+static bool name_eq(size_t item, const void *key, void *ctx)
+{
+	(void)ctx;
+	return strcmp(names_for_eq[item], key) == 0;
+}
+
+static void test_hashtab(void **state)
+{
+	(void)state;
+	enum { N = 100000 };
+	char **names = calloc(N, sizeof *names);
+	assert_non_null(names);
+	struct ali_hashtab t = {0};
+	assert_true(ali_hashtab_find(&t, 1, NULL, NULL, NULL) == SIZE_MAX); /* empty */
+	for (size_t i = 0; i < N; i++) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "L%zu", i);
+		names[i] = strdup(buf);
+		assert_true(ali_hashtab_add(&t, ali_hash_str(names[i]), i));
+	}
+	names_for_eq = (const char *const *)names;
+	assert_int_equal(t.n, N);
+	assert_true(t.cap >= 2 * t.n);
+	for (size_t i = 0; i < N; i += 997)
+		assert_int_equal(ali_hashtab_find(&t, ali_hash_str(names[i]), name_eq, names[i], NULL), i);
+	assert_true(ali_hashtab_find(&t, ali_hash_str("L-1"), name_eq, "L-1", NULL) == SIZE_MAX);
+	/* one hash, three items: each in turn, in the order added, then SIZE_MAX */
+	struct ali_hashtab u = {0};
+	assert_true(ali_hashtab_add(&u, 42, 7) && ali_hashtab_add(&u, 42, 8) && ali_hashtab_add(&u, 43, 9) &&
+		    ali_hashtab_add(&u, 42, 10));
+	size_t cur = 0;
+	assert_int_equal(ali_hashtab_next(&u, 42, &cur, NULL, NULL, NULL), 7);
+	assert_int_equal(ali_hashtab_next(&u, 42, &cur, NULL, NULL, NULL), 8);
+	assert_int_equal(ali_hashtab_next(&u, 42, &cur, NULL, NULL, NULL), 10);
+	assert_true(ali_hashtab_next(&u, 42, &cur, NULL, NULL, NULL) == SIZE_MAX);
+	assert_int_equal(ali_hashtab_find(&u, 43, NULL, NULL, NULL), 9);
+	assert_false(ali_hashtab_add(&u, 1, SIZE_MAX)); /* not an item: SIZE_MAX means none */
+	ali_hashtab_free(&u);
+	ali_hashtab_free(&t);
+	assert_null(t.slot);
+	for (size_t i = 0; i < N; i++)
+		free(names[i]);
+	free(names);
+}
+
 static void test_rd(void **state)
 {
 	(void)state;
@@ -564,6 +612,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_hashtab),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_rd),
 		cmocka_unit_test(test_open_regular),
