@@ -55,5 +55,44 @@ run "$ANELINT" split "$SPEC4" --at 77 -o "$T/c1.mlmodel" -o "$T/c2.mlmodel"
 run "$ANELINT" check --baseline "$T/none.json" "$SPEC4"
 [ $rc -eq 4 ] && grep -q -- '--write-baseline FILE' "$T/err" && ok || bad "a missing baseline: $(cat "$T/err")"
 
+# 6. the README's usage names every command (probe was missing); the man page names .mlmodelc
+for cmd in $("$ANELINT" --help 2>&1 | sed -n 's/^  anelint \([a-z0-9]*\) .*/\1/p'); do
+	sed -n '/^## Usage/,/^`MODEL`/p' README.md | grep -q "^    anelint $cmd " && ok || bad "README's usage lacks anelint $cmd"
+done
+"$ANELINT" --help-man >"$T/man"
+grep -q 'compiled .mlmodelc directory' "$T/man" && grep -q '^probe \\-o DIR' "$T/man" && ok || bad "man page: .mlmodelc or probe"
+
+# 6. completions offer option values (targets, releases, formats...), and the commands take each
+"$ANELINT" --completion bash >"$T/bash"
+got=$(bash -c '. "$1"; COMP_WORDS=(anelint check --target a1); COMP_CWORD=3; _anelint; echo "${COMPREPLY[*]}"' sh "$T/bash")
+[ "$got" = "a12 a14 a15 a16 a17 a18" ] && ok || bad "bash completion of check --target a1: '$got'"
+got=$(bash -c '. "$1"; COMP_WORDS=(anelint info -f ""); COMP_CWORD=3; _anelint; echo "${COMPREPLY[*]}"' sh "$T/bash")
+[ "$got" = "text json mil" ] && ok || bad "bash completion of info -f: '$got'"
+got=$(bash -c '. "$1"; COMP_WORDS=(anelint fix --os ""); COMP_CWORD=3; _anelint; echo "${COMPREPLY[*]}"' sh "$T/bash")
+[ "$got" = "ios13 ios14 ios15 ios16 ios17 ios18 ios26 ios27" ] && ok || bad "bash completion of fix --os: '$got'"
+n=0 refused=
+for opt in format target os compute-units fail-on color; do
+	for v in $(sed -n "s/^	check:--$opt[|)].*compgen -W '\([^']*\)'.*/\1/p" "$T/bash"); do
+		n=$((n + 1))
+		"$ANELINT" check --$opt "$v" "$SPEC4" >/dev/null 2>&1
+		[ $? -eq 2 ] && refused="$refused --$opt $v"
+	done
+done
+for v in $(sed -n "s/^	plan:--policy).*compgen -W '\([^']*\)'.*/\1/p" "$T/bash"); do
+	n=$((n + 1))
+	"$ANELINT" plan --policy "$v" "$SPEC4" >/dev/null 2>&1
+	[ $? -eq 2 ] && refused="$refused --policy $v"
+done
+[ $n -ge 35 ] && [ -z "$refused" ] && ok || bad "completion values check/plan refuse ($n tried):$refused"
+if command -v zsh >/dev/null 2>&1; then
+	"$ANELINT" --completion zsh >"$T/zsh"
+	zsh -n "$T/zsh" && grep -q "'--os\[.*:RELEASE:(all ios13 ios14" "$T/zsh" && ok || bad "zsh completion of --os values"
+fi
+if command -v fish >/dev/null 2>&1; then
+	"$ANELINT" --completion fish >"$T/fish"
+	got=$(fish -c "source $T/fish; complete -C 'anelint check --compute-units cpu-and-'" 2>&1 | tr '\n' ' ')
+	[ "$got" = "cpu-and-gpu cpu-and-ne " ] && ok || bad "fish completion of --compute-units: '$got'"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
