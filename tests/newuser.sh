@@ -65,6 +65,17 @@ run "$ANELINT" fix tests/data/crafted/fix_shape.mlmodel --shape x=default --dry-
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["proof"]; assert p["kind"] == "whole" and p["runs"] >= 1, p' "$T/out" 2>"$T/py" &&
 	ok || bad "fix --shape under the bound is no longer proved on the whole models: $(cat "$T/py")"
 
+# 7. where an op came from, as far as the file says: the weight constant an ML Program op
+#    reads (coremltools names it after the PyTorch parameter); none for NeuralNetwork layers
+run "$ANELINT" check "$SPEC8"
+grep -q '^    7  input_1_cast_fp16 .*  \[weights c1_weight_to_fp16\]$' "$T/out" &&
+	grep -q '^    8  input_3_cast_fp16 .*(op alone: ANE)$' "$T/out" && ok || bad "check: no [weights] on the conv row"
+run "$ANELINT" check --all "$SPEC4"
+! grep -q '\[weights' "$T/out" && ok || bad "a NeuralNetwork layer names weights"
+run "$ANELINT" check --all --format json tests/data/modern/convnet_pal4_tensor_ios17.mlpackage
+python3 -c 'import json,sys; L=json.load(open(sys.argv[1]))["models"][0]["layers"]; w=[l["weights"] for l in L if "weights" in l]; assert "c2_weight_to_fp16_palettized" in w, w; assert all(l["type"] in ("conv", "linear", "matmul") for l in L if "weights" in l)' "$T/out" 2>"$T/py" &&
+	ok || bad "JSON weights of a palettized model: $(cat "$T/py")"
+
 # 6. the README's usage names every command (probe was missing); the man page names .mlmodelc
 for cmd in $("$ANELINT" --help 2>&1 | sed -n 's/^  anelint \([a-z0-9]*\) .*/\1/p'); do
 	sed -n '/^## Usage/,/^`MODEL`/p' README.md | grep -q "^    anelint $cmd " && ok || bad "README's usage lacks anelint $cmd"

@@ -175,6 +175,7 @@ class Layer:
     block: Optional[str] = None
     depth: int = 0
     segment: Optional[int] = None  # plan: the index of the segment it is placed in
+    weights: Optional[str] = None  # ML Program: the weight constant it reads, named after the PyTorch parameter
 
 
 @dataclass
@@ -294,7 +295,7 @@ def _layer(j):
     return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
                  j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
                  j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
-                 j.get("block"), j.get("depth", 0))
+                 j.get("block"), j.get("depth", 0), None, j.get("weights"))
 
 
 def _segment(j):

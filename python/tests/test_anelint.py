@@ -196,3 +196,12 @@ def test_a_report_prints_a_summary_not_every_layer():
     n_ane = sum(x.ane for x in report.layers)
     assert f"{len(report.layers)} layers, {n_ane} on the ANE" in text
     assert "1 segment, 0 switches" in str(anelint.plan(big).model)
+
+
+def test_an_op_names_the_weights_it_reads():
+    # issue #29 item 7: ML Program ops name the weight constant (after the PyTorch parameter)
+    pkg = os.path.join(DATA, "dilated_conv__mlp_ios17_fp16.mlpackage")
+    got = {x.name: x.weights for x in anelint.check(pkg).layers}
+    assert got["input_1_cast_fp16"] == "c1_weight_to_fp16" and got["input_5_cast_fp16"] == "c2_weight_to_fp16"
+    assert got["input_3_cast_fp16"] is None  # a relu reads no weights
+    assert all(x.weights is None for x in anelint.check(POOL).layers)  # NeuralNetwork: unnamed
