@@ -538,27 +538,27 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
     byte-identical copy of the input (as `anelint fix -o` writes it)."""
     if allow not in _n.AL_EQUIV:
         raise ValueError("anelint: allow is exact, reassociate or approximate")
+    skip, dropped = list(skip), {}
     with _Open(model) as m:
-        skip_b = [s.encode() for s in skip]
-        skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
-        opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
-        s = _n.c_void_p()
-        m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
-        try:
-            rewrites = []
-            for i in range(_lib.al_surgery_count(s)):
-                r = _lib.al_surgery_get(s, i).contents
-                node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
-                rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
-                                        _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
-            applied = _lib.al_surgery_applied(s)
-            if out is None:
-                return FixResult(rewrites, applied, None, None)
-            path = os.fspath(out)
-            # nothing to rewrite: out is a byte-identical copy of the input, as the CLI writes it
-            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(path), m.diags.p), path)
-        finally:
-            _lib.al_surgery_free(s)
+        # as the CLI: a rewrite whose new layers would still fall back is dropped and the
+        # plan redone (at most 4 rounds)
+        for _ in range(4):
+            rewrites, applied, still_off = _fix_round(m, skip, allow, None)
+            for name, why in still_off.items():
+                dropped[name] = why
+                skip.append(name)
+            if not still_off:
+                break
+        else:
+            raise AnelintError("proof", [], f"{m.name}: the rewrites did not settle; nothing written")
+        for w in rewrites:
+            if w.layer in dropped:
+                w.why_not = dropped[w.layer]
+        if out is None:
+            return FixResult(rewrites, applied, None, None)
+        path = os.fspath(out)
+        # nothing to rewrite: out is a byte-identical copy of the input, as the CLI writes it
+        _fix_round(m, skip, allow, path)
         if applied == 0:
             return FixResult(rewrites, 0, path, None)
         with _Open(path) as b:
@@ -568,6 +568,55 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
             raise AnelintError("proof", [], f"{path}: the rewritten model does not compute what the input "
                                             f"does ({proof.why or 'outputs differ'}); nothing written")
         return FixResult(rewrites, applied, path, proof)
+
+
+def _fix_round(m, skip, allow, out):
+    """Plan the rewrites of open model m with the layers in skip left alone. With out,
+    write the result there; else, when something applies, write it to a scratch copy and
+    check it: {input layer: why} for the rewrites whose new layers would still fall back."""
+    import shutil
+    import tempfile
+    skip_b = [x.encode() for x in skip]
+    skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
+    opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
+    s = _n.c_void_p()
+    m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
+    try:
+        rewrites, made = [], []
+        for i in range(_lib.al_surgery_count(s)):
+            r = _lib.al_surgery_get(s, i).contents
+            node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
+            rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
+                                    _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
+            if r.applied and not r.model_level:
+                made.append((_s(node.name) if node else None, [_s(r.layers[k]) for k in range(r.n_layers)],
+                             _s(r.stays_off)))
+        applied = _lib.al_surgery_applied(s)
+        if out is not None:
+            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(out), m.diags.p), out)
+            return rewrites, applied, {}
+        if not made or m.keep is not None:  # a model given as bytes cannot be rewritten to a file
+            return rewrites, applied, {}
+        scratch = tempfile.mkdtemp(prefix="anelint-fix-")
+        try:
+            package = os.path.isdir(m.name)
+            tmp = os.path.join(scratch, "fixed.mlpackage" if package else "fixed.mlmodel")
+            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(tmp), m.diags.p), tmp)
+            after = {x.name: x for x in _report(tmp, "check", None, None).layers}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        _lib.al_surgery_free(s)
+    still_off = {}
+    for name, layers, stays_off in made:
+        for k in layers:
+            x = after.get(k)
+            if x is None or x.op_ane or k == stays_off:
+                continue
+            still_off[name] = (f"the rewritten layer '{k}' ({x.type}) would still fall back: "
+                               f"{x.rules[0] if x.rules else ''} {(x.reason or '').split('; ')[0]}").rstrip()
+            break
+    return rewrites, applied, still_off
 
 
 def _remove(path):

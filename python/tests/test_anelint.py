@@ -205,3 +205,15 @@ def test_an_op_names_the_weights_it_reads():
     assert got["input_1_cast_fp16"] == "c1_weight_to_fp16" and got["input_5_cast_fp16"] == "c2_weight_to_fp16"
     assert got["input_3_cast_fp16"] is None  # a relu reads no weights
     assert all(x.weights is None for x in anelint.check(POOL).layers)  # NeuralNetwork: unnamed
+
+
+def test_fix_drops_a_rewrite_that_would_still_fall_back_as_the_cli_does(tmp_path):
+    # the max pooling cascade of POOL leaves its stride 3 (ANE009): the CLI drops it and
+    # writes a copy; so does fix() (it used to write the cascade)
+    r = anelint.fix(POOL, out=tmp_path / "fixed.mlmodel")
+    assert r.applied == 0 and r.proof is None
+    mp = [w for w in r.rewrites if w.pass_name == "maxpool-cascade"]
+    assert mp and not mp[0].applied and "would still fall back: ANE009" in mp[0].why_not
+    subprocess.run([CLI, "fix", POOL, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
+    assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes() == open(POOL, "rb").read()
+    assert anelint.fix(POOL).applied == 0
