@@ -76,6 +76,18 @@ run "$ANELINT" check --all --format json tests/data/modern/convnet_pal4_tensor_i
 python3 -c 'import json,sys; L=json.load(open(sys.argv[1]))["models"][0]["layers"]; w=[l["weights"] for l in L if "weights" in l]; assert "c2_weight_to_fp16_palettized" in w, w; assert all(l["type"] in ("conv", "linear", "matmul") for l in L if "weights" in l)' "$T/out" 2>"$T/py" &&
 	ok || bad "JSON weights of a palettized model: $(cat "$T/py")"
 
+#    ... and in every report format: HTML (under the name), Markdown, SARIF, GitHub
+"$ANELINT" report "$SPEC8" -o "$T/r.html" 2>/dev/null
+grep -q '<span class="in">weights c1_weight_to_fp16</span>' "$T/r.html" && ok || bad "HTML: no weights under the name"
+run "$ANELINT" report --format markdown tests/data/modern/mlp_int4_block32_ios18.mlpackage
+grep -q '^| 2 | linear\\_0\\_cast\\_fp16 (weights fcs\\_0\\_weight\\_to\\_fp16\\_quantized) | linear |' "$T/out" &&
+	ok || bad "Markdown: no weights after the name"
+run "$ANELINT" report --format sarif "$SPEC8"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); w=[l.get("properties",{}).get("weights") for r in j["runs"][0]["results"] for loc in r.get("locations",[]) for l in loc.get("logicalLocations",[])]; assert "c1_weight_to_fp16" in w, w' "$T/out" 2>"$T/py" &&
+	ok || bad "SARIF: no weights property: $(cat "$T/py")"
+run "$ANELINT" check --format github "$SPEC8"
+grep -q "op 'input_1_cast_fp16' (conv, weights c1_weight_to_fp16): " "$T/out" && ok || bad "GitHub: no weights"
+
 # 6. the README's usage names every command (probe was missing); the man page names .mlmodelc
 for cmd in $("$ANELINT" --help 2>&1 | sed -n 's/^  anelint \([a-z0-9]*\) .*/\1/p'); do
 	sed -n '/^## Usage/,/^`MODEL`/p' README.md | grep -q "^    anelint $cmd " && ok || bad "README's usage lacks anelint $cmd"
