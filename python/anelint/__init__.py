@@ -291,7 +291,7 @@ def _layer(j):
         unit = j.get("unit")
         return Layer(j["index"], j["name"], j["type"], unit == "ane", unit, j.get("verdict") == "ane",
                      j.get("verdict"), None, None, [], j.get("placed"), [], j.get("function"), j.get("block"),
-                     j.get("depth", 0), j.get("segment"))
+                     j.get("depth", 0), j.get("segment"), j.get("weights"))
     return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
                  j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
                  j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
