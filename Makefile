@@ -208,7 +208,7 @@ $(BUILD)/tests/test_base_noseek: tests/unit/test_base.c src/base/atomic.c $(BUIL
 		$(LDLIBS) $(CMOCKA_LIBS)
 
 # Unit tests (cmocka) then the CLI tests (golden outputs, rules, bad input, corpus).
-check: $(BUILD)/anelint $(TEST_BIN) $(BUILD)/tests/test_base_noseek
+check: $(BUILD)/anelint shared $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 	ANELINT=$(BUILD)/anelint BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 
 # What the README's test command adds to make check: the portable fallbacks, musl,

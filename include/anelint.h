@@ -164,6 +164,10 @@ AL_API size_t al_releases_count(void);
 AL_API const struct al_release *al_release_at(size_t i);
 AL_API const struct al_release *al_release_find(const char *id_or_alias); /* case-insensitive */
 AL_API const struct al_release *al_release_default(void);                 /* the newest */
+/* The oldest release whose Core ML loads a model of this specificationVersion
+ * (spec 8: ios17; spec 4 and older: the oldest release known); NULL when the
+ * version is newer than every release known. */
+AL_API const struct al_release *al_release_for_spec(int spec_version);
 /* Whether rule r is evaluated for target t on release os (NULL: the defaults). */
 AL_API bool al_rule_applies_at(const struct al_rule *r, const struct al_target *t,
 			const struct al_release *os);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/plan_corpus.sh: `anelint plan` on every model of tests/data and of ../shared/corpus
-# (converted/ and real/, when present) completes: exit 0 or 1, nothing on stderr, for the
+# (converted/ and real/, when present) completes: exit 0 or 1, nothing on stderr (but the
+# line naming the releases --os all leaves out: they cannot load the model), for the
 # default target, for --target all and for --os all; and its JSON, like that of `check --target
 # all` and `check --os all`,
 # validates against docs/schema/plan.schema.json and docs/schema/check.schema.json
@@ -43,6 +44,9 @@ for m in tests/data/converted/*.mlmodel tests/data/converted/*.mlpackage \
 		# shellcheck disable=SC2086
 		$ANELINT $args "$m" >"$dir/out" 2>"$dir/err"
 		rc=$?
+		# --os all leaves out the releases that cannot load the model, and says so (#29)
+		grep -v '^anelint: note: .* cannot load it (left out)$' "$dir/err" >"$dir/err2"
+		mv "$dir/err2" "$dir/err"
 		if [ "$rc" -gt 1 ] || [ -s "$dir/err" ]; then
 			echo "FAIL $m: anelint $args: exit $rc: $(head -c 300 "$dir/err")"
 			ok=0

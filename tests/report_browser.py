@@ -27,7 +27,8 @@ For each model: `anelint report MODEL -o OUTDIR/NAME.html`, plus `anelint plan` 
      must be under LIMIT_MS (env, default 1000): the best, because the other runs
      measure the machine's load too; the median is printed beside it. Written to
      OUTDIR/timing.txt.
-  5. a screenshot of each report: OUTDIR/NAME.png.
+  5. a screenshot of each report: OUTDIR/NAME.png; with DOCS_SHOT=NAME=PATH (env) also
+     the README's image of NAME, 1280x1400, to PATH.
 Prints "ok ..." / "FAIL ..." lines and ends with "N passed, M failed".
 """
 import html
@@ -434,6 +435,20 @@ def main():
         chromium(exe, ["--window-size=1400,1600", "--screenshot=" + png],
                  "file://" + os.path.abspath(os.path.join(outdir, name + ".html")))
         (ok if os.path.exists(png) and os.path.getsize(png) > 1000 else fail)("%s: screenshot %s" % (name, png))
+    # the README's image (DOCS_SHOT=NAME=PATH, with UPDATE=1: tests/report_browser.sh): the
+    # report of NAME from this build, at the size the README shows
+    shot = os.environ.get("DOCS_SHOT", "")
+    if "=" in shot:
+        name, path = shot.split("=", 1)
+        if name in names:
+            tmp = os.path.abspath(path + ".tmp.png")
+            chromium(exe, ["--window-size=1280,1400", "--screenshot=" + tmp],
+                     "file://" + os.path.abspath(os.path.join(outdir, name + ".html")))
+            if os.path.exists(tmp) and os.path.getsize(tmp) > 1000:
+                os.replace(tmp, path)
+                ok("%s: the README's screenshot %s regenerated" % (name, path))
+            else:
+                fail("%s: the README's screenshot %s not written" % (name, path))
 
     print("%d passed, %d failed" % (PASS, FAIL))
     sys.exit(1 if FAIL else 0)

@@ -59,7 +59,11 @@ fi
 # 2000-layer model (the largest when there is no corpus) gets twice that
 limit=1000
 [ "$largest" = big2000 ] && limit=2000
-LARGEST=$largest LIMIT_MS=$limit python3 tests/report_browser.py "$CHROMIUM" "$ANELINT" "$out" "$@" >"$T/log" 2>&1
+# the README's screenshot (docs/report-transformer.png) is this corpus model's report:
+# UPDATE=1 regenerates it from this build (then review and commit it)
+shot=
+[ "${UPDATE:-0}" = 1 ] && shot=corpus_transformer_encoder__mlp_fp16=docs/report-transformer.png
+DOCS_SHOT=$shot LARGEST=$largest LIMIT_MS=$limit python3 tests/report_browser.py "$CHROMIUM" "$ANELINT" "$out" "$@" >"$T/log" 2>&1
 rc=$?
 cat "$T/log"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$T/log" | tail -n 1)
@@ -68,5 +72,22 @@ if [ -z "$line" ]; then
 	echo "0 passed, 1 failed, $skipped skipped"
 	exit 1
 fi
-echo "$line, $skipped skipped"
-[ "$rc" -eq 0 ]
+# the README's caption of that screenshot states what the current build predicts (ops,
+# share on the ANE): when the prediction changes, this fails until the image is
+# regenerated (UPDATE=1 sh tests/report_browser.sh) and the caption updated
+p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+tm=$corpus/converted/transformer_encoder__mlp_fp16.mlpackage
+if [ -e "$tm" ]; then
+	want=$("$ANELINT" check --format json --fail-on never "$tm" |
+		python3 -c 'import json,sys; s=json.load(sys.stdin)["models"][0]["summary"]; print("%d ops, %.1f%% placed on the ANE" % (s["layers"], 100 * s["ane_share"]))')
+	if tr '\n' ' ' <README.md | grep -q "transformer_encoder__mlp_fp16.mlpackage\`: $want"; then
+		echo "ok the README's screenshot caption: $want"
+		p=$((p + 1))
+	else
+		echo "FAIL the README's screenshot caption does not say '$want' (the build's prediction): regenerate docs/report-transformer.png (UPDATE=1 sh tests/report_browser.sh) and update the caption"
+		f=$((f + 1))
+	fi
+fi
+echo "$p passed, $f failed, $skipped skipped"
+[ "$rc" -eq 0 ] && [ "$f" -eq 0 ]

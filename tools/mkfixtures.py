@@ -950,6 +950,23 @@ def fix_shape():
     return fix_model(layers, [x], ["y"], "fix fixture: an input with a shape range")
 
 
+def fix_shape_big():
+    """NeuralNetwork: input x [1,64,H,W], H and W in 64..512 (default 512x512), two
+    1x1 convolutions 64 -> 64: 4.3 GFLOP at the default shape, above fix's 2 GFLOP
+    bound for running the whole models. `fix --shape x=default` changes only the
+    description, so --proof auto proves it structurally (every layer byte-identical)
+    instead of running both models at every shape (issue #29)."""
+    def conv1x1(seed):
+        w = ramp(64 * 64, lo=-1.0 + seed * 0.01, step=0.0078125)
+        return b"".join([f_varint(1, 64), f_varint(2, 64), f_varint(10, 1),
+                         f_packed_varints(20, [1, 1]), f_packed_varints(30, [1, 1]),
+                         f_packed_varints(40, [1, 1]), f_msg(50), f_msg(90, weights_f32(w))])
+    x = shape_range_feature("x", [1, 64, 512, 512], [(1, 1), (64, 64), (64, 512), (64, 512)])
+    layers = [layer("c1", ["x"], ["h"], 100, conv1x1(1)),
+              layer("c2", ["h"], ["y"], 100, conv1x1(2))]
+    return fix_model(layers, [x], ["y"], "fix fixture: a 4.3 GFLOP model with an input shape range")
+
+
 def fix_mil_shape():
     """ML Program (iOS 17 opset, fp16): input x [1,32,H,W], H and W in 32..256
     (default 128x128), the function input's H, W unknown dimensions as coremltools
@@ -1291,6 +1308,7 @@ def main():
         "enum_two.mlmodel": enum_two(),
         "fix_shape_custom.mlmodel": fix_shape_custom(),
         "fix_shape_image.mlmodel": fix_shape_image(),
+        "fix_shape_big.mlmodel": fix_shape_big(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 from . import _native as _n
 
 __all__ = ["check", "plan", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
-           "Model", "Layer", "Finding", "Proof", "FixResult", "Rewrite"]
+           "Model", "Layer", "Finding", "Segment", "Switch", "PlanFix", "Proof", "FixResult", "Rewrite"]
 
 _lib = _n.load()
 _libc = _n.libc()
@@ -174,9 +174,47 @@ class Layer:
     function: Optional[str] = None
     block: Optional[str] = None
     depth: int = 0
+    segment: Optional[int] = None  # plan: the index of the segment it is placed in
+    weights: Optional[str] = None  # ML Program: the weight constant it reads, named after the PyTorch parameter
 
 
 @dataclass
+class Segment:
+    """A run of layers `plan` predicts on one unit (docs/partition.md)."""
+    index: int
+    unit: str  # "ane", "gpu", "cpu"
+    first: int  # index of its first and last layer
+    last: int
+    layers: int
+    flops: float
+    share: float  # of the model's FLOPs
+    est_us: Optional[float]  # roofline estimate, microseconds
+
+
+@dataclass
+class Switch:
+    """A switch between two segments and its estimated cost."""
+    from_segment: int
+    to_segment: int
+    from_unit: str
+    to_unit: str
+    cost_us: float
+
+
+@dataclass
+class PlanFix:
+    """One of plan's cheapest fixes: rewrite these layers and the segments merge."""
+    rank: int
+    rule: Optional[str]
+    layers: List[str]  # layer names
+    segments_before: int
+    segments_after: int
+    switches_before: int
+    switches_after: int
+    gain_us: float
+
+
+@dataclass(repr=False)
 class Model:
     path: str
     type: str
@@ -184,16 +222,40 @@ class Model:
     min_os: Optional[str]
     layers: List[Layer]
     findings: List[Finding]  # model-level rules
-    summary: Dict[str, Any]
-    raw: Dict[str, Any] = field(repr=False, default_factory=dict)  # this model's JSON object
+    summary: Dict[str, Any]  # check: "summary"; plan: "totals"
+    raw: Dict[str, Any] = field(default_factory=dict)  # this model's JSON object
+    segments: List[Segment] = field(default_factory=list)  # plan only
+    switches: List[Switch] = field(default_factory=list)  # plan only
+    fixes: List[PlanFix] = field(default_factory=list)  # plan only
+
+    def __str__(self):
+        """One line: the model, its layers and how many are placed on the ANE."""
+        n = len(self.layers)
+        on = sum(layer.ane for layer in self.layers)
+        units: Dict[str, int] = {}
+        for layer in self.layers:
+            if not layer.ane:
+                units[layer.unit] = units.get(layer.unit, 0) + 1
+        off = ", ".join(f"{u} {k}" for u, k in sorted(units.items()))
+        text = f"{self.path}  {self.type}, spec {self.spec_version}: {n} layers, {on} on the ANE"
+        text += f" ({on / n:.0%})" if n else ""
+        text += f", {n - on} fall back: {off}" if off else ""
+        if self.segments:
+            ns, nw = len(self.segments), len(self.switches)
+            text += f"; {ns} segment{'s' if ns != 1 else ''}, {nw} switch{'es' if nw != 1 else ''}"
+        return text
+
+    def __repr__(self):
+        return f"<anelint.Model {self}>"
 
 
-@dataclass
+@dataclass(repr=False)
 class Report:
-    """What `anelint check|plan --format json` says (docs/json-schema.md), typed."""
+    """What `anelint check|plan --format json` says (docs/json-schema.md), typed.
+    print(report) gives a few lines (per model: layers, ANE share, fallbacks), not every layer."""
     command: str
     models: List[Model]  # the root, then each pipeline stage
-    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+    raw: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def model(self) -> Model:
@@ -204,9 +266,20 @@ class Report:
         return [layer for m in self.models for layer in m.layers]
 
     @property
+    def segments(self) -> List[Segment]:
+        """plan: the segments of every model (the root, then each pipeline stage)."""
+        return [s for m in self.models for s in m.segments]
+
+    @property
     def ane_share(self) -> float:
         n = len(self.layers)
         return sum(layer.ane for layer in self.layers) / n if n else 0.0
+
+    def __str__(self):
+        return "\n".join([f"anelint {self.command}:"] + [f"  {m}" for m in self.models])
+
+    def __repr__(self):
+        return f"<anelint.Report {self.command}: " + "; ".join(str(m) for m in self.models) + ">"
 
 
 def _finding(f):
@@ -218,17 +291,33 @@ def _layer(j):
         unit = j.get("unit")
         return Layer(j["index"], j["name"], j["type"], unit == "ane", unit, j.get("verdict") == "ane",
                      j.get("verdict"), None, None, [], j.get("placed"), [], j.get("function"), j.get("block"),
-                     j.get("depth", 0))
+                     j.get("depth", 0), j.get("segment"), j.get("weights"))
     return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
                  j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
                  j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
-                 j.get("block"), j.get("depth", 0))
+                 j.get("block"), j.get("depth", 0), None, j.get("weights"))
+
+
+def _segment(j):
+    return Segment(j["index"], j["unit"], j["first"], j["last"], j["layers"], j.get("flops", 0), j.get("share", 0.0),
+                   j.get("est_us"))
+
+
+def _switch(j):
+    return Switch(j["from"], j["to"], j["from_unit"], j["to_unit"], j.get("cost_us", 0.0))
+
+
+def _plan_fix(j):
+    return PlanFix(j.get("rank", 0), j.get("rule"), [x.get("name") for x in j.get("layers", [])],
+                   j.get("segments_before", 0), j.get("segments_after", 0), j.get("switches_before", 0),
+                   j.get("switches_after", 0), j.get("gain_us", 0.0))
 
 
 def _model(j):
     return Model(j.get("path"), j.get("type"), j.get("spec_version"), j.get("min_os"),
                  [_layer(x) for x in j.get("layers", [])], [_finding(f) for f in j.get("findings", [])],
-                 j.get("summary") or j.get("totals") or {}, j)
+                 j.get("summary") or j.get("totals") or {}, j, [_segment(x) for x in j.get("segments") or []],
+                 [_switch(x) for x in j.get("switches") or []], [_plan_fix(x) for x in j.get("fixes") or []])
 
 
 def _report(model, command, target, os_release, policy=None):
@@ -287,8 +376,9 @@ def check(model, target: Optional[str] = None, os: Optional[str] = None) -> Repo
 
 
 def plan(model, target: Optional[str] = None, os: Optional[str] = None, policy: Optional[str] = None) -> Report:
-    """How Core ML is predicted to split the model into ANE/GPU/CPU segments (`anelint plan`);
-    Report.raw["models"][i] holds the segments, switches, estimates and cheapest fixes."""
+    """How Core ML is predicted to split the model into ANE/GPU/CPU segments (`anelint plan`):
+    each Model's .segments, .switches and .fixes (the cheapest rewrites), .summary the totals
+    and estimates; every layer's .segment is the segment it is placed in."""
     return _report(model, "plan", target, os, policy)
 
 
@@ -427,8 +517,16 @@ class Rewrite:
 class FixResult:
     rewrites: List[Rewrite]
     applied: int
-    output: Optional[str]  # the path written, or None (nothing applied, or no out given)
-    proof: Optional[Proof]  # the written model against the input (None when nothing was written)
+    output: Optional[str]  # the path written (with nothing applied: a copy of the input), or None (no out)
+    proof: Optional[Proof]  # the written model against the input (None when nothing was rewritten)
+
+    def __str__(self):
+        text = f"{self.applied} rewrite{'s' if self.applied != 1 else ''} applied"
+        if self.output:
+            text += f", wrote {self.output}" + (" (a copy of the input)" if not self.applied else "")
+        if self.proof is not None:
+            text += ", proved" if self.proof else f", not proved ({self.proof.why or 'outputs differ'})"
+        return text
 
 
 def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixResult:
@@ -436,9 +534,11 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
     of class `allow` and at most that (exact, reassociate, approximate), leaving the layers
     named in skip alone. With out (a path; a .mlpackage for ML Program input), writes the
     rewritten model there, proves it against the input in the interpreter, and removes it
-    again and raises AnelintError if the proof fails."""
+    again and raises AnelintError if the proof fails; with nothing to rewrite, out is a
+    byte-identical copy of the input (as `anelint fix -o` writes it)."""
     if allow not in _n.AL_EQUIV:
         raise ValueError("anelint: allow is exact, reassociate or approximate")
+    skip, dropped = list(skip), {}
     with _Open(model) as m:
         if out is not None:  # the library's output guard: never over (or into) the input
             src = _model_path(model)
@@ -446,25 +546,27 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
             arr = (_n.c_char_p * max(len(ins), 1))(*ins)
             m.diags.fail(_lib.al_output_check(os.fsencode(os.fspath(out)), arr, len(ins), 0, m.diags.p),
                          os.fspath(out))
-        skip_b = [s.encode() for s in skip]
-        skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
-        opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
-        s = _n.c_void_p()
-        m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
-        try:
-            rewrites = []
-            for i in range(_lib.al_surgery_count(s)):
-                r = _lib.al_surgery_get(s, i).contents
-                node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
-                rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
-                                        _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
-            applied = _lib.al_surgery_applied(s)
-            if out is None or applied == 0:
-                return FixResult(rewrites, applied, None, None)
-            path = os.fspath(out)
-            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(path), m.diags.p), path)
-        finally:
-            _lib.al_surgery_free(s)
+        # as the CLI: a rewrite whose new layers would still fall back is dropped and the
+        # plan redone (at most 4 rounds)
+        for _ in range(4):
+            rewrites, applied, still_off = _fix_round(m, skip, allow, None)
+            for name, why in still_off.items():
+                dropped[name] = why
+                skip.append(name)
+            if not still_off:
+                break
+        else:
+            raise AnelintError("proof", [], f"{m.name}: the rewrites did not settle; nothing written")
+        for w in rewrites:
+            if w.layer in dropped:
+                w.why_not = dropped[w.layer]
+        if out is None:
+            return FixResult(rewrites, applied, None, None)
+        path = os.fspath(out)
+        # nothing to rewrite: out is a byte-identical copy of the input, as the CLI writes it
+        _fix_round(m, skip, allow, path)
+        if applied == 0:
+            return FixResult(rewrites, 0, path, None)
         with _Open(path) as b:
             proof = _prove(m, b, None, seed, allow)
         if not proof:
@@ -472,6 +574,55 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
             raise AnelintError("proof", [], f"{path}: the rewritten model does not compute what the input "
                                             f"does ({proof.why or 'outputs differ'}); nothing written")
         return FixResult(rewrites, applied, path, proof)
+
+
+def _fix_round(m, skip, allow, out):
+    """Plan the rewrites of open model m with the layers in skip left alone. With out,
+    write the result there; else, when something applies, write it to a scratch copy and
+    check it: {input layer: why} for the rewrites whose new layers would still fall back."""
+    import shutil
+    import tempfile
+    skip_b = [x.encode() for x in skip]
+    skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
+    opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
+    s = _n.c_void_p()
+    m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
+    try:
+        rewrites, made = [], []
+        for i in range(_lib.al_surgery_count(s)):
+            r = _lib.al_surgery_get(s, i).contents
+            node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
+            rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
+                                    _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
+            if r.applied and not r.model_level:
+                made.append((_s(node.name) if node else None, [_s(r.layers[k]) for k in range(r.n_layers)],
+                             _s(r.stays_off)))
+        applied = _lib.al_surgery_applied(s)
+        if out is not None:
+            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(out), m.diags.p), out)
+            return rewrites, applied, {}
+        if not made or m.keep is not None:  # a model given as bytes cannot be rewritten to a file
+            return rewrites, applied, {}
+        scratch = tempfile.mkdtemp(prefix="anelint-fix-")
+        try:
+            package = os.path.isdir(m.name)
+            tmp = os.path.join(scratch, "fixed.mlpackage" if package else "fixed.mlmodel")
+            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(tmp), m.diags.p), tmp)
+            after = {x.name: x for x in _report(tmp, "check", None, None).layers}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        _lib.al_surgery_free(s)
+    still_off = {}
+    for name, layers, stays_off in made:
+        for k in layers:
+            x = after.get(k)
+            if x is None or x.op_ane or k == stays_off:
+                continue
+            still_off[name] = (f"the rewritten layer '{k}' ({x.type}) would still fall back: "
+                               f"{x.rules[0] if x.rules else ''} {(x.reason or '').split('; ')[0]}").rstrip()
+            break
+    return rewrites, applied, still_off
 
 
 def _remove(path):

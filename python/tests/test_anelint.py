@@ -171,3 +171,67 @@ def test_fix_out_never_replaces_the_input(tmp_path):
     with pytest.raises(anelint.AnelintError):
         anelint.fix(pkg, out=pkg / "Data" / "fixed.mlpackage")
     assert (pkg / "Manifest.json").read_bytes() == manifest and not (pkg / "Data" / "fixed.mlpackage").exists()
+def test_fix_with_nothing_to_rewrite_writes_the_clis_copy(tmp_path):
+    # issue #29: the README's `fix(path, out=...)` then `verify(path, out)` must work when
+    # no rewrite applies: out is a byte-identical copy of the input, as the CLI writes it
+    nn = os.path.join(DATA, "dilated_conv__nn_ios13.mlmodel")
+    r = anelint.fix(nn, out=tmp_path / "fixed.mlmodel")
+    assert r.applied == 0 and r.output == str(tmp_path / "fixed.mlmodel") and r.proof is None
+    assert (tmp_path / "fixed.mlmodel").read_bytes() == open(nn, "rb").read()
+    assert anelint.verify(nn, tmp_path / "fixed.mlmodel", allow="exact")
+    subprocess.run([CLI, "fix", nn, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
+    assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes()
+    assert "copy of the input" in str(r)
+    pkg = anelint.fix(POOL_PKG, out=tmp_path / "fixed.mlpackage")  # a package: copied whole
+    assert pkg.applied == 0 and sorted(os.listdir(tmp_path / "fixed.mlpackage")) == sorted(os.listdir(POOL_PKG))
+    assert anelint.verify(POOL_PKG, tmp_path / "fixed.mlpackage", allow="exact")
+
+
+def test_plan_gives_typed_segments():
+    want = cli_json("plan", "--fail-on", "never", "--policy", "optimistic",
+                    os.path.join(DATA, "builder__custom_layer.mlmodel"))["models"][0]
+    got = anelint.plan(os.path.join(DATA, "builder__custom_layer.mlmodel"), policy="optimistic")
+    assert all(isinstance(s, anelint.Segment) for s in got.segments)
+    assert [(s.index, s.unit, s.first, s.last, s.layers, s.flops) for s in got.segments] == \
+        [(w["index"], w["unit"], w["first"], w["last"], w["layers"], w["flops"]) for w in want["segments"]] == \
+        [(0, "cpu", 0, 1, 2, 149504), (1, "ane", 2, 2, 1, 0)]
+    sw = got.model.switches
+    assert [(x.from_segment, x.to_segment, x.from_unit, x.to_unit, x.cost_us) for x in sw] == [(0, 1, "cpu", "ane", 720.0)]
+    fx = got.model.fixes[0]
+    assert isinstance(fx, anelint.PlanFix) and fx.rule == "ANE001" and fx.layers == ["custom_swish"]
+    assert (fx.segments_before, fx.segments_after) == (2, 1)
+    assert [x.segment for x in got.layers] == [w["segment"] for w in want["layers"]] == [0, 0, 1]
+    assert anelint.check(POOL).segments == []  # check has no plan
+
+
+def test_a_report_prints_a_summary_not_every_layer():
+    big = os.path.join(DATA, "transformer_encoder__nn_ios13.mlmodel")
+    report = anelint.check(big)
+    assert len(report.layers) > 20
+    text, rep = str(report), repr(report)
+    assert text.count("\n") == len(report.models)  # a heading, then one line per model
+    assert len(rep) < 300 and "Layer(" not in rep and "Layer(" not in text
+    n_ane = sum(x.ane for x in report.layers)
+    assert f"{len(report.layers)} layers, {n_ane} on the ANE" in text
+    assert "1 segment, 0 switches" in str(anelint.plan(big).model)
+
+
+def test_an_op_names_the_weights_it_reads():
+    # issue #29 item 7: ML Program ops name the weight constant (after the PyTorch parameter)
+    pkg = os.path.join(DATA, "dilated_conv__mlp_ios17_fp16.mlpackage")
+    got = {x.name: x.weights for x in anelint.check(pkg).layers}
+    assert got["input_1_cast_fp16"] == "c1_weight_to_fp16" and got["input_5_cast_fp16"] == "c2_weight_to_fp16"
+    assert got["input_3_cast_fp16"] is None  # a relu reads no weights
+    assert all(x.weights is None for x in anelint.check(POOL).layers)  # NeuralNetwork: unnamed
+
+
+def test_fix_drops_a_rewrite_that_would_still_fall_back_as_the_cli_does(tmp_path):
+    # the max pooling cascade of POOL leaves its stride 3 (ANE009): the CLI drops it and
+    # writes a copy; so does fix() (it used to write the cascade)
+    r = anelint.fix(POOL, out=tmp_path / "fixed.mlmodel")
+    assert r.applied == 0 and r.proof is None
+    mp = [w for w in r.rewrites if w.pass_name == "maxpool-cascade"]
+    assert mp and not mp[0].applied and "would still fall back: ANE009" in mp[0].why_not
+    subprocess.run([CLI, "fix", POOL, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
+    assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes() == open(POOL, "rb").read()
+    assert anelint.fix(POOL).applied == 0

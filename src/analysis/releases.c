@@ -35,6 +35,23 @@ const struct al_release *al_release_default(void)
 	return &releases[N_RELEASES - 1];
 }
 
+/* The iOS major version that introduced each specificationVersion
+ * (coreml-format-facts.md section 3; al_spec_min_os names every platform's). */
+static const int spec_ios[] = {[1] = 11, [2] = 11, [3] = 12, [4] = 13, [5] = 14, [6] = 15,
+			       [7] = 16, [8] = 17, [9] = 18, [10] = 26};
+
+const struct al_release *al_release_for_spec(int spec_version)
+{
+	int n = (int)(sizeof spec_ios / sizeof spec_ios[0]);
+	if (spec_version >= n)
+		return NULL;
+	int ios = spec_version >= 1 ? spec_ios[spec_version] : 0;
+	for (size_t i = 0; i < N_RELEASES; i++)
+		if (releases[i].ios >= ios)
+			return &releases[i];
+	return NULL;
+}
+
 int ali_release_index(const struct al_release *r)
 {
 	if (!r)

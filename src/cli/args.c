@@ -109,7 +109,8 @@ const struct option_row options[] = {
 	 "fix: replace the shape range of input NAME by enumerated shapes inside it, e.g. "
 	 "'x=1,64,64;1,128,64' (the first is the default; at most 128)"},
 	{"at", 0, "LAYER", C_SPLIT, OPT_FIELD(at),
-	 "split: cut after this top-level layer (repeat for more cuts), or 'segments': at every "
+	 "split: cut after this top-level layer, named or by the index check shows (repeat for more "
+	 "cuts), or 'segments': at every "
 	 "change of predicted unit (docs/split.md)"},
 	{"pipeline", 0, "FILE", C_SPLIT, OPT_FIELD(pipeline), "split: write the parts as one pipeline model"},
 	{"select", 0, "RULES", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(select),

@@ -884,6 +884,8 @@ static int load_baseline(struct baseline *bl, const char *path)
 	enum al_status ost = ali_open_regular(path, NULL, &fd, &st, d);
 	if (ost != AL_OK) {
 		print_errors(path, d);
+		if (access(path, F_OK) != 0) /* none yet: how to make one */
+			fputs("anelint: make the baseline first: --write-baseline FILE records today's findings\n", stderr);
 		al_diags_free(d);
 		return status_exit(ost);
 	}

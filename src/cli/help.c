@@ -33,9 +33,11 @@ int print_man(FILE *out)
 		fputs("\n.br\n", out);
 	}
 	fputs(".B anelint \\-\\-version\n.SH DESCRIPTION\nanelint reads Core ML models (.mlmodel files, "
-	      ".mlpackage directories) and predicts, for every NeuralNetwork layer and ML Program op, "
-	      "whether the Apple Neural Engine runs it or Core ML falls back to the GPU or CPU, with the "
-	      "rule that decided and the reason. MODEL is a .mlmodel file or a .mlpackage directory.\n"
+	      ".mlpackage directories, compiled .mlmodelc directories) and predicts, for every NeuralNetwork "
+	      "layer and ML Program op, whether the Apple Neural Engine runs it or Core ML falls back to the "
+	      "GPU or CPU, with the rule that decided and the reason. MODEL is a .mlmodel file, a .mlpackage "
+	      "directory or a compiled .mlmodelc directory; check, info, plan and report also search a "
+	      "directory that is none of these for them.\n"
 	      ".SH COMMANDS\n", out);
 	for (size_t i = 0; i < n_commands; i++) {
 		fputs(".TP\n.B ", out);
@@ -96,6 +98,66 @@ static void short_help(FILE *out, const char *s)
 	fwrite(buf, 1, n, out);
 }
 
+/* The values an option takes, for the completions (per command where they
+ * differ): words; "@targets" and "@releases" stand for the ids of the chip
+ * family and OS release tables. What the commands accept (tests/newuser.sh
+ * runs every value the bash completion offers). */
+#define C_PREDICT (C_CHECK | C_PLAN | C_REPORT)
+static const struct option_values {
+	const char *option;
+	unsigned cmds;
+	const char *values;
+} option_values[] = {
+	{"format", C_PREDICT, "text json html github sarif markdown dot"},
+	{"format", C_INFO, "text json mil"},
+	{"format", C_ALL & ~(C_PREDICT | C_INFO), "text json"},
+	{"target", C_PREDICT, "all @targets"},
+	{"target", C_ALL & ~C_PREDICT, "@targets"},
+	{"os", C_PREDICT, "all @releases"},
+	{"os", C_ALL & ~C_PREDICT, "@releases"},
+	{"compute-units", C_ALL, "all cpu-and-gpu cpu-and-ne cpu-only"},
+	{"policy", C_ALL, "auto nn2020 mlprogram optimistic"},
+	{"fail-on", C_ALL, "any cpu gpu never"},
+	{"color", C_ALL, "auto always never"},
+	{"precision", C_ALL, "fp32 fp16"},
+	{"allow", C_ALL, "reassociate approximate"},
+	{"proof", C_ALL, "auto whole region"},
+	{"at", C_ALL, "segments"},
+	{"evidence-format", C_ALL, "auto json mil plan mlperf oslog placement"},
+	{"write-evidence", C_ALL, "json mil plan mlperf oslog placement"},
+};
+#define N_OPTION_VALUES (sizeof option_values / sizeof option_values[0])
+
+/* The values of row v as one space-separated list on out. */
+static void put_values(FILE *out, const struct option_values *v)
+{
+	const char *p = v->values;
+	const char *sep = "";
+	while (*p) {
+		size_t n = strcspn(p, " ");
+		if (n == 8 && strncmp(p, "@targets", n) == 0)
+			for (size_t i = 0; i < al_targets_count(); i++, sep = " ")
+				fprintf(out, "%s%s", sep, al_target_at(i)->id);
+		else if (n == 9 && strncmp(p, "@releases", n) == 0)
+			for (size_t i = 0; i < al_releases_count(); i++, sep = " ")
+				fprintf(out, "%s%s", sep, al_release_at(i)->id);
+		else
+			fprintf(out, "%s%.*s", sep, (int)n, p);
+		sep = " ";
+		p += n;
+		p += *p == ' ';
+	}
+}
+
+/* The row of option o's values for command bit cmd, or NULL. */
+static const struct option_values *values_of(const struct option_row *o, unsigned cmd)
+{
+	for (size_t i = 0; i < N_OPTION_VALUES; i++)
+		if (strcmp(option_values[i].option, o->name) == 0 && (option_values[i].cmds & cmd))
+			return &option_values[i];
+	return NULL;
+}
+
 static void command_names(FILE *out, unsigned cmds)
 {
 	const char *sep = "";
@@ -126,6 +188,21 @@ int print_completion(FILE *out, const char *shell)
 				}
 			fputs("' ;;\n", out);
 		}
+		/* an option's values after it: "check:--format" */
+		fputs("\tesac\n\tcase ${COMP_WORDS[1]}:${COMP_WORDS[COMP_CWORD-1]} in\n", out);
+		for (size_t k = 0; k < n_commands; k++)
+			for (size_t i = 0; i < n_options; i++) {
+				const struct option_row *o = &options[i];
+				const struct option_values *v = (o->cmds & commands[k].bit) ? values_of(o, commands[k].bit) : NULL;
+				if (!v)
+					continue;
+				fprintf(out, "\t%s:--%s", commands[k].name, o->name);
+				if (o->short_name)
+					fprintf(out, "|%s:-%c", commands[k].name, o->short_name);
+				fputs(") COMPREPLY=($(compgen -W '", out);
+				put_values(out, v);
+				fputs("' -- \"$cur\")); return ;;\n", out);
+			}
 		fputs("\tesac\n\tif [[ $cur == -* ]]; then\n\t\tCOMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
 		      "\telse\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\tfi\n}\n"
 		      "complete -o filenames -F _anelint anelint\n", out);
@@ -153,8 +230,14 @@ int print_completion(FILE *out, const char *shell)
 					fprintf(out, " \\\n\t\t'%s%s[", j ? "" : "--", names[j]);
 					short_help(out, o->help);
 					fputc(']', out);
-					if (o->arg)
+					const struct option_values *v = values_of(o, commands[k].bit);
+					if (o->arg && v) {
+						fprintf(out, ":%s:(", o->arg);
+						put_values(out, v);
+						fputc(')', out);
+					} else if (o->arg) {
 						fprintf(out, ":%s: ", o->arg);
+					}
 					fputc('\'', out);
 				}
 			}
@@ -179,6 +262,19 @@ int print_completion(FILE *out, const char *shell)
 			fprintf(out, "%s -d '", o->arg ? " -r" : "");
 			short_help(out, o->help);
 			fputs("'\n", out);
+			for (size_t r = 0; r < N_OPTION_VALUES; r++) { /* its values, where it has them */
+				const struct option_values *v = &option_values[r];
+				if (strcmp(v->option, o->name) != 0 || !(v->cmds & o->cmds))
+					continue;
+				fputs("complete -c anelint -n '__fish_seen_subcommand_from ", out);
+				command_names(out, v->cmds & o->cmds);
+				fprintf(out, "' -l %s", o->name);
+				if (o->short_name)
+					fprintf(out, " -s %c", o->short_name);
+				fputs(" -x -a '", out);
+				put_values(out, v);
+				fputs("'\n", out);
+			}
 		}
 	} else {
 		fprintf(stderr, "anelint: --completion takes bash, zsh or fish\n");

@@ -85,6 +85,123 @@ static int analyze_all(struct cli *c, struct al_report_item *items, const struct
 	return rc;
 }
 
+#define MAX_RELEASE_COLUMNS 32 /* the report's columns */
+
+static size_t release_index(const struct al_release *r)
+{
+	size_t i = 0;
+	while (i < al_releases_count() && al_release_at(i) != r)
+		i++;
+	return i;
+}
+
+/* "ios13..ios16", "ios14, ios16" or "ios14": the releases of v */
+static void release_ids(char *buf, size_t cap, const struct al_release *const *v, size_t n)
+{
+	bool run = n > 2;
+	for (size_t i = 1; i < n && run; i++)
+		run = release_index(v[i]) == release_index(v[i - 1]) + 1;
+	if (run) {
+		snprintf(buf, cap, "%s..%s", v[0]->id, v[n - 1]->id);
+		return;
+	}
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < n && len < cap; i++) {
+		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", v[i]->id);
+		len += k > 0 ? (size_t)k : 0;
+	}
+}
+
+/* The oldest release that loads item it (its specificationVersion), or NULL. */
+static const struct al_release *needs_release(const struct al_report_item *it)
+{
+	const struct al_submodel *s = it->model ? al_model_get(it->model, 0) : NULL;
+	return s ? al_release_for_spec(s->spec_version) : NULL;
+}
+
+/* A release whose Core ML cannot load a model (its specificationVersion is
+ * newer) gives no prediction worth reading: each such model says so on one
+ * line (stderr), and the release columns (--os all, lists) that no model loads
+ * on are left out, while one column stays; a single --os is predicted anyway. */
+static void unloadable_releases(const struct cli *c, struct run *r, struct al_report_item *items)
+{
+	const struct al_release *asked[MAX_RELEASE_COLUMNS];
+	size_t n = 0;
+	if (r->all_releases)
+		for (; n < al_releases_count() && n < MAX_RELEASE_COLUMNS; n++)
+			asked[n] = al_release_at(n);
+	for (size_t i = 0; i < r->n_columns; i++) {
+		bool seen = !r->columns[i].os; /* the default release, the newest */
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = asked[k] == r->columns[i].os;
+		if (!seen && n < MAX_RELEASE_COLUMNS)
+			asked[n++] = r->columns[i].os;
+	}
+	if (!n && r->check.os)
+		asked[n++] = r->check.os;
+	/* the columns kept: those of a release some model loads on */
+	int floor = -1;
+	for (int i = 0; i < c->n_paths; i++) {
+		const struct al_release *min = needs_release(&items[i]);
+		if (min && (floor < 0 || min->ios < floor))
+			floor = min->ios;
+	}
+	struct al_column keep[MAX_RELEASE_COLUMNS];
+	size_t nk = 0;
+	if (n > 1 && floor >= 0) {
+		if (r->all_releases) {
+			for (size_t k = 0; k < n; k++)
+				if (asked[k]->ios >= floor)
+					keep[nk++] = (struct al_column){r->check.target, asked[k]};
+		} else {
+			for (size_t i = 0; i < r->n_columns && nk < MAX_RELEASE_COLUMNS; i++)
+				if (!r->columns[i].os || r->columns[i].os->ios >= floor)
+					keep[nk++] = r->columns[i];
+		}
+	}
+	bool drop = nk > 0 && nk < (r->all_releases ? n : r->n_columns);
+	for (int i = 0; i < c->n_paths; i++) {
+		const struct al_release *min = needs_release(&items[i]);
+		const struct al_release *below[MAX_RELEASE_COLUMNS];
+		size_t nb = 0;
+		bool all_dropped = drop;
+		for (size_t k = 0; min && k < n; k++)
+			if (asked[k]->ios < min->ios) {
+				below[nb++] = asked[k];
+				all_dropped &= asked[k]->ios < floor;
+			}
+		if (!nb)
+			continue;
+		char ids[256];
+		release_ids(ids, sizeof ids, below, nb);
+		fputs("anelint: note: ", stderr);
+		put_text(stderr, items[i].path, CLI_NAME_MAX);
+		fprintf(stderr, ": specificationVersion %d needs %s or newer: Core ML on %s cannot load it (%s)\n",
+			al_model_get(items[i].model, 0)->spec_version, min->name, ids,
+			all_dropped ? "left out" : "predicted anyway");
+	}
+	if (!drop)
+		return;
+	r->all_releases = false;
+	if (nk == 1) { /* one column left: a plain prediction for it, checked again for it */
+		r->n_columns = 0;
+		r->check.target = r->plan.target = keep[0].target;
+		r->check.os = keep[0].os;
+		for (int i = 0; i < c->n_paths; i++) {
+			al_diags *d = items[i].model ? al_diags_new() : NULL;
+			if (d && al_model_check(items[i].model, &r->check, d) != AL_OK)
+				print_errors(items[i].path, d);
+			al_diags_free(d);
+		}
+		return;
+	}
+	memcpy(r->columns, keep, nk * sizeof keep[0]);
+	r->n_columns = nk;
+	r->check.target = r->plan.target = r->columns[0].target;
+	r->check.os = r->columns[0].os;
+}
+
 enum mode { M_CHECK, M_INFO, M_PLAN };
 
 /* A model's own options: the [[model]] settings of the configuration. */
@@ -151,10 +268,15 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 /* Whether the models can be written as each is checked (so memory does not grow
  * with their number): the sink streams, no report --evidence, and no model has
  * [[model]] settings of its own (those are checked again, and the text shows
- * their predictions per model). */
-static bool can_stream(struct cli *c, const struct al_sink *sink, enum mode mode, struct ci *ci)
+ * their predictions per model), and no OS release asked for. */
+static bool can_stream(struct cli *c, const struct al_sink *sink, enum mode mode, struct ci *ci,
+		       const struct run *r)
 {
 	if (!sink->stream_begin || !sink->stream_model || !sink->stream_end || c->evidence.n)
+		return false;
+	/* a release asked for (--os, several columns): which of them the models can
+	 * load on is decided over all the models first (unloadable_releases) */
+	if (mode != M_INFO && (r->all_releases || r->n_columns > 1 || r->check.os))
 		return false;
 	for (int i = 0; mode != M_INFO && i < c->n_paths; i++) {
 		struct cli cc;
@@ -269,7 +391,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		return rc;
 	}
 	o.plans = mode == M_PLAN || sink->shows_plans;
-	if (can_stream(c, sink, mode, ci)) {
+	if (can_stream(c, sink, mode, ci, &r)) {
 		FILE *out = !c->output ? stdout : out_open(c->output);
 		void *st = out ? sink->stream_begin(out, mode == M_INFO ? AL_SINK_INFO : mode == M_PLAN ? AL_SINK_PLAN
 											: AL_SINK_CHECK, &o) : NULL;
@@ -303,6 +425,11 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		return EXIT_IO;
 	}
 	rc = worst_exit(load_all(c, mode == M_INFO ? NULL : &r.check, items), ci_unsearched_exit(ci));
+	if (mode != M_INFO) {
+		unloadable_releases(c, &r, items);
+		o.all_releases = r.all_releases;
+		o.n_columns = r.n_columns;
+	}
 	if (mode != M_INFO && ci_accepts_anything(ci, items, c->n_paths)) {
 		o.accepted = ci_accepted;
 		o.accepted_ctx = ci;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* split.c: `anelint split IN --at LAYER -o PART1 -o PART2 [--pipeline OUT]`
+/* split.c: `anelint split IN --at LAYER|INDEX -o PART1 -o PART2 [--pipeline OUT]`
  * (docs/split.md): NeuralNetwork .mlmodel files and ML Program .mlpackages.
  *
  *   1. load IN; plan the cut (the library refuses what cannot be cut, with why)
@@ -417,6 +417,24 @@ static void report_json(const struct job *j, const struct cli_list *outs, bool w
 
 /* ---------------------------------------------------------------- command */
 
+/* --at 10: the index `check` shows (a top-level layer / op of the graph split
+ * cuts), when no top-level layer is named "10"; the name is returned, else v. */
+static const char *at_index(const al_model *m, const char *v)
+{
+	const struct al_submodel *s = al_model_get(m, 0);
+	const struct al_graph *g = s && s->n_graphs ? s->graphs[0] : NULL;
+	if (!g || !*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 9)
+		return v;
+	for (uint32_t k = 0; k < g->n_nodes; k++)
+		if (g->nodes[k].name && strcmp(g->nodes[k].name, v) == 0)
+			return v; /* a name first */
+	unsigned long i = strtoul(v, NULL, 10);
+	for (uint32_t k = 0; k < g->n_nodes; k++)
+		if (g->nodes[k].index == i && g->nodes[k].name)
+			return g->nodes[k].name;
+	return v;
+}
+
 int cmd_split(struct cli *c)
 {
 	const struct command_row *cmd = command("split");
@@ -427,7 +445,8 @@ int cmd_split(struct cli *c)
 	else if (c->format && strcmp(c->format, "text") != 0)
 		return usage_error(cmd, "--format takes text or json, not '%s'", c->format);
 	if (c->at.n == 0)
-		return usage_error(cmd, "give --at LAYER (the last layer of the first part) or --at segments%s", "");
+		return usage_error(cmd, "give --at LAYER (the last layer of the first part: its name or the index "
+				   "check shows) or --at segments%s", "");
 	const struct cli_list *outs = &c->outputs;
 	if (outs->n == 0 && !c->pipeline)
 		return usage_error(cmd, "give -o PART once per part, and/or --pipeline OUT%s", "");
@@ -480,6 +499,8 @@ int cmd_split(struct cli *c)
 		rc = EXIT_USAGE;
 		goto done;
 	}
+	for (size_t i = 0; st == AL_OK && i < n_at; i++)
+		at[i] = at_index(j.m, at[i]);
 	if (st == AL_OK) {
 		struct al_split_opts so = {.at = at, .n_at = n_at, .segments = segments, .check = &co};
 		st = al_split_plan(j.m, &so, &j.s, j.d);

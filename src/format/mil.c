@@ -2112,3 +2112,57 @@ const char *ali_mil_blob(const struct al_model *m, uint64_t offset, al_span *dat
 	*dtype = blob_mil_dtype[bdt];
 	return NULL;
 }
+
+/* The constant holding op n's weights, as the file names it (docs/json-schema.md
+ * "weights"): the const op bound to its weight parameter (weight_params) when
+ * its value is a blob of weight.bin, or the constexpr_* op there (compressed
+ * weights). coremltools writes
+ * every fp16/fp32 constant of 10 elements or more as a blob and names the
+ * constants made of a PyTorch module's parameters after the parameter
+ * ("c1.weight" -> "c1_weight", then "_to_fp16" when cast); it writes no other
+ * trace of the module an op came from. NULL when there is none, and for
+ * NeuralNetwork layers (their weights carry no name). */
+/* A constant that is a weight: a blob of weight.bin, or compressed (constexpr_*). */
+static bool is_weight_const(const struct al_node *p)
+{
+	if (!p || !p->type || !p->name)
+		return false;
+	if (strncmp(p->type, "constexpr_", 10) == 0)
+		return true;
+	al_span v;
+	struct al_mil_value mv;
+	return strcmp(p->type, "const") == 0 && ali_mil_attr(p, "val", &v) && ali_mil_value_read(v, &mv) &&
+	       mv.kind == AL_MV_BLOB;
+}
+
+/* The parameters that hold an op's weights: any op's `weight` (conv, linear,
+ * conv_transpose...) and `gamma` (the norms), a matmul's constant operand, the
+ * table a gather reads (an embedding). Other constants an op reads (a
+ * while_loop's initial values, a shape) are not weights. */
+static const struct weight_param {
+	const char *op; /* NULL: any op */
+	const char *param;
+} weight_params[] = {
+	{NULL, "weight"}, {NULL, "gamma"}, {"matmul", "y"}, {"matmul", "x"}, {"gather", "x"},
+};
+
+const char *ali_node_weights(const struct al_node *n)
+{
+	const struct al_node_src *s = n ? al_src(n) : NULL;
+	if (!s || !s->mil_scope || !n->type)
+		return NULL;
+	for (size_t k = 0; k < sizeof weight_params / sizeof weight_params[0]; k++) {
+		const struct weight_param *w = &weight_params[k];
+		al_span want;
+		if ((w->op && strcmp(w->op, n->type) != 0) || ali_mil_param_binding(n, w->param, 0, &want) != 1)
+			continue;
+		for (uint32_t i = 0; i < n->n_inputs; i++)
+			if (ali_span_eq(want, n->inputs[i])) {
+				const struct al_node *p = ali_mil_producer(n, n->inputs[i]);
+				if (is_weight_const(p))
+					return p->name;
+				break;
+			}
+	}
+	return NULL;
+}

@@ -334,6 +334,11 @@ const struct al_ttype *ali_mil_param_type(const struct al_node *n, const char *p
  * function / block input), or NULL. */
 const struct al_ttype *ali_mil_value_type(const struct al_node *n, const char *name);
 
+/* The name of the constant holding ML Program op n's weights (the first input a
+ * blob-backed const or a constexpr_* op produces: coremltools names those after
+ * the PyTorch parameter), or NULL (none; NeuralNetwork layers). */
+const char *ali_node_weights(const struct al_node *n);
+
 /* ------------------------------------------------------------------ MIL values (for the interpreter)
  * The interface of an ML Program graph's block: its inputs (a function's
  * inputs, or the loop-carried names of a while_loop block) and the names it

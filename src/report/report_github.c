@@ -69,7 +69,7 @@ struct gh {
 };
 
 static void annotate(FILE *out, const char *lvl, const struct al_submodel *s, const char *title,
-		     const char *layer, const char *type, const char *msg)
+		     const char *layer, const char *type, const char *weights, const char *msg)
 {
 	fprintf(out, "::%s file=", lvl);
 	put_file(out, s);
@@ -81,6 +81,10 @@ static void annotate(FILE *out, const char *lvl, const struct al_submodel *s, co
 		put_cmd(out, layer, false);
 		fputs("' (", out);
 		put_cmd(out, type, false);
+		if (weights) { /* where the op came from, as far as the file says */
+			fputs(", weights ", out);
+			put_cmd(out, weights, false);
+		}
 		fputs("): ", out);
 	}
 	put_cmd(out, msg, false);
@@ -104,7 +108,7 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 		}
 		snprintf(title, sizeof title, "anelint %s %s: the whole model%s%s", r->id, r->name,
 			 r->kind == AL_RULE_WARN ? "" : " goes to the ", r->kind == AL_RULE_WARN ? "" : al_unit_name(r->unit));
-		annotate(g->out, level(r), s, title, NULL, NULL, fs[i].reason);
+		annotate(g->out, level(r), s, title, NULL, NULL, NULL, fs[i].reason);
 		shown++;
 	}
 	struct al_dag d;
@@ -127,7 +131,7 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 				else
 					snprintf(title, sizeof title, "anelint %s %s: falls back to the %s", r->id, r->name,
 						 ali_unit_upper(u));
-				annotate(g->out, level(r), s, title, n->name, n->type, vd->reasons[i]);
+				annotate(g->out, level(r), s, title, n->name, n->type, ali_node_weights(n), vd->reasons[i]);
 				shown++;
 			}
 		}

@@ -986,6 +986,12 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 		esc(out, n->owner->block ? n->owner->block : n->owner->function);
 		fputs("</span>", out);
 	}
+	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
+	if (weights) {
+		fputs("<span class=\"in\">weights ", out);
+		esc(out, weights);
+		fputs("</span>", out);
+	}
 	fputs("</td><td>", out);
 	esc(out, n->type);
 	fputs("</td><td>", out);

@@ -218,6 +218,9 @@ static void layer_json(void *vctx, const struct al_node *n)
 	ali_jw_end(w);
 	jw_strings(w, "inputs", n->inputs, n->n_inputs);
 	jw_strings(w, "outputs", n->outputs, n->n_outputs);
+	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
+	if (weights)
+		ali_jw_str(w, "weights", weights);
 	ali_jw_str(w, "path", n->path);
 	ali_jw_int(w, "offset", (int64_t)n->offset);
 	jw_shapes(w, n);

@@ -204,6 +204,12 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 				continue;
 			fprintf(out, "| %" PRIu32 " | ", g.rows[r].index);
 			md(out, n->name, MD_NAME);
+			const char *weights = ali_node_weights(n); /* where the op came from */
+			if (weights) {
+				fputs(" (weights ", out);
+				md(out, weights, MD_NAME);
+				fputc(')', out);
+			}
 			fputs(" | ", out);
 			md(out, n->type, 0);
 			fprintf(out, " | %s", nv->unknown ? "unknown" : al_unit_name(nv->unit));

@@ -553,6 +553,9 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
 		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
 		json_object_object_add(j, "est_us", us_json(p->node_us[k]));
+		const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
+		if (weights)
+			json_object_object_add(j, "weights", ali_json_string(weights));
 		json_object_array_add(layers, j);
 	}
 	json_object_object_add(o, "layers", layers);

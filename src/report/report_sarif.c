@@ -310,6 +310,12 @@ static json_object *node_location(struct sarif *c, const struct al_submodel *s, 
 		json_object_put(t);
 	}
 	json_object_object_add(lg, "kind", str("function"));
+	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
+	if (weights) {
+		json_object *props = json_object_new_object();
+		json_object_object_add(props, "weights", str(weights));
+		json_object_object_add(lg, "properties", props);
+	}
 	json_object_array_add(logicals, lg);
 	json_object_object_add(loc, "logicalLocations", logicals);
 	json_object *locs = json_object_new_array();

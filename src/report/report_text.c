@@ -257,6 +257,15 @@ static void print_row(void *vctx, const struct al_node *n)
 		ln_str(l, v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit));
 		ln_ch(l, ')');
 	}
+	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
+	if (weights) {
+		ln_str(l, any ? "  " : " ");
+		ln_str(l, al_col(o, C_DIM));
+		ln_str(l, "[weights ");
+		ln_name(l, weights, 0);
+		ln_ch(l, ']');
+		ln_str(l, al_col(o, C_RESET));
+	}
 	ln_ch(l, '\n');
 	ln_flush(l);
 }

@@ -138,6 +138,23 @@ static void test_default(void **state)
 	assert_ptr_equal(al_target_default(), al_target_find("a14"));
 }
 
+/* The oldest release that loads a specificationVersion (issue #29: check says so
+ * when asked for an older one). */
+static void test_release_for_spec(void **state)
+{
+	(void)state;
+	assert_string_equal(al_release_for_spec(8)->id, "ios17");
+	assert_string_equal(al_release_for_spec(9)->id, "ios18");
+	assert_string_equal(al_release_for_spec(10)->id, "ios26");
+	assert_string_equal(al_release_for_spec(5)->id, "ios14");
+	assert_string_equal(al_release_for_spec(4)->id, "ios13");
+	assert_string_equal(al_release_for_spec(1)->id, "ios13"); /* older than every release known */
+	assert_string_equal(al_release_for_spec(0)->id, "ios13");
+	assert_string_equal(al_release_for_spec(-3)->id, "ios13");
+	assert_null(al_release_for_spec(11)); /* newer than every release known */
+	assert_null(al_release_for_spec(1 << 30));
+}
+
 static void test_family_macros(void **state)
 {
 	(void)state;
@@ -223,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_anchors),
 		cmocka_unit_test(test_default),
+		cmocka_unit_test(test_release_for_spec),
 		cmocka_unit_test(test_family_macros),
 		cmocka_unit_test(test_families_parse),
 		cmocka_unit_test(test_families_round_trip),
