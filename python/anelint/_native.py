@@ -64,7 +64,8 @@ SINK_FN = ctypes.CFUNCTYPE(None, c_void_p, POINTER(ReportItem), c_size_t, POINTE
 class Sink(ctypes.Structure):  # struct al_sink
     c_name = "al_sink"
     _fields_ = [("name", c_char_p), ("check", SINK_FN), ("info", SINK_FN), ("plan", SINK_FN),
-                ("extensions", c_char_p), ("shows_plans", c_bool)]
+                ("extensions", c_char_p), ("shows_plans", c_bool),
+                ("stream_begin", c_void_p), ("stream_model", c_void_p), ("stream_end", c_void_p)]
 
 
 class NamedTensor(ctypes.Structure):  # struct al_named_tensor
