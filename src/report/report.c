@@ -66,12 +66,6 @@ const char *ali_moved_by(const struct al_verdict *v)
 	return v->moved_by ? v->moved_by->id : al_place_name(v->place);
 }
 
-bool ali_verdict_moved(const struct al_verdict *v)
-{
-	if (v->placed_ane != v->ane)
-		return true;
-	return !v->ane && (v->unit == AL_UNIT_GPU || v->unit == AL_UNIT_CPU) && v->placed != v->unit;
-}
 
 static int cmp_top(const void *a, const void *b)
 {
@@ -596,58 +590,128 @@ static bool unit_counts(enum al_unit u, enum al_fail_on f)
 	return f == AL_FAIL_ANY ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
 }
 
+const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v)
+{
+	return v->place == AL_PLACE_MODEL ? NULL : n->name ? n->name : "";
+}
+
+bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move)
+{
+	if (!o || o->fail_on == AL_FAIL_NEVER || !r || r->kind == AL_RULE_WARN)
+		return false;
+	if (!n) /* a model-level finding of a model without layers */
+		return unit_counts(r->unit, o->fail_on) && !ali_accepted(o, s, NULL, r, NULL);
+	const struct al_verdict *vd = ali_view_verdict(v, n);
+	if (ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, o->fail_on))
+		return false;
+	/* a partition rule switched off by --select / --ignore still moves (Core ML
+	 * does), but does not fail the check */
+	if (move && !al_check_rule_on(co, r))
+		return false;
+	return !ali_accepted(o, s, move ? ali_move_layer(n, vd) : n->name ? n->name : "", r, NULL);
+}
+
+#define WHOLE_MODEL_MAX 8
 struct fail_walk {
 	const struct al_report_opts *o;
+	const struct al_check_opts *co;
 	const struct al_view *v;
 	const struct al_submodel *s;
-	bool fails;
+	ali_fail_fn fn;
+	void *ctx;
+	uint32_t n;
+	/* whole-model moves: one finding per rule, the model's */
+	const struct al_rule *whole[WHOLE_MODEL_MAX];
+	uint32_t n_whole;
 };
 
 static void node_fails(void *ctx, const struct al_node *n)
 {
 	struct fail_walk *w = ctx;
 	const struct al_verdict *vd = ali_view_verdict(w->v, n);
-	if (w->fails || ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, w->o->fail_on))
+	if (ali_node_is_const(n) || vd->placed_ane)
 		return;
-	bool any = false;
-	for (uint32_t i = 0; i < vd->n_rules; i++) {
-		const struct al_rule *r = vd->rules[i];
-		if (r->kind == AL_RULE_WARN)
-			continue;
-		any = true;
-		if (!ali_accepted(w->o, w->s, n->name, r, NULL))
-			w->fails = true;
+	for (uint32_t i = 0; i < vd->n_rules; i++)
+		if (ali_reason_fails(w->o, w->co, w->v, w->s, n, vd->rules[i], false)) {
+			w->n++;
+			if (w->fn)
+				w->fn(w->ctx, n, vd->rules[i]);
+		}
+	const struct al_rule *mb = ali_verdict_moved(vd) ? vd->moved_by : NULL;
+	if (!mb || !ali_reason_fails(w->o, w->co, w->v, w->s, n, mb, true))
+		return;
+	if (vd->place != AL_PLACE_MODEL) {
+		w->n++;
+		if (w->fn)
+			w->fn(w->ctx, n, mb);
+		return;
 	}
-	const struct al_rule *mb = vd->moved_by;
-	if (!any && mb && !ali_accepted(w->o, w->s, mb->scope == AL_SCOPE_MODEL ? NULL : n->name, mb, NULL))
-		w->fails = true;
+	for (uint32_t i = 0; i < w->n_whole; i++)
+		if (w->whole[i] == mb)
+			return;
+	if (w->n_whole < WHOLE_MODEL_MAX)
+		w->whole[w->n_whole++] = mb;
 }
 
-static bool view_fails(const struct al_report_opts *o, const struct al_view *v, const struct al_submodel *s)
+uint32_t ali_each_failing(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+			  const struct al_submodel *s, ali_fail_fn fn, void *ctx)
 {
-	struct fail_walk w = {.o = o, .v = v, .s = s};
+	struct fail_walk w = {.o = o, .co = co, .v = v, .s = s, .fn = fn, .ctx = ctx};
+	if (!o || o->fail_on == AL_FAIL_NEVER)
+		return 0;
 	ali_walk_nodes(s, node_fails, &w);
+	for (uint32_t i = 0; i < w.n_whole; i++) {
+		w.n++;
+		if (fn)
+			fn(ctx, NULL, w.whole[i]);
+	}
 	const struct al_finding *f;
 	uint32_t nf = s->n_graphs ? 0 : ali_view_findings(v, s, &f);
-	for (uint32_t i = 0; i < nf && !w.fails; i++)
-		if (f[i].rule->kind != AL_RULE_WARN && unit_counts(f[i].rule->unit, o->fail_on) &&
-		    !ali_accepted(o, s, NULL, f[i].rule, NULL))
-			w.fails = true;
-	return w.fails;
+	for (uint32_t i = 0; i < nf; i++)
+		if (ali_reason_fails(o, co, v, s, NULL, f[i].rule, false)) {
+			w.n++;
+			if (fn)
+				fn(ctx, NULL, f[i].rule);
+		}
+	return w.n;
+}
+
+void ali_failing_count(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		       const struct al_submodel *s, struct ali_failing *out)
+{
+	memset(out, 0, sizeof *out);
+	out->n = ali_each_failing(o, co, v, s, ali_failing_add, out);
+	qsort(out->by_rule, out->n_rules, sizeof out->by_rule[0], cmp_top);
+}
+
+void ali_failing_add(void *ctx, const struct al_node *n, const struct al_rule *r)
+{
+	struct ali_failing *f = ctx;
+	(void)n;
+	uint32_t k = 0;
+	while (k < f->n_rules && f->by_rule[k].rule != r)
+		k++;
+	if (k == f->n_rules) {
+		if (f->n_rules == AL_SUMMARY_TOP)
+			return;
+		f->by_rule[f->n_rules++] = (struct al_rule_count){r, 0};
+	}
+	f->by_rule[k].count++;
 }
 
 bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o)
 {
-	if (!it || !it->model || !o)
+	if (!it || !it->model || !o || o->fail_on == AL_FAIL_NEVER)
 		return false;
-	if (!o->accepted)
-		return it->analysis ? al_analysis_fails(it->analysis, o->fail_on) : al_model_fails(it->model, o->fail_on);
-	if (o->fail_on == AL_FAIL_NEVER)
-		return false;
+	/* the failing findings, as the sinks name them: a layer off the ANE that
+	 * fail_on counts fails through each of its rules and the rule that moved it,
+	 * unless that finding is accepted (suppression, metadata, baseline) */
+	const struct al_check_opts *co = ali_item_check(it, o);
 	const al_analysis *a = it->analysis;
 	if (!complete(a)) {
 		for (size_t k = 0; k < al_model_count(it->model); k++)
-			if (view_fails(o, NULL, al_model_get(it->model, k)))
+			if (ali_each_failing(o, co, NULL, al_model_get(it->model, k), NULL, NULL))
 				return true;
 		return false;
 	}
@@ -655,7 +719,8 @@ bool al_report_fails(const struct al_report_item *it, const struct al_report_opt
 		if (a->check[t] != AL_OK)
 			continue;
 		for (size_t k = 0; k < a->n_subs; k++)
-			if (view_fails(o, &a->views[t * a->n_subs + k], a->views[t * a->n_subs + k].s))
+			if (ali_each_failing(o, co, &a->views[t * a->n_subs + k], a->views[t * a->n_subs + k].s, NULL,
+					     NULL))
 				return true;
 	}
 	return false;

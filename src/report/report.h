@@ -40,9 +40,7 @@ struct al_view;
 /* Who moved a node off its own verdict: the rule's id, or the policy's reason
  * ("cpu_sticks", "resolved", ...). */
 const char *ali_moved_by(const struct al_verdict *v);
-/* Whether the final placement differs from the op's own verdict (a resolved
- * gpu_or_cpu does not count). */
-bool ali_verdict_moved(const struct al_verdict *v);
+/* ali_verdict_moved (analysis.h): whether the final placement differs from the op's own verdict. */
 /* The unit a sink shows for a node's final placement: "unknown" when its
  * unit is unknown and the partition left it with the ANE work around it. */
 const char *ali_placed_name(const struct al_verdict *v);
@@ -89,6 +87,31 @@ int ali_put_name(FILE *out, const char *s, int width);
  * when it is not accepted (or o has no o->accepted). */
 const char *ali_accepted(const struct al_report_opts *o, const struct al_submodel *s, const char *layer,
 			 const struct al_rule *r, const char **kind);
+/* ---- failing findings (report.c): what makes a check fail, named as a
+ * baseline, a suppression and --ignore name it (rule id, layer). A layer/op
+ * whose final placement is off the ANE, on a unit fail_on counts, has one
+ * finding per non-warning rule of its own and one for the rule that moved it
+ * (al_verdict.moved_by: a partition rule ANE072-076 keyed by the layer, a
+ * whole-model move ANE040, ANE071 ... keyed by the model, layer NULL); a
+ * model without layers has its model-level findings. A finding fails unless it
+ * is accepted, or (a move) its rule is switched off by the selection co. */
+bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move);
+/* The layer a move finding is keyed by: n's name, NULL for a whole-model move. */
+const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v);
+/* fn(ctx, node, rule) per failing finding of s in v (node NULL: the model's,
+ * once per rule; a whole-model move comes once, not per layer); the count. */
+typedef void (*ali_fail_fn)(void *ctx, const struct al_node *n, const struct al_rule *r);
+uint32_t ali_each_failing(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+			  const struct al_submodel *s, ali_fail_fn fn, void *ctx);
+struct ali_failing {
+	uint32_t n;
+	struct al_rule_count by_rule[AL_SUMMARY_TOP]; /* most frequent first */
+	uint32_t n_rules;
+};
+void ali_failing_add(void *ctx, const struct al_node *n, const struct al_rule *r); /* an ali_fail_fn */
+void ali_failing_count(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		       const struct al_submodel *s, struct ali_failing *out);
 /* " --shape NAME=default" for each model input of s whose flexibility is flex
  * (AL_FLEX_RANGE / AL_FLEX_ENUMERATED), skipping the first such when skip_first:
  * the arguments of the `anelint fix` command check and plan print (report.c). */
