@@ -5,6 +5,7 @@
  * write to a FILE* the caller owns; the library itself never chooses to print. */
 #include "report.h"
 
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,8 +38,20 @@ static void count_node(void *ctx, const struct al_node *n)
 		sum->per_unit[v->placed]++;
 	if (ali_verdict_moved(v)) {
 		sum->moved++;
-		if (v->moved_by && !sum->moved_by)
-			sum->moved_by = v->moved_by;
+		uint32_t k = 0;
+		while (k < sum->n_moves && sum->moves[k].rule != v->moved_by)
+			k++;
+		if (k == sum->n_moves && k < AL_SUMMARY_MOVES)
+			sum->moves[sum->n_moves++] = (struct al_move_count){.rule = v->moved_by};
+		if (k < sum->n_moves) {
+			sum->moves[k].count++;
+			if ((unsigned)v->placed < AL_UNIT_COUNT)
+				sum->moves[k].per_unit[v->placed]++;
+		}
+		if (v->place == AL_PLACE_MODEL && !v->n_rules && v->moved_by) {
+			sum->whole_rows++;
+			sum->whole_model = v->moved_by;
+		}
 	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
@@ -75,12 +88,22 @@ static int cmp_top(const void *a, const void *b)
 	return strcmp(x->rule->id, y->rule->id);
 }
 
+static int cmp_moves(const void *a, const void *b)
+{
+	const struct al_move_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->rule ? x->rule->id : "", y->rule ? y->rule->id : "");
+}
+
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	struct count_ctx c = {sum, v};
+	struct count_ctx c = {.sum = sum, .v = v};
 	ali_walk_nodes(s, count_node, &c);
 	qsort(sum->top, sum->n_top, sizeof sum->top[0], cmp_top);
+	qsort(sum->moves, sum->n_moves, sizeof sum->moves[0], cmp_moves);
+	sum->moved_by = sum->n_moves ? sum->moves[0].rule : NULL;
 	const struct al_finding *f;
 	uint32_t nf = ali_view_findings(v, s, &f);
 	for (uint32_t i = 0; i < nf; i++) {
@@ -88,6 +111,33 @@ void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct 
 		if (r->kind != AL_RULE_WARN)
 			sum->model_fallback = true;
 	}
+}
+
+const char *ali_moved_to(const struct al_summary *sum, const struct al_rule *r)
+{
+	for (uint32_t k = 0; k < sum->n_moves; k++) {
+		if (sum->moves[k].rule != r)
+			continue;
+		const uint32_t *u = sum->moves[k].per_unit;
+		bool gpu = u[AL_UNIT_GPU] > 0, cpu = u[AL_UNIT_CPU] > 0 || u[AL_UNIT_GPU_OR_CPU] > 0;
+		return gpu && cpu ? "gpu and cpu" : gpu ? "gpu" : cpu ? "cpu" : u[AL_UNIT_ANE] ? "ane" : NULL;
+	}
+	return NULL;
+}
+
+void ali_put_moves(FILE *out, const struct al_summary *sum)
+{
+	if (!sum->moved)
+		return;
+	if (sum->n_moves == 1) {
+		fprintf(out, "%" PRIu32 " moved by %s", sum->moved,
+			sum->moves[0].rule ? sum->moves[0].rule->id : "the partition policy");
+		return;
+	}
+	fprintf(out, "%" PRIu32 " moved:", sum->moved);
+	for (uint32_t k = 0; k < sum->n_moves; k++)
+		fprintf(out, "%s %" PRIu32 " by %s", k ? "," : "", sum->moves[k].count,
+			sum->moves[k].rule ? sum->moves[k].rule->id : "the partition policy");
 }
 
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,

@@ -19,6 +19,7 @@ extern const size_t ali_sinks_count;
 /* ---- shared helpers */
 
 #define AL_SUMMARY_TOP 64
+#define AL_SUMMARY_MOVES 16
 struct al_rule_count {
 	const struct al_rule *rule;
 	uint32_t count;
@@ -31,6 +32,17 @@ struct al_summary {
 	uint32_t unknown;                 /* unit unknown (al_verdict.unknown), not in per_unit */
 	uint32_t moved;                   /* placed elsewhere than their own verdict says */
 	const struct al_rule *moved_by;   /* the rule that moved most of them, or NULL */
+	/* the moves by rule (al_verdict.moved_by), most first: every sink says the same */
+	struct al_move_count {
+		const struct al_rule *rule;
+		uint32_t count;
+		uint32_t per_unit[AL_UNIT_COUNT]; /* where it moved them */
+	} moves[AL_SUMMARY_MOVES];
+	uint32_t n_moves;
+	/* layers/ops a model-level rule (ANE040, ANE071, ...) moved that have no
+	 * rule of their own: their rows say nothing the model's finding does not */
+	const struct al_rule *whole_model;
+	uint32_t whole_rows;
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
@@ -45,6 +57,12 @@ const char *ali_moved_by(const struct al_verdict *v);
  * unit is unknown and the partition left it with the ANE work around it. */
 const char *ali_placed_name(const struct al_verdict *v);
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
+/* Where the rule r moved the summary's layers/ops ("cpu", "gpu", "gpu and cpu"),
+ * or NULL when it moved none: what a model-level finding's "(-> unit)" says. */
+const char *ali_moved_to(const struct al_summary *sum, const struct al_rule *r);
+/* The moves as text: "516 moved: 312 by ANE073, 204 by ANE072" (one rule:
+ * "1 moved by ANE071"); nothing when none. */
+void ali_put_moves(FILE *out, const struct al_summary *sum);
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);
 
