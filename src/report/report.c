@@ -378,6 +378,39 @@ static bool invisible(unsigned cp)
 	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* Markdown: the ASCII characters that can start markup where model text goes
+ * (inline, mid-line: table cells, list items, headings). md_markup says which
+ * of them at position i of s is escaped: always \ ` * [ ] < | ~ @ & # $
+ * (emphasis, code, links, HTML, cell breaks, strikethrough, mentions,
+ * entities, issue links, math); _ unless its run is between two letters or
+ * digits (an intraword _ never emphasises); : before "//" and . after "www" (autolinks).
+ * Everything else reads as it is: "kernel 15x15 > 13 (ANE: 1, 2 or 4)". */
+#define MD_MAYBE "\\`*[]<|~@&#$_:."
+
+static bool md_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool md_markup(const unsigned char *s, size_t i)
+{
+	unsigned char c = s[i];
+	switch (c) {
+	case '_': { /* a run of _ between two letters or digits is intraword */
+		size_t a = i, b = i;
+		while (a > 0 && s[a - 1] == '_')
+			a--;
+		while (s[b + 1] == '_')
+			b++;
+		return !(a > 0 && md_alnum(s[a - 1]) && md_alnum(s[b + 1]));
+	}
+	case ':': return s[i + 1] == '/' && s[i + 2] == '/';
+	case '.':
+		return i >= 3 && (s[i - 1] | 0x20) == 'w' && (s[i - 2] | 0x20) == 'w' && (s[i - 3] | 0x20) == 'w';
+	default: return strchr(MD_MAYBE, (int)c) != NULL;
+	}
+}
+
 /* A printable ASCII character that esc writes as it is. */
 static inline bool esc_plain(unsigned c, enum al_esc esc)
 {
@@ -385,9 +418,8 @@ static inline bool esc_plain(unsigned c, enum al_esc esc)
 		return false;
 	switch (esc) {
 	case AL_ESC_HTML: return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
-	case AL_ESC_MD: /* ASCII punctuation: 21-2f, 3a-40, 5b-60, 7b-7e */
-		return !((c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) ||
-			 c >= 0x7b);
+	case AL_ESC_MD: /* md_markup: decided with the neighbours */
+		return !strchr(MD_MAYBE, (int)c);
 	case AL_ESC_DOT: return c != '"' && c != '\\';
 	case AL_ESC_TEXT: return true;
 	}
@@ -457,7 +489,7 @@ size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 			}
 			break;
 		case AL_ESC_MD:
-			if (strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c))
+			if (md_markup(u, i - 1))
 				fputc('\\', out);
 			break;
 		case AL_ESC_DOT:

@@ -225,8 +225,9 @@ void ali_md_comparisons(FILE *out, const struct al_report_item *items, size_t n)
  *   AL_ESC_TEXT  nothing more (terminal text, like ali_put_name)
  *   AL_ESC_HTML  & < > " ' as character references (element text and quoted
  *                attribute values, also inside inline SVG)
- *   AL_ESC_MD    every ASCII punctuation character backslash-escaped (CommonMark
- *                and GitHub tables: no markup, link, mention, HTML or cell break)
+ *   AL_ESC_MD    the ASCII characters that could make markup backslash-escaped
+ *                (CommonMark and GitHub tables: no markup, link, autolink, mention,
+ *                HTML or cell break), the rest as it is, so it reads as text
  *   AL_ESC_DOT   " and \ backslash-escaped (a double-quoted Graphviz string)
  * At most `max` characters shown when max > 0 (an escape shown as "\\x01" counts
  * 4; U+2026 ends a cut text). Returns the characters shown. */
