@@ -1140,6 +1140,15 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 		fputs("</p>\n", out);
 	}
 	facts(h, s, p, &sum);
+	struct ali_failing fl; /* what fails the check, as the exit status counts it */
+	ali_failing_count(h->o, ali_item_check(it, h->o), v, s, &fl);
+	if (fl.n) {
+		fprintf(out, "<p class=\"err\" data-failing=\"%" PRIu32 "\">failing: %" PRIu32 " finding%s:", fl.n, fl.n,
+			fl.n == 1 ? "" : "s");
+		for (uint32_t i = 0; i < fl.n_rules; i++)
+			fprintf(out, "%s %s x%" PRIu32, i ? "," : "", fl.by_rule[i].rule->id, fl.by_rule[i].count);
+		fputs("</p>\n", out);
+	}
 	const struct al_finding *findings;
 	uint32_t n_findings = ali_view_findings(v, s, &findings);
 	if (n_findings) {
@@ -1151,8 +1160,10 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 			rule_link(out, f->rule);
 			fprintf(out, " %s [%c] ", al_rule_kind_name(f->rule->kind), f->rule->confidence);
 			esc(out, f->reason);
-			if (f->rule->kind != AL_RULE_WARN)
-				fprintf(out, " (&rarr; %s)", al_unit_name(f->rule->unit));
+			if (f->rule->kind != AL_RULE_WARN) { /* where its layers went, as the rows say */
+				const char *to = ali_moved_to(&sum, f->rule);
+				fprintf(out, " (&rarr; %s)", to ? to : al_unit_name(f->rule->unit));
+			}
 			fputs("</li>\n", out);
 		}
 		fputs("</ul>\n", out);
