@@ -601,7 +601,7 @@ static void node_entries(void *ctx, const struct al_node *n)
 			add_bentry(w, n->name ? n->name : "", v->rules[i]);
 	/* the rule that moved it, keyed as ali_reason_fails keys it: by the layer,
 	 * or a whole-model move by the model ("") */
-	if (v->moved_by && ali_verdict_moved(v)) {
+	if (v->moved_by && ali_verdict_moved(v) && !ali_move_follows(v)) { /* ANE073-075 follow their cause */
 		const char *layer = ali_move_layer(n, v);
 		add_bentry(w, layer ? layer : "", v->moved_by);
 	}

@@ -677,6 +677,13 @@ const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v)
 	return v->place == AL_PLACE_MODEL ? NULL : n->name ? n->name : "";
 }
 
+/* A move that follows other work (ANE073 GPU, ANE074 CPU stickiness, ANE075 a
+ * nested graph with its owner): it follows its cause, which fails or is accepted. */
+bool ali_move_follows(const struct al_verdict *vd)
+{
+	return vd->place == AL_PLACE_GPU_STICKS || vd->place == AL_PLACE_CPU_STICKS || vd->place == AL_PLACE_OWNER;
+}
+
 bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
 		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move)
 {
@@ -691,6 +698,8 @@ bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts
 	 * does), but does not fail the check */
 	if (move && !al_check_rule_on(co, r))
 		return false;
+	if (move && ali_move_follows(vd))
+		return false; /* its cause (the layer that sent the work away) is the finding */
 	return !ali_accepted(o, s, move ? ali_move_layer(n, vd) : n->name ? n->name : "", r, NULL);
 }
 

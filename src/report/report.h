@@ -112,9 +112,14 @@ const char *ali_accepted(const struct al_report_opts *o, const struct al_submode
  * (al_verdict.moved_by: a partition rule ANE072-076 keyed by the layer, a
  * whole-model move ANE040, ANE071 ... keyed by the model, layer NULL); a
  * model without layers has its model-level findings. A finding fails unless it
- * is accepted, or (a move) its rule is switched off by the selection co. */
+ * is accepted, or (a move) its rule is switched off by the selection co. A
+ * move that follows other work (ali_move_follows: ANE073-075, downstream of
+ * GPU work, of a CPU-only op, nested in its owner) follows its cause: the layer
+ * that sent the work away is the finding, and accepting it accepts what
+ * followed; such a move never fails by itself (it can still be named). */
 bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
 		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move);
+bool ali_move_follows(const struct al_verdict *v);
 /* The layer a move finding is keyed by: n's name, NULL for a whole-model move. */
 const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v);
 /* fn(ctx, node, rule) per failing finding of s in v (node NULL: the model's,

@@ -6,7 +6,8 @@
  * source link. Results, in model order:
  *   - one per layer/op whose verdict falls back: the first rule that moved it,
  *     every reason in the message;
- *   - one per layer/op a partition rule (ANE072-076) moved: that rule;
+ *   - one per layer/op a partition rule moved (ANE072, ANE076; ANE073-075
+ *     follow the layer that sent the work away): that rule;
  *   - one per warning rule on a layer/op ("note");
  *   - one per model-level rule.
  * Level "error" is exactly what fails the check (ali_each_failing: accepted
@@ -476,9 +477,10 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 			fails = ali_reason_fails(c->o, co, view, s, n, v->rules[k], false);
 		add_result(c, s, row, p, first, msg_close(&m), why, kind, fails);
 	}
-	/* a layer a partition rule moved (a whole-model move is the model's result) */
+	/* a layer a partition rule moved (a whole-model move is the model's result;
+	 * one that follows other work, ANE073-075, follows its cause's result) */
 	const struct al_rule *mb = ali_verdict_moved(v) ? v->moved_by : NULL;
-	if (mb && v->place != AL_PLACE_MODEL) {
+	if (mb && v->place != AL_PLACE_MODEL && !ali_move_follows(v)) {
 		struct msg m;
 		enum al_unit u = ali_row_unit(row, p);
 		if (msg_open(&m)) {
