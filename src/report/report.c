@@ -798,7 +798,8 @@ bool al_report_fails(const struct al_report_item *it, const struct al_report_opt
 	/* the failing findings, as the sinks name them: a layer off the ANE that
 	 * fail_on counts fails through each of its rules and the rule that moved it,
 	 * unless that finding is accepted (suppression, metadata, baseline) */
-	const struct al_check_opts *co = ali_item_check(it, o);
+	/* ali_item_check, without linking report_analyze.o (it uses this file) */
+	const struct al_check_opts *co = it->analysis ? &it->analysis->check_opts : o->check;
 	const al_analysis *a = it->analysis;
 	if (!complete(a)) {
 		for (size_t k = 0; k < al_model_count(it->model); k++)
