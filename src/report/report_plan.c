@@ -562,6 +562,9 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_object_add(j, "unit", ali_json_string(nv->unknown && p->unit[k] == AL_UNIT_ANE
 									 ? "unknown" : al_unit_name(p->unit[k])));
 		json_object_object_add(j, "placed", ali_json_string(al_place_name(p->place[k])));
+		const struct al_rule *mr = ali_place_rule(p->place[k], p->model_rule, NULL);
+		if (mr) /* the rule naming the move, as check's moved_by and `explain` */
+			json_object_object_add(j, "moved_by", ali_json_string(mr->id));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
 		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
