@@ -10,9 +10,9 @@
  *     follow the layer that sent the work away): that rule;
  *   - one per warning rule on a layer/op ("note");
  *   - one per model-level rule.
- * Level "error" is exactly what fails the check (ali_each_failing: accepted
- * findings and units --fail-on does not count do not), else "warning" ("note"
- * for a warning rule).
+ * Every result that fails the check (ali_each_failing: not accepted, on a unit
+ * --fail-on counts) has level "error"; the others their rule kind's (illegal
+ * "error", cost "warning", warn "note").
  * A result is located in the model file (the artifact, with the byte range of the
  * layer/op message as its region) and by name (a logical location: the layer or
  * op name, fully qualified with the field path). Models that could not be read
@@ -396,8 +396,9 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, "ruleId", str(r->id));
 	json_object_object_add(res, "ruleIndex", json_object_new_int64(rule_index(c, r)));
-	/* "error" is what fails the check (ali_each_failing), whatever the rule's kind */
-	json_object_object_add(res, "level", str(fails ? "error" : r->kind == AL_RULE_ILLEGAL ? "warning" : level_of(r)));
+	/* every finding that fails the check (ali_each_failing) is an "error", whatever
+	 * the rule's kind; the others keep their kind's level (illegal: "error") */
+	json_object_object_add(res, "level", str(fails ? "error" : level_of(r)));
 	json_object_object_add(res, "message", message);
 	const struct al_node *n = row ? row->node : NULL;
 	json_object_object_add(res, "locations", n ? node_location(c, s, n) : model_location(c, s));
