@@ -282,7 +282,7 @@ grep -q '"layer": "small".*"why_not": "[^"]*8 output features fit the ANE.s axis
 fixcase upsample $C/fix_mil_upsample.mlpackage upsample 3 1 exact "up4 up82"
 grep -q '"layer": "up3".*"why_not": "scale factors 3x3 are not powers of two up to 64"' "$T/upsample.json" && ok ||
 	bad "upsample: up3 reason"
-n=$("$ANELINT" check "$T/upsample.mlpackage" | grep -c 'upsample_nearest_neig')
+n=$("$ANELINT" check --all "$T/upsample.mlpackage" | grep -c 'upsample_nearest_neig')
 [ "$n" -eq 7 ] && ok || bad "upsample: $n upsample ops (2 + 3 + up3 + up2 = 7 expected)"
 
 # 5e. scaled_dot_product_attention -> the per-head split-einsum form (ANE067 from iOS 18):
