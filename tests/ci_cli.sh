@@ -41,6 +41,17 @@ grep -q ' encoder\.layers\.0\.attention\.output\.dense\.mul_broadcast_a ' "$T/ou
 	ok || bad "long layer names are cut"
 run "$ANELINT" check --target all $C/ci_model.mlmodel
 grep -q 'encoder\.layers\.0\.attention\.output\.dense\.mul_broadcast_a' "$T/out" && ok || bad "matrix cuts long names"
+# a name over 60 columns is cut in the middle, keeping its start and its end, so
+# the table stays aligned (issue 29): the type column starts where the header's does
+run "$ANELINT" check $C/hostile_names.mlmodel
+python3 - "$T/out" <<'PY' && ok || bad "a long name not cut in the middle, or the table not aligned"
+import sys
+lines = open(sys.argv[1], errors="replace").read().split("\n")
+head = next(l for l in lines if l.lstrip().startswith("#  name"))
+row = next(l for l in lines if l.startswith("    6  "))
+assert "--> ]]> </style></script><!--~" in row and row.rstrip().split("~")[1].startswith("nglong"), row
+assert row.index(" add ") + 1 == head.index("type"), (row, head)
+PY
 
 # fix --help: fix rewrites ML Programs too; --seed is explained for fix
 run "$ANELINT" fix --help

@@ -368,7 +368,7 @@ grep -q '&lt;img src=x onerror=alert(1)&gt;' "$T/host.html" && [ "$(grep -c '<sc
 	grep -q '&lt;script&gt;alert(3)&lt;/script&gt;\\u202e' "$T/host.html" && ! grep -q '<img' "$T/host.html" && ok ||
 	bad "report --evidence: hostile names not escaped in HTML"
 "$A" report "$M" $CU --format markdown --evidence "$T/host.json" >"$T/host.md" 2>/dev/null
-grep -q '^#### Evidence: ' "$T/host.md" && grep -q 'ln\\_ok | layer\\_norm | cpu | \*\*ANE072\*\*' "$T/host.md" &&
+grep -q '^#### Evidence: ' "$T/host.md" && grep -q 'ln_ok | layer_norm | cpu | \*\*ANE072\*\*' "$T/host.md" &&
 	! grep -q '[^\\]<\(img\|script\)' "$T/host.md" && ok || bad "report --evidence: Markdown section: $(grep -A12 '^#### Evidence' "$T/host.md")"
 # the page in a browser: the section renders, the hostile names are text, one script
 if command -v chromium >/dev/null 2>&1; then

@@ -103,5 +103,16 @@ double ali_work_floor_weights(const struct al_release *os); /* bytes */
 bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 			   const struct al_release *os);
 
+/* ------------------------------------------------------------------ moves (check.c)
+ * The rule that names a move of the partition (rules.def ANE072-076: the work
+ * floor, GPU and CPU stickiness, a nested graph following its owner, the compute
+ * units), the model-level rule itself for AL_PLACE_MODEL, NULL when `place` is no
+ * move (the verdict, a resolved gpu_or_cpu); u's override when it has one. */
+const struct al_rule *ali_place_rule(enum al_place place, const struct al_rule *model_rule,
+				     const al_user_rules *u);
+/* Whether the final placement differs from the node's own verdict (a resolved
+ * gpu_or_cpu does not count): then al_verdict.moved_by names why. */
+bool ali_verdict_moved(const struct al_verdict *v);
+
 
 #endif

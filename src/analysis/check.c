@@ -32,6 +32,32 @@ static void own_placement(void *ctx, const struct al_node *n)
 	v->moved_by = NULL;
 }
 
+/* The partition rule naming each way the partition moves a node (rules.def:
+ * ANE072-076); AL_PLACE_MODEL names the model-level rule itself (al_plan.model_rule). */
+static const char *const place_rule_ids[AL_PLACE_COUNT] = {
+	[AL_PLACE_GPU_STICKS] = "ANE073", [AL_PLACE_CPU_STICKS] = "ANE074", [AL_PLACE_OWNER] = "ANE075",
+	[AL_PLACE_SMALL] = "ANE072",      [AL_PLACE_UNITS] = "ANE076",
+};
+
+const struct al_rule *ali_place_rule(enum al_place place, const struct al_rule *model_rule,
+				     const al_user_rules *u)
+{
+	if (place == AL_PLACE_MODEL)
+		return model_rule;
+	const char *id = (unsigned)place < AL_PLACE_COUNT ? place_rule_ids[place] : NULL;
+	if (!id)
+		return NULL;
+	const struct al_rule *r = u ? al_user_rules_find(u, id) : NULL;
+	return r ? r : al_rule_find(id);
+}
+
+bool ali_verdict_moved(const struct al_verdict *v)
+{
+	if (v->placed_ane != v->ane)
+		return true;
+	return !v->ane && (v->unit == AL_UNIT_GPU || v->unit == AL_UNIT_CPU) && v->placed != v->unit;
+}
+
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
@@ -51,8 +77,9 @@ static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags
 			v->placed = p->unit[k];
 			v->placed_ane = p->unit[k] == AL_UNIT_ANE;
 			v->place = p->place[k];
-			v->moved_by = p->place[k] == AL_PLACE_MODEL ? p->model_rule
-				    : p->place[k] == AL_PLACE_SMALL ? small : NULL;
+			/* every move names a rule: a model-level one, or the partition's
+			 * (also where the unit it gives is the verdict's own: ali_verdict_moved) */
+			v->moved_by = ali_place_rule(p->place[k], p->model_rule, o->user_rules);
 		}
 		al_plan_free(p);
 	}

@@ -88,7 +88,8 @@ bool ali_rp_model_range_flex(const struct al_rctx *c, char *reason, size_t cap)
 		char b[256];
 		ranges_str(b, sizeof b, f->flex_values, axes);
 		return ali_rx_say(reason, cap, "input '%s' has a shape range %s%s: the whole model off "
-				 "the ANE at non-default shapes, and at the default one in ct1764",
+				 "the ANE at non-default shapes, and at the default one in coremltools issue #1764 "
+				 "(measured: a range model on the CPU at its default shape)",
 				 f->name ? f->name : "?", b, f->kind == AL_FEAT_IMAGE ? " (H, W)" : "");
 	}
 	return false;

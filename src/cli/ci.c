@@ -1015,8 +1015,12 @@ static void node_entries(void *ctx, const struct al_node *n)
 	for (uint32_t i = 0; i < v->n_rules; i++)
 		if (v->rules[i]->kind != AL_RULE_WARN)
 			add_bentry(w, n->name ? n->name : "", v->rules[i]);
-	if (v->moved_by && v->moved_by->scope != AL_SCOPE_MODEL)
-		add_bentry(w, n->name ? n->name : "", v->moved_by);
+	/* the rule that moved it, keyed as ali_reason_fails keys it: by the layer,
+	 * or a whole-model move by the model ("") */
+	if (v->moved_by && ali_verdict_moved(v) && !ali_move_follows(v)) { /* ANE073-075 follow their cause */
+		const char *layer = ali_move_layer(n, v);
+		add_bentry(w, layer ? layer : "", v->moved_by);
+	}
 }
 
 static bool write_json(int fd, void *ctx)

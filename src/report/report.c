@@ -5,6 +5,7 @@
  * write to a FILE* the caller owns; the library itself never chooses to print. */
 #include "report.h"
 
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,8 +38,20 @@ static void count_node(void *ctx, const struct al_node *n)
 		sum->per_unit[v->placed]++;
 	if (ali_verdict_moved(v)) {
 		sum->moved++;
-		if (v->moved_by && !sum->moved_by)
-			sum->moved_by = v->moved_by;
+		uint32_t k = 0;
+		while (k < sum->n_moves && sum->moves[k].rule != v->moved_by)
+			k++;
+		if (k == sum->n_moves && k < AL_SUMMARY_MOVES)
+			sum->moves[sum->n_moves++] = (struct al_move_count){.rule = v->moved_by};
+		if (k < sum->n_moves) {
+			sum->moves[k].count++;
+			if ((unsigned)v->placed < AL_UNIT_COUNT)
+				sum->moves[k].per_unit[v->placed]++;
+		}
+		if (v->place == AL_PLACE_MODEL && !v->n_rules && v->moved_by) {
+			sum->whole_rows++;
+			sum->whole_model = v->moved_by;
+		}
 	}
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
@@ -66,12 +79,6 @@ const char *ali_moved_by(const struct al_verdict *v)
 	return v->moved_by ? v->moved_by->id : al_place_name(v->place);
 }
 
-bool ali_verdict_moved(const struct al_verdict *v)
-{
-	if (v->placed_ane != v->ane)
-		return true;
-	return !v->ane && (v->unit == AL_UNIT_GPU || v->unit == AL_UNIT_CPU) && v->placed != v->unit;
-}
 
 static int cmp_top(const void *a, const void *b)
 {
@@ -81,12 +88,22 @@ static int cmp_top(const void *a, const void *b)
 	return strcmp(x->rule->id, y->rule->id);
 }
 
+static int cmp_moves(const void *a, const void *b)
+{
+	const struct al_move_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->rule ? x->rule->id : "", y->rule ? y->rule->id : "");
+}
+
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	struct count_ctx c = {sum, v};
+	struct count_ctx c = {.sum = sum, .v = v};
 	ali_walk_nodes(s, count_node, &c);
 	qsort(sum->top, sum->n_top, sizeof sum->top[0], cmp_top);
+	qsort(sum->moves, sum->n_moves, sizeof sum->moves[0], cmp_moves);
+	sum->moved_by = sum->n_moves ? sum->moves[0].rule : NULL;
 	const struct al_finding *f;
 	uint32_t nf = ali_view_findings(v, s, &f);
 	for (uint32_t i = 0; i < nf; i++) {
@@ -94,6 +111,33 @@ void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct 
 		if (r->kind != AL_RULE_WARN)
 			sum->model_fallback = true;
 	}
+}
+
+const char *ali_moved_to(const struct al_summary *sum, const struct al_rule *r)
+{
+	for (uint32_t k = 0; k < sum->n_moves; k++) {
+		if (sum->moves[k].rule != r)
+			continue;
+		const uint32_t *u = sum->moves[k].per_unit;
+		bool gpu = u[AL_UNIT_GPU] > 0, cpu = u[AL_UNIT_CPU] > 0 || u[AL_UNIT_GPU_OR_CPU] > 0;
+		return gpu && cpu ? "gpu and cpu" : gpu ? "gpu" : cpu ? "cpu" : u[AL_UNIT_ANE] ? "ane" : NULL;
+	}
+	return NULL;
+}
+
+void ali_put_moves(FILE *out, const struct al_summary *sum)
+{
+	if (!sum->moved)
+		return;
+	if (sum->n_moves == 1) {
+		fprintf(out, "%" PRIu32 " moved by %s", sum->moved,
+			sum->moves[0].rule ? sum->moves[0].rule->id : "the partition policy");
+		return;
+	}
+	fprintf(out, "%" PRIu32 " moved:", sum->moved);
+	for (uint32_t k = 0; k < sum->n_moves; k++)
+		fprintf(out, "%s %" PRIu32 " by %s", k ? "," : "", sum->moves[k].count,
+			sum->moves[k].rule ? sum->moves[k].rule->id : "the partition policy");
 }
 
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
@@ -334,6 +378,39 @@ static bool invisible(unsigned cp)
 	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* Markdown: the ASCII characters that can start markup where model text goes
+ * (inline, mid-line: table cells, list items, headings). md_markup says which
+ * of them at position i of s is escaped: always \ ` * [ ] < | ~ @ & # $
+ * (emphasis, code, links, HTML, cell breaks, strikethrough, mentions,
+ * entities, issue links, math); _ unless its run is between two letters or
+ * digits (an intraword _ never emphasises); : before "//" and . after "www" (autolinks).
+ * Everything else reads as it is: "kernel 15x15 > 13 (ANE: 1, 2 or 4)". */
+#define MD_MAYBE "\\`*[]<|~@&#$_:."
+
+static bool md_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool md_markup(const unsigned char *s, size_t i)
+{
+	unsigned char c = s[i];
+	switch (c) {
+	case '_': { /* a run of _ between two letters or digits is intraword */
+		size_t a = i, b = i;
+		while (a > 0 && s[a - 1] == '_')
+			a--;
+		while (s[b + 1] == '_')
+			b++;
+		return !(a > 0 && md_alnum(s[a - 1]) && md_alnum(s[b + 1]));
+	}
+	case ':': return s[i + 1] == '/' && s[i + 2] == '/';
+	case '.':
+		return i >= 3 && (s[i - 1] | 0x20) == 'w' && (s[i - 2] | 0x20) == 'w' && (s[i - 3] | 0x20) == 'w';
+	default: return strchr(MD_MAYBE, (int)c) != NULL;
+	}
+}
+
 /* A printable ASCII character that esc writes as it is. */
 static inline bool esc_plain(unsigned c, enum al_esc esc)
 {
@@ -341,9 +418,8 @@ static inline bool esc_plain(unsigned c, enum al_esc esc)
 		return false;
 	switch (esc) {
 	case AL_ESC_HTML: return c != '&' && c != '<' && c != '>' && c != '"' && c != '\'';
-	case AL_ESC_MD: /* ASCII punctuation: 21-2f, 3a-40, 5b-60, 7b-7e */
-		return !((c >= 0x21 && c <= 0x2f) || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x60) ||
-			 c >= 0x7b);
+	case AL_ESC_MD: /* md_markup: decided with the neighbours */
+		return !strchr(MD_MAYBE, (int)c);
 	case AL_ESC_DOT: return c != '"' && c != '\\';
 	case AL_ESC_TEXT: return true;
 	}
@@ -413,7 +489,7 @@ size_t ali_put_esc(FILE *out, const char *s, enum al_esc esc, size_t max)
 			}
 			break;
 		case AL_ESC_MD:
-			if (strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c))
+			if (md_markup(u, i - 1))
 				fputc('\\', out);
 			break;
 		case AL_ESC_DOT:
@@ -596,58 +672,138 @@ static bool unit_counts(enum al_unit u, enum al_fail_on f)
 	return f == AL_FAIL_ANY ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
 }
 
+const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v)
+{
+	return v->place == AL_PLACE_MODEL ? NULL : n->name ? n->name : "";
+}
+
+/* A move that follows other work (ANE073 GPU, ANE074 CPU stickiness, ANE075 a
+ * nested graph with its owner): it follows its cause, which fails or is accepted. */
+bool ali_move_follows(const struct al_verdict *vd)
+{
+	return vd->place == AL_PLACE_GPU_STICKS || vd->place == AL_PLACE_CPU_STICKS || vd->place == AL_PLACE_OWNER;
+}
+
+bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move)
+{
+	if (!o || o->fail_on == AL_FAIL_NEVER || !r || r->kind == AL_RULE_WARN)
+		return false;
+	if (!n) /* a model-level finding of a model without layers */
+		return unit_counts(r->unit, o->fail_on) && !ali_accepted(o, s, NULL, r, NULL);
+	const struct al_verdict *vd = ali_view_verdict(v, n);
+	if (ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, o->fail_on))
+		return false;
+	/* a partition rule switched off by --select / --ignore still moves (Core ML
+	 * does), but does not fail the check */
+	if (move && !al_check_rule_on(co, r))
+		return false;
+	if (move && ali_move_follows(vd))
+		return false; /* its cause (the layer that sent the work away) is the finding */
+	return !ali_accepted(o, s, move ? ali_move_layer(n, vd) : n->name ? n->name : "", r, NULL);
+}
+
+#define WHOLE_MODEL_MAX 8
 struct fail_walk {
 	const struct al_report_opts *o;
+	const struct al_check_opts *co;
 	const struct al_view *v;
 	const struct al_submodel *s;
-	bool fails;
+	ali_fail_fn fn;
+	void *ctx;
+	uint32_t n;
+	/* whole-model moves: one finding per rule, the model's */
+	const struct al_rule *whole[WHOLE_MODEL_MAX];
+	uint32_t n_whole;
 };
 
 static void node_fails(void *ctx, const struct al_node *n)
 {
 	struct fail_walk *w = ctx;
 	const struct al_verdict *vd = ali_view_verdict(w->v, n);
-	if (w->fails || ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, w->o->fail_on))
+	if (ali_node_is_const(n) || vd->placed_ane)
 		return;
-	bool any = false;
-	for (uint32_t i = 0; i < vd->n_rules; i++) {
-		const struct al_rule *r = vd->rules[i];
-		if (r->kind == AL_RULE_WARN)
-			continue;
-		any = true;
-		if (!ali_accepted(w->o, w->s, n->name, r, NULL))
-			w->fails = true;
+	for (uint32_t i = 0; i < vd->n_rules; i++)
+		if (ali_reason_fails(w->o, w->co, w->v, w->s, n, vd->rules[i], false)) {
+			w->n++;
+			if (w->fn)
+				w->fn(w->ctx, n, vd->rules[i]);
+		}
+	const struct al_rule *mb = ali_verdict_moved(vd) ? vd->moved_by : NULL;
+	if (!mb || !ali_reason_fails(w->o, w->co, w->v, w->s, n, mb, true))
+		return;
+	if (vd->place != AL_PLACE_MODEL) {
+		w->n++;
+		if (w->fn)
+			w->fn(w->ctx, n, mb);
+		return;
 	}
-	const struct al_rule *mb = vd->moved_by;
-	if (!any && mb && !ali_accepted(w->o, w->s, mb->scope == AL_SCOPE_MODEL ? NULL : n->name, mb, NULL))
-		w->fails = true;
+	for (uint32_t i = 0; i < w->n_whole; i++)
+		if (w->whole[i] == mb)
+			return;
+	if (w->n_whole < WHOLE_MODEL_MAX)
+		w->whole[w->n_whole++] = mb;
 }
 
-static bool view_fails(const struct al_report_opts *o, const struct al_view *v, const struct al_submodel *s)
+uint32_t ali_each_failing(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+			  const struct al_submodel *s, ali_fail_fn fn, void *ctx)
 {
-	struct fail_walk w = {.o = o, .v = v, .s = s};
+	struct fail_walk w = {.o = o, .co = co, .v = v, .s = s, .fn = fn, .ctx = ctx};
+	if (!o || o->fail_on == AL_FAIL_NEVER)
+		return 0;
 	ali_walk_nodes(s, node_fails, &w);
+	for (uint32_t i = 0; i < w.n_whole; i++) {
+		w.n++;
+		if (fn)
+			fn(ctx, NULL, w.whole[i]);
+	}
 	const struct al_finding *f;
 	uint32_t nf = s->n_graphs ? 0 : ali_view_findings(v, s, &f);
-	for (uint32_t i = 0; i < nf && !w.fails; i++)
-		if (f[i].rule->kind != AL_RULE_WARN && unit_counts(f[i].rule->unit, o->fail_on) &&
-		    !ali_accepted(o, s, NULL, f[i].rule, NULL))
-			w.fails = true;
-	return w.fails;
+	for (uint32_t i = 0; i < nf; i++)
+		if (ali_reason_fails(o, co, v, s, NULL, f[i].rule, false)) {
+			w.n++;
+			if (fn)
+				fn(ctx, NULL, f[i].rule);
+		}
+	return w.n;
+}
+
+void ali_failing_count(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		       const struct al_submodel *s, struct ali_failing *out)
+{
+	memset(out, 0, sizeof *out);
+	out->n = ali_each_failing(o, co, v, s, ali_failing_add, out);
+	qsort(out->by_rule, out->n_rules, sizeof out->by_rule[0], cmp_top);
+}
+
+void ali_failing_add(void *ctx, const struct al_node *n, const struct al_rule *r)
+{
+	struct ali_failing *f = ctx;
+	(void)n;
+	uint32_t k = 0;
+	while (k < f->n_rules && f->by_rule[k].rule != r)
+		k++;
+	if (k == f->n_rules) {
+		if (f->n_rules == AL_SUMMARY_TOP)
+			return;
+		f->by_rule[f->n_rules++] = (struct al_rule_count){r, 0};
+	}
+	f->by_rule[k].count++;
 }
 
 bool al_report_fails(const struct al_report_item *it, const struct al_report_opts *o)
 {
-	if (!it || !it->model || !o)
+	if (!it || !it->model || !o || o->fail_on == AL_FAIL_NEVER)
 		return false;
-	if (!o->accepted)
-		return it->analysis ? al_analysis_fails(it->analysis, o->fail_on) : al_model_fails(it->model, o->fail_on);
-	if (o->fail_on == AL_FAIL_NEVER)
-		return false;
+	/* the failing findings, as the sinks name them: a layer off the ANE that
+	 * fail_on counts fails through each of its rules and the rule that moved it,
+	 * unless that finding is accepted (suppression, metadata, baseline) */
+	/* ali_item_check, without linking report_analyze.o (it uses this file) */
+	const struct al_check_opts *co = it->analysis ? &it->analysis->check_opts : o->check;
 	const al_analysis *a = it->analysis;
 	if (!complete(a)) {
 		for (size_t k = 0; k < al_model_count(it->model); k++)
-			if (view_fails(o, NULL, al_model_get(it->model, k)))
+			if (ali_each_failing(o, co, NULL, al_model_get(it->model, k), NULL, NULL))
 				return true;
 		return false;
 	}
@@ -655,7 +811,8 @@ bool al_report_fails(const struct al_report_item *it, const struct al_report_opt
 		if (a->check[t] != AL_OK)
 			continue;
 		for (size_t k = 0; k < a->n_subs; k++)
-			if (view_fails(o, &a->views[t * a->n_subs + k], a->views[t * a->n_subs + k].s))
+			if (ali_each_failing(o, co, &a->views[t * a->n_subs + k], a->views[t * a->n_subs + k].s, NULL,
+					     NULL))
 				return true;
 	}
 	return false;

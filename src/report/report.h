@@ -19,6 +19,7 @@ extern const size_t ali_sinks_count;
 /* ---- shared helpers */
 
 #define AL_SUMMARY_TOP 64
+#define AL_SUMMARY_MOVES 16
 struct al_rule_count {
 	const struct al_rule *rule;
 	uint32_t count;
@@ -31,6 +32,17 @@ struct al_summary {
 	uint32_t unknown;                 /* unit unknown (al_verdict.unknown), not in per_unit */
 	uint32_t moved;                   /* placed elsewhere than their own verdict says */
 	const struct al_rule *moved_by;   /* the rule that moved most of them, or NULL */
+	/* the moves by rule (al_verdict.moved_by), most first: every sink says the same */
+	struct al_move_count {
+		const struct al_rule *rule;
+		uint32_t count;
+		uint32_t per_unit[AL_UNIT_COUNT]; /* where it moved them */
+	} moves[AL_SUMMARY_MOVES];
+	uint32_t n_moves;
+	/* layers/ops a model-level rule (ANE040, ANE071, ...) moved that have no
+	 * rule of their own: their rows say nothing the model's finding does not */
+	const struct al_rule *whole_model;
+	uint32_t whole_rows;
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
@@ -40,13 +52,17 @@ struct al_view;
 /* Who moved a node off its own verdict: the rule's id, or the policy's reason
  * ("cpu_sticks", "resolved", ...). */
 const char *ali_moved_by(const struct al_verdict *v);
-/* Whether the final placement differs from the op's own verdict (a resolved
- * gpu_or_cpu does not count). */
-bool ali_verdict_moved(const struct al_verdict *v);
+/* ali_verdict_moved (analysis.h): whether the final placement differs from the op's own verdict. */
 /* The unit a sink shows for a node's final placement: "unknown" when its
  * unit is unknown and the partition left it with the ANE work around it. */
 const char *ali_placed_name(const struct al_verdict *v);
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
+/* Where the rule r moved the summary's layers/ops ("cpu", "gpu", "gpu and cpu"),
+ * or NULL when it moved none: what a model-level finding's "(-> unit)" says. */
+const char *ali_moved_to(const struct al_summary *sum, const struct al_rule *r);
+/* The moves as text: "516 moved: 312 by ANE073, 204 by ANE072" (one rule:
+ * "1 moved by ANE071"); nothing when none. */
+void ali_put_moves(FILE *out, const struct al_summary *sum);
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);
 
@@ -89,6 +105,36 @@ int ali_put_name(FILE *out, const char *s, int width);
  * when it is not accepted (or o has no o->accepted). */
 const char *ali_accepted(const struct al_report_opts *o, const struct al_submodel *s, const char *layer,
 			 const struct al_rule *r, const char **kind);
+/* ---- failing findings (report.c): what makes a check fail, named as a
+ * baseline, a suppression and --ignore name it (rule id, layer). A layer/op
+ * whose final placement is off the ANE, on a unit fail_on counts, has one
+ * finding per non-warning rule of its own and one for the rule that moved it
+ * (al_verdict.moved_by: a partition rule ANE072-076 keyed by the layer, a
+ * whole-model move ANE040, ANE071 ... keyed by the model, layer NULL); a
+ * model without layers has its model-level findings. A finding fails unless it
+ * is accepted, or (a move) its rule is switched off by the selection co. A
+ * move that follows other work (ali_move_follows: ANE073-075, downstream of
+ * GPU work, of a CPU-only op, nested in its owner) follows its cause: the layer
+ * that sent the work away is the finding, and accepting it accepts what
+ * followed; such a move never fails by itself (it can still be named). */
+bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		      const struct al_submodel *s, const struct al_node *n, const struct al_rule *r, bool move);
+bool ali_move_follows(const struct al_verdict *v);
+/* The layer a move finding is keyed by: n's name, NULL for a whole-model move. */
+const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v);
+/* fn(ctx, node, rule) per failing finding of s in v (node NULL: the model's,
+ * once per rule; a whole-model move comes once, not per layer); the count. */
+typedef void (*ali_fail_fn)(void *ctx, const struct al_node *n, const struct al_rule *r);
+uint32_t ali_each_failing(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+			  const struct al_submodel *s, ali_fail_fn fn, void *ctx);
+struct ali_failing {
+	uint32_t n;
+	struct al_rule_count by_rule[AL_SUMMARY_TOP]; /* most frequent first */
+	uint32_t n_rules;
+};
+void ali_failing_add(void *ctx, const struct al_node *n, const struct al_rule *r); /* an ali_fail_fn */
+void ali_failing_count(const struct al_report_opts *o, const struct al_check_opts *co, const struct al_view *v,
+		       const struct al_submodel *s, struct ali_failing *out);
 /* " --shape NAME=default" for each model input of s whose flexibility is flex
  * (AL_FLEX_RANGE / AL_FLEX_ENUMERATED), skipping the first such when skip_first:
  * the arguments of the `anelint fix` command check and plan print (report.c). */
@@ -184,8 +230,9 @@ void ali_md_comparisons(FILE *out, const struct al_report_item *items, size_t n)
  *   AL_ESC_TEXT  nothing more (terminal text, like ali_put_name)
  *   AL_ESC_HTML  & < > " ' as character references (element text and quoted
  *                attribute values, also inside inline SVG)
- *   AL_ESC_MD    every ASCII punctuation character backslash-escaped (CommonMark
- *                and GitHub tables: no markup, link, mention, HTML or cell break)
+ *   AL_ESC_MD    the ASCII characters that could make markup backslash-escaped
+ *                (CommonMark and GitHub tables: no markup, link, autolink, mention,
+ *                HTML or cell break), the rest as it is, so it reads as text
  *   AL_ESC_DOT   " and \ backslash-escaped (a double-quoted Graphviz string)
  * At most `max` characters shown when max > 0 (an escape shown as "\\x01" counts
  * 4; U+2026 ends a cut text). Returns the characters shown. */

@@ -87,8 +87,8 @@ static void dot_model(void *vctx, const struct al_report_item *it, const struct 
 	if (p) {
 		fputs(", ", out);
 		q(out, p->target && p->target->id ? p->target->id : "?", 0);
-		fprintf(out, ", %s: %" PRIu32 " segments, %" PRIu32 " switches", al_policy_name(p->policy),
-			p->n_segments, p->switches);
+		fprintf(out, ", %s: %" PRIu32 " segment%s, %" PRIu32 " switch%s", al_policy_name(p->policy),
+			p->n_segments, p->n_segments == 1 ? "" : "s", p->switches, p->switches == 1 ? "" : "es");
 	} else {
 		fputs(", plan failed: ", out);
 		q(out, error ? error : "?", 0);

@@ -2,9 +2,11 @@
 /* report_github.c: `--format github`, GitHub Actions workflow commands
  * ("::error file=...,title=...::message"), which the Actions log turns into
  * annotations on the pull request's files. One line per layer/op that falls
- * back (its fallback rules: ::error for an illegal rule, ::warning for a cost
- * rule), per warning rule (::notice) and per model-level finding, then a
- * summary notice per model. Accepted findings (suppressions, baseline) are not
+ * back (its fallback rules), per layer a partition rule moved when that move
+ * fails the check, per warning rule (::notice) and per model-level finding,
+ * then a summary notice per model. ::error is exactly a finding that fails the
+ * check (ali_each_failing: the exit status); a fallback that does not (--fail-on)
+ * is a ::warning. Accepted findings (suppressions, baseline) are not
  * annotated: the summary counts them. A model file has no lines, so every
  * annotation is on line 1 of the model; the layer is in the title and message.
  * Workflow commands are parsed by the runner: the message escapes % CR LF, the
@@ -91,13 +93,37 @@ static void annotate(FILE *out, const char *lvl, const struct al_submodel *s, co
 	fputc('\n', out);
 }
 
+/* The model-level rules with a failing finding: a whole-model move (one for
+ * every layer it moves) or a finding of a model without layers. */
+struct model_fails {
+	const struct al_rule *r[16];
+	uint32_t n;
+};
+
+static void add_model_fail(void *ctx, const struct al_node *n, const struct al_rule *r)
+{
+	struct model_fails *m = ctx;
+	if (!n && m->n < 16)
+		m->r[m->n++] = r;
+}
+
+static bool model_fails(const struct model_fails *m, const struct al_rule *r)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->r[i] == r)
+			return true;
+	return false;
+}
+
 static void github_model(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct gh *g = vctx;
 	const struct al_submodel *s = v->s;
-	(void)it;
+	const struct al_check_opts *co = ali_item_check(it, g->o);
 	uint32_t accepted = 0, shown = 0;
-	char title[160];
+	char title[200];
+	struct model_fails mf = {0};
+	uint32_t failing = ali_each_failing(g->o, co, v, s, add_model_fail, &mf);
 	const struct al_finding *fs;
 	uint32_t n_fs = ali_view_findings(v, s, &fs);
 	for (uint32_t i = 0; i < n_fs; i++) {
@@ -108,7 +134,7 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 		}
 		snprintf(title, sizeof title, "anelint %s %s: the whole model%s%s", r->id, r->name,
 			 r->kind == AL_RULE_WARN ? "" : " goes to the ", r->kind == AL_RULE_WARN ? "" : al_unit_name(r->unit));
-		annotate(g->out, level(r), s, title, NULL, NULL, NULL, fs[i].reason);
+		annotate(g->out, model_fails(&mf, r) ? "error" : level(r), s, title, NULL, NULL, NULL, fs[i].reason);
 		shown++;
 	}
 	struct al_dag d;
@@ -131,9 +157,29 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 				else
 					snprintf(title, sizeof title, "anelint %s %s: falls back to the %s", r->id, r->name,
 						 ali_unit_upper(u));
-				annotate(g->out, level(r), s, title, n->name, n->type, ali_node_weights(n), vd->reasons[i]);
+				/* ::error exactly for what fails the check */
+				const char *lvl = ali_reason_fails(g->o, co, v, s, n, r, false) ? "error"
+						  : r->kind == AL_RULE_WARN ? "notice" : "warning";
+				annotate(g->out, lvl, s, title, n->name, n->type, ali_node_weights(n), vd->reasons[i]);
 				shown++;
 			}
+			/* a layer a partition rule moved: its own annotation when the move
+			 * fails the check (a whole-model move is the model's, above) */
+			const struct al_rule *mb = ali_verdict_moved(vd) ? vd->moved_by : NULL;
+			if (!mb || vd->place == AL_PLACE_MODEL)
+				continue;
+			if (ali_accepted(g->o, s, ali_move_layer(n, vd), mb, NULL)) {
+				accepted++;
+				continue;
+			}
+			if (!ali_reason_fails(g->o, co, v, s, n, mb, true))
+				continue;
+			snprintf(title, sizeof title, "anelint %s %s: moved to the %s", mb->id, mb->name, ali_unit_upper(u));
+			char msg[320];
+			snprintf(msg, sizeof msg, "%s (the %s by itself: %s)", mb->title, s->world == AL_WORLD_MIL ? "op" : "layer",
+				 vd->unknown ? "unknown" : vd->ane ? "ANE" : ali_unit_upper(vd->unit));
+			annotate(g->out, "error", s, title, n->name, n->type, ali_node_weights(n), msg);
+			shown++;
 		}
 		ali_dag_free(&d);
 	}
@@ -144,10 +190,10 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 	fputs(",line=1,title=anelint summary::", g->out);
 	put_cmd(g->out, s->path, false);
 	fprintf(g->out, "%s%s: %" PRIu32 " of %" PRIu32 " %s on the ANE; %" PRIu32 " finding%s annotated, %" PRIu32
-			" accepted (suppressions, baseline)\n",
+			" failing, %" PRIu32 " accepted (suppressions, baseline)\n",
 		v->plan && v->plan->target ? " on " : "", v->plan && v->plan->target ? v->plan->target->id : "",
 		sum.per_unit[AL_UNIT_ANE], sum.nodes, s->world == AL_WORLD_MIL ? "ops" : "layers", shown,
-		shown == 1 ? "" : "s", accepted);
+		shown == 1 ? "" : "s", failing, accepted);
 }
 
 /* A model that cannot be read: stderr has the error too. */

@@ -407,11 +407,17 @@ static void facts(struct html *h, const struct al_submodel *s, const struct al_p
 	fprintf(out, "<dt>%s</dt><dd>%" PRIu32, what, sum->nodes);
 	if (sum->consts)
 		fprintf(out, " <span class=\"note\">(+%" PRIu32 " const ops, not shown)</span>", sum->consts);
-	fprintf(out, "</dd>\n<dt>on the ANE</dt><dd data-ane=\"%" PRIu32 "\">%" PRIu32 " (%.1f%%) by their own "
-		     "verdict",
-		ane, ane, sum->nodes ? 100.0 * ane / sum->nodes : 0.0);
-	if (p && p->n_nodes)
-		fprintf(out, "; %" PRIu32 " after partitioning", p->ane_nodes);
+	/* the figures of check's summary line (ali_summarize): eligible by their own
+	 * verdict, placed on the ANE after model-level rules and the partition */
+	fprintf(out, "</dd>\n<dt>ANE-eligible</dt><dd data-eligible=\"%" PRIu32 "\">%" PRIu32 " (%.1f%%) by their "
+		     "own verdict</dd>\n", sum->eligible, sum->eligible,
+		sum->nodes ? 100.0 * sum->eligible / sum->nodes : 0.0);
+	fprintf(out, "<dt>on the ANE</dt><dd data-ane=\"%" PRIu32 "\">%" PRIu32 " (%.1f%%) placed there", ane, ane,
+		sum->nodes ? 100.0 * ane / sum->nodes : 0.0);
+	if (sum->moved) {
+		fputs("; ", out);
+		ali_put_moves(out, sum); /* rule ids: no escaping needed */
+	}
 	fputs("</dd>\n", out);
 	if (sum->unknown)
 		fprintf(out, "<dt>unit unknown</dt><dd>%" PRIu32 " <span class=\"note\">(ANE057: the compiled "
@@ -1004,8 +1010,10 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 	if (p && row->plan >= 0) {
 		hput(out, " <a class=\"why\" href=\"#s%" PRIu32 "-%" PRIu32 "\">segment %" PRIu32 "</a>", sec,
 			p->segment[row->plan], p->segment[row->plan]);
-		if (moved)
-			hput(out, "<span class=\"why\">%s</span>", al_place_name(p->place[row->plan]));
+		if (moved) { /* the rule that moved it, as check names it */
+			const struct al_rule *mr = ali_place_rule(p->place[row->plan], p->model_rule, NULL);
+			hput(out, "<span class=\"why\">%s</span>", mr ? mr->id : al_place_name(p->place[row->plan]));
+		}
 	}
 	char sh[128] = "-";
 	if (n->n_outputs && n->out_shapes)
@@ -1138,6 +1146,15 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 		fputs("</p>\n", out);
 	}
 	facts(h, s, p, &sum);
+	struct ali_failing fl; /* what fails the check, as the exit status counts it */
+	ali_failing_count(h->o, ali_item_check(it, h->o), v, s, &fl);
+	if (fl.n) {
+		fprintf(out, "<p class=\"err\" data-failing=\"%" PRIu32 "\">failing: %" PRIu32 " finding%s:", fl.n, fl.n,
+			fl.n == 1 ? "" : "s");
+		for (uint32_t i = 0; i < fl.n_rules; i++)
+			fprintf(out, "%s %s x%" PRIu32, i ? "," : "", fl.by_rule[i].rule->id, fl.by_rule[i].count);
+		fputs("</p>\n", out);
+	}
 	const struct al_finding *findings;
 	uint32_t n_findings = ali_view_findings(v, s, &findings);
 	if (n_findings) {
@@ -1149,8 +1166,10 @@ static void html_model(void *vctx, const struct al_report_item *it, const struct
 			rule_link(out, f->rule);
 			fprintf(out, " %s [%c] ", al_rule_kind_name(f->rule->kind), f->rule->confidence);
 			esc(out, f->reason);
-			if (f->rule->kind != AL_RULE_WARN)
-				fprintf(out, " (&rarr; %s)", al_unit_name(f->rule->unit));
+			if (f->rule->kind != AL_RULE_WARN) { /* where its layers went, as the rows say */
+				const char *to = ali_moved_to(&sum, f->rule);
+				fprintf(out, " (&rarr; %s)", to ? to : al_unit_name(f->rule->unit));
+			}
 			fputs("</li>\n", out);
 		}
 		fputs("</ul>\n", out);

@@ -81,17 +81,23 @@ struct layers_ctx {
 
 /* "suppressed": {"kind", "reason"} on a finding the options accept (a suppression
  * in the configuration or the model's metadata, a baseline): shown, not dropped. */
-static void jw_suppressed(struct ali_jw *w, const struct al_report_opts *o, const struct al_submodel *s,
-			  const char *layer, const struct al_rule *r)
+static void jw_suppressed_as(struct ali_jw *w, const char *key, const struct al_report_opts *o,
+			     const struct al_submodel *s, const char *layer, const struct al_rule *r)
 {
 	const char *kind;
 	const char *why = ali_accepted(o, s, layer, r, &kind);
 	if (!why)
 		return;
-	ali_jw_object(w, "suppressed");
+	ali_jw_object(w, key);
 	ali_jw_str(w, "kind", kind);
 	ali_jw_str(w, "reason", why);
 	ali_jw_end(w);
+}
+
+static void jw_suppressed(struct ali_jw *w, const struct al_report_opts *o, const struct al_submodel *s,
+			  const char *layer, const struct al_rule *r)
+{
+	jw_suppressed_as(w, "suppressed", o, s, layer, r);
 }
 
 /* One inferred shape: dtype, rank and dims (null when unknown), flex (indices
@@ -179,6 +185,8 @@ static void layer_json(void *vctx, const struct al_node *n)
 		ali_jw_bool(w, "unknown", true);
 	if (v->place != AL_PLACE_VERDICT)
 		ali_jw_str(w, "moved_by", ali_moved_by(v));
+	if (v->moved_by && ali_verdict_moved(v)) /* the move accepted as a finding */
+		jw_suppressed_as(w, "moved_suppressed", c->o, c->s, ali_move_layer(n, v), v->moved_by);
 	jw_conf(w, "confidence", v->confidence);
 	ali_jw_array(w, "rules");
 	for (uint32_t r = 0; r < v->n_rules; r++)
@@ -230,7 +238,8 @@ static void layer_json(void *vctx, const struct al_node *n)
 	ali_jw_end(w);
 }
 
-static void jw_summary(struct ali_jw *w, const struct al_submodel *s)
+static void jw_summary(struct ali_jw *w, const struct al_submodel *s, const struct al_check_opts *co,
+		       const struct al_report_opts *ro)
 {
 	struct al_summary sum;
 	ali_summarize(s, NULL, &sum);
@@ -257,6 +266,33 @@ static void jw_summary(struct ali_jw *w, const struct al_submodel *s)
 		ali_jw_end(w);
 	}
 	ali_jw_end(w);
+	/* the layers placed elsewhere than their own verdict, by the rule that moved them */
+	ali_jw_int(w, "moved", sum.moved);
+	ali_jw_array(w, "moved_by");
+	for (uint32_t i = 0; i < sum.n_moves; i++) {
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "rule", sum.moves[i].rule ? sum.moves[i].rule->id : "");
+		ali_jw_int(w, "count", sum.moves[i].count);
+		ali_jw_object(w, "units");
+		for (int u = 0; u < AL_UNIT_COUNT; u++)
+			if (u != AL_UNIT_NONE && sum.moves[i].per_unit[u])
+				ali_jw_int(w, al_unit_name(u), sum.moves[i].per_unit[u]);
+		ali_jw_end(w);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
+	/* what fails the check (the exit status, --format github's ::error) */
+	struct ali_failing f;
+	ali_failing_count(ro, co, NULL, s, &f);
+	ali_jw_int(w, "failing", f.n);
+	ali_jw_array(w, "failing_rules");
+	for (uint32_t i = 0; i < f.n_rules; i++) {
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "rule", f.by_rule[i].rule->id);
+		ali_jw_int(w, "count", f.by_rule[i].count);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
 	ali_jw_end(w);
 }
 
@@ -277,7 +313,7 @@ static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, si
 	const struct al_submodel *s = al_model_get(it->model, k);
 	ali_jw_object(w, NULL);
 	jw_submodel_head(w, s);
-	jw_summary(w, s);
+	jw_summary(w, s, ali_item_check(it, ro), ro);
 	ali_jw_array(w, "findings");
 	for (uint32_t i = 0; i < s->n_findings; i++) {
 		const struct al_finding *x = &s->findings[i];

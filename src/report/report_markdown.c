@@ -155,14 +155,13 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 	FILE *out = c->out;
 	const struct al_submodel *s = v->s;
 	const struct al_plan *p = v->plan;
-	(void)it;
 	const struct al_finding *fs;
 	uint32_t n_fs = ali_view_findings(v, s, &fs);
 	for (uint32_t i = 0; i < n_fs; i++)
 		note_rule(c, fs[i].rule);
 	struct al_summary sum;
 	ali_summarize(s, v, &sum);
-	uint32_t off = sum.nodes - sum.per_unit[AL_UNIT_ANE];
+	uint32_t off = sum.nodes - sum.per_unit[AL_UNIT_ANE] - sum.unknown;
 	bool findings = false;
 	for (uint32_t i = 0; i < n_fs; i++)
 		findings |= fs[i].rule->kind != AL_RULE_WARN;
@@ -184,24 +183,55 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 		const struct al_finding *f = &fs[i];
 		fprintf(out, "\n- model: **%s** ", f->rule->id);
 		md(out, f->reason, 0);
-		if (f->rule->kind != AL_RULE_WARN)
-			fprintf(out, " (→ %s)", al_unit_name(f->rule->unit));
+		if (f->rule->kind != AL_RULE_WARN) { /* where its layers went, as the rows say */
+			const char *to = ali_moved_to(&sum, f->rule);
+			fprintf(out, " (→ %s)", to ? to : al_unit_name(f->rule->unit));
+		}
 	}
 	if (n_fs)
 		fputc('\n', out);
+	/* the figures of check's summary line (ali_summarize) */
+	fprintf(out, "\n%" PRIu32 " %s, %" PRIu32 " ANE-eligible, %" PRIu32 " placed on the ANE", sum.nodes,
+		s->world == AL_WORLD_MIL ? "ops" : "layers", sum.eligible, sum.per_unit[AL_UNIT_ANE]);
+	if (sum.moved) {
+		fputs(": ", out);
+		ali_put_moves(out, &sum); /* rule ids: nothing to escape */
+	}
+	fputs(".\n", out);
+	if (sum.whole_rows) /* said once, not per row */
+		fprintf(out, "\n%s moves the whole model off the ANE: %" PRIu32 " %s%s without a finding of %s own "
+			     "%s to the %s (not listed).\n", sum.whole_model->id, sum.whole_rows,
+			s->world == AL_WORLD_MIL ? "op" : "layer", sum.whole_rows == 1 ? "" : "s",
+			sum.whole_rows == 1 ? "its" : "their", sum.whole_rows == 1 ? "goes" : "go",
+			ali_moved_to(&sum, sum.whole_model));
+	struct ali_failing fl;
+	ali_failing_count(c->o, ali_item_check(it, c->o), v, s, &fl);
+	if (fl.n) { /* what fails the check, as the exit status counts it */
+		fprintf(out, "\n**Failing**: %" PRIu32 " finding%s:", fl.n, fl.n == 1 ? "" : "s");
+		for (uint32_t i = 0; i < fl.n_rules; i++)
+			fprintf(out, "%s **%s** x%" PRIu32, i ? "," : "", fl.by_rule[i].rule->id, fl.by_rule[i].count);
+		fputs(".\n", out);
+	}
 	struct al_dag g;
 	if (off && ali_dag_build(v, &g)) {
-		fputs("\n| # | layer | type | unit | rules and reasons |\n|--:|---|---|---|---|\n", out);
 		uint32_t shown = 0;
 		for (uint32_t r = 0; r < g.n_rows; r++) {
 			const struct al_node *n = g.rows[r].node;
 			const struct al_verdict *nv = g.rows[r].verdict;
-			if ((nv->ane && !nv->unknown) || ali_node_is_const(n))
-				continue; /* on the ANE; a unit unknown (ANE057) gets a row */
+			/* the rows off the ANE (final placement; a unit unknown, ANE057, too),
+			 * but not those only a whole-model rule moved: said once above */
+			if ((nv->placed_ane && !nv->unknown) || ali_node_is_const(n) ||
+			    (nv->place == AL_PLACE_MODEL && !nv->n_rules && ali_verdict_moved(nv)))
+				continue;
 			for (uint32_t k = 0; k < nv->n_rules; k++)
 				note_rule(c, nv->rules[k]);
+			bool moved = ali_verdict_moved(nv) && nv->moved_by;
+			if (moved)
+				note_rule(c, nv->moved_by);
 			if (shown++ >= MD_FALLBACKS)
 				continue;
+			if (shown == 1) /* no header without a row */
+				fputs("\n| # | layer | type | unit | rules and reasons |\n|--:|---|---|---|---|\n", out);
 			fprintf(out, "| %" PRIu32 " | ", g.rows[r].index);
 			md(out, n->name, MD_NAME);
 			const char *weights = ali_node_weights(n); /* where the op came from */
@@ -212,15 +242,17 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 			}
 			fputs(" | ", out);
 			md(out, n->type, 0);
-			fprintf(out, " | %s", nv->unknown ? "unknown" : al_unit_name(nv->unit));
+			fprintf(out, " | %s", nv->unknown ? "unknown" : nv->ane ? "ane" : al_unit_name(nv->unit));
 			enum al_unit u = ali_row_unit(&g.rows[r], p);
-			if (p && u != nv->unit && !(nv->unknown && u == AL_UNIT_ANE))
+			if (p && u != (nv->ane ? AL_UNIT_ANE : nv->unit) && !(nv->unknown && u == AL_UNIT_ANE))
 				fprintf(out, " → %s", ali_unit_upper(u));
 			fputs(" |", out);
 			for (uint32_t k = 0; k < nv->n_rules; k++) {
 				fprintf(out, "%s **%s** ", k ? ";" : "", nv->rules[k]->id);
 				md(out, nv->reasons[k], 120);
 			}
+			if (moved)
+				fprintf(out, "%s moved by **%s**", nv->n_rules ? ";" : "", nv->moved_by->id);
 			fputs(" |\n", out);
 		}
 		if (shown > MD_FALLBACKS)

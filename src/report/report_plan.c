@@ -17,6 +17,19 @@
 #define FIX_NAMES 4 /* layer names shown per fix in text */
 
 /* One line per policy for the report; provenance in docs/partition.md. */
+/* Where the plan put the layers the model-level rule moved ("cpu", "gpu", "gpu
+ * and cpu"): with the GPU taking the fallbacks, ANE071 sends them to the GPU. */
+static const char *model_moved_to(const struct al_plan *p)
+{
+	bool gpu = false, cpu = false;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		if (p->place[k] == AL_PLACE_MODEL) {
+			gpu |= p->unit[k] == AL_UNIT_GPU;
+			cpu |= p->unit[k] == AL_UNIT_CPU;
+		}
+	return gpu && cpu ? "gpu and cpu" : gpu ? "gpu" : cpu ? "cpu" : al_unit_name(p->model_rule->unit);
+}
+
 static const char *const policy_text[AL_POLICY_COUNT] = {
 	[AL_POLICY_AUTO] = "NeuralNetwork: nn2020, ML Program: mlprogram",
 	[AL_POLICY_NN2020] = "work that depends on GPU work stays on the GPU; after a CPU fallback, "
@@ -297,7 +310,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 	if (p->model_rule)
 		fprintf(out, "  model    %s%s%s (%s) moves the whole model off the ANE (-> %s)\n",
 			al_col(o, C_RED), p->model_rule->id, al_col(o, C_RESET), p->model_rule->name,
-			al_unit_name(p->model_rule->unit));
+			model_moved_to(p));
 	if (p->n_nodes == 0) {
 		if (s->n_children)
 			fprintf(out, "  pipeline of %" PRIu32 " models (planned below)\n", s->n_children);
@@ -549,6 +562,9 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_object_add(j, "unit", ali_json_string(nv->unknown && p->unit[k] == AL_UNIT_ANE
 									 ? "unknown" : al_unit_name(p->unit[k])));
 		json_object_object_add(j, "placed", ali_json_string(al_place_name(p->place[k])));
+		const struct al_rule *mr = ali_place_rule(p->place[k], p->model_rule, NULL);
+		if (mr) /* the rule naming the move, as check's moved_by and `explain` */
+			json_object_object_add(j, "moved_by", ali_json_string(mr->id));
 		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
 		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
 		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));

@@ -4,10 +4,15 @@
  * `anelint rules` (a user override in place of the rule it replaces, then the
  * user file's new rules), each with its id, name, title, why, fix, evidence and
  * source link. Results, in model order:
- *   - one per layer/op whose verdict falls back: the first rule that moved it
- *     (illegal: "error", cost: "warning"), every reason in the message;
+ *   - one per layer/op whose verdict falls back: the first rule that moved it,
+ *     every reason in the message;
+ *   - one per layer/op a partition rule moved (ANE072, ANE076; ANE073-075
+ *     follow the layer that sent the work away): that rule;
  *   - one per warning rule on a layer/op ("note");
- *   - one per model-level rule (its kind's level).
+ *   - one per model-level rule.
+ * Every result that fails the check (ali_each_failing: not accepted, on a unit
+ * --fail-on counts) has level "error"; the others their rule kind's (illegal
+ * "error", cost "warning", warn "note").
  * A result is located in the model file (the artifact, with the byte range of the
  * layer/op message as its region) and by name (a logical location: the layer or
  * op name, fully qualified with the field path). Models that could not be read
@@ -392,12 +397,14 @@ static void add_suppression(json_object *res, const char *why, const char *kind)
 
 static void add_result(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
 		       const struct al_plan *p, const struct al_rule *r, json_object *message,
-		       const char *why, const char *kind)
+		       const char *why, const char *kind, bool fails)
 {
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, "ruleId", str(r->id));
 	json_object_object_add(res, "ruleIndex", json_object_new_int64(rule_index(c, r)));
-	json_object_object_add(res, "level", str(level_of(r)));
+	/* every finding that fails the check (ali_each_failing) is an "error", whatever
+	 * the rule's kind; the others keep their kind's level (illegal: "error") */
+	json_object_object_add(res, "level", str(fails ? "error" : level_of(r)));
 	json_object_object_add(res, "message", message);
 	const struct al_node *n = row ? row->node : NULL;
 	json_object_object_add(res, "locations", n ? node_location(c, s, n) : model_location(c, s));
@@ -426,8 +433,9 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 }
 
 static void node_results(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
-			 const struct al_plan *p)
+			 const struct al_view *view, const struct al_check_opts *co)
 {
+	const struct al_plan *p = view->plan;
 	const struct al_node *n = row->node;
 	const struct al_verdict *v = row->verdict;
 	const char *what = s->world == AL_WORLD_MIL ? "Op" : "Layer";
@@ -471,7 +479,29 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 				kind = kk;
 			}
 		}
-		add_result(c, s, row, p, first, msg_close(&m), why, kind);
+		bool fails = false;
+		for (uint32_t k = 0; k < v->n_rules && !fails; k++)
+			fails = ali_reason_fails(c->o, co, view, s, n, v->rules[k], false);
+		add_result(c, s, row, p, first, msg_close(&m), why, kind, fails);
+	}
+	/* a layer a partition rule moved (a whole-model move is the model's result;
+	 * one that follows other work, ANE073-075, follows its cause's result) */
+	const struct al_rule *mb = ali_verdict_moved(v) ? v->moved_by : NULL;
+	if (mb && v->place != AL_PLACE_MODEL && !ali_move_follows(v)) {
+		struct msg m;
+		enum al_unit u = ali_row_unit(row, p);
+		if (msg_open(&m)) {
+			fprintf(m.f, "%s '", what);
+			ali_put_esc(m.f, n->name, AL_ESC_TEXT, 0);
+			fputs("' (", m.f);
+			ali_put_esc(m.f, n->type, AL_ESC_TEXT, 0);
+			fprintf(m.f, ") is moved to the %s by %s: ", ali_unit_upper(u), mb->id);
+			ali_put_esc(m.f, mb->title, AL_ESC_TEXT, 0);
+			fprintf(m.f, " (by itself: %s).", v->unknown ? "unknown" : v->ane ? "ANE" : ali_unit_upper(v->unit));
+		}
+		const char *kind;
+		const char *why = ali_accepted(c->o, s, ali_move_layer(n, v), mb, &kind);
+		add_result(c, s, row, p, mb, msg_close(&m), why, kind, ali_reason_fails(c->o, co, view, s, n, mb, true));
 	}
 	for (uint32_t k = 0; k < v->n_rules; k++) {
 		const struct al_rule *r = v->rules[k];
@@ -491,7 +521,7 @@ static void node_results(struct sarif *c, const struct al_submodel *s, const str
 		}
 		const char *kind;
 		const char *why = ali_accepted(c->o, s, n->name, r, &kind);
-		add_result(c, s, row, p, r, msg_close(&m), why, kind);
+		add_result(c, s, row, p, r, msg_close(&m), why, kind, false);
 	}
 }
 
@@ -510,7 +540,9 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 	const struct al_submodel *s = v->s;
 	const struct al_plan *p = v->plan;
 	const char *error = v->error;
-	(void)it;
+	const struct al_check_opts *co = ali_item_check(it, c->o);
+	struct ali_failing failing;
+	ali_failing_count(c->o, co, v, s, &failing);
 	const struct al_finding *fs;
 	uint32_t n_fs = ali_view_findings(v, s, &fs);
 	for (uint32_t i = 0; i < n_fs; i++) {
@@ -529,7 +561,10 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 		}
 		const char *kind;
 		const char *why = ali_accepted(c->o, s, NULL, f->rule, &kind);
-		add_result(c, s, NULL, p, f->rule, msg_close(&m), why, kind);
+		bool fails = false; /* a whole-model move, or a finding of a model without layers */
+		for (uint32_t k = 0; k < failing.n_rules && !fails; k++)
+			fails = failing.by_rule[k].rule == f->rule && !why;
+		add_result(c, s, NULL, p, f->rule, msg_close(&m), why, kind, fails);
 	}
 	struct al_summary sum;
 	ali_summarize(s, v, &sum);
@@ -557,7 +592,7 @@ static void sarif_model(void *vctx, const struct al_report_item *it, const struc
 		return;
 	for (uint32_t r = 0; r < g.n_rows; r++)
 		if (!ali_node_is_const(g.rows[r].node))
-			node_results(c, s, &g.rows[r], p);
+			node_results(c, s, &g.rows[r], v, co);
 	ali_dag_free(&g);
 }
 

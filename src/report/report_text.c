@@ -30,25 +30,37 @@ struct table_ctx {
 	const struct al_submodel *s;
 	uint32_t hidden_ane; /* on the ANE without a finding: not listed without --all */
 	uint32_t suppressed; /* findings accepted (suppressions, baseline) */
+	uint32_t hidden_whole; /* moved by a model-level rule, nothing of their own: said once */
 };
+
+/* Names longer than this are cut in the middle ("~"): the table stays aligned,
+ * and two names differing only at the start or the end stay apart. */
+#define NAME_COLS_MAX 60
 
 /* Whether the table lists n: with --all every layer, else those that fall back
  * or carry a finding (a CI log shows what needs reading). */
+/* A row that only says "moved by" the whole-model rule: the model's finding says it once. */
+static bool whole_model_row(const struct al_verdict *v)
+{
+	return v->place == AL_PLACE_MODEL && !v->n_rules && ali_verdict_moved(v);
+}
+
 static bool listed(const struct table_ctx *t, const struct al_node *n)
 {
 	const struct al_verdict *v = &n->verdict;
-	return t->o->all_layers || !v->placed_ane || v->n_rules || ali_verdict_moved(v) ||
-	       (t->o->show_consts && ali_node_is_const(n));
+	if (t->o->all_layers || (t->o->show_consts && ali_node_is_const(n)))
+		return true;
+	return (!v->placed_ane || v->n_rules || ali_verdict_moved(v)) && !whole_model_row(v);
 }
 
-/* Names are never cut (two names differing only at the end must stay apart):
- * the column is as wide as the longest one. */
+/* The name column: as wide as the longest name listed (cut at NAME_COLS_MAX). */
 static void measure_row(void *vctx, const struct al_node *n)
 {
 	struct table_ctx *t = vctx;
 	if ((ali_node_is_const(n) && !t->o->show_consts) || !listed(t, n))
 		return;
-	int w = (n->owner ? n->owner->depth : 0) * 2 + ali_name_cols(n->name);
+	int cols = ali_name_cols(n->name);
+	int w = (n->owner ? n->owner->depth : 0) * 2 + (cols > NAME_COLS_MAX ? NAME_COLS_MAX : cols);
 	if (w > t->name_w)
 		t->name_w = w;
 }
@@ -149,6 +161,55 @@ static void ln_name_padded(struct line *l, const char *s, int width)
 	ln_spaces(l, width - w > 0 ? width - w : 0);
 }
 
+static int unit_cols(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f ? 4 : 1; /* a control byte shows as \xNN */
+}
+
+/* A name from the model, padded to `width`; a name of more than NAME_COLS_MAX
+ * columns is cut in the middle to fit it: its start, "~", its end. */
+static void ln_name_middle(struct line *l, const char *s, int width)
+{
+	if (!s)
+		s = "";
+	int max = width < NAME_COLS_MAX ? width : NAME_COLS_MAX;
+	if (max < 3 || ali_name_cols(s) <= max) {
+		ln_name_padded(l, s, width);
+		return;
+	}
+	int head = (max - 1) / 2, tail = max - 1 - head, hc = 0, tc = 0;
+	size_t pe = 0, len = strlen(s);
+	while (s[pe]) { /* whole characters (a UTF-8 sequence, or an escaped byte) */
+		size_t ul = 1;
+		while (s[pe + ul] && ((unsigned char)s[pe + ul] & 0xc0) == 0x80)
+			ul++;
+		int uc = unit_cols((unsigned char)s[pe]);
+		if (hc + uc > head)
+			break;
+		hc += uc;
+		pe += ul;
+	}
+	size_t ss = len;
+	while (ss > pe) {
+		size_t k = ss - 1;
+		while (k > pe && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k--;
+		int uc = unit_cols((unsigned char)s[k]);
+		if (tc + uc > tail)
+			break;
+		tc += uc;
+		ss = k;
+	}
+	char buf[4 * NAME_COLS_MAX + 8];
+	size_t n = pe < sizeof buf - 1 ? pe : sizeof buf - 1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	ln_name(l, buf, 0);
+	ln_ch(l, '~');
+	ln_name(l, s + ss, 0);
+	ln_spaces(l, width - (hc + 1 + tc));
+}
+
 /* fprintf("%5u  ", i) without printf */
 static void put_index(struct line *l, uint32_t i)
 {
@@ -175,7 +236,10 @@ static void print_row(void *vctx, const struct al_node *n)
 		return;
 	}
 	if (!listed(t, n)) {
-		t->hidden_ane++;
+		if (whole_model_row(&n->verdict))
+			t->hidden_whole++; /* said once, above the table */
+		else
+			t->hidden_ane++;
 		return;
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
@@ -186,7 +250,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	int depth = n->owner ? n->owner->depth : 0;
 	put_index(l, row);
 	ln_spaces(l, depth * 2);
-	ln_name_padded(l, n->name, t->name_w - depth * 2);
+	ln_name_middle(l, n->name, t->name_w - depth * 2);
 	ln_put(l, "  ", 2);
 	ln_name_padded(l, n->type, 22);
 	ln_put(l, "  ", 2);
@@ -202,23 +266,20 @@ static void print_row(void *vctx, const struct al_node *n)
 	 * model-level rule moved it away from the op's own verdict */
 	const struct al_verdict *v = &n->verdict;
 	bool moved = ali_verdict_moved(v);
-	bool any = v->n_rules || moved;
 	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
 		ln_str(l, al_col(o, C_YELLOW));
 		ln_ch(l, '?');
 		if (moved)
 			ln_ch(l, '*');
 		ln_str(l, al_col(o, C_RESET));
-		if (any)
-			ln_spaces(l, moved ? 16 : 17);
+		ln_spaces(l, moved ? 16 : 17);
 	} else if (v->placed_ane) {
 		ln_str(l, al_col(o, C_GREEN));
 		ln_put(l, "ANE", 3);
 		if (moved)
 			ln_ch(l, '*');
 		ln_str(l, al_col(o, C_RESET));
-		if (any)
-			ln_spaces(l, moved ? 14 : 15);
+		ln_spaces(l, moved ? 14 : 15);
 	} else { /* "%s%-18s%s" of "-> unit[*]" */
 		const char *un = al_unit_name(v->placed);
 		ln_str(l, al_col(o, al_unit_colour(v->placed)));
@@ -231,6 +292,13 @@ static void print_row(void *vctx, const struct al_node *n)
 			ln_spaces(l, pad);
 		ln_str(l, al_col(o, C_RESET));
 	}
+	/* how sure the unit shown is: the rule that moved it, else the verdict */
+	char conf = moved && v->moved_by ? v->moved_by->confidence : v->confidence;
+	ln_str(l, " [");
+	ln_ch(l, conf ? conf : '?');
+	ln_ch(l, ']');
+	if (v->n_rules || moved)
+		ln_ch(l, ' ');
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
 		bool warn = rule->kind == AL_RULE_WARN;
@@ -256,10 +324,19 @@ static void print_row(void *vctx, const struct al_node *n)
 		ln_str(l, " (op alone: ");
 		ln_str(l, v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit));
 		ln_ch(l, ')');
+		const char *kind;
+		const char *why = v->moved_by ? ali_accepted(o, t->s, ali_move_layer(n, v), v->moved_by, &kind) : NULL;
+		if (why) {
+			t->suppressed++;
+			ln_flush(l);
+			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
+			ali_put_name(out, why, 0);
+			fprintf(out, "]%s", al_col(o, C_RESET));
+		}
 	}
 	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
 	if (weights) {
-		ln_str(l, any ? "  " : " ");
+		ln_str(l, v->n_rules || moved ? "  " : " ");
 		ln_str(l, al_col(o, C_DIM));
 		ln_str(l, "[weights ");
 		ln_name(l, weights, 0);
@@ -275,13 +352,31 @@ static double pct(uint32_t a, uint32_t b)
 	return b ? 100.0 * a / b : 0.0;
 }
 
-static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o);
+static void print_findings(FILE *out, const struct al_submodel *s, const struct al_summary *sum,
+			   const struct al_report_opts *o);
 static void print_model_fix(FILE *out, const struct al_submodel *s, const struct al_rule *r);
 
-static void print_summary(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
+/* What fails the check, by rule, as the exit status and --format github see it
+ * (ali_each_failing): nothing when it passes. */
+static void print_failing(FILE *out, const struct al_submodel *s, const struct al_check_opts *co,
+			  const struct al_report_opts *o)
 {
-	struct al_summary sum;
-	ali_summarize(s, NULL, &sum);
+	struct ali_failing f;
+	ali_failing_count(o, co, NULL, s, &f);
+	if (!f.n)
+		return;
+	fprintf(out, "%sfailing%s: %" PRIu32 " finding%s:", al_col(o, C_RED), al_col(o, C_RESET), f.n,
+		f.n == 1 ? "" : "s");
+	for (uint32_t i = 0; i < f.n_rules; i++)
+		fprintf(out, "%s %s x%" PRIu32 " (%s)", i ? "," : "", f.by_rule[i].rule->id, f.by_rule[i].count,
+			f.by_rule[i].rule->name);
+	fputc('\n', out);
+}
+
+static void print_summary(FILE *out, const struct al_submodel *s, const struct al_summary *sump,
+			  const struct al_report_opts *o)
+{
+	struct al_summary sum = *sump;
 	const char *what = s->world == AL_WORLD_MIL ? "ops" : "layers";
 	uint32_t ane = sum.per_unit[AL_UNIT_ANE];
 	uint32_t off = sum.nodes - ane - sum.unknown;
@@ -292,9 +387,10 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 		fprintf(out, ", %" PRIu32 " ANE-eligible", sum.eligible);
 	fprintf(out, ", %s%" PRIu32 " %s the ANE (%.1f%%)%s", al_col(o, C_GREEN), ane,
 		sum.moved ? "placed on" : "on", pct(ane, sum.nodes), al_col(o, C_RESET));
-	if (sum.moved)
-		fprintf(out, ": %" PRIu32 " moved by %s", sum.moved,
-			sum.moved_by ? sum.moved_by->id : "the partition policy");
+	if (sum.moved) {
+		fputs(": ", out);
+		ali_put_moves(out, &sum);
+	}
 	if (sum.unknown)
 		fprintf(out, ", %s%" PRIu32 " unit unknown%s (ANE057)", al_col(o, C_YELLOW), sum.unknown,
 			al_col(o, C_RESET));
@@ -316,7 +412,7 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 				sum.top[i].count, sum.top[i].rule->name);
 		fputc('\n', out);
 	}
-	print_findings(out, s, o);
+	print_findings(out, s, &sum, o);
 }
 
 /* Under a model-level finding `anelint fix` answers by editing the description:
@@ -333,7 +429,8 @@ static void print_model_fix(FILE *out, const struct al_submodel *s, const struct
 		    : " (exact: keeps the first enumerated input, fixes the others)\n", out);
 }
 
-static void print_findings(FILE *out, const struct al_submodel *s, const struct al_report_opts *o)
+static void print_findings(FILE *out, const struct al_submodel *s, const struct al_summary *sum,
+			   const struct al_report_opts *o)
 {
 	for (uint32_t i = 0; i < s->n_findings; i++) {
 		const struct al_finding *f = &s->findings[i];
@@ -341,8 +438,10 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 		fprintf(out, "model: %s%s%s %s [%c] ", al_col(o, warn ? C_YELLOW : C_RED), f->rule->id,
 			al_col(o, C_RESET), al_rule_kind_name(f->rule->kind), f->rule->confidence);
 		ali_put_name(out, f->reason, 0);
-		if (!warn)
-			fprintf(out, " (-> %s)", al_unit_name(f->rule->unit));
+		if (!warn) { /* where it moved the layers, as their rows say (ANE071 with the GPU in use: the GPU) */
+			const char *to = ali_moved_to(sum, f->rule);
+			fprintf(out, " (-> %s)", to ? to : al_unit_name(f->rule->unit));
+		}
 		const char *kind;
 		const char *why = ali_accepted(o, s, NULL, f->rule, &kind);
 		if (why) {
@@ -406,13 +505,24 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 				fputc('\n', out);
 			*first = false;
 			print_header(out, s, o);
+			struct al_summary sum;
+			ali_summarize(s, NULL, &sum);
+			if (s->n_graphs && sum.whole_rows && !o->all_layers) /* said once, not per row */
+				fprintf(out, "  %s%s%s (%s, below) moves the whole model off the ANE: its %" PRIu32
+					     " %s without a finding of %s own %s to the %s (not listed; --all lists "
+					     "them)\n", al_col(o, C_RED), sum.whole_model->id, al_col(o, C_RESET),
+					sum.whole_model->name, sum.whole_rows,
+					s->world == AL_WORLD_MIL ? (sum.whole_rows == 1 ? "op" : "ops")
+								 : (sum.whole_rows == 1 ? "layer" : "layers"),
+					sum.whole_rows == 1 ? "its" : "their", sum.whole_rows == 1 ? "goes" : "go",
+					ali_moved_to(&sum, sum.whole_model));
 			if (s->n_graphs) {
 				struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s};
 				ali_walk_nodes(s, measure_row, &t);
 				fprintf(out, "%s%5s  %-*s  %-22s  ", al_col(o, C_DIM), "#", t.name_w, "name", "type");
 				if (o->shapes)
 					fprintf(out, "%-18s  %8s  ", "shape", "FLOPs");
-				fprintf(out, "%-18s %s%s\n", "unit", "rules and reasons", al_col(o, C_RESET));
+				fprintf(out, "%-18s %-4s %s%s\n", "unit", "conf", "rules and reasons", al_col(o, C_RESET));
 				ali_walk_nodes(s, print_row, &t);
 				if (t.hidden_consts)
 					fprintf(out, "%s  (%" PRIu32 " const ops not shown; --consts shows them)%s\n",
@@ -431,9 +541,10 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
 			if (s->n_graphs)
-				print_summary(out, s, o);
+				print_summary(out, s, &sum, o);
 			else
-				print_findings(out, s, o);
+				print_findings(out, s, &sum, o);
+			print_failing(out, s, ali_item_check(item, o), o);
 		}
 		print_diags(out, item->diags, o);
 		if (own && item->model) /* models of their own settings: each says what it is predicted for */

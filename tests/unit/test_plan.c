@@ -754,10 +754,16 @@ static uint32_t check_agrees_with_plan(const char *path, bool fixes)
 						 al_place_name(v->place), al_unit_name(p->unit[i]),
 						 al_place_name(p->place[i]));
 				assert_int_equal(v->placed_ane, p->unit[i] == AL_UNIT_ANE);
+				/* every move names its rule (issue 29): the model-level one, or the
+				 * partition's ANE072-076; the verdict and a resolved gpu_or_cpu none */
+				static const char *const ids[AL_PLACE_COUNT] = {
+					[AL_PLACE_GPU_STICKS] = "ANE073", [AL_PLACE_CPU_STICKS] = "ANE074",
+					[AL_PLACE_OWNER] = "ANE075", [AL_PLACE_SMALL] = "ANE072",
+					[AL_PLACE_UNITS] = "ANE076"};
 				if (p->place[i] == AL_PLACE_MODEL)
 					assert_ptr_equal(v->moved_by, p->model_rule);
-				else if (p->place[i] == AL_PLACE_SMALL)
-					assert_string_equal(v->moved_by->id, "ANE072");
+				else if (ids[p->place[i]])
+					assert_string_equal(v->moved_by->id, ids[p->place[i]]);
 				else
 					assert_null(v->moved_by);
 				n++;

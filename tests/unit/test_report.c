@@ -52,8 +52,13 @@ static void test_escape_markdown(void **state)
 {
 	(void)state;
 	expect("a|b *c* [d](e) @f #1 `g`", AL_ESC_MD, 0,
-	       "a\\|b \\*c\\* \\[d\\]\\(e\\) \\@f \\#1 \\`g\\`");
-	expect("a\\b<c>", AL_ESC_MD, 0, "a\\\\b\\<c\\>");
+	       "a\\|b \\*c\\* \\[d\\](e) \\@f \\#1 \\`g\\`");
+	expect("a\\b<c>", AL_ESC_MD, 0, "a\\\\b\\<c>");
+	/* reads as text: no escape where no markup can start (issue 29) */
+	expect("kernel 15x15 > 13 (ANE: 1, 2 or 4); x.y-z/w", AL_ESC_MD, 0,
+	       "kernel 15x15 > 13 (ANE: 1, 2 or 4); x.y-z/w");
+	expect("lstm_out_1 _a_ b_", AL_ESC_MD, 0, "lstm_out_1 \\_a\\_ b\\_");
+	expect("see http://x www.y.z $1", AL_ESC_MD, 0, "see http\\://x www\\.y.z \\$1");
 	expect("x\ny", AL_ESC_MD, 0, "x\\\\x0ay"); /* shown as \x0a, its backslash escaped */
 	expect("caf\xc3\xa9", AL_ESC_MD, 0, "caf\xc3\xa9");
 }

@@ -563,12 +563,20 @@ static const struct rcase cases[] = {
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", true, "no-ane071", NEEDS_COST},
 	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE072", false, NULL, NEEDS_COST},
 	{CR("mil_shapes.mlpackage"), NULL, "@conv", "ANE072", false, NULL, NEEDS_COST},
+	/* ---- ANE073-076: the partition's other moves (never fire per op, issue 29) */
+	{CR("plan_susus.mlmodel"), NULL, "s2", "ANE073", true},      /* after a GPU custom layer */
+	{CR("plan_pingpong.mlmodel"), NULL, "s2", "ANE073", false},
+	{CV("cumsum__mlp_fp16.mlpackage"), NULL, "var_9_cast_fp16", "ANE074", true}, /* after cumsum */
+	{CR("plan_susus.mlmodel"), NULL, "s2", "ANE074", false},
+	{CV("gru__mlp_fp16.mlpackage"), NULL, "less_1", "ANE075", true}, /* in a while_loop */
+	{CR("plan_susus.mlmodel"), NULL, "s2", "ANE075", false},
+	{CR("plan_susus.mlmodel"), NULL, "s2", "ANE076", false},
 };
 #pragma GCC diagnostic pop
 #define N_CASES (sizeof cases / sizeof cases[0])
 
 /* Rules whose must-fire case is a dedicated test rather than a table row. */
-static const char *const fired_elsewhere[] = {"ANE045", NULL};
+static const char *const fired_elsewhere[] = {"ANE045", "ANE076", NULL};
 
 static unsigned n_skipped_cases;
 
@@ -681,6 +689,26 @@ static void test_every_rule_has_fixtures(void **state)
 		}
 	}
 	assert_int_equal(missing, 0);
+}
+
+/* ANE076: the compute units move the work (check --compute-units cpu-only). */
+static void test_compute_units_move(void **state)
+{
+	(void)state;
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(fixture(CR("plan_susus.mlmodel")), &m, NULL), AL_OK);
+	struct al_check_opts o = {.compute_units = AL_CU_CPU_ONLY};
+	assert_int_equal(al_model_check(m, &o, NULL), AL_OK);
+	const struct al_submodel *s = al_model_get(m, 0);
+	const struct al_node *s2 = NULL;
+	for (uint32_t i = 0; i < s->graphs[0]->n_nodes; i++)
+		if (strcmp(s->graphs[0]->nodes[i].name, "s2") == 0)
+			s2 = &s->graphs[0]->nodes[i];
+	assert_non_null(s2);
+	assert_true(s2->verdict.ane && !s2->verdict.placed_ane);
+	assert_non_null(s2->verdict.moved_by);
+	assert_string_equal(s2->verdict.moved_by->id, "ANE076");
+	al_model_free(m);
 }
 
 /* ================================================================ the table itself */
@@ -1421,6 +1449,7 @@ int main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_every_rule_has_fixtures),
+		cmocka_unit_test(test_compute_units_move),
 		cmocka_unit_test(test_verdict_fallback),
 		cmocka_unit_test(test_verdict_warn_only),
 		cmocka_unit_test(test_verdict_strongest_rule),

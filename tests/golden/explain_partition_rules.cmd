@@ -1,0 +1,1 @@
+explain gpu_sticks ANE076
