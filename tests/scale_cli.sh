@@ -93,8 +93,9 @@ run "$ANELINT" check --no-config --baseline "$T/h_fast.json" $H
 a=$(grep -c 'suppressed, baseline' "$T/out")
 run "$ANELINT" check --no-config --baseline "$T/h_slow.json" $H
 b=$(grep -c 'suppressed, baseline' "$T/out")
-[ "$a" = 2 ] && [ "$b" = 2 ] && ok "baseline readers agree on escaped names (2 and 2 accepted)" ||
-	bad "baseline readers: $a accepted by the fast one, $b by json-c (2 expected)"
+# (2 findings of its own and, since the partition's moves are findings, the layer ANE072 moves)
+[ "$a" = 3 ] && [ "$b" = 3 ] && ok "baseline readers agree on escaped names (3 and 3 accepted)" ||
+	bad "baseline readers: $a accepted by the fast one, $b by json-c (3 expected)"
 
 # suppressions: 2,000 [[suppress]] of other rules and the one that accepts, per finding
 python3 - "$T/anelint.toml" <<'PY'
