@@ -103,5 +103,12 @@ double ali_work_floor_weights(const struct al_release *os); /* bytes */
 bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 			   const struct al_release *os);
 
+/* ------------------------------------------------------------------ certainty (certainty.c)
+ * p_ane, verdict and `uncertain` of node n's final placement (after the partition), for
+ * target t and release os; nn: a NeuralNetwork layer (else an ML Program op). */
+void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct al_target *t,
+		   const struct al_release *os);
+/* Whether kind_status.c has a row for kind k (tests/unit/test_kinds.c lists those without). */
+bool ali_kind_status_has(bool nn, int kind);
 
 #endif

@@ -35,6 +35,12 @@ static void count_node(void *ctx, const struct al_node *n)
 		sum->per_unit[AL_UNIT_ANE]++;
 	else if ((unsigned)v->placed < AL_UNIT_COUNT)
 		sum->per_unit[v->placed]++;
+	if ((unsigned)v->verdict < 3)
+		sum->verdicts[v->verdict]++;
+	if (v->verdict == AL_VERDICT_UNCERTAIN && v->placed_ane && !v->unknown)
+		sum->uncertain_ane++;
+	if (v->verdict == AL_VERDICT_NOT_ANE && !v->placed_ane && (unsigned)v->placed < AL_UNIT_COUNT)
+		sum->sure_off[v->placed]++;
 	if (ali_verdict_moved(v)) {
 		sum->moved++;
 		if (v->moved_by && !sum->moved_by)
@@ -101,9 +107,13 @@ bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 {
 	if (fail_on == AL_FAIL_NEVER)
 		return false;
-	/* the final placement (after model-level and partition decisions) */
-	bool cpu = sum->per_unit[AL_UNIT_CPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
-	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
+	/* the final placement (after model-level and partition decisions); an uncertain
+	 * verdict fails only under --fail-on uncertain */
+	const uint32_t *off = fail_on == AL_FAIL_UNCERTAIN ? sum->per_unit : sum->sure_off;
+	bool cpu = off[AL_UNIT_CPU] || off[AL_UNIT_GPU_OR_CPU];
+	bool gpu = off[AL_UNIT_GPU] || off[AL_UNIT_GPU_OR_CPU];
+	if (fail_on == AL_FAIL_UNCERTAIN && sum->verdicts[AL_VERDICT_UNCERTAIN])
+		return true;
 	/* a model-level rule on a model without nodes (a non-neural model) */
 	const struct al_finding *f;
 	uint32_t nf = sum->nodes ? 0 : ali_view_findings(v, s, &f);
@@ -115,7 +125,8 @@ bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		gpu |= r->unit == AL_UNIT_GPU || r->unit == AL_UNIT_GPU_OR_CPU;
 	}
 	switch (fail_on) {
-	case AL_FAIL_ANY: return cpu || gpu;
+	case AL_FAIL_ANY:
+	case AL_FAIL_UNCERTAIN: return cpu || gpu;
 	case AL_FAIL_CPU: return cpu;
 	case AL_FAIL_GPU: return gpu;
 	case AL_FAIL_NEVER: break;
@@ -593,7 +604,7 @@ const char *ali_accepted(const struct al_report_opts *o, const struct al_submode
 static bool unit_counts(enum al_unit u, enum al_fail_on f)
 {
 	bool cpu = u == AL_UNIT_CPU || u == AL_UNIT_GPU_OR_CPU, gpu = u == AL_UNIT_GPU || u == AL_UNIT_GPU_OR_CPU;
-	return f == AL_FAIL_ANY ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
+	return f == AL_FAIL_ANY || f == AL_FAIL_UNCERTAIN ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
 }
 
 struct fail_walk {
@@ -607,7 +618,13 @@ static void node_fails(void *ctx, const struct al_node *n)
 {
 	struct fail_walk *w = ctx;
 	const struct al_verdict *vd = ali_view_verdict(w->v, n);
-	if (w->fails || ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, w->o->fail_on))
+	if (w->fails || ali_node_is_const(n))
+		return;
+	if (vd->verdict == AL_VERDICT_UNCERTAIN) { /* fails only a strict gate, whatever is accepted */
+		w->fails = w->o->fail_on == AL_FAIL_UNCERTAIN;
+		return;
+	}
+	if (vd->placed_ane || !unit_counts(vd->placed, w->o->fail_on))
 		return;
 	bool any = false;
 	for (uint32_t i = 0; i < vd->n_rules; i++) {

@@ -34,6 +34,9 @@ struct al_summary {
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
+	uint32_t verdicts[3];             /* by al_ane_verdict (issue #30) */
+	uint32_t sure_off[AL_UNIT_COUNT]; /* per_unit off the ANE, verdict not_ane only */
+	uint32_t uncertain_ane;           /* uncertain and placed on the ANE (best guess) */
 };
 /* v: the view of s to count (NULL: the model's own verdicts and findings). */
 struct al_view;

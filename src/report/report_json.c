@@ -170,8 +170,18 @@ static void layer_json(void *vctx, const struct al_node *n)
 	ali_jw_int(w, "depth", g ? g->depth : 0);
 	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
 	/* a unit unknown (ANE057): "unit"/"op_unit" "unknown", "ane"/"op_ane" false */
+	/* verdict / p_ane (schema 3): how sure; "ane" is null when the verdict is uncertain */
 	const struct al_verdict *v = &n->verdict;
-	ali_jw_bool(w, "ane", v->placed_ane && !v->unknown);
+	if (v->verdict == AL_VERDICT_UNCERTAIN)
+		ali_jw_null(w, "ane");
+	else
+		ali_jw_bool(w, "ane", v->placed_ane && !v->unknown);
+	ali_jw_str(w, "verdict", al_ane_verdict_name(v->verdict));
+	char p_text[16];
+	snprintf(p_text, sizeof p_text, "%.2f", v->p_ane);
+	ali_jw_raw(w, "p_ane", p_text);
+	if (v->uncertain)
+		ali_jw_str(w, "uncertain", v->uncertain);
 	ali_jw_str(w, "unit", ali_placed_name(v));
 	ali_jw_bool(w, "op_ane", v->ane && !v->unknown);
 	ali_jw_str(w, "op_unit", v->unknown ? "unknown" : al_unit_name(v->unit));

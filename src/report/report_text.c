@@ -202,7 +202,8 @@ static void print_row(void *vctx, const struct al_node *n)
 	 * model-level rule moved it away from the op's own verdict */
 	const struct al_verdict *v = &n->verdict;
 	bool moved = ali_verdict_moved(v);
-	bool any = v->n_rules || moved;
+	bool unsure = v->verdict == AL_VERDICT_UNCERTAIN && !v->unknown; /* `?`: issue #30 */
+	bool any = v->n_rules || moved || unsure;
 	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
 		ln_str(l, al_col(o, C_YELLOW));
 		ln_ch(l, '?');
@@ -214,19 +215,23 @@ static void print_row(void *vctx, const struct al_node *n)
 	} else if (v->placed_ane) {
 		ln_str(l, al_col(o, C_GREEN));
 		ln_put(l, "ANE", 3);
+		if (unsure)
+			ln_ch(l, '?');
 		if (moved)
 			ln_ch(l, '*');
 		ln_str(l, al_col(o, C_RESET));
 		if (any)
-			ln_spaces(l, moved ? 14 : 15);
+			ln_spaces(l, 15 - moved - unsure);
 	} else { /* "%s%-18s%s" of "-> unit[*]" */
 		const char *un = al_unit_name(v->placed);
 		ln_str(l, al_col(o, al_unit_colour(v->placed)));
 		ln_put(l, "-> ", 3);
 		ln_str(l, un);
+		if (unsure)
+			ln_ch(l, '?');
 		if (moved)
 			ln_ch(l, '*');
-		int pad = 18 - 3 - (int)strlen(un) - moved;
+		int pad = 18 - 3 - (int)strlen(un) - moved - unsure;
 		if (pad > 0)
 			ln_spaces(l, pad);
 		ln_str(l, al_col(o, C_RESET));
@@ -256,6 +261,13 @@ static void print_row(void *vctx, const struct al_node *n)
 		ln_str(l, " (op alone: ");
 		ln_str(l, v->unknown ? "unknown" : v->ane ? "ANE" : al_unit_name(v->unit));
 		ln_ch(l, ')');
+	}
+	if (unsure) {
+		char p[48];
+		snprintf(p, sizeof p, " ? uncertain (p_ane %.2f): ", v->p_ane);
+		ln_str(l, v->n_rules || moved ? ";" : "");
+		ln_str(l, p);
+		ln_str(l, v->uncertain ? v->uncertain : "");
 	}
 	ln_ch(l, '\n');
 	ln_flush(l);
@@ -299,6 +311,13 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 				first = false;
 			}
 	}
+	fputc('\n', out);
+	/* issue #30: how sure, and the ANE share if every uncertain one went either way */
+	fprintf(out, "verdicts: %" PRIu32 " on the ANE, %" PRIu32 " off, %" PRIu32 " uncertain",
+		sum.verdicts[AL_VERDICT_ANE], sum.verdicts[AL_VERDICT_NOT_ANE], sum.verdicts[AL_VERDICT_UNCERTAIN]);
+	if (sum.verdicts[AL_VERDICT_UNCERTAIN])
+		fprintf(out, "; ANE share %.1f%%..%.1f%%", pct(sum.verdicts[AL_VERDICT_ANE], sum.nodes),
+			pct(sum.verdicts[AL_VERDICT_ANE] + sum.verdicts[AL_VERDICT_UNCERTAIN], sum.nodes));
 	fputc('\n', out);
 	if (sum.n_top) {
 		fputs("rules fired:", out);
