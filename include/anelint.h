@@ -158,6 +158,13 @@ struct al_rule_evidence {
 	const char *detail;    /* NULL, or a word its reason must hold to be what the reports saw */
 };
 AL_API void al_rule_evidence_of(const struct al_rule *r, struct al_rule_evidence *out);
+struct al_target;
+struct al_release;
+/* Whether r, firing with this reason (may be NULL) for target t on release os (NULL: the
+ * defaults), is within its evidence or has a mechanism for it: false when its verdict
+ * there is uncertain. */
+AL_API bool al_rule_decides_at(const struct al_rule *r, const char *reason, const struct al_target *t,
+			       const struct al_release *os);
 
 /* The ANE status of a NeuralNetwork layer kind or ML Program op type for a
  * release (src/analysis/kind_status.c): 'S' supported (observed on the ANE),
@@ -293,6 +300,7 @@ struct al_verdict {
 	enum al_ane_verdict verdict;
 	double p_ane;
 	const char *uncertain;
+	const struct al_rule *uncertain_rule; /* the rule whose evidence does not reach here, or NULL (the kind) */
 };
 
 struct al_node {

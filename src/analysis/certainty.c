@@ -81,9 +81,15 @@ static double strength(char confidence, uint32_t n_reports)
 	}
 }
 
+/* Why a verdict is uncertain: a reason, and the rule whose evidence does not reach (or NULL). */
+struct why {
+	const char *text;
+	const struct al_rule *rule;
+};
+
 /* How much rule r, deciding at target index ti and release index ri with this reason, is
  * worth: its strength, or 0.5 outside its evidence without a mechanism; *why says so then. */
-static double rule_strength(const struct al_rule *r, const char *reason, int ti, int ri, const char **why)
+static double rule_strength(const struct al_rule *r, const char *reason, int ti, int ri, struct why *why)
 {
 	struct al_rule_evidence e;
 	al_rule_evidence_of(r, &e);
@@ -91,11 +97,11 @@ static double rule_strength(const struct al_rule *r, const char *reason, int ti,
 	bool in_fam = ti >= 0 && (e.families >> ti & 1u);
 	bool in_rel = ri >= 0 && (e.releases >> ri & 1u);
 	if (ri >= 0 && (e.conflict >> ri & 1u)) {
-		*why = "its reports disagree on this release";
+		*why = (struct why){"its reports disagree on this release", r};
 		return 0.5;
 	}
 	if (e.n_reports == 0 && !e.mechanism) {
-		*why = "no report observed it";
+		*why = (struct why){"no report observed it", r};
 		return 0.5;
 	}
 	bool in_detail = !e.detail || (reason && strstr(reason, e.detail));
@@ -103,27 +109,36 @@ static double rule_strength(const struct al_rule *r, const char *reason, int ti,
 		return s;
 	if (e.mechanism)
 		return s - 0.05;
-	*why = !in_rel ? "no report observed it on this OS release"
-	     : !in_fam ? "no report observed it on this chip"
-		       : "no report observed it in this form (its reports saw another)";
+	why->rule = r;
+	why->text = !in_rel ? "no report observed it on this OS release"
+		  : !in_fam ? "no report observed it on this chip"
+			    : "no report observed it in this form (its reports saw another)";
 	return 0.5;
+}
+
+bool al_rule_decides_at(const struct al_rule *r, const char *reason, const struct al_target *t,
+			const struct al_release *os)
+{
+	struct why w = {0};
+	return r && rule_strength(r, reason, ali_target_index(t ? t : al_target_default()),
+				  ali_release_index(os ? os : al_release_default()), &w) > 0.5;
 }
 
 /* Off the ANE by its own rules: the strongest of the fallback rules that fired (one
  * sufficient reason is enough), and *why from the first of them when none is sure. */
-static double own_strength(const struct al_verdict *v, int ti, int ri, const char **why)
+static double own_strength(const struct al_verdict *v, int ti, int ri, struct why *why)
 {
 	double best = 0;
-	const char *w0 = NULL;
+	struct why w0 = {0};
 	for (uint32_t i = 0; i < v->n_rules; i++) {
 		const struct al_rule *r = v->rules[i];
 		if (!r || r->kind == AL_RULE_WARN)
 			continue;
-		const char *w = NULL;
+		struct why w = {0};
 		double s = rule_strength(r, v->reasons ? v->reasons[i] : NULL, ti, ri, &w);
 		if (s > best)
 			best = s;
-		if (!w0)
+		if (!w0.text)
 			w0 = w;
 	}
 	if (best <= 0.5)
@@ -133,19 +148,19 @@ static double own_strength(const struct al_verdict *v, int ti, int ri, const cha
 
 /* Off the ANE by the model-level rules of s: the strongest of those that fired. */
 static double model_strength(const struct al_submodel *s, const struct al_rule *moved_by, int ti, int ri,
-			     const char **why)
+			     struct why *why)
 {
 	double best = 0;
-	const char *w0 = NULL;
+	struct why w0 = {0};
 	for (uint32_t i = 0; s && i < s->n_findings; i++) {
 		const struct al_rule *r = s->findings[i].rule;
 		if (!r || r->kind == AL_RULE_WARN || r->unit == AL_UNIT_ANE || r->unit == AL_UNIT_NONE)
 			continue;
-		const char *w = NULL;
+		struct why w = {0};
 		double x = rule_strength(r, s->findings[i].reason, ti, ri, &w);
 		if (x > best)
 			best = x;
-		if (r == moved_by || !w0)
+		if (r == moved_by || !w0.text)
 			w0 = w;
 	}
 	if (best == 0) /* the partition's own rule (ANE072), not a finding */
@@ -173,19 +188,19 @@ void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct 
 	struct al_verdict *v = &n->verdict;
 	int ti = ali_target_index(t ? t : al_target_default());
 	int ri = ali_release_index(os ? os : al_release_default());
-	const char *why = NULL;
+	struct why why = {0};
 	double p;
 	if (!nn && (ali_rx_mil_flags(n) & AL_OPF_CONST)) {
 		p = 1.0;
 	} else if (v->unknown) {
 		p = 0.5;
-		why = "the model does not say what the layer is";
+		why.text = "the model does not say what the layer is";
 	} else if (v->place == AL_PLACE_UNITS) {
 		p = v->placed_ane ? 1.0 : 0.0;
 	} else if (v->place == AL_PLACE_MODEL && v->moved_by) {
 		double k = model_strength(s, v->moved_by, ti, ri, &why);
 		if (!v->ane) { /* its own rules send it off the ANE too */
-			const char *w2 = NULL;
+			struct why w2 = {0};
 			double k2 = own_strength(v, ti, ri, &w2);
 			if (k2 > k)
 				k = k2, why = w2;
@@ -196,7 +211,8 @@ void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct 
 		p = v->placed_ane ? k : 1.0 - k;
 	} else if (v->place == AL_PLACE_VERDICT || v->place == AL_PLACE_RESOLVED) {
 		const struct al_rule *w = v->ane ? ane_warning(v) : NULL;
-		const char *prov = NULL, *ww = NULL;
+		const char *prov = NULL;
+		struct why ww = {0};
 		if (!v->ane) {
 			p = 1.0 - own_strength(v, ti, ri, &why);
 		} else if (w && rule_strength(w, NULL, ti, ri, &ww) > 0.5) {
@@ -204,7 +220,7 @@ void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct 
 		} else {
 			char st = al_kind_ane_status(nn, n->type, os, &prov);
 			p = st == 'S' ? 0.9 : 0.5;
-			why = st == 'S' ? NULL : "no report saw this layer kind on the ANE on this OS release";
+			why.text = st == 'S' ? NULL : "no report saw this layer kind on the ANE on this OS release";
 		}
 		if (!v->placed_ane && v->ane) /* the policy moved it after all */
 			p = 0.25;
@@ -213,5 +229,7 @@ void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct 
 	}
 	v->p_ane = p;
 	v->verdict = p >= P_SURE ? AL_VERDICT_ANE : p <= 1.0 - P_SURE ? AL_VERDICT_NOT_ANE : AL_VERDICT_UNCERTAIN;
-	v->uncertain = v->verdict == AL_VERDICT_UNCERTAIN ? (why ? why : "the evidence is weak here") : NULL;
+	bool unsure = v->verdict == AL_VERDICT_UNCERTAIN;
+	v->uncertain = unsure ? (why.text ? why.text : "the evidence is weak here") : NULL;
+	v->uncertain_rule = unsure ? why.rule : NULL;
 }

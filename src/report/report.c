@@ -67,6 +67,15 @@ const char *ali_placed_name(const struct al_verdict *v)
 	return v->unknown && v->placed_ane ? "unknown" : al_unit_name(v->placed);
 }
 
+const char *ali_uncertain_text(const struct al_verdict *v, char *buf, size_t cap)
+{
+	if (v->verdict != AL_VERDICT_UNCERTAIN || !cap)
+		return "";
+	snprintf(buf, cap, "%s%s%s", v->uncertain_rule ? v->uncertain_rule->id : "",
+		 v->uncertain_rule ? ": " : "", v->uncertain ? v->uncertain : "");
+	return buf;
+}
+
 const char *ali_moved_by(const struct al_verdict *v)
 {
 	return v->moved_by ? v->moved_by->id : al_place_name(v->place);

@@ -49,6 +49,9 @@ bool ali_verdict_moved(const struct al_verdict *v);
 /* The unit a sink shows for a node's final placement: "unknown" when its
  * unit is unknown and the partition left it with the ANE work around it. */
 const char *ali_placed_name(const struct al_verdict *v);
+/* Why a verdict is uncertain, with the rule whose evidence does not reach it:
+ * "ANE040: no report observed it on this OS release"; "" when it is not uncertain. */
+const char *ali_uncertain_text(const struct al_verdict *v, char *buf, size_t cap);
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
 bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		      const struct al_summary *sum, enum al_fail_on fail_on);

@@ -180,8 +180,10 @@ static void layer_json(void *vctx, const struct al_node *n)
 	char p_text[16];
 	snprintf(p_text, sizeof p_text, "%.2f", v->p_ane);
 	ali_jw_raw(w, "p_ane", p_text);
-	if (v->uncertain)
-		ali_jw_str(w, "uncertain", v->uncertain);
+	if (v->verdict == AL_VERDICT_UNCERTAIN) {
+		char why[160];
+		ali_jw_str(w, "uncertain", ali_uncertain_text(v, why, sizeof why));
+	}
 	ali_jw_str(w, "unit", ali_placed_name(v));
 	ali_jw_bool(w, "op_ane", v->ane && !v->unknown);
 	ali_jw_str(w, "op_unit", v->unknown ? "unknown" : al_unit_name(v->unit));

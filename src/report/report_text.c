@@ -267,7 +267,8 @@ static void print_row(void *vctx, const struct al_node *n)
 		snprintf(p, sizeof p, " ? uncertain (p_ane %.2f): ", v->p_ane);
 		ln_str(l, v->n_rules || moved ? ";" : "");
 		ln_str(l, p);
-		ln_str(l, v->uncertain ? v->uncertain : "");
+		char why[160];
+		ln_str(l, ali_uncertain_text(v, why, sizeof why));
 	}
 	ln_ch(l, '\n');
 	ln_flush(l);
