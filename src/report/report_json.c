@@ -258,6 +258,17 @@ static void jw_summary(struct ali_jw *w, const struct al_submodel *s)
 	char buf[32];
 	snprintf(buf, sizeof buf, "%.4f", share);
 	ali_jw_raw(w, "ane_share", buf);
+	/* issue #30: N on the ANE, M off, K uncertain, and the share if the uncertain go either way */
+	ali_jw_object(w, "verdicts");
+	for (int k = 0; k < 3; k++)
+		ali_jw_int(w, al_ane_verdict_name((enum al_ane_verdict)k), sum.verdicts[k]);
+	ali_jw_end(w);
+	ali_jw_array(w, "ane_share_range");
+	snprintf(buf, sizeof buf, "%.4f", sum.nodes ? (double)sum.verdicts[AL_VERDICT_ANE] / sum.nodes : 0.0);
+	ali_jw_raw(w, NULL, buf);
+	snprintf(buf, sizeof buf, "%.4f", sum.nodes ? (double)(sum.verdicts[AL_VERDICT_ANE] + sum.verdicts[AL_VERDICT_UNCERTAIN]) / sum.nodes : 0.0);
+	ali_jw_raw(w, NULL, buf);
+	ali_jw_end(w);
 	ali_jw_array(w, "rules");
 	for (uint32_t i = 0; i < sum.n_top; i++) {
 		ali_jw_object(w, NULL);
