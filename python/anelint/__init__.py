@@ -162,7 +162,7 @@ class Layer:
     index: int
     name: str
     type: str
-    ane: bool  # placed on the ANE (the final placement, as `plan` predicts it)
+    ane: Optional[bool]  # placed on the ANE (the final placement, as `plan` predicts it); None: uncertain
     unit: str  # "ane", "gpu", "cpu": the final placement
     op_ane: bool  # eligible by its own rules
     op_unit: str
@@ -174,6 +174,8 @@ class Layer:
     function: Optional[str] = None
     block: Optional[str] = None
     depth: int = 0
+    verdict: Optional[str] = None  # "ane", "not_ane" or "uncertain" (schema 3)
+    p_ane: Optional[float] = None  # probability that Core ML runs it on the ANE
 
 
 @dataclass
@@ -206,7 +208,7 @@ class Report:
     @property
     def ane_share(self) -> float:
         n = len(self.layers)
-        return sum(layer.ane for layer in self.layers) / n if n else 0.0
+        return sum(layer.unit == "ane" for layer in self.layers) / n if n else 0.0
 
 
 def _finding(f):
@@ -222,7 +224,7 @@ def _layer(j):
     return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
                  j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
                  j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
-                 j.get("block"), j.get("depth", 0))
+                 j.get("block"), j.get("depth", 0), j.get("verdict"), j.get("p_ane"))
 
 
 def _model(j):
