@@ -102,6 +102,14 @@ d = json.load(open(sys.argv[1]))
 print(" ".join("%s:%s" % (r["ruleId"], r["level"]) for r in d["runs"][0]["results"]))' "$T/s")
 expect "SARIF: ANE071 outside its evidence is a note" "$got" "ANE071:note ANE008:error ANE008:error"
 
+"$ANELINT" check --format github --os ios27 tests/data/converted/pool_k15_s3__nn_ios13.mlmodel >"$T/g"
+if grep -q '^::notice .*title=anelint ANE071 ' "$T/g" && grep -q '^::error .*title=anelint ANE008 ' "$T/g" &&
+	grep -q 'on the ANE (1 uncertain)' "$T/g"; then
+	ok "github: ANE071 outside its evidence is a notice"
+else
+	bad "github: ANE071 outside its evidence is a notice: $(cat "$T/g")"
+fi
+
 # 7. plan: which uncertain layers could change the segments
 "$ANELINT" plan --os ios18 $D/fix_shape.mlmodel >"$T/p"
 if grep -q '^  uncertain 2 (could change these segments): c1 (segment 0, ANE040), c2 (segment 0, ANE040)$' "$T/p"; then

@@ -104,7 +104,12 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 		}
 		snprintf(title, sizeof title, "anelint %s %s: the whole model%s%s", r->id, r->name,
 			 r->kind == AL_RULE_WARN ? "" : " goes to the ", r->kind == AL_RULE_WARN ? "" : al_unit_name(r->unit));
-		annotate(g->out, level(r), s, title, NULL, NULL, fs[i].reason);
+		/* a rule outside its evidence gives an uncertain verdict (issue #30): a notice */
+		const struct al_check_opts *co = g->o->check;
+		bool unsure = r->kind != AL_RULE_WARN &&
+			      !al_rule_decides_at(r, fs[i].reason, v->plan ? v->plan->target : co ? co->target : NULL,
+						  co ? co->os : NULL);
+		annotate(g->out, unsure ? "notice" : level(r), s, title, NULL, NULL, fs[i].reason);
 		shown++;
 	}
 	struct al_dag d;
@@ -127,7 +132,8 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 				else
 					snprintf(title, sizeof title, "anelint %s %s: falls back to the %s", r->id, r->name,
 						 ali_unit_upper(u));
-				annotate(g->out, level(r), s, title, n->name, n->type, vd->reasons[i]);
+				annotate(g->out, vd->verdict == AL_VERDICT_UNCERTAIN ? "notice" : level(r), s, title,
+					 n->name, n->type, vd->reasons[i]);
 				shown++;
 			}
 		}
@@ -139,11 +145,11 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 	put_file(g->out, s);
 	fputs(",line=1,title=anelint summary::", g->out);
 	put_cmd(g->out, s->path, false);
-	fprintf(g->out, "%s%s: %" PRIu32 " of %" PRIu32 " %s on the ANE; %" PRIu32 " finding%s annotated, %" PRIu32
-			" accepted (suppressions, baseline)\n",
+	fprintf(g->out, "%s%s: %" PRIu32 " of %" PRIu32 " %s on the ANE (%" PRIu32 " uncertain); %" PRIu32
+			" finding%s annotated, %" PRIu32 " accepted (suppressions, baseline)\n",
 		v->plan && v->plan->target ? " on " : "", v->plan && v->plan->target ? v->plan->target->id : "",
-		sum.per_unit[AL_UNIT_ANE], sum.nodes, s->world == AL_WORLD_MIL ? "ops" : "layers", shown,
-		shown == 1 ? "" : "s", accepted);
+		sum.per_unit[AL_UNIT_ANE], sum.nodes, s->world == AL_WORLD_MIL ? "ops" : "layers",
+		sum.verdicts[AL_VERDICT_UNCERTAIN], shown, shown == 1 ? "" : "s", accepted);
 }
 
 static void github_report(FILE *out, const struct al_report_item *items, size_t n,
