@@ -147,7 +147,8 @@ AL_API const struct al_rule *al_rule_find(const char *id_or_name);
  * are. Outside that scope the rule still fires, but its verdict there is
  * uncertain unless `mechanism` argues why it holds anyway; in `conflict`
  * releases the reports disagree and the verdict is uncertain. A rule without a
- * row (user rules included) has the scope it is evaluated in and one report. */
+ * row, and a user rule (origin set, overrides included: its file is its
+ * evidence), has the scope it is evaluated in and one report. */
 struct al_rule_evidence {
 	uint32_t families;   /* bit i = al_target_at(i) */
 	uint32_t releases;   /* bit i = al_release_at(i) */

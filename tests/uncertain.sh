@@ -62,6 +62,11 @@ for os in ios17 ios27; do
 		"uncertain/0.50/None/cpu/ANE071"
 done
 
+# a rules file is its author's evidence: an override of ANE071 decides where it is evaluated
+printf 'id: ANE071\nprovenance: our own measurements on iOS 27\n' >"$T/r.rules"
+expect "one layer ios27 with a rules file: decided" "$(verdicts $D/nn_tiny.mlmodel ios27 --rules "$T/r.rules")" \
+	"not_ane/0.15/False/cpu/-"
+
 # 3. a kind with no evidence: never ANE by default
 expect "no-evidence kind ios18: uncertain, p_ane 0.5" \
 	"$(verdicts $D/huge_input.mlmodel ios18 --ignore ANE071,ANE072)" "uncertain/0.50/None/ane/no report saw this layer kind on the ANE on this OS release"

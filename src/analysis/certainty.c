@@ -43,7 +43,10 @@ void al_rule_evidence_of(const struct al_rule *r, struct al_rule_evidence *out)
 	out->releases = r->releases;
 	out->n_reports = 1;
 	out->seen = r->provenance;
-	/* a user rule overriding a built-in one keeps its id, and so its evidence */
+	/* a user rule (--rules FILE, anelint calibrate) is its author's evidence: it decides
+	 * where it is evaluated */
+	if (r->origin)
+		return;
 	for (size_t i = 0; i < sizeof scope_rows / sizeof scope_rows[0]; i++)
 		if (r->id && strcmp(scope_rows[i].id, r->id) == 0) {
 			out->families = scope_rows[i].families;
