@@ -50,7 +50,7 @@ extern "C" {
  * read it from here. */
 #define ANELINT_VERSION "0.1.0"
 /* Version of the JSON report schema (docs/json-schema.md). */
-#define ANELINT_JSON_SCHEMA_VERSION 2
+#define ANELINT_JSON_SCHEMA_VERSION 3
 
 enum al_status {
 	AL_OK = 0,
@@ -141,6 +141,39 @@ AL_API bool al_rule_evaluated(const struct al_rule *r, size_t ti, size_t ri);
 AL_API size_t al_rules_count(void);
 AL_API const struct al_rule *al_rule_at(size_t i);
 AL_API const struct al_rule *al_rule_find(const char *id_or_name);
+
+/* The scope of a rule's evidence (src/analysis/rule_scope.def): the chips and
+ * releases its reports observed it on and how many independent reports there
+ * are. Outside that scope the rule still fires, but its verdict there is
+ * uncertain unless `mechanism` argues why it holds anyway; in `conflict`
+ * releases the reports disagree and the verdict is uncertain. A rule without a
+ * row, and a user rule (origin set, overrides included: its file is its
+ * evidence), has the scope it is evaluated in and one report. */
+struct al_rule_evidence {
+	uint32_t families;   /* bit i = al_target_at(i) */
+	uint32_t releases;   /* bit i = al_release_at(i) */
+	uint32_t conflict;   /* releases where reports disagree */
+	uint32_t n_reports;  /* independent reports behind it */
+	const char *mechanism; /* why it holds outside families/releases, or NULL */
+	const char *seen;      /* the reports, in words */
+	const char *detail;    /* NULL, or a word its reason must hold to be what the reports saw */
+};
+AL_API void al_rule_evidence_of(const struct al_rule *r, struct al_rule_evidence *out);
+struct al_target;
+struct al_release;
+/* Whether r, firing with this reason (may be NULL) for target t on release os (NULL: the
+ * defaults), is within its evidence or has a mechanism for it: false when its verdict
+ * there is uncertain. */
+AL_API bool al_rule_decides_at(const struct al_rule *r, const char *reason, const struct al_target *t,
+			       const struct al_release *os);
+
+/* The ANE status of a NeuralNetwork layer kind or ML Program op type for a
+ * release (src/analysis/kind_status.c): 'S' supported (observed on the ANE),
+ * '-' not supported (a rule decides), '?' no evidence (uncertain, never ANE by
+ * default). *provenance: who saw it, or why there is nothing. */
+struct al_release;
+AL_API char al_kind_ane_status(bool nn, const char *type, const struct al_release *os,
+			       const char **provenance);
 
 struct al_target;
 /* Whether rule r is evaluated when checking for target t (NULL t: the default target). */
@@ -238,6 +271,11 @@ enum al_place {
  * eligibility (the rules on the op); placed / placed_ane: where the partition of
  * its sub-model finally puts it (al_model_plan, policy auto, as `plan` does),
  * after model-level and whole-graph decisions. */
+/* Three verdicts (issue #30): the evidence says ANE, says not, or is absent or
+ * conflicting where the prediction is made. */
+enum al_ane_verdict { AL_VERDICT_ANE, AL_VERDICT_NOT_ANE, AL_VERDICT_UNCERTAIN };
+AL_API const char *al_ane_verdict_name(enum al_ane_verdict v); /* "ane", "not_ane", "uncertain" */
+
 struct al_verdict {
 	enum al_unit unit;
 	bool ane;
@@ -257,6 +295,17 @@ struct al_verdict {
 	const struct al_rule **rules;  /* rules that fired, table order */
 	const char **reasons;          /* one per fired rule: names parameter and value */
 	uint32_t n_rules;
+	/* how sure the final placement is (issue #30): p_ane, the probability that
+	 * Core ML runs it on the ANE, from the evidence of the rule that decided it
+	 * (its confidence, its number of independent reports, whether the target's
+	 * chip and release are among those its reports saw) or, when no rule moved
+	 * it, of its kind (al_kind_ane_status); verdict: AL_VERDICT_ANE at p_ane >=
+	 * 0.7, AL_VERDICT_NOT_ANE at <= 0.3, else AL_VERDICT_UNCERTAIN, and then
+	 * `uncertain` says why (a const op: AL_VERDICT_ANE, 1.0) */
+	enum al_ane_verdict verdict;
+	double p_ane;
+	const char *uncertain;
+	const struct al_rule *uncertain_rule; /* the rule whose evidence does not reach here, or NULL (the kind) */
 };
 
 struct al_node {
@@ -631,7 +680,10 @@ AL_API void al_plan_free(const struct al_plan *p);
  * A sink writes the checked models to a FILE* the caller owns (formats: "text",
  * "json"; the reports "html", "sarif", "markdown", "dot": docs/reports.md). */
 
-enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER };
+/* What fails a check: layers whose verdict is not_ane on the units named (an uncertain
+ * verdict never fails), or with AL_FAIL_UNCERTAIN (--fail-on uncertain, a strict gate) any
+ * layer off the ANE or uncertain. */
+enum al_fail_on { AL_FAIL_ANY, AL_FAIL_CPU, AL_FAIL_GPU, AL_FAIL_NEVER, AL_FAIL_UNCERTAIN };
 
 struct al_report_opts {
 	bool color;       /* ANSI colours (text sink) */

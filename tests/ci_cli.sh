@@ -26,7 +26,7 @@ run "$ANELINT" fp16 $C/fp16_nan.mlmodel --random --top 1 --format json
 python3 -c '
 import json,sys
 d=json.load(open(sys.argv[1]))
-assert d["schema"]==2 and d["outputs"][0]["max_abs"] is None and d["outputs"][0]["nan"]>0, d["outputs"]
+assert d["schema"]==3 and d["outputs"][0]["max_abs"] is None and d["outputs"][0]["nan"]>0, d["outputs"]
 assert len(d["flags"])==1 and d["flags_not_listed"]==1' "$T/out" && ok || bad "fp16 JSON: NaN as null, flags bounded"
 
 # --shapes shows the cost it promises: a FLOPs column (9.5M for a 3x3 conv, 16->16, 64x64)
@@ -96,7 +96,7 @@ for args in "run $D/gru__nn_ios14.mlmodel --random" "verify $D/gru__nn_ios14.mlm
 	"split $D/gru__nn_ios14.mlmodel --at while_loop_0 --pipeline $T/p.mlmodel"; do
 	# shellcheck disable=SC2086
 	"$ANELINT" $args --format json >"$T/j.json" 2>/dev/null
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]==2' "$T/j.json" 2>/dev/null &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]==3' "$T/j.json" 2>/dev/null &&
 		ok || bad "no schema in the JSON of: $args"
 done
 

@@ -162,7 +162,7 @@ class Layer:
     index: int
     name: str
     type: str
-    ane: bool  # placed on the ANE (the final placement, as `plan` predicts it)
+    ane: Optional[bool]  # placed on the ANE (the final placement, as `plan` predicts it); None: uncertain
     unit: str  # "ane", "gpu", "cpu": the final placement
     op_ane: bool  # eligible by its own rules
     op_unit: str
@@ -176,6 +176,8 @@ class Layer:
     depth: int = 0
     segment: Optional[int] = None  # plan: the index of the segment it is placed in
     weights: Optional[str] = None  # ML Program: the weight constant it reads, named after the PyTorch parameter
+    verdict: Optional[str] = None  # "ane", "not_ane" or "uncertain" (schema 3)
+    p_ane: Optional[float] = None  # probability that Core ML runs it on the ANE
 
 
 @dataclass
@@ -231,10 +233,10 @@ class Model:
     def __str__(self):
         """One line: the model, its layers and how many are placed on the ANE."""
         n = len(self.layers)
-        on = sum(layer.ane for layer in self.layers)
+        on = sum(layer.unit == "ane" for layer in self.layers)
         units: Dict[str, int] = {}
         for layer in self.layers:
-            if not layer.ane:
+            if layer.unit != "ane":
                 units[layer.unit] = units.get(layer.unit, 0) + 1
         off = ", ".join(f"{u} {k}" for u, k in sorted(units.items()))
         text = f"{self.path}  {self.type}, spec {self.spec_version}: {n} layers, {on} on the ANE"
@@ -273,7 +275,7 @@ class Report:
     @property
     def ane_share(self) -> float:
         n = len(self.layers)
-        return sum(layer.ane for layer in self.layers) / n if n else 0.0
+        return sum(layer.unit == "ane" for layer in self.layers) / n if n else 0.0
 
     def __str__(self):
         return "\n".join([f"anelint {self.command}:"] + [f"  {m}" for m in self.models])
@@ -295,7 +297,7 @@ def _layer(j):
     return Layer(j["index"], j["name"], j["type"], j["ane"], j["unit"], j.get("op_ane", j["ane"]),
                  j.get("op_unit", j["unit"]), j.get("moved_by"), j.get("confidence"), list(j.get("rules", [])),
                  j.get("reason"), [_finding(f) for f in j.get("findings", [])], j.get("function"),
-                 j.get("block"), j.get("depth", 0), None, j.get("weights"))
+                 j.get("block"), j.get("depth", 0), None, j.get("weights"), j.get("verdict"), j.get("p_ane"))
 
 
 def _segment(j):

@@ -114,5 +114,12 @@ const struct al_rule *ali_place_rule(enum al_place place, const struct al_rule *
  * gpu_or_cpu does not count): then al_verdict.moved_by names why. */
 bool ali_verdict_moved(const struct al_verdict *v);
 
+/* ------------------------------------------------------------------ certainty (certainty.c)
+ * p_ane, verdict and `uncertain` of node n's final placement (after the partition), for
+ * target t and release os; nn: a NeuralNetwork layer (else an ML Program op). */
+void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct al_target *t,
+		   const struct al_release *os);
+/* Whether kind_status.c has a row for kind k (tests/unit/test_kinds.c lists those without). */
+bool ali_kind_status_has(bool nn, int kind);
 
 #endif

@@ -8,7 +8,8 @@
  *                    place: every node's final unit, from the partition of its
  *                    sub-model (al_model_plan, plan.c: policy auto, no fix
  *                    search, so the check stays linear in the model's size),
- *                    the same placement `plan` prints */
+ *                    the same placement `plan` prints; then how sure each
+ *                    placement is (certainty.c: p_ane and the verdict) */
 #include "analysis.h"
 
 /* (here and not in work_floor.c, which the rule predicates use: the user rules
@@ -58,6 +59,17 @@ bool ali_verdict_moved(const struct al_verdict *v)
 	return !v->ane && (v->unit == AL_UNIT_GPU || v->unit == AL_UNIT_CPU) && v->placed != v->unit;
 }
 
+struct certainty_ctx {
+	const struct al_submodel *s;
+	const struct al_check_opts *o;
+};
+
+static void node_certainty(void *ctx, const struct al_node *n)
+{
+	const struct certainty_ctx *c = ctx;
+	ali_certainty((struct al_node *)(uintptr_t)n, c->s, c->o->target, c->o->os);
+}
+
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
 	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
@@ -82,6 +94,8 @@ static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags
 			v->moved_by = ali_place_rule(p->place[k], p->model_rule, o->user_rules);
 		}
 		al_plan_free(p);
+		struct certainty_ctx c = {m->subs[i], o};
+		ali_walk_nodes(m->subs[i], node_certainty, &c);
 	}
 	return AL_OK;
 }

@@ -45,7 +45,7 @@ const struct option_row options[] = {
 	 "directions; ane>cpu=700 one direction; a bare number sets all)"},
 	{"max-fixes", 0, "N", C_PLAN | C_REPORT, OPT_FIELD(max_fixes), "list at most N cheapest fixes (1-64, default 5)"},
 	{"fail-on", 0, "WHEN", C_CHECK | C_PLAN | C_REPORT, OPT_FIELD(fail_on),
-	 "exit 1 when work falls back to: any (default), cpu, gpu, or never"},
+	 "exit 1 when work falls back (verdict not_ane) to: any (default), cpu, gpu, or never; uncertain: also when a verdict is uncertain"},
 	{"color", 0, "WHEN", C_CHECK | C_INFO | C_PLAN, OPT_FIELD(color),
 	 "colour the text output: auto (default, when stdout is a terminal and NO_COLOR is unset), always, never"},
 	{"consts", 0, NULL, C_CHECK, OPT_FIELD(consts), "list ML Program const ops in the text table"},

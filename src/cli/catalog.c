@@ -95,7 +95,31 @@ int cmd_rules(struct cli *c)
 			al_json_put_string(stdout, r->origin);
 		else
 			printf("null");
-		printf(", \"overrides\": %s}", r->origin && al_rule_is_override(r) ? "true" : "false");
+		printf(", \"overrides\": %s", r->origin && al_rule_is_override(r) ? "true" : "false");
+		struct al_rule_evidence e; /* issue #30: the scope of its evidence */
+		al_rule_evidence_of(r, &e);
+		struct al_rule seen = *r;
+		seen.families = e.families;
+		seen.releases = e.releases;
+		seen.off = NULL;
+		char sfam[128], srel[128];
+		al_rule_families(&seen, sfam, sizeof sfam);
+		al_rule_releases(&seen, srel, sizeof srel);
+		printf(", \"evidence\": {\"families\": ");
+		al_json_put_string(stdout, sfam);
+		printf(", \"releases\": ");
+		al_json_put_string(stdout, srel);
+		printf(", \"reports\": %u, \"detail\": ", (unsigned)e.n_reports);
+		if (e.detail)
+			al_json_put_string(stdout, e.detail);
+		else
+			printf("null");
+		printf(", \"mechanism\": ");
+		if (e.mechanism)
+			al_json_put_string(stdout, e.mechanism);
+		else
+			printf("null");
+		printf("}}");
 	}
 	if (json)
 		printf("\n  ]\n}\n");
@@ -147,6 +171,24 @@ int cmd_explain(struct cli *c)
 		printf("releases:    %s\n", rel);
 		printf("catalog:     %s\n", r->catalog ? r->catalog : "-");
 		printf("evidence:    %s\n", r->provenance ? r->provenance : "-");
+		/* issue #30: where its reports saw it; elsewhere its verdict is uncertain */
+		struct al_rule_evidence e;
+		al_rule_evidence_of(r, &e);
+		struct al_rule seen = *r;
+		seen.families = e.families;
+		seen.releases = e.releases;
+		seen.off = NULL;
+		char sfam[128], srel[128];
+		al_rule_families(&seen, sfam, sizeof sfam);
+		al_rule_releases(&seen, srel, sizeof srel);
+		if (e.seen == r->provenance) /* no row of rule_scope.def, or a user rule */
+			printf("seen on:     where it is evaluated (%s)\n",
+			       r->origin ? "a user rule: its file is its evidence" : "not yet scoped");
+		else {
+			printf("seen on:     %s, %s (%u report%s%s%s)\n", sfam, srel, (unsigned)e.n_reports,
+			       e.n_reports == 1 ? "" : "s", e.detail ? ", only with " : "", e.detail ? e.detail : "");
+			printf("elsewhere:   %s\n", e.mechanism ? e.mechanism : "uncertain (no mechanism argument)");
+		}
 		if (r->url)
 			printf("source:      %s\n", r->url);
 		if (r->origin)

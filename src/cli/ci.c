@@ -1204,8 +1204,8 @@ static const char *want_string(const struct ci *ci, const struct ali_cfg_entry *
 
 static int parse_fail_on(const char *s)
 {
-	static const char *const names[] = {"any", "cpu", "gpu", "never"};
-	for (int i = 0; i < 4; i++)
+	static const char *const names[] = {"any", "cpu", "gpu", "never", "uncertain"};
+	for (int i = 0; i < 5; i++)
 		if (strcmp(s, names[i]) == 0)
 			return i;
 	return -1;
@@ -1382,7 +1382,7 @@ static int apply_config(struct ci *ci, struct cli *c)
 				return EXIT_USAGE;
 			}
 			if (e->key[0] == 'f' && parse_fail_on(s) < 0) {
-				cfg_error(ci, e, "fail_on takes any, cpu, gpu or never, not '%s'", s, NULL);
+				cfg_error(ci, e, "fail_on takes any, cpu, gpu, uncertain or never, not '%s'", s, NULL);
 				return EXIT_USAGE;
 			}
 		}
@@ -1479,7 +1479,7 @@ static int apply_config(struct ci *ci, struct cli *c)
 			x->glob = own(ci, s);
 		} else if (strcmp(key, "fail_on") == 0) {
 			if ((x->fail_on = parse_fail_on(s)) < 0) {
-				cfg_error(ci, e, "fail_on takes any, cpu, gpu or never, not '%s'", s, NULL);
+				cfg_error(ci, e, "fail_on takes any, cpu, gpu, uncertain or never, not '%s'", s, NULL);
 				return EXIT_USAGE;
 			}
 		} else if (strcmp(key, "compute_units") == 0) {

@@ -356,15 +356,15 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		return rc;
 	}
 	if (c->fail_on) {
-		static const char *const names[] = {"any", "cpu", "gpu", "never"};
+		static const char *const names[] = {"any", "cpu", "gpu", "never", "uncertain"};
 		bool found = false;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			if (strcmp(c->fail_on, names[i]) == 0) {
 				o.fail_on = (enum al_fail_on)i;
 				found = true;
 			}
 		if (!found)
-			rc = usage_error(cmd, "--fail-on takes any, cpu, gpu or never, not '%s'", c->fail_on);
+			rc = usage_error(cmd, "--fail-on takes any, cpu, gpu, uncertain or never, not '%s'", c->fail_on);
 	}
 	if (rc) {
 		ci_free(ci);

@@ -36,6 +36,12 @@ static void count_node(void *ctx, const struct al_node *n)
 		sum->per_unit[AL_UNIT_ANE]++;
 	else if ((unsigned)v->placed < AL_UNIT_COUNT)
 		sum->per_unit[v->placed]++;
+	if ((unsigned)v->verdict < 3)
+		sum->verdicts[v->verdict]++;
+	if (v->verdict == AL_VERDICT_UNCERTAIN && v->placed_ane && !v->unknown)
+		sum->uncertain_ane++;
+	if (v->verdict == AL_VERDICT_NOT_ANE && !v->placed_ane && (unsigned)v->placed < AL_UNIT_COUNT)
+		sum->sure_off[v->placed]++;
 	if (ali_verdict_moved(v)) {
 		sum->moved++;
 		uint32_t k = 0;
@@ -72,6 +78,15 @@ static void count_node(void *ctx, const struct al_node *n)
 const char *ali_placed_name(const struct al_verdict *v)
 {
 	return v->unknown && v->placed_ane ? "unknown" : al_unit_name(v->placed);
+}
+
+const char *ali_uncertain_text(const struct al_verdict *v, char *buf, size_t cap)
+{
+	if (v->verdict != AL_VERDICT_UNCERTAIN || !cap)
+		return "";
+	snprintf(buf, cap, "%s%s%s", v->uncertain_rule ? v->uncertain_rule->id : "",
+		 v->uncertain_rule ? ": " : "", v->uncertain ? v->uncertain : "");
+	return buf;
 }
 
 const char *ali_moved_by(const struct al_verdict *v)
@@ -145,9 +160,13 @@ bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 {
 	if (fail_on == AL_FAIL_NEVER)
 		return false;
-	/* the final placement (after model-level and partition decisions) */
-	bool cpu = sum->per_unit[AL_UNIT_CPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
-	bool gpu = sum->per_unit[AL_UNIT_GPU] || sum->per_unit[AL_UNIT_GPU_OR_CPU];
+	/* the final placement (after model-level and partition decisions); an uncertain
+	 * verdict fails only under --fail-on uncertain */
+	const uint32_t *off = fail_on == AL_FAIL_UNCERTAIN ? sum->per_unit : sum->sure_off;
+	bool cpu = off[AL_UNIT_CPU] || off[AL_UNIT_GPU_OR_CPU];
+	bool gpu = off[AL_UNIT_GPU] || off[AL_UNIT_GPU_OR_CPU];
+	if (fail_on == AL_FAIL_UNCERTAIN && sum->verdicts[AL_VERDICT_UNCERTAIN])
+		return true;
 	/* a model-level rule on a model without nodes (a non-neural model) */
 	const struct al_finding *f;
 	uint32_t nf = sum->nodes ? 0 : ali_view_findings(v, s, &f);
@@ -159,7 +178,8 @@ bool ali_summary_fails(const struct al_submodel *s, const struct al_view *v,
 		gpu |= r->unit == AL_UNIT_GPU || r->unit == AL_UNIT_GPU_OR_CPU;
 	}
 	switch (fail_on) {
-	case AL_FAIL_ANY: return cpu || gpu;
+	case AL_FAIL_ANY:
+	case AL_FAIL_UNCERTAIN: return cpu || gpu;
 	case AL_FAIL_CPU: return cpu;
 	case AL_FAIL_GPU: return gpu;
 	case AL_FAIL_NEVER: break;
@@ -669,7 +689,7 @@ const char *ali_accepted(const struct al_report_opts *o, const struct al_submode
 static bool unit_counts(enum al_unit u, enum al_fail_on f)
 {
 	bool cpu = u == AL_UNIT_CPU || u == AL_UNIT_GPU_OR_CPU, gpu = u == AL_UNIT_GPU || u == AL_UNIT_GPU_OR_CPU;
-	return f == AL_FAIL_ANY ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
+	return f == AL_FAIL_ANY || f == AL_FAIL_UNCERTAIN ? cpu || gpu : f == AL_FAIL_CPU ? cpu : f == AL_FAIL_GPU ? gpu : false;
 }
 
 const char *ali_move_layer(const struct al_node *n, const struct al_verdict *v)
@@ -694,6 +714,8 @@ bool ali_reason_fails(const struct al_report_opts *o, const struct al_check_opts
 	const struct al_verdict *vd = ali_view_verdict(v, n);
 	if (ali_node_is_const(n) || vd->placed_ane || !unit_counts(vd->placed, o->fail_on))
 		return false;
+	if (vd->verdict == AL_VERDICT_UNCERTAIN && o->fail_on != AL_FAIL_UNCERTAIN)
+		return false; /* uncertain never fails but the strict gate */
 	/* a partition rule switched off by --select / --ignore still moves (Core ML
 	 * does), but does not fail the check */
 	if (move && !al_check_rule_on(co, r))
@@ -721,7 +743,20 @@ static void node_fails(void *ctx, const struct al_node *n)
 {
 	struct fail_walk *w = ctx;
 	const struct al_verdict *vd = ali_view_verdict(w->v, n);
-	if (ali_node_is_const(n) || vd->placed_ane)
+	if (ali_node_is_const(n))
+		return;
+	/* an uncertain verdict fails only the strict gate (--fail-on uncertain): off
+	 * the ANE through its rules below, on it as the rule whose evidence does not
+	 * reach (or, for a kind without evidence, counted without a rule) */
+	if (vd->verdict == AL_VERDICT_UNCERTAIN && vd->placed_ane) {
+		if (w->o->fail_on == AL_FAIL_UNCERTAIN) {
+			w->n++;
+			if (w->fn && vd->uncertain_rule)
+				w->fn(w->ctx, n, vd->uncertain_rule);
+		}
+		return;
+	}
+	if (vd->placed_ane)
 		return;
 	for (uint32_t i = 0; i < vd->n_rules; i++)
 		if (ali_reason_fails(w->o, w->co, w->v, w->s, n, vd->rules[i], false)) {

@@ -46,6 +46,9 @@ struct al_summary {
 	struct al_rule_count top[AL_SUMMARY_TOP]; /* most frequent first */
 	uint32_t n_top;
 	bool model_fallback; /* a model-level rule moves work off the ANE */
+	uint32_t verdicts[3];             /* by al_ane_verdict (issue #30) */
+	uint32_t sure_off[AL_UNIT_COUNT]; /* per_unit off the ANE, verdict not_ane only */
+	uint32_t uncertain_ane;           /* uncertain and placed on the ANE (best guess) */
 };
 /* v: the view of s to count (NULL: the model's own verdicts and findings). */
 struct al_view;
@@ -56,6 +59,9 @@ const char *ali_moved_by(const struct al_verdict *v);
 /* The unit a sink shows for a node's final placement: "unknown" when its
  * unit is unknown and the partition left it with the ANE work around it. */
 const char *ali_placed_name(const struct al_verdict *v);
+/* Why a verdict is uncertain, with the rule whose evidence does not reach it:
+ * "ANE040: no report observed it on this OS release"; "" when it is not uncertain. */
+const char *ali_uncertain_text(const struct al_verdict *v, char *buf, size_t cap);
 void ali_summarize(const struct al_submodel *s, const struct al_view *v, struct al_summary *sum);
 /* Where the rule r moved the summary's layers/ops ("cpu", "gpu", "gpu and cpu"),
  * or NULL when it moved none: what a model-level finding's "(-> unit)" says. */

@@ -134,7 +134,13 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 		}
 		snprintf(title, sizeof title, "anelint %s %s: the whole model%s%s", r->id, r->name,
 			 r->kind == AL_RULE_WARN ? "" : " goes to the ", r->kind == AL_RULE_WARN ? "" : al_unit_name(r->unit));
-		annotate(g->out, model_fails(&mf, r) ? "error" : level(r), s, title, NULL, NULL, NULL, fs[i].reason);
+		/* a rule outside its evidence gives an uncertain verdict (issue #30): a notice */
+		const struct al_check_opts *mco = g->o->check;
+		bool unsure = r->kind != AL_RULE_WARN &&
+			      !al_rule_decides_at(r, fs[i].reason, v->plan ? v->plan->target : mco ? mco->target : NULL,
+						  mco ? mco->os : NULL);
+		annotate(g->out, model_fails(&mf, r) ? "error" : unsure ? "notice" : level(r), s, title, NULL, NULL, NULL,
+			 fs[i].reason);
 		shown++;
 	}
 	struct al_dag d;
@@ -157,9 +163,11 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 				else
 					snprintf(title, sizeof title, "anelint %s %s: falls back to the %s", r->id, r->name,
 						 ali_unit_upper(u));
-				/* ::error exactly for what fails the check */
+				/* ::error exactly for what fails the check; an uncertain verdict
+				 * (issue #30) that does not is a notice */
 				const char *lvl = ali_reason_fails(g->o, co, v, s, n, r, false) ? "error"
-						  : r->kind == AL_RULE_WARN ? "notice" : "warning";
+						  : vd->verdict == AL_VERDICT_UNCERTAIN || r->kind == AL_RULE_WARN ? "notice"
+														     : "warning";
 				annotate(g->out, lvl, s, title, n->name, n->type, ali_node_weights(n), vd->reasons[i]);
 				shown++;
 			}
@@ -189,11 +197,11 @@ static void github_model(void *vctx, const struct al_report_item *it, const stru
 	put_file(g->out, s);
 	fputs(",line=1,title=anelint summary::", g->out);
 	put_cmd(g->out, s->path, false);
-	fprintf(g->out, "%s%s: %" PRIu32 " of %" PRIu32 " %s on the ANE; %" PRIu32 " finding%s annotated, %" PRIu32
-			" failing, %" PRIu32 " accepted (suppressions, baseline)\n",
+	fprintf(g->out, "%s%s: %" PRIu32 " of %" PRIu32 " %s on the ANE (%" PRIu32 " uncertain); %" PRIu32
+			" finding%s annotated, %" PRIu32 " failing, %" PRIu32 " accepted (suppressions, baseline)\n",
 		v->plan && v->plan->target ? " on " : "", v->plan && v->plan->target ? v->plan->target->id : "",
-		sum.per_unit[AL_UNIT_ANE], sum.nodes, s->world == AL_WORLD_MIL ? "ops" : "layers", shown,
-		shown == 1 ? "" : "s", failing, accepted);
+		sum.per_unit[AL_UNIT_ANE], sum.nodes, s->world == AL_WORLD_MIL ? "ops" : "layers",
+		sum.verdicts[AL_VERDICT_UNCERTAIN], shown, shown == 1 ? "" : "s", failing, accepted);
 }
 
 /* A model that cannot be read: stderr has the error too. */

@@ -1007,6 +1007,12 @@ static void layer_row(struct html *h, uint32_t sec, const struct al_row *row, co
 		put_unit(out, v->unit);
 	fputs("</td><td>", out);
 	put_unit(out, u);
+	if (v->verdict == AL_VERDICT_UNCERTAIN) { /* issue #30: how sure, on hover */
+		char why[160];
+		fprintf(out, " <span class=\"why\" title=\"p_ane %.2f: ", v->p_ane);
+		ali_put_esc(out, ali_uncertain_text(v, why, sizeof why), AL_ESC_HTML, 0);
+		fputs("\">? uncertain</span>", out);
+	}
 	if (p && row->plan >= 0) {
 		hput(out, " <a class=\"why\" href=\"#s%" PRIu32 "-%" PRIu32 "\">segment %" PRIu32 "</a>", sec,
 			p->segment[row->plan], p->segment[row->plan]);

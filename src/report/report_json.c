@@ -176,8 +176,20 @@ static void layer_json(void *vctx, const struct al_node *n)
 	ali_jw_int(w, "depth", g ? g->depth : 0);
 	/* ane / unit: the final placement; op_ane / op_unit: the op's own eligibility */
 	/* a unit unknown (ANE057): "unit"/"op_unit" "unknown", "ane"/"op_ane" false */
+	/* verdict / p_ane (schema 3): how sure; "ane" is null when the verdict is uncertain */
 	const struct al_verdict *v = &n->verdict;
-	ali_jw_bool(w, "ane", v->placed_ane && !v->unknown);
+	if (v->verdict == AL_VERDICT_UNCERTAIN)
+		ali_jw_null(w, "ane");
+	else
+		ali_jw_bool(w, "ane", v->placed_ane && !v->unknown);
+	ali_jw_str(w, "verdict", al_ane_verdict_name(v->verdict));
+	char p_text[16];
+	snprintf(p_text, sizeof p_text, "%.2f", v->p_ane);
+	ali_jw_raw(w, "p_ane", p_text);
+	if (v->verdict == AL_VERDICT_UNCERTAIN) {
+		char why[160];
+		ali_jw_str(w, "uncertain", ali_uncertain_text(v, why, sizeof why));
+	}
 	ali_jw_str(w, "unit", ali_placed_name(v));
 	ali_jw_bool(w, "op_ane", v->ane && !v->unknown);
 	ali_jw_str(w, "op_unit", v->unknown ? "unknown" : al_unit_name(v->unit));
@@ -258,6 +270,17 @@ static void jw_summary(struct ali_jw *w, const struct al_submodel *s, const stru
 	char buf[32];
 	snprintf(buf, sizeof buf, "%.4f", share);
 	ali_jw_raw(w, "ane_share", buf);
+	/* issue #30: N on the ANE, M off, K uncertain, and the share if the uncertain go either way */
+	ali_jw_object(w, "verdicts");
+	for (int k = 0; k < 3; k++)
+		ali_jw_int(w, al_ane_verdict_name((enum al_ane_verdict)k), sum.verdicts[k]);
+	ali_jw_end(w);
+	ali_jw_array(w, "ane_share_range");
+	snprintf(buf, sizeof buf, "%.4f", sum.nodes ? (double)sum.verdicts[AL_VERDICT_ANE] / sum.nodes : 0.0);
+	ali_jw_raw(w, NULL, buf);
+	snprintf(buf, sizeof buf, "%.4f", sum.nodes ? (double)(sum.verdicts[AL_VERDICT_ANE] + sum.verdicts[AL_VERDICT_UNCERTAIN]) / sum.nodes : 0.0);
+	ali_jw_raw(w, NULL, buf);
+	ali_jw_end(w);
 	ali_jw_array(w, "rules");
 	for (uint32_t i = 0; i < sum.n_top; i++) {
 		ali_jw_object(w, NULL);

@@ -277,6 +277,34 @@ static void text_model_fix(FILE *out, const char *path, const struct al_submodel
 	fputc('\n', out);
 }
 
+/* Issue #30: the layers whose verdict is uncertain could each change the segments
+ * above (placed the other way, they split or join one): how many, and the first few. */
+#define TEXT_UNCERTAIN 8
+static void text_uncertain(FILE *out, const struct al_view *v, const struct al_plan *p,
+			   const struct al_report_opts *o)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		n += ali_view_verdict(v, p->nodes[k])->verdict == AL_VERDICT_UNCERTAIN;
+	if (!n)
+		return;
+	fprintf(out, "  %suncertain %" PRIu32 "%s (could change these segments):", al_col(o, C_YELLOW), n,
+		al_col(o, C_RESET));
+	uint32_t shown = 0;
+	for (uint32_t k = 0; k < p->n_nodes && shown < TEXT_UNCERTAIN; k++) {
+		const struct al_verdict *vd = ali_view_verdict(v, p->nodes[k]);
+		if (vd->verdict != AL_VERDICT_UNCERTAIN)
+			continue;
+		fputs(shown++ ? ", " : " ", out);
+		ali_put_name(out, p->nodes[k]->name, 40);
+		fprintf(out, " (segment %" PRIu32 ", %s)", p->segment[k],
+			vd->uncertain_rule ? vd->uncertain_rule->id : "no evidence for its kind");
+	}
+	if (n > shown)
+		fputs(", ...", out);
+	fputc('\n', out);
+}
+
 static void text_one(void *vctx, const struct al_report_item *it, const struct al_view *v)
 {
 	struct text_ctx *c = vctx;
@@ -355,6 +383,7 @@ static void text_one(void *vctx, const struct al_report_item *it, const struct a
 			fputs(", ...", out);
 	}
 	fputc('\n', out);
+	text_uncertain(out, v, p, o);
 	fprintf(out, "  on ANE   ");
 	if (flops)
 		fprintf(out, "%.1f%% of the FLOPs (%s of %s)", 100.0 * p->ane_flops / p->total_flops,
@@ -535,6 +564,23 @@ static json_object *plan_json(const struct al_view *v)
 		json_object_array_add(segs, j);
 	}
 	json_object_object_add(o, "segments", segs);
+	/* issue #30: the layers whose uncertain verdict could change the segments */
+	json_object *unsure = json_object_new_array();
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		const struct al_verdict *vd = ali_view_verdict(v, p->nodes[k]);
+		if (vd->verdict != AL_VERDICT_UNCERTAIN)
+			continue;
+		json_object *j = json_object_new_object();
+		char why[160], pt[16];
+		snprintf(pt, sizeof pt, "%.2f", vd->p_ane);
+		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
+		json_object_object_add(j, "name", ali_json_string(p->nodes[k]->name ? p->nodes[k]->name : ""));
+		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
+		json_object_object_add(j, "p_ane", json_object_new_double_s(vd->p_ane, pt));
+		json_object_object_add(j, "why", ali_json_string(ali_uncertain_text(vd, why, sizeof why)));
+		json_object_array_add(unsure, j);
+	}
+	json_object_object_add(o, "uncertain", unsure);
 
 	json_object *sws = json_object_new_array();
 	for (uint32_t k = 0; k < p->switches; k++) {

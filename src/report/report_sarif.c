@@ -402,11 +402,17 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 	json_object *res = json_object_new_object();
 	json_object_object_add(res, "ruleId", str(r->id));
 	json_object_object_add(res, "ruleIndex", json_object_new_int64(rule_index(c, r)));
+	const struct al_node *n = row ? row->node : NULL;
+	/* an uncertain verdict (issue #30) is a note, whatever the rule's kind */
+	const struct al_check_opts *co = c->o->check;
+	bool unsure = n ? row->verdict->verdict == AL_VERDICT_UNCERTAIN
+			: r->kind != AL_RULE_WARN &&
+				  !al_rule_decides_at(r, NULL, p && p->target ? p->target : co ? co->target : NULL,
+						      co ? co->os : NULL);
 	/* every finding that fails the check (ali_each_failing) is an "error", whatever
 	 * the rule's kind; the others keep their kind's level (illegal: "error") */
-	json_object_object_add(res, "level", str(fails ? "error" : level_of(r)));
+	json_object_object_add(res, "level", str(fails ? "error" : unsure ? "note" : level_of(r)));
 	json_object_object_add(res, "message", message);
-	const struct al_node *n = row ? row->node : NULL;
 	json_object_object_add(res, "locations", n ? node_location(c, s, n) : model_location(c, s));
 	json_object_object_add(res, "partialFingerprints", fingerprint(s, n, r, p));
 	json_object *props = json_object_new_object();
@@ -418,6 +424,14 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 		json_object_object_add(props, "type", str(n->type));
 		json_object_object_add(props, "verdict", str(row->verdict->ane ? "ane" : al_unit_name(row->verdict->unit)));
 		json_object_object_add(props, "unit", str(al_unit_name(ali_row_unit(row, p))));
+		json_object_object_add(props, "certainty", str(al_ane_verdict_name(row->verdict->verdict)));
+		char p_text[16];
+		snprintf(p_text, sizeof p_text, "%.2f", row->verdict->p_ane);
+		json_object_object_add(props, "p_ane", json_object_new_double_s(row->verdict->p_ane, p_text));
+		if (unsure) {
+			char unsure_why[160];
+			json_object_object_add(props, "uncertain", str(ali_uncertain_text(row->verdict, unsure_why, sizeof unsure_why)));
+		}
 		if (p && row->plan >= 0)
 			json_object_object_add(props, "segment", json_object_new_int64(p->segment[row->plan]));
 		json_object *ids = json_object_new_array();

@@ -266,6 +266,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	 * model-level rule moved it away from the op's own verdict */
 	const struct al_verdict *v = &n->verdict;
 	bool moved = ali_verdict_moved(v);
+	bool unsure = v->verdict == AL_VERDICT_UNCERTAIN && !v->unknown; /* `?`: issue #30 */
 	if (v->placed_ane && v->unknown) { /* ANE057: the model does not say */
 		ln_str(l, al_col(o, C_YELLOW));
 		ln_ch(l, '?');
@@ -276,18 +277,22 @@ static void print_row(void *vctx, const struct al_node *n)
 	} else if (v->placed_ane) {
 		ln_str(l, al_col(o, C_GREEN));
 		ln_put(l, "ANE", 3);
+		if (unsure)
+			ln_ch(l, '?');
 		if (moved)
 			ln_ch(l, '*');
 		ln_str(l, al_col(o, C_RESET));
-		ln_spaces(l, moved ? 14 : 15);
+		ln_spaces(l, 15 - moved - unsure);
 	} else { /* "%s%-18s%s" of "-> unit[*]" */
 		const char *un = al_unit_name(v->placed);
 		ln_str(l, al_col(o, al_unit_colour(v->placed)));
 		ln_put(l, "-> ", 3);
 		ln_str(l, un);
+		if (unsure)
+			ln_ch(l, '?');
 		if (moved)
 			ln_ch(l, '*');
-		int pad = 18 - 3 - (int)strlen(un) - moved;
+		int pad = 18 - 3 - (int)strlen(un) - moved - unsure;
 		if (pad > 0)
 			ln_spaces(l, pad);
 		ln_str(l, al_col(o, C_RESET));
@@ -297,7 +302,7 @@ static void print_row(void *vctx, const struct al_node *n)
 	ln_str(l, " [");
 	ln_ch(l, conf ? conf : '?');
 	ln_ch(l, ']');
-	if (v->n_rules || moved)
+	if (v->n_rules || moved || unsure)
 		ln_ch(l, ' ');
 	for (uint32_t r = 0; r < v->n_rules; r++) {
 		const struct al_rule *rule = v->rules[r];
@@ -334,9 +339,17 @@ static void print_row(void *vctx, const struct al_node *n)
 			fprintf(out, "]%s", al_col(o, C_RESET));
 		}
 	}
+	if (unsure) {
+		char p[48];
+		snprintf(p, sizeof p, " ? uncertain (p_ane %.2f): ", v->p_ane);
+		ln_str(l, v->n_rules || moved ? ";" : "");
+		ln_str(l, p);
+		char why[160];
+		ln_str(l, ali_uncertain_text(v, why, sizeof why));
+	}
 	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
 	if (weights) {
-		ln_str(l, v->n_rules || moved ? "  " : " ");
+		ln_str(l, v->n_rules || moved || unsure ? "  " : " ");
 		ln_str(l, al_col(o, C_DIM));
 		ln_str(l, "[weights ");
 		ln_name(l, weights, 0);
@@ -404,6 +417,13 @@ static void print_summary(FILE *out, const struct al_submodel *s, const struct a
 				first = false;
 			}
 	}
+	fputc('\n', out);
+	/* issue #30: how sure, and the ANE share if every uncertain one went either way */
+	fprintf(out, "verdicts: %" PRIu32 " on the ANE, %" PRIu32 " off, %" PRIu32 " uncertain",
+		sum.verdicts[AL_VERDICT_ANE], sum.verdicts[AL_VERDICT_NOT_ANE], sum.verdicts[AL_VERDICT_UNCERTAIN]);
+	if (sum.verdicts[AL_VERDICT_UNCERTAIN])
+		fprintf(out, "; ANE share %.1f%%..%.1f%%", pct(sum.verdicts[AL_VERDICT_ANE], sum.nodes),
+			pct(sum.verdicts[AL_VERDICT_ANE] + sum.verdicts[AL_VERDICT_UNCERTAIN], sum.nodes));
 	fputc('\n', out);
 	if (sum.n_top) {
 		fputs("rules fired:", out);
@@ -507,11 +527,16 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 			print_header(out, s, o);
 			struct al_summary sum;
 			ali_summarize(s, NULL, &sum);
+			const struct al_check_opts *wco = ali_item_check(item, o);
+			bool wsure = !sum.whole_model ||
+				     al_rule_decides_at(sum.whole_model, NULL, wco ? wco->target : NULL, wco ? wco->os : NULL);
 			if (s->n_graphs && sum.whole_rows && !o->all_layers) /* said once, not per row */
-				fprintf(out, "  %s%s%s (%s, below) moves the whole model off the ANE: its %" PRIu32
+				fprintf(out, "  %s%s%s (%s, below) %s the whole model off the ANE: its %" PRIu32
 					     " %s without a finding of %s own %s to the %s (not listed; --all lists "
 					     "them)\n", al_col(o, C_RED), sum.whole_model->id, al_col(o, C_RESET),
-					sum.whole_model->name, sum.whole_rows,
+					sum.whole_model->name,
+					wsure ? "moves" : "? may move (uncertain: its evidence does not reach this chip or release)",
+					sum.whole_rows,
 					s->world == AL_WORLD_MIL ? (sum.whole_rows == 1 ? "op" : "ops")
 								 : (sum.whole_rows == 1 ? "layer" : "layers"),
 					sum.whole_rows == 1 ? "its" : "their", sum.whole_rows == 1 ? "goes" : "go",

@@ -117,6 +117,79 @@ static void test_nn_cost(void **state)
 		       "reshapeDynamic rankPreservingReshape constantPad oneHot sliceBySize");
 }
 
+/* Issue #30 item 3: the kinds with no ANE evidence (kind_status.c): uncertain, never ANE by
+ * default. The list changes only on purpose, when a report is added. */
+static bool nn_status_has(int k)
+{
+	return ali_kind_status_has(true, k);
+}
+
+static bool mil_status_has(int k)
+{
+	return ali_kind_status_has(false, k);
+}
+
+static void test_nn_ane_status(void **state)
+{
+	(void)state;
+	expect_missing(nn_status_has, true, "kind_status.c nn_rows", "embedding batchnorm mvn l2normalize softmax lrn crop padding upsample resizeBilinear "
+		       "cropResize unary add multiply average scale bias max min dot reduce loadConstant reshape "
+		       "flatten permute concat split sequenceRepeat reorganizeData slice simpleRecurrent gru "
+		       "uniDirectionalLSTM biDirectionalLSTM custom copy branch loop loopBreak loopContinue "
+		       "rangeStatic rangeDynamic clip ceil floor sign round exp2 sin cos tan asin acos atan sinh "
+		       "cosh tanh asinh acosh atanh erf gelu equal notEqual lessThan lessEqual greaterThan "
+		       "greaterEqual logicalOr logicalXor logicalNot logicalAnd modBroadcastable "
+		       "minBroadcastable maxBroadcastable addBroadcastable powBroadcastable divideBroadcastable "
+		       "floorDivBroadcastable multiplyBroadcastable subtractBroadcastable tile stack gather "
+		       "scatter gatherND scatterND softmaxND gatherAlongAxis scatterAlongAxis reverse reverseSeq "
+		       "splitND concatND transpose sliceStatic sliceDynamic slidingWindows topK argMin argMax "
+		       "embeddingND batchedMatmul getShape loadConstantND fillLike fillStatic fillDynamic "
+		       "broadcastToLike broadcastToStatic broadcastToDynamic squeeze expandDims flattenTo2D "
+		       "reshapeLike reshapeStatic reshapeDynamic rankPreservingReshape constantPad "
+		       "randomNormalLike randomNormalStatic randomNormalDynamic randomUniformLike "
+		       "randomUniformStatic randomUniformDynamic randomBernoulliLike randomBernoulliStatic "
+		       "randomBernoulliDynamic categoricalDistribution reduceL1 reduceL2 reduceMax reduceMin "
+		       "reduceSum reduceProd reduceMean reduceLogSum reduceSumSquare reduceLogSumExp "
+		       "whereNonZero matrixBandPart lowerTriangular upperTriangular whereBroadcastable "
+		       "layerNormalization NonMaximumSuppression oneHot cumSum clampedReLU argSort pooling3d "
+		       "globalPooling3d sliceBySize convolution3d");
+	const char *prov = NULL;
+	assert_int_equal(al_kind_ane_status(true, "innerProduct", al_release_find("ios13"), &prov), '?');
+	assert_int_equal(al_kind_ane_status(true, "innerProduct", al_release_find("ios14"), &prov), 'S');
+	assert_non_null(strstr(prov, "#1196"));
+	assert_int_equal(al_kind_ane_status(true, "lrn", al_release_find("ios27"), &prov), '?');
+	assert_int_equal(al_kind_ane_status(true, "no such layer", NULL, &prov), '?');
+	assert_int_equal(al_kind_ane_status(true, NULL, NULL, NULL), '?');
+}
+
+static void test_mil_ane_status(void **state)
+{
+	(void)state;
+	expect_missing(mil_status_has, false, "kind_status.c mil_rows", "abs acos affine argsort asin atan atanh band_part batch_norm batch_to_space cast ceil "
+		       "clamped_relu classify clip cond const constexpr_affine_dequantize "
+		       "constexpr_blockwise_shift_scale constexpr_cast constexpr_lut_to_dense "
+		       "constexpr_lut_to_sparse constexpr_sparse_blockwise_shift_scale constexpr_sparse_to_dense "
+		       "conv_quantized cos cosh crop crop_resize cumsum custom_layer depth_to_space dequantize "
+		       "einsum elu equal erf exp exp2 expand_dims fill fill_like flatten2d floor floor_div "
+		       "gather gather_along_axis gather_nd greater greater_equal gru identity instance_norm "
+		       "inverse l2_norm l2_pool less less_equal linear_activation list_gather list_length "
+		       "list_read list_scatter list_write local_response_norm log logical_and logical_not "
+		       "logical_or logical_xor lstm make_list maximum minimum mod non_maximum_suppression "
+		       "non_zero not_equal one_hot pad pixel_shuffle pixel_unshuffle pow prelu quantize "
+		       "random_bernoulli random_categorical random_normal random_uniform range_1d real_div "
+		       "reduce_argmax reduce_argmin reduce_l1_norm reduce_l2_norm reduce_log_sum "
+		       "reduce_log_sum_exp reduce_max reduce_min reduce_prod reduce_sum reduce_sum_square relu6 "
+		       "reshape_like resize resize_bilinear resize_nearest_neighbor reverse reverse_sequence rnn "
+		       "round scaled_tanh scatter scatter_along_axis scatter_nd select shape sigmoid "
+		       "sigmoid_hard sign silu sin sinh slice_by_index slice_by_size sliding_windows softplus "
+		       "softplus_parametric softsign space_to_batch space_to_depth split sqrt square stack sub "
+		       "tan threshold thresholded_relu tile topk upsample_bilinear upsample_nearest_neighbor "
+		       "while_loop");
+	assert_int_equal(al_kind_ane_status(false, "layer_norm", al_release_find("ios18"), NULL), '?');
+	assert_int_equal(al_kind_ane_status(false, "layer_norm", al_release_find("ios26"), NULL), 'S');
+	assert_int_equal(al_kind_ane_status(false, "layer_norm", al_release_find("ios27"), NULL), 'S');
+}
+
 static void test_mil_cost(void **state)
 {
 	(void)state;
@@ -184,7 +257,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_generated_names), cmocka_unit_test(test_nn_shapes),
 		cmocka_unit_test(test_mil_shapes),      cmocka_unit_test(test_nn_cost),
-		cmocka_unit_test(test_mil_cost),        cmocka_unit_test(test_weight_sites),
+		cmocka_unit_test(test_mil_cost),        cmocka_unit_test(test_nn_ane_status),
+		cmocka_unit_test(test_mil_ane_status),        cmocka_unit_test(test_weight_sites),
 		cmocka_unit_test(test_nn_exec),         cmocka_unit_test(test_mil_exec),
 	};
 	return cmocka_run_group_tests_name("kinds", tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "analysis.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -1295,7 +1296,26 @@ static void render_docs(FILE *f)
 	      "since one sufficient reason is enough. With no fallback rule the confidence is `G`: "
 	      "the absence of a known obstacle is weak evidence that the ANE runs the node. ML "
 	      "Program `const`/`constexpr_*` ops hold data and are never flagged (unit `none`). "
-	      "Model rules give findings on the sub-model and do not change node verdicts.\n\n",
+	      "Model rules give findings on the sub-model and do not change node verdicts.\n\n"
+	      "## Evidence scope and the three verdicts\n\n"
+	      "Where a rule is evaluated is not where it was observed (issue #30). Each rule "
+	      "carries the scope of its evidence (`src/analysis/rule_scope.def`, written from the "
+	      "development reports of `tests/observed/split.json` only): the chip families and "
+	      "releases its reports saw it on, how many independent reports there are, and, "
+	      "where one exists, a mechanism argument for why it holds elsewhere. A rule without "
+	      "a row has the scope it is evaluated in and one report (the node rules are not yet "
+	      "scoped one by one). After the partition every layer gets `p_ane`, the probability "
+	      "that Core ML runs it on the ANE, and a verdict: `ane` at `p_ane` >= 0.7, `not_ane` at "
+	      "<= 0.3, else `uncertain`. `p_ane` comes from the rule that decided: its strength by "
+	      "confidence and reports (A .97 / .95, M .9 / .85, G .8 / .75 for two or more / one "
+	      "report), 1 minus that when it moves the layer off the ANE; minus .05 outside its "
+	      "evidence with a mechanism; .5 outside it without one, or where its reports "
+	      "disagree; the strongest of several rules that fired. A layer no rule moved takes its "
+	      "kind's status for the release (the table at the end: `src/analysis/kind_status.c`): "
+	      ".9 where a report saw the kind on the ANE on that release or an earlier one, .5 "
+	      "(uncertain) where none did: no kind is ANE by default. A layer moved by the partition "
+	      "policy is .25 off / .75 on. `--fail-on` counts only `not_ane` layers unless it is "
+	      "`--fail-on uncertain`.\n\n",
 	      f);
 	fputs("| id | name | applies to | families | releases | kind | unit | conf. | catalog | title |\n"
 	      "|---|---|---|---|---|---|---|---|---|---|\n", f);
@@ -1329,9 +1349,50 @@ static void render_docs(FILE *f)
 		fprintf(f, "\n- confidence: %c\n", r->confidence);
 		fprintf(f, "- catalog: %s\n", r->catalog ? r->catalog : "-");
 		fprintf(f, "- provenance: %s\n", r->provenance);
+		struct al_rule_evidence e;
+		al_rule_evidence_of(r, &e);
+		struct al_rule seen = *r;
+		seen.families = e.families;
+		seen.releases = e.releases;
+		seen.off = NULL;
+		al_rule_families(&seen, fam, sizeof fam);
+		al_rule_releases(&seen, rel, sizeof rel);
+		if (e.seen != r->provenance) /* a row of rule_scope.def */
+			fprintf(f, "- evidence: %" PRIu32 " report%s, families %s, releases %s%s%s: %s\n", e.n_reports,
+				e.n_reports == 1 ? "" : "s", fam, rel, e.detail ? ", only with " : "",
+				e.detail ? e.detail : "", e.seen);
+		else
+			fprintf(f, "- evidence: not yet scoped (where it is evaluated, one report)\n");
+		fprintf(f, "- outside its evidence: %s\n",
+			e.mechanism ? e.mechanism : "uncertain (no mechanism argument)");
 		if (r->url)
 			fprintf(f, "- source: <%s>\n", r->url);
 		fprintf(f, "\n**Why.** %s\n\n**Fix.** %s\n", r->why, r->fix);
+	}
+	/* the kinds (issue #30 item 3): the first release with evidence, or none */
+	fputs("\n## Layer kinds and ops: ANE status by release\n\n"
+	      "When no rule moves a layer, its kind decides how sure the verdict is: `supported` "
+	      "from the first release a report saw the kind on the ANE (and on later ones: Core ML's "
+	      "ANE compiler keeps the ops it gained; the one reported regression, resample on M2 "
+	      "under macOS 15, is rule ANE065), `no evidence` elsewhere, which is uncertain. A kind "
+	      "that a rule keeps off the ANE (recurrent layers, gathers, custom layers, ...) is "
+	      "decided by that rule, whatever this table says.\n\n"
+	      "| world | kind | ANE status | provenance |\n|---|---|---|---|\n", f);
+	for (int nn = 1; nn >= 0; nn--) {
+		size_t count = nn ? ali_nn_kinds_count : ali_mil_kinds_count;
+		for (size_t k = 0; k < count; k++) {
+			const char *name = nn ? ali_nn_kinds[k].name : ali_mil_kinds[k].name;
+			if (!nn && (ali_mil_kinds[k].flags & AL_OPF_CONST))
+				continue;
+			const char *prov = NULL, *since = NULL;
+			for (size_t ri = 0; ri < al_releases_count() && !since; ri++)
+				if (al_kind_ane_status(nn, name, al_release_at(ri), &prov) == 'S')
+					since = al_release_at(ri)->id;
+			if (since)
+				fprintf(f, "| %s | `%s` | supported from %s | %s |\n", nn ? "NN" : "MIL", name, since, prov);
+			else
+				fprintf(f, "| %s | `%s` | no evidence | - |\n", nn ? "NN" : "MIL", name);
+		}
 	}
 }
 
