@@ -297,8 +297,9 @@ static void print_row(void *vctx, const struct al_node *n)
 			ln_spaces(l, pad);
 		ln_str(l, al_col(o, C_RESET));
 	}
-	/* how sure the unit shown is: the rule that moved it, else the verdict */
-	char conf = moved && v->moved_by ? v->moved_by->confidence : v->confidence;
+	/* how sure the unit shown is: the rule that moved it, else the verdict; `?`
+	 * where that rule's evidence does not reach (an uncertain verdict) */
+	char conf = unsure ? '?' : moved && v->moved_by ? v->moved_by->confidence : v->confidence;
 	ln_str(l, " [");
 	ln_ch(l, conf ? conf : '?');
 	ln_ch(l, ']');
