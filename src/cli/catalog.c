@@ -10,6 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where a rule's reports saw it (issue #30): its evidence, and the chip families
+ * and releases of that evidence as the rule table writes them. */
+static void evidence_scope(const struct al_rule *r, struct al_rule_evidence *e, char sfam[128], char srel[128])
+{
+	al_rule_evidence_of(r, e);
+	struct al_rule seen = *r;
+	seen.families = e->families;
+	seen.releases = e->releases;
+	seen.off = NULL;
+	al_rule_families(&seen, sfam, 128);
+	al_rule_releases(&seen, srel, 128);
+}
+
 static const char *scope_name(enum al_rule_scope s)
 {
 	return s == AL_SCOPE_NN ? "neuralnetwork" : s == AL_SCOPE_MIL ? "mlprogram" : "model";
@@ -97,14 +110,8 @@ int cmd_rules(struct cli *c)
 			printf("null");
 		printf(", \"overrides\": %s", r->origin && al_rule_is_override(r) ? "true" : "false");
 		struct al_rule_evidence e; /* issue #30: the scope of its evidence */
-		al_rule_evidence_of(r, &e);
-		struct al_rule seen = *r;
-		seen.families = e.families;
-		seen.releases = e.releases;
-		seen.off = NULL;
 		char sfam[128], srel[128];
-		al_rule_families(&seen, sfam, sizeof sfam);
-		al_rule_releases(&seen, srel, sizeof srel);
+		evidence_scope(r, &e, sfam, srel);
 		printf(", \"evidence\": {\"families\": ");
 		al_json_put_string(stdout, sfam);
 		printf(", \"releases\": ");
@@ -173,14 +180,8 @@ int cmd_explain(struct cli *c)
 		printf("evidence:    %s\n", r->provenance ? r->provenance : "-");
 		/* issue #30: where its reports saw it; elsewhere its verdict is uncertain */
 		struct al_rule_evidence e;
-		al_rule_evidence_of(r, &e);
-		struct al_rule seen = *r;
-		seen.families = e.families;
-		seen.releases = e.releases;
-		seen.off = NULL;
 		char sfam[128], srel[128];
-		al_rule_families(&seen, sfam, sizeof sfam);
-		al_rule_releases(&seen, srel, sizeof srel);
+		evidence_scope(r, &e, sfam, srel);
 		if (e.seen == r->provenance) /* no row of rule_scope.def, or a user rule */
 			printf("seen on:     where it is evaluated (%s)\n",
 			       r->origin ? "a user rule: its file is its evidence" : "not yet scoped");

@@ -225,6 +225,17 @@ static void put_index(struct line *l, uint32_t i)
 	ln_put(l, b + k, sizeof b - (size_t)k);
 }
 
+/* "[suppressed, KIND: WHY]" after a finding the configuration, the model's
+ * metadata or the baseline accepts; counted for the table's footer. */
+static void put_suppressed(struct table_ctx *t, struct line *l, const char *kind, const char *why)
+{
+	t->suppressed++;
+	ln_flush(l);
+	fprintf(t->out, " %s[suppressed, %s: ", al_col(t->o, C_DIM), kind);
+	ali_put_name(t->out, why, 0);
+	fprintf(t->out, "]%s", al_col(t->o, C_RESET));
+}
+
 static void print_row(void *vctx, const struct al_node *n)
 {
 	struct table_ctx *t = vctx;
@@ -316,13 +327,8 @@ static void print_row(void *vctx, const struct al_node *n)
 		ln_name(l, v->reasons[r], 0);
 		const char *kind;
 		const char *why = ali_accepted(o, t->s, n->name, rule, &kind);
-		if (why) {
-			t->suppressed++;
-			ln_flush(l);
-			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
-			ali_put_name(out, why, 0);
-			fprintf(out, "]%s", al_col(o, C_RESET));
-		}
+		if (why)
+			put_suppressed(t, l, kind, why);
 	}
 	if (moved) {
 		ln_str(l, v->n_rules ? "; * moved by " : " * moved by ");
@@ -332,13 +338,8 @@ static void print_row(void *vctx, const struct al_node *n)
 		ln_ch(l, ')');
 		const char *kind;
 		const char *why = v->moved_by ? ali_accepted(o, t->s, ali_move_layer(n, v), v->moved_by, &kind) : NULL;
-		if (why) {
-			t->suppressed++;
-			ln_flush(l);
-			fprintf(out, " %s[suppressed, %s: ", al_col(o, C_DIM), kind);
-			ali_put_name(out, why, 0);
-			fprintf(out, "]%s", al_col(o, C_RESET));
-		}
+		if (why)
+			put_suppressed(t, l, kind, why);
 	}
 	if (unsure) {
 		char p[48];
