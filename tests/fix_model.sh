@@ -63,7 +63,7 @@ refused() {
 
 # 1. before: ANE040 keeps both models off the ANE
 for m in "$F/fix_shape.mlmodel" "$F/fix_mil_shape.mlpackage"; do
-	"$ANELINT" check "$m" >"$T/c.txt" 2>&1
+	"$ANELINT" check --os ios26 "$m" >"$T/c.txt" 2>&1 # inside ANE040's evidence (iOS 16, 26)
 	if [ $? -eq 1 ] && grep -q 'model: ANE040' "$T/c.txt"; then ok; else bad "$m: ANE040 does not fire before"; fi
 done
 
