@@ -302,8 +302,11 @@ static int stream_models(struct cli *c, const struct al_sink *sink, void *st, en
 		struct al_report_item it = {0};
 		int e = load_one(c, mode == M_INFO ? NULL : &r->check, &it, c->paths[i]);
 		rc = worst_exit(rc, e);
-		if (e == EXIT_USAGE || !it.diags)
+		if (e == EXIT_USAGE || !it.diags) {
+			al_model_free(it.model);
+			al_diags_free((al_diags *)it.diags);
 			break;
+		}
 		if (mode != M_INFO && it.model) {
 			if (ci_accepts_anything(ci, &it, 1)) { /* a model's metadata may accept findings */
 				o->accepted = ci_accepted;
