@@ -1126,10 +1126,15 @@ AL_API void al_surgery_free(al_surgery *s);
  * and judged by the class of the change:
  *   AL_EQ_EXACT        bit-identical, same dims, same classifier labels;
  *   AL_EQ_REASSOCIATE  max|diff| <= 1e-5 x max|ref| (AL_PROOF_REASSOC_TOL);
- *   AL_EQ_APPROXIMATE  always passes (the differences are reported).
+ *   AL_EQ_APPROXIMATE  max|diff| <= tolerance x max|ref| (al_proof_opts.tolerance,
+ *                      default AL_PROOF_APPROX_TOL 1e-2), and no output collapses
+ *                      (the reference has a nonzero value, b only zeros: e.g. values
+ *                      under fp16's range) or overflows (b has an infinity or NaN
+ *                      where the reference has none).
  * A NaN on one side only is an infinite difference; text outputs pass when
  * their strings are equal. The caller's storage: al_proof_clear frees it. */
 #define AL_PROOF_REASSOC_TOL 1e-5
+#define AL_PROOF_APPROX_TOL 1e-2
 #define AL_PROOF_REGION_RUNS 4 /* random input sets of a region proof */
 #define AL_PROOF_SPECIAL_RUN 1  /* the run (from 0) that also feeds special values */
 struct al_proof_diff {
@@ -1142,6 +1147,9 @@ struct al_proof_diff {
 	const char *why;     /* not compared as numbers: "not numeric", "shapes or names differ", "missing" */
 	bool why_seen;
 	int runs;            /* numeric comparisons accumulated */
+	double got_max;      /* largest finite |b| */
+	bool collapsed;      /* ref_max > 0 and every value of b 0 (got_max 0): refused */
+	bool overflowed;     /* b has an infinity or NaN where the reference has none: refused */
 };
 struct al_proof {
 	bool proved;         /* both models ran and were compared: the verdict is ok */
@@ -1161,6 +1169,8 @@ struct al_proof_opts {
 						 * everything the proof holds at once */
 	uint64_t max_work;                      /* interpreter work bound per run (0: its default) */
 	int threads;                            /* interpreter and BLAS threads (0: the default) */
+	double tolerance;                       /* AL_EQ_APPROXIMATE: the largest rel that passes
+						 * (0: AL_PROOF_APPROX_TOL) */
 };
 /* The whole models on the same inputs. AL_OK with p->proved false (and p->why)
  * when the interpreter cannot run them; AL_E_NOMEM when out of memory; the
@@ -1177,8 +1187,9 @@ AL_API enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct
 AL_API enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model *b,
 			       const struct al_region *rb, const struct al_proof_opts *o,
 			       struct al_proof *p, al_diags *d);
-/* Judge outputs `got` against `ref` (matched by name) as the proofs do; for
- * callers that run the models themselves (split's chain of parts). */
+/* Judge outputs `got` against `ref` (matched by name) as the proofs do (an
+ * approximate change within AL_PROOF_APPROX_TOL); for callers that run the
+ * models themselves (split's chain of parts). */
 AL_API enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
 				const struct al_named_tensor *got, size_t n_got, enum al_equiv e,
 				struct al_proof *p);

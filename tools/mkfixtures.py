@@ -818,6 +818,19 @@ def fix_mulconst():
     return fix_model(layers, ins, ["y", "z"], "fix fixture: multiplyBroadcastable by constants")
 
 
+def fix_io_range():
+    """x [1,8,4,4] scaled by 1e-9 (output "tiny": every value under fp16's
+    smallest subnormal, 6e-8, as mobilenet_v2__nn_ios13's ~6e-10 outputs) and by
+    1e6 (output "huge": above fp16's largest, 65504): nn-io-fp16 makes one all
+    zeros and the other infinite, and fix refuses it (its tolerance)."""
+    def scale(a):  # ActivationParams.linear 5 {alpha 1}
+        return f_msg(5, f_float(1, a))
+    layers = [layer("tiny", ["x"], ["tiny"], 130, scale(1e-9)),
+              layer("huge", ["x"], ["huge"], 130, scale(1e6))]
+    return fix_model(layers, [array_feature("x", [1, 8, 4, 4])], ["tiny", "huge"],
+                     "fix fixture: outputs outside fp16's range")
+
+
 def fix_divconst():
     """x [1,8,4,4] / a constant [1,8,1,1] -> scale by the reciprocals, then / a
     constant scalar 3 -> linear(1/3) (--allow reassociate). Left: x / a constant
@@ -1291,6 +1304,7 @@ def main():
         "fix_maxpool.mlmodel": fix_maxpool(),
         "fix_mulconst.mlmodel": fix_mulconst(),
         "fix_divconst.mlmodel": fix_divconst(),
+        "fix_io_range.mlmodel": fix_io_range(),
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),
         "fp16_nan.mlmodel": fp16_nan(),

@@ -84,7 +84,7 @@ class ProofDiff(ctypes.Structure):  # struct al_proof_diff
     c_name = "al_proof_diff"
     _fields_ = [("name", c_char_p), ("identical", c_bool), ("max_abs", c_double), ("ref_max", c_double),
                 ("rel", c_double), ("pass_", c_bool), ("why", c_char_p), ("why_seen", c_bool),
-                ("runs", c_int)]
+                ("runs", c_int), ("got_max", c_double), ("collapsed", c_bool), ("overflowed", c_bool)]
 
 
 class Proof(ctypes.Structure):  # struct al_proof
@@ -96,7 +96,8 @@ class Proof(ctypes.Structure):  # struct al_proof
 class ProofOpts(ctypes.Structure):  # struct al_proof_opts
     c_name = "al_proof_opts"
     _fields_ = [("equiv", c_int), ("inputs", POINTER(NamedTensor)), ("n_inputs", c_size_t),
-                ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64), ("threads", c_int)]
+                ("seed", c_uint64), ("max_bytes", c_uint64), ("max_work", c_uint64), ("threads", c_int),
+                ("tolerance", c_double)]
 
 
 class Pass(ctypes.Structure):  # struct al_pass

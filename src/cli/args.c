@@ -96,7 +96,14 @@ const struct option_row options[] = {
 	{"dry-run", 0, NULL, C_FIX, OPT_FIELD(dry_run), "fix: report the rewrites and their proof, write nothing"},
 	{"allow", 0, "CLASS", C_FIX, OPT_FIELD(allow),
 	 "fix: also apply rewrites of this equivalence class: reassociate (same maths, rounded "
-	 "differently), approximate (changes results); default exact only"},
+	 "differently), approximate (changes results, within --tolerance); default exact only; "
+	 "a comma list or repeated: the highest class given"},
+	{"tolerance", 0, "X", C_FIX, OPT_FIELD(tolerance),
+	 "fix: the largest relative difference (max|diff| / max|ref| per output) an approximate rewrite "
+	 "may make (default 1e-2); one that exceeds it, or makes an output all zeros or infinite, is refused"},
+	{"max-rounds", 0, "N", C_FIX, OPT_FIELD(max_rounds),
+	 "fix: apply the passes again to the result, each round proved, until nothing more applies or N "
+	 "rounds ran (1-64, default 8)"},
 	{"in-place", 0, NULL, C_FIX, OPT_FIELD(in_place), "fix: allow -o to name the input (replaced by rename, after an fsync as with --fsync)"},
 	{"proof", 0, "KIND", C_FIX, OPT_FIELD(proof),
 	 "fix: how the rewrites are proved: auto (default: the whole models when cheap or with "
@@ -294,6 +301,7 @@ static struct cli_list *repeats(struct cli *c, const struct option_row *o, unsig
 		{OPT_FIELD(select), OPT_FIELD(select), C_ALL},
 		{OPT_FIELD(ignore), OPT_FIELD(ignore), C_ALL},
 		{OPT_FIELD(evidence), OPT_FIELD(evidence), C_ALL},
+		{OPT_FIELD(allow), OPT_FIELD(allow), C_ALL},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (o->offset == rows[i].option && (rows[i].cmds & cmd))

@@ -49,8 +49,9 @@ struct cli {
 	struct cli_list state;
 	const char *steps, *function, *repeat, *threads;
 	/* fix */
-	const char *allow;
+	struct cli_list allow; /* --allow CLASS[,CLASS] (repeats: the highest class given) */
 	const char *proof; /* --proof auto|whole|region */
+	const char *max_rounds, *tolerance; /* --max-rounds N, --tolerance X */
 	bool dry_run, in_place;
 	struct cli_list shape, enumerate; /* --shape NAME=D1,D2,...|default, --enumerate NAME=S1;S2 */
 	/* split: --at (repeats), -o once per part, --pipeline */

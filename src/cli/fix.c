@@ -31,7 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_ROUNDS 4
+#define MAX_SETTLE 4 /* plans of one round: a rewrite whose layers still fall back is dropped */
+#define DEFAULT_MAX_ROUNDS 8 /* rounds of passes (--max-rounds): each on the previous one's output */
+#define MAX_MAX_ROUNDS 64
 /* --proof auto runs the whole models when the original's estimated work
  * (node->cost, docs/shapes.md) is at most this. On the 2-core benchmark machine
  * the interpreter ran the synthetic model's convolutions at ~20 GFLOP/s (2 x 27
@@ -105,12 +107,15 @@ struct fix {
 	al_model *out_m;
 	char *tmp;      /* the rewritten .mlmodel written next to OUT, not yet renamed */
 	struct al_atomic out_file; /* owns tmp: renamed over OUT by ali_atomic_commit */
+	char *tmp_own;  /* rounds after the first, .mlmodel with -o: their output in the scratch directory */
 	struct dropped *drop;
 	size_t n_drop;
 	const char **skip;
 	struct summary before, after;
 	struct al_check_opts chk; /* --target, --os, --compute-units: what "falls back" means */
 	enum al_equiv allow, highest;
+	double tolerance;         /* --tolerance: the largest rel of an approximate rewrite (0: 1e-2) */
+	int round;                /* 1, 2, ...: the round of passes this is */
 	struct al_input_shape *shapes; /* --shape / --enumerate requests, in order */
 	size_t n_shapes;
 	int64_t *dims;                 /* their dimensions */
@@ -145,6 +150,9 @@ static void fix_free(struct fix *f)
 	}
 	free(f->drop);
 	free(f->skip);
+	if (f->tmp_own)
+		(void)unlink(f->tmp_own); /* a round's output in the scratch directory */
+	free(f->tmp_own);
 	for (size_t i = 0; i < f->n_shapes; i++)
 		free((char *)(uintptr_t)f->shapes[i].input);
 	free(f->shapes);
@@ -499,7 +507,7 @@ static int prove_points(struct fix *f, const struct al_submodel *s, uint64_t see
 		if (rc == EXIT_ALL_ANE) {
 			struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in, .seed = seed,
 						  .max_bytes = max_bytes, .max_work = max_work_of(f->c),
-						  .threads = f->threads};
+						  .threads = f->threads, .tolerance = f->tolerance};
 			al_diags *d = al_diags_new();
 			enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &q, d) : AL_E_NOMEM;
 			al_diags_free(d);
@@ -580,7 +588,8 @@ static int prove_whole(struct fix *f, uint64_t seed, uint64_t max_bytes)
 	if (rc == EXIT_ALL_ANE) {
 		struct al_proof_opts o = {.equiv = f->highest, .inputs = in, .n_inputs = n_in,
 					  .seed = seed, .max_bytes = max_bytes,
-					  .max_work = max_work_of(f->c), .threads = f->threads};
+					  .max_work = max_work_of(f->c), .threads = f->threads,
+					  .tolerance = f->tolerance};
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_prove_equivalent(f->m, f->out_m, &o, &f->proof, d) : AL_E_NOMEM;
 		if (st == AL_OK) {
@@ -636,7 +645,7 @@ static int prove_region(struct fix *f, uint64_t seed, uint64_t max_bytes, bool *
 	struct al_region ra = {f->region_a, f->n_region_a, true, outs, n_o};
 	struct al_region rb = {f->region_b, f->n_region_b, true, outs, n_o};
 	struct al_proof_opts o = {.equiv = f->highest, .seed = seed, .max_bytes = max_bytes,
-				  .max_work = max_work_of(f->c), .threads = f->threads};
+				  .max_work = max_work_of(f->c), .threads = f->threads, .tolerance = f->tolerance};
 	al_diags *d = al_diags_new();
 	enum al_status st = d ? al_prove_region(f->m, &ra, f->out_m, &rb, &o, &f->proof, d) : AL_E_NOMEM;
 	al_diags_free(d);
@@ -804,36 +813,61 @@ static int prove(struct fix *f)
 
 /* ---------------------------------------------------------------- report */
 
-/* After mil-fp16-compute, which rewrites a whole program, the per-op passes
- * wait (their edits would overlap): how many of them apply to the written
- * output, for the line that says to run fix again (0 when none, or not that). */
-static size_t waiting_rewrites(const struct fix *f, const char *out)
+/* The rounds of one fix: round k + 1 rewrites round k's output (docs/surgery.md
+ * "Rounds"). mil-fp16-compute rewrites a whole program, so the per-op passes
+ * wait for the next round (their edits would overlap); a run ends at the fixed
+ * point, where a plan of the last output applies nothing, or at --max-rounds. */
+struct rounds {
+	struct fix *r;       /* r[0 .. n): the rounds that applied (r[0] also when none did) */
+	int n, cap, max;     /* cap: entries of r allocated (max + 1) */
+	bool fixed_point;    /* the last output was planned again and nothing applies */
+	size_t pending;      /* stopped at --max-rounds: the rewrites that would apply to the output */
+	struct al_atomic scratch; /* a directory for the outputs the later rounds read */
+};
+
+static size_t total_applied(const struct rounds *rs)
 {
-	bool whole = false;
-	for (size_t i = 0; i < al_surgery_count(f->sg) && !whole; i++) {
-		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		whole = r->applied && strcmp(r->pass->name, "mil-fp16-compute") == 0;
-	}
-	if (!whole)
-		return 0;
-	al_diags *d = al_diags_new();
-	al_model *m = NULL;
-	al_surgery *sg = NULL;
 	size_t n = 0;
-	struct al_surgery_opts o = {.allow = f->allow};
-	if (d && al_model_open(out, &m, d) == AL_OK && al_surgery_plan(m, &o, &sg, d) == AL_OK)
-		n = al_surgery_applied(sg);
-	al_surgery_free(sg);
-	al_model_free(m);
-	al_diags_free(d);
+	for (int k = 0; k < rs->n; k++)
+		n += rs->r[k].sg ? al_surgery_applied(rs->r[k].sg) : 0;
 	return n;
 }
 
-static void report_text(const struct fix *f, const char *out, bool written, bool refused)
+/* The round the top-level "proof" shows: one refused, else the one with the
+ * largest relative difference (the first of equals). */
+static const struct fix *shown_round(const struct rounds *rs)
+{
+	const struct fix *w = &rs->r[0];
+	for (int k = 0; k < rs->n; k++) {
+		const struct fix *f = &rs->r[k];
+		if (f->proof_run && (!f->proved || !f->proof_ok))
+			return f;
+		if (f->proof_run && (!w->proof_run || worst_rel(&f->proof) > worst_rel(&w->proof)))
+			w = f;
+	}
+	return w;
+}
+
+/* Why one output of a proof was refused, beyond its figures ("" when it passed). */
+static const char *refused_why(const struct fix *f, const struct al_proof_diff *df, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (df->pass)
+		return buf;
+	if (df->collapsed)
+		snprintf(buf, cap, " (every value is 0 where the original's are not: it collapsed, e.g. under "
+			 "fp16's range)");
+	else if (df->overflowed)
+		snprintf(buf, cap, " (an infinity or NaN where the original has none: it overflowed)");
+	else if (f->highest == AL_EQ_APPROXIMATE)
+		snprintf(buf, cap, " (beyond the tolerance %g)", f->tolerance > 0 ? f->tolerance : AL_PROOF_APPROX_TOL);
+	return buf;
+}
+
+/* One round's lines: what changed, what was left and why, before / after, the proof. */
+static void report_round_text(const struct fix *f)
 {
 	size_t applied = f->sg ? al_surgery_applied(f->sg) : 0;
-	printf("fix %s%s%s: %zu rewrite%s applied (allowed: %s)\n", f->in, out ? " -> " : "",
-	       out ? out : "", applied, applied == 1 ? "" : "s", al_equiv_name(f->allow));
 	for (size_t i = 0; f->sg && i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
 		if (r->applied)
@@ -881,40 +915,119 @@ static void report_text(const struct fix *f, const char *out, bool written, bool
 			printf("  (shapes: %s)\n", f->shapes_how);
 		for (size_t i = 0; i < f->n_diffs; i++) {
 			const struct al_proof_diff *df = &f->diffs[i];
+			char why[128];
 			if (df->why)
 				printf("  %-24s %s  %s\n", df->name, df->why, df->pass ? "ok" : "DIFFERS");
 			else
-				printf("  %-24s %s  max|diff| %.3g  max|ref| %.3g  rel %.3g  %s\n", df->name,
+				printf("  %-24s %s  max|diff| %.3g  max|ref| %.3g  rel %.3g  %s%s\n", df->name,
 				       df->identical ? "bit-identical" : "differs", df->max_abs, df->ref_max,
-				       df->rel, df->pass ? "ok" : "REFUSED");
+				       df->rel, df->pass ? "ok" : "REFUSED", refused_why(f, df, why, sizeof why));
 		}
 		if (!f->proved || f->proof_why[0])
 			printf("  %s\n", f->proof_why);
 	} else if (applied == 0) {
 		printf("nothing to rewrite: the output is a copy of the input\n");
 	}
-	if (refused)
-		printf("REFUSED: %s; nothing written\n",
-		       !f->proved ? "the rewrites could not be proved"
-				  : f->highest == AL_EQ_EXACT ? "an exact rewrite is not bit-identical"
-							      : "the results differ beyond the tolerance");
-	else if (written) {
-		printf("wrote %s\n", out);
-		size_t more = waiting_rewrites(f, out);
-		if (more) {
-			printf("then: %zu more rewrite%s appl%s to it (the per-op passes wait while "
-			       "mil-fp16-compute rewrites the whole program): anelint fix --allow %s ",
-			       more, more == 1 ? "" : "s", more == 1 ? "ies" : "y", al_equiv_name(f->allow));
-			put_text(stdout, out, CLI_NAME_MAX);
-			printf(" -o OUT\n");
-		}
-	}
-	else if (f->c->dry_run)
-		printf("dry run: nothing written\n");
 }
 
-static void report_json(const struct fix *f, const char *out, bool written, bool refused)
+static void report_text(const struct rounds *rs, const char *out, bool written, bool refused)
 {
+	const struct fix *f = &rs->r[0], *last = &rs->r[rs->n - 1];
+	size_t applied = total_applied(rs);
+	char in_rounds[48] = "";
+	if (rs->n > 1)
+		snprintf(in_rounds, sizeof in_rounds, " in %d rounds", rs->n);
+	printf("fix %s%s%s: %zu rewrite%s applied%s (allowed: %s)\n", f->in, out ? " -> " : "",
+	       out ? out : "", applied, applied == 1 ? "" : "s", in_rounds, al_equiv_name(f->allow));
+	for (int k = 0; k < rs->n; k++) {
+		if (rs->n > 1) {
+			size_t a = al_surgery_applied(rs->r[k].sg);
+			printf("round %d: %zu rewrite%s applied%s\n", k + 1, a, a == 1 ? "" : "s",
+			       k ? " to the output of the round before" : "");
+		}
+		report_round_text(&rs->r[k]);
+	}
+	if (rs->pending)
+		printf("rounds: stopped after %d (--max-rounds %d): %zu more rewrite%s appl%s to the output\n", rs->n,
+		       rs->max, rs->pending, rs->pending == 1 ? "" : "s", rs->pending == 1 ? "ies" : "y");
+	else if (rs->n > 1 && rs->fixed_point)
+		printf("rounds: %d, then nothing more applies (the fixed point)\n", rs->n);
+	if (refused) {
+		char at[32] = "";
+		if (rs->n > 1)
+			snprintf(at, sizeof at, "round %d: ", rs->n);
+		printf("REFUSED: %s%s; nothing written\n", at,
+		       !last->proved ? "the rewrites could not be proved"
+		       : last->highest == AL_EQ_EXACT ? "an exact rewrite is not bit-identical"
+		       : last->highest == AL_EQ_APPROXIMATE ? "an output differs beyond the tolerance, collapsed or overflowed"
+							 : "the results differ beyond the tolerance");
+		if (rs->n > 1)
+			printf("  (--max-rounds %d keeps the rounds before it)\n", rs->n - 1);
+	} else if (written) {
+		printf("wrote %s\n", out);
+	} else if (f->c->dry_run) {
+		printf("dry run: nothing written\n");
+	}
+}
+
+static void put_summary_json(const struct summary *s)
+{
+	printf("{\"layers\": %u, \"ane\": %u, \"fallbacks\": %u, \"segments\": %u, \"switches\": %u}", s->nodes,
+	       s->ane, s->fallbacks, s->segments, s->switches);
+}
+
+static void put_proof_json(const struct fix *f)
+{
+	if (!f->proof_run) {
+		printf("null");
+		return;
+	}
+	printf("{\"kind\": \"%s\", \"proved\": %s, \"pass\": %s, \"runs\": %d, "
+	       "\"flops\": %.6g, \"inputs\": ",
+	       f->proof_kind ? f->proof_kind : "whole", f->proved ? "true" : "false",
+	       f->proof_ok ? "true" : "false", f->proof_runs, f->flops);
+	al_json_put_string(stdout, f->inputs_how);
+	printf(", \"why\": ");
+	al_json_put_string(stdout, f->proof_note);
+	printf(", \"shapes\": ");
+	if (f->shapes_how[0])
+		al_json_put_string(stdout, f->shapes_how);
+	else
+		printf("null");
+	printf(", \"region\": ");
+	if (f->proof_kind && strcmp(f->proof_kind, "region") == 0) {
+		const char **ls[2] = {f->region_a, f->region_b};
+		size_t ns[2] = {f->n_region_a, f->n_region_b};
+		for (int k = 0; k < 2; k++) {
+			printf("%s", k ? "], \"output_layers\": [" : "{\"input_layers\": [");
+			for (size_t i = 0; i < ns[k]; i++) {
+				printf("%s", i ? ", " : "");
+				al_json_put_string(stdout, ls[k][i]);
+			}
+		}
+		printf("]}");
+	} else {
+		printf("null");
+	}
+	printf(", \"note\": ");
+	al_json_put_string(stdout, f->proof_why);
+	printf(", \"outputs\": [");
+	for (size_t i = 0; i < f->n_diffs; i++) {
+		const struct al_proof_diff *df = &f->diffs[i];
+		printf("%s\n    {\"name\": ", i ? "," : "");
+		al_json_put_string(stdout, df->name);
+		printf(", \"identical\": %s, \"max_abs\": %.9g, \"max_ref\": %.9g, \"rel\": %.9g, "
+		       "\"pass\": %s, \"collapsed\": %s, \"overflowed\": %s}",
+		       df->identical ? "true" : "false", isfinite(df->max_abs) ? df->max_abs : -1,
+		       df->ref_max, isfinite(df->rel) ? df->rel : -1, df->pass ? "true" : "false",
+		       df->collapsed ? "true" : "false", df->overflowed ? "true" : "false");
+	}
+	printf("], \"round\": %d}", f->round);
+}
+
+static void report_json(const struct rounds *rs, const char *out, bool written, bool refused)
+{
+	const struct fix *f = &rs->r[0], *last = &rs->r[rs->n - 1];
 	printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"fix\",\n  \"input\": ", ANELINT_VERSION,
 	       ANELINT_JSON_SCHEMA_VERSION);
 	al_json_put_string(stdout, f->in);
@@ -923,79 +1036,51 @@ static void report_json(const struct fix *f, const char *out, bool written, bool
 		al_json_put_string(stdout, out);
 	else
 		printf("null");
-	printf(",\n  \"allow\": \"%s\",\n  \"rewrites\": [", al_equiv_name(f->allow));
-	for (size_t i = 0; f->sg && i < al_surgery_count(f->sg); i++) {
-		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		const char *why = r->applied ? NULL : dropped_why(f, r->node->name);
-		printf("%s\n    {\"layer\": ", i ? "," : "");
-		al_json_put_string(stdout, r->node->name);
-		printf(", \"type\": ");
-		al_json_put_string(stdout, r->node->type);
-		printf(", \"pass\": \"%s\", \"rule\": \"%s\", \"class\": \"%s\", \"applied\": %s, ",
-		       r->pass->name, r->pass->rule, al_equiv_name(r->pass->equiv),
-		       r->applied ? "true" : "false");
-		if (r->applied) {
-			printf("\"after\": ");
-			al_json_put_string(stdout, r->after);
-		} else {
-			printf("\"why_not\": ");
-			al_json_put_string(stdout, why ? why : r->why_not);
+	printf(",\n  \"allow\": \"%s\",\n  \"tolerance\": %.9g,\n  \"rewrites\": [", al_equiv_name(f->allow),
+	       f->tolerance > 0 ? f->tolerance : AL_PROOF_APPROX_TOL);
+	bool first = true;
+	for (int k = 0; k < rs->n; k++) {
+		const struct fix *g = &rs->r[k];
+		for (size_t i = 0; g->sg && i < al_surgery_count(g->sg); i++, first = false) {
+			const struct al_rewrite *r = al_surgery_get(g->sg, i);
+			const char *why = r->applied ? NULL : dropped_why(g, r->node->name);
+			printf("%s\n    {\"layer\": ", first ? "" : ",");
+			al_json_put_string(stdout, r->node->name);
+			printf(", \"type\": ");
+			al_json_put_string(stdout, r->node->type);
+			printf(", \"pass\": \"%s\", \"rule\": \"%s\", \"class\": \"%s\", \"applied\": %s, ",
+			       r->pass->name, r->pass->rule, al_equiv_name(r->pass->equiv),
+			       r->applied ? "true" : "false");
+			if (r->applied) {
+				printf("\"after\": ");
+				al_json_put_string(stdout, r->after);
+			} else {
+				printf("\"why_not\": ");
+				al_json_put_string(stdout, why ? why : r->why_not);
+			}
+			printf(", \"round\": %d}", g->round);
 		}
+	}
+	printf("\n  ],\n  \"before\": ");
+	put_summary_json(&f->before);
+	printf(",\n  \"after\": ");
+	put_summary_json(&last->after);
+	printf(",\n  \"proof\": ");
+	put_proof_json(shown_round(rs));
+	printf(",\n  \"rounds\": [");
+	for (int k = 0; k < rs->n; k++) {
+		const struct fix *g = &rs->r[k];
+		printf("%s\n    {\"round\": %d, \"applied\": %zu, \"check_before\": ", k ? "," : "", g->round,
+		       g->sg ? al_surgery_applied(g->sg) : 0);
+		put_summary_json(&g->before);
+		printf(", \"check_after\": ");
+		put_summary_json(&g->after);
+		printf(", \"proof\": ");
+		put_proof_json(g);
 		printf("}");
 	}
-	printf("\n  ],\n");
-	const struct summary *ss[2] = {&f->before, &f->after};
-	const char *nm[2] = {"before", "after"};
-	for (int k = 0; k < 2; k++)
-		printf("  \"%s\": {\"layers\": %u, \"ane\": %u, \"fallbacks\": %u, \"segments\": %u, "
-		       "\"switches\": %u},\n",
-		       nm[k], ss[k]->nodes, ss[k]->ane, ss[k]->fallbacks, ss[k]->segments,
-		       ss[k]->switches);
-	printf("  \"proof\": ");
-	if (!f->proof_run) {
-		printf("null");
-	} else {
-		printf("{\"kind\": \"%s\", \"proved\": %s, \"pass\": %s, \"runs\": %d, "
-		       "\"flops\": %.6g, \"inputs\": ",
-		       f->proof_kind ? f->proof_kind : "whole", f->proved ? "true" : "false",
-		       f->proof_ok ? "true" : "false", f->proof_runs, f->flops);
-		al_json_put_string(stdout, f->inputs_how);
-		printf(", \"why\": ");
-		al_json_put_string(stdout, f->proof_note);
-		printf(", \"shapes\": ");
-		if (f->shapes_how[0])
-			al_json_put_string(stdout, f->shapes_how);
-		else
-			printf("null");
-		printf(", \"region\": ");
-		if (f->proof_kind && strcmp(f->proof_kind, "region") == 0) {
-			const char **ls[2] = {f->region_a, f->region_b};
-			size_t ns[2] = {f->n_region_a, f->n_region_b};
-			for (int k = 0; k < 2; k++) {
-				printf("%s", k ? "], \"output_layers\": [" : "{\"input_layers\": [");
-				for (size_t i = 0; i < ns[k]; i++) {
-					printf("%s", i ? ", " : "");
-					al_json_put_string(stdout, ls[k][i]);
-				}
-			}
-			printf("]}");
-		} else {
-			printf("null");
-		}
-		printf(", \"note\": ");
-		al_json_put_string(stdout, f->proof_why);
-		printf(", \"outputs\": [");
-		for (size_t i = 0; i < f->n_diffs; i++) {
-			const struct al_proof_diff *df = &f->diffs[i];
-			printf("%s\n    {\"name\": ", i ? "," : "");
-			al_json_put_string(stdout, df->name);
-			printf(", \"identical\": %s, \"max_abs\": %.9g, \"max_ref\": %.9g, \"rel\": %.9g, "
-			       "\"pass\": %s}",
-			       df->identical ? "true" : "false", isfinite(df->max_abs) ? df->max_abs : -1,
-			       df->ref_max, isfinite(df->rel) ? df->rel : -1, df->pass ? "true" : "false");
-		}
-		printf("]}");
-	}
+	printf("\n  ],\n  \"max_rounds\": %d,\n  \"fixed_point\": %s,\n  \"pending\": %zu", rs->max,
+	       rs->fixed_point ? "true" : "false", rs->pending);
 	printf(",\n  \"refused\": %s,\n  \"written\": %s\n}\n", refused ? "true" : "false",
 	       written ? "true" : "false");
 }
@@ -1086,6 +1171,133 @@ static int parse_shapes(struct fix *f, const struct command_row *cmd)
 	return EXIT_ALL_ANE;
 }
 
+/* --allow CLASS[,CLASS...], repeatable: the highest class given (the classes
+ * are a ladder: approximate includes reassociate). An exit code. */
+static int parse_allow(const struct cli *c, const struct command_row *cmd, enum al_equiv *allow)
+{
+	*allow = AL_EQ_EXACT;
+	for (int i = 0; i < c->allow.n; i++) {
+		const char *p = c->allow.v[i];
+		for (;;) {
+			size_t n = strcspn(p, ",");
+			char word[32];
+			enum al_equiv e;
+			snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), p);
+			if (n >= sizeof word || !al_equiv_parse(word, &e))
+				return usage_error(cmd, "--allow takes reassociate or approximate (a comma list, or "
+						   "repeated), not '%s'", c->allow.v[i]);
+			if (e > *allow)
+				*allow = e;
+			if (!p[n])
+				break;
+			p += n + 1;
+		}
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* Open the input of round k + 1 (rs->r[k]): round k's output, from a file as
+ * a second `fix` would read it (a program held in memory has no weight.bin to
+ * add constants to, so a plan of it is not a plan of the file). A .mlmodel
+ * with -o is already one (written next to OUT, or in the scratch directory); a
+ * package or a --dry-run output is written there first. An exit code. */
+static int next_round(struct rounds *rs, int k, const char *out)
+{
+	struct fix *p = &rs->r[k - 1], *f = &rs->r[k];
+	f->c = p->c;
+	f->threads = p->threads;
+	f->in = p->in;
+	f->chk = p->chk;
+	f->allow = p->allow;
+	f->tolerance = p->tolerance;
+	f->round = k + 1;
+	if (!(f->d = al_diags_new()))
+		return EXIT_IO;
+	if (!rs->scratch.tmp) {
+		/* next to OUT (the same file system: the last output is renamed
+		 * there), or for --dry-run in the temporary directory */
+		char base[4096];
+		const char *tmpdir = getenv("TMPDIR");
+		if (out && !f->c->dry_run)
+			snprintf(base, sizeof base, "%s", out);
+		else
+			snprintf(base, sizeof base, "%s/anelint-fix", tmpdir && *tmpdir ? tmpdir : "/tmp");
+		enum al_status st = ali_atomic_begin(&rs->scratch, base, true, f->d);
+		if (st != AL_OK) {
+			print_errors(base, f->d);
+			return status_exit(st);
+		}
+	}
+	bool file = rs->r[0].tmp != NULL; /* a .mlmodel with -o: each round's output is a file */
+	const char *ext = al_model_is_package(p->m) ? "mlpackage" : "mlmodel";
+	size_t n = strlen(rs->scratch.tmp) + 32;
+	char *in = malloc(n);
+	if (!in)
+		return EXIT_IO;
+	snprintf(in, n, "%s/round%d.%s", rs->scratch.tmp, k, ext);
+	enum al_status st = AL_OK;
+	if (file) {
+		free(in);
+		in = NULL;
+		if (!(f->tmp_own = malloc(n)))
+			return EXIT_IO;
+		snprintf(f->tmp_own, n, "%s/round%d.%s", rs->scratch.tmp, k + 1, ext);
+		f->tmp = f->tmp_own;
+		st = al_model_open(p->tmp, &f->m, f->d);
+	} else if ((st = al_surgery_write(p->sg, in, f->d)) == AL_OK) {
+		st = al_model_open(in, &f->m, f->d);
+	}
+	free(in);
+	if (st == AL_OK && f->c->function)
+		st = al_model_select_function(f->m, f->c->function, f->d);
+	if (st != AL_OK) {
+		error_at(f->in, "round %d: the output of round %d does not open again", k + 1, k);
+		print_errors(f->in, f->d);
+		return status_exit(st);
+	}
+	summarize_model(f->m, &f->chk, &f->before); /* checked, as a second fix checks its input */
+	f->after = f->before;
+	return EXIT_ALL_ANE;
+}
+
+/* Plan, drop what still falls back, build and check (step 2). An exit code. */
+static int settle(struct fix *f)
+{
+	bool again = true;
+	for (int settle = 0; settle < MAX_SETTLE && again; settle++) {
+		int rc = round_once(f, &again);
+		if (rc != EXIT_ALL_ANE)
+			return rc;
+	}
+	if (again) { /* still dropping after the last plan: keep nothing */
+		error_at(f->in, "the rewrites did not settle; nothing written");
+		return EXIT_FALLBACK;
+	}
+	return EXIT_ALL_ANE;
+}
+
+/* One round: settle, then prove (steps 2-3). *refused when the proof does not
+ * pass. An exit code. */
+static int run_round(struct fix *f, bool *refused)
+{
+	*refused = false;
+	int rc0 = settle(f);
+	if (rc0 != EXIT_ALL_ANE || !al_surgery_applied(f->sg))
+		return rc0;
+	if (!al_surgery_applied(f->sg))
+		return EXIT_ALL_ANE;
+	f->highest = AL_EQ_EXACT;
+	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
+		const struct al_rewrite *r = al_surgery_get(f->sg, i);
+		if (r->applied && r->pass->equiv > f->highest)
+			f->highest = r->pass->equiv;
+	}
+	summarize_model(f->out_m, &f->chk, &f->after);
+	int rc = prove(f);
+	*refused = rc == EXIT_ALL_ANE && (!f->proved || !f->proof_ok);
+	return rc;
+}
+
 int cmd_fix(struct cli *c)
 {
 	const struct command_row *cmd = command("fix");
@@ -1095,8 +1307,26 @@ int cmd_fix(struct cli *c)
 		json = true;
 	else if (c->format && strcmp(c->format, "text") != 0)
 		return usage_error(cmd, "--format takes text or json, not '%s'", c->format);
-	if (c->allow && !al_equiv_parse(c->allow, &f.allow))
-		return usage_error(cmd, "--allow takes reassociate or approximate, not '%s'", c->allow);
+	if (parse_allow(c, cmd, &f.allow) != EXIT_ALL_ANE)
+		return EXIT_USAGE;
+	struct rounds rs = {.max = DEFAULT_MAX_ROUNDS};
+	if (c->max_rounds) {
+		char *end;
+		errno = 0;
+		long v = strtol(c->max_rounds, &end, 10);
+		if (end == c->max_rounds || *end || errno || v < 1 || v > MAX_MAX_ROUNDS)
+			return usage_error(cmd, "--max-rounds takes a number of rounds from 1 to 64, not '%s'",
+					   c->max_rounds);
+		rs.max = (int)v;
+	}
+	if (c->tolerance) {
+		char *end;
+		errno = 0;
+		f.tolerance = strtod(c->tolerance, &end);
+		if (end == c->tolerance || *end || errno || !isfinite(f.tolerance) || !(f.tolerance > 0))
+			return usage_error(cmd, "--tolerance takes a positive relative difference, e.g. 1e-2, not "
+					   "'%s'", c->tolerance);
+	}
 	int trc = EXIT_ALL_ANE;
 	f.threads = threads_of(c, cmd, &trc);
 	if (trc)
@@ -1133,74 +1363,95 @@ int cmd_fix(struct cli *c)
 	if (c->in_place && out && al_output_check(out, &f.in, 1, 0, NULL) != AL_OK)
 		al_set_durable_writes(true); /* the only copy is replaced: on the device before the rename */
 	int rc = EXIT_ALL_ANE;
-	if (!(f.d = al_diags_new()))
+	f.round = 1;
+	rs.cap = rs.max + 1; /* the round after the last that applies may apply nothing */
+	if (!(rs.r = calloc((size_t)rs.cap, sizeof *rs.r)))
 		return EXIT_IO;
-	enum al_status st = al_model_open(f.in, &f.m, f.d);
+	rs.r[0] = f;
+	struct fix *f0 = &rs.r[0];
+	bool refused = false, written = false;
+	if (!(f0->d = al_diags_new())) {
+		rc = EXIT_IO;
+		goto done;
+	}
+	enum al_status st = al_model_open(f0->in, &f0->m, f0->d);
 	if (st != AL_OK) {
-		print_errors(f.in, f.d);
+		print_errors(f0->in, f0->d);
 		rc = status_exit(st);
 		goto done;
 	}
 	/* --function: only that function's ops are rewritten (the surgery splices
 	 * the file, so the other functions' bytes are written as they were) */
-	if (c->function && (st = al_model_select_function(f.m, c->function, f.d)) != AL_OK) {
-		print_errors(f.in, f.d);
+	if (c->function && (st = al_model_select_function(f0->m, c->function, f0->d)) != AL_OK) {
+		print_errors(f0->in, f0->d);
 		rc = EXIT_USAGE;
 		goto done;
 	}
-	if ((rc = parse_shapes(&f, cmd)) != EXIT_ALL_ANE)
+	if ((rc = parse_shapes(f0, cmd)) != EXIT_ALL_ANE)
 		goto done;
-	summarize_model(f.m, &f.chk, &f.before);
-	f.after = f.before;
-	if (out && !c->dry_run && !al_model_is_package(f.m)) {
+	summarize_model(f0->m, &f0->chk, &f0->before);
+	f0->after = f0->before;
+	if (out && !c->dry_run && !al_model_is_package(f0->m)) {
 		/* the .mlmodel is written once, next to OUT, and proved from there */
-		if ((st = ali_atomic_begin(&f.out_file, out, false, f.d)) != AL_OK) {
-			print_errors(out, f.d);
+		if ((st = ali_atomic_begin(&f0->out_file, out, false, f0->d)) != AL_OK) {
+			print_errors(out, f0->d);
 			rc = status_exit(st);
 			goto done;
 		}
-		close(f.out_file.fd); /* al_surgery_write replaces the file, atomically too */
-		f.out_file.fd = -1;
-		f.tmp = f.out_file.tmp;
+		close(f0->out_file.fd); /* al_surgery_write replaces the file, atomically too */
+		f0->out_file.fd = -1;
+		f0->tmp = f0->out_file.tmp;
 	}
-	bool again = true;
-	for (int round = 0; round < MAX_ROUNDS && again; round++)
-		if ((rc = round_once(&f, &again)) != EXIT_ALL_ANE)
+	/* the rounds: each on the previous one's output, until a plan of the last
+	 * output applies nothing (the fixed point) or --max-rounds */
+	for (int k = 0;; k++) {
+		if (k && (rc = next_round(&rs, k, out)) != EXIT_ALL_ANE)
 			goto done;
-	if (again) { /* still dropping after the last round: keep nothing */
-		error_at(f.in, "the rewrites did not settle; nothing written");
-		rc = EXIT_FALLBACK;
-		goto done;
-	}
-	size_t applied = al_surgery_applied(f.sg);
-	bool refused = false, written = false;
-	if (applied) {
-		f.highest = AL_EQ_EXACT;
-		for (size_t i = 0; i < al_surgery_count(f.sg); i++) {
-			const struct al_rewrite *r = al_surgery_get(f.sg, i);
-			if (r->applied && r->pass->equiv > f.highest)
-				f.highest = r->pass->equiv;
+		rs.n = k + 1;
+		if ((rc = run_round(&rs.r[k], &refused)) != EXIT_ALL_ANE)
+			goto done;
+		if (!al_surgery_applied(rs.r[k].sg)) {
+			rs.fixed_point = true;
+			if (k) /* a round that applied nothing (all dropped): the one before is the last */
+				rs.n = k;
+			break;
 		}
-		summarize_model(f.out_m, &f.chk, &f.after);
-		if ((rc = prove(&f)) != EXIT_ALL_ANE)
+		if (refused)
+			break;
+		if (k + 1 >= rs.max) { /* the bound: what a next round would apply */
+			if ((rc = next_round(&rs, k + 1, out)) != EXIT_ALL_ANE)
+				goto done;
+			/* planned and built as a round would, not proved */
+			if (settle(&rs.r[k + 1]) == EXIT_ALL_ANE)
+				rs.pending = al_surgery_applied(rs.r[k + 1].sg);
+			rs.fixed_point = !rs.pending;
+			break;
+		}
+	}
+	struct fix *last = &rs.r[rs.n - 1];
+	size_t applied = total_applied(&rs);
+	if (!refused && out && !c->dry_run && f0->tmp && !applied) {
+		ali_atomic_abort(&f0->out_file); /* nothing rewritten: the input's bytes, written below */
+		f0->tmp = NULL;
+	}
+	if (!refused && out && !c->dry_run && f0->tmp) {
+		/* the last round's file (a later round's is in the scratch directory)
+		 * takes the place of the temporary next to OUT */
+		if (last != f0 && rename(last->tmp, f0->out_file.tmp) != 0) {
+			error_at(out, "cannot move the last round's output next to it: %s", strerror(errno));
+			rc = EXIT_IO;
 			goto done;
-		refused = !f.proved || !f.proof_ok;
-	}
-	if (!refused && out && !c->dry_run && f.tmp && !applied) {
-		ali_atomic_abort(&f.out_file); /* nothing rewritten: the input's bytes, written below */
-		f.tmp = NULL;
-	}
-	if (!refused && out && !c->dry_run && f.tmp) {
-		f.tmp = NULL;
-		if ((st = ali_atomic_commit(&f.out_file, f.d)) != AL_OK) {
-			print_errors(out, f.d);
+		}
+		f0->tmp = NULL;
+		if ((st = ali_atomic_commit(&f0->out_file, f0->d)) != AL_OK) {
+			print_errors(out, f0->d);
 			rc = EXIT_IO;
 			goto done;
 		}
 		written = true;
 	} else if (!refused && out && !c->dry_run) {
-		if ((st = al_surgery_write(f.sg, out, f.d)) != AL_OK) {
-			print_errors(out, f.d);
+		if ((st = al_surgery_write(last->sg, out, last->d)) != AL_OK) {
+			print_errors(out, last->d);
 			/* a destination the library refuses (a package over a file or
 			 * into itself, a .mlmodel name for a package) is a usage error */
 			rc = st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
@@ -1209,12 +1460,15 @@ int cmd_fix(struct cli *c)
 		written = true;
 	}
 	if (json)
-		report_json(&f, out, written, refused);
+		report_json(&rs, out, written, refused);
 	else
-		report_text(&f, out, written, refused);
+		report_text(&rs, out, written, refused);
 	rc = refused ? EXIT_FALLBACK : EXIT_ALL_ANE;
 done:
-	fix_free(&f);
+	for (int k = rs.cap; k-- > 0;) /* later rounds read the files of earlier ones */
+		fix_free(&rs.r[k]);
+	free(rs.r);
+	ali_atomic_abort(&rs.scratch);
 	if (fflush(stdout) != 0)
 		return EXIT_IO;
 	return rc;

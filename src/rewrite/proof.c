@@ -66,12 +66,24 @@ static void accumulate(struct al_proof_diff *df, const char *name_a, const al_te
 		df->max_abs = e;
 	if (t.ref_max > df->ref_max)
 		df->ref_max = t.ref_max;
+	/* an approximate rewrite must keep every output alive: not all zeros where
+	 * the reference is not (values under fp16's range), no new infinity / NaN */
+	for (size_t i = 0; i < b->n; i++) {
+		double v = fabs((double)b->f[i]);
+		if (isfinite(v) && v > df->got_max)
+			df->got_max = v;
+	}
+	if (t.inf_a > t.inf_ref || t.nan_a)
+		df->overflowed = true;
 	df->runs++;
 }
 
-/* Every diff's verdict from what was accumulated; p->ok &= each. */
-static void judge(struct al_proof *p, enum al_equiv e)
+/* Every diff's verdict from what was accumulated; p->ok &= each. tol: the
+ * largest rel an approximate change may reach (0: AL_PROOF_APPROX_TOL). */
+static void judge(struct al_proof *p, enum al_equiv e, double tol)
 {
+	if (!(tol > 0)) /* 0 (or NaN): the default */
+		tol = AL_PROOF_APPROX_TOL;
 	for (size_t i = 0; i < p->n_diffs; i++) {
 		struct al_proof_diff *df = &p->diffs[i];
 		if (df->why_seen) {
@@ -79,9 +91,11 @@ static void judge(struct al_proof *p, enum al_equiv e)
 			continue;
 		}
 		df->rel = df->ref_max > 0 ? df->max_abs / df->ref_max : df->max_abs > 0 ? INFINITY : 0;
+		df->collapsed = df->ref_max > 0 && df->got_max == 0 && !isinf(df->max_abs);
 		df->pass = e == AL_EQ_EXACT ? df->identical
 		       : e == AL_EQ_REASSOCIATE ? df->rel <= AL_PROOF_REASSOC_TOL
-						: true;
+						: df->rel <= tol;
+		df->pass = df->pass && !df->collapsed && !df->overflowed;
 		p->ok &= df->pass;
 	}
 }
@@ -131,7 +145,7 @@ enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t n_ref,
 	p->proved = true;
 	p->ok = true;
 	p->runs = 1;
-	judge(p, e);
+	judge(p, e, 0);
 	return AL_OK;
 }
 
@@ -201,7 +215,7 @@ enum al_status al_prove_equivalent(al_model *a, al_model *b, const struct al_pro
 			if (na != nb)
 				snprintf(p->why, sizeof p->why, "%zu outputs against %zu", nb, na);
 			st = compare_outputs(oa, na, ob, nb, p, na);
-			judge(p, o->equiv);
+			judge(p, o->equiv, o->tolerance);
 		}
 		al_diags_free(rd);
 	}
@@ -348,7 +362,7 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 	} else if (st != AL_OK && p->n_diffs) {
 		/* a difference already found is never retried on the whole models */
 		p->ok = true;
-		judge(p, o->equiv);
+		judge(p, o->equiv, o->tolerance);
 		if (!p->ok) {
 			p->proved = true;
 			p->n_values = nva;
@@ -360,7 +374,7 @@ enum al_status al_prove_region(al_model *a, const struct al_region *ra, al_model
 		p->proved = true;
 		p->ok = true;
 		p->n_values = nva;
-		judge(p, o->equiv);
+		judge(p, o->equiv, o->tolerance);
 	}
 	if (st != AL_OK) { /* not isolable or not runnable on random values: say why */
 		if (!why[0])

@@ -72,11 +72,33 @@ static void test_prove_outputs(void **state)
 	assert_false(p.ok);
 	assert_int_equal(al_prove_outputs(ref, 1, near, 1, AL_EQ_REASSOCIATE, &p), AL_OK);
 	assert_true(p.ok && p.diffs[0].rel > 0 && p.diffs[0].rel <= AL_PROOF_REASSOC_TOL);
-	/* a NaN on one side only is an infinite difference: refused but for approximate */
+	/* a NaN on one side only is an infinite difference: refused, approximate too
+	 * (beyond its tolerance, and a NaN the reference does not have) */
 	assert_int_equal(al_prove_outputs(ref, 1, nan, 1, AL_EQ_REASSOCIATE, &p), AL_OK);
 	assert_true(!p.ok && isinf(p.diffs[0].max_abs));
 	assert_int_equal(al_prove_outputs(ref, 1, nan, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
-	assert_true(p.ok);
+	assert_true(!p.ok && p.diffs[0].overflowed);
+	/* approximate: within AL_PROOF_APPROX_TOL (1e-2 of max|ref|) passes */
+	const float y2[3] = {1, -2, 3.02f};
+	al_tensor *b2 = vec(1, d1, y2);
+	struct al_named_tensor near2[1] = {{"y", b2}};
+	assert_int_equal(al_prove_outputs(ref, 1, near2, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
+	assert_true(p.ok && p.diffs[0].rel > AL_PROOF_REASSOC_TOL && p.diffs[0].rel <= AL_PROOF_APPROX_TOL);
+	al_tensor_free(b2);
+	/* an output that collapses to zero (values under fp16's range), or
+	 * overflows to an infinity, is refused whatever the difference */
+	const float tiny[3] = {6e-10f, -2e-10f, 1e-10f}, zero[3] = {0, 0, 0}, big[3] = {1, -2, INFINITY};
+	al_tensor *tt = vec(1, d1, tiny), *tz = vec(1, d1, zero), *tb = vec(1, d1, big);
+	struct al_named_tensor rt[1] = {{"y", tt}}, rz[1] = {{"y", tz}}, rb[1] = {{"y", tb}};
+	assert_int_equal(al_prove_outputs(rt, 1, rz, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
+	assert_true(!p.ok && p.diffs[0].collapsed && p.diffs[0].got_max == 0);
+	assert_int_equal(al_prove_outputs(rz, 1, rz, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
+	assert_true(p.ok && !p.diffs[0].collapsed); /* zeros where the reference is zero */
+	assert_int_equal(al_prove_outputs(ref, 1, rb, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
+	assert_true(!p.ok && p.diffs[0].overflowed);
+	al_tensor_free(tt);
+	al_tensor_free(tz);
+	al_tensor_free(tb);
 	/* matched by name: an output not there is missing */
 	assert_int_equal(al_prove_outputs(ref, 1, other, 1, AL_EQ_APPROXIMATE, &p), AL_OK);
 	assert_false(p.ok);
