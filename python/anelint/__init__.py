@@ -477,11 +477,12 @@ class Proof:
         return self.proved and self.ok
 
 
-def _prove(a, b, inputs, seed, allow):
+def _prove(a, b, inputs, seed, allow, tolerance=0.0):
     arr, n, tensors, _names = _inputs(inputs)
     p = _n.Proof()
     try:
-        opts = _n.ProofOpts(equiv=_n.AL_EQUIV[allow], inputs=arr if n else None, n_inputs=n, seed=seed)
+        opts = _n.ProofOpts(equiv=_n.AL_EQUIV[allow], inputs=arr if n else None, n_inputs=n, seed=seed,
+                            tolerance=tolerance or 0.0)
         st = _lib.al_prove_equivalent(a.p, b.p, _n.ctypes.byref(opts), _n.ctypes.byref(p), a.diags.p)
         a.diags.fail(st, f"{a.name} against {b.name}")
         diffs = [ProofDiff(_s(d.name), d.identical, d.max_abs, d.rel, d.pass_, _s(d.why))
@@ -497,8 +498,9 @@ def verify(model_a, model_b, inputs: Optional[Dict[str, Any]] = None, seed: int 
            allow: str = "reassociate") -> Proof:
     """Run both models on the same inputs (given, else random from seed) and compare every
     output, as `fix` proves its rewrites: allow "exact" (bit-identical), "reassociate"
-    (max|diff| <= 1e-5 x max|ref|) or "approximate" (reported only). The Proof is truthy
-    when both ran and every output passed."""
+    (max|diff| <= 1e-5 x max|ref|) or "approximate" (max|diff| <= 1e-2 x max|ref|, and no
+    output all zeros or infinite where model_a's is not). The Proof is truthy when both ran
+    and every output passed."""
     if allow not in _n.AL_EQUIV:
         raise ValueError("anelint: allow is exact, reassociate or approximate")
     with _Open(model_a) as a, _Open(model_b) as b:
@@ -513,6 +515,7 @@ class Rewrite:
     applied: bool
     after: Optional[str]  # applied: the new layer(s)
     why_not: Optional[str]  # not applied: why
+    round: int = 1  # the round of passes that planned it (fix: round k rewrites round k - 1's output)
 
 
 @dataclass
@@ -520,7 +523,7 @@ class FixResult:
     rewrites: List[Rewrite]
     applied: int
     output: Optional[str]  # the path written (with nothing applied: a copy of the input), or None (no out)
-    proof: Optional[Proof]  # the written model against the input (None when nothing was rewritten)
+    proof: Optional[Proof]  # the last round against its input (None when nothing was rewritten)
 
     def __str__(self):
         text = f"{self.applied} rewrite{'s' if self.applied != 1 else ''} applied"
@@ -531,16 +534,53 @@ class FixResult:
         return text
 
 
-def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixResult:
-    """Rewrite the model so more of it runs on the ANE (`anelint fix`): plans the rewrites
-    of class `allow` and at most that (exact, reassociate, approximate), leaving the layers
-    named in skip alone. With out (a path; a .mlpackage for ML Program input), writes the
-    rewritten model there, proves it against the input in the interpreter, and removes it
-    again and raises AnelintError if the proof fails; with nothing to rewrite, out is a
-    byte-identical copy of the input (as `anelint fix -o` writes it)."""
-    if allow not in _n.AL_EQUIV:
-        raise ValueError("anelint: allow is exact, reassociate or approximate")
+def _allow_class(allow) -> str:
+    """allow as the CLI's --allow takes it: a class, a comma list or a list of them; the
+    highest one given (the classes are a ladder: approximate includes reassociate)."""
+    words = allow.split(",") if isinstance(allow, str) else [w for a in allow for w in str(a).split(",")]
+    if not words or any(w not in _n.AL_EQUIV for w in words):
+        raise ValueError("anelint: allow is exact, reassociate or approximate (a comma list, or a list)")
+    return max(words, key=lambda w: _n.AL_EQUIV[w])
+
+
+def _settle(m, skip, allow):
+    """The plan of one round: a rewrite whose new layers would still fall back is dropped
+    and the plan redone (at most 4 times), as the CLI does. (rewrites, applied, skip)."""
     skip, dropped = list(skip), {}
+    for _ in range(4):
+        rewrites, applied, still_off = _fix_round(m, skip, allow, None)
+        for name, why in still_off.items():
+            dropped[name] = why
+            skip.append(name)
+        if not still_off:
+            break
+    else:
+        raise AnelintError("proof", [], f"{m.name}: the rewrites did not settle; nothing written")
+    for w in rewrites:
+        if w.layer in dropped:
+            w.why_not = dropped[w.layer]
+    return rewrites, applied, skip
+
+
+def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int = 8,
+        tolerance: Optional[float] = None) -> FixResult:
+    """Rewrite the model so more of it runs on the ANE (`anelint fix`): plans the rewrites
+    of class `allow` and at most that (exact, reassociate, approximate; a comma list or a
+    list: the highest), leaving the layers named in skip alone. With out (a path; a
+    .mlpackage for ML Program input), runs the passes in rounds as the CLI does, each on
+    the previous round's output and proved against it in the interpreter (an approximate
+    one within tolerance, default 1e-2, no output collapsing to zeros or overflowing),
+    until nothing more applies or max_rounds ran; writes the last round's output there
+    (the bytes `anelint fix -o` writes), or raises AnelintError and writes nothing when a
+    proof fails; with nothing to rewrite, out is a byte-identical copy of the input.
+    Without out: the first round's plan. Rewrite.round says which round planned each."""
+    import shutil
+    import tempfile
+    allow = _allow_class(allow)
+    if not 1 <= int(max_rounds) <= 64:
+        raise ValueError("anelint: max_rounds is 1 to 64")
+    if tolerance is not None and not (0 < float(tolerance) < float("inf")):
+        raise ValueError("anelint: tolerance is a positive relative difference, e.g. 1e-2")
     with _Open(model) as m:
         if out is not None:  # the library's output guard: never over (or into) the input
             src = _model_path(model)
@@ -548,34 +588,46 @@ def fix(model, out=None, allow: str = "exact", skip=(), seed: int = 1) -> FixRes
             arr = (_n.c_char_p * max(len(ins), 1))(*ins)
             m.diags.fail(_lib.al_output_check(os.fsencode(os.fspath(out)), arr, len(ins), 0, m.diags.p),
                          os.fspath(out))
-        # as the CLI: a rewrite whose new layers would still fall back is dropped and the
-        # plan redone (at most 4 rounds)
-        for _ in range(4):
-            rewrites, applied, still_off = _fix_round(m, skip, allow, None)
-            for name, why in still_off.items():
-                dropped[name] = why
-                skip.append(name)
-            if not still_off:
-                break
-        else:
-            raise AnelintError("proof", [], f"{m.name}: the rewrites did not settle; nothing written")
-        for w in rewrites:
-            if w.layer in dropped:
-                w.why_not = dropped[w.layer]
+        rewrites, applied, skip1 = _settle(m, skip, allow)
         if out is None:
             return FixResult(rewrites, applied, None, None)
         path = os.fspath(out)
-        # nothing to rewrite: out is a byte-identical copy of the input, as the CLI writes it
-        _fix_round(m, skip, allow, path)
-        if applied == 0:
+        if applied == 0:  # nothing to rewrite: a byte-identical copy of the input, as the CLI writes it
+            _fix_round(m, skip1, allow, path)
             return FixResult(rewrites, 0, path, None)
-        with _Open(path) as b:
-            proof = _prove(m, b, None, seed, allow)
-        if not proof:
-            _remove(path)
-            raise AnelintError("proof", [], f"{path}: the rewritten model does not compute what the input "
-                                            f"does ({proof.why or 'outputs differ'}); nothing written")
-        return FixResult(rewrites, applied, path, proof)
+        scratch = tempfile.mkdtemp(prefix="anelint-fix-")
+        opened, proof, total = [], None, applied
+        try:
+            cur, cur_skip, k = m, skip1, 1
+            while True:
+                ext = "mlpackage" if os.path.isdir(cur.name) else "mlmodel"
+                nxt_path = os.path.join(scratch, f"round{k}.{ext}")
+                _fix_round(cur, cur_skip, allow, nxt_path)
+                opened.append(_Open(nxt_path))
+                nxt = opened[-1]
+                proof = _prove(cur, nxt, None, seed, allow, tolerance)
+                if not proof:
+                    at = f"round {k}: " if k > 1 else ""
+                    raise AnelintError("proof", [], f"{path}: {at}the rewritten model does not compute what "
+                                                    f"its input does ({proof.why or 'outputs differ'}); "
+                                                    f"nothing written")
+                if k >= max_rounds or m.keep is not None:  # a model given as bytes: one round
+                    break
+                more, n_more, more_skip = _settle(nxt, [], allow)
+                if n_more == 0:
+                    break
+                for w in more:
+                    w.round = k + 1
+                rewrites += more
+                total += n_more
+                cur, cur_skip, k = nxt, more_skip, k + 1
+            # the last round's surgery, written where it stays (the library's atomic writer)
+            _fix_round(cur, cur_skip, allow, path)
+        finally:
+            for o in opened:
+                o.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+        return FixResult(rewrites, total, path, proof)
 
 
 def _fix_round(m, skip, allow, out):

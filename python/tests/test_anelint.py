@@ -194,6 +194,43 @@ def test_fix_with_nothing_to_rewrite_writes_the_clis_copy(tmp_path):
     assert anelint.verify(POOL_PKG, tmp_path / "fixed.mlpackage", allow="exact")
 
 
+def _tree(path):
+    """{relative path: bytes} of every file under path."""
+    out = {}
+    for d, _, files in os.walk(path):
+        for f in files:
+            out[os.path.relpath(os.path.join(d, f), path)] = open(os.path.join(d, f), "rb").read()
+    return out
+
+
+def test_fix_runs_rounds_as_the_cli(tmp_path):
+    # issue #31: an fp32 ML Program takes two rounds (mil-fp16-compute, then the per-op
+    # passes on its output): fix() writes the bytes `anelint fix` writes in one run
+    src = os.path.join(DATA, "cumsum__mlp_fp32.mlpackage")
+    r = anelint.fix(src, out=tmp_path / "py.mlpackage", allow="approximate")
+    subprocess.run([CLI, "fix", "--allow", "approximate", src, "-o", str(tmp_path / "cli.mlpackage")],
+                   check=True, capture_output=True)
+    assert r.proof and sorted({w.round for w in r.rewrites if w.applied}) == [1, 2]
+    assert r.applied == sum(w.applied for w in r.rewrites) == 5
+    assert _tree(tmp_path / "py.mlpackage") == _tree(tmp_path / "cli.mlpackage")
+    # max_rounds=1 as --max-rounds 1; allow accumulates (the highest class of a list)
+    one = anelint.fix(src, out=tmp_path / "one.mlpackage", allow=["approximate", "reassociate"], max_rounds=1)
+    subprocess.run([CLI, "fix", "--allow", "approximate", "--allow", "reassociate", "--max-rounds", "1", src,
+                    "-o", str(tmp_path / "cli1.mlpackage")], check=True, capture_output=True)
+    assert one.applied == 1 and _tree(tmp_path / "one.mlpackage") == _tree(tmp_path / "cli1.mlpackage")
+    with pytest.raises(ValueError):
+        anelint.fix(src, allow="approximate,bogus")
+    # an approximate rewrite whose outputs collapse to zeros / overflow in fp16 is refused
+    crafted = os.path.join(ROOT, "tests", "data", "crafted", "fix_io_range.mlmodel")
+    with pytest.raises(anelint.AnelintError):
+        anelint.fix(crafted, out=tmp_path / "r.mlmodel", allow="approximate", tolerance=10)
+    assert not (tmp_path / "r.mlmodel").exists()
+    with pytest.raises(anelint.AnelintError):  # rel ~2.4e-4 beyond 1e-4
+        anelint.fix(POOL, out=tmp_path / "p.mlmodel", allow="reassociate,approximate", tolerance=1e-4)
+    assert anelint.fix(POOL, out=tmp_path / "p.mlmodel", allow="approximate", tolerance=1e-3).proof
+    assert [p for p in os.listdir(tmp_path) if "anelint" in p] == []
+
+
 def test_plan_gives_typed_segments():
     want = cli_json("plan", "--fail-on", "never", "--policy", "optimistic",
                     os.path.join(DATA, "builder__custom_layer.mlmodel"))["models"][0]
