@@ -1218,10 +1218,14 @@ static int next_round(struct rounds *rs, int k, const char *out)
 		 * there), or for --dry-run in the temporary directory */
 		char base[4096];
 		const char *tmpdir = getenv("TMPDIR");
+		/* resolved: next to '.' (a package fixed --in-place from inside
+		 * itself) is beside the package, not in it */
+		char *abs = out && !f->c->dry_run ? realpath(out, NULL) : NULL;
 		if (out && !f->c->dry_run)
-			snprintf(base, sizeof base, "%s", out);
+			snprintf(base, sizeof base, "%s", abs ? abs : out);
 		else
 			snprintf(base, sizeof base, "%s/anelint-fix", tmpdir && *tmpdir ? tmpdir : "/tmp");
+		free(abs);
 		enum al_status st = ali_atomic_begin(&rs->scratch, base, true, f->d);
 		if (st != AL_OK) {
 			print_errors(base, f->d);
