@@ -98,10 +98,10 @@ m=$D/cumsum__mlp_fp32.mlpackage
 for a in "--allow approximate --allow reassociate" "--allow reassociate --allow approximate" \
 	"--allow reassociate,approximate" "--allow=approximate,exact"; do
 	# shellcheck disable=SC2086
-	"$ANELINT" fix $a --max-rounds 1 "$m" --dry-run --format json >"$T/al.json" 2>&1
+	"$ANELINT" fix $a "$m" --dry-run --format json >"$T/al.json" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] && [ "$(json "$T/al.json" 'j["allow"]')" = approximate ] &&
-		[ "$(json "$T/al.json" '[r["applied"] for r in j["rewrites"] if r["pass"] == "mil-fp16-compute"]')" = "[True]" ] && ok ||
+		[ "$(json "$T/al.json" 'any(r["applied"] for r in j["rewrites"] if r["pass"] == "mil-fp16-compute")')" = True ] && ok ||
 		{ bad "$a: approximate allowed (rc $rc)"; cat "$T/al.json"; }
 done
 "$ANELINT" fix --allow reassociate --allow exact "$m" --dry-run >"$T/al.txt" 2>&1
