@@ -463,6 +463,8 @@ class ProofDiff:
     rel: float
     passed: bool
     why: Optional[str]
+    collapsed: bool = False  # every value 0 where model_a's are not (e.g. under fp16's range): refused
+    overflowed: bool = False  # an infinity or NaN where model_a has none: refused
 
 
 @dataclass
@@ -485,7 +487,8 @@ def _prove(a, b, inputs, seed, allow, tolerance=0.0):
                             tolerance=tolerance or 0.0)
         st = _lib.al_prove_equivalent(a.p, b.p, _n.ctypes.byref(opts), _n.ctypes.byref(p), a.diags.p)
         a.diags.fail(st, f"{a.name} against {b.name}")
-        diffs = [ProofDiff(_s(d.name), d.identical, d.max_abs, d.rel, d.pass_, _s(d.why))
+        diffs = [ProofDiff(_s(d.name), d.identical, d.max_abs, d.rel, d.pass_, _s(d.why), d.collapsed,
+                           d.overflowed)
                  for d in (p.diffs[i] for i in range(p.n_diffs))]
         return Proof(p.proved, p.ok, p.runs, _s(p.why), diffs)
     finally:
