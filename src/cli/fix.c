@@ -4,7 +4,7 @@
  *   1. load and check IN; its plan summary is "before"
  *   2. plan the rewrites (the library's pass table), build the new file, load
  *      and check it; a rewrite whose layers still fall back is dropped and the
- *      plan redone (at most 4 rounds). A .mlmodel with -o is written straight to
+ *      plan redone (at most 4 plans). A .mlmodel with -o is written straight to
  *      a temporary file next to OUT and mapped from there (no in-memory copy of
  *      the weights: fix costs about one cp, bench/README.md); packages and
  *      --dry-run are built in memory
@@ -12,9 +12,14 @@
  *      random inputs (and --inputs DIR) when they are cheap or the user gave
  *      inputs, else the rewritten region of each (al_model_run_region) on 4 seeded
  *      random sets of region inputs; an exact rewrite must be bit-identical, a
- *      reassociating one within 1e-5 * max|ref| per output (--proof picks)
- *   4. rename the temporary file to OUT (packages: write them, temporary
- *      directory + rename) unless --dry-run or refused; else delete it
+ *      reassociating one within 1e-5 * max|ref| per output, an approximate one
+ *      within --tolerance with no output collapsed or overflowed (--proof picks)
+ *   4. steps 2-3 are one round: the next round runs them on its output, opened
+ *      from a file as a second fix would (a scratch directory beside OUT, or
+ *      in $TMPDIR for --dry-run), until a round applies nothing or
+ *      --max-rounds; a refused round refuses the whole fix
+ *   5. rename the last round's temporary file to OUT (packages: write them,
+ *      temporary directory + rename) unless --dry-run or refused; else delete it
  *
  * Exit codes: 0 written (or would be, --dry-run); 1 refused: a rewritten model
  * differs from the original or cannot be run to prove it (nothing written);

@@ -132,5 +132,6 @@ int main(int argc, char **argv)
 	free(c.enumerate.v);
 	free(c.state.v);
 	free(c.evidence.v);
+	free(c.allow.v);
 	return rc;
 }
