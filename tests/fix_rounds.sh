@@ -79,6 +79,31 @@ for m in $D/cumsum__mlp_fp32.mlpackage $C/fix_mil_fp32.mlpackage; do
 		{ bad "$b: a scratch file was left next to the output"; ls -A "$T/$b"; }
 done
 
+# a .mlmodel in two rounds (crafted fix_shape_rounds: --shape fixes the input's range, then
+# subb-to-neg-add has the static shapes it needs): each round written next to OUT, the last
+# renamed into place; the same bytes as two runs, with -o, --in-place and --dry-run
+sr=$C/fix_shape_rounds.mlmodel
+mkdir -p "$T/sr"
+"$ANELINT" fix --max-rounds 1 --shape a=default "$sr" -o "$T/sr/r1.mlmodel" >/dev/null 2>&1 &&
+	"$ANELINT" fix --max-rounds 1 "$T/sr/r1.mlmodel" -o "$T/sr/r2.mlmodel" >/dev/null 2>&1
+rc2=$?
+"$ANELINT" fix --shape a=default "$sr" -o "$T/sr/one.mlmodel" >"$T/sr.txt" 2>&1
+rc=$?
+cp "$sr" "$T/sr/inplace.mlmodel"
+"$ANELINT" fix --shape a=default "$T/sr/inplace.mlmodel" --in-place >"$T/sr_ip.txt" 2>&1
+rci=$?
+[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rci -eq 0 ] && cmp -s "$T/sr/r2.mlmodel" "$T/sr/one.mlmodel" &&
+	cmp -s "$T/sr/one.mlmodel" "$T/sr/inplace.mlmodel" && ! cmp -s "$T/sr/r1.mlmodel" "$T/sr/one.mlmodel" &&
+	grep -q '^fix .*: 2 rewrites applied in 2 rounds (allowed: exact)$' "$T/sr.txt" &&
+	sed -n '/^round 2: /,$p' "$T/sr.txt" | grep -q 'changed  sub .*\[subb-to-neg-add' &&
+	[ "$(ls -A "$T/sr" | sort | tr '\n' ' ')" = "inplace.mlmodel one.mlmodel r1.mlmodel r2.mlmodel " ] && ok ||
+	{ bad "fix_shape_rounds: one run is not two (rc $rc, $rc2, $rci)"; cat "$T/sr.txt" "$T/sr_ip.txt"; ls -A "$T/sr"; }
+"$ANELINT" fix --shape a=default "$sr" --dry-run >"$T/sr_dry.txt" 2>&1
+rc=$?
+sed -e '1s/ -> [^:]*:/:/' -e '$d' "$T/sr.txt" >"$T/sr.cut"
+[ $rc -eq 0 ] && sed -e '$d' "$T/sr_dry.txt" | cmp -s - "$T/sr.cut" && [ -z "$(ls -A "$T/tmp")" ] && ok ||
+	{ bad "fix_shape_rounds: --dry-run parity"; diff "$T/sr.cut" "$T/sr_dry.txt"; }
+
 # a model with one round: as before, no round lines
 "$ANELINT" fix $D/upsample_x4_nearest__nn_ios13.mlmodel -o "$T/up.mlmodel" >"$T/up.txt"
 rc=$?

@@ -963,6 +963,17 @@ def fix_shape():
     return fix_model(layers, [x], ["y"], "fix fixture: an input with a shape range")
 
 
+def fix_shape_rounds():
+    """NeuralNetwork: subtractBroadcastable a - b, a [1,8,H,W] with H and W in 4..16
+    (default 4x4), b [1,8,1,1]. subb-to-neg-add needs static shapes, so `fix --shape
+    a=default` takes two rounds: the shape, then the subtraction (the .mlmodel path
+    of fix's rounds, tests/fix_rounds.sh)."""
+    a = shape_range_feature("a", [1, 8, 4, 4], [(1, 1), (8, 8), (4, 16), (4, 16)])
+    layers = [layer("sub", ["a", "b"], ["y"], 905, b"")]
+    return fix_model(layers, [a, array_feature("b", [1, 8, 1, 1])], ["y"],
+                     "fix fixture: a shape range, then a subtractBroadcastable")
+
+
 def fix_shape_big():
     """NeuralNetwork: input x [1,64,H,W], H and W in 64..512 (default 512x512), two
     1x1 convolutions 64 -> 64: 4.3 GFLOP at the default shape, above fix's 2 GFLOP
@@ -1305,6 +1316,7 @@ def main():
         "fix_mulconst.mlmodel": fix_mulconst(),
         "fix_divconst.mlmodel": fix_divconst(),
         "fix_io_range.mlmodel": fix_io_range(),
+        "fix_shape_rounds.mlmodel": fix_shape_rounds(),
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),
         "fp16_nan.mlmodel": fp16_nan(),
