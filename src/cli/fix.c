@@ -968,6 +968,10 @@ static void report_text(const struct rounds *rs, const char *out, bool written, 
 							 : "the results differ beyond the tolerance");
 		if (rs->n > 1)
 			printf("  (--max-rounds %d keeps the rounds before it)\n", rs->n - 1);
+		if (last->proved && last->highest == AL_EQ_APPROXIMATE)
+			printf("  (--allow reassociate leaves the approximate rewrites out%s)\n",
+			       last->tolerance > 0 ? "" : "; --tolerance X allows a larger difference, never a "
+							 "collapsed or overflowed output");
 	} else if (written) {
 		printf("wrote %s\n", out);
 	} else if (f->c->dry_run) {
