@@ -76,6 +76,13 @@ static uint64_t *distinct_offsets(const struct refs *x, size_t *n, bool *nomem)
 	return o;
 }
 
+/* The size of the new weight.bin before compaction (surgery_mil.c's
+ * ali_surgery_wsize, not called: the writer calls this file, not back). */
+static uint64_t image_size(const struct al_surgery *s)
+{
+	return (uint64_t)s->m->weights.n + s->wtail.n;
+}
+
 static bool has(const uint64_t *o, size_t n, uint64_t v)
 {
 	return o && bsearch(&v, o, n, sizeof *o, cmp_u64) != NULL;
@@ -86,7 +93,7 @@ static bool has(const uint64_t *o, size_t n, uint64_t v)
  * the two. */
 static const uint8_t *image_at(const struct al_surgery *s, uint64_t off, uint64_t n)
 {
-	uint64_t a = s->m->weights.n, total = ali_surgery_wsize(s);
+	uint64_t a = s->m->weights.n, total = image_size(s);
 	if (off > total || n > total - off)
 		return NULL;
 	if (off < a)
@@ -98,7 +105,7 @@ static const uint8_t *image_at(const struct al_surgery *s, uint64_t off, uint64_
 static uint64_t *appended(const struct al_surgery *s, size_t *n, bool *nomem)
 {
 	*n = 0;
-	uint64_t a = s->m->weights.n, total = ali_surgery_wsize(s);
+	uint64_t a = s->m->weights.n, total = image_size(s);
 	uint64_t pos = a ? a : BLOB_META; /* a fresh file: the tail starts with its header */
 	if (!s->wcount || total <= pos)
 		return NULL;
@@ -171,7 +178,7 @@ enum al_status ali_compact_plan(struct al_surgery *s, struct ali_compact *c, al_
 	memset(c, 0, sizeof *c);
 	const al_model *m = s->m;
 	uint64_t a = m->weights.n;
-	c->before = ali_surgery_wsize(s);
+	c->before = image_size(s);
 	if (!s->sp || c->before == 0 || (a && a < BLOB_META) || (!a && s->wtail.n < BLOB_META) ||
 	    m->n_subs != 1 || m->subs[0]->world != AL_WORLD_MIL)
 		return AL_OK;
