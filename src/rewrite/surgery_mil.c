@@ -14,8 +14,9 @@
  *
  * The package writer builds the new package in a temporary directory next to
  * the destination (every file copied, model.mlmodel spliced, weight.bin with the
- * new blobs appended and its header count raised), opens it with anelint's own
- * loader, and only then renames it into place.
+ * new blobs appended and its header count raised, or, when the rewrites left
+ * blobs unreferenced, only the live ones: compact.c), opens it with anelint's
+ * own loader, and only then renames it into place.
  */
 #include "surgery_int.h"
 #include "kernels.h"
