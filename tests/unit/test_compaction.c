@@ -479,6 +479,78 @@ static void test_compaction_sparse_input(void **state)
 	rm_tree(at("sp.mlpackage"));
 }
 
+/* Rewrite path as a sparse file: every 4 KB block of zeros a hole. Returns
+ * whether the file system made it sparse. */
+static bool sparsify(const char *path)
+{
+	size_t n;
+	uint8_t *b = slurp(path, &n);
+	assert_int_equal(unlink(path), 0);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	static const uint8_t zero[4096];
+	for (size_t o = 0; o < n; o += 4096) {
+		size_t k = n - o < 4096 ? n - o : 4096;
+		if (k == 4096 && memcmp(b + o, zero, k) == 0)
+			continue;
+		assert_int_equal(pwrite(fd, b + o, k, (off_t)o), (ssize_t)k);
+	}
+	assert_int_equal(ftruncate(fd, (off_t)n), 0);
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	free(b);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return ali_file_is_sparse(&st);
+}
+
+/* A live blob with holes (a 64 KB zero weight) next to two that die (an int4
+ * weight requantized per channel): the compacted output keeps the holes, and
+ * its blobs are the references'. */
+static void test_compaction_keeps_holes_of_live_blobs(void **state)
+{
+	(void)state;
+	char cmd[8192], w[8192];
+	snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", fixture("crafted/compact_sparse_live.mlpackage"),
+		 at("live.mlpackage"));
+	assert_int_equal(system(cmd), 0);
+	snprintf(w, sizeof w, "%s/" W_REL, at("live.mlpackage"));
+	if (!sparsify(w) || !ali_copy_keeps_holes()) {
+		rm_tree(at("live.mlpackage"));
+		skip();
+	}
+	al_diags *d = al_diags_new();
+	al_model *m = NULL;
+	assert_int_equal(al_model_open(at("live.mlpackage"), &m, d), AL_OK);
+	struct al_surgery_opts o = {.allow = AL_EQ_APPROXIMATE};
+	al_surgery *sg = NULL;
+	assert_int_equal(al_surgery_plan(m, &o, &sg, d), AL_OK);
+	assert_int_equal(al_surgery_applied(sg), 1);
+	assert_int_equal(al_surgery_write(sg, at("live_out.mlpackage"), d), AL_OK);
+	struct seen refs;
+	uint8_t *wo;
+	size_t wn;
+	walk_output(at("live_out.mlpackage"), &refs, &wo, &wn);
+	/* 5 blobs in, 2 dropped (int4 data and scale), 2 new (int8 data and scale) */
+	assert_int_equal(al_rd32le(wo), 5);
+	/* the zero weight's blob is the first, where it was: 128 .. 65664 */
+	assert_int_equal(al_rd64le(wo + 64 + 8), 65536);
+	static const uint8_t zero[65536];
+	assert_memory_equal(wo + 128, zero, sizeof zero);
+	struct stat st;
+	char p[8192];
+	snprintf(p, sizeof p, "%s/" W_REL, at("live_out.mlpackage"));
+	assert_int_equal(stat(p, &st), 0);
+	/* at least 8 of its 14 whole zero blocks are holes in the output too */
+	assert_true((uint64_t)st.st_blocks * 512 + 8 * 4096 <= (uint64_t)st.st_size + 4096);
+	free(wo);
+	al_surgery_free(sg);
+	al_model_free(m);
+	al_diags_free(d);
+	rm_tree(at("live.mlpackage"));
+	rm_tree(at("live_out.mlpackage"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_compaction_fp16_compute),
 		cmocka_unit_test(test_compaction_fast_path),
 		cmocka_unit_test(test_compaction_sparse_input),
+		cmocka_unit_test(test_compaction_keeps_holes_of_live_blobs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
