@@ -110,6 +110,27 @@ void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_
 
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);
+/* Compaction (compact.c): when the rewrites leave blobs that nothing refers
+ * to, the package writer writes weight.bin with the live blobs only (moved to
+ * new 64-byte aligned offsets) and a model whose blob offsets follow them. */
+struct ali_live_blob {
+	uint64_t old_meta, new_meta; /* metadata offsets, before and after */
+	uint64_t data, size;         /* the data's offset before, and its bytes */
+};
+struct ali_compact {
+	bool on;            /* false: nothing dropped, the writer copies as before */
+	uint8_t *model;     /* the rewritten model.mlmodel, offsets moved */
+	size_t model_n;
+	struct ali_live_blob *blob; /* by old offset */
+	size_t n, dropped;          /* blobs kept, blobs dropped */
+	uint64_t size, before;      /* weight.bin's bytes, compacted and not */
+};
+enum al_status ali_compact_plan(struct al_surgery *s, struct ali_compact *c, al_diags *d);
+/* The compacted weight.bin onto out_fd; in_fd >= 0: the input's weight.bin,
+ * whose blobs are copied from it with their holes. */
+bool ali_compact_write(const struct al_surgery *s, const struct ali_compact *c, int in_fd, int out_fd);
+void ali_compact_free(struct ali_compact *c);
+
 /* Write the new package to `path` (surgery_mil.c). */
 enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d);
 

@@ -14,8 +14,9 @@
  *
  * The package writer builds the new package in a temporary directory next to
  * the destination (every file copied, model.mlmodel spliced, weight.bin with the
- * new blobs appended and its header count raised), opens it with anelint's own
- * loader, and only then renames it into place.
+ * new blobs appended and its header count raised, or, when the rewrites left
+ * blobs unreferenced, only the live ones: compact.c), opens it with anelint's
+ * own loader, and only then renames it into place.
  */
 #include "surgery_int.h"
 #include "kernels.h"
@@ -3324,6 +3325,7 @@ struct pw {
 	char model_real[PATH_MAX];
 	char weights_real[PATH_MAX];
 	bool have_weights, wrote_model, wrote_weights;
+	const struct ali_compact *cp; /* on: weight.bin without its dead blobs (compact.c) */
 };
 
 static enum al_status pw_fail(struct pw *w, enum al_status st, const char *file, const char *fmt, ...)
@@ -3369,12 +3371,16 @@ static enum al_status write_model(struct pw *w, const char *src, const char *dst
 	if (fd < 0)
 		return pw_fail(w, AL_E_IO, dst, "cannot create: %s", strerror(errno));
 	struct stat sb;
-	int in_fd = open_in(src, &sb);
+	int in_fd = w->cp->on ? -1 : open_in(src, &sb);
 	if (in_fd >= 0 && (uint64_t)sb.st_size != w->s->root.n) {
 		close(in_fd); /* changed since it was mapped: copy from the mapping */
 		in_fd = -1;
 	}
-	enum al_status st = ali_splice_to_fd(w->s->sp, in_fd, fd);
+	enum al_status st = AL_OK;
+	if (w->cp->on) /* its blob offsets moved with the blobs */
+		st = ali_write_all(fd, w->cp->model, w->cp->model_n) ? AL_OK : AL_E_IO;
+	else
+		st = ali_splice_to_fd(w->s->sp, in_fd, fd);
 	if (in_fd >= 0)
 		close(in_fd);
 	if (st == AL_OK && ali_sync_fd(fd) != 0)
@@ -3404,12 +3410,16 @@ static enum al_status write_weights(struct pw *w, const char *src, const char *d
 		close(in_fd);
 		in_fd = -1;
 	}
-	if (in_fd >= 0 && dense_refused(w, &sb, (uint64_t)sb.st_size, src)) {
+	/* compacted: only the live blobs' bytes are copied (a sparse input's holes
+	 * past them, or in its dead blobs, are not written at all) */
+	if (in_fd >= 0 && dense_refused(w, &sb, w->cp->on ? w->cp->size : (uint64_t)sb.st_size, src)) {
 		close(in_fd);
 		close(fd);
 		return AL_E_IO;
 	}
-	if (a && s->wcount) {
+	if (w->cp->on) {
+		ok = ali_compact_write(s, w->cp, in_fd, fd);
+	} else if (a && s->wcount) {
 		uint8_t cnt[4];
 		le32(cnt, new_count(s));
 		ok = ali_write_all(fd, cnt, 4);
@@ -3547,7 +3557,8 @@ static enum al_status make_dirs(struct pw *w, const char *dst, const char *rel)
 
 enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d)
 {
-	struct pw w = {.s = s, .d = d, .dest = path};
+	struct ali_compact cp = {0};
+	struct pw w = {.s = s, .d = d, .dest = path, .cp = &cp};
 	al_model *m = s->m;
 	if (!m->n_subs || !m->subs[0]->file)
 		return AL_E_INVALID_ARG;
@@ -3598,10 +3609,14 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 		if (realpath(dest, dreal) && inside(dreal, w.in_real) && strcmp(dreal, w.in_real) != 0)
 			return pw_fail(&w, AL_E_INVALID_ARG, dest, "the input package is inside it");
 	}
-	struct al_atomic out;
-	enum al_status st = ali_atomic_begin(&out, dest, true, d);
+	enum al_status st = ali_compact_plan(s, &cp, d);
 	if (st != AL_OK)
 		return st;
+	struct al_atomic out;
+	if ((st = ali_atomic_begin(&out, dest, true, d)) != AL_OK) {
+		ali_compact_free(&cp);
+		return st;
+	}
 	out.replace = exists; /* checked above: a package, not the input's parent */
 	const char *tmp = out.tmp;
 	st = copy_tree(&w, w.in_real, tmp, 0);
@@ -3642,6 +3657,7 @@ enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path,
 		al_model_free(chk);
 		al_diags_free(d2);
 	}
+	ali_compact_free(&cp);
 	if (st == AL_OK) /* renamed into place, or swapped with the old package */
 		return ali_atomic_commit(&out, d);
 	ali_atomic_abort(&out);
