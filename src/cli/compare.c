@@ -475,6 +475,13 @@ static bool has_rule(const struct fact *f, const struct al_rule *r)
 	return false;
 }
 
+/* Rules that pre-empt another where both would move the same ops: the whole-model work floor
+ * (ANE071) is the floor per ANE segment (ANE072) applied to a model of one segment, with the
+ * same thresholds. */
+static const struct {
+	const char *rule, *then;
+} preempts[] = {{"ANE071", "ANE072"}};
+
 /* Check and compare m with every evidence file; append the matched ops to *facts. */
 static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt, const al_user_rules *u,
 		  struct fact **facts, size_t *n, struct al_evidence **evs, size_t *agreed, size_t *matched)
@@ -533,6 +540,16 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 					f->off[f->n_off++] = vd->rules[k];
 			if (vd->moved_by && f->n_off < 8)
 				f->off[f->n_off++] = vd->moved_by;
+			/* a rule that pre-empts another: an op seen on the ANE against the first
+			 * refutes the second there too, else switching the first off lets the
+			 * second move it (anelint probe's work floor probes, work_s*) */
+			for (size_t k = 0; vd->moved_by && k < sizeof preempts / sizeof preempts[0]; k++) {
+				const struct al_rule *r2 = NULL;
+				if (strcmp(vd->moved_by->id, preempts[k].rule) == 0 && f->n_off < 8)
+					r2 = u ? al_user_rules_find(u, preempts[k].then) : al_rule_find(preempts[k].then);
+				if (r2 && !has_rule(f, r2))
+					f->off[f->n_off++] = r2;
+			}
 			/* the unit: the strongest fallback rule (rule_engine.c decide), unless a
 			 * model-level or partition rule moved it */
 			for (uint32_t k = 0; !vd->moved_by && k < vd->n_rules; k++)
