@@ -15,8 +15,9 @@
 #      the segment floor);
 #   5. the results come back: evidence for a probe (anelint's own prediction with the probed
 #      op flipped, as a Mac would report it) is compared (the probed op is the disagreement)
-#      and calibrated (an off: CHIP@RELEASE override of ANE071), after which check agrees; a
-#      kind probe observed on the ANE, recorded as the manifest says, turns uncertain into ane.
+#      and calibrated (an off: CHIP@RELEASE override of ANE071 and of ANE072, which it
+#      pre-empts), after which check agrees; a kind probe observed on the ANE is calibrated into
+#      a warn rule of unit ane, which turns uncertain into ane on that chip and release only.
 # (tests/evidence.sh checks the older probe families: protobuf validity and their bisection.)
 #
 #   ANELINT=build/anelint sh tests/probe.sh       (from the repo root)
@@ -146,28 +147,32 @@ u=$("$A" check --format json --fail-on never --target a17 --os ios18 --rules "$T
 u=$("$A" check --format json --fail-on never --target a17 --os ios26 --rules "$T/cal.rules" "$m" |
 	python3 -c 'import json,sys; l=json.load(sys.stdin)["models"][0]["layers"][0]; print(l["unit"], l["verdict"])')
 [ "$u" = "cpu not_ane" ] && ok || bad "check with the calibrated rules, iOS 26: $u"
-# a kind probe observed on the ANE: calibrate has nothing to change (the prediction agreed); the
-# manifest's step (a warn rule of unit ane for the kind, on that chip and release) settles it
+# a kind probe observed on the ANE: the prediction agreed (the ANE, uncertain), and calibrate
+# records the observation as a warn rule of unit ane for the type on that chip and release,
+# which turns uncertain into ane there and nowhere else
 m="$T/p/mil_op_sigmoid.mlpackage"
 "$A" compare "$m" --write-evidence json --target a17 --os ios18 -o "$T/sig.json" 2>/dev/null
 "$A" compare "$m" "$T/sig.json" --format json | python3 -c 'import json,sys; e=json.load(sys.stdin)["evidence"][0]; sys.exit(e["disagreements"] != [])' &&
 	ok || bad "kind probe: the ANE observation disagrees"
-cat >"$T/kind.rules" <<'EOF'
-# settled by probe mil_op_sigmoid on an A17 Pro, iOS 18 (tests/probe.sh)
-id: PROBE001
-op: sigmoid
-families: a17
-releases: ios18
-kind: warn
-unit: ane
-confidence: M
-title: sigmoid observed on the ANE (probe mil_op_sigmoid)
-provenance: anelint probe mil_op_sigmoid, compute plan on an A17 Pro, iOS 18
-EOF
+"$A" calibrate "$m" "$T/sig.json" -o "$T/kind.rules" >"$T/out" 2>"$T/err" && ok || bad "calibrate a kind probe: $(cat "$T/out" "$T/err")"
+got=$(grep -v '^#' "$T/kind.rules" | grep '^op: \|^families: \|^releases: \|^kind: \|^unit: ' | tr '\n' ' ')
+[ "$got" = "op: sigmoid families: a17 releases: ios18 kind: warn unit: ane " ] && ok || bad "calibrated kind rule: $got"
 v() { "$A" check --format json --fail-on never --target "$1" --os "$2" --rules "$T/kind.rules" "$m" |
 	python3 -c 'import json,sys; print([l["verdict"] for l in json.load(sys.stdin)["models"][0]["layers"] if l["name"] == "y"][0])'; }
 got="$(v a17 ios18) $(v a17 ios17) $(v a16 ios18)"
 [ "$got" = "ane uncertain uncertain" ] && ok || bad "a kind settled by a probe: $got"
+# observed off the ANE instead: a cost rule for the type there (no warn rule)
+python3 - "$T/sig.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for op in d["ops"]:
+    if op["name"] == "y":
+        op["unit"] = "cpu"
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+"$A" calibrate "$m" "$T/sig.json" -o "$T/kind2.rules" >/dev/null 2>&1
+got=$(grep '^op: \|^kind: \|^unit: ' "$T/kind2.rules" | tr '\n' ' ')
+[ "$got" = "op: sigmoid kind: cost unit: cpu " ] && ok || bad "calibrated kind observed off the ANE: $got"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

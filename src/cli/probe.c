@@ -1036,8 +1036,8 @@ static int one_probe(struct probe_out *po, const struct family *f, const char *v
 	else
 		snprintf(cal, sizeof cal,
 			 "anelint calibrate %s %s.evidence.json -o CHIP.rules: observed off the ANE -> a new rule CALnnn "
-			 "for %s on CHIP@RELEASE; observed on the ANE -> a warn rule of unit ane for %s, releases RELEASE, "
-			 "families CHIP, confidence M, which makes the verdict there 'ane' (docs/evidence.md \"Probes\")",
+			 "for %s on CHIP@RELEASE; observed on the ANE -> a warn rule CALnnn of unit ane for %s on "
+			 "CHIP@RELEASE, with which the verdict there is 'ane' instead of 'uncertain'",
 			 file, stem, value, value);
 	json_object *settle = json_object_new_object();
 	json_object_object_add(settle, "compare", json_object_new_string(cmp));
