@@ -4,7 +4,8 @@
 # floor by release (ANE071) and per segment (ANE072), flexible shapes by kind and size (ANE040),
 # the axis caps (ANE051), the SDPA size threshold (ANE067), and every layer kind / op with no
 # evidence (kind_status.c) that a builder can write. Checked here:
-#   1. each new family is written, and every probe loads back (`anelint info`, `check`);
+#   1. each new family is written, and every probe loads back (`anelint info`, `check`); also the
+#      state width (ANE047) and the in-graph KV-cache update (ANE048), stateful ML Programs;
 #   2. the manifest (schema anelint-probes, version 2) names each probe's rule (or kind), its
 #      question, the probed op, what it shows if the rule holds and if not, the predictions by
 #      release, and how to settle it (compare / calibrate fields);
@@ -37,7 +38,7 @@ if "$A" probe -o "$T/p" >"$T/out" 2>"$T/err"; then ok; else bad "probe: $(cat "$
 for f in work_s16.mlmodel work_s96.mlmodel segment_1.mlpackage segment_conv.mlpackage flex_range_128.mlmodel \
 	flex_range_unbounded.mlmodel flex_enum_2.mlmodel axis_w16385.mlmodel axis_w65537.mlmodel sdpa_8x512x64.mlpackage \
 	sdpa_32x1024x128.mlpackage nn_layer_activation.mlmodel nn_layer_batchnorm.mlmodel mil_op_sigmoid.mlpackage \
-	mil_op_reduce_mean.mlpackage mil_op_real_div.mlpackage; do
+	mil_op_reduce_mean.mlpackage mil_op_real_div.mlpackage state_w270.mlpackage kv_linear.mlpackage; do
 	[ -e "$T/p/$f" ] && ok || bad "probe $f not written"
 	[ "$(q "'$f' in P")" = True ] && ok || bad "probe $f not in the manifest"
 done
@@ -65,8 +66,8 @@ if command -v protoc >/dev/null 2>&1; then
 fi
 
 # ---------------------------------------------------------------- 2. what each decides
-got=$(q '" ".join(sorted(set(p["family"] + ":" + str(p["rule"]) for p in d["probes"] if p["family"] in ("work_s", "segment_", "flex_", "axis_w", "sdpa_", "nn_layer_", "mil_op_"))))')
-[ "$got" = "axis_w:ANE051 flex_:ANE040 mil_op_:None nn_layer_:None sdpa_:ANE067 segment_:ANE072 work_s:ANE071" ] && ok ||
+got=$(q '" ".join(sorted(set(p["family"] + ":" + str(p["rule"]) for p in d["probes"] if p["family"] in ("work_s", "segment_", "flex_", "axis_w", "sdpa_", "state_w", "kv_", "nn_layer_", "mil_op_"))))')
+[ "$got" = "axis_w:ANE051 flex_:ANE040 kv_:ANE048 mil_op_:None nn_layer_:None sdpa_:ANE067 segment_:ANE072 state_w:ANE047 work_s:ANE071" ] && ok ||
 	bad "families and rules: $got"
 # every probe: a question, the probed op, expectations both ways, settle fields naming compare and calibrate
 got=$(q '[p["file"] for p in d["probes"] if not (p["question"] and p["probed_op"] and p["expect"]["if_rule_holds"] and p["expect"]["if_not"] and "anelint compare" in p["settle"]["compare"] and "disagreements" in p["settle"]["compare"] and "anelint calibrate" in p["settle"]["calibrate"] and p["predicted"]["releases"])]')
@@ -93,7 +94,7 @@ print(" ".join(sorted(r["id"] for r in d["rules"] if r["evidence"]["mechanism"] 
       (r["evidence"]["families"], r["evidence"]["releases"]) != (r["families"], r["releases"]) and r["families"] != "none")))' "$T/rules.json")
 got=$(q '" ".join(sorted(r["rule"] for r in d["uncertain_rules"]))')
 [ "$got" = "$want" ] && ok || bad "uncertain rules: manifest '$got', rules table '$want'"
-for r in ANE040 ANE067 ANE071 ANE072; do
+for r in ANE040 ANE047 ANE048 ANE067 ANE071 ANE072; do
 	echo "$got" | grep -qw $r && ok || bad "$r not among the uncertain rules"
 	[ "$(q "[r.get('families') for r in d['uncertain_rules'] if r['rule'] == '$r'][0] is not None")" = True ] && ok ||
 		bad "$r has no probe family"
@@ -117,6 +118,8 @@ got=$(q '" ".join("%s:%s" % (p["value"], p["expect"]["rule_fires"]) for p in d["
 [ "$got" = "range_128:True range_1024:True range_unbounded:True enum_2:False enum_8:False" ] && ok || bad "flexible shapes: $got"
 got=$(q '" ".join("%s:%s" % (p["value"], p["expect"]["if_rule_holds"]) for p in d["probes"] if p["family"] == "sdpa_")')
 [ "$got" = "8x512x64:cpu 16x1024x64:cpu 16x2048x64:ane 32x1024x128:ane" ] && ok || bad "sdpa: $got"
+got=$(q '" ".join("%s:%s" % (p["value"], p["expect"]["rule_fires"]) for p in d["probes"] if p["family"] in ("state_w", "kv_"))')
+[ "$got" = "256:False 270:True 288:False linear:True" ] && ok || bad "states: $got"
 got=$(q '" ".join("%s:%s" % (p["value"], p["expect"]["if_rule_holds"]) for p in d["probes"] if p["family"] == "segment_")')
 [ "$got" = "1:cpu 4:cpu conv:ane" ] && ok || bad "segment floor: $got"
 got=$(q '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a16"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["family"] == "axis_w")')

@@ -74,9 +74,9 @@ struct flex {
  * enumeratedShapes = 21 {shapes = 1 {shape = 1}}, shapeRange = 31 {sizeRanges = 1
  * {lowerBound = 1, upperBound = 2}}}}} */
 static void array_feature(struct al_buf *out, const char *name, const uint64_t *shape, size_t rank, uint64_t dt,
-			  const struct flex *fx)
+			  const struct flex *fx, bool state)
 {
-	struct al_buf arr = {0}, ft = {0}, fd = {0}, fl = {0};
+	struct al_buf arr = {0}, ft = {0}, fd = {0}, fl = {0}, st = {0};
 	if (rank)
 		ali_buf_packed(&arr, 1, shape, rank);
 	ali_buf_uint(&arr, 2, dt);
@@ -99,12 +99,18 @@ static void array_feature(struct al_buf *out, const char *name, const uint64_t *
 		}
 		put_msg(&arr, 31, &fl);
 	}
-	put_msg(&ft, 5, &arr);
+	if (state) { /* FeatureType.stateType 8 {StateFeatureType.arrayType 1} */
+		put_msg(&st, 1, &arr);
+		put_msg(&ft, 8, &st);
+	} else {
+		put_msg(&ft, 5, &arr);
+	}
 	ali_buf_str(&fd, 1, name);
 	put_msg(&fd, 3, &ft);
 	ali_buf_put(out, fd.p, fd.n);
-	if (arr.failed || ft.failed || fd.failed || fl.failed)
+	if (arr.failed || ft.failed || fd.failed || fl.failed || st.failed)
 		out->failed = true;
+	ali_buf_free(&st);
 	ali_buf_free(&arr);
 	ali_buf_free(&ft);
 	ali_buf_free(&fd);
@@ -155,8 +161,8 @@ static bool nn_model(const uint64_t shape[4], const struct flex *fx, struct nn_l
 {
 	struct al_buf in = {0}, outf = {0}, desc = {0}, nn = {0};
 	bool ok = true;
-	array_feature(&in, "x", shape, 4, DT_FLOAT32, fx);
-	array_feature(&outf, "y", NULL, 0, DT_FLOAT32, NULL);
+	array_feature(&in, "x", shape, 4, DT_FLOAT32, fx, false);
+	array_feature(&outf, "y", NULL, 0, DT_FLOAT32, NULL, false);
 	put_msg(&desc, 1, &in);
 	put_msg(&desc, 10, &outf);
 	for (int i = 0; i < n; i++) {
@@ -371,7 +377,8 @@ static bool b_nn_kind(const struct family *f, const char *v, const char *stem, s
  * output as coremltools writes them with fp16 I/O) turned into the MILSpec.Program
  * message by anelint's MIL text reader, in Model{specificationVersion 2,
  * description 2, mlProgram 502}. Consts are inline values, as coremltools writes
- * small ones. Inputs: n rank-4 fp16 tensors (a rank-3 one when dims[3] is 0). */
+ * small ones. Inputs: n rank-4 fp16 tensors (a rank-3 one when dims[3] is 0), the last
+ * n_state of them states (iOS 18: state<tensor<...>>, FeatureType.stateType). */
 struct mil_in {
 	const char *name;
 	int64_t dims[4];
@@ -382,8 +389,8 @@ static const struct {
 	int spec;
 } opsets[] = {{"ios16", 7}, {"ios17", 8}, {"ios18", 9}};
 
-static bool mil_model(const char *stem, const char *opset, const struct mil_in *ins, int n_in, const struct al_buf *body,
-		      struct al_buf *out, al_diags *d)
+static bool mil_model(const char *stem, const char *opset, const struct mil_in *ins, int n_in, int n_state,
+		      const struct al_buf *body, struct al_buf *out, al_diags *d)
 {
 	int spec = 0;
 	for (size_t i = 0; i < sizeof opsets / sizeof opsets[0]; i++)
@@ -393,9 +400,11 @@ static bool mil_model(const char *stem, const char *opset, const struct mil_in *
 	tprintf(&text, "program(1.0)\n{\n    func main<%s>(", opset);
 	for (int i = 0; i < n_in; i++) {
 		const int64_t *x = ins[i].dims;
+		bool state = i >= n_in - n_state;
 		if (x[3])
-			tprintf(&text, "%stensor<fp16, [%lld, %lld, %lld, %lld]> %s", i ? ", " : "", (long long)x[0],
-				(long long)x[1], (long long)x[2], (long long)x[3], ins[i].name);
+			tprintf(&text, "%s%stensor<fp16, [%lld, %lld, %lld, %lld]>%s %s", i ? ", " : "", state ? "state<" : "",
+				(long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], state ? ">" : "",
+				ins[i].name);
 		else
 			tprintf(&text, "%stensor<fp16, [%lld, %lld, %lld]> %s", i ? ", " : "", (long long)x[0],
 				(long long)x[1], (long long)x[2], ins[i].name);
@@ -410,12 +419,12 @@ static bool mil_model(const char *stem, const char *opset, const struct mil_in *
 		uint64_t shape[4];
 		for (int k = 0; k < 4; k++)
 			shape[k] = (uint64_t)ins[i].dims[k];
-		array_feature(&in, ins[i].name, shape, ins[i].dims[3] ? 4 : 3, DT_FLOAT16, NULL);
+		array_feature(&in, ins[i].name, shape, ins[i].dims[3] ? 4 : 3, DT_FLOAT16, NULL, i >= n_in - n_state);
 		put_msg(&desc, 1, &in);
 		ok &= !in.failed;
 		ali_buf_free(&in);
 	}
-	array_feature(&outf, "y", NULL, 0, DT_FLOAT16, NULL);
+	array_feature(&outf, "y", NULL, 0, DT_FLOAT16, NULL, false);
 	put_msg(&desc, 10, &outf);
 	ali_buf_uint(out, 1, (uint64_t)spec);
 	put_msg(out, 2, &desc);
@@ -455,7 +464,7 @@ static bool b_mil_pool(const struct family *f, const char *v, const char *stem, 
 	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = max_pool(x = h, kernel_sizes = k, strides = s, pad_type = pt, "
 		    "pad = pad, ceil_mode = cm)" NAMED("y") ";\n", MK_C, o, o);
 	*probed = "y";
-	bool ok = s > 0 && mil_model(stem, "ios17", &x, 1, &b, out, d);
+	bool ok = s > 0 && mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -469,7 +478,7 @@ static bool b_mil_softplus(const struct family *f, const char *v, const char *st
 	mil_conv(&b, "x", "h", MK_C, MK_S);
 	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = softplus(x = h)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
 	*probed = "y";
-	bool ok = mil_model(stem, "ios17", &x, 1, &b, out, d);
+	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -484,7 +493,7 @@ static bool b_mil_chmul(const struct family *f, const char *v, const char *stem,
 	mil_conv(&b, "x", "h", MK_C, MK_S);
 	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = mul(x = h, y = c)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
 	*probed = "y";
-	bool ok = mil_model(stem, "ios17", x, 2, &b, out, d);
+	bool ok = mil_model(stem, "ios17", x, 2, 0, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -594,7 +603,7 @@ static bool b_mil_kind(const struct family *f, const char *v, const char *stem, 
 		tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = %s(x = h%s)" NAMED("y") ";\n", MK_C, MK_S, MK_S, v, args);
 	}
 	*probed = "y";
-	bool ok = mil_model(stem, "ios16", &x, 1, &b, out, d);
+	bool ok = mil_model(stem, "ios16", &x, 1, 0, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -612,7 +621,7 @@ static bool b_sdpa(const struct family *f, const char *v, const char *stem, stru
 	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = scaled_dot_product_attention(query = q, key = k, value = v)" NAMED("y")
 		    ";\n", h, l, dd);
 	*probed = "y";
-	bool ok = mil_model(stem, "ios18", x, 3, &b, out, d);
+	bool ok = mil_model(stem, "ios18", x, 3, 0, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -643,7 +652,73 @@ static bool b_segment(const struct family *f, const char *v, const char *stem, s
 	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> c1 = cumsum(x = m%d, axis = ax)" NAMED("c1") ";\n", MK_C, MK_S, MK_S, n);
 	mil_conv(&b, "c1", "y", MK_C, MK_S);
 	*probed = "m1";
-	bool ok = mil_model(stem, "ios17", &x, 1, &b, out, d);
+	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
+	ali_buf_free(&b);
+	return ok;
+}
+
+/* The state width (ANE047): the stateful conv RNN of coremltools #2631, its state
+ * [1, 16, 64, W] read, concatenated with x [1, 3, 64, W], convolved, tanh, written back
+ * (opset ios18: states load from iOS 18). */
+static bool b_state(const struct family *f, const char *v, const char *stem, struct al_buf *out,
+		    const char **probed, al_diags *d)
+{
+	int w = atoi(v);
+	if (w < 1 || w > 4096)
+		return false;
+	struct al_buf b = {0};
+	struct mil_in x[2] = {{"x", {1, 3, 64, w}}, {"hidden", {1, 16, 64, w}}};
+	mil_conv_consts(&b);
+	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_read = read_state(input = hidden)" NAMED("h_read") ";\n", w);
+	tprintf(&b, "        tensor<int32, []> cax = const()[name = tensor<string, []>(\"cax\"), val = tensor<int32, []>(1)];\n");
+	tprintf(&b, "        tensor<bool, []> cil = const()[name = tensor<string, []>(\"cil\"), val = tensor<bool, []>(false)];\n");
+	tprintf(&b, "        tensor<fp16, [1, 19, 64, %d]> xh = concat(values = (x, h_read), axis = cax, interleave = cil)" NAMED("xh")
+		    ";\n", w);
+	tprintf(&b, "        tensor<fp16, [16, 19, 3, 3]> cw = const()[name = tensor<string, []>(\"cw\"), val = tensor<fp16, [16, 19, 3, 3]>([");
+	for (int i = 0; i < 16 * 19 * 9; i++)
+		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
+	tprintf(&b, "])];\n");
+	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> cc = conv(x = xh, weight = cw, strides = cs, pad_type = cpt, pad = cpad, "
+		    "dilations = cd, groups = cg)" NAMED("cc") ";\n", w);
+	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> y = tanh(x = cc)" NAMED("y") ";\n", w);
+	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_write = write_state(input = hidden, data = y)" NAMED("h_write") ";\n", w);
+	*probed = "y";
+	bool ok = mil_model(stem, "ios18", x, 2, 1, &b, out, d);
+	ali_buf_free(&b);
+	return ok;
+}
+
+/* The in-graph KV-cache update (ANE048): a linear projection of x [1, 1, 64] written into row 0
+ * of a state [1, 1, 32, 64] by slice_update of its read_state (opset ios18). */
+static bool b_kv(const struct family *f, const char *v, const char *stem, struct al_buf *out,
+		 const char **probed, al_diags *d)
+{
+	struct al_buf b = {0};
+	struct mil_in x[2] = {{"x", {1, 1, 64, 0}}, {"kc", {1, 1, 32, 64}}};
+	static const char *const i4[] = {"b0", "[0, 0, 0, 0]", "e0", "[1, 1, 1, 64]", "s1", "[1, 1, 1, 1]",
+					 "rs", "[1, 1, 1, 64]"};
+	for (int i = 0; i < 8; i += 2)
+		tprintf(&b, "        tensor<int32, [4]> %s = const()[name = tensor<string, []>(\"%s\"), val = tensor<int32, [4]>(%s)];\n",
+			i4[i], i4[i], i4[i + 1]);
+	tprintf(&b, "        tensor<bool, [4]> fm = const()[name = tensor<string, []>(\"fm\"), "
+		    "val = tensor<bool, [4]>([false, false, false, false])];\n");
+	tprintf(&b, "        tensor<fp16, [64, 64]> lw = const()[name = tensor<string, []>(\"lw\"), val = tensor<fp16, [64, 64]>([");
+	for (int i = 0; i < 64 * 64; i++)
+		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
+	tprintf(&b, "])];\n");
+	tprintf(&b, "        tensor<fp16, [64]> lb = const()[name = tensor<string, []>(\"lb\"), val = tensor<fp16, [64]>([");
+	for (int i = 0; i < 64; i++)
+		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
+	tprintf(&b, "])];\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 64]> p = linear(x = x, weight = lw, bias = lb)" NAMED("p") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 1, 64]> u = reshape(x = p, shape = rs)" NAMED("u") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> kr = read_state(input = kc)" NAMED("kr") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> ku = slice_update(x = kr, update = u, begin = b0, end = e0, stride = s1, "
+		    "begin_mask = fm, end_mask = fm, squeeze_mask = fm)" NAMED("ku") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> kw = write_state(input = kc, data = ku)" NAMED("kw") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> y = relu(x = ku)" NAMED("y") ";\n");
+	*probed = "p";
+	bool ok = mil_model(stem, "ios18", x, 2, 1, &b, out, d);
 	ali_buf_free(&b);
 	return ok;
 }
@@ -694,6 +769,13 @@ static const struct family families[] = {
 	 {"8x512x64", "16x1024x64", "16x2048x64", "32x1024x128"},
 	 "does Core ML keep scaled_dot_product_attention on the CPU below 2M query elements (2^21) on this "
 	 "chip and release?", NULL},
+	{"state_w", "ANE047", true, b_state, "the last axis of the state of a stateful conv RNN", {"256", "270", "288"},
+	 "does a state whose last axis is not a multiple of 32 keep a stateful model off the ANE on this chip and "
+	 "release?", NULL},
+	{"kv_", "ANE048", true, b_kv, "an in-graph KV-cache update (slice_update of a read_state) after a linear",
+	 {"linear"},
+	 "does a KV-cache state updated in the graph with linear projections keep the model off the ANE on this "
+	 "chip and release?", NULL},
 	/* derived: every kind the kind status has no evidence for on some release, that a builder can write */
 	{"nn_layer_", NULL, false, b_nn_kind, "NeuralNetwork layer kind (after a 3x3 conv of [1, 32, 128, 128])", {NULL},
 	 "does this layer kind run on the ANE on this release (no report saw it there)?", NULL},
@@ -708,8 +790,6 @@ static const struct {
 	const char *rule, *why;
 } not_probed[] = {
 	{"ANE038", "needs a weight blob with per-block int4 constexpr weights, which probe does not write"},
-	{"ANE047", "needs a stateful model (iOS 18 states), which probe does not write"},
-	{"ANE048", "needs a stateful model with an in-graph KV-cache update, which probe does not write"},
 };
 
 /* ================================================================ output */
