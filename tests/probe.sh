@@ -38,7 +38,8 @@ if "$A" probe -o "$T/p" >"$T/out" 2>"$T/err"; then ok; else bad "probe: $(cat "$
 for f in work_s16.mlmodel work_s96.mlmodel segment_1.mlpackage segment_conv.mlpackage flex_range_128.mlmodel \
 	flex_range_unbounded.mlmodel flex_enum_2.mlmodel axis_w16385.mlmodel axis_w65537.mlmodel sdpa_8x512x64.mlpackage \
 	sdpa_32x1024x128.mlpackage nn_layer_activation.mlmodel nn_layer_batchnorm.mlmodel mil_op_sigmoid.mlpackage \
-	mil_op_reduce_mean.mlpackage mil_op_real_div.mlpackage state_w270.mlpackage kv_linear.mlpackage; do
+	mil_op_reduce_mean.mlpackage mil_op_real_div.mlpackage state_w270.mlpackage kv_linear.mlpackage \
+	mil_axis_w16385.mlpackage; do
 	[ -e "$T/p/$f" ] && ok || bad "probe $f not written"
 	[ "$(q "'$f' in P")" = True ] && ok || bad "probe $f not in the manifest"
 done
@@ -124,6 +125,8 @@ got=$(q '" ".join("%s:%s" % (p["value"], p["expect"]["if_rule_holds"]) for p in 
 [ "$got" = "1:cpu 4:cpu conv:ane" ] && ok || bad "segment floor: $got"
 got=$(q '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a16"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["family"] == "axis_w")')
 [ "$got" = "16384:ane/ane 16385:gpu_or_cpu/ane 65536:gpu_or_cpu/ane 65537:gpu_or_cpu/gpu_or_cpu" ] && ok || bad "axis caps: $got"
+got=$(q '" ".join("%s:%s/%s" % (p["value"], p["predicted_own_unit"]["a16"], p["predicted_own_unit"]["a17"]) for p in d["probes"] if p["family"] == "mil_axis_w")')
+[ "$got" = "16384:ane/ane 16385:gpu_or_cpu/ane 65537:gpu_or_cpu/gpu_or_cpu" ] && ok || bad "axis caps, ML Program: $got"
 
 # ---------------------------------------------------------------- 5. the results come back
 # work_s48: predicted on the CPU (the floor); a Mac (a17, iOS 18) sees it on the ANE

@@ -688,6 +688,30 @@ static bool b_state(const struct family *f, const char *v, const char *stem, str
 	return ok;
 }
 
+/* Axis caps in an ML Program (ANE061): a 1x1 conv of 128 channels over x [1, 128, 1, W]
+ * (33 kFLOP per column: 537 MFLOP at W = 16384). */
+static bool b_mil_axis(const struct family *f, const char *v, const char *stem, struct al_buf *out,
+		       const char **probed, al_diags *d)
+{
+	int w = atoi(v);
+	if (w < 1 || w > 1 << 20)
+		return false;
+	struct al_buf b = {0};
+	struct mil_in x = {"x", {1, 128, 1, w}};
+	mil_conv_consts(&b);
+	tprintf(&b, "        tensor<fp16, [128, 128, 1, 1]> aw = const()[name = tensor<string, []>(\"aw\"), "
+		    "val = tensor<fp16, [128, 128, 1, 1]>([");
+	for (int i = 0; i < 128 * 128; i++)
+		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
+	tprintf(&b, "])];\n");
+	tprintf(&b, "        tensor<fp16, [1, 128, 1, %d]> y = conv(x = x, weight = aw, strides = cs, pad_type = cpt, pad = cpad, "
+		    "dilations = cd, groups = cg)" NAMED("y") ";\n", w);
+	*probed = "y";
+	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
+	ali_buf_free(&b);
+	return ok;
+}
+
 /* The in-graph KV-cache update (ANE048): a linear projection of x [1, 1, 64] written into row 0
  * of a state [1, 1, 32, 64] by slice_update of its read_state (opset ios18). */
 static bool b_kv(const struct family *f, const char *v, const char *stem, struct al_buf *out,
@@ -765,6 +789,10 @@ static const struct family families[] = {
 	 "does a flexible input (a range, or enumerated shapes) move a conv model off the ANE on this release?", NULL},
 	{"axis_w", "ANE051", false, b_axis, "width of a [1, 128, 1, W] input to a 1x1 conv", {"16384", "16385", "65536", "65537"},
 	 "the per-axis cap of the ANE compiler (16384 through A16/M3, 65536 from A17 Pro/M4) on this chip", NULL},
+	{"mil_axis_w", "ANE061", true, b_mil_axis, "width of a [1, 128, 1, W] input to a 1x1 conv",
+	 {"16384", "16385", "65537"},
+	 "the per-axis cap of the ANE compiler in an ML Program (16384 through A16/M3, 65536 from A17 Pro/M4) on "
+	 "this chip", NULL},
 	{"sdpa_", "ANE067", true, b_sdpa, "query shape heads x length x depth",
 	 {"8x512x64", "16x1024x64", "16x2048x64", "32x1024x128"},
 	 "does Core ML keep scaled_dot_product_attention on the CPU below 2M query elements (2^21) on this "
