@@ -173,6 +173,14 @@ v() { "$A" check --format json --fail-on never --target "$1" --os "$2" --rules "
 	python3 -c 'import json,sys; print([l["verdict"] for l in json.load(sys.stdin)["models"][0]["layers"] if l["name"] == "y"][0])'; }
 got="$(v a17 ios18) $(v a17 ios17) $(v a16 ios18)"
 [ "$got" = "ane uncertain uncertain" ] && ok || bad "a kind settled by a probe: $got"
+# the probes are calibrated one model at a time; --rules with the file so far adds to it, the new
+# rule's id after the file's own CALnnn (an id twice would not load)
+e="$T/p/mil_op_exp.mlpackage"
+"$A" compare "$e" --write-evidence json --target a17 --os ios18 -o "$T/exp.json" 2>/dev/null
+"$A" calibrate "$e" "$T/exp.json" --rules "$T/kind.rules" -o "$T/kind3.rules" >"$T/out" 2>"$T/err" && ok ||
+	bad "calibrate with --rules of an earlier calibration: $(cat "$T/out" "$T/err")"
+got=$(grep '^id: \|^op: ' "$T/kind3.rules" | tr '\n' ' ')
+[ "$got" = "id: CAL001 op: sigmoid id: CAL002 op: exp " ] && ok || bad "chained calibration: $got"
 # observed off the ANE instead: a cost rule for the type there (no warn rule)
 python3 - "$T/sig.json" <<'EOF'
 import json, sys

@@ -823,7 +823,16 @@ int cmd_calibrate(struct cli *c)
 	free(edits);
 	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
 	 *    chip and release, unless an op of that type was seen on the ANE there */
+	/* new ids follow the CALnnn rules of --rules (a file calibrated before, given again to
+	 * add to it), which are copied into the output: an id twice would not load */
 	int next_id = 1;
+	for (size_t i = 0; s.rules && i < al_user_rules_count(s.rules); i++) {
+		const struct al_rule *r = al_user_rule_at(s.rules, i);
+		int k = 0;
+		char tail = 0;
+		if (r && r->id && sscanf(r->id, "CAL%d%c", &k, &tail) == 1 && k >= next_id && k < 1000000)
+			next_id = k + 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fact *f = &facts[i];
 		if (done_f[i] || f->pred != AL_UNIT_ANE || f->obs == AL_OBS_ANE)
