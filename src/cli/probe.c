@@ -520,34 +520,57 @@ static void mil_conv_consts(struct al_buf *b)
 	tprintf(b, "        tensor<int32, []> cg = const()[name = tensor<string, []>(\"cg\"), val = tensor<int32, []>(1)];\n");
 }
 
-/* The ML Program ops a kind probe can write, by how they are called: unary (x), binary
- * (x and y, the same value), a reduction over the last axis (keep_dims). The list names
- * only call forms; which ops are probed comes from the kind status table. */
+/* The ML Program ops a kind probe can write: how each is called on h, the convolution's
+ * output [1, 32, 128, 128] (the list names call forms only; which ops are probed comes from
+ * the kind status table). Unary ops take x = h; binary ones x = h, y = h; reductions the
+ * last axis, kept. The others: the consts they need (coremltools' MIL loader requires every
+ * input in a program read from its protobuf, where the Python defaults do not apply) as
+ * "type name value" items separated by ';', their arguments, and their output shape when it
+ * is not h's. */
 static const char *const mil_unary[] = {
-	"abs", "acos", "asin", "atan", "atanh", "ceil", "cos", "cosh", "elu", "erf", "exp", "exp2", "floor",
-	"gelu", "identity", "instance_norm", "inverse", "l2_norm", "layer_norm", "leaky_relu", "log", "relu",
-	"relu6", "round", "rsqrt", "scaled_tanh", "sigmoid", "sigmoid_hard", "sign", "silu", "sin", "sinh",
-	"softmax", "softplus", "softsign", "sqrt", "square", "tan", "tanh", "thresholded_relu",
+	"abs", "acos", "asin", "atan", "atanh", "ceil", "cos", "cosh", "erf", "exp", "exp2", "floor",
+	"gelu", "identity", "instance_norm", "inverse", "l2_norm", "log", "relu", "relu6", "round",
+	"rsqrt", "sigmoid", "sign", "silu", "sin", "sinh", "softmax", "softplus", "softsign", "sqrt",
+	"square", "tan", "tanh",
 };
 static const char *const mil_binary[] = {"add", "floor_div", "maximum", "minimum", "mod", "mul", "pow", "real_div", "sub"};
 static const char *const mil_reduce[] = {
 	"reduce_l1_norm", "reduce_l2_norm", "reduce_log_sum", "reduce_log_sum_exp", "reduce_max",
 	"reduce_mean",    "reduce_min",     "reduce_prod",    "reduce_sum",         "reduce_sum_square",
 };
-/* The inputs a unary op requires besides x (coremltools' MIL loader requires them in a
- * program read from its protobuf, where the Python defaults do not apply): their consts
- * and the arguments naming them. */
+#define ONES32 "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"
 static const struct {
-	const char *op, *consts, *args;
-} mil_unary_inputs[] = {
-	{"elu", "fp16 a = 1.0", ", alpha = a"},
-	{"leaky_relu", "fp16 a = 0.01", ", alpha = a"},
-	{"scaled_tanh", "fp16 a = 1.0; fp16 b = 1.0", ", alpha = a, beta = b"},
-	{"sigmoid_hard", "fp16 a = 0.2; fp16 b = 0.5", ", alpha = a, beta = b"},
-	{"thresholded_relu", "fp16 a = 1.0", ", alpha = a"},
-	{"layer_norm", "axes [3]", ", axes = a"},
+	const char *op, *consts, *args, *out;
+} mil_calls[] = {
+	{"elu", "fp16 a 1.0", "x = h, alpha = a", NULL},
+	{"leaky_relu", "fp16 a 0.01", "x = h, alpha = a", NULL},
+	{"scaled_tanh", "fp16 a 1.0; fp16 b 1.0", "x = h, alpha = a, beta = b", NULL},
+	{"sigmoid_hard", "fp16 a 0.2; fp16 b 0.5", "x = h, alpha = a, beta = b", NULL},
+	{"thresholded_relu", "fp16 a 1.0", "x = h, alpha = a", NULL},
+	{"threshold", "fp16 a 0.0", "x = h, alpha = a", NULL},
+	{"clip", "fp16 a 0.0; fp16 b 6.0", "x = h, alpha = a, beta = b", NULL},
+	{"linear_activation", "fp16 a 1.0; fp16 b 0.0", "x = h, alpha = a, beta = b", NULL},
+	{"layer_norm", "int32[1] a [3]", "x = h, axes = a", NULL},
+	{"prelu", "fp16[32] a " ONES32, "x = h, alpha = a", NULL},
+	{"softplus_parametric", "fp16[32] a " ONES32 "; fp16[32] b " ONES32, "x = h, alpha = a, beta = b", NULL},
+	{"batch_norm", "fp16[32] a " ONES32 "; fp16[32] b " ONES32, "x = h, mean = a, variance = b", NULL},
+	{"local_response_norm", "int32 a 5", "x = h, size = a", NULL},
+	{"transpose", "int32[4] a [0, 1, 3, 2]", "x = h, perm = a", NULL},
+	{"reshape", "int32[4] a [1, 32, 128, 128]", "x = h, shape = a", NULL},
+	{"reverse", "int32[1] a [3]", "x = h, axes = a", NULL},
+	{"tile", "int32[4] a [1, 1, 1, 1]", "x = h, reps = a", NULL},
+	{"concat", "int32 a 1; bool b false", "values = (h, h), axis = a, interleave = b", "[1, 64, 128, 128]"},
+	{"stack", "int32 a 0", "values = (h, h), axis = a", "[2, 1, 32, 128, 128]"},
+	{"expand_dims", "int32[1] a [0]", "x = h, axes = a", "[1, 1, 32, 128, 128]"},
+	{"squeeze", "int32[1] a [0]", "x = h, axes = a", "[32, 128, 128]"},
+	{"space_to_depth", "int32 a 2", "x = h, block_size = a", "[1, 128, 64, 64]"},
+	{"depth_to_space", "int32 a 2", "x = h, block_size = a", "[1, 8, 256, 256]"},
+	{"pixel_shuffle", "int32 a 2", "x = h, upscale_factor = a", "[1, 8, 256, 256]"},
+	{"slice_by_size", "int32[4] a [0, 0, 0, 0]; int32[4] b [1, 16, 128, 128]", "x = h, begin = a, size = b",
+	 "[1, 16, 128, 128]"},
+	{"crop", "int32[2] a [0, 0]; int32[2] b [0, 0]", "x = h, crop_height = a, crop_width = b", NULL},
 };
-enum call_form { CALL_NONE, CALL_UNARY, CALL_BINARY, CALL_REDUCE };
+enum call_form { CALL_NONE, CALL_UNARY, CALL_BINARY, CALL_REDUCE, CALL_TABLE };
 
 static bool in_list(const char *const *l, size_t n, const char *s)
 {
@@ -557,11 +580,53 @@ static bool in_list(const char *const *l, size_t n, const char *s)
 	return false;
 }
 
+static int mil_call_row(const char *op)
+{
+	for (size_t i = 0; i < sizeof mil_calls / sizeof mil_calls[0]; i++)
+		if (strcmp(mil_calls[i].op, op) == 0)
+			return (int)i;
+	return -1;
+}
+
 static enum call_form mil_call_form(const char *op)
 {
 #define IN(l) in_list(l, sizeof l / sizeof l[0], op)
-	return IN(mil_unary) ? CALL_UNARY : IN(mil_binary) ? CALL_BINARY : IN(mil_reduce) ? CALL_REDUCE : CALL_NONE;
+	return IN(mil_unary)        ? CALL_UNARY
+	       : IN(mil_binary)     ? CALL_BINARY
+	       : IN(mil_reduce)     ? CALL_REDUCE
+	       : mil_call_row(op) >= 0 ? CALL_TABLE
+				       : CALL_NONE;
 #undef IN
+}
+
+/* The consts of a mil_calls row: items "TYPE NAME VALUE" separated by ';', TYPE a dtype
+ * (a scalar) or a dtype and a length ("int32[4]": a vector). */
+static void mil_call_consts(struct al_buf *b, const char *spec)
+{
+	while (*spec) {
+		const char *end = strchr(spec, ';');
+		size_t n = end ? (size_t)(end - spec) : strlen(spec);
+		char item[512], type[24], name[8], ttype[48];
+		int off = 0, len = 0;
+		snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), spec);
+		if (sscanf(item, " %23s %7s %n", type, name, &off) < 2 || off <= 0) {
+			b->failed = true; /* a row of the table above is malformed: a bug */
+			return;
+		}
+		char *br = strchr(type, '[');
+		if (br) {
+			len = atoi(br + 1);
+			*br = 0;
+			snprintf(ttype, sizeof ttype, "tensor<%s, [%d]>", type, len);
+		} else {
+			snprintf(ttype, sizeof ttype, "tensor<%s, []>", type);
+		}
+		tprintf(b, "        %s %s = const()[name = tensor<string, []>(\"%s\"), val = %s(%s)];\n", ttype, name, name,
+			ttype, item + off);
+		spec += n;
+		if (*spec == ';')
+			spec++;
+	}
 }
 
 /* conv -> the op (opset ios16: fp16 I/O loads from iOS 16 / macOS 13) */
@@ -575,32 +640,21 @@ static bool b_mil_kind(const struct family *f, const char *v, const char *stem, 
 	struct mil_in x = {"x", {1, MK_C, MK_S, MK_S}};
 	mil_conv_consts(&b);
 	mil_conv(&b, "x", "h", MK_C, MK_S);
+	char same[64];
+	snprintf(same, sizeof same, "[1, %d, %d, %d]", MK_C, MK_S, MK_S);
 	if (form == CALL_REDUCE) {
 		tprintf(&b, "        tensor<int32, [1]> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, [1]>([-1])];\n");
 		tprintf(&b, "        tensor<bool, []> kd = const()[name = tensor<string, []>(\"kd\"), val = tensor<bool, []>(true)];\n");
 		tprintf(&b, "        tensor<fp16, [1, %d, %d, 1]> y = %s(x = h, axes = ax, keep_dims = kd)" NAMED("y") ";\n",
 			MK_C, MK_S, v);
+	} else if (form == CALL_TABLE) {
+		int r = mil_call_row(v);
+		mil_call_consts(&b, mil_calls[r].consts);
+		tprintf(&b, "        tensor<fp16, %s> y = %s(%s)" NAMED("y") ";\n", mil_calls[r].out ? mil_calls[r].out : same, v,
+			mil_calls[r].args);
 	} else {
-		const char *args = form == CALL_BINARY ? ", y = h" : "";
-		for (size_t i = 0; i < sizeof mil_unary_inputs / sizeof mil_unary_inputs[0]; i++) {
-			if (strcmp(mil_unary_inputs[i].op, v) != 0)
-				continue;
-			args = mil_unary_inputs[i].args;
-			const char *c = mil_unary_inputs[i].consts;
-			float a = 0, bb = 0;
-			if (strncmp(c, "axes", 4) == 0) {
-				tprintf(&b, "        tensor<int32, [1]> a = const()[name = tensor<string, []>(\"a\"), "
-					    "val = tensor<int32, [1]>([3])];\n");
-			} else {
-				int n = sscanf(c, "fp16 a = %f; fp16 b = %f", &a, &bb);
-				tprintf(&b, "        tensor<fp16, []> a = const()[name = tensor<string, []>(\"a\"), "
-					    "val = tensor<fp16, []>(%g)];\n", a);
-				if (n == 2)
-					tprintf(&b, "        tensor<fp16, []> b = const()[name = tensor<string, []>(\"b\"), "
-						    "val = tensor<fp16, []>(%g)];\n", bb);
-			}
-		}
-		tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = %s(x = h%s)" NAMED("y") ";\n", MK_C, MK_S, MK_S, v, args);
+		tprintf(&b, "        tensor<fp16, %s> y = %s(x = h%s)" NAMED("y") ";\n", same, v,
+			form == CALL_BINARY ? ", y = h" : "");
 	}
 	*probed = "y";
 	bool ok = mil_model(stem, "ios16", &x, 1, 0, &b, out, d);
