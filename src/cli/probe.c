@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1088,7 +1089,7 @@ static int one_probe(struct probe_out *po, const struct family *f, const char *v
 		json_object *e = json_object_new_object();
 		json_object_object_add(e, "unit", json_object_new_string(al_unit_name(n->verdict.placed)));
 		json_object_object_add(e, "verdict", json_object_new_string(al_ane_verdict_name(n->verdict.verdict)));
-		json_object_object_add(e, "p_ane", json_object_new_double(n->verdict.p_ane));
+		json_object_object_add(e, "p_ane", json_object_new_double(round(n->verdict.p_ane * 1000.0) / 1000.0));
 		json_object_object_add(by_rel, r->id, e);
 	}
 	/* 3. what it shows if the rule holds and if it does not: at a chip and release inside
@@ -1188,8 +1189,9 @@ static int one_probe(struct probe_out *po, const struct family *f, const char *v
 	char cmp[900], cal[900];
 	snprintf(cmp, sizeof cmp,
 		 "anelint compare %s %s.evidence.json --format json: evidence[0].evidence_chip and evidence_os (where it "
-		 "ran), evidence[0].disagreements[] with name '%s' (predicted vs observed; none: agreed)%s%s%s",
-		 file, stem, probed, f->rule ? ", evidence[0].rules[] with rule " : "", f->rule ? f->rule : "",
+		 "ran), evidence[0].disagreements[] with name '%s'%s (predicted vs observed; none: agreed)%s%s%s",
+		 file, stem, probed, f->mil ? "" : " or its output 'y'", f->rule ? ", evidence[0].rules[] with rule " : "",
+		 f->rule ? f->rule : "",
 		 f->rule ? " (right / wrong)" : "");
 	if (f->rule)
 		snprintf(cal, sizeof cal,
