@@ -420,6 +420,7 @@ struct fact {
 	const struct al_rule *off[8]; /* fallback rules that fired, and the rule that moved it */
 	int n_off;
 	const struct al_rule *unit_rule; /* the fallback rule that decided its unit (NULL: none fired) */
+	bool unsure_kind; /* predicted on the ANE, uncertain: no report saw its kind there (kind_status.c) */
 };
 
 static int conf_rank(char c)
@@ -474,6 +475,13 @@ static bool has_rule(const struct fact *f, const struct al_rule *r)
 			return true;
 	return false;
 }
+
+/* Rules that pre-empt another where both would move the same ops: the whole-model work floor
+ * (ANE071) is the floor per ANE segment (ANE072) applied to a model of one segment, with the
+ * same thresholds. */
+static const struct {
+	const char *rule, *then;
+} preempts[] = {{"ANE071", "ANE072"}};
 
 /* Check and compare m with every evidence file; append the matched ops to *facts. */
 static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt, const al_user_rules *u,
@@ -533,6 +541,18 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 					f->off[f->n_off++] = vd->rules[k];
 			if (vd->moved_by && f->n_off < 8)
 				f->off[f->n_off++] = vd->moved_by;
+			/* a rule that pre-empts another: an op seen on the ANE against the first
+			 * refutes the second there too, else switching the first off lets the
+			 * second move it (anelint probe's work floor probes, work_s*) */
+			for (size_t k = 0; vd->moved_by && k < sizeof preempts / sizeof preempts[0]; k++) {
+				const struct al_rule *r2 = NULL;
+				if (strcmp(vd->moved_by->id, preempts[k].rule) == 0 && f->n_off < 8)
+					r2 = u ? al_user_rules_find(u, preempts[k].then) : al_rule_find(preempts[k].then);
+				if (r2 && !has_rule(f, r2))
+					f->off[f->n_off++] = r2;
+			}
+			f->unsure_kind = vd->placed == AL_UNIT_ANE && vd->verdict == AL_VERDICT_UNCERTAIN && f->n_off == 0 &&
+					 !vd->uncertain_rule && !vd->unknown && al_kind_ane_status(f->nn, f->type, os, NULL) == '?';
 			/* the unit: the strongest fallback rule (rule_engine.c decide), unless a
 			 * model-level or partition rule moved it */
 			for (uint32_t k = 0; !vd->moved_by && k < vd->n_rules; k++)
@@ -803,7 +823,16 @@ int cmd_calibrate(struct cli *c)
 	free(edits);
 	/* 2. predicted on the ANE, observed off it: a new rule for the op type on that
 	 *    chip and release, unless an op of that type was seen on the ANE there */
+	/* new ids follow the CALnnn rules of --rules (a file calibrated before, given again to
+	 * add to it), which are copied into the output: an id twice would not load */
 	int next_id = 1;
+	for (size_t i = 0; s.rules && i < al_user_rules_count(s.rules); i++) {
+		const struct al_rule *r = al_user_rule_at(s.rules, i);
+		int k = 0;
+		char tail = 0;
+		if (r && r->id && sscanf(r->id, "CAL%d%c", &k, &tail) == 1 && k >= next_id && k < 1000000)
+			next_id = k + 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fact *f = &facts[i];
 		if (done_f[i] || f->pred != AL_UNIT_ANE || f->obs == AL_OBS_ANE)
@@ -859,6 +888,38 @@ int cmd_calibrate(struct cli *c)
 			     "title: %s observed off the ANE on %s, %s\nprovenance: anelint calibrate from %s\n",
 			next_id++, f->nn ? "layer" : "op", f->type, f->target->id, f->os->id, unit, f->type, f->target->id,
 			f->os->id, plain(f->file, a, sizeof a, 70));
+		written++;
+	}
+	/* 4. observed on the ANE where the prediction was the ANE but uncertain because no
+	 *    report saw the kind there (anelint probe's kind probes): a warn rule of unit ane
+	 *    for the type on that chip and release, which makes the verdict there ane; not
+	 *    when an op of the type was observed off the ANE there (step 2's conflict) */
+	for (size_t i = 0; i < n; i++) {
+		const struct fact *f = &facts[i];
+		if (done_f[i] || !f->unsure_kind || f->obs != AL_OBS_ANE || !rules_type_name(f->type))
+			continue;
+		bool off = false;
+		for (size_t j = 0; j < n; j++) {
+			const struct fact *g = &facts[j];
+			if (g->target == f->target && g->os == f->os && g->nn == f->nn && strcmp(g->type, f->type) == 0) {
+				off |= g->obs != AL_OBS_ANE;
+				if (g->unsure_kind && g->obs == AL_OBS_ANE)
+					done_f[j] = true;
+			}
+		}
+		if (off)
+			continue;
+		char a[80];
+		fputs("\n", out);
+		for (size_t j = i; j < n; j++)
+			if (facts[j].unsure_kind && facts[j].obs == AL_OBS_ANE && facts[j].target == f->target &&
+			    facts[j].os == f->os && facts[j].nn == f->nn && strcmp(facts[j].type, f->type) == 0)
+				evidence_note(out, &facts[j]);
+		fprintf(out, "# no report saw %s on the ANE on %s (the verdict was uncertain): this evidence is one\n"
+			     "id: CAL%03d\n%s: %s\nfamilies: %s\nreleases: %s\nkind: warn\nunit: ane\nconfidence: M\n"
+			     "title: %s observed on the ANE on %s, %s\nprovenance: anelint calibrate from %s\n",
+			f->type, f->os->id, next_id++, f->nn ? "layer" : "op", f->type, f->target->id, f->os->id, f->type,
+			f->target->id, f->os->id, plain(f->file, a, sizeof a, 70));
 		written++;
 	}
 	free(done_f);

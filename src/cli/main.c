@@ -50,8 +50,8 @@ const struct command_row commands[] = {
 	{"calibrate", C_CALIBRATE, cmd_calibrate, 2, -1, "calibrate [options] MODEL EVIDENCE... -o RULES",
 	 "write a --rules file that makes check agree with the evidence for its chip and release"},
 	{"probe", C_PROBE, cmd_probe, 0, 0, "probe -o DIR",
-	 "write small probe models that bisect uncertain thresholds, a manifest and a capture script "
-	 "for a Mac (docs/evidence.md)"},
+	 "write a small probe model for every uncertain rule, threshold and layer kind, a manifest of "
+	 "what each decides and a capture script for a Mac (docs/evidence.md)"},
 	{"fp16", C_FP16, cmd_fp16, 1, 1, "fp16 [options] MODEL",
 	 "run fp32 and ANE-like fp16 side by side: which layers overflow, underflow or lose precision; "
 	 "exit 1 when an output is NaN in fp16 but not in fp32"},
