@@ -453,7 +453,7 @@ static void print_range(FILE *out, const struct al_report_item *item, size_t k, 
 		n, s->world == AL_WORLD_MIL ? (n == 1 ? "op" : "ops") : (n == 1 ? "layer" : "layers"),
 		n == 1 ? "s" : "", name);
 	if (hidden)
-		fprintf(out, "; %" PRIu32 " not listed, only their placement differs (--all lists them)", hidden);
+		fprintf(out, "; %" PRIu32 " of them not listed: only their placement or how sure it is differs (--all lists them)", hidden);
 	fputc('\n', out);
 }
 
