@@ -324,18 +324,16 @@ static enum al_status analyze_range(al_analysis *a, al_model *m, const struct al
 	bool ok = true;
 	for (int r = lo; r <= hi; r++) {
 		const char *error = NULL;
-		/* the newest last, with the options as asked (os NULL): the model stays so */
-		al_diags *rd = r < hi ? al_diags_new() : d;
-		enum al_status st = r < hi || rd ? check_for(m, o, NULL, r < hi ? al_release_at((size_t)r) : NULL,
-							       &error, rd ? rd : d)
-					      : AL_E_NOMEM;
-		if (r < hi)
-			al_diags_free(rd);
-		if (st != AL_OK) {
-			if (r == hi)
+		enum al_status st;
+		if (r == hi) { /* the newest last, with the options as asked (os NULL): the model stays so */
+			st = check_for(m, o, NULL, NULL, &error, d);
+			if (st != AL_OK)
 				return st;
-			ok = false;
-			continue;
+		} else { /* an older release: a failure there leaves the range out, no error */
+			al_diags *rd = al_diags_new();
+			st = rd ? check_for(m, o, NULL, al_release_at((size_t)r), &error, rd) : AL_E_NOMEM;
+			al_diags_free(rd);
+			ok &= st == AL_OK;
 		}
 		for (size_t k = 0; k < ns && ok; k++) {
 			struct range_ctx c = {.rs = &subs[k], .width = width, .column = (size_t)(r - lo)};
