@@ -127,6 +127,17 @@ rc_range=$?
 "$ANELINT" check --os ios27 "$NN" >/dev/null 2>&1
 expect "the exit code is the newest release's" "$rc_range" "$?"
 
+# an OS release in the configuration narrows it the same way
+mkdir "$T/cfg"
+cp "$NN" "$T/cfg/m.mlmodel"
+printf 'os = "ios18"\n' >"$T/cfg/anelint.toml"
+"$ANELINT" check --fail-on never --config "$T/cfg/anelint.toml" "$T/cfg/m.mlmodel" >"$T/cfg.txt" 2>&1
+if grep -q 'by release' "$T/cfg.txt" || ! grep -q 'iOS 18, compute units' "$T/cfg.txt"; then
+	bad "configuration os = ios18: $(tail -1 "$T/cfg.txt")"
+else
+	ok "configuration os = ios18: one release, no range"
+fi
+
 # 6. a folder streams, each model with its own range
 mkdir "$T/dir"
 cp "$NN" "$T/dir/a.mlmodel"
