@@ -34,7 +34,7 @@ struct table_ctx {
 	/* the deployment range (issue #30): the item and sub-model the rows belong to */
 	const struct al_report_item *item;
 	size_t k;
-	uint32_t hidden_range; /* vary inside the range, not listed (only their placement varies) */
+	uint32_t hidden_range; /* vary inside the range, not listed (their own verdict does not) */
 	uint32_t whole_listed; /* whole-model rows listed because their own verdict varies */
 };
 
@@ -438,8 +438,9 @@ static void print_findings(FILE *out, const struct al_submodel *s, const struct 
 			   const struct al_report_opts *o);
 
 /* The deployment range (issue #30), only when a verdict varies inside it:
- * "by release: 2 layers differ inside iOS 13-27 (the model's minimum to the
- * newest; --os picks one release)"; hidden: those not listed (--all lists them). */
+ * "by release: 2 layers differ inside iOS 13-27, the model's deployment range
+ * (--os picks one release)"; hidden: those of them not listed (their own verdict
+ * is the same on every release; --all lists them). */
 static void print_range(FILE *out, const struct al_report_item *item, size_t k, const struct al_submodel *s,
 			uint32_t hidden)
 {
