@@ -723,6 +723,13 @@ struct al_report_opts {
 	/* SARIF tool.driver.informationUri: NULL for the build's default
 	 * (AL_INFORMATION_URI, empty unless the build sets one: then omitted) */
 	const char *information_uri;
+	/* check (text, JSON): with one column and no OS release asked (check->os
+	 * NULL: the newest), also evaluate every release from the model's minimum
+	 * deployment target (its specificationVersion) up to the newest, reusing the
+	 * parsed model and its shapes (only the rules and the placement run again per
+	 * release); the sinks mark the layers whose unit or verdict differs inside
+	 * that range (issue #30, docs/json-schema.md "by_release") */
+	bool deployment_range;
 };
 
 /* One verdict column of al_report_opts.columns: a chip family and an OS release. */

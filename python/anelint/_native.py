@@ -49,7 +49,7 @@ class ReportOpts(ctypes.Structure):  # struct al_report_opts
                 ("check", POINTER(CheckOpts)), ("plan", POINTER(PlanOpts)), ("all_targets", c_bool),
                 ("all_releases", c_bool), ("plans", c_bool), ("all_layers", c_bool), ("accepted", c_void_p),
                 ("accepted_ctx", c_void_p), ("base", c_char_p), ("columns", c_void_p), ("n_columns", c_size_t),
-                ("information_uri", c_char_p)]
+                ("information_uri", c_char_p), ("deployment_range", c_bool)]
 
 
 class ReportItem(ctypes.Structure):  # struct al_report_item

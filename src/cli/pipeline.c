@@ -394,6 +394,10 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		return rc;
 	}
 	o.plans = mode == M_PLAN || sink->shows_plans;
+	/* check (text, JSON) with no release asked: every release of each model's
+	 * deployment range too (per model, so a folder still streams) */
+	o.deployment_range = cmd->bit == C_CHECK && !r.check.os &&
+			     (strcmp(sink->name, "text") == 0 || strcmp(sink->name, "json") == 0);
 	if (can_stream(c, sink, mode, ci, &r)) {
 		FILE *out = !c->output ? stdout : out_open(c->output);
 		void *st = out ? sink->stream_begin(out, mode == M_INFO ? AL_SINK_INFO : mode == M_PLAN ? AL_SINK_PLAN

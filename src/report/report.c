@@ -852,3 +852,93 @@ bool al_report_fails(const struct al_report_item *it, const struct al_report_opt
 	}
 	return false;
 }
+
+/* ================================================================ the deployment range */
+
+bool ali_range_of(const struct al_report_item *it, int *lo, int *hi)
+{
+	const al_analysis *a = it ? it->analysis : NULL;
+	if (!a || a->range.lo < 0 || a->range.hi <= a->range.lo || !a->range.subs)
+		return false;
+	*lo = a->range.lo;
+	*hi = a->range.hi;
+	return true;
+}
+
+uint32_t ali_range_varying(const struct al_report_item *it, size_t k, uint32_t *own)
+{
+	int lo, hi;
+	if (own)
+		*own = 0;
+	if (!ali_range_of(it, &lo, &hi) || k >= it->analysis->n_subs)
+		return 0;
+	if (own)
+		*own = it->analysis->range.subs[k].own_varying;
+	return it->analysis->range.subs[k].varying;
+}
+
+const struct ali_range_cell *ali_range_node(const struct al_report_item *it, size_t k, const struct al_node *n,
+					    unsigned *flags)
+{
+	int lo, hi;
+	*flags = 0;
+	if (!ali_range_of(it, &lo, &hi) || k >= it->analysis->n_subs)
+		return NULL;
+	const struct ali_range_sub *rs = &it->analysis->range.subs[k];
+	const struct al_graph *g = n->owner;
+	const struct graph_slot *slot = find_graph(rs->index, g);
+	if (!rs->varying || !slot || n < g->nodes || n >= g->nodes + g->n_nodes)
+		return NULL;
+	uint32_t i = slot->base + (uint32_t)(n - g->nodes);
+	if (!(rs->flags[i] & ALI_RANGE_VARIES))
+		return NULL;
+	*flags = rs->flags[i];
+	return &rs->cells[(size_t)i * (size_t)(hi - lo + 1)];
+}
+
+size_t ali_range_groups(const struct ali_range_cell *cells, int lo, int hi, struct ali_range_group *out,
+			size_t cap)
+{
+	size_t n = 0;
+	struct ali_range_group cur = {0};
+	for (int r = lo; cells && r <= hi; r++) {
+		const struct ali_range_cell *c = &cells[r - lo];
+		if (r > lo && cur.unit == c->unit && cur.verdict == c->verdict && cur.own == c->own &&
+		    cur.rule == c->rule) {
+			cur.hi = r;
+		} else {
+			if (r > lo && n++ < cap)
+				out[n - 1] = cur;
+			cur = (struct ali_range_group){.lo = r, .hi = r, .unit = c->unit, .verdict = c->verdict,
+						       .own = c->own, .rule = c->rule};
+		}
+	}
+	if (cells && lo <= hi && n++ < cap)
+		out[n - 1] = cur;
+	return n;
+}
+
+void ali_range_name(char *buf, size_t cap, int lo, int hi, bool ids)
+{
+	const struct al_release *a = al_release_at((size_t)lo), *b = al_release_at((size_t)hi);
+	if (!cap)
+		return;
+	if (!a || !b)
+		snprintf(buf, cap, "?");
+	else if (lo == hi)
+		snprintf(buf, cap, "%s", ids ? a->id : a->name);
+	else if (ids)
+		snprintf(buf, cap, "%s..%s", a->id, b->id);
+	else
+		snprintf(buf, cap, "%s-%d", a->name, b->ios);
+}
+
+const char *ali_range_unit_upper(uint8_t unit)
+{
+	return unit == ALI_RANGE_UNKNOWN ? "unknown" : ali_unit_upper((enum al_unit)unit);
+}
+
+const char *ali_range_unit_name(uint8_t unit)
+{
+	return unit == ALI_RANGE_UNKNOWN ? "unknown" : al_unit_name((enum al_unit)unit);
+}

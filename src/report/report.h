@@ -278,6 +278,57 @@ struct sub_index {
 	uint32_t n_slots;
 };
 
+/* ---- the deployment range (issue #30): a model converted for iOS 15 runs on
+ * every release from 15 up. al_report_analyze (report_analyze.c) checks it for
+ * each of them, oldest first, the newest last (the model is left as the
+ * caller checked it), reusing the parsed model and its shapes; per node it
+ * keeps one cell per release: the final placement, the verdict and the op's
+ * own unit. The sinks read it through report.c (they never check). */
+#define ALI_RANGE_UNKNOWN 0xffu /* a unit unknown (ANE057) */
+struct ali_range_cell {
+	uint8_t unit;    /* the final placement (enum al_unit), or ALI_RANGE_UNKNOWN */
+	uint8_t verdict; /* enum al_ane_verdict */
+	uint8_t own;     /* the op's own unit (AL_UNIT_ANE when eligible), or ALI_RANGE_UNKNOWN */
+	const struct al_rule *rule; /* the first rule that moves the op itself off the ANE, or NULL */
+};
+#define ALI_RANGE_VARIES 1u     /* unit or verdict differs inside the range */
+#define ALI_RANGE_OWN_VARIES 2u /* the op's own verdict differs (a rule scoped by release) */
+struct ali_range {
+	int lo, hi; /* release indices (al_release_at), lo < hi; both -1 when not evaluated */
+	struct ali_range_sub {
+		const struct sub_index *index;
+		struct ali_range_cell *cells; /* [slot * (hi - lo + 1) + (release - lo)] */
+		uint8_t *flags;               /* per slot: ALI_RANGE_VARIES | ALI_RANGE_OWN_VARIES */
+		uint32_t varying, own_varying; /* nodes (const ops not counted) */
+	} *subs; /* one per sub-model */
+};
+/* A run of neighbouring releases of the range with the same cell (unit, verdict, own unit). */
+struct ali_range_group {
+	int lo, hi; /* release indices */
+	uint8_t unit, verdict, own;
+	const struct al_rule *rule;
+};
+/* The range item it was evaluated over: false when it was not (--os, several
+ * columns, a model whose minimum is the newest release). */
+bool ali_range_of(const struct al_report_item *it, int *lo, int *hi);
+/* The nodes of sub-model k whose unit or verdict differs inside the range
+ * (*own: those whose own verdict differs); 0 when not evaluated. */
+uint32_t ali_range_varying(const struct al_report_item *it, size_t k, uint32_t *own);
+/* The cells of node n of sub-model k (hi - lo + 1, oldest first) and its
+ * ALI_RANGE_* flags, or NULL when n does not vary (or no range). */
+const struct ali_range_cell *ali_range_node(const struct al_report_item *it, size_t k, const struct al_node *n,
+					    unsigned *flags);
+/* cells[0 .. hi-lo] as runs of equal cells, oldest first; the count
+ * (at most cap written). */
+size_t ali_range_groups(const struct ali_range_cell *cells, int lo, int hi, struct ali_range_group *out,
+			size_t cap);
+/* "iOS 15" or "iOS 15-16" (text), "ios15" or "ios15..ios16" (JSON ids) */
+void ali_range_name(char *buf, size_t cap, int lo, int hi, bool ids);
+/* The unit of a cell as the text shows it: "ANE", "GPU", "CPU", "unknown" */
+const char *ali_range_unit_upper(uint8_t unit);
+/* The unit as JSON names it: "ane", "gpu", "cpu", "unknown" */
+const char *ali_range_unit_name(uint8_t unit);
+
 /* What al_report_analyze computed for one model (report_analyze.c writes it,
  * report.c reads it for the sinks). */
 struct al_analysis {
@@ -289,6 +340,7 @@ struct al_analysis {
 	struct al_view *views; /* [t * n_subs + k] */
 	struct sub_index *index;
 	struct al_arena arena; /* views, indexes, verdict copies, messages */
+	struct ali_range range; /* the deployment range (al_report_opts.deployment_range) */
 };
 
 /* The check options item it was analysed with (a model's own, from a

@@ -11,7 +11,10 @@
  *   al_report_analyze  per loaded model: the analysis and its arena, then
  *                      analyze_item:
  *                        one target: the model's own check (check_for when it
- *                        was not checked), then plan_sub per sub-model;
+ *                        was not checked; with deployment_range analyze_range:
+ *                        check_for per release of the range, record_cell per
+ *                        node, the requested check last, then mark_varying),
+ *                        then plan_sub per sub-model;
  *                        --target all: index_sub per sub-model, then per target
  *                        check_for (al_model_check), snapshot (copy_verdict per
  *                        node, the findings) and plan_sub (al_model_plan); last,
@@ -230,6 +233,123 @@ static enum al_status worse(enum al_status a, enum al_status b)
 	return a != AL_OK ? a : b;
 }
 
+/* ================================================================ the deployment range */
+
+struct range_ctx {
+	struct ali_range_sub *rs;
+	size_t width;  /* releases in the range */
+	size_t column; /* the release being recorded */
+};
+
+static void record_cell(void *vctx, const struct al_node *n)
+{
+	struct range_ctx *c = vctx;
+	const struct al_graph *g = n->owner;
+	if (!g || n < g->nodes || n >= g->nodes + g->n_nodes)
+		return;
+	struct graph_slot key = {(uintptr_t)g, 0};
+	const struct graph_slot *slot = bsearch(&key, c->rs->index->graphs, c->rs->index->n_graphs, sizeof key,
+						ali_graph_slot_cmp);
+	if (!slot)
+		return;
+	const struct al_verdict *v = &n->verdict;
+	uint32_t i = slot->base + (uint32_t)(n - g->nodes);
+	struct ali_range_cell *cell = &c->rs->cells[(size_t)i * c->width + c->column];
+	cell->unit = v->unknown && v->placed_ane ? ALI_RANGE_UNKNOWN : (uint8_t)v->placed;
+	cell->verdict = (uint8_t)v->verdict;
+	cell->own = v->unknown ? ALI_RANGE_UNKNOWN : v->ane ? AL_UNIT_ANE : (uint8_t)v->unit;
+	cell->rule = NULL;
+	for (uint32_t k = 0; k < v->n_rules && !cell->rule; k++)
+		if (v->rules[k]->kind != AL_RULE_WARN)
+			cell->rule = v->rules[k];
+}
+
+/* After the last release is recorded: which nodes vary (const ops never count). */
+static void mark_varying(void *vctx, const struct al_node *n)
+{
+	struct range_ctx *c = vctx;
+	const struct al_graph *g = n->owner;
+	if (ali_node_is_const(n) || !g || n < g->nodes || n >= g->nodes + g->n_nodes)
+		return;
+	struct graph_slot key = {(uintptr_t)g, 0};
+	const struct graph_slot *slot = bsearch(&key, c->rs->index->graphs, c->rs->index->n_graphs, sizeof key,
+						ali_graph_slot_cmp);
+	if (!slot)
+		return;
+	uint32_t i = slot->base + (uint32_t)(n - g->nodes);
+	const struct ali_range_cell *cell = &c->rs->cells[(size_t)i * c->width];
+	uint8_t f = 0;
+	for (size_t r = 1; r < c->width; r++) {
+		if (cell[r].unit != cell[0].unit || cell[r].verdict != cell[0].verdict)
+			f |= ALI_RANGE_VARIES;
+		if (cell[r].own != cell[0].own || cell[r].rule != cell[0].rule)
+			f |= ALI_RANGE_OWN_VARIES;
+	}
+	if (f & ALI_RANGE_OWN_VARIES) /* the own verdict varies, the shown one may not: still listed */
+		f |= ALI_RANGE_VARIES;
+	c->rs->flags[i] = f;
+	c->rs->varying += (f & ALI_RANGE_VARIES) != 0;
+	c->rs->own_varying += (f & ALI_RANGE_OWN_VARIES) != 0;
+}
+
+/* The deployment range of m (issue #30): every release from the one its
+ * specificationVersion needs up to the newest, the requested check last. Only
+ * the rules and the placement run again per release (al_model_check keeps the
+ * shapes it inferred). A failed older check leaves the range out; the model is
+ * left checked as the caller asked either way (the status of that check). */
+static enum al_status analyze_range(al_analysis *a, al_model *m, const struct al_report_opts *o, al_diags *d)
+{
+	a->range.lo = a->range.hi = -1;
+	const struct al_submodel *root = al_model_get(m, 0);
+	const struct al_release *min = root ? al_release_for_spec(root->spec_version) : NULL;
+	int lo = ali_release_index(min), hi = (int)al_releases_count() - 1;
+	if (lo < 0 || lo >= hi || a->check_opts.os)
+		return AL_OK;
+	size_t width = (size_t)(hi - lo + 1), ns = a->n_subs;
+	struct ali_range_sub *subs = ali_arena_array(&a->arena, ns ? ns : 1, sizeof *subs);
+	if (!subs)
+		return AL_E_NOMEM;
+	for (size_t k = 0; k < ns; k++) {
+		struct sub_index *ix = &a->index[k];
+		if (index_sub(&a->arena, al_model_get(m, k), ix) != AL_OK)
+			return AL_E_NOMEM;
+		size_t slots = ix->n_slots ? ix->n_slots : 1;
+		subs[k] = (struct ali_range_sub){.index = ix};
+		subs[k].cells = ali_arena_array(&a->arena, slots * width, sizeof *subs[k].cells);
+		subs[k].flags = ali_arena_array(&a->arena, slots, 1);
+		if (!subs[k].cells || !subs[k].flags)
+			return AL_E_NOMEM;
+		memset(subs[k].flags, 0, slots);
+	}
+	bool ok = true;
+	for (int r = lo; r <= hi; r++) {
+		const char *error = NULL;
+		enum al_status st;
+		if (r == hi) { /* the newest last, with the options as asked (os NULL): the model stays so */
+			st = check_for(m, o, NULL, NULL, &error, d);
+			if (st != AL_OK)
+				return st;
+		} else { /* an older release: a failure there leaves the range out, no error */
+			al_diags *rd = al_diags_new();
+			st = rd ? check_for(m, o, NULL, al_release_at((size_t)r), &error, rd) : AL_E_NOMEM;
+			al_diags_free(rd);
+			ok &= st == AL_OK;
+		}
+		for (size_t k = 0; k < ns && ok; k++) {
+			struct range_ctx c = {.rs = &subs[k], .width = width, .column = (size_t)(r - lo)};
+			ali_walk_nodes(al_model_get(m, k), record_cell, &c);
+		}
+	}
+	if (!ok)
+		return AL_OK;
+	for (size_t k = 0; k < ns; k++) {
+		struct range_ctx c = {.rs = &subs[k], .width = width};
+		ali_walk_nodes(al_model_get(m, k), mark_varying, &c);
+	}
+	a->range = (struct ali_range){.lo = lo, .hi = hi, .subs = subs};
+	return AL_OK;
+}
+
 static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_report_opts *o,
 				   al_diags *d)
 {
@@ -253,9 +373,13 @@ static enum al_status analyze_item(al_analysis *a, al_model *m, const struct al_
 				.error = al_status_str(AL_E_NOMEM), .index = &a->index[k]};
 	}
 	enum al_status st = AL_OK;
+	a->range.lo = a->range.hi = -1;
 	if (!a->all_targets && !a->all_releases && !a->columns) {
 		const char *error = NULL;
-		a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, NULL, &error, d);
+		if (o->deployment_range && (a->check[0] = analyze_range(a, m, o, d)) != AL_OK)
+			error = al_status_str(a->check[0]); /* the requested check failed (or no memory) */
+		else
+			a->check[0] = m->checked ? AL_OK : check_for(m, o, NULL, NULL, &error, d);
 		for (size_t k = 0; k < ns; k++) {
 			struct al_view *v = &a->views[k];
 			v->error = error;

@@ -77,7 +77,54 @@ struct layers_ctx {
 	const struct sub_rec *matrix;
 	const struct al_report_opts *o;
 	const struct al_submodel *s;
+	const struct al_report_item *it; /* its deployment range (by_release) */
 };
+
+/* "by_release" (issue #30): on a layer whose unit or verdict differs inside the
+ * model's deployment range, every release of it as runs of equal placement,
+ * oldest first: releases ("ios15" or "ios15..ios16"), unit, verdict, op_unit,
+ * and rule when one moves the op itself off the ANE there. */
+static void jw_by_release(struct ali_jw *w, const struct layers_ctx *c, const struct al_node *n)
+{
+	unsigned f;
+	int lo, hi;
+	const struct ali_range_cell *cells = ali_range_node(c->it, c->k, n, &f);
+	if (!cells || !ali_range_of(c->it, &lo, &hi))
+		return;
+	struct ali_range_group g[AL_REL_COUNT];
+	size_t ng = ali_range_groups(cells, lo, hi, g, AL_REL_COUNT);
+	ali_jw_array(w, "by_release");
+	for (size_t i = 0; i < ng && i < AL_REL_COUNT; i++) {
+		char name[48];
+		ali_range_name(name, sizeof name, g[i].lo, g[i].hi, true);
+		ali_jw_object(w, NULL);
+		ali_jw_str(w, "releases", name);
+		ali_jw_str(w, "unit", ali_range_unit_name(g[i].unit));
+		ali_jw_str(w, "verdict", al_ane_verdict_name((enum al_ane_verdict)g[i].verdict));
+		ali_jw_str(w, "op_unit", ali_range_unit_name(g[i].own));
+		if (g[i].rule)
+			ali_jw_str(w, "rule", g[i].rule->id);
+		ali_jw_end(w);
+	}
+	ali_jw_end(w);
+}
+
+/* "deployment_range" in the summary, only when a verdict varies inside it:
+ * releases (ids), varying (layers), op_varying (those whose own verdict varies). */
+static void jw_range_summary(struct ali_jw *w, const struct al_report_item *it, size_t k)
+{
+	int lo, hi;
+	uint32_t own, n = ali_range_varying(it, k, &own);
+	if (!n || !ali_range_of(it, &lo, &hi))
+		return;
+	char name[48];
+	ali_range_name(name, sizeof name, lo, hi, true);
+	ali_jw_object(w, "deployment_range");
+	ali_jw_str(w, "releases", name);
+	ali_jw_int(w, "varying", n);
+	ali_jw_int(w, "op_varying", own);
+	ali_jw_end(w);
+}
 
 /* "suppressed": {"kind", "reason"} on a finding the options accept (a suppression
  * in the configuration or the model's metadata, a baseline): shown, not dropped. */
@@ -247,11 +294,12 @@ static void layer_json(void *vctx, const struct al_node *n)
 	jw_cost(w, &n->cost);
 	if (c->matrix)
 		ali_jw_matrix_layer(w, c->matrix, c->k, row, c->o);
+	jw_by_release(w, c, n);
 	ali_jw_end(w);
 }
 
-static void jw_summary(struct ali_jw *w, const struct al_submodel *s, const struct al_check_opts *co,
-		       const struct al_report_opts *ro)
+static void jw_summary(struct ali_jw *w, const struct al_report_item *it, size_t sub, const struct al_submodel *s,
+		       const struct al_check_opts *co, const struct al_report_opts *ro)
 {
 	struct al_summary sum;
 	ali_summarize(s, NULL, &sum);
@@ -316,6 +364,7 @@ static void jw_summary(struct ali_jw *w, const struct al_submodel *s, const stru
 		ali_jw_end(w);
 	}
 	ali_jw_end(w);
+	jw_range_summary(w, it, sub);
 	ali_jw_end(w);
 }
 
@@ -336,7 +385,7 @@ static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, si
 	const struct al_submodel *s = al_model_get(it->model, k);
 	ali_jw_object(w, NULL);
 	jw_submodel_head(w, s);
-	jw_summary(w, s, ali_item_check(it, ro), ro);
+	jw_summary(w, it, k, s, ali_item_check(it, ro), ro);
 	ali_jw_array(w, "findings");
 	for (uint32_t i = 0; i < s->n_findings; i++) {
 		const struct al_finding *x = &s->findings[i];
@@ -352,7 +401,7 @@ static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, si
 	}
 	ali_jw_end(w);
 	ali_jw_array(w, "layers");
-	struct layers_ctx c = {.w = w, .k = k, .matrix = matrix, .o = ro, .s = s};
+	struct layers_ctx c = {.w = w, .k = k, .matrix = matrix, .o = ro, .s = s, .it = it};
 	ali_walk_nodes(s, layer_json, &c);
 	ali_jw_end(w);
 	if (ali_item_own_prediction(it, ro)) { /* a [[model]] of the configuration */

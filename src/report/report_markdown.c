@@ -246,6 +246,10 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 			enum al_unit u = ali_row_unit(&g.rows[r], p);
 			if (p && u != (nv->ane ? AL_UNIT_ANE : nv->unit) && !(nv->unknown && u == AL_UNIT_ANE))
 				fprintf(out, " → %s", ali_unit_upper(u));
+			/* `?` as in check's text: an uncertain verdict (issue #30), the unit a best guess */
+			bool unsure = nv->verdict == AL_VERDICT_UNCERTAIN && !nv->unknown;
+			if (unsure)
+				fputc('?', out);
 			fputs(" |", out);
 			for (uint32_t k = 0; k < nv->n_rules; k++) {
 				fprintf(out, "%s **%s** ", k ? ";" : "", nv->rules[k]->id);
@@ -253,6 +257,13 @@ static void details(void *vctx, const struct al_report_item *it, const struct al
 			}
 			if (moved)
 				fprintf(out, "%s moved by **%s**", nv->n_rules ? ";" : "", nv->moved_by->id);
+			if (unsure) {
+				char why[160], head[48];
+				snprintf(head, sizeof head, "%s ? uncertain (p_ane %.2f): ", nv->n_rules || moved ? ";" : "",
+					 nv->p_ane);
+				md(out, head, 0);
+				md(out, ali_uncertain_text(nv, why, sizeof why), 120);
+			}
 			fputs(" |\n", out);
 		}
 		if (shown > MD_FALLBACKS)

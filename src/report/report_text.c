@@ -31,6 +31,11 @@ struct table_ctx {
 	uint32_t hidden_ane; /* on the ANE without a finding: not listed without --all */
 	uint32_t suppressed; /* findings accepted (suppressions, baseline) */
 	uint32_t hidden_whole; /* moved by a model-level rule, nothing of their own: said once */
+	/* the deployment range (issue #30): the item and sub-model the rows belong to */
+	const struct al_report_item *item;
+	size_t k;
+	uint32_t hidden_range; /* vary inside the range, not listed (their own verdict does not) */
+	uint32_t whole_listed; /* whole-model rows listed because their own verdict varies */
 };
 
 /* Names longer than this are cut in the middle ("~"): the table stays aligned,
@@ -45,12 +50,20 @@ static bool whole_model_row(const struct al_verdict *v)
 	return v->place == AL_PLACE_MODEL && !v->n_rules && ali_verdict_moved(v);
 }
 
+/* Whether the op's own verdict differs inside the deployment range (a rule
+ * scoped by release decides it on some): never silent, so always listed. */
+static bool own_varies(const struct table_ctx *t, const struct al_node *n)
+{
+	unsigned f;
+	return ali_range_node(t->item, t->k, n, &f) && (f & ALI_RANGE_OWN_VARIES);
+}
+
 static bool listed(const struct table_ctx *t, const struct al_node *n)
 {
 	const struct al_verdict *v = &n->verdict;
 	if (t->o->all_layers || (t->o->show_consts && ali_node_is_const(n)))
 		return true;
-	return (!v->placed_ane || v->n_rules || ali_verdict_moved(v)) && !whole_model_row(v);
+	return ((!v->placed_ane || v->n_rules || ali_verdict_moved(v)) && !whole_model_row(v)) || own_varies(t, n);
 }
 
 /* The name column: as wide as the longest name listed (cut at NAME_COLS_MAX). */
@@ -59,6 +72,8 @@ static void measure_row(void *vctx, const struct al_node *n)
 	struct table_ctx *t = vctx;
 	if ((ali_node_is_const(n) && !t->o->show_consts) || !listed(t, n))
 		return;
+	if (whole_model_row(&n->verdict) && !t->o->all_layers)
+		t->whole_listed++;
 	int cols = ali_name_cols(n->name);
 	int w = (n->owner ? n->owner->depth : 0) * 2 + (cols > NAME_COLS_MAX ? NAME_COLS_MAX : cols);
 	if (w > t->name_w)
@@ -236,6 +251,54 @@ static void put_suppressed(struct table_ctx *t, struct line *l, const char *kind
 	fprintf(t->out, "]%s", al_col(t->o, C_RESET));
 }
 
+/* The deployment range on a row whose unit or verdict differs inside it: the
+ * releases that differ from the newest (the row's own), compact: "; by release:
+ * CPU on iOS 13-14 (ANE055), GPU? on iOS 15" (`?` uncertain there, "(certain)"
+ * the same unit without the doubt; the rule that moves the op itself there when
+ * it is not the newest's, else "(op alone X)" where only the op's own verdict
+ * differs). Whether anything was written. */
+static bool put_range(struct table_ctx *t, struct line *l, const struct al_node *n, bool after)
+{
+	unsigned f;
+	int lo, hi;
+	const struct ali_range_cell *cells = ali_range_node(t->item, t->k, n, &f);
+	if (!cells || !ali_range_of(t->item, &lo, &hi))
+		return false;
+	struct ali_range_group g[AL_REL_COUNT];
+	size_t ng = ali_range_groups(cells, lo, hi, g, AL_REL_COUNT);
+	if (ng < 2 || ng > AL_REL_COUNT)
+		return false;
+	const struct ali_range_group *now = &g[ng - 1];
+	ln_str(l, after ? "; by release: " : "  by release: ");
+	bool first = true;
+	for (size_t i = 0; i + 1 < ng; i++) {
+		char name[48];
+		if (g[i].unit == now->unit && g[i].verdict == now->verdict && g[i].own == now->own &&
+		    g[i].rule == now->rule)
+			continue;
+		ln_str(l, first ? "" : ", ");
+		first = false;
+		ln_str(l, ali_range_unit_upper(g[i].unit));
+		if (g[i].verdict == AL_VERDICT_UNCERTAIN)
+			ln_ch(l, '?');
+		else if (g[i].unit == now->unit && now->verdict == AL_VERDICT_UNCERTAIN)
+			ln_str(l, " (certain)"); /* the same unit, but there its rule's evidence reaches */
+		ali_range_name(name, sizeof name, g[i].lo, g[i].hi, false);
+		ln_str(l, " on ");
+		ln_str(l, name);
+		if (g[i].rule && g[i].rule != now->rule) { /* a rule scoped by release moves the op there */
+			ln_str(l, " (");
+			ln_str(l, g[i].rule->id);
+			ln_ch(l, ')');
+		} else if (g[i].own != now->own || g[i].rule != now->rule) {
+			ln_str(l, " (op alone ");
+			ln_str(l, ali_range_unit_upper(g[i].own));
+			ln_ch(l, ')');
+		}
+	}
+	return true;
+}
+
 static void print_row(void *vctx, const struct al_node *n)
 {
 	struct table_ctx *t = vctx;
@@ -247,10 +310,13 @@ static void print_row(void *vctx, const struct al_node *n)
 		return;
 	}
 	if (!listed(t, n)) {
+		unsigned f;
 		if (whole_model_row(&n->verdict))
 			t->hidden_whole++; /* said once, above the table */
 		else
 			t->hidden_ane++;
+		if (ali_range_node(t->item, t->k, n, &f))
+			t->hidden_range++;
 		return;
 	}
 	ali_put_graph_header(out, o, n, &t->last_graph);
@@ -349,9 +415,10 @@ static void print_row(void *vctx, const struct al_node *n)
 		char why[160];
 		ln_str(l, ali_uncertain_text(v, why, sizeof why));
 	}
+	bool ranged = put_range(t, l, n, v->n_rules || moved || unsure);
 	const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
 	if (weights) {
-		ln_str(l, v->n_rules || moved || unsure ? "  " : " ");
+		ln_str(l, v->n_rules || moved || unsure || ranged ? "  " : " ");
 		ln_str(l, al_col(o, C_DIM));
 		ln_str(l, "[weights ");
 		ln_name(l, weights, 0);
@@ -369,6 +436,28 @@ static double pct(uint32_t a, uint32_t b)
 
 static void print_findings(FILE *out, const struct al_submodel *s, const struct al_summary *sum,
 			   const struct al_report_opts *o);
+
+/* The deployment range (issue #30), only when a verdict varies inside it:
+ * "by release: 2 layers differ inside iOS 13-27, the model's deployment range
+ * (--os picks one release)"; hidden: those of them not listed (their own verdict
+ * is the same on every release; --all lists them). */
+static void print_range(FILE *out, const struct al_report_item *item, size_t k, const struct al_submodel *s,
+			uint32_t hidden)
+{
+	int lo, hi;
+	uint32_t n = ali_range_varying(item, k, NULL);
+	if (!n || !ali_range_of(item, &lo, &hi))
+		return;
+	char name[48];
+	ali_range_name(name, sizeof name, lo, hi, false);
+	fprintf(out, "by release: %" PRIu32 " %s differ%s inside %s, the model's deployment range (--os picks one release)",
+		n, s->world == AL_WORLD_MIL ? (n == 1 ? "op" : "ops") : (n == 1 ? "layer" : "layers"),
+		n == 1 ? "s" : "", name);
+	if (hidden)
+		fprintf(out, "; %" PRIu32 " of them not listed: only their placement or how sure it is differs (--all lists them)", hidden);
+	fputc('\n', out);
+}
+
 static void print_model_fix(FILE *out, const struct al_submodel *s, const struct al_rule *r);
 
 /* What fails the check, by rule, as the exit status and --format github see it
@@ -532,20 +621,23 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 			const struct al_check_opts *wco = ali_item_check(item, o);
 			bool wsure = !sum.whole_model ||
 				     al_rule_decides_at(sum.whole_model, NULL, wco ? wco->target : NULL, wco ? wco->os : NULL);
-			if (s->n_graphs && sum.whole_rows && !o->all_layers) /* said once, not per row */
+			struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s, .item = item, .k = k};
+			if (s->n_graphs)
+				ali_walk_nodes(s, measure_row, &t);
+			/* rows the deployment range lists (their own verdict varies) are not said here */
+			uint32_t whole_rows = sum.whole_rows - (t.whole_listed < sum.whole_rows ? t.whole_listed : sum.whole_rows);
+			if (s->n_graphs && whole_rows && !o->all_layers) /* said once, not per row */
 				fprintf(out, "  %s%s%s (%s, below) %s the whole model off the ANE: its %" PRIu32
 					     " %s without a finding of %s own %s to the %s (not listed; --all lists "
 					     "them)\n", al_col(o, C_RED), sum.whole_model->id, al_col(o, C_RESET),
 					sum.whole_model->name,
 					wsure ? "moves" : "? may move (uncertain: its evidence does not reach this chip or release)",
-					sum.whole_rows,
-					s->world == AL_WORLD_MIL ? (sum.whole_rows == 1 ? "op" : "ops")
-								 : (sum.whole_rows == 1 ? "layer" : "layers"),
-					sum.whole_rows == 1 ? "its" : "their", sum.whole_rows == 1 ? "goes" : "go",
+					whole_rows,
+					s->world == AL_WORLD_MIL ? (whole_rows == 1 ? "op" : "ops")
+								 : (whole_rows == 1 ? "layer" : "layers"),
+					whole_rows == 1 ? "its" : "their", whole_rows == 1 ? "goes" : "go",
 					ali_moved_to(&sum, sum.whole_model));
 			if (s->n_graphs) {
-				struct table_ctx t = {.out = out, .o = o, .name_w = 30, .s = s};
-				ali_walk_nodes(s, measure_row, &t);
 				fprintf(out, "%s%5s  %-*s  %-22s  ", al_col(o, C_DIM), "#", t.name_w, "name", "type");
 				if (o->shapes)
 					fprintf(out, "%-18s  %8s  ", "shape", "FLOPs");
@@ -567,9 +659,10 @@ static void text_check_item(FILE *out, const struct al_report_item *item, const 
 			} else if (s->n_children) {
 				fprintf(out, "  pipeline of %" PRIu32 " models (below)\n", s->n_children);
 			}
-			if (s->n_graphs)
+			if (s->n_graphs) {
 				print_summary(out, s, &sum, o);
-			else
+				print_range(out, item, k, s, t.hidden_range);
+			} else
 				print_findings(out, s, &sum, o);
 			print_failing(out, s, ali_item_check(item, o), o);
 		}

@@ -449,6 +449,95 @@ static void test_analyse_pipeline_all_targets(void **state)
 	al_diags_free(d);
 }
 
+/* The deployment range's runs (ali_range_groups): equal neighbours merge, a
+ * change of unit, verdict, own unit or rule starts a run; cap bounds the writes,
+ * not the count. */
+static void test_range_groups(void **state)
+{
+	(void)state;
+	const struct al_rule *r55 = al_rule_find("ANE055");
+	struct ali_range_cell c[5] = {
+		{AL_UNIT_CPU, AL_VERDICT_NOT_ANE, AL_UNIT_GPU_OR_CPU, r55},
+		{AL_UNIT_CPU, AL_VERDICT_NOT_ANE, AL_UNIT_GPU_OR_CPU, r55},
+		{AL_UNIT_CPU, AL_VERDICT_UNCERTAIN, AL_UNIT_ANE, NULL},
+		{AL_UNIT_ANE, AL_VERDICT_ANE, AL_UNIT_ANE, NULL},
+		{AL_UNIT_ANE, AL_VERDICT_ANE, AL_UNIT_ANE, NULL},
+	};
+	struct ali_range_group g[8];
+	assert_int_equal(ali_range_groups(c, 1, 5, g, 8), 3);
+	assert_int_equal(g[0].lo, 1);
+	assert_int_equal(g[0].hi, 2);
+	assert_ptr_equal(g[0].rule, r55);
+	assert_int_equal(g[1].lo, 3);
+	assert_int_equal(g[1].hi, 3);
+	assert_int_equal(g[1].verdict, AL_VERDICT_UNCERTAIN);
+	assert_int_equal(g[2].lo, 4);
+	assert_int_equal(g[2].hi, 5);
+	assert_int_equal(g[2].unit, AL_UNIT_ANE);
+	struct ali_range_group one[1] = {{0}};
+	assert_int_equal(ali_range_groups(c, 1, 5, one, 1), 3); /* counted, one written */
+	assert_int_equal(one[0].hi, 2);
+	assert_int_equal(ali_range_groups(NULL, 1, 5, g, 8), 0);
+	char name[32];
+	ali_range_name(name, sizeof name, 2, 3, false);
+	assert_string_equal(name, "iOS 15-16");
+	ali_range_name(name, sizeof name, 2, 3, true);
+	assert_string_equal(name, "ios15..ios16");
+	ali_range_name(name, sizeof name, 1, 1, true);
+	assert_string_equal(name, "ios14");
+}
+
+static const struct al_node *find_node(const struct al_submodel *s, const char *name)
+{
+	for (uint32_t g = 0; g < s->n_graphs; g++)
+		for (uint32_t i = 0; i < s->graphs[g]->n_nodes; i++)
+			if (strcmp(s->graphs[g]->nodes[i].name, name) == 0)
+				return &s->graphs[g]->nodes[i];
+	return NULL;
+}
+
+/* al_report_analyze with deployment_range: every release from the model's
+ * minimum (spec 5: iOS 14) to the newest, the stride-4 pool moved by ANE055 on
+ * iOS 14 only, and the model left checked for the newest release as asked; with
+ * a release asked (--os) there is no range. */
+static void test_analyse_range(void **state)
+{
+	(void)state;
+	al_diags *d = al_diags_new();
+	struct al_report_item it = {.path = fixture("crafted/nn_rules.mlmodel"), .diags = d};
+	assert_int_equal(al_model_open(it.path, &it.model, d), AL_OK);
+	assert_int_equal(al_model_check(it.model, NULL, d), AL_OK);
+	struct al_check_opts co = {0};
+	struct al_report_opts o = {.check = &co, .deployment_range = true};
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_OK);
+	int lo, hi;
+	assert_true(ali_range_of(&it, &lo, &hi));
+	assert_ptr_equal(al_release_at((size_t)lo), al_release_find("ios14"));
+	assert_ptr_equal(al_release_at((size_t)hi), al_release_default());
+	const struct al_node *pool = find_node(al_model_get(it.model, 0), "pool_s4");
+	assert_non_null(pool);
+	unsigned flags;
+	const struct ali_range_cell *cells = ali_range_node(&it, 0, pool, &flags);
+	assert_non_null(cells);
+	assert_true(flags & ALI_RANGE_OWN_VARIES);
+	assert_ptr_equal(cells[0].rule, al_rule_find("ANE055"));
+	assert_null(cells[hi - lo].rule);
+	assert_int_equal(pool->verdict.n_rules, 0); /* left as checked: the newest release */
+	uint32_t own;
+	assert_true(ali_range_varying(&it, 0, &own) >= own);
+	assert_true(own >= 1);
+	/* a release asked: no range */
+	co.os = al_release_find("ios14");
+	assert_int_equal(al_model_check(it.model, &co, d), AL_OK);
+	assert_int_equal(al_report_analyze(&it, 1, &o, d), AL_OK);
+	assert_false(ali_range_of(&it, &lo, &hi));
+	assert_null(ali_range_node(&it, 0, pool, &flags));
+	assert_int_equal(ali_range_varying(&it, 0, NULL), 0);
+	al_analysis_free(it.analysis);
+	al_model_free(it.model);
+	al_diags_free(d);
+}
+
 /* A failure while analysing is the item's status and an error in d, and the
  * sinks show it where the plan would be; a sink given a model nobody analysed
  * says so instead of planning it. */
@@ -493,6 +582,8 @@ int main(void)
 		cmocka_unit_test(test_sinks_do_not_analyse),
 		cmocka_unit_test(test_analyse_pipeline_all_targets),
 		cmocka_unit_test(test_analyse_failure),
+		cmocka_unit_test(test_range_groups),
+		cmocka_unit_test(test_analyse_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
