@@ -1817,8 +1817,14 @@ static bool p_nn_lstm(struct pctx *c)
 		}
 		/* the LSTM itself: output 0 */
 		if (seq) {
-			NNM(cat, "seq")
-			ok = nn_emit(c, false, cat, hs, (int)T, &cat, 1, F_CONCAT, NULL);
+			/* a concat takes at least 2 inputs (Core ML's validator): one
+			 * step's h is reshaped as it is */
+			const char *cat = hcur;
+			if (T > 1) {
+				NNM(catn, "seq")
+				cat = catn;
+				ok = nn_emit(c, false, cat, hs, (int)T, &cat, 1, F_CONCAT, NULL);
+			}
 			uint64_t shp[4] = {(uint64_t)T, H, 1, 1};
 			ali_buf_packed(&prm, 1, shp, 4);
 			ok = ok && nn_emit(c, true, base, &cat, 1, &c->n->outputs[0], 1, F_RESHAPE, &prm);
