@@ -155,16 +155,22 @@ static void domain_words(uint64_t dt, char *buf, size_t cap)
 	}
 }
 
-/* The dtype of binding b of op n: a named value's declared type, a literal's;
- * 0 when not a tensor or not known. */
+/* The dtype of binding b of op n: a const op's value's (what coremltools'
+ * loader types it by), else a named value's declared type, a literal's; 0 when
+ * not a tensor or not known. */
 static int binding_dtype(const struct al_node *n, const struct al_mil_bind *b)
 {
+	struct al_mil_value mv;
+	al_span val;
 	if (b->kind == 1) {
 		const char *name = b->input < n->n_inputs ? n->inputs[b->input] : NULL;
+		const struct al_node *p = ali_mil_producer(n, name);
+		if (p && p->kind == AL_MILK_const && ali_mil_attr(p, "val", &val) && ali_mil_value_read(val, &mv) &&
+		    (mv.kind == AL_MV_TENSOR || mv.kind == AL_MV_BLOB || mv.kind == AL_MV_STRINGS) && mv.dtype)
+			return mv.dtype;
 		const struct al_ttype *t = ali_mil_value_type(n, name);
 		return t && t->kind == 0 ? t->dtype : 0;
 	}
-	struct al_mil_value mv;
 	if (b->kind == 2 && ali_mil_value_read(b->data, &mv) && mv.kind == AL_MV_TENSOR)
 		return mv.dtype;
 	return 0;
