@@ -2084,14 +2084,16 @@ static enum al_status plan_mil_fp16(struct al_surgery *s, const struct al_surger
 	bool allowed = o && o->allow >= AL_EQ_APPROXIMATE;
 	size_t tn = s->wtail.n;
 	uint32_t wc = s->wcount;
-	bool ok = ali_pass_mil_fp16(&c);
+	/* skipped: not run at all (its edits are splices of its own, made as it runs) */
+	bool skip = skipped(o, n->name);
+	bool ok = !skip && ali_pass_mil_fp16(&c);
+	if (skip)
+		snprintf(c.why, sizeof c.why, "left as it was (skipped)");
 	if (!ok && !c.why[0]) {
 		/* nothing to convert: quiet when the program has ops at all */
 		snprintf(c.why, sizeof c.why, "no op computes in fp32");
 		n->verdict.ane = true;
 	}
-	if (ok && skipped(o, n->name))
-		ok = false, snprintf(c.why, sizeof c.why, "left as it was (skipped)");
 	if (ok && !allowed)
 		ok = false, snprintf(c.why, sizeof c.why, "changes results: needs --allow approximate (it would be: %.100s)",
 				     c.after);
@@ -2106,8 +2108,8 @@ static enum al_status plan_mil_fp16(struct al_surgery *s, const struct al_surger
 	return st;
 }
 
-enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
-			       al_diags *d)
+static enum al_status plan_once(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+				al_diags *d)
 {
 	if (!m || !out)
 		return AL_E_INVALID_ARG;
@@ -2156,6 +2158,63 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	}
 	*out = s;
 	return AL_OK;
+}
+
+/* Plan, then refuse what would not be valid Core ML (surgery_valid.c): a
+ * rewrite whose output breaks an op definition of the program's opset is
+ * skipped and the plan made again without it (a few times at most), its
+ * reason the broken input. */
+#define MAX_REFUSED 16
+enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+			       al_diags *d)
+{
+	enum al_status st = plan_once(m, o, out, d);
+	struct ali_refusal *ref = st == AL_OK ? ali_calloc(MAX_REFUSED, sizeof *ref) : NULL;
+	const char **skip = NULL, **names = NULL;
+	char (*why)[sizeof ref->why] = NULL;
+	size_t n_skip = o ? o->n_skip : 0, n_ref = 0;
+	if (st == AL_OK && (!ref || !(skip = ali_calloc(n_skip + MAX_REFUSED + 1, sizeof *skip)) ||
+			    !(names = ali_calloc(MAX_REFUSED + 1, sizeof *names)) ||
+			    !(why = ali_calloc(MAX_REFUSED + 1, sizeof *why))))
+		st = AL_E_NOMEM;
+	for (size_t i = 0; st == AL_OK && i < n_skip; i++)
+		skip[i] = o->skip[i];
+	for (int round = 0; st == AL_OK && round < 4 && n_ref < MAX_REFUSED; round++) {
+		size_t n = 0;
+		st = ali_surgery_invalid(*out, ref, MAX_REFUSED - n_ref, &n);
+		if (st != AL_OK || !n)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			const struct al_rewrite *r = &(*out)->rw[ref[i].rewrite];
+			names[n_ref] = r->node && r->node->name ? r->node->name : "";
+			snprintf(why[n_ref], sizeof why[n_ref], "%s", ref[i].why);
+			skip[n_skip++] = names[n_ref++];
+		}
+		struct al_surgery_opts o2 = {0};
+		if (o)
+			o2 = *o;
+		o2.skip = skip;
+		o2.n_skip = n_skip;
+		al_surgery_free(*out);
+		*out = NULL;
+		st = plan_once(m, &o2, out, d);
+	}
+	/* the refused ones say why (not "skipped") */
+	for (size_t k = 0; st == AL_OK && k < (*out)->n_rw; k++) {
+		struct al_rewrite *r = &(*out)->rw[k];
+		for (size_t i = 0; i < n_ref && !r->applied; i++)
+			if (r->node && r->node->name && strcmp(r->node->name, names[i]) == 0)
+				r->why_not = ali_arena_strndup(&(*out)->arena, why[i], strlen(why[i]));
+	}
+	if (st != AL_OK) { /* plan_once said why, or out of memory */
+		al_surgery_free(*out);
+		*out = NULL;
+	}
+	ali_free(ref);
+	ali_free(skip);
+	ali_free(names);
+	ali_free(why);
+	return st;
 }
 
 size_t al_surgery_count(const al_surgery *s)
