@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* mil_check.c: an ML Program's op inputs against the op definitions of its
+/* mil_check.c (al_model_validate): an ML Program's op inputs against the op definitions of its
  * opset (mil_domains.def): each listed input's dtype in its domain, the inputs
  * sharing a type variable of one dtype, and the inputs that must be constants
  * computed from constants. Core ML's compiler (and coremltools' MIL loader,
  * which re-runs type inference on every op) refuses a program that breaks one;
  * anelint's interpreter would run it, so `check`, `run` / `verify` and every
  * `fix` pass ask here first. One located error per broken input: the file, the
- * op's byte offset and field path, the op, the input's name. */
+ * op's byte offset and field path, the op, the input's name. A NeuralNetwork's
+ * joining layers (concat, concatND, stack) need two inputs (nn_min_inputs). */
 #include "model.h"
 
 #include <stdarg.h>
@@ -262,9 +263,54 @@ uint32_t ali_mil_check_domains(const struct al_model *m, al_diags *d, uint32_t m
 	return bad;
 }
 
+/* ------------------------------------------------------------------ NeuralNetwork layers
+ * The fewest inputs Core ML's validator (NeuralNetworkLayerValidator.cpp,
+ * validateInputCount) accepts for the layers that join tensors: a concat of
+ * one input is refused ("has 1 inputs but expects at least 2"). */
+static const struct {
+	int kind;
+	uint32_t min_inputs;
+} nn_min_inputs[] = {
+	{AL_NNK_concat, 2},
+	{AL_NNK_concatND, 2},
+	{AL_NNK_stack, 2},
+};
+
+struct nn_chk {
+	const struct al_submodel *sub;
+	al_diags *d;
+	uint32_t bad, max_diags;
+};
+
+static void nn_node(void *ctx, const struct al_node *n)
+{
+	struct nn_chk *c = ctx;
+	for (size_t i = 0; i < sizeof nn_min_inputs / sizeof nn_min_inputs[0]; i++)
+		if (n->kind == nn_min_inputs[i].kind && n->n_inputs < nn_min_inputs[i].min_inputs &&
+		    ++c->bad <= c->max_diags)
+			ali_diag_add(c->d, AL_SEV_ERROR, c->sub->file, n->offset, n->path, n->name,
+				     "%s has %u input%s: Core ML takes at least %u", n->type, n->n_inputs,
+				     n->n_inputs == 1 ? "" : "s", nn_min_inputs[i].min_inputs);
+}
+
+static uint32_t nn_check(const struct al_model *m, al_diags *d, uint32_t max_diags)
+{
+	uint32_t bad = 0;
+	for (size_t i = 0; i < m->n_subs; i++) {
+		if (m->subs[i]->world != AL_WORLD_NN)
+			continue;
+		struct nn_chk c = {.sub = m->subs[i], .d = d, .max_diags = max_diags > bad ? max_diags - bad : 0};
+		ali_walk_nodes(m->subs[i], nn_node, &c);
+		bad += c.bad;
+	}
+	return bad;
+}
+
 enum al_status al_model_validate(const al_model *m, al_diags *d)
 {
 	if (!m)
 		return AL_E_INVALID_ARG;
-	return ali_mil_check_domains(m, d, 20) ? AL_E_FORMAT : AL_OK;
+	uint32_t bad = ali_mil_check_domains(m, d, 20);
+	bad += nn_check(m, d, bad < 20 ? 20 - bad : 0);
+	return bad ? AL_E_FORMAT : AL_OK;
 }
