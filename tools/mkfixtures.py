@@ -782,6 +782,14 @@ def fix_concatnd():
     return fix_model(layers, ins, ["y"], "fix fixture: concatND on the channel axis")
 
 
+def nn_concat_one():
+    """A legacy concat of one input: Core ML's validator refuses it ("has 1
+    inputs but expects at least 2"); check refuses it too."""
+    ins = [array_feature("a", [1, 4, 4, 4])]
+    layers = [layer("cat", ["a"], ["y"], 320, b"")]
+    return fix_model(layers, ins, ["y"], "check fixture: a concat of one input")
+
+
 def fix_mulb():
     """multiplyBroadcastable a [1,8,4,4] * b [1,1,4,4] (1xHxW, computed: ANE011
     does not apply to it): mulb-to-multiply."""
@@ -1309,6 +1317,7 @@ def main():
         "fix_shape_custom.mlmodel": fix_shape_custom(),
         "fix_shape_image.mlmodel": fix_shape_image(),
         "fix_shape_big.mlmodel": fix_shape_big(),
+        "nn_concat_one.mlmodel": nn_concat_one(),
     }
     for name, data in files.items():
         with open(os.path.join(OUT, name), "wb") as f:

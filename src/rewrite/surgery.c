@@ -2168,7 +2168,13 @@ static enum al_status plan_once(al_model *m, const struct al_surgery_opts *o, al
 enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
 			       al_diags *d)
 {
-	enum al_status st = plan_once(m, o, out, d);
+	if (!m || !out)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	/* a model Core ML would refuse has nothing to fix: its errors say why */
+	enum al_status st = al_model_validate(m, d);
+	if (st == AL_OK)
+		st = plan_once(m, o, out, d);
 	struct ali_refusal *ref = st == AL_OK ? ali_calloc(MAX_REFUSED, sizeof *ref) : NULL;
 	const char **skip = NULL, **names = NULL;
 	char (*why)[sizeof ref->why] = NULL;

@@ -14,14 +14,13 @@
 
 #define MAX_REPORTED 64 /* broken inputs read back per check */
 
-/* Whether op `name` has a broken input in diagnostics d. */
-static bool named_in(const al_diags *d, const char *name)
+/* Whether diagnostics d say `msg` (an op's broken input, named by its op type,
+ * input and value: a rewrite may rename the op itself). */
+static bool said_in(const al_diags *d, const char *msg)
 {
-	for (size_t i = 0; name && i < al_diags_count(d); i++) {
-		const struct al_diag *g = al_diags_get(d, i);
-		if (g->node && strcmp(g->node, name) == 0)
+	for (size_t i = 0; msg && i < al_diags_count(d); i++)
+		if (strcmp(al_diags_get(d, i)->msg, msg) == 0)
 			return true;
-	}
 	return false;
 }
 
@@ -81,7 +80,7 @@ enum al_status ali_surgery_invalid(struct al_surgery *s, struct ali_refusal *out
 	(void)ali_mil_check_domains(m, din, MAX_REPORTED); /* broken before: not a rewrite's doing */
 	for (size_t i = 0; i < al_diags_count(d); i++) {
 		const struct al_diag *g = al_diags_get(d, i);
-		if (!g->node || named_in(din, g->node))
+		if (!g->node || said_in(din, g->msg))
 			continue;
 		/* the rewrite that made the op (model-level ones rewrite every op) */
 		bool found = false;
