@@ -323,9 +323,12 @@ def fix_valid_ios15():
         op("relu", [("x", "h")], [("hr", f32([1, H]))]),
         const("ax", v_int_scalar(-1), ttype("int32", [])),
         op("softmax", [("x", "hr"), ("axis", "ax")], [("p", f32([1, H]))]),
+        # classes: a list of scalar strings, as coremltools writes it (ValueType.listType 2
+        # {type 1, length 2}; ImmediateValue.list 3 {values 1})
         op("classify", [("probabilities", "p"),
-                        ("classes", ("value", value(ttype("string", [H]),
-                                                    f_msg(4, *[f_str(1, c) for c in "abcd"]))))],
+                        ("classes", ("value", f_msg(2, f_msg(2, ttype("string", []),
+                                                             f_msg(2, f_msg(1, f_varint(1, H))))) +
+                                     f_msg(3, f_msg(3, *[f_msg(1, v_string(c)) for c in "abcd"]))))],
            [("classLabel", ttype("string", [])),
             ("probs", dict_type(ttype("string", []), ttype("fp64", [])))]),
     ]
