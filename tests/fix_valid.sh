@@ -13,6 +13,7 @@
 set -u
 : "${ANELINT:=build/anelint}"
 C=tests/data/crafted
+I=tests/data/invalid
 D=tests/data/converted
 CORPUS=${CORPUS:-../shared/corpus}
 T=$(mktemp -d)
@@ -84,9 +85,9 @@ else
 fi
 
 # ---------------------------------------------------------------- the checker
-"$ANELINT" check $C/mil_invalid_ops.mlpackage >"$T/i.out" 2>"$T/i.err"
+"$ANELINT" check $I/mil_invalid_ops.mlpackage >"$T/i.out" 2>"$T/i.err"
 rc=$?
-M=$C/mil_invalid_ops.mlpackage/Data/com.apple.CoreML/model.mlmodel
+M=$I/mil_invalid_ops.mlpackage/Data/com.apple.CoreML/model.mlmodel
 [ $rc -eq 3 ] && ok || bad "checker: check of mil_invalid_ops exits $rc, not 3"
 grep -q "^anelint: error: $M: offset 414: mlProgram.functions\[main\].block.operations\[1\] (a): upsample_nearest_neighbor input 'scale_factor_height' ('sf16') is fp16: on opset CoreML5 (iOS 15) upsample_nearest_neighbor takes fp32 or int32 only$" "$T/i.err" &&
 	ok || { bad "checker: the fp16 scale factor is not named"; cat "$T/i.err"; }
@@ -95,16 +96,16 @@ grep -q "operations\[3\] (b): add input 'y' is fp16 but 'x' is fp32: on opset Co
 grep -q "operations\[4\] (t): transpose input 'perm' ('p') must be a constant" "$T/i.err" &&
 	ok || bad "checker: the runtime perm is not named"
 [ "$(grep -c 'anelint: error' "$T/i.err")" = 4 ] && ok || bad "checker: not 4 errors"
-"$ANELINT" run $C/mil_invalid_ops.mlpackage --random >"$T/r.out" 2>"$T/r.err"
+"$ANELINT" run $I/mil_invalid_ops.mlpackage --random >"$T/r.out" 2>"$T/r.err"
 rc=$?
 [ $rc -eq 3 ] && grep -q "(t): transpose input 'perm'" "$T/r.err" && ok || bad "checker: run of an invalid program exits $rc"
-"$ANELINT" verify $C/mil_invalid_ops.mlpackage $C/mil_invalid_ops.mlpackage >"$T/r.out" 2>"$T/r.err"
+"$ANELINT" verify $I/mil_invalid_ops.mlpackage $I/mil_invalid_ops.mlpackage >"$T/r.out" 2>"$T/r.err"
 rc=$?
 [ $rc -eq 3 ] && ok || bad "checker: verify of an invalid program exits $rc"
-"$ANELINT" fix $C/mil_invalid_ops.mlpackage -o "$T/i.mlpackage" --allow approximate >"$T/f.out" 2>"$T/f.err"
+"$ANELINT" fix $I/mil_invalid_ops.mlpackage -o "$T/i.mlpackage" --allow approximate >"$T/f.out" 2>"$T/f.err"
 rc=$?
 [ $rc -eq 3 ] && [ ! -e "$T/i.mlpackage" ] && ok || bad "checker: fix of an invalid program exits $rc"
-"$ANELINT" check $C/nn_concat_one.mlmodel >"$T/n.out" 2>"$T/n.err"
+"$ANELINT" check $I/nn_concat_one.mlmodel >"$T/n.out" 2>"$T/n.err"
 rc=$?
 [ $rc -eq 3 ] && grep -q "nn_concat_one.mlmodel: offset 148: neuralNetwork.layers\[0\] (cat): concat has 1 input: Core ML takes at least 2" "$T/n.err" &&
 	ok || { bad "checker: a concat of one input (rc $rc)"; cat "$T/n.err"; }
