@@ -2192,10 +2192,20 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 			break;
 		for (size_t i = 0; i < n; i++) {
 			const struct al_rewrite *r = &(*out)->rw[ref[i].rewrite];
-			names[n_ref] = r->node && r->node->name ? r->node->name : "";
+			/* a copy: a model-level rewrite's node lives in the plan freed below */
+			const char *nm = r->node && r->node->name ? r->node->name : "";
+			char *cp = ali_malloc(strlen(nm) + 1);
+			if (!cp) {
+				st = AL_E_NOMEM;
+				break;
+			}
+			memcpy(cp, nm, strlen(nm) + 1);
+			names[n_ref] = cp;
 			snprintf(why[n_ref], sizeof why[n_ref], "%s", ref[i].why);
 			skip[n_skip++] = names[n_ref++];
 		}
+		if (st != AL_OK)
+			break;
 		struct al_surgery_opts o2 = {0};
 		if (o)
 			o2 = *o;
@@ -2216,6 +2226,8 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 		al_surgery_free(*out);
 		*out = NULL;
 	}
+	for (size_t i = 0; names && i < n_ref; i++)
+		ali_free((void *)names[i]);
 	ali_free(ref);
 	ali_free(skip);
 	ali_free(names);
