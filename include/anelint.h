@@ -434,6 +434,13 @@ AL_API enum al_status al_model_open(const char *path, al_model **out, al_diags *
  * must outlive the model. `name` is used in paths and diagnostics. */
 AL_API enum al_status al_model_open_buffer(const void *bytes, size_t n, const void *weights,
 				    size_t n_weights, const char *name, al_model **out, al_diags *d);
+/* Whether every ML Program op's inputs are what the op's definition on the
+ * program's opset allows (their dtypes, one dtype per type variable, the
+ * inputs that must be constants; src/format/mil_domains.def, from coremltools'
+ * op definitions): AL_OK, or AL_E_FORMAT with one located error per broken
+ * input (file, op offset, field path, op, input name) in d. Core ML refuses
+ * such a program when it compiles it. al_model_check and al_model_run call it. */
+AL_API enum al_status al_model_validate(const al_model *m, al_diags *d);
 AL_API void al_model_free(al_model *m);
 /* Keep only function `name` of a multifunction ML Program (the root): its graph
  * becomes the only one, its interface the model's (inputs, outputs, states) and

@@ -6,7 +6,7 @@
 # evidence/, rules/ and reference/ directories are described as wholes there.
 P=tests/data/PROVENANCE.md
 pass=0 fail=0
-for d in converted crafted modern compiled observed; do
+for d in converted crafted invalid modern compiled observed; do
 	for f in tests/data/$d/*; do
 		[ -e "$f" ] || continue
 		n=${f##*/}

@@ -351,6 +351,11 @@ def v_fp16_zeros(dims):
     return value(ttype("fp16", dims), f_msg(7, f_bytes(1, b"\0\0" * n)))
 
 
+def v_fp16(vals, dims):
+    """An immediate fp16 tensor: TensorValue.bytes = 7 {values = 1}."""
+    return value(ttype("fp16", dims), f_msg(7, f_bytes(1, struct.pack("<%de" % len(vals), *vals))))
+
+
 def op(type_, inputs, outputs, attrs=None, name=None):
     """Operation{type 1, inputs 2 map<string, Argument{arguments 1 Binding{name 1 |
     value 2}}>, outputs 3, attributes 5 map<string, Value>}."""
@@ -392,12 +397,14 @@ def mil_rules():
         op("topk", [("x", "x"), ("k", "k3")],
            [("topk_values", f16([1, 8, 16, 3])), ("topk_indices", ttype("int32", [1, 8, 16, 3]))]),
         # ANE034 fires
-        const("two", v_floats([2.0], dims=[]), ttype("fp32", [])),
+        # (every float input of one op in one dtype: the iOS 16 op definitions take no
+        # mix, src/format/mil_domains.def)
+        const("two", v_fp16([2.0], []), f16([])),
         op("mod", [("x", "x"), ("y", "two")], [("mod_out", f16(X))]),
         # ANE036 fires (epsilon 1e-10 in fp16) / does not fire (1e-5)
         const("ln_axes", v_ints([-1]), ttype("int32", [1])),
-        const("eps_tiny", v_floats([1e-10], dims=[]), ttype("fp32", [])),
-        const("eps_ok", v_floats([1e-5], dims=[]), ttype("fp32", [])),
+        const("eps_tiny", v_fp16([1e-10], []), f16([])),
+        const("eps_ok", v_fp16([1e-5], []), f16([])),
         op("layer_norm", [("x", "x"), ("axes", "ln_axes"), ("epsilon", "eps_tiny")],
            [("ln_tiny", f16(X))]),
         op("layer_norm", [("x", "x"), ("axes", "ln_axes"), ("epsilon", "eps_ok")],
@@ -414,8 +421,8 @@ def mil_rules():
         op("cast", [("x", "relu32"), ("dtype", "to16")], [("back16", f16(X))]),
         # nothing fires on a plain fp16 relu
         op("relu", [("x", "x")], [("relu16", f16(X))]),
-        # ANE037 fires
-        const("probs", v_fp16_zeros([2]), f16([2])),
+        # ANE037 fires (classify takes fp32 probabilities only)
+        const("probs", v_floats([0.0, 0.0], [2]), ttype("fp32", [2])),
         op("classify", [("probabilities", "probs"),
                         ("classes", ("value", value(ttype("string", [2]),
                                                     f_msg(4, f_str(1, "a"), f_str(1, "b")))))],
@@ -780,6 +787,14 @@ def fix_concatnd():
     ins = [array_feature("a", [1, 4, 4, 4]), array_feature("b", [1, 2, 4, 4])]
     layers = [layer("cat", ["a", "b"], ["y"], 980, f_varint(1, -3))]
     return fix_model(layers, ins, ["y"], "fix fixture: concatND on the channel axis")
+
+
+def nn_concat_one():
+    """A legacy concat of one input: Core ML's validator refuses it ("has 1
+    inputs but expects at least 2"); check refuses it too."""
+    ins = [array_feature("a", [1, 4, 4, 4])]
+    layers = [layer("cat", ["a"], ["y"], 320, b"")]
+    return fix_model(layers, ins, ["y"], "check fixture: a concat of one input")
 
 
 def fix_mulb():
@@ -1340,6 +1355,12 @@ def main():
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)
         print(f"{OUT}/{name}: {len(data)} bytes")
+    # models Core ML refuses: apart, so the sweeps over crafted/ meet valid models only
+    invalid = os.path.join("tests", "data", "invalid")
+    os.makedirs(invalid, exist_ok=True)
+    with open(os.path.join(invalid, "nn_concat_one.mlmodel"), "wb") as f:
+        f.write(nn_concat_one())
+    print(f"{invalid}/nn_concat_one.mlmodel")
     write_package(os.path.join(OUT, "mil_rules.mlpackage"), mil_rules())
     print(f"{OUT}/mil_rules.mlpackage")
     write_package(os.path.join(OUT, "plan_mil_branches.mlpackage"), plan_mil_branches())

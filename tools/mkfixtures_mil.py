@@ -79,9 +79,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 from pbwire import f_bytes, f_msg, f_str, f_varint  # noqa: E402
-from mkfixtures import (FLOAT16, array_feature, const, description,  # noqa: E402
-                        mil_program, model, named, op, shape_range_feature, ttype, v_floats,
-                        v_ints, v_string, value)
+from mkfixtures import (FLOAT16, INT32, array_feature, const, description,  # noqa: E402
+                        dict_feature, dict_type, mil_program, model, named, op,
+                        shape_range_feature, string_feature, ttype, v_floats, v_ints, v_string,
+                        value)
 
 OUT = os.path.join("tests", "data", "crafted")
 
@@ -292,6 +293,78 @@ def fix_mil_fp32():
     block = b"".join(f_str(2, o) for o in ("y", "c")) + b"".join(ops)
     fn = f_msg(1, named("x", f32(X))) + f_str(2, "CoreML6") + f_msg(3, f_str(1, "CoreML6"), f_msg(2, block))
     return model(7, desc, 502, f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn)))
+
+
+def fix_valid_ios15():
+    """An fp32 program on the iOS 15 opset (spec 6) with the inputs whose op
+    definitions take fp32 only: an lstm (every input), upsample_bilinear /
+    upsample_nearest_neighbor scale factors, classify's probabilities."""
+    f32 = lambda dims: ttype("fp32", dims)
+    X, S, H = [1, 2, 4, 4], [3, 1, 4], 4
+    U = [1, 2, 8, 8]
+    wv = lambda n, k: [((i * 7 + k) % 11 - 5) / 16.0 for i in range(n)]
+    ops = [
+        const("sf2", v_floats([2.0], []), f32([])),
+        const("no", v_bool(False), ttype("bool", [])),
+        op("upsample_bilinear", [("x", "x"), ("scale_factor_height", "sf2"), ("scale_factor_width", "sf2"),
+                                 ("align_corners", "no")], [("u", f32(U))]),
+        op("upsample_nearest_neighbor", [("x", "x"), ("scale_factor_height", "sf2"),
+                                         ("scale_factor_width", "sf2")], [("nn", f32(U))]),
+        op("add", [("x", "u"), ("y", "nn")], [("un", f32(U))]),
+        const("wih", v_floats(wv(4 * H * 4, 1), [4 * H, 4]), f32([4 * H, 4])),
+        const("whh", v_floats(wv(4 * H * H, 2), [4 * H, H]), f32([4 * H, H])),
+        const("b", v_floats(wv(4 * H, 3), [4 * H]), f32([4 * H])),
+        const("h0", v_floats([0.0] * H, [1, H]), f32([1, H])),
+        const("c0", v_floats([0.0] * H, [1, H]), f32([1, H])),
+        const("fwd", v_string("forward"), ttype("string", [])),
+        op("lstm", [("x", "s"), ("initial_h", "h0"), ("initial_c", "c0"), ("weight_ih", "wih"),
+                    ("weight_hh", "whh"), ("bias", "b"), ("direction", "fwd"), ("output_sequence", "no")],
+           [("y", f32([1, 1, H])), ("h", f32([1, H])), ("c", f32([1, H]))]),
+        op("relu", [("x", "h")], [("hr", f32([1, H]))]),
+        const("ax", v_int_scalar(-1), ttype("int32", [])),
+        op("softmax", [("x", "hr"), ("axis", "ax")], [("p", f32([1, H]))]),
+        # classes: a list of scalar strings, as coremltools writes it (ValueType.listType 2
+        # {type 1, length 2}; ImmediateValue.list 3 {values 1})
+        op("classify", [("probabilities", "p"),
+                        ("classes", ("value", f_msg(2, f_msg(2, ttype("string", []),
+                                                             f_msg(2, f_msg(1, f_varint(1, H))))) +
+                                     f_msg(3, f_msg(3, *[f_msg(1, v_string(c)) for c in "abcd"]))))],
+           [("classLabel", ttype("string", [])),
+            ("probs", dict_type(ttype("string", []), ttype("fp64", [])))]),
+    ]
+    outs = ["un", "hr", "classLabel", "probs"]
+    desc = description([array_feature("x", X), array_feature("s", S)],
+                       [array_feature("un", U), array_feature("hr", [1, H]), string_feature("classLabel"),
+                        dict_feature("probs")], predicted="classLabel", probs="probs",
+                       short="fix fixture: an fp32 iOS 15 program whose lstm, upsample scale factors "
+                             "and classify probabilities must stay fp32")
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = f_msg(1, named("x", f32(X))) + f_msg(1, named("s", f32(S))) + f_str(2, "CoreML5") + \
+        f_msg(3, f_str(1, "CoreML5"), f_msg(2, block))
+    return model(6, desc, 502, f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn)))
+
+
+def mil_invalid_ops():
+    """An iOS 15 program Core ML refuses to compile: an fp16 upsample scale
+    factor, an add of fp32 and fp16, a transpose whose perm is a model input."""
+    f32 = lambda dims: ttype("fp32", dims)
+    X, U = [1, 2, 4, 4], [1, 2, 8, 8]
+    ops = [
+        const("sf16", v_half_scalar(2.0), f16([])),
+        op("upsample_nearest_neighbor", [("x", "x"), ("scale_factor_height", "sf16"),
+                                         ("scale_factor_width", "sf16")], [("a", f32(U))]),
+        const("h16", v_half([1.0], [1]), f16([1])),
+        op("add", [("x", "x"), ("y", "h16")], [("b", f32(X))]),
+        op("transpose", [("x", "x"), ("perm", "p")], [("t", f32(X))]),
+    ]
+    outs = ["a", "b", "t"]
+    desc = description([array_feature("x", X), array_feature("p", [4], INT32)],
+                       [array_feature("a", U), array_feature("b", X), array_feature("t", X)],
+                       short="check fixture: three op inputs the iOS 15 op definitions refuse")
+    block = b"".join(f_str(2, o) for o in outs) + b"".join(ops)
+    fn = f_msg(1, named("x", f32(X))) + f_msg(1, named("p", ttype("int32", [4]))) + f_str(2, "CoreML5") + \
+        f_msg(3, f_str(1, "CoreML5"), f_msg(2, block))
+    return model(6, desc, 502, f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn)))
 
 
 def fix_mil_sdpa():
@@ -613,9 +686,15 @@ def main():
                         ("fix_mil_flex", flex, flex_w),
                         ("fix_mil_xattn", xattn, xattn_w),
                         ("fix_mil_lstm", fix_mil_lstm(), None),
-                        ("fix_mil_gru", gru, gru_w)):
+                        ("fix_mil_gru", gru, gru_w),
+                        ("fix_valid_ios15", fix_valid_ios15(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
+    # models Core ML refuses: apart, so the sweeps over crafted/ meet valid models only
+    invalid = os.path.join("tests", "data", "invalid")
+    os.makedirs(invalid, exist_ok=True)
+    write_package(os.path.join(invalid, "mil_invalid_ops.mlpackage"), mil_invalid_ops())
+    print(f"{invalid}/mil_invalid_ops.mlpackage")
 
 
 if __name__ == "__main__":

@@ -104,7 +104,11 @@ enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_
 {
 	if (!m)
 		return AL_E_INVALID_ARG;
-	enum al_status rc = al_model_infer_shapes(m, d);
+	/* a program Core ML would refuse to compile is no model to predict for */
+	enum al_status rc = al_model_validate(m, d);
+	if (rc != AL_OK)
+		return rc;
+	rc = al_model_infer_shapes(m, d);
 	if (rc != AL_OK)
 		return rc;
 	struct al_check_opts o = {0};

@@ -291,6 +291,19 @@ extern const struct al_mil_kind ali_mil_kinds[AL_MILK_COUNT];
 extern const size_t ali_mil_kinds_count;
 int ali_mil_kind_by_name(const char *name); /* row index or -1 */
 
+/* ------------------------------------------------------------------ MIL op input domains
+ * mil_domains.def rows (mil_check.c): what each op's inputs take per opset, as
+ * coremltools' op definitions say. ali_mil_opset_ios: "CoreML5" -> 15 ..
+ * "CoreML9" -> 26, 0 unknown. ali_mil_input_dtypes: the dtypes (bit AL_DT_x)
+ * input `input` of op kind `kind` takes on opset ios, 0 when not listed;
+ * *must_be_const (may be NULL) whether it must be a constant.
+ * ali_mil_check_domains: every op of every ML Program of m against them; one
+ * located error in d per broken input (at most max_diags, then one summary);
+ * returns how many were broken (0: valid by these rules). */
+int ali_mil_opset_ios(const char *opset);
+uint64_t ali_mil_input_dtypes(int kind, int ios, const char *input, bool *must_be_const);
+uint32_t ali_mil_check_domains(const struct al_model *m, al_diags *d, uint32_t max_diags);
+
 /* ------------------------------------------------------------------ loaders */
 
 /* Parse one serialized Model message (a .mlmodel file or the package's root

@@ -426,6 +426,9 @@ enum al_status al_model_run(al_model *m, const struct al_named_tensor *inputs, s
 		return AL_E_INVALID_ARG;
 	*outputs = NULL;
 	*n_outputs = 0;
+	/* what Core ML refuses to compile is not run either */
+	if (al_model_validate(m, d) != AL_OK)
+		return AL_E_FORMAT;
 	struct al_exec x = exec_new(m, opts, d);
 	if (!x.sub)
 		return AL_E_INVALID_ARG;

@@ -1817,8 +1817,14 @@ static bool p_nn_lstm(struct pctx *c)
 		}
 		/* the LSTM itself: output 0 */
 		if (seq) {
-			NNM(cat, "seq")
-			ok = nn_emit(c, false, cat, hs, (int)T, &cat, 1, F_CONCAT, NULL);
+			/* a concat takes at least 2 inputs (Core ML's validator): one
+			 * step's h is reshaped as it is */
+			const char *cat = hcur;
+			if (T > 1) {
+				NNM(catn, "seq")
+				cat = catn;
+				ok = nn_emit(c, false, cat, hs, (int)T, &cat, 1, F_CONCAT, NULL);
+			}
 			uint64_t shp[4] = {(uint64_t)T, H, 1, 1};
 			ali_buf_packed(&prm, 1, shp, 4);
 			ok = ok && nn_emit(c, true, base, &cat, 1, &c->n->outputs[0], 1, F_RESHAPE, &prm);
@@ -2078,14 +2084,16 @@ static enum al_status plan_mil_fp16(struct al_surgery *s, const struct al_surger
 	bool allowed = o && o->allow >= AL_EQ_APPROXIMATE;
 	size_t tn = s->wtail.n;
 	uint32_t wc = s->wcount;
-	bool ok = ali_pass_mil_fp16(&c);
+	/* skipped: not run at all (its edits are splices of its own, made as it runs) */
+	bool skip = skipped(o, n->name);
+	bool ok = !skip && ali_pass_mil_fp16(&c);
+	if (skip)
+		snprintf(c.why, sizeof c.why, "left as it was (skipped)");
 	if (!ok && !c.why[0]) {
 		/* nothing to convert: quiet when the program has ops at all */
 		snprintf(c.why, sizeof c.why, "no op computes in fp32");
 		n->verdict.ane = true;
 	}
-	if (ok && skipped(o, n->name))
-		ok = false, snprintf(c.why, sizeof c.why, "left as it was (skipped)");
 	if (ok && !allowed)
 		ok = false, snprintf(c.why, sizeof c.why, "changes results: needs --allow approximate (it would be: %.100s)",
 				     c.after);
@@ -2100,8 +2108,8 @@ static enum al_status plan_mil_fp16(struct al_surgery *s, const struct al_surger
 	return st;
 }
 
-enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
-			       al_diags *d)
+static enum al_status plan_once(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+				al_diags *d)
 {
 	if (!m || !out)
 		return AL_E_INVALID_ARG;
@@ -2150,6 +2158,81 @@ enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_
 	}
 	*out = s;
 	return AL_OK;
+}
+
+/* Plan, then refuse what would not be valid Core ML (surgery_valid.c): a
+ * rewrite whose output breaks an op definition of the program's opset is
+ * skipped and the plan made again without it (a few times at most), its
+ * reason the broken input. */
+#define MAX_REFUSED 16
+enum al_status al_surgery_plan(al_model *m, const struct al_surgery_opts *o, al_surgery **out,
+			       al_diags *d)
+{
+	if (!m || !out)
+		return AL_E_INVALID_ARG;
+	*out = NULL;
+	/* a model Core ML would refuse has nothing to fix: its errors say why */
+	enum al_status st = al_model_validate(m, d);
+	if (st == AL_OK)
+		st = plan_once(m, o, out, d);
+	struct ali_refusal *ref = st == AL_OK ? ali_calloc(MAX_REFUSED, sizeof *ref) : NULL;
+	const char **skip = NULL, **names = NULL;
+	char (*why)[sizeof ref->why] = NULL;
+	size_t n_skip = o ? o->n_skip : 0, n_ref = 0;
+	if (st == AL_OK && (!ref || !(skip = ali_calloc(n_skip + MAX_REFUSED + 1, sizeof *skip)) ||
+			    !(names = ali_calloc(MAX_REFUSED + 1, sizeof *names)) ||
+			    !(why = ali_calloc(MAX_REFUSED + 1, sizeof *why))))
+		st = AL_E_NOMEM;
+	for (size_t i = 0; st == AL_OK && i < n_skip; i++)
+		skip[i] = o->skip[i];
+	for (int round = 0; st == AL_OK && round < 4 && n_ref < MAX_REFUSED; round++) {
+		size_t n = 0;
+		st = ali_surgery_invalid(*out, ref, MAX_REFUSED - n_ref, &n);
+		if (st != AL_OK || !n)
+			break;
+		for (size_t i = 0; i < n; i++) {
+			const struct al_rewrite *r = &(*out)->rw[ref[i].rewrite];
+			/* a copy: a model-level rewrite's node lives in the plan freed below */
+			const char *nm = r->node && r->node->name ? r->node->name : "";
+			char *cp = ali_malloc(strlen(nm) + 1);
+			if (!cp) {
+				st = AL_E_NOMEM;
+				break;
+			}
+			memcpy(cp, nm, strlen(nm) + 1);
+			names[n_ref] = cp;
+			snprintf(why[n_ref], sizeof why[n_ref], "%s", ref[i].why);
+			skip[n_skip++] = names[n_ref++];
+		}
+		if (st != AL_OK)
+			break;
+		struct al_surgery_opts o2 = {0};
+		if (o)
+			o2 = *o;
+		o2.skip = skip;
+		o2.n_skip = n_skip;
+		al_surgery_free(*out);
+		*out = NULL;
+		st = plan_once(m, &o2, out, d);
+	}
+	/* the refused ones say why (not "skipped") */
+	for (size_t k = 0; st == AL_OK && k < (*out)->n_rw; k++) {
+		struct al_rewrite *r = &(*out)->rw[k];
+		for (size_t i = 0; i < n_ref && !r->applied; i++)
+			if (r->node && r->node->name && strcmp(r->node->name, names[i]) == 0)
+				r->why_not = ali_arena_strndup(&(*out)->arena, why[i], strlen(why[i]));
+	}
+	if (st != AL_OK) { /* plan_once said why, or out of memory */
+		al_surgery_free(*out);
+		*out = NULL;
+	}
+	for (size_t i = 0; names && i < n_ref; i++)
+		ali_free((void *)names[i]);
+	ali_free(ref);
+	ali_free(skip);
+	ali_free(names);
+	ali_free(why);
+	return st;
 }
 
 size_t al_surgery_count(const al_surgery *s)

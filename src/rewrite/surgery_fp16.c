@@ -75,6 +75,8 @@ struct fx {
 	uint32_t n_conv, n_keep, n_c16, n_dup, n_casts, n_blobs;
 	const char *keep_eg; /* one op kept, for the report */
 	const char *keep_why;
+	int ios;           /* the function's opset (iOS version), 0 unknown */
+	uint32_t n_in32;   /* inputs of fp16 ops left fp32: their op's definition takes fp32 only */
 };
 
 static int by_name(const void *a, const void *b, void *ctx)
@@ -126,6 +128,43 @@ static const char *kept_type(const char *t)
 	if (strncmp(t, "constexpr_", 10) == 0)
 		return "a compressed-weight op: its dtype is its stored scale's";
 	return NULL;
+}
+
+/* Whether input `param` of op n takes fp32 but not fp16 on the program's
+ * opset (mil_domains.def, coremltools' op definitions: an iOS15 lstm's every
+ * input, classify's probabilities, upsample's scale factors): it stays fp32
+ * when the op computes in fp16, as coremltools' add_fp16_cast leaves it. */
+static bool fp32_only(const struct fx *x, const struct al_node *n, const char *param)
+{
+	uint64_t dt = ali_mil_input_dtypes(n->kind, x->ios, param, NULL);
+	return (dt >> AL_DT_FP32 & 1) && !(dt >> AL_DT_FP16 & 1);
+}
+
+/* Op n's float inputs (by their parameters): *n_float how many are bound to a
+ * name or a literal of a float dtype, *n_only32 how many of those are fp32_only. */
+static void float_inputs(const struct fx *x, const struct al_node *n, uint32_t *n_float, uint32_t *n_only32)
+{
+	const struct al_node_src *src = al_src(n);
+	*n_float = *n_only32 = 0;
+	for (uint32_t i = 0; src && i < src->n_mil_args; i++) {
+		const struct al_mil_arg *a = &src->mil_args[i];
+		bool only32 = a->param && fp32_only(x, n, a->param);
+		for (uint32_t k = 0; k < a->n_binds; k++) {
+			const struct al_mil_bind *b = &a->binds[k];
+			int dt = 0;
+			if (b->kind == 1 && b->input < n->n_inputs) {
+				const struct fval *v = n->inputs[b->input] ? fx_find(x, n->inputs[b->input]) : NULL;
+				dt = v ? v->dt : 0;
+			} else if (b->kind == 2) {
+				struct al_mil_value mv;
+				dt = ali_mil_value_read(b->data, &mv) ? mv.dtype : 0;
+			}
+			if (is_float(dt)) {
+				++*n_float;
+				*n_only32 += only32;
+			}
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ constants */
@@ -383,10 +422,20 @@ static bool cast_op(struct fx *x, struct al_buf *to, const struct fval *v, const
 
 /* One inputs entry of op k rebuilt: its bindings renamed for the op's kind
  * (and a cast's dtype bound to the fp16 string). */
-static void rebind(struct fx *x, int kind, bool cast32, al_span entry, struct al_buf *out)
+static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32, al_span entry,
+		   struct al_buf *out)
 {
 	al_span key = {0}, arg;
 	(void)pb_get_bytes(entry, 1, &key);
+	if (kind == K_CONV) { /* an input its definition takes in fp32 only reads the fp32 form */
+		char param[64];
+		if (key.n < sizeof param) {
+			memcpy(param, key.p, key.n);
+			param[key.n] = '\0';
+			if (fp32_only(x, n, param))
+				kind = K_KEEP;
+		}
+	}
 	if (cast32 && ali_span_eq(key, "dtype")) {
 		struct al_buf e = {0};
 		ali_mil_put_input(&e, "dtype", x->dt16);
@@ -451,7 +500,7 @@ static bool rebuild_op(struct fx *x, uint32_t k, struct al_buf *out)
 	pb_iter_init(&it, msg);
 	while ((start = it.pos, pb_next(&it, &f))) {
 		if (f.num == OP_INPUTS && f.wire == PB_LEN && kind != K_CONST16) {
-			rebind(x, kind, cast32, f.data, out);
+			rebind(x, n, kind, cast32, f.data, out);
 		} else if (f.num == OP_OUTPUTS && f.wire == PB_LEN) {
 			const struct fval *v = ko < n->n_outputs ? fx_find(x, n->outputs[ko]) : NULL;
 			ko++;
@@ -668,9 +717,21 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		for (uint32_t i = 0; i < n->n_inputs; i++) {
 			const struct fval *v = n->inputs[i] ? fx_find(x, n->inputs[i]) : NULL;
 			any_float |= v && is_float(v->dt);
-			if (!why && v && v->prod >= 0 && bad[v->prod])
-				why = ali_arena_printf(&c->s->arena, "reads '%s', an fp32 constant beyond fp16's range "
-						       "(|v| > 65504) or not readable", v->name);
+		}
+		/* an fp32 constant beyond fp16 (read where the op would read fp16) */
+		const struct al_node_src *src = al_src(n);
+		for (uint32_t a = 0; !why && a < src->n_mil_args; a++) {
+			const struct al_mil_arg *arg = &src->mil_args[a];
+			if (arg->param && fp32_only(x, n, arg->param))
+				continue;
+			for (uint32_t b = 0; !why && b < arg->n_binds; b++) {
+				const struct al_mil_bind *bd = &arg->binds[b];
+				const struct fval *v = bd->kind == 1 && bd->input < n->n_inputs && n->inputs[bd->input]
+							       ? fx_find(x, n->inputs[bd->input]) : NULL;
+				if (v && v->prod >= 0 && bad[v->prod])
+					why = ali_arena_printf(&c->s->arena, "reads '%s', an fp32 constant beyond fp16's "
+							       "range (|v| > 65504) or not readable", v->name);
+			}
 		}
 		/* a literal bound in place (not a const op) */
 		struct pb_iter it;
@@ -681,6 +742,11 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &arg))
 				continue;
 			(void)pb_get_bytes(f.data, 1, &key);
+			char param[64] = "";
+			if (key.n < sizeof param)
+				memcpy(param, key.p, key.n), param[key.n] = '\0';
+			if (param[0] && fp32_only(x, n, param))
+				continue; /* stays fp32 where it is */
 			struct pb_iter ai;
 			struct pb_field af;
 			pb_iter_init(&ai, arg);
@@ -693,6 +759,11 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 							       (int)(key.n < 64 ? key.n : 64), (const char *)key.p);
 			}
 		}
+		uint32_t n_float = 0, n_only32 = 0;
+		float_inputs(x, n, &n_float, &n_only32);
+		if (!why && n_float && n_only32 == n_float)
+			why = ali_arena_printf(&c->s->arena, "on opset iOS %d %s takes fp32 only (its op definition)",
+					       x->ios, n->type);
 		if (strcmp(n->type, "cast") == 0) {
 			x->kind[k] = K_CAST; /* to fp32: to fp16 instead; else as it is */
 			x->n_conv++;
@@ -709,6 +780,7 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		} else {
 			x->kind[k] = K_CONV;
 			x->n_conv++;
+			x->n_in32 += n_only32;
 		}
 	}
 	ali_free(bad);
@@ -729,14 +801,22 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		const struct al_node *n = &g->nodes[k];
 		if (x->kind[k] != K_CONV && x->kind[k] != K_KEEP)
 			continue;
-		for (uint32_t i = 0; i < n->n_inputs; i++) {
-			struct fval *v = n->inputs[i] ? fx_find(x, n->inputs[i]) : NULL;
-			if (!v || v->cls == VAL_OTHER)
-				continue;
-			if (x->kind[k] == K_CONV)
-				v->need16 = true;
-			else
-				v->need32 = true;
+		/* by parameter: an fp16 op's fp32-only inputs read the fp32 form */
+		const struct al_node_src *src = al_src(n);
+		for (uint32_t a = 0; a < src->n_mil_args; a++) {
+			const struct al_mil_arg *arg = &src->mil_args[a];
+			bool read16 = x->kind[k] == K_CONV && !(arg->param && fp32_only(x, n, arg->param));
+			for (uint32_t b = 0; b < arg->n_binds; b++) {
+				const struct al_mil_bind *bd = &arg->binds[b];
+				struct fval *v = bd->kind == 1 && bd->input < n->n_inputs && n->inputs[bd->input]
+							 ? fx_find(x, n->inputs[bd->input]) : NULL;
+				if (!v || v->cls == VAL_OTHER)
+					continue;
+				if (read16)
+					v->need16 = true;
+				else
+					v->need32 = true;
+			}
 		}
 	}
 	/* fp32 consts: fp16 in place when only fp16 ops read them, else an fp16 copy */
@@ -869,7 +949,7 @@ bool ali_pass_mil_fp16(struct al_mil_pass *c)
 	struct al_node_src fake = {.sub = sub};
 	if (!c->src)
 		c->src = &fake; /* ali_mil_fresh looks at the program's names */
-	struct fx x = {.c = c, .g = sub->graphs[0]};
+	struct fx x = {.c = c, .g = sub->graphs[0], .ios = sub->opsets ? ali_mil_opset_ios(sub->opsets[0]) : 0};
 	bool ok = classify(&x, sub);
 	if (ok && !m->is_package && !m->weights.p)
 		ok = ali_mil_say(c, "an ML Program outside its .mlpackage: new constants need its weight.bin");
@@ -894,12 +974,15 @@ bool ali_pass_mil_fp16(struct al_mil_pass *c)
 		char kept[80] = "";
 		if (x.n_keep)
 			snprintf(kept, sizeof kept, ", %u kept fp32 between casts (e.g. '%.32s')", x.n_keep, x.keep_eg);
+		char in32[64] = "";
+		if (x.n_in32)
+			snprintf(in32, sizeof in32, ", %u fp32-only inputs left fp32", x.n_in32);
 		char blobs[32] = "";
 		if (build_it)
 			snprintf(blobs, sizeof blobs, " (%u new blobs)", x.n_blobs);
 		char all[320];
-		snprintf(all, sizeof all, "%u ops in fp16%s; %u fp32 consts -> fp16%s; casts at %u fp32 inputs / outputs",
-			 x.n_conv, kept, x.n_c16 + x.n_dup, blobs, n_io);
+		snprintf(all, sizeof all, "%u ops in fp16%s%s; %u fp32 consts -> fp16%s; casts at %u fp32 inputs / outputs",
+			 x.n_conv, kept, in32, x.n_c16 + x.n_dup, blobs, n_io);
 		size_t al = strlen(all);
 		if (al >= sizeof c->after)
 			al = sizeof c->after - 1;

@@ -108,6 +108,15 @@ void ali_mil_put_blob_value(struct al_buf *v, uint64_t off);
  * 3 bools, 7 bytes) holds rep. */
 void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_buf *rep);
 
+/* surgery_valid.c: the planned output's ML Programs against the op definitions
+ * of their opsets (mil_domains.def). Fills out[0..*n_out) with the rewrites
+ * (indices into s->rw) whose output breaks one, and why; AL_OK also when none. */
+struct ali_refusal {
+	size_t rewrite;
+	char why[400];
+};
+enum al_status ali_surgery_invalid(struct al_surgery *s, struct ali_refusal *out, size_t cap, size_t *n_out);
+
 /* The size of weight.bin after the appended blobs (0: no weight.bin at all). */
 uint64_t ali_surgery_wsize(const struct al_surgery *s);
 /* Compaction (compact.c): when the rewrites leave blobs that nothing refers

@@ -212,9 +212,10 @@ static struct buf nested(const char *ins, const char *outs, struct buf *ops)
 		s += k + (s[k] == ',');
 		char *colon = strchr(tmp, ':');
 		bool list = colon && strcmp(colon + 1, "list") == 0;
+		int dt = colon && strcmp(colon + 1, "int32") == 0 ? AL_DT_INT32 : AL_DT_FP32;
 		if (colon)
 			*colon = '\0';
-		struct buf t = list ? ltype(AL_DT_FP32) : vtype(AL_DT_FP32, -1, NULL), nv = named(tmp, &t);
+		struct buf t = list ? ltype(AL_DT_FP32) : vtype(dt, -1, NULL), nv = named(tmp, &t);
 		put_msg(&b, 1, &nv);
 	}
 	for (const char *s = outs; s && *s;) {
@@ -1151,7 +1152,7 @@ static void lists_program(struct prog *pp)
 	op(&bops, "cast", "f1", "x=i1 dtype=fp32");
 	op(&bops, "mul", "val", "x=row y=f1");
 	op(&bops, "list_write", "l1", "ls=bl index=bi value=val");
-	struct buf cblk = nested("ci,cl:list", "go", &cops), bblk = nested("bi,bl:list", "i1,l1", &bops);
+	struct buf cblk = nested("ci:int32,cl:list", "go", &cops), bblk = nested("bi:int32,bl:list", "i1,l1", &bops);
 	op_blocks(&p.ops, "while_loop", "n,ls", "loop_vars=i0,ls0", &cblk, &bblk);
 	op(&p.ops, "list_length", "len", "ls=ls");
 	ci1(&p.ops, "k1", 1);
@@ -1722,7 +1723,9 @@ static void test_blob_weights(void **state)
 		const uint16_t w16[3] = {0x3c00, 0xc000, 0x3800}; /* 1, -2, 0.5 */
 		p_blob(&p, "h", AL_DT_FP16, 1, D(3), 1, w16, sizeof w16);
 		op(&p.ops, "mul", "y", "x=x y=w");
-		op(&p.ops, "add", "z", "x=x y=h");
+		cs(&p.ops, "to32", "fp32"); /* add takes one dtype: the fp16 blob cast up first */
+		op(&p.ops, "cast", "h32", "x=h dtype=to32");
+		op(&p.ops, "add", "z", "x=x y=h32");
 		p_output(&p, "y");
 		p_output(&p, "z");
 		struct al_named_tensor in[] = {IN("x", tensor(AL_DT_FP32, 1, D(3), F(2, 2, 2)))};
