@@ -183,6 +183,13 @@ void ali_advise_huge(void *p, size_t n);     /* back untouched anonymous memory 
  * in. False where the system does not count them (AL_PORTABLE builds). */
 bool ali_fault_count(uint64_t *out);
 void ali_keep_freed_memory(void); /* glibc: no heap trimming per op (mallopt) */
+/* A shared library loaded at run time (dlopen, RTLD_NOW | RTLD_LOCAL: its symbols
+ * stay its own) and its functions; NULL where it is absent, a symbol is missing
+ * or the system has no dynamic loader (built with -DAL_NO_DLOPEN). */
+typedef void (*ali_dl_fn)(void);
+void *ali_dl_open(const char *name);
+ali_dl_fn ali_dl_sym(void *lib, const char *name); /* cast to the function's own type */
+void ali_dl_close(void *lib);
 /* Sort with a context pointer (qsort_r differs between glibc and BSD/macOS). */
 void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
 		void *ctx);
