@@ -59,9 +59,6 @@ BLAS := $(if $(filter Darwin,$(UNAME_S)),accelerate,openblas)
 endif
 ifneq ($(filter 1 openblas,$(BLAS)),)
 BLAS_CFLAGS := -DANELINT_BLAS=2
-# dlopen is in the C library of glibc >= 2.34, musl and macOS; older glibc needs -ldl
-BLAS_LIBS   := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen("x", RTLD_NOW) != 0; }\n' | \
-	$(CC) -x c -o /dev/null - >/dev/null 2>&1 || echo -ldl)
 else ifeq ($(BLAS),accelerate)
 # tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
 BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate
@@ -69,8 +66,12 @@ BLAS_LIBS   := -framework Accelerate
 else ifeq ($(filter 0 none,$(BLAS)),)
 $(error BLAS=$(BLAS): use accelerate, openblas or none)
 endif
+# dlopen (src/base/platform.c) is in the C library of glibc >= 2.34, musl and
+# macOS; an older glibc needs -ldl.
+DL_LIBS := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen("x", RTLD_NOW) != 0; }\n' | \
+	$(CC) -x c -o /dev/null - >/dev/null 2>&1 || echo -ldl)
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
-LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm -pthread
+LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) $(DL_LIBS) -lm -pthread
 
 LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -146,7 +147,7 @@ $(BUILD)/anelint.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: anelint' 'Description: predicts where Core ML runs each layer (Apple Neural Engine, GPU, CPU)' \
 		'Version: $(VERSION)' 'Requires.private: json-c' 'Libs: -L$${libdir} -lanelint' \
-		'Libs.private: $(BLAS_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
+		'Libs.private: $(BLAS_LIBS) $(DL_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
 
 INSTALL_DOCS = $(BUILD)/share/anelint.1 $(BUILD)/share/anelint.bash $(BUILD)/share/_anelint $(BUILD)/share/anelint.fish
 install: $(BUILD)/anelint $(BUILD)/libanelint.a $(BUILD)/$(SHLIB_REAL) $(BUILD)/anelint.pc $(INSTALL_DOCS)
