@@ -54,8 +54,8 @@ static enum al_status map_rel(struct al_mlmodelc_file *f, struct al_model *m, co
 	enum al_status st = ali_mlmodelc_locate(m, dir, dir_real, rel, real, &f->shown, &f->present, d);
 	if (st || !f->present)
 		return st;
-	st = keep_open ? ali_map_file_open(real, f->shown, &f->map, d) : ali_map_file(real, f->shown, &f->map, d);
-	return st;
+	return keep_open ? ali_map_file_open(real, f->shown, &f->map, d)
+			 : ali_map_file(real, f->shown, &f->map, d);
 }
 
 enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
