@@ -258,7 +258,7 @@ check-accelerate: $(BUILD)/libanelint.a
 	@! nm $(BUILD)/accelerate/kernels.o | grep -q openblas_set_num_threads
 	@nm $(BUILD)/accelerate/kernels.o | grep -q ' U cblas_sgemm'
 	$(CC) $(CFLAGS) -o $(BUILD)/accelerate/test_kernels tests/unit/test_kernels.c $(BUILD)/accelerate/kernels.o \
-		$(BUILD)/libanelint.a $(JSON_LIBS) -lopenblas -lm $(CMOCKA_LIBS)
+		$(BUILD)/libanelint.a $(JSON_LIBS) -lopenblas $(DL_LIBS) -lm $(CMOCKA_LIBS)
 	$(BUILD)/accelerate/test_kernels >$(BUILD)/accelerate/test_kernels.log 2>&1 || { cat $(BUILD)/accelerate/test_kernels.log; exit 1; }
 	@echo "accelerate: kernels.c through tools/accelerate/cblas.h calls cblas_sgemm; test_kernels passes"
 
