@@ -6,7 +6,8 @@
 # `make install` (PREFIX, DESTDIR) installs the CLI, the static and shared library, the
 # header, anelint.pc, the man page and shell completions; `make uninstall` removes them.
 # Dependencies (Debian): libjson-c-dev (Manifest.json, JSON reports), libcmocka-dev (tests),
-# libopenblas-dev (optional: fast matmul/conv for `anelint run`; BLAS=none to build without).
+# OpenBLAS at run time (optional: libopenblas0, fast matmul/conv for `anelint run`, loaded
+# only by it; BLAS=none to build without).
 # macOS: Homebrew json-c and pkg-config; BLAS=accelerate is the default there (README).
 # PORTABLE=1 builds the portable fallbacks of the Linux-only calls (src/base/platform.c).
 
@@ -39,37 +40,25 @@ INFORMATION_URI ?=
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSON_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-# BLAS (ali_gemm -> cblas_sgemm): BLAS=accelerate (Apple's Accelerate; the
-# default on macOS), BLAS=openblas (the default on Linux when OpenBLAS links: a
-# probe compiles and links a call of cblas_sgemm and openblas_set_num_threads
-# through pkg-config's flags or plain -lopenblas), BLAS=none (the portable loops;
-# also 0, and 1 means openblas). Without libopenblas-dev the default is none, with
-# a message: Debian's reference libblas-dev has a cblas.h too, but no
-# openblas_set_num_threads (linking against it failed) and a Fortran sgemm slower
-# than the portable loop. After switching, `make clean` (objects do not track the flag).
-OPENBLAS_PC_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
-OPENBLAS_PC_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+# BLAS (ali_gemm -> cblas_sgemm): BLAS=openblas (the default on Linux; also 1):
+# nothing is linked, the interpreter loads OpenBLAS (libopenblas.so.0) at its
+# first matrix product through dlopen, so check, plan and report neither map it
+# nor start its threads, and without the library (or with ANELINT_BLAS=none in
+# the environment) it runs its own loops: no header or library is needed to
+# build (src/interp/kernels.c). BLAS=accelerate (the default on macOS): Apple's
+# Accelerate, linked. BLAS=none (also 0): the loops only, no dlopen. After
+# switching, `make clean` (objects do not track the flag).
+# libopenblas.so.0 is whichever variant Debian's alternatives select: keep the
+# pthread one (libopenblas0-pthread), not libopenblas0-serial, though the pthread
+# variant starts workers as it loads (kernels.c stops them): the serial build is
+# not safe to call from several threads at once, and ali_gemm splits a product
+# over the interpreter's pool (tried: ResNet-18 gave wrong results in 2 of 30 runs
+# at 2 threads).
 ifeq ($(origin BLAS),undefined)
-ifeq ($(UNAME_S),Darwin)
-BLAS := accelerate
-else
-BLAS := $(shell printf '\043include <cblas.h>\nint main(void) { float a = 1, c = 0; openblas_set_num_threads(1); \
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &a, 1, 0.0f, &c, 1); return c != 1; }\n' | \
-	$(CC) -x c -Werror=implicit-function-declaration $(OPENBLAS_PC_CFLAGS) -o /dev/null - \
-	$(OPENBLAS_PC_LIBS) >/dev/null 2>&1 && echo openblas || echo none)
-ifeq ($(BLAS),none)
-$(info anelint: OpenBLAS not found (Debian: apt-get install libopenblas-dev): building with BLAS=none, the interpreter's own matrix loops)
+BLAS := $(if $(filter Darwin,$(UNAME_S)),accelerate,openblas)
 endif
-endif
-endif
-# Not Debian's single-threaded OpenBLAS (libopenblas-serial-dev), though the
-# pthread variant's workers busy-wait ~0.1 s after the library loads, even in
-# `check`: the serial build is not safe to call from several threads at once,
-# and ali_gemm splits a product over the interpreter's pool (tried: ResNet-18
-# gave wrong results in 2 of 30 runs at 2 threads).
 ifneq ($(filter 1 openblas,$(BLAS)),)
-BLAS_CFLAGS := -DANELINT_BLAS=1 $(OPENBLAS_PC_CFLAGS)
-BLAS_LIBS   := $(OPENBLAS_PC_LIBS)
+BLAS_CFLAGS := -DANELINT_BLAS=2
 else ifeq ($(BLAS),accelerate)
 # tools/accelerate/cblas.h includes Accelerate's own cblas.h under the usual name.
 BLAS_CFLAGS := -DANELINT_BLAS=1 -Itools/accelerate
@@ -77,8 +66,12 @@ BLAS_LIBS   := -framework Accelerate
 else ifeq ($(filter 0 none,$(BLAS)),)
 $(error BLAS=$(BLAS): use accelerate, openblas or none)
 endif
+# dlopen (src/base/platform.c) is in the C library of glibc >= 2.34, musl and
+# macOS; an older glibc needs -ldl.
+DL_LIBS := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen("x", RTLD_NOW) != 0; }\n' | \
+	$(CC) -x c -o /dev/null - >/dev/null 2>&1 || echo -ldl)
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
-LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) -lm -pthread
+LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) $(DL_LIBS) -lm -pthread
 
 LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -154,7 +147,7 @@ $(BUILD)/anelint.pc: FORCE
 	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 		'Name: anelint' 'Description: predicts where Core ML runs each layer (Apple Neural Engine, GPU, CPU)' \
 		'Version: $(VERSION)' 'Requires.private: json-c' 'Libs: -L$${libdir} -lanelint' \
-		'Libs.private: $(BLAS_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
+		'Libs.private: $(BLAS_LIBS) $(DL_LIBS) -lm' 'Cflags: -I$${includedir}' >$@
 
 INSTALL_DOCS = $(BUILD)/share/anelint.1 $(BUILD)/share/anelint.bash $(BUILD)/share/_anelint $(BUILD)/share/anelint.fish
 install: $(BUILD)/anelint $(BUILD)/libanelint.a $(BUILD)/$(SHLIB_REAL) $(BUILD)/anelint.pc $(INSTALL_DOCS)
@@ -265,7 +258,7 @@ check-accelerate: $(BUILD)/libanelint.a
 	@! nm $(BUILD)/accelerate/kernels.o | grep -q openblas_set_num_threads
 	@nm $(BUILD)/accelerate/kernels.o | grep -q ' U cblas_sgemm'
 	$(CC) $(CFLAGS) -o $(BUILD)/accelerate/test_kernels tests/unit/test_kernels.c $(BUILD)/accelerate/kernels.o \
-		$(BUILD)/libanelint.a $(JSON_LIBS) -lopenblas -lm $(CMOCKA_LIBS)
+		$(BUILD)/libanelint.a $(JSON_LIBS) -lopenblas $(DL_LIBS) -lm $(CMOCKA_LIBS)
 	$(BUILD)/accelerate/test_kernels >$(BUILD)/accelerate/test_kernels.log 2>&1 || { cat $(BUILD)/accelerate/test_kernels.log; exit 1; }
 	@echo "accelerate: kernels.c through tools/accelerate/cblas.h calls cblas_sgemm; test_kernels passes"
 

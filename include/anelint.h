@@ -973,10 +973,13 @@ AL_API void al_outputs_free(struct al_named_tensor *outs, size_t n);
 /* Stop the BLAS library's own worker threads and keep it at one thread. The
  * interpreter splits its matrix products over its own pool and never needs them,
  * but OpenBLAS's threaded build starts one per core when it is loaded, and they
- * spin for about 0.1 s: a process that analyses a model and runs nothing pays for
- * them (the anelint CLI calls this first; bench/llm_check.sh measures it). A
- * process that shares the BLAS library with other code using its threads (numpy on
- * Debian's OpenBLAS) should not call it. Nothing without OpenBLAS. */
+ * spin for about 0.1 s. The library loads OpenBLAS itself (dlopen) at the
+ * interpreter's first matrix product and does this then, so a process that only
+ * analyses models never loads it; calling this is needed only after something
+ * else raised OpenBLAS's thread count, and does nothing before the load or
+ * without OpenBLAS. A process that shares the BLAS library with other code
+ * using its threads (numpy on Debian's OpenBLAS: the same libopenblas.so.0)
+ * finds it held at one thread once the interpreter has run, as before. */
 AL_API void al_blas_release_threads(void);
 /* A random input for feature f: its default shape (flexible dims at their default
  * size), uniform [0,1) floats (images: uint8 pixels [H,W,C]; int features: 0..9),

@@ -35,6 +35,8 @@ LINUX_ONLY = {
     "struct stat's Linux time fields (macOS: st_mtimespec)": r"\bst_[acm]tim\b",
     "sprintf/vsprintf (deprecated in Apple's SDK: an error under -Werror; snprintf)":
         r"\b(v?sprintf)\s*\(",
+    "dynamic loading (a system may have no loader: ali_dl_open, with the caller's fallback)":
+        r"\bdl(open|sym|close|error)\s*\(|#\s*include\s*<dlfcn\.h>",
     "C11 threads (macOS has none: POSIX threads)": r"#\s*include\s*<threads\.h>|\b(thrd|mtx|cnd|tss)_[a-z]+\b",
 }
 # (file, name): where a match is allowed, and why

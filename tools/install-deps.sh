@@ -4,8 +4,9 @@
 # Safe to run again; skips packages already installed. Runs apt-get through sudo when not root.
 #   (always) building: gcc, make, pkg-config, libjson-c-dev (Manifest.json, JSON reports)
 #   --test   what the tests need (README's test command, .ci/run):
-#            libcmocka-dev (unit tests), libopenblas-dev (the BLAS build CI tests; optional
-#            otherwise: BLAS=none), protobuf-compiler (protoc --decode_raw cross-checks),
+#            libcmocka-dev (unit tests), libopenblas-dev (OpenBLAS, which `anelint run`
+#            loads at run time; optional otherwise: the interpreter's loops; CI tests both),
+#            protobuf-compiler (protoc --decode_raw cross-checks),
 #            python3 (fixture generator), clang + libclang-rt-14-dev (libFuzzer harnesses),
 #            strace (tests/nowrite.sh: the input is never opened for writing),
 #            python3-jsonschema (tests/plan_corpus.sh validates JSON output against docs/schema/),

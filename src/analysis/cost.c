@@ -258,12 +258,11 @@ static uint64_t value_bytes(const struct al_model *m, al_span v)
 	if (pb_get_bytes(v, 5, &bfv)) {
 		uint64_t off = 0;
 		pb_get_varint(bfv, 2, &off);
-		const uint8_t *w = m->weights.p;
-		size_t size = m->weights.n;
-		if (!w || off > size || size - off < 64 || al_rd32le(w + off) != 0xDEADBEEFu)
+		uint8_t md[AL_BLOB_META]; /* pread: no weight page faulted in */
+		if (!ali_weights_meta(m, off, md) || al_rd32le(md) != 0xDEADBEEFu)
 			return 0;
-		uint64_t n = al_rd64le(w + off + 8);
-		return n <= size ? n : 0;
+		uint64_t n = al_rd64le(md + 8);
+		return n <= m->weights.n ? n : 0;
 	}
 	if (!pb_get_bytes(v, 3, &iv))
 		return 0;

@@ -97,8 +97,20 @@ struct al_map {
 	size_t len;
 	void *guarded;     /* guard-page mode: the anonymous region holding the copy */
 	size_t guarded_len;
+	int fd;            /* ali_map_file_open: the file, kept open for ali_map_read */
+	bool fd_open;      /* false: fd means nothing (a zeroed al_map has none) */
 };
 enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
+/* ali_map_file, keeping the file open so that small records can be read with
+ * pread (ali_map_read) instead of through the mapping: a fault on a mapping maps
+ * the neighbouring pages the page cache holds too (fault-around), so what a few
+ * 64-byte reads add to RSS would depend on the page cache's state. Not kept in
+ * the guard-page mode (the copy is read instead) or for an empty file. */
+enum al_status ali_map_file_open(const char *path, const char *shown, struct al_map *m, al_diags *d);
+/* n bytes at offset off of the mapped file into buf: pread when m keeps the file
+ * open, else a copy from m->s. False when [off, off + n) is not inside m->s, or
+ * the read failed or came up short (the file shrank). */
+bool ali_map_read(const struct al_map *m, uint64_t off, void *buf, size_t n);
 void ali_unmap(struct al_map *m);
 /* The guard-page test mode: on when the environment has ANELINT_GUARD_MAPS=1 (read
  * once, at the first call) or the library was built with -DAL_GUARD_MAPS. Then
@@ -183,6 +195,13 @@ void ali_advise_huge(void *p, size_t n);     /* back untouched anonymous memory 
  * in. False where the system does not count them (AL_PORTABLE builds). */
 bool ali_fault_count(uint64_t *out);
 void ali_keep_freed_memory(void); /* glibc: no heap trimming per op (mallopt) */
+/* A shared library loaded at run time (dlopen, RTLD_NOW | RTLD_LOCAL: its symbols
+ * stay its own) and its functions; NULL where it is absent, a symbol is missing
+ * or the system has no dynamic loader (built with -DAL_NO_DLOPEN). */
+typedef void (*ali_dl_fn)(void);
+void *ali_dl_open(const char *name);
+ali_dl_fn ali_dl_sym(void *lib, const char *name); /* cast to the function's own type */
+void ali_dl_close(void *lib);
 /* Sort with a context pointer (qsort_r differs between glibc and BSD/macOS). */
 void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
 		void *ctx);

@@ -3,7 +3,8 @@
  * Every file anelint reads (model, Manifest, weights, .npy, rules file, the
  * source of a copy) is opened by ali_open_regular, which refuses what is not a
  * regular file: a FIFO or a device must not hang a run. ali_map_file maps what
- * it opened.
+ * it opened; ali_map_file_open keeps it open too, for ali_map_read (pread of a
+ * record without touching the mapping: weight.bin's blob metadata).
  *
  * The guard-page test mode (ANELINT_GUARD_MAPS=1, or built with -DAL_GUARD_MAPS):
  * a file mapping ends wherever the file does, and the rest of its last page reads
@@ -192,7 +193,8 @@ static bool guarded_read(int fd, size_t n, struct al_map *m)
 
 /* ================================================================ mappings */
 
-enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
+static enum al_status map_file(const char *path, const char *shown, struct al_map *m, bool keep_open,
+			       al_diags *d)
 {
 	memset(m, 0, sizeof *m);
 	const char *name = shown ? shown : path;
@@ -232,13 +234,51 @@ enum al_status ali_map_file(const char *path, const char *shown, struct al_map *
 		m->len = (size_t)st.st_size;
 		m->s.p = p;
 		m->s.n = m->len;
+		if (keep_open) {
+			m->fd = fd;
+			m->fd_open = true;
+			return AL_OK;
+		}
 	}
 	close(fd);
 	return AL_OK;
 }
 
+enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d)
+{
+	return map_file(path, shown, m, false, d);
+}
+
+enum al_status ali_map_file_open(const char *path, const char *shown, struct al_map *m, al_diags *d)
+{
+	return map_file(path, shown, m, true, d);
+}
+
+bool ali_map_read(const struct al_map *m, uint64_t off, void *buf, size_t n)
+{
+	if (off > m->s.n || n > m->s.n - off)
+		return false;
+	if (!m->fd_open) {
+		memcpy(buf, m->s.p + off, n);
+		return true;
+	}
+	/* the mapping covers the file as it was when mapped: a file that has
+	 * shrunk since reads short, and is reported so, never past its end */
+	for (size_t k = 0; k < n;) {
+		ssize_t got = pread(m->fd, (uint8_t *)buf + k, n - k, (off_t)(off + k));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		k += (size_t)got;
+	}
+	return true;
+}
+
 void ali_unmap(struct al_map *m)
 {
+	if (m->fd_open)
+		close(m->fd);
 	ali_guard_remove(m->s.p);
 	if (m->base)
 		munmap(m->base, m->len);

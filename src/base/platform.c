@@ -23,7 +23,11 @@
  *   ali_fault_count      getrusage's ru_minflt + ru_majflt on Linux; else
  *                        false (callers then assume pages may have come in)
  *   ali_sort_r           a heap sort with a context pointer: qsort_r's argument
- *                        order differs between glibc and macOS/BSD, so none. */
+ *                        order differs between glibc and macOS/BSD, so none.
+ *   ali_dl_open/_sym     dlopen(RTLD_NOW | RTLD_LOCAL) and dlsym (<dlfcn.h>:
+ *                        glibc, musl, macOS; -DAL_NO_DLOPEN or no header: NULL,
+ *                        and the caller runs without the library: the
+ *                        interpreter's own loops instead of OpenBLAS). */
 #include "base.h"
 
 #include <errno.h>
@@ -40,6 +44,18 @@
 #include <malloc.h> /* mallopt */
 #else
 #define HAVE_LINUX_CALLS 0
+#endif
+
+/* Not Linux-only (POSIX), but not every system has a dynamic loader: the
+ * interpreter loads BLAS at its first product, and without one uses its loops. */
+#if !defined(AL_NO_DLOPEN) && defined(__has_include)
+#if __has_include(<dlfcn.h>)
+#define HAVE_DLOPEN 1
+#include <dlfcn.h>
+#endif
+#endif
+#ifndef HAVE_DLOPEN
+#define HAVE_DLOPEN 0
 #endif
 
 /* Keep freed memory in the process instead of giving it back to the kernel
@@ -212,4 +228,41 @@ void ali_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 		swap_bytes(v, v + end * size, size);
 		sift_down(v, 0, end, size, cmp, ctx);
 	}
+}
+
+void *ali_dl_open(const char *name)
+{
+#if HAVE_DLOPEN
+	return name && *name ? dlopen(name, RTLD_NOW | RTLD_LOCAL) : NULL;
+#else
+	(void)name;
+	return NULL;
+#endif
+}
+
+ali_dl_fn ali_dl_sym(void *lib, const char *name)
+{
+	ali_dl_fn fn = NULL;
+#if HAVE_DLOPEN
+	void *p = lib ? dlsym(lib, name) : NULL;
+	/* POSIX guarantees a function's address survives the trip through void *;
+	 * ISO C has no conversion between the two, so copy the bits */
+	_Static_assert(sizeof p == sizeof fn, "function and object pointers differ in size");
+	if (p)
+		memcpy(&fn, &p, sizeof fn);
+#else
+	(void)lib;
+	(void)name;
+#endif
+	return fn;
+}
+
+void ali_dl_close(void *lib)
+{
+#if HAVE_DLOPEN
+	if (lib)
+		(void)dlclose(lib);
+#else
+	(void)lib;
+#endif
 }

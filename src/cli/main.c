@@ -74,7 +74,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* nothing here uses OpenBLAS's own threads (run splits its products over the
-	 * interpreter's pool): stop the ones it started at load before they spin */
+	 * interpreter's pool): a no-op since the interpreter loads OpenBLAS itself,
+	 * at its first product, and stops them then (src/interp/kernels.c) */
 	al_blas_release_threads();
 	const char *name = argv[1];
 	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {

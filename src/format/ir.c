@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ir.c: what the loaders use to build the model IR (sub-model list, the node
- * budget, trimming the resident pages of the mappings) and the small name
- * tables of the public API. Nothing here opens a file or parses bytes. */
+ * budget, trimming the resident pages of the mappings, reading a record of a
+ * mapped file with pread: ali_weights_meta) and the small name tables of the
+ * public API. Nothing here opens a file or parses bytes. */
 #include "model.h"
 
 #include <string.h>
@@ -42,6 +43,23 @@ void ali_model_trim(const struct al_model *m)
 			ali_advise_dontneed(m->maps[i].base, m->maps[i].len);
 	/* the madvise calls themselves take no faults; counted after them all the same */
 	mm->trim_counted = counted && ali_fault_count(&mm->trim_faults);
+}
+
+bool ali_model_bytes_read(const struct al_model *m, al_span bytes, uint64_t off, void *buf, size_t n)
+{
+	if (!m || off > bytes.n || n > bytes.n - off)
+		return false;
+	/* the map that holds them, when it keeps its file open: pread */
+	for (int i = 0; i < m->n_maps; i++)
+		if (m->maps[i].s.p == bytes.p && m->maps[i].s.n == bytes.n)
+			return ali_map_read(&m->maps[i], off, buf, n);
+	memcpy(buf, bytes.p + off, n);
+	return true;
+}
+
+bool ali_weights_meta(const struct al_model *m, uint64_t offset, uint8_t out[AL_BLOB_META])
+{
+	return m && m->weights.n && ali_model_bytes_read(m, m->weights, offset, out, AL_BLOB_META);
 }
 
 bool ali_model_reserve_nodes(struct al_model *m, size_t n)

@@ -786,7 +786,6 @@ static int ref_cmp(const void *a, const void *b)
  * count its data bytes. Reads 64 bytes of weight.bin, nothing else. */
 static void check_blob(struct walk *w, const struct blob_ref *r)
 {
-	const uint8_t *p = w->m->weights.p;
 	size_t size = w->m->weights.n;
 	const char *wf = w->m->weights_path ? w->m->weights_path : "weights/weight.bin";
 	const char *op = r->node->name;
@@ -797,7 +796,13 @@ static void check_blob(struct walk *w, const struct blob_ref *r)
 		     op, (unsigned long long)o, size);
 		return;
 	}
-	const uint8_t *md = p + o;
+	uint8_t md[BLOB_META]; /* pread, not a fault on the mapping (issue #34) */
+	if (!ali_weights_meta(w->m, o, md)) {
+		diag(w, AL_SEV_ERROR, wf, o, r->where, op,
+		     "op %s: cannot read the blob metadata at offset %llu of weight.bin", op,
+		     (unsigned long long)o);
+		return;
+	}
 	uint32_t sentinel = al_rd32le(md), bdt = al_rd32le(md + 4);
 	if (sentinel != BLOB_SENTINEL) {
 		diag(w, AL_SEV_ERROR, wf, o, r->where, op,

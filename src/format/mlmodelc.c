@@ -228,7 +228,8 @@ static enum al_status build_mil(struct cc *c, const char *rel, struct al_buf *mo
 	}
 	if (c->m->n_maps >= AL_MAX_MAPS)
 		return fail(c, AL_E_IO, c->dir, UINT64_MAX, "too many mapped files");
-	st = ali_mlmodelc_map(&f, c->m, c->dir, path, c->d);
+	/* kept open: blob metadata is read with pread (ali_weights_meta) */
+	st = ali_mlmodelc_map_open(&f, c->m, c->dir, path, c->d);
 	if (st || !f.present)
 		return st;
 	c->m->maps[c->m->n_maps++] = f.map;

@@ -27,6 +27,9 @@ enum al_status ali_mlmodelc_locate(struct al_model *m, const char *dir, const ch
 				   al_diags *d);
 enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
 				const char *rel, al_diags *d);
+/* The same, keeping the file open for ali_map_read (weight.bin: ali_map_file_open). */
+enum al_status ali_mlmodelc_map_open(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
+				     const char *rel, al_diags *d);
 /* Parse a JSON document (bounded size and depth); NULL with an error in d. */
 struct json_object *ali_json_read(al_span s, const char *shown, al_diags *d);
 

@@ -41,8 +41,8 @@ enum al_status ali_mlmodelc_locate(struct al_model *m, const char *dir, const ch
 	return AL_OK;
 }
 
-enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
-				const char *rel, al_diags *d)
+static enum al_status map_rel(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
+			      const char *rel, bool keep_open, al_diags *d)
 {
 	char dir_real[PATH_MAX], real[PATH_MAX];
 	memset(f, 0, sizeof *f);
@@ -54,8 +54,20 @@ enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, 
 	enum al_status st = ali_mlmodelc_locate(m, dir, dir_real, rel, real, &f->shown, &f->present, d);
 	if (st || !f->present)
 		return st;
-	st = ali_map_file(real, f->shown, &f->map, d);
-	return st;
+	return keep_open ? ali_map_file_open(real, f->shown, &f->map, d)
+			 : ali_map_file(real, f->shown, &f->map, d);
+}
+
+enum al_status ali_mlmodelc_map(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
+				const char *rel, al_diags *d)
+{
+	return map_rel(f, m, dir, rel, false, d);
+}
+
+enum al_status ali_mlmodelc_map_open(struct al_mlmodelc_file *f, struct al_model *m, const char *dir,
+				     const char *rel, al_diags *d)
+{
+	return map_rel(f, m, dir, rel, true, d);
 }
 
 /* A JSON document of at most JSON_MAX bytes, JSON_DEPTH deep. */

@@ -251,7 +251,8 @@ static enum al_status load_weights(struct pkg *p, const char *rel, const char *d
 	if (m->n_maps >= AL_MAX_MAPS)
 		return fail(p, AL_E_IO, path, UINT64_MAX, NULL, "too many mapped files");
 	struct al_map *map = &m->maps[m->n_maps];
-	enum al_status st = ali_map_file(real, path, map, p->d);
+	/* kept open: blob metadata is read with pread (ali_weights_meta) */
+	enum al_status st = ali_map_file_open(real, path, map, p->d);
 	if (st)
 		return st;
 	m->n_maps++;
@@ -266,11 +267,17 @@ enum al_status ali_weights_attach(struct al_model *m, al_span bytes, const char 
 		ali_diag_add(d, AL_SEV_WARNING, path, UINT64_MAX, NULL, NULL, "weight.bin is empty");
 		return AL_OK;
 	}
-	const uint8_t *b = bytes.p;
+	uint8_t b[8]; /* count, version: read, not faulted in (ali_weights_meta) */
 	if (n < STORAGE_HEADER) {
 		ali_diag_add(d, AL_SEV_ERROR, path, 0, NULL, NULL,
 			    "weight.bin is %zu bytes, shorter than its %d-byte header", n, STORAGE_HEADER);
 		return AL_E_FORMAT;
+	}
+	errno = 0; /* a short read (the file shrank) sets none */
+	if (!ali_model_bytes_read(m, bytes, 0, b, sizeof b)) {
+		ali_diag_add(d, AL_SEV_ERROR, path, 0, NULL, NULL,
+			    "cannot read weight.bin's header: %s", strerror(errno ? errno : EIO));
+		return AL_E_IO;
 	}
 	uint32_t count = al_rd32le(b), version = al_rd32le(b + 4);
 	if (version != STORAGE_VERSION) {

@@ -411,8 +411,20 @@ long ali_mil_value_floats(al_span v, float *out, size_t max);
  * scalar integer Values. */
 long ali_mil_value_strings(al_span v, al_span *out, size_t max);
 long ali_mil_value_list_ints(al_span v, int64_t *out, size_t max);
+/* The 64-byte blob_metadata record at `offset` of m's weight.bin into out
+ * (ir.c, beside ali_model_trim): read with pread where the file is kept open (packages,
+ * compiled models), so that checking a model faults in no weight page and its
+ * peak RSS is the same whatever of weight.bin the page cache holds; copied
+ * from the bytes otherwise (al_model_open_buffer, the guard-page mode). False
+ * when the record does not fit inside weight.bin or could not be read. */
+#define AL_BLOB_META 64
+/* n bytes at off of `bytes`, one of m's mapped files (or a part of one that
+ * starts where it does): pread when its map keeps the file open, else a copy. */
+bool ali_model_bytes_read(const struct al_model *m, al_span bytes, uint64_t off, void *buf, size_t n);
+bool ali_weights_meta(const struct al_model *m, uint64_t offset, uint8_t out[AL_BLOB_META]);
 /* The data bytes and MIL dtype of the blob whose metadata is at `offset` of m's
- * weight.bin; NULL, else why not (one phrase). */
+ * weight.bin; NULL, else why not (one phrase). Reads through the mapping: for
+ * the callers that read the data next (the interpreter, rewrites). */
 const char *ali_mil_blob(const struct al_model *m, uint64_t offset, al_span *data, int *dtype);
 
 #endif

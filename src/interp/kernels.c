@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* kernels.c: the interpreter's dense maths: fp16 rounding, matrix product
- * (OpenBLAS when built with ANELINT_BLAS=1, else a blocked loop), 2-D
+ * (OpenBLAS, loaded by the first product, or Accelerate; else a blocked loop), 2-D
  * convolution and its transpose (im2col / col2im around ali_gemm, depthwise as a
  * direct loop), pooling and resampling. The contract is kernels.h.
  *
@@ -17,11 +17,26 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(ANELINT_BLAS) && ANELINT_BLAS
+/* Where cblas_sgemm comes from (the Makefile's BLAS=):
+ *   ANELINT_BLAS=2 (openblas, Linux's default): OpenBLAS loaded at run time
+ *     (ali_dl_open) by the first product, so the commands that never multiply
+ *     (check, plan, report) neither map it nor start its threads; when it is
+ *     absent, or ANELINT_BLAS=none is in the environment, the loops run;
+ *   ANELINT_BLAS=1 (accelerate, macOS's default): linked, through <cblas.h>
+ *     (tools/accelerate/cblas.h); its threads are its own;
+ *   else (none): the loops. */
+#if defined(ANELINT_BLAS) && ANELINT_BLAS == 2
+#define AL_BLAS_DLOPEN 1
+#define AL_BLAS_LINKED 0
+#include <pthread.h>
+#include <stdlib.h>
+#elif defined(ANELINT_BLAS) && ANELINT_BLAS
+#define AL_BLAS_DLOPEN 0
+#define AL_BLAS_LINKED 1
 #include <cblas.h>
-#define AL_HAVE_BLAS 1
 #else
-#define AL_HAVE_BLAS 0
+#define AL_BLAS_DLOPEN 0
+#define AL_BLAS_LINKED 0
 #endif
 
 #define AL_MAX_THREADS 64 /* the pool's cap (pool.c) */
@@ -236,7 +251,88 @@ void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha,
 #undef A_AT
 #undef B_AT
 
-/* One product on the calling thread: OpenBLAS, or the loop. */
+/* ------------------------------------------------------------------ BLAS at run time
+ * OpenBLAS through dlopen (AL_BLAS_DLOPEN): the first product (or
+ * ali_kernels_set_threads, which the interpreter calls before it runs) loads it,
+ * once per process. The library must export cblas_sgemm and
+ * openblas_set_num_threads: a CBLAS without the latter (Debian's reference
+ * libblas) cannot be held to one thread, and its Fortran sgemm is slower than
+ * the loop. The CBLAS standard fixes the enums' values, so no header is needed
+ * to build, and the library is only needed to run faster. */
+#if AL_BLAS_DLOPEN
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, CBLAS_TRANS = 112 };
+typedef void (*sgemm_fn)(int order, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+			 int lda, const float *B, int ldb, float beta, float *C, int ldc);
+typedef void (*set_threads_fn)(int n);
+typedef int (*shutdown_fn)(void);
+
+/* The names tried, in order, unless ANELINT_BLAS names one (a file name the
+ * loader searches for, or a path) or says none (none, off, 0). */
+static const char *const blas_names[] = {
+	"libopenblas.so.0",  /* Debian (its alternatives pick pthread or openmp), most Linux */
+	"libopenblasp.so.0", /* Fedora's pthread build */
+	"libopenblas.so",    /* a development link only */
+	"libopenblas.0.dylib", "/opt/homebrew/opt/openblas/lib/libopenblas.dylib",
+	"/usr/local/opt/openblas/lib/libopenblas.dylib", /* macOS with Homebrew, BLAS=openblas */
+};
+
+static struct {
+	sgemm_fn sgemm;               /* NULL: the loops */
+	set_threads_fn set_threads;
+	shutdown_fn shutdown;         /* NULL in builds without it */
+	bool loaded;                  /* written once, by blas_load */
+} blas;
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+
+/* Load one library; false (and unloaded) unless it has both functions. */
+static bool blas_try(const char *name)
+{
+	void *lib = ali_dl_open(name);
+	if (!lib)
+		return false;
+	sgemm_fn sgemm = (sgemm_fn)ali_dl_sym(lib, "cblas_sgemm");
+	set_threads_fn set_threads = (set_threads_fn)ali_dl_sym(lib, "openblas_set_num_threads");
+	if (!sgemm || !set_threads) {
+		ali_dl_close(lib);
+		return false;
+	}
+	/* One thread, and stop the workers the library started as it loaded (each
+	 * busy-waits ~0.1 s): products are split over the interpreter's pool
+	 * (ali_gemm); with the library's thread count at 1 no later call restarts
+	 * them. The library stays loaded until the process exits.
+	 * blas_thread_shutdown_ is exported by OpenBLAS's threaded builds, which
+	 * call it themselves before a fork; not in cblas.h, absent from others. */
+	set_threads(1);
+	shutdown_fn shutdown = (shutdown_fn)ali_dl_sym(lib, "blas_thread_shutdown_");
+	if (shutdown)
+		(void)shutdown();
+	blas.sgemm = sgemm;
+	blas.set_threads = set_threads;
+	blas.shutdown = shutdown;
+	return true;
+}
+
+static void blas_load(void)
+{
+	const char *want = getenv("ANELINT_BLAS");
+	if (want && *want) {
+		if (strcmp(want, "none") != 0 && strcmp(want, "off") != 0 && strcmp(want, "0") != 0)
+			(void)blas_try(want);
+	} else {
+		for (size_t i = 0; i < sizeof blas_names / sizeof blas_names[0] && !blas.sgemm; i++)
+			(void)blas_try(blas_names[i]);
+	}
+	blas.loaded = true;
+}
+
+static sgemm_fn blas_sgemm(void)
+{
+	(void)pthread_once(&blas_once, blas_load);
+	return blas.sgemm;
+}
+#endif
+
+/* One product on the calling thread: BLAS, or the loop. */
 static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		  size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
@@ -247,7 +343,7 @@ static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, c
 		ali_simd_gemv_t(N, K, alpha, A, B, ldb, beta, C);
 		return;
 	}
-#if AL_HAVE_BLAS
+#if AL_BLAS_DLOPEN || AL_BLAS_LINKED
 	/* cblas takes int sizes and rejects (via xerbla, which prints) leading
 	 * dimensions below max(1, row length): those cases, and the trivial ones,
 	 * go to the loop. */
@@ -255,9 +351,18 @@ static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, c
 	if (M && N && K && alpha != 0.0f && M <= INT_MAX && N <= INT_MAX && K <= INT_MAX &&
 	    lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX && lda >= acols && ldb >= bcols &&
 	    ldc >= N) {
+#if AL_BLAS_DLOPEN
+		sgemm_fn sgemm = blas_sgemm();
+		if (sgemm) {
+			sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS,
+			      (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+			return;
+		}
+#else
 		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
 			    (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 		return;
+#endif
 	}
 #endif
 	ali_gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -265,11 +370,12 @@ static void gemm1(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, c
 
 /* Whether the interpreter splits products over its own pool: yes without BLAS
  * and with OpenBLAS (whose threads are then set to one, so the two never
- * oversubscribe); a BLAS whose threads cannot be set (Accelerate) keeps its own. */
-#if !AL_HAVE_BLAS || defined(OPENBLAS_CONFIG_H)
-#define AL_POOL_GEMM 1
-#else
+ * oversubscribe); a BLAS whose threads cannot be set (Accelerate) keeps its own.
+ * Whether OpenBLAS was found does not matter: the blocks are the same. */
+#if AL_BLAS_LINKED
 #define AL_POOL_GEMM 0
+#else
+#define AL_POOL_GEMM 1
 #endif
 
 /* A product in fixed blocks, split over the pool. The sum an element of C gets
@@ -380,56 +486,50 @@ void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const
 
 bool ali_gemm_has_blas(void)
 {
-	return AL_HAVE_BLAS;
+#if AL_BLAS_DLOPEN
+	return blas_sgemm() != NULL;
+#else
+	return AL_BLAS_LINKED;
+#endif
 }
 
 const char *ali_gemm_blas_name(void)
 {
-#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
-	return "openblas";
-#elif AL_HAVE_BLAS
-	return "blas";
-#else
-	return "none";
-#endif
+	return ali_gemm_has_blas() ? (AL_BLAS_DLOPEN ? "openblas" : "blas") : "none";
 }
 
 void ali_kernels_set_threads(int n)
 {
 	ali_pool_set_threads(n);
-#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
-	/* the products are split over the pool (ali_gemm): OpenBLAS's own threads
-	 * would spin on the cores the pool's workers need */
-	openblas_set_num_threads(1);
+#if AL_BLAS_DLOPEN
+	/* the interpreter is about to run: load OpenBLAS now, on this thread, not
+	 * inside the first product's timing (it is then held to one thread: the
+	 * products are split over the pool, ali_gemm, and its own threads would
+	 * spin on the cores the pool's workers need) */
+	(void)blas_sgemm();
 #endif
 }
 
-#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H) && (defined(__GNUC__) || defined(__clang__))
-/* Exported by OpenBLAS's threaded builds, which call it themselves before a fork
- * to stop their workers; not in cblas.h, and absent from other builds: weak, so
- * a build without it links and al_blas_release_threads() only sets one thread. */
-extern int blas_thread_shutdown_(void) __attribute__((weak));
-#define AL_HAVE_BLAS_SHUTDOWN 1
-#else
-#define AL_HAVE_BLAS_SHUTDOWN 0
-#endif
-
 void al_blas_release_threads(void)
 {
-#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
-	/* one thread first: with blas_cpu_number at 1 no later call restarts them */
-	openblas_set_num_threads(1);
-#if AL_HAVE_BLAS_SHUTDOWN
-	if (blas_thread_shutdown_)
-		blas_thread_shutdown_();
-#endif
+#if AL_BLAS_DLOPEN
+	/* Loading stops them (blas_try); a later openblas_set_num_threads starts
+	 * them again (ali_blas_set_threads), so stop them again. Nothing loads
+	 * here: a command that never multiplies never maps the library. Not called
+	 * while kernels run (blas.loaded is then settled). */
+	if (blas.loaded && blas.set_threads) {
+		blas.set_threads(1);
+		if (blas.shutdown)
+			(void)blas.shutdown();
+	}
 #endif
 }
 
 void ali_blas_set_threads(int n)
 {
-#if AL_HAVE_BLAS && defined(OPENBLAS_CONFIG_H)
-	openblas_set_num_threads(n < 1 ? 1 : n);
+#if AL_BLAS_DLOPEN
+	if (blas_sgemm())
+		blas.set_threads(n < 1 ? 1 : n);
 #else
 	(void)n;
 #endif

@@ -16,9 +16,11 @@
  * ali_log_softmax, ali_layer_norm, ali_channel_affine, ali_l2_normalize, ali_cumsum,
  * ali_f16_round_array. Everything else needs distinct arrays.
  *
- * BLAS: ali_gemm() uses cblas_sgemm when the library was built with BLAS
- * (ANELINT_BLAS=1, OpenBLAS from Debian), else ali_gemm_naive(); both are kept so
- * tests can compare them. Kernels that need scratch memory take it from
+ * BLAS: ali_gemm() uses cblas_sgemm of OpenBLAS, loaded at the first product
+ * (BLAS=openblas, the default on Linux: dlopen, so commands that never multiply
+ * never map it; ANELINT_BLAS=none in the environment, or a path to load instead)
+ * or Accelerate (linked, BLAS=accelerate), else ali_gemm_naive(); both are kept
+ * so tests can compare them. Kernels that need scratch memory take it from
  * ali_malloc (hookable) and return false when it fails; the others cannot fail.
  */
 #ifndef ANELINT_KERNELS_H
@@ -62,18 +64,19 @@ void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
 void ali_gemm_naive(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 		   size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc);
+/* Whether products go to BLAS (loads OpenBLAS if not yet done). */
 bool ali_gemm_has_blas(void);
-/* "openblas", "blas" (another CBLAS, e.g. Accelerate) or "none". */
+/* "openblas", "blas" (Accelerate, linked) or "none" (also loads). */
 const char *ali_gemm_blas_name(void);
 /* Threads the kernels may use (1 = single-threaded): the interpreter's own pool
  * (pool.c, POSIX threads), which also splits ali_gemm's products (OpenBLAS is then
- * set to one thread: its spinning workers would take the cores the pool needs).
- * Until it is called, OpenBLAS uses its own default (OPENBLAS_NUM_THREADS, else
- * every core) and the kernels' own threading is off. Call it before running, not
+ * set to one thread as it loads: its spinning workers would take the cores the
+ * pool needs). It loads OpenBLAS (BLAS=openblas) if no product has yet. Until it
+ * is called the kernels' own threading is off. Call it before running, not
  * while kernels run. */
 void ali_kernels_set_threads(int n);
 int ali_kernels_threads(void);
-/* OpenBLAS's own threads alone; nothing without OpenBLAS. */
+/* OpenBLAS's own threads alone (loads it); nothing without OpenBLAS. */
 void ali_blas_set_threads(int n);
 /* Run fn(ctx, part, parts) for part = 0..parts-1, each on its own thread of the
  * interpreter's pool (part 0 on the caller), and return when all are done. One
