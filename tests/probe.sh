@@ -24,6 +24,7 @@
 #   ANELINT=build/anelint sh tests/probe.sh       (from the repo root)
 set -u
 A=${ANELINT:-build/anelint}
+case $A in /*) ;; */*) A=$(pwd)/$A ;; esac # the probes are read from inside their folder
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
