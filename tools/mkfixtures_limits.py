@@ -12,6 +12,7 @@ Small fp16 ML Programs whose sizes come from their declared shapes, never from s
   limit_attn_16k   the same over 16384 keys: between 8192 (compiled) and 32768 (ANE077 uncertain)
   limit_attn_8k    the same over 8192 keys: the length seen compiling (ANE077 silent)
   limit_sdpa_32k   scaled_dot_product_attention (iOS 18 opset) over 32768 keys (ANE077 fires)
+  limit_softmax_32k  a softmax over 32768 logits of a model input, no attention (ANE077 silent)
   limit_tensor_5568  a 1x1 conv 3 -> 8 channels over the 1x3x5568x5568 input of coremltools
                    #2247: a 496 MB output (ANE078 fires, uncertain)
   limit_tensor_4096  the same over 1x3x4096x4096: a 268 MB (256 MiB) output, the size seen
@@ -68,6 +69,15 @@ def sdpa(keys):
     return model(9, desc, 502, mil_program(inputs, ["out"], ops, opset="CoreML8"))
 
 
+def softmax_only(n):
+    X = [1, 8, n]
+    ops = [const("last", v_int_scalar(-1), ttype("int32", [])),
+           op("softmax", [("x", "x"), ("axis", "last")], [("y", f16(X))], name="logits_softmax")]
+    desc = description([array_feature("x", X, FLOAT16)], [array_feature("y", X, FLOAT16)],
+                       short=f"compile-limit fixture: a softmax over {n} logits, no attention")
+    return model(8, desc, 502, mil_program([("x", X)], ["y"], ops))
+
+
 def big_conv(side):
     """A 1x1 conv 3 -> 8 channels over a [1, 3, side, side] input."""
     X, Y = [1, 3, side, side], [1, 8, side, side]
@@ -102,6 +112,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for name, mb in (("limit_attn_32k", attention(32768)), ("limit_attn_16k", attention(16384)),
                      ("limit_attn_8k", attention(8192)), ("limit_sdpa_32k", sdpa(32768)),
+                     ("limit_softmax_32k", softmax_only(32768)),
                      ("limit_tensor_5568", big_conv(5568)), ("limit_tensor_4096", big_conv(4096)),
                      ("limit_lut8", lut8())):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb)

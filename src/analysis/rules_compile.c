@@ -20,30 +20,33 @@ static bool is_type(const struct al_node *n, const char *type)
 	return n->type && ali_str_eq(n->type, type);
 }
 
-/* Whether parameter `param` (binding k) of MIL op n is bound to a computed value: a name
- * that no const or constexpr_* op produces. */
-static bool computed_binding(const struct al_node *n, const char *param, uint32_t k)
+/* The op producing binding k of MIL op n's parameter `param`, or NULL (a function or block
+ * input, a literal, or no such binding); *bound says whether the binding names a value. */
+static const struct al_node *producer_at(const struct al_node *n, const char *param, uint32_t k,
+					 bool *bound)
 {
 	al_span name;
 	char buf[256];
-	if (ali_mil_param_binding(n, param, k, &name) != 1 || name.n == 0 || name.n >= sizeof buf)
-		return false;
-	memcpy(buf, name.p, name.n);
-	buf[name.n] = '\0';
-	const struct al_node *p = ali_mil_producer(n, buf);
-	return !p || !ali_node_is_const(p); /* no producer: a function or block input */
-}
-
-/* The op producing MIL op n's parameter `param` (its first binding), or NULL. */
-static const struct al_node *producer_of(const struct al_node *n, const char *param)
-{
-	al_span name;
-	char buf[256];
-	if (ali_mil_param_binding(n, param, 0, &name) != 1 || name.n == 0 || name.n >= sizeof buf)
+	*bound = ali_mil_param_binding(n, param, k, &name) == 1 && name.n > 0 && name.n < sizeof buf;
+	if (!*bound)
 		return NULL;
 	memcpy(buf, name.p, name.n);
 	buf[name.n] = '\0';
 	return ali_mil_producer(n, buf);
+}
+
+static const struct al_node *producer_of(const struct al_node *n, const char *param)
+{
+	bool bound;
+	return producer_at(n, param, 0, &bound);
+}
+
+/* Whether binding k of `param` is a computed value: a name no const or constexpr_* op makes. */
+static bool computed_binding(const struct al_node *n, const char *param, uint32_t k)
+{
+	bool bound;
+	const struct al_node *p = producer_at(n, param, k, &bound);
+	return bound && (!p || !ali_node_is_const(p));
 }
 
 /* Elements of a shape with every dim known, in double (dims may be huge); < 0 if unknown. */
@@ -108,7 +111,7 @@ static void find_attention(void *ctx, const struct al_node *n)
 			return;
 		scores = e / (double)q.dims[q.rank - 1] * (double)keys;
 	} else if (is_type(n, "softmax")) {
-		if (!ali_mil_param_shape(n, "x", &x) || x.rank < 2 || !score_product(n))
+		if (!ali_mil_param_shape(n, "x", &x) || x.rank < 2)
 			return;
 		int64_t axis = -1;
 		if (ali_mil_param_ints(n, "axis", &axis, 1) < 0)
@@ -119,7 +122,8 @@ static void find_attention(void *ctx, const struct al_node *n)
 			return;
 		keys = x.dims[axis];
 		scores = elements(&x);
-		if (keys <= 0 || scores < 0)
+		/* the producer search is linear in the graph: only for a softmax long enough */
+		if (keys <= ATTN_KEYS_COMPILED || keys <= best->keys || scores < 0 || !score_product(n))
 			return;
 	} else {
 		return;
