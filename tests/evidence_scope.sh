@@ -7,6 +7,8 @@
 #     CPU without the GPU (coremltools #2510, CPU_AND_NE);
 #   - up to iOS 16 an ML Program too small for the ANE (ANE071) runs on the GPU when the
 #     compute units allow it (coremltools #1761, iPhone 14), its CPU-only ops keep the CPU;
+#   - ANE048 (an in-graph KV-cache update) fires when attention reads the updated cache, not on
+#     a recurrent state written back by slice_update (tools/mkstate_fixtures.py);
 #
 #   ANELINT=build/anelint sh tests/evidence_scope.sh       (from the repo root)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, M failed".
@@ -57,6 +59,17 @@ expect "tiny ML Program, all, ios18: every op on the CPU" "$got" "cpu "
 # the CPU-only ops of a tiny model keep the CPU (smpanaro's macOS 13 reports)
 got=$(units $C/fix_mil_fill.mlpackage --os ios16 --compute-units all | tr ' ' '\n' | sed 's/.*=//' | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
 expect "tiny ML Program with CPU-only ops, all, ios16" "$got" "cpu:4 gpu:2 "
+
+# 3. ANE048: an MLState KV cache read by attention leaves the ANE (to the GPU); a recurrent
+#    state written back the same way (slice_update of a read_state, linear cells) stays on it
+O=tests/data/observed
+TYPES=
+for os in ios18 ios26; do
+	got=$(units $O/kv_cache_update_linear.mlpackage --target a17 --os $os | tr ' ' '\n' | sed 's/.*=//' | sort -u | tr '\n' ' ')
+	expect "KV cache read by attention, $os: the whole model on the GPU (ANE048)" "$got" "gpu "
+	got=$(units $O/recurrent_state_linear.mlpackage --target a17 --os $os | tr ' ' '\n' | sed 's/.*=//' | sort -u | tr '\n' ' ')
+	expect "recurrent state update, $os: on the ANE" "$got" "ane "
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -295,6 +295,12 @@ static const struct rcase cases[] = {
 	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", true},
 	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", false, "@ios17"},
 	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, NULL, "ANE048", false}, /* no state */
+	/* the cache read again by attention (q @ k^T) vs a recurrent state, also slice_update of a
+	 * read_state with linear cells, never multiplied by another activation (mkstate_fixtures.py) */
+	{OB("kv_cache_update_linear.mlpackage"), NULL, NULL, "ANE048", true},
+	{OB("kv_cache_update_linear.mlpackage"), NULL, NULL, "ANE048", true, "@ios26"},
+	{OB("recurrent_state_linear.mlpackage"), NULL, NULL, "ANE048", false},
+	{OB("recurrent_state_linear.mlpackage"), NULL, NULL, "ANE048", false, "@ios18"},
 	/* ---- ANE067 small scaled_dot_product_attention */
 	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", true},
 	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", false,
