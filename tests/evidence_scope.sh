@@ -9,6 +9,7 @@
 #     compute units allow it (coremltools #1761, iPhone 14), its CPU-only ops keep the CPU;
 #   - ANE048 (an in-graph KV-cache update) fires when attention reads the updated cache, not on
 #     a recurrent state written back by slice_update (tools/mkstate_fixtures.py);
+#   - check --os all / --target all mark an uncertain cell with '?';
 #
 #   ANELINT=build/anelint sh tests/evidence_scope.sh       (from the repo root)
 # Prints "ok NAME" or "FAIL NAME: why" per case, then "N passed, M failed".
@@ -70,6 +71,18 @@ for os in ios18 ios26; do
 	got=$(units $O/recurrent_state_linear.mlpackage --target a17 --os $os | tr ' ' '\n' | sed 's/.*=//' | sort -u | tr '\n' ' ')
 	expect "recurrent state update, $os: on the ANE" "$got" "ane "
 done
+
+# 4. the matrices of --os all / --target all mark an uncertain cell with '?': the range input
+#    (ANE040) is confident on iOS 16 and 26, its reports' releases, and uncertain elsewhere
+"$ANELINT" check --os all --fail-on never $C/fix_shape.mlmodel >"$T/m" 2>"$T/err"
+got=$(awk '$2 == "c1" { $1 = $2 = $3 = ""; print }' "$T/m" | tr -s ' ' | sed 's/^ //')
+expect "check --os all: uncertain cells marked" "$got" "cpu? cpu? cpu? cpu cpu? cpu? cpu cpu?"
+got=$(grep -c '? the verdict is uncertain there (the evidence does not reach that release): 2 layers' "$T/m")
+expect "check --os all: the '?' explained under the table" "$got" "1"
+"$ANELINT" check --target all --os ios18 --fail-on never $C/fix_shape.mlmodel >"$T/m" 2>"$T/err"
+got=$(awk '$2 == "c1" { $1 = $2 = $3 = ""; print }' "$T/m" | tr -s ' ' | sed 's/^ //')
+expect "check --target all on iOS 18 (outside ANE040's releases): every cell uncertain" "$got" \
+	"cpu? cpu? cpu? cpu? cpu? cpu?"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
