@@ -318,6 +318,9 @@ COMPUTE_UNITS = {
     # the compute plans put ops on the GPU, which only .all (or .cpuAndGPU) allows
     "fa-kokoro-istft-sourcegen": "all",
     "anemll-gemma-ffn-fallback": "all",
+    # coremltools #2510: "When using per_block quantization with compute_units="CPU_AND_ANE", the
+    # model falls back to CPU execution"
+    "ct2510-per-block-quant": "cpu-and-ne",
     # coreai-models #279 measured each asset with compute unit "Neural Engine" against "GPU"
     "coreai279-per-block-int8-ane": "cpu-and-ne",
     # coreai-models #205: --preferred-compute neural-engine is a preference; the failed ANE compile

@@ -174,6 +174,7 @@ struct work {
 	enum al_compute_units cu;     /* never AL_CU_DEFAULT */
 	bool gpu_fallback;            /* fallbacks the ANE cannot run go to the GPU */
 	bool tiny;                    /* ANE071 with gpu_fallback: every ANE region is too small */
+	bool tiny_to_gpu;             /* ANE071 up to iOS 16 with the GPU allowed: that work to the GPU */
 	uint8_t forced_unit;
 	const struct al_rule *model_rule;
 	/* per item, rewritten by every evaluation */
@@ -487,6 +488,12 @@ static void work_floor(struct work *w)
 			w->fin[i] = U_CPU;
 			w->place[i] = w->tiny ? AL_PLACE_MODEL : AL_PLACE_SMALL;
 		}
+	if (w->tiny_to_gpu) { /* up to iOS 16 (ct1761), see al_plan's ANE071 */
+		for (uint32_t i = 0; i < w->n_items; i++)
+			if (moved_small(w, i))
+				w->fin[i] = U_GPU;
+		return;
+	}
 	if (!w->gpu_fallback)
 		return;
 	/* With the GPU allowed and already running part of the sub-model, the work
@@ -1142,9 +1149,16 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 	p->gpu_fallback = w.gpu_fallback;
 	/* the whole model does too little work for the ANE (ANE071): with the GPU
 	 * taking the fallbacks, only the ANE work goes to the CPU */
-	if (w.model_rule && w.gpu_fallback && w.model_rule->id && strcmp(w.model_rule->id, "ANE071") == 0)
+	bool tiny_rule = w.model_rule && w.model_rule->id && strcmp(w.model_rule->id, "ANE071") == 0;
+	/* up to iOS 16, an ML Program too small for the ANE went to the GPU when the compute units
+	 * allowed it (coremltools #1761: a mul and a batched matmul on the GPU of an iPhone 14,
+	 * Xcode report), while its fallbacks kept the CPU (smpanaro's macOS 13 reports) */
+	bool old_gpu = (w.cu == AL_CU_ALL || w.cu == AL_CU_CPU_AND_GPU) && s->world == AL_WORLD_MIL &&
+		       p->os->ios < GPU_FALLBACK_IOS;
+	if (tiny_rule && (w.gpu_fallback || old_gpu)) {
 		w.tiny = true;
-	else if (w.model_rule) {
+		w.tiny_to_gpu = !w.gpu_fallback;
+	} else if (w.model_rule) {
 		w.forced = true;
 		enum al_unit u = w.model_rule->unit;
 		w.forced_unit = u == AL_UNIT_GPU || u == AL_UNIT_CPU ? (uint8_t)u

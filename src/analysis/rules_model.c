@@ -315,19 +315,113 @@ bool ali_rp_model_state_width(const struct al_rctx *c, char *reason, size_t cap)
 	return false;
 }
 
-/* slice_update whose data is a read_state: a KV cache updated inside the graph. */
-static bool state_slice_update(const struct al_node *n, const void *arg)
+/* The in-graph KV-cache update (ANE048) against a recurrent state update that looks alike.
+ * Both read an MLState and write part of it back with slice_update. A KV cache is then read
+ * by attention: the updated state (or a read_state of it) reaches, through view ops only, an
+ * operand of scaled_dot_product_attention or of a matmul / einsum of two activations (q @ k^T,
+ * coremltools #2553, mobius PR #77). A recurrent state (an RNN's hidden state, a conv state)
+ * is consumed by ops with weights (linear, conv) that compute its next value: no
+ * activation-by-activation product reads it. Bounded: the names followed are capped. */
+#define KV_MAX_NAMES 256
+
+struct kv_ctx {
+	const char *states[KV_MAX_NAMES]; /* states written back by slice_update */
+	const char *names[KV_MAX_NAMES];  /* values that are the cache or a view of it */
+	uint32_t n_states, n_names;
+	const struct al_node *update, *reader; /* the slice_update, the attention op reading it */
+};
+
+static bool name_in(const char *const *set, uint32_t n, const char *name)
 {
-	(void)arg;
+	for (uint32_t i = 0; name && i < n; i++)
+		if (strcmp(set[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void name_add(const char **set, uint32_t *n, const char *name)
+{
+	if (name && *n < KV_MAX_NAMES && !name_in(set, *n, name))
+		set[(*n)++] = name;
+}
+
+/* The name bound to param of n (its k-th binding), in buf, or NULL. */
+static const char *binding(const struct al_node *n, const char *param, char *buf, size_t cap)
+{
 	al_span name;
-	char buf[256];
-	if (!type_is(n, "slice_update") || ali_mil_param_binding(n, "x", 0, &name) != 1 ||
-	    name.n >= sizeof buf)
-		return false;
+	if (ali_mil_param_binding(n, param, 0, &name) != 1 || name.n >= cap)
+		return NULL;
 	memcpy(buf, name.p, name.n);
 	buf[name.n] = '\0';
-	const struct al_node *p = ali_mil_producer(n, buf);
-	return p && type_is(p, "read_state");
+	return buf;
+}
+
+/* The state a read_state reads (an interned input name of n), or NULL. */
+static const char *read_state_of(const struct al_node *n)
+{
+	char buf[256];
+	const char *st = type_is(n, "read_state") ? binding(n, "input", buf, sizeof buf) : NULL;
+	for (uint32_t i = 0; st && i < n->n_inputs; i++)
+		if (n->inputs[i] && strcmp(n->inputs[i], st) == 0)
+			return n->inputs[i];
+	return NULL;
+}
+
+/* pass 1: the states that a slice_update of their read_state writes back */
+static void kv_find_updates(void *ctx, const struct al_node *n)
+{
+	struct kv_ctx *k = ctx;
+	char buf[256];
+	const char *x = type_is(n, "slice_update") ? binding(n, "x", buf, sizeof buf) : NULL;
+	const struct al_node *p = x ? ali_mil_producer(n, x) : NULL;
+	const char *st = p ? read_state_of(p) : NULL;
+	if (!st)
+		return;
+	name_add(k->states, &k->n_states, st);
+	if (!k->update)
+		k->update = n;
+}
+
+static bool const_value(const struct al_node *n, const char *param)
+{
+	char buf[256];
+	const char *v = binding(n, param, buf, sizeof buf);
+	if (!v)
+		return true; /* no such operand */
+	const struct al_node *p = ali_mil_producer(n, v);
+	return p && (ali_rx_mil_flags(p) & AL_OPF_CONST); /* no producer: a function input */
+}
+
+static const char *const kv_views[] = {"reshape", "transpose", "slice_by_index", "slice_by_size",
+				       "expand_dims", "squeeze", "cast", "tile", "concat", "split",
+				       "identity", "gather", "gather_along_axis", "slice_update", NULL};
+
+/* pass 2, in model order (producers first): follow the cache through view ops to a reader */
+static void kv_follow(void *ctx, const struct al_node *n)
+{
+	struct kv_ctx *k = ctx;
+	if (k->reader)
+		return;
+	const char *st = read_state_of(n);
+	if (st && name_in(k->states, k->n_states, st)) {
+		for (uint32_t i = 0; i < n->n_outputs; i++)
+			name_add(k->names, &k->n_names, n->outputs[i]);
+		return;
+	}
+	bool reads = false;
+	for (uint32_t i = 0; i < n->n_inputs && !reads; i++)
+		reads = name_in(k->names, k->n_names, n->inputs[i]);
+	if (!reads)
+		return;
+	if (type_is(n, "scaled_dot_product_attention") ||
+	    ((type_is(n, "matmul") || type_is(n, "einsum")) && !const_value(n, "x") && !const_value(n, "y")) ||
+	    (type_is(n, "einsum") && !const_value(n, "values"))) {
+		k->reader = n;
+		return;
+	}
+	if (in_list(n->type, kv_views))
+		for (uint32_t i = 0; i < n->n_outputs; i++)
+			name_add(k->names, &k->n_names, n->outputs[i]);
 }
 
 bool ali_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t cap)
@@ -335,13 +429,18 @@ bool ali_rp_model_state_kv_linear(const struct al_rctx *c, char *reason, size_t 
 	const struct al_submodel *s = c->s;
 	if (s->world != AL_WORLD_MIL)
 		return false;
-	const struct al_node *u = find_op(s, state_slice_update, NULL);
-	const struct al_node *l = u ? find_op(s, type_is, "linear") : NULL;
+	struct kv_ctx k = {0};
+	ali_walk_nodes(s, kv_find_updates, &k);
+	if (!k.update)
+		return false;
+	ali_walk_nodes(s, kv_follow, &k);
+	const struct al_node *l = k.reader ? find_op(s, type_is, "linear") : NULL;
 	if (!l)
 		return false;
 	return ali_rx_say(reason, cap, "KV cache state updated in the graph ('%s', slice_update of a "
-			 "read_state) with linear projections ('%s'): the ANE compiler rejected such "
-			 "graphs", u->name ? u->name : "?", l->name ? l->name : "?");
+			 "read_state, read by '%s') with linear projections ('%s'): the ANE compiler "
+			 "rejected such graphs", k.update->name ? k.update->name : "?",
+			 k.reader->name ? k.reader->name : "?", l->name ? l->name : "?");
 }
 
 /* scatter* writing a rank-5 tensor. */

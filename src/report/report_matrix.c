@@ -127,6 +127,7 @@ static bool view_is_column(const struct al_view *v, const struct al_report_opts 
 struct node_rec {
 	bool is_const;
 	uint8_t unit[MAX_TARGETS];
+	uint32_t unsure; /* bit t: the verdict for target t is uncertain */
 	const struct al_rule *rules[RULES_PER_NODE];
 	uint8_t n_rules;
 };
@@ -165,6 +166,8 @@ static void record_node(void *vctx, const struct al_node *n)
 	const struct al_verdict *v = ali_view_verdict(c->view, n);
 	r->is_const = ali_node_is_const(n);
 	r->unit[c->target] = node_unit(n, v);
+	if (v->verdict == AL_VERDICT_UNCERTAIN && !r->is_const)
+		r->unsure |= 1u << c->target;
 	for (uint32_t k = 0; k < v->n_rules; k++) {
 		const struct al_rule *rule = v->rules[k];
 		uint8_t j = 0;
@@ -249,8 +252,15 @@ struct row_ctx {
 	const struct al_report_opts *o;
 	const struct sub_rec *rec;
 	const struct al_graph *last_graph;
-	uint32_t row, hidden, changed;
+	uint32_t row, hidden, changed, unsure;
 };
+
+/* A cell is at least 4 wide: a mark and the '?' of an uncertain verdict. */
+static int cell_width(const struct al_report_opts *o, size_t t)
+{
+	size_t idw = strlen(ali_column_id(o, t));
+	return (int)(idw > 4 ? idw : 4);
+}
 
 static void print_row(void *vctx, const struct al_node *n)
 {
@@ -276,10 +286,11 @@ static void print_row(void *vctx, const struct al_node *n)
 	fprintf(out, "%*s  ", width - w > 0 ? width - w : 0, "");
 	w = ali_put_name(out, n->type, 22);
 	fprintf(out, "%*s ", 22 - w > 0 ? 22 - w : 0, "");
+	c->unsure += r->unsure != 0;
 	for (size_t t = 0; t < nt; t++) {
-		size_t idw = strlen(ali_column_id(o, t));
-		fprintf(out, " %s%*s%s", al_col(o, mark_colour(r->unit[t])), (int)(idw > 3 ? idw : 3),
-			mark(r->unit[t]), al_col(o, C_RESET));
+		bool q = r->unsure >> t & 1u;
+		fprintf(out, " %s%*s%s%s", al_col(o, mark_colour(r->unit[t])), cell_width(o, t) - q,
+			mark(r->unit[t]), q ? "?" : "", al_col(o, C_RESET));
 	}
 	if (r->n_rules)
 		fputs(" ", out);
@@ -359,10 +370,8 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 				al_spec_min_os(s->spec_version));
 			if (s->n_graphs) {
 				fprintf(out, "%s%5s  %-30s  %-22s ", al_col(o, C_DIM), "#", "name", "type");
-				for (size_t t = 0; t < nt; t++) {
-					size_t idw = strlen(ali_column_id(o, t));
-					fprintf(out, " %*s", (int)(idw > 3 ? idw : 3), ali_column_id(o, t));
-				}
+				for (size_t t = 0; t < nt; t++)
+					fprintf(out, " %*s", cell_width(o, t), ali_column_id(o, t));
 				fprintf(out, "  rules (any %s)%s\n", axis_word(o, false),
 					al_col(o, C_RESET));
 				struct row_ctx c = {.out = out, .o = o, .rec = &rec[k]};
@@ -375,6 +384,13 @@ void ali_text_check_matrix(FILE *out, const struct al_report_item *items, size_t
 						al_col(o, C_DIM), axis_word(o, true), c.changed,
 						s->world == AL_WORLD_MIL ? (c.changed == 1 ? "op" : "ops")
 									 : (c.changed == 1 ? "layer" : "layers"),
+						al_col(o, C_RESET));
+				if (c.unsure)
+					fprintf(out, "%s  ? the verdict is uncertain there (the evidence does not "
+						"reach that %s): %" PRIu32 " %s%s\n", al_col(o, C_DIM),
+						axis_word(o, false), c.unsure,
+						s->world == AL_WORLD_MIL ? (c.unsure == 1 ? "op" : "ops")
+									 : (c.unsure == 1 ? "layer" : "layers"),
 						al_col(o, C_RESET));
 				text_summary(out, s, &rec[k], o);
 			} else if (s->n_children) {

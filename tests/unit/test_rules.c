@@ -295,6 +295,12 @@ static const struct rcase cases[] = {
 	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", true},
 	{MO("kv_decoder_h64_nh2_s32.mlpackage"), NULL, NULL, "ANE048", false, "@ios17"},
 	{MO("mlp_int4_block32_ios18.mlpackage"), NULL, NULL, "ANE048", false}, /* no state */
+	/* the cache read again by attention (q @ k^T) vs a recurrent state, also slice_update of a
+	 * read_state with linear cells, never multiplied by another activation (mkstate_fixtures.py) */
+	{OB("kv_cache_update_linear.mlpackage"), NULL, NULL, "ANE048", true},
+	{OB("kv_cache_update_linear.mlpackage"), NULL, NULL, "ANE048", true, "@ios26"},
+	{OB("recurrent_state_linear.mlpackage"), NULL, NULL, "ANE048", false},
+	{OB("recurrent_state_linear.mlpackage"), NULL, NULL, "ANE048", false, "@ios18"},
 	/* ---- ANE067 small scaled_dot_product_attention */
 	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", true},
 	{MO("sdpa_mil_fp16.mlpackage"), NULL, "@scaled_dot_product_attention", "ANE067", false,
@@ -1419,9 +1425,11 @@ static void render_docs(FILE *f)
 	      "carries the scope of its evidence (`src/analysis/rule_scope.def`, written from the "
 	      "development reports of `tests/observed/split.json` only): the chip families and "
 	      "releases its reports saw it on, how many independent reports there are, and, "
-	      "where one exists, a mechanism argument for why it holds elsewhere. A rule without "
-	      "a row has the scope it is evaluated in and one report (the node rules are not yet "
-	      "scoped one by one). After the partition every layer gets `p_ane`, the probability "
+	      "where one exists, a mechanism argument for why it holds elsewhere (a property of the "
+	      "hardware or of the format, or, for an op with no ANE lowering that no report saw on "
+	      "the ANE anywhere, that a missing lowering persists until a release adds one). Every "
+	      "node rule has a row; a rule without one (the warning and partition model rules) has "
+	      "the scope it is evaluated in and one report. After the partition every layer gets `p_ane`, the probability "
 	      "that Core ML runs it on the ANE, and a verdict: `ane` at `p_ane` >= 0.7, `not_ane` at "
 	      "<= 0.3, else `uncertain`. `p_ane` comes from the rule that decided: its strength by "
 	      "confidence and reports (A .97 / .95, M .9 / .85, G .8 / .75 for two or more / one "
