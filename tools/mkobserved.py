@@ -799,10 +799,12 @@ def _anemll():
     h = p.inp("hidden", "fp16", [1, S, C])
     pos16 = cast(p, "pos_int16", pos, "int16", [1])
     ar = p._const(v_ints(list(range(S)), [S]), ttype("int32", [S]))
-    ar16 = cast(p, "range_int16", ar, "int16", [S])
-    ge = p.op("greater_equal", [("x", ar16), ("y", pos16)], "future", "bool", [S])
+    # the comparison in int32: greater_equal takes fp16, fp32 or int32 on every opset (coremltools
+    # 8.3's op definitions; Core ML's loader and anelint's check refuse int16 there); the int16
+    # position is the gather's index, which takes int16 from iOS 16
+    ge = p.op("greater_equal", [("x", ar), ("y", pos)], "future", "bool", [S])
     sel = p.op("select", [("cond", ge), ("a", p.ch(-30000.0)), ("b", p.ch(0.0))], "mask_row", "fp16", [S])
-    p.op("gather", [("x", h), ("indices", pos), ("axis", p.ci(1, True)), ("batch_dims", p.ci(0, True)),
+    p.op("gather", [("x", h), ("indices", pos16), ("axis", p.ci(1, True)), ("batch_dims", p.ci(0, True)),
                     ("validate_indices", p.cb(False))], "current_hidden", "fp16", [1, 1, C])
 
     def lut4(dims, nm):

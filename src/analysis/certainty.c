@@ -90,6 +90,17 @@ struct why {
 	const struct al_rule *rule;
 };
 
+/* Release index ri lies between two releases the rule's reports saw it on (releases.def is in
+ * release order): what held on the releases before and after held there too, unless a report of
+ * that release disagrees (the conflict mask, tested first). A rule seen on iOS 16 and iOS 18 is
+ * not uncertain on iOS 17 for want of a report of it. */
+static bool between_seen(uint32_t releases, int ri)
+{
+	if (ri <= 0 || ri >= 31)
+		return false;
+	return (releases & ((1u << ri) - 1u)) && (releases >> (ri + 1));
+}
+
 /* How much rule r, deciding at target index ti and release index ri with this reason, is
  * worth: its strength, or 0.5 outside its evidence without a mechanism; *why says so then. */
 static double rule_strength(const struct al_rule *r, const char *reason, int ti, int ri, struct why *why)
@@ -98,7 +109,7 @@ static double rule_strength(const struct al_rule *r, const char *reason, int ti,
 	al_rule_evidence_of(r, &e);
 	double s = strength(r->confidence, e.n_reports);
 	bool in_fam = ti >= 0 && (e.families >> ti & 1u);
-	bool in_rel = ri >= 0 && (e.releases >> ri & 1u);
+	bool in_rel = ri >= 0 && (e.releases >> ri & 1u || between_seen(e.releases, ri));
 	if (ri >= 0 && (e.conflict >> ri & 1u)) {
 		*why = (struct why){"its reports disagree on this release", r};
 		return 0.5;
