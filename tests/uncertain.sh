@@ -127,5 +127,14 @@ fi
 got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["models"][0]["uncertain"])' "$T/pj")
 expect "plan JSON ios16: nothing uncertain" "$got" "[]"
 
+# 8. Markdown's heading: a model whose only fallbacks are uncertain is never "predicted to run on
+# the Neural Engine" (it may fall back); a model whose every verdict is ANE keeps the check mark
+"$ANELINT" check --format markdown --fail-on never $D/fix_gap.mlmodel >"$T/md1"
+h=$(head -1 "$T/md1")
+case "$h" in "### ❔ anelint: 1 of 1 model may fall back from the Neural Engine"*) ok "markdown: uncertain heading" ;;
+*) bad "markdown: uncertain heading: $h" ;; esac
+"$ANELINT" check --format markdown --fail-on never $D/limit_attn_8k.mlpackage >"$T/md2"
+expect "markdown: every verdict ANE" "$(head -1 "$T/md2")" "### ✅ anelint: the model is predicted to run on the Neural Engine"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

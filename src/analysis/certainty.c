@@ -92,8 +92,11 @@ struct why {
 
 /* Release index ri lies between two releases the rule's reports saw it on (releases.def is in
  * release order): what held on the releases before and after held there too, unless a report of
- * that release disagrees (the conflict mask, tested first). A rule seen on iOS 16 and iOS 18 is
- * not uncertain on iOS 17 for want of a report of it. */
+ * that release disagrees (the conflict mask, tested first). A layer/op rule seen on iOS 16 and
+ * iOS 18 is not uncertain on iOS 17 for want of a report of it: an op's lowering is not taken
+ * out and put back. Not for the model rules (the work floor, flexible shapes, the compile
+ * limits): Core ML's scheduling changes with each release, and their evidence conflicts in
+ * ways no release mask holds (ANE040's RangeDim models on the ANE, release not given). */
 static bool between_seen(uint32_t releases, int ri)
 {
 	if (ri <= 0 || ri >= 31)
@@ -109,7 +112,8 @@ static double rule_strength(const struct al_rule *r, const char *reason, int ti,
 	al_rule_evidence_of(r, &e);
 	double s = strength(r->confidence, e.n_reports);
 	bool in_fam = ti >= 0 && (e.families >> ti & 1u);
-	bool in_rel = ri >= 0 && (e.releases >> ri & 1u || between_seen(e.releases, ri));
+	bool in_rel = ri >= 0 && (e.releases >> ri & 1u ||
+				  (r->scope != AL_SCOPE_MODEL && between_seen(e.releases, ri)));
 	if (ri >= 0 && (e.conflict >> ri & 1u)) {
 		*why = (struct why){"its reports disagree on this release", r};
 		return 0.5;

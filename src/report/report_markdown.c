@@ -25,35 +25,42 @@ struct md {
 	const struct al_rule **fired;
 	size_t n_fired, cap_fired;
 	uint32_t models, failing; /* models, not (model, target) rows */
-	const struct al_submodel **seen; /* each model once, and whether it fails */
-	bool *seen_fails;
+	uint32_t unsure;          /* models that do not fail, with ops whose verdict is uncertain off the ANE */
+	const struct al_submodel **seen; /* each model once: SEEN_FAILS, SEEN_UNSURE */
+	unsigned char *seen_state;
 	size_t n_seen;
 };
 
+enum { SEEN_FAILS = 1, SEEN_UNSURE = 2 };
+
 /* Count s once however many targets it is shown for; it fails when it falls
- * back on any of them. */
-static void count_model(struct md *c, const struct al_submodel *s, bool fails)
+ * back on any of them, and is unsure when it does not fail but an op of it has
+ * an uncertain verdict off the ANE on one of them. */
+static void count_model(struct md *c, const struct al_submodel *s, bool fails, bool unsure)
 {
+	unsigned char st = (unsigned char)((fails ? SEEN_FAILS : 0) | (unsure ? SEEN_UNSURE : 0));
 	for (size_t i = 0; i < c->n_seen; i++)
 		if (c->seen[i] == s) {
-			if (fails && !c->seen_fails[i]) {
-				c->seen_fails[i] = true;
-				c->failing++;
-			}
+			unsigned char old = c->seen_state[i], now = (unsigned char)(old | st);
+			c->seen_state[i] = now;
+			c->failing += !(old & SEEN_FAILS) && (now & SEEN_FAILS);
+			c->unsure -= !(old & SEEN_FAILS) && (old & SEEN_UNSURE) && (now & SEEN_FAILS);
+			c->unsure += !(now & SEEN_FAILS) && !(old & SEEN_UNSURE) && (now & SEEN_UNSURE);
 			return;
 		}
 	const struct al_submodel **v = ali_realloc(c->seen, (c->n_seen + 1) * sizeof *v);
 	if (v)
 		c->seen = v;
-	bool *f = v ? ali_realloc(c->seen_fails, (c->n_seen + 1) * sizeof *f) : NULL;
+	unsigned char *f = v ? ali_realloc(c->seen_state, (c->n_seen + 1) * sizeof *f) : NULL;
 	if (f)
-		c->seen_fails = f;
+		c->seen_state = f;
 	if (v && f) {
 		c->seen[c->n_seen] = s;
-		c->seen_fails[c->n_seen++] = fails;
+		c->seen_state[c->n_seen++] = st;
 	}
 	c->models++;
 	c->failing += fails;
+	c->unsure += !fails && unsure;
 }
 
 static void md(FILE *out, const char *s, size_t max)
@@ -88,7 +95,8 @@ static void summary_row(void *vctx, const struct al_report_item *it, const struc
 	(void)it;
 	struct al_summary sum;
 	ali_summarize(s, v, &sum);
-	count_model(c, s, ali_summary_fails(s, v, &sum, AL_FAIL_ANY));
+	count_model(c, s, ali_summary_fails(s, v, &sum, AL_FAIL_ANY),
+		    sum.verdicts[AL_VERDICT_UNCERTAIN] > sum.uncertain_ane);
 	fputs("| ", out);
 	md(out, s->path, MD_NAME);
 	fputs(" | ", out);
@@ -303,6 +311,10 @@ static void md_heading(FILE *out, const struct md *c)
 		fprintf(out, "### ⚠️ anelint: %" PRIu32 " of %" PRIu32 " model%s fall%s back from the Neural "
 			     "Engine\n\n",
 			c->failing, c->models, c->models == 1 ? "" : "s", c->failing == 1 ? "s" : "");
+	else if (c->unsure) /* never "every model runs on the ANE" over verdicts that are guesses */
+		fprintf(out, "### ❔ anelint: %" PRIu32 " of %" PRIu32 " model%s may fall back from the Neural "
+			     "Engine (uncertain verdicts: the evidence does not reach this chip or release)\n\n",
+			c->unsure, c->models, c->models == 1 ? "" : "s");
 	else if (c->models)
 		fprintf(out, "### ✅ anelint: %s predicted to run on the Neural Engine\n\n",
 			c->models == 1 ? "the model is" : "every model is");
@@ -334,7 +346,7 @@ static void md_tail(FILE *out, struct md *c)
 	}
 	ali_free(c->fired);
 	ali_free(c->seen);
-	ali_free(c->seen_fails);
+	ali_free(c->seen_state);
 	fprintf(out, "\n<sub>anelint %s: predictions from the model file; times are roofline estimates, not "
 		     "measurements.</sub>\n",
 		ANELINT_VERSION);
