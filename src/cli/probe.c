@@ -768,7 +768,8 @@ static bool b_mil_axis(const struct family *f, const char *v, const char *stem, 
 }
 
 /* The in-graph KV-cache update (ANE048): a linear projection of x [1, 1, 64] written into row 0
- * of a state [1, 1, 32, 64] by slice_update of its read_state (opset ios18). */
+ * of a state [1, 1, 32, 64] by slice_update of its read_state, the updated cache then read by
+ * attention (matmul of the projection with it, softmax) (opset ios18). */
 static bool b_kv(const struct family *f, const char *v, const char *stem, struct al_buf *out,
 		 const char **probed, al_diags *d)
 {
@@ -795,7 +796,14 @@ static bool b_kv(const struct family *f, const char *v, const char *stem, struct
 	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> ku = slice_update(x = kr, update = u, begin = b0, end = e0, stride = s1, "
 		    "begin_mask = fm, end_mask = fm, squeeze_mask = fm)" NAMED("ku") ";\n");
 	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> kw = write_state(input = kc, data = ku)" NAMED("kw") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> y = relu(x = ku)" NAMED("y") ";\n");
+	/* attention reads the updated cache (scores of the projection against every row): what
+	 * makes it a KV cache for ANE048, not a recurrent state written back */
+	tprintf(&b, "        tensor<bool, []> tf = const()[name = tensor<string, []>(\"tf\"), val = tensor<bool, []>(false)];\n");
+	tprintf(&b, "        tensor<bool, []> tt = const()[name = tensor<string, []>(\"tt\"), val = tensor<bool, []>(true)];\n");
+	tprintf(&b, "        tensor<int32, []> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, []>(-1)];\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 1, 32]> sc = matmul(x = u, y = ku, transpose_x = tf, transpose_y = tt)"
+		    NAMED("sc") ";\n");
+	tprintf(&b, "        tensor<fp16, [1, 1, 1, 32]> y = softmax(x = sc, axis = ax)" NAMED("y") ";\n");
 	*probed = "p";
 	bool ok = mil_model(stem, "ios18", x, 2, 1, &b, out, d);
 	ali_buf_free(&b);
