@@ -443,18 +443,6 @@ static void put(struct al_buf *b, const char *s)
 	ali_buf_put(b, s, strlen(s));
 }
 
-static void putf(struct al_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(struct al_buf *b, const char *fmt, ...)
-{
-	char tmp[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		ali_buf_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
 enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, const char *os, struct al_buf *out)
 {
 	struct nodes ns = {0};
@@ -527,11 +515,11 @@ enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, co
 				nm = name;
 			}
 			const char *type = plain_name(n->type) ? n->type : "unknown_op";
-			putf(out, "        tensor<fp16, [1]> %s = %s()[SelectedBackend = tensor<string, []>(\"%s\")",
+			ali_buf_printf(out, "        tensor<fp16, [1]> %s = %s()[SelectedBackend = tensor<string, []>(\"%s\")",
 			     nm, type, unit_word(n->verdict.placed, f));
 			if (n->verdict.placed != AL_UNIT_ANE) {
 				plain_text(first_reason(n), why, sizeof why);
-				putf(out, ", ValidationMessage = dict<tensor<string, []>, tensor<string, []>>({{\"ane\", \"%s\"}})", why);
+				ali_buf_printf(out, ", ValidationMessage = dict<tensor<string, []>, tensor<string, []>>({{\"ane\", \"%s\"}})", why);
 			}
 			put(out, "];\n");
 		}
@@ -543,7 +531,7 @@ enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, co
 				snprintf(name, sizeof name, "anelint_op_%zu", ns.n - 1);
 				nm = name;
 			}
-			putf(out, "    } -> (%s);\n}\n", nm);
+			ali_buf_printf(out, "    } -> (%s);\n}\n", nm);
 		} else {
 			put(out, "    } -> ();\n}\n");
 		}
@@ -576,7 +564,7 @@ enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, co
 		put(out, "\n");
 		json_object_put(arr);
 	} else if (f == AL_EVF_PLAN || f == AL_EVF_OSLOG) {
-		putf(out, "# chip: %s\n# os: %s\n", chip, os);
+		ali_buf_printf(out, "# chip: %s\n# os: %s\n", chip, os);
 		if (f == AL_EVF_PLAN)
 			put(out, "Key: C=CPU, G=GPU, N=NeuralEngine\n");
 		for (size_t i = 0; i < ns.n; i++) {
@@ -592,10 +580,10 @@ enum al_status ali_evidence_write(const al_model *m, int f, const char *chip, co
 			const char *type = plain_name(n->type) ? n->type : "unknown_op";
 			enum al_unit u = n->verdict.placed;
 			if (f == AL_EVF_PLAN) {
-				putf(out, "0.00%% %s|%s %s = %s()\n", unit_word(u, f), unit_word(u, f), nm, type);
+				ali_buf_printf(out, "0.00%% %s|%s %s = %s()\n", unit_word(u, f), unit_word(u, f), nm, type);
 			} else if (u != AL_UNIT_ANE) {
 				plain_text(first_reason(n), why, sizeof why);
-				putf(out, "Kernel validation warning %s (%s) @ %zu: Unsupported: %s\n", nm, type, i, why);
+				ali_buf_printf(out, "Kernel validation warning %s (%s) @ %zu: Unsupported: %s\n", nm, type, i, why);
 			}
 		}
 	} else {

@@ -32,34 +32,6 @@ static void put_msg(struct al_buf *b, uint32_t field, const struct al_buf *m)
 	ali_buf_len(b, field, m->p, m->n);
 }
 
-/* printf into a growing text buffer (the MIL text of a probe) */
-static void tprintf(struct al_buf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tprintf(struct al_buf *t, const char *fmt, ...)
-{
-	char small[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		t->failed = true;
-		return;
-	}
-	if ((size_t)n < sizeof small) {
-		ali_buf_put(t, small, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		t->failed = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	ali_buf_put(t, big, (size_t)n);
-	free(big);
-}
 
 #define DT_FLOAT32 65568
 #define DT_FLOAT16 65552
@@ -398,21 +370,21 @@ static bool mil_model(const char *stem, const char *opset, const struct mil_in *
 		if (strcmp(opsets[i].opset, opset) == 0)
 			spec = opsets[i].spec;
 	struct al_buf text = {0}, prog = {0}, desc = {0}, outf = {0};
-	tprintf(&text, "program(1.0)\n{\n    func main<%s>(", opset);
+	ali_buf_printf(&text, "program(1.0)\n{\n    func main<%s>(", opset);
 	for (int i = 0; i < n_in; i++) {
 		const int64_t *x = ins[i].dims;
 		bool state = i >= n_in - n_state;
 		if (x[3])
-			tprintf(&text, "%s%stensor<fp16, [%lld, %lld, %lld, %lld]>%s %s", i ? ", " : "", state ? "state<" : "",
+			ali_buf_printf(&text, "%s%stensor<fp16, [%lld, %lld, %lld, %lld]>%s %s", i ? ", " : "", state ? "state<" : "",
 				(long long)x[0], (long long)x[1], (long long)x[2], (long long)x[3], state ? ">" : "",
 				ins[i].name);
 		else
-			tprintf(&text, "%stensor<fp16, [%lld, %lld, %lld]> %s", i ? ", " : "", (long long)x[0],
+			ali_buf_printf(&text, "%stensor<fp16, [%lld, %lld, %lld]> %s", i ? ", " : "", (long long)x[0],
 				(long long)x[1], (long long)x[2], ins[i].name);
 	}
-	tprintf(&text, ") {\n");
+	ali_buf_printf(&text, ") {\n");
 	ali_buf_put(&text, body->p, body->n);
-	tprintf(&text, "    } -> (y);\n}\n");
+	ali_buf_printf(&text, "    } -> (y);\n}\n");
 	bool ok = spec && !text.failed && !body->failed;
 	enum al_status st = ok ? ali_mil_text_parse((al_span){text.p, text.n}, stem, &prog, d) : AL_E_NOMEM;
 	for (int i = 0; i < n_in; i++) {
@@ -457,12 +429,12 @@ static bool b_mil_pool(const struct family *f, const char *v, const char *stem, 
 	struct mil_in x = {"x", {1, MK_C, MK_S, MK_S}};
 	mil_conv_consts(&b);
 	mil_conv(&b, "x", "h", MK_C, MK_S);
-	tprintf(&b, "        tensor<int32, [2]> k = const()[name = tensor<string, []>(\"k\"), val = tensor<int32, [2]>([3, 3])];\n");
-	tprintf(&b, "        tensor<int32, [2]> s = const()[name = tensor<string, []>(\"s\"), val = tensor<int32, [2]>([%d, %d])];\n", s, s);
-	tprintf(&b, "        tensor<string, []> pt = const()[name = tensor<string, []>(\"pt\"), val = tensor<string, []>(\"valid\")];\n");
-	tprintf(&b, "        tensor<int32, [4]> pad = const()[name = tensor<string, []>(\"pad\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n");
-	tprintf(&b, "        tensor<bool, []> cm = const()[name = tensor<string, []>(\"cm\"), val = tensor<bool, []>(false)];\n");
-	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = max_pool(x = h, kernel_sizes = k, strides = s, pad_type = pt, "
+	ali_buf_printf(&b, "        tensor<int32, [2]> k = const()[name = tensor<string, []>(\"k\"), val = tensor<int32, [2]>([3, 3])];\n");
+	ali_buf_printf(&b, "        tensor<int32, [2]> s = const()[name = tensor<string, []>(\"s\"), val = tensor<int32, [2]>([%d, %d])];\n", s, s);
+	ali_buf_printf(&b, "        tensor<string, []> pt = const()[name = tensor<string, []>(\"pt\"), val = tensor<string, []>(\"valid\")];\n");
+	ali_buf_printf(&b, "        tensor<int32, [4]> pad = const()[name = tensor<string, []>(\"pad\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n");
+	ali_buf_printf(&b, "        tensor<bool, []> cm = const()[name = tensor<string, []>(\"cm\"), val = tensor<bool, []>(false)];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = max_pool(x = h, kernel_sizes = k, strides = s, pad_type = pt, "
 		    "pad = pad, ceil_mode = cm)" NAMED("y") ";\n", MK_C, o, o);
 	*probed = "y";
 	bool ok = s > 0 && mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
@@ -477,7 +449,7 @@ static bool b_mil_softplus(const struct family *f, const char *v, const char *st
 	struct mil_in x = {"x", {1, MK_C, MK_S, MK_S}};
 	mil_conv_consts(&b);
 	mil_conv(&b, "x", "h", MK_C, MK_S);
-	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = softplus(x = h)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
+	ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = softplus(x = h)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
 	*probed = "y";
 	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
 	ali_buf_free(&b);
@@ -492,7 +464,7 @@ static bool b_mil_chmul(const struct family *f, const char *v, const char *stem,
 	struct mil_in x[2] = {{"x", {1, MK_C, MK_S, MK_S}}, {"c", {MK_C, 1, 1, 0}}};
 	mil_conv_consts(&b);
 	mil_conv(&b, "x", "h", MK_C, MK_S);
-	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = mul(x = h, y = c)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
+	ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = mul(x = h, y = c)" NAMED("y") ";\n", MK_C, MK_S, MK_S);
 	*probed = "y";
 	bool ok = mil_model(stem, "ios17", x, 2, 0, &b, out, d);
 	ali_buf_free(&b);
@@ -502,23 +474,23 @@ static bool b_mil_chmul(const struct family *f, const char *v, const char *stem,
 /* A 3x3 convolution of C channels over [1, C, S, S], padding same, zero weights, output h. */
 static void mil_conv(struct al_buf *b, const char *in, const char *outn, int c, int s)
 {
-	tprintf(b, "        tensor<fp16, [%d, %d, 3, 3]> %s_w = const()[name = tensor<string, []>(\"%s_w\"), "
+	ali_buf_printf(b, "        tensor<fp16, [%d, %d, 3, 3]> %s_w = const()[name = tensor<string, []>(\"%s_w\"), "
 		   "val = tensor<fp16, [%d, %d, 3, 3]>([", c, c, outn, outn, c, c);
 	for (int i = 0; i < c * c * 9; i++)
 		ali_buf_put(b, i ? ", 0" : "0", i ? 3 : 1);
-	tprintf(b, "])];\n");
-	tprintf(b, "        tensor<fp16, [1, %d, %d, %d]> %s = conv(x = %s, weight = %s_w, strides = cs, pad_type = cpt, "
+	ali_buf_printf(b, "])];\n");
+	ali_buf_printf(b, "        tensor<fp16, [1, %d, %d, %d]> %s = conv(x = %s, weight = %s_w, strides = cs, pad_type = cpt, "
 		   "pad = cpad, dilations = cd, groups = cg)[name = tensor<string, []>(\"%s\")];\n", c, s, s, outn, in, outn,
 		outn);
 }
 
 static void mil_conv_consts(struct al_buf *b)
 {
-	tprintf(b, "        tensor<int32, [2]> cs = const()[name = tensor<string, []>(\"cs\"), val = tensor<int32, [2]>([1, 1])];\n");
-	tprintf(b, "        tensor<string, []> cpt = const()[name = tensor<string, []>(\"cpt\"), val = tensor<string, []>(\"same\")];\n");
-	tprintf(b, "        tensor<int32, [4]> cpad = const()[name = tensor<string, []>(\"cpad\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n");
-	tprintf(b, "        tensor<int32, [2]> cd = const()[name = tensor<string, []>(\"cd\"), val = tensor<int32, [2]>([1, 1])];\n");
-	tprintf(b, "        tensor<int32, []> cg = const()[name = tensor<string, []>(\"cg\"), val = tensor<int32, []>(1)];\n");
+	ali_buf_printf(b, "        tensor<int32, [2]> cs = const()[name = tensor<string, []>(\"cs\"), val = tensor<int32, [2]>([1, 1])];\n");
+	ali_buf_printf(b, "        tensor<string, []> cpt = const()[name = tensor<string, []>(\"cpt\"), val = tensor<string, []>(\"same\")];\n");
+	ali_buf_printf(b, "        tensor<int32, [4]> cpad = const()[name = tensor<string, []>(\"cpad\"), val = tensor<int32, [4]>([0, 0, 0, 0])];\n");
+	ali_buf_printf(b, "        tensor<int32, [2]> cd = const()[name = tensor<string, []>(\"cd\"), val = tensor<int32, [2]>([1, 1])];\n");
+	ali_buf_printf(b, "        tensor<int32, []> cg = const()[name = tensor<string, []>(\"cg\"), val = tensor<int32, []>(1)];\n");
 }
 
 /* The ML Program ops a kind probe can write: how each is called on h, the convolution's
@@ -622,7 +594,7 @@ static void mil_call_consts(struct al_buf *b, const char *spec)
 		} else {
 			snprintf(ttype, sizeof ttype, "tensor<%s, []>", type);
 		}
-		tprintf(b, "        %s %s = const()[name = tensor<string, []>(\"%s\"), val = %s(%s)];\n", ttype, name, name,
+		ali_buf_printf(b, "        %s %s = const()[name = tensor<string, []>(\"%s\"), val = %s(%s)];\n", ttype, name, name,
 			ttype, item + off);
 		spec += n;
 		if (*spec == ';')
@@ -644,17 +616,17 @@ static bool b_mil_kind(const struct family *f, const char *v, const char *stem, 
 	char same[64];
 	snprintf(same, sizeof same, "[1, %d, %d, %d]", MK_C, MK_S, MK_S);
 	if (form == CALL_REDUCE) {
-		tprintf(&b, "        tensor<int32, [1]> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, [1]>([-1])];\n");
-		tprintf(&b, "        tensor<bool, []> kd = const()[name = tensor<string, []>(\"kd\"), val = tensor<bool, []>(true)];\n");
-		tprintf(&b, "        tensor<fp16, [1, %d, %d, 1]> y = %s(x = h, axes = ax, keep_dims = kd)" NAMED("y") ";\n",
+		ali_buf_printf(&b, "        tensor<int32, [1]> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, [1]>([-1])];\n");
+		ali_buf_printf(&b, "        tensor<bool, []> kd = const()[name = tensor<string, []>(\"kd\"), val = tensor<bool, []>(true)];\n");
+		ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, 1]> y = %s(x = h, axes = ax, keep_dims = kd)" NAMED("y") ";\n",
 			MK_C, MK_S, v);
 	} else if (form == CALL_TABLE) {
 		int r = mil_call_row(v);
 		mil_call_consts(&b, mil_calls[r].consts);
-		tprintf(&b, "        tensor<fp16, %s> y = %s(%s)" NAMED("y") ";\n", mil_calls[r].out ? mil_calls[r].out : same, v,
+		ali_buf_printf(&b, "        tensor<fp16, %s> y = %s(%s)" NAMED("y") ";\n", mil_calls[r].out ? mil_calls[r].out : same, v,
 			mil_calls[r].args);
 	} else {
-		tprintf(&b, "        tensor<fp16, %s> y = %s(x = h%s)" NAMED("y") ";\n", same, v,
+		ali_buf_printf(&b, "        tensor<fp16, %s> y = %s(x = h%s)" NAMED("y") ";\n", same, v,
 			form == CALL_BINARY ? ", y = h" : "");
 	}
 	*probed = "y";
@@ -673,7 +645,7 @@ static bool b_sdpa(const struct family *f, const char *v, const char *stem, stru
 		return false;
 	struct al_buf b = {0};
 	struct mil_in x[3] = {{"q", {1, h, l, dd}}, {"k", {1, h, l, dd}}, {"v", {1, h, l, dd}}};
-	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = scaled_dot_product_attention(query = q, key = k, value = v)" NAMED("y")
+	ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> y = scaled_dot_product_attention(query = q, key = k, value = v)" NAMED("y")
 		    ";\n", h, l, dd);
 	*probed = "y";
 	bool ok = mil_model(stem, "ios18", x, 3, 0, &b, out, d);
@@ -700,11 +672,11 @@ static bool b_segment(const struct family *f, const char *v, const char *stem, s
 	for (int i = 1; !conv && i <= n; i++) {
 		char prev[16];
 		snprintf(prev, sizeof prev, i == 1 ? "x" : "m%d", i - 1);
-		tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> m%d = relu(x = %s)[name = tensor<string, []>(\"m%d\")];\n",
+		ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> m%d = relu(x = %s)[name = tensor<string, []>(\"m%d\")];\n",
 			MK_C, MK_S, MK_S, i, prev, i);
 	}
-	tprintf(&b, "        tensor<int32, []> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, []>(3)];\n");
-	tprintf(&b, "        tensor<fp16, [1, %d, %d, %d]> c1 = cumsum(x = m%d, axis = ax)" NAMED("c1") ";\n", MK_C, MK_S, MK_S, n);
+	ali_buf_printf(&b, "        tensor<int32, []> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, []>(3)];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, %d, %d, %d]> c1 = cumsum(x = m%d, axis = ax)" NAMED("c1") ";\n", MK_C, MK_S, MK_S, n);
 	mil_conv(&b, "c1", "y", MK_C, MK_S);
 	*probed = "m1";
 	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
@@ -724,19 +696,19 @@ static bool b_state(const struct family *f, const char *v, const char *stem, str
 	struct al_buf b = {0};
 	struct mil_in x[2] = {{"x", {1, 3, 64, w}}, {"hidden", {1, 16, 64, w}}};
 	mil_conv_consts(&b);
-	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_read = read_state(input = hidden)" NAMED("h_read") ";\n", w);
-	tprintf(&b, "        tensor<int32, []> cax = const()[name = tensor<string, []>(\"cax\"), val = tensor<int32, []>(1)];\n");
-	tprintf(&b, "        tensor<bool, []> cil = const()[name = tensor<string, []>(\"cil\"), val = tensor<bool, []>(false)];\n");
-	tprintf(&b, "        tensor<fp16, [1, 19, 64, %d]> xh = concat(values = (x, h_read), axis = cax, interleave = cil)" NAMED("xh")
+	ali_buf_printf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_read = read_state(input = hidden)" NAMED("h_read") ";\n", w);
+	ali_buf_printf(&b, "        tensor<int32, []> cax = const()[name = tensor<string, []>(\"cax\"), val = tensor<int32, []>(1)];\n");
+	ali_buf_printf(&b, "        tensor<bool, []> cil = const()[name = tensor<string, []>(\"cil\"), val = tensor<bool, []>(false)];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 19, 64, %d]> xh = concat(values = (x, h_read), axis = cax, interleave = cil)" NAMED("xh")
 		    ";\n", w);
-	tprintf(&b, "        tensor<fp16, [16, 19, 3, 3]> cw = const()[name = tensor<string, []>(\"cw\"), val = tensor<fp16, [16, 19, 3, 3]>([");
+	ali_buf_printf(&b, "        tensor<fp16, [16, 19, 3, 3]> cw = const()[name = tensor<string, []>(\"cw\"), val = tensor<fp16, [16, 19, 3, 3]>([");
 	for (int i = 0; i < 16 * 19 * 9; i++)
 		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
-	tprintf(&b, "])];\n");
-	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> cc = conv(x = xh, weight = cw, strides = cs, pad_type = cpt, pad = cpad, "
+	ali_buf_printf(&b, "])];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 16, 64, %d]> cc = conv(x = xh, weight = cw, strides = cs, pad_type = cpt, pad = cpad, "
 		    "dilations = cd, groups = cg)" NAMED("cc") ";\n", w);
-	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> y = tanh(x = cc)" NAMED("y") ";\n", w);
-	tprintf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_write = write_state(input = hidden, data = y)" NAMED("h_write") ";\n", w);
+	ali_buf_printf(&b, "        tensor<fp16, [1, 16, 64, %d]> y = tanh(x = cc)" NAMED("y") ";\n", w);
+	ali_buf_printf(&b, "        tensor<fp16, [1, 16, 64, %d]> h_write = write_state(input = hidden, data = y)" NAMED("h_write") ";\n", w);
 	*probed = "y";
 	bool ok = mil_model(stem, "ios18", x, 2, 1, &b, out, d);
 	ali_buf_free(&b);
@@ -754,12 +726,12 @@ static bool b_mil_axis(const struct family *f, const char *v, const char *stem, 
 	struct al_buf b = {0};
 	struct mil_in x = {"x", {1, 128, 1, w}};
 	mil_conv_consts(&b);
-	tprintf(&b, "        tensor<fp16, [128, 128, 1, 1]> aw = const()[name = tensor<string, []>(\"aw\"), "
+	ali_buf_printf(&b, "        tensor<fp16, [128, 128, 1, 1]> aw = const()[name = tensor<string, []>(\"aw\"), "
 		    "val = tensor<fp16, [128, 128, 1, 1]>([");
 	for (int i = 0; i < 128 * 128; i++)
 		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
-	tprintf(&b, "])];\n");
-	tprintf(&b, "        tensor<fp16, [1, 128, 1, %d]> y = conv(x = x, weight = aw, strides = cs, pad_type = cpt, pad = cpad, "
+	ali_buf_printf(&b, "])];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 128, 1, %d]> y = conv(x = x, weight = aw, strides = cs, pad_type = cpt, pad = cpad, "
 		    "dilations = cd, groups = cg)" NAMED("y") ";\n", w);
 	*probed = "y";
 	bool ok = mil_model(stem, "ios17", &x, 1, 0, &b, out, d);
@@ -778,32 +750,32 @@ static bool b_kv(const struct family *f, const char *v, const char *stem, struct
 	static const char *const i4[] = {"b0", "[0, 0, 0, 0]", "e0", "[1, 1, 1, 64]", "s1", "[1, 1, 1, 1]",
 					 "rs", "[1, 1, 1, 64]"};
 	for (int i = 0; i < 8; i += 2)
-		tprintf(&b, "        tensor<int32, [4]> %s = const()[name = tensor<string, []>(\"%s\"), val = tensor<int32, [4]>(%s)];\n",
+		ali_buf_printf(&b, "        tensor<int32, [4]> %s = const()[name = tensor<string, []>(\"%s\"), val = tensor<int32, [4]>(%s)];\n",
 			i4[i], i4[i], i4[i + 1]);
-	tprintf(&b, "        tensor<bool, [4]> fm = const()[name = tensor<string, []>(\"fm\"), "
+	ali_buf_printf(&b, "        tensor<bool, [4]> fm = const()[name = tensor<string, []>(\"fm\"), "
 		    "val = tensor<bool, [4]>([false, false, false, false])];\n");
-	tprintf(&b, "        tensor<fp16, [64, 64]> lw = const()[name = tensor<string, []>(\"lw\"), val = tensor<fp16, [64, 64]>([");
+	ali_buf_printf(&b, "        tensor<fp16, [64, 64]> lw = const()[name = tensor<string, []>(\"lw\"), val = tensor<fp16, [64, 64]>([");
 	for (int i = 0; i < 64 * 64; i++)
 		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
-	tprintf(&b, "])];\n");
-	tprintf(&b, "        tensor<fp16, [64]> lb = const()[name = tensor<string, []>(\"lb\"), val = tensor<fp16, [64]>([");
+	ali_buf_printf(&b, "])];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [64]> lb = const()[name = tensor<string, []>(\"lb\"), val = tensor<fp16, [64]>([");
 	for (int i = 0; i < 64; i++)
 		ali_buf_put(&b, i ? ", 0" : "0", i ? 3 : 1);
-	tprintf(&b, "])];\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 64]> p = linear(x = x, weight = lw, bias = lb)" NAMED("p") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 1, 64]> u = reshape(x = p, shape = rs)" NAMED("u") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> kr = read_state(input = kc)" NAMED("kr") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> ku = slice_update(x = kr, update = u, begin = b0, end = e0, stride = s1, "
+	ali_buf_printf(&b, "])];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 64]> p = linear(x = x, weight = lw, bias = lb)" NAMED("p") ";\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 1, 64]> u = reshape(x = p, shape = rs)" NAMED("u") ";\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 32, 64]> kr = read_state(input = kc)" NAMED("kr") ";\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 32, 64]> ku = slice_update(x = kr, update = u, begin = b0, end = e0, stride = s1, "
 		    "begin_mask = fm, end_mask = fm, squeeze_mask = fm)" NAMED("ku") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 32, 64]> kw = write_state(input = kc, data = ku)" NAMED("kw") ";\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 32, 64]> kw = write_state(input = kc, data = ku)" NAMED("kw") ";\n");
 	/* attention reads the updated cache (scores of the projection against every row): what
 	 * makes it a KV cache for ANE048, not a recurrent state written back */
-	tprintf(&b, "        tensor<bool, []> tf = const()[name = tensor<string, []>(\"tf\"), val = tensor<bool, []>(false)];\n");
-	tprintf(&b, "        tensor<bool, []> tt = const()[name = tensor<string, []>(\"tt\"), val = tensor<bool, []>(true)];\n");
-	tprintf(&b, "        tensor<int32, []> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, []>(-1)];\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 1, 32]> sc = matmul(x = u, y = ku, transpose_x = tf, transpose_y = tt)"
+	ali_buf_printf(&b, "        tensor<bool, []> tf = const()[name = tensor<string, []>(\"tf\"), val = tensor<bool, []>(false)];\n");
+	ali_buf_printf(&b, "        tensor<bool, []> tt = const()[name = tensor<string, []>(\"tt\"), val = tensor<bool, []>(true)];\n");
+	ali_buf_printf(&b, "        tensor<int32, []> ax = const()[name = tensor<string, []>(\"ax\"), val = tensor<int32, []>(-1)];\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 1, 32]> sc = matmul(x = u, y = ku, transpose_x = tf, transpose_y = tt)"
 		    NAMED("sc") ";\n");
-	tprintf(&b, "        tensor<fp16, [1, 1, 1, 32]> y = softmax(x = sc, axis = ax)" NAMED("y") ";\n");
+	ali_buf_printf(&b, "        tensor<fp16, [1, 1, 1, 32]> y = softmax(x = sc, axis = ax)" NAMED("y") ";\n");
 	*probed = "p";
 	bool ok = mil_model(stem, "ios18", x, 2, 1, &b, out, d);
 	ali_buf_free(&b);

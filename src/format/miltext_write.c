@@ -31,18 +31,6 @@ static void putn(struct w *W, al_span s)
 	ali_buf_put(W->o, s.p, s.n);
 }
 
-__attribute__((format(printf, 2, 3)))
-static void putf(struct w *W, const char *fmt, ...)
-{
-	char b[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int k = vsnprintf(b, sizeof b, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		ali_buf_put(W->o, b, (size_t)k < sizeof b ? (size_t)k : sizeof b - 1);
-}
-
 static void indent(struct w *W, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -55,11 +43,11 @@ static void quoted(struct w *W, al_span s)
 	for (size_t i = 0; i < s.n; i++) {
 		unsigned char c = s.p[i];
 		if (c == '"' || c == '\\')
-			putf(W, "\\%c", c);
+			ali_buf_printf(W->o, "\\%c", c);
 		else if (c == '\n')
 			put(W, "\\n");
 		else if (c < 0x20 || c == 0x7f)
-			putf(W, "\\x%02x", c);
+			ali_buf_printf(W->o, "\\x%02x", c);
 		else
 			ali_buf_put(W->o, &c, 1);
 	}
@@ -80,7 +68,7 @@ static void dim(struct w *W, al_span d)
 	uint64_t v = 0;
 	if (pb_get_bytes(d, 1, &c)) {
 		pb_get_varint(c, 1, &v);
-		putf(W, "%" PRIu64, v);
+		ali_buf_printf(W->o, "%" PRIu64, v);
 	} else {
 		put(W, "?");
 	}
@@ -162,7 +150,7 @@ static void fnum(struct w *W, double v)
 	else if (isinf(v))
 		put(W, v < 0 ? "-inf" : "inf");
 	else
-		putf(W, "%a", v);
+		ali_buf_printf(W->o, "%a", v);
 }
 
 /* The elements of a TensorValue as text, one callback-free pass per encoding:
@@ -271,11 +259,11 @@ static bool elems(struct w *W, al_span tv, int dt, long long want, struct items 
 					} else if (dt == AL_DT_BOOL) {
 						put(W, u ? "true" : "false");
 					} else if (sgn && bits < 64 && (u >> (bits - 1) & 1)) {
-						putf(W, "%" PRId64, (int64_t)u - (int64_t)((uint64_t)1 << (bits - 1)) * 2);
+						ali_buf_printf(W->o, "%" PRId64, (int64_t)u - (int64_t)((uint64_t)1 << (bits - 1)) * 2);
 					} else if (sgn) {
-						putf(W, "%" PRId64, (int64_t)u);
+						ali_buf_printf(W->o, "%" PRId64, (int64_t)u);
 					} else {
-						putf(W, "%" PRIu64, u);
+						ali_buf_printf(W->o, "%" PRIu64, u);
 					}
 					if (!item_done(W, I))
 						return false;
@@ -292,9 +280,9 @@ static bool elems(struct w *W, al_span tv, int dt, long long want, struct items 
 						u |= (unsigned)(p[pos / 8] >> (pos % 8) & 1) << b;
 					}
 					if (sgn && (u >> (bits - 1) & 1))
-						putf(W, "%d", (int)u - (1 << bits));
+						ali_buf_printf(W->o, "%d", (int)u - (1 << bits));
 					else
-						putf(W, "%u", u);
+						ali_buf_printf(W->o, "%u", u);
 					if (!item_done(W, I))
 						return false;
 				}
@@ -335,11 +323,11 @@ static bool elems(struct w *W, al_span tv, int dt, long long want, struct items 
 				if (member == 3)
 					put(W, u ? "true" : "false");
 				else if (member == 2)
-					putf(W, "%" PRId64, sext32(u));
+					ali_buf_printf(W->o, "%" PRId64, sext32(u));
 				else if (dt == AL_DT_UINT64 || dt == AL_DT_UINT32)
-					putf(W, "%" PRIu64, u);
+					ali_buf_printf(W->o, "%" PRIu64, u);
 				else
-					putf(W, "%" PRId64, (int64_t)u);
+					ali_buf_printf(W->o, "%" PRId64, (int64_t)u);
 			}
 			if (!item_done(W, I))
 				return false;
@@ -450,7 +438,7 @@ static bool literal(struct w *W, al_span vt, al_span v)
 		pb_get_varint(x, 2, &off);
 		put(W, "BLOBFILE(path = tensor<string, []>(");
 		quoted(W, name);
-		putf(W, "), offset = tensor<uint64, []>(%" PRIu64 "))", off);
+		ali_buf_printf(W->o, "), offset = tensor<uint64, []>(%" PRIu64 "))", off);
 	} else if (!pb_get_bytes(v, 3, &iv)) {
 		ok = false;
 	} else if (pb_get_bytes(iv, 1, &x)) {
@@ -757,7 +745,7 @@ bool ali_mil_text_write(al_span program, struct al_buf *out)
 	struct w W = {.o = out};
 	uint64_t version = 1;
 	pb_get_varint(program, 1, &version);
-	putf(&W, "program(%" PRIu64 ".0)\n", version);
+	ali_buf_printf(W.o, "program(%" PRIu64 ".0)\n", version);
 	if (pb_has(program, 4)) {
 		if (!attrs(&W, program, 4))
 			return false;

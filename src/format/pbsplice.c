@@ -4,6 +4,8 @@
 #include "model.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +40,35 @@ void ali_buf_put(struct al_buf *b, const void *p, size_t n)
 	}
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
+}
+
+/* The one printf of the library onto a growing buffer (MIL text, probe models, the
+ * calibration rules): a short line formatted on the stack, a longer one in its own allocation. */
+void ali_buf_printf(struct al_buf *t, const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		t->failed = true;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		ali_buf_put(t, small, (size_t)n);
+		return;
+	}
+	char *big = ali_malloc((size_t)n + 1);
+	if (!big) {
+		t->failed = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	ali_buf_put(t, big, (size_t)n);
+	ali_free(big);
 }
 
 size_t ali_varint_size(uint64_t v)
