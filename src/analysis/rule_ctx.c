@@ -208,3 +208,12 @@ unsigned ali_rx_elem_bytes(int dtype)
 	return 2;
 }
 
+
+uint64_t ali_rx_weights_total(const struct al_weight_stats *w)
+{
+	uint64_t total = w->fp32;
+	uint64_t parts[3] = {w->fp16, w->quantized, w->other};
+	for (int i = 0; i < 3; i++)
+		total = total > UINT64_MAX - parts[i] ? UINT64_MAX : total + parts[i];
+	return total;
+}

@@ -55,6 +55,8 @@ al_rule_pred *ali_rule_pred_at(size_t i);
 /* snprintf into reason; always terminates, truncates silently. Returns true so a
  * predicate can end with `return ali_rx_say(...)`. */
 bool ali_rx_say(char *reason, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A model's weight bytes of every kind (fp32, fp16, quantized, other), saturating. */
+uint64_t ali_rx_weights_total(const struct al_weight_stats *w);
 
 /* "[2,2]" for n values (at most AL_RX_MAX_DIMS shown, then ",..."). */
 const char *ali_rx_ints(char *buf, size_t cap, const int64_t *v, size_t n);

@@ -231,10 +231,7 @@ bool ali_rp_model_weights_band(const struct al_rctx *c, char *reason, size_t cap
 	if (s->n_children > 0)
 		return false; /* the stages carry the weights and are checked themselves */
 	const struct al_weight_stats *w = &s->weights;
-	uint64_t total = w->fp32;
-	uint64_t parts[3] = {w->fp16, w->quantized, w->other};
-	for (int i = 0; i < 3; i++)
-		total = total > UINT64_MAX - parts[i] ? UINT64_MAX : total + parts[i];
+	uint64_t total = ali_rx_weights_total(w);
 	if (total <= WEIGHTS_COMPILED || total > WEIGHTS_IOS_LIMIT)
 		return false;
 	return ali_rx_say(reason, cap, "weights of %.0f MB: between the 568 MB seen compiling for the "

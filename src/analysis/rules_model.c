@@ -166,10 +166,7 @@ bool ali_rp_model_weights_1g(const struct al_rctx *c, char *reason, size_t cap)
 	if (in_list(s->type, containers) || s->n_children > 0)
 		return false; /* the stages carry the weights and are checked themselves */
 	const struct al_weight_stats *w = &s->weights;
-	uint64_t total = w->fp32;
-	uint64_t parts[3] = {w->fp16, w->quantized, w->other};
-	for (int i = 0; i < 3; i++)
-		total = total > UINT64_MAX - parts[i] ? UINT64_MAX : total + parts[i];
+	uint64_t total = ali_rx_weights_total(w);
 	if (total <= (uint64_t)1 << 30)
 		return false;
 	return ali_rx_say(reason, cap, "weights %.2f GiB > 1 GiB (fp32 %.2f, fp16 %.2f, quantized "

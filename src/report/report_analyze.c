@@ -241,19 +241,28 @@ struct range_ctx {
 	size_t column; /* the release being recorded */
 };
 
-static void record_cell(void *vctx, const struct al_node *n)
+/* Node n's row in the range table: false when n is not a node of an indexed graph. */
+static bool range_row(const struct range_ctx *c, const struct al_node *n, uint32_t *row)
 {
-	struct range_ctx *c = vctx;
 	const struct al_graph *g = n->owner;
 	if (!g || n < g->nodes || n >= g->nodes + g->n_nodes)
-		return;
+		return false;
 	struct graph_slot key = {(uintptr_t)g, 0};
 	const struct graph_slot *slot = bsearch(&key, c->rs->index->graphs, c->rs->index->n_graphs, sizeof key,
 						ali_graph_slot_cmp);
 	if (!slot)
+		return false;
+	*row = slot->base + (uint32_t)(n - g->nodes);
+	return true;
+}
+
+static void record_cell(void *vctx, const struct al_node *n)
+{
+	struct range_ctx *c = vctx;
+	uint32_t i;
+	if (!range_row(c, n, &i))
 		return;
 	const struct al_verdict *v = &n->verdict;
-	uint32_t i = slot->base + (uint32_t)(n - g->nodes);
 	struct ali_range_cell *cell = &c->rs->cells[(size_t)i * c->width + c->column];
 	cell->unit = v->unknown && v->placed_ane ? ALI_RANGE_UNKNOWN : (uint8_t)v->placed;
 	cell->verdict = (uint8_t)v->verdict;
@@ -268,15 +277,9 @@ static void record_cell(void *vctx, const struct al_node *n)
 static void mark_varying(void *vctx, const struct al_node *n)
 {
 	struct range_ctx *c = vctx;
-	const struct al_graph *g = n->owner;
-	if (ali_node_is_const(n) || !g || n < g->nodes || n >= g->nodes + g->n_nodes)
+	uint32_t i;
+	if (ali_node_is_const(n) || !range_row(c, n, &i))
 		return;
-	struct graph_slot key = {(uintptr_t)g, 0};
-	const struct graph_slot *slot = bsearch(&key, c->rs->index->graphs, c->rs->index->n_graphs, sizeof key,
-						ali_graph_slot_cmp);
-	if (!slot)
-		return;
-	uint32_t i = slot->base + (uint32_t)(n - g->nodes);
 	const struct ali_range_cell *cell = &c->rs->cells[(size_t)i * c->width];
 	uint8_t f = 0;
 	for (size_t r = 1; r < c->width; r++) {
