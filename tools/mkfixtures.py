@@ -846,6 +846,18 @@ def fix_io_range():
                      "fix fixture: outputs outside fp16's range")
 
 
+def fix_io_gap():
+    """x [1,8,4,4] -> global average pool with VALID padding (ANE056 on iOS 13/14:
+    the exact global-avgpool-valid-to-same) -> scaled by 1e-9 (output "tiny", under
+    fp16's smallest subnormal): nn-io-fp16's proof collapses, so fix refuses the
+    approximate rewrite and keeps the exact one (the round without it)."""
+    gpool = f_varint(1, 1) + f_msg(30) + f_varint(60, 1)
+    layers = [layer("gap", ["x"], ["g"], 120, gpool),
+              layer("tiny", ["g"], ["tiny"], 130, f_msg(5, f_float(1, 1e-9)))]
+    return fix_model(layers, [array_feature("x", [1, 8, 4, 4])], ["tiny"],
+                     "fix fixture: an exact rewrite beside an approximate one the proof refuses")
+
+
 def fix_divconst():
     """x [1,8,4,4] / a constant [1,8,1,1] -> scale by the reciprocals, then / a
     constant scalar 3 -> linear(1/3) (--allow reassociate). Left: x / a constant
@@ -1331,6 +1343,7 @@ def main():
         "fix_mulconst.mlmodel": fix_mulconst(),
         "fix_divconst.mlmodel": fix_divconst(),
         "fix_io_range.mlmodel": fix_io_range(),
+        "fix_io_gap.mlmodel": fix_io_gap(),
         "fix_shape_rounds.mlmodel": fix_shape_rounds(),
         "fix_lcnd.mlmodel": fix_lcnd(),
         "fix_avgpool.mlmodel": fix_avgpool(),

@@ -119,6 +119,8 @@ struct fix {
 	struct summary before, after;
 	struct al_check_opts chk; /* --target, --os, --compute-units: what "falls back" means */
 	enum al_equiv allow, highest;
+	enum al_equiv asked;      /* --allow as given; allow is lowered for a round whose approximate rewrites were refused */
+	char approx_refused[240]; /* that refusal: the output and its figures ("" when none) */
 	double tolerance;         /* --tolerance: the largest rel of an approximate rewrite (0: 1e-2) */
 	int round;                /* 1, 2, ...: the round of passes this is */
 	struct al_input_shape *shapes; /* --shape / --enumerate requests, in order */
@@ -897,6 +899,9 @@ static void report_round_text(const struct fix *f)
 		       "--format json lists why)\n",
 		       quiet, quiet == 1 ? "" : "s", quiet == 1 ? "s" : "", quiet == 1 ? "is" : "are",
 		       quiet == 1 ? "it was" : "they were");
+	if (f->approx_refused[0])
+		printf("approximate rewrites refused by the proof (%s): this round is the one without them, "
+		       "as --allow reassociate would give\n", f->approx_refused);
 	const struct summary *ss[2] = {&f->before, &f->after};
 	for (int k = 0; k < 2; k++)
 		printf("check %s %u layers, %u fall back by their own verdict, %u on the ANE after "
@@ -943,7 +948,7 @@ static void report_text(const struct rounds *rs, const char *out, bool written, 
 	if (rs->n > 1)
 		snprintf(in_rounds, sizeof in_rounds, " in %d rounds", rs->n);
 	printf("fix %s%s%s: %zu rewrite%s applied%s (allowed: %s)\n", f->in, out ? " -> " : "",
-	       out ? out : "", applied, applied == 1 ? "" : "s", in_rounds, al_equiv_name(f->allow));
+	       out ? out : "", applied, applied == 1 ? "" : "s", in_rounds, al_equiv_name(f->asked));
 	for (int k = 0; k < rs->n; k++) {
 		if (rs->n > 1) {
 			size_t a = al_surgery_applied(rs->r[k].sg);
@@ -1045,7 +1050,7 @@ static void report_json(const struct rounds *rs, const char *out, bool written, 
 		al_json_put_string(stdout, out);
 	else
 		printf("null");
-	printf(",\n  \"allow\": \"%s\",\n  \"tolerance\": %.9g,\n  \"rewrites\": [", al_equiv_name(f->allow),
+	printf(",\n  \"allow\": \"%s\",\n  \"tolerance\": %.9g,\n  \"rewrites\": [", al_equiv_name(f->asked),
 	       f->tolerance > 0 ? f->tolerance : AL_PROOF_APPROX_TOL);
 	bool first = true;
 	for (int k = 0; k < rs->n; k++) {
@@ -1086,6 +1091,11 @@ static void report_json(const struct rounds *rs, const char *out, bool written, 
 		put_summary_json(&g->after);
 		printf(", \"proof\": ");
 		put_proof_json(g);
+		printf(", \"approximate_refused\": ");
+		if (g->approx_refused[0])
+			al_json_put_string(stdout, g->approx_refused);
+		else
+			printf("null");
 		printf("}");
 	}
 	printf("\n  ],\n  \"max_rounds\": %d,\n  \"fixed_point\": %s,\n  \"pending\": %zu", rs->max,
@@ -1217,7 +1227,8 @@ static int next_round(struct rounds *rs, int k, const char *out)
 	f->threads = p->threads;
 	f->in = p->in;
 	f->chk = p->chk;
-	f->allow = p->allow;
+	f->asked = p->asked;
+	f->allow = p->allow; /* a round whose approximate rewrites were refused ends them: they would be again */
 	f->tolerance = p->tolerance;
 	f->round = k + 1;
 	if (!(f->d = al_diags_new()))
@@ -1289,6 +1300,49 @@ static int settle(struct fix *f)
 	return EXIT_ALL_ANE;
 }
 
+static int run_round(struct fix *f, bool *refused);
+
+/* After the proof refused an approximate rewrite (beyond --tolerance, collapsed,
+ * overflowed): whether a plan without the approximate passes still rewrites
+ * something, so that the round is worth running again without them. */
+static bool exact_rest_applies(const struct fix *f)
+{
+	if (f->allow != AL_EQ_APPROXIMATE)
+		return false;
+	struct al_surgery_opts o = {.allow = AL_EQ_REASSOCIATE, .skip = f->skip, .n_skip = f->n_drop,
+				    .shapes = f->shapes, .n_shapes = f->n_shapes};
+	al_diags *d = al_diags_new();
+	al_surgery *sg = NULL;
+	bool any = d && al_surgery_plan(f->m, &o, &sg, d) == AL_OK && al_surgery_applied(sg) > 0;
+	al_surgery_free(sg);
+	al_diags_free(d);
+	return any;
+}
+
+/* The round again without its approximate rewrites, the refusal kept for the
+ * report: a refused nn-io-fp16 no longer costs the exact rewrites beside it. */
+static int retry_without_approximate(struct fix *f, bool *refused)
+{
+	const struct al_proof_diff *bad = NULL;
+	for (size_t i = 0; i < f->n_diffs && !bad; i++)
+		if (!f->diffs[i].pass)
+			bad = &f->diffs[i];
+	char why[128] = "";
+	if (bad)
+		snprintf(f->approx_refused, sizeof f->approx_refused, "%.60s: rel %.3g%s", bad->name, bad->rel,
+			 refused_why(f, bad, why, sizeof why));
+	else
+		snprintf(f->approx_refused, sizeof f->approx_refused, "%.200s", f->proof_why);
+	f->allow = AL_EQ_REASSOCIATE;
+	al_proof_clear(&f->proof);
+	f->diffs = NULL;
+	f->n_diffs = 0;
+	f->proved = f->proof_ok = f->proof_run = false;
+	f->proof_why[0] = f->proof_note[0] = f->shapes_how[0] = f->inputs_how[0] = '\0';
+	f->proof_kind = NULL;
+	return run_round(f, refused); /* once: allow is no longer approximate */
+}
+
 /* One round: settle, then prove (steps 2-3). *refused when the proof does not
  * pass. An exit code. */
 static int run_round(struct fix *f, bool *refused)
@@ -1308,6 +1362,8 @@ static int run_round(struct fix *f, bool *refused)
 	summarize_model(f->out_m, &f->chk, &f->after);
 	int rc = prove(f);
 	*refused = rc == EXIT_ALL_ANE && (!f->proved || !f->proof_ok);
+	if (*refused && f->proved && f->highest == AL_EQ_APPROXIMATE && exact_rest_applies(f))
+		return retry_without_approximate(f, refused);
 	return rc;
 }
 
@@ -1322,6 +1378,7 @@ int cmd_fix(struct cli *c)
 		return usage_error(cmd, "--format takes text or json, not '%s'", c->format);
 	if (parse_allow(c, cmd, &f.allow) != EXIT_ALL_ANE)
 		return EXIT_USAGE;
+	f.asked = f.allow;
 	struct rounds rs = {.max = DEFAULT_MAX_ROUNDS};
 	if (c->max_rounds) {
 		char *end;
