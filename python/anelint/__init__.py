@@ -527,6 +527,9 @@ class FixResult:
     applied: int
     output: Optional[str]  # the path written (with nothing applied: a copy of the input), or None (no out)
     proof: Optional[Proof]  # the last round against its input (None when nothing was rewritten)
+    # a round whose approximate rewrites the proof refused, run again without them: the output
+    # and its figures ("tiny: rel 1 (collapsed)"), else None
+    approximate_refused: Optional[str] = None
 
     def __str__(self):
         text = f"{self.applied} rewrite{'s' if self.applied != 1 else ''} applied"
@@ -599,16 +602,36 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
             _fix_round(m, skip1, allow, path)
             return FixResult(rewrites, 0, path, None)
         scratch = tempfile.mkdtemp(prefix="anelint-fix-")
-        opened, proof, total = [], None, applied
+        opened, proof, total, refused_approx = [], None, applied, None
         try:
             cur, cur_skip, k = m, skip1, 1
+            round_skip, round_start, attempt = list(skip), 0, 0
             while True:
                 ext = "mlpackage" if os.path.isdir(cur.name) else "mlmodel"
-                nxt_path = os.path.join(scratch, f"round{k}.{ext}")
+                attempt += 1
+                nxt_path = os.path.join(scratch, f"round{k}_{attempt}.{ext}")
                 _fix_round(cur, cur_skip, allow, nxt_path)
                 opened.append(_Open(nxt_path))
                 nxt = opened[-1]
                 proof = _prove(cur, nxt, None, seed, allow, tolerance)
+                if not proof and proof.proved and allow == "approximate":
+                    # as the CLI: the round again without its approximate rewrites when
+                    # exact or reassociating ones remain (the later rounds leave them out too)
+                    rest, n_rest, rest_skip = _settle(cur, round_skip, "reassociate")
+                    if n_rest:
+                        bad = next((d for d in proof.diffs if not d.passed), None)
+                        refused_approx = (f"{bad.name}: rel {bad.rel:.3g}" +
+                                          (" (collapsed)" if bad.collapsed else
+                                           " (overflowed)" if bad.overflowed else "")
+                                          if bad else proof.why)
+                        opened.pop().close()
+                        allow = "reassociate"
+                        total += n_rest - sum(1 for w in rewrites[round_start:] if w.applied)
+                        for w in rest:
+                            w.round = k
+                        rewrites = rewrites[:round_start] + rest
+                        cur_skip = rest_skip
+                        continue
                 if not proof:
                     at = f"round {k}: " if k > 1 else ""
                     raise AnelintError("proof", [], f"{path}: {at}the rewritten model does not compute what "
@@ -621,6 +644,7 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
                     break
                 for w in more:
                     w.round = k + 1
+                round_start, round_skip = len(rewrites), []
                 rewrites += more
                 total += n_more
                 cur, cur_skip, k = nxt, more_skip, k + 1
@@ -630,7 +654,7 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
             for o in opened:
                 o.close()
             shutil.rmtree(scratch, ignore_errors=True)
-        return FixResult(rewrites, total, path, proof)
+        return FixResult(rewrites, total, path, proof, refused_approx)
 
 
 def _fix_round(m, skip, allow, out):

@@ -229,6 +229,14 @@ def test_fix_runs_rounds_as_the_cli(tmp_path):
         anelint.fix(POOL, out=tmp_path / "p.mlmodel", allow="reassociate,approximate", tolerance=1e-4)
     assert anelint.fix(POOL, out=tmp_path / "p.mlmodel", allow="approximate", tolerance=1e-3).proof
     assert [p for p in os.listdir(tmp_path) if "anelint" in p] == []
+    # beside an exact rewrite, a refused approximate one: the round again without it, as the CLI
+    gap = os.path.join(ROOT, "tests", "data", "crafted", "fix_io_gap.mlmodel")
+    r = anelint.fix(gap, out=tmp_path / "g.mlmodel", allow="approximate")
+    assert r.proof and r.applied == 1 and "collapsed" in r.approximate_refused
+    assert [w.pass_name for w in r.rewrites if w.applied] == ["global-avgpool-valid-to-same"]
+    subprocess.run([CLI, "fix", "--allow", "approximate", gap, "-o", str(tmp_path / "g_cli.mlmodel")],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert (tmp_path / "g.mlmodel").read_bytes() == (tmp_path / "g_cli.mlmodel").read_bytes()
 
 
 def test_plan_gives_typed_segments():
