@@ -23,6 +23,16 @@ known when the file is read, so that the ML Program passes can fold them:
                      transpose_y (its blob as it is), add x (-> 1x1 convs in the
                      (B, C, 1, S) layout); a matmul by an immediate weight
                      (refused)
+  fix_mil_matmul_lone  x [1,16384,64] @ a constant [8,64] weight with transpose_y
+                     (output [1,16384,8]: ANE062 fires, a 1 MiB padded short last
+                     axis), then x @ w, w a [64,8] model input: a lone matmul by
+                     a constant (refused: a 1x1 conv would clear no finding,
+                     the [B, S, N] output stays), and one of two runtime
+                     tensors (not a candidate); fix_mil_matmul_lone_conv: the
+                     same with the first matmul as the 1x1 conv a lone-matmul
+                     pass would write (reshape, transpose, conv [8,64,1,1],
+                     transpose, reshape), written by hand: ANE062 fires on
+                     both exit ops, so such a pass would add a finding
   fix_mil_attn       two batch-first self-attention blocks (x [1,8,16], 2 heads
                      of 8, the ops coremltools writes for a PyTorch one): the
                      first carried through the layout, the second refused (its
@@ -500,6 +510,42 @@ def fix_mil_matmul():
                    "fix fixture: matmul by constant weights -> 1x1 conv in (B, C, 1, S)"), weights
 
 
+def fix_mil_matmul_lone():
+    """A lone matmul by a constant weight (mil-matmul-const-bc1s-conv refuses it) and a
+    matmul by a runtime weight (not a candidate)."""
+    S, K, N = 16384, 64, 8
+    blobs = [(1, struct.pack("<%de" % (N * K), *[((i * 29) % 19 - 9) / 16.0 for i in range(N * K)]))]
+    weights, offs = weight_bin(blobs)
+    ops = [
+        const("no", v_bool(False), ttype("bool", [])),
+        const("yes", v_bool(True), ttype("bool", [])),
+        # x @ wc^T, wc [N, K] in weight.bin: [1, S, N], the last axis 16 bytes of 64
+        const("wc", v_blob("fp16", [N, K], offs[0]), f16([N, K])),
+        op("matmul", [("x", "x"), ("y", "wc"), ("transpose_x", "no"), ("transpose_y", "yes")], [("yc", f16([1, S, N]))]),
+    ]
+    # x @ w, w a model input: two runtime tensors (not a candidate)
+    tail = [op("matmul", [("x", "x"), ("y", "w"), ("transpose_x", "no"), ("transpose_y", "no")],
+               [("yw", f16([1, S, N]))])]
+    lone = ops[:4] + tail
+    # the first matmul as a 1x1 conv in (B, C, 1, S), the weight's blob declared [N, K, 1, 1]
+    conv = [
+        const("s4", v_ints([1, S, 1, K]), ttype("int32", [4])),
+        op("reshape", [("x", "x"), ("shape", "s4")], [("x_bs1c", f16([1, S, 1, K]))]),
+        const("perm", v_ints([0, 3, 2, 1]), ttype("int32", [4])),
+        op("transpose", [("x", "x_bs1c"), ("perm", "perm")], [("x_bc1s", f16([1, K, 1, S]))]),
+        const("wc", v_blob("fp16", [N, K, 1, 1], offs[0]), f16([N, K, 1, 1])),
+        op("conv", [("x", "x_bc1s"), ("weight", "wc")], [("yc_bc1s", f16([1, N, 1, S]))]),
+        op("transpose", [("x", "yc_bc1s"), ("perm", "perm")], [("yc_bs1c", f16([1, S, 1, N]))]),
+        const("s3", v_ints([1, S, N]), ttype("int32", [3])),
+        op("reshape", [("x", "yc_bs1c"), ("shape", "s3")], [("yc", f16([1, S, N]))]),
+        const("no", v_bool(False), ttype("bool", [])),
+    ] + tail
+    io = ([("x", [1, S, K]), ("w", [K, N])], [("yc", [1, S, N]), ("yw", [1, S, N])])
+    return program(*io, lone, "fix fixture: a lone matmul by a constant weight (refused) and one by a "
+                   "runtime weight"), \
+        program(*io, conv, "fix fixture: the lone matmul's 1x1 conv form, by hand (ANE062 on its exits)"), weights
+
+
 def fix_mil_attn():
     """Two self-attention blocks as coremltools converts a batch-first PyTorch
     one (linear q/k/v, reshape to heads, transposes, matmul, scale, softmax,
@@ -671,6 +717,7 @@ def main():
     bc1s, bc1s_w = fix_mil_bc1s()
     gru, gru_w = fix_mil_gru()
     mm, mm_w = fix_mil_matmul()
+    mml, mmlc, mml_w = fix_mil_matmul_lone()
     attn, attn_w = fix_mil_attn()
     flex, flex_w = fix_mil_flex()
     xattn, xattn_w = fix_mil_xattn()
@@ -682,6 +729,8 @@ def main():
                         ("fix_mil_sdpa", fix_mil_sdpa(), None),
                         ("fix_mil_bc1s", bc1s, bc1s_w),
                         ("fix_mil_matmul", mm, mm_w),
+                        ("fix_mil_matmul_lone", mml, mml_w),
+                        ("fix_mil_matmul_lone_conv", mmlc, mml_w),
                         ("fix_mil_attn", attn, attn_w),
                         ("fix_mil_flex", flex, flex_w),
                         ("fix_mil_xattn", xattn, xattn_w),

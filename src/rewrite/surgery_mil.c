@@ -2956,6 +2956,13 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	}
 	if (!collect_run(c, n, &r, &stop))
 		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
+	/* A lone matmul by a constant gets no pass of its own: its readers keep its
+	 * [B, S, N] output, so the exit writes that shape again and a short last axis
+	 * (ANE062) moves onto the exit ops (1 finding -> 2, measured), and no rule
+	 * keeps a matmul by a constant off the ANE (docs/surgery.md). */
+	if (r.n_linear < 2 && strcmp(n->type, "matmul") == 0)
+		return ali_mil_say(c, "a lone matmul by a constant (%s): a 1x1 conv clears no finding (the [B, S, N] "
+			      "output stays)", stop ? stop : "the block ends after it");
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
