@@ -7,9 +7,10 @@
  * (bench/llm_check.sh) built ~1.2 M json-c objects and a 29.5 MB printbuf before
  * writing a byte: 670 ms and 269 MB peak RSS, against 105 ms and 57 MB for the
  * text output; perf put 60% of the time in malloc/free of the tree. Written as a
- * stream the output needs no memory of its own (one 64 KiB buffer). json-c still
- * parses (Manifest.json, evidence, rule files) and builds the small documents
- * (info, plan, compare); ali_jw_tree writes such a tree inside a stream.
+ * stream the output needs no memory of its own (one 64 KiB buffer). plan's JSON
+ * (report_plan.c) is written the same way. json-c still parses (Manifest.json,
+ * evidence, rule files) and builds the small documents (info, compare) and
+ * SARIF's; ali_jw_tree writes such a tree inside a stream.
  * tests/unit/test_report.c checks the writer against json-c byte for byte. */
 #include "report.h"
 
