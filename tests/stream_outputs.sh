@@ -1,16 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/plan_json_stream.sh: issue 34 item 3. `plan --format json` is written as a
-# stream (report_plan.c through ali_jw), not as a json-c tree of every layer printed at
-# the end: on a 10,000-layer model (built here with tools/mkfixtures.py: every layer a
-# CPU fallback, so 10,000 layers, segments and switches in the document) its peak RSS
-# stays within 6 MB of the text plan's (the tree took ~30 MB more), and the document is
-# whole and valid JSON.
-#   ANELINT=build/anelint sh tests/plan_json_stream.sh      (from the repo root)
+# tests/stream_outputs.sh: issue 34 item 3. The machine-readable outputs are written
+# as streams (ali_jw, report_jsonw.c), not as a json-c tree of the whole model printed
+# at the end. On a 10,000-layer model (built here with tools/mkfixtures.py: every layer a
+# CPU fallback) the peak RSS of `plan --format json` stays within 6 MB
+# of the text plan's (its tree took 20 MB more) and that of `check --format sarif` (one
+# result per fallback layer: 10,000, spilled to a temporary file) within 6 MB of the text
+# check's (its tree took 124 MB more); both documents are whole and valid JSON.
+#   ANELINT=build/anelint sh tests/stream_outputs.sh      (from the repo root)
 set -u
 : "${ANELINT:=build/anelint}"
 pass=0 fail=0 skip=0
-T=$(mktemp -d "${TMPDIR:-/tmp}/anelint-planjson.XXXXXX") || exit 1
+T=$(mktemp -d "${TMPDIR:-/tmp}/anelint-stream.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
 ok() { pass=$((pass + 1)); echo "ok $1"; }
@@ -36,9 +37,18 @@ m = d["models"][0]
 assert d["command"] == "plan" and len(m["layers"]) == 10000 and len(m["bar"]) == 10000, "short"
 assert m["totals"]["layers"] == 10000 and m["layers"][9999]["name"] == "p9999"
 PY
+"$ANELINT" check --no-config --format sarif "$T/many.mlmodel" >"$T/check.sarif" 2>"$T/err"
+rc=$?
+python3 - "$T/check.sarif" <<'PY' && ok "SARIF of 10,000 fallback layers: whole and valid (exit $rc)" || bad "SARIF: exit $rc, not the document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["runs"][0]
+assert len(r["results"]) == 10000 and r["artifacts"] and r["tool"]["driver"]["rules"], "short"
+assert r["results"][-1]["properties"]["index"] == 9999 and r["properties"]["models"]
+PY
 
-rss() { # rss FORMAT: peak resident KB of plan of the model
-	/usr/bin/time -v "$ANELINT" plan --no-config --format "$1" "$T/many.mlmodel" 2>&1 >/dev/null |
+rss() { # rss COMMAND FORMAT: peak resident KB of COMMAND of the model
+	/usr/bin/time -v "$ANELINT" "$1" --no-config --format "$2" "$T/many.mlmodel" 2>&1 >/dev/null |
 		sed -n 's/.*Maximum resident set size (kbytes): *//p'
 }
 if [ ! -x /usr/bin/time ] || ! /usr/bin/time -v true >/dev/null 2>&1; then
@@ -48,11 +58,16 @@ elif grep -q __asan_init "$ANELINT" 2>/dev/null; then
 	skip=$((skip + 1)) # AddressSanitizer's quarantine and shadow memory: RSS is not the program's
 	echo "skip memory: a sanitizer build"
 else
-	t=$(rss text)
-	j=$(rss json)
+	t=$(rss plan text)
+	j=$(rss plan json)
 	[ -n "$t" ] && [ -n "$j" ] && [ "$j" -lt $((t + 6144)) ] &&
 		ok "plan JSON peak RSS $j KB, text $t KB: no tree of the layers" ||
 		bad "plan JSON peak RSS ${j:-?} KB against text ${t:-?} KB (a tree of every layer?)"
+	t=$(rss check text)
+	j=$(rss check sarif)
+	[ -n "$t" ] && [ -n "$j" ] && [ "$j" -lt $((t + 6144)) ] &&
+		ok "SARIF peak RSS $j KB, text check $t KB: no tree of the results" ||
+		bad "SARIF peak RSS ${j:-?} KB against text check ${t:-?} KB (a tree of every result?)"
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
