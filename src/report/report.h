@@ -198,6 +198,14 @@ void ali_jw_bool(struct ali_jw *w, const char *key, bool b);
 void ali_jw_null(struct ali_jw *w, const char *key);
 void ali_jw_raw(struct ali_jw *w, const char *key, const char *text); /* a number as text */
 void ali_jw_tree(struct ali_jw *w, const char *key, struct json_object *j); /* NULL: null */
+/* Elements of an array written apart, then spliced into the document: the
+ * writer over `part` continues inside an array open at nesting `depth` (the
+ * depth of the array ali_jw_splice will put them in); ali_jw_end_elements flushes
+ * it (no newline) and says whether it wrote any; ali_jw_splice copies part, from
+ * its start, into w's open array. false: part could not be read back. */
+void ali_jw_init_elements(struct ali_jw *w, FILE *part, unsigned depth);
+bool ali_jw_end_elements(struct ali_jw *w);
+bool ali_jw_splice(struct ali_jw *w, FILE *part, bool any);
 
 /* The --target all matrix of a streamed `check` JSON document (report_matrix.c):
  * "targets" (or "releases", "columns") at the root; per model "units_by_target"

@@ -51,7 +51,8 @@ static json_object *diags_json(const al_diags *d, bool errors_only)
 /* ================================================================ check */
 
 /* check's document is written as a stream (ali_jw, report_jsonw.c: why), in
- * the key order the json-c tree had; info and plan are small and stay trees. */
+ * the key order the json-c tree had; info is small and stays a tree (plan's is
+ * streamed too: report_plan.c). */
 
 static void jw_conf(struct ali_jw *w, const char *key, char c)
 {
@@ -747,8 +748,8 @@ static void json_info(FILE *out, const struct al_report_item *items, size_t n,
 
 /* check over several models, each written as it comes (a directory argument):
  * the models array streamed; the models that cannot be read kept (path, status,
- * diagnostics: small) for "errors" at the end. info and plan build one tree:
- * not streamed. */
+ * diagnostics: small) for "errors" at the end. info (one tree) and plan
+ * (written without a tree, after every model is loaded) are not streamed here. */
 struct json_stream {
 	struct ali_jw w;
 	const struct al_report_opts *o;

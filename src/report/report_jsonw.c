@@ -7,9 +7,11 @@
  * (bench/llm_check.sh) built ~1.2 M json-c objects and a 29.5 MB printbuf before
  * writing a byte: 670 ms and 269 MB peak RSS, against 105 ms and 57 MB for the
  * text output; perf put 60% of the time in malloc/free of the tree. Written as a
- * stream the output needs no memory of its own (one 64 KiB buffer). json-c still
- * parses (Manifest.json, evidence, rule files) and builds the small documents
- * (info, plan, compare); ali_jw_tree writes such a tree inside a stream.
+ * stream the output needs no memory of its own (one 64 KiB buffer). plan's JSON
+ * (report_plan.c) is written the same way, and SARIF's (its results spilled to a
+ * temporary file, ali_jw_splice). json-c still parses (Manifest.json, evidence,
+ * rule files) and builds the small documents (info, compare) and the small parts
+ * of SARIF's; ali_jw_tree writes such a tree inside a stream.
  * tests/unit/test_report.c checks the writer against json-c byte for byte. */
 #include "report.h"
 
@@ -318,4 +320,46 @@ void ali_jw_tree(struct ali_jw *w, const char *key, struct json_object *j)
 								       JSON_C_TO_STRING_NOSLASHESCAPE);
 		jw_put(w, s, strlen(s));
 	}
+}
+
+/* ---- an array's elements written apart (a temporary file), then spliced in:
+ * for a document whose head (SARIF's rules and artifacts) is known only once
+ * its body (the results) has been made. */
+
+void ali_jw_init_elements(struct ali_jw *w, FILE *out, unsigned depth)
+{
+	ali_jw_init(w, out);
+	if (depth > ALI_JW_MAX_DEPTH)
+		depth = ALI_JW_MAX_DEPTH;
+	for (unsigned d = 0; d < depth; d++) {
+		w->obj[d] = false;
+		w->had[d] = false;
+	}
+	w->depth = depth;
+}
+
+bool ali_jw_end_elements(struct ali_jw *w)
+{
+	bool any = w->depth && w->had[jw_slot(w->depth - 1)];
+	jw_flush(w);
+	if (w->buf != w->small)
+		ali_free(w->buf);
+	w->buf = NULL;
+	return any;
+}
+
+bool ali_jw_splice(struct ali_jw *w, FILE *part, bool any)
+{
+	jw_flush(w);
+	if (fflush(part) != 0 || fseek(part, 0, SEEK_SET) != 0)
+		return false;
+	char buf[1 << 14];
+	size_t k;
+	while ((k = fread(buf, 1, sizeof buf, part)) > 0)
+		fwrite(buf, 1, k, w->out);
+	if (ferror(part))
+		return false;
+	if (any && w->depth)
+		w->had[jw_slot(w->depth - 1)] = true;
+	return true;
 }

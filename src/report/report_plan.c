@@ -429,97 +429,73 @@ void ali_text_plan(FILE *out, const struct al_report_item *items, size_t n,
 
 /* ================================================================ JSON */
 
-static json_object *fixed(double v, const char *fmt)
+/* plan's document is written as a stream (ali_jw, report_jsonw.c), in the key
+ * order the json-c tree it replaces had: at LLM scale (bench/llm_check.sh) the
+ * tree of every layer took ~590 ms and 86 MB before a byte was written. Only
+ * the "errors" entries (small) are still json-c objects. */
+
+/* A number with a fixed format (as json-c's double with its own text); not
+ * finite: 0. */
+static void jw_fixed(struct ali_jw *w, const char *key, double v, const char *fmt)
 {
 	char buf[64];
 	if (!isfinite(v))
 		v = 0;
 	snprintf(buf, sizeof buf, fmt, v);
-	return json_object_new_double_s(v, buf);
+	ali_jw_raw(w, key, buf);
 }
 
-static json_object *us_json(double v)
+static void jw_us(struct ali_jw *w, const char *key, double v)
 {
-	return fixed(v, "%.3f");
+	jw_fixed(w, key, v, "%.3f");
 }
 
-static json_object *share_json(double a, double b)
+static void jw_share(struct ali_jw *w, const char *key, double a, double b)
 {
-	return fixed(b > 0 ? a / b : 0.0, "%.4f");
+	jw_fixed(w, key, b > 0 ? a / b : 0.0, "%.4f");
 }
 
-static json_object *flops_json(double v)
+static void jw_flops(struct ali_jw *w, const char *key, double v)
 {
-	return fixed(v, "%.0f");
+	jw_fixed(w, key, v, "%.0f");
 }
 
-static json_object *layer_ref(const struct index_map *map, const struct al_node *n)
+static void jw_layer_ref(struct ali_jw *w, const struct index_map *map, const struct al_node *n)
 {
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "index", json_object_new_int64(node_index(map, n)));
-	json_object_object_add(o, "name", ali_json_string(n && n->name ? n->name : ""));
-	json_object_object_add(o, "type", ali_json_string(n && n->type ? n->type : ""));
-	return o;
+	ali_jw_object(w, NULL);
+	ali_jw_int(w, "index", node_index(map, n));
+	ali_jw_str(w, "name", n && n->name ? n->name : "");
+	ali_jw_str(w, "type", n && n->type ? n->type : "");
+	ali_jw_end(w);
 }
 
-static json_object *plan_json(const struct al_view *v)
+/* The model-level fix and the plan of the fixed model. */
+static void jw_model_fix(struct ali_jw *w, const struct al_submodel *s, const struct al_plan *p)
 {
-	const struct al_submodel *s = v->s;
+	ali_jw_object(w, "model_fix");
+	ali_jw_str(w, "rule", p->fix_rule->id);
+	ali_jw_str(w, "pass", "input-fixed-shape");
+	ali_jw_array(w, "shape_default");
+	for (uint32_t k = 0; k < s->n_inputs; k++)
+		if (s->inputs[k].flex == AL_FLEX_RANGE)
+			ali_jw_str(w, NULL, s->inputs[k].name ? s->inputs[k].name : "");
+	ali_jw_end(w);
+	ali_jw_str(w, "then_rule", p->then_rule ? p->then_rule->id : NULL);
+	ali_jw_int(w, "then_segments", p->then_segments);
+	ali_jw_int(w, "then_switches", p->then_switches);
+	ali_jw_int(w, "then_ane_layers", p->then_ane_nodes);
+	/* json-c's own double text (%.17g and its trimming), as before */
+	json_object *flops = json_object_new_double(p->then_ane_flops);
+	ali_jw_tree(w, "then_ane_flops", flops);
+	json_object_put(flops);
+	jw_us(w, "then_est_us", p->then_est_us);
+	ali_jw_end(w);
+}
+
+/* "bar": one letter per layer (a string of the model's layer count, not a tree). */
+static void jw_bar(struct ali_jw *w, const struct al_view *v)
+{
 	const struct al_plan *p = v->plan;
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "path", ali_json_string(s->path ? s->path : ""));
-	json_object_object_add(o, "file", s->file ? ali_json_string(s->file) : NULL);
-	json_object_object_add(o, "type", ali_json_string(s->type ? s->type : ""));
-	json_object_object_add(o, "spec_version", json_object_new_int(s->spec_version));
-	json_object_object_add(o, "min_os", ali_json_string(al_spec_min_os(s->spec_version)));
-	json_object_object_add(o, "depth", json_object_new_int(s->depth));
-	json_object *t = json_object_new_object();
-	json_object_object_add(t, "id", ali_json_string(p->target && p->target->id ? p->target->id : ""));
-	json_object_object_add(t, "name",
-			       ali_json_string(p->target && p->target->name ? p->target->name : ""));
-	json_object_object_add(o, "target", t);
-	json_object *r = json_object_new_object();
-	json_object_object_add(r, "id", ali_json_string(p->os ? p->os->id : ""));
-	json_object_object_add(r, "name", ali_json_string(p->os ? p->os->name : ""));
-	json_object_object_add(o, "os", r);
-	json_object_object_add(o, "compute_units", ali_json_string(al_compute_units_name(p->compute_units)));
-	json_object_object_add(o, "policy", ali_json_string(al_policy_name(p->policy)));
-	json_object_object_add(o, "policy_why", ali_json_string(p->policy_why ? p->policy_why : ""));
-	json_object_object_add(o, "model_rule",
-			       p->model_rule ? ali_json_string(p->model_rule->id) : NULL);
-	if (p->fix_rule) { /* the model-level fix and the plan of the fixed model */
-		json_object *mf = json_object_new_object(), *sh = json_object_new_array();
-		json_object_object_add(mf, "rule", ali_json_string(p->fix_rule->id));
-		json_object_object_add(mf, "pass", ali_json_string("input-fixed-shape"));
-		for (uint32_t k = 0; k < s->n_inputs; k++)
-			if (s->inputs[k].flex == AL_FLEX_RANGE)
-				json_object_array_add(sh, ali_json_string(s->inputs[k].name ? s->inputs[k].name : ""));
-		json_object_object_add(mf, "shape_default", sh);
-		json_object_object_add(mf, "then_rule", p->then_rule ? ali_json_string(p->then_rule->id) : NULL);
-		json_object_object_add(mf, "then_segments", json_object_new_int64(p->then_segments));
-		json_object_object_add(mf, "then_switches", json_object_new_int64(p->then_switches));
-		json_object_object_add(mf, "then_ane_layers", json_object_new_int64(p->then_ane_nodes));
-		json_object_object_add(mf, "then_ane_flops", json_object_new_double(p->then_ane_flops));
-		json_object_object_add(mf, "then_est_us", us_json(p->then_est_us));
-		json_object_object_add(o, "model_fix", mf);
-	}
-	bool flops = p->total_flops > 0;
-	json_object *est = json_object_new_object();
-	json_object_object_add(est, "timed", json_object_new_boolean(p->timed));
-	json_object_object_add(est, "share_basis", ali_json_string(flops ? "flops" : "layers"));
-	json_object_object_add(est, "uncosted_layers", json_object_new_int64(p->n_uncosted));
-	json_object_object_add(o, "estimates", est);
-	json_object *sw = json_object_new_object();
-	for (int a = 0; a < 3; a++)
-		for (int b = 0; b < 3; b++) {
-			if (a == b)
-				continue;
-			char key[16];
-			snprintf(key, sizeof key, "%s-%s", al_unit_name(a), al_unit_name(b));
-			json_object_object_add(sw, key, us_json(p->switch_cost[a][b]));
-		}
-	json_object_object_add(o, "switch_costs_us", sw);
-
 	char *bar = ali_malloc((size_t)p->n_nodes + 1);
 	if (bar) {
 		for (uint32_t k = 0; k < p->n_nodes; k++) {
@@ -531,124 +507,171 @@ static json_object *plan_json(const struct al_view *v)
 		}
 		bar[p->n_nodes] = 0;
 	}
-	json_object_object_add(o, "bar", ali_json_string(bar ? bar : ""));
+	ali_jw_str(w, "bar", bar ? bar : "");
 	ali_free(bar);
+}
 
-	json_object *tot = json_object_new_object();
-	json_object_object_add(tot, "layers", json_object_new_int64(p->n_nodes));
-	json_object_object_add(tot, "ane_layers", json_object_new_int64(p->ane_nodes));
-	json_object_object_add(tot, "segments", json_object_new_int64(p->n_segments));
-	json_object_object_add(tot, "switches", json_object_new_int64(p->switches));
-	json_object_object_add(tot, "flops", flops_json(p->total_flops));
-	json_object_object_add(tot, "ane_flops", flops_json(p->ane_flops));
-	json_object_object_add(tot, "ane_share", flops ? share_json(p->ane_flops, p->total_flops)
-						       : share_json(p->ane_nodes, p->n_nodes));
-	json_object_object_add(tot, "compute_us", us_json(p->compute_us));
-	json_object_object_add(tot, "switch_us", us_json(p->switch_us));
-	json_object_object_add(tot, "est_us", us_json(p->est_us));
-	json_object_object_add(o, "totals", tot);
+static void jw_plan(struct ali_jw *w, const struct al_view *v)
+{
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	ali_jw_object(w, NULL);
+	ali_jw_str(w, "path", s->path ? s->path : "");
+	ali_jw_str(w, "file", s->file);
+	ali_jw_str(w, "type", s->type ? s->type : "");
+	ali_jw_int(w, "spec_version", s->spec_version);
+	ali_jw_str(w, "min_os", al_spec_min_os(s->spec_version));
+	ali_jw_int(w, "depth", s->depth);
+	ali_jw_object(w, "target");
+	ali_jw_str(w, "id", p->target && p->target->id ? p->target->id : "");
+	ali_jw_str(w, "name", p->target && p->target->name ? p->target->name : "");
+	ali_jw_end(w);
+	ali_jw_object(w, "os");
+	ali_jw_str(w, "id", p->os ? p->os->id : "");
+	ali_jw_str(w, "name", p->os ? p->os->name : "");
+	ali_jw_end(w);
+	ali_jw_str(w, "compute_units", al_compute_units_name(p->compute_units));
+	ali_jw_str(w, "policy", al_policy_name(p->policy));
+	ali_jw_str(w, "policy_why", p->policy_why ? p->policy_why : "");
+	ali_jw_str(w, "model_rule", p->model_rule ? p->model_rule->id : NULL);
+	if (p->fix_rule)
+		jw_model_fix(w, s, p);
+	bool flops = p->total_flops > 0;
+	ali_jw_object(w, "estimates");
+	ali_jw_bool(w, "timed", p->timed);
+	ali_jw_str(w, "share_basis", flops ? "flops" : "layers");
+	ali_jw_int(w, "uncosted_layers", p->n_uncosted);
+	ali_jw_end(w);
+	ali_jw_object(w, "switch_costs_us");
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++) {
+			if (a == b)
+				continue;
+			char key[16];
+			snprintf(key, sizeof key, "%s-%s", al_unit_name(a), al_unit_name(b));
+			jw_us(w, key, p->switch_cost[a][b]);
+		}
+	ali_jw_end(w);
+	jw_bar(w, v);
 
-	json_object *segs = json_object_new_array();
+	ali_jw_object(w, "totals");
+	ali_jw_int(w, "layers", p->n_nodes);
+	ali_jw_int(w, "ane_layers", p->ane_nodes);
+	ali_jw_int(w, "segments", p->n_segments);
+	ali_jw_int(w, "switches", p->switches);
+	jw_flops(w, "flops", p->total_flops);
+	jw_flops(w, "ane_flops", p->ane_flops);
+	if (flops)
+		jw_share(w, "ane_share", p->ane_flops, p->total_flops);
+	else
+		jw_share(w, "ane_share", p->ane_nodes, p->n_nodes);
+	jw_us(w, "compute_us", p->compute_us);
+	jw_us(w, "switch_us", p->switch_us);
+	jw_us(w, "est_us", p->est_us);
+	ali_jw_end(w);
+
+	ali_jw_array(w, "segments");
 	for (uint32_t k = 0; k < p->n_segments; k++) {
 		const struct al_segment *g = &p->segments[k];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "index", json_object_new_int64(k));
-		json_object_object_add(j, "unit", ali_json_string(al_unit_name(g->unit)));
-		json_object_object_add(j, "first", json_object_new_int64(g->first));
-		json_object_object_add(j, "last", json_object_new_int64(g->last));
-		json_object_object_add(j, "layers", json_object_new_int64(g->n_nodes));
-		json_object_object_add(j, "flops", flops_json(g->flops));
-		json_object_object_add(j, "share", flops ? share_json(g->flops, p->total_flops)
-						       : share_json(g->n_nodes, p->n_nodes));
-		json_object_object_add(j, "est_us", us_json(g->est_us));
-		json_object_array_add(segs, j);
+		ali_jw_object(w, NULL);
+		ali_jw_int(w, "index", k);
+		ali_jw_str(w, "unit", al_unit_name(g->unit));
+		ali_jw_int(w, "first", g->first);
+		ali_jw_int(w, "last", g->last);
+		ali_jw_int(w, "layers", g->n_nodes);
+		jw_flops(w, "flops", g->flops);
+		if (flops)
+			jw_share(w, "share", g->flops, p->total_flops);
+		else
+			jw_share(w, "share", g->n_nodes, p->n_nodes);
+		jw_us(w, "est_us", g->est_us);
+		ali_jw_end(w);
 	}
-	json_object_object_add(o, "segments", segs);
+	ali_jw_end(w);
 	/* issue #30: the layers whose uncertain verdict could change the segments */
-	json_object *unsure = json_object_new_array();
+	ali_jw_array(w, "uncertain");
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
 		const struct al_verdict *vd = ali_view_verdict(v, p->nodes[k]);
 		if (vd->verdict != AL_VERDICT_UNCERTAIN)
 			continue;
-		json_object *j = json_object_new_object();
 		char why[160], pt[16];
 		snprintf(pt, sizeof pt, "%.2f", vd->p_ane);
-		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
-		json_object_object_add(j, "name", ali_json_string(p->nodes[k]->name ? p->nodes[k]->name : ""));
-		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
-		json_object_object_add(j, "p_ane", json_object_new_double_s(vd->p_ane, pt));
-		json_object_object_add(j, "why", ali_json_string(ali_uncertain_text(vd, why, sizeof why)));
-		json_object_array_add(unsure, j);
+		ali_jw_object(w, NULL);
+		ali_jw_int(w, "index", p->index[k]);
+		ali_jw_str(w, "name", p->nodes[k]->name ? p->nodes[k]->name : "");
+		ali_jw_int(w, "segment", p->segment[k]);
+		ali_jw_raw(w, "p_ane", pt);
+		ali_jw_str(w, "why", ali_uncertain_text(vd, why, sizeof why));
+		ali_jw_end(w);
 	}
-	json_object_object_add(o, "uncertain", unsure);
+	ali_jw_end(w);
 
-	json_object *sws = json_object_new_array();
+	ali_jw_array(w, "switches");
 	for (uint32_t k = 0; k < p->switches; k++) {
 		const struct al_switch *x = &p->switch_list[k];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "from", json_object_new_int64(x->from));
-		json_object_object_add(j, "to", json_object_new_int64(x->to));
-		json_object_object_add(j, "from_unit", ali_json_string(al_unit_name(p->segments[x->from].unit)));
-		json_object_object_add(j, "to_unit", ali_json_string(al_unit_name(p->segments[x->to].unit)));
-		json_object_object_add(j, "cost_us", us_json(x->us));
-		json_object_array_add(sws, j);
+		ali_jw_object(w, NULL);
+		ali_jw_int(w, "from", x->from);
+		ali_jw_int(w, "to", x->to);
+		ali_jw_str(w, "from_unit", al_unit_name(p->segments[x->from].unit));
+		ali_jw_str(w, "to_unit", al_unit_name(p->segments[x->to].unit));
+		jw_us(w, "cost_us", x->us);
+		ali_jw_end(w);
 	}
-	json_object_object_add(o, "switches", sws);
+	ali_jw_end(w);
 
-	json_object *layers = json_object_new_array_ext((int)p->n_nodes);
+	ali_jw_array(w, "layers");
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
 		const struct al_node *n = p->nodes[k];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "index", json_object_new_int64(p->index[k]));
-		json_object_object_add(j, "name", ali_json_string(n->name ? n->name : ""));
-		json_object_object_add(j, "type", ali_json_string(n->type ? n->type : ""));
+		ali_jw_object(w, NULL);
+		ali_jw_int(w, "index", p->index[k]);
+		ali_jw_str(w, "name", n->name ? n->name : "");
+		ali_jw_str(w, "type", n->type ? n->type : "");
 		const struct al_verdict *nv = ali_view_verdict(v, n);
-		json_object_object_add(j, "verdict", ali_json_string(nv->unknown ? "unknown"
-									: nv->ane ? "ane" : al_unit_name(nv->unit)));
-		json_object_object_add(j, "unit", ali_json_string(nv->unknown && p->unit[k] == AL_UNIT_ANE
-									 ? "unknown" : al_unit_name(p->unit[k])));
-		json_object_object_add(j, "placed", ali_json_string(al_place_name(p->place[k])));
+		ali_jw_str(w, "verdict", nv->unknown ? "unknown" : nv->ane ? "ane" : al_unit_name(nv->unit));
+		ali_jw_str(w, "unit", nv->unknown && p->unit[k] == AL_UNIT_ANE ? "unknown" : al_unit_name(p->unit[k]));
+		ali_jw_str(w, "placed", al_place_name(p->place[k]));
 		const struct al_rule *mr = ali_place_rule(p->place[k], p->model_rule, NULL);
 		if (mr) /* the rule naming the move, as check's moved_by and `explain` */
-			json_object_object_add(j, "moved_by", ali_json_string(mr->id));
-		json_object_object_add(j, "segment", json_object_new_int64(p->segment[k]));
-		json_object_object_add(j, "flops", flops_json(n->cost.flops > 0 ? n->cost.flops : 0));
-		json_object_object_add(j, "cost_known", json_object_new_boolean(n->cost.known));
-		json_object_object_add(j, "est_us", us_json(p->node_us[k]));
+			ali_jw_str(w, "moved_by", mr->id);
+		ali_jw_int(w, "segment", p->segment[k]);
+		jw_flops(w, "flops", n->cost.flops > 0 ? n->cost.flops : 0);
+		ali_jw_bool(w, "cost_known", n->cost.known);
+		jw_us(w, "est_us", p->node_us[k]);
 		const char *weights = ali_node_weights(n); /* where the op came from, as far as the file says */
 		if (weights)
-			json_object_object_add(j, "weights", ali_json_string(weights));
-		json_object_array_add(layers, j);
+			ali_jw_str(w, "weights", weights);
+		ali_jw_end(w);
 	}
-	json_object_object_add(o, "layers", layers);
+	ali_jw_end(w);
 
-	json_object *fixes = json_object_new_array();
+	ali_jw_array(w, "fixes");
 	struct index_map map;
 	map_build(&map, p);
 	for (uint32_t k = 0; k < p->n_fixes; k++) {
 		const struct al_fix *f = &p->fixes[k];
-		json_object *j = json_object_new_object();
-		json_object_object_add(j, "rank", json_object_new_int64(k + 1));
-		json_object_object_add(j, "kind", ali_json_string(fix_kind_names[f->kind]));
-		json_object_object_add(j, "rule", f->rule ? ali_json_string(f->rule->id) : NULL);
-		json_object *ls = json_object_new_array();
+		ali_jw_object(w, NULL);
+		ali_jw_int(w, "rank", (int64_t)k + 1);
+		ali_jw_str(w, "kind", fix_kind_names[f->kind]);
+		ali_jw_str(w, "rule", f->rule ? f->rule->id : NULL);
+		ali_jw_array(w, "layers");
 		for (uint32_t i = 0; i < f->n_nodes; i++)
-			json_object_array_add(ls, layer_ref(&map, f->nodes[i]));
-		json_object_object_add(j, "layers", ls);
-		json_object_object_add(j, "segments_before", json_object_new_int64(f->segments_before));
-		json_object_object_add(j, "segments_after", json_object_new_int64(f->segments_after));
-		json_object_object_add(j, "switches_before", json_object_new_int64(f->switches_before));
-		json_object_object_add(j, "switches_after", json_object_new_int64(f->switches_after));
-		json_object_object_add(j, "gain_us", us_json(f->gain_us));
-		json_object_array_add(fixes, j);
+			jw_layer_ref(w, &map, f->nodes[i]);
+		ali_jw_end(w);
+		ali_jw_int(w, "segments_before", f->segments_before);
+		ali_jw_int(w, "segments_after", f->segments_after);
+		ali_jw_int(w, "switches_before", f->switches_before);
+		ali_jw_int(w, "switches_after", f->switches_after);
+		jw_us(w, "gain_us", f->gain_us);
+		ali_jw_end(w);
 	}
 	ali_free(map.v);
-	json_object_object_add(o, "fixes", fixes);
-	return o;
+	ali_jw_end(w);
+	ali_jw_end(w);
 }
 
 struct json_ctx {
-	json_object *models, *errors;
+	struct ali_jw *w;
+	json_object *errors; /* the models whose plan failed, after the ones that cannot be read */
 };
 
 static void json_one(void *vctx, const struct al_report_item *it, const struct al_view *v)
@@ -657,9 +680,11 @@ static void json_one(void *vctx, const struct al_report_item *it, const struct a
 	const struct al_submodel *s = v->s;
 	const char *error = v->error;
 	if (v->plan) {
-		json_object_array_add(c->models, plan_json(v));
+		jw_plan(c->w, v);
 		return;
 	}
+	if (!c->errors) /* out of memory */
+		return;
 	json_object *e = json_object_new_object();
 	json_object_object_add(e, "path", ali_json_string(s && s->path ? s->path : it->path));
 	json_object_object_add(e, "status", ali_json_string("plan failed"));
@@ -693,12 +718,14 @@ static json_object *diag_json(const struct al_diag *x)
 void ali_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		  const struct al_report_opts *o)
 {
-	json_object *root = json_object_new_object();
-	json_object_object_add(root, "anelint", ali_json_string(ANELINT_VERSION));
-	json_object_object_add(root, "schema", json_object_new_int(ANELINT_JSON_SCHEMA_VERSION));
-	json_object_object_add(root, "command", ali_json_string("plan"));
-	struct json_ctx c = {json_object_new_array(), json_object_new_array()};
-	for (size_t i = 0; i < n; i++) {
+	struct ali_jw jw, *w = &jw;
+	ali_jw_init(w, out);
+	ali_jw_object(w, NULL);
+	ali_jw_str(w, "anelint", ANELINT_VERSION);
+	ali_jw_int(w, "schema", ANELINT_JSON_SCHEMA_VERSION);
+	ali_jw_str(w, "command", "plan");
+	struct json_ctx c = {w, json_object_new_array()};
+	for (size_t i = 0; c.errors && i < n; i++) {
 		if (items[i].model)
 			continue;
 		json_object *e = json_object_new_object();
@@ -711,12 +738,14 @@ void ali_json_plan(FILE *out, const struct al_report_item *items, size_t n,
 		json_object_object_add(e, "diagnostics", d);
 		json_object_array_add(c.errors, e);
 	}
+	ali_jw_array(w, "models");
 	ali_each_plan(items, n, o, json_one, &c);
-	json_object_object_add(root, "models", c.models);
-	json_object_object_add(root, "errors", c.errors);
-	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							   JSON_C_TO_STRING_NOSLASHESCAPE),
-	      out);
-	fputc('\n', out);
-	json_object_put(root);
+	ali_jw_end(w);
+	ali_jw_array(w, "errors");
+	for (size_t i = 0; c.errors && i < json_object_array_length(c.errors); i++)
+		ali_jw_tree(w, NULL, json_object_array_get_idx(c.errors, i));
+	ali_jw_end(w);
+	ali_jw_end(w);
+	ali_jw_finish(w);
+	json_object_put(c.errors);
 }

@@ -18,7 +18,11 @@
  * op name, fully qualified with the field path). Models that could not be read
  * are tool execution notifications, and make executionSuccessful false. The
  * mapping is in docs/reports.md; json-c writes every string, ali_json_string
- * keeps it valid UTF-8. */
+ * keeps it valid UTF-8. The document is written with ali_jw (report_jsonw.c) in
+ * json-c's layout: each result, made as a small json-c object, is written at
+ * once into a temporary file and freed (one per fallback layer: 10,000 of them
+ * took 124 MB as one tree), then spliced in after the rules and artifacts that
+ * making the results may extend; without a temporary file, they stay a tree. */
 #ifndef AL_INFORMATION_URI /* the Makefile's INFORMATION_URI; empty: no informationUri */
 #define AL_INFORMATION_URI ""
 #endif
@@ -37,6 +41,8 @@ struct sarif {
 	size_t n_rules;
 	json_object *driver_rules; /* rules added past the list (not expected) go here too */
 	json_object *artifacts, *results, *models;
+	FILE *spill; /* the results, written as they come (a temporary file); NULL: in `results` */
+	struct ali_jw spill_w;
 	char *base_real; /* --base, resolved; NULL: paths as given */
 	char **files; /* artifact i's path, for the index */
 	size_t n_files, cap_files;
@@ -443,7 +449,12 @@ static void add_result(struct sarif *c, const struct al_submodel *s, const struc
 	}
 	json_object_object_add(res, "properties", props);
 	add_suppression(res, why, kind);
-	json_object_array_add(c->results, res);
+	if (c->spill) { /* one result in memory at a time */
+		ali_jw_tree(&c->spill_w, NULL, res);
+		json_object_put(res);
+	} else {
+		json_object_array_add(c->results, res);
+	}
 }
 
 static void node_results(struct sarif *c, const struct al_submodel *s, const struct al_row *row,
@@ -622,6 +633,12 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 	c.artifacts = json_object_new_array();
 	c.results = json_object_new_array();
 	c.models = json_object_new_array();
+	/* results are the bulk (one per finding: every layer of a model that falls
+	 * back); they come after the rules and artifacts they add to, so they are
+	 * written apart and spliced in (depth 4: root, runs, run, results) */
+	c.spill = tmpfile();
+	if (c.spill)
+		ali_jw_init_elements(&c.spill_w, c.spill, 4);
 
 	json_object *notes = json_object_new_array();
 	bool ok = true;
@@ -675,11 +692,16 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 		}
 	}
 	ali_each_plan(items, n, o, sarif_model, &c);
+	bool any_result = c.spill ? ali_jw_end_elements(&c.spill_w) : false;
 
-	json_object *root = json_object_new_object();
-	json_object_object_add(root, "$schema", str(SARIF_SCHEMA));
-	json_object_object_add(root, "version", str("2.1.0"));
-	json_object *runs = json_object_new_array(), *run = json_object_new_object();
+	/* written as a stream in json-c's layout; the small parts as trees */
+	struct ali_jw jw, *w = &jw;
+	ali_jw_init(w, out);
+	ali_jw_object(w, NULL);
+	ali_jw_str(w, "$schema", SARIF_SCHEMA);
+	ali_jw_str(w, "version", "2.1.0");
+	ali_jw_array(w, "runs");
+	ali_jw_object(w, NULL);
 	json_object *tool = json_object_new_object(), *driver = json_object_new_object();
 	json_object_object_add(driver, "name", str("anelint"));
 	json_object_object_add(driver, "fullName", str("anelint " ANELINT_VERSION
@@ -693,7 +715,8 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 		json_object_object_add(driver, "informationUri", str(info));
 	json_object_object_add(driver, "rules", c.driver_rules);
 	json_object_object_add(tool, "driver", driver);
-	json_object_object_add(run, "tool", tool);
+	ali_jw_tree(w, "tool", tool);
+	json_object_put(tool);
 	json_object *inv = json_object_new_object(), *invs = json_object_new_array();
 	json_object_object_add(inv, "executionSuccessful", json_object_new_boolean(ok));
 	if (json_object_array_length(notes))
@@ -701,7 +724,8 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 	else
 		json_object_put(notes);
 	json_object_array_add(invs, inv);
-	json_object_object_add(run, "invocations", invs);
+	ali_jw_tree(w, "invocations", invs);
+	json_object_put(invs);
 	if (c.base_real) { /* where SRCROOT is: a directory URI ends with '/' */
 		json_object *ids = json_object_new_object(), *root_o = json_object_new_object();
 		size_t bl = strlen(c.base_real);
@@ -717,20 +741,28 @@ static void sarif_report(FILE *out, const struct al_report_item *items, size_t n
 			ali_free(dir);
 		}
 		json_object_object_add(ids, "SRCROOT", root_o);
-		json_object_object_add(run, "originalUriBaseIds", ids);
+		ali_jw_tree(w, "originalUriBaseIds", ids);
+		json_object_put(ids);
 	}
-	json_object_object_add(run, "artifacts", c.artifacts);
-	json_object_object_add(run, "results", c.results);
-	json_object *props = json_object_new_object();
-	json_object_object_add(props, "models", c.models);
-	json_object_object_add(run, "properties", props);
-	json_object_array_add(runs, run);
-	json_object_object_add(root, "runs", runs);
-	fputs(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							   JSON_C_TO_STRING_NOSLASHESCAPE),
-	      out);
-	fputc('\n', out);
-	json_object_put(root);
+	ali_jw_tree(w, "artifacts", c.artifacts);
+	json_object_put(c.artifacts);
+	if (c.spill) {
+		ali_jw_array(w, "results");
+		ali_jw_splice(w, c.spill, any_result);
+		ali_jw_end(w);
+		fclose(c.spill);
+	} else {
+		ali_jw_tree(w, "results", c.results);
+	}
+	json_object_put(c.results);
+	ali_jw_object(w, "properties");
+	ali_jw_tree(w, "models", c.models);
+	json_object_put(c.models);
+	ali_jw_end(w);
+	ali_jw_end(w);
+	ali_jw_end(w);
+	ali_jw_end(w);
+	ali_jw_finish(w);
 	for (size_t i = 0; i < c.n_files; i++)
 		ali_free(c.files[i]);
 	ali_free(c.files);

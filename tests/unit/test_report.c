@@ -232,6 +232,74 @@ static void test_json_writer_matches_json_c(void **state)
 	json_object_put(root);
 }
 
+/* Elements written apart (ali_jw_init_elements into a temporary file) and
+ * spliced into an array three containers deep: json-c's bytes for the whole tree,
+ * with elements (objects, arrays, scalars) and with none. */
+static void jw_splice_case(int n_elements)
+{
+	json_object *root = json_object_new_object(), *runs = json_object_new_array();
+	json_object *run = json_object_new_object(), *results = json_object_new_array();
+	FILE *part = tmpfile();
+	assert_non_null(part);
+	struct ali_jw pw;
+	ali_jw_init_elements(&pw, part, 4);
+	for (int i = 0; i < n_elements; i++) {
+		json_object *e = json_object_new_object(), *ids = json_object_new_array();
+		json_object_object_add(e, "ruleId", ali_json_string(i % 2 ? "ANE008" : "a \"quoted\"\n\xff name"));
+		json_object_array_add(ids, json_object_new_int(i));
+		json_object_object_add(e, "ids", ids);
+		json_object_object_add(e, "empty", json_object_new_array());
+		ali_jw_tree(&pw, NULL, e);
+		json_object_array_add(results, e);
+		if (i == 1) {
+			ali_jw_int(&pw, NULL, 42);
+			json_object_array_add(results, json_object_new_int(42));
+		}
+	}
+	bool any = ali_jw_end_elements(&pw);
+	assert_int_equal(any, n_elements > 0);
+	json_object_object_add(run, "results", results);
+	json_object_object_add(run, "after", ali_json_string("x"));
+	json_object_array_add(runs, run);
+	json_object_object_add(root, "runs", runs);
+
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct ali_jw w;
+	ali_jw_init(&w, f);
+	ali_jw_object(&w, NULL);
+	ali_jw_array(&w, "runs");
+	ali_jw_object(&w, NULL);
+	ali_jw_array(&w, "results");
+	assert_true(ali_jw_splice(&w, part, any));
+	ali_jw_end(&w);
+	ali_jw_str(&w, "after", "x");
+	ali_jw_end(&w);
+	ali_jw_end(&w);
+	ali_jw_end(&w);
+	ali_jw_finish(&w);
+	fclose(f);
+	fclose(part);
+	const char *want = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								       JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t wl = strlen(want);
+	if (len != wl + 1 || memcmp(buf, want, wl) != 0)
+		print_error("spliced (%d elements):\n%s\nwant:\n%s\n", n_elements, buf, want);
+	assert_true(len == wl + 1 && memcmp(buf, want, wl) == 0);
+	free(buf);
+	json_object_put(root);
+}
+
+static void test_json_writer_splice(void **state)
+{
+	(void)state;
+	jw_splice_case(0);
+	jw_splice_case(1);
+	jw_splice_case(3);
+}
+
 /* A document bigger than the writer's buffer, and a value bigger than it. */
 static void test_json_writer_large(void **state)
 {
@@ -577,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_escape_cut),
 		cmocka_unit_test(test_json_writer_matches_json_c),
 		cmocka_unit_test(test_json_writer_large),
+		cmocka_unit_test(test_json_writer_splice),
 		cmocka_unit_test(test_sink_by_extension),
 		cmocka_unit_test(test_dag),
 		cmocka_unit_test(test_sinks_do_not_analyse),
