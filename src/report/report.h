@@ -206,6 +206,9 @@ void ali_jw_tree(struct ali_jw *w, const char *key, struct json_object *j); /* N
 void ali_jw_init_elements(struct ali_jw *w, FILE *part, unsigned depth);
 bool ali_jw_end_elements(struct ali_jw *w);
 bool ali_jw_splice(struct ali_jw *w, FILE *part, bool any);
+/* The members every model object of check's and plan's JSON opens with: path, file,
+ * type, spec_version, min_os, depth (report_json.c; info_head: the same in info's tree). */
+void ali_jw_submodel_head(struct ali_jw *w, const struct al_submodel *s);
 
 /* The --target all matrix of a streamed `check` JSON document (report_matrix.c):
  * "targets" (or "releases", "columns") at the root; per model "units_by_target"

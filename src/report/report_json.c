@@ -369,23 +369,12 @@ static void jw_summary(struct ali_jw *w, const struct al_report_item *it, size_t
 	ali_jw_end(w);
 }
 
-/* The members every model object opens with (info_head: the same in info's tree). */
-static void jw_submodel_head(struct ali_jw *w, const struct al_submodel *s)
-{
-	ali_jw_str(w, "path", s->path ? s->path : "");
-	ali_jw_str(w, "file", s->file);
-	ali_jw_str(w, "type", s->type ? s->type : "");
-	ali_jw_int(w, "spec_version", s->spec_version);
-	ali_jw_str(w, "min_os", al_spec_min_os(s->spec_version));
-	ali_jw_int(w, "depth", s->depth);
-}
-
 static void jw_check_model(struct ali_jw *w, const struct al_report_item *it, size_t k,
 			   const struct sub_rec *matrix, const struct al_report_opts *ro)
 {
 	const struct al_submodel *s = al_model_get(it->model, k);
 	ali_jw_object(w, NULL);
-	jw_submodel_head(w, s);
+	ali_jw_submodel_head(w, s);
 	jw_summary(w, it, k, s, ali_item_check(it, ro), ro);
 	ali_jw_array(w, "findings");
 	for (uint32_t i = 0; i < s->n_findings; i++) {

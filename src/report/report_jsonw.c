@@ -363,3 +363,14 @@ bool ali_jw_splice(struct ali_jw *w, FILE *part, bool any)
 		w->had[jw_slot(w->depth - 1)] = true;
 	return true;
 }
+
+/* The members every model object of check's and plan's JSON opens with (report.h). */
+void ali_jw_submodel_head(struct ali_jw *w, const struct al_submodel *s)
+{
+	ali_jw_str(w, "path", s->path ? s->path : "");
+	ali_jw_str(w, "file", s->file);
+	ali_jw_str(w, "type", s->type ? s->type : "");
+	ali_jw_int(w, "spec_version", s->spec_version);
+	ali_jw_str(w, "min_os", al_spec_min_os(s->spec_version));
+	ali_jw_int(w, "depth", s->depth);
+}

@@ -516,12 +516,7 @@ static void jw_plan(struct ali_jw *w, const struct al_view *v)
 	const struct al_submodel *s = v->s;
 	const struct al_plan *p = v->plan;
 	ali_jw_object(w, NULL);
-	ali_jw_str(w, "path", s->path ? s->path : "");
-	ali_jw_str(w, "file", s->file);
-	ali_jw_str(w, "type", s->type ? s->type : "");
-	ali_jw_int(w, "spec_version", s->spec_version);
-	ali_jw_str(w, "min_os", al_spec_min_os(s->spec_version));
-	ali_jw_int(w, "depth", s->depth);
+	ali_jw_submodel_head(w, s);
 	ali_jw_object(w, "target");
 	ali_jw_str(w, "id", p->target && p->target->id ? p->target->id : "");
 	ali_jw_str(w, "name", p->target && p->target->name ? p->target->name : "");
