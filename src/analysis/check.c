@@ -104,10 +104,13 @@ enum al_status al_model_check(al_model *m, const struct al_check_opts *opts, al_
 {
 	if (!m)
 		return AL_E_INVALID_ARG;
-	/* a program Core ML would refuse to compile is no model to predict for */
-	enum al_status rc = al_model_validate(m, d);
+	/* a program Core ML would refuse to compile is no model to predict for; the
+	 * verdict does not depend on the target or release, so a model checked again
+	 * (the deployment range, --target all) is validated once */
+	enum al_status rc = m->validated ? AL_OK : al_model_validate(m, d);
 	if (rc != AL_OK)
 		return rc;
+	m->validated = true;
 	rc = al_model_infer_shapes(m, d);
 	if (rc != AL_OK)
 		return rc;

@@ -92,6 +92,7 @@ struct al_model {
 	} compiled;
 	bool checked;
 	bool shapes_done; /* al_model_infer_shapes ran */
+	bool validated;   /* al_model_validate passed in al_model_check: not run again per release or target */
 	const struct al_target *checked_target; /* target of the last al_model_check */
 	const struct al_release *checked_os;    /* OS release of the last al_model_check */
 	int checked_cu; /* its compute units (enum al_compute_units): plans follow */
