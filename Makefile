@@ -25,11 +25,11 @@ PORTABLE ?= 0
 # The library's stages, lowest first: a file may include headers of its own
 # stage and of those below it (tests/architecture.sh checks this and that no
 # two library objects use each other's symbols in a circle).
-STAGES  = base format analysis interp rewrite report cli
+STAGES  = base format analysis interp rewrite report command cli
 # -fPIC and hidden visibility: the same objects make the static and the shared
 # library, which exports only the AL_API declarations of include/anelint.h.
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -g $(OPT) -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes \
-              -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude $(STAGES:%=-Isrc/%) $(SAN) \
+              -Wno-unused-parameter -fPIC -fvisibility=hidden -Iinclude $(STAGES:%=-Isrc/%) $(patsubst %/,-I%,$(wildcard src/*/*/)) $(SAN) \
               $(if $(filter 1,$(PORTABLE)),-DAL_PORTABLE) \
               $(if $(INFORMATION_URI),-DAL_INFORMATION_URI='"$(INFORMATION_URI)"')
 # SARIF tool.driver.informationUri: anelint has no public home page, so none by
@@ -73,7 +73,8 @@ DL_LIBS := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen
 override CFLAGS := $(CFLAGS_BASE) $(JSON_CFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LDLIBS  = $(JSON_LIBS) $(BLAS_LIBS) $(DL_LIBS) -lm -pthread
 
-LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c))
+# A stage may keep one level of subfolders (src/rewrite/passes/: one pass per file).
+LIB_SRC := $(foreach s,$(filter-out cli,$(STAGES)),$(wildcard src/$(s)/*.c src/$(s)/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -82,7 +83,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 all: $(BUILD)/anelint shared
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*.def)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*.def src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -4,7 +4,7 @@
 
 1. Includes: a file under src/STAGE/ may include headers of its own stage and of
    the stages below it (base < format < analysis < interp < rewrite < report <
-   cli), never one above.
+   command < cli; a stage's one level of subfolders, e.g. src/rewrite/passes/, is its own), never one above.
 2. Symbols: among the library's objects (BUILD/libanelint.a), draw an edge
    a.o -> b.o when a.o uses a symbol b.o defines (nm), and find the strongly
    connected components (Tarjan): none may hold more than one file.
@@ -22,7 +22,7 @@ Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
 import collections, os, re, subprocess, sys
 
-STAGES = ["base", "format", "analysis", "interp", "rewrite", "report", "cli"]
+STAGES = ["base", "format", "analysis", "interp", "rewrite", "report", "command", "cli"]
 RANK = {s: i for i, s in enumerate(STAGES)}
 passed = failed = 0
 
@@ -36,10 +36,22 @@ def check(ok, what):
         print("FAIL", what)
 
 
+def stage_files(st):
+    """The files of src/STAGE/ and of its subfolders (one level), as paths relative to it."""
+    top = os.path.join("src", st)
+    out = []
+    for f in sorted(os.listdir(top)):
+        if os.path.isdir(os.path.join(top, f)):
+            out += [os.path.join(f, g) for g in sorted(os.listdir(os.path.join(top, f)))]
+        else:
+            out.append(f)
+    return out
+
+
 def header_stage():
     where = {}
     for st in STAGES:
-        for f in os.listdir(os.path.join("src", st)):
+        for f in (os.path.basename(x) for x in stage_files(st)):
             if f.endswith((".h", ".def")):
                 check(f not in where, f"header name {f} is unique across src/")
                 where[f] = st
@@ -50,7 +62,7 @@ def includes():
     where = header_stage()
     inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
     for st in STAGES:
-        for f in sorted(os.listdir(os.path.join("src", st))):
+        for f in stage_files(st):
             if not f.endswith((".c", ".h", ".def")):
                 continue
             path = os.path.join("src", st, f)
