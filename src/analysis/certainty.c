@@ -16,6 +16,7 @@
  * verdict: ANE at p_ane >= .7, not ANE at <= .3, else uncertain. */
 #include "rules.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* ================================================================ evidence scope */
@@ -32,6 +33,48 @@ static const struct scope_row scope_rows[] = {
 };
 #undef AL_RULE_SCOPE
 
+/* The scope row of a built-in rule id ("ANE" and three digits), found through an index by
+ * number built once: the certainty of every node asks for every rule that fired on it, and a
+ * scan of the rows with strcmp was a fifth of an LLM-scale check (issue #34). */
+#define SCOPE_IDS 1000
+static int16_t scope_by_number[SCOPE_IDS]; /* row + 1; 0: none */
+static pthread_once_t scope_once = PTHREAD_ONCE_INIT;
+
+static int rule_number(const char *id)
+{
+	if (!id || strncmp(id, "ANE", 3) != 0)
+		return -1;
+	int n = 0;
+	for (int i = 3; i < 6; i++) {
+		if (id[i] < '0' || id[i] > '9')
+			return -1;
+		n = n * 10 + (id[i] - '0');
+	}
+	return id[6] ? -1 : n;
+}
+
+static void scope_index_init(void)
+{
+	for (size_t i = 0; i < sizeof scope_rows / sizeof scope_rows[0]; i++) {
+		int n = rule_number(scope_rows[i].id);
+		if (n >= 0 && !scope_by_number[n])
+			scope_by_number[n] = (int16_t)(i + 1);
+	}
+}
+
+static const struct scope_row *scope_row_of(const char *id)
+{
+	int n = rule_number(id);
+	if (n >= 0) {
+		pthread_once(&scope_once, scope_index_init);
+		return scope_by_number[n] ? &scope_rows[scope_by_number[n] - 1] : NULL;
+	}
+	for (size_t i = 0; id && i < sizeof scope_rows / sizeof scope_rows[0]; i++)
+		if (strcmp(scope_rows[i].id, id) == 0)
+			return &scope_rows[i];
+	return NULL;
+}
+
 void al_rule_evidence_of(const struct al_rule *r, struct al_rule_evidence *out)
 {
 	if (!out)
@@ -47,17 +90,16 @@ void al_rule_evidence_of(const struct al_rule *r, struct al_rule_evidence *out)
 	 * where it is evaluated */
 	if (r->origin)
 		return;
-	for (size_t i = 0; i < sizeof scope_rows / sizeof scope_rows[0]; i++)
-		if (r->id && strcmp(scope_rows[i].id, r->id) == 0) {
-			out->families = scope_rows[i].families;
-			out->releases = scope_rows[i].releases;
-			out->conflict = scope_rows[i].conflict;
-			out->n_reports = scope_rows[i].n_reports;
-			out->seen = scope_rows[i].seen;
-			out->detail = scope_rows[i].detail;
-			out->mechanism = scope_rows[i].mechanism;
-			return;
-		}
+	const struct scope_row *row = scope_row_of(r->id);
+	if (row) {
+		out->families = row->families;
+		out->releases = row->releases;
+		out->conflict = row->conflict;
+		out->n_reports = row->n_reports;
+		out->seen = row->seen;
+		out->detail = row->detail;
+		out->mechanism = row->mechanism;
+	}
 }
 
 const char *al_ane_verdict_name(enum al_ane_verdict v)

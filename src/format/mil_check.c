@@ -10,6 +10,7 @@
  * joining layers (concat, concatND, stack) need two inputs (nn_min_inputs). */
 #include "model.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,17 +56,38 @@ int ali_mil_opset_ios(const char *opset)
 	return 0;
 }
 
+/* The rows of each op kind, [kind_first, kind_end), built once: signature() ran two scans
+ * of every row for every op, a sixth of an LLM-scale check (issue #34). A kind's rows need not
+ * be adjacent in the .def: the range covers them all and the scan checks the kind. */
+static uint16_t kind_first[AL_MILK_COUNT], kind_end[AL_MILK_COUNT];
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+
+static void kind_index_init(void)
+{
+	for (size_t i = 0; i < N_OPINS; i++) {
+		int k = opins[i].kind;
+		if (k < 0 || k >= AL_MILK_COUNT)
+			continue;
+		if (kind_end[k] == 0)
+			kind_first[k] = (uint16_t)i;
+		kind_end[k] = (uint16_t)(i + 1);
+	}
+}
+
 /* [*first, *end) of the rows of op kind k that apply on opset ios; false: none. */
 static bool signature(int kind, int ios, size_t *first, size_t *end)
 {
+	if (kind < 0 || kind >= AL_MILK_COUNT)
+		return false;
+	pthread_once(&kind_once, kind_index_init);
 	int best = 0;
-	for (size_t i = 0; i < N_OPINS; i++)
+	for (size_t i = kind_first[kind]; i < kind_end[kind]; i++)
 		if (opins[i].kind == kind && opins[i].since <= ios && opins[i].since > best)
 			best = opins[i].since;
 	if (!best)
 		return false;
 	*first = N_OPINS;
-	for (size_t i = 0; i < N_OPINS; i++)
+	for (size_t i = kind_first[kind]; i < kind_end[kind]; i++)
 		if (opins[i].kind == kind && opins[i].since == best) {
 			if (*first == N_OPINS)
 				*first = i;
