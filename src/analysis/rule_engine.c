@@ -10,6 +10,7 @@
  *                  (eval_builtin, eval_user, decide), then the model rules */
 #include "rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ================================================================ the engine */
@@ -48,12 +49,45 @@ struct run {
 	struct active {
 		al_rule_pred *pred;
 		const struct al_rule *rule;
+		size_t row; /* in rules.def */
 	} act[3][AL_N_RULES];
 	size_t n_act[3];
+	struct active all[3][AL_N_RULES]; /* every row of the scope, in effect or not (the memo) */
+	size_t n_all[3];
 	const struct al_rule **fired;    /* cap entries */
 	char (*reasons)[REASON_CAP];     /* cap entries */
 	size_t cap;
 	struct al_rctx ctx;
+	struct memo *memo;               /* NULL: every predicate runs */
+	bool memo_fill;                  /* this check writes the memo */
+	size_t visit;                    /* nodes checked so far, in walk order */
+	bool os_read;
+};
+
+/* ================================================================ the memo
+ * A check of the same model for the same target and rules on another OS release (the
+ * deployment range: one check per release) gives every predicate that never reads the
+ * release the same answer on the same node. The first such check evaluates every node
+ * predicate of the scope (active for its release or not) and keeps, per node in walk
+ * order, the ones that fired with their reasons; a predicate that read the release on
+ * any node (ali_rx_os) is marked and runs again in every later check. Model rules and
+ * user rules always run. At LLM scale the rules were 31% of a check of the range. */
+struct memo_hit {
+	uint16_t row; /* rules.def row */
+	const char *reason;
+};
+struct memo_node {
+	const struct al_node *n; /* the walk order is checked, not assumed */
+	const struct memo_hit *hits;
+	uint16_t n_hits;
+};
+struct memo {
+	const struct al_target *t;
+	const al_user_rules *u;
+	bool ready, broken;
+	bool reads_os[AL_N_RULES];
+	struct memo_node *nodes;
+	size_t cap;
 };
 
 static bool applies(const struct run *r, const struct al_rule *rule)
@@ -106,21 +140,143 @@ static int scope_slot(enum al_rule_scope scope)
 static void list_active(struct run *r)
 {
 	memset(r->n_act, 0, sizeof r->n_act);
+	memset(r->n_all, 0, sizeof r->n_all);
 	for (size_t i = 0; i < AL_N_RULES; i++) {
 		const struct al_rule *rule = r->eff[i];
 		al_rule_pred *pred = ali_rule_pred_at(i);
 		enum al_rule_scope scope = al_rule_at(i)->scope;
-		if (!pred || (scope != AL_SCOPE_NN && scope != AL_SCOPE_MIL && scope != AL_SCOPE_MODEL) ||
-		    !applies(r, rule))
+		if (!pred || (scope != AL_SCOPE_NN && scope != AL_SCOPE_MIL && scope != AL_SCOPE_MODEL))
 			continue;
 		int k = scope_slot(scope);
-		r->act[k][r->n_act[k]++] = (struct active){pred, rule};
+		r->all[k][r->n_all[k]++] = (struct active){pred, rule, i};
+		if (!applies(r, rule))
+			continue;
+		r->act[k][r->n_act[k]++] = (struct active){pred, rule, i};
 	}
+}
+
+/* Every node predicate of the scope on the current node, its hits kept in the memo;
+ * then the ones in effect, as eval_builtin gives them. false: out of memory (the memo
+ * is then dropped and the caller evaluates as usual). */
+static bool memo_fill_node(struct run *r, enum al_rule_scope scope, size_t v, size_t *n_fired)
+{
+	struct memo *mo = r->memo;
+	struct memo_hit hits[AL_N_RULES];
+	uint16_t nh = 0;
+	char reason[REASON_CAP];
+	size_t k = 0, nf = 0;
+	int slot = scope_slot(scope);
+	for (size_t j = 0; j < r->n_all[slot]; j++) {
+		const struct active *a = &r->all[slot][j];
+		reason[0] = '\0';
+		r->os_read = false;
+		bool fired = a->pred(&r->ctx, reason, REASON_CAP);
+		if (r->os_read)
+			mo->reads_os[a->row] = true;
+		if (!fired)
+			continue;
+		size_t len = strnlen(reason, REASON_CAP - 1);
+		hits[nh].row = (uint16_t)a->row;
+		hits[nh].reason = ali_arena_strndup(&r->m->rule_memo, reason, len);
+		if (!hits[nh].reason)
+			return false;
+		nh++;
+		/* in effect for this check: as eval_builtin would have it */
+		while (k < r->n_act[slot] && r->act[slot][k].row < a->row)
+			k++;
+		if (k < r->n_act[slot] && r->act[slot][k].row == a->row) {
+			memcpy(r->reasons[nf], reason, len);
+			r->reasons[nf][len] = '\0';
+			r->fired[nf++] = r->act[slot][k].rule;
+		}
+	}
+	struct memo_hit *kept = nh ? ali_arena_array(&r->m->rule_memo, nh, sizeof *kept) : NULL;
+	if (nh && !kept)
+		return false;
+	if (nh)
+		memcpy(kept, hits, nh * sizeof *kept);
+	mo->nodes[v] = (struct memo_node){r->ctx.n, kept, nh};
+	*n_fired = nf;
+	return true;
+}
+
+/* The rows in effect from the memo; the ones that read the release run again. */
+static size_t memo_use_node(struct run *r, enum al_rule_scope scope, const struct memo_node *mn)
+{
+	size_t n_fired = 0, h = 0;
+	int slot = scope_slot(scope);
+	for (size_t i = 0; i < r->n_act[slot]; i++) {
+		size_t row = r->act[slot][i].row;
+		if (r->memo->reads_os[row]) {
+			r->reasons[n_fired][0] = '\0';
+			if (r->act[slot][i].pred(&r->ctx, r->reasons[n_fired], REASON_CAP))
+				r->fired[n_fired++] = r->act[slot][i].rule;
+			continue;
+		}
+		while (h < mn->n_hits && mn->hits[h].row < row)
+			h++;
+		if (h < mn->n_hits && mn->hits[h].row == row) {
+			snprintf(r->reasons[n_fired], REASON_CAP, "%s", mn->hits[h].reason);
+			r->fired[n_fired++] = r->act[slot][i].rule;
+		}
+	}
+	return n_fired;
+}
+
+/* Whether this check fills or reads the memo: the first check of a target and rule set
+ * fills it (evaluating the rows not in effect too costs it about as much as a check),
+ * the later ones read it. Another target or rule set starts over. */
+static void memo_begin(struct run *r)
+{
+	struct al_model *m = r->m;
+	struct memo *mo = m->rule_memo_state;
+	if (mo && (mo->t != r->t || mo->u != r->u || mo->broken || !mo->ready)) {
+		ali_arena_free(&m->rule_memo);
+		m->rule_memo_state = mo = NULL;
+	}
+	if (mo) {
+		r->memo = mo;
+		r->memo_fill = false;
+		return;
+	}
+	const char *off = getenv("ANELINT_RULE_MEMO"); /* "0": every predicate runs (tests/rule_memo.sh) */
+	if (off && strcmp(off, "0") == 0)
+		return;
+	mo = ali_arena_alloc(&m->rule_memo, sizeof *mo);
+	size_t cap = m->n_nodes + 1;
+	struct memo_node *nodes = mo ? ali_arena_array(&m->rule_memo, cap, sizeof *nodes) : NULL;
+	if (!nodes) {
+		ali_arena_free(&m->rule_memo);
+		return;
+	}
+	mo->t = r->t;
+	mo->u = r->u;
+	mo->nodes = nodes;
+	mo->cap = cap;
+	m->rule_memo_state = mo;
+	r->memo = mo;
+	r->memo_fill = true;
 }
 
 /* Built-in rows of `scope` in effect for r's target; n NULL for model rules. */
 static size_t eval_builtin(struct run *r, enum al_rule_scope scope)
 {
+	if (r->memo && scope != AL_SCOPE_MODEL && r->ctx.n) {
+		struct memo *mo = r->memo;
+		size_t v = r->visit++;
+		if (!mo->broken && v < mo->cap) {
+			if (r->memo_fill) {
+				size_t nf;
+				if (memo_fill_node(r, scope, v, &nf))
+					return nf;
+				mo->broken = true;
+			} else if (mo->nodes[v].n == r->ctx.n) {
+				return memo_use_node(r, scope, &mo->nodes[v]);
+			}
+		}
+		if (r->memo_fill)
+			mo->broken = true;
+	}
 	size_t n_fired = 0;
 	int k = scope_slot(scope);
 	for (size_t i = 0; i < r->n_act[k]; i++) {
@@ -309,7 +465,9 @@ enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opt
 	r.fired = ali_calloc(r.cap, sizeof *r.fired);
 	r.reasons = ali_calloc(r.cap, sizeof *r.reasons);
 	r.ctx.t = r.t;
-	r.ctx.os = r.os;
+	r.ctx.release = r.os;
+	r.ctx.os_read = &r.os_read;
+	memo_begin(&r);
 	enum al_status st = r.fired && r.reasons ? AL_OK : AL_E_NOMEM;
 	for (size_t i = 0; i < m->n_subs && st == AL_OK; i++) {
 		struct al_submodel *s = m->subs[i];
@@ -324,6 +482,8 @@ enum al_status ali_rules_run(struct al_model *m, const struct al_check_opts *opt
 	}
 	ali_free(r.fired);
 	ali_free(r.reasons);
+	if (r.memo && r.memo_fill)
+		r.memo->ready = st == AL_OK && !r.memo->broken;
 	if (st == AL_OK) {
 		m->checked_target = r.t;
 		m->checked_os = r.os;

@@ -20,10 +20,20 @@ struct al_rctx {
 	const struct al_node *n;
 	const struct al_submodel *s;
 	const struct al_target *t;
-	const struct al_release *os; /* the OS release being checked, never NULL */
+	/* the OS release being checked, never NULL: read it through ali_rx_os(), which
+	 * notes that the predicate's answer depends on it (rule_engine.c keeps the answers
+	 * of the predicates that never read it for the next release of the same target) */
+	const struct al_release *release;
+	bool *os_read;
 	double sub_flops;    /* FLOPs of every node of s (nested graphs included) */
 	bool sub_cost_known; /* every non-const node of s has a known cost */
 };
+static inline const struct al_release *ali_rx_os(const struct al_rctx *c)
+{
+	if (c->os_read)
+		*c->os_read = true;
+	return c->release;
+}
 typedef bool al_rule_pred(const struct al_rctx *c, char *reason, size_t cap);
 typedef al_rule_pred al_node_pred;
 typedef al_rule_pred al_model_pred;

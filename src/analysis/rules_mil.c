@@ -493,7 +493,7 @@ bool ali_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
 	if (!is_type(n, "resample"))
 		return false;
 	return ali_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
-			 c->t->name, c->os->name);
+			 c->t->name, ali_rx_os(c)->name);
 }
 
 bool ali_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
@@ -563,7 +563,7 @@ bool ali_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t 
 		return false;
 	return ali_rx_say(reason, cap, "weight '%s' is palettized with a per-channel scale "
 			 "(constexpr_lut_to_dense, then constexpr_blockwise_shift_scale): failed to "
-			 "load on the ANE on %s", q->name ? q->name : "?", c->os->name);
+			 "load on the ANE on %s", q->name ? q->name : "?", ali_rx_os(c)->name);
 }
 
 /* vx-lang/Vx #437: single-op SDPA sweeps put Q/K/V below about 2M elements on the CPU. */

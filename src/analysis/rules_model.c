@@ -250,10 +250,10 @@ bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	for (uint32_t i = 0; i < s->n_inputs; i++)
 		if (s->inputs[i].kind == AL_FEAT_STATE)
 			return false;
-	struct tiny_ctx t = {.w = {.known = true}, .os = c->os};
+	struct tiny_ctx t = {.w = {.known = true}, .os = ali_rx_os(c)};
 	ali_walk_nodes(s, add_work, &t);
 	const struct al_work w = t.w;
-	if (!ali_work_too_little(&w, c->os))
+	if (!ali_work_too_little(&w, ali_rx_os(c)))
 		return false;
 	double f = w.flops;
 	const char *unit = f >= 1e6 ? "MFLOP" : f >= 1e3 ? "kFLOP" : "FLOP";
@@ -263,8 +263,8 @@ bool ali_rp_model_tiny(const struct al_rctx *c, char *reason, size_t cap)
 	double bv = b >= 1e6 ? b / 1e6 : b >= 1e3 ? b / 1e3 : b;
 	return ali_rx_say(reason, cap, "the whole model does %.3g %s and reads %.3g %s of weights "
 			 "(under 200 MFLOP and %.3g MB on %s, and not 8 ops doing 20 MFLOP): too "
-			 "little work for the ANE", v, unit, bv, bu, ali_work_floor_weights(c->os) / 1e6,
-			 c->os->id);
+			 "little work for the ANE", v, unit, bv, bu, ali_work_floor_weights(ali_rx_os(c)) / 1e6,
+			 ali_rx_os(c)->id);
 }
 
 /* ================================================================ ANE047-049: whole-graph rejections */

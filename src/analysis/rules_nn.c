@@ -225,7 +225,7 @@ bool ali_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
 	}
 	char b[96];
 	return four && ali_rx_say(reason, cap, "pooling stride %s (%s: stride > 2 refused)",
-				 ali_rx_dims(b, sizeof b, st, ns), c->os->name);
+				 ali_rx_dims(b, sizeof b, st, ns), ali_rx_os(c)->name);
 }
 
 bool ali_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)

@@ -135,6 +135,7 @@ void al_model_free(al_model *m)
 	for (int i = 0; i < m->n_maps; i++)
 		ali_unmap(&m->maps[i]);
 	ali_arena_free(&m->verdicts);
+	ali_arena_free(&m->rule_memo);
 	ali_arena_free(&m->arena);
 	ali_free(m);
 }

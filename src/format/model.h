@@ -47,6 +47,10 @@ struct al_model {
 	/* the verdicts and findings of the last al_model_check (rules.c): emptied by
 	 * the next check, so checking a model again and again takes no more memory */
 	struct al_arena verdicts;
+	/* rule_engine.c's memo of the predicates that do not read the OS release, kept
+	 * across checks of one target (the deployment range): its arena and its state */
+	struct al_arena rule_memo;
+	void *rule_memo_state;
 	struct al_map maps[AL_MAX_MAPS]; /* model.mlmodel, weight.bin, ... */
 	int n_maps;
 	/* ali_model_trim (ir.c): the process's fault count after its last madvise */
