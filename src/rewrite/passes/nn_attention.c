@@ -4,12 +4,13 @@
  * form of apple/ml-ane-transformers, in NeuralNetwork layers.
  *
  * Matched (anchored on the second product):
- *   s = batchedMatmul(qT [H, Sq, D], kT [H, D, Sk])   ANE012: two runtime operands
+ *   s = batchedMatmul(qT [H, Sq, D], kT [H, D, Sk])   ANE012: two runtime operands (or
+ *       k [H, Sk, D] with transposeB)
  *   w = softmaxND(s, axis -1)                        ANE006: an ND layer
  *   o = batchedMatmul(w, v [H, Sk, Dv])              ANE012
  * Written (the keys on the channel axis, as ml-ane-transformers' einsum bchq,bkhc->bkhq):
  *   q: transpose [0,2,1] -> [H, D, Sq], reshapeStatic [1, H*D, 1, Sq], split into H heads
- *   k: transpose [2,0,1] -> [Sk, H, D], reshapeStatic [Sk, H*D, 1, 1], split: K_h [Sk, D, 1, 1]
+ *   k: transpose [2,0,1] ([1,0,2] with transposeB) -> [Sk, H, D], reshapeStatic [Sk, H*D, 1, 1], split: K_h [Sk, D, 1, 1]
  *   v: transpose [2,0,1] -> [Dv, H, Sk], reshapeStatic [Dv, H*Sk, 1, 1], split: V_h^T
  *   per head: convolution 1x1 of q_h [1, D, 1, Sq] by the weights K_h (the layer's second
  *   input) -> scores [1, Sk, 1, Sq]; softmax (the Core ML 2 layer: the channel axis, the
@@ -223,7 +224,7 @@ static bool put_conv(struct ali_nn_pass *p, const char *name, const char *x, con
 
 /* A batchedMatmul of two runtime operands as the converter writes it: neither transposed,
  * no weights, no dynamic quantization, one output. */
-static bool plain_product(struct al_mil_pass *c, const struct al_node *m, const char *which)
+static bool plain_product(struct al_mil_pass *c, const struct al_node *m, const char *which, bool *tb)
 {
 	const struct al_node_src *ms = al_src(m);
 	if (!ms || !ms->msg.p || !ms->params.p)
@@ -231,10 +232,13 @@ static bool plain_product(struct al_mil_pass *c, const struct al_node *m, const 
 	if (m->n_inputs != 2 || m->n_outputs != 1)
 		return ali_mil_say(c, "the %s batchedMatmul has %u inputs, %u outputs (2 and 1 expected)", which,
 				   m->n_inputs, m->n_outputs);
-	uint64_t v = 0;
-	if ((pb_get_varint(ms->params, BMM_TRANSPOSE_A, &v) && v) ||
-	    (pb_get_varint(ms->params, BMM_TRANSPOSE_B, &v) && v))
-		return ali_mil_say(c, "the %s batchedMatmul transposes an operand", which);
+	uint64_t a = 0, b = 0;
+	pb_get_varint(ms->params, BMM_TRANSPOSE_A, &a);
+	pb_get_varint(ms->params, BMM_TRANSPOSE_B, &b);
+	if (a || (b && !tb))
+		return ali_mil_say(c, "the %s batchedMatmul transposes its %s operand", which, a ? "first" : "second");
+	if (tb)
+		*tb = b != 0;
 	if (pb_has(ms->params, BMM_WEIGHTS) || pb_has(ms->params, BMM_INT8_DYNAMIC))
 		return ali_mil_say(c, "the %s batchedMatmul has weights", which);
 	return true;
@@ -262,13 +266,13 @@ static const struct al_node *reader_of(const struct al_node *n, const char *blob
  * another batchedMatmul): the rewrite is anchored on that one, which reports it. */
 static bool first_product(const struct al_node *n)
 {
-	if (n->n_outputs != 1)
+	if (n->n_outputs != 1 || !n->outputs[0])
 		return false;
 	const struct al_node *sm = reader_of(n, n->outputs[0]);
-	if (!sm || !sm->type || strcmp(sm->type, "softmaxND") != 0 || sm->n_outputs != 1)
+	if (!sm || !sm->type || strcmp(sm->type, "softmaxND") != 0 || sm->n_outputs != 1 || !sm->outputs[0])
 		return false;
 	const struct al_node *o = reader_of(sm, sm->outputs[0]);
-	return o && o->type && strcmp(o->type, "batchedMatmul") == 0 && o->n_inputs == 2 &&
+	return o && o->type && strcmp(o->type, "batchedMatmul") == 0 && o->n_inputs == 2 && o->inputs[0] &&
 	       strcmp(o->inputs[0], sm->outputs[0]) == 0;
 }
 
@@ -290,11 +294,15 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 		return ali_mil_say(c, "layer in a nested network (branch / loop body)");
 	if (!c->src->msg.p || !c->src->params.p)
 		return ali_mil_say(c, "no layer message");
-	if (first_product(o)) {
-		c->why[0] = '\0'; /* not a candidate itself: the second product's entry says it all */
+	if (o->n_inputs != 2 || first_product(o)) {
+		/* not a candidate: a product by weights (no ANE012), or the first product of an
+		 * attention, whose second product's entry says it all */
+		c->why[0] = '\0';
 		return false;
 	}
-	if (!plain_product(c, o, "second"))
+	if (!o->name || !o->inputs[0] || !o->inputs[1] || o->n_outputs != 1 || !o->outputs[0])
+		return ali_mil_say(c, "a layer without a name, an input or an output");
+	if (!plain_product(c, o, "second", NULL))
 		return false;
 	/* the chain: o = bmm(softmaxND(bmm(qT, kT)), v) */
 	const struct al_node *sm = producer_of(o, o->inputs[0]);
@@ -303,11 +311,16 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 	const struct al_node_src *ss = al_src(sm);
 	if (!ss || !ss->msg.p || !ss->params.p || sm->n_inputs != 1 || sm->n_outputs != 1)
 		return ali_mil_say(c, "the softmaxND message could not be read");
+	if (!sm->inputs[0] || !sm->outputs[0])
+		return ali_mil_say(c, "the softmaxND message could not be read");
 	const struct al_node *s1 = producer_of(sm, sm->inputs[0]);
 	if (!s1 || !s1->type || strcmp(s1->type, "batchedMatmul") != 0)
 		return ali_mil_say(c, "the softmaxND does not read a batchedMatmul's output (not attention)");
-	if (!plain_product(c, s1, "first"))
+	bool k_rows = false; /* transposeB: the keys come as K [H, Sk, D], not K^T [H, D, Sk] */
+	if (!plain_product(c, s1, "first", &k_rows))
 		return false;
+	if (!s1->inputs[0] || !s1->inputs[1])
+		return ali_mil_say(c, "the first batchedMatmul names no input");
 	if (!read_only_by(o, o->inputs[0]) || !read_only_by(sm, sm->inputs[0]))
 		return ali_mil_say(c, "the scores or the attention weights are read by other layers too");
 	/* the shapes: qT [H, Sq, D], kT [H, D, Sk], v [H, Sk, Dv], o [H, Sq, Dv] */
@@ -316,6 +329,11 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 	    !rank3(ali_node_in_shape(o, 1), v) || !o->out_shapes || !rank3(&o->out_shapes[0], out))
 		return ali_mil_say(c, "the operands are not of static rank 3 ([heads, rows, columns]; the "
 				   "converter's form)");
+	if (k_rows) { /* as K^T from here on */
+		int64_t t = k[1];
+		k[1] = k[2];
+		k[2] = t;
+	}
 	int64_t H = q[0], Sq = q[1], D = q[2], Sk = k[2], Dv = v[2];
 	if (k[0] != H || k[1] != D || v[0] != H || v[1] != Sk || out[0] != H || out[1] != Sq || out[2] != Dv)
 		return ali_mil_say(c, "shapes [%lld,%lld,%lld] x [%lld,%lld,%lld], then x [%lld,%lld,%lld] are "
@@ -328,11 +346,11 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 		return ali_mil_say(c, "the softmaxND is on axis %lld, not the keys' (the last)", (long long)(int64_t)ax);
 	if (H < 2 || H > ATTN_MAX_HEADS)
 		return ali_mil_say(c, "%lld heads (2 to %d are split)", (long long)H, ATTN_MAX_HEADS);
-	if (H * D > INT32_MAX || H * Sk > INT32_MAX || H * Dv > INT32_MAX)
+	if (D > INT32_MAX / H || Sk > INT32_MAX / H || Dv > INT32_MAX / H || Sq > INT32_MAX)
 		return ali_mil_say(c, "the tensors are too large");
 
 	/* q, k, v into heads */
-	static const uint64_t swap_last[3] = {0, 2, 1}, last_first[3] = {2, 0, 1};
+	static const uint64_t swap_last[3] = {0, 2, 1}, last_first[3] = {2, 0, 1}, swap_first[3] = {1, 0, 2};
 	const char *qh[ATTN_MAX_HEADS], *kh[ATTN_MAX_HEADS], *vh[ATTN_MAX_HEADS], *oh[ATTN_MAX_HEADS];
 	const char *qt = fresh(p, "q_t"), *qr = fresh(p, "q_r");
 	const char *kt = fresh(p, "k_t"), *kr = fresh(p, "k_r");
@@ -340,7 +358,8 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 	const int64_t qd[4] = {1, H * D, 1, Sq}, kd[4] = {Sk, H * D, 1, 1}, vd[4] = {Dv, H * Sk, 1, 1};
 	if (!put_transpose(p, false, qt, s1->inputs[0], qt, swap_last) || !put_reshape(p, qr, qt, qd, 4) ||
 	    !put_split(p, "q", qr, (uint32_t)H, qh) ||
-	    !put_transpose(p, false, kt, s1->inputs[1], kt, last_first) || !put_reshape(p, kr, kt, kd, 4) ||
+	    !put_transpose(p, false, kt, s1->inputs[1], kt, k_rows ? swap_first : last_first) ||
+	    !put_reshape(p, kr, kt, kd, 4) ||
 	    !put_split(p, "k", kr, (uint32_t)H, kh) ||
 	    !put_transpose(p, false, vt, o->inputs[1], vt, last_first) || !put_reshape(p, vr, vt, vd, 4) ||
 	    !put_split(p, "v", vr, (uint32_t)H, vh))
