@@ -1200,7 +1200,8 @@ def fix_nn_attn():
     softmaxND on the last axis (ANE006), batchedMatmul by v [2,8,3] (ANE012): 2 heads,
     Sq 6 != Sk 8 != D 4 != Dv 3, so a swapped axis cannot pass the proof. Left: the same
     chain with the softmaxND on axis 1 (not the keys), one whose scores are also a model
-    output, and one whose first product transposes q (transposeA). Applied too: one whose
+    output, one whose first product transposes q (transposeA), and one head (q1, k1, v1).
+    Applied too: one whose
     first product reads the keys as kt [2,8,4] with transposeB."""
     def bmm(transpose_b=False, transpose_a=False):
         return (f_varint(1, 1) if transpose_a else b"") + (f_varint(2, 1) if transpose_b else b"")
@@ -1224,10 +1225,14 @@ def fix_nn_attn():
         layer("scores_ta", ["qt", "k"], ["scores_ta"], 1045, bmm(transpose_a=True)),
         layer("weights_ta", ["scores_ta"], ["weights_ta"], 950, f_varint(1, -1)),
         layer("attn_ta", ["weights_ta", "v"], ["attn_ta"], 1045, bmm()),
+        layer("scores_1h", ["q1", "k1"], ["scores_1h"], 1045, bmm()),
+        layer("weights_1h", ["scores_1h"], ["weights_1h"], 950, f_varint(1, -1)),
+        layer("attn_1h", ["weights_1h", "v1"], ["attn_1h"], 1045, bmm()),
     ]
     qt = array_feature("qt", [2, 4, 6])
-    return fix_model(layers, [q, k, kt, qt, v], ["attn", "attn_q", "attn_out", "scores_out", "attn_tb",
-                                                 "attn_ta"],
+    one = [array_feature("q1", [1, 6, 4]), array_feature("k1", [1, 4, 8]), array_feature("v1", [1, 8, 3])]
+    return fix_model(layers, [q, k, kt, qt, v] + one, ["attn", "attn_q", "attn_out", "scores_out", "attn_tb",
+                                                       "attn_ta", "attn_1h"],
                      "fix fixture: NeuralNetwork attention (batchedMatmul, softmaxND, batchedMatmul)")
 
 
