@@ -1194,6 +1194,48 @@ def fix_qkv():
                      "fix fixture: a fused q/k/v innerProduct split by splitND")
 
 
+def fix_nn_attn():
+    """NeuralNetwork (spec 4): attention as the PyTorch converter writes it
+    (transformer_encoder__nn_ios13): batchedMatmul(q [2,6,4], k [2,4,8]) (ANE012),
+    softmaxND on the last axis (ANE006), batchedMatmul by v [2,8,3] (ANE012): 2 heads,
+    Sq 6 != Sk 8 != D 4 != Dv 3, so a swapped axis cannot pass the proof. Left: the same
+    chain with the softmaxND on axis 1 (not the keys), one whose scores are also a model
+    output, one whose first product transposes q (transposeA), and one head (q1, k1, v1).
+    Applied too: one whose
+    first product reads the keys as kt [2,8,4] with transposeB."""
+    def bmm(transpose_b=False, transpose_a=False):
+        return (f_varint(1, 1) if transpose_a else b"") + (f_varint(2, 1) if transpose_b else b"")
+    q = array_feature("q", [2, 6, 4])
+    k = array_feature("k", [2, 4, 8])
+    kt = array_feature("kt", [2, 8, 4])
+    v = array_feature("v", [2, 8, 3])
+    layers = [
+        layer("scores", ["q", "k"], ["scores"], 1045, bmm()),
+        layer("weights", ["scores"], ["weights"], 950, f_varint(1, -1)),
+        layer("attn", ["weights", "v"], ["attn"], 1045, bmm()),
+        layer("scores_q", ["q", "k"], ["scores_q"], 1045, bmm()),
+        layer("weights_q", ["scores_q"], ["weights_q"], 950, f_varint(1, 1)),
+        layer("attn_q", ["weights_q", "v"], ["attn_q"], 1045, bmm()),
+        layer("scores_out", ["q", "k"], ["scores_out"], 1045, bmm()),
+        layer("weights_out", ["scores_out"], ["weights_out"], 950, f_varint(1, -1)),
+        layer("attn_out", ["weights_out", "v"], ["attn_out"], 1045, bmm()),
+        layer("scores_tb", ["q", "kt"], ["scores_tb"], 1045, bmm(True)),
+        layer("weights_tb", ["scores_tb"], ["weights_tb"], 950, f_varint(1, -1)),
+        layer("attn_tb", ["weights_tb", "v"], ["attn_tb"], 1045, bmm()),
+        layer("scores_ta", ["qt", "k"], ["scores_ta"], 1045, bmm(transpose_a=True)),
+        layer("weights_ta", ["scores_ta"], ["weights_ta"], 950, f_varint(1, -1)),
+        layer("attn_ta", ["weights_ta", "v"], ["attn_ta"], 1045, bmm()),
+        layer("scores_1h", ["q1", "k1"], ["scores_1h"], 1045, bmm()),
+        layer("weights_1h", ["scores_1h"], ["weights_1h"], 950, f_varint(1, -1)),
+        layer("attn_1h", ["weights_1h", "v1"], ["attn_1h"], 1045, bmm()),
+    ]
+    qt = array_feature("qt", [2, 4, 6])
+    one = [array_feature("q1", [1, 6, 4]), array_feature("k1", [1, 4, 8]), array_feature("v1", [1, 8, 3])]
+    return fix_model(layers, [q, k, kt, qt, v] + one, ["attn", "attn_q", "attn_out", "scores_out", "attn_tb",
+                                                       "attn_ta", "attn_1h"],
+                     "fix fixture: NeuralNetwork attention (batchedMatmul, softmaxND, batchedMatmul)")
+
+
 def fix_gap():
     """NeuralNetwork (spec 4): conv 1x1 on x [1,8,20,20] then a global average pool
     with VALID padding (ANE056 on iOS 13/14 fires on both): -> SAME padding. A
@@ -1357,6 +1399,7 @@ def main():
         "fix_shape.mlmodel": fix_shape(),
         "fix_shuffle.mlmodel": fix_shuffle(),
         "fix_qkv.mlmodel": fix_qkv(),
+        "fix_nn_attn.mlmodel": fix_nn_attn(),
         "fix_gap.mlmodel": fix_gap(),
         "fix_nn_lstm.mlmodel": fix_nn_lstm(),
         "enum_two.mlmodel": enum_two(),

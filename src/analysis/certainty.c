@@ -10,7 +10,8 @@
  *     the rule is a warning of ANE work (p_ane = s);
  *   outside that scope with a mechanism argument: s - .05; without one, or in a release
  *     where the reports conflict: .5 (uncertain);
- *   no rule moved it: its kind's status for the release: supported .9, no evidence .5;
+ *   no rule moved it: its kind's status for the release: supported .9, no evidence .5 (a
+ *     NeuralNetwork convolution with runtime weights too: the evidence is of constant ones);
  *   moved by the partition's policy (GPU / CPU stickiness, owner, resolution): .25 off /
  *     .75 on; excluded by the compute units: 0; a const op: 1.
  * verdict: ANE at p_ane >= .7, not ANE at <= .3, else uncertain. */
@@ -241,6 +242,13 @@ static const struct al_rule *ane_warning(const struct al_verdict *v)
 	return NULL;
 }
 
+/* A NeuralNetwork convolution that takes its weights as a second input (from Core ML 3; what
+ * nn-attention-split-heads writes): its kind's evidence (kind_status.c) is of constant weights. */
+static bool runtime_weights(bool nn, const struct al_node *n)
+{
+	return nn && n->kind == AL_NNK_convolution && n->n_inputs > 1;
+}
+
 void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct al_target *t,
 		   const struct al_release *os)
 {
@@ -281,6 +289,12 @@ void ali_certainty(struct al_node *n, const struct al_submodel *s, const struct 
 			char st = al_kind_ane_status(nn, n->type, os, &prov);
 			p = st == 'S' ? 0.9 : 0.5;
 			why.text = st == 'S' ? NULL : "no report saw this layer kind on the ANE on this OS release";
+			if (st == 'S' && runtime_weights(nn, n)) {
+				p = 0.5;
+				why.text = "a convolution whose weights are a runtime input: the reports saw "
+					   "convolutions with constant weights on the ANE; with runtime weights "
+					   "the one report (catalog O15, the direct path) saw them ignored";
+			}
 		}
 		if (!v->placed_ane && v->ane) /* the policy moved it after all */
 			p = 0.25;

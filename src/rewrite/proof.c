@@ -280,7 +280,13 @@ static enum al_status region_draw(const struct al_region_value *va, size_t nva,
 	for (size_t i = 0; i < nvb; i++) {
 		tb[i].name = vb[i].name;
 		const struct al_region_value *a = find_value(va, nva, vb[i].name);
-		size_t k = a ? (size_t)(a - va) : nva + i; /* the same pattern as in the original */
+		if (!a) { /* the rewrite replaced layers before the original's region: a value drawn
+			   * for one side alone would compare unrelated runs */
+			snprintf(why, cap, "%.100s: the rewritten region reads it, the original's does not",
+				 vb[i].name);
+			return AL_E_UNSUPPORTED;
+		}
+		size_t k = (size_t)(a - va); /* the same pattern as in the original */
 		if (a && (a->shape.rank != vb[i].shape.rank ||
 			  memcmp(a->shape.dims, vb[i].shape.dims,
 				 (size_t)(a->shape.rank > 0 ? a->shape.rank : 0) * sizeof a->shape.dims[0]))) {

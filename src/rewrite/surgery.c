@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "pbsplice.h"
 #include "surgery_int.h"
+#include "passes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ struct pctx {
 	const char *names[AL_PASS_MAX_NAMES]; /* names of the output layers produced */
 	uint32_t n_names;
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
+	al_span more_drops[ALI_NN_PASS_MAX_DROPS]; /* more of them (passes/: ali_nn_pass.drop) */
 	const char *stays_off; /* al_rewrite.stays_off */
 	const char *also;      /* al_rewrite.also_replaces */
 };
@@ -76,6 +78,7 @@ static bool p_mil_gru(struct pctx *c);
 static bool p_mil_block_channel(struct pctx *c);
 static bool p_nn_recurrent(struct pctx *c);
 static bool p_nn_lstm(struct pctx *c);
+static bool p_nn_attention(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -107,6 +110,10 @@ static bool p_nn_lstm(struct pctx *c);
 	X("splitnd-of-innerproduct", "ANE006", AL_EQ_REASSOCIATE, "splitND",                                  \
 	  "innerProduct then splitND of its output channels (a fused q/k/v projection) -> one "          \
 	  "innerProduct per part, each with its weight rows", p_splitnd_ip)                              \
+	X("nn-attention-split-heads", "ANE012", AL_EQ_REASSOCIATE, "batchedMatmul",                    \
+	  "batchedMatmul -> softmaxND (last axis) -> batchedMatmul (attention) -> per head 1x1 "         \
+	  "convolutions with runtime weights, softmax on the channel axis (keys), concat "              \
+	  "(split einsum; NeuralNetwork)", p_nn_attention)                                              \
 	X("splitnd-to-split", "ANE006", AL_EQ_EXACT, "splitND",                                         \
 	  "splitND on the channel axis (-3) into equal parts -> split", p_splitnd)                       \
 	X("splitnd-to-slices", "ANE006", AL_EQ_EXACT, "splitND",                                        \
@@ -1557,6 +1564,34 @@ MIL_ROW(p_mil_block_channel, ali_pass_mil_block_to_channel)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)
 MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 
+/* ------------------------------------------------------------------ NeuralNetwork passes
+ * of src/rewrite/passes/ (each fills an ali_nn_pass; its results are copied into c) */
+
+static bool nn_pass(struct pctx *c, bool (*fn)(struct ali_nn_pass *))
+{
+	struct ali_nn_pass p = {.c = {.s = c->s, .n = c->n, .src = c->src}};
+	bool ok = fn(&p);
+	snprintf(c->why, sizeof c->why, "%s", p.c.why);
+	snprintf(c->after, sizeof c->after, "%s", p.c.after);
+	ali_buf_free(&c->pre);
+	ali_buf_free(&c->layer);
+	c->pre = p.c.pre;
+	c->layer = p.c.layer;
+	c->n_names = 0;
+	for (uint32_t i = 0; i < p.c.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
+		c->names[c->n_names++] = p.c.names[i];
+	c->stays_off = p.c.stays_off;
+	for (uint32_t i = 0; ok && i < p.n_drop && i < ALI_NN_PASS_MAX_DROPS; i++)
+		c->more_drops[i] = p.drop[i];
+	c->also = ok ? p.also : NULL;
+	return ok;
+}
+
+static bool p_nn_attention(struct pctx *c)
+{
+	return nn_pass(c, ali_pass_nn_attention);
+}
+
 /* ------------------------------------------------------------------ NN LSTM unrolled
  * A NeuralNetwork uniDirectionalLSTM (ANE002) with a static, short sequence,
  * unrolled into Core ML 2 layers the rules put on the ANE. Its input is rank 5
@@ -1980,6 +2015,9 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 					       c.layer.n);
 		if (ok && !st && c.drop.p)
 			st = ali_splice_delete(s->sp, c.drop);
+		for (size_t i = 0; ok && !st && i < ALI_NN_PASS_MAX_DROPS; i++)
+			if (c.more_drops[i].p)
+				st = ali_splice_delete(s->sp, c.more_drops[i]);
 		ali_buf_free(&c.pre);
 		ali_buf_free(&c.layer);
 		if (st)

@@ -1441,7 +1441,9 @@ static void render_docs(FILE *f)
 	      "disagree; the strongest of several rules that fired. A layer no rule moved takes its "
 	      "kind's status for the release (the table at the end: `src/analysis/kind_status.c`): "
 	      ".9 where a report saw the kind on the ANE on that release or an earlier one, .5 "
-	      "(uncertain) where none did: no kind is ANE by default. A layer moved by the partition "
+	      "(uncertain) where none did: no kind is ANE by default; a NeuralNetwork convolution "
+	      "whose weights are a runtime input (a second input) takes .5 too, its kind's reports "
+	      "being of constant weights (catalog O15). A layer moved by the partition "
 	      "policy is .25 off / .75 on. `--fail-on` counts only `not_ane` layers unless it is "
 	      "`--fail-on uncertain`.\n\n",
 	      f);

@@ -6,4 +6,24 @@
 #ifndef ANELINT_PASSES_H
 #define ANELINT_PASSES_H
 #include "surgery_int.h"
+
+/* What a NeuralNetwork pass of this folder fills: the context the ML Program passes fill
+ * (c.n the layer it rewrites, c.why / c.after, c.pre the whole `layers` fields inserted
+ * before it, c.layer its new message, c.names the layers produced, c.stays_off), and the
+ * other layers of the input it replaces: their messages, deleted from the output, and one
+ * of their names for the region proof (al_rewrite.also_replaces). surgery.c's nn_pass
+ * copies it into its own pass context. */
+#define ALI_NN_PASS_MAX_DROPS 2
+struct ali_nn_pass {
+	struct al_mil_pass c;
+	al_span drop[ALI_NN_PASS_MAX_DROPS];
+	uint32_t n_drop;
+	const char *also;
+};
+
+/* nn-attention-split-heads (nn_attention.c): batchedMatmul -> softmaxND -> batchedMatmul
+ * (the attention the NeuralNetwork converter writes) -> per head 1x1 convolutions with
+ * runtime weights, softmax on the channel axis, concat. */
+bool ali_pass_nn_attention(struct ali_nn_pass *p);
+
 #endif
