@@ -561,7 +561,8 @@ def _fix_proof(j):
 
 def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int = 8,
         tolerance: Optional[float] = None, target: Optional[str] = None, os: Optional[str] = None,
-        proof: str = "auto", threads: int = 0) -> FixResult:
+        proof: str = "auto", threads: int = 0, shapes: Optional[Dict[str, Any]] = None,
+        inputs: Optional[str] = None, function: Optional[str] = None) -> FixResult:
     """Rewrite the model so more of it runs on the ANE (`anelint fix`, one call of the C
     library's al_fix): the rewrites of class `allow` and at most that (exact, reassociate,
     approximate; a comma list or a list: the highest), leaving the layers named in skip
@@ -571,7 +572,10 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
     (a path; a .mlpackage for ML Program input) the last round's output is written there
     (the bytes `anelint fix -o` writes; with nothing to rewrite, a byte-identical copy of
     the input); without out, nothing is written (`--dry-run`). A refused proof raises
-    AnelintError and writes nothing. FixResult.json is the text `anelint fix --format json`
+    AnelintError and writes nothing. shapes fixes inputs' shapes ({name: (1, 3, 224, 224)}
+    as --shape, {name: "default"}, {name: [shape, shape, ...]} as --enumerate); inputs is a
+    directory of NAME.npy for the whole proof (--inputs), function the function of a
+    multifunction program rewritten. FixResult.json is the text `anelint fix --format json`
     prints for the same options. Rewrite.round says which round planned each."""
     import tempfile
     allow = _allow_class(allow)
@@ -600,11 +604,14 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
             f.write(bytes(_model_bytes(model)))
     skip_b = [str(x).encode() for x in skip]
     skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
+    shape_arr, n_shapes, _keep = _input_shapes(shapes or {})
     opts = _n.FixOpts(input=_os.fsencode(_os.fspath(path)),
                       output=None if out is None else _os.fsencode(_os.fspath(out)), dry_run=out is None,
                       allow=_n.AL_EQUIV[allow], tolerance=float(tolerance or 0.0), max_rounds=int(max_rounds),
                       proof=_n.AL_FIX_PROOF[proof], skip=skip_arr, n_skip=len(skip_b), check=check_opts,
-                      seed=int(seed), threads=int(threads))
+                      seed=int(seed), threads=int(threads), shapes=shape_arr, n_shapes=n_shapes,
+                      inputs=None if inputs is None else _os.fsencode(_os.fspath(inputs)),
+                      function=None if function is None else str(function).encode())
     res = _n.FixResult()
     diags = _Diags()
     try:
@@ -613,7 +620,8 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
             name = _os.fspath(path)
             diags.fail(st, name)
             if res.usage:
-                raise AnelintError("invalid argument", diags.list(), f"{name}: {_s(res.usage)}")
+                raise AnelintError("invalid argument", [Diagnostic("error", name, None, None, None,
+                                                                   _s(res.usage))], name)
             if not res.decided:
                 status = {1: "proof", 2: "invalid argument", 3: "format error", 4: "I/O error"}
                 raise AnelintError(status.get(res.exit_code, "error"), diags.list(), name)
@@ -638,6 +646,26 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
         raise AnelintError("proof", [], f"{_os.fspath(out) if out is not None else name}: {at}the rewritten "
                                         f"model does not compute what its input does ({why}); nothing written")
     return result
+
+
+def _input_shapes(shapes):
+    """{name: shape | "default" | [shapes]} as al_input_shape requests (and what they borrow)."""
+    arr = (_n.InputShape * max(len(shapes), 1))()
+    keep = []
+    for i, (name, v) in enumerate(shapes.items()):
+        arr[i].input = str(name).encode()
+        if isinstance(v, str) and v == "default":
+            arr[i].use_default = True
+        else:
+            many = len(v) > 0 and all(isinstance(x, (list, tuple)) for x in v)
+            rows = [tuple(int(d) for d in x) for x in (v if many else [v])]
+            if not rows or not rows[0] or any(len(r) != len(rows[0]) or min(r) < 1 for r in rows):
+                raise ValueError(f"anelint: shapes['{name}'] is a shape of positive integers, \"default\" "
+                                 "or a list of shapes of one rank")
+            dims = (_n.ctypes.c_int64 * (len(rows) * len(rows[0])))(*[d for r in rows for d in r])
+            arr[i].dims, arr[i].rank, arr[i].n_shapes = dims, len(rows[0]), len(rows) if many else 0
+            keep.append(dims)  # the arrays arr points into, alive as long as it is used
+    return arr, len(shapes), keep
 
 
 def _sink_fix(res):

@@ -129,12 +129,18 @@ class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
 AL_FIX_PROOF = {"auto": 0, "whole": 1, "region": 2}
 
 
+class InputShape(ctypes.Structure):  # struct al_input_shape (fix's --shape / --enumerate)
+    c_name = "al_input_shape"
+    _fields_ = [("input", c_char_p), ("use_default", c_bool), ("dims", POINTER(ctypes.c_int64)),
+                ("rank", c_uint32), ("n_shapes", c_uint32)]
+
+
 class FixOpts(ctypes.Structure):  # struct al_fix_opts
     c_name = "al_fix_opts"
     _fields_ = [("input", c_char_p), ("output", c_char_p), ("dry_run", c_bool), ("in_place", c_bool),
                 ("allow", c_int), ("tolerance", c_double), ("max_rounds", c_int), ("proof", c_int),
-                ("inputs", c_char_p), ("function", c_char_p), ("shapes", c_void_p), ("n_shapes", c_size_t),
-                ("skip", POINTER(c_char_p)), ("n_skip", c_size_t), ("check", CheckOpts), ("seed", c_uint64),
+                ("inputs", c_char_p), ("function", c_char_p), ("shapes", POINTER(InputShape)),
+                ("n_shapes", c_size_t), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t), ("check", CheckOpts), ("seed", c_uint64),
                 ("max_bytes", c_uint64), ("max_work", c_uint64), ("threads", c_int)]
 
 
@@ -148,7 +154,7 @@ class FixResult(ctypes.Structure):  # struct al_fix_result (the rounds are read 
 
 
 MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, FixOpts, FixResult)
+           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult)
 
 
 def _candidates():
