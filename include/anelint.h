@@ -1212,6 +1212,111 @@ AL_API enum al_status al_prove_outputs(const struct al_named_tensor *ref, size_t
 				struct al_proof *p);
 AL_API void al_proof_clear(struct al_proof *p);
 
+/* ------------------------------------------------------------------ fix
+ * `anelint fix` as one call (docs/surgery.md): rounds of the pass table until a
+ * plan applies nothing or max_rounds, each round's rewrites re-planned while
+ * one leaves a layer falling back, proved in the reference interpreter (whole
+ * models or the rewritten region), a round with a refused approximate rewrite
+ * run again without them, and the keep / refuse decision; the output is
+ * written (atomically) only when every round proved. The CLI and the Python
+ * package call this and print / convert the result. */
+enum al_fix_proof_kind { AL_FIX_PROOF_AUTO, AL_FIX_PROOF_WHOLE, AL_FIX_PROOF_REGION };
+
+struct al_fix_opts {
+	const char *input;          /* the model (.mlmodel, .mlpackage) */
+	const char *output;         /* written there; NULL (with dry_run): nowhere */
+	bool dry_run;               /* plan, rewrite and prove, write nothing */
+	bool in_place;              /* output may be the input (its replacement is the request) */
+	enum al_equiv allow;        /* the highest class applied */
+	double tolerance;           /* approximate rewrites: the largest rel (0: AL_PROOF_APPROX_TOL) */
+	int max_rounds;             /* 0: 8; 1 to 64 */
+	enum al_fix_proof_kind proof;
+	const char *inputs;         /* a directory of NAME.npy inputs for the whole proof, or NULL */
+	const char *function;       /* a multifunction program: the function rewritten */
+	const struct al_input_shape *shapes; /* --shape / --enumerate (borrowed) */
+	size_t n_shapes;
+	const char *const *skip;    /* layers the first round leaves alone */
+	size_t n_skip;
+	struct al_check_opts check; /* target, OS release, compute units: what "falls back" means */
+	uint64_t seed;              /* random inputs (0 is a seed; the CLI's default is 1) */
+	uint64_t max_bytes, max_work; /* interpreter budgets (0: its defaults) */
+	int threads;                /* interpreter threads (0: its default) */
+};
+
+struct al_fix_summary { /* check of a model: layers, on the ANE after partitioning, ... */
+	uint32_t layers, ane, fallbacks, segments, switches;
+};
+
+struct al_fix_rewrite {
+	const char *layer, *type;   /* the layer / op of the round's input */
+	const char *pass, *rule;    /* the pass and the rule it answers */
+	enum al_equiv equiv;
+	bool applied;
+	const char *after;          /* applied: the new layer(s) */
+	const char *why_not;        /* not applied: why (a rewrite dropped because it would still fall back says so) */
+	bool dropped;               /* not applied because its new layers would still fall back */
+	bool on_ane;                /* the layer already runs on the ANE by its own verdict */
+	int round;
+};
+
+struct al_fix_round_proof {
+	bool run;                   /* false: nothing was proved (nothing applied) */
+	bool proved, ok;            /* both ran and were compared; every output passed */
+	const char *kind;           /* "whole", "region" or "structural" */
+	int runs;                   /* input sets run through both */
+	double flops;               /* the round input's estimated work */
+	const char *inputs;         /* what the inputs were */
+	const char *note;           /* why this kind */
+	const char *shapes;         /* the whole proof of a flexible model: the shapes run; "" */
+	const char *why;            /* not proved (or a note): why; "" */
+	const char *const *region_in, *const *region_out; /* region proof: the layers compared */
+	size_t n_region_in, n_region_out;
+	const struct al_proof_diff *diffs;
+	size_t n_diffs;
+};
+
+struct al_fix_round {
+	int round;                  /* 1, 2, ... */
+	size_t applied;
+	const struct al_fix_rewrite *rewrites;
+	size_t n_rewrites;
+	struct al_fix_summary before, after;
+	enum al_equiv highest;      /* the highest class applied in this round */
+	double tolerance;           /* the tolerance asked (0: the default) */
+	struct al_fix_round_proof proof;
+	const char *approximate_refused; /* its approximate rewrites refused and left out: the output and figures; "" */
+};
+
+struct al_fix_result {
+	int exit_code;              /* README "Exit codes": 0 written (or a dry run), 1 refused or not
+				     * settled, 2 the options do not fit the model, 3 invalid, 4 I/O */
+	bool decided;               /* the rounds ran to a decision: the report below is filled */
+	char usage[256];            /* exit 2 for an option the model cannot take: why ("" otherwise) */
+	const char *input, *output; /* as given */
+	enum al_equiv allow;        /* as asked */
+	double tolerance;           /* as asked (0: the default) */
+	bool dry_run;
+	const struct al_fix_round *rounds; /* the rounds that applied (the first also when none did) */
+	int n_rounds, max_rounds;
+	bool fixed_point;           /* the last output was planned again and nothing applies */
+	size_t pending;             /* stopped at max_rounds: rewrites that would still apply */
+	size_t applied;             /* over all rounds */
+	int shown;                  /* the round the top-level proof shows (refused, else the largest rel) */
+	bool refused, written;
+	void *state;                /* the rounds' models and plans the pointers above borrow */
+};
+
+/* Run fix; errors (each with its file) go to d. AL_OK when res is filled
+ * (res->exit_code says how it ended: an error is also in d). */
+AL_API enum al_status al_fix(const struct al_fix_opts *o, struct al_fix_result *res, al_diags *d);
+/* `anelint fix --format json` of a result (docs/json-schema.md): the one JSON writer. */
+AL_API void al_fix_write_json(FILE *out, const struct al_fix_result *res);
+AL_API void al_fix_result_free(struct al_fix_result *res);
+/* Why output df of round g's proof was refused, beyond its figures, into buf
+ * (" (... it collapsed ...)", " (beyond the tolerance 0.01)"; "" when it passed). */
+AL_API const char *al_fix_diff_why(const struct al_fix_round *g, const struct al_proof_diff *df, char *buf,
+				   size_t cap);
+
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
  * given top-level layers / ops into parts that run

@@ -17,6 +17,9 @@
 5. Exports: the shared library is built with -fvisibility=hidden, so a public
    function is exported only if its declaration carries AL_API: every function
    declared at file scope in include/anelint.h must.
+6. Thin commands (#32): a command of THIN_CLI, whose meaning moved into
+   src/command/, is a front end: its file includes only cli.h and anelint.h
+   and its object uses no internal ali_ symbol (nm), only the public API.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
@@ -189,6 +192,28 @@ def exports():
     check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
 
 
+# src/cli/ files that only parse, call one library function and print (the list
+# grows as commands move into src/command/; the goal is every file of src/cli/).
+THIN_CLI = ["fix.c"]
+THIN_INCLUDES = {"cli.h", "anelint.h"}
+
+
+def thin_cli(build):
+    inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+    for f in THIN_CLI:
+        path = os.path.join("src", "cli", f)
+        extra = [m.group(1) for m in map(inc.match, open(path, encoding="utf-8")) if m]
+        extra = [h for h in extra if h not in THIN_INCLUDES]
+        check(not extra, f"{path} includes only cli.h and anelint.h, not {', '.join(extra)}")
+        obj = os.path.join(build, "src", "cli", f[:-2] + ".o")
+        if not os.path.exists(obj):
+            check(False, f"{obj} is built (make)")
+            continue
+        undef = subprocess.run(["nm", "-u", obj], capture_output=True, text=True, check=True).stdout.split()
+        inner = sorted({u for u in undef if u.startswith("ali_")})
+        check(not inner, f"{path} calls only the public API, not {', '.join(inner)}")
+
+
 def add_al_api():
     """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
     path = os.path.join("include", "anelint.h")
@@ -209,5 +234,6 @@ if __name__ == "__main__":
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)
+    thin_cli(build)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -530,6 +530,7 @@ class FixResult:
     # a round whose approximate rewrites the proof refused, run again without them: the output
     # and its figures ("tiny: rel 1 (collapsed)"), else None
     approximate_refused: Optional[str] = None
+    json: str = ""  # what `anelint fix --format json` prints for the same model and options
 
     def __str__(self):
         text = f"{self.applied} rewrite{'s' if self.applied != 1 else ''} applied"
@@ -549,161 +550,137 @@ def _allow_class(allow) -> str:
     return max(words, key=lambda w: _n.AL_EQUIV[w])
 
 
-def _settle(m, skip, allow):
-    """The plan of one round: a rewrite whose new layers would still fall back is dropped
-    and the plan redone (at most 4 times), as the CLI does. (rewrites, applied, skip)."""
-    skip, dropped = list(skip), {}
-    for _ in range(4):
-        rewrites, applied, still_off = _fix_round(m, skip, allow, None)
-        for name, why in still_off.items():
-            dropped[name] = why
-            skip.append(name)
-        if not still_off:
-            break
-    else:
-        raise AnelintError("proof", [], f"{m.name}: the rewrites did not settle; nothing written")
-    for w in rewrites:
-        if w.layer in dropped:
-            w.why_not = dropped[w.layer]
-    return rewrites, applied, skip
+def _fix_proof(j):
+    """The library's JSON proof object as a Proof (None: nothing was proved)."""
+    if not j:
+        return None
+    diffs = [ProofDiff(d["name"], d["identical"], d["max_abs"], d["rel"], d["pass"], None, d["collapsed"],
+                       d["overflowed"]) for d in j.get("outputs", [])]
+    return Proof(j["proved"], j["pass"], j["runs"], j.get("note") or "", diffs)
 
 
 def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int = 8,
-        tolerance: Optional[float] = None) -> FixResult:
-    """Rewrite the model so more of it runs on the ANE (`anelint fix`): plans the rewrites
-    of class `allow` and at most that (exact, reassociate, approximate; a comma list or a
-    list: the highest), leaving the layers named in skip alone. With out (a path; a
-    .mlpackage for ML Program input), runs the passes in rounds as the CLI does, each on
-    the previous round's output and proved against it in the interpreter (an approximate
-    one within tolerance, default 1e-2, no output collapsing to zeros or overflowing),
-    until nothing more applies or max_rounds ran; writes the last round's output there
-    (the bytes `anelint fix -o` writes), or raises AnelintError and writes nothing when a
-    proof fails; with nothing to rewrite, out is a byte-identical copy of the input.
-    Without out: the first round's plan. Rewrite.round says which round planned each."""
-    import shutil
+        tolerance: Optional[float] = None, target: Optional[str] = None, os: Optional[str] = None,
+        proof: str = "auto", threads: int = 0, shapes: Optional[Dict[str, Any]] = None,
+        inputs: Optional[str] = None, function: Optional[str] = None) -> FixResult:
+    """Rewrite the model so more of it runs on the ANE (`anelint fix`, one call of the C
+    library's al_fix): the rewrites of class `allow` and at most that (exact, reassociate,
+    approximate; a comma list or a list: the highest), leaving the layers named in skip
+    alone, in rounds (each on the previous round's output, at most max_rounds), each proved
+    in the reference interpreter (proof: auto, whole or region; an approximate rewrite
+    within tolerance, default 1e-2, no output collapsing to zeros or overflowing). With out
+    (a path; a .mlpackage for ML Program input) the last round's output is written there
+    (the bytes `anelint fix -o` writes; with nothing to rewrite, a byte-identical copy of
+    the input); without out, nothing is written (`--dry-run`). A refused proof raises
+    AnelintError and writes nothing. shapes fixes inputs' shapes ({name: (1, 3, 224, 224)}
+    as --shape, {name: "default"}, {name: [shape, shape, ...]} as --enumerate); inputs is a
+    directory of NAME.npy for the whole proof (--inputs), function the function of a
+    multifunction program rewritten. FixResult.json is the text `anelint fix --format json`
+    prints for the same options. Rewrite.round says which round planned each."""
     import tempfile
     allow = _allow_class(allow)
     if not 1 <= int(max_rounds) <= 64:
         raise ValueError("anelint: max_rounds is 1 to 64")
     if tolerance is not None and not (0 < float(tolerance) < float("inf")):
         raise ValueError("anelint: tolerance is a positive relative difference, e.g. 1e-2")
-    with _Open(model) as m:
-        if out is not None:  # the library's output guard: never over (or into) the input
-            src = _model_path(model)
-            ins = [os.fsencode(os.fspath(src))] if src is not None else []
-            arr = (_n.c_char_p * max(len(ins), 1))(*ins)
-            m.diags.fail(_lib.al_output_check(os.fsencode(os.fspath(out)), arr, len(ins), 0, m.diags.p),
-                         os.fspath(out))
-        rewrites, applied, skip1 = _settle(m, skip, allow)
-        if out is None:
-            return FixResult(rewrites, applied, None, None)
-        path = os.fspath(out)
-        if applied == 0:  # nothing to rewrite: a byte-identical copy of the input, as the CLI writes it
-            _fix_round(m, skip1, allow, path)
-            return FixResult(rewrites, 0, path, None)
-        scratch = tempfile.mkdtemp(prefix="anelint-fix-")
-        opened, proof, total, refused_approx = [], None, applied, None
-        try:
-            cur, cur_skip, k = m, skip1, 1
-            round_skip, round_start, attempt = list(skip), 0, 0
-            while True:
-                ext = "mlpackage" if os.path.isdir(cur.name) else "mlmodel"
-                attempt += 1
-                nxt_path = os.path.join(scratch, f"round{k}_{attempt}.{ext}")
-                _fix_round(cur, cur_skip, allow, nxt_path)
-                opened.append(_Open(nxt_path))
-                nxt = opened[-1]
-                proof = _prove(cur, nxt, None, seed, allow, tolerance)
-                if not proof and proof.proved and allow == "approximate":
-                    # as the CLI: the round again without its approximate rewrites when
-                    # exact or reassociating ones remain (the later rounds leave them out too)
-                    rest, n_rest, rest_skip = _settle(cur, round_skip, "reassociate")
-                    if n_rest:
-                        bad = next((d for d in proof.diffs if not d.passed), None)
-                        refused_approx = (f"{bad.name}: rel {bad.rel:.3g}" +
-                                          (" (collapsed)" if bad.collapsed else
-                                           " (overflowed)" if bad.overflowed else "")
-                                          if bad else proof.why)
-                        opened.pop().close()
-                        allow = "reassociate"
-                        total += n_rest - sum(1 for w in rewrites[round_start:] if w.applied)
-                        for w in rest:
-                            w.round = k
-                        rewrites = rewrites[:round_start] + rest
-                        cur_skip = rest_skip
-                        continue
-                if not proof:
-                    at = f"round {k}: " if k > 1 else ""
-                    raise AnelintError("proof", [], f"{path}: {at}the rewritten model does not compute what "
-                                                    f"its input does ({proof.why or 'outputs differ'}); "
-                                                    f"nothing written")
-                if k >= max_rounds or m.keep is not None:  # a model given as bytes: one round
-                    break
-                more, n_more, more_skip = _settle(nxt, [], allow)
-                if n_more == 0:
-                    break
-                for w in more:
-                    w.round = k + 1
-                round_start, round_skip = len(rewrites), []
-                rewrites += more
-                total += n_more
-                cur, cur_skip, k = nxt, more_skip, k + 1
-            # the last round's surgery, written where it stays (the library's atomic writer)
-            _fix_round(cur, cur_skip, allow, path)
-        finally:
-            for o in opened:
-                o.close()
-            shutil.rmtree(scratch, ignore_errors=True)
-        return FixResult(rewrites, total, path, proof, refused_approx)
-
-
-def _fix_round(m, skip, allow, out):
-    """Plan the rewrites of open model m with the layers in skip left alone. With out,
-    write the result there; else, when something applies, write it to a scratch copy and
-    check it: {input layer: why} for the rewrites whose new layers would still fall back."""
-    import shutil
-    import tempfile
-    skip_b = [x.encode() for x in skip]
+    if proof not in _n.AL_FIX_PROOF:
+        raise ValueError("anelint: proof is auto, whole or region")
+    check_opts = _n.CheckOpts()
+    if target is not None:
+        check_opts.target = _lib.al_target_find(str(target).encode())
+        if not check_opts.target:
+            raise ValueError(f"anelint: unknown target '{target}' (see `anelint targets`)")
+    if os is not None:
+        check_opts.os = _lib.al_release_find(str(os).encode())
+        if not check_opts.os:
+            raise ValueError(f"anelint: unknown OS release '{os}' (see `anelint targets`)")
+    import os as _os
+    scratch = None
+    path = _model_path(model)
+    if path is None:  # bytes or a spec: a file the library can open (and the rounds re-open)
+        scratch = tempfile.mkdtemp(prefix="anelint-py-")
+        path = _os.path.join(scratch, "model.mlmodel")
+        with open(path, "wb") as f:
+            f.write(bytes(_model_bytes(model)))
+    skip_b = [str(x).encode() for x in skip]
     skip_arr = (_n.c_char_p * max(len(skip_b), 1))(*skip_b)
-    opts = _n.SurgeryOpts(allow=_n.AL_EQUIV[allow], skip=skip_arr, n_skip=len(skip_b))
-    s = _n.c_void_p()
-    m.diags.fail(_lib.al_surgery_plan(m.p, _n.ctypes.byref(opts), _n.ctypes.byref(s), m.diags.p), m.name)
+    shape_arr, n_shapes, _keep = _input_shapes(shapes or {})
+    opts = _n.FixOpts(input=_os.fsencode(_os.fspath(path)),
+                      output=None if out is None else _os.fsencode(_os.fspath(out)), dry_run=out is None,
+                      allow=_n.AL_EQUIV[allow], tolerance=float(tolerance or 0.0), max_rounds=int(max_rounds),
+                      proof=_n.AL_FIX_PROOF[proof], skip=skip_arr, n_skip=len(skip_b), check=check_opts,
+                      seed=int(seed), threads=int(threads), shapes=shape_arr, n_shapes=n_shapes,
+                      inputs=None if inputs is None else _os.fsencode(_os.fspath(inputs)),
+                      function=None if function is None else str(function).encode())
+    res = _n.FixResult()
+    diags = _Diags()
     try:
-        rewrites, made = [], []
-        for i in range(_lib.al_surgery_count(s)):
-            r = _lib.al_surgery_get(s, i).contents
-            node = _n.ctypes.cast(r.node, _n.POINTER(_n.NodeHead)).contents if r.node else None
-            rewrites.append(Rewrite(_s(r.pass_.contents.rule), _s(r.pass_.contents.name),
-                                    _s(node.name) if node else None, r.applied, _s(r.after), _s(r.why_not)))
-            if r.applied and not r.model_level:
-                made.append((_s(node.name) if node else None, [_s(r.layers[k]) for k in range(r.n_layers)],
-                             _s(r.stays_off)))
-        applied = _lib.al_surgery_applied(s)
-        if out is not None:
-            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(out), m.diags.p), out)
-            return rewrites, applied, {}
-        if not made or m.keep is not None:  # a model given as bytes cannot be rewritten to a file
-            return rewrites, applied, {}
-        scratch = tempfile.mkdtemp(prefix="anelint-fix-")
+        st = _lib.al_fix(_n.ctypes.byref(opts), _n.ctypes.byref(res), diags.p)
         try:
-            package = os.path.isdir(m.name)
-            tmp = os.path.join(scratch, "fixed.mlpackage" if package else "fixed.mlmodel")
-            m.diags.fail(_lib.al_surgery_write(s, os.fsencode(tmp), m.diags.p), tmp)
-            after = {x.name: x for x in _report(tmp, "check", None, None).layers}
+            name = _os.fspath(path)
+            diags.fail(st, name)
+            if res.usage:
+                raise AnelintError("invalid argument", [Diagnostic("error", name, None, None, None,
+                                                                   _s(res.usage))], name)
+            if not res.decided:
+                status = {1: "proof", 2: "invalid argument", 3: "format error", 4: "I/O error"}
+                raise AnelintError(status.get(res.exit_code, "error"), diags.list(), name)
+            text = _sink_fix(res)
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            _lib.al_fix_result_free(_n.ctypes.byref(res))
     finally:
-        _lib.al_surgery_free(s)
-    still_off = {}
-    for name, layers, stays_off in made:
-        for k in layers:
-            x = after.get(k)
-            if x is None or x.op_ane or k == stays_off:
-                continue
-            still_off[name] = (f"the rewritten layer '{k}' ({x.type}) would still fall back: "
-                               f"{x.rules[0] if x.rules else ''} {(x.reason or '').split('; ')[0]}").rstrip()
-            break
-    return rewrites, applied, still_off
+        if scratch:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+    doc = json.loads(text)
+    rewrites = [Rewrite(w["rule"], w["pass"], w["layer"], w["applied"], w.get("after"), w.get("why_not"),
+                        w["round"]) for w in doc["rewrites"]]
+    refused = next((r["approximate_refused"] for r in doc["rounds"] if r.get("approximate_refused")), None)
+    result = FixResult(rewrites, sum(r["applied"] for r in doc["rounds"]),
+                       _os.fspath(out) if out is not None and doc["written"] else None,
+                       _fix_proof(doc["proof"]), refused, text)
+    if doc["refused"]:
+        n = len(doc["rounds"])
+        at = f"round {n}: " if n > 1 else ""
+        why = result.proof.why if result.proof and result.proof.why else "outputs differ"
+        raise AnelintError("proof", [], f"{_os.fspath(out) if out is not None else name}: {at}the rewritten "
+                                        f"model does not compute what its input does ({why}); nothing written")
+    return result
+
+
+def _input_shapes(shapes):
+    """{name: shape | "default" | [shapes]} as al_input_shape requests (and what they borrow)."""
+    arr = (_n.InputShape * max(len(shapes), 1))()
+    keep = []
+    for i, (name, v) in enumerate(shapes.items()):
+        arr[i].input = str(name).encode()
+        if isinstance(v, str) and v == "default":
+            arr[i].use_default = True
+        else:
+            many = len(v) > 0 and all(isinstance(x, (list, tuple)) for x in v)
+            rows = [tuple(int(d) for d in x) for x in (v if many else [v])]
+            if not rows or not rows[0] or any(len(r) != len(rows[0]) or min(r) < 1 for r in rows):
+                raise ValueError(f"anelint: shapes['{name}'] is a shape of positive integers, \"default\" "
+                                 "or a list of shapes of one rank")
+            dims = (_n.ctypes.c_int64 * (len(rows) * len(rows[0])))(*[d for r in rows for d in r])
+            arr[i].dims, arr[i].rank, arr[i].n_shapes = dims, len(rows[0]), len(rows) if many else 0
+            keep.append(dims)  # the arrays arr points into, alive as long as it is used
+    return arr, len(shapes), keep
+
+
+def _sink_fix(res):
+    """al_fix_write_json of a result, as text."""
+    f = _libc.tmpfile()
+    if not f:
+        raise OSError("anelint: tmpfile() failed")
+    try:
+        _lib.al_fix_write_json(f, _n.ctypes.byref(res))
+        _libc.fflush(f)
+        fd = _libc.fileno(f)
+        size = os.lseek(fd, 0, os.SEEK_END)
+        return os.pread(fd, size, 0).decode("utf-8")
+    finally:
+        _libc.fclose(f)
 
 
 def _remove(path):

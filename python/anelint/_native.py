@@ -124,8 +124,37 @@ class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
                 ("shapes", c_void_p), ("n_shapes", c_size_t)]
 
 
+
+
+AL_FIX_PROOF = {"auto": 0, "whole": 1, "region": 2}
+
+
+class InputShape(ctypes.Structure):  # struct al_input_shape (fix's --shape / --enumerate)
+    c_name = "al_input_shape"
+    _fields_ = [("input", c_char_p), ("use_default", c_bool), ("dims", POINTER(ctypes.c_int64)),
+                ("rank", c_uint32), ("n_shapes", c_uint32)]
+
+
+class FixOpts(ctypes.Structure):  # struct al_fix_opts
+    c_name = "al_fix_opts"
+    _fields_ = [("input", c_char_p), ("output", c_char_p), ("dry_run", c_bool), ("in_place", c_bool),
+                ("allow", c_int), ("tolerance", c_double), ("max_rounds", c_int), ("proof", c_int),
+                ("inputs", c_char_p), ("function", c_char_p), ("shapes", POINTER(InputShape)),
+                ("n_shapes", c_size_t), ("skip", POINTER(c_char_p)), ("n_skip", c_size_t), ("check", CheckOpts), ("seed", c_uint64),
+                ("max_bytes", c_uint64), ("max_work", c_uint64), ("threads", c_int)]
+
+
+class FixResult(ctypes.Structure):  # struct al_fix_result (the rounds are read as al_fix_write_json's JSON)
+    c_name = "al_fix_result"
+    _fields_ = [("exit_code", c_int), ("decided", c_bool), ("usage", ctypes.c_char * 256), ("input", c_char_p),
+                ("output", c_char_p), ("allow", c_int), ("tolerance", c_double), ("dry_run", c_bool),
+                ("rounds", c_void_p), ("n_rounds", c_int), ("max_rounds", c_int), ("fixed_point", c_bool),
+                ("pending", c_size_t), ("applied", c_size_t), ("shown", c_int), ("refused", c_bool),
+                ("written", c_bool), ("state", c_void_p)]
+
+
 MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead)
+           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult)
 
 
 def _candidates():
@@ -196,6 +225,10 @@ def load():
         "al_surgery_free": (None, [c_void_p]),
         # the output guard (include/anelint.h): out, the inputs, their count, AL_OUTPUT_* flags, diags
         "al_output_check": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, ctypes.c_uint, c_void_p]),
+        # fix as one call: options, result, diags; its JSON report; the result freed
+        "al_fix": (c_int, [POINTER(FixOpts), POINTER(FixResult), c_void_p]),
+        "al_fix_write_json": (None, [c_void_p, POINTER(FixResult)]),
+        "al_fix_result_free": (None, [POINTER(FixResult)]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -287,3 +287,34 @@ def test_fix_drops_a_rewrite_that_would_still_fall_back_as_the_cli_does(tmp_path
     subprocess.run([CLI, "fix", POOL, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
     assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes() == open(POOL, "rb").read()
     assert anelint.fix(POOL).applied == 0
+
+
+@pytest.mark.parametrize("src,allow,extra", [
+    (os.path.join(DATA, "cumsum__mlp_fp32.mlpackage"), "approximate", {}),  # two rounds
+    (os.path.join(ROOT, "tests", "data", "crafted", "fix_io_gap.mlmodel"), "approximate", {}),  # a refused approximate
+    (UPSAMPLE, "exact", {"target": "a17", "os": "ios17", "proof": "region", "seed": 7}),
+    (POOL, "exact", {}),  # a rewrite dropped (it would still fall back): nothing applied
+    (os.path.join(ROOT, "tests", "data", "crafted", "fix_shape.mlmodel"), "exact", {"shapes": {"x": "default"}}),
+    (os.path.join(ROOT, "tests", "data", "crafted", "fix_shape.mlmodel"), "exact",
+     {"shapes": {"x": [(1, 16, 256, 256), (1, 16, 64, 128)]}}),
+])
+def test_fix_json_is_the_clis_byte_for_byte(tmp_path, src, allow, extra):
+    # issue #32: fix is one library call (al_fix) for both front ends; the JSON is its one writer
+    args = [CLI, "fix", "--format", "json", "--threads", "1", "--allow", allow, src]
+    for k in ("target", "os", "proof", "seed"):
+        if k in extra:
+            args += [f"--{k}", str(extra[k])]
+    for name, v in extra.get("shapes", {}).items():
+        if isinstance(v, list):
+            args += ["--enumerate", f"{name}=" + ";".join(",".join(map(str, x)) for x in v)]
+        else:
+            args += ["--shape", f"{name}=" + (v if isinstance(v, str) else ",".join(map(str, v)))]
+    dry = subprocess.run(args + ["--dry-run"], capture_output=True, text=True, check=True).stdout
+    assert anelint.fix(src, allow=allow, threads=1, **extra).json == dry
+    out = tmp_path / ("fixed.mlpackage" if src.endswith(".mlpackage") else "fixed.mlmodel")
+    cli = subprocess.run(args + ["-o", str(out)], capture_output=True, text=True, check=True).stdout
+    written = _tree(out) if out.is_dir() else out.read_bytes()
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    r = anelint.fix(src, out=out, allow=allow, threads=1, **extra)
+    assert r.json == cli and json.loads(cli)["written"] and r.output == str(out)
+    assert (_tree(out) if out.is_dir() else out.read_bytes()) == written
