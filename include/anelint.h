@@ -1308,7 +1308,7 @@ struct al_fix_result {
 
 /* Run fix; errors (each with its file) go to d. AL_OK when res is filled
  * (res->exit_code says how it ended: an error is also in d). */
-AL_API enum al_status al_fix(const struct al_fix_opts *o, struct al_fix_result *res, al_diags *d);
+AL_API enum al_status al_model_fix(const struct al_fix_opts *o, struct al_fix_result *res, al_diags *d);
 /* `anelint fix --format json` of a result (docs/json-schema.md): the one JSON writer. */
 AL_API void al_fix_write_json(FILE *out, const struct al_fix_result *res);
 AL_API void al_fix_result_free(struct al_fix_result *res);

@@ -564,7 +564,7 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
         proof: str = "auto", threads: int = 0, shapes: Optional[Dict[str, Any]] = None,
         inputs: Optional[str] = None, function: Optional[str] = None) -> FixResult:
     """Rewrite the model so more of it runs on the ANE (`anelint fix`, one call of the C
-    library's al_fix): the rewrites of class `allow` and at most that (exact, reassociate,
+    library's al_model_fix): the rewrites of class `allow` and at most that (exact, reassociate,
     approximate; a comma list or a list: the highest), leaving the layers named in skip
     alone, in rounds (each on the previous round's output, at most max_rounds), each proved
     in the reference interpreter (proof: auto, whole or region; an approximate rewrite
@@ -615,7 +615,7 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
     res = _n.FixResult()
     diags = _Diags()
     try:
-        st = _lib.al_fix(_n.ctypes.byref(opts), _n.ctypes.byref(res), diags.p)
+        st = _lib.al_model_fix(_n.ctypes.byref(opts), _n.ctypes.byref(res), diags.p)
         try:
             name = _os.fspath(path)
             diags.fail(st, name)

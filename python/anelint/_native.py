@@ -226,7 +226,7 @@ def load():
         # the output guard (include/anelint.h): out, the inputs, their count, AL_OUTPUT_* flags, diags
         "al_output_check": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, ctypes.c_uint, c_void_p]),
         # fix as one call: options, result, diags; its JSON report; the result freed
-        "al_fix": (c_int, [POINTER(FixOpts), POINTER(FixResult), c_void_p]),
+        "al_model_fix": (c_int, [POINTER(FixOpts), POINTER(FixResult), c_void_p]),
         "al_fix_write_json": (None, [c_void_p, POINTER(FixResult)]),
         "al_fix_result_free": (None, [POINTER(FixResult)]),
     }

@@ -299,7 +299,7 @@ def test_fix_drops_a_rewrite_that_would_still_fall_back_as_the_cli_does(tmp_path
      {"shapes": {"x": [(1, 16, 256, 256), (1, 16, 64, 128)]}}),
 ])
 def test_fix_json_is_the_clis_byte_for_byte(tmp_path, src, allow, extra):
-    # issue #32: fix is one library call (al_fix) for both front ends; the JSON is its one writer
+    # issue #32: fix is one library call (al_model_fix) for both front ends; the JSON is its one writer
     args = [CLI, "fix", "--format", "json", "--threads", "1", "--allow", allow, src]
     for k in ("target", "os", "proof", "seed"):
         if k in extra:

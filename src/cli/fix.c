@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fix.c: `anelint fix IN -o OUT` (docs/surgery.md): the options into an
- * al_fix_opts, al_fix (src/command/fix.c: the rounds, their proof, the keep /
+ * al_fix_opts, al_model_fix (src/command/fix.c: the rounds, their proof, the keep /
  * refuse decision, the output written), then its result printed: the text
  * report here, --format json by the library's al_fix_write_json.
  *
@@ -62,7 +62,7 @@ static int parse_dims(const char *s, const char *end, int64_t *dims, int cap)
 }
 
 /* --shape NAME=D1,D2,...|default and --enumerate NAME=S1;S2;... into f->shapes
- * (whether the model has those inputs, al_fix says). */
+ * (whether the model has those inputs, al_model_fix says). */
 #define MAX_SHAPE_DIMS 16
 #define MAX_SHAPES 128
 static int parse_shapes(const struct cli *c, struct shapes *f, const struct command_row *cmd)
@@ -344,7 +344,7 @@ int cmd_fix(struct cli *c)
 		return EXIT_IO;
 	}
 	struct al_fix_result res;
-	enum al_status st = al_fix(&o, &res, d);
+	enum al_status st = al_model_fix(&o, &res, d);
 	rc = st == AL_OK ? res.exit_code : status_exit(st);
 	if (res.usage[0])
 		usage_error(cmd, "%s", res.usage);

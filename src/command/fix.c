@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fix.c: al_fix, what `anelint fix IN -o OUT` means: model surgery (docs/surgery.md).
+/* fix.c: al_model_fix, what `anelint fix IN -o OUT` means: model surgery (docs/surgery.md).
  * The CLI (src/cli/fix.c) and the Python package call it and print / convert
  * its result; nothing here prints (errors go to the caller's diagnostics, the
  * JSON report is written by al_fix_write_json from the result).
@@ -1237,7 +1237,7 @@ static int run_round(struct fix *f, bool *refused)
 	return rc;
 }
 
-/* ---------------------------------------------------------------- al_fix */
+/* ---------------------------------------------------------------- al_model_fix */
 
 /* The caller's --shape / --enumerate name inputs of the model: else why not in
  * res->usage (exit 2). */
@@ -1408,7 +1408,7 @@ static int fix_run(struct fix_state *s, const struct al_fix_opts *o, struct al_f
 	return refused ? FX_REFUSED : FX_OK;
 }
 
-enum al_status al_fix(const struct al_fix_opts *o, struct al_fix_result *res, al_diags *d)
+enum al_status al_model_fix(const struct al_fix_opts *o, struct al_fix_result *res, al_diags *d)
 {
 	if (!res)
 		return AL_E_INVALID_ARG;
@@ -1417,7 +1417,7 @@ enum al_status al_fix(const struct al_fix_opts *o, struct al_fix_result *res, al
 	    o->max_rounds > MAX_MAX_ROUNDS || !(o->tolerance >= 0) || (o->proof == AL_FIX_PROOF_REGION && o->inputs)) {
 		if (d)
 			ali_diag_add(d, AL_SEV_ERROR, o && o->input ? o->input : NULL, UINT64_MAX, NULL, NULL,
-				     "al_fix: invalid options (an output or a dry run, max_rounds 0-64, a tolerance "
+				     "al_model_fix: invalid options (an output or a dry run, max_rounds 0-64, a tolerance "
 				     "of 0 or more, no inputs with a region proof)");
 		res->exit_code = FX_USAGE;
 		return AL_E_INVALID_ARG;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_fix: al_fix, `anelint fix` as one library call (src/command/fix.c): the
+/* test_fix: al_model_fix, `anelint fix` as one library call (src/command/fix.c): the
  * rounds and their proof in the result struct, the refusal, the errors in the
  * caller's diagnostics, the JSON writer. */
 #include "anelint.h"
@@ -24,7 +24,7 @@ static void test_rounds_dry_run(void **state)
 	struct al_fix_opts o = {.input = in, .dry_run = true, .allow = AL_EQ_APPROXIMATE, .seed = 1, .threads = 1};
 	struct al_fix_result r;
 	al_diags *d = al_diags_new();
-	assert_int_equal(al_fix(&o, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&o, &r, d), AL_OK);
 	assert_int_equal(r.exit_code, 0);
 	assert_true(r.decided && !r.written && !r.refused && r.fixed_point && r.dry_run);
 	assert_int_equal(r.n_rounds, 2);
@@ -71,7 +71,7 @@ static void test_refused(void **state)
 	struct al_fix_opts o = {.input = in, .output = out, .allow = AL_EQ_APPROXIMATE, .tolerance = 10, .seed = 1};
 	struct al_fix_result r;
 	al_diags *d = al_diags_new();
-	assert_int_equal(al_fix(&o, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&o, &r, d), AL_OK);
 	assert_int_equal(r.exit_code, 1);
 	assert_true(r.decided && r.refused && !r.written);
 	const struct al_fix_round *g = &r.rounds[r.n_rounds - 1];
@@ -96,7 +96,7 @@ static void test_errors(void **state)
 	struct al_fix_result r;
 	al_diags *d = al_diags_new();
 	struct al_fix_opts none = {.input = "/nonexistent/m.mlmodel", .dry_run = true};
-	assert_int_equal(al_fix(&none, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&none, &r, d), AL_OK);
 	assert_false(r.decided);
 	assert_int_equal(r.exit_code, 4);
 	assert_true(al_diags_errors(d) > 0);
@@ -106,13 +106,13 @@ static void test_errors(void **state)
 	char in[4096];
 	snprintf(in, sizeof in, "%s", fixture("crafted/fix_shape.mlmodel"));
 	struct al_fix_opts nowhere = {.input = in}; /* neither an output nor a dry run */
-	assert_int_equal(al_fix(&nowhere, &r, d), AL_E_INVALID_ARG);
+	assert_int_equal(al_model_fix(&nowhere, &r, d), AL_E_INVALID_ARG);
 	al_fix_result_free(&r);
 
 	const int64_t dims[] = {1, 2};
 	struct al_input_shape sh = {.input = "nosuch", .dims = dims, .rank = 2};
 	struct al_fix_opts shape = {.input = in, .dry_run = true, .shapes = &sh, .n_shapes = 1};
-	assert_int_equal(al_fix(&shape, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&shape, &r, d), AL_OK);
 	assert_int_equal(r.exit_code, 2);
 	assert_false(r.decided);
 	assert_string_equal(r.usage, "--shape: the model has no input 'nosuch'");
@@ -120,7 +120,7 @@ static void test_errors(void **state)
 
 	/* the output guard: never over the input */
 	struct al_fix_opts over = {.input = in, .output = in};
-	assert_int_equal(al_fix(&over, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&over, &r, d), AL_OK);
 	assert_int_equal(r.exit_code, 2);
 	al_fix_result_free(&r);
 	al_diags_free(d);
@@ -137,7 +137,7 @@ static void test_writes(void **state)
 	struct al_fix_opts o = {.input = in, .output = out, .seed = 1};
 	struct al_fix_result r;
 	al_diags *d = al_diags_new();
-	assert_int_equal(al_fix(&o, &r, d), AL_OK);
+	assert_int_equal(al_model_fix(&o, &r, d), AL_OK);
 	assert_int_equal(r.exit_code, 0);
 	assert_true(r.decided && r.written);
 	assert_string_equal(r.output, out);
