@@ -184,6 +184,8 @@ struct work {
 	/* per item, rewritten by every evaluation */
 	uint8_t *req, *fin, *place, *gt, *ct;
 	uint32_t *uf;             /* the work floor: ANE regions (union-find) */
+	struct feat_slot *feat;   /* the sub-model's input and output names */
+	uint32_t feat_mask;
 	struct al_work *region;   /* their work, at the root */
 	uint32_t *stage, *stage2, *seg, *seg2, *keymap;
 	uint64_t *pairs, *pairs2; /* switches of the chosen layering / of the other one */
@@ -271,12 +273,54 @@ static double shape_bytes(const struct al_shape *s)
 	return e > 0 ? 2.0 * (double)e : 0;
 }
 
-static bool is_feature(const struct al_feature *f, uint32_t n, const char *name)
+/* The sub-model's input and output names, hashed (open addressing, at most
+ * half full): which values cross the model's edge. */
+enum { FEAT_IN = 1, FEAT_OUT = 2 };
+
+struct feat_slot {
+	const char *name;
+	uint8_t kind; /* FEAT_IN | FEAT_OUT */
+};
+
+static struct feat_slot *feat_find(struct feat_slot *tab, uint32_t mask, const char *name)
 {
-	for (uint32_t i = 0; name && i < n; i++)
-		if (f[i].name && strcmp(f[i].name, name) == 0)
-			return true;
-	return false;
+	uint32_t h = (uint32_t)ali_hash_str(name) & mask;
+	for (uint32_t probe = 0; probe <= mask; probe++) {
+		struct feat_slot *f = &tab[(h + probe) & mask];
+		if (!f->name || strcmp(f->name, name) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static uint8_t feat_kind(const struct work *w, const char *name)
+{
+	const struct feat_slot *f = name && w->feat ? feat_find(w->feat, w->feat_mask, name) : NULL;
+	return f && f->name ? f->kind : 0;
+}
+
+static enum al_status feat_build(struct work *w)
+{
+	uint64_t n = (uint64_t)w->s->n_inputs + w->s->n_outputs;
+	uint32_t cap = 16;
+	while (cap < 2 * n + 2 && cap < (1u << 30))
+		cap <<= 1;
+	w->feat = ali_calloc(cap, sizeof *w->feat);
+	if (!w->feat)
+		return AL_E_NOMEM;
+	w->feat_mask = cap - 1;
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct al_feature *f = k ? w->s->outputs : w->s->inputs;
+		uint32_t m = k ? w->s->n_outputs : w->s->n_inputs;
+		for (uint32_t i = 0; f && i < m; i++) {
+			struct feat_slot *x = f[i].name ? feat_find(w->feat, w->feat_mask, f[i].name) : NULL;
+			if (!x)
+				continue;
+			x->name = f[i].name;
+			x->kind |= k ? FEAT_OUT : FEAT_IN;
+		}
+	}
+	return AL_OK;
 }
 
 static bool target_timed(const struct al_target *t)
@@ -337,10 +381,10 @@ static void fill_node(void *ctx, const struct al_node *n)
 		const struct al_ttype *ty = n->out_types ? &n->out_types[o] : NULL;
 		if (!ty || ty->kind == 0 || ty->kind == 4) /* a tensor, not a list or tuple */
 			it->out_bytes += shape_bytes(&n->out_shapes[o]);
-		it->model_out |= is_feature(w->s->outputs, w->s->n_outputs, n->outputs[o]);
+		it->model_out |= (feat_kind(w, n->outputs[o]) & FEAT_OUT) != 0;
 	}
 	for (uint32_t a = 0; a < n->n_inputs; a++)
-		if (is_feature(w->s->inputs, w->s->n_inputs, n->inputs[a]))
+		if (feat_kind(w, n->inputs[a]) & FEAT_IN)
 			it->in_bytes += shape_bytes(ali_node_in_shape(n, a));
 	ali_work_add(&it->work, &n->cost);
 	it->work.deep |= ali_work_deep_decode(n, w->os);
@@ -1111,6 +1155,7 @@ static void free_work(struct work *w)
 	ali_free(w->gt);
 	ali_free(w->ct);
 	ali_free(w->uf);
+	ali_free(w->feat);
 	ali_free(w->region);
 	ali_free(w->stage);
 	ali_free(w->stage2);
@@ -1238,6 +1283,8 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 	w.n_outputs = (uint32_t)w.outputs_seen;
 	uint32_t n_items = w.n_items;
 	enum al_status st = alloc_work(&w);
+	if (st == AL_OK)
+		st = feat_build(&w);
 	if (st == AL_OK) {
 		w.n_nodes = w.n_items = 0;
 		ali_walk_nodes(s, fill_node, &w);
