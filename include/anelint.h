@@ -500,12 +500,17 @@ struct al_target {
 	const char *aliases; /* comma-separated: "m1,h13" */
 	const char *name;    /* "A14 / M1 (H13)" */
 	const char *arch;    /* ANE compiler target, "h13" */
-	/* roofline: time = overhead + max(flops / peak, bytes / bandwidth); the
-	 * overhead is paid once per dispatched segment (one compiled program), not per
-	 * layer. Estimates: docs/cost-model.md gives each figure's source. */
+	/* roofline: time = overhead + per op max(flops / peak, bytes / bandwidth)
+	 * + a fixed cost per op; the overhead is paid once per dispatched segment
+	 * (one compiled program). On the ANE an op's bytes are its weights, and a
+	 * segment's incoming and outgoing activations are charged once (ane_layer_us:
+	 * each layer inside a fused program); on the GPU every op is a kernel that
+	 * reads and writes its activations (gpu_kernel_us each). Estimates:
+	 * docs/cost-model.md gives each figure's source. */
 	double ane_tflops, ane_gbs, ane_overhead_us;
 	double gpu_tflops, gpu_gbs, gpu_overhead_us;
 	double cpu_tflops, cpu_gbs, cpu_overhead_us;
+	double ane_layer_us, gpu_kernel_us; /* fixed cost per op (layer / kernel) */
 	uint32_t axis_cap;    /* largest extent per axis the ANE takes (16384 / 65536) */
 	uint32_t channel_cap; /* largest extent of the channel axis (65536) */
 	uint32_t conv_kw_cap; /* widest fp16 conv kernel (13 / 15) */

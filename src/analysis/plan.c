@@ -18,6 +18,7 @@
  *                   evaluate, undo)
  *   al_plan_free    frees the plan's arena and the plan */
 #include "analysis.h"
+#include "shapes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -147,7 +148,10 @@ struct item {
 	bool cpu_only;           /* fires a CPU-only rule */
 	const struct al_rule *rule; /* the rule moving it off the ANE, or NULL */
 	double flops;
-	double t[N_U];           /* estimated µs on each unit */
+	double t[N_U];           /* estimated µs on each unit (the ANE's without activations) */
+	double out_bytes;        /* activations it writes (its top node's outputs, fp16) */
+	double in_bytes;         /* model inputs it reads (fp16) */
+	bool model_out;          /* writes a model output */
 	struct al_work work;     /* for the work floor (work_floor.c) */
 };
 
@@ -180,6 +184,8 @@ struct work {
 	/* per item, rewritten by every evaluation */
 	uint8_t *req, *fin, *place, *gt, *ct;
 	uint32_t *uf;             /* the work floor: ANE regions (union-find) */
+	struct feat_slot *feat;   /* the sub-model's input and output names */
+	uint32_t feat_mask;
 	struct al_work *region;   /* their work, at the root */
 	uint32_t *stage, *stage2, *seg, *seg2, *keymap;
 	uint64_t *pairs, *pairs2; /* switches of the chosen layering / of the other one */
@@ -226,27 +232,95 @@ static bool fires_cpu_only(const struct al_verdict *v)
 	return false;
 }
 
-/* Roofline of one op: max(flops / peak, bytes / bandwidth), in µs. The
- * target's overhead is paid once per segment (one dispatched program). */
+/* Cost of one op (docs/cost-model.md "The cost model"), in µs: the roofline
+ * max(flops / peak, bytes / bandwidth) plus the unit's fixed cost per op. On
+ * the ANE the bytes are the op's weights only: inside one fused program the
+ * activations stay on chip, and what enters or leaves a segment is charged
+ * once per segment (boundary_us); the ANE pays ane_layer_us a layer. On the
+ * GPU each op is a kernel that reads and writes its activations and pays
+ * gpu_kernel_us. The target's overhead is paid once per segment (one
+ * dispatched program). */
 static double op_flops(const struct al_cost *c)
 {
 	return c->flops > 0 && isfinite(c->flops) ? c->flops : 0;
 }
 
-static double op_us(const struct al_cost *c, double tflops, double gbs)
+static double nonneg(double v)
+{
+	return v > 0 && isfinite(v) ? v : 0;
+}
+
+static double op_us(const struct al_cost *c, double tflops, double gbs, bool activations, double fixed_us)
 {
 	double flops = op_flops(c);
-	double bytes = (double)c->param_bytes + (double)c->act_bytes;
+	double bytes = (double)c->param_bytes + (activations ? (double)c->act_bytes : 0);
 	double tc = tflops > 0 ? flops / (tflops * 1e6) : 0;
 	double tm = gbs > 0 ? bytes / (gbs * 1e3) : 0;
-	return tc > tm ? tc : tm;
+	return (tc > tm ? tc : tm) + nonneg(fixed_us);
 }
 
 static void node_times(const struct al_target *t, const struct al_node *n, double out[N_U])
 {
-	out[U_ANE] = op_us(&n->cost, t->ane_tflops, t->ane_gbs);
-	out[U_GPU] = op_us(&n->cost, t->gpu_tflops, t->gpu_gbs);
-	out[U_CPU] = op_us(&n->cost, t->cpu_tflops, t->cpu_gbs);
+	out[U_ANE] = op_us(&n->cost, t->ane_tflops, t->ane_gbs, false, t->ane_layer_us);
+	out[U_GPU] = op_us(&n->cost, t->gpu_tflops, t->gpu_gbs, true, t->gpu_kernel_us);
+	out[U_CPU] = op_us(&n->cost, t->cpu_tflops, t->cpu_gbs, true, 0);
+}
+
+/* Bytes of a tensor of shape s at fp16 (0 when its size is not known). */
+static double shape_bytes(const struct al_shape *s)
+{
+	int64_t e = s ? shp_numel(s) : -1;
+	return e > 0 ? 2.0 * (double)e : 0;
+}
+
+/* The sub-model's input and output names, hashed (open addressing, at most
+ * half full): which values cross the model's edge. */
+enum { FEAT_IN = 1, FEAT_OUT = 2 };
+
+struct feat_slot {
+	const char *name;
+	uint8_t kind; /* FEAT_IN | FEAT_OUT */
+};
+
+static struct feat_slot *feat_find(struct feat_slot *tab, uint32_t mask, const char *name)
+{
+	uint32_t h = (uint32_t)ali_hash_str(name) & mask;
+	for (uint32_t probe = 0; probe <= mask; probe++) {
+		struct feat_slot *f = &tab[(h + probe) & mask];
+		if (!f->name || strcmp(f->name, name) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static uint8_t feat_kind(const struct work *w, const char *name)
+{
+	const struct feat_slot *f = name && w->feat ? feat_find(w->feat, w->feat_mask, name) : NULL;
+	return f && f->name ? f->kind : 0;
+}
+
+static enum al_status feat_build(struct work *w)
+{
+	uint64_t n = (uint64_t)w->s->n_inputs + w->s->n_outputs;
+	uint32_t cap = 16;
+	while (cap < 2 * n + 2 && cap < (1u << 30))
+		cap <<= 1;
+	w->feat = ali_calloc(cap, sizeof *w->feat);
+	if (!w->feat)
+		return AL_E_NOMEM;
+	w->feat_mask = cap - 1;
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct al_feature *f = k ? w->s->outputs : w->s->inputs;
+		uint32_t m = k ? w->s->n_outputs : w->s->n_inputs;
+		for (uint32_t i = 0; f && i < m; i++) {
+			struct feat_slot *x = f[i].name ? feat_find(w->feat, w->feat_mask, f[i].name) : NULL;
+			if (!x)
+				continue;
+			x->name = f[i].name;
+			x->kind |= k ? FEAT_OUT : FEAT_IN;
+		}
+	}
+	return AL_OK;
 }
 
 static bool target_timed(const struct al_target *t)
@@ -301,6 +375,17 @@ static void fill_node(void *ctx, const struct al_node *n)
 	for (int u = 0; u < N_U; u++)
 		it->t[u] += t[u];
 	it->flops += op_flops(&n->cost);
+	/* activations across a segment's edge: what the item writes (its top node's
+	 * tensors), and the model inputs any of its nodes read */
+	for (uint32_t o = 0; top && o < n->n_outputs && n->out_shapes; o++) {
+		const struct al_ttype *ty = n->out_types ? &n->out_types[o] : NULL;
+		if (!ty || ty->kind == 0 || ty->kind == 4) /* a tensor, not a list or tuple */
+			it->out_bytes += shape_bytes(&n->out_shapes[o]);
+		it->model_out |= (feat_kind(w, n->outputs[o]) & FEAT_OUT) != 0;
+	}
+	for (uint32_t a = 0; a < n->n_inputs; a++)
+		if (feat_kind(w, n->inputs[a]) & FEAT_IN)
+			it->in_bytes += shape_bytes(ali_node_in_shape(n, a));
 	ali_work_add(&it->work, &n->cost);
 	it->work.deep |= ali_work_deep_decode(n, w->os);
 }
@@ -663,6 +748,29 @@ static bool better(const struct eval *a, const struct eval *b)
 	return a->switch_us < b->switch_us - EPS_US;
 }
 
+/* The activations item i moves between DRAM and the ANE when it runs there,
+ * in µs at the ANE's bandwidth: the model inputs it reads, the outputs of
+ * producers in other segments it reads, and its own outputs once when a
+ * consumer is in another segment or one is a model output. Each reading item
+ * pays for what it reads (a value two items of a segment read counts twice). */
+static double boundary_us(const struct work *w, uint32_t i, const uint32_t *seg)
+{
+	double gbs = w->target->ane_gbs;
+	if (w->fin[i] != U_ANE || !(gbs > 0))
+		return 0;
+	const struct item *it = &w->items[i];
+	double bytes = it->in_bytes;
+	for (uint32_t k = it->pred0; k < it->pred1; k++)
+		if (seg[w->preds[k]] != seg[i])
+			bytes += w->items[w->preds[k]].out_bytes;
+	bool leaves = it->model_out;
+	for (uint32_t k = it->succ0; k < it->succ1 && !leaves; k++)
+		leaves = seg[w->succs[k]] != seg[i];
+	if (leaves)
+		bytes += it->out_bytes;
+	return bytes / (gbs * 1e3);
+}
+
 /* Partition under the current w->req: units, segments (w->seg, w->stage),
  * switches (w->pairs), and the estimate. Scratch `units` has n_items slots. */
 static void evaluate(struct work *w, struct eval *out, uint8_t *units)
@@ -689,7 +797,7 @@ static void evaluate(struct work *w, struct eval *out, uint8_t *units)
 	}
 	a.compute_us = 0;
 	for (uint32_t i = 0; i < w->n_items; i++) {
-		a.compute_us += w->items[i].t[w->fin[i]];
+		a.compute_us += w->items[i].t[w->fin[i]] + boundary_us(w, i, w->seg);
 		units[w->seg[i]] = w->fin[i];
 	}
 	for (uint32_t k = 0; k < a.n_segments; k++)
@@ -754,7 +862,8 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 		sg->unit = (enum al_unit)w->fin[i];
 		sg->n_nodes += it->n_nodes;
 		sg->flops += it->flops;
-		sg->est_us += it->t[w->fin[i]];
+		double edge_us = boundary_us(w, i, w->seg); /* on the item's first node */
+		sg->est_us += it->t[w->fin[i]] + edge_us;
 		for (uint32_t k = it->node0; k < it->node0 + it->n_nodes; k++) {
 			uint32_t idx = w->index[k];
 			if (idx < sg->first)
@@ -769,7 +878,7 @@ static enum al_status write_plan(struct work *w, struct al_plan *p, const struct
 					  : AL_PLACE_OWNER;
 			double t[N_U];
 			node_times(w->target, w->nodes[k], t);
-			p->node_us[k] = t[w->fin[i]];
+			p->node_us[k] = t[w->fin[i]] + (k == it->node0 ? edge_us : 0);
 			if (w->fin[i] == U_ANE && !w->nodes[k]->verdict.unknown) /* ANE057: not counted */
 				p->ane_nodes++;
 		}
@@ -1046,6 +1155,7 @@ static void free_work(struct work *w)
 	ali_free(w->gt);
 	ali_free(w->ct);
 	ali_free(w->uf);
+	ali_free(w->feat);
 	ali_free(w->region);
 	ali_free(w->stage);
 	ali_free(w->stage2);
@@ -1173,6 +1283,8 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 	w.n_outputs = (uint32_t)w.outputs_seen;
 	uint32_t n_items = w.n_items;
 	enum al_status st = alloc_work(&w);
+	if (st == AL_OK)
+		st = feat_build(&w);
 	if (st == AL_OK) {
 		w.n_nodes = w.n_items = 0;
 		ali_walk_nodes(s, fill_node, &w);

@@ -10,12 +10,13 @@
 #include <string.h>
 #include <strings.h>
 
-#define AL_TARGET(id_, aliases_, name_, arch_, at, ab, ao, gt, gb, go, ct, cb, co, axis, chan,  \
-		  kw, feat, src)                                                                   \
+#define AL_TARGET(id_, aliases_, name_, arch_, at, ab, ao, al, gt, gb, go, gk, ct, cb, co, axis,     \
+		  chan, kw, feat, src)                                                             \
 	{.id = #id_, .aliases = aliases_, .name = name_, .arch = arch_, .ane_tflops = at,          \
-	 .ane_gbs = ab, .ane_overhead_us = ao, .gpu_tflops = gt, .gpu_gbs = gb,                    \
-	 .gpu_overhead_us = go, .cpu_tflops = ct, .cpu_gbs = cb, .cpu_overhead_us = co,            \
-	 .axis_cap = axis, .channel_cap = chan, .conv_kw_cap = kw, .features = feat, .source = src},
+	 .ane_gbs = ab, .ane_overhead_us = ao, .ane_layer_us = al, .gpu_tflops = gt,               \
+	 .gpu_gbs = gb, .gpu_overhead_us = go, .gpu_kernel_us = gk, .cpu_tflops = ct,              \
+	 .cpu_gbs = cb, .cpu_overhead_us = co, .axis_cap = axis, .channel_cap = chan,              \
+	 .conv_kw_cap = kw, .features = feat, .source = src},
 static const struct al_target targets[] = {
 #include "targets.def"
 };

@@ -479,7 +479,18 @@ static void test_roofline(void **state)
 		struct al_node *n = &s->graphs[0]->nodes[k];
 		n->cost = (struct al_cost){.flops = 1e9, .act_bytes = 1000000, .known = true};
 	}
-	/* per op: ANE max(1e9 / 1e12 s, 1e6 B / 100 GB/s) = max(1000, 10) us; GPU 2000 us */
+	/* per op: ANE max(1e9 / 1e12 s, weights 0 B / 100 GB/s) = 1000 us (activations are
+	 * not charged per op on the ANE); GPU max(2000, 1e6 B / 50 GB/s) = 2000 us. The ANE
+	 * segment (s1 alone) pays once for what crosses its edge at 100 GB/s: the model input
+	 * it reads and its output, which the GPU reads, both at fp16 */
+	const struct al_node *s1 = &s->graphs[0]->nodes[0];
+	int64_t in_elems = 1, out_elems = 1;
+	for (uint32_t d = 0; d < s->inputs[0].rank; d++)
+		in_elems *= s->inputs[0].shape[d];
+	for (int d = 0; d < s1->out_shapes[0].rank; d++)
+		out_elems *= s1->out_shapes[0].dims[d];
+	assert_true(in_elems > 1 && out_elems > 1);
+	double in_us = 2.0 * (double)in_elems / 1e5, edge_us = in_us + 2.0 * (double)out_elems / 1e5;
 	struct al_plan_opts o = {.target = &t, .policy = AL_POLICY_NN2020, .no_work_floor = true};
 	const struct al_plan *p = NULL;
 	al_plan_free(p);
@@ -490,23 +501,40 @@ static void test_roofline(void **state)
 	assert_int_equal(p->n_uncosted, 0);
 	assert_true(fabs(p->total_flops - 5e9) < 1);
 	assert_true(fabs(p->ane_flops - 1e9) < 1);
-	assert_true(fabs(p->segments[0].est_us - (100 + 1000)) < 1e-6);
+	assert_true(fabs(p->segments[0].est_us - (100 + 1000 + edge_us)) < 1e-6);
 	assert_true(fabs(p->segments[1].est_us - (50 + 4 * 2000)) < 1e-6);
 	assert_true(fabs(p->segments[1].flops - 4e9) < 1);
-	assert_true(fabs(p->compute_us - 9150) < 1e-6);
-	assert_true(fabs(p->est_us - (9150 + 1750)) < 1e-6);
-	assert_true(fabs(p->node_us[0] - 1000) < 1e-6);
-	/* everything on the ANE: 100 + 5 * 1000 */
-	assert_true(fabs(p->fixes[0].gain_us - (9150 + 1750 - 5100)) < 1e-6);
+	assert_true(fabs(p->compute_us - (9150 + edge_us)) < 1e-6);
+	assert_true(fabs(p->est_us - (9150 + edge_us + 1750)) < 1e-6);
+	assert_true(fabs(p->node_us[0] - (1000 + edge_us)) < 1e-6);
+	/* everything on the ANE: 100 + 5 * 1000, and the model input read once (the output,
+	 * s3, has no known shape) */
+	assert_true(fabs(p->fixes[0].gain_us - (9150 + edge_us + 1750 - (5100 + in_us))) < 1e-6);
 
-	/* memory-bound: 1 GB per op at 100 GB/s = 10 ms on the ANE */
+	/* a fixed cost per ANE layer and per GPU kernel (targets.def: ane_layer_us, gpu_kernel_us) */
+	static const struct al_target tk = {
+		.id = "test", .name = "test target with fixed costs per op",
+		.ane_tflops = 1, .ane_gbs = 100, .ane_overhead_us = 100, .ane_layer_us = 7,
+		.gpu_tflops = 0.5, .gpu_gbs = 50, .gpu_overhead_us = 50, .gpu_kernel_us = 3,
+		.cpu_tflops = 0.1, .cpu_gbs = 10, .cpu_overhead_us = 10,
+	};
+	o.target = &tk;
+	al_plan_free(p);
+	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
+	check_invariants(p);
+	assert_true(fabs(p->segments[0].est_us - (100 + 1007 + edge_us)) < 1e-6);
+	assert_true(fabs(p->segments[1].est_us - (50 + 4 * 2003)) < 1e-6);
+	o.target = &t;
+
+	/* memory-bound: 1 GB of weights per op less the 1 MB of activations of the old test:
+	 * 999 MB at 100 GB/s = 9990 us on the ANE, plus the segment's edge, once */
 	for (uint32_t k = 0; k < s->graphs[0]->n_nodes; k++)
 		s->graphs[0]->nodes[k].cost.param_bytes = 1000000000ull - 1000000;
 	o.policy = AL_POLICY_OPTIMISTIC;
 	al_plan_free(p);
 	assert_int_equal(al_model_plan(m, 0, &o, &p, NULL), AL_OK);
 	check_invariants(p);
-	assert_true(fabs(p->segments[0].est_us - (100 + 10000)) < 1e-6);
+	assert_true(fabs(p->segments[0].est_us - (100 + 9990 + edge_us)) < 1e-6);
 
 	/* a target without figures times only the switches */
 	static const struct al_target bare = {.id = "bare"};

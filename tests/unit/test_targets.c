@@ -79,7 +79,7 @@ static void test_figures(void **state)
 		const struct al_target *t = al_target_at(i);
 		const double v[] = {t->ane_tflops, t->ane_gbs, t->ane_overhead_us, t->gpu_tflops,
 				    t->gpu_gbs, t->gpu_overhead_us, t->cpu_tflops, t->cpu_gbs,
-				    t->cpu_overhead_us};
+				    t->cpu_overhead_us, t->ane_layer_us, t->gpu_kernel_us};
 		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
 			assert_true(isfinite(v[k]) && v[k] > 0);
 		assert_true(t->axis_cap > 0 && t->channel_cap >= t->axis_cap);
@@ -97,6 +97,8 @@ static void test_figures(void **state)
 		assert_true(t->ane_tflops >= p->ane_tflops);
 		assert_true(t->ane_gbs >= p->ane_gbs);
 		assert_true(t->ane_overhead_us <= p->ane_overhead_us);
+		assert_true(t->ane_layer_us <= p->ane_layer_us);
+		assert_true(t->gpu_kernel_us <= p->gpu_kernel_us);
 		assert_true(t->gpu_tflops >= p->gpu_tflops && t->gpu_gbs >= p->gpu_gbs);
 		assert_true(t->cpu_tflops >= p->cpu_tflops && t->cpu_gbs >= p->cpu_gbs);
 		assert_true(t->axis_cap >= p->axis_cap && t->channel_cap >= p->channel_cap);
@@ -117,6 +119,13 @@ static void test_anchors(void **state)
 	assert_true(fabs(m5->ane_gbs - 57.0) < 1e-9);
 	assert_true(fabs(m5->ane_overhead_us - 110) < 1e-9);
 	assert_true(fabs(m1->gpu_tflops - 2.6) < 1e-9); /* Apple, M1 */
+	/* ANEForge (catalog C6): ~6.3 us a layer fused into one program on M1; the other
+	 * families scale it as their overhead (no measurement) */
+	assert_true(fabs(m1->ane_layer_us - 6.3) < 1e-9);
+	for (size_t i = 0; i < al_targets_count(); i++) {
+		const struct al_target *t = al_target_at(i);
+		assert_true(fabs(t->ane_layer_us - 6.3 * t->ane_overhead_us / 220) < 0.05);
+	}
 	/* H13-H15: 16384 and 13; H16+: 65536 and 15 */
 	for (size_t i = 0; i < al_targets_count(); i++) {
 		const struct al_target *t = al_target_at(i);
