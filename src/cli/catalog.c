@@ -215,16 +215,16 @@ int cmd_targets(struct cli *c)
 		printf("{\n  \"anelint\": \"%s\",\n  \"schema\": %d,\n  \"command\": \"targets\",\n  \"targets\": [",
 		       ANELINT_VERSION, ANELINT_JSON_SCHEMA_VERSION);
 	else
-		printf("%-5s %-22s %-22s %-5s | %-19s | %-19s | %s\n%-5s %-22s %-22s %-5s | %s | %s | %s\n", "id",
-		       "aliases", "name", "arch", "ANE", "GPU", "CPU", "", "", "", "", "TFLOPS   GB/s    us",
-		       "TFLOPS   GB/s    us", "TFLOPS   GB/s    us");
+		printf("%-5s %-22s %-22s %-5s | %-24s | %-24s | %s\n%-5s %-22s %-22s %-5s | %s | %s | %s\n", "id",
+		       "aliases", "name", "arch", "ANE", "GPU", "CPU", "", "", "", "", "TFLOPS   GB/s    us op us",
+		       "TFLOPS   GB/s    us op us", "TFLOPS   GB/s    us");
 	for (size_t i = 0; i < al_targets_count(); i++) {
 		const struct al_target *t = al_target_at(i);
 		if (!json) {
-			printf("%-5s %-22s %-22s %-5s | %6.2f %6.1f %5.0f | %6.2f %6.1f %5.0f | %6.2f %6.1f %5.0f%s\n",
+			printf("%-5s %-22s %-22s %-5s | %6.2f %6.1f %5.0f %5.2f | %6.2f %6.1f %5.0f %5.1f | %6.2f %6.1f %5.0f%s\n",
 			       t->id, t->aliases ? t->aliases : "", t->name ? t->name : "",
-			       t->arch ? t->arch : "", t->ane_tflops, t->ane_gbs, t->ane_overhead_us,
-			       t->gpu_tflops, t->gpu_gbs, t->gpu_overhead_us, t->cpu_tflops, t->cpu_gbs,
+			       t->arch ? t->arch : "", t->ane_tflops, t->ane_gbs, t->ane_overhead_us, t->ane_layer_us,
+			       t->gpu_tflops, t->gpu_gbs, t->gpu_overhead_us, t->gpu_kernel_us, t->cpu_tflops, t->cpu_gbs,
 			       t->cpu_overhead_us, t == def ? "  (default)" : "");
 			continue;
 		}
@@ -237,10 +237,10 @@ int cmd_targets(struct cli *c)
 		printf(", \"arch\": ");
 		al_json_put_string(stdout, t->arch ? t->arch : "");
 		printf(", \"default\": %s", t == def ? "true" : "false");
-		printf(", \"ane\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->ane_tflops,
-		       t->ane_gbs, t->ane_overhead_us);
-		printf(", \"gpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->gpu_tflops,
-		       t->gpu_gbs, t->gpu_overhead_us);
+		printf(", \"ane\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g, \"layer_us\": %g}",
+		       t->ane_tflops, t->ane_gbs, t->ane_overhead_us, t->ane_layer_us);
+		printf(", \"gpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g, \"kernel_us\": %g}",
+		       t->gpu_tflops, t->gpu_gbs, t->gpu_overhead_us, t->gpu_kernel_us);
 		printf(", \"cpu\": {\"tflops\": %g, \"gbs\": %g, \"overhead_us\": %g}", t->cpu_tflops,
 		       t->cpu_gbs, t->cpu_overhead_us);
 		printf(", \"source\": ");
@@ -251,8 +251,10 @@ int cmd_targets(struct cli *c)
 	if (json)
 		printf("\n  ],\n  \"releases\": [");
 	else
-		printf("\nroofline estimates per unit: time = overhead per segment + max(FLOPs / peak, bytes / "
-		       "bandwidth) per op\n(sources: docs/cost-model.md)\n\n%-7s %-8s %s\n", "release",
+		printf("\nroofline estimates per unit: time = overhead (us) per segment + per op its fixed cost (op us:\n"
+		       "an ANE layer, a GPU kernel) + max(FLOPs / peak, bytes / bandwidth); on the ANE only the\n"
+		       "activations crossing a segment's edge count as bytes\n(sources: docs/cost-model.md)\n\n"
+		       "%-7s %-8s %s\n", "release",
 		       "name", "also named (--os takes any of these)");
 	for (size_t i = 0; i < al_releases_count(); i++) {
 		const struct al_release *rl = al_release_at(i);
