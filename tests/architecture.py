@@ -17,6 +17,9 @@
 5. Exports: the shared library is built with -fvisibility=hidden, so a public
    function is exported only if its declaration carries AL_API: every function
    declared at file scope in include/anelint.h must.
+6. A thin CLI: each file of THIN_CLI parses, calls the public API (al_*) and
+   prints; it names no internal ali_ function and includes no library header
+   but anelint.h (through cli.h): what a command means lives in the library.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
@@ -189,6 +192,21 @@ def exports():
     check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
 
 
+# src/cli/ files that hold no meaning of their own (issue 32): more join as commands move to src/command/.
+THIN_CLI = ["ci.c"]
+
+
+def thin_cli():
+    for f in THIN_CLI:
+        path = os.path.join("src", "cli", f)
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", open(path, encoding="utf-8").read(), flags=re.S)
+        used = sorted(set(re.findall(r"\bali_\w+", text)))
+        check(not used, f"{path} is a thin CLI file (THIN_CLI) but calls internal functions: {', '.join(used)}"
+              if used else path)
+        inc = [i for i in re.findall(r'(?m)^\s*#\s*include\s+"([^"]+)"', text) if i not in ("cli.h", "anelint.h")]
+        check(not inc, f"{path} is a thin CLI file (THIN_CLI) but includes {', '.join(inc)}" if inc else path)
+
+
 def add_al_api():
     """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
     path = os.path.join("include", "anelint.h")
@@ -206,6 +224,7 @@ if __name__ == "__main__":
         sys.exit(0)
     includes()
     exports()
+    thin_cli()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)
