@@ -16,42 +16,16 @@
  *     extensions);
  *   - "did you mean" for mistyped options, rule ids and configuration keys.
  * Nothing is printed: each error, warning and hint is kept as the line a tool
- * shows (every name from a file or an argument escaped and cut, as
- * al_put_escaped does), and al_ci_messages hands them over. */
-#include "command.h"
-#include "base.h"
-#include "report.h" /* ali_config_*: the configuration's parser */
+ * shows (ci_msg.c). Reading a baseline: ci_baseline.c; recording one:
+ * ci_record.c; directory arguments: ci_paths.c. */
+#include "ci_int.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <fnmatch.h>
-#include <json-c/json.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-/* The most characters of a name (a path, an argument) and of a library message
- * a message line shows (the CLI's cut, so that its output stays as it was). */
-#define SHOWN_NAME_MAX 200
-#define SHOWN_MSG_MAX 600
-
-/* ================================================================ messages */
-
-/* ci->msg: the lines a tool shows, in order (an open_memstream; NULL when out of
- * memory: the messages are lost, the statuses are not). */
-#define MSG_STREAM(ci) ((ci) ? (ci)->msg : NULL)
-
-static void msg_put(const struct al_ci *ci, const char *s, size_t max);
-static void msg_puts(const struct al_ci *ci, const char *s);
-static void msg_printf(const struct al_ci *ci, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void msg_error_at(const struct al_ci *ci, const char *subject, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void msg_diags(const struct al_ci *ci, const char *path, const al_diags *d);
 
 /* ================================================================ did you mean */
 
@@ -140,11 +114,11 @@ static void rule_hint(const struct al_ci *ci, const char *token, const al_user_r
 {
 	const char *best = al_rule_nearest(token, u);
 	if (best) {
-		msg_puts(ci, "did you mean '");
-		msg_put(ci, best, SHOWN_NAME_MAX);
-		msg_puts(ci, "'? ");
+		ali_cmd_puts(ci, "did you mean '");
+		ali_cmd_put(ci, best, SHOWN_NAME_MAX);
+		ali_cmd_puts(ci, "'? ");
 	}
-	msg_puts(ci, "(see 'anelint rules')\n");
+	ali_cmd_puts(ci, "(see 'anelint rules')\n");
 }
 
 /* ================================================================ rule selection */
@@ -154,190 +128,6 @@ static bool rule_matches(const char *sel, const struct al_rule *r)
 {
 	size_t n = strlen(sel);
 	return (n && strncasecmp(r->id, sel, n) == 0) || (r->name && strcasecmp(r->name, sel) == 0);
-}
-
-/* A rule selection: --select / --ignore, the configuration's, or a [[model]]'s. */
-struct selection {
-	char **sel, **ign;
-	size_t n_sel, n_ign;
-	bool has_select;
-};
-
-/* A baseline file's entries, hashed on (model, layer, rule): a finding is
- * looked up in O(1), not compared with every entry. */
-struct baseline {
-	char *path, *dir;
-	struct bentry {
-		char *model, *layer, *rule;
-	} *e;
-	size_t n, cap;
-	struct ali_hashtab by_key;
-	struct al_arena strings; /* the entries' strings */
-};
-
-/* A model's key, the last few computed (model_key resolves the file with
- * realpath: once per sub-model and anchor, not once per finding). */
-#define KEY_CACHE 4
-struct key_cache {
-	char *file, *path; /* what the key was computed from */
-	const char *anchor;
-	char *key;
-};
-
-struct al_ci {
-	/* the configuration */
-	struct ali_config *cfg;
-	char *cfg_path, *cfg_dir;
-	/* what the command line gave (it wins over the configuration, [[model]] included) */
-	bool cl_target, cl_os, cl_cu, cl_policy, cl_select, cl_ignore, cl_baseline;
-	const char *information_uri;
-	/* --select / --ignore (and the configuration's): one selector each */
-	struct selection top;
-	/* suppressions of the configuration */
-	struct sup {
-		const char *model, *layer, *rule, *reason;
-		uint32_t line;
-	} *sup;
-	size_t n_sup;
-	/* the suppressions whose rule selector matches a rule, per rule, made on the
-	 * first finding of that rule: by_rule maps the rule to its list */
-	struct ali_hashtab by_rule;
-	struct sup_list {
-		const struct al_rule *rule;
-		size_t *v, n;
-	} *sup_lists;
-	size_t n_sup_lists;
-	struct key_cache keys[KEY_CACHE];
-	size_t next_key;
-	/* per-model settings: [[model]] path = GLOB, fail_on = ..., target = ... */
-	struct per_model {
-		const char *glob;
-		int fail_on; /* enum al_fail_on, -1 not set */
-		const char *target, *os, *compute_units, *policy; /* NULL: not set */
-		uint32_t line, target_line, os_line, sel_line, ign_line;
-		struct selection sel;
-		bool has_sel;
-		struct baseline base; /* path NULL: none */
-	} *pm;
-	size_t n_pm;
-	/* the baseline */
-	struct baseline base;
-	bool metadata; /* a model carries com.anelint.ignore */
-	/* strings for the options the configuration sets */
-	char **owned;
-	size_t n_owned, cap_owned, cap_sup;
-	/* models found in directories (c->paths points at them) */
-	char **path_copies;
-	size_t n_path_copies, cap_path_copies;
-	/* directories not searched: deeper than DIR_MAX_DEPTH below the argument */
-	size_t deep_skipped;
-	/* what the caller gave, and the settings with the configuration's values */
-	const char *const *cl_sel_v, *const *cl_ign_v;
-	size_t cl_n_sel, cl_n_ign;
-	bool writing_baseline;
-	struct al_ci_settings settings;
-	/* the expanded paths (al_ci_expand_paths) */
-	const char **expanded;
-	/* the messages: a memory stream */
-	FILE *msg;
-	char *msg_buf;
-	size_t msg_len;
-};
-
-static void msg_put(const struct al_ci *ci, const char *s, size_t max)
-{
-	if (MSG_STREAM(ci))
-		al_put_escaped(ci->msg, s, max);
-}
-
-static void msg_puts(const struct al_ci *ci, const char *s)
-{
-	if (MSG_STREAM(ci))
-		fputs(s, ci->msg);
-}
-
-static void msg_printf(const struct al_ci *ci, const char *fmt, ...)
-{
-	va_list ap;
-	if (!MSG_STREAM(ci))
-		return;
-	va_start(ap, fmt);
-	vfprintf(ci->msg, fmt, ap);
-	va_end(ap);
-}
-
-/* "anelint: error: SUBJECT: MESSAGE" */
-static void msg_error_at(const struct al_ci *ci, const char *subject, const char *fmt, ...)
-{
-	va_list ap;
-	if (!MSG_STREAM(ci))
-		return;
-	fputs("anelint: error: ", ci->msg);
-	al_put_escaped(ci->msg, subject, SHOWN_NAME_MAX);
-	fputs(": ", ci->msg);
-	va_start(ap, fmt);
-	vfprintf(ci->msg, fmt, ap);
-	va_end(ap);
-	fputs("\n", ci->msg);
-}
-
-/* The errors of d, one line each: "anelint: error: FILE: offset N: WHERE (NODE): MESSAGE"
- * (the CLI's form of a library diagnostic). */
-static void msg_diags(const struct al_ci *ci, const char *path, const al_diags *d)
-{
-	bool any = false;
-	for (size_t i = 0; i < al_diags_count(d); i++) {
-		const struct al_diag *x = al_diags_get(d, i);
-		if (x->severity != AL_SEV_ERROR)
-			continue;
-		any = true;
-		msg_puts(ci, "anelint: error: ");
-		msg_put(ci, x->file ? x->file : path, SHOWN_NAME_MAX);
-		if (x->offset != UINT64_MAX)
-			msg_printf(ci, ": offset %llu", (unsigned long long)x->offset);
-		if (x->where) {
-			msg_puts(ci, ": ");
-			msg_put(ci, x->where, SHOWN_NAME_MAX);
-		}
-		if (x->node && *x->node) {
-			msg_puts(ci, " (");
-			msg_put(ci, x->node, SHOWN_NAME_MAX);
-			msg_puts(ci, ")");
-		}
-		msg_puts(ci, ": ");
-		msg_put(ci, x->msg, SHOWN_MSG_MAX);
-		msg_puts(ci, "\n");
-	}
-	if (!any) {
-		msg_puts(ci, "anelint: error: ");
-		msg_put(ci, path, SHOWN_NAME_MAX);
-		msg_puts(ci, ": cannot load\n");
-	}
-}
-
-/* A failed open or read: AL_E_IO and AL_E_NOMEM as they are, anything else a
- * file that is not what it should be. */
-static enum al_status file_status(enum al_status st)
-{
-	return st == AL_E_IO || st == AL_E_NOMEM ? st : AL_E_FORMAT;
-}
-
-const char *al_ci_messages(al_ci *ci)
-{
-	if (!ci || !ci->msg || fflush(ci->msg) != 0 || !ci->msg_buf)
-		return "";
-	return ci->msg_buf;
-}
-
-void al_ci_messages_clear(al_ci *ci)
-{
-	if (!ci || !ci->msg)
-		return;
-	fclose(ci->msg);
-	free(ci->msg_buf);
-	ci->msg_buf = NULL;
-	ci->msg_len = 0;
-	ci->msg = open_memstream(&ci->msg_buf, &ci->msg_len);
 }
 
 static char *own(struct al_ci *ci, const char *s)
@@ -403,11 +193,11 @@ static enum al_status check_selectors(const struct al_ci *ci, char **v, size_t n
 		for (size_t k = 0; k < nr && !found; k++)
 			found = rule_matches(v[i], rules[k]);
 		if (!found) {
-			msg_puts(ci, "anelint: ");
-			msg_put(ci, opt, SHOWN_MSG_MAX); /* may hold the configuration's path */
-			msg_puts(ci, ": no rule is named or starts with '");
-			msg_put(ci, v[i], SHOWN_NAME_MAX);
-			msg_puts(ci, "'; ");
+			ali_cmd_puts(ci, "anelint: ");
+			ali_cmd_put(ci, opt, SHOWN_MSG_MAX); /* may hold the configuration's path */
+			ali_cmd_puts(ci, ": no rule is named or starts with '");
+			ali_cmd_put(ci, v[i], SHOWN_NAME_MAX);
+			ali_cmd_puts(ci, "'; ");
 			rule_hint(ci, v[i], u);
 			rc = AL_E_INVALID_ARG;
 		}
@@ -452,7 +242,7 @@ enum al_status al_ci_select(al_ci *ci, struct al_check_opts *check)
 
 /* ================================================================ paths and keys */
 
-static char *dir_of(const char *path)
+char *ali_cmd_dir_of(const char *path)
 {
 	char *real = realpath(path, NULL);
 	if (!real)
@@ -467,7 +257,7 @@ static char *dir_of(const char *path)
 
 /* The key of a (sub-)model: its file relative to `anchor` when inside it, else
  * its path as given; a pipeline stage keeps its ":pipeline/..." suffix. */
-static char *model_key(const struct al_submodel *sm, const char *anchor)
+char *ali_cmd_model_key(const struct al_submodel *sm, const char *anchor)
 {
 	/* the file as given (a package: its directory), and a stage's suffix */
 	const char *path = sm->file ? sm->file : sm->path;
@@ -529,7 +319,7 @@ static const char *cached_key(struct al_ci *ci, const struct al_submodel *sm, co
 	free(k->key);
 	k->file = strdup(file);
 	k->path = strdup(sm->path);
-	k->key = model_key(sm, anchor);
+	k->key = ali_cmd_model_key(sm, anchor);
 	k->anchor = anchor;
 	if (!k->file || !k->path || !k->key) {
 		free(k->file);
@@ -549,26 +339,6 @@ static void free_key_cache(struct al_ci *ci)
 		free(ci->keys[i].key);
 		ci->keys[i] = (struct key_cache){0};
 	}
-}
-
-/* (model, layer, rule) of a baseline entry or a finding, hashed as one key. */
-static uint64_t entry_hash(const char *model, const char *layer, const char *rule)
-{
-	uint64_t h = AL_HASH_INIT;
-	h = ali_hash_bytes(h, model, strlen(model) + 1);
-	h = ali_hash_bytes(h, layer, strlen(layer) + 1);
-	return ali_hash_bytes(h, rule, strlen(rule) + 1);
-}
-
-struct entry_key {
-	const char *model, *layer, *rule;
-};
-
-static bool bentry_eq(size_t item, const void *key, void *ctx)
-{
-	const struct bentry *b = &((const struct baseline *)ctx)->e[item];
-	const struct entry_key *k = key;
-	return strcmp(b->rule, k->rule) == 0 && strcmp(b->model, k->model) == 0 && strcmp(b->layer, k->layer) == 0;
 }
 
 /* ================================================================ accepted findings */
@@ -688,7 +458,7 @@ const char *al_ci_accepted(void *ctx, const struct al_submodel *s, const char *l
 	if (bl->n) {
 		struct entry_key k = {cached_key(ci, s, bl->dir), layer ? layer : "", r->id};
 		if (k.model &&
-		    ali_hashtab_find(&bl->by_key, entry_hash(k.model, k.layer, k.rule), bentry_eq, &k, (void *)bl) !=
+		    ali_hashtab_find(&bl->by_key, ali_cmd_entry_hash(k.model, k.layer, k.rule), ali_cmd_bentry_eq, &k, (void *)bl) !=
 			    SIZE_MAX) {
 			*kind = "baseline";
 			return "in the baseline";
@@ -715,589 +485,12 @@ bool al_ci_accepts_anything(al_ci *ci, const struct al_report_item *items, size_
 enum al_fail_on al_ci_fail_on(const al_ci *ci, const char *path, enum al_fail_on fail_on)
 {
 	struct al_submodel sm = {.path = path, .file = path};
-	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	char *key = ci && ci->n_pm ? ali_cmd_model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
 	for (size_t i = 0; key && i < ci->n_pm; i++)
 		if (ci->pm[i].fail_on >= 0 && glob_key(ci->pm[i].glob, key))
 			fail_on = (enum al_fail_on)ci->pm[i].fail_on;
 	free(key);
 	return fail_on;
-}
-
-/* ================================================================ the baseline */
-
-static void free_baseline(struct baseline *b, bool own_path)
-{
-	free(b->e);
-	ali_arena_free(&b->strings);
-	ali_hashtab_free(&b->by_key);
-	if (own_path)
-		free(b->path);
-	free(b->dir);
-}
-
-#define BASELINE_MAX (16u << 20)
-
-/* ---- the fast reader: a baseline as --write-baseline writes it, read straight
- * into the entries (json-c's tree of 300,000 entries costs ~370 MB and most of a
- * second). It accepts only plain RFC 8259 JSON with "anelint_baseline": 1 and
- * "findings" an array of objects with the strings model, layer and rule; on
- * anything else it gives up and json-c reads the file (its errors, its rules). */
-struct fast {
-	const char *p, *end;
-	struct baseline *bl;
-};
-
-static void fast_ws(struct fast *f)
-{
-	while (f->p < f->end && (*f->p == ' ' || *f->p == '\n' || *f->p == '\r' || *f->p == '\t'))
-		f->p++;
-}
-
-static bool fast_lit(struct fast *f, char c)
-{
-	fast_ws(f);
-	if (f->p < f->end && *f->p == c) {
-		f->p++;
-		return true;
-	}
-	return false;
-}
-
-static int hex4(const char *p)
-{
-	int v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
-		if (d < 0)
-			return -1;
-		v = v * 16 + d;
-	}
-	return v;
-}
-
-/* A string at f->p; *out (when out) its bytes in the baseline's arena, escapes
- * decoded. false: not a string, or one the fast reader leaves to json-c. */
-static bool fast_str(struct fast *f, char **out)
-{
-	fast_ws(f);
-	if (f->p >= f->end || *f->p != '"')
-		return false;
-	const char *q = ++f->p;
-	bool plain = true;
-	while (q < f->end && *q != '"') {
-		if ((unsigned char)*q < 0x20)
-			return false;
-		if (*q == '\\') {
-			plain = false;
-			q++;
-		}
-		q++;
-	}
-	if (q >= f->end)
-		return false;
-	size_t n = (size_t)(q - f->p);
-	if (out) {
-		char *d = *out = ali_arena_strndup(&f->bl->strings, f->p, n);
-		if (!d)
-			return false;
-		if (!plain) { /* decode in place: never longer than the escaped text */
-			size_t k = 0;
-			for (const char *r = f->p; r < q; r++) {
-				if (*r != '\\') {
-					d[k++] = *r;
-					continue;
-				}
-				char e = *++r;
-				const char *simple = strchr("\"\\/bfnrt", e);
-				if (e && simple) {
-					d[k++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-					continue;
-				}
-				if (e != 'u' || q - r < 5)
-					return false;
-				int u = hex4(r + 1);
-				r += 4;
-				if (u <= 0 || (u >= 0xd800 && u <= 0xdfff))
-					return false; /* NUL and surrogates: json-c's */
-				if (u < 0x80) {
-					d[k++] = (char)u;
-				} else if (u < 0x800) {
-					d[k++] = (char)(0xc0 | (u >> 6));
-					d[k++] = (char)(0x80 | (u & 0x3f));
-				} else {
-					d[k++] = (char)(0xe0 | (u >> 12));
-					d[k++] = (char)(0x80 | ((u >> 6) & 0x3f));
-					d[k++] = (char)(0x80 | (u & 0x3f));
-				}
-			}
-			d[k] = 0;
-		}
-	} else {
-		for (const char *r = f->p; r < q; r++) { /* escapes checked as when decoding */
-			if (*r != '\\')
-				continue;
-			char e = *++r;
-			if (!e || !strchr("\"\\/bfnrtu", e))
-				return false;
-			if (e == 'u' && (q - r < 5 || hex4(r + 1) < 0))
-				return false;
-			if (e == 'u')
-				r += 4;
-		}
-	}
-	f->p = q + 1;
-	return true;
-}
-
-/* An object's key into buf (keys are short, without escapes: others are json-c's). */
-static bool fast_key(struct fast *f, char *buf, size_t cap)
-{
-	fast_ws(f);
-	if (f->p >= f->end || *f->p != '"')
-		return false;
-	const char *q = f->p + 1;
-	size_t k = 0;
-	while (q < f->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 && k + 1 < cap)
-		buf[k++] = *q++;
-	if (q >= f->end || *q != '"')
-		return false;
-	buf[k] = 0;
-	f->p = q + 1;
-	return fast_lit(f, ':');
-}
-
-/* Skip any value (depth-limited, as json-c's 32). */
-static bool fast_skip(struct fast *f, int depth)
-{
-	fast_ws(f);
-	if (f->p >= f->end || depth > 32)
-		return false;
-	char c = *f->p;
-	if (c == '"')
-		return fast_str(f, NULL);
-	if (c == '{' || c == '[') {
-		char close = c == '{' ? '}' : ']';
-		f->p++;
-		if (fast_lit(f, close))
-			return true;
-		do {
-			if (c == '{' && (!fast_str(f, NULL) || !fast_lit(f, ':')))
-				return false;
-			if (!fast_skip(f, depth + 1))
-				return false;
-		} while (fast_lit(f, ','));
-		return fast_lit(f, close);
-	}
-	static const char *const words[] = {"true", "false", "null"};
-	for (int i = 0; i < 3; i++) {
-		size_t n = strlen(words[i]);
-		if ((size_t)(f->end - f->p) >= n && memcmp(f->p, words[i], n) == 0) {
-			f->p += n;
-			return true;
-		}
-	}
-	/* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-	const char *p = f->p;
-	if (p < f->end && *p == '-')
-		p++;
-	if (p >= f->end || *p < '0' || *p > '9')
-		return false;
-	if (*p == '0')
-		p++;
-	else
-		while (p < f->end && *p >= '0' && *p <= '9')
-			p++;
-	if (p < f->end && *p == '.') {
-		if (++p >= f->end || *p < '0' || *p > '9')
-			return false;
-		while (p < f->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p < f->end && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < f->end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= f->end || *p < '0' || *p > '9')
-			return false;
-		while (p < f->end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	f->p = p;
-	return true;
-}
-
-/* One entry of "findings": an object whose model, layer and rule are strings
- * (the last of a repeated key, as json-c), added to the table. */
-static bool fast_entry(struct fast *f)
-{
-	struct baseline *bl = f->bl;
-	if (!fast_lit(f, '{'))
-		return false;
-	struct bentry b = {0};
-	if (!fast_lit(f, '}')) {
-		do {
-			char key[32];
-			if (!fast_key(f, key, sizeof key))
-				return false;
-			char **field = strcmp(key, "model") == 0 ? &b.model : strcmp(key, "layer") == 0 ? &b.layer
-				     : strcmp(key, "rule") == 0 ? &b.rule : NULL;
-			if (field ? !fast_str(f, field) : !fast_skip(f, 2))
-				return false;
-		} while (fast_lit(f, ','));
-		if (!fast_lit(f, '}'))
-			return false;
-	}
-	if (!b.model || !b.layer || !b.rule)
-		return false;
-	if (bl->n == bl->cap) {
-		size_t cap = bl->cap ? 2 * bl->cap : 1024;
-		struct bentry *v = realloc(bl->e, cap * sizeof *v);
-		if (!v)
-			return false;
-		bl->e = v;
-		bl->cap = cap;
-	}
-	bl->e[bl->n++] = b;
-	return ali_hashtab_add(&bl->by_key, entry_hash(b.model, b.layer, b.rule), bl->n - 1);
-}
-
-static bool fast_baseline(struct baseline *bl, const char *buf, size_t n)
-{
-	struct fast f = {.p = buf, .end = buf + n, .bl = bl};
-	bool version = false, findings = false;
-	if (!fast_lit(&f, '{') || fast_lit(&f, '}'))
-		return false;
-	do {
-		char key[32];
-		if (!fast_key(&f, key, sizeof key))
-			return false;
-		if (strcmp(key, "anelint_baseline") == 0) {
-			fast_ws(&f);
-			if (f.end - f.p < 2 || f.p[0] != '1' || strchr("0123456789.eE", f.p[1]))
-				return false;
-			f.p++;
-			version = true;
-		} else if (strcmp(key, "findings") == 0) {
-			if (findings || !fast_lit(&f, '['))
-				return false; /* a second "findings" replaces the first: json-c's */
-			findings = true;
-			if (!fast_lit(&f, ']')) {
-				do {
-					if (!fast_entry(&f))
-						return false;
-				} while (fast_lit(&f, ','));
-				if (!fast_lit(&f, ']'))
-					return false;
-			}
-		} else if (!fast_skip(&f, 1)) {
-			return false;
-		}
-	} while (fast_lit(&f, ','));
-	if (!fast_lit(&f, '}'))
-		return false;
-	fast_ws(&f);
-	return version && findings && f.p == f.end;
-}
-
-/* Undo a fast read that gave up: json-c reads the file from scratch. */
-static void fast_reset(struct baseline *bl)
-{
-	free(bl->e);
-	bl->e = NULL;
-	bl->n = bl->cap = 0;
-	ali_hashtab_free(&bl->by_key);
-	ali_arena_free(&bl->strings);
-}
-
-static enum al_status load_baseline(const struct al_ci *ci, struct baseline *bl, const char *path)
-{
-	al_diags *d = al_diags_new();
-	int fd;
-	struct stat st;
-	if (!d)
-		return AL_E_IO;
-	enum al_status ost = ali_open_regular(path, NULL, &fd, &st, d);
-	if (ost != AL_OK) {
-		msg_diags(ci, path, d);
-		if (access(path, F_OK) != 0) /* none yet: how to make one */
-			msg_puts(ci, "anelint: make the baseline first: --write-baseline FILE records today's findings\n");
-		al_diags_free(d);
-		return file_status(ost);
-	}
-	al_diags_free(d);
-	if (st.st_size > (off_t)BASELINE_MAX) {
-		close(fd);
-		msg_error_at(ci, path, "baseline larger than %u bytes", BASELINE_MAX);
-		return AL_E_FORMAT;
-	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return AL_E_IO;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		if (n == cap - 1)
-			break;
-	}
-	close(fd);
-	buf[n] = 0;
-	if (fast_baseline(bl, buf, n)) {
-		free(buf);
-		return AL_OK;
-	}
-	fast_reset(bl);
-	json_tokener *tok = json_tokener_new_ex(32);
-	json_object *root = tok ? json_tokener_parse_ex(tok, buf, (int)n) : NULL;
-	enum json_tokener_error jerr = tok ? json_tokener_get_error(tok) : json_tokener_error_depth;
-	size_t at = tok ? json_tokener_get_parse_end(tok) : 0;
-	json_tokener_free(tok);
-	free(buf);
-	json_object *arr = NULL, *ver = NULL;
-	if (!root || jerr != json_tokener_success) {
-		msg_error_at(ci, path, "not a baseline: JSON error at byte %zu: %s", at, json_tokener_error_desc(jerr));
-		json_object_put(root);
-		return AL_E_FORMAT;
-	}
-	if (!json_object_object_get_ex(root, "anelint_baseline", &ver) || json_object_get_int(ver) != 1 ||
-	    !json_object_object_get_ex(root, "findings", &arr) || !json_object_is_type(arr, json_type_array)) {
-		msg_error_at(ci, path, "not a baseline: expected {\"anelint_baseline\": 1, \"findings\": [...]} "
-			       "(anelint --write-baseline writes one)");
-		json_object_put(root);
-		return AL_E_FORMAT;
-	}
-	size_t len = json_object_array_length(arr);
-	bl->e = calloc(len ? len : 1, sizeof *bl->e);
-	if (!bl->e || !ali_hashtab_reserve(&bl->by_key, len)) {
-		json_object_put(root);
-		return AL_E_IO;
-	}
-	for (size_t i = 0; i < len; i++) {
-		json_object *e = json_object_array_get_idx(arr, i), *m, *l, *r;
-		if (!json_object_is_type(e, json_type_object) || !json_object_object_get_ex(e, "model", &m) ||
-		    !json_object_object_get_ex(e, "layer", &l) || !json_object_object_get_ex(e, "rule", &r) ||
-		    !json_object_is_type(m, json_type_string) || !json_object_is_type(l, json_type_string) ||
-		    !json_object_is_type(r, json_type_string)) {
-			msg_puts(ci, "anelint: error: ");
-			msg_put(ci, path, SHOWN_NAME_MAX);
-			msg_printf(ci, ": findings[%zu]: expected an object with the strings model, layer, rule\n", i);
-			json_object_put(root);
-			return AL_E_FORMAT;
-		}
-		struct bentry *b = &bl->e[bl->n++];
-		b->model = ali_arena_strndup(&bl->strings, json_object_get_string(m), (size_t)json_object_get_string_len(m));
-		b->layer = ali_arena_strndup(&bl->strings, json_object_get_string(l), (size_t)json_object_get_string_len(l));
-		b->rule = ali_arena_strndup(&bl->strings, json_object_get_string(r), (size_t)json_object_get_string_len(r));
-		if (!b->model || !b->layer || !b->rule ||
-		    !ali_hashtab_add(&bl->by_key, entry_hash(b->model, b->layer, b->rule), bl->n - 1)) {
-			json_object_put(root);
-			return AL_E_IO;
-		}
-	}
-	json_object_put(root);
-	return AL_OK;
-}
-
-struct bw {
-	json_object *arr;
-	const char *anchor;
-	const struct al_submodel *s;
-	char *key;
-	struct al_ci *ci;
-	struct ali_hashtab seen; /* the entries of arr by (model, layer, rule) */
-	bool nomem;
-};
-
-static bool json_entry_eq(size_t item, const void *key, void *ctx)
-{
-	json_object *e = json_object_array_get_idx(ctx, item);
-	const struct entry_key *k = key;
-	return strcmp(json_object_get_string(json_object_object_get(e, "rule")), k->rule) == 0 &&
-	       strcmp(json_object_get_string(json_object_object_get(e, "model")), k->model) == 0 &&
-	       strcmp(json_object_get_string(json_object_object_get(e, "layer")), k->layer) == 0;
-}
-
-static void add_bentry(struct bw *w, const char *layer, const struct al_rule *r)
-{
-	const char *kind;
-	if (al_ci_accepted(w->ci, w->s, *layer ? layer : NULL, r, &kind))
-		return; /* suppressed in the configuration or the model: not the baseline's */
-	struct entry_key k = {w->key, layer, r->id};
-	uint64_t h = entry_hash(k.model, k.layer, k.rule);
-	if (ali_hashtab_find(&w->seen, h, json_entry_eq, &k, w->arr) != SIZE_MAX)
-		return; /* once per (model, layer, rule) */
-	if (!ali_hashtab_add(&w->seen, h, json_object_array_length(w->arr))) {
-		w->nomem = true;
-		return;
-	}
-	json_object *e = json_object_new_object();
-	json_object_object_add(e, "model", json_object_new_string(w->key));
-	json_object_object_add(e, "layer", json_object_new_string(layer));
-	json_object_object_add(e, "rule", json_object_new_string(r->id));
-	json_object_array_add(w->arr, e);
-}
-
-static void node_entries(void *ctx, const struct al_node *n)
-{
-	struct bw *w = ctx;
-	const struct al_verdict *v = &n->verdict;
-	for (uint32_t i = 0; i < v->n_rules; i++)
-		if (v->rules[i]->kind != AL_RULE_WARN)
-			add_bentry(w, n->name ? n->name : "", v->rules[i]);
-	/* the rule that moved it, keyed as ali_reason_fails keys it: by the layer,
-	 * or a whole-model move by the model ("") */
-	if (v->moved_by && ali_verdict_moved(v) && !ali_move_follows(v)) { /* ANE073-075 follow their cause */
-		const char *layer = ali_move_layer(n, v);
-		add_bentry(w, layer ? layer : "", v->moved_by);
-	}
-}
-
-/* The document's text, and a newline, to fd. */
-static bool write_text(int fd, void *ctx)
-{
-	const char *s = ctx;
-	size_t n = strlen(s);
-	while (n) {
-		ssize_t k = write(fd, s, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		s += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-/* Sorted: the file changes only where findings change (a diff a reviewer reads). */
-static int entry_cmp(const void *a, const void *b)
-{
-	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
-	static const char *const keys[] = {"model", "layer", "rule"};
-	for (int i = 0; i < 3; i++) {
-		int c = strcmp(json_object_get_string(json_object_object_get(x, keys[i])),
-			       json_object_get_string(json_object_object_get(y, keys[i])));
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-/* A run's baseline, a model at a time: al_ci_baseline_begin, al_ci_baseline_add
- * per model (its findings are copied: the model may be freed after), then
- * al_ci_baseline_json and / or al_ci_baseline_end. */
-struct al_ci_baseline {
-	char *path, *anchor;
-	struct bw w;
-	json_object *root; /* the document, once made (it owns w.arr then) */
-	char *text;        /* its text and a newline */
-};
-
-al_ci_baseline *al_ci_baseline_begin(al_ci *ci, const char *path)
-{
-	struct al_ci_baseline *b = calloc(1, sizeof *b);
-	if (!b || !(b->path = strdup(path)) || !(b->w.arr = json_object_new_array())) {
-		if (b)
-			free(b->path);
-		free(b);
-		msg_printf(ci, "anelint: error: out of memory\n");
-		return NULL;
-	}
-	char *anchor = dir_of(path); /* the directory the file goes in (it may not exist yet) */
-	if (!anchor) {
-		char *copy = strdup(path);
-		char *slash = copy ? strrchr(copy, '/') : NULL;
-		if (slash)
-			*slash = 0;
-		anchor = realpath(slash ? copy : ".", NULL);
-		free(copy);
-	}
-	b->anchor = anchor;
-	b->w.anchor = anchor;
-	b->w.ci = ci;
-	return b;
-}
-
-void al_ci_baseline_add(al_ci_baseline *b, const al_model *m)
-{
-	struct bw *w = b ? &b->w : NULL;
-	for (size_t k = 0; w && m && !b->root && k < al_model_count(m); k++) {
-		const struct al_submodel *s = al_model_get(m, k);
-		w->s = s;
-		w->key = model_key(s, b->anchor);
-		if (!w->key)
-			continue;
-		ali_walk_nodes(s, node_entries, w);
-		for (uint32_t f = 0; f < s->n_findings; f++)
-			if (s->findings[f].rule->kind != AL_RULE_WARN)
-				add_bentry(w, "", s->findings[f].rule);
-		free(w->key);
-		w->key = NULL;
-	}
-}
-
-const char *al_ci_baseline_json(al_ci_baseline *b)
-{
-	if (!b || b->w.nomem)
-		return NULL;
-	if (b->text)
-		return b->text;
-	if (!b->root) {
-		if (!(b->root = json_object_new_object()))
-			return NULL;
-		json_object_array_sort(b->w.arr, entry_cmp);
-		json_object_object_add(b->root, "anelint_baseline", json_object_new_int(1));
-		json_object_object_add(b->root, "note", json_object_new_string(
-			"findings anelint accepts (--baseline): model (relative to this file), layer ('' for the "
-			"model), rule; written by anelint --write-baseline"));
-		json_object_object_add(b->root, "findings", b->w.arr);
-	}
-	const char *s = json_object_to_json_string_ext(b->root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-									JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t n = s ? strlen(s) : 0;
-	if (s && (b->text = malloc(n + 2))) {
-		memcpy(b->text, s, n);
-		memcpy(b->text + n, "\n", 2);
-	}
-	return b->text;
-}
-
-enum al_status al_ci_baseline_end(al_ci_baseline *b, bool write)
-{
-	if (!b)
-		return AL_E_IO;
-	const struct al_ci *ci = b->w.ci;
-	enum al_status st = AL_OK;
-	ali_hashtab_free(&b->w.seen);
-	if (b->w.nomem) {
-		msg_printf(ci, "anelint: error: out of memory\n");
-		st = AL_E_NOMEM;
-		write = false;
-	}
-	if (write) {
-		const char *text = al_ci_baseline_json(b);
-		al_diags *d = al_diags_new();
-		st = d && text ? ali_write_atomic(b->path, write_text, (void *)text, d) : AL_E_NOMEM;
-		if (st != AL_OK && d)
-			msg_diags(ci, b->path, d);
-		al_diags_free(d);
-	}
-	if (b->root)
-		json_object_put(b->root); /* w.arr with it */
-	else
-		json_object_put(b->w.arr);
-	free(b->text);
-	free(b->anchor);
-	free(b->path);
-	free(b);
-	return st != AL_OK ? AL_E_IO : AL_OK;
 }
 
 /* ================================================================ the configuration */
@@ -1313,23 +506,23 @@ static const char *const tables[] = {"suppress", "model"};
 static void cfg_error(const struct al_ci *ci, const struct ali_cfg_entry *e, const char *msg, const char *arg,
 		      const char *hint)
 {
-	msg_puts(ci, "anelint: error: ");
-	msg_put(ci, ci->cfg_path, SHOWN_NAME_MAX);
-	msg_printf(ci, ": line %u: ", e->line);
+	ali_cmd_puts(ci, "anelint: error: ");
+	ali_cmd_put(ci, ci->cfg_path, SHOWN_NAME_MAX);
+	ali_cmd_printf(ci, ": line %u: ", e->line);
 	const char *conv = strstr(msg, "%s");
 	if (conv) {
-		msg_printf(ci, "%.*s", (int)(conv - msg), msg);
-		msg_put(ci, arg, SHOWN_NAME_MAX);
-		msg_puts(ci, conv + 2);
+		ali_cmd_printf(ci, "%.*s", (int)(conv - msg), msg);
+		ali_cmd_put(ci, arg, SHOWN_NAME_MAX);
+		ali_cmd_puts(ci, conv + 2);
 	} else {
-		msg_puts(ci, msg);
+		ali_cmd_puts(ci, msg);
 	}
 	if (hint) {
-		msg_puts(ci, " (did you mean '");
-		msg_put(ci, hint, SHOWN_NAME_MAX);
-		msg_puts(ci, "'?)");
+		ali_cmd_puts(ci, " (did you mean '");
+		ali_cmd_put(ci, hint, SHOWN_NAME_MAX);
+		ali_cmd_puts(ci, "'?)");
 	}
-	msg_puts(ci, "\n");
+	ali_cmd_puts(ci, "\n");
 }
 
 /* A path from the configuration: relative to its directory. */
@@ -1684,7 +877,7 @@ bool al_ci_model_settings(const al_ci *ci, const char *path, const struct al_ci_
 	*out = *in;
 	bool own_opts = false;
 	struct al_submodel sm = {.path = path, .file = path};
-	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	char *key = ci && ci->n_pm ? ali_cmd_model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
 	for (size_t i = 0; key && i < ci->n_pm; i++) {
 		const struct per_model *x = &ci->pm[i];
 		if (!glob_key(x->glob, key))
@@ -1707,7 +900,7 @@ bool al_ci_model_settings(const al_ci *ci, const char *path, const struct al_ci_
 void al_ci_model_selection(al_ci *ci, const char *path, struct al_check_opts *check)
 {
 	struct al_submodel sm = {.path = path, .file = path};
-	char *key = ci && ci->n_pm ? model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
+	char *key = ci && ci->n_pm ? ali_cmd_model_key(&sm, ci->cfg_dir) : NULL; /* once, not per [[model]] */
 	for (size_t i = 0; key && i < ci->n_pm; i++) /* the last [[model]] with a selection wins */
 		if (ci->pm[i].has_sel && !ci->cl_select && !ci->cl_ignore && glob_key(ci->pm[i].glob, key)) {
 			check->rule_on = rule_on;
@@ -1757,7 +950,6 @@ static char *find_config(const char *start)
 	return NULL;
 }
 
-static bool searched_dir(const char *path);
 
 enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 {
@@ -1780,8 +972,8 @@ enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 		} else {
 			if (o->first_path) { /* upward from the first model (a directory searched for
 					      * models: from itself), else the working directory */
-				char *d = searched_dir(o->first_path) ? realpath(o->first_path, NULL)
-								      : dir_of(o->first_path);
+				char *d = ali_cmd_searched_dir(o->first_path) ? realpath(o->first_path, NULL)
+								      : ali_cmd_dir_of(o->first_path);
 				ci->cfg_path = d ? find_config(d) : NULL;
 				free(d);
 			}
@@ -1795,12 +987,12 @@ enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 			return AL_E_NOMEM;
 		enum al_status st = ali_config_load(ci->cfg_path, &ci->cfg, d);
 		if (st != AL_OK) {
-			msg_diags(ci, ci->cfg_path, d);
+			ali_cmd_diags(ci, ci->cfg_path, d);
 			al_diags_free(d);
-			return st == AL_E_FORMAT ? AL_E_INVALID_ARG : file_status(st);
+			return st == AL_E_FORMAT ? AL_E_INVALID_ARG : ali_cmd_file_status(st);
 		}
 		al_diags_free(d);
-		ci->cfg_dir = dir_of(ci->cfg_path);
+		ci->cfg_dir = ali_cmd_dir_of(ci->cfg_path);
 		enum al_status rc = apply_config(ci);
 		if (rc)
 			return rc;
@@ -1813,8 +1005,8 @@ enum al_status al_ci_load_baselines(al_ci *ci)
 	const char *given = ci->settings.baseline;
 	if (given && !ci->writing_baseline) {
 		ci->base.path = strdup(given);
-		ci->base.dir = dir_of(given);
-		enum al_status rc = load_baseline(ci, &ci->base, given);
+		ci->base.dir = ali_cmd_dir_of(given);
+		enum al_status rc = ali_cmd_baseline_load(ci, &ci->base, given);
 		if (rc)
 			return rc;
 	}
@@ -1822,8 +1014,8 @@ enum al_status al_ci_load_baselines(al_ci *ci)
 		struct baseline *b = &ci->pm[i].base;
 		if (!b->path)
 			continue;
-		b->dir = dir_of(b->path);
-		enum al_status rc = load_baseline(ci, b, b->path);
+		b->dir = ali_cmd_dir_of(b->path);
+		enum al_status rc = ali_cmd_baseline_load(ci, b, b->path);
 		if (rc)
 			return rc;
 	}
@@ -1848,10 +1040,10 @@ void al_ci_free(al_ci *ci)
 	for (size_t i = 0; i < ci->n_pm; i++) {
 		free(ci->pm[i].sel.sel);
 		free(ci->pm[i].sel.ign);
-		free_baseline(&ci->pm[i].base, false);
+		ali_cmd_baseline_free(&ci->pm[i].base, false);
 	}
 	free(ci->pm);
-	free_baseline(&ci->base, true);
+	ali_cmd_baseline_free(&ci->base, true);
 	for (size_t i = 0; i < ci->n_owned; i++)
 		free(ci->owned[i]);
 	free(ci->owned);
@@ -1863,235 +1055,6 @@ void al_ci_free(al_ci *ci)
 		fclose(ci->msg);
 	free(ci->msg_buf);
 	free(ci);
-}
-
-/* ================================================================ directories */
-
-/* What a directory argument is searched for: one row per model format. */
-static const struct model_ext {
-	const char *ext;
-	bool is_dir; /* a package directory: a model, not descended into */
-} model_exts[] = {
-	{".mlmodel", false},
-	{".mlpackage", true},
-	{".mlmodelc", true},
-};
-#define N_MODEL_EXTS (sizeof model_exts / sizeof model_exts[0])
-/* Bounds of a directory argument's search; beyond them, a clear message and a
- * failing exit, never a silent skip (README "Exit codes"): a subdirectory
- * deeper than DIR_MAX_DEPTH is named in a warning and the run exits 3 at least;
- * more than DIR_MAX_MODELS models, or a directory of more than DIR_MAX_ENTRIES
- * entries, is an error (exit 3) before any model is read. */
-#define DIR_MAX_DEPTH 32
-#define DIR_MAX_MODELS 100000
-#define DIR_MAX_ENTRIES 1000000
-
-static const struct model_ext *model_ext_of(const char *name)
-{
-	size_t n = strlen(name);
-	while (n > 1 && name[n - 1] == '/') /* "x.mlpackage/" */
-		n--;
-	for (size_t i = 0; i < N_MODEL_EXTS; i++) {
-		size_t e = strlen(model_exts[i].ext);
-		if (n > e && strcasecmp(name + n - e, model_exts[i].ext) == 0)
-			return &model_exts[i];
-	}
-	return NULL;
-}
-
-/* Keep a model found: AL_OK, or the error (printed) that ends the search. */
-static enum al_status keep_path(struct al_ci *ci, char *p, const char *top)
-{
-	if (ci->n_path_copies >= DIR_MAX_MODELS) {
-		free(p);
-		msg_error_at(ci, top, "more than %u models under this directory (the limit of one run): check its "
-			      "subdirectories in separate runs", DIR_MAX_MODELS);
-		return AL_E_FORMAT;
-	}
-	if (ci->n_path_copies == ci->cap_path_copies) {
-		size_t cap = ci->cap_path_copies ? 2 * ci->cap_path_copies : 64;
-		char **v = realloc(ci->path_copies, cap * sizeof *v);
-		if (!v) {
-			free(p);
-			msg_printf(ci, "anelint: error: out of memory\n");
-			return AL_E_IO;
-		}
-		ci->path_copies = v;
-		ci->cap_path_copies = cap;
-	}
-	ci->path_copies[ci->n_path_copies++] = p;
-	return AL_OK;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every model under dir, in name order (so the output does not depend on the
- * file system's order); symbolic links to directories are not followed; a
- * subdirectory deeper than DIR_MAX_DEPTH below top is not searched and is named
- * in a warning (ci->deep_skipped: the run does not pass over it). */
-static enum al_status search_dir(struct al_ci *ci, const char *dir, const char *top, int depth, size_t *found)
-{
-	DIR *dp = opendir(dir);
-	if (!dp) {
-		msg_error_at(ci, dir, "cannot read the directory: %s", strerror(errno));
-		return AL_E_IO;
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	enum al_status rc = AL_OK;
-	struct dirent *de;
-	errno = 0;
-	while ((de = readdir(dp))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == DIR_MAX_ENTRIES) {
-			msg_error_at(ci, dir, "more than %u entries in this directory (the limit): its models are not "
-				      "searched", DIR_MAX_ENTRIES);
-			rc = AL_E_FORMAT;
-			break;
-		}
-		if (n == cap) {
-			char **v = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof *v);
-			if (!v) {
-				rc = AL_E_IO;
-				break;
-			}
-			names = v;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			rc = AL_E_IO;
-			break;
-		}
-		n++;
-	}
-	if (!de && errno && !rc) {
-		msg_error_at(ci, dir, "cannot read the directory: %s", strerror(errno));
-		rc = AL_E_IO;
-	}
-	closedir(dp);
-	if (rc == AL_E_IO && errno == ENOMEM)
-		msg_printf(ci, "anelint: error: out of memory\n");
-	if (n && !rc)
-		qsort(names, n, sizeof *names, name_cmp);
-	for (size_t i = 0; i < n && !rc; i++) {
-		size_t len = strlen(dir) + strlen(names[i]) + 2;
-		char *p = malloc(len);
-		if (!p) {
-			rc = AL_E_IO;
-			break;
-		}
-		snprintf(p, len, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names[i]);
-		struct stat st;
-		const struct model_ext *me = model_ext_of(names[i]);
-		if (lstat(p, &st) != 0) {
-			free(p);
-			continue;
-		}
-		bool isdir = S_ISDIR(st.st_mode);
-		if (me && me->is_dir == isdir) {
-			if (!(rc = keep_path(ci, p, top)))
-				(*found)++;
-		} else if (isdir && !S_ISLNK(st.st_mode) && depth >= DIR_MAX_DEPTH) {
-			msg_puts(ci, "anelint: warning: ");
-			msg_put(ci, p, SHOWN_NAME_MAX);
-			msg_printf(ci, ": not searched: more than %d directories below ", DIR_MAX_DEPTH);
-			msg_put(ci, top, SHOWN_NAME_MAX);
-			msg_puts(ci, " (the limit); models in it are not checked, and the run fails (exit 3)\n");
-			ci->deep_skipped++;
-			free(p);
-		} else if (isdir && !S_ISLNK(st.st_mode)) {
-			rc = search_dir(ci, p, top, depth + 1, found);
-			free(p);
-		} else {
-			free(p);
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return rc;
-}
-
-/* A directory argument to search: not a model's own (a package, by its name or
- * its Manifest.json). */
-static bool searched_dir(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || model_ext_of(path))
-		return false;
-	size_t n = strlen(path) + sizeof "/Manifest.json";
-	char *m = malloc(n);
-	bool manifest = false;
-	if (m) {
-		snprintf(m, n, "%s/Manifest.json", path);
-		manifest = lstat(m, &st) == 0;
-		free(m);
-	}
-	return !manifest;
-}
-
-enum al_status al_ci_expand_paths(al_ci *ci, const char *const *in, size_t n_in, const char *const **out,
-				  size_t *n_out)
-{
-	*out = in;
-	*n_out = n_in;
-	bool any = false;
-	for (size_t i = 0; i < n_in; i++)
-		any |= searched_dir(in[i]);
-	if (!any)
-		return AL_OK;
-	size_t n = 0;
-	const char **paths = NULL;
-	for (size_t i = 0; i < n_in; i++) {
-		size_t first = ci->n_path_copies, found = 0;
-		if (searched_dir(in[i])) {
-			size_t deep = ci->deep_skipped;
-			enum al_status rc = search_dir(ci, in[i], in[i], 0, &found);
-			if (rc) {
-				free(paths);
-				return rc;
-			}
-			if (!found && ci->deep_skipped > deep) {
-				msg_error_at(ci, in[i], "no model within %d directories of this one (searched for .mlmodel, "
-							".mlpackage and .mlmodelc, recursively); %zu deeper "
-							"director%s not searched (the limit)", DIR_MAX_DEPTH,
-					     ci->deep_skipped - deep, ci->deep_skipped - deep == 1 ? "y was" : "ies were");
-				free(paths);
-				return AL_E_FORMAT;
-			}
-			if (!found) {
-				msg_error_at(ci, in[i], "no model in this directory (searched for .mlmodel, .mlpackage "
-							"and .mlmodelc, recursively)");
-				free(paths);
-				return AL_E_FORMAT;
-			}
-		}
-		size_t add = found ? found : 1;
-		const char **v = realloc(paths, (n + add) * sizeof *v);
-		if (!v) {
-			free(paths);
-			return AL_E_NOMEM;
-		}
-		paths = v;
-		if (found)
-			for (size_t k = 0; k < found; k++)
-				paths[n++] = ci->path_copies[first + k];
-		else
-			paths[n++] = in[i];
-	}
-	free(ci->expanded);
-	ci->expanded = paths;
-	*out = paths;
-	*n_out = n;
-	return AL_OK;
-}
-
-size_t al_ci_unsearched(const al_ci *ci)
-{
-	return ci ? ci->deep_skipped : 0;
 }
 
 const char *al_ci_config_path(const al_ci *ci)
