@@ -208,6 +208,8 @@ static enum al_status check_selectors(const struct al_ci *ci, char **v, size_t n
 
 enum al_status al_ci_select(al_ci *ci, struct al_check_opts *check)
 {
+	if (!ci || !check)
+		return AL_E_INVALID_ARG;
 	struct selection *t = &ci->top;
 	for (size_t i = 0; i < ci->cl_n_sel; i++)
 		if (!add_selectors(ci, &t->sel, &t->n_sel, ci->cl_sel_v[i]))
@@ -432,6 +434,8 @@ const char *al_ci_accepted(void *ctx, const struct al_submodel *s, const char *l
 			   const char **kind)
 {
 	struct al_ci *ci = ctx;
+	if (!ci || !s || !r || !kind)
+		return NULL;
 	const struct sup_list *sl = ci->n_sup ? sups_of_rule(ci, r) : NULL;
 	for (size_t j = 0; sl && j < sl->n; j++) { /* in the file's order: the first one says why */
 		const struct sup *x = &ci->sup[sl->v[j]];
@@ -469,6 +473,10 @@ const char *al_ci_accepted(void *ctx, const struct al_submodel *s, const char *l
 
 bool al_ci_accepts_anything(al_ci *ci, const struct al_report_item *items, size_t n)
 {
+	if (!ci)
+		return false;
+	if (!items)
+		n = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; items[i].model && k < al_model_count(items[i].model); k++) {
 			const struct al_submodel *s = al_model_get(items[i].model, k);
@@ -647,9 +655,8 @@ static bool uri_ok(const char *s)
 	return true;
 }
 
-/* Apply the configuration's top-level keys to the options not given on the
- * command line; collect suppressions and per-model settings. */
-static enum al_status apply_config(struct al_ci *ci)
+/* The top-level keys: defaults for the options the caller did not give. */
+static enum al_status apply_top(struct al_ci *ci)
 {
 	const struct ali_config *cfg = ci->cfg;
 	const struct ali_cfg_entry *targets_at = NULL, *os_at = NULL;
@@ -753,7 +760,13 @@ static enum al_status apply_config(struct al_ci *ci)
 		if (!*field)
 			return AL_E_IO;
 	}
-	/* [[suppress]] and [[model]]: one element per index */
+	return AL_OK;
+}
+
+/* [[suppress]] and [[model]]: collected, one element per index. */
+static enum al_status apply_tables(struct al_ci *ci)
+{
+	const struct ali_config *cfg = ci->cfg;
 	for (size_t i = 0; i < cfg->n; i++) {
 		const struct ali_cfg_entry *e = &cfg->e[i];
 		if (!e->table)
@@ -849,6 +862,12 @@ static enum al_status apply_config(struct al_ci *ci)
 				return AL_E_IO;
 		}
 	}
+	return AL_OK;
+}
+
+/* What each [[suppress]] and [[model]] must have. */
+static enum al_status check_tables(const struct al_ci *ci)
+{
 	for (size_t i = 0; i < ci->n_sup; i++) {
 		const struct sup *x = &ci->sup[i];
 		struct ali_cfg_entry at = {.line = x->line};
@@ -869,6 +888,16 @@ static enum al_status apply_config(struct al_ci *ci)
 			return AL_E_INVALID_ARG;
 		}
 	return AL_OK;
+}
+
+/* Apply the configuration's top-level keys to the options not given by the
+ * caller; collect suppressions and per-model settings. */
+static enum al_status apply_config(struct al_ci *ci)
+{
+	enum al_status rc = apply_top(ci);
+	if (!rc)
+		rc = apply_tables(ci);
+	return rc ? rc : check_tables(ci);
 }
 
 bool al_ci_model_settings(const al_ci *ci, const char *path, const struct al_ci_settings *in,
@@ -953,8 +982,12 @@ static char *find_config(const char *start)
 
 enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 {
-	struct al_ci *ci = calloc(1, sizeof *ci);
+	if (!out)
+		return AL_E_INVALID_ARG;
+	struct al_ci *ci = o ? calloc(1, sizeof *ci) : NULL;
 	*out = ci;
+	if (!o)
+		return AL_E_INVALID_ARG;
 	if (!ci)
 		return AL_E_NOMEM;
 	ci->msg = open_memstream(&ci->msg_buf, &ci->msg_len);
@@ -1002,6 +1035,8 @@ enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 
 enum al_status al_ci_load_baselines(al_ci *ci)
 {
+	if (!ci)
+		return AL_E_INVALID_ARG;
 	const char *given = ci->settings.baseline;
 	if (given && !ci->writing_baseline) {
 		ci->base.path = strdup(given);

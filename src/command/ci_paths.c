@@ -183,6 +183,8 @@ enum al_status al_ci_expand_paths(al_ci *ci, const char *const *in, size_t n_in,
 {
 	*out = in;
 	*n_out = n_in;
+	if (!ci || (n_in && !in))
+		return AL_E_INVALID_ARG;
 	bool any = false;
 	for (size_t i = 0; i < n_in; i++)
 		any |= ali_cmd_searched_dir(in[i]);

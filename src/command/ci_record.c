@@ -107,7 +107,7 @@ struct al_ci_baseline {
 
 al_ci_baseline *al_ci_baseline_begin(al_ci *ci, const char *path)
 {
-	struct al_ci_baseline *b = calloc(1, sizeof *b);
+	struct al_ci_baseline *b = ci && path ? calloc(1, sizeof *b) : NULL;
 	if (!b || !(b->path = strdup(path)) || !(b->w.arr = json_object_new_array())) {
 		if (b)
 			free(b->path);

@@ -116,6 +116,15 @@ static void test_errors_are_messages(void **state)
 	assert_null(check.rule_on);
 	al_ci_free(ci);
 
+	/* a caller's mistake is a status, not a crash */
+	ci = (al_ci *)1;
+	assert_int_equal(al_ci_open(NULL, &ci), AL_E_INVALID_ARG);
+	assert_null(ci);
+	assert_int_equal(al_ci_select(NULL, &check), AL_E_INVALID_ARG);
+	assert_null(al_ci_baseline_begin(NULL, "b.json"));
+	assert_int_equal(al_ci_baseline_end(NULL, true), AL_E_IO);
+	assert_string_equal(al_ci_messages(NULL), "");
+
 	assert_string_equal(al_nearest("tagret", (const char *const[]){"target", "os"}, 2), "target");
 	assert_null(al_nearest("xyz", (const char *const[]){"target", "os"}, 2));
 }
