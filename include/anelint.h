@@ -1058,6 +1058,97 @@ AL_API size_t al_put_escaped(FILE *out, const char *s, size_t max);
 AL_API const char *al_spec_min_os(int spec_version);
 
 
+/* ------------------------------------------------------------------ CI: the configuration and the gate
+ * What check / plan / report mean in CI (docs/configuration.md): the project
+ * configuration (anelint.toml) and what each of its sections does to a model's
+ * settings, rule selection, accepted findings (the configuration's [[suppress]],
+ * a model's com.anelint.ignore metadata, a baseline file) and the baseline a run
+ * records, directory arguments searched for models. The library prints nothing:
+ * every error, warning and hint is kept as the text a tool shows on stderr
+ * (al_ci_messages). Statuses: AL_E_INVALID_ARG a wrong configuration or
+ * selection (a usage error), AL_E_FORMAT a baseline that is not one or a
+ * directory past the search's limits, AL_E_IO / AL_E_NOMEM. */
+typedef struct al_ci al_ci;
+/* Option values as text (as on a command line); NULL: not set. */
+struct al_ci_settings {
+	const char *target, *os, *compute_units, *policy, *fail_on, *switch_cost, *rules, *baseline;
+};
+struct al_ci_opts {
+	const char *config;     /* the configuration file; NULL: anelint.toml, then .anelint.toml, in the
+				 * directory of first_path (a directory to search: itself) or the working
+				 * directory, and each parent */
+	bool no_config;         /* read none */
+	const char *first_path; /* the first model or directory named, or NULL */
+	const char *const *select, *const *ignore; /* rule ids, prefixes or names; each may be a comma list */
+	size_t n_select, n_ignore;
+	const char *write_baseline; /* a baseline is being recorded here: no baseline is read */
+	struct al_ci_settings given; /* what the caller was given: wins over the configuration */
+};
+/* Read and apply the configuration: *out (always set; al_ci_free it, also after
+ * an error) holds the settings al_ci_settings_of gives. */
+AL_API enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out);
+/* Read the baseline the settings name (given, or the configuration's), and the
+ * [[model]] baselines when none is given. */
+AL_API enum al_status al_ci_load_baselines(al_ci *ci);
+AL_API void al_ci_free(al_ci *ci);
+/* The given settings, completed with the configuration's top-level values. */
+AL_API const struct al_ci_settings *al_ci_settings_of(const al_ci *ci);
+/* The messages since the last al_ci_messages_clear ("" when none), one line each. */
+AL_API const char *al_ci_messages(al_ci *ci);
+AL_API void al_ci_messages_clear(al_ci *ci);
+/* The configuration file's path and information_uri, or NULL. */
+AL_API const char *al_ci_config_path(const al_ci *ci);
+AL_API const char *al_ci_information_uri(const al_ci *ci);
+
+/* Each path naming a directory (not a model package) replaced by the models
+ * under it, recursively, in name order: *out (owned by ci) holds *n_out paths.
+ * A subdirectory deeper than the search's limit is named in a warning and
+ * counted (al_ci_unsearched); a directory with no model is AL_E_FORMAT. */
+AL_API enum al_status al_ci_expand_paths(al_ci *ci, const char *const *paths, size_t n,
+					 const char *const **out, size_t *n_out);
+/* Subdirectories not searched (too deep): a run must not pass over them. */
+AL_API size_t al_ci_unsearched(const al_ci *ci);
+
+/* The rule selection (the given one, else the configuration's) into check's
+ * rule_on; AL_E_INVALID_ARG when a selector names no rule (its message says
+ * which, with a "did you mean"). The rules of check->user_rules count. */
+AL_API enum al_status al_ci_select(al_ci *ci, struct al_check_opts *check);
+/* What the [[model]] entries matching path do to its settings: *out is *in with
+ * their target, os, compute_units and policy where the caller gave none; true
+ * when the model has settings of its own (a rule selection included); *line:
+ * the configuration's line of the target / os it got. */
+AL_API bool al_ci_model_settings(const al_ci *ci, const char *path, const struct al_ci_settings *in,
+				 struct al_ci_settings *out, uint32_t *line);
+/* The rule selection of the last matching [[model]] that has one, into check. */
+AL_API void al_ci_model_selection(al_ci *ci, const char *path, struct al_check_opts *check);
+/* fail_on for path: the last matching [[model]]'s, else fail_on. */
+AL_API enum al_fail_on al_ci_fail_on(const al_ci *ci, const char *path, enum al_fail_on fail_on);
+/* al_report_opts.accepted with ctx the al_ci: why a finding is accepted (the
+ * suppression's reason), *kind "config", "metadata" or "baseline"; NULL: not. */
+AL_API const char *al_ci_accepted(void *ctx, const struct al_submodel *s, const char *layer,
+				  const struct al_rule *r, const char **kind);
+/* Whether anything may accept a finding of items[0..n) (the configuration's
+ * suppressions, a baseline, a model's com.anelint.ignore). */
+AL_API bool al_ci_accepts_anything(al_ci *ci, const struct al_report_item *items, size_t n);
+
+/* The baseline of a run: begin with the file it is meant for (model paths are
+ * written relative to its directory), add each checked model (its failing
+ * findings that nothing accepts are copied: the model may be freed after), then
+ * the document (sorted; owned by b, NULL when out of memory) and/or write it
+ * (atomically). NULL: out of memory (in the messages). */
+typedef struct al_ci_baseline al_ci_baseline;
+AL_API al_ci_baseline *al_ci_baseline_begin(al_ci *ci, const char *path);
+AL_API void al_ci_baseline_add(al_ci_baseline *b, const al_model *m);
+AL_API const char *al_ci_baseline_json(al_ci_baseline *b);
+/* Write the document when `write`, and free b: AL_E_NOMEM when a model's
+ * findings could not all be kept (nothing written), AL_E_IO when writing failed. */
+AL_API enum al_status al_ci_baseline_end(al_ci_baseline *b, bool write);
+
+/* "Did you mean": the candidate within a small edit distance of s (ASCII case
+ * folded), or NULL; of the rule ids and names (built-in and u's), or NULL. */
+AL_API const char *al_nearest(const char *s, const char *const *cands, size_t n);
+AL_API const char *al_rule_nearest(const char *token, const al_user_rules *u);
+
 /* ------------------------------------------------------------------ surgery
  * Rewrite a NeuralNetwork .mlmodel, or a NeuralNetwork / ML Program .mlpackage,
  * so that more of it runs on the ANE (docs/surgery.md). Each rewrite is a row of

@@ -303,5 +303,11 @@ printf 'information_uri = "https://models.example.com/anelint-rules"\n' >"$T/uri
 run "$ANELINT" check --config "$T/uri.toml" --format sarif $M
 grep -q '"informationUri": "https://models.example.com/anelint-rules"' "$T/out" && ok || bad "SARIF: information_uri"
 
+# --write-baseline into a directory that does not exist: one located error, exit 4,
+# nothing written (and, under ASan, nothing leaked by the atomic writer's failed begin)
+run "$ANELINT" check --no-config --write-baseline "$T/no/such/dir/base.json" $M
+[ $rc -eq 4 ] && grep -q "base.json: cannot create a file beside it" "$T/err" && ! grep -q 'LeakSanitizer' "$T/err" &&
+	[ ! -e "$T/no" ] && ok || bad "--write-baseline into a missing directory: exit $rc"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _native as _n
 
-__all__ = ["check", "plan", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
+__all__ = ["check", "plan", "baseline", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
            "Model", "Layer", "Finding", "Segment", "Switch", "PlanFix", "Proof", "FixResult", "Rewrite"]
 
 _lib = _n.load()
@@ -322,18 +322,23 @@ def _model(j):
                  [_switch(x) for x in j.get("switches") or []], [_plan_fix(x) for x in j.get("fixes") or []])
 
 
-def _report(model, command, target, os_release, policy=None):
+def _check_opts(target, os_release):
     check_opts = _n.CheckOpts()
-    plan_opts = _n.PlanOpts()
     if target is not None:
         check_opts.target = _lib.al_target_find(str(target).encode())
         if not check_opts.target:
             raise ValueError(f"anelint: unknown target '{target}' (see `anelint targets`)")
-        plan_opts.target = check_opts.target
     if os_release is not None:
         check_opts.os = _lib.al_release_find(str(os_release).encode())
         if not check_opts.os:
             raise ValueError(f"anelint: unknown OS release '{os_release}' (see `anelint targets`)")
+    return check_opts
+
+
+def _report(model, command, target, os_release, policy=None):
+    check_opts = _check_opts(target, os_release)
+    plan_opts = _n.PlanOpts()
+    plan_opts.target = check_opts.target
     if policy is not None:
         names = ["auto", "nn2020", "mlprogram", "optimistic"]
         if policy not in names:
@@ -382,6 +387,36 @@ def plan(model, target: Optional[str] = None, os: Optional[str] = None, policy: 
     each Model's .segments, .switches and .fixes (the cheapest rewrites), .summary the totals
     and estimates; every layer's .segment is the segment it is placed in."""
     return _report(model, "plan", target, os, policy)
+
+
+def baseline(models, path, target: Optional[str] = None, os: Optional[str] = None) -> str:
+    """The baseline of the models' findings (`anelint check MODEL... --no-config
+    --write-baseline PATH`), as the text that command writes to `path`: model
+    paths are relative to path's directory. Nothing is written (al_ci_baseline_*)."""
+    import os as _os
+    opts = _n.CiOpts(no_config=True, write_baseline=_os.fsencode(path))
+    ci = _n.c_void_p()
+    st = _lib.al_ci_open(_n.ctypes.byref(opts), _n.ctypes.byref(ci))
+    try:
+        if st != 0:
+            raise AnelintError(_lib.al_status_str(st).decode(), [], _s(_lib.al_ci_messages(ci)) or "")
+        b = _lib.al_ci_baseline_begin(ci, _os.fsencode(path))
+        if not b:
+            raise MemoryError
+        try:
+            for model in ([models] if isinstance(models, (str, _os.PathLike)) else models):
+                check_opts = _check_opts(target, os)
+                with _Open(model) as m:
+                    m.diags.fail(_lib.al_model_check(m.p, _n.ctypes.byref(check_opts), m.diags.p), m.name)
+                    _lib.al_ci_baseline_add(b, m.p)
+            text = _lib.al_ci_baseline_json(b)
+            if text is None:
+                raise MemoryError
+            return text.decode("utf-8")
+        finally:
+            _lib.al_ci_baseline_end(b, False)
+    finally:
+        _lib.al_ci_free(ci)
 
 
 # ------------------------------------------------------------------ run

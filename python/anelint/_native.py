@@ -153,8 +153,22 @@ class FixResult(ctypes.Structure):  # struct al_fix_result (the rounds are read 
                 ("written", c_bool), ("state", c_void_p)]
 
 
+class CiSettings(ctypes.Structure):  # struct al_ci_settings
+    c_name = "al_ci_settings"
+    _fields_ = [("target", c_char_p), ("os", c_char_p), ("compute_units", c_char_p), ("policy", c_char_p),
+                ("fail_on", c_char_p), ("switch_cost", c_char_p), ("rules", c_char_p), ("baseline", c_char_p)]
+
+
+class CiOpts(ctypes.Structure):  # struct al_ci_opts
+    c_name = "al_ci_opts"
+    _fields_ = [("config", c_char_p), ("no_config", c_bool), ("first_path", c_char_p),
+                ("select", POINTER(c_char_p)), ("ignore", POINTER(c_char_p)), ("n_select", c_size_t),
+                ("n_ignore", c_size_t), ("write_baseline", c_char_p), ("given", CiSettings)]
+
+
+
 MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult)
+           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult, CiSettings, CiOpts)
 
 
 def _candidates():
@@ -223,6 +237,14 @@ def load():
         "al_surgery_applied": (c_size_t, [c_void_p]),
         "al_surgery_write": (c_int, [c_void_p, c_char_p, c_void_p]),
         "al_surgery_free": (None, [c_void_p]),
+        # the configuration and the baseline (include/anelint.h "CI")
+        "al_ci_open": (c_int, [POINTER(CiOpts), POINTER(c_void_p)]),
+        "al_ci_free": (None, [c_void_p]),
+        "al_ci_messages": (c_char_p, [c_void_p]),
+        "al_ci_baseline_begin": (c_void_p, [c_void_p, c_char_p]),
+        "al_ci_baseline_add": (None, [c_void_p, c_void_p]),
+        "al_ci_baseline_json": (c_char_p, [c_void_p]),
+        "al_ci_baseline_end": (c_int, [c_void_p, c_bool]),
         # the output guard (include/anelint.h): out, the inputs, their count, AL_OUTPUT_* flags, diags
         "al_output_check": (c_int, [c_char_p, POINTER(c_char_p), c_size_t, ctypes.c_uint, c_void_p]),
         # fix as one call: options, result, diags; its JSON report; the result freed

@@ -318,3 +318,18 @@ def test_fix_json_is_the_clis_byte_for_byte(tmp_path, src, allow, extra):
     r = anelint.fix(src, out=out, allow=allow, threads=1, **extra)
     assert r.json == cli and json.loads(cli)["written"] and r.output == str(out)
     assert (_tree(out) if out.is_dir() else out.read_bytes()) == written
+@pytest.mark.parametrize("target,os_release", [(None, None), ("a12", "ios15")])
+def test_baseline_is_the_clis_byte_for_byte(tmp_path, target, os_release):
+    """anelint.baseline and `anelint check --write-baseline` are one library call
+    (al_ci_baseline_*): the same models and options give the same bytes."""
+    out = tmp_path / "sub" / "baseline.json"
+    out.parent.mkdir()
+    args = (["--target", target] if target else []) + (["--os", os_release] if os_release else [])
+    r = subprocess.run([CLI, "check", "--no-config", *args, "--write-baseline", str(out), POOL, UPSAMPLE],
+                       capture_output=True, text=True)
+    assert r.returncode in (0, 1), r.stderr
+    got = anelint.baseline([POOL, UPSAMPLE], str(out), target=target, os=os_release)
+    assert got.encode() == out.read_bytes()
+    doc = json.loads(got)
+    assert doc["anelint_baseline"] == 1 and doc["findings"]
+    assert {"model", "layer", "rule"} <= set(doc["findings"][0])

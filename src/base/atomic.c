@@ -126,7 +126,10 @@ enum al_status ali_atomic_begin(struct al_atomic *a, const char *dest, bool dir,
 			ali_remove_tree(a->tmp);
 			ali_free(a->tmp);
 			a->tmp = NULL;
-			return io_fail(d, a->dest, "create a directory beside it", e);
+			enum al_status st = io_fail(d, a->dest, "create a directory beside it", e);
+			ali_free(a->dest); /* nothing begun: the caller has nothing to abort */
+			a->dest = NULL;
+			return st;
 		}
 		return AL_OK;
 	}
@@ -140,7 +143,10 @@ enum al_status ali_atomic_begin(struct al_atomic *a, const char *dest, bool dir,
 		a->fd = -1;
 		ali_free(a->tmp);
 		a->tmp = NULL;
-		return io_fail(d, a->dest, "create a file beside it", e);
+		enum al_status st = io_fail(d, a->dest, "create a file beside it", e);
+		ali_free(a->dest);
+		a->dest = NULL;
+		return st;
 	}
 	return AL_OK;
 }

@@ -194,7 +194,6 @@ int ci_expand_paths(struct ci *ci, struct cli *c);
  * (each named in a warning): the run must not pass over models it did not check. */
 int ci_unsearched_exit(const struct ci *ci);
 int ci_selection(struct ci *ci, const struct cli *c, const struct command_row *cmd, struct al_check_opts *check);
-bool ci_rule_on(const struct al_rule *r, void *ctx);
 const char *ci_accepted(void *ctx, const struct al_submodel *s, const char *layer, const struct al_rule *r,
 			const char **kind);
 bool ci_accepts_anything(struct ci *ci, const struct al_report_item *items, int n);
