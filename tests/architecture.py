@@ -231,7 +231,6 @@ if __name__ == "__main__":
         sys.exit(0)
     includes()
     exports()
-    thin_cli()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)
