@@ -62,6 +62,7 @@ bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
 /* Recurrent ops unrolled (passes/mil_recurrent.c). */
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_mil_lstm_unroll_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
 /* Per-block quantized weight -> int8 per output channel (surgery_quant.c). */
 bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
