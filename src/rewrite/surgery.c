@@ -73,6 +73,7 @@ static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
 static bool p_mil_lstm16(struct pctx *c);
+static bool p_mil_while(struct pctx *c);
 static bool p_mil_gru(struct pctx *c);
 static bool p_mil_block_channel(struct pctx *c);
 static bool p_nn_recurrent(struct pctx *c);
@@ -168,6 +169,9 @@ static bool p_nn_lstm(struct pctx *c);
 	X("mil-gru-unroll", "ANE021", AL_EQ_REASSOCIATE, "gru",                                          \
 	  "static-length gru (forward / reverse, fp16, <= 16 steps) -> linear + per step sigmoid / "     \
 	  "tanh + mul / add / sub ops, weights regrouped (ML Program)", p_mil_gru)                       \
+	X("mil-while-unroll", "ANE033", AL_EQ_EXACT, "while_loop",                                      \
+	  "while_loop with a static trip count (<= 16 steps; cond less(index, a constant)) -> its body's " \
+	  "ops step by step, gather / scatter at the index as slices / concat (ML Program)", p_mil_while) \
 	X("mil-blockwise-to-per-channel", "ANE038", AL_EQ_APPROXIMATE, "constexpr_blockwise_shift_scale", \
 	  "a weight quantized per block (constexpr_blockwise_shift_scale) -> requantized int8 per "     \
 	  "output channel, one scale per row (ML Program; --allow approximate)", p_mil_block_channel)  \
@@ -1557,6 +1561,7 @@ MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
 MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
 MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
 MIL_ROW(p_mil_lstm16, ali_pass_mil_lstm_unroll_fp16)
+MIL_ROW(p_mil_while, ali_pass_mil_while_unroll)
 MIL_ROW(p_mil_gru, ali_pass_mil_gru_unroll)
 MIL_ROW(p_mil_block_channel, ali_pass_mil_block_to_channel)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)

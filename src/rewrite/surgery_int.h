@@ -64,6 +64,8 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c);
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
 bool ali_pass_mil_lstm_unroll_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
+/* A while_loop of a static trip count unrolled (passes/mil_while_unroll.c). */
+bool ali_pass_mil_while_unroll(struct al_mil_pass *c);
 /* Per-block quantized weight -> int8 per output channel (surgery_quant.c). */
 bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
