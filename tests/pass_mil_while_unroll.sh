@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tests/pass_mil_while_unroll.sh: mil-while-unroll (src/rewrite/passes/mil_while_unroll.c,
 # docs/surgery.md), the while_loop coremltools 8.3 writes for PyTorch's GRU:
+#   - crafted pass_mil_while_unroll: two small loops of that form, one unrolled
+#     (bit-identical), one left (its index read by a mul)
 #   - converted gru__mlp_fp16 (tests/data/converted; nn.GRU(32->64) over 10 steps, iOS 15,
 #     fp16 ops in an fp32-typed loop): unrolled in one round (exact, bit-identical), every
 #     op it lists on the ANE by its own verdict (9 -> 0 fallbacks), no gather / scatter /
@@ -24,7 +26,17 @@ bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 json() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
 changed() { json "$1" "' '.join(r['layer'] + ':' + r['pass'] for r in j['rewrites'] if r['applied'])"; }
 G=$D/gru__mlp_fp16.mlpackage
+W=tests/data/crafted/pass_mil_while_unroll.mlpackage
 OUTS=""
+
+# 0. crafted: loop a unrolled (4 steps), loop b refused (its index read by a mul)
+"$ANELINT" fix "$W" -o "$T/w.mlpackage" --format json >"$T/w.json" 2>&1
+[ "$(changed "$T/w.json")" = "a_w0:mil-while-unroll" ] && ! grep -q '"identical": false' "$T/w.json" &&
+	grep -q '"layer": "b_w0".*"why_not": "the loop index is read by .b_k. (mul): only gather / scatter indices are unrolled"' "$T/w.json" &&
+	ok || { bad "crafted loops"; cat "$T/w.json"; }
+"$ANELINT" fix "$W" -o "$T/wd.mlpackage" --dry-run --format json >"$T/wd.json" 2>&1
+[ "$(changed "$T/wd.json")" = "$(changed "$T/w.json")" ] && ok || bad "crafted: --dry-run differs"
+OUTS="$OUTS $T/w.mlpackage"
 
 # 1. one round: the loop unrolled, exact
 "$ANELINT" fix "$G" -o "$T/g1.mlpackage" --max-rounds 1 --format json >"$T/g1.json" 2>"$T/g1.err"

@@ -44,6 +44,9 @@ known when the file is read, so that the ML Program passes can fold them:
                      lstm (whole sequence) into a reverse one (last step), and a
                      clipped one (refused); an fp16 iOS 17 one: a bidirectional
                      lstm (last step) and a reverse one (whole sequence)
+  pass_mil_while_unroll  two while_loops as coremltools writes PyTorch's GRU
+                     (gather at the index, scatter at index + 1): one unrolled,
+                     one whose index is read by a mul (refused)
   fix_mil_gru        three fp16 grus (I = 4, H = 4): 3 steps forward, last step
                      only, weights in weight.bin (unrolled with --allow
                      reassociate); 4 steps reverse, the whole sequence,
@@ -743,6 +746,49 @@ def pass_mil_lstm_unroll():
     return out
 
 
+def pass_mil_while_unroll():
+    """Two while_loops in the form coremltools 8.3 writes for PyTorch's GRU, small
+    (fp16, iOS 17 opset): x [4, 2]; loop a: i from [0] while less(i, [4]), body
+    gather(x, i) + gather(buf, i) -> tanh -> scatter(buf, i + 1, row), buf0 a
+    [5, 2] const with a non-zero first row, its result read by a relu (unrolled);
+    loop b: the same with the row read at i * 1 (a mul of the index: refused)."""
+    i32 = lambda dims: ttype("int32", dims)
+    X, Bf = [4, 2], [5, 2]
+
+    def loop(tag, mul_index):
+        iv, bv = tag + "_i", tag + "_buf"
+        body = [const(tag + "_ax", v_int_scalar(0), i32([])),
+                const(tag + "_one", v_int_scalar(1), i32([])),
+                const(tag + "_upd", v_string("update"), ttype("string", []))]
+        idx = iv
+        if mul_index:
+            body.append(op("mul", [("x", iv), ("y", tag + "_one")], [(tag + "_k", i32([1]))]))
+            idx = tag + "_k"
+        body += [op("gather", [("x", "x"), ("indices", idx), ("axis", tag + "_ax")], [(tag + "_g", f16([1, 2]))]),
+                 op("gather", [("x", bv), ("indices", iv), ("axis", tag + "_ax")], [(tag + "_r", f16([1, 2]))]),
+                 op("add", [("x", tag + "_g"), ("y", tag + "_r")], [(tag + "_s", f16([1, 2]))]),
+                 op("tanh", [("x", tag + "_s")], [(tag + "_t", f16([1, 2]))]),
+                 op("add", [("x", iv), ("y", tag + "_one")], [(tag + "_j", i32([1]))]),
+                 op("scatter", [("data", bv), ("indices", tag + "_j"), ("updates", tag + "_t"),
+                                ("axis", tag + "_ax"), ("mode", tag + "_upd")], [(tag + "_b2", f16(Bf))])]
+        ins = f_msg(1, named(iv, i32([1]))) + f_msg(1, named(bv, f16(Bf)))
+        cond = ins + f_str(2, tag + "_lt") + \
+            op("less", [("x", iv), ("y", tag + "_n")], [(tag + "_lt", ttype("bool", [1]))])
+        bdy = ins + f_str(2, tag + "_j") + f_str(2, tag + "_b2") + b"".join(body)
+        loop_vars = f_msg(2, f_str(1, "loop_vars"), f_msg(2, f_msg(1, f_str(1, tag + "_i0")) +
+                                                       f_msg(1, f_str(1, tag + "_b0"))))
+        wl = f_msg(3, f_str(1, "while_loop"), loop_vars, f_msg(3, named(tag + "_w0", i32([1]))),
+                   f_msg(3, named(tag + "_w1", f16(Bf))), f_msg(4, cond), f_msg(4, bdy),
+                   f_msg(5, f_str(1, "name"), f_msg(2, v_string(tag + "_loop"))))
+        return [const(tag + "_i0", v_ints([0], [1]), i32([1])),
+                const(tag + "_n", v_ints([4], [1]), i32([1])),
+                const(tag + "_b0", v_half([0.5, -0.25] + [0.0] * 8, Bf), f16(Bf)), wl,
+                op("relu", [("x", tag + "_w1")], [(tag + "_y", f16(Bf))])]
+    ops = loop("a", False) + loop("b", True)
+    return program([("x", X)], [("a_y", Bf), ("b_y", Bf)], ops,
+                   "fix fixture: two GRU-style while_loops (one unrolled, one refused)")
+
+
 def fix_mil_gru():
     H, I = 4, 4
     def ramp(n, lo, step):
@@ -809,7 +855,8 @@ def main():
                         ("fix_mil_gru", gru, gru_w),
                         ("fix_valid_ios15", fix_valid_ios15(), None),
                         ("pass_mil_lstm_unroll_fp32", lstm2["fp32"], None),
-                        ("pass_mil_lstm_unroll_fp16", lstm2["fp16"], None)):
+                        ("pass_mil_lstm_unroll_fp16", lstm2["fp16"], None),
+                        ("pass_mil_while_unroll", pass_mil_while_unroll(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
     # models Core ML refuses: apart, so the sweeps over crafted/ meet valid models only
