@@ -528,6 +528,11 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	if (!ali_mil_block_io(cond, &cio) || !ali_mil_block_io(body, &bio) || cio.n_inputs != n->n_outputs ||
 	    bio.n_inputs != n->n_outputs || bio.n_outputs != n->n_outputs || cio.n_outputs != 1)
 		return ali_mil_say(c, "its blocks do not carry its %u loop values", n->n_outputs);
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (!bio.inputs[k] || !bio.outputs[k] || !cio.inputs[k] || !n->outputs[k])
+			return ali_mil_say(c, "loop value %u has no name", k);
+	if (!cio.outputs[0])
+		return ali_mil_say(c, "its cond block returns no name");
 	if (ali_mil_param_count(n, "loop_vars") != n->n_outputs)
 		return ali_mil_say(c, "%u loop_vars for %u outputs", ali_mil_param_count(n, "loop_vars"), n->n_outputs);
 	/* the trip count: cond is less(i, N), i's first value a constant i0 */
