@@ -58,7 +58,6 @@ OUTS="$OUTS $T/g1.mlpackage"
 "$ANELINT" fix "$G" -o "$T/g.mlpackage" --allow approximate --format json >"$T/g.json" 2>&1
 [ "$(json "$T/g.json" "len(j['rounds'])")" = 2 ] && [ "$(json "$T/g.json" "j['fixed_point']")" = True ] &&
 	[ "$(json "$T/g.json" "j['after']['fallbacks']")" = 0 ] && ok || { bad "gru: fixed point"; cat "$T/g.json"; }
-OUTS="$OUTS $T/g.mlpackage"
 
 # 3. corpus
 if [ -d "$CORPUS/converted" ]; then
