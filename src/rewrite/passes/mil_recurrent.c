@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* mil_recurrent.c: the ML Program recurrent ops unrolled into steps the ANE
- * runs, mil-lstm-unroll and mil-gru-unroll (docs/surgery.md has their rows;
- * tests/pass_mil_lstm_unroll.sh, tests/fix_mil.sh). */
+ * runs, mil-lstm-unroll, mil-lstm-unroll-fp16 and mil-gru-unroll (docs/surgery.md
+ * has their rows; tests/pass_mil_lstm_unroll.sh, tests/fix_mil.sh). */
 #include "passes.h"
 #include "kernels.h"
 
@@ -24,11 +24,17 @@ enum { OP_TYPE = 1 }; /* Operation.type */
  * (its output 0). The same products and sums as the interpreter's lstm kernel,
  * but the gate sums are added in another order (x W_ih^T + b, then + h W_hh^T
  * as a separate add): reassociate. The weights are the lstm's own const ops
- * (read by name, no blob copied). Only forward, fp16 programs (fp32 ops would
- * stay off the ANE: ANE029), default activations, no peephole or clip, and at
- * most LSTM_MAX_STEPS steps: the program grows by 14 ops per step and every
- * step depends on the one before, so a long sequence becomes a long chain of
- * small dispatches and a large program for the ANE compiler. */
+ * (read by name, no blob copied). Reverse: the steps T-1 .. 0, the sequence
+ * in processing order (as the definition's reference gives it); bidirectional:
+ * a second chain over T-1 .. 0 with the _back weights, states and outputs
+ * concatenated on the last axis. An fp32 lstm (coremltools' iOS 15 programs) is
+ * mil-lstm-unroll-fp16's (approximate): the same steps in fp16 ops, weights
+ * copied to fp16, casts where its fp32 inputs and outputs need them (fp32
+ * steps would stay off the ANE, ANE029, and mil-fp16-compute leaves a mixed
+ * program alone). Default activations, no peephole or clip, at most
+ * LSTM_MAX_STEPS steps: the program grows by 14 ops per step and every step
+ * depends on the one before, so a long sequence becomes a long chain of small
+ * dispatches and a large program for the ANE compiler. */
 
 #define LSTM_MAX_STEPS 16
 #define LSTM_OPS_PER_STEP 14
