@@ -629,21 +629,22 @@ n=$(grep -cE '^ +[0-9]+ +[A-Za-z0-9_]+ +(slice_by_index|linear|add|split|sigmoid
 	{ bad "lstm: $n unrolled ops on the ANE (43 expected)"; cat "$T/lstm.chk"; }
 "$ANELINT" fix $C/fix_mil_lstm.mlpackage --dry-run --proof region --allow reassociate --format json >"$T/lstmr.json"
 [ $? -eq 0 ] && grep -q '"kind": "region"' "$T/lstmr.json" && grep -q '"proved": true, "pass": true' "$T/lstmr.json" &&
-	grep -q '"after": "3 steps of linear x2' "$T/lstmr.json" && ok || { bad "lstm: region proof / dry run"; cat "$T/lstmr.json"; }
+	grep -q '"after": "3 steps, linear x2' "$T/lstmr.json" && ok || { bad "lstm: region proof / dry run"; cat "$T/lstmr.json"; }
 "$ANELINT" fix $C/fix_mil_lstm.mlpackage -o "$T/lstm0.mlpackage" --format json >"$T/lstm0.json"
 [ $? -eq 0 ] && grep -q '"layer": "y".*"why_not": "rounds differently: needs --allow reassociate (it would be: 3 steps' "$T/lstm0.json" &&
 	same_tree $C/fix_mil_lstm.mlpackage "$T/lstm0.mlpackage" && ok || { bad "lstm without --allow"; cat "$T/lstm0.json"; }
 # converted (coremltools, iOS 17 fp16): 10 steps, the whole sequence (a stack), 1 -> 0
 fixcase lstm_conv $D/lstm__mlp_ios17_fp16.mlpackage lstm_conv 1 0 reassociate "y_cast_fp16_0" --allow reassociate
-# an lstm computing in fp32 (ANE029 would keep the unrolled ops off), a bidirectional
-# one: left with their reasons (corpus; skipped without it)
+# an lstm computing in fp32 (ANE029 would keep fp32 unrolled ops off): left with
+# --allow reassociate, with its reason; a bidirectional fp16 one: unrolled (corpus;
+# skipped without it; tests/pass_mil_lstm_unroll.sh has the rest)
 if [ -d "$CORPUS/converted/lstm__mlp_fp32.mlpackage" ]; then
 	"$ANELINT" fix "$CORPUS/converted/lstm__mlp_fp32.mlpackage" --dry-run --allow reassociate --format json >"$T/l32.json"
-	grep -q '"why_not": "the lstm computes in fp32: unrolled into fp32 ops it would still fall back (ANE029)' "$T/l32.json" && ok ||
+	grep -q '"why_not": "mil-lstm-unroll: the lstm computes in fp32: unrolled into fp32 ops they would still fall back (ANE029)' "$T/l32.json" && ok ||
 		{ bad "lstm fp32: reason"; cat "$T/l32.json"; }
 	"$ANELINT" fix "$CORPUS/converted/lstm_bidir_2layer__mlp_ios17_fp16.mlpackage" --dry-run --allow reassociate --format json >"$T/lbi.json"
-	grep -q '"why_not": "direction bidirectional: only forward lstms are unrolled"' "$T/lbi.json" && ok ||
-		{ bad "lstm bidirectional: reason"; cat "$T/lbi.json"; }
+	grep -q '"layer": "y_cast_fp16_0", "type": "lstm", "pass": "mil-lstm-unroll", "rule": "ANE021", "class": "reassociate", "applied": true, "after": "10 steps, two chains' "$T/lbi.json" && ok ||
+		{ bad "lstm bidirectional: not unrolled"; cat "$T/lbi.json"; }
 else
 	skip=$((skip + 2))
 fi

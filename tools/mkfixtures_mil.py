@@ -40,6 +40,13 @@ known when the file is read, so that the ML Program passes can fold them:
   fix_mil_lstm       two forward fp16 lstms (I = H = 4): 3 steps, last step
                      only, every output read (unrolled with --allow reassociate),
                      and 20 steps, the whole sequence (refused: more than 16)
+  pass_mil_lstm_unroll_fp32 / _fp16  an fp32 iOS 15 program: a bidirectional
+                     lstm (whole sequence) into a reverse one (last step), and a
+                     clipped one (refused); an fp16 iOS 17 one: a bidirectional
+                     lstm (last step) and a reverse one (whole sequence)
+  pass_mil_while_unroll  two while_loops as coremltools writes PyTorch's GRU
+                     (gather at the index, scatter at index + 1): one unrolled,
+                     one whose index is read by a mul (refused)
   fix_mil_gru        three fp16 grus (I = 4, H = 4): 3 steps forward, last step
                      only, weights in weight.bin (unrolled with --allow
                      reassociate); 4 steps reverse, the whole sequence,
@@ -673,6 +680,115 @@ def fix_mil_lstm():
                    "fix fixture: a 3-step lstm (unrolled) and a 20-step one (refused)")
 
 
+def lstm_ops(prefix, dt, I, H, dirs, k):
+    """The consts of one lstm (weights ramped, non-zero initial states) named prefix_*,
+    and its parameter bindings. dt: a ttype maker; values as fp16 (v_half) or fp32."""
+    tv = (lambda vals, dims: v_half(vals, dims)) if dt is f16 else (lambda vals, dims: v_floats(vals, dims))
+    wv = lambda n, j: [((i * 7 + j + k) % 13 - 6) / 16.0 for i in range(n)]
+    ops, bind = [], []
+    for d, sfx in enumerate(["", "_back"][:dirs]):
+        ops += [const(prefix + "_wih" + sfx, tv(wv(4 * H * I, 1 + d), [4 * H, I]), dt([4 * H, I])),
+                const(prefix + "_whh" + sfx, tv(wv(4 * H * H, 2 + d), [4 * H, H]), dt([4 * H, H])),
+                const(prefix + "_b" + sfx, tv(wv(4 * H, 3 + d), [4 * H]), dt([4 * H]))]
+        bind += [("weight_ih" + sfx, prefix + "_wih" + sfx), ("weight_hh" + sfx, prefix + "_whh" + sfx),
+                 ("bias" + sfx, prefix + "_b" + sfx)]
+    ops += [const(prefix + "_h0", tv([0.25, -0.5, 0.125, 0.0, 0.5, -0.25, 0.0, 0.375][:dirs * H], [1, dirs * H]),
+                  dt([1, dirs * H])),
+            const(prefix + "_c0", tv([-0.25, 0.5, 0.75, -1.0, 0.125, 0.0, -0.5, 0.25][:dirs * H], [1, dirs * H]),
+                  dt([1, dirs * H]))]
+    bind += [("initial_h", prefix + "_h0"), ("initial_c", prefix + "_c0")]
+    return ops, bind
+
+
+def pass_mil_lstm_unroll():
+    """Two programs for tests/pass_mil_lstm_unroll.sh (H = I = 4, 3 steps, non-zero
+    initial states). _fp32: an fp32 program on the iOS 15 opset (spec 6; its lstm
+    takes fp32 only): a bidirectional lstm with the whole sequence, whose output
+    feeds a reverse lstm (last step only), and a clipped one (refused); _fp16: an
+    fp16 iOS 17 program with a bidirectional lstm (last step only) and a reverse
+    one (the whole sequence)."""
+    f32 = lambda dims: ttype("fp32", dims)
+    H = I = 4
+    out = {}
+    for name, dt in (("fp32", f32), ("fp16", f16)):
+        ops = [const("bi_dir", v_string("bidirectional"), ttype("string", [])),
+               const("rv_dir", v_string("reverse"), ttype("string", [])),
+               const("all", v_bool(True), ttype("bool", [])),
+               const("last", v_bool(False), ttype("bool", []))]
+        bo, bb = lstm_ops("bi", dt, I, H, 2, 0)
+        ro, rb = lstm_ops("rv", dt, 2 * H if name == "fp32" else I, H, 1, 5)
+        ops += bo + ro
+        if name == "fp32":
+            co, cb = lstm_ops("cl", dt, I, H, 1, 3)
+            ops += co + [const("clip", v_floats([1.0], []), f32([]))]
+            ops += [op("lstm", [("x", "x")] + bb + [("direction", "bi_dir"), ("output_sequence", "all")],
+                       [("y", f32([3, 1, 2 * H])), ("yh", f32([1, 2 * H])), ("yc", f32([1, 2 * H]))]),
+                    op("lstm", [("x", "y")] + rb + [("direction", "rv_dir"), ("output_sequence", "last")],
+                       [("r", f32([1, 1, H])), ("rh", f32([1, H])), ("rc", f32([1, H]))]),
+                    op("lstm", [("x", "x")] + cb + [("clip", "clip")],
+                       [("k", f32([1, 1, H])), ("kh", f32([1, H])), ("kc", f32([1, H]))])]
+            outs = [("y", [3, 1, 2 * H]), ("r", [1, 1, H]), ("rc", [1, H]), ("k", [1, 1, H])]
+            desc = description([array_feature("x", [3, 1, I])], [array_feature(n, d) for n, d in outs],
+                               short="fix fixture: fp32 lstms (iOS 15): bidirectional into reverse, and a "
+                                     "clipped one")
+            block = b"".join(f_str(2, n) for n, _ in outs) + b"".join(ops)
+            fn = f_msg(1, named("x", f32([3, 1, I]))) + f_str(2, "CoreML5") + \
+                f_msg(3, f_str(1, "CoreML5"), f_msg(2, block))
+            out[name] = model(6, desc, 502, f_varint(1, 1) + f_msg(2, f_str(1, "main"), f_msg(2, fn)))
+        else:
+            ops += [op("lstm", [("x", "x")] + bb + [("direction", "bi_dir"), ("output_sequence", "last")],
+                       [("y", f16([1, 1, 2 * H])), ("yh", f16([1, 2 * H])), ("yc", f16([1, 2 * H]))]),
+                    op("lstm", [("x", "x")] + rb + [("direction", "rv_dir"), ("output_sequence", "all")],
+                       [("r", f16([3, 1, H])), ("rh", f16([1, H])), ("rc", f16([1, H]))])]
+            out[name] = program([("x", [3, 1, I])], [("y", [1, 1, 2 * H]), ("yc", [1, 2 * H]), ("r", [3, 1, H]),
+                                                     ("rh", [1, H])], ops,
+                                "fix fixture: fp16 lstms: bidirectional (last step) and reverse (sequence)")
+    return out
+
+
+def pass_mil_while_unroll():
+    """Two while_loops in the form coremltools 8.3 writes for PyTorch's GRU, small
+    (fp16, iOS 17 opset): x [4, 2]; loop a: i from [0] while less(i, [4]), body
+    gather(x, i) + gather(buf, i) -> tanh -> scatter(buf, i + 1, row), buf0 a
+    [5, 2] const with a non-zero first row, its result read by a relu (unrolled);
+    loop b: the same with the row read at i * 1 (a mul of the index: refused)."""
+    i32 = lambda dims: ttype("int32", dims)
+    X, Bf = [4, 2], [5, 2]
+
+    def loop(tag, mul_index):
+        iv, bv = tag + "_i", tag + "_buf"
+        body = [const(tag + "_ax", v_int_scalar(0), i32([])),
+                const(tag + "_one", v_int_scalar(1), i32([])),
+                const(tag + "_upd", v_string("update"), ttype("string", []))]
+        idx = iv
+        if mul_index:
+            body.append(op("mul", [("x", iv), ("y", tag + "_one")], [(tag + "_k", i32([1]))]))
+            idx = tag + "_k"
+        body += [op("gather", [("x", "x"), ("indices", idx), ("axis", tag + "_ax")], [(tag + "_g", f16([1, 2]))]),
+                 op("gather", [("x", bv), ("indices", iv), ("axis", tag + "_ax")], [(tag + "_r", f16([1, 2]))]),
+                 op("add", [("x", tag + "_g"), ("y", tag + "_r")], [(tag + "_s", f16([1, 2]))]),
+                 op("tanh", [("x", tag + "_s")], [(tag + "_t", f16([1, 2]))]),
+                 op("add", [("x", iv), ("y", tag + "_one")], [(tag + "_j", i32([1]))]),
+                 op("scatter", [("data", bv), ("indices", tag + "_j"), ("updates", tag + "_t"),
+                                ("axis", tag + "_ax"), ("mode", tag + "_upd")], [(tag + "_b2", f16(Bf))])]
+        ins = f_msg(1, named(iv, i32([1]))) + f_msg(1, named(bv, f16(Bf)))
+        cond = ins + f_str(2, tag + "_lt") + \
+            op("less", [("x", iv), ("y", tag + "_n")], [(tag + "_lt", ttype("bool", [1]))])
+        bdy = ins + f_str(2, tag + "_j") + f_str(2, tag + "_b2") + b"".join(body)
+        loop_vars = f_msg(2, f_str(1, "loop_vars"), f_msg(2, f_msg(1, f_str(1, tag + "_i0")) +
+                                                       f_msg(1, f_str(1, tag + "_b0"))))
+        wl = f_msg(3, f_str(1, "while_loop"), loop_vars, f_msg(3, named(tag + "_w0", i32([1]))),
+                   f_msg(3, named(tag + "_w1", f16(Bf))), f_msg(4, cond), f_msg(4, bdy),
+                   f_msg(5, f_str(1, "name"), f_msg(2, v_string(tag + "_loop"))))
+        return [const(tag + "_i0", v_ints([0], [1]), i32([1])),
+                const(tag + "_n", v_ints([4], [1]), i32([1])),
+                const(tag + "_b0", v_half([0.5, -0.25] + [0.0] * 8, Bf), f16(Bf)), wl,
+                op("relu", [("x", tag + "_w1")], [(tag + "_y", f16(Bf))])]
+    ops = loop("a", False) + loop("b", True)
+    return program([("x", X)], [("a_y", Bf), ("b_y", Bf)], ops,
+                   "fix fixture: two GRU-style while_loops (one unrolled, one refused)")
+
+
 def fix_mil_gru():
     H, I = 4, 4
     def ramp(n, lo, step):
@@ -721,6 +837,7 @@ def main():
     attn, attn_w = fix_mil_attn()
     flex, flex_w = fix_mil_flex()
     xattn, xattn_w = fix_mil_xattn()
+    lstm2 = pass_mil_lstm_unroll()
     for name, mb, w in (("fix_mil_range", fix_mil_range(), None), ("fix_mil_fill", fill, fill_w),
                         ("fix_mil_fill_like", fix_mil_fill_like(), None),
                         ("fix_mil_cumsum", fix_mil_cumsum(), None),
@@ -736,7 +853,10 @@ def main():
                         ("fix_mil_xattn", xattn, xattn_w),
                         ("fix_mil_lstm", fix_mil_lstm(), None),
                         ("fix_mil_gru", gru, gru_w),
-                        ("fix_valid_ios15", fix_valid_ios15(), None)):
+                        ("fix_valid_ios15", fix_valid_ios15(), None),
+                        ("pass_mil_lstm_unroll_fp32", lstm2["fp32"], None),
+                        ("pass_mil_lstm_unroll_fp16", lstm2["fp16"], None),
+                        ("pass_mil_while_unroll", pass_mil_while_unroll(), None)):
         write_package(os.path.join(OUT, name + ".mlpackage"), mb, w)
         print(f"{OUT}/{name}.mlpackage")
     # models Core ML refuses: apart, so the sweeps over crafted/ meet valid models only

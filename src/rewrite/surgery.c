@@ -74,6 +74,8 @@ static bool p_mil_upsample(struct pctx *c);
 static bool p_mil_sdpa_split(struct pctx *c);
 static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
+static bool p_mil_lstm16(struct pctx *c);
+static bool p_mil_while(struct pctx *c);
 static bool p_mil_gru(struct pctx *c);
 static bool p_mil_block_channel(struct pctx *c);
 static bool p_nn_recurrent(struct pctx *c);
@@ -166,11 +168,17 @@ static bool p_nn_attention(struct pctx *c);
 	  "scaled_dot_product_attention -> per-head matmuls with the softmax on the channel axis "      \
 	  "(split einsum), concat (ML Program)", p_mil_sdpa_split)                                      \
 	X("mil-lstm-unroll", "ANE021", AL_EQ_REASSOCIATE, "lstm",                                        \
-	  "static-length lstm (forward, fp16, <= 16 steps) -> per step linear + sigmoid / tanh + "       \
-	  "mul / add ops (ML Program)", p_mil_lstm)                                                      \
+	  "static-length fp16 lstm (forward / reverse / bidirectional, <= 16 steps) -> per step linear + " \
+	  "sigmoid / tanh + mul / add ops (ML Program)", p_mil_lstm)                                     \
+	X("mil-lstm-unroll-fp16", "ANE021", AL_EQ_APPROXIMATE, "lstm",                                   \
+	  "static-length fp32 lstm (as mil-lstm-unroll) -> the same steps in fp16 ops, weights copied "  \
+	  "to fp16, casts at its inputs and outputs (ML Program; --allow approximate)", p_mil_lstm16)    \
 	X("mil-gru-unroll", "ANE021", AL_EQ_REASSOCIATE, "gru",                                          \
 	  "static-length gru (forward / reverse, fp16, <= 16 steps) -> linear + per step sigmoid / "     \
 	  "tanh + mul / add / sub ops, weights regrouped (ML Program)", p_mil_gru)                       \
+	X("mil-while-unroll", "ANE033", AL_EQ_EXACT, "while_loop",                                      \
+	  "while_loop with a static trip count (<= 16 steps; cond less(index, a constant)) -> its body's " \
+	  "ops step by step, gather / scatter at the index as slices / concat (ML Program)", p_mil_while) \
 	X("mil-blockwise-to-per-channel", "ANE038", AL_EQ_APPROXIMATE, "constexpr_blockwise_shift_scale", \
 	  "a weight quantized per block (constexpr_blockwise_shift_scale) -> requantized int8 per "     \
 	  "output channel, one scale per row (ML Program; --allow approximate)", p_mil_block_channel)  \
@@ -1559,6 +1567,8 @@ MIL_ROW(p_mil_island, ali_pass_mil_island)
 MIL_ROW(p_mil_linear_split, ali_pass_mil_linear_split)
 MIL_ROW(p_mil_upsample, ali_pass_mil_upsample)
 MIL_ROW(p_mil_lstm, ali_pass_mil_lstm_unroll)
+MIL_ROW(p_mil_lstm16, ali_pass_mil_lstm_unroll_fp16)
+MIL_ROW(p_mil_while, ali_pass_mil_while_unroll)
 MIL_ROW(p_mil_gru, ali_pass_mil_gru_unroll)
 MIL_ROW(p_mil_block_channel, ali_pass_mil_block_to_channel)
 MIL_ROW(p_mil_block_conv, ali_pass_mil_block_conv)

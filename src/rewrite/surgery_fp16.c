@@ -967,7 +967,12 @@ bool ali_pass_mil_fp16(struct al_mil_pass *c)
 	for (uint32_t i = 0; i < x.nv; i++)
 		n_io += (x.v[i].prod < 0 && x.v[i].cls == VAL_KEEP32 && x.v[i].need16) ||
 			(x.v[i].cls == VAL_CONV16 && x.v[i].is_out);
-	bool build_it = !s->opts || s->opts->allow >= AL_EQ_APPROXIMATE;
+	/* every fp32 op one kept fp32 (an iOS 15 lstm): converting nothing would
+	 * "apply" in every round and keep the per-op passes from running */
+	if (!x.n_conv && !x.n_c16 && !x.n_dup && !n_io)
+		ok = ali_mil_say(c, "its %u fp32 ops stay fp32 (e.g. '%.32s', %s): nothing to convert", x.n_keep,
+				 x.keep_eg, "an op coremltools keeps in fp32");
+	bool build_it = ok && (!s->opts || s->opts->allow >= AL_EQ_APPROXIMATE);
 	if (build_it)
 		ok = name_values(&x) && build(&x);
 	if (ok) {

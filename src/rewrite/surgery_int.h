@@ -60,8 +60,12 @@ bool ali_pass_mil_linear_split(struct al_mil_pass *c);
 bool ali_pass_mil_upsample(struct al_mil_pass *c);
 bool ali_pass_mil_sdpa_split(struct al_mil_pass *c);
 bool ali_pass_mil_block_conv(struct al_mil_pass *c);
+/* Recurrent ops unrolled (passes/mil_recurrent.c). */
 bool ali_pass_mil_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_mil_lstm_unroll_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
+/* A while_loop of a static trip count unrolled (passes/mil_while_unroll.c). */
+bool ali_pass_mil_while_unroll(struct al_mil_pass *c);
 /* Per-block quantized weight -> int8 per output channel (surgery_quant.c). */
 bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
 /* Model-level passes (surgery_model.c): edit the description (and an ML
@@ -107,6 +111,24 @@ void ali_mil_put_blob_value(struct al_buf *v, uint64_t off);
 /* A Value's immediateValue: a TensorValue whose field tv_field (1 floats, 2 ints,
  * 3 bools, 7 bytes) holds rep. */
 void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_buf *rep);
+/* More of surgery_mil.c's builders, for the passes of src/rewrite/passes/: a new
+ * op before c->n whose type and inputs are in op (n_out outputs of one type, op
+ * freed), a new const / immediate scalar const op before c->n, a variadic input,
+ * an output, the source op's outputs and name kept on the rewritten op, the op's
+ * output dtype, a static shape, a scalar constant parameter, the weight.bin blob
+ * behind a const-bound parameter. */
+bool ali_mil_pre_op_end(struct al_mil_pass *c, struct al_buf *op, const char *const *outs, int n_out, int dt,
+			int rank, const int64_t *dims);
+bool ali_mil_pre_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
+		       const double *x, size_t n, bool *blob);
+bool ali_mil_pre_scalar(struct al_mil_pass *c, const char *name, int dt, double x);
+void ali_mil_put_inputs(struct al_buf *op, const char *param, const char *const *names, size_t n);
+void ali_mil_put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
+bool ali_mil_keep_outputs(struct al_mil_pass *c, struct al_buf *op, const char *base, bool first_only);
+int ali_mil_out_dtype(const struct al_mil_pass *c);
+bool ali_mil_static_shape(const struct al_shape *s);
+bool ali_mil_const_scalar(struct al_mil_pass *c, const char *p, double *x, bool def_ok, double def);
+bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv);
 
 /* surgery_valid.c: the planned output's ML Programs against the op definitions
  * of their opsets (mil_domains.def). Fills out[0..*n_out) with the rewrites

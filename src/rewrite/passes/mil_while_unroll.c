@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/* mil_while_unroll.c: mil-while-unroll, a while_loop with a static trip count
+ * unrolled into its body's ops, step by step (docs/surgery.md has its row;
+ * tests/pass_mil_while_unroll.sh).
+ *
+ * coremltools 8.3 converts PyTorch's GRU (the reset_after form the iOS 15-17
+ * gru op cannot express) into
+ *   while_loop(loop_vars = (i0, buf0)) cond: less(i, N)
+ *     body: gather(x, i) ... the gate ops ... scatter(buf, i + 1, h), i + 1
+ * which runs on the CPU (ANE033, the gather's int index ANE022). With N - i0
+ * known when the file is read it is the same ops N - i0 times, i a constant in
+ * each: per step every body op is copied under a new name (<op>_u<step>),
+ * the loop-carried values of the step before bound in, and
+ *   - i + c            -> a known integer (no op; read only by the next two)
+ *   - gather(x, i)     -> slice_by_index of x at i on axis 0 (rank kept)
+ *   - scatter(b, i, u) -> concat(slice of b before i, u, slice after i), axis 0
+ *   - a cast fp16 -> fp32 of a loop value followed, in the next step, by its
+ *     cast back to fp16: both dropped (the fp16 value read directly)
+ *   - the body's consts, and ops reading nothing the loop changes (the cast
+ *     of the model input): once, under their own names.
+ * The while_loop's outputs: the index a const, each other the last step's
+ * value (an `identity` under the loop's output name; fp16 when only casts
+ * read it, as the body's value before its cast back to fp32 was). The same
+ * ops on the same values in the same order: exact. Limits: the cond a single
+ * less(i, N) of a constant N, the body's index read only by gather / scatter
+ * on axis 0 and the i + c that becomes the next i, no nested blocks, static
+ * shapes where slices are cut, at most WHILE_MAX_STEPS steps and the ops one
+ * rewrite may list. */
+#include "passes.h"
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_BLOCKS = 4, OP_ATTRS = 5, BLOCK_OPS = 3 };
+
+#define WHILE_MAX_STEPS 16
+#define WHILE_MAX_VALUES 256 /* body values tracked (inputs and op outputs) */
+
+/* A body value and what it is in the current step. */
+struct wval {
+	const char *name;  /* in the body */
+	const char *cur;   /* the name it has now (NULL: not yet) */
+	bool is_int;       /* a known integer (the index, i + c): ival */
+	int64_t ival;
+	bool varies;       /* depends on the loop-carried values */
+	const char *src16; /* a dropped cast fp16 -> fp32 of src16 (emitted: cur) */
+	const struct al_node *cast; /* that cast (emitted later if something else reads it) */
+	bool emitted;
+};
+
+struct wu {
+	struct al_mil_pass *c;
+	struct wval v[WHILE_MAX_VALUES];
+	uint32_t nv;
+	int step;
+};
+
+static struct wval *find(struct wu *u, const char *name)
+{
+	for (uint32_t i = 0; i < u->nv; i++)
+		if (strcmp(u->v[i].name, name) == 0)
+			return &u->v[i];
+	return NULL;
+}
+
+static struct wval *add_val(struct wu *u, const char *name)
+{
+	struct wval *w = find(u, name);
+	if (w)
+		return w;
+	if (u->nv >= WHILE_MAX_VALUES)
+		return ali_mil_say(u->c, "more than %d values in the body", WHILE_MAX_VALUES), NULL;
+	w = &u->v[u->nv++];
+	memset(w, 0, sizeof *w);
+	w->name = name;
+	return w;
+}
+
+/* The name binding k of parameter p of body op n (NULL: a literal or none). */
+static const char *bind_name(struct wu *u, const struct al_node *n, const char *p, uint32_t k)
+{
+	al_span b;
+	if (ali_mil_param_binding(n, p, k, &b) != 1)
+		return NULL;
+	return ali_arena_strndup(&u->c->s->arena, b.p, b.n);
+}
+
+static bool ensure_emitted(struct wu *u, struct wval *w);
+
+/* The current name of body value `name` as an input (an outer value: itself). */
+static const char *cur_of(struct wu *u, const char *name)
+{
+	struct wval *w = find(u, name);
+	if (!w)
+		return name;
+	if (w->is_int)
+		return ali_mil_say(u->c, "the loop index '%s' is read by an op other than gather / scatter", name),
+		       NULL;
+	if (w->src16 && !ensure_emitted(u, w))
+		return NULL;
+	return w->cur;
+}
+
+/* One op message: type, the inputs of body op n renamed (override: param ->
+ * name for some), its outputs renamed to outs, its name attribute outs[0]. */
+static bool put_copy(struct wu *u, struct al_buf *op, const struct al_node *n, const char *const *outs)
+{
+	const struct al_node_src *src = al_src(n);
+	struct pb_iter it;
+	struct pb_field f;
+	uint32_t k = 0;
+	ali_buf_str(op, OP_TYPE, n->type);
+	for (uint32_t a = 0; a < src->n_mil_args; a++) {
+		const struct al_mil_arg *arg = &src->mil_args[a];
+		struct al_buf av = {0}, e = {0};
+		for (uint32_t b = 0; b < arg->n_binds; b++) {
+			struct al_buf bb = {0};
+			if (arg->binds[b].kind == 1) {
+				char *nm = ali_arena_strndup(&u->c->s->arena, arg->binds[b].data.p, arg->binds[b].data.n);
+				const char *cu = nm ? cur_of(u, nm) : NULL;
+				if (!cu) {
+					ali_buf_free(&av);
+					return false;
+				}
+				ali_buf_str(&bb, 1, cu);
+			} else if (arg->binds[b].kind == 2) {
+				ali_buf_len(&bb, 2, arg->binds[b].data.p, arg->binds[b].data.n);
+			}
+			ali_buf_len(&av, 1, bb.p, bb.n);
+			av.failed |= bb.failed;
+			ali_buf_free(&bb);
+		}
+		ali_buf_str(&e, 1, arg->param);
+		ali_buf_len(&e, 2, av.p, av.n);
+		ali_buf_len(op, OP_INPUTS, e.p, e.n);
+		op->failed |= av.failed || e.failed;
+		ali_buf_free(&av);
+		ali_buf_free(&e);
+	}
+	pb_iter_init(&it, src->msg);
+	while (pb_next(&it, &f)) {
+		if (f.num == OP_OUTPUTS && f.wire == PB_LEN) {
+			al_span ty;
+			if (k >= n->n_outputs || !pb_get_bytes(f.data, 2, &ty))
+				return ali_mil_say(u->c, "an output of '%s' could not be re-read", n->name);
+			struct al_buf nv = {0};
+			ali_buf_str(&nv, 1, outs[k++]);
+			ali_buf_len(&nv, 2, ty.p, ty.n);
+			ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
+			op->failed |= nv.failed;
+			ali_buf_free(&nv);
+		} else if (f.num == OP_ATTRS && f.wire == PB_LEN) {
+			al_span key;
+			if (pb_get_bytes(f.data, 1, &key) && ali_span_eq(key, "name"))
+				continue;
+			ali_buf_len(op, OP_ATTRS, f.data.p, f.data.n);
+		} else if (f.num == OP_BLOCKS) {
+			return ali_mil_say(u->c, "'%s' has nested blocks", n->name);
+		}
+	}
+	if (it.err || k != n->n_outputs)
+		return ali_mil_say(u->c, "'%s' could not be re-read", n->name);
+	struct al_buf nm = {0};
+	ali_mil_put_string_value(&nm, outs[0]);
+	ali_mil_put_attr(op, "name", nm.p, nm.n);
+	op->failed |= nm.failed;
+	ali_buf_free(&nm);
+	return true;
+}
+
+/* Append op (a whole Operation) before the loop, listed by its first output. */
+static bool emit(struct wu *u, struct al_buf *op, const char *first, bool list)
+{
+	struct al_mil_pass *c = u->c;
+	c->pre.failed |= op->failed;
+	ali_buf_len(&c->pre, BLOCK_OPS, op->p, op->n);
+	ali_buf_free(op);
+	if (list) {
+		if (c->n_names >= AL_PASS_MAX_NAMES)
+			return ali_mil_say(c, "more new ops than one rewrite lists (%d)", AL_PASS_MAX_NAMES);
+		c->names[c->n_names++] = first;
+	}
+	return !c->pre.failed || ali_mil_say(c, "out of memory");
+}
+
+/* The dropped cast of w, written after all (an op reads the fp32 value). */
+static bool ensure_emitted(struct wu *u, struct wval *w)
+{
+	if (w->emitted)
+		return true;
+	w->emitted = true;
+	struct al_buf op = {0};
+	const char *save = w->src16;
+	w->src16 = NULL; /* its x: the fp16 value, through cur_of */
+	bool ok = put_copy(u, &op, w->cast, &w->cur);
+	w->src16 = save;
+	if (!ok) {
+		ali_buf_free(&op);
+		return false;
+	}
+	return emit(u, &op, w->cur, true);
+}
+
+/* A new op before the loop from (param, name) pairs. */
+static bool emit_new(struct wu *u, const char *type, const char *const *in, int n_in, const char *out,
+		     const struct al_ttype *t, const int64_t *dims)
+{
+	struct al_buf op = {0};
+	ali_buf_str(&op, OP_TYPE, type);
+	for (int i = 0; i < n_in; i++)
+		ali_mil_put_input(&op, in[2 * i], in[2 * i + 1]);
+	return ali_mil_pre_op_end(u->c, &op, &out, 1, t->dtype, t->rank, dims ? dims : t->dims);
+}
+
+/* slice_by_index(x, begin = [b, 0, ...], end = [e, 0, ...], end_mask = [F, T, ...])
+ * of a rank-`rank` x on axis 0, named out, typed t. */
+static bool emit_slice(struct wu *u, const char *x, int rank, int64_t b, int64_t e, const char *out,
+		       const struct al_ttype *t, const int64_t *dims)
+{
+	struct al_mil_pass *c = u->c;
+	char sfx[64];
+	snprintf(sfx, sizeof sfx, "b%lld", (long long)b);
+	const char *bn = ali_mil_fresh(c, out, "begin"), *en = ali_mil_fresh(c, out, "end");
+	const char *mn = ali_mil_fresh(c, out, "end_mask");
+	if (!bn || !en || !mn)
+		return ali_mil_say(c, "no free value name");
+	double bv[AL_SHAPE_MAX_RANK] = {0}, ev[AL_SHAPE_MAX_RANK] = {0}, mv[AL_SHAPE_MAX_RANK] = {0};
+	bv[0] = (double)b, ev[0] = (double)e;
+	for (int i = 1; i < rank; i++)
+		mv[i] = 1;
+	int64_t r1[1] = {rank};
+	bool blob;
+	size_t names = c->n_names;
+	bool ok = ali_mil_pre_const(c, bn, AL_DT_INT32, 1, r1, bv, (size_t)rank, &blob) &&
+		  ali_mil_pre_const(c, en, AL_DT_INT32, 1, r1, ev, (size_t)rank, &blob) &&
+		  ali_mil_pre_const(c, mn, AL_DT_BOOL, 1, r1, mv, (size_t)rank, &blob);
+	c->n_names = (uint32_t)names; /* consts are not listed */
+	(void)sfx;
+	return ok && emit_new(u, "slice_by_index",
+			      (const char *const[]){"x", x, "begin", bn, "end", en, "end_mask", mn}, 4, out, t, dims);
+}
+
+/* A constant integer parameter of body op n (one value). */
+static bool int_param(const struct al_node *n, const char *p, int64_t *v)
+{
+	int64_t a[2];
+	return ali_mil_param_ints(n, p, a, 2) == 1 && (*v = a[0], true);
+}
+
+/* cast(x = an fp32 const in weight.bin, dtype fp16), x now the value named xc,
+ * as a new fp16 const named out (a cast of an fp32 value closes an fp32 island,
+ * ANE029). *done false (and true returned): not such a cast. */
+static bool fold_cast(struct wu *u, const struct al_node *n, const char *xc, const char *out, bool *done)
+{
+	struct al_mil_pass *c = u->c;
+	const struct al_node *pr = ali_mil_producer(c->n, xc);
+	const struct al_ttype *ot = &n->out_types[0];
+	al_span val, d;
+	struct al_mil_value mv;
+	int dt;
+	*done = false;
+	if (!pr || !pr->type || strcmp(pr->type, "const") != 0 || ot->kind != 0 || ot->dtype != AL_DT_FP16 ||
+	    !ali_mil_attr(pr, "val", &val) || !ali_mil_value_read(val, &mv) || mv.kind != AL_MV_BLOB ||
+	    !mv.blob_in_weights || mv.rank < 0 || mv.rank > AL_SHAPE_MAX_RANK ||
+	    ali_mil_blob(c->s->m, mv.blob_offset, &d, &dt) || dt != AL_DT_FP32)
+		return true;
+	uint64_t cnt = 1;
+	for (int i = 0; i < mv.rank; i++)
+		cnt *= (uint64_t)(mv.dims[i] > 0 ? mv.dims[i] : 0);
+	if (!cnt || cnt > (1u << 22) || d.n != cnt * 4)
+		return true;
+	double *v = ali_malloc((size_t)cnt * sizeof *v);
+	if (!v)
+		return ali_mil_say(c, "out of memory");
+	bool ok = true;
+	for (uint64_t i = 0; ok && i < cnt; i++) {
+		uint32_t w = al_rd32le(d.p + 4 * i);
+		float f;
+		memcpy(&f, &w, 4);
+		v[i] = f;
+		ok = fabs(v[i]) <= 65504.0;
+	}
+	bool blob;
+	size_t names = c->n_names;
+	if (ok)
+		*done = ali_mil_pre_const(c, out, AL_DT_FP16, mv.rank, mv.dims, v, (size_t)cnt, &blob);
+	c->n_names = (uint32_t)names;
+	ali_free(v);
+	return !ok || *done;
+}
+
+/* Body op n in step s: copied, folded or rewritten (scatter mode add: the row
+ * sliced out and added to, then the concat). */
+static bool step_op(struct wu *u, const struct al_node *n)
+{
+	struct al_mil_pass *c = u->c;
+	const char *t = n->type ? n->type : "";
+	if (n->n_sub)
+		return ali_mil_say(c, "'%s' (%s) has nested blocks", n->name, t);
+	if (!n->n_outputs || !n->out_types)
+		return ali_mil_say(c, "'%s' has no typed output", n->name);
+	/* what it reads: the loop index (an int), loop-varying values */
+	bool varies = false;
+	const struct wval *idx = NULL;
+	const char *idx_param = NULL;
+	const struct al_node_src *src = al_src(n);
+	for (uint32_t a = 0; src && a < src->n_mil_args; a++)
+		for (uint32_t b = 0; b < src->mil_args[a].n_binds; b++) {
+			if (src->mil_args[a].binds[b].kind != 1)
+				continue;
+			char nm[AL_MAX_NAME + 1];
+			al_span d = src->mil_args[a].binds[b].data;
+			snprintf(nm, sizeof nm, "%.*s", (int)(d.n < AL_MAX_NAME ? d.n : AL_MAX_NAME), (const char *)d.p);
+			const struct wval *w = find(u, nm);
+			if (w && w->is_int)
+				idx = w, idx_param = src->mil_args[a].param;
+			varies |= w && w->varies;
+		}
+	struct wval *o0 = add_val(u, n->outputs[0]);
+	if (!o0)
+		return false;
+	/* consts and loop-invariant ops: once, under their own names */
+	if (strcmp(t, "const") == 0 || (!varies && !idx)) {
+		if (u->step == 0) {
+			struct al_buf op = {0};
+			if (!put_copy(u, &op, n, (const char *const *)n->outputs)) {
+				ali_buf_free(&op);
+				return false;
+			}
+			if (!emit(u, &op, n->outputs[0], strcmp(t, "const") != 0))
+				return false;
+			/* the cast of a model input (ANE030 until mil-io-fp16 makes the input fp16) */
+			if (strcmp(t, "cast") == 0 && !c->stays_off)
+				c->stays_off = n->outputs[0];
+		}
+		for (uint32_t k = 0; k < n->n_outputs; k++) {
+			struct wval *w = add_val(u, n->outputs[k]);
+			if (!w)
+				return false;
+			w->cur = n->outputs[k];
+		}
+		return true;
+	}
+	o0->varies = true;
+	char sfx[16];
+	snprintf(sfx, sizeof sfx, "u%d", u->step);
+	if (idx && strcmp(t, "add") == 0 && n->n_outputs == 1) { /* i + c: a known integer */
+		int64_t k;
+		const char *other = strcmp(idx_param, "x") == 0 ? "y" : "x";
+		if (!int_param(n, other, &k) || k < -(1 << 20) || k > 1 << 20)
+			return ali_mil_say(c, "'%s' adds the loop index to a value not known when the file is read", n->name);
+		o0->is_int = true, o0->ival = idx->ival + k, o0->cur = NULL;
+		return true;
+	}
+	const struct al_ttype *ot = &n->out_types[0];
+	if (idx && strcmp(t, "cast") == 0 && n->n_outputs == 1 && ot->kind == 0 &&
+	    (ot->dtype == AL_DT_INT32 || ot->dtype == AL_DT_INT16 || ot->dtype == AL_DT_UINT16) &&
+	    idx->ival >= 0 && idx->ival < 32768) { /* the index as int16 / uint16 (iOS 17): the same integer */
+		o0->is_int = true, o0->ival = idx->ival, o0->cur = NULL;
+		return true;
+	}
+	const char *out = ali_mil_fresh(c, n->outputs[0], sfx);
+	if (!out)
+		return ali_mil_say(c, "no free value name");
+	if (idx) {
+		int64_t axis;
+		const struct al_ttype *xt = ali_mil_param_type(n, strcmp(t, "gather") == 0 ? "x" : "data");
+		bool gather = strcmp(t, "gather") == 0 && strcmp(idx_param, "indices") == 0;
+		bool scatter = strcmp(t, "scatter") == 0 && strcmp(idx_param, "indices") == 0;
+		if (!gather && !scatter)
+			return ali_mil_say(c, "the loop index is read by '%s' (%s): only gather / scatter indices are "
+					   "unrolled", n->name, t);
+		int64_t bd = 0;
+		if (ali_mil_param_present(n, "batch_dims") && !int_param(n, "batch_dims", &bd))
+			bd = -1;
+		if (!int_param(n, "axis", &axis) || axis != 0 || bd != 0 || !xt || xt->kind != 0 || xt->rank < 1 ||
+		    xt->rank > AL_SHAPE_MAX_RANK || !xt->dims || xt->dims[0] < 1 || ot->kind != 0)
+			return ali_mil_say(c, "'%s' (%s) is not on axis 0 of a static tensor", n->name, t);
+		int64_t i = idx->ival, D0 = xt->dims[0];
+		if (i < 0 || i >= D0)
+			return ali_mil_say(c, "'%s' reads index %lld of %lld rows", n->name, (long long)i, (long long)D0);
+		if (gather) {
+			const struct al_ttype *it = ali_mil_param_type(n, "indices");
+			if (!it || it->rank != 1)
+				return ali_mil_say(c, "'%s': only a [1] index is unrolled", n->name);
+			const char *x = bind_name(u, n, "x", 0), *xc = x ? cur_of(u, x) : NULL;
+			if (!xc || !emit_slice(u, xc, xt->rank, i, i + 1, out, ot, NULL))
+				return false;
+		} else {
+			char mode[32] = "update";
+			if (ali_mil_param_present(n, "mode") && (!ali_mil_param_string(n, "mode", mode, sizeof mode) ||
+								 (strcmp(mode, "update") != 0 && strcmp(mode, "add") != 0)))
+				return ali_mil_say(c, "'%s': scatter mode %s (update and add are unrolled)", n->name, mode);
+			const char *d = bind_name(u, n, "data", 0), *up = bind_name(u, n, "updates", 0);
+			const char *dc = d ? cur_of(u, d) : NULL, *uc = dc && up ? cur_of(u, up) : NULL;
+			const struct al_ttype *ut = ali_mil_param_type(n, "updates");
+			if (!uc || !ut || ut->kind != 0 || ut->rank != xt->rank || !ut->dims || ut->dims[0] != 1)
+				return uc ? ali_mil_say(c, "'%s': the update is not one row", n->name) : false;
+			const char *parts[3];
+			int np = 0;
+			int64_t dims[AL_SHAPE_MAX_RANK];
+			memcpy(dims, xt->dims, (size_t)xt->rank * sizeof dims[0]);
+			if (i > 0) {
+				const char *a = ali_mil_fresh(c, out, "head");
+				dims[0] = i;
+				if (!a || !emit_slice(u, dc, xt->rank, 0, i, a, ot, dims))
+					return a ? false : ali_mil_say(c, "no free value name");
+				parts[np++] = a;
+			}
+			if (strcmp(mode, "add") == 0) { /* the row at i plus the update */
+				const char *r = ali_mil_fresh(c, out, "row"), *sum = ali_mil_fresh(c, out, "sum");
+				dims[0] = 1;
+				if (!r || !sum)
+					return ali_mil_say(c, "no free value name");
+				if (!emit_slice(u, dc, xt->rank, i, i + 1, r, ot, dims) ||
+				    !emit_new(u, "add", (const char *const[]){"x", r, "y", uc}, 2, sum, ot, dims))
+					return false;
+				uc = sum;
+			}
+			parts[np++] = uc;
+			if (i + 1 < D0) {
+				const char *z = ali_mil_fresh(c, out, "tail");
+				dims[0] = D0 - i - 1;
+				/* end 0 with end_mask on axis 0 too: to the end */
+				if (!z || !emit_slice(u, dc, xt->rank, i + 1, D0, z, ot, dims))
+					return z ? false : ali_mil_say(c, "no free value name");
+				parts[np++] = z;
+			}
+			const char *ax = ali_mil_fresh(c, out, "axis"), *il = ali_mil_fresh(c, out, "interleave");
+			if (!ax || !il)
+				return ali_mil_say(c, "no free value name");
+			size_t names = c->n_names;
+			bool ok = ali_mil_pre_scalar(c, ax, AL_DT_INT32, 0) && ali_mil_pre_scalar(c, il, AL_DT_BOOL, 0);
+			c->n_names = (uint32_t)names;
+			struct al_buf op = {0};
+			ali_buf_str(&op, OP_TYPE, "concat");
+			ali_mil_put_inputs(&op, "values", parts, (size_t)np);
+			ali_mil_put_input(&op, "axis", ax);
+			ali_mil_put_input(&op, "interleave", il);
+			if (!ok || !ali_mil_pre_op_end(c, &op, &out, 1, ot->dtype, ot->rank, ot->dims))
+				return false;
+		}
+		o0->cur = out;
+		return true;
+	}
+	/* a cast: fp16 -> fp32 of a loop value is held back; fp32 -> fp16 of a held
+	 * one reads the fp16 value */
+	if (strcmp(t, "cast") == 0 && n->n_outputs == 1 && ot->kind == 0) {
+		const char *x = bind_name(u, n, "x", 0);
+		struct wval *xw = x ? find(u, x) : NULL;
+		const struct al_ttype *xt = ali_mil_param_type(n, "x");
+		if (xw && xw->src16 && !xw->emitted && ot->dtype == AL_DT_FP16) {
+			o0->cur = xw->src16;
+			return true;
+		}
+		bool folded;
+		const char *xc = xw && !xw->src16 && !xw->is_int ? xw->cur : NULL;
+		if (xc && !fold_cast(u, n, xc, out, &folded))
+			return false;
+		if (!xc)
+			folded = false;
+		if (folded) {
+			o0->cur = out, o0->src16 = NULL, o0->is_int = false;
+			return true;
+		}
+		if (xw && xt && xt->kind == 0 && xt->dtype == AL_DT_FP16 && ot->dtype == AL_DT_FP32) {
+			const char *x16 = cur_of(u, x);
+			if (!x16)
+				return false;
+			o0->src16 = x16, o0->cast = n, o0->emitted = false, o0->cur = out;
+			return true;
+		}
+	}
+	if (ot->kind == 0 && ot->dtype == AL_DT_FP32)
+		return ali_mil_say(c, "'%s' (%s) computes in fp32: unrolled it would still fall back (ANE029), and "
+				   "mil-fp16-compute leaves a program with a while_loop as it is", n->name, t);
+	const char **outs = ali_arena_array(&c->s->arena, n->n_outputs, sizeof *outs);
+	if (!outs)
+		return ali_mil_say(c, "out of memory");
+	outs[0] = out;
+	for (uint32_t k = 1; k < n->n_outputs; k++) {
+		struct wval *w = add_val(u, n->outputs[k]);
+		if (!w || !(outs[k] = ali_mil_fresh(c, n->outputs[k], sfx)))
+			return w ? ali_mil_say(c, "no free value name") : false;
+		w->varies = true, w->cur = outs[k], w->src16 = NULL, w->is_int = false;
+	}
+	struct al_buf op = {0};
+	if (!put_copy(u, &op, n, outs)) {
+		ali_buf_free(&op);
+		return false;
+	}
+	o0->cur = out, o0->src16 = NULL, o0->is_int = false;
+	return emit(u, &op, out, true);
+}
+
+/* Whether every reader of value v is a cast in c->n's block (v no function output). */
+static bool read_by_casts(struct al_mil_pass *c, const char *v)
+{
+	const struct al_graph *g = c->n->owner;
+	const struct al_submodel *sub = c->src->sub;
+	for (uint32_t o = 0; o < sub->n_outputs; o++)
+		if (sub->outputs[o].name && strcmp(sub->outputs[o].name, v) == 0)
+			return false;
+	for (uint32_t k = 0; g && k < g->n_nodes; k++) {
+		const struct al_node *r = &g->nodes[k];
+		for (uint32_t i = 0; i < r->n_inputs; i++)
+			if (r->inputs[i] && strcmp(r->inputs[i], v) == 0 &&
+			    (r->n_sub || !r->type || strcmp(r->type, "cast") != 0))
+				return false;
+	}
+	return true;
+}
+
+bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
+{
+	const struct al_node *n = c->n;
+	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
+		return ali_mil_say(c, "not an ML Program op");
+	if (!n->owner || n->owner->depth != 0)
+		return ali_mil_say(c, "inside a nested block");
+	if (n->n_sub != 2 || !n->out_types || n->n_outputs < 2)
+		return ali_mil_say(c, "not a while_loop with a cond and a body block and loop-carried values");
+	const struct al_graph *cond = n->sub[0], *body = n->sub[1];
+	struct al_mil_block_io cio, bio;
+	if (!ali_mil_block_io(cond, &cio) || !ali_mil_block_io(body, &bio) || cio.n_inputs != n->n_outputs ||
+	    bio.n_inputs != n->n_outputs || bio.n_outputs != n->n_outputs || cio.n_outputs != 1)
+		return ali_mil_say(c, "its blocks do not carry its %u loop values", n->n_outputs);
+	for (uint32_t k = 0; k < n->n_outputs; k++)
+		if (!bio.inputs[k] || !bio.outputs[k] || !cio.inputs[k] || !n->outputs[k])
+			return ali_mil_say(c, "loop value %u has no name", k);
+	if (!cio.outputs[0])
+		return ali_mil_say(c, "its cond block returns no name");
+	if (ali_mil_param_count(n, "loop_vars") != n->n_outputs)
+		return ali_mil_say(c, "%u loop_vars for %u outputs", ali_mil_param_count(n, "loop_vars"), n->n_outputs);
+	/* the trip count: cond is less(i, N), i's first value a constant i0 */
+	int64_t i0, N;
+	const struct al_node *lt = NULL;
+	for (uint32_t k = 0; k < cond->n_nodes; k++) {
+		const struct al_node *q = &cond->nodes[k];
+		if (q->type && strcmp(q->type, "const") == 0)
+			continue;
+		if (lt)
+			return ali_mil_say(c, "its cond block computes more than one less()");
+		lt = q;
+	}
+	al_span xb;
+	if (!lt || !lt->type || strcmp(lt->type, "less") != 0 || lt->n_outputs != 1 ||
+	    strcmp(lt->outputs[0], cio.outputs[0]) != 0 || ali_mil_param_binding(lt, "x", 0, &xb) != 1 ||
+	    !ali_span_eq(xb, cio.inputs[0]) || !int_param(lt, "y", &N))
+		return ali_mil_say(c, "its cond is not less(index, a constant): the trip count is not known when the "
+				   "file is read");
+	int64_t iv[2];
+	if (ali_mil_param_ints(n, "loop_vars", iv, 2) != 1 || n->out_types[0].kind != 0 || n->out_types[0].rank > 1)
+		return ali_mil_say(c, "its first loop value is not a constant index");
+	i0 = iv[0];
+	if (i0 < -(1 << 30) || i0 > 1 << 30 || N < -(1 << 30) || N > 1 << 30)
+		return ali_mil_say(c, "its index runs from %lld to %lld", (long long)i0, (long long)N);
+	int64_t T = N - i0;
+	if (T < 1 || T > WHILE_MAX_STEPS)
+		return ali_mil_say(c, "%lld steps: 1 to %d are unrolled (each step waits for the one before)",
+				   (long long)T, WHILE_MAX_STEPS);
+	struct wu *u = ali_calloc(1, sizeof *u);
+	if (!u)
+		return ali_mil_say(c, "out of memory");
+	u->c = c;
+	bool ok = true;
+	const char **cur = ali_arena_array(&c->s->arena, n->n_outputs, sizeof *cur);
+	if (!cur)
+		ok = ali_mil_say(c, "out of memory");
+	for (uint32_t k = 0; ok && k < n->n_outputs; k++) {
+		al_span b;
+		if (ali_mil_param_binding(n, "loop_vars", k, &b) != 1 ||
+		    !(cur[k] = ali_arena_strndup(&c->s->arena, b.p, b.n)))
+			ok = ali_mil_say(c, "loop value %u is not a named value", k);
+	}
+	for (int s = 0; ok && s < T; s++) {
+		u->step = s;
+		/* the body's inputs: the index (a known integer), the values carried in */
+		for (uint32_t k = 0; ok && k < n->n_outputs; k++) {
+			struct wval *w = add_val(u, bio.inputs[k]);
+			if (!w) {
+				ok = false;
+				break;
+			}
+			const struct wval *from = s ? find(u, bio.outputs[k]) : NULL;
+			struct wval nw = {.name = w->name, .varies = true};
+			if (k == 0)
+				nw.is_int = true, nw.ival = i0 + s;
+			else if (from)
+				nw.cur = from->cur, nw.src16 = from->src16, nw.cast = from->cast, nw.emitted = from->emitted;
+			else
+				nw.cur = cur[k];
+			*w = nw;
+		}
+		/* the body's outputs of the step before are read through the inputs only:
+		 * forget them before their ops run again */
+		for (uint32_t q = 0; ok && q < body->n_nodes; q++)
+			ok = step_op(u, &body->nodes[q]);
+		if (ok) {
+			const struct wval *o = find(u, bio.outputs[0]);
+			if (!o || !o->is_int || o->ival != i0 + s + 1)
+				ok = ali_mil_say(c, "the body does not return index + 1");
+		}
+		/* a carried value held back as a cast: its entry travels to the next step;
+		 * the next step's inputs are set above from these outputs */
+		if (ok && s + 1 < T)
+			for (uint32_t k = 1; k < n->n_outputs; k++) {
+				const struct wval *o = find(u, bio.outputs[k]);
+				if (!o) { /* a body input returned as it is */
+					ok = ali_mil_say(c, "loop value %u is returned unchanged", k);
+					break;
+				}
+			}
+	}
+	/* the loop's outputs: the index a const; the others the last step's values */
+	const char *last = NULL;
+	for (uint32_t k = 0; ok && k < n->n_outputs; k++) {
+		const struct al_ttype *t = &n->out_types[k];
+		if (k == 0) {
+			bool blob;
+			double v = (double)N;
+			size_t names = c->n_names;
+			ok = t->kind == 0 && ali_mil_pre_const(c, n->outputs[0], t->dtype, t->rank, t->dims, &v, 1, &blob);
+			c->n_names = (uint32_t)names;
+			if (!ok && !c->why[0])
+				ali_mil_say(c, "the index output is not a tensor");
+			continue;
+		}
+		struct wval *o = find(u, bio.outputs[k]);
+		if (!o || t->kind != 0) {
+			ok = ali_mil_say(c, "loop value %u is not a tensor the body computes", k);
+			break;
+		}
+		const char *src = o->cur;
+		int dt = t->dtype;
+		if (o->src16 && !o->emitted && read_by_casts(c, n->outputs[k]))
+			src = o->src16, dt = AL_DT_FP16; /* fp16 under its own name: only casts read it */
+		else if (o->src16 && !(ok = ensure_emitted(u, o)))
+			break;
+		if (k + 1 == n->n_outputs) { /* the op itself */
+			last = src;
+			ali_buf_str(&c->layer, OP_TYPE, "identity");
+			ali_mil_put_input(&c->layer, "x", src);
+			ali_mil_put_output(&c->layer, n->outputs[k], dt, t->rank, t->dims);
+			al_span nv;
+			if (ali_mil_attr(n, "name", &nv))
+				ali_mil_put_attr(&c->layer, "name", nv.p, nv.n);
+		} else {
+			ok = emit_new(u, "identity", (const char *const[]){"x", src}, 1, n->outputs[k],
+				      &(struct al_ttype){.dtype = dt, .rank = t->rank, .dims = t->dims}, NULL);
+		}
+	}
+	ali_free(u);
+	if (!ok)
+		return false;
+	if (c->layer.failed || c->pre.failed)
+		return ali_mil_say(c, "out of memory");
+	(void)last;
+	if (c->n_names < AL_PASS_MAX_NAMES)
+		c->names[c->n_names++] = n->name;
+	snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (gather -> slice_by_index, scatter -> "
+		 "concat of slices, the index folded), %u ops", (long long)T, c->n_names);
+	return true;
+}
