@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* MIL.proto field numbers (coreml-format-facts section 7). */
-enum { OP_TYPE = 1, BLOCK_OPS = 3 };
+enum { OP_TYPE = 1, OP_INPUTS = 2, BLOCK_OPS = 3 };
 enum { V_TYPE = 2 };
 
 /* ------------------------------------------------------------------ a transformer block -> (B, C, 1, S)
@@ -62,18 +62,26 @@ enum { V_TYPE = 2 };
 
 enum { LAY_BSC, LAY_HEADS, LAY_SCORES };          /* the form of a run value */
 enum { AX_B, AX_S, AX_H, AX_D };                   /* the axes of the heads form */
-enum { K_COPY, K_CONV, K_MMW, K_ALIAS, K_SPLITR, K_JOINR, K_SCORES, K_CTX, K_SOFTMAX };
+enum { K_COPY, K_CONV, K_MMW, K_ALIAS, K_SPLITR, K_JOINR, K_SCORES, K_CTX, K_SOFTMAX, K_SPLIT };
+/* A LAY_BSC (token) value's original form: [B, S, C]; sequence-first (as
+ * PyTorch's nn.MultiheadAttention without batch_first converts, B = 1 only)
+ * [S, B, C] or the out-projection's [S * B, C]. All are [B, C, 1, S] in the layout. */
+enum { TF_BSC, TF_SBC, TF_TC };
 
 struct run {
+	/* a slot per value: op[i]'s output out[i] (a split fills one slot per output) */
 	const struct al_node *op[MAX_RUN];
-	const char *bc[MAX_RUN]; /* the new name of op[i]'s output */
+	const char *bc[MAX_RUN]; /* the new name of the slot's value */
+	uint8_t out[MAX_RUN], tf[MAX_RUN], rk[MAX_RUN]; /* rk: a heads / scores value's rank (3: [S, H, D] forms, B = 1) */
 	uint8_t lay[MAX_RUN], kind[MAX_RUN];
-	uint8_t ord[MAX_RUN][4]; /* heads: original axis i holds AX_ ord[i]; the new value is [B, H, D, S] */
+	/* heads: original axis i holds AX_ ord[i] (rank 3: no AX_B); the new value is [B, H, D, S] */
+	uint8_t ord[MAX_RUN][4];
 	int64_t X[MAX_RUN], H[MAX_RUN], D[MAX_RUN];
 	int src[MAX_RUN][2];     /* K_ALIAS: the op aliased; K_SCORES: q, k; K_CTX: w, v */
 	bool wt[MAX_RUN];        /* K_MMW: the weight is [K, N] (copied transposed) */
 	uint8_t sq[MAX_RUN], sk[MAX_RUN]; /* the sequence (an index of S) of value i; scores: of the queries, keys */
 	uint32_t n, n_linear, n_attn, n_dropped, n_conv; /* n_conv: values converted in and out */
+	uint32_t n_ops; /* the ops of its n slots */
 	/* the sequences of the run: its first op's, and the keys' / values' of a
 	 * cross-attention (another tensor); a symbolic one (a flexible input) has
 	 * flex set and its default size */
@@ -103,6 +111,13 @@ static const struct al_node *const_of(const struct al_node *n, const char *p)
 	return pr && pr->type && strcmp(pr->type, "const") == 0 ? pr : NULL;
 }
 
+/* A const, or a constexpr_* op (a compressed constant, e.g. a palettized
+ * weight): the walks of a run step over them. */
+static bool const_like(const struct al_node *n)
+{
+	return n->type && (strcmp(n->type, "const") == 0 || strncmp(n->type, "constexpr_", 10) == 0);
+}
+
 static bool in_run(const struct run *r, const struct al_node *n)
 {
 	for (uint32_t i = 0; i < r->n; i++)
@@ -111,13 +126,46 @@ static bool in_run(const struct run *r, const struct al_node *n)
 	return false;
 }
 
-/* The op of r producing value v (its index), or -1. */
+/* The value of slot i: its name, its shape. */
+static const char *slot_name(const struct run *r, uint32_t i)
+{
+	return r->op[i]->outputs[r->out[i]];
+}
+
+static const struct al_shape *slot_shape(const struct run *r, uint32_t i)
+{
+	return &r->op[i]->out_shapes[r->out[i]];
+}
+
+/* The slot of r holding value v, or -1. */
 static int run_producer(const struct run *r, const char *v)
 {
 	for (uint32_t i = 0; i < r->n; i++)
-		if (strcmp(r->op[i]->outputs[0], v) == 0)
+		if (strcmp(slot_name(r, i), v) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* A token form's rank, and whether shape o is that form (any channel count,
+ * its last dim) of sequence sid; the sequence-first forms need B = 1. */
+static int tok_rank(int tf)
+{
+	return tf == TF_TC ? 2 : 3;
+}
+
+static bool tok_is(const struct al_shape *o, const struct run *r, int tf, int sid)
+{
+	if (sid < 0 || sid >= r->ns || o->rank != tok_rank(tf) || o->dims[o->rank - 1] <= 0)
+		return false;
+	if (tf == TF_BSC)
+		return o->dims[0] == r->B && o->dims[1] == r->S[sid];
+	return r->B == 1 && o->dims[0] == r->S[sid] && (tf == TF_TC || o->dims[1] == 1);
+}
+
+/* The symbolic axis of a token form: its sequence axis. */
+static unsigned tok_flex(int tf)
+{
+	return tf == TF_BSC ? 2u : 1u;
 }
 
 /* Whether value v (made in r) is read outside r or is an output of the block. */
@@ -187,8 +235,9 @@ static int seq_flex(const struct al_shape *o)
 /* Activation parameter p of n: a named non-const value. *k is its run
  * producer, or -1 for a value from before the run, then a [B, S, X] one of
  * known dims (*x = X), S one of the run's sequences or a second one, symbolic
- * on that axis alone or static. *sid: its sequence (the queries' of scores). */
-static bool act_of(struct run *r, const struct al_node *n, const char *p, int *k, int64_t *x, int *sid)
+ * on that axis alone or static. *sid: its sequence (the queries' of scores);
+ * *tf: a token value's form (a value from before the run: TF_BSC). */
+static bool act_form(struct run *r, const struct al_node *n, const char *p, int *k, int64_t *x, int *sid, int *tf)
 {
 	al_span b;
 	if (ali_mil_param_binding(n, p, 0, &b) != 1 || const_of(n, p))
@@ -196,9 +245,11 @@ static bool act_of(struct run *r, const struct al_node *n, const char *p, int *k
 	char nm[256];
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
 	*k = run_producer(r, nm);
+	*tf = TF_BSC;
 	if (*k >= 0) {
 		*x = r->lay[*k] == LAY_BSC ? r->X[*k] : -1;
 		*sid = r->sq[*k];
+		*tf = r->tf[*k];
 		return true;
 	}
 	struct al_shape s;
@@ -207,6 +258,12 @@ static bool act_of(struct run *r, const struct al_node *n, const char *p, int *k
 		return false;
 	*x = s.dims[2];
 	return true;
+}
+
+static bool act_of(struct run *r, const struct al_node *n, const char *p, int *k, int64_t *x, int *sid)
+{
+	int tf;
+	return act_form(r, n, p, k, x, sid, &tf);
 }
 
 /* Whether parameter p of n is a one-element constant (broadcast alike in any layout). */
@@ -240,16 +297,19 @@ static bool dims_are(const struct al_shape *o, int rank, const int64_t *d)
 	return true;
 }
 
-/* The original dims of a heads value of order ord. */
-static void heads_dims(const struct run *r, const uint8_t *ord, int64_t S, int64_t H, int64_t D, int64_t *d)
+/* The original dims of a heads value of order ord (rank rk: 3 has no AX_B). */
+static void heads_dims(const struct run *r, const uint8_t *ord, int rk, int64_t S, int64_t H, int64_t D, int64_t *d)
 {
 	const int64_t size[4] = {r->B, S, H, D};
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < rk; i++)
 		d[i] = size[ord[i]];
 }
 
-static bool ord_is(const uint8_t *o, int a, int b, int c3, int d)
+/* Whether order o of rank rk is (a, b, c3, d), a = AX_B dropped at rank 3. */
+static bool ord_is(const uint8_t *o, int rk, int a, int b, int c3, int d)
 {
+	if (rk == 3)
+		return a == AX_B && o[0] == b && o[1] == c3 && o[2] == d;
 	return o[0] == a && o[1] == b && o[2] == c3 && o[3] == d;
 }
 
@@ -263,37 +323,145 @@ static bool mm_weight(struct al_mil_pass *c, const struct al_node *n, al_span *w
 	return ok;
 }
 
-/* Whether n works in the layout, given the run so far: fills slot r->n
- * (layout_op checks the flex bits of its output). */
+/* A palettized weight: parameter p of n bound to the output [N, K] (dtype dt)
+ * of a constexpr_lut_to_dense in its iOS 18 form (indices [N, K] and a lut
+ * [G0, G1, 2^bits, V] as literal blobs in weight.bin, no vector_axis): the
+ * op, and its indices and lut; NULL otherwise. */
+static const struct al_node *lut_weight(const struct al_node *n, const char *p, int dt, struct al_mil_value *ix,
+					struct al_mil_value *lut)
+{
+	al_span b, iv, lv;
+	if (ali_mil_param_binding(n, p, 0, &b) != 1)
+		return NULL;
+	char nm[256];
+	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
+	const struct al_node *w = ali_mil_producer(n, nm);
+	if (!w || !w->type || strcmp(w->type, "constexpr_lut_to_dense") != 0 || w->n_outputs != 1 || !w->out_types ||
+	    w->out_types[0].kind != 0 || w->out_types[0].dtype != dt || al_src(w)->n_mil_args != 2 ||
+	    ali_mil_param_binding(w, "indices", 0, &iv) != 2 || ali_mil_param_binding(w, "lut", 0, &lv) != 2 ||
+	    !ali_mil_value_read(iv, ix) || !ali_mil_value_read(lv, lut))
+		return NULL;
+	if (ix->kind != AL_MV_BLOB || lut->kind != AL_MV_BLOB || !ix->blob_in_weights || !lut->blob_in_weights ||
+	    ix->rank != 2 || lut->rank != 4 || lut->dtype != dt || ix->dims[0] <= 0 || ix->dims[1] <= 0)
+		return NULL;
+	for (int i = 0; i < 4; i++)
+		if (lut->dims[i] <= 0)
+			return NULL;
+	return w;
+}
+
+/* An input bound to a literal Value v (Binding.value = 2). */
+static void put_input_value(struct al_buf *op, const char *param, const struct al_buf *v)
+{
+	struct al_buf b = {0}, a = {0}, e = {0};
+	ali_buf_len(&b, 2, v->p, v->n);
+	ali_buf_len(&a, 1, b.p, b.n);
+	ali_buf_str(&e, 1, param);
+	ali_buf_len(&e, 2, a.p, a.n);
+	ali_buf_len(op, OP_INPUTS, e.p, e.n);
+	op->failed |= b.failed || a.failed || e.failed || v->failed;
+	ali_buf_free(&b);
+	ali_buf_free(&a);
+	ali_buf_free(&e);
+}
+
+/* A literal Value naming weight.bin's blob at off, declared dt of rank / dims. */
+static void blob_value(struct al_buf *v, int dt, int rank, const int64_t *dims, uint64_t off)
+{
+	struct al_buf vt = {0};
+	ali_surgery_put_vtype(&vt, dt, rank, dims);
+	ali_buf_len(v, V_TYPE, vt.p, vt.n);
+	v->failed |= vt.failed;
+	ali_buf_free(&vt);
+	ali_mil_put_blob_value(v, off);
+}
+
+/* The palettized weight as a conv reads it: the same indices and lut blobs
+ * declared [N, K, 1, 1] and [G0, G1, 1, 1, 2^bits, V] (the op definition: a
+ * lut of the indices' rank + 2, each group count dividing its axis), so the
+ * op expands to [N, K, 1, 1]; nothing decoded, no byte copied. */
+static void emit_lut_weight(struct al_buf *to, const char *name, int dt, const struct al_mil_value *ix,
+			    const struct al_mil_value *lut)
+{
+	struct al_buf op = {0}, iv = {0}, lv = {0}, nv = {0};
+	int64_t id[4] = {ix->dims[0], ix->dims[1], 1, 1};
+	int64_t ld[6] = {lut->dims[0], lut->dims[1], 1, 1, lut->dims[2], lut->dims[3]};
+	ali_buf_str(&op, OP_TYPE, "constexpr_lut_to_dense");
+	blob_value(&iv, ix->dtype, 4, id, ix->blob_offset);
+	blob_value(&lv, lut->dtype, 6, ld, lut->blob_offset);
+	put_input_value(&op, "indices", &iv);
+	put_input_value(&op, "lut", &lv);
+	ali_mil_put_output(&op, name, dt, 4, id);
+	ali_mil_put_string_value(&nv, name);
+	ali_mil_put_attr(&op, "name", nv.p, nv.n);
+	op.failed |= nv.failed;
+	to->failed |= op.failed;
+	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
+	ali_buf_free(&op);
+	ali_buf_free(&iv);
+	ali_buf_free(&lv);
+	ali_buf_free(&nv);
+}
+
+/* An int permutation of rank rk (negative axes counted from the end) into p. */
+static bool perm_of(const struct al_node *n, int rk, int *p)
+{
+	double pm[5];
+	if (ali_mil_param_floats(n, "perm", pm, 5) != rk)
+		return false;
+	unsigned seen = 0;
+	for (int a = 0; a < rk; a++) {
+		if (!(pm[a] >= -rk && pm[a] <= rk - 1) || pm[a] != floor(pm[a]))
+			return false;
+		p[a] = (int)pm[a] < 0 ? (int)pm[a] + rk : (int)pm[a];
+		if (seen & (1u << p[a]))
+			return false;
+		seen |= 1u << p[a];
+	}
+	return true;
+}
+
+/* Whether n works in the layout, given the run so far: fills slot r->n (a
+ * split: one slot per output; layout_op checks the flex bits). */
 static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_node *n)
 {
-	if (!n->type || n->n_sub || n->n_outputs != 1 || !n->out_shapes || !n->out_types || r->n >= MAX_RUN)
+	if (!n->type || n->n_sub || n->n_outputs < 1 || !n->out_shapes || !n->out_types ||
+	    r->n + n->n_outputs > MAX_RUN)
 		return false;
+	for (uint32_t j = 0; j < n->n_outputs; j++)
+		if (n->out_types[j].kind != 0 || n->out_types[j].dtype != r->dt || n->out_shapes[j].rank < 0 ||
+		    n->out_shapes[j].rank > AL_SHAPE_MAX_RANK)
+			return false;
 	const struct al_shape *o = &n->out_shapes[0];
-	if (o->rank < 0 || o->rank > AL_SHAPE_MAX_RANK || n->out_types[0].kind != 0 || n->out_types[0].dtype != r->dt)
-		return false;
 	const char *t = n->type;
 	uint32_t i = r->n;
-	int kx = -1, ky = -1, sx = -1, sy = -1;
+	int kx = -1, ky = -1, sx = -1, sy = -1, fx = TF_BSC, fy = TF_BSC;
 	int64_t xx = -1, xy = -1;
-	bool bsc3 = o->rank == 3 && o->dims[0] == r->B;
-	/* [B, S, C] of sequence id: the output's S is its input's */
-#define BSC_OF(id) (bsc3 && (id) >= 0 && o->dims[1] == r->S[(id)])
-	r->lay[i] = LAY_BSC, r->kind[i] = K_COPY, r->X[i] = bsc3 ? o->dims[2] : -1, r->wt[i] = false;
+	/* a token value of form f and sequence id: its channels are the last axis */
+#define TOK_OF(f, id) tok_is(o, r, (f), (id))
+#define XO (o->rank > 0 ? o->dims[o->rank - 1] : -1)
+	r->lay[i] = LAY_BSC, r->kind[i] = K_COPY, r->X[i] = o->rank > 0 ? o->dims[o->rank - 1] : -1, r->wt[i] = false;
 	r->H[i] = r->D[i] = 0, r->src[i][0] = r->src[i][1] = -1, r->sq[i] = r->sk[i] = 0;
+	r->tf[i] = TF_BSC, r->rk[i] = 4, r->out[i] = 0;
+	if (n->n_outputs != 1 && strcmp(t, "split") != 0)
+		return false;
 	if (strcmp(t, "linear") == 0) {
 		const struct al_node *saved = c->n;
 		al_span wd;
 		int wdt;
 		struct al_mil_value wv, bv;
 		c->n = n;
-		bool ok = act_of(r, n, "x", &kx, &xx, &sx) && BSC_OF(sx) && xx > 0 &&
-			  ali_mil_param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == o->dims[2] &&
-			  wv.dims[1] == xx;
+		struct al_mil_value ix, lut;
+		bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && TOK_OF(fx, sx) && xx > 0;
+		if (ok && lut_weight(n, "weight", r->dt, &ix, &lut)) /* palettized: read as it is */
+			ok = ix.dims[0] == XO && ix.dims[1] == xx;
+		else
+			ok = ok && ali_mil_param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == XO &&
+			     wv.dims[1] == xx;
 		if (ok && ali_mil_param_present(n, "bias"))
 			ok = ali_mil_param_blob(c, "bias", &wd, &wdt, &bv) && bv.rank == 1;
 		c->n = saved;
-		r->kind[i] = K_CONV, r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
+		r->kind[i] = K_CONV, r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
 		return ok;
 	}
 	if (strcmp(t, "matmul") == 0 && const_of(n, "y")) {
@@ -301,87 +469,135 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		int wdt;
 		struct al_mil_value wv;
 		bool tx, ty;
-		if (!act_of(r, n, "x", &kx, &xx, &sx) || !BSC_OF(sx) || xx <= 0 || !flag_of(n, "transpose_x", &tx) ||
-		    tx || !flag_of(n, "transpose_y", &ty) || !mm_weight(c, n, &wd, &wdt, &wv))
+		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !TOK_OF(fx, sx) || xx <= 0 ||
+		    !flag_of(n, "transpose_x", &tx) || tx || !flag_of(n, "transpose_y", &ty) ||
+		    !mm_weight(c, n, &wd, &wdt, &wv))
 			return false;
 		int64_t K = ty ? wv.dims[1] : wv.dims[0], N = ty ? wv.dims[0] : wv.dims[1];
-		r->kind[i] = K_MMW, r->wt[i] = !ty, r->sq[i] = (uint8_t)sx;
-		return K == xx && N == o->dims[2];
+		r->kind[i] = K_MMW, r->wt[i] = !ty, r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
+		return K == xx && N == XO;
 	}
 	if (strcmp(t, "matmul") == 0) { /* the attention's two products */
 		bool tx, ty;
 		if (!act_of(r, n, "x", &kx, &xx, &sx) || !act_of(r, n, "y", &ky, &xy, &sy) || kx < 0 || ky < 0 ||
-		    !flag_of(n, "transpose_x", &tx) || !flag_of(n, "transpose_y", &ty))
+		    !flag_of(n, "transpose_x", &tx) || !flag_of(n, "transpose_y", &ty) || r->rk[kx] != r->rk[ky])
 			return false;
+		int rk = r->rk[kx];
 		uint8_t ex[4], ey[4];
 		memcpy(ex, r->ord[kx], 4), memcpy(ey, r->ord[ky], 4);
 		if (tx)
-			ex[2] = r->ord[kx][3], ex[3] = r->ord[kx][2];
+			ex[rk - 2] = r->ord[kx][rk - 1], ex[rk - 1] = r->ord[kx][rk - 2];
 		if (ty)
-			ey[2] = r->ord[ky][3], ey[3] = r->ord[ky][2];
+			ey[rk - 2] = r->ord[ky][rk - 1], ey[rk - 1] = r->ord[ky][rk - 2];
+		r->rk[i] = (uint8_t)rk;
 		/* scores q k^T [B, H, Sq, Sk]: q and k may come from different tensors */
-		if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, AX_B, AX_H, AX_S, AX_D) &&
-		    ord_is(ey, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
+		if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, rk, AX_B, AX_H, AX_S, AX_D) &&
+		    ord_is(ey, rk, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
 			int64_t d[4] = {r->B, r->H[kx], r->S[r->sq[kx]], r->S[r->sq[ky]]};
 			r->lay[i] = LAY_SCORES, r->kind[i] = K_SCORES, r->H[i] = r->H[kx];
 			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx], r->sk[i] = r->sq[ky];
-			return dims_are(o, 4, d);
+			return dims_are(o, rk, d + 4 - rk);
 		}
 		/* the context w v [B, H, Sq, D]: v over the keys' sequence */
-		if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS && ord_is(ey, AX_B, AX_H, AX_S, AX_D) &&
-		    r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
+		if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS &&
+		    ord_is(ey, rk, AX_B, AX_H, AX_S, AX_D) && r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
 			int64_t d[4] = {r->B, r->H[ky], r->S[r->sq[kx]], r->D[ky]};
 			r->lay[i] = LAY_HEADS, r->kind[i] = K_CTX, r->H[i] = r->H[ky], r->D[i] = r->D[ky];
-			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
+			if (rk == 4)
+				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
+			else
+				memcpy(r->ord[i], (uint8_t[4]){AX_H, AX_S, AX_D, 0}, 4);
 			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx];
-			return dims_are(o, 4, d);
+			return dims_are(o, rk, d + 4 - rk);
 		}
 		return false;
 	}
-	if (strcmp(t, "reshape") == 0) {
-		if (!act_of(r, n, "x", &kx, &xx, &sx) || !const_of(n, "shape"))
+	if (strcmp(t, "split") == 0) { /* a token value's channels, e.g. a fused q / k / v projection */
+		double ax[2];
+		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || xx <= 0 || ali_mil_param_floats(n, "axis", ax, 2) != 1 ||
+		    (ax[0] != -1 && ax[0] != tok_rank(fx) - 1))
 			return false;
-		r->sq[i] = (uint8_t)sx;
-		if (xx > 0 && o->rank == 4 && o->dims[0] == r->B && o->dims[1] == r->S[sx] && o->dims[2] > 0 &&
-		    o->dims[3] > 0 && o->dims[2] <= xx && o->dims[3] <= xx && o->dims[2] * o->dims[3] == xx) {
-			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[2], r->D[i] = o->dims[3];
-			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
+		int64_t sum = 0;
+		for (uint32_t j = 0; j < n->n_outputs; j++) {
+			const struct al_shape *oj = &n->out_shapes[j];
+			if (!tok_is(oj, r, fx, sx))
+				return false;
+			uint32_t s = i + j;
+			r->lay[s] = LAY_BSC, r->kind[s] = K_SPLIT, r->X[s] = oj->dims[oj->rank - 1], r->wt[s] = false;
+			r->H[s] = r->D[s] = 0, r->src[s][0] = r->src[s][1] = -1, r->sq[s] = (uint8_t)sx, r->sk[s] = 0;
+			r->tf[s] = (uint8_t)fx, r->rk[s] = 4, r->out[s] = (uint8_t)j;
+			sum += r->X[s];
+		}
+		return sum == xx;
+	}
+	if (strcmp(t, "reshape") == 0) {
+		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !const_of(n, "shape"))
+			return false;
+		r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
+		/* the heads: [B, S, C] -> [B, S, H, D]; sequence-first [S, 1, C] -> [S, H, D] */
+		int hr = fx == TF_BSC ? 4 : 3;
+		if (xx > 0 && (fx == TF_BSC || (fx == TF_SBC && r->B == 1)) && o->rank == hr &&
+		    (hr == 3 || o->dims[0] == r->B) && o->dims[hr - 3] == r->S[sx] && o->dims[hr - 2] > 0 &&
+		    o->dims[hr - 1] > 0 && o->dims[hr - 2] <= xx && o->dims[hr - 1] <= xx &&
+		    o->dims[hr - 2] * o->dims[hr - 1] == xx) {
+			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[hr - 2], r->D[i] = o->dims[hr - 1];
+			r->rk[i] = (uint8_t)hr;
+			if (hr == 4)
+				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
+			else
+				memcpy(r->ord[i], (uint8_t[4]){AX_S, AX_H, AX_D, 0}, 4);
 			return true;
 		}
-		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], AX_B, AX_S, AX_H, AX_D) && BSC_OF(sx) &&
-		    o->dims[2] == r->H[kx] * r->D[kx]) {
+		/* the heads back: [B, S, H, D] -> [B, S, C]; [S, H, D] -> [S, C] or [S, 1, C] */
+		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], r->rk[kx], AX_B, AX_S, AX_H, AX_D) &&
+		    XO == r->H[kx] * r->D[kx]) {
 			r->kind[i] = K_JOINR;
-			return true;
+			for (int f = r->rk[kx] == 4 ? TF_BSC : TF_SBC; f <= (r->rk[kx] == 4 ? TF_BSC : TF_TC); f++)
+				if (TOK_OF(f, sx)) {
+					r->tf[i] = (uint8_t)f;
+					return true;
+				}
+			return false;
+		}
+		/* one token form to another at B = 1 ([1, S, C], [S, 1, C], [S, C]): the same bytes */
+		if (kx >= 0 && r->lay[kx] == LAY_BSC && r->B == 1 && XO == xx) {
+			r->kind[i] = K_ALIAS, r->src[i][0] = kx;
+			for (int f = TF_BSC; f <= TF_TC; f++)
+				if (TOK_OF(f, sx)) {
+					r->tf[i] = (uint8_t)f;
+					return true;
+				}
 		}
 		return false;
 	}
 	if (strcmp(t, "transpose") == 0) {
-		double pm[5];
-		if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_HEADS ||
-		    ali_mil_param_floats(n, "perm", pm, 5) != 4)
+		int pm[4];
+		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx))
 			return false;
-		uint8_t seen = 0;
-		for (int a = 0; a < 4; a++) {
-			if (!(pm[a] >= -4 && pm[a] <= 3) || pm[a] != floor(pm[a]))
-				return false;
-			int p = (int)pm[a] < 0 ? (int)pm[a] + 4 : (int)pm[a];
-			if (p < 0 || p > 3 || (seen & (1u << p)))
-				return false;
-			seen |= (uint8_t)(1u << p);
-			r->ord[i][a] = r->ord[kx][p];
-		}
-		int64_t d[4];
-		heads_dims(r, r->ord[i], r->S[sx], r->H[kx], r->D[kx], d);
-		r->lay[i] = LAY_HEADS, r->kind[i] = K_ALIAS, r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->src[i][0] = kx;
 		r->sq[i] = (uint8_t)sx;
-		return r->ord[i][0] == AX_B && dims_are(o, 4, d);
+		/* [B, S, C] <-> [S, B, C] at B = 1 (sequence-first attention's way in and out): the same value */
+		if ((kx < 0 || r->lay[kx] == LAY_BSC) && fx != TF_TC && r->B == 1 && perm_of(n, 3, pm) && pm[0] == 1 &&
+		    pm[1] == 0 && pm[2] == 2) {
+			r->kind[i] = K_ALIAS, r->src[i][0] = kx, r->tf[i] = fx == TF_BSC ? TF_SBC : TF_BSC;
+			return TOK_OF(r->tf[i], sx) && XO == xx;
+		}
+		int rk = kx >= 0 ? r->rk[kx] : 0;
+		if (kx < 0 || r->lay[kx] != LAY_HEADS || !perm_of(n, rk, pm))
+			return false;
+		for (int a = 0; a < rk; a++)
+			r->ord[i][a] = r->ord[kx][pm[a]];
+		int64_t d[4];
+		heads_dims(r, r->ord[i], rk, r->S[sx], r->H[kx], r->D[kx], d);
+		r->lay[i] = LAY_HEADS, r->kind[i] = K_ALIAS, r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->src[i][0] = kx;
+		r->rk[i] = (uint8_t)rk;
+		return (rk == 3 || r->ord[i][0] == AX_B) && dims_are(o, rk, d);
 	}
 	if (strcmp(t, "softmax") == 0) {
 		double ax[2];
 		if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_SCORES ||
-		    ali_mil_param_floats(n, "axis", ax, 2) != 1 || (ax[0] != -1 && ax[0] != 3))
+		    ali_mil_param_floats(n, "axis", ax, 2) != 1 || (ax[0] != -1 && ax[0] != r->rk[kx] - 1))
 			return false;
-		r->lay[i] = LAY_SCORES, r->kind[i] = K_SOFTMAX, r->H[i] = r->H[kx];
+		r->lay[i] = LAY_SCORES, r->kind[i] = K_SOFTMAX, r->H[i] = r->H[kx], r->rk[i] = r->rk[kx];
 		r->sq[i] = r->sq[kx], r->sk[i] = r->sk[kx];
 		return true;
 	}
@@ -390,54 +606,63 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		const char *src = "x";
 		if (bin && one_const(n, "x"))
 			src = "y";
-		else if (bin && !one_const(n, "y")) { /* two [B, S, C] values of one sequence */
-			bool ok = act_of(r, n, "x", &kx, &xx, &sx) && act_of(r, n, "y", &ky, &xy, &sy) && sx == sy &&
-				  BSC_OF(sx) && xx == o->dims[2] && xy == o->dims[2];
-			r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
+		else if (bin && !one_const(n, "y")) { /* two token values of one sequence and form */
+			bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && act_form(r, n, "y", &ky, &xy, &sy, &fy) &&
+				  sx == sy && fx == fy && TOK_OF(fx, sx) && xx == XO && xy == XO;
+			r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
 			return ok;
 		}
-		if (!act_of(r, n, src, &kx, &xx, &sx))
+		if (!act_form(r, n, src, &kx, &xx, &sx, &fx))
 			return false;
-		r->sq[i] = (uint8_t)sx;
+		r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
 		if (kx < 0 || r->lay[kx] == LAY_BSC)
-			return BSC_OF(sx) && xx == o->dims[2];
-		r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->sk[i] = r->sk[kx];
+			return TOK_OF(fx, sx) && xx == XO;
+		r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->sk[i] = r->sk[kx], r->rk[i] = r->rk[kx];
 		memcpy(r->ord[i], r->ord[kx], 4);
-		return dims_are(o, n->out_shapes[0].rank, r->op[kx]->out_shapes[0].dims);
+		const struct al_shape *ks = slot_shape(r, (uint32_t)kx);
+		return dims_are(o, ks->rank, ks->dims);
 	}
 	if (strcmp(t, "layer_norm") == 0) {
 		double ax[4];
 		long k = ali_mil_param_floats(n, "axes", ax, 4);
-		bool ok = k == 1 && (ax[0] == -1 || ax[0] == 2) && act_of(r, n, "x", &kx, &xx, &sx) && BSC_OF(sx) &&
-			  xx == o->dims[2];
-		r->sq[i] = (uint8_t)(sx > 0 ? sx : 0);
+		bool ok = k == 1 && act_form(r, n, "x", &kx, &xx, &sx, &fx) && (ax[0] == -1 || ax[0] == tok_rank(fx) - 1) &&
+			  TOK_OF(fx, sx) && xx == XO;
+		r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
 		return ok;
 	}
-#undef BSC_OF
+#undef TOK_OF
+#undef XO
 	return false;
 }
 
-/* layout_kind, and the output's symbolic axes where its sequences are:
- * [B, S, C] its axis 1, the heads form where its order puts S, the scores
- * [B, H, Sq, Sk] axes 2 (the queries') and 3 (the keys'), each when that
+/* layout_kind, and each output's symbolic axes where its sequences are: a
+ * token value its sequence axis, the heads form where its order puts S, the
+ * scores [B, H, Sq, Sk] the queries' and the keys' axes, each when that
  * sequence is symbolic. Every value of a run then has a sequence as its only
  * symbolic axis, and every op it emits is as valid at any length (reshapes
- * with -1 there). */
-static bool layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
+ * with -1 there). The slots filled (0: n does not work in the layout). */
+static uint32_t layout_op(struct al_mil_pass *c, struct run *r, const struct al_node *n)
 {
 	if (!layout_kind(c, r, n))
-		return false;
-	uint32_t i = r->n;
-	unsigned m = 0;
-	bool fq = r->flex[r->sq[i]];
-	if (r->lay[i] == LAY_BSC)
-		m = fq ? 2u : 0u;
-	else if (r->lay[i] == LAY_SCORES)
-		m = (fq ? 4u : 0u) | (r->flex[r->sk[i]] ? 8u : 0u);
-	else
-		for (unsigned a = 0; a < 4; a++)
-			m |= r->ord[i][a] == AX_S && fq ? 1u << a : 0u;
-	return run_shape(&n->out_shapes[0], m);
+		return 0;
+	uint32_t k = strcmp(n->type, "split") == 0 ? n->n_outputs : 1;
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t i = r->n + j;
+		unsigned m = 0;
+		bool fq = r->flex[r->sq[i]];
+		int rk = r->rk[i];
+		if (r->lay[i] == LAY_BSC)
+			m = fq ? tok_flex(r->tf[i]) : 0u;
+		else if (r->lay[i] == LAY_SCORES)
+			m = ((fq ? 1u : 0u) << (rk - 2)) | ((r->flex[r->sk[i]] ? 1u : 0u) << (rk - 1));
+		else
+			for (int a = 0; a < rk; a++)
+				m |= r->ord[i][a] == AX_S && fq ? 1u << a : 0u;
+		if (!run_shape(&n->out_shapes[j], m))
+			return 0;
+		r->op[i] = n, r->out[i] = (uint8_t)j;
+	}
+	return k;
 }
 
 static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
@@ -445,33 +670,87 @@ static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
 	return p->type && (strcmp(p->type, "linear") == 0 || (strcmp(p->type, "matmul") == 0 && const_of(p, "y")));
 }
 
-/* The run from op `first` (a linear or matmul by a constant): its ops, cut
- * before a heads / scores value would have to leave it. *stop: the op that
- * ended it. False when `first` itself does not work in the layout. */
-static bool collect_run(struct al_mil_pass *c, const struct al_node *first, struct run *r, const char **stop)
+/* Sequence-first attention's way in: the transpose [B, S, C] -> [S, B, C]
+ * (perm [1, 0, 2], B = 1) of a value from before, right before `first` (only
+ * consts between them) and read by it; NULL when there is none. */
+static const struct al_node *seq_first_entry(const struct al_node *first)
 {
 	const struct al_graph *g = first->owner;
+	al_span b;
+	if (!g || ali_mil_param_binding(first, "x", 0, &b) != 1)
+		return NULL;
+	char nm[256];
+	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
+	const struct al_node *p = ali_mil_producer(first, nm);
+	int pm[3];
+	struct al_shape s;
+	if (!p || p->owner != g || p->index >= first->index || !p->type || strcmp(p->type, "transpose") != 0 ||
+	    !perm_of(p, 3, pm) || pm[0] != 1 || pm[1] != 0 || pm[2] != 2 || !ali_mil_param_shape(p, "x", &s) ||
+	    s.rank != 3 || s.dims[0] != 1 || seq_flex(&s) < 0)
+		return NULL;
+	for (uint32_t k = p->index + 1; k < first->index; k++)
+		if (!const_like(&g->nodes[k]))
+			return NULL;
+	return p;
+}
+
+/* A run's batch, first sequence and dtype: from `first`'s output [B, S, C], or
+ * from the [B, S, C] its sequence-first entry transposes. False when neither
+ * is a token value of known dims (or B or C is symbolic). */
+static bool run_init(const struct al_node *first, const struct al_node *pre, struct run *r)
+{
+	struct al_shape s;
 	const struct al_shape *o = first->out_shapes ? &first->out_shapes[0] : NULL;
-	memset(r, 0, sizeof *r);
-	*stop = NULL;
+	if (pre && ali_mil_param_shape(pre, "x", &s))
+		o = &s;
 	int sf = seq_flex(o);
 	if (sf < 0 || !first->out_types || first->out_types[0].kind != 0)
 		return false;
+	memset(r, 0, sizeof *r);
 	r->B = o->dims[0], r->S[0] = o->dims[1], r->flex[0] = sf == 1, r->ns = 1, r->dt = first->out_types[0].dtype;
-	for (uint32_t k = first->index; k < g->n_nodes; k++) {
+	return true;
+}
+
+/* The run from op `first` (a linear or matmul by a constant; with its
+ * sequence-first entry transpose when it has one): its slots, cut before a
+ * heads / scores value would have to leave it. *stop: the op that ended it.
+ * False when `first` itself does not work in the layout. */
+static bool collect_run(struct al_mil_pass *c, const struct al_node *first, struct run *r, const char **stop)
+{
+	const struct al_graph *g = first->owner;
+	const struct al_node *pre = seq_first_entry(first);
+	*stop = NULL;
+	if (!run_init(first, pre, r))
+		return false;
+	for (uint32_t k = pre ? pre->index : first->index; k < g->n_nodes; k++) {
 		const struct al_node *p = &g->nodes[k];
-		if (p->type && strcmp(p->type, "const") == 0)
+		if (const_like(p))
 			continue;
-		if (!layout_op(c, r, p)) {
+		uint32_t got = layout_op(c, r, p);
+		if (!got) {
 			if (r->n < MAX_RUN)
 				*stop = ali_arena_printf(&c->s->arena, "the next op, %s (%s), does not work in the (B, C, "
 							 "1, S) layout", p->name ? p->name : "?", p->type ? p->type : "?");
 			break;
 		}
-		r->op[r->n++] = p;
+		r->n += got;
 	}
-	if (!r->n)
+	if (!r->n || (pre && (r->n < 2 || r->op[1] != first)))
 		return false;
+	al_span xb;
+	const struct al_node *tp = NULL;
+	if (!pre && ali_mil_param_binding(first, "x", 0, &xb) == 1) {
+		char nm[256];
+		snprintf(nm, sizeof nm, "%.*s", (int)(xb.n < 255 ? xb.n : 255), (const char *)xb.p);
+		tp = ali_mil_producer(first, nm);
+	}
+	int tpm[3];
+	struct al_shape ts;
+	if (tp && tp->type && strcmp(tp->type, "transpose") == 0 && perm_of(tp, 3, tpm) && tpm[0] == 1 && tpm[1] == 0 &&
+	    tpm[2] == 2 && ali_mil_param_shape(tp, "x", &ts) && ts.rank == 3 && ts.dims[0] != 1)
+		*stop = ali_arena_printf(&c->s->arena, "%s transposes a batch of %lld to sequence-first: the heads "
+					 "merged with the batch ([S, B*H, D]) are carried at B = 1 only", tp->name ? tp->name : "?",
+					 (long long)ts.dims[0]);
 	/* where each value of the run is last read (UINT32_MAX: a block output,
 	 * or read inside a nested block), and how many values from before the run
 	 * each op is the first to read */
@@ -483,9 +762,9 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 			if (j >= 0)
 				maxr[j] = UINT32_MAX;
 		}
-	for (uint32_t k = first->index + 1; k < g->n_nodes; k++) {
+	for (uint32_t k = r->op[0]->index + 1; k < g->n_nodes; k++) {
 		const struct al_node *q = &g->nodes[k];
-		if (q->type && strcmp(q->type, "const") == 0)
+		if (const_like(q))
 			continue;
 		for (uint32_t a = 0; a < q->n_inputs; a++) {
 			int j = q->inputs[a] ? run_producer(r, q->inputs[a]) : -1;
@@ -493,12 +772,12 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 				maxr[j] = k;
 		}
 		for (uint32_t j = 0; q->n_sub && j < all; j++)
-			if (ali_mil_readers(q->sub[0], r->op[j]->outputs[0], 1) > 0)
+			if (ali_mil_readers(q->sub[0], slot_name(r, j), 1) > 0)
 				maxr[j] = UINT32_MAX;
 	}
 	for (uint32_t i = 0; i < all; i++) {
 		static const char *const act[2] = {"x", "y"};
-		for (int j = 0; j < 2; j++) {
+		for (int j = 0; j < 2 && !(i > 0 && r->op[i] == r->op[i - 1]); j++) {
 			al_span b;
 			if (ali_mil_param_binding(r->op[i], act[j], 0, &b) != 1 || const_of(r->op[i], act[j]))
 				continue;
@@ -525,9 +804,11 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 	uint32_t best = 0, best_cost = UINT32_MAX, longest = 1, lin = 0, ne = 0;
 	for (uint32_t m = 1; m <= all; m++) {
 		uint32_t E = r->op[m - 1]->index, nx = 0;
-		bool ok = true;
+		bool ok = m == all || r->op[m] != r->op[m - 1]; /* never between a split's outputs */
 		lin += r->kind[m - 1] == K_CONV || r->kind[m - 1] == K_MMW;
 		ne += newin[m - 1];
+		if (!ok)
+			continue;
 		for (uint32_t i = 0; i < m && ok; i++) {
 			if (maxr[i] > E && r->lay[i] != LAY_BSC)
 				ok = false;
@@ -545,11 +826,12 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 		*stop = ali_arena_printf(&c->s->arena, "the run ends before %s (%s): a value in the heads / scores "
 					 "form would leave it", r->op[longest]->name ? r->op[longest]->name : "?",
 					 r->op[longest]->type);
-	r->n_linear = r->n_attn = r->n_dropped = 0;
+	r->n_linear = r->n_attn = r->n_dropped = r->n_ops = 0;
 	for (uint32_t i = 0; i < r->n; i++) {
+		r->n_ops += i == 0 || r->op[i] != r->op[i - 1];
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
-		r->n_attn += r->kind[i] >= K_ALIAS;
-		r->n_dropped += r->kind[i] == K_ALIAS;
+		r->n_attn += r->kind[i] >= K_ALIAS && (i == 0 || r->op[i] != r->op[i - 1]);
+		r->n_dropped += r->kind[i] == K_ALIAS && strcmp(r->op[i]->type, "transpose") == 0;
 	}
 	return true;
 }
@@ -567,21 +849,30 @@ static uint32_t conv_ops(const struct run *r)
 
 /* A new op into buffer `to` (a whole Block.operations field): type, (param,
  * value) pairs, one output of dtype/dims, name attribute = the output. */
-static void emit_op(struct al_buf *to, const char *type, const char *const *in, int n_in, const char *out,
-		    int dt, int rank, const int64_t *dims)
+static void emit_op_outs(struct al_buf *to, const char *type, const char *const *in, int n_in,
+			 const char *const *out, int n_out, int dt, int rank, const int64_t (*dims)[4])
 {
 	struct al_buf op = {0}, v = {0};
 	ali_buf_str(&op, OP_TYPE, type);
 	for (int i = 0; i < n_in; i++)
 		ali_mil_put_input(&op, in[2 * i], in[2 * i + 1]);
-	ali_mil_put_output(&op, out, dt, rank, dims);
-	ali_mil_put_string_value(&v, out);
+	for (int i = 0; i < n_out; i++)
+		ali_mil_put_output(&op, out[i], dt, rank, dims[i]);
+	ali_mil_put_string_value(&v, out[0]);
 	ali_mil_put_attr(&op, "name", v.p, v.n);
 	op.failed |= v.failed;
 	ali_buf_free(&v);
 	to->failed |= op.failed;
 	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
 	ali_buf_free(&op);
+}
+
+static void emit_op(struct al_buf *to, const char *type, const char *const *in, int n_in, const char *out,
+		    int dt, int rank, const int64_t *dims)
+{
+	int64_t d[1][4] = {{0}};
+	memcpy(d[0], dims, (size_t)(rank < 4 ? rank : 4) * sizeof *dims);
+	emit_op_outs(to, type, in, n_in, &out, 1, dt, rank, (const int64_t(*)[4])d);
 }
 
 /* A const into `to`: an immediate int32 / bool / fp tensor, or a string scalar. */
@@ -673,6 +964,37 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		return false; /* an attention product: not a candidate (a run takes it along) */
 	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
 		return ali_mil_say(c, "not in the program's main block");
+	struct run r, r0;
+	const char *stop = NULL;
+	/* an earlier run of the same stretch of layout ops takes this one along:
+	 * replay the runs from the first linear of the stretch */
+	uint32_t w = n->index;
+	for (uint32_t k = n->index; k-- > 0;) {
+		const struct al_node *p = &g->nodes[k];
+		if (const_like(p))
+			continue;
+		if (!p->type || !(strcmp(p->type, "linear") == 0 || strcmp(p->type, "matmul") == 0 ||
+				  strcmp(p->type, "reshape") == 0 || strcmp(p->type, "transpose") == 0 ||
+				  strcmp(p->type, "softmax") == 0 || strcmp(p->type, "layer_norm") == 0 ||
+				  strcmp(p->type, "add") == 0 || strcmp(p->type, "sub") == 0 ||
+				  strcmp(p->type, "mul") == 0 || strcmp(p->type, "split") == 0 || is_unary(p->type)))
+			break;
+		w = k;
+	}
+	for (uint32_t k = w; k < n->index;) {
+		const struct al_node *p = &g->nodes[k];
+		if (!starts_run(c, p)) {
+			k++;
+			continue;
+		}
+		uint32_t next = k + 1;
+		if (collect_run(c, p, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n_ops) {
+			if (in_run(&r, n))
+				return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
+			next = r.op[r.n - 1]->index + 1;
+		}
+		k = next;
+	}
 	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
 	int sf = seq_flex(o);
 	if (sf == -1)
@@ -683,42 +1005,14 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	int odt = c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
 	if (odt != AL_DT_FP16 && odt != AL_DT_FP32)
 		return ali_mil_say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(odt));
-	struct run r;
-	struct run r0 = {.B = o->dims[0], .S = {o->dims[1], 0}, .flex = {sf == 1, false}, .ns = 1, .dt = odt};
-	if (!layout_op(c, &r0, n)) {
+	const struct al_node *pre = seq_first_entry(n);
+	bool starts = run_init(n, pre, &r0);
+	if (starts && pre)
+		r0.n = layout_op(c, &r0, pre);
+	if (!starts || (pre && !r0.n) || !layout_op(c, &r0, n)) {
 		if (strcmp(n->type, "matmul") == 0)
 			return ali_mil_say(c, "not a [B, S, K] value by a constant [K, N] weight in weight.bin");
 		return ali_mil_say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
-	}
-	/* an earlier run of the same stretch of layout ops takes this one along:
-	 * replay the runs from the first linear of the stretch */
-	uint32_t w = n->index;
-	for (uint32_t k = n->index; k-- > 0;) {
-		const struct al_node *p = &g->nodes[k];
-		if (p->type && strcmp(p->type, "const") == 0)
-			continue;
-		if (!p->type || !(strcmp(p->type, "linear") == 0 || strcmp(p->type, "matmul") == 0 ||
-				  strcmp(p->type, "reshape") == 0 || strcmp(p->type, "transpose") == 0 ||
-				  strcmp(p->type, "softmax") == 0 || strcmp(p->type, "layer_norm") == 0 ||
-				  strcmp(p->type, "add") == 0 || strcmp(p->type, "sub") == 0 ||
-				  strcmp(p->type, "mul") == 0 || is_unary(p->type)))
-			break;
-		w = k;
-	}
-	const char *stop = NULL;
-	for (uint32_t k = w; k < n->index;) {
-		const struct al_node *p = &g->nodes[k];
-		if (!starts_run(c, p)) {
-			k++;
-			continue;
-		}
-		uint32_t next = k + 1;
-		if (collect_run(c, p, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n) {
-			if (in_run(&r, n))
-				return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
-			next = r.op[r.n - 1]->index + 1;
-		}
-		k = next;
 	}
 	if (!collect_run(c, n, &r, &stop))
 		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
@@ -732,16 +1026,16 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
-	if (conv_ops(&r) > r.n)
-		return ali_mil_say(c, "a run of %u ops would need %u reshapes / transposes in and out (%s)", r.n,
+	if (conv_ops(&r) > r.n_ops)
+		return ali_mil_say(c, "a run of %u ops would need %u reshapes / transposes in and out (%s)", r.n_ops,
 			      conv_ops(&r), stop ? stop : "the block ends after it");
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		if (r.n_attn)
 			snprintf(c->after, sizeof c->after, "a run of %u ops (%u -> 1x1 conv, %u of attention, %u "
-				 "transposes dropped) in the (B, C, 1, S) layout", r.n, r.n_linear, r.n_attn, r.n_dropped);
+				 "transposes dropped) in the (B, C, 1, S) layout", r.n_ops, r.n_linear, r.n_attn, r.n_dropped);
 		else
 			snprintf(c->after, sizeof c->after, "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout",
-				 r.n, r.n_linear);
+				 r.n_ops, r.n_linear);
 		return true;
 	}
 	int dt = r.dt;
@@ -750,12 +1044,6 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	 * [B, 1, C] and [B, C, 1, 1] hold the same bytes (one reshape, no transpose) */
 	int64_t B = r.B;
 	const struct al_node *last = r.op[r.n - 1];
-	for (uint32_t i = 0; i < r.n; i++) {
-		if (r.kind[i] == K_ALIAS)
-			r.bc[i] = r.bc[r.src[i][0]];
-		else if (!(r.bc[i] = ali_mil_fresh(c, r.op[i]->outputs[0], "bc1s")))
-			return ali_mil_say(c, "no free value name");
-	}
 	/* entries: every value the run reads from before it */
 	struct al_buf ent = {0}, body = {0}, tail = {0};
 	const char *ein[MAX_RUN * 2], *ebc[MAX_RUN * 2];
@@ -815,10 +1103,28 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			ebc[ne++] = t2;
 		}
 	}
+	/* the new names: an alias is the value it aliases (one converted at the
+	 * entry: sequence-first attention's way in) */
+	for (uint32_t i = 0; i < r.n && ok; i++) {
+		al_span b;
+		r.bc[i] = NULL;
+		if (r.kind[i] == K_ALIAS && r.src[i][0] >= 0)
+			r.bc[i] = r.bc[r.src[i][0]];
+		else if (r.kind[i] == K_ALIAS && ali_mil_param_binding(r.op[i], "x", 0, &b) == 1)
+			for (uint32_t e = 0; e < ne && !r.bc[i]; e++)
+				r.bc[i] = strlen(ein[e]) == b.n && memcmp(ein[e], b.p, b.n) == 0 ? ebc[e] : NULL;
+		else if (r.kind[i] != K_ALIAS)
+			r.bc[i] = ali_mil_fresh(c, slot_name(&r, i), "bc1s");
+		if (!r.bc[i])
+			ok = ali_mil_say(c, "no free value name");
+	}
 	/* the run's ops in the layout, then the exits */
 	const char *cstr = NULL, *cpad = NULL, *cdil = NULL, *cgrp = NULL, *cvalid = NULL, *cax1 = NULL;
-	const char *cf = NULL, *ct = NULL, *cax2 = NULL;
+	const char *cf = NULL, *ct = NULL, *cax2 = NULL, *csplit = NULL;
 	double one2[2] = {1, 1}, zero4[4] = {0, 0, 0, 0}, g1 = 1, ax1[1] = {1}, fv = 0, tv = 1, ax2 = 2;
+	bool any_split = false;
+	for (uint32_t i = 0; i < r.n; i++)
+		any_split |= r.kind[i] == K_SPLIT;
 	int64_t d2a[1] = {2}, d1a[1] = {1};
 	if (ok) {
 		cstr = emit_const(c, &body, n->outputs[0], "strides", AL_DT_INT32, 1, d2a, one2, 2, NULL);
@@ -834,6 +1140,10 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			cax2 = ct ? emit_const(c, &body, n->outputs[0], "axis_keys", AL_DT_INT32, 0, NULL, &ax2, 1, NULL) : NULL;
 			ok = cax2 != NULL;
 		}
+		if (ok && any_split) {
+			csplit = emit_const(c, &body, n->outputs[0], "axis_c", AL_DT_INT32, 0, NULL, ax1, 1, NULL);
+			ok = csplit != NULL;
+		}
 	}
 	al_span dels[MAX_DELS];
 	uint32_t nd = 0;
@@ -843,7 +1153,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		new_dims(&r, i, od);
 		const char *in[40];
 		int ni = 0;
-		if (r.kind[i] == K_ALIAS)
+		if (r.kind[i] == K_ALIAS || (i > 0 && r.op[i] == r.op[i - 1]))
 			continue;
 		if (r.kind[i] == K_SPLITR || r.kind[i] == K_JOINR) {
 			al_span b;
@@ -961,7 +1271,22 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				to = cax1;
 			if (r.kind[i] == K_SOFTMAX && strcmp(pm, "axis") == 0)
 				to = cax2;
-			if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0) {
+			if (r.kind[i] == K_SPLIT && strcmp(pm, "axis") == 0)
+				to = csplit;
+			struct al_mil_value ix, lut;
+			const struct al_node *lw = strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0 ?
+							   lut_weight(p, "weight", dt, &ix, &lut) : NULL;
+			if (lw) { /* palettized: the same indices and lut, expanding to [N, K, 1, 1] */
+				const char *wn = ali_mil_fresh(c, v, "1x1");
+				if (!wn) {
+					ok = ali_mil_say(c, "no free value name");
+					break;
+				}
+				emit_lut_weight(&body, wn, dt, &ix, &lut);
+				to = wn;
+				if (ali_mil_readers(g, v, 0) == 1 && nd < MAX_DELS)
+					dels[nd++] = al_src(lw)->msg;
+			} else if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0) {
 				/* the same blob, declared [N, K, 1, 1] */
 				const struct al_node *saved = c->n;
 				al_span wd;
@@ -993,6 +1318,15 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			for (int e = 0; e < 10; e++)
 				in[ni++] = extra[e];
 			emit_op(&body, "conv", in, ni / 2, r.bc[i], dt, 4, od);
+		} else if (r.kind[i] == K_SPLIT) { /* one op, a slot per output */
+			const char *outs[MAX_RUN];
+			int64_t dd[MAX_RUN][4];
+			uint32_t k = 0;
+			for (; i + k < r.n && r.op[i + k] == p; k++) {
+				outs[k] = r.bc[i + k];
+				new_dims(&r, i + k, dd[k]);
+			}
+			emit_op_outs(&body, "split", in, ni / 2, outs, (int)k, dt, 4, (const int64_t(*)[4])dd);
 		} else {
 			emit_op(&body, p->type, in, ni / 2, r.bc[i], dt, 4, od);
 		}
@@ -1011,7 +1345,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			const char *v = cn->outputs[0];
 			uint32_t inside = 0;
 			for (uint32_t q = 0; q < r.n; q++)
-				for (uint32_t a = 0; a < r.op[q]->n_inputs; a++)
+				for (uint32_t a = 0; !(q > 0 && r.op[q] == r.op[q - 1]) && a < r.op[q]->n_inputs; a++)
 					inside += r.op[q]->inputs[a] && strcmp(r.op[q]->inputs[a], v) == 0;
 			bool seen = false;
 			for (uint32_t q = 0; q < nd && !seen; q++)
@@ -1022,16 +1356,21 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	}
 	uint32_t nx = 0;
 	for (uint32_t i = 0; i < r.n && ok; i++) {
-		const struct al_node *p = r.op[i];
-		const char *v = p->outputs[0];
+		const char *v = slot_name(&r, i);
 		if (r.lay[i] != LAY_BSC || !read_outside(&r, g, v))
 			continue;
+		/* back to its own form: [B, S, X]; sequence-first (B = 1) [S, 1, X] or [S, X], the same bytes */
 		int64_t S = seq_dim(&r, r.sq[i]);
 		bool one = S == 1;
-		int64_t X = p->out_shapes[0].dims[2], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
-		double sh[3] = {(double)B, (double)S, (double)X};
-		int64_t d3a[1] = {3};
-		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, 3, NULL);
+		int rk = tok_rank(r.tf[i]);
+		int64_t X = slot_shape(&r, i)->dims[rk - 1], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
+		if (r.tf[i] == TF_SBC)
+			d3[0] = S, d3[1] = 1;
+		else if (r.tf[i] == TF_TC)
+			d3[0] = S, d3[1] = X;
+		double sh[3] = {(double)d3[0], (double)d3[1], (double)d3[2]};
+		int64_t d3a[1] = {rk};
+		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, (size_t)rk, NULL);
 		const char *t1 = cs ? ali_mil_fresh(c, v, "bs1c") : NULL;
 		if (!t1) {
 			ok = cs ? ali_mil_say(c, "no free value name") : false;
@@ -1040,7 +1379,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
 		if (!one)
 			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
-		emit_op(&body, "reshape", i2, 2, v, dt, 3, d3);
+		emit_op(&body, "reshape", i2, 2, v, dt, rk, d3);
 		nx++;
 	}
 	if (ok && (ent.failed || body.failed))
@@ -1058,8 +1397,9 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		if (!st)
 			st = ali_splice_replace(c->s->sp, al_src(last)->msg, al_src(last)->msg.p, al_src(last)->msg.n,
 					       tail.p, tail.n);
-		for (uint32_t i = 1; i + 1 < r.n && !st; i++)
-			st = ali_splice_delete(c->s->sp, al_src(r.op[i])->msg);
+		for (uint32_t i = 0; i < r.n && !st; i++)
+			if (r.op[i] != n && r.op[i] != last && !(i > 0 && r.op[i] == r.op[i - 1]))
+				st = ali_splice_delete(c->s->sp, al_src(r.op[i])->msg);
 		for (uint32_t i = 0; i < nd && !st; i++)
 			st = ali_splice_delete(c->s->sp, dels[i]);
 		if (st)
@@ -1073,16 +1413,16 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	for (uint32_t i = 0; i < ne && c->n_names < 120; i++)
 		c->names[c->n_names++] = ebc[i];
 	for (uint32_t i = 0; i < r.n && c->n_names < 120; i++)
-		if (r.kind[i] != K_ALIAS)
+		if (r.kind[i] != K_ALIAS && !(i > 0 && r.op[i] == r.op[i - 1]))
 			c->names[c->n_names++] = r.bc[i];
 	if (r.n_attn)
 		snprintf(c->after, sizeof c->after,
 			 "a run of %u ops (%u -> 1x1 conv, %u of attention, %u transposes dropped) in the (B, C, 1, S) "
-			 "layout: %u entr%s, %u exit%s", r.n, r.n_linear, r.n_attn, r.n_dropped, ne, ne == 1 ? "y" : "ies",
+			 "layout: %u entr%s, %u exit%s", r.n_ops, r.n_linear, r.n_attn, r.n_dropped, ne, ne == 1 ? "y" : "ies",
 			 nx, nx == 1 ? "" : "s");
 	else
 		snprintf(c->after, sizeof c->after,
-			 "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout: %u entr%s, %u exit%s", r.n,
+			 "a run of %u ops (%u linear -> 1x1 conv) in the (B, C, 1, S) layout: %u entr%s, %u exit%s", r.n_ops,
 			 r.n_linear, ne, ne == 1 ? "y" : "ies", nx, nx == 1 ? "" : "s");
 	return true;
 }
