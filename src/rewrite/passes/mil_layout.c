@@ -324,30 +324,54 @@ static bool mm_weight(struct al_mil_pass *c, const struct al_node *n, al_span *w
 }
 
 /* A palettized weight: parameter p of n bound to the output [N, K] (dtype dt)
- * of a constexpr_lut_to_dense in its iOS 18 form (indices [N, K] and a lut
- * [G0, G1, 2^bits, V] as literal blobs in weight.bin, no vector_axis): the
- * op, and its indices and lut; NULL otherwise. */
-static const struct al_node *lut_weight(const struct al_node *n, const char *p, int dt, struct al_mil_value *ix,
-					struct al_mil_value *lut)
+ * of a constexpr_lut_to_dense, in its iOS 18 form (inputs: indices [N, K] and
+ * a lut [G0, G1, 2^bits, V] as literal blobs in weight.bin, no vector_axis) or
+ * its iOS 16 / 17 form (attributes: packed uint8 indices, a 1-D lut, shape
+ * [N, K]). NULL when it is neither. */
+struct lut_w {
+	const struct al_node *op;
+	bool ios18;
+	struct al_mil_value ix, lut; /* iOS 18 */
+	al_span iv, lv;              /* iOS 16: the attribute Values, copied as they are */
+	int64_t N, K;
+};
+
+static bool lut_weight(const struct al_node *n, const char *p, int dt, struct lut_w *w)
 {
-	al_span b, iv, lv;
+	al_span b;
+	int64_t sh[3];
+	memset(w, 0, sizeof *w);
 	if (ali_mil_param_binding(n, p, 0, &b) != 1)
-		return NULL;
+		return false;
 	char nm[256];
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
-	const struct al_node *w = ali_mil_producer(n, nm);
-	if (!w || !w->type || strcmp(w->type, "constexpr_lut_to_dense") != 0 || w->n_outputs != 1 || !w->out_types ||
-	    w->out_types[0].kind != 0 || w->out_types[0].dtype != dt || al_src(w)->n_mil_args != 2 ||
-	    ali_mil_param_binding(w, "indices", 0, &iv) != 2 || ali_mil_param_binding(w, "lut", 0, &lv) != 2 ||
-	    !ali_mil_value_read(iv, ix) || !ali_mil_value_read(lv, lut))
-		return NULL;
-	if (ix->kind != AL_MV_BLOB || lut->kind != AL_MV_BLOB || !ix->blob_in_weights || !lut->blob_in_weights ||
-	    ix->rank != 2 || lut->rank != 4 || lut->dtype != dt || ix->dims[0] <= 0 || ix->dims[1] <= 0)
-		return NULL;
+	const struct al_node *op = ali_mil_producer(n, nm);
+	if (!op || !op->type || strcmp(op->type, "constexpr_lut_to_dense") != 0 || op->n_outputs != 1 ||
+	    !op->out_types || op->out_types[0].kind != 0 || op->out_types[0].dtype != dt)
+		return false;
+	w->op = op;
+	if (al_src(op)->n_mil_args == 0) { /* iOS 16 / 17: attributes */
+		if (!ali_mil_attr(op, "indices", &w->iv) || !ali_mil_attr(op, "lut", &w->lv) ||
+		    !ali_mil_value_read(w->iv, &w->ix) || !ali_mil_value_read(w->lv, &w->lut) ||
+		    ali_mil_param_ints(op, "shape", sh, 3) != 2 || w->lut.rank != 1 || w->lut.dtype != dt)
+			return false;
+		w->N = sh[0], w->K = sh[1];
+		return w->N > 0 && w->K > 0;
+	}
+	al_span iv, lv;
+	w->ios18 = true;
+	if (al_src(op)->n_mil_args != 2 || ali_mil_param_binding(op, "indices", 0, &iv) != 2 ||
+	    ali_mil_param_binding(op, "lut", 0, &lv) != 2 || !ali_mil_value_read(iv, &w->ix) ||
+	    !ali_mil_value_read(lv, &w->lut))
+		return false;
+	if (w->ix.kind != AL_MV_BLOB || w->lut.kind != AL_MV_BLOB || !w->ix.blob_in_weights ||
+	    !w->lut.blob_in_weights || w->ix.rank != 2 || w->lut.rank != 4 || w->lut.dtype != dt)
+		return false;
 	for (int i = 0; i < 4; i++)
-		if (lut->dims[i] <= 0)
-			return NULL;
-	return w;
+		if (w->lut.dims[i] <= 0)
+			return false;
+	w->N = w->ix.dims[0], w->K = w->ix.dims[1];
+	return w->N > 0 && w->K > 0;
 }
 
 /* An input bound to a literal Value v (Binding.value = 2). */
@@ -376,21 +400,41 @@ static void blob_value(struct al_buf *v, int dt, int rank, const int64_t *dims, 
 	ali_mil_put_blob_value(v, off);
 }
 
-/* The palettized weight as a conv reads it: the same indices and lut blobs
- * declared [N, K, 1, 1] and [G0, G1, 1, 1, 2^bits, V] (the op definition: a
- * lut of the indices' rank + 2, each group count dividing its axis), so the
- * op expands to [N, K, 1, 1]; nothing decoded, no byte copied. */
-static void emit_lut_weight(struct al_buf *to, const char *name, int dt, const struct al_mil_value *ix,
-			    const struct al_mil_value *lut)
+/* The palettized weight as a conv reads it, expanding to [N, K, 1, 1] (the
+ * same order of values): iOS 18, the same indices and lut blobs declared
+ * [N, K, 1, 1] and [G0, G1, 1, 1, 2^bits, V] (the op definition: a lut of the
+ * indices' rank + 2, each group count dividing its axis); iOS 16 / 17, the same
+ * indices and lut, shape [N, K, 1, 1]. Nothing decoded, no byte copied. */
+static void emit_lut_weight(struct al_buf *to, const char *name, int dt, const struct lut_w *w)
 {
 	struct al_buf op = {0}, iv = {0}, lv = {0}, nv = {0};
-	int64_t id[4] = {ix->dims[0], ix->dims[1], 1, 1};
-	int64_t ld[6] = {lut->dims[0], lut->dims[1], 1, 1, lut->dims[2], lut->dims[3]};
+	int64_t id[4] = {w->N, w->K, 1, 1};
 	ali_buf_str(&op, OP_TYPE, "constexpr_lut_to_dense");
-	blob_value(&iv, ix->dtype, 4, id, ix->blob_offset);
-	blob_value(&lv, lut->dtype, 6, ld, lut->blob_offset);
-	put_input_value(&op, "indices", &iv);
-	put_input_value(&op, "lut", &lv);
+	if (w->ios18) {
+		int64_t ld[6] = {w->lut.dims[0], w->lut.dims[1], 1, 1, w->lut.dims[2], w->lut.dims[3]};
+		blob_value(&iv, w->ix.dtype, 4, id, w->ix.blob_offset);
+		blob_value(&lv, w->lut.dtype, 6, ld, w->lut.blob_offset);
+		put_input_value(&op, "indices", &iv);
+		put_input_value(&op, "lut", &lv);
+	} else { /* shape: uint32 [4], an immediate TensorValue.bytes as coremltools writes it */
+		struct al_buf vt = {0}, rep = {0};
+		uint8_t raw[16];
+		for (int i = 0; i < 4; i++)
+			for (int k = 0; k < 4; k++)
+				raw[4 * i + k] = (uint8_t)((uint64_t)id[i] >> (8 * k));
+		int64_t d4[1] = {4};
+		ali_surgery_put_vtype(&vt, AL_DT_UINT32, 1, d4);
+		ali_buf_len(&iv, V_TYPE, vt.p, vt.n);
+		ali_buf_len(&rep, 1, raw, sizeof raw);
+		ali_mil_put_immediate(&iv, 7, &rep);
+		iv.failed |= vt.failed;
+		ali_buf_free(&vt);
+		ali_buf_free(&rep);
+		ali_mil_put_attr(&op, "indices", w->iv.p, w->iv.n);
+		ali_mil_put_attr(&op, "lut", w->lv.p, w->lv.n);
+		ali_mil_put_attr(&op, "shape", iv.p, iv.n);
+		op.failed |= iv.failed;
+	}
 	ali_mil_put_output(&op, name, dt, 4, id);
 	ali_mil_put_string_value(&nv, name);
 	ali_mil_put_attr(&op, "name", nv.p, nv.n);
@@ -451,10 +495,10 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		int wdt;
 		struct al_mil_value wv, bv;
 		c->n = n;
-		struct al_mil_value ix, lut;
+		struct lut_w lw;
 		bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && TOK_OF(fx, sx) && xx > 0;
-		if (ok && lut_weight(n, "weight", r->dt, &ix, &lut)) /* palettized: read as it is */
-			ok = ix.dims[0] == XO && ix.dims[1] == xx;
+		if (ok && lut_weight(n, "weight", r->dt, &lw)) /* palettized: read as it is */
+			ok = lw.N == XO && lw.K == xx;
 		else
 			ok = ok && ali_mil_param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == XO &&
 			     wv.dims[1] == xx;
@@ -1273,19 +1317,18 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				to = cax2;
 			if (r.kind[i] == K_SPLIT && strcmp(pm, "axis") == 0)
 				to = csplit;
-			struct al_mil_value ix, lut;
-			const struct al_node *lw = strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0 ?
-							   lut_weight(p, "weight", dt, &ix, &lut) : NULL;
-			if (lw) { /* palettized: the same indices and lut, expanding to [N, K, 1, 1] */
+			struct lut_w lw;
+			if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0 && lut_weight(p, "weight", dt, &lw)) {
+				/* palettized: the same indices and lut, expanding to [N, K, 1, 1] */
 				const char *wn = ali_mil_fresh(c, v, "1x1");
 				if (!wn) {
 					ok = ali_mil_say(c, "no free value name");
 					break;
 				}
-				emit_lut_weight(&body, wn, dt, &ix, &lut);
+				emit_lut_weight(&body, wn, dt, &lw);
 				to = wn;
 				if (ali_mil_readers(g, v, 0) == 1 && nd < MAX_DELS)
-					dels[nd++] = al_src(lw)->msg;
+					dels[nd++] = al_src(lw.op)->msg;
 			} else if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0) {
 				/* the same blob, declared [N, K, 1, 1] */
 				const struct al_node *saved = c->n;
