@@ -6,7 +6,8 @@
 # decoding it: the lut op is written again, expanding to [N, K, 1, 1] (iOS 18: the
 # same indices / lut blobs declared [N, K, 1, 1] / [G0, G1, 1, 1, 16, 1]; iOS 16 / 17:
 # the same attributes, shape [N, K, 1, 1]); the old lut op goes. Checked on crafted
-# fix_mil_pal_ios17 / _ios18 (tools/mkfixture_pal.py) and, when ../shared is there,
+# fix_mil_pal_ios17 / _ios18 (tools/mkfixture_pal.py; _ios18 pre-LN: the run starts at
+# the layer_norm before its first linear) and, when ../shared is there,
 # the corpus's tblock_pal4_grouped_g8_ios18 (a pre-LN block, palettized per grouped
 # channel):
 #  - applied, proved (bit-identical on the fixtures), verify passes, the output
@@ -37,9 +38,10 @@ judge() {
 	fi
 }
 W=Data/com.apple.CoreML/weights/weight.bin
-RUN='a run of 5 ops (2 linear -> 1x1 conv) in the (B, C, 1, S) layout'
-
 for v in 17 18; do
+	# ios18 is pre-LN: its layer_norm on x joins the run as its entry op
+	n=5 && [ $v = 18 ] && n=6
+	RUN="a run of $n ops (2 linear -> 1x1 conv) in the (B, C, 1, S) layout"
 	F=$C/fix_mil_pal_ios$v.mlpackage
 	O=$T/p$v.mlpackage
 	"$ANELINT" fix "$F" -o "$O" --allow reassociate --format json >"$T/p$v.json" 2>"$T/p$v.err"
@@ -51,12 +53,15 @@ for v in 17 18; do
 		{ bad "ios$v: verify"; cat "$T/v$v.out"; }
 	cmp -s "$F/$W" "$O/$W" && ok || bad "ios$v: weight.bin changed (a palettized weight decoded or copied?)"
 	"$ANELINT" info -f mil "$O" >"$T/p$v.mil"
+	x=x_bc1s
+	[ $v = 18 ] && x=xn_bc1s
 	if [ $v = 18 ]; then
 		grep -qE 'tensor<fp16, \[32, 16, 1, 1\]> w1_palettized_1x1 = constexpr_lut_to_dense\(indices = tensor<uint4, \[32, 16, 1, 1\]>\(BLOBFILE.*offset = tensor<uint64, \[\]>\(64\)\)\), lut = tensor<fp16, \[4, 1, 1, 1, 16, 1\]>' "$T/p$v.mil"
 	else
 		grep -qE 'tensor<fp16, \[32, 16, 1, 1\]> w1_palettized_1x1 = constexpr_lut_to_dense\(\)\[indices = tensor<uint8, \[256\]>\(BLOBFILE.*offset = tensor<uint64, \[\]>\(64\)\)\), lut = tensor<fp16, \[16\]>.*shape = tensor<uint32, \[4\]>\(\[32, 16, 1, 1\]\)' "$T/p$v.mil"
 	fi
-	[ $? -eq 0 ] && grep -qE '> h1_bc1s = conv\(x = x_bc1s, weight = w1_palettized_1x1' "$T/p$v.mil" &&
+	[ $? -eq 0 ] && grep -qE "> h1_bc1s = conv\\(x = $x, weight = w1_palettized_1x1" "$T/p$v.mil" &&
+		{ [ $v = 17 ] || grep -qE '> xn_bc1s = layer_norm\(x = x_bc1s' "$T/p$v.mil"; } &&
 		grep -qE '> h2_bc1s = conv\(x = g_bc1s, weight = w2_palettized_1x1' "$T/p$v.mil" &&
 		! grep -qE '> w[12]_palettized = ' "$T/p$v.mil" && [ "$(grep -c 'constexpr_lut_to_dense' "$T/p$v.mil")" -eq 2 ] && ok ||
 		{ bad "ios$v: the lut ops written"; cat "$T/p$v.mil"; }
@@ -70,16 +75,20 @@ for v in 17 18; do
 		ok || { bad "ios$v: --dry-run parity"; diff "$T/p$v.json" "$T/d$v.json"; }
 done
 
-# the corpus's palettized pre-LN block: its attention half (4 palettized linears) in one run
+# the corpus's palettized pre-LN block: the whole block in one run from its first layer_norm
+# (the run's entry op), all 6 palettized linears -> 1x1 convs
 E=../shared/corpus/modern/tblock_pal4_grouped_g8_ios18.mlpackage
 if [ -d "$E" ]; then
 	"$ANELINT" fix "$E" -o "$T/tb.mlpackage" --allow reassociate --format json >"$T/tb.json" 2>"$T/tb.err"
-	[ $? -eq 0 ] && grep -q '"layer": "linear_0_cast_fp16".*"applied": true, "after": "a run of 16 ops (4 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/tb.json" &&
+	[ $? -eq 0 ] && grep -q '"layer": "linear_0_cast_fp16".*"applied": true, "after": "a run of 23 ops (6 -> 1x1 conv, 11 of attention, 4 transposes dropped) in the (B, C, 1, S) layout: 1 entry, 1 exit"' "$T/tb.json" &&
 		grep -q '"proved": true, "pass": true' "$T/tb.json" && ok || { bad "tblock_pal4: applied"; cat "$T/tb.json" "$T/tb.err"; }
 	"$ANELINT" verify --random "$E" "$T/tb.mlpackage" >"$T/tb.v" 2>&1 && grep -q '^PASS' "$T/tb.v" && ok ||
 		{ bad "tblock_pal4: verify"; cat "$T/tb.v"; }
-	[ "$("$ANELINT" info -f mil "$T/tb.mlpackage" | grep -c 'uint4, \[64, 64, 1, 1\]')" -eq 4 ] && ok ||
-		bad "tblock_pal4: the 4 attention weights read as [64, 64, 1, 1]"
+	"$ANELINT" info -f mil "$T/tb.mlpackage" >"$T/tb.mil"
+	[ "$(grep -c 'uint4, \[64, 64, 1, 1\]' "$T/tb.mil")" -eq 4 ] && grep -q 'uint4, \[256, 64, 1, 1\]' "$T/tb.mil" &&
+		grep -q 'uint4, \[64, 256, 1, 1\]' "$T/tb.mil" && [ "$(grep -cE '= transpose\(' "$T/tb.mil")" -eq 2 ] &&
+		grep -qE '> x_cast_fp16_bc1s = layer_norm\(' "$T/tb.mil" && ok ||
+		{ bad "tblock_pal4: the 6 weights read as [N, K, 1, 1], the layer_norm in the run, 2 transposes (entry, exit) left"; cat "$T/tb.mil"; }
 	judge "$T/tb.mlpackage"
 else
 	skip=$((skip + 1))

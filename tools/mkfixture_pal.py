@@ -12,7 +12,8 @@ ios17 (spec 8, opset CoreML7): constexpr_lut_to_dense in its iOS 16 / 17 form,
   convnet_pal4_tensor_ios17 writes them;
 ios18 (spec 9, opset CoreML8): the iOS 18 form, inputs indices (uint4 [N, K],
   blob dtype 11) and lut (fp16 [N/8, 1, 16, 1]: per grouped channel, group 8)
-  as literal blobs - as the corpus's tblock_pal4_grouped_g8_ios18 writes them.
+  as literal blobs - as the corpus's tblock_pal4_grouped_g8_ios18 writes them;
+  pre-LN: a layer_norm (no gamma / beta) on x before the first linear.
 Biases and layer_norm's gamma / beta are fp16 blobs. Indices and table values
 are deterministic. Run from the repository root: `python3 tools/mkfixture_pal.py`."""
 
@@ -71,11 +72,17 @@ def block(ios18):
         const("b2", v_blob("fp16", [C], offs[5]), f16([C])),
         const("gamma", v_blob("fp16", [C], offs[6]), f16([C])),
         const("beta", v_blob("fp16", [C], offs[7]), f16([C])),
-        op("linear", [("x", "x"), ("weight", "w1_palettized"), ("bias", "b1")], [("h1", f16([1, 8, F]))]),
+        const("axes", v_ints([-1]), ttype("int32", [1])),
+    ]
+    xin = "x"
+    if ios18:  # pre-LN: the run's entry op is this layer_norm
+        xin = "xn"
+        ops.append(op("layer_norm", [("x", "x"), ("axes", "axes")], [("xn", f16(X))]))
+    ops += [
+        op("linear", [("x", xin), ("weight", "w1_palettized"), ("bias", "b1")], [("h1", f16([1, 8, F]))]),
         op("gelu", [("x", "h1")], [("g", f16([1, 8, F]))]),
         op("linear", [("x", "g"), ("weight", "w2_palettized"), ("bias", "b2")], [("h2", f16(X))]),
         op("add", [("x", "x"), ("y", "h2")], [("r", f16(X))]),
-        const("axes", v_ints([-1]), ttype("int32", [1])),
         op("layer_norm", [("x", "r"), ("axes", "axes"), ("gamma", "gamma"), ("beta", "beta")], [("y", f16(X))]),
     ]
     desc = description([array_feature("x", X, FLOAT16)], [array_feature("y", X, FLOAT16)],

@@ -82,6 +82,7 @@ struct run {
 	uint8_t sq[MAX_RUN], sk[MAX_RUN]; /* the sequence (an index of S) of value i; scores: of the queries, keys */
 	uint32_t n, n_linear, n_attn, n_dropped, n_conv; /* n_conv: values converted in and out */
 	uint32_t n_ops; /* the ops of its n slots */
+	uint32_t n_gain; /* of those, the ops whose conversion the layout pays for (all but a layer_norm entry op) */
 	/* the sequences of the run: its first op's, and the keys' / values' of a
 	 * cross-attention (another tensor); a symbolic one (a flexible input) has
 	 * flex set and its default size */
@@ -714,10 +715,12 @@ static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
 	return p->type && (strcmp(p->type, "linear") == 0 || (strcmp(p->type, "matmul") == 0 && const_of(p, "y")));
 }
 
-/* Sequence-first attention's way in: the transpose [B, S, C] -> [S, B, C]
- * (perm [1, 0, 2], B = 1) of a value from before, right before `first` (only
- * consts between them) and read by it; NULL when there is none. */
-static const struct al_node *seq_first_entry(const struct al_node *first)
+/* The op a run takes along before `first` (its x's producer, right before it:
+ * only consts between them, at index >= floor, i.e. in no earlier run): the
+ * way into sequence-first attention, a transpose [B, S, C] -> [S, B, C] (perm
+ * [1, 0, 2], B = 1), or a pre-LN block's layer_norm over the last axis; NULL
+ * when there is none. */
+static const struct al_node *run_entry_op(const struct al_node *first, uint32_t floor)
 {
 	const struct al_graph *g = first->owner;
 	al_span b;
@@ -727,10 +730,16 @@ static const struct al_node *seq_first_entry(const struct al_node *first)
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
 	const struct al_node *p = ali_mil_producer(first, nm);
 	int pm[3];
+	double ax[2];
 	struct al_shape s;
-	if (!p || p->owner != g || p->index >= first->index || !p->type || strcmp(p->type, "transpose") != 0 ||
-	    !perm_of(p, 3, pm) || pm[0] != 1 || pm[1] != 0 || pm[2] != 2 || !ali_mil_param_shape(p, "x", &s) ||
-	    s.rank != 3 || s.dims[0] != 1 || seq_flex(&s) < 0)
+	if (!p || p->owner != g || p->index >= first->index || p->index < floor || !p->type ||
+	    !ali_mil_param_shape(p, "x", &s) || s.rank != 3 || seq_flex(&s) < 0)
+		return NULL;
+	bool ln = strcmp(p->type, "layer_norm") == 0 && ali_mil_param_floats(p, "axes", ax, 2) == 1 &&
+		  (ax[0] == -1 || ax[0] == 2);
+	bool sf = strcmp(p->type, "transpose") == 0 && perm_of(p, 3, pm) && pm[0] == 1 && pm[1] == 0 && pm[2] == 2 &&
+		  s.dims[0] == 1;
+	if (!ln && !sf)
 		return NULL;
 	for (uint32_t k = p->index + 1; k < first->index; k++)
 		if (!const_like(&g->nodes[k]))
@@ -739,8 +748,8 @@ static const struct al_node *seq_first_entry(const struct al_node *first)
 }
 
 /* A run's batch, first sequence and dtype: from `first`'s output [B, S, C], or
- * from the [B, S, C] its sequence-first entry transposes. False when neither
- * is a token value of known dims (or B or C is symbolic). */
+ * from the [B, S, C] its entry op reads. False when neither is a token value
+ * of known dims (or B or C is symbolic). */
 static bool run_init(const struct al_node *first, const struct al_node *pre, struct run *r)
 {
 	struct al_shape s;
@@ -755,14 +764,16 @@ static bool run_init(const struct al_node *first, const struct al_node *pre, str
 	return true;
 }
 
-/* The run from op `first` (a linear or matmul by a constant; with its
- * sequence-first entry transpose when it has one): its slots, cut before a
- * heads / scores value would have to leave it. *stop: the op that ended it.
- * False when `first` itself does not work in the layout. */
-static bool collect_run(struct al_mil_pass *c, const struct al_node *first, struct run *r, const char **stop)
+/* The run from op `first` (a linear or matmul by a constant; with its entry
+ * op when it has one at or after floor): its slots, cut before a heads /
+ * scores value would have to leave it. *stop: the op that ended it. False
+ * when `first` itself does not work in the layout. */
+static bool collect_run(struct al_mil_pass *c, const struct al_node *first, uint32_t floor, struct run *r,
+			const char **stop)
 {
 	const struct al_graph *g = first->owner;
-	const struct al_node *pre = seq_first_entry(first);
+	const struct al_node *pre = run_entry_op(first, floor);
+again:
 	*stop = NULL;
 	if (!run_init(first, pre, r))
 		return false;
@@ -779,11 +790,15 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 		}
 		r->n += got;
 	}
-	if (!r->n || (pre && (r->n < 2 || r->op[1] != first)))
+	if (pre && (r->n < 2 || r->op[1] != first)) { /* the entry op does not work in the layout: without it */
+		pre = NULL;
+		goto again;
+	}
+	if (!r->n)
 		return false;
 	al_span xb;
 	const struct al_node *tp = NULL;
-	if (!pre && ali_mil_param_binding(first, "x", 0, &xb) == 1) {
+	if ((!pre || strcmp(pre->type, "transpose") != 0) && ali_mil_param_binding(first, "x", 0, &xb) == 1) {
 		char nm[256];
 		snprintf(nm, sizeof nm, "%.*s", (int)(xb.n < 255 ? xb.n : 255), (const char *)xb.p);
 		tp = ali_mil_producer(first, nm);
@@ -871,8 +886,10 @@ static bool collect_run(struct al_mil_pass *c, const struct al_node *first, stru
 					 "form would leave it", r->op[longest]->name ? r->op[longest]->name : "?",
 					 r->op[longest]->type);
 	r->n_linear = r->n_attn = r->n_dropped = r->n_ops = 0;
+	r->n_gain = pre && strcmp(pre->type, "layer_norm") == 0 ? (uint32_t)-1 : 0;
 	for (uint32_t i = 0; i < r->n; i++) {
 		r->n_ops += i == 0 || r->op[i] != r->op[i - 1];
+		r->n_gain += i == 0 || r->op[i] != r->op[i - 1];
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
 		r->n_attn += r->kind[i] >= K_ALIAS && (i == 0 || r->op[i] != r->op[i - 1]);
 		r->n_dropped += r->kind[i] == K_ALIAS && strcmp(r->op[i]->type, "transpose") == 0;
@@ -1025,6 +1042,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			break;
 		w = k;
 	}
+	uint32_t floor = w; /* the first op after the runs before n: an entry op may be taken from there on */
 	for (uint32_t k = w; k < n->index;) {
 		const struct al_node *p = &g->nodes[k];
 		if (!starts_run(c, p)) {
@@ -1032,10 +1050,10 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			continue;
 		}
 		uint32_t next = k + 1;
-		if (collect_run(c, p, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n_ops) {
+		if (collect_run(c, p, floor, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n_gain) {
 			if (in_run(&r, n))
 				return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
-			next = r.op[r.n - 1]->index + 1;
+			next = floor = r.op[r.n - 1]->index + 1;
 		}
 		k = next;
 	}
@@ -1049,16 +1067,16 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	int odt = c->n->out_types[0].kind == 0 ? c->n->out_types[0].dtype : AL_DT_UNKNOWN;
 	if (odt != AL_DT_FP16 && odt != AL_DT_FP32)
 		return ali_mil_say(c, "the output is %s (fp16 / fp32 only)", al_dtype_name(odt));
-	const struct al_node *pre = seq_first_entry(n);
+	const struct al_node *pre = run_entry_op(n, floor);
 	bool starts = run_init(n, pre, &r0);
-	if (starts && pre)
-		r0.n = layout_op(c, &r0, pre);
-	if (!starts || (pre && !r0.n) || !layout_op(c, &r0, n)) {
+	if (starts && pre && !(r0.n = layout_op(c, &r0, pre)))
+		starts = run_init(n, NULL, &r0); /* the entry op does not work in the layout: without it */
+	if (!starts || !layout_op(c, &r0, n)) {
 		if (strcmp(n->type, "matmul") == 0)
 			return ali_mil_say(c, "not a [B, S, K] value by a constant [K, N] weight in weight.bin");
 		return ali_mil_say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
 	}
-	if (!collect_run(c, n, &r, &stop))
+	if (!collect_run(c, n, floor, &r, &stop))
 		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
 	/* A lone matmul by a constant gets no pass of its own: its readers keep its
 	 * [B, S, N] output, so the exit writes that shape again and a short last axis
@@ -1070,8 +1088,9 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (r.n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
 			      "layout gains", stop ? stop : "the block ends after it");
-	if (conv_ops(&r) > r.n_ops)
-		return ali_mil_say(c, "a run of %u ops would need %u reshapes / transposes in and out (%s)", r.n_ops,
+	if (conv_ops(&r) > r.n_gain)
+		return ali_mil_say(c, "a run of %u ops%s would need %u reshapes / transposes in and out (%s)", r.n_gain,
+			      r.n_gain < r.n_ops ? " (and the layer_norm it starts at)" : "",
 			      conv_ops(&r), stop ? stop : "the block ends after it");
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		if (r.n_attn)
