@@ -8,9 +8,13 @@ in-projection linear, split of q / k / v on the channel axis, reshape to
 [S, B*H, D], q scaled, transposes perm [1, -3, -1] / [1, -1, -3] / [1, 0, 2],
 matmul, softmax axis -1, matmul, transpose back, reshape to the rank-2
 [S*B, C], the out-projection linear, reshape [S, B, C], transpose back,
-residual add, layer_norm). Two blocks of C 16, 2 heads of 8, S 6:
+residual add, layer_norm). Three blocks of C 16, 2 heads of 8, S 6:
   x  [1, 6, 16] (B = 1): carried through the (B, C, 1, S) layout;
-  x2 [2, 6, 16] (B = 2: the heads merged with a batch of 2): refused.
+  x2 [2, 6, 16] (B = 2: the heads merged with a batch of 2, [S, B*H, D]):
+     carried too; its [S, B, C] out-projection o2 is also a model output (an
+     exit back to the sequence-first form);
+  x3 [1, 6, 16]: its attention weights p3 are also a model output, so no run
+     can carry the attention (refused).
 The weights (in_proj [48, 16] + [48], out_proj [16, 16] + [16], fp16) are
 shared by both blocks. Run from the repository root:
 `python3 tools/mkfixture_seqfirst.py`. Deterministic."""
@@ -90,8 +94,9 @@ def main():
            const("b_in", v_blob("fp16", [3 * C], offs[1]), f16([3 * C])),
            const("w_out", v_blob("fp16", [C, C], offs[2]), f16([C, C])),
            const("b_out", v_blob("fp16", [C], offs[3]), f16([C]))]
-    ops += block("", "x", 1) + block("2", "x2", 2)
-    mb = program([("x", [1, S, C]), ("x2", [2, S, C])], [("y", [1, S, C]), ("y2", [2, S, C])], ops,
+    ops += block("", "x", 1) + block("2", "x2", 2) + block("3", "x3", 1)
+    mb = program([("x", [1, S, C]), ("x2", [2, S, C]), ("x3", [1, S, C])],
+                 [("y", [1, S, C]), ("y2", [2, S, C]), ("o2", [S, 2, C]), ("y3", [1, S, C]), ("p3", [H, S, S])], ops,
                  "fix fixture: sequence-first self-attention -> the (B, C, 1, S) layout")
     path = os.path.join(OUT, "fix_mil_seqfirst.mlpackage")
     write_package(path, mb, weights)

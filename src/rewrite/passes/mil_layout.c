@@ -64,15 +64,15 @@ enum { LAY_BSC, LAY_HEADS, LAY_SCORES };          /* the form of a run value */
 enum { AX_B, AX_S, AX_H, AX_D };                   /* the axes of the heads form */
 enum { K_COPY, K_CONV, K_MMW, K_ALIAS, K_SPLITR, K_JOINR, K_SCORES, K_CTX, K_SOFTMAX, K_SPLIT };
 /* A LAY_BSC (token) value's original form: [B, S, C]; sequence-first (as
- * PyTorch's nn.MultiheadAttention without batch_first converts, B = 1 only)
- * [S, B, C] or the out-projection's [S * B, C]. All are [B, C, 1, S] in the layout. */
+ * PyTorch's nn.MultiheadAttention without batch_first converts) [S, B, C] or
+ * the out-projection's [S * B, C]. All are [B, C, 1, S] in the layout. */
 enum { TF_BSC, TF_SBC, TF_TC };
 
 struct run {
 	/* a slot per value: op[i]'s output out[i] (a split fills one slot per output) */
 	const struct al_node *op[MAX_RUN];
 	const char *bc[MAX_RUN]; /* the new name of the slot's value */
-	uint8_t out[MAX_RUN], tf[MAX_RUN], rk[MAX_RUN]; /* rk: a heads / scores value's rank (3: [S, H, D] forms, B = 1) */
+	uint8_t out[MAX_RUN], tf[MAX_RUN], rk[MAX_RUN]; /* rk: a heads / scores value's rank (3: the sequence-first [S, B*H, D] forms, the batch merged with the heads, b major) */
 	uint8_t lay[MAX_RUN], kind[MAX_RUN];
 	/* heads: original axis i holds AX_ ord[i] (rank 3: no AX_B); the new value is [B, H, D, S] */
 	uint8_t ord[MAX_RUN][4];
@@ -148,7 +148,7 @@ static int run_producer(const struct run *r, const char *v)
 }
 
 /* A token form's rank, and whether shape o is that form (any channel count,
- * its last dim) of sequence sid; the sequence-first forms need B = 1. */
+ * its last dim) of sequence sid. */
 static int tok_rank(int tf)
 {
 	return tf == TF_TC ? 2 : 3;
@@ -160,7 +160,9 @@ static bool tok_is(const struct al_shape *o, const struct run *r, int tf, int si
 		return false;
 	if (tf == TF_BSC)
 		return o->dims[0] == r->B && o->dims[1] == r->S[sid];
-	return r->B == 1 && o->dims[0] == r->S[sid] && (tf == TF_TC || o->dims[1] == 1);
+	if (tf == TF_TC)
+		return o->dims[0] == r->S[sid] * r->B;
+	return o->dims[0] == r->S[sid] && o->dims[1] == r->B;
 }
 
 /* The symbolic axis of a token form: its sequence axis. */
@@ -301,7 +303,7 @@ static bool dims_are(const struct al_shape *o, int rank, const int64_t *d)
 /* The original dims of a heads value of order ord (rank rk: 3 has no AX_B). */
 static void heads_dims(const struct run *r, const uint8_t *ord, int rk, int64_t S, int64_t H, int64_t D, int64_t *d)
 {
-	const int64_t size[4] = {r->B, S, H, D};
+	const int64_t size[4] = {r->B, S, rk == 3 ? r->B * H : H, D}; /* rank 3: the batch merged with the heads */
 	for (int i = 0; i < rk; i++)
 		d[i] = size[ord[i]];
 }
@@ -538,7 +540,7 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		/* scores q k^T [B, H, Sq, Sk]: q and k may come from different tensors */
 		if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, rk, AX_B, AX_H, AX_S, AX_D) &&
 		    ord_is(ey, rk, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
-			int64_t d[4] = {r->B, r->H[kx], r->S[r->sq[kx]], r->S[r->sq[ky]]};
+			int64_t d[4] = {r->B, r->H[kx] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->S[r->sq[ky]]};
 			r->lay[i] = LAY_SCORES, r->kind[i] = K_SCORES, r->H[i] = r->H[kx];
 			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx], r->sk[i] = r->sq[ky];
 			return dims_are(o, rk, d + 4 - rk);
@@ -546,7 +548,7 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		/* the context w v [B, H, Sq, D]: v over the keys' sequence */
 		if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS &&
 		    ord_is(ey, rk, AX_B, AX_H, AX_S, AX_D) && r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
-			int64_t d[4] = {r->B, r->H[ky], r->S[r->sq[kx]], r->D[ky]};
+			int64_t d[4] = {r->B, r->H[ky] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->D[ky]};
 			r->lay[i] = LAY_HEADS, r->kind[i] = K_CTX, r->H[i] = r->H[ky], r->D[i] = r->D[ky];
 			if (rk == 4)
 				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
@@ -579,13 +581,14 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !const_of(n, "shape"))
 			return false;
 		r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
-		/* the heads: [B, S, C] -> [B, S, H, D]; sequence-first [S, 1, C] -> [S, H, D] */
+		/* the heads: [B, S, C] -> [B, S, H, D]; sequence-first [S, B, C] -> [S, B*H, D] */
 		int hr = fx == TF_BSC ? 4 : 3;
-		if (xx > 0 && (fx == TF_BSC || (fx == TF_SBC && r->B == 1)) && o->rank == hr &&
+		int64_t m = hr == 3 ? r->B : 1; /* the batch merged with the heads */
+		if (xx > 0 && (fx == TF_BSC || fx == TF_SBC) && o->rank == hr && m > 0 &&
 		    (hr == 3 || o->dims[0] == r->B) && o->dims[hr - 3] == r->S[sx] && o->dims[hr - 2] > 0 &&
-		    o->dims[hr - 1] > 0 && o->dims[hr - 2] <= xx && o->dims[hr - 1] <= xx &&
-		    o->dims[hr - 2] * o->dims[hr - 1] == xx) {
-			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[hr - 2], r->D[i] = o->dims[hr - 1];
+		    o->dims[hr - 2] % m == 0 && o->dims[hr - 1] > 0 && o->dims[hr - 2] / m <= xx &&
+		    o->dims[hr - 1] <= xx && o->dims[hr - 2] / m * o->dims[hr - 1] == xx) {
+			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[hr - 2] / m, r->D[i] = o->dims[hr - 1];
 			r->rk[i] = (uint8_t)hr;
 			if (hr == 4)
 				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
@@ -593,7 +596,7 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 				memcpy(r->ord[i], (uint8_t[4]){AX_S, AX_H, AX_D, 0}, 4);
 			return true;
 		}
-		/* the heads back: [B, S, H, D] -> [B, S, C]; [S, H, D] -> [S, C] or [S, 1, C] */
+		/* the heads back: [B, S, H, D] -> [B, S, C]; [S, B*H, D] -> [S*B, C] or [S, B, C] */
 		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], r->rk[kx], AX_B, AX_S, AX_H, AX_D) &&
 		    XO == r->H[kx] * r->D[kx]) {
 			r->kind[i] = K_JOINR;
@@ -604,11 +607,12 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 				}
 			return false;
 		}
-		/* one token form to another at B = 1 ([1, S, C], [S, 1, C], [S, C]): the same bytes */
-		if (kx >= 0 && r->lay[kx] == LAY_BSC && r->B == 1 && XO == xx) {
+		/* one token form to another holding the same bytes: [S, B, C] <-> [S*B, C], and at
+		 * B = 1 [1, S, C] too */
+		if (kx >= 0 && r->lay[kx] == LAY_BSC && XO == xx) {
 			r->kind[i] = K_ALIAS, r->src[i][0] = kx;
 			for (int f = TF_BSC; f <= TF_TC; f++)
-				if (TOK_OF(f, sx)) {
+				if (TOK_OF(f, sx) && (r->B == 1 || (f != TF_BSC && r->tf[kx] != TF_BSC))) {
 					r->tf[i] = (uint8_t)f;
 					return true;
 				}
@@ -620,8 +624,8 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx))
 			return false;
 		r->sq[i] = (uint8_t)sx;
-		/* [B, S, C] <-> [S, B, C] at B = 1 (sequence-first attention's way in and out): the same value */
-		if ((kx < 0 || r->lay[kx] == LAY_BSC) && fx != TF_TC && r->B == 1 && perm_of(n, 3, pm) && pm[0] == 1 &&
+		/* [B, S, C] <-> [S, B, C] (sequence-first attention's way in and out): the same value */
+		if ((kx < 0 || r->lay[kx] == LAY_BSC) && fx != TF_TC && perm_of(n, 3, pm) && pm[0] == 1 &&
 		    pm[1] == 0 && pm[2] == 2) {
 			r->kind[i] = K_ALIAS, r->src[i][0] = kx, r->tf[i] = fx == TF_BSC ? TF_SBC : TF_BSC;
 			return TOK_OF(r->tf[i], sx) && XO == xx;
@@ -718,7 +722,7 @@ static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
 /* The op a run takes along before `first` (its x's producer, right before it:
  * only consts between them, at index >= floor, i.e. in no earlier run): the
  * way into sequence-first attention, a transpose [B, S, C] -> [S, B, C] (perm
- * [1, 0, 2], B = 1), or a pre-LN block's layer_norm over the last axis; NULL
+ * [1, 0, 2]), or a pre-LN block's layer_norm over the last axis; NULL
  * when there is none. */
 static const struct al_node *run_entry_op(const struct al_node *first, uint32_t floor)
 {
@@ -737,8 +741,7 @@ static const struct al_node *run_entry_op(const struct al_node *first, uint32_t 
 		return NULL;
 	bool ln = strcmp(p->type, "layer_norm") == 0 && ali_mil_param_floats(p, "axes", ax, 2) == 1 &&
 		  (ax[0] == -1 || ax[0] == 2);
-	bool sf = strcmp(p->type, "transpose") == 0 && perm_of(p, 3, pm) && pm[0] == 1 && pm[1] == 0 && pm[2] == 2 &&
-		  s.dims[0] == 1;
+	bool sf = strcmp(p->type, "transpose") == 0 && perm_of(p, 3, pm) && pm[0] == 1 && pm[1] == 0 && pm[2] == 2;
 	if (!ln && !sf)
 		return NULL;
 	for (uint32_t k = p->index + 1; k < first->index; k++)
@@ -796,20 +799,6 @@ again:
 	}
 	if (!r->n)
 		return false;
-	al_span xb;
-	const struct al_node *tp = NULL;
-	if ((!pre || strcmp(pre->type, "transpose") != 0) && ali_mil_param_binding(first, "x", 0, &xb) == 1) {
-		char nm[256];
-		snprintf(nm, sizeof nm, "%.*s", (int)(xb.n < 255 ? xb.n : 255), (const char *)xb.p);
-		tp = ali_mil_producer(first, nm);
-	}
-	int tpm[3];
-	struct al_shape ts;
-	if (tp && tp->type && strcmp(tp->type, "transpose") == 0 && perm_of(tp, 3, tpm) && tpm[0] == 1 && tpm[1] == 0 &&
-	    tpm[2] == 2 && ali_mil_param_shape(tp, "x", &ts) && ts.rank == 3 && ts.dims[0] != 1)
-		*stop = ali_arena_printf(&c->s->arena, "%s transposes a batch of %lld to sequence-first: the heads "
-					 "merged with the batch ([S, B*H, D]) are carried at B = 1 only", tp->name ? tp->name : "?",
-					 (long long)ts.dims[0]);
 	/* where each value of the run is last read (UINT32_MAX: a block output,
 	 * or read inside a nested block), and how many values from before the run
 	 * each op is the first to read */
@@ -1417,19 +1406,31 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		}
 	}
 	uint32_t nx = 0;
+	const char *cperm_sb = NULL;
 	for (uint32_t i = 0; i < r.n && ok; i++) {
 		const char *v = slot_name(&r, i);
 		if (r.lay[i] != LAY_BSC || !read_outside(&r, g, v))
 			continue;
-		/* back to its own form: [B, S, X]; sequence-first (B = 1) [S, 1, X] or [S, X], the same bytes */
+		/* back to its own form: [B, S, X]; sequence-first [S, B, X] or [S*B, X] (a
+		 * transpose to [S, B, 1, X]; at B = 1 the [B, S, 1, X] one holds the same bytes) */
 		int64_t S = seq_dim(&r, r.sq[i]);
-		bool one = S == 1;
+		bool one = S == 1, sfirst = r.tf[i] != TF_BSC && B != 1;
 		int rk = tok_rank(r.tf[i]);
 		int64_t X = slot_shape(&r, i)->dims[rk - 1], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
 		if (r.tf[i] == TF_SBC)
-			d3[0] = S, d3[1] = 1;
+			d3[0] = S, d3[1] = B;
 		else if (r.tf[i] == TF_TC)
-			d3[0] = S, d3[1] = X;
+			d3[0] = S < 0 ? -1 : S * B, d3[1] = X;
+		if (sfirst && !one) {
+			d1[0] = S, d1[1] = B;
+			double psb[4] = {3, 0, 2, 1};
+			if (!cperm_sb)
+				cperm_sb = emit_const(c, &body, n->outputs[0], "perm_sb1c", AL_DT_INT32, 1, d4, psb, 4, NULL);
+			if (!cperm_sb) {
+				ok = false;
+				break;
+			}
+		}
 		double sh[3] = {(double)d3[0], (double)d3[1], (double)d3[2]};
 		int64_t d3a[1] = {rk};
 		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, (size_t)rk, NULL);
@@ -1438,7 +1439,7 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			ok = cs ? ali_mil_say(c, "no free value name") : false;
 			break;
 		}
-		const char *i1[] = {"x", r.bc[i], "perm", cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
+		const char *i1[] = {"x", r.bc[i], "perm", sfirst ? cperm_sb : cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
 		if (!one)
 			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
 		emit_op(&body, "reshape", i2, 2, v, dt, rk, d3);
