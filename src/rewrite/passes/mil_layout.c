@@ -2,7 +2,8 @@
 /* mil_layout.c: mil-block-bc1s-conv and mil-matmul-const-bc1s-conv (one pass,
  * started from a linear or a matmul by a constant): a run of a transformer
  * block's ops -> Apple's (B, C, 1, S) layout with 1x1 convs (docs/surgery.md
- * rows; tests/fix_mil.sh, tests/fix_matmul_conv.sh). */
+ * rows; tests/fix_mil.sh, tests/fix_matmul_conv.sh,
+ * tests/pass_mil_layout_seqfirst.sh, tests/pass_mil_layout_palettized.sh). */
 #include "passes.h"
 
 #include <math.h>
@@ -34,7 +35,16 @@ enum { V_TYPE = 2 };
  *    axis 2 as in the split-einsum form, and their softmax over the keys is on
  *    axis 2; the context w v [B, H, Sq, D] becomes matmul(v, w) = [B, H, D, Sq];
  *    the transpose back is dropped and the reshape to [B, S, C] is a reshape of
- *    [B, H, D, S] to [B, C, 1, S].
+ *    [B, H, D, S] to [B, C, 1, S];
+ *  - sequence-first attention (nn.MultiheadAttention without batch_first, as
+ *    coremltools converts it): the transpose [B, S, C] -> [S, B, C] right before
+ *    the in-projection (the run's entry op) and the one back are dropped, as is
+ *    a reshape [S, B, C] <-> [S*B, C] (the same bytes); the fused in-projection's
+ *    split on the channel axis is a split on axis 1; the heads merged with the
+ *    batch, [S, B*H, D] (b major), are the [B, H, D, S] values above;
+ *  - a pre-LN block's layer_norm right before the first linear (the entry op).
+ * A palettized weight (constexpr_lut_to_dense) is read as it is: the lut op is
+ * written again expanding to [N, K, 1, 1] (the same indices and lut).
  * Each value the run reads from before it is converted once at its start
  * (reshape to [B, S, 1, C], transpose to [B, C, 1, S]); each value read after
  * it (or a block output) is converted back once at its end, under its own name;
