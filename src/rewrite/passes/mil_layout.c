@@ -931,7 +931,8 @@ static void emit_op(struct al_buf *to, const char *type, const char *const *in, 
 		    int dt, int rank, const int64_t *dims)
 {
 	int64_t d[1][4] = {{0}};
-	memcpy(d[0], dims, (size_t)(rank < 4 ? rank : 4) * sizeof *dims);
+	if (rank > 0 && dims) /* every op the run writes is of rank 2 to 4 */
+		memcpy(d[0], dims, (size_t)(rank < 4 ? rank : 4) * sizeof *dims);
 	emit_op_outs(to, type, in, n_in, &out, 1, dt, rank, (const int64_t(*)[4])d);
 }
 
