@@ -373,12 +373,13 @@ grep -q '"layer": "li".*"why_not": "[^"]*the weight (and bias) are not constants
 "$ANELINT" fix "$B" -o "$T/bc1s0.mlpackage" --format json >"$T/bc1s0.json"
 [ $? -eq 0 ] && grep -q '"layer": "h1".*"why_not": "[^"]*mil-block-bc1s-conv: rounds differently: needs --allow reassociate (it would be: a run of 5 ops' "$T/bc1s0.json" &&
 	same_tree "$B" "$T/bc1s0.mlpackage" && ok || { bad "bc1s without --allow"; cat "$T/bc1s0.json"; }
-# the converted PyTorch encoder layer: its feed-forward half (linear, relu, linear,
-# add, layer_norm) goes into the layout; the attention's out-projection is left (a
-# reshape and a transpose follow it)
+# the converted PyTorch encoder layer: its sequence-first attention (from the
+# transpose to [S, B, C]) and its feed-forward half go into the layout in one run
+# from the in-projection (tests/pass_mil_layout_seqfirst.sh has the details)
 E=$D/transformer_encoder__mlp_ios17_fp16.mlpackage
 "$ANELINT" fix "$E" -o "$T/enc.mlpackage" --allow reassociate --format json >"$T/enc.json" 2>"$T/enc.err"
-[ $? -eq 0 ] && grep -q '"layer": "linear_2_cast_fp16".*"applied": true' "$T/enc.json" &&
+[ $? -eq 0 ] && grep -q '"layer": "linear_0_cast_fp16".*"applied": true' "$T/enc.json" &&
+	grep -q '"layer": "linear_2_cast_fp16".*"why_not": "[^"]*in the run of .linear_0_cast_fp16.' "$T/enc.json" &&
 	grep -q '"proved": true, "pass": true' "$T/enc.json" && loads "$T/enc.mlpackage" && ok ||
 	{ bad "bc1s: transformer_encoder__mlp_ios17_fp16"; cat "$T/enc.json" "$T/enc.err"; }
 

@@ -130,6 +130,21 @@ bool ali_mil_static_shape(const struct al_shape *s);
 bool ali_mil_const_scalar(struct al_mil_pass *c, const char *p, double *x, bool def_ok, double def);
 bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv);
 
+/* surgery_mil.c's checks and writers for the layout pass (passes/mil_layout.c):
+ * c->n an ML Program op of one output in a package; how many inputs of g's ops
+ * (nested too) read value `name`; every dim of s known; the weight.bin blob
+ * behind const-bound parameter p of c->n (fp16 / fp32: data, dtype, declared
+ * dims); an output NamedValueType of op; a tensor Value of x[0..n) (a new blob
+ * when >= 10 fp values); a const Operation naming `name` of type vt, value v. */
+bool ali_mil_op_ok(struct al_mil_pass *c);
+uint32_t ali_mil_readers(const struct al_graph *g, const char *name, int depth);
+bool ali_mil_static_shape(const struct al_shape *s);
+bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv);
+void ali_mil_put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
+bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank, const int64_t *dims,
+			      const double *x, size_t n, bool *blob);
+void ali_mil_put_const_op(struct al_buf *op, const char *name, const struct al_buf *vt, const struct al_buf *v);
+
 /* surgery_valid.c: the planned output's ML Programs against the op definitions
  * of their opsets (mil_domains.def). Fills out[0..*n_out) with the rewrites
  * (indices into s->rw) whose output breaks one, and why; AL_OK also when none. */
