@@ -138,9 +138,7 @@ bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int
  * when >= 10 fp values); a const Operation naming `name` of type vt, value v. */
 bool ali_mil_op_ok(struct al_mil_pass *c);
 uint32_t ali_mil_readers(const struct al_graph *g, const char *name, int depth);
-bool ali_mil_static_shape(const struct al_shape *s);
-bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv);
-void ali_mil_put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims);
+/* (and ali_mil_static_shape, ali_mil_param_blob, ali_mil_put_output, declared above) */
 bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank, const int64_t *dims,
 			      const double *x, size_t n, bool *blob);
 void ali_mil_put_const_op(struct al_buf *op, const char *name, const struct al_buf *vt, const struct al_buf *v);

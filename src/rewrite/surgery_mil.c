@@ -1849,20 +1849,7 @@ uint32_t ali_mil_readers(const struct al_graph *g, const char *name, int depth)
 	return readers_of(g, name, depth);
 }
 
-bool ali_mil_static_shape(const struct al_shape *s)
-{
-	return static_shape(s);
-}
-
-bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv)
-{
-	return param_blob(c, p, data, dt, mv);
-}
-
-void ali_mil_put_output(struct al_buf *op, const char *name, int dt, int rank, const int64_t *dims)
-{
-	put_output(op, name, dt, rank, dims);
-}
+/* (ali_mil_static_shape, ali_mil_param_blob and ali_mil_put_output: with the lstm's wrappers above) */
 
 bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank, const int64_t *dims,
 			      const double *x, size_t n, bool *blob)
