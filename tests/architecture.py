@@ -14,6 +14,9 @@
 4. Names: the prefix says what is public. Every global symbol of the library
    that starts with al_ is declared in include/anelint.h; internal functions
    and data shared between files start with ali_ (SQLite's sqlite3_ / sqlite3).
+6. Thin commands: the CLI files of THIN_CLI (a command that is one library call,
+   src/command/) use no internal ali_ function, only the public API of
+   include/anelint.h; the list grows as commands move into the library (#32).
 5. Exports: the shared library is built with -fvisibility=hidden, so a public
    function is exported only if its declaration carries AL_API: every function
    declared at file scope in include/anelint.h must.
@@ -189,6 +192,18 @@ def exports():
     check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
 
 
+# CLI files whose command is one call of the library (src/command/): no ali_ name in them.
+THIN_CLI = ["src/cli/run.c", "src/cli/split.c"]
+
+
+def thin_cli():
+    ali = re.compile(r"\bali_[a-z0-9_]*")
+    for path in THIN_CLI:
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", open(path, encoding="utf-8").read(), flags=re.S)
+        used = sorted(set(ali.findall(text)))
+        check(not used, f"{path} calls the library's internals ({', '.join(used)}): only include/anelint.h")
+
+
 def add_al_api():
     """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
     path = os.path.join("include", "anelint.h")
@@ -206,6 +221,7 @@ if __name__ == "__main__":
         sys.exit(0)
     includes()
     exports()
+    thin_cli()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)
