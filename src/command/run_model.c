@@ -88,7 +88,7 @@ static double now_ms(void)
 static char *dupstr(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *c = malloc(n);
+	char *c = ali_malloc(n);
 	if (c)
 		memcpy(c, s, n);
 	return c;
@@ -104,7 +104,7 @@ static char *to_string(void (*fn)(FILE *, const al_tensor *), const al_tensor *t
 		return NULL;
 	fn(mem, t);
 	if (fclose(mem) != 0) {
-		free(s);
+		ali_free(s);
 		return NULL;
 	}
 	return s;
@@ -167,10 +167,10 @@ static bool describe(struct al_exec_value *v, const char *name, const al_tensor 
 
 static void value_clear(struct al_exec_value *v)
 {
-	free(v->name);
-	free(v->from);
-	free(v->shape);
-	free(v->summary);
+	ali_free(v->name);
+	ali_free(v->from);
+	ali_free(v->shape);
+	ali_free(v->summary);
 }
 
 /* ================================================================ inputs */
@@ -187,11 +187,11 @@ static void inputs_free(struct inputs *in)
 	for (size_t i = 0; i < in->n; i++) {
 		if (!in->borrowed[i])
 			al_tensor_free(in->v[i].t);
-		free(in->how[i]);
+		ali_free(in->how[i]);
 	}
-	free(in->v);
-	free(in->how);
-	free(in->borrowed);
+	ali_free(in->v);
+	ali_free(in->how);
+	ali_free(in->borrowed);
 	memset(in, 0, sizeof *in);
 }
 
@@ -265,9 +265,9 @@ static enum al_status gather_inputs(struct al_exec_result *r, const struct al_su
 {
 	const struct al_run_inputs *ri = &r->opts->in;
 	memset(in, 0, sizeof *in);
-	in->v = calloc(s->n_inputs + s->n_states + 1, sizeof *in->v);
-	in->how = calloc(s->n_inputs + s->n_states + 1, sizeof *in->how);
-	in->borrowed = calloc(s->n_inputs + s->n_states + 1, sizeof *in->borrowed);
+	in->v = ali_calloc(s->n_inputs + s->n_states + 1, sizeof *in->v);
+	in->how = ali_calloc(s->n_inputs + s->n_states + 1, sizeof *in->how);
+	in->borrowed = ali_calloc(s->n_inputs + s->n_states + 1, sizeof *in->borrowed);
 	if (!in->v || !in->how || !in->borrowed)
 		return fail_nomem(r, d);
 	uint64_t seed = ri->seed + (step > 0 ? (uint64_t)step : 0);
@@ -427,8 +427,8 @@ static enum al_status write_outputs(struct al_exec_result *r, const char *dir, s
 {
 	struct stat sb;
 	bool fresh = lstat(dir, &sb) != 0 && errno == ENOENT;
-	struct al_atomic top = {.fd = -1}, *files = calloc(n ? n : 1, sizeof *files);
-	char *dst = malloc(strlen(dir) + 300);
+	struct al_atomic top = {.fd = -1}, *files = ali_calloc(n ? n : 1, sizeof *files);
+	char *dst = ali_malloc(strlen(dir) + 300);
 	enum al_status st = files && dst ? AL_OK : AL_E_NOMEM;
 	bool guarded = false;
 	const char *base = dir;
@@ -447,7 +447,7 @@ static enum al_status write_outputs(struct al_exec_result *r, const char *dir, s
 			guarded = true;
 			break;
 		}
-		char *at = malloc(strlen(base) + 300);
+		char *at = ali_malloc(strlen(base) + 300);
 		if (!at) {
 			st = AL_E_NOMEM;
 			break;
@@ -460,7 +460,7 @@ static enum al_status write_outputs(struct al_exec_result *r, const char *dir, s
 				     strerror(errno ? errno : EIO));
 			st = AL_E_IO;
 		}
-		free(at);
+		ali_free(at);
 	}
 	for (size_t i = 0; i < n && st == AL_OK; i++)
 		if (ali_atomic_commit(&files[i], d) != AL_OK)
@@ -472,8 +472,8 @@ static enum al_status write_outputs(struct al_exec_result *r, const char *dir, s
 	ali_atomic_abort(&top);
 	if (st != AL_OK)
 		fail_diags(r, guarded || st == AL_E_NOMEM ? st : AL_E_IO, guarded ? dst : dir);
-	free(files);
-	free(dst);
+	ali_free(files);
+	ali_free(dst);
 	return st;
 }
 
@@ -484,14 +484,14 @@ static enum al_status write_steps(struct al_exec_result *r, const char *dir, str
 	size_t total = 0;
 	for (uint64_t k = 0; k < steps; k++)
 		total += n_outs[k];
-	struct al_named_tensor *all = calloc(total ? total : 1, sizeof *all);
-	char **names = calloc(total ? total : 1, sizeof *names);
+	struct al_named_tensor *all = ali_calloc(total ? total : 1, sizeof *all);
+	char **names = ali_calloc(total ? total : 1, sizeof *names);
 	enum al_status st = all && names ? AL_OK : AL_E_NOMEM;
 	size_t j = 0;
 	for (uint64_t k = 0; k < steps && st == AL_OK; k++)
 		for (size_t i = 0; i < n_outs[k]; i++, j++) {
 			size_t len = strlen(outs[k][i].name) + 32;
-			if (!(names[j] = malloc(len))) {
+			if (!(names[j] = ali_malloc(len))) {
 				st = AL_E_NOMEM;
 				break;
 			}
@@ -503,9 +503,9 @@ static enum al_status write_steps(struct al_exec_result *r, const char *dir, str
 	else
 		fail_nomem(r, d);
 	for (size_t i = 0; names && i < total; i++)
-		free(names[i]);
-	free(names);
-	free(all);
+		ali_free(names[i]);
+	ali_free(names);
+	ali_free(all);
 	return st;
 }
 
@@ -542,7 +542,7 @@ static enum al_status expect_one(struct al_exec_result *r, int step, const char 
 static enum al_status record_outputs(struct al_exec_result *r, int step, const struct al_submodel *s,
 				    struct al_named_tensor *outs, size_t n_outs, al_diags *d)
 {
-	struct al_exec_value *v = realloc(r->outputs, (r->n_outputs + n_outs + 1) * sizeof *v);
+	struct al_exec_value *v = ali_realloc(r->outputs, (r->n_outputs + n_outs + 1) * sizeof *v);
 	if (!v)
 		return fail_nomem(r, d);
 	r->steps_shown++;
@@ -585,11 +585,11 @@ static int threads_default(int t)
 static struct al_exec_result *result_new(const char *command, const struct al_exec_opts *o)
 {
 	ali_keep_freed_memory(); /* every command that runs a model comes here first (base/platform.c) */
-	struct al_exec_result *r = calloc(1, sizeof *r);
-	struct priv *p = calloc(1, sizeof *p);
+	struct al_exec_result *r = ali_calloc(1, sizeof *r);
+	struct priv *p = ali_calloc(1, sizeof *p);
 	if (!r || !p) {
-		free(r);
-		free(p);
+		ali_free(r);
+		ali_free(p);
 		return NULL;
 	}
 	r->command = command;
@@ -603,7 +603,7 @@ static struct al_exec_result *result_new(const char *command, const struct al_ex
 /* The inputs of the first call, as the report shows them. */
 static enum al_status record_inputs(struct al_exec_result *r, const struct inputs *in, al_diags *d)
 {
-	r->inputs = calloc(in->n + 1, sizeof *r->inputs);
+	r->inputs = ali_calloc(in->n + 1, sizeof *r->inputs);
 	if (!r->inputs)
 		return fail_nomem(r, d);
 	for (size_t i = 0; i < in->n; i++) {
@@ -691,9 +691,9 @@ static enum al_status run_all(struct al_exec_result *r, struct run_state *s, al_
 	if (st != AL_OK)
 		return st;
 	s->iface = iface_of(al_model_get(s->m, 0), o->function);
-	s->outs = calloc(s->steps, sizeof *s->outs);
-	s->n_outs = calloc(s->steps, sizeof *s->n_outs);
-	s->times = calloc(o->repeat + 1, sizeof *s->times);
+	s->outs = ali_calloc(s->steps, sizeof *s->outs);
+	s->n_outs = ali_calloc(s->steps, sizeof *s->n_outs);
+	s->times = ali_calloc(o->repeat + 1, sizeof *s->times);
 	if (!s->outs || !s->n_outs || !s->times)
 		return fail_nomem(r, d);
 	for (uint64_t k = 0; k < s->steps; k++)
@@ -732,9 +732,9 @@ enum al_status al_run_model(const struct al_exec_opts *o, struct al_exec_result 
 	if (s.outs)
 		for (uint64_t k = 0; k < s.steps; k++)
 			al_outputs_free(s.outs[k], s.n_outs[k]);
-	free(s.outs);
-	free(s.n_outs);
-	free(s.times);
+	ali_free(s.outs);
+	ali_free(s.n_outs);
+	ali_free(s.times);
 	((struct priv *)r->priv)->a = s.m;
 	return st;
 }
@@ -772,7 +772,7 @@ static enum al_status verify_all(struct al_exec_result *r, al_diags *d)
 	inputs_free(&in);
 	if (st != AL_OK)
 		return st;
-	if (!(r->diffs = calloc(p->na + 1, sizeof *r->diffs)))
+	if (!(r->diffs = ali_calloc(p->na + 1, sizeof *r->diffs)))
 		return fail_nomem(r, d);
 	for (size_t i = 0; i < p->na; i++) {
 		const struct al_named_tensor *match = NULL;
@@ -847,7 +847,7 @@ static void observe32(void *ctx, const struct al_node *n, al_tensor *const *outs
 		return;
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 256;
-		struct rec *r = realloc(f->r, cap * sizeof *r);
+		struct rec *r = ali_realloc(f->r, cap * sizeof *r);
 		if (!r) {
 			f->oom = true;
 			return;
@@ -885,7 +885,7 @@ static void observe32(void *ctx, const struct al_node *n, al_tensor *const *outs
 		if (cnst && (v[i] <= -65504.0f))
 			r->mask_const = true;
 	}
-	if (f->kept + count * sizeof(float) <= f->max_keep && (r->v = malloc(count * sizeof(float) + 1))) {
+	if (f->kept + count * sizeof(float) <= f->max_keep && (r->v = ali_malloc(count * sizeof(float) + 1))) {
 		memcpy(r->v, v, count * sizeof(float));
 		r->count = count;
 		f->kept += count * sizeof(float);
@@ -923,7 +923,7 @@ static void observe16(void *ctx, const struct al_node *n, al_tensor *const *outs
 	r->compared = true;
 	r->err = r->max_abs32 > 0 ? m / r->max_abs32 : m;
 	/* compared: its fp32 values are no longer needed, and leave the budget */
-	free(r->v);
+	ali_free(r->v);
 	r->v = NULL;
 	f->held -= r->count * sizeof(float);
 	/* the error its inputs brought: the largest among the ops that produced them */
@@ -974,12 +974,12 @@ static enum al_status fp16_digest(struct al_exec_result *r, struct fp16_run *f, 
 	struct priv *p = r->priv;
 	uint64_t top = r->opts->top ? r->opts->top : 10;
 	size_t max_flags = r->opts->top ? (size_t)r->opts->top : 200; /* top bounds both lists */
-	const struct rec **order = calloc(f->n + 1, sizeof *order);
-	r->diffs = calloc(p->n32 + 1, sizeof *r->diffs);
-	r->layers = calloc((f->n < top ? f->n : top) + 1, sizeof *r->layers);
-	r->flags = calloc((f->n < max_flags ? f->n : max_flags) + 1, sizeof *r->flags);
+	const struct rec **order = ali_calloc(f->n + 1, sizeof *order);
+	r->diffs = ali_calloc(p->n32 + 1, sizeof *r->diffs);
+	r->layers = ali_calloc((f->n < top ? f->n : top) + 1, sizeof *r->layers);
+	r->flags = ali_calloc((f->n < max_flags ? f->n : max_flags) + 1, sizeof *r->flags);
 	if (!order || !r->diffs || !r->layers || !r->flags) {
-		free(order);
+		ali_free(order);
 		return fail_nomem(r, d);
 	}
 	for (size_t i = 0; i < f->n; i++) {
@@ -1010,7 +1010,7 @@ static enum al_status fp16_digest(struct al_exec_result *r, struct fp16_run *f, 
 		r->flags[r->n_flags++].flag = what;
 	}
 	r->flags_not_listed = n_flags > max_flags ? n_flags - max_flags : 0;
-	free(order);
+	ali_free(order);
 	return AL_OK;
 }
 
@@ -1053,8 +1053,8 @@ enum al_status al_fp16_compare(const struct al_exec_opts *o, struct al_exec_resu
 	struct fp16_run f = {0};
 	enum al_status st = fp16_all(r, &f, d);
 	for (size_t i = 0; i < f.n; i++)
-		free(f.r[i].v);
-	free(f.r);
+		ali_free(f.r[i].v);
+	ali_free(f.r);
 	return st;
 }
 
@@ -1073,12 +1073,12 @@ void al_exec_result_free(struct al_exec_result *r)
 		value_clear(&r->inputs[i]);
 	for (size_t i = 0; i < r->n_outputs; i++)
 		value_clear(&r->outputs[i]);
-	free(r->inputs);
-	free(r->outputs);
-	free((char *)r->inputs_how);
-	free(r->diffs);
-	free(r->layers);
-	free(r->flags);
+	ali_free(r->inputs);
+	ali_free(r->outputs);
+	ali_free((char *)r->inputs_how);
+	ali_free(r->diffs);
+	ali_free(r->layers);
+	ali_free(r->flags);
 	al_outputs_free(r->values, r->n_values);
 	if (p) {
 		al_outputs_free(p->oa, p->na);
@@ -1089,9 +1089,9 @@ void al_exec_result_free(struct al_exec_result *r)
 			al_model_free(p->a);
 		if (p->b != r->opts->open_b)
 			al_model_free(p->b);
-		free(p);
+		ali_free(p);
 	}
-	free(r);
+	ali_free(r);
 }
 
 /* ================================================================ JSON */

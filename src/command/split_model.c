@@ -133,6 +133,10 @@ static enum al_status build(struct job *j, size_t i)
 	st = al_model_open_buffer(b->bytes, b->n, w, nw, name, &b->m, d);
 	if (st == AL_OK)
 		st = al_model_check(b->m, NULL, d);
+	if (st == AL_E_NOMEM) {
+		al_diags_free(d);
+		return fail_subject(r, j->d, AL_E_NOMEM, r->opts->model, "out of memory");
+	}
 	if (st != AL_OK) {
 		/* the message about the model first, then why the part does not load */
 		ali_diag_add(j->d, AL_SEV_ERROR, r->opts->model, UINT64_MAX, NULL, NULL,
@@ -194,8 +198,8 @@ static enum al_status run_chain(struct job *j, const struct al_named_tensor *in,
 	size_t n_parts = j->r->n_parts, cap = n_in, n = 0;
 	for (size_t p = 0; p < n_parts; p++)
 		cap += al_split_get(j->s, p)->n_outputs;
-	struct al_named_tensor *v = calloc(cap + 1, sizeof *v);
-	struct al_named_tensor *feed = calloc(cap + 1, sizeof *feed);
+	struct al_named_tensor *v = ali_calloc(cap + 1, sizeof *v);
+	struct al_named_tensor *feed = ali_calloc(cap + 1, sizeof *feed);
 	enum al_status st = v && feed ? AL_OK : AL_E_NOMEM;
 	/* the env borrows the inputs (not freed) and owns what parts return */
 	for (size_t i = 0; !st && i < n_in; i++)
@@ -218,7 +222,7 @@ static enum al_status run_chain(struct job *j, const struct al_named_tensor *in,
 		}
 		al_outputs_free(outs, no);
 	}
-	free(feed);
+	ali_free(feed);
 	/* hand back only what the parts produced */
 	if (v) {
 		memmove(v, v + owned_from, (n - owned_from) * sizeof *v);
@@ -262,10 +266,10 @@ static enum al_status prove(struct job *j)
 {
 	struct al_split_result *r = j->r;
 	const struct al_submodel *s = al_model_get(j->m, 0);
-	struct al_named_tensor *in = calloc(s->n_inputs + 1u, sizeof *in);
+	struct al_named_tensor *in = ali_calloc(s->n_inputs + 1u, sizeof *in);
 	al_diags *d = al_diags_new();
 	if (!in || !d) {
-		free(in);
+		ali_free(in);
 		al_diags_free(d);
 		return fail_subject(r, j->d, AL_E_NOMEM, r->opts->model, "out of memory");
 	}
@@ -303,7 +307,7 @@ static enum al_status prove(struct job *j)
 	al_outputs_free(chain, nc);
 	for (size_t i = 0; i < n_in; i++)
 		al_tensor_free(in[i].t);
-	free(in);
+	ali_free(in);
 	return AL_OK;
 }
 
@@ -332,7 +336,7 @@ static enum al_status plan(struct job *j)
 {
 	struct al_split_result *r = j->r;
 	const struct al_split_command *o = r->opts;
-	const char **at = calloc(o->n_at + 1, sizeof *at);
+	const char **at = ali_calloc(o->n_at + 1, sizeof *at);
 	size_t n_at = 0;
 	bool segments = false;
 	for (size_t i = 0; at && i < o->n_at; i++) {
@@ -345,14 +349,14 @@ static enum al_status plan(struct job *j)
 	/* rules: the segments are cut where check and plan, with the same rules, see
 	 * the unit change (a rules file can, e.g., switch the work floor off) */
 	if (st == AL_OK && o->rules && (st = al_user_rules_load(o->rules, &j->rules, j->d)) != AL_OK) {
-		free(at);
+		ali_free(at);
 		return fail_diags(r, not_callers(st), o->rules);
 	}
 	struct al_check_opts co = {.user_rules = j->rules};
 	if (st == AL_OK)
 		st = al_model_open(o->model, &j->m, j->d);
 	if (st == AL_OK && o->function && (st = al_model_select_function(j->m, o->function, j->d)) != AL_OK) {
-		free(at);
+		ali_free(at);
 		return fail_diags(r, AL_E_INVALID_ARG, o->model);
 	}
 	for (size_t i = 0; st == AL_OK && i < n_at; i++)
@@ -361,7 +365,7 @@ static enum al_status plan(struct job *j)
 		struct al_split_opts so = {.at = at, .n_at = n_at, .segments = segments, .check = &co};
 		st = al_split_plan(j->m, &so, &j->s, j->d);
 	}
-	free(at);
+	ali_free(at);
 	/* AL_E_INVALID_ARG: the cut named is wrong (no such layer, the last one,
 	 * nothing to cut), not the model: the caller's mistake */
 	return st == AL_OK ? AL_OK : fail_diags(r, st, o->model);
@@ -379,12 +383,18 @@ static enum al_status write_all(struct job *j)
 	/* what is on disk loads and checks, as the in-memory copies did */
 	for (size_t i = 0; i <= o->n_parts; i++) {
 		const char *p = i < o->n_parts ? o->parts[i] : o->pipeline;
+		if (!p)
+			continue;
 		al_model *back = NULL;
-		al_diags *d = p ? al_diags_new() : NULL;
-		bool bad = p && (!d || al_model_open(p, &back, d) != AL_OK || al_model_check(back, NULL, d) != AL_OK);
+		al_diags *d = al_diags_new();
+		enum al_status rst = !d ? AL_E_NOMEM : al_model_open(p, &back, d);
+		if (rst == AL_OK)
+			rst = al_model_check(back, NULL, d);
 		al_model_free(back);
 		al_diags_free(d);
-		if (bad)
+		if (rst == AL_E_NOMEM)
+			return fail_subject(r, j->d, AL_E_NOMEM, p, "out of memory");
+		if (rst != AL_OK)
 			return fail_subject(r, j->d, AL_E_FORMAT, p, "written, but does not re-load");
 	}
 	return AL_OK;
@@ -410,8 +420,8 @@ static enum al_status split_all(struct job *j)
 		ali_diag_add(j->d, AL_SEV_ERROR, NULL, UINT64_MAX, NULL, NULL, "%s", r->fail.msg);
 		return AL_E_INVALID_ARG;
 	}
-	j->b = calloc(r->n_parts + 1, sizeof *j->b);
-	r->figures = calloc(r->n_parts + 1, sizeof *r->figures);
+	j->b = ali_calloc(r->n_parts + 1, sizeof *j->b);
+	r->figures = ali_calloc(r->n_parts + 1, sizeof *r->figures);
 	if (!j->b || !r->figures)
 		return fail_subject(r, j->d, AL_E_NOMEM, r->opts->model, "out of memory");
 	for (size_t i = 0; i <= r->n_parts; i++)
@@ -423,7 +433,7 @@ static enum al_status split_all(struct job *j)
 	if (!r->refused && (st = write_all(j)) != AL_OK)
 		return st;
 	/* the notes: every warning of the way (borrowed from d) */
-	if (!(r->notes = calloc(al_diags_count(j->d) + 1, sizeof *r->notes)))
+	if (!(r->notes = ali_calloc(al_diags_count(j->d) + 1, sizeof *r->notes)))
 		return fail_subject(r, j->d, AL_E_NOMEM, r->opts->model, "out of memory");
 	for (size_t i = 0; i < al_diags_count(j->d); i++)
 		if (al_diags_get(j->d, i)->severity == AL_SEV_WARNING)
@@ -439,11 +449,11 @@ struct priv {
 
 enum al_status al_split_model(const struct al_split_command *o, struct al_split_result **out, al_diags *d)
 {
-	struct al_split_result *r = *out = calloc(1, sizeof *r);
-	struct priv *p = calloc(1, sizeof *p);
+	struct al_split_result *r = *out = ali_calloc(1, sizeof *r);
+	struct priv *p = ali_calloc(1, sizeof *p);
 	if (!r || !p) {
-		free(r);
-		free(p);
+		ali_free(r);
+		ali_free(p);
 		*out = NULL;
 		return AL_E_NOMEM;
 	}
@@ -453,9 +463,9 @@ enum al_status al_split_model(const struct al_split_command *o, struct al_split_
 	enum al_status st = split_all(&j);
 	for (size_t i = 0; j.b && i <= r->n_parts; i++) {
 		al_model_free(j.b[i].m);
-		free(j.b[i].bytes);
+		ali_free(j.b[i].bytes);
 	}
-	free(j.b);
+	ali_free(j.b);
 	p->m = j.m;
 	p->rules = j.rules;
 	p->s = j.s;
@@ -471,11 +481,11 @@ void al_split_result_free(struct al_split_result *r)
 		al_split_free(p->s);
 		al_model_free(p->m);
 		al_user_rules_free(p->rules); /* after the model: its verdicts may point at them */
-		free(p);
+		ali_free(p);
 	}
-	free(r->figures);
-	free(r->notes);
-	free(r);
+	ali_free(r->figures);
+	ali_free(r->notes);
+	ali_free(r);
 }
 
 /* ---------------------------------------------------------------- JSON */
