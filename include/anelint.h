@@ -469,6 +469,11 @@ AL_API const char *al_mapped_file_at(const void *addr);
  * (bench/fixcp.sh). Off by default, as for cp and coremltools' save (the
  * anelint CLI: --fsync). Process-wide; set it before writing. */
 AL_API void al_set_durable_writes(bool on);
+/* Keep freed memory in the process (glibc: no trimming of the heap after each
+ * op, larger mmap threshold), so repeated interpreter runs do not fault their
+ * pages in again; process-wide, what the run commands call first (al_run_model
+ * does). Elsewhere, and with the portable fallbacks: nothing. */
+AL_API void al_keep_freed_memory(void);
 /* The output guard: whether writing `out` could destroy one of `inputs` (the
  * model files and directories a command reads, and any other file it reads).
  * Every writer of the anelint CLI and of the Python package asks it before it
@@ -1485,6 +1490,194 @@ AL_API void al_split_weights(const al_splitter *s, const void **p, size_t *n);
 AL_API enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n_paths,
 			      const char *pipeline, al_diags *d);
 AL_API void al_split_free(al_splitter *s);
+
+/* ------------------------------------------------------------------ commands
+ * What `anelint run`, `verify`, `fp16` and `split` do, as one call each: the CLI
+ * parses its arguments into these options and prints the result; the Python
+ * package calls the same functions (src/command/). The result is the library's
+ * (free it with its _free function); strings in it may borrow from the options,
+ * which must outlive it. The JSON documents are written by the library, so every
+ * front end gives the same bytes. */
+
+/* Why a command stopped, so that a front end can say it the CLI's way. Every
+ * failure also leaves an error diagnostic in the command's diags. */
+enum al_failure_kind {
+	AL_FAIL_NONE,
+	AL_FAIL_OPTION,        /* an option does not fit the model: fmt with its one %s = arg (usage error) */
+	AL_FAIL_MISSING_INPUT, /* no value for input `subject` (arg: its kind), and no --random */
+	AL_FAIL_SUBJECT,       /* msg about subject (a path; empty: msg alone) */
+	AL_FAIL_DIAGS,         /* the error diagnostics, about subject */
+	AL_FAIL_DUPLICATE,     /* subject is named twice as an output */
+};
+struct al_failure {
+	enum al_failure_kind kind;
+	enum al_status status; /* AL_E_INVALID_ARG: the caller's mistake */
+	const char *fmt, *arg; /* AL_FAIL_OPTION (static / borrowed) */
+	char subject[4352];
+	char msg[512];
+};
+
+/* Where the inputs of a run come from, in this order: values, files, dir, random. */
+struct al_run_inputs {
+	const struct al_named_tensor *values; /* in memory (borrowed), by input name */
+	size_t n_values;
+	const char *const *files;   /* "NAME=FILE.npy" (anelint --input) */
+	size_t n_files;
+	const char *dir;            /* DIR/NAME.npy (--inputs); with steps DIR/stepK_NAME.npy first */
+	const char *const *states;  /* "NAME=FILE.npy": a state's initial value (--state) */
+	size_t n_states;
+	bool random;                /* draw the inputs left (verify and fp16 always do) */
+	uint64_t seed;              /* of the random inputs (the CLI's default: 1) */
+};
+
+/* Options of run, verify and fp16. */
+struct al_exec_opts {
+	const char *model;          /* path (run, fp16; verify's reference) */
+	const char *model_b;        /* verify: the model checked against `model` */
+	al_model *open_a, *open_b;  /* already open (a binding's): run these, named model / model_b
+				     * in messages (borrowed: the caller frees them after the result) */
+	struct al_run_inputs in;
+	enum al_precision precision;
+	double tol;                 /* run --expect, verify: max|a-ref| <= tol x max|ref| (0: identical) */
+	uint64_t max_bytes, max_work; /* as al_run_opts (0: the defaults) */
+	int threads;                /* 0: every online core (at most 64) */
+	const char *function;       /* ML Program function, NULL: the default */
+	/* run */
+	const char *expect;         /* compare with DIR/NAME.npy */
+	const char *out;            /* write every output to DIR/NAME.npy (all or none) */
+	const char *const *protect; /* files the writes must not destroy (al_output_check) */
+	size_t n_protect;
+	uint64_t steps;             /* calls, carrying state (0: one, not stepped) */
+	uint64_t repeat;            /* timed runs after the first */
+	bool keep_values;           /* keep the last call's outputs in the result (values) */
+	/* fp16 */
+	uint64_t top;               /* layers and flags listed (0: 10 layers, 200 flags) */
+};
+
+/* One output against its reference (al_tensor_compare and the verdict). */
+struct al_value_diff {
+	const char *name;
+	bool comparable;
+	const char *why;            /* not comparable (static) */
+	bool identical;
+	double max_abs, scale, rel, cosine; /* NaN when n_nan */
+	size_t n_nan;               /* NaN where the reference has a number */
+	bool pass;
+};
+
+/* A value a run read or made, as the reports show it. */
+struct al_exec_value {
+	char *name;
+	char *from;                 /* inputs: "x.npy", "random (seed 1)" */
+	int dtype;
+	char *shape;                /* "[1,3,224,224]" */
+	char *summary;              /* outputs: "min .. max .. mean ..", a text, a top class */
+	int step;                   /* -1: not stepped */
+	bool state;                 /* a final state, after the outputs */
+	bool has_expect;
+	struct al_value_diff expect;
+};
+
+/* fp16: one layer, by the error it adds or a flag. */
+struct al_fp16_layer {
+	size_t order;               /* in execution order */
+	const char *name, *type;    /* borrowed from the model the result keeps */
+	double err_in, err;         /* max|fp16-fp32| / max|fp32|: the inputs', the output's */
+	size_t overflow, underflow, subnormal, nonzero, nonfinite16;
+	const char *flag;           /* flags: why (static) */
+};
+
+struct al_exec_result {
+	const char *command;        /* "run", "verify", "fp16" */
+	const struct al_exec_opts *opts; /* borrowed */
+	struct al_failure fail;
+	int threads;
+	double ms, ms_b;            /* run: the first call; verify: each model; fp16: fp32, fp16 */
+	bool started;               /* run: the first call ran (its header and inputs are shown) */
+	struct al_exec_value *inputs; /* the first call's */
+	size_t n_inputs;
+	const char *inputs_how;     /* verify: how the first input was made ("none") */
+	struct al_exec_value *outputs; /* run: every call's, in order */
+	uint64_t steps_shown;        /* run: calls whose outputs were recorded (or begun, before a failure) */
+	size_t n_outputs;
+	struct al_value_diff *diffs; /* verify, fp16: per output of `model` */
+	size_t n_diffs;
+	bool count_differs;          /* verify: the models have different numbers of outputs */
+	double ms_median, ms_min;    /* run --repeat */
+	size_t n_written;            /* run --out: files */
+	bool pass;
+	/* fp16 */
+	size_t ops_run, ops_compared;
+	bool diverged;
+	size_t nonzero, overflow, underflow, subnormal, nonfinite;
+	struct al_fp16_layer *layers, *flags;
+	size_t n_layers, n_flags, flags_not_listed;
+	/* run with keep_values: the last call's outputs and states */
+	struct al_named_tensor *values;
+	size_t n_values;
+	void *priv;                  /* what the result owns */
+};
+
+/* anelint run / verify / fp16: AL_OK when the command ran to its verdict (r->pass;
+ * fp16: false when a NaN appeared in fp16 where fp32 has a number), else the
+ * failure's status, r->fail saying how, diagnostics in d. *out is always set
+ * (NULL only when out of memory); free it with al_exec_result_free. */
+AL_API enum al_status al_run_model(const struct al_exec_opts *o, struct al_exec_result **out, al_diags *d);
+AL_API enum al_status al_verify(const struct al_exec_opts *o, struct al_exec_result **out, al_diags *d);
+AL_API enum al_status al_fp16_compare(const struct al_exec_opts *o, struct al_exec_result **out, al_diags *d);
+/* run with keep_values: the last call's outputs and final states (borrowed). */
+AL_API const struct al_named_tensor *al_exec_result_values(const struct al_exec_result *r, size_t *n);
+/* The command's --format json document (a result that ran: AL_OK above; a run
+ * that failed after its first call: the part shown before the failure). */
+AL_API void al_exec_result_json(FILE *out, const struct al_exec_result *r);
+AL_API void al_exec_result_free(struct al_exec_result *r);
+
+/* anelint split (docs/split.md): plan the cut, build every part and the
+ * pipeline in memory (each must load and check), prove them (the model, the
+ * pipeline and the parts one after the other run in the reference interpreter
+ * on the same inputs: every output bit-identical), then write every file, all
+ * or none, and load and check each again from disk. A model the interpreter
+ * cannot run is written unproved; parts that differ are refused (nothing
+ * written). */
+struct al_split_command {
+	const char *model;
+	const char *const *at;      /* layer names, indices as check shows them, or "segments" */
+	size_t n_at;
+	const char *const *parts;   /* -o: one path per part (or none) */
+	size_t n_parts;
+	const char *pipeline;       /* the pipeline's path, NULL: none */
+	const char *rules;          /* a rules file: segments cut where check sees the unit change */
+	const char *function;       /* ML Program function, NULL: the default */
+	const char *inputs_dir;     /* proof inputs DIR/NAME.npy, else random */
+	uint64_t seed, max_bytes, max_work;
+	const char *const *protect; /* files the writes must not destroy (al_output_check) */
+	size_t n_protect;
+};
+struct al_split_figures {
+	uint32_t layers, fallbacks, segments; /* of a part or the pipeline, by al_model_plan */
+};
+struct al_split_result {
+	const struct al_split_command *opts; /* borrowed */
+	struct al_failure fail;
+	const al_splitter *split;   /* the cut (al_split_get), owned by the result */
+	size_t n_parts;
+	struct al_split_figures *figures; /* n_parts + 1: the pipeline last */
+	const char **notes;         /* every warning of the way (borrowed from the diags) */
+	size_t n_notes;
+	bool proof_run;             /* the original ran */
+	bool pipeline_identical, chain_identical;
+	char why[256];              /* why not run, or the first difference */
+	bool refused, written;
+	void *priv;
+};
+/* AL_OK when decided (written, or refused: r->refused), else the failure's
+ * status (r->fail, diagnostics in d). *out is always set (NULL only when out of
+ * memory); free it with al_split_result_free. */
+AL_API enum al_status al_split_model(const struct al_split_command *o, struct al_split_result **out,
+				     al_diags *d);
+/* The --format json document of a decided split. */
+AL_API void al_split_result_json(FILE *out, const struct al_split_result *r);
+AL_API void al_split_result_free(struct al_split_result *r);
 
 #ifdef __cplusplus
 }

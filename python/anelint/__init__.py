@@ -361,6 +361,21 @@ def _report(model, command, target, os_release, policy=None):
     return Report(doc.get("command", command), [_model(x) for x in doc.get("models", [])], doc)
 
 
+def _file_text(write):
+    """What write(FILE *) writes, as text (a temporary file of the C library)."""
+    f = _libc.tmpfile()
+    if not f:
+        raise OSError("anelint: tmpfile() failed")
+    try:
+        write(f)
+        _libc.fflush(f)
+        fd = _libc.fileno(f)
+        size = os.lseek(fd, 0, os.SEEK_END)
+        return os.pread(fd, size, 0).decode("utf-8")
+    finally:
+        _libc.fclose(f)
+
+
 def _sink_text(fn, item, opts):
     f = _libc.tmpfile()
     if not f:
@@ -464,27 +479,58 @@ def _inputs(inputs):
     return arr, len(names), tensors, names
 
 
-def run(model, inputs: Dict[str, Any], precision: str = "fp32") -> Dict[str, Any]:
-    """Run the model in anelint's reference interpreter (`anelint run`): inputs maps each
-    input name to a NumPy array; returns {output name: float32 array}. precision: "fp32"
-    or "fp16" (ANE-like numerics)."""
+def _strings(items):
+    arr = (_n.c_char_p * max(len(items), 1))(*[os.fsencode(x) for x in items])
+    return arr, len(items)
+
+
+def _exec(fn, opts, what, json_text):
+    """One command of the library (al_run_model, al_verify): its result as the CLI's JSON
+    document (json_text), else the last call's outputs as arrays."""
+    diags = _Diags()
+    r = _n.c_void_p()
+    st = fn(_n.ctypes.byref(opts), _n.ctypes.byref(r), diags.p)
+    try:
+        diags.fail(st, what)
+        if json_text:
+            return _file_text(lambda f: _lib.al_exec_result_json(f, r))
+        n = _n.c_size_t()
+        v = _lib.al_exec_result_values(r, _n.ctypes.byref(n))
+        return {v[i].name.decode(): _array(v[i].t) for i in range(n.value)}
+    finally:
+        _lib.al_exec_result_free(r)
+
+
+def _exec_opts(precision, seed, inputs, files, inputs_dir, random):
     if precision not in ("fp32", "fp16"):
         raise ValueError("anelint: precision is fp32 or fp16")
-    arr, n, tensors, _names = _inputs(inputs)
+    arr, n, tensors, names = _inputs(inputs)
+    farr, nf = _strings(files or [])
+    opts = _n.ExecOpts(precision=0 if precision == "fp32" else 1, tol=1e-4)
+    opts.in_ = _n.RunInputs(values=arr if n else None, n_values=n, files=farr, n_files=nf,
+                            dir=os.fsencode(inputs_dir) if inputs_dir else None, random=random, seed=seed)
+    return opts, (arr, tensors, names, farr)
+
+
+def run(model, inputs: Optional[Dict[str, Any]] = None, precision: str = "fp32", *, seed: int = 1,
+        random: bool = False, files=(), inputs_dir=None, function: Optional[str] = None,
+        format: Optional[str] = None):
+    """Run the model in anelint's reference interpreter (`anelint run`, the library's
+    al_run_model): inputs maps each input name to a NumPy array (files: "NAME=FILE.npy"
+    as --input, inputs_dir as --inputs DIR, random: draw the rest from seed); returns
+    {output name: float32 array}, or with format="json" the CLI's `--format json`
+    document, byte for byte but for its timing. precision: "fp32" or "fp16" (ANE-like)."""
+    if format not in (None, "json"):
+        raise ValueError("anelint: format is None or json")
+    opts, keep = _exec_opts(precision, seed, inputs, files, inputs_dir, random)
+    opts.keep_values = format is None
+    opts.function = function.encode() if function else None
     try:
         with _Open(model) as m:
-            opts = _n.RunOpts(precision=0 if precision == "fp32" else 1)
-            outs = _n.POINTER(_n.NamedTensor)()
-            n_outs = _n.c_size_t()
-            st = _lib.al_model_run(m.p, arr, n, _n.ctypes.byref(opts), _n.ctypes.byref(outs),
-                                   _n.ctypes.byref(n_outs), m.diags.p)
-            m.diags.fail(st, m.name)
-            try:
-                return {outs[i].name.decode(): _array(outs[i].t) for i in range(n_outs.value)}
-            finally:
-                _lib.al_outputs_free(outs, n_outs.value)
+            opts.model, opts.open_a = m.name.encode(), m.p
+            return _exec(_lib.al_run_model, opts, m.name, format == "json")
     finally:
-        for t in tensors:
+        for t in keep[1]:
             _lib.al_tensor_free(t)
 
 
@@ -533,12 +579,29 @@ def _prove(a, b, inputs, seed, allow, tolerance=0.0):
 
 
 def verify(model_a, model_b, inputs: Optional[Dict[str, Any]] = None, seed: int = 1,
-           allow: str = "reassociate") -> Proof:
+           allow: str = "reassociate", *, format: Optional[str] = None, tol: float = 1e-4,
+           precision: str = "fp32", files=(), inputs_dir=None):
     """Run both models on the same inputs (given, else random from seed) and compare every
     output, as `fix` proves its rewrites: allow "exact" (bit-identical), "reassociate"
     (max|diff| <= 1e-5 x max|ref|) or "approximate" (max|diff| <= 1e-2 x max|ref|, and no
     output all zeros or infinite where model_a's is not). The Proof is truthy when both ran
-    and every output passed."""
+    and every output passed.
+
+    format="json": `anelint verify --format json` instead (the library's al_verify, the
+    same bytes as the CLI): max|b - a| <= tol x max|a| per output, inputs as for run
+    (random from seed where not given), in fp32 or fp16 precision."""
+    if format == "json":
+        opts, keep = _exec_opts(precision, seed, inputs, files, inputs_dir, True)
+        opts.tol = tol
+        try:
+            with _Open(model_a) as a, _Open(model_b) as b:
+                opts.model, opts.open_a, opts.model_b, opts.open_b = a.name.encode(), a.p, b.name.encode(), b.p
+                return _exec(_lib.al_verify, opts, f"{a.name} against {b.name}", True)
+        finally:
+            for t in keep[1]:
+                _lib.al_tensor_free(t)
+    if format is not None:
+        raise ValueError("anelint: format is None or json")
     if allow not in _n.AL_EQUIV:
         raise ValueError("anelint: allow is exact, reassociate or approximate")
     with _Open(model_a) as a, _Open(model_b) as b:

@@ -167,8 +167,26 @@ class CiOpts(ctypes.Structure):  # struct al_ci_opts
 
 
 
+class RunInputs(ctypes.Structure):  # struct al_run_inputs
+    c_name = "al_run_inputs"
+    _fields_ = [("values", POINTER(NamedTensor)), ("n_values", c_size_t), ("files", POINTER(c_char_p)),
+                ("n_files", c_size_t), ("dir", c_char_p), ("states", POINTER(c_char_p)), ("n_states", c_size_t),
+                ("random", c_bool), ("seed", c_uint64)]
+
+
+class ExecOpts(ctypes.Structure):  # struct al_exec_opts: run, verify, fp16
+    c_name = "al_exec_opts"
+    _fields_ = [("model", c_char_p), ("model_b", c_char_p), ("open_a", c_void_p), ("open_b", c_void_p),
+                ("in_", RunInputs), ("precision", c_int), ("tol", c_double), ("max_bytes", c_uint64),
+                ("max_work", c_uint64), ("threads", c_int), ("function", c_char_p), ("expect", c_char_p),
+                ("out", c_char_p), ("protect", POINTER(c_char_p)), ("n_protect", c_size_t), ("steps", c_uint64),
+                ("repeat", c_uint64), ("keep_values", c_bool), ("top", c_uint64)]
+
+
+
 MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult, CiSettings, CiOpts)
+           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult, CiSettings, CiOpts,
+           RunInputs, ExecOpts)
 
 
 def _candidates():
@@ -229,6 +247,12 @@ def load():
         "al_model_run": (c_int, [c_void_p, POINTER(NamedTensor), c_size_t, POINTER(RunOpts),
                                  POINTER(POINTER(NamedTensor)), POINTER(c_size_t), c_void_p]),
         "al_outputs_free": (None, [POINTER(NamedTensor), c_size_t]),
+        # the commands run / verify (include/anelint.h "commands"): options, result, diags
+        "al_run_model": (c_int, [POINTER(ExecOpts), POINTER(c_void_p), c_void_p]),
+        "al_verify": (c_int, [POINTER(ExecOpts), POINTER(c_void_p), c_void_p]),
+        "al_exec_result_values": (POINTER(NamedTensor), [c_void_p, POINTER(c_size_t)]),
+        "al_exec_result_json": (None, [c_void_p, c_void_p]),
+        "al_exec_result_free": (None, [c_void_p]),
         "al_prove_equivalent": (c_int, [c_void_p, c_void_p, POINTER(ProofOpts), POINTER(Proof), c_void_p]),
         "al_proof_clear": (None, [POINTER(Proof)]),
         "al_surgery_plan": (c_int, [c_void_p, POINTER(SurgeryOpts), POINTER(c_void_p), c_void_p]),

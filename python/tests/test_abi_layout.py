@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from anelint import _native  # noqa: E402
 
-RENAMED = {"pass_": "pass", "from_": "from"}  # Python keywords
+RENAMED = {"pass_": "pass", "from_": "from", "in_": "in"}  # Python keywords
 
 
 def header_fields(name):

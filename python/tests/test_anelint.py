@@ -333,3 +333,27 @@ def test_baseline_is_the_clis_byte_for_byte(tmp_path, target, os_release):
     doc = json.loads(got)
     assert doc["anelint_baseline"] == 1 and doc["findings"]
     assert {"model", "layer", "rule"} <= set(doc["findings"][0])
+def test_verify_and_run_give_the_clis_json(tmp_path):
+    """The CLI and the package call the same library functions (al_verify, al_run_model)
+    and the library writes the document: the same bytes (run: but for its timing)."""
+    nn = os.path.join(DATA, "dilated_conv__nn_ios13.mlmodel")
+    fp16 = os.path.join(DATA, "dilated_conv__mlp_ios17_fp16.mlpackage")
+    for tol, seed in ((1e-4, 1), (1e-2, 7)):
+        cli = subprocess.run([CLI, "verify", nn, fp16, "--format", "json", "--tol", str(tol), "--seed", str(seed)],
+                             capture_output=True, text=True)
+        assert cli.returncode == (1 if tol < 1e-3 else 0), cli.stderr
+        got = anelint.verify(nn, fp16, format="json", tol=tol, seed=seed)
+        assert got == cli.stdout
+        assert json.loads(got)["pass"] == (tol > 1e-3)
+    x = np.ones((1, 8, 64, 64), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    cli = subprocess.run([CLI, "run", POOL, "--input", f"x={tmp_path / 'x.npy'}", "--format", "json",
+                          "--threads", "1"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    got = anelint.run(POOL, files=[f"x={tmp_path / 'x.npy'}"], format="json")
+
+    def timeless(doc):
+        return "\n".join(line for line in doc.splitlines() if '"ms":' not in line and '"threads":' not in line)
+    assert timeless(got) == timeless(cli.stdout) and '"summary": "min' in got
+    with pytest.raises(anelint.AnelintError, match="no value for input 'x'"):
+        anelint.run(POOL, format="json")

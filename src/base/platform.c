@@ -71,6 +71,11 @@ void ali_keep_freed_memory(void)
 #endif
 }
 
+void al_keep_freed_memory(void)
+{
+	ali_keep_freed_memory();
+}
+
 bool ali_platform_portable(void)
 {
 	return !HAVE_LINUX_CALLS;

@@ -1482,7 +1482,7 @@ enum al_status al_split_write(al_splitter *s, const char *const *paths, size_t n
 		renamed[i] = true;
 	}
 	for (size_t i = 0; out && i < n; i++) {
-		if (renamed[i] && st)
+		if (renamed && renamed[i] && st) /* renamed may be the allocation that failed */
 			ali_remove_tree(dst[i]); /* take back what was written */
 		ali_atomic_abort(&out[i]);
 	}
