@@ -4,7 +4,10 @@
  * source of a copy) is opened by ali_open_regular, which refuses what is not a
  * regular file: a FIFO or a device must not hang a run. ali_map_file maps what
  * it opened; ali_map_file_open keeps it open too, for ali_map_read (pread of a
- * record without touching the mapping: weight.bin's blob metadata).
+ * record without touching the mapping: weight.bin's blob metadata). Every read
+ * of a span at an offset goes through a struct ali_reader (base.h): a copy from
+ * the mapping, or pread; where a file system has no mappings (the WebAssembly
+ * page's, docs/web.md) the file is read into memory through one instead.
  *
  * The guard-page test mode (ANELINT_GUARD_MAPS=1, or built with -DAL_GUARD_MAPS):
  * a file mapping ends wherever the file does, and the rest of its last page reads
@@ -56,6 +59,55 @@ enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out
 		*st_out = st;
 	*fd_out = fd;
 	return AL_OK;
+}
+
+/* ================================================================ readers */
+
+static bool read_span(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	if (n)
+		memcpy(buf, r->p + off, n);
+	return true;
+}
+
+/* pread until n bytes are in, retrying EINTR: a short file is a failure (errno
+ * kept, EIO for an end of file) */
+static bool pread_all(int fd, uint64_t off, void *buf, size_t n)
+{
+	for (size_t k = 0; k < n;) {
+		ssize_t got = pread(fd, (uint8_t *)buf + k, n - k, (off_t)(off + k));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO;
+			return false;
+		}
+		k += (size_t)got;
+	}
+	return true;
+}
+
+static bool read_fd(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	return pread_all(r->fd, off, buf, n);
+}
+
+void ali_reader_span(struct ali_reader *r, al_span s)
+{
+	*r = (struct ali_reader){.read_at = read_span, .p = s.p, .fd = -1, .size = s.n};
+}
+
+void ali_reader_fd(struct ali_reader *r, int fd, uint64_t size)
+{
+	*r = (struct ali_reader){.read_at = read_fd, .fd = fd, .size = size};
+}
+
+bool ali_reader_read(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	if (off > r->size || n > r->size - off)
+		return false;
+	return r->read_at(r, off, buf, n);
 }
 
 /* ================================================================ guard-page mode */
@@ -175,23 +227,44 @@ static bool guarded_read(int fd, size_t n, struct al_map *m)
 		errno = ENOMEM;
 		return false;
 	}
-	for (size_t k = 0; k < n;) {
-		ssize_t got = pread(fd, data + k, n - k, (off_t)k);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			int e = got < 0 ? errno : EIO;
-			munmap(r, total);
-			errno = e;
-			return false;
-		}
-		k += (size_t)got;
+	if (!pread_all(fd, 0, data, n)) {
+		int e = errno;
+		munmap(r, total);
+		errno = e;
+		return false;
 	}
 	guarded_done(m, r, total, data, n);
 	return true;
 }
 
 /* ================================================================ mappings */
+
+/* The n bytes of fd read into memory (m->copy), in chunks through an fd reader. */
+static enum al_status read_copy(int fd, size_t n, const char *name, struct al_map *m, al_diags *d)
+{
+	uint8_t *buf = malloc(n);
+	if (!buf) {
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL,
+			    "cannot read: %zu bytes do not fit in memory", n);
+		return AL_E_NOMEM;
+	}
+	struct ali_reader r;
+	ali_reader_fd(&r, fd, n);
+	enum { CHUNK = 1 << 20 };
+	for (size_t k = 0; k < n; k += CHUNK) {
+		size_t len = n - k < CHUNK ? n - k : CHUNK;
+		if (!ali_reader_read(&r, k, buf + k, len)) {
+			ali_diag_add(d, AL_SEV_ERROR, name, k, NULL, NULL, "cannot read: %s",
+				    strerror(errno));
+			free(buf);
+			return AL_E_IO;
+		}
+	}
+	m->copy = buf;
+	m->s.p = buf;
+	m->s.n = n;
+	return AL_OK;
+}
 
 static enum al_status map_file(const char *path, const char *shown, struct al_map *m, bool keep_open,
 			       al_diags *d)
@@ -218,6 +291,25 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		ali_guard_add(m->s.p, m->s.n, name);
 	} else if (st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS)) {
+			/* no mappings of this file system (the WebAssembly build's files):
+			 * the file read into memory through its reader */
+			rc = read_copy(fd, (size_t)st.st_size, name, m, d);
+			if (rc != AL_OK) {
+				close(fd);
+				return rc;
+			}
+			ali_guard_add(m->s.p, m->s.n, name);
+			ali_reader_span(&m->rd, m->s);
+			if (keep_open) {
+				m->fd = fd;
+				m->fd_open = true;
+				ali_reader_fd(&m->rd, fd, m->s.n);
+				return AL_OK;
+			}
+			close(fd);
+			return AL_OK;
+		}
 		if (p == MAP_FAILED) {
 			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot map: %s",
 				    strerror(errno));
@@ -234,9 +326,11 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		m->len = (size_t)st.st_size;
 		m->s.p = p;
 		m->s.n = m->len;
+		ali_reader_span(&m->rd, m->s);
 		if (keep_open) {
 			m->fd = fd;
 			m->fd_open = true;
+			ali_reader_fd(&m->rd, fd, m->len);
 			return AL_OK;
 		}
 	}
@@ -258,21 +352,14 @@ bool ali_map_read(const struct al_map *m, uint64_t off, void *buf, size_t n)
 {
 	if (off > m->s.n || n > m->s.n - off)
 		return false;
-	if (!m->fd_open) {
-		memcpy(buf, m->s.p + off, n);
-		return true;
+	if (!m->rd.read_at) { /* a guarded copy, or a map made without a reader */
+		struct ali_reader r;
+		ali_reader_span(&r, m->s);
+		return ali_reader_read(&r, off, buf, n);
 	}
 	/* the mapping covers the file as it was when mapped: a file that has
 	 * shrunk since reads short, and is reported so, never past its end */
-	for (size_t k = 0; k < n;) {
-		ssize_t got = pread(m->fd, (uint8_t *)buf + k, n - k, (off_t)(off + k));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return false;
-		k += (size_t)got;
-	}
-	return true;
+	return ali_reader_read(&m->rd, off, buf, n);
 }
 
 void ali_unmap(struct al_map *m)
@@ -286,5 +373,6 @@ void ali_unmap(struct al_map *m)
 		UNPOISON(m->guarded, m->guarded_len);
 		munmap(m->guarded, m->guarded_len);
 	}
+	free(m->copy);
 	memset(m, 0, sizeof *m);
 }
