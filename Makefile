@@ -361,9 +361,20 @@ $(BUILD)/web/anelint.js: $(CLI_OBJ) $(BUILD)/libanelint.a $(WEB_FILES)
 	python3 tools/wasm-bundle.py $@ $(@:.js=.wasm) $(dir $@)anelint-bundle.js
 	cp $(WEB_FILES) $(dir $@)
 
+# The page in headless Chromium (tests/web.py): the page's JSON, SARIF and HTML equal
+# the CLI's byte for byte, an unreadable model gives a one-line error, no network
+# request. Skipped when emcc or chromium is absent.
+CHROMIUM ?= chromium
+check-web: $(BUILD)/anelint
+	@if ! command -v $(EMCC) >/dev/null 2>&1 || ! command -v $(CHROMIUM) >/dev/null 2>&1; then \
+		echo "check-web: skipped (no $(EMCC) or no $(CHROMIUM): sh tools/install-deps.sh --test)"; \
+		echo "0 passed, 0 failed, 1 skipped"; \
+	else $(MAKE) wasm && python3 tests/web.py --anelint $(BUILD)/anelint --web $(WASM_BUILD)/web \
+		--chromium "$$(command -v $(CHROMIUM))"; fi
+
 clean:
 	rm -rf build build-asan build-fuzz build-portable build-musl build-wasm
 
 FORCE:
 
-.PHONY: FORCE wasm all shared install uninstall install-check check check-platforms check-portable check-musl check-python check-accelerate asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: FORCE wasm check-web all shared install uninstall install-check check check-platforms check-portable check-musl check-python check-accelerate asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long

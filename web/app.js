@@ -52,7 +52,9 @@ function anelintWorker() {
     }
     const ms = performance.now() - t0;
     const stdout = new TextDecoder().decode(out.subarray(0, n));
-    return { status, stdout, stderr, output: stdout, ms };
+    // the instance's whole memory (its wasm heap) when main returned
+    const memory = M.HEAPU8 ? M.HEAPU8.length : 0;
+    return { status, stdout, stderr, output: stdout, ms, memory };
   }
   self.onmessage = async (e) => {
     const msg = e.data;
@@ -352,7 +354,7 @@ async function check() {
   document.getElementById('rerun').disabled = false;
   const err = firstLine(r.stderr);
   setStatus('checked ' + page.root + ' in ' + r.ms.toFixed(0) + ' ms' + (err ? ' (' + err + ')' : ''), false);
-  window.anelintLast = { status: r.status, json: r.output, stderr: r.stderr, ms: r.ms };
+  window.anelintLast = { status: r.status, json: r.output, stderr: r.stderr, ms: r.ms, memory: r.memory };
   if (!document.getElementById('report-wrap').classList.contains('hidden')) selectTab('report');
 }
 

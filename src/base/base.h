@@ -110,7 +110,9 @@ bool ali_reader_read(const struct ali_reader *r, uint64_t off, void *buf, size_t
  * `path` is opened; diagnostics name `shown` (the path as the user gave it),
  * or `path` when shown is NULL. Where files cannot be mapped (mmap fails with
  * ENODEV or ENOSYS: the WebAssembly build, whose files are emscripten's) the
- * file is read into memory through its reader instead (`copy`). */
+ * file is read into memory through its reader instead (`copy`); a file kept
+ * open (ali_map_file_open: weight.bin) is not read at all: s.p is NULL, s.n its
+ * size, and only ali_map_read (pread through the reader) reaches its bytes. */
 struct al_map {
 	al_span s;
 	void *base; /* the file mapping (NULL for an empty file or a guarded copy) */

@@ -291,9 +291,22 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		ali_guard_add(m->s.p, m->s.n, name);
 	} else if (st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS) && keep_open) {
+			/* no mappings of this file system (the WebAssembly build's files),
+			 * and a file read by records (weight.bin: ali_map_read): nothing is
+			 * read now, s.p is NULL and every read goes through the fd reader,
+			 * so a multi-GB weight.bin costs its blob headers only. Who needs
+			 * the bytes in memory (ali_mil_blob) is told so. */
+			m->s.p = NULL;
+			m->s.n = (size_t)st.st_size;
+			m->fd = fd;
+			m->fd_open = true;
+			ali_reader_fd(&m->rd, fd, m->s.n);
+			return AL_OK;
+		}
 		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS)) {
-			/* no mappings of this file system (the WebAssembly build's files):
-			 * the file read into memory through its reader */
+			/* no mappings of this file system: the file read into memory
+			 * through its reader */
 			rc = read_copy(fd, (size_t)st.st_size, name, m, d);
 			if (rc != AL_OK) {
 				close(fd);
@@ -301,12 +314,6 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 			}
 			ali_guard_add(m->s.p, m->s.n, name);
 			ali_reader_span(&m->rd, m->s);
-			if (keep_open) {
-				m->fd = fd;
-				m->fd_open = true;
-				ali_reader_fd(&m->rd, fd, m->s.n);
-				return AL_OK;
-			}
 			close(fd);
 			return AL_OK;
 		}
