@@ -10,6 +10,7 @@
 # only by it; BLAS=none to build without).
 # macOS: Homebrew json-c and pkg-config; BLAS=accelerate is the default there (README).
 # PORTABLE=1 builds the portable fallbacks of the Linux-only calls (src/base/platform.c).
+# `make wasm` builds the page (build-wasm/web/, emscripten), `make check-web` tests it (docs/web.md).
 
 CC      ?= cc
 BUILD   ?= build
