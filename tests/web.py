@@ -321,8 +321,19 @@ def main():
             got = browser.eval("(async () => { return await output(%s); })()" % json.dumps(fmt))
             ok(got == cli_format(o.anelint, pkg, fmt, ["--no-config"]),
                "the page's %s differs from the CLI's" % fmt)
+        # the plan tab: `plan` as the command line prints it (segments, the cheapest fixes
+        # and their `anelint fix` commands)
+        got = browser.eval("(async () => { return await planText(); })()")
+        parent, pname = os.path.split(pkg)
+        want = subprocess.run([os.path.abspath(o.anelint), "plan", "--color", "never", "--no-config", pname],
+                              cwd=parent, stdout=subprocess.PIPE).stdout.decode()
+        ok(got == want and "segment" in want, "the page's plan differs from the CLI's: %r" % (got or "")[:200])
         if o.shots:
             os.makedirs(o.shots, exist_ok=True)
+            browser.eval("selectTab('plan'); true")
+            browser.pump(1.0)
+            browser.screenshot(os.path.join(o.shots, "plan.png"))
+            browser.eval("selectTab('layers'); true")
             browser.screenshot(os.path.join(o.shots, "layers.png"))
             browser.eval("selectTab('report'); true")
             browser.pump(1.5)

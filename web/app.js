@@ -309,13 +309,26 @@ function showLayers() {
   document.querySelector('#layers table').innerHTML = h;
 }
 
+const TABS = { layers: 'layers', plan: 'plan', report: 'report-wrap' };
+page.tab = 'layers';
 function selectTab(which) {
-  const layers = which === 'layers';
-  document.getElementById('tab-layers').setAttribute('aria-selected', String(layers));
-  document.getElementById('tab-report').setAttribute('aria-selected', String(!layers));
-  document.getElementById('layers').classList.toggle('hidden', !layers);
-  document.getElementById('report-wrap').classList.toggle('hidden', layers);
-  if (!layers) output('html').then((t) => { if (t !== null) document.getElementById('report').srcdoc = t; });
+  page.tab = which;
+  for (const t of Object.keys(TABS)) {
+    document.getElementById('tab-' + t).setAttribute('aria-selected', String(t === which));
+    document.getElementById('tab-' + t).tabIndex = t === which ? 0 : -1;
+    document.getElementById(TABS[t]).classList.toggle('hidden', t !== which);
+  }
+  if (which === 'report') output('html').then((t) => { if (t !== null) document.getElementById('report').srcdoc = t; });
+  // the plan as the command line prints it: segments, switches, the cheapest fixes
+  // and the `anelint fix` command that removes each model-level finding
+  if (which === 'plan') planText().then((t) => { document.getElementById('plan').textContent = t; });
+}
+
+async function planText() {
+  if (page.outputs.plan !== undefined) return page.outputs.plan;
+  const r = await call(['plan', '--color', 'never'].concat(options(), [page.root]), page.files);
+  page.outputs.plan = r.status >= 0 && r.status < 2 ? r.output : firstLine(r.stderr);
+  return page.outputs.plan;
 }
 
 // The report in one format for the current model and options (cached).
@@ -355,7 +368,7 @@ async function check() {
   const err = firstLine(r.stderr);
   setStatus('checked ' + page.root + ' in ' + r.ms.toFixed(0) + ' ms' + (err ? ' (' + err + ')' : ''), false);
   window.anelintLast = { status: r.status, json: r.output, stderr: r.stderr, ms: r.ms, memory: r.memory };
-  if (!document.getElementById('report-wrap').classList.contains('hidden')) selectTab('report');
+  if (page.tab !== 'layers') selectTab(page.tab);
 }
 
 async function load(files) {
@@ -400,8 +413,24 @@ window.addEventListener('DOMContentLoaded', async () => {
   document.getElementById('rerun').addEventListener('click', () => { if (page.root) check(); });
   document.getElementById('filter').addEventListener('input', showLayers);
   document.getElementById('off-only').addEventListener('change', showLayers);
-  document.getElementById('tab-layers').addEventListener('click', () => selectTab('layers'));
-  document.getElementById('tab-report').addEventListener('click', () => selectTab('report'));
+  const order = Object.keys(TABS);
+  for (const t of order) {
+    const b = document.getElementById('tab-' + t);
+    b.addEventListener('click', () => selectTab(t));
+    // arrow keys move between the tabs (the tablist pattern)
+    b.addEventListener('keydown', (e) => {
+      const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+      if (!step) return;
+      const next = order[(order.indexOf(t) + step + order.length) % order.length];
+      selectTab(next);
+      document.getElementById('tab-' + next).focus();
+      e.preventDefault();
+    });
+  }
+  // the drop zone from the keyboard: Enter or Space opens the file picker
+  drop.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === ' ') { document.getElementById('pick-file').click(); e.preventDefault(); }
+  });
   for (const b of document.querySelectorAll('#exports button')) b.addEventListener('click', () => download(b.dataset.format));
   // the test drives this (tests/web.py): the JSON text of a check, exactly
   window.anelintCheck = async (files) => { await load(files); return window.anelintLast; };
