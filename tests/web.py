@@ -360,6 +360,14 @@ def main():
             if o.shots:
                 browser.screenshot(os.path.join(o.shots, "error.png"))
 
+        # a run stopped midway (what the page does after RUN_LIMIT_MS, or when the module
+        # traps): the run waiting gets an error, and a new worker answers the next
+        r = browser.eval("(async () => { const p = call(['check', '-f', 'json', '--no-config', page.root], page.files);"
+                         " stopWorker('stopped by the test'); const r = await p;"
+                         " const again = await call(['targets', '-f', 'json'], []);"
+                         " return [r.status, r.stderr, again.status]; })()")
+        ok(r[0] == -1 and "stopped by the test" in r[1] and r[2] == 0, "a stopped run: %r" % (r,))
+
         browser.pump(0.2)
         bad_requests = [u for u in browser.requests() if not u.startswith(("file:", "blob:", "data:", "about:"))]
         ok(not bad_requests, "network requests: %s" % bad_requests[:5])

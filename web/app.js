@@ -89,16 +89,40 @@ function startWorker() {
     const p = page.pending.get(e.data.id);
     if (p) { page.pending.delete(e.data.id); p(e.data); }
   };
-  w.onerror = (e) => { setStatus('the analyser failed: ' + (e.message || 'unknown error'), true); };
+  // an uncaught failure of the module (a trap: out of memory, ...): the runs
+  // waiting get its message and a new worker starts
+  w.onerror = (e) => { e.preventDefault(); stopWorker('the analyser failed: ' + (e.message || 'unknown error')); };
   return w;
 }
 
+// A run that has not answered after RUN_LIMIT_MS is stopped: the worker is
+// terminated (whatever it was doing) and a new one started, so no model can keep
+// the page busy; the CLI's own bounds on memory and work apply inside the run.
+const RUN_LIMIT_MS = 120000;
 function call(args, files) {
   return new Promise((resolve) => {
     const id = page.nextId++;
-    page.pending.set(id, resolve);
+    const timer = setTimeout(() => {
+      if (!page.pending.has(id)) return;
+      page.pending.delete(id);
+      stopWorker();
+      resolve({ id, status: -1, stdout: '', output: '', ms: RUN_LIMIT_MS,
+        stderr: 'anelint: error: stopped after ' + RUN_LIMIT_MS / 1000 + ' s\n' });
+    }, RUN_LIMIT_MS);
+    page.pending.set(id, (r) => { clearTimeout(timer); resolve(r); });
     page.worker.postMessage({ id, args, files: files || [] });
   });
+}
+
+// The worker ended, stopped or failed: every pending run gets an error and a
+// fresh worker takes the next.
+function stopWorker(why) {
+  if (page.worker) page.worker.terminate();
+  page.worker = startWorker();
+  for (const [id, done] of page.pending) {
+    page.pending.delete(id);
+    done({ id, status: -1, stdout: '', output: '', ms: 0, stderr: 'anelint: error: ' + (why || 'stopped') + '\n' });
+  }
 }
 
 function setStatus(text, error) {
