@@ -239,6 +239,117 @@ static bool guarded_read(int fd, size_t n, struct al_map *m)
 
 /* ================================================================ mappings */
 
+/* A big file where files cannot be mapped (the WebAssembly page): a .mlmodel of
+ * hundreds of MB is mostly weights the analysis skips. Such a file is given a
+ * buffer of its size of which only its protobuf structure is read: every field
+ * header, every field of at most SPARSE_FIELD bytes, and the inside of a bigger
+ * length-delimited field when it parses as a message in turn (to SPARSE_DEPTH
+ * levels); a bigger field that does not (raw weights) is left unread, its bytes
+ * those of untouched memory. Reads go by SPARSE_CHUNK-byte chunks through the fd
+ * reader. A file whose top level is not a protobuf message to its last byte
+ * (MIL text, JSON, a damaged model) is read whole instead, so what the parsers
+ * see differs from the file only inside big fields nobody parses as messages. */
+enum { SPARSE_MIN = 64 << 20, SPARSE_FIELD = 64 << 10, SPARSE_CHUNK_SHIFT = 14, SPARSE_DEPTH = 32 };
+struct sparse {
+	uint8_t *buf;
+	size_t n;
+	uint8_t *loaded; /* one bit per chunk */
+	struct ali_reader r;
+};
+
+static bool sparse_need(struct sparse *s, size_t off, size_t len)
+{
+	if (off > s->n || len > s->n - off)
+		return false;
+	if (len == 0)
+		return true;
+	for (size_t c = off >> SPARSE_CHUNK_SHIFT, last = (off + len - 1) >> SPARSE_CHUNK_SHIFT; c <= last; c++) {
+		if (s->loaded[c >> 3] & (1u << (c & 7)))
+			continue;
+		size_t at = c << SPARSE_CHUNK_SHIFT, chunk = (size_t)1 << SPARSE_CHUNK_SHIFT;
+		if (!ali_reader_read(&s->r, at, s->buf + at, s->n - at < chunk ? s->n - at : chunk))
+			return false;
+		s->loaded[c >> 3] |= (uint8_t)(1u << (c & 7));
+	}
+	return true;
+}
+
+static bool sparse_varint(struct sparse *s, size_t *pos, size_t end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < 10; i++) {
+		if (*pos >= end || !sparse_need(s, *pos, 1))
+			return false;
+		uint8_t b = s->buf[(*pos)++];
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* [pos, end) walked as a message, loading as above; true when it parsed to its end. */
+static bool sparse_walk(struct sparse *s, size_t pos, size_t end, int depth)
+{
+	while (pos < end) {
+		uint64_t key, v;
+		if (!sparse_varint(s, &pos, end, &key) || key >> 3 == 0)
+			return false;
+		switch (key & 7) {
+		case 0:
+			if (!sparse_varint(s, &pos, end, &v))
+				return false;
+			break;
+		case 1:
+		case 5: {
+			size_t w = (key & 7) == 1 ? 8 : 4;
+			if (end - pos < w || !sparse_need(s, pos, w))
+				return false;
+			pos += w;
+			break;
+		}
+		case 2:
+			if (!sparse_varint(s, &pos, end, &v) || v > end - pos)
+				return false;
+			if (v <= SPARSE_FIELD) {
+				if (!sparse_need(s, pos, (size_t)v))
+					return false;
+			} else if (depth < SPARSE_DEPTH) {
+				(void)sparse_walk(s, pos, pos + (size_t)v, depth + 1); /* false: raw bytes */
+			}
+			pos += (size_t)v;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The n bytes of fd as above into m->copy; false (nothing kept) when the file is
+ * not a protobuf message, too small to bother, or out of memory. */
+static bool read_sparse(int fd, size_t n, struct al_map *m)
+{
+	if (n < SPARSE_MIN)
+		return false;
+	struct sparse s = {.n = n};
+	s.buf = malloc(n); /* not zeroed: calloc would touch every page */
+	s.loaded = calloc(((n - 1) >> SPARSE_CHUNK_SHIFT) / 8 + 1, 1);
+	ali_reader_fd(&s.r, fd, n);
+	bool ok = s.buf && s.loaded && sparse_walk(&s, 0, n, 0);
+	free(s.loaded);
+	if (!ok) {
+		free(s.buf);
+		return false;
+	}
+	m->copy = s.buf;
+	m->s.p = s.buf;
+	m->s.n = n;
+	return true;
+}
+
 /* The n bytes of fd read into memory (m->copy), in chunks through an fd reader. */
 static enum al_status read_copy(int fd, size_t n, const char *name, struct al_map *m, al_diags *d)
 {
@@ -306,8 +417,9 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		}
 		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS)) {
 			/* no mappings of this file system: the file read into memory
-			 * through its reader */
-			rc = read_copy(fd, (size_t)st.st_size, name, m, d);
+			 * through its reader (a big protobuf file: its structure only) */
+			rc = read_sparse(fd, (size_t)st.st_size, m) ? AL_OK
+								    : read_copy(fd, (size_t)st.st_size, name, m, d);
 			if (rc != AL_OK) {
 				close(fd);
 				return rc;
