@@ -308,9 +308,13 @@ function layerRows(d) {
     for (const l of m.layers || []) {
       if (l.type === 'const') continue;
       const ev = l.evidence ? (typeof l.evidence === 'string' ? l.evidence : JSON.stringify(l.evidence)) : '';
-      rows.push({ model: m.path, name: l.name, type: l.type, unit: l.unit || '', verdict: l.verdict || '',
-        confidence: l.confidence || '', rules: (l.rules || []).map((r) => r.rule || r).join(', '),
-        reason: l.reason || '', evidence: ev, off: l.unit !== 'ane' });
+      // a layer moved off the ANE by another rule (the partition, a model-level rule)
+      // has no reason of its own: say what moved it, and why the verdict is uncertain
+      const why = [l.reason, l.moved_by ? 'moved by ' + l.moved_by : '', l.uncertain ? 'uncertain: ' + l.uncertain : '']
+        .filter((x) => x).join('; ');
+      rows.push({ model: m.path, fn: l.function || '', name: l.name, type: l.type, unit: l.unit || '',
+        verdict: l.verdict || '', confidence: l.confidence || '', rules: (l.rules || []).map((r) => r.rule || r).join(', '),
+        reason: why, evidence: ev, off: l.unit !== 'ane' });
     }
   }
   return rows;
@@ -320,13 +324,17 @@ function showLayers() {
   if (!page.rows) return;
   const q = document.getElementById('filter').value.toLowerCase();
   const offOnly = document.getElementById('off-only').checked;
-  let h = '<tr><th>#</th><th>name</th><th>type</th><th>unit</th><th>verdict</th><th>confidence</th><th>rules</th><th>reason</th><th>evidence</th></tr>';
+  // the function column only for a multifunction program
+  const fns = new Set(page.rows.map((r) => r.fn));
+  const showFn = fns.size > 1;
+  let h = '<tr><th>#</th>' + (showFn ? '<th>function</th>' : '') +
+    '<th>name</th><th>type</th><th>unit</th><th>verdict</th><th>confidence</th><th>rules</th><th>reason</th><th>evidence</th></tr>';
   let n = 0;
   page.rows.forEach((r, i) => {
     if (offOnly && !r.off) return;
-    if (q && ![r.name, r.type, r.unit, r.rules, r.reason].some((s) => String(s).toLowerCase().includes(q))) return;
+    if (q && ![r.fn, r.name, r.type, r.unit, r.rules, r.reason].some((s) => String(s).toLowerCase().includes(q))) return;
     if (++n > 5000) return;
-    h += '<tr><td>' + i + '</td><td>' + esc(r.name) + '</td><td>' + esc(r.type) + '</td><td class="u-' + esc(r.unit) + '">' +
+    h += '<tr><td>' + i + '</td>' + (showFn ? '<td>' + esc(r.fn) + '</td>' : '') + '<td>' + esc(r.name) + '</td><td>' + esc(r.type) + '</td><td class="u-' + esc(r.unit) + '">' +
       esc(r.unit) + '</td><td>' + esc(r.verdict) + '</td><td>' + esc(r.confidence) + '</td><td>' + esc(r.rules) +
       '</td><td>' + esc(r.reason) + '</td><td>' + esc(r.evidence) + '</td></tr>';
   });
