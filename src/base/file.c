@@ -245,7 +245,7 @@ static bool guarded_read(int fd, size_t n, struct al_map *m)
  * header, every field of at most SPARSE_FIELD bytes, and the inside of a bigger
  * length-delimited field when it parses as a message in turn (to SPARSE_DEPTH
  * levels); a bigger field that does not (raw weights) is left unread, its bytes
- * those of untouched memory. Reads go by SPARSE_CHUNK-byte chunks through the fd
+ * those of untouched memory. Reads go by chunks of 2^SPARSE_CHUNK_SHIFT bytes through the fd
  * reader. A file whose top level is not a protobuf message to its last byte
  * (MIL text, JSON, a damaged model) is read whole instead, so what the parsers
  * see differs from the file only inside big fields nobody parses as messages. */
