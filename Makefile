@@ -10,6 +10,7 @@
 # only by it; BLAS=none to build without).
 # macOS: Homebrew json-c and pkg-config; BLAS=accelerate is the default there (README).
 # PORTABLE=1 builds the portable fallbacks of the Linux-only calls (src/base/platform.c).
+# `make wasm` builds the page (build-wasm/web/, emscripten), `make check-web` tests it (docs/web.md).
 
 CC      ?= cc
 BUILD   ?= build
@@ -96,7 +97,7 @@ $(BUILD)/src/interp/kernels_%.o: override CFLAGS += $(KERNEL_OPT)
 
 $(BUILD)/libanelint.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BUILD)/anelint: $(CLI_OBJ) $(BUILD)/libanelint.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -325,9 +326,56 @@ fidelity: $(BUILD)/anelint observed-models
 observed-models:
 	python3 tools/mkobserved.py --out $(BUILD)/observed >/dev/null
 
+# The page (web/, docs/web.md): the library and the CLI compiled to WebAssembly with
+# Debian's emscripten from these same sources, into build-wasm/web/ beside web/'s
+# index.html and scripts; open build-wasm/web/index.html. json-c is built for wasm
+# from Debian's source by tools/wasm-json-c.sh (fetched into build-wasm/, not kept
+# in the tree). BLAS=none: the portable loops; no threads, no dlopen. Debian's emcc
+# runs its JS tools with node, which finds node-acorn through NODE_PATH.
+WASM_BUILD ?= build-wasm
+EMCC       ?= emcc
+WASM_JSONC  = $(WASM_BUILD)/json-c/install
+WASM_OPT   ?= -Os
+# The CLI as a module: the worker calls main (callMain) on a fresh instance per run,
+# with the model's files on a WORKERFS mount (reads are File.slice + FileReaderSync).
+# umask: emscripten 3.1.6 starts with 0777, so -o would create a file nobody may open;
+# the worker sets 022 first.
+WASM_LDFLAGS = -sMODULARIZE=1 -sEXPORT_NAME=createAnelint -sINVOKE_RUN=0 -sEXIT_RUNTIME=1 \
+	-sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sENVIRONMENT=worker,node -sFORCE_FILESYSTEM=1 \
+	-sEXPORTED_RUNTIME_METHODS=callMain,FS -lworkerfs.js -sTOTAL_STACK=1048576 \
+	-sEXPORTED_FUNCTIONS=_main,_umask
+WEB_FILES := $(wildcard web/*.html web/*.js web/*.css)
+export NODE_PATH ?= /usr/share/nodejs
+
+wasm:
+	@command -v $(EMCC) >/dev/null || { echo "make wasm: no $(EMCC) (sh tools/install-deps.sh --test)"; exit 1; }
+	nice sh tools/wasm-json-c.sh $(WASM_BUILD)
+	$(MAKE) BUILD=$(WASM_BUILD) CC=$(EMCC) AR=emar OPT=$(WASM_OPT) BLAS=none DL_LIBS= \
+		JSON_CFLAGS="-I$(WASM_JSONC)/include" JSON_LIBS="$(WASM_JSONC)/lib/libjson-c.a" \
+		$(WASM_BUILD)/web/anelint.js
+	@gz=$$(gzip -9c $(WASM_BUILD)/web/anelint.wasm | wc -c); \
+		echo "make wasm: $(WASM_BUILD)/web/index.html; anelint.wasm $$(wc -c <$(WASM_BUILD)/web/anelint.wasm) bytes, $$gz gzipped"
+
+$(BUILD)/web/anelint.js: $(CLI_OBJ) $(BUILD)/libanelint.a $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) $(WASM_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libanelint.a $(JSON_LIBS) -lm
+	python3 tools/wasm-bundle.py $@ $(@:.js=.wasm) $(dir $@)anelint-bundle.js
+	cp $(WEB_FILES) $(dir $@)
+
+# The page in headless Chromium (tests/web.py): the page's JSON, SARIF and HTML equal
+# the CLI's byte for byte, an unreadable model gives a one-line error, no network
+# request. Skipped when emcc or chromium is absent.
+CHROMIUM ?= chromium
+check-web: $(BUILD)/anelint
+	@if ! command -v $(EMCC) >/dev/null 2>&1 || ! command -v $(CHROMIUM) >/dev/null 2>&1; then \
+		echo "check-web: skipped (no $(EMCC) or no $(CHROMIUM): sh tools/install-deps.sh --test)"; \
+		echo "0 passed, 0 failed, 1 skipped"; \
+	else $(MAKE) wasm && python3 tests/web.py --anelint $(BUILD)/anelint --web $(WASM_BUILD)/web \
+		--chromium "$$(command -v $(CHROMIUM))"; fi
+
 clean:
-	rm -rf build build-asan build-fuzz build-portable build-musl
+	rm -rf build build-asan build-fuzz build-portable build-musl build-wasm
 
 FORCE:
 
-.PHONY: FORCE all shared install uninstall install-check check check-platforms check-portable check-musl check-python check-accelerate asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long
+.PHONY: FORCE wasm check-web all shared install uninstall install-check check check-platforms check-portable check-musl check-python check-accelerate asan bench bench-interp clean fidelity observed-models fuzz fuzz-build fuzz-seeds fuzz-long

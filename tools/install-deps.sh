@@ -16,7 +16,9 @@
 #            registry, installed by tests/report_formats.sh into build/npm),
 #            musl-tools (make check-musl), python3-pytest, python3-numpy, python3-setuptools,
 #            python3-pip (make check-python: pytest, pip install ./python offline), zsh and
-#            fish (make install-check parses the generated completions with them)
+#            fish (make install-check parses the generated completions with them),
+#            emscripten + binaryen (make wasm: the library as WebAssembly for web/, make check-web),
+#            cmake + curl (make wasm builds json-c for WebAssembly from Debian's source: tools/wasm-json-c.sh)
 #   --bench  python3-torch, python3-numpy (bench/interp.py times PyTorch beside the interpreter)
 set -eu
 pkgs="gcc make pkg-config libjson-c-dev"
@@ -25,7 +27,7 @@ for arg in "$@"; do
 	--test)
 		pkgs="$pkgs libcmocka-dev libopenblas-dev protobuf-compiler python3 clang libclang-rt-14-dev strace"
 		pkgs="$pkgs python3-jsonschema chromium graphviz cmark-gfm musl-tools python3-pytest python3-numpy"
-		pkgs="$pkgs python3-setuptools python3-pip zsh fish"
+		pkgs="$pkgs python3-setuptools python3-pip zsh fish emscripten binaryen cmake curl"
 		command -v npm >/dev/null 2>&1 || pkgs="$pkgs nodejs npm" ;;
 	--bench) pkgs="$pkgs python3-torch python3-numpy" ;;
 	*) echo "usage: sh tools/install-deps.sh [--test] [--bench]" >&2; exit 2 ;;

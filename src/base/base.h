@@ -88,9 +88,31 @@ void ali_diag_vadd(al_diags *d, enum al_severity sev, const char *file, uint64_t
 
 /* ------------------------------------------------------------------ files */
 
+/* The one way the library reads a span of a file at an offset (file.c): n bytes
+ * at off into buf; true when all n were read, false when [off, off + n) is not
+ * inside the file, the read failed or came up short (the file shrank). Three
+ * implementations: a copy out of a mapping (mmap) or of a copy in memory; pread
+ * on the open file; and in the WebAssembly page the same pread on a file of
+ * emscripten's WORKERFS, which reads a File.slice with FileReaderSync in the
+ * page's worker (web/worker.js, docs/web.md), so only that span leaves the disk. */
+struct ali_reader {
+	bool (*read_at)(const struct ali_reader *r, uint64_t off, void *buf, size_t n);
+	const uint8_t *p; /* the bytes (ali_reader_span) */
+	int fd;           /* the file (ali_reader_fd) */
+	uint64_t size;    /* bytes readable: reads past it fail */
+};
+void ali_reader_span(struct ali_reader *r, al_span s);
+void ali_reader_fd(struct ali_reader *r, int fd, uint64_t size);
+/* r->read_at after the bounds check. */
+bool ali_reader_read(const struct ali_reader *r, uint64_t off, void *buf, size_t n);
+
 /* A read-only mapping of a whole file (mmap; an empty file maps to n = 0).
  * `path` is opened; diagnostics name `shown` (the path as the user gave it),
- * or `path` when shown is NULL. */
+ * or `path` when shown is NULL. Where files cannot be mapped (mmap fails with
+ * ENODEV or ENOSYS: the WebAssembly build, whose files are emscripten's) the
+ * file is read into memory through its reader instead (`copy`); a file kept
+ * open (ali_map_file_open: weight.bin) is not read at all: s.p is NULL, s.n its
+ * size, and only ali_map_read (pread through the reader) reaches its bytes. */
 struct al_map {
 	al_span s;
 	void *base; /* the file mapping (NULL for an empty file or a guarded copy) */
@@ -99,6 +121,8 @@ struct al_map {
 	size_t guarded_len;
 	int fd;            /* ali_map_file_open: the file, kept open for ali_map_read */
 	bool fd_open;      /* false: fd means nothing (a zeroed al_map has none) */
+	void *copy;        /* the file read into memory where it could not be mapped */
+	struct ali_reader rd; /* how ali_map_read reads: pread when fd_open, else from s */
 };
 enum al_status ali_map_file(const char *path, const char *shown, struct al_map *m, al_diags *d);
 /* ali_map_file, keeping the file open so that small records can be read with
@@ -107,8 +131,8 @@ enum al_status ali_map_file(const char *path, const char *shown, struct al_map *
  * 64-byte reads add to RSS would depend on the page cache's state. Not kept in
  * the guard-page mode (the copy is read instead) or for an empty file. */
 enum al_status ali_map_file_open(const char *path, const char *shown, struct al_map *m, al_diags *d);
-/* n bytes at offset off of the mapped file into buf: pread when m keeps the file
- * open, else a copy from m->s. False when [off, off + n) is not inside m->s, or
+/* n bytes at offset off of the mapped file into buf, through m->rd: pread when m
+ * keeps the file open, else a copy from m->s. False when [off, off + n) is not inside m->s, or
  * the read failed or came up short (the file shrank). */
 bool ali_map_read(const struct al_map *m, uint64_t off, void *buf, size_t n);
 void ali_unmap(struct al_map *m);

@@ -4,7 +4,10 @@
  * source of a copy) is opened by ali_open_regular, which refuses what is not a
  * regular file: a FIFO or a device must not hang a run. ali_map_file maps what
  * it opened; ali_map_file_open keeps it open too, for ali_map_read (pread of a
- * record without touching the mapping: weight.bin's blob metadata).
+ * record without touching the mapping: weight.bin's blob metadata). Every read
+ * of a span at an offset goes through a struct ali_reader (base.h): a copy from
+ * the mapping, or pread; where a file system has no mappings (the WebAssembly
+ * page's, docs/web.md) the file is read into memory through one instead.
  *
  * The guard-page test mode (ANELINT_GUARD_MAPS=1, or built with -DAL_GUARD_MAPS):
  * a file mapping ends wherever the file does, and the rest of its last page reads
@@ -56,6 +59,55 @@ enum al_status ali_open_regular(const char *path, const char *shown, int *fd_out
 		*st_out = st;
 	*fd_out = fd;
 	return AL_OK;
+}
+
+/* ================================================================ readers */
+
+static bool read_span(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	if (n)
+		memcpy(buf, r->p + off, n);
+	return true;
+}
+
+/* pread until n bytes are in, retrying EINTR: a short file is a failure (errno
+ * kept, EIO for an end of file) */
+static bool pread_all(int fd, uint64_t off, void *buf, size_t n)
+{
+	for (size_t k = 0; k < n;) {
+		ssize_t got = pread(fd, (uint8_t *)buf + k, n - k, (off_t)(off + k));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO;
+			return false;
+		}
+		k += (size_t)got;
+	}
+	return true;
+}
+
+static bool read_fd(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	return pread_all(r->fd, off, buf, n);
+}
+
+void ali_reader_span(struct ali_reader *r, al_span s)
+{
+	*r = (struct ali_reader){.read_at = read_span, .p = s.p, .fd = -1, .size = s.n};
+}
+
+void ali_reader_fd(struct ali_reader *r, int fd, uint64_t size)
+{
+	*r = (struct ali_reader){.read_at = read_fd, .fd = fd, .size = size};
+}
+
+bool ali_reader_read(const struct ali_reader *r, uint64_t off, void *buf, size_t n)
+{
+	if (off > r->size || n > r->size - off)
+		return false;
+	return r->read_at(r, off, buf, n);
 }
 
 /* ================================================================ guard-page mode */
@@ -175,23 +227,155 @@ static bool guarded_read(int fd, size_t n, struct al_map *m)
 		errno = ENOMEM;
 		return false;
 	}
-	for (size_t k = 0; k < n;) {
-		ssize_t got = pread(fd, data + k, n - k, (off_t)k);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			int e = got < 0 ? errno : EIO;
-			munmap(r, total);
-			errno = e;
-			return false;
-		}
-		k += (size_t)got;
+	if (!pread_all(fd, 0, data, n)) {
+		int e = errno;
+		munmap(r, total);
+		errno = e;
+		return false;
 	}
 	guarded_done(m, r, total, data, n);
 	return true;
 }
 
 /* ================================================================ mappings */
+
+/* A big file where files cannot be mapped (the WebAssembly page): a .mlmodel of
+ * hundreds of MB is mostly weights the analysis skips. Such a file is given a
+ * buffer of its size of which only its protobuf structure is read: every field
+ * header, every field of at most SPARSE_FIELD bytes, and the inside of a bigger
+ * length-delimited field when it parses as a message in turn (to SPARSE_DEPTH
+ * levels); a bigger field that does not (raw weights) is left unread, its bytes
+ * those of untouched memory. Reads go by chunks of 2^SPARSE_CHUNK_SHIFT bytes through the fd
+ * reader. A file whose top level is not a protobuf message to its last byte
+ * (MIL text, JSON, a damaged model) is read whole instead, so what the parsers
+ * see differs from the file only inside big fields nobody parses as messages. */
+enum { SPARSE_MIN = 64 << 20, SPARSE_FIELD = 64 << 10, SPARSE_CHUNK_SHIFT = 14, SPARSE_DEPTH = 32 };
+struct sparse {
+	uint8_t *buf;
+	size_t n;
+	uint8_t *loaded; /* one bit per chunk */
+	struct ali_reader r;
+};
+
+static bool sparse_need(struct sparse *s, size_t off, size_t len)
+{
+	if (off > s->n || len > s->n - off)
+		return false;
+	if (len == 0)
+		return true;
+	for (size_t c = off >> SPARSE_CHUNK_SHIFT, last = (off + len - 1) >> SPARSE_CHUNK_SHIFT; c <= last; c++) {
+		if (s->loaded[c >> 3] & (1u << (c & 7)))
+			continue;
+		size_t at = c << SPARSE_CHUNK_SHIFT, chunk = (size_t)1 << SPARSE_CHUNK_SHIFT;
+		if (!ali_reader_read(&s->r, at, s->buf + at, s->n - at < chunk ? s->n - at : chunk))
+			return false;
+		s->loaded[c >> 3] |= (uint8_t)(1u << (c & 7));
+	}
+	return true;
+}
+
+static bool sparse_varint(struct sparse *s, size_t *pos, size_t end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 0; i < 10; i++) {
+		if (*pos >= end || !sparse_need(s, *pos, 1))
+			return false;
+		uint8_t b = s->buf[(*pos)++];
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* [pos, end) walked as a message, loading as above; true when it parsed to its end. */
+static bool sparse_walk(struct sparse *s, size_t pos, size_t end, int depth)
+{
+	while (pos < end) {
+		uint64_t key, v;
+		if (!sparse_varint(s, &pos, end, &key) || key >> 3 == 0)
+			return false;
+		switch (key & 7) {
+		case 0:
+			if (!sparse_varint(s, &pos, end, &v))
+				return false;
+			break;
+		case 1:
+		case 5: {
+			size_t w = (key & 7) == 1 ? 8 : 4;
+			if (end - pos < w || !sparse_need(s, pos, w))
+				return false;
+			pos += w;
+			break;
+		}
+		case 2:
+			if (!sparse_varint(s, &pos, end, &v) || v > end - pos)
+				return false;
+			if (v <= SPARSE_FIELD) {
+				if (!sparse_need(s, pos, (size_t)v))
+					return false;
+			} else if (depth < SPARSE_DEPTH) {
+				(void)sparse_walk(s, pos, pos + (size_t)v, depth + 1); /* false: raw bytes */
+			}
+			pos += (size_t)v;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The n bytes of fd as above into m->copy; false (nothing kept) when the file is
+ * not a protobuf message, too small to bother, or out of memory. */
+static bool read_sparse(int fd, size_t n, struct al_map *m)
+{
+	if (n < SPARSE_MIN)
+		return false;
+	struct sparse s = {.n = n};
+	s.buf = malloc(n); /* not zeroed: calloc would touch every page */
+	s.loaded = calloc(((n - 1) >> SPARSE_CHUNK_SHIFT) / 8 + 1, 1);
+	ali_reader_fd(&s.r, fd, n);
+	bool ok = s.buf && s.loaded && sparse_walk(&s, 0, n, 0);
+	free(s.loaded);
+	if (!ok) {
+		free(s.buf);
+		return false;
+	}
+	m->copy = s.buf;
+	m->s.p = s.buf;
+	m->s.n = n;
+	return true;
+}
+
+/* The n bytes of fd read into memory (m->copy), in chunks through an fd reader. */
+static enum al_status read_copy(int fd, size_t n, const char *name, struct al_map *m, al_diags *d)
+{
+	uint8_t *buf = malloc(n);
+	if (!buf) {
+		ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL,
+			    "cannot read: %zu bytes do not fit in memory", n);
+		return AL_E_NOMEM;
+	}
+	struct ali_reader r;
+	ali_reader_fd(&r, fd, n);
+	enum { CHUNK = 1 << 20 };
+	for (size_t k = 0; k < n; k += CHUNK) {
+		size_t len = n - k < CHUNK ? n - k : CHUNK;
+		if (!ali_reader_read(&r, k, buf + k, len)) {
+			ali_diag_add(d, AL_SEV_ERROR, name, k, NULL, NULL, "cannot read: %s",
+				    strerror(errno));
+			free(buf);
+			return AL_E_IO;
+		}
+	}
+	m->copy = buf;
+	m->s.p = buf;
+	m->s.n = n;
+	return AL_OK;
+}
 
 static enum al_status map_file(const char *path, const char *shown, struct al_map *m, bool keep_open,
 			       al_diags *d)
@@ -218,6 +402,33 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		ali_guard_add(m->s.p, m->s.n, name);
 	} else if (st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS) && keep_open) {
+			/* no mappings of this file system (the WebAssembly build's files),
+			 * and a file read by records (weight.bin: ali_map_read): nothing is
+			 * read now, s.p is NULL and every read goes through the fd reader,
+			 * so a multi-GB weight.bin costs its blob headers only. Who needs
+			 * the bytes in memory (ali_mil_blob) is told so. */
+			m->s.p = NULL;
+			m->s.n = (size_t)st.st_size;
+			m->fd = fd;
+			m->fd_open = true;
+			ali_reader_fd(&m->rd, fd, m->s.n);
+			return AL_OK;
+		}
+		if (p == MAP_FAILED && (errno == ENODEV || errno == ENOSYS)) {
+			/* no mappings of this file system: the file read into memory
+			 * through its reader (a big protobuf file: its structure only) */
+			rc = read_sparse(fd, (size_t)st.st_size, m) ? AL_OK
+								    : read_copy(fd, (size_t)st.st_size, name, m, d);
+			if (rc != AL_OK) {
+				close(fd);
+				return rc;
+			}
+			ali_guard_add(m->s.p, m->s.n, name);
+			ali_reader_span(&m->rd, m->s);
+			close(fd);
+			return AL_OK;
+		}
 		if (p == MAP_FAILED) {
 			ali_diag_add(d, AL_SEV_ERROR, name, UINT64_MAX, NULL, NULL, "cannot map: %s",
 				    strerror(errno));
@@ -234,9 +445,11 @@ static enum al_status map_file(const char *path, const char *shown, struct al_ma
 		m->len = (size_t)st.st_size;
 		m->s.p = p;
 		m->s.n = m->len;
+		ali_reader_span(&m->rd, m->s);
 		if (keep_open) {
 			m->fd = fd;
 			m->fd_open = true;
+			ali_reader_fd(&m->rd, fd, m->len);
 			return AL_OK;
 		}
 	}
@@ -258,21 +471,14 @@ bool ali_map_read(const struct al_map *m, uint64_t off, void *buf, size_t n)
 {
 	if (off > m->s.n || n > m->s.n - off)
 		return false;
-	if (!m->fd_open) {
-		memcpy(buf, m->s.p + off, n);
-		return true;
+	if (!m->rd.read_at) { /* a guarded copy, or a map made without a reader */
+		struct ali_reader r;
+		ali_reader_span(&r, m->s);
+		return ali_reader_read(&r, off, buf, n);
 	}
 	/* the mapping covers the file as it was when mapped: a file that has
 	 * shrunk since reads short, and is reported so, never past its end */
-	for (size_t k = 0; k < n;) {
-		ssize_t got = pread(m->fd, (uint8_t *)buf + k, n - k, (off_t)(off + k));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return false;
-		k += (size_t)got;
-	}
-	return true;
+	return ali_reader_read(&m->rd, off, buf, n);
 }
 
 void ali_unmap(struct al_map *m)
@@ -286,5 +492,6 @@ void ali_unmap(struct al_map *m)
 		UNPOISON(m->guarded, m->guarded_len);
 		munmap(m->guarded, m->guarded_len);
 	}
+	free(m->copy);
 	memset(m, 0, sizeof *m);
 }

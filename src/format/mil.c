@@ -2102,6 +2102,8 @@ const char *ali_mil_blob(const struct al_model *m, uint64_t offset, al_span *dat
 	size_t size = m->weights.n;
 	if (!size)
 		return "weights/weight.bin is absent or empty";
+	if (!p) /* read by records only (base.h, struct al_map: the WebAssembly build) */
+		return "weight.bin's blobs are not in memory here (it is read by records only)";
 	if (offset > size || size - offset < BLOB_META)
 		return "the blob metadata runs past the end of weight.bin";
 	const uint8_t *md = p + offset;

@@ -82,7 +82,11 @@ struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n
 /* A heap copy of s (ali_malloc; free with ali_free), or NULL. */
 char *ali_strdup(const char *s);
 /* Product of dims; false on overflow or above AL_TENSOR_MAX_ELEMS. */
+#if SIZE_MAX > 0xffffffffu
 #define AL_TENSOR_MAX_ELEMS ((size_t)1 << 32)
+#else /* a 32-bit target (the WebAssembly build): 8-byte elements of the bound still fit a size_t */
+#define AL_TENSOR_MAX_ELEMS ((size_t)1 << 28)
+#endif
 bool ali_dims_count(int rank, const int64_t *dims, size_t *out);
 
 /* ---- the value environment: name -> tensor, a scope chain for nested blocks */

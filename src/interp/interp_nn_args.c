@@ -266,7 +266,7 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 	if (count > (SIZE_MAX - 7) / bits || (count * bits + 7) / 8 != w->raw.n) {
 		return nn_fail(l, AL_E_FORMAT, "%s: %zu bytes of %llu-bit values; %zu values need %zu",
 			       what, w->raw.n, (unsigned long long)bits, count,
-			       count > (SIZE_MAX - 7) / bits ? (size_t)0 : (count * bits + 7) / 8);
+			       count > (SIZE_MAX - 7) / bits ? (size_t)0 : (size_t)((count * bits + 7) / 8));
 	}
 	al_span lin = nn_psub(w->q, 101), lut = nn_psub(w->q, 102);
 	bool has_lin = pb_has(w->q, 101), has_lut = pb_has(w->q, 102);

@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""tests/web.py: the page (web/, make wasm) in the system's headless Chromium.
+
+Loads build-wasm/web/index.html from file://, gives it models through its file
+inputs (DOM.setFileInputFiles: a .mlmodel, .mlpackage and .mlmodelc folders, a
+.zip), and checks that the JSON the page shows is byte for byte the CLI's
+`check -f json` with the same options; also an unreadable model (a one-line
+error, no hang), the HTML and SARIF downloads' text against the CLI's, and that
+the page made no network request (anything but file:, blob:, data:, about:).
+Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe:
+fd 3 in, fd 4 out, NUL-terminated JSON), with Python's standard library only.
+
+usage: tests/web.py --anelint build/anelint --web build-wasm/web [--shots DIR]
+Prints "N passed, M failed, K skipped"; exit 1 on a failure."""
+import argparse, base64, json, os, select, shutil, subprocess, sys, tempfile, time, zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
+
+
+class Chromium:
+    """One headless Chromium, one page, over the DevTools pipe."""
+
+    def __init__(self, binary, profile):
+        r_in, w_in = os.pipe()   # our writes -> its fd 3
+        r_out, w_out = os.pipe()  # its fd 4 -> our reads
+        def child_fds():
+            os.dup2(r_in, 3)
+            os.dup2(w_out, 4)
+        self.proc = subprocess.Popen(
+            [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--user-data-dir=" + profile, "--window-size=1280,800", "about:blank"],
+            # the child keeps 3 and 4 (dup2'd before the other descriptors are closed)
+            pass_fds=(3, 4), preexec_fn=child_fds, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(profile, "chromium.log"), "wb"))
+        os.close(r_in)
+        os.close(w_out)
+        self.w, self.r = w_in, r_out
+        self.profile = profile
+        self.buf = b""
+        self.next_id = 0
+        self.events = []
+        self.session = None
+
+    def send(self, method, params=None, session=None, timeout=60):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        sid = session if session is not None else self.session
+        if sid:
+            msg["sessionId"] = sid
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        want = self.next_id
+        end = time.time() + timeout
+        while True:
+            m = self.read(end - time.time())
+            if m is None:
+                raise TimeoutError(method)
+            if m.get("id") == want:
+                if "error" in m:
+                    raise RuntimeError("%s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.on_event(m)
+
+    def read(self, timeout):
+        while b"\0" not in self.buf:
+            if timeout <= 0:
+                return None
+            ready, _, _ = select.select([self.r], [], [], timeout)
+            if not ready:
+                return None
+            chunk = os.read(self.r, 1 << 20)
+            if not chunk:
+                raise EOFError("chromium closed the pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def on_event(self, m):
+        if "method" not in m:
+            return
+        self.events.append(m)
+        # every worker the page starts: watch its requests too, then let it run
+        if m["method"] == "Target.attachedToTarget":
+            sid = m["params"]["sessionId"]
+            for method in ("Network.enable", "Runtime.enable", "Runtime.runIfWaitingForDebugger"):
+                self.next_id += 1
+                os.write(self.w, json.dumps({"id": self.next_id, "method": method, "params": {},
+                                             "sessionId": sid}).encode() + b"\0")
+
+    def pump(self, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            m = self.read(end - time.time())
+            if m is None:
+                return
+            self.on_event(m)
+
+    def open(self, url):
+        t = self.send("Target.createTarget", {"url": "about:blank"})
+        a = self.send("Target.attachToTarget", {"targetId": t["targetId"], "flatten": True})
+        self.session = a["sessionId"]
+        self.send("Network.enable")
+        self.send("Page.enable")
+        self.send("Runtime.enable")
+        self.send("Log.enable")
+        self.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": False,
+                                             "flatten": True})
+        self.send("Page.navigate", {"url": url})
+
+    def eval(self, expr, timeout=60):
+        r = self.send("Runtime.evaluate", {"expression": expr, "awaitPromise": True,
+                                             "returnByValue": True}, timeout=timeout)
+        if "exceptionDetails" in r:
+            raise RuntimeError("%s: %s" % (expr, r["exceptionDetails"].get("text")))
+        return r["result"].get("value")
+
+    def wait_for(self, expr, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            v = self.eval(expr)
+            if v:
+                return v
+            self.pump(0.05)
+        raise TimeoutError("%s; the page said: %s" % (expr, self.console()[-8:]))
+
+    def console(self):
+        out = []
+        for e in self.events:
+            p = e.get("params", {})
+            if e["method"] == "Runtime.consoleAPICalled":
+                out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+            elif e["method"] == "Runtime.exceptionThrown":
+                d = p.get("exceptionDetails", {})
+                out.append("exception: %s %s" % (d.get("text"), d.get("exception", {}).get("description", "")))
+            elif e["method"] == "Log.entryAdded":
+                out.append("log: " + p.get("entry", {}).get("text", ""))
+        return out
+
+    def set_files(self, selector, paths):
+        doc = self.send("DOM.getDocument", {"depth": 0})
+        node = self.send("DOM.querySelector", {"nodeId": doc["root"]["nodeId"], "selector": selector})
+        self.send("DOM.setFileInputFiles", {"nodeId": node["nodeId"], "files": paths})
+
+    def screenshot(self, path):
+        r = self.send("Page.captureScreenshot", {"format": "png"})
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(r["data"]))
+
+    def renderer_kb(self):
+        """(VmRSS, VmHWM) in kB of the page's renderer: of this browser's renderer
+        processes the one using most memory (the page's worker and its wasm instance
+        live in it; the others hold about:blank). None off Linux."""
+        best = None
+        for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ")  # chromium rewrites its title: one string
+                if b"--type=renderer" not in cmd or b"--user-data-dir=" + self.profile.encode() + b" " not in cmd:
+                    continue
+                mem = {}
+                with open("/proc/%s/status" % pid) as f:
+                    for line in f:
+                        k, _, v = line.partition(":")
+                        if k in ("VmRSS", "VmHWM"):
+                            mem[k] = int(v.split()[0])
+                if "VmRSS" in mem and (best is None or mem["VmRSS"] > best[0]):
+                    best = (mem["VmRSS"], mem.get("VmHWM", 0))
+            except OSError:
+                continue
+        return best
+
+    def requests(self):
+        return [e["params"]["request"]["url"] for e in self.events
+                if e["method"] == "Network.requestWillBeSent"]
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def cli_json(anelint, model, args):
+    """`check -f json` of the CLI, run beside the model as the page runs it (cwd = its parent)."""
+    parent, name = os.path.split(os.path.abspath(model))
+    r = subprocess.run([os.path.abspath(anelint), "check", "-f", "json"] + args + [name], cwd=parent,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return r.returncode, r.stdout.decode()
+
+
+def cli_format(anelint, model, fmt, args):
+    parent, name = os.path.split(os.path.abspath(model))
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "report." + fmt)
+        subprocess.run([os.path.abspath(anelint), "check", "-f", fmt] + args + [name, "-o", out],
+                       cwd=parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out, encoding="utf-8") as f:
+            return f.read()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--anelint", default="build/anelint")
+    ap.add_argument("--web", default="build-wasm/web")
+    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    ap.add_argument("--shots", help="save screenshots of the main views here")
+    o = ap.parse_args()
+    passed = failed = skipped = 0
+
+    def ok(cond, what):
+        nonlocal passed, failed
+        if cond:
+            passed += 1
+        else:
+            failed += 1
+            print("FAIL:", what)
+        return cond
+
+    data = os.path.join(ROOT, "tests", "data")
+    cases = [  # (input kind, path, options)
+        ("file", os.path.join(data, "converted", "pool_k15_s3__nn_ios13.mlmodel"), []),
+        ("file", os.path.join(data, "converted", "arange_dynamic__nn_ios13.mlmodel"),
+         ["--target", "a17", "--os", "ios17"]),
+        ("dir", os.path.join(data, "converted", "arange_dynamic__mlp_fp16.mlpackage"), []),
+        ("dir", os.path.join(data, "converted", "broadcast_mul_chw_c11__mlp_ios17_fp16.mlpackage"),
+         ["--compute-units", "cpu-and-ne"]),
+        ("dir", os.path.join(data, "converted", "arange_dynamic__mlp_fp16.mlpackage"), ["--target", "all"]),
+        ("file", os.path.join(data, "converted", "pool_k15_s3__nn_ios13.mlmodel"),
+         ["--target", "a15", "--os", "all", "--compute-units", "cpu-and-gpu"]),
+    ]
+    compiled = sorted(d for d in os.listdir(os.path.join(data, "compiled")) if d.endswith(".mlmodelc")) \
+        if os.path.isdir(os.path.join(data, "compiled")) else []
+    for c in compiled[:2]:
+        cases.append(("dir", os.path.join(data, "compiled", c), []))
+    if os.path.isdir(CORPUS):
+        # every model of the corpus's real, modern and compiled sets (about 50: ~15 s),
+        # among them a multifunction package, a stateful decoder and espresso folders
+        for sub in ("real", "modern", "compiled"):
+            d = os.path.join(CORPUS, sub)
+            if not os.path.isdir(d):
+                continue
+            for name in sorted(os.listdir(d)):
+                p = os.path.join(d, name)
+                kind = "dir" if os.path.isdir(p) else "file"
+                if kind == "file" and not name.endswith(".mlmodel"):
+                    continue
+                if kind == "dir" and not name.endswith((".mlpackage", ".mlmodelc")):
+                    continue
+                if os.path.getsize(p) > 64 << 20 if kind == "file" else False:
+                    continue
+                cases.append((kind, p, []))
+    else:
+        skipped += 1
+        print("skip: the shared corpus (../shared/corpus) is absent")
+
+    profile = tempfile.mkdtemp(prefix="anelint-web-")
+    browser = Chromium(o.chromium, profile)
+    try:
+        index = os.path.abspath(os.path.join(o.web, "index.html"))
+        browser.open("file://" + index)
+        browser.wait_for("window.anelintReady === true", timeout=60)
+        for kind, path, args in cases:
+            name = os.path.basename(path)
+            browser.eval("window.anelintLast = null; document.getElementById('units').value = 'all';"
+                         "document.getElementById('target').selectedIndex = [...document.getElementById('target').options].findIndex(o => o.text.includes('(default)'));"
+                         "document.getElementById('os').value = ''; true")
+            # the options as the page's selects take them
+            opts = dict(zip(args[0::2], args[1::2]))
+            if "--target" in opts:
+                browser.eval("document.getElementById('target').value = %s; true" % json.dumps(opts["--target"]))
+            if "--os" in opts:
+                browser.eval("document.getElementById('os').value = %s; true" % json.dumps(opts["--os"]))
+            if "--compute-units" in opts:
+                browser.eval("document.getElementById('units').value = %s; true" % json.dumps(opts["--compute-units"]))
+            if kind == "file":
+                browser.set_files("#pick-file", [os.path.abspath(path)])
+            else:
+                browser.set_files("#pick-dir", [os.path.abspath(path)])
+            t0 = time.time()
+            last = browser.wait_for("window.anelintLast", timeout=120)
+            page_json = last.get("json")
+            rc, want = cli_json(o.anelint, path, ["--no-config"] + args)
+            if not ok(page_json == want, "%s %s: the page's JSON differs from the CLI's (page: %s)"
+                      % (name, " ".join(args), (page_json or last.get("stderr", ""))[:300])):
+                if page_json:
+                    keep = os.path.join(o.web, "..", "web-test")
+                    os.makedirs(keep, exist_ok=True)
+                    with open(os.path.join(keep, name + ".page.json"), "w") as f:
+                        f.write(page_json)
+                    with open(os.path.join(keep, name + ".cli.json"), "w") as f:
+                        f.write(want)
+                    print("  diff %s/%s.page.json %s/%s.cli.json" % (keep, name, keep, name))
+            ok(last.get("status") == rc, "%s: exit status %s in the page, %s from the CLI"
+               % (name, last.get("status"), rc))
+            print("  %s (%s): %.0f ms in the page" % (name, kind, (time.time() - t0) * 1000))
+
+        # a package with a 500 MB weight.bin (sparse: no disk spent): read by records
+        # through File.slice, so the check takes little time and the module's memory
+        # stays small (the issue's bounds: 2 s, 150 MB)
+        with tempfile.TemporaryDirectory() as d:
+            big = os.path.join(d, "big.mlpackage")
+            shutil.copytree(os.path.join(data, "converted", "transformer_encoder__mlp_ios17_fp16.mlpackage"), big)
+            for dp, _, fs in os.walk(big):
+                if "weight.bin" in fs:
+                    os.truncate(os.path.join(dp, "weight.bin"), 500 << 20)
+            browser.eval("window.anelintLast = null; true")
+            browser.set_files("#pick-dir", [big])
+            t0 = time.time()
+            last = browser.wait_for("window.anelintLast", timeout=60)
+            wall = time.time() - t0
+            ok(last.get("json") == cli_json(o.anelint, big, ["--no-config"])[1],
+               "500 MB weight.bin: the page's JSON differs from the CLI's: %s" % last.get("stderr", "")[:300])
+            mem = last.get("memory") or 0
+            ok(wall < 2.0 and mem < 150 << 20, "500 MB weight.bin: %.2f s, %.0f MB of wasm memory"
+               % (wall, mem / 1e6))
+            print("  big.mlpackage (500 MB weight.bin): %.0f ms from the pick, %.0f ms in main(), %.1f MB wasm memory,"
+                  " renderer RSS %s kB" % (wall * 1000, last.get("ms") or 0, mem / 1e6, browser.renderer_kb()))
+
+        # a 500 MB NeuralNetwork .mlmodel (tools/mkmodel.py big, as bench/run.sh): its
+        # protobuf structure is read, its weights are not (src/base/file.c, read_sparse)
+        with tempfile.TemporaryDirectory() as d:
+            big = os.path.join(d, "big.mlmodel")
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "mkmodel.py"), "big", big, "--mb", "500"],
+                           stdout=subprocess.DEVNULL, check=True)
+            browser.eval("window.anelintLast = null; true")
+            rss0 = browser.renderer_kb()
+            browser.set_files("#pick-file", [big])
+            t0 = time.time()
+            last = browser.wait_for("window.anelintLast", timeout=120)
+            wall = time.time() - t0
+            rss = browser.renderer_kb()
+            ok(last.get("json") == cli_json(o.anelint, big, ["--no-config"])[1],
+               "500 MB .mlmodel: the page's JSON differs from the CLI's: %s" % last.get("stderr", "")[:300])
+            # time only: the renderer's peak (VmHWM) includes Chromium's own ~100 MB and
+            # what earlier models left for the garbage collector; it is printed
+            ok(wall < 2.0, "500 MB .mlmodel: %.2f s" % wall)
+            print("  big.mlmodel (500 MB): %.0f ms from the pick, %.0f ms in main(), %.1f MB wasm memory"
+                  " (mostly never touched), renderer (RSS, peak) %s -> %s kB"
+                  % (wall * 1000, last.get("ms") or 0, (last.get("memory") or 0) / 1e6, rss0, rss))
+
+        # a .zip of a package: the page unpacks it and checks what is inside
+        pkg = os.path.join(data, "converted", "arange_dynamic__mlp_fp16.mlpackage")
+        with tempfile.TemporaryDirectory() as d:
+            z = os.path.join(d, "arange_dynamic__mlp_fp16.mlpackage.zip")
+            with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+                for dp, _, fs in os.walk(pkg):
+                    for fn in fs:
+                        full = os.path.join(dp, fn)
+                        zf.write(full, os.path.relpath(full, os.path.dirname(pkg)))
+            browser.eval("window.anelintLast = null; true")
+            browser.set_files("#pick-file", [z])
+            last = browser.wait_for("window.anelintLast", timeout=60)
+            ok(last.get("json") == cli_json(o.anelint, pkg, ["--no-config"])[1],
+               "a .zip of a package: the page's JSON differs from the CLI's: %s" % last.get("stderr", "")[:300])
+
+        # downloads: the HTML and SARIF text the page offers is the CLI's (last model: the zip's package)
+        for fmt in ("sarif", "html"):
+            got = browser.eval("(async () => { return await output(%s); })()" % json.dumps(fmt))
+            ok(got == cli_format(o.anelint, pkg, fmt, ["--no-config"]),
+               "the page's %s differs from the CLI's" % fmt)
+        # the plan tab: `plan` as the command line prints it (segments, the cheapest fixes
+        # and their `anelint fix` commands)
+        got = browser.eval("(async () => { return await planText(); })()")
+        parent, pname = os.path.split(pkg)
+        want = subprocess.run([os.path.abspath(o.anelint), "plan", "--color", "never", "--no-config", pname],
+                              cwd=parent, stdout=subprocess.PIPE).stdout.decode()
+        ok(got == want and "segment" in want, "the page's plan differs from the CLI's: %r" % (got or "")[:200])
+        if o.shots:
+            os.makedirs(o.shots, exist_ok=True)
+            browser.eval("selectTab('plan'); true")
+            browser.pump(1.0)
+            browser.screenshot(os.path.join(o.shots, "plan.png"))
+            browser.eval("selectTab('layers'); true")
+            browser.screenshot(os.path.join(o.shots, "layers.png"))
+            browser.eval("selectTab('report'); true")
+            browser.pump(1.5)
+            browser.screenshot(os.path.join(o.shots, "report.png"))
+            browser.eval("selectTab('layers'); true")
+
+        # an unreadable model: a one-line error in the page, the CLI's exit status, no hang
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "truncated.mlmodel")
+            with open(os.path.join(data, "converted", "pool_k15_s3__nn_ios13.mlmodel"), "rb") as f:
+                head = f.read(40)
+            with open(bad, "wb") as f:
+                f.write(head)
+            browser.eval("window.anelintLast = null; true")
+            browser.set_files("#pick-file", [bad])
+            last = browser.wait_for("window.anelintLast", timeout=30)
+            rc, want = cli_json(o.anelint, bad, ["--no-config"])
+            shown = browser.eval("document.getElementById('status').textContent")
+            ok(last.get("status") == rc and rc != 0, "a truncated model: exit %s in the page, %s from the CLI"
+               % (last.get("status"), rc))
+            ok(bool(shown) and "\n" not in shown and "truncated.mlmodel" in shown,
+               "a truncated model: the page says %r" % shown)
+            ok((last.get("json") or "") == (want if want else ""), "a truncated model: JSON differs")
+            if o.shots:
+                browser.screenshot(os.path.join(o.shots, "error.png"))
+
+        # a run stopped midway (what the page does after RUN_LIMIT_MS, or when the module
+        # traps): the run waiting gets an error, and a new worker answers the next
+        r = browser.eval("(async () => { const p = call(['check', '-f', 'json', '--no-config', page.root], page.files);"
+                         " stopWorker('stopped by the test'); const r = await p;"
+                         " const again = await call(['targets', '-f', 'json'], []);"
+                         " return [r.status, r.stderr, again.status]; })()")
+        ok(r[0] == -1 and "stopped by the test" in r[1] and r[2] == 0, "a stopped run: %r" % (r,))
+
+        browser.pump(0.2)
+        bad_requests = [u for u in browser.requests() if not u.startswith(("file:", "blob:", "data:", "about:"))]
+        ok(not bad_requests, "network requests: %s" % bad_requests[:5])
+        ok(any(u.endswith("anelint-bundle.js") for u in browser.requests()),
+           "the request log saw the page's own files (so it would see others)")
+    finally:
+        browser.close()
+        shutil.rmtree(profile, ignore_errors=True)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
