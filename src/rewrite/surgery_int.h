@@ -77,6 +77,20 @@ bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_
 /* The message in list field `num` of msg whose field 1 (a name) is `name`. */
 bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
 
+/* NeuralNetwork recurrent layers unrolled (src/rewrite/passes/nn_recurrent.c):
+ * uniDirectionalLSTM (nn-lstm-unroll), and the rows that only give a reason. */
+bool ali_pass_nn_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_nn_recurrent(struct al_mil_pass *c);
+/* The NeuralNetwork helpers surgery.c and src/rewrite/passes/ share
+ * (surgery_nn.c): a static shape (known rank and dims, not flexible), a name
+ * already a model input / layer / blob of n's network, ActivationParams.linear
+ * (alpha x + -0.0, exact), a layer / blob name not yet taken (base__suffix,
+ * nor one of c->names). */
+bool ali_nn_shape_static(const struct al_shape *s);
+bool ali_nn_name_taken(const struct al_node *n, const char *name);
+void ali_nn_linear_params(struct al_buf *act, float alpha);
+const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
+
 /* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
  * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion
  * raised to 7 (once). */
