@@ -74,8 +74,9 @@ static bool p_mil_block_conv(struct pctx *c);
 static bool p_mil_lstm(struct pctx *c);
 static bool p_mil_gru(struct pctx *c);
 static bool p_mil_block_channel(struct pctx *c);
-static bool p_nn_recurrent(struct pctx *c);
 static bool p_nn_lstm(struct pctx *c);
+static bool p_nn_bilstm(struct pctx *c);
+static bool p_nn_gru(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -168,11 +169,16 @@ static bool p_nn_lstm(struct pctx *c);
 	  "a weight quantized per block (constexpr_blockwise_shift_scale) -> requantized int8 per "     \
 	  "output channel, one scale per row (ML Program; --allow approximate)", p_mil_block_channel)  \
 	X("nn-lstm-unroll", "ANE002", AL_EQ_REASSOCIATE, "uniDirectionalLSTM",                          \
-	  "static-length uniDirectionalLSTM (forward, batch 1, <= 16 steps) -> permute + per step "      \
-	  "slice, innerProduct, activation, add / multiply, exact cell clip (NeuralNetwork)", p_nn_lstm) \
+	  "static-length uniDirectionalLSTM (forward / reverse, batch 1, <= 16 steps) -> permute + per " \
+	  "step slice, innerProduct, activation, add / multiply, exact cell clip (NeuralNetwork)",       \
+	  p_nn_lstm)                                                                                     \
+	X("nn-bilstm-unroll", "ANE002", AL_EQ_REASSOCIATE, "biDirectionalLSTM",                         \
+	  "static-length biDirectionalLSTM (batch 1, <= 16 steps) -> a forward and a reverse chain as "  \
+	  "nn-lstm-unroll's, the h of both concatenated per step (NeuralNetwork)", p_nn_bilstm)          \
 	X("nn-gru-unroll", "ANE002", AL_EQ_REASSOCIATE, "gru",                                           \
-	  "not done: a NeuralNetwork GRU is left with its reason (docs/surgery.md); convert to an "       \
-	  "ML Program, where mil-gru-unroll applies", p_nn_recurrent)                                    \
+	  "static-length gru (forward / reverse, batch 1, <= 16 steps) -> permute + per step slice, "    \
+	  "innerProduct, sigmoid / tanh, add / multiply, the reset before R_o (NeuralNetwork)",          \
+	  p_nn_gru)                                                                                      \
 	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
 	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
 	  "only with --allow approximate)", p_model_level)                                               \
@@ -1530,7 +1536,8 @@ MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 /* The NeuralNetwork recurrent rows: src/rewrite/passes/nn_recurrent.c, run
  * through mil_pass (the same pass context; they append nothing to weight.bin). */
 MIL_ROW(p_nn_lstm, ali_pass_nn_lstm_unroll)
-MIL_ROW(p_nn_recurrent, ali_pass_nn_recurrent)
+MIL_ROW(p_nn_bilstm, ali_pass_nn_bilstm_unroll)
+MIL_ROW(p_nn_gru, ali_pass_nn_gru_unroll)
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)

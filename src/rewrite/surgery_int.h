@@ -9,8 +9,9 @@
 #include "pbsplice.h"
 
 /* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
- * 14 a step; a NeuralNetwork one 19: 16 steps and the rest = 308). */
-#define AL_PASS_MAX_NAMES 320
+ * 14 a step; a NeuralNetwork biDirectionalLSTM 2 x 16 steps of 18 and 4
+ * more = 580). */
+#define AL_PASS_MAX_NAMES 640
 
 struct al_surgery {
 	al_model *m;
@@ -78,9 +79,11 @@ bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_
 bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
 
 /* NeuralNetwork recurrent layers unrolled (src/rewrite/passes/nn_recurrent.c):
- * uniDirectionalLSTM (nn-lstm-unroll), and the rows that only give a reason. */
+ * uniDirectionalLSTM (nn-lstm-unroll), biDirectionalLSTM (nn-bilstm-unroll),
+ * gru (nn-gru-unroll). */
 bool ali_pass_nn_lstm_unroll(struct al_mil_pass *c);
-bool ali_pass_nn_recurrent(struct al_mil_pass *c);
+bool ali_pass_nn_bilstm_unroll(struct al_mil_pass *c);
+bool ali_pass_nn_gru_unroll(struct al_mil_pass *c);
 /* The NeuralNetwork helpers surgery.c and src/rewrite/passes/ share
  * (surgery_nn.c): a static shape (known rank and dims, not flexible), a name
  * already a model input / layer / blob of n's network, ActivationParams.linear
