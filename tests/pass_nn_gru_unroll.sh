@@ -4,9 +4,10 @@
 # src/rewrite/passes/nn_recurrent.c (docs/surgery.md "NeuralNetwork recurrent
 # layers") on fixtures written by coremltools' NeuralNetworkBuilder
 # (tools/mkfixtures_nn_recurrent.py):
-#   nn-gru-unroll: a forward gru (sigmoid gates, the sequence) and a reverse one
-#     from an h0 input (sigmoidHard gates, the last step) unrolled, the 20-step
-#     one refused with its reason; every new layer on the ANE by its own verdict;
+#   nn-gru-unroll: a forward gru (sigmoid gates, the sequence), a reverse one
+#     from an h0 input (sigmoidHard gates, the last step) and a 64-step one
+#     unrolled, the 65-step one refused with its reason; every new layer on the
+#     ANE by its own verdict;
 #   nn-lstm-unroll on a reverseInput LSTM and nn-bilstm-unroll on a
 #     biDirectionalLSTM from the states of both directions;
 #   a held-out text classifier (embedding, LSTM over 12 tokens, dense): its one
@@ -66,17 +67,18 @@ case_() {
 	judge "$out"
 }
 
-# 1. nn-gru-unroll: gru_a (forward, sigmoid), gru_b (reverse, h0, sigmoidHard) unrolled; gru_c refused
-case_ fix_nn_gru 3 1
+# 1. nn-gru-unroll: gru_a (forward, sigmoid), gru_b (reverse, h0, sigmoidHard), gru_c (64 steps)
+#    unrolled; gru_d (65 steps) refused
+case_ fix_nn_gru 4 1
 js=$T/fix_nn_gru.json
-applied "$js" gru_a nn-gru-unroll && applied "$js" gru_b nn-gru-unroll &&
-	grep -q '"layer": "gru_b", .*"after": "4 reverse steps' "$js" && ok || bad "fix_nn_gru: gru_a / gru_b not applied"
-grep -q '"layer": "gru_c", .*"applied": false, "why_not": "20 steps: at most 16 are unrolled' "$js" && ok ||
-	bad "fix_nn_gru: gru_c not refused for its 20 steps"
-# every layer of the unrolled grus on the ANE by its own verdict: only gru_c is left
+applied "$js" gru_a nn-gru-unroll && applied "$js" gru_b nn-gru-unroll && applied "$js" gru_c nn-gru-unroll &&
+	grep -q '"layer": "gru_b", .*"after": "4 reverse steps' "$js" && ok || bad "fix_nn_gru: gru_a / gru_b / gru_c not applied"
+grep -q '"layer": "gru_d", .*"applied": false, "why_not": "65 steps: at most 64 are unrolled' "$js" && ok ||
+	bad "fix_nn_gru: gru_d not refused for its 65 steps"
+# every layer of the unrolled grus on the ANE by its own verdict: only gru_d is left
 "$ANELINT" check --all "$T/fix_nn_gru.mlmodel" >"$T/g.chk"
-grep -qE '^ +[0-9]+ +gru_c +gru +-> cpu' "$T/g.chk" && [ "$(grep -c -- '-> cpu  ' "$T/g.chk")" -le 1 ] && ok ||
-	{ bad "fix_nn_gru: layers off the ANE by their own verdict besides gru_c"; grep -- '-> cpu' "$T/g.chk"; }
+grep -qE '^ +[0-9]+ +gru_d +gru +-> cpu' "$T/g.chk" && [ "$(grep -c -- '-> cpu  ' "$T/g.chk")" -le 1 ] && ok ||
+	{ bad "fix_nn_gru: layers off the ANE by their own verdict besides gru_d"; grep -- '-> cpu' "$T/g.chk"; }
 # the reset gate acts before R_o (NeuralNetwork.proto): r * h then its innerProduct
 grep -qE ' gru_b__t0_rh +multiply' "$T/g.chk" && grep -qE ' gru_b__t0_gho +innerProduct' "$T/g.chk" && ok ||
 	bad "fix_nn_gru: no r * h before the output gate's innerProduct"

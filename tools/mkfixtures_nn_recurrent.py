@@ -8,7 +8,8 @@ weights from numpy's seeded generator. Writes tests/data/crafted/:
 
   fix_nn_gru.mlmodel      gru_a: 5 steps, sigmoid gates, biases, the whole sequence;
                           gru_b: 4 steps from an h0 input, reverseInput, sigmoidHard gates
-                          (the builder's default), the last step; gru_c: 20 steps (refused)
+                          (the builder's default), the last step; gru_c: 64 steps, the
+                          sequence (the most unrolled); gru_d: 65 steps (refused)
   fix_nn_lstm_rev_bi.mlmodel
                           lstm_r: a reverseInput uniDirectionalLSTM, 4 steps, the sequence;
                           bilstm: a biDirectionalLSTM, 3 steps, the sequence, from h0 / c0
@@ -45,12 +46,13 @@ def gru(b, name, I, H, ins, outs, **kw):
 def fix_nn_gru():
     I, H = 3, 4
     ins = [("xa", arr(5, 1, I, 1, 1)), ("xb", arr(4, 1, I, 1, 1)), ("h0", arr(1, 1, H, 1, 1)),
-           ("xc", arr(20, 1, I, 1, 1))]
-    outs = [("ya", None), ("ha", None), ("yb", None), ("hb", None), ("yc", None)]
+           ("xc", arr(64, 1, I, 1, 1)), ("xd", arr(65, 1, I, 1, 1))]
+    outs = [("ya", None), ("ha", None), ("yb", None), ("hb", None), ("yc", None), ("yd", None)]
     b = NeuralNetworkBuilder(ins, outs, disable_rank5_shape_mapping=True)
     gru(b, "gru_a", I, H, ["xa"], ["ya", "ha"], inner_activation="SIGMOID", output_all=True)
     gru(b, "gru_b", I, H, ["xb", "h0"], ["yb", "hb"], reverse_input=True)
     gru(b, "gru_c", I, H, ["xc"], ["yc", "hc"], output_all=True)
+    gru(b, "gru_d", I, H, ["xd"], ["yd", "hd"])
     return b.spec
 
 

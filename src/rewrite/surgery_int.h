@@ -9,9 +9,9 @@
 #include "pbsplice.h"
 
 /* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
- * 14 a step; a NeuralNetwork biDirectionalLSTM 2 x 16 steps of 18 and 4
- * more = 580). */
-#define AL_PASS_MAX_NAMES 640
+ * 14 a step; a NeuralNetwork biDirectionalLSTM 2 x 64 steps of at most 17 and
+ * 6 more = 2182). */
+#define AL_PASS_MAX_NAMES 2400
 
 struct al_surgery {
 	al_model *m;

@@ -29,9 +29,12 @@ enum { F_ACTIVATION = 130, F_INNER_PRODUCT = 140, F_UNARY = 220, F_ADD = 230, F_
 /* ActivationParams: tanh 30, sigmoid 40, sigmoidHard 41 */
 enum { ACT_TANH = 30, ACT_SIGMOID = 40, ACT_SIGMOID_HARD = 41 };
 
-/* At most 16 steps: a step is 14 (GRU) to 18 (LSTM) layers, each step waiting
- * for the one before, and every step copies W_h. */
-#define NN_RNN_MAX_STEPS 16
+/* At most 64 steps (#31: the fixed lengths of text models): a step is 14
+ * (GRU) to 17 (LSTM) layers, each waiting for the one before, so the layer
+ * count and the chain grow with T; every step copies W_h (NN_RNN_MAX_COPY
+ * bounds the bytes added). A bidirectional 64-step LSTM is 2182 layers, under
+ * AL_PASS_MAX_NAMES. */
+#define NN_RNN_MAX_STEPS 64
 #define NN_RNN_MAX_COPY (32u << 20) /* bytes of recurrent weights copied into the steps */
 
 static bool nn_top_level(struct al_mil_pass *c)
@@ -61,8 +64,9 @@ static bool nn_emit(struct al_mil_pass *c, bool last, const char *name, const ch
 		ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
 	c->pre.failed |= l.failed || (prm && prm->failed);
 	ali_buf_free(&l);
-	if (c->n_names < AL_PASS_MAX_NAMES)
-		c->names[c->n_names++] = name;
+	if (c->n_names >= AL_PASS_MAX_NAMES)
+		return ali_mil_say(c, "more than %d new layers", AL_PASS_MAX_NAMES);
+	c->names[c->n_names++] = name;
 	return !c->pre.failed && !c->layer.failed ? true : ali_mil_say(c, "out of memory");
 }
 
@@ -156,7 +160,7 @@ static bool nn_seq_input(struct al_mil_pass *c, uint64_t I, int64_t *T)
 				   (unsigned long long)I);
 	*T = xs->dims[0];
 	if (*T < 1 || *T > NN_RNN_MAX_STEPS)
-		return ali_mil_say(c, "%lld steps: at most %d are unrolled (14 to 18 layers a step, each step "
+		return ali_mil_say(c, "%lld steps: at most %d are unrolled (14 to 17 layers a step, each step "
 				   "waiting for the one before)", (long long)*T, NN_RNN_MAX_STEPS);
 	return true;
 }
@@ -695,7 +699,7 @@ bool ali_pass_nn_gru_unroll(struct al_mil_pass *c)
 	if (ok && report_only(c)) {
 		snprintf(c->after, sizeof c->after, "%lld %ssteps of innerProduct + activation + add / multiply "
 			 "(permute, slice; %lld layers)", (long long)T, reverse ? "reverse " : "",
-			 (long long)(T * 15 + 5));
+			 (long long)(T * 14 + 5));
 		gru_w_free(&w);
 		return true;
 	}
