@@ -14,6 +14,10 @@ weights from numpy's seeded generator. Writes tests/data/crafted/:
                           lstm_r: a reverseInput uniDirectionalLSTM, 4 steps, the sequence;
                           bilstm: a biDirectionalLSTM, 3 steps, the sequence, from h0 / c0
                           inputs of both directions
+  fix_nn_zero_state.mlmodel
+                          expanddims-const-to-loadconst: lstm_a's h0 / c0 zero loadConstantND
+                          [1, 4] each read by an expandDims to [1, 1, 4, 1, 1] (as coremltools
+                          writes them); lstm_b's one constant read by two (left)
   nn_lstm_classifier.mlmodel, nn_lstm_classifier_inputs/tokens.npy
                           a text classifier: embedding (vocabulary 40, 8) over 12 tokens,
                           uniDirectionalLSTM (H 16, the last step), innerProduct 3, softmax
@@ -75,6 +79,27 @@ def fix_nn_lstm_rev_bi():
     return b.spec
 
 
+def fix_nn_zero_state():
+    I, H = 3, 4
+    ins = [("xa", arr(3, 1, I, 1, 1)), ("xb", arr(3, 1, I, 1, 1))]
+    outs = [("ya", None), ("yb", None)]
+    b = NeuralNetworkBuilder(ins, outs, disable_rank5_shape_mapping=True)
+    zero = np.zeros((1, H), np.float32)
+    # a: h0 and c0 each a zero loadConstantND [1, H] read by one expandDims (taken in)
+    for k in ("h", "c"):
+        b.add_load_constant_nd("a_%s0" % k, "a_%s0" % k, zero, [1, H])
+        b.add_expand_dims("a_%s0_x" % k, "a_%s0" % k, "a_%s0_5d" % k, axes=[0, 3, 4])
+    wh, wx, bb = lstm_w(I, H)
+    b.add_unilstm("lstm_a", wh, wx, bb, H, I, ["xa", "a_h0_5d", "a_c0_5d"], ["ya", "ha", "ca"], output_all=True)
+    # b: one constant read by both expandDims (left: it has another reader)
+    b.add_load_constant_nd("b_s0", "b_s0", zero, [1, H])
+    b.add_expand_dims("b_h0_x", "b_s0", "b_h0_5d", axes=[0, 3, 4])
+    b.add_expand_dims("b_c0_x", "b_s0", "b_c0_5d", axes=[0, 3, 4])
+    wh, wx, bb = lstm_w(I, H)
+    b.add_unilstm("lstm_b", wh, wx, bb, H, I, ["xb", "b_h0_5d", "b_c0_5d"], ["yb", "hb", "cb"], output_all=True)
+    return b.spec
+
+
 def nn_lstm_classifier():
     T, V, E, H, K = 12, 40, 8, 16, 3
     b = NeuralNetworkBuilder([("tokens", arr(T, 1, 1, 1, 1))], [("probs", None)],
@@ -100,6 +125,10 @@ def main():
     d = os.path.join(OUT, "nn_lstm_classifier_inputs")
     os.makedirs(d, exist_ok=True)
     np.save(os.path.join(d, "tokens.npy"), rng.integers(0, 40, (12, 1, 1, 1, 1)).astype(np.float32))
+    # last, so that the fixtures above keep their weights
+    path = os.path.join(OUT, "fix_nn_zero_state.mlmodel")
+    save_spec(fix_nn_zero_state(), path)
+    print(f"{path}: {os.path.getsize(path)} bytes")
 
 
 if __name__ == "__main__":

@@ -77,6 +77,7 @@ static bool p_mil_block_channel(struct pctx *c);
 static bool p_nn_lstm(struct pctx *c);
 static bool p_nn_bilstm(struct pctx *c);
 static bool p_nn_gru(struct pctx *c);
+static bool p_nn_expand_const(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -122,6 +123,10 @@ static bool p_nn_gru(struct pctx *c);
 	  "average pooling kernel = stride 2^k -> a cascade of 4x4 / 2x2 average pools", p_avgpool)    \
 	X("divb-const-to-reciprocal", "ANE005", AL_EQ_REASSOCIATE, "divideBroadcastable",               \
 	  "divideBroadcastable by a constant c -> scale / linear by 1/c", p_div_const)                  \
+	X("expanddims-const-to-loadconst", "ANE006", AL_EQ_EXACT, "expandDims",                        \
+	  "loadConstantND read only by an expandDims to rank 5 [1, 1, C, H, W] (a recurrent layer's "    \
+	  "zero state as coremltools writes it) -> loadConstant [C, H, W], the constant removed",        \
+	  p_nn_expand_const)                                                                             \
 	X("loadconstnd-to-loadconst", "ANE006", AL_EQ_EXACT, "loadConstantND",                          \
 	  "loadConstantND of shape [1,1,C,H,W] -> loadConstant [C,H,W]", p_lcnd)                       \
 	X("mil-range-to-const", "ANE020", AL_EQ_EXACT, "range_1d",                                      \
@@ -1015,45 +1020,13 @@ struct cval {
 /* The top-level layer before n that produces blob, or NULL (a model input). */
 static const struct al_node *producer(const struct al_node *n, const char *blob)
 {
-	const struct al_graph *g = n->owner;
-	const struct al_node *found = NULL;
-	for (uint32_t k = 0; k < g->n_nodes && &g->nodes[k] != n; k++)
-		for (uint32_t j = 0; j < g->nodes[k].n_outputs; j++)
-			if (g->nodes[k].outputs[j] && strcmp(g->nodes[k].outputs[j], blob) == 0)
-				found = &g->nodes[k];
-	return found;
-}
-
-/* How many inputs of the layers of g (and of the graphs nested in them) read blob. */
-static uint32_t readers(const struct al_graph *g, const char *blob, int depth)
-{
-	uint32_t r = 0;
-	if (!g || depth > 64)
-		return 1000; /* too deep to tell: count it as read */
-	for (uint32_t k = 0; k < g->n_nodes; k++) {
-		const struct al_node *m = &g->nodes[k];
-		for (uint32_t i = 0; i < m->n_inputs; i++)
-			r += m->inputs[i] && strcmp(m->inputs[i], blob) == 0;
-		for (uint32_t j = 0; j < m->n_sub; j++)
-			r += readers(m->sub[j], blob, depth + 1);
-	}
-	return r;
+	return ali_nn_producer(n, blob);
 }
 
 /* Whether blob is read only by n, once, and is not a model output. */
 static bool only_reader(const struct al_node *n, const char *blob)
 {
-	const struct al_submodel *sub = al_src(n)->sub;
-	for (uint32_t i = 0; i < sub->n_outputs; i++)
-		if (strcmp(sub->outputs[i].name, blob) == 0)
-			return false;
-	const struct al_graph *root = n->owner;
-	while (root->parent)
-		root = root->parent;
-	uint32_t mine = 0;
-	for (uint32_t i = 0; i < n->n_inputs; i++)
-		mine += n->inputs[i] && strcmp(n->inputs[i], blob) == 0;
-	return mine == 1 && readers(root, blob, 0) == 1;
+	return ali_nn_only_reader(n, blob);
 }
 
 /* IEEE binary16 -> binary32 (exact). */
@@ -1510,6 +1483,8 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	for (uint32_t i = 0; i < m.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
 		c->names[c->n_names++] = m.names[i];
 	c->stays_off = m.stays_off;
+	if (m.drop.p)
+		c->drop = m.drop;
 	return ok;
 }
 
@@ -1538,6 +1513,7 @@ MIL_ROW(p_mil_sdpa_split, ali_pass_mil_sdpa_split)
 MIL_ROW(p_nn_lstm, ali_pass_nn_lstm_unroll)
 MIL_ROW(p_nn_bilstm, ali_pass_nn_bilstm_unroll)
 MIL_ROW(p_nn_gru, ali_pass_nn_gru_unroll)
+MIL_ROW(p_nn_expand_const, ali_pass_nn_expand_const)
 
 /* Model-level rows are run by plan_model, never per layer. */
 static bool p_model_level(struct pctx *c)

@@ -46,6 +46,7 @@ struct al_mil_pass {
 	const char *names[AL_PASS_MAX_NAMES]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
+	al_span drop;          /* NeuralNetwork: a whole layer message to delete (a constant taken in), or {0} */
 };
 
 /* ML Program passes (surgery_mil.c). Each either fills the context and returns
@@ -84,6 +85,8 @@ bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
 bool ali_pass_nn_lstm_unroll(struct al_mil_pass *c);
 bool ali_pass_nn_bilstm_unroll(struct al_mil_pass *c);
 bool ali_pass_nn_gru_unroll(struct al_mil_pass *c);
+/* expandDims of a loadConstantND to rank 5 -> loadConstant (passes/nn_const_expand.c). */
+bool ali_pass_nn_expand_const(struct al_mil_pass *c);
 /* The NeuralNetwork helpers surgery.c and src/rewrite/passes/ share
  * (surgery_nn.c): a static shape (known rank and dims, not flexible), a name
  * already a model input / layer / blob of n's network, ActivationParams.linear
@@ -91,6 +94,11 @@ bool ali_pass_nn_gru_unroll(struct al_mil_pass *c);
  * nor one of c->names). */
 bool ali_nn_shape_static(const struct al_shape *s);
 bool ali_nn_name_taken(const struct al_node *n, const char *name);
+/* The layer of n's graph before n that writes blob (the last one), or NULL;
+ * whether blob is read only by n, once (nested graphs counted), and is not a
+ * model output. */
+const struct al_node *ali_nn_producer(const struct al_node *n, const char *blob);
+bool ali_nn_only_reader(const struct al_node *n, const char *blob);
 void ali_nn_linear_params(struct al_buf *act, float alpha);
 const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* surgery_nn.c: the NeuralNetwork helpers surgery.c's passes and those of
- * src/rewrite/passes/ share (surgery_int.h): a static shape, a free layer /
- * blob name, ActivationParams.linear. A file of its own so that the passes
+ * src/rewrite/passes/ share (surgery_int.h): a static shape, a blob's
+ * producer and readers, a free layer / blob name, ActivationParams.linear. A file of its own so that the passes
  * do not call back into surgery.c, whose pass table calls them. */
 #include "surgery_int.h"
 
@@ -15,6 +15,49 @@ bool ali_nn_shape_static(const struct al_shape *s)
 		if (s->dims[i] < 0)
 			return false;
 	return true;
+}
+
+const struct al_node *ali_nn_producer(const struct al_node *n, const char *blob)
+{
+	const struct al_graph *g = n->owner;
+	const struct al_node *found = NULL;
+	for (uint32_t k = 0; k < g->n_nodes && &g->nodes[k] != n; k++)
+		for (uint32_t j = 0; j < g->nodes[k].n_outputs; j++)
+			if (g->nodes[k].outputs[j] && strcmp(g->nodes[k].outputs[j], blob) == 0)
+				found = &g->nodes[k];
+	return found;
+}
+
+/* How many inputs of the layers of g (and of the graphs nested in them) read blob. */
+static uint32_t readers(const struct al_graph *g, const char *blob, int depth)
+{
+	uint32_t r = 0;
+	if (!g || depth > 64)
+		return 1000; /* too deep to tell: count it as read */
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *m = &g->nodes[k];
+		for (uint32_t i = 0; i < m->n_inputs; i++)
+			r += m->inputs[i] && strcmp(m->inputs[i], blob) == 0;
+		for (uint32_t j = 0; j < m->n_sub; j++)
+			r += readers(m->sub[j], blob, depth + 1);
+	}
+	return r;
+}
+
+/* Whether blob is read only by n, once, and is not a model output. */
+bool ali_nn_only_reader(const struct al_node *n, const char *blob)
+{
+	const struct al_submodel *sub = al_src(n)->sub;
+	for (uint32_t i = 0; i < sub->n_outputs; i++)
+		if (strcmp(sub->outputs[i].name, blob) == 0)
+			return false;
+	const struct al_graph *root = n->owner;
+	while (root->parent)
+		root = root->parent;
+	uint32_t mine = 0;
+	for (uint32_t i = 0; i < n->n_inputs; i++)
+		mine += n->inputs[i] && strcmp(n->inputs[i], blob) == 0;
+	return mine == 1 && readers(root, blob, 0) == 1;
 }
 
 bool ali_nn_name_taken(const struct al_node *n, const char *name)
