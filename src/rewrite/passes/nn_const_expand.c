@@ -39,9 +39,16 @@ bool ali_pass_nn_expand_const(struct al_mil_pass *c)
 	long r = pb_get_varints(ks->params, 1, sh, 6);
 	if (r < 1 || r > 5)
 		return ali_mil_say(c, "a constant of %ld dimensions", r);
-	for (long i = 0; i < r; i++)
-		count *= sh[i] <= (1u << 24) ? sh[i] : (1u << 24);
-	if (count != (uint64_t)(o->dims[2] * o->dims[3] * o->dims[4]))
+	for (long i = 0; i < r; i++) {
+		if (sh[i] > (1u << 30) || (count *= sh[i]) > (UINT64_C(1) << 32))
+			return ali_mil_say(c, "a constant of more than 2^32 values");
+	}
+	uint64_t chw_n = 1;
+	for (int i = 2; i < 5; i++) {
+		if ((uint64_t)o->dims[i] > (1u << 30) || (chw_n *= (uint64_t)o->dims[i]) > (UINT64_C(1) << 32))
+			return ali_mil_say(c, "a result of more than 2^32 values");
+	}
+	if (count != chw_n)
 		return ali_mil_say(c, "the constant's shape does not hold C x H x W values");
 	struct al_buf prm = {0};
 	uint64_t chw[3] = {(uint64_t)o->dims[2], (uint64_t)o->dims[3], (uint64_t)o->dims[4]};
