@@ -9,8 +9,9 @@
 #include "pbsplice.h"
 
 /* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
- * 14 a step; a NeuralNetwork one 19: 16 steps and the rest = 308). */
-#define AL_PASS_MAX_NAMES 320
+ * 14 a step; a NeuralNetwork biDirectionalLSTM 2 x 64 steps of at most 17 and
+ * 6 more = 2182). */
+#define AL_PASS_MAX_NAMES 2400
 
 struct al_surgery {
 	al_model *m;
@@ -45,6 +46,7 @@ struct al_mil_pass {
 	const char *names[AL_PASS_MAX_NAMES]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
+	al_span drop;          /* NeuralNetwork: a whole layer message to delete (a constant taken in), or {0} */
 };
 
 /* ML Program passes (surgery_mil.c). Each either fills the context and returns
@@ -80,6 +82,29 @@ bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((for
 bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_t *end);
 /* The message in list field `num` of msg whose field 1 (a name) is `name`. */
 bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out);
+
+/* NeuralNetwork recurrent layers unrolled (src/rewrite/passes/nn_recurrent.c):
+ * uniDirectionalLSTM (nn-lstm-unroll), biDirectionalLSTM (nn-bilstm-unroll),
+ * gru (nn-gru-unroll). */
+bool ali_pass_nn_lstm_unroll(struct al_mil_pass *c);
+bool ali_pass_nn_bilstm_unroll(struct al_mil_pass *c);
+bool ali_pass_nn_gru_unroll(struct al_mil_pass *c);
+/* expandDims of a loadConstantND to rank 5 -> loadConstant (passes/nn_const_expand.c). */
+bool ali_pass_nn_expand_const(struct al_mil_pass *c);
+/* The NeuralNetwork helpers surgery.c and src/rewrite/passes/ share
+ * (surgery_nn.c): a static shape (known rank and dims, not flexible), a name
+ * already a model input / layer / blob of n's network, ActivationParams.linear
+ * (alpha x + -0.0, exact), a layer / blob name not yet taken (base__suffix,
+ * nor one of c->names). */
+bool ali_nn_shape_static(const struct al_shape *s);
+bool ali_nn_name_taken(const struct al_node *n, const char *name);
+/* The layer of n's graph before n that writes blob (the last one), or NULL;
+ * whether blob is read only by n, once (nested graphs counted), and is not a
+ * model output. */
+const struct al_node *ali_nn_producer(const struct al_node *n, const char *blob);
+bool ali_nn_only_reader(const struct al_node *n, const char *blob);
+void ali_nn_linear_params(struct al_buf *act, float alpha);
+const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
 
 /* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
  * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion
