@@ -209,7 +209,7 @@ check: $(BUILD)/anelint shared $(TEST_BIN) $(BUILD)/tests/test_base_noseek
 # What the README's test command adds to make check: the portable fallbacks, musl,
 # BLAS=accelerate's include chain, make install with the pkg-config link test, and the
 # Python package (6 min on two busy cores, most of it check-portable's build).
-check-platforms: check-portable check-musl check-accelerate install-check check-python
+check-platforms: check-portable check-musl check-accelerate install-check check-python check-web
 
 # The portable fallbacks of src/base/platform.c, forced (-DAL_PORTABLE) into
 # build-portable/: every unit test, and the CLI tests that write through them
