@@ -556,10 +556,52 @@ AL_API const char *al_compute_units_name(enum al_compute_units cu);
 /* Parse one of those names (also "cpu_and_gpu", "cpuAndNeuralEngine", ...); false when unknown. */
 AL_API bool al_compute_units_parse(const char *name, enum al_compute_units *out);
 
-struct al_check_opts {
+/* Where a model runs: a chip family, an OS release and the compute units it is
+ * loaded with; NULL / AL_CU_DEFAULT: the defaults. One value, parsed from text by
+ * al_where_parse, carried by the options (al_check_opts, al_plan_opts) and the
+ * plan (al_plan) as their member `where`, also readable by its fields' own names
+ * (the same storage). */
+struct al_where {
 	const struct al_target *target; /* NULL: al_target_default() */
 	const struct al_release *os;    /* NULL: al_release_default(), the newest */
 	enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
+};
+
+/* One verdict column of al_report_opts.columns: a chip family and an OS release. */
+struct al_column {
+	const struct al_target *target;
+	const struct al_release *os;
+};
+
+/* What the text of a target, a release and compute units names (the CLI's
+ * --target, --os, --compute-units; anelint.toml's target, os, compute_units; the
+ * Python package's arguments): an id or alias each; unless AL_WHERE_ONE, also
+ * `all` (every family, or every release: one verdict column each) or a comma list
+ * of ids (the cross product as columns, targets first; at most 32). */
+#define AL_WHERE_MAX_COLUMNS 32
+struct al_where_spec {
+	struct al_where where;          /* the one asked for (several: the first column's) */
+	bool all_targets, all_releases; /* `all` of one, with one (or no) id of the other */
+	struct al_column columns[AL_WHERE_MAX_COLUMNS]; /* lists: n_columns > 0 */
+	size_t n_columns;
+};
+enum { AL_WHERE_ONE = 1u /* one id each: no `all`, no lists */ };
+/* Parse target, os and compute_units (each NULL: not given) into *out. An error
+ * is one diagnostic, AL_E_INVALID_ARG: where "target" or "os" with node the
+ * unknown id for an id not known (its message lists the known ones), where
+ * "compute_units" for unknown compute units, where NULL for too many columns. */
+AL_API enum al_status al_where_parse(const char *target, const char *os, const char *compute_units,
+				     unsigned flags, struct al_where_spec *out, al_diags *d);
+
+struct al_check_opts {
+	union {
+		struct al_where where;
+		struct {
+			const struct al_target *target; /* NULL: al_target_default() */
+			const struct al_release *os;    /* NULL: al_release_default(), the newest */
+			enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
+		};
+	};
 	const al_user_rules *user_rules; /* NULL: built-in rules only */
 	/* Rule selection (--select / --ignore): when set, a rule for which it returns
 	 * false is not evaluated at all, as if switched off (`families: none`). */
@@ -593,14 +635,20 @@ AL_API bool al_policy_parse(const char *name, enum al_policy *out);
 AL_API double al_switch_default_us(enum al_unit from, enum al_unit to);
 
 struct al_plan_opts {
-	const struct al_target *target; /* NULL: default */
+	union {
+		struct al_where where;
+		struct {
+			const struct al_target *target; /* NULL: default */
+			const struct al_release *os;    /* the OS release (the work floor depends on it);
+							 * NULL: the model's check's */
+			enum al_compute_units compute_units; /* AL_CU_DEFAULT: those the model was checked with */
+		};
+	};
 	enum al_policy policy;
 	double switch_us[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* 0: the documented default */
 	uint32_t max_fixes;             /* 0: 5 */
 	bool no_fixes;                  /* skip the cheapest-fix search (al_model_check uses it) */
 	bool no_work_floor;             /* do not move small ANE segments to the CPU (ANE072 off) */
-	const struct al_release *os;    /* the OS release (the work floor depends on it); NULL: newest */
-	enum al_compute_units compute_units; /* AL_CU_DEFAULT: those the model was checked with */
 };
 
 struct al_segment {
@@ -639,9 +687,14 @@ struct al_fix {
 struct al_plan {
 	enum al_policy policy;
 	const char *policy_why;     /* which policy and why (model type, flag) */
-	const struct al_target *target;
-	const struct al_release *os; /* the OS release it was planned for */
-	enum al_compute_units compute_units; /* the ones it was planned for (never AL_CU_DEFAULT) */
+	union { /* where it was planned for: never NULL, never AL_CU_DEFAULT */
+		struct al_where where;
+		struct {
+			const struct al_target *target;
+			const struct al_release *os;
+			enum al_compute_units compute_units;
+		};
+	};
 	bool gpu_fallback;          /* fallbacks go to the GPU (docs/partition.md "Compute units") */
 	const struct al_submodel *sub;
 	uint32_t n_nodes;           /* non-const nodes in model order */
@@ -737,12 +790,6 @@ struct al_report_opts {
 	 * release); the sinks mark the layers whose unit or verdict differs inside
 	 * that range (issue #30, docs/json-schema.md "by_release") */
 	bool deployment_range;
-};
-
-/* One verdict column of al_report_opts.columns: a chip family and an OS release. */
-struct al_column {
-	const struct al_target *target;
-	const struct al_release *os;
 };
 
 /* What a report shows of one model, computed once by al_report_analyze: for each

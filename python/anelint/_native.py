@@ -30,17 +30,26 @@ class Diag(ctypes.Structure):  # struct al_diag
                 ("node", c_char_p), ("msg", c_char_p)]
 
 
+class Where(ctypes.Structure):  # struct al_where: where a model runs
+    c_name = "al_where"
+    _fields_ = [("target", c_void_p), ("os", c_void_p), ("compute_units", c_int)]
+
+
+# The options carry a struct al_where in a union with its fields' names: here the
+# member `where`, its fields readable directly (_anonymous_), its padding kept.
 class CheckOpts(ctypes.Structure):  # struct al_check_opts
     c_name = "al_check_opts"
-    _fields_ = [("target", c_void_p), ("os", c_void_p), ("compute_units", c_int), ("user_rules", c_void_p),
+    _anonymous_ = ("where",)
+    _fields_ = [("where", Where), ("user_rules", c_void_p),
                 ("rule_on", c_void_p), ("rule_on_ctx", c_void_p)]
 
 
 class PlanOpts(ctypes.Structure):  # struct al_plan_opts
     c_name = "al_plan_opts"
-    _fields_ = [("target", c_void_p), ("policy", c_int),
+    _anonymous_ = ("where",)
+    _fields_ = [("where", Where), ("policy", c_int),
                 ("switch_us", (c_double * AL_UNIT_COUNT) * AL_UNIT_COUNT), ("max_fixes", c_uint32),
-                ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p), ("compute_units", c_int)]
+                ("no_fixes", c_bool), ("no_work_floor", c_bool)]
 
 
 class ReportOpts(ctypes.Structure):  # struct al_report_opts
@@ -124,7 +133,7 @@ class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
                 ("shapes", c_void_p), ("n_shapes", c_size_t)]
 
 
-MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
+MIRRORS = (Diag, Where, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
            ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead)
 
 

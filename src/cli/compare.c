@@ -66,24 +66,32 @@ static int open_model_path(const char *path, al_model **m)
 	return st == AL_OK ? EXIT_ALL_ANE : status_exit(st);
 }
 
-/* --target / --os / --rules, as check takes them. */
+/* --target / --os / --compute-units (one id each: al_where_parse) and --rules. */
 struct settings {
-	const struct al_target *target;
-	const struct al_release *os;
-	enum al_compute_units cu; /* --compute-units; evidence that says its own wins */
+	struct al_where where; /* compute units: evidence that says its own wins */
 	al_user_rules *rules;
 };
 
 static int settings_of(const struct cli *c, const struct command_row *cmd, struct settings *s)
 {
 	memset(s, 0, sizeof *s);
-	if (c->target && !(s->target = al_target_find(c->target)))
+	struct al_where_spec w;
+	al_diags *wd = al_diags_new();
+	enum al_status wst = wd ? al_where_parse(c->target, c->os, c->compute_units, AL_WHERE_ONE, &w, wd)
+				: AL_E_NOMEM;
+	const struct al_diag *x = wst != AL_OK && wd && al_diags_count(wd) ? al_diags_get(wd, 0) : NULL;
+	const char *bad = x && x->where ? x->where : "";
+	al_diags_free(wd);
+	if (wst == AL_E_NOMEM || (wst != AL_OK && !x))
+		return EXIT_IO;
+	if (strcmp(bad, "target") == 0)
 		return usage_error(cmd, "unknown target '%s' (see 'anelint targets')", c->target);
-	if (c->os && !(s->os = al_release_find(c->os)))
+	if (strcmp(bad, "os") == 0)
 		return usage_error(cmd, "unknown OS release '%s' (see 'anelint targets')", c->os);
-	if (c->compute_units && !al_compute_units_parse(c->compute_units, &s->cu))
+	if (wst != AL_OK)
 		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
 				   c->compute_units);
+	s->where = w.where;
 	if (c->rules) {
 		al_diags *d = al_diags_new();
 		if (!d)
@@ -244,9 +252,9 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 			return EXIT_IO;
 		enum al_status st = ali_evidence_load(o->path, fmt, &o->ev, d);
 		if (st == AL_OK) {
-			o->target = o->ev->target ? o->ev->target : s->target ? s->target : al_target_default();
-			o->os = o->ev->release ? o->ev->release : s->os ? s->os : al_release_default();
-			o->cu = o->ev->has_cu ? o->ev->cu : s->cu;
+			o->target = o->ev->target ? o->ev->target : s->where.target ? s->where.target : al_target_default();
+			o->os = o->ev->release ? o->ev->release : s->where.os ? s->where.os : al_release_default();
+			o->cu = o->ev->has_cu ? o->ev->cu : s->where.compute_units;
 			if (m) {
 				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules,
 							  .compute_units = o->cu};
@@ -269,9 +277,9 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 		return rc;
 	if (f == AL_EVF_AUTO)
 		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf, oslog or placement, not '%s'", "auto");
-	const struct al_target *t = s->target ? s->target : al_target_default();
-	const struct al_release *os = s->os ? s->os : al_release_default();
-	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->cu};
+	const struct al_target *t = s->where.target ? s->where.target : al_target_default();
+	const struct al_release *os = s->where.os ? s->where.os : al_release_default();
+	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->where.compute_units};
 	al_diags *d = al_diags_new();
 	struct al_buf b = {0};
 	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
@@ -500,10 +508,10 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 		const struct al_release *os = NULL;
 		if (st == AL_OK) {
 			evs[i] = e;
-			t = e->target ? e->target : s->target ? s->target : al_target_default();
-			os = e->release ? e->release : s->os ? s->os : al_release_default();
+			t = e->target ? e->target : s->where.target ? s->where.target : al_target_default();
+			os = e->release ? e->release : s->where.os ? s->where.os : al_release_default();
 			struct al_check_opts co = {.target = t, .os = os, .user_rules = u,
-						   .compute_units = e->has_cu ? e->cu : s->cu};
+						   .compute_units = e->has_cu ? e->cu : s->where.compute_units};
 			st = al_model_check(m, &co, d);
 			if (st == AL_OK)
 				st = ali_compare(m, e, &cmp);
