@@ -1332,6 +1332,74 @@ AL_API enum al_status al_split_write(al_splitter *s, const char *const *paths, s
 			      const char *pipeline, al_diags *d);
 AL_API void al_split_free(al_splitter *s);
 
+/* ------------------------------------------------------------------ commands on models (src/command/)
+ * check, plan, report and info as one library call (al_models_run): every model
+ * loaded (its function selected) and, but for info, checked; the release columns
+ * no model loads on left out; a front end's per-model settings and evidence
+ * applied; the analyses the sink shows run once; the document written; whether
+ * the models pass. Models stream (one at a time, in constant memory) when the
+ * sink can and nothing needs them all. What a front end adds (the CLI's
+ * configuration, baselines, evidence, where its messages and -o go) comes in
+ * through hooks, each optional: the Python package sets none. */
+
+/* What a command comes to, the CLI's exit codes (README "Exit codes"). */
+enum al_outcome {
+	AL_OUTCOME_PASS = 0,     /* every layer/op predicted on the ANE (or --fail-on passes) */
+	AL_OUTCOME_FALLBACK = 1, /* something falls back as fail_on counts */
+	AL_OUTCOME_USAGE = 2,    /* the request is wrong (e.g. a function no model has) */
+	AL_OUTCOME_INVALID = 3,  /* a model is malformed or unsupported */
+	AL_OUTCOME_IO = 4,       /* a file cannot be read or written, or no memory */
+};
+/* The outcome of a failed step's status (AL_OK: pass). */
+AL_API int al_outcome_of(enum al_status st);
+
+struct al_models_run {
+	enum al_sink_cmd cmd;            /* AL_SINK_CHECK (check, report), AL_SINK_PLAN, AL_SINK_INFO */
+	const struct al_sink *sink;      /* NULL: json */
+	const char *const *paths;
+	size_t n_paths;
+	const char *function;            /* a multifunction ML Program's function, or NULL */
+	struct al_where_spec where;      /* where the models run: the verdict columns (al_where_parse) */
+	struct al_check_opts check;      /* its where: where.where (the call keeps them in step) */
+	struct al_plan_opts plan;
+	struct al_report_opts report;    /* what the sink shows; check, plan and the columns: set by the call */
+	FILE *out;                       /* the document, unless the open hook gives one */
+	al_diags *diags;                 /* without an errors / note hook: the errors and notes, by file */
+	bool fails;                      /* out: a model falls back as fail_on counts (outcome 1) */
+	/* hooks, each optional; ctx is the front end's */
+	void *ctx;
+	/* A model's errors (d NULL: no memory), and a note on a model. */
+	void (*errors)(struct al_models_run *r, const char *path, const al_diags *d);
+	void (*note)(struct al_models_run *r, const char *path, const char *msg);
+	/* Whether path has settings of its own (then the models do not stream). */
+	bool (*has_own)(struct al_models_run *r, const char *path);
+	/* Loaded models whose findings the front end may accept: it sets
+	 * report.accepted and accepted_ctx when it accepts any. */
+	void (*accepts)(struct al_models_run *r, const struct al_report_item *items, size_t n);
+	/* After loading: the models' own options own[i] (checked with them by the
+	 * hook), then the evidence; each returns the outcome so far (rc), or worse. */
+	int (*own)(struct al_models_run *r, struct al_report_item *items, size_t n,
+		   const struct al_report_opts **own, int rc);
+	int (*evidence)(struct al_models_run *r, struct al_report_item *items, size_t n, int rc);
+	/* fail_on for one model (a configuration may set it per model). */
+	enum al_fail_on (*fail_on)(struct al_models_run *r, const char *path, enum al_fail_on dflt);
+	/* Findings recorded instead of failing (a baseline): all at once (write), or
+	 * one model at a time when streaming (begin, add, end); outcomes. */
+	int (*baseline_write)(struct al_models_run *r, const struct al_report_item *items, size_t n);
+	void *(*baseline_begin)(struct al_models_run *r); /* NULL: cannot (outcome 4) */
+	void (*baseline_add)(void *b, const struct al_report_item *it);
+	int (*baseline_end)(void *b, bool write);
+	bool records_baseline;           /* use the baseline hooks */
+	/* The document's destination (failed: an error came first, a file need not
+	 * be made; NULL: none, or cannot, the hook said why), and its end (keep false:
+	 * an error left no document); outcomes. */
+	FILE *(*open)(struct al_models_run *r, bool failed);
+	int (*close)(struct al_models_run *r, FILE *f, bool keep);
+	int outcome_floor;               /* an outcome already decided (e.g. directories not searched) */
+};
+/* Run r's command on r's paths: the outcome (enum al_outcome), r->fails. */
+AL_API int al_models_run(struct al_models_run *r);
+
 #ifdef __cplusplus
 }
 #endif

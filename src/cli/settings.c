@@ -122,13 +122,15 @@ int where_error(const struct command_row *cmd, const al_diags *d)
 		fprintf(stderr, "anelint: error: out of memory\n");
 		return EXIT_IO;
 	}
-	/* the id or value given, cut as a usage error cuts an argument */
-	const char *at = x->node && *x->node ? strstr(x->msg, x->node) : NULL;
+	/* the id or value given (x->node, quoted in the message, which has its
+	 * control characters as '?'): escaped and cut as a usage error's argument */
+	const char *open = x->node ? strchr(x->msg, '\'') : NULL;
+	const char *close = open ? strrchr(x->msg, '\'') : NULL;
 	fputs("anelint: ", stderr);
-	if (at) {
-		fwrite(x->msg, 1, (size_t)(at - x->msg), stderr);
+	if (close && close > open) {
+		fwrite(x->msg, 1, (size_t)(open + 1 - x->msg), stderr);
 		put_text(stderr, x->node, CLI_NAME_MAX);
-		put_text(stderr, at + strlen(x->node), CLI_MSG_MAX);
+		put_text(stderr, close, CLI_MSG_MAX);
 	} else {
 		put_text(stderr, x->msg, CLI_MSG_MAX);
 	}
