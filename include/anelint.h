@@ -1359,6 +1359,8 @@ struct al_models_run {
 	const char *const *paths;
 	size_t n_paths;
 	const char *function;            /* a multifunction ML Program's function, or NULL */
+	al_model *const *models;         /* optional: models[i] opened by the caller (paths[i] names it),
+					  * checked here, freed by the caller; not streamed */
 	struct al_where_spec where;      /* where the models run: the verdict columns (al_where_parse) */
 	struct al_check_opts check;      /* its where: where.where (the call keeps them in step) */
 	struct al_plan_opts plan;
@@ -1366,6 +1368,7 @@ struct al_models_run {
 	FILE *out;                       /* the document, unless the open hook gives one */
 	al_diags *diags;                 /* without an errors / note hook: the errors and notes, by file */
 	bool fails;                      /* out: a model falls back as fail_on counts (outcome 1) */
+	enum al_status status;           /* out: the first failed step's status (AL_OK: none failed) */
 	/* hooks, each optional; ctx is the front end's */
 	void *ctx;
 	/* A model's errors (d NULL: no memory), and a note on a model. */

@@ -17,6 +17,9 @@
 5. Exports: the shared library is built with -fvisibility=hidden, so a public
    function is exported only if its declaration carries AL_API: every function
    declared at file scope in include/anelint.h must.
+6. Thin front ends: the CLI files in THIN_CLI parse, call a command of the
+   library (src/command/, e.g. al_models_run) and print; they call no internal
+   ali_ function. The list grows as commands move into the library.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
@@ -189,6 +192,20 @@ def exports():
     check(len(found) > 50, f"include/anelint.h declares the public API ({len(found)} functions)")
 
 
+# 6. CLI files whose command runs in the library (issue #32): no ali_ call.
+THIN_CLI = ["pipeline.c", "settings.c"]
+
+
+def thin_cli():
+    for f in THIN_CLI:
+        path = os.path.join("src", "cli", f)
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", open(path, encoding="utf-8").read(), flags=re.S)
+        text = re.sub(r'"(\\.|[^"\\\n])*"', '""', text)  # string literals
+        used = sorted(set(re.findall(r"\bali_\w+", text)))
+        check(not used, f"{path} calls the library's commands, no internal function" +
+              (f", but uses {', '.join(used)}" if used else ""))
+
+
 def add_al_api():
     """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
     path = os.path.join("include", "anelint.h")
@@ -206,6 +223,7 @@ if __name__ == "__main__":
         sys.exit(0)
     includes()
     exports()
+    thin_cli()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)

@@ -61,6 +61,32 @@ class ReportOpts(ctypes.Structure):  # struct al_report_opts
                 ("information_uri", c_char_p), ("deployment_range", c_bool)]
 
 
+class Column(ctypes.Structure):  # struct al_column
+    c_name = "al_column"
+    _fields_ = [("target", c_void_p), ("os", c_void_p)]
+
+
+class WhereSpec(ctypes.Structure):  # struct al_where_spec: what al_where_parse read
+    c_name = "al_where_spec"
+    _fields_ = [("where", Where), ("all_targets", c_bool), ("all_releases", c_bool),
+                ("columns", Column * 32), ("n_columns", c_size_t)]
+
+
+AL_WHERE_ONE = 1
+AL_SINK_CHECK, AL_SINK_INFO, AL_SINK_PLAN = 0, 1, 2
+
+
+class ModelsRun(ctypes.Structure):  # struct al_models_run: check, plan, report, info as one call
+    c_name = "al_models_run"
+    _fields_ = [("cmd", c_int), ("sink", c_void_p), ("paths", POINTER(c_char_p)), ("n_paths", c_size_t),
+                ("function", c_char_p), ("models", POINTER(c_void_p)), ("where", WhereSpec),
+                ("check", CheckOpts), ("plan", PlanOpts), ("report", ReportOpts), ("out", c_void_p),
+                ("diags", c_void_p), ("fails", c_bool), ("status", c_int), ("ctx", c_void_p)] + \
+        [(hook, c_void_p) for hook in ("errors", "note", "has_own", "accepts", "own", "evidence", "fail_on",
+                                       "baseline_write", "baseline_begin", "baseline_add", "baseline_end")] + \
+        [("records_baseline", c_bool), ("open", c_void_p), ("close", c_void_p), ("outcome_floor", c_int)]
+
+
 class ReportItem(ctypes.Structure):  # struct al_report_item
     c_name = "al_report_item"
     _fields_ = [("path", c_char_p), ("model", c_void_p), ("diags", c_void_p), ("status", c_int),
@@ -133,8 +159,8 @@ class SurgeryOpts(ctypes.Structure):  # struct al_surgery_opts
                 ("shapes", c_void_p), ("n_shapes", c_size_t)]
 
 
-MIRRORS = (Diag, Where, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead)
+MIRRORS = (Diag, Where, CheckOpts, PlanOpts, ReportOpts, Column, WhereSpec, ModelsRun, ReportItem, Sink,
+           NamedTensor, RunOpts, ProofDiff, Proof, ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead)
 
 
 def _candidates():
@@ -183,6 +209,8 @@ def load():
         "al_target_find": (c_void_p, [c_char_p]),
         "al_release_find": (c_void_p, [c_char_p]),
         "al_report_analyze": (c_int, [POINTER(ReportItem), c_size_t, POINTER(ReportOpts), c_void_p]),
+        "al_where_parse": (c_int, [c_char_p, c_char_p, c_char_p, ctypes.c_uint, POINTER(WhereSpec), c_void_p]),
+        "al_models_run": (c_int, [POINTER(ModelsRun)]),
         "al_analysis_free": (None, [c_void_p]),
         "al_sink_by_name": (POINTER(Sink), [c_char_p]),
         "al_tensor_new": (c_void_p, [c_int, c_int, POINTER(ctypes.c_int64)]),

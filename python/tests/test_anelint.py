@@ -287,3 +287,18 @@ def test_fix_drops_a_rewrite_that_would_still_fall_back_as_the_cli_does(tmp_path
     subprocess.run([CLI, "fix", POOL, "-o", str(tmp_path / "cli.mlmodel")], check=True, capture_output=True)
     assert (tmp_path / "fixed.mlmodel").read_bytes() == (tmp_path / "cli.mlmodel").read_bytes() == open(POOL, "rb").read()
     assert anelint.fix(POOL).applied == 0
+
+
+def test_cli_and_python_give_the_same_document():
+    """check and plan are one library call (al_models_run) for the CLI and for Python: the same
+    model and options give the same JSON, byte for byte."""
+    cases = [("check", POOL, {}, []),
+             ("check", POOL_PKG, {"target": "a17", "os": "ios17"}, ["--target", "a17", "--os", "ios17"]),
+             ("plan", os.path.join(DATA, "builder__custom_layer.mlmodel"), {"policy": "optimistic"},
+              ["--policy", "optimistic"]),
+             ("plan", POOL_PKG, {"target": "m1"}, ["--target", "m1"])]
+    for command, path, kw, args in cases:
+        cli = subprocess.run([CLI, command, "--format", "json", "--no-config", "--fail-on", "never"] + args + [path],
+                             capture_output=True, check=True).stdout.decode()
+        py = getattr(anelint, command)(path, **kw).text
+        assert py == cli, (command, path, kw)

@@ -68,6 +68,8 @@ static void note(struct al_models_run *r, const char *path, const char *msg)
  * could be made, st is AL_E_NOMEM): its errors reported, d freed; the worse. */
 static int step(struct al_models_run *r, const char *path, al_diags *d, enum al_status st, int rc)
 {
+	if (st != AL_OK && r->status == AL_OK)
+		r->status = st;
 	if (st != AL_OK)
 		errors(r, path, d);
 	al_diags_free(d);
@@ -76,32 +78,46 @@ static int step(struct al_models_run *r, const char *path, al_diags *d, enum al_
 
 /* Load (and for check and plan, evaluate) one path into *it: its outcome
  * (AL_OUTCOME_USAGE: the function names none of its functions; the run stops). */
-static int load_one(struct al_models_run *r, const struct al_check_opts *check, struct al_report_item *it,
-		    const char *path)
+/* Whether item i's model is the caller's (r->models): not ours to free. */
+static bool borrowed(const struct al_models_run *r, size_t i)
 {
-	it->path = path;
+	return r->models && r->models[i];
+}
+
+static void drop_model(const struct al_models_run *r, size_t i, struct al_report_item *it)
+{
+	if (!borrowed(r, i))
+		al_model_free(it->model);
+	it->model = NULL;
+}
+
+static int load_one(struct al_models_run *r, const struct al_check_opts *check, struct al_report_item *it, size_t i)
+{
+	it->path = r->paths[i];
 	al_diags *d = al_diags_new();
 	if (!d) {
-		errors(r, path, NULL);
+		errors(r, it->path, NULL);
 		return AL_OUTCOME_IO;
 	}
 	it->diags = d;
-	it->status = al_model_open(it->path, &it->model, d);
+	if (borrowed(r, i))
+		it->model = r->models[i], it->status = AL_OK;
+	else
+		it->status = al_model_open(it->path, &it->model, d);
 	if (it->status == AL_OK && r->function &&
 	    (it->status = al_model_select_function(it->model, r->function, d)) != AL_OK) {
-		al_model_free(it->model);
-		it->model = NULL;
+		drop_model(r, i, it);
+		r->status = r->status == AL_OK ? it->status : r->status;
 		errors(r, it->path, d);
 		return AL_OUTCOME_USAGE;
 	}
 	if (it->status == AL_OK && check) {
 		it->status = al_model_check(it->model, check, d);
-		if (it->status != AL_OK) {
-			al_model_free(it->model);
-			it->model = NULL;
-		}
+		if (it->status != AL_OK)
+			drop_model(r, i, it);
 	}
 	if (it->status != AL_OK) {
+		r->status = r->status == AL_OK ? it->status : r->status;
 		errors(r, it->path, d);
 		return al_outcome_of(it->status);
 	}
@@ -112,7 +128,7 @@ static int load_all(struct al_models_run *r, const struct al_check_opts *check, 
 {
 	int rc = AL_OUTCOME_PASS;
 	for (size_t i = 0; i < r->n_paths; i++) {
-		int e = load_one(r, check, &items[i], r->paths[i]);
+		int e = load_one(r, check, &items[i], i);
 		if (e == AL_OUTCOME_USAGE || !items[i].diags)
 			return e;
 		rc = worst(rc, e);
@@ -120,12 +136,12 @@ static int load_all(struct al_models_run *r, const struct al_check_opts *check, 
 	return rc;
 }
 
-static void free_items(struct al_report_item *items, size_t n)
+static void free_items(const struct al_models_run *r, struct al_report_item *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		al_analysis_free(items[i].analysis);
 		al_comparison_free(items[i].comparison);
-		al_model_free(items[i].model);
+		drop_model(r, i, &items[i]);
 		al_diags_free((al_diags *)items[i].diags);
 	}
 	free(items);
@@ -282,7 +298,7 @@ static void keep_loadable_releases(struct al_models_run *r, struct al_report_ite
 static bool can_stream(struct al_models_run *r)
 {
 	const struct al_sink *sink = r->sink;
-	if (!sink->stream_begin || !sink->stream_model || !sink->stream_end || r->evidence)
+	if (!sink->stream_begin || !sink->stream_model || !sink->stream_end || r->evidence || r->models)
 		return false;
 	bool info = r->cmd == AL_SINK_INFO;
 	/* a release asked for (--os, several columns): which of them the models can
@@ -314,7 +330,7 @@ static int stream_models(struct al_models_run *r, void *st)
 		rc = AL_OUTCOME_IO;
 	for (size_t i = 0; i < r->n_paths && rc != AL_OUTCOME_USAGE; i++) {
 		struct al_report_item it = {0};
-		int e = load_one(r, info ? NULL : &r->check, &it, r->paths[i]);
+		int e = load_one(r, info ? NULL : &r->check, &it, i);
 		rc = worst(rc, e);
 		if (e == AL_OUTCOME_USAGE || !it.diags) {
 			al_model_free(it.model);
@@ -399,7 +415,7 @@ static int all_models(struct al_models_run *r)
 			}
 		}
 	}
-	free_items(items, n);
+	free_items(r, items, n);
 	free(own);
 	if (out && r->close)
 		rc = worst(rc, r->close(r, out, true));
@@ -413,10 +429,13 @@ int al_models_run(struct al_models_run *r)
 	if (!r->sink)
 		r->sink = al_sink_by_name("json");
 	r->fails = false;
+	r->status = AL_OK;
 	/* the options keep where the models run in step with the columns */
 	r->check.where.target = r->where.where.target;
 	r->check.where.os = r->where.where.os;
 	r->check.where.compute_units = r->where.where.compute_units;
+	r->plan.target = r->check.target;
+	r->plan.compute_units = r->check.compute_units;
 	r->report.check = &r->check;
 	r->report.plan = &r->plan;
 	r->report.all_targets = r->where.all_targets;
