@@ -119,12 +119,20 @@ static int evidence_format_of(const struct cli *c, const struct command_row *cmd
 struct one {
 	const char *path;
 	struct al_evidence *ev;
-	const struct al_target *target;
-	const struct al_release *os;
-	enum al_compute_units cu;
+	struct al_where where; /* what the evidence says, else the options, else the defaults */
 	struct al_cmp cmp;
 	bool ok;
 };
+
+/* Where evidence e was observed: what it says, else the options s, else the
+ * defaults (a target and a release, never NULL). */
+static struct al_where observed_where(const struct al_evidence *e, const struct settings *s)
+{
+	return (struct al_where){
+		.target = e->target ? e->target : s->where.target ? s->where.target : al_target_default(),
+		.os = e->release ? e->release : s->where.os ? s->where.os : al_release_default(),
+		.compute_units = e->has_cu ? e->cu : s->where.compute_units};
+}
 
 static const char *unit_short(enum al_unit u)
 {
@@ -157,8 +165,8 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 	fputs(" vs ", f);
 	put_text(f, o->path, CLI_NAME_MAX);
 	fprintf(f, " (%s; target %s%s, os %s%s, compute units %s%s)\n", ali_ev_format_name(o->ev->format),
-		o->target->id, o->ev->target ? " from the evidence" : "", o->os->id,
-		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->cu),
+		o->where.target->id, o->ev->target ? " from the evidence" : "", o->where.os->id,
+		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->where.compute_units),
 		o->ev->has_cu ? " from the evidence" : "");
 	if (c->model_level)
 		fprintf(f, "  model-level entries %zu (this model's: %s), ops counted %zu\n", o->ev->n_models,
@@ -236,7 +244,7 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 
 static json_object *json_one(const struct one *o)
 {
-	return ali_compare_entry(o->path, o->ev, o->target, o->os, o->cu, &o->cmp);
+	return ali_compare_entry(o->path, o->ev, o->where.target, o->where.os, o->where.compute_units, &o->cmp);
 }
 
 /* Load every evidence file of paths[from..]; check m for each one's chip and
@@ -252,12 +260,9 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 			return EXIT_IO;
 		enum al_status st = ali_evidence_load(o->path, fmt, &o->ev, d);
 		if (st == AL_OK) {
-			o->target = o->ev->target ? o->ev->target : s->where.target ? s->where.target : al_target_default();
-			o->os = o->ev->release ? o->ev->release : s->where.os ? s->where.os : al_release_default();
-			o->cu = o->ev->has_cu ? o->ev->cu : s->where.compute_units;
+			o->where = observed_where(o->ev, s);
 			if (m) {
-				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules,
-							  .compute_units = o->cu};
+				struct al_check_opts co = {.where = o->where, .user_rules = s->rules};
 				st = al_model_check(m, &co, d);
 				if (st == AL_OK)
 					st = ali_compare(m, o->ev, &o->cmp);
@@ -508,10 +513,9 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 		const struct al_release *os = NULL;
 		if (st == AL_OK) {
 			evs[i] = e;
-			t = e->target ? e->target : s->where.target ? s->where.target : al_target_default();
-			os = e->release ? e->release : s->where.os ? s->where.os : al_release_default();
-			struct al_check_opts co = {.target = t, .os = os, .user_rules = u,
-						   .compute_units = e->has_cu ? e->cu : s->where.compute_units};
+			struct al_check_opts co = {.where = observed_where(e, s), .user_rules = u};
+			t = co.target;
+			os = co.os;
 			st = al_model_check(m, &co, d);
 			if (st == AL_OK)
 				st = ali_compare(m, e, &cmp);
