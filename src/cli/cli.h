@@ -173,10 +173,9 @@ struct run {
 	struct al_check_opts check;
 	struct al_plan_opts plan;
 	al_user_rules *rules;
-	bool all_targets, all_releases;
-	/* lists (--target a17,m1 --os ios17,ios18, or the configuration's): the cross product */
-	struct al_column columns[AL_WHERE_MAX_COLUMNS];
-	size_t n_columns;
+	/* --target, --os, --compute-units (al_where_parse): all of one, or lists
+	 * (--target a17,m1 --os ios17,ios18, or the configuration's) as the cross product */
+	struct al_where_spec where;
 };
 /* How al_where_parse's error d reads on the command line (one line, then where
  * to look); EXIT_USAGE. */

@@ -63,10 +63,7 @@ static int model_settings(struct al_models_run *m, struct al_report_item *items,
 	const struct al_report_opts *o = &m->report;
 	/* the top level's columns, as the models were loaded (some releases left out) */
 	struct run top = *f->r;
-	memcpy(top.columns, m->where.columns, sizeof top.columns);
-	top.n_columns = m->where.n_columns;
-	top.all_targets = m->where.all_targets;
-	top.all_releases = m->where.all_releases;
+	top.where = m->where;
 	const struct run *r = &top;
 	struct own_opts **own = &f->own;
 	for (size_t i = 0; i < n; i++) {
@@ -91,10 +88,10 @@ static int model_settings(struct al_models_run *m, struct al_report_item *items,
 			return EXIT_USAGE;
 		}
 		if (!moved) { /* the top level's columns */
-			memcpy(x->r.columns, r->columns, sizeof r->columns);
-			x->r.n_columns = r->n_columns;
-			x->r.all_targets = r->all_targets;
-			x->r.all_releases = r->all_releases;
+			memcpy(x->r.where.columns, r->where.columns, sizeof r->where.columns);
+			x->r.where.n_columns = r->where.n_columns;
+			x->r.where.all_targets = r->where.all_targets;
+			x->r.where.all_releases = r->where.all_releases;
 		}
 		x->r.check.user_rules = r->check.user_rules;
 		x->r.check.rule_on = r->check.rule_on;
@@ -103,7 +100,7 @@ static int model_settings(struct al_models_run *m, struct al_report_item *items,
 		x->o = *o;
 		x->o.check = &x->r.check;
 		x->o.plan = &x->r.plan;
-		x->o.columns = x->r.columns;
+		x->o.columns = x->r.where.columns;
 		own_o[i] = &x->o;
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_check(items[i].model, &x->r.check, d) : AL_E_NOMEM;
@@ -256,11 +253,7 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 		.baseline_end = baseline_end, .records_baseline = c->write_baseline != NULL,
 		.open = open_out, .close = close_out, .outcome_floor = ci_unsearched_exit(ci),
 	};
-	m.where.where = r.check.where;
-	memcpy(m.where.columns, r.columns, sizeof r.columns);
-	m.where.n_columns = r.n_columns;
-	m.where.all_targets = r.all_targets;
-	m.where.all_releases = r.all_releases;
+	m.where = r.where;
 	rc = al_models_run(&m);
 	free(f.own);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */

@@ -162,10 +162,7 @@ int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 	r->check.where = w.where;
 	r->plan.where = w.where;
 	r->plan.os = NULL; /* the plan follows the model's check */
-	memcpy(r->columns, w.columns, sizeof r->columns);
-	r->n_columns = w.n_columns;
-	r->all_targets = w.all_targets;
-	r->all_releases = w.all_releases;
+	r->where = w;
 	if (c->policy && !al_policy_parse(c->policy, &r->plan.policy))
 		return usage_error(cmd, "--policy takes auto, nn2020, mlprogram or optimistic, not '%s'",
 				   c->policy);
@@ -198,5 +195,5 @@ int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 
 bool run_is_multi(const struct run *r)
 {
-	return r->all_targets || r->all_releases || r->n_columns;
+	return r->where.all_targets || r->where.all_releases || r->where.n_columns;
 }
