@@ -566,10 +566,52 @@ AL_API const char *al_compute_units_name(enum al_compute_units cu);
 /* Parse one of those names (also "cpu_and_gpu", "cpuAndNeuralEngine", ...); false when unknown. */
 AL_API bool al_compute_units_parse(const char *name, enum al_compute_units *out);
 
-struct al_check_opts {
+/* Where a model runs: a chip family, an OS release and the compute units it is
+ * loaded with; NULL / AL_CU_DEFAULT: the defaults. One value, parsed from text by
+ * al_where_parse, carried by the options (al_check_opts, al_plan_opts) and the
+ * plan (al_plan) as their member `where`, also readable by its fields' own names
+ * (the same storage). */
+struct al_where {
 	const struct al_target *target; /* NULL: al_target_default() */
 	const struct al_release *os;    /* NULL: al_release_default(), the newest */
 	enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
+};
+
+/* One verdict column of al_report_opts.columns: a chip family and an OS release. */
+struct al_column {
+	const struct al_target *target;
+	const struct al_release *os;
+};
+
+/* What the text of a target, a release and compute units names (the CLI's
+ * --target, --os, --compute-units; anelint.toml's target, os, compute_units; the
+ * Python package's arguments): an id or alias each; unless AL_WHERE_ONE, also
+ * `all` (every family, or every release: one verdict column each) or a comma list
+ * of ids (the cross product as columns, targets first; at most 32). */
+#define AL_WHERE_MAX_COLUMNS 32
+struct al_where_spec {
+	struct al_where where;          /* the one asked for (several: the first column's) */
+	bool all_targets, all_releases; /* `all` of one, with one (or no) id of the other */
+	struct al_column columns[AL_WHERE_MAX_COLUMNS]; /* lists: n_columns > 0 */
+	size_t n_columns;
+};
+enum { AL_WHERE_ONE = 1u /* one id each: no `all`, no lists */ };
+/* Parse target, os and compute_units (each NULL: not given) into *out. An error
+ * is one diagnostic, AL_E_INVALID_ARG: where "target" or "os" with node the
+ * unknown id for an id not known (its message lists the known ones), where
+ * "compute_units" for unknown compute units, where NULL for too many columns. */
+AL_API enum al_status al_where_parse(const char *target, const char *os, const char *compute_units,
+				     unsigned flags, struct al_where_spec *out, al_diags *d);
+
+struct al_check_opts {
+	union {
+		struct al_where where;
+		struct {
+			const struct al_target *target; /* NULL: al_target_default() */
+			const struct al_release *os;    /* NULL: al_release_default(), the newest */
+			enum al_compute_units compute_units; /* AL_CU_DEFAULT: all */
+		};
+	};
 	const al_user_rules *user_rules; /* NULL: built-in rules only */
 	/* Rule selection (--select / --ignore): when set, a rule for which it returns
 	 * false is not evaluated at all, as if switched off (`families: none`). */
@@ -603,14 +645,20 @@ AL_API bool al_policy_parse(const char *name, enum al_policy *out);
 AL_API double al_switch_default_us(enum al_unit from, enum al_unit to);
 
 struct al_plan_opts {
-	const struct al_target *target; /* NULL: default */
+	union {
+		struct al_where where;
+		struct {
+			const struct al_target *target; /* NULL: default */
+			const struct al_release *os;    /* the OS release (the work floor depends on it);
+							 * NULL: the model's check's */
+			enum al_compute_units compute_units; /* AL_CU_DEFAULT: those the model was checked with */
+		};
+	};
 	enum al_policy policy;
 	double switch_us[AL_UNIT_COUNT][AL_UNIT_COUNT]; /* 0: the documented default */
 	uint32_t max_fixes;             /* 0: 5 */
 	bool no_fixes;                  /* skip the cheapest-fix search (al_model_check uses it) */
 	bool no_work_floor;             /* do not move small ANE segments to the CPU (ANE072 off) */
-	const struct al_release *os;    /* the OS release (the work floor depends on it); NULL: newest */
-	enum al_compute_units compute_units; /* AL_CU_DEFAULT: those the model was checked with */
 };
 
 struct al_segment {
@@ -649,9 +697,14 @@ struct al_fix {
 struct al_plan {
 	enum al_policy policy;
 	const char *policy_why;     /* which policy and why (model type, flag) */
-	const struct al_target *target;
-	const struct al_release *os; /* the OS release it was planned for */
-	enum al_compute_units compute_units; /* the ones it was planned for (never AL_CU_DEFAULT) */
+	union { /* where it was planned for: never NULL, never AL_CU_DEFAULT */
+		struct al_where where;
+		struct {
+			const struct al_target *target;
+			const struct al_release *os;
+			enum al_compute_units compute_units;
+		};
+	};
 	bool gpu_fallback;          /* fallbacks go to the GPU (docs/partition.md "Compute units") */
 	const struct al_submodel *sub;
 	uint32_t n_nodes;           /* non-const nodes in model order */
@@ -747,12 +800,6 @@ struct al_report_opts {
 	 * release); the sinks mark the layers whose unit or verdict differs inside
 	 * that range (issue #30, docs/json-schema.md "by_release") */
 	bool deployment_range;
-};
-
-/* One verdict column of al_report_opts.columns: a chip family and an OS release. */
-struct al_column {
-	const struct al_target *target;
-	const struct al_release *os;
 };
 
 /* What a report shows of one model, computed once by al_report_analyze: for each
@@ -1678,6 +1725,76 @@ AL_API enum al_status al_split_model(const struct al_split_command *o, struct al
 /* The --format json document of a decided split. */
 AL_API void al_split_result_json(FILE *out, const struct al_split_result *r);
 AL_API void al_split_result_free(struct al_split_result *r);
+/* ------------------------------------------------------------------ commands on models (src/command/)
+ * check, plan, report and info as one library call (al_models_run): every model
+ * loaded (its function selected) and, but for info, checked; the release columns
+ * no model loads on left out; a front end's per-model settings and evidence
+ * applied; the analyses the sink shows run once; the document written; whether
+ * the models pass. Models stream (one at a time, in constant memory) when the
+ * sink can and nothing needs them all. What a front end adds (the CLI's
+ * configuration, baselines, evidence, where its messages and -o go) comes in
+ * through hooks, each optional: the Python package sets none. */
+
+/* What a command comes to, the CLI's exit codes (README "Exit codes"). */
+enum al_outcome {
+	AL_OUTCOME_PASS = 0,     /* every layer/op predicted on the ANE (or --fail-on passes) */
+	AL_OUTCOME_FALLBACK = 1, /* something falls back as fail_on counts */
+	AL_OUTCOME_USAGE = 2,    /* the request is wrong (e.g. a function no model has) */
+	AL_OUTCOME_INVALID = 3,  /* a model is malformed or unsupported */
+	AL_OUTCOME_IO = 4,       /* a file cannot be read or written, or no memory */
+};
+/* The outcome of a failed step's status (AL_OK: pass). */
+AL_API int al_outcome_of(enum al_status st);
+
+struct al_models_run {
+	enum al_sink_cmd cmd;            /* AL_SINK_CHECK (check, report), AL_SINK_PLAN, AL_SINK_INFO */
+	const struct al_sink *sink;      /* NULL: json */
+	const char *const *paths;
+	size_t n_paths;
+	const char *function;            /* a multifunction ML Program's function, or NULL */
+	al_model *const *models;         /* optional: models[i] opened by the caller (paths[i] names it),
+					  * checked here, freed by the caller; not streamed */
+	struct al_where_spec where;      /* where the models run: the verdict columns (al_where_parse) */
+	struct al_check_opts check;      /* its where: where.where (the call keeps them in step) */
+	struct al_plan_opts plan;
+	struct al_report_opts report;    /* what the sink shows; check, plan and the columns: set by the call */
+	FILE *out;                       /* the document, unless the open hook gives one */
+	al_diags *diags;                 /* without an errors / note hook: the errors and notes, by file */
+	bool fails;                      /* out: a model falls back as fail_on counts (outcome 1) */
+	enum al_status status;           /* out: the first failed step's status (AL_OK: none failed) */
+	/* hooks, each optional; ctx is the front end's */
+	void *ctx;
+	/* A model's errors (d NULL: no memory), and a note on a model. */
+	void (*errors)(struct al_models_run *r, const char *path, const al_diags *d);
+	void (*note)(struct al_models_run *r, const char *path, const char *msg);
+	/* Whether path has settings of its own (then the models do not stream). */
+	bool (*has_own)(struct al_models_run *r, const char *path);
+	/* Loaded models whose findings the front end may accept: it sets
+	 * report.accepted and accepted_ctx when it accepts any. */
+	void (*accepts)(struct al_models_run *r, const struct al_report_item *items, size_t n);
+	/* After loading: the models' own options own[i] (checked with them by the
+	 * hook), then the evidence; each returns the outcome so far (rc), or worse. */
+	int (*own)(struct al_models_run *r, struct al_report_item *items, size_t n,
+		   const struct al_report_opts **own, int rc);
+	int (*evidence)(struct al_models_run *r, struct al_report_item *items, size_t n, int rc);
+	/* fail_on for one model (a configuration may set it per model). */
+	enum al_fail_on (*fail_on)(struct al_models_run *r, const char *path, enum al_fail_on dflt);
+	/* Findings recorded instead of failing (a baseline): all at once (write), or
+	 * one model at a time when streaming (begin, add, end); outcomes. */
+	int (*baseline_write)(struct al_models_run *r, const struct al_report_item *items, size_t n);
+	void *(*baseline_begin)(struct al_models_run *r); /* NULL: cannot (outcome 4) */
+	void (*baseline_add)(void *b, const struct al_report_item *it);
+	int (*baseline_end)(void *b, bool write);
+	bool records_baseline;           /* use the baseline hooks */
+	/* The document's destination (failed: an error came first, a file need not
+	 * be made; NULL: none, or cannot, the hook said why), and its end (keep false:
+	 * an error left no document); outcomes. */
+	FILE *(*open)(struct al_models_run *r, bool failed);
+	int (*close)(struct al_models_run *r, FILE *f, bool keep);
+	int outcome_floor;               /* an outcome already decided (e.g. directories not searched) */
+};
+/* Run r's command on r's paths: the outcome (enum al_outcome), r->fails. */
+AL_API int al_models_run(struct al_models_run *r);
 
 #ifdef __cplusplus
 }

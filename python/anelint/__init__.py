@@ -258,6 +258,7 @@ class Report:
     command: str
     models: List[Model]  # the root, then each pipeline stage
     raw: Dict[str, Any] = field(default_factory=dict)
+    text: str = ""  # the JSON document as the CLI prints it
 
     @property
     def model(self) -> Model:
@@ -335,30 +336,41 @@ def _check_opts(target, os_release):
     return check_opts
 
 
+def _enc(s):
+    return None if s is None else str(s).encode()
+
+
 def _report(model, command, target, os_release, policy=None):
-    check_opts = _check_opts(target, os_release)
-    plan_opts = _n.PlanOpts()
-    plan_opts.target = check_opts.target
-    if policy is not None:
-        names = ["auto", "nn2020", "mlprogram", "optimistic"]
-        if policy not in names:
-            raise ValueError(f"anelint: policy is one of {', '.join(names)}, not '{policy}'")
-        plan_opts.policy = names.index(policy)
+    """`anelint check|plan --format json` on one model: al_models_run, the call the CLI makes."""
+    where = _n.WhereSpec()
+    d = _Diags()
+    if _lib.al_where_parse(_enc(target), _enc(os_release), None, _n.AL_WHERE_ONE, _n.ctypes.byref(where), d.p):
+        raise ValueError(f"anelint: {d.list()[0].message} (see `anelint targets`)")
+    names = ["auto", "nn2020", "mlprogram", "optimistic"]
+    if policy is not None and policy not in names:
+        raise ValueError(f"anelint: policy is one of {', '.join(names)}, not '{policy}'")
     with _Open(model) as m:
-        m.diags.fail(_lib.al_model_check(m.p, _n.ctypes.byref(check_opts), m.diags.p), m.name)
-        opts = _n.ReportOpts(fail_on=3, check=_n.ctypes.pointer(check_opts), plan=_n.ctypes.pointer(plan_opts),
-                             plans=command == "plan")
-        item = _n.ReportItem(path=m.name.encode(), model=m.p, diags=m.diags.p, status=0)
+        f = _libc.tmpfile()
+        if not f:
+            raise OSError("anelint: tmpfile() failed")
         try:
-            m.diags.fail(_lib.al_report_analyze(_n.ctypes.byref(item), 1, _n.ctypes.byref(opts), m.diags.p),
-                         m.name)
-            sink = _lib.al_sink_by_name(b"json").contents
-            text = _sink_text(getattr(sink, command), item, opts)
+            run = _n.ModelsRun(cmd=_n.AL_SINK_PLAN if command == "plan" else _n.AL_SINK_CHECK,
+                               sink=_n.ctypes.cast(_lib.al_sink_by_name(b"json"), _n.c_void_p),
+                               paths=(_n.c_char_p * 1)(m.name.encode()), n_paths=1,
+                               models=(_n.c_void_p * 1)(m.p), where=where, out=f, diags=m.diags.p)
+            run.plan.policy = names.index(policy) if policy else 0
+            run.report.fail_on = 3  # never: a Report does not fail (the CLI's --fail-on never)
+            # as the CLI's check: with no release asked, the model's whole deployment range too
+            run.report.deployment_range = command == "check" and os_release is None
+            if _lib.al_models_run(_n.ctypes.byref(run)) >= 2:
+                raise AnelintError(_lib.al_status_str(run.status).decode(), m.diags.list(), m.name)
+            _libc.fflush(f)
+            fd = _libc.fileno(f)
+            text = os.pread(fd, os.lseek(fd, 0, os.SEEK_END), 0).decode("utf-8")
         finally:
-            if item.analysis:
-                _lib.al_analysis_free(item.analysis)
+            _libc.fclose(f)
     doc = json.loads(text)
-    return Report(doc.get("command", command), [_model(x) for x in doc.get("models", [])], doc)
+    return Report(doc.get("command", command), [_model(x) for x in doc.get("models", [])], doc, text)
 
 
 def _file_text(write):
@@ -368,20 +380,6 @@ def _file_text(write):
         raise OSError("anelint: tmpfile() failed")
     try:
         write(f)
-        _libc.fflush(f)
-        fd = _libc.fileno(f)
-        size = os.lseek(fd, 0, os.SEEK_END)
-        return os.pread(fd, size, 0).decode("utf-8")
-    finally:
-        _libc.fclose(f)
-
-
-def _sink_text(fn, item, opts):
-    f = _libc.tmpfile()
-    if not f:
-        raise OSError("anelint: tmpfile() failed")
-    try:
-        fn(f, _n.ctypes.byref(item), 1, _n.ctypes.byref(opts))
         _libc.fflush(f)
         fd = _libc.fileno(f)
         size = os.lseek(fd, 0, os.SEEK_END)

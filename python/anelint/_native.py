@@ -30,17 +30,26 @@ class Diag(ctypes.Structure):  # struct al_diag
                 ("node", c_char_p), ("msg", c_char_p)]
 
 
+class Where(ctypes.Structure):  # struct al_where: where a model runs
+    c_name = "al_where"
+    _fields_ = [("target", c_void_p), ("os", c_void_p), ("compute_units", c_int)]
+
+
+# The options carry a struct al_where in a union with its fields' names: here the
+# member `where`, its fields readable directly (_anonymous_), its padding kept.
 class CheckOpts(ctypes.Structure):  # struct al_check_opts
     c_name = "al_check_opts"
-    _fields_ = [("target", c_void_p), ("os", c_void_p), ("compute_units", c_int), ("user_rules", c_void_p),
+    _anonymous_ = ("where",)
+    _fields_ = [("where", Where), ("user_rules", c_void_p),
                 ("rule_on", c_void_p), ("rule_on_ctx", c_void_p)]
 
 
 class PlanOpts(ctypes.Structure):  # struct al_plan_opts
     c_name = "al_plan_opts"
-    _fields_ = [("target", c_void_p), ("policy", c_int),
+    _anonymous_ = ("where",)
+    _fields_ = [("where", Where), ("policy", c_int),
                 ("switch_us", (c_double * AL_UNIT_COUNT) * AL_UNIT_COUNT), ("max_fixes", c_uint32),
-                ("no_fixes", c_bool), ("no_work_floor", c_bool), ("os", c_void_p), ("compute_units", c_int)]
+                ("no_fixes", c_bool), ("no_work_floor", c_bool)]
 
 
 class ReportOpts(ctypes.Structure):  # struct al_report_opts
@@ -50,6 +59,32 @@ class ReportOpts(ctypes.Structure):  # struct al_report_opts
                 ("all_releases", c_bool), ("plans", c_bool), ("all_layers", c_bool), ("accepted", c_void_p),
                 ("accepted_ctx", c_void_p), ("base", c_char_p), ("columns", c_void_p), ("n_columns", c_size_t),
                 ("information_uri", c_char_p), ("deployment_range", c_bool)]
+
+
+class Column(ctypes.Structure):  # struct al_column
+    c_name = "al_column"
+    _fields_ = [("target", c_void_p), ("os", c_void_p)]
+
+
+class WhereSpec(ctypes.Structure):  # struct al_where_spec: what al_where_parse read
+    c_name = "al_where_spec"
+    _fields_ = [("where", Where), ("all_targets", c_bool), ("all_releases", c_bool),
+                ("columns", Column * 32), ("n_columns", c_size_t)]
+
+
+AL_WHERE_ONE = 1
+AL_SINK_CHECK, AL_SINK_INFO, AL_SINK_PLAN = 0, 1, 2
+
+
+class ModelsRun(ctypes.Structure):  # struct al_models_run: check, plan, report, info as one call
+    c_name = "al_models_run"
+    _fields_ = [("cmd", c_int), ("sink", c_void_p), ("paths", POINTER(c_char_p)), ("n_paths", c_size_t),
+                ("function", c_char_p), ("models", POINTER(c_void_p)), ("where", WhereSpec),
+                ("check", CheckOpts), ("plan", PlanOpts), ("report", ReportOpts), ("out", c_void_p),
+                ("diags", c_void_p), ("fails", c_bool), ("status", c_int), ("ctx", c_void_p)] + \
+        [(hook, c_void_p) for hook in ("errors", "note", "has_own", "accepts", "own", "evidence", "fail_on",
+                                       "baseline_write", "baseline_begin", "baseline_add", "baseline_end")] + \
+        [("records_baseline", c_bool), ("open", c_void_p), ("close", c_void_p), ("outcome_floor", c_int)]
 
 
 class ReportItem(ctypes.Structure):  # struct al_report_item
@@ -184,9 +219,9 @@ class ExecOpts(ctypes.Structure):  # struct al_exec_opts: run, verify, fp16
 
 
 
-MIRRORS = (Diag, CheckOpts, PlanOpts, ReportOpts, ReportItem, Sink, NamedTensor, RunOpts, ProofDiff, Proof,
-           ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape, FixOpts, FixResult, CiSettings, CiOpts,
-           RunInputs, ExecOpts)
+MIRRORS = (Diag, Where, CheckOpts, PlanOpts, ReportOpts, Column, WhereSpec, ModelsRun, ReportItem, Sink,
+           NamedTensor, RunOpts, ProofDiff, Proof, ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape,
+           FixOpts, FixResult, CiSettings, CiOpts, RunInputs, ExecOpts)
 
 
 def _candidates():
@@ -235,6 +270,8 @@ def load():
         "al_target_find": (c_void_p, [c_char_p]),
         "al_release_find": (c_void_p, [c_char_p]),
         "al_report_analyze": (c_int, [POINTER(ReportItem), c_size_t, POINTER(ReportOpts), c_void_p]),
+        "al_where_parse": (c_int, [c_char_p, c_char_p, c_char_p, ctypes.c_uint, POINTER(WhereSpec), c_void_p]),
+        "al_models_run": (c_int, [POINTER(ModelsRun)]),
         "al_analysis_free": (None, [c_void_p]),
         "al_sink_by_name": (POINTER(Sink), [c_char_p]),
         "al_tensor_new": (c_void_p, [c_int, c_int, POINTER(ctypes.c_int64)]),

@@ -19,6 +19,9 @@ RENAMED = {"pass_": "pass", "from_": "from", "in_": "in"}  # Python keywords
 def header_fields(name):
     text = open(os.path.join(ROOT, "include", "anelint.h")).read()
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    # where a model runs (struct al_where), also by its fields' names: the member where
+    text = re.sub(r"union\s*\{\s*struct\s+al_where\s+where\s*;\s*struct\s*\{(.*?)\}\s*;\s*\}\s*;",
+                  "struct al_where where;", text, flags=re.S)
     m = re.search(r"\bstruct\s+%s\s*\{(.*?)\};" % re.escape(name), text, flags=re.S)
     assert m, f"struct {name} is not in include/anelint.h"
     names = []

@@ -357,3 +357,16 @@ def test_verify_and_run_give_the_clis_json(tmp_path):
     assert timeless(got) == timeless(cli.stdout) and '"summary": "min' in got
     with pytest.raises(anelint.AnelintError, match="no value for input 'x'"):
         anelint.run(POOL, format="json")
+def test_cli_and_python_give_the_same_document():
+    """check and plan are one library call (al_models_run) for the CLI and for Python: the same
+    model and options give the same JSON, byte for byte."""
+    cases = [("check", POOL, {}, []),
+             ("check", POOL_PKG, {"target": "a17", "os": "ios17"}, ["--target", "a17", "--os", "ios17"]),
+             ("plan", os.path.join(DATA, "builder__custom_layer.mlmodel"), {"policy": "optimistic"},
+              ["--policy", "optimistic"]),
+             ("plan", POOL_PKG, {"target": "m1"}, ["--target", "m1"])]
+    for command, path, kw, args in cases:
+        cli = subprocess.run([CLI, command, "--format", "json", "--no-config", "--fail-on", "never"] + args + [path],
+                             capture_output=True, check=True).stdout.decode()
+        py = getattr(anelint, command)(path, **kw).text
+        assert py == cli, (command, path, kw)

@@ -96,12 +96,31 @@ bool ali_work_deep_decode(const struct al_node *n, const struct al_release *os);
 void ali_work_add(struct al_work *w, const struct al_cost *c);
 bool ali_work_too_little(const struct al_work *w, const struct al_release *os);
 double ali_work_floor_weights(const struct al_release *os); /* bytes */
-/* Whether the partition applies the floor (ANE072) for target t and release os
+
+/* ------------------------------------------------------------------ whole-graph decisions (decide.c)
+ * Whether the partition applies the floor (ANE072) for target t and release os
  * (NULL: the defaults) under the user rules u (NULL: built-in only): a rules
- * file can switch it off like any rule. Callers set al_plan_opts.no_work_floor
- * from it, so that check and plan place the same way. */
+ * file can switch it off like any rule. */
 bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
 			   const struct al_release *os);
+/* The same for a check with o, its rule selection too: decided once per check
+ * (al_model_check keeps it in the model), every plan of the model follows. */
+bool ali_work_floor_on(const struct al_check_opts *o);
+/* What a placement of a sub-model decides for the whole graph. */
+struct ali_graph_decision {
+	struct al_where where;     /* target, release, compute units: none a default */
+	const struct al_release *floor_os; /* the release the work floor is measured for (NULL: newest) */
+	bool floor;                /* ANE segments doing too little work go to the CPU (ANE072) */
+	bool gpu_fallback;         /* fallbacks the ANE cannot run go to the GPU */
+	const struct al_rule *model_rule; /* the first model-level fallback rule, or NULL */
+	bool tiny;                 /* model_rule is ANE071: every ANE region is too small */
+	bool tiny_to_gpu;          /* ... and up to iOS 16 with the GPU allowed, that work goes to the GPU */
+	bool forced;               /* model_rule (not ANE071) moves every node */
+};
+/* The decision for sub-model s of m under opts (NULL: the check's), its model
+ * rule not skip (a fix that removes it). */
+void ali_decide_graph(const al_model *m, const struct al_submodel *s, const struct al_plan_opts *opts,
+		      const struct al_rule *skip, struct ali_graph_decision *out);
 
 /* ------------------------------------------------------------------ moves (check.c)
  * The rule that names a move of the partition (rules.def ANE072-076: the work

@@ -12,17 +12,6 @@
  *                    placement is (certainty.c: p_ane and the verdict) */
 #include "analysis.h"
 
-/* (here and not in work_floor.c, which the rule predicates use: the user rules
- * use the rule table, so work_floor.o must not use them) */
-bool ali_work_floor_applies(const al_user_rules *u, const struct al_target *t,
-			   const struct al_release *os)
-{
-	const struct al_rule *r = al_user_rules_find(u, "ANE072");
-	int ti = ali_target_index(t ? t : al_target_default());
-	int ri = ali_release_index(os ? os : al_release_default());
-	return r && ti >= 0 && ri >= 0 && al_rule_evaluated(r, (size_t)ti, (size_t)ri);
-}
-
 static void own_placement(void *ctx, const struct al_node *n)
 {
 	(void)ctx;
@@ -72,9 +61,7 @@ static void node_certainty(void *ctx, const struct al_node *n)
 
 static enum al_status place(al_model *m, const struct al_check_opts *o, al_diags *d)
 {
-	const struct al_rule *small = al_user_rules_find(o->user_rules, "ANE072");
-	m->checked_floor_off = !ali_work_floor_applies(o->user_rules, o->target, o->os) ||
-			       !al_check_rule_on(o, small ? small : al_rule_find("ANE072"));
+	m->checked_floor_off = !ali_work_floor_on(o); /* decided once: every plan of m reads it */
 	m->checked_cu = o->compute_units;
 	struct al_plan_opts po = {.target = o->target, .policy = AL_POLICY_AUTO, .no_fixes = true,
 				  .os = o->os, .compute_units = o->compute_units};

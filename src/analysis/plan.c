@@ -36,13 +36,6 @@ enum { U_ANE = AL_UNIT_ANE, U_GPU = AL_UNIT_GPU, U_CPU = AL_UNIT_CPU, N_U = 3 };
 #define EVAL_BUDGET (1u << 22)
 #define MIN_EVALS 32u
 #define EPS_US 1e-6
-/* From this release on, an ML Program's fallbacks go to the GPU when the compute
- * units allow it: MLComputePlan dumps with compute units all on iOS 17 (smpanaro
- * CoreMLInspect: gather "G|C", primary GPU), macOS 15 (Anemll ANE_PROFILER: int16
- * cast, select, gather on the GPU) and macOS 26 (FluidAudio #671: the fp32 source
- * generator, preferred GPU). Up to iOS 16 they went to the CPU (smpanaro's Xcode
- * reports on macOS 13: fp32 mask, band_part, LM head; coreml-fallback-notes). */
-#define GPU_FALLBACK_IOS 17
 
 /* ================================================================ policies */
 
@@ -1220,15 +1213,12 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 		pol = s->world == AL_WORLD_MIL ? AL_POLICY_MLPROGRAM : AL_POLICY_NN2020;
 	p->policy = pol;
 	w.pol = &policies[pol];
-	w.target = opts && opts->target ? opts->target : al_target_default();
-	/* the work floor as the model was checked: its release, and off when the
-	 * check's user rules switched ANE072 off (or the caller asks) */
-	w.floor = !(opts && opts->no_work_floor) && !m->checked_floor_off;
-	/* nor for a stateful model (MLState), as ANE071 (rules_model.c says why) */
-	for (uint32_t i = 0; i < s->n_inputs; i++)
-		if (s->inputs[i].kind == AL_FEAT_STATE)
-			w.floor = false;
-	w.os = opts && opts->os ? opts->os : m->checked_os;
+	/* where, the work floor, where fallbacks go, a model-level move: decide.c */
+	struct ali_graph_decision dec;
+	ali_decide_graph(m, s, opts, skip, &dec);
+	w.target = dec.where.target;
+	w.floor = dec.floor;
+	w.os = dec.floor_os;
 	p->target = w.target;
 	p->timed = target_timed(w.target);
 	w.overhead[U_ANE] = w.target->ane_overhead_us > 0 ? w.target->ane_overhead_us : 0;
@@ -1240,36 +1230,15 @@ static enum al_status plan_sub(struct al_arena *arena, const al_model *m, const 
 			w.sw[a][b] = a == b ? 0 : v > 0 ? v : default_switch[a][b];
 			p->switch_cost[a][b] = w.sw[a][b];
 		}
-	for (uint32_t f = 0; f < s->n_findings; f++)
-		if (s->findings[f].rule->kind != AL_RULE_WARN && s->findings[f].rule != skip) {
-			w.model_rule = s->findings[f].rule;
-			break;
-		}
-	p->model_rule = w.model_rule;
-	/* compute units: the ones asked for, else the check's; fallbacks the ANE
-	 * cannot run go to the GPU when it is allowed, in an ML Program from iOS 17
-	 * (docs/partition.md "Compute units") */
-	w.cu = opts && opts->compute_units ? opts->compute_units : (enum al_compute_units)m->checked_cu;
-	if (w.cu <= AL_CU_DEFAULT || w.cu >= AL_CU_COUNT)
-		w.cu = AL_CU_ALL;
-	w.gpu_fallback = (w.cu == AL_CU_ALL || w.cu == AL_CU_CPU_AND_GPU) && s->world == AL_WORLD_MIL &&
-			 (w.os ? w.os : al_release_default())->ios >= GPU_FALLBACK_IOS;
-	p->os = w.os ? w.os : al_release_default();
+	w.model_rule = p->model_rule = dec.model_rule;
+	w.cu = dec.where.compute_units;
+	w.gpu_fallback = p->gpu_fallback = dec.gpu_fallback;
+	p->os = dec.where.os;
 	p->compute_units = w.cu;
-	p->gpu_fallback = w.gpu_fallback;
-	/* the whole model does too little work for the ANE (ANE071): with the GPU
-	 * taking the fallbacks, only the ANE work goes to the CPU */
-	bool tiny_rule = w.model_rule && w.model_rule->id && strcmp(w.model_rule->id, "ANE071") == 0;
-	/* up to iOS 16, an ML Program too small for the ANE went to the GPU when the compute units
-	 * allowed it (coremltools #1761: a mul and a batched matmul on the GPU of an iPhone 14,
-	 * Xcode report), while its fallbacks kept the CPU (smpanaro's macOS 13 reports) */
-	bool old_gpu = (w.cu == AL_CU_ALL || w.cu == AL_CU_CPU_AND_GPU) && s->world == AL_WORLD_MIL &&
-		       p->os->ios < GPU_FALLBACK_IOS;
-	if (tiny_rule && (w.gpu_fallback || old_gpu)) {
-		w.tiny = true;
-		w.tiny_to_gpu = !w.gpu_fallback;
-	} else if (w.model_rule) {
-		w.forced = true;
+	w.tiny = dec.tiny;
+	w.tiny_to_gpu = dec.tiny_to_gpu;
+	w.forced = dec.forced;
+	if (w.forced) {
 		enum al_unit u = w.model_rule->unit;
 		w.forced_unit = u == AL_UNIT_GPU || u == AL_UNIT_CPU ? (uint8_t)u
 			      : u == AL_UNIT_ANE ? U_ANE : w.pol->either;

@@ -173,11 +173,13 @@ struct run {
 	struct al_check_opts check;
 	struct al_plan_opts plan;
 	al_user_rules *rules;
-	bool all_targets, all_releases;
-	/* lists (--target a17,m1 --os ios17,ios18, or the configuration's): the cross product */
-	struct al_column columns[32];
-	size_t n_columns;
+	/* --target, --os, --compute-units (al_where_parse): all of one, or lists
+	 * (--target a17,m1 --os ios17,ios18, or the configuration's) as the cross product */
+	struct al_where_spec where;
 };
+/* How al_where_parse's error d reads on the command line (one line, then where
+ * to look); EXIT_USAGE. */
+int where_error(const struct command_row *cmd, const al_diags *d);
 /* Turn --target, --os, --compute-units, --rules, --policy, --switch-cost,
  * --max-fixes into r (r->rules: free with al_user_rules_free); EXIT_ALL_ANE, or
  * the exit code of the usage (or rules file) error it printed. */

@@ -66,24 +66,32 @@ static int open_model_path(const char *path, al_model **m)
 	return st == AL_OK ? EXIT_ALL_ANE : status_exit(st);
 }
 
-/* --target / --os / --rules, as check takes them. */
+/* --target / --os / --compute-units (one id each: al_where_parse) and --rules. */
 struct settings {
-	const struct al_target *target;
-	const struct al_release *os;
-	enum al_compute_units cu; /* --compute-units; evidence that says its own wins */
+	struct al_where where; /* compute units: evidence that says its own wins */
 	al_user_rules *rules;
 };
 
 static int settings_of(const struct cli *c, const struct command_row *cmd, struct settings *s)
 {
 	memset(s, 0, sizeof *s);
-	if (c->target && !(s->target = al_target_find(c->target)))
+	struct al_where_spec w;
+	al_diags *wd = al_diags_new();
+	enum al_status wst = wd ? al_where_parse(c->target, c->os, c->compute_units, AL_WHERE_ONE, &w, wd)
+				: AL_E_NOMEM;
+	const struct al_diag *x = wst != AL_OK && wd && al_diags_count(wd) ? al_diags_get(wd, 0) : NULL;
+	const char *bad = x && x->where ? x->where : "";
+	al_diags_free(wd);
+	if (wst == AL_E_NOMEM || (wst != AL_OK && !x))
+		return EXIT_IO;
+	if (strcmp(bad, "target") == 0)
 		return usage_error(cmd, "unknown target '%s' (see 'anelint targets')", c->target);
-	if (c->os && !(s->os = al_release_find(c->os)))
+	if (strcmp(bad, "os") == 0)
 		return usage_error(cmd, "unknown OS release '%s' (see 'anelint targets')", c->os);
-	if (c->compute_units && !al_compute_units_parse(c->compute_units, &s->cu))
+	if (wst != AL_OK)
 		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
 				   c->compute_units);
+	s->where = w.where;
 	if (c->rules) {
 		al_diags *d = al_diags_new();
 		if (!d)
@@ -111,12 +119,20 @@ static int evidence_format_of(const struct cli *c, const struct command_row *cmd
 struct one {
 	const char *path;
 	struct al_evidence *ev;
-	const struct al_target *target;
-	const struct al_release *os;
-	enum al_compute_units cu;
+	struct al_where where; /* what the evidence says, else the options, else the defaults */
 	struct al_cmp cmp;
 	bool ok;
 };
+
+/* Where evidence e was observed: what it says, else the options s, else the
+ * defaults (a target and a release, never NULL). */
+static struct al_where observed_where(const struct al_evidence *e, const struct settings *s)
+{
+	return (struct al_where){
+		.target = e->target ? e->target : s->where.target ? s->where.target : al_target_default(),
+		.os = e->release ? e->release : s->where.os ? s->where.os : al_release_default(),
+		.compute_units = e->has_cu ? e->cu : s->where.compute_units};
+}
 
 static const char *unit_short(enum al_unit u)
 {
@@ -149,8 +165,8 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 	fputs(" vs ", f);
 	put_text(f, o->path, CLI_NAME_MAX);
 	fprintf(f, " (%s; target %s%s, os %s%s, compute units %s%s)\n", ali_ev_format_name(o->ev->format),
-		o->target->id, o->ev->target ? " from the evidence" : "", o->os->id,
-		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->cu),
+		o->where.target->id, o->ev->target ? " from the evidence" : "", o->where.os->id,
+		o->ev->release ? " from the evidence" : "", al_compute_units_name(o->where.compute_units),
 		o->ev->has_cu ? " from the evidence" : "");
 	if (c->model_level)
 		fprintf(f, "  model-level entries %zu (this model's: %s), ops counted %zu\n", o->ev->n_models,
@@ -228,7 +244,7 @@ static void text_one(FILE *f, const char *model, const struct one *o)
 
 static json_object *json_one(const struct one *o)
 {
-	return ali_compare_entry(o->path, o->ev, o->target, o->os, o->cu, &o->cmp);
+	return ali_compare_entry(o->path, o->ev, o->where.target, o->where.os, o->where.compute_units, &o->cmp);
 }
 
 /* Load every evidence file of paths[from..]; check m for each one's chip and
@@ -244,12 +260,9 @@ static int compare_all(struct cli *c, al_model *m, const struct settings *s, int
 			return EXIT_IO;
 		enum al_status st = ali_evidence_load(o->path, fmt, &o->ev, d);
 		if (st == AL_OK) {
-			o->target = o->ev->target ? o->ev->target : s->target ? s->target : al_target_default();
-			o->os = o->ev->release ? o->ev->release : s->os ? s->os : al_release_default();
-			o->cu = o->ev->has_cu ? o->ev->cu : s->cu;
+			o->where = observed_where(o->ev, s);
 			if (m) {
-				struct al_check_opts co = {.target = o->target, .os = o->os, .user_rules = s->rules,
-							  .compute_units = o->cu};
+				struct al_check_opts co = {.where = o->where, .user_rules = s->rules};
 				st = al_model_check(m, &co, d);
 				if (st == AL_OK)
 					st = ali_compare(m, o->ev, &o->cmp);
@@ -269,9 +282,9 @@ static int write_evidence(struct cli *c, const struct command_row *cmd, al_model
 		return rc;
 	if (f == AL_EVF_AUTO)
 		return usage_error(cmd, "--write-evidence takes json, mil, plan, mlperf, oslog or placement, not '%s'", "auto");
-	const struct al_target *t = s->target ? s->target : al_target_default();
-	const struct al_release *os = s->os ? s->os : al_release_default();
-	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->cu};
+	const struct al_target *t = s->where.target ? s->where.target : al_target_default();
+	const struct al_release *os = s->where.os ? s->where.os : al_release_default();
+	struct al_check_opts co = {.target = t, .os = os, .user_rules = s->rules, .compute_units = s->where.compute_units};
 	al_diags *d = al_diags_new();
 	struct al_buf b = {0};
 	enum al_status st = d ? al_model_check(m, &co, d) : AL_E_NOMEM;
@@ -500,10 +513,9 @@ static int gather(struct cli *c, al_model *m, const struct settings *s, int fmt,
 		const struct al_release *os = NULL;
 		if (st == AL_OK) {
 			evs[i] = e;
-			t = e->target ? e->target : s->target ? s->target : al_target_default();
-			os = e->release ? e->release : s->os ? s->os : al_release_default();
-			struct al_check_opts co = {.target = t, .os = os, .user_rules = u,
-						   .compute_units = e->has_cu ? e->cu : s->cu};
+			struct al_check_opts co = {.where = observed_where(e, s), .user_rules = u};
+			t = co.target;
+			os = co.os;
 			st = al_model_check(m, &co, d);
 			if (st == AL_OK)
 				st = ali_compare(m, e, &cmp);

@@ -1,208 +1,47 @@
 /* SPDX-License-Identifier: MIT */
-/* pipeline.c: check, info, plan and report, one pipeline: the configuration and
- * directories expanded (ci.c), the options turned into settings (settings.c), every
- * model loaded (and checked), a [[model]]'s own settings applied, report
- * --evidence compared, the analyses a sink shows run once, the sink written to
- * stdout or -o FILE (output.c), and the exit code: errors dominate findings
- * (--fail-on), an I/O error (4) an invalid model (3). */
+/* pipeline.c: check, info, plan and report: the configuration and directories
+ * expanded (ci.c), the options turned into settings (settings.c), then one
+ * library call (al_models_run, src/command/models.c) that loads, checks,
+ * analyses and writes the models, with this file's hooks: errors and notes on
+ * stderr (output.c), a [[model]]'s own settings, report --evidence (compare.c),
+ * accepted findings and baselines (ci.c), stdout or -o FILE (output.c). */
 #include "cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Load (and for `check` and `plan`, evaluate) one path into *it: its exit code
- * (EXIT_USAGE: --function names none of its functions; the run stops). */
-static int load_one(struct cli *c, const struct al_check_opts *check, struct al_report_item *it, const char *path)
+/* What the hooks share: the command line, its configuration and settings. */
+struct front {
+	struct cli *c;
+	const struct command_row *cmd;
+	struct ci *ci;
+	struct run *r;
+	struct own_opts *own; /* [[model]] settings, per path (NULL: none) */
+	FILE *out;
+};
+
+static struct front *front_of(struct al_models_run *m)
 {
-	it->path = path;
-	al_diags *d = al_diags_new();
-	if (!d) {
+	return m->ctx;
+}
+
+static void on_errors(struct al_models_run *m, const char *path, const al_diags *d)
+{
+	(void)m;
+	if (d)
+		print_errors(path, d);
+	else
 		fprintf(stderr, "anelint: error: out of memory\n");
-		return EXIT_IO;
-	}
-	it->diags = d;
-	it->status = al_model_open(it->path, &it->model, d);
-	if (it->status == AL_OK && c->function &&
-	    (it->status = al_model_select_function(it->model, c->function, d)) != AL_OK) {
-		al_model_free(it->model);
-		it->model = NULL;
-		print_errors(it->path, d);
-		return EXIT_USAGE;
-	}
-	if (it->status == AL_OK && check) {
-		it->status = al_model_check(it->model, check, d);
-		if (it->status != AL_OK) {
-			al_model_free(it->model);
-			it->model = NULL;
-		}
-	}
-	if (it->status != AL_OK) {
-		print_errors(it->path, d);
-		return status_exit(it->status);
-	}
-	return EXIT_ALL_ANE;
 }
 
-/* Load every path; errors dominate findings, and among errors an I/O error (4)
- * dominates an invalid model (3). */
-static int load_all(struct cli *c, const struct al_check_opts *check, struct al_report_item *items)
+static void on_note(struct al_models_run *m, const char *path, const char *msg)
 {
-	int rc = EXIT_ALL_ANE;
-	for (int i = 0; i < c->n_paths; i++) {
-		int e = load_one(c, check, &items[i], c->paths[i]);
-		if (e == EXIT_USAGE || !items[i].diags)
-			return e;
-		rc = worst_exit(rc, e);
-	}
-	return rc;
+	(void)m;
+	fputs("anelint: note: ", stderr);
+	put_text(stderr, path, CLI_NAME_MAX);
+	fprintf(stderr, ": %s\n", msg);
 }
-
-static void free_items(struct al_report_item *items, int n)
-{
-	for (int i = 0; i < n; i++) {
-		al_analysis_free(items[i].analysis);
-		al_comparison_free(items[i].comparison);
-		al_model_free(items[i].model);
-		al_diags_free((al_diags *)items[i].diags);
-	}
-	free(items);
-}
-
-/* Check (per target) and plan what the sink shows, once, before it runs: sinks
- * only read. A model that cannot be analysed is an error, like one that cannot
- * be read; the sink shows the failure where its plan or target would be. */
-static int analyze_all(struct cli *c, struct al_report_item *items, const struct al_report_opts *o,
-		       const struct al_report_opts *const *own, int rc)
-{
-	for (int i = 0; i < c->n_paths; i++) {
-		if (!items[i].model)
-			continue;
-		al_diags *d = al_diags_new();
-		enum al_status st = d ? al_report_analyze(&items[i], 1, own && own[i] ? own[i] : o, d) : AL_E_NOMEM;
-		rc = model_step_exit(items[i].path, d, st, rc);
-	}
-	return rc;
-}
-
-#define MAX_RELEASE_COLUMNS 32 /* the report's columns */
-
-static size_t release_index(const struct al_release *r)
-{
-	size_t i = 0;
-	while (i < al_releases_count() && al_release_at(i) != r)
-		i++;
-	return i;
-}
-
-/* "ios13..ios16", "ios14, ios16" or "ios14": the releases of v */
-static void release_ids(char *buf, size_t cap, const struct al_release *const *v, size_t n)
-{
-	bool run = n > 2;
-	for (size_t i = 1; i < n && run; i++)
-		run = release_index(v[i]) == release_index(v[i - 1]) + 1;
-	if (run) {
-		snprintf(buf, cap, "%s..%s", v[0]->id, v[n - 1]->id);
-		return;
-	}
-	size_t len = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < n && len < cap; i++) {
-		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", v[i]->id);
-		len += k > 0 ? (size_t)k : 0;
-	}
-}
-
-/* The oldest release that loads item it (its specificationVersion), or NULL. */
-static const struct al_release *needs_release(const struct al_report_item *it)
-{
-	const struct al_submodel *s = it->model ? al_model_get(it->model, 0) : NULL;
-	return s ? al_release_for_spec(s->spec_version) : NULL;
-}
-
-/* A release whose Core ML cannot load a model (its specificationVersion is
- * newer) gives no prediction worth reading: each such model says so on one
- * line (stderr), and the release columns (--os all, lists) that no model loads
- * on are left out, while one column stays; a single --os is predicted anyway. */
-static void unloadable_releases(const struct cli *c, struct run *r, struct al_report_item *items)
-{
-	const struct al_release *asked[MAX_RELEASE_COLUMNS];
-	size_t n = 0;
-	if (r->all_releases)
-		for (; n < al_releases_count() && n < MAX_RELEASE_COLUMNS; n++)
-			asked[n] = al_release_at(n);
-	for (size_t i = 0; i < r->n_columns; i++) {
-		bool seen = !r->columns[i].os; /* the default release, the newest */
-		for (size_t k = 0; k < n && !seen; k++)
-			seen = asked[k] == r->columns[i].os;
-		if (!seen && n < MAX_RELEASE_COLUMNS)
-			asked[n++] = r->columns[i].os;
-	}
-	if (!n && r->check.os)
-		asked[n++] = r->check.os;
-	/* the columns kept: those of a release some model loads on */
-	int floor = -1;
-	for (int i = 0; i < c->n_paths; i++) {
-		const struct al_release *min = needs_release(&items[i]);
-		if (min && (floor < 0 || min->ios < floor))
-			floor = min->ios;
-	}
-	struct al_column keep[MAX_RELEASE_COLUMNS];
-	size_t nk = 0;
-	if (n > 1 && floor >= 0) {
-		if (r->all_releases) {
-			for (size_t k = 0; k < n; k++)
-				if (asked[k]->ios >= floor)
-					keep[nk++] = (struct al_column){r->check.target, asked[k]};
-		} else {
-			for (size_t i = 0; i < r->n_columns && nk < MAX_RELEASE_COLUMNS; i++)
-				if (!r->columns[i].os || r->columns[i].os->ios >= floor)
-					keep[nk++] = r->columns[i];
-		}
-	}
-	bool drop = nk > 0 && nk < (r->all_releases ? n : r->n_columns);
-	for (int i = 0; i < c->n_paths; i++) {
-		const struct al_release *min = needs_release(&items[i]);
-		const struct al_release *below[MAX_RELEASE_COLUMNS];
-		size_t nb = 0;
-		bool all_dropped = drop;
-		for (size_t k = 0; min && k < n; k++)
-			if (asked[k]->ios < min->ios) {
-				below[nb++] = asked[k];
-				all_dropped &= asked[k]->ios < floor;
-			}
-		if (!nb)
-			continue;
-		char ids[256];
-		release_ids(ids, sizeof ids, below, nb);
-		fputs("anelint: note: ", stderr);
-		put_text(stderr, items[i].path, CLI_NAME_MAX);
-		fprintf(stderr, ": specificationVersion %d needs %s or newer: Core ML on %s cannot load it (%s)\n",
-			al_model_get(items[i].model, 0)->spec_version, min->name, ids,
-			all_dropped ? "left out" : "predicted anyway");
-	}
-	if (!drop)
-		return;
-	r->all_releases = false;
-	if (nk == 1) { /* one column left: a plain prediction for it, checked again for it */
-		r->n_columns = 0;
-		r->check.target = r->plan.target = keep[0].target;
-		r->check.os = keep[0].os;
-		for (int i = 0; i < c->n_paths; i++) {
-			al_diags *d = items[i].model ? al_diags_new() : NULL;
-			if (d && al_model_check(items[i].model, &r->check, d) != AL_OK)
-				print_errors(items[i].path, d);
-			al_diags_free(d);
-		}
-		return;
-	}
-	memcpy(r->columns, keep, nk * sizeof keep[0]);
-	r->n_columns = nk;
-	r->check.target = r->plan.target = r->columns[0].target;
-	r->check.os = r->columns[0].os;
-}
-
-enum mode { M_CHECK, M_INFO, M_PLAN };
 
 /* A model's own options: the [[model]] settings of the configuration. */
 struct own_opts {
@@ -214,21 +53,26 @@ struct own_opts {
  * compute_units, policy, select/ignore) are checked again with them, and
  * analysed with them (*own_o[i]); the report's columns stay the top level's, so
  * a [[model]] target or os goes only with one target and one release there. */
-static int model_settings(struct cli *c, const struct command_row *cmd, struct ci *ci, const struct run *r,
-			  const struct al_report_opts *o, struct al_report_item *items, struct own_opts **own,
-			  const struct al_report_opts ***own_o, int rc)
+static int model_settings(struct al_models_run *m, struct al_report_item *items, size_t n,
+			  const struct al_report_opts **own_o, int rc)
 {
-	for (int i = 0; i < c->n_paths; i++) {
+	struct front *f = front_of(m);
+	struct cli *c = f->c;
+	const struct command_row *cmd = f->cmd;
+	struct ci *ci = f->ci;
+	const struct al_report_opts *o = &m->report;
+	/* the top level's columns, as the models were loaded (some releases left out) */
+	struct run top = *f->r;
+	top.where = m->where;
+	const struct run *r = &top;
+	struct own_opts **own = &f->own;
+	for (size_t i = 0; i < n; i++) {
 		struct cli cc;
 		uint32_t line = 0;
 		if (!items[i].model || !ci_model_cli(ci, items[i].path, c, &cc, &line))
 			continue;
-		if (!*own) {
-			*own = calloc((size_t)c->n_paths, sizeof **own);
-			*own_o = calloc((size_t)c->n_paths, sizeof **own_o);
-			if (!*own || !*own_o)
-				return EXIT_IO;
-		}
+		if (!*own && !(*own = calloc(n, sizeof **own)))
+			return EXIT_IO;
 		struct own_opts *x = &(*own)[i];
 		cc.rules = NULL; /* loaded once */
 		int prc = prepare(&cc, cmd, &x->r);
@@ -244,10 +88,10 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 			return EXIT_USAGE;
 		}
 		if (!moved) { /* the top level's columns */
-			memcpy(x->r.columns, r->columns, sizeof r->columns);
-			x->r.n_columns = r->n_columns;
-			x->r.all_targets = r->all_targets;
-			x->r.all_releases = r->all_releases;
+			memcpy(x->r.where.columns, r->where.columns, sizeof r->where.columns);
+			x->r.where.n_columns = r->where.n_columns;
+			x->r.where.all_targets = r->where.all_targets;
+			x->r.where.all_releases = r->where.all_releases;
 		}
 		x->r.check.user_rules = r->check.user_rules;
 		x->r.check.rule_on = r->check.rule_on;
@@ -256,8 +100,8 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 		x->o = *o;
 		x->o.check = &x->r.check;
 		x->o.plan = &x->r.plan;
-		x->o.columns = x->r.columns;
-		(*own_o)[i] = &x->o;
+		x->o.columns = x->r.where.columns;
+		own_o[i] = &x->o;
 		al_diags *d = al_diags_new();
 		enum al_status st = d ? al_model_check(items[i].model, &x->r.check, d) : AL_E_NOMEM;
 		rc = model_step_exit(items[i].path, d, st, rc);
@@ -265,76 +109,86 @@ static int model_settings(struct cli *c, const struct command_row *cmd, struct c
 	return rc;
 }
 
-/* Whether the models can be written as each is checked (so memory does not grow
- * with their number): the sink streams, no report --evidence, and no model has
- * [[model]] settings of its own (those are checked again, and the text shows
- * their predictions per model), and no OS release asked for. */
-static bool can_stream(struct cli *c, const struct al_sink *sink, enum mode mode, struct ci *ci,
-		       const struct run *r)
+static bool has_own(struct al_models_run *m, const char *path)
 {
-	if (!sink->stream_begin || !sink->stream_model || !sink->stream_end || c->evidence.n)
-		return false;
-	/* a release asked for (--os, several columns): which of them the models can
-	 * load on is decided over all the models first (unloadable_releases) */
-	if (mode != M_INFO && (r->all_releases || r->n_columns > 1 || r->check.os))
-		return false;
-	for (int i = 0; mode != M_INFO && i < c->n_paths; i++) {
-		struct cli cc;
-		uint32_t line = 0;
-		if (ci_model_cli(ci, c->paths[i], c, &cc, &line))
-			return false;
-	}
-	return true;
+	struct front *f = front_of(m);
+	struct cli cc;
+	uint32_t line = 0;
+	return ci_model_cli(f->ci, path, f->c, &cc, &line);
 }
 
-/* One model at a time: loaded, checked, analysed, written by the sink's stream
- * st, its findings recorded (--write-baseline) or its exit decided, and freed
- * before the next (a directory of 12,000 models in constant memory). */
-static int stream_models(struct cli *c, const struct al_sink *sink, void *st, enum mode mode, struct ci *ci,
-			 struct run *r, struct al_report_opts *o)
+/* A model's metadata or the baseline may accept findings. */
+static void accepts(struct al_models_run *m, const struct al_report_item *items, size_t n)
 {
-	int rc = EXIT_ALL_ANE;
-	bool fails = false;
-	struct ci_baseline_writer *bw = NULL;
-	if (mode != M_INFO && c->write_baseline && !(bw = ci_baseline_begin(ci, c->write_baseline)))
-		rc = EXIT_IO;
-	for (int i = 0; i < c->n_paths && rc != EXIT_USAGE; i++) {
-		struct al_report_item it = {0};
-		int e = load_one(c, mode == M_INFO ? NULL : &r->check, &it, c->paths[i]);
-		rc = worst_exit(rc, e);
-		if (e == EXIT_USAGE || !it.diags) {
-			al_model_free(it.model);
-			al_diags_free((al_diags *)it.diags);
-			break;
-		}
-		if (mode != M_INFO && it.model) {
-			if (ci_accepts_anything(ci, &it, 1)) { /* a model's metadata may accept findings */
-				o->accepted = ci_accepted;
-				o->accepted_ctx = ci;
-			}
-			al_diags *d = al_diags_new();
-			enum al_status ast = d ? al_report_analyze(&it, 1, o, d) : AL_E_NOMEM;
-			rc = model_step_exit(it.path, d, ast, rc);
-		}
-		sink->stream_model(st, &it);
-		if (mode != M_INFO && it.model && bw) {
-			ci_baseline_add(bw, &it);
-		} else if (mode != M_INFO && it.model) {
-			struct al_report_opts oi = *o;
-			oi.fail_on = (enum al_fail_on)ci_fail_on(ci, it.path, (int)o->fail_on);
-			fails |= al_report_fails(&it, &oi);
-		}
-		al_analysis_free(it.analysis);
-		al_model_free(it.model);
-		al_diags_free((al_diags *)it.diags);
+	struct front *f = front_of(m);
+	if (ci_accepts_anything(f->ci, items, (int)n)) {
+		m->report.accepted = ci_accepted;
+		m->report.accepted_ctx = f->ci;
 	}
-	sink->stream_end(st);
-	if (bw) /* recorded: accepted */
-		rc = worst_exit(rc, ci_baseline_end(bw, rc == EXIT_ALL_ANE));
-	else if (fails)
-		rc = worst_exit(rc, EXIT_FALLBACK);
-	return rc;
 }
+
+static int evidence(struct al_models_run *m, struct al_report_item *items, size_t n, int rc)
+{
+	(void)n;
+	return report_evidence(front_of(m)->c, items, &m->check, rc); /* compare.c */
+}
+
+static enum al_fail_on fail_on(struct al_models_run *m, const char *path, enum al_fail_on dflt)
+{
+	return (enum al_fail_on)ci_fail_on(front_of(m)->ci, path, (int)dflt);
+}
+
+static int baseline_write(struct al_models_run *m, const struct al_report_item *items, size_t n)
+{
+	struct front *f = front_of(m);
+	return ci_write_baseline(f->ci, f->c->write_baseline, items, (int)n);
+}
+
+static void *baseline_begin(struct al_models_run *m)
+{
+	struct front *f = front_of(m);
+	return ci_baseline_begin(f->ci, f->c->write_baseline);
+}
+
+static void baseline_add(void *b, const struct al_report_item *it)
+{
+	ci_baseline_add(b, it);
+}
+
+static int baseline_end(void *b, bool write)
+{
+	return ci_baseline_end(b, write);
+}
+
+/* stdout, or -o FILE unless an error came first (it leaves no output file) */
+static FILE *open_out(struct al_models_run *m, bool failed)
+{
+	struct front *f = front_of(m);
+	if (!f->c->output)
+		return stdout;
+	if (failed)
+		return NULL;
+	FILE *out = out_open(f->c->output);
+	if (!out)
+		error_at(f->c->output, "cannot write: %s", strerror(errno));
+	return out;
+}
+
+static int close_out(struct al_models_run *m, FILE *out, bool keep)
+{
+	struct front *f = front_of(m);
+	keep = keep || !f->c->output;
+	if (!out_close(out, f->c->output, keep) && keep) {
+		if (f->c->output)
+			error_at(f->c->output, "cannot write: %s", strerror(errno));
+		else
+			fprintf(stderr, "anelint: error: cannot write the output\n");
+		return EXIT_IO;
+	}
+	return EXIT_ALL_ANE;
+}
+
+enum mode { M_CHECK, M_INFO, M_PLAN };
 
 static int run_models(struct cli *c, const struct command_row *cmd, enum mode mode)
 {
@@ -376,113 +230,34 @@ static int run_models(struct cli *c, const struct command_row *cmd, enum mode mo
 	rc = prepare(c, cmd, &r);
 	if (!rc)
 		rc = ci_selection(ci, c, cmd, &r.check);
+	if (!rc && (rc = guard_output(c, c->output, 0)) == 0)
+		rc = guard_output(c, c->write_baseline, 0);
 	if (rc) {
 		al_user_rules_free(r.rules);
 		ci_free(ci);
 		return rc;
 	}
-	o.check = &r.check;
-	o.plan = &r.plan;
-	o.all_targets = r.all_targets;
-	o.all_releases = r.all_releases;
-	o.columns = r.columns;
-	o.n_columns = r.n_columns;
 	o.information_uri = ci_information_uri(ci);
-	if ((rc = guard_output(c, c->output, 0)) || (rc = guard_output(c, c->write_baseline, 0))) {
-		al_user_rules_free(r.rules);
-		ci_free(ci);
-		return rc;
-	}
-	o.plans = mode == M_PLAN || sink->shows_plans;
 	/* check (text, JSON) with no release asked: every release of each model's
 	 * deployment range too (per model, so a folder still streams) */
 	o.deployment_range = cmd->bit == C_CHECK && !r.check.os &&
 			     (strcmp(sink->name, "text") == 0 || strcmp(sink->name, "json") == 0);
-	if (can_stream(c, sink, mode, ci, &r)) {
-		FILE *out = !c->output ? stdout : out_open(c->output);
-		void *st = out ? sink->stream_begin(out, mode == M_INFO ? AL_SINK_INFO : mode == M_PLAN ? AL_SINK_PLAN
-											: AL_SINK_CHECK, &o) : NULL;
-		if (!out) {
-			error_at(c->output, "cannot write: %s", strerror(errno));
-			rc = EXIT_IO;
-		} else if (st) {
-			rc = worst_exit(stream_models(c, sink, st, mode, ci, &r, &o), ci_unsearched_exit(ci));
-			/* an error (a model that cannot be read) leaves no output file */
-			bool keep = !c->output || rc < EXIT_USAGE;
-			if (!out_close(out, c->output, keep) && keep) {
-				if (c->output)
-					error_at(c->output, "cannot write: %s", strerror(errno));
-				else
-					fprintf(stderr, "anelint: error: cannot write the output\n");
-				rc = EXIT_IO;
-			}
-		} else if (out != stdout) {
-			out_close(out, c->output, false);
-		}
-		if (!out || st) {
-			al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
-			ci_free(ci);
-			return rc;
-		}
-	}
-	struct al_report_item *items = calloc((size_t)c->n_paths, sizeof *items);
-	if (!items) {
-		al_user_rules_free(r.rules);
-		ci_free(ci);
-		return EXIT_IO;
-	}
-	rc = worst_exit(load_all(c, mode == M_INFO ? NULL : &r.check, items), ci_unsearched_exit(ci));
-	if (mode != M_INFO) {
-		unloadable_releases(c, &r, items);
-		o.all_releases = r.all_releases;
-		o.n_columns = r.n_columns;
-	}
-	if (mode != M_INFO && ci_accepts_anything(ci, items, c->n_paths)) {
-		o.accepted = ci_accepted;
-		o.accepted_ctx = ci;
-	}
-	struct own_opts *own = NULL;
-	const struct al_report_opts **own_o = NULL;
-	if (mode != M_INFO && rc < EXIT_USAGE)
-		rc = model_settings(c, cmd, ci, &r, &o, items, &own, &own_o, rc);
-	if (mode != M_INFO && c->evidence.n)
-		rc = report_evidence(c, items, &r.check, rc); /* compare.c; before the analysis */
-	if (mode != M_INFO)
-		rc = analyze_all(c, items, &o, own_o, rc);
-	/* an error (a model that cannot be read) leaves no output file */
-	FILE *out = !c->output ? stdout : rc < EXIT_USAGE ? out_open(c->output) : NULL;
-	if (c->output && rc < EXIT_USAGE && !out) {
-		error_at(c->output, "cannot write: %s", strerror(errno));
-		rc = EXIT_IO;
-	}
-	if (out && mode == M_INFO)
-		sink->info(out, items, (size_t)c->n_paths, &o);
-	else if (out && mode == M_PLAN)
-		sink->plan(out, items, (size_t)c->n_paths, &o);
-	else if (out)
-		sink->check(out, items, (size_t)c->n_paths, &o);
-	if (mode != M_INFO && rc == EXIT_ALL_ANE && c->write_baseline) {
-		rc = ci_write_baseline(ci, c->write_baseline, items, c->n_paths); /* recorded: accepted */
-	} else if (mode != M_INFO && rc == EXIT_ALL_ANE) {
-		for (int i = 0; i < c->n_paths; i++) {
-			struct al_report_opts oi = own_o && own_o[i] ? *own_o[i] : o; /* [[model]] settings */
-			oi.fail_on = (enum al_fail_on)ci_fail_on(ci, items[i].path, (int)o.fail_on);
-			if (items[i].model && al_report_fails(&items[i], &oi))
-				rc = EXIT_FALLBACK;
-		}
-	}
-	free_items(items, c->n_paths);
-	free(own);
-	free(own_o);
+	struct front f = {.c = c, .cmd = cmd, .ci = ci, .r = &r};
+	struct al_models_run m = {
+		.cmd = mode == M_INFO ? AL_SINK_INFO : mode == M_PLAN ? AL_SINK_PLAN : AL_SINK_CHECK,
+		.sink = sink, .paths = c->paths, .n_paths = (size_t)c->n_paths, .function = c->function,
+		.check = r.check, .plan = r.plan, .report = o, .ctx = &f,
+		.errors = on_errors, .note = on_note, .has_own = has_own, .accepts = accepts,
+		.own = model_settings, .evidence = c->evidence.n ? evidence : NULL, .fail_on = fail_on,
+		.baseline_write = baseline_write, .baseline_begin = baseline_begin, .baseline_add = baseline_add,
+		.baseline_end = baseline_end, .records_baseline = c->write_baseline != NULL,
+		.open = open_out, .close = close_out, .outcome_floor = ci_unsearched_exit(ci),
+	};
+	m.where = r.where;
+	rc = al_models_run(&m);
+	free(f.own);
 	al_user_rules_free(r.rules); /* after the models: verdicts point at their rules */
 	ci_free(ci);
-	if (out && !out_close(out, c->output, true)) {
-		if (c->output)
-			error_at(c->output, "cannot write: %s", strerror(errno));
-		else
-			fprintf(stderr, "anelint: error: cannot write the output\n");
-		return EXIT_IO;
-	}
 	return rc;
 }
 

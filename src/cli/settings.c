@@ -53,62 +53,6 @@ uint64_t max_work_of(const struct cli *c)
 	return (uint64_t)v;
 }
 
-/* "a12, a14, ..." (targets) or "ios13, ios14, ..." (releases) for messages. */
-static void id_names(char *buf, size_t cap, bool targets)
-{
-	size_t len = 0;
-	size_t count = targets ? al_targets_count() : al_releases_count();
-	buf[0] = 0;
-	for (size_t i = 0; i < count && len < cap; i++) {
-		const char *id = targets ? al_target_at(i)->id : al_release_at(i)->id;
-		int k = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", id);
-		if (k < 0)
-			break;
-		len += (size_t)k;
-	}
-}
-
-#define MAX_COLUMNS 32
-
-/* A --target / --os value: "all" (*all), or ids separated by commas into v
- * (each once). 0, or the usage error's exit code. */
-static int id_list(const struct command_row *cmd, const char *spec, bool targets, const void **v, size_t *n,
-		   bool *all)
-{
-	*n = 0;
-	*all = strcmp(spec, "all") == 0;
-	if (*all)
-		return EXIT_ALL_ANE;
-	const char *p = spec;
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char id[64];
-		snprintf(id, sizeof id, "%.*s", (int)(len < 63 ? len : 63), p);
-		const void *x = len && len < 63 ? (targets ? (const void *)al_target_find(id)
-							   : (const void *)al_release_find(id)) : NULL;
-		if (!x) {
-			char ids[256];
-			id_names(ids, sizeof ids, targets);
-			fprintf(stderr, "anelint: unknown %s '", targets ? "target" : "OS release");
-			put_text(stderr, len ? id : spec, CLI_NAME_MAX);
-			fprintf(stderr, "' (%s%s, or all; a comma list compares several)\n", ids,
-				targets ? "" : ", or macos11 ... macos27");
-			fprintf(stderr, "try 'anelint targets'\n");
-			return EXIT_USAGE;
-		}
-		bool seen = false;
-		for (size_t i = 0; i < *n; i++)
-			seen |= v[i] == x;
-		if (!seen && *n == MAX_COLUMNS)
-			return usage_error(cmd, "more than 32 ids in '%s'", spec);
-		if (!seen)
-			v[(*n)++] = x;
-		if (!p[len])
-			return EXIT_ALL_ANE;
-		p += len + 1;
-	}
-}
-
 static bool unit_by_name(const char *s, size_t n, enum al_unit *out)
 {
 	static const enum al_unit units[] = {AL_UNIT_ANE, AL_UNIT_GPU, AL_UNIT_CPU};
@@ -171,58 +115,54 @@ static bool parse_switch_costs(const char *spec, double sw[AL_UNIT_COUNT][AL_UNI
 	return *p == 0;
 }
 
+int where_error(const struct command_row *cmd, const al_diags *d)
+{
+	const struct al_diag *x = al_diags_count(d) ? al_diags_get(d, 0) : NULL;
+	if (!x) {
+		fprintf(stderr, "anelint: error: out of memory\n");
+		return EXIT_IO;
+	}
+	/* the id or value given (x->node, quoted in the message, which has its
+	 * control characters as '?'): escaped and cut as a usage error's argument */
+	const char *open = x->node ? strchr(x->msg, '\'') : NULL;
+	const char *close = open ? strrchr(x->msg, '\'') : NULL;
+	fputs("anelint: ", stderr);
+	if (close && close > open) {
+		fwrite(x->msg, 1, (size_t)(open + 1 - x->msg), stderr);
+		put_text(stderr, x->node, CLI_NAME_MAX);
+		put_text(stderr, close, CLI_MSG_MAX);
+	} else {
+		put_text(stderr, x->msg, CLI_MSG_MAX);
+	}
+	fputc('\n', stderr);
+	bool unknown_id = x->where && (strcmp(x->where, "target") == 0 || strcmp(x->where, "os") == 0);
+	if (unknown_id)
+		fprintf(stderr, "try 'anelint targets'\n");
+	else
+		fprintf(stderr, "try 'anelint %s%s--help'\n", cmd ? cmd->name : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
 /* Turn --target, --rules, --policy, --switch-cost, --max-fixes into r. */
 int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 {
 	memset(r, 0, sizeof *r);
 	r->plan.policy = AL_POLICY_AUTO;
-	/* one target and one release; all of one for one of the other (--target all,
-	 * --os all: one column each, as before); or the cross product of lists */
-	const void *tl[MAX_COLUMNS], *rl[MAX_COLUMNS];
-	size_t nt = 0, nr = 0;
-	bool t_all = false, r_all = false;
-	int lrc = c->target ? id_list(cmd, c->target, true, tl, &nt, &t_all) : 0;
-	if (!lrc && c->os)
-		lrc = id_list(cmd, c->os, false, rl, &nr, &r_all);
-	if (lrc)
-		return lrc;
-	if (t_all && r_all) {
-		char n[32];
-		snprintf(n, sizeof n, "%zu", al_targets_count() * al_releases_count());
-		return usage_error(cmd, "--target all with --os all would be %s verdict columns, too many to read: "
-					"name the ones to compare, e.g. --target a14,a17 --os ios17,ios18 (the cross "
-					"product: a14/ios17, a14/ios18, a17/ios17, a17/ios18)", n);
-	}
-	r->check.target = nt ? tl[0] : NULL;
-	r->check.os = nr ? rl[0] : NULL;
-	r->plan.target = r->check.target;
-	if (nt > 1 || nr > 1) { /* the columns: every target with every release, targets first */
-		if (t_all)
-			for (nt = 0; nt < al_targets_count() && nt < MAX_COLUMNS; nt++)
-				tl[nt] = al_target_at(nt);
-		if (r_all)
-			for (nr = 0; nr < al_releases_count() && nr < MAX_COLUMNS; nr++)
-				rl[nr] = al_release_at(nr);
-		size_t ct = nt ? nt : 1, cr = nr ? nr : 1;
-		if (ct * cr > MAX_COLUMNS) {
-			char n[32];
-			snprintf(n, sizeof n, "%zu", ct * cr);
-			return usage_error(cmd, "the targets and OS releases make %s verdict columns: at most 32", n);
-		}
-		for (size_t i = 0; i < ct; i++)
-			for (size_t j = 0; j < cr; j++)
-				r->columns[r->n_columns++] = (struct al_column){nt ? tl[i] : NULL, nr ? rl[j] : NULL};
-		r->check.target = r->columns[0].target;
-		r->check.os = r->columns[0].os;
-		r->plan.target = r->check.target;
-	} else {
-		r->all_targets = t_all;
-		r->all_releases = r_all;
-	}
-	if (c->compute_units && !al_compute_units_parse(c->compute_units, &r->check.compute_units))
-		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, "
-					"not '%s'", c->compute_units);
-	r->plan.compute_units = r->check.compute_units;
+	/* where it runs (al_where_parse): one target and one release, all of one,
+	 * or the cross product of lists as the verdict columns */
+	struct al_where_spec w;
+	al_diags *wd = al_diags_new();
+	if (!wd)
+		return EXIT_IO;
+	enum al_status wst = al_where_parse(c->target, c->os, c->compute_units, 0, &w, wd);
+	int wrc = wst == AL_OK ? EXIT_ALL_ANE : where_error(cmd, wd);
+	al_diags_free(wd);
+	if (wrc)
+		return wrc;
+	r->check.where = w.where;
+	r->plan.where = w.where;
+	r->plan.os = NULL; /* the plan follows the model's check */
+	r->where = w;
 	if (c->policy && !al_policy_parse(c->policy, &r->plan.policy))
 		return usage_error(cmd, "--policy takes auto, nn2020, mlprogram or optimistic, not '%s'",
 				   c->policy);
@@ -255,5 +195,5 @@ int prepare(struct cli *c, const struct command_row *cmd, struct run *r)
 
 bool run_is_multi(const struct run *r)
 {
-	return r->all_targets || r->all_releases || r->n_columns;
+	return r->where.all_targets || r->where.all_releases || r->where.n_columns;
 }

@@ -186,12 +186,10 @@ static enum al_status plan_sub(al_analysis *a, al_model *m, size_t k, const stru
 	if (o->plan)
 		po = *o->plan;
 	po.target = v->target;
-	/* the work floor as the check saw it (ANE072 may be switched off) */
+	/* the release of the view; the work floor is the one its check decided
+	 * (al_model_check for this target and release, just before) */
 	const struct al_check_opts *co = o->check;
-	const struct al_release *os = v->os ? v->os : co ? co->os : NULL;
-	po.no_work_floor = !ali_work_floor_applies(co ? co->user_rules : NULL, v->target, os) ||
-			   !al_check_rule_on(co, al_rule_find("ANE072"));
-	po.os = os;
+	po.os = v->os ? v->os : co ? co->os : NULL;
 	al_diags *pd = al_diags_new();
 	enum al_status st = pd ? al_model_plan(m, k, &po, &v->plan, pd) : AL_E_NOMEM;
 	if (st != AL_OK) {
