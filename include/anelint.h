@@ -1322,6 +1322,27 @@ AL_API void al_fix_result_free(struct al_fix_result *res);
 AL_API const char *al_fix_diff_why(const struct al_fix_round *g, const struct al_proof_diff *df, char *buf,
 				   size_t cap);
 
+/* ------------------------------------------------------------------ probe
+ * `anelint probe -o DIR` as one call (docs/evidence.md "Probes"): writes into dir
+ * (created when absent; its parent must exist) one small model per probe (what
+ * the rule table is unsure of: the family table's rules and every layer kind / op
+ * with no evidence on some release that a builder can write), manifest.json
+ * (schema anelint-probes: what each decides, anelint's predictions, how to settle
+ * it) and run_probes.sh (the capture on a Mac). Stops at the first failure. */
+struct al_probe_opts {
+	const char *dir;            /* the directory written */
+};
+
+struct al_probe_result {
+	int exit_code;              /* README "Exit codes": 0 written, 3 a probe anelint cannot
+				     * build or read back (a bug), 4 I/O */
+	size_t n_probes;            /* probe models written */
+};
+
+/* AL_OK when everything was written; otherwise the failure's errors (each with its
+ * file) are in d and res->exit_code says which kind. */
+AL_API enum al_status al_probes_write(const struct al_probe_opts *o, struct al_probe_result *res, al_diags *d);
+
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
  * given top-level layers / ops into parts that run
