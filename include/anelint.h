@@ -1343,6 +1343,43 @@ struct al_probe_result {
  * file) are in d and res->exit_code says which kind. */
 AL_API enum al_status al_probes_write(const struct al_probe_opts *o, struct al_probe_result *res, al_diags *d);
 
+/* ------------------------------------------------------------------ calibrate
+ * `anelint calibrate MODEL EVIDENCE... -o RULES` as one call (docs/evidence.md
+ * "Calibrate"): the model is checked against each evidence file (at the chip,
+ * release and compute units the evidence names, else the options'), and what was
+ * observed against the prediction becomes a --rules file: built-in rules switched
+ * off on a chip and release or given another unit, new CALnnn rules per layer / op
+ * type; the file is loaded back, the evidence compared again with it, and written
+ * (atomically). */
+struct al_calibrate_opts {
+	const char *model;                 /* the model the evidence was captured from */
+	const char *const *evidence;       /* evidence files */
+	size_t n_evidence;
+	int evidence_format;               /* 0: told apart by content (evidence.md "Formats") */
+	const struct al_target *target;    /* evidence that names its chip wins; NULL: the default */
+	const struct al_release *os;       /* the same for the release */
+	enum al_compute_units compute_units; /* evidence that names its own wins */
+	const char *rules_path;            /* --rules, copied at the head of the output (NULL: none) */
+	const al_user_rules *rules;        /* its rules, loaded by the caller (borrowed) */
+	const char *output;                /* the rules file written */
+};
+
+struct al_calibrate_result {
+	int exit_code;              /* README "Exit codes": 0 written and check agrees, 1 written with
+				     * conflicts, ops not calibratable or disagreement left, 3 invalid, 4 I/O */
+	bool written;
+	size_t rules_written, conflicts, not_calibratable;
+	size_t agreed_before, matched_before; /* evidence ops agreeing with check / compared, before */
+	size_t agreed_after, matched_after;   /* and with the rules written */
+	char *notes;                /* what was left as it is and why: lines "calibrate: ...\n" with
+				     * every name escaped (al_put_escaped), or NULL */
+};
+
+/* AL_OK when res is filled (res->exit_code 0 or 1); otherwise the errors (each with its
+ * file) are in d, and res->exit_code and res->notes say the rest. */
+AL_API enum al_status al_calibrate(const struct al_calibrate_opts *o, struct al_calibrate_result *res, al_diags *d);
+AL_API void al_calibrate_result_free(struct al_calibrate_result *res);
+
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
  * given top-level layers / ops into parts that run

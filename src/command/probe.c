@@ -881,7 +881,7 @@ static bool fill(int fd, void *ctx)
 
 /* Moves the errors of one step (from) into the caller's diagnostics (to), each naming
  * file when it names none; fallback when the step failed without saying why. */
-static void pass_errors(al_diags *to, const al_diags *from, const char *file, const char *fallback)
+void ali_cmd_pass_errors(al_diags *to, const al_diags *from, const char *file, const char *fallback)
 {
 	size_t n = 0;
 	for (size_t i = 0; from && i < al_diags_count(from); i++) {
@@ -907,7 +907,7 @@ static enum al_status write_file(const char *dir, const char *name, const void *
 	struct mem m = {p, n};
 	enum al_status st = d ? ali_write_atomic(path, fill, &m, d) : AL_E_NOMEM;
 	if (st != AL_OK)
-		pass_errors(out, d, path, "cannot load");
+		ali_cmd_pass_errors(out, d, path, "cannot load");
 	al_diags_free(d);
 	return st == AL_OK ? AL_OK : AL_E_IO;
 }
@@ -1030,9 +1030,9 @@ static enum al_status one_probe(struct probe_out *po, const struct family *f, co
 	al_diags *d = al_diags_new();
 	if (!d || !f->build(f, value, stem, &b, &probed, d)) {
 		if (d && al_diags_count(d))
-			pass_errors(po->errors, d, file, "cannot load");
+			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
 		else
-			pass_errors(po->errors, NULL, file, "probe model not built");
+			ali_cmd_pass_errors(po->errors, NULL, file, "probe model not built");
 		al_diags_free(d);
 		ali_buf_free(&b);
 		return AL_E_FORMAT;
@@ -1134,7 +1134,7 @@ static enum al_status one_probe(struct probe_out *po, const struct family *f, co
 	}
 	if (st != AL_OK || !expect) {
 		if (st != AL_OK)
-			pass_errors(po->errors, d, file, "cannot load");
+			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
 		else
 			ali_diag_add(po->errors, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL,
 				     "the probed layer/op '%s' is not in the probe", probed ? probed : "?");
