@@ -1465,6 +1465,63 @@ AL_API void al_fix_result_free(struct al_fix_result *res);
 AL_API const char *al_fix_diff_why(const struct al_fix_round *g, const struct al_proof_diff *df, char *buf,
 				   size_t cap);
 
+/* ------------------------------------------------------------------ probe
+ * `anelint probe -o DIR` as one call (docs/evidence.md "Probes"): writes into dir
+ * (created when absent; its parent must exist) one small model per probe (what
+ * the rule table is unsure of: the family table's rules and every layer kind / op
+ * with no evidence on some release that a builder can write), manifest.json
+ * (schema anelint-probes: what each decides, anelint's predictions, how to settle
+ * it) and run_probes.sh (the capture on a Mac). Stops at the first failure. */
+struct al_probe_opts {
+	const char *dir;            /* the directory written */
+};
+
+struct al_probe_result {
+	int exit_code;              /* README "Exit codes": 0 written, 3 a probe anelint cannot
+				     * build or read back (a bug), 4 I/O */
+	size_t n_probes;            /* probe models written */
+};
+
+/* AL_OK when everything was written; otherwise the failure's errors (each with its
+ * file) are in d and res->exit_code says which kind. */
+AL_API enum al_status al_probes_write(const struct al_probe_opts *o, struct al_probe_result *res, al_diags *d);
+
+/* ------------------------------------------------------------------ calibrate
+ * `anelint calibrate MODEL EVIDENCE... -o RULES` as one call (docs/evidence.md
+ * "Calibrate"): the model is checked against each evidence file (at the chip,
+ * release and compute units the evidence names, else the options'), and what was
+ * observed against the prediction becomes a --rules file: built-in rules switched
+ * off on a chip and release or given another unit, new CALnnn rules per layer / op
+ * type; the file is loaded back, the evidence compared again with it, and written
+ * (atomically). */
+struct al_calibrate_opts {
+	const char *model;                 /* the model the evidence was captured from */
+	const char *const *evidence;       /* evidence files */
+	size_t n_evidence;
+	int evidence_format;               /* 0: told apart by content (evidence.md "Formats") */
+	struct al_where where;             /* evidence that names its chip, release or compute
+					    * units wins; NULL / AL_CU_DEFAULT: the defaults */
+	const char *rules_path;            /* --rules, copied at the head of the output (NULL: none) */
+	const al_user_rules *rules;        /* its rules, loaded by the caller (borrowed) */
+	const char *output;                /* the rules file written */
+};
+
+struct al_calibrate_result {
+	int exit_code;              /* README "Exit codes": 0 written and check agrees, 1 written with
+				     * conflicts, ops not calibratable or disagreement left, 3 invalid, 4 I/O */
+	bool written;
+	size_t rules_written, conflicts, not_calibratable;
+	size_t agreed_before, matched_before; /* evidence ops agreeing with check / compared, before */
+	size_t agreed_after, matched_after;   /* and with the rules written */
+	char *notes;                /* what was left as it is and why: lines "calibrate: ...\n" with
+				     * every name escaped (al_put_escaped), or NULL */
+};
+
+/* AL_OK when res is filled (res->exit_code 0 or 1); otherwise the errors (each with its
+ * file) are in d, and res->exit_code and res->notes say the rest. */
+AL_API enum al_status al_calibrate(const struct al_calibrate_opts *o, struct al_calibrate_result *res, al_diags *d);
+AL_API void al_calibrate_result_free(struct al_calibrate_result *res);
+
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after
  * given top-level layers / ops into parts that run

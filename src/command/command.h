@@ -8,4 +8,8 @@
 #ifndef ANELINT_COMMAND_H
 #define ANELINT_COMMAND_H
 #include "anelint.h"
+
+/* Moves the errors of one step (from) into the caller's diagnostics (to), each naming
+ * file when it names none; fallback when the step failed without saying why (probe.c). */
+void ali_cmd_pass_errors(al_diags *to, const al_diags *from, const char *file, const char *fallback);
 #endif
