@@ -276,18 +276,7 @@ static void fmt_shape(const struct al_shape *s, char *buf, size_t cap)
 
 static const char *fresh_name(struct pctx *c, const char *base, const char *suffix)
 {
-	for (int k = 0; k < 100; k++) {
-		char *nm = k ? ali_arena_printf(&c->s->arena, "%s__%s%d", base, suffix, k)
-			     : ali_arena_printf(&c->s->arena, "%s__%s", base, suffix);
-		if (!nm)
-			return NULL;
-		bool mine = false; /* a helper this pass already named */
-		for (uint32_t i = 0; i < c->n_names; i++)
-			mine |= strcmp(c->names[i], nm) == 0;
-		if (!mine && !ali_nn_name_taken(c->n, nm))
-			return nm;
-	}
-	return NULL;
+	return ali_nn_fresh_name(&c->s->arena, c->n, c->names, c->n_names, base, suffix);
 }
 
 /* The new payload of c->n: its fields in order, the params field replaced by

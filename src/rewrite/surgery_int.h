@@ -105,6 +105,11 @@ const struct al_node *ali_nn_producer(const struct al_node *n, const char *blob)
 bool ali_nn_only_reader(const struct al_node *n, const char *blob);
 void ali_nn_linear_params(struct al_buf *act, float alpha);
 const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
+/* The same for any pass context: names[0..n_names) are the pass's own. */
+const char *ali_nn_fresh_name(struct al_arena *a, const struct al_node *n, const char *const *names,
+			      uint32_t n_names, const char *base, const char *suffix);
+bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char *const *ins, uint32_t n_in,
+		 const char *const *outs, uint32_t n_out, uint32_t field, const struct al_buf *prm);
 
 /* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
  * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion

@@ -78,20 +78,51 @@ bool ali_nn_name_taken(const struct al_node *n, const char *name)
 	return false;
 }
 
-const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix)
+const char *ali_nn_fresh_name(struct al_arena *a, const struct al_node *n, const char *const *names,
+			      uint32_t n_names, const char *base, const char *suffix)
 {
 	for (int k = 0; k < 100; k++) {
-		char *nm = k ? ali_arena_printf(&c->s->arena, "%s__%s%d", base, suffix, k)
-			     : ali_arena_printf(&c->s->arena, "%s__%s", base, suffix);
+		char *nm = k ? ali_arena_printf(a, "%s__%s%d", base, suffix, k) : ali_arena_printf(a, "%s__%s", base, suffix);
 		if (!nm)
 			return NULL;
 		bool mine = false; /* a helper this pass already named */
-		for (uint32_t i = 0; i < c->n_names; i++)
-			mine |= strcmp(c->names[i], nm) == 0;
-		if (!mine && !ali_nn_name_taken(c->n, nm))
+		for (uint32_t i = 0; i < n_names; i++)
+			mine |= strcmp(names[i], nm) == 0;
+		if (!mine && !ali_nn_name_taken(n, nm))
 			return nm;
 	}
 	return NULL;
+}
+
+const char *ali_nn_fresh(struct al_mil_pass *c, const char *base, const char *suffix)
+{
+	return ali_nn_fresh_name(&c->s->arena, c->n, c->names, c->n_names, base, suffix);
+}
+
+/* One new NeuralNetwork layer (name, inputs, outputs, its params in field): c->layer when
+ * last (the layer rewritten), else a `layers` field before it; named in c->names. */
+bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char *const *ins, uint32_t n_in,
+		 const char *const *outs, uint32_t n_out, uint32_t field, const struct al_buf *prm)
+{
+	if (!name)
+		return ali_mil_say(c, "no free name for a new layer");
+	if (c->n_names >= AL_PASS_MAX_NAMES)
+		return ali_mil_say(c, "more than %d new layers", AL_PASS_MAX_NAMES);
+	struct al_buf l = {0};
+	ali_buf_str(&l, 1, name);  /* NeuralNetworkLayer.name */
+	for (uint32_t i = 0; i < n_in; i++)
+		ali_buf_str(&l, 2, ins[i]);  /* .input */
+	for (uint32_t i = 0; i < n_out; i++)
+		ali_buf_str(&l, 3, outs[i]); /* .output */
+	ali_buf_len(&l, field, prm ? prm->p : NULL, prm ? prm->n : 0);
+	if (last)
+		ali_buf_put(&c->layer, l.p, l.n);
+	else
+		ali_buf_len(&c->pre, 1, l.p, l.n); /* NeuralNetwork.layers */
+	c->pre.failed |= l.failed || (prm && prm->failed);
+	ali_buf_free(&l);
+	c->names[c->n_names++] = name;
+	return !c->pre.failed && !c->layer.failed ? true : ali_mil_say(c, "out of memory");
 }
 
 void ali_nn_linear_params(struct al_buf *act, float alpha)

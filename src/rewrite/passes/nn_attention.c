@@ -42,50 +42,6 @@ enum { BMM_TRANSPOSE_A = 1, BMM_TRANSPOSE_B = 2, BMM_WEIGHTS = 8, BMM_INT8_DYNAM
 
 #define ATTN_MAX_HEADS 64 /* 3H + 12 layers <= AL_PASS_MAX_NAMES */
 
-/* The top-level layer before n that produces blob, or NULL (a model input). */
-static const struct al_node *producer_of(const struct al_node *n, const char *blob)
-{
-	const struct al_graph *g = n->owner;
-	const struct al_node *found = NULL;
-	for (uint32_t k = 0; k < g->n_nodes && &g->nodes[k] != n; k++)
-		for (uint32_t j = 0; j < g->nodes[k].n_outputs; j++)
-			if (g->nodes[k].outputs[j] && strcmp(g->nodes[k].outputs[j], blob) == 0)
-				found = &g->nodes[k];
-	return found;
-}
-
-/* How many inputs of g's layers (and of the graphs nested in them) read blob. */
-static uint32_t readers_of(const struct al_graph *g, const char *blob, int depth)
-{
-	if (!g || depth > AL_MAX_DEPTH)
-		return 1000; /* too deep to tell: count it as read */
-	uint32_t r = 0;
-	for (uint32_t k = 0; k < g->n_nodes; k++) {
-		const struct al_node *m = &g->nodes[k];
-		for (uint32_t i = 0; i < m->n_inputs; i++)
-			r += m->inputs[i] && strcmp(m->inputs[i], blob) == 0;
-		for (uint32_t j = 0; j < m->n_sub; j++)
-			r += readers_of(m->sub[j], blob, depth + 1);
-	}
-	return r;
-}
-
-/* Whether blob is read once in the whole model, by n, and is not a model output. */
-static bool read_only_by(const struct al_node *n, const char *blob)
-{
-	const struct al_submodel *sub = al_src(n)->sub;
-	for (uint32_t i = 0; i < sub->n_outputs; i++)
-		if (strcmp(sub->outputs[i].name, blob) == 0)
-			return false;
-	const struct al_graph *root = n->owner;
-	while (root->parent)
-		root = root->parent;
-	uint32_t mine = 0;
-	for (uint32_t i = 0; i < n->n_inputs; i++)
-		mine += n->inputs[i] && strcmp(n->inputs[i], blob) == 0;
-	return mine == 1 && readers_of(root, blob, 0) == 1;
-}
-
 /* Whether name is a layer or blob name anywhere in g (nested graphs too). */
 static bool graph_names(const struct al_graph *g, const char *name, int depth)
 {
@@ -142,26 +98,7 @@ static bool put_layer(struct ali_nn_pass *p, bool last, const char *name, const 
 		      uint32_t n_in, const char *const *outs, uint32_t n_out, uint32_t field,
 		      const struct al_buf *prm)
 {
-	struct al_mil_pass *c = &p->c;
-	if (!name)
-		return ali_mil_say(c, "no free name for a new layer");
-	if (c->n_names >= AL_PASS_MAX_NAMES)
-		return ali_mil_say(c, "more than %d new layers", AL_PASS_MAX_NAMES);
-	struct al_buf l = {0};
-	ali_buf_str(&l, L_NAME, name);
-	for (uint32_t i = 0; i < n_in; i++)
-		ali_buf_str(&l, L_INPUT, ins[i]);
-	for (uint32_t i = 0; i < n_out; i++)
-		ali_buf_str(&l, L_OUTPUT, outs[i]);
-	ali_buf_len(&l, field, prm ? prm->p : NULL, prm ? prm->n : 0);
-	if (last)
-		ali_buf_put(&c->layer, l.p, l.n);
-	else
-		ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
-	c->pre.failed |= l.failed || (prm && prm->failed);
-	ali_buf_free(&l);
-	c->names[c->n_names++] = name;
-	return !c->pre.failed && !c->layer.failed ? true : ali_mil_say(c, "out of memory");
+	return ali_nn_emit(&p->c, last, name, ins, n_in, outs, n_out, field, prm);
 }
 
 static bool put_transpose(struct ali_nn_pass *p, bool last, const char *name, const char *in,
@@ -305,7 +242,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 	if (!plain_product(c, o, "second", NULL))
 		return false;
 	/* the chain: o = bmm(softmaxND(bmm(qT, kT)), v) */
-	const struct al_node *sm = producer_of(o, o->inputs[0]);
+	const struct al_node *sm = ali_nn_producer(o, o->inputs[0]);
 	if (!sm || !sm->type || strcmp(sm->type, "softmaxND") != 0)
 		return ali_mil_say(c, "its first operand is not a softmaxND's output (not attention)");
 	const struct al_node_src *ss = al_src(sm);
@@ -313,7 +250,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 		return ali_mil_say(c, "the softmaxND message could not be read");
 	if (!sm->inputs[0] || !sm->outputs[0])
 		return ali_mil_say(c, "the softmaxND message could not be read");
-	const struct al_node *s1 = producer_of(sm, sm->inputs[0]);
+	const struct al_node *s1 = ali_nn_producer(sm, sm->inputs[0]);
 	if (!s1 || !s1->type || strcmp(s1->type, "batchedMatmul") != 0)
 		return ali_mil_say(c, "the softmaxND does not read a batchedMatmul's output (not attention)");
 	bool k_rows = false; /* transposeB: the keys come as K [H, Sk, D], not K^T [H, D, Sk] */
@@ -321,7 +258,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 		return false;
 	if (!s1->inputs[0] || !s1->inputs[1])
 		return ali_mil_say(c, "the first batchedMatmul names no input");
-	if (!read_only_by(o, o->inputs[0]) || !read_only_by(sm, sm->inputs[0]))
+	if (!ali_nn_only_reader(o, o->inputs[0]) || !ali_nn_only_reader(sm, sm->inputs[0]))
 		return ali_mil_say(c, "the scores or the attention weights are read by other layers too");
 	/* the shapes: qT [H, Sq, D], kT [H, D, Sk], v [H, Sk, Dv], o [H, Sq, Dv] */
 	int64_t q[3], k[3], v[3], out[3];

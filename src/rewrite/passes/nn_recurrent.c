@@ -46,28 +46,11 @@ static bool nn_top_level(struct al_mil_pass *c)
 	return true;
 }
 
-/* One new layer: into c->layer when last (it replaces the recurrent layer),
- * else before it. */
+/* One new layer: c->layer when last (it replaces the layer), else a layer before it. */
 static bool nn_emit(struct al_mil_pass *c, bool last, const char *name, const char *const *ins, int n_in,
 		    const char *const *outs, int n_out, uint32_t field, const struct al_buf *prm)
 {
-	struct al_buf l = {0};
-	ali_buf_str(&l, L_NAME, name);
-	for (int i = 0; i < n_in; i++)
-		ali_buf_str(&l, L_INPUT, ins[i]);
-	for (int i = 0; i < n_out; i++)
-		ali_buf_str(&l, L_OUTPUT, outs[i]);
-	ali_buf_len(&l, field, prm ? prm->p : NULL, prm ? prm->n : 0);
-	if (last)
-		ali_buf_put(&c->layer, l.p, l.n);
-	else
-		ali_buf_len(&c->pre, NN_LAYERS, l.p, l.n);
-	c->pre.failed |= l.failed || (prm && prm->failed);
-	ali_buf_free(&l);
-	if (c->n_names >= AL_PASS_MAX_NAMES)
-		return ali_mil_say(c, "more than %d new layers", AL_PASS_MAX_NAMES);
-	c->names[c->n_names++] = name;
-	return !c->pre.failed && !c->layer.failed ? true : ali_mil_say(c, "out of memory");
+	return ali_nn_emit(c, last, name, ins, (uint32_t)n_in, outs, (uint32_t)n_out, field, prm);
 }
 
 /* The n WeightParams fields f[] of w stacked into one WeightParams (same
