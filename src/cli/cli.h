@@ -132,6 +132,9 @@ void put_text(FILE *out, const char *s, size_t max);
 void error_at(const char *subject, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line per error diagnostic on stderr. */
 void print_errors(const char *path, const al_diags *d);
+/* Why a command of the library stopped (run, verify, fp16, split: its al_failure), as the
+ * CLI has always said it; the exit code. */
+int print_failure(const struct command_row *cmd, const struct al_failure *f, const al_diags *d);
 int status_exit(enum al_status st);
 /* The worse of two exit codes, the one to keep: errors dominate findings, and
  * among errors an I/O error (4) dominates an invalid model (3). */

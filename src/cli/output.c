@@ -277,3 +277,36 @@ int guard_output(const struct cli *c, const char *out, unsigned flags)
 	al_diags_free(d);
 	return st == AL_OK ? EXIT_ALL_ANE : st == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(st);
 }
+
+int print_failure(const struct command_row *cmd, const struct al_failure *f, const al_diags *d)
+{
+	switch (f ? f->kind : AL_FAIL_NONE) {
+	case AL_FAIL_OPTION:
+		return usage_error(cmd, f->fmt, f->arg);
+	case AL_FAIL_MISSING_INPUT:
+		fputs("anelint: error: no value for input '", stderr);
+		put_text(stderr, f->subject, CLI_NAME_MAX);
+		fprintf(stderr, "' (%s); give --input ", f->arg);
+		put_text(stderr, f->subject, CLI_NAME_MAX);
+		fputs("=FILE.npy, --inputs DIR or --random\n", stderr);
+		return EXIT_USAGE;
+	case AL_FAIL_DUPLICATE: /* a refusal rather than a syntax error: one line, no hint */
+		fputs("anelint: error: ", stderr);
+		put_text(stderr, f->subject, CLI_NAME_MAX);
+		fputs(" is named twice as an output\n", stderr);
+		return EXIT_USAGE;
+	case AL_FAIL_SUBJECT:
+		if (f->subject[0])
+			error_at(f->subject, "%s", f->msg);
+		else
+			fprintf(stderr, "anelint: error: %s\n", f->msg);
+		break;
+	case AL_FAIL_DIAGS:
+		print_errors(f->subject, d);
+		break;
+	default:
+		fprintf(stderr, "anelint: error: out of memory\n");
+		return EXIT_IO;
+	}
+	return f->status == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(f->status);
+}

@@ -81,37 +81,6 @@ static int exec_opts(struct cli *c, const struct command_row *cmd, struct al_exe
 	return rc;
 }
 
-/* Why the command stopped, as the CLI has always said it; the exit code. */
-static int print_failure(const struct command_row *cmd, const struct al_exec_result *r, const al_diags *d,
-			 enum al_status st)
-{
-	const struct al_failure *f = r ? &r->fail : NULL;
-	switch (f ? f->kind : AL_FAIL_NONE) {
-	case AL_FAIL_OPTION:
-		return usage_error(cmd, f->fmt, f->arg);
-	case AL_FAIL_MISSING_INPUT:
-		fputs("anelint: error: no value for input '", stderr);
-		put_text(stderr, f->subject, CLI_NAME_MAX);
-		fprintf(stderr, "' (%s); give --input ", f->arg);
-		put_text(stderr, f->subject, CLI_NAME_MAX);
-		fputs("=FILE.npy, --inputs DIR or --random\n", stderr);
-		return EXIT_USAGE;
-	case AL_FAIL_SUBJECT:
-		if (f->subject[0])
-			error_at(f->subject, "%s", f->msg);
-		else
-			fprintf(stderr, "anelint: error: %s\n", f->msg);
-		break;
-	case AL_FAIL_DIAGS:
-		print_errors(f->subject, d);
-		break;
-	default:
-		fprintf(stderr, "anelint: error: out of memory\n");
-		return EXIT_IO;
-	}
-	return f->status == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(f->status);
-}
-
 /* Run the command, print the result; the exit code. */
 static int finish(const struct command_row *cmd, enum al_status (*fn)(const struct al_exec_opts *,
 								   struct al_exec_result **, al_diags *),
@@ -131,7 +100,7 @@ static int finish(const struct command_row *cmd, enum al_status (*fn)(const stru
 			rc = print_text(r, st == AL_OK);
 	}
 	if (st != AL_OK)
-		rc = print_failure(cmd, r, d, st);
+		rc = print_failure(cmd, r ? &r->fail : NULL, d);
 	else if (json)
 		rc = r->pass ? EXIT_ALL_ANE : EXIT_FALLBACK;
 	al_exec_result_free(r);

@@ -97,31 +97,6 @@ static void report_text(const struct al_split_result *r)
 	}
 }
 
-/* Why the split stopped, as the CLI has always said it; the exit code. */
-static int print_failure(const struct command_row *cmd, const struct al_split_result *r, const al_diags *d)
-{
-	const struct al_failure *f = r ? &r->fail : NULL;
-	switch (f ? f->kind : AL_FAIL_NONE) {
-	case AL_FAIL_OPTION:
-		return usage_error(cmd, f->fmt, f->arg);
-	case AL_FAIL_DUPLICATE: /* a refusal rather than a syntax error: one line, no hint */
-		fputs("anelint: error: ", stderr);
-		put_text(stderr, f->subject, CLI_NAME_MAX);
-		fputs(" is named twice as an output\n", stderr);
-		return EXIT_USAGE;
-	case AL_FAIL_SUBJECT:
-		error_at(f->subject, "%s", f->msg);
-		break;
-	case AL_FAIL_DIAGS:
-		print_errors(f->subject, d);
-		break;
-	default:
-		fprintf(stderr, "anelint: error: out of memory\n");
-		return EXIT_IO;
-	}
-	return f->status == AL_E_INVALID_ARG ? EXIT_USAGE : status_exit(f->status);
-}
-
 int cmd_split(struct cli *c)
 {
 	const struct command_row *cmd = command("split");
@@ -151,7 +126,7 @@ int cmd_split(struct cli *c)
 	struct al_split_result *r = NULL;
 	enum al_status st = al_split_model(&o, &r, d);
 	if (st != AL_OK) {
-		rc = print_failure(cmd, r, d);
+		rc = print_failure(cmd, r ? &r->fail : NULL, d);
 	} else {
 		if (json)
 			al_split_result_json(stdout, r);
