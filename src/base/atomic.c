@@ -264,6 +264,23 @@ enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx
 	return ali_atomic_commit(&a, d);
 }
 
+struct bytes {
+	const void *p;
+	size_t n;
+};
+
+static bool fill_bytes(int fd, void *ctx)
+{
+	const struct bytes *b = ctx;
+	return ali_write_all(fd, b->p, b->n);
+}
+
+enum al_status ali_write_atomic_bytes(const char *path, const void *p, size_t n, al_diags *d)
+{
+	struct bytes b = {p, n};
+	return ali_write_atomic(path, fill_bytes, &b, d);
+}
+
 /* ================================================================ copies */
 
 /* SEEK_DATA/SEEK_HOLE (Linux, FreeBSD, Solaris, macOS 10.15+) find a sparse

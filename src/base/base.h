@@ -193,6 +193,8 @@ void ali_atomic_abort(struct al_atomic *a);
  * with errno, on failure). */
 enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx), void *ctx,
 			       al_diags *d);
+/* The same for bytes in memory: p[0..n). */
+enum al_status ali_write_atomic_bytes(const char *path, const void *p, size_t n, al_diags *d);
 /* ------------------------------------------------------------------ platform (platform.c)
  * Calls only some systems have, behind feature checks with portable fallbacks
  * (forced by -DAL_PORTABLE). ali_rename_exchange / ali_copy_file_range return

@@ -16,17 +16,6 @@
 
 /* ---------------------------------------------------------------- output */
 
-struct mem {
-	const char *p;
-	size_t n;
-};
-
-static bool fill_mem(int fd, void *ctx)
-{
-	struct mem *m = ctx;
-	return ali_write_all(fd, m->p, m->n);
-}
-
 /* The whole output to -o FILE (atomically) or stdout. */
 static int emit(const struct cli *c, const char *p, size_t n)
 {
@@ -35,8 +24,7 @@ static int emit(const struct cli *c, const char *p, size_t n)
 		return fflush(stdout) == 0 ? EXIT_ALL_ANE : EXIT_IO;
 	}
 	al_diags *d = al_diags_new();
-	struct mem m = {p, n};
-	enum al_status st = d ? ali_write_atomic(c->output, fill_mem, &m, d) : AL_E_NOMEM;
+	enum al_status st = d ? ali_write_atomic_bytes(c->output, p, n, d) : AL_E_NOMEM;
 	if (st != AL_OK)
 		print_errors(c->output, d);
 	al_diags_free(d);

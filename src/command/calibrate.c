@@ -29,17 +29,6 @@ static int worst(int rc, int e)
 	return e > rc ? e : rc;
 }
 
-struct mem {
-	const char *p;
-	size_t n;
-};
-
-static bool fill_mem(int fd, void *ctx)
-{
-	struct mem *m = ctx;
-	return ali_write_all(fd, m->p, m->n);
-}
-
 /* One compared op, kept past the next check (verdicts are per check). */
 struct fact {
 	const char *file, *name, *type;
@@ -586,9 +575,8 @@ enum al_status al_calibrate(const struct al_calibrate_opts *c, struct al_calibra
 	al_user_rules_free(cal);
 	if (rc != X_OK)
 		goto done;
-	struct mem mm = {text, text_n};
 	d = al_diags_new();
-	st = d ? ali_write_atomic(c->output, fill_mem, &mm, d) : AL_E_NOMEM;
+	st = d ? ali_write_atomic_bytes(c->output, text, text_n, d) : AL_E_NOMEM;
 	if (st != AL_OK)
 		ali_cmd_pass_errors(errors, d, c->output, "cannot load");
 	al_diags_free(d);
