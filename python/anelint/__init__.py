@@ -324,15 +324,13 @@ def _model(j):
 
 
 def _check_opts(target, os_release):
+    """struct al_check_opts for one target and release, parsed as the CLI parses them (al_where_parse)."""
+    where = _n.WhereSpec()
+    d = _Diags()
+    if _lib.al_where_parse(_enc(target), _enc(os_release), None, _n.AL_WHERE_ONE, _n.ctypes.byref(where), d.p):
+        raise ValueError(f"anelint: {d.list()[0].message} (see `anelint targets`)")
     check_opts = _n.CheckOpts()
-    if target is not None:
-        check_opts.target = _lib.al_target_find(str(target).encode())
-        if not check_opts.target:
-            raise ValueError(f"anelint: unknown target '{target}' (see `anelint targets`)")
-    if os_release is not None:
-        check_opts.os = _lib.al_release_find(str(os_release).encode())
-        if not check_opts.os:
-            raise ValueError(f"anelint: unknown OS release '{os_release}' (see `anelint targets`)")
+    check_opts.where = where.where
     return check_opts
 
 
@@ -681,15 +679,7 @@ def fix(model, out=None, allow="exact", skip=(), seed: int = 1, max_rounds: int 
         raise ValueError("anelint: tolerance is a positive relative difference, e.g. 1e-2")
     if proof not in _n.AL_FIX_PROOF:
         raise ValueError("anelint: proof is auto, whole or region")
-    check_opts = _n.CheckOpts()
-    if target is not None:
-        check_opts.target = _lib.al_target_find(str(target).encode())
-        if not check_opts.target:
-            raise ValueError(f"anelint: unknown target '{target}' (see `anelint targets`)")
-    if os is not None:
-        check_opts.os = _lib.al_release_find(str(os).encode())
-        if not check_opts.os:
-            raise ValueError(f"anelint: unknown OS release '{os}' (see `anelint targets`)")
+    check_opts = _check_opts(target, os)
     import os as _os
     scratch = None
     path = _model_path(model)

@@ -302,14 +302,18 @@ int cmd_fix(struct cli *c)
 	if (o.proof == AL_FIX_PROOF_REGION && c->inputs)
 		return usage_error(cmd, "--proof region cannot use --inputs (%s): given inputs run through "
 				   "the whole models", c->inputs);
-	if (c->target && !(o.check.target = al_target_find(c->target)))
+	/* where it runs: one chip family, one release (al_where_parse, as every command) */
+	struct al_where_spec w;
+	if (c->target && al_where_parse(c->target, NULL, NULL, AL_WHERE_ONE, &w, NULL) != AL_OK)
 		return usage_error(cmd, "--target takes one chip family (see 'anelint targets'), not '%s'",
 				   c->target);
-	if (c->os && !(o.check.os = al_release_find(c->os)))
+	if (c->os && al_where_parse(NULL, c->os, NULL, AL_WHERE_ONE, &w, NULL) != AL_OK)
 		return usage_error(cmd, "--os takes one OS release (see 'anelint targets'), not '%s'", c->os);
-	if (c->compute_units && !al_compute_units_parse(c->compute_units, &o.check.compute_units))
+	if (c->compute_units && al_where_parse(NULL, NULL, c->compute_units, AL_WHERE_ONE, &w, NULL) != AL_OK)
 		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, "
 				   "not '%s'", c->compute_units);
+	if (al_where_parse(c->target, c->os, c->compute_units, AL_WHERE_ONE, &w, NULL) == AL_OK)
+		o.check.where = w.where;
 	const char *out = c->output;
 	if (!out && c->in_place)
 		out = o.input;

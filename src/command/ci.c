@@ -565,29 +565,33 @@ static int parse_fail_on(const char *s)
 	return -1;
 }
 
+/* Whether spec names targets (tg) or OS releases as --target / --os would (al_where_parse
+ * with flags): an id, and unless AL_WHERE_ONE `all` or a list. */
+static bool known_ids(bool tg, const char *spec, unsigned flags)
+{
+	struct al_where_spec w;
+	return al_where_parse(tg ? spec : NULL, tg ? NULL : spec, NULL, flags, &w, NULL) == AL_OK;
+}
+
+/* Whether s names compute units, as --compute-units would. */
+static bool known_compute_units(const char *s)
+{
+	struct al_where_spec w;
+	return al_where_parse(NULL, NULL, s, 0, &w, NULL) == AL_OK;
+}
+
 /* A list of ids for --target / --os: a "string" (itself a comma list) or an
  * array of strings, joined with commas; NULL after an error. */
 static const char *want_ids(struct al_ci *ci, const struct ali_cfg_entry *e, const char *what)
 {
 	if (e->v.type == AL_CFG_STRING) { /* "a17", "all" or "a17,m1": each one known */
 		bool tg = strcmp(what, "targets") == 0;
-		const char *p = e->v.s;
-		if (strcmp(p, "all") != 0)
-			for (int guard = 0; guard < 64; guard++) {
-				size_t len = strcspn(p, ",");
-				char id[64];
-				snprintf(id, sizeof id, "%.*s", (int)(len < 63 ? len : 63), p);
-				if (!len || len > 63 || (tg ? !al_target_find(id) : !al_release_find(id))) {
-					char msg[128];
-					snprintf(msg, sizeof msg, "'%%s' is not a list of known %s ('anelint targets')",
-						 what);
-					cfg_error(ci, e, msg, e->v.s, NULL);
-					return NULL;
-				}
-				if (!p[len])
-					break;
-				p += len + 1;
-			}
+		if (!known_ids(tg, e->v.s, 0)) {
+			char msg[128];
+			snprintf(msg, sizeof msg, "'%%s' is not a list of known %s ('anelint targets')", what);
+			cfg_error(ci, e, msg, e->v.s, NULL);
+			return NULL;
+		}
 		return own(ci, e->v.s);
 	}
 	if (e->v.type != AL_CFG_ARRAY || !e->v.n_items) {
@@ -598,8 +602,7 @@ static const char *want_ids(struct al_ci *ci, const struct ali_cfg_entry *e, con
 	for (size_t j = 0; j < e->v.n_items; j++) {
 		const char *it = e->v.items[j];
 		bool tg = strcmp(what, "targets") == 0;
-		if (!*it || strchr(it, ',') || strcmp(it, "all") == 0 ||
-		    (tg ? !al_target_find(it) : !al_release_find(it))) {
+		if (!known_ids(tg, it, AL_WHERE_ONE)) {
 			char msg[128];
 			snprintf(msg, sizeof msg, "a list of %s holds ids ('anelint targets'), not '%%s'", what);
 			cfg_error(ci, e, msg, it, NULL);
@@ -723,9 +726,8 @@ static enum al_status apply_top(struct al_ci *ci)
 			return AL_E_INVALID_ARG;
 		if (strcmp(e->key, "compute_units") == 0 || strcmp(e->key, "policy") == 0 ||
 		    strcmp(e->key, "fail_on") == 0) { /* refused here, where the line is known */
-			enum al_compute_units cu;
 			enum al_policy pol;
-			if (e->key[0] == 'c' && !al_compute_units_parse(s, &cu)) {
+			if (e->key[0] == 'c' && !known_compute_units(s)) {
 				cfg_error(ci, e, "compute_units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
 					  s, NULL);
 				return AL_E_INVALID_ARG;
@@ -842,8 +844,7 @@ static enum al_status apply_tables(struct al_ci *ci)
 				return AL_E_INVALID_ARG;
 			}
 		} else if (strcmp(key, "compute_units") == 0) {
-			enum al_compute_units cu;
-			if (!al_compute_units_parse(s, &cu)) {
+			if (!known_compute_units(s)) {
 				cfg_error(ci, e, "compute_units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'", s,
 					  NULL);
 				return AL_E_INVALID_ARG;
