@@ -429,7 +429,7 @@ static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32,
 	(void)pb_get_bytes(entry, 1, &key);
 	if (kind == K_CONV) { /* an input its definition takes in fp32 only reads the fp32 form */
 		char param[64];
-		if (key.n < sizeof param) {
+		if (key.p && key.n < sizeof param) { /* an entry without a name: no memcpy from NULL */
 			memcpy(param, key.p, key.n);
 			param[key.n] = '\0';
 			if (fp32_only(x, n, param))
@@ -738,12 +738,12 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		struct pb_field f;
 		pb_iter_init(&it, al_src(n)->msg);
 		while (!why && pb_next(&it, &f)) {
-			al_span arg, key;
+			al_span arg, key = {0};
 			if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &arg))
 				continue;
 			(void)pb_get_bytes(f.data, 1, &key);
 			char param[64] = "";
-			if (key.n < sizeof param)
+			if (key.p && key.n < sizeof param)
 				memcpy(param, key.p, key.n), param[key.n] = '\0';
 			if (param[0] && fp32_only(x, n, param))
 				continue; /* stays fp32 where it is */
