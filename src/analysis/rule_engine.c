@@ -52,8 +52,6 @@ struct run {
 		size_t row; /* in rules.def */
 	} act[3][AL_N_RULES];
 	size_t n_act[3];
-	struct active all[3][AL_N_RULES]; /* every row of the scope, in effect or not (the memo) */
-	size_t n_all[3];
 	const struct al_rule **fired;    /* cap entries */
 	char (*reasons)[REASON_CAP];     /* cap entries */
 	size_t cap;
@@ -67,9 +65,10 @@ struct run {
 /* ================================================================ the memo
  * A check of the same model for the same target and rules on another OS release (the
  * deployment range: one check per release) gives every predicate that never reads the
- * release the same answer on the same node. The first such check evaluates every node
- * predicate of the scope (active for its release or not) and keeps, per node in walk
- * order, the ones that fired with their reasons; a predicate that read the release on
+ * release the same answer on the same node. The first such check keeps, per node in walk
+ * order, which of its rows in effect fired, with their reasons (a row not in effect then
+ * runs as usual in a later check: evaluating every row up front cost a quadratic row,
+ * ANE056's forward scan, 50x on tests/scale_cli.sh's 40,000 layers); a predicate that read the release on
  * any node (ali_rx_os) is marked and runs again in every later check. Model rules and
  * user rules always run. At LLM scale the rules were 31% of a check of the range. */
 struct memo_hit {
@@ -86,6 +85,7 @@ struct memo {
 	const al_user_rules *u;
 	bool ready, broken;
 	bool reads_os[AL_N_RULES];
+	bool filled[AL_N_RULES]; /* rows in effect in the check that filled it: the others run as usual */
 	struct memo_node *nodes;
 	size_t cap;
 };
@@ -140,7 +140,6 @@ static int scope_slot(enum al_rule_scope scope)
 static void list_active(struct run *r)
 {
 	memset(r->n_act, 0, sizeof r->n_act);
-	memset(r->n_all, 0, sizeof r->n_all);
 	for (size_t i = 0; i < AL_N_RULES; i++) {
 		const struct al_rule *rule = r->eff[i];
 		al_rule_pred *pred = ali_rule_pred_at(i);
@@ -148,7 +147,6 @@ static void list_active(struct run *r)
 		if (!pred || (scope != AL_SCOPE_NN && scope != AL_SCOPE_MIL && scope != AL_SCOPE_MODEL))
 			continue;
 		int k = scope_slot(scope);
-		r->all[k][r->n_all[k]++] = (struct active){pred, rule, i};
 		if (!applies(r, rule))
 			continue;
 		r->act[k][r->n_act[k]++] = (struct active){pred, rule, i};
@@ -166,8 +164,9 @@ static bool memo_fill_node(struct run *r, enum al_rule_scope scope, size_t v, si
 	char reason[REASON_CAP];
 	size_t k = 0, nf = 0;
 	int slot = scope_slot(scope);
-	for (size_t j = 0; j < r->n_all[slot]; j++) {
-		const struct active *a = &r->all[slot][j];
+	for (size_t j = 0; j < r->n_act[slot]; j++) {
+		const struct active *a = &r->act[slot][j];
+		mo->filled[a->row] = true;
 		reason[0] = '\0';
 		r->os_read = false;
 		bool fired = a->pred(&r->ctx, reason, REASON_CAP);
@@ -207,7 +206,7 @@ static size_t memo_use_node(struct run *r, enum al_rule_scope scope, const struc
 	int slot = scope_slot(scope);
 	for (size_t i = 0; i < r->n_act[slot]; i++) {
 		size_t row = r->act[slot][i].row;
-		if (r->memo->reads_os[row]) {
+		if (r->memo->reads_os[row] || !r->memo->filled[row]) {
 			r->reasons[n_fired][0] = '\0';
 			if (r->act[slot][i].pred(&r->ctx, r->reasons[n_fired], REASON_CAP))
 				r->fired[n_fired++] = r->act[slot][i].rule;
@@ -224,7 +223,7 @@ static size_t memo_use_node(struct run *r, enum al_rule_scope scope, const struc
 }
 
 /* Whether this check fills or reads the memo: the first check of a target and rule set
- * fills it (evaluating the rows not in effect too costs it about as much as a check),
+ * fills it (only the rows in effect, as a check without the memo evaluates them),
  * the later ones read it. Another target or rule set starts over. */
 static void memo_begin(struct run *r)
 {
