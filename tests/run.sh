@@ -13,11 +13,18 @@ ANELINT_ROOT=$(pwd)
 export ANELINT_ROOT
 pass=0 fail=0 skip=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT INT TERM
+times=$(mktemp)
+trap 'rm -f "$log" "$times"' EXIT INT TERM
+# CI has a wall-time budget (.ci/run, README): each line says what its test took, and the
+# closing lines name the slowest, so a harness that grows is seen where it grows.
+t_all=$(date +%s)
 
 for bin in "$@"; do
+	t0=$(date +%s)
 	"$bin" >"$log" 2>&1
 	rc=$?
+	dt=$(($(date +%s) - t0))
+	echo "$dt $(basename "$bin")" >>"$times"
 	ok=$(grep -c '^\[       OK \]' "$log")
 	# per-test lines only; cmocka's summary repeats them after "N test(s)"
 	sk=$(grep '^\[  SKIPPED \]' "$log" | grep -vc 'test(s)')
@@ -31,15 +38,18 @@ for bin in "$@"; do
 		echo "FAIL $(basename "$bin") (exit $rc):"
 		grep -E 'FAILED|ERROR|error|Sanitizer|runtime error' "$log" | head -20
 	else
-		echo "ok   $(basename "$bin"): $ok passed, $sk skipped"
+		echo "ok   $(basename "$bin") (${dt} s): $ok passed, $sk skipped"
 	fi
 done
 
 # TEST_SCRIPTS: only these scripts (make check-portable); default every tests/*.sh
 for t in ${TEST_SCRIPTS:-tests/*.sh}; do
 	[ "$t" = tests/run.sh ] && continue
+	t0=$(date +%s)
 	sh "$t" >"$log" 2>&1
 	rc=$?
+	dt=$(($(date +%s) - t0))
+	echo "$dt $t" >>"$times"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 	p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
 	f=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
@@ -52,9 +62,11 @@ for t in ${TEST_SCRIPTS:-tests/*.sh}; do
 		echo "FAIL $t (exit $rc):"
 		grep -E '^FAIL|rror|Sanitizer' "$log" | head -30
 	else
-		echo "ok   $t: $line"
+		echo "ok   $t (${dt} s): $line"
 	fi
 done
 
+echo "slowest: $(sort -rn "$times" | head -n 8 | awk '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1}')"
+echo "all tests: $(($(date +%s) - t_all)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
