@@ -682,16 +682,29 @@ static bool run_case(const struct rcase *c)
 	return true;
 }
 
-static void test_cases(void **state)
+/* The cases of one rule: one cmocka test per rule id, named "ANE040 input-flexible-shape",
+ * so that the test of a rule is found by its id in the output (issue #32 item 4). */
+static void test_rule_cases(void **state)
 {
-	(void)state;
+	const char *id = *state;
 	unsigned failed = 0;
 	for (size_t i = 0; i < N_CASES; i++)
-		failed += !run_case(&cases[i]);
-	if (n_skipped_cases)
-		print_message("%u cases skipped for want of inferred shapes or costs\n",
-			      n_skipped_cases);
+		if (strcmp(cases[i].rule, id) == 0)
+			failed += !run_case(&cases[i]);
 	assert_int_equal(failed, 0);
+}
+
+/* Every case names a rule that exists (a case under a mistyped id would run under no test). */
+static void test_cases_name_rules(void **state)
+{
+	(void)state;
+	unsigned unknown = 0;
+	for (size_t i = 0; i < N_CASES; i++)
+		if (!al_rule_find(cases[i].rule) || strcmp(al_rule_find(cases[i].rule)->id, cases[i].rule) != 0) {
+			print_error("case %zu names no rule id: %s\n", i, cases[i].rule);
+			unknown++;
+		}
+	assert_int_equal(unknown, 0);
 }
 
 /* Every rule has at least one case that fires and one that must not. */
@@ -1635,10 +1648,10 @@ static void test_real_corpus(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_cases_name_rules),
 		cmocka_unit_test(test_every_rule_has_fixtures),
 		cmocka_unit_test(test_compute_units_move),
 		cmocka_unit_test(test_verdict_fallback),
@@ -1659,5 +1672,26 @@ int main(void)
 		cmocka_unit_test(test_docs_in_sync),
 		cmocka_unit_test(test_real_corpus),
 	};
-	return cmocka_run_group_tests(tests, NULL, free_cache);
+	size_t n_fixed = sizeof fixed / sizeof fixed[0], n_rules = al_rules_count();
+	struct CMUnitTest *tests = calloc(n_fixed + n_rules, sizeof *tests);
+	char(*names)[96] = calloc(n_rules ? n_rules : 1, sizeof *names);
+	if (!tests || !names)
+		return 1;
+	size_t n = 0;
+	for (; n < 2; n++)
+		tests[n] = fixed[n];
+	for (size_t r = 0; r < n_rules; r++) {
+		const struct al_rule *rule = al_rule_at(r);
+		snprintf(names[r], sizeof names[r], "%s %s", rule->id, rule->name);
+		tests[n++] = (struct CMUnitTest){.name = names[r], .test_func = test_rule_cases,
+						 .initial_state = (void *)rule->id};
+	}
+	for (size_t i = 2; i < n_fixed; i++)
+		tests[n++] = fixed[i];
+	int rc = _cmocka_run_group_tests("test_rules", tests, n, NULL, free_cache);
+	if (n_skipped_cases)
+		print_message("%u cases skipped for want of inferred shapes or costs\n", n_skipped_cases);
+	free(tests);
+	free(names);
+	return rc;
 }
