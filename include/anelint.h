@@ -491,6 +491,18 @@ AL_API void al_keep_freed_memory(void);
 enum { AL_OUTPUT_INTO_DIR = 1u, AL_OUTPUT_MAY_REPLACE_INPUT = 2u };
 AL_API enum al_status al_output_check(const char *out, const char *const *inputs, size_t n_inputs,
 				      unsigned flags, al_diags *d);
+/* One output file written whole or not at all, as a front end's stream (the
+ * CLI's -o FILE): open creates a temporary beside path (the mode of a plain
+ * create) and gives a stream *f on it; NULL, with errno, when it cannot.
+ * close(keep true) flushes and closes f, then renames the temporary over path
+ * (fsync first when writes are durable): false, with errno, when any of it
+ * failed; keep false, or a failure, removes the temporary and leaves path as it
+ * was. close frees a. The temporary's name (temp) is for a signal handler that
+ * removes it on an interrupt. */
+typedef struct al_atomic_file al_atomic_file;
+AL_API al_atomic_file *al_atomic_file_open(const char *path, FILE **f);
+AL_API const char *al_atomic_file_temp(const al_atomic_file *a);
+AL_API bool al_atomic_file_close(al_atomic_file *a, FILE *f, bool keep);
 AL_API const char *al_model_path(const al_model *m);
 AL_API bool al_model_is_package(const al_model *m);
 /* The root Model first, then pipeline stages depth-first. */
@@ -669,6 +681,11 @@ struct al_segment {
 };
 
 AL_API const char *al_place_name(enum al_place p); /* "verdict", "resolved", "gpu_sticks", ... */
+/* The partition rule that names a move of the partition (gpu_sticks ANE073,
+ * cpu_sticks ANE074, owner ANE075, small_segment ANE072, units ANE076; u's
+ * override when it has one), NULL for a place that is no such move (verdict,
+ * resolved, model: the model-level rule is the plan's). `anelint explain`. */
+AL_API const struct al_rule *al_place_rule(enum al_place p, const al_user_rules *u);
 
 /* A switch: data crosses from one segment to a segment on another unit. */
 struct al_switch {
@@ -1521,6 +1538,51 @@ struct al_calibrate_result {
  * file) are in d, and res->exit_code and res->notes say the rest. */
 AL_API enum al_status al_calibrate(const struct al_calibrate_opts *o, struct al_calibrate_result *res, al_diags *d);
 AL_API void al_calibrate_result_free(struct al_calibrate_result *res);
+
+/* ------------------------------------------------------------------ compare
+ * `anelint compare MODEL EVIDENCE...` as one call (docs/evidence.md): the model
+ * is checked for the chip, release and compute units each evidence file names
+ * (else the options'), and what a Mac observed is lined up with the prediction,
+ * one evidence file at a time, as text or as the anelint-compare JSON document;
+ * or, with write_evidence, the prediction written as evidence. */
+
+/* An evidence format by name ("json", "mil", "plan", "mlperf", "oslog",
+ * "placement"; "auto": 0, told apart by content), the value of evidence_format
+ * and write_evidence below; -1 when unknown. */
+AL_API int al_evidence_format_find(const char *name);
+AL_API const char *al_evidence_format_name(int format); /* "auto" for 0 */
+
+struct al_compare_opts {
+	const char *model;                 /* the model the evidence was captured from */
+	const char *const *evidence;       /* evidence files (none with write_evidence) */
+	size_t n_evidence;
+	int evidence_format;               /* al_evidence_format_find; 0: by content */
+	struct al_where where;             /* evidence that names its chip, release or compute
+					    * units wins; NULL / AL_CU_DEFAULT: the defaults */
+	const al_user_rules *rules;        /* --rules, loaded by the caller (borrowed), or NULL */
+	bool json;                         /* the anelint-compare document, else text */
+	double fail_under;                 /* agreement below this percentage is exit 1 (0: none) */
+	int write_evidence;                /* > 0: no comparison; the prediction as evidence
+					    * in this format (al_evidence_format_find) */
+	const char *output;                /* also write the document here, atomically (NULL: only return it) */
+};
+
+struct al_compare_result {
+	int exit_code;              /* README "Exit codes": 0, 1 under fail_under, 3 invalid model or
+				     * evidence, 4 I/O (an evidence file that fails is left out) */
+	char *doc;                  /* the text or JSON document, or the evidence written; NULL: none */
+	size_t n_doc;
+	bool written;               /* doc written to output */
+	size_t matched, agreed;     /* evidence ops compared / agreeing, over every file */
+	double agreement;           /* agreed / matched in percent (100 when none matched) */
+	bool under;                 /* agreement below fail_under (exit 1) */
+};
+
+/* AL_OK when res is filled (res->exit_code says how it ended: an error, each naming
+ * its file, is also in d); AL_E_INVALID_ARG for options that make no sense; else the
+ * model's failure to open, with its errors in d. */
+AL_API enum al_status al_compare(const struct al_compare_opts *o, struct al_compare_result *res, al_diags *d);
+AL_API void al_compare_result_free(struct al_compare_result *res);
 
 /* ------------------------------------------------------------------ split
  * Cut a NeuralNetwork .mlmodel (or a one-function ML Program .mlpackage) after

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/output_guard.sh: no path anelint writes may destroy an input (issue #28
-# class 1). One case per writer (check/plan/report -o, --write-baseline, compare
-# --write-evidence, run --out, probe -o, calibrate -o, fix -o, split -o): an output
+# class 1). One case per writer (check/plan/report -o, --write-baseline, compare -o,
+# compare --write-evidence, run --out, probe -o, calibrate -o, fix -o, split -o): an output
 # that is an input model (by path, symlink or hard link), lies inside an input
 # .mlpackage / .mlmodelc (Manifest.json, model.mlmodel, weight.bin, a new file in
 # it, through a symlink to the package), or is a directory holding an input that
@@ -105,6 +105,10 @@ allowed "check --write-baseline beside the package" $T/b.json "$ANELINT" check $
 refused "compare --write-evidence -o MODEL" "$ANELINT" compare $W/m.mlmodel --write-evidence json -o $W/m.mlmodel
 refused "compare --write-evidence -o PKG/Manifest.json" "$ANELINT" compare $PKG --write-evidence mil -o $PKG/Manifest.json
 allowed "compare --write-evidence beside it" $T/e2.json "$ANELINT" compare $W/m.mlmodel --write-evidence json -o $T/e2.json
+# the comparison's -o too (it wrote over the evidence it had read before #32's al_compare)
+refused "compare -o EVIDENCE" "$ANELINT" compare $W/m.mlmodel $W/e.json -o $W/e.json
+refused "compare -o MODEL" "$ANELINT" compare $W/m.mlmodel $W/e.json --format json -o $W/m.mlmodel
+allowed "compare -o beside it" $T/c2.txt "$ANELINT" compare $W/m.mlmodel $W/e.json -o $T/c2.txt
 
 # 3. calibrate -o: the model, the evidence
 refused "calibrate -o MODEL" "$ANELINT" calibrate $W/m.mlmodel $W/e.json -o $W/m.mlmodel

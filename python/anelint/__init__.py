@@ -8,7 +8,7 @@
         if not layer.ane:
             print(layer.name, layer.type, layer.unit, layer.rules, layer.reason)
 
-check / plan / run / verify / fix call libanelint (the C library) through ctypes
+check / plan / compare / run / verify / fix call libanelint (the C library) through ctypes
 (_native.py says why). A model is a path (.mlmodel file or .mlpackage
 directory), the bytes of a .mlmodel, a coremltools MLModel or a Model spec
 (duck-typed: coremltools is never imported). Errors raise AnelintError, which
@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _native as _n
 
-__all__ = ["check", "plan", "baseline", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
+__all__ = ["check", "plan", "baseline", "compare", "run", "verify", "fix", "version", "AnelintError", "Diagnostic", "Report",
            "Model", "Layer", "Finding", "Segment", "Switch", "PlanFix", "Proof", "FixResult", "Rewrite"]
 
 _lib = _n.load()
@@ -428,6 +428,45 @@ def baseline(models, path, target: Optional[str] = None, os: Optional[str] = Non
             _lib.al_ci_baseline_end(b, False)
     finally:
         _lib.al_ci_free(ci)
+
+
+def compare(model, evidence, target: Optional[str] = None, os: Optional[str] = None,
+            compute_units: Optional[str] = None, evidence_format: str = "auto", format: Optional[str] = None):
+    """What a Mac observed against the prediction (`anelint compare MODEL EVIDENCE...`, the
+    library's al_compare; docs/evidence.md): evidence is a path or a list of paths of
+    evidence files (json, mil, plan, mlperf, oslog, placement; told apart by content
+    unless evidence_format names one). target / os / compute_units: where it ran when the
+    evidence does not say. Returns the anelint-compare document as a dict, or with
+    format="json" / "text" the CLI's output, byte for byte. A model or an evidence file
+    that cannot be read raises AnelintError."""
+    import os as _os
+    if format not in (None, "json", "text"):
+        raise ValueError("anelint: format is None, json or text")
+    fmt = _lib.al_evidence_format_find(_enc(evidence_format))
+    if fmt < 0:
+        raise ValueError(f"anelint: evidence formats: json, mil, plan, mlperf, oslog, placement, auto; "
+                         f"not '{evidence_format}'")
+    where = _n.WhereSpec()
+    d = _Diags()
+    if _lib.al_where_parse(_enc(target), _enc(os), _enc(compute_units), _n.AL_WHERE_ONE,
+                           _n.ctypes.byref(where), d.p):
+        raise ValueError(f"anelint: {d.list()[0].message} (see `anelint targets`)")
+    paths = [evidence] if isinstance(evidence, (str, _os.PathLike)) else list(evidence)
+    if not paths:
+        raise ValueError("anelint: compare needs at least one evidence file")
+    arr, n = _strings([_os.fspath(p) for p in paths])
+    opts = _n.CompareOpts(model=_os.fsencode(model), evidence=arr, n_evidence=n, evidence_format=fmt,
+                          where=where.where, json=format != "text")
+    res = _n.CompareResult()
+    st = _lib.al_compare(_n.ctypes.byref(opts), _n.ctypes.byref(res), d.p)
+    try:
+        d.fail(st, _os.fspath(model))
+        if res.exit_code >= 2:
+            raise AnelintError("error", d.list(), _os.fspath(model))
+        text = _n.ctypes.string_at(res.doc, res.n_doc).decode("utf-8") if res.doc else ""
+    finally:
+        _lib.al_compare_result_free(_n.ctypes.byref(res))
+    return text if format else json.loads(text)
 
 
 # ------------------------------------------------------------------ run

@@ -219,9 +219,22 @@ class ExecOpts(ctypes.Structure):  # struct al_exec_opts: run, verify, fp16
 
 
 
+class CompareOpts(ctypes.Structure):  # struct al_compare_opts: compare as one call
+    c_name = "al_compare_opts"
+    _fields_ = [("model", c_char_p), ("evidence", POINTER(c_char_p)), ("n_evidence", c_size_t),
+                ("evidence_format", c_int), ("where", Where), ("rules", c_void_p), ("json", c_bool),
+                ("fail_under", c_double), ("write_evidence", c_int), ("output", c_char_p)]
+
+
+class CompareResult(ctypes.Structure):  # struct al_compare_result (doc: the library's, freed by it)
+    c_name = "al_compare_result"
+    _fields_ = [("exit_code", c_int), ("doc", c_void_p), ("n_doc", c_size_t), ("written", c_bool),
+                ("matched", c_size_t), ("agreed", c_size_t), ("agreement", c_double), ("under", c_bool)]
+
+
 MIRRORS = (Diag, Where, CheckOpts, PlanOpts, ReportOpts, Column, WhereSpec, ModelsRun, ReportItem, Sink,
            NamedTensor, RunOpts, ProofDiff, Proof, ProofOpts, Pass, Rewrite, SurgeryOpts, NodeHead, InputShape,
-           FixOpts, FixResult, CiSettings, CiOpts, RunInputs, ExecOpts)
+           FixOpts, FixResult, CiSettings, CiOpts, RunInputs, ExecOpts, CompareOpts, CompareResult)
 
 
 def _candidates():
@@ -312,6 +325,10 @@ def load():
         "al_model_fix": (c_int, [POINTER(FixOpts), POINTER(FixResult), c_void_p]),
         "al_fix_write_json": (None, [c_void_p, POINTER(FixResult)]),
         "al_fix_result_free": (None, [POINTER(FixResult)]),
+        # compare as one call: options, result, diags; an evidence format by name
+        "al_compare": (c_int, [POINTER(CompareOpts), POINTER(CompareResult), c_void_p]),
+        "al_compare_result_free": (None, [POINTER(CompareResult)]),
+        "al_evidence_format_find": (c_int, [c_char_p]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -370,3 +370,24 @@ def test_cli_and_python_give_the_same_document():
                              capture_output=True, check=True).stdout.decode()
         py = getattr(anelint, command)(path, **kw).text
         assert py == cli, (command, path, kw)
+
+
+def test_compare_is_the_clis_byte_for_byte():
+    """compare is one library call (al_compare) for the CLI and for Python: the same model,
+    evidence and options give the same document, JSON and text, byte for byte."""
+    crafted = os.path.join(ROOT, "tests", "data", "crafted", "mil_rules.mlpackage")
+    ev = os.path.join(ROOT, "tests", "data", "evidence")
+    cases = [([os.path.join(ev, "mil_rules.evidence.json")], {}, []),
+             ([os.path.join(ev, "mil_rules.mlperf"), os.path.join(ev, "mil_rules.inspect.txt")],
+              {"target": "a14", "os": "ios17", "compute_units": "cpu-and-ne"},
+              ["--target", "a14", "--os", "ios17", "--compute-units", "cpu-and-ne"]),
+             ([os.path.join(ev, "mil_rules.table.txt")], {"evidence_format": "plan"}, ["--evidence-format", "plan"])]
+    for files, kw, args in cases:
+        for fmt in ("json", "text"):
+            cli = subprocess.run([CLI, "compare", crafted, *files, "--format", fmt, *args], capture_output=True)
+            assert cli.returncode == 0, cli.stderr
+            assert anelint.compare(crafted, files, format=fmt, **kw) == cli.stdout.decode(), (files, kw, fmt)
+    doc = anelint.compare(crafted, os.path.join(ev, "mil_rules.evidence.json"))
+    assert doc["schema"] == "anelint-compare" and doc["matched"] == 5 and doc["agreed"] == 3
+    with pytest.raises(anelint.AnelintError, match="does-not-exist"):
+        anelint.compare(crafted, os.path.join(ev, "does-not-exist.json"))

@@ -41,6 +41,11 @@ const struct al_rule *ali_place_rule(enum al_place place, const struct al_rule *
 	return r ? r : al_rule_find(id);
 }
 
+const struct al_rule *al_place_rule(enum al_place p, const al_user_rules *u)
+{
+	return ali_place_rule(p, NULL, u);
+}
+
 bool ali_verdict_moved(const struct al_verdict *v)
 {
 	if (v->placed_ane != v->ane)

@@ -264,6 +264,62 @@ enum al_status ali_write_atomic(const char *path, bool (*fill)(int fd, void *ctx
 	return ali_atomic_commit(&a, d);
 }
 
+/* al_atomic_file: the same for a front end's stream (the CLI's -o FILE). */
+struct al_atomic_file {
+	struct al_atomic a;
+};
+
+al_atomic_file *al_atomic_file_open(const char *path, FILE **f)
+{
+	*f = NULL;
+	struct al_atomic_file *o = ali_calloc(1, sizeof *o);
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ali_atomic_begin(&o->a, path, false, NULL) != AL_OK) {
+		int e = errno; /* the create's */
+		ali_free(o);
+		errno = e;
+		return NULL;
+	}
+	int fd = dup(o->a.fd); /* the stream's own; a.fd is fsynced and closed on commit */
+	FILE *s = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!s) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		ali_atomic_abort(&o->a);
+		ali_free(o);
+		errno = e;
+		return NULL;
+	}
+	*f = s;
+	return o;
+}
+
+const char *al_atomic_file_temp(const al_atomic_file *o)
+{
+	return o ? o->a.tmp : NULL;
+}
+
+bool al_atomic_file_close(al_atomic_file *o, FILE *f, bool keep)
+{
+	bool good = keep && fflush(f) == 0 && !ferror(f);
+	int e = errno;
+	good = fclose(f) == 0 && good;
+	if (good) { /* fsync, rename over the path */
+		al_diags *d = al_diags_new();
+		good = d && ali_atomic_commit(&o->a, d) == AL_OK;
+		e = good ? e : !d ? ENOMEM : errno;
+		al_diags_free(d);
+	}
+	ali_atomic_abort(&o->a); /* the temporary, unless committed */
+	ali_free(o);
+	errno = e;
+	return good;
+}
+
 struct bytes {
 	const void *p;
 	size_t n;

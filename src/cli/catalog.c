@@ -5,7 +5,6 @@
  * roofline figures, and the OS releases). A --rules file's rules are listed with
  * the built-in ones. */
 #include "cli.h"
-#include "analysis.h" /* ali_place_rule */
 
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +153,7 @@ int cmd_explain(struct cli *c)
 		 * owner, small_segment, ...) are the rules that name them */
 		for (int p = 0; !r && p < AL_PLACE_COUNT; p++)
 			if (strcmp(c->paths[i], al_place_name((enum al_place)p)) == 0)
-				r = ali_place_rule((enum al_place)p, NULL, run.rules);
+				r = al_place_rule((enum al_place)p, run.rules);
 		if (!r) {
 			fputs("anelint: unknown rule '", stderr);
 			put_text(stderr, c->paths[i], CLI_NAME_MAX);

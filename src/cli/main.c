@@ -9,8 +9,9 @@
  *   help.c      the man page and the shell completions
  *   ci.c        configuration, rule selection, baselines, directories
  *   run.c, fix.c, split.c, compare.c, probe.c: the other commands.
- * This is the only code that prints or exits; it uses anelint.h, and base.h for
- * the library's atomic writer (output.c). Exit codes: cli.h, README "Exit codes". */
+ * This is the only code that prints or exits; it includes only cli.h and anelint.h
+ * and calls only the public API (tests/architecture.py checks both). Exit codes:
+ * cli.h, README "Exit codes". */
 #include "cli.h"
 
 #include <stdlib.h>

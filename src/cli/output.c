@@ -2,11 +2,9 @@
 /* output.c: where the command line's output goes and how its errors read. The
  * one escaped way to stderr (put_text, error_at, print_errors), library statuses
  * as exit codes, the report sink and colour an invocation asks for, -o FILE
- * written whole or not at all (the library's atomic writer, from base.h, shared
- * as curl's tool shares curlx_), and the signal guards: a signal removes the -o
+ * written whole or not at all (the library's atomic writer, al_atomic_file), and the signal guards: a signal removes the -o
  * temporary, a SIGBUS on a model's mapping is one located error. */
 #include "cli.h"
-#include "base.h" /* al_atomic_*: the library's one atomic writer */
 
 #include <errno.h>
 #include <signal.h>
@@ -156,7 +154,7 @@ static void out_signal(int sig)
 	raise(sig);
 }
 
-static struct al_atomic out_file;
+static al_atomic_file *out_file;
 
 /* SIGBUS on a model's mapping: another process truncated the file while it was
  * read (al_mapped_file_at). One line, the -o temporary removed, exit 4, from any
@@ -210,19 +208,10 @@ FILE *out_open(const char *path)
 	signal(SIGINT, out_signal);
 	signal(SIGTERM, out_signal);
 	signal(SIGHUP, out_signal);
-	if (ali_atomic_begin(&out_file, path, false, NULL) != AL_OK)
+	FILE *f;
+	if (!(out_file = al_atomic_file_open(path, &f)))
 		return NULL; /* errno from the create */
-	snprintf(out_tmp, sizeof out_tmp, "%s", out_file.tmp);
-	int fd = dup(out_file.fd); /* the FILE's own; out_file.fd is fsynced and closed on commit */
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!f) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		ali_atomic_abort(&out_file);
-		out_tmp[0] = 0;
-		errno = e;
-	}
+	snprintf(out_tmp, sizeof out_tmp, "%s", al_atomic_file_temp(out_file));
 	return f;
 }
 
@@ -231,16 +220,9 @@ bool out_close(FILE *f, const char *path, bool ok)
 {
 	if (f == stdout)
 		return ok && fflush(stdout) == 0 && !ferror(stdout);
-	bool good = ok && fflush(f) == 0 && !ferror(f);
+	bool good = al_atomic_file_close(out_file, f, ok);
 	int e = errno;
-	good = fclose(f) == 0 && good;
-	if (good) { /* fsync, rename over path */
-		al_diags *d = al_diags_new();
-		good = d && ali_atomic_commit(&out_file, d) == AL_OK;
-		e = good ? e : !d ? ENOMEM : errno;
-		al_diags_free(d);
-	}
-	ali_atomic_abort(&out_file); /* the temporary, unless committed */
+	out_file = NULL;
 	out_tmp[0] = 0;
 	errno = e;
 	return good;

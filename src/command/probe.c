@@ -1016,61 +1016,37 @@ struct probe_out {
 	al_diags *errors;      /* the caller's: the first failure's errors */
 };
 
-/* Writes one probe (family f, value v; kinds: v is the type) and its manifest entry:
- * AL_OK; AL_E_FORMAT for a probe anelint cannot build or read back (a bug), AL_E_IO for
- * one it cannot write, the errors in po->errors. */
-static enum al_status one_probe(struct probe_out *po, const struct family *f, const char *v)
+/* An ML Program probe is a package: Manifest.json and Data/com.apple.CoreML/model.mlmodel
+ * under path (dir/file), the model b. AL_OK, or AL_E_IO with the error in po->errors. */
+static enum al_status write_package(struct probe_out *po, const char *file, const struct al_buf *b, char *path,
+				    size_t cap)
 {
-	char stem[128], file[160], path[4200];
-	const char *value = v ? v : "";
-	snprintf(stem, sizeof stem, "%s%s", f->prefix, value);
-	snprintf(file, sizeof file, "%s.%s", stem, f->mil ? "mlpackage" : "mlmodel");
-	struct al_buf b = {0};
-	const char *probed = NULL;
-	al_diags *d = al_diags_new();
-	if (!d || !f->build(f, value, stem, &b, &probed, d)) {
-		if (d && al_diags_count(d))
-			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
-		else
-			ali_cmd_pass_errors(po->errors, NULL, file, "probe model not built");
-		al_diags_free(d);
-		ali_buf_free(&b);
-		return AL_E_FORMAT;
-	}
 	enum al_status rc = AL_OK;
-	/* an ML Program is a package: Manifest.json and Data/com.apple.CoreML/model.mlmodel */
-	if (f->mil) {
-		snprintf(path, sizeof path, "%s/%s", po->dir, file);
-		char data[4300], cm[4400];
-		snprintf(data, sizeof data, "%s/Data", path);
-		snprintf(cm, sizeof cm, "%s/Data/com.apple.CoreML", path);
-		if ((mkdir(path, 0777) != 0 && errno != EEXIST) || (mkdir(data, 0777) != 0 && errno != EEXIST) ||
-		    (mkdir(cm, 0777) != 0 && errno != EEXIST)) {
-			ali_diag_add(po->errors, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "%s", strerror(errno));
-			rc = AL_E_IO;
-		}
-		if (rc == AL_OK)
-			rc = write_file(path, "Manifest.json", manifest_pkg, sizeof manifest_pkg - 1, po->errors);
-		if (rc == AL_OK)
-			rc = write_file(cm, "model.mlmodel", b.p, b.n, po->errors);
-		if (rc != AL_OK) {
-			al_diags_free(d);
-			ali_buf_free(&b);
-			return rc;
-		}
+	snprintf(path, cap, "%s/%s", po->dir, file);
+	char data[4300], cm[4400];
+	snprintf(data, sizeof data, "%s/Data", path);
+	snprintf(cm, sizeof cm, "%s/Data/com.apple.CoreML", path);
+	if ((mkdir(path, 0777) != 0 && errno != EEXIST) || (mkdir(data, 0777) != 0 && errno != EEXIST) ||
+	    (mkdir(cm, 0777) != 0 && errno != EEXIST)) {
+		ali_diag_add(po->errors, AL_SEV_ERROR, path, UINT64_MAX, NULL, NULL, "%s", strerror(errno));
+		rc = AL_E_IO;
 	}
-	/* what anelint predicts for it, and the probe must load */
-	al_model *m = NULL;
-	enum al_status st = f->mil ? al_model_open(path, &m, d) : al_model_open_buffer(b.p, b.n, NULL, 0, file, &m, d);
-	const struct al_rule *rule = f->rule ? al_rule_find(f->rule) : NULL;
-	int since = 0; /* the first iOS release the probe loads on */
-	if (st == AL_OK) {
-		const struct al_submodel *s = al_model_get(m, 0);
-		since = s && s->spec_version >= 4 ? s->spec_version + 9 : 13; /* specification 4: iOS 13, ... 9: iOS 18 */
-	}
-	json_object *own = json_object_new_object(), *by_rel = json_object_new_object(), *expect = NULL;
+	if (rc == AL_OK)
+		rc = write_file(path, "Manifest.json", manifest_pkg, sizeof manifest_pkg - 1, po->errors);
+	if (rc == AL_OK)
+		rc = write_file(cm, "model.mlmodel", b->p, b->n, po->errors);
+	return rc;
+}
+
+/* What anelint predicts for probe m (its probed layer/op): 1. its own unit on every
+ * chip family, newest release (manifest version 1), into own; 2. its placement,
+ * verdict and p_ane on the default chip, per release it loads on (from `since`), into
+ * by_rel. The status of the checks. */
+static enum al_status predict_units(al_model *m, const char *probed, int since, json_object *own,
+				    json_object *by_rel, al_diags *d)
+{
+	enum al_status st = AL_OK;
 	const struct al_target *dt = al_target_default();
-	/* 1. its own unit on every chip family, newest release (manifest version 1) */
 	for (size_t t = 0; st == AL_OK && t < al_targets_count(); t++) {
 		struct al_check_opts o = {.target = al_target_at(t)};
 		st = al_model_check(m, &o, d);
@@ -1078,7 +1054,6 @@ static enum al_status one_probe(struct probe_out *po, const struct family *f, co
 		if (n)
 			json_object_object_add(own, al_target_at(t)->id, json_object_new_string(al_unit_name(n->verdict.unit)));
 	}
-	/* 2. its placement, verdict and p_ane on the default chip, per release it loads on */
 	for (size_t ri = 0; st == AL_OK && ri < al_releases_count(); ri++) {
 		const struct al_release *r = al_release_at(ri);
 		if (r->ios < since)
@@ -1094,63 +1069,93 @@ static enum al_status one_probe(struct probe_out *po, const struct family *f, co
 		json_object_object_add(e, "p_ane", json_object_new_double(round(n->verdict.p_ane * 1000.0) / 1000.0));
 		json_object_object_add(by_rel, r->id, e);
 	}
-	/* 3. what it shows if the rule holds and if it does not: at a chip and release inside
-	 * the rule's evidence (else the defaults), whether the rule fires on the probe */
-	if (st == AL_OK) {
-		const struct al_target *et = dt;
-		const struct al_release *er = al_release_default();
-		if (rule) {
-			struct al_rule_evidence e;
-			al_rule_evidence_of(rule, &e);
-			bool found = false;
-			for (size_t ri = al_releases_count(); ri-- > 0 && !found;)
-				for (size_t ti = al_targets_count(); ti-- > 0 && !found;)
-					if ((e.families >> ti & 1u) && (e.releases >> ri & 1u) && al_rule_evaluated(rule, ti, ri) &&
-					    (int)al_release_at(ri)->ios >= since)
-						et = al_target_at(ti), er = al_release_at(ri), found = true;
-		}
-		struct al_check_opts o = {.target = et, .os = er};
-		st = al_model_check(m, &o, d);
-		const struct al_submodel *s = st == AL_OK ? al_model_get(m, 0) : NULL;
-		const struct al_node *n = find_node(s, probed);
-		if (n) {
-			expect = json_object_new_object();
-			json_object_object_add(expect, "target", json_object_new_string(et->id));
-			json_object_object_add(expect, "os", json_object_new_string(er->id));
-			/* a fallback rule that fires: its unit if it holds, the ANE if not (and the
-			 * reverse when it does not fire: the other side of its threshold); a warning
-			 * of ANE work (unit ane) that fires: the ANE, or off it; a kind: the ANE if
-			 * it is supported there, else off it */
-			bool fires = rule && rule_fired(s, n, rule->id);
-			bool warn = rule && rule->kind == AL_RULE_WARN;
-			const char *off = rule && !warn ? al_unit_name(rule->unit) : "not_ane";
-			const char *holds = warn ? "ane" : fires ? off : "ane";
-			const char *other = warn ? (fires ? "not_ane" : "ane") : fires ? "ane" : off;
-			if (rule)
-				json_object_object_add(expect, "rule_fires", json_object_new_boolean(fires));
-			json_object_object_add(expect, "if_rule_holds", json_object_new_string(holds));
-			json_object_object_add(expect, "if_not", json_object_new_string(other));
-		}
+	return st;
+}
+
+/* 3. What probe m shows if the rule holds and if it does not: at a chip and release
+ * inside the rule's evidence (else the defaults), whether the rule fires on the
+ * probe; into *expect (NULL: the probed layer/op is not in the model). */
+static enum al_status predict_expect(al_model *m, const struct al_rule *rule, const char *probed, int since,
+				     json_object **expect, al_diags *d)
+{
+	enum al_status st;
+	const struct al_target *dt = al_target_default();
+	const struct al_target *et = dt;
+	const struct al_release *er = al_release_default();
+	if (rule) {
+		struct al_rule_evidence e;
+		al_rule_evidence_of(rule, &e);
+		bool found = false;
+		for (size_t ri = al_releases_count(); ri-- > 0 && !found;)
+			for (size_t ti = al_targets_count(); ti-- > 0 && !found;)
+				if ((e.families >> ti & 1u) && (e.releases >> ri & 1u) && al_rule_evaluated(rule, ti, ri) &&
+				    (int)al_release_at(ri)->ios >= since)
+					et = al_target_at(ti), er = al_release_at(ri), found = true;
 	}
-	if (st != AL_OK || !expect) {
-		if (st != AL_OK)
-			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
-		else
-			ali_diag_add(po->errors, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL,
-				     "the probed layer/op '%s' is not in the probe", probed ? probed : "?");
-		rc = AL_E_FORMAT; /* a probe anelint cannot read is a bug */
+	struct al_check_opts o = {.target = et, .os = er};
+	st = al_model_check(m, &o, d);
+	const struct al_submodel *s = st == AL_OK ? al_model_get(m, 0) : NULL;
+	const struct al_node *n = find_node(s, probed);
+	json_object *x = NULL;
+	if (n) {
+		x = json_object_new_object();
+		json_object_object_add(x, "target", json_object_new_string(et->id));
+		json_object_object_add(x, "os", json_object_new_string(er->id));
+		/* a fallback rule that fires: its unit if it holds, the ANE if not (and the
+		 * reverse when it does not fire: the other side of its threshold); a warning
+		 * of ANE work (unit ane) that fires: the ANE, or off it; a kind: the ANE if
+		 * it is supported there, else off it */
+		bool fires = rule && rule_fired(s, n, rule->id);
+		bool warn = rule && rule->kind == AL_RULE_WARN;
+		const char *off = rule && !warn ? al_unit_name(rule->unit) : "not_ane";
+		const char *holds = warn ? "ane" : fires ? off : "ane";
+		const char *other = warn ? (fires ? "not_ane" : "ane") : fires ? "ane" : off;
+		if (rule)
+			json_object_object_add(x, "rule_fires", json_object_new_boolean(fires));
+		json_object_object_add(x, "if_rule_holds", json_object_new_string(holds));
+		json_object_object_add(x, "if_not", json_object_new_string(other));
 	}
-	al_model_free(m);
-	al_diags_free(d);
-	if (rc == AL_OK && !f->mil)
-		rc = write_file(po->dir, file, b.p, b.n, po->errors);
-	ali_buf_free(&b);
-	if (rc != AL_OK) {
-		json_object_put(own);
-		json_object_put(by_rel);
-		json_object_put(expect);
-		return rc;
-	}
+	*expect = x;
+	return st;
+}
+
+/* How to settle probe file (stem, the probed layer/op, the value varied): which
+ * fields of compare / calibrate. */
+static json_object *settle_json(const struct family *f, const char *file, const char *stem, const char *probed,
+				const char *value)
+{
+	char cmp[900], cal[900];
+	snprintf(cmp, sizeof cmp,
+		 "anelint compare %s %s.evidence.json --format json: evidence[0].evidence_chip and evidence_os (where it "
+		 "ran), evidence[0].disagreements[] with name '%s'%s (predicted vs observed; none: agreed)%s%s%s",
+		 file, stem, probed, f->mil ? "" : " or its output 'y'", f->rule ? ", evidence[0].rules[] with rule " : "",
+		 f->rule ? f->rule : "",
+		 f->rule ? " (right / wrong)" : "");
+	if (f->rule)
+		snprintf(cal, sizeof cal,
+			 "anelint calibrate %s %s.evidence.json -o CHIP.rules: observed on the ANE where %s fired -> an "
+			 "override of %s with 'off: CHIP@RELEASE'; observed off the ANE where it did not fire -> a new rule "
+			 "CALnnn for the %s on CHIP@RELEASE",
+			 file, stem, f->rule, f->rule, f->mil ? "op type" : "layer type");
+	else
+		snprintf(cal, sizeof cal,
+			 "anelint calibrate %s %s.evidence.json -o CHIP.rules: observed off the ANE -> a new rule CALnnn "
+			 "for %s on CHIP@RELEASE; observed on the ANE -> a warn rule CALnnn of unit ane for %s on "
+			 "CHIP@RELEASE, with which the verdict there is 'ane' instead of 'uncertain'",
+			 file, stem, value, value);
+	json_object *settle = json_object_new_object();
+	json_object_object_add(settle, "compare", json_object_new_string(cmp));
+	json_object_object_add(settle, "calibrate", json_object_new_string(cal));
+	return settle;
+}
+
+/* Probe file's manifest entry: what it varies and asks, what anelint predicts (own,
+ * by_rel, expect: taken), how to settle it. */
+static json_object *manifest_entry(const struct family *f, const char *value, const char *stem, const char *file,
+				   const char *probed, int since, const struct al_rule *rule, json_object *own,
+				   json_object *by_rel, json_object *expect)
+{
+	const struct al_target *dt = al_target_default();
 	json_object *e = json_object_new_object();
 	json_object_object_add(e, "file", json_object_new_string(file));
 	json_object_object_add(e, "family", json_object_new_string(f->prefix));
@@ -1188,30 +1193,71 @@ static enum al_status one_probe(struct probe_out *po, const struct family *f, co
 	json_object_object_add(pr, "target", json_object_new_string(dt->id));
 	json_object_object_add(pr, "releases", by_rel);
 	json_object_object_add(e, "predicted", pr);
-	/* how to settle it: which fields of compare / calibrate */
-	char cmp[900], cal[900];
-	snprintf(cmp, sizeof cmp,
-		 "anelint compare %s %s.evidence.json --format json: evidence[0].evidence_chip and evidence_os (where it "
-		 "ran), evidence[0].disagreements[] with name '%s'%s (predicted vs observed; none: agreed)%s%s%s",
-		 file, stem, probed, f->mil ? "" : " or its output 'y'", f->rule ? ", evidence[0].rules[] with rule " : "",
-		 f->rule ? f->rule : "",
-		 f->rule ? " (right / wrong)" : "");
-	if (f->rule)
-		snprintf(cal, sizeof cal,
-			 "anelint calibrate %s %s.evidence.json -o CHIP.rules: observed on the ANE where %s fired -> an "
-			 "override of %s with 'off: CHIP@RELEASE'; observed off the ANE where it did not fire -> a new rule "
-			 "CALnnn for the %s on CHIP@RELEASE",
-			 file, stem, f->rule, f->rule, f->mil ? "op type" : "layer type");
-	else
-		snprintf(cal, sizeof cal,
-			 "anelint calibrate %s %s.evidence.json -o CHIP.rules: observed off the ANE -> a new rule CALnnn "
-			 "for %s on CHIP@RELEASE; observed on the ANE -> a warn rule CALnnn of unit ane for %s on "
-			 "CHIP@RELEASE, with which the verdict there is 'ane' instead of 'uncertain'",
-			 file, stem, value, value);
-	json_object *settle = json_object_new_object();
-	json_object_object_add(settle, "compare", json_object_new_string(cmp));
-	json_object_object_add(settle, "calibrate", json_object_new_string(cal));
-	json_object_object_add(e, "settle", settle);
+	json_object_object_add(e, "settle", settle_json(f, file, stem, probed, value));
+	return e;
+}
+
+/* Writes one probe (family f, value v; kinds: v is the type) and its manifest entry:
+ * AL_OK; AL_E_FORMAT for a probe anelint cannot build or read back (a bug), AL_E_IO for
+ * one it cannot write, the errors in po->errors. */
+static enum al_status one_probe(struct probe_out *po, const struct family *f, const char *v)
+{
+	char stem[128], file[160], path[4200];
+	const char *value = v ? v : "";
+	snprintf(stem, sizeof stem, "%s%s", f->prefix, value);
+	snprintf(file, sizeof file, "%s.%s", stem, f->mil ? "mlpackage" : "mlmodel");
+	struct al_buf b = {0};
+	const char *probed = NULL;
+	al_diags *d = al_diags_new();
+	if (!d || !f->build(f, value, stem, &b, &probed, d)) {
+		if (d && al_diags_count(d))
+			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
+		else
+			ali_cmd_pass_errors(po->errors, NULL, file, "probe model not built");
+		al_diags_free(d);
+		ali_buf_free(&b);
+		return AL_E_FORMAT;
+	}
+	enum al_status rc = f->mil ? write_package(po, file, &b, path, sizeof path) : AL_OK;
+	if (rc != AL_OK) {
+		al_diags_free(d);
+		ali_buf_free(&b);
+		return rc;
+	}
+	/* what anelint predicts for it, and the probe must load */
+	al_model *m = NULL;
+	enum al_status st = f->mil ? al_model_open(path, &m, d) : al_model_open_buffer(b.p, b.n, NULL, 0, file, &m, d);
+	const struct al_rule *rule = f->rule ? al_rule_find(f->rule) : NULL;
+	int since = 0; /* the first iOS release the probe loads on */
+	if (st == AL_OK) {
+		const struct al_submodel *s = al_model_get(m, 0);
+		since = s && s->spec_version >= 4 ? s->spec_version + 9 : 13; /* specification 4: iOS 13, ... 9: iOS 18 */
+	}
+	json_object *own = json_object_new_object(), *by_rel = json_object_new_object(), *expect = NULL;
+	if (st == AL_OK)
+		st = predict_units(m, probed, since, own, by_rel, d);
+	if (st == AL_OK)
+		st = predict_expect(m, rule, probed, since, &expect, d);
+	if (st != AL_OK || !expect) {
+		if (st != AL_OK)
+			ali_cmd_pass_errors(po->errors, d, file, "cannot load");
+		else
+			ali_diag_add(po->errors, AL_SEV_ERROR, file, UINT64_MAX, NULL, NULL,
+				     "the probed layer/op '%s' is not in the probe", probed ? probed : "?");
+		rc = AL_E_FORMAT; /* a probe anelint cannot read is a bug */
+	}
+	al_model_free(m);
+	al_diags_free(d);
+	if (rc == AL_OK && !f->mil)
+		rc = write_file(po->dir, file, b.p, b.n, po->errors);
+	ali_buf_free(&b);
+	if (rc != AL_OK) {
+		json_object_put(own);
+		json_object_put(by_rel);
+		json_object_put(expect);
+		return rc;
+	}
+	json_object *e = manifest_entry(f, value, stem, file, probed, since, rule, own, by_rel, expect);
 	json_object_array_add(po->probes, e);
 	po->n++;
 	if (f->rule) {

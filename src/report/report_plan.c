@@ -511,20 +511,10 @@ static void jw_bar(struct ali_jw *w, const struct al_view *v)
 	ali_free(bar);
 }
 
-static void jw_plan(struct ali_jw *w, const struct al_view *v)
+/* jw_plan's parts (the plan JSON of one sub-model, docs/json-schema.md): with
+ * which policy, estimates and switch costs it was planned; */
+static void jw_plan_policy(struct ali_jw *w, const struct al_submodel *s, const struct al_plan *p)
 {
-	const struct al_submodel *s = v->s;
-	const struct al_plan *p = v->plan;
-	ali_jw_object(w, NULL);
-	ali_jw_submodel_head(w, s);
-	ali_jw_object(w, "target");
-	ali_jw_str(w, "id", p->target && p->target->id ? p->target->id : "");
-	ali_jw_str(w, "name", p->target && p->target->name ? p->target->name : "");
-	ali_jw_end(w);
-	ali_jw_object(w, "os");
-	ali_jw_str(w, "id", p->os ? p->os->id : "");
-	ali_jw_str(w, "name", p->os ? p->os->name : "");
-	ali_jw_end(w);
 	ali_jw_str(w, "compute_units", al_compute_units_name(p->compute_units));
 	ali_jw_str(w, "policy", al_policy_name(p->policy));
 	ali_jw_str(w, "policy_why", p->policy_why ? p->policy_why : "");
@@ -547,24 +537,13 @@ static void jw_plan(struct ali_jw *w, const struct al_view *v)
 			jw_us(w, key, p->switch_cost[a][b]);
 		}
 	ali_jw_end(w);
-	jw_bar(w, v);
+}
 
-	ali_jw_object(w, "totals");
-	ali_jw_int(w, "layers", p->n_nodes);
-	ali_jw_int(w, "ane_layers", p->ane_nodes);
-	ali_jw_int(w, "segments", p->n_segments);
-	ali_jw_int(w, "switches", p->switches);
-	jw_flops(w, "flops", p->total_flops);
-	jw_flops(w, "ane_flops", p->ane_flops);
-	if (flops)
-		jw_share(w, "ane_share", p->ane_flops, p->total_flops);
-	else
-		jw_share(w, "ane_share", p->ane_nodes, p->n_nodes);
-	jw_us(w, "compute_us", p->compute_us);
-	jw_us(w, "switch_us", p->switch_us);
-	jw_us(w, "est_us", p->est_us);
-	ali_jw_end(w);
-
+/* the segments, the uncertain layers that could change them, the switches; */
+static void jw_plan_segments(struct ali_jw *w, const struct al_view *v)
+{
+	const struct al_plan *p = v->plan;
+	bool flops = p->total_flops > 0;
 	ali_jw_array(w, "segments");
 	for (uint32_t k = 0; k < p->n_segments; k++) {
 		const struct al_segment *g = &p->segments[k];
@@ -613,7 +592,12 @@ static void jw_plan(struct ali_jw *w, const struct al_view *v)
 		ali_jw_end(w);
 	}
 	ali_jw_end(w);
+}
 
+/* every layer: its verdict, unit, placement and cost; */
+static void jw_plan_layers(struct ali_jw *w, const struct al_view *v)
+{
+	const struct al_plan *p = v->plan;
 	ali_jw_array(w, "layers");
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
 		const struct al_node *n = p->nodes[k];
@@ -638,7 +622,11 @@ static void jw_plan(struct ali_jw *w, const struct al_view *v)
 		ali_jw_end(w);
 	}
 	ali_jw_end(w);
+}
 
+/* the cheapest fixes. */
+static void jw_plan_fixes(struct ali_jw *w, const struct al_plan *p)
+{
 	ali_jw_array(w, "fixes");
 	struct index_map map;
 	map_build(&map, p);
@@ -661,6 +649,44 @@ static void jw_plan(struct ali_jw *w, const struct al_view *v)
 	}
 	ali_free(map.v);
 	ali_jw_end(w);
+}
+
+static void jw_plan(struct ali_jw *w, const struct al_view *v)
+{
+	const struct al_submodel *s = v->s;
+	const struct al_plan *p = v->plan;
+	ali_jw_object(w, NULL);
+	ali_jw_submodel_head(w, s);
+	ali_jw_object(w, "target");
+	ali_jw_str(w, "id", p->target && p->target->id ? p->target->id : "");
+	ali_jw_str(w, "name", p->target && p->target->name ? p->target->name : "");
+	ali_jw_end(w);
+	ali_jw_object(w, "os");
+	ali_jw_str(w, "id", p->os ? p->os->id : "");
+	ali_jw_str(w, "name", p->os ? p->os->name : "");
+	ali_jw_end(w);
+	jw_plan_policy(w, s, p);
+	jw_bar(w, v);
+
+	bool flops = p->total_flops > 0;
+	ali_jw_object(w, "totals");
+	ali_jw_int(w, "layers", p->n_nodes);
+	ali_jw_int(w, "ane_layers", p->ane_nodes);
+	ali_jw_int(w, "segments", p->n_segments);
+	ali_jw_int(w, "switches", p->switches);
+	jw_flops(w, "flops", p->total_flops);
+	jw_flops(w, "ane_flops", p->ane_flops);
+	if (flops)
+		jw_share(w, "ane_share", p->ane_flops, p->total_flops);
+	else
+		jw_share(w, "ane_share", p->ane_nodes, p->n_nodes);
+	jw_us(w, "compute_us", p->compute_us);
+	jw_us(w, "switch_us", p->switch_us);
+	jw_us(w, "est_us", p->est_us);
+	ali_jw_end(w);
+	jw_plan_segments(w, v);
+	jw_plan_layers(w, v);
+	jw_plan_fixes(w, p);
 	ali_jw_end(w);
 }
 
