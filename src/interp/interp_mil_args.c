@@ -100,11 +100,7 @@ bool mx_same_dims(const struct al_tensor *t, int rank, const int64_t *dims)
 
 const char *mx_dims_str(const struct al_tensor *t, char *buf, size_t cap)
 {
-	size_t k = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < t->rank && k < cap; i++)
-		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-	if (k < cap)
-		snprintf(buf + k, cap - k, "]");
+	ali_dims_str(buf, cap, t->dims, t->rank > 0 ? (size_t)t->rank : 0, 0);
 	return buf;
 }
 

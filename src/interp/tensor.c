@@ -308,15 +308,6 @@ struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n
 	return r;
 }
 
-char *ali_strdup(const char *s)
-{
-	size_t len = strlen(s);
-	char *c = ali_malloc(len + 1);
-	if (c)
-		memcpy(c, s, len + 1);
-	return c;
-}
-
 /* ================================================================ environment
  * Open addressing over (name, tensor) slots; names are copied. */
 struct env_slot {
