@@ -300,7 +300,11 @@ size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
 /* Every such item in turn: *cursor starts at 0; SIZE_MAX after the last. */
 size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *cursor,
 			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);
+void ali_hashtab_clear(struct ali_hashtab *t); /* no items, the room kept */
 void ali_hashtab_free(struct ali_hashtab *t);
+/* eq for a table whose items index an array of NUL-terminated names: ctx is
+ * that array (const char *const *), key the name looked up. */
+bool ali_hashtab_name_eq(size_t item, const void *key, void *ctx);
 /* ------------------------------------------------------------------ text (text.c) */
 
 /* The one growable buffer (bytes or text; not NUL-terminated). Zero-initialise,
