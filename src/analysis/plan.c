@@ -178,7 +178,8 @@ struct work {
 	uint8_t *req, *fin, *place, *gt, *ct;
 	uint32_t *uf;             /* the work floor: ANE regions (union-find) */
 	struct feat_slot *feat;   /* the sub-model's input and output names */
-	uint32_t feat_mask;
+	size_t n_feat;
+	struct ali_hashtab feat_index; /* items index feat */
 	struct al_work *region;   /* their work, at the root */
 	uint32_t *stage, *stage2, *seg, *seg2, *keymap;
 	uint64_t *pairs, *pairs2; /* switches of the chosen layering / of the other one */
@@ -266,8 +267,8 @@ static double shape_bytes(const struct al_shape *s)
 	return e > 0 ? 2.0 * (double)e : 0;
 }
 
-/* The sub-model's input and output names, hashed (open addressing, at most
- * half full): which values cross the model's edge. */
+/* The sub-model's input and output names, found through the one hash table:
+ * which values cross the model's edge. */
 enum { FEAT_IN = 1, FEAT_OUT = 2 };
 
 struct feat_slot {
@@ -275,42 +276,41 @@ struct feat_slot {
 	uint8_t kind; /* FEAT_IN | FEAT_OUT */
 };
 
-static struct feat_slot *feat_find(struct feat_slot *tab, uint32_t mask, const char *name)
+static bool feat_eq(size_t item, const void *key, void *ctx)
 {
-	uint32_t h = (uint32_t)ali_hash_str(name) & mask;
-	for (uint32_t probe = 0; probe <= mask; probe++) {
-		struct feat_slot *f = &tab[(h + probe) & mask];
-		if (!f->name || strcmp(f->name, name) == 0)
-			return f;
-	}
-	return NULL;
+	const struct feat_slot *feat = ctx;
+	return strcmp(feat[item].name, key) == 0;
 }
 
 static uint8_t feat_kind(const struct work *w, const char *name)
 {
-	const struct feat_slot *f = name && w->feat ? feat_find(w->feat, w->feat_mask, name) : NULL;
-	return f && f->name ? f->kind : 0;
+	if (!name || !w->n_feat)
+		return 0;
+	size_t i = ali_hashtab_find(&w->feat_index, ali_hash_str(name), feat_eq, name, w->feat);
+	return i == SIZE_MAX ? 0 : w->feat[i].kind;
 }
 
 static enum al_status feat_build(struct work *w)
 {
-	uint64_t n = (uint64_t)w->s->n_inputs + w->s->n_outputs;
-	uint32_t cap = 16;
-	while (cap < 2 * n + 2 && cap < (1u << 30))
-		cap <<= 1;
-	w->feat = ali_calloc(cap, sizeof *w->feat);
-	if (!w->feat)
+	size_t n = (size_t)w->s->n_inputs + w->s->n_outputs;
+	w->feat = ali_calloc(n ? n : 1, sizeof *w->feat);
+	if (!w->feat || !ali_hashtab_reserve(&w->feat_index, n))
 		return AL_E_NOMEM;
-	w->feat_mask = cap - 1;
 	for (uint32_t k = 0; k < 2; k++) {
 		const struct al_feature *f = k ? w->s->outputs : w->s->inputs;
 		uint32_t m = k ? w->s->n_outputs : w->s->n_inputs;
 		for (uint32_t i = 0; f && i < m; i++) {
-			struct feat_slot *x = f[i].name ? feat_find(w->feat, w->feat_mask, f[i].name) : NULL;
-			if (!x)
+			if (!f[i].name)
 				continue;
-			x->name = f[i].name;
-			x->kind |= k ? FEAT_OUT : FEAT_IN;
+			uint64_t h = ali_hash_str(f[i].name);
+			size_t at = ali_hashtab_find(&w->feat_index, h, feat_eq, f[i].name, w->feat);
+			if (at == SIZE_MAX) {
+				if (w->n_feat == n || !ali_hashtab_add(&w->feat_index, h, w->n_feat))
+					continue; /* not reached: room for every name was reserved */
+				at = w->n_feat++;
+				w->feat[at].name = f[i].name;
+			}
+			w->feat[at].kind |= k ? FEAT_OUT : FEAT_IN;
 		}
 	}
 	return AL_OK;
@@ -383,29 +383,50 @@ static void fill_node(void *ctx, const struct al_node *n)
 	it->work.deep |= ali_work_deep_decode(n, w->os);
 }
 
-/* ---- producers by value name: open addressing on (graph, name) */
+/* ---- producers by value name: (graph, name) found through the one hash table */
 
 struct slot {
 	const char *name;
 	uint32_t graph, item;
 };
 
+struct producers {
+	struct slot *v; /* one per (graph, name), in the order first produced */
+	size_t n, cap;
+	struct ali_hashtab index; /* items index v */
+};
+
 /* A name within one graph: the shared hash, the graph's number mixed in. */
-static uint32_t name_hash(const char *s, uint32_t graph)
+static uint64_t name_hash(const char *s, uint32_t graph)
 {
-	uint64_t h = ali_hash_str(s) ^ (graph * UINT64_C(0x9e3779b97f4a7c15));
-	return (uint32_t)(h ^ (h >> 32));
+	return ali_hash_str(s) ^ (graph * UINT64_C(0x9e3779b97f4a7c15));
 }
 
-static struct slot *slot_find(struct slot *tab, uint32_t mask, const char *name, uint32_t graph)
+struct slot_key {
+	const char *name;
+	uint32_t graph;
+};
+
+static bool slot_eq(size_t item, const void *key, void *ctx)
 {
-	uint32_t h = name_hash(name, graph) & mask;
-	for (uint32_t probe = 0; probe <= mask; probe++) {
-		struct slot *s = &tab[(h + probe) & mask];
-		if (!s->name || (s->graph == graph && strcmp(s->name, name) == 0))
-			return s;
-	}
-	return NULL; /* not reached: the table is at most half full */
+	const struct producers *p = ctx;
+	const struct slot_key *k = key;
+	return p->v[item].graph == k->graph && strcmp(p->v[item].name, k->name) == 0;
+}
+
+/* The producer entry of name in graph; with add, made (item UINT32_MAX) when
+ * absent. NULL when absent (and past the room reserved, which every name fits). */
+static struct slot *slot_find(struct producers *p, const char *name, uint32_t graph, bool add)
+{
+	struct slot_key k = {name, graph};
+	uint64_t h = name_hash(name, graph);
+	size_t i = p->n ? ali_hashtab_find(&p->index, h, slot_eq, &k, p) : SIZE_MAX;
+	if (i != SIZE_MAX)
+		return &p->v[i];
+	if (!add || p->n == p->cap || !ali_hashtab_add(&p->index, h, p->n))
+		return NULL;
+	p->v[p->n] = (struct slot){name, graph, UINT32_MAX};
+	return &p->v[p->n++];
 }
 
 /* Edges item -> item from value names: an input resolves to the latest earlier
@@ -414,14 +435,13 @@ static struct slot *slot_find(struct slot *tab, uint32_t mask, const char *name,
  * nodes count as their item's. Constants and model inputs make no edge. */
 static enum al_status build_edges(struct work *w)
 {
-	uint32_t cap = 16;
-	while (cap < 2 * (uint64_t)w->n_outputs + 2 && cap < (1u << 30))
-		cap <<= 1;
-	struct slot *tab = ali_calloc(cap, sizeof *tab);
+	struct producers tab = {.cap = w->n_outputs};
+	tab.v = ali_calloc(tab.cap ? tab.cap : 1, sizeof *tab.v);
 	uint32_t *stamp = ali_malloc(((size_t)w->n_items + 1) * sizeof *stamp);
 	uint32_t *n_succ = ali_calloc((size_t)w->n_items + 1, sizeof *n_succ);
-	if (!tab || !stamp || !n_succ) {
-		ali_free(tab);
+	if (!tab.v || !stamp || !n_succ || !ali_hashtab_reserve(&tab.index, tab.cap)) {
+		ali_free(tab.v);
+		ali_hashtab_free(&tab.index);
 		ali_free(stamp);
 		ali_free(n_succ);
 		return AL_E_NOMEM;
@@ -437,8 +457,8 @@ static enum al_status build_edges(struct work *w)
 			for (uint32_t a = 0; a < n->n_inputs; a++) {
 				if (!n->inputs[a])
 					continue;
-				struct slot *s = slot_find(tab, cap - 1, n->inputs[a], it->graph);
-				if (!s || !s->name || s->item == i || stamp[s->item] == i)
+				struct slot *s = slot_find(&tab, n->inputs[a], it->graph, false);
+				if (!s || s->item == i || stamp[s->item] == i)
 					continue;
 				stamp[s->item] = i;
 				w->preds[np++] = s->item;
@@ -451,12 +471,9 @@ static enum al_status build_edges(struct work *w)
 			for (uint32_t o = 0; o < n->n_outputs; o++) {
 				if (!n->outputs[o])
 					continue;
-				struct slot *s = slot_find(tab, cap - 1, n->outputs[o], it->graph);
-				if (!s)
-					continue;
-				s->name = n->outputs[o];
-				s->graph = it->graph;
-				s->item = i;
+				struct slot *s = slot_find(&tab, n->outputs[o], it->graph, true);
+				if (s)
+					s->item = i;
 			}
 		}
 	}
@@ -472,7 +489,8 @@ static enum al_status build_edges(struct work *w)
 			struct item *p = &w->items[w->preds[k]];
 			w->succs[p->succ1++] = i;
 		}
-	ali_free(tab);
+	ali_free(tab.v);
+	ali_hashtab_free(&tab.index);
 	ali_free(stamp);
 	ali_free(n_succ);
 	return AL_OK;
@@ -1149,6 +1167,7 @@ static void free_work(struct work *w)
 	ali_free(w->ct);
 	ali_free(w->uf);
 	ali_free(w->feat);
+	ali_hashtab_free(&w->feat_index);
 	ali_free(w->region);
 	ali_free(w->stage);
 	ali_free(w->stage2);

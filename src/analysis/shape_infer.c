@@ -20,30 +20,32 @@
 /* ================================================================ name tables */
 
 struct slot {
-	const char *name; /* NULL = empty */
+	const char *name;
 	uint64_t hash;
 	const struct al_shape *shape;
 };
 
-/* The names one graph defines; lookups fall through to the enclosing graphs. */
+/* The names one graph defines, in the order first defined, found through the
+ * one hash table; lookups fall through to the enclosing graphs. */
 struct scope {
 	const struct scope *parent;
 	struct slot *slots;
-	size_t cap, n; /* cap is 0 or a power of two */
+	size_t n, cap;
+	struct ali_hashtab index; /* items index slots */
 };
+
+static bool slot_eq(size_t item, const void *key, void *ctx)
+{
+	const struct scope *sc = ctx;
+	return strcmp(sc->slots[item].name, key) == 0;
+}
 
 static const struct al_shape *scope_own(const struct scope *sc, const char *name, uint64_t h)
 {
-	if (!sc->cap)
+	if (!sc->n)
 		return NULL;
-	for (size_t i = h & (sc->cap - 1), k = 0; k < sc->cap; k++, i = (i + 1) & (sc->cap - 1)) {
-		const struct slot *s = &sc->slots[i];
-		if (!s->name)
-			return NULL;
-		if (s->hash == h && strcmp(s->name, name) == 0)
-			return s->shape;
-	}
-	return NULL;
+	size_t i = ali_hashtab_find(&sc->index, h, slot_eq, name, (void *)sc);
+	return i == SIZE_MAX ? NULL : sc->slots[i].shape;
 }
 
 static const struct al_shape *scope_get(const struct scope *sc, const char *name)
@@ -59,45 +61,34 @@ static const struct al_shape *scope_get(const struct scope *sc, const char *name
 	return NULL;
 }
 
-static void slot_put(struct slot *slots, size_t cap, const char *name, uint64_t h,
-		     const struct al_shape *shape, size_t *n)
-{
-	for (size_t i = h & (cap - 1), k = 0; k < cap; k++, i = (i + 1) & (cap - 1)) {
-		struct slot *s = &slots[i];
-		if (!s->name) {
-			*s = (struct slot){name, h, shape};
-			(*n)++;
-			return;
-		}
-		if (s->hash == h && strcmp(s->name, name) == 0) {
-			s->shape = shape;
-			return;
-		}
-	}
-}
-
 static bool scope_put(struct scope *sc, const char *name, const struct al_shape *shape)
 {
 	if (!name || !shape)
 		return true;
-	if ((sc->n + 1) * 2 > sc->cap) {
+	uint64_t h = ali_hash_str(name);
+	size_t i = sc->n ? ali_hashtab_find(&sc->index, h, slot_eq, name, sc) : SIZE_MAX;
+	if (i != SIZE_MAX) {
+		sc->slots[i].shape = shape;
+		return true;
+	}
+	if (sc->n == sc->cap) {
 		size_t cap = sc->cap ? sc->cap * 2 : 16;
-		if (cap > SIZE_MAX / sizeof(struct slot))
-			return false;
-		struct slot *ns = ali_calloc(cap, sizeof *ns);
+		struct slot *ns = cap <= SIZE_MAX / sizeof *ns ? ali_realloc(sc->slots, cap * sizeof *ns) : NULL;
 		if (!ns)
 			return false;
-		size_t n = 0;
-		for (size_t i = 0; i < sc->cap; i++)
-			if (sc->slots[i].name)
-				slot_put(ns, cap, sc->slots[i].name, sc->slots[i].hash, sc->slots[i].shape, &n);
-		ali_free(sc->slots);
 		sc->slots = ns;
 		sc->cap = cap;
-		sc->n = n;
 	}
-	slot_put(sc->slots, sc->cap, name, ali_hash_str(name), shape, &sc->n);
+	if (!ali_hashtab_add(&sc->index, h, sc->n))
+		return false;
+	sc->slots[sc->n++] = (struct slot){name, h, shape};
 	return true;
+}
+
+static void scope_free(struct scope *sc)
+{
+	ali_free(sc->slots);
+	ali_hashtab_free(&sc->index);
 }
 
 /* ================================================================ the walk */
@@ -420,10 +411,8 @@ static bool same_shape(const struct al_shape *a, const struct al_shape *b)
  * the whole network). A name both branches write keeps the dims they agree on. */
 static void export_names(struct ctx *c, const struct scope *from, struct scope *to)
 {
-	for (size_t i = 0; i < from->cap && !c->nomem; i++) {
+	for (size_t i = 0; i < from->n && !c->nomem; i++) {
 		const struct slot *s = &from->slots[i];
-		if (!s->name)
-			continue;
 		const struct al_shape *old = scope_own(to, s->name, s->hash), *use = s->shape;
 		if (old && old != s->shape && !same_shape(old, s->shape)) {
 			struct al_shape *mix = arena_array(c, 1, sizeof *mix);
@@ -457,7 +446,7 @@ static void infer_graph(struct ctx *c, struct al_graph *g, struct scope *sc)
 			infer_graph(c, n->sub[j], &child); /* depth bounded by the loaders */
 			if (nn)
 				export_names(c, &child, sc);
-			ali_free(child.slots);
+			scope_free(&child);
 		}
 		for (uint32_t o = 0; o < n->n_outputs && n->out_shapes && !c->nomem; o++)
 			if (!scope_put(sc, n->outputs[o], &n->out_shapes[o]))
@@ -484,14 +473,14 @@ static void infer_sub(struct ctx *c, struct al_submodel *s)
 		}
 		if (!c->nomem)
 			infer_graph(c, s->graphs[0], &sc);
-		ali_free(sc.slots);
+		scope_free(&sc);
 	} else if (s->world == AL_WORLD_MIL) {
 		for (uint32_t g = 0; g < s->n_graphs && !c->nomem; g++) {
 			if (!s->graphs[g])
 				continue;
 			struct scope sc = {0};
 			infer_graph(c, s->graphs[g], &sc);
-			ali_free(sc.slots);
+			scope_free(&sc);
 		}
 	}
 	if (c->compiled_used)

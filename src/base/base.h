@@ -13,6 +13,8 @@
  *               a temporary beside it, fsync, rename (atomic.c).
  *   utilities   ali_hash_str (FNV-1a 64), al_rd32le (hash.c); ali_hashtab: the one
  *               generic hash table (hashtab.c).
+ *               al_buf: the one growable buffer, with printf onto its end;
+ *               ali_strdup; ali_dims_str: the one formatter of dimensions (text.c).
  *               ali_span_u64/i64/double: numbers read from a span bounded by
  *               its length, never by a terminator (span_num.c).
  *               the registry that tells a fault on a mapping from a bug (guard.c).
@@ -298,7 +300,37 @@ size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
 /* Every such item in turn: *cursor starts at 0; SIZE_MAX after the last. */
 size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *cursor,
 			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);
+void ali_hashtab_clear(struct ali_hashtab *t); /* no items, the room kept */
 void ali_hashtab_free(struct ali_hashtab *t);
+/* eq for a table whose items index an array of NUL-terminated names: ctx is
+ * that array (const char *const *), key the name looked up. */
+bool ali_hashtab_name_eq(size_t item, const void *key, void *ctx);
+/* ------------------------------------------------------------------ text (text.c) */
+
+/* The one growable buffer (bytes or text; not NUL-terminated). Zero-initialise,
+ * append, free. */
+struct al_buf {
+	uint8_t *p;
+	size_t n, cap;
+	bool failed; /* an allocation failed; every later append is a no-op */
+};
+void ali_buf_free(struct al_buf *b);
+void ali_buf_put(struct al_buf *b, const void *p, size_t n);
+/* printf onto the end of b, whatever the length (b->failed when it cannot grow) */
+void ali_buf_printf(struct al_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A heap copy of s (ali_malloc; free with ali_free), or NULL. */
+char *ali_strdup(const char *s);
+/* Dimensions as text: "[1,3,224,224]" by default; the style flags change the
+ * separator to ", " (AL_DIMS_SPACED), print a negative dimension as "?"
+ * (AL_DIMS_QUERY, else as its number) and leave out the brackets
+ * (AL_DIMS_BARE). Each caller keeps the style its output always had. */
+enum { AL_DIMS_SPACED = 1, AL_DIMS_QUERY = 2, AL_DIMS_BARE = 4 };
+/* Into buf, cut to cap - 1 bytes and NUL-terminated (cap > 0); returns the
+ * full text's length (as snprintf). */
+size_t ali_dims_str(char *buf, size_t cap, const int64_t *dims, size_t rank, unsigned style);
+void ali_dims_fput(FILE *out, const int64_t *dims, size_t rank, unsigned style);
+void ali_buf_dims(struct al_buf *b, const int64_t *dims, size_t rank, unsigned style);
+
 /* Little-endian unsigned 32 and 64-bit reads from unaligned bytes. */
 static inline uint32_t al_rd32le(const uint8_t *p)
 {

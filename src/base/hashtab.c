@@ -102,6 +102,19 @@ size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
 	return ali_hashtab_next(t, hash, &cursor, eq, key, ctx);
 }
 
+void ali_hashtab_clear(struct ali_hashtab *t)
+{
+	if (t->cap)
+		memset(t->slot, 0, t->cap * sizeof *t->slot);
+	t->n = 0;
+}
+
+bool ali_hashtab_name_eq(size_t item, const void *key, void *ctx)
+{
+	const char *const *names = ctx;
+	return strcmp(names[item], key) == 0;
+}
+
 void ali_hashtab_free(struct ali_hashtab *t)
 {
 	ali_free(t->slot);

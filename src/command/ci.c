@@ -140,7 +140,7 @@ static char *own(struct al_ci *ci, const char *s)
 		ci->owned = v;
 		ci->cap_owned = cap;
 	}
-	char *d = strdup(s);
+	char *d = ali_strdup(s);
 	if (d)
 		ci->owned[ci->n_owned++] = d;
 	return d;
@@ -319,8 +319,8 @@ static const char *cached_key(struct al_ci *ci, const struct al_submodel *sm, co
 	free(k->file);
 	free(k->path);
 	free(k->key);
-	k->file = strdup(file);
-	k->path = strdup(sm->path);
+	k->file = ali_strdup(file);
+	k->path = ali_strdup(sm->path);
 	k->key = ali_cmd_model_key(sm, anchor);
 	k->anchor = anchor;
 	if (!k->file || !k->path || !k->key) {
@@ -1002,7 +1002,7 @@ enum al_status al_ci_open(const struct al_ci_opts *o, al_ci **out)
 	ci->cl_baseline = g->baseline || o->write_baseline;
 	if (!o->no_config) {
 		if (o->config) {
-			ci->cfg_path = strdup(o->config);
+			ci->cfg_path = ali_strdup(o->config);
 		} else {
 			if (o->first_path) { /* upward from the first model (a directory searched for
 					      * models: from itself), else the working directory */
@@ -1040,7 +1040,7 @@ enum al_status al_ci_load_baselines(al_ci *ci)
 		return AL_E_INVALID_ARG;
 	const char *given = ci->settings.baseline;
 	if (given && !ci->writing_baseline) {
-		ci->base.path = strdup(given);
+		ci->base.path = ali_strdup(given);
 		ci->base.dir = ali_cmd_dir_of(given);
 		enum al_status rc = ali_cmd_baseline_load(ci, &ci->base, given);
 		if (rc)

@@ -106,7 +106,7 @@ static enum al_status search_dir(struct al_ci *ci, const char *dir, const char *
 			}
 			names = v;
 		}
-		if (!(names[n] = strdup(de->d_name))) {
+		if (!(names[n] = ali_strdup(de->d_name))) {
 			rc = AL_E_IO;
 			break;
 		}

@@ -108,7 +108,7 @@ struct al_ci_baseline {
 al_ci_baseline *al_ci_baseline_begin(al_ci *ci, const char *path)
 {
 	struct al_ci_baseline *b = ci && path ? calloc(1, sizeof *b) : NULL;
-	if (!b || !(b->path = strdup(path)) || !(b->w.arr = json_object_new_array())) {
+	if (!b || !(b->path = ali_strdup(path)) || !(b->w.arr = json_object_new_array())) {
 		if (b)
 			free(b->path);
 		free(b);
@@ -117,7 +117,7 @@ al_ci_baseline *al_ci_baseline_begin(al_ci *ci, const char *path)
 	}
 	char *anchor = ali_cmd_dir_of(path); /* the directory the file goes in (it may not exist yet) */
 	if (!anchor) {
-		char *copy = strdup(path);
+		char *copy = ali_strdup(path);
 		char *slash = copy ? strrchr(copy, '/') : NULL;
 		if (slash)
 			*slash = 0;

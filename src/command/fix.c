@@ -465,8 +465,8 @@ static void put_dims(char *b, size_t cap, const char *name, const int64_t *d, ui
 {
 	size_t k = strlen(b);
 	k += (size_t)snprintf(b + k, k < cap ? cap - k : 0, "%s=", name);
-	for (uint32_t i = 0; i < r && k < cap; i++)
-		k += (size_t)snprintf(b + k, cap - k, "%s%lld", i ? "," : "", (long long)d[i]);
+	if (k < cap)
+		ali_dims_str(b + k, cap - k, d, r, AL_DIMS_BARE);
 }
 
 static double worst_rel(const struct al_proof *p)

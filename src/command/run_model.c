@@ -112,10 +112,8 @@ static char *to_string(void (*fn)(FILE *, const al_tensor *), const al_tensor *t
 
 static void put_shape(FILE *out, const al_tensor *t)
 {
-	fputc('[', out);
-	for (int i = 0; i < al_tensor_rank(t); i++)
-		fprintf(out, "%s%lld", i ? "," : "", (long long)al_tensor_dims(t)[i]);
-	fputc(']', out);
+	int rank = al_tensor_rank(t);
+	ali_dims_fput(out, al_tensor_dims(t), rank > 0 ? (size_t)rank : 0, 0);
 }
 
 static void summarize(FILE *out, const al_tensor *ct)

@@ -505,13 +505,11 @@ static void json_tensors(FILE *out, const struct al_split_tensor *v, uint32_t n)
 		fprintf(out, ", \"role\": \"%s\", \"from_part\": %d", role_name(v[k].role),
 			v[k].from_part >= 0 ? v[k].from_part + 1 : 0);
 		if (v[k].rank) {
-			fprintf(out, ", \"dtype\": \"%s\", \"shape\": [", al_dtype_name(v[k].dtype));
-			for (int i = 0; i < v[k].rank; i++)
-				fprintf(out, "%s%lld", i ? ", " : "", (long long)v[k].dims[i]);
-			fprintf(out, "], \"blob\": [");
-			for (int i = 0; i < v[k].inferred.rank; i++)
-				fprintf(out, "%s%lld", i ? ", " : "", (long long)v[k].inferred.dims[i]);
-			fprintf(out, "]");
+			fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", al_dtype_name(v[k].dtype));
+			ali_dims_fput(out, v[k].dims, v[k].rank > 0 ? (size_t)v[k].rank : 0, AL_DIMS_SPACED);
+			fprintf(out, ", \"blob\": ");
+			ali_dims_fput(out, v[k].inferred.dims,
+				      v[k].inferred.rank > 0 ? (size_t)v[k].inferred.rank : 0, AL_DIMS_SPACED);
 		}
 		fprintf(out, "}");
 	}

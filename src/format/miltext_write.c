@@ -180,6 +180,85 @@ static int64_t sext32(uint64_t u)
 	return x & 0x80000000u ? -(int64_t)(~x) - 1 : (int64_t)x;
 }
 
+/* The elements of a `bytes` TensorValue: raw little-endian values of dt,
+ * sub-byte types packed from bit 0 (want: as for elems). */
+static bool raw_elems(struct w *W, al_span data, int dt, long long want, struct items *I)
+{
+	const uint8_t *p = data.p;
+	size_t n = data.n;
+	int bits = 8, sgn = 0;
+	switch (dt) {
+	case AL_DT_FP16: case AL_DT_BF16: case AL_DT_INT16: case AL_DT_UINT16: bits = 16; break;
+	case AL_DT_FP32: case AL_DT_INT32: case AL_DT_UINT32: bits = 32; break;
+	case AL_DT_FP64: case AL_DT_INT64: case AL_DT_UINT64: bits = 64; break;
+	case AL_DT_INT4: case AL_DT_UINT4: bits = 4; break;
+	case AL_DT_UINT1: bits = 1; break;
+	case AL_DT_UINT2: bits = 2; break;
+	case AL_DT_UINT3: bits = 3; break;
+	case AL_DT_UINT6: bits = 6; break;
+	case AL_DT_INT8: case AL_DT_UINT8: case AL_DT_BOOL: break;
+	default: return fail(W);
+	}
+	sgn = dt == AL_DT_INT4 || dt == AL_DT_INT8 || dt == AL_DT_INT16 ||
+	      dt == AL_DT_INT32 || dt == AL_DT_INT64;
+	if (bits >= 8) {
+		size_t wb = (size_t)bits / 8;
+		if (n % wb)
+			return fail(W);
+		for (size_t i = 0; i < n; i += wb) {
+			uint64_t u = 0;
+			for (size_t k = 0; k < wb; k++)
+				u |= (uint64_t)p[i + k] << (8 * k);
+			if (dt == AL_DT_FP16)
+				fnum(W, ali_half_to_double((uint32_t)u));
+			else if (dt == AL_DT_BF16) {
+				uint32_t b32 = (uint32_t)u << 16;
+				float x;
+				memcpy(&x, &b32, 4);
+				fnum(W, x);
+			} else if (dt == AL_DT_FP32) {
+				uint32_t b32 = (uint32_t)u;
+				float x;
+				memcpy(&x, &b32, 4);
+				fnum(W, x);
+			} else if (dt == AL_DT_FP64) {
+				double x;
+				memcpy(&x, &u, 8);
+				fnum(W, x);
+			} else if (dt == AL_DT_BOOL) {
+				put(W, u ? "true" : "false");
+			} else if (sgn && bits < 64 && (u >> (bits - 1) & 1)) {
+				ali_buf_printf(W->o, "%" PRId64, (int64_t)u - (int64_t)((uint64_t)1 << (bits - 1)) * 2);
+			} else if (sgn) {
+				ali_buf_printf(W->o, "%" PRId64, (int64_t)u);
+			} else {
+				ali_buf_printf(W->o, "%" PRIu64, u);
+			}
+			if (!item_done(W, I))
+				return false;
+		}
+	} else {
+		/* sub-byte: the declared count, else every whole element present */
+		size_t count = n * 8 / (size_t)bits;
+		if (want >= 0 && (unsigned long long)want < count)
+			count = (size_t)want;
+		for (size_t i = 0; i < count; i++) {
+			unsigned u = 0;
+			for (int b = 0; b < bits; b++) {
+				size_t pos = i * (size_t)bits + (size_t)b;
+				u |= (unsigned)(p[pos / 8] >> (pos % 8) & 1) << b;
+			}
+			if (sgn && (u >> (bits - 1) & 1))
+				ali_buf_printf(W->o, "%d", (int)u - (1 << bits));
+			else
+				ali_buf_printf(W->o, "%u", u);
+			if (!item_done(W, I))
+				return false;
+		}
+	}
+	return true;
+}
+
 /* want: the element count the type declares (sub-byte data is padded to whole
  * bytes), or -1 when not known. */
 static bool elems(struct w *W, al_span tv, int dt, long long want, struct items *I)
@@ -215,78 +294,8 @@ static bool elems(struct w *W, al_span tv, int dt, long long want, struct items 
 		if (member == 7) { /* raw bytes of dt */
 			if (g.wire != PB_LEN)
 				return fail(W);
-			const uint8_t *p = g.data.p;
-			size_t n = g.data.n;
-			int bits = 8, sgn = 0;
-			switch (dt) {
-			case AL_DT_FP16: case AL_DT_BF16: case AL_DT_INT16: case AL_DT_UINT16: bits = 16; break;
-			case AL_DT_FP32: case AL_DT_INT32: case AL_DT_UINT32: bits = 32; break;
-			case AL_DT_FP64: case AL_DT_INT64: case AL_DT_UINT64: bits = 64; break;
-			case AL_DT_INT4: case AL_DT_UINT4: bits = 4; break;
-			case AL_DT_UINT1: bits = 1; break;
-			case AL_DT_UINT2: bits = 2; break;
-			case AL_DT_UINT3: bits = 3; break;
-			case AL_DT_UINT6: bits = 6; break;
-			case AL_DT_INT8: case AL_DT_UINT8: case AL_DT_BOOL: break;
-			default: return fail(W);
-			}
-			sgn = dt == AL_DT_INT4 || dt == AL_DT_INT8 || dt == AL_DT_INT16 ||
-			      dt == AL_DT_INT32 || dt == AL_DT_INT64;
-			if (bits >= 8) {
-				size_t wb = (size_t)bits / 8;
-				if (n % wb)
-					return fail(W);
-				for (size_t i = 0; i < n; i += wb) {
-					uint64_t u = 0;
-					for (size_t k = 0; k < wb; k++)
-						u |= (uint64_t)p[i + k] << (8 * k);
-					if (dt == AL_DT_FP16)
-						fnum(W, ali_half_to_double((uint32_t)u));
-					else if (dt == AL_DT_BF16) {
-						uint32_t b32 = (uint32_t)u << 16;
-						float x;
-						memcpy(&x, &b32, 4);
-						fnum(W, x);
-					} else if (dt == AL_DT_FP32) {
-						uint32_t b32 = (uint32_t)u;
-						float x;
-						memcpy(&x, &b32, 4);
-						fnum(W, x);
-					} else if (dt == AL_DT_FP64) {
-						double x;
-						memcpy(&x, &u, 8);
-						fnum(W, x);
-					} else if (dt == AL_DT_BOOL) {
-						put(W, u ? "true" : "false");
-					} else if (sgn && bits < 64 && (u >> (bits - 1) & 1)) {
-						ali_buf_printf(W->o, "%" PRId64, (int64_t)u - (int64_t)((uint64_t)1 << (bits - 1)) * 2);
-					} else if (sgn) {
-						ali_buf_printf(W->o, "%" PRId64, (int64_t)u);
-					} else {
-						ali_buf_printf(W->o, "%" PRIu64, u);
-					}
-					if (!item_done(W, I))
-						return false;
-				}
-			} else {
-				/* sub-byte: the declared count, else every whole element present */
-				size_t count = n * 8 / (size_t)bits;
-				if (want >= 0 && (unsigned long long)want < count)
-					count = (size_t)want;
-				for (size_t i = 0; i < count; i++) {
-					unsigned u = 0;
-					for (int b = 0; b < bits; b++) {
-						size_t pos = i * (size_t)bits + (size_t)b;
-						u |= (unsigned)(p[pos / 8] >> (pos % 8) & 1) << b;
-					}
-					if (sgn && (u >> (bits - 1) & 1))
-						ali_buf_printf(W->o, "%d", (int)u - (1 << bits));
-					else
-						ali_buf_printf(W->o, "%u", u);
-					if (!item_done(W, I))
-						return false;
-				}
-			}
+			if (!raw_elems(W, g.data, dt, want, I))
+				return false;
 			continue;
 		}
 		/* numbers: one element or a packed run */

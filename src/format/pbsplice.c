@@ -12,65 +12,6 @@
 
 /* ------------------------------------------------------------------ writer */
 
-void ali_buf_free(struct al_buf *b)
-{
-	ali_free(b->p);
-	memset(b, 0, sizeof *b);
-}
-
-void ali_buf_put(struct al_buf *b, const void *p, size_t n)
-{
-	if (b->failed || n == 0)
-		return;
-	if (n > SIZE_MAX / 2 - b->n) {
-		b->failed = true;
-		return;
-	}
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->n + n)
-			cap *= 2;
-		uint8_t *q = ali_realloc(b->p, cap);
-		if (!q) {
-			b->failed = true;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-/* The one printf of the library onto a growing buffer (MIL text, probe models, the
- * calibration rules): a short line formatted on the stack, a longer one in its own allocation. */
-void ali_buf_printf(struct al_buf *t, const char *fmt, ...)
-{
-	char small[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		t->failed = true;
-		return;
-	}
-	if ((size_t)n < sizeof small) {
-		ali_buf_put(t, small, (size_t)n);
-		return;
-	}
-	char *big = ali_malloc((size_t)n + 1);
-	if (!big) {
-		t->failed = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	ali_buf_put(t, big, (size_t)n);
-	ali_free(big);
-}
-
 size_t ali_varint_size(uint64_t v)
 {
 	size_t k = 1;

@@ -18,18 +18,12 @@
 #define ANELINT_PBSPLICE_H
 
 #include "anelint.h"
+#include "base.h"
 #include "pb.h"
 
-/* ------------------------------------------------------------------ writer */
-struct al_buf {
-	uint8_t *p;
-	size_t n, cap;
-	bool failed; /* an allocation failed; every later append is a no-op */
-};
-void ali_buf_free(struct al_buf *b);
-void ali_buf_put(struct al_buf *b, const void *p, size_t n);
-/* printf onto the end of b, whatever the length (b->failed when it cannot grow) */
-void ali_buf_printf(struct al_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ------------------------------------------------------------------ writer
+ * Protobuf fields appended to an al_buf (base.h: the buffer, ali_buf_put,
+ * ali_buf_printf). */
 void ali_buf_varint(struct al_buf *b, uint64_t v);
 void ali_buf_tag(struct al_buf *b, uint32_t field, enum pb_wire w);
 void ali_buf_len(struct al_buf *b, uint32_t field, const void *p, size_t n); /* tag, length, bytes */

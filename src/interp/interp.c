@@ -42,11 +42,7 @@ static const struct al_named_tensor *find_input(const struct al_named_tensor *in
 
 static void fmt_dims(char *buf, size_t cap, int rank, const int64_t *dims)
 {
-	size_t k = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < rank && k < cap; i++)
-		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)dims[i]);
-	if (k < cap)
-		snprintf(buf + k, cap - k, "]");
+	ali_dims_str(buf, cap, dims, rank > 0 ? (size_t)rank : 0, 0);
 }
 
 /* Whether dims fit feature f's declared shape or flexibility. */

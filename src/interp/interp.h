@@ -79,8 +79,6 @@ struct al_tensor *ali_tensor_view(struct al_exec *x, const struct al_node *n, st
 /* A tensor with t's data and other dims (same count): shares nothing, copies the data. */
 struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n,
 				     const struct al_tensor *t, int rank, const int64_t *dims);
-/* A heap copy of s (ali_malloc; free with ali_free), or NULL. */
-char *ali_strdup(const char *s);
 /* Product of dims; false on overflow or above AL_TENSOR_MAX_ELEMS. */
 #if SIZE_MAX > 0xffffffffu
 #define AL_TENSOR_MAX_ELEMS ((size_t)1 << 32)

@@ -1025,16 +1025,33 @@ static void lt_count(void *ctx, const char *name, uint32_t index)
 	(*(size_t *)ctx)++;
 }
 
+/* The entry of name in u, added (last 0, not own) when absent; SIZE_MAX only
+ * past the room lt_build reserved, which every name fits in. */
+static size_t lt_entry(struct lifetimes *u, const char *name)
+{
+	if (!name)
+		return SIZE_MAX;
+	uint64_t h = ali_hash_str(name);
+	size_t i = ali_hashtab_find(&u->index, h, ali_hashtab_name_eq, name, (void *)u->name);
+	if (i != SIZE_MAX)
+		return i;
+	if (u->n == u->cap || !ali_hashtab_add(&u->index, h, u->n))
+		return SIZE_MAX;
+	u->name[u->n] = name;
+	return u->n++;
+}
+
 static void lt_note(void *ctx, const char *name, uint32_t index)
 {
 	struct lifetimes *u = ctx;
-	size_t i = mx_lt_slot(u, name);
-	u->name[i] = name;
-	u->last[i] = index;
+	size_t i = lt_entry(u, name);
+	if (i != SIZE_MAX)
+		u->last[i] = index;
 }
 
 static void lt_free(struct lifetimes *u)
 {
+	ali_hashtab_free(&u->index);
 	ali_free(u->name);
 	ali_free(u->last);
 	ali_free(u->own);
@@ -1049,31 +1066,30 @@ static bool lt_build(struct lifetimes *u, const struct al_graph *g, const struct
 		each_use(&g->nodes[i], 0, lt_count, &n, i);
 		n += g->nodes[i].n_outputs;
 	}
-	u->cap = 16;
-	while (u->cap < 2 * n + 2)
-		u->cap *= 2;
-	u->name = ali_calloc(u->cap, sizeof *u->name);
-	u->last = ali_calloc(u->cap, sizeof *u->last);
-	u->own = ali_calloc(u->cap, sizeof *u->own);
-	if (!u->name || !u->last || !u->own) {
+	u->cap = n;
+	u->name = ali_calloc(n ? n : 1, sizeof *u->name);
+	u->last = ali_calloc(n ? n : 1, sizeof *u->last);
+	u->own = ali_calloc(n ? n : 1, sizeof *u->own);
+	if (!u->name || !u->last || !u->own || !ali_hashtab_reserve(&u->index, n)) {
 		lt_free(u);
 		return false;
 	}
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		each_use(&g->nodes[i], 0, lt_note, u, i);
 		for (uint32_t k = 0; k < g->nodes[i].n_outputs; k++) {
-			size_t j = mx_lt_slot(u, g->nodes[i].outputs[k]);
-			if (!u->name[j]) { /* defined, never read */
-				u->name[j] = g->nodes[i].outputs[k];
+			size_t j = mx_lt_find(u, g->nodes[i].outputs[k]);
+			if (j == SIZE_MAX) { /* defined, never read */
+				if ((j = lt_entry(u, g->nodes[i].outputs[k])) == SIZE_MAX)
+					continue;
 				u->last[j] = i;
 			}
 			u->own[j] = true;
 		}
 	}
 	for (uint32_t k = 0; k < io->n_outputs; k++) {
-		size_t j = mx_lt_slot(u, io->outputs[k]);
-		u->name[j] = io->outputs[k];
-		u->own[j] = false;
+		size_t j = lt_entry(u, io->outputs[k]);
+		if (j != SIZE_MAX)
+			u->own[j] = false;
 	}
 	return true;
 }
@@ -1088,8 +1104,8 @@ struct drop_ctx {
 static void lt_drop(void *ctx, const char *name, uint32_t index)
 {
 	struct drop_ctx *d = ctx;
-	size_t j = mx_lt_slot(d->u, name);
-	if (d->ok && d->u->name[j] && d->u->own[j] && d->u->last[j] == index) {
+	size_t j = mx_lt_find(d->u, name);
+	if (d->ok && j != SIZE_MAX && d->u->own[j] && d->u->last[j] == index) {
 		d->u->own[j] = false; /* once */
 		d->ok = ali_env_put(d->env, name, al_tensor_ref(d->empty));
 	}
@@ -1101,7 +1117,7 @@ static bool lt_after(struct lifetimes *u, const struct al_node *n, uint32_t i, s
 		     struct al_tensor *empty)
 {
 	struct drop_ctx d = {u, env, empty, true};
-	if (!u->cap)
+	if (!u->name) /* not built */
 		return true;
 	each_use(n, 0, lt_drop, &d, i);
 	for (uint32_t k = 0; k < n->n_outputs; k++)

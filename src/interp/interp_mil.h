@@ -31,8 +31,9 @@ struct cache_slot {
 };
 
 struct mx_cache {
-	struct cache_slot *slots;
+	struct cache_slot *slots; /* in the order kept */
 	size_t cap, used;
+	struct ali_hashtab index; /* items index slots, keyed by address */
 	uint64_t bytes; /* of the tensors it keeps (model caches) */
 };
 
@@ -51,15 +52,16 @@ struct mx_model_cache {
 /* Per run: the model's cache, and this run's own for what is not worth keeping
  * (packed indices and integer data, only read by the constexpr ops). */
 /* In the main block, when each value is read last (interp_mil.c builds it per
- * run): open addressing over names. */
+ * run): one entry per name, found through the one hash table. */
 struct lifetimes {
+	struct ali_hashtab index; /* items index the arrays */
 	const char **name;
 	uint32_t *last;  /* index of the last op reading it */
 	bool *own;       /* an op of the block defines it, and it is not an output */
-	size_t cap;
+	size_t n, cap;
 };
-/* The slot of name in u (its own or the empty one where it would go). */
-size_t mx_lt_slot(const struct lifetimes *u, const char *name);
+/* The entry of name in u, or SIZE_MAX. */
+size_t mx_lt_find(const struct lifetimes *u, const char *name);
 
 struct mx_run {
 	struct al_exec *x;

@@ -100,11 +100,7 @@ bool mx_same_dims(const struct al_tensor *t, int rank, const int64_t *dims)
 
 const char *mx_dims_str(const struct al_tensor *t, char *buf, size_t cap)
 {
-	size_t k = (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < t->rank && k < cap; i++)
-		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
-	if (k < cap)
-		snprintf(buf + k, cap - k, "]");
+	ali_dims_str(buf, cap, t->dims, t->rank > 0 ? (size_t)t->rank : 0, 0);
 	return buf;
 }
 
@@ -468,12 +464,11 @@ bool mx_str(struct mx *c, const char *param, const char *def, char *buf, size_t 
 	return false;
 }
 
-size_t mx_lt_slot(const struct lifetimes *u, const char *name)
+size_t mx_lt_find(const struct lifetimes *u, const char *name)
 {
-	size_t i = ali_hash_str(name) & (u->cap - 1);
-	while (u->name[i] && strcmp(u->name[i], name) != 0)
-		i = (i + 1) & (u->cap - 1);
-	return i;
+	if (!name)
+		return SIZE_MAX;
+	return ali_hashtab_find(&u->index, ali_hash_str(name), ali_hashtab_name_eq, name, (void *)u->name);
 }
 
 struct al_tensor *mx_take(struct mx *c, const char *param)
@@ -487,8 +482,8 @@ struct al_tensor *mx_take(struct mx *c, const char *param)
 	size_t len = b.n < AL_MAX_NAME ? b.n : AL_MAX_NAME; /* as mx_in_k */
 	memcpy(name, b.p, len);
 	name[len] = '\0';
-	size_t j = mx_lt_slot(r->lt, name);
-	if (!r->lt->name[j] || !r->lt->own[j] || r->lt->last[j] != r->at)
+	size_t j = mx_lt_find(r->lt, name);
+	if (j == SIZE_MAX || !r->lt->own[j] || r->lt->last[j] != r->at)
 		return NULL;
 	unsigned reads = 0; /* read once: not also another parameter of this op */
 	for (uint32_t i = 0; i < c->n->n_inputs; i++)

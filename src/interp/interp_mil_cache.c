@@ -4,67 +4,56 @@
  * constexpr form) kept with the model (al_model.interp) per precision, a run's
  * own cache for what is not worth keeping, and data ops derive from constants
  * once per model (mx_derived: a convolution's Winograd weights). Tables keyed
- * by addresses (open addressing). interp_mil.h declares it.
+ * by addresses (the one hash table, ali_hashtab). interp_mil.h declares it.
  */
 #include "interp_mil.h"
 
 #include <string.h>
 
-/* Keys are node addresses, not names: a multiplicative mix of the pointer,
- * cheaper than hashing bytes and different in kind from ali_hash_str. */
-static size_t ptr_hash(const void *p, size_t cap)
+/* Keys are node addresses, not names: the address itself is the hash (the
+ * table mixes its bits), and an entry matches only the same address. */
+static uint64_t ptr_hash(const void *p)
 {
-	uintptr_t u = (uintptr_t)p;
-	u ^= u >> 17;
-	u *= (uintptr_t)0x9E3779B97F4A7C15u;
-	return (size_t)(u >> 7) & (cap - 1);
+	return (uint64_t)(uintptr_t)p;
+}
+
+static bool slot_eq(size_t item, const void *key, void *ctx)
+{
+	const struct mx_cache *r = ctx;
+	return r->slots[item].key == key;
 }
 
 static struct al_tensor *slot_get(const struct mx_cache *r, const void *key)
 {
-	if (!r->cap)
+	if (!r->used)
 		return NULL;
-	for (size_t i = ptr_hash(key, r->cap);; i = (i + 1) & (r->cap - 1)) {
-		if (!r->slots[i].key)
-			return NULL;
-		if (r->slots[i].key == key)
-			return r->slots[i].t;
-	}
+	size_t i = ali_hashtab_find(&r->index, ptr_hash(key), slot_eq, key, (void *)r);
+	return i == SIZE_MAX ? NULL : r->slots[i].t;
 }
 
 /* Keeps a reference to t; false when it could not grow (then nothing is kept). */
 static bool slot_put(struct mx_cache *r, const void *key, struct al_tensor *t)
 {
-	if ((r->used + 1) * 2 > r->cap) {
+	if (r->used == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct cache_slot *s = ali_calloc(cap, sizeof *s);
+		struct cache_slot *s = ali_realloc(r->slots, cap * sizeof *s);
 		if (!s)
 			return false;
-		for (size_t i = 0; i < r->cap; i++) {
-			if (!r->slots[i].key)
-				continue;
-			size_t j = ptr_hash(r->slots[i].key, cap);
-			while (s[j].key)
-				j = (j + 1) & (cap - 1);
-			s[j] = r->slots[i];
-		}
-		ali_free(r->slots);
 		r->slots = s;
 		r->cap = cap;
 	}
-	size_t j = ptr_hash(key, r->cap);
-	while (r->slots[j].key)
-		j = (j + 1) & (r->cap - 1);
-	r->slots[j] = (struct cache_slot){key, al_tensor_ref(t)};
-	r->used++;
+	if (!ali_hashtab_add(&r->index, ptr_hash(key), r->used))
+		return false;
+	r->slots[r->used++] = (struct cache_slot){key, al_tensor_ref(t)};
 	return true;
 }
 
 void mxc_free(struct mx_cache *r)
 {
-	for (size_t i = 0; i < r->cap; i++)
+	for (size_t i = 0; i < r->used; i++)
 		ali_tensor_unref(r->slots[i].t);
 	ali_free(r->slots);
+	ali_hashtab_free(&r->index);
 	memset(r, 0, sizeof *r);
 }
 

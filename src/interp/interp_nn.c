@@ -514,18 +514,18 @@ out:
  * memory follows the live activations, not all of them. A dropped blob is bound to
  * a shared empty tensor (the environment has no unbind). */
 struct last_use {
+	struct ali_hashtab index; /* items index name / last */
 	const char **name;
 	uint32_t *last;
-	size_t cap;
+	size_t n, cap;
 };
 
-/* The slot of name (existing or empty). */
-static size_t lu_slot(const struct last_use *u, const char *name)
+/* The entry of name, or SIZE_MAX. */
+static size_t lu_find(const struct last_use *u, const char *name)
 {
-	size_t i = ali_hash_str(name) & (u->cap - 1);
-	while (u->name[i] && strcmp(u->name[i], name) != 0)
-		i = (i + 1) & (u->cap - 1);
-	return i;
+	if (!name)
+		return SIZE_MAX;
+	return ali_hashtab_find(&u->index, ali_hash_str(name), ali_hashtab_name_eq, name, (void *)u->name);
 }
 
 /* Call fn(ctx, name) for every input of n and of the layers nested in it. */
@@ -552,9 +552,15 @@ struct lu_ctx {
 static void note_one(void *ctx, const char *name)
 {
 	struct lu_ctx *c = ctx;
-	size_t i = lu_slot(c->u, name);
-	c->u->name[i] = name;
-	c->u->last[i] = c->index;
+	struct last_use *u = c->u;
+	size_t i = lu_find(u, name);
+	if (i == SIZE_MAX) {
+		if (!name || u->n == u->cap || !ali_hashtab_add(&u->index, ali_hash_str(name), u->n))
+			return; /* cannot happen: room for every input was reserved */
+		i = u->n++;
+		u->name[i] = name;
+	}
+	u->last[i] = c->index;
 }
 
 static bool last_use_build(struct last_use *u, const struct al_graph *g)
@@ -562,12 +568,10 @@ static bool last_use_build(struct last_use *u, const struct al_graph *g)
 	size_t n = 0;
 	for (uint32_t i = 0; i < g->n_nodes; i++)
 		each_input(&g->nodes[i], 0, count_one, &n);
-	u->cap = 16;
-	while (u->cap < 2 * n + 2)
-		u->cap *= 2;
-	u->name = ali_calloc(u->cap, sizeof *u->name);
-	u->last = ali_calloc(u->cap, sizeof *u->last);
-	if (!u->name || !u->last)
+	u->cap = n;
+	u->name = ali_calloc(n ? n : 1, sizeof *u->name);
+	u->last = ali_calloc(n ? n : 1, sizeof *u->last);
+	if (!u->name || !u->last || !ali_hashtab_reserve(&u->index, n))
 		return false;
 	for (uint32_t i = 0; i < g->n_nodes; i++) {
 		struct lu_ctx c = {u, i};
@@ -587,8 +591,8 @@ static void drop_one(void *ctx, const char *name)
 {
 	struct drop_ctx *c = ctx;
 	struct nn_run *r = c->r;
-	size_t i = lu_slot(c->u, name);
-	if (!c->u->name[i] || c->u->last[i] != c->index)
+	size_t i = lu_find(c->u, name);
+	if (i == SIZE_MAX || c->u->last[i] != c->index)
 		return;
 	for (uint32_t k = 0; k < r->n_keep; k++)
 		if (strcmp(r->keep[k], name) == 0)
@@ -620,6 +624,7 @@ static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int 
 		if (r->flow != NN_FLOW_NONE)
 			break; /* loopBreak / loopContinue: the enclosing loop takes it */
 	}
+	ali_hashtab_free(&u.index);
 	ali_free(u.name);
 	ali_free(u.last);
 	return st;

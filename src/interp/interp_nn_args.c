@@ -73,15 +73,7 @@ enum al_status nn_arity(struct nn_layer *l, uint32_t in_lo, uint32_t in_hi, uint
 
 const char *nn_dims_str(char *buf, size_t cap, int rank, const int64_t *dims)
 {
-	size_t k = 0;
-	if (cap == 0)
-		return buf;
-	buf[0] = '\0';
-	k += (size_t)snprintf(buf, cap, "[");
-	for (int i = 0; i < rank && k < cap; i++)
-		k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)dims[i]);
-	if (k < cap)
-		snprintf(buf + k, cap - k, "]");
+	ali_dims_str(buf, cap, dims, rank > 0 ? (size_t)rank : 0, 0);
 	return buf;
 }
 

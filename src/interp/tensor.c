@@ -308,27 +308,19 @@ struct al_tensor *ali_tensor_reshaped(struct al_exec *x, const struct al_node *n
 	return r;
 }
 
-char *ali_strdup(const char *s)
-{
-	size_t len = strlen(s);
-	char *c = ali_malloc(len + 1);
-	if (c)
-		memcpy(c, s, len + 1);
-	return c;
-}
-
 /* ================================================================ environment
- * Open addressing over (name, tensor) slots; names are copied. */
+ * (name, tensor) entries in the order bound, found through the one hash table;
+ * names are copied. */
 struct env_slot {
 	char *name;
 	struct al_tensor *t;
-	uint32_t hash;
 };
 struct al_env {
 	struct al_exec *x;
 	struct al_env *parent;
 	struct env_slot *slots;
-	size_t cap, used;
+	size_t n, cap;
+	struct ali_hashtab index; /* items index slots */
 };
 
 struct al_env *ali_env_new(struct al_exec *x, struct al_env *parent)
@@ -348,34 +340,34 @@ void ali_env_free(struct al_env *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->cap; i++)
-		if (e->slots[i].name) {
-			ali_free(e->slots[i].name);
-			ali_tensor_unref(e->slots[i].t);
-		}
+	for (size_t i = 0; i < e->n; i++) {
+		ali_free(e->slots[i].name);
+		ali_tensor_unref(e->slots[i].t);
+	}
 	ali_free(e->slots);
+	ali_hashtab_free(&e->index);
 	ali_free(e);
 }
 
-static struct env_slot *find_slot(const struct al_env *e, const char *name, uint32_t h)
+static bool env_eq(size_t item, const void *key, void *ctx)
 {
-	if (!e->cap)
+	const struct al_env *e = ctx;
+	return strcmp(e->slots[item].name, key) == 0;
+}
+
+static struct env_slot *find_slot(const struct al_env *e, const char *name, uint64_t h)
+{
+	if (!e->n)
 		return NULL;
-	for (size_t i = h & (e->cap - 1), k = 0; k < e->cap; k++, i = (i + 1) & (e->cap - 1)) {
-		struct env_slot *s = &e->slots[i];
-		if (!s->name)
-			return NULL;
-		if (s->hash == h && strcmp(s->name, name) == 0)
-			return s;
-	}
-	return NULL;
+	size_t i = ali_hashtab_find(&e->index, h, env_eq, name, (void *)e);
+	return i == SIZE_MAX ? NULL : &e->slots[i];
 }
 
 struct al_tensor *ali_env_get(const struct al_env *e, const char *name)
 {
 	if (!name)
 		return NULL;
-	uint32_t h = (uint32_t)ali_hash_str(name);
+	uint64_t h = ali_hash_str(name);
 	for (; e; e = e->parent) {
 		struct env_slot *s = find_slot(e, name, h);
 		if (s)
@@ -384,25 +376,12 @@ struct al_tensor *ali_env_get(const struct al_env *e, const char *name)
 	return NULL;
 }
 
-static bool grow(struct al_env *e)
+static bool env_nomem(struct al_env *e, struct al_tensor *t)
 {
-	size_t cap = e->cap ? e->cap * 2 : 64;
-	struct env_slot *slots = ali_calloc(cap, sizeof *slots);
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < e->cap; i++) {
-		struct env_slot *s = &e->slots[i];
-		if (!s->name)
-			continue;
-		size_t j = s->hash & (cap - 1);
-		while (slots[j].name)
-			j = (j + 1) & (cap - 1);
-		slots[j] = *s;
-	}
-	ali_free(e->slots);
-	e->slots = slots;
-	e->cap = cap;
-	return true;
+	ali_tensor_unref(t);
+	if (e->x)
+		ali_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
+	return false;
 }
 
 bool ali_env_put(struct al_env *e, const char *name, struct al_tensor *t)
@@ -411,31 +390,29 @@ bool ali_env_put(struct al_env *e, const char *name, struct al_tensor *t)
 		ali_tensor_unref(t);
 		return false;
 	}
-	uint32_t h = (uint32_t)ali_hash_str(name);
+	uint64_t h = ali_hash_str(name);
 	struct env_slot *s = find_slot(e, name, h);
 	if (s) {
 		ali_tensor_unref(s->t);
 		s->t = t;
 		return true;
 	}
-	if ((e->used + 1) * 2 > e->cap && !grow(e)) {
-		ali_tensor_unref(t);
-		if (e->x)
-			ali_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
-		return false;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct env_slot *v = ali_realloc(e->slots, cap * sizeof *v);
+		if (!v)
+			return env_nomem(e, t);
+		e->slots = v;
+		e->cap = cap;
 	}
 	char *copy = ali_strdup(name);
-	if (!copy) {
-		ali_tensor_unref(t);
-		if (e->x)
-			ali_exec_fail(e->x, NULL, AL_E_NOMEM, "out of memory");
-		return false;
+	if (!copy)
+		return env_nomem(e, t);
+	if (!ali_hashtab_add(&e->index, h, e->n)) {
+		ali_free(copy);
+		return env_nomem(e, t);
 	}
-	size_t j = h & (e->cap - 1);
-	while (e->slots[j].name)
-		j = (j + 1) & (e->cap - 1);
-	e->slots[j] = (struct env_slot){copy, t, h};
-	e->used++;
+	e->slots[e->n++] = (struct env_slot){copy, t};
 	return true;
 }
 

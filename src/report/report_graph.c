@@ -13,52 +13,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- name -> graph node, open addressing over borrowed strings */
+/* ---- name -> graph node: borrowed strings, found through the one hash table */
 struct name_map {
-	const char **key;
+	struct ali_hashtab t; /* items index key / val */
+	const char **key;     /* the names put since the last clear, in order */
 	uint32_t *val;
-	size_t cap; /* power of two, at least twice the names put */
+	size_t n, cap;        /* cap: the names the map has room for */
 };
 
 static bool map_init(struct name_map *m, size_t names)
 {
-	m->cap = 16;
-	while (m->cap < 2 * names + 2)
-		m->cap *= 2;
-	m->key = ali_calloc(m->cap, sizeof *m->key);
-	m->val = ali_calloc(m->cap, sizeof *m->val);
-	return m->key && m->val;
+	m->cap = names;
+	m->key = ali_calloc(names ? names : 1, sizeof *m->key);
+	m->val = ali_calloc(names ? names : 1, sizeof *m->val);
+	return m->key && m->val && ali_hashtab_reserve(&m->t, names);
 }
 
 static void map_clear(struct name_map *m)
 {
-	memset(m->key, 0, m->cap * sizeof *m->key);
+	ali_hashtab_clear(&m->t);
+	m->n = 0;
+}
+
+static void map_free(struct name_map *m)
+{
+	ali_hashtab_free(&m->t);
+	ali_free(m->key);
+	ali_free(m->val);
 }
 
 static void map_put(struct name_map *m, const char *k, uint32_t v)
 {
 	if (!k || !*k)
 		return;
-	size_t i = (size_t)ali_hash_str(k) & (m->cap - 1);
-	while (m->key[i] && strcmp(m->key[i], k) != 0)
-		i = (i + 1) & (m->cap - 1);
-	m->key[i] = k;
-	m->val[i] = v;
+	uint64_t h = ali_hash_str(k);
+	size_t i = ali_hashtab_find(&m->t, h, ali_hashtab_name_eq, k, (void *)m->key);
+	if (i != SIZE_MAX) {
+		m->val[i] = v;
+		return;
+	}
+	if (m->n == m->cap || !ali_hashtab_add(&m->t, h, m->n)) /* room reserved: cannot fail */
+		return;
+	m->key[m->n] = k;
+	m->val[m->n++] = v;
 }
 
 static bool map_get(const struct name_map *m, const char *k, uint32_t *v)
 {
 	if (!k || !*k)
 		return false;
-	size_t i = (size_t)ali_hash_str(k) & (m->cap - 1);
-	while (m->key[i]) {
-		if (strcmp(m->key[i], k) == 0) {
-			*v = m->val[i];
-			return true;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
-	return false;
+	size_t i = ali_hashtab_find(&m->t, ali_hash_str(k), ali_hashtab_name_eq, k, (void *)m->key);
+	if (i == SIZE_MAX)
+		return false;
+	*v = m->val[i];
+	return true;
 }
 
 /* ---- rows */
@@ -192,8 +200,7 @@ bool ali_dag_build(const struct al_view *v, struct al_dag *g)
 		for (uint32_t i = 0; i < n->n_outputs; i++)
 			map_put(&map, n->outputs[i], to);
 	}
-	ali_free(map.key);
-	ali_free(map.val);
+	map_free(&map);
 	ali_free(mark);
 	g->by_node = ali_calloc(total ? total : 1, sizeof *g->by_node);
 	if (!g->by_node) {
@@ -205,8 +212,7 @@ bool ali_dag_build(const struct al_view *v, struct al_dag *g)
 	qsort(g->by_node, total, sizeof *g->by_node, cmp_ref);
 	return true;
 fail:
-	ali_free(map.key);
-	ali_free(map.val);
+	map_free(&map);
 	ali_free(mark);
 	ali_free(c.rows);
 	g->rows = NULL;

@@ -383,14 +383,10 @@ static void nn_params(struct pbuf *b, const struct al_node *n, al_span p)
 
 static void put_ttype(struct pbuf *b, const struct al_ttype *t)
 {
-	add(b, "%s [", al_dtype_name(t->dtype));
-	for (int i = 0; i < t->rank && t->dims && i < AL_SHAPE_MAX_RANK; i++) {
-		if (t->dims[i] < 0)
-			add(b, "%s?", i ? ", " : "");
-		else
-			add(b, "%s%" PRId64, i ? ", " : "", t->dims[i]);
-	}
-	add(b, "]");
+	char dims[2 + AL_SHAPE_MAX_RANK * 22];
+	int rank = t->dims ? (t->rank < AL_SHAPE_MAX_RANK ? t->rank : AL_SHAPE_MAX_RANK) : 0;
+	ali_dims_str(dims, sizeof dims, t->dims, rank > 0 ? (size_t)rank : 0, AL_DIMS_SPACED | AL_DIMS_QUERY);
+	add(b, "%s %s", al_dtype_name(t->dtype), dims);
 }
 
 static bool float_dtype(int dt)

@@ -685,14 +685,7 @@ static void print_prediction(FILE *out, const struct al_check_opts *co, const st
 
 static void print_shape(FILE *out, const int64_t *v, uint32_t n)
 {
-	fputc('[', out);
-	for (uint32_t i = 0; i < n; i++) {
-		if (v[i] < 0)
-			fprintf(out, "%s?", i ? ", " : "");
-		else
-			fprintf(out, "%s%" PRId64, i ? ", " : "", v[i]);
-	}
-	fputc(']', out);
+	ali_dims_fput(out, v, n, AL_DIMS_SPACED | AL_DIMS_QUERY);
 }
 
 static void print_feature_at(FILE *out, const struct al_feature *f, const char *lead);

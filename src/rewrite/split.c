@@ -145,8 +145,9 @@ struct al_splitter {
 	struct xpart *x;
 	size_t n_parts;
 	/* plan-time */
-	struct name *names;
-	size_t cap_names;
+	struct name *names;             /* in the order first asked for */
+	size_t n_names, cap_names;
+	struct ali_hashtab name_index;  /* items index names */
 	al_diags *d;
 	enum al_status refused;
 };
@@ -169,20 +170,31 @@ static enum al_status refuse(struct al_splitter *s, enum al_status st, const str
 
 /* ------------------------------------------------------------------ names */
 
+static bool name_eq(size_t item, const void *key, void *ctx)
+{
+	const struct al_splitter *s = ctx;
+	return strcmp(s->names[item].s, key) == 0;
+}
+
 static struct name *name_get(struct al_splitter *s, const char *z)
 {
-	size_t mask = s->cap_names - 1, i = (size_t)ali_hash_str(z) & mask;
-	for (size_t k = 0; k < s->cap_names; k++, i = (i + 1) & mask) {
-		struct name *e = &s->names[i];
-		if (!e->s) {
-			e->s = z;
-			e->part = e->exported_by = e->stamp = e->input = -1;
-			return e;
-		}
-		if (strcmp(e->s, z) == 0)
-			return e;
-	}
-	return NULL; /* cannot happen: the table has room for every name */
+	uint64_t h = ali_hash_str(z);
+	size_t i = ali_hashtab_find(&s->name_index, h, name_eq, z, s);
+	if (i != SIZE_MAX)
+		return &s->names[i];
+	if (s->n_names == s->cap_names || !ali_hashtab_add(&s->name_index, h, s->n_names))
+		return NULL; /* cannot happen: room for every name was reserved */
+	struct name *e = &s->names[s->n_names++];
+	*e = (struct name){.s = z, .part = -1, .exported_by = -1, .stamp = -1, .input = -1};
+	return e;
+}
+
+static void names_free(struct al_splitter *s)
+{
+	ali_free(s->names);
+	s->names = NULL;
+	s->n_names = s->cap_names = 0;
+	ali_hashtab_free(&s->name_index);
 }
 
 static size_t count_names(const struct al_graph *g)
@@ -799,13 +811,11 @@ static enum al_status plan_parts(struct al_splitter *s, const uint8_t *cut)
 	s->n_parts = n;
 	s->parts = ali_arena_array(&s->arena, n, sizeof *s->parts);
 	s->x = ali_arena_array(&s->arena, n, sizeof *s->x);
-	size_t cap = 16;
 	size_t want = count_names(g) + sub->n_inputs + sub->n_outputs + 2;
-	while (cap < 2 * want)
-		cap *= 2;
-	s->names = ali_calloc(cap, sizeof *s->names);
-	s->cap_names = cap;
-	if (!s->parts || !s->x || !s->names)
+	s->names = ali_calloc(want, sizeof *s->names);
+	s->n_names = 0;
+	s->cap_names = want;
+	if (!s->parts || !s->x || !s->names || !ali_hashtab_reserve(&s->name_index, want))
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 	for (uint32_t i = 0; i < sub->n_inputs; i++) {
 		struct name *e = name_get(s, sub->inputs[i].name);
@@ -899,8 +909,7 @@ static enum al_status segment_cuts(struct al_splitter *s, uint8_t *cut)
 		s->d = scratch;
 		s->refused = AL_OK;
 		enum al_status st = plan_parts(s, cut);
-		ali_free(s->names);
-		s->names = NULL;
+		names_free(s);
 		s->d = real;
 		s->refused = AL_OK;
 		if (st == AL_E_NOMEM) {
@@ -1013,8 +1022,7 @@ enum al_status al_split_plan(al_model *m, const struct al_split_opts *o, al_spli
 		st = plan_parts(s, cut);
 out:
 	ali_free(cut);
-	ali_free(s->names);
-	s->names = NULL;
+	names_free(s);
 	s->d = NULL;
 	if (!st && s->arena.failed)
 		st = AL_E_NOMEM;
@@ -1040,7 +1048,7 @@ void al_split_free(al_splitter *s)
 {
 	if (!s)
 		return;
-	ali_free(s->names);
+	names_free(s);
 	ali_arena_free(&s->arena);
 	ali_free(s);
 }

@@ -152,6 +152,15 @@ static void test_hashtab(void **state)
 	assert_true(ali_hashtab_next(&u, 42, &cur, NULL, NULL, NULL) == SIZE_MAX);
 	assert_int_equal(ali_hashtab_find(&u, 43, NULL, NULL, NULL), 9);
 	assert_false(ali_hashtab_add(&u, 1, SIZE_MAX)); /* not an item: SIZE_MAX means none */
+	/* cleared: no items, the room kept (a name map reused per function) */
+	size_t room = u.cap;
+	ali_hashtab_clear(&u);
+	assert_int_equal(u.n, 0);
+	assert_int_equal(u.cap, room);
+	assert_true(ali_hashtab_find(&u, 43, NULL, NULL, NULL) == SIZE_MAX);
+	/* the shared eq over an array of names: ctx is the array */
+	assert_int_equal(ali_hashtab_find(&t, ali_hash_str(names[5]), ali_hashtab_name_eq, names[5], names), 5);
+	assert_true(ali_hashtab_find(&t, ali_hash_str("L5x"), ali_hashtab_name_eq, "L5x", names) == SIZE_MAX);
 	ali_hashtab_free(&u);
 	ali_hashtab_free(&t);
 	assert_null(t.slot);
