@@ -21,6 +21,11 @@
    so every file of src/cli/ is a front end: it includes no header of the
    project but cli.h (the CLI's own) and anelint.h, and no object of src/cli/
    uses an internal ali_ symbol (nm), only the public API.
+7. Tests named by pass (#32): every row of the pass table (AL_PASSES in
+   src/rewrite/surgery.c) has a test whose file name is the pass name, "-" as
+   "_": tests/pass_<name>.sh or tests/unit/test_pass_<name>.c, so that a reader
+   finds the test of mil-lstm-unroll by its name. PASS_TESTS_TODO lists the rows
+   whose tests are still named otherwise (it only shrinks).
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
@@ -230,6 +235,34 @@ def add_al_api():
     print(f"AL_API added to {len(missing)} declarations of {path}")
 
 
+# Rows of the pass table whose tests still have other names (tests/fix_mil.sh,
+# tests/pass_nn_attention_split.sh, ...): the ML Program passes of surgery_mil.c and
+# passes/ and the attention pass, renamed with their files (#32 item 4).
+PASS_TESTS_TODO = {
+    "nn-attention-split-heads", "mil-range-to-const", "mil-fill-to-const", "mil-fill-like-to-const",
+    "mil-cumsum-to-matmul", "mil-io-fp16", "mil-fp32-island", "mil-linear-split-cap", "mil-block-bc1s-conv",
+    "mil-matmul-const-bc1s-conv", "mil-upsample-x2-chain", "mil-sdpa-split-heads", "mil-lstm-unroll-fp16",
+    "mil-gru-unroll",
+}
+
+
+def pass_tests():
+    """7. every row of the pass table has a test named after the pass"""
+    rows = re.findall(r'^\s*X\("([a-z0-9-]+)",', open(os.path.join("src", "rewrite", "surgery.c")).read(),
+                      flags=re.M)
+    check(len(rows) > 30, f"src/rewrite/surgery.c's pass table read ({len(rows)} rows)")
+    for name in rows:
+        stem = name.replace("-", "_")
+        script, unit = f"tests/pass_{stem}.sh", f"tests/unit/test_pass_{stem}.c"
+        found = os.path.exists(script) or os.path.exists(unit)
+        if name in PASS_TESTS_TODO:
+            if found:
+                print(f"# {name} has {script if os.path.exists(script) else unit} now: "
+                      "drop it from PASS_TESTS_TODO")
+            continue
+        check(found, f"the pass {name} has a test named after it ({script} or {unit})")
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--add-al-api"]:
         add_al_api()
@@ -240,5 +273,6 @@ if __name__ == "__main__":
     symbols(build)
     names(build)
     thin_cli(build)
+    pass_tests()
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -68,9 +68,9 @@ bool ali_pass_mil_lstm_unroll_fp16(struct al_mil_pass *c);
 bool ali_pass_mil_gru_unroll(struct al_mil_pass *c);
 /* A while_loop of a static trip count unrolled (passes/mil_while_unroll.c). */
 bool ali_pass_mil_while_unroll(struct al_mil_pass *c);
-/* Per-block quantized weight -> int8 per output channel (surgery_quant.c). */
+/* Per-block quantized weight -> int8 per output channel (passes/mil_blockwise_to_per_channel.c). */
 bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
-/* Model-level passes (surgery_model.c): edit the description (and an ML
+/* Model-level passes (passes/model_input_shape.c): edit the description (and an ML
  * Program's function input) for request r; c->n is a stand-in node. */
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
 bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r);
@@ -116,15 +116,15 @@ bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char 
  * raised to 7 (once). */
 enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name);
 enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
-/* NeuralNetwork fp16 model I/O (surgery_model.c): every fp32 multi-array input
+/* NeuralNetwork fp16 model I/O (passes/nn_io_fp16.c): every fp32 multi-array input
  * and output of the root model; c->n is a stand-in node. */
 bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
 
-/* surgery_mil.c's writers, for the passes of other files (surgery_quant.c,
- * surgery_fp16.c): a MIL ValueType of a tensor; ali_mil_add_blob below appends
+/* surgery_mil.c's writers, for the passes of other files (passes/mil_blockwise_to_per_channel.c,
+ * passes/mil_fp16_compute.c): a MIL ValueType of a tensor; ali_mil_add_blob below appends
  * one blob (BlobDataType blob_dtype: 1 fp16, 2 fp32, 4 int8 ...). */
 void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims);
-/* mil-fp16-compute (surgery_fp16.c): every fp32 op of an ML Program's
+/* mil-fp16-compute (passes/mil_fp16_compute.c): every fp32 op of an ML Program's
  * function -> fp16; c->n is a stand-in node named after the function. Its
  * edits are splices of its own (c->layer stays empty). */
 bool ali_pass_mil_fp16(struct al_mil_pass *c);

@@ -23,7 +23,7 @@ bool ali_pass_nn_expand_const(struct al_mil_pass *c)
 	if (!c->src->msg.p || c->n->n_inputs != 1 || c->n->n_outputs != 1 || !c->n->outputs[0])
 		return ali_mil_say(c, "%u inputs, %u outputs", c->n->n_inputs, c->n->n_outputs);
 	const struct al_node *k = ali_nn_producer(c->n, c->n->inputs[0]);
-	if (!k || !k->type || strcmp(k->type, "loadConstantND") != 0)
+	if (!k || !k->type || k->kind != AL_NNK_loadConstantND)
 		return ali_mil_say(c, "its input is not a loadConstantND's");
 	const struct al_node_src *ks = al_src(k);
 	al_span data;

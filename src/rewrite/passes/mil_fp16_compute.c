@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* surgery_fp16.c: mil-fp16-compute, a whole ML Program converted with
- * compute_precision=FLOAT32 (every op fp32: ANE029 sends each one to the GPU /
- * CPU) rewritten to compute in fp16, as coremltools' FLOAT16 compute
- * precision (its add_fp16_cast pass followed by the cast clean-ups) would
- * have produced it. docs/surgery.md "mil-fp16-compute".
+/* mil_fp16_compute.c: the pass mil-fp16-compute (its row in surgery.c's pass
+ * table, run by its plan_mil_fp16 once per program before the per-op rows;
+ * docs/surgery.md "mil-fp16-compute").
+ * Match:   an ML Program converted with compute_precision=FLOAT32 (every op
+ *          fp32: ANE029 sends each one to the GPU / CPU); refusals below.
+ * Rewrite: the program computing in fp16, as coremltools' FLOAT16 compute
+ *          precision (its add_fp16_cast pass followed by the cast clean-ups)
+ *          would have produced it (below).
+ * Proves:  approximate: every op rounds to fp16 (the whole models are run).
  *
  * Per value of the function's block:
  *   - an op output of dtype fp32 -> fp16 (the op computes in fp16), unless the
@@ -28,10 +32,8 @@
  * change what it means. Refused: a program that already has fp16 ops (mixed:
  * mil-fp32-island's), more than one function, nested blocks (cond /
  * while_loop bodies read outer values by name), an op type anelint does not
- * know (its fp16 form could not be proved), an inline fp32 literal.
- * Approximate: every op rounds to fp16.
- */
-#include "surgery_int.h"
+ * know (its fp16 form could not be proved), an inline fp32 literal. */
+#include "passes.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -634,17 +636,16 @@ static bool add_val(struct fx *x, const char *name, int prod, uint32_t k, int dt
 	return true;
 }
 
-/* Classify every op and value; false with c->why when the pass does not apply
- * (c->why empty: nothing to do, reported quietly). */
-static bool classify(struct fx *x, const struct al_submodel *sub)
+/* The function's values (its inputs, every op's outputs) into x->v, and the
+ * checks of the whole block: no nested blocks, no unknown op, some fp32
+ * compute (else false with no reason: nothing to convert), no fp16 op yet, one
+ * function. io: the block's inputs and outputs. */
+static bool scan_values(struct fx *x, const struct al_submodel *sub, const struct al_mil_block_io *io)
 {
 	struct al_mil_pass *c = x->c;
 	const struct al_graph *g = x->g;
-	struct al_mil_block_io io;
-	if (!ali_mil_block_io(g, &io))
-		return ali_mil_say(c, "the function's block is not readable");
-	for (uint32_t i = 0; i < io.n_inputs; i++)
-		if (io.inputs[i] && !add_val(x, io.inputs[i], -1, 0, io.in_types[i].kind == 0 ? io.in_types[i].dtype : 0))
+	for (uint32_t i = 0; i < io->n_inputs; i++)
+		if (io->inputs[i] && !add_val(x, io->inputs[i], -1, 0, io->in_types[i].kind == 0 ? io->in_types[i].dtype : 0))
 			return ali_mil_say(c, "out of memory");
 	uint32_t n16 = 0, n32 = 0;
 	const struct al_node *eg16 = NULL;
@@ -658,14 +659,14 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 		if (n->kind < 0)
 			return ali_mil_say(c, "'%s' is a %s, an op anelint does not know: its fp16 form cannot be "
 					   "proved", n->name ? n->name : "?", n->type);
-		bool is_const = strcmp(n->type, "const") == 0;
+		bool is_const = n->kind == AL_MILK_const;
 		for (uint32_t j = 0; j < n->n_outputs; j++) {
 			int dt = n->out_types && n->out_types[j].kind == 0 ? n->out_types[j].dtype : 0;
 			if (!is_const && dt == AL_DT_FP16 && !eg16)
 				eg16 = n;
 			n16 += !is_const && dt == AL_DT_FP16;
 			/* casts alone (an fp16 program's I/O casts) are no fp32 compute */
-			n32 += !is_const && dt == AL_DT_FP32 && strcmp(n->type, "cast") != 0;
+			n32 += !is_const && dt == AL_DT_FP32 && n->kind != AL_MILK_cast;
 			if (!add_val(x, n->outputs[j], (int)k, j, dt))
 				return ali_mil_say(c, "out of memory");
 		}
@@ -677,36 +678,75 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 				   "islands are mil-fp32-island's)", n16, eg16->name ? eg16->name : "?", eg16->type);
 	if (sub->n_functions != 1 || sub->n_fdescs > 1)
 		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
-	if (!(x->sorted = ali_malloc((x->nv + 1) * sizeof *x->sorted)) ||
-	    !(x->kind = ali_calloc(g->n_nodes + 1, sizeof *x->kind)) ||
-	    !(x->why_kept = ali_calloc(g->n_nodes + 1, sizeof *x->why_kept)))
-		return ali_mil_say(c, "out of memory");
-	for (uint32_t i = 0; i < x->nv; i++)
-		x->sorted[i] = i;
-	ali_sort_r(x->sorted, x->nv, sizeof *x->sorted, by_name, x->v);
-	for (uint32_t i = 0; i < io.n_outputs; i++) {
-		struct fval *v = io.outputs[i] ? fx_find(x, io.outputs[i]) : NULL;
-		if (v)
-			v->is_out = true;
-	}
-	/* fp32 consts: whether they fit fp16 (an op reading one that does not stays fp32) */
-	bool *bad = ali_calloc(g->n_nodes + 1, sizeof *bad);
-	if (!bad)
-		return ali_mil_say(c, "out of memory");
-	for (uint32_t k = 0; k < g->n_nodes; k++) {
-		const struct al_node *n = &g->nodes[k];
-		if (strcmp(n->type, "const") != 0) {
-			x->kind[k] = K_OTHER;
+	return true;
+}
+
+/* Why op n must stay fp32 because it reads an fp32 const beyond fp16's range
+ * (bad[its producer]), or NULL. */
+static const char *const_reason(struct fx *x, const struct al_node *n, const bool *bad)
+{
+	struct al_mil_pass *c = x->c;
+	const char *why = NULL;
+	/* an fp32 constant beyond fp16 (read where the op would read fp16) */
+	const struct al_node_src *src = al_src(n);
+	for (uint32_t a = 0; !why && a < src->n_mil_args; a++) {
+		const struct al_mil_arg *arg = &src->mil_args[a];
+		if (arg->param && fp32_only(x, n, arg->param))
 			continue;
+		for (uint32_t b = 0; !why && b < arg->n_binds; b++) {
+			const struct al_mil_bind *bd = &arg->binds[b];
+			const struct fval *v = bd->kind == 1 && bd->input < n->n_inputs && n->inputs[bd->input]
+						       ? fx_find(x, n->inputs[bd->input]) : NULL;
+			if (v && v->prod >= 0 && bad[v->prod])
+				why = ali_arena_printf(&c->s->arena, "reads '%s', an fp32 constant beyond fp16's "
+						       "range (|v| > 65504) or not readable", v->name);
 		}
-		x->kind[k] = K_CONST;
-		if (n->n_outputs != 1 || !n->out_types || n->out_types[0].dtype != AL_DT_FP32)
-			continue;
-		bad[k] = !const_fits(x, n);
 	}
-	/* ops: converted, unless they must stay fp32 */
-	bool ok = true;
-	for (uint32_t k = 0; k < g->n_nodes && ok; k++) {
+	return why;
+}
+
+/* Why op n must stay fp32 because of an fp32 literal bound in place (not a
+ * const op) to a parameter that would read fp16, or NULL. */
+static const char *literal_reason(struct fx *x, const struct al_node *n)
+{
+	struct al_mil_pass *c = x->c;
+	const char *why = NULL;
+	/* a literal bound in place (not a const op) */
+	struct pb_iter it;
+	struct pb_field f;
+	pb_iter_init(&it, al_src(n)->msg);
+	while (!why && pb_next(&it, &f)) {
+		al_span arg, key = {0};
+		if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &arg))
+			continue;
+		(void)pb_get_bytes(f.data, 1, &key);
+		char param[64] = "";
+		if (key.p && key.n < sizeof param)
+			memcpy(param, key.p, key.n), param[key.n] = '\0';
+		if (param[0] && fp32_only(x, n, param))
+			continue; /* stays fp32 where it is */
+		struct pb_iter ai;
+		struct pb_field af;
+		pb_iter_init(&ai, arg);
+		while (pb_next(&ai, &af)) {
+			al_span lit;
+			struct al_mil_value mv;
+			if (af.num == 1 && af.wire == PB_LEN && pb_get_bytes(af.data, 2, &lit) &&
+			    ali_mil_value_read(lit, &mv) && mv.dtype == AL_DT_FP32)
+				why = ali_arena_printf(&c->s->arena, "'%.*s' is an fp32 literal bound in place",
+						       (int)(key.n < 64 ? key.n : 64), (const char *)key.p);
+		}
+	}
+	return why;
+}
+
+/* Each op's kind (x->kind): converted to fp16, kept fp32 (with why), a cast, a
+ * const, or other (no float value). bad: the fp32 consts that do not fit fp16. */
+static void classify_ops(struct fx *x, const bool *bad)
+{
+	struct al_mil_pass *c = x->c;
+	const struct al_graph *g = x->g;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
 		const struct al_node *n = &g->nodes[k];
 		if (x->kind[k] == K_CONST)
 			continue;
@@ -718,53 +758,16 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			const struct fval *v = n->inputs[i] ? fx_find(x, n->inputs[i]) : NULL;
 			any_float |= v && is_float(v->dt);
 		}
-		/* an fp32 constant beyond fp16 (read where the op would read fp16) */
-		const struct al_node_src *src = al_src(n);
-		for (uint32_t a = 0; !why && a < src->n_mil_args; a++) {
-			const struct al_mil_arg *arg = &src->mil_args[a];
-			if (arg->param && fp32_only(x, n, arg->param))
-				continue;
-			for (uint32_t b = 0; !why && b < arg->n_binds; b++) {
-				const struct al_mil_bind *bd = &arg->binds[b];
-				const struct fval *v = bd->kind == 1 && bd->input < n->n_inputs && n->inputs[bd->input]
-							       ? fx_find(x, n->inputs[bd->input]) : NULL;
-				if (v && v->prod >= 0 && bad[v->prod])
-					why = ali_arena_printf(&c->s->arena, "reads '%s', an fp32 constant beyond fp16's "
-							       "range (|v| > 65504) or not readable", v->name);
-			}
-		}
-		/* a literal bound in place (not a const op) */
-		struct pb_iter it;
-		struct pb_field f;
-		pb_iter_init(&it, al_src(n)->msg);
-		while (!why && pb_next(&it, &f)) {
-			al_span arg, key = {0};
-			if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &arg))
-				continue;
-			(void)pb_get_bytes(f.data, 1, &key);
-			char param[64] = "";
-			if (key.p && key.n < sizeof param)
-				memcpy(param, key.p, key.n), param[key.n] = '\0';
-			if (param[0] && fp32_only(x, n, param))
-				continue; /* stays fp32 where it is */
-			struct pb_iter ai;
-			struct pb_field af;
-			pb_iter_init(&ai, arg);
-			while (pb_next(&ai, &af)) {
-				al_span lit;
-				struct al_mil_value mv;
-				if (af.num == 1 && af.wire == PB_LEN && pb_get_bytes(af.data, 2, &lit) &&
-				    ali_mil_value_read(lit, &mv) && mv.dtype == AL_DT_FP32)
-					why = ali_arena_printf(&c->s->arena, "'%.*s' is an fp32 literal bound in place",
-							       (int)(key.n < 64 ? key.n : 64), (const char *)key.p);
-			}
-		}
+		if (!why)
+			why = const_reason(x, n, bad);
+		if (!why)
+			why = literal_reason(x, n);
 		uint32_t n_float = 0, n_only32 = 0;
 		float_inputs(x, n, &n_float, &n_only32);
 		if (!why && n_float && n_only32 == n_float)
 			why = ali_arena_printf(&c->s->arena, "on opset iOS %d %s takes fp32 only (its op definition)",
 					       x->ios, n->type);
-		if (strcmp(n->type, "cast") == 0) {
+		if (n->kind == AL_MILK_cast) {
 			x->kind[k] = K_CAST; /* to fp32: to fp16 instead; else as it is */
 			x->n_conv++;
 		} else if (!any_float) {
@@ -783,20 +786,13 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			x->n_in32 += n_only32;
 		}
 	}
-	ali_free(bad);
-	/* values produced by ops */
-	for (uint32_t i = 0; i < x->nv; i++) {
-		struct fval *v = &x->v[i];
-		if (v->dt != AL_DT_FP32)
-			v->cls = VAL_OTHER;
-		else if (v->prod < 0 || x->kind[v->prod] == K_KEEP || x->kind[v->prod] == K_CONST)
-			v->cls = VAL_KEEP32;
-		else if (x->kind[v->prod] == K_CONV || x->kind[v->prod] == K_CAST)
-			v->cls = VAL_CONV16;
-		else
-			v->cls = VAL_KEEP32;
-	}
-	/* readers */
+}
+
+/* Which values are read in fp16 (need16) and which in fp32 (need32), by the
+ * ops converted or kept. */
+static void mark_readers(struct fx *x)
+{
+	const struct al_graph *g = x->g;
 	for (uint32_t k = 0; k < g->n_nodes; k++) {
 		const struct al_node *n = &g->nodes[k];
 		if (x->kind[k] != K_CONV && x->kind[k] != K_KEEP)
@@ -819,6 +815,25 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			}
 		}
 	}
+}
+
+/* Each value's class after the rewrite (from its producer's kind); then the
+ * fp32 consts read in fp16: fp16 in place when only fp16 ops read them, else an
+ * fp16 copy. */
+static void classify_values(struct fx *x)
+{
+	for (uint32_t i = 0; i < x->nv; i++) {
+		struct fval *v = &x->v[i];
+		if (v->dt != AL_DT_FP32)
+			v->cls = VAL_OTHER;
+		else if (v->prod < 0 || x->kind[v->prod] == K_KEEP || x->kind[v->prod] == K_CONST)
+			v->cls = VAL_KEEP32;
+		else if (x->kind[v->prod] == K_CONV || x->kind[v->prod] == K_CAST)
+			v->cls = VAL_CONV16;
+		else
+			v->cls = VAL_KEEP32;
+	}
+	mark_readers(x);
 	/* fp32 consts: fp16 in place when only fp16 ops read them, else an fp16 copy */
 	for (uint32_t i = 0; i < x->nv; i++) {
 		struct fval *v = &x->v[i];
@@ -833,6 +848,49 @@ static bool classify(struct fx *x, const struct al_submodel *sub)
 			x->n_dup++;
 		}
 	}
+}
+
+/* Classify every op and value (x->v, x->kind); false with c->why when the pass
+ * does not apply (c->why empty: nothing to do, reported quietly). */
+static bool classify(struct fx *x, const struct al_submodel *sub)
+{
+	struct al_mil_pass *c = x->c;
+	const struct al_graph *g = x->g;
+	struct al_mil_block_io io;
+	if (!ali_mil_block_io(g, &io))
+		return ali_mil_say(c, "the function's block is not readable");
+	if (!scan_values(x, sub, &io))
+		return false;
+	if (!(x->sorted = ali_malloc((x->nv + 1) * sizeof *x->sorted)) ||
+	    !(x->kind = ali_calloc(g->n_nodes + 1, sizeof *x->kind)) ||
+	    !(x->why_kept = ali_calloc(g->n_nodes + 1, sizeof *x->why_kept)))
+		return ali_mil_say(c, "out of memory");
+	for (uint32_t i = 0; i < x->nv; i++)
+		x->sorted[i] = i;
+	ali_sort_r(x->sorted, x->nv, sizeof *x->sorted, by_name, x->v);
+	for (uint32_t i = 0; i < io.n_outputs; i++) {
+		struct fval *v = io.outputs[i] ? fx_find(x, io.outputs[i]) : NULL;
+		if (v)
+			v->is_out = true;
+	}
+	/* fp32 consts: whether they fit fp16 (an op reading one that does not stays fp32) */
+	bool *bad = ali_calloc(g->n_nodes + 1, sizeof *bad);
+	if (!bad)
+		return ali_mil_say(c, "out of memory");
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *n = &g->nodes[k];
+		if (n->kind != AL_MILK_const) {
+			x->kind[k] = K_OTHER;
+			continue;
+		}
+		x->kind[k] = K_CONST;
+		if (n->n_outputs != 1 || !n->out_types || n->out_types[0].dtype != AL_DT_FP32)
+			continue;
+		bad[k] = !const_fits(x, n);
+	}
+	classify_ops(x, bad);
+	ali_free(bad);
+	classify_values(x);
 	return true;
 }
 

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* surgery_model.c: model-level passes of `anelint fix` (docs/surgery.md
- * "Model-level fixes"): they edit the model description (and an ML Program's
+/* model_input_shape.c: the model-level passes input-fixed-shape and
+ * input-enumerated-shapes (their rows in surgery.c's pass table, run by its
+ * plan_model once per --shape / --enumerate request; docs/surgery.md
+ * "Model-level fixes"). They edit the model description (and an ML Program's
  * function inputs), not layers.
  *
- *   input-fixed-shape        --shape NAME=D1,D2,... / NAME=default: a flexible
- *                            multi-array or image input (shape range / enumerated
- *                            shapes, imageSizeRange / enumeratedSizes) -> one fixed shape
- *   input-enumerated-shapes  --enumerate NAME=S1;S2;...: a shape range -> the
- *                            enumerated shapes given (first = default)
+ *   input-fixed-shape        Match:   --shape NAME=D1,D2,... / NAME=default of a flexible
+ *                                     multi-array or image input (shape range / enumerated
+ *                                     shapes, imageSizeRange / enumeratedSizes), a shape it
+ *                                     accepts.
+ *                            Rewrite: the input's type -> that one fixed shape.
+ *   input-enumerated-shapes  Match:   --enumerate NAME=S1;S2;... of a range-flexible input,
+ *                                     1-128 distinct shapes inside its range.
+ *                            Rewrite: the shape range -> the enumerated shapes (first = default).
  *
- * Both only narrow the shapes a model accepts to ones it accepted before: every
- * layer's bytes stay the same, so on the shapes kept the model computes what it
- * did (exact). The rule they answer is ANE040 (a shape range keeps the whole
- * model off the ANE; evidence R2, catalog S2-S4). */
-#include "analysis.h"
-#include "pbsplice.h"
-#include "surgery_int.h"
+ * Proves (exact): both only narrow the shapes a model accepts to ones it
+ * accepted before: every layer's bytes stay the same, so on the shapes kept the
+ * model computes what it did. The rule they answer is ANE040 (a shape range
+ * keeps the whole model off the ANE; evidence R2, catalog S2-S4). */
+#include "passes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -295,69 +298,5 @@ bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r)
 	fmt_dims(r->dims, r->rank, b, sizeof b);
 	snprintf(c->after, sizeof c->after, "input '%.40s': %u enumerated shape%s (default %.50s)", r->input,
 		 r->n_shapes, r->n_shapes == 1 ? "" : "s", b);
-	return true;
-}
-
-/* ------------------------------------------------------------------ NeuralNetwork fp16 I/O
- * A NeuralNetwork model's fp32 multi-array inputs and outputs typed FLOAT16
- * (approximate: the caller passes and gets fp16 values, rounded once at the
- * boundary; the layers compute as before). FLOAT16 multi-arrays need
- * specificationVersion 7 (iOS 16 / macOS 13): raised when lower. Core ML's
- * NeuralNetwork validator takes any multi-array dataType (it checks that the
- * I/O are images or multi-arrays), the spec-version check asks for 7; that
- * the runtime then feeds fp16 buffers to the NeuralNetwork engines without a
- * conversion is not verified here (no Mac). Only under --allow approximate. */
-bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
-{
-	const struct al_submodel *sub = c->s->m->n_subs ? c->s->m->subs[0] : NULL;
-	if (!sub || sub->world != AL_WORLD_NN)
-		return c->why[0] = '\0', false; /* not a candidate: not reported */
-	char list[120] = "";
-	size_t k = 0;
-	uint32_t n = 0;
-	/* every feature's dataType field found first: a failure half way would
-	 * leave edits of a rewrite that is not applied */
-	al_span desc;
-	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL))
-		return ali_mil_say(c, "the model has no description");
-	for (int side = 0; side < 2; side++) {
-		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
-		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
-		for (uint32_t i = 0; i < nf; i++) {
-			al_span fd, ftype, arr;
-			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
-				continue;
-			if (!ali_pb_named(desc, side ? 10 : DESC_INPUT, fs[i].name, &fd) ||
-			    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, &arr, NULL, NULL) ||
-			    !ali_pb_first(arr, 2, NULL, NULL, NULL))
-				return ali_mil_say(c, "%s '%.60s' has no multi-array dataType in the file",
-						   side ? "output" : "input", fs[i].name);
-		}
-	}
-	for (int side = 0; side < 2; side++) {
-		const struct al_feature *fs = side ? sub->outputs : sub->inputs;
-		uint32_t nf = side ? sub->n_outputs : sub->n_inputs;
-		for (uint32_t i = 0; i < nf; i++) {
-			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
-				continue;
-			enum al_status st = ali_surgery_desc_fp16(c->s, side ? 10 : 1, fs[i].name);
-			if (st != AL_OK)
-				return ali_mil_say(c, "%s '%.60s' could not be retyped (%s)", side ? "output" : "input",
-						   fs[i].name, al_status_str(st));
-			n++;
-			if (k + 70 < sizeof list)
-				k += (size_t)snprintf(list + k, sizeof list - k, "%s%s '%.40s'", k ? ", " : "",
-						      side ? "output" : "input", fs[i].name);
-		}
-	}
-	if (!n)
-		return c->why[0] = '\0', false;
-	uint64_t spec = 0;
-	pb_get_varint(c->s->root, 1, &spec);
-	enum al_status st = ali_surgery_spec_fp16(c->s);
-	if (st != AL_OK)
-		return ali_mil_say(c, "specificationVersion could not be raised (%s)", al_status_str(st));
-	snprintf(c->after, sizeof c->after, "fp16 %.110s%s", list,
-		 spec < 7 ? " (specificationVersion 7: iOS 16 / macOS 13)" : "");
 	return true;
 }

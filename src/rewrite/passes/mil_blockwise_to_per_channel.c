@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* surgery_quant.c: the weight-compression passes of `anelint fix`.
+/* mil_blockwise_to_per_channel.c: the pass mil-blockwise-to-per-channel (its
+ * row in surgery.c's pass table; docs/surgery.md).
+ * Match:   a constexpr_blockwise_shift_scale quantizing a weight per block, read
+ *          as the weight of linear / conv ops only.
+ * Rewrite: the same op with int8 data, one scale per output channel (new blobs).
+ * Proves:  approximate: each value moves by at most half its row's step (below).
  *
  * mil-blockwise-to-per-channel (ANE038, approximate): a weight quantized per
  * block (constexpr_blockwise_shift_scale whose scale has more than one and
@@ -23,7 +28,7 @@
  * of a block does not fall on the int8 grid of its row), hence approximate,
  * opt-in with --allow approximate. Both new constants are new blobs in
  * weight.bin; the old blobs stay (nothing in a package is ever moved). */
-#include "surgery_int.h"
+#include "passes.h"
 #include "interp.h"
 #include "kernels.h"
 
@@ -81,7 +86,7 @@ static void readers(const struct al_graph *g, const char *name, const struct al_
  * weight's axis 0 is the output channel). */
 static bool weight_reader(const struct al_node *r, const char *name)
 {
-	if (!r->type || (strcmp(r->type, "linear") != 0 && strcmp(r->type, "conv") != 0))
+	if (!r->type || (r->kind != AL_MILK_linear && r->kind != AL_MILK_conv))
 		return false;
 	uint32_t uses = 0;
 	for (uint32_t i = 0; i < r->n_inputs; i++)
