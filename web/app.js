@@ -468,7 +468,7 @@ function showLayers() {
 // op list beside it is the keyboard's way in: arrow keys move, Enter opens the
 // op's rule, reason, evidence and confidence, Esc closes.
 const GRAPH_MAX_OPS = 3000;        // drawn; the list has every op
-const NODE_W = 156, NODE_H = 36, GAP_X = 18, GAP_Y = 34;
+const NODE_W = 172, NODE_H = 36, GAP_X = 18, GAP_Y = 28;
 
 function buildOps(d) {
   const ops = [];
