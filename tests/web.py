@@ -565,7 +565,9 @@ def main():
         browser.set_files("#pick-dir", [gpath])
         browser.wait_for("window.anelintLast", timeout=60)
         browser.eval("selectTab('graph'); document.activeElement && document.activeElement.blur(); window.focus(); true")
-        n_ops = browser.eval("document.querySelectorAll('#oplist li').length")
+        n_ops = browser.eval("page.ops.length")
+        setsize = browser.eval("+document.querySelector('#oplist li[role=option]').getAttribute('aria-setsize')")
+        ok(setsize == n_ops, "the op list's options say %s ops, the page has %s" % (setsize, n_ops))
         n_nodes = browser.eval("document.querySelectorAll('#graph g.node').length")
         colours = browser.eval("[...new Set([...document.querySelectorAll('#graph g.node')].map(g => getComputedStyle(g.querySelector('rect')).fill))].length")
         ok(n_ops > 10 and n_nodes == n_ops and colours >= 1, "the graph: %s ops listed, %s drawn" % (n_ops, n_nodes))
@@ -616,6 +618,31 @@ def main():
             if o.shots:
                 browser.screenshot(os.path.join(o.shots, "graph-%d.png" % w))
         browser.send("Emulation.clearDeviceMetricsOverride")
+
+        # a model of 4000 ops: the list draws the rows in view only, End reaches the
+        # last op, the graph draws GRAPH_MAX_OPS (3000) and says so
+        with tempfile.TemporaryDirectory() as d:
+            many = os.path.join(d, "chain4000.mlmodel")
+            subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); sys.dont_write_bytecode = True\n"
+                            "from mkfixtures import array_feature, description, layer, model, nn_body, pool\n"
+                            "x = array_feature('x', [1, 8, 64, 64])\n"
+                            "ls = [layer('p%%d' %% i, ['x' if i == 0 else 'p%%d' %% (i - 1)], ['p%%d' %% i], 120, pool(0, [2, 2], [2, 2])) for i in range(4000)]\n"
+                            "open(sys.argv[1], 'wb').write(model(4, description([x], [array_feature('p3999', [])], short='chain'), 500, nn_body(ls)))"
+                            % os.path.join(ROOT, "tools"), many], check=True)
+            browser.eval("window.anelintLast = null; true")
+            browser.set_files("#pick-file", [many])
+            t0 = time.time()
+            browser.wait_for("window.anelintLast && window.anelintLast.status === 0", timeout=60)  # not its 10 MB of JSON
+            wall = time.time() - t0
+            browser.eval("selectTab('graph'); document.getElementById('oplist').focus(); true")
+            browser.key("End", vk=35)
+            r = browser.eval("({ rows: document.querySelectorAll('#oplist li[role=option]').length, n: page.ops.length,"
+                             " active: document.getElementById('oplist').getAttribute('aria-activedescendant'),"
+                             " drawn: !!document.getElementById('op-3999'), nodes: document.querySelectorAll('#graph g.node').length,"
+                             " note: document.getElementById('graph-note').textContent })")
+            ok(r["n"] == 4000 and r["rows"] < 100 and r["active"] == "op-3999" and r["drawn"] and r["nodes"] == 3000
+               and "3000 of 4000" in r["note"], "4000 ops: %r" % (r,))
+            print("  chain4000.mlmodel: %.0f ms from the pick to the graph, %d of %d list rows drawn" % (wall * 1000, r["rows"], r["n"]))
 
         # bad input: the hostile inputs of the CLI's tests (tests/regress, mutated
         # fixtures), a truncated package and zips that would inflate past their word or

@@ -440,6 +440,8 @@ function layerRows(d) {
   return rows;
 }
 
+// rows drawn at most (a table's layout grows with its rows: 5000 took seconds)
+const LAYER_ROWS_MAX = 2000;
 function showLayers() {
   if (!page.rows) return;
   const q = document.getElementById('filter').value.toLowerCase();
@@ -453,11 +455,12 @@ function showLayers() {
   page.rows.forEach((r, i) => {
     if (offOnly && !r.off) return;
     if (q && ![r.fn, r.name, r.type, r.unit, r.rules, r.reason].some((s) => String(s).toLowerCase().includes(q))) return;
-    if (++n > 5000) return;
+    if (++n > LAYER_ROWS_MAX) return;
     h += '<tr><td>' + i + '</td>' + (showFn ? '<td>' + esc(r.fn) + '</td>' : '') + '<td>' + esc(r.name) + '</td><td>' + esc(r.type) + '</td><td class="u-' + esc(r.unit) + '">' +
       esc(r.unit) + '</td><td>' + esc(r.verdict) + '</td><td>' + esc(r.confidence) + '</td><td>' + esc(r.rules) +
       '</td><td>' + esc(r.reason) + '</td><td>' + esc(r.evidence) + '</td></tr>';
   });
+  if (n > LAYER_ROWS_MAX) h += '<tr><td colspan="10">… ' + (n - LAYER_ROWS_MAX) + ' more: the filter narrows the table</td></tr>';
   document.querySelector('#layers table').innerHTML = h;
 }
 
@@ -560,20 +563,37 @@ function unitText(o) {
   return u + (o.uncertain ? ' (uncertain)' : '');
 }
 
-function showGraph() {
+// The op list draws only the rows in view (OP_ROW_PX each): a model of 10,000 ops
+// would otherwise cost seconds of layout. Each row is an option with its position in
+// the set (aria-posinset / aria-setsize); the selected one is always drawn.
+const OP_ROW_PX = 22;
+function opRow(i) {
+  const o = page.ops[i];
+  return '<li role="option" id="op-' + i + '" data-op="' + i + '" aria-selected="' + (i === page.sel) +
+    '" aria-posinset="' + (i + 1) + '" aria-setsize="' + page.ops.length + '" style="top:' + i * OP_ROW_PX + 'px">' +
+    '<span class="badge u-' + esc(o.unit) + (o.uncertain ? ' uncertain' : '') + '">' + esc(unitText(o)) + '</span> ' +
+    esc(o.layer.name) + ' <small>' + esc(o.layer.type) + '</small></li>';
+}
+
+function drawOpRows() {
   const ops = page.ops || [];
   const list = document.getElementById('oplist');
-  let h = '';
-  ops.forEach((o, i) => {
-    h += '<li role="option" id="op-' + i + '" data-op="' + i + '" aria-selected="false"><span class="badge u-' + esc(o.unit) +
-      (o.uncertain ? ' uncertain' : '') + '">' + esc(unitText(o)) + '</span> ' + esc(o.layer.name) +
-      ' <small>' + esc(o.layer.type) + '</small></li>';
-  });
+  const first = Math.max(0, Math.floor(list.scrollTop / OP_ROW_PX) - 10);
+  const last = Math.min(ops.length, first + Math.ceil((list.clientHeight || 600) / OP_ROW_PX) + 20);
+  let h = '<li class="sizer" role="none" aria-hidden="true" style="top:' + ops.length * OP_ROW_PX + 'px"></li>';
+  for (let i = first; i < last; i++) h += opRow(i);
+  if (page.sel >= 0 && (page.sel < first || page.sel >= last)) h += opRow(page.sel);
   list.innerHTML = h;
+}
+
+function showGraph() {
+  const ops = page.ops || [];
+  page.sel = ops.length ? 0 : -1;
+  document.getElementById('oplist').scrollTop = 0;
+  drawOpRows();
   document.getElementById('graph').innerHTML = ops.length ? graphSvg(ops) : '<p>no ops</p>';
   document.getElementById('graph-note').textContent = ops.length > GRAPH_MAX_OPS
     ? 'the graph shows the first ' + GRAPH_MAX_OPS + ' of ' + ops.length + ' ops; the list has them all' : '';
-  page.sel = -1;
   closeDetail(false);
   if (ops.length) selectOp(0, false);
 }
@@ -583,20 +603,19 @@ function selectOp(i, scroll) {
   if (!ops.length) return;
   i = Math.max(0, Math.min(ops.length - 1, i));
   const list = document.getElementById('oplist');
-  const prev = document.getElementById('op-' + page.sel);
-  if (prev) prev.setAttribute('aria-selected', 'false');
   const prevNode = document.getElementById('node-' + page.sel);
   if (prevNode) prevNode.classList.remove('sel');
   page.sel = i;
-  const li = document.getElementById('op-' + i);
-  li.setAttribute('aria-selected', 'true');
-  list.setAttribute('aria-activedescendant', li.id);
+  if (scroll) {
+    const top = i * OP_ROW_PX, view = list.clientHeight;
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (top + OP_ROW_PX > list.scrollTop + view) list.scrollTop = top + OP_ROW_PX - view;
+  }
+  drawOpRows();
+  list.setAttribute('aria-activedescendant', 'op-' + i);
   const node = document.getElementById('node-' + i);
   if (node) node.classList.add('sel');
-  if (scroll) {
-    li.scrollIntoView({ block: 'nearest' });
-    if (node) node.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }
+  if (scroll && node) node.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   if (!document.getElementById('detail').classList.contains('hidden')) fillDetail(i);
 }
 
@@ -871,6 +890,12 @@ window.addEventListener('DOMContentLoaded', async () => {
   for (const b of document.querySelectorAll('#exports button')) b.addEventListener('click', () => download(b.dataset.format));
   const list = document.getElementById('oplist');
   list.addEventListener('keydown', opListKey);
+  let drawing = false;
+  list.addEventListener('scroll', () => {
+    if (drawing) return;
+    drawing = true;
+    requestAnimationFrame(() => { drawing = false; drawOpRows(); });
+  });
   list.addEventListener('click', (e) => {
     const li = e.target.closest('li[data-op]');
     if (li) { selectOp(+li.dataset.op, false); openDetail(+li.dataset.op); }
