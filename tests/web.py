@@ -494,6 +494,10 @@ def main():
             (os.path.join(data, "converted", "pool_k15_s3__nn_ios13.mlmodel"), "", ["--os", "ios17"]),
             (os.path.join(data, "crafted", "fix_avgpool.mlmodel"), "approximate", []),
         ]
+        # refused by its proof (exit 1): the interpreter cannot run the whole model on
+        # random inputs (gather indices out of range); nothing is offered
+        fix_cases.append((os.path.join(data, "converted", "builder__nd_broadcastable_gather.mlmodel"), "",
+                          ["--proof", "whole"]))
         if compiled:  # refused: a compiled model has no source to rewrite (exit 3)
             fix_cases.append((os.path.join(data, "compiled", compiled[0]), "", []))
         with tempfile.TemporaryDirectory() as work0:
@@ -508,6 +512,7 @@ def main():
                              "document.getElementById('target').selectedIndex = [...document.getElementById('target').options].findIndex(o => o.text.includes('(default)'));"
                              "document.getElementById('os').value = ''; true")
                 opts = dict(zip(args[0::2], args[1::2]))
+                browser.eval("document.getElementById('proof').value = %s; true" % json.dumps(opts.get("--proof", "")))
                 for flag, sel in (("--target", "target"), ("--os", "os")):
                     if flag in opts:
                         browser.eval("document.getElementById('%s').value = %s; true" % (sel, json.dumps(opts[flag])))
@@ -527,7 +532,7 @@ def main():
                     if rc != 0:
                         ok(not got.get("name") and browser.eval("document.getElementById('fix-download').disabled"),
                            "fix %s: refused, yet a download is offered" % name)
-                        print("  fix %s: refused as by the CLI (exit %d: %s)" % (name, rc, (err or out).strip().splitlines()[0][:100]))
+                        print("  fix %s: refused as by the CLI (exit %d: %s)" % (name, rc, (err or out).strip().splitlines()[-1][:100]))
                         continue
                     browser.eval("document.getElementById('fix-download').click(); true")
                     want_name = got["name"]
@@ -706,7 +711,8 @@ def main():
                     continue
                 # fix in the page on it: the CLI's exit status, messages and output bytes
                 t0 = time.time()
-                got = browser.eval("document.getElementById('allow').value = ''; anelintFix()", timeout=60)
+                got = browser.eval("document.getElementById('allow').value = ''; document.getElementById('proof').value = '';"
+                                   " anelintFix()", timeout=60)
                 wall = time.time() - t0
                 with tempfile.TemporaryDirectory() as work:
                     rc, out, err, cli_out = cli_fix(o.anelint, path, [], work)

@@ -784,7 +784,9 @@ function fixArgs(outName) {
   if (t && t !== 'all') a.push('--target', t);
   if (os && os !== 'all') a.push('--os', os);
   if (cu && cu !== 'all') a.push('--compute-units', cu);
+  const proof = document.getElementById('proof').value;
   if (allow) a.push('--allow', allow);
+  if (proof) a.push('--proof', proof);
   return a.concat(['-o', outName, page.root]);
 }
 
@@ -910,7 +912,7 @@ window.addEventListener('DOMContentLoaded', async () => {
   document.getElementById('detail-close').addEventListener('click', () => closeDetail(true));
   document.getElementById('fix-run').addEventListener('click', () => { if (page.root) fixModel(); });
   document.getElementById('fix-download').addEventListener('click', saveFixed);
-  for (const id of ['target', 'os', 'units', 'allow']) document.getElementById(id).addEventListener('change', () => { if (page.root) showFixCommand(); });
+  for (const id of ['target', 'os', 'units', 'allow', 'proof']) document.getElementById(id).addEventListener('change', () => { if (page.root) showFixCommand(); });
   window.anelintFix = fixModel;
   // the test drives this (tests/web.py): the JSON text of a check, exactly
   window.anelintCheck = async (files) => { await load(files); return window.anelintLast; };
