@@ -252,6 +252,13 @@ def tree_bytes(path):
     return out
 
 
+def page_fixed_base64(browser):
+    """The bytes the page's fix tab offers for download (base64), read in the page."""
+    return browser.eval("(() => { const b = page.fixed ? page.fixed.bytes : new Uint8Array(0); let s = '';"
+                        " for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode.apply(null, b.subarray(i, i + 32768));"
+                        " return btoa(s); })()")
+
+
 def fixed_tree(data, name, cli_out, ok):
     """What the page offers after a fix (a .zip of the package, or the .mlmodel) as
     {relative path: bytes}, as tree_bytes gives the CLI's output."""
@@ -435,6 +442,15 @@ def main():
             last = browser.wait_for("window.anelintLast", timeout=60)
             ok(last.get("json") == cli_json(o.anelint, pkg, ["--no-config"])[1],
                "a .zip of a package: the page's JSON differs from the CLI's: %s" % last.get("stderr", "")[:300])
+            # and fixed from the .zip's entries (Blobs, not disk files): the CLI's bytes
+            got = browser.eval("document.getElementById('allow').value = ''; document.getElementById('proof').value = '';"
+                               " anelintFix()", timeout=60)
+            with tempfile.TemporaryDirectory() as work:
+                rc, out, err, cli_out = cli_fix(o.anelint, pkg, [], work)
+                data64 = page_fixed_base64(browser)
+                ok(got["status"] == rc == 0 and got["stdout"] == out and
+                   fixed_tree(base64.b64decode(data64), got["name"] or "", cli_out, ok) == tree_bytes(cli_out),
+                   "a .zip of a package: fixed in the page (exit %s) %r, not as the CLI" % (got["status"], got["stderr"][:200]))
 
         # downloads: the HTML and SARIF text the page offers is the CLI's (last model: the zip's package)
         for fmt in ("sarif", "html"):
@@ -718,9 +734,7 @@ def main():
                     rc, out, err, cli_out = cli_fix(o.anelint, path, [], work)
                     same = got["status"] == rc and got["stdout"] == out and got["stderr"] == err
                     if same and rc == 0:
-                        data64 = browser.eval("(() => { const b = page.fixed ? page.fixed.bytes : new Uint8Array(0); let s = '';"
-                                              " for (let i = 0; i < b.length; i += 32768) s += String.fromCharCode.apply(null, b.subarray(i, i + 32768));"
-                                              " return btoa(s); })()")
+                        data64 = page_fixed_base64(browser)
                         same = fixed_tree(base64.b64decode(data64), got["name"] or "", cli_out, ok) == tree_bytes(cli_out)
                     ok(same, "hostile %s: fix in the page (exit %s) %r, the CLI's (exit %s) %r"
                        % (name, got["status"], (got["stderr"] + got["stdout"])[:200], rc, (err + out)[:200]))
