@@ -614,6 +614,7 @@ def main():
                 break
         ok(order[-1] == "oplist" and "drop" in order and "tab-graph" in order and order.index("drop") < order.index("tab-graph"),
            "Tab order: %s" % order)
+        print("  Tab order: %s" % " > ".join(order))
         for _ in range(3):
             browser.key("ArrowDown", vk=40)
         sel = browser.eval("document.getElementById('oplist').getAttribute('aria-activedescendant')")
