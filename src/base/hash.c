@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hash.c: the one string hash of the library (FNV-1a, 64 bit). Every table
  * keyed by a name (shape scopes, executor environments, last uses, split and
- * plan name maps, report graphs) and the per-input random seeds use it; a
- * table that keys on pointers hashes the address instead (interp_mil.c). */
+ * plan name maps, report graphs: ali_hashtab, hashtab.c) and the per-input
+ * random seeds use it; the constant cache, keyed by node addresses, gives
+ * ali_hashtab the address itself (interp_mil_cache.c). */
 #include "base.h"
 
 uint64_t ali_hash_bytes(uint64_t h, const void *p, size_t n)
