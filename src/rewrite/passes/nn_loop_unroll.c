@@ -417,7 +417,7 @@ static bool rows_zero(struct lu *u, const struct lval *w, int64_t r0)
 	for (int i = 1; i < w->rank; i++)
 		row *= (uint64_t)w->dims[i];
 	count = row * (uint64_t)w->dims[0];
-	if (count > (UINT64_C(1) << 24))
+	if (count > (UINT64_C(1) << 24) || w->weights.n < count * 4) /* packed floats: 4 bytes each */
 		return false;
 	if (u->zeros_node != w->knode) {
 		ali_free(u->zeros_of);
@@ -467,8 +467,9 @@ static bool gather(struct lu *u, const struct al_node *n)
 	if (!index_of(u, n, ix, D, &k))
 		return false;
 	if (d->kind == V_ROWS && a == 0 && d->rows[k].blob) {
+		const char *row = d->rows[k].blob; /* before put: the output may be d's own name */
 		struct lval *w = put(u, n->outputs[0], V_BLOB);
-		return w && (w->blob = d->rows[k].blob, true);
+		return w && (w->blob = row, true);
 	}
 	const char *x = d->kind == V_ROWS ? d->blob : blob_of(u, d, n->inputs[0]);
 	if (d->kind == V_ROWS && a != 0)
@@ -739,6 +740,8 @@ static uint32_t producers_before(const struct al_node *loop, const char *blob)
 static bool add_drop(struct ali_nn_pass *p, const struct al_node *n)
 {
 	const struct al_node_src *s = al_src(n);
+	if (!s)
+		return false;
 	for (uint32_t i = 0; i < p->n_drop; i++)
 		if (p->drop[i].p == s->msg.p)
 			return true;
@@ -823,10 +826,16 @@ static bool finish(struct lu *u, const struct al_node *n, const char **wr, uint3
 		if (w->kind == V_CONST)
 			return say(u, "'%s' is read after '%s' as a value known when the file is read: not unrolled", need[i],
 				   n->name);
+		/* the layer named after its blob, unless a layer of the network has that name */
+		const char *lname = need[i];
+		for (uint32_t k = 0; k < n->owner->n_nodes && lname == need[i]; k++)
+			if (n->owner->nodes[k].name && strcmp(n->owner->nodes[k].name, need[i]) == 0 &&
+			    !(lname = ali_nn_fresh(c, need[i], "out")))
+				return ali_mil_say(c, "no free layer name after '%s'", need[i]);
 		if (w->kind == V_BLOB) {
 			struct al_buf act = {0};
 			ali_nn_linear_params(&act, 1.0f);
-			if (!emit(u, last, need[i], &w->blob, 1, need[i], F_ACTIVATION, &act))
+			if (!emit(u, last, lname, &w->blob, 1, need[i], F_ACTIVATION, &act))
 				return false;
 			continue;
 		}
@@ -839,10 +848,16 @@ static bool finish(struct lu *u, const struct al_node *n, const char **wr, uint3
 				return false;
 		}
 		struct al_buf prm = {0};
+		if (w->n_rows == 1) { /* one row: the row itself (a concatND needs two inputs) */
+			ali_nn_linear_params(&prm, 1.0f);
+			if (!emit(u, last, lname, parts, 1, need[i], F_ACTIVATION, &prm))
+				return false;
+			continue;
+		}
 		ali_buf_uint(&prm, 1, (uint64_t)(int64_t)-w->rank); /* axis 0, as -rank */
-		if (!emit(u, last, need[i], parts, w->n_rows, need[i], F_CONCAT_ND, &prm))
+		if (!emit(u, last, lname, parts, w->n_rows, need[i], F_CONCAT_ND, &prm))
 			return false;
-		c->stays_off = need[i]; /* ANE006 until concatnd-to-concat takes it (rank 3) */
+		c->stays_off = lname; /* ANE006 until concatnd-to-concat takes it (rank 3) */
 	}
 	return true;
 }
@@ -878,7 +893,13 @@ bool ali_pass_nn_loop_unroll(struct ali_nn_pass *p)
 		if (!add_drop(p, pr))
 			break;
 		const struct al_node *k = ali_nn_producer(pr, pr->inputs[0]);
-		if (k && is(k, "loadConstantND") && !used(u, pr->inputs[0]) && outer_readers(n, pr->inputs[0]) == 1)
+		/* not a rank-5 one: loadconstnd-to-loadconst may rewrite that in the same round
+		 * (two edits of one layer would overlap) */
+		uint64_t sh[AL_SHAPE_MAX_RANK + 1];
+		const struct al_node_src *ks = k ? al_src(k) : NULL;
+		if (k && is(k, "loadConstantND") && ks && ks->params.p &&
+		    pb_get_varints(ks->params, 1, sh, AL_SHAPE_MAX_RANK + 1) < 5 && !used(u, pr->inputs[0]) &&
+		    outer_readers(n, pr->inputs[0]) == 1)
 			add_drop(p, k);
 	}
 	ali_free(u->zeros_of);
