@@ -216,6 +216,13 @@ static struct lval *outer(struct lu *u, const char *name)
 		}
 		break;
 	}
+	/* a runtime blob: a model input or a layer's output before the loop */
+	const struct al_submodel *sub = u->c->src->sub;
+	bool input = false;
+	for (uint32_t i = 0; i < sub->n_inputs && !input; i++)
+		input = sub->inputs[i].name && strcmp(sub->inputs[i].name, name) == 0;
+	if (!input && !ali_nn_producer(u->c->n, name))
+		return ali_mil_say(u->c, "'%s' is read in the loop before anything writes it", name), NULL;
 	struct lval *w = put(u, name, V_BLOB);
 	if (w)
 		w->blob = name;
@@ -615,9 +622,11 @@ static bool step_layer(struct lu *u, const struct al_node *n, bool cond)
 	if ((n->n_inputs && !ins) || !outs)
 		return ali_mil_say(u->c, "out of memory");
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
-		struct lval *w = n->inputs[i] ? get(u, n->inputs[i]) : NULL;
+		if (!n->inputs[i])
+			return say(u, "'%s' (%s) has an unnamed input", n->name, n->type);
+		struct lval *w = get(u, n->inputs[i]);
 		if (!w || !(ins[i] = blob_of(u, w, n->inputs[i])))
-			return w ? false : say(u, "'%s' (%s) has an unnamed input", n->name, n->type);
+			return false;
 	}
 	for (uint32_t j = 0; j < n->n_outputs; j++)
 		if (!(outs[j] = fresh(u, n->outputs[j], "u")))
