@@ -40,8 +40,10 @@
  * a sign of zero no consumer of a GRU's h tells apart). Refused: a loop with an
  * input (a runtime iteration count), a condition not known when the file is
  * read, more than LOOP_MAX_STEPS steps, loopBreak / loopContinue / nested
- * networks in the body, an index read by anything but gather / scatter / the
- * comparisons and adds that fold, a buffer read by any other layer. */
+ * networks in the body, a blob read before anything writes it, a buffer read
+ * by any layer but gather / scatter. A folded value another layer reads as a
+ * tensor becomes a new loadConstantND (ANE006: `fix` then drops the rewrite,
+ * saying that layer would still fall back). */
 #include "passes.h"
 
 #include <math.h>
@@ -50,7 +52,7 @@
 #include <string.h>
 
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3 };
-enum { F_ACTIVATION = 130, F_ADD = 230, F_MULTIPLY = 231, F_COPY = 600, F_CONCAT_ND = 980,
+enum { F_ACTIVATION = 130, F_ADD = 230, F_CONCAT_ND = 980,
        F_SLICE_STATIC = 995, F_LOAD_CONSTANT_ND = 1070 };
 
 #define LOOP_MAX_STEPS 64
