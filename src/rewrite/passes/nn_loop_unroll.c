@@ -191,6 +191,25 @@ static bool read_const(const struct al_node *k, struct lval *w)
 	return true;
 }
 
+static uint32_t pos(const struct al_node *loop);
+
+/* Whether a layer of g (or of a network nested in it) writes blob. */
+static bool writes(const struct al_graph *g, const char *blob, int depth)
+{
+	if (!g || depth > AL_MAX_DEPTH)
+		return true;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *m = &g->nodes[k];
+		for (uint32_t j = 0; j < m->n_outputs; j++)
+			if (m->outputs[j] && strcmp(m->outputs[j], blob) == 0)
+				return true;
+		for (uint32_t j = 0; j < m->n_sub; j++)
+			if (writes(m->sub[j], blob, depth + 1))
+				return true;
+	}
+	return false;
+}
+
 /* What an outer blob is when the loop starts: a constant (a loadConstantND,
  * through copies) or a runtime blob. */
 static struct lval *outer(struct lu *u, const char *name)
@@ -223,7 +242,12 @@ static struct lval *outer(struct lu *u, const char *name)
 	bool input = false;
 	for (uint32_t i = 0; i < sub->n_inputs && !input; i++)
 		input = sub->inputs[i].name && strcmp(sub->inputs[i].name, name) == 0;
-	if (!input && !ali_nn_producer(u->c->n, name))
+	const struct al_node *loop = u->c->n;
+	bool nested = false; /* written inside a branch / loop before this one */
+	for (uint32_t k = 0; !input && k < pos(loop) && !nested; k++)
+		for (uint32_t j = 0; j < loop->owner->nodes[k].n_sub && !nested; j++)
+			nested = writes(loop->owner->nodes[k].sub[j], name, 0);
+	if (!input && !nested && !ali_nn_producer(loop, name))
 		return ali_mil_say(u->c, "'%s' is read in the loop before anything writes it", name), NULL;
 	struct lval *w = put(u, name, V_BLOB);
 	if (w)
