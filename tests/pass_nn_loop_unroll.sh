@@ -15,7 +15,8 @@
 #   refused, with the reason, the output a byte-identical copy: loop_gru_65
 #     (65 steps), loop_gru_dynamic (the condition's bound a model input);
 #   the two corpus models themselves (when ../shared is present): fewer
-#     fallbacks after `fix --allow approximate`, verified, valid.
+#     fallbacks after `fix --allow approximate`, verified, valid; the corpus'
+#     real/pytorch_controlflow_loop_branch (a count a branch picks) refused.
 set -u
 : "${ANELINT:=build/anelint}"
 F=tests/data/crafted
@@ -103,6 +104,16 @@ for name in gru__nn_ios14 gru_seqout__nn_ios13; do
 		"$ANELINT" verify --random --tol 0 "$m" "$T/${name}_x.mlmodel" >/dev/null 2>&1 && ok || bad "$name: verify"
 	judge "$T/$name.mlmodel"
 done
+
+# PyTorch's loop whose count a branch on the input picks: refused for its condition
+m=$CORPUS/real/pytorch_controlflow_loop_branch.mlmodel
+if [ -f "$m" ]; then
+	"$ANELINT" fix "$m" --dry-run --format json >"$T/cf.json" 2>&1
+	grep -q '"pass": "nn-loop-unroll", .*"applied": false, "why_not": "the condition.s .x_cond. (lessThan) is not known when the file is read' "$T/cf.json" &&
+		ok || { bad "pytorch_controlflow_loop_branch: not refused for its runtime condition"; cat "$T/cf.json"; }
+else
+	skip=$((skip + 1))
+fi
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
