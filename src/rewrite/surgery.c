@@ -82,6 +82,7 @@ static bool p_nn_attention(struct pctx *c);
 static bool p_nn_bilstm(struct pctx *c);
 static bool p_nn_gru(struct pctx *c);
 static bool p_nn_expand_const(struct pctx *c);
+static bool p_nn_loop(struct pctx *c);
 
 /* The layer type of the model-level rows: no layer has it (model passes run
  * once per --shape / --enumerate request, not per layer). */
@@ -198,6 +199,10 @@ static bool p_nn_expand_const(struct pctx *c);
 	  "static-length gru (forward / reverse, batch 1, <= 16 steps) -> permute + per step slice, "    \
 	  "innerProduct, sigmoid / tanh, add / multiply, the reset before R_o (NeuralNetwork)",          \
 	  p_nn_gru)                                                                                      \
+	X("nn-loop-unroll", "ANE016", AL_EQ_EXACT, "loop",                                              \
+	  "loop of a static trip count (a constant condition / maxLoopIterations, <= 64 steps) -> its "  \
+	  "body's layers step by step: gather at the index -> sliceStatic, scatter rows tracked, "       \
+	  "concatND of the rows after it (NeuralNetwork)", p_nn_loop)                                     \
 	X("nn-io-fp16", "ANE030", AL_EQ_APPROXIMATE, MODEL_INPUT,                                       \
 	  "fp32 multi-array model inputs / outputs -> fp16, specificationVersion >= 7 (NeuralNetwork; "  \
 	  "only with --allow approximate)", p_model_level)                                               \
@@ -340,6 +345,11 @@ static bool nn_pass(struct pctx *c, bool (*fn)(struct ali_nn_pass *))
 static bool p_nn_attention(struct pctx *c)
 {
 	return nn_pass(c, ali_pass_nn_attention);
+}
+
+static bool p_nn_loop(struct pctx *c)
+{
+	return nn_pass(c, ali_pass_nn_loop_unroll);
 }
 
 /* The NeuralNetwork recurrent rows: src/rewrite/passes/nn_recurrent.c, run

@@ -13,7 +13,7 @@
  * other layers of the input it replaces: their messages, deleted from the output, and one
  * of their names for the region proof (al_rewrite.also_replaces). surgery.c's nn_pass
  * copies it into its own pass context. */
-#define ALI_NN_PASS_MAX_DROPS 2
+#define ALI_NN_PASS_MAX_DROPS 4 /* nn-loop-unroll: the loop's copies in, a constant */
 struct ali_nn_pass {
 	struct al_mil_pass c;
 	al_span drop[ALI_NN_PASS_MAX_DROPS];
@@ -25,5 +25,10 @@ struct ali_nn_pass {
  * (the attention the NeuralNetwork converter writes) -> per head 1x1 convolutions with
  * runtime weights, softmax on the channel axis, concat. */
 bool ali_pass_nn_attention(struct ali_nn_pass *p);
+
+/* nn-loop-unroll (nn_loop_unroll.c): a loop layer of a trip count known when the file
+ * is read (<= 64 steps) -> its body's layers step by step, gather / scatter at the
+ * folded index as sliceStatic / tracked rows, the rows concatenated after it. */
+bool ali_pass_nn_loop_unroll(struct ali_nn_pass *p);
 
 #endif
