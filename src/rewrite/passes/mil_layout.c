@@ -834,7 +834,7 @@ again:
 		r->n_gain += i == 0 || r->op[i] != r->op[i - 1];
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
 		r->n_attn += r->kind[i] >= K_ALIAS && (i == 0 || r->op[i] != r->op[i - 1]);
-		r->n_dropped += r->kind[i] == K_ALIAS && strcmp(r->op[i]->type, "transpose") == 0;
+		r->n_dropped += r->kind[i] == K_ALIAS && r->op[i]->kind == AL_MILK_transpose;
 	}
 	return true;
 }
