@@ -214,7 +214,12 @@ check-platforms: check-portable check-musl check-accelerate install-check check-
 # The portable fallbacks of src/base/platform.c, forced (-DAL_PORTABLE) into
 # build-portable/: every unit test, and the CLI tests that write through them
 # (fix and split write through the in-kernel copy, packages are swapped by rename).
-PORTABLE_SCRIPTS ?= tests/fix.sh tests/fix_mil.sh tests/split.sh tests/io_files.sh tests/portability.sh
+# tests/fix_mil.sh alone runs its writer part; its pass parts are the pass_mil_* scripts.
+FIX_MIL_PASSES := range_to_const fill_to_const fill_like_to_const cumsum_to_matmul io_fp16 \
+	linear_split_cap upsample_x2_chain sdpa_split_heads block_bc1s_conv matmul_const_bc1s_conv \
+	gru_unroll fp32_island
+PORTABLE_SCRIPTS ?= tests/fix.sh tests/fix_mil.sh $(FIX_MIL_PASSES:%=tests/pass_mil_%.sh) tests/split.sh \
+	tests/io_files.sh tests/portability.sh
 check-portable:
 	$(MAKE) BUILD=build-portable PORTABLE=1 build-portable/anelint $(TEST_BIN:$(BUILD)/%=build-portable/%)
 	ANELINT=build-portable/anelint BUILD=build-portable TEST_SCRIPTS="$(PORTABLE_SCRIPTS)" \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_fix.c: libFuzzer harness for model surgery (surgery.c, surgery_mil.c,
- * pbsplice.c). The input is the bytes of a .mlmodel file, or an ML Program in
+/* fuzz_fix.c: libFuzzer harness for model surgery (surgery.c, mil_build.c, the
+ * passes of src/rewrite/passes/, pbsplice.c). The input is the bytes of a .mlmodel file, or an ML Program in
  * fuzz_mil's framing (below). It is opened from memory; when it loads,
  * the rewrites are planned (up to the equivalence class picked by input bits) and
  * the rewritten file is produced in memory. Promises checked:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_pkgwrite.c: libFuzzer harness for the .mlpackage writer of model surgery
- * (al_surgery_write of a package: surgery_mil.c ali_surgery_write_package, the
+ * (al_surgery_write of a package: src/format/pkgwrite.c through mil_build.c's
+ * ali_surgery_write_package, the
  * copy of the tree, the spliced model.mlmodel, weight.bin with appended blobs,
  * the re-load before the rename, the swap over an existing package).
  *

@@ -76,7 +76,7 @@ static uint64_t *distinct_offsets(const struct refs *x, size_t *n, bool *nomem)
 	return o;
 }
 
-/* The size of the new weight.bin before compaction (surgery_mil.c's
+/* The size of the new weight.bin before compaction (mil_build.c's
  * ali_surgery_wsize, not called: the writer calls this file, not back). */
 static uint64_t image_size(const struct al_surgery *s)
 {

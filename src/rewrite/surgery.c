@@ -269,7 +269,7 @@ static bool say(struct pctx *c, const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------ ML Program passes
- * (surgery_mil.c fills an al_mil_pass; its results are copied into c) */
+ * (a pass of src/rewrite/passes/ fills an al_mil_pass; its results are copied into c) */
 
 /* Run ML Program pass fn; when it does not apply, weight.bin is left as it was. */
 static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
@@ -297,7 +297,7 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	return ok;
 }
 
-/* The table's ML Program rows: each runs its surgery_mil.c pass through mil_pass. */
+/* The table's ML Program rows: each runs its pass (src/rewrite/passes/) through mil_pass. */
 #define MIL_ROW(p, fn)                                                                                  \
 	static bool p(struct pctx *c)                                                                   \
 	{                                                                                               \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* surgery_int.h: what surgery.c (the pass table, NeuralNetwork passes, the
- * writer) and surgery_mil.c (ML Program passes, new weight.bin blobs, the
- * .mlpackage writer) share. */
+ * writer), the passes (src/rewrite/passes/) and mil_build.c (the ML Program
+ * op writers, new weight.bin blobs, the glue to the .mlpackage writer) share. */
 #ifndef ANELINT_SURGERY_INT_H
 #define ANELINT_SURGERY_INT_H
 
@@ -49,9 +49,9 @@ struct al_mil_pass {
 	al_span drop;          /* NeuralNetwork: a whole layer message to delete (a constant taken in), or {0} */
 };
 
-/* ML Program passes (surgery_mil.c). Each either fills the context and returns
- * true, or says why not (surgery.c's mil_pass then takes back the blobs it
- * appended to weight.bin). */
+/* ML Program passes (src/rewrite/passes/mil_*.c, one file each). Each either
+ * fills the context and returns true, or says why not (surgery.c's mil_pass
+ * then takes back the blobs it appended to weight.bin). */
 bool ali_pass_mil_range(struct al_mil_pass *c);
 bool ali_pass_mil_fill(struct al_mil_pass *c);
 bool ali_pass_mil_fill_like(struct al_mil_pass *c);
@@ -75,7 +75,7 @@ bool ali_pass_mil_block_to_channel(struct al_mil_pass *c);
 bool ali_pass_input_shape(struct al_mil_pass *c, const struct al_input_shape *r);
 bool ali_pass_input_enum(struct al_mil_pass *c, const struct al_input_shape *r);
 
-/* Helpers the ML Program and model-level passes share (surgery_mil.c). */
+/* Helpers the ML Program and model-level passes share (mil_build.c). */
 bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The first field `num` of msg (a length-delimited one when data is asked for):
  * its payload, and its [start, end) in msg. */
@@ -111,7 +111,7 @@ const char *ali_nn_fresh_name(struct al_arena *a, const struct al_node *n, const
 bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char *const *ins, uint32_t n_in,
 		 const char *const *outs, uint32_t n_out, uint32_t field, const struct al_buf *prm);
 
-/* The fp16 I/O edits (surgery_mil.c): a description feature's dataType
+/* The fp16 I/O edits (mil_build.c): a description feature's dataType
  * FLOAT32 -> FLOAT16 (list 1 inputs, 10 outputs), and specificationVersion
  * raised to 7 (once). */
 enum al_status ali_surgery_desc_fp16(struct al_surgery *s, uint32_t list, const char *name);
@@ -120,15 +120,15 @@ enum al_status ali_surgery_spec_fp16(struct al_surgery *s);
  * and output of the root model; c->n is a stand-in node. */
 bool ali_pass_nn_io_fp16(struct al_mil_pass *c);
 
-/* surgery_mil.c's writers, for the passes of other files (passes/mil_blockwise_to_per_channel.c,
- * passes/mil_fp16_compute.c): a MIL ValueType of a tensor; ali_mil_add_blob below appends
+/* mil_build.c's writers, for the passes (passes/mil_blockwise_to_per_channel.c,
+ * passes/mil_fp16_compute.c, ...): a MIL ValueType of a tensor; ali_mil_add_blob below appends
  * one blob (BlobDataType blob_dtype: 1 fp16, 2 fp32, 4 int8 ...). */
 void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims);
 /* mil-fp16-compute (passes/mil_fp16_compute.c): every fp32 op of an ML Program's
  * function -> fp16; c->n is a stand-in node named after the function. Its
  * edits are splices of its own (c->layer stays empty). */
 bool ali_pass_mil_fp16(struct al_mil_pass *c);
-/* The writers surgery_mil.c shares with it: a value name not yet taken, a new
+/* The writers mil_build.c shares with it: a value name not yet taken, a new
  * weight.bin blob (its metadata offset, UINT64_MAX when out of memory), an
  * Operation's attribute entry, a scalar string Value, an input bound to a name. */
 const char *ali_mil_fresh(struct al_mil_pass *c, const char *base, const char *suffix);
@@ -141,7 +141,7 @@ void ali_mil_put_blob_value(struct al_buf *v, uint64_t off);
 /* A Value's immediateValue: a TensorValue whose field tv_field (1 floats, 2 ints,
  * 3 bools, 7 bytes) holds rep. */
 void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_buf *rep);
-/* More of surgery_mil.c's builders, for the passes of src/rewrite/passes/: a new
+/* More of mil_build.c's builders, for the passes of src/rewrite/passes/: a new
  * op before c->n whose type and inputs are in op (n_out outputs of one type, op
  * freed), a new const / immediate scalar const op before c->n, a variadic input,
  * an output, the source op's outputs and name kept on the rewritten op, the op's
@@ -160,7 +160,7 @@ bool ali_mil_static_shape(const struct al_shape *s);
 bool ali_mil_const_scalar(struct al_mil_pass *c, const char *p, double *x, bool def_ok, double def);
 bool ali_mil_param_blob(struct al_mil_pass *c, const char *p, al_span *data, int *dt, struct al_mil_value *mv);
 
-/* surgery_mil.c's checks and writers for the layout pass (passes/mil_layout.c):
+/* mil_build.c's checks and writers for the passes (passes/mil_layout.c ...):
  * c->n an ML Program op of one output in a package; how many inputs of g's ops
  * (nested too) read value `name`; every dim of s known; the weight.bin blob
  * behind const-bound parameter p of c->n (fp16 / fp32: data, dtype, declared
@@ -172,6 +172,64 @@ uint32_t ali_mil_readers(const struct al_graph *g, const char *name, int depth);
 bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype, int rank, const int64_t *dims,
 			      const double *x, size_t n, bool *blob);
 void ali_mil_put_const_op(struct al_buf *op, const char *name, const struct al_buf *vt, const struct al_buf *v);
+/* And, for the passes/ files made of surgery_mil.c: a folded constant's cap
+ * (values); x exactly a value of dtype; the op's own name attribute (else one
+ * naming fallback); "'p' is computed at run time"; the dtypes a folded const
+ * may have; c->n replaced by a const of x[0..n) (its output name kept), or of
+ * one value repeated; a const before c->n holding the raw bytes of a new blob;
+ * a NamedValueType with its tensor dtype set to dt; the type of a new op; a
+ * whole new op appended to c->pre; an op's first output, and that output
+ * retyped to dt appended to op. */
+#define ALI_MIL_MAX_CONST_ELEMS (1u << 24)
+bool ali_mil_exact_in(int dtype, double x);
+void ali_mil_put_name_attr(struct al_mil_pass *c, struct al_buf *op, const char *fallback);
+bool ali_mil_not_const(struct al_mil_pass *c, const char *p);
+bool ali_mil_dtype_ok(struct al_mil_pass *c, int dt);
+bool ali_mil_fold_to_const(struct al_mil_pass *c, int dtype, int rank, const int64_t *dims, const double *x,
+			   size_t n);
+bool ali_mil_fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t *dims, double val);
+bool ali_mil_pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int rank, const int64_t *dims,
+			    const uint8_t *bytes, size_t n);
+bool ali_mil_retyped(al_span nvt, int dt, struct al_buf *out);
+void ali_mil_put_type(struct al_buf *op, const char *type);
+void ali_mil_pre_put(struct al_mil_pass *c, const struct al_buf *op);
+bool ali_mil_first_output(al_span op_msg, al_span *nvt, size_t *start, size_t *end);
+bool ali_mil_put_output_retyped(struct al_buf *op, al_span nvt, int dt);
+/* Whole Block.operations fields into buffer `to` (passes/mil_layout.c places
+ * them itself): an op of type with (param, value) pairs in[0..2 n_in), n_out
+ * outputs of dtype dt and dims[i], its name attribute the first output (one
+ * output: ali_mil_emit_op); a const named base_sfx (fresh) of an immediate
+ * tensor x[0..n) or, str set, a string scalar: its name, or NULL; a const
+ * naming the weight.bin blob at off, declared dt of 4 dims; the last field of
+ * b split off (its payload into *last, b keeps the fields before it). */
+void ali_mil_emit_op_outs(struct al_buf *to, const char *type, const char *const *in, int n_in,
+			  const char *const *out, int n_out, int dt, int rank, const int64_t (*dims)[4]);
+void ali_mil_emit_op(struct al_buf *to, const char *type, const char *const *in, int n_in, const char *out,
+		     int dt, int rank, const int64_t *dims);
+const char *ali_mil_emit_const(struct al_mil_pass *c, struct al_buf *to, const char *base, const char *sfx,
+			       int dt, int rank, const int64_t *dims, const double *x, size_t n, const char *str);
+void ali_mil_emit_blob_const(struct al_buf *to, const char *name, int dt, const int64_t *dims, uint64_t off);
+bool ali_mil_split_last(struct al_buf *b, struct al_buf *last);
+/* A palettized weight: parameter p of n bound to the output [N, K] (dtype dt)
+ * of a constexpr_lut_to_dense, in its iOS 18 form (inputs: indices [N, K] and
+ * a lut [G0, G1, 2^bits, V] as literal blobs in weight.bin, no vector_axis) or
+ * its iOS 16 / 17 form (attributes: packed uint8 indices, a 1-D lut, shape
+ * [N, K]). NULL when it is neither. */
+struct ali_lut_weight {
+	const struct al_node *op;
+	bool ios18;
+	struct al_mil_value ix, lut; /* iOS 18 */
+	al_span iv, lv;              /* iOS 16: the attribute Values, copied as they are */
+	int64_t N, K;
+};
+bool ali_mil_lut_weight(const struct al_node *n, const char *p, int dt, struct ali_lut_weight *w);
+/* The palettized weight w as a conv reads it, a const op `name` into `to`
+ * expanding to [N, K, 1, 1] (the same order of values; nothing decoded). An
+ * input bound to a literal Value v; a literal Value naming weight.bin's blob at
+ * off, declared dt of rank / dims. */
+void ali_mil_emit_lut_weight(struct al_buf *to, const char *name, int dt, const struct ali_lut_weight *w);
+void ali_mil_put_input_value(struct al_buf *op, const char *param, const struct al_buf *v);
+void ali_mil_blob_value(struct al_buf *v, int dt, int rank, const int64_t *dims, uint64_t off);
 
 /* surgery_valid.c: the planned output's ML Programs against the op definitions
  * of their opsets (mil_domains.def). Fills out[0..*n_out) with the rewrites
@@ -205,7 +263,8 @@ enum al_status ali_compact_plan(struct al_surgery *s, struct ali_compact *c, al_
 bool ali_compact_write(const struct al_surgery *s, const struct ali_compact *c, int in_fd, int out_fd);
 void ali_compact_free(struct ali_compact *c);
 
-/* Write the new package to `path` (surgery_mil.c). */
+/* Write the new package to `path` (mil_build.c: src/format/pkgwrite.c with the
+ * surgery's model splice and weight.bin blobs, compacted when blobs died). */
 enum al_status ali_surgery_write_package(struct al_surgery *s, const char *path, al_diags *d);
 
 #endif

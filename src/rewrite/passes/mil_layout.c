@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MIL.proto field numbers (coreml-format-facts section 7). */
-enum { OP_TYPE = 1, OP_INPUTS = 2, BLOCK_OPS = 3 };
-enum { V_TYPE = 2 };
-
 /* ------------------------------------------------------------------ a transformer block -> (B, C, 1, S)
  * Apple's recipe for transformers on the ANE (ml-ane-transformers 2022, catalog
  * R5 / O16 / O21, rule ANE062's fix): keep activations as [B, C, 1, S] (channels
@@ -102,13 +98,11 @@ struct run {
 	int dt;
 };
 
-static bool is_unary(const char *t)
+/* An activation the layout carries (elementwise, one input). */
+static bool is_unary(const struct al_node *n)
 {
-	static const char *const u[] = {"relu", "gelu", "silu", "sigmoid", "tanh"};
-	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-		if (strcmp(t, u[i]) == 0)
-			return true;
-	return false;
+	return n->kind == AL_MILK_relu || n->kind == AL_MILK_gelu || n->kind == AL_MILK_silu ||
+	       n->kind == AL_MILK_sigmoid || n->kind == AL_MILK_tanh;
 }
 
 static const struct al_node *const_of(const struct al_node *n, const char *p)
@@ -119,14 +113,14 @@ static const struct al_node *const_of(const struct al_node *n, const char *p)
 	char nm[256];
 	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
 	const struct al_node *pr = ali_mil_producer(n, nm);
-	return pr && pr->type && strcmp(pr->type, "const") == 0 ? pr : NULL;
+	return pr && pr->kind == AL_MILK_const ? pr : NULL;
 }
 
 /* A const, or a constexpr_* op (a compressed constant, e.g. a palettized
  * weight): the walks of a run step over them. */
 static bool const_like(const struct al_node *n)
 {
-	return n->type && (strcmp(n->type, "const") == 0 || strncmp(n->type, "constexpr_", 10) == 0);
+	return n->type && (n->kind == AL_MILK_const || strncmp(n->type, "constexpr_", 10) == 0);
 }
 
 static bool in_run(const struct run *r, const struct al_node *n)
@@ -336,130 +330,6 @@ static bool mm_weight(struct al_mil_pass *c, const struct al_node *n, al_span *w
 	return ok;
 }
 
-/* A palettized weight: parameter p of n bound to the output [N, K] (dtype dt)
- * of a constexpr_lut_to_dense, in its iOS 18 form (inputs: indices [N, K] and
- * a lut [G0, G1, 2^bits, V] as literal blobs in weight.bin, no vector_axis) or
- * its iOS 16 / 17 form (attributes: packed uint8 indices, a 1-D lut, shape
- * [N, K]). NULL when it is neither. */
-struct lut_w {
-	const struct al_node *op;
-	bool ios18;
-	struct al_mil_value ix, lut; /* iOS 18 */
-	al_span iv, lv;              /* iOS 16: the attribute Values, copied as they are */
-	int64_t N, K;
-};
-
-static bool lut_weight(const struct al_node *n, const char *p, int dt, struct lut_w *w)
-{
-	al_span b;
-	int64_t sh[3];
-	memset(w, 0, sizeof *w);
-	if (ali_mil_param_binding(n, p, 0, &b) != 1)
-		return false;
-	char nm[256];
-	snprintf(nm, sizeof nm, "%.*s", (int)(b.n < 255 ? b.n : 255), (const char *)b.p);
-	const struct al_node *op = ali_mil_producer(n, nm);
-	if (!op || !op->type || strcmp(op->type, "constexpr_lut_to_dense") != 0 || op->n_outputs != 1 ||
-	    !op->out_types || op->out_types[0].kind != 0 || op->out_types[0].dtype != dt)
-		return false;
-	w->op = op;
-	if (al_src(op)->n_mil_args == 0) { /* iOS 16 / 17: attributes */
-		if (!ali_mil_attr(op, "indices", &w->iv) || !ali_mil_attr(op, "lut", &w->lv) ||
-		    !ali_mil_value_read(w->iv, &w->ix) || !ali_mil_value_read(w->lv, &w->lut) ||
-		    ali_mil_param_ints(op, "shape", sh, 3) != 2 || w->lut.rank != 1 || w->lut.dtype != dt)
-			return false;
-		w->N = sh[0], w->K = sh[1];
-		return w->N > 0 && w->K > 0;
-	}
-	al_span iv, lv;
-	w->ios18 = true;
-	if (al_src(op)->n_mil_args != 2 || ali_mil_param_binding(op, "indices", 0, &iv) != 2 ||
-	    ali_mil_param_binding(op, "lut", 0, &lv) != 2 || !ali_mil_value_read(iv, &w->ix) ||
-	    !ali_mil_value_read(lv, &w->lut))
-		return false;
-	if (w->ix.kind != AL_MV_BLOB || w->lut.kind != AL_MV_BLOB || !w->ix.blob_in_weights ||
-	    !w->lut.blob_in_weights || w->ix.rank != 2 || w->lut.rank != 4 || w->lut.dtype != dt)
-		return false;
-	for (int i = 0; i < 4; i++)
-		if (w->lut.dims[i] <= 0)
-			return false;
-	w->N = w->ix.dims[0], w->K = w->ix.dims[1];
-	return w->N > 0 && w->K > 0;
-}
-
-/* An input bound to a literal Value v (Binding.value = 2). */
-static void put_input_value(struct al_buf *op, const char *param, const struct al_buf *v)
-{
-	struct al_buf b = {0}, a = {0}, e = {0};
-	ali_buf_len(&b, 2, v->p, v->n);
-	ali_buf_len(&a, 1, b.p, b.n);
-	ali_buf_str(&e, 1, param);
-	ali_buf_len(&e, 2, a.p, a.n);
-	ali_buf_len(op, OP_INPUTS, e.p, e.n);
-	op->failed |= b.failed || a.failed || e.failed || v->failed;
-	ali_buf_free(&b);
-	ali_buf_free(&a);
-	ali_buf_free(&e);
-}
-
-/* A literal Value naming weight.bin's blob at off, declared dt of rank / dims. */
-static void blob_value(struct al_buf *v, int dt, int rank, const int64_t *dims, uint64_t off)
-{
-	struct al_buf vt = {0};
-	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_len(v, V_TYPE, vt.p, vt.n);
-	v->failed |= vt.failed;
-	ali_buf_free(&vt);
-	ali_mil_put_blob_value(v, off);
-}
-
-/* The palettized weight as a conv reads it, expanding to [N, K, 1, 1] (the
- * same order of values): iOS 18, the same indices and lut blobs declared
- * [N, K, 1, 1] and [G0, G1, 1, 1, 2^bits, V] (the op definition: a lut of the
- * indices' rank + 2, each group count dividing its axis); iOS 16 / 17, the same
- * indices and lut, shape [N, K, 1, 1]. Nothing decoded, no byte copied. */
-static void emit_lut_weight(struct al_buf *to, const char *name, int dt, const struct lut_w *w)
-{
-	struct al_buf op = {0}, iv = {0}, lv = {0}, nv = {0};
-	int64_t id[4] = {w->N, w->K, 1, 1};
-	ali_buf_str(&op, OP_TYPE, "constexpr_lut_to_dense");
-	if (w->ios18) {
-		int64_t ld[6] = {w->lut.dims[0], w->lut.dims[1], 1, 1, w->lut.dims[2], w->lut.dims[3]};
-		blob_value(&iv, w->ix.dtype, 4, id, w->ix.blob_offset);
-		blob_value(&lv, w->lut.dtype, 6, ld, w->lut.blob_offset);
-		put_input_value(&op, "indices", &iv);
-		put_input_value(&op, "lut", &lv);
-	} else { /* shape: uint32 [4], an immediate TensorValue.bytes as coremltools writes it */
-		struct al_buf vt = {0}, rep = {0};
-		uint8_t raw[16];
-		for (int i = 0; i < 4; i++)
-			for (int k = 0; k < 4; k++)
-				raw[4 * i + k] = (uint8_t)((uint64_t)id[i] >> (8 * k));
-		int64_t d4[1] = {4};
-		ali_surgery_put_vtype(&vt, AL_DT_UINT32, 1, d4);
-		ali_buf_len(&iv, V_TYPE, vt.p, vt.n);
-		ali_buf_len(&rep, 1, raw, sizeof raw);
-		ali_mil_put_immediate(&iv, 7, &rep);
-		iv.failed |= vt.failed;
-		ali_buf_free(&vt);
-		ali_buf_free(&rep);
-		ali_mil_put_attr(&op, "indices", w->iv.p, w->iv.n);
-		ali_mil_put_attr(&op, "lut", w->lv.p, w->lv.n);
-		ali_mil_put_attr(&op, "shape", iv.p, iv.n);
-		op.failed |= iv.failed;
-	}
-	ali_mil_put_output(&op, name, dt, 4, id);
-	ali_mil_put_string_value(&nv, name);
-	ali_mil_put_attr(&op, "name", nv.p, nv.n);
-	op.failed |= nv.failed;
-	to->failed |= op.failed;
-	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&op);
-	ali_buf_free(&iv);
-	ali_buf_free(&lv);
-	ali_buf_free(&nv);
-}
-
 /* An int permutation of rank rk (negative axes counted from the end) into p. */
 static bool perm_of(const struct al_node *n, int rk, int *p)
 {
@@ -478,6 +348,257 @@ static bool perm_of(const struct al_node *n, int rk, int *p)
 	return true;
 }
 
+/* In layout_kind's helpers (o: the op's first output shape): a token value of
+ * form f and sequence id (its channels the last axis), the output's channels. */
+#define TOK_OF(f, id) tok_is(o, r, (f), (id))
+#define XO (o->rank > 0 ? o->dims[o->rank - 1] : -1)
+
+/* layout_kind of a linear of a token value by a constant [N, K] weight (a palettized one too), a
+ * constant bias: a 1x1 conv. */
+static bool kind_linear(struct al_mil_pass *c, struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	const struct al_node *saved = c->n;
+	al_span wd;
+	int wdt;
+	struct al_mil_value wv, bv;
+	c->n = n;
+	struct ali_lut_weight lw;
+	bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && TOK_OF(fx, sx) && xx > 0;
+	if (ok && ali_mil_lut_weight(n, "weight", r->dt, &lw)) /* palettized: read as it is */
+		ok = lw.N == XO && lw.K == xx;
+	else
+		ok = ok && ali_mil_param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == XO &&
+		     wv.dims[1] == xx;
+	if (ok && ali_mil_param_present(n, "bias"))
+		ok = ali_mil_param_blob(c, "bias", &wd, &wdt, &bv) && bv.rank == 1;
+	c->n = saved;
+	r->kind[i] = K_CONV, r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
+	return ok;
+}
+
+/* layout_kind of a matmul of a token value by a constant [K, N] (transpose_y: [N, K]) weight: a
+ * 1x1 conv. */
+static bool kind_matmul_weight(struct al_mil_pass *c, struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	al_span wd;
+	int wdt;
+	struct al_mil_value wv;
+	bool tx, ty;
+	if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !TOK_OF(fx, sx) || xx <= 0 ||
+	    !flag_of(n, "transpose_x", &tx) || tx || !flag_of(n, "transpose_y", &ty) ||
+	    !mm_weight(c, n, &wd, &wdt, &wv))
+		return false;
+	int64_t K = ty ? wv.dims[1] : wv.dims[0], N = ty ? wv.dims[0] : wv.dims[1];
+	r->kind[i] = K_MMW, r->wt[i] = !ty, r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
+	return K == xx && N == XO;
+}
+
+/* layout_kind of a matmul of two run values: the attention's scores q k^T or its context w v. */
+static bool kind_attention(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, ky = -1, sx = -1, sy = -1;
+	int64_t xx = -1, xy = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	bool tx, ty;
+	if (!act_of(r, n, "x", &kx, &xx, &sx) || !act_of(r, n, "y", &ky, &xy, &sy) || kx < 0 || ky < 0 ||
+	    !flag_of(n, "transpose_x", &tx) || !flag_of(n, "transpose_y", &ty) || r->rk[kx] != r->rk[ky])
+		return false;
+	int rk = r->rk[kx];
+	uint8_t ex[4], ey[4];
+	memcpy(ex, r->ord[kx], 4), memcpy(ey, r->ord[ky], 4);
+	if (tx)
+		ex[rk - 2] = r->ord[kx][rk - 1], ex[rk - 1] = r->ord[kx][rk - 2];
+	if (ty)
+		ey[rk - 2] = r->ord[ky][rk - 1], ey[rk - 1] = r->ord[ky][rk - 2];
+	r->rk[i] = (uint8_t)rk;
+	/* scores q k^T [B, H, Sq, Sk]: q and k may come from different tensors */
+	if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, rk, AX_B, AX_H, AX_S, AX_D) &&
+	    ord_is(ey, rk, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
+		int64_t d[4] = {r->B, r->H[kx] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->S[r->sq[ky]]};
+		r->lay[i] = LAY_SCORES, r->kind[i] = K_SCORES, r->H[i] = r->H[kx];
+		r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx], r->sk[i] = r->sq[ky];
+		return dims_are(o, rk, d + 4 - rk);
+	}
+	/* the context w v [B, H, Sq, D]: v over the keys' sequence */
+	if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS &&
+	    ord_is(ey, rk, AX_B, AX_H, AX_S, AX_D) && r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
+		int64_t d[4] = {r->B, r->H[ky] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->D[ky]};
+		r->lay[i] = LAY_HEADS, r->kind[i] = K_CTX, r->H[i] = r->H[ky], r->D[i] = r->D[ky];
+		if (rk == 4)
+			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
+		else
+			memcpy(r->ord[i], (uint8_t[4]){AX_H, AX_S, AX_D, 0}, 4);
+		r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx];
+		return dims_are(o, rk, d + 4 - rk);
+	}
+	return false;
+}
+
+/* layout_kind of a split of a token value's channels (e.g. a fused q / k / v projection). */
+static bool kind_split(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	double ax[2];
+	if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || xx <= 0 || ali_mil_param_floats(n, "axis", ax, 2) != 1 ||
+	    (ax[0] != -1 && ax[0] != tok_rank(fx) - 1))
+		return false;
+	int64_t sum = 0;
+	for (uint32_t j = 0; j < n->n_outputs; j++) {
+		const struct al_shape *oj = &n->out_shapes[j];
+		if (!tok_is(oj, r, fx, sx))
+			return false;
+		uint32_t s = i + j;
+		r->lay[s] = LAY_BSC, r->kind[s] = K_SPLIT, r->X[s] = oj->dims[oj->rank - 1], r->wt[s] = false;
+		r->H[s] = r->D[s] = 0, r->src[s][0] = r->src[s][1] = -1, r->sq[s] = (uint8_t)sx, r->sk[s] = 0;
+		r->tf[s] = (uint8_t)fx, r->rk[s] = 4, r->out[s] = (uint8_t)j;
+		sum += r->X[s];
+	}
+	return sum == xx;
+}
+
+/* layout_kind of a reshape: a token value to the heads, the heads back, or one token form to
+ * another. */
+static bool kind_reshape(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !const_of(n, "shape"))
+		return false;
+	r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
+	/* the heads: [B, S, C] -> [B, S, H, D]; sequence-first [S, B, C] -> [S, B*H, D] */
+	int hr = fx == TF_BSC ? 4 : 3;
+	int64_t m = hr == 3 ? r->B : 1; /* the batch merged with the heads */
+	if (xx > 0 && (fx == TF_BSC || fx == TF_SBC) && o->rank == hr && m > 0 &&
+	    (hr == 3 || o->dims[0] == r->B) && o->dims[hr - 3] == r->S[sx] && o->dims[hr - 2] > 0 &&
+	    o->dims[hr - 2] % m == 0 && o->dims[hr - 1] > 0 && o->dims[hr - 2] / m <= xx &&
+	    o->dims[hr - 1] <= xx && o->dims[hr - 2] / m * o->dims[hr - 1] == xx) {
+		r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[hr - 2] / m, r->D[i] = o->dims[hr - 1];
+		r->rk[i] = (uint8_t)hr;
+		if (hr == 4)
+			memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
+		else
+			memcpy(r->ord[i], (uint8_t[4]){AX_S, AX_H, AX_D, 0}, 4);
+		return true;
+	}
+	/* the heads back: [B, S, H, D] -> [B, S, C]; [S, B*H, D] -> [S*B, C] or [S, B, C] */
+	if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], r->rk[kx], AX_B, AX_S, AX_H, AX_D) &&
+	    XO == r->H[kx] * r->D[kx]) {
+		r->kind[i] = K_JOINR;
+		for (int f = r->rk[kx] == 4 ? TF_BSC : TF_SBC; f <= (r->rk[kx] == 4 ? TF_BSC : TF_TC); f++)
+			if (TOK_OF(f, sx)) {
+				r->tf[i] = (uint8_t)f;
+				return true;
+			}
+		return false;
+	}
+	/* one token form to another holding the same bytes: [S, B, C] <-> [S*B, C], and at
+	 * B = 1 [1, S, C] too */
+	if (kx >= 0 && r->lay[kx] == LAY_BSC && XO == xx) {
+		r->kind[i] = K_ALIAS, r->src[i][0] = kx;
+		for (int f = TF_BSC; f <= TF_TC; f++)
+			if (TOK_OF(f, sx) && (r->B == 1 || (f != TF_BSC && r->tf[kx] != TF_BSC))) {
+				r->tf[i] = (uint8_t)f;
+				return true;
+			}
+	}
+	return false;
+}
+
+/* layout_kind of a transpose: [B, S, C] <-> [S, B, C], or of the heads (dropped). */
+static bool kind_transpose(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	int pm[4];
+	if (!act_form(r, n, "x", &kx, &xx, &sx, &fx))
+		return false;
+	r->sq[i] = (uint8_t)sx;
+	/* [B, S, C] <-> [S, B, C] (sequence-first attention's way in and out): the same value */
+	if ((kx < 0 || r->lay[kx] == LAY_BSC) && fx != TF_TC && perm_of(n, 3, pm) && pm[0] == 1 &&
+	    pm[1] == 0 && pm[2] == 2) {
+		r->kind[i] = K_ALIAS, r->src[i][0] = kx, r->tf[i] = fx == TF_BSC ? TF_SBC : TF_BSC;
+		return TOK_OF(r->tf[i], sx) && XO == xx;
+	}
+	int rk = kx >= 0 ? r->rk[kx] : 0;
+	if (kx < 0 || r->lay[kx] != LAY_HEADS || !perm_of(n, rk, pm))
+		return false;
+	for (int a = 0; a < rk; a++)
+		r->ord[i][a] = r->ord[kx][pm[a]];
+	int64_t d[4];
+	heads_dims(r, r->ord[i], rk, r->S[sx], r->H[kx], r->D[kx], d);
+	r->lay[i] = LAY_HEADS, r->kind[i] = K_ALIAS, r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->src[i][0] = kx;
+	r->rk[i] = (uint8_t)rk;
+	return (rk == 3 || r->ord[i][0] == AX_B) && dims_are(o, rk, d);
+}
+
+/* layout_kind of a softmax of the scores over the keys. */
+static bool kind_softmax(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1;
+	int64_t xx = -1;
+	double ax[2];
+	if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_SCORES ||
+	    ali_mil_param_floats(n, "axis", ax, 2) != 1 || (ax[0] != -1 && ax[0] != r->rk[kx] - 1))
+		return false;
+	r->lay[i] = LAY_SCORES, r->kind[i] = K_SOFTMAX, r->H[i] = r->H[kx], r->rk[i] = r->rk[kx];
+	r->sq[i] = r->sq[kx], r->sk[i] = r->sk[kx];
+	return true;
+}
+
+/* layout_kind of an activation, or an add / sub / mul of two run values or of one and a
+ * one-element constant. */
+static bool kind_elementwise(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, ky = -1, sx = -1, sy = -1, fx = TF_BSC, fy = TF_BSC;
+	int64_t xx = -1, xy = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	bool bin = n->kind == AL_MILK_add || n->kind == AL_MILK_sub || n->kind == AL_MILK_mul;
+	const char *src = "x";
+	if (bin && one_const(n, "x"))
+		src = "y";
+	else if (bin && !one_const(n, "y")) { /* two token values of one sequence and form */
+		bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && act_form(r, n, "y", &ky, &xy, &sy, &fy) &&
+			  sx == sy && fx == fy && TOK_OF(fx, sx) && xx == XO && xy == XO;
+		r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
+		return ok;
+	}
+	if (!act_form(r, n, src, &kx, &xx, &sx, &fx))
+		return false;
+	r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
+	if (kx < 0 || r->lay[kx] == LAY_BSC)
+		return TOK_OF(fx, sx) && xx == XO;
+	r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->sk[i] = r->sk[kx], r->rk[i] = r->rk[kx];
+	memcpy(r->ord[i], r->ord[kx], 4);
+	const struct al_shape *ks = slot_shape(r, (uint32_t)kx);
+	return dims_are(o, ks->rank, ks->dims);
+}
+
+/* layout_kind of a layer_norm over the channels (the last axis). */
+static bool kind_layer_norm(struct run *r, const struct al_node *n, uint32_t i)
+{
+	int kx = -1, sx = -1, fx = TF_BSC;
+	int64_t xx = -1;
+	const struct al_shape *o = &n->out_shapes[0];
+	double ax[4];
+	long k = ali_mil_param_floats(n, "axes", ax, 4);
+	bool ok = k == 1 && act_form(r, n, "x", &kx, &xx, &sx, &fx) && (ax[0] == -1 || ax[0] == tok_rank(fx) - 1) &&
+		  TOK_OF(fx, sx) && xx == XO;
+	r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
+	return ok;
+}
+
+#undef TOK_OF
+#undef XO
+
 /* Whether n works in the layout, given the run so far: fills slot r->n (a
  * split: one slot per output; layout_op checks the flex bits). */
 static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_node *n)
@@ -490,207 +611,29 @@ static bool layout_kind(struct al_mil_pass *c, struct run *r, const struct al_no
 		    n->out_shapes[j].rank > AL_SHAPE_MAX_RANK)
 			return false;
 	const struct al_shape *o = &n->out_shapes[0];
-	const char *t = n->type;
 	uint32_t i = r->n;
-	int kx = -1, ky = -1, sx = -1, sy = -1, fx = TF_BSC, fy = TF_BSC;
-	int64_t xx = -1, xy = -1;
-	/* a token value of form f and sequence id: its channels are the last axis */
-#define TOK_OF(f, id) tok_is(o, r, (f), (id))
-#define XO (o->rank > 0 ? o->dims[o->rank - 1] : -1)
 	r->lay[i] = LAY_BSC, r->kind[i] = K_COPY, r->X[i] = o->rank > 0 ? o->dims[o->rank - 1] : -1, r->wt[i] = false;
 	r->H[i] = r->D[i] = 0, r->src[i][0] = r->src[i][1] = -1, r->sq[i] = r->sk[i] = 0;
 	r->tf[i] = TF_BSC, r->rk[i] = 4, r->out[i] = 0;
-	if (n->n_outputs != 1 && strcmp(t, "split") != 0)
+	if (n->n_outputs != 1 && n->kind != AL_MILK_split)
 		return false;
-	if (strcmp(t, "linear") == 0) {
-		const struct al_node *saved = c->n;
-		al_span wd;
-		int wdt;
-		struct al_mil_value wv, bv;
-		c->n = n;
-		struct lut_w lw;
-		bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && TOK_OF(fx, sx) && xx > 0;
-		if (ok && lut_weight(n, "weight", r->dt, &lw)) /* palettized: read as it is */
-			ok = lw.N == XO && lw.K == xx;
-		else
-			ok = ok && ali_mil_param_blob(c, "weight", &wd, &wdt, &wv) && wv.rank == 2 && wv.dims[0] == XO &&
-			     wv.dims[1] == xx;
-		if (ok && ali_mil_param_present(n, "bias"))
-			ok = ali_mil_param_blob(c, "bias", &wd, &wdt, &bv) && bv.rank == 1;
-		c->n = saved;
-		r->kind[i] = K_CONV, r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
-		return ok;
+	switch (n->kind) {
+	case AL_MILK_linear: return kind_linear(c, r, n, i);
+	case AL_MILK_matmul: return const_of(n, "y") ? kind_matmul_weight(c, r, n, i) : kind_attention(r, n, i);
+	case AL_MILK_split: return kind_split(r, n, i);
+	case AL_MILK_reshape: return kind_reshape(r, n, i);
+	case AL_MILK_transpose: return kind_transpose(r, n, i);
+	case AL_MILK_softmax: return kind_softmax(r, n, i);
+	case AL_MILK_add:
+	case AL_MILK_sub:
+	case AL_MILK_mul:
+	case AL_MILK_relu:
+	case AL_MILK_gelu:
+	case AL_MILK_silu:
+	case AL_MILK_sigmoid:
+	case AL_MILK_tanh: return kind_elementwise(r, n, i);
+	case AL_MILK_layer_norm: return kind_layer_norm(r, n, i);
 	}
-	if (strcmp(t, "matmul") == 0 && const_of(n, "y")) {
-		al_span wd;
-		int wdt;
-		struct al_mil_value wv;
-		bool tx, ty;
-		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !TOK_OF(fx, sx) || xx <= 0 ||
-		    !flag_of(n, "transpose_x", &tx) || tx || !flag_of(n, "transpose_y", &ty) ||
-		    !mm_weight(c, n, &wd, &wdt, &wv))
-			return false;
-		int64_t K = ty ? wv.dims[1] : wv.dims[0], N = ty ? wv.dims[0] : wv.dims[1];
-		r->kind[i] = K_MMW, r->wt[i] = !ty, r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
-		return K == xx && N == XO;
-	}
-	if (strcmp(t, "matmul") == 0) { /* the attention's two products */
-		bool tx, ty;
-		if (!act_of(r, n, "x", &kx, &xx, &sx) || !act_of(r, n, "y", &ky, &xy, &sy) || kx < 0 || ky < 0 ||
-		    !flag_of(n, "transpose_x", &tx) || !flag_of(n, "transpose_y", &ty) || r->rk[kx] != r->rk[ky])
-			return false;
-		int rk = r->rk[kx];
-		uint8_t ex[4], ey[4];
-		memcpy(ex, r->ord[kx], 4), memcpy(ey, r->ord[ky], 4);
-		if (tx)
-			ex[rk - 2] = r->ord[kx][rk - 1], ex[rk - 1] = r->ord[kx][rk - 2];
-		if (ty)
-			ey[rk - 2] = r->ord[ky][rk - 1], ey[rk - 1] = r->ord[ky][rk - 2];
-		r->rk[i] = (uint8_t)rk;
-		/* scores q k^T [B, H, Sq, Sk]: q and k may come from different tensors */
-		if (r->lay[kx] == LAY_HEADS && r->lay[ky] == LAY_HEADS && ord_is(ex, rk, AX_B, AX_H, AX_S, AX_D) &&
-		    ord_is(ey, rk, AX_B, AX_H, AX_D, AX_S) && r->H[kx] == r->H[ky] && r->D[kx] == r->D[ky]) {
-			int64_t d[4] = {r->B, r->H[kx] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->S[r->sq[ky]]};
-			r->lay[i] = LAY_SCORES, r->kind[i] = K_SCORES, r->H[i] = r->H[kx];
-			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx], r->sk[i] = r->sq[ky];
-			return dims_are(o, rk, d + 4 - rk);
-		}
-		/* the context w v [B, H, Sq, D]: v over the keys' sequence */
-		if (r->lay[kx] == LAY_SCORES && !tx && r->lay[ky] == LAY_HEADS &&
-		    ord_is(ey, rk, AX_B, AX_H, AX_S, AX_D) && r->H[kx] == r->H[ky] && r->sk[kx] == r->sq[ky]) {
-			int64_t d[4] = {r->B, r->H[ky] * (rk == 3 ? r->B : 1), r->S[r->sq[kx]], r->D[ky]};
-			r->lay[i] = LAY_HEADS, r->kind[i] = K_CTX, r->H[i] = r->H[ky], r->D[i] = r->D[ky];
-			if (rk == 4)
-				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_H, AX_S, AX_D}, 4);
-			else
-				memcpy(r->ord[i], (uint8_t[4]){AX_H, AX_S, AX_D, 0}, 4);
-			r->src[i][0] = kx, r->src[i][1] = ky, r->sq[i] = r->sq[kx];
-			return dims_are(o, rk, d + 4 - rk);
-		}
-		return false;
-	}
-	if (strcmp(t, "split") == 0) { /* a token value's channels, e.g. a fused q / k / v projection */
-		double ax[2];
-		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || xx <= 0 || ali_mil_param_floats(n, "axis", ax, 2) != 1 ||
-		    (ax[0] != -1 && ax[0] != tok_rank(fx) - 1))
-			return false;
-		int64_t sum = 0;
-		for (uint32_t j = 0; j < n->n_outputs; j++) {
-			const struct al_shape *oj = &n->out_shapes[j];
-			if (!tok_is(oj, r, fx, sx))
-				return false;
-			uint32_t s = i + j;
-			r->lay[s] = LAY_BSC, r->kind[s] = K_SPLIT, r->X[s] = oj->dims[oj->rank - 1], r->wt[s] = false;
-			r->H[s] = r->D[s] = 0, r->src[s][0] = r->src[s][1] = -1, r->sq[s] = (uint8_t)sx, r->sk[s] = 0;
-			r->tf[s] = (uint8_t)fx, r->rk[s] = 4, r->out[s] = (uint8_t)j;
-			sum += r->X[s];
-		}
-		return sum == xx;
-	}
-	if (strcmp(t, "reshape") == 0) {
-		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx) || !const_of(n, "shape"))
-			return false;
-		r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
-		/* the heads: [B, S, C] -> [B, S, H, D]; sequence-first [S, B, C] -> [S, B*H, D] */
-		int hr = fx == TF_BSC ? 4 : 3;
-		int64_t m = hr == 3 ? r->B : 1; /* the batch merged with the heads */
-		if (xx > 0 && (fx == TF_BSC || fx == TF_SBC) && o->rank == hr && m > 0 &&
-		    (hr == 3 || o->dims[0] == r->B) && o->dims[hr - 3] == r->S[sx] && o->dims[hr - 2] > 0 &&
-		    o->dims[hr - 2] % m == 0 && o->dims[hr - 1] > 0 && o->dims[hr - 2] / m <= xx &&
-		    o->dims[hr - 1] <= xx && o->dims[hr - 2] / m * o->dims[hr - 1] == xx) {
-			r->lay[i] = LAY_HEADS, r->kind[i] = K_SPLITR, r->H[i] = o->dims[hr - 2] / m, r->D[i] = o->dims[hr - 1];
-			r->rk[i] = (uint8_t)hr;
-			if (hr == 4)
-				memcpy(r->ord[i], (uint8_t[4]){AX_B, AX_S, AX_H, AX_D}, 4);
-			else
-				memcpy(r->ord[i], (uint8_t[4]){AX_S, AX_H, AX_D, 0}, 4);
-			return true;
-		}
-		/* the heads back: [B, S, H, D] -> [B, S, C]; [S, B*H, D] -> [S*B, C] or [S, B, C] */
-		if (kx >= 0 && r->lay[kx] == LAY_HEADS && ord_is(r->ord[kx], r->rk[kx], AX_B, AX_S, AX_H, AX_D) &&
-		    XO == r->H[kx] * r->D[kx]) {
-			r->kind[i] = K_JOINR;
-			for (int f = r->rk[kx] == 4 ? TF_BSC : TF_SBC; f <= (r->rk[kx] == 4 ? TF_BSC : TF_TC); f++)
-				if (TOK_OF(f, sx)) {
-					r->tf[i] = (uint8_t)f;
-					return true;
-				}
-			return false;
-		}
-		/* one token form to another holding the same bytes: [S, B, C] <-> [S*B, C], and at
-		 * B = 1 [1, S, C] too */
-		if (kx >= 0 && r->lay[kx] == LAY_BSC && XO == xx) {
-			r->kind[i] = K_ALIAS, r->src[i][0] = kx;
-			for (int f = TF_BSC; f <= TF_TC; f++)
-				if (TOK_OF(f, sx) && (r->B == 1 || (f != TF_BSC && r->tf[kx] != TF_BSC))) {
-					r->tf[i] = (uint8_t)f;
-					return true;
-				}
-		}
-		return false;
-	}
-	if (strcmp(t, "transpose") == 0) {
-		int pm[4];
-		if (!act_form(r, n, "x", &kx, &xx, &sx, &fx))
-			return false;
-		r->sq[i] = (uint8_t)sx;
-		/* [B, S, C] <-> [S, B, C] (sequence-first attention's way in and out): the same value */
-		if ((kx < 0 || r->lay[kx] == LAY_BSC) && fx != TF_TC && perm_of(n, 3, pm) && pm[0] == 1 &&
-		    pm[1] == 0 && pm[2] == 2) {
-			r->kind[i] = K_ALIAS, r->src[i][0] = kx, r->tf[i] = fx == TF_BSC ? TF_SBC : TF_BSC;
-			return TOK_OF(r->tf[i], sx) && XO == xx;
-		}
-		int rk = kx >= 0 ? r->rk[kx] : 0;
-		if (kx < 0 || r->lay[kx] != LAY_HEADS || !perm_of(n, rk, pm))
-			return false;
-		for (int a = 0; a < rk; a++)
-			r->ord[i][a] = r->ord[kx][pm[a]];
-		int64_t d[4];
-		heads_dims(r, r->ord[i], rk, r->S[sx], r->H[kx], r->D[kx], d);
-		r->lay[i] = LAY_HEADS, r->kind[i] = K_ALIAS, r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->src[i][0] = kx;
-		r->rk[i] = (uint8_t)rk;
-		return (rk == 3 || r->ord[i][0] == AX_B) && dims_are(o, rk, d);
-	}
-	if (strcmp(t, "softmax") == 0) {
-		double ax[2];
-		if (!act_of(r, n, "x", &kx, &xx, &sx) || kx < 0 || r->lay[kx] != LAY_SCORES ||
-		    ali_mil_param_floats(n, "axis", ax, 2) != 1 || (ax[0] != -1 && ax[0] != r->rk[kx] - 1))
-			return false;
-		r->lay[i] = LAY_SCORES, r->kind[i] = K_SOFTMAX, r->H[i] = r->H[kx], r->rk[i] = r->rk[kx];
-		r->sq[i] = r->sq[kx], r->sk[i] = r->sk[kx];
-		return true;
-	}
-	bool bin = strcmp(t, "add") == 0 || strcmp(t, "sub") == 0 || strcmp(t, "mul") == 0;
-	if (is_unary(t) || bin) {
-		const char *src = "x";
-		if (bin && one_const(n, "x"))
-			src = "y";
-		else if (bin && !one_const(n, "y")) { /* two token values of one sequence and form */
-			bool ok = act_form(r, n, "x", &kx, &xx, &sx, &fx) && act_form(r, n, "y", &ky, &xy, &sy, &fy) &&
-				  sx == sy && fx == fy && TOK_OF(fx, sx) && xx == XO && xy == XO;
-			r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
-			return ok;
-		}
-		if (!act_form(r, n, src, &kx, &xx, &sx, &fx))
-			return false;
-		r->sq[i] = (uint8_t)sx, r->tf[i] = (uint8_t)fx;
-		if (kx < 0 || r->lay[kx] == LAY_BSC)
-			return TOK_OF(fx, sx) && xx == XO;
-		r->lay[i] = r->lay[kx], r->H[i] = r->H[kx], r->D[i] = r->D[kx], r->sk[i] = r->sk[kx], r->rk[i] = r->rk[kx];
-		memcpy(r->ord[i], r->ord[kx], 4);
-		const struct al_shape *ks = slot_shape(r, (uint32_t)kx);
-		return dims_are(o, ks->rank, ks->dims);
-	}
-	if (strcmp(t, "layer_norm") == 0) {
-		double ax[4];
-		long k = ali_mil_param_floats(n, "axes", ax, 4);
-		bool ok = k == 1 && act_form(r, n, "x", &kx, &xx, &sx, &fx) && (ax[0] == -1 || ax[0] == tok_rank(fx) - 1) &&
-			  TOK_OF(fx, sx) && xx == XO;
-		r->sq[i] = (uint8_t)(sx > 0 ? sx : 0), r->tf[i] = (uint8_t)fx;
-		return ok;
-	}
-#undef TOK_OF
-#undef XO
 	return false;
 }
 
@@ -704,7 +647,7 @@ static uint32_t layout_op(struct al_mil_pass *c, struct run *r, const struct al_
 {
 	if (!layout_kind(c, r, n))
 		return 0;
-	uint32_t k = strcmp(n->type, "split") == 0 ? n->n_outputs : 1;
+	uint32_t k = n->kind == AL_MILK_split ? n->n_outputs : 1;
 	for (uint32_t j = 0; j < k; j++) {
 		uint32_t i = r->n + j;
 		unsigned m = 0;
@@ -726,7 +669,7 @@ static uint32_t layout_op(struct al_mil_pass *c, struct run *r, const struct al_
 
 static bool starts_run(struct al_mil_pass *c, const struct al_node *p)
 {
-	return p->type && (strcmp(p->type, "linear") == 0 || (strcmp(p->type, "matmul") == 0 && const_of(p, "y")));
+	return p->kind == AL_MILK_linear || (p->kind == AL_MILK_matmul && const_of(p, "y"));
 }
 
 /* The op a run takes along before `first` (its x's producer, right before it:
@@ -749,9 +692,9 @@ static const struct al_node *run_entry_op(const struct al_node *first, uint32_t 
 	if (!p || p->owner != g || p->index >= first->index || p->index < floor || !p->type ||
 	    !ali_mil_param_shape(p, "x", &s) || s.rank != 3 || seq_flex(&s) < 0)
 		return NULL;
-	bool ln = strcmp(p->type, "layer_norm") == 0 && ali_mil_param_floats(p, "axes", ax, 2) == 1 &&
+	bool ln = p->kind == AL_MILK_layer_norm && ali_mil_param_floats(p, "axes", ax, 2) == 1 &&
 		  (ax[0] == -1 || ax[0] == 2);
-	bool sf = strcmp(p->type, "transpose") == 0 && perm_of(p, 3, pm) && pm[0] == 1 && pm[1] == 0 && pm[2] == 2;
+	bool sf = p->kind == AL_MILK_transpose && perm_of(p, 3, pm) && pm[0] == 1 && pm[1] == 0 && pm[2] == 2;
 	if (!ln && !sf)
 		return NULL;
 	for (uint32_t k = p->index + 1; k < first->index; k++)
@@ -885,13 +828,13 @@ again:
 					 "form would leave it", r->op[longest]->name ? r->op[longest]->name : "?",
 					 r->op[longest]->type);
 	r->n_linear = r->n_attn = r->n_dropped = r->n_ops = 0;
-	r->n_gain = pre && strcmp(pre->type, "layer_norm") == 0 ? (uint32_t)-1 : 0;
+	r->n_gain = pre && pre->kind == AL_MILK_layer_norm ? (uint32_t)-1 : 0;
 	for (uint32_t i = 0; i < r->n; i++) {
 		r->n_ops += i == 0 || r->op[i] != r->op[i - 1];
 		r->n_gain += i == 0 || r->op[i] != r->op[i - 1];
 		r->n_linear += r->kind[i] == K_CONV || r->kind[i] == K_MMW;
 		r->n_attn += r->kind[i] >= K_ALIAS && (i == 0 || r->op[i] != r->op[i - 1]);
-		r->n_dropped += r->kind[i] == K_ALIAS && strcmp(r->op[i]->type, "transpose") == 0;
+		r->n_dropped += r->kind[i] == K_ALIAS && r->op[i]->kind == AL_MILK_transpose;
 	}
 	return true;
 }
@@ -907,101 +850,6 @@ static uint32_t conv_ops(const struct run *r)
 	return (one ? 1 : 2) * r->n_conv;
 }
 
-/* A new op into buffer `to` (a whole Block.operations field): type, (param,
- * value) pairs, one output of dtype/dims, name attribute = the output. */
-static void emit_op_outs(struct al_buf *to, const char *type, const char *const *in, int n_in,
-			 const char *const *out, int n_out, int dt, int rank, const int64_t (*dims)[4])
-{
-	struct al_buf op = {0}, v = {0};
-	ali_buf_str(&op, OP_TYPE, type);
-	for (int i = 0; i < n_in; i++)
-		ali_mil_put_input(&op, in[2 * i], in[2 * i + 1]);
-	for (int i = 0; i < n_out; i++)
-		ali_mil_put_output(&op, out[i], dt, rank, dims[i]);
-	ali_mil_put_string_value(&v, out[0]);
-	ali_mil_put_attr(&op, "name", v.p, v.n);
-	op.failed |= v.failed;
-	ali_buf_free(&v);
-	to->failed |= op.failed;
-	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&op);
-}
-
-static void emit_op(struct al_buf *to, const char *type, const char *const *in, int n_in, const char *out,
-		    int dt, int rank, const int64_t *dims)
-{
-	int64_t d[1][4] = {{0}};
-	if (rank > 0 && dims) /* every op the run writes is of rank 2 to 4 */
-		memcpy(d[0], dims, (size_t)(rank < 4 ? rank : 4) * sizeof *dims);
-	emit_op_outs(to, type, in, n_in, &out, 1, dt, rank, (const int64_t(*)[4])d);
-}
-
-/* A const into `to`: an immediate int32 / bool / fp tensor, or a string scalar. */
-static const char *emit_const(struct al_mil_pass *c, struct al_buf *to, const char *base, const char *sfx,
-			      int dt, int rank, const int64_t *dims, const double *x, size_t n, const char *str)
-{
-	const char *nm = ali_mil_fresh(c, base, sfx);
-	if (!nm) {
-		ali_mil_say(c, "no free value name");
-		return NULL;
-	}
-	struct al_buf v = {0}, vt = {0}, op = {0};
-	bool blob;
-	if (str) {
-		ali_mil_put_string_value(&v, str);
-		ali_surgery_put_vtype(&vt, AL_DT_STRING, 0, NULL);
-	} else if (!ali_mil_put_tensor_value(c, &v, dt, rank, dims, x, n, &blob)) {
-		ali_buf_free(&v);
-		return NULL;
-	} else {
-		ali_surgery_put_vtype(&vt, dt, rank, dims);
-	}
-	ali_mil_put_const_op(&op, nm, &vt, &v);
-	to->failed |= op.failed || v.failed || vt.failed;
-	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&v);
-	ali_buf_free(&vt);
-	ali_buf_free(&op);
-	return nm;
-}
-
-/* A const into `to` naming a weight.bin blob at `off`, declared dt [N, K, 1, 1]. */
-static void emit_blob_const(struct al_buf *to, const char *name, int dt, const int64_t *dims, uint64_t off)
-{
-	struct al_buf val = {0}, vt = {0}, op = {0};
-	ali_surgery_put_vtype(&vt, dt, 4, dims);
-	ali_buf_len(&val, V_TYPE, vt.p, vt.n);
-	ali_mil_put_blob_value(&val, off);
-	ali_mil_put_const_op(&op, name, &vt, &val);
-	to->failed |= op.failed || val.failed;
-	ali_buf_len(to, BLOCK_OPS, op.p, op.n);
-	ali_buf_free(&val);
-	ali_buf_free(&vt);
-	ali_buf_free(&op);
-}
-
-/* The whole Block.operations field bytes of the last op in `b` split off:
- * its payload into *last (b keeps the fields before it). */
-static bool split_last(struct al_buf *b, struct al_buf *last)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	size_t start = 0, ls = 0;
-	al_span lp = {0};
-	bool any = false;
-	pb_iter_init(&it, (al_span){b->p, b->n});
-	while ((start = it.pos, pb_next(&it, &f))) {
-		ls = start;
-		lp = f.data;
-		any = true;
-	}
-	if (it.err || !any)
-		return false;
-	ali_buf_put(last, lp.p, lp.n);
-	b->n = ls;
-	return !last->failed;
-}
-
 /* The new dims of run value i; a symbolic S is -1 (an unknown dim, and the
  * -1 of a reshape's shape: one per value but the scores, never reshaped). */
 static void new_dims(const struct run *r, uint32_t i, int64_t *d)
@@ -1015,17 +863,30 @@ static void new_dims(const struct run *r, uint32_t i, int64_t *d)
 		d[0] = r->B, d[1] = r->H[i], d[2] = seq_dim(r, r->sk[i]), d[3] = S;
 }
 
-bool ali_pass_mil_block_conv(struct al_mil_pass *c)
+/* What ali_pass_mil_block_conv builds, step by step: the run, the entries (each
+ * value the run reads from before it, converted once: ein[e] -> ebc[e]), the
+ * shared consts, the ops in the layout (body), the exits, and the ops and consts
+ * deleted with the run (dels). */
+struct build {
+	struct al_mil_pass *c;
+	struct run *r;
+	const struct al_graph *g;
+	const char *base; /* the pass's op's output: the shared consts' names */
+	int dt;
+	int64_t B;
+	struct al_buf ent, body, tail;
+	const char *ein[MAX_RUN * 2], *ebc[MAX_RUN * 2];
+	uint32_t ne, nd, nx;
+	al_span dels[MAX_DELS];
+	const char *cperm, *cperm_sb, *cstr, *cpad, *cdil, *cgrp, *cvalid, *cax1, *cf, *ct, *cax2, *csplit;
+};
+
+/* The first op of the stretch of layout ops n is in: the runs before n in it
+ * are replayed (*floor: the first op after them), and n may be in one. */
+static bool block_floor(struct al_mil_pass *c, struct run *r, uint32_t *floor)
 {
-	if (!ali_mil_op_ok(c))
-		return false;
 	const struct al_node *n = c->n;
 	const struct al_graph *g = n->owner;
-	if (n->type && strcmp(n->type, "matmul") == 0 && !const_of(n, "y"))
-		return false; /* an attention product: not a candidate (a run takes it along) */
-	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
-		return ali_mil_say(c, "not in the program's main block");
-	struct run r, r0;
 	const char *stop = NULL;
 	/* an earlier run of the same stretch of layout ops takes this one along:
 	 * replay the runs from the first linear of the stretch */
@@ -1034,15 +895,14 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 		const struct al_node *p = &g->nodes[k];
 		if (const_like(p))
 			continue;
-		if (!p->type || !(strcmp(p->type, "linear") == 0 || strcmp(p->type, "matmul") == 0 ||
-				  strcmp(p->type, "reshape") == 0 || strcmp(p->type, "transpose") == 0 ||
-				  strcmp(p->type, "softmax") == 0 || strcmp(p->type, "layer_norm") == 0 ||
-				  strcmp(p->type, "add") == 0 || strcmp(p->type, "sub") == 0 ||
-				  strcmp(p->type, "mul") == 0 || strcmp(p->type, "split") == 0 || is_unary(p->type)))
+		if (!p->type || !(p->kind == AL_MILK_linear || p->kind == AL_MILK_matmul || p->kind == AL_MILK_reshape ||
+				  p->kind == AL_MILK_transpose || p->kind == AL_MILK_softmax ||
+				  p->kind == AL_MILK_layer_norm || p->kind == AL_MILK_add || p->kind == AL_MILK_sub ||
+				  p->kind == AL_MILK_mul || p->kind == AL_MILK_split || is_unary(p)))
 			break;
 		w = k;
 	}
-	uint32_t floor = w; /* the first op after the runs before n: an entry op may be taken from there on */
+	*floor = w; /* the first op after the runs before n: an entry op may be taken from there on */
 	for (uint32_t k = w; k < n->index;) {
 		const struct al_node *p = &g->nodes[k];
 		if (!starts_run(c, p)) {
@@ -1050,13 +910,28 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 			continue;
 		}
 		uint32_t next = k + 1;
-		if (collect_run(c, p, floor, &r, &stop) && r.n_linear >= 2 && conv_ops(&r) <= r.n_gain) {
-			if (in_run(&r, n))
+		if (collect_run(c, p, *floor, r, &stop) && r->n_linear >= 2 && conv_ops(r) <= r->n_gain) {
+			if (in_run(r, n))
 				return ali_mil_say(c, "in the run of '%s' (rewritten with it)", p->name);
-			next = floor = r.op[r.n - 1]->index + 1;
+			next = *floor = r->op[r->n - 1]->index + 1;
 		}
 		k = next;
 	}
+	return true;
+}
+
+/* The match: c->n starts a run of at least two linears (or matmuls by a
+ * constant) that gains more ops than its conversions cost. */
+static bool block_match(struct al_mil_pass *c, struct run *r, const char **stop)
+{
+	const struct al_node *n = c->n;
+	const struct al_graph *g = n->owner;
+	struct run r0;
+	uint32_t floor;
+	if (!g || g->depth != 0 || n->index >= g->n_nodes || &g->nodes[n->index] != n)
+		return ali_mil_say(c, "not in the program's main block");
+	if (!block_floor(c, r, &floor))
+		return false;
 	const struct al_shape *o = n->out_shapes ? &n->out_shapes[0] : NULL;
 	int sf = seq_flex(o);
 	if (sf == -1)
@@ -1072,26 +947,473 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 	if (starts && pre && !(r0.n = layout_op(c, &r0, pre)))
 		starts = run_init(n, NULL, &r0); /* the entry op does not work in the layout: without it */
 	if (!starts || !layout_op(c, &r0, n)) {
-		if (strcmp(n->type, "matmul") == 0)
+		if (n->kind == AL_MILK_matmul)
 			return ali_mil_say(c, "not a [B, S, K] value by a constant [K, N] weight in weight.bin");
 		return ali_mil_say(c, "the weight (and bias) are not constants in weight.bin of [N, K] ([N])");
 	}
-	if (!collect_run(c, n, floor, &r, &stop))
+	if (!collect_run(c, n, floor, r, stop))
 		return ali_mil_say(c, "the output is not a [B, S, C] (rank 3) tensor of known shape");
 	/* A lone matmul by a constant gets no pass of its own: its readers keep its
 	 * [B, S, N] output, so the exit writes that shape again and a short last axis
 	 * (ANE062) moves onto the exit ops (1 finding -> 2, measured), and no rule
 	 * keeps a matmul by a constant off the ANE (docs/surgery.md). */
-	if (r.n_linear < 2 && strcmp(n->type, "matmul") == 0)
+	if (r->n_linear < 2 && n->kind == AL_MILK_matmul)
 		return ali_mil_say(c, "a lone matmul by a constant (%s): a 1x1 conv clears no finding (the [B, S, N] "
-			      "output stays)", stop ? stop : "the block ends after it");
-	if (r.n_linear < 2)
+			      "output stays)", *stop ? *stop : "the block ends after it");
+	if (r->n_linear < 2)
 		return ali_mil_say(c, "a lone linear (%s): its entry and exit transposes would cost more than the "
-			      "layout gains", stop ? stop : "the block ends after it");
-	if (conv_ops(&r) > r.n_gain)
-		return ali_mil_say(c, "a run of %u ops%s would need %u reshapes / transposes in and out (%s)", r.n_gain,
-			      r.n_gain < r.n_ops ? " (and the layer_norm it starts at)" : "",
-			      conv_ops(&r), stop ? stop : "the block ends after it");
+			      "layout gains", *stop ? *stop : "the block ends after it");
+	if (conv_ops(r) > r->n_gain)
+		return ali_mil_say(c, "a run of %u ops%s would need %u reshapes / transposes in and out (%s)", r->n_gain,
+			      r->n_gain < r->n_ops ? " (and the layer_norm it starts at)" : "",
+			      conv_ops(r), *stop ? *stop : "the block ends after it");
+	return true;
+}
+
+/* The converted value of v: the run's (r->bc), else an entry's, else NULL. */
+static const char *layout_value(const struct build *b, const char *v)
+{
+	int k = run_producer(b->r, v);
+	const char *xv = k >= 0 ? b->r->bc[k] : NULL;
+	for (uint32_t e = 0; e < b->ne && !xv; e++)
+		if (strcmp(b->ein[e], v) == 0)
+			xv = b->ebc[e];
+	return xv;
+}
+
+/* Entry v (read by p as act): [B, S, C] -> reshape [B, S, 1, C] -> transpose
+ * [B, C, 1, S] (a static single position: one reshape). */
+static bool block_entry(struct build *b, const struct al_node *p, const char *act, char *v)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	int dt = b->dt;
+	int64_t B = b->B, d4[1] = {4};
+	struct al_shape s;
+	int sid = -1;
+	if (!ali_mil_param_shape(p, act, &s) || s.rank != 3 || !run_shape(&s, s.flex & 2u) ||
+	    (s.dtype && s.dtype != dt) || (sid = seq_id(r, s.dims[1], s.flex != 0, false)) < 0)
+		return ali_mil_say(c, "'%s' read by %s is not a [B, S, C] %s value of one of the run's "
+			      "sequences and static B and C", v, p->name, al_dtype_name(dt));
+	int64_t S = seq_dim(r, sid);
+	bool one = S == 1;
+	int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
+	double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
+	if (one)
+		sh[1] = (double)s.dims[2], sh[3] = 1;
+	const char *cs = ali_mil_emit_const(c, &b->ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
+	const char *t1 = cs ? ali_mil_fresh(c, v, "bs1c") : NULL, *t2 = t1 ? ali_mil_fresh(c, v, "bc1s") : NULL;
+	if (!t2)
+		return cs ? ali_mil_say(c, "no free value name") : false;
+	const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", b->cperm};
+	if (one) {
+		ali_mil_emit_op(&b->ent, "reshape", i1, 2, t2, dt, 4, d2);
+	} else {
+		ali_mil_emit_op(&b->ent, "reshape", i1, 2, t1, dt, 4, d1);
+		ali_mil_emit_op(&b->ent, "transpose", i2, 2, t2, dt, 4, d2);
+	}
+	b->ein[b->ne] = v;
+	b->ebc[b->ne++] = t2;
+	return true;
+}
+
+/* The entries: every value the run reads from before it, once. */
+static bool block_entries(struct build *b)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	double perm[4] = {0, 3, 2, 1};
+	int64_t d4[1] = {4};
+	b->cperm = ali_mil_emit_const(c, &b->ent, c->n->outputs[0], "perm_bc1s", AL_DT_INT32, 1, d4, perm, 4, NULL);
+	if (!b->cperm)
+		return false;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct al_node *p = r->op[i];
+		static const char *const act[2] = {"x", "y"};
+		for (uint32_t j = 0; j < 2; j++) {
+			al_span bn;
+			if (ali_mil_param_binding(p, act[j], 0, &bn) != 1)
+				continue;
+			char *v = ali_arena_strndup(&c->s->arena, bn.p, bn.n);
+			if (!v)
+				return ali_mil_say(c, "out of memory");
+			if (run_producer(r, v) >= 0 || const_of(p, act[j]))
+				continue;
+			bool seen = false;
+			for (uint32_t e = 0; e < b->ne && !seen; e++)
+				seen = strcmp(b->ein[e], v) == 0;
+			if (!seen && !block_entry(b, p, act[j], v))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The new names: an alias is the value it aliases (one converted at the
+ * entry: sequence-first attention's way in). */
+static bool block_names(struct build *b)
+{
+	struct run *r = b->r;
+	for (uint32_t i = 0; i < r->n; i++) {
+		al_span bn;
+		r->bc[i] = NULL;
+		if (r->kind[i] == K_ALIAS && r->src[i][0] >= 0)
+			r->bc[i] = r->bc[r->src[i][0]];
+		else if (r->kind[i] == K_ALIAS && ali_mil_param_binding(r->op[i], "x", 0, &bn) == 1)
+			for (uint32_t e = 0; e < b->ne && !r->bc[i]; e++)
+				r->bc[i] = strlen(b->ein[e]) == bn.n && memcmp(b->ein[e], bn.p, bn.n) == 0 ? b->ebc[e] : NULL;
+		else if (r->kind[i] != K_ALIAS)
+			r->bc[i] = ali_mil_fresh(b->c, slot_name(r, i), "bc1s");
+		if (!r->bc[i])
+			return ali_mil_say(b->c, "no free value name");
+	}
+	return true;
+}
+
+/* The consts the run's convs, layer_norms, attention and splits share. */
+static bool block_consts(struct build *b)
+{
+	struct al_mil_pass *c = b->c;
+	const char *base = b->base;
+	double one2[2] = {1, 1}, zero4[4] = {0, 0, 0, 0}, g1 = 1, ax1[1] = {1}, fv = 0, tv = 1, ax2 = 2;
+	bool any_split = false;
+	for (uint32_t i = 0; i < b->r->n; i++)
+		any_split |= b->r->kind[i] == K_SPLIT;
+	int64_t d2a[1] = {2}, d1a[1] = {1}, d4[1] = {4};
+	b->cstr = ali_mil_emit_const(c, &b->body, base, "strides", AL_DT_INT32, 1, d2a, one2, 2, NULL);
+	b->cpad = b->cstr ? ali_mil_emit_const(c, &b->body, base, "pad", AL_DT_INT32, 1, d4, zero4, 4, NULL) : NULL;
+	b->cdil = b->cpad ? ali_mil_emit_const(c, &b->body, base, "dilations", AL_DT_INT32, 1, d2a, one2, 2, NULL) : NULL;
+	b->cgrp = b->cdil ? ali_mil_emit_const(c, &b->body, base, "groups", AL_DT_INT32, 0, NULL, &g1, 1, NULL) : NULL;
+	b->cvalid = b->cgrp ? ali_mil_emit_const(c, &b->body, base, "pad_type", 0, 0, NULL, NULL, 0, "valid") : NULL;
+	b->cax1 = b->cvalid ? ali_mil_emit_const(c, &b->body, base, "axes_c", AL_DT_INT32, 1, d1a, ax1, 1, NULL) : NULL;
+	if (!b->cax1)
+		return false;
+	if (b->r->n_attn) {
+		b->cf = ali_mil_emit_const(c, &b->body, base, "false", AL_DT_BOOL, 0, NULL, &fv, 1, NULL);
+		b->ct = b->cf ? ali_mil_emit_const(c, &b->body, base, "true", AL_DT_BOOL, 0, NULL, &tv, 1, NULL) : NULL;
+		b->cax2 = b->ct ? ali_mil_emit_const(c, &b->body, base, "axis_keys", AL_DT_INT32, 0, NULL, &ax2, 1, NULL) : NULL;
+		if (!b->cax2)
+			return false;
+	}
+	if (any_split) {
+		b->csplit = ali_mil_emit_const(c, &b->body, base, "axis_c", AL_DT_INT32, 0, NULL, ax1, 1, NULL);
+		if (!b->csplit)
+			return false;
+	}
+	return true;
+}
+
+/* Slot i a reshape to or from the heads: a reshape of its value in the layout. */
+static bool op_reshape(struct build *b, uint32_t i, const int64_t *od)
+{
+	struct al_mil_pass *c = b->c;
+	const struct al_node *p = b->r->op[i];
+	al_span bn;
+	int64_t d4[1] = {4};
+	char *v = ali_mil_param_binding(p, "x", 0, &bn) == 1 ? ali_arena_strndup(&c->s->arena, bn.p, bn.n) : NULL;
+	if (!v)
+		return ali_mil_say(c, "out of memory");
+	const char *xv = layout_value(b, v);
+	double sh[4] = {(double)od[0], (double)od[1], (double)od[2], (double)od[3]};
+	const char *cs = xv ? ali_mil_emit_const(c, &b->body, p->outputs[0], "shape_bc1s", AL_DT_INT32, 1, d4, sh, 4,
+					 NULL) : NULL;
+	if (!cs)
+		return xv ? false : ali_mil_say(c, "'%s' of %s has no value in the layout", v, p->name);
+	const char *i1[] = {"x", xv, "shape", cs};
+	ali_mil_emit_op(&b->body, "reshape", i1, 2, b->r->bc[i], b->dt, 4, od);
+	return true;
+}
+
+/* A deleted op or const, when the rewrite drops the last reader of value v
+ * (wc its producer; NULL: none). */
+static void drop_const(struct build *b, const struct al_node *wc, const char *v)
+{
+	if (wc && ali_mil_readers(b->g, v, 0) == 1 && b->nd < MAX_DELS)
+		b->dels[b->nd++] = al_src(wc)->msg;
+}
+
+/* Slot i a matmul by a constant weight: a 1x1 conv on the weight, its blob
+ * declared [N, K, 1, 1] ([K, N]: copied once, transposed). */
+static bool op_matmul_weight(struct build *b, uint32_t i, const int64_t *od)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	const struct al_node *p = r->op[i];
+	al_span wd, bn;
+	int wdt;
+	struct al_mil_value wv;
+	char *xn = ali_mil_param_binding(p, "x", 0, &bn) == 1 ? ali_arena_strndup(&c->s->arena, bn.p, bn.n) : NULL;
+	char *yn = ali_mil_param_binding(p, "y", 0, &bn) == 1 ? ali_arena_strndup(&c->s->arena, bn.p, bn.n) : NULL;
+	if (!xn || !yn || !mm_weight(c, p, &wd, &wdt, &wv))
+		return ali_mil_say(c, "the weight of %s could not be re-read", p->name);
+	const char *xv = layout_value(b, xn);
+	int64_t N = r->wt[i] ? wv.dims[1] : wv.dims[0], K = r->wt[i] ? wv.dims[0] : wv.dims[1];
+	int64_t wdims[4] = {N, K, 1, 1};
+	uint64_t off = wv.blob_offset;
+	if (r->wt[i]) { /* [K, N] -> [N, K]: the bytes moved, never decoded */
+		size_t es = wdt == AL_DT_FP16 ? 2 : 4;
+		bool fits = N > 0 && K > 0 && (uint64_t)N <= wd.n / es / (uint64_t)K;
+		size_t tot = fits ? (size_t)N * (size_t)K * es : 0;
+		uint8_t *tb = fits && tot == wd.n ? ali_malloc(tot) : NULL;
+		if (!tb)
+			return ali_mil_say(c, tot == wd.n ? "out of memory" : "the weight blob of %s is not [K, N]", p->name);
+		for (int64_t a = 0; a < N; a++)
+			for (int64_t kk = 0; kk < K; kk++)
+				memcpy(tb + ((size_t)a * (size_t)K + (size_t)kk) * es,
+				       wd.p + ((size_t)kk * (size_t)N + (size_t)a) * es, es);
+		off = ali_mil_add_blob(c->s, wdt == AL_DT_FP16 ? 1 : 2, tb, tot);
+		ali_free(tb);
+		if (off == UINT64_MAX)
+			return ali_mil_say(c, "out of memory");
+	}
+	const char *wn = xv ? ali_mil_fresh(c, yn, "1x1") : NULL;
+	if (!wn)
+		return ali_mil_say(c, xv ? "no free value name" : "'%s' has no value in the layout", xn);
+	ali_mil_emit_blob_const(&b->body, wn, wdt, wdims, off);
+	drop_const(b, ali_mil_producer(p, yn), yn);
+	const char *i1[] = {"x", xv, "weight", wn, "strides", b->cstr, "pad_type", b->cvalid, "pad", b->cpad,
+			    "dilations", b->cdil, "groups", b->cgrp};
+	ali_mil_emit_op(&b->body, "conv", i1, 7, r->bc[i], b->dt, 4, od);
+	return true;
+}
+
+/* A linear's weight v as a conv's: a palettized one's lut op again, expanding
+ * to [N, K, 1, 1], else the same blob declared [N, K, 1, 1]. Its name, or NULL. */
+static const char *conv_weight(struct build *b, const struct al_node *p, const char *v)
+{
+	struct al_mil_pass *c = b->c;
+	struct ali_lut_weight lw;
+	if (ali_mil_lut_weight(p, "weight", b->dt, &lw)) {
+		const char *wn = ali_mil_fresh(c, v, "1x1");
+		if (!wn) {
+			ali_mil_say(c, "no free value name");
+			return NULL;
+		}
+		ali_mil_emit_lut_weight(&b->body, wn, b->dt, &lw);
+		if (ali_mil_readers(b->g, v, 0) == 1 && b->nd < MAX_DELS)
+			b->dels[b->nd++] = al_src(lw.op)->msg;
+		return wn;
+	}
+	const struct al_node *saved = c->n;
+	al_span wd;
+	int wdt;
+	struct al_mil_value wv;
+	c->n = p;
+	bool got = ali_mil_param_blob(c, "weight", &wd, &wdt, &wv);
+	c->n = saved;
+	const char *wn = got ? ali_mil_fresh(c, v, "1x1") : NULL;
+	if (!wn) {
+		if (got)
+			ali_mil_say(c, "no free value name");
+		return NULL;
+	}
+	int64_t wdims[4] = {wv.dims[0], wv.dims[1], 1, 1};
+	ali_mil_emit_blob_const(&b->body, wn, wdt, wdims, wv.blob_offset);
+	drop_const(b, ali_mil_producer(p, v), v);
+	return wn;
+}
+
+/* Slot i an op kept in the layout (a linear as a conv): its parameters bound
+ * to the values in the layout, the axes it takes moved to the layout's. */
+static bool op_in_layout(struct build *b, uint32_t i, const int64_t *od)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	const struct al_node *p = r->op[i];
+	const char *in[40];
+	int ni = 0;
+	struct al_mil_arg *args = al_src(p)->mil_args;
+	if (al_src(p)->n_mil_args > 14)
+		return ali_mil_say(c, "%s has %u parameters", p->name, al_src(p)->n_mil_args);
+	for (uint32_t a = 0; a < al_src(p)->n_mil_args; a++) {
+		const char *pm = args[a].param;
+		al_span bn;
+		if (!pm || ali_mil_param_binding(p, pm, 0, &bn) != 1)
+			return ali_mil_say(c, "'%s' of %s is not bound to one name", pm ? pm : "?", p->name);
+		char *v = ali_arena_strndup(&c->s->arena, bn.p, bn.n);
+		if (!v)
+			return ali_mil_say(c, "out of memory");
+		const char *to = v;
+		int k = run_producer(r, v);
+		if (k >= 0 && strcmp(pm, "x") != 0 && strcmp(pm, "y") != 0)
+			return ali_mil_say(c, "'%s' of %s is a value of the run", pm, p->name);
+		if (k >= 0)
+			to = r->bc[k];
+		for (uint32_t e = 0; e < b->ne && k < 0; e++)
+			if (strcmp(b->ein[e], v) == 0)
+				to = b->ebc[e];
+		if (p->kind == AL_MILK_layer_norm && strcmp(pm, "axes") == 0)
+			to = b->cax1;
+		if (r->kind[i] == K_SOFTMAX && strcmp(pm, "axis") == 0)
+			to = b->cax2;
+		if (r->kind[i] == K_SPLIT && strcmp(pm, "axis") == 0)
+			to = b->csplit;
+		if (p->kind == AL_MILK_linear && strcmp(pm, "weight") == 0 && !(to = conv_weight(b, p, v)))
+			return false;
+		in[ni++] = pm;
+		in[ni++] = to;
+	}
+	if (p->kind == AL_MILK_linear) {
+		const char *extra[] = {"strides", b->cstr, "pad_type", b->cvalid, "pad", b->cpad, "dilations", b->cdil,
+				       "groups", b->cgrp};
+		for (int e = 0; e < 10; e++)
+			in[ni++] = extra[e];
+		ali_mil_emit_op(&b->body, "conv", in, ni / 2, r->bc[i], b->dt, 4, od);
+	} else if (r->kind[i] == K_SPLIT) { /* one op, a slot per output */
+		const char *outs[MAX_RUN];
+		int64_t dd[MAX_RUN][4];
+		uint32_t k = 0;
+		for (; i + k < r->n && r->op[i + k] == p; k++) {
+			outs[k] = r->bc[i + k];
+			new_dims(r, i + k, dd[k]);
+		}
+		ali_mil_emit_op_outs(&b->body, "split", in, ni / 2, outs, (int)k, b->dt, 4, (const int64_t(*)[4])dd);
+	} else {
+		ali_mil_emit_op(&b->body, p->type, in, ni / 2, r->bc[i], b->dt, 4, od);
+	}
+	return true;
+}
+
+/* The run's ops in the layout, into body. */
+static bool block_ops(struct build *b)
+{
+	struct run *r = b->r;
+	for (uint32_t i = 0; i < r->n; i++) {
+		int64_t od[4];
+		new_dims(r, i, od);
+		if (r->kind[i] == K_ALIAS || (i > 0 && r->op[i] == r->op[i - 1]))
+			continue;
+		bool ok;
+		if (r->kind[i] == K_SPLITR || r->kind[i] == K_JOINR) {
+			ok = op_reshape(b, i, od);
+		} else if (r->kind[i] == K_SCORES || r->kind[i] == K_CTX) {
+			/* scores: matmul(k^T, q) [B, H, Sk, Sq]; context: matmul(v, w) [B, H, D, Sq] */
+			const char *xv = r->bc[r->src[i][1]], *yv = r->bc[r->src[i][0]];
+			const char *i1[] = {"x", xv, "y", yv, "transpose_x", r->kind[i] == K_SCORES ? b->ct : b->cf,
+					    "transpose_y", b->cf};
+			ali_mil_emit_op(&b->body, "matmul", i1, 4, r->bc[i], b->dt, 4, od);
+			ok = true;
+		} else if (r->kind[i] == K_MMW) {
+			ok = op_matmul_weight(b, i, od);
+		} else {
+			ok = op_in_layout(b, i, od);
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* The consts only the run's dropped parameters read (shape, perm, axis, axes,
+ * transpose flags) go with it. */
+static void block_dropped(struct build *b)
+{
+	struct run *r = b->r;
+	const struct al_graph *g = b->g;
+	for (uint32_t i = 0; i < r->n; i++) {
+		static const char *const dropped[] = {"shape", "perm", "axis", "axes", "transpose_x", "transpose_y"};
+		for (size_t j = 0; j < sizeof dropped / sizeof dropped[0]; j++) {
+			const struct al_node *cn = const_of(r->op[i], dropped[j]);
+			bool drops = r->kind[i] != K_COPY && r->kind[i] != K_CONV;
+			if (r->op[i]->kind == AL_MILK_layer_norm && strcmp(dropped[j], "axes") == 0)
+				drops = true;
+			if (!cn || !drops)
+				continue;
+			const char *v = cn->outputs[0];
+			uint32_t inside = 0;
+			for (uint32_t q = 0; q < r->n; q++)
+				for (uint32_t a = 0; !(q > 0 && r->op[q] == r->op[q - 1]) && a < r->op[q]->n_inputs; a++)
+					inside += r->op[q]->inputs[a] && strcmp(r->op[q]->inputs[a], v) == 0;
+			bool seen = false;
+			for (uint32_t q = 0; q < b->nd && !seen; q++)
+				seen = b->dels[q].p == al_src(cn)->msg.p;
+			if (!seen && inside == ali_mil_readers(g, v, 0) && !read_outside(r, g, v) && b->nd < MAX_DELS)
+				b->dels[b->nd++] = al_src(cn)->msg;
+		}
+	}
+}
+
+/* The exits: each token value read after the run (or a block output) back to
+ * its own form, under its own name: [B, S, X]; sequence-first [S, B, X] or
+ * [S*B, X] (a transpose to [S, B, 1, X]; at B = 1 the [B, S, 1, X] one holds
+ * the same bytes). */
+static bool block_exits(struct build *b)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	int64_t B = b->B, d4[1] = {4};
+	int dt = b->dt;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const char *v = slot_name(r, i);
+		if (r->lay[i] != LAY_BSC || !read_outside(r, b->g, v))
+			continue;
+		int64_t S = seq_dim(r, r->sq[i]);
+		bool one = S == 1, sfirst = r->tf[i] != TF_BSC && B != 1;
+		int rk = tok_rank(r->tf[i]);
+		int64_t X = slot_shape(r, i)->dims[rk - 1], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
+		if (r->tf[i] == TF_SBC)
+			d3[0] = S, d3[1] = B;
+		else if (r->tf[i] == TF_TC)
+			d3[0] = S < 0 ? -1 : S * B, d3[1] = X;
+		if (sfirst && !one) {
+			d1[0] = S, d1[1] = B;
+			double psb[4] = {3, 0, 2, 1};
+			if (!b->cperm_sb)
+				b->cperm_sb = ali_mil_emit_const(c, &b->body, b->base, "perm_sb1c", AL_DT_INT32, 1, d4, psb, 4, NULL);
+			if (!b->cperm_sb)
+				return false;
+		}
+		double sh[3] = {(double)d3[0], (double)d3[1], (double)d3[2]};
+		int64_t d3a[1] = {rk};
+		const char *cs = ali_mil_emit_const(c, &b->body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, (size_t)rk, NULL);
+		const char *t1 = cs ? ali_mil_fresh(c, v, "bs1c") : NULL;
+		if (!t1)
+			return cs ? ali_mil_say(c, "no free value name") : false;
+		const char *i1[] = {"x", r->bc[i], "perm", sfirst ? b->cperm_sb : b->cperm};
+		const char *i2[] = {"x", one ? r->bc[i] : t1, "shape", cs};
+		if (!one)
+			ali_mil_emit_op(&b->body, "transpose", i1, 2, t1, dt, 4, d1);
+		ali_mil_emit_op(&b->body, "reshape", i2, 2, v, dt, rk, d3);
+		b->nx++;
+	}
+	return true;
+}
+
+/* The entries go where the pass's op was (its place: the last entry op), the
+ * run and the exits where its last op was; the ops between are deleted. */
+static bool block_splice(struct build *b)
+{
+	struct al_mil_pass *c = b->c;
+	struct run *r = b->r;
+	const struct al_node *last = r->op[r->n - 1];
+	if (!ali_mil_split_last(&b->ent, &c->layer) || !ali_mil_split_last(&b->body, &b->tail))
+		return ali_mil_say(c, "out of memory");
+	ali_buf_put(&c->pre, b->ent.p, b->ent.n);
+	enum al_status st = ali_splice_insert_before(c->s->sp, al_src(last)->msg, b->body.p, b->body.n);
+	if (!st)
+		st = ali_splice_replace(c->s->sp, al_src(last)->msg, al_src(last)->msg.p, al_src(last)->msg.n,
+				       b->tail.p, b->tail.n);
+	for (uint32_t i = 0; i < r->n && !st; i++)
+		if (r->op[i] != c->n && r->op[i] != last && !(i > 0 && r->op[i] == r->op[i - 1]))
+			st = ali_splice_delete(c->s->sp, al_src(r->op[i])->msg);
+	for (uint32_t i = 0; i < b->nd && !st; i++)
+		st = ali_splice_delete(c->s->sp, b->dels[i]);
+	if (st)
+		return ali_mil_say(c, "the run could not be rewritten (%s)", al_status_str(st));
+	return true;
+}
+
+bool ali_pass_mil_block_conv(struct al_mil_pass *c)
+{
+	if (!ali_mil_op_ok(c))
+		return false;
+	const struct al_node *n = c->n;
+	if (n->kind == AL_MILK_matmul && !const_of(n, "y"))
+		return false; /* an attention product: not a candidate (a run takes it along) */
+	struct run r;
+	const char *stop = NULL;
+	if (!block_match(c, &r, &stop))
+		return false;
 	if (c->s->opts && c->s->opts->allow < AL_EQ_REASSOCIATE) { /* reported, nothing built */
 		if (r.n_attn)
 			snprintf(c->after, sizeof c->after, "a run of %u ops (%u -> 1x1 conv, %u of attention, %u "
@@ -1101,391 +1423,27 @@ bool ali_pass_mil_block_conv(struct al_mil_pass *c)
 				 r.n_ops, r.n_linear);
 		return true;
 	}
-	int dt = r.dt;
 	/* per converted value, S: its sequence length in the new types and
 	 * reshapes, -1 when symbolic; one: a static single position, where
 	 * [B, 1, C] and [B, C, 1, 1] hold the same bytes (one reshape, no transpose) */
-	int64_t B = r.B;
-	const struct al_node *last = r.op[r.n - 1];
-	/* entries: every value the run reads from before it */
-	struct al_buf ent = {0}, body = {0}, tail = {0};
-	const char *ein[MAX_RUN * 2], *ebc[MAX_RUN * 2];
-	uint32_t ne = 0;
-	bool ok = true;
-	double perm[4] = {0, 3, 2, 1};
-	int64_t d4[1] = {4};
-	const char *cperm = emit_const(c, &ent, n->outputs[0], "perm_bc1s", AL_DT_INT32, 1, d4, perm, 4, NULL);
-	ok = cperm != NULL;
-	for (uint32_t i = 0; i < r.n && ok; i++) {
-		const struct al_node *p = r.op[i];
-		static const char *const act[2] = {"x", "y"};
-		for (uint32_t j = 0; j < 2 && ok; j++) {
-			al_span b;
-			if (ali_mil_param_binding(p, act[j], 0, &b) != 1)
-				continue;
-			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
-			if (!v) {
-				ok = ali_mil_say(c, "out of memory");
-				break;
-			}
-			if (run_producer(&r, v) >= 0 || const_of(p, act[j]))
-				continue;
-			bool seen = false;
-			for (uint32_t e = 0; e < ne && !seen; e++)
-				seen = strcmp(ein[e], v) == 0;
-			if (seen)
-				continue;
-			struct al_shape s;
-			int sid = -1;
-			if (!ali_mil_param_shape(p, act[j], &s) || s.rank != 3 || !run_shape(&s, s.flex & 2u) ||
-			    (s.dtype && s.dtype != dt) || (sid = seq_id(&r, s.dims[1], s.flex != 0, false)) < 0) {
-				ok = ali_mil_say(c, "'%s' read by %s is not a [B, S, C] %s value of one of the run's "
-					 "sequences and static B and C", v, p->name, al_dtype_name(dt));
-				break;
-			}
-			int64_t S = seq_dim(&r, sid);
-			bool one = S == 1;
-			int64_t d1[4] = {B, S, 1, s.dims[2]}, d2[4] = {B, s.dims[2], 1, S};
-			double sh[4] = {(double)B, (double)S, 1, (double)s.dims[2]};
-			if (one)
-				sh[1] = (double)s.dims[2], sh[3] = 1;
-			const char *cs = emit_const(c, &ent, v, "shape_bs1c", AL_DT_INT32, 1, d4, sh, 4, NULL);
-			const char *t1 = cs ? ali_mil_fresh(c, v, "bs1c") : NULL, *t2 = t1 ? ali_mil_fresh(c, v, "bc1s") : NULL;
-			if (!t2) {
-				ok = cs ? ali_mil_say(c, "no free value name") : false;
-				break;
-			}
-			const char *i1[] = {"x", v, "shape", cs}, *i2[] = {"x", t1, "perm", cperm};
-			if (one) {
-				emit_op(&ent, "reshape", i1, 2, t2, dt, 4, d2);
-			} else {
-				emit_op(&ent, "reshape", i1, 2, t1, dt, 4, d1);
-				emit_op(&ent, "transpose", i2, 2, t2, dt, 4, d2);
-			}
-			ein[ne] = v;
-			ebc[ne++] = t2;
-		}
-	}
-	/* the new names: an alias is the value it aliases (one converted at the
-	 * entry: sequence-first attention's way in) */
-	for (uint32_t i = 0; i < r.n && ok; i++) {
-		al_span b;
-		r.bc[i] = NULL;
-		if (r.kind[i] == K_ALIAS && r.src[i][0] >= 0)
-			r.bc[i] = r.bc[r.src[i][0]];
-		else if (r.kind[i] == K_ALIAS && ali_mil_param_binding(r.op[i], "x", 0, &b) == 1)
-			for (uint32_t e = 0; e < ne && !r.bc[i]; e++)
-				r.bc[i] = strlen(ein[e]) == b.n && memcmp(ein[e], b.p, b.n) == 0 ? ebc[e] : NULL;
-		else if (r.kind[i] != K_ALIAS)
-			r.bc[i] = ali_mil_fresh(c, slot_name(&r, i), "bc1s");
-		if (!r.bc[i])
-			ok = ali_mil_say(c, "no free value name");
-	}
-	/* the run's ops in the layout, then the exits */
-	const char *cstr = NULL, *cpad = NULL, *cdil = NULL, *cgrp = NULL, *cvalid = NULL, *cax1 = NULL;
-	const char *cf = NULL, *ct = NULL, *cax2 = NULL, *csplit = NULL;
-	double one2[2] = {1, 1}, zero4[4] = {0, 0, 0, 0}, g1 = 1, ax1[1] = {1}, fv = 0, tv = 1, ax2 = 2;
-	bool any_split = false;
-	for (uint32_t i = 0; i < r.n; i++)
-		any_split |= r.kind[i] == K_SPLIT;
-	int64_t d2a[1] = {2}, d1a[1] = {1};
-	if (ok) {
-		cstr = emit_const(c, &body, n->outputs[0], "strides", AL_DT_INT32, 1, d2a, one2, 2, NULL);
-		cpad = cstr ? emit_const(c, &body, n->outputs[0], "pad", AL_DT_INT32, 1, d4, zero4, 4, NULL) : NULL;
-		cdil = cpad ? emit_const(c, &body, n->outputs[0], "dilations", AL_DT_INT32, 1, d2a, one2, 2, NULL) : NULL;
-		cgrp = cdil ? emit_const(c, &body, n->outputs[0], "groups", AL_DT_INT32, 0, NULL, &g1, 1, NULL) : NULL;
-		cvalid = cgrp ? emit_const(c, &body, n->outputs[0], "pad_type", 0, 0, NULL, NULL, 0, "valid") : NULL;
-		cax1 = cvalid ? emit_const(c, &body, n->outputs[0], "axes_c", AL_DT_INT32, 1, d1a, ax1, 1, NULL) : NULL;
-		ok = cax1 != NULL;
-		if (ok && r.n_attn) {
-			cf = emit_const(c, &body, n->outputs[0], "false", AL_DT_BOOL, 0, NULL, &fv, 1, NULL);
-			ct = cf ? emit_const(c, &body, n->outputs[0], "true", AL_DT_BOOL, 0, NULL, &tv, 1, NULL) : NULL;
-			cax2 = ct ? emit_const(c, &body, n->outputs[0], "axis_keys", AL_DT_INT32, 0, NULL, &ax2, 1, NULL) : NULL;
-			ok = cax2 != NULL;
-		}
-		if (ok && any_split) {
-			csplit = emit_const(c, &body, n->outputs[0], "axis_c", AL_DT_INT32, 0, NULL, ax1, 1, NULL);
-			ok = csplit != NULL;
-		}
-	}
-	al_span dels[MAX_DELS];
-	uint32_t nd = 0;
-	for (uint32_t i = 0; i < r.n && ok; i++) {
-		const struct al_node *p = r.op[i];
-		int64_t od[4];
-		new_dims(&r, i, od);
-		const char *in[40];
-		int ni = 0;
-		if (r.kind[i] == K_ALIAS || (i > 0 && r.op[i] == r.op[i - 1]))
-			continue;
-		if (r.kind[i] == K_SPLITR || r.kind[i] == K_JOINR) {
-			al_span b;
-			char *v = ali_mil_param_binding(p, "x", 0, &b) == 1 ? ali_arena_strndup(&c->s->arena, b.p, b.n) : NULL;
-			if (!v) {
-				ok = ali_mil_say(c, "out of memory");
-				break;
-			}
-			int k = run_producer(&r, v);
-			const char *xv = k >= 0 ? r.bc[k] : NULL;
-			for (uint32_t e = 0; e < ne && !xv; e++)
-				if (strcmp(ein[e], v) == 0)
-					xv = ebc[e];
-			double sh[4] = {(double)od[0], (double)od[1], (double)od[2], (double)od[3]};
-			const char *cs = xv ? emit_const(c, &body, p->outputs[0], "shape_bc1s", AL_DT_INT32, 1, d4, sh, 4,
-							 NULL) : NULL;
-			if (!cs) {
-				ok = xv ? false : ali_mil_say(c, "'%s' of %s has no value in the layout", v, p->name);
-				break;
-			}
-			const char *i1[] = {"x", xv, "shape", cs};
-			emit_op(&body, "reshape", i1, 2, r.bc[i], dt, 4, od);
-			continue;
-		}
-		if (r.kind[i] == K_SCORES || r.kind[i] == K_CTX) {
-			/* scores: matmul(k^T, q) [B, H, Sk, Sq]; context: matmul(v, w) [B, H, D, Sq] */
-			const char *xv = r.bc[r.src[i][1]], *yv = r.bc[r.src[i][0]];
-			const char *i1[] = {"x", xv, "y", yv, "transpose_x", r.kind[i] == K_SCORES ? ct : cf,
-					    "transpose_y", cf};
-			emit_op(&body, "matmul", i1, 4, r.bc[i], dt, 4, od);
-			continue;
-		}
-		if (r.kind[i] == K_MMW) {
-			al_span wd, b;
-			int wdt;
-			struct al_mil_value wv;
-			char *xn = ali_mil_param_binding(p, "x", 0, &b) == 1 ? ali_arena_strndup(&c->s->arena, b.p, b.n) : NULL;
-			char *yn = ali_mil_param_binding(p, "y", 0, &b) == 1 ? ali_arena_strndup(&c->s->arena, b.p, b.n) : NULL;
-			if (!xn || !yn || !mm_weight(c, p, &wd, &wdt, &wv)) {
-				ok = ali_mil_say(c, "the weight of %s could not be re-read", p->name);
-				break;
-			}
-			int k = run_producer(&r, xn);
-			const char *xv = k >= 0 ? r.bc[k] : NULL;
-			for (uint32_t e = 0; e < ne && !xv; e++)
-				if (strcmp(ein[e], xn) == 0)
-					xv = ebc[e];
-			int64_t N = r.wt[i] ? wv.dims[1] : wv.dims[0], K = r.wt[i] ? wv.dims[0] : wv.dims[1];
-			int64_t wdims[4] = {N, K, 1, 1};
-			uint64_t off = wv.blob_offset;
-			if (r.wt[i]) { /* [K, N] -> [N, K]: the bytes moved, never decoded */
-				size_t es = wdt == AL_DT_FP16 ? 2 : 4;
-				bool fits = N > 0 && K > 0 && (uint64_t)N <= wd.n / es / (uint64_t)K;
-				size_t tot = fits ? (size_t)N * (size_t)K * es : 0;
-				uint8_t *tb = fits && tot == wd.n ? ali_malloc(tot) : NULL;
-				if (!tb) {
-					ok = ali_mil_say(c, tot == wd.n ? "out of memory" : "the weight blob of %s is not [K, N]",
-						  p->name);
-					break;
-				}
-				for (int64_t a = 0; a < N; a++)
-					for (int64_t kk = 0; kk < K; kk++)
-						memcpy(tb + ((size_t)a * (size_t)K + (size_t)kk) * es,
-						       wd.p + ((size_t)kk * (size_t)N + (size_t)a) * es, es);
-				off = ali_mil_add_blob(c->s, wdt == AL_DT_FP16 ? 1 : 2, tb, tot);
-				ali_free(tb);
-				if (off == UINT64_MAX) {
-					ok = ali_mil_say(c, "out of memory");
-					break;
-				}
-			}
-			const char *wn = xv ? ali_mil_fresh(c, yn, "1x1") : NULL;
-			if (!wn) {
-				ok = ali_mil_say(c, xv ? "no free value name" : "'%s' has no value in the layout", xn);
-				break;
-			}
-			emit_blob_const(&body, wn, wdt, wdims, off);
-			const struct al_node *wc = ali_mil_producer(p, yn);
-			if (wc && ali_mil_readers(g, yn, 0) == 1 && nd < MAX_DELS)
-				dels[nd++] = al_src(wc)->msg;
-			const char *i1[] = {"x", xv, "weight", wn, "strides", cstr, "pad_type", cvalid, "pad", cpad,
-					    "dilations", cdil, "groups", cgrp};
-			emit_op(&body, "conv", i1, 7, r.bc[i], dt, 4, od);
-			continue;
-		}
-		struct al_mil_arg *args = al_src(p)->mil_args;
-		if (al_src(p)->n_mil_args > 14) {
-			ok = ali_mil_say(c, "%s has %u parameters", p->name, al_src(p)->n_mil_args);
-			break;
-		}
-		for (uint32_t a = 0; a < al_src(p)->n_mil_args; a++) {
-			const char *pm = args[a].param;
-			al_span b;
-			if (!pm || ali_mil_param_binding(p, pm, 0, &b) != 1) {
-				ok = ali_mil_say(c, "'%s' of %s is not bound to one name", pm ? pm : "?", p->name);
-				break;
-			}
-			char *v = ali_arena_strndup(&c->s->arena, b.p, b.n);
-			if (!v) {
-				ok = ali_mil_say(c, "out of memory");
-				break;
-			}
-			const char *to = v;
-			int k = run_producer(&r, v);
-			if (k >= 0 && strcmp(pm, "x") != 0 && strcmp(pm, "y") != 0) {
-				ok = ali_mil_say(c, "'%s' of %s is a value of the run", pm, p->name);
-				break;
-			}
-			if (k >= 0)
-				to = r.bc[k];
-			for (uint32_t e = 0; e < ne && k < 0; e++)
-				if (strcmp(ein[e], v) == 0)
-					to = ebc[e];
-			if (strcmp(p->type, "layer_norm") == 0 && strcmp(pm, "axes") == 0)
-				to = cax1;
-			if (r.kind[i] == K_SOFTMAX && strcmp(pm, "axis") == 0)
-				to = cax2;
-			if (r.kind[i] == K_SPLIT && strcmp(pm, "axis") == 0)
-				to = csplit;
-			struct lut_w lw;
-			if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0 && lut_weight(p, "weight", dt, &lw)) {
-				/* palettized: the same indices and lut, expanding to [N, K, 1, 1] */
-				const char *wn = ali_mil_fresh(c, v, "1x1");
-				if (!wn) {
-					ok = ali_mil_say(c, "no free value name");
-					break;
-				}
-				emit_lut_weight(&body, wn, dt, &lw);
-				to = wn;
-				if (ali_mil_readers(g, v, 0) == 1 && nd < MAX_DELS)
-					dels[nd++] = al_src(lw.op)->msg;
-			} else if (strcmp(p->type, "linear") == 0 && strcmp(pm, "weight") == 0) {
-				/* the same blob, declared [N, K, 1, 1] */
-				const struct al_node *saved = c->n;
-				al_span wd;
-				int wdt;
-				struct al_mil_value wv;
-				c->n = p;
-				bool got = ali_mil_param_blob(c, "weight", &wd, &wdt, &wv);
-				c->n = saved;
-				const char *wn = got ? ali_mil_fresh(c, v, "1x1") : NULL;
-				if (!wn) {
-					ok = got ? ali_mil_say(c, "no free value name") : false;
-					break;
-				}
-				int64_t wdims[4] = {wv.dims[0], wv.dims[1], 1, 1};
-				emit_blob_const(&body, wn, wdt, wdims, wv.blob_offset);
-				to = wn;
-				const struct al_node *wc = ali_mil_producer(p, v);
-				if (wc && ali_mil_readers(g, v, 0) == 1 && nd < MAX_DELS)
-					dels[nd++] = al_src(wc)->msg;
-			}
-			in[ni++] = pm;
-			in[ni++] = to;
-		}
-		if (!ok)
-			break;
-		if (strcmp(p->type, "linear") == 0) {
-			const char *extra[] = {"strides", cstr, "pad_type", cvalid, "pad", cpad, "dilations", cdil,
-					       "groups", cgrp};
-			for (int e = 0; e < 10; e++)
-				in[ni++] = extra[e];
-			emit_op(&body, "conv", in, ni / 2, r.bc[i], dt, 4, od);
-		} else if (r.kind[i] == K_SPLIT) { /* one op, a slot per output */
-			const char *outs[MAX_RUN];
-			int64_t dd[MAX_RUN][4];
-			uint32_t k = 0;
-			for (; i + k < r.n && r.op[i + k] == p; k++) {
-				outs[k] = r.bc[i + k];
-				new_dims(&r, i + k, dd[k]);
-			}
-			emit_op_outs(&body, "split", in, ni / 2, outs, (int)k, dt, 4, (const int64_t(*)[4])dd);
-		} else {
-			emit_op(&body, p->type, in, ni / 2, r.bc[i], dt, 4, od);
-		}
-	}
-	/* the consts only the run's dropped parameters read (shape, perm, axis,
-	 * axes, transpose flags) go with it */
-	for (uint32_t i = 0; i < r.n && ok; i++) {
-		static const char *const dropped[] = {"shape", "perm", "axis", "axes", "transpose_x", "transpose_y"};
-		for (size_t j = 0; j < sizeof dropped / sizeof dropped[0]; j++) {
-			const struct al_node *cn = const_of(r.op[i], dropped[j]);
-			bool drops = r.kind[i] != K_COPY && r.kind[i] != K_CONV;
-			if (strcmp(r.op[i]->type, "layer_norm") == 0 && strcmp(dropped[j], "axes") == 0)
-				drops = true;
-			if (!cn || !drops)
-				continue;
-			const char *v = cn->outputs[0];
-			uint32_t inside = 0;
-			for (uint32_t q = 0; q < r.n; q++)
-				for (uint32_t a = 0; !(q > 0 && r.op[q] == r.op[q - 1]) && a < r.op[q]->n_inputs; a++)
-					inside += r.op[q]->inputs[a] && strcmp(r.op[q]->inputs[a], v) == 0;
-			bool seen = false;
-			for (uint32_t q = 0; q < nd && !seen; q++)
-				seen = dels[q].p == al_src(cn)->msg.p;
-			if (!seen && inside == ali_mil_readers(g, v, 0) && !read_outside(&r, g, v) && nd < MAX_DELS)
-				dels[nd++] = al_src(cn)->msg;
-		}
-	}
-	uint32_t nx = 0;
-	const char *cperm_sb = NULL;
-	for (uint32_t i = 0; i < r.n && ok; i++) {
-		const char *v = slot_name(&r, i);
-		if (r.lay[i] != LAY_BSC || !read_outside(&r, g, v))
-			continue;
-		/* back to its own form: [B, S, X]; sequence-first [S, B, X] or [S*B, X] (a
-		 * transpose to [S, B, 1, X]; at B = 1 the [B, S, 1, X] one holds the same bytes) */
-		int64_t S = seq_dim(&r, r.sq[i]);
-		bool one = S == 1, sfirst = r.tf[i] != TF_BSC && B != 1;
-		int rk = tok_rank(r.tf[i]);
-		int64_t X = slot_shape(&r, i)->dims[rk - 1], d1[4] = {B, S, 1, X}, d3[3] = {B, S, X};
-		if (r.tf[i] == TF_SBC)
-			d3[0] = S, d3[1] = B;
-		else if (r.tf[i] == TF_TC)
-			d3[0] = S < 0 ? -1 : S * B, d3[1] = X;
-		if (sfirst && !one) {
-			d1[0] = S, d1[1] = B;
-			double psb[4] = {3, 0, 2, 1};
-			if (!cperm_sb)
-				cperm_sb = emit_const(c, &body, n->outputs[0], "perm_sb1c", AL_DT_INT32, 1, d4, psb, 4, NULL);
-			if (!cperm_sb) {
-				ok = false;
-				break;
-			}
-		}
-		double sh[3] = {(double)d3[0], (double)d3[1], (double)d3[2]};
-		int64_t d3a[1] = {rk};
-		const char *cs = emit_const(c, &body, v, "shape_bsc", AL_DT_INT32, 1, d3a, sh, (size_t)rk, NULL);
-		const char *t1 = cs ? ali_mil_fresh(c, v, "bs1c") : NULL;
-		if (!t1) {
-			ok = cs ? ali_mil_say(c, "no free value name") : false;
-			break;
-		}
-		const char *i1[] = {"x", r.bc[i], "perm", sfirst ? cperm_sb : cperm}, *i2[] = {"x", one ? r.bc[i] : t1, "shape", cs};
-		if (!one)
-			emit_op(&body, "transpose", i1, 2, t1, dt, 4, d1);
-		emit_op(&body, "reshape", i2, 2, v, dt, rk, d3);
-		nx++;
-	}
-	if (ok && (ent.failed || body.failed))
-		ok = ali_mil_say(c, "out of memory");
-	if (ok && !nx)
-		ok = ali_mil_say(c, "nothing reads the run's results");
-	/* the entries go where the linear was (its place: the last entry op), the run
-	 * and the exits where its last op was; the ops between are deleted */
+	struct build bs = {.c = c, .r = &r, .g = n->owner, .base = n->outputs[0], .dt = r.dt, .B = r.B}, *b = &bs;
+	bool ok = block_entries(b) && block_names(b) && block_consts(b) && block_ops(b);
 	if (ok)
-		ok = split_last(&ent, &c->layer) && split_last(&body, &tail) ? true : ali_mil_say(c, "out of memory");
-	enum al_status st = AL_OK;
-	if (ok) {
-		ali_buf_put(&c->pre, ent.p, ent.n);
-		st = ali_splice_insert_before(c->s->sp, al_src(last)->msg, body.p, body.n);
-		if (!st)
-			st = ali_splice_replace(c->s->sp, al_src(last)->msg, al_src(last)->msg.p, al_src(last)->msg.n,
-					       tail.p, tail.n);
-		for (uint32_t i = 0; i < r.n && !st; i++)
-			if (r.op[i] != n && r.op[i] != last && !(i > 0 && r.op[i] == r.op[i - 1]))
-				st = ali_splice_delete(c->s->sp, al_src(r.op[i])->msg);
-		for (uint32_t i = 0; i < nd && !st; i++)
-			st = ali_splice_delete(c->s->sp, dels[i]);
-		if (st)
-			ok = ali_mil_say(c, "the run could not be rewritten (%s)", al_status_str(st));
-	}
-	ali_buf_free(&ent);
-	ali_buf_free(&body);
-	ali_buf_free(&tail);
+		block_dropped(b);
+	ok = ok && block_exits(b);
+	if (ok && (b->ent.failed || b->body.failed))
+		ok = ali_mil_say(c, "out of memory");
+	if (ok && !b->nx)
+		ok = ali_mil_say(c, "nothing reads the run's results");
+	ok = ok && block_splice(b);
+	ali_buf_free(&b->ent);
+	ali_buf_free(&b->body);
+	ali_buf_free(&b->tail);
+	uint32_t ne = b->ne, nx = b->nx;
+	for (uint32_t i = 0; ok && i < ne && c->n_names < 120; i++)
+		c->names[c->n_names++] = b->ebc[i];
 	if (!ok)
 		return false;
-	for (uint32_t i = 0; i < ne && c->n_names < 120; i++)
-		c->names[c->n_names++] = ebc[i];
 	for (uint32_t i = 0; i < r.n && c->n_names < 120; i++)
 		if (r.kind[i] != K_ALIAS && !(i > 0 && r.op[i] == r.op[i - 1]))
 			c->names[c->n_names++] = r.bc[i];

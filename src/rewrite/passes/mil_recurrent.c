@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OP_TYPE = 1 }; /* Operation.type */
 
 /* ------------------------------------------------------------------ lstm unrolled
  * An ML Program lstm runs step by step on the CPU (ANE021). With a static,
@@ -50,7 +49,7 @@ static bool pre_op(struct al_mil_pass *c, const char *type, const struct kv *in,
 		   const char *const *outs, int n_out, int dt, int rank, const int64_t *dims)
 {
 	struct al_buf op = {0};
-	ali_buf_str(&op, OP_TYPE, type);
+	ali_mil_put_type(&op, type);
 	for (int i = 0; i < n_in; i++)
 		ali_mil_put_input(&op, in[i].k, in[i].v);
 	return ali_mil_pre_op_end(c, &op, outs, n_out, dt, rank, dims);
@@ -67,7 +66,7 @@ static const char *bound(struct al_mil_pass *c, const char *p, bool const_only)
 	if (!nm)
 		return ali_mil_say(c, "out of memory"), NULL;
 	const struct al_node *pr = const_only ? ali_mil_producer(c->n, nm) : NULL;
-	if (const_only && (!pr || !pr->type || strcmp(pr->type, "const") != 0))
+	if (const_only && (!pr || pr->kind != AL_MILK_const))
 		return ali_mil_say(c, "'%s' is not a const op", p), NULL;
 	return nm;
 }
@@ -119,11 +118,11 @@ static bool end_recurrent(struct al_mil_pass *c, const char *base, bool seq, con
 			  const char *h, const char *sax)
 {
 	if (seq) {
-		ali_buf_str(&c->layer, OP_TYPE, "stack");
+		ali_mil_put_type(&c->layer, "stack");
 		ali_mil_put_inputs(&c->layer, "values", hseq, (size_t)T);
 		ali_mil_put_input(&c->layer, "axis", sax);
 	} else {
-		ali_buf_str(&c->layer, OP_TYPE, "expand_dims");
+		ali_mil_put_type(&c->layer, "expand_dims");
 		ali_mil_put_input(&c->layer, "x", h);
 		ali_mil_put_input(&c->layer, "axes", sax);
 	}
@@ -144,7 +143,7 @@ static double *const_values(struct al_mil_pass *c, const char *p, size_t n, int 
 static bool pre_string(struct al_mil_pass *c, const char *name, const char *s)
 {
 	struct al_buf op = {0}, v = {0};
-	ali_buf_str(&op, OP_TYPE, "const");
+	ali_mil_put_type(&op, "const");
 	ali_mil_put_string_value(&v, s);
 	ali_mil_put_attr(&op, "val", v.p, v.n);
 	op.failed |= v.failed;
@@ -164,7 +163,12 @@ struct lstm_build {
 	int64_t T, B, I, H;
 	const char *wih[2], *whh[2], *bias[2];
 	const char *ns, *ax, *to16, *to32;
+	double seq;       /* output 0 the whole sequence (else the last step) */
+	const char *shape; /* the words of the "after" line: the chains' form */
 };
+
+static const char *const lstm_wnames[2][3] = {{"weight_ih", "weight_hh", "bias"},
+					      {"weight_ih_back", "weight_hh_back", "bias_back"}};
 
 /* Const parameter p ([rows, cols], or [rows] when cols is 0) as the new ops
  * read it: the parameter's own value, or (half) an fp16 copy named base_tag. */
@@ -224,7 +228,7 @@ static bool read_by_casts(struct al_mil_pass *c, const char *v)
 		bool reads = false;
 		for (uint32_t i = 0; i < r->n_inputs && !reads; i++)
 			reads = r->inputs[i] && strcmp(r->inputs[i], v) == 0;
-		if (reads && (r->n_sub || !r->type || strcmp(r->type, "cast") != 0))
+		if (reads && (r->n_sub || r->kind != AL_MILK_cast))
 			return false;
 	}
 	return true;
@@ -237,13 +241,13 @@ static const char *fp16_twin(struct al_mil_pass *c, const char *v)
 	const struct al_node *pr = ali_mil_producer(c->n, v);
 	const struct al_ttype *in;
 	al_span xb;
-	if (pr && pr->type && strcmp(pr->type, "cast") == 0 && (in = ali_mil_param_type(pr, "x")) &&
+	if (pr && pr->kind == AL_MILK_cast && (in = ali_mil_param_type(pr, "x")) &&
 	    in->kind == 0 && in->dtype == AL_DT_FP16 && ali_mil_param_binding(pr, "x", 0, &xb) == 1)
 		return ali_arena_strndup(&c->s->arena, xb.p, xb.n);
 	const struct al_graph *g = c->n->owner;
 	for (uint32_t k = 0; g && &g->nodes[k] < c->n && k < g->n_nodes; k++) {
 		const struct al_node *r = &g->nodes[k];
-		if (r->type && strcmp(r->type, "cast") == 0 && r->n_outputs == 1 && r->out_types &&
+		if (r->kind == AL_MILK_cast && r->n_outputs == 1 && r->out_types &&
 		    r->out_types[0].kind == 0 && r->out_types[0].dtype == AL_DT_FP16 &&
 		    ali_mil_param_binding(r, "x", 0, &xb) == 1 && ali_span_eq(xb, v))
 			return r->outputs[0];
@@ -261,7 +265,7 @@ static const char *lstm_in(struct lstm_build *L, const char *p, const char *tag,
 	if (!v || !L->half)
 		return v;
 	const struct al_node *pr = ali_mil_producer(c->n, v);
-	if (rank == 2 && pr && pr->type && strcmp(pr->type, "const") == 0) /* an initial state */
+	if (rank == 2 && pr && pr->kind == AL_MILK_const) /* an initial state */
 		return lstm_weight(L, p, dims[0], dims[1], tag);
 	const char *tw = fp16_twin(c, v);
 	if (tw)
@@ -280,7 +284,7 @@ static bool lstm_join(struct lstm_build *L, const char *type, const char *const 
 		      const char *nm, const int64_t *dims)
 {
 	struct al_buf op = {0};
-	ali_buf_str(&op, OP_TYPE, type);
+	ali_mil_put_type(&op, type);
 	ali_mil_put_inputs(&op, "values", v, n);
 	ali_mil_put_input(&op, "axis", axis);
 	return ali_mil_pre_op_end(L->c, &op, &nm, 1, AL_DT_FP16, strcmp(type, "stack") == 0 ? 3 : 2, dims);
@@ -333,9 +337,10 @@ static bool lstm_step(struct lstm_build *L, int d, int64_t t, const char *xt, co
 	return ok;
 }
 
-/* The checks both lstm rows open with, then the unrolling (half: the op is
- * fp32 and the new ops compute in fp16). */
-static bool lstm_unroll(struct al_mil_pass *c, bool half)
+/* The checks both lstm rows open with (half: the op is fp32 and the new ops
+ * compute in fp16): three outputs, sigmoid / tanh activations, no peephole,
+ * no clip, a static length of at most LSTM_MAX_STEPS, static weights. */
+static bool lstm_match(struct al_mil_pass *c, struct lstm_build *L)
 {
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
 		return ali_mil_say(c, "not an ML Program op");
@@ -344,45 +349,101 @@ static bool lstm_unroll(struct al_mil_pass *c, bool half)
 	char dir[32] = "forward";
 	if (ali_mil_param_present(c->n, "direction") && !ali_mil_param_string(c->n, "direction", dir, sizeof dir))
 		return ali_mil_say(c, "'direction' is not a constant string");
-	struct lstm_build L = {.c = c, .half = half, .base = c->n->outputs[0], .dirs = 1};
-	L.rev = strcmp(dir, "reverse") == 0;
+	L->rev = strcmp(dir, "reverse") == 0;
 	if (strcmp(dir, "bidirectional") == 0)
-		L.dirs = 2;
-	else if (!L.rev && strcmp(dir, "forward") != 0)
+		L->dirs = 2;
+	else if (!L->rev && strcmp(dir, "forward") != 0)
 		return ali_mil_say(c, "direction %s: not an lstm direction", dir);
 	if (!act_is(c, "recurrent_activation", "sigmoid") || !act_is(c, "cell_activation", "tanh") ||
 	    !act_is(c, "activation", "tanh"))
 		return false;
 	if (ali_mil_param_present(c->n, "peephole") || ali_mil_param_present(c->n, "peephole_back"))
 		return ali_mil_say(c, "a peephole lstm is not unrolled");
-	double clip = 0, seq = 0;
+	double clip = 0;
 	if (ali_mil_param_present(c->n, "clip") && (!ali_mil_const_scalar(c, "clip", &clip, true, 0) || clip != 0))
 		return ali_mil_say(c, "a clipped lstm (clip %g) is not unrolled", clip);
-	if (!ali_mil_const_scalar(c, "output_sequence", &seq, true, 0))
+	if (!ali_mil_const_scalar(c, "output_sequence", &L->seq, true, 0))
 		return false;
 	/* every new op is listed (c->names): T slices, 13 ops a step and direction, up to 32 more */
-	int max_steps = (AL_PASS_MAX_NAMES - 32) / (1 + 13 * L.dirs);
+	int max_steps = (AL_PASS_MAX_NAMES - 32) / (1 + 13 * L->dirs);
 	if (max_steps > LSTM_MAX_STEPS)
 		max_steps = LSTM_MAX_STEPS;
-	if (!recurrent_dims(c, "lstm", 4, max_steps, L.dirs * LSTM_OPS_PER_STEP, half, &L.T, &L.B, &L.I, &L.H))
+	if (!recurrent_dims(c, "lstm", 4, max_steps, L->dirs * LSTM_OPS_PER_STEP, L->half, &L->T, &L->B, &L->I, &L->H))
 		return false;
-	int64_t T = L.T, B = L.B, I = L.I, H = L.H, DH = L.dirs * H;
+	int64_t B = L->B, I = L->I, H = L->H, DH = L->dirs * H;
 	struct al_shape hs, cs, is;
 	if (!ali_mil_param_shape(c->n, "initial_h", &hs) || hs.rank != 2 || hs.dims[0] != B || hs.dims[1] != DH ||
 	    !ali_mil_param_shape(c->n, "initial_c", &cs) || cs.rank != 2 || cs.dims[0] != B || cs.dims[1] != DH)
-		return ali_mil_say(c, "the initial states are not [B, %sH] = [%lld, %lld]", L.dirs == 2 ? "2" : "",
+		return ali_mil_say(c, "the initial states are not [B, %sH] = [%lld, %lld]", L->dirs == 2 ? "2" : "",
 				   (long long)B, (long long)DH);
 	if (!ali_mil_param_shape(c->n, "weight_ih", &is) || is.rank != 2 || is.dims[0] != 4 * H || is.dims[1] != I)
 		return ali_mil_say(c, "'weight_ih' is not a static [4H, I] = [%lld, %lld]", (long long)(4 * H),
 				   (long long)I);
-	static const char *const wnames[2][3] = {{"weight_ih", "weight_hh", "bias"},
-						 {"weight_ih_back", "weight_hh_back", "bias_back"}};
-	for (int d = 0; d < L.dirs; d++)
+	for (int d = 0; d < L->dirs; d++)
 		for (int k = 0; k < 3; k++)
-			if ((k < 2 || ali_mil_param_present(c->n, wnames[d][k])) && !bound(c, wnames[d][k], true))
+			if ((k < 2 || ali_mil_param_present(c->n, lstm_wnames[d][k])) && !bound(c, lstm_wnames[d][k], true))
 				return false;
-	if (!bound(c, "x", false) || !bound(c, "initial_h", false) || !bound(c, "initial_c", false))
+	return bound(c, "x", false) && bound(c, "initial_h", false) && bound(c, "initial_c", false);
+}
+
+/* Output 0 under its own name: the sequence [T, B, dirs*H] (stacked in
+ * hseq[d][0..T)) or the last step [1, B, dirs*H] (own[1] expanded); op the
+ * op's new payload, or (not direct) an fp16 op before it whose cast to fp32
+ * the op becomes. */
+static bool lstm_output0(struct lstm_build *L, const char **hseq[2], const char *const *own, bool direct,
+			 const char *sax0, const char *ax1)
+{
+	struct al_mil_pass *c = L->c;
+	int64_t T = L->T, B = L->B, H = L->H, DH = L->dirs * H;
+	int64_t dTBH[3] = {T, B, H}, dTBD[3] = {T, B, DH}, d1BD[3] = {1, B, DH};
+	struct al_buf *op = &c->layer, pre = {0};
+	if (!direct)
+		op = &pre;
+	if (L->seq && L->dirs == 2) {
+		const char *sv[2] = {ali_mil_fresh(c, L->base, "seq_f"), ali_mil_fresh(c, L->base, "seq_b")};
+		if (!sv[0] || !sv[1])
+			return ali_mil_say(c, "no free value name");
+		if (!lstm_join(L, "stack", hseq[0], (size_t)T, sax0, sv[0], dTBH) ||
+		    !lstm_join(L, "stack", hseq[1], (size_t)T, sax0, sv[1], dTBH))
+			return false;
+		ali_mil_put_type(op, "concat");
+		ali_mil_put_inputs(op, "values", sv, 2);
+		ali_mil_put_input(op, "axis", L->ax);
+	} else if (L->seq) {
+		ali_mil_put_type(op, "stack");
+		ali_mil_put_inputs(op, "values", hseq[0], (size_t)T);
+		ali_mil_put_input(op, "axis", sax0);
+	} else {
+		ali_mil_put_type(op, "expand_dims");
+		ali_mil_put_input(op, "x", own[1]);
+		ali_mil_put_input(op, "axes", ax1);
+	}
+	if (!direct) { /* y in fp16, then the op itself its cast to fp32 */
+		if (!ali_mil_pre_op_end(c, &pre, &own[0], 1, AL_DT_FP16, 3, L->seq ? dTBD : d1BD))
+			return false;
+		ali_mil_put_type(&c->layer, "cast");
+		ali_mil_put_input(&c->layer, "x", own[0]);
+		ali_mil_put_input(&c->layer, "dtype", L->to32);
+	}
+	if (L->half && direct) { /* the op's output 0 turns fp16, its name attribute kept */
+		al_span nv;
+		ali_mil_put_output(&c->layer, c->n->outputs[0], AL_DT_FP16, 3, L->seq ? dTBD : d1BD);
+		if (ali_mil_attr(c->n, "name", &nv))
+			ali_mil_put_attr(&c->layer, "name", nv.p, nv.n);
+	} else if (!ali_mil_keep_outputs(c, &c->layer, L->base, true)) {
 		return false;
+	}
+	return true;
+}
+
+/* The unrolling (after lstm_match; half: in fp16 ops). */
+static bool lstm_unroll(struct al_mil_pass *c, bool half)
+{
+	struct lstm_build L = {.c = c, .half = half, .base = c->n->outputs[0], .dirs = 1};
+	if (!lstm_match(c, &L))
+		return false;
+	int64_t T = L.T, B = L.B, I = L.I, H = L.H, DH = L.dirs * H;
+	double seq = L.seq;
 	const char *shape = L.dirs == 2 ? "two chains (forward, backward) of " : L.rev ? "reversed, " : "";
 	/* the new ops (casts of the fp16 form apart): slices, steps, the end op; a
 	 * bidirectional one splits the states, concats them and stacks each chain */
@@ -421,11 +482,11 @@ static bool lstm_unroll(struct al_mil_pass *c, bool half)
 	for (int d = 0; d < L.dirs; d++) {
 		const char *tags[3] = {d ? "wih_back_fp16" : "wih_fp16", d ? "whh_back_fp16" : "whh_fp16",
 				       d ? "bias_back_fp16" : "bias_fp16"};
-		L.wih[d] = lstm_weight(&L, wnames[d][0], 4 * H, I, tags[0]);
-		L.whh[d] = L.wih[d] ? lstm_weight(&L, wnames[d][1], 4 * H, H, tags[1]) : NULL;
+		L.wih[d] = lstm_weight(&L, lstm_wnames[d][0], 4 * H, I, tags[0]);
+		L.whh[d] = L.wih[d] ? lstm_weight(&L, lstm_wnames[d][1], 4 * H, H, tags[1]) : NULL;
 		if (!L.whh[d])
 			return false;
-		if (ali_mil_param_present(c->n, wnames[d][2]) && !(L.bias[d] = lstm_weight(&L, wnames[d][2], 4 * H, 0, tags[2])))
+		if (ali_mil_param_present(c->n, lstm_wnames[d][2]) && !(L.bias[d] = lstm_weight(&L, lstm_wnames[d][2], 4 * H, 0, tags[2])))
 			return false;
 	}
 	int64_t dTBI[3] = {T, B, I}, dBH[2] = {B, H}, dBD[2] = {B, DH}, dBI[2] = {B, I};
@@ -486,50 +547,14 @@ static bool lstm_unroll(struct al_mil_pass *c, bool half)
 			hseq[d][L.dirs == 2 ? t : s] = h[d];
 		}
 	/* the final states [B, dirs*H]: the last steps' (a concat of both directions') */
-	int64_t dTBH[3] = {T, B, H}, dTBD[3] = {T, B, DH}, d1BD[3] = {1, B, DH};
 	if (L.dirs == 2 && (!lstm_join(&L, "concat", h, 2, L.ax, own[1], dBD) || !lstm_join(&L, "concat", cc, 2, L.ax, own[2], dBD)))
 		return false;
 	for (int k = 1; k < 3; k++)
 		if (!direct[k] && !lstm_cast32(&L, own[k], c->n->outputs[k], dBD))
 			return false;
 	/* output 0: the sequence [T, B, dirs*H] or the last step [1, B, dirs*H] */
-	struct al_buf *op = &c->layer, pre = {0};
-	if (!direct[0])
-		op = &pre;
-	if (seq && L.dirs == 2) {
-		const char *sv[2] = {ali_mil_fresh(c, L.base, "seq_f"), ali_mil_fresh(c, L.base, "seq_b")};
-		if (!sv[0] || !sv[1])
-			return ali_mil_say(c, "no free value name");
-		if (!lstm_join(&L, "stack", hseq[0], (size_t)T, sax0, sv[0], dTBH) ||
-		    !lstm_join(&L, "stack", hseq[1], (size_t)T, sax0, sv[1], dTBH))
-			return false;
-		ali_buf_str(op, OP_TYPE, "concat");
-		ali_mil_put_inputs(op, "values", sv, 2);
-		ali_mil_put_input(op, "axis", L.ax);
-	} else if (seq) {
-		ali_buf_str(op, OP_TYPE, "stack");
-		ali_mil_put_inputs(op, "values", hseq[0], (size_t)T);
-		ali_mil_put_input(op, "axis", sax0);
-	} else {
-		ali_buf_str(op, OP_TYPE, "expand_dims");
-		ali_mil_put_input(op, "x", own[1]);
-		ali_mil_put_input(op, "axes", ax1);
-	}
-	if (!direct[0]) { /* y in fp16, then the op itself its cast to fp32 */
-		if (!ali_mil_pre_op_end(c, &pre, &own[0], 1, AL_DT_FP16, 3, seq ? dTBD : d1BD))
-			return false;
-		ali_buf_str(&c->layer, OP_TYPE, "cast");
-		ali_mil_put_input(&c->layer, "x", own[0]);
-		ali_mil_put_input(&c->layer, "dtype", L.to32);
-	}
-	if (half && direct[0]) { /* the op's output 0 turns fp16, its name attribute kept */
-		al_span nv;
-		ali_mil_put_output(&c->layer, c->n->outputs[0], AL_DT_FP16, 3, seq ? dTBD : d1BD);
-		if (ali_mil_attr(c->n, "name", &nv))
-			ali_mil_put_attr(&c->layer, "name", nv.p, nv.n);
-	} else if (!ali_mil_keep_outputs(c, &c->layer, L.base, true)) {
+	if (!lstm_output0(&L, hseq, own, direct[0], sax0, ax1))
 		return false;
-	}
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
 	if (c->n_names < AL_PASS_MAX_NAMES)
