@@ -6,8 +6,9 @@
 # runs with --threads 1, 2 and 3 (--out to one directory each) and every .npy must
 # cmp equal. The tests/data models have convolutions, Winograd layers and matrix
 # products big enough to be cut into blocks (at least 2^19 multiply-adds); the
-# corpus' ResNet-18, MobileNetV2, U-Net and encoders follow when ../shared is there
-# (skipped, counted, when not). With THREADS_QUICK=1 only the tests/data models run
+# corpus' ResNet-18 (Winograd 3x3 layers, im2col for the 7x7/2, 3x3/2 and 1x1/2 ones,
+# the classifier's split row product), MobileNetV2, U-Net and encoders follow, also at
+# 1, 2 and 3 threads, when ../shared is there (skipped, counted, when not). With THREADS_QUICK=1 only the tests/data models run
 # (tests/coretypes.sh runs this once per OpenBLAS core type). Before ali_gemm cut
 # products by their shape alone, OPENBLAS_CORETYPE=Haswell (or Zen) made 9 models of
 # tests/data and the corpus' ResNet-18 and MobileNetV2 differ between 1 and 2 threads.
@@ -59,7 +60,7 @@ if [ "${THREADS_QUICK:-0}" != 1 ]; then
 	for m in converted/resnet18_full__mlp_fp16.mlpackage converted/mobilenet_v2__mlp_fp32.mlpackage \
 		converted/unet_small__mlp_fp32.mlpackage converted/transformer_encoder__mlp_fp32.mlpackage \
 		modern/encoder_fp16_ios17.mlpackage; do
-		if [ -e "$CORPUS/$m" ]; then same "$CORPUS/$m" 1 2; else skip=$((skip + 1)); fi
+		if [ -e "$CORPUS/$m" ]; then same "$CORPUS/$m" 1 2 3; else skip=$((skip + 1)); fi
 	done
 fi
 

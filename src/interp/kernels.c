@@ -468,9 +468,40 @@ static void gemm_part(void *arg, int part, int parts)
 		gemm_block(j, b);
 }
 
+/* One row times a transposed B (gemm1's ali_simd_gemv_t) over the pool, by
+ * columns of C in multiples of 4: each element is the same dot product (in the
+ * same order, kernels_simd.c) wherever the cut falls, so unlike sgemm's blocks
+ * the cut may follow the thread count. ResNet-18's classifier (512 x 1000,
+ * 2 MB of weights read once) was its largest op left on one thread. */
+struct gemv_job {
+	size_t N, K;
+	float alpha, beta;
+	const float *A, *B;
+	float *C;
+	size_t ldb;
+};
+
+static void gemv_part(void *arg, int part, int parts)
+{
+	const struct gemv_job *j = arg;
+	size_t quads = (j->N + 3) / 4;
+	size_t a = quads * (size_t)part / (size_t)parts * 4, b = quads * (size_t)(part + 1) / (size_t)parts * 4;
+	if (b > j->N)
+		b = j->N;
+	if (b > a)
+		ali_simd_gemv_t(b - a, j->K, j->alpha, j->A, j->B + a * j->ldb, j->ldb, j->beta, j->C + a);
+}
+
 void ali_gemm(bool ta, bool tb, size_t M, size_t N, size_t K, float alpha, const float *A,
 	     size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
+	if (M == 1 && tb && !ta && K && N && alpha != 0.0f && ali_simd_level() >= 2) {
+		/* ~0.25 ns a weight (read from memory once) */
+		int parts = ali_pool_parts((double)((N + 3) / 4), 1.0 * (double)K);
+		struct gemv_job gj = {N, K, alpha, beta, A, B, C, ldb};
+		ali_pool_run(parts, gemv_part, &gj);
+		return;
+	}
 	bool by_n;
 	size_t blocks = gemm_blocks(M, N, K, &by_n);
 	if (blocks <= 1) {
@@ -750,52 +781,55 @@ static bool conv_depthwise(const struct al_conv2d *p, const float *x, const floa
 	return true;
 }
 
-/* im2col for output rows [r0, r1) of one image and group, the rows of col
- * [cig*kh*kw, (r1-r0)*ow] that input channels [c0, c1) fill. */
-static void im2col(const struct al_conv2d *p, const float *xg, int64_t c0, int64_t c1, int64_t r0,
+/* im2col for output rows [r0, r1) of one image and group: rows [k0, k1) of col
+ * [cig*kh*kw, (r1-r0)*ow], row k being input channel k / (kh kw), tap
+ * (k / kw % kh, k % kw). A copy: which thread fills a row changes no value. */
+static void im2col(const struct al_conv2d *p, const float *xg, int64_t k0, int64_t k1, int64_t r0,
 		   int64_t r1, float *col)
 {
 	int64_t ncols = (r1 - r0) * p->ow;
 	size_t plane = (size_t)p->h * (size_t)p->w;
-	for (int64_t c = c0; c < c1; c++)
-		for (int64_t ky = 0; ky < p->kh; ky++)
-			for (int64_t kx = 0; kx < p->kw; kx++) {
-				float *restrict row = col + ((c * p->kh + ky) * p->kw + kx) * ncols;
-				int64_t off = kx * p->dw - p->pl, lo, hi;
-				valid_range(off, p->sw, p->w, p->ow, &lo, &hi);
-				for (int64_t oy = r0; oy < r1; oy++) {
-					float *restrict r = row + (oy - r0) * p->ow;
-					int64_t iy = oy * p->sh - p->pt + ky * p->dh;
-					if (iy < 0 || iy >= p->h || lo >= hi) {
-						memset(r, 0, (size_t)p->ow * sizeof *r);
-						continue;
-					}
-					const float *restrict xr = xg + (size_t)c * plane + (size_t)iy * (size_t)p->w;
-					for (int64_t ox = 0; ox < lo; ox++)
-						r[ox] = 0.0f;
-					if (p->sw == 1)
-						memcpy(r + lo, xr + lo + off, (size_t)(hi - lo) * sizeof *r);
-					else
-						for (int64_t ox = lo; ox < hi; ox++)
-							r[ox] = xr[ox * p->sw + off];
-					for (int64_t ox = hi; ox < p->ow; ox++)
-						r[ox] = 0.0f;
-				}
+	for (int64_t k = k0; k < k1; k++) {
+		int64_t c = k / (p->kh * p->kw), ky = k / p->kw % p->kh, kx = k % p->kw;
+		float *restrict row = col + k * ncols;
+		int64_t off = kx * p->dw - p->pl, lo, hi;
+		valid_range(off, p->sw, p->w, p->ow, &lo, &hi);
+		for (int64_t oy = r0; oy < r1; oy++) {
+			float *restrict r = row + (oy - r0) * p->ow;
+			int64_t iy = oy * p->sh - p->pt + ky * p->dh;
+			if (iy < 0 || iy >= p->h || lo >= hi) {
+				memset(r, 0, (size_t)p->ow * sizeof *r);
+				continue;
 			}
+			const float *restrict xr = xg + (size_t)c * plane + (size_t)iy * (size_t)p->w;
+			for (int64_t ox = 0; ox < lo; ox++)
+				r[ox] = 0.0f;
+			if (p->sw == 1)
+				memcpy(r + lo, xr + lo + off, (size_t)(hi - lo) * sizeof *r);
+			else
+				for (int64_t ox = lo; ox < hi; ox++)
+					r[ox] = xr[ox * p->sw + off];
+			for (int64_t ox = hi; ox < p->ow; ox++)
+				r[ox] = 0.0f;
+		}
+	}
 }
 
-/* im2col over the pool, by input channels. */
+/* im2col over the pool, by rows of col (input channel and tap), not by input
+ * channels: ResNet's first layer has 3 input channels, which split 1 : 2 over
+ * 2 threads (its im2col was a third of the run's pool imbalance,
+ * bench/README.md "Issue 34 (5)"); its 147 rows split evenly. */
 struct im2col_job {
 	const struct al_conv2d *p;
 	const float *xg;
-	int64_t cig, r0, r1;
+	int64_t rows, r0, r1;
 	float *col;
 };
 
 static void im2col_part(void *arg, int part, int parts)
 {
 	const struct im2col_job *j = arg;
-	im2col(j->p, j->xg, j->cig * part / parts, j->cig * (part + 1) / parts, j->r0, j->r1, j->col);
+	im2col(j->p, j->xg, j->rows * part / parts, j->rows * (part + 1) / parts, j->r0, j->r1, j->col);
 }
 
 /* y[plane] += bias[plane % c] over the pool, by planes. */
@@ -862,9 +896,8 @@ bool ali_conv2d(const struct al_conv2d *p, const float *x, const float *w, const
 			for (int64_t r0 = 0; r0 < p->oh; r0 += band) {
 				int64_t r1 = r0 + band < p->oh ? r0 + band : p->oh;
 				size_t nc = (size_t)(r1 - r0) * (size_t)p->ow;
-				struct im2col_job ij = {p, xg, cig, r0, r1, col};
-				ali_pool_run(ali_pool_parts((double)cig, (double)(p->kh * p->kw) * (double)nc),
-					     im2col_part, &ij);
+				struct im2col_job ij = {p, xg, (int64_t)K, r0, r1, col};
+				ali_pool_run(ali_pool_parts((double)K, (double)nc), im2col_part, &ij);
 				ali_gemm(false, false, (size_t)cog, nc, K, 1.0f, wg, K, col, nc, 0.0f,
 					yg + (size_t)r0 * (size_t)p->ow, oplane);
 			}
