@@ -294,9 +294,36 @@ struct ali_hashtab {
 };
 bool ali_hashtab_reserve(struct ali_hashtab *t, size_t n); /* room for n items without growing */
 bool ali_hashtab_add(struct ali_hashtab *t, uint64_t hash, size_t item); /* false: out of memory */
-/* The first item of that hash eq accepts, or SIZE_MAX. */
-size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
-			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);
+/* The slot a hash starts at: its bits mixed (a 64-bit finaliser), because the
+ * low bits of FNV-1a depend only on the low bits of the bytes hashed, and
+ * linear probing clusters on such keys ("L1", "L2", ...). */
+static inline size_t ali_hashtab_home(uint64_t h, size_t mask)
+{
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return (size_t)h & mask;
+}
+/* The first item of that hash eq accepts, or SIZE_MAX. Inline, so that a
+ * caller's eq (a static function) is inlined into its lookups: the name
+ * tables of shape inference, the plan and the interpreter are hot. */
+static inline size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
+				      bool (*eq)(size_t item, const void *key, void *ctx),
+				      const void *key, void *ctx)
+{
+	size_t mask = t->cap - 1;
+	for (size_t probe = 0, at = t->cap ? ali_hashtab_home(hash, mask) : 0; probe < t->cap;
+	     probe++, at = (at + 1) & mask) {
+		const struct ali_slot *s = &t->slot[at];
+		if (!s->item1)
+			break;
+		if (s->hash == hash && (!eq || eq(s->item1 - 1, key, ctx)))
+			return s->item1 - 1;
+	}
+	return SIZE_MAX;
+}
 /* Every such item in turn: *cursor starts at 0; SIZE_MAX after the last. */
 size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *cursor,
 			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx);

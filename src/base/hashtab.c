@@ -13,22 +13,9 @@
 
 #define HASHTAB_MIN 16
 
-/* The slot a hash starts at: its bits mixed (a 64-bit finaliser), because the
- * low bits of FNV-1a depend only on the low bits of the bytes hashed, and
- * linear probing clusters on such keys ("L1", "L2", ...). */
-static size_t home(uint64_t h, size_t mask)
-{
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return (size_t)h & mask;
-}
-
 static bool hashtab_place(struct ali_slot *v, size_t cap, uint64_t h, size_t item)
 {
-	size_t mask = cap - 1, at = home(h, mask);
+	size_t mask = cap - 1, at = ali_hashtab_home(h, mask);
 	for (size_t probe = 0; probe < cap; probe++) {
 		struct ali_slot *s = &v[(at + probe) & mask];
 		if (!s->item1) {
@@ -81,7 +68,7 @@ size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *curs
 {
 	if (!t->cap)
 		return SIZE_MAX;
-	size_t mask = t->cap - 1, at = home(hash, mask);
+	size_t mask = t->cap - 1, at = ali_hashtab_home(hash, mask);
 	for (size_t probe = *cursor; probe < t->cap; probe++) {
 		const struct ali_slot *s = &t->slot[(at + probe) & mask];
 		if (!s->item1)
@@ -93,13 +80,6 @@ size_t ali_hashtab_next(const struct ali_hashtab *t, uint64_t hash, size_t *curs
 	}
 	*cursor = t->cap;
 	return SIZE_MAX;
-}
-
-size_t ali_hashtab_find(const struct ali_hashtab *t, uint64_t hash,
-			bool (*eq)(size_t item, const void *key, void *ctx), const void *key, void *ctx)
-{
-	size_t cursor = 0;
-	return ali_hashtab_next(t, hash, &cursor, eq, key, ctx);
 }
 
 void ali_hashtab_clear(struct ali_hashtab *t)

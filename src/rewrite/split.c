@@ -192,8 +192,7 @@ static struct name *name_get(struct al_splitter *s, const char *z)
 static void names_free(struct al_splitter *s)
 {
 	ali_free(s->names);
-	s->names = NULL;
-	s->n_names = s->cap_names = 0;
+	s->names = NULL, s->n_names = s->cap_names = 0;
 	ali_hashtab_free(&s->name_index);
 }
 
