@@ -281,6 +281,14 @@ done
 [ $? -eq 2 ] && ok || bad "--fail-under 101 does not exit 2"
 "$A" compare "$C/mil_rules.mlpackage" --write-evidence pdf >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "--write-evidence pdf does not exit 2"
+# an unknown --target / --os / --compute-units: one usage line naming it, exit 2 (the option
+# was once told from the parse's diagnostic after it was freed: make asan's use-after-free)
+for o in "--target zz9" "--os zz9" "--compute-units zz9"; do
+	"$A" compare "$C/mil_rules.mlpackage" "$E/mil_rules.evidence.json" $o >/dev/null 2>"$T/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "^anelint: .*'zz9'" "$T/err" && [ "$(wc -l <"$T/err")" -eq 2 ] && ok ||
+		bad "compare $o: exit $rc, $(cat "$T/err")"
+done
 
 # ---------------------------------------------------------------- 6. probe
 # (the families of issue #30 item 8, work floor, flexible shapes, axis caps, SDPA, kinds, are

@@ -35,13 +35,16 @@ static int settings_of(const struct cli *c, const struct command_row *cmd, struc
 	enum al_status wst = wd ? al_where_parse(c->target, c->os, c->compute_units, AL_WHERE_ONE, &w, wd)
 				: AL_E_NOMEM;
 	const struct al_diag *x = wst != AL_OK && wd && al_diags_count(wd) ? al_diags_get(wd, 0) : NULL;
-	const char *bad = x && x->where ? x->where : "";
+	/* which option it was, read before the diagnostics (and x->where) are freed */
+	bool bad_target = x && x->where && strcmp(x->where, "target") == 0;
+	bool bad_os = x && x->where && strcmp(x->where, "os") == 0;
+	bool said = x != NULL;
 	al_diags_free(wd);
-	if (wst == AL_E_NOMEM || (wst != AL_OK && !x))
+	if (wst == AL_E_NOMEM || (wst != AL_OK && !said))
 		return EXIT_IO;
-	if (strcmp(bad, "target") == 0)
+	if (bad_target)
 		return usage_error(cmd, "unknown target '%s' (see 'anelint targets')", c->target);
-	if (strcmp(bad, "os") == 0)
+	if (bad_os)
 		return usage_error(cmd, "unknown OS release '%s' (see 'anelint targets')", c->os);
 	if (wst != AL_OK)
 		return usage_error(cmd, "--compute-units takes all, cpu-and-gpu, cpu-and-ne or cpu-only, not '%s'",
