@@ -56,6 +56,11 @@ struct wu {
 	struct wval v[WHILE_MAX_VALUES];
 	uint32_t nv;
 	int step;
+	/* fp32 body ops are unrolled: mil-fp16-compute converts the unrolled
+	 * program in the next round (fp16_after_unroll); else why16 says why not */
+	bool then16;
+	char why16[120];
+	uint32_t n32; /* fp32 body ops unrolled */
 };
 
 static struct wval *find(struct wu *u, const char *name)
@@ -292,6 +297,187 @@ static bool fold_cast(struct wu *u, const struct al_node *n, const char *xc, con
 	return !ok || *done;
 }
 
+/* Body op n's first name binding that is the loop index (*param its
+ * parameter), and whether it reads a loop-varying value. */
+static const struct wval *reads_of(struct wu *u, const struct al_node *n, const char **param, bool *varies)
+{
+	const struct wval *idx = NULL;
+	const struct al_node_src *src = al_src(n);
+	*varies = false;
+	*param = NULL;
+	for (uint32_t a = 0; src && a < src->n_mil_args; a++)
+		for (uint32_t b = 0; b < src->mil_args[a].n_binds; b++) {
+			if (src->mil_args[a].binds[b].kind != 1)
+				continue;
+			char nm[AL_MAX_NAME + 1];
+			al_span d = src->mil_args[a].binds[b].data;
+			snprintf(nm, sizeof nm, "%.*s", (int)(d.n < AL_MAX_NAME ? d.n : AL_MAX_NAME), (const char *)d.p);
+			const struct wval *w = find(u, nm);
+			if (w && w->is_int)
+				idx = w, *param = src->mil_args[a].param;
+			*varies |= w && w->varies;
+		}
+	return idx;
+}
+
+/* A const or an op reading nothing the loop changes: once (in step 0), under
+ * its own names. */
+static bool step_invariant(struct wu *u, const struct al_node *n)
+{
+	struct al_mil_pass *c = u->c;
+	const char *t = n->type ? n->type : "";
+	if (u->step == 0) {
+		struct al_buf op = {0};
+		if (!put_copy(u, &op, n, (const char *const *)n->outputs)) {
+			ali_buf_free(&op);
+			return false;
+		}
+		if (!emit(u, &op, n->outputs[0], strcmp(t, "const") != 0))
+			return false;
+		/* the cast of a model input (ANE030 until mil-io-fp16 makes the input fp16) */
+		if (strcmp(t, "cast") == 0 && !c->stays_off)
+			c->stays_off = n->outputs[0];
+	}
+	for (uint32_t k = 0; k < n->n_outputs; k++) {
+		struct wval *w = add_val(u, n->outputs[k]);
+		if (!w)
+			return false;
+		w->cur = n->outputs[k];
+	}
+	return true;
+}
+
+/* scatter(b, i, u) on axis 0 of the rank-rank, D0-row b at the known row i ->
+ * concat(b[:i], u (mode add: b[i] + u), b[i+1:]), named out. */
+static bool step_scatter(struct wu *u, const struct al_node *n, const struct al_ttype *xt, int64_t i, const char *out)
+{
+	struct al_mil_pass *c = u->c;
+	const struct al_ttype *ot = &n->out_types[0];
+	int64_t D0 = xt->dims[0];
+	char mode[32] = "update";
+	if (ali_mil_param_present(n, "mode") && (!ali_mil_param_string(n, "mode", mode, sizeof mode) ||
+						 (strcmp(mode, "update") != 0 && strcmp(mode, "add") != 0)))
+		return ali_mil_say(c, "'%s': scatter mode %s (update and add are unrolled)", n->name, mode);
+	const char *d = bind_name(u, n, "data", 0), *up = bind_name(u, n, "updates", 0);
+	const char *dc = d ? cur_of(u, d) : NULL, *uc = dc && up ? cur_of(u, up) : NULL;
+	const struct al_ttype *ut = ali_mil_param_type(n, "updates");
+	if (!uc || !ut || ut->kind != 0 || ut->rank != xt->rank || !ut->dims || ut->dims[0] != 1)
+		return uc ? ali_mil_say(c, "'%s': the update is not one row", n->name) : false;
+	const char *parts[3];
+	int np = 0;
+	int64_t dims[AL_SHAPE_MAX_RANK];
+	memcpy(dims, xt->dims, (size_t)xt->rank * sizeof dims[0]);
+	if (i > 0) {
+		const char *a = ali_mil_fresh(c, out, "head");
+		dims[0] = i;
+		if (!a || !emit_slice(u, dc, xt->rank, 0, i, a, ot, dims))
+			return a ? false : ali_mil_say(c, "no free value name");
+		parts[np++] = a;
+	}
+	if (strcmp(mode, "add") == 0) { /* the row at i plus the update */
+		const char *r = ali_mil_fresh(c, out, "row"), *sum = ali_mil_fresh(c, out, "sum");
+		dims[0] = 1;
+		if (!r || !sum)
+			return ali_mil_say(c, "no free value name");
+		if (!emit_slice(u, dc, xt->rank, i, i + 1, r, ot, dims) ||
+		    !emit_new(u, "add", (const char *const[]){"x", r, "y", uc}, 2, sum, ot, dims))
+			return false;
+		uc = sum;
+	}
+	parts[np++] = uc;
+	if (i + 1 < D0) {
+		const char *z = ali_mil_fresh(c, out, "tail");
+		dims[0] = D0 - i - 1;
+		/* end 0 with end_mask on axis 0 too: to the end */
+		if (!z || !emit_slice(u, dc, xt->rank, i + 1, D0, z, ot, dims))
+			return z ? false : ali_mil_say(c, "no free value name");
+		parts[np++] = z;
+	}
+	const char *ax = ali_mil_fresh(c, out, "axis"), *il = ali_mil_fresh(c, out, "interleave");
+	if (!ax || !il)
+		return ali_mil_say(c, "no free value name");
+	size_t names = c->n_names;
+	bool ok = ali_mil_pre_scalar(c, ax, AL_DT_INT32, 0) && ali_mil_pre_scalar(c, il, AL_DT_BOOL, 0);
+	c->n_names = (uint32_t)names;
+	struct al_buf op = {0};
+	ali_buf_str(&op, OP_TYPE, "concat");
+	ali_mil_put_inputs(&op, "values", parts, (size_t)np);
+	ali_mil_put_input(&op, "axis", ax);
+	ali_mil_put_input(&op, "interleave", il);
+	return ok && ali_mil_pre_op_end(c, &op, &out, 1, ot->dtype, ot->rank, ot->dims);
+}
+
+/* gather / scatter of the loop index idx (read as idx_param) on axis 0 of a
+ * static tensor: a slice of row i / a concat of slices, named out. */
+static bool step_indexed(struct wu *u, const struct al_node *n, const struct wval *idx, const char *idx_param,
+			 struct wval *o0, const char *out)
+{
+	struct al_mil_pass *c = u->c;
+	const char *t = n->type ? n->type : "";
+	const struct al_ttype *ot = &n->out_types[0];
+	int64_t axis;
+	const struct al_ttype *xt = ali_mil_param_type(n, strcmp(t, "gather") == 0 ? "x" : "data");
+	bool gather = strcmp(t, "gather") == 0 && strcmp(idx_param, "indices") == 0;
+	bool scatter = strcmp(t, "scatter") == 0 && strcmp(idx_param, "indices") == 0;
+	if (!gather && !scatter)
+		return ali_mil_say(c, "the loop index is read by '%s' (%s): only gather / scatter indices are "
+				   "unrolled", n->name, t);
+	int64_t bd = 0;
+	if (ali_mil_param_present(n, "batch_dims") && !int_param(n, "batch_dims", &bd))
+		bd = -1;
+	if (!int_param(n, "axis", &axis) || axis != 0 || bd != 0 || !xt || xt->kind != 0 || xt->rank < 1 ||
+	    xt->rank > AL_SHAPE_MAX_RANK || !xt->dims || xt->dims[0] < 1 || ot->kind != 0)
+		return ali_mil_say(c, "'%s' (%s) is not on axis 0 of a static tensor", n->name, t);
+	int64_t i = idx->ival, D0 = xt->dims[0];
+	if (i < 0 || i >= D0)
+		return ali_mil_say(c, "'%s' reads index %lld of %lld rows", n->name, (long long)i, (long long)D0);
+	if (gather) {
+		const struct al_ttype *it = ali_mil_param_type(n, "indices");
+		if (!it || it->rank != 1)
+			return ali_mil_say(c, "'%s': only a [1] index is unrolled", n->name);
+		const char *x = bind_name(u, n, "x", 0), *xc = x ? cur_of(u, x) : NULL;
+		if (!xc || !emit_slice(u, xc, xt->rank, i, i + 1, out, ot, NULL))
+			return false;
+	} else if (!step_scatter(u, n, xt, i, out)) {
+		return false;
+	}
+	o0->cur = out;
+	return true;
+}
+
+/* A cast of a loop value: fp16 -> fp32 held back (*done); fp32 -> fp16 of a
+ * held one reads the fp16 value; of an fp32 const a new fp16 const. *done
+ * false (and true returned): copied as any op. */
+static bool step_cast(struct wu *u, const struct al_node *n, struct wval *o0, const char *out, bool *done)
+{
+	const struct al_ttype *ot = &n->out_types[0];
+	const char *x = bind_name(u, n, "x", 0);
+	struct wval *xw = x ? find(u, x) : NULL;
+	const struct al_ttype *xt = ali_mil_param_type(n, "x");
+	*done = true;
+	if (xw && xw->src16 && !xw->emitted && ot->dtype == AL_DT_FP16) {
+		o0->cur = xw->src16;
+		return true;
+	}
+	bool folded = false;
+	const char *xc = xw && !xw->src16 && !xw->is_int ? xw->cur : NULL;
+	if (xc && !fold_cast(u, n, xc, out, &folded))
+		return false;
+	if (folded) {
+		o0->cur = out, o0->src16 = NULL, o0->is_int = false;
+		return true;
+	}
+	if (xw && xt && xt->kind == 0 && xt->dtype == AL_DT_FP16 && ot->dtype == AL_DT_FP32) {
+		const char *x16 = cur_of(u, x);
+		if (!x16)
+			return false;
+		o0->src16 = x16, o0->cast = n, o0->emitted = false, o0->cur = out;
+		return true;
+	}
+	*done = false;
+	return true;
+}
+
 /* Body op n in step s: copied, folded or rewritten (scatter mode add: the row
  * sliced out and added to, then the concat). */
 static bool step_op(struct wu *u, const struct al_node *n)
@@ -302,48 +488,14 @@ static bool step_op(struct wu *u, const struct al_node *n)
 		return ali_mil_say(c, "'%s' (%s) has nested blocks", n->name, t);
 	if (!n->n_outputs || !n->out_types)
 		return ali_mil_say(c, "'%s' has no typed output", n->name);
-	/* what it reads: the loop index (an int), loop-varying values */
-	bool varies = false;
-	const struct wval *idx = NULL;
-	const char *idx_param = NULL;
-	const struct al_node_src *src = al_src(n);
-	for (uint32_t a = 0; src && a < src->n_mil_args; a++)
-		for (uint32_t b = 0; b < src->mil_args[a].n_binds; b++) {
-			if (src->mil_args[a].binds[b].kind != 1)
-				continue;
-			char nm[AL_MAX_NAME + 1];
-			al_span d = src->mil_args[a].binds[b].data;
-			snprintf(nm, sizeof nm, "%.*s", (int)(d.n < AL_MAX_NAME ? d.n : AL_MAX_NAME), (const char *)d.p);
-			const struct wval *w = find(u, nm);
-			if (w && w->is_int)
-				idx = w, idx_param = src->mil_args[a].param;
-			varies |= w && w->varies;
-		}
+	bool varies;
+	const char *idx_param;
+	const struct wval *idx = reads_of(u, n, &idx_param, &varies);
 	struct wval *o0 = add_val(u, n->outputs[0]);
 	if (!o0)
 		return false;
-	/* consts and loop-invariant ops: once, under their own names */
-	if (strcmp(t, "const") == 0 || (!varies && !idx)) {
-		if (u->step == 0) {
-			struct al_buf op = {0};
-			if (!put_copy(u, &op, n, (const char *const *)n->outputs)) {
-				ali_buf_free(&op);
-				return false;
-			}
-			if (!emit(u, &op, n->outputs[0], strcmp(t, "const") != 0))
-				return false;
-			/* the cast of a model input (ANE030 until mil-io-fp16 makes the input fp16) */
-			if (strcmp(t, "cast") == 0 && !c->stays_off)
-				c->stays_off = n->outputs[0];
-		}
-		for (uint32_t k = 0; k < n->n_outputs; k++) {
-			struct wval *w = add_val(u, n->outputs[k]);
-			if (!w)
-				return false;
-			w->cur = n->outputs[k];
-		}
-		return true;
-	}
+	if (strcmp(t, "const") == 0 || (!varies && !idx))
+		return step_invariant(u, n);
 	o0->varies = true;
 	char sfx[16];
 	snprintf(sfx, sizeof sfx, "u%d", u->step);
@@ -365,118 +517,20 @@ static bool step_op(struct wu *u, const struct al_node *n)
 	const char *out = ali_mil_fresh(c, n->outputs[0], sfx);
 	if (!out)
 		return ali_mil_say(c, "no free value name");
-	if (idx) {
-		int64_t axis;
-		const struct al_ttype *xt = ali_mil_param_type(n, strcmp(t, "gather") == 0 ? "x" : "data");
-		bool gather = strcmp(t, "gather") == 0 && strcmp(idx_param, "indices") == 0;
-		bool scatter = strcmp(t, "scatter") == 0 && strcmp(idx_param, "indices") == 0;
-		if (!gather && !scatter)
-			return ali_mil_say(c, "the loop index is read by '%s' (%s): only gather / scatter indices are "
-					   "unrolled", n->name, t);
-		int64_t bd = 0;
-		if (ali_mil_param_present(n, "batch_dims") && !int_param(n, "batch_dims", &bd))
-			bd = -1;
-		if (!int_param(n, "axis", &axis) || axis != 0 || bd != 0 || !xt || xt->kind != 0 || xt->rank < 1 ||
-		    xt->rank > AL_SHAPE_MAX_RANK || !xt->dims || xt->dims[0] < 1 || ot->kind != 0)
-			return ali_mil_say(c, "'%s' (%s) is not on axis 0 of a static tensor", n->name, t);
-		int64_t i = idx->ival, D0 = xt->dims[0];
-		if (i < 0 || i >= D0)
-			return ali_mil_say(c, "'%s' reads index %lld of %lld rows", n->name, (long long)i, (long long)D0);
-		if (gather) {
-			const struct al_ttype *it = ali_mil_param_type(n, "indices");
-			if (!it || it->rank != 1)
-				return ali_mil_say(c, "'%s': only a [1] index is unrolled", n->name);
-			const char *x = bind_name(u, n, "x", 0), *xc = x ? cur_of(u, x) : NULL;
-			if (!xc || !emit_slice(u, xc, xt->rank, i, i + 1, out, ot, NULL))
-				return false;
-		} else {
-			char mode[32] = "update";
-			if (ali_mil_param_present(n, "mode") && (!ali_mil_param_string(n, "mode", mode, sizeof mode) ||
-								 (strcmp(mode, "update") != 0 && strcmp(mode, "add") != 0)))
-				return ali_mil_say(c, "'%s': scatter mode %s (update and add are unrolled)", n->name, mode);
-			const char *d = bind_name(u, n, "data", 0), *up = bind_name(u, n, "updates", 0);
-			const char *dc = d ? cur_of(u, d) : NULL, *uc = dc && up ? cur_of(u, up) : NULL;
-			const struct al_ttype *ut = ali_mil_param_type(n, "updates");
-			if (!uc || !ut || ut->kind != 0 || ut->rank != xt->rank || !ut->dims || ut->dims[0] != 1)
-				return uc ? ali_mil_say(c, "'%s': the update is not one row", n->name) : false;
-			const char *parts[3];
-			int np = 0;
-			int64_t dims[AL_SHAPE_MAX_RANK];
-			memcpy(dims, xt->dims, (size_t)xt->rank * sizeof dims[0]);
-			if (i > 0) {
-				const char *a = ali_mil_fresh(c, out, "head");
-				dims[0] = i;
-				if (!a || !emit_slice(u, dc, xt->rank, 0, i, a, ot, dims))
-					return a ? false : ali_mil_say(c, "no free value name");
-				parts[np++] = a;
-			}
-			if (strcmp(mode, "add") == 0) { /* the row at i plus the update */
-				const char *r = ali_mil_fresh(c, out, "row"), *sum = ali_mil_fresh(c, out, "sum");
-				dims[0] = 1;
-				if (!r || !sum)
-					return ali_mil_say(c, "no free value name");
-				if (!emit_slice(u, dc, xt->rank, i, i + 1, r, ot, dims) ||
-				    !emit_new(u, "add", (const char *const[]){"x", r, "y", uc}, 2, sum, ot, dims))
-					return false;
-				uc = sum;
-			}
-			parts[np++] = uc;
-			if (i + 1 < D0) {
-				const char *z = ali_mil_fresh(c, out, "tail");
-				dims[0] = D0 - i - 1;
-				/* end 0 with end_mask on axis 0 too: to the end */
-				if (!z || !emit_slice(u, dc, xt->rank, i + 1, D0, z, ot, dims))
-					return z ? false : ali_mil_say(c, "no free value name");
-				parts[np++] = z;
-			}
-			const char *ax = ali_mil_fresh(c, out, "axis"), *il = ali_mil_fresh(c, out, "interleave");
-			if (!ax || !il)
-				return ali_mil_say(c, "no free value name");
-			size_t names = c->n_names;
-			bool ok = ali_mil_pre_scalar(c, ax, AL_DT_INT32, 0) && ali_mil_pre_scalar(c, il, AL_DT_BOOL, 0);
-			c->n_names = (uint32_t)names;
-			struct al_buf op = {0};
-			ali_buf_str(&op, OP_TYPE, "concat");
-			ali_mil_put_inputs(&op, "values", parts, (size_t)np);
-			ali_mil_put_input(&op, "axis", ax);
-			ali_mil_put_input(&op, "interleave", il);
-			if (!ok || !ali_mil_pre_op_end(c, &op, &out, 1, ot->dtype, ot->rank, ot->dims))
-				return false;
-		}
-		o0->cur = out;
-		return true;
-	}
-	/* a cast: fp16 -> fp32 of a loop value is held back; fp32 -> fp16 of a held
-	 * one reads the fp16 value */
+	if (idx)
+		return step_indexed(u, n, idx, idx_param, o0, out);
 	if (strcmp(t, "cast") == 0 && n->n_outputs == 1 && ot->kind == 0) {
-		const char *x = bind_name(u, n, "x", 0);
-		struct wval *xw = x ? find(u, x) : NULL;
-		const struct al_ttype *xt = ali_mil_param_type(n, "x");
-		if (xw && xw->src16 && !xw->emitted && ot->dtype == AL_DT_FP16) {
-			o0->cur = xw->src16;
-			return true;
-		}
-		bool folded;
-		const char *xc = xw && !xw->src16 && !xw->is_int ? xw->cur : NULL;
-		if (xc && !fold_cast(u, n, xc, out, &folded))
+		bool done;
+		if (!step_cast(u, n, o0, out, &done))
 			return false;
-		if (!xc)
-			folded = false;
-		if (folded) {
-			o0->cur = out, o0->src16 = NULL, o0->is_int = false;
+		if (done)
 			return true;
-		}
-		if (xw && xt && xt->kind == 0 && xt->dtype == AL_DT_FP16 && ot->dtype == AL_DT_FP32) {
-			const char *x16 = cur_of(u, x);
-			if (!x16)
-				return false;
-			o0->src16 = x16, o0->cast = n, o0->emitted = false, o0->cur = out;
-			return true;
-		}
 	}
-	if (ot->kind == 0 && ot->dtype == AL_DT_FP32)
+	bool fp32 = ot->kind == 0 && ot->dtype == AL_DT_FP32;
+	if (fp32 && !u->then16)
 		return ali_mil_say(c, "'%s' (%s) computes in fp32: unrolled it would still fall back (ANE029), and "
-				   "mil-fp16-compute leaves a program with a while_loop as it is", n->name, t);
+				   "mil-fp16-compute would not convert the unrolled program: %s", n->name, t, u->why16);
+	u->n32 += fp32;
 	const char **outs = ali_arena_array(&c->s->arena, n->n_outputs, sizeof *outs);
 	if (!outs)
 		return ali_mil_say(c, "out of memory");
@@ -494,6 +548,52 @@ static bool step_op(struct wu *u, const struct al_node *n)
 	}
 	o0->cur = out, o0->src16 = NULL, o0->is_int = false;
 	return emit(u, &op, out, true);
+}
+
+/* Whether op n of graph g (skip: the loop being unrolled) keeps
+ * mil-fp16-compute from converting its program once the loop is unrolled
+ * (the refusals of surgery_fp16.c's classify that unrolling does not lift):
+ * nested blocks, an op anelint does not know, an fp16 result (a mixed
+ * program). Says which in why. */
+static bool blocks_fp16(const struct al_graph *g, const struct al_node *skip, char *why, size_t n_why)
+{
+	for (uint32_t k = 0; g && k < g->n_nodes; k++) {
+		const struct al_node *n = &g->nodes[k];
+		const char *nm = n->name ? n->name : "?", *t = n->type ? n->type : "?";
+		if (n == skip)
+			continue;
+		if (n->n_sub)
+			return snprintf(why, n_why, "'%.40s' (%s) has nested blocks too", nm, t), true;
+		if (n->kind < 0)
+			return snprintf(why, n_why, "'%.40s' is a %s, an op anelint does not know", nm, t), true;
+		for (uint32_t j = 0; n->out_types && strcmp(t, "const") != 0 && j < n->n_outputs; j++)
+			if (n->out_types[j].kind == 0 && n->out_types[j].dtype == AL_DT_FP16)
+				return snprintf(why, n_why, "'%.40s' (%s) computes in fp16: a mixed program", nm, t), true;
+	}
+	return false;
+}
+
+/* Whether mil-fp16-compute converts the program once this loop is unrolled
+ * (fix runs its rounds to the fixed point: the unrolling, exact, in one round,
+ * mil-fp16-compute in the next): approximate rewrites allowed, one function,
+ * a package's weight.bin for the new consts, and nothing else in the function
+ * or the loop's body that classify refuses. Else u->why16 says why not. */
+static bool fp16_after_unroll(struct wu *u)
+{
+	struct al_mil_pass *c = u->c;
+	const struct al_surgery *s = c->s;
+	const struct al_submodel *sub = c->src->sub;
+	const struct al_node *n = c->n;
+	if (s->opts && s->opts->allow < AL_EQ_APPROXIMATE)
+		return snprintf(u->why16, sizeof u->why16, "it needs --allow approximate"), false;
+	if (!sub || sub->n_functions != 1 || sub->n_fdescs > 1)
+		return snprintf(u->why16, sizeof u->why16, "a program with more than one function"), false;
+	if (!s->m->is_package && !s->m->weights.p)
+		return snprintf(u->why16, sizeof u->why16, "an ML Program outside its .mlpackage"), false;
+	if (blocks_fp16(n->owner, n, u->why16, sizeof u->why16) ||
+	    blocks_fp16(n->sub[1], NULL, u->why16, sizeof u->why16))
+		return false;
+	return true;
 }
 
 /* Whether every reader of value v is a cast in c->n's block (v no function output). */
@@ -566,6 +666,7 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	if (!u)
 		return ali_mil_say(c, "out of memory");
 	u->c = c;
+	u->then16 = fp16_after_unroll(u);
 	bool ok = true;
 	const char **cur = ali_arena_array(&c->s->arena, n->n_outputs, sizeof *cur);
 	if (!cur)
@@ -653,9 +754,12 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 				      &(struct al_ttype){.dtype = dt, .rank = t->rank, .dims = t->dims}, NULL);
 		}
 	}
+	uint32_t n32 = u->n32;
 	ali_free(u);
 	if (!ok)
 		return false;
+	/* its fp32 ops fall back until mil-fp16-compute converts them, next round */
+	c->off_until_next_round = n32 > 0;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
 	(void)last;
