@@ -1235,12 +1235,12 @@ struct al_rewrite {
 	uint32_t n_layers;
 	const char *stays_off;      /* applied: one of layers that may still fall back (a concat of
 				     * slices that still exceeds a cap) without undoing the rewrite */
-	bool off_until_next_round;  /* applied: its layers may fall back until the next round converts
-				     * them (an fp32 while_loop unrolled: mil-fp16-compute then applies) */
 	const char *also_replaces;  /* applied: another input layer the rewrite replaces (its region
 				     * includes it; e.g. the innerProduct split by splitnd-of-innerproduct) */
 	bool model_level;           /* edits the model description, no layer: node is a stand-in
 				     * named after the input, type "(model input)" */
+	bool off_until_next_round;  /* applied: its layers may fall back until the next round converts
+				     * them (an fp32 while_loop unrolled: mil-fp16-compute then applies) */
 };
 
 /* A model-level fix of one multi-array input (fix --shape / --enumerate). */
