@@ -36,7 +36,10 @@
 
 enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_BLOCKS = 4, OP_ATTRS = 5, BLOCK_OPS = 3 };
 
-#define WHILE_MAX_STEPS 16
+/* At most this many steps, and at most AL_PASS_MAX_NAMES ops in all (the ops
+ * one rewrite lists): a small body may run longer than the 16 steps of the
+ * lstm / gru passes (docs/surgery.md says why). */
+#define WHILE_MAX_STEPS 128
 #define WHILE_MAX_VALUES 256 /* body values tracked (inputs and op outputs) */
 
 /* A body value and what it is in the current step. */
@@ -596,6 +599,54 @@ static bool fp16_after_unroll(struct wu *u)
 	return true;
 }
 
+/* The first op of graph g whose type starts with prefix (NULL: none). */
+static const struct al_node *first_of(const struct al_graph *g, const char *prefix)
+{
+	for (uint32_t k = 0; g && k < g->n_nodes; k++)
+		if (g->nodes[k].type && strncmp(g->nodes[k].type, prefix, strlen(prefix)) == 0)
+			return &g->nodes[k];
+	return NULL;
+}
+
+/* TensorFlow's loop (coremltools' TensorArray form): a list carried through the
+ * loop (list_write at the index in the body, list_gather after it) and the
+ * sequence read by list_read at the index. Says exactly what blocks. */
+static bool refuse_lists(struct al_mil_pass *c)
+{
+	const struct al_node *n = c->n;
+	const struct al_graph *body = n->sub[1];
+	int k_list = -1;
+	for (uint32_t k = 0; k < n->n_outputs && k_list < 0; k++)
+		if (n->out_types[k].kind != 0)
+			k_list = (int)k;
+	const struct al_node *rd = first_of(body, "list_"), *wr = NULL;
+	for (uint32_t k = 0; body && k < body->n_nodes; k++)
+		if (body->nodes[k].type && strcmp(body->nodes[k].type, "list_write") == 0)
+			wr = &body->nodes[k];
+	for (uint32_t k = 0; rd && body && k < body->n_nodes; k++)
+		if (body->nodes[k].type && strcmp(body->nodes[k].type, "list_read") == 0) {
+			rd = &body->nodes[k];
+			break;
+		}
+	if (k_list < 0 && !rd)
+		return false;
+	/* what reads the carried list after the loop */
+	const struct al_node *after = NULL;
+	const struct al_graph *g = n->owner;
+	for (uint32_t k = 0; k_list >= 0 && g && k < g->n_nodes && !after; k++)
+		for (uint32_t i = 0; i < g->nodes[k].n_inputs; i++)
+			if (g->nodes[k].inputs[i] && strcmp(g->nodes[k].inputs[i], n->outputs[k_list]) == 0)
+				after = &g->nodes[k];
+	char carried[96] = "";
+	if (k_list >= 0)
+		snprintf(carried, sizeof carried, "loop value %d a list (%s in the body, %s after the loop), ", k_list,
+			 wr ? "list_write" : "no list_write", after && after->type ? after->type : "nothing");
+	ali_mil_say(c, "TensorFlow's TensorArray form: %sthe input read by %s at the index: list ops to slices / "
+		    "stack not built", carried,
+		    rd && rd->type ? rd->type : "no list op");
+	return true;
+}
+
 /* Whether every reader of value v is a cast in c->n's block (v no function output). */
 static bool read_by_casts(struct al_mil_pass *c, const char *v)
 {
@@ -662,6 +713,14 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	if (T < 1 || T > WHILE_MAX_STEPS)
 		return ali_mil_say(c, "%lld steps: 1 to %d are unrolled (each step waits for the one before)",
 				   (long long)T, WHILE_MAX_STEPS);
+	uint32_t n_ops = 0; /* the body's ops each step copies (its consts once) */
+	for (uint32_t k = 0; k < body->n_nodes; k++)
+		n_ops += !body->nodes[k].type || strcmp(body->nodes[k].type, "const") != 0;
+	if ((uint64_t)T * n_ops > AL_PASS_MAX_NAMES)
+		return ali_mil_say(c, "%lld steps of %u ops: more than the %d ops one rewrite lists", (long long)T, n_ops,
+				   AL_PASS_MAX_NAMES);
+	if (refuse_lists(c))
+		return false;
 	struct wu *u = ali_calloc(1, sizeof *u);
 	if (!u)
 		return ali_mil_say(c, "out of memory");
