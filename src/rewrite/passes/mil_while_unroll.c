@@ -52,6 +52,16 @@ struct wval {
 	const char *src16; /* a dropped cast fp16 -> fp32 of src16 (emitted: cur) */
 	const struct al_node *cast; /* that cast (emitted later if something else reads it) */
 	bool emitted;
+	/* a list carried through the loop (TensorFlow's TensorArray): each element's
+	 * name (NULL: not written) and dtype */
+	const char **elems;
+	int *edt;
+	int64_t n_elems;
+	/* a list_read row held as its fp16 slice (src16, cast NULL): the fp32
+	 * tensor it was cast from and the row, sliced if an fp32 reader needs it */
+	const char *row_of;
+	int64_t row;
+	const struct al_ttype *row_t;
 };
 
 struct wu {
@@ -64,6 +74,7 @@ struct wu {
 	bool then16;
 	char why16[120];
 	uint32_t n32; /* fp32 body ops unrolled */
+	bool lists;   /* list_read / list_write unrolled */
 };
 
 static struct wval *find(struct wu *u, const char *name)
@@ -97,6 +108,7 @@ static const char *bind_name(struct wu *u, const struct al_node *n, const char *
 }
 
 static bool ensure_emitted(struct wu *u, struct wval *w);
+static bool emit_row(struct wu *u, const char *x, int rank, int64_t i, const char *out, const struct al_ttype *t);
 
 /* The current name of body value `name` as an input (an outer value: itself). */
 static const char *cur_of(struct wu *u, const char *name)
@@ -107,6 +119,8 @@ static const char *cur_of(struct wu *u, const char *name)
 	if (w->is_int)
 		return ali_mil_say(u->c, "the loop index '%s' is read by an op other than gather / scatter", name),
 		       NULL;
+	if (w->elems)
+		return ali_mil_say(u->c, "the list '%s' is read by an op other than list_write", name), NULL;
 	if (w->src16 && !ensure_emitted(u, w))
 		return NULL;
 	return w->cur;
@@ -200,6 +214,8 @@ static bool ensure_emitted(struct wu *u, struct wval *w)
 	if (w->emitted)
 		return true;
 	w->emitted = true;
+	if (!w->cast) /* a list_read row: the fp32 row itself */
+		return emit_row(u, w->row_of, w->row_t->rank + 1, w->row, w->cur, w->row_t);
 	struct al_buf op = {0};
 	const char *save = w->src16;
 	w->src16 = NULL; /* its x: the fp16 value, through cur_of */
@@ -249,6 +265,35 @@ static bool emit_slice(struct wu *u, const char *x, int rank, int64_t b, int64_t
 	(void)sfx;
 	return ok && emit_new(u, "slice_by_index",
 			      (const char *const[]){"x", x, "begin", bn, "end", en, "end_mask", mn}, 4, out, t, dims);
+}
+
+/* Row i of the rank-`rank` x on axis 0, that axis squeezed (slice_by_index
+ * with squeeze_mask), named out, typed t (rank - 1). */
+static bool emit_row(struct wu *u, const char *x, int rank, int64_t i, const char *out, const struct al_ttype *t)
+{
+	struct al_mil_pass *c = u->c;
+	if (rank < 2 || rank > AL_SHAPE_MAX_RANK || t->rank != rank - 1)
+		return ali_mil_say(c, "a list element of rank %d is not a row", t->rank);
+	const char *bn = ali_mil_fresh(c, out, "begin"), *en = ali_mil_fresh(c, out, "end");
+	const char *mn = ali_mil_fresh(c, out, "end_mask"), *sq = ali_mil_fresh(c, out, "squeeze_mask");
+	if (!bn || !en || !mn || !sq)
+		return ali_mil_say(c, "no free value name");
+	double bv[AL_SHAPE_MAX_RANK] = {0}, ev[AL_SHAPE_MAX_RANK] = {0}, mv[AL_SHAPE_MAX_RANK] = {0};
+	double qv[AL_SHAPE_MAX_RANK] = {0};
+	bv[0] = (double)i, ev[0] = (double)(i + 1), qv[0] = 1;
+	for (int k = 1; k < rank; k++)
+		mv[k] = 1;
+	int64_t r1[1] = {rank};
+	bool blob;
+	size_t names = c->n_names;
+	bool ok = ali_mil_pre_const(c, bn, AL_DT_INT32, 1, r1, bv, (size_t)rank, &blob) &&
+		  ali_mil_pre_const(c, en, AL_DT_INT32, 1, r1, ev, (size_t)rank, &blob) &&
+		  ali_mil_pre_const(c, mn, AL_DT_BOOL, 1, r1, mv, (size_t)rank, &blob) &&
+		  ali_mil_pre_const(c, sq, AL_DT_BOOL, 1, r1, qv, (size_t)rank, &blob);
+	c->n_names = (uint32_t)names; /* consts are not listed */
+	return ok && emit_new(u, "slice_by_index",
+			      (const char *const[]){"x", x, "begin", bn, "end", en, "end_mask", mn, "squeeze_mask", sq},
+			      5, out, t, NULL);
 }
 
 /* A constant integer parameter of body op n (one value). */
@@ -448,6 +493,16 @@ static bool step_indexed(struct wu *u, const struct al_node *n, const struct wva
 	return true;
 }
 
+/* The fp16 value an outer fp32 value v was cast from (NULL: v is no such cast). */
+static const char *cast_source16(struct wu *u, const char *v)
+{
+	const struct al_node *pr = ali_mil_producer(u->c->n, v);
+	const struct al_ttype *xt = pr && pr->type && strcmp(pr->type, "cast") == 0 ? ali_mil_param_type(pr, "x") : NULL;
+	if (!xt || xt->kind != 0 || xt->dtype != AL_DT_FP16 || !pr->out_types || pr->out_types[0].dtype != AL_DT_FP32)
+		return NULL;
+	return bind_name(u, pr, "x", 0);
+}
+
 /* A cast of a loop value: fp16 -> fp32 held back (*done); fp32 -> fp16 of a
  * held one reads the fp16 value; of an fp32 const a new fp16 const. *done
  * false (and true returned): copied as any op. */
@@ -464,6 +519,14 @@ static bool step_cast(struct wu *u, const struct al_node *n, struct wval *o0, co
 	}
 	bool folded = false;
 	const char *xc = xw && !xw->src16 && !xw->is_int ? xw->cur : NULL;
+	/* fp32 -> fp16 of an outer fp32 cast of an fp16 value (a carried value's
+	 * first value): that fp16 value, exactly */
+	const char *s16 = xc && ot->dtype == AL_DT_FP16 && xt && xt->kind == 0 && xt->dtype == AL_DT_FP32
+				  ? cast_source16(u, xc) : NULL;
+	if (s16) {
+		o0->cur = s16, o0->src16 = NULL, o0->is_int = false;
+		return true;
+	}
 	if (xc && !fold_cast(u, n, xc, out, &folded))
 		return false;
 	if (folded) {
@@ -478,6 +541,79 @@ static bool step_cast(struct wu *u, const struct al_node *n, struct wval *o0, co
 		return true;
 	}
 	*done = false;
+	return true;
+}
+
+/* list_read(ls, i) of an outer list_scatter(indices = 0 .. L-1, ls, value = V)
+ * at the known index i: row i of V (of the fp16 value V was cast from, held as
+ * src16, when there is one). */
+static bool step_list_read(struct wu *u, const struct al_node *n, const struct wval *idx, struct wval *o0,
+			   const char *out)
+{
+	struct al_mil_pass *c = u->c;
+	const char *ls = bind_name(u, n, "ls", 0);
+	const struct al_node *sc = ls && !find(u, ls) ? ali_mil_producer(c->n, ls) : NULL;
+	u->lists = true;
+	if (!idx || !sc || !sc->type || strcmp(sc->type, "list_scatter") != 0)
+		return ali_mil_say(c, "'%s' (list_read) does not read a list_scatter before the loop at the index", n->name);
+	const struct al_ttype *vt = ali_mil_param_type(sc, "value"), *ot = &n->out_types[0];
+	int64_t ind[WHILE_MAX_STEPS + 1];
+	long ni = ali_mil_param_ints(sc, "indices", ind, WHILE_MAX_STEPS + 1);
+	bool identity = ni >= 1 && ni <= WHILE_MAX_STEPS;
+	for (long k = 0; identity && k < ni; k++)
+		identity = ind[k] == k;
+	const char *v = bind_name(u, sc, "value", 0);
+	if (!identity || !v || !vt || vt->kind != 0 || !vt->dims || vt->rank < 2 || vt->dims[0] != ni || ot->kind != 0)
+		return ali_mil_say(c, "'%s' (list_scatter) does not scatter the rows of a tensor in order", sc->name);
+	int64_t i = idx->ival;
+	if (i < 0 || i >= ni)
+		return ali_mil_say(c, "'%s' reads element %lld of %ld", n->name, (long long)i, ni);
+	const char *v16 = cast_source16(u, v);
+	o0->cur = out, o0->is_int = false;
+	if (!v16)
+		return emit_row(u, v, vt->rank, i, out, ot);
+	const char *o16 = ali_mil_fresh(c, out, "fp16");
+	struct al_ttype *t16 = ali_arena_array(&c->s->arena, 1, sizeof *t16);
+	if (!o16 || !t16)
+		return ali_mil_say(c, "no free value name");
+	*t16 = *ot;
+	t16->dtype = AL_DT_FP16;
+	o0->src16 = o16, o0->cast = NULL, o0->emitted = false;
+	o0->row_of = v, o0->row = i, o0->row_t = ot;
+	return emit_row(u, v16, vt->rank, i, o16, t16);
+}
+
+/* list_write(ls, index, value) to the carried list at a known index (the loop
+ * index or a constant): the list's element set, no op. */
+static bool step_list_write(struct wu *u, const struct al_node *n, const struct wval *idx, struct wval *o0)
+{
+	struct al_mil_pass *c = u->c;
+	const char *ls = bind_name(u, n, "ls", 0), *v = bind_name(u, n, "value", 0);
+	struct wval *lw = ls ? find(u, ls) : NULL, *vw = v ? find(u, v) : NULL;
+	int64_t i;
+	if (!lw || !lw->elems || !v)
+		return ali_mil_say(c, "'%s' (list_write) does not write to the list the loop carries", n->name);
+	if (idx)
+		i = idx->ival;
+	else if (!int_param(n, "index", &i))
+		return ali_mil_say(c, "'%s' (list_write) writes at an index not known when the file is read", n->name);
+	if (i < 0 || i >= lw->n_elems)
+		return ali_mil_say(c, "'%s' writes element %lld of %lld", n->name, (long long)i, (long long)lw->n_elems);
+	const char **el = ali_arena_array(&c->s->arena, (size_t)lw->n_elems, sizeof *el);
+	int *edt = ali_arena_array(&c->s->arena, (size_t)lw->n_elems, sizeof *edt);
+	if (!el || !edt)
+		return ali_mil_say(c, "out of memory");
+	memcpy(el, lw->elems, (size_t)lw->n_elems * sizeof *el);
+	memcpy(edt, lw->edt, (size_t)lw->n_elems * sizeof *edt);
+	const struct al_ttype *vt = ali_mil_param_type(n, "value");
+	if (vw && vw->src16 && !vw->emitted) {
+		el[i] = vw->src16, edt[i] = AL_DT_FP16;
+	} else {
+		if (!(el[i] = cur_of(u, v)))
+			return false;
+		edt[i] = vt && vt->kind == 0 ? vt->dtype : -1;
+	}
+	o0->elems = el, o0->edt = edt, o0->n_elems = lw->n_elems, o0->cur = NULL, o0->is_int = false;
 	return true;
 }
 
@@ -517,9 +653,16 @@ static bool step_op(struct wu *u, const struct al_node *n)
 		o0->is_int = true, o0->ival = idx->ival, o0->cur = NULL;
 		return true;
 	}
+	if (strcmp(t, "list_write") == 0)
+		return step_list_write(u, n, idx, o0);
 	const char *out = ali_mil_fresh(c, n->outputs[0], sfx);
 	if (!out)
 		return ali_mil_say(c, "no free value name");
+	if (strcmp(t, "list_read") == 0)
+		return step_list_read(u, n, idx, o0, out);
+	if (strncmp(t, "list_", 5) == 0)
+		return ali_mil_say(c, "'%s' (%s): of the list ops, list_read and list_write at a known index are unrolled",
+				   n->name, t);
 	if (idx)
 		return step_indexed(u, n, idx, idx_param, o0, out);
 	if (strcmp(t, "cast") == 0 && n->n_outputs == 1 && ot->kind == 0) {
@@ -599,51 +742,105 @@ static bool fp16_after_unroll(struct wu *u)
 	return true;
 }
 
-/* The first op of graph g whose type starts with prefix (NULL: none). */
-static const struct al_node *first_of(const struct al_graph *g, const char *prefix)
+/* A list loop value's first value: make_list(init_length = L) before the loop,
+ * no element written yet. */
+static bool init_list(struct wu *u, const char *outer, struct wval *w)
 {
-	for (uint32_t k = 0; g && k < g->n_nodes; k++)
-		if (g->nodes[k].type && strncmp(g->nodes[k].type, prefix, strlen(prefix)) == 0)
-			return &g->nodes[k];
-	return NULL;
+	struct al_mil_pass *c = u->c;
+	const struct al_node *ml = ali_mil_producer(c->n, outer);
+	int64_t L;
+	if (!ml || !ml->type || strcmp(ml->type, "make_list") != 0 || !int_param(ml, "init_length", &L) || L < 1 ||
+	    L > WHILE_MAX_STEPS)
+		return ali_mil_say(c, "the list '%s' the loop carries is not a make_list of a known length (1 to %d)",
+				   outer, WHILE_MAX_STEPS);
+	w->elems = ali_arena_array(&c->s->arena, (size_t)L, sizeof *w->elems);
+	w->edt = ali_arena_array(&c->s->arena, (size_t)L, sizeof *w->edt);
+	if (!w->elems || !w->edt)
+		return ali_mil_say(c, "out of memory");
+	for (int64_t i = 0; i < L; i++)
+		w->elems[i] = NULL, w->edt[i] = -1;
+	w->n_elems = L;
+	return true;
 }
 
-/* TensorFlow's loop (coremltools' TensorArray form): a list carried through the
- * loop (list_write at the index in the body, list_gather after it) and the
- * sequence read by list_read at the index. Says exactly what blocks. */
-static bool refuse_lists(struct al_mil_pass *c)
+/* A list loop value k read after the loop by one list_gather(indices known, ls)
+ * only: that list_gather deleted (c->drop) and its output written before the
+ * loop as a stack of the elements gathered (one: an expand_dims), cast to the
+ * list_gather's dtype when the elements are its fp16 sources. */
+static bool list_output(struct wu *u, uint32_t k, const struct wval *o)
 {
-	const struct al_node *n = c->n;
-	const struct al_graph *body = n->sub[1];
-	int k_list = -1;
-	for (uint32_t k = 0; k < n->n_outputs && k_list < 0; k++)
-		if (n->out_types[k].kind != 0)
-			k_list = (int)k;
-	const struct al_node *rd = first_of(body, "list_"), *wr = NULL;
-	for (uint32_t k = 0; body && k < body->n_nodes; k++)
-		if (body->nodes[k].type && strcmp(body->nodes[k].type, "list_write") == 0)
-			wr = &body->nodes[k];
-	for (uint32_t k = 0; rd && body && k < body->n_nodes; k++)
-		if (body->nodes[k].type && strcmp(body->nodes[k].type, "list_read") == 0) {
-			rd = &body->nodes[k];
-			break;
-		}
-	if (k_list < 0 && !rd)
-		return false;
-	/* what reads the carried list after the loop */
-	const struct al_node *after = NULL;
+	struct al_mil_pass *c = u->c;
+	const struct al_node *n = c->n, *rd = NULL;
 	const struct al_graph *g = n->owner;
-	for (uint32_t k = 0; k_list >= 0 && g && k < g->n_nodes && !after; k++)
-		for (uint32_t i = 0; i < g->nodes[k].n_inputs; i++)
-			if (g->nodes[k].inputs[i] && strcmp(g->nodes[k].inputs[i], n->outputs[k_list]) == 0)
-				after = &g->nodes[k];
-	char carried[96] = "";
-	if (k_list >= 0)
-		snprintf(carried, sizeof carried, "loop value %d a list (%s in the body, %s after the loop), ", k_list,
-			 wr ? "list_write" : "no list_write", after && after->type ? after->type : "nothing");
-	ali_mil_say(c, "TensorFlow's TensorArray form: %sthe input read by %s at the index: list ops to slices / "
-		    "stack not built", carried,
-		    rd && rd->type ? rd->type : "no list op");
+	const struct al_submodel *sub = c->src->sub;
+	for (uint32_t q = 0; q < sub->n_outputs; q++)
+		if (sub->outputs[q].name && strcmp(sub->outputs[q].name, n->outputs[k]) == 0)
+			return ali_mil_say(c, "the list '%s' is a model output", n->outputs[k]);
+	for (uint32_t q = 0; g && q < g->n_nodes; q++)
+		for (uint32_t i = 0; i < g->nodes[q].n_inputs; i++)
+			if (g->nodes[q].inputs[i] && strcmp(g->nodes[q].inputs[i], n->outputs[k]) == 0) {
+				if (rd || !g->nodes[q].type || strcmp(g->nodes[q].type, "list_gather") != 0)
+					return ali_mil_say(c, "the list '%s' is read after the loop by more than one "
+							   "list_gather", n->outputs[k]);
+				rd = &g->nodes[q];
+			}
+	if (!rd || !o || !o->elems)
+		return ali_mil_say(c, "the list '%s' is not read by a list_gather", n->outputs[k]);
+	int64_t ind[WHILE_MAX_STEPS + 1];
+	long ni = ali_mil_param_ints(rd, "indices", ind, WHILE_MAX_STEPS + 1);
+	const struct al_ttype *gt = &rd->out_types[0];
+	if (ni < 1 || ni > WHILE_MAX_STEPS || rd->n_outputs != 1 || !rd->out_types || gt->kind != 0 || gt->rank < 1)
+		return ali_mil_say(c, "'%s' (list_gather) gathers indices not known when the file is read", rd->name);
+	const char **vals = ali_arena_array(&c->s->arena, (size_t)ni, sizeof *vals);
+	if (!vals)
+		return ali_mil_say(c, "out of memory");
+	int dt = -1;
+	for (long i = 0; i < ni; i++) {
+		if (ind[i] < 0 || ind[i] >= o->n_elems || !o->elems[ind[i]] || (i && o->edt[ind[i]] != dt))
+			return ali_mil_say(c, "'%s' gathers element %lld the loop does not write (or of another dtype)",
+					   rd->name, (long long)ind[i]);
+		vals[i] = o->elems[ind[i]], dt = o->edt[ind[i]];
+	}
+	if (dt != gt->dtype && !(dt == AL_DT_FP16 && gt->dtype == AL_DT_FP32))
+		return ali_mil_say(c, "'%s' gathers elements of another dtype", rd->name);
+	const char *out = rd->outputs[0], *st = dt == gt->dtype ? out : ali_mil_fresh(c, out, "fp16");
+	const char *ax = ali_mil_fresh(c, out, "axis");
+	if (!st || !ax)
+		return ali_mil_say(c, "no free value name");
+	struct al_ttype t = *gt;
+	t.dtype = dt;
+	size_t names = c->n_names;
+	int64_t one[1] = {1};
+	bool blob, ok = ni == 1 ? ali_mil_pre_const(c, ax, AL_DT_INT32, 1, one, (double[]){0}, 1, &blob)
+				: ali_mil_pre_scalar(c, ax, AL_DT_INT32, 0);
+	c->n_names = (uint32_t)names;
+	struct al_buf op = {0};
+	ali_buf_str(&op, OP_TYPE, ni == 1 ? "expand_dims" : "stack");
+	if (ni == 1)
+		ali_mil_put_input(&op, "x", vals[0]);
+	else
+		ali_mil_put_inputs(&op, "values", vals, (size_t)ni);
+	ali_mil_put_input(&op, ni == 1 ? "axes" : "axis", ax);
+	if (!ok || !ali_mil_pre_op_end(c, &op, &st, 1, t.dtype, t.rank, t.dims))
+		return false;
+	if (st != out) { /* the fp16 stack back to the list_gather's fp32 (stays off: ANE029) */
+		const char *dn = ali_mil_fresh(c, out, "dtype");
+		struct al_buf k32 = {0}, v = {0};
+		if (!dn)
+			return ali_mil_say(c, "no free value name");
+		ali_buf_str(&k32, OP_TYPE, "const");
+		ali_mil_put_string_value(&v, "fp32");
+		ali_mil_put_attr(&k32, "val", v.p, v.n);
+		k32.failed |= v.failed;
+		ali_buf_free(&v);
+		names = c->n_names;
+		ok = ali_mil_pre_op_end(c, &k32, &dn, 1, AL_DT_STRING, 0, NULL);
+		c->n_names = (uint32_t)names;
+		if (!ok || !emit_new(u, "cast", (const char *const[]){"x", st, "dtype", dn}, 2, out, gt, NULL))
+			return false;
+		c->stays_off = out;
+	}
+	c->drop = al_src(rd)->msg;
 	return true;
 }
 
@@ -719,8 +916,6 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	if ((uint64_t)T * n_ops > AL_PASS_MAX_NAMES)
 		return ali_mil_say(c, "%lld steps of %u ops: more than the %d ops one rewrite lists", (long long)T, n_ops,
 				   AL_PASS_MAX_NAMES);
-	if (refuse_lists(c))
-		return false;
 	struct wu *u = ali_calloc(1, sizeof *u);
 	if (!u)
 		return ali_mil_say(c, "out of memory");
@@ -747,12 +942,16 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 			}
 			const struct wval *from = s ? find(u, bio.outputs[k]) : NULL;
 			struct wval nw = {.name = w->name, .varies = true};
-			if (k == 0)
+			if (k == 0) {
 				nw.is_int = true, nw.ival = i0 + s;
-			else if (from)
-				nw.cur = from->cur, nw.src16 = from->src16, nw.cast = from->cast, nw.emitted = from->emitted;
-			else
+			} else if (from) {
+				nw = *from;
+				nw.name = w->name, nw.varies = true, nw.is_int = false;
+			} else if (n->out_types[k].kind == 1) { /* a list */
+				ok = init_list(u, cur[k], &nw);
+			} else {
 				nw.cur = cur[k];
+			}
 			*w = nw;
 		}
 		/* the body's outputs of the step before are read through the inputs only:
@@ -790,6 +989,10 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 			continue;
 		}
 		struct wval *o = find(u, bio.outputs[k]);
+		if (t->kind == 1 && k + 1 < n->n_outputs) { /* a list: its list_gather after the loop */
+			ok = list_output(u, k, o);
+			continue;
+		}
 		if (!o || t->kind != 0) {
 			ok = ali_mil_say(c, "loop value %u is not a tensor the body computes", k);
 			break;
@@ -814,6 +1017,7 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 		}
 	}
 	uint32_t n32 = u->n32;
+	bool lists = u->lists;
 	ali_free(u);
 	if (!ok)
 		return false;
@@ -824,7 +1028,11 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	(void)last;
 	if (c->n_names < AL_PASS_MAX_NAMES)
 		c->names[c->n_names++] = n->name;
-	snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (gather -> slice_by_index, scatter -> "
-		 "concat of slices, the index folded), %u ops", (long long)T, c->n_names);
+	if (lists)
+		snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (list_read -> slice_by_index, "
+			 "list_write + list_gather -> stack, the index folded), %u ops", (long long)T, c->n_names);
+	else
+		snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (gather -> slice_by_index, scatter -> "
+			 "concat of slices, the index folded), %u ops", (long long)T, c->n_names);
 	return true;
 }
