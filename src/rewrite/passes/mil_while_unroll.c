@@ -25,7 +25,17 @@
  * less(i, N) of a constant N, the body's index read only by gather / scatter
  * on axis 0 and the i + c that becomes the next i, no nested blocks, static
  * shapes where slices are cut, at most WHILE_MAX_STEPS steps and the ops one
- * rewrite may list. */
+ * rewrite may list.
+ *
+ * TensorFlow's form (a Keras GRU): the sequence a list_scatter of V's rows
+ * before the loop, read by list_read(ls, i) -> row i of V (of the fp16 value V
+ * was cast from); the outputs written by list_write(ls, i, v) to a carried
+ * make_list -> remembered per element, and the one list_gather after the loop
+ * -> a stack of them under its name (the list_gather deleted).
+ *
+ * An fp32 body: its unrolled ops would still fall back (ANE029), so it is
+ * unrolled only when mil-fp16-compute converts the loop-free program in fix's
+ * next round (fp16_after_unroll); the rewrite is marked off_until_next_round. */
 #include "passes.h"
 #include "kernels.h"
 
@@ -862,6 +872,85 @@ static bool read_by_casts(struct al_mil_pass *c, const char *v)
 	return true;
 }
 
+/* The trip count: the cond block a single less(index, N) of a constant N, the
+ * index's first value a constant i0. */
+static bool trip_count(struct al_mil_pass *c, const struct al_graph *cond, const struct al_mil_block_io *cio,
+		       int64_t *i0, int64_t *N)
+{
+	const struct al_node *n = c->n;
+	const struct al_node *lt = NULL;
+	for (uint32_t k = 0; k < cond->n_nodes; k++) {
+		const struct al_node *q = &cond->nodes[k];
+		if (q->type && strcmp(q->type, "const") == 0)
+			continue;
+		if (lt)
+			return ali_mil_say(c, "its cond block computes more than one less()");
+		lt = q;
+	}
+	al_span xb;
+	if (!lt || !lt->type || strcmp(lt->type, "less") != 0 || lt->n_outputs != 1 ||
+	    strcmp(lt->outputs[0], cio->outputs[0]) != 0 || ali_mil_param_binding(lt, "x", 0, &xb) != 1 ||
+	    !ali_span_eq(xb, cio->inputs[0]) || !int_param(lt, "y", N))
+		return ali_mil_say(c, "its cond is not less(index, a constant): the trip count is not known when the "
+				   "file is read");
+	int64_t iv[2];
+	if (ali_mil_param_ints(n, "loop_vars", iv, 2) != 1 || n->out_types[0].kind != 0 || n->out_types[0].rank > 1)
+		return ali_mil_say(c, "its first loop value is not a constant index");
+	*i0 = iv[0];
+	if (*i0 < -(1 << 30) || *i0 > 1 << 30 || *N < -(1 << 30) || *N > 1 << 30)
+		return ali_mil_say(c, "its index runs from %lld to %lld", (long long)*i0, (long long)*N);
+	return true;
+}
+
+/* The loop's outputs: the index a const; a list its list_gather's stack; the
+ * others the last step's values (the last one the op itself, an identity). */
+static bool loop_outputs(struct wu *u, const struct al_mil_block_io *bio, int64_t N)
+{
+	struct al_mil_pass *c = u->c;
+	const struct al_node *n = c->n;
+	bool ok = true;
+	for (uint32_t k = 0; ok && k < n->n_outputs; k++) {
+		const struct al_ttype *t = &n->out_types[k];
+		if (k == 0) {
+			bool blob;
+			double v = (double)N;
+			size_t names = c->n_names;
+			ok = t->kind == 0 && ali_mil_pre_const(c, n->outputs[0], t->dtype, t->rank, t->dims, &v, 1, &blob);
+			c->n_names = (uint32_t)names;
+			if (!ok && !c->why[0])
+				ali_mil_say(c, "the index output is not a tensor");
+			continue;
+		}
+		struct wval *o = find(u, bio->outputs[k]);
+		if (t->kind == 1 && k + 1 < n->n_outputs) { /* a list: its list_gather after the loop */
+			ok = list_output(u, k, o);
+			continue;
+		}
+		if (!o || t->kind != 0) {
+			ok = ali_mil_say(c, "loop value %u is not a tensor the body computes", k);
+			break;
+		}
+		const char *src = o->cur;
+		int dt = t->dtype;
+		if (o->src16 && !o->emitted && read_by_casts(c, n->outputs[k]))
+			src = o->src16, dt = AL_DT_FP16; /* fp16 under its own name: only casts read it */
+		else if (o->src16 && !(ok = ensure_emitted(u, o)))
+			break;
+		if (k + 1 == n->n_outputs) { /* the op itself */
+			ali_buf_str(&c->layer, OP_TYPE, "identity");
+			ali_mil_put_input(&c->layer, "x", src);
+			ali_mil_put_output(&c->layer, n->outputs[k], dt, t->rank, t->dims);
+			al_span nv;
+			if (ali_mil_attr(n, "name", &nv))
+				ali_mil_put_attr(&c->layer, "name", nv.p, nv.n);
+		} else {
+			ok = emit_new(u, "identity", (const char *const[]){"x", src}, 1, n->outputs[k],
+				      &(struct al_ttype){.dtype = dt, .rank = t->rank, .dims = t->dims}, NULL);
+		}
+	}
+	return ok;
+}
+
 bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 {
 	const struct al_node *n = c->n;
@@ -883,29 +972,9 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 		return ali_mil_say(c, "its cond block returns no name");
 	if (ali_mil_param_count(n, "loop_vars") != n->n_outputs)
 		return ali_mil_say(c, "%u loop_vars for %u outputs", ali_mil_param_count(n, "loop_vars"), n->n_outputs);
-	/* the trip count: cond is less(i, N), i's first value a constant i0 */
-	int64_t i0, N;
-	const struct al_node *lt = NULL;
-	for (uint32_t k = 0; k < cond->n_nodes; k++) {
-		const struct al_node *q = &cond->nodes[k];
-		if (q->type && strcmp(q->type, "const") == 0)
-			continue;
-		if (lt)
-			return ali_mil_say(c, "its cond block computes more than one less()");
-		lt = q;
-	}
-	al_span xb;
-	if (!lt || !lt->type || strcmp(lt->type, "less") != 0 || lt->n_outputs != 1 ||
-	    strcmp(lt->outputs[0], cio.outputs[0]) != 0 || ali_mil_param_binding(lt, "x", 0, &xb) != 1 ||
-	    !ali_span_eq(xb, cio.inputs[0]) || !int_param(lt, "y", &N))
-		return ali_mil_say(c, "its cond is not less(index, a constant): the trip count is not known when the "
-				   "file is read");
-	int64_t iv[2];
-	if (ali_mil_param_ints(n, "loop_vars", iv, 2) != 1 || n->out_types[0].kind != 0 || n->out_types[0].rank > 1)
-		return ali_mil_say(c, "its first loop value is not a constant index");
-	i0 = iv[0];
-	if (i0 < -(1 << 30) || i0 > 1 << 30 || N < -(1 << 30) || N > 1 << 30)
-		return ali_mil_say(c, "its index runs from %lld to %lld", (long long)i0, (long long)N);
+	int64_t i0 = 0, N = 0;
+	if (!trip_count(c, cond, &cio, &i0, &N))
+		return false;
 	int64_t T = N - i0;
 	if (T < 1 || T > WHILE_MAX_STEPS)
 		return ali_mil_say(c, "%lld steps: 1 to %d are unrolled (each step waits for the one before)",
@@ -974,48 +1043,8 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 				}
 			}
 	}
-	/* the loop's outputs: the index a const; the others the last step's values */
-	const char *last = NULL;
-	for (uint32_t k = 0; ok && k < n->n_outputs; k++) {
-		const struct al_ttype *t = &n->out_types[k];
-		if (k == 0) {
-			bool blob;
-			double v = (double)N;
-			size_t names = c->n_names;
-			ok = t->kind == 0 && ali_mil_pre_const(c, n->outputs[0], t->dtype, t->rank, t->dims, &v, 1, &blob);
-			c->n_names = (uint32_t)names;
-			if (!ok && !c->why[0])
-				ali_mil_say(c, "the index output is not a tensor");
-			continue;
-		}
-		struct wval *o = find(u, bio.outputs[k]);
-		if (t->kind == 1 && k + 1 < n->n_outputs) { /* a list: its list_gather after the loop */
-			ok = list_output(u, k, o);
-			continue;
-		}
-		if (!o || t->kind != 0) {
-			ok = ali_mil_say(c, "loop value %u is not a tensor the body computes", k);
-			break;
-		}
-		const char *src = o->cur;
-		int dt = t->dtype;
-		if (o->src16 && !o->emitted && read_by_casts(c, n->outputs[k]))
-			src = o->src16, dt = AL_DT_FP16; /* fp16 under its own name: only casts read it */
-		else if (o->src16 && !(ok = ensure_emitted(u, o)))
-			break;
-		if (k + 1 == n->n_outputs) { /* the op itself */
-			last = src;
-			ali_buf_str(&c->layer, OP_TYPE, "identity");
-			ali_mil_put_input(&c->layer, "x", src);
-			ali_mil_put_output(&c->layer, n->outputs[k], dt, t->rank, t->dims);
-			al_span nv;
-			if (ali_mil_attr(n, "name", &nv))
-				ali_mil_put_attr(&c->layer, "name", nv.p, nv.n);
-		} else {
-			ok = emit_new(u, "identity", (const char *const[]){"x", src}, 1, n->outputs[k],
-				      &(struct al_ttype){.dtype = dt, .rank = t->rank, .dims = t->dims}, NULL);
-		}
-	}
+	if (ok)
+		ok = loop_outputs(u, &bio, N);
 	uint32_t n32 = u->n32;
 	bool lists = u->lists;
 	ali_free(u);
@@ -1025,7 +1054,6 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	c->off_until_next_round = n32 > 0;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
-	(void)last;
 	if (c->n_names < AL_PASS_MAX_NAMES)
 		c->names[c->n_names++] = n->name;
 	if (lists)
