@@ -798,8 +798,8 @@ static bool list_output(struct wu *u, uint32_t k, const struct wval *o)
 		return ali_mil_say(c, "the list '%s' is not read by a list_gather", n->outputs[k]);
 	int64_t ind[WHILE_MAX_STEPS + 1];
 	long ni = ali_mil_param_ints(rd, "indices", ind, WHILE_MAX_STEPS + 1);
-	const struct al_ttype *gt = &rd->out_types[0];
-	if (ni < 1 || ni > WHILE_MAX_STEPS || rd->n_outputs != 1 || !rd->out_types || gt->kind != 0 || gt->rank < 1)
+	const struct al_ttype *gt = rd->out_types;
+	if (ni < 1 || ni > WHILE_MAX_STEPS || rd->n_outputs != 1 || !gt || gt->kind != 0 || gt->rank < 1)
 		return ali_mil_say(c, "'%s' (list_gather) gathers indices not known when the file is read", rd->name);
 	const char **vals = ali_arena_array(&c->s->arena, (size_t)ni, sizeof *vals);
 	if (!vals)
@@ -951,6 +951,105 @@ static bool loop_outputs(struct wu *u, const struct al_mil_block_io *bio, int64_
 	return ok;
 }
 
+#define WHILE_MAX_DEAD 32  /* ops before the loop deleted with it */
+#define WHILE_READ_DEPTH 8 /* nested blocks searched for a reader */
+
+/* Whether the bytes b hold the protobuf string v (its length varint, then v). */
+static bool bytes_name(al_span b, const char *v)
+{
+	size_t n = strlen(v);
+	uint8_t len[2] = {(uint8_t)(n < 128 ? n : (n & 0x7f) | 0x80), (uint8_t)(n >> 7)};
+	size_t ln = n < 128 ? 1 : 2;
+	if (!n || n >= 1u << 14)
+		return true; /* not a name this search tells apart: kept */
+	for (size_t i = ln; i + n <= b.n; i++)
+		if (memcmp(b.p + i, v, n) == 0 && memcmp(b.p + i - ln, len, ln) == 0)
+			return true;
+	return false;
+}
+
+/* Whether an op of g (or of a block nested in one), other than skip and the
+ * dead ones, reads v. */
+static bool read_elsewhere(const struct al_graph *g, const char *v, const struct al_node *skip,
+			   const struct al_node *const *dead, int nd, int depth)
+{
+	if (!g || depth > WHILE_READ_DEPTH)
+		return true;
+	for (uint32_t k = 0; k < g->n_nodes; k++) {
+		const struct al_node *r = &g->nodes[k];
+		bool gone = r == skip;
+		for (int d = 0; d < nd && !gone; d++)
+			gone = dead[d] == r;
+		if (gone)
+			continue;
+		for (uint32_t i = 0; i < r->n_inputs; i++)
+			if (r->inputs[i] && strcmp(r->inputs[i], v) == 0)
+				return true;
+		for (uint32_t q = 0; q < r->n_sub; q++)
+			if (read_elsewhere(r->sub[q], v, skip, dead, nd, depth + 1))
+				return true;
+	}
+	return false;
+}
+
+/* Whether op x of the loop's block is dead once the loop is gone: no output a
+ * function output, read by the new ops, or read by any op but the loop and
+ * the dead ones. */
+static bool dead_after(struct al_mil_pass *c, const struct al_node *x, const struct al_node *const *dead, int nd)
+{
+	const struct al_submodel *sub = c->src->sub;
+	if (!x || x == c->n || x->owner != c->n->owner || x->n_sub || !x->type || strcmp(x->type, "const") == 0)
+		return false;
+	for (int d = 0; d < nd; d++)
+		if (dead[d] == x)
+			return false;
+	for (uint32_t k = 0; k < x->n_outputs; k++) {
+		const char *v = x->outputs[k];
+		if (!v || bytes_name((al_span){c->pre.p, c->pre.n}, v) || bytes_name((al_span){c->layer.p, c->layer.n}, v))
+			return false;
+		for (uint32_t q = 0; q < sub->n_outputs; q++)
+			if (sub->outputs[q].name && strcmp(sub->outputs[q].name, v) == 0)
+				return false;
+		if (read_elsewhere(c->n->owner, v, c->n, dead, nd, 0))
+			return false;
+	}
+	return true;
+}
+
+/* The ops before the loop only it read (the TensorArray's make_list and
+ * list_scatter, the casts feeding them, a carried value's first cast), found
+ * from the values the loop and its blocks read, deleted with it. A count. */
+static int drop_dead(struct al_mil_pass *c)
+{
+	const struct al_node *dead[WHILE_MAX_DEAD], *todo[4 * WHILE_MAX_DEAD];
+	int nd = 0, nt = 0;
+	const struct al_node *n = c->n;
+	for (uint32_t q = 0; q < n->n_sub; q++)
+		for (uint32_t k = 0; n->sub[q] && k < n->sub[q]->n_nodes; k++)
+			for (uint32_t i = 0; i < n->sub[q]->nodes[k].n_inputs && nt < 4 * WHILE_MAX_DEAD; i++) {
+				const char *v = n->sub[q]->nodes[k].inputs[i];
+				const struct al_node *p = v ? ali_mil_producer(n, v) : NULL;
+				if (p && p->owner == n->owner)
+					todo[nt++] = p;
+			}
+	for (uint32_t i = 0; i < n->n_inputs && nt < 4 * WHILE_MAX_DEAD; i++)
+		if (n->inputs[i])
+			todo[nt++] = ali_mil_producer(n, n->inputs[i]);
+	while (nt > 0 && nd < WHILE_MAX_DEAD) {
+		const struct al_node *x = todo[--nt];
+		if (!dead_after(c, x, dead, nd))
+			continue;
+		dead[nd++] = x;
+		for (uint32_t i = 0; i < x->n_inputs && nt < 4 * WHILE_MAX_DEAD; i++)
+			if (x->inputs[i])
+				todo[nt++] = ali_mil_producer(x, x->inputs[i]);
+	}
+	int deleted = 0;
+	for (int d = 0; d < nd && c->s->sp; d++)
+		deleted += ali_splice_delete(c->s->sp, al_src(dead[d])->msg) == AL_OK;
+	return deleted;
+}
+
 bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 {
 	const struct al_node *n = c->n;
@@ -1054,11 +1153,13 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	c->off_until_next_round = n32 > 0;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
+	int n_dead = lists ? drop_dead(c) : 0;
 	if (c->n_names < AL_PASS_MAX_NAMES)
 		c->names[c->n_names++] = n->name;
 	if (lists)
 		snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (list_read -> slice_by_index, "
-			 "list_write + list_gather -> stack, the index folded), %u ops", (long long)T, c->n_names);
+			 "list_write + list_gather -> stack, the index folded), %u ops; %d dead ops before it deleted",
+			 (long long)T, c->n_names, n_dead);
 	else
 		snprintf(c->after, sizeof c->after, "%lld steps of its body's ops (gather -> slice_by_index, scatter -> "
 			 "concat of slices, the index folded), %u ops", (long long)T, c->n_names);
