@@ -1003,6 +1003,12 @@ static bool dead_after(struct al_mil_pass *c, const struct al_node *x, const str
 	for (int d = 0; d < nd; d++)
 		if (dead[d] == x)
 			return false;
+	/* an op an earlier rewrite of this plan edits: its splice and a delete
+	 * would overlap (the plan would fail) */
+	for (size_t i = 0; i < c->s->n_rw; i++)
+		if (c->s->rw[i].applied && (c->s->rw[i].node == x || (c->s->rw[i].also_replaces && x->name &&
+									 strcmp(c->s->rw[i].also_replaces, x->name) == 0)))
+			return false;
 	for (uint32_t k = 0; k < x->n_outputs; k++) {
 		const char *v = x->outputs[k];
 		if (!v || bytes_name((al_span){c->pre.p, c->pre.n}, v) || bytes_name((al_span){c->layer.p, c->layer.n}, v))
