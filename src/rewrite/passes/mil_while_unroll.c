@@ -85,6 +85,7 @@ struct wu {
 	char why16[120];
 	uint32_t n32; /* fp32 body ops unrolled */
 	bool lists;   /* list_read / list_write unrolled */
+	bool scratch; /* a trial for another loop's fp16_after_unroll: nothing kept */
 };
 
 static struct wval *find(struct wu *u, const char *name)
@@ -706,20 +707,47 @@ static bool step_op(struct wu *u, const struct al_node *n)
 	return emit(u, &op, out, true);
 }
 
+static bool unroll(struct al_mil_pass *c, bool scratch);
+
+/* Whether this pass unrolls the other while_loop o of the program too (in the
+ * same round): a trial run, its ops, blobs and names taken back. Else why. */
+static bool unrolls_too(struct al_mil_pass *c, const struct al_node *o, char *why, size_t n_why)
+{
+	struct al_surgery *s = c->s;
+	struct al_mil_pass *t = ali_calloc(1, sizeof *t);
+	if (!t)
+		return snprintf(why, n_why, "out of memory"), false;
+	t->s = s, t->n = o, t->src = al_src(o);
+	size_t tn = s->wtail.n, nn = s->n_newnames;
+	uint32_t wc = s->wcount;
+	bool ok = t->src && unroll(t, true);
+	s->wtail.n = tn, s->wcount = wc, s->n_newnames = nn;
+	if (!ok)
+		snprintf(why, n_why, "'%.30s' (while_loop) is not unrolled: %.50s", o->name ? o->name : "?", t->why);
+	ali_buf_free(&t->pre);
+	ali_buf_free(&t->layer);
+	ali_free(t);
+	return ok;
+}
+
 /* Whether op n of graph g (skip: the loop being unrolled) keeps
  * mil-fp16-compute from converting its program once the loop is unrolled
  * (the refusals of surgery_fp16.c's classify that unrolling does not lift):
- * nested blocks, an op anelint does not know, an fp16 result (a mixed
- * program). Says which in why. */
-static bool blocks_fp16(const struct al_graph *g, const struct al_node *skip, char *why, size_t n_why)
+ * nested blocks (another while_loop this pass unrolls too excepted; in a
+ * trial, every other while_loop: the caller tries each), an op anelint does
+ * not know, an fp16 result (a mixed program). Says which in why. */
+static bool blocks_fp16(struct wu *u, const struct al_graph *g, const struct al_node *skip, char *why, size_t n_why)
 {
 	for (uint32_t k = 0; g && k < g->n_nodes; k++) {
 		const struct al_node *n = &g->nodes[k];
 		const char *nm = n->name ? n->name : "?", *t = n->type ? n->type : "?";
 		if (n == skip)
 			continue;
+		if (n->n_sub && strcmp(t, "while_loop") == 0 && g == u->c->n->owner &&
+		    (u->scratch || unrolls_too(u->c, n, why, n_why)))
+			continue;
 		if (n->n_sub)
-			return snprintf(why, n_why, "'%.40s' (%s) has nested blocks too", nm, t), true;
+			return why[0] ? true : (snprintf(why, n_why, "'%.40s' (%s) has nested blocks too", nm, t), true);
 		if (n->kind < 0)
 			return snprintf(why, n_why, "'%.40s' is a %s, an op anelint does not know", nm, t), true;
 		for (uint32_t j = 0; n->out_types && strcmp(t, "const") != 0 && j < n->n_outputs; j++)
@@ -746,8 +774,9 @@ static bool fp16_after_unroll(struct wu *u)
 		return snprintf(u->why16, sizeof u->why16, "a program with more than one function"), false;
 	if (!s->m->is_package && !s->m->weights.p)
 		return snprintf(u->why16, sizeof u->why16, "an ML Program outside its .mlpackage"), false;
-	if (blocks_fp16(n->owner, n, u->why16, sizeof u->why16) ||
-	    blocks_fp16(n->sub[1], NULL, u->why16, sizeof u->why16))
+	u->why16[0] = '\0';
+	if (blocks_fp16(u, n->owner, n, u->why16, sizeof u->why16) ||
+	    blocks_fp16(u, n->sub[1], NULL, u->why16, sizeof u->why16))
 		return false;
 	return true;
 }
@@ -1058,6 +1087,12 @@ static int drop_dead(struct al_mil_pass *c)
 
 bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 {
+	return unroll(c, false);
+}
+
+/* The pass; a scratch run (unrolls_too) deletes nothing. */
+static bool unroll(struct al_mil_pass *c, bool scratch)
+{
 	const struct al_node *n = c->n;
 	if (!c->src || !c->src->mil_scope || !c->src->msg.p)
 		return ali_mil_say(c, "not an ML Program op");
@@ -1094,6 +1129,7 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	if (!u)
 		return ali_mil_say(c, "out of memory");
 	u->c = c;
+	u->scratch = scratch;
 	u->then16 = fp16_after_unroll(u);
 	bool ok = true;
 	const char **cur = ali_arena_array(&c->s->arena, n->n_outputs, sizeof *cur);
@@ -1159,7 +1195,7 @@ bool ali_pass_mil_while_unroll(struct al_mil_pass *c)
 	c->off_until_next_round = n32 > 0;
 	if (c->layer.failed || c->pre.failed)
 		return ali_mil_say(c, "out of memory");
-	int n_dead = lists ? drop_dead(c) : 0;
+	int n_dead = lists && !scratch ? drop_dead(c) : 0;
 	if (c->n_names < AL_PASS_MAX_NAMES)
 		c->names[c->n_names++] = n->name;
 	if (lists)
