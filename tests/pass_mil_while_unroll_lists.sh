@@ -15,6 +15,9 @@
 #     with `fix --allow approximate --shape gru_input=default` (mil-io-fp16 on the input
 #     waits for the round after the --shape: the two edits of the function input
 #     overlapped, "the rewrites could not be placed in the file"); verify; --dry-run parity
+#   - corpus real/DTLN_AEC_128_Part2_fp16 (TensorFlow LSTMs, fp16 body): 38 -> 0 fallbacks,
+#     bit-identical; real/DTLN_AEC_128_Part1 (fp32, two loops: each unrolled since a trial
+#     shows the other is too, then mil-fp16-compute): 81 -> 0, verify within 1e-2
 #   - Apple's validator and coremltools' MIL load on the outputs (when built)
 set -u
 : "${ANELINT:=build/anelint}"
@@ -77,7 +80,25 @@ else
 	echo "skip: $CORPUS absent"
 fi
 
-# 4. Apple's validator and coremltools' MIL load (the tools of ../shared, when built)
+# 4. corpus: the DTLN echo canceller's TensorFlow LSTM loops
+D1=$CORPUS/real/DTLN_AEC_128_Part1.mlpackage
+D2=$CORPUS/real/DTLN_AEC_128_Part2_fp16.mlpackage
+if [ -d "$D1" ] && [ -d "$D2" ]; then
+	"$ANELINT" fix "$D2" -o "$T/d2.mlpackage" --allow approximate --format json >"$T/d2.json" 2>&1
+	[ "$(json "$T/d2.json" "j['before']['fallbacks'], j['after']['fallbacks']")" = "(38, 0)" ] &&
+		[ "$(changed "$T/d2.json" | grep -o 'mil-while-unroll' | wc -l)" = 2 ] &&
+		"$ANELINT" verify "$D2" "$T/d2.mlpackage" --random --tol 0 >/dev/null 2>&1 &&
+		ok || { bad "DTLN part 2"; changed "$T/d2.json"; }
+	"$ANELINT" fix "$D1" -o "$T/d1.mlpackage" --allow approximate --format json >"$T/d1.json" 2>&1
+	[ "$(json "$T/d1.json" "j['before']['fallbacks'], j['after']['fallbacks']")" = "(81, 0)" ] &&
+		changed "$T/d1.json" | grep -q "^1:DTLN_AEC_Part1_lstm_1_0_PartitionedCall_while_0:mil-while-unroll 1:DTLN_AEC_Part1_lstm_1_1_PartitionedCall_while_0:mil-while-unroll 2:main:mil-fp16-compute" &&
+		"$ANELINT" verify "$D1" "$T/d1.mlpackage" --random --tol 1e-2 >/dev/null 2>&1 &&
+		ok || { bad "DTLN part 1"; changed "$T/d1.json"; }
+else
+	skip=$((skip + 2))
+fi
+
+# 5. Apple's validator and coremltools' MIL load (the tools of ../shared, when built)
 : "${VALIDATOR:=/work/ct/validate}"
 CHECK_MODEL=${CHECK_MODEL:-../shared/tools/coremltools-local/check_model.py}
 if [ -x "$VALIDATOR" ] && [ -f "$CHECK_MODEL" ] && [ -d "$(dirname "$VALIDATOR")/src" ]; then
