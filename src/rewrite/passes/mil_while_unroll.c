@@ -50,6 +50,7 @@ enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_BLOCKS = 4, OP_ATTRS = 5, 
  * one rewrite lists): a small body may run longer than the 16 steps of the
  * lstm / gru passes (docs/surgery.md says why). */
 #define WHILE_MAX_STEPS 128
+#define WHILE_MAX_TRIALS 8 /* other while_loops tried (unrolls_too) */
 #define WHILE_MAX_VALUES 256 /* body values tracked (inputs and op outputs) */
 
 /* A body value and what it is in the current step. */
@@ -738,13 +739,14 @@ static bool unrolls_too(struct al_mil_pass *c, const struct al_node *o, char *wh
  * not know, an fp16 result (a mixed program). Says which in why. */
 static bool blocks_fp16(struct wu *u, const struct al_graph *g, const struct al_node *skip, char *why, size_t n_why)
 {
+	int trials = 0;
 	for (uint32_t k = 0; g && k < g->n_nodes; k++) {
 		const struct al_node *n = &g->nodes[k];
 		const char *nm = n->name ? n->name : "?", *t = n->type ? n->type : "?";
 		if (n == skip)
 			continue;
 		if (n->n_sub && strcmp(t, "while_loop") == 0 && g == u->c->n->owner &&
-		    (u->scratch || unrolls_too(u->c, n, why, n_why)))
+		    (u->scratch || (trials++ < WHILE_MAX_TRIALS && unrolls_too(u->c, n, why, n_why))))
 			continue;
 		if (n->n_sub)
 			return why[0] ? true : (snprintf(why, n_why, "'%.40s' (%s) has nested blocks too", nm, t), true);
