@@ -1256,6 +1256,8 @@ struct al_rewrite {
 				     * includes it; e.g. the innerProduct split by splitnd-of-innerproduct) */
 	bool model_level;           /* edits the model description, no layer: node is a stand-in
 				     * named after the input, type "(model input)" */
+	bool off_until_next_round;  /* applied: its layers may fall back until the next round converts
+				     * them (an fp32 while_loop unrolled: mil-fp16-compute then applies) */
 };
 
 /* A model-level fix of one multi-array input (fix --shape / --enumerate). */

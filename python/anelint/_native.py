@@ -145,7 +145,8 @@ class Rewrite(ctypes.Structure):  # struct al_rewrite (node: struct al_node *, i
     c_name = "al_rewrite"
     _fields_ = [("pass_", POINTER(Pass)), ("node", c_void_p), ("applied", c_bool), ("after", c_char_p),
                 ("why_not", c_char_p), ("layers", POINTER(c_char_p)), ("n_layers", c_uint32),
-                ("stays_off", c_char_p), ("also_replaces", c_char_p), ("model_level", c_bool)]
+                ("stays_off", c_char_p), ("also_replaces", c_char_p), ("model_level", c_bool),
+                ("off_until_next_round", c_bool)]
 
 
 class NodeHead(ctypes.Structure):  # the first fields of struct al_node

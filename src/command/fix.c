@@ -297,7 +297,7 @@ static int round_once(struct fix *f, bool *again)
 	al_diags_free(d2);
 	for (size_t i = 0; i < al_surgery_count(f->sg); i++) {
 		const struct al_rewrite *r = al_surgery_get(f->sg, i);
-		if (!r->applied)
+		if (!r->applied || r->off_until_next_round) /* the next round converts them */
 			continue;
 		for (uint32_t k = 0; k < r->n_layers; k++) {
 			const struct al_node *n = find_layer(f->out_m, r->layers[k]);

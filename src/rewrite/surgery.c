@@ -40,6 +40,7 @@ struct pctx {
 	al_span drop;          /* a whole layer message to delete (a constant taken in), or {0} */
 	al_span more_drops[ALI_NN_PASS_MAX_DROPS]; /* more of them (passes/: ali_nn_pass.drop) */
 	const char *stays_off; /* al_rewrite.stays_off */
+	bool off_until_next_round; /* al_rewrite.off_until_next_round */
 	const char *also;      /* al_rewrite.also_replaces */
 };
 
@@ -292,6 +293,7 @@ static bool mil_pass(struct pctx *c, bool (*fn)(struct al_mil_pass *))
 	for (uint32_t i = 0; i < m.n_names && i < sizeof c->names / sizeof c->names[0]; i++)
 		c->names[c->n_names++] = m.names[i];
 	c->stays_off = m.stays_off;
+	c->off_until_next_round = m.off_until_next_round;
 	if (m.drop.p)
 		c->drop = m.drop;
 	return ok;
@@ -510,6 +512,7 @@ static enum al_status plan_node(struct al_surgery *s, const struct al_surgery_op
 			st = add_rw(s, p, n, true, c.after, NULL, c.names, c.n_names);
 			if (st == AL_OK) {
 				s->rw[s->n_rw - 1].stays_off = c.stays_off;
+				s->rw[s->n_rw - 1].off_until_next_round = c.off_until_next_round;
 				s->rw[s->n_rw - 1].also_replaces = c.also;
 			}
 			return st;

@@ -46,6 +46,7 @@ struct al_mil_pass {
 	const char *names[AL_PASS_MAX_NAMES]; /* names of the ops produced (their first outputs) */
 	uint32_t n_names;
 	const char *stays_off; /* one of names that may stay off the ANE (al_rewrite.stays_off) */
+	bool off_until_next_round; /* al_rewrite.off_until_next_round */
 	al_span drop;          /* NeuralNetwork: a whole layer message to delete (a constant taken in), or {0} */
 };
 

@@ -60,6 +60,12 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 	for (uint32_t i = 0; is_in && i < sub->n_outputs; i++)
 		if (strcmp(sub->outputs[i].name, x) == 0)
 			return ali_mil_say(c, "input '%s' is also a model output", x);
+	/* --shape / --enumerate edit the same description and function input: the
+	 * two edits would overlap in the file (the next round takes the cast) */
+	for (size_t i = 0; is_in && c->s->opts && i < c->s->opts->n_shapes; i++)
+		if (c->s->opts->shapes[i].input && strcmp(c->s->opts->shapes[i].input, x) == 0)
+			return ali_mil_say(c, "input '%s' gets its --shape / --enumerate in this round: the next round "
+					   "makes it fp16", x);
 	fin_read_once = ali_mil_readers(sub->graphs[0], is_in ? x : y, 0) == (is_in ? 1 : 0);
 	if (!fin_read_once)
 		return ali_mil_say(c, "%s '%s' is also read by other ops", is_in ? "input" : "output",
