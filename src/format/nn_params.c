@@ -364,20 +364,34 @@ bool ali_nn_batched_matmul(const struct al_node *n, struct al_nn_batched_matmul 
 /* ================================================================ weight bytes (cost.c) */
 
 /* WeightParams: floatValue = 1 (packed, or fixed32 each), float16Value = 2,
- * rawValue = 30, int8RawValue = 31; lengths only. */
-static uint64_t weight_bytes(al_span w)
+ * rawValue = 30, int8RawValue = 31, quantization = 40; lengths only. */
+void ali_nn_weight_form(al_span w, struct ali_nn_weight_form *out)
 {
 	struct pb_iter it;
 	struct pb_field f;
-	uint64_t n = 0;
+	memset(out, 0, sizeof *out);
 	pb_iter_init(&it, w);
 	while (pb_next(&it, &f)) {
 		if (f.num == 1 && f.wire == PB_FIXED32)
-			n += 4;
-		else if (f.wire == PB_LEN && (f.num == 1 || f.num == 2 || f.num == 30 || f.num == 31))
-			n += f.data.n;
+			out->fp32 += 4;
+		else if (f.wire == PB_LEN && f.num == 1)
+			out->fp32 += f.data.n;
+		else if (f.wire == PB_LEN && f.num == 2)
+			out->fp16 += f.data.n;
+		else if (f.wire == PB_LEN && f.num == 30)
+			out->raw += f.data.n;
+		else if (f.wire == PB_LEN && f.num == 31)
+			out->int8 += f.data.n;
+		else if (f.num == 40)
+			out->quantized = true;
 	}
-	return n;
+}
+
+static uint64_t weight_bytes(al_span w)
+{
+	struct ali_nn_weight_form f;
+	ali_nn_weight_form(w, &f);
+	return f.fp32 + f.fp16 + f.raw + f.int8;
 }
 
 uint64_t ali_nn_weight_bytes(const struct al_node *node)
@@ -410,3 +424,83 @@ uint64_t ali_nn_weight_bytes(const struct al_node *node)
 	}
 	return n;
 }
+
+/* ================================================================ fields in words (report_params.c)
+ * Numbers and names from coremltools' NeuralNetwork.proto as listed in
+ * knowledge/coreml-format-facts.md section 5. */
+
+#define END {0, NULL, ALI_P_U, NULL}
+static const struct ali_nn_pfield conv_f[] = {
+	{1, "outputChannels", ALI_P_U, NULL}, {2, "kernelChannels", ALI_P_U, NULL}, {10, "nGroups", ALI_P_U, NULL},
+	{20, "kernelSize", ALI_P_US, NULL}, {30, "stride", ALI_P_US, NULL}, {40, "dilationFactor", ALI_P_US, NULL},
+	{50, "valid", ALI_P_ONE, "padding"}, {51, "same", ALI_P_ONE, "padding"}, {60, "isDeconvolution", ALI_P_B, NULL},
+	{70, "hasBias", ALI_P_B, NULL}, {100, "outputShape", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield pool_f[] = {
+	{1, "type", ALI_P_E, "MAX|AVERAGE|L2"}, {10, "kernelSize", ALI_P_US, NULL}, {20, "stride", ALI_P_US, NULL},
+	{30, "valid", ALI_P_ONE, "padding"}, {31, "same", ALI_P_ONE, "padding"}, {32, "includeLastPixel", ALI_P_ONE, "padding"},
+	{50, "avgPoolExcludePadding", ALI_P_B, NULL}, {60, "globalPooling", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield act_f[] = {
+	{5, "linear", ALI_P_ONE, "function"}, {10, "ReLU", ALI_P_ONE, "function"}, {15, "leakyReLU", ALI_P_ONE, "function"},
+	{20, "thresholdedReLU", ALI_P_ONE, "function"}, {25, "PReLU", ALI_P_ONE, "function"}, {30, "tanh", ALI_P_ONE, "function"},
+	{31, "scaledTanh", ALI_P_ONE, "function"}, {40, "sigmoid", ALI_P_ONE, "function"},
+	{41, "sigmoidHard", ALI_P_ONE, "function"}, {50, "ELU", ALI_P_ONE, "function"}, {60, "softsign", ALI_P_ONE, "function"},
+	{70, "softplus", ALI_P_ONE, "function"}, {71, "parametricSoftplus", ALI_P_ONE, "function"}, END};
+static const struct ali_nn_pfield ip_f[] = {
+	{1, "inputChannels", ALI_P_U, NULL}, {2, "outputChannels", ALI_P_U, NULL}, {10, "hasBias", ALI_P_B, NULL},
+	{22, "int8DynamicQuantize", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield emb_f[] = {
+	{1, "inputDim", ALI_P_U, NULL}, {2, "outputChannels", ALI_P_U, NULL}, {10, "hasBias", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield embnd_f[] = {
+	{1, "vocabSize", ALI_P_U, NULL}, {2, "embeddingSize", ALI_P_U, NULL}, {3, "hasBias", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield bn_f[] = {
+	{1, "channels", ALI_P_U, NULL}, {5, "computeMeanVar", ALI_P_B, NULL}, {6, "instanceNormalization", ALI_P_B, NULL},
+	{10, "epsilon", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield up_f[] = {
+	{1, "scalingFactor", ALI_P_US, NULL}, {7, "fractionalScalingFactor", ALI_P_FS, NULL},
+	{5, "mode", ALI_P_E, "NN|BILINEAR"}, {6, "linearUpsampleMode", ALI_P_E, "DEFAULT|ALIGN_CORNERS_TRUE|ALIGN_CORNERS_FALSE"},
+	END};
+static const struct ali_nn_pfield pad_f[] = {
+	{1, "constant", ALI_P_ONE, "type"}, {2, "reflection", ALI_P_ONE, "type"}, {3, "replication", ALI_P_ONE, "type"}, END};
+static const struct ali_nn_pfield lrn_f[] = {
+	{1, "alpha", ALI_P_F, NULL}, {2, "beta", ALI_P_F, NULL}, {3, "localSize", ALI_P_U, NULL}, {4, "k", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield mvn_f[] = {
+	{1, "acrossChannels", ALI_P_B, NULL}, {2, "normalizeVariance", ALI_P_B, NULL}, {3, "epsilon", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield eps1_f[] = {{1, "epsilon", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield alpha1_f[] = {{1, "alpha", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield unary_f[] = {
+	{1, "type", ALI_P_E, "SQRT|RSQRT|INVERSE|POWER|EXP|LOG|ABS|THRESHOLD"}, {2, "alpha", ALI_P_F, NULL},
+	{3, "epsilon", ALI_P_F, NULL}, {4, "shift", ALI_P_F, NULL}, {5, "scale", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield scale_f[] = {
+	{1, "shapeScale", ALI_P_US, NULL}, {3, "hasBias", ALI_P_B, NULL}, {4, "shapeBias", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield shape1_f[] = {{1, "shape", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield reshape_f[] = {
+	{1, "targetShape", ALI_P_IS, NULL}, {2, "mode", ALI_P_E, "CHANNEL_FIRST|CHANNEL_LAST"}, END};
+static const struct ali_nn_pfield flatten_f[] = {{1, "mode", ALI_P_E, "CHANNEL_FIRST|CHANNEL_LAST"}, END};
+static const struct ali_nn_pfield permute_f[] = {{1, "axis", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield axes_u_f[] = {{1, "axes", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield axes_i_f[] = {{1, "axes", ALI_P_IS, NULL}, END};
+static const struct ali_nn_pfield concat_f[] = {{100, "sequenceConcat", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield concatnd_f[] = {{1, "axis", ALI_P_I, NULL}, {2, "interleave", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield axis1_f[] = {{1, "axis", ALI_P_I, NULL}, END};
+static const struct ali_nn_pfield splitnd_f[] = {
+	{1, "axis", ALI_P_I, NULL}, {2, "numSplits", ALI_P_U, NULL}, {3, "splitSizes", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield target_i_f[] = {{1, "targetShape", ALI_P_IS, NULL}, END};
+static const struct ali_nn_pfield squeeze_f[] = {{1, "axes", ALI_P_IS, NULL}, {2, "squeezeAll", ALI_P_B, NULL}, END};
+static const struct ali_nn_pfield tile_f[] = {{1, "reps", ALI_P_US, NULL}, END};
+static const struct ali_nn_pfield clip_f[] = {{1, "minVal", ALI_P_F, NULL}, {2, "maxVal", ALI_P_F, NULL}, END};
+static const struct ali_nn_pfield gelu_f[] = {{1, "mode", ALI_P_E, "EXACT|TANH_APPROXIMATION|SIGMOID_APPROXIMATION"}, END};
+static const struct ali_nn_pfield ln_f[] = {{1, "normalizedShape", ALI_P_IS, NULL}, {2, "eps", ALI_P_F, NULL}, END};
+
+const struct ali_nn_pfield *const ali_nn_param_fields[AL_NNK_COUNT] = {
+	[AL_NNK_convolution] = conv_f, [AL_NNK_pooling] = pool_f, [AL_NNK_activation] = act_f,
+	[AL_NNK_innerProduct] = ip_f, [AL_NNK_embedding] = emb_f, [AL_NNK_embeddingND] = embnd_f,
+	[AL_NNK_batchnorm] = bn_f, [AL_NNK_upsample] = up_f, [AL_NNK_padding] = pad_f, [AL_NNK_lrn] = lrn_f,
+	[AL_NNK_mvn] = mvn_f, [AL_NNK_l2normalize] = eps1_f, [AL_NNK_add] = alpha1_f, [AL_NNK_multiply] = alpha1_f,
+	[AL_NNK_unary] = unary_f, [AL_NNK_scale] = scale_f, [AL_NNK_bias] = shape1_f,
+	[AL_NNK_loadConstant] = shape1_f, [AL_NNK_loadConstantND] = shape1_f, [AL_NNK_reshape] = reshape_f,
+	[AL_NNK_flatten] = flatten_f, [AL_NNK_permute] = permute_f, [AL_NNK_transpose] = axes_u_f,
+	[AL_NNK_concat] = concat_f, [AL_NNK_concatND] = concatnd_f, [AL_NNK_softmaxND] = axis1_f,
+	[AL_NNK_stack] = axis1_f, [AL_NNK_gather] = axis1_f, [AL_NNK_splitND] = splitnd_f,
+	[AL_NNK_reshapeStatic] = target_i_f, [AL_NNK_expandDims] = axes_i_f, [AL_NNK_squeeze] = squeeze_f,
+	[AL_NNK_tile] = tile_f, [AL_NNK_clip] = clip_f, [AL_NNK_gelu] = gelu_f, [AL_NNK_layerNormalization] = ln_f,
+};

@@ -156,6 +156,40 @@ static inline al_span ali_nn_params_msg(const struct al_node *n)
 	return s ? s->params : (al_span){0};
 }
 
+/* ------------------------------------------------------------------ fields in words
+ * The fields of each kind's params message a reader shows by name (the report's
+ * node panel, report_params.c): ali_nn_param_fields[kind], ended by a row with
+ * field 0; NULL for a kind not listed. */
+enum ali_nn_ptype {
+	ALI_P_U,   /* uint64 (varint) */
+	ALI_P_I,   /* int64 (varint, two's complement) */
+	ALI_P_B,   /* bool */
+	ALI_P_F,   /* float (fixed32) */
+	ALI_P_US,  /* repeated uint64 */
+	ALI_P_IS,  /* repeated int64 */
+	ALI_P_FS,  /* repeated float */
+	ALI_P_E,   /* enum: names "A|B|C" in `names`, by value */
+	ALI_P_ONE, /* a oneof member: present -> "name" shown as the value of `names` */
+};
+
+struct ali_nn_pfield {
+	uint32_t field;
+	const char *name;
+	enum ali_nn_ptype type;
+	const char *names; /* ALI_P_E: values; ALI_P_ONE: the label it is shown under */
+};
+
+extern const struct ali_nn_pfield *const ali_nn_param_fields[AL_NNK_COUNT];
+
+/* A WeightParams message's storage, never its values: bytes of floatValue
+ * (fp32), float16Value, rawValue and int8RawValue; `quantized`: it has
+ * quantization params. */
+struct ali_nn_weight_form {
+	uint64_t fp32, fp16, raw, int8;
+	bool quantized;
+};
+void ali_nn_weight_form(al_span weight_params, struct ali_nn_weight_form *out);
+
 /* ------------------------------------------------------------------ field names
  * NeuralNetwork.proto field numbers of the params messages read one field at
  * a time (by shapes_nn.c, rules, report_params.c, the interpreter). */
