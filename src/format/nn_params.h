@@ -201,6 +201,7 @@ enum al_nn_field_number {
 	AL_NN_F_VALID_PADDING_AMOUNTS = 1, /* ValidPadding.paddingAmounts (BorderAmounts) */
 	AL_NN_F_LAST_PIXEL_PADDING = 10,   /* ValidCompletePadding.paddingAmounts [H, W] */
 	AL_NN_F_LSTM_SEQUENCE_OUTPUT = 10, /* LSTMParams.sequenceOutput */
+	AL_NN_F_SAME_PADDING_ASYMMETRY_MODE = 1, /* SamePadding.asymmetryMode */
 	/* single-field readers: <Message>Params field */
 	AL_NN_F_CUSTOM_CLASS_NAME = 10,
 	AL_NN_F_EMBEDDING_OUTPUT_CHANNELS = 2,
