@@ -150,6 +150,10 @@ static const struct field_row lstm_rows[] = {
 static const struct field_row lstm_params_rows[] = {
 	ROW(al_nn_recurrent, sequence_output, 10),
 	ROW(al_nn_recurrent, has_bias_vectors, 20),
+	ROW(al_nn_recurrent, forget_bias, 30),
+	ROW(al_nn_recurrent, has_peephole_vectors, 40),
+	ROW(al_nn_recurrent, coupled_input_and_forget_gate, 50),
+	ROW(al_nn_recurrent, cell_clip_threshold, 60),
 	{0, 0, 0},
 };
 

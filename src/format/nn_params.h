@@ -121,7 +121,9 @@ struct al_nn_pooling3d {
 struct al_nn_recurrent {
 	struct al_pb_u64 input_vector_size, output_vector_size, sequence_output, has_bias_vectors,
 		reverse_input;
-	struct al_pb_msg lstm_params; /* the LSTMs: LSTMParams */
+	struct al_pb_msg lstm_params; /* the LSTMs: LSTMParams, whose other fields follow */
+	struct al_pb_u64 forget_bias, has_peephole_vectors, coupled_input_and_forget_gate;
+	struct al_pb_f32 cell_clip_threshold;
 };
 /* BatchedMatMulLayerParams. */
 struct al_nn_batched_matmul {
@@ -201,6 +203,40 @@ enum al_nn_field_number {
 	AL_NN_F_VALID_PADDING_AMOUNTS = 1, /* ValidPadding.paddingAmounts (BorderAmounts) */
 	AL_NN_F_LAST_PIXEL_PADDING = 10,   /* ValidCompletePadding.paddingAmounts [H, W] */
 	AL_NN_F_LSTM_SEQUENCE_OUTPUT = 10, /* LSTMParams.sequenceOutput */
+	/* the recurrent layers (the interpreter): activation(s) of simpleRecurrent, gru,
+	 * uniDirectionalLSTM, biDirectionalLSTM (forward); its backward ones; the LSTMs'
+	 * weightParams (LSTMWeightParams, one per direction) */
+	AL_NN_F_RNN_ACTIVATIONS = 10,
+	AL_NN_F_BILSTM_ACTIVATIONS_BACKWARD = 11,
+	AL_NN_F_LSTM_WEIGHT_PARAMS = 20,
+	AL_NN_F_SIMPLE_RNN_WEIGHT_MATRIX = 30,
+	AL_NN_F_SIMPLE_RNN_RECURSION_MATRIX = 31,
+	AL_NN_F_SIMPLE_RNN_BIAS_VECTOR = 32,
+	AL_NN_F_GRU_UPDATE_GATE_WEIGHT_MATRIX = 30, /* reset 31, output 32 */
+	AL_NN_F_GRU_RESET_GATE_WEIGHT_MATRIX = 31,
+	AL_NN_F_GRU_OUTPUT_GATE_WEIGHT_MATRIX = 32,
+	AL_NN_F_GRU_UPDATE_GATE_RECURSION_MATRIX = 50,
+	AL_NN_F_GRU_RESET_GATE_RECURSION_MATRIX = 51,
+	AL_NN_F_GRU_OUTPUT_GATE_RECURSION_MATRIX = 52,
+	AL_NN_F_GRU_UPDATE_GATE_BIAS_VECTOR = 70,
+	AL_NN_F_GRU_RESET_GATE_BIAS_VECTOR = 71,
+	AL_NN_F_GRU_OUTPUT_GATE_BIAS_VECTOR = 72,
+	/* LSTMWeightParams: weight, recursion, bias and peephole per gate */
+	AL_NN_F_LSTMW_INPUT_GATE_WEIGHT = 1,
+	AL_NN_F_LSTMW_FORGET_GATE_WEIGHT = 2,
+	AL_NN_F_LSTMW_BLOCK_INPUT_WEIGHT = 3,
+	AL_NN_F_LSTMW_OUTPUT_GATE_WEIGHT = 4,
+	AL_NN_F_LSTMW_INPUT_GATE_RECURSION = 20,
+	AL_NN_F_LSTMW_FORGET_GATE_RECURSION = 21,
+	AL_NN_F_LSTMW_BLOCK_INPUT_RECURSION = 22,
+	AL_NN_F_LSTMW_OUTPUT_GATE_RECURSION = 23,
+	AL_NN_F_LSTMW_INPUT_GATE_BIAS = 40,
+	AL_NN_F_LSTMW_FORGET_GATE_BIAS = 41,
+	AL_NN_F_LSTMW_BLOCK_INPUT_BIAS = 42,
+	AL_NN_F_LSTMW_OUTPUT_GATE_BIAS = 43,
+	AL_NN_F_LSTMW_INPUT_GATE_PEEPHOLE = 60,
+	AL_NN_F_LSTMW_FORGET_GATE_PEEPHOLE = 61,
+	AL_NN_F_LSTMW_OUTPUT_GATE_PEEPHOLE = 62,
 	AL_NN_F_SAME_PADDING_ASYMMETRY_MODE = 1, /* SamePadding.asymmetryMode */
 	/* single-field readers: <Message>Params field */
 	AL_NN_F_CUSTOM_CLASS_NAME = 10,
