@@ -229,7 +229,7 @@ def thin_cli(build):
 # item 3): src/rewrite/ (converted by later sessions), the interpreter's NN layers,
 # probe's model writer.
 FIELD_NUMBERS_LEFT = {
-    "src/command/probe.c", "src/interp/interp_nn.c", "src/interp/interp_nn_args.c",
+    "src/command/probe.c", "src/interp/interp_nn.c",
     "src/interp/interp_nn_data.c", "src/interp/interp_nn_ops.c",
 }
 OP_NAMES_LEFT = {
@@ -237,7 +237,7 @@ OP_NAMES_LEFT = {
     "src/command/run_model.c", "src/interp/interp_nn.c", "src/report/report_graph.c",
 }
 FIELD_NUMBER = re.compile(
-    r"\bpb_(?:get_\w+|has|count)\s*\((?:[^;()]|\([^;()]*\))*?,\s*\d+\s*[,)]"
+    r"\bpb_(?:get_\w+|has|count)\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"
     r"|\.num\s*[!=]=\s*\d"
     r"|\b(?:nn_p(?:u|i|b|f|ints|sub|air)|p[uibf]|pints|psub|pair|get_dims"
     r"|ali_buf_(?:len|varint|tag|float|fixed32|bytes|str|key)\w*)"

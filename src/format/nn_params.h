@@ -203,6 +203,18 @@ enum al_nn_field_number {
 	AL_NN_F_VALID_PADDING_AMOUNTS = 1, /* ValidPadding.paddingAmounts (BorderAmounts) */
 	AL_NN_F_LAST_PIXEL_PADDING = 10,   /* ValidCompletePadding.paddingAmounts [H, W] */
 	AL_NN_F_LSTM_SEQUENCE_OUTPUT = 10, /* LSTMParams.sequenceOutput */
+	/* WeightParams and its QuantizationParams (the interpreter's weight reader) */
+	AL_NN_F_WEIGHT_FLOAT_VALUE = 1,
+	AL_NN_F_WEIGHT_FLOAT16_VALUE = 2,
+	AL_NN_F_WEIGHT_RAW_VALUE = 30,
+	AL_NN_F_WEIGHT_INT8_RAW_VALUE = 31,
+	AL_NN_F_WEIGHT_QUANTIZATION = 40,
+	AL_NN_F_QUANT_NUMBER_OF_BITS = 1,
+	AL_NN_F_QUANT_LINEAR = 101,       /* LinearQuantizationParams */
+	AL_NN_F_QUANT_LOOKUP_TABLE = 102, /* LookUpTableQuantizationParams */
+	AL_NN_F_LINEAR_QUANT_SCALE = 1,
+	AL_NN_F_LINEAR_QUANT_BIAS = 2,
+	AL_NN_F_LOOKUP_TABLE_FLOAT_VALUE = 1,
 	/* the recurrent layers (the interpreter): activation(s) of simpleRecurrent, gru,
 	 * uniDirectionalLSTM, biDirectionalLSTM (forward); its backward ones; the LSTMs'
 	 * weightParams (LSTMWeightParams, one per direction) */
