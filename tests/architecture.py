@@ -241,7 +241,8 @@ FIELD_NUMBER = re.compile(
     r"|\.num\s*[!=]=\s*\d"
     r"|\b(?:nn_p(?:u|i|b|f|ints|sub|air)|p[uibf]|pints|psub|pair|get_dims"
     r"|ali_buf_(?:len|varint|tag|float|fixed32|bytes|str|key)\w*)"
-    r"\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]")
+    r"\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"
+    r"|\bnn_weight\s*\([^,;]+,[^,;]+,\s*\d+\s*,")  # the interpreter's weight reader: (l, msg, field, ..)
 OP_NAME = re.compile(r"\b(?:strcmp|ali_str_eq|is_type)\s*\(\s*(?:[\w\[\]]+(?:->|\.))*type\s*,\s*\"[A-Za-z_]\w*\"")
 
 
