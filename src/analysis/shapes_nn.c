@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define MAXV 16 /* values read from one repeated parameter */
+_Static_assert(MAXV == AL_NN_MAXV, "a typed field keeps as many values as shapes read");
 
 /* ================================================================ params */
 
@@ -44,25 +45,21 @@ static float pf(al_span p, uint32_t f, float def)
 /* Repeated (u)int64 field f into v[0..MAXV) as signed values; the count
  * present (may exceed MAXV; then only the first MAXV are read), 0 if absent
  * or malformed. */
-static size_t pints(al_span p, uint32_t f, int64_t *v)
-{
-	uint64_t u[MAXV];
-	long n = pb_get_varints(p, f, u, MAXV);
-	if (n <= 0)
-		return 0;
-	for (long i = 0; i < n && i < MAXV; i++)
-		v[i] = u[i] <= INT64_MAX ? (int64_t)u[i] : -(int64_t)(~u[i]) - 1;
-	return (size_t)n;
-}
-
-/* A typed repeated field as signed values, as pints reads one. */
+/* The same of a typed repeated field (nn_params.h). */
 static size_t sints(const struct al_pb_u64s *r, int64_t *v)
 {
 	if (r->n <= 0)
 		return 0;
 	for (long i = 0; i < r->n && i < MAXV; i++)
-		v[i] = r->v[i] <= INT64_MAX ? (int64_t)r->v[i] : -(int64_t)(~r->v[i]) - 1;
+		v[i] = al_pb_s64(r->v[i]);
 	return (size_t)r->n;
+}
+
+static size_t pints(al_span p, uint32_t f, int64_t *v)
+{
+	struct al_pb_u64s r;
+	r.n = pb_get_varints(p, f, r.v, MAXV);
+	return sints(&r, v);
 }
 
 static al_span psub(al_span p, uint32_t f)
@@ -169,15 +166,13 @@ static void pair_of(size_t n, const int64_t *t, int64_t d, int64_t v[2])
 static void pair(al_span p, uint32_t f, int64_t d, int64_t v[2])
 {
 	int64_t t[MAXV];
-	size_t n = pints(p, f, t);
-	pair_of(n, t, d, v);
+	pair_of(pints(p, f, t), t, d, v);
 }
 
 static void pair_typed(const struct al_pb_u64s *r, int64_t d, int64_t v[2])
 {
 	int64_t t[MAXV];
-	size_t n = sints(r, t);
-	pair_of(n, t, d, v);
+	pair_of(sints(r, t), t, d, v);
 }
 
 /* ================================================================ shape functions */
@@ -224,7 +219,6 @@ static void nn_broadcast(const struct shp_node *x, al_span p)
 /* ConvolutionLayerParams. Input [..., C, H, W]. */
 static void nn_conv(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	if (!start_chw(x, 3))
 		return;
 	struct al_nn_convolution cv;
@@ -269,7 +263,6 @@ static void nn_conv(const struct shp_node *x, al_span p)
  * {paddingAmounts [H, W]}, globalPooling. */
 static void nn_pool(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	if (!start_chw(x, 3))
 		return;
 	struct al_nn_pooling pl;
@@ -308,7 +301,6 @@ static void nn_pool(const struct shp_node *x, al_span p)
  * lists them: [Cout], [x1,Cout], [x1,x2,Cout], [x1,Cout,1,1], [x1,x2,Cout,1,1]. */
 static void nn_inner_product(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	const struct al_shape *s = in_at(x, 0);
 	if (!x->n_out || !s || s->rank < 1 || s->rank > 5)
 		return;
@@ -379,7 +371,6 @@ static void nn_padding(const struct shp_node *x, al_span p)
 /* UpsampleLayerParams scalingFactor [H, W] (default 1), fractionalScalingFactor. */
 static void nn_upsample(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	if (!start_chw(x, 3))
 		return;
 	struct al_nn_upsample up;
@@ -793,20 +784,7 @@ static void rnn_shapes(const struct shp_node *x, int64_t mult)
 
 static void nn_rnn(const struct shp_node *x, al_span p)
 {
-	(void)p;
-	rnn_shapes(x, 1);
-}
-
-static void nn_lstm(const struct shp_node *x, al_span p)
-{
-	(void)p;
-	rnn_shapes(x, 1);
-}
-
-static void nn_bilstm(const struct shp_node *x, al_span p)
-{
-	(void)p;
-	rnn_shapes(x, 2);
+	rnn_shapes(x, x->n->kind == AL_NNK_biDirectionalLSTM ? 2 : 1);
 }
 
 /* RangeStaticLayerParams endValue = 1, startValue = 2, stepSizeValue = 3 -> [n]. */
@@ -1073,7 +1051,6 @@ static void nn_reduce(const struct shp_node *x, al_span p)
  * (one input: [..., X1] -> [..., X2]). */
 static void nn_batched_matmul(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	const struct al_shape *a = in_at(x, 0);
 	if (!x->n_out || !a)
 		return;
@@ -1347,7 +1324,6 @@ static void nn_one_hot(const struct shp_node *x, al_span p)
  * paddingType (CUSTOM, VALID, SAME); input [B, C, D, H, W]. */
 static void nn_pool3d(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	if (!start_chw(x, 5))
 		return;
 	struct al_nn_pooling3d pl;
@@ -1378,7 +1354,6 @@ static void nn_global_pool3d(const struct shp_node *x, al_span p)
  * paddingType, custom pads, isDeconvolution, outputShape. */
 static void nn_conv3d(const struct shp_node *x, al_span p)
 {
-	(void)p;
 	if (!start_chw(x, 5))
 		return;
 	struct al_nn_convolution3d cv;
@@ -1440,7 +1415,7 @@ static nn_fn *const rows[AL_NNK_COUNT] = {
 	[AL_NNK_permute] = nn_permute, [AL_NNK_concat] = nn_concat, [AL_NNK_split] = nn_split,
 	[AL_NNK_sequenceRepeat] = nn_sequence_repeat, [AL_NNK_reorganizeData] = nn_reorganize,
 	[AL_NNK_slice] = nn_slice_legacy, [AL_NNK_simpleRecurrent] = nn_rnn, [AL_NNK_gru] = nn_rnn,
-	[AL_NNK_uniDirectionalLSTM] = nn_lstm, [AL_NNK_biDirectionalLSTM] = nn_bilstm,
+	[AL_NNK_uniDirectionalLSTM] = nn_rnn, [AL_NNK_biDirectionalLSTM] = nn_rnn,
 	[AL_NNK_custom] = nn_unknown, [AL_NNK_copy] = nn_same, [AL_NNK_branch] = nn_none,
 	[AL_NNK_loop] = nn_none, [AL_NNK_loopBreak] = nn_none, [AL_NNK_loopContinue] = nn_none,
 	[AL_NNK_rangeStatic] = nn_range_static, [AL_NNK_rangeDynamic] = nn_rank1,

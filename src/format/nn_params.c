@@ -365,6 +365,15 @@ bool ali_nn_batched_matmul(const struct al_node *n, struct al_nn_batched_matmul 
 	return decode_kind(n, AL_NNK_batchedMatmul, batched_matmul_rows, out, sizeof *out);
 }
 
+bool ali_nn_pair(const struct al_pb_u64s *r, int64_t d, int64_t v[2])
+{
+	if (r->n < 0 || r->n > 2)
+		return false;
+	v[0] = r->n >= 1 ? al_pb_s64(r->v[0]) : d;
+	v[1] = r->n == 2 ? al_pb_s64(r->v[1]) : v[0];
+	return true;
+}
+
 /* ================================================================ weight bytes (cost.c) */
 
 /* WeightParams: floatValue = 1 (packed, or fixed32 each), float16Value = 2,

@@ -51,12 +51,15 @@ struct al_pb_f32s {
 	long n;
 };
 
-/* The value as a signed integer (an int64 / enum field: two's complement). */
+/* A varint as a signed integer (an int64 / enum field: two's complement). */
+static inline int64_t al_pb_s64(uint64_t v)
+{
+	return v <= INT64_MAX ? (int64_t)v : -(int64_t)(~v) - 1;
+}
+/* The value as a signed integer, def when absent. */
 static inline int64_t al_pb_i64(struct al_pb_u64 f, int64_t def)
 {
-	if (!f.has)
-		return def;
-	return f.v <= INT64_MAX ? (int64_t)f.v : -(int64_t)(~f.v) - 1;
+	return f.has ? al_pb_s64(f.v) : def;
 }
 /* The value, def when absent. */
 static inline uint64_t al_pb_or(struct al_pb_u64 f, uint64_t def)
@@ -144,6 +147,9 @@ bool ali_nn_convolution3d(const struct al_node *n, struct al_nn_convolution3d *o
 bool ali_nn_pooling3d(const struct al_node *n, struct al_nn_pooling3d *out);
 bool ali_nn_recurrent(const struct al_node *n, struct al_nn_recurrent *out);
 bool ali_nn_batched_matmul(const struct al_node *n, struct al_nn_batched_matmul *out);
+/* [H, W] of a repeated field (kernelSize, stride, ...): no value gives (d, d),
+ * one (v, v), two (v0, v1); false for more values or a malformed field. */
+bool ali_nn_pair(const struct al_pb_u64s *r, int64_t d, int64_t v[2]);
 
 /* The bytes of weights layer n holds in its params: every WeightParams of
  * ali_nn_weight_sites (floatValue, float16Value, rawValue, int8RawValue), a

@@ -204,22 +204,7 @@ enum al_status nn_l_activation(struct nn_layer *l)
 
 /* ================================================================ convolution */
 
-/* nn_pair of a typed repeated field (nn_params.h): [H, W] from 0 (d, d), 1 or 2
- * values; false for more or a malformed field. */
-static bool typed_pair(const struct al_pb_u64s *r, int64_t d, int64_t v[2])
-{
-	if (r->n < 0 || r->n > 2)
-		return false;
-	int64_t t[2] = {0, 0};
-	for (long i = 0; i < r->n; i++)
-		t[i] = r->v[i] <= INT64_MAX ? (int64_t)r->v[i] : -(int64_t)(~r->v[i]) - 1;
-	v[0] = r->n >= 1 ? t[0] : d;
-	v[1] = r->n == 2 ? t[1] : r->n == 1 ? t[0] : d;
-	return true;
-}
-
-/* ConvolutionLayerParams (al_nn_convolution): valid {paddingAmounts}, same
- * {asymmetryMode}; weights = 90, bias = 91. A second input is the weight blob. */
+/* ConvolutionLayerParams (al_nn_convolution), weights = 90, bias = 91; or the weight blob as input 1. */
 enum al_status nn_l_conv(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 2, 1, 1);
@@ -233,13 +218,11 @@ enum al_status nn_l_conv(struct nn_layer *l)
 	struct al_nn_convolution cv;
 	ali_nn_convolution(l->n, &cv);
 	bool deconv = al_pb_true(cv.is_deconvolution), has_bias = al_pb_true(cv.has_bias);
-	uint64_t cout = al_pb_or(cv.output_channels, 0), kc = al_pb_or(cv.kernel_channels, 0),
-		 groups = al_pb_or(cv.n_groups, 0);
+	uint64_t cout = al_pb_or(cv.output_channels, 0), kc = al_pb_or(cv.kernel_channels, 0), groups = al_pb_or(cv.n_groups, 0);
 	if (groups == 0)
 		groups = 1;
 	int64_t k[2], s[2], d[2], pad[4] = {0};
-	if (!typed_pair(&cv.kernel_size, 3, k) || !typed_pair(&cv.stride, 1, s) ||
-	    !typed_pair(&cv.dilation_factor, 1, d))
+	if (!ali_nn_pair(&cv.kernel_size, 3, k) || !ali_nn_pair(&cv.stride, 1, s) || !ali_nn_pair(&cv.dilation_factor, 1, d))
 		return nn_fail(l, AL_E_FORMAT, "kernelSize, stride and dilationFactor take [H, W]");
 	const struct al_tensor *wblob = l->n_in == 2 ? l->in[1] : NULL;
 	if (wblob) {
@@ -276,13 +259,8 @@ enum al_status nn_l_conv(struct nn_layer *l)
 		return nn_unsupported(l, "SamePadding asymmetryMode %lld", (long long)mode);
 	int64_t in[2] = {g.h, g.w}, out[2], extra[2] = {0, 0};
 	int64_t os[NN_MAXV];
-	long nos = 0;
-	if (deconv) {
-		nos = cv.output_shape.n;
-		for (long i = 0; i < nos && i < 2; i++)
-			os[i] = cv.output_shape.v[i] <= INT64_MAX ? (int64_t)cv.output_shape.v[i]
-								 : -(int64_t)(~cv.output_shape.v[i]) - 1;
-	}
+	long nos = deconv ? cv.output_shape.n : 0;
+	for (long i = 0; i < nos && i < 2; i++) os[i] = al_pb_s64(cv.output_shape.v[i]);
 	if (nos != 0 && nos != 2)
 		return nn_fail(l, AL_E_FORMAT, "outputShape takes [H_out, W_out]");
 	for (int a = 0; a < 2; a++) {
@@ -374,9 +352,7 @@ enum al_status nn_l_conv(struct nn_layer *l)
 
 /* ================================================================ pooling */
 
-/* PoolingLayerParams: type = 1 (MAX, AVERAGE, L2), kernelSize = 10, stride = 20,
- * valid = 30, same = 31, includeLastPixel = 32 {paddingAmounts = 10},
- * avgPoolExcludePadding = 50, globalPooling = 60. */
+/* PoolingLayerParams (al_nn_pooling): type MAX, AVERAGE or L2. */
 enum al_status nn_l_pool(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
@@ -392,7 +368,7 @@ enum al_status nn_l_pool(struct nn_layer *l)
 	if (type < 0 || type > 2)
 		return nn_unsupported(l, "pooling type %lld", (long long)type);
 	int64_t k[2], s[2], pad[4] = {0}, in[2] = {g.h, g.w}, out[2];
-	if (!typed_pair(&pl.kernel_size, 3, k) || !typed_pair(&pl.stride, 1, s))
+	if (!ali_nn_pair(&pl.kernel_size, 3, k) || !ali_nn_pair(&pl.stride, 1, s))
 		return nn_fail(l, AL_E_FORMAT, "kernelSize and stride take [H, W]");
 	bool global = al_pb_true(pl.global_pooling);
 	if (global) {
@@ -420,8 +396,7 @@ enum al_status nn_l_pool(struct nn_layer *l)
 				return nn_fail(l, AL_E_FORMAT, "bad includeLastPixel paddingAmounts");
 			pad[0] = pad[1] = pp[0];
 			pad[2] = pad[3] = pp[1];
-		} else if (pl.valid.present &&
-			   !nn_border(nn_psub(pl.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad)) {
+		} else if (pl.valid.present && !nn_border(nn_psub(pl.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad)) {
 			return nn_fail(l, AL_E_FORMAT, "bad paddingAmounts");
 		}
 	}
@@ -491,9 +466,8 @@ enum al_status nn_l_global_pool3d(struct nn_layer *l)
 
 /* ================================================================ dense */
 
-/* InnerProductLayerParams: inputChannels = 1, outputChannels = 2, hasBias = 10,
- * weights = 20 [Cout, Cin], bias = 21, int8DynamicQuantize = 22. Input rank 1..5:
- * [Cin], [x1,Cin], [x1,x2,Cin], [x1,Cin...(3 axes)], [x1,x2,Cin...(3 axes)]. */
+/* InnerProductLayerParams (al_nn_inner_product), weights = 20 [Cout, Cin], bias = 21.
+ * Input [Cin], [x1,Cin], [x1,x2,Cin], [x1,Cin...(3 axes)], [x1,x2,Cin...(3 axes)]. */
 enum al_status nn_l_inner_product(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
@@ -685,9 +659,7 @@ static enum al_status matmul2(struct nn_layer *l, const struct al_tensor *a, con
 	return AL_OK;
 }
 
-/* BatchedMatMulLayerParams transposeA = 1, transposeB = 2, weightMatrixFirstDimension
- * = 5 (X1), weightMatrixSecondDimension = 6 (X2), hasBias = 7, weights = 8 ([X1, X2]
- * stored column-major), bias = 9, int8DynamicQuantize = 10. */
+/* BatchedMatMulLayerParams (al_nn_batched_matmul): weights = 8 ([X1, X2] column-major), bias = 9. */
 enum al_status nn_l_batched_matmul(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 2, 1, 1);
@@ -702,8 +674,7 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 	const struct al_tensor *a = l->in[0];
 	if ((st = nn_need_rank(l, a, 1, AL_TENSOR_MAX_RANK)) != AL_OK)
 		return st;
-	uint64_t x1 = al_pb_or(bm.weight_matrix_first_dimension, 0),
-		 x2 = al_pb_or(bm.weight_matrix_second_dimension, 0);
+	uint64_t x1 = al_pb_or(bm.weight_matrix_first_dimension, 0), x2 = al_pb_or(bm.weight_matrix_second_dimension, 0);
 	int64_t K = a->dims[a->rank - 1];
 	if ((uint64_t)K != x1 || x2 < 1 || x2 > (uint64_t)NN_BIG)
 		return nn_fail(l, AL_E_FORMAT, "weights [%llu, %llu] for an input of %lld features",
@@ -739,8 +710,7 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 
 /* ================================================================ normalisation */
 
-/* BatchnormLayerParams channels = 1, computeMeanVar = 5, instanceNormalization = 6,
- * epsilon = 10 (0 -> 1e-5), gamma = 15, beta = 16, mean = 17, variance = 18. */
+/* BatchnormLayerParams (al_nn_batchnorm; epsilon 0 -> 1e-5): gamma, beta, mean, variance = 15..18. */
 enum al_status nn_l_batchnorm(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
