@@ -26,6 +26,14 @@
    "_": tests/pass_<name>.sh or tests/unit/test_pass_<name>.c, so that a reader
    finds the test of mil-lstm-unroll by its name. PASS_TESTS_TODO lists the rows
    whose tests are still named otherwise (it only shrinks).
+8. Core ML fields decoded in format/ (#32 item 3): no file of src/ outside
+   src/format/ reads or writes a protobuf field by its number (pb_get_*(msg, 20, ..),
+   f.num == 5, a local reader such as nn_pu(p, 1, 0), an ali_buf_* writer with a
+   number) or compares an op's type string with an op name (strcmp(n->type,
+   "conv")): they read the typed params of src/format/nn_params.h, the names of
+   src/format/mil_fields.h and the AL_NNK_* / AL_MILK_* kinds. FIELD_NUMBERS_LEFT
+   and OP_NAMES_LEFT list the files not yet converted; a listed file that no
+   longer needs its entry fails too, so the lists only shrink.
 Prints one line per violation and closes with "N passed, M failed".
 Usage: python3 tests/architecture.py [BUILD]   (from the repository root);
        python3 tests/architecture.py --add-al-api   adds AL_API where 5. finds it missing."""
@@ -224,6 +232,48 @@ def thin_cli(build):
         check(not inner, f"{path} calls only the public API, not {', '.join(inner)}")
 
 
+# Files still reading Core ML fields by number / comparing op-type strings (#32
+# item 3): src/rewrite/ (converted by later sessions), the interpreter's NN layers,
+# probe's model writer.
+FIELD_NUMBERS_LEFT = {
+    "src/command/probe.c", "src/interp/interp_nn.c",
+    "src/interp/interp_nn_data.c", "src/interp/interp_nn_ops.c",
+}
+OP_NAMES_LEFT = {
+    "src/analysis/evidence_compare.c", "src/analysis/rules_model.c", "src/analysis/work_floor.c",
+    "src/command/run_model.c", "src/interp/interp_nn.c", "src/report/report_graph.c",
+}
+FIELD_NUMBER = re.compile(
+    r"\bpb_(?:get_\w+|has|count)\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"
+    r"|\.num\s*[!=]=\s*\d"
+    r"|\b(?:nn_p(?:u|i|b|f|ints|sub|air)|p[uibf]|pints|psub|pair|get_dims"
+    r"|ali_buf_(?:len|varint|tag|float|fixed32|bytes|str|key)\w*)"
+    r"\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"
+    r"|\bnn_weight\s*\([^,;]+,[^,;]+,\s*\d+\s*,")  # the interpreter's weight reader: (l, msg, field, ..)
+OP_NAME = re.compile(r"\b(?:strcmp|ali_str_eq|is_type)\s*\(\s*(?:[\w\[\]]+(?:->|\.))*type\s*,\s*\"[A-Za-z_]\w*\"")
+
+
+def fields_in_format():
+    for st in STAGES:
+        if st == "format":
+            continue
+        for f in stage_files(st):
+            path = os.path.join("src", st, f)
+            if not f.endswith((".c", ".h")):
+                continue
+            text = open(path, encoding="utf-8", errors="replace").read()
+            later = path.startswith("src/rewrite/")  # converted after the read side
+            for what, rx, left in (("a protobuf field by number", FIELD_NUMBER, FIELD_NUMBERS_LEFT),
+                                   ("an op-type string", OP_NAME, OP_NAMES_LEFT)):
+                hits = rx.findall(text)
+                if later:
+                    continue
+                if path in left:
+                    check(bool(hits), f"{path} no longer names {what}: remove it from the list")
+                else:
+                    check(not hits, f"{path} names {what} outside src/format/: {hits[:3]}")
+
+
 def add_al_api():
     """Prefix AL_API to every declaration of include/anelint.h that lacks it."""
     path = os.path.join("include", "anelint.h")
@@ -269,6 +319,7 @@ if __name__ == "__main__":
         sys.exit(0)
     includes()
     exports()
+    fields_in_format()
     build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BUILD", "build")
     symbols(build)
     names(build)

@@ -7,6 +7,8 @@
  * needs a shape that is unknown is marked known = false (its FLOPs count what could be).
  */
 #include "shapes.h"
+#include "nn_params.h"
+#include "mil_fields.h"
 
 #include <string.h>
 #include <stdlib.h>
@@ -184,52 +186,6 @@ bool ali_cost_mil_has(int k)
 
 /* ================================================================ parameter bytes */
 
-/* WeightParams: floatValue = 1 (packed, or fixed32 each), float16Value = 2,
- * rawValue = 30, int8RawValue = 31; lengths only. */
-static uint64_t weight_bytes(al_span w)
-{
-	struct pb_iter it;
-	struct pb_field f;
-	uint64_t n = 0;
-	pb_iter_init(&it, w);
-	while (pb_next(&it, &f)) {
-		if (f.num == 1 && f.wire == PB_FIXED32)
-			n += 4;
-		else if (f.wire == PB_LEN && (f.num == 1 || f.num == 2 || f.num == 30 || f.num == 31))
-			n += f.data.n;
-	}
-	return n;
-}
-
-/* Weight bytes of an NN layer of kind `kind`: its weight sites (ali_nn_weight_sites);
- * a holder counts every length-delimited field it holds. */
-static uint64_t nn_param_bytes(int kind, al_span p)
-{
-	struct pb_iter it, jt;
-	struct pb_field f, g;
-	uint64_t n = 0;
-	pb_iter_init(&it, p);
-	while (pb_next(&it, &f)) {
-		if (f.wire != PB_LEN)
-			continue;
-		const struct al_weight_site *ws = ali_nn_weight_sites[kind];
-		for (; ws && ws->field; ws++) {
-			if (ws->field != f.num)
-				continue;
-			if (ws->holder == AL_WH_NONE) {
-				n += weight_bytes(f.data);
-				break;
-			}
-			pb_iter_init(&jt, f.data);
-			while (pb_next(&jt, &g))
-				if (g.wire == PB_LEN)
-					n += weight_bytes(g.data);
-			break;
-		}
-	}
-	return n;
-}
-
 /* Bits per element of a MIL dtype (0 when not a fixed-size number). */
 static unsigned dtype_bits(int dt)
 {
@@ -254,39 +210,31 @@ static unsigned dtype_bits(int dt)
  * its encoding). */
 static uint64_t value_bytes(const struct al_model *m, al_span v)
 {
-	al_span bfv, iv;
-	if (pb_get_bytes(v, 5, &bfv)) {
-		uint64_t off = 0;
-		pb_get_varint(bfv, 2, &off);
+	al_span iv;
+	uint64_t off;
+	if (ali_mil_value_blob_offset(v, &off)) {
 		uint8_t md[AL_BLOB_META]; /* pread: no weight page faulted in */
 		if (!ali_weights_meta(m, off, md) || al_rd32le(md) != 0xDEADBEEFu)
 			return 0;
 		uint64_t n = al_rd64le(md + 8);
 		return n <= m->weights.n ? n : 0;
 	}
-	if (!pb_get_bytes(v, 3, &iv))
+	if (!ali_mil_value_immediate(v, &iv))
 		return 0;
 	struct al_shape s;
-	al_span vt, tt;
-	uint64_t dt = 0;
-	if (pb_get_bytes(v, 2, &vt) && pb_get_bytes(vt, 1, &tt) && pb_get_varint(tt, 1, &dt)) {
+	struct ali_mil_tensor_type tt;
+	if (ali_mil_value_tensor_type(v, &tt) && tt.has_dtype) {
+		uint64_t dt = tt.dtype;
 		struct al_ttype t = {0};
 		int64_t dims[AL_SHAPE_MAX_RANK];
 		size_t nd = 0;
-		struct pb_iter it;
-		struct pb_field f;
 		bool ok = true;
-		pb_iter_init(&it, tt);
-		while (pb_next(&it, &f)) {
-			if (f.num != 3 || f.wire != PB_LEN)
-				continue;
-			al_span c;
-			uint64_t sz = 0;
-			if (!pb_get_bytes(f.data, 1, &c) || nd >= AL_SHAPE_MAX_RANK) {
+		for (uint32_t i = 0; i < tt.n_dims; i++) {
+			if (i >= AL_SHAPE_MAX_RANK || !tt.constant[i]) {
 				ok = false;
 				break;
 			}
-			pb_get_varint(c, 1, &sz);
+			uint64_t sz = tt.size[i];
 			dims[nd++] = sz <= INT64_MAX ? (int64_t)sz : -1;
 		}
 		t.dtype = dt <= 64 ? (int)dt : 0;
@@ -303,24 +251,40 @@ static uint64_t value_bytes(const struct al_model *m, al_span v)
 
 static bool is_const_like(const struct al_node *p)
 {
-	return p && p->type && (ali_str_eq(p->type, "const") || strncmp(p->type, "constexpr_", 10) == 0);
+	/* constexpr_ by name: an op of that family not in mil_ops.def counts too */
+	return p && p->type && (p->kind == AL_MILK_const || strncmp(p->type, "constexpr_", 10) == 0);
 }
 
-/* attributes[key] of a MIL op (the last entry wins). */
-static bool op_attr(const struct al_node *n, const char *key, al_span *val)
+/* const_bytes of the Values and the const producers an op's bindings name. */
+struct bind_bytes {
+	const struct al_model *m;
+	const struct al_node *p;
+	int depth;
+	uint64_t n;
+};
+static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, int depth);
+
+static void add_binding_bytes(void *ctx, int member, al_span data)
 {
-	const struct al_node_src *s = al_src(n);
-	struct pb_iter it;
-	struct pb_field f;
-	bool found = false;
-	pb_iter_init(&it, s->msg);
-	while (pb_next(&it, &f)) {
-		al_span k;
-		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) && ali_span_eq(k, key) &&
-		    pb_get_bytes(f.data, 2, val))
-			found = true;
+	struct bind_bytes *b = ctx;
+	if (member == ALI_MIL_BIND_VALUE) {
+		b->n += value_bytes(b->m, data);
+	} else if (data.n < AL_MAX_NAME) {
+		char name[AL_MAX_NAME];
+		memcpy(name, data.p, data.n);
+		name[data.n] = '\0';
+		const struct al_node *q = ali_mil_producer(b->p, name);
+		if (is_const_like(q))
+			b->n += const_bytes(b->m, q, b->depth + 1);
 	}
-	return found;
+}
+
+/* value_bytes of an op's literal bindings. */
+static void add_literal_bytes(void *ctx, int member, al_span data)
+{
+	struct bind_bytes *b = ctx;
+	if (member == ALI_MIL_BIND_VALUE)
+		b->n += value_bytes(b->m, data);
 }
 
 /* Stored bytes behind a const / constexpr_* op: its `val`, or every value a
@@ -332,45 +296,24 @@ static uint64_t const_bytes(const struct al_model *m, const struct al_node *p, i
 	al_span v;
 	if (!s || depth > CONST_DEPTH)
 		return 0;
-	if (ali_str_eq(p->type, "const")) {
+	if (p->kind == AL_MILK_const) {
 		struct al_node_src *w = (struct al_node_src *)s; /* arena-owned; val_bytes written here only */
 		if (!w->val_bytes_done) {
-			w->val_bytes = op_attr(p, "val", &v) ? value_bytes(m, v) : 0;
+			w->val_bytes = ali_mil_attr(p, "val", &v) ? value_bytes(m, v) : 0;
 			w->val_bytes_done = true;
 		}
 		return w->val_bytes;
 	}
-	uint64_t n = 0;
-	struct pb_iter it, jt, kt;
-	struct pb_field f, g, h;
-	pb_iter_init(&it, s->msg);
-	while (pb_next(&it, &f)) {
-		al_span k;
-		if (f.num == 5 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &k) &&
-		    !ali_span_eq(k, "name") && pb_get_bytes(f.data, 2, &v))
-			n += value_bytes(m, v);
-	}
-	for (uint32_t i = 0; i < s->n_mil_args; i++) {
-		pb_iter_init(&jt, s->mil_args[i].arg);
-		while (pb_next(&jt, &g)) {
-			if (g.num != 1 || g.wire != PB_LEN)
-				continue;
-			pb_iter_init(&kt, g.data);
-			while (pb_next(&kt, &h)) {
-				if (h.num == 2 && h.wire == PB_LEN) {
-					n += value_bytes(m, h.data);
-				} else if (h.num == 1 && h.wire == PB_LEN && h.data.n < AL_MAX_NAME) {
-					char name[AL_MAX_NAME];
-					memcpy(name, h.data.p, h.data.n);
-					name[h.data.n] = '\0';
-					const struct al_node *q = ali_mil_producer(p, name);
-					if (is_const_like(q))
-						n += const_bytes(m, q, depth + 1);
-				}
-			}
-		}
-	}
-	return n;
+	struct bind_bytes b = {m, p, depth, 0};
+	struct ali_mil_attr_iter it;
+	al_span k;
+	ali_mil_attr_begin(p, &it);
+	while (ali_mil_attr_next(&it, &k, &v))
+		if (!ali_span_eq(k, "name"))
+			b.n += value_bytes(m, v);
+	for (uint32_t i = 0; i < s->n_mil_args; i++)
+		ali_mil_arg_each_binding(s->mil_args[i].arg, add_binding_bytes, &b);
+	return b.n;
 }
 
 /* ================================================================ FLOPs */
@@ -421,32 +364,36 @@ static int64_t mil_int(const struct cx *c, const char *param, int64_t def)
 }
 
 /* Kernel elements and input channels per group of a NN convolution. */
-static void nn_conv_flops(struct cx *c, al_span p, bool is3d)
+static void nn_conv_flops(struct cx *c, bool is3d)
 {
 	const struct al_shape *s = in0(c), *o = out0(c);
-	uint64_t g = 1, v;
+	uint64_t g = 1;
 	int64_t kernel = 1;
-	bool bias;
+	bool bias, deconv = false;
 	if (is3d) {
-		if (pb_get_varint(p, 10, &v) && v)
-			g = v;
-		for (uint32_t f = 20; f <= 22; f++)
-			kernel = dim_mul(kernel, pb_get_varint(p, f, &v) ? (int64_t)(v & 0x7fffffff) : 1);
-		bias = pb_get_varint(p, 50, &v) && v;
+		struct al_nn_convolution3d cv;
+		ali_nn_convolution3d(c->n, &cv);
+		if (al_pb_true(cv.n_groups))
+			g = cv.n_groups.v;
+		for (int a = 0; a < 3; a++)
+			kernel = dim_mul(kernel, cv.kernel[a].has ? (int64_t)(cv.kernel[a].v & 0x7fffffff) : 1);
+		bias = al_pb_true(cv.has_bias);
 	} else {
-		uint64_t k[MAXV];
-		long nk = pb_get_varints(p, 20, k, MAXV);
-		if (pb_get_varint(p, 10, &v) && v)
-			g = v;
+		struct al_nn_convolution cv;
+		ali_nn_convolution(c->n, &cv);
+		const uint64_t *k = cv.kernel_size.v;
+		long nk = cv.kernel_size.n;
+		if (al_pb_true(cv.n_groups))
+			g = cv.n_groups.v;
 		if (nk <= 0)
 			kernel = 9;
 		for (long i = 0; i < nk && i < 2; i++)
 			kernel = dim_mul(kernel, k[i] <= INT64_MAX ? (int64_t)k[i] : -1);
 		if (nk == 1)
 			kernel = dim_mul(kernel, kernel);
-		bias = pb_get_varint(p, 70, &v) && v;
+		bias = al_pb_true(cv.has_bias);
+		deconv = al_pb_true(cv.is_deconvolution);
 	}
-	bool deconv = !is3d && pb_get_varint(p, 60, &v) && v;
 	if (g > INT64_MAX)
 		g = 1;
 	int cax = s && s->rank >= 3 ? s->rank - (is3d ? 4 : 3) : -1;
@@ -458,26 +405,29 @@ static void nn_conv_flops(struct cx *c, al_span p, bool is3d)
 		c->flops += term(c, numel(o));
 }
 
-static void nn_flops(struct cx *c, int kind, const struct cost_row *r, al_span p)
+static void nn_flops(struct cx *c, int kind, const struct cost_row *r)
 {
 	const struct al_shape *s = in0(c), *o = out0(c);
-	uint64_t v;
 	switch (r->cls) {
 	case K_CONV:
-		nn_conv_flops(c, p, kind == AL_NNK_convolution3d);
+		nn_conv_flops(c, kind == AL_NNK_convolution3d);
 		return;
 	case K_POOL: {
-		if (kind == AL_NNK_pooling && pb_get_varint(p, 60, &v) && v) { /* global */
+		struct al_nn_pooling pl;
+		ali_nn_pooling(c->n, &pl); /* absent for the other pooling kinds */
+		if (kind == AL_NNK_pooling && al_pb_true(pl.global_pooling)) {
 			c->flops = term(c, numel(s));
 			return;
 		}
 		int64_t kernel = 1;
 		if (kind == AL_NNK_pooling3d) {
-			for (uint32_t f = 2; f <= 4; f++)
-				kernel = dim_mul(kernel, pb_get_varint(p, f, &v) ? (int64_t)(v & 0x7fffffff) : 1);
+			struct al_nn_pooling3d p3;
+			ali_nn_pooling3d(c->n, &p3);
+			for (int a = 0; a < 3; a++)
+				kernel = dim_mul(kernel, p3.kernel[a].has ? (int64_t)(p3.kernel[a].v & 0x7fffffff) : 1);
 		} else {
-			uint64_t k[MAXV];
-			long nk = pb_get_varints(p, 10, k, MAXV);
+			const uint64_t *k = pl.kernel_size.v;
+			long nk = pl.kernel_size.n;
 			if (nk <= 0)
 				kernel = 9;
 			for (long i = 0; i < nk && i < 2; i++)
@@ -487,39 +437,51 @@ static void nn_flops(struct cx *c, int kind, const struct cost_row *r, al_span p
 		return;
 	}
 	case K_FC: {
-		int64_t cin = pb_get_varint(p, 1, &v) && v <= INT64_MAX ? (int64_t)v : -1;
-		int64_t cout = pb_get_varint(p, 2, &v) && v <= INT64_MAX ? (int64_t)v : -1;
+		struct al_nn_inner_product ip;
+		ali_nn_inner_product(c->n, &ip);
+		int64_t cin = ip.input_channels.has && ip.input_channels.v <= INT64_MAX ? (int64_t)ip.input_channels.v : -1;
+		int64_t cout = ip.output_channels.has && ip.output_channels.v <= INT64_MAX ? (int64_t)ip.output_channels.v
+											    : -1;
 		int64_t rows = cout > 0 && numel(o) >= 0 ? numel(o) / cout : -1;
 		c->flops = 2 * term(c, rows) * term(c, cin) * term(c, cout);
-		if (pb_get_varint(p, 10, &v) && v)
+		if (al_pb_true(ip.has_bias))
 			c->flops += term(c, numel(o));
 		return;
 	}
 	case K_MATMUL: {
+		struct al_nn_batched_matmul bm;
+		ali_nn_batched_matmul(c->n, &bm);
 		int64_t k;
 		if (c->n_in >= 2) {
-			bool ta = pb_get_varint(p, 1, &v) && v;
+			bool ta = al_pb_true(bm.transpose_a);
 			k = s && s->rank >= 1 ? shp_dim(s, s->rank == 1 ? 0 : ta ? s->rank - 2 : s->rank - 1) : -1;
 		} else {
-			k = pb_get_varint(p, 5, &v) && v <= INT64_MAX ? (int64_t)v : -1;
-			if (pb_get_varint(p, 7, &v) && v)
+			struct al_pb_u64 x1 = bm.weight_matrix_first_dimension;
+			k = x1.has && x1.v <= INT64_MAX ? (int64_t)x1.v : -1;
+			if (al_pb_true(bm.has_bias))
 				c->flops += term(c, numel(o));
 		}
 		c->flops += 2 * term(c, numel(o)) * term(c, k);
 		return;
 	}
 	case K_RNN: {
-		int64_t in_sz = pb_get_varint(p, 1, &v) && v <= INT64_MAX ? (int64_t)v : -1;
-		int64_t h = pb_get_varint(p, 2, &v) && v <= INT64_MAX ? (int64_t)v : -1;
+		struct al_nn_recurrent rn;
+		ali_nn_recurrent(c->n, &rn);
+		struct al_pb_u64 i1 = rn.input_vector_size, o1 = rn.output_vector_size;
+		int64_t in_sz = i1.has && i1.v <= INT64_MAX ? (int64_t)i1.v : -1;
+		int64_t h = o1.has && o1.v <= INT64_MAX ? (int64_t)o1.v : -1;
 		int64_t steps = in_sz > 0 && numel(s) >= 0 ? numel(s) / in_sz : -1;
 		double dirs = kind == AL_NNK_biDirectionalLSTM ? 2 : 1;
 		c->flops = dirs * term(c, steps) * r->k * term(c, h) *
 			   (2 * (term(c, in_sz) + term(c, h)) + 3);
 		return;
 	}
-	case K_RESIZE:
-		c->flops = pb_get_varint(p, 5, &v) && v == 1 ? 4 * term(c, numel(o)) : 0;
+	case K_RESIZE: { /* upsample: mode BILINEAR = 1 */
+		struct al_nn_upsample up;
+		ali_nn_upsample(c->n, &up);
+		c->flops = up.mode.has && up.mode.v == 1 ? 4 * term(c, numel(o)) : 0;
 		return;
+	}
 	default:
 		return;
 	}
@@ -656,7 +618,7 @@ void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_
 			r = &unknown;
 	} else if (n->kind >= 0 && n->kind < AL_NNK_COUNT) {
 		r = nn_rows[n->kind].cls != K_ABSENT ? &nn_rows[n->kind] : &none;
-		n->cost.param_bytes = nn_param_bytes(n->kind, src->params);
+		n->cost.param_bytes = ali_nn_weight_bytes(n);
 		if (src->weights_elsewhere) /* a compiled espresso layer (espresso.c) */
 			n->cost.param_bytes = src->weight_bytes_elsewhere;
 	}
@@ -667,7 +629,7 @@ void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_
 	} else if (mil) {
 		mil_flops(&c, r);
 	} else {
-		nn_flops(&c, n->kind, r, src->params);
+		nn_flops(&c, n->kind, r);
 	}
 
 	/* activations: inputs that are not constants, and every output, at 2 bytes */
@@ -692,17 +654,9 @@ void ali_cost_node(struct al_node *n, const struct al_model *m, const struct al_
 				values = src->mil_args[i].binds[b].has_value;
 			if (!values)
 				continue;
-			struct pb_iter it, jt;
-			struct pb_field f, g;
-			pb_iter_init(&it, src->mil_args[i].arg);
-			while (pb_next(&it, &f)) {
-				if (f.num != 1 || f.wire != PB_LEN)
-					continue;
-				pb_iter_init(&jt, f.data);
-				while (pb_next(&jt, &g))
-					if (g.num == 2 && g.wire == PB_LEN)
-						n->cost.param_bytes += value_bytes(m, g.data);
-			}
+			struct bind_bytes b = {m, n, 0, 0};
+			ali_mil_arg_each_binding(src->mil_args[i].arg, add_literal_bytes, &b);
+			n->cost.param_bytes += b.n;
 		}
 	}
 	for (uint32_t o = 0; o < n->n_outputs && n->out_shapes; o++) {

@@ -7,6 +7,7 @@
 #include "evidence.h"
 #include "model.h"
 #include "miltext.h"
+#include "mil_fields.h"
 #include "pb.h"
 
 #include <ctype.h>
@@ -405,21 +406,15 @@ static enum al_status parse_json(struct ev_parse *P, int format)
 /* The strings of a dict<string, string> Value: "k: v; k: v" into buf. */
 static size_t dict_text(al_span val, char *buf, size_t cap)
 {
-	al_span iv, dict;
 	size_t k = 0;
 	buf[0] = 0;
-	if (!pb_get_bytes(val, 3, &iv) || !pb_get_bytes(iv, 4, &dict))
+	struct ali_mil_dict_iter it;
+	if (!ali_mil_dict_begin(val, &it))
 		return 0;
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, dict);
-	while (pb_next(&it, &f) && k + 1 < cap) {
-		al_span kv, kval, vval, ks[1], vs[1];
-		if (f.num != 1 || f.wire != PB_LEN)
-			continue;
-		kv = f.data;
-		if (!pb_get_bytes(kv, 1, &kval) || !pb_get_bytes(kv, 2, &vval) ||
-		    ali_mil_value_strings(kval, ks, 1) < 1 || ali_mil_value_strings(vval, vs, 1) < 1)
+	al_span kval, vval;
+	while (k + 1 < cap && ali_mil_dict_next(&it, &kval, &vval)) {
+		al_span ks[1], vs[1];
+		if (ali_mil_value_strings(kval, ks, 1) < 1 || ali_mil_value_strings(vval, vs, 1) < 1)
 			continue;
 		int w = snprintf(buf + k, cap - k, "%s%.*s: %.*s", k ? "; " : "", (int)(ks[0].n > 64 ? 64 : ks[0].n),
 				 (const char *)ks[0].p, (int)(vs[0].n > 900 ? 900 : vs[0].n), (const char *)vs[0].p);

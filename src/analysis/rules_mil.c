@@ -6,15 +6,17 @@
  * that are not constants leave a rule undecided rather than guessed.
  */
 #include "rules.h"
+#include "mil_fields.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ================================================================ helpers */
 
-static bool is_type(const struct al_node *n, const char *type)
+/* Whether n is an op of kind k (AL_MILK_*). */
+static bool is_kind(const struct al_node *n, int k)
 {
-	return n->type && ali_str_eq(n->type, type);
+	return n->kind == k;
 }
 
 /* Integer parameter values into out[max]; how many were stored (at most max),
@@ -68,9 +70,8 @@ static const char *param_name(const struct al_node *n, const char *param, char *
 	for (uint32_t i = src->n_mil_args; i-- > 0;) { /* the last map entry wins */
 		if (!src->mil_args[i].param || strcmp(src->mil_args[i].param, param) != 0)
 			continue;
-		al_span binding, name; /* Argument.arguments = 1; Binding.name = 1 */
-		if (!pb_get_bytes(src->mil_args[i].arg, 1, &binding) ||
-		    !pb_get_string(binding, 1, &name) || name.n == 0 || name.n >= cap)
+		al_span name;
+		if (!ali_mil_arg_binding_name(src->mil_args[i].arg, &name) || name.n == 0 || name.n >= cap)
 			return NULL;
 		memcpy(buf, name.p, name.n);
 		buf[name.n] = '\0';
@@ -100,7 +101,7 @@ bool ali_rp_mil_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(ali_rx_mil_flags(n) & AL_OPF_CPU_ONLY))
 		return false;
 	int64_t axis;
-	if (is_type(n, "cumsum") && param_int(n, "axis", &axis))
+	if (is_kind(n, AL_MILK_cumsum) && param_int(n, "axis", &axis))
 		return ali_rx_say(reason, cap, "cumsum (axis %lld) runs on the CPU", (long long)axis);
 	return ali_rx_say(reason, cap, "%s runs on the CPU", n->type);
 }
@@ -124,7 +125,7 @@ bool ali_rp_mil_gather(const struct al_rctx *c, char *reason, size_t cap)
 		return false;
 	int64_t axis;
 	bool konst = ali_mil_param_is_const(n, "indices");
-	if (!is_type(n, "gather_nd") && param_int(n, "axis", &axis))
+	if (!is_kind(n, AL_MILK_gather_nd) && param_int(n, "axis", &axis))
 		return ali_rx_say(reason, cap, "%s axis %lld by %s indices", n->type, (long long)axis,
 				 konst ? "constant" : "runtime");
 	return ali_rx_say(reason, cap, "%s by %s indices", n->type, konst ? "constant" : "runtime");
@@ -137,17 +138,14 @@ static bool attr_string(const struct al_node *n, const char *key, char *out, siz
 	const struct al_node_src *src = al_src(n);
 	if (!src || cap == 0)
 		return false;
-	struct pb_iter it;
-	struct pb_field f;
+	struct ali_mil_attr_iter it;
 	bool found = false;
-	pb_iter_init(&it, src->msg);
-	while (pb_next(&it, &f)) { /* Operation.attributes = 5: map<string, Value> */
-		al_span k, v, iv, tv, strs, str;
-		if (f.num != 5 || f.wire != PB_LEN || !pb_get_string(f.data, 1, &k) ||
-		    !ali_span_eq(k, key) || !pb_get_bytes(f.data, 2, &v))
+	al_span k, v, str;
+	ali_mil_attr_begin(n, &it);
+	while (ali_mil_attr_next(&it, &k, &v)) {
+		if (!ali_span_eq(k, key))
 			continue;
-		if (pb_get_bytes(v, 3, &iv) && pb_get_bytes(iv, 1, &tv) && pb_get_bytes(tv, 4, &strs) &&
-		    pb_get_string(strs, 1, &str) && str.n < cap) {
+		if (ali_mil_value_string(v, &str) && str.n < cap) {
 			memcpy(out, str.p, str.n);
 			out[str.n] = '\0';
 			found = true;
@@ -224,7 +222,7 @@ bool ali_rp_mil_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "upsample_nearest_neighbor") && !is_type(n, "upsample_bilinear"))
+	if (!is_kind(n, AL_MILK_upsample_nearest_neighbor) && !is_kind(n, AL_MILK_upsample_bilinear))
 		return false;
 	double h = 1.0, w = 1.0; /* both default to 1 */
 	param_number(n, "scale_factor_height", &h);
@@ -238,7 +236,7 @@ bool ali_rp_mil_upsample(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "conv") && !is_type(n, "conv_transpose"))
+	if (!is_kind(n, AL_MILK_conv) && !is_kind(n, AL_MILK_conv_transpose))
 		return false;
 	const struct al_ttype *t = ali_mil_param_type(n, "weight");
 	if (!t || t->rank < 3 || !t->dims)
@@ -257,7 +255,7 @@ bool ali_rp_mil_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 /* A cast at the model boundary, converting to or from fp32: ANE030's case. */
 static bool io_cast(const struct al_node *n, const struct al_submodel *s, char *reason, size_t cap)
 {
-	if (!is_type(n, "cast"))
+	if (!is_kind(n, AL_MILK_cast))
 		return false;
 	char xb[AL_MAX_NAME + 1];
 	const char *x = param_name(n, "x", xb, sizeof xb);
@@ -302,7 +300,7 @@ bool ali_rp_mil_fp32(const struct al_rctx *c, char *reason, size_t cap)
 	/* the cast that closes an fp32 island reads fp32: it is one of the island's
 	 * invalid ops (Apple coreai-models rules: cast, swish, cast = "3 invalid ops";
 	 * smpanaro: the cast back after an fp32 mask add ran on the CPU) */
-	if (typed_op(n) && is_type(n, "cast") && !io_cast(n, s, NULL, 0)) {
+	if (typed_op(n) && is_kind(n, AL_MILK_cast) && !io_cast(n, s, NULL, 0)) {
 		char xb[AL_MAX_NAME + 1];
 		const char *x = param_name(n, "x", xb, sizeof xb);
 		const struct al_ttype *in = ali_mil_param_type(n, "x");
@@ -381,7 +379,7 @@ bool ali_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(ali_rx_mil_flags(n) & AL_OPF_SORT))
 		return false;
 	int64_t k;
-	if (is_type(n, "topk") && param_int(n, "k", &k))
+	if (is_kind(n, AL_MILK_topk) && param_int(n, "k", &k))
 		return ali_rx_say(reason, cap, "topk k=%lld leaves the ANE", (long long)k);
 	return ali_rx_say(reason, cap, "%s leaves the ANE", n->type);
 }
@@ -389,7 +387,7 @@ bool ali_rp_mil_sort(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "layer_norm") && !is_type(n, "batch_norm") && !is_type(n, "instance_norm"))
+	if (!is_kind(n, AL_MILK_layer_norm) && !is_kind(n, AL_MILK_batch_norm) && !is_kind(n, AL_MILK_instance_norm))
 		return false;
 	const struct al_ttype *t = out_type(n, 0);
 	if (!t || t->dtype != AL_DT_FP16)
@@ -403,7 +401,7 @@ bool ali_rp_mil_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_classify(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "classify"))
+	if (!is_kind(n, AL_MILK_classify))
 		return false;
 	return ali_rx_say(reason, cap, "classify maps probabilities to labels on the CPU");
 }
@@ -447,7 +445,7 @@ static bool chw_by_c11(const struct al_shape *full, const struct al_shape *vec)
 bool ali_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "mul"))
+	if (!is_kind(n, AL_MILK_mul))
 		return false;
 	struct al_shape x, y;
 	if (!param_shape(n, "x", &x) || !param_shape(n, "y", &y))
@@ -471,7 +469,7 @@ bool ali_rp_mil_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_trig(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if ((!is_type(n, "sin") && !is_type(n, "cos")) || (c->t->features & AL_TF_TRIG))
+	if ((!is_kind(n, AL_MILK_sin) && !is_kind(n, AL_MILK_cos)) || (c->t->features & AL_TF_TRIG))
 		return false;
 	return ali_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
@@ -490,7 +488,7 @@ bool ali_rp_mil_texture(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "resample"))
+	if (!is_kind(n, AL_MILK_resample))
 		return false;
 	return ali_rx_say(reason, cap, "resample (grid_sample) on %s under %s: off the ANE there",
 			 c->t->name, ali_rx_os(c)->name);
@@ -499,7 +497,7 @@ bool ali_rp_mil_resample(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_softplus(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "softplus"))
+	if (!is_kind(n, AL_MILK_softplus))
 		return false;
 	return ali_rx_say(reason, cap, "softplus on %s: reported on the CPU", c->t->name);
 }
@@ -530,11 +528,11 @@ static const char *quant_granularity(const struct al_node *q, int64_t *block, in
 }
 
 /* The first input of n produced by an op of `type` (seen through nothing else). */
-static const struct al_node *input_from(const struct al_node *n, const char *type)
+static const struct al_node *input_from(const struct al_node *n, int kind)
 {
 	for (uint32_t i = 0; i < n->n_inputs; i++) {
 		const struct al_node *p = ali_mil_producer(n, n->inputs[i]);
-		if (p && is_type(p, type))
+		if (p && is_kind(p, kind))
 			return p;
 	}
 	return NULL;
@@ -543,7 +541,7 @@ static const struct al_node *input_from(const struct al_node *n, const char *typ
 bool ali_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
+	const struct al_node *q = input_from(n, AL_MILK_constexpr_blockwise_shift_scale);
 	int64_t block = 0;
 	int axis = -1, dtype = AL_DT_UNKNOWN;
 	const char *g = q ? quant_granularity(q, &block, &axis, &dtype) : NULL;
@@ -558,8 +556,8 @@ bool ali_rp_mil_block_quant(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_mil_lut_channel_scale(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	const struct al_node *q = input_from(n, "constexpr_blockwise_shift_scale");
-	if (!q || !input_from(q, "constexpr_lut_to_dense"))
+	const struct al_node *q = input_from(n, AL_MILK_constexpr_blockwise_shift_scale);
+	if (!q || !input_from(q, AL_MILK_constexpr_lut_to_dense))
 		return false;
 	return ali_rx_say(reason, cap, "weight '%s' is palettized with a per-channel scale "
 			 "(constexpr_lut_to_dense, then constexpr_blockwise_shift_scale): failed to "
@@ -573,7 +571,7 @@ bool ali_rp_mil_sdpa_small(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	struct al_shape q;
-	if (!is_type(n, "scaled_dot_product_attention") || !ali_mil_param_shape(n, "query", &q) ||
+	if (!is_kind(n, AL_MILK_scaled_dot_product_attention) || !ali_mil_param_shape(n, "query", &q) ||
 	    q.rank < 1)
 		return false;
 	int64_t e = 1;

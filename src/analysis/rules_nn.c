@@ -6,6 +6,7 @@
  * rules, the layers and inferred shapes of its inputs (rules_shape.c has the rest).
  */
 #include "rules.h"
+#include "nn_params.h"
 
 #include <math.h>
 #include <string.h>
@@ -18,18 +19,29 @@ static al_span params_of(const struct al_node *n)
 	return src ? src->params : (al_span){0};
 }
 
-static bool is_type(const struct al_node *n, const char *type)
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Whether n is a layer of kind k (AL_NNK_*). */
+static bool is_kind(const struct al_node *n, int k)
 {
-	return n->type && ali_str_eq(n->type, type);
+	return n->kind == k;
 }
 
-/* Repeated unsigned field `num` as int64 values, or `dflt` (n_dflt values)
- * when absent. Returns the count stored in out (<= max), 0 if malformed. */
-static size_t get_dims(al_span msg, uint32_t num, int64_t *out, size_t max, const int64_t *dflt,
-		       size_t n_dflt)
+/* Whether n's kind is one of kinds[0..count). */
+static bool kind_in(const struct al_node *n, const int *kinds, size_t count)
 {
-	uint64_t v[AL_RX_MAX_DIMS];
-	long n = pb_get_varints(msg, num, v, AL_RX_MAX_DIMS);
+	for (size_t i = 0; i < count; i++)
+		if (n->kind == kinds[i])
+			return true;
+	return false;
+}
+
+/* A repeated unsigned field (n values v, as pb_get_varints counts them) as
+ * int64 values, or `dflt` (n_dflt values) when absent. Returns the count
+ * stored in out (<= max), 0 if malformed. */
+static size_t dims_of(long n, const uint64_t *v, int64_t *out, size_t max, const int64_t *dflt,
+		      size_t n_dflt)
+{
 	if (n < 0)
 		return 0;
 	if (n == 0) {
@@ -44,6 +56,22 @@ static size_t get_dims(al_span msg, uint32_t num, int64_t *out, size_t max, cons
 	for (size_t i = 0; i < k; i++)
 		out[i] = v[i] > INT64_MAX ? INT64_MAX : (int64_t)v[i];
 	return k;
+}
+
+static size_t get_dims(al_span msg, uint32_t num, int64_t *out, size_t max, const int64_t *dflt,
+		       size_t n_dflt)
+{
+	uint64_t v[AL_RX_MAX_DIMS];
+	long n = pb_get_varints(msg, num, v, AL_RX_MAX_DIMS);
+	return dims_of(n, v, out, max, dflt, n_dflt);
+}
+
+/* The same of a typed repeated field (nn_params.h). */
+static size_t typed_dims(const struct al_pb_u64s *r, int64_t *out, size_t max, const int64_t *dflt,
+			 size_t n_dflt)
+{
+	_Static_assert(AL_NN_MAXV >= AL_RX_MAX_DIMS, "a typed field keeps what the rules read");
+	return dims_of(r->n, r->v, out, max, dflt, n_dflt);
 }
 
 static const int64_t ones2[2] = {1, 1}, threes2[2] = {3, 3};
@@ -64,8 +92,8 @@ bool ali_rp_nn_custom(const struct al_rctx *c, char *reason, size_t cap)
 	const struct al_node *n = c->n;
 	if (!(ali_rx_nn_flags(n) & AL_NNF_CUSTOM))
 		return false;
-	al_span cls; /* CustomLayerParams.className = 10 */
-	if (pb_get_string(params_of(n), 10, &cls) && cls.n)
+	al_span cls;
+	if (pb_get_string(params_of(n), AL_NN_F_CUSTOM_CLASS_NAME, &cls) && cls.n)
 		return ali_rx_say(reason, cap, "custom layer className '%.*s'", SPAN_ARGS(cls));
 	return ali_rx_say(reason, cap, "custom layer (no className)");
 }
@@ -75,10 +103,11 @@ bool ali_rp_nn_recurrent(const struct al_rctx *c, char *reason, size_t cap)
 	const struct al_node *n = c->n;
 	if (!(ali_rx_nn_flags(n) & AL_NNF_RNN))
 		return false;
-	uint64_t size = 0; /* outputVectorSize = 2 in all four recurrent params */
-	if (pb_get_varint(params_of(n), 2, &size))
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(n, &r);
+	if (r.output_vector_size.has)
 		return ali_rx_say(reason, cap, "%s outputVectorSize %llu runs step by step on the CPU",
-				 n->type, (unsigned long long)size);
+				 n->type, (unsigned long long)r.output_vector_size.v);
 	return ali_rx_say(reason, cap, "%s runs step by step on the CPU", n->type);
 }
 
@@ -88,9 +117,9 @@ bool ali_rp_nn_gather(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(ali_rx_nn_flags(n) & AL_NNF_GATHER))
 		return false;
 	const char *idx = n->n_inputs > 1 && n->inputs[1] ? n->inputs[1] : "?";
-	uint64_t axis = 0; /* gather / gatherAlongAxis: axis = 1 (int64) */
-	if (!is_type(n, "gatherND")) {
-		pb_get_varint(params_of(n), 1, &axis);
+	uint64_t axis = 0; /* gather / gatherAlongAxis: axis (int64) */
+	if (!is_kind(n, AL_NNK_gatherND)) {
+		pb_get_varint(params_of(n), AL_NN_F_AXIS, &axis);
 		return ali_rx_say(reason, cap, "%s axis %lld by runtime indices '%s'", n->type,
 				 (long long)(int64_t)axis, idx);
 	}
@@ -100,14 +129,13 @@ bool ali_rp_nn_gather(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_dilated_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "convolution"))
+	struct al_nn_convolution cv;
+	if (!ali_nn_convolution(n, &cv))
 		return false;
-	al_span p = params_of(n);
-	uint64_t deconv = 0; /* isDeconvolution = 60: dilation is ignored there */
-	if (pb_get_varint(p, 60, &deconv) && deconv)
+	if (al_pb_true(cv.is_deconvolution)) /* dilation is ignored there */
 		return false;
 	int64_t d[AL_RX_MAX_DIMS];
-	size_t nd = get_dims(p, 40, d, AL_RX_MAX_DIMS, ones2, 2); /* dilationFactor */
+	size_t nd = typed_dims(&cv.dilation_factor, d, AL_RX_MAX_DIMS, ones2, 2);
 	for (size_t i = 0; i < nd; i++) {
 		if (d[i] > 1) {
 			char b[96];
@@ -132,16 +160,16 @@ bool ali_rp_nn_nd_layer(const struct al_rctx *c, char *reason, size_t cap)
 	if (n->kind < 0 || !ends_with_nd(n->type))
 		return false;
 	al_span p = params_of(n);
-	uint64_t axis = 0; /* axis = 1 (int64); absent = 0 */
-	if (is_type(n, "concatND") || is_type(n, "splitND") || is_type(n, "softmaxND")) {
-		pb_get_varint(p, 1, &axis);
+	uint64_t axis = 0; /* axis (int64); absent = 0 */
+	if (is_kind(n, AL_NNK_concatND) || is_kind(n, AL_NNK_splitND) || is_kind(n, AL_NNK_softmaxND)) {
+		pb_get_varint(p, AL_NN_F_AXIS, &axis);
 		return ali_rx_say(reason, cap, "layer type %s (axis %lld)", n->type,
 				 (long long)(int64_t)axis);
 	}
-	if (is_type(n, "loadConstantND")) {
+	if (is_kind(n, AL_NNK_loadConstantND)) {
 		int64_t shape[AL_RX_MAX_DIMS];
 		char b[160];
-		size_t k = get_dims(p, 1, shape, AL_RX_MAX_DIMS, NULL, 0);
+		size_t k = get_dims(p, AL_NN_F_LOAD_CONSTANT_SHAPE, shape, AL_RX_MAX_DIMS, NULL, 0);
 		return ali_rx_say(reason, cap, "layer type loadConstantND (shape %s)",
 				 ali_rx_ints(b, sizeof b, shape, k));
 	}
@@ -168,14 +196,13 @@ bool ali_rp_nn_general_rank(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "pooling"))
+	struct al_nn_pooling pl;
+	if (!ali_nn_pooling(n, &pl))
 		return false;
-	al_span p = params_of(n);
-	uint64_t global = 0; /* globalPooling = 60: the window is the input */
-	if (pb_get_varint(p, 60, &global) && global)
+	if (al_pb_true(pl.global_pooling)) /* the window is the input */
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
-	size_t nk = get_dims(p, 10, k, AL_RX_MAX_DIMS, threes2, 2); /* kernelSize [H, W] */
+	size_t nk = typed_dims(&pl.kernel_size, k, AL_RX_MAX_DIMS, threes2, 2); /* [H, W] */
 	for (size_t i = 0; i < nk; i++) {
 		if (k[i] > 13) {
 			char b[96];
@@ -189,13 +216,12 @@ bool ali_rp_nn_pool_kernel(const struct al_rctx *c, char *reason, size_t cap)
 /* The strides of a pooling layer that is not global; 0 when n is not one. */
 static size_t pool_strides(const struct al_node *n, int64_t st[AL_RX_MAX_DIMS])
 {
-	if (!is_type(n, "pooling"))
+	struct al_nn_pooling pl;
+	if (!ali_nn_pooling(n, &pl))
 		return 0;
-	al_span p = params_of(n);
-	uint64_t global = 0;
-	if (pb_get_varint(p, 60, &global) && global)
+	if (al_pb_true(pl.global_pooling))
 		return 0;
-	return get_dims(p, 20, st, AL_RX_MAX_DIMS, ones2, 2); /* stride [H, W] */
+	return typed_dims(&pl.stride, st, AL_RX_MAX_DIMS, ones2, 2); /* [H, W] */
 }
 
 bool ali_rp_nn_pool_stride(const struct al_rctx *c, char *reason, size_t cap)
@@ -231,11 +257,11 @@ bool ali_rp_nn_pool_stride4(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "upsample"))
+	struct al_nn_upsample up;
+	if (!ali_nn_upsample(n, &up))
 		return false;
-	al_span p = params_of(n);
-	float fr[AL_RX_MAX_DIMS];
-	long nf = pb_get_floats(p, 7, fr, AL_RX_MAX_DIMS); /* fractionalScalingFactor */
+	const float *fr = up.fractional_scaling_factor.v;
+	long nf = up.fractional_scaling_factor.n;
 	if (nf > 0) {
 		size_t k = (size_t)nf < AL_RX_MAX_DIMS ? (size_t)nf : AL_RX_MAX_DIMS;
 		for (size_t i = 0; i < k; i++) {
@@ -252,7 +278,7 @@ bool ali_rp_nn_upsample(const struct al_rctx *c, char *reason, size_t cap)
 		return false;
 	}
 	int64_t f[AL_RX_MAX_DIMS];
-	size_t k = get_dims(p, 1, f, AL_RX_MAX_DIMS, ones2, 2); /* scalingFactor [H, W] */
+	size_t k = typed_dims(&up.scaling_factor, f, AL_RX_MAX_DIMS, ones2, 2); /* [H, W] */
 	for (size_t i = 0; i < k; i++) {
 		if (f[i] > 2) {
 			char b[96];
@@ -334,9 +360,9 @@ static bool blob_chw(const struct al_node *n, const struct al_submodel *s, uint3
 		return f && input_chw(s, f, out);
 	}
 	int64_t shape[AL_RX_MAX_DIMS];
-	if (is_type(p, "loadConstant") || is_type(p, "loadConstantND")) {
-		size_t k = get_dims(params_of(p), 1, shape, AL_RX_MAX_DIMS, NULL, 0);
-		if (k == 0 || (is_type(p, "loadConstant") && k != 3))
+	if (is_kind(p, AL_NNK_loadConstant) || is_kind(p, AL_NNK_loadConstantND)) {
+		size_t k = get_dims(params_of(p), AL_NN_F_LOAD_CONSTANT_SHAPE, shape, AL_RX_MAX_DIMS, NULL, 0);
+		if (k == 0 || (is_kind(p, AL_NNK_loadConstant) && k != 3))
 			return false;
 		out->constant = true;
 		return last3(shape, k, out);
@@ -348,7 +374,7 @@ bool ali_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
 	const struct al_submodel *s = c->s;
-	if (!is_type(n, "multiply") || n->n_inputs != 2)
+	if (!is_kind(n, AL_NNK_multiply) || n->n_inputs != 2)
 		return false;
 	struct chw a, b;
 	if (!blob_chw(n, s, 0, &a) || !blob_chw(n, s, 1, &b))
@@ -373,7 +399,7 @@ bool ali_rp_nn_channel_mul(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_bmm_dynamic(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "batchedMatmul") || n->n_inputs < 2)
+	if (!is_kind(n, AL_NNK_batchedMatmul) || n->n_inputs < 2)
 		return false;
 	return ali_rx_say(reason, cap, "batchedMatmul of two runtime inputs '%s' x '%s' (no weights)",
 			 n->inputs[0] ? n->inputs[0] : "?", n->inputs[1] ? n->inputs[1] : "?");
@@ -382,14 +408,14 @@ bool ali_rp_nn_bmm_dynamic(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "batchnorm") || n->n_inputs < 1)
+	struct al_nn_batchnorm bn;
+	if (!ali_nn_batchnorm(n, &bn) || n->n_inputs < 1)
 		return false;
-	al_span p = params_of(n);
-	uint64_t v = 0; /* computeMeanVar = 5, instanceNormalization = 6: not foldable */
-	if ((pb_get_varint(p, 5, &v) && v) || (pb_get_varint(p, 6, &v) && v))
+	/* computeMeanVar, instanceNormalization: not foldable */
+	if (al_pb_true(bn.compute_mean_var) || al_pb_true(bn.instance_normalization))
 		return false;
 	const struct al_node *prod = ali_rx_producer(n, n->inputs[0]);
-	if (!prod || !is_type(prod, "convolution"))
+	if (!prod || !is_kind(prod, AL_NNK_convolution))
 		return false;
 	return ali_rx_say(reason, cap, "batchnorm follows convolution '%s' without being folded",
 			 prod->name ? prod->name : "?");
@@ -398,10 +424,11 @@ bool ali_rp_nn_bn_after_conv(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "convolution"))
+	struct al_nn_convolution cv;
+	if (!ali_nn_convolution(n, &cv))
 		return false;
 	int64_t k[AL_RX_MAX_DIMS];
-	size_t nk = get_dims(params_of(n), 20, k, AL_RX_MAX_DIMS, threes2, 2); /* kernelSize [H,W] */
+	size_t nk = typed_dims(&cv.kernel_size, k, AL_RX_MAX_DIMS, threes2, 2); /* [H,W] */
 	if (nk < 2 || k[1] <= (int64_t)c->t->conv_kw_cap)
 		return false;
 	return ali_rx_say(reason, cap, "convolution kernel width %lld > %u on %s (kernelSize %lldx%lld)",
@@ -414,12 +441,12 @@ bool ali_rp_nn_conv_width(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_cpu_only(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	static const char *const types[] = {"cumSum", "fillLike", "fillStatic", "fillDynamic",
-					    "rangeStatic", "rangeDynamic", NULL};
-	if (n->kind < 0 || !ali_rx_type_in(n, types))
+	static const int kinds[] = {AL_NNK_cumSum, AL_NNK_fillLike, AL_NNK_fillStatic, AL_NNK_fillDynamic,
+				    AL_NNK_rangeStatic, AL_NNK_rangeDynamic};
+	if (n->kind < 0 || !kind_in(n, kinds, N_OF(kinds)))
 		return false;
 	uint64_t axis;
-	if (is_type(n, "cumSum") && pb_get_varint(params_of(n), 1, &axis))
+	if (is_kind(n, AL_NNK_cumSum) && pb_get_varint(params_of(n), AL_NN_F_CUMSUM_AXIS, &axis))
 		return ali_rx_say(reason, cap, "cumSum axis %lld runs on the CPU",
 				 (long long)(int64_t)axis);
 	return ali_rx_say(reason, cap, "%s runs on the CPU", n->type);
@@ -431,10 +458,10 @@ bool ali_rp_nn_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 	if (!(ali_rx_nn_flags(n) & AL_NNF_CONTROL))
 		return false;
 	uint64_t iters;
-	if (is_type(n, "loop") && pb_get_varint(params_of(n), 1, &iters))
+	if (is_kind(n, AL_NNK_loop) && pb_get_varint(params_of(n), AL_NN_F_LOOP_MAX_ITERATIONS, &iters))
 		return ali_rx_say(reason, cap, "loop (maxLoopIterations %llu) is run-time control flow",
 				 (unsigned long long)iters);
-	if (is_type(n, "branch") && n->n_inputs > 0 && n->inputs[0])
+	if (is_kind(n, AL_NNK_branch) && n->n_inputs > 0 && n->inputs[0])
 		return ali_rx_say(reason, cap, "branch on '%s' is run-time control flow", n->inputs[0]);
 	return ali_rx_say(reason, cap, "%s is run-time control flow", n->type);
 }
@@ -442,12 +469,13 @@ bool ali_rp_nn_control_flow(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	static const char *const types[] = {
-		"oneHot", "matrixBandPart", "whereNonZero", "getShape", "reduceProd",
-		"slidingWindows", "reverseSeq", "logicalAnd", "logicalOr", "logicalXor", "tan",
-		"asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh", "topK", "argSort", NULL};
+	static const int kinds[] = {
+		AL_NNK_oneHot, AL_NNK_matrixBandPart, AL_NNK_whereNonZero, AL_NNK_getShape,
+		AL_NNK_reduceProd, AL_NNK_slidingWindows, AL_NNK_reverseSeq, AL_NNK_logicalAnd,
+		AL_NNK_logicalOr, AL_NNK_logicalXor, AL_NNK_tan, AL_NNK_asin, AL_NNK_acos, AL_NNK_sinh,
+		AL_NNK_cosh, AL_NNK_asinh, AL_NNK_acosh, AL_NNK_atanh, AL_NNK_topK, AL_NNK_argSort};
 	unsigned f = ali_rx_nn_flags(n);
-	if (n->kind < 0 || !((f & (AL_NNF_SCATTER | AL_NNF_RANDOM)) || ali_rx_type_in(n, types)))
+	if (n->kind < 0 || !((f & (AL_NNF_SCATTER | AL_NNF_RANDOM)) || kind_in(n, kinds, N_OF(kinds))))
 		return false;
 	return ali_rx_say(reason, cap, "%s: its ML Program counterpart has no ANE lowering", n->type);
 }
@@ -455,21 +483,23 @@ bool ali_rp_nn_no_lowering(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	uint32_t field;
-	if (is_type(n, "batchnorm")) {
-		field = 10; /* BatchnormLayerParams.epsilon */
-	} else if (is_type(n, "layerNormalization")) {
-		field = 2; /* LayerNormalizationLayerParams.eps */
-	} else if (is_type(n, "mvn")) {
-		uint64_t nv = 0; /* normalizeVariance = 2: epsilon is used only then */
-		if (!pb_get_varint(params_of(n), 2, &nv) || !nv)
+	float eps = 0.0f;
+	bool present;
+	struct al_nn_batchnorm bn;
+	if (ali_nn_batchnorm(n, &bn)) {
+		present = bn.epsilon.has;
+		if (present)
+			eps = bn.epsilon.v;
+	} else if (is_kind(n, AL_NNK_layerNormalization)) {
+		present = pb_get_float(params_of(n), AL_NN_F_LAYER_NORM_EPS, &eps);
+	} else if (is_kind(n, AL_NNK_mvn)) {
+		uint64_t nv = 0; /* normalizeVariance: epsilon is used only then */
+		if (!pb_get_varint(params_of(n), AL_NN_F_MVN_NORMALIZE_VARIANCE, &nv) || !nv)
 			return false;
-		field = 3;
+		present = pb_get_float(params_of(n), AL_NN_F_MVN_EPSILON, &eps);
 	} else {
 		return false;
 	}
-	float eps = 0.0f;
-	bool present = pb_get_float(params_of(n), field, &eps);
 	if (!(eps < 1e-7f) || isnan(eps))
 		return false;
 	if (!present)
@@ -481,9 +511,9 @@ bool ali_rp_nn_norm_eps(const struct al_rctx *c, char *reason, size_t cap)
 
 bool ali_rp_nn_trig(const struct al_rctx *c, char *reason, size_t cap)
 {
-	static const char *const types[] = {"sin", "cos", NULL};
+	static const int kinds[] = {AL_NNK_sin, AL_NNK_cos};
 	const struct al_node *n = c->n;
-	if (n->kind < 0 || !ali_rx_type_in(n, types) || (c->t->features & AL_TF_TRIG))
+	if (n->kind < 0 || !kind_in(n, kinds, N_OF(kinds)) || (c->t->features & AL_TF_TRIG))
 		return false;
 	return ali_rx_say(reason, cap, "%s: no native sin/cos before H15 (target %s, %s)", n->type,
 			 c->t->id, c->t->arch);
@@ -492,7 +522,7 @@ bool ali_rp_nn_trig(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_node *n = c->n;
-	if (!is_type(n, "cropResize") || (c->t->features & AL_TF_TEXTURE))
+	if (!is_kind(n, AL_NNK_cropResize) || (c->t->features & AL_TF_TEXTURE))
 		return false;
 	return ali_rx_say(reason, cap, "cropResize needs the texture engine of H14+ (target %s, %s)",
 			 c->t->id, c->t->arch);
@@ -505,13 +535,12 @@ bool ali_rp_nn_texture(const struct al_rctx *c, char *reason, size_t cap)
  * inference (no rule when unknown). */
 static bool is_global_avg_valid(const struct al_node *n, int64_t *h, int64_t *w)
 {
-	if (!is_type(n, "pooling"))
+	struct al_nn_pooling pl;
+	if (!ali_nn_pooling(n, &pl))
 		return false;
-	al_span p = params_of(n);
-	uint64_t global = 0, type = 0;
-	if (!pb_get_varint(p, 60, &global) || !global || (pb_get_varint(p, 1, &type) && type != 1))
+	if (!al_pb_true(pl.global_pooling) || (pl.type.has && pl.type.v != 1))
 		return false; /* type AVERAGE = 1; MAX = 0 is the protobuf default */
-	if (!pb_has(p, 1) || !pb_has(p, 30)) /* padding oneof: valid = 30 */
+	if (!pl.type.present || !pl.valid.present) /* padding oneof: valid */
 		return false;
 	struct al_shape s;
 	if (!ali_rx_in_shape(n, 0, &s) || s.rank < 2)

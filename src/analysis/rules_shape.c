@@ -76,7 +76,7 @@ static bool const_input(const struct al_node *n, uint32_t i, bool mil)
 		return false;
 	if (mil)
 		return (ali_rx_mil_flags(p) & AL_OPF_CONST) != 0;
-	return strcmp(p->type, "loadConstant") == 0 || strcmp(p->type, "loadConstantND") == 0;
+	return p->kind == AL_NNK_loadConstant || p->kind == AL_NNK_loadConstantND;
 }
 
 static bool axis_caps(const struct al_rctx *c, bool mil, char *reason, size_t cap)

@@ -7,6 +7,7 @@
  * that is not a constant, leaves the declared type alone; weights are never read.
  */
 #include "shapes.h"
+#include "mil_fields.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,32 +41,16 @@ uint32_t shp_mil_param_count(const struct al_node *n, const char *param)
 /* Value.type (ValueType.tensorType) of a literal as a shape. */
 static bool literal_shape(al_span val, struct al_shape *out)
 {
-	al_span vt, tt;
-	if (!pb_get_bytes(val, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+	struct ali_mil_tensor_type tt;
+	if (!ali_mil_value_tensor_type(val, &tt))
 		return false;
-	uint64_t dt = 0;
-	pb_get_varint(tt, 1, &dt);
+	uint64_t dt = tt.dtype;
 	int64_t dims[AL_SHAPE_MAX_RANK];
-	size_t n = 0;
-	struct pb_iter it;
-	struct pb_field f;
-	pb_iter_init(&it, tt);
-	while (pb_next(&it, &f)) {
-		if (f.num != 3 || f.wire != PB_LEN)
-			continue;
-		al_span c;
-		uint64_t size = 0;
-		int64_t d = AL_DIM_UNKNOWN;
-		if (pb_get_bytes(f.data, 1, &c)) {
-			pb_get_varint(c, 1, &size);
-			d = size <= INT64_MAX ? (int64_t)size : AL_DIM_UNKNOWN;
-		}
-		if (n < AL_SHAPE_MAX_RANK)
-			dims[n] = d;
-		n++;
-	}
-	if (it.err || n > AL_SHAPE_MAX_RANK)
+	size_t n = tt.n_dims;
+	if (tt.err || n > AL_SHAPE_MAX_RANK)
 		return false;
+	for (size_t i = 0; i < n; i++)
+		dims[i] = tt.constant[i] && tt.size[i] <= INT64_MAX ? (int64_t)tt.size[i] : AL_DIM_UNKNOWN;
 	shp_from(out, dims, n, dt <= 64 ? (int)dt : AL_DT_UNKNOWN);
 	return true;
 }
@@ -843,8 +828,8 @@ static bool m_block(const struct shp_node *x, const char *arg)
 	struct al_shape s;
 	if (!x->n_out || !P(x, "x", &s) || s.rank != 4)
 		return false;
-	const char *param = strcmp(x->n->type, "pixel_shuffle") == 0	  ? "upscale_factor"
-			    : strcmp(x->n->type, "pixel_unshuffle") == 0 ? "downscale_factor"
+	const char *param = x->n->kind == AL_MILK_pixel_shuffle	  ? "upscale_factor"
+			    : x->n->kind == AL_MILK_pixel_unshuffle ? "downscale_factor"
 									 : "block_size";
 	int64_t b = int1(x, param, 0), b2 = dim_mul(b, b);
 	if (b < 1 || b2 < 1)

@@ -6,11 +6,13 @@
  * from the params span, weights never. A size that is data-dependent, a custom layer
  * or an unknown layer gives unknown dims, not a guess. Blobs are fp32. */
 #include "shapes.h"
+#include "nn_params.h"
 
 #include <math.h>
 #include <string.h>
 
 #define MAXV 16 /* values read from one repeated parameter */
+_Static_assert(MAXV == AL_NN_MAXV, "a typed field keeps as many values as shapes read");
 
 /* ================================================================ params */
 
@@ -43,15 +45,21 @@ static float pf(al_span p, uint32_t f, float def)
 /* Repeated (u)int64 field f into v[0..MAXV) as signed values; the count
  * present (may exceed MAXV; then only the first MAXV are read), 0 if absent
  * or malformed. */
+/* The same of a typed repeated field (nn_params.h). */
+static size_t sints(const struct al_pb_u64s *r, int64_t *v)
+{
+	if (r->n <= 0)
+		return 0;
+	for (long i = 0; i < r->n && i < MAXV; i++)
+		v[i] = al_pb_s64(r->v[i]);
+	return (size_t)r->n;
+}
+
 static size_t pints(al_span p, uint32_t f, int64_t *v)
 {
-	uint64_t u[MAXV];
-	long n = pb_get_varints(p, f, u, MAXV);
-	if (n <= 0)
-		return 0;
-	for (long i = 0; i < n && i < MAXV; i++)
-		v[i] = u[i] <= INT64_MAX ? (int64_t)u[i] : -(int64_t)(~u[i]) - 1;
-	return (size_t)n;
+	struct al_pb_u64s r;
+	r.n = pb_get_varints(p, f, r.v, MAXV);
+	return sints(&r, v);
 }
 
 static al_span psub(al_span p, uint32_t f)
@@ -71,9 +79,10 @@ static void border(al_span b, int64_t pad[4])
 	memset(pad, 0, 4 * sizeof pad[0]);
 	pb_iter_init(&it, b);
 	while (pb_next(&it, &f) && k < 2) {
-		if (f.num != 10 || f.wire != PB_LEN)
+		if (f.num != AL_NN_F_BORDER_AMOUNTS_EDGES || f.wire != PB_LEN)
 			continue;
-		int64_t s = (int64_t)(pu(f.data, 1, 0) & INT64_MAX), e = (int64_t)(pu(f.data, 2, 0) & INT64_MAX);
+		int64_t s = (int64_t)(pu(f.data, AL_NN_F_EDGE_START, 0) & INT64_MAX),
+			e = (int64_t)(pu(f.data, AL_NN_F_EDGE_END, 0) & INT64_MAX);
 		pad[2 * k] = s;
 		pad[2 * k + 1] = e;
 		k++;
@@ -147,13 +156,23 @@ static int64_t deconv_out(int64_t in, int64_t k, int64_t stride, int64_t pads, b
 	return dim_sub(dim_add(dim_mul(in - 1, stride), k), pads);
 }
 
-/* Two values [H, W] of repeated field f, default d. */
+/* Two values [H, W] of a repeated field, default d. */
+static void pair_of(size_t n, const int64_t *t, int64_t d, int64_t v[2])
+{
+	v[0] = n >= 1 ? t[0] : d;
+	v[1] = n >= 2 ? t[1] : n == 1 ? t[0] : d;
+}
+
 static void pair(al_span p, uint32_t f, int64_t d, int64_t v[2])
 {
 	int64_t t[MAXV];
-	size_t n = pints(p, f, t);
-	v[0] = n >= 1 ? t[0] : d;
-	v[1] = n >= 2 ? t[1] : n == 1 ? t[0] : d;
+	pair_of(pints(p, f, t), t, d, v);
+}
+
+static void pair_typed(const struct al_pb_u64s *r, int64_t d, int64_t v[2])
+{
+	int64_t t[MAXV];
+	pair_of(sints(r, t), t, d, v);
 }
 
 /* ================================================================ shape functions */
@@ -197,31 +216,31 @@ static void nn_broadcast(const struct shp_node *x, al_span p)
 	x->out[0].dtype = AL_DT_FP32;
 }
 
-/* ConvolutionLayerParams: outputChannels = 1, nGroups = 10, kernelSize = 20,
- * stride = 30, dilationFactor = 40, valid = 50, same = 51, isDeconvolution = 60,
- * outputShape = 100. Input [..., C, H, W]. */
+/* ConvolutionLayerParams. Input [..., C, H, W]. */
 static void nn_conv(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 3))
 		return;
+	struct al_nn_convolution cv;
+	ali_nn_convolution(x->n, &cv);
 	struct al_shape *o = &x->out[0];
 	const struct al_shape *s = x->in[0];
 	int c = back(s, 3), h = back(s, 2), w = back(s, 1);
-	int64_t cout = (int64_t)(pu(p, 1, 0) & INT64_MAX);
+	int64_t cout = (int64_t)(al_pb_or(cv.output_channels, 0) & INT64_MAX);
 	const struct al_shape *wt = in_at(x, 1);
 	if (!cout && wt && wt->rank == 4)
 		cout = shp_dim(wt, 0);
 	shp_set(o, c, cout > 0 ? cout : AL_DIM_UNKNOWN, false);
 	int64_t k[2], st[2], dl[2], pad[4] = {0};
-	pair(p, 20, 3, k);
-	pair(p, 30, 1, st);
-	pair(p, 40, 1, dl);
-	bool same = pb_has(p, 51);
-	if (pb_has(p, 50))
-		border(psub(psub(p, 50), 1), pad);
-	if (pb(p, 60)) { /* deconvolution */
+	pair_typed(&cv.kernel_size, 3, k);
+	pair_typed(&cv.stride, 1, st);
+	pair_typed(&cv.dilation_factor, 1, dl);
+	bool same = cv.same.present;
+	if (cv.valid.present)
+		border(psub(cv.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad);
+	if (al_pb_true(cv.is_deconvolution)) {
 		int64_t os[MAXV];
-		size_t no = pints(p, 100, os);
+		size_t no = sints(&cv.output_shape, os);
 		for (int a = 0; a < 2; a++) {
 			int ax = a ? w : h;
 			if (no >= 2)
@@ -240,34 +259,36 @@ static void nn_conv(const struct shp_node *x, al_span p)
 	}
 }
 
-/* PoolingLayerParams: kernelSize = 10, stride = 20, valid = 30, same = 31,
- * includeLastPixel = 32 {paddingAmounts = 10 [H, W]}, globalPooling = 60. */
+/* PoolingLayerParams: kernelSize, stride, valid / same / includeLastPixel
+ * {paddingAmounts [H, W]}, globalPooling. */
 static void nn_pool(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 3))
 		return;
+	struct al_nn_pooling pl;
+	ali_nn_pooling(x->n, &pl);
 	struct al_shape *o = &x->out[0];
 	const struct al_shape *s = x->in[0];
 	int h = back(s, 2), w = back(s, 1);
-	if (pb(p, 60)) {
+	if (al_pb_true(pl.global_pooling)) {
 		shp_set(o, h, 1, false);
 		shp_set(o, w, 1, false);
 		return;
 	}
 	int64_t k[2], st[2], pad[4] = {0};
-	pair(p, 10, 3, k);
-	pair(p, 20, 1, st);
+	pair_typed(&pl.kernel_size, 3, k);
+	pair_typed(&pl.stride, 1, st);
 	enum pad_kind kind = PAD_VALID;
-	if (pb_has(p, 31)) {
+	if (pl.same.present) {
 		kind = PAD_SAME;
-	} else if (pb_has(p, 32)) {
+	} else if (pl.include_last_pixel.present) {
 		int64_t pp[2];
-		pair(psub(p, 32), 10, 0, pp);
+		pair(pl.include_last_pixel.v, AL_NN_F_LAST_PIXEL_PADDING, 0, pp);
 		pad[0] = pad[1] = pp[0];
 		pad[2] = pad[3] = pp[1];
 		kind = PAD_LAST_PIXEL;
-	} else if (pb_has(p, 30)) {
-		border(psub(psub(p, 30), 1), pad);
+	} else if (pl.valid.present) {
+		border(psub(pl.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad);
 	}
 	for (int a = 0; a < 2; a++) {
 		int ax = a ? w : h;
@@ -276,14 +297,16 @@ static void nn_pool(const struct shp_node *x, al_span p)
 	}
 }
 
-/* InnerProductLayerParams outputChannels = 2; ranks 1..5 as NeuralNetwork.proto
+/* InnerProductLayerParams outputChannels; ranks 1..5 as NeuralNetwork.proto
  * lists them: [Cout], [x1,Cout], [x1,x2,Cout], [x1,Cout,1,1], [x1,x2,Cout,1,1]. */
 static void nn_inner_product(const struct shp_node *x, al_span p)
 {
 	const struct al_shape *s = in_at(x, 0);
 	if (!x->n_out || !s || s->rank < 1 || s->rank > 5)
 		return;
-	int64_t cout = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	struct al_nn_inner_product ip;
+	ali_nn_inner_product(x->n, &ip);
+	int64_t cout = (int64_t)(al_pb_or(ip.output_channels, 0) & INT64_MAX);
 	struct al_shape *o = &x->out[0];
 	*o = *s;
 	o->dtype = AL_DT_FP32;
@@ -293,21 +316,21 @@ static void nn_inner_product(const struct shp_node *x, al_span p)
 		shp_set(o, i, 1, false);
 }
 
-/* EmbeddingLayerParams outputChannels = 2: [x1,1,1,1] -> [x1,Cout,1,1] (rank 4 or 5). */
+/* EmbeddingLayerParams outputChannels: [x1,1,1,1] -> [x1,Cout,1,1] (rank 4 or 5). */
 static void nn_embedding(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 4))
 		return;
-	int64_t cout = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	int64_t cout = (int64_t)(pu(p, AL_NN_F_EMBEDDING_OUTPUT_CHANNELS, 0) & INT64_MAX);
 	shp_set(&x->out[0], back(x->in[0], 3), cout ? cout : AL_DIM_UNKNOWN, false);
 }
 
-/* EmbeddingNDLayerParams embeddingSize = 2: the last axis (1) becomes it. */
+/* EmbeddingNDLayerParams embeddingSize: the last axis (1) becomes it. */
 static void nn_embedding_nd(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 1))
 		return;
-	int64_t e = (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	int64_t e = (int64_t)(pu(p, AL_NN_F_EMBEDDING_ND_EMBEDDING_SIZE, 0) & INT64_MAX);
 	shp_set(&x->out[0], back(x->in[0], 1), e ? e : AL_DIM_UNKNOWN, false);
 }
 
@@ -326,7 +349,7 @@ static void nn_crop(const struct shp_node *x, al_span p)
 		return;
 	}
 	int64_t c[4];
-	border(psub(p, 1), c);
+	border(psub(p, AL_NN_F_CROP_CROP_AMOUNTS), c);
 	shp_set(o, h, dim_sub(dim_sub(shp_dim(s, h), c[0]), c[1]), shp_flex(s, h));
 	shp_set(o, w, dim_sub(dim_sub(shp_dim(s, w), c[2]), c[3]), shp_flex(s, w));
 }
@@ -340,22 +363,24 @@ static void nn_padding(const struct shp_node *x, al_span p)
 	struct al_shape *o = &x->out[0];
 	int h = back(s, 2), w = back(s, 1);
 	int64_t c[4];
-	border(psub(p, 10), c);
+	border(psub(p, AL_NN_F_PADDING_PADDING_AMOUNTS), c);
 	shp_set(o, h, dim_add(dim_add(shp_dim(s, h), c[0]), c[1]), shp_flex(s, h));
 	shp_set(o, w, dim_add(dim_add(shp_dim(s, w), c[2]), c[3]), shp_flex(s, w));
 }
 
-/* UpsampleLayerParams scalingFactor = 1 [H, W] (default 1), fractionalScalingFactor = 7. */
+/* UpsampleLayerParams scalingFactor [H, W] (default 1), fractionalScalingFactor. */
 static void nn_upsample(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 3))
 		return;
+	struct al_nn_upsample up;
+	ali_nn_upsample(x->n, &up);
 	const struct al_shape *s = x->in[0];
 	struct al_shape *o = &x->out[0];
-	float fr[2];
-	long nf = pb_get_floats(p, 7, fr, 2);
+	const float *fr = up.fractional_scaling_factor.v;
+	long nf = up.fractional_scaling_factor.n;
 	int64_t sf[2];
-	pair(p, 1, 1, sf);
+	pair_typed(&up.scaling_factor, 1, sf);
 	for (int a = 0; a < 2; a++) {
 		int ax = back(s, 2 - a);
 		int64_t d = shp_dim(s, ax), v;
@@ -369,13 +394,13 @@ static void nn_upsample(const struct shp_node *x, al_span p)
 	}
 }
 
-/* ResizeBilinearLayerParams targetSize = 1 [H, W] (default [1, 1]). */
+/* ResizeBilinearLayerParams targetSize [H, W] (default [1, 1]). */
 static void nn_resize(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 3))
 		return;
 	int64_t t[2];
-	pair(p, 1, 1, t);
+	pair(p, AL_NN_F_RESIZE_BILINEAR_TARGET_SIZE, 1, t);
 	shp_set(&x->out[0], back(x->in[0], 2), t[0], false);
 	shp_set(&x->out[0], back(x->in[0], 1), t[1], false);
 }
@@ -388,7 +413,7 @@ static void nn_crop_resize(const struct shp_node *x, al_span p)
 	if (!x->n_out || !s || s->rank != 5)
 		return;
 	int64_t t[2];
-	pair(p, 1, 1, t);
+	pair(p, AL_NN_F_CROP_RESIZE_TARGET_SIZE, 1, t);
 	struct al_shape *o = &x->out[0];
 	shp_rank(o, 5, AL_DT_FP32);
 	shp_copy_dim(o, 0, r, 0);
@@ -416,7 +441,7 @@ static void nn_reduce_legacy(const struct shp_node *x, al_span p)
 {
 	static const int axes[5][3] = {{3, 2, 1}, {2, 1, 0}, {3, 0, 0}, {2, 0, 0}, {1, 0, 0}};
 	static const int min_rank[5] = {3, 2, 3, 2, 1};
-	int64_t a = pi(p, 3, 0);
+	int64_t a = pi(p, AL_NN_F_REDUCE_AXIS, 0);
 	if (a < 0 || a > 4 || !start_chw(x, min_rank[a]))
 		return;
 	for (int k = 0; k < 3 && axes[a][k]; k++)
@@ -427,7 +452,7 @@ static void nn_reduce_legacy(const struct shp_node *x, al_span p)
 static void nn_load_constant(const struct shp_node *x, al_span p)
 {
 	int64_t v[MAXV];
-	if (!x->n_out || pints(p, 1, v) != 3)
+	if (!x->n_out || pints(p, AL_NN_F_LOAD_CONSTANT_SHAPE, v) != 3)
 		return;
 	int64_t d[5] = {1, 1, v[0], v[1], v[2]};
 	shp_from(&x->out[0], d, 5, AL_DT_FP32);
@@ -437,7 +462,7 @@ static void nn_load_constant(const struct shp_node *x, al_span p)
 static void nn_load_constant_nd(const struct shp_node *x, al_span p)
 {
 	int64_t v[MAXV];
-	size_t n = pints(p, 1, v);
+	size_t n = pints(p, AL_NN_F_LOAD_CONSTANT_SHAPE, v);
 	if (!x->n_out || n == 0 || n > MAXV)
 		return;
 	shp_from(&x->out[0], v, n, AL_DT_FP32);
@@ -479,7 +504,7 @@ static void nn_reshape_legacy(const struct shp_node *x, al_span p)
 {
 	const struct al_shape *s = in_at(x, 0);
 	int64_t t[MAXV];
-	size_t n = pints(p, 1, t);
+	size_t n = pints(p, AL_NN_F_RESHAPE_TARGET_SHAPE, t);
 	if (!x->n_out || !s || s->rank != 5 || (n != 3 && n != 4))
 		return;
 	bool fl = false;
@@ -522,7 +547,7 @@ static void nn_permute(const struct shp_node *x, al_span p)
 	static const int pos[4] = {0, 2, 3, 4};
 	const struct al_shape *s = in_at(x, 0);
 	int64_t a[MAXV];
-	size_t n = pints(p, 1, a);
+	size_t n = pints(p, AL_NN_F_PERMUTE_AXIS, a);
 	if (!x->n_out || !s || s->rank != 5)
 		return;
 	struct al_shape *o = &x->out[0];
@@ -572,13 +597,13 @@ static void concat_along(const struct shp_node *x, int64_t ax)
 /* ConcatLayerParams sequenceConcat = 100: axis -5, else -3. */
 static void nn_concat(const struct shp_node *x, al_span p)
 {
-	concat_along(x, pb(p, 100) ? -5 : -3);
+	concat_along(x, pb(p, AL_NN_F_CONCAT_SEQUENCE_CONCAT) ? -5 : -3);
 }
 
 /* ConcatNDLayerParams axis = 1. */
 static void nn_concat_nd(const struct shp_node *x, al_span p)
 {
-	concat_along(x, pi(p, 1, 0));
+	concat_along(x, pi(p, AL_NN_F_AXIS, 0));
 }
 
 /* Even or given split of input 0's axis `ax` into the outputs. */
@@ -602,15 +627,15 @@ static void split_along(const struct shp_node *x, int64_t ax, const int64_t *siz
 /* SplitLayerParams nOutputs = 1: axis -3 in equal parts. */
 static void nn_split(const struct shp_node *x, al_span p)
 {
-	split_along(x, -3, NULL, 0, pu(p, 1, 0));
+	split_along(x, -3, NULL, 0, pu(p, AL_NN_F_SPLIT_N_OUTPUTS, 0));
 }
 
 /* SplitNDLayerParams axis = 1, numSplits = 2, splitSizes = 3. */
 static void nn_split_nd(const struct shp_node *x, al_span p)
 {
 	int64_t sz[MAXV];
-	size_t n = pints(p, 3, sz);
-	split_along(x, pi(p, 1, 0), sz, n, pu(p, 2, 0));
+	size_t n = pints(p, AL_NN_F_SPLIT_ND_SPLIT_SIZES, sz);
+	split_along(x, pi(p, AL_NN_F_AXIS, 0), sz, n, pu(p, AL_NN_F_SPLIT_ND_NUM_SPLITS, 0));
 }
 
 /* SequenceRepeatLayerParams nRepetitions = 1 (0 -> 1): axis -5 times n. */
@@ -618,7 +643,7 @@ static void nn_sequence_repeat(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 5))
 		return;
-	uint64_t n = pu(p, 1, 1);
+	uint64_t n = pu(p, AL_NN_F_SEQUENCE_REPEAT_N_REPETITIONS, 1);
 	int a = back(x->in[0], 5);
 	shp_set(&x->out[0], a, dim_mul(shp_dim(x->in[0], a), n ? (int64_t)(n & INT64_MAX) : 1),
 		shp_flex(x->in[0], a));
@@ -632,14 +657,14 @@ static void nn_reorganize(const struct shp_node *x, al_span p)
 		return;
 	const struct al_shape *s = x->in[0];
 	struct al_shape *o = &x->out[0];
-	int64_t b = (int64_t)(pu(p, 2, 0) & INT64_MAX), b2 = dim_mul(b, b);
+	int64_t b = (int64_t)(pu(p, AL_NN_F_REORGANIZE_BLOCK_SIZE, 0) & INT64_MAX), b2 = dim_mul(b, b);
 	int c = back(s, 3), h = back(s, 2), w = back(s, 1);
 	int64_t C = shp_dim(s, c), H = shp_dim(s, h), W = shp_dim(s, w);
 	if (b < 1) {
 		shp_rank(o, s->rank, AL_DT_FP32);
 		return;
 	}
-	if (pi(p, 1, 0) == 0) {
+	if (pi(p, AL_NN_F_REORGANIZE_MODE, 0) == 0) {
 		shp_set(o, c, dim_mul(C, b2), shp_flex(s, c));
 		shp_set(o, h, H >= 0 && H % b == 0 ? H / b : AL_DIM_UNKNOWN, shp_flex(s, h));
 		shp_set(o, w, W >= 0 && W % b == 0 ? W / b : AL_DIM_UNKNOWN, shp_flex(s, w));
@@ -654,13 +679,14 @@ static void nn_reorganize(const struct shp_node *x, al_span p)
  * 3, axis = 4 (CHANNEL -3, HEIGHT -2, WIDTH -1). */
 static void nn_slice_legacy(const struct shp_node *x, al_span p)
 {
-	int64_t a = pi(p, 4, 0);
+	int64_t a = pi(p, AL_NN_F_SLICE_AXIS, 0);
 	if (a < 0 || a > 2 || !start_chw(x, (int)(3 - a)))
 		return;
 	int ax = back(x->in[0], (int)(3 - a));
-	int64_t st = (int64_t)(pu(p, 3, 1) & INT64_MAX);
+	int64_t st = (int64_t)(pu(p, AL_NN_F_SLICE_STRIDE, 1) & INT64_MAX);
 	int64_t d = shp_dim(x->in[0], ax);
-	int64_t v = shp_slice_count(d, pi(p, 1, 0), pi(p, 2, 0), st ? st : 1, false, false, false);
+	int64_t v = shp_slice_count(d, pi(p, AL_NN_F_SLICE_START_INDEX, 0), pi(p, AL_NN_F_SLICE_END_INDEX, 0),
+				    st ? st : 1, false, false, false);
 	shp_set(&x->out[0], ax, v, false);
 }
 
@@ -672,10 +698,11 @@ static void slice_nd(const struct shp_node *x, al_span p, bool dynamic)
 	if (!x->n_out || !s || s->rank > MAXV)
 		return;
 	int64_t b[MAXV] = {0}, e[MAXV] = {0}, st[MAXV], bm[MAXV] = {0}, em[MAXV] = {0}, sq[MAXV] = {0};
-	size_t nb = pints(p, 1, b), ne = pints(p, 3, e), ns = pints(p, 5, st);
-	pints(p, 2, bm);
-	pints(p, 4, em);
-	pints(p, 6, sq);
+	size_t nb = pints(p, AL_NN_F_SLICE_ND_BEGIN_IDS, b), ne = pints(p, AL_NN_F_SLICE_ND_END_IDS, e),
+	       ns = pints(p, AL_NN_F_SLICE_ND_STRIDES, st);
+	pints(p, AL_NN_F_SLICE_ND_BEGIN_MASKS, bm);
+	pints(p, AL_NN_F_SLICE_ND_END_MASKS, em);
+	pints(p, AL_NN_F_SLICE_ND_SQUEEZE_MASKS, sq);
 	(void)nb;
 	(void)ne;
 	struct al_shape *o = &x->out[0];
@@ -719,8 +746,8 @@ static void nn_slice_by_size(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 1))
 		return;
-	int a = shp_axis(x->in[0], pi(p, 3, 0));
-	int64_t n = pi(p, 2, -1);
+	int a = shp_axis(x->in[0], pi(p, AL_NN_F_SLICE_BY_SIZE_AXIS, 0));
+	int64_t n = pi(p, AL_NN_F_SLICE_BY_SIZE_SIZE, -1);
 	if (a >= 0)
 		shp_set(&x->out[0], a, n >= 0 ? n : AL_DIM_UNKNOWN, false);
 }
@@ -746,22 +773,18 @@ static void rnn_outputs(const struct shp_node *x, int64_t osize, bool seq_out, i
 	}
 }
 
-/* SimpleRecurrent (sequenceOutput = 15) and GRU (15): outputVectorSize = 2. */
+/* SimpleRecurrent, GRU and the LSTMs: outputVectorSize, sequenceOutput. */
+static void rnn_shapes(const struct shp_node *x, int64_t mult)
+{
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(x->n, &r);
+	rnn_outputs(x, (int64_t)(al_pb_or(r.output_vector_size, 0) & INT64_MAX),
+		    al_pb_true(r.sequence_output), mult);
+}
+
 static void nn_rnn(const struct shp_node *x, al_span p)
 {
-	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(p, 15), 1);
-}
-
-/* UniDirectionalLSTM / BiDirectionalLSTM: outputVectorSize = 2, params = 15
- * (LSTMParams sequenceOutput = 10). */
-static void nn_lstm(const struct shp_node *x, al_span p)
-{
-	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(psub(p, 15), 10), 1);
-}
-
-static void nn_bilstm(const struct shp_node *x, al_span p)
-{
-	rnn_outputs(x, (int64_t)(pu(p, 2, 0) & INT64_MAX), pb(psub(p, 15), 10), 2);
+	rnn_shapes(x, x->n->kind == AL_NNK_biDirectionalLSTM ? 2 : 1);
 }
 
 /* RangeStaticLayerParams endValue = 1, startValue = 2, stepSizeValue = 3 -> [n]. */
@@ -769,7 +792,8 @@ static void nn_range_static(const struct shp_node *x, al_span p)
 {
 	if (!x->n_out)
 		return;
-	double e = pf(p, 1, 0), b = pf(p, 2, 0), st = pf(p, 3, 1);
+	double e = pf(p, AL_NN_F_RANGE_STATIC_END, 0), b = pf(p, AL_NN_F_RANGE_STATIC_START, 0),
+	       st = pf(p, AL_NN_F_RANGE_STATIC_STEP, 1);
 	shp_rank(&x->out[0], 1, AL_DT_FP32);
 	double n = st != 0 ? ceil((e - b) / st) : -1;
 	if (isfinite(n) && n >= 0 && n < 9e15)
@@ -791,7 +815,7 @@ static void nn_tile(const struct shp_node *x, al_span p)
 		return;
 	const struct al_shape *s = x->in[0];
 	int64_t r[MAXV];
-	size_t n = pints(p, 1, r);
+	size_t n = pints(p, AL_NN_F_TILE_REPS, r);
 	if (x->n_in > 1 || n != (size_t)s->rank) {
 		shp_rank(&x->out[0], s->rank, AL_DT_FP32);
 		return;
@@ -823,7 +847,7 @@ static void nn_stack(const struct shp_node *x, al_span p)
 {
 	const struct al_shape *s = in_at(x, 0);
 	if (x->n_out && s)
-		insert_axis(&x->out[0], s, pi(p, 1, 0), x->n_in);
+		insert_axis(&x->out[0], s, pi(p, AL_NN_F_AXIS, 0), x->n_in);
 }
 
 /* data[:axis] + indices + data[axis+1:]. */
@@ -848,7 +872,7 @@ static void gather_shape(struct al_shape *o, const struct al_shape *d, const str
 static void nn_gather(const struct shp_node *x, al_span p)
 {
 	if (x->n_out)
-		gather_shape(&x->out[0], in_at(x, 0), in_at(x, 1), pi(p, 1, 0));
+		gather_shape(&x->out[0], in_at(x, 0), in_at(x, 1), pi(p, AL_NN_F_AXIS, 0));
 	if (x->n_out && x->out[0].rank >= 0)
 		x->out[0].dtype = AL_DT_FP32;
 }
@@ -904,7 +928,7 @@ static void permute_shape(struct al_shape *o, const struct al_shape *s, const in
 static void nn_transpose(const struct shp_node *x, al_span p)
 {
 	int64_t a[MAXV];
-	size_t n = pints(p, 1, a);
+	size_t n = pints(p, AL_NN_F_TRANSPOSE_AXES, a);
 	if (x->n_out && in_at(x, 0)) {
 		permute_shape(&x->out[0], x->in[0], a, n);
 		x->out[0].dtype = AL_DT_FP32;
@@ -918,8 +942,9 @@ static void nn_sliding_windows(const struct shp_node *x, al_span p)
 	const struct al_shape *s = in_at(x, 0);
 	if (!x->n_out || !s)
 		return;
-	int a = shp_axis(s, pi(p, 1, 0));
-	int64_t w = (int64_t)(pu(p, 2, 0) & INT64_MAX), st = (int64_t)(pu(p, 3, 1) & INT64_MAX);
+	int a = shp_axis(s, pi(p, AL_NN_F_AXIS, 0));
+	int64_t w = (int64_t)(pu(p, AL_NN_F_SLIDING_WINDOWS_WINDOW_SIZE, 0) & INT64_MAX),
+		st = (int64_t)(pu(p, AL_NN_F_SLIDING_WINDOWS_STEP, 1) & INT64_MAX);
 	if (a < 0)
 		return;
 	struct al_shape *o = &x->out[0];
@@ -940,8 +965,8 @@ static void nn_topk(const struct shp_node *x, al_span p)
 	const struct al_shape *s = in_at(x, 0);
 	if (!s)
 		return;
-	int a = shp_axis(s, pi(p, 1, 0));
-	int64_t k = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, 2, 0) & INT64_MAX);
+	int a = shp_axis(s, pi(p, AL_NN_F_AXIS, 0));
+	int64_t k = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, AL_NN_F_TOPK_K, 0) & INT64_MAX);
 	for (uint32_t o = 0; o < x->n_out && o < 2; o++) {
 		x->out[o] = *s;
 		x->out[o].dtype = AL_DT_FP32;
@@ -991,9 +1016,9 @@ static void reduce_shape(struct al_shape *o, const struct al_shape *s, const int
 /* ArgMax / ArgMin: axis = 1, removeDim = 2. */
 static void nn_argreduce(const struct shp_node *x, al_span p)
 {
-	int64_t a = pi(p, 1, 0);
+	int64_t a = pi(p, AL_NN_F_AXIS, 0);
 	if (x->n_out)
-		reduce_shape(&x->out[0], in_at(x, 0), &a, 1, !pb(p, 2), true);
+		reduce_shape(&x->out[0], in_at(x, 0), &a, 1, !pb(p, AL_NN_F_ARG_REMOVE_DIM), true);
 	if (x->n_out && x->out[0].rank >= 0)
 		x->out[0].dtype = AL_DT_FP32;
 }
@@ -1006,33 +1031,37 @@ static void nn_reduce(const struct shp_node *x, al_span p)
 	if (!x->n_out || !s)
 		return;
 	int64_t a[MAXV];
-	size_t n = pints(p, 1, a);
-	if (pb(p, 3) || n == 0) {
+	size_t n = pints(p, AL_NN_F_REDUCE_ND_AXES, a);
+	bool keep = pb(p, AL_NN_F_REDUCE_ND_KEEP_DIMS);
+	if (pb(p, AL_NN_F_REDUCE_ND_REDUCE_ALL) || n == 0) {
 		n = (size_t)(s->rank < MAXV ? s->rank : MAXV);
 		for (size_t i = 0; i < n; i++)
 			a[i] = (int64_t)i;
 		if (s->rank > MAXV) {
-			shp_rank(&x->out[0], pb(p, 2) ? s->rank : 1, AL_DT_FP32);
+			shp_rank(&x->out[0], keep ? s->rank : 1, AL_DT_FP32);
 			return;
 		}
 	}
-	reduce_shape(&x->out[0], s, a, n, pb(p, 2), true);
+	reduce_shape(&x->out[0], s, a, n, keep, true);
 	if (x->out[0].rank >= 0)
 		x->out[0].dtype = AL_DT_FP32;
 }
 
-/* BatchedMatMulLayerParams transposeA = 1, transposeB = 2,
- * weightMatrixSecondDimension = 6 (one input: [..., X1] -> [..., X2]). */
+/* BatchedMatMulLayerParams transposeA, transposeB, weightMatrixSecondDimension
+ * (one input: [..., X1] -> [..., X2]). */
 static void nn_batched_matmul(const struct shp_node *x, al_span p)
 {
 	const struct al_shape *a = in_at(x, 0);
 	if (!x->n_out || !a)
 		return;
+	struct al_nn_batched_matmul bm;
+	ali_nn_batched_matmul(x->n, &bm);
 	if (x->n_in >= 2) {
-		shp_matmul(&x->out[0], a, in_at(x, 1), pb(p, 1), pb(p, 2), AL_DT_FP32);
+		shp_matmul(&x->out[0], a, in_at(x, 1), al_pb_true(bm.transpose_a), al_pb_true(bm.transpose_b),
+			   AL_DT_FP32);
 		return;
 	}
-	int64_t x2 = (int64_t)(pu(p, 6, 0) & INT64_MAX);
+	int64_t x2 = (int64_t)(al_pb_or(bm.weight_matrix_second_dimension, 0) & INT64_MAX);
 	x->out[0] = *a;
 	x->out[0].dtype = AL_DT_FP32;
 	shp_set(&x->out[0], a->rank - 1, x2 ? x2 : AL_DIM_UNKNOWN, false);
@@ -1062,17 +1091,17 @@ static void static_shape(const struct shp_node *x, al_span p, uint32_t f)
 
 static void nn_fill_static(const struct shp_node *x, al_span p)
 {
-	static_shape(x, p, 2);
+	static_shape(x, p, AL_NN_F_FILL_STATIC_TARGET_SHAPE);
 }
 
 static void nn_random_static(const struct shp_node *x, al_span p)
 {
-	static_shape(x, p, 4);
+	static_shape(x, p, AL_NN_F_RANDOM_STATIC_OUTPUT_SHAPE);
 }
 
 static void nn_bernoulli_static(const struct shp_node *x, al_span p)
 {
-	static_shape(x, p, 3);
+	static_shape(x, p, AL_NN_F_BERNOULLI_STATIC_OUTPUT_SHAPE);
 }
 
 /* *Dynamic layers: the shape comes in as a rank-1 tensor (input `i`); its
@@ -1109,7 +1138,7 @@ static void nn_broadcast_static(const struct shp_node *x, al_span p)
 {
 	const struct al_shape *s = in_at(x, 0);
 	int64_t v[MAXV];
-	size_t n = pints(p, 1, v);
+	size_t n = pints(p, AL_NN_F_BROADCAST_STATIC_TARGET_SHAPE, v);
 	if (!x->n_out || !s || !n || n > MAXV)
 		return;
 	struct al_shape t;
@@ -1140,7 +1169,7 @@ static void nn_squeeze(const struct shp_node *x, al_span p)
 		return;
 	int64_t a[MAXV];
 	size_t n = 0;
-	if (pb(p, 2)) {
+	if (pb(p, AL_NN_F_SQUEEZE_ALL)) {
 		for (int i = 0; i < s->rank; i++) {
 			int64_t d = shp_dim(s, i);
 			if (d < 0) {
@@ -1151,7 +1180,7 @@ static void nn_squeeze(const struct shp_node *x, al_span p)
 				a[n++] = i;
 		}
 	} else {
-		n = pints(p, 1, a);
+		n = pints(p, AL_NN_F_SQUEEZE_AXES, a);
 		if (n > MAXV)
 			return;
 	}
@@ -1187,7 +1216,7 @@ static void expand_shape(struct al_shape *o, const struct al_shape *s, const int
 static void nn_expand_dims(const struct shp_node *x, al_span p)
 {
 	int64_t a[MAXV];
-	size_t n = pints(p, 1, a);
+	size_t n = pints(p, AL_NN_F_EXPAND_DIMS_AXES, a);
 	if (x->n_out && in_at(x, 0)) {
 		expand_shape(&x->out[0], x->in[0], a, n);
 		x->out[0].dtype = AL_DT_FP32;
@@ -1200,7 +1229,7 @@ static void nn_flatten_2d(const struct shp_node *x, al_span p)
 	const struct al_shape *s = in_at(x, 0);
 	if (!x->n_out || !s)
 		return;
-	int64_t a = pi(p, 1, 1);
+	int64_t a = pi(p, AL_NN_F_FLATTEN_2D_AXIS, 1);
 	if (a < 0)
 		a += s->rank;
 	shp_rank(&x->out[0], 2, AL_DT_FP32);
@@ -1217,7 +1246,7 @@ static void reshape_nd(const struct shp_node *x, al_span p, bool zero_copies)
 {
 	const struct al_shape *s = in_at(x, 0);
 	int64_t t[MAXV];
-	size_t n = pints(p, 1, t);
+	size_t n = pints(p, AL_NN_F_RESHAPE_ND_TARGET_SHAPE, t);
 	if (!x->n_out || !n || n > MAXV)
 		return;
 	bool fl = false;
@@ -1243,12 +1272,12 @@ static void nn_constant_pad(const struct shp_node *x, al_span p)
 		return;
 	const struct al_shape *s = x->in[0];
 	int64_t v[MAXV];
-	size_t n = pints(p, 2, v);
+	size_t n = pints(p, AL_NN_F_CONSTANT_PAD_AMOUNTS, v);
 	if (n % 2 || n / 2 > (size_t)s->rank || n > MAXV) {
 		shp_rank(&x->out[0], s->rank, AL_DT_FP32);
 		return;
 	}
-	bool to_size = pb(p, 3);
+	bool to_size = pb(p, AL_NN_F_CONSTANT_PAD_TO_SIZE);
 	int first = s->rank - (int)(n / 2);
 	for (int i = first; i < s->rank; i++) {
 		int64_t b = v[2 * (i - first)], e = v[2 * (i - first) + 1];
@@ -1265,7 +1294,7 @@ static void nn_categorical(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 1))
 		return;
-	int64_t n = pi(p, 2, 0);
+	int64_t n = pi(p, AL_NN_F_CATEGORICAL_NUM_SAMPLES, 0);
 	shp_set(&x->out[0], x->in[0]->rank - 1, n > 0 ? n : AL_DIM_UNKNOWN, false);
 }
 
@@ -1287,22 +1316,25 @@ static void nn_one_hot(const struct shp_node *x, al_span p)
 	const struct al_shape *s = in_at(x, 0);
 	if (!x->n_out || !s)
 		return;
-	int64_t n = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, 1, 0) & INT64_MAX);
-	insert_axis(&x->out[0], s, pi(p, 2, -1), n ? n : AL_DIM_UNKNOWN);
+	int64_t n = x->n_in > 1 ? AL_DIM_UNKNOWN : (int64_t)(pu(p, AL_NN_F_ONE_HOT_SIZE, 0) & INT64_MAX);
+	insert_axis(&x->out[0], s, pi(p, AL_NN_F_ONE_HOT_AXIS, -1), n ? n : AL_DIM_UNKNOWN);
 }
 
-/* Pooling3DLayerParams kernel 2..4, strides 5..7, custom pads 8..13,
- * paddingType = 15 (CUSTOM, VALID, SAME); input [B, C, D, H, W]. */
+/* Pooling3DLayerParams kernel, strides, custom pads per axis D, H, W,
+ * paddingType (CUSTOM, VALID, SAME); input [B, C, D, H, W]. */
 static void nn_pool3d(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 5))
 		return;
+	struct al_nn_pooling3d pl;
+	ali_nn_pooling3d(x->n, &pl);
 	const struct al_shape *s = x->in[0];
-	int64_t t = pi(p, 15, 0);
+	int64_t t = al_pb_i64(pl.padding_type, 0);
 	for (int a = 0; a < 3; a++) {
 		int ax = s->rank - 3 + a;
-		int64_t k = pi(p, 2 + (uint32_t)a, 0), st = pi(p, 5 + (uint32_t)a, 1);
-		int64_t pa = t == 0 ? pi(p, 8 + 2 * (uint32_t)a, 0) : 0, pz = t == 0 ? pi(p, 9 + 2 * (uint32_t)a, 0) : 0;
+		int64_t k = al_pb_i64(pl.kernel[a], 0), st = al_pb_i64(pl.stride[a], 1);
+		int64_t pa = t == 0 ? al_pb_i64(pl.custom_padding[2 * a], 0) : 0,
+			pz = t == 0 ? al_pb_i64(pl.custom_padding[2 * a + 1], 0) : 0;
 		shp_set(&x->out[0], ax,
 			window_out(shp_dim(s, ax), k, st, 1, pa, pz, t == 2 ? PAD_SAME : PAD_VALID),
 			shp_flex(s, ax));
@@ -1318,25 +1350,26 @@ static void nn_global_pool3d(const struct shp_node *x, al_span p)
 		shp_set(&x->out[0], back(x->in[0], a), 1, false);
 }
 
-/* Convolution3DLayerParams outputChannels = 1, kernel 20..22, stride 31..33,
- * dilation 40..42, paddingType = 70, custom pads 80..85, isDeconvolution = 86,
- * outputShape = 87. */
+/* Convolution3DLayerParams outputChannels, kernel, stride, dilation (D, H, W),
+ * paddingType, custom pads, isDeconvolution, outputShape. */
 static void nn_conv3d(const struct shp_node *x, al_span p)
 {
 	if (!start_chw(x, 5))
 		return;
+	struct al_nn_convolution3d cv;
+	ali_nn_convolution3d(x->n, &cv);
 	const struct al_shape *s = x->in[0];
 	struct al_shape *o = &x->out[0];
-	int64_t cout = pi(p, 1, 0), t = pi(p, 70, 0), os[MAXV];
-	bool deconv = pb(p, 86);
-	size_t no = pints(p, 87, os);
+	int64_t cout = al_pb_i64(cv.output_channels, 0), t = al_pb_i64(cv.padding_type, 0), os[MAXV];
+	bool deconv = al_pb_true(cv.is_deconvolution);
+	size_t no = sints(&cv.output_shape, os);
 	shp_set(o, s->rank - 4, cout > 0 ? cout : AL_DIM_UNKNOWN, false);
 	for (int a = 0; a < 3; a++) {
 		int ax = s->rank - 3 + a;
-		int64_t k = pi(p, 20 + (uint32_t)a, 0), st = pi(p, 31 + (uint32_t)a, 1);
-		int64_t dl = pi(p, 40 + (uint32_t)a, 1);
-		int64_t pa = t == 0 ? pi(p, 80 + 2 * (uint32_t)a, 0) : 0;
-		int64_t pz = t == 0 ? pi(p, 81 + 2 * (uint32_t)a, 0) : 0;
+		int64_t k = al_pb_i64(cv.kernel[a], 0), st = al_pb_i64(cv.stride[a], 1);
+		int64_t dl = al_pb_i64(cv.dilation[a], 1);
+		int64_t pa = t == 0 ? al_pb_i64(cv.custom_padding[2 * a], 0) : 0;
+		int64_t pz = t == 0 ? al_pb_i64(cv.custom_padding[2 * a + 1], 0) : 0;
 		int64_t d = shp_dim(s, ax), v;
 		if (deconv) {
 			if (no == 3)
@@ -1382,7 +1415,7 @@ static nn_fn *const rows[AL_NNK_COUNT] = {
 	[AL_NNK_permute] = nn_permute, [AL_NNK_concat] = nn_concat, [AL_NNK_split] = nn_split,
 	[AL_NNK_sequenceRepeat] = nn_sequence_repeat, [AL_NNK_reorganizeData] = nn_reorganize,
 	[AL_NNK_slice] = nn_slice_legacy, [AL_NNK_simpleRecurrent] = nn_rnn, [AL_NNK_gru] = nn_rnn,
-	[AL_NNK_uniDirectionalLSTM] = nn_lstm, [AL_NNK_biDirectionalLSTM] = nn_bilstm,
+	[AL_NNK_uniDirectionalLSTM] = nn_rnn, [AL_NNK_biDirectionalLSTM] = nn_rnn,
 	[AL_NNK_custom] = nn_unknown, [AL_NNK_copy] = nn_same, [AL_NNK_branch] = nn_none,
 	[AL_NNK_loop] = nn_none, [AL_NNK_loopBreak] = nn_none, [AL_NNK_loopContinue] = nn_none,
 	[AL_NNK_rangeStatic] = nn_range_static, [AL_NNK_rangeDynamic] = nn_rank1,

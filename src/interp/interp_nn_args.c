@@ -4,6 +4,7 @@
  * and the layer's weights (fp32, fp16, quantized: dequantized into a new
  * tensor). The driver and the layer table are in interp_nn.c. */
 #include "interp_nn.h"
+#include "nn_params.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -176,11 +177,11 @@ bool nn_border(al_span b, int64_t pad[4])
 	memset(pad, 0, 4 * sizeof pad[0]);
 	pb_iter_init(&it, b);
 	while (pb_next(&it, &f)) {
-		if (f.num != 10 || f.wire != PB_LEN)
+		if (f.num != AL_NN_F_BORDER_AMOUNTS_EDGES || f.wire != PB_LEN)
 			continue;
 		if (k >= 2)
 			return false;
-		uint64_t s = nn_pu(f.data, 1, 0), e = nn_pu(f.data, 2, 0);
+		uint64_t s = nn_pu(f.data, AL_NN_F_EDGE_START, 0), e = nn_pu(f.data, AL_NN_F_EDGE_END, 0);
 		if (s > (uint64_t)NN_BIG || e > (uint64_t)NN_BIG)
 			return false;
 		pad[2 * k] = (int64_t)s;
@@ -208,16 +209,17 @@ static bool weight_parts(al_span wp, struct wparts *w)
 	memset(w, 0, sizeof *w);
 	pb_iter_init(&it, wp);
 	while (pb_next(&it, &f)) {
-		if (f.num == 1 && (f.wire == PB_LEN || f.wire == PB_FIXED32)) {
+		if (f.num == AL_NN_F_WEIGHT_FLOAT_VALUE && (f.wire == PB_LEN || f.wire == PB_FIXED32)) {
 			w->n_f32_fields++;
 			if (f.wire == PB_LEN)
 				w->f32 = f.data;
-		} else if (f.num == 2 && f.wire == PB_LEN) {
+		} else if (f.num == AL_NN_F_WEIGHT_FLOAT16_VALUE && f.wire == PB_LEN) {
 			w->f16 = f.data;
-		} else if ((f.num == 30 || f.num == 31) && f.wire == PB_LEN) {
+		} else if ((f.num == AL_NN_F_WEIGHT_RAW_VALUE || f.num == AL_NN_F_WEIGHT_INT8_RAW_VALUE) &&
+			   f.wire == PB_LEN) {
 			w->raw = f.data;
-			w->int8 = f.num == 31;
-		} else if (f.num == 40 && f.wire == PB_LEN) {
+			w->int8 = f.num == AL_NN_F_WEIGHT_INT8_RAW_VALUE;
+		} else if (f.num == AL_NN_F_WEIGHT_QUANTIZATION && f.wire == PB_LEN) {
 			w->q = f.data;
 		}
 	}
@@ -232,11 +234,11 @@ size_t nn_weight_len(al_span wp)
 	if (w.n_f32_fields == 1 && w.f32.n)
 		return w.f32.n / 4;
 	if (w.n_f32_fields > 1)
-		return (size_t)pb_get_floats(wp, 1, NULL, 0);
+		return (size_t)pb_get_floats(wp, AL_NN_F_WEIGHT_FLOAT_VALUE, NULL, 0);
 	if (w.f16.n)
 		return w.f16.n / 2;
 	if (w.raw.n) {
-		uint64_t bits = w.int8 ? 8 : nn_pu(w.q, 1, 0);
+		uint64_t bits = w.int8 ? 8 : nn_pu(w.q, AL_NN_F_QUANT_NUMBER_OF_BITS, 0);
 		return bits >= 1 && bits <= 8 ? w.raw.n * 8 / bits : 0;
 	}
 	return 0;
@@ -248,8 +250,8 @@ size_t nn_weight_len(al_span wp)
 static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, const char *what,
 				 int rank, const int64_t *dims, size_t count, struct al_tensor **out)
 {
-	uint64_t bits = w->int8 ? 8 : nn_pu(w->q, 1, 0);
-	if (!w->q.p && !pb_has(w->q, 1) && !w->int8) {
+	uint64_t bits = w->int8 ? 8 : nn_pu(w->q, AL_NN_F_QUANT_NUMBER_OF_BITS, 0);
+	if (!w->q.p && !pb_has(w->q, AL_NN_F_QUANT_NUMBER_OF_BITS) && !w->int8) {
 		return nn_fail(l, AL_E_FORMAT, "%s: rawValue without quantization parameters", what);
 	}
 	if (bits < 1 || bits > 8) {
@@ -260,15 +262,15 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 			       what, w->raw.n, (unsigned long long)bits, count,
 			       count > (SIZE_MAX - 7) / bits ? (size_t)0 : (size_t)((count * bits + 7) / 8));
 	}
-	al_span lin = nn_psub(w->q, 101), lut = nn_psub(w->q, 102);
-	bool has_lin = pb_has(w->q, 101), has_lut = pb_has(w->q, 102);
+	al_span lin = nn_psub(w->q, AL_NN_F_QUANT_LINEAR), lut = nn_psub(w->q, AL_NN_F_QUANT_LOOKUP_TABLE);
+	bool has_lin = pb_has(w->q, AL_NN_F_QUANT_LINEAR), has_lut = pb_has(w->q, AL_NN_F_QUANT_LOOKUP_TABLE);
 	long n_scale = 0, n_bias = 0, n_lut = 0;
 	if (has_lin) {
-		n_scale = pb_get_floats(lin, 1, NULL, 0);
-		n_bias = pb_get_floats(lin, 2, NULL, 0);
+		n_scale = pb_get_floats(lin, AL_NN_F_LINEAR_QUANT_SCALE, NULL, 0);
+		n_bias = pb_get_floats(lin, AL_NN_F_LINEAR_QUANT_BIAS, NULL, 0);
 	}
 	if (has_lut)
-		n_lut = pb_get_floats(lut, 1, NULL, 0);
+		n_lut = pb_get_floats(lut, AL_NN_F_LOOKUP_TABLE_FLOAT_VALUE, NULL, 0);
 	if (!has_lin && !has_lut) {
 		return nn_fail(l, AL_E_FORMAT, "%s: quantized weights without linear or lookup-table "
 			       "parameters", what);
@@ -291,10 +293,10 @@ static enum al_status dequantize(struct nn_layer *l, const struct wparts *w, con
 	if (!table)
 		return nn_fail(l, AL_E_NOMEM, "out of memory");
 	if (has_lin) {
-		pb_get_floats(lin, 1, table, (size_t)n_scale);
-		pb_get_floats(lin, 2, table + n_scale, (size_t)n_bias);
+		pb_get_floats(lin, AL_NN_F_LINEAR_QUANT_SCALE, table, (size_t)n_scale);
+		pb_get_floats(lin, AL_NN_F_LINEAR_QUANT_BIAS, table + n_scale, (size_t)n_bias);
 	} else {
-		pb_get_floats(lut, 1, table, (size_t)n_lut);
+		pb_get_floats(lut, AL_NN_F_LOOKUP_TABLE_FLOAT_VALUE, table, (size_t)n_lut);
 	}
 	struct al_tensor *t = nn_alloc(l, rank, dims);
 	if (!t) {
@@ -376,13 +378,13 @@ enum al_status nn_weight(struct nn_layer *l, al_span msg, uint32_t field, const 
 		return *out ? AL_OK : AL_E_NOMEM; /* the size was checked: out of memory or budget */
 	}
 	/* unpacked or split floatValue: gather them */
-	long n = pb_get_floats(wp, 1, NULL, 0);
+	long n = pb_get_floats(wp, AL_NN_F_WEIGHT_FLOAT_VALUE, NULL, 0);
 	if (n < 0 || (size_t)n != count)
 		return nn_fail(l, AL_E_FORMAT, "%s: %ld fp32 values; the shape needs %zu", what, n, count);
 	struct al_tensor *t = nn_alloc(l, rank, dims);
 	if (!t)
 		return AL_E_NOMEM;
-	pb_get_floats(wp, 1, t->f, count);
+	pb_get_floats(wp, AL_NN_F_WEIGHT_FLOAT_VALUE, t->f, count);
 	if (l->r->x->fp16)
 		ali_f16_round_array(t->f, t->n);
 	*out = t;

@@ -13,6 +13,7 @@
  * know) is AL_E_UNSUPPORTED naming it.
  */
 #include "interp_nn.h"
+#include "nn_params.h"
 
 #include <math.h>
 #include <string.h>
@@ -203,10 +204,7 @@ enum al_status nn_l_activation(struct nn_layer *l)
 
 /* ================================================================ convolution */
 
-/* ConvolutionLayerParams: outputChannels = 1, kernelChannels = 2, nGroups = 10,
- * kernelSize = 20, stride = 30, dilationFactor = 40, valid = 50 {paddingAmounts =
- * 1}, same = 51 {asymmetryMode = 1}, isDeconvolution = 60, hasBias = 70, weights =
- * 90, bias = 91, outputShape = 100. A second input is the weight blob. */
+/* ConvolutionLayerParams (al_nn_convolution), weights = 90, bias = 91; or the weight blob as input 1. */
 enum al_status nn_l_conv(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 2, 1, 1);
@@ -217,12 +215,14 @@ enum al_status nn_l_conv(struct nn_layer *l)
 	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
 		return st;
 	al_span p = l->p;
-	bool deconv = nn_pb(p, 60), has_bias = nn_pb(p, 70);
-	uint64_t cout = nn_pu(p, 1, 0), kc = nn_pu(p, 2, 0), groups = nn_pu(p, 10, 0);
+	struct al_nn_convolution cv;
+	ali_nn_convolution(l->n, &cv);
+	bool deconv = al_pb_true(cv.is_deconvolution), has_bias = al_pb_true(cv.has_bias);
+	uint64_t cout = al_pb_or(cv.output_channels, 0), kc = al_pb_or(cv.kernel_channels, 0), groups = al_pb_or(cv.n_groups, 0);
 	if (groups == 0)
 		groups = 1;
 	int64_t k[2], s[2], d[2], pad[4] = {0};
-	if (!nn_pair(p, 20, 3, k) || !nn_pair(p, 30, 1, s) || !nn_pair(p, 40, 1, d))
+	if (!ali_nn_pair(&cv.kernel_size, 3, k) || !ali_nn_pair(&cv.stride, 1, s) || !ali_nn_pair(&cv.dilation_factor, 1, d))
 		return nn_fail(l, AL_E_FORMAT, "kernelSize, stride and dilationFactor take [H, W]");
 	const struct al_tensor *wblob = l->n_in == 2 ? l->in[1] : NULL;
 	if (wblob) {
@@ -251,15 +251,16 @@ enum al_status nn_l_conv(struct nn_layer *l)
 	if (kc && (int64_t)kc != (deconv ? C : C / G))
 		return nn_fail(l, AL_E_FORMAT, "kernelChannels %llu does not match %lld input channels in "
 			       "%lld groups", (unsigned long long)kc, (long long)C, (long long)G);
-	bool same = pb_has(p, 51);
-	int64_t mode = same ? nn_pi(nn_psub(p, 51), 1, 0) : 0;
-	if (pb_has(p, 50) && !nn_border(nn_psub(nn_psub(p, 50), 1), pad))
+	bool same = cv.same.present;
+	int64_t mode = same ? nn_pi(cv.same.v, AL_NN_F_SAME_PADDING_ASYMMETRY_MODE, 0) : 0;
+	if (cv.valid.present && !nn_border(nn_psub(cv.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad))
 		return nn_fail(l, AL_E_FORMAT, "bad paddingAmounts");
 	if (same && mode != 0 && mode != 1)
 		return nn_unsupported(l, "SamePadding asymmetryMode %lld", (long long)mode);
 	int64_t in[2] = {g.h, g.w}, out[2], extra[2] = {0, 0};
 	int64_t os[NN_MAXV];
-	long nos = deconv ? nn_pints(p, 100, os) : 0;
+	long nos = deconv ? cv.output_shape.n : 0;
+	for (long i = 0; i < nos && i < 2; i++) os[i] = al_pb_s64(cv.output_shape.v[i]);
 	if (nos != 0 && nos != 2)
 		return nn_fail(l, AL_E_FORMAT, "outputShape takes [H_out, W_out]");
 	for (int a = 0; a < 2; a++) {
@@ -351,9 +352,7 @@ enum al_status nn_l_conv(struct nn_layer *l)
 
 /* ================================================================ pooling */
 
-/* PoolingLayerParams: type = 1 (MAX, AVERAGE, L2), kernelSize = 10, stride = 20,
- * valid = 30, same = 31, includeLastPixel = 32 {paddingAmounts = 10},
- * avgPoolExcludePadding = 50, globalPooling = 60. */
+/* PoolingLayerParams (al_nn_pooling): type MAX, AVERAGE or L2. */
 enum al_status nn_l_pool(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
@@ -363,14 +362,15 @@ enum al_status nn_l_pool(struct nn_layer *l)
 	struct nn_chw g;
 	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
 		return st;
-	al_span p = l->p;
-	int64_t type = nn_pi(p, 1, 0);
+	struct al_nn_pooling pl;
+	ali_nn_pooling(l->n, &pl);
+	int64_t type = al_pb_i64(pl.type, 0);
 	if (type < 0 || type > 2)
 		return nn_unsupported(l, "pooling type %lld", (long long)type);
 	int64_t k[2], s[2], pad[4] = {0}, in[2] = {g.h, g.w}, out[2];
-	if (!nn_pair(p, 10, 3, k) || !nn_pair(p, 20, 1, s))
+	if (!ali_nn_pair(&pl.kernel_size, 3, k) || !ali_nn_pair(&pl.stride, 1, s))
 		return nn_fail(l, AL_E_FORMAT, "kernelSize and stride take [H, W]");
-	bool global = nn_pb(p, 60);
+	bool global = al_pb_true(pl.global_pooling);
 	if (global) {
 		k[0] = g.h, k[1] = g.w, s[0] = s[1] = 1;
 		if (g.h < 1 || g.w < 1)
@@ -384,19 +384,19 @@ enum al_status nn_l_pool(struct nn_layer *l)
 	enum { VALID, SAME, LAST } kind = VALID;
 	int64_t mode = 0;
 	if (!global) {
-		if (pb_has(p, 31)) {
+		if (pl.same.present) {
 			kind = SAME;
-			mode = nn_pi(nn_psub(p, 31), 1, 0);
+			mode = nn_pi(pl.same.v, AL_NN_F_SAME_PADDING_ASYMMETRY_MODE, 0);
 			if (mode != 0 && mode != 1)
 				return nn_unsupported(l, "SamePadding asymmetryMode %lld", (long long)mode);
-		} else if (pb_has(p, 32)) {
+		} else if (pl.include_last_pixel.present) {
 			kind = LAST;
 			int64_t pp[2];
-			if (!nn_pair(nn_psub(p, 32), 10, 0, pp) || !nn_in_range(pp[0], 0, NN_BIG) || !nn_in_range(pp[1], 0, NN_BIG))
+			if (!nn_pair(pl.include_last_pixel.v, AL_NN_F_LAST_PIXEL_PADDING, 0, pp) || !nn_in_range(pp[0], 0, NN_BIG) || !nn_in_range(pp[1], 0, NN_BIG))
 				return nn_fail(l, AL_E_FORMAT, "bad includeLastPixel paddingAmounts");
 			pad[0] = pad[1] = pp[0];
 			pad[2] = pad[3] = pp[1];
-		} else if (pb_has(p, 30) && !nn_border(nn_psub(nn_psub(p, 30), 1), pad)) {
+		} else if (pl.valid.present && !nn_border(nn_psub(pl.valid.v, AL_NN_F_VALID_PADDING_AMOUNTS), pad)) {
 			return nn_fail(l, AL_E_FORMAT, "bad paddingAmounts");
 		}
 	}
@@ -429,7 +429,7 @@ enum al_status nn_l_pool(struct nn_layer *l)
 	struct al_pool2d pp = {
 		.n = g.n, .c = g.c, .h = g.h, .w = g.w, .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1],
 		.pt = pad[0], .pb = pad[1], .pl = pad[2], .pr = pad[3], .oh = out[0], .ow = out[1],
-		.exclude_pad = nn_pb(p, 50),
+		.exclude_pad = al_pb_true(pl.avg_pool_exclude_padding),
 	};
 	if (y->n) {
 		if (type == 0)
@@ -466,9 +466,8 @@ enum al_status nn_l_global_pool3d(struct nn_layer *l)
 
 /* ================================================================ dense */
 
-/* InnerProductLayerParams: inputChannels = 1, outputChannels = 2, hasBias = 10,
- * weights = 20 [Cout, Cin], bias = 21, int8DynamicQuantize = 22. Input rank 1..5:
- * [Cin], [x1,Cin], [x1,x2,Cin], [x1,Cin...(3 axes)], [x1,x2,Cin...(3 axes)]. */
+/* InnerProductLayerParams (al_nn_inner_product), weights = 20 [Cout, Cin], bias = 21.
+ * Input [Cin], [x1,Cin], [x1,x2,Cin], [x1,Cin...(3 axes)], [x1,x2,Cin...(3 axes)]. */
 enum al_status nn_l_inner_product(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
@@ -477,9 +476,11 @@ enum al_status nn_l_inner_product(struct nn_layer *l)
 	const struct al_tensor *x = l->in[0];
 	if ((st = nn_need_rank(l, x, 1, 5)) != AL_OK)
 		return st;
-	if (nn_pb(l->p, 22))
+	struct al_nn_inner_product ip;
+	ali_nn_inner_product(l->n, &ip);
+	if (al_pb_true(ip.int8_dynamic_quantize))
 		return nn_unsupported(l, "int8DynamicQuantize");
-	uint64_t cin = nn_pu(l->p, 1, 0), cout = nn_pu(l->p, 2, 0);
+	uint64_t cin = al_pb_or(ip.input_channels, 0), cout = al_pb_or(ip.output_channels, 0);
 	int r = x->rank;
 	int feat = r <= 3 ? r - 1 : 2; /* first axis of the features */
 	if (r == 4)
@@ -494,7 +495,7 @@ enum al_status nn_l_inner_product(struct nn_layer *l)
 	struct al_tensor *w = NULL, *b = NULL;
 	if ((st = nn_weight(l, l->p, 20, "weights", 2, wd, true, &w)) != AL_OK)
 		return st;
-	if (nn_pb(l->p, 10) && (st = nn_weight(l, l->p, 21, "bias", 1, &co, true, &b)) != AL_OK) {
+	if (al_pb_true(ip.has_bias) && (st = nn_weight(l, l->p, 21, "bias", 1, &co, true, &b)) != AL_OK) {
 		ali_tensor_unref(w);
 		return st;
 	}
@@ -658,22 +659,22 @@ static enum al_status matmul2(struct nn_layer *l, const struct al_tensor *a, con
 	return AL_OK;
 }
 
-/* BatchedMatMulLayerParams transposeA = 1, transposeB = 2, weightMatrixFirstDimension
- * = 5 (X1), weightMatrixSecondDimension = 6 (X2), hasBias = 7, weights = 8 ([X1, X2]
- * stored column-major), bias = 9, int8DynamicQuantize = 10. */
+/* BatchedMatMulLayerParams (al_nn_batched_matmul): weights = 8 ([X1, X2] column-major), bias = 9. */
 enum al_status nn_l_batched_matmul(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 2, 1, 1);
 	if (st)
 		return st;
+	struct al_nn_batched_matmul bm;
+	ali_nn_batched_matmul(l->n, &bm);
 	if (l->n_in == 2)
-		return matmul2(l, l->in[0], l->in[1], nn_pb(l->p, 1), nn_pb(l->p, 2));
-	if (nn_pb(l->p, 10))
+		return matmul2(l, l->in[0], l->in[1], al_pb_true(bm.transpose_a), al_pb_true(bm.transpose_b));
+	if (al_pb_true(bm.int8_dynamic_quantize))
 		return nn_unsupported(l, "int8DynamicQuantize");
 	const struct al_tensor *a = l->in[0];
 	if ((st = nn_need_rank(l, a, 1, AL_TENSOR_MAX_RANK)) != AL_OK)
 		return st;
-	uint64_t x1 = nn_pu(l->p, 5, 0), x2 = nn_pu(l->p, 6, 0);
+	uint64_t x1 = al_pb_or(bm.weight_matrix_first_dimension, 0), x2 = al_pb_or(bm.weight_matrix_second_dimension, 0);
 	int64_t K = a->dims[a->rank - 1];
 	if ((uint64_t)K != x1 || x2 < 1 || x2 > (uint64_t)NN_BIG)
 		return nn_fail(l, AL_E_FORMAT, "weights [%llu, %llu] for an input of %lld features",
@@ -682,7 +683,7 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 	struct al_tensor *w = NULL, *b = NULL;
 	if ((st = nn_weight(l, l->p, 8, "weights", 2, wd, true, &w)) != AL_OK)
 		return st;
-	if (nn_pb(l->p, 7) && (st = nn_weight(l, l->p, 9, "bias", 1, &N, true, &b)) != AL_OK) {
+	if (al_pb_true(bm.has_bias) && (st = nn_weight(l, l->p, 9, "bias", 1, &N, true, &b)) != AL_OK) {
 		ali_tensor_unref(w);
 		return st;
 	}
@@ -709,8 +710,7 @@ enum al_status nn_l_batched_matmul(struct nn_layer *l)
 
 /* ================================================================ normalisation */
 
-/* BatchnormLayerParams channels = 1, computeMeanVar = 5, instanceNormalization = 6,
- * epsilon = 10 (0 -> 1e-5), gamma = 15, beta = 16, mean = 17, variance = 18. */
+/* BatchnormLayerParams (al_nn_batchnorm; epsilon 0 -> 1e-5): gamma, beta, mean, variance = 15..18. */
 enum al_status nn_l_batchnorm(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
@@ -720,14 +720,16 @@ enum al_status nn_l_batchnorm(struct nn_layer *l)
 	struct nn_chw g;
 	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
 		return st;
-	uint64_t ch = nn_pu(l->p, 1, 0);
+	struct al_nn_batchnorm bn;
+	ali_nn_batchnorm(l->n, &bn);
+	uint64_t ch = al_pb_or(bn.channels, 0);
 	if (ch != (uint64_t)g.c)
 		return nn_fail(l, AL_E_FORMAT, "channels is %llu; the input has %lld",
 			       (unsigned long long)ch, (long long)g.c);
-	float eps = nn_pf(l->p, 10, 0.0f);
+	float eps = bn.epsilon.has ? bn.epsilon.v : 0.0f;
 	if (eps == 0.0f)
 		eps = 1e-5f;
-	bool compute = nn_pb(l->p, 5), instance = nn_pb(l->p, 6);
+	bool compute = al_pb_true(bn.compute_mean_var), instance = al_pb_true(bn.instance_normalization);
 	int64_t C = g.c, inner = g.h * g.w;
 	struct al_tensor *w[4] = {NULL, NULL, NULL, NULL};
 	static const char *const names[4] = {"gamma", "beta", "mean", "variance"};

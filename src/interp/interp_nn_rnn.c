@@ -12,6 +12,7 @@
  * (rnn_act, which also gives parameterless activations their standard values).
  */
 #include "interp_nn.h"
+#include "nn_params.h"
 
 #include <math.h>
 #include <string.h>
@@ -24,7 +25,9 @@ struct rnn_shape {
 static enum al_status rnn_shape(struct nn_layer *l, struct rnn_shape *s)
 {
 	const struct al_tensor *x = l->in[0];
-	uint64_t in = nn_pu(l->p, 1, 0), out = nn_pu(l->p, 2, 0);
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(l->n, &r);
+	uint64_t in = al_pb_or(r.input_vector_size, 0), out = al_pb_or(r.output_vector_size, 0);
 	if (x->rank != 5 || x->dims[3] != 1 || x->dims[4] != 1) {
 		char b[160];
 		return nn_fail(l, AL_E_FORMAT, "input of shape %s; it takes [Seq, Batch, %llu, 1, 1]",
@@ -188,17 +191,20 @@ enum al_status nn_l_simple_rnn(struct nn_layer *l)
 	struct rnn_shape s;
 	if (st || (st = rnn_shape(l, &s)))
 		return st;
-	struct al_rnn p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = nn_pb(l->p, 100)};
-	if ((st = rnn_act(l, nn_psub(l->p, 10), &p.f)) != AL_OK)
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(l->n, &r);
+	struct al_rnn p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = al_pb_true(r.reverse_input)};
+	if ((st = rnn_act(l, nn_psub(l->p, AL_NN_F_RNN_ACTIVATIONS), &p.f)) != AL_OK)
 		return st;
-	static const uint32_t fw[1] = {30}, fr[1] = {31}, fb[1] = {32};
+	static const uint32_t fw[1] = {AL_NN_F_SIMPLE_RNN_WEIGHT_MATRIX},
+			      fr[1] = {AL_NN_F_SIMPLE_RNN_RECURSION_MATRIX}, fb[1] = {AL_NN_F_SIMPLE_RNN_BIAS_VECTOR};
 	static const char *const nw[1] = {"weightMatrix"}, *const nr[1] = {"recursionMatrix"};
 	static const char *const nb[1] = {"biasVector"};
 	float *wx = NULL, *wh = NULL, *b = NULL, *h = NULL, *y = NULL;
 	struct al_tensor *th = NULL, *ty = NULL;
 	if (!(st = stack_weights(l, l->p, fw, nw, 1, s.H, s.I, true, &wx)) &&
 	    !(st = stack_weights(l, l->p, fr, nr, 1, s.H, s.H, true, &wh)) &&
-	    (!nn_pb(l->p, 20) || !(st = stack_weights(l, l->p, fb, nb, 1, s.H, 1, true, &b)))) {
+	    (!al_pb_true(r.has_bias_vectors) || !(st = stack_weights(l, l->p, fb, nb, 1, s.H, 1, true, &b)))) {
 		h = scratch(l, s.B * s.H, &th);
 		y = h ? scratch(l, s.T * s.B * s.H, &ty) : NULL;
 		if (!h || !y)
@@ -210,7 +216,7 @@ enum al_status nn_l_simple_rnn(struct nn_layer *l)
 		}
 	}
 	if (st == AL_OK) {
-		bool seq = nn_pb(l->p, 15);
+		bool seq = al_pb_true(r.sequence_output);
 		st = rnn_out(l, 0, seq ? s.T : 1, s.B, s.H, seq ? y : h);
 		if (st == AL_OK)
 			st = rnn_out(l, 1, 1, s.B, s.H, h);
@@ -234,12 +240,20 @@ enum al_status nn_l_gru(struct nn_layer *l)
 	struct rnn_shape s;
 	if (st || (st = rnn_shape(l, &s)))
 		return st;
-	struct al_gru p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = nn_pb(l->p, 100)};
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(l->n, &r);
+	struct al_gru p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = al_pb_true(r.reverse_input)};
 	struct al_rnn_acts acts[2];
-	if ((st = rnn_acts(l, l->p, 10, acts, 2)) != AL_OK)
+	if ((st = rnn_acts(l, l->p, AL_NN_F_RNN_ACTIVATIONS, acts, 2)) != AL_OK)
 		return st;
 	p.f1 = acts[0], p.f2 = acts[1];
-	static const uint32_t fw[3] = {30, 31, 32}, fr[3] = {50, 51, 52}, fb[3] = {70, 71, 72};
+	static const uint32_t fw[3] = {AL_NN_F_GRU_UPDATE_GATE_WEIGHT_MATRIX, AL_NN_F_GRU_RESET_GATE_WEIGHT_MATRIX,
+				       AL_NN_F_GRU_OUTPUT_GATE_WEIGHT_MATRIX};
+	static const uint32_t fr[3] = {AL_NN_F_GRU_UPDATE_GATE_RECURSION_MATRIX,
+				       AL_NN_F_GRU_RESET_GATE_RECURSION_MATRIX,
+				       AL_NN_F_GRU_OUTPUT_GATE_RECURSION_MATRIX};
+	static const uint32_t fb[3] = {AL_NN_F_GRU_UPDATE_GATE_BIAS_VECTOR, AL_NN_F_GRU_RESET_GATE_BIAS_VECTOR,
+				       AL_NN_F_GRU_OUTPUT_GATE_BIAS_VECTOR};
 	static const char *const nw[3] = {"updateGateWeightMatrix", "resetGateWeightMatrix",
 					  "outputGateWeightMatrix"};
 	static const char *const nr[3] = {"updateGateRecursionMatrix", "resetGateRecursionMatrix",
@@ -250,7 +264,7 @@ enum al_status nn_l_gru(struct nn_layer *l)
 	struct al_tensor *th = NULL, *ty = NULL;
 	if (!(st = stack_weights(l, l->p, fw, nw, 3, s.H, s.I, true, &wx)) &&
 	    !(st = stack_weights(l, l->p, fr, nr, 3, s.H, s.H, true, &wh)) &&
-	    (!nn_pb(l->p, 20) || !(st = stack_weights(l, l->p, fb, nb, 3, s.H, 1, true, &b)))) {
+	    (!al_pb_true(r.has_bias_vectors) || !(st = stack_weights(l, l->p, fb, nb, 3, s.H, 1, true, &b)))) {
 		h = scratch(l, s.B * s.H, &th);
 		y = h ? scratch(l, s.T * s.B * s.H, &ty) : NULL;
 		if (!h || !y)
@@ -262,7 +276,7 @@ enum al_status nn_l_gru(struct nn_layer *l)
 		}
 	}
 	if (st == AL_OK) {
-		bool seq = nn_pb(l->p, 15);
+		bool seq = al_pb_true(r.sequence_output);
 		st = rnn_out(l, 0, seq ? s.T : 1, s.B, s.H, seq ? y : h);
 		if (st == AL_OK)
 			st = rnn_out(l, 1, 1, s.B, s.H, h);
@@ -277,18 +291,22 @@ enum al_status nn_l_gru(struct nn_layer *l)
 
 /* ================================================================ LSTM */
 
-/* LSTMParams: sequenceOutput = 10, hasBiasVectors = 20, forgetBias = 30,
- * hasPeepholeVectors = 40, coupledInputAndForgetGate = 50, cellClipThreshold = 60. */
+/* LSTMParams (al_nn_recurrent): sequenceOutput, hasBiasVectors, forgetBias,
+ * hasPeepholeVectors, coupledInputAndForgetGate, cellClipThreshold. */
 struct lstm_opts {
 	bool seq, bias, forget_bias, peep, coupled;
 	float clip;
 };
 
-static struct lstm_opts lstm_opts(al_span params)
+static struct lstm_opts lstm_opts(const struct al_node *n)
 {
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(n, &r);
 	struct lstm_opts o = {
-		.seq = nn_pb(params, 10), .bias = nn_pb(params, 20), .forget_bias = nn_pb(params, 30),
-		.peep = nn_pb(params, 40), .coupled = nn_pb(params, 50), .clip = nn_pf(params, 60, 0.0f),
+		.seq = al_pb_true(r.sequence_output), .bias = al_pb_true(r.has_bias_vectors),
+		.forget_bias = al_pb_true(r.forget_bias), .peep = al_pb_true(r.has_peephole_vectors),
+		.coupled = al_pb_true(r.coupled_input_and_forget_gate),
+		.clip = r.cell_clip_threshold.has ? r.cell_clip_threshold.v : 0.0f,
 	};
 	if (o.clip == 0.0f)
 		o.clip = 50.0f;
@@ -300,8 +318,14 @@ static enum al_status lstm_weights(struct nn_layer *l, al_span w, const struct r
 				   const struct lstm_opts *o, struct al_lstm *p, float *bufs[4])
 {
 	/* kernels' gate order: i, f, o, z (Core ML: input, forget, block input, output) */
-	static const uint32_t fw[4] = {1, 2, 4, 3}, fr[4] = {20, 21, 23, 22};
-	static const uint32_t fb[4] = {40, 41, 43, 42}, fp[3] = {60, 61, 62};
+	static const uint32_t fw[4] = {AL_NN_F_LSTMW_INPUT_GATE_WEIGHT, AL_NN_F_LSTMW_FORGET_GATE_WEIGHT,
+				       AL_NN_F_LSTMW_OUTPUT_GATE_WEIGHT, AL_NN_F_LSTMW_BLOCK_INPUT_WEIGHT};
+	static const uint32_t fr[4] = {AL_NN_F_LSTMW_INPUT_GATE_RECURSION, AL_NN_F_LSTMW_FORGET_GATE_RECURSION,
+				       AL_NN_F_LSTMW_OUTPUT_GATE_RECURSION, AL_NN_F_LSTMW_BLOCK_INPUT_RECURSION};
+	static const uint32_t fb[4] = {AL_NN_F_LSTMW_INPUT_GATE_BIAS, AL_NN_F_LSTMW_FORGET_GATE_BIAS,
+				       AL_NN_F_LSTMW_OUTPUT_GATE_BIAS, AL_NN_F_LSTMW_BLOCK_INPUT_BIAS};
+	static const uint32_t fp[3] = {AL_NN_F_LSTMW_INPUT_GATE_PEEPHOLE, AL_NN_F_LSTMW_FORGET_GATE_PEEPHOLE,
+				       AL_NN_F_LSTMW_OUTPUT_GATE_PEEPHOLE};
 	static const char *const nw[4] = {"inputGateWeightMatrix", "forgetGateWeightMatrix",
 					  "outputGateWeightMatrix", "blockInputWeightMatrix"};
 	static const char *const nr[4] = {"inputGateRecursionMatrix", "forgetGateRecursionMatrix",
@@ -342,15 +366,17 @@ enum al_status nn_l_lstm(struct nn_layer *l)
 	struct rnn_shape s;
 	if (st || (st = rnn_shape(l, &s)))
 		return st;
-	struct lstm_opts o = lstm_opts(nn_psub(l->p, 15));
-	struct al_lstm p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = nn_pb(l->p, 100)};
+	struct lstm_opts o = lstm_opts(l->n);
+	struct al_nn_recurrent r;
+	ali_nn_recurrent(l->n, &r);
+	struct al_lstm p = {.T = s.T, .B = s.B, .I = s.I, .H = s.H, .reverse = al_pb_true(r.reverse_input)};
 	struct al_rnn_acts acts[3];
-	if ((st = rnn_acts(l, l->p, 10, acts, 3)) != AL_OK)
+	if ((st = rnn_acts(l, l->p, AL_NN_F_RNN_ACTIVATIONS, acts, 3)) != AL_OK)
 		return st;
 	p.f1 = acts[0], p.f2 = acts[1], p.f3 = acts[2];
 	float *bufs[4] = {NULL, NULL, NULL, NULL}, *h = NULL, *c = NULL, *y = NULL;
 	struct al_tensor *th = NULL, *tc = NULL, *ty = NULL;
-	if (!(st = lstm_weights(l, nn_psub(l->p, 20), &s, &o, &p, bufs))) {
+	if (!(st = lstm_weights(l, nn_psub(l->p, AL_NN_F_LSTM_WEIGHT_PARAMS), &s, &o, &p, bufs))) {
 		int64_t n = s.B * s.H;
 		h = scratch(l, n, &th);
 		c = h ? scratch(l, n, &tc) : NULL;
@@ -385,17 +411,17 @@ enum al_status nn_l_bilstm(struct nn_layer *l)
 	struct rnn_shape s;
 	if (st || (st = rnn_shape(l, &s)))
 		return st;
-	struct lstm_opts o = lstm_opts(nn_psub(l->p, 15));
-	if (pb_count(l->p, 20) != 2)
+	struct lstm_opts o = lstm_opts(l->n);
+	if (pb_count(l->p, AL_NN_F_LSTM_WEIGHT_PARAMS) != 2)
 		return nn_fail(l, AL_E_FORMAT, "%zu weightParams; it takes 2 (forward, backward)",
-			       pb_count(l->p, 20));
+			       pb_count(l->p, AL_NN_F_LSTM_WEIGHT_PARAMS));
 	al_span wdir[2] = {{0}, {0}};
 	struct pb_iter it;
 	struct pb_field f;
 	int k = 0;
 	pb_iter_init(&it, l->p);
 	while (k < 2 && pb_next(&it, &f))
-		if (f.num == 20 && f.wire == PB_LEN)
+		if (f.num == AL_NN_F_LSTM_WEIGHT_PARAMS && f.wire == PB_LEN)
 			wdir[k++] = f.data;
 	struct al_lstm p[2];
 	float *bufs[2][4] = {{NULL, NULL, NULL, NULL}, {NULL, NULL, NULL, NULL}};
@@ -406,7 +432,8 @@ enum al_status nn_l_bilstm(struct nn_layer *l)
 		struct al_rnn_acts acts[3];
 		memset(&p[d], 0, sizeof p[d]);
 		p[d].T = s.T, p[d].B = s.B, p[d].I = s.I, p[d].H = s.H, p[d].reverse = d == 1;
-		if ((st = rnn_acts(l, l->p, d ? 11 : 10, acts, 3)) != AL_OK)
+		if ((st = rnn_acts(l, l->p, d ? AL_NN_F_BILSTM_ACTIVATIONS_BACKWARD : AL_NN_F_RNN_ACTIVATIONS, acts, 3)) !=
+		    AL_OK)
 			break;
 		p[d].f1 = acts[0], p[d].f2 = acts[1], p[d].f3 = acts[2];
 		if ((st = lstm_weights(l, wdir[d], &s, &o, &p[d], bufs[d])) != AL_OK)

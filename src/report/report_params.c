@@ -11,6 +11,7 @@
  * says (a string parameter is any bytes): the sink escapes it. */
 #include "report.h"
 #include "pb.h"
+#include "nn_params.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -122,101 +123,6 @@ static void add_text(struct pbuf *b, const char *s)
 
 /* ================================================================ NeuralNetwork */
 
-enum ptype {
-	P_U,   /* uint64 (varint) */
-	P_I,   /* int64 (varint, two's complement) */
-	P_B,   /* bool */
-	P_F,   /* float (fixed32) */
-	P_US,  /* repeated uint64 */
-	P_IS,  /* repeated int64 */
-	P_FS,  /* repeated float */
-	P_E,   /* enum: names "A|B|C" in `names`, by value */
-	P_ONE, /* a oneof member: present -> "name" shown as the value of `names` */
-};
-
-struct pfield {
-	uint32_t field;
-	const char *name;
-	enum ptype type;
-	const char *names; /* P_E: values; P_ONE: the label it is shown under */
-};
-
-#define END {0, NULL, P_U, NULL}
-static const struct pfield conv_f[] = {
-	{1, "outputChannels", P_U, NULL}, {2, "kernelChannels", P_U, NULL}, {10, "nGroups", P_U, NULL},
-	{20, "kernelSize", P_US, NULL}, {30, "stride", P_US, NULL}, {40, "dilationFactor", P_US, NULL},
-	{50, "valid", P_ONE, "padding"}, {51, "same", P_ONE, "padding"}, {60, "isDeconvolution", P_B, NULL},
-	{70, "hasBias", P_B, NULL}, {100, "outputShape", P_US, NULL}, END};
-static const struct pfield pool_f[] = {
-	{1, "type", P_E, "MAX|AVERAGE|L2"}, {10, "kernelSize", P_US, NULL}, {20, "stride", P_US, NULL},
-	{30, "valid", P_ONE, "padding"}, {31, "same", P_ONE, "padding"}, {32, "includeLastPixel", P_ONE, "padding"},
-	{50, "avgPoolExcludePadding", P_B, NULL}, {60, "globalPooling", P_B, NULL}, END};
-static const struct pfield act_f[] = {
-	{5, "linear", P_ONE, "function"}, {10, "ReLU", P_ONE, "function"}, {15, "leakyReLU", P_ONE, "function"},
-	{20, "thresholdedReLU", P_ONE, "function"}, {25, "PReLU", P_ONE, "function"}, {30, "tanh", P_ONE, "function"},
-	{31, "scaledTanh", P_ONE, "function"}, {40, "sigmoid", P_ONE, "function"},
-	{41, "sigmoidHard", P_ONE, "function"}, {50, "ELU", P_ONE, "function"}, {60, "softsign", P_ONE, "function"},
-	{70, "softplus", P_ONE, "function"}, {71, "parametricSoftplus", P_ONE, "function"}, END};
-static const struct pfield ip_f[] = {
-	{1, "inputChannels", P_U, NULL}, {2, "outputChannels", P_U, NULL}, {10, "hasBias", P_B, NULL},
-	{22, "int8DynamicQuantize", P_B, NULL}, END};
-static const struct pfield emb_f[] = {
-	{1, "inputDim", P_U, NULL}, {2, "outputChannels", P_U, NULL}, {10, "hasBias", P_B, NULL}, END};
-static const struct pfield embnd_f[] = {
-	{1, "vocabSize", P_U, NULL}, {2, "embeddingSize", P_U, NULL}, {3, "hasBias", P_B, NULL}, END};
-static const struct pfield bn_f[] = {
-	{1, "channels", P_U, NULL}, {5, "computeMeanVar", P_B, NULL}, {6, "instanceNormalization", P_B, NULL},
-	{10, "epsilon", P_F, NULL}, END};
-static const struct pfield up_f[] = {
-	{1, "scalingFactor", P_US, NULL}, {7, "fractionalScalingFactor", P_FS, NULL},
-	{5, "mode", P_E, "NN|BILINEAR"}, {6, "linearUpsampleMode", P_E, "DEFAULT|ALIGN_CORNERS_TRUE|ALIGN_CORNERS_FALSE"},
-	END};
-static const struct pfield pad_f[] = {
-	{1, "constant", P_ONE, "type"}, {2, "reflection", P_ONE, "type"}, {3, "replication", P_ONE, "type"}, END};
-static const struct pfield lrn_f[] = {
-	{1, "alpha", P_F, NULL}, {2, "beta", P_F, NULL}, {3, "localSize", P_U, NULL}, {4, "k", P_F, NULL}, END};
-static const struct pfield mvn_f[] = {
-	{1, "acrossChannels", P_B, NULL}, {2, "normalizeVariance", P_B, NULL}, {3, "epsilon", P_F, NULL}, END};
-static const struct pfield eps1_f[] = {{1, "epsilon", P_F, NULL}, END};
-static const struct pfield alpha1_f[] = {{1, "alpha", P_F, NULL}, END};
-static const struct pfield unary_f[] = {
-	{1, "type", P_E, "SQRT|RSQRT|INVERSE|POWER|EXP|LOG|ABS|THRESHOLD"}, {2, "alpha", P_F, NULL},
-	{3, "epsilon", P_F, NULL}, {4, "shift", P_F, NULL}, {5, "scale", P_F, NULL}, END};
-static const struct pfield scale_f[] = {
-	{1, "shapeScale", P_US, NULL}, {3, "hasBias", P_B, NULL}, {4, "shapeBias", P_US, NULL}, END};
-static const struct pfield shape1_f[] = {{1, "shape", P_US, NULL}, END};
-static const struct pfield reshape_f[] = {
-	{1, "targetShape", P_IS, NULL}, {2, "mode", P_E, "CHANNEL_FIRST|CHANNEL_LAST"}, END};
-static const struct pfield flatten_f[] = {{1, "mode", P_E, "CHANNEL_FIRST|CHANNEL_LAST"}, END};
-static const struct pfield permute_f[] = {{1, "axis", P_US, NULL}, END};
-static const struct pfield axes_u_f[] = {{1, "axes", P_US, NULL}, END};
-static const struct pfield axes_i_f[] = {{1, "axes", P_IS, NULL}, END};
-static const struct pfield concat_f[] = {{100, "sequenceConcat", P_B, NULL}, END};
-static const struct pfield concatnd_f[] = {{1, "axis", P_I, NULL}, {2, "interleave", P_B, NULL}, END};
-static const struct pfield axis1_f[] = {{1, "axis", P_I, NULL}, END};
-static const struct pfield splitnd_f[] = {
-	{1, "axis", P_I, NULL}, {2, "numSplits", P_U, NULL}, {3, "splitSizes", P_US, NULL}, END};
-static const struct pfield target_i_f[] = {{1, "targetShape", P_IS, NULL}, END};
-static const struct pfield squeeze_f[] = {{1, "axes", P_IS, NULL}, {2, "squeezeAll", P_B, NULL}, END};
-static const struct pfield tile_f[] = {{1, "reps", P_US, NULL}, END};
-static const struct pfield clip_f[] = {{1, "minVal", P_F, NULL}, {2, "maxVal", P_F, NULL}, END};
-static const struct pfield gelu_f[] = {{1, "mode", P_E, "EXACT|TANH_APPROXIMATION|SIGMOID_APPROXIMATION"}, END};
-static const struct pfield ln_f[] = {{1, "normalizedShape", P_IS, NULL}, {2, "eps", P_F, NULL}, END};
-
-static const struct pfield *const nn_fields[AL_NNK_COUNT] = {
-	[AL_NNK_convolution] = conv_f, [AL_NNK_pooling] = pool_f, [AL_NNK_activation] = act_f,
-	[AL_NNK_innerProduct] = ip_f, [AL_NNK_embedding] = emb_f, [AL_NNK_embeddingND] = embnd_f,
-	[AL_NNK_batchnorm] = bn_f, [AL_NNK_upsample] = up_f, [AL_NNK_padding] = pad_f, [AL_NNK_lrn] = lrn_f,
-	[AL_NNK_mvn] = mvn_f, [AL_NNK_l2normalize] = eps1_f, [AL_NNK_add] = alpha1_f, [AL_NNK_multiply] = alpha1_f,
-	[AL_NNK_unary] = unary_f, [AL_NNK_scale] = scale_f, [AL_NNK_bias] = shape1_f,
-	[AL_NNK_loadConstant] = shape1_f, [AL_NNK_loadConstantND] = shape1_f, [AL_NNK_reshape] = reshape_f,
-	[AL_NNK_flatten] = flatten_f, [AL_NNK_permute] = permute_f, [AL_NNK_transpose] = axes_u_f,
-	[AL_NNK_concat] = concat_f, [AL_NNK_concatND] = concatnd_f, [AL_NNK_softmaxND] = axis1_f,
-	[AL_NNK_stack] = axis1_f, [AL_NNK_gather] = axis1_f, [AL_NNK_splitND] = splitnd_f,
-	[AL_NNK_reshapeStatic] = target_i_f, [AL_NNK_expandDims] = axes_i_f, [AL_NNK_squeeze] = squeeze_f,
-	[AL_NNK_tile] = tile_f, [AL_NNK_clip] = clip_f, [AL_NNK_gelu] = gelu_f, [AL_NNK_layerNormalization] = ln_f,
-};
-
 /* The `i`th of "A|B|C", or NULL. */
 static bool enum_name(const char *names, uint64_t v, char *out, size_t cap)
 {
@@ -244,7 +150,7 @@ static void list_u(struct pbuf *b, const uint64_t *v, long n, bool sign)
 	add(b, n > SHOWN_VALUES ? ", ... (%ld values)]" : "]", n);
 }
 
-static void nn_field(struct pbuf *b, al_span p, const struct pfield *f)
+static void nn_field(struct pbuf *b, al_span p, const struct ali_nn_pfield *f)
 {
 	uint64_t u;
 	float x;
@@ -253,32 +159,32 @@ static void nn_field(struct pbuf *b, al_span p, const struct pfield *f)
 	char nm[48];
 	long n;
 	switch (f->type) {
-	case P_U:
-	case P_I:
-	case P_B:
+	case ALI_P_U:
+	case ALI_P_I:
+	case ALI_P_B:
 		if (pb_get_varint(p, f->field, &u)) {
-			if (f->type == P_B)
+			if (f->type == ALI_P_B)
 				add(b, "%s: %s\n", f->name, u ? "true" : "false");
-			else if (f->type == P_I)
+			else if (f->type == ALI_P_I)
 				add(b, "%s: %" PRId64 "\n", f->name, (int64_t)u);
 			else
 				add(b, "%s: %" PRIu64 "\n", f->name, u);
 		}
 		break;
-	case P_F:
+	case ALI_P_F:
 		if (pb_get_float(p, f->field, &x))
 			add(b, "%s: %g\n", f->name, (double)x);
 		break;
-	case P_US:
-	case P_IS:
+	case ALI_P_US:
+	case ALI_P_IS:
 		n = pb_get_varints(p, f->field, vs, SHOWN_VALUES + 1);
 		if (n > 0) {
 			add(b, "%s: ", f->name);
-			list_u(b, vs, n, f->type == P_IS);
+			list_u(b, vs, n, f->type == ALI_P_IS);
 			add(b, "\n");
 		}
 		break;
-	case P_FS:
+	case ALI_P_FS:
 		n = pb_get_floats(p, f->field, fs, SHOWN_VALUES + 1);
 		if (n > 0) {
 			add(b, "%s: [", f->name);
@@ -287,7 +193,7 @@ static void nn_field(struct pbuf *b, al_span p, const struct pfield *f)
 			add(b, n > SHOWN_VALUES ? ", ... (%ld values)]\n" : "]\n", n);
 		}
 		break;
-	case P_E:
+	case ALI_P_E:
 		if (pb_get_varint(p, f->field, &u)) {
 			if (enum_name(f->names, u, nm, sizeof nm))
 				add(b, "%s: %s\n", f->name, nm);
@@ -297,7 +203,7 @@ static void nn_field(struct pbuf *b, al_span p, const struct pfield *f)
 			add(b, "%s: %s\n", f->name, nm);
 		}
 		break;
-	case P_ONE:
+	case ALI_P_ONE:
 		if (pb_has(p, f->field))
 			add(b, "%s: %s\n", f->names, f->name);
 		break;
@@ -307,25 +213,10 @@ static void nn_field(struct pbuf *b, al_span p, const struct pfield *f)
 /* A WeightParams message: its storage form and size, never its values. */
 static void nn_weight(struct pbuf *b, const char *name, al_span w)
 {
-	struct pb_iter it;
-	struct pb_field f;
-	uint64_t fp32 = 0, fp16 = 0, raw = 0, int8 = 0;
-	bool quant = false;
-	pb_iter_init(&it, w);
-	while (pb_next(&it, &f)) {
-		if (f.num == 1 && f.wire == PB_FIXED32)
-			fp32 += 4;
-		else if (f.wire == PB_LEN && f.num == 1)
-			fp32 += f.data.n;
-		else if (f.wire == PB_LEN && f.num == 2)
-			fp16 += f.data.n;
-		else if (f.wire == PB_LEN && f.num == 30)
-			raw += f.data.n;
-		else if (f.wire == PB_LEN && f.num == 31)
-			int8 += f.data.n;
-		else if (f.num == 40)
-			quant = true;
-	}
+	struct ali_nn_weight_form wf;
+	ali_nn_weight_form(w, &wf);
+	uint64_t fp32 = wf.fp32, fp16 = wf.fp16, raw = wf.raw, int8 = wf.int8;
+	bool quant = wf.quantized;
 	if (!fp32 && !fp16 && !raw && !int8)
 		return;
 	add(b, "%s: ", name);
@@ -346,16 +237,23 @@ static void nn_params(struct pbuf *b, const struct al_node *n, al_span p)
 {
 	if (n->kind < 0 || n->kind >= AL_NNK_COUNT)
 		return;
-	for (const struct pfield *f = nn_fields[n->kind]; f && f->name; f++)
+	for (const struct ali_nn_pfield *f = ali_nn_param_fields[n->kind]; f && f->name; f++)
 		nn_field(b, p, f);
 	/* the kernel as a shape: convolution [C_out, kernelChannels, kH, kW], innerProduct [C_out, C_in] */
-	uint64_t co = 0, kc = 0, ks[2] = {3, 3};
-	if (n->kind == AL_NNK_convolution && pb_get_varint(p, 1, &co) && pb_get_varint(p, 2, &kc)) {
-		long k = pb_get_varints(p, 20, ks, 2);
+	struct al_nn_convolution cv;
+	struct al_nn_inner_product ip;
+	if (ali_nn_convolution(n, &cv) && cv.output_channels.has && cv.kernel_channels.has) {
+		long k = cv.kernel_size.n;
+		uint64_t ks[2] = {3, 3};
+		if (k == 2) {
+			ks[0] = cv.kernel_size.v[0];
+			ks[1] = cv.kernel_size.v[1];
+		}
 		if (k == 0 || k == 2)
-			add(b, "weight shape: [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]\n", co, kc, ks[0], ks[1]);
-	} else if (n->kind == AL_NNK_innerProduct && pb_get_varint(p, 1, &kc) && pb_get_varint(p, 2, &co)) {
-		add(b, "weight shape: [%" PRIu64 ", %" PRIu64 "]\n", co, kc);
+			add(b, "weight shape: [%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]\n",
+			    cv.output_channels.v, cv.kernel_channels.v, ks[0], ks[1]);
+	} else if (ali_nn_inner_product(n, &ip) && ip.input_channels.has && ip.output_channels.has) {
+		add(b, "weight shape: [%" PRIu64 ", %" PRIu64 "]\n", ip.output_channels.v, ip.input_channels.v);
 	}
 	struct pb_iter it, jt;
 	struct pb_field f, g;
