@@ -237,7 +237,7 @@ def thin_cli(build):
 # probe's model writer.
 FIELD_NUMBERS_LEFT = {
     "src/command/probe.c", "src/interp/interp_nn.c",
-    "src/interp/interp_nn_data.c", "src/interp/interp_nn_ops.c",
+    "src/interp/interp_nn_data.c", "src/interp/interp_nn_gather.c", "src/interp/interp_nn_ops.c",
 }
 OP_NAMES_LEFT = {
     "src/analysis/evidence_compare.c", "src/analysis/rules_model.c", "src/analysis/work_floor.c",
