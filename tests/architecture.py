@@ -286,14 +286,9 @@ def add_al_api():
 
 
 # Rows of the pass table whose tests still have other names (tests/fix_mil.sh,
-# tests/pass_nn_attention_split.sh, ...): the ML Program passes of surgery_mil.c and
+# tests/pass_nn_attention_split_heads.sh, ...): the ML Program passes of surgery_mil.c and
 # passes/ and the attention pass, renamed with their files (#32 item 4).
-PASS_TESTS_TODO = {
-    "nn-attention-split-heads", "mil-range-to-const", "mil-fill-to-const", "mil-fill-like-to-const",
-    "mil-cumsum-to-matmul", "mil-io-fp16", "mil-fp32-island", "mil-linear-split-cap", "mil-block-bc1s-conv",
-    "mil-matmul-const-bc1s-conv", "mil-upsample-x2-chain", "mil-sdpa-split-heads", "mil-lstm-unroll-fp16",
-    "mil-gru-unroll",
-}
+PASS_TESTS_TODO = set()
 
 
 def pass_tests():

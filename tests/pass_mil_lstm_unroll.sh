@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/pass_mil_lstm_unroll.sh: mil-lstm-unroll and mil-lstm-unroll-fp16
+# tests/pass_mil_lstm_unroll.sh: mil-lstm-unroll (and, by part, mil-lstm-unroll-fp16)
 # (src/rewrite/passes/mil_recurrent.c, docs/surgery.md):
 #   - an fp16 program (crafted pass_mil_lstm_unroll_fp16): a bidirectional lstm
 #     (last step) and a reverse one (whole sequence) unrolled with --allow
@@ -33,7 +33,13 @@ after_fb() { json "$1" "j['after']['fallbacks']"; }
 F16=$C/pass_mil_lstm_unroll_fp16.mlpackage
 F32=$C/pass_mil_lstm_unroll_fp32.mlpackage
 OUTS=""
+# Parts: `sh tests/pass_mil_lstm_unroll.sh PART...` runs those only: mil-lstm-unroll
+# (sections 1 and 3; no argument), mil-lstm-unroll-fp16 (section 2: its own
+# tests/pass_mil_lstm_unroll_fp16.sh), or all.
+PARTS=${*:-mil-lstm-unroll}
+part() { case " $PARTS " in *" all "* | *" $1 "*) return 0 ;; esac; return 1; }
 
+if part mil-lstm-unroll; then
 # 1. fp16: bidirectional + reverse, reassociate
 "$ANELINT" fix "$F16" -o "$T/f16.mlpackage" --allow reassociate --format json >"$T/f16.json" 2>"$T/f16.err"
 rc=$?
@@ -57,7 +63,9 @@ n=$(grep -cE '^ +[0-9]+ +[A-Za-z0-9_]+ +(slice_by_index|linear|add|split|sigmoid
 "$ANELINT" fix "$F16" -o "$T/f16x.mlpackage" --format json >"$T/f16x.json" 2>&1
 grep -q '"layer": "y".*"why_not": "rounds differently: needs --allow reassociate (it would be: 3 steps, two chains' "$T/f16x.json" &&
 	same_tree "$F16" "$T/f16x.mlpackage" && ok || { bad "fp16 without --allow"; cat "$T/f16x.json"; }
+fi
 
+if part mil-lstm-unroll-fp16; then
 # 2. fp32 (iOS 15): reassociate says why; approximate unrolls in fp16
 "$ANELINT" fix "$F32" -o "$T/f32r.mlpackage" --allow reassociate --format json >"$T/f32r.json" 2>&1
 grep -q '"layer": "y".*"why_not": "mil-lstm-unroll: the lstm computes in fp32: unrolled into fp32 ops they would still fall back (ANE029).*mil-lstm-unroll-fp16: changes results: needs --allow approximate (it would be: 3 steps, two chains' "$T/f32r.json" &&
@@ -77,7 +85,9 @@ grep -q '"pass": false' "$T/f32.json" && bad "fp32: a proof failed" || ok
 OUTS="$OUTS $T/f32.mlpackage"
 "$ANELINT" fix "$F32" -o "$T/f32d.mlpackage" --allow approximate --dry-run --format json >"$T/f32d.json" 2>&1
 [ "$(changed "$T/f32d.json")" = "$(changed "$T/f32.json")" ] && ok || bad "fp32: --dry-run differs"
+fi
 
+if part mil-lstm-unroll; then
 # 3. the corpus lstms: fewer fallbacks, verified
 notane() { "$ANELINT" check -f json "$1" 2>/dev/null | python3 -c 'import json,sys; print(sum(m["summary"]["verdicts"]["not_ane"] for m in json.load(sys.stdin)["models"]))'; }
 if [ -d "$CORPUS/converted" ]; then
@@ -93,6 +103,7 @@ if [ -d "$CORPUS/converted" ]; then
 else
 	skip=$((skip + 1))
 	echo "skip: $CORPUS absent"
+fi
 fi
 
 # 4. Apple's validator and coremltools' MIL load (the tools of ../shared, when built)

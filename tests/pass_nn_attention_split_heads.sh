@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/pass_nn_attention_split.sh: the pass nn-attention-split-heads (src/rewrite/passes/
+# tests/pass_nn_attention_split_heads.sh: the pass nn-attention-split-heads (src/rewrite/passes/
 # nn_attention.c, docs/surgery.md): NeuralNetwork attention (batchedMatmul, softmaxND on the
 # keys, batchedMatmul) -> per head 1x1 convolutions with runtime weights, a softmax on the
 # channel axis and a concat. Applied and refused on the crafted fix_nn_attn (each refusal with
