@@ -429,6 +429,11 @@ def main():
             # time only: the renderer's peak (VmHWM) includes Chromium's own ~100 MB and
             # what earlier models left for the garbage collector; it is printed
             ok(wall < 30, "500 MB .mlmodel: %.2f s (a hang)" % wall)
+            # the tab's memory: the wasm instance reserves the file's size (read_sparse's
+            # buffer, src/base/file.c) but touches only what the parser reads (~5 MB), so
+            # the renderer's resident memory must not grow by the model's size
+            if rss0 and rss:
+                ok(rss[0] - rss0[0] < 150 << 10, "500 MB .mlmodel: the renderer's RSS grew by %d kB" % (rss[0] - rss0[0]))
             print("  big.mlmodel (500 MB): %.0f ms from the pick, %.0f ms in main(), %.1f MB wasm memory"
                   " (mostly never touched) + %.1f MB JS heaps, renderer (RSS, peak) %s -> %s kB"
                   % (wall * 1000, last.get("ms") or 0, (last.get("memory") or 0) / 1e6, browser.js_heap() / 1e6, rss0, rss))
