@@ -241,7 +241,7 @@ FIELD_NUMBERS_LEFT = {
 }
 OP_NAMES_LEFT = {
     "src/analysis/evidence_compare.c", "src/analysis/rules_model.c", "src/analysis/work_floor.c",
-    "src/command/run_model.c", "src/interp/interp_nn.c", "src/report/report_graph.c",
+    "src/interp/interp_nn.c", "src/report/report_graph.c",
 }
 FIELD_NUMBER = re.compile(
     r"\bpb_(?:get_\w+|has|count)\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"
