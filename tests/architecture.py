@@ -236,12 +236,12 @@ def thin_cli(build):
 # item 3): src/rewrite/ (converted by later sessions), the interpreter's NN layers,
 # probe's model writer.
 FIELD_NUMBERS_LEFT = {
-    "src/command/probe.c", "src/interp/interp_nn.c",
+    "src/interp/interp_nn.c",
     "src/interp/interp_nn_data.c", "src/interp/interp_nn_gather.c", "src/interp/interp_nn_ops.c",
 }
 OP_NAMES_LEFT = {
     "src/analysis/evidence_compare.c", "src/analysis/rules_model.c", "src/analysis/work_floor.c",
-    "src/command/run_model.c", "src/interp/interp_nn.c", "src/report/report_graph.c",
+    "src/interp/interp_nn.c", "src/report/report_graph.c",
 }
 FIELD_NUMBER = re.compile(
     r"\bpb_(?:get_\w+|has|count)\s*\(\s*(?:[^,;()]|\([^;()]*\))+,\s*\d+\s*[,)]"

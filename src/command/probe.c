@@ -13,6 +13,7 @@
  * manifest with the families that probe it, or "not_probed" and why, so that a new
  * uncertain rule shows up there until a family row is added for it. */
 #include "command.h"
+#include "coreml_fields.h"
 #include "base.h"     /* ali_write_atomic, ali_diag_add */
 #include "model.h"    /* ali_nn_kinds, ali_mil_kinds: the layer kind and op tables */
 #include "pbsplice.h" /* al_buf: the protobuf writer */
@@ -53,35 +54,35 @@ static void array_feature(struct al_buf *out, const char *name, const uint64_t *
 {
 	struct al_buf arr = {0}, ft = {0}, fd = {0}, fl = {0}, st = {0};
 	if (rank)
-		ali_buf_packed(&arr, 1, shape, rank);
-	ali_buf_uint(&arr, 2, dt);
+		ali_buf_packed(&arr, AL_PB_ArrayFeatureType_shape, shape, rank);
+	ali_buf_uint(&arr, AL_PB_ArrayFeatureType_dataType, dt);
 	if (fx && fx->n_enum > 0 && rank == 4) {
 		for (int i = 1; i <= fx->n_enum; i++) {
 			struct al_buf s = {0};
 			uint64_t d[4] = {shape[0], shape[1], shape[2] * (uint64_t)i, shape[3] * (uint64_t)i};
-			ali_buf_packed(&s, 1, d, 4);
-			put_msg(&fl, 1, &s);
+			ali_buf_packed(&s, AL_PB_ArrayFeatureType_Shape_shape, d, 4);
+			put_msg(&fl, AL_PB_ArrayFeatureType_EnumeratedShapes_shapes, &s);
 			ali_buf_free(&s);
 		}
-		put_msg(&arr, 21, &fl);
+		put_msg(&arr, AL_PB_ArrayFeatureType_enumeratedShapes, &fl);
 	} else if (fx && fx->ranges && rank == 4) {
 		for (size_t k = 0; k < 4; k++) {
 			struct al_buf r = {0};
-			ali_buf_uint(&r, 1, shape[k]);
-			ali_buf_uint(&r, 2, k < 2 ? shape[k] : (uint64_t)fx->hi); /* -1: the 10-byte varint */
-			put_msg(&fl, 1, &r);
+			ali_buf_uint(&r, AL_PB_SizeRange_lowerBound, shape[k]);
+			ali_buf_uint(&r, AL_PB_SizeRange_upperBound, k < 2 ? shape[k] : (uint64_t)fx->hi); /* -1: the 10-byte varint */
+			put_msg(&fl, AL_PB_ArrayFeatureType_ShapeRange_sizeRanges, &r);
 			ali_buf_free(&r);
 		}
-		put_msg(&arr, 31, &fl);
+		put_msg(&arr, AL_PB_ArrayFeatureType_shapeRange, &fl);
 	}
 	if (state) { /* FeatureType.stateType 8 {StateFeatureType.arrayType 1} */
-		put_msg(&st, 1, &arr);
-		put_msg(&ft, 8, &st);
+		put_msg(&st, AL_PB_StateFeatureType_arrayType, &arr);
+		put_msg(&ft, AL_PB_FeatureType_stateType, &st);
 	} else {
-		put_msg(&ft, 5, &arr);
+		put_msg(&ft, AL_PB_FeatureType_multiArrayType, &arr);
 	}
-	ali_buf_str(&fd, 1, name);
-	put_msg(&fd, 3, &ft);
+	ali_buf_str(&fd, AL_PB_FeatureDescription_name, name);
+	put_msg(&fd, AL_PB_FeatureDescription_type, &ft);
 	ali_buf_put(out, fd.p, fd.n);
 	if (arr.failed || ft.failed || fd.failed || fl.failed || st.failed)
 		out->failed = true;
@@ -108,13 +109,13 @@ struct nn_layer {
 static void conv_params(struct al_buf *conv, uint64_t c, uint64_t kh, uint64_t kw, uint64_t dil)
 {
 	uint64_t k[2] = {kh, kw}, s[2] = {1, 1}, d[2] = {dil, dil};
-	ali_buf_uint(conv, 1, c);
-	ali_buf_uint(conv, 2, c);
-	ali_buf_uint(conv, 10, 1);
-	ali_buf_packed(conv, 20, k, 2);
-	ali_buf_packed(conv, 30, s, 2);
-	ali_buf_packed(conv, 40, d, 2);
-	ali_buf_len(conv, 50, NULL, 0);
+	ali_buf_uint(conv, AL_PB_ConvolutionLayerParams_outputChannels, c);
+	ali_buf_uint(conv, AL_PB_ConvolutionLayerParams_kernelChannels, c);
+	ali_buf_uint(conv, AL_PB_ConvolutionLayerParams_nGroups, 1);
+	ali_buf_packed(conv, AL_PB_ConvolutionLayerParams_kernelSize, k, 2);
+	ali_buf_packed(conv, AL_PB_ConvolutionLayerParams_stride, s, 2);
+	ali_buf_packed(conv, AL_PB_ConvolutionLayerParams_dilationFactor, d, 2);
+	ali_buf_len(conv, AL_PB_ConvolutionLayerParams_valid, NULL, 0);
 	size_t nw = (size_t)(c * c * kh * kw * 2);
 	uint8_t *zeros = calloc(nw ? nw : 1, 1);
 	struct al_buf w = {0};
@@ -122,9 +123,9 @@ static void conv_params(struct al_buf *conv, uint64_t c, uint64_t kh, uint64_t k
 		conv->failed = true;
 		return;
 	}
-	ali_buf_len(&w, 2, zeros, nw);
+	ali_buf_len(&w, AL_PB_WeightParams_float16Value, zeros, nw);
 	free(zeros);
-	put_msg(conv, 90, &w);
+	put_msg(conv, AL_PB_ConvolutionLayerParams_weights, &w);
 	if (w.failed)
 		conv->failed = true;
 	ali_buf_free(&w);
@@ -138,25 +139,25 @@ static bool nn_model(const uint64_t shape[4], const struct flex *fx, struct nn_l
 	bool ok = true;
 	array_feature(&in, "x", shape, 4, DT_FLOAT32, fx, false);
 	array_feature(&outf, "y", NULL, 0, DT_FLOAT32, NULL, false);
-	put_msg(&desc, 1, &in);
-	put_msg(&desc, 10, &outf);
+	put_msg(&desc, AL_PB_ModelDescription_input, &in);
+	put_msg(&desc, AL_PB_ModelDescription_output, &outf);
 	for (int i = 0; i < n; i++) {
 		struct al_buf layer = {0};
-		ali_buf_str(&layer, 1, layers[i].name);
+		ali_buf_str(&layer, AL_PB_NeuralNetworkLayer_name, layers[i].name);
 		for (int k = 0; k < 2; k++)
 			if (layers[i].in[k])
-				ali_buf_str(&layer, 2, layers[i].in[k]);
-		ali_buf_str(&layer, 3, layers[i].out);
+				ali_buf_str(&layer, AL_PB_NeuralNetworkLayer_input, layers[i].in[k]);
+		ali_buf_str(&layer, AL_PB_NeuralNetworkLayer_output, layers[i].out);
 		put_msg(&layer, layers[i].field, &layers[i].params);
-		put_msg(&nn, 1, &layer);
+		put_msg(&nn, AL_PB_NeuralNetwork_layers, &layer);
 		ok &= !layer.failed && !layers[i].params.failed;
 		ali_buf_free(&layer);
 		ali_buf_free(&layers[i].params);
 	}
-	ali_buf_uint(&nn, 5, 1);
-	ali_buf_uint(out, 1, 4);
-	put_msg(out, 2, &desc);
-	put_msg(out, 500, &nn);
+	ali_buf_uint(&nn, AL_PB_NeuralNetwork_arrayInputShapeMapping, 1);
+	ali_buf_uint(out, AL_PB_Model_specificationVersion, 4);
+	put_msg(out, AL_PB_Model_description, &desc);
+	put_msg(out, AL_PB_Model_neuralNetwork, &nn);
 	ok &= !(in.failed || outf.failed || desc.failed || nn.failed || out->failed);
 	ali_buf_free(&in);
 	ali_buf_free(&outf);
@@ -225,9 +226,9 @@ static bool b_pool(const struct family *f, const char *v, const char *stem, stru
 	uint64_t shape[4] = {1, 64, 64, 64}, s = strtoull(v, NULL, 10), k[2] = {3, 3}, ps[2] = {s, s};
 	struct nn_layer l[2] = {{"conv", {"x"}, "h", 100, {0}}, {stem, {"h"}, "y", 120, {0}}};
 	conv_params(&l[0].params, 64, 3, 3, 1);
-	ali_buf_packed(&l[1].params, 10, k, 2);
-	ali_buf_packed(&l[1].params, 20, ps, 2);
-	ali_buf_len(&l[1].params, 30, NULL, 0);
+	ali_buf_packed(&l[1].params, AL_PB_PoolingLayerParams_kernelSize, k, 2);
+	ali_buf_packed(&l[1].params, AL_PB_PoolingLayerParams_stride, ps, 2);
+	ali_buf_len(&l[1].params, AL_PB_PoolingLayerParams_valid, NULL, 0);
 	*probed = stem;
 	return nn_model(shape, NULL, l, 2, out);
 }
@@ -266,7 +267,7 @@ static void float_weights(struct al_buf *b, uint32_t field, size_t n, float x)
 	}
 	for (size_t i = 0; i < n; i++)
 		v[i] = x;
-	ali_buf_len(&w, 1, v, n * sizeof *v); /* little-endian hosts: the wire order of fixed32 */
+	ali_buf_len(&w, AL_PB_WeightParams_floatValue, v, n * sizeof *v); /* little-endian hosts: the wire order of fixed32 */
 	free(v);
 	put_msg(b, field, &w);
 	if (w.failed)
@@ -281,43 +282,44 @@ static bool nn_kind_params(const char *kind, struct nn_layer *l)
 {
 	struct al_buf *p = &l->params;
 	if (strcmp(kind, "activation") == 0) {
-		ali_buf_len(p, 10, NULL, 0); /* ActivationParams.ReLU */
+		ali_buf_len(p, AL_PB_ActivationParams_ReLU, NULL, 0);
 	} else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "unary") == 0 || strcmp(kind, "reduce") == 0 ||
 		   strcmp(kind, "flatten") == 0) {
 		/* empty: softmax over C; unary SQRT; reduce SUM over CHW; flatten CHANNEL_FIRST */
 	} else if (strcmp(kind, "add") == 0 || strcmp(kind, "multiply") == 0) {
-		ali_buf_float(p, 1, 1.0f); /* alpha: one input plus / times a scalar */
+		/* alpha: one input plus / times a scalar (the same field number in both) */
+		ali_buf_float(p, AL_PB_AddLayerParams_alpha, 1.0f);
 	} else if (strcmp(kind, "mvn") == 0) {
-		ali_buf_uint(p, 2, 1);       /* normalizeVariance */
-		ali_buf_float(p, 3, 1e-5f);  /* epsilon */
+		ali_buf_uint(p, AL_PB_MeanVarianceNormalizeLayerParams_normalizeVariance, 1);
+		ali_buf_float(p, AL_PB_MeanVarianceNormalizeLayerParams_epsilon, 1e-5f);
 	} else if (strcmp(kind, "l2normalize") == 0) {
-		ali_buf_float(p, 1, 1e-6f);
+		ali_buf_float(p, AL_PB_L2NormalizeLayerParams_epsilon, 1e-6f);
 	} else if (strcmp(kind, "lrn") == 0) {
-		ali_buf_float(p, 1, 1e-4f);  /* alpha */
-		ali_buf_float(p, 2, 0.75f);  /* beta */
-		ali_buf_uint(p, 3, 5);       /* localSize */
-		ali_buf_float(p, 4, 1.0f);   /* k */
+		ali_buf_float(p, AL_PB_LRNLayerParams_alpha, 1e-4f);
+		ali_buf_float(p, AL_PB_LRNLayerParams_beta, 0.75f);
+		ali_buf_uint(p, AL_PB_LRNLayerParams_localSize, 5);
+		ali_buf_float(p, AL_PB_LRNLayerParams_k, 1.0f);
 	} else if (strcmp(kind, "upsample") == 0) {
 		uint64_t s[2] = {2, 2};
-		ali_buf_packed(p, 1, s, 2);  /* scalingFactor, NN mode */
+		ali_buf_packed(p, AL_PB_UpsampleLayerParams_scalingFactor, s, 2); /* NN mode */
 	} else if (strcmp(kind, "permute") == 0) {
 		uint64_t a[4] = {0, 1, 3, 2};
-		ali_buf_packed(p, 1, a, 4);  /* swap H and W */
+		ali_buf_packed(p, AL_PB_PermuteLayerParams_axis, a, 4); /* swap H and W */
 	} else if (strcmp(kind, "batchnorm") == 0) {
-		ali_buf_uint(p, 1, KIND_C);
-		ali_buf_float(p, 10, 1e-5f);
-		float_weights(p, 15, KIND_C, 1.0f); /* gamma */
-		float_weights(p, 16, KIND_C, 0.0f); /* beta */
-		float_weights(p, 17, KIND_C, 0.0f); /* mean */
-		float_weights(p, 18, KIND_C, 1.0f); /* variance */
+		ali_buf_uint(p, AL_PB_BatchnormLayerParams_channels, KIND_C);
+		ali_buf_float(p, AL_PB_BatchnormLayerParams_epsilon, 1e-5f);
+		float_weights(p, AL_PB_BatchnormLayerParams_gamma, KIND_C, 1.0f);
+		float_weights(p, AL_PB_BatchnormLayerParams_beta, KIND_C, 0.0f);
+		float_weights(p, AL_PB_BatchnormLayerParams_mean, KIND_C, 0.0f);
+		float_weights(p, AL_PB_BatchnormLayerParams_variance, KIND_C, 1.0f);
 	} else if (strcmp(kind, "bias") == 0 || strcmp(kind, "scale") == 0) {
 		uint64_t shape[1] = {KIND_C};
 		bool bias = kind[0] == 'b';
-		ali_buf_packed(p, 1, shape, 1);
+		ali_buf_packed(p, bias ? AL_PB_BiasLayerParams_shape : AL_PB_ScaleLayerParams_shapeScale, shape, 1);
 		if (bias) {
-			float_weights(p, 2, KIND_C, 0.5f);
+			float_weights(p, AL_PB_BiasLayerParams_bias, KIND_C, 0.5f);
 		} else {
-			float_weights(p, 2, KIND_C, 2.0f); /* scale; hasBias 3 false */
+			float_weights(p, AL_PB_ScaleLayerParams_scale, KIND_C, 2.0f); /* hasBias false */
 		}
 	} else if (strcmp(kind, "concat") == 0 || strcmp(kind, "max") == 0 || strcmp(kind, "min") == 0 ||
 		   strcmp(kind, "average") == 0) {
@@ -395,15 +397,15 @@ static bool mil_model(const char *stem, const char *opset, const struct mil_in *
 		for (int k = 0; k < 4; k++)
 			shape[k] = (uint64_t)ins[i].dims[k];
 		array_feature(&in, ins[i].name, shape, ins[i].dims[3] ? 4 : 3, DT_FLOAT16, NULL, i >= n_in - n_state);
-		put_msg(&desc, 1, &in);
+		put_msg(&desc, AL_PB_ModelDescription_input, &in);
 		ok &= !in.failed;
 		ali_buf_free(&in);
 	}
 	array_feature(&outf, "y", NULL, 0, DT_FLOAT16, NULL, false);
-	put_msg(&desc, 10, &outf);
-	ali_buf_uint(out, 1, (uint64_t)spec);
-	put_msg(out, 2, &desc);
-	put_msg(out, 502, &prog);
+	put_msg(&desc, AL_PB_ModelDescription_output, &outf);
+	ali_buf_uint(out, AL_PB_Model_specificationVersion, (uint64_t)spec);
+	put_msg(out, AL_PB_Model_description, &desc);
+	put_msg(out, AL_PB_Model_mlProgram, &prog);
 	ok &= st == AL_OK && !(prog.failed || outf.failed || desc.failed || out->failed);
 	ali_buf_free(&text);
 	ali_buf_free(&prog);

@@ -832,10 +832,16 @@ struct fp16_run {
 	bool diverged, oom;
 };
 
+/* No compute: an ML Program const / constexpr_* op, or a NeuralNetwork
+ * loadConstant / loadConstantND layer (the NN kinds, checked in the NN world:
+ * a MIL op's kind is a row of the other table). */
 static bool is_const_node(const struct al_node *n)
 {
-	return n->type && (strcmp(n->type, "const") == 0 || strncmp(n->type, "constexpr_", 10) == 0 ||
-			   strncmp(n->type, "loadConstant", 12) == 0);
+	if (ali_node_is_const(n))
+		return true;
+	const struct al_node_src *src = al_src(n);
+	bool nn = n->owner ? !n->owner->function : (src && src->sub && src->sub->world == AL_WORLD_NN);
+	return nn && (n->kind == AL_NNK_loadConstant || n->kind == AL_NNK_loadConstantND);
 }
 
 static void observe32(void *ctx, const struct al_node *n, al_tensor *const *outs, uint32_t n_outs)
