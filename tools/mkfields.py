@@ -42,7 +42,7 @@ def main():
     print("/* SPDX-License-Identifier: MIT */")
     print("/* coreml_fields.h: the field numbers of Core ML's protobuf messages, written by")
     print(" * tools/mkfields.py from the format's .proto files (do not edit). AL_PB_<Message>_<field>:")
-    print(" * nested messages joined by '_'. Field numbers from coremltools mlmodel/format/*.proto")
+    print(" * nested messages joined by '_'. Field numbers from coremltools mlmodel/format/<Name>.proto")
     print(" * (BSD-3-Clause; facts, not code). */")
     print("#ifndef ANELINT_COREML_FIELDS_H")
     print("#define ANELINT_COREML_FIELDS_H")

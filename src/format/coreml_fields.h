@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* coreml_fields.h: the field numbers of Core ML's protobuf messages, written by
  * tools/mkfields.py from the format's .proto files (do not edit). AL_PB_<Message>_<field>:
- * nested messages joined by '_'. Field numbers from coremltools mlmodel/format/*.proto
+ * nested messages joined by '_'. Field numbers from coremltools mlmodel/format/<Name>.proto
  * (BSD-3-Clause; facts, not code). */
 #ifndef ANELINT_COREML_FIELDS_H
 #define ANELINT_COREML_FIELDS_H
