@@ -8,6 +8,7 @@
  *   proves:  approximate: the caller rounds the model's inputs / outputs to fp16 instead (--allow
  *            approximate) */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -88,9 +89,11 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 	if (!pb_get_varint(c->s->root, MODEL_SPEC, &spec))
 		return ali_mil_say(c, "no specificationVersion");
 	if (is_in && !(ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) &&
-		       ali_pb_first(prog, 2, &fe, NULL, NULL) && ali_pb_first(fe, 2, &fn, NULL, NULL) &&
-		       ali_pb_named(fn, 1, x, &fin) && pb_get_bytes(fin, 2, &vt) &&
-		       pb_get_bytes(vt, 1, &tt) && ali_pb_first(tt, 1, NULL, &a, &b)))
+		       ali_pb_first(prog, AL_PB_Program_functions, &fe, NULL, NULL) && ali_pb_first(fe, 2, &fn, NULL, NULL) &&
+		       ali_pb_named(fn, AL_PB_Function_inputs, x, &fin) &&
+		       pb_get_bytes(fin, AL_PB_NamedValueType_type, &vt) &&
+		       pb_get_bytes(vt, AL_PB_ValueType_tensorType, &tt) &&
+		       ali_pb_first(tt, AL_PB_TensorType_dataType, NULL, &a, &b)))
 		return ali_mil_say(c, "the function input '%s' has no tensor type", x);
 	if (c->s->opts && c->s->opts->allow < AL_EQ_APPROXIMATE) { /* reported, nothing built */
 		snprintf(c->after, sizeof c->after, "identity, with fp16 model %s '%s'",
@@ -100,7 +103,7 @@ bool ali_pass_mil_io_fp16(struct al_mil_pass *c)
 	enum al_status st = ali_surgery_desc_fp16(c->s, is_in ? DESC_INPUT : DESC_OUTPUT, ft->name);
 	if (st == AL_OK && is_in) {
 		struct al_buf d = {0};
-		ali_buf_uint(&d, 1, AL_DT_FP16);
+		ali_buf_uint(&d, AL_PB_TensorType_dataType, AL_DT_FP16);
 		st = d.failed ? AL_E_NOMEM : ali_splice_replace(c->s->sp, tt, tt.p + a, b - a, d.p, d.n);
 		ali_buf_free(&d);
 	}

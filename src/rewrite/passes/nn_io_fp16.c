@@ -9,6 +9,7 @@
  * Proves:  approximate: the values are rounded to fp16 once at the boundary; the
  *          layers compute as before. */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +45,9 @@ bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
 			al_span fd, ftype, arr;
 			if (fs[i].kind != AL_FEAT_MULTIARRAY || fs[i].dtype != AL_DT_FP32 || !fs[i].name)
 				continue;
-			if (!ali_pb_named(desc, side ? 10 : DESC_INPUT, fs[i].name, &fd) ||
-			    !ali_pb_first(fd, 3, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, &arr, NULL, NULL) ||
-			    !ali_pb_first(arr, 2, NULL, NULL, NULL))
+			if (!ali_pb_named(desc, side ? AL_PB_ModelDescription_output : DESC_INPUT, fs[i].name, &fd) ||
+			    !ali_pb_first(fd, AL_PB_FeatureDescription_type, &ftype, NULL, NULL) || !ali_pb_first(ftype, FT_ARRAY, &arr, NULL, NULL) ||
+			    !ali_pb_first(arr, AL_PB_ArrayFeatureType_dataType, NULL, NULL, NULL))
 				return ali_mil_say(c, "%s '%.60s' has no multi-array dataType in the file",
 						   side ? "output" : "input", fs[i].name);
 		}
@@ -70,7 +71,7 @@ bool ali_pass_nn_io_fp16(struct al_mil_pass *c)
 	if (!n)
 		return c->why[0] = '\0', false;
 	uint64_t spec = 0;
-	pb_get_varint(c->s->root, 1, &spec);
+	pb_get_varint(c->s->root, AL_PB_Model_specificationVersion, &spec);
 	enum al_status st = ali_surgery_spec_fp16(c->s);
 	if (st != AL_OK)
 		return ali_mil_say(c, "specificationVersion could not be raised (%s)", al_status_str(st));
