@@ -17,24 +17,13 @@
 
 /* ================================================================ bindings */
 
-/* The Argument entry of `param` (the last map entry wins), with its bindings
- * as the loader read them (mil.c parse_inputs: kind, and for a name its
- * position in n->inputs). */
-static const struct al_mil_arg *find_arg(const struct al_node *n, const char *param)
-{
-	const struct al_node_src *s = n ? al_src(n) : NULL;
-	const struct al_mil_arg *found = NULL;
-	if (!s || !s->mil_scope || !param)
-		return NULL;
-	for (uint32_t i = 0; i < s->n_mil_args; i++)
-		if (ali_str_eq(s->mil_args[i].param, param))
-			found = &s->mil_args[i];
-	return found;
-}
+/* The Argument entry of `param` is ali_mil_find_arg's (mil_fields.h), with its
+ * bindings as the loader read them (mil.c parse_inputs: kind, and for a name
+ * its position in n->inputs). */
 
 uint32_t shp_mil_param_count(const struct al_node *n, const char *param)
 {
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	return a ? a->n_binds : 0;
 }
 
@@ -59,7 +48,7 @@ bool shp_mil_param(const struct al_node *n, const struct al_shape *const *in, ui
 		   const char *param, uint32_t k, struct al_shape *out)
 {
 	shp_unknown(out);
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	if (!a || k >= a->n_binds)
 		return false;
 	const struct al_mil_bind *b = &a->binds[k];

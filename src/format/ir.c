@@ -227,3 +227,15 @@ void ali_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx)
 	for (uint32_t g = 0; g < s->n_graphs; g++)
 		walk_graph(s->graphs[g], fn, ctx, 0);
 }
+
+const struct al_graph *ali_node_sub_graph(const struct al_node *n, const char *which)
+{
+	size_t wl = strlen(which);
+	for (uint32_t i = 0; n && i < n->n_sub; i++) {
+		const char *b = n->sub[i] ? n->sub[i]->block : NULL;
+		size_t bl = b ? strlen(b) : 0;
+		if (bl >= wl && strcmp(b + bl - wl, which) == 0 && (bl == wl || b[bl - wl - 1] == '.'))
+			return n->sub[i];
+	}
+	return NULL;
+}

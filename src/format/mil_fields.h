@@ -55,6 +55,9 @@ typedef void (*ali_mil_bind_fn)(void *ctx, int member, al_span data);
 void ali_mil_arg_each_binding(al_span arg, ali_mil_bind_fn fn, void *ctx);
 /* The name of the last Binding of an Argument (false when that Binding has
  * no name or there is none). */
+/* The argument bound to `param` of ML Program op n (the last entry of the op's
+ * inputs map wins); NULL when n is no MIL op or binds nothing to it. */
+const struct al_mil_arg *ali_mil_find_arg(const struct al_node *n, const char *param);
 bool ali_mil_arg_binding_name(al_span arg, al_span *name);
 
 #endif

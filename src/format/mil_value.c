@@ -5,6 +5,7 @@
  * floats or strings, where a blob's bytes are). It reads only what the walk
  * left in the nodes and never reports: answers are values or "absent". */
 #include "mil_int.h"
+#include "mil_fields.h"
 
 #include <limits.h>
 #include <math.h>
@@ -219,7 +220,7 @@ int ali_mil_value_class(al_span v)
 /* ================================================================ value access */
 
 /* The Argument entry bound to `param` of MIL op n (the last map entry wins). */
-static const struct al_mil_arg *find_arg(const struct al_node *n, const char *param)
+const struct al_mil_arg *ali_mil_find_arg(const struct al_node *n, const char *param)
 {
 	const struct al_node_src *s = n ? al_src(n) : NULL;
 	const struct al_mil_arg *found = NULL;
@@ -286,7 +287,7 @@ static int param_value(const struct al_node *n, const char *param, al_span *val,
 	int k;
 	*is_const = false;
 	*cval = NULL;
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	const struct al_mil_bind *bd = a && a->n_binds ? &a->binds[0] : NULL;
 	if (a) {
 		k = bd ? bd->kind : 0;
@@ -638,7 +639,7 @@ bool ali_mil_param_is_const(const struct al_node *n, const char *param)
 
 const struct al_ttype *ali_mil_param_type(const struct al_node *n, const char *param)
 {
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	const struct al_mil_ent *e;
 	if (!a || !a->n_binds || a->binds[0].kind != 1 || !(e = bind_ent(n, &a->binds[0])))
 		return NULL;
@@ -686,7 +687,7 @@ bool ali_mil_block_io(const struct al_graph *g, struct al_mil_block_io *io)
 
 int ali_mil_param_binding(const struct al_node *n, const char *param, uint32_t k, al_span *out)
 {
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	if (!a || k >= a->n_binds)
 		return 0;
 	const struct al_mil_bind *b = &a->binds[k];
@@ -697,7 +698,7 @@ int ali_mil_param_binding(const struct al_node *n, const char *param, uint32_t k
 
 uint32_t ali_mil_param_count(const struct al_node *n, const char *param)
 {
-	const struct al_mil_arg *a = find_arg(n, param);
+	const struct al_mil_arg *a = ali_mil_find_arg(n, param);
 	return a ? a->n_binds : 0;
 }
 

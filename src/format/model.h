@@ -201,6 +201,9 @@ typedef void (*al_node_fn)(void *ctx, const struct al_node *n);
 void ali_walk_nodes(const struct al_submodel *s, al_node_fn fn, void *ctx);
 /* Whether n is an ML Program const / constexpr_* op (no compute). */
 bool ali_node_is_const(const struct al_node *n);
+/* The nested graph of node n whose block path ends with `which` (a whole
+ * dotted component: "ifBranch", "bodyNetwork", ...), or NULL. */
+const struct al_graph *ali_node_sub_graph(const struct al_node *n, const char *which);
 
 /* ------------------------------------------------------------------ model types
  * model_types.def rows: AL_MODEL(oneof name, field number of Model). */

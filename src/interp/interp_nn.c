@@ -80,19 +80,6 @@ static al_span nn_body(const struct al_submodel *s)
 	return none;
 }
 
-/* The nested graph of node n whose block path ends with `which` ("ifBranch", ...). */
-static const struct al_graph *sub_graph(const struct al_node *n, const char *which)
-{
-	size_t wl = strlen(which);
-	for (uint32_t i = 0; i < n->n_sub; i++) {
-		const char *b = n->sub[i] ? n->sub[i]->block : NULL;
-		size_t bl = b ? strlen(b) : 0;
-		if (bl >= wl && strcmp(b + bl - wl, which) == 0 && (bl == wl || b[bl - wl - 1] == '.'))
-			return n->sub[i];
-	}
-	return NULL;
-}
-
 /* ================================================================ the layer table */
 
 static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int depth);
@@ -108,7 +95,7 @@ static enum al_status nn_l_branch(struct nn_layer *l)
 	enum al_status st = nn_arity(l, 1, 1, 0, 0);
 	if (st)
 		return st;
-	const struct al_graph *g = sub_graph(l->n, truthy(l->in[0]) ? "ifBranch" : "elseBranch");
+	const struct al_graph *g = ali_node_sub_graph(l->n, truthy(l->in[0]) ? "ifBranch" : "elseBranch");
 	if (!g && truthy(l->in[0]))
 		return nn_fail(l, AL_E_FORMAT, "the ifBranch network is missing");
 	return g ? run_graph(l->r, g, l->depth + 1) : AL_OK;
@@ -136,8 +123,8 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 	if (st)
 		return st;
 	struct nn_run *r = l->r;
-	const struct al_graph *cond = sub_graph(l->n, "conditionNetwork");
-	const struct al_graph *body = sub_graph(l->n, "bodyNetwork");
+	const struct al_graph *cond = ali_node_sub_graph(l->n, "conditionNetwork");
+	const struct al_graph *body = ali_node_sub_graph(l->n, "bodyNetwork");
 	if (!body)
 		return nn_fail(l, AL_E_FORMAT, "the bodyNetwork is missing");
 	uint64_t max = nn_pu(l->p, 1, 0);

@@ -149,18 +149,6 @@ static struct lval *put(struct lu *u, const char *name, enum vkind kind)
 	return w;
 }
 
-static const struct al_graph *sub_net(const struct al_node *n, const char *which)
-{
-	size_t wl = strlen(which);
-	for (uint32_t i = 0; i < n->n_sub; i++) {
-		const char *b = n->sub[i] ? n->sub[i]->block : NULL;
-		size_t bl = b ? strlen(b) : 0;
-		if (bl >= wl && strcmp(b + bl - wl, which) == 0 && (bl == wl || b[bl - wl - 1] == '.'))
-			return n->sub[i];
-	}
-	return NULL;
-}
-
 static bool is(const struct al_node *n, const char *type)
 {
 	return n && n->type && strcmp(n->type, type) == 0;
@@ -791,7 +779,8 @@ static bool unroll(struct lu *u, const struct al_node *n, int *steps)
 {
 	struct al_mil_pass *c = u->c;
 	const struct al_node_src *src = c->src;
-	const struct al_graph *cond = sub_net(n, "conditionNetwork"), *body = sub_net(n, "bodyNetwork");
+	const struct al_graph *cond = ali_node_sub_graph(n, "conditionNetwork");
+	const struct al_graph *body = ali_node_sub_graph(n, "bodyNetwork");
 	uint64_t max = 0;
 	pb_get_varint(src->params, 1, &max);
 	al_span cvs = {0};
