@@ -6,9 +6,12 @@
  * Rewrite: a cascade of 4x4 / 2x2 average pools (stride = kernel), the last the layer.
  * Proves:  reassociate: the same weights 1/K, the sums grouped differently. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#define POOL(field) AL_PB_PoolingLayerParams_##field
 
 /* Average pooling over non-overlapping K windows (stride = kernel, no padding)
  * is the average of averages over non-overlapping K1 then K2 windows when
@@ -24,15 +27,16 @@ bool ali_pass_nn_avgpool(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params, valid;
 	uint64_t v = 0, ks[4] = {3, 3}, st[4] = {1, 1};
-	if (!pb_get_varint(p, 1, &v) || v != 1)
+	if (!pb_get_varint(p, POOL(type), &v) || v != 1)
 		return ali_mil_say(c, "%s pooling (the cascade is for average pooling)", v == 2 ? "L2" : "max");
-	if (pb_get_varint(p, 60, &v) && v)
+	if (pb_get_varint(p, POOL(globalPooling), &v) && v)
 		return ali_mil_say(c, "global pooling");
-	if (pb_has(p, 31) || pb_has(p, 32) || !pb_get_bytes(p, 30, &valid) || !ali_nn_zero_padding(valid))
+	if (pb_has(p, POOL(same)) || pb_has(p, POOL(includeLastPixel)) || !pb_get_bytes(p, POOL(valid), &valid) ||
+	    !ali_nn_zero_padding(valid))
 		return ali_mil_say(c, "padding is not valid with zero amounts");
-	if (pb_has(p, 10) && pb_get_varints(p, 10, ks, 4) != 2)
+	if (pb_has(p, POOL(kernelSize)) && pb_get_varints(p, POOL(kernelSize), ks, 4) != 2)
 		return ali_mil_say(c, "kernelSize is not [H, W]");
-	if (pb_has(p, 20) && pb_get_varints(p, 20, st, 4) != 2)
+	if (pb_has(p, POOL(stride)) && pb_get_varints(p, POOL(stride), st, 4) != 2)
 		return ali_mil_say(c, "stride is not [H, W]");
 	bool legal_st = (st[0] <= 2 || st[0] == 4) && (st[1] <= 2 || st[1] == 4);
 	if (ks[0] <= 13 && ks[1] <= 13 && legal_st)
@@ -74,10 +78,10 @@ bool ali_pass_nn_avgpool(struct al_mil_pass *c)
 		size_t start;
 		pb_iter_init(&it, p);
 		while ((start = it.pos, pb_next(&it, &f)))
-			if (f.num != 10 && f.num != 20)
+			if (f.num != POOL(kernelSize) && f.num != POOL(stride))
 				ali_buf_put(&pp, p.p + start, it.pos - start);
-		ali_buf_packed(&pp, 10, k, 2);
-		ali_buf_packed(&pp, 20, k, 2);
+		ali_buf_packed(&pp, POOL(kernelSize), k, 2);
+		ali_buf_packed(&pp, POOL(stride), k, 2);
 		if (it.err || pp.failed) {
 			ali_buf_free(&pp);
 			return ali_mil_say(c, "the pooling message could not be re-read");

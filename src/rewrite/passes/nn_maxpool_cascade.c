@@ -7,9 +7,12 @@
  *          layer's stride.
  * Proves:  exact: max over K == max over K1 then K2 windows when K1 + K2 - 1 = K. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#define POOL(field) AL_PB_PoolingLayerParams_##field
 
 /* max over a K window == max over K1 then over K2 windows when K1 + K2 - 1 = K
  * (the first with stride 1, the last with the layer's stride), no padding. */
@@ -20,17 +23,17 @@ bool ali_pass_nn_maxpool(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params, valid;
 	uint64_t v, ks[4] = {3, 3}, st[4] = {1, 1};
-	if (pb_get_varint(p, 1, &v) && v != 0)
+	if (pb_get_varint(p, POOL(type), &v) && v != 0)
 		return ali_mil_say(c, "%s pooling (only max decomposes exactly)", v == 1 ? "average" : "L2");
-	if (pb_get_varint(p, 60, &v) && v)
+	if (pb_get_varint(p, POOL(globalPooling), &v) && v)
 		return ali_mil_say(c, "global pooling");
-	if (pb_has(p, 31) || pb_has(p, 32) || !pb_get_bytes(p, 30, &valid))
+	if (pb_has(p, POOL(same)) || pb_has(p, POOL(includeLastPixel)) || !pb_get_bytes(p, POOL(valid), &valid))
 		return ali_mil_say(c, "padding is not valid (same / includeLastPixel change the windows)");
 	if (!ali_nn_zero_padding(valid))
 		return ali_mil_say(c, "valid padding with non-zero amounts");
-	if (pb_has(p, 10) && pb_get_varints(p, 10, ks, 4) != 2)
+	if (pb_has(p, POOL(kernelSize)) && pb_get_varints(p, POOL(kernelSize), ks, 4) != 2)
 		return ali_mil_say(c, "kernelSize is not [H, W]");
-	if (pb_has(p, 20) && pb_get_varints(p, 20, st, 4) != 2)
+	if (pb_has(p, POOL(stride)) && pb_get_varints(p, POOL(stride), st, 4) != 2)
 		return ali_mil_say(c, "stride is not [H, W]");
 	if (ks[0] <= 13 && ks[1] <= 13)
 		return ali_mil_say(c, "kernel %llux%llu already <= 13", (unsigned long long)ks[0],
@@ -58,9 +61,9 @@ bool ali_pass_nn_maxpool(struct al_mil_pass *c)
 		struct al_buf pp = {0};
 		if (i < steps - 1) {
 			uint64_t one[2] = {1, 1};
-			ali_buf_packed(&pp, 10, k, 2);
-			ali_buf_packed(&pp, 20, one, 2);
-			ali_buf_len(&pp, 30, NULL, 0);
+			ali_buf_packed(&pp, POOL(kernelSize), k, 2);
+			ali_buf_packed(&pp, POOL(stride), one, 2);
+			ali_buf_len(&pp, POOL(valid), NULL, 0);
 		} else {
 			/* the layer's own params with the last kernel */
 			struct pb_iter it;
@@ -68,9 +71,9 @@ bool ali_pass_nn_maxpool(struct al_mil_pass *c)
 			size_t start;
 			pb_iter_init(&it, p);
 			while ((start = it.pos, pb_next(&it, &f)))
-				if (f.num != 10)
+				if (f.num != POOL(kernelSize))
 					ali_buf_put(&pp, p.p + start, it.pos - start);
-			ali_buf_packed(&pp, 10, k, 2);
+			ali_buf_packed(&pp, POOL(kernelSize), k, 2);
 			if (it.err) {
 				ali_buf_free(&pp);
 				return ali_mil_say(c, "the pooling message could not be re-read");
