@@ -255,10 +255,7 @@ FIELD_NUMBER = re.compile(
 REWRITE_LEFT_NN = {
     "src/rewrite/split.c", "src/rewrite/surgery_nn.c",
 } | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "attention", "concatnd_interleave_to_split_concat", "concatnd_to_concat",
-    "const_expand", "const_operand", "global_avgpool_valid_to_same", "layer", "loadconstnd_to_loadconst",
-    "loop_unroll", "recurrent", "splitnd_of_innerproduct", "splitnd_to_slices",
-    "splitnd_to_split", "subb_to_neg_add", "upsample_x2_chain")}
+    "attention", "const_operand", "layer", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c", "src/rewrite/passes/mil_blockwise_to_per_channel.c",
     "src/rewrite/passes/mil_fp16_compute.c",

@@ -7,6 +7,7 @@
  *          in interleaved order.
  * Proves:  exact: every value is copied, none computed. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +25,8 @@ bool ali_pass_nn_concatnd_interleave(struct al_mil_pass *c)
 	if (!ali_nn_top_level(c))
 		return false;
 	uint64_t v;
-	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
-	if (!(pb_get_varint(c->src->params, 2, &v) && v))
+	int64_t axis = pb_get_varint(c->src->params, AL_PB_ConcatNDLayerParams_axis, &v) ? (int64_t)v : 0;
+	if (!(pb_get_varint(c->src->params, AL_PB_ConcatNDLayerParams_interleave, &v) && v))
 		return ali_mil_say(c, "interleave is not set");
 	uint32_t n = c->n->n_inputs;
 	if (n < 2)

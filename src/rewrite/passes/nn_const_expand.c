@@ -9,6 +9,7 @@
  * is deleted: the same values in the same order (exact). Its row in surgery.c's
  * pass table; run through its mil_pass. docs/surgery.md. */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <string.h>
 
@@ -27,7 +28,7 @@ bool ali_pass_nn_expand_const(struct al_mil_pass *c)
 		return ali_mil_say(c, "its input is not a loadConstantND's");
 	const struct al_node_src *ks = al_src(k);
 	al_span data;
-	if (!ks || !ks->msg.p || !ks->params.p || !pb_get_bytes(ks->params, 2, &data))
+	if (!ks || !ks->msg.p || !ks->params.p || !pb_get_bytes(ks->params, AL_PB_LoadConstantNDLayerParams_data, &data))
 		return ali_mil_say(c, "the loadConstantND message could not be read");
 	if (!ali_nn_only_reader(c->n, c->n->inputs[0]))
 		return ali_mil_say(c, "the constant '%s' has other readers (or is a model output)", c->n->inputs[0]);
@@ -36,7 +37,7 @@ bool ali_pass_nn_expand_const(struct al_mil_pass *c)
 		return ali_mil_say(c, "its result is not a static rank-5 [1, 1, C, H, W]");
 	/* the values: as many as C x H x W (the constant's shape, any rank, holds them in order) */
 	uint64_t sh[6], count = 1;
-	long r = pb_get_varints(ks->params, 1, sh, 6);
+	long r = pb_get_varints(ks->params, AL_PB_LoadConstantNDLayerParams_shape, sh, 6);
 	if (r < 1 || r > 5)
 		return ali_mil_say(c, "a constant of %ld dimensions", r);
 	for (long i = 0; i < r; i++) {
@@ -52,8 +53,8 @@ bool ali_pass_nn_expand_const(struct al_mil_pass *c)
 		return ali_mil_say(c, "the constant's shape does not hold C x H x W values");
 	struct al_buf prm = {0};
 	uint64_t chw[3] = {(uint64_t)o->dims[2], (uint64_t)o->dims[3], (uint64_t)o->dims[4]};
-	ali_buf_packed(&prm, 1, chw, 3);
-	ali_buf_len(&prm, 2, data.p, data.n);
+	ali_buf_packed(&prm, AL_PB_LoadConstantLayerParams_shape, chw, 3);
+	ali_buf_len(&prm, AL_PB_LoadConstantLayerParams_data, data.p, data.n);
 	ali_buf_str(&c->layer, L_NAME, c->n->name ? c->n->name : c->n->outputs[0]);
 	ali_buf_str(&c->layer, L_OUTPUT, c->n->outputs[0]);
 	ali_buf_len(&c->layer, F_LOAD_CONSTANT, prm.p, prm.n);

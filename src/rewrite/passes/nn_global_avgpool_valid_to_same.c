@@ -5,6 +5,7 @@
  * Rewrite: the same pooling with SAME padding.
  * Proves:  exact: a global pool averages its whole input whatever the padding says. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,11 +21,11 @@ bool ali_pass_nn_global_avg(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params, valid;
 	uint64_t v;
-	if (!(pb_get_varint(p, 1, &v) && v == 1))
+	if (!(pb_get_varint(p, AL_PB_PoolingLayerParams_type, &v) && v == 1))
 		return ali_mil_say(c, "not average pooling");
-	if (!(pb_get_varint(p, 60, &v) && v))
+	if (!(pb_get_varint(p, AL_PB_PoolingLayerParams_globalPooling, &v) && v))
 		return ali_mil_say(c, "not global pooling");
-	if (!pb_get_bytes(p, 30, &valid))
+	if (!pb_get_bytes(p, AL_PB_PoolingLayerParams_valid, &valid))
 		return ali_mil_say(c, "padding is not VALID");
 	if (!ali_nn_zero_padding(valid))
 		return ali_mil_say(c, "valid padding with non-zero amounts");
@@ -34,10 +35,10 @@ bool ali_pass_nn_global_avg(struct al_mil_pass *c)
 	size_t start;
 	pb_iter_init(&it, p);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 30)
+		if (f.num != AL_PB_PoolingLayerParams_valid)
 			ali_buf_put(&prm, p.p + start, it.pos - start);
 	static const uint8_t none[1];
-	ali_buf_len(&prm, 31, none, 0); /* same = SamePadding{} (asymmetryMode default) */
+	ali_buf_len(&prm, AL_PB_PoolingLayerParams_same, none, 0); /* same = SamePadding{} (asymmetryMode default) */
 	bool ok = !it.err && ali_nn_rebuild_layer(c, F_POOLING, &prm, NULL, 0);
 	ali_buf_free(&prm);
 	if (!ok)

@@ -6,6 +6,7 @@
  * Rewrite: the same layer as loadConstant [C, H, W] (its other params kept).
  * Proves:  exact: loadConstant's result is the rank-5 [1, 1, C, H, W] of the same values. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +36,7 @@ bool ali_pass_nn_lcnd(struct al_mil_pass *c)
 	if (!ali_nn_top_level(c))
 		return false;
 	uint64_t sh[6];
-	long k = pb_get_varints(c->src->params, 1, sh, 6);
+	long k = pb_get_varints(c->src->params, AL_PB_LoadConstantNDLayerParams_shape, sh, 6);
 	if (k < 1 || k > 5)
 		return ali_mil_say(c, "shape of %ld dimensions", k);
 	char s[96] = "";
@@ -62,10 +63,10 @@ bool ali_pass_nn_lcnd(struct al_mil_pass *c)
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	ali_buf_packed(&p, 1, sh + 2, 3);
+	ali_buf_packed(&p, AL_PB_LoadConstantLayerParams_shape, sh + 2, 3);
 	pb_iter_init(&it, c->src->params);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 1)
+		if (f.num != AL_PB_LoadConstantNDLayerParams_shape)
 			ali_buf_put(&p, c->src->params.p + start, it.pos - start);
 	bool ok = !it.err && !p.failed && ali_nn_rebuild_layer(c, F_LOAD_CONSTANT, &p, NULL, 0);
 	ali_buf_free(&p);

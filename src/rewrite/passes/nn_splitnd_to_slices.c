@@ -5,6 +5,7 @@
  * Rewrite: one slice layer per part (helpers before it, the layer itself the last).
  * Proves:  exact: the same copies. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,7 @@ bool ali_pass_nn_splitnd_slices(struct al_mil_pass *c)
 		return false;
 	uint32_t n = c->n->n_outputs;
 	uint64_t sz[16];
-	long k = pb_get_varints(c->src->params, 3, sz, 16);
+	long k = pb_get_varints(c->src->params, AL_PB_SplitNDLayerParams_splitSizes, sz, 16);
 	if (n < 2 || n > 14 || k != (long)n)
 		return ali_mil_say(c, "%u outputs, %ld splitSizes (2-14 parts with their sizes)", n, k);
 	uint64_t sum = 0;

@@ -6,6 +6,7 @@
  * Rewrite: the same layer with SplitLayerParams (nOutputs).
  * Proves:  exact: the same copies. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,7 @@ bool ali_pass_nn_splitnd(struct al_mil_pass *c)
 	if (n < 2)
 		return ali_mil_say(c, "%u outputs (split makes 2 or more)", n);
 	uint64_t sz[64], v;
-	long k = pb_get_varints(c->src->params, 3, sz, 64);
+	long k = pb_get_varints(c->src->params, AL_PB_SplitNDLayerParams_splitSizes, sz, 64);
 	if (k < 0 || k > 64)
 		return ali_mil_say(c, "splitSizes could not be read");
 	if (k > 0) {
@@ -31,7 +32,7 @@ bool ali_pass_nn_splitnd(struct al_mil_pass *c)
 			if (sz[i] != sz[0])
 				return ali_mil_say(c, "unequal split sizes (%llu, %llu): split makes equal parts",
 					   (unsigned long long)sz[0], (unsigned long long)sz[i]);
-	} else if (pb_get_varint(c->src->params, 2, &v) && v && v != n) {
+	} else if (pb_get_varint(c->src->params, AL_PB_SplitNDLayerParams_numSplits, &v) && v && v != n) {
 		return ali_mil_say(c, "numSplits %llu for %u outputs", (unsigned long long)v, n);
 	}
 	if (C % n)

@@ -6,6 +6,7 @@
  *          layer as add of a and the negation.
  * Proves:  exact: a - b == a + (-b) in IEEE arithmetic (see below for the -0.0). */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,9 +26,10 @@ bool ali_pass_nn_subb(struct al_mil_pass *c)
 	if (!neg)
 		return ali_mil_say(c, "no free name for the negation");
 	struct al_buf lin = {0}, act = {0}, empty = {0};
-	ali_buf_float(&lin, 1, -1.0f);
-	ali_buf_float(&lin, 2, -0.0f); /* -1 * (+0) + (+0) would be +0, not -0: a - (+0) for a = -0 */
-	ali_buf_len(&act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	ali_buf_float(&lin, AL_PB_ActivationLinear_alpha, -1.0f);
+	/* beta -0: -1 * (+0) + (+0) would be +0, not -0, for a - (+0) with a = -0 */
+	ali_buf_float(&lin, AL_PB_ActivationLinear_beta, -0.0f);
+	ali_buf_len(&act, AL_PB_ActivationParams_linear, lin.p, lin.n);
 	const char *in_b = c->n->inputs[1];
 	ali_nn_new_layer(c, neg, &in_b, 1, neg, F_ACTIVATION, &act);
 	ali_buf_free(&lin);

@@ -5,6 +5,7 @@
  * Rewrite: a chain of x2 (or x1 on an axis already done) upsamples, the last the layer.
  * Proves:  exact: nearest-neighbour copies compose. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,13 +17,13 @@ bool ali_pass_nn_upsample(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params;
 	uint64_t v, sf[4] = {1, 1};
-	if (pb_get_varint(p, 5, &v) && v != 0)
+	if (pb_get_varint(p, AL_PB_UpsampleLayerParams_mode, &v) && v != 0)
 		return ali_mil_say(c, "mode is bilinear (only nearest is exact as a chain)");
-	if (pb_has(p, 7))
+	if (pb_has(p, AL_PB_UpsampleLayerParams_fractionalScalingFactor))
 		return ali_mil_say(c, "fractional scaling factor");
-	if (pb_get_varint(p, 6, &v) && v != 0)
+	if (pb_get_varint(p, AL_PB_UpsampleLayerParams_linearUpsampleMode, &v) && v != 0)
 		return ali_mil_say(c, "linearUpsampleMode is set");
-	long k = pb_get_varints(p, 1, sf, 4);
+	long k = pb_get_varints(p, AL_PB_UpsampleLayerParams_scalingFactor, sf, 4);
 	if (k != 2)
 		return ali_mil_say(c, "scalingFactor has %ld values", k);
 	int eh = ali_nn_log2_exact(sf[0]), ew = ali_nn_log2_exact(sf[1]);
