@@ -253,11 +253,11 @@ FIELD_NUMBER = re.compile(
 # src/rewrite/ files still writing fields by number / comparing op-type strings
 # (#32 item 3), one set per side (converted in parallel; a listed clean file fails).
 REWRITE_LEFT_NN = {
-    "src/rewrite/split.c", "src/rewrite/surgery_nn.c",
+    "src/rewrite/split.c",
 } | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "attention", "const_operand", "layer", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
+    "attention", "const_operand", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
 REWRITE_LEFT_MIL = {
-    "src/rewrite/mil_build.c", "src/rewrite/passes/mil_blockwise_to_per_channel.c",
+    "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",
     "src/rewrite/passes/mil_recurrent.c", "src/rewrite/passes/mil_while_unroll.c",
     "src/rewrite/passes/model_input_shape.c",

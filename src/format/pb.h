@@ -36,6 +36,10 @@ enum pb_wire {
 	PB_FIXED32 = 5,
 };
 
+/* The fields of a map entry (a protobuf map<K, V> is a repeated message of
+ * these two: MIL's Operation.inputs, attributes, a Function's inputs ...). */
+enum { PB_MAP_KEY = 1, PB_MAP_VALUE = 2 };
+
 /* One decoded field. For PB_LEN, `data` is the payload; for scalars `u` holds
  * the raw value (varint, or the little-endian fixed32/fixed64 bits). */
 struct pb_field {

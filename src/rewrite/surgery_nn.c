@@ -4,6 +4,7 @@
  * producer and readers, a free layer / blob name, ActivationParams.linear. A file of its own so that the passes
  * do not call back into surgery.c, whose pass table calls them. */
 #include "surgery_int.h"
+#include "coreml_fields.h"
 
 #include <string.h>
 
@@ -109,16 +110,16 @@ bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char 
 	if (c->n_names >= AL_PASS_MAX_NAMES)
 		return ali_mil_say(c, "more than %d new layers", AL_PASS_MAX_NAMES);
 	struct al_buf l = {0};
-	ali_buf_str(&l, 1, name);  /* NeuralNetworkLayer.name */
+	ali_buf_str(&l, AL_PB_NeuralNetworkLayer_name, name);
 	for (uint32_t i = 0; i < n_in; i++)
-		ali_buf_str(&l, 2, ins[i]);  /* .input */
+		ali_buf_str(&l, AL_PB_NeuralNetworkLayer_input, ins[i]);
 	for (uint32_t i = 0; i < n_out; i++)
-		ali_buf_str(&l, 3, outs[i]); /* .output */
+		ali_buf_str(&l, AL_PB_NeuralNetworkLayer_output, outs[i]);
 	ali_buf_len(&l, field, prm ? prm->p : NULL, prm ? prm->n : 0);
 	if (last)
 		ali_buf_put(&c->layer, l.p, l.n);
 	else
-		ali_buf_len(&c->pre, 1, l.p, l.n); /* NeuralNetwork.layers */
+		ali_buf_len(&c->pre, AL_PB_NeuralNetwork_layers, l.p, l.n);
 	c->pre.failed |= l.failed || (prm && prm->failed);
 	ali_buf_free(&l);
 	c->names[c->n_names++] = name;
@@ -128,9 +129,10 @@ bool ali_nn_emit(struct al_mil_pass *c, bool last, const char *name, const char 
 void ali_nn_linear_params(struct al_buf *act, float alpha)
 {
 	struct al_buf lin = {0};
-	ali_buf_float(&lin, 1, alpha);
-	ali_buf_float(&lin, 2, -0.0f); /* a * x + (-0.0) == a * x for every x, -0.0 included */
-	ali_buf_len(act, 5, lin.p, lin.n); /* ActivationParams.linear = 5 */
+	ali_buf_float(&lin, AL_PB_ActivationLinear_alpha, alpha);
+	/* beta -0.0: a * x + (-0.0) == a * x for every x, -0.0 included */
+	ali_buf_float(&lin, AL_PB_ActivationLinear_beta, -0.0f);
+	ali_buf_len(act, AL_PB_ActivationParams_linear, lin.p, lin.n);
 	if (lin.failed)
 		act->failed = true;
 	ali_buf_free(&lin);

@@ -29,6 +29,7 @@
  * opt-in with --allow approximate. Both new constants are new blobs in
  * weight.bin; the old blobs stay (nothing in a package is ever moved). */
 #include "passes.h"
+#include "coreml_fields.h"
 #include "interp.h"
 #include "kernels.h"
 
@@ -158,10 +159,10 @@ static void put_blob_input(struct al_buf *op, const char *param, int dt, int ran
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
 	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
 	ali_mil_put_blob_value(&v, off);
-	ali_buf_len(&bd, 2, v.p, v.n);
-	ali_buf_len(&arg, 1, bd.p, bd.n);
-	ali_buf_str(&e, 1, param);
-	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_len(&bd, AL_PB_Argument_Binding_value, v.p, v.n);
+	ali_buf_len(&arg, AL_PB_Argument_arguments, bd.p, bd.n);
+	ali_buf_str(&e, PB_MAP_KEY, param);
+	ali_buf_len(&e, PB_MAP_VALUE, arg.p, arg.n);
 	ali_buf_len(op, OP_INPUTS, e.p, e.n);
 	op->failed |= vt.failed || v.failed || bd.failed || arg.failed || e.failed;
 	ali_buf_free(&vt);

@@ -5,6 +5,7 @@
  * checks, a zero ValidPadding, the exact log2, the binary elementwise rewrite and
  * the channel-axis splitND conditions. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <string.h>
 
@@ -174,7 +175,7 @@ bool ali_nn_splitnd_of_channels(struct al_mil_pass *c, int64_t *C)
 	if (rank < 0)
 		return false;
 	uint64_t v;
-	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t axis = pb_get_varint(c->src->params, AL_PB_SplitNDLayerParams_axis, &v) ? (int64_t)v : 0;
 	int64_t ax = axis < 0 ? axis + rank : axis;
 	if (ax != rank - 3)
 		return ali_mil_say(c, "axis %lld is not the channel axis (-3) of a rank-%d input", (long long)axis, rank);
@@ -198,16 +199,17 @@ int ali_nn_log2_exact(uint64_t f)
 bool ali_nn_zero_padding(al_span valid)
 {
 	al_span border;
-	if (!pb_get_bytes(valid, 1, &border))
+	if (!pb_get_bytes(valid, AL_PB_ValidPadding_paddingAmounts, &border))
 		return true;
 	struct pb_iter it;
 	struct pb_field f;
 	pb_iter_init(&it, border);
 	while (pb_next(&it, &f)) {
-		if (f.num != 10 || f.wire != PB_LEN)
+		if (f.num != AL_PB_BorderAmounts_borderAmounts || f.wire != PB_LEN)
 			continue;
 		uint64_t v;
-		if ((pb_get_varint(f.data, 1, &v) && v) || (pb_get_varint(f.data, 2, &v) && v))
+		if ((pb_get_varint(f.data, AL_PB_BorderAmounts_EdgeSizes_startEdgeSize, &v) && v) ||
+		    (pb_get_varint(f.data, AL_PB_BorderAmounts_EdgeSizes_endEdgeSize, &v) && v))
 			return false;
 	}
 	return it.err == 0;
