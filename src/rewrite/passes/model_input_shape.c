@@ -19,14 +19,32 @@
  * model computes what it did. The rule they answer is ANE040 (a shape range
  * keeps the whole model off the ANE; evidence R2, catalog S2-S4). */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { MODEL_DESC = 2, MODEL_PROGRAM = 502, DESC_INPUT = 1, FT_IMAGE = 4, FT_ARRAY = 5 };
-enum { IMG_WIDTH = 1, IMG_HEIGHT = 2, IMG_ENUM = 21, IMG_RANGE = 31 };
-enum { ARR_SHAPE = 1, ARR_ENUM = 21, ARR_RANGE = 31 };
+/* the fields of the model description and of an ML Program's function inputs
+ * these passes edit (src/format/coreml_fields.h) */
+enum {
+	MODEL_DESC = AL_PB_Model_description,
+	MODEL_PROGRAM = AL_PB_Model_mlProgram,
+	DESC_INPUT = AL_PB_ModelDescription_input,
+	FT_IMAGE = AL_PB_FeatureType_imageType,
+	FT_ARRAY = AL_PB_FeatureType_multiArrayType,
+};
+enum {
+	IMG_WIDTH = AL_PB_ImageFeatureType_width,
+	IMG_HEIGHT = AL_PB_ImageFeatureType_height,
+	IMG_ENUM = AL_PB_ImageFeatureType_enumeratedSizes,
+	IMG_RANGE = AL_PB_ImageFeatureType_imageSizeRange,
+};
+enum {
+	ARR_SHAPE = AL_PB_ArrayFeatureType_shape,
+	ARR_ENUM = AL_PB_ArrayFeatureType_enumeratedShapes,
+	ARR_RANGE = AL_PB_ArrayFeatureType_shapeRange,
+};
 #define MAX_ENUM 128 /* coremltools flexible-inputs: at most 128 enumerated shapes (catalog S2) */
 
 static void fmt_dims(const int64_t *d, uint32_t rank, char *buf, size_t cap)
@@ -79,10 +97,12 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	const struct al_submodel *sub = c->s->m->subs[0];
 	if (sub->n_functions != 1 || sub->n_fdescs > 1) /* also one kept by --function */
 		return ali_mil_say(c, "a program with %u functions", sub->n_fdescs > 1 ? sub->n_fdescs : sub->n_functions);
-	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, 2, &fe, NULL, NULL) || !ali_pb_first(fe, 2, &fn, NULL, NULL) ||
-	    !ali_pb_named(fn, 1, name, &fin) || !pb_get_bytes(fin, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+	if (!ali_pb_first(c->s->root, MODEL_PROGRAM, &prog, NULL, NULL) || !ali_pb_first(prog, AL_PB_Program_functions, &fe, NULL, NULL) ||
+	    !ali_pb_first(fe, PB_MAP_VALUE, &fn, NULL, NULL) ||
+	    !ali_pb_named(fn, AL_PB_Function_inputs, name, &fin) || !pb_get_bytes(fin, AL_PB_NamedValueType_type, &vt) ||
+	    !pb_get_bytes(vt, AL_PB_ValueType_tensorType, &tt))
 		return ali_mil_say(c, "the function input '%s' has no tensor type", name);
-	size_t n_dims = pb_count(tt, 3), lead = n_dims - rank;
+	size_t n_dims = pb_count(tt, AL_PB_TensorType_dimensions), lead = n_dims - rank;
 	if (n_dims < rank || n_dims > AL_MAX_RANK || (!image && n_dims != rank))
 		return ali_mil_say(c, "the function input '%s' has rank %zu, the description %u", name, n_dims, rank);
 	int64_t all[AL_MAX_RANK];
@@ -93,7 +113,7 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 	uint32_t k = 0;
 	pb_iter_init(&it, tt);
 	while ((start = it.pos, pb_next(&it, &f))) {
-		if (f.num != 3) {
+		if (f.num != AL_PB_TensorType_dimensions) {
 			ali_buf_put(&t, tt.p + start, it.pos - start);
 			continue;
 		}
@@ -101,7 +121,8 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 		 * the given axes must be constant */
 		al_span cst;
 		uint64_t size;
-		bool is_const = pb_get_bytes(f.data, 1, &cst) && pb_get_varint(cst, 1, &size) && size <= INT32_MAX;
+		bool is_const = pb_get_bytes(f.data, AL_PB_Dimension_constant, &cst) &&
+				pb_get_varint(cst, AL_PB_Dimension_ConstantDimension_size, &size) && size <= INT32_MAX;
 		if (k < lead && !is_const) {
 			ali_buf_free(&t);
 			return ali_mil_say(c, "the function input '%s' has a flexible axis %u before [H, W]", name, k);
@@ -117,9 +138,9 @@ static bool program_dims(struct al_mil_pass *c, const char *name, const int64_t 
 			continue;
 		for (uint32_t i = 0; i < n_dims; i++) { /* Dimension{constant = 1 {size = 1}} */
 			struct al_buf sz = {0}, d = {0};
-			ali_buf_uint(&sz, 1, (uint64_t)all[i]);
-			ali_buf_len(&d, 1, sz.p, sz.n);
-			ali_buf_len(&t, 3, d.p, d.n);
+			ali_buf_uint(&sz, AL_PB_Dimension_ConstantDimension_size, (uint64_t)all[i]);
+			ali_buf_len(&d, AL_PB_Dimension_constant, sz.p, sz.n);
+			ali_buf_len(&t, AL_PB_TensorType_dimensions, d.p, d.n);
 			t.failed |= sz.failed || d.failed;
 			ali_buf_free(&sz);
 			ali_buf_free(&d);
@@ -155,7 +176,7 @@ static const struct al_feature *input_of(struct al_mil_pass *c, const struct al_
 		return ali_mil_say(c, "input '%.80s': its flexible shapes could not be read", r->input), NULL;
 	al_span desc, fd, ftype;
 	if (!ali_pb_first(c->s->root, MODEL_DESC, &desc, NULL, NULL) || !ali_pb_named(desc, DESC_INPUT, r->input, &fd) ||
-	    !ali_pb_first(fd, 3, &ftype, NULL, NULL) ||
+	    !ali_pb_first(fd, AL_PB_FeatureDescription_type, &ftype, NULL, NULL) ||
 	    !ali_pb_first(ftype, ft->kind == AL_FEAT_IMAGE ? FT_IMAGE : FT_ARRAY, arr, NULL, NULL))
 		return ali_mil_say(c, "input '%.80s' has no %s type in the file", r->input,
 				   al_feature_kind_name(ft->kind)), NULL;
@@ -190,8 +211,8 @@ static bool rewrite_array(struct al_mil_pass *c, al_span arr, const int64_t *dim
 		struct al_buf e = {0};
 		for (uint32_t k = 0; k < enum_n; k++) { /* EnumeratedShapes{shapes = 1 {shape = 1}} */
 			struct al_buf s = {0};
-			put_shape(&s, 1, enums + (size_t)k * rank, rank);
-			ali_buf_len(&e, 1, s.p, s.n);
+			put_shape(&s, AL_PB_ArrayFeatureType_Shape_shape, enums + (size_t)k * rank, rank);
+			ali_buf_len(&e, AL_PB_ArrayFeatureType_EnumeratedShapes_shapes, s.p, s.n);
 			e.failed |= s.failed;
 			ali_buf_free(&s);
 		}
@@ -222,9 +243,9 @@ static bool rewrite_image(struct al_mil_pass *c, al_span img, const int64_t *dim
 		struct al_buf e = {0};
 		for (uint32_t k = 0; k < enum_n; k++) { /* EnumeratedSizes{sizes = 1 {width = 1, height = 2}} */
 			struct al_buf sz = {0};
-			ali_buf_uint(&sz, 1, (uint64_t)enums[2 * k + 1]);
-			ali_buf_uint(&sz, 2, (uint64_t)enums[2 * k]);
-			ali_buf_len(&e, 1, sz.p, sz.n);
+			ali_buf_uint(&sz, AL_PB_ImageFeatureType_ImageSize_width, (uint64_t)enums[2 * k + 1]);
+			ali_buf_uint(&sz, AL_PB_ImageFeatureType_ImageSize_height, (uint64_t)enums[2 * k]);
+			ali_buf_len(&e, AL_PB_ImageFeatureType_EnumeratedImageSizes_sizes, sz.p, sz.n);
 			e.failed |= sz.failed;
 			ali_buf_free(&sz);
 		}
