@@ -255,7 +255,7 @@ FIELD_NUMBER = re.compile(
 REWRITE_LEFT_NN = {
     "src/rewrite/split.c",
 } | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "attention", "const_operand", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
+    "attention", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",

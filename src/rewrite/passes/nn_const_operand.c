@@ -6,6 +6,7 @@
  * mulb-scalar-to-linear, mulb-const-to-scale, divb-const-to-reciprocal and
  * loadconstnd-to-loadconst (which leaves a constant they take in alone). */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <string.h>
 
@@ -40,6 +41,11 @@ static bool is_const_layer(const struct al_node *p)
 /* The values of a loadConstant / loadConstantND layer: fp32 (floatValue) or
  * fp16 (float16Value) weights only, every dimension >= 1, at most
  * CONST_MAX_VALUES values. */
+/* loadConstant and loadConstantND number their shape and data alike: one read serves both */
+_Static_assert(AL_PB_LoadConstantLayerParams_shape == AL_PB_LoadConstantNDLayerParams_shape &&
+		       AL_PB_LoadConstantLayerParams_data == AL_PB_LoadConstantNDLayerParams_data,
+	       "loadConstant / loadConstantND fields");
+
 static bool const_values(struct al_mil_pass *c, const struct al_node *p, struct ali_nn_cval *cv)
 {
 	const struct al_node_src *ps = al_src(p);
@@ -48,7 +54,7 @@ static bool const_values(struct al_mil_pass *c, const struct al_node *p, struct 
 		return ali_mil_say(c, "constant '%s' has no layer message", nm);
 	bool legacy = p->kind == AL_NNK_loadConstant;
 	uint64_t sh[6];
-	long k = pb_get_varints(ps->params, 1, sh, 6);
+	long k = pb_get_varints(ps->params, AL_PB_LoadConstantNDLayerParams_shape, sh, 6);
 	if (legacy ? k != 3 : (k < 1 || k > 5))
 		return ali_mil_say(c, "constant '%s' has a shape of %ld dimensions", nm, k);
 	memset(cv, 0, sizeof *cv);
@@ -65,13 +71,14 @@ static bool const_values(struct al_mil_pass *c, const struct al_node *p, struct 
 		cv->dims[cv->rank - k + i] = (int64_t)sh[i];
 	}
 	al_span wp, h = {0};
-	if (!pb_get_bytes(ps->params, 2, &wp))
+	if (!pb_get_bytes(ps->params, AL_PB_LoadConstantNDLayerParams_data, &wp))
 		return ali_mil_say(c, "constant '%s' has no data", nm);
-	if (pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40))
+	if (pb_has(wp, AL_PB_WeightParams_rawValue) || pb_has(wp, AL_PB_WeightParams_int8RawValue) ||
+	    pb_has(wp, AL_PB_WeightParams_quantization))
 		return ali_mil_say(c, "constant '%s' is stored as raw or quantized bytes (fp32 / fp16 values only)",
 			   nm);
-	long n32 = pb_get_floats(wp, 1, NULL, 0);
-	bool has16 = pb_get_bytes(wp, 2, &h) && h.n;
+	long n32 = pb_get_floats(wp, AL_PB_WeightParams_floatValue, NULL, 0);
+	bool has16 = pb_get_bytes(wp, AL_PB_WeightParams_float16Value, &h) && h.n;
 	if (n32 < 0 || (n32 > 0 && has16))
 		return ali_mil_say(c, "constant '%s': malformed weights", nm);
 	if (has16 ? h.n != 2 * count : (size_t)n32 != count)
@@ -85,7 +92,7 @@ static bool const_values(struct al_mil_pass *c, const struct al_node *p, struct 
 		for (size_t i = 0; i < count; i++)
 			cv->v[i] = half_to_float((uint16_t)(h.p[2 * i] | h.p[2 * i + 1] << 8));
 	else
-		pb_get_floats(wp, 1, cv->v, count);
+		pb_get_floats(wp, AL_PB_WeightParams_floatValue, cv->v, count);
 	return true;
 }
 
@@ -185,8 +192,8 @@ void ali_nn_scale_params(struct al_buf *sp, const uint64_t *shp, size_t n_shp, c
 			 size_t count)
 {
 	struct al_buf w = {0};
-	ali_buf_packed(sp, 1, shp, n_shp); /* shapeScale */
-	ali_buf_tag(&w, 1, PB_LEN);        /* WeightParams.floatValue, packed */
+	ali_buf_packed(sp, AL_PB_ScaleLayerParams_shapeScale, shp, n_shp);
+	ali_buf_tag(&w, AL_PB_WeightParams_floatValue, PB_LEN); /* packed */
 	ali_buf_varint(&w, (uint64_t)count * 4);
 	for (size_t i = 0; i < count; i++) {
 		uint32_t u;
@@ -194,7 +201,7 @@ void ali_nn_scale_params(struct al_buf *sp, const uint64_t *shp, size_t n_shp, c
 		uint8_t b[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
 		ali_buf_put(&w, b, 4);
 	}
-	ali_buf_len(sp, 2, w.p, w.n); /* scale */
+	ali_buf_len(sp, AL_PB_ScaleLayerParams_scale, w.p, w.n);
 	if (w.failed)
 		sp->failed = true;
 	ali_buf_free(&w);
