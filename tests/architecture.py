@@ -255,11 +255,11 @@ FIELD_NUMBER = re.compile(
 REWRITE_LEFT_NN = {
     "src/rewrite/split.c",
 } | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "attention", "loop_unroll", "recurrent", "splitnd_of_innerproduct")}
+    "loop_unroll", "recurrent")}
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",
-    "src/rewrite/passes/mil_recurrent.c", "src/rewrite/passes/mil_while_unroll.c",
+    "src/rewrite/passes/mil_while_unroll.c",
 }
 REWRITE_LEFT = REWRITE_LEFT_NN | REWRITE_LEFT_MIL
 OP_NAME = re.compile(r"\b(?:strcmp|ali_str_eq|is_type)\s*\(\s*(?:[\w\[\]]+(?:->|\.))*type\s*,\s*\"[A-Za-z_]\w*\"")

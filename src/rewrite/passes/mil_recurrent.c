@@ -279,15 +279,16 @@ static const char *lstm_in(struct lstm_build *L, const char *p, const char *tag,
 	return nm;
 }
 
-/* A variadic op before c->n: type(values = v[0..n), axis) named nm. */
+/* A variadic op before c->n: type(values = v[0..n), axis) named nm, its result of
+ * the given rank (stack: one more than its values', concat: theirs). */
 static bool lstm_join(struct lstm_build *L, const char *type, const char *const *v, size_t n, const char *axis,
-		      const char *nm, const int64_t *dims)
+		      const char *nm, int rank, const int64_t *dims)
 {
 	struct al_buf op = {0};
 	ali_mil_put_type(&op, type);
 	ali_mil_put_inputs(&op, "values", v, n);
 	ali_mil_put_input(&op, "axis", axis);
-	return ali_mil_pre_op_end(L->c, &op, &nm, 1, AL_DT_FP16, strcmp(type, "stack") == 0 ? 3 : 2, dims);
+	return ali_mil_pre_op_end(L->c, &op, &nm, 1, AL_DT_FP16, rank, dims);
 }
 
 /* out = cast(v, fp32) before c->n ([B, n] values). */
@@ -403,8 +404,8 @@ static bool lstm_output0(struct lstm_build *L, const char **hseq[2], const char 
 		const char *sv[2] = {ali_mil_fresh(c, L->base, "seq_f"), ali_mil_fresh(c, L->base, "seq_b")};
 		if (!sv[0] || !sv[1])
 			return ali_mil_say(c, "no free value name");
-		if (!lstm_join(L, "stack", hseq[0], (size_t)T, sax0, sv[0], dTBH) ||
-		    !lstm_join(L, "stack", hseq[1], (size_t)T, sax0, sv[1], dTBH))
+		if (!lstm_join(L, "stack", hseq[0], (size_t)T, sax0, sv[0], 3, dTBH) ||
+		    !lstm_join(L, "stack", hseq[1], (size_t)T, sax0, sv[1], 3, dTBH))
 			return false;
 		ali_mil_put_type(op, "concat");
 		ali_mil_put_inputs(op, "values", sv, 2);
@@ -547,7 +548,8 @@ static bool lstm_unroll(struct al_mil_pass *c, bool half)
 			hseq[d][L.dirs == 2 ? t : s] = h[d];
 		}
 	/* the final states [B, dirs*H]: the last steps' (a concat of both directions') */
-	if (L.dirs == 2 && (!lstm_join(&L, "concat", h, 2, L.ax, own[1], dBD) || !lstm_join(&L, "concat", cc, 2, L.ax, own[2], dBD)))
+	if (L.dirs == 2 && (!lstm_join(&L, "concat", h, 2, L.ax, own[1], 2, dBD) ||
+			      !lstm_join(&L, "concat", cc, 2, L.ax, own[2], 2, dBD)))
 		return false;
 	for (int k = 1; k < 3; k++)
 		if (!direct[k] && !lstm_cast32(&L, own[k], c->n->outputs[k], dBD))

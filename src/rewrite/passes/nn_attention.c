@@ -30,6 +30,7 @@
  * terms, but a convolution kernel adds them in another order than a batched matrix product;
  * the softmax is the same function on the same values. */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <string.h>
 
@@ -147,12 +148,12 @@ static bool put_conv(struct ali_nn_pass *p, const char *name, const char *x, con
 {
 	static const uint64_t one[2] = {1, 1};
 	struct al_buf prm = {0};
-	ali_buf_uint(&prm, 1, (uint64_t)cout);
-	ali_buf_uint(&prm, 2, (uint64_t)cin);
-	ali_buf_packed(&prm, 20, one, 2); /* kernelSize */
-	ali_buf_packed(&prm, 30, one, 2); /* stride */
-	ali_buf_packed(&prm, 40, one, 2); /* dilationFactor */
-	ali_buf_len(&prm, 50, NULL, 0);   /* valid padding, none */
+	ali_buf_uint(&prm, AL_PB_ConvolutionLayerParams_outputChannels, (uint64_t)cout);
+	ali_buf_uint(&prm, AL_PB_ConvolutionLayerParams_kernelChannels, (uint64_t)cin);
+	ali_buf_packed(&prm, AL_PB_ConvolutionLayerParams_kernelSize, one, 2);
+	ali_buf_packed(&prm, AL_PB_ConvolutionLayerParams_stride, one, 2);
+	ali_buf_packed(&prm, AL_PB_ConvolutionLayerParams_dilationFactor, one, 2);
+	ali_buf_len(&prm, AL_PB_ConvolutionLayerParams_valid, NULL, 0); /* no padding */
 	const char *ins[2] = {x, w};
 	bool ok = put_layer(p, false, name, ins, 2, &name, 1, F_CONVOLUTION, &prm);
 	ali_buf_free(&prm);
@@ -206,10 +207,10 @@ static bool first_product(const struct al_node *n)
 	if (n->n_outputs != 1 || !n->outputs[0])
 		return false;
 	const struct al_node *sm = reader_of(n, n->outputs[0]);
-	if (!sm || !sm->type || strcmp(sm->type, "softmaxND") != 0 || sm->n_outputs != 1 || !sm->outputs[0])
+	if (!sm || sm->kind != AL_NNK_softmaxND || sm->n_outputs != 1 || !sm->outputs[0])
 		return false;
 	const struct al_node *o = reader_of(sm, sm->outputs[0]);
-	return o && o->type && strcmp(o->type, "batchedMatmul") == 0 && o->n_inputs == 2 && o->inputs[0] &&
+	return o && o->kind == AL_NNK_batchedMatmul && o->n_inputs == 2 && o->inputs[0] &&
 	       strcmp(o->inputs[0], sm->outputs[0]) == 0;
 }
 
@@ -243,7 +244,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 		return false;
 	/* the chain: o = bmm(softmaxND(bmm(qT, kT)), v) */
 	const struct al_node *sm = ali_nn_producer(o, o->inputs[0]);
-	if (!sm || !sm->type || strcmp(sm->type, "softmaxND") != 0)
+	if (!sm || sm->kind != AL_NNK_softmaxND)
 		return ali_mil_say(c, "its first operand is not a softmaxND's output (not attention)");
 	const struct al_node_src *ss = al_src(sm);
 	if (!ss || !ss->msg.p || !ss->params.p || sm->n_inputs != 1 || sm->n_outputs != 1)
@@ -251,7 +252,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 	if (!sm->inputs[0] || !sm->outputs[0])
 		return ali_mil_say(c, "the softmaxND message could not be read");
 	const struct al_node *s1 = ali_nn_producer(sm, sm->inputs[0]);
-	if (!s1 || !s1->type || strcmp(s1->type, "batchedMatmul") != 0)
+	if (!s1 || s1->kind != AL_NNK_batchedMatmul)
 		return ali_mil_say(c, "the softmaxND does not read a batchedMatmul's output (not attention)");
 	bool k_rows = false; /* transposeB: the keys come as K [H, Sk, D], not K^T [H, D, Sk] */
 	if (!plain_product(c, s1, "first", &k_rows))
@@ -278,7 +279,7 @@ bool ali_pass_nn_attention(struct ali_nn_pass *p)
 				   (long long)k[0], (long long)k[1], (long long)k[2], (long long)v[0],
 				   (long long)v[1], (long long)v[2]);
 	uint64_t ax = 0;
-	pb_get_varint(ss->params, 1, &ax);
+	pb_get_varint(ss->params, AL_PB_SoftmaxNDLayerParams_axis, &ax);
 	if ((int64_t)ax != -1 && (int64_t)ax != 2)
 		return ali_mil_say(c, "the softmaxND is on axis %lld, not the keys' (the last)", (long long)(int64_t)ax);
 	if (H < 2 || H > ATTN_MAX_HEADS)

@@ -8,6 +8,7 @@
  * Proves:  reassociate: the same dot products, summed in another order by a kernel
  *          tiled for another matrix size. */
 #include "nn_layer.h"
+#include "coreml_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,12 +39,12 @@ bool ali_pass_nn_splitnd_ip(struct ali_nn_pass *p)
 	if (!ali_nn_shape_static(t))
 		return ali_mil_say(c, "the innerProduct's output shape is not known statically");
 	uint64_t v, N = 0, K = 0, hasb = 0;
-	pb_get_varint(ls->params, 1, &K);
-	pb_get_varint(ls->params, 2, &N);
-	pb_get_varint(ls->params, 10, &hasb);
-	if (pb_has(ls->params, 22))
+	pb_get_varint(ls->params, AL_PB_InnerProductLayerParams_inputChannels, &K);
+	pb_get_varint(ls->params, AL_PB_InnerProductLayerParams_outputChannels, &N);
+	pb_get_varint(ls->params, AL_PB_InnerProductLayerParams_hasBias, &hasb);
+	if (pb_has(ls->params, AL_PB_InnerProductLayerParams_int8DynamicQuantize))
 		return ali_mil_say(c, "the innerProduct quantizes its input dynamically");
-	int64_t axis = pb_get_varint(c->src->params, 1, &v) ? (int64_t)v : 0;
+	int64_t axis = pb_get_varint(c->src->params, AL_PB_SplitNDLayerParams_axis, &v) ? (int64_t)v : 0;
 	int rank = t->rank;
 	int64_t ax = axis < 0 ? axis + rank : axis;
 	if (ax < 0 || ax >= rank || t->dims[ax] != (int64_t)N || N < 2)
@@ -56,7 +57,7 @@ bool ali_pass_nn_splitnd_ip(struct ali_nn_pass *p)
 	/* the parts */
 	uint32_t n = c->n->n_outputs;
 	uint64_t sz[12];
-	long k = pb_get_varints(c->src->params, 3, sz, 12);
+	long k = pb_get_varints(c->src->params, AL_PB_SplitNDLayerParams_splitSizes, sz, 12);
 	if (k == 0) {
 		if (N % n)
 			return ali_mil_say(c, "%llu channels do not split into %u equal parts", (unsigned long long)N, n);
@@ -71,14 +72,17 @@ bool ali_pass_nn_splitnd_ip(struct ali_nn_pass *p)
 	if (sum != N)
 		return ali_mil_say(c, "split sizes add up to %llu, not %llu", (unsigned long long)sum,
 				   (unsigned long long)N);
-	/* the weights: floatValue 1 (packed floats) or float16Value 2 (bytes), row-major [N, K] */
+	/* the weights: floatValue (packed floats) or float16Value (bytes), row-major [N, K];
+	 * wf / bf: the field that holds them */
 	al_span wp, bp = {0}, wv, bv = {0};
-	if (!pb_get_bytes(ls->params, 20, &wp))
+	if (!pb_get_bytes(ls->params, AL_PB_InnerProductLayerParams_weights, &wp))
 		return ali_mil_say(c, "the innerProduct has no weights");
-	int wf = pb_get_bytes(wp, 1, &wv) && wv.n ? 1 : pb_get_bytes(wp, 2, &wv) && wv.n ? 2 : 0;
-	if (!wf || pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40))
+	int wf = pb_get_bytes(wp, AL_PB_WeightParams_floatValue, &wv) && wv.n ? AL_PB_WeightParams_floatValue
+		 : pb_get_bytes(wp, AL_PB_WeightParams_float16Value, &wv) && wv.n ? AL_PB_WeightParams_float16Value : 0;
+	if (!wf || pb_has(wp, AL_PB_WeightParams_rawValue) || pb_has(wp, AL_PB_WeightParams_int8RawValue) ||
+	    pb_has(wp, AL_PB_WeightParams_quantization))
 		return ali_mil_say(c, "the weights are quantized or raw (fp32 / fp16 values only)");
-	size_t esz = wf == 1 ? 4 : 2;
+	size_t esz = wf == AL_PB_WeightParams_floatValue ? 4 : 2;
 	if (K == 0 || wv.n != N * K * esz)
 		return ali_mil_say(c, "the weights hold %zu bytes, not %llu x %llu values", wv.n, (unsigned long long)N,
 			   (unsigned long long)K);
@@ -86,26 +90,28 @@ bool ali_pass_nn_splitnd_ip(struct ali_nn_pass *p)
 		return ali_mil_say(c, "the weights are %zu MB: more than 256 MB copied", wv.n >> 20);
 	int bf = 0;
 	if (hasb) {
-		if (!pb_get_bytes(ls->params, 21, &bp))
+		if (!pb_get_bytes(ls->params, AL_PB_InnerProductLayerParams_bias, &bp))
 			return ali_mil_say(c, "hasBias without a bias");
-		bf = pb_get_bytes(bp, 1, &bv) && bv.n ? 1 : pb_get_bytes(bp, 2, &bv) && bv.n ? 2 : 0;
-		if (!bf || pb_has(bp, 30) || pb_has(bp, 40) || bv.n != N * (bf == 1 ? 4u : 2u))
+		bf = pb_get_bytes(bp, AL_PB_WeightParams_floatValue, &bv) && bv.n ? AL_PB_WeightParams_floatValue
+		     : pb_get_bytes(bp, AL_PB_WeightParams_float16Value, &bv) && bv.n ? AL_PB_WeightParams_float16Value : 0;
+		if (!bf || pb_has(bp, AL_PB_WeightParams_rawValue) || pb_has(bp, AL_PB_WeightParams_quantization) ||
+		    bv.n != N * (bf == AL_PB_WeightParams_floatValue ? 4u : 2u))
 			return ali_mil_say(c, "the bias is not %llu fp32 / fp16 values", (unsigned long long)N);
 	}
 	/* one innerProduct per part: helpers before S, the last one S itself */
 	uint64_t a = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct al_buf prm = {0}, w = {0}, b = {0}, l = {0};
-		ali_buf_uint(&prm, 1, K);
-		ali_buf_uint(&prm, 2, sz[i]);
+		ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_inputChannels, K);
+		ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_outputChannels, sz[i]);
 		if (hasb)
-			ali_buf_uint(&prm, 10, 1);
+			ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_hasBias, 1);
 		ali_buf_len(&w, (uint32_t)wf, wv.p + a * K * esz, sz[i] * K * esz);
-		ali_buf_len(&prm, 20, w.p, w.n);
+		ali_buf_len(&prm, AL_PB_InnerProductLayerParams_weights, w.p, w.n);
 		if (hasb) {
-			size_t be = bf == 1 ? 4 : 2;
+			size_t be = bf == AL_PB_WeightParams_floatValue ? 4 : 2;
 			ali_buf_len(&b, (uint32_t)bf, bv.p + a * be, sz[i] * be);
-			ali_buf_len(&prm, 21, b.p, b.n);
+			ali_buf_len(&prm, AL_PB_InnerProductLayerParams_bias, b.p, b.n);
 		}
 		const char *nm = i == n - 1 ? c->n->name : ali_nn_fresh(c, c->n->name, i ? "ip_" : "ip");
 		bool ok = nm != NULL;
