@@ -259,7 +259,6 @@ REWRITE_LEFT_NN = {
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",
-    "src/rewrite/passes/mil_while_unroll.c",
 }
 REWRITE_LEFT = REWRITE_LEFT_NN | REWRITE_LEFT_MIL
 OP_NAME = re.compile(r"\b(?:strcmp|ali_str_eq|is_type)\s*\(\s*(?:[\w\[\]]+(?:->|\.))*type\s*,\s*\"[A-Za-z_]\w*\"")

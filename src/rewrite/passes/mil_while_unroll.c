@@ -37,6 +37,7 @@
  * unrolled only when mil-fp16-compute converts the loop-free program in fix's
  * next round (fp16_after_unroll); the rewrite is marked off_until_next_round. */
 #include "passes.h"
+#include "coreml_fields.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -159,16 +160,16 @@ static bool put_copy(struct wu *u, struct al_buf *op, const struct al_node *n, c
 					ali_buf_free(&av);
 					return false;
 				}
-				ali_buf_str(&bb, 1, cu);
+				ali_buf_str(&bb, AL_PB_Argument_Binding_name, cu);
 			} else if (arg->binds[b].kind == 2) {
-				ali_buf_len(&bb, 2, arg->binds[b].data.p, arg->binds[b].data.n);
+				ali_buf_len(&bb, AL_PB_Argument_Binding_value, arg->binds[b].data.p, arg->binds[b].data.n);
 			}
-			ali_buf_len(&av, 1, bb.p, bb.n);
+			ali_buf_len(&av, AL_PB_Argument_arguments, bb.p, bb.n);
 			av.failed |= bb.failed;
 			ali_buf_free(&bb);
 		}
-		ali_buf_str(&e, 1, arg->param);
-		ali_buf_len(&e, 2, av.p, av.n);
+		ali_buf_str(&e, PB_MAP_KEY, arg->param);
+		ali_buf_len(&e, PB_MAP_VALUE, av.p, av.n);
 		ali_buf_len(op, OP_INPUTS, e.p, e.n);
 		op->failed |= av.failed || e.failed;
 		ali_buf_free(&av);
@@ -178,17 +179,17 @@ static bool put_copy(struct wu *u, struct al_buf *op, const struct al_node *n, c
 	while (pb_next(&it, &f)) {
 		if (f.num == OP_OUTPUTS && f.wire == PB_LEN) {
 			al_span ty;
-			if (k >= n->n_outputs || !pb_get_bytes(f.data, 2, &ty))
+			if (k >= n->n_outputs || !pb_get_bytes(f.data, AL_PB_NamedValueType_type, &ty))
 				return ali_mil_say(u->c, "an output of '%s' could not be re-read", n->name);
 			struct al_buf nv = {0};
-			ali_buf_str(&nv, 1, outs[k++]);
-			ali_buf_len(&nv, 2, ty.p, ty.n);
+			ali_buf_str(&nv, AL_PB_NamedValueType_name, outs[k++]);
+			ali_buf_len(&nv, AL_PB_NamedValueType_type, ty.p, ty.n);
 			ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
 			op->failed |= nv.failed;
 			ali_buf_free(&nv);
 		} else if (f.num == OP_ATTRS && f.wire == PB_LEN) {
 			al_span key;
-			if (pb_get_bytes(f.data, 1, &key) && ali_span_eq(key, "name"))
+			if (pb_get_bytes(f.data, PB_MAP_KEY, &key) && ali_span_eq(key, "name"))
 				continue;
 			ali_buf_len(op, OP_ATTRS, f.data.p, f.data.n);
 		} else if (f.num == OP_BLOCKS) {
@@ -327,7 +328,7 @@ static bool fold_cast(struct wu *u, const struct al_node *n, const char *xc, con
 	struct al_mil_value mv;
 	int dt;
 	*done = false;
-	if (!pr || !pr->type || strcmp(pr->type, "const") != 0 || ot->kind != 0 || ot->dtype != AL_DT_FP16 ||
+	if (!pr || pr->kind != AL_MILK_const || ot->kind != 0 || ot->dtype != AL_DT_FP16 ||
 	    !ali_mil_attr(pr, "val", &val) || !ali_mil_value_read(val, &mv) || mv.kind != AL_MV_BLOB ||
 	    !mv.blob_in_weights || mv.rank < 0 || mv.rank > AL_SHAPE_MAX_RANK ||
 	    ali_mil_blob(c->s->m, mv.blob_offset, &d, &dt) || dt != AL_DT_FP32)
@@ -509,7 +510,7 @@ static bool step_indexed(struct wu *u, const struct al_node *n, const struct wva
 static const char *cast_source16(struct wu *u, const char *v)
 {
 	const struct al_node *pr = ali_mil_producer(u->c->n, v);
-	const struct al_ttype *xt = pr && pr->type && strcmp(pr->type, "cast") == 0 ? ali_mil_param_type(pr, "x") : NULL;
+	const struct al_ttype *xt = pr && pr->kind == AL_MILK_cast ? ali_mil_param_type(pr, "x") : NULL;
 	if (!xt || xt->kind != 0 || xt->dtype != AL_DT_FP16 || !pr->out_types || pr->out_types[0].dtype != AL_DT_FP32)
 		return NULL;
 	return bind_name(u, pr, "x", 0);
@@ -566,7 +567,7 @@ static bool step_list_read(struct wu *u, const struct al_node *n, const struct w
 	const char *ls = bind_name(u, n, "ls", 0);
 	const struct al_node *sc = ls && !find(u, ls) ? ali_mil_producer(c->n, ls) : NULL;
 	u->lists = true;
-	if (!idx || !sc || !sc->type || strcmp(sc->type, "list_scatter") != 0)
+	if (!idx || !sc || sc->kind != AL_MILK_list_scatter)
 		return ali_mil_say(c, "'%s' (list_read) does not read a list_scatter before the loop at the index", n->name);
 	const struct al_ttype *vt = ali_mil_param_type(sc, "value"), *ot = &n->out_types[0];
 	int64_t ind[WHILE_MAX_STEPS + 1];
@@ -790,7 +791,7 @@ static bool init_list(struct wu *u, const char *outer, struct wval *w)
 	struct al_mil_pass *c = u->c;
 	const struct al_node *ml = ali_mil_producer(c->n, outer);
 	int64_t L;
-	if (!ml || !ml->type || strcmp(ml->type, "make_list") != 0 || !int_param(ml, "init_length", &L) || L < 1 ||
+	if (!ml || ml->kind != AL_MILK_make_list || !int_param(ml, "init_length", &L) || L < 1 ||
 	    L > WHILE_MAX_STEPS)
 		return ali_mil_say(c, "the list '%s' the loop carries is not a make_list of a known length (1 to %d)",
 				   outer, WHILE_MAX_STEPS);
@@ -820,7 +821,7 @@ static bool list_output(struct wu *u, uint32_t k, const struct wval *o)
 	for (uint32_t q = 0; g && q < g->n_nodes; q++)
 		for (uint32_t i = 0; i < g->nodes[q].n_inputs; i++)
 			if (g->nodes[q].inputs[i] && strcmp(g->nodes[q].inputs[i], n->outputs[k]) == 0) {
-				if (rd || !g->nodes[q].type || strcmp(g->nodes[q].type, "list_gather") != 0)
+				if (rd || g->nodes[q].kind != AL_MILK_list_gather)
 					return ali_mil_say(c, "the list '%s' is read after the loop by more than one "
 							   "list_gather", n->outputs[k]);
 				rd = &g->nodes[q];
@@ -897,7 +898,7 @@ static bool read_by_casts(struct al_mil_pass *c, const char *v)
 		const struct al_node *r = &g->nodes[k];
 		for (uint32_t i = 0; i < r->n_inputs; i++)
 			if (r->inputs[i] && strcmp(r->inputs[i], v) == 0 &&
-			    (r->n_sub || !r->type || strcmp(r->type, "cast") != 0))
+			    (r->n_sub || r->kind != AL_MILK_cast))
 				return false;
 	}
 	return true;
@@ -912,14 +913,14 @@ static bool trip_count(struct al_mil_pass *c, const struct al_graph *cond, const
 	const struct al_node *lt = NULL;
 	for (uint32_t k = 0; k < cond->n_nodes; k++) {
 		const struct al_node *q = &cond->nodes[k];
-		if (q->type && strcmp(q->type, "const") == 0)
+		if (q->kind == AL_MILK_const)
 			continue;
 		if (lt)
 			return ali_mil_say(c, "its cond block computes more than one less()");
 		lt = q;
 	}
 	al_span xb;
-	if (!lt || !lt->type || strcmp(lt->type, "less") != 0 || lt->n_outputs != 1 ||
+	if (!lt || lt->kind != AL_MILK_less || lt->n_outputs != 1 ||
 	    strcmp(lt->outputs[0], cio->outputs[0]) != 0 || ali_mil_param_binding(lt, "x", 0, &xb) != 1 ||
 	    !ali_span_eq(xb, cio->inputs[0]) || !int_param(lt, "y", N))
 		return ali_mil_say(c, "its cond is not less(index, a constant): the trip count is not known when the "
@@ -1029,7 +1030,7 @@ static bool read_elsewhere(const struct al_graph *g, const char *v, const struct
 static bool dead_after(struct al_mil_pass *c, const struct al_node *x, const struct al_node *const *dead, int nd)
 {
 	const struct al_submodel *sub = c->src->sub;
-	if (!x || x == c->n || x->owner != c->n->owner || x->n_sub || !x->type || strcmp(x->type, "const") == 0)
+	if (!x || x == c->n || x->owner != c->n->owner || x->n_sub || !x->type || x->kind == AL_MILK_const)
 		return false;
 	for (int d = 0; d < nd; d++)
 		if (dead[d] == x)
@@ -1123,7 +1124,7 @@ static bool unroll(struct al_mil_pass *c, bool scratch)
 				   (long long)T, WHILE_MAX_STEPS);
 	uint32_t n_ops = 0; /* the body's ops each step copies (its consts once) */
 	for (uint32_t k = 0; k < body->n_nodes; k++)
-		n_ops += !body->nodes[k].type || strcmp(body->nodes[k].type, "const") != 0;
+		n_ops += body->nodes[k].kind != AL_MILK_const;
 	if ((uint64_t)T * n_ops > AL_PASS_MAX_NAMES)
 		return ali_mil_say(c, "%lld steps of %u ops: more than the %d ops one rewrite lists", (long long)T, n_ops,
 				   AL_PASS_MAX_NAMES);
