@@ -255,7 +255,7 @@ FIELD_NUMBER = re.compile(
 REWRITE_LEFT_NN = {
     "src/rewrite/split.c",
 } | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "loop_unroll", "recurrent")}
+    "recurrent",)}
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",

@@ -45,6 +45,7 @@
  * tensor becomes a new loadConstantND (ANE006: `fix` then drops the rewrite,
  * saying that layer would still fall back). */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -161,7 +162,7 @@ static bool read_const(const struct al_node *k, struct lval *w)
 	uint64_t sh[AL_SHAPE_MAX_RANK + 1];
 	if (!s || !s->params.p)
 		return false;
-	long r = pb_get_varints(s->params, 1, sh, AL_SHAPE_MAX_RANK + 1);
+	long r = pb_get_varints(s->params, AL_PB_LoadConstantNDLayerParams_shape, sh, AL_SHAPE_MAX_RANK + 1);
 	if (r < 1 || r > AL_SHAPE_MAX_RANK)
 		return false;
 	uint64_t count = 1;
@@ -173,8 +174,8 @@ static bool read_const(const struct al_node *k, struct lval *w)
 	w->rank = (int)r;
 	w->knode = k;
 	w->nk = 0;
-	if (pb_get_bytes(s->params, 2, &w->weights) && count <= LOOP_MAX_KNOWN &&
-	    pb_get_floats(w->weights, 1, w->k, LOOP_MAX_KNOWN) == (long)count)
+	if (pb_get_bytes(s->params, AL_PB_LoadConstantNDLayerParams_data, &w->weights) && count <= LOOP_MAX_KNOWN &&
+	    pb_get_floats(w->weights, AL_PB_WeightParams_floatValue, w->k, LOOP_MAX_KNOWN) == (long)count)
 		w->nk = (uint32_t)count;
 	return true;
 }
@@ -322,9 +323,9 @@ static const char *blob_of(struct lu *u, struct lval *w, const char *base)
 			sh[i] = (uint64_t)w->dims[i];
 		struct al_buf wp = {0};
 		for (uint32_t i = 0; i < w->nk; i++)
-			ali_buf_float(&wp, 1, w->k[i]);
-		ali_buf_packed(&prm, 1, sh, (size_t)w->rank);
-		ali_buf_len(&prm, 2, wp.p, wp.n);
+			ali_buf_float(&wp, AL_PB_WeightParams_floatValue, w->k[i]);
+		ali_buf_packed(&prm, AL_PB_LoadConstantNDLayerParams_shape, sh, (size_t)w->rank);
+		ali_buf_len(&prm, AL_PB_LoadConstantNDLayerParams_data, wp.p, wp.n);
 		prm.failed |= wp.failed;
 		ali_buf_free(&wp);
 	} else {
@@ -416,12 +417,15 @@ static bool index_of(struct lu *u, const struct al_node *n, const struct lval *w
 	return true;
 }
 
+/* gather's and scatter's axis (the first field of both) */
+_Static_assert(AL_PB_GatherLayerParams_axis == AL_PB_ScatterLayerParams_axis, "gather / scatter axis");
+
 static int axis_of(const struct al_node *n, int rank, bool *ok)
 {
 	uint64_t v = 0;
 	const struct al_node_src *s = al_src(n);
 	if (s && s->params.p)
-		pb_get_varint(s->params, 1, &v);
+		pb_get_varint(s->params, AL_PB_GatherLayerParams_axis, &v);
 	int64_t a = (int64_t)v;
 	if (a < 0)
 		a += rank;
@@ -444,7 +448,8 @@ static bool rows_zero(struct lu *u, const struct lval *w, int64_t r0)
 		ali_free(u->zeros_of);
 		u->zeros_node = w->knode;
 		u->zeros_of = ali_malloc((size_t)count * sizeof(float));
-		if (!u->zeros_of || pb_get_floats(w->weights, 1, u->zeros_of, (size_t)count) != (long)count) {
+		if (!u->zeros_of ||
+		    pb_get_floats(w->weights, AL_PB_WeightParams_floatValue, u->zeros_of, (size_t)count) != (long)count) {
 			ali_free(u->zeros_of);
 			u->zeros_of = NULL;
 			u->zeros_node = NULL;
@@ -514,7 +519,7 @@ static bool scatter(struct lu *u, const struct al_node *n)
 	bool ok;
 	int a = axis_of(n, d->rank, &ok);
 	uint64_t mode = 0;
-	pb_get_varint(al_src(n)->params, 2, &mode);
+	pb_get_varint(al_src(n)->params, AL_PB_ScatterLayerParams_mode, &mode);
 	if (!ok || a != 0)
 		return say(u, "'%s' scatters on another axis than %s's first", n->name, n->inputs[0]);
 	if (mode > 1)
@@ -575,9 +580,9 @@ static bool linear_fold(struct lu *u, const struct al_node *n, bool *done)
 	if (!out)
 		return false;
 	struct al_buf lin = {0}, act = {0};
-	ali_buf_float(&lin, 1, add ? 1.0f : c);
-	ali_buf_float(&lin, 2, add ? c : -0.0f);
-	ali_buf_len(&act, 5, lin.p, lin.n); /* ActivationParams.linear */
+	ali_buf_float(&lin, AL_PB_ActivationLinear_alpha, add ? 1.0f : c);
+	ali_buf_float(&lin, AL_PB_ActivationLinear_beta, add ? c : -0.0f);
+	ali_buf_len(&act, AL_PB_ActivationParams_linear, lin.p, lin.n);
 	act.failed |= lin.failed;
 	ali_buf_free(&lin);
 	const char *x = a->blob;
@@ -782,9 +787,9 @@ static bool unroll(struct lu *u, const struct al_node *n, int *steps)
 	const struct al_graph *cond = ali_node_sub_graph(n, "conditionNetwork");
 	const struct al_graph *body = ali_node_sub_graph(n, "bodyNetwork");
 	uint64_t max = 0;
-	pb_get_varint(src->params, 1, &max);
+	pb_get_varint(src->params, AL_PB_LoopLayerParams_maxLoopIterations, &max);
 	al_span cvs = {0};
-	pb_get_string(src->params, 2, &cvs);
+	pb_get_string(src->params, AL_PB_LoopLayerParams_conditionVar, &cvs);
 	const char *cvar = cvs.n ? ali_arena_strndup(&c->s->arena, cvs.p, cvs.n) : NULL;
 	if (!body)
 		return ali_mil_say(c, "no bodyNetwork");
@@ -922,7 +927,8 @@ bool ali_pass_nn_loop_unroll(struct ali_nn_pass *p)
 		uint64_t sh[AL_SHAPE_MAX_RANK + 1];
 		const struct al_node_src *ks = k ? al_src(k) : NULL;
 		if (k && is(k, "loadConstantND") && ks && ks->params.p &&
-		    pb_get_varints(ks->params, 1, sh, AL_SHAPE_MAX_RANK + 1) < 5 && !used(u, pr->inputs[0]) &&
+		    pb_get_varints(ks->params, AL_PB_LoadConstantNDLayerParams_shape, sh, AL_SHAPE_MAX_RANK + 1) < 5 &&
+		    !used(u, pr->inputs[0]) &&
 		    outer_readers(n, pr->inputs[0]) == 1)
 			add_drop(p, k);
 	}
