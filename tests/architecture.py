@@ -252,10 +252,7 @@ FIELD_NUMBER = re.compile(
     r"|\bnn_weight\s*\([^,;]+,[^,;]+,\s*\d+\s*,")  # the interpreter's weight reader: (l, msg, field, ..)
 # src/rewrite/ files still writing fields by number / comparing op-type strings
 # (#32 item 3), one set per side (converted in parallel; a listed clean file fails).
-REWRITE_LEFT_NN = {
-    "src/rewrite/split.c",
-} | {f"src/rewrite/passes/nn_{n}.c" for n in (
-    "recurrent",)}
+REWRITE_LEFT_NN = {"src/rewrite/split.c"}
 REWRITE_LEFT_MIL = {
     "src/rewrite/mil_build.c",
     "src/rewrite/passes/mil_fp16_compute.c",

@@ -19,8 +19,15 @@
  * order; reassociate, as the matrix kernels' summation order may differ.
  * Batch 1, default activations, fp32 or fp16 weights. */
 #include "passes.h"
+#include "coreml_fields.h"
 
 #include <string.h>
+
+/* field names, shortened (src/format/coreml_fields.h) */
+#define WP(f) AL_PB_WeightParams_##f
+#define LSTMW(f) AL_PB_LSTMWeightParams_##f
+#define LSTMP(f) AL_PB_LSTMParams_##f
+#define GRU(f) AL_PB_GRULayerParams_##f
 
 /* NeuralNetworkLayer fields, and the layer types these passes emit. */
 enum { L_NAME = 1, L_INPUT = 2, L_OUTPUT = 3, NN_LAYERS = 1 };
@@ -63,12 +70,14 @@ static bool nn_stack(struct al_mil_pass *c, al_span w, const uint32_t *f, int n,
 		al_span wp, d;
 		if (!pb_get_bytes(w, f[g], &wp))
 			return ali_buf_free(&v), ali_mil_say(c, "weight field %u is missing", f[g]);
-		int k = pb_get_bytes(wp, 1, &d) && d.n ? 1 : pb_get_bytes(wp, 2, &d) && d.n ? 2 : 0;
-		if (!k || pb_has(wp, 30) || pb_has(wp, 31) || pb_has(wp, 40) || (fmt && k != fmt))
+		int k = pb_get_bytes(wp, WP(floatValue), &d) && d.n ? WP(floatValue)
+			: pb_get_bytes(wp, WP(float16Value), &d) && d.n ? WP(float16Value) : 0;
+		if (!k || pb_has(wp, WP(rawValue)) || pb_has(wp, WP(int8RawValue)) || pb_has(wp, WP(quantization)) ||
+		    (fmt && k != fmt))
 			return ali_buf_free(&v),
 			       ali_mil_say(c, "weights quantized, raw or of mixed formats (fp32 / fp16 only)");
 		fmt = k;
-		if (d.n != each * (k == 1 ? 4u : 2u))
+		if (d.n != each * (k == WP(floatValue) ? 4u : 2u))
 			return ali_buf_free(&v),
 			       ali_mil_say(c, "weight field %u holds %zu bytes, not %zu values", f[g], d.n, each);
 		ali_buf_put(&v, d.p, d.n);
@@ -111,8 +120,8 @@ static bool nn_acts(struct al_mil_pass *c, al_span p, uint32_t field, const uint
 		bool got = na < n && pb_next(&ai, &af);
 		if (got && na == 0 && af.num == ACT_SIGMOID_HARD && af.wire == PB_LEN) {
 			float a = 0, b = 0;
-			(void)pb_get_float(af.data, 1, &a);
-			(void)pb_get_float(af.data, 2, &b);
+			(void)pb_get_float(af.data, AL_PB_ActivationSigmoidHard_alpha, &a);
+			(void)pb_get_float(af.data, AL_PB_ActivationSigmoidHard_beta, &b);
 			if (a == 0 && b == 0)
 				a = 0.2f, b = 0.5f;
 			if (!(b >= 0 && b <= 1 && (a >= 0.02f || a <= -0.02f) && a < 1e30f && a > -1e30f))
@@ -153,13 +162,13 @@ static bool nn_ip(struct al_mil_pass *c, const char *name, const char *in, uint6
 		  const struct al_buf *w, const struct al_buf *b)
 {
 	struct al_buf prm = {0};
-	ali_buf_uint(&prm, 1, cols);
-	ali_buf_uint(&prm, 2, rows);
+	ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_inputChannels, cols);
+	ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_outputChannels, rows);
 	if (b && b->n)
-		ali_buf_uint(&prm, 10, 1);
-	ali_buf_len(&prm, 20, w->p, w->n);
+		ali_buf_uint(&prm, AL_PB_InnerProductLayerParams_hasBias, 1);
+	ali_buf_len(&prm, AL_PB_InnerProductLayerParams_weights, w->p, w->n);
 	if (b && b->n)
-		ali_buf_len(&prm, 21, b->p, b->n);
+		ali_buf_len(&prm, AL_PB_InnerProductLayerParams_bias, b->p, b->n);
 	bool ok = nn_emit(c, false, name, &in, 1, &name, 1, F_INNER_PRODUCT, &prm);
 	ali_buf_free(&prm);
 	return ok;
@@ -202,8 +211,8 @@ static bool nn_gate(struct al_mil_pass *c, const char *name, const char *in, con
 	if (g->which == ACT_SIGMOID)
 		return nn_act(c, name, in, ACT_SIGMOID);
 	struct al_buf prm = {0}, sh = {0};
-	ali_buf_float(&sh, 1, g->alpha);
-	ali_buf_float(&sh, 2, g->beta);
+	ali_buf_float(&sh, AL_PB_ActivationSigmoidHard_alpha, g->alpha);
+	ali_buf_float(&sh, AL_PB_ActivationSigmoidHard_beta, g->beta);
 	ali_buf_len(&prm, ACT_SIGMOID_HARD, sh.p, sh.n);
 	prm.failed |= sh.failed;
 	bool ok = nn_emit(c, false, name, &in, 1, &name, 1, F_ACTIVATION, &prm);
@@ -250,10 +259,15 @@ static void lstm_w_free(struct lstm_w *w)
 	ali_buf_free(&w->bb);
 }
 
-/* LSTMWeightParams w (fields: input 1, forget 2, output 4, block input 3; recursions 20-23; biases 40-43). */
+/* LSTMWeightParams w: its matrices and biases stacked in the order input, forget, output, block input. */
 static bool lstm_weights(struct al_mil_pass *c, al_span w, uint64_t I, uint64_t H, bool hasb, struct lstm_w *o)
 {
-	static const uint32_t fx[4] = {1, 2, 4, 3}, fh[4] = {20, 21, 23, 22}, fb[4] = {40, 41, 43, 42};
+	static const uint32_t fx[4] = {LSTMW(inputGateWeightMatrix), LSTMW(forgetGateWeightMatrix),
+					LSTMW(outputGateWeightMatrix), LSTMW(blockInputWeightMatrix)};
+	static const uint32_t fh[4] = {LSTMW(inputGateRecursionMatrix), LSTMW(forgetGateRecursionMatrix),
+					LSTMW(outputGateRecursionMatrix), LSTMW(blockInputRecursionMatrix)};
+	static const uint32_t fb[4] = {LSTMW(inputGateBiasVector), LSTMW(forgetGateBiasVector),
+					LSTMW(outputGateBiasVector), LSTMW(blockInputBiasVector)};
 	return nn_stack(c, w, fx, 4, (size_t)(H * I), &o->wx) && nn_stack(c, w, fh, 4, (size_t)(H * H), &o->wh) &&
 	       (!hasb || nn_stack(c, w, fb, 4, (size_t)H, &o->bb));
 }
@@ -312,9 +326,9 @@ static bool lstm_chain(struct al_mil_pass *c, const struct lstm_w *w, int64_t T,
 		const char *chain[5] = {sum, k1, k2, k3, cn};
 		for (int k = 0; ok && k < 4; k++) {
 			if (k % 2 == 0) { /* UnaryFunction THRESHOLD: max(x, -clip) */
-				ali_buf_uint(&prm, 1, 7);
-				ali_buf_float(&prm, 2, -clip);
-				ali_buf_float(&prm, 5, 1.0f);
+				ali_buf_uint(&prm, AL_PB_UnaryFunctionLayerParams_type, 7); /* THRESHOLD */
+				ali_buf_float(&prm, AL_PB_UnaryFunctionLayerParams_alpha, -clip);
+				ali_buf_float(&prm, AL_PB_UnaryFunctionLayerParams_scale, 1.0f);
 				ok = nn_emit(c, false, chain[k + 1], &chain[k], 1, &chain[k + 1], 1, F_UNARY, &prm);
 			} else { /* -x, exactly */
 				ali_nn_linear_params(&prm, -1.0f);
@@ -331,17 +345,17 @@ static bool lstm_chain(struct al_mil_pass *c, const struct lstm_w *w, int64_t T,
 	return true;
 }
 
-/* LSTMParams (field 15): sequenceOutput 10, hasBiasVectors 20, forgetBias 30,
- * hasPeepholeVectors 40, coupledInputAndForgetGate 50, cellClipThreshold 60. */
+/* LSTMParams (the layer's `params`): what is unrolled, and the cell clip. */
 static bool lstm_params(struct al_mil_pass *c, al_span lp, bool *seq, bool *hasb, float *clip)
 {
 	uint64_t v;
-	*seq = pb_get_varint(lp, 10, &v) && v;
-	*hasb = pb_get_varint(lp, 20, &v) && v;
-	if ((pb_get_varint(lp, 30, &v) && v) || (pb_get_varint(lp, 40, &v) && v) || (pb_get_varint(lp, 50, &v) && v))
+	*seq = pb_get_varint(lp, LSTMP(sequenceOutput), &v) && v;
+	*hasb = pb_get_varint(lp, LSTMP(hasBiasVectors), &v) && v;
+	if ((pb_get_varint(lp, LSTMP(forgetBias), &v) && v) || (pb_get_varint(lp, LSTMP(hasPeepholeVectors), &v) && v) ||
+	    (pb_get_varint(lp, LSTMP(coupledInputAndForgetGate), &v) && v))
 		return ali_mil_say(c, "forgetBias, peepholes or coupled gates: not unrolled");
 	*clip = 0;
-	if (!pb_get_float(lp, 60, clip) || *clip == 0)
+	if (!pb_get_float(lp, LSTMP(cellClipThreshold), clip) || *clip == 0)
 		*clip = 50.0f; /* NeuralNetwork.proto's default, as the interpreter applies it */
 	if (!(*clip > 0) || *clip > 1e30f)
 		return ali_mil_say(c, "cellClipThreshold %g", (double)*clip);
@@ -397,18 +411,19 @@ bool ali_pass_nn_lstm_unroll(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params, lp = {0}, wp;
 	uint64_t I = 0, H = 0, v;
-	pb_get_varint(p, 1, &I);
-	pb_get_varint(p, 2, &H);
-	bool reverse = pb_get_varint(p, 100, &v) && v;
-	(void)pb_get_bytes(p, 15, &lp);
-	if (!pb_get_bytes(p, 20, &wp))
+	pb_get_varint(p, AL_PB_UniDirectionalLSTMLayerParams_inputVectorSize, &I);
+	pb_get_varint(p, AL_PB_UniDirectionalLSTMLayerParams_outputVectorSize, &H);
+	bool reverse = pb_get_varint(p, AL_PB_UniDirectionalLSTMLayerParams_reverseInput, &v) && v;
+	(void)pb_get_bytes(p, AL_PB_UniDirectionalLSTMLayerParams_params, &lp);
+	if (!pb_get_bytes(p, AL_PB_UniDirectionalLSTMLayerParams_weightParams, &wp))
 		return ali_mil_say(c, "no weightParams");
 	static const uint32_t want[3] = {ACT_SIGMOID, ACT_TANH, ACT_TANH};
 	bool seq, hasb;
 	float clip;
 	int64_t T;
 	struct gate_act gate;
-	if (!nn_acts(c, p, 10, want, 3, &gate) || !lstm_params(c, lp, &seq, &hasb, &clip))
+	if (!nn_acts(c, p, AL_PB_UniDirectionalLSTMLayerParams_activations, want, 3, &gate) ||
+	    !lstm_params(c, lp, &seq, &hasb, &clip))
 		return false;
 	if (c->n->n_inputs != 1 && c->n->n_inputs != 3)
 		return ali_mil_say(c, "%u inputs (x, or x, h0, c0)", c->n->n_inputs);
@@ -463,16 +478,16 @@ bool ali_pass_nn_bilstm_unroll(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params, lp = {0}, wd[2] = {{0}, {0}};
 	uint64_t I = 0, H = 0;
-	pb_get_varint(p, 1, &I);
-	pb_get_varint(p, 2, &H);
-	(void)pb_get_bytes(p, 15, &lp);
+	pb_get_varint(p, AL_PB_BiDirectionalLSTMLayerParams_inputVectorSize, &I);
+	pb_get_varint(p, AL_PB_BiDirectionalLSTMLayerParams_outputVectorSize, &H);
+	(void)pb_get_bytes(p, AL_PB_BiDirectionalLSTMLayerParams_params, &lp);
 	{
 		struct pb_iter it;
 		struct pb_field f;
 		int k = 0;
 		pb_iter_init(&it, p);
 		while (pb_next(&it, &f))
-			if (f.num == 20 && f.wire == PB_LEN) {
+			if (f.num == AL_PB_BiDirectionalLSTMLayerParams_weightParams && f.wire == PB_LEN) {
 				if (k >= 2)
 					return ali_mil_say(c, "more than 2 weightParams");
 				wd[k++] = f.data;
@@ -485,7 +500,8 @@ bool ali_pass_nn_bilstm_unroll(struct al_mil_pass *c)
 	float clip;
 	int64_t T;
 	struct gate_act gate[2];
-	if (!nn_acts(c, p, 10, want, 3, &gate[0]) || !nn_acts(c, p, 11, want, 3, &gate[1]) ||
+	if (!nn_acts(c, p, AL_PB_BiDirectionalLSTMLayerParams_activationsForwardLSTM, want, 3, &gate[0]) ||
+	    !nn_acts(c, p, AL_PB_BiDirectionalLSTMLayerParams_activationsBackwardLSTM, want, 3, &gate[1]) ||
 	    !lstm_params(c, lp, &seq, &hasb, &clip))
 		return false;
 	uint32_t ni = c->n->n_inputs;
@@ -609,14 +625,14 @@ static bool gru_chain(struct al_mil_pass *c, const struct gru_w *w, int64_t T, u
 		}
 		ok = ok && nn_gate(c, zr, zr_in, &ch->gate);
 		const char *two[2] = {z, r};
-		ali_buf_uint(&prm, 1, 2);
+		ali_buf_uint(&prm, AL_PB_SplitLayerParams_nOutputs, 2);
 		ok = ok && nn_emit(c, false, z, &zr, 1, two, 2, F_SPLIT, &prm); /* r unused with no h */
 		ali_buf_free(&prm);
 		if (ok) { /* 1 - z: -1 * z + 1, exact */
 			struct al_buf lin = {0};
-			ali_buf_float(&lin, 1, -1.0f);
-			ali_buf_float(&lin, 2, 1.0f);
-			ali_buf_len(&prm, 5, lin.p, lin.n);
+			ali_buf_float(&lin, AL_PB_ActivationLinear_alpha, -1.0f);
+			ali_buf_float(&lin, AL_PB_ActivationLinear_beta, 1.0f);
+			ali_buf_len(&prm, AL_PB_ActivationParams_linear, lin.p, lin.n);
 			prm.failed |= lin.failed;
 			ali_buf_free(&lin);
 			ok = nn_emit(c, false, omz, &z, 1, &omz, 1, F_ACTIVATION, &prm);
@@ -649,14 +665,14 @@ bool ali_pass_nn_gru_unroll(struct al_mil_pass *c)
 		return false;
 	al_span p = c->src->params;
 	uint64_t I = 0, H = 0, v;
-	pb_get_varint(p, 1, &I);
-	pb_get_varint(p, 2, &H);
-	bool reverse = pb_get_varint(p, 100, &v) && v;
-	bool seq = pb_get_varint(p, 15, &v) && v, hasb = pb_get_varint(p, 20, &v) && v;
+	pb_get_varint(p, GRU(inputVectorSize), &I);
+	pb_get_varint(p, GRU(outputVectorSize), &H);
+	bool reverse = pb_get_varint(p, GRU(reverseInput), &v) && v;
+	bool seq = pb_get_varint(p, GRU(sequenceOutput), &v) && v, hasb = pb_get_varint(p, GRU(hasBiasVectors), &v) && v;
 	static const uint32_t want[2] = {ACT_SIGMOID, ACT_TANH};
 	int64_t T;
 	struct gate_act gate;
-	if (!nn_acts(c, p, 10, want, 2, &gate))
+	if (!nn_acts(c, p, GRU(activations), want, 2, &gate))
 		return false;
 	if (c->n->n_inputs != 1 && c->n->n_inputs != 2)
 		return ali_mil_say(c, "%u inputs (x, or x, h0)", c->n->n_inputs);
@@ -666,8 +682,12 @@ bool ali_pass_nn_gru_unroll(struct al_mil_pass *c)
 		return ali_mil_say(c, "sizes I %llu, H %llu (3H <= 16384, I <= 2^24)", (unsigned long long)I,
 				   (unsigned long long)H);
 	/* update 30 / 50 / 70, reset 31 / 51 / 71, output 32 / 52 / 72 */
-	static const uint32_t fzr[2] = {30, 31}, fo[1] = {32}, rzr[2] = {50, 51}, ro[1] = {52};
-	static const uint32_t bzr[2] = {70, 71}, bo[1] = {72};
+	static const uint32_t fzr[2] = {GRU(updateGateWeightMatrix), GRU(resetGateWeightMatrix)};
+	static const uint32_t fo[1] = {GRU(outputGateWeightMatrix)};
+	static const uint32_t rzr[2] = {GRU(updateGateRecursionMatrix), GRU(resetGateRecursionMatrix)};
+	static const uint32_t ro[1] = {GRU(outputGateRecursionMatrix)};
+	static const uint32_t bzr[2] = {GRU(updateGateBiasVector), GRU(resetGateBiasVector)};
+	static const uint32_t bo[1] = {GRU(outputGateBiasVector)};
 	struct gru_w w;
 	memset(&w, 0, sizeof w);
 	size_t hi = (size_t)(H * I), hh = (size_t)(H * H);
