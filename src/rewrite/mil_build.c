@@ -13,6 +13,7 @@
  * appended and its header count raised, or, when the rewrites left blobs
  * unreferenced, only the live ones (compact.c). */
 #include "surgery_int.h"
+#include "coreml_fields.h"
 #include "kernels.h"
 #include "pkgwrite.h"
 
@@ -32,8 +33,14 @@
 
 
 /* MIL.proto field numbers (coreml-format-facts section 7). */
-enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5, BLOCK_OPS = 3 };
-enum { V_TYPE = 2, V_IMMEDIATE = 3, V_BLOB = 5 };
+enum {
+	OP_TYPE = AL_PB_Operation_type,
+	OP_INPUTS = AL_PB_Operation_inputs,
+	OP_OUTPUTS = AL_PB_Operation_outputs,
+	OP_ATTRS = AL_PB_Operation_attributes,
+	BLOCK_OPS = AL_PB_Block_operations,
+};
+enum { V_TYPE = AL_PB_Value_type, V_IMMEDIATE = AL_PB_Value_immediateValue, V_BLOB = AL_PB_Value_blobFileValue };
 
 bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...)
 {
@@ -63,7 +70,10 @@ bool ali_pb_first(al_span msg, uint32_t num, al_span *data, size_t *start, size_
 	return false;
 }
 
-/* The message in list field `num` of msg whose field 1 (a name) is `name`. */
+/* The message in list field `num` of msg whose name is `name`: the lists it reads
+ * (a function's inputs, the description's features) name their entries alike. */
+_Static_assert(AL_PB_NamedValueType_name == AL_PB_FeatureDescription_name, "entry names");
+#define NAMED_NAME AL_PB_NamedValueType_name
 bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out)
 {
 	struct pb_iter it;
@@ -71,7 +81,7 @@ bool ali_pb_named(al_span msg, uint32_t num, const char *name, al_span *out)
 	al_span nm;
 	pb_iter_init(&it, msg);
 	while (pb_next(&it, &f))
-		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm) && ali_span_eq(nm, name)) {
+		if (f.num == num && f.wire == PB_LEN && pb_get_bytes(f.data, NAMED_NAME, &nm) && ali_span_eq(nm, name)) {
 			*out = f.data;
 			return true;
 		}
@@ -180,8 +190,8 @@ uint64_t ali_mil_add_blob(struct al_surgery *s, uint32_t blob_dtype, const void 
 void ali_mil_put_blob_value(struct al_buf *v, uint64_t off)
 {
 	struct al_buf bf = {0};
-	ali_buf_str(&bf, 1, WEIGHTS_FILE);
-	ali_buf_uint(&bf, 2, off);
+	ali_buf_str(&bf, AL_PB_Value_BlobFileValue_fileName, WEIGHTS_FILE);
+	ali_buf_uint(&bf, AL_PB_Value_BlobFileValue_offset, off);
 	ali_buf_len(v, V_BLOB, bf.p, bf.n);
 	v->failed |= bf.failed;
 	ali_buf_free(&bf);
@@ -254,29 +264,29 @@ enum al_status al_surgery_weights(al_surgery *s, const void **out, size_t *n, al
 void ali_surgery_put_vtype(struct al_buf *b, int dtype, int rank, const int64_t *dims)
 {
 	struct al_buf tt = {0};
-	ali_buf_uint(&tt, 1, (uint64_t)dtype);
-	ali_buf_uint(&tt, 2, (uint64_t)rank);
+	ali_buf_uint(&tt, AL_PB_TensorType_dataType, (uint64_t)dtype);
+	ali_buf_uint(&tt, AL_PB_TensorType_rank, (uint64_t)rank);
 	for (int i = 0; i < rank; i++) {
 		struct al_buf cd = {0}, dim = {0};
 		if (dims[i] >= 0)
-			ali_buf_uint(&cd, 1, (uint64_t)dims[i]);
-		ali_buf_len(&dim, dims[i] >= 0 ? 1 : 2, cd.p, cd.n);
-		ali_buf_len(&tt, 3, dim.p, dim.n);
+			ali_buf_uint(&cd, AL_PB_Dimension_ConstantDimension_size, (uint64_t)dims[i]);
+		ali_buf_len(&dim, dims[i] >= 0 ? AL_PB_Dimension_constant : AL_PB_Dimension_unknown, cd.p, cd.n);
+		ali_buf_len(&tt, AL_PB_TensorType_dimensions, dim.p, dim.n);
 		tt.failed |= cd.failed || dim.failed;
 		ali_buf_free(&cd);
 		ali_buf_free(&dim);
 	}
 	b->failed |= tt.failed;
-	ali_buf_len(b, 1, tt.p, tt.n);
+	ali_buf_len(b, AL_PB_ValueType_tensorType, tt.p, tt.n);
 	ali_buf_free(&tt);
 }
 
-/* attributes entry {key 1, value 2} */
+/* attributes entry {key, value} */
 void ali_mil_put_attr(struct al_buf *op, const char *key, const void *val, size_t n)
 {
 	struct al_buf e = {0};
-	ali_buf_str(&e, 1, key);
-	ali_buf_len(&e, 2, val, n);
+	ali_buf_str(&e, PB_MAP_KEY, key);
+	ali_buf_len(&e, PB_MAP_VALUE, val, n);
 	op->failed |= e.failed;
 	ali_buf_len(op, OP_ATTRS, e.p, e.n);
 	ali_buf_free(&e);
@@ -287,9 +297,9 @@ void ali_mil_put_string_value(struct al_buf *v, const char *s)
 {
 	struct al_buf vt = {0}, rs = {0}, tv = {0}, iv = {0};
 	ali_surgery_put_vtype(&vt, AL_DT_STRING, 0, NULL);
-	ali_buf_str(&rs, 1, s);
-	ali_buf_len(&tv, 4, rs.p, rs.n);
-	ali_buf_len(&iv, 1, tv.p, tv.n);
+	ali_buf_str(&rs, AL_PB_TensorValue_RepeatedStrings_values, s);
+	ali_buf_len(&tv, AL_PB_TensorValue_strings, rs.p, rs.n);
+	ali_buf_len(&iv, AL_PB_Value_ImmediateValue_tensor, tv.p, tv.n);
 	ali_buf_len(v, V_TYPE, vt.p, vt.n);
 	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
 	v->failed |= vt.failed || rs.failed || tv.failed || iv.failed;
@@ -320,7 +330,7 @@ void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_
 {
 	struct al_buf tv = {0}, iv = {0};
 	ali_buf_len(&tv, tv_field, rep->p, rep->n);
-	ali_buf_len(&iv, 1, tv.p, tv.n);
+	ali_buf_len(&iv, AL_PB_Value_ImmediateValue_tensor, tv.p, tv.n);
 	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
 	v->failed |= rep->failed || tv.failed || iv.failed;
 	ali_buf_free(&tv);
@@ -368,9 +378,10 @@ bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype
 			ali_mil_put_blob_value(v, off);
 			return !v->failed || ali_mil_say(c, "out of memory");
 		}
-		/* TensorValue.bytes = 7 {values = 1}; floats = 1 {values = 1 packed} */
-		ali_buf_len(&rep, 1, raw, n * w);
-		field = dtype == AL_DT_FP16 ? 7 : 1;
+		/* TensorValue.bytes {values}; floats {values, packed}: both a first field */
+		_Static_assert(AL_PB_TensorValue_RepeatedBytes_values == AL_PB_TensorValue_RepeatedFloats_values, "");
+		ali_buf_len(&rep, AL_PB_TensorValue_RepeatedFloats_values, raw, n * w);
+		field = dtype == AL_DT_FP16 ? AL_PB_TensorValue_bytes : AL_PB_TensorValue_floats;
 		ali_free(raw);
 	} else if (dtype == AL_DT_INT32 || dtype == AL_DT_BOOL) {
 		uint64_t *u = ali_malloc(n * sizeof *u + 1);
@@ -380,8 +391,9 @@ bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype
 		}
 		for (size_t i = 0; i < n; i++)
 			u[i] = (uint64_t)(int64_t)x[i]; /* int32 negatives: sign-extended varints */
-		ali_buf_packed(&rep, 1, u, n);
-		field = dtype == AL_DT_INT32 ? 2 : 3;
+		_Static_assert(AL_PB_TensorValue_RepeatedInts_values == AL_PB_TensorValue_RepeatedBools_values, "");
+		ali_buf_packed(&rep, AL_PB_TensorValue_RepeatedInts_values, u, n);
+		field = dtype == AL_DT_INT32 ? AL_PB_TensorValue_ints : AL_PB_TensorValue_bools;
 		ali_free(u);
 	} else {
 		return ali_mil_say(c, "a %s constant is not written", al_dtype_name(dtype));
@@ -433,8 +445,8 @@ static void const_op(struct al_buf *op, const char *name, const struct al_buf *v
 {
 	struct al_buf nv = {0};
 	ali_buf_str(op, OP_TYPE, "const");
-	ali_buf_str(&nv, 1, name);
-	ali_buf_len(&nv, 2, vt->p, vt->n);
+	ali_buf_str(&nv, AL_PB_NamedValueType_name, name);
+	ali_buf_len(&nv, AL_PB_NamedValueType_type, vt->p, vt->n);
 	ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
 	op->failed |= nv.failed;
 	ali_buf_free(&nv);
@@ -565,10 +577,10 @@ bool ali_mil_fold_filled(struct al_mil_pass *c, int dt, int rank, const int64_t 
 void ali_mil_put_input(struct al_buf *op, const char *param, const char *name)
 {
 	struct al_buf b = {0}, a = {0}, e = {0};
-	ali_buf_str(&b, 1, name);
-	ali_buf_len(&a, 1, b.p, b.n);
-	ali_buf_str(&e, 1, param);
-	ali_buf_len(&e, 2, a.p, a.n);
+	ali_buf_str(&b, AL_PB_Argument_Binding_name, name);
+	ali_buf_len(&a, AL_PB_Argument_arguments, b.p, b.n);
+	ali_buf_str(&e, PB_MAP_KEY, param);
+	ali_buf_len(&e, PB_MAP_VALUE, a.p, a.n);
 	ali_buf_len(op, OP_INPUTS, e.p, e.n);
 	op->failed |= b.failed || a.failed || e.failed;
 	ali_buf_free(&b);
@@ -583,13 +595,13 @@ void ali_mil_put_inputs(struct al_buf *op, const char *param, const char *const 
 	struct al_buf arg = {0}, e = {0};
 	for (size_t i = 0; i < n; i++) {
 		struct al_buf b = {0};
-		ali_buf_str(&b, 1, names[i]);
-		ali_buf_len(&arg, 1, b.p, b.n);
+		ali_buf_str(&b, AL_PB_Argument_Binding_name, names[i]);
+		ali_buf_len(&arg, AL_PB_Argument_arguments, b.p, b.n);
 		arg.failed |= b.failed;
 		ali_buf_free(&b);
 	}
-	ali_buf_str(&e, 1, param);
-	ali_buf_len(&e, 2, arg.p, arg.n);
+	ali_buf_str(&e, PB_MAP_KEY, param);
+	ali_buf_len(&e, PB_MAP_VALUE, arg.p, arg.n);
 	ali_buf_len(op, OP_INPUTS, e.p, e.n);
 	op->failed |= arg.failed || e.failed;
 	ali_buf_free(&arg);
@@ -623,7 +635,7 @@ bool ali_mil_pre_const(struct al_mil_pass *c, const char *name, int dt, int rank
  * share: a description feature's dataType, specificationVersion; an output
  * type retyped (mil-fp32-island too). Model / FeatureDescription fields. */
 
-enum { MODEL_SPEC = 1, MODEL_DESC = 2 };
+enum { MODEL_SPEC = AL_PB_Model_specificationVersion, MODEL_DESC = AL_PB_Model_description };
 enum { ARRAY_FP16 = 65552 };
 
 /* msg with its varint field `num` set to v (other fields copied). */
@@ -643,23 +655,23 @@ static void with_varint(struct al_buf *b, al_span msg, uint32_t num, uint64_t v)
 bool ali_mil_retyped(al_span nvt, int dt, struct al_buf *out)
 {
 	al_span vt, tt;
-	if (!pb_get_bytes(nvt, 2, &vt) || !pb_get_bytes(vt, 1, &tt))
+	if (!pb_get_bytes(nvt, AL_PB_NamedValueType_type, &vt) || !pb_get_bytes(vt, AL_PB_ValueType_tensorType, &tt))
 		return false;
 	struct al_buf t = {0}, v = {0};
-	with_varint(&t, tt, 1, (uint64_t)dt);
+	with_varint(&t, tt, AL_PB_TensorType_dataType, (uint64_t)dt);
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	ali_buf_len(&v, 1, t.p, t.n);
+	ali_buf_len(&v, AL_PB_ValueType_tensorType, t.p, t.n);
 	pb_iter_init(&it, vt);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 1)
+		if (f.num != AL_PB_ValueType_tensorType)
 			ali_buf_put(&v, vt.p + start, it.pos - start);
 	pb_iter_init(&it, nvt);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 2)
+		if (f.num != AL_PB_NamedValueType_type)
 			ali_buf_put(out, nvt.p + start, it.pos - start);
-	ali_buf_len(out, 2, v.p, v.n);
+	ali_buf_len(out, AL_PB_NamedValueType_type, v.p, v.n);
 	out->failed |= t.failed || v.failed;
 	ali_buf_free(&t);
 	ali_buf_free(&v);
@@ -774,8 +786,8 @@ void ali_mil_put_output(struct al_buf *op, const char *name, int dt, int rank, c
 {
 	struct al_buf nv = {0}, vt = {0};
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_str(&nv, 1, name);
-	ali_buf_len(&nv, 2, vt.p, vt.n);
+	ali_buf_str(&nv, AL_PB_NamedValueType_name, name);
+	ali_buf_len(&nv, AL_PB_NamedValueType_type, vt.p, vt.n);
 	ali_buf_len(op, OP_OUTPUTS, nv.p, nv.n);
 	op->failed |= nv.failed || vt.failed;
 	ali_buf_free(&nv);
@@ -987,10 +999,10 @@ bool ali_mil_lut_weight(const struct al_node *n, const char *p, int dt, struct a
 void ali_mil_put_input_value(struct al_buf *op, const char *param, const struct al_buf *v)
 {
 	struct al_buf b = {0}, a = {0}, e = {0};
-	ali_buf_len(&b, 2, v->p, v->n);
-	ali_buf_len(&a, 1, b.p, b.n);
-	ali_buf_str(&e, 1, param);
-	ali_buf_len(&e, 2, a.p, a.n);
+	ali_buf_len(&b, AL_PB_Argument_Binding_value, v->p, v->n);
+	ali_buf_len(&a, AL_PB_Argument_arguments, b.p, b.n);
+	ali_buf_str(&e, PB_MAP_KEY, param);
+	ali_buf_len(&e, PB_MAP_VALUE, a.p, a.n);
 	ali_buf_len(op, OP_INPUTS, e.p, e.n);
 	op->failed |= b.failed || a.failed || e.failed || v->failed;
 	ali_buf_free(&b);
@@ -1034,8 +1046,8 @@ void ali_mil_emit_lut_weight(struct al_buf *to, const char *name, int dt, const 
 		int64_t d4[1] = {4};
 		ali_surgery_put_vtype(&vt, AL_DT_UINT32, 1, d4);
 		ali_buf_len(&iv, V_TYPE, vt.p, vt.n);
-		ali_buf_len(&rep, 1, raw, sizeof raw);
-		ali_mil_put_immediate(&iv, 7, &rep);
+		ali_buf_len(&rep, AL_PB_TensorValue_RepeatedBytes_values, raw, sizeof raw);
+		ali_mil_put_immediate(&iv, AL_PB_TensorValue_bytes, &rep);
 		iv.failed |= vt.failed;
 		ali_buf_free(&vt);
 		ali_buf_free(&rep);
