@@ -34,6 +34,7 @@
  * while_loop bodies read outer values by name), an op type anelint does not
  * know (its fp16 form could not be proved), an inline fp32 literal. */
 #include "passes.h"
+#include "coreml_fields.h"
 #include "kernels.h"
 
 #include <math.h>
@@ -46,8 +47,15 @@
 #define FP16_MAX 65504.0
 #define INF_LIKE 1e38      /* coremltools: |v| >= 1e38 is an infinity, fp16 inf is fine */
 
-enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_BLOCKS = 4, OP_ATTRS = 5, BLOCK_OPS = 3 };
-enum { V_TYPE = 2, V_IMMEDIATE = 3, V_BLOB = 5 };
+enum {
+	OP_TYPE = AL_PB_Operation_type,
+	OP_INPUTS = AL_PB_Operation_inputs,
+	OP_OUTPUTS = AL_PB_Operation_outputs,
+	OP_BLOCKS = AL_PB_Operation_blocks,
+	OP_ATTRS = AL_PB_Operation_attributes,
+	BLOCK_OPS = AL_PB_Block_operations,
+};
+enum { V_TYPE = AL_PB_Value_type, V_IMMEDIATE = AL_PB_Value_immediateValue, V_BLOB = AL_PB_Value_blobFileValue };
 
 /* What happens to an op. */
 enum { K_OTHER, K_CONV, K_KEEP, K_CAST, K_CONST16, K_CONSTDUP, K_CONST };
@@ -261,21 +269,21 @@ static bool const_fits(struct fx *x, const struct al_node *n)
 static bool vtype_as(al_span vt, int dt, struct al_buf *out)
 {
 	al_span tt;
-	if (!pb_get_bytes(vt, 1, &tt))
+	if (!pb_get_bytes(vt, AL_PB_ValueType_tensorType, &tt))
 		return false;
 	struct al_buf t = {0};
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	ali_buf_uint(&t, 1, (uint64_t)dt);
+	ali_buf_uint(&t, AL_PB_TensorType_dataType, (uint64_t)dt);
 	pb_iter_init(&it, tt);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 1)
+		if (f.num != AL_PB_TensorType_dataType)
 			ali_buf_put(&t, tt.p + start, it.pos - start);
-	ali_buf_len(out, 1, t.p, t.n);
+	ali_buf_len(out, AL_PB_ValueType_tensorType, t.p, t.n);
 	pb_iter_init(&it, vt);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 1)
+		if (f.num != AL_PB_ValueType_tensorType)
 			ali_buf_put(out, vt.p + start, it.pos - start);
 	out->failed |= t.failed || it.err;
 	ali_buf_free(&t);
@@ -287,12 +295,12 @@ static bool nvt_as(al_span nvt, const char *name, int dt, struct al_buf *out)
 {
 	al_span vt;
 	struct al_buf t = {0};
-	if (!pb_get_bytes(nvt, 2, &vt) || !vtype_as(vt, dt, &t)) {
+	if (!pb_get_bytes(nvt, AL_PB_NamedValueType_type, &vt) || !vtype_as(vt, dt, &t)) {
 		ali_buf_free(&t);
 		return false;
 	}
-	ali_buf_str(out, 1, name);
-	ali_buf_len(out, 2, t.p, t.n);
+	ali_buf_str(out, AL_PB_NamedValueType_name, name);
+	ali_buf_len(out, AL_PB_NamedValueType_type, t.p, t.n);
 	out->failed |= t.failed;
 	ali_buf_free(&t);
 	return true;
@@ -336,8 +344,8 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 		x->n_blobs++;
 	} else if (ok) { /* TensorValue.bytes {values}: fp16 immediates */
 		struct al_buf rep = {0};
-		ali_buf_len(&rep, 1, raw, cnt * 2);
-		ali_mil_put_immediate(out, 7, &rep);
+		ali_buf_len(&rep, AL_PB_TensorValue_RepeatedBytes_values, raw, cnt * 2);
+		ali_mil_put_immediate(out, AL_PB_TensorValue_bytes, &rep);
 		ali_buf_free(&rep);
 	}
 	ali_free(raw);
@@ -352,12 +360,12 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 static void string_const(struct al_buf *to, const char *name, const char *s)
 {
 	struct al_buf op = {0}, nv = {0}, vt = {0}, tt = {0}, v = {0}, nm = {0};
-	ali_buf_uint(&tt, 1, AL_DT_STRING);
-	ali_buf_uint(&tt, 2, 0);
-	ali_buf_len(&vt, 1, tt.p, tt.n);
+	ali_buf_uint(&tt, AL_PB_TensorType_dataType, AL_DT_STRING);
+	ali_buf_uint(&tt, AL_PB_TensorType_rank, 0);
+	ali_buf_len(&vt, AL_PB_ValueType_tensorType, tt.p, tt.n);
 	ali_buf_str(&op, OP_TYPE, "const");
-	ali_buf_str(&nv, 1, name);
-	ali_buf_len(&nv, 2, vt.p, vt.n);
+	ali_buf_str(&nv, AL_PB_NamedValueType_name, name);
+	ali_buf_len(&nv, AL_PB_NamedValueType_type, vt.p, vt.n);
 	ali_buf_len(&op, OP_OUTPUTS, nv.p, nv.n);
 	ali_mil_put_string_value(&nm, name);
 	ali_mil_put_attr(&op, "name", nm.p, nm.n);
@@ -428,7 +436,7 @@ static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32,
 		   struct al_buf *out)
 {
 	al_span key = {0}, arg;
-	(void)pb_get_bytes(entry, 1, &key);
+	(void)pb_get_bytes(entry, PB_MAP_KEY, &key);
 	if (kind == K_CONV) { /* an input its definition takes in fp32 only reads the fp32 form */
 		char param[64];
 		if (key.p && key.n < sizeof param) { /* an entry without a name: no memcpy from NULL */
@@ -450,7 +458,7 @@ static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32,
 	struct pb_iter it;
 	struct pb_field f;
 	size_t start;
-	if (!pb_get_bytes(entry, 2, &arg)) {
+	if (!pb_get_bytes(entry, PB_MAP_VALUE, &arg)) {
 		ali_buf_len(out, OP_INPUTS, entry.p, entry.n);
 		return;
 	}
@@ -458,15 +466,16 @@ static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32,
 	while ((start = it.pos, pb_next(&it, &f))) {
 		al_span nm;
 		struct fval *v = NULL;
-		if (f.num == 1 && f.wire == PB_LEN && pb_get_bytes(f.data, 1, &nm))
+		if (f.num == AL_PB_Argument_arguments && f.wire == PB_LEN &&
+		    pb_get_bytes(f.data, AL_PB_Argument_Binding_name, &nm))
 			v = fx_find_n(x, nm.p, nm.n);
 		/* fp32 ops read the fp32 form, fp16 ops the fp16 one, a cast what there is */
 		const char *to = !v ? NULL : kind == K_KEEP ? v->n32 : kind == K_CONV ? v->n16
 			       : v->cls == VAL_CONV16 ? v->n16 : v->n32;
 		if (v && to && strcmp(to, v->name) != 0) {
 			struct al_buf b = {0};
-			ali_buf_str(&b, 1, to);
-			ali_buf_len(&a, 1, b.p, b.n);
+			ali_buf_str(&b, AL_PB_Argument_Binding_name, to);
+			ali_buf_len(&a, AL_PB_Argument_arguments, b.p, b.n);
 			a.failed |= b.failed;
 			ali_buf_free(&b);
 		} else {
@@ -475,9 +484,9 @@ static void rebind(struct fx *x, const struct al_node *n, int kind, bool cast32,
 	}
 	pb_iter_init(&it, entry);
 	while ((start = it.pos, pb_next(&it, &f)))
-		if (f.num != 2)
+		if (f.num != PB_MAP_VALUE)
 			ali_buf_put(&e, entry.p + start, it.pos - start);
-	ali_buf_len(&e, 2, a.p, a.n);
+	ali_buf_len(&e, PB_MAP_VALUE, a.p, a.n);
 	ali_buf_len(out, OP_INPUTS, e.p, e.n);
 	out->failed |= a.failed || e.failed;
 	ali_buf_free(&a);
@@ -520,14 +529,14 @@ static bool rebuild_op(struct fx *x, uint32_t k, struct al_buf *out)
 			}
 		} else if (f.num == OP_ATTRS && f.wire == PB_LEN && kind == K_CONST16) {
 			al_span key;
-			if (pb_get_bytes(f.data, 1, &key) && ali_span_eq(key, "val")) {
+			if (pb_get_bytes(f.data, PB_MAP_KEY, &key) && ali_span_eq(key, "val")) {
 				struct al_buf v = {0}, e = {0};
 				if (!value16(x, n, &v)) {
 					ali_buf_free(&v);
 					return false;
 				}
-				ali_buf_str(&e, 1, "val");
-				ali_buf_len(&e, 2, v.p, v.n);
+				ali_buf_str(&e, PB_MAP_KEY, "val");
+				ali_buf_len(&e, PB_MAP_VALUE, v.p, v.n);
 				ali_buf_len(out, OP_ATTRS, e.p, e.n);
 				out->failed |= v.failed || e.failed;
 				ali_buf_free(&v);
@@ -584,12 +593,13 @@ static bool find_block(struct fx *x, const struct al_submodel *sub)
 	pb_iter_init(&it, prog);
 	while (pb_next(&it, &f)) {
 		al_span fn;
-		if (f.num != 2 || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &fn))
+		if (f.num != AL_PB_Program_functions || f.wire != PB_LEN || !pb_get_bytes(f.data, PB_MAP_VALUE, &fn))
 			continue;
 		pb_iter_init(&fi, fn);
 		while (pb_next(&fi, &ff)) {
 			al_span blk;
-			if (ff.num != 3 || ff.wire != PB_LEN || !pb_get_bytes(ff.data, 2, &blk))
+			if (ff.num != AL_PB_Function_block_specializations || ff.wire != PB_LEN ||
+			    !pb_get_bytes(ff.data, PB_MAP_VALUE, &blk))
 				continue;
 			if (first >= blk.p && first < blk.p + blk.n) {
 				pb_iter_init(&bi, blk);
@@ -717,9 +727,9 @@ static const char *literal_reason(struct fx *x, const struct al_node *n)
 	pb_iter_init(&it, al_src(n)->msg);
 	while (!why && pb_next(&it, &f)) {
 		al_span arg, key = {0};
-		if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, 2, &arg))
+		if (f.num != OP_INPUTS || f.wire != PB_LEN || !pb_get_bytes(f.data, PB_MAP_VALUE, &arg))
 			continue;
-		(void)pb_get_bytes(f.data, 1, &key);
+		(void)pb_get_bytes(f.data, PB_MAP_KEY, &key);
 		char param[64] = "";
 		if (key.p && key.n < sizeof param)
 			memcpy(param, key.p, key.n), param[key.n] = '\0';
@@ -731,7 +741,8 @@ static const char *literal_reason(struct fx *x, const struct al_node *n)
 		while (pb_next(&ai, &af)) {
 			al_span lit;
 			struct al_mil_value mv;
-			if (af.num == 1 && af.wire == PB_LEN && pb_get_bytes(af.data, 2, &lit) &&
+			if (af.num == AL_PB_Argument_arguments && af.wire == PB_LEN &&
+			    pb_get_bytes(af.data, AL_PB_Argument_Binding_value, &lit) &&
 			    ali_mil_value_read(lit, &mv) && mv.dtype == AL_DT_FP32)
 				why = ali_arena_printf(&c->s->arena, "'%.*s' is an fp32 literal bound in place",
 						       (int)(key.n < 64 ? key.n : 64), (const char *)key.p);
