@@ -24,6 +24,7 @@
  */
 #include "analysis.h"
 #include "pbsplice.h"
+#include "coreml_fields.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,14 +33,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Model, ModelDescription, FeatureDescription, FeatureType, ArrayFeatureType,
- * Pipeline, NeuralNetworkPreprocessing fields (coreml-format-facts.md 2, 4, 5). */
+/* Model, description, feature, pipeline, preprocessing fields (coreml-format-facts.md 2, 4, 5). */
 enum { M_SPEC = 1, M_DESC = 2, M_UPDATABLE = 10 };
 enum { D_INPUT = 1, D_OUTPUT = 10, D_PREDICTED = 11, D_PROBS = 12, D_METADATA = 100 };
 enum { FD_NAME = 1, FD_TYPE = 3, FT_MULTIARRAY = 5, AT_SHAPE = 1, AT_DTYPE = 2 };
 enum { PL_MODELS = 1, PL_NAMES = 2, PLH_PIPELINE = 1 };
 enum { NET_LAYERS = 1, NET_PREPROC = 2, NET_PROB_LAYER = 200, PRE_FEATURE = 1 };
 #define ARRAY_FP32 65568u /* ArrayDataType FLOAT32 */
+#define P(m, f) AL_PB_##m##_##f /* ML Program fields (coreml_fields.h; map entries: PB_MAP_KEY / VALUE) */
+enum { PG_FUNCS = P(Program, functions), FN_INPUTS = P(Function, inputs), FN_OPSET = P(Function, opset) };
+enum { FN_BLOCKS = P(Function, block_specializations), BLK_OUTS = P(Block, outputs), BLK_OPS = P(Block, operations) };
+enum { OP_OUTS = P(Operation, outputs), NVT_NAME = P(NamedValueType, name), DESCF = P(ModelDescription, functions) };
 
 /* Data types a boundary tensor can be declared with: ArrayDataType, and the
  * specificationVersion that introduced it as model I/O (facts section 3/4). */
@@ -465,10 +469,8 @@ static bool nth_field(al_span msg, uint32_t num, size_t n, al_span *payload, al_
 	return false;
 }
 
-/* ML Program (MIL.proto): Program.functions = 2 (map entry: key 1, value 2);
- * Function: inputs = 1, opset = 2, block_specializations = 3 (key 1, value 2);
- * Block: outputs = 2, operations = 3. The one function, its block of its opset
- * (else the first, as mil.c reads it), its inputs and its ops. */
+/* ML Program: the one function, its block of its opset (else the first, as
+ * mil.c reads it), its inputs and its ops. */
 static enum al_status index_mil(struct al_splitter *s)
 {
 	const struct al_submodel *sub = s->sub;
@@ -476,27 +478,27 @@ static enum al_status index_mil(struct al_splitter *s)
 	/* the function of the graph cut: the only one, or the one
 	 * al_model_select_function kept (split --function NAME) */
 	bool fn_found = false;
-	for (size_t i = 0; sub->n_functions == 1 && !fn_found && nth_field(s->net, 2, i, &val, &s->fn_entry);
+	for (size_t i = 0; sub->n_functions == 1 && !fn_found && nth_field(s->net, PG_FUNCS, i, &val, &s->fn_entry);
 	     i++) {
-		pb_get_bytes(val, 1, &key);
+		pb_get_bytes(val, PB_MAP_KEY, &key);
 		fn_found = (i == 0 && sub->n_fdescs < 2) ||
 			   (sub->functions[0] && key.n == strlen(sub->functions[0]) &&
 			    (!key.n || memcmp(key.p, sub->functions[0], key.n) == 0));
 	}
-	if (!fn_found || !pb_get_bytes(val, 2, &s->fn))
+	if (!fn_found || !pb_get_bytes(val, PB_MAP_VALUE, &s->fn))
 		return refuse(s, AL_E_UNSUPPORTED, NULL,
 			      "only ML Programs of one function are split (this one has %u; name one with --function)",
 			      sub->n_functions);
-	pb_get_bytes(s->fn, 2, &opset);
+	pb_get_bytes(s->fn, FN_OPSET, &opset);
 	bool found = false;
-	for (size_t i = 0; !found && nth_field(s->fn, 3, i, &val, NULL); i++) {
+	for (size_t i = 0; !found && nth_field(s->fn, FN_BLOCKS, i, &val, NULL); i++) {
 		al_span whole;
-		nth_field(s->fn, 3, i, &val, &whole);
-		pb_get_bytes(val, 1, &key);
+		nth_field(s->fn, FN_BLOCKS, i, &val, &whole);
+		pb_get_bytes(val, PB_MAP_KEY, &key);
 		if (i == 0 || (key.n == opset.n && (!key.n || memcmp(key.p, opset.p, key.n) == 0))) {
 			s->blk_entry = whole;
 			s->blk = (al_span){0};
-			pb_get_bytes(val, 2, &s->blk);
+			pb_get_bytes(val, PB_MAP_VALUE, &s->blk);
 			found = i > 0 || (key.n == opset.n && (!key.n || memcmp(key.p, opset.p, key.n) == 0));
 		}
 	}
@@ -505,9 +507,9 @@ static enum al_status index_mil(struct al_splitter *s)
 	s->fn_in = ali_arena_array(&s->arena, sub->n_inputs + 1u, sizeof *s->fn_in);
 	if (!s->fn_in)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
-	for (size_t i = 0; nth_field(s->fn, 1, i, &val, NULL); i++) {
+	for (size_t i = 0; nth_field(s->fn, FN_INPUTS, i, &val, NULL); i++) {
 		al_span nm = {0};
-		pb_get_string(val, 1, &nm);
+		pb_get_string(val, NVT_NAME, &nm);
 		for (uint32_t k = 0; k < sub->n_inputs; k++)
 			if (ali_span_eq(nm, sub->inputs[k].name))
 				s->fn_in[k] = val;
@@ -521,7 +523,7 @@ static enum al_status index_mil(struct al_splitter *s)
 	uint32_t nl = 0;
 	pb_iter_init(&it, s->blk);
 	while (pb_next(&it, &f)) {
-		if (f.num != 3 || f.wire != PB_LEN || nl >= s->g->n_nodes)
+		if (f.num != BLK_OPS || f.wire != PB_LEN || nl >= s->g->n_nodes)
 			continue;
 		const struct al_node_src *src = al_src(&s->g->nodes[nl]);
 		if (!src || src->msg.p != f.data.p)
@@ -556,22 +558,21 @@ static enum al_status index_bytes(struct al_splitter *s)
 	if (!s->in_desc || !s->out_desc || !s->layer_raw)
 		return refuse(s, AL_E_NOMEM, NULL, "out of memory");
 	uint32_t ni = 0, no = 0, nl = 0;
-	/* a multifunction package (split --function NAME): the interface is that
-	 * of the function's FunctionDescription (description field 20: name 1,
-	 * input 2, output 3), the top level's is the default function's */
+	/* a multifunction package (split --function NAME): the interface is the function's
+	 * FunctionDescription's (the top level's is the default function's) */
 	bool multi = s->mil && sub->n_fdescs > 1;
 	pb_iter_init(&it, s->desc);
 	while (pb_next(&it, &f)) {
 		al_span whole = {s->desc.p + f.start, it.pos - f.start}, nm = {0};
-		if (multi && f.num == 20 && f.wire == PB_LEN && pb_get_string(f.data, 1, &nm) &&
+		if (multi && f.num == DESCF && f.wire == PB_LEN && pb_get_string(f.data, P(FunctionDescription, name), &nm) &&
 		    sub->functions[0] && ali_span_eq(nm, sub->functions[0])) {
 			struct pb_iter fi;
 			struct pb_field ff;
 			pb_iter_init(&fi, f.data);
 			while (pb_next(&fi, &ff))
-				if (ff.num == 2 && ff.wire == PB_LEN && ni < sub->n_inputs)
+				if (ff.num == P(FunctionDescription, input) && ff.wire == PB_LEN && ni < sub->n_inputs)
 					s->in_desc[ni++] = ff.data;
-				else if (ff.num == 3 && ff.wire == PB_LEN && no < sub->n_outputs)
+				else if (ff.num == P(FunctionDescription, output) && ff.wire == PB_LEN && no < sub->n_outputs)
 					s->out_desc[no++] = ff.data;
 		} else if (multi) {
 			if (f.num == D_METADATA)
@@ -622,8 +623,7 @@ static const struct al_node *find_nested(const struct al_graph *g, const char *n
 	return NULL;
 }
 
-/* cut[k]: what follows top-level layer k. A segment boundary is a candidate until
- * a plan with it succeeds. */
+/* cut[k]: what follows top-level layer k. A segment boundary is a candidate until a plan with it succeeds. */
 enum { CUT_NONE, CUT_USER, CUT_SEGMENT, CUT_TAKEN };
 #define IS_CUT(c) ((c) == CUT_USER || (c) == CUT_TAKEN)
 
@@ -1100,13 +1100,13 @@ static bool pre_wanted(const struct al_splitter *s, size_t p, al_span pre)
 	return false;
 }
 
-/* The NamedValueType an op declares for its output `name` (Operation.outputs = 3). */
+/* The NamedValueType an op declares for its output `name`. */
 static bool op_output_type(const struct al_node *w, const char *name, al_span *out)
 {
 	al_span v;
-	for (size_t i = 0; nth_field(al_src(w)->msg, 3, i, &v, NULL); i++) {
+	for (size_t i = 0; nth_field(al_src(w)->msg, OP_OUTS, i, &v, NULL); i++) {
 		al_span nm = {0};
-		if (pb_get_string(v, 1, &nm) && ali_span_eq(nm, name)) {
+		if (pb_get_string(v, NVT_NAME, &nm) && ali_span_eq(nm, name)) {
 			*out = v;
 			return true;
 		}
@@ -1124,12 +1124,12 @@ static enum al_status build_block(struct al_splitter *s, size_t p, struct al_buf
 	pb_iter_init(&it, s->blk);
 	for (;;) {
 		bool more = pb_next(&it, &f);
-		if ((!more || f.num == 2) && !outs) {
+		if ((!more || f.num == BLK_OUTS) && !outs) {
 			for (uint32_t k = 0; k < pt->n_outputs; k++)
-				ali_buf_str(out, 2, pt->outputs[k].name);
+				ali_buf_str(out, BLK_OUTS, pt->outputs[k].name);
 			outs = true;
 		}
-		if ((!more || f.num == 3) && !ops) {
+		if ((!more || f.num == BLK_OPS) && !ops) {
 			for (uint32_t k = 0; k <= pt->last; k++)
 				if (k >= pt->first || s->x[p].copy[k])
 					ali_buf_put(out, s->layer_raw[k].p, s->layer_raw[k].n);
@@ -1137,7 +1137,7 @@ static enum al_status build_block(struct al_splitter *s, size_t p, struct al_buf
 		}
 		if (!more)
 			break;
-		if (f.num != 2 && f.num != 3)
+		if (f.num != BLK_OUTS && f.num != BLK_OPS)
 			ali_buf_put(out, s->blk.p + f.start, it.pos - f.start);
 	}
 	return it.err ? AL_E_FORMAT : AL_OK;
@@ -1156,7 +1156,7 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 	pb_iter_init(&it, s->fn);
 	for (;;) {
 		bool more = pb_next(&it, &f);
-		if ((!more || f.num == 1) && !ins) {
+		if ((!more || f.num == FN_INPUTS) && !ins) {
 			for (uint32_t k = 0; k < pt->n_inputs && !st; k++) {
 				const struct al_split_tensor *t = &pt->inputs[k];
 				al_span v = {0};
@@ -1166,21 +1166,21 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 				const struct al_node *w = s->x[p].in_w[k];
 				if (t->role != AL_SPLIT_MODEL_INPUT && (!w || !op_output_type(w, t->name, &v)))
 					st = AL_E_FORMAT;
-				ali_buf_len(&fn, 1, v.p, v.n);
+				ali_buf_len(&fn, FN_INPUTS, v.p, v.n);
 			}
 			ins = true;
 		}
 		if (!more)
 			break;
-		if (f.num == 3) {
+		if (f.num == FN_BLOCKS) {
 			if (f.data.p + f.data.n == s->blk_entry.p + s->blk_entry.n) {
 				al_span key = {0};
-				pb_get_bytes(f.data, 1, &key);
-				ali_buf_len(&ent, 1, key.p, key.n);
-				ali_buf_len(&ent, 2, blk.p, blk.n);
-				ali_buf_len(&fn, 3, ent.p, ent.n);
+				pb_get_bytes(f.data, PB_MAP_KEY, &key);
+				ali_buf_len(&ent, PB_MAP_KEY, key.p, key.n);
+				ali_buf_len(&ent, PB_MAP_VALUE, blk.p, blk.n);
+				ali_buf_len(&fn, FN_BLOCKS, ent.p, ent.n);
 			}
-		} else if (f.num != 1) {
+		} else if (f.num != FN_INPUTS) {
 			ali_buf_put(&fn, s->fn.p + f.start, it.pos - f.start);
 		}
 	}
@@ -1188,15 +1188,15 @@ static enum al_status build_program(struct al_splitter *s, size_t p, struct al_b
 		st = AL_E_FORMAT;
 	pb_iter_init(&it, s->net);
 	while (pb_next(&it, &f)) {
-		if (f.num != 2) {
+		if (f.num != PG_FUNCS) {
 			ali_buf_put(out, s->net.p + f.start, it.pos - f.start);
 		} else if (f.data.p + f.data.n == s->fn_entry.p + s->fn_entry.n) {
 			/* a part has one function and no function list in its
 			 * description: Core ML then runs the one named main (the
 			 * function a multifunction package's --function named too) */
-			ali_buf_len(&fent, 1, "main", 4);
-			ali_buf_len(&fent, 2, fn.p, fn.n);
-			ali_buf_len(out, 2, fent.p, fent.n);
+			ali_buf_len(&fent, PB_MAP_KEY, "main", 4);
+			ali_buf_len(&fent, PB_MAP_VALUE, fn.p, fn.n);
+			ali_buf_len(out, PG_FUNCS, fent.p, fent.n);
 		}
 	}
 	if (it.err)
