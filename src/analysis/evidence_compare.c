@@ -27,8 +27,10 @@ static bool is_const(const struct al_node *n)
 {
 	if (n->kind >= 0 && n->owner && n->owner->function) /* an ML Program op */
 		return (ali_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
-	return strcmp(n->type, "const") == 0 || strncmp(n->type, "constexpr_", 10) == 0 ||
-	       strcmp(n->type, "loadConstant") == 0 || strcmp(n->type, "loadConstantND") == 0;
+	/* a NeuralNetwork layer, or an op of a type no table row names */
+	int nn = ali_nn_kind_by_name(n->type);
+	return ali_mil_kind_by_name(n->type) == AL_MILK_const || strncmp(n->type, "constexpr_", 10) == 0 ||
+	       nn == AL_NNK_loadConstant || nn == AL_NNK_loadConstantND;
 }
 
 /* Every compute node of m, model order (sub-models, then nested graphs in place). */

@@ -149,7 +149,7 @@ bool ali_rp_model_opaque(const struct al_rctx *c, char *reason, size_t cap)
 bool ali_rp_model_nn_classifier(const struct al_rctx *c, char *reason, size_t cap)
 {
 	const struct al_submodel *s = c->s;
-	if (!s->type || strcmp(s->type, "neuralNetworkClassifier") != 0)
+	if (!ali_submodel_is(s, AL_MODEL_FIELD_neuralNetworkClassifier))
 		return false;
 	return ali_rx_say(reason, cap, "class label '%s' and probabilities '%s' are computed after "
 			 "the ANE segment", s->predicted_feature ? s->predicted_feature : "?",

@@ -38,7 +38,7 @@ static bool int8_weight(const struct al_node *n)
 bool ali_work_deep_decode(const struct al_node *n, const struct al_release *os)
 {
 	const struct al_release *r = os ? os : al_release_default();
-	if (r->ios != 18 || !n->type || strcmp(n->type, "linear") != 0)
+	if (r->ios != 18 || !n->type || ali_mil_kind_by_name(n->type) != AL_MILK_linear)
 		return false;
 	struct al_shape x, w;
 	if (!ali_mil_param_shape(n, "x", &x) || !ali_mil_param_shape(n, "weight", &w) || x.rank < 1 ||

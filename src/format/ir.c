@@ -239,3 +239,14 @@ const struct al_graph *ali_node_sub_graph(const struct al_node *n, const char *w
 	}
 	return NULL;
 }
+
+bool ali_submodel_is(const struct al_submodel *s, enum al_model_field f)
+{
+	const char *name = NULL;
+	switch (f) {
+#define AL_MODEL(nm, field) case AL_MODEL_FIELD_##nm: name = #nm; break;
+#include "model_types.def"
+#undef AL_MODEL
+	}
+	return s && s->type && name && strcmp(s->type, name) == 0;
+}

@@ -212,6 +212,8 @@ enum al_model_field {
 #include "model_types.def"
 #undef AL_MODEL
 };
+/* Whether sub-model s is a Model of type f (its oneof Type member). */
+bool ali_submodel_is(const struct al_submodel *s, enum al_model_field f);
 
 /* ------------------------------------------------------------------ NN layer table
  * nn_layers.def rows: AL_NN(oneof name, field number, flags). */

@@ -106,7 +106,7 @@ static bool has_break(const struct al_graph *g, int depth)
 {
 	for (uint32_t i = 0; g && i < g->n_nodes; i++) {
 		const struct al_node *n = &g->nodes[i];
-		if (depth > AL_MAX_DEPTH || (n->type && strcmp(n->type, "loopBreak") == 0))
+		if (depth > AL_MAX_DEPTH || (n->type && ali_nn_kind_by_name(n->type) == AL_NNK_loopBreak))
 			return true;
 		for (uint32_t k = 0; k < n->n_sub; k++)
 			if (has_break(n->sub[k], depth + 1))
@@ -950,7 +950,7 @@ enum al_status ali_nn_exec(struct al_exec *x)
 	const struct al_submodel *s = x->sub;
 	if (!s || s->n_graphs < 1 || !s->graphs[0])
 		return ali_exec_fail(x, NULL, AL_E_FORMAT, "the neural network has no layers");
-	bool classifier = s->type && strcmp(s->type, "neuralNetworkClassifier") == 0;
+	bool classifier = ali_submodel_is(s, AL_MODEL_FIELD_neuralNetworkClassifier);
 	al_span body = nn_body(s);
 	if (!body.p && s->graphs[0]->n_nodes)
 		return ali_exec_fail(x, NULL, AL_E_FORMAT, "cannot find the neural network message");

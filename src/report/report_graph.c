@@ -106,8 +106,8 @@ static const struct al_node *top_node(const struct al_node *n)
 /* A NeuralNetwork layer that only holds a constant: drawn as little as a MIL const op */
 static bool constant_layer(const struct al_node *n)
 {
-	return n->n_inputs == 0 && !n->n_sub && n->type &&
-	       (strcmp(n->type, "loadConstant") == 0 || strcmp(n->type, "loadConstantND") == 0);
+	int k = n->n_inputs == 0 && !n->n_sub && n->type ? ali_nn_kind_by_name(n->type) : -1;
+	return k == AL_NNK_loadConstant || k == AL_NNK_loadConstantND;
 }
 
 static bool add_edge(struct al_dag *g, uint32_t *cap, uint32_t *mark, uint32_t from, uint32_t to)
