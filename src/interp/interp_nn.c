@@ -25,9 +25,14 @@
  *                classifier's label and probabilities)
  */
 #include "interp_nn.h"
+#include "coreml_fields.h"
 
 #include <math.h>
 #include <string.h>
+
+/* field names, shortened (src/format/coreml_fields.h) */
+#define NNC(f) AL_PB_NeuralNetworkClassifier_##f
+#define SCALER(f) AL_PB_NeuralNetworkImageScaler_##f
 
 /* ================================================================ the model message */
 
@@ -127,13 +132,13 @@ static enum al_status nn_l_loop(struct nn_layer *l)
 	const struct al_graph *body = ali_node_sub_graph(l->n, "bodyNetwork");
 	if (!body)
 		return nn_fail(l, AL_E_FORMAT, "the bodyNetwork is missing");
-	uint64_t max = nn_pu(l->p, 1, 0);
+	uint64_t max = nn_pu(l->p, AL_PB_LoopLayerParams_maxLoopIterations, 0);
 	if (l->n_in == 1) {
 		float v = l->in[0]->n ? l->in[0]->f[0] : 0.0f;
 		max = !(v >= 1.0f) ? 0 : v >= 1e18f ? UINT64_MAX : (uint64_t)v;
 	}
 	al_span cvs = {0};
-	pb_get_string(l->p, 2, &cvs);
+	pb_get_string(l->p, AL_PB_LoopLayerParams_conditionVar, &cvs);
 	char *cvar = NULL;
 	if (cvs.n) {
 		cvar = ali_malloc(cvs.n + 1);
@@ -353,17 +358,18 @@ long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *int
 			 bool *is_int)
 {
 	al_span body = nn_body(s);
-	bool strings = body.n && pb_has(body, 100), isint = body.n && pb_has(body, 101);
+	bool strings = body.n && pb_has(body, NNC(stringClassLabels));
+	bool isint = body.n && pb_has(body, NNC(int64ClassLabels));
 	*is_int = isint && !strings;
 	if (!strings && !isint)
 		return -1;
-	al_span vec = nn_psub(body, strings ? 100 : 101);
+	al_span vec = nn_psub(body, strings ? NNC(stringClassLabels) : NNC(int64ClassLabels));
 	if (!strings) {
-		long n = pb_get_varints(vec, 1, NULL, 0);
+		long n = pb_get_varints(vec, AL_PB_Int64Vector_vector, NULL, 0);
 		if (n > 0 && max) {
 			uint64_t *u = ali_malloc((size_t)n * sizeof *u);
 			if (u) {
-				pb_get_varints(vec, 1, u, (size_t)n);
+				pb_get_varints(vec, AL_PB_Int64Vector_vector, u, (size_t)n);
 				for (size_t i = 0; i < (size_t)n && i < max; i++)
 					ints[i] = (int64_t)u[i];
 				ali_free(u);
@@ -376,7 +382,7 @@ long ali_nn_class_labels(const struct al_submodel *s, al_span *str, int64_t *int
 	size_t i = 0;
 	pb_iter_init(&it, vec);
 	while (pb_next(&it, &f))
-		if (f.num == 1 && f.wire == PB_LEN) {
+		if (f.num == AL_PB_StringVector_vector && f.wire == PB_LEN) {
 			if (i < max)
 				str[i] = f.data;
 			i++;
@@ -414,7 +420,8 @@ static void int_outputs(const struct nn_layer *l, int kind)
 			return;
 	/* x + alpha, x * alpha */
 	if ((kind == AL_NNK_add || kind == AL_NNK_multiply) && l->n_in == 1) {
-		float a = nn_pf(l->p, 1, 0.0f);
+		_Static_assert(AL_PB_AddLayerParams_alpha == AL_PB_MultiplyLayerParams_alpha, "alpha");
+		float a = nn_pf(l->p, AL_PB_AddLayerParams_alpha, 0.0f);
 		if (a != floorf(a))
 			return;
 	}
@@ -622,6 +629,8 @@ static enum al_status run_graph(struct nn_run *r, const struct al_graph *g, int 
 /* NeuralNetworkPreprocessing {featureName = 1, scaler = 10 {channelScale = 10,
  * blueBias = 20, greenBias = 21, redBias = 22, grayBias = 30}, meanImage = 11
  * {meanImage = 1}} applied to image t [1,C,H,W] (channels in the model's order). */
+/* the preprocessing list: the same field in NeuralNetwork, -Classifier and -Regressor */
+_Static_assert(AL_PB_NeuralNetwork_preprocessing == AL_PB_NeuralNetworkClassifier_preprocessing, "");
 static enum al_status preprocess(struct nn_run *r, al_span body, const struct al_feature *f,
 				 uint32_t n_images, struct al_tensor *t)
 {
@@ -629,22 +638,22 @@ static enum al_status preprocess(struct nn_run *r, al_span body, const struct al
 	struct pb_field fl;
 	pb_iter_init(&it, body);
 	while (pb_next(&it, &fl)) {
-		if (fl.num != 2 || fl.wire != PB_LEN)
+		if (fl.num != AL_PB_NeuralNetwork_preprocessing || fl.wire != PB_LEN)
 			continue;
 		al_span name = {0};
-		pb_get_string(fl.data, 1, &name);
+		pb_get_string(fl.data, AL_PB_NeuralNetworkPreprocessing_featureName, &name);
 		if (!(name.n ? ali_span_eq(name, f->name) : n_images == 1))
 			continue;
 		int64_t c = t->dims[1], hw = t->dims[2] * t->dims[3];
-		if (pb_has(fl.data, 10)) {
-			al_span sc = nn_psub(fl.data, 10);
+		if (pb_has(fl.data, AL_PB_NeuralNetworkPreprocessing_scaler)) {
+			al_span sc = nn_psub(fl.data, AL_PB_NeuralNetworkPreprocessing_scaler);
 			/* channelScale absent: 1 (coremltools always writes it) */
-			float scale = nn_pf(sc, 10, 1.0f), bias[3];
+			float scale = nn_pf(sc, SCALER(channelScale), 1.0f), bias[3];
 			if (c == 1) {
-				bias[0] = nn_pf(sc, 30, 0.0f);
+				bias[0] = nn_pf(sc, SCALER(grayBias), 0.0f);
 			} else {
-				float blue = nn_pf(sc, 20, 0.0f), green = nn_pf(sc, 21, 0.0f);
-				float red = nn_pf(sc, 22, 0.0f);
+				float blue = nn_pf(sc, SCALER(blueBias), 0.0f), green = nn_pf(sc, SCALER(greenBias), 0.0f);
+				float red = nn_pf(sc, SCALER(redBias), 0.0f);
 				bool bgr = f->color_space == 30;
 				bias[0] = bgr ? blue : red;
 				bias[1] = green;
@@ -653,9 +662,9 @@ static enum al_status preprocess(struct nn_run *r, al_span body, const struct al
 			for (int64_t ch = 0; ch < c && ch < 3; ch++)
 				for (int64_t i = 0; i < hw; i++)
 					t->f[ch * hw + i] = t->f[ch * hw + i] * scale + bias[ch];
-		} else if (pb_has(fl.data, 11)) {
-			al_span mi = nn_psub(fl.data, 11);
-			long n = pb_get_floats(mi, 1, NULL, 0);
+		} else if (pb_has(fl.data, AL_PB_NeuralNetworkPreprocessing_meanImage)) {
+			al_span mi = nn_psub(fl.data, AL_PB_NeuralNetworkPreprocessing_meanImage);
+			long n = pb_get_floats(mi, AL_PB_NeuralNetworkMeanImage_meanImage, NULL, 0);
 			if (n < 0 || (size_t)n != t->n)
 				return ali_exec_fail(r->x, NULL, AL_E_FORMAT,
 						    "preprocessing of '%s': the mean image has %ld values, "
@@ -663,7 +672,7 @@ static enum al_status preprocess(struct nn_run *r, al_span body, const struct al
 			float *mean = ali_malloc(t->n * sizeof *mean);
 			if (!mean)
 				return ali_exec_fail(r->x, NULL, AL_E_NOMEM, "out of memory");
-			pb_get_floats(mi, 1, mean, t->n);
+			pb_get_floats(mi, AL_PB_NeuralNetworkMeanImage_meanImage, mean, t->n);
 			for (size_t i = 0; i < t->n; i++)
 				t->f[i] -= mean[i];
 			ali_free(mean);
@@ -749,19 +758,18 @@ static struct al_tensor *string_scalar(struct al_exec *x, const char *s)
 	return t;
 }
 
-/* NeuralNetworkClassifier: stringClassLabels = 100 {vector = 1}, int64ClassLabels =
- * 101 {vector = 1}, labelProbabilityLayerName = 200. Binds the predicted label
- * (string, or int64 for integer classes) and the probability dictionary. */
+/* NeuralNetworkClassifier (its class labels, labelProbabilityLayerName): binds the
+ * predicted label (string, or int64 for integer classes) and the probability dictionary. */
 static enum al_status classify(struct nn_run *r, al_span body)
 {
 	struct al_exec *x = r->x;
 	const struct al_submodel *s = x->sub;
-	bool strings = pb_has(body, 100), ints = pb_has(body, 101);
+	bool strings = pb_has(body, NNC(stringClassLabels)), ints = pb_has(body, NNC(int64ClassLabels));
 	if (!strings && !ints)
 		return ali_exec_fail(x, NULL, AL_E_FORMAT, "the classifier has no class labels");
-	al_span vec = nn_psub(body, strings ? 100 : 101);
-	size_t n = strings ? pb_count(vec, 1) : 0;
-	long ni = ints ? pb_get_varints(vec, 1, NULL, 0) : 0;
+	al_span vec = nn_psub(body, strings ? NNC(stringClassLabels) : NNC(int64ClassLabels));
+	size_t n = strings ? pb_count(vec, AL_PB_StringVector_vector) : 0;
+	long ni = ints ? pb_get_varints(vec, AL_PB_Int64Vector_vector, NULL, 0) : 0;
 	if (ints) {
 		if (ni < 0)
 			return ali_exec_fail(x, NULL, AL_E_FORMAT, "malformed int64ClassLabels");
@@ -772,7 +780,7 @@ static enum al_status classify(struct nn_run *r, al_span body)
 	/* the probabilities: labelProbabilityLayerName, else the last layer's first output */
 	char *pname = NULL;
 	al_span ps = {0};
-	if (pb_get_string(body, 200, &ps) && ps.n) {
+	if (pb_get_string(body, NNC(labelProbabilityLayerName), &ps) && ps.n) {
 		pname = ali_malloc(ps.n + 1);
 		if (!pname)
 			return ali_exec_fail(x, NULL, AL_E_NOMEM, "out of memory");
@@ -808,7 +816,7 @@ static enum al_status classify(struct nn_run *r, al_span body)
 			goto out;
 		}
 		uint64_t *u = (uint64_t *)ivals;
-		pb_get_varints(vec, 1, u, n);
+		pb_get_varints(vec, AL_PB_Int64Vector_vector, u, n);
 		for (size_t i = 0; i < n; i++)
 			labels[i] = ali_arena_printf(&x->m->arena, "%lld", (long long)(int64_t)u[i]);
 	} else {
@@ -817,7 +825,7 @@ static enum al_status classify(struct nn_run *r, al_span body)
 		size_t i = 0;
 		pb_iter_init(&it, vec);
 		while (i < n && pb_next(&it, &f))
-			if (f.num == 1 && f.wire == PB_LEN)
+			if (f.num == AL_PB_StringVector_vector && f.wire == PB_LEN)
 				labels[i++] = ali_arena_span_str(&x->m->arena, f.data);
 	}
 	if (x->m->arena.failed) {
@@ -974,7 +982,7 @@ enum al_status ali_nn_exec(struct al_exec *x)
 		r.keep[r.n_keep++] = g0->nodes[g0->n_nodes - 1].outputs[0];
 	char *lpl = NULL;
 	al_span lps = {0};
-	if (classifier && pb_get_string(body, 200, &lps) && lps.n) {
+	if (classifier && pb_get_string(body, NNC(labelProbabilityLayerName), &lps) && lps.n) {
 		if (!(lpl = ali_malloc(lps.n + 1))) {
 			ali_free(r.keep);
 			ali_tensor_unref(r.tomb);
