@@ -10,9 +10,15 @@
  * clamp python-style, as NeuralNetwork.proto defines them).
  */
 #include "interp_nn.h"
+#include "coreml_fields.h"
 
 #include <math.h>
 #include <string.h>
+
+/* gatherAlongAxis and scatterAlongAxis number their axis alike (along_axis_shapes reads both) */
+_Static_assert(AL_PB_GatherAlongAxisLayerParams_axis == AL_PB_ScatterAlongAxisLayerParams_axis, "axis");
+#define ALONG_AXIS AL_PB_GatherAlongAxisLayerParams_axis
+#define BAND(f) AL_PB_MatrixBandPartLayerParams_##f
 
 /* ================================================================ generators */
 
@@ -40,7 +46,11 @@ static enum al_status arange(struct nn_layer *l, float start, float end, float s
 enum al_status nn_l_range_static(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 0, 0, 1, 1);
-	return st ? st : arange(l, nn_pf(l->p, 2, 0.0f), nn_pf(l->p, 1, 0.0f), nn_pf(l->p, 3, 0.0f));
+	if (st)
+		return st;
+	float start = nn_pf(l->p, AL_PB_RangeStaticLayerParams_startValue, 0.0f);
+	float end = nn_pf(l->p, AL_PB_RangeStaticLayerParams_endValue, 0.0f);
+	return arange(l, start, end, nn_pf(l->p, AL_PB_RangeStaticLayerParams_stepSizeValue, 0.0f));
 }
 
 /* RangeDynamicLayerParams startValue = 2, stepSizeValue = 3; inputs: end, then
@@ -54,8 +64,8 @@ enum al_status nn_l_range_dynamic(struct nn_layer *l)
 		if (l->in[i]->n != 1)
 			return nn_fail(l, AL_E_FORMAT, "input %u must hold one value", i);
 	float end = l->in[0]->f[0];
-	float start = l->n_in > 1 ? l->in[1]->f[0] : nn_pf(l->p, 2, 0.0f);
-	float step = l->n_in > 2 ? l->in[2]->f[0] : nn_pf(l->p, 3, 0.0f);
+	float start = l->n_in > 1 ? l->in[1]->f[0] : nn_pf(l->p, AL_PB_RangeDynamicLayerParams_startValue, 0.0f);
+	float step = l->n_in > 2 ? l->in[2]->f[0] : nn_pf(l->p, AL_PB_RangeDynamicLayerParams_stepSizeValue, 0.0f);
 	return arange(l, start, end, step);
 }
 
@@ -89,7 +99,7 @@ static enum al_status shape_input(struct nn_layer *l, const struct al_tensor *t,
 enum al_status nn_l_fill_like(struct nn_layer *l)
 {
 	enum al_status st = nn_arity(l, 1, 1, 1, 1);
-	return st ? st : fill(l, l->in[0]->rank, l->in[0]->dims, nn_pf(l->p, 1, 0.0f));
+	return st ? st : fill(l, l->in[0]->rank, l->in[0]->dims, nn_pf(l->p, AL_PB_FillLikeLayerParams_value, 0.0f));
 }
 
 /* FillStaticLayerParams value = 1, targetShape = 2. */
@@ -99,13 +109,13 @@ enum al_status nn_l_fill_static(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t v[NN_MAXV];
-	long n = nn_pints(l->p, 2, v);
+	long n = nn_pints(l->p, AL_PB_FillStaticLayerParams_targetShape, v);
 	if (n < 1 || n > AL_TENSOR_MAX_RANK)
 		return nn_unsupported(l, "a target shape of rank %ld", n);
 	for (long i = 0; i < n; i++)
 		if (v[i] < 0)
 			return nn_fail(l, AL_E_FORMAT, "negative dimension %lld", (long long)v[i]);
-	return fill(l, (int)n, v, nn_pf(l->p, 1, 0.0f));
+	return fill(l, (int)n, v, nn_pf(l->p, AL_PB_FillStaticLayerParams_value, 0.0f));
 }
 
 /* FillDynamicLayerParams value = 1; the input holds the shape. */
@@ -118,7 +128,7 @@ enum al_status nn_l_fill_dynamic(struct nn_layer *l)
 	int r;
 	if ((st = shape_input(l, l->in[0], d, &r)) != AL_OK)
 		return st;
-	return fill(l, r, d, nn_pf(l->p, 1, 0.0f));
+	return fill(l, r, d, nn_pf(l->p, AL_PB_FillDynamicLayerParams_value, 0.0f));
 }
 
 /* GetShape: [rank] holding the input's dims. */
@@ -171,7 +181,7 @@ enum al_status nn_l_broadcast_to_static(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t v[NN_MAXV];
-	long n = nn_pints(l->p, 1, v);
+	long n = nn_pints(l->p, AL_PB_BroadcastToStaticLayerParams_targetShape, v);
 	if (n < 0 || n > AL_TENSOR_MAX_RANK)
 		return nn_unsupported(l, "a target shape of rank %ld", n);
 	return broadcast_to(l, l->in[0], (int)n, v);
@@ -204,7 +214,7 @@ enum al_status nn_l_tile(struct nn_layer *l)
 		if ((st = nn_tensor_ints(l, l->in[1], "reps", reps, AL_TENSOR_MAX_RANK, &n)) != AL_OK)
 			return st;
 	} else {
-		long k = nn_pints(l->p, 1, reps);
+		long k = nn_pints(l->p, AL_PB_TileLayerParams_reps, reps);
 		if (k < 0 || k > NN_MAXV)
 			return nn_fail(l, AL_E_FORMAT, "bad reps");
 		n = (size_t)k;
@@ -248,9 +258,9 @@ enum al_status nn_l_stack(struct nn_layer *l)
 	const struct al_tensor *x0 = l->in[0];
 	if (x0->rank + 1 > AL_TENSOR_MAX_RANK)
 		return nn_unsupported(l, "stacking rank-%d inputs", x0->rank);
-	int a = nn_axis(nn_pi(l->p, 1, 0), x0->rank + 1);
+	int a = nn_axis(nn_pi(l->p, AL_PB_StackLayerParams_axis, 0), x0->rank + 1);
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, 1, 0));
+		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, AL_PB_StackLayerParams_axis, 0));
 	for (uint32_t i = 1; i < l->n_in; i++)
 		if (l->in[i]->rank != x0->rank ||
 		    memcmp(l->in[i]->dims, x0->dims, (size_t)x0->rank * sizeof *x0->dims) != 0)
@@ -288,9 +298,10 @@ enum al_status nn_l_gather(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0], *idx = l->in[1];
-	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	int a = nn_axis(nn_pi(l->p, AL_PB_GatherLayerParams_axis, 0), x->rank);
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input",
+			       (long long)nn_pi(l->p, AL_PB_GatherLayerParams_axis, 0),
 			       x->rank);
 	int orank = x->rank - 1 + idx->rank;
 	if (orank > AL_TENSOR_MAX_RANK)
@@ -349,13 +360,14 @@ enum al_status nn_l_scatter(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0], *idx = l->in[1], *upd = l->in[2];
-	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	int a = nn_axis(nn_pi(l->p, AL_PB_ScatterLayerParams_axis, 0), x->rank);
 	enum al_binop op;
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input",
+			       (long long)nn_pi(l->p, AL_PB_ScatterLayerParams_axis, 0),
 			       x->rank);
-	if (!scatter_op(nn_pi(l->p, 2, 0), &op))
-		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 2, 0));
+	if (!scatter_op(nn_pi(l->p, AL_PB_ScatterLayerParams_mode, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, AL_PB_ScatterLayerParams_mode, 0));
 	int64_t outer = nn_prod(x->dims, 0, a), inner = nn_prod(x->dims, a + 1, x->rank);
 	if ((int64_t)upd->n != outer * (int64_t)idx->n * inner)
 		return nn_fail(l, AL_E_FORMAT, "%zu updates for %zu indices", upd->n, idx->n);
@@ -413,8 +425,8 @@ enum al_status nn_l_scatter_nd(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0], *idx = l->in[1], *upd = l->in[2];
 	enum al_binop op;
-	if (!scatter_op(nn_pi(l->p, 1, 0), &op))
-		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 1, 0));
+	if (!scatter_op(nn_pi(l->p, AL_PB_ScatterNDLayerParams_mode, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, AL_PB_ScatterNDLayerParams_mode, 0));
 	if (idx->rank < 1)
 		return nn_fail(l, AL_E_FORMAT, "the indices must have rank >= 1");
 	int64_t K = idx->dims[idx->rank - 1];
@@ -448,9 +460,9 @@ enum al_status nn_l_scatter_nd(struct nn_layer *l)
 static enum al_status along_axis_shapes(struct nn_layer *l, const struct al_tensor *x,
 					const struct al_tensor *idx, int *a)
 {
-	*a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	*a = nn_axis(nn_pi(l->p, ALONG_AXIS, 0), x->rank);
 	if (*a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, ALONG_AXIS, 0),
 			       x->rank);
 	bool ok = idx->rank == x->rank;
 	for (int i = 0; ok && i < x->rank; i++)
@@ -499,8 +511,8 @@ enum al_status nn_l_scatter_along_axis(struct nn_layer *l)
 	enum al_binop op;
 	if ((st = along_axis_shapes(l, x, idx, &a)) != AL_OK)
 		return st;
-	if (!scatter_op(nn_pi(l->p, 2, 0), &op))
-		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, 2, 0));
+	if (!scatter_op(nn_pi(l->p, AL_PB_ScatterAlongAxisLayerParams_mode, 0), &op))
+		return nn_unsupported(l, "scatter mode %lld", (long long)nn_pi(l->p, AL_PB_ScatterAlongAxisLayerParams_mode, 0));
 	if (upd->n != idx->n)
 		return nn_fail(l, AL_E_FORMAT, "%zu updates for %zu indices", upd->n, idx->n);
 	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
@@ -565,7 +577,9 @@ enum al_status nn_l_band_part(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0];
 	int kind = l->n->kind;
-	int64_t lo = nn_pi(l->p, 1, 0), hi = nn_pi(l->p, 2, 0), k = nn_pi(l->p, 1, 0);
+	_Static_assert(AL_PB_LowerTriangularLayerParams_k == AL_PB_UpperTriangularLayerParams_k, "k");
+	int64_t lo = nn_pi(l->p, BAND(numLower), 0), hi = nn_pi(l->p, BAND(numUpper), 0);
+	int64_t k = nn_pi(l->p, AL_PB_LowerTriangularLayerParams_k, 0);
 	struct al_tensor *y = nn_alloc(l, x->rank, x->dims);
 	if (!y)
 		return AL_E_NOMEM;
@@ -596,18 +610,19 @@ enum al_status nn_l_one_hot(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int64_t depth = (int64_t)(nn_pu(l->p, 1, 0) & INT64_MAX);
+	int64_t depth = (int64_t)(nn_pu(l->p, AL_PB_OneHotLayerParams_oneHotVectorSize, 0) & INT64_MAX);
 	if (l->n_in == 2 && (l->in[1]->n < 1 || !nn_f2i(l->in[1]->f[0], &depth)))
 		return nn_fail(l, AL_E_FORMAT, "the size input holds no size");
 	if (depth < 1 || depth > NN_BIG || x->rank + 1 > AL_TENSOR_MAX_RANK)
 		return nn_fail(l, AL_E_FORMAT, "one-hot size %lld for a rank-%d input", (long long)depth, x->rank);
-	int a = nn_axis(nn_pi(l->p, 2, -1), x->rank + 1);
+	int a = nn_axis(nn_pi(l->p, AL_PB_OneHotLayerParams_axis, -1), x->rank + 1);
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, 2, -1));
+		return nn_fail(l, AL_E_FORMAT, "axis %lld", (long long)nn_pi(l->p, AL_PB_OneHotLayerParams_axis, -1));
 	int64_t od[AL_TENSOR_MAX_RANK];
 	for (int i = 0, j = 0; i <= x->rank; i++)
 		od[i] = i == a ? depth : x->dims[j++];
-	float on = nn_pf(l->p, 3, 0.0f), off = nn_pf(l->p, 4, 0.0f);
+	float on = nn_pf(l->p, AL_PB_OneHotLayerParams_onValue, 0.0f);
+	float off = nn_pf(l->p, AL_PB_OneHotLayerParams_offValue, 0.0f);
 	struct al_tensor *y = nn_alloc(l, x->rank + 1, od);
 	if (!y)
 		return AL_E_NOMEM;
