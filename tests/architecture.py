@@ -236,7 +236,7 @@ def thin_cli(build):
 # item 3): the interpreter's NN layers,
 # probe's model writer.
 FIELD_NUMBERS_LEFT = {
-    "src/interp/interp_nn_data.c", "src/interp/interp_nn_ops.c",
+    "src/interp/interp_nn_ops.c",
 }
 OP_NAMES_LEFT = set()
 FIELD_NUMBER = re.compile(

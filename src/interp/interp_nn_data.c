@@ -11,9 +11,13 @@
  * clamp python-style, as NeuralNetwork.proto defines them).
  */
 #include "interp_nn.h"
+#include "coreml_fields.h"
 
 #include <math.h>
 #include <string.h>
+
+/* a layer's field, named (src/format/coreml_fields.h): F(Slice, axis) */
+#define F(m, f) AL_PB_##m##LayerParams_##f
 
 /* ================================================================ data movement */
 
@@ -65,7 +69,7 @@ enum al_status nn_l_concat(struct nn_layer *l)
 	enum al_status st = nn_arity(l, 1, 0, 1, 1);
 	if (st)
 		return st;
-	int back = nn_pb(l->p, 100) ? 5 : 3;
+	int back = nn_pb(l->p, F(Concat, sequenceConcat)) ? 5 : 3;
 	if ((st = nn_need_rank(l, l->in[0], back, AL_TENSOR_MAX_RANK)) != AL_OK)
 		return st;
 	return concat_axis(l, l->in, l->n_in, l->in[0]->rank - back);
@@ -78,11 +82,11 @@ enum al_status nn_l_concat_nd(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x0 = l->in[0];
-	int a = nn_axis(nn_pi(l->p, 1, 0), x0->rank);
+	int a = nn_axis(nn_pi(l->p, F(ConcatND, axis), 0), x0->rank);
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, F(ConcatND, axis), 0),
 			       x0->rank);
-	if (!nn_pb(l->p, 2))
+	if (!nn_pb(l->p, F(ConcatND, interleave)))
 		return concat_axis(l, l->in, l->n_in, a);
 	/* interleave: inputs of one shape; y[.., i*n + k, ..] = x_k[.., i, ..] */
 	for (uint32_t i = 1; i < l->n_in; i++)
@@ -162,7 +166,7 @@ enum al_status nn_l_split(struct nn_layer *l)
 	enum al_status st = nn_arity(l, 1, 1, 1, 0);
 	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
 		return st;
-	uint64_t n = nn_pu(l->p, 1, 0);
+	uint64_t n = nn_pu(l->p, F(Split, nOutputs), 0);
 	return split_even(l, l->in[0], l->in[0]->rank - 3, n ? n : l->n_out);
 }
 
@@ -173,14 +177,14 @@ enum al_status nn_l_split_nd(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int a = nn_axis(nn_pi(l->p, 1, 0), x->rank);
+	int a = nn_axis(nn_pi(l->p, F(SplitND, axis), 0), x->rank);
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, F(SplitND, axis), 0),
 			       x->rank);
 	int64_t sz[NN_MAXV];
-	long n = nn_pints(l->p, 3, sz);
+	long n = nn_pints(l->p, F(SplitND, splitSizes), sz);
 	if (n == 0) {
-		uint64_t k = nn_pu(l->p, 2, 0);
+		uint64_t k = nn_pu(l->p, F(SplitND, numSplits), 0);
 		return split_even(l, x, a, k ? k : l->n_out);
 	}
 	if (n < 0 || (uint64_t)n != l->n_out || n > NN_MAXV)
@@ -239,13 +243,13 @@ enum al_status nn_l_slice(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int64_t axis = nn_pi(l->p, 4, 0);
+	int64_t axis = nn_pi(l->p, F(Slice, axis), 0);
 	if (axis < 0 || axis > 2)
 		return nn_unsupported(l, "slice axis %lld", (long long)axis);
 	if ((st = nn_need_rank(l, x, (int)(3 - axis), AL_TENSOR_MAX_RANK)) != AL_OK)
 		return st;
 	int a = x->rank - (int)(3 - axis);
-	uint64_t su = nn_pu(l->p, 3, 1);
+	uint64_t su = nn_pu(l->p, F(Slice, stride), 1);
 	if (su == 0)
 		su = 1;
 	if (su > (uint64_t)NN_BIG)
@@ -256,7 +260,8 @@ enum al_status nn_l_slice(struct nn_layer *l)
 		cnt[i] = x->dims[i];
 	}
 	stride[a] = (int64_t)su;
-	slice_axis(x->dims[a], nn_pi(l->p, 1, 0), nn_pi(l->p, 2, 0), stride[a], false, false, &begin[a],
+	slice_axis(x->dims[a], nn_pi(l->p, F(Slice, startIndex), 0), nn_pi(l->p, F(Slice, endIndex), 0), stride[a],
+		   false, false, &begin[a],
 		   &cnt[a]);
 	return slice_to(l, x, begin, stride, cnt, x->rank, cnt, 0);
 }
@@ -321,7 +326,7 @@ enum al_status nn_l_slice_static(struct nn_layer *l)
 	    (st = per_axis(l, 5, "strides", r, 1, s)) || (st = per_axis(l, 6, "squeezeMasks", r, 0, sq)))
 		return st;
 	int64_t tmp[NN_MAXV];
-	for (long i = nn_pints(l->p, 3, tmp); i < r; i++) /* no endId: to the end */
+	for (long i = nn_pints(l->p, F(SliceStatic, endIds), tmp); i < r; i++) /* no endId: to the end */
 		em[i] = 1;
 	return slice_nd(l, x, b, e, s, bm, em, sq);
 }
@@ -361,7 +366,7 @@ enum al_status nn_l_slice_dynamic(struct nn_layer *l)
 	    (st = dyn_axis(l, 6, 6, "squeezeMasks", r, 0, sq)))
 		return st;
 	int64_t tmp[NN_MAXV];
-	long ne = l->n_in > 2 ? (long)l->in[2]->n : nn_pints(l->p, 3, tmp);
+	long ne = l->n_in > 2 ? (long)l->in[2]->n : nn_pints(l->p, F(SliceDynamic, endIds), tmp);
 	for (long i = ne < 0 ? 0 : ne; i < r; i++) /* no end: to the end */
 		em[i] = 1;
 	return slice_nd(l, x, b, e, s, bm, em, sq);
@@ -374,10 +379,10 @@ enum al_status nn_l_slice_by_size(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int a = nn_axis(nn_pi(l->p, 3, 0), x->rank);
-	int64_t size = nn_pi(l->p, 2, 0), b;
+	int a = nn_axis(nn_pi(l->p, F(SliceBySize, axis), 0), x->rank);
+	int64_t size = nn_pi(l->p, F(SliceBySize, size), 0), b;
 	if (a < 0)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 3, 0),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, F(SliceBySize, axis), 0),
 			       x->rank);
 	if (l->in[1]->n < 1 || !nn_f2i(l->in[1]->f[0], &b))
 		return nn_fail(l, AL_E_FORMAT, "the begin input holds no index");
@@ -407,13 +412,13 @@ enum al_status nn_l_crop(struct nn_layer *l)
 	if (l->n_in == 2) {
 		const struct al_tensor *ref = l->in[1];
 		int64_t off[2];
-		if (ref->rank < 2 || !nn_pair(l->p, 5, 0, off))
+		if (ref->rank < 2 || !nn_pair(l->p, F(Crop, offset), 0, off))
 			return nn_fail(l, AL_E_FORMAT, "bad reference input or offset");
 		t = off[0], lft = off[1];
 		oh = ref->dims[ref->rank - 2], ow = ref->dims[ref->rank - 1];
 	} else {
 		int64_t c[4];
-		if (!nn_border(nn_psub(l->p, 1), c))
+		if (!nn_border(nn_psub(l->p, F(Crop, cropAmounts)), c))
 			return nn_fail(l, AL_E_FORMAT, "bad cropAmounts");
 		t = c[0], lft = c[2];
 		oh = H - c[0] - c[1], ow = W - c[2] - c[3];
@@ -465,18 +470,18 @@ enum al_status nn_l_padding(struct nn_layer *l)
 	const struct al_tensor *x = l->in[0];
 	enum al_pad_mode mode;
 	float value = 0.0f;
-	if (pb_has(l->p, 1)) {
+	if (pb_has(l->p, F(Padding, constant))) {
 		mode = AL_PAD_CONSTANT;
-		value = nn_pf(nn_psub(l->p, 1), 1, 0.0f);
-	} else if (pb_has(l->p, 2)) {
+		value = nn_pf(nn_psub(l->p, F(Padding, constant)), AL_PB_PaddingLayerParams_PaddingConstant_value, 0.0f);
+	} else if (pb_has(l->p, F(Padding, reflection))) {
 		mode = AL_PAD_REFLECT;
-	} else if (pb_has(l->p, 3)) {
+	} else if (pb_has(l->p, F(Padding, replication))) {
 		mode = AL_PAD_REPLICATE;
 	} else {
 		return nn_unsupported(l, "a padding layer without a padding type");
 	}
 	int64_t c[4], before[AL_TENSOR_MAX_RANK] = {0}, after[AL_TENSOR_MAX_RANK] = {0};
-	if (!nn_border(nn_psub(l->p, 10), c))
+	if (!nn_border(nn_psub(l->p, F(Padding, paddingAmounts)), c))
 		return nn_fail(l, AL_E_FORMAT, "bad paddingAmounts");
 	before[x->rank - 2] = c[0], after[x->rank - 2] = c[1];
 	before[x->rank - 1] = c[2], after[x->rank - 1] = c[3];
@@ -497,7 +502,7 @@ enum al_status nn_l_constant_pad(struct nn_layer *l)
 		if ((st = nn_tensor_ints(l, l->in[1], "padAmounts", v, NN_MAXV, &n)) != AL_OK)
 			return st;
 	} else {
-		long k = nn_pints(l->p, 2, v);
+		long k = nn_pints(l->p, F(ConstantPadding, padAmounts), v);
 		if (k < 0 || k > NN_MAXV)
 			return nn_fail(l, AL_E_FORMAT, "bad padAmounts");
 		n = (size_t)k;
@@ -506,7 +511,7 @@ enum al_status nn_l_constant_pad(struct nn_layer *l)
 		return nn_fail(l, AL_E_FORMAT, "%zu padAmounts for a rank-%d input", n, x->rank);
 	int64_t before[AL_TENSOR_MAX_RANK] = {0}, after[AL_TENSOR_MAX_RANK] = {0};
 	int first = x->rank - (int)(n / 2);
-	bool to_size = nn_pb(l->p, 3);
+	bool to_size = nn_pb(l->p, F(ConstantPadding, padToGivenOutputSizeMode));
 	for (int i = first; i < x->rank; i++) {
 		int64_t b = v[2 * (i - first)], e = v[2 * (i - first) + 1];
 		if (to_size) {
@@ -517,7 +522,7 @@ enum al_status nn_l_constant_pad(struct nn_layer *l)
 		}
 		before[i] = b, after[i] = e;
 	}
-	return pad_to(l, x, before, after, AL_PAD_CONSTANT, nn_pf(l->p, 1, 0.0f));
+	return pad_to(l, x, before, after, AL_PAD_CONSTANT, nn_pf(l->p, F(ConstantPadding, value), 0.0f));
 }
 
 /* Resampling of the last two axes of x to oh x ow with the kernel's source
@@ -552,17 +557,17 @@ enum al_status nn_l_upsample(struct nn_layer *l)
 	if (st || (st = nn_need_rank(l, l->in[0], 3, AL_TENSOR_MAX_RANK)))
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int64_t mode = nn_pi(l->p, 5, 0), lin = nn_pi(l->p, 6, 0);
+	int64_t mode = nn_pi(l->p, F(Upsample, mode), 0), lin = nn_pi(l->p, F(Upsample, linearUpsampleMode), 0);
 	if (mode != 0 && mode != 1)
 		return nn_unsupported(l, "interpolation mode %lld", (long long)mode);
 	if (lin < 0 || lin > 2)
 		return nn_unsupported(l, "linearUpsampleMode %lld", (long long)lin);
 	float fr[2];
-	long nf = pb_get_floats(l->p, 7, fr, 2);
+	long nf = pb_get_floats(l->p, F(Upsample, fractionalScalingFactor), fr, 2);
 	int64_t sf[2];
 	if (nf != 0 && nf != 2)
 		return nn_fail(l, AL_E_FORMAT, "fractionalScalingFactor takes [H, W]");
-	if (!nn_pair(l->p, 1, 1, sf))
+	if (!nn_pair(l->p, F(Upsample, scalingFactor), 1, sf))
 		return nn_fail(l, AL_E_FORMAT, "scalingFactor takes [H, W]");
 	int64_t in[2] = {x->dims[x->rank - 2], x->dims[x->rank - 1]}, out[2];
 	double s[2], o[2];
@@ -609,9 +614,10 @@ enum al_status nn_l_resize_bilinear(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0];
 	int64_t t[2];
-	if (!nn_pair(l->p, 1, 1, t) || !nn_in_range(t[0], 1, NN_BIG) || !nn_in_range(t[1], 1, NN_BIG))
+	if (!nn_pair(l->p, F(ResizeBilinear, targetSize), 1, t) || !nn_in_range(t[0], 1, NN_BIG) ||
+	    !nn_in_range(t[1], 1, NN_BIG))
 		return nn_fail(l, AL_E_FORMAT, "bad targetSize");
-	int64_t m = nn_pi(nn_psub(l->p, 2), 1, 0);
+	int64_t m = nn_pi(nn_psub(l->p, F(ResizeBilinear, mode)), AL_PB_SamplingMode_samplingMethod, 0);
 	if (m < 0 || m > 3)
 		return nn_unsupported(l, "sampling mode %lld", (long long)m);
 	double s[2], o[2];
@@ -639,14 +645,14 @@ enum al_status nn_l_load_constant(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t v[NN_MAXV];
-	if (nn_pints(l->p, 1, v) != 3)
+	if (nn_pints(l->p, F(LoadConstant, shape), v) != 3)
 		return nn_fail(l, AL_E_FORMAT, "shape must be [C, H, W]");
 	int64_t d[5] = {1, 1, v[0], v[1], v[2]};
 	for (int i = 2; i < 5; i++)
 		if (d[i] < 0)
 			return nn_fail(l, AL_E_FORMAT, "shape [%lld,%lld,%lld]", (long long)v[0], (long long)v[1],
 				       (long long)v[2]);
-	return nn_weight(l, l->p, 2, "data", 5, d, true, &l->out[0]);
+	return nn_weight(l, l->p, F(LoadConstant, data), "data", 5, d, true, &l->out[0]);
 }
 
 /* LoadConstantNDLayerParams shape = 1, data = 2. */
@@ -656,13 +662,13 @@ enum al_status nn_l_load_constant_nd(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t v[NN_MAXV];
-	long n = nn_pints(l->p, 1, v);
+	long n = nn_pints(l->p, F(LoadConstantND, shape), v);
 	if (n < 1 || n > AL_TENSOR_MAX_RANK)
 		return nn_unsupported(l, "a constant of rank %ld", n);
 	for (long i = 0; i < n; i++)
 		if (v[i] < 0)
 			return nn_fail(l, AL_E_FORMAT, "negative dimension %lld", (long long)v[i]);
-	return nn_weight(l, l->p, 2, "data", (int)n, v, true, &l->out[0]);
+	return nn_weight(l, l->p, F(LoadConstantND, data), "data", (int)n, v, true, &l->out[0]);
 }
 
 /* CopyLayerParams {}: the same tensor under a new name (tensors are immutable). */
@@ -734,7 +740,7 @@ enum al_status nn_l_reshape_static(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t t[NN_MAXV], od[AL_TENSOR_MAX_RANK];
-	long n = nn_pints(l->p, 1, t);
+	long n = nn_pints(l->p, F(ReshapeStatic, targetShape), t);
 	if ((st = target_shape(l, l->in[0], t, n, l->in[0]->n, false, od)) != AL_OK)
 		return st;
 	return reshape_out(l, l->in[0], (int)n, od);
@@ -747,7 +753,7 @@ enum al_status nn_l_rank_preserving_reshape(struct nn_layer *l)
 	if (st)
 		return st;
 	int64_t t[NN_MAXV], od[AL_TENSOR_MAX_RANK];
-	long n = nn_pints(l->p, 1, t);
+	long n = nn_pints(l->p, F(RankPreservingReshape, targetShape), t);
 	if (n != l->in[0]->rank)
 		return nn_fail(l, AL_E_FORMAT, "targetShape of %ld axes for a rank-%d input", n, l->in[0]->rank);
 	if ((st = target_shape(l, l->in[0], t, n, l->in[0]->n, true, od)) != AL_OK)
@@ -783,11 +789,11 @@ enum al_status nn_l_flatten_to_2d(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0];
-	int64_t a = nn_pi(l->p, 1, 1);
+	int64_t a = nn_pi(l->p, F(FlattenTo2D, axis), 1);
 	if (a < 0)
 		a += x->rank;
 	if (a < 0 || a > x->rank)
-		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, 1, 1),
+		return nn_fail(l, AL_E_FORMAT, "axis %lld of a rank-%d input", (long long)nn_pi(l->p, F(FlattenTo2D, axis), 1),
 			       x->rank);
 	int64_t od[2] = {nn_prod(x->dims, 0, (int)a), nn_prod(x->dims, (int)a, x->rank)};
 	return reshape_out(l, x, 2, od);
@@ -801,13 +807,13 @@ enum al_status nn_l_squeeze(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0];
 	uint32_t mask = 0;
-	if (nn_pb(l->p, 2)) {
+	if (nn_pb(l->p, F(Squeeze, squeezeAll))) {
 		for (int i = 0; i < x->rank; i++)
 			if (x->dims[i] == 1)
 				mask |= 1u << i;
 	} else {
 		int64_t a[NN_MAXV];
-		long n = nn_pints(l->p, 1, a);
+		long n = nn_pints(l->p, F(Squeeze, axes), a);
 		if (n < 0 || n > NN_MAXV)
 			return nn_fail(l, AL_E_FORMAT, "bad axes");
 		for (long i = 0; i < n; i++) {
@@ -839,7 +845,7 @@ enum al_status nn_l_expand_dims(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0];
 	int64_t a[NN_MAXV];
-	long n = nn_pints(l->p, 1, a);
+	long n = nn_pints(l->p, F(ExpandDims, axes), a);
 	if (n < 1 || x->rank + n > AL_TENSOR_MAX_RANK)
 		return nn_fail(l, AL_E_FORMAT, "%ld axes added to a rank-%d input", n, x->rank);
 	int r = x->rank + (int)n;
@@ -879,7 +885,7 @@ enum al_status nn_l_transpose(struct nn_layer *l)
 	const struct al_tensor *x = l->in[0];
 	int64_t a[NN_MAXV], od[AL_TENSOR_MAX_RANK];
 	int perm[AL_TENSOR_MAX_RANK];
-	long n = nn_pints(l->p, 1, a);
+	long n = nn_pints(l->p, F(Transpose, axes), a);
 	if (n != x->rank)
 		return nn_fail(l, AL_E_FORMAT, "%ld axes for a rank-%d input", n, x->rank);
 	uint32_t seen = 0;
@@ -903,7 +909,7 @@ enum al_status nn_l_permute(struct nn_layer *l)
 	const struct al_tensor *x = l->in[0];
 	static const int pos[4] = {0, 2, 3, 4};
 	int64_t a[NN_MAXV], od[5];
-	long n = nn_pints(l->p, 1, a);
+	long n = nn_pints(l->p, F(Permute, axis), a);
 	if (n == 0)
 		return reshape_out(l, x, 5, x->dims);
 	if (n != 4)
@@ -932,7 +938,7 @@ enum al_status nn_l_flatten(struct nn_layer *l)
 	struct nn_chw g;
 	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
 		return st;
-	int64_t mode = nn_pi(l->p, 1, 0);
+	int64_t mode = nn_pi(l->p, F(Flatten, mode), 0);
 	if (mode != 0 && mode != 1)
 		return nn_unsupported(l, "flatten mode %lld", (long long)mode);
 	int64_t od[AL_TENSOR_MAX_RANK];
@@ -954,8 +960,8 @@ enum al_status nn_l_reshape(struct nn_layer *l)
 		return st;
 	const struct al_tensor *x = l->in[0];
 	int64_t t[NN_MAXV], r[4];
-	long n = nn_pints(l->p, 1, t);
-	int64_t mode = nn_pi(l->p, 2, 0);
+	long n = nn_pints(l->p, F(Reshape, targetShape), t);
+	int64_t mode = nn_pi(l->p, F(Reshape, mode), 0);
 	if (n != 3 && n != 4)
 		return nn_fail(l, AL_E_FORMAT, "targetShape must have 3 or 4 values");
 	if (mode != 0 && mode != 1)
@@ -1000,8 +1006,8 @@ enum al_status nn_l_reorganize(struct nn_layer *l)
 	struct nn_chw g;
 	if ((st = nn_get_chw(l, x, &g)) != AL_OK)
 		return st;
-	int64_t mode = nn_pi(l->p, 1, 0);
-	uint64_t bu = nn_pu(l->p, 2, 0);
+	int64_t mode = nn_pi(l->p, F(ReorganizeData, mode), 0);
+	uint64_t bu = nn_pu(l->p, F(ReorganizeData, blockSize), 0);
 	if (mode < 0 || mode > 2)
 		return nn_unsupported(l, "reorganization mode %lld", (long long)mode);
 	if (bu < 1 || bu > 65536)
@@ -1050,7 +1056,7 @@ enum al_status nn_l_sequence_repeat(struct nn_layer *l)
 	if (st || (st = nn_need_rank(l, l->in[0], 5, AL_TENSOR_MAX_RANK)))
 		return st;
 	const struct al_tensor *x = l->in[0];
-	uint64_t n = nn_pu(l->p, 1, 1);
+	uint64_t n = nn_pu(l->p, F(SequenceRepeat, nRepetitions), 1);
 	if (n == 0)
 		n = 1;
 	int a = x->rank - 5;
@@ -1097,10 +1103,11 @@ enum al_status nn_l_reverse_seq(struct nn_layer *l)
 	if (st)
 		return st;
 	const struct al_tensor *x = l->in[0], *len = l->in[1];
-	int ba = nn_axis(nn_pi(l->p, 1, 0), x->rank), sa = nn_axis(nn_pi(l->p, 2, 0), x->rank);
+	int64_t bai = nn_pi(l->p, F(ReverseSeq, batchAxis), 0), sai = nn_pi(l->p, F(ReverseSeq, sequenceAxis), 0);
+	int ba = nn_axis(bai, x->rank), sa = nn_axis(sai, x->rank);
 	if (ba < 0 || sa < 0 || ba >= sa)
 		return nn_fail(l, AL_E_FORMAT, "batchAxis %lld, sequenceAxis %lld",
-			       (long long)nn_pi(l->p, 1, 0), (long long)nn_pi(l->p, 2, 0));
+			       (long long)bai, (long long)sai);
 	if ((int64_t)len->n != x->dims[ba])
 		return nn_fail(l, AL_E_FORMAT, "%zu lengths for a batch of %lld", len->n, (long long)x->dims[ba]);
 	struct al_tensor *y = nn_reshaped(l, x, x->rank, x->dims);
