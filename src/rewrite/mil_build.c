@@ -32,15 +32,6 @@
 #define BLOB_MIN_ELEMS 10          /* coremltools: a const of >= 10 values goes to weight.bin */
 
 
-/* MIL.proto field numbers (coreml-format-facts section 7). */
-enum {
-	OP_TYPE = AL_PB_Operation_type,
-	OP_INPUTS = AL_PB_Operation_inputs,
-	OP_OUTPUTS = AL_PB_Operation_outputs,
-	OP_ATTRS = AL_PB_Operation_attributes,
-	BLOCK_OPS = AL_PB_Block_operations,
-};
-enum { V_TYPE = AL_PB_Value_type, V_IMMEDIATE = AL_PB_Value_immediateValue, V_BLOB = AL_PB_Value_blobFileValue };
 
 bool ali_mil_say(struct al_mil_pass *c, const char *fmt, ...)
 {
@@ -192,7 +183,7 @@ void ali_mil_put_blob_value(struct al_buf *v, uint64_t off)
 	struct al_buf bf = {0};
 	ali_buf_str(&bf, AL_PB_Value_BlobFileValue_fileName, WEIGHTS_FILE);
 	ali_buf_uint(&bf, AL_PB_Value_BlobFileValue_offset, off);
-	ali_buf_len(v, V_BLOB, bf.p, bf.n);
+	ali_buf_len(v, VALUE_BLOB, bf.p, bf.n);
 	v->failed |= bf.failed;
 	ali_buf_free(&bf);
 }
@@ -300,8 +291,8 @@ void ali_mil_put_string_value(struct al_buf *v, const char *s)
 	ali_buf_str(&rs, AL_PB_TensorValue_RepeatedStrings_values, s);
 	ali_buf_len(&tv, AL_PB_TensorValue_strings, rs.p, rs.n);
 	ali_buf_len(&iv, AL_PB_Value_ImmediateValue_tensor, tv.p, tv.n);
-	ali_buf_len(v, V_TYPE, vt.p, vt.n);
-	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	ali_buf_len(v, VALUE_TYPE, vt.p, vt.n);
+	ali_buf_len(v, VALUE_IMMEDIATE, iv.p, iv.n);
 	v->failed |= vt.failed || rs.failed || tv.failed || iv.failed;
 	ali_buf_free(&vt);
 	ali_buf_free(&rs);
@@ -331,7 +322,7 @@ void ali_mil_put_immediate(struct al_buf *v, uint32_t tv_field, const struct al_
 	struct al_buf tv = {0}, iv = {0};
 	ali_buf_len(&tv, tv_field, rep->p, rep->n);
 	ali_buf_len(&iv, AL_PB_Value_ImmediateValue_tensor, tv.p, tv.n);
-	ali_buf_len(v, V_IMMEDIATE, iv.p, iv.n);
+	ali_buf_len(v, VALUE_IMMEDIATE, iv.p, iv.n);
 	v->failed |= rep->failed || tv.failed || iv.failed;
 	ali_buf_free(&tv);
 	ali_buf_free(&iv);
@@ -345,7 +336,7 @@ bool ali_mil_put_tensor_value(struct al_mil_pass *c, struct al_buf *v, int dtype
 	struct al_buf vt = {0}, rep = {0};
 	uint32_t field;
 	ali_surgery_put_vtype(&vt, dtype, rank, dims);
-	ali_buf_len(v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(v, VALUE_TYPE, vt.p, vt.n);
 	v->failed |= vt.failed;
 	ali_buf_free(&vt);
 	*blob = (dtype == AL_DT_FP16 || dtype == AL_DT_FP32) && n >= BLOB_MIN_ELEMS;
@@ -763,7 +754,7 @@ bool ali_mil_pre_blob_const(struct al_mil_pass *c, const char *name, int dt, int
 		return ali_mil_say(c, "out of memory");
 	struct al_buf v = {0}, vt = {0}, op = {0};
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(&v, VALUE_TYPE, vt.p, vt.n);
 	ali_mil_put_blob_value(&v, off);
 	const_op(&op, name, &vt, &v, NULL);
 	c->pre.failed |= op.failed || v.failed;
@@ -922,7 +913,7 @@ void ali_mil_emit_blob_const(struct al_buf *to, const char *name, int dt, const 
 {
 	struct al_buf val = {0}, vt = {0}, op = {0};
 	ali_surgery_put_vtype(&vt, dt, 4, dims);
-	ali_buf_len(&val, V_TYPE, vt.p, vt.n);
+	ali_buf_len(&val, VALUE_TYPE, vt.p, vt.n);
 	ali_mil_put_blob_value(&val, off);
 	ali_mil_put_const_op(&op, name, &vt, &val);
 	to->failed |= op.failed || val.failed;
@@ -1015,7 +1006,7 @@ void ali_mil_blob_value(struct al_buf *v, int dt, int rank, const int64_t *dims,
 {
 	struct al_buf vt = {0};
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_len(v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(v, VALUE_TYPE, vt.p, vt.n);
 	v->failed |= vt.failed;
 	ali_buf_free(&vt);
 	ali_mil_put_blob_value(v, off);
@@ -1045,7 +1036,7 @@ void ali_mil_emit_lut_weight(struct al_buf *to, const char *name, int dt, const 
 				raw[4 * i + k] = (uint8_t)((uint64_t)id[i] >> (8 * k));
 		int64_t d4[1] = {4};
 		ali_surgery_put_vtype(&vt, AL_DT_UINT32, 1, d4);
-		ali_buf_len(&iv, V_TYPE, vt.p, vt.n);
+		ali_buf_len(&iv, VALUE_TYPE, vt.p, vt.n);
 		ali_buf_len(&rep, AL_PB_TensorValue_RepeatedBytes_values, raw, sizeof raw);
 		ali_mil_put_immediate(&iv, AL_PB_TensorValue_bytes, &rep);
 		iv.failed |= vt.failed;

@@ -7,11 +7,28 @@
 
 #include "analysis.h"
 #include "pbsplice.h"
+#include "coreml_fields.h"
 
 /* How many new layers / ops one rewrite may name (an unrolled ML Program lstm:
  * 14 a step; a NeuralNetwork biDirectionalLSTM 2 x 64 steps of at most 17 and
  * 6 more = 2182). */
 #define AL_PASS_MAX_NAMES 2400
+
+/* The ML Program fields the rewrites splice (MIL.proto, named in coreml_fields.h): an
+ * Operation's, a Block's ops and a Value's forms. */
+enum {
+	OP_TYPE = AL_PB_Operation_type,
+	OP_INPUTS = AL_PB_Operation_inputs,
+	OP_OUTPUTS = AL_PB_Operation_outputs,
+	OP_BLOCKS = AL_PB_Operation_blocks,
+	OP_ATTRS = AL_PB_Operation_attributes,
+	BLOCK_OPS = AL_PB_Block_operations,
+};
+enum {
+	VALUE_TYPE = AL_PB_Value_type,
+	VALUE_IMMEDIATE = AL_PB_Value_immediateValue,
+	VALUE_BLOB = AL_PB_Value_blobFileValue,
+};
 
 struct al_surgery {
 	al_model *m;

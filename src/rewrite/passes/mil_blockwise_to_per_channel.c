@@ -42,10 +42,6 @@
 #define MAX_REQUANT (1u << 25)      /* weight values decoded per op (128 MB as fp32) */
 #define MAX_READERS 64
 
-/* MIL.proto field numbers (coreml-format-facts section 7). */
-enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_ATTRS = 5 };
-enum { V_TYPE = 2, V_BLOB = 5 };
-
 /* The bytes of the value bound to `param` of n, from its declared shape and
  * dtype (0 when absent or unknown). */
 static uint64_t param_bytes(const struct al_node *n, const char *param)
@@ -157,7 +153,7 @@ static void put_blob_input(struct al_buf *op, const char *param, int dt, int ran
 {
 	struct al_buf vt = {0}, v = {0}, bd = {0}, arg = {0}, e = {0};
 	ali_surgery_put_vtype(&vt, dt, rank, dims);
-	ali_buf_len(&v, V_TYPE, vt.p, vt.n);
+	ali_buf_len(&v, VALUE_TYPE, vt.p, vt.n);
 	ali_mil_put_blob_value(&v, off);
 	ali_buf_len(&bd, AL_PB_Argument_Binding_value, v.p, v.n);
 	ali_buf_len(&arg, AL_PB_Argument_arguments, bd.p, bd.n);

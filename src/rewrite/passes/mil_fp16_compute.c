@@ -47,15 +47,6 @@
 #define FP16_MAX 65504.0
 #define INF_LIKE 1e38      /* coremltools: |v| >= 1e38 is an infinity, fp16 inf is fine */
 
-enum {
-	OP_TYPE = AL_PB_Operation_type,
-	OP_INPUTS = AL_PB_Operation_inputs,
-	OP_OUTPUTS = AL_PB_Operation_outputs,
-	OP_BLOCKS = AL_PB_Operation_blocks,
-	OP_ATTRS = AL_PB_Operation_attributes,
-	BLOCK_OPS = AL_PB_Block_operations,
-};
-enum { V_TYPE = AL_PB_Value_type, V_IMMEDIATE = AL_PB_Value_immediateValue, V_BLOB = AL_PB_Value_blobFileValue };
 
 /* What happens to an op. */
 enum { K_OTHER, K_CONV, K_KEEP, K_CAST, K_CONST16, K_CONSTDUP, K_CONST };
@@ -313,7 +304,7 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 	al_span val, vt;
 	const char *why = NULL;
 	size_t cnt = 0;
-	if (!ali_mil_attr(n, "val", &val) || !pb_get_bytes(val, V_TYPE, &vt))
+	if (!ali_mil_attr(n, "val", &val) || !pb_get_bytes(val, VALUE_TYPE, &vt))
 		return ali_mil_say(x->c, "const '%s' has no value type", n->outputs[0]);
 	float *f = const_floats(x, n, &cnt, &why);
 	if (!f)
@@ -334,7 +325,7 @@ static bool value16(struct fx *x, const struct al_node *n, struct al_buf *out)
 	ali_free(f);
 	struct al_buf t = {0};
 	bool ok = vtype_as(vt, AL_DT_FP16, &t);
-	ali_buf_len(out, V_TYPE, t.p, t.n);
+	ali_buf_len(out, VALUE_TYPE, t.p, t.n);
 	ali_buf_free(&t);
 	if (ok && cnt >= BLOB_MIN_ELEMS) {
 		uint64_t off = ali_mil_add_blob(x->c->s, 1, raw, cnt * 2);

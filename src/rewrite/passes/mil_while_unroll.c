@@ -45,8 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OP_TYPE = 1, OP_INPUTS = 2, OP_OUTPUTS = 3, OP_BLOCKS = 4, OP_ATTRS = 5, BLOCK_OPS = 3 };
-
 /* At most this many steps, and at most AL_PASS_MAX_NAMES ops in all (the ops
  * one rewrite lists): a small body may run longer than the 16 steps of the
  * lstm / gru passes (docs/surgery.md says why). */
