@@ -27,7 +27,9 @@ static bool is_const(const struct al_node *n)
 {
 	if (n->kind >= 0 && n->owner && n->owner->function) /* an ML Program op */
 		return (ali_mil_kinds[n->kind].flags & AL_OPF_CONST) != 0;
-	/* a NeuralNetwork layer, or an op of a type no table row names */
+	if (n->kind >= 0) /* a NeuralNetwork layer: its kind */
+		return n->kind == AL_NNK_loadConstant || n->kind == AL_NNK_loadConstantND;
+	/* a type no table row names: by name (rare, so the scan is off the per-layer path) */
 	int nn = ali_nn_kind_by_name(n->type);
 	return ali_mil_kind_by_name(n->type) == AL_MILK_const || strncmp(n->type, "constexpr_", 10) == 0 ||
 	       nn == AL_NNK_loadConstant || nn == AL_NNK_loadConstantND;

@@ -106,7 +106,10 @@ static const struct al_node *top_node(const struct al_node *n)
 /* A NeuralNetwork layer that only holds a constant: drawn as little as a MIL const op */
 static bool constant_layer(const struct al_node *n)
 {
-	int k = n->n_inputs == 0 && !n->n_sub && n->type ? ali_nn_kind_by_name(n->type) : -1;
+	if (n->n_inputs != 0 || n->n_sub || !n->type)
+		return false;
+	bool nn_layer = n->kind >= 0 && n->owner && !n->owner->function; /* its kind is the NN table's */
+	int k = nn_layer ? n->kind : ali_nn_kind_by_name(n->type);
 	return k == AL_NNK_loadConstant || k == AL_NNK_loadConstantND;
 }
 
